@@ -1,0 +1,67 @@
+"""The canonical kernels table: column names, units and meaning. Every view, export and script agrees."""
+
+from __future__ import annotations
+
+# (name, unit, description). The order is the export order.
+CANONICAL: list[tuple[str, str, str]] = [
+    ("launch_id", "", "launch number in the report (ncu's ID)"),
+    ("kernel", "", "short kernel name (no return type, parameters or nested template arguments)"),
+    ("kernel_full", "", "demangled kernel name as ncu printed it"),
+    ("nvtx", "", "NVTX range(s) open at launch"),
+    ("process", "", "process name (pid)"),
+    ("device", "", "CUDA device index"),
+    ("stream", "", "CUDA stream id"),
+    ("grid", "", "grid size"),
+    ("block", "", "block size"),
+    ("registers", "", "registers per thread"),
+    ("duration_s", "s", "kernel duration (gpu__time_duration.sum)"),
+    ("flop_fp64", "FLOP", "FP64 SIMT FLOPs: add + mul + 2 x fma"),
+    ("flop_fp32", "FLOP", "FP32 SIMT FLOPs: add + mul + 2 x fma"),
+    ("flop_fp16", "FLOP", "FP16 SIMT FLOPs: add + mul + 2 x fma"),
+    ("flop_tensor", "FLOP", "tensor-core FLOPs, all floating-point data types"),
+    ("flop", "FLOP", "all FLOPs"),
+    ("dram_read_bytes", "B", "DRAM bytes read"),
+    ("dram_write_bytes", "B", "DRAM bytes written"),
+    ("dram_bytes", "B", "DRAM bytes read + written"),
+    ("l2_bytes", "B", "L2 bytes (lts__t_bytes.sum)"),
+    ("l1_bytes", "B", "L1/TEX bytes (l1tex__t_bytes.sum)"),
+    ("flop_per_s", "FLOP/s", "achieved FLOP rate"),
+    ("dram_bytes_per_s", "B/s", "achieved DRAM bandwidth"),
+    ("ai_dram", "FLOP/B", "arithmetic intensity against DRAM bytes"),
+    ("ai_l2", "FLOP/B", "arithmetic intensity against L2 bytes"),
+    ("ai_l1", "FLOP/B", "arithmetic intensity against L1 bytes"),
+    ("peak_flop_per_s", "FLOP/s", "compute ceiling of the precision the kernel ran"),
+    ("peak_dram_bytes_per_s", "B/s", "DRAM bandwidth ceiling"),
+    ("attainable_flop_per_s", "FLOP/s", "roofline: min(peak, ai_dram x DRAM peak)"),
+    ("pct_of_peak", "%", "flop_per_s / peak_flop_per_s"),
+    ("pct_of_roof", "%", "flop_per_s / attainable_flop_per_s"),
+    ("bound", "", "memory or compute, by ai_dram against the ridge point"),
+    ("estimated", "", "numbers of this row that were estimated, not counted"),
+]
+NAMES = [c[0] for c in CANONICAL]
+
+# Extra columns after the canonical ones: where numbers and ceilings came from.
+EXTRA: list[tuple[str, str, str]] = [
+    ("count", "", "launches in the row (1 per launch; more when grouped)"),
+    ("pct_time", "%", "share of total kernel time"),
+    ("precision", "", "precision whose ceiling judges the row (most FLOPs)"),
+    ("peak_source", "", "where peak_flop_per_s comes from: report counters or datasheet"),
+    ("flop_tensor_fp64", "FLOP", "tensor FLOPs, FP64"),
+    ("flop_tensor_tf32", "FLOP", "tensor FLOPs, TF32"),
+    ("flop_tensor_fp16", "FLOP", "tensor FLOPs, FP16"),
+    ("flop_tensor_bf16", "FLOP", "tensor FLOPs, BF16"),
+    ("flop_tensor_fp8", "FLOP", "tensor FLOPs, FP8"),
+    ("flop_tensor_fp6", "FLOP", "tensor FLOPs, FP6"),
+    ("flop_tensor_fp4", "FLOP", "tensor FLOPs, FP4"),
+    ("sm_clock_hz", "Hz", "measured SM clock"),
+    ("gpu", "", "device name"),
+    ("cc", "", "compute capability"),
+    ("provenance", "", "numbers derived from rates or other exact sources"),
+    ("status", "", "ok, or why ncu recorded no values for the launch"),
+]
+ALL = CANONICAL + EXTRA
+UNITS = {name: unit for name, unit, _ in ALL}
+DESCRIPTIONS = {name: text for name, _, text in ALL}
+NUMERIC = [n for n, unit, _ in ALL if unit] + ["launch_id", "device", "stream", "registers", "count"]
+
+FMA_CONVENTION = "FMA = 2 FLOPs; SIMT FLOPs = add + mul + 2 x fma per precision"

@@ -1,0 +1,282 @@
+"""ncu counters -> the canonical raw columns of the kernels table, with provenance for every number.
+
+Rules (DESIGN.md, "FLOP and byte accounting"): counts come from `.sum` counters; rate forms are converted
+with the launch's own cycles or duration and say so; FMA counts as 2 FLOPs; tensor FLOPs come from the
+`sm__ops_path_tensor_*` counters, and from instruction counts only as a flagged estimate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .kernel_names import short_name
+from .readers.ncu_rep import OPCODE_METRIC
+
+PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
+FMA_WEIGHTS = {"add": 1.0, "mul": 1.0, "fma": 2.0}  # FMA = 2 FLOPs, everywhere
+# SASS opcodes by precision with FLOPs per thread instruction (packed x2 forms do two lanes).
+OPCODE_FLOPS = {
+    "fp64": {"DADD": 1, "DMUL": 1, "DFMA": 2},
+    "fp32": {"FADD": 1, "FMUL": 1, "FFMA": 2, "FADD32I": 1, "FMUL32I": 1, "FFMA32I": 2,
+             "FADD2": 2, "FMUL2": 2, "FFMA2": 4},
+    "fp16": {"HADD": 1, "HMUL": 1, "HFMA": 2, "HADD2": 2, "HMUL2": 2, "HFMA2": 4},
+}
+TENSOR_DTYPES = ("fp64", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4")
+# FLOPs per warp-level tensor instruction, checked against 2*M*N*K on real data before being listed:
+# Volta HMMA.884 (V100 CUTLASS 20480^3 GEMM: 33,554,432,000 instructions = 2*20480^3 / 512).
+# Volta tensor cores do FP16 only, so the estimate also names its data type.
+TENSOR_FLOP_PER_INST = {"7.0": (512.0, "fp16"), "7.2": (512.0, "fp16")}
+
+RATE = "derived from rates"
+
+
+@dataclass
+class Missing:
+    """A canonical column ncu did not collect for some launches, and the ncu metrics that fill it."""
+
+    column: str
+    metrics: list[str]
+    launches: int
+
+    def fix(self) -> str:
+        return "ncu --metrics " + ",".join(self.metrics)
+
+
+@dataclass
+class Counted:
+    kernels: pd.DataFrame
+    missing: list[Missing] = field(default_factory=list)
+
+
+class _Provenance:
+    """Per-row notes ('flop_fp32 derived from rates') collected while columns are filled."""
+
+    def __init__(self, index: pd.Index) -> None:
+        self.notes = {"estimated": [[] for _ in index], "provenance": [[] for _ in index]}
+
+    def add(self, kind: str, mask: pd.Series, text: str) -> None:
+        rows = self.notes[kind]
+        for i in np.flatnonzero(mask.to_numpy(dtype=bool)):
+            rows[i].append(text)
+
+    def column(self, kind: str) -> list[str]:
+        return ["; ".join(r) for r in self.notes[kind]]
+
+
+def _col(df: pd.DataFrame, name: str) -> pd.Series:
+    if name in df:
+        return pd.to_numeric(df[name], errors="coerce").astype(float)
+    return pd.Series(np.nan, index=df.index)
+
+
+def _first(df: pd.DataFrame, prov: _Provenance, column: str,
+           sources: list[tuple[pd.Series, str | None]]) -> pd.Series:
+    """Take each row's value from the first source that has it; note which rows needed rates."""
+    out = pd.Series(np.nan, index=df.index)
+    for values, note in sources:
+        take = out.isna() & values.notna()
+        if take.any():
+            out[take] = values[take]
+            if note:
+                prov.add("provenance", take, f"{column} {note}")
+    return out
+
+
+def count_kernels(metrics: pd.DataFrame) -> Counted:
+    """The canonical raw columns (SI units) for every launch of a metric table."""
+    df = metrics.reset_index(drop=True)
+    prov = _Provenance(df.index)
+    out = pd.DataFrame(index=df.index)
+    out["launch_id"] = pd.to_numeric(df["launch_id"], errors="coerce")
+    out["kernel_full"] = df["kernel_full"].where(df["kernel_full"].notna(), df["kernel_base"]).fillna("")
+    out["kernel"] = [short_name(k) for k in out["kernel_full"]]
+    for ident in ("nvtx", "process", "device", "stream", "grid", "block", "registers", "gpu", "cc"):
+        out[ident] = df[ident]
+    out["duration_s"] = _first(df, prov, "duration_s", [
+        (_col(df, "gpu__time_duration.sum"), None),
+        (_col(df, "gpu__time_duration.avg"), None),
+        (_col(df, "smsp__cycles_elapsed.avg") / _col(df, "smsp__cycles_elapsed.avg.per_second"), "from cycles / clock"),
+        (_col(df, "sm__cycles_elapsed.avg") / _col(df, "sm__cycles_elapsed.avg.per_second"), "from cycles / clock"),
+    ])
+    dur = out["duration_s"]
+    cycles = _first(df, prov, "cycles", [
+        (_col(df, "smsp__cycles_elapsed.avg"), None),
+        (_col(df, "sm__cycles_elapsed.avg"), None),
+        (_col(df, "smsp__cycles_elapsed.avg.per_second") * dur, None),
+        (_col(df, "sm__cycles_elapsed.avg.per_second") * dur, None),
+    ])
+    out["sm_clock_hz"] = _col(df, "smsp__cycles_elapsed.avg.per_second").fillna(
+        _col(df, "sm__cycles_elapsed.avg.per_second")).fillna(cycles / dur)
+    for precision in PRECISION_LETTER:
+        out[f"flop_{precision}"] = _simt_flop(df, prov, precision, cycles, dur)
+    _tensor_flop(df, prov, out)
+    _bytes(df, prov, out, dur)
+    _report_peaks(df, out)
+    out["estimated"] = prov.column("estimated")
+    out["provenance"] = prov.column("provenance")
+    numbers = out[["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes",
+                   "l2_bytes", "l1_bytes"]]
+    out["status"] = np.where(numbers.isna().all(axis=1), "not profiled: ncu recorded no values for this launch",
+                             "ok")
+    return Counted(out, _missing(out))
+
+
+def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> pd.Series:
+    letter = PRECISION_LETTER[precision]
+    column = f"flop_{precision}"
+    total = pd.Series(0.0, index=df.index)
+    seen = pd.Series(False, index=df.index)
+    for op, weight in FMA_WEIGHTS.items():
+        base = f"sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"
+        inst = _first(df, prov, column, [
+            (_col(df, f"smsp__{base}"), None),
+            (_col(df, f"sm__{base}"), None),
+            (_col(df, f"smsp__{base}.per_cycle_elapsed") * cycles, RATE),
+            (_col(df, f"smsp__{base}.per_second") * dur, RATE),
+            (_col(df, f"sm__{base}.per_second") * dur, RATE),
+        ])
+        seen |= inst.notna()
+        total += weight * inst.fillna(0.0)
+    opcode = _opcode_flop(df, precision)
+    use_opcode = ~seen & opcode.notna()
+    prov.add("provenance", use_opcode, f"{column} from SASS per-opcode counts")
+    total = total.where(seen, opcode)
+    return _dedupe_provenance(prov, total)
+
+
+def _dedupe_provenance(prov: _Provenance, values: pd.Series) -> pd.Series:
+    for rows in prov.notes["provenance"]:
+        rows[:] = list(dict.fromkeys(rows))
+    return values
+
+
+def _opcode_flop(df: pd.DataFrame, precision: str) -> pd.Series:
+    cols = {f"{OPCODE_METRIC}:{op}": w for op, w in OPCODE_FLOPS[precision].items()}
+    present = [c for c in cols if c in df]
+    any_opcode = [c for c in df.columns if c.startswith(OPCODE_METRIC + ":")]
+    if not any_opcode:
+        return pd.Series(np.nan, index=df.index)
+    has_row = df[any_opcode].notna().any(axis=1)
+    total = sum((_col(df, c).fillna(0.0) * cols[c] for c in present), pd.Series(0.0, index=df.index))
+    return total.where(has_row)
+
+
+_TENSOR_OPS = re.compile(r"^sm__ops_path_tensor_src_(\w+?)(?:_dst_(\w+?))?(_sparsity_(?:on|off))?(?:\.sum)?$")
+
+
+def _tensor_dtype(src: str) -> str | None:
+    src = src.lower()
+    if src.startswith("int") or src.startswith("uint"):
+        return None  # integer ops are not FLOPs
+    for dtype in TENSOR_DTYPES:
+        if src.startswith(dtype):
+            return dtype
+    if src.startswith(("e4m3", "e5m2")):
+        return "fp8"
+    if src.startswith(("e2m1",)):
+        return "fp4"
+    if src.startswith(("e2m3", "e3m2")):
+        return "fp6"
+    return None
+
+
+def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None:
+    by_dtype: dict[str, pd.Series] = {}
+    groups: dict[tuple[str, str | None], dict[str, str]] = {}
+    for name in df.columns:
+        m = _TENSOR_OPS.match(name)
+        if m and _tensor_dtype(m.group(1)):
+            groups.setdefault((m.group(1), m.group(2)), {})[m.group(3) or ""] = name
+    for (src, _dst), variants in groups.items():
+        dtype = _tensor_dtype(src)
+        # sparsity_on/off split the same ops; use the total when ncu gives it.
+        parts = [variants[""]] if "" in variants else list(variants.values())
+        ops = sum((_col(df, p) for p in parts), pd.Series(0.0, index=df.index))
+        prev = by_dtype.get(dtype)
+        by_dtype[dtype] = ops if prev is None else prev.add(ops, fill_value=0.0)
+    for dtype in TENSOR_DTYPES:
+        out[f"flop_tensor_{dtype}"] = by_dtype.get(dtype, pd.Series(np.nan, index=df.index))
+    counted = out[[f"flop_tensor_{d}" for d in TENSOR_DTYPES]].sum(axis=1, min_count=1)
+    inst = _col(df, "smsp__inst_executed_pipe_tensor.sum").fillna(_col(df, "sm__inst_executed_pipe_tensor.sum"))
+    known = out["cc"].map(lambda cc: TENSOR_FLOP_PER_INST.get(str(cc), (np.nan, None)))
+    factor = pd.Series([f for f, _ in known], index=df.index, dtype=float)
+    estimate = (inst * factor).where(inst != 0, 0.0).where(inst.notna())
+    idle = _tensor_idle(df)
+    flop = counted.copy()
+    use_est = flop.isna() & estimate.notna()
+    flop[use_est] = estimate[use_est]
+    for dtype in {d for _, d in known if d}:
+        rows = use_est & (known.map(lambda k, d=dtype: k[1] == d))
+        out.loc[rows, f"flop_tensor_{dtype}"] = estimate[rows]
+    prov.add("estimated", use_est & (inst != 0), "flop_tensor (tensor instructions x FLOP/instruction)")
+    use_idle = flop.isna() & idle
+    flop[use_idle] = 0.0
+    prov.add("provenance", use_idle, "flop_tensor 0: tensor pipes idle")
+    out["flop_tensor"] = flop
+
+
+def _tensor_idle(df: pd.DataFrame) -> pd.Series:
+    """True where ncu shows the tensor pipes at exactly 0% (so tensor FLOPs are exactly 0)."""
+    cols = [c for c in df.columns
+            if c.startswith(("sm__inst_executed_pipe_tensor", "sm__pipe_tensor")) and "pct_of_peak" in c]
+    if not cols:
+        return pd.Series(False, index=df.index)
+    values = df[cols].apply(pd.to_numeric, errors="coerce")
+    return values.notna().any(axis=1) & (values.fillna(0.0) == 0.0).all(axis=1)
+
+
+def _bytes(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, dur: pd.Series) -> None:
+    for way in ("read", "write"):
+        out[f"dram_{way}_bytes"] = _first(df, prov, f"dram_{way}_bytes", [
+            (_col(df, f"dram__bytes_{way}.sum"), None),
+            (_col(df, f"dram__bytes_op_{way}.sum"), None),
+            (_col(df, f"dram__bytes_{way}.sum.per_second") * dur, RATE),
+        ])
+    out["dram_bytes"] = _first(df, prov, "dram_bytes", [
+        (_col(df, "dram__bytes.sum"), None),
+        (out["dram_read_bytes"] + out["dram_write_bytes"], None),
+        (_col(df, "dram__bytes.sum.per_second") * dur, RATE),
+    ])
+    for level, metric in (("l2", "lts__t_bytes"), ("l1", "l1tex__t_bytes")):
+        out[f"{level}_bytes"] = _first(df, prov, f"{level}_bytes", [
+            (_col(df, f"{metric}.sum"), None),
+            (_col(df, f"{metric}.sum.per_second") * dur, RATE),
+        ])
+
+
+def _report_peaks(df: pd.DataFrame, out: pd.DataFrame) -> None:
+    """The report's own ceilings: peak per cycle x the launch's measured clock."""
+    clock = out["sm_clock_hz"]
+    for precision, letter in PRECISION_LETTER.items():
+        per_cycle = _col(df, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x2").fillna(
+            2.0 * _col(df, f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained"))
+        out[f"report_peak_{precision}_flop_per_s"] = per_cycle.where(per_cycle > 0) * clock
+    out["report_peak_dram_bytes_per_s"] = (_col(df, "dram__bytes.sum.peak_sustained")
+                                           * _col(df, "dram__cycles_elapsed.avg.per_second"))
+
+
+_FIXES = {
+    "duration_s": ["gpu__time_duration.sum"],
+    "flop_fp64": [f"smsp__sass_thread_inst_executed_op_d{o}_pred_on.sum" for o in FMA_WEIGHTS],
+    "flop_fp32": [f"smsp__sass_thread_inst_executed_op_f{o}_pred_on.sum" for o in FMA_WEIGHTS],
+    "flop_fp16": [f"smsp__sass_thread_inst_executed_op_h{o}_pred_on.sum" for o in FMA_WEIGHTS],
+    "flop_tensor": ["sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+                    "sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__inst_executed_pipe_tensor.sum"],
+    "dram_bytes": ["dram__bytes_read.sum", "dram__bytes_write.sum"],
+    "l2_bytes": ["lts__t_bytes.sum"],
+    "l1_bytes": ["l1tex__t_bytes.sum"],
+}
+
+
+def _missing(out: pd.DataFrame) -> list[Missing]:
+    profiled = out["status"] == "ok"
+    found = []
+    for column, metrics in _FIXES.items():
+        n = int((out[column].isna() & profiled).sum())
+        if n:
+            found.append(Missing(column, metrics, n))
+    return found

@@ -1,0 +1,17 @@
+"""The one error type users see: a file, what is wrong with it, and how to fix it."""
+
+from __future__ import annotations
+
+
+class FlopscopeError(Exception):
+    """An input problem reported as one line; the CLI prints it and exits with code 2."""
+
+    def __init__(self, path: object, problem: str, fix: str = "") -> None:
+        self.path = str(path)
+        self.problem = problem
+        self.fix = fix
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        text = f"{self.path}: {self.problem}"
+        return f"{text}; {self.fix}" if self.fix else text

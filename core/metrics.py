@@ -1,0 +1,188 @@
+"""Derived columns (rates, intensities, roofline ceilings, bound) and run-level figures.
+
+`derive` works on launches and on grouped rows alike, so every view shows numbers computed the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .counters import TENSOR_DTYPES
+from .gpus import Gpu
+
+SIMT = ("fp64", "fp32", "fp16")
+# Candidate precisions for the ceiling: (name, FLOP column, GPU database ceiling).
+PRECISIONS = [(p, f"flop_{p}", p) for p in SIMT] + [
+    (f"tensor_{d}", f"flop_tensor_{d}", f"tensor_{d}") for d in TENSOR_DTYPES
+]
+
+
+def _div(a: pd.Series, b: pd.Series) -> pd.Series:
+    a, b = a.astype(float), b.astype(float)
+    return a.div(b.where(b != 0))
+
+
+def total_flop(k: pd.DataFrame) -> pd.Series:
+    return k[["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]].sum(axis=1, min_count=1)
+
+
+def dominant_precision(k: pd.DataFrame) -> pd.Series:
+    """The precision that did most of the row's FLOPs; '' where the row did none (or none counted)."""
+    cols = [c for _, c, _ in PRECISIONS]
+    flops = k[cols].fillna(0.0).to_numpy()
+    best = flops.argmax(axis=1)
+    names = np.array([p for p, _, _ in PRECISIONS])[best]
+    return pd.Series(np.where(flops.max(axis=1) > 0, names, ""), index=k.index)
+
+
+def ceilings(k: pd.DataFrame, gpu: Gpu | None) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """(peak FLOP/s, peak DRAM B/s, source) per row, for the precision the row ran.
+
+    The report's own peak counters (peak per cycle x measured clock) win; the datasheet fills the rest,
+    its compute peaks scaled from the boost clock to the measured SM clock so both agree on the clock.
+    """
+    precision = k["precision"].replace("", "fp32")
+    peak = pd.Series(np.nan, index=k.index)
+    source = pd.Series("", index=k.index, dtype=object)
+    for p in SIMT:
+        col = f"report_peak_{p}_flop_per_s"
+        if col in k:
+            take = (precision == p) & k[col].notna()
+            peak[take] = k.loc[take, col]
+            source[take] = "report"
+    if gpu is not None:
+        scale = _clock_scale(k, gpu)
+        for p, _, ceiling in PRECISIONS:
+            take = (precision == p) & peak.isna()
+            value = gpu.peak(ceiling)
+            if take.any() and not math.isnan(value):
+                peak[take] = value * scale[take]
+                source[take] = np.where(scale[take] != 1.0, "datasheet @ measured clock", "datasheet")
+    dram = k["report_peak_dram_bytes_per_s"].copy() if "report_peak_dram_bytes_per_s" in k else \
+        pd.Series(np.nan, index=k.index)
+    if gpu is not None and not math.isnan(gpu.dram_bytes_per_s):
+        dram = dram.fillna(gpu.dram_bytes_per_s)
+    return peak, dram, source
+
+
+def _clock_scale(k: pd.DataFrame, gpu: Gpu) -> pd.Series:
+    if "sm_clock_hz" not in k or not gpu.boost_clock_hz or math.isnan(gpu.boost_clock_hz):
+        return pd.Series(1.0, index=k.index)
+    return (k["sm_clock_hz"] / gpu.boost_clock_hz).fillna(1.0)
+
+
+def derive(k: pd.DataFrame, gpu: Gpu | None) -> pd.DataFrame:
+    """Add flop, rates, intensities, ceilings, % of peak/roof and bound to a table of raw columns."""
+    k = k.copy()
+    k["flop"] = total_flop(k)
+    dur = k["duration_s"]
+    k["flop_per_s"] = _div(k["flop"], dur)
+    k["dram_bytes_per_s"] = _div(k["dram_bytes"], dur)
+    for level in ("dram", "l2", "l1"):
+        k[f"ai_{level}"] = _div(k["flop"], k[f"{level}_bytes"])
+    k["precision"] = dominant_precision(k)
+    k["peak_flop_per_s"], k["peak_dram_bytes_per_s"], k["peak_source"] = ceilings(k, gpu)
+    memory_roof = k["ai_dram"] * k["peak_dram_bytes_per_s"]
+    k["attainable_flop_per_s"] = np.fmin(k["peak_flop_per_s"], memory_roof.where(k["ai_dram"].notna()))
+    k.loc[k["ai_dram"].isna() | k["peak_dram_bytes_per_s"].isna(), "attainable_flop_per_s"] = np.nan
+    k["pct_of_peak"] = 100.0 * _div(k["flop_per_s"], k["peak_flop_per_s"])
+    k["pct_of_roof"] = 100.0 * _div(k["flop_per_s"], k["attainable_flop_per_s"])
+    k["bound"] = _bound(k)
+    return k
+
+
+def _bound(k: pd.DataFrame) -> pd.Series:
+    ridge = _div(k["peak_flop_per_s"], k["peak_dram_bytes_per_s"])
+    known = ridge.notna() & k["flop"].notna() & k["dram_bytes"].notna()
+    out = pd.Series("", index=k.index, dtype=object)
+    out[known & (k["ai_dram"].fillna(0.0) < ridge)] = "memory"
+    out[known & (k["ai_dram"] >= ridge)] = "compute"
+    out[known & (k["flop"] == 0) & (k["dram_bytes"] == 0)] = ""
+    return out
+
+
+@dataclass
+class RunSummary:
+    launches: int
+    not_profiled: int
+    total_time_s: float
+    total_flop: float
+    flops_efficiency: float  # total FLOP / sum(duration x peak of each kernel's precision)
+    compute_efficiency: float  # share of kernel time in kernels that do floating-point work
+    bandwidth_efficiency: float  # total DRAM bytes / sum(duration x DRAM peak): duration-weighted
+    utilization: float  # total FLOP / (wall time x peak), when the step's wall time is known
+    flop_per_s: float
+    dram_bytes: float
+
+    def as_dict(self) -> dict:
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in self.__dict__.items()}
+
+
+def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
+    """Run-level figures over launches (pass the per-launch table, not a grouped one)."""
+    ok = k[k["duration_s"].notna()]
+    time = float(ok["duration_s"].sum())
+    flop = float(ok["flop"].sum(min_count=1)) if ok["flop"].notna().any() else math.nan
+    with_peak = ok[ok["peak_flop_per_s"].notna() & ok["flop"].notna()]
+    peak_time = float((with_peak["duration_s"] * with_peak["peak_flop_per_s"]).sum())
+    flops_eff = float(with_peak["flop"].sum()) / peak_time if peak_time else math.nan
+    counted = ok[ok["flop"].notna()]
+    compute_eff = (float(counted.loc[counted["flop"] > 0, "duration_s"].sum()) / float(counted["duration_s"].sum())
+                   if len(counted) and counted["duration_s"].sum() else math.nan)
+    with_bw = ok[ok["dram_bytes"].notna() & ok["peak_dram_bytes_per_s"].notna()]
+    bw_time = float((with_bw["duration_s"] * with_bw["peak_dram_bytes_per_s"]).sum())
+    bw_eff = float(with_bw["dram_bytes"].sum()) / bw_time if bw_time else math.nan
+    util = math.nan
+    if wall_time_s and peak_time and time:
+        mean_peak = peak_time / float(with_peak["duration_s"].sum())
+        util = float(with_peak["flop"].sum()) / (wall_time_s * mean_peak)
+    dram = float(ok["dram_bytes"].sum()) if ok["dram_bytes"].notna().any() else math.nan
+    return RunSummary(
+        launches=len(k), not_profiled=int((k["status"] != "ok").sum()) if "status" in k else 0,
+        total_time_s=time, total_flop=flop, flops_efficiency=flops_eff, compute_efficiency=compute_eff,
+        bandwidth_efficiency=bw_eff, utilization=util,
+        flop_per_s=flop / time if time and not math.isnan(flop) else math.nan, dram_bytes=dram,
+    )
+
+
+@dataclass
+class Ceiling:
+    name: str  # fp32, tensor_bf16, dram, ...
+    value: float  # FLOP/s or B/s
+    source: str
+
+
+def run_ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
+    """The ceilings a run is judged against: FP32, FP64, every precision it used, and DRAM."""
+    used = [p for p, col, _ in PRECISIONS if col in k and (k[col].fillna(0) > 0).any()]
+    names = list(dict.fromkeys(["fp32", "fp64", *used]))
+    out = []
+    for name in names:
+        col = f"report_peak_{name}_flop_per_s"
+        value, source = _weighted(k, col), "report counters x measured clock"
+        if math.isnan(value) and gpu is not None:
+            scale = float(_clock_scale(k, gpu).median()) if len(k) else 1.0
+            value = gpu.peak(name) * scale
+            source = f"datasheet ({gpu.name})" + (" @ measured clock" if scale != 1.0 else "")
+        if not math.isnan(value):
+            out.append(Ceiling(name, value, source))
+    dram, source = _weighted(k, "report_peak_dram_bytes_per_s"), "report counters x measured clock"
+    if math.isnan(dram) and gpu is not None:
+        dram, source = gpu.dram_bytes_per_s, f"datasheet ({gpu.name})"
+    if not math.isnan(dram):
+        out.append(Ceiling("dram", dram, source))
+    return out
+
+
+def _weighted(k: pd.DataFrame, col: str) -> float:
+    if col not in k:
+        return math.nan
+    rows = k[k[col].notna() & k["duration_s"].notna()]
+    if rows.empty:
+        return math.nan
+    weight = rows["duration_s"].sum()
+    return float((rows[col] * rows["duration_s"]).sum() / weight) if weight else float(rows[col].mean())

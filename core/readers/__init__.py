@@ -1,0 +1,62 @@
+"""Readers: any real ncu output, chosen by content, into one metric table (one row per launch).
+
+The table holds identity columns (see `wanted.IDENTITY`) and ncu metric columns under their ncu names,
+every value already in SI base units. `core.counters` turns it into the canonical kernels table.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import FlopscopeError
+from .csv_details import read_details
+from .csv_raw import read_raw
+from .csv_text import split_csv
+from .ncu_rep import MAGIC, read_ncu_rep
+
+__all__ = ["read_metrics"]
+
+_HINT = "flopscope reads .ncu-rep reports and `ncu --csv` output (--page raw or details)"
+
+
+def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
+    """Read `path` and return (metric table, reader meta). Raises FlopscopeError on bad input."""
+    path = Path(path)
+    try:
+        head = path.open("rb").read(4)
+    except OSError as exc:
+        raise FlopscopeError(path, f"cannot open ({exc.strerror or exc})", "check the path") from None
+    if head == MAGIC:
+        frame, meta = read_ncu_rep(path)
+    else:
+        frame, meta = _read_csv(path, head)
+    _fill_identity(frame)
+    return frame, meta
+
+
+def _read_csv(path: Path, head: bytes) -> tuple[pd.DataFrame, dict]:
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise FlopscopeError(path, "the file is empty", "profile again or pass the right file")
+    if b"\x00" in raw[:4096]:
+        raise FlopscopeError(path, "unknown binary format", _HINT)
+    text = raw.decode("utf-8", errors="replace")
+    doc = split_csv(path, text)
+    layout = read_details if {"Metric Name", "Metric Value", "Metric Unit"} <= set(doc.header) else read_raw
+    frame, meta = layout(doc)
+    if frame.empty:
+        raise FlopscopeError(path, "the CSV has a header but no kernel rows",
+                             "the run profiled no kernels; check ncu's filters (-k, --launch-count)")
+    meta["preamble"] = doc.preamble[-4000:]
+    return frame, meta
+
+
+def _fill_identity(frame: pd.DataFrame) -> None:
+    """Identity that some layouts carry only as metrics (registers, GPU name, compute capability)."""
+    pairs = {"registers": "launch__registers_per_thread", "gpu": "device__attribute_display_name",
+             "stream": "launch__stream_id", "device": "launch__device_id"}
+    for ident, metric in pairs.items():
+        if metric in frame:
+            frame[ident] = frame[ident].where(frame[ident].notna(), frame[metric])

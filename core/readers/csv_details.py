@@ -1,0 +1,92 @@
+"""`ncu --csv` details layout: one row per (launch, section, metric), in every header variant seen."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import OrderedDict
+
+import pandas as pd
+
+from ..units import is_time_unit, parse_number, unit_factor
+from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
+from .wanted import IDENTITY, wanted
+
+_FLOP_OPS = {f"{p}{o}": f"{p.lower()}{o.lower()}" for p in "FDH" for o in ("FMA", "ADD", "MUL")}
+
+# Section display names (ncu's human-readable labels) for the metrics the engine needs.
+# A required dimension guards names that mean different things in different sections.
+DISPLAY = {
+    "Duration": ("gpu__time_duration.sum", "time"),
+    "SM Frequency": ("smsp__cycles_elapsed.avg.per_second", "rate"),
+    "DRAM Frequency": ("dram__cycles_elapsed.avg.per_second", "rate"),
+    "Memory Frequency": ("dram__cycles_elapsed.avg.per_second", "rate"),
+    "DRAM Bandwidth": ("dram__bytes.sum.per_second", "rate"),
+    "Memory Throughput": ("dram__bytes.sum.per_second", "byte-rate"),
+    "Theoretical DRAM Bytes Accessible": ("dram__bytes.sum.peak_sustained", None),
+    "Registers Per Thread": ("launch__registers_per_thread", None),
+    "Theoretical Predicated-On FFMA Operations": ("derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2", None),
+    "Theoretical Predicated-On DFMA Operations": ("derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2", None),
+    **{
+        f"Predicated-On {op} Thread Instructions Executed Per Cycle":
+            (f"smsp__sass_thread_inst_executed_op_{name}_pred_on.sum.per_cycle_elapsed", None)
+        for op, name in _FLOP_OPS.items()
+    },
+}
+
+
+def _dimension_ok(required: str | None, unit: str) -> bool:
+    if required is None:
+        return unit != "%"
+    if required == "time":
+        return is_time_unit(unit)
+    if required == "rate":
+        return "/" in unit or unit.lower().endswith("hz")
+    return "byte/" in unit  # byte-rate
+
+
+def read_details(doc: CsvText) -> tuple[pd.DataFrame, dict]:
+    header = doc.header
+    col = {h: k for k, h in enumerate(header)}
+    i_name, i_unit, i_value = col["Metric Name"], col["Metric Unit"], col["Metric Value"]
+    nv = nvtx_columns(header)
+    launches: OrderedDict[tuple, dict] = OrderedDict()
+    for cells in csv.reader(io.StringIO(doc.body)):
+        if len(cells) <= i_value:
+            continue
+        key = (cells[0], cells[col["Process ID"]] if "Process ID" in col else "")
+        row = launches.get(key)
+        if row is None:
+            row = launches[key] = _identity(cells, header, col, nv)
+        _add_metric(row, cells[i_name].strip(), cells[i_unit].strip(), cells[i_value])
+    frame = pd.DataFrame(list(launches.values()))
+    for name in IDENTITY:
+        if name not in frame:
+            frame[name] = None
+    return frame, {"format": "csv-details"}
+
+
+def _identity(cells: list[str], header: list[str], col: dict, nv: list[int]) -> dict:
+    row = {canon: (cells[col[h]] or None) for h, canon in IDENTITY_HEADERS.items() if h in col}
+    row["process"] = process_label(cells[col["Process Name"]] if "Process Name" in col else None,
+                                   cells[col["Process ID"]] if "Process ID" in col else None)
+    row["nvtx"] = " | ".join(filter(None, (nvtx_label(header[k], cells[k]) for k in nv))) or None
+    return row
+
+
+def _add_metric(row: dict, name: str, unit: str, cell: str) -> None:
+    if not name:
+        return
+    if wanted(name):
+        target = name
+    elif name in DISPLAY and _dimension_ok(DISPLAY[name][1], unit):
+        target = DISPLAY[name][0]
+        if target in row:  # an ncu metric name beats a display label for the same quantity
+            return
+    elif name in ("Block Size", "Grid Size"):
+        row.setdefault("block" if name == "Block Size" else "grid", cell.replace(",", ""))
+        return
+    else:
+        return
+    value = parse_number(cell)
+    row[target] = value * unit_factor(unit)

@@ -1,0 +1,122 @@
+"""Binary `.ncu-rep` reports through NVIDIA's `ncu_report` module (PyPI `ncu-report`; needs no GPU)."""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import FlopscopeError
+from ..units import unit_factor
+from .wanted import IDENTITY, wanted
+
+MAGIC = b"NVR\x00"
+OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"
+
+
+@contextmanager
+def _captured_stderr():
+    """ncu_report's C++ layer logs protobuf/absl errors straight to fd 2; keep them out of the terminal."""
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield sink
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
+    """One row per profiled launch: identity columns plus wanted metrics in SI units."""
+    import ncu_report
+
+    with _captured_stderr() as log:
+        try:
+            ctx = ncu_report.load_report(str(path))
+        except Exception as exc:  # the module raises bare RuntimeError/ValueError on damaged files
+            log.seek(0)
+            detail = log.read().decode(errors="replace").strip().splitlines()
+            reason = detail[-1] if detail else str(exc) or type(exc).__name__
+            raise FlopscopeError(path, f"cannot read this .ncu-rep ({reason.strip()[:160]})",
+                                 "the file is truncated or corrupt; copy it again from the GPU host") from None
+    rows = []
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        for i in range(rng.num_actions()):
+            rows.append(_action_row(rng.action_by_idx(i), len(rows)))
+    if not rows:
+        raise FlopscopeError(path, "the report holds no profiled kernels", "profile again; check ncu's filters")
+    frame = pd.DataFrame(rows)
+    for col in IDENTITY:
+        if col not in frame:
+            frame[col] = None
+    return frame, {"format": "ncu-rep"}
+
+
+def _action_row(action, index: int) -> dict:
+    import ncu_report
+
+    row: dict = {"launch_id": index, "kernel_base": action.name(),
+                 "kernel_full": action.name(ncu_report.IAction.NameBase_DEMANGLED)}
+    for name in action.metric_names():
+        if not wanted(name):
+            continue
+        metric = action.metric_by_name(name)
+        if name == OPCODE_METRIC:
+            row.update(_per_opcode(metric))
+            continue
+        value = metric.value()
+        if isinstance(value, (int, float)):
+            row[name] = float(value) * unit_factor(metric.unit())
+        else:
+            row[name] = value
+    _identity(row)
+    row["nvtx"] = _nvtx(action)
+    return row
+
+
+def _per_opcode(metric) -> dict:
+    ids = metric.correlation_ids()
+    if ids is None:
+        return {}
+    return {f"{OPCODE_METRIC}:{ids.as_string(j)}": float(metric.as_uint64(j))
+            for j in range(metric.num_instances())}
+
+
+def _identity(row: dict) -> None:
+    def dims(kind: str) -> str | None:
+        vals = [row.get(f"launch__{kind}_dim_{a}") for a in "xyz"]
+        if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
+            return None
+        return "(" + ", ".join(str(int(v)) for v in vals) + ")"
+
+    row["grid"] = dims("grid")
+    row["block"] = dims("block")
+    row["registers"] = row.get("launch__registers_per_thread")
+    row["stream"] = row.get("launch__stream_id")
+    row["device"] = row.get("launch__device_id")
+    row["gpu"] = row.get("device__attribute_display_name")
+    major = row.get("device__attribute_compute_capability_major")
+    minor = row.get("device__attribute_compute_capability_minor")
+    row["cc"] = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else None
+
+
+def _nvtx(action) -> str | None:
+    """Push/pop ranges of every domain, outermost first, joined as `domain:range/range`."""
+    state = action.nvtx_state()
+    if state is None:
+        return None
+    parts = []
+    for domain_id in state.domains():
+        domain = state.domain_by_id(domain_id)
+        stack = [str(n) for n in domain.push_pop_ranges()]
+        stack += [str(n) for n in domain.start_end_ranges()]
+        if stack:
+            name = domain.name() or "<default>"
+            parts.append(("" if name == "<default>" else f"{name}:") + "/".join(stack))
+    return " | ".join(parts) or None

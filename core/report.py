@@ -1,0 +1,148 @@
+"""`Report`: meta + the canonical kernels table, grouped any way every view needs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .columns import ALL, FMA_CONVENTION
+from .counters import Missing, count_kernels
+from .errors import FlopscopeError
+from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu
+from .metrics import Ceiling, RunSummary, derive, run_ceilings, summarize
+from .readers import read_metrics
+
+GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
+_SUMMED = ["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_read_bytes",
+           "dram_write_bytes", "dram_bytes", "l2_bytes", "l1_bytes"]
+_WEIGHTED = ["report_peak_fp64_flop_per_s", "report_peak_fp32_flop_per_s", "report_peak_fp16_flop_per_s",
+             "report_peak_dram_bytes_per_s", "sm_clock_hz"]
+_NOTES = ["estimated", "provenance"]
+NO_RANGE = "(no NVTX range)"
+
+
+@dataclass
+class Report:
+    meta: dict
+    kernels: pd.DataFrame  # one row per launch, canonical + extra columns, derived metrics included
+    gpu: Gpu | None = None
+    missing: list[Missing] = field(default_factory=list)
+
+    def summary(self) -> RunSummary:
+        return summarize(self.kernels, self.meta.get("wall_time_s"))
+
+    def ceilings(self) -> list[Ceiling]:
+        return run_ceilings(self.kernels, self.gpu)
+
+    def group(self, by: str = "name") -> pd.DataFrame:
+        """Rows per kernel name, NVTX range or launch; same columns as launches; sorted by time."""
+        if by not in GROUPINGS:
+            raise ValueError(f"group by one of {', '.join(GROUPINGS)}")
+        k = self.kernels
+        total = k["duration_s"].sum()
+        if GROUPINGS[by] is None:
+            rows = k.copy()
+            rows["count"] = 1
+        else:
+            rows = derive(_aggregate(k, GROUPINGS[by]), self.gpu)
+        rows["pct_time"] = 100.0 * rows["duration_s"] / total if total else np.nan
+        return ordered(rows).sort_values("duration_s", ascending=False, na_position="last",
+                                         kind="stable").reset_index(drop=True)
+
+    def view(self, by: str = "name", sort: str | None = None, top: int | None = None,
+             descending: bool = True) -> pd.DataFrame:
+        rows = self.group(by)
+        if sort:
+            if sort not in rows:
+                raise FlopscopeError(f"--sort {sort}", "no such column",
+                                     "use a canonical column name, e.g. duration_s, flop, pct_of_peak")
+            rows = rows.sort_values(sort, ascending=not descending, na_position="last",
+                                    kind="stable").reset_index(drop=True)
+        return rows.head(top) if top else rows
+
+
+def ordered(df: pd.DataFrame) -> pd.DataFrame:
+    """Canonical columns first, in their order, then extras; internal columns last."""
+    names = [n for n, _, _ in ALL]
+    for name in names:
+        if name not in df:
+            df[name] = np.nan
+    rest = [c for c in df.columns if c not in names]
+    return df[names + rest]
+
+
+def _aggregate(k: pd.DataFrame, key: str) -> pd.DataFrame:
+    k = k.copy()
+    k[key] = k[key].fillna(NO_RANGE if key == "nvtx" else "")
+    grouped = k.groupby(key, sort=False, dropna=False)
+    out = grouped[_SUMMED + [c for c in k if c.startswith("flop_tensor_")]].sum(min_count=1)
+    out["count"] = grouped.size()
+    dur = k["duration_s"].fillna(0.0)
+    weight = dur.groupby(k[key], sort=False).sum()
+    for col in _WEIGHTED:
+        if col in k:
+            both = k[col].notna() & (dur > 0)
+            num = (k[col] * dur).where(both).groupby(k[key], sort=False).sum(min_count=1)
+            plain = k[col].groupby(k[key], sort=False).mean()
+            out[col] = (num / weight.where(weight > 0)).fillna(plain)
+    first = grouped[["kernel", "kernel_full", "nvtx", "process", "device", "stream", "grid", "block",
+                     "registers", "gpu", "cc"]].agg(_same_or_mixed)
+    for col in first:
+        if col != key:
+            out[col] = first[col]
+    for col in _NOTES:
+        out[col] = grouped[col].agg(lambda s: "; ".join(dict.fromkeys(x for v in s if v for x in v.split("; "))))
+    out["status"] = grouped["status"].agg(lambda s: "ok" if (s == "ok").any() else s.iloc[0])
+    out["launch_id"] = grouped["launch_id"].min()
+    return out.reset_index()
+
+
+def _same_or_mixed(s: pd.Series):
+    values = s.dropna().unique()
+    if len(values) == 1:
+        return values[0]
+    return None if len(values) == 0 else "(mixed)"
+
+
+def read_report(path: str | Path, gpu: str | None = None, params: dict | None = None) -> Report:
+    """Read any ncu output (detected by content) into a Report with derived metrics."""
+    metrics, reader_meta = read_metrics(path)
+    counted = count_kernels(metrics)
+    k = counted.kernels
+    device_name = _most_common(k["gpu"])
+    sms = _most_common(metrics.get("device__attribute_multiprocessor_count", pd.Series(dtype=float)))
+    if gpu:
+        spec, source = require_gpu(gpu), "--gpu"
+    elif device_name:
+        spec, source = find_gpu(device_name, int(sms) if sms else None), "report"
+    else:
+        spec, source = gpu_in_text(reader_meta.get("preamble", "")), "program output before the CSV"
+    if spec is not None and not device_name:
+        k["gpu"] = spec.name
+    kernels = ordered(derive(k, spec))
+    meta = {
+        "source": str(Path(path)),
+        "format": reader_meta["format"],
+        "gpu": device_name or (spec.name if spec else None),
+        "gpu_database_key": spec.key if spec else None,
+        "gpu_source": source if (spec or device_name) else None,
+        "compute_capability": _most_common(k["cc"]),
+        "launches": len(k),
+        "metrics_collected": sorted(c for c in metrics.columns if "__" in c),
+        "missing": [{"column": m.column, "launches": m.launches, "fix": m.fix()} for m in counted.missing],
+        "convention": FMA_CONVENTION,
+        "params": dict(params or {}),
+    }
+    return Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing)
+
+
+def _most_common(s: pd.Series):
+    s = s.dropna()
+    if s.empty:
+        return None
+    value = s.mode().iloc[0]
+    return None if isinstance(value, float) and math.isnan(value) else value
