@@ -213,10 +213,28 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
         rows = use_est & (known.map(lambda k, d=dtype: k[1] == d))
         out.loc[rows, f"flop_tensor_{dtype}"] = estimate[rows]
     prov.add("estimated", use_est & (inst != 0), "flop_tensor (tensor instructions x FLOP/instruction)")
-    use_idle = flop.isna() & idle
-    flop[use_idle] = 0.0
-    prov.add("provenance", use_idle, "flop_tensor 0: tensor pipes idle")
+    for mask, why in ((idle, "tensor pipes idle"), (_no_mma_opcodes(df), "no MMA in SASS opcode counts"),
+                      (_no_tensor_cores(out["cc"]), "GPU has no tensor cores")):
+        use = flop.isna() & mask
+        flop[use] = 0.0
+        prov.add("provenance", use, f"flop_tensor 0: {why}")
     out["flop_tensor"] = flop
+
+
+def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
+    ops = [c for c in df.columns if c.startswith(OPCODE_METRIC + ":")]
+    if not ops:
+        return pd.Series(False, index=df.index)
+    mma = [c for c in ops if "MMA" in c.split(":", 1)[1]]
+    has_counts = df[ops].notna().any(axis=1)
+    if not mma:
+        return has_counts
+    return has_counts & (df[mma].fillna(0.0) == 0).all(axis=1)
+
+
+def _no_tensor_cores(cc: pd.Series) -> pd.Series:
+    major = pd.to_numeric(cc.astype(str).str.split(".").str[0], errors="coerce")
+    return major < 7
 
 
 def _tensor_idle(df: pd.DataFrame) -> pd.Series:

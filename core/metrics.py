@@ -27,7 +27,10 @@ def _div(a: pd.Series, b: pd.Series) -> pd.Series:
 
 
 def total_flop(k: pd.DataFrame) -> pd.Series:
-    return k[["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]].sum(axis=1, min_count=1)
+    """SIMT + tensor FLOPs. Unknown tensor work leaves the total unknown: a total without it is the
+    undercount this tool exists to prevent (the missing counter is reported with its ncu option)."""
+    simt = k[["flop_fp64", "flop_fp32", "flop_fp16"]].sum(axis=1, min_count=1)
+    return simt + k["flop_tensor"]
 
 
 def dominant_precision(k: pd.DataFrame) -> pd.Series:

@@ -48,7 +48,12 @@ def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for i in range(rng.num_actions()):
-            rows.append(_action_row(rng.action_by_idx(i), len(rows)))
+            action = rng.action_by_idx(i)
+            if action.name() is None and not action.metric_names():
+                # ncu_report hands back empty actions where a file was cut short.
+                raise FlopscopeError(path, f"the report is truncated after {len(rows)} intact launch(es)",
+                                     "copy it again from the GPU host (or re-run ncu)")
+            rows.append(_action_row(action, len(rows)))
     if not rows:
         raise FlopscopeError(path, "the report holds no profiled kernels", "profile again; check ncu's filters")
     frame = pd.DataFrame(rows)

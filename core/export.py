@@ -1,0 +1,68 @@
+"""Write tables atomically (CSV, Parquet or JSON by extension) and turn them into JSON-ready rows."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import FlopscopeError
+
+FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json"}
+
+
+def records(df: pd.DataFrame) -> list[dict]:
+    """Rows as plain dicts, NaN as None, numpy scalars as Python numbers."""
+    clean = df.astype(object).where(df.notna(), None)
+    return [{k: _plain(v) for k, v in row.items()} for row in clean.to_dict(orient="records")]
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return value
+
+
+def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> Path:
+    """Write `df` to `out` in the format its extension names; the target appears whole or not at all."""
+    out = Path(out)
+    kind = FORMATS.get(out.suffix.lower())
+    if kind is None:
+        raise FlopscopeError(out, f"unknown export format {out.suffix or '(none)'}",
+                             "use a .csv, .parquet or .json file name")
+    directory = out.parent if str(out.parent) else Path(".")
+    if not directory.is_dir():
+        raise FlopscopeError(out, "the folder does not exist", "create it or choose another path")
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if kind == "csv":
+                df.to_csv(handle, index=False)
+            elif kind == "parquet":
+                _arrow_safe(df).to_parquet(handle, index=False)
+            else:
+                handle.write(json.dumps({"meta": meta or {}, "rows": records(df)}, indent=1).encode())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out
+
+
+def _arrow_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """Object columns mixing numbers and text become text so Arrow accepts them."""
+    df = df.copy()
+    for col in df.columns:
+        if df[col].dtype == object:
+            df[col] = df[col].map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v))
+                                  else str(v))
+    return df

@@ -1,0 +1,155 @@
+"""`flopscope`: the command line. Every view has a non-interactive form (table or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+
+from flopscope import __version__
+from flopscope.core import FlopscopeError, all_gpus, read_report
+from flopscope.core.export import records, write_table
+from flopscope.core.report import GROUPINGS
+from rich.console import Console
+
+from .text_report import missing_lines, print_report, report_json
+
+
+def _view_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", help="an .ncu-rep report or ncu CSV (raw or details page)")
+    p.add_argument("--by", choices=list(GROUPINGS), default="name", help="group rows (default: name)")
+    p.add_argument("--sort", metavar="COLUMN", help="sort by a canonical column (default: duration_s)")
+    p.add_argument("--asc", action="store_true", help="sort ascending")
+    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings (see `flopscope gpus`)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="flopscope", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"flopscope {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("report", help="print the kernel table of a report")
+    _view_args(p)
+    p.add_argument("--top", type=int, metavar="N", help="only the first N rows")
+    p.add_argument("--json", action="store_true", help="one JSON object: meta and rows")
+
+    p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")
+    _view_args(p)
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.csv, OUT.parquet or OUT.json")
+
+    p = sub.add_parser("gpus", help="list the GPU database with sources")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("open", help="open a report in the terminal app")
+    p.add_argument("path")
+    p.add_argument("--gpu", metavar="NAME")
+    return parser
+
+
+_FLOP = ("flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor")
+# Raw columns a derived column is computed from, to name the ncu metrics that would fill it.
+NEEDS = {
+    "flop": _FLOP, "flop_per_s": _FLOP, "pct_of_peak": _FLOP, "pct_of_roof": (*_FLOP, "dram_bytes"),
+    "ai_dram": (*_FLOP, "dram_bytes"), "ai_l2": (*_FLOP, "l2_bytes"), "ai_l1": (*_FLOP, "l1_bytes"),
+    "dram_bytes_per_s": ("dram_bytes",), "bound": (*_FLOP, "dram_bytes"),
+}
+
+
+def _console() -> Console:
+    # Piped output keeps a wide table instead of rich's 80-column default.
+    return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
+
+
+def _view(args):
+    report = read_report(args.path, gpu=args.gpu)
+    rows = report.view(args.by, sort=args.sort, top=getattr(args, "top", None), descending=not args.asc)
+    if args.sort and rows[args.sort].isna().all():
+        needs = NEEDS.get(args.sort, (args.sort,))
+        metrics = [x for m in report.missing if m.column in needs for x in m.metrics]
+        fix = f"`ncu --metrics {','.join(dict.fromkeys(metrics))}`" if metrics else ""
+        raise FlopscopeError(args.path, f"no values for --sort {args.sort} in this report",
+                             f"collect them with {fix}" if fix else "sort by another column")
+    return report, rows
+
+
+def cmd_report(args) -> int:
+    report, rows = _view(args)
+    for line in missing_lines(report):
+        print(line, file=sys.stderr)
+    if args.json:
+        json.dump(report_json(report, rows), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print_report(report, rows, _console())
+    return 0
+
+
+def cmd_export(args) -> int:
+    report, rows = _view(args)
+    out = write_table(rows, args.output, meta=report.meta)
+    print(f"wrote {len(rows)} rows to {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_gpus(args) -> int:
+    gpus = all_gpus()
+    if args.json:
+        json.dump(records(_gpu_frame(gpus)), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    from rich.table import Table
+    from rich.text import Text
+
+    from . import format as fmt
+
+    table = Table(box=None, header_style="bold")
+    for title in ("Name", "CC", "SMs", "FP64", "FP32", "TF32 TC", "BF16 TC", "FP8 TC", "DRAM", "Source"):
+        table.add_column(title, no_wrap=title != "Source")
+    for g in gpus:
+        table.add_row(Text(g.name), g.compute_capability, str(g.sms or ""),
+                      *(fmt.si(g.peak(c), "FLOP/s") for c in ("fp64", "fp32", "tensor_tf32", "tensor_bf16",
+                                                                  "tensor_fp8")),
+                      fmt.si(g.dram_bytes_per_s, "B/s"), Text(g.source))
+    _console().print(table)
+    print("Tensor peaks are dense with FP32 accumulate; per device as CUDA sees it (a K80 board is 2 devices).")
+    return 0
+
+
+def _gpu_frame(gpus):
+    import pandas as pd
+
+    return pd.DataFrame([{
+        "key": g.key, "names": list(g.names), "arch": g.arch, "compute_capability": g.compute_capability,
+        "sms": g.sms, "boost_clock_hz": g.boost_clock_hz, **{f"peak_{k}_flop_per_s": v for k, v in g.peaks.items()},
+        "dram_bytes_per_s": g.dram_bytes_per_s, "l2_bytes": g.l2_bytes, "memory_bytes": g.memory_bytes,
+        "notes": g.notes, "source": g.source,
+    } for g in gpus])
+
+
+def cmd_open(args) -> int:
+    from .app import run_app
+
+    return run_app(args.path, gpu=args.gpu)
+
+
+COMMANDS = {"report": cmd_report, "export": cmd_export, "gpus": cmd_gpus, "open": cmd_open}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-") and os.path.exists(argv[0]):
+        argv = ["open", *argv]  # `flopscope PATH` opens the app
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except FlopscopeError as err:
+        print(f"flopscope: {err.line()}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
