@@ -116,6 +116,8 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     _tensor_flop(df, prov, out)
     _bytes(df, prov, out, dur)
     _report_peaks(df, out)
+    simt_missing = out[["flop_fp64", "flop_fp32", "flop_fp16"]].isna().all(axis=1) & (out["flop_tensor"] > 0)
+    prov.add("provenance", simt_missing, "flop is tensor work only (SIMT counters not collected)")
     out["estimated"] = prov.column("estimated")
     out["provenance"] = prov.column("provenance")
     numbers = out[["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes",
@@ -233,7 +235,7 @@ def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
 
 
 def _no_tensor_cores(cc: pd.Series) -> pd.Series:
-    major = pd.to_numeric(cc.astype(str).str.split(".").str[0], errors="coerce")
+    major = pd.to_numeric(cc.map(lambda v: str(v).split(".")[0] if v is not None else None), errors="coerce")
     return major < 7
 
 

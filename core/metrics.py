@@ -27,10 +27,15 @@ def _div(a: pd.Series, b: pd.Series) -> pd.Series:
 
 
 def total_flop(k: pd.DataFrame) -> pd.Series:
-    """SIMT + tensor FLOPs. Unknown tensor work leaves the total unknown: a total without it is the
-    undercount this tool exists to prevent (the missing counter is reported with its ncu option)."""
+    """SIMT + tensor FLOPs.
+
+    Unknown tensor work leaves the total unknown: a total without it is the undercount this tool exists to
+    prevent (the missing counter is reported with its ncu option). Counted tensor work with SIMT counters
+    absent gives the tensor FLOPs alone (a GEMM's epilogue is noise next to its MMAs); the row says so.
+    """
     simt = k[["flop_fp64", "flop_fp32", "flop_fp16"]].sum(axis=1, min_count=1)
-    return simt + k["flop_tensor"]
+    tensor = k["flop_tensor"]
+    return (simt + tensor).fillna(tensor.where(simt.isna() & (tensor > 0)))
 
 
 def dominant_precision(k: pd.DataFrame) -> pd.Series:

@@ -6,6 +6,7 @@ every value already in SI base units. `core.counters` turns it into the canonica
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pandas as pd
@@ -45,7 +46,11 @@ def _read_csv(path: Path, head: bytes) -> tuple[pd.DataFrame, dict]:
     text = raw.decode("utf-8", errors="replace")
     doc = split_csv(path, text)
     layout = read_details if {"Metric Name", "Metric Value", "Metric Unit"} <= set(doc.header) else read_raw
-    frame, meta = layout(doc)
+    try:
+        frame, meta = layout(doc)
+    except (ValueError, KeyError, IndexError, csv.Error, pd.errors.ParserError) as exc:
+        raise FlopscopeError(path, f"malformed ncu CSV ({type(exc).__name__}: {str(exc)[:120]})",
+                             "re-export it with `ncu --import REPORT --csv --page raw`") from None
     if frame.empty:
         raise FlopscopeError(path, "the CSV has a header but no kernel rows",
                              "the run profiled no kernels; check ncu's filters (-k, --launch-count)")

@@ -1,0 +1,65 @@
+"""Build `ncu --csv --page raw` text from real launches, in the layout variants ncu prints.
+
+The values come from a real details-layout fixture (V100 CUTLASS GEMMs) parsed here with the csv module,
+independently of the engine; only the layout around them changes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+IDENT = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
+         "Grid Size", "Device", "CC"]
+# metric -> (base unit, auto-scaled unit, scale divisor)
+UNITS = {
+    "dram__bytes.sum": ("byte", "Mbyte", 1e6),
+    "lts__t_bytes.sum": ("byte", "Gbyte", 1e9),
+    "l1tex__t_bytes.sum": ("byte", "Kbyte", 1e3),
+    "sm__cycles_elapsed.avg": ("cycle", "cycle", 1.0),
+    "sm__cycles_elapsed.avg.per_second": ("cycle/second", "Ghz", 1e9),
+    "sm__inst_executed_pipe_tensor.sum": ("inst", "inst", 1.0),
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": ("inst", "inst", 1.0),
+    "sm__sass_thread_inst_executed_op_hfma_pred_on.sum": ("inst", "inst", 1.0),
+}
+
+
+def launches(details: Path) -> list[dict]:
+    lines = details.read_text(encoding="utf-8-sig").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    rows = list(csv.reader(lines[start:]))
+    col = {h: k for k, h in enumerate(rows[0])}
+    out: dict[str, dict] = {}
+    for r in rows[1:]:
+        launch = out.setdefault(r[0], {h: r[col[h]] for h in IDENT if h in col})
+        if r[col["Metric Name"]] in UNITS:
+            launch[r[col["Metric Name"]]] = float(r[col["Metric Value"]].replace(",", ""))
+    return list(out.values())
+
+
+def raw_csv(rows: list[dict], *, scaled: bool = False, thousands: bool = False, blank_units: bool = False,
+            prof_lines: bool = False, na_metric: str | None = None, extra_cols: dict | None = None) -> str:
+    metrics = list(UNITS)
+    extra_cols = extra_cols or {}
+    buf = io.StringIO()
+    w = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    if prof_lines:
+        buf.write("==PROF== Connected to process 24103 (/bin/app)\n")
+    w.writerow(IDENT + list(extra_cols) + metrics)
+    units = ["" if blank_units and not scaled else UNITS[m][1 if scaled else 0] for m in metrics]
+    w.writerow([""] * (len(IDENT) + len(extra_cols)) + units)
+    for i, row in enumerate(rows):
+        cells = []
+        for m in metrics:
+            value = row[m] / (UNITS[m][2] if scaled else 1.0)
+            if m == na_metric and i == 0:
+                cells.append("n/a")
+            elif thousands:
+                cells.append(f"{value:,.2f}")
+            else:
+                cells.append(repr(value) if scaled else f"{value:.0f}")
+        w.writerow([row.get(h, "") for h in IDENT] + [v[i % len(v)] for v in extra_cols.values()] + cells)
+        if prof_lines and i == 0:
+            buf.write("==WARNING== Backing up device memory in system memory.\n")
+    return buf.getvalue()

@@ -1,0 +1,165 @@
+"""FLOP and byte accounting against independent computations: analytic counts and the raw counters."""
+
+from __future__ import annotations
+
+import csv
+
+import ncu_report
+import pytest
+
+from flopscope.core import read_report
+
+from .conftest import fixture_path
+
+
+def _actions(path):
+    ctx = ncu_report.load_report(str(path))
+    return [ctx.range_by_idx(r).action_by_idx(i)
+            for r in range(ctx.num_ranges()) for i in range(ctx.range_by_idx(r).num_actions())]
+
+
+def _value(action, name):
+    metric = action.metric_by_name(name)
+    return None if metric is None else metric.value()
+
+
+def _details_cells(path, metric):
+    """(launch ID, value) for `metric` straight from the CSV cells, parsed here without the engine."""
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    rows = list(csv.reader(lines[start:]))
+    col = {h: k for k, h in enumerate(rows[0])}
+    return [(int(r[0]), float(r[col["Metric Value"]].replace(",", "")))
+            for r in rows[1:] if len(r) > col["Metric Value"] and r[col["Metric Name"]] == metric]
+
+
+def test_t4_matrix_add_is_exactly_one_million_fp32_flops():
+    """1000x1000 matrix add, full-set report: only per-cycle rates, count = rate x elapsed cycles."""
+    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    row = report.kernels.iloc[0]
+    assert row["flop_fp32"] == pytest.approx(1000 * 1000, rel=1e-9)
+    assert row["flop_fp64"] == 0 and row["flop_fp16"] == 0 and row["flop_tensor"] == 0
+    assert row["flop"] == pytest.approx(1e6, rel=1e-9)
+    assert "flop_fp32 derived from rates" in row["provenance"]
+    assert row["estimated"] == ""  # converted rates are exact, not estimates
+
+
+def test_rates_without_cycle_counts_use_clock_times_duration():
+    """H100 report without smsp__cycles_elapsed.avg: cycles = its per-second form x gpu__time_duration."""
+    path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
+    report = read_report(path)
+    for action, (_, row) in zip(_actions(path), report.kernels.iterrows(), strict=True):
+        cycles = _value(action, "smsp__cycles_elapsed.avg.per_second") * _value(action, "gpu__time_duration.sum") * 1e-9
+        expected = {}
+        for p, letter in (("fp64", "d"), ("fp32", "f")):
+            rate = {op: _value(action, f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum.per_cycle_elapsed")
+                    for op in ("add", "mul", "fma")}
+            expected[p] = (rate["add"] + rate["mul"] + 2 * rate["fma"]) * cycles
+        assert row["flop_fp64"] == pytest.approx(expected["fp64"], rel=1e-9, abs=1e-6)
+        assert row["flop_fp32"] == pytest.approx(expected["fp32"], rel=1e-9, abs=1e-6)
+    assert report.kernels["flop"].gt(1e8).any()  # fill_vector does real FP64/FP32 work
+
+
+def test_derived_x2_metrics_are_peaks_not_counts():
+    """`derived__*_x2` in full-set reports is the device's per-cycle peak: A100 = 108 SMs x 64 x 2."""
+    path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
+    report = read_report(path)
+    action = _actions(path)[0]
+    assert _value(action, "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2") == 108 * 64 * 2
+    clock = _value(action, "sm__cycles_elapsed.avg.per_second")
+    row = report.kernels.iloc[0]
+    assert row["peak_flop_per_s"] == pytest.approx(108 * 64 * 2 * clock, rel=1e-9)
+    assert row["peak_source"] == "report"
+    assert row["flop_fp32"] < 1e9  # never the peak mistaken for a count
+
+
+def test_per_opcode_sass_counts_give_simt_flops():
+    path = fixture_path("rtx4090_torch_linear_sgemm.ncu-rep")
+    report = read_report(path)
+    for action, (_, row) in zip(_actions(path), report.kernels.iterrows(), strict=True):
+        metric = action.metric_by_name("sass__thread_inst_executed_true_per_opcode")
+        ids = metric.correlation_ids()
+        ops = {ids.as_string(j): metric.as_uint64(j) for j in range(metric.num_instances())}
+        expected = ops.get("FADD", 0) + ops.get("FMUL", 0) + 2 * ops.get("FFMA", 0)
+        assert row["flop_fp32"] == expected
+        assert row["flop_tensor"] == 0  # no MMA opcode executed
+
+
+def test_volta_tensor_estimate_matches_two_mnk():
+    """CUTLASS FP16 GEMM of 20480^3 on V100 (the app's own printout): tensor FLOPs = 2*M*N*K."""
+    path = fixture_path("v100_cutlass_gemm_nersc_flops_details.csv")
+    report = read_report(path)
+    gemms = report.kernels[report.kernels["kernel"].str.startswith("cutlass::Kernel")]
+    assert len(gemms) == 7
+    assert (gemms["flop_tensor"] == 2 * 20480**3).all()
+    assert (gemms["flop_tensor_fp16"] == 2 * 20480**3).all()
+    assert gemms["estimated"].str.contains("flop_tensor").all()
+    assert (gemms["precision"] == "tensor_fp16").all()
+    # duration from cycles / clock, since the file has no gpu__time_duration
+    cycles = dict(_details_cells(path, "sm__cycles_elapsed.avg"))
+    clock = dict(_details_cells(path, "sm__cycles_elapsed.avg.per_second"))
+    for _, row in gemms.iterrows():
+        launch = int(row["launch_id"])
+        assert row["duration_s"] == pytest.approx(cycles[launch] / clock[launch], rel=1e-12)
+
+
+def test_counted_tensor_ops_and_auto_scaled_bytes():
+    path = fixture_path("rtx5090_dsocr_cutlass_gemm_details.csv")
+    report = read_report(path, gpu="NVIDIA GeForce RTX 5090")
+    row = report.kernels.iloc[0]
+    assert row["flop_tensor"] == 45_902_462_976
+    assert row["flop_tensor_bf16"] == 45_902_462_976
+    assert row["estimated"] == ""
+    assert row["dram_bytes"] == pytest.approx(63.77e6 + 197.38e3)
+    assert row["precision"] == "tensor_bf16"
+    # judged against the BF16 tensor ceiling, not FP32 (datasheet, scaled to the measured 2.00 GHz clock)
+    bf16 = report.gpu.peak("tensor_bf16") * 2.00e9 / report.gpu.boost_clock_hz
+    assert row["peak_flop_per_s"] == pytest.approx(bf16, rel=1e-9)
+    assert row["pct_of_peak"] == pytest.approx(100 * row["flop"] / row["duration_s"] / bf16, rel=1e-9)
+
+
+def test_unknown_tensor_work_leaves_total_unknown_and_names_the_metric():
+    report = read_report(fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep"))
+    assert report.kernels["flop_tensor"].isna().all()  # HMMA pipe active, no tensor op counters
+    assert report.kernels["flop"].isna().all()
+    missing = {m.column: m for m in report.missing}
+    assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in missing["flop_tensor"].fix()
+
+
+def test_fp64_kernel_judged_against_fp64_peak():
+    path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
+    report = read_report(path)
+    row = report.kernels.set_index("kernel").loc["compute_tendencies_x_279_gpu"]
+    action = next(a for a in _actions(path) if a.name() == "compute_tendencies_x_279_gpu")
+    peak = (_value(action, "derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2")
+            * _value(action, "sm__cycles_elapsed.avg.per_second"))
+    assert row["precision"] == "fp64"
+    assert row["peak_flop_per_s"] == pytest.approx(peak, rel=1e-9)
+    dram = _value(action, "dram__bytes_read.sum") + _value(action, "dram__bytes_write.sum")
+    assert row["dram_bytes"] == pytest.approx(dram)
+    assert row["ai_dram"] == pytest.approx(row["flop"] / dram)
+    ridge = row["peak_flop_per_s"] / row["peak_dram_bytes_per_s"]
+    assert row["bound"] == ("compute" if row["ai_dram"] >= ridge else "memory")
+    assert row["attainable_flop_per_s"] == pytest.approx(min(peak, row["ai_dram"] * row["peak_dram_bytes_per_s"]))
+
+
+def test_run_level_figures():
+    report = read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"))
+    k, s = report.kernels, report.summary()
+    assert s.total_time_s == pytest.approx(k["duration_s"].sum())
+    assert s.total_flop == pytest.approx(k["flop"].sum())
+    assert s.flops_efficiency == pytest.approx(k["flop"].sum() / (k["duration_s"] * k["peak_flop_per_s"]).sum())
+    assert s.compute_efficiency == pytest.approx(k.loc[k["flop"] > 0, "duration_s"].sum() / k["duration_s"].sum())
+    assert s.bandwidth_efficiency == pytest.approx(
+        k["dram_bytes"].sum() / (k["duration_s"] * k["peak_dram_bytes_per_s"]).sum())
+
+
+def test_grouping_sums_match_launches():
+    report = read_report(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))
+    by_name = report.group("name")
+    assert by_name["count"].sum() == 154
+    assert by_name["duration_s"].sum() == pytest.approx(report.kernels["duration_s"].sum())
+    assert by_name["pct_time"].sum() == pytest.approx(100.0)
+    assert list(by_name["duration_s"]) == sorted(by_name["duration_s"], reverse=True)
+    assert len(report.group("launch")) == 154
+    assert report.group("nvtx")["count"].sum() == 154

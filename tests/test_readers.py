@@ -1,0 +1,96 @@
+"""Every real ncu output in ../shared/fixtures/ncu parses, with its kernel count right (SOURCES.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from flopscope.core import read_report
+from flopscope.core.readers import read_metrics
+
+from .conftest import fixture_path
+
+# Kernel (launch) counts as SOURCES.md lists them.
+KERNELS = {
+    "h800_sglang_flashattn_full.ncu-rep": 5,
+    "h100pcie_ee384_cub_agents_full.ncu-rep": 18,
+    "a100pcie80_cutlass_gemm_full.ncu-rep": 3,
+    "a100pcie40_cub_radixsort_154k_basic.ncu-rep": 154,
+    "v100_ncar_miniweather_fp64_full.ncu-rep": 5,
+    "t4_mlp_matadd_full.ncu-rep": 1,
+    "rtx4090_torch_linear_sgemm.ncu-rep": 2,
+    "a10_spyinfer_linear_105k_basic.ncu-rep": 105,
+    "rtx5060ti_transpose_45k_basic.ncu-rep": 45,
+    "b200_torch_sdpa_auto_raw.csv": 16,
+    "v100_xplacer_cfd_details_nsight2020.log": 100,
+    "t4_nsightful_copy_blocked_details.csv": 1,
+    "h100pcie_robocache_cmdline_details.csv": 9,
+    "rtx5090_dsocr_cutlass_gemm_details.csv": 1,
+    "rtx5090_dsocr_cutlass_gemm_roofline_section.csv": 1,
+    "v100_cutlass_gemm_nersc_flops_details.csv": 11,
+    "a100_gemm_printfp_details.csv": 3,
+    "rtx5070_win_bom_crlf_details.csv": 1,
+    "b200_nvtx_apprange_details_sanitized.csv": 1,
+}
+FORMATS = {".ncu-rep": "ncu-rep", "_raw.csv": "csv-raw"}
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_fixture_parses_with_its_kernel_count(name):
+    report = read_report(fixture_path(name))
+    assert len(report.kernels) == KERNELS[name]
+    assert report.kernels["kernel_full"].str.len().gt(0).all()
+    expected = next((f for suffix, f in FORMATS.items() if name.endswith(suffix)), "csv-details")
+    assert report.meta["format"] == expected
+
+
+def test_format_is_detected_by_content_not_extension(tmp_path):
+    src = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    disguised = tmp_path / "looks_like.csv"
+    disguised.write_bytes(src.read_bytes())
+    assert read_report(disguised).meta["format"] == "ncu-rep"
+    csv_src = fixture_path("b200_torch_sdpa_auto_raw.csv")
+    renamed = tmp_path / "profile.ncu-rep"
+    renamed.write_bytes(csv_src.read_bytes())
+    assert read_report(renamed).meta["format"] == "csv-raw"
+
+
+def test_broken_launch_is_kept_and_marked():
+    report = read_report(fixture_path("h800_sglang_flashattn_full.ncu-rep"))
+    flash = report.kernels[report.kernels["kernel"].str.startswith("flash_fwd_kernel")]
+    assert len(flash) == 1
+    assert flash["duration_s"].isna().all()
+    assert report.summary().launches == 5
+
+
+def test_nvtx_columns_of_details_layout():
+    report = read_report(fixture_path("b200_nvtx_apprange_details_sanitized.csv"))
+    assert report.kernels["nvtx"].iloc[0] == "compute_kernel"
+    assert report.kernels["process"].iloc[0] == "python (4242)"
+    # 123480704 ns as printed in the file
+    assert report.kernels["duration_s"].iloc[0] == pytest.approx(123480704e-9)
+
+
+def test_bom_crlf_and_new_dram_metric_names():
+    report = read_report(fixture_path("rtx5070_win_bom_crlf_details.csv"))
+    row = report.kernels.iloc[0]
+    assert row["dram_read_bytes"] == 53_261_312
+    assert row["dram_write_bytes"] == 3_377_920
+    assert row["dram_bytes"] == 53_261_312 + 3_377_920
+    assert row["duration_s"] == pytest.approx(10_195_552e-9)
+    assert report.meta["gpu"] == "NVIDIA GeForce RTX 5070"  # named in the program output before the CSV
+
+
+def test_identity_columns_from_ncu_rep():
+    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    row = report.kernels.iloc[0]
+    assert (row["grid"], row["block"], row["registers"]) == ("(8, 63, 1)", "(16, 16, 1)", 18)
+    assert row["gpu"] == "Tesla T4" and row["cc"] == "7.5"
+
+
+def test_metric_tables_hold_si_units():
+    frame, _ = read_metrics(fixture_path("rtx5090_dsocr_cutlass_gemm_details.csv"))
+    row = frame.iloc[0]
+    assert row["gpu__time_duration.sum"] == pytest.approx(404.70e-6)  # printed as 404.70 us
+    assert row["dram__bytes_read.sum"] == pytest.approx(63.77e6)  # Mbyte
+    assert row["dram__bytes_write.sum"] == pytest.approx(197.38e3)  # Kbyte
+    assert row["smsp__cycles_elapsed.avg.per_second"] == pytest.approx(2.00e9)  # Ghz

@@ -1,0 +1,80 @@
+"""Unit conversion, number cells, kernel names and the GPU database."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from flopscope.core.gpus import all_gpus, find_gpu, gpu_in_text
+from flopscope.core.kernel_names import short_name
+from flopscope.core.units import parse_number, unit_factor
+
+
+@pytest.mark.parametrize(("unit", "factor"), [
+    ("byte", 1), ("Kbyte", 1e3), ("Mbyte", 1e6), ("Gbyte", 1e9), ("Tbyte", 1e12),
+    ("ns", 1e-9), ("nsecond", 1e-9), ("us", 1e-6), ("usecond", 1e-6), ("msecond", 1e-3), ("second", 1),
+    ("hz", 1), ("Khz", 1e3), ("Mhz", 1e6), ("Ghz", 1e9), ("cycle/second", 1), ("cycle/nsecond", 1e9),
+    ("byte/s", 1), ("Gbyte/s", 1e9), ("Gbyte/second", 1e9), ("byte/cycle", 1), ("inst/cycle", 1),
+    ("%", 1), ("", 1), ("register/thread", 1),
+])
+def test_unit_factor(unit, factor):
+    assert unit_factor(unit) == pytest.approx(factor)
+
+
+@pytest.mark.parametrize(("cell", "value"), [
+    ("1,234.5", 1234.5), ("5,323,503,232.00", 5323503232.0), ("12", 12.0), ("0.00", 0.0), ("-3", -3.0),
+])
+def test_parse_number(cell, value):
+    assert parse_number(cell) == value
+
+
+@pytest.mark.parametrize("cell", ["n/a", "", "  ", "abc", None])
+def test_parse_number_missing(cell):
+    assert math.isnan(parse_number(cell))
+
+
+@pytest.mark.parametrize(("full", "short"), [
+    ("void gemm_v0<float>(float *, float *, float *, int)", "gemm_v0<float>"),
+    ("ampere_sgemm_128x32_tn", "ampere_sgemm_128x32_tn"),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char *, 1>>"
+     "(int, T2, T3)", "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<…>, std::array<…>>"),
+    ("void f<T>(T) [with T = float]", "f<T>(T) [with T = float]"),
+])
+def test_short_name(full, short):
+    assert short_name(full) == short
+
+
+def test_database_covers_required_gpus_with_sources():
+    required = ["Tesla K40m", "Tesla K80", "Tesla P100-SXM2-16GB", "Tesla V100-SXM2-32GB", "Tesla V100-PCIE-16GB",
+                "Tesla T4", "NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-80GB", "NVIDIA A100-PCIE-40GB",
+                "NVIDIA A100 80GB PCIe", "NVIDIA A10", "NVIDIA L4", "NVIDIA L40S", "NVIDIA H100 80GB HBM3",
+                "NVIDIA H100 PCIe", "NVIDIA H200", "NVIDIA B200", "NVIDIA GeForce RTX 3090",
+                "NVIDIA GeForce RTX 4090"]
+    for name in required:
+        gpu = find_gpu(name)
+        assert gpu is not None, name
+        assert gpu.source.startswith("https://")
+        assert gpu.peak("fp32") > 1e12 and gpu.dram_bytes_per_s > 1e11
+
+
+def test_peaks_are_per_precision_and_dense():
+    a100 = find_gpu("NVIDIA A100-SXM4-80GB")
+    # A100: 108 SMs x 64 FP32 lanes x 2 (FMA) x 1.41 GHz; TF32 8x and BF16 16x of that (dense)
+    assert a100.peak("fp32") == pytest.approx(108 * 64 * 2 * 1.41e9, rel=0.01)
+    assert a100.peak("tensor_tf32") == pytest.approx(8 * a100.peak("fp32"), rel=0.01)
+    assert a100.peak("tensor_bf16") == pytest.approx(16 * a100.peak("fp32"), rel=0.01)
+
+
+def test_k80_is_one_gpu_of_the_board():
+    k80 = find_gpu("Tesla K80")
+    assert k80.peak("fp32") == pytest.approx(8.73e12 / 2, rel=0.01)
+    assert "per GPU" in k80.notes
+
+
+def test_lookup_by_key_name_and_free_text():
+    assert find_gpu("h100-sxm").key == "h100-sxm"
+    assert find_gpu("Tesla T4").key == "t4"
+    assert find_gpu("nonexistent") is None
+    assert gpu_in_text("Detected GPU: Tesla V100-PCIE-32GB (SM 7.0)").key == "v100-pcie-32gb"
+    assert len({g.key for g in all_gpus()}) == len(all_gpus())
