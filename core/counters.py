@@ -53,18 +53,24 @@ class Counted:
 
 
 class _Provenance:
-    """Per-row notes ('flop_fp32 derived from rates') collected while columns are filled."""
+    """Per-row notes ('flop_fp32 derived from rates'), kept as one mask per note until the end."""
 
     def __init__(self, index: pd.Index) -> None:
-        self.notes = {"estimated": [[] for _ in index], "provenance": [[] for _ in index]}
+        self.index = index
+        self.notes: dict[str, dict[str, np.ndarray]] = {"estimated": {}, "provenance": {}}
 
     def add(self, kind: str, mask: pd.Series, text: str) -> None:
-        rows = self.notes[kind]
-        for i in np.flatnonzero(mask.to_numpy(dtype=bool)):
-            rows[i].append(text)
+        rows = mask.to_numpy(dtype=bool)
+        if rows.any():
+            seen = self.notes[kind].get(text)
+            self.notes[kind][text] = rows if seen is None else seen | rows
 
-    def column(self, kind: str) -> list[str]:
-        return ["; ".join(r) for r in self.notes[kind]]
+    def column(self, kind: str) -> pd.Series:
+        out = pd.Series("", index=self.index, dtype=object)
+        for text, rows in self.notes[kind].items():
+            sep = np.where(out.to_numpy() == "", "", "; ")
+            out = out.where(~rows, out + sep + text)
+        return out
 
 
 def _col(df: pd.DataFrame, name: str) -> pd.Series:
@@ -146,14 +152,7 @@ def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> p
     opcode = _opcode_flop(df, precision)
     use_opcode = ~seen & opcode.notna()
     prov.add("provenance", use_opcode, f"{column} from SASS per-opcode counts")
-    total = total.where(seen, opcode)
-    return _dedupe_provenance(prov, total)
-
-
-def _dedupe_provenance(prov: _Provenance, values: pd.Series) -> pd.Series:
-    for rows in prov.notes["provenance"]:
-        rows[:] = list(dict.fromkeys(rows))
-    return values
+    return total.where(seen, opcode)
 
 
 def _opcode_flop(df: pd.DataFrame, precision: str) -> pd.Series:
@@ -204,15 +203,16 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
         out[f"flop_tensor_{dtype}"] = by_dtype.get(dtype, pd.Series(np.nan, index=df.index))
     counted = out[[f"flop_tensor_{d}" for d in TENSOR_DTYPES]].sum(axis=1, min_count=1)
     inst = _col(df, "smsp__inst_executed_pipe_tensor.sum").fillna(_col(df, "sm__inst_executed_pipe_tensor.sum"))
-    known = out["cc"].map(lambda cc: TENSOR_FLOP_PER_INST.get(str(cc), (np.nan, None)))
-    factor = pd.Series([f for f, _ in known], index=df.index, dtype=float)
+    cc = _cc_key(out["cc"])
+    factor = cc.map({k: f for k, (f, _) in TENSOR_FLOP_PER_INST.items()}).astype(float)
+    dtypes = cc.map({k: d for k, (_, d) in TENSOR_FLOP_PER_INST.items()})
     estimate = (inst * factor).where(inst != 0, 0.0).where(inst.notna())
     idle = _tensor_idle(df)
     flop = counted.copy()
     use_est = flop.isna() & estimate.notna()
     flop[use_est] = estimate[use_est]
-    for dtype in {d for _, d in known if d}:
-        rows = use_est & (known.map(lambda k, d=dtype: k[1] == d))
+    for dtype in dtypes.dropna().unique():
+        rows = use_est & (dtypes == dtype)
         out.loc[rows, f"flop_tensor_{dtype}"] = estimate[rows]
     prov.add("estimated", use_est & (inst != 0), "flop_tensor (tensor instructions x FLOP/instruction)")
     for mask, why in ((idle, "tensor pipes idle"), (_no_mma_opcodes(df), "no MMA in SASS opcode counts"),
@@ -235,8 +235,20 @@ def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
 
 
 def _no_tensor_cores(cc: pd.Series) -> pd.Series:
-    major = pd.to_numeric(cc.map(lambda v: str(v).split(".")[0] if v is not None else None), errors="coerce")
-    return major < 7
+    return _cc_key(cc).map(lambda v: _major(v) < 7).astype(bool)
+
+
+def _cc_key(cc: pd.Series) -> pd.Series:
+    """Compute capability as text ('7.0'), '' where unknown; one conversion per distinct value."""
+    return cc.map({v: ("" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+                   for v in pd.unique(cc)}).astype(object)
+
+
+def _major(cc: str) -> float:
+    try:
+        return float(cc.split(".")[0])
+    except ValueError:
+        return np.nan
 
 
 def _tensor_idle(df: pd.DataFrame) -> pd.Series:

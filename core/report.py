@@ -76,33 +76,35 @@ def ordered(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _aggregate(k: pd.DataFrame, key: str) -> pd.DataFrame:
-    k = k.copy()
-    k[key] = k[key].fillna(NO_RANGE if key == "nvtx" else "")
-    grouped = k.groupby(key, sort=False, dropna=False)
+    # Factorize the key once: hashing long C++ kernel names for every aggregate dominated grouping time.
+    codes, uniques = pd.factorize(k[key].fillna(NO_RANGE if key == "nvtx" else ""), sort=False)
+    codes = pd.Series(codes, index=k.index, name="group")
+    grouped = k.groupby(codes, sort=True)
     out = grouped[_SUMMED + [c for c in k if c.startswith("flop_tensor_")]].sum(min_count=1)
     out["count"] = grouped.size()
     dur = k["duration_s"].fillna(0.0)
-    weight = dur.groupby(k[key], sort=False).sum()
+    weight = dur.groupby(codes, sort=True).sum()
     for col in _WEIGHTED:
         if col in k:
             both = k[col].notna() & (dur > 0)
-            num = (k[col] * dur).where(both).groupby(k[key], sort=False).sum(min_count=1)
-            plain = k[col].groupby(k[key], sort=False).mean()
+            num = (k[col] * dur).where(both).groupby(codes, sort=True).sum(min_count=1)
+            plain = k[col].groupby(codes, sort=True).mean()
             out[col] = (num / weight.where(weight > 0)).fillna(plain)
     first = grouped[["kernel", "kernel_full", "nvtx", "process", "device", "stream", "grid", "block",
                      "registers", "gpu", "cc"]].agg(_same_or_mixed)
     for col in first:
-        if col != key:
-            out[col] = first[col]
+        out[col] = first[col]
+    out[key] = np.asarray(uniques, dtype=object)[out.index.to_numpy()]
     for col in _NOTES:
-        out[col] = grouped[col].agg(lambda s: "; ".join(dict.fromkeys(x for v in s if v for x in v.split("; "))))
+        out[col] = grouped[col].agg(lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v
+                                                                      for x in v.split("; "))))
     out["status"] = grouped["status"].agg(lambda s: "ok" if (s == "ok").any() else s.iloc[0])
     out["launch_id"] = grouped["launch_id"].min()
-    return out.reset_index()
+    return out.reset_index(drop=True)
 
 
 def _same_or_mixed(s: pd.Series):
-    values = s.dropna().unique()
+    values = pd.unique(s.dropna())
     if len(values) == 1:
         return values[0]
     return None if len(values) == 0 else "(mixed)"

@@ -6,7 +6,6 @@ import csv
 
 import ncu_report
 import pytest
-
 from flopscope.core import read_report
 
 from .conftest import fixture_path

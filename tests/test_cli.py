@@ -8,7 +8,6 @@ import sys
 
 import pandas as pd
 import pytest
-
 from flopscope.core import NAMES, read_report
 
 from .conftest import fixture_path

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from flopscope.core import read_report
 
 from .conftest import fixture_path

@@ -5,10 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from flopscope.core import FlopscopeError, read_report
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from flopscope.core import FlopscopeError, read_report
 
 from .conftest import FIXTURES, fixture_path
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from flopscope.core.gpus import all_gpus, find_gpu, gpu_in_text
 from flopscope.core.kernel_names import short_name
 from flopscope.core.units import parse_number, unit_factor

@@ -38,15 +38,17 @@ def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
 
 
 def _read_csv(path: Path, head: bytes) -> tuple[pd.DataFrame, dict]:
-    raw = path.read_bytes()
-    if not raw.strip():
+    if path.stat().st_size == 0 or (len(head) < 4 and not head.strip()):
         raise FlopscopeError(path, "the file is empty", "profile again or pass the right file")
-    if b"\x00" in raw[:4096]:
+    with path.open("rb") as handle:
+        start = handle.read(4096)
+    if not start.strip():
+        raise FlopscopeError(path, "the file is empty", "profile again or pass the right file")
+    if b"\x00" in start:
         raise FlopscopeError(path, "unknown binary format", _HINT)
-    text = raw.decode("utf-8", errors="replace")
-    doc = split_csv(path, text)
-    layout = read_details if {"Metric Name", "Metric Value", "Metric Unit"} <= set(doc.header) else read_raw
     try:
+        doc = split_csv(path)
+        layout = read_details if {"Metric Name", "Metric Value", "Metric Unit"} <= set(doc.header) else read_raw
         frame, meta = layout(doc)
     except (ValueError, KeyError, IndexError, csv.Error, pd.errors.ParserError) as exc:
         raise FlopscopeError(path, f"malformed ncu CSV ({type(exc).__name__}: {str(exc)[:120]})",

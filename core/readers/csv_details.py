@@ -51,7 +51,7 @@ def read_details(doc: CsvText) -> tuple[pd.DataFrame, dict]:
     i_name, i_unit, i_value = col["Metric Name"], col["Metric Unit"], col["Metric Value"]
     nv = nvtx_columns(header)
     launches: OrderedDict[tuple, dict] = OrderedDict()
-    for cells in csv.reader(io.StringIO(doc.body)):
+    for cells in csv.reader(io.StringIO(doc.body_text())):
         if len(cells) <= i_value:
             continue
         key = (cells[0], cells[col["Process ID"]] if "Process ID" in col else "")

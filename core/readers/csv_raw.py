@@ -1,4 +1,8 @@
-"""`ncu --csv --page raw`: a header of metric names, a units row, one row per launch."""
+"""`ncu --csv --page raw`: a header of metric names, a units row, one row per launch.
+
+Large pages are parsed straight from the file by pandas' C parser with typed columns, so a million launches
+never exist as Python strings; cells the fast path cannot type (odd text) fall back to a cell-by-cell parse.
+"""
 
 from __future__ import annotations
 
@@ -12,64 +16,83 @@ from ..units import parse_number, unit_factor
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
 from .wanted import IDENTITY, wanted
 
+_TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name"}
+
 
 def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
     header = doc.header
-    units_line, data = _units_row(doc)
-    units = next(csv.reader([units_line])) if units_line else []
-    units += [""] * (len(header) - len(units))
-    keep = [k for k, h in enumerate(header)
-            if h in IDENTITY_HEADERS or h in ("Process ID", "Process Name") or wanted(h)]
-    keep += [k for k in nvtx_columns(header) if k not in keep]
-    names = [f"c{k}" for k in range(len(header))]
-    frame = pd.read_csv(io.StringIO(data), header=None, names=names,
-                        usecols=[names[k] for k in keep], dtype=str, keep_default_na=False,
-                        engine="c", on_bad_lines="skip")
-    out = pd.DataFrame(index=frame.index)
-    for k in sorted(keep):
-        col, name = frame[names[k]], header[k]
-        if name in IDENTITY_HEADERS:
-            out[IDENTITY_HEADERS[name]] = col.replace("", None)
-        elif name == "device__attribute_display_name":
-            out["gpu"] = col.replace("", None)
-        elif wanted(name):
-            out[name] = _numeric(col, name) * unit_factor(units[k])
-    out["process"] = _process(frame, header, names)
     nv = nvtx_columns(header)
-    out["nvtx"] = [
-        " | ".join(filter(None, (nvtx_label(header[k], frame[names[k]].iat[r]) for k in nv))) or None
-        for r in range(len(frame))
-    ] if nv else None
+    keep = sorted({k for k, h in enumerate(header) if h in _TEXT_HEADERS or wanted(h)} | set(nv))
+    numeric = [k for k in keep if wanted(header[k]) and header[k] != "device__attribute_display_name"]
+    with doc.path.open("rb") as handle:
+        source = io.BytesIO(doc.body_bytes()) if doc.interleaved else handle
+        if not doc.interleaved:
+            handle.seek(doc.data_offset)
+        units = _units_row(source, len(header))
+        start = source.tell()
+        try:
+            frame = _parse(source, header, keep, {k: np.float64 for k in numeric})
+        except ValueError:  # a cell the typed parser refused: parse those columns cell by cell
+            source.seek(start)
+            frame = _parse(source, header, keep, {})
+            for k in numeric:
+                frame[k] = _numeric(frame[k].astype(object))
+    out = pd.DataFrame(index=frame.index)
+    for k in keep:
+        name = header[k]
+        if name in IDENTITY_HEADERS:
+            out[IDENTITY_HEADERS[name]] = frame[k].astype(object).where(frame[k].notna(), None)
+        elif name == "device__attribute_display_name":
+            out["gpu"] = frame[k].astype(object).where(frame[k].notna(), None)
+        elif k in numeric:
+            out[name] = frame[k].astype(np.float64) * unit_factor(units[k])
+    out["process"] = _process(frame, header)
+    out["nvtx"] = _nvtx(frame, header, nv)
     for col in IDENTITY:
         if col not in out:
             out[col] = None
     return out, {"format": "csv-raw"}
 
 
-def _units_row(doc: CsvText) -> tuple[str, str]:
+def _parse(source, header: list[str], keep: list[int], numeric: dict) -> pd.DataFrame:
+    dtype = {k: numeric.get(k, "category") for k in keep}
+    return pd.read_csv(source, header=None, names=range(len(header)), usecols=keep, dtype=dtype,
+                       na_values=["n/a"], thousands=",", engine="c", on_bad_lines="skip",
+                       encoding="utf-8", encoding_errors="replace")
+
+
+def _units_row(source, width: int) -> list[str]:
     """ncu prints a units row right after the header; its first cell (the ID) is empty."""
-    if doc.body.startswith('"",'):
-        end = doc.body.find("\n")
-        end = len(doc.body) if end < 0 else end
-        return doc.body[:end], doc.body[end + 1:]
-    return "", doc.body
+    start = source.tell()
+    line = source.readline()
+    if not line.startswith(b'"",'):
+        source.seek(start)
+        return [""] * width
+    units = next(csv.reader([line.decode("utf-8", errors="replace")]))
+    return units + [""] * (width - len(units))
 
 
-def _numeric(col: pd.Series, name: str) -> pd.Series:
-    values = pd.to_numeric(col, errors="coerce")
-    needs_help = values.isna() & (col != "")
-    if needs_help.any():  # thousands separators and n/a take the slow path, only where present
-        values[needs_help] = col[needs_help].map(parse_number)
-    return values.astype(np.float64)
+def _numeric(col: pd.Series) -> pd.Series:
+    return col.map(lambda v: parse_number(v) if isinstance(v, str) else np.nan).astype(np.float64)
 
 
-def _process(frame: pd.DataFrame, header: list[str], names: list[str]) -> pd.Series | None:
-    def col(title: str) -> pd.Series | None:
-        return frame[names[header.index(title)]] if title in header else None
+def _process(frame: pd.DataFrame, header: list[str]) -> pd.Series | None:
+    def col(title: str) -> list:
+        if title not in header:
+            return [None] * len(frame)
+        return frame[header.index(title)].astype(object).where(frame[header.index(title)].notna(), None).tolist()
 
-    pname, pid = col("Process Name"), col("Process ID")
-    if pname is None and pid is None:
+    if "Process Name" not in header and "Process ID" not in header:
         return None
-    pname = pname if pname is not None else pd.Series([""] * len(frame), index=frame.index)
-    pid = pid if pid is not None else pd.Series([""] * len(frame), index=frame.index)
-    return pd.Series([process_label(a, b) for a, b in zip(pname, pid, strict=True)], index=frame.index)
+    labels = {pair: process_label(*pair) for pair in set(zip(col("Process Name"), col("Process ID"), strict=True))}
+    return pd.Series([labels[p] for p in zip(col("Process Name"), col("Process ID"), strict=True)],
+                     index=frame.index, dtype=object)
+
+
+def _nvtx(frame: pd.DataFrame, header: list[str], nv: list[int]) -> list | None:
+    if not nv:
+        return None
+    cells = [frame[k].astype(object).tolist() for k in nv]
+    return [" | ".join(filter(None, (nvtx_label(header[k], c[r] if isinstance(c[r], str) else None)
+                                     for k, c in zip(nv, cells, strict=True)))) or None
+            for r in range(len(frame))]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import mmap
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,26 +26,68 @@ _NVTX_HEADER = re.compile(r"(Push/Pop_Range|Start/Stop_Range)")
 
 @dataclass
 class CsvText:
+    """Where ncu's table starts in a file; the rows themselves stay on disk until a layout reads them."""
+
     path: Path
     preamble: str
     header: list[str]
-    body: str  # data lines after the header, with ncu's own `==` lines removed
+    data_offset: int  # byte offset of the first line after the header
+    interleaved: bool  # ncu's own `==PROF==`/`==WARNING==` lines appear between the rows
+
+    def body_bytes(self) -> bytes:
+        """The rows, with any interleaved `==` lines removed (whole-file read: for small files or that case)."""
+        with self.path.open("rb") as handle:
+            handle.seek(self.data_offset)
+            body = handle.read()
+        if self.interleaved:
+            body = b"\n".join(ln for ln in body.split(b"\n") if not ln.startswith(b"=="))
+        return body
+
+    def body_text(self) -> str:
+        return self.body_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
-def split_csv(path: Path, text: str) -> CsvText:
-    """Find ncu's header row after any preamble (==PROF== lines, program output, a BOM)."""
-    text = text.lstrip("\ufeff").replace("\r\n", "\n")
-    start = 0 if text.startswith('"ID","') else text.find('\n"ID","') + 1
-    if start or text.startswith('"ID","'):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        header = next(csv.reader([text[start:end]]))
-        body = text[end + 1:]
-        if "\n==" in body or body.startswith("=="):  # ncu's own lines interleaved with the rows
-            body = "\n".join(ln for ln in body.split("\n") if not ln.startswith("=="))
-        return CsvText(path, text[:start], header, body)
-    raise FlopscopeError(path, "no ncu CSV header row (\"ID\",...) found",
-                         "export with `ncu --import REPORT --csv --page raw` (or --page details)")
+_HEADER = b'"ID","'
+_CHUNK = 1 << 22
+
+
+def split_csv(path: Path) -> CsvText:
+    """Find ncu's header row after any preamble (==PROF== lines, program output, a BOM, CRLF)."""
+    with path.open("rb") as handle:
+        head = b""
+        while True:
+            chunk = handle.read(_CHUNK)
+            head += chunk
+            start = _header_start(head)
+            if start >= 0 and (b"\n" in head[start:] or not chunk):
+                break
+            if not chunk or len(head) > 64 * _CHUNK:
+                raise FlopscopeError(path, "no ncu CSV header row (\"ID\",...) found",
+                                     "export with `ncu --import REPORT --csv --page raw` (or --page details)")
+        end = head.find(b"\n", start)
+        end = len(head) if end < 0 else end
+        header = next(csv.reader([head[start:end].decode("utf-8", errors="replace").rstrip("\r")]))
+        preamble = head[:start].decode("utf-8", errors="replace").lstrip("\ufeff")
+        interleaved = _has_prof_lines(handle, head, end)
+    return CsvText(path, preamble, header, end + 1, interleaved)
+
+
+def _header_start(head: bytes) -> int:
+    bom = 3 if head.startswith(b"\xef\xbb\xbf") else 0
+    if head.startswith(_HEADER, bom):
+        return bom
+    at = head.find(b"\n" + _HEADER)
+    return at + 1 if at >= 0 else -1
+
+
+def _has_prof_lines(handle, head: bytes, end: int) -> bool:
+    if b"\n==" in head[end:]:
+        return True
+    size = os.fstat(handle.fileno()).st_size
+    if size <= len(head):
+        return False
+    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+        return view.find(b"\n==", max(end, len(head) - 2)) >= 0
 
 
 def process_label(name: str | None, pid: str | None) -> str | None:

@@ -1,0 +1,134 @@
+"""How fast the terminal app is on big reports: first paint, sort, filter, cursor step. Prints a table.
+
+    python benchmarks/bench_tui.py [--sizes 100000 1000000] [--fixture PATH]
+
+A synthetic Report repeats the launches of a real fixture (read once with `read_report`) up to each size,
+so every column holds real values. The app runs headless (`App.run_test`, 120x40); a frame is timed when
+Textual hands the compositor's update to the driver, encoded to terminal bytes as a real terminal would
+get them. Textual paces frames at 60 per second, so up to ~17 ms of any number is waiting for the frame.
+
+    first paint   app start -> first frame showing rows of the per-launch view (includes Report.group)
+    group         the engine's part of first paint: Report.group("launch") inside the app
+    app           first paint minus group: what the app itself adds
+    sort          `s` on the FLOP/s column -> frame (numeric sort on the real values)
+    filter        regex filter applied -> frame
+    cursor        `down` -> frame (median of 20)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+from flopscope.core import Report, read_report
+from flopscope.tui.app import FlopscopeApp
+from flopscope.tui.widgets.kernel_table import KernelTable
+from flopscope.tui.widgets.table_model import parse_filter
+from textual import events
+
+FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu" / "v100_ncar_miniweather_fp64_full.ncu-rep"
+TARGETS = {"first paint": {100_000: 0.5, 1_000_000: 1.5}, "sort": 0.15, "filter": 0.15, "cursor": 0.05}
+
+
+def synthetic(report: Report, launches: int) -> Report:
+    """`launches` rows repeating the fixture's launches, with fresh launch ids."""
+    base = report.kernels
+    reps = -(-launches // len(base))
+    kernels = base.iloc[np.tile(np.arange(len(base)), reps)[:launches]].reset_index(drop=True)
+    kernels["launch_id"] = np.arange(launches)
+    return Report(meta={**report.meta, "launches": launches}, kernels=kernels, gpu=report.gpu,
+                  missing=report.missing)
+
+
+class Frames:
+    """Timestamps of frames the app sends to its (headless) driver."""
+
+    def __init__(self, app: FlopscopeApp) -> None:
+        self.times: list[float] = []
+        self.app = app
+        original = app._display
+
+        def display(screen, renderable) -> None:
+            original(screen, renderable)
+            if renderable is not None:
+                renderable.render_segments(app.console)  # the bytes a terminal would be sent
+                self.times.append(time.perf_counter())
+
+        app._display = display
+
+    async def after(self, start: float, count: int, timeout: float = 30.0) -> float:
+        """Seconds from `start` to the first frame after the `count`-th."""
+        deadline = time.perf_counter() + timeout
+        while len(self.times) <= count and time.perf_counter() < deadline:
+            await asyncio.sleep(0.0005)
+        return self.times[count] - start if len(self.times) > count else float("nan")
+
+
+async def measure(report: Report, size: int) -> dict[str, float]:
+    big = synthetic(report, size)
+    start = time.perf_counter()
+    app = FlopscopeApp(report.meta["source"], report=big, by="launch")
+    frames = Frames(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.kernels
+        while screen.model is None:
+            await asyncio.sleep(0.001)
+        first = await frames.after(start, len(frames.times))
+        table = screen.query_one(KernelTable)
+        assert any("compute_tendencies" in line for line in table.visible_text()), "no rows painted"
+
+        table.cursor_col = [c.name for _, c, _ in table.layout_columns].index("flop_per_s")
+        sort = await _key(app, frames, "s")
+        assert screen.model.query.sort == "flop_per_s", f"sort not applied: {screen.model.query}"
+
+        count, start = len(frames.times), time.perf_counter()
+        screen._requery(parse_filter("halo|semi", screen.query_state))
+        filt = await frames.after(start, count)
+        assert len(screen.model) < size, "filter not applied"
+
+        steps = [await _key(app, frames, "down") for _ in range(20)]
+        await pilot.pause()
+    group = app.group_seconds["launch"]
+    return {"launches": size, "first paint": first, "group": group, "app": first - group, "sort": sort, "filter": filt,
+            "cursor": statistics.median(steps)}
+
+
+async def _key(app: FlopscopeApp, frames: Frames, key: str) -> float:
+    await asyncio.sleep(0.05)  # let the previous frame settle so each step is timed alone
+    count, start = len(frames.times), time.perf_counter()
+    app._driver.send_message(events.Key(key, key if len(key) == 1 else None))
+    return await frames.after(start, count)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--fixture", type=Path, default=FIXTURE)
+    args = parser.parse_args()
+    if not args.fixture.exists():
+        raise SystemExit(f"fixture not found: {args.fixture} (pass --fixture PATH to an ncu report)")
+    report = read_report(args.fixture)
+    rows = [asyncio.run(measure(report, size)) for size in args.sizes]
+    print(f"fixture: {args.fixture.name} ({len(report.kernels)} launches repeated); times in ms, target in ()")
+    print(f"{'launches':>10} {'first paint':>18} {'group':>8} {'app':>8} {'sort':>12} {'filter':>12} {'cursor':>10}")
+    for r in rows:
+        n = r["launches"]
+        cells = [_cell(r, "first paint", TARGETS["first paint"].get(n)), f"{1000 * r['group']:8.0f}",
+                 f"{1000 * r['app']:8.0f}",
+                 _cell(r, "sort", TARGETS["sort"] if n <= 100_000 else None),
+                 _cell(r, "filter", TARGETS["filter"] if n <= 100_000 else None), _cell(r, "cursor", TARGETS["cursor"])]
+        print(f"{n:>10,} " + " ".join(cells))
+
+
+def _cell(row: dict, name: str, target: float | None) -> str:
+    width = 18 if name == "first paint" else (10 if name == "cursor" else 12)
+    text = f"{1000 * row[name]:.0f}" + (f" ({1000 * target:.0f})" if target else "")
+    return f"{text:>{width}}"
+
+
+if __name__ == "__main__":
+    main()
