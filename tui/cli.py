@@ -14,6 +14,7 @@ from flopscope.core.export import records, write_table
 from flopscope.core.report import GROUPINGS
 from rich.console import Console
 
+from .cli_profile import add_profile_args, cmd_profile, split_command
 from .text_report import missing_lines, print_report, report_json
 
 
@@ -41,6 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("gpus", help="list the GPU database with sources")
     p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("profile", help="run COMMAND under ncu, locally or on --host, and show its kernels",
+                       usage="flopscope profile [options] -- COMMAND [ARGS...]")
+    add_profile_args(p)
 
     p = sub.add_parser("open", help="open a report in the terminal app")
     p.add_argument("path")
@@ -134,14 +139,17 @@ def cmd_open(args) -> int:
     return run_app(args.path, gpu=args.gpu)
 
 
-COMMANDS = {"report": cmd_report, "export": cmd_export, "gpus": cmd_gpus, "open": cmd_open}
+COMMANDS = {"report": cmd_report, "export": cmd_export, "gpus": cmd_gpus, "open": cmd_open,
+            "profile": cmd_profile}
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-") and os.path.exists(argv[0]):
         argv = ["open", *argv]  # `flopscope PATH` opens the app
+    argv, command = split_command(argv)
     args = build_parser().parse_args(argv)
+    args.child_command = command
     try:
         return COMMANDS[args.command](args)
     except FlopscopeError as err:

@@ -1,0 +1,95 @@
+"""The ncu command line for a profile: the smallest metric set that answers the question, as an argv list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import FlopscopeError
+
+_SIMT = [f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "dfh" for op in ("add", "mul", "fma")]
+TIME = ["gpu__time_duration.sum", "smsp__cycles_elapsed.avg", "smsp__cycles_elapsed.avg.per_second",
+        "launch__grid_size", "launch__block_size", "launch__registers_per_thread",
+        "device__attribute_display_name"]
+FLOPS = [*_SIMT, "sm__inst_executed_pipe_tensor.sum"]
+# Tensor-core FLOPs by data type: counters ncu offers on Ampere and later (CC >= 8.0).
+_TENSOR_PATHS = (("fp16", "fp16"), ("fp16", "fp32"), ("bf16", "fp32"), ("tf32", "fp32"), ("fp64", "fp64"))
+TENSOR_OPS = [f"sm__ops_path_tensor_src_{src}_dst_{dst}.sum" for src, dst in _TENSOR_PATHS]
+MEMORY = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum"]
+PEAKS = [f"sm__sass_thread_inst_executed_op_{p}fma_pred_on.sum.peak_sustained" for p in "dfh"] + [
+    "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"]
+METRIC_SETS = {
+    "roofline": [*TIME, *FLOPS, *MEMORY, *PEAKS],
+    "flops": [*TIME, *FLOPS, *PEAKS],
+    "memory": [*TIME, *MEMORY, "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"],
+}
+REPLAY_MODES = ("kernel", "application", "range")
+
+
+@dataclass
+class ProfileOptions:
+    command: list[str]
+    metrics: str = "roofline"  # a set name, "full", or comma-separated metric names
+    kernel_name: str | None = None
+    nvtx_include: list[str] = field(default_factory=list)
+    launch_skip: int | None = None
+    launch_count: int | None = None
+    replay_mode: str | None = None
+    clock_control: str | None = None
+    target_processes: str | None = None
+    ncu_args: list[str] = field(default_factory=list)
+    ncu: str = "ncu"
+    compute_capability: str | None = None  # of the target GPU, when known, to pick tensor counters
+
+
+def metric_list(opts: ProfileOptions) -> list[str] | None:
+    """The metrics to collect; None for `full` (ncu's own full section set)."""
+    if opts.metrics == "full":
+        return None
+    if opts.metrics in METRIC_SETS:
+        names = list(METRIC_SETS[opts.metrics])
+        if opts.metrics != "memory" and _cc_at_least(opts.compute_capability, 8.0):
+            names += TENSOR_OPS
+        return names
+    names = [m.strip() for m in opts.metrics.split(",") if m.strip()]
+    if not names:
+        raise FlopscopeError("--metrics", "no metric names given", "use roofline, flops, memory, full or NAME,...")
+    return names
+
+
+def _cc_at_least(cc: str | None, minimum: float) -> bool:
+    try:
+        return cc is not None and float(cc) >= minimum
+    except ValueError:
+        return False
+
+
+def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
+    """ncu's argument list; the user's command follows `--` untouched, one argv element per argument."""
+    if not opts.command:
+        raise FlopscopeError("profile", "no command to profile", "put it after `--`: flopscope profile -- python x.py")
+    argv = [opts.ncu, "--export", report_stem, "--force-overwrite"]
+    metrics = metric_list(opts)
+    argv += ["--set", "full"] if metrics is None else ["--metrics", ",".join(metrics)]
+    if opts.kernel_name:
+        argv += ["--kernel-name", opts.kernel_name]
+    for nvtx in opts.nvtx_include:
+        argv += ["--nvtx", "--nvtx-include", nvtx]
+    if opts.launch_skip is not None:
+        argv += ["--launch-skip", str(opts.launch_skip)]
+    if opts.launch_count is not None:
+        argv += ["--launch-count", str(opts.launch_count)]
+    if opts.replay_mode:
+        if opts.replay_mode not in REPLAY_MODES:
+            raise FlopscopeError("--replay-mode", f"unknown mode {opts.replay_mode!r}",
+                                 "use kernel, application or range")
+        argv += ["--replay-mode", opts.replay_mode]
+    if opts.clock_control:
+        argv += ["--clock-control", opts.clock_control]
+    if opts.target_processes:
+        argv += ["--target-processes", opts.target_processes]
+    return [*argv, *opts.ncu_args, "--", *opts.command]
+
+
+def import_raw_argv(ncu: str, report: str) -> list[str]:
+    """ncu re-reading a report to print its raw CSV page (every metric, base units)."""
+    return [ncu, "--import", report, "--csv", "--page", "raw", "--print-units", "base"]

@@ -1,0 +1,128 @@
+"""Flow 2, profile: command -> ncu argv -> transport -> live events -> report brought back -> Report."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import FlopscopeError
+from .ncu_command import ProfileOptions, import_raw_argv, ncu_argv
+from .ncu_progress import Event, app_exit_code, explain, parse_line
+from .report import Report, read_report
+from .transport import SSH_LOST, LocalTransport, SshTransport
+
+EXIT_NOT_FOUND = 127
+
+
+@dataclass
+class ProfileResult:
+    run_dir: Path
+    report: Report | None
+    events: list[Event] = field(default_factory=list)
+    ncu_exit: int = 0
+    app_exit: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def kernels_profiled(self) -> int:
+        return sum(e.kind == "kernel" for e in self.events)
+
+
+def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_dir: Path,
+            on_event: Callable[[Event], None] = lambda e: None, env: dict[str, str] | None = None,
+            cwd: str | None = None, gpu: str | None = None) -> ProfileResult:
+    """Run `opts.command` under ncu through `transport`; keep everything in `run_dir`."""
+    started = time.time()
+    if opts.compute_capability is None:
+        opts.compute_capability = detect_compute_capability(transport)
+    workdir = transport.make_workdir()
+    result = ProfileResult(run_dir, None)
+    try:
+        stem = f"{workdir}/report"
+        argv = ncu_argv(opts, stem)
+        _write_meta(run_dir, opts, transport.host, argv, started, cwd, env)
+        result.ncu_exit = _stream(transport, argv, cwd, env, run_dir / "ncu.log", result, on_event)
+        have = transport.fetch(f"{stem}.ncu-rep", run_dir / "report.ncu-rep")
+        if have:
+            _save_raw_page(transport, opts.ncu, f"{stem}.ncu-rep", run_dir / "raw.csv", result)
+    finally:
+        transport.remove(workdir)
+    result.app_exit = app_exit_code([e.text for e in result.events if e.kind == "error"])
+    _finish(result, transport.host, have, opts)
+    if have:
+        result.report = read_report(run_dir / "report.ncu-rep", gpu=gpu,
+                                    params={"command": opts.command, "host": transport.host})
+    _write_meta(run_dir, opts, transport.host, argv, started, cwd, env, result)
+    return result
+
+
+def detect_compute_capability(transport) -> str | None:
+    done = transport.output(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"])
+    lines = done.stdout.strip().splitlines() if done.returncode == 0 else []
+    return lines[0].strip() if lines and lines[0].strip().replace(".", "").isdigit() else None
+
+
+def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on_event) -> int:
+    proc = transport.popen(argv, cwd, env)
+    with log_path.open("w") as log:
+        for line in proc.stdout:
+            log.write(line)
+            log.flush()
+            event = parse_line(line)
+            result.events.append(event)
+            on_event(event)
+    return proc.wait()
+
+
+def _save_raw_page(transport, ncu: str, report: str, out: Path, result: ProfileResult) -> None:
+    done = transport.output(import_raw_argv(ncu, report))
+    if done.returncode == 0 and done.stdout.strip():
+        out.write_text(done.stdout)
+    else:
+        result.notes.append(f"raw CSV page not saved (ncu --import failed: {_last_line(done.stderr or done.stdout)})")
+
+
+def _finish(result: ProfileResult, host: str, have_report: bool, opts: ProfileOptions) -> None:
+    """Turn ncu's exit into a report, a note, or one FlopscopeError with the fix."""
+    errors = [e.text for e in result.events if e.kind == "error"]
+    output = [e.text for e in result.events]
+    where = host if host != "localhost" else "this machine"
+    if result.ncu_exit == SSH_LOST and host != "localhost":
+        lost = f"connection to {host} lost after {result.kernels_profiled} kernel(s) profiled"
+        if not have_report:
+            raise FlopscopeError(f"--host {host}", f"{lost} ({_last_line(output)})",
+                                 "check the network or the host; console output kept in " + str(result.run_dir))
+        result.notes.append(lost + "; showing the partial report")
+        return
+    if result.ncu_exit == EXIT_NOT_FOUND and any(("not found" in line or "No such file" in line)
+                                                 and opts.ncu in line for line in output[-3:]):
+        raise FlopscopeError(opts.ncu, f"ncu not found on {where} (looked in the PATH of a non-interactive shell)",
+                             "pass --ncu /usr/local/cuda/bin/ncu (or wherever Nsight Compute is installed)")
+    fix = explain(errors, host)
+    if not have_report:
+        problem = errors[-1] if errors else _last_line(output) or f"ncu exited with code {result.ncu_exit}"
+        raise FlopscopeError(f"ncu on {where}", problem.strip(), fix or f"console output kept in {result.run_dir}")
+    if result.app_exit not in (None, 0):
+        result.notes.append(f"the command exited with code {result.app_exit}; showing what was profiled")
+    if fix:
+        result.notes.append(fix)
+
+
+def _last_line(lines) -> str:
+    if isinstance(lines, str):
+        lines = lines.splitlines()
+    lines = [ln.strip() for ln in lines if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def _write_meta(run_dir: Path, opts: ProfileOptions, host: str, argv: list[str], started: float,
+                cwd: str | None, env: dict | None, result: ProfileResult | None = None) -> None:
+    meta = {"host": host, "command": opts.command, "ncu_argv": argv, "metrics": opts.metrics, "cwd": cwd,
+            "env": env or {}, "started": started, "compute_capability": opts.compute_capability}
+    if result is not None:
+        meta.update(finished=time.time(), ncu_exit=result.ncu_exit, app_exit=result.app_exit,
+                    kernels_profiled=result.kernels_profiled, notes=result.notes)
+    (run_dir / "run.json").write_text(json.dumps(meta, indent=1))

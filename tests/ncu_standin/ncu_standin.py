@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Stands in for `ncu` in tests: checks its arguments like ncu, runs the program, replays captured output.
+
+See PROVENANCE.md beside this file for where every line it prints comes from. Standard library only, plus
+`ncu_report` (optional) to read kernel names out of the report it copies.
+
+Usage (as flopscope calls ncu):
+  ncu_standin.py [--standin-report R] [--standin-scenario S] [--standin-delay SEC]
+                 --export STEM --force-overwrite (--metrics A,B | --set full) [ncu filters] -- CMD ARGS...
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+KNOWN_OPTIONS_WITH_VALUE = {"--export", "-o", "--metrics", "--set", "--kernel-name", "-k", "--nvtx-include",
+                            "--launch-skip", "-s", "--launch-count", "-c", "--replay-mode", "--clock-control",
+                            "--target-processes", "--section"}
+KNOWN_FLAGS = {"--force-overwrite", "-f", "--nvtx"}
+METRIC_NAME = re.compile(r"^[a-z0-9]+__[a-z0-9_]+(\.[a-z0-9_]+)*$")
+NOT_ON_THIS_GPU = {"sm__ops_path_tensor_src_fp8_dst_fp32.sum"}  # e.g. asked for on a GPU without FP8
+
+
+def fail(message: str, code: int = 1) -> None:
+    print(f"==ERROR== {message}", flush=True)
+    sys.exit(code)
+
+
+def parse(argv: list[str]) -> tuple[dict, list[str]]:
+    opts: dict = {"scenario": "ok", "delay": 0.0, "report": None}
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            return opts, argv[i + 1:]
+        if arg.startswith("--standin-"):
+            opts[arg.removeprefix("--standin-")] = argv[i + 1]
+            i += 2
+        elif arg in KNOWN_OPTIONS_WITH_VALUE:
+            opts[arg.lstrip("-")] = argv[i + 1]
+            i += 2
+        elif arg in KNOWN_FLAGS:
+            i += 1
+        else:
+            fail(f"unrecognised option '{arg}'. Use --help for further details.")
+    return opts, []
+
+
+def kernel_names(report: str) -> list[str]:
+    try:
+        import ncu_report
+    except ImportError:
+        return ["kernel"]
+    ctx = ncu_report.load_report(report)
+    return [ctx.range_by_idx(r).action_by_idx(i).name()
+            for r in range(ctx.num_ranges()) for i in range(ctx.range_by_idx(r).num_actions())]
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--import"]:
+        fail("flopscope ncu stand-in: no raw page was captured with this report (see PROVENANCE.md)", 2)
+    opts, command = parse(argv)
+    if not command:
+        fail("No application was specified.")
+    stem = opts.get("export") or opts.get("o")
+    for name in (opts.get("metrics") or "").split(","):
+        if name and (not METRIC_NAME.match(name) or name in NOT_ON_THIS_GPU):
+            base = re.escape(name.split(".")[0]) if "." in name else name
+            fail(f"Failed to find metric regex:^{base}\\.(sum|min|max|avg|pct|ratio|max_rate)$")
+    delay, scenario = float(opts["delay"]), opts["scenario"]
+    exe = shutil.which(command[0]) or command[0]
+    app = subprocess.Popen(command)
+    print(f"==PROF== Connected to process {app.pid} ({exe})", flush=True)
+    if scenario == "perm":
+        print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
+              "Counters on the target device 0. For instructions on enabling permissions and to get more "
+              "information see https://developer.nvidia.com/ERR_NVGPUCTRPERM", flush=True)
+        app.wait()
+        print(f"==PROF== Disconnected from process {app.pid}", flush=True)
+        sys.exit(1)
+    names = kernel_names(opts["report"])
+    for index, name in enumerate(names):
+        time.sleep(delay)
+        shown = name if len(name) <= 30 else name[:27] + "..."
+        print(f'==PROF== Profiling "{shown}" - {index}: 0%....50%....100% - 31 passes', flush=True)
+    rc = app.wait()
+    print(f"==PROF== Disconnected from process {app.pid}", flush=True)
+    if stem:
+        shutil.copyfile(opts["report"], f"{stem}.ncu-rep")
+    if rc != 0:
+        print(f"==ERROR== The application returned an error code ({rc}).", flush=True)
+    if stem:
+        print(f"==PROF== Report: {os.path.abspath(stem)}.ncu-rep", flush=True)
+    sys.exit(1 if rc != 0 else 0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,201 @@
+"""`flopscope profile` end to end: locally and over a real loopback SSH server, ncu replaced by the stand-in
+(tests/ncu_standin/, which replays captured ncu output; see its PROVENANCE.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from flopscope.core import read_report
+
+from .conftest import fixture_path
+from .sshd import start_sshd
+
+STANDIN = Path(__file__).parent / "ncu_standin" / "ncu_standin.py"
+
+
+def make_ncu(tmp_path: Path, report: str = "t4_mlp_matadd_full.ncu-rep", scenario: str = "ok",
+             delay: float = 0.0) -> Path:
+    """An `ncu` for --ncu: the stand-in, told which real report to hand back and what to replay."""
+    script = tmp_path / f"ncu-{scenario}"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {STANDIN} --standin-report {fixture_path(report)} "
+                      f"--standin-scenario {scenario} --standin-delay {delay} \"$@\"\n")
+    script.chmod(0o755)
+    return script
+
+
+def flopscope(*args, home: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, "FLOPSCOPE_HOME": str(home), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield srv
+    srv.stop()
+
+
+def remote(server) -> list[str]:
+    return ["--host", server.alias, "--ssh-config", server.config]
+
+
+@pytest.mark.parametrize("where", ["local", "ssh"])
+def test_profile_shows_the_kernels_of_the_real_report(tmp_path, request, where):
+    ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep")
+    host = remote(request.getfixturevalue("server")) if where == "ssh" else []
+    out = flopscope("profile", *host, "--ncu", ncu, "--no-tui", "--json", "--name", "mw",
+                    "--", sys.executable, "-c", "print('hello from the app')", home=tmp_path / "home")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    expected = read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")).group("name")
+    assert [r["kernel"] for r in doc["rows"]] == list(expected["kernel"])
+    assert [r["flop"] for r in doc["rows"]] == pytest.approx(list(expected["flop"]))
+    assert "kernel 0: set_halo_values_x_396_gpu (31 passes)" in out.stderr
+    assert "hello from the app" in out.stderr
+    run = Path(doc["meta"]["run_dir"])
+    assert run.name == "mw"
+    assert (run / "report.ncu-rep").read_bytes() == fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep").read_bytes()
+    assert "==PROF== Connected" in (run / "ncu.log").read_text()
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["kernels_profiled"] == 5 and meta["ncu_exit"] == 0
+    argv = meta["ncu_argv"]
+    metrics = argv[argv.index("--metrics") + 1].split(",")
+    assert "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum" in metrics and "dram__bytes_read.sum" in metrics
+    assert "raw CSV page not saved" in out.stderr  # no raw page captured with this report yet
+
+
+def test_ncu_filters_pass_through_with_ncu_names(tmp_path):
+    ncu = make_ncu(tmp_path)
+    out = flopscope("profile", "--ncu", ncu, "--no-tui", "-k", "regex:add", "--nvtx-include", "fwd/",
+                    "--launch-skip", "2", "--launch-count", "3", "--replay-mode", "application",
+                    "--clock-control", "none", "--target-processes", "all", "--metrics", "flops",
+                    "--ncu-args", "--section SpeedOfLight", "--name", "f", "--", "true", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    argv = json.loads((tmp_path / "runs" / "f" / "run.json").read_text())["ncu_argv"]
+    joined = " ".join(argv)
+    for part in ("--kernel-name regex:add", "--nvtx --nvtx-include fwd/", "--launch-skip 2", "--launch-count 3",
+                 "--replay-mode application", "--clock-control none", "--target-processes all",
+                 "--section SpeedOfLight -- true"):
+        assert part in joined
+    assert "dram__bytes_read.sum" not in joined  # the flops set leaves memory counters out
+
+
+HOSTILE = ["; touch {s}", "$(touch {s})", "`touch {s}`", "'\"; touch {s}; echo '", "a\nb; touch {s}", "&& touch {s} #"]
+
+
+@pytest.mark.parametrize("where", ["local", "ssh"])
+def test_hostile_values_stay_inert(tmp_path, request, where):
+    sentinel = tmp_path / "SENTINEL"
+    values = [v.format(s=sentinel) for v in HOSTILE]
+    seen = tmp_path / "argv.json"
+    cwd = tmp_path / "dir with 'quote' and $(touch SENTINEL_CWD); `touch SENTINEL_CWD`"
+    cwd.mkdir()
+    program = ("import json, os, sys; json.dump({'argv': sys.argv[1:], 'env': os.environ.get('HOSTILE'), "
+               f"'cwd': os.getcwd()}}, open({str(seen)!r}, 'w'))")
+    host = remote(request.getfixturevalue("server")) if where == "ssh" else []
+    out = flopscope("profile", *host, "--ncu", make_ncu(tmp_path), "--no-tui", "--env", f"HOSTILE={values[1]}",
+                    "--remote-cwd", cwd, "--name", f"x; touch {sentinel}", "--", sys.executable, "-c", program,
+                    *values, home=tmp_path / "home")
+    assert out.returncode == 0, out.stderr
+    got = json.loads(seen.read_text())
+    assert got["argv"] == values
+    assert got["env"] == values[1]
+    assert got["cwd"] == str(cwd)
+    assert not sentinel.exists()
+    assert not any((d / "SENTINEL_CWD").exists() for d in (tmp_path, cwd, Path.home(), Path.cwd()))
+
+
+def test_env_name_must_be_a_name(tmp_path):
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--env", "A;touch x=1", "--", "true",
+                    home=tmp_path)
+    assert out.returncode == 2 and "not a valid environment variable name" in out.stderr
+
+
+def _one_line_error(out: subprocess.CompletedProcess) -> str:
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    return [ln for ln in out.stderr.splitlines() if ln.startswith("flopscope: ") and "run folder" not in ln][-1]
+
+
+@pytest.mark.parametrize("where", ["local", "ssh"])
+def test_counter_permission_error_explains_the_fix(tmp_path, request, where):
+    host = remote(request.getfixturevalue("server")) if where == "ssh" else []
+    out = flopscope("profile", *host, "--ncu", make_ncu(tmp_path, scenario="perm"), "--no-tui", "--", "true",
+                    home=tmp_path)
+    line = _one_line_error(out)
+    assert "ERR_NVGPUCTRPERM" in line and "NVreg_RestrictProfilingToAdminUsers=0" in line
+    assert "container" in line
+
+
+def test_unknown_metric_is_named(tmp_path):
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--metrics",
+                    "gpu__time_duration.sum,sm__ops_path_tensor_src_fp8_dst_fp32.sum", "--", "true", home=tmp_path)
+    line = _one_line_error(out)
+    assert "metric sm__ops_path_tensor_src_fp8_dst_fp32 does not exist" in line
+
+
+@pytest.mark.parametrize("where", ["local", "ssh"])
+def test_ncu_not_found_says_where_it_looked(tmp_path, request, where):
+    host = remote(request.getfixturevalue("server")) if where == "ssh" else []
+    out = flopscope("profile", *host, "--ncu", "/nonexistent/ncu", "--no-tui", "--", "true", home=tmp_path)
+    line = _one_line_error(out)
+    assert "--ncu" in line and "not found" in line
+
+
+def test_failing_command_keeps_what_was_profiled(tmp_path):
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--", sys.executable, "-c",
+                    "import sys; sys.exit(3)", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "the command exited with code 3" in out.stderr
+    assert "matrix_addition2D" in out.stdout
+
+
+def test_unreachable_host_fails_fast_with_ssh_message(tmp_path, server):
+    config = tmp_path / "cfg"
+    closed = server.port + 1 if server.port < 65535 else server.port - 1
+    config.write_text(server.config.read_text().replace(f"Port {server.port}", f"Port {closed}"))
+    start = time.monotonic()
+    out = flopscope("profile", "--host", server.alias, "--ssh-config", config, "--connect-timeout", "3",
+                    "--ncu", make_ncu(tmp_path), "--no-tui", "--", "true", home=tmp_path)
+    assert time.monotonic() - start < 15
+    line = _one_line_error(out)
+    assert "cannot reach the host" in line and "Connection refused" in line
+
+
+def test_auth_failure_is_one_line(tmp_path, server):
+    config = tmp_path / "cfg"
+    other = tmp_path / "other_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    text = server.config.read_text()
+    config.write_text("\n".join(ln if "IdentityFile" not in ln else f"  IdentityFile {other}"
+                                for ln in text.splitlines()) + "\n")
+    out = flopscope("profile", "--host", server.alias, "--ssh-config", config, "--ncu", make_ncu(tmp_path),
+                    "--no-tui", "--", "true", home=tmp_path)
+    assert "Permission denied" in _one_line_error(out)
+
+
+def test_connection_lost_mid_run_is_reported_within_10_s(tmp_path, server):
+    ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=3.0)
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "profile", *remote(server), "--ncu", ncu,
+                             "--no-tui", "--", "sleep", "60"], stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=env)
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "kernel 0:" in line:
+            break
+    assert server.drop_sessions() > 0
+    dropped = time.monotonic()
+    stderr = proc.stderr.read()
+    rc = proc.wait(timeout=30)
+    assert time.monotonic() - dropped <= 10
+    assert rc == 2 and "Traceback" not in stderr
+    assert "connection to gpubox lost after 1 kernel(s) profiled" in stderr
