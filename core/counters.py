@@ -98,8 +98,10 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     prov = _Provenance(df.index)
     out = pd.DataFrame(index=df.index)
     out["launch_id"] = pd.to_numeric(df["launch_id"], errors="coerce")
-    out["kernel_full"] = df["kernel_full"].where(df["kernel_full"].notna(), df["kernel_base"]).fillna("")
-    out["kernel"] = [short_name(k) for k in out["kernel_full"]]
+    # Kernel names repeat (a million launches, a handful of kernels, names of kilobytes): keep them categorical.
+    full = df["kernel_full"].where(df["kernel_full"].notna(), df["kernel_base"]).fillna("").astype("category")
+    out["kernel_full"] = full
+    out["kernel"] = full.map(short_name)  # maps each distinct name once
     for ident in ("nvtx", "process", "device", "stream", "grid", "block", "registers", "gpu", "cc"):
         out[ident] = df[ident]
     out["duration_s"] = _first(df, prov, "duration_s", [

@@ -59,10 +59,17 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
 
 
 def _arrow_safe(df: pd.DataFrame) -> pd.DataFrame:
-    """Object columns mixing numbers and text become text so Arrow accepts them."""
+    """Object columns (ids that are numbers in one report and text in another) become text categories,
+    which Arrow accepts and stores once per distinct value."""
     df = df.copy()
     for col in df.columns:
         if df[col].dtype == object:
-            df[col] = df[col].map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v))
-                                  else str(v))
+            df[col] = _text_category(df[col])
     return df
+
+
+def _text_category(col: pd.Series) -> pd.Categorical:
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    labels, remap = np.unique(np.array([str(u) for u in uniques], dtype=object), return_inverse=True)
+    codes = np.where(codes >= 0, remap[np.maximum(codes, 0)] if len(remap) else -1, -1)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object))

@@ -15,6 +15,8 @@ from flopscope.core.report import GROUPINGS
 from rich.console import Console
 
 from .cli_profile import add_profile_args, cmd_profile, split_command
+from .cli_runs import add_runs_commands
+from .cli_sweep import add_sweep_command
 from .text_report import missing_lines, print_report, report_json
 
 
@@ -47,9 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
                        usage="flopscope profile [options] -- COMMAND [ARGS...]")
     add_profile_args(p)
 
-    p = sub.add_parser("open", help="open a report in the terminal app")
-    p.add_argument("path")
+    p = sub.add_parser("open", help="open a report file or a stored run in the terminal app")
+    p.add_argument("path", help="a report file, or the name or id of a stored run")
     p.add_argument("--gpu", metavar="NAME")
+    COMMANDS.update(add_runs_commands(sub))
+    COMMANDS.update(add_sweep_command(sub))
     return parser
 
 

@@ -13,6 +13,7 @@ from flopscope.core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions
 from flopscope.core.ncu_progress import Event
 from flopscope.core.profiler import profile
 from flopscope.core.runs import new_run_dir
+from flopscope.core.store import Store
 from flopscope.core.transport import LocalTransport, SshTransport, check_env
 
 from .text_report import missing_lines, print_report, report_json
@@ -26,8 +27,12 @@ def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
-def add_profile_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", help="run on HOST through the system ssh (its ~/.ssh/config applies)")
+def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> None:
+    if many_hosts:
+        p.add_argument("--host", action="append", default=[],
+                       help="run on HOST through ssh; repeat to spread points over hosts, one at a time each")
+    else:
+        p.add_argument("--host", help="run on HOST through the system ssh (its ~/.ssh/config applies)")
     p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
     p.add_argument("--connect-timeout", type=int, default=10, metavar="S", help="ssh connect timeout (default 10)")
     p.add_argument("--ncu", default="ncu", metavar="PATH", help="ncu on the target (default: ncu on PATH)")
@@ -106,6 +111,10 @@ def cmd_profile(args) -> int:
         result = profile(opts, transport, run_dir, on_event=Progress(), env=env, cwd=args.remote_cwd, gpu=args.gpu)
     finally:
         transport.close()
+    store = Store()
+    name = store.unique_name(run_dir.name)
+    store.save(result.report, name, host=transport.host, command=opts.command)
+    print(f"flopscope: stored as run {name} ({store.path})", file=sys.stderr)
     for note in result.notes:
         print(f"flopscope: {note}", file=sys.stderr)
     report = result.report

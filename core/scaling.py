@@ -1,0 +1,113 @@
+"""Scaling analysis of a sweep: totals and kernel groups against the swept parameter, linear fits, and the
+findings that tripped people up by hand (FLOPs that do not grow with batch size, and why)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .report import Report
+
+TOTALS = ["flop", "dram_bytes", "duration_s", "flop_per_sample", "flop_per_s", "flops_efficiency",
+          "bandwidth_efficiency", "launches", "kernels"]
+
+
+@dataclass
+class Fit:
+    slope: float
+    intercept: float
+    r2: float
+
+
+def point_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
+    """One row per sweep point, sorted by the parameter."""
+    rows = []
+    for value, report in points:
+        s = report.summary()
+        rows.append({param: value, "flop": s.total_flop, "dram_bytes": s.dram_bytes, "duration_s": s.total_time_s,
+                     "flop_per_sample": s.total_flop / value if value else math.nan, "flop_per_s": s.flop_per_s,
+                     "flops_efficiency": s.flops_efficiency, "bandwidth_efficiency": s.bandwidth_efficiency,
+                     "launches": s.launches, "kernels": report.kernels["kernel_full"].nunique()})
+    return pd.DataFrame(rows).sort_values(param, kind="stable").reset_index(drop=True)
+
+
+def group_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
+    """Per point and kernel group: count, time, FLOPs, bytes (long format)."""
+    frames = []
+    for value, report in points:
+        g = report.group("name")[["kernel", "kernel_full", "count", "duration_s", "flop", "dram_bytes",
+                                  "pct_of_peak"]].copy()
+        g.insert(0, param, value)
+        frames.append(g)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def linear_fit(x: pd.Series, y: pd.Series) -> Fit | None:
+    ok = x.notna() & y.notna()
+    x, y = x[ok].astype(float).to_numpy(), y[ok].astype(float).to_numpy()
+    if len(np.unique(x)) < 2:
+        return None
+    slope, intercept = np.polyfit(x, y, 1)
+    residual = ((y - (slope * x + intercept)) ** 2).sum()
+    total = ((y - y.mean()) ** 2).sum()
+    return Fit(float(slope), float(intercept), 1.0 - residual / total if total else math.nan)
+
+
+def findings(table: pd.DataFrame, groups: pd.DataFrame, param: str, tolerance: float = 0.05) -> list[str]:
+    """Plain-language flags for what a scaling sweep should show and did not."""
+    out: list[str] = []
+    if len(table) < 2:
+        return out
+    flop, dram = table["flop"], table["dram_bytes"]
+    if flop.notna().all() and dram.notna().all() and flop.nunique() == 1 and dram.nunique() == 1:
+        out.append(f"FLOPs ({flop.iloc[0]:.4g}) and DRAM bytes ({dram.iloc[0]:.4g}) are identical at every "
+                   f"{param}: the parameter most likely never reached the program (not passed on the command "
+                   "line, or overridden inside it, e.g. a hard-coded batch size)")
+    elif flop.notna().all() and _flat(flop):
+        out.append(f"FLOPs do not grow with {param} (within 1%): check the parameter reaches the program")
+    if flop.isna().any():
+        out.append("FLOPs are unknown at some points (tensor-core work not counted?): collect the metrics the "
+                   "report names and run again")
+    per_sample = table["flop_per_sample"].dropna()
+    if len(per_sample) >= 2 and per_sample.min() > 0:
+        drift = per_sample.max() / per_sample.min() - 1
+        if drift > tolerance and flop.nunique() != 1:
+            out.append(f"per-sample FLOPs vary by {drift:.1%} across {param} (tolerance {tolerance:.0%})")
+    out += _appearing_kernels(groups, param)
+    out += _saturation(table, param)
+    return out
+
+
+def _flat(values: pd.Series) -> bool:
+    mean = values.abs().mean()
+    return bool(mean) and (values.max() - values.min()) / mean < 0.01
+
+
+def _appearing_kernels(groups: pd.DataFrame, param: str) -> list[str]:
+    if groups.empty:
+        return []
+    values = sorted(groups[param].unique())
+    out = []
+    for (_full, kernel), rows in groups.groupby(["kernel_full", "kernel"], sort=False, observed=True):
+        present = sorted(rows[param].unique())
+        if len(present) != len(values):
+            out.append(f"kernel {kernel} runs only at {param} = {', '.join(f'{v:g}' for v in present)} "
+                       "(a different algorithm chosen at other sizes?)")
+    return out
+
+
+def _saturation(table: pd.DataFrame, param: str) -> list[str]:
+    eff = table["flops_efficiency"]
+    if eff.notna().sum() < 3:
+        return []
+    best = eff.max()
+    if best <= 1.1 * eff.min():
+        return []  # flat: nothing saturates
+    first = table.loc[eff >= 0.9 * best, param].min()
+    if first < table[param].max():
+        return [f"FLOPS efficiency saturates from {param} = {first:g} (reaches {0.9 * best:.1%}, 90% of its "
+                f"best {best:.1%})"]
+    return []

@@ -1,0 +1,127 @@
+"""Sweeps: real profiles through the ncu stand-in (locally and over two SSH hosts at once), the scaling
+analysis on series built from real launches, kill-and-resume, and hostile parameter values."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from flopscope.core.sweep import parse_params, points, substitute
+
+from .conftest import fixture_path
+from .raw_csv import launches, raw_csv
+from .sshd import start_sshd
+from .test_profile import make_ncu
+
+
+def cli(*args, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "FLOPSCOPE_HOME": str(home), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+
+
+def test_placeholders_substitute_inside_one_argument():
+    assert substitute(["--bs={batch_size}", "{batch_size}", "{other}", "x"], {"batch_size": "8"}) == \
+        ["--bs=8", "8", "{other}", "x"]
+    assert points(parse_params(["a=1,2", "b=x,y"])) == [{"a": "1", "b": "x"}, {"a": "1", "b": "y"},
+                                                        {"a": "2", "b": "x"}, {"a": "2", "b": "y"}]
+
+
+def test_seed_puzzle_hard_coded_batch_size_is_flagged(tmp_path):
+    """The seed script ignored its batch size: every point profiles the same work."""
+    out = cli("sweep", "--param", "batch_size=1,8,32", "--ncu", make_ncu(tmp_path), "--sweep-name", "seed", "--json",
+              "--", sys.executable, "-c", "batch_size = 32", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "no argument uses {batch_size}" in out.stderr
+    doc = json.loads(out.stdout)
+    assert [p["batch_size"] for p in doc["points"]] == [1, 8, 32]
+    assert len({p["flop"] for p in doc["points"]}) == 1
+    assert any("identical at every batch_size" in f and "never reached the program" in f for f in doc["findings"])
+
+
+def test_linear_series_from_real_launches(tmp_path):
+    """Points made of N real V100 GEMM launches: FLOPs exactly linear in N, per-sample FLOPs constant."""
+    rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+    gemm = next(r for r in rows if "tensorop_s884gemm" in r["Kernel Name"])
+    init = next(r for r in rows if "InitializeMatrix" in r["Kernel Name"])
+    files = []
+    for n in (1, 2, 4, 8):
+        path = tmp_path / f"gemm_bs{n}.csv"
+        path.write_text(raw_csv([gemm] * n + ([init] if n >= 4 else [])))
+        files.append(path)
+    out = cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--param", "batch_size", "--json",
+              home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    per_gemm = 2 * 20480**3  # Volta tensor estimate, 2*M*N*K per launch
+    assert [p["flop"] for p in doc["points"]] == pytest.approx([per_gemm * n for n in (1, 2, 4, 8)], rel=1e-9)
+    assert doc["fits"]["flop"]["slope"] == pytest.approx(per_gemm, rel=1e-9)
+    assert doc["fits"]["flop"]["r2"] == pytest.approx(1.0)
+    assert not any("per-sample" in f for f in doc["findings"])
+    assert any("InitializeMatrix" in f and "only at batch_size = 4, 8" in f for f in doc["findings"])
+
+
+def test_kill_mid_sweep_then_resume(tmp_path):
+    ncu = make_ncu(tmp_path, delay=0.4)
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
+    args = [sys.executable, "-m", "flopscope.tui.cli", "sweep", "--param", "n=1,2,3,4,5,6", "--ncu", ncu,
+            "--sweep-name", "k", "--", "echo", "{n}"]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+    for line in proc.stderr:
+        if line.startswith("[2/6]"):
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    listed = json.loads(cli("runs", "--sweep", "k", "--json", home=tmp_path).stdout)
+    assert 2 <= len(listed) < 6
+    assert all(run["launches"] == 1 for run in listed)
+    first = cli("diff", listed[0]["name"], listed[-1]["name"], "--json", home=tmp_path)
+    assert first.returncode == 0 and json.loads(first.stdout)["rows"]  # every stored run still loads
+    rest = args[3:]
+    resumed = cli(*rest[:rest.index("--")], "--resume", *rest[rest.index("--"):], home=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr.count("already stored, skipped") == len(listed)
+    assert len(json.loads(cli("runs", "--sweep", "k", "--json", home=tmp_path).stdout)) == 6
+
+
+def test_hostile_parameter_values_stay_inert(tmp_path):
+    sentinel = tmp_path / "SENTINEL"
+    seen = tmp_path / "seen.txt"
+    program = f"import sys; open({str(seen)!r}, 'a').write(sys.argv[1] + '\\n')"
+    value = f"$(touch {sentinel});`touch {sentinel}`"
+    out = cli("sweep", "--param", f"v={value},'; touch {sentinel}'", "--ncu", make_ncu(tmp_path), "--", sys.executable,
+              "-c", program, "{v}", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert seen.read_text().splitlines() == [value, f"'; touch {sentinel}'"]
+    assert not sentinel.exists()
+
+
+@pytest.fixture(scope="module")
+def two_hosts(tmp_path_factory):
+    a = start_sshd(tmp_path_factory.mktemp("sshd_a"), alias="gpu-a")
+    b = start_sshd(tmp_path_factory.mktemp("sshd_b"), alias="gpu-b")
+    config = tmp_path_factory.mktemp("cfg") / "ssh_config"
+    config.write_text(a.config.read_text() + b.config.read_text())
+    yield config
+    a.stop()
+    b.stop()
+
+
+def test_sweep_over_two_hosts_at_once(tmp_path, two_hosts):
+    ncu = make_ncu(tmp_path, delay=0.5)
+    start = time.monotonic()
+    out = cli("sweep", "--param", "batch_size=1,2,3,4", "--host", "gpu-a", "--host", "gpu-b", "--ssh-config",
+              two_hosts, "--ncu", ncu, "--sweep-name", "two", "--json", "--", "echo", "{batch_size}", home=tmp_path)
+    elapsed = time.monotonic() - start
+    assert out.returncode == 0, out.stderr
+    listed = json.loads(cli("runs", "--sweep", "two", "--json", home=tmp_path).stdout)
+    assert sorted(r["params"]["batch_size"] for r in listed) == ["1", "2", "3", "4"]
+    assert {r["host"] for r in listed} == {"gpu-a", "gpu-b"}
+    assert "4 of 4 point(s) stored" in out.stderr
+    assert elapsed < 60

@@ -1,0 +1,72 @@
+"""`flopscope runs` and `flopscope diff`: the run store from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+
+from flopscope.core.diff import diff_runs
+from flopscope.core.export import records
+from flopscope.core.store import Store
+from rich.table import Table
+from rich.text import Text
+
+from . import format as fmt
+
+
+def add_runs_commands(sub) -> dict:
+    p = sub.add_parser("runs", help="list the runs in the store")
+    p.add_argument("--sweep", help="only the runs of this sweep")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("diff", help="compare two stored runs kernel group by kernel group")
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    p.add_argument("--by", choices=["name", "nvtx"], default="name")
+    p.add_argument("--json", action="store_true")
+    return {"runs": cmd_runs, "diff": cmd_diff}
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    store = Store()
+    runs = store.runs(args.sweep)
+    if args.json:
+        json.dump(records(runs), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    table = Table(box=None, header_style="bold")
+    for title in ("ID", "Name", "Created", "Sweep", "Params", "Host", "GPU", "Launches", "Time", "FLOP"):
+        table.add_column(title, no_wrap=True)
+    for r in runs.itertuples():
+        params = " ".join(f"{k}={v}" for k, v in r.params.items())
+        table.add_row(str(r.id), Text(r.name), dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
+                      Text(r.sweep or ""), Text(params), Text(r.host or ""), Text(r.gpu or ""), str(r.launches),
+                      fmt.seconds(r.total_time_s), fmt.si(r.total_flop))
+    from .cli import _console
+
+    _console().print(table)
+    print(f"{len(runs)} run(s) in {store.path}", file=sys.stderr)
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    store = Store()
+    a, b = store.load(args.run_a), store.load(args.run_b)
+    rows = diff_runs(a, b, by=args.by)
+    if args.json:
+        json.dump({"a": args.run_a, "b": args.run_b, "rows": records(rows)}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    table = Table(box=None, header_style="bold")
+    for title in ("Kernel", "N A", "N B", "Time A", "Time B", "ΔTime", "FLOP A", "FLOP B", "DRAM A", "DRAM B", ""):
+        table.add_column(title, no_wrap=True, justify="left" if title == "Kernel" else "right")
+    for r in rows.itertuples():
+        table.add_row(Text(str(r.kernel)), fmt.integer(r.count_a), fmt.integer(r.count_b),
+                      fmt.seconds(r.duration_s_a), fmt.seconds(r.duration_s_b), fmt.seconds(r.duration_s_delta),
+                      fmt.si(r.flop_a), fmt.si(r.flop_b), fmt.si(r.dram_bytes_a, "B"), fmt.si(r.dram_bytes_b, "B"),
+                      "" if r.presence == "both" else r.presence)
+    from .cli import _console
+
+    _console().print(table)
+    return 0

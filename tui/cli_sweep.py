@@ -1,0 +1,172 @@
+"""`flopscope sweep`: profile a command over parameter values, or analyse runs and files already made."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+from flopscope.core import FlopscopeError, read_report
+from flopscope.core.export import records
+from flopscope.core.scaling import findings, group_table, linear_fit, point_table
+from flopscope.core.store import Store
+from flopscope.core.sweep import parse_params, points, run_sweep, unused_params
+from flopscope.core.transport import LocalTransport, SshTransport, check_env
+from rich.table import Table
+from rich.text import Text
+
+from . import format as fmt
+from .cli_profile import add_profile_args, options_from, parse_env
+
+
+def add_sweep_command(sub) -> dict:
+    p = sub.add_parser("sweep", help="profile COMMAND for every parameter value (or analyse existing runs)",
+                       usage="flopscope sweep --param NAME=V1,V2 [options] -- COMMAND {NAME} ...\n"
+                             "       flopscope sweep --from RUN_OR_FILE ... [--param-from-name REGEX]")
+    add_profile_args(p, many_hosts=True)
+    p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
+                   help="values to sweep (repeat for a cartesian product); with --from: the parameter's name")
+    p.add_argument("--sweep-name", metavar="NAME", help="name of the sweep in the store (default: from time)")
+    p.add_argument("--resume", action="store_true", help="skip points this sweep already stored")
+    p.add_argument("--from", dest="sources", nargs="+", metavar="RUN_OR_FILE",
+                   help="analyse stored runs (name or id) or report files instead of profiling")
+    p.add_argument("--param-from-name", metavar="REGEX", help=r"parameter value from file/run names, e.g. 'bs(\d+)'")
+    p.add_argument("--tolerance", type=float, default=0.05, help="allowed per-sample FLOP drift (default 0.05)")
+    return {"sweep": cmd_sweep}
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    if args.sources:
+        param, pts = _from_sources(args)
+    else:
+        param, pts = _profile_points(args)
+    _show(param, pts, args)
+    return 0
+
+
+def _profile_points(args) -> tuple[str, list]:
+    params = parse_params(args.param)
+    if not params:
+        raise FlopscopeError("sweep", "no --param given", "e.g. --param batch_size=1,8,16 -- python x.py {batch_size}")
+    template = options_from(args)
+    env = parse_env(args.env)
+    check_env(env)
+    if not template.command:
+        raise FlopscopeError("sweep", "no command to profile", "put it after `--`")
+    for name in unused_params(template.command, params, env):
+        print(f"flopscope: warning: no argument uses {{{name}}}: its values would never reach the program",
+              file=sys.stderr)
+    sweep = args.sweep_name or time.strftime("sweep-%Y%m%d-%H%M%S")
+    hosts = args.host or [None]
+    transports = [SshTransport(h, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config) if h
+                  else LocalTransport() for h in hosts]
+    total = len(points(params))
+    done = [0]
+
+    def on_point(result) -> None:
+        done[0] += 1
+        what = {"stored": f"stored as {result.run}", "skipped": "already stored, skipped",
+                "failed": f"FAILED: {result.error}"}[result.status]
+        where = f" on {result.host}" if result.host else ""
+        print(f"[{done[0]}/{total}] {_label(result.params)}{where}: {what}", file=sys.stderr, flush=True)
+
+    def on_event(host, event) -> None:
+        if event.kind == "kernel":
+            print(f"    {host}: kernel {event.index}: {event.name}", file=sys.stderr, flush=True)
+
+    try:
+        results = run_sweep(template, params, transports, sweep, resume=args.resume, env=env,
+                            cwd=args.remote_cwd, gpu=args.gpu, on_point=on_point, on_event=on_event)
+    finally:
+        for t in transports:
+            t.close()
+    failed = [r for r in results if r.status == "failed"]
+    print(f"flopscope: sweep {sweep}: {total - len(failed)} of {total} point(s) stored"
+          + (f", {len(failed)} failed" if failed else ""), file=sys.stderr)
+    store = Store()
+    param = next(iter(params))
+    runs = store.runs(sweep)
+    try:
+        pts = [(_number(p[param]), store.load(rid)) for rid, p in zip(runs["id"], runs["params"], strict=True)]
+    except FlopscopeError:
+        print(f"flopscope: {param} values are not numbers: runs stored, no scaling analysis", file=sys.stderr)
+        return param, []
+    return param, pts
+
+
+def _from_sources(args) -> tuple[str, list]:
+    pattern = re.compile(args.param_from_name) if args.param_from_name else None
+    param = args.param[0].split("=")[0] if args.param else "param"
+    store = None
+    pts = []
+    for source in args.sources:
+        if Path(source).exists():
+            report, name, stored = read_report(source, gpu=args.gpu), Path(source).name, {}
+        else:
+            store = store or Store()
+            report = store.load(source)
+            name = source
+            stored = next((p for n, p in zip(store.runs()["name"], store.runs()["params"], strict=True)
+                           if n == source), {})
+        pts.append((_value(name, stored, pattern, param, source), report))
+        if stored and not args.param:
+            param = next(iter(stored))
+    return param, pts
+
+
+def _value(name: str, stored: dict, pattern, param: str, source: str) -> float:
+    if pattern is not None:
+        m = pattern.search(name)
+        if not m:
+            raise FlopscopeError(source, f"--param-from-name {pattern.pattern!r} does not match the name",
+                                 "use a regex with one group that captures the value, e.g. 'bs(\\d+)'")
+        return _number(m.group(1) if m.groups() else m.group(0))
+    if stored:
+        return _number(stored.get(param, next(iter(stored.values()))))
+    raise FlopscopeError(source, "no parameter value for this file", r"pass --param-from-name REGEX, e.g. 'bs(\d+)'")
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise FlopscopeError(f"value {text!r}", "a sweep parameter must be a number to be analysed",
+                             "sweep numeric values (batch sizes, sequence lengths)") from None
+
+
+def _label(point: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in point.items())
+
+
+def _show(param: str, pts: list, args) -> None:
+    if not pts:
+        return
+    table = point_table(pts, param)
+    groups = group_table(pts, param)
+    fits = {col: linear_fit(table[param], table[col]) for col in ("flop", "dram_bytes", "duration_s")}
+    notes = findings(table, groups, param, args.tolerance)
+    if args.json:
+        doc = {"param": param, "points": records(table), "groups": records(groups.drop(columns=["kernel_full"])),
+               "fits": {k: (v.__dict__ if v else None) for k, v in fits.items()}, "findings": notes}
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return
+    out = Table(box=None, header_style="bold")
+    for title in (param, "FLOP", "FLOP/sample", "DRAM B", "Time", "FLOP/s", "FLOPS eff", "BW eff", "Kernels"):
+        out.add_column(title, justify="right", no_wrap=True)
+    for r in table.itertuples(index=False):
+        out.add_row(f"{getattr(r, param):g}", fmt.si(r.flop), fmt.si(r.flop_per_sample), fmt.si(r.dram_bytes, "B"),
+                    fmt.seconds(r.duration_s), fmt.si(r.flop_per_s), fmt.pct(100 * r.flops_efficiency),
+                    fmt.pct(100 * r.bandwidth_efficiency), str(r.kernels))
+    from .cli import _console
+
+    console = _console()
+    console.print(out)
+    for col, fit in fits.items():
+        if fit:
+            console.print(Text(f"{col} = {fit.slope:.4g} x {param} + {fit.intercept:.4g}  (R^2 {fit.r2:.4f})"))
+    for note in notes:
+        console.print(Text(f"! {note}", style="bold"))
