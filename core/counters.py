@@ -15,6 +15,7 @@ import pandas as pd
 
 from .kernel_names import short_name
 from .readers.ncu_rep import OPCODE_METRIC
+from .readers.wanted import objects
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
 FMA_WEIGHTS = {"add": 1.0, "mul": 1.0, "fma": 2.0}  # FMA = 2 FLOPs, everywhere
@@ -66,11 +67,29 @@ class _Provenance:
             self.notes[kind][text] = rows if seen is None else seen | rows
 
     def column(self, kind: str) -> pd.Series:
-        out = pd.Series("", index=self.index, dtype=object)
-        for text, rows in self.notes[kind].items():
-            sep = np.where(out.to_numpy() == "", "", "; ")
-            out = out.where(~rows, out + sep + text)
-        return out
+        """Rows share one label per combination of notes (a million launches, a handful of labels)."""
+        items = list(self.notes[kind].items())
+        bits = np.zeros(len(self.index), dtype=np.int64)
+        for i, (_, rows) in enumerate(items):
+            bits |= rows.astype(np.int64) << i
+        combos, codes = np.unique(bits, return_inverse=True)
+        labels = ["; ".join(text for i, (text, _) in enumerate(items) if combo >> i & 1) for combo in combos]
+        return pd.Series(pd.Categorical.from_codes(codes.reshape(-1), categories=labels), index=self.index)
+
+
+def kernel_names(df: pd.DataFrame) -> tuple[pd.Categorical, pd.Categorical]:
+    """(full, short) names as categoricals: a million launches share a handful of names of kilobytes each,
+    so every distinct name is hashed, stored and shortened once."""
+    values = objects(df["kernel_full"])
+    base = objects(df["kernel_base"])
+    missing = pd.isna(values)
+    values[missing] = base[missing]
+    values[pd.isna(values)] = ""
+    codes, uniques = pd.factorize(values)
+    full = pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
+    short_codes, shorts = pd.factorize(np.array([short_name(u) for u in uniques], dtype=object))
+    short = pd.Categorical.from_codes(short_codes[codes], categories=pd.Index(shorts, dtype=object))
+    return full, short
 
 
 def _col(df: pd.DataFrame, name: str) -> pd.Series:
@@ -98,10 +117,7 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     prov = _Provenance(df.index)
     out = pd.DataFrame(index=df.index)
     out["launch_id"] = pd.to_numeric(df["launch_id"], errors="coerce")
-    # Kernel names repeat (a million launches, a handful of kernels, names of kilobytes): keep them categorical.
-    full = df["kernel_full"].where(df["kernel_full"].notna(), df["kernel_base"]).fillna("").astype("category")
-    out["kernel_full"] = full
-    out["kernel"] = full.map(short_name)  # maps each distinct name once
+    out["kernel_full"], out["kernel"] = kernel_names(df)
     for ident in ("nvtx", "process", "device", "stream", "grid", "block", "registers", "gpu", "cc"):
         out[ident] = df[ident]
     out["duration_s"] = _first(df, prov, "duration_s", [
@@ -130,8 +146,8 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     out["provenance"] = prov.column("provenance")
     numbers = out[["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes",
                    "l2_bytes", "l1_bytes"]]
-    out["status"] = np.where(numbers.isna().all(axis=1), "not profiled: ncu recorded no values for this launch",
-                             "ok")
+    out["status"] = pd.Categorical.from_codes(numbers.isna().all(axis=1).to_numpy(dtype=np.int8),
+                                              categories=["ok", "not profiled: ncu recorded no values for this launch"])
     return Counted(out, _missing(out))
 
 

@@ -43,8 +43,9 @@ def dominant_precision(k: pd.DataFrame) -> pd.Series:
     cols = [c for _, c, _ in PRECISIONS]
     flops = k[cols].fillna(0.0).to_numpy()
     best = flops.argmax(axis=1)
-    names = np.array([p for p, _, _ in PRECISIONS])[best]
-    return pd.Series(np.where(flops.max(axis=1) > 0, names, ""), index=k.index)
+    names = ["", *(p for p, _, _ in PRECISIONS)]
+    codes = np.where(flops.max(axis=1) > 0, best + 1, 0)
+    return pd.Series(pd.Categorical.from_codes(codes, categories=names), index=k.index)
 
 
 def ceilings(k: pd.DataFrame, gpu: Gpu | None) -> tuple[pd.Series, pd.Series, pd.Series]:
@@ -53,7 +54,7 @@ def ceilings(k: pd.DataFrame, gpu: Gpu | None) -> tuple[pd.Series, pd.Series, pd
     The report's own peak counters (peak per cycle x measured clock) win; the datasheet fills the rest,
     its compute peaks scaled from the boost clock to the measured SM clock so both agree on the clock.
     """
-    precision = k["precision"].replace("", "fp32")
+    precision = k["precision"].astype(object).replace("", "fp32")
     peak = pd.Series(np.nan, index=k.index)
     source = pd.Series("", index=k.index, dtype=object)
     for p in SIMT:
@@ -69,7 +70,8 @@ def ceilings(k: pd.DataFrame, gpu: Gpu | None) -> tuple[pd.Series, pd.Series, pd
             value = gpu.peak(ceiling)
             if take.any() and not math.isnan(value):
                 peak[take] = value * scale[take]
-                source[take] = np.where(scale[take] != 1.0, "datasheet @ measured clock", "datasheet")
+                source[take] = "datasheet"
+                source[take & (scale != 1.0)] = "datasheet @ measured clock"
     dram = k["report_peak_dram_bytes_per_s"].copy() if "report_peak_dram_bytes_per_s" in k else \
         pd.Series(np.nan, index=k.index)
     if gpu is not None and not math.isnan(gpu.dram_bytes_per_s):

@@ -16,6 +16,7 @@ from .csv_details import read_details
 from .csv_raw import read_raw
 from .csv_text import split_csv
 from .ncu_rep import MAGIC, read_ncu_rep
+from .wanted import objects
 
 __all__ = ["read_metrics"]
 
@@ -66,4 +67,8 @@ def _fill_identity(frame: pd.DataFrame) -> None:
              "stream": "launch__stream_id", "device": "launch__device_id"}
     for ident, metric in pairs.items():
         if metric in frame:
-            frame[ident] = frame[ident].where(frame[ident].notna(), frame[metric])
+            values = objects(frame[ident])
+            fill = objects(frame[metric])
+            missing = pd.isna(values)
+            values[missing] = fill[missing]
+            frame[ident] = pd.Series(values, index=frame.index, dtype=object)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..units import parse_number, unit_factor
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
-from .wanted import IDENTITY, wanted
+from .wanted import IDENTITY, objects, wanted
 
 _TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name"}
 
@@ -41,9 +41,9 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
     for k in keep:
         name = header[k]
         if name in IDENTITY_HEADERS:
-            out[IDENTITY_HEADERS[name]] = frame[k].astype(object).where(frame[k].notna(), None)
+            out[IDENTITY_HEADERS[name]] = frame[k]  # categorical: repeated text stored once
         elif name == "device__attribute_display_name":
-            out["gpu"] = frame[k].astype(object).where(frame[k].notna(), None)
+            out["gpu"] = frame[k]
         elif k in numeric:
             out[name] = frame[k].astype(np.float64) * unit_factor(units[k])
     out["process"] = _process(frame, header)
@@ -77,22 +77,28 @@ def _numeric(col: pd.Series) -> pd.Series:
 
 
 def _process(frame: pd.DataFrame, header: list[str]) -> pd.Series | None:
-    def col(title: str) -> list:
-        if title not in header:
-            return [None] * len(frame)
-        return frame[header.index(title)].astype(object).where(frame[header.index(title)].notna(), None).tolist()
-
     if "Process Name" not in header and "Process ID" not in header:
         return None
-    labels = {pair: process_label(*pair) for pair in set(zip(col("Process Name"), col("Process ID"), strict=True))}
-    return pd.Series([labels[p] for p in zip(col("Process Name"), col("Process ID"), strict=True)],
-                     index=frame.index, dtype=object)
+
+    def col(title: str) -> np.ndarray:
+        if title not in header:
+            return np.full(len(frame), None, dtype=object)
+        return objects(frame[header.index(title)])
+
+    pairs = list(zip(col("Process Name"), col("Process ID"), strict=True))
+    labels = {pair: process_label(*pair) for pair in set(pairs)}
+    return pd.Series([labels[p] for p in pairs], index=frame.index, dtype=object)
 
 
 def _nvtx(frame: pd.DataFrame, header: list[str], nv: list[int]) -> list | None:
     if not nv:
         return None
-    cells = [frame[k].astype(object).tolist() for k in nv]
-    return [" | ".join(filter(None, (nvtx_label(header[k], c[r] if isinstance(c[r], str) else None)
-                                     for k, c in zip(nv, cells, strict=True)))) or None
-            for r in range(len(frame))]
+    cells = [objects(frame[k]) for k in nv]
+    memo: dict[tuple, str | None] = {}
+    out = []
+    for row in zip(*cells, strict=True):
+        if row not in memo:
+            memo[row] = " | ".join(filter(None, (nvtx_label(header[k], c) for k, c in zip(nv, row, strict=True)))) \
+                or None
+        out.append(memo[row])
+    return out

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import csv
-import mmap
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,13 +79,15 @@ def _header_start(head: bytes) -> int:
 
 
 def _has_prof_lines(handle, head: bytes, end: int) -> bool:
+    """Scan the rest of the file in chunks (not mmap: mapped pages would count as this process's memory)."""
     if b"\n==" in head[end:]:
         return True
-    size = os.fstat(handle.fileno()).st_size
-    if size <= len(head):
-        return False
-    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
-        return view.find(b"\n==", max(end, len(head) - 2)) >= 0
+    tail = head[-2:]
+    while chunk := handle.read(_CHUNK):
+        if b"\n==" in tail + chunk[:2] or b"\n==" in chunk:
+            return True
+        tail = chunk[-2:]
+    return False
 
 
 def process_label(name: str | None, pid: str | None) -> str | None:

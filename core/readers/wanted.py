@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+import pandas as pd
+
 # Identity columns every reader fills (besides ncu metric columns named as ncu names them).
 IDENTITY = ["launch_id", "kernel_full", "kernel_base", "nvtx", "process", "device", "stream", "grid",
             "block", "registers", "gpu", "cc"]
@@ -29,3 +32,20 @@ WANTED = re.compile(
 
 def wanted(name: str) -> bool:
     return bool(WANTED.match(name))
+
+
+def objects(col: pd.Series) -> np.ndarray:
+    """A column as an object array of shared Python values, None where missing.
+
+    Categorical text from the CSV parser keeps its categories in Arrow; `to_numpy` would build one new
+    string per row (gigabytes for a million launches with kilobyte kernel names). Taking from the few
+    categories shares them instead.
+    """
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        cats = np.asarray(col.cat.categories.to_numpy(dtype=object), dtype=object)
+        codes = col.cat.codes.to_numpy()
+        out = np.full(len(col), None, dtype=object)
+        known = codes >= 0
+        out[known] = cats[codes[known]]
+        return out
+    return np.array(col.to_numpy(dtype=object, na_value=None), dtype=object, copy=True)
