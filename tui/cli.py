@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpu", metavar="NAME")
     COMMANDS.update(add_runs_commands(sub))
     COMMANDS.update(add_sweep_command(sub))
+    from .cli_model import add_model_commands
+    COMMANDS.update(add_model_commands(sub))
     return parser
 
 

@@ -1,0 +1,358 @@
+"""Analytic FLOPs of a PyTorch model, per module, forward and backward (`flopscope model`).
+
+Counting is torch's own `torch.utils.flop_counter.FlopCounterMode`: it counts matrix products, convolutions
+and attention from tensor shapes (FMA = 2 FLOPs: a multiply-add of an m x k by k x n product is 2*m*n*k) and
+counts nothing for elementwise work, normalization, pooling or a linear layer's bias add. Models run on the
+meta device (shapes only, no arithmetic) so ResNet-50 at batch 32 takes a fraction of a second; a model that
+cannot run on meta runs on CPU at batch 1 and its FLOPs and activation bytes are multiplied by the batch size.
+
+torch is imported inside functions only: `ModelFlops` (the result) is plain data that `reconcile` and the
+CLI use without torch, e.g. when reading the JSON of an earlier `flopscope model --json`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import FlopscopeError
+
+CONVENTION = ("FMA = 2 FLOPs (torch.utils.flop_counter): matmul, convolution and attention only; elementwise, "
+              "normalization, pooling and bias adds count 0")
+INTENSITY = "arithmetic intensity = forward FLOPs / (parameter bytes + activation bytes)"
+ACTIVATIONS = "activation bytes = sum of the output tensors of every leaf module in one forward pass"
+# Storage bytes per element of floating-point tensors at each --dtype (tf32 is stored as fp32).
+DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+# aten operator -> family, for shares such as "convolution 99.4 %".
+FAMILIES = {"convolution": "convolution", "convolution_backward": "convolution", "mm": "matmul",
+            "addmm": "matmul", "bmm": "matmul", "baddbmm": "matmul", "_scaled_mm": "matmul"}
+
+
+def require_torch(command: str = "model") -> Any:
+    """torch, or the one-line error the CLI prints (exit 2) when it is not installed."""
+    try:
+        import torch
+    except (ImportError, OSError) as err:  # OSError: a torch whose shared libraries do not load
+        raise FlopscopeError(f"flopscope {command} needs PyTorch", "pip install 'flopscope[torch]'") from err
+    return torch
+
+
+@dataclass
+class ModuleFlops:
+    name: str  # fully-qualified name as in model.named_modules(); "" is the model itself
+    type: str
+    forward_flop: int
+    backward_flop: int | None  # None unless counted with train=True
+    params: int  # this module's parameters, its children's included
+    activation_bytes: int  # its leaf modules' outputs
+    param_bytes: int = 0
+
+    @property
+    def intensity(self) -> float:
+        moved = self.param_bytes + self.activation_bytes
+        return self.forward_flop / moved if moved else math.nan
+
+    @property
+    def depth(self) -> int:
+        return 0 if not self.name else self.name.count(".") + 1
+
+
+@dataclass
+class ModelFlops:
+    model: str
+    model_type: str
+    input_shape: tuple[int, ...]
+    dtype: str
+    train: bool
+    forward_flop: int
+    backward_flop: int | None
+    params: int
+    param_bytes: int
+    activation_bytes: int
+    modules: list[ModuleFlops]
+    forward_ops: dict[str, int]  # aten operator -> FLOPs
+    backward_ops: dict[str, int]
+    method: str  # how it was counted: meta device, or CPU at batch 1 scaled
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def batch(self) -> int:
+        return self.input_shape[0] if self.input_shape else 1
+
+    @property
+    def step_flop(self) -> int:
+        """FLOPs of what runs: forward, plus backward for a training step."""
+        return self.forward_flop + (self.backward_flop or 0)
+
+    @property
+    def backward_ratio(self) -> float | None:
+        if self.backward_flop is None or not self.forward_flop:
+            return None
+        return self.backward_flop / self.forward_flop
+
+    @property
+    def intensity(self) -> float:
+        moved = self.param_bytes + self.activation_bytes
+        return self.forward_flop / moved if moved else math.nan
+
+    def op_share(self) -> dict[str, float]:
+        """Share of the step's FLOPs per aten operator (forward + backward when trained), largest first."""
+        return _shares(_merge(self.forward_ops, self.backward_ops))
+
+    def family_share(self) -> dict[str, float]:
+        """Share per operator family: convolution (forward and backward), matmul, attention, other."""
+        families: dict[str, int] = {}
+        for op, flop in _merge(self.forward_ops, self.backward_ops).items():
+            family = FAMILIES.get(op, "attention" if "attention" in op else "other")
+            families[family] = families.get(family, 0) + flop
+        return _shares(families)
+
+    def module(self, name: str) -> ModuleFlops | None:
+        return next((m for m in self.modules if m.name == name), None)
+
+    def to_json(self) -> dict:
+        doc = asdict(self)
+        doc["input_shape"] = list(self.input_shape)
+        doc["modules"] = [{**asdict(m), "intensity": _finite(m.intensity)} for m in self.modules]
+        doc.update(step_flop=self.step_flop, backward_ratio=self.backward_ratio, intensity=_finite(self.intensity),
+                   op_share=self.op_share(), family_share=self.family_share(),
+                   convention=CONVENTION, definitions=[INTENSITY, ACTIVATIONS])
+        return doc
+
+    @classmethod
+    def from_json(cls, doc: dict) -> ModelFlops:
+        fields = {k: doc[k] for k in cls.__dataclass_fields__ if k in doc}
+        fields["input_shape"] = tuple(doc["input_shape"])
+        fields["modules"] = [ModuleFlops(**{k: m[k] for k in ModuleFlops.__dataclass_fields__ if k in m})
+                             for m in doc["modules"]]
+        return cls(**fields)
+
+
+def _merge(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return out
+
+
+def _shares(flops: dict[str, int]) -> dict[str, float]:
+    total = sum(flops.values())
+    if not total:
+        return {}
+    return {k: v / total for k, v in sorted(flops.items(), key=lambda kv: -kv[1])}
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """'32,3,224,224' (or 32x3x224x224) -> (32, 3, 224, 224)."""
+    if not re.fullmatch(r"\d+([,x]\d+)*", text.replace(" ", "")):
+        raise FlopscopeError(f"--input-shape {text}", "not a list of positive integers", "e.g. 32,3,224,224")
+    shape = tuple(int(p) for p in re.split(r"[,x]", text.replace(" ", "")))
+    if any(n <= 0 for n in shape):
+        raise FlopscopeError(f"--input-shape {text}", "sizes must be positive", "e.g. 32,3,224,224")
+    return shape
+
+
+def resolve_model(spec: str) -> tuple[Callable[[], Any], tuple[int, ...] | None]:
+    """(factory, default input shape) for a built-in name or `module.path:factory`."""
+    require_torch()
+    from .reference_models import MODELS
+
+    if spec in MODELS:
+        factory, shape, _ = MODELS[spec]
+        return factory, shape
+    if ":" not in spec:
+        raise FlopscopeError(f"model {spec}", "neither a built-in model nor module.path:factory",
+                             f"built-ins: {', '.join(MODELS)}")
+    return _import_factory(spec), None
+
+
+def _import_factory(spec: str) -> Callable[[], Any]:
+    module_name, _, attr = spec.partition(":")
+    # The console script does not put the working directory on sys.path; `python -m` does. Users expect both.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except Exception as err:  # the user's module may raise anything on import
+        raise FlopscopeError(f"model {spec}", f"cannot import {module_name}: {type(err).__name__}: {err}") from err
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise FlopscopeError(f"model {spec}", f"{module_name} has no attribute {attr}")
+        obj = getattr(obj, part)
+    # module.path:attr may name a factory or an nn.Module instance (callable too, but not a factory).
+    torch = require_torch()
+    return (lambda: obj) if isinstance(obj, torch.nn.Module) or not callable(obj) else obj
+
+
+def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bool = False, dtype: str = "fp32",
+                input_requires_grad: bool = False) -> ModelFlops:
+    """Analytic FLOPs of SPEC (built-in name or module.path:factory) on one input of INPUT_SHAPE."""
+    if dtype not in DTYPE_BYTES:
+        raise FlopscopeError(f"--dtype {dtype}", "unknown precision", f"use one of {', '.join(DTYPE_BYTES)}")
+    factory, default_shape = resolve_model(spec)
+    shape = input_shape or default_shape
+    if shape is None:
+        raise FlopscopeError(f"model {spec}", "needs --input-shape", "e.g. --input-shape 32,3,224,224")
+    return count_factory(factory, shape, train=train, dtype=dtype, name=spec, input_requires_grad=input_requires_grad)
+
+
+def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: bool = False, dtype: str = "fp32",
+                  name: str = "model", input_requires_grad: bool = False) -> ModelFlops:
+    """Count on the meta device; fall back to CPU at batch 1 x batch size when the model cannot run on meta."""
+    torch = require_torch()
+    try:
+        model = _build(factory, torch, name, meta=True)
+        counted = _count(model, shape, train, dtype, input_requires_grad, torch)
+        return ModelFlops(model=name, input_shape=tuple(shape), dtype=dtype, train=train,
+                          method="meta device (shapes only, full batch)", **counted)
+    except FlopscopeError:
+        raise
+    except Exception as meta_error:  # e.g. .item() or an op without a meta kernel: retry with real tensors
+        reason = f"{type(meta_error).__name__}: {meta_error}".splitlines()[0][:200]
+    model = _build(factory, torch, name, meta=False)
+    one = (1, *shape[1:])
+    try:
+        counted = _count(model, one, train, dtype, input_requires_grad, torch)
+    except Exception as err:
+        raise FlopscopeError(f"model {name}", f"forward/backward failed on CPU: {type(err).__name__}: {err}",
+                             "check --input-shape against what the model expects") from err
+    scaled = _scale(counted, shape[0])
+    scaled["notes"].append(f"could not run on the meta device ({reason}); counted on CPU at batch 1 and "
+                           f"multiplied FLOPs and activation bytes by {shape[0]} (assumes both are linear in batch)")
+    return ModelFlops(model=name, input_shape=tuple(shape), dtype=dtype, train=train,
+                      method=f"CPU at batch 1, x{shape[0]}", **scaled)
+
+
+def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any:
+    if meta:
+        with torch.device("meta"):
+            model = factory()
+    else:
+        try:
+            model = factory()
+        except Exception as err:  # the user's factory may raise anything
+            raise FlopscopeError(f"model {name}", f"building it failed: {type(err).__name__}: {err}") from err
+    if not isinstance(model, torch.nn.Module):
+        raise FlopscopeError(f"model {name}", f"the factory returned {type(model).__name__}, not a torch.nn.Module")
+    # A factory may create real tensors explicitly (torch.zeros(..., device="cpu")): move them too.
+    return model.to("meta") if meta else model
+
+
+def _count(model: Any, shape: tuple[int, ...], train: bool, dtype: str, input_requires_grad: bool,
+           torch: Any) -> dict:
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model.train(train)
+    device = next((p.device for p in model.parameters()), torch.device("meta"))
+    param_dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+    x = torch.empty(shape, device=device, dtype=param_dtype).normal_() if device.type != "meta" else \
+        torch.empty(shape, device=device, dtype=param_dtype)
+    x.requires_grad_(train and input_requires_grad)
+    leaves, handles = _activation_hooks(model, DTYPE_BYTES[dtype], torch)
+    try:
+        with FlopCounterMode(display=False) as counter:
+            out = model(x)
+            forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
+            if train:
+                _backward(out, torch)
+            total = counter.get_flop_counts()
+    finally:
+        for h in handles:
+            h.remove()
+    return _tabulate(model, forward, total if train else None, leaves, dtype)
+
+
+def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, int], list]:
+    """Forward hooks on leaf modules adding their output bytes (every call) to a dict by name."""
+    leaves: dict[str, int] = {}
+    handles = []
+
+    def hook_for(name: str) -> Callable:
+        def hook(_module, _inputs, output) -> None:
+            tensors = [t for t in torch.utils._pytree.tree_leaves(output) if isinstance(t, torch.Tensor)]
+            leaves[name] = leaves.get(name, 0) + sum(
+                t.numel() * (nbytes if t.is_floating_point() else t.element_size()) for t in tensors)
+        return hook
+
+    for name, module in model.named_modules():
+        if not any(True for _ in module.children()):
+            handles.append(module.register_forward_hook(hook_for(name)))
+    return leaves, handles
+
+
+def _backward(out: Any, torch: Any) -> None:
+    tensors = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor) and t.requires_grad]
+    if not tensors:
+        raise FlopscopeError("model", "--train: no output requires grad", "the model has no trainable parameters")
+    # loss = sum of the outputs (the sum and its backward count 0 FLOPs). Not out.backward(ones): autograd runs no
+    # hooks on the tensor backward starts from, so ModuleTracker would attribute no backward to the last modules.
+    torch.autograd.backward([t.sum() for t in tensors])
+
+
+def _tabulate(model: Any, forward: dict, total: dict | None, leaves: dict[str, int], dtype: str) -> dict:
+    root = type(model).__name__
+    nbytes = DTYPE_BYTES[dtype]
+    modules = []
+    for name, module in model.named_modules():
+        key = root if not name else f"{root}.{name}"  # torch's ModuleTracker names: root type + dotted path
+        fwd = sum(forward.get(key, {}).values())
+        bwd = None if total is None else sum(total.get(key, {}).values()) - fwd
+        params = sum(p.numel() for p in module.parameters())
+        act = sum(v for leaf, v in leaves.items() if _inside(leaf, name))
+        modules.append(ModuleFlops(name=name, type=type(module).__name__, forward_flop=int(fwd),
+                                   backward_flop=None if bwd is None else int(bwd), params=int(params),
+                                   activation_bytes=int(act), param_bytes=int(params * nbytes)))
+    forward_ops = _ops(forward.get("Global", {}))
+    backward_ops = {} if total is None else {
+        k: v - forward_ops.get(k, 0) for k, v in _ops(total.get("Global", {})).items() if v - forward_ops.get(k, 0)}
+    params = modules[0].params
+    return dict(model_type=root, forward_flop=sum(forward_ops.values()),
+                backward_flop=None if total is None else sum(backward_ops.values()), params=params,
+                param_bytes=params * nbytes, activation_bytes=sum(leaves.values()), modules=modules,
+                forward_ops=forward_ops, backward_ops=backward_ops, notes=[])
+
+
+def _inside(leaf: str, name: str) -> bool:
+    return not name or leaf == name or leaf.startswith(name + ".")
+
+
+def _ops(counts: dict) -> dict[str, int]:
+    # Keys are aten overload packets (aten.convolution); keep the operator's name.
+    return {str(op).removeprefix("aten."): int(v) for op, v in counts.items() if v}
+
+
+def _scale(counted: dict, batch: int) -> dict:
+    out = dict(counted)
+    out["forward_flop"] *= batch
+    if out["backward_flop"] is not None:
+        out["backward_flop"] *= batch
+    out["activation_bytes"] *= batch
+    out["forward_ops"] = {k: v * batch for k, v in counted["forward_ops"].items()}
+    out["backward_ops"] = {k: v * batch for k, v in counted["backward_ops"].items()}
+    out["modules"] = [ModuleFlops(name=m.name, type=m.type, forward_flop=m.forward_flop * batch,
+                                  backward_flop=None if m.backward_flop is None else m.backward_flop * batch,
+                                  params=m.params, activation_bytes=m.activation_bytes * batch,
+                                  param_bytes=m.param_bytes) for m in counted["modules"]]
+    out["notes"] = list(counted["notes"])
+    return out
+
+
+def load_model_json(path: str | Path) -> ModelFlops:
+    """The result of an earlier `flopscope model --json` (lets reconcile run without torch)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        return ModelFlops.from_json(doc)
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise FlopscopeError(path, f"not the JSON of `flopscope model --json`: {err}") from err

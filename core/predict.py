@@ -1,0 +1,97 @@
+"""PALEO-style time predictions and utilization (no torch here).
+
+PALEO (Qi, Sparks & Talwalkar, ICLR 2017) predicts a layer's compute time as FLOPs / (peak x PPP), where the
+platform percent of peak (PPP) says what fraction of the datasheet peak real kernels reach. We apply it to a
+whole forward pass or training step: seconds = FLOPs / (peak of the GPU at the chosen precision x PPP).
+Memory traffic and communication (PALEO's other terms) are not modelled.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from .errors import FlopscopeError
+from .gpus import Gpu, require_gpu
+
+# --dtype -> GPU database ceiling. fp32 is the SIMT peak (no tensor cores); the others are dense tensor-core
+# peaks with FP32 accumulate, as in core/data/gpus.csv.
+PRECISION_CEILING = {"fp64": "fp64", "fp32": "fp32", "tf32": "tensor_tf32", "fp16": "tensor_fp16",
+                     "bf16": "tensor_bf16"}
+# Without --gpu: one Ampere and one Hopper part, both with every precision above.
+DEFAULT_GPUS = ("a100-sxm4-80gb", "h100-sxm")
+# Database rows that are one device of a multi-GPU board: (devices per board, note).
+BOARDS = {
+    "k80": (2, "Tesla K80: a K80 board is two GK210 GPUs and a framework sees one; predictions use ONE device "
+               "(4.37 TFLOP/s FP32, 1.46 FP64), not the board's 8.73 / 2.91. Two devices need data parallelism "
+               "and at best halve the time."),
+}
+
+
+@dataclass
+class Prediction:
+    gpu: str
+    gpu_key: str
+    precision: str
+    ceiling: str
+    peak_flop_per_s: float
+    ppp: float
+    flop: float
+    seconds: float
+    per_second: float  # samples (first input dimension) per second
+    steps_per_second: float
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def check_ppp(ppp: float) -> float:
+    if not 0 < ppp <= 1:
+        raise FlopscopeError(f"--ppp {ppp}", "platform percent of peak must be in (0, 1]", "e.g. --ppp 0.5")
+    return ppp
+
+
+def peak_for(gpu: Gpu, precision: str) -> float:
+    """Datasheet peak FLOP/s of one device at PRECISION, or a one-line error where the GPU has no such unit."""
+    if precision not in PRECISION_CEILING:
+        raise FlopscopeError(f"--dtype {precision}", "unknown precision", f"use one of {', '.join(PRECISION_CEILING)}")
+    peak = gpu.peak(PRECISION_CEILING[precision])
+    if math.isnan(peak) or peak <= 0:
+        raise FlopscopeError(f"--gpu {gpu.name}", f"has no {precision} peak in the GPU database "
+                             f"({PRECISION_CEILING[precision]})", "choose another --dtype or GPU")
+    return peak
+
+
+def paleo_seconds(flop: float, peak_flop_per_s: float, ppp: float = 1.0) -> float:
+    """PALEO compute time: FLOPs / (peak x platform percent of peak)."""
+    return flop / (peak_flop_per_s * ppp)
+
+
+def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int = 1) -> Prediction:
+    peak = peak_for(gpu, precision)
+    seconds = paleo_seconds(flop, peak, check_ppp(ppp))
+    return Prediction(gpu=gpu.name, gpu_key=gpu.key, precision=precision, ceiling=PRECISION_CEILING[precision],
+                      peak_flop_per_s=peak, ppp=ppp, flop=flop, seconds=seconds,
+                      per_second=batch / seconds if seconds else math.inf,
+                      steps_per_second=1 / seconds if seconds else math.inf)
+
+
+def predict_all(flop: float, gpu_names: list[str] | None, precision: str, ppp: float = 0.5,
+                batch: int = 1) -> tuple[list[Prediction], list[str]]:
+    """Predictions for every --gpu (an error if one lacks the precision), else for DEFAULT_GPUS; and notes."""
+    gpus = [require_gpu(n) for n in gpu_names] if gpu_names else [require_gpu(k) for k in DEFAULT_GPUS]
+    predictions = [predict(flop, g, precision, ppp, batch) for g in gpus]
+    notes = [BOARDS[key][1] for key in dict.fromkeys(g.key for g in gpus) if key in BOARDS]
+    return predictions, notes
+
+
+def board_peak(gpu: Gpu, precision: str) -> float:
+    """Peak of the whole board (both K80 GPUs), for comparison with board datasheet figures only."""
+    return BOARDS.get(gpu.key, (1, ""))[0] * peak_for(gpu, precision)
+
+
+def utilization(flop: float, seconds: float, peak_flop_per_s: float) -> float:
+    """FLOPs / (time x peak): the share of the peak the work would need to finish in that time."""
+    if not seconds or not peak_flop_per_s or math.isnan(seconds) or math.isnan(peak_flop_per_s):
+        return math.nan
+    return flop / (seconds * peak_flop_per_s)

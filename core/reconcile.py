@@ -1,0 +1,257 @@
+"""Analytic FLOPs of a model next to the FLOPs ncu measured per NVTX range (`flopscope reconcile`).
+
+No torch here: the analytic side is a `ModelFlops` (counted now, or read from `flopscope model --json`).
+
+Matching rule. A kernel's NVTX path (e.g. `train/forward/layer1.0.conv1`, domains joined by ` | `) is split on
+`/` and ` | ` into range names; a domain prefix `domain:` on a name is ignored. A module matches a kernel when
+one of the names equals the module's fully-qualified name (`layer1.0.conv1`, as `model.named_modules()` spells
+it) or that name prefixed by the model's class and a dot (`ResNet.layer1.0.conv1`, as torch's ModuleTracker
+spells it). Modules are inclusive: `layer1` gets every kernel under `layer1/...`, like its analytic count.
+
+Phase rule, first match wins: backward if a name contains "backward" (any case; autograd's `AddmmBackward0`,
+a user's `backward` range) or emit_nvtx's "stashed seq"; optimizer if a name starts with "optim" or contains
+"zero_grad"; forward if a name contains "forward", names a module of the model or its class, or is an
+emit_nvtx forward op (`aten::linear, seq = 12`); other for remaining ranged kernels; unranged without a range.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+
+import pandas as pd
+
+from .errors import FlopscopeError
+from .gpus import Gpu, require_gpu
+from .model_flops import ModelFlops
+from .predict import peak_for, utilization
+from .report import NO_RANGE, Report
+
+PHASES = ("forward", "backward", "optimizer", "other", "unranged")
+_EMIT_NVTX_OP = re.compile(r", seq = \d+")
+
+
+@dataclass
+class ModuleRow:
+    name: str  # "" is the whole model: the forward and backward phase totals
+    type: str
+    analytic_forward: float
+    analytic_backward: float | None
+    measured_forward: float | None  # per step
+    measured_backward: float | None
+    ratio_forward: float | None  # measured / analytic
+    ratio_backward: float | None
+    flag: str  # over, under, ok, or "" when nothing to compare
+
+
+@dataclass
+class Reconciliation:
+    model: str
+    report: str
+    tol: float
+    steps: int
+    modules: list[ModuleRow]  # the model first, then modules some range names, in model order
+    measured: dict[str, float | None]  # phase -> measured FLOP per step
+    analytic_backward_ratio: float | None
+    measured_backward_ratio: float | None
+    step_time_s: float | None
+    step_time_source: str
+    gpu: str | None
+    precision: str
+    peak_flop_per_s: float | None
+    utilization_analytic: float | None  # analytic step FLOPs / (step time x peak)
+    utilization_measured: float | None  # measured FLOP per step / (step time x peak)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        doc = asdict(self)
+        return {k: _clean(v) for k, v in doc.items()}
+
+
+def _clean(value):
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def range_names(path: str | None) -> list[str]:
+    """The range names of one NVTX path, outermost first, with domain prefixes also stripped off."""
+    if not path or path == NO_RANGE:
+        return []
+    names = []
+    for part in path.split(" | "):
+        for name in part.split("/"):
+            name = name.strip()
+            if name:
+                names.append(name)
+                # `domain:range` from the readers; a C++ name such as aten::linear has `::` and is kept whole.
+                head, sep, tail = name.partition(":")
+                if sep and not tail.startswith(":") and head and "::" not in name:
+                    names.append(tail)
+    return names
+
+
+def module_names(model: ModelFlops) -> dict[str, str]:
+    """Range name -> module name, both spellings of the matching rule."""
+    out = {model.model_type: ""}
+    for m in model.modules:
+        if m.name:
+            out[m.name] = m.name
+            out[f"{model.model_type}.{m.name}"] = m.name
+    return out
+
+
+def phase(names: list[str], known: dict[str, str]) -> str:
+    lowered = [n.lower() for n in names]
+    if not names:
+        return "unranged"
+    if any("backward" in n or "stashed seq" in n for n in lowered):
+        return "backward"
+    if any(n.startswith("optim") or "zero_grad" in n for n in lowered):
+        return "optimizer"
+    if any("forward" in n for n in lowered) or any(n in known for n in names) or \
+            any(_EMIT_NVTX_OP.search(n) for n in names):
+        return "forward"
+    return "other"
+
+
+def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 1, step_time_s: float | None = None,
+              gpu: str | None = None) -> Reconciliation:
+    """Line up MODEL's analytic FLOPs with REPORT's measured FLOPs per NVTX range; see the module docstring."""
+    ranges = _ranges(report, model)
+    notes = _unknown_notes(report)
+    measured = {p: _sum(ranges.loc[ranges["phase"] == p, "flop"]) for p in PHASES}
+    measured = {p: None if v is None else v / steps for p, v in measured.items()}
+    rows = [_total_row(model, measured, tol), *_module_rows(model, ranges, steps, tol)]
+    if len(rows) == 1:
+        notes.append("no NVTX range names a module of the model: push module names (e.g. from forward hooks) to "
+                     "compare per module; totals compare by phase only")
+    if not measured["forward"] and not measured["backward"]:
+        notes.append("no kernel falls in a forward or backward range: name ranges `forward` / `backward`, run under "
+                     "torch.autograd.profiler.emit_nvtx, or push module names")
+    time_s, source = _step_time(report, step_time_s, steps)
+    spec = require_gpu(gpu) if gpu else report.gpu
+    peak, peak_note = _peak(spec, model.dtype)
+    if peak_note:
+        notes.append(peak_note)
+    step_measured = _sum(ranges["flop"])
+    step_measured = None if step_measured is None else step_measured / steps
+    return Reconciliation(
+        model=model.model, report=str(report.meta.get("source", "")), tol=tol, steps=steps, modules=rows,
+        measured=measured, analytic_backward_ratio=model.backward_ratio,
+        measured_backward_ratio=_ratio(measured["backward"], measured["forward"]),
+        step_time_s=time_s, step_time_source=source, gpu=spec.name if spec else None, precision=model.dtype,
+        peak_flop_per_s=peak,
+        utilization_analytic=_util(model.step_flop, time_s, peak),
+        utilization_measured=None if step_measured is None else _util(step_measured, time_s, peak),
+        notes=notes,
+    )
+
+
+def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
+    """One row per NVTX path: measured FLOPs, range names, phase and the modules it matches."""
+    grouped = report.group("nvtx")[["nvtx", "flop"]].copy()
+    known = module_names(model)
+    names = [range_names(p) for p in grouped["nvtx"]]
+    grouped["phase"] = [phase(n, known) for n in names]
+    grouped["modules"] = [{known[n] for n in ns if known.get(n)} for ns in names]
+    return grouped
+
+
+def _unknown_notes(report: Report) -> list[str]:
+    unknown = int(report.kernels["flop"].isna().sum())
+    if not unknown:
+        return []
+    return [f"{unknown} of {len(report.kernels)} launches have no FLOP count (not profiled, or tensor-core counters "
+            "missing): measured figures leave them out and under-count"]
+
+
+def _sum(values: pd.Series) -> float | None:
+    values = values.dropna()
+    return float(values.sum()) if len(values) else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def flag(ratio: float | None, tol: float) -> str:
+    """over: measured > analytic x (1+tol); under: measured < analytic x (1-tol); ok between; "" if unknown."""
+    if ratio is None:
+        return ""
+    if ratio > 1 + tol:
+        return "over"
+    if ratio < 1 - tol:
+        return "under"
+    return "ok"
+
+
+def _row_flag(pairs: list[tuple[float | None, float | None]], tol: float) -> str:
+    """One flag for (measured, analytic) pairs; measured work where the analytic count is 0 is over-counting."""
+    flags = [flag(_ratio(m, a), tol) if a else "over" for m, a in pairs if m is not None and (a or m)]
+    bad = list(dict.fromkeys(f for f in flags if f != "ok"))
+    return "/".join(bad) if bad else ("ok" if flags else "")
+
+
+def _total_row(model: ModelFlops, measured: dict[str, float | None], tol: float) -> ModuleRow:
+    fwd, bwd = measured["forward"], measured["backward"] if model.train else None
+    return ModuleRow(name="", type=model.model_type, analytic_forward=model.forward_flop,
+                     analytic_backward=model.backward_flop, measured_forward=fwd, measured_backward=bwd,
+                     ratio_forward=_ratio(fwd, model.forward_flop), ratio_backward=_ratio(bwd, model.backward_flop),
+                     flag=_row_flag([(fwd, model.forward_flop), (bwd, model.backward_flop)], tol))
+
+
+def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float) -> list[ModuleRow]:
+    # One pass over the ranges: (module, phase) -> measured FLOPs (None while only unknown counts were seen).
+    measured: dict[tuple[str, str], float | None] = {}
+    for mods, ph, flop in zip(ranges["modules"], ranges["phase"], ranges["flop"], strict=True):
+        for name in mods:
+            before = measured.get((name, ph))
+            measured[(name, ph)] = before if math.isnan(flop) else (before or 0.0) + float(flop)
+    rows = []
+    for m in model.modules:
+        if not m.name or not any((m.name, ph) in measured for ph in PHASES):
+            continue
+        fwd, bwd = measured.get((m.name, "forward")), measured.get((m.name, "backward"))
+        fwd = None if fwd is None else fwd / steps
+        bwd = None if bwd is None or not model.train else bwd / steps
+        rows.append(ModuleRow(name=m.name, type=m.type, analytic_forward=m.forward_flop,
+                              analytic_backward=m.backward_flop, measured_forward=fwd, measured_backward=bwd,
+                              ratio_forward=_ratio(fwd, m.forward_flop), ratio_backward=_ratio(bwd, m.backward_flop),
+                              flag=_row_flag([(fwd, m.forward_flop), (bwd, m.backward_flop)], tol)))
+    return rows
+
+
+def _step_time(report: Report, given: float | None, steps: int) -> tuple[float | None, str]:
+    if given:
+        return given, "--step-time"
+    wall = report.meta.get("wall_time_s")
+    if wall:
+        return float(wall) / steps, "the report's wall time"
+    kernel = float(report.kernels["duration_s"].sum(min_count=1)) if report.kernels["duration_s"].notna().any() \
+        else math.nan
+    if math.isnan(kernel) or not kernel:
+        return None, "unknown"
+    return kernel / steps, ("sum of kernel durations: ncu serializes kernels and a real step also waits on the CPU, "
+                            "so utilization from it is an upper bound; pass --step-time for a measured step")
+
+
+def _peak(gpu: Gpu | None, precision: str) -> tuple[float | None, str]:
+    if gpu is None:
+        return None, "no GPU known for the peak: pass --gpu NAME"
+    try:
+        return peak_for(gpu, precision), ""
+    except FlopscopeError as err:  # the GPU lacks this precision: keep the FLOP comparison, skip utilization
+        return None, f"no utilization: {err.line()}"
+
+
+def _util(flop: float, seconds: float | None, peak: float | None) -> float | None:
+    if seconds is None or peak is None:
+        return None
+    value = utilization(flop, seconds, peak)
+    return None if math.isnan(value) else value

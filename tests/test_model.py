@@ -1,0 +1,395 @@
+"""`flopscope model` / `reconcile`: analytic FLOPs against published counts, PALEO arithmetic, reconciliation.
+
+Literature values (FMA = 2 FLOPs, so GFLOP = 2 x the GMAC figures papers and torchvision publish):
+torchvision's weight metadata (`_ops`, GMAC per 224x224 image, and `num_params`; torchvision/models/vgg.py and
+resnet.py): VGG16 15.47 GMAC / 138,357,544 params, VGG19 19.632 / 143,667,240, ResNet-18 1.814 / 11,689,512,
+ResNet-34 3.664 / 21,797,672, ResNet-50 (v1.5) 4.089 / 25,557,032. GoogLeNet: Szegedy et al. 2014 ("Going
+deeper with convolutions"), "1.5 billion multiply-adds".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from flopscope.core import FlopscopeError, find_gpu
+from flopscope.core.metrics import derive
+from flopscope.core.predict import board_peak, paleo_seconds, peak_for, predict, predict_all
+from flopscope.core.reconcile import phase, range_names, reconcile
+from flopscope.core.report import Report, ordered
+
+try:
+    import torch
+    from flopscope.core.model_flops import count_factory, count_model
+except ImportError:  # torch is optional: the tests that count need it, the arithmetic ones do not
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed (pip install 'flopscope[torch]')")
+K80_FP32, K80_FP64 = 4.37e12, 1.46e12  # one GK210, K80 board spec BD-07317-001 (board: 8.73 / 2.91)
+
+
+def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, env={"COLUMNS": "200", "PATH": ""})
+
+
+# --- analytic counts against the literature -------------------------------------------------------------------
+
+# name -> (published GMAC per image, published parameter count or None, relative tolerance)
+PUBLISHED = {
+    "vgg16": (15.47, 138_357_544, 0.01),
+    "vgg19": (19.632, 143_667_240, 0.01),
+    "resnet18": (1.814, 11_689_512, 0.01),
+    "resnet34": (3.664, 21_797_672, 0.01),
+    "resnet50": (4.089, 25_557_032, 0.01),
+    # The paper's Table 1 sums to 1.50 G but lists 34M for conv1, whose own dimensions (7x7x3 -> 64 at 112x112)
+    # give 118M; the true architecture is 1.58 GMAC (3.17 GFLOP), 5.5 % over the rounded "1.5 billion".
+    "googlenet": (1.5, None, 0.06),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(PUBLISHED))
+def test_forward_flops_per_image_match_published_counts(name):
+    gmac, params, rel = PUBLISHED[name]
+    m = count_model(name, (1, 3, 224, 224))
+    assert m.forward_flop == pytest.approx(2 * gmac * 1e9, rel=rel)
+    if params is not None:
+        assert m.params == params  # the layer structure is torchvision's, not just the FLOP total
+    assert m.method.startswith("meta")
+
+
+@needs_torch
+def test_resnet50_batch32_training_on_meta_is_linear_in_batch():
+    one, many = count_model("resnet50", (1, 3, 224, 224), train=True), count_model("resnet50", (32, 3, 224, 224),
+                                                                                    train=True)
+    assert many.forward_flop == 32 * one.forward_flop
+    assert many.backward_flop == 32 * one.backward_flop
+    assert many.activation_bytes == 32 * one.activation_bytes
+    # Every conv gets grad-input and grad-weight (2x forward) except conv1, whose input needs no gradient.
+    conv1 = one.module("conv1").forward_flop
+    assert one.backward_flop == 2 * one.forward_flop - conv1
+    assert one.module("").backward_flop == one.backward_flop  # backward attributed down to the model itself
+    assert one.module("fc").backward_flop == 2 * one.module("fc").forward_flop
+
+
+@needs_torch
+def test_vgg19_convolution_share_matches_literature():
+    # Conv share = 1 - classifier MACs / total MACs = 1 - (25088*4096 + 4096*4096 + 4096*1000) / 19.632e9 = 0.9937
+    # (classifier shapes from Simonyan & Zisserman Table 1, total from torchvision's 19.632 GMAC).
+    literature = 1 - (25088 * 4096 + 4096 * 4096 + 4096 * 1000) / 19.632e9
+    m = count_model("vgg19", (1, 3, 224, 224))
+    assert m.family_share()["convolution"] == pytest.approx(literature, abs=1e-3)
+    assert m.op_share()["convolution"] == pytest.approx(0.9937, abs=1e-3)
+    assert set(m.op_share()) == {"convolution", "addmm"}
+
+
+@needs_torch
+@pytest.mark.parametrize("batch", [1, 8, 32])
+def test_linear_forward_is_exactly_2bnk_bias_add_not_counted(batch):
+    # FlopCounterMode counts aten.addmm as the product only: 2*B*256*29423. Counting the bias add would add B*29423.
+    m = count_factory(lambda: torch.nn.Linear(256, 29423), (batch, 256))
+    assert m.forward_flop == 2 * batch * 256 * 29423
+    assert m.forward_ops == {"addmm": 2 * batch * 256 * 29423}
+    assert m.params == 256 * 29423 + 29423
+
+
+@needs_torch
+def test_mlp_backward_is_twice_forward():
+    def mlp():
+        return torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
+                                   torch.nn.ReLU(), torch.nn.Linear(512, 10))
+
+    full = count_factory(mlp, (64, 512), train=True, input_requires_grad=True)
+    assert full.backward_ratio == 2.0  # grad input + grad weight, each the size of the forward product
+    usual = count_factory(mlp, (64, 512), train=True)  # training: the batch needs no gradient
+    assert usual.module("2").backward_flop == 2 * usual.module("2").forward_flop
+    assert usual.module("0").backward_flop == usual.module("0").forward_flop  # grad weight only
+    assert usual.backward_flop == 2 * usual.forward_flop - usual.module("0").forward_flop
+    # activation bytes: every leaf's output, fp32
+    assert usual.activation_bytes == 64 * (512 * 4 + 10) * 4
+
+
+@needs_torch
+def test_transformer_block_matches_closed_form():
+    t, d = 128, 512  # 4 projections of 2*T*D^2, scores and weighted sum 2*2*T^2*D, MLP 2*2*T*D*4D
+    m = count_model("transformer", (2, t, d))
+    assert m.forward_flop == 2 * (24 * t * d * d + 4 * t * t * d)
+
+
+@needs_torch
+def test_fallback_to_cpu_batch1_scaled_for_data_dependent_models():
+    class DataDependent(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(16, 8)
+
+        def forward(self, x):
+            y = self.fc(x)
+            return y * (1.0 if y.abs().max().item() >= 0 else 0.0)  # .item() cannot run on meta tensors
+
+    m = count_factory(DataDependent, (6, 16), train=True)
+    assert m.method.startswith("CPU at batch 1")
+    assert m.forward_flop == 2 * 6 * 16 * 8 and m.backward_flop == 2 * 6 * 16 * 8
+    assert any("meta" in n for n in m.notes)
+
+
+@needs_torch
+def test_bad_model_inputs_are_one_line_errors():
+    with pytest.raises(FlopscopeError, match="neither a built-in"):
+        count_model("nosuchmodel")
+    with pytest.raises(FlopscopeError, match="--input-shape"):
+        count_model("os:getcwd")
+    with pytest.raises(FlopscopeError, match=r"not a torch\.nn\.Module"):
+        count_model("os:getcwd", (1, 2))
+
+
+# --- PALEO predictions (no torch) -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("gflop", [30.94, 3.0, 8.18])  # VGG16, GoogLeNet (1.5 GMAC), ResNet-50 forward per image
+def test_paleo_k80_per_gpu_and_per_board(gflop):
+    k80 = find_gpu("Tesla K80")
+    assert peak_for(k80, "fp32") == pytest.approx(K80_FP32) and peak_for(k80, "fp64") == pytest.approx(K80_FP64)
+    flop = gflop * 1e9
+    gpu_fp32 = predict(flop, k80, "fp32", ppp=1.0).seconds
+    gpu_fp64 = predict(flop, k80, "fp64", ppp=1.0).seconds
+    assert gpu_fp32 == pytest.approx(flop / 4.37e12)
+    assert gpu_fp64 == pytest.approx(flop / 1.46e12)
+    # The board is two devices: twice the peak (datasheet 8.73 / 2.91, rounding aside), half the time.
+    assert board_peak(k80, "fp32") == pytest.approx(8.73e12, rel=2e-3)
+    assert board_peak(k80, "fp64") == pytest.approx(2.91e12, rel=4e-3)
+    assert paleo_seconds(flop, 8.73e12) == pytest.approx(gpu_fp32 / 2, rel=2e-3)
+    assert paleo_seconds(flop, 2.91e12) == pytest.approx(gpu_fp64 / 2, rel=4e-3)
+    # PPP scales time inversely
+    assert predict(flop, k80, "fp32", ppp=0.5).seconds == pytest.approx(2 * gpu_fp32)
+
+
+def test_paleo_vgg16_on_k80_by_hand():
+    # 30.94 GFLOP / 4.37 TFLOP/s = 7.08 ms per image on one GK210; 3.54 ms on a whole board; FP64 21.2 / 10.6 ms.
+    k80 = find_gpu("Tesla K80")
+    assert predict(30.94e9, k80, "fp32", 1.0).seconds * 1e3 == pytest.approx(7.08, abs=0.01)
+    assert paleo_seconds(30.94e9, 8.73e12) * 1e3 == pytest.approx(3.54, abs=0.01)
+    assert predict(30.94e9, k80, "fp64", 1.0).seconds * 1e3 == pytest.approx(21.19, abs=0.01)
+    assert paleo_seconds(30.94e9, 2.91e12) * 1e3 == pytest.approx(10.63, abs=0.01)
+    # A training step at batch 32 (forward + ~2x backward) at PPP 0.5: 3 * 30.94e9 * 32 / (4.37e12 * 0.5) = 1.36 s
+    p = predict(3 * 30.94e9 * 32, k80, "fp32", 0.5, batch=32)
+    assert p.seconds == pytest.approx(1.359, abs=1e-3) and p.per_second == pytest.approx(32 / p.seconds)
+
+
+def test_predictions_note_k80_and_refuse_missing_precisions():
+    predictions, notes = predict_all(1e12, ["Tesla K80"], "fp32")
+    assert predictions[0].peak_flop_per_s == pytest.approx(K80_FP32)
+    assert len(notes) == 1 and "two" in notes[0] and "ONE device" in notes[0]
+    with pytest.raises(FlopscopeError, match="no bf16 peak"):
+        predict_all(1e12, ["Tesla V100-SXM2-16GB"], "bf16")
+    with pytest.raises(FlopscopeError, match="ppp"):
+        predict_all(1e12, None, "fp32", ppp=0)
+    predictions, notes = predict_all(1e12, None, "bf16")  # defaults have every precision
+    assert [p.ceiling for p in predictions] == ["tensor_bf16", "tensor_bf16"] and not notes
+
+
+# --- reconcile: a Report built from real analytic numbers -----------------------------------------------------
+
+A100 = "a100-sxm4-80gb"
+
+
+def make_report(rows: list[dict], wall_time_s: float | None = None) -> Report:
+    """A Report from kernel rows with canonical raw columns, derived as the readers' output is."""
+    gpu = find_gpu(A100)
+    k = pd.DataFrame(rows)
+    for col in ("flop_fp64", "flop_fp16", "dram_bytes", "l2_bytes", "l1_bytes", "dram_read_bytes",
+                "dram_write_bytes"):
+        k[col] = k.get(col, 0.0)
+    k["launch_id"] = np.arange(len(k))
+    k["kernel_full"] = k["kernel"]
+    k["gpu"], k["cc"], k["status"], k["estimated"], k["provenance"] = gpu.name, "8.0", "ok", "", ""
+    meta = {"source": "synthetic.ncu-rep", "gpu": gpu.name, "wall_time_s": wall_time_s}
+    return Report(meta=meta, kernels=ordered(derive(ordered(k), gpu)), gpu=gpu)
+
+
+def kernel(nvtx: str | None, flop: float, kernel_name: str = "implicit_gemm", duration: float = 1e-3) -> dict:
+    return {"nvtx": nvtx, "kernel": kernel_name, "flop_fp32": float(flop), "flop_tensor": 0.0, "duration_s": duration}
+
+
+@pytest.fixture(scope="module")
+def resnet18_step():
+    if torch is None:
+        pytest.skip("PyTorch is not installed (pip install 'flopscope[torch]')")
+    return count_model("resnet18", (8, 3, 224, 224), train=True)
+
+
+def forward_kernels(model, scale: dict[str, float], extra: dict[str, float]) -> list[dict]:
+    """One kernel per FLOP-doing leaf module under nested module ranges, as forward hooks would push them."""
+    rows = []
+    for m in model.modules:
+        if m.forward_flop and m.name and not any(o.name.startswith(m.name + ".") for o in model.modules):
+            parts = m.name.split(".")
+            path = "/".join(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+            factor = next((f for prefix, f in scale.items() if m.name.startswith(prefix)), 1.0)
+            rows.append(kernel(f"step/forward/{path}", m.forward_flop * factor))
+    for name, flop in extra.items():  # elementwise work FlopCounterMode does not count
+        parts = name.split(".")
+        path = "/".join(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+        rows.append(kernel(f"step/forward/{path}", flop, "elementwise"))
+    return rows
+
+
+def test_range_names_and_phases():
+    assert range_names("train:step/forward/layer1/layer1.0 | aten::linear, seq = 12") == [
+        "train:step", "step", "forward", "layer1", "layer1.0", "aten::linear, seq = 12"]
+    known = {"layer1": "layer1"}
+    assert phase(["step", "AddmmBackward0, stashed seq = 12"], known) == "backward"
+    assert phase(["step", "backward", "layer1"], known) == "backward"
+    assert phase(["optimizer.step"], known) == "optimizer"
+    assert phase(["layer1"], known) == "forward"
+    assert phase(["aten::conv2d, seq = 3"], known) == "forward"
+    assert phase(["train_step"], known) == "other"
+    assert phase([], known) == "unranged"
+
+
+def test_reconcile_flags_over_and_under_counting(resnet18_step):
+    m = resnet18_step
+    bn_extra = 1.0e9  # e.g. batch norm and ReLU kernels counted by ncu, 0 in the analytic count
+    rows = forward_kernels(m, scale={"layer3": 0.5}, extra={"layer1.0.bn1": bn_extra})
+    rows.append(kernel("step/backward/ConvolutionBackward0, stashed seq = 7", m.backward_flop, "wgrad"))
+    rows.append(kernel("step/optimizer.step", 5e7, "sgd"))
+    rows.append(kernel(None, 0.0, "memcpy"))
+    report = make_report(rows)
+    r = reconcile(report, m, tol=0.1)
+
+    layer3 = m.module("layer3").forward_flop
+    assert r.measured["forward"] == pytest.approx(m.forward_flop - 0.5 * layer3 + bn_extra)
+    assert r.measured["backward"] == pytest.approx(m.backward_flop)
+    assert r.measured["optimizer"] == pytest.approx(5e7)
+    assert r.measured["unranged"] == 0
+    by_name = {row.name: row for row in r.modules}
+    assert by_name["layer3"].ratio_forward == pytest.approx(0.5) and by_name["layer3"].flag == "under"
+    assert by_name["layer1"].ratio_forward == pytest.approx(1 + bn_extra / m.module("layer1").forward_flop)
+    assert by_name["layer1"].flag == "over"
+    assert by_name["layer2"].ratio_forward == pytest.approx(1.0) and by_name["layer2"].flag == "ok"
+    assert by_name["layer1.0.conv1"].flag == "ok"
+    assert by_name["layer1.0.bn1"].ratio_forward is None  # analytic 0: nothing to divide by, but flagged
+    assert by_name["layer1.0.bn1"].flag == "over"
+    assert by_name["layer1.0.bn1"].measured_forward == pytest.approx(bn_extra)
+    # backward is not ranged per module here: module rows carry no backward measurement
+    assert by_name["layer2"].measured_backward is None
+    assert r.analytic_backward_ratio == pytest.approx(m.backward_flop / m.forward_flop)
+    assert r.measured_backward_ratio == pytest.approx(m.backward_flop / r.measured["forward"])
+    total = r.modules[0]
+    assert total.name == "" and total.ratio_backward == pytest.approx(1.0)
+
+
+def test_reconcile_utilization_of_a_training_step(resnet18_step):
+    m = resnet18_step
+    rows = forward_kernels(m, scale={}, extra={})
+    rows.append(kernel("step/backward", m.backward_flop, "wgrad", duration=0.02))
+    report = make_report(rows * 2)  # two steps captured
+    peak = 19.5e12  # A100 FP32 SIMT
+    r = reconcile(report, m, steps=2, step_time_s=0.25)
+    assert r.step_time_source == "--step-time" and r.peak_flop_per_s == pytest.approx(peak)
+    assert r.utilization_analytic == pytest.approx(m.step_flop / (0.25 * peak))
+    assert r.utilization_measured == pytest.approx(r.utilization_analytic)  # measured == analytic per step here
+    # without --step-time: the sum of kernel durations per step (an upper bound on utilization)
+    r = reconcile(report, m, steps=2)
+    kernel_time = report.kernels["duration_s"].sum() / 2
+    assert r.step_time_s == pytest.approx(kernel_time) and "upper bound" in r.step_time_source
+    assert r.utilization_analytic == pytest.approx(m.step_flop / (kernel_time * peak))
+    # the report's wall time wins over kernel time
+    r = reconcile(make_report(rows, wall_time_s=0.5), m)
+    assert r.step_time_s == 0.5 and r.step_time_source == "the report's wall time"
+
+
+def test_reconcile_without_module_ranges_or_flop_counts_says_so(resnet18_step):
+    m = resnet18_step
+    rows = [kernel("train_step", m.step_flop), {**kernel("train_step", 0.0), "flop_tensor": math.nan}]
+    r = reconcile(make_report(rows), m)
+    assert len(r.modules) == 1 and r.measured["other"] == pytest.approx(m.step_flop)
+    assert any("no NVTX range names a module" in n for n in r.notes)
+    assert any("1 of 2 launches have no FLOP count" in n for n in r.notes)
+    assert r.utilization_measured is not None
+
+
+def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkeypatch, capsys):
+    from flopscope.tui import cli, cli_model
+
+    m = resnet18_step
+    spec = tmp_path / "resnet18.json"
+    spec.write_text(json.dumps(m.to_json()))
+    report = make_report([*forward_kernels(m, {}, {}), kernel("backward", m.backward_flop)])
+    monkeypatch.setattr(cli_model, "read_report", lambda path, gpu=None: report)
+    assert cli.main(["reconcile", "run.ncu-rep", "--model", str(spec), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["modules"][0]["ratio_forward"] == pytest.approx(1.0)
+    assert doc["measured_backward_ratio"] == pytest.approx(m.backward_ratio)
+    assert "FMA = 2 FLOPs" in doc["convention"]
+    assert cli.main(["reconcile", "run.ncu-rep", "--model", str(spec), "--train"]) == 2
+    assert "come from this JSON" in capsys.readouterr().err
+    assert cli.main(["reconcile", "run.ncu-rep", "--model", str(spec)]) == 0
+    out = capsys.readouterr().out
+    assert "layer4" in out and "Ratio = measured / analytic" in out and "Utilization" in out
+
+
+# --- the command line -----------------------------------------------------------------------------------------
+
+@needs_torch
+def test_model_json_shape():
+    out = run("model", "resnet50", "--input-shape", "32,3,224,224", "--train", "--gpu", "K80", "--gpu",
+              "Tesla V100-SXM2-16GB", "--ppp", "0.5", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert {"forward_flop", "backward_flop", "params", "activation_bytes", "modules", "op_share", "predictions",
+            "convention"} <= set(doc)
+    assert doc["forward_flop"] == pytest.approx(32 * 8.178e9, rel=1e-3)
+    assert 1.9 < doc["backward_flop"] / doc["forward_flop"] < 2.0
+    assert {"name", "type", "forward_flop", "backward_flop", "params"} <= set(doc["modules"][0])
+    assert sum(doc["op_share"].values()) == pytest.approx(1.0)
+    assert "FMA = 2 FLOPs" in doc["convention"]
+    k80, v100 = doc["predictions"]
+    assert {"gpu", "precision", "ppp", "seconds", "per_second"} <= set(k80)
+    step = doc["forward_flop"] + doc["backward_flop"]
+    assert k80["seconds"] == pytest.approx(step / (4.37e12 * 0.5))
+    assert v100["seconds"] == pytest.approx(step / (15.7e12 * 0.5))
+    assert any("K80" in n for n in doc["notes"])
+
+
+@needs_torch
+def test_model_table_user_factory_and_errors(tmp_path):
+    (tmp_path / "mymodels.py").write_text(textwrap.dedent("""
+        import torch
+        def tiny():
+            return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+    """))
+    out = run("model", "mymodels:tiny", "--input-shape", "16,32", "--gpu", "K80", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "FMA = 2 FLOPs" in out.stdout and "Tesla K80" in out.stdout and "ONE device" in out.stdout
+    assert "arithmetic intensity" in out.stdout
+    out = run("model", "vgg16", "--dtype", "bf16", "--gpu", "Tesla V100-SXM2-16GB")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "no bf16 peak" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+BLOCK_TORCH = """
+import sys
+class NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError("No module named 'torch'")
+sys.meta_path.insert(0, NoTorch())
+import flopscope.core, flopscope.core.predict, flopscope.core.reconcile, flopscope.core.model_flops
+from flopscope.tui.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_without_torch_model_is_a_one_line_error():
+    out = subprocess.run([sys.executable, "-c", BLOCK_TORCH, "model", "vgg16", "--input-shape", "1,3,224,224"],
+                         capture_output=True, text=True, env={"PATH": ""})
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == "flopscope: flopscope model needs PyTorch: pip install 'flopscope[torch]'\n"
+    assert out.stdout == ""

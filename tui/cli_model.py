@@ -1,0 +1,210 @@
+"""`flopscope model` and `flopscope reconcile`: analytic FLOPs of a PyTorch model, PALEO-style predicted
+times, and the analytic count next to what ncu measured per NVTX range. torch is needed only to count."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from flopscope.core import FlopscopeError, read_report
+from flopscope.core.model_flops import (
+    ACTIVATIONS,
+    CONVENTION,
+    DTYPE_BYTES,
+    INTENSITY,
+    ModelFlops,
+    count_model,
+    load_model_json,
+    parse_shape,
+)
+from flopscope.core.predict import DEFAULT_GPUS, Prediction, check_ppp, predict_all
+from flopscope.core.reconcile import Reconciliation, reconcile
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from . import format as fmt
+
+BUILTINS = "vgg16, vgg19, resnet18, resnet34, resnet50, googlenet, mlp, transformer"
+
+
+def add_model_commands(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Register `model` and `reconcile` on the main parser's subparsers; returns their handlers by name."""
+    p = sub.add_parser("model", help="analytic FLOPs of a PyTorch model and predicted times (needs torch)")
+    _model_args(p, spec_help=f"module.path:factory (factory() returns an nn.Module) or a built-in: {BUILTINS}")
+    p.add_argument("--gpu", action="append", metavar="NAME",
+                   help=f"GPU to predict for, repeatable (default: {', '.join(DEFAULT_GPUS)})")
+    p.add_argument("--ppp", type=float, default=0.5,
+                   help="platform percent of peak, PALEO's fraction of the peak reached (default 0.5)")
+    p.add_argument("--depth", type=int, default=2, metavar="N", help="module table depth (default 2; JSON: all)")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+
+    p = sub.add_parser("reconcile", help="analytic FLOPs per module next to measured FLOPs per NVTX range")
+    p.add_argument("path", help="an .ncu-rep report or ncu CSV with NVTX ranges")
+    _model_args(p, spec_help="as for `flopscope model`, or the JSON file `flopscope model --json` wrote",
+                option=True)
+    p.add_argument("--gpu", metavar="NAME", help="GPU for the peak (default: the report's)")
+    p.add_argument("--tol", type=float, default=0.1, help="flag ratios outside 1 +- TOL (default 0.1)")
+    p.add_argument("--steps", type=int, default=1, help="training steps the report holds (default 1)")
+    p.add_argument("--step-time", type=float, metavar="SECONDS", help="measured wall time of one step")
+    p.add_argument("--depth", type=int, metavar="N", help="module table depth (default: all; JSON: all)")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    return {"model": cmd_model, "reconcile": cmd_reconcile}
+
+
+def _model_args(p: argparse.ArgumentParser, spec_help: str, option: bool = False) -> None:
+    if option:
+        p.add_argument("--model", dest="spec", required=True, metavar="SPEC", help=spec_help)
+    else:
+        p.add_argument("spec", metavar="SPEC", help=spec_help)
+    p.add_argument("--input-shape", metavar="N,C,H,W", help="input tensor shape, batch first (built-ins have one)")
+    p.add_argument("--train", action="store_true", help="count a training step: forward + backward")
+    p.add_argument("--dtype", choices=list(DTYPE_BYTES), help="precision for the peak and byte sizes (default fp32)")
+
+
+def _console() -> Console:
+    return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
+
+
+def _count(args: argparse.Namespace) -> ModelFlops:
+    shape = parse_shape(args.input_shape) if args.input_shape else None
+    return count_model(args.spec, shape, train=args.train, dtype=args.dtype or "fp32")
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    check_ppp(args.ppp)
+    model = _count(args)
+    predictions, notes = predict_all(model.step_flop, args.gpu, model.dtype, args.ppp, model.batch)
+    notes = model.notes + notes
+    if args.json:
+        doc = {**model.to_json(), "predictions": [p.as_dict() for p in predictions], "notes": notes}
+        _dump(doc)
+        return 0
+    console = _console()
+    for line in _model_lines(model):
+        console.print(line)
+    console.print(_modules_table(model, args.depth))
+    console.print(_predictions_table(predictions, model))
+    for line in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + "."]:
+        console.print(Text(line))
+    return 0
+
+
+def _dump(doc: dict) -> None:
+    json.dump(doc, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+def _model_lines(m: ModelFlops) -> list[Text]:
+    kind = "training step (forward + backward)" if m.train else "forward pass"
+    shape = "x".join(map(str, m.input_shape))
+    lines = [Text(f"Model {m.model} ({m.model_type}), input {shape}, {m.dtype}, {kind}; counted on the {m.method}"),
+             Text(f"Parameters {fmt.si(m.params)} ({fmt.si(m.param_bytes, 'B')}); activations "
+                  f"{fmt.si(m.activation_bytes, 'B')}; arithmetic intensity {fmt.ratio(m.intensity)} FLOP/B")]
+    flops = f"Forward {fmt.si(m.forward_flop, 'FLOP')} ({fmt.si(m.forward_flop / m.batch, 'FLOP')} per sample)"
+    if m.backward_flop is not None:
+        flops += (f"; backward {fmt.si(m.backward_flop, 'FLOP')}; backward/forward {fmt.ratio(m.backward_ratio)}; "
+                  f"step {fmt.si(m.step_flop, 'FLOP')}")
+    lines.append(Text(flops))
+    families = ", ".join(f"{k} {fmt.pct(100 * v)}" for k, v in m.family_share().items())
+    ops = ", ".join(f"{k} {fmt.pct(100 * v)}" for k, v in m.op_share().items())
+    lines.append(Text(f"Share of FLOPs: {families} (by operator: {ops})"))
+    return lines
+
+
+def _modules_table(m: ModelFlops, depth: int) -> Table:
+    table = Table(box=None, header_style="bold", title=f"Modules (depth <= {depth})", title_justify="left")
+    for title in ("Module", "Type", "Forward", "Backward", "Params", "Activations", "FLOP/B"):
+        table.add_column(title, justify="left" if title in ("Module", "Type") else "right")
+    for mod in m.modules:
+        if mod.depth > depth or (mod.name and not mod.forward_flop and not mod.params):
+            continue
+        name = Text("  " * mod.depth + (mod.name or "(model)"))
+        table.add_row(name, Text(mod.type), fmt.si(mod.forward_flop, "FLOP"), fmt.si(mod.backward_flop, "FLOP"),
+                      fmt.si(mod.params), fmt.si(mod.activation_bytes, "B"), fmt.ratio(mod.intensity))
+    return table
+
+
+def _predictions_table(predictions: list[Prediction], m: ModelFlops) -> Table:
+    what = "training step" if m.train else "forward pass"
+    table = Table(box=None, header_style="bold", title_justify="left",
+                  title=f"Predicted time per {what} (PALEO: FLOPs / (peak x PPP))")
+    for title in ("GPU", "Precision", "Peak", "PPP", "FLOPs", "Time", "Samples/s"):
+        table.add_column(title, justify="left" if title in ("GPU", "Precision") else "right")
+    for p in predictions:
+        table.add_row(Text(p.gpu), Text(f"{p.precision} ({p.ceiling})"), fmt.si(p.peak_flop_per_s, "FLOP/s"),
+                      f"{p.ppp:g}", fmt.si(p.flop, "FLOP"), fmt.seconds(p.seconds), fmt.si(p.per_second))
+    return table
+
+
+def _analytic(args: argparse.Namespace) -> ModelFlops:
+    if args.spec.endswith(".json") and Path(args.spec).is_file():
+        given = [flag for flag, value in (("--input-shape", args.input_shape), ("--train", args.train),
+                                          ("--dtype", args.dtype)) if value]
+        if given:
+            raise FlopscopeError(args.spec, f"{', '.join(given)} come from this JSON", "leave them out")
+        return load_model_json(args.spec)
+    return _count(args)
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    if args.steps < 1 or not 0 < args.tol < 1:
+        raise FlopscopeError("reconcile", "--steps must be >= 1 and --tol in (0, 1)")
+    model = _analytic(args)
+    report = read_report(args.path, gpu=args.gpu)
+    result = reconcile(report, model, tol=args.tol, steps=args.steps, step_time_s=args.step_time, gpu=args.gpu)
+    if args.json:
+        _dump({**result.to_json(), "convention": CONVENTION, "analytic": model.to_json()})
+        return 0
+    console = _console()
+    console.print(Text(f"Reconcile {result.report} with {model.model} ({model.model_type}), "
+                       f"input {'x'.join(map(str, model.input_shape))}, {model.dtype}, {result.steps} step(s)"))
+    console.print(_reconcile_table(result, model.train, args.depth))
+    for line in _reconcile_lines(result):
+        console.print(Text(line))
+    return 0
+
+
+def _reconcile_table(r: Reconciliation, train: bool, depth: int | None) -> Table:
+    table = Table(box=None, header_style="bold", title="Measured / analytic FLOPs per step", title_justify="left")
+    titles = ["Module", "Type", "Analytic fwd", "Measured fwd", "Ratio fwd"]
+    if train:
+        titles += ["Analytic bwd", "Measured bwd", "Ratio bwd"]
+    for title in [*titles, "Flag"]:
+        table.add_column(title, justify="left" if title in ("Module", "Type", "Flag") else "right")
+    for row in r.modules:
+        if depth is not None and row.name.count(".") + 1 > depth:
+            continue
+        cells = [Text(row.name or "(model: phase totals)"), Text(row.type), fmt.si(row.analytic_forward, "FLOP"),
+                 fmt.si(row.measured_forward, "FLOP"), fmt.ratio(row.ratio_forward)]
+        if train:
+            cells += [fmt.si(row.analytic_backward, "FLOP"), fmt.si(row.measured_backward, "FLOP"),
+                      fmt.ratio(row.ratio_backward)]
+        table.add_row(*cells, Text(row.flag))
+    return table
+
+
+def _reconcile_lines(r: Reconciliation) -> list[str]:
+    phases = ", ".join(f"{k} {fmt.si(v, 'FLOP')}" for k, v in r.measured.items() if v)
+    lines = [f"Measured per step by phase: {phases or 'no FLOP counts'}",
+             f"Backward/forward: analytic {fmt.ratio(r.analytic_backward_ratio) or '-'}, "
+             f"measured {fmt.ratio(r.measured_backward_ratio) or '-'}"]
+    if r.step_time_s:
+        lines.append(f"Step time {fmt.seconds(r.step_time_s)} ({r.step_time_source})")
+    if r.step_time_s and r.peak_flop_per_s:
+        lines.append(f"Utilization against the {r.precision} peak {fmt.si(r.peak_flop_per_s, 'FLOP/s')} of {r.gpu}: "
+                     f"analytic FLOPs {_pct(r.utilization_analytic)}, measured FLOPs {_pct(r.utilization_measured)} "
+                     "(FLOPs per step / (step time x peak))")
+    lines.append(f"Ratio = measured / analytic. over (> {1 + r.tol:g}): work the analytic count leaves out "
+                 "(elementwise, normalization, bias, recomputation, padded tiles); under (< "
+                 f"{1 - r.tol:g}): tensor-core work not counted, kernels ncu did not profile, or fewer-FLOP "
+                 "algorithms (Winograd, FFT).")
+    return [*lines, *r.notes, CONVENTION + "."]
+
+
+def _pct(value: float | None) -> str:
+    return fmt.pct(100 * value) if value is not None else "-"
