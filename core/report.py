@@ -44,14 +44,15 @@ class Report:
             raise ValueError(f"group by one of {', '.join(GROUPINGS)}")
         k = self.kernels
         total = k["duration_s"].sum()
+        rows = k if GROUPINGS[by] is None else ordered(derive(_aggregate(k, GROUPINGS[by]), self.gpu))
+        # One take in time order (longest first, unknown last) is the only copy, even at a million launches.
+        duration = rows["duration_s"].to_numpy(dtype=float)
+        rows = rows.take(np.argsort(np.where(np.isnan(duration), np.inf, -duration), kind="stable"))
+        rows.index = pd.RangeIndex(len(rows))
         if GROUPINGS[by] is None:
-            rows = k.copy()
             rows["count"] = 1
-        else:
-            rows = derive(_aggregate(k, GROUPINGS[by]), self.gpu)
         rows["pct_time"] = 100.0 * rows["duration_s"] / total if total else np.nan
-        return ordered(rows).sort_values("duration_s", ascending=False, na_position="last",
-                                         kind="stable").reset_index(drop=True)
+        return rows
 
     def view(self, by: str = "name", sort: str | None = None, top: int | None = None,
              descending: bool = True) -> pd.DataFrame:
@@ -60,9 +61,14 @@ class Report:
             if sort not in rows:
                 raise FlopscopeError(f"--sort {sort}", "no such column",
                                      "use a canonical column name, e.g. duration_s, flop, pct_of_peak")
-            rows = rows.sort_values(sort, ascending=not descending, na_position="last",
-                                    kind="stable").reset_index(drop=True)
+            rows = rows.sort_values(sort, ascending=not descending, na_position="last", kind="stable",
+                                    key=_sort_key).reset_index(drop=True)
         return rows.head(top) if top else rows
+
+
+def _sort_key(col: pd.Series) -> pd.Series:
+    """Text sorts A-Z (categorical names would otherwise sort in order of first appearance)."""
+    return col.astype(str) if isinstance(col.dtype, pd.CategoricalDtype) else col
 
 
 def ordered(df: pd.DataFrame) -> pd.DataFrame:

@@ -139,3 +139,10 @@ def test_export_failure_leaves_existing_file_intact(tmp_path):
     bad.write_text("not ncu\n")
     assert run("export", bad, "-o", target).returncode == 2
     assert target.read_text() == "precious\n"
+
+
+def test_sort_by_kernel_name_is_alphabetical():
+    path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
+    doc = json.loads(run("report", path, "--json", "--sort", "kernel", "--asc").stdout)
+    names = [r["kernel"] for r in doc["rows"]]
+    assert names == sorted(names)

@@ -1,0 +1,477 @@
+"""The terminal app, driven by Textual's Pilot: every binding, checked against the engine's own numbers."""
+
+from __future__ import annotations
+
+import io
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from flopscope.core import Report, read_report
+from flopscope.tui import app as app_module
+from flopscope.tui.app import FlopscopeApp
+from flopscope.tui.screens.help import HelpScreen
+from flopscope.tui.screens.kernel import KernelScreen, sections
+from flopscope.tui.screens.kernels import KernelsScreen
+from flopscope.tui.screens.prompt import PromptScreen
+from flopscope.tui.screens.roofline import RooflineScreen
+from flopscope.tui.screens.sort import SortScreen
+from flopscope.tui.widgets.kernel_table import KernelTable
+from rich.console import Console
+from textual.widgets import Input, OptionList
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
+H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"  # 18 launches, 7 names, both bounds, real ceilings
+
+
+def fixture_file(name: str) -> Path:
+    path = FIXTURES / name
+    if not path.exists():
+        pytest.skip(f"shared ncu fixture {name} not found at {FIXTURES} (CI keeps ../shared beside the repo)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def h100() -> Report:
+    """The H100 report with two NVTX ranges added (no fixture has more than one), so grouping by NVTX shows."""
+    report = read_report(fixture_file(H100))
+    kernels = report.kernels.copy()
+    kernels["nvtx"] = np.where(np.arange(len(kernels)) < len(kernels) // 2, "setup", "solve")
+    return Report(meta=report.meta, kernels=kernels, gpu=report.gpu, missing=report.missing)
+
+
+def make_app(report: Report, by: str = "name") -> FlopscopeApp:
+    return FlopscopeApp(report.meta["source"], report=report, by=by)
+
+
+async def ready(app: FlopscopeApp, pilot) -> KernelsScreen:
+    """Wait until the kernels table has rows from a finished grouping worker."""
+    screen = app.kernels
+    for _ in range(250):
+        if screen.model is not None and not screen.query_one(KernelTable).loading:
+            await pilot.pause()
+            return screen
+        await pilot.pause(0.02)
+    raise AssertionError("the kernel table never filled")
+
+
+async def regrouped(app: FlopscopeApp, pilot, by: str) -> None:
+    for _ in range(250):
+        if app.kernels.by == by and not app.kernels.query_one(KernelTable).loading:
+            await pilot.pause()
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"never grouped by {by}")
+
+
+def screen_lines(app: FlopscopeApp) -> list[str]:
+    """The screen as plain text lines, rendered the way `App.export_screenshot` renders its SVG."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True, force_terminal=True,
+                      color_system="truecolor", legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text().splitlines()
+
+
+def same_numbers(shown: pd.DataFrame, expected: pd.DataFrame, columns=("duration_s", "flop", "flop_per_s")):
+    assert shown["kernel_full"].tolist() == expected["kernel_full"].tolist()
+    for col in columns:
+        np.testing.assert_allclose(shown[col].to_numpy(float), expected[col].to_numpy(float), rtol=1e-12)
+
+
+async def focus_column(pilot, table: KernelTable, name: str) -> None:
+    await pilot.press("home")
+    for _ in range(len(table.layout_columns)):
+        if table.focused_column.name == name:
+            return
+        await pilot.press("right")
+    raise AssertionError(f"column {name} not on screen")
+
+
+# -- loading -------------------------------------------------------------------------------------------
+async def test_first_screen_shows_before_the_report_is_read(monkeypatch):
+    path = fixture_file(H100)
+    release = threading.Event()
+
+    def slow_read(*args, **kwargs):
+        release.wait(10)
+        return read_report(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "read_report", slow_read)
+    app = FlopscopeApp(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, KernelsScreen)
+        assert app.kernels.query_one(KernelTable).loading  # a LoadingIndicator over the table
+        assert any("Loading" in line for line in screen_lines(app))
+        release.set()
+        screen = await ready(app, pilot)
+        assert len(screen.model) == len(app.report.group("name"))
+        text = "\n".join(screen_lines(app))
+        assert "NVIDIA H100 PCIe" in text and "Ceilings:" in text and "FLOPS eff" in text
+
+
+async def test_unreadable_report_exits_with_code_2(tmp_path):
+    bad = tmp_path / "broken.ncu-rep"
+    bad.write_bytes(b"NVR\x00" + b"\x07" * 64)
+    app = FlopscopeApp(bad)
+    async with app.run_test() as pilot:
+        for _ in range(100):
+            if app.return_code is not None:
+                break
+            await pilot.pause(0.05)
+    assert app.return_code == 2
+
+
+# -- kernels screen: sort, filter, grouping ----------------------------------------------------------
+async def test_s_sorts_by_the_focused_column_and_flips(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        await focus_column(pilot, table, "flop_per_s")
+        await pilot.press("s")
+        same_numbers(screen.model.shown(), h100.view("name", sort="flop_per_s", descending=True))
+        await pilot.press("s")
+        same_numbers(screen.model.shown(), h100.view("name", sort="flop_per_s", descending=False))
+        top = screen.model.shown()["kernel"].iloc[0]
+        assert top[:20] in table.visible_text()[1]  # the first row on screen is the engine's first
+
+
+async def test_s_on_the_name_column_sorts_a_to_z(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        await focus_column(pilot, screen.query_one(KernelTable), "kernel")
+        await pilot.press("s")
+        names = [str(n) for n in h100.group("name")["kernel"]]
+        assert [str(n) for n in screen.model.shown()["kernel"]] == sorted(names)
+        await pilot.press("s")
+        assert [str(n) for n in screen.model.shown()["kernel"]] == sorted(names, reverse=True)
+
+
+async def test_o_picks_the_sort_column_from_a_list(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        await pilot.press("o")
+        picker = app.screen
+        assert isinstance(picker, SortScreen)
+        options = picker.query_one(OptionList)
+        names = [name for name, _ in picker.choices]
+        assert "ai_dram" in names and "pct_of_roof" in names  # shown columns and the rest
+        options.highlighted = names.index("ai_dram")
+        await pilot.press("enter")
+        assert isinstance(app.screen, KernelsScreen)
+        same_numbers(screen.model.shown(), h100.view("name", sort="ai_dram"), columns=("ai_dram", "flop"))
+
+
+async def test_slash_filters_by_regex_and_bound(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        rows = h100.group("name")
+        await pilot.press("slash")
+        assert isinstance(app.screen, PromptScreen)
+        await pilot.press(*"AGENT", "enter")
+        hits = rows[rows["kernel_full"].str.contains("agent", flags=re.IGNORECASE)]
+        assert 0 < len(screen.model) == len(hits) < len(rows)
+        assert set(screen.model.shown()["kernel_full"]) == set(hits["kernel_full"])
+        assert all("agent" in line for line in screen.query_one(KernelTable).visible_text()[1:] if line.strip())
+
+        await pilot.press("slash")
+        app.screen.query_one(Input).value = "bound:compute"
+        await pilot.press("enter")
+        assert len(screen.model) == (rows["bound"] == "compute").sum() > 0
+        assert set(screen.model.shown()["bound"]) == {"compute"}
+
+        await pilot.press("escape")  # clears the filter
+        assert len(screen.model) == len(rows)
+
+
+async def test_b_cycles_the_bound_filter(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        rows = h100.group("name")
+        counts = []
+        for _ in range(3):
+            await pilot.press("b")
+            counts.append((screen.model.query.bound, len(screen.model)))
+        assert counts == [("memory", (rows["bound"] == "memory").sum()),
+                          ("compute", (rows["bound"] == "compute").sum()), ("all", len(rows))]
+
+
+async def test_bad_regex_is_reported_and_changes_nothing(h100):
+    app = make_app(h100)
+    notes = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        app.notify = lambda message, **kw: notes.append(message)
+        await pilot.press("slash", "(", "enter")
+        assert len(screen.model) == len(h100.group("name"))
+        assert notes and "regular expression" in notes[0]
+
+
+async def test_g_cycles_grouping_name_launch_nvtx(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        seen = [(screen.by, len(screen.model))]
+        for by in ("launch", "nvtx", "name"):
+            await pilot.press("g")
+            await regrouped(app, pilot, by)
+            seen.append((screen.by, len(screen.model)))
+        assert seen == [("name", 7), ("launch", 18), ("nvtx", 2), ("name", 7)]
+        assert [n for _, n in seen] == [len(h100.group(by)) for by in ("name", "launch", "nvtx", "name")]
+
+
+async def test_grouping_keeps_sort_and_filter(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        await pilot.press("b")  # memory only
+        await focus_column(pilot, screen.query_one(KernelTable), "flop_per_s")
+        await pilot.press("s")
+        await pilot.press("g")
+        await regrouped(app, pilot, "launch")
+        launches = h100.view("launch", sort="flop_per_s")
+        same_numbers(screen.model.shown(), launches[launches["bound"] == "memory"].reset_index(drop=True))
+
+
+# -- export ------------------------------------------------------------------------------------------
+async def test_e_exports_exactly_the_rows_shown(h100, tmp_path):
+    app = make_app(h100)
+    notes = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        app.notify = lambda message, **kw: notes.append(message)
+        await pilot.press("b")  # memory-bound rows only
+        await focus_column(pilot, screen.query_one(KernelTable), "flop_per_s")
+        await pilot.press("s")
+        await pilot.press("e")
+        prompt = app.screen
+        assert isinstance(prompt, PromptScreen)
+        assert prompt.query_one(Input).value == str(Path.cwd() / f"{Path(H100).stem}-name.csv")
+        out = tmp_path / "shown.csv"
+        prompt.query_one(Input).value = str(out)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    written = pd.read_csv(out)
+    expected = h100.view("name", sort="flop_per_s")
+    expected = expected[expected["bound"] == "memory"].reset_index(drop=True)
+    assert len(written) == len(expected) == len(screen.model) > 0
+    same_numbers(written, expected, columns=("duration_s", "flop", "flop_per_s", "dram_bytes", "ai_dram"))
+    assert notes == [f"Wrote {len(expected):,} row(s) to {out.resolve()}"]
+
+
+async def test_export_to_a_missing_folder_says_why(h100, tmp_path):
+    app = make_app(h100)
+    notes = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        app.notify = lambda message, **kw: notes.append((message, kw.get("severity")))
+        await pilot.press("e")
+        app.screen.query_one(Input).value = str(tmp_path / "nope" / "x.csv")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+    assert notes and notes[0][1] == "error" and "folder does not exist" in notes[0][0]
+
+
+# -- drill-down, roofline, help, quit ----------------------------------------------------------------
+async def test_enter_opens_the_kernel_screen_and_escape_returns(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        await pilot.press("down", "enter")
+        assert isinstance(app.screen, KernelScreen)
+        row = h100.group("name").iloc[1]
+        assert app.screen.row["kernel_full"] == row["kernel_full"]
+        text = "\n".join(screen_lines(app))
+        assert row["kernel"] in text and "Time" in text and "Compute" in text
+        titles = [t for t, _ in sections(app.screen.row)]
+        assert titles == ["Time", "Compute", "Memory", "Launch configuration", "Ceilings", "Provenance", "Kernel"]
+        await pilot.press("end")  # the metrics scroll by keyboard; the full name is last
+        text = "\n".join(screen_lines(app))
+        assert "Provenance" in text and "FMA = 2 FLOPs" in text and row["kernel_full"][:40] in text
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+async def test_kernel_screen_exports_its_row(h100, tmp_path):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("enter", "e")
+        out = tmp_path / "one.csv"
+        app.screen.query_one(Input).value = str(out)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+    written = pd.read_csv(out)
+    assert len(written) == 1
+    assert written["flop"].iloc[0] == pytest.approx(h100.group("name")["flop"].iloc[0], rel=1e-12)
+
+
+async def test_r_opens_the_roofline_and_keys_move_the_selection(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        roof = app.screen
+        assert isinstance(roof, RooflineScreen)
+        rows = h100.group("name")
+        plotted = rows[(rows["ai_dram"] > 0) & (rows["flop_per_s"] > 0)]
+        by_time = plotted.sort_values("pct_time", ascending=False)["kernel"].tolist()
+        assert [p.label for p in roof.data.points] == by_time
+        assert roof.selected == 0
+        await pilot.press("right")
+        assert roof.selected == 1
+        await pilot.press("j", "j", "j", "j")  # stops at the last point
+        assert roof.selected == len(roof.data.points) - 1
+        await pilot.press("k", "left")
+        assert roof.selected == len(roof.data.points) - 3
+        label = roof.data.points[roof.selected].label
+        assert label in "\n".join(screen_lines(app))
+        await pilot.press("enter")
+        assert isinstance(app.screen, KernelScreen) and app.screen.row["kernel"] == label
+        await pilot.press("escape", "escape")
+        assert isinstance(app.screen, KernelsScreen)
+
+
+@pytest.mark.parametrize("keys", [(), ("enter",), ("r",)], ids=["kernels", "kernel", "roofline"])
+async def test_question_mark_lists_every_binding_of_the_screen(h100, keys):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press(*keys)
+        under = app.screen
+        await pilot.press("question_mark")
+        help_screen = app.screen
+        assert isinstance(help_screen, HelpScreen) and help_screen.target is under
+        listed = help_screen.text()
+        for binding in [*type(under).BINDINGS, *FlopscopeApp.BINDINGS]:
+            assert binding.description in listed, binding
+        if isinstance(under, KernelsScreen):  # the focused table's keys too
+            assert "Row down" in listed and "Column right" in listed
+        await pilot.press("escape")
+        assert app.screen is under
+
+
+async def test_q_quits(h100):
+    app = make_app(h100)
+    async with app.run_test() as pilot:
+        await ready(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
+    assert app.return_code == 0
+
+
+async def test_kernel_names_are_shown_verbatim_not_as_markup(h100):
+    """`[with T = float]` and `[bold]` are parts of C++ names; Rich markup would eat them."""
+    kernels = h100.kernels.copy()
+    kernels[["kernel", "kernel_full"]] = kernels[["kernel", "kernel_full"]].astype(object)  # may be categorical
+    first = h100.group("name")["kernel_full"].iloc[0]
+    mask = kernels["kernel_full"] == first
+    kernels.loc[mask, "kernel"] = "scale<T>[with T = float]"
+    kernels.loc[mask, "kernel_full"] = "void scale<T>(T *) [with T = float] [bold]x[/bold]"
+    report = Report(meta=h100.meta, kernels=kernels, gpu=h100.gpu)
+    app = make_app(report)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        assert any("scale<T>[with T = float]" in line for line in screen_lines(app))
+        await pilot.press("enter", "end")
+        text = "\n".join(screen_lines(app))
+        assert "scale<T>[with T = float]" in text and "[bold]x[/bold]" in text
+        await pilot.press("escape", "r")
+        assert "scale<T>[with T = float]" in "\n".join(screen_lines(app))
+
+
+@pytest.mark.parametrize("name", [H100, "a100pcie40_cub_radixsort_154k_basic.ncu-rep",
+                                  "v100_cutlass_gemm_nersc_flops_details.csv", "b200_torch_sdpa_auto_raw.csv"])
+def test_every_row_of_every_grouping_has_a_kernel_screen(name):
+    """Groups mix values ("(mixed)" registers), launches miss counters: the detail view takes them all."""
+    report = read_report(fixture_file(name))
+    for by in ("name", "launch", "nvtx"):
+        rows = report.group(by)
+        for i in range(len(rows)):
+            screen = KernelScreen(rows.iloc[i], report.ceilings(), "nvtx" if by == "nvtx" else "kernel")
+            assert next(t for t, _ in sections(screen.row)) == "Time"
+            assert all(isinstance(v, str) for _, items in sections(screen.row) for _, v in items)
+
+
+# -- layout at 80x24 and 120x40 ----------------------------------------------------------------------
+# Not pytest-textual-snapshot (it pins syrupy 4.8.0, which needs pytest < 9): each case saves Textual's own
+# SVG screenshot and asserts on the screen's text and on widget regions instead of comparing images.
+def no_overlaps(app: FlopscopeApp) -> None:
+    screen = app.screen
+    widgets = [w for w in screen.children if w.display]
+    for i, a in enumerate(widgets):
+        assert screen.region.contains_region(a.region), f"{a} leaves the screen"
+        for b in widgets[i + 1:]:
+            assert not a.region.overlaps(b.region), f"{a} overlaps {b}"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_screens_fit_without_overlap(h100, size, tmp_path):
+    app = make_app(h100)
+    width, height = size
+    async with app.run_test(size=size) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        cases = {"kernels": (), "kernel": ("enter",), "roofline": ("escape", "r"), "help": ("question_mark",)}
+        for name, keys in cases.items():
+            await pilot.press(*keys)
+            await pilot.pause()
+            svg = Path(app.save_screenshot(f"{name}-{width}x{height}.svg", path=str(tmp_path)))
+            assert svg.stat().st_size > 1000
+            lines = screen_lines(app)
+            assert len(lines) == height and all(len(line) <= width for line in lines)
+            if name != "help":
+                no_overlaps(app)
+            if name == "kernels":
+                header = next(line for line in lines if line.startswith("Kernel"))
+                at = 0
+                for _, column, _ in table.layout_columns:  # every fitted column's title, in order
+                    at = header.index(column.title, at) + len(column.title)
+                assert "? Help" in lines[-1]
+            if name == "roofline":
+                assert any("FLOP/s" in line for line in lines) and any("DRAM" in line for line in lines)
+                assert any("1T" in line for line in lines)  # decade ticks
+            if name == "help":
+                assert any("Previous" in line for line in lines)  # over the roofline screen
+
+
+async def test_columns_are_refitted_on_resize(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        narrow = [c.name for _, c, _ in table.layout_columns]
+        await pilot.resize_terminal(160, 40)
+        await pilot.pause()
+        wide = [c.name for _, c, _ in table.layout_columns]
+        assert set(narrow) < set(wide) and "dram_bytes_per_s" in wide and "dram_bytes_per_s" not in narrow
+        assert "DRAM B/s" in table.visible_text()[0]
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert [c.name for _, c, _ in table.layout_columns] == narrow
+        no_overlaps(app)
+
+
+async def test_no_color_keeps_the_cursor_and_plot_legible(h100, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(h100)
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        assert app.no_color
+        cursor_styles = [seg.style for seg in table.render_line(1) if seg.style is not None]
+        assert any(style.reverse for style in cursor_styles)  # reverse video, not colour, marks the row
+        await pilot.press("r")
+        plot = app.screen.query_one("#roofline").render()
+        assert not any(span.style and getattr(span.style, "color", None) for span in plot.spans)

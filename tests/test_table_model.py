@@ -1,0 +1,87 @@
+"""TableModel: sort on real values, filter by regex and bound, cells formatted only when asked for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from flopscope.tui.columns import KERNEL_TABLE
+from flopscope.tui.widgets.kernel_table import fit_cell
+from flopscope.tui.widgets.table_model import Query, TableModel, parse_filter, table_columns
+
+
+def frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "kernel": ["gemm<float>", "Copy", "gemm<half>", "reduce", None],
+        "kernel_full": ["void gemm<float>(...)", "copy_kernel", "void gemm<half>(...)", "reduce [with T = int]", ""],
+        "count": [1, 2, 3, 4, 5],
+        "duration_s": [5.0, 4.0, 3.0, 2.0, 1.0],
+        "flop_per_s": [2e12, np.nan, 9e12, 2e12, 0.0],  # a tie, a NaN and a zero
+        "bound": ["compute", "memory", "compute", "memory", ""],
+    })
+
+
+def test_numeric_sort_matches_pandas_stable_sort_with_nan_last():
+    model = TableModel(frame(), KERNEL_TABLE)
+    for descending in (True, False):
+        model.apply(Query(sort="flop_per_s", descending=descending))
+        expected = frame().sort_values("flop_per_s", ascending=not descending, na_position="last", kind="stable")
+        assert model.order.tolist() == expected.index.tolist()
+
+
+def test_text_sort_and_unknown_column():
+    model = TableModel(frame(), KERNEL_TABLE, Query(sort="kernel", descending=False))
+    assert model.shown()["kernel"].tolist()[:4] == ["Copy", "gemm<float>", "gemm<half>", "reduce"]
+    model.apply(Query(sort="no_such_column"))
+    assert model.query.sort is None and model.order.tolist() == [0, 1, 2, 3, 4]
+
+
+def test_filter_regex_case_insensitive_on_short_and_full_names():
+    model = TableModel(frame(), KERNEL_TABLE, Query(pattern="GEMM"))
+    assert model.order.tolist() == [0, 2]
+    model.apply(Query(pattern=r"with T = int"))  # only in the full name
+    assert model.order.tolist() == [3]
+    model.apply(Query(pattern="copy", bound="compute"))
+    assert len(model) == 0
+
+
+def test_filter_and_sort_combine():
+    model = TableModel(frame(), KERNEL_TABLE, Query(sort="flop_per_s", bound="compute"))
+    assert model.order.tolist() == [2, 0]
+
+
+def test_parse_filter():
+    q = parse_filter("gemm<.*>  bound:memory", Query())
+    assert (q.pattern, q.bound) == ("gemm<.*>", "memory") and q.text() == "gemm<.*> bound:memory"
+    assert parse_filter("", q) == Query()
+    with pytest.raises(ValueError, match="regular expression"):
+        parse_filter("(", Query())
+    with pytest.raises(ValueError, match="bound:"):
+        parse_filter("bound:fast", Query())
+
+
+def test_cells_are_formatted_lazily_and_blank_when_missing():
+    model = TableModel(frame(), KERNEL_TABLE, Query(sort="duration_s", descending=False))
+    cells = model.cells(0)  # the shortest: the row with no name
+    by_name = dict(zip([c.name for c in KERNEL_TABLE], cells, strict=True))
+    assert by_name["kernel"] == "" and by_name["duration_s"] == "1 s" and by_name["count"] == "5"
+    assert len(model._cells) == 1  # nothing else was formatted
+
+
+def test_index_of_and_row():
+    model = TableModel(frame(), KERNEL_TABLE, Query(sort="duration_s", descending=False))
+    assert model.index_of(0) == 4 and model.row(4)["kernel"] == "gemm<float>"
+    model.apply(Query(pattern="copy"))
+    assert model.index_of(0) is None
+
+
+def test_columns_per_grouping():
+    assert table_columns("nvtx")[0].title == "NVTX range"
+    assert "launch_id" in [c.name for c in table_columns("launch")]
+    assert "count" not in [c.name for c in table_columns("launch")]
+
+
+def test_fit_cell_pads_and_cuts_by_cells():
+    assert fit_cell("abc", 5) == "abc  " and fit_cell("abc", 5, right=True) == "  abc"
+    assert fit_cell("abcdef", 4) == "abc…"
+    assert fit_cell("核函数名", 5) == "核函…"  # wide characters count two cells

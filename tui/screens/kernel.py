@@ -1,0 +1,141 @@
+"""One row (a kernel group or a launch): every metric, in sections, and its place on a small roofline."""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import pandas as pd
+from flopscope.core import FMA_CONVENTION
+from flopscope.core.counters import TENSOR_DTYPES
+from flopscope.core.metrics import Ceiling
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.events import Resize
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from .. import format as fmt
+from ..widgets.roofline_plot import Roofline, RooflinePlot, roofline_from
+from .export import ask_export
+
+WIDE = 110  # from this many columns, metrics and roofline sit side by side
+
+
+def _v(row: pd.Series, name: str):
+    value = row.get(name)
+    return None if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(section title, [(label, value)]) for every metric the row holds; missing numbers read 'not collected'."""
+
+    def num(name: str, render, unit: str = "") -> str:
+        value = _v(row, name)
+        if value is None:
+            return "not collected"
+        if isinstance(value, str):  # a group whose launches differ says "(mixed)"
+            return value
+        return render(value, unit) if unit else render(value)
+
+    count = _v(row, "count") or 1
+    duration = _v(row, "duration_s")
+    time = [("Total time", num("duration_s", fmt.seconds)),
+            ("Share of kernel time", num("pct_time", fmt.pct)),
+            ("Launches", fmt.integer(count))]
+    if duration is not None and count > 1:
+        time.append(("Mean per launch", fmt.seconds(duration / count)))
+    time.append(("SM clock", num("sm_clock_hz", fmt.si, "Hz")))
+
+    compute = [("All FLOPs", num("flop", fmt.si, "FLOP")), ("FLOP/s", num("flop_per_s", fmt.si, "FLOP/s"))]
+    compute += [(f"{p.upper()} SIMT", num(f"flop_{p}", fmt.si, "FLOP")) for p in ("fp64", "fp32", "fp16")]
+    compute.append(("Tensor, all types", num("flop_tensor", fmt.si, "FLOP")))
+    compute += [(f"Tensor {d.upper()}", num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_DTYPES
+                if _v(row, f"flop_tensor_{d}")]
+    compute += [("Precision judged", fmt.text(_v(row, "precision")) or "none (no FLOPs)"),
+                ("% of peak", num("pct_of_peak", fmt.pct)), ("% of roof", num("pct_of_roof", fmt.pct)),
+                ("Attainable", num("attainable_flop_per_s", fmt.si, "FLOP/s")),
+                ("Bound", fmt.text(_v(row, "bound")) or "unknown")]
+
+    memory = [("DRAM read", num("dram_read_bytes", fmt.si, "B")), ("DRAM write", num("dram_write_bytes", fmt.si, "B")),
+              ("DRAM total", num("dram_bytes", fmt.si, "B")),
+              ("DRAM bandwidth", num("dram_bytes_per_s", fmt.si, "B/s")),
+              ("L2", num("l2_bytes", fmt.si, "B")), ("L1/TEX", num("l1_bytes", fmt.si, "B")),
+              ("AI vs DRAM", num("ai_dram", fmt.ratio) + " FLOP/B"), ("AI vs L2", num("ai_l2", fmt.ratio) + " FLOP/B"),
+              ("AI vs L1", num("ai_l1", fmt.ratio) + " FLOP/B")]
+
+    launch = [("Grid", fmt.text(_v(row, "grid"))), ("Block", fmt.text(_v(row, "block"))),
+              ("Registers/thread", num("registers", fmt.integer)), ("Stream", num("stream", fmt.integer)),
+              ("Device", num("device", fmt.integer)), ("Process", fmt.text(_v(row, "process"))),
+              ("NVTX", fmt.text(_v(row, "nvtx"))), ("First launch ID", num("launch_id", fmt.integer)),
+              ("GPU", f"{fmt.text(_v(row, 'gpu'))} (CC {fmt.text(_v(row, 'cc'))})")]
+
+    peak, bw = _v(row, "peak_flop_per_s"), _v(row, "peak_dram_bytes_per_s")
+    ceilings = [("Compute ceiling", num("peak_flop_per_s", fmt.si, "FLOP/s")),
+                ("DRAM ceiling", num("peak_dram_bytes_per_s", fmt.si, "B/s")),
+                ("Ridge point", f"{fmt.ratio(peak / bw)} FLOP/B" if peak and bw else "n/a"),
+                ("Ceiling source", fmt.text(_v(row, "peak_source")) or "none: pass --gpu NAME")]
+
+    notes = [("Status", fmt.text(_v(row, "status")) or "ok"),
+             ("Estimated", fmt.text(_v(row, "estimated")) or "nothing: all counted"),
+             ("Provenance", fmt.text(_v(row, "provenance")) or "counted .sum metrics"),
+             ("Convention", FMA_CONVENTION)]
+    identity = [("Name", fmt.text(_v(row, "kernel_full")) or fmt.text(_v(row, "kernel"))),
+                ("Short name", fmt.text(_v(row, "kernel")))]
+    # The full name last: a template instantiation can fill a screen on its own.
+    return [("Time", time), ("Compute", compute), ("Memory", memory), ("Launch configuration", launch),
+            ("Ceilings", ceilings), ("Provenance", notes), ("Kernel", identity)]
+
+
+def _section_table(title: str, items: list[tuple[str, str]]) -> Table:
+    table = Table(box=None, show_header=False, title=Text(title, style="bold"), title_justify="left", pad_edge=False)
+    table.add_column("what", no_wrap=True, style="dim")
+    table.add_column("value", overflow="fold")
+    for label, value in items:
+        table.add_row(Text(label), Text(value))  # Text: values are verbatim, never markup
+    return table
+
+
+class KernelScreen(Screen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        Binding("e", "export", "Export"),
+    ]
+
+    def __init__(self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel") -> None:
+        super().__init__()
+        self.row = row
+        self.roofline: Roofline = roofline_from(row.to_frame().T.infer_objects(), ceilings, name=name_column)
+        self.title_text = fmt.text(_v(row, name_column) or _v(row, "kernel")) or "(unnamed)"
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(self.title_text, style="bold", no_wrap=True, overflow="ellipsis"), id="kernel-title")
+        # One scroll for everything: narrow terminals get the metrics, then the plot below them.
+        with VerticalScroll(id="kernel-body"):
+            with Vertical(id="metrics"):
+                for title, items in sections(self.row):
+                    yield Static(_section_table(title, items), classes="section")
+            yield RooflinePlot(self.roofline, id="kernel-roofline")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#kernel-body").set_class(self.app.size.width < WIDE, "narrow")
+        self.query_one("#kernel-body").focus()
+        if not self.roofline.points:
+            self.query_one(RooflinePlot).styles.display = "none"
+            self.query_one("#metrics").mount(Static(Text(
+                "Not on the roofline: it needs counted FLOPs and DRAM bytes (both above zero).", style="dim")))
+
+    def on_resize(self, event: Resize) -> None:
+        self.query_one("#kernel-body").set_class(event.size.width < WIDE, "narrow")
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_export(self) -> None:
+        launch = _v(self.row, "launch_id")
+        suffix = f"kernel-{int(launch)}" if launch is not None else "kernel"
+        ask_export(self.app, lambda: self.row.to_frame().T, self.app.export_name(suffix), what="metrics of this row")

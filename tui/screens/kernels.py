@@ -1,0 +1,191 @@
+"""The first screen: the run summary above the kernel table, with sort, filter, grouping and drill-down."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import ClassVar
+
+from flopscope.core import FMA_CONVENTION, Report
+from flopscope.core.metrics import Ceiling
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from ..text_report import header_lines
+from ..widgets.kernel_table import KernelTable
+from ..widgets.table_model import BOUNDS, Query, TableModel, parse_filter, table_columns
+from .export import ask_export
+from .kernel import KernelScreen
+from .prompt import PromptScreen
+from .roofline import RooflineScreen
+from .sort import SortScreen, sort_choices
+
+GROUPS = ("name", "launch", "nvtx")
+
+
+class KernelsScreen(Screen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_row", "Open"),
+        Binding("s", "sort_column", "Sort"),
+        Binding("o", "sort_pick", "Sort…"),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("b", "cycle_bound", "Bound"),
+        Binding("g", "cycle_group", "Group"),
+        Binding("r", "roofline", "Roofline"),
+        Binding("e", "export", "Export"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(self, by: str = "name") -> None:
+        super().__init__()
+        self.by = by
+        self.query_state = Query()
+        self.model: TableModel | None = None
+        self.report: Report | None = None
+        self.ceilings: list[Ceiling] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="summary")
+        yield KernelTable(id="table")
+        yield Static(id="status")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(KernelTable)
+        table.loading = True
+        table.focus()
+        self.query_one("#summary", Static).update(Text(f"Loading {self.app.path} …"))
+        self.query_one("#status", Static).update(Text("reading the report"))
+
+    # -- loading and grouping (worker threads) ----------------------------------------------------
+    def start(self, report: Report) -> None:
+        """The report is read: summarise it and show the first grouping, both off the UI thread."""
+        self.report = report
+        self._regroup(self.by)
+
+    @work(thread=True, exclusive=True, group="group")
+    def _regroup(self, by: str, keep: int | None = None) -> None:
+        summary = None
+        if self.model is None:  # first time: the header is computed here too (1M launches: ~0.2 s)
+            meta = {**self.report.meta, "source": Path(self.report.meta["source"]).name}  # room at 80 columns
+            summary = [*header_lines(dataclasses.replace(self.report, meta=meta)), FMA_CONVENTION]
+            self.ceilings = self.report.ceilings()
+        rows = self.app.grouped(by)
+        model = TableModel(rows, table_columns(by), self.query_state)
+        if not get_current_worker().is_cancelled:  # `g` pressed again meanwhile: the newer grouping wins
+            self.app.call_from_thread(self._show, model, by, summary, keep)
+
+    def _show(self, model: TableModel, by: str, summary: list[str] | None, keep: int | None) -> None:
+        if summary is not None:
+            text = Text("\n".join(summary))
+            text.stylize("bold", 0, len(summary[0]))
+            text.stylize("dim", len(text) - len(FMA_CONVENTION))
+            self.query_one("#summary", Static).update(text)
+        self.by, self.model = by, model
+        table = self.query_one(KernelTable)
+        table.set_model(model, keep)
+        table.loading = False
+        self._status()
+
+    def _status(self) -> None:
+        model, table = self.model, self.query_one(KernelTable)
+        if model is None:
+            return
+        q = model.query
+        title = next((c.title for c in model.columns if c.name == q.sort), q.sort) if q.sort else "Time"
+        parts = [f"{len(model):,}/{model.total:,} rows", f"by {self.by}", f"sort {title}{'↓' if q.descending else '↑'}"]
+        if q.text():
+            parts.append(f"filter {q.text()}")
+        if len(model):
+            parts.append(f"row {table.cursor_row + 1:,}")
+        self.query_one("#status", Static).update(Text(" · ".join(parts)))
+
+    def on_kernel_table_moved(self, _: KernelTable.Moved) -> None:
+        self._status()
+
+    # -- sort and filter (on the UI thread: ~10-100 ms on 100k rows) -------------------------------
+    def _requery(self, query: Query) -> None:
+        self.query_state = query
+        if self.model is None:
+            return
+        table = self.query_one(KernelTable)
+        keep = table.cursor_position
+        self.model.apply(query)
+        table.set_model(self.model, keep)
+        self._status()
+
+    def action_sort_column(self) -> None:
+        column = self.query_one(KernelTable).focused_column
+        if column is None:
+            return
+        q = self.query_state
+        if q.sort == column.name or (q.sort is None and column.name == "duration_s"):
+            self._requery(dataclasses.replace(q, sort=column.name, descending=not q.descending))
+        else:  # numbers biggest first, names A to Z
+            self._requery(dataclasses.replace(q, sort=column.name, descending=column.numeric))
+
+    def action_sort_pick(self) -> None:
+        if self.model is None:
+            return
+        choices = sort_choices(self.model.columns, set(self.model.rows.columns))
+
+        def picked(name: str | None) -> None:
+            if name:
+                numeric = name not in {c.name for c in self.model.columns if not c.numeric}
+                self._requery(dataclasses.replace(self.query_state, sort=name, descending=numeric))
+
+        self.app.push_screen(SortScreen(choices, self.query_state.sort), picked)
+
+    def action_filter(self) -> None:
+        def typed(text: str | None) -> None:
+            if text is None:
+                return
+            try:
+                self._requery(parse_filter(text, self.query_state))
+            except ValueError as err:
+                self.notify(str(err), title="Filter not applied", severity="error", markup=False)
+
+        hint = "regex on the name, case-insensitive; add bound:memory or bound:compute · empty: show all"
+        self.app.push_screen(PromptScreen("Filter rows:", self.query_state.text(), hint), typed)
+
+    def action_cycle_bound(self) -> None:
+        bound = BOUNDS[(BOUNDS.index(self.query_state.bound) + 1) % len(BOUNDS)]
+        self._requery(dataclasses.replace(self.query_state, bound=bound))
+
+    def action_clear_filter(self) -> None:
+        if self.query_state.pattern or self.query_state.bound != "all":
+            self._requery(dataclasses.replace(self.query_state, pattern="", bound="all"))
+
+    # -- other screens ----------------------------------------------------------------------------
+    def action_cycle_group(self) -> None:
+        if self.model is None:
+            return
+        by = GROUPS[(GROUPS.index(self.by) + 1) % len(GROUPS)]
+        self.query_one(KernelTable).loading = True
+        self.query_one("#status", Static).update(Text(f"grouping by {by} …"))
+        self._regroup(by)
+
+    def action_open_row(self) -> None:
+        table = self.query_one(KernelTable)
+        if self.model is None or table.cursor_position is None:
+            return
+        row = self.model.row(table.cursor_row)
+        self.app.push_screen(KernelScreen(row, self.ceilings, self.model.columns[0].name))
+
+    def action_roofline(self) -> None:
+        if self.model is None:
+            return
+        self.app.push_screen(RooflineScreen(self.model.rows, self.model.order, self.ceilings,
+                                            self.model.columns[0].name, self.by))
+
+    def action_export(self) -> None:
+        if self.model is None:
+            return
+        model = self.model  # the rows as shown now, even if the view changes while the prompt is open
+        order = model.order.copy()
+        ask_export(self.app, lambda: model.rows.iloc[order].reset_index(drop=True), self.app.export_name(self.by))

@@ -1,0 +1,81 @@
+"""The roofline of the rows shown (`r`): one point per row, selected by keyboard in order of time share."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+from flopscope.core.metrics import Ceiling
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from .. import format as fmt
+from ..widgets.roofline_plot import Point, Roofline, RooflinePlot, roofline_from
+from .export import ask_export
+from .kernel import KernelScreen
+
+
+def describe(data: Roofline, index: int | None) -> Text:
+    """The selected point's name (verbatim) and numbers, or why there is nothing to select."""
+    if index is None or not data.points:
+        why = f"{data.dropped} row(s) lack counted FLOPs or DRAM bytes" if data.dropped else "no rows"
+        return Text(f"No point to plot: {why}. `flopscope report` names the ncu --metrics that collect them.")
+    p: Point = data.points[index]
+    peak = f" · {fmt.pct(p.pct_of_peak)} of {p.precision.upper()} peak" if p.pct_of_peak == p.pct_of_peak else ""
+    bound = f" · {p.bound}-bound" if p.bound else ""
+    levels = "".join(f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1)) if v == v)
+    more = f" · {data.beyond} smaller not plotted" if data.beyond else ""
+    text = Text(f"{index + 1}/{len(data.points)} by time · ", style="bold")
+    text.append(p.label)  # verbatim: `[with T = float]` is a name, not markup
+    text.append(f"\nAI {fmt.ratio(p.ai)} FLOP/B · {fmt.si(p.flop_per_s, 'FLOP/s')} · {fmt.pct(p.share)} of time"
+                f"{peak}{bound}{levels}{more}")
+    return text
+
+
+class RooflineScreen(Screen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right,j", "step(1)", "Next"),
+        Binding("left,k", "step(-1)", "Previous"),
+        Binding("enter", "open", "Open"),
+        Binding("e", "export", "Export"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, rows: pd.DataFrame, order: np.ndarray, ceilings: list[Ceiling], name_column: str,
+                 suffix: str) -> None:
+        super().__init__()
+        self.rows = rows
+        self.ceilings = ceilings
+        self.name_column = name_column
+        self.suffix = suffix
+        self.data = roofline_from(rows, ceilings, order, name=name_column)
+        self.selected: int | None = 0 if self.data.points else None
+
+    def compose(self) -> ComposeResult:
+        yield RooflinePlot(self.data, id="roofline")
+        yield Static(describe(self.data, self.selected), id="point-info")
+        yield Footer(compact=True)
+
+    def action_step(self, step: int) -> None:
+        if self.selected is None:
+            return
+        self.selected = max(0, min(self.selected + step, len(self.data.points) - 1))
+        self.query_one(RooflinePlot).select(self.selected)
+        self.query_one("#point-info", Static).update(describe(self.data, self.selected))
+
+    def action_open(self) -> None:
+        if self.selected is not None:
+            row = self.rows.iloc[self.data.points[self.selected].position]
+            self.app.push_screen(KernelScreen(row, self.ceilings, self.name_column))
+
+    def action_export(self) -> None:
+        positions = [p.position for p in self.data.points]
+        ask_export(self.app, lambda: self.rows.iloc[positions].reset_index(drop=True),
+                   self.app.export_name(f"{self.suffix}-roofline"), what="points plotted")
+
+    def action_back(self) -> None:
+        self.dismiss()

@@ -1,0 +1,217 @@
+"""A virtualised kernel table: draws only the lines on screen, from a `TableModel`, with no mouse needed.
+
+Why not a DataTable: Textual's measures every cell (~44 s for 100k rows), and textual-fastdatatable needs
+every cell as a string up front (~10 s of formatting per million rows). Here a frame of any size costs one
+`order` array; a repaint formats the ~20-50 rows in view. Columns come from `tui.columns.fit` for the
+current width and are recomputed on every resize, so nothing wraps or overlaps at 80 columns.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding, BindingType
+from textual.events import Resize
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ..columns import Column, fit
+from .table_model import TableModel
+
+_CONTROL = {c: " " for c in range(32)}  # a tab or newline in a kernel name must not break the line
+
+
+def fit_cell(text: str, width: int, right: bool = False) -> str:
+    """Pad or cut `text` to exactly `width` cells; a cut shows an ellipsis."""
+    size = cell_len(text)
+    if size > width:
+        return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
+    pad = " " * (width - size)
+    return pad + text if right else text + pad
+
+
+class KernelTable(ScrollView, can_focus=True):
+    """Rows of a TableModel; the screen owns sorting, filtering and what `enter` does."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "move(-1)", "Row up", show=False),
+        Binding("down,j", "move(1)", "Row down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown,space", "page(1)", "Page down", show=False),
+        Binding("home", "edge(0)", "First row", show=False),
+        Binding("end", "edge(1)", "Last row", show=False),
+        Binding("left,h", "column(-1)", "Column left", show=False),
+        Binding("right,l", "column(1)", "Column right", show=False),
+    ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "kernel-table--header", "kernel-table--cursor", "kernel-table--cursor-cell",
+    }
+    DEFAULT_CSS = """
+    KernelTable { height: 1fr; overflow-x: hidden; overflow-y: auto; scrollbar-size-vertical: 1; }
+    KernelTable > .kernel-table--header { text-style: bold; }
+    KernelTable > .kernel-table--cursor { text-style: reverse; }
+    KernelTable > .kernel-table--cursor-cell { text-style: reverse bold underline; }
+    KernelTable:blur > .kernel-table--cursor-cell { text-style: reverse; }
+    """
+
+    class Moved(Message):
+        """The cursor moved (row or column); the screen updates its status line."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.model: TableModel | None = None
+        self.cursor_row = 0
+        self.cursor_col = 0
+        self.layout_columns: list[tuple[int, Column, int]] = []  # (model column, column, cells wide)
+        self._fitted_width = -1
+
+    # -- data ------------------------------------------------------------------------------------
+    def set_model(self, model: TableModel, keep_position: int | None = None) -> None:
+        """Show `model`; the cursor stays on the frame row `keep_position` when it is still shown."""
+        focused_name = self.focused_column.name if self.focused_column else None
+        self.model = model
+        found = model.index_of(keep_position) if keep_position is not None else None
+        self.cursor_row = found or 0
+        self._fit_columns()
+        names = [c.name for _, c, _ in self.layout_columns]
+        self.cursor_col = names.index(focused_name) if focused_name in names else 0
+        self._refresh_size()
+        self._scroll_to_cursor(center=found is not None)
+        self.refresh()
+
+    @property
+    def focused_column(self) -> Column | None:
+        if not self.layout_columns:
+            return None
+        return self.layout_columns[min(self.cursor_col, len(self.layout_columns) - 1)][1]
+
+    @property
+    def cursor_position(self) -> int | None:
+        """Frame position of the row under the cursor, or None when no row is shown."""
+        if self.model is None or not len(self.model):
+            return None
+        return self.model.position(self.cursor_row)
+
+    # -- geometry --------------------------------------------------------------------------------
+    @property
+    def _width(self) -> int:
+        return self.scrollable_content_region.width
+
+    @property
+    def _page(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)  # minus the header line
+
+    def _fit_columns(self) -> None:
+        if self.model is None:
+            return
+        self._fitted_width = self._width
+        chosen = fit(self.model.columns, self._width)
+        spare = max(0, self._width - sum(c.width + 1 for c in chosen) + 1)
+        stretch = next((c for c in chosen if not c.numeric), None)  # the name column takes what is left
+        self.layout_columns = [(self.model.columns.index(c), c, c.width + (spare if c is stretch else 0))
+                               for c in chosen]
+        self.cursor_col = min(self.cursor_col, max(0, len(self.layout_columns) - 1))
+
+    def _refresh_size(self) -> None:
+        rows = len(self.model) if self.model is not None else 0
+        self.virtual_size = Size(self._width, rows + 1)
+
+    def on_resize(self, event: Resize) -> None:
+        self._fit_columns()
+        self._refresh_size()
+        self._scroll_to_cursor()
+        self.refresh()
+
+    # -- cursor ----------------------------------------------------------------------------------
+    def _move_to(self, row: int) -> None:
+        if self.model is None or not len(self.model):
+            return
+        row = max(0, min(row, len(self.model) - 1))
+        if row == self.cursor_row:
+            return
+        old, self.cursor_row = self.cursor_row, row
+        if not self._scroll_to_cursor():
+            # Only the two lines that changed: a cursor step repaints 2 lines, not the table.
+            for index in (old, row):
+                self.refresh(Region(0, index - int(self.scroll_offset.y) + 1, self.size.width, 1))
+        self.post_message(self.Moved())
+
+    def _scroll_to_cursor(self, center: bool = False) -> bool:
+        """Scroll so the cursor row is visible; True when the view moved."""
+        top = int(self.scroll_offset.y)
+        if center:
+            target = max(0, self.cursor_row - self._page // 2)
+        elif self.cursor_row < top:
+            target = self.cursor_row
+        elif self.cursor_row >= top + self._page:
+            target = self.cursor_row - self._page + 1
+        else:
+            return False
+        self.scroll_to(y=target, animate=False, immediate=True)
+        self.refresh()
+        return True
+
+    def action_move(self, step: int) -> None:
+        self._move_to(self.cursor_row + step)
+
+    def action_page(self, step: int) -> None:
+        self._move_to(self.cursor_row + step * self._page)
+
+    def action_edge(self, end: int) -> None:
+        self._move_to(len(self.model) - 1 if end and self.model is not None else 0)
+
+    def action_column(self, step: int) -> None:
+        self.cursor_col = max(0, min(self.cursor_col + step, len(self.layout_columns) - 1))
+        self.refresh()
+        self.post_message(self.Moved())
+
+    # -- drawing ---------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        if self.model is None:
+            return Strip.blank(width, self.rich_style)
+        if self._fitted_width != self._width:  # a scrollbar came or went: no Resize event for that
+            self._fit_columns()
+        if y == 0:
+            return self._header_line(width)
+        index = int(self.scroll_offset.y) + y - 1
+        if index >= len(self.model):
+            return Strip.blank(width, self.rich_style)
+        return self._row_line(index, width)
+
+    def _header_line(self, width: int) -> Strip:
+        base = self.rich_style + self.get_component_rich_style("kernel-table--header")
+        query = self.model.query if self.model is not None else None
+        segments = []
+        for i, (_, column, cells) in enumerate(self.layout_columns):
+            title = column.title
+            if query is not None and query.sort == column.name:
+                title += "↓" if query.descending else "↑"
+            style = base + Style(underline=True) if i == self.cursor_col else base
+            segments.append(Segment(fit_cell(title, cells, right=column.numeric), style))
+            segments.append(Segment(" ", base))
+        return Strip(segments[:-1]).adjust_cell_length(width, base)
+
+    def _row_line(self, index: int, width: int) -> Strip:
+        base = self.rich_style
+        on_cursor = index == self.cursor_row
+        if on_cursor:
+            base = base + self.get_component_rich_style("kernel-table--cursor")
+        cell_style = self.get_component_rich_style("kernel-table--cursor-cell") if on_cursor else None
+        texts = self.model.cells(index)
+        segments = []
+        for i, (at, column, cells) in enumerate(self.layout_columns):
+            text = texts[at] if column.numeric else texts[at].translate(_CONTROL)
+            style = self.rich_style + cell_style if cell_style is not None and i == self.cursor_col else base
+            segments.append(Segment(fit_cell(text, cells, right=column.numeric), style))
+            segments.append(Segment(" ", base))
+        return Strip(segments[:-1]).adjust_cell_length(width, base)
+
+    def visible_text(self) -> list[str]:
+        """The lines on screen as plain text (header first): for tests and the benchmark."""
+        return [self.render_line(y).text for y in range(self.scrollable_content_region.height)]

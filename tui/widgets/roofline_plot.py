@@ -1,0 +1,315 @@
+"""The roofline: log-log FLOP/s against arithmetic intensity, drawn with plotext inside a Textual widget.
+
+Traps (DESIGN.md): plotext's own log scale rewrote its stored data on every build in plotext 5, and
+textual-plotext pins plotext < 6. So log10 is taken here, plotext draws on linear axes labelled at decades,
+and the widget renders `figure.build()` itself. plotext keeps one global figure: every build starts with
+`figure.clear()` and happens on the UI thread, so nothing leaks between plots, repaints or resizes.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import plotext as plt
+from flopscope.core.metrics import Ceiling
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+from .. import format as fmt
+
+# 256-colour palette indices (legible without truecolor, e.g. over SSH with no COLORTERM).
+DRAM_COLOR = 12
+COMPUTE_COLORS = (10, 14, 13, 11, 6, 2, 4)
+# Each compute ceiling also has its own line glyph, so they stay apart with NO_COLOR ("hd": plotext half-blocks).
+COMPUTE_GLYPHS = ("hd", "─", "┄", "·", "=", "~", "-")
+LEGEND_GLYPHS = {"hd": "━"}
+POINT_COLOR = 7
+SELECTED_COLOR = 9
+LEVEL_GLYPHS = {"l2": ("▲", 3), "l1": ("▼", 5)}
+POINT, SELECTED = "•", "◆"
+MIN_WIDTH, MIN_HEIGHT = 30, 8
+
+
+@dataclass(frozen=True)
+class Point:
+    """One kernel row on the plot."""
+
+    label: str
+    ai: float  # FLOP per DRAM byte
+    flop_per_s: float
+    share: float  # % of kernel time
+    position: int  # row position in the frame it came from
+    precision: str = ""
+    pct_of_peak: float = math.nan  # the row's own, against the peak of its precision at its clock
+    bound: str = ""
+    ai_l2: float = math.nan
+    ai_l1: float = math.nan
+
+
+@dataclass(frozen=True)
+class Roofline:
+    points: tuple[Point, ...]  # by time share, highest first: the order the selection walks
+    compute: tuple[Ceiling, ...]  # FLOP/s ceilings, one per precision
+    dram: Ceiling | None  # B/s
+    dropped: int = 0  # rows without a finite positive AI and FLOP/s
+    beyond: int = 0  # plottable rows past the limit (the smallest time shares)
+
+    @property
+    def key(self) -> tuple:
+        return (self.points, self.compute, self.dram)
+
+
+def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | None = None, limit: int = 500,
+                  name: str = "kernel") -> Roofline:
+    """Rows (all, or the positions in `order`) with finite positive ai_dram and flop_per_s, highest time share
+    first, at most `limit`: more points than that only pile up on a terminal-sized plot."""
+    candidates = np.arange(len(rows)) if order is None else np.asarray(order, dtype=np.int64)
+    ai = rows["ai_dram"].to_numpy(dtype=float, na_value=np.nan)[candidates]
+    rate = rows["flop_per_s"].to_numpy(dtype=float, na_value=np.nan)[candidates]
+    ok = np.isfinite(ai) & np.isfinite(rate) & (ai > 0) & (rate > 0)
+    share = (rows["pct_time"].to_numpy(dtype=float, na_value=np.nan) if "pct_time" in rows
+             else np.zeros(len(rows)))
+    positions = candidates[ok]
+    positions = positions[np.argsort(-np.nan_to_num(share[positions], nan=-1.0), kind="stable")]
+    beyond = max(0, len(positions) - limit)
+    positions = positions[:limit]
+    label_col = name if name in rows else "kernel"
+    points = tuple(_point(rows, int(p), label_col, share) for p in positions)
+    compute = tuple(c for c in ceilings if c.name != "dram")
+    dram = next((c for c in ceilings if c.name == "dram"), None)
+    return Roofline(points, compute, dram, dropped=int((~ok).sum()), beyond=beyond)
+
+
+def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray) -> Point:
+    row = rows.iloc[position]
+    return Point(label=fmt.text(row[label_col]), ai=float(row["ai_dram"]), flop_per_s=float(row["flop_per_s"]),
+                 share=float(share[position]), position=position, precision=fmt.text(row.get("precision")),
+                 pct_of_peak=_finite(row.get("pct_of_peak")), bound=fmt.text(row.get("bound")),
+                 ai_l2=_positive(row.get("ai_l2")), ai_l1=_positive(row.get("ai_l1")))
+
+
+def _finite(value) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return value if math.isfinite(value) else math.nan
+
+
+def _positive(value) -> float:
+    value = _finite(value)
+    return value if value > 0 else math.nan
+
+
+def decade_label(k: int) -> str:
+    """10^k as people write it: 0.01, 1, 100, 10k, 1G."""
+    if k < 0:
+        return f"{10.0 ** k:g}"
+    prefix = ["", "k", "M", "G", "T", "P", "E", "Z"][min(k // 3, 7)]
+    return f"{10 ** (k - 3 * min(k // 3, 7))}{prefix}"
+
+
+@dataclass
+class _Axes:
+    x: tuple[float, float]
+    y: tuple[float, float]
+
+
+def _axes(data: Roofline) -> _Axes:
+    xs = [math.log10(v) for p in data.points for v in (p.ai, p.ai_l2, p.ai_l1) if v == v]
+    ys = [math.log10(p.flop_per_s) for p in data.points]
+    ys += [math.log10(c.value) for c in data.compute]
+    if data.dram is not None:
+        xs += [math.log10(c.value / data.dram.value) for c in data.compute]
+    xs = xs or [-1.0, 3.0]
+    ys = ys or [9.0, 13.0]
+    x0, x1 = math.floor(min(xs)), math.ceil(max(xs))
+    y0, y1 = math.floor(min(ys)), max(ys) + 0.3  # a third of a decade above the top line holds its label
+    return _Axes((x0, max(x1, x0 + 2)), (y0, max(y1, y0 + 2)))
+
+
+def _ticks(lo: float, hi: float, room: int, label_cells: int) -> tuple[list[int], list[str]]:
+    """Decade ticks; every other (or third...) decade when the axis has no room for all labels."""
+    decades = list(range(math.ceil(lo), math.floor(hi) + 1))
+    step = 1
+    while len(decades[::step]) * label_cells > room and step < len(decades):
+        step += 1
+    kept = decades[::step]
+    return kept, [decade_label(k) for k in kept]
+
+
+def _marker(symbol: str, color: int | None) -> plt.marker:
+    return plt.marker(symbol, color) if color is not None else plt.marker(symbol)
+
+
+def _line_marker(color: int | None, glyph: str = "hd") -> plt.marker:
+    return plt.marker(glyph, color) if color is not None else plt.marker(glyph)
+
+
+def ceiling_label(ceiling: Ceiling) -> str:
+    unit = "B/s" if ceiling.name == "dram" else "FLOP/s"
+    return f"{_short(ceiling)} {fmt.si(ceiling.value, unit)}"
+
+
+def ridge_of(data: Roofline, selected: int | None) -> Ceiling | None:
+    """The compute ceiling whose ridge gets a label: the selected kernel's precision, else the first."""
+    if not data.compute or data.dram is None:
+        return None
+    wanted = data.points[selected].precision if selected is not None and data.points else ""
+    return next((c for c in data.compute if c.name == wanted), data.compute[0])
+
+
+def build_plot(data: Roofline, width: int, height: int, selected: int | None = None, color: bool = True) -> str:
+    """The plot as text with ANSI colours, exactly `width` x `height` cells. Pure: same input, same text."""
+    fig = plt.figure
+    fig.clear()
+    plt.terminal.limit(False, False)  # plotext caps plots at its own idea of the terminal (80x22 with no tty)
+    fig.theme("simple" if color else "colorless")
+    fig.plot_size(width, height)
+    axes = _axes(data)
+    (x0, x1), (y0, y1) = axes.x, axes.y
+    _draw_ceilings(fig, data, axes, selected, color)
+    _draw_points(fig, data, selected, color)
+    fig.ruler("x").lim(x0, x1)
+    fig.ruler("y").lim(y0, y1)
+    fig.ruler("x").ticks(*_ticks(x0, x1, width - 6, 6))
+    fig.ruler("y").ticks(*_ticks(y0, y1, max(1, height - 4), 2))
+    fig.label("arithmetic intensity, FLOP/byte (DRAM)", "x")
+    fig.label("FLOP/s", "y")
+    out = fig.build().string()
+    fig.clear()  # leave plotext's global figure empty for whoever draws next
+    return out
+
+
+def _draw_ceilings(fig, data: Roofline, axes: _Axes, selected: int | None, color: bool) -> None:
+    (x0, x1), (y0, y1) = axes.x, axes.y
+    dy = (y1 - y0) * 0.04
+    top = max((math.log10(c.value) for c in data.compute), default=None)
+    if data.dram is not None:
+        bw = math.log10(data.dram.value)
+        start = max(x0, y0 - bw)  # where the slope enters the plot
+        end = (top - bw) if top is not None else x1
+        fig.draw(fig.segment([start, end], [start + bw, end + bw], marker=_line_marker(DRAM_COLOR if color else None)))
+        mid = start + (end - start) * 0.35
+        fig.draw(fig.text(mid, mid + bw + dy, "DRAM", alignment="right"))
+    used_rows: list[float] = []
+    for i, ceiling in enumerate(data.compute):
+        y = math.log10(ceiling.value)
+        left = max(x0, y - math.log10(data.dram.value)) if data.dram is not None else x0
+        tint = COMPUTE_COLORS[i % len(COMPUTE_COLORS)] if color else None
+        fig.draw(fig.segment([left, x1], [y, y], marker=_line_marker(tint, COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)])))
+        if all(abs(y - r) > 2.5 * dy for r in used_rows):  # close ceilings (FP64 = FP32 / 2) share one label row
+            used_rows.append(y)
+            fig.draw(fig.text(x1, y + dy, _short(ceiling), alignment="right"))
+    ridge = ridge_of(data, selected)
+    if ridge is not None:
+        x = math.log10(ridge.value / data.dram.value)
+        label = f"{_short(ridge)} ridge {fmt.ratio(10 ** x)}"
+        fig.draw(fig.text(x, math.log10(ridge.value) - 2 * dy, label, alignment="left"))
+
+
+def _short(ceiling: Ceiling) -> str:
+    return ceiling.name.upper().replace("TENSOR_", "TC ")
+
+
+def _draw_points(fig, data: Roofline, selected: int | None, color: bool) -> None:
+    others = [p for i, p in enumerate(data.points) if i != selected]
+    if others:
+        xs = [math.log10(p.ai) for p in others]
+        ys = [math.log10(p.flop_per_s) for p in others]
+        fig.draw(fig.signal(xs, ys, marker=_marker(POINT, POINT_COLOR if color else None)))
+    if selected is None or not data.points:
+        return
+    p = data.points[selected]
+    y = math.log10(p.flop_per_s)
+    for level, (glyph, tint) in LEVEL_GLYPHS.items():
+        ai = getattr(p, f"ai_{level}")
+        if ai == ai:
+            fig.draw(fig.signal([math.log10(ai)], [y], marker=_marker(glyph, tint if color else None)))
+    fig.draw(fig.signal([math.log10(p.ai)], [y], marker=_marker(SELECTED, SELECTED_COLOR if color else None)))
+
+
+def legend(data: Roofline, selected: int | None, color: bool = True) -> list[tuple[str, Style]]:
+    """Legend entries (glyph + text, style): drawn under the plot so it never covers a point."""
+    def tint(index: int) -> Style:
+        return Style(color=f"color({index})") if color else Style()
+
+    entries = []
+    if data.dram is not None:
+        entries.append((f"━ {ceiling_label(data.dram)}", tint(DRAM_COLOR)))
+    for i, ceiling in enumerate(data.compute):
+        glyph = COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)]
+        entries.append((f"{LEGEND_GLYPHS.get(glyph, glyph)} {ceiling_label(ceiling)}",
+                        tint(COMPUTE_COLORS[i % len(COMPUTE_COLORS)])))
+    if data.points:
+        entries.append((f"{POINT} kernel", tint(POINT_COLOR)))
+        entries.append((f"{SELECTED} selected", tint(SELECTED_COLOR) + Style(bold=True)))
+    if selected is not None and data.points:
+        p = data.points[selected]
+        for level, (glyph, index) in LEVEL_GLYPHS.items():
+            if getattr(p, f"ai_{level}") == getattr(p, f"ai_{level}"):
+                entries.append((f"{glyph} selected at {level.upper()} AI", tint(index)))
+    return entries
+
+
+def legend_lines(entries: list[tuple[str, Style]], width: int) -> list[Text]:
+    lines: list[Text] = [Text()]
+    for label, style in entries:
+        if lines[-1].cell_len and lines[-1].cell_len + 2 + len(label) > width:
+            lines.append(Text())
+        if lines[-1].cell_len:
+            lines[-1].append("  ")
+        lines[-1].append(label, style)
+    for line in lines:
+        line.truncate(width, overflow="ellipsis")
+    return lines
+
+
+@dataclass
+class _Cache:
+    key: tuple = ()
+    text: Text = field(default_factory=Text)
+
+
+class RooflinePlot(Widget):
+    """Renders a `Roofline` to fit the widget; rebuilt only when size, data or selection change."""
+
+    DEFAULT_CSS = "RooflinePlot { height: 1fr; min-height: 8; }"
+
+    def __init__(self, data: Roofline | None = None, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.data = data
+        self.selected: int | None = 0 if data is not None and data.points else None
+        self._cache = _Cache()
+
+    def select(self, index: int | None) -> None:
+        self.selected = index
+        self.refresh()
+
+    def render(self) -> Text:
+        width, height = self.size
+        color = not self.app.no_color
+        key = (self.data.key if self.data else None, self.selected, width, height, color)
+        if key != self._cache.key:
+            self._cache = _Cache(key, self._draw(width, height, color))
+        return self._cache.text
+
+    def _draw(self, width: int, height: int, color: bool) -> Text:
+        if self.data is None:
+            return Text("No data yet.")
+        extra = legend_lines(legend(self.data, self.selected, color), width)
+        if width < MIN_WIDTH or height - len(extra) < MIN_HEIGHT:
+            message = f"Too small for a roofline ({width}x{height}): enlarge the terminal."
+            return Text("\n".join(textwrap.wrap(message, max(width, 1))[:max(height, 1)]), no_wrap=True)
+        plot = build_plot(self.data, width, height - len(extra), self.selected, color)
+        text = Text.from_ansi(plot.rstrip("\n"), no_wrap=True)
+        for line in extra:
+            text.append("\n")
+            text.append_text(line)
+        text.no_wrap, text.overflow = True, "crop"
+        return text

@@ -1,0 +1,193 @@
+"""What the kernel table shows: grouped rows, an order (sort + filter) over them, and cells formatted on demand.
+
+No Textual here. The frame from `Report.group()` is never copied or reformatted: sorting and filtering only
+compute `order` (frame positions, top to bottom), and a cell becomes a string when it scrolls into view.
+That keeps 1M launches as cheap as 100 (formatting every cell up front costs ~10 s per million rows).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from .. import format as fmt
+from ..columns import KERNEL_TABLE, Column
+
+BOUNDS = ("all", "memory", "compute")
+_CACHE_ROWS = 4096  # formatted rows kept; a screen shows < 100, scrolling back reuses them
+
+
+def table_columns(by: str) -> list[Column]:
+    """KERNEL_TABLE, with the first columns saying what a row is in this grouping."""
+    columns = list(KERNEL_TABLE)
+    if by == "nvtx":
+        columns[0] = replace(columns[0], name="nvtx", title="NVTX range")
+    if by == "launch":
+        at = next(i for i, c in enumerate(columns) if c.name == "count")
+        columns[at] = Column("launch_id", "ID", fmt.integer, 3, 7)
+    return columns
+
+
+@dataclass(frozen=True)
+class Query:
+    """Sort and filter, kept when the grouping changes."""
+
+    sort: str | None = None  # None: the engine's order (time, descending)
+    descending: bool = True
+    pattern: str = ""  # regex over the row's name, case-insensitive
+    bound: str = "all"
+
+    def text(self) -> str:
+        """The filter as typed: `regex bound:memory`."""
+        parts = [self.pattern] if self.pattern else []
+        return " ".join([*parts, f"bound:{self.bound}"] if self.bound != "all" else parts)
+
+
+def parse_filter(text: str, query: Query) -> Query:
+    """`gemm bound:memory` -> pattern 'gemm', bound 'memory'. Raises ValueError with a readable reason."""
+    bound, words = "all", []
+    for word in text.split(" "):
+        if word.lower().startswith("bound:"):
+            bound = word.split(":", 1)[1].lower() or "all"
+            if bound not in BOUNDS:
+                raise ValueError(f"bound:{bound}? use one of {', '.join(BOUNDS)}")
+        else:
+            words.append(word)
+    pattern = " ".join(words).strip()
+    try:
+        re.compile(pattern)
+    except re.error as err:
+        raise ValueError(f"not a regular expression ({err})") from None
+    return replace(query, pattern=pattern, bound=bound)
+
+
+class TableModel:
+    def __init__(self, rows: pd.DataFrame, columns: list[Column], query: Query | None = None) -> None:
+        self.rows = rows  # read-only: shared with the app's cache of groupings
+        self.columns = columns
+        self.query = Query()
+        self.order = np.arange(len(rows))
+        self._arrays: dict[str, Callable[[int], object]] = {}
+        self._names: dict[str, tuple[np.ndarray, list]] = {}
+        self._cells: dict[int, list[str]] = {}
+        if query is not None:
+            self.apply(query)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    @property
+    def total(self) -> int:
+        return len(self.rows)
+
+    def apply(self, query: Query) -> None:
+        """Recompute `order`; a sort column this grouping lacks falls back to the engine's order."""
+        if query.sort is not None and query.sort not in self.rows:
+            query = replace(query, sort=None, descending=True)
+        order = self._sorted(query)
+        keep = self._mask(query)
+        self.order = order if keep is None else order[keep[order]]
+        self.query = query
+
+    def _sorted(self, query: Query) -> np.ndarray:
+        if query.sort is None:
+            return np.arange(len(self.rows))
+        values = self.rows[query.sort]
+        if pd.api.types.is_numeric_dtype(values) and not isinstance(values.dtype, pd.CategoricalDtype):
+            data = values.to_numpy(dtype=float, na_value=np.nan)  # real values, not their formatted text
+        else:
+            data = self._text_ranks(query.sort)
+        # Negating keeps ties in frame order and NaN last: the engine's stable sort_values(na_position="last").
+        return np.argsort(-data if query.descending else data, kind="stable")
+
+    def _text_ranks(self, name: str) -> np.ndarray:
+        """Each row's place in the A-Z order of its column's distinct values (NaN if missing): text and
+        categorical columns (whose category order is not alphabetical) sort alike, ranking each name once."""
+        codes, uniques = self._factors(name)
+        ranks = np.empty(len(uniques) + 1)
+        ranks[np.argsort(np.array(uniques, dtype=object), kind="stable")] = np.arange(len(uniques))
+        ranks[-1] = np.nan  # code -1: missing
+        return ranks[codes]
+
+    def _mask(self, query: Query) -> np.ndarray | None:
+        keep = None
+        if query.pattern:
+            regex = re.compile(query.pattern, re.IGNORECASE)
+            for name in self._name_columns():
+                hits = self._matches(name, regex)
+                keep = hits if keep is None else keep | hits
+        if query.bound != "all":
+            is_bound = self.rows["bound"].to_numpy(dtype=object) == query.bound
+            keep = is_bound if keep is None else keep & is_bound
+        return keep
+
+    def _name_columns(self) -> list[str]:
+        first = self.columns[0].name
+        return [c for c in dict.fromkeys([first, "kernel_full"]) if c in self.rows]
+
+    def _matches(self, name: str, regex: re.Pattern) -> np.ndarray:
+        # Names repeat (a kernel launched 10k times): match each distinct name once.
+        codes, uniques = self._factors(name)
+        hits = np.fromiter((regex.search(u) is not None for u in uniques), dtype=bool, count=len(uniques))
+        return np.append(hits, False)[codes]  # code -1 (missing name) lands on the appended False
+
+    def _factors(self, name: str) -> tuple[np.ndarray, list[str]]:
+        """(code per row, distinct values as text), computed once per column."""
+        if name not in self._names:
+            codes, uniques = pd.factorize(self.rows[name], use_na_sentinel=True)
+            self._names[name] = (codes, [str(u) for u in uniques])
+        return self._names[name]
+
+    def position(self, index: int) -> int:
+        """Frame position of the index-th row shown."""
+        return int(self.order[index])
+
+    def index_of(self, position: int) -> int | None:
+        found = np.flatnonzero(self.order == position)
+        return int(found[0]) if len(found) else None
+
+    def row(self, index: int) -> pd.Series:
+        return self.rows.iloc[self.position(index)]
+
+    def shown(self) -> pd.DataFrame:
+        """The rows as shown (filter and sort applied), every column: what export writes."""
+        return self.rows.iloc[self.order].reset_index(drop=True)
+
+    def cells(self, index: int) -> list[str]:
+        """Formatted cells of the index-th row shown, one per column in `columns`."""
+        position = self.position(index)
+        cached = self._cells.get(position)
+        if cached is None:
+            if len(self._cells) > _CACHE_ROWS:
+                self._cells.clear()
+            cached = self._cells[position] = [_render(c, self._value(c.name, position)) for c in self.columns]
+        return cached
+
+    def _value(self, name: str, position: int) -> object:
+        # Only numbers are fetched through whole-column arrays (zero-copy views); turning 1M names into
+        # Python strings to show 40 of them would cost more than the rest of a first paint.
+        if name not in self._arrays:
+            self._arrays[name] = _column_reader(self.rows.get(name))
+        return self._arrays[name](position)
+
+
+def _column_reader(values: pd.Series | None):
+    if values is None:
+        return lambda position: None
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        codes, categories = values.cat.codes.to_numpy(), np.asarray(values.cat.categories, dtype=object)
+        return lambda position: categories[codes[position]] if codes[position] >= 0 else None
+    if pd.api.types.is_numeric_dtype(values):
+        array = values.to_numpy()
+        return lambda position: array[position]
+    return values.iat.__getitem__
+
+
+def _render(column: Column, value: object) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    return column.render(value)
