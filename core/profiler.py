@@ -33,7 +33,8 @@ class ProfileResult:
 
 def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_dir: Path,
             on_event: Callable[[Event], None] = lambda e: None, env: dict[str, str] | None = None,
-            cwd: str | None = None, gpu: str | None = None) -> ProfileResult:
+            cwd: str | None = None, gpu: str | None = None,
+            on_process: Callable[[object], None] = lambda p: None) -> ProfileResult:
     """Run `opts.command` under ncu through `transport`; keep everything in `run_dir`."""
     started = time.time()
     if opts.compute_capability is None:
@@ -44,7 +45,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
         stem = f"{workdir}/report"
         argv = ncu_argv(opts, stem)
         _write_meta(run_dir, opts, transport.host, argv, started, cwd, env)
-        result.ncu_exit = _stream(transport, argv, cwd, env, run_dir / "ncu.log", result, on_event)
+        result.ncu_exit = _stream(transport, argv, cwd, env, run_dir / "ncu.log", result, on_event, on_process)
         have = transport.fetch(f"{stem}.ncu-rep", run_dir / "report.ncu-rep")
         if have:
             _save_raw_page(transport, opts.ncu, f"{stem}.ncu-rep", run_dir / "raw.csv", result)
@@ -65,8 +66,9 @@ def detect_compute_capability(transport) -> str | None:
     return lines[0].strip() if lines and lines[0].strip().replace(".", "").isdigit() else None
 
 
-def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on_event) -> int:
+def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on_event, on_process) -> int:
     proc = transport.popen(argv, cwd, env)
+    on_process(proc)  # lets a UI stop the run
     with log_path.open("w") as log:
         for line in proc.stdout:
             log.write(line)

@@ -24,6 +24,7 @@ from textual.driver import Driver
 
 from .screens.help import HelpScreen
 from .screens.kernels import KernelsScreen
+from .screens.profile import ProfileScreen
 
 
 class FlopscopeApp(App[None]):
@@ -36,12 +37,14 @@ class FlopscopeApp(App[None]):
     ]
 
     def __init__(self, path: str | Path, gpu: str | None = None, report: Report | None = None,
-                 by: str = "name") -> None:
-        """`report` skips reading `path` (tests, benchmarks); `path` still names exports."""
+                 by: str = "name", live: ProfileScreen | None = None) -> None:
+        """`report` skips reading `path` (tests, benchmarks, stored runs); `path` still names exports.
+        `live` is a running profile: its screen shows first and hands over the report when ncu is done."""
         super().__init__()
         self.path = Path(path)
         self.gpu = gpu
         self.report = report
+        self.live = live
         self.kernels = KernelsScreen(by)
         self._groups: dict[str, pd.DataFrame] = {}
         self._group_lock = threading.Lock()
@@ -49,10 +52,18 @@ class FlopscopeApp(App[None]):
 
     async def on_mount(self) -> None:
         await self.push_screen(self.kernels)
-        if self.report is None:
+        if self.live is not None:
+            await self.push_screen(self.live)
+        elif self.report is None:
             self._load()
         else:
             self.kernels.start(self.report)
+
+    def show_report(self, report: Report) -> None:
+        """A report arrived (from a live profile): the Kernels screen shows it."""
+        self.report = report
+        self._groups.clear()
+        self.kernels.start(report)
 
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
@@ -112,8 +123,10 @@ def _steady(driver: type[Driver]) -> type[Driver]:
     return SteadyDriver
 
 
-def run_app(path: str | Path, gpu: str | None = None) -> int:
-    """Run the app on a report file; returns the process exit code (2 when the report cannot be read)."""
-    app = FlopscopeApp(path, gpu=gpu)
+def run_app(path: str | Path, gpu: str | None = None, report: Report | None = None,
+            live: ProfileScreen | None = None) -> int:
+    """Run the app on a report file (or a report already read, or a live profile); returns the exit code
+    (2 when the report cannot be read or the profile failed)."""
+    app = FlopscopeApp(path, gpu=gpu, report=report, live=live)
     app.run(mouse=False)
     return app.return_code or 0

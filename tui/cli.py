@@ -142,7 +142,12 @@ def _gpu_frame(gpus):
 def cmd_open(args) -> int:
     from .app import run_app
 
-    return run_app(args.path, gpu=args.gpu)
+    if os.path.exists(args.path):
+        return run_app(args.path, gpu=args.gpu)
+    from flopscope.core.store import Store
+
+    report = Store().load(args.path)  # a stored run by name or id (one-line error if there is none)
+    return run_app(args.path, gpu=args.gpu, report=report)
 
 
 COMMANDS = {"report": cmd_report, "export": cmd_export, "gpus": cmd_gpus, "open": cmd_open,

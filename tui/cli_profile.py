@@ -104,17 +104,11 @@ def cmd_profile(args) -> int:
     check_env(env)
     if not opts.command:
         raise FlopscopeError("profile", "no command to profile", "put it after `--`: flopscope profile -- python x.py")
-    transport = transport_from(args)
-    try:
-        run_dir = new_run_dir(args.name, opts.command)
-        print(f"flopscope: profiling on {transport.host}; run folder {run_dir}", file=sys.stderr)
-        result = profile(opts, transport, run_dir, on_event=Progress(), env=env, cwd=args.remote_cwd, gpu=args.gpu)
-    finally:
-        transport.close()
-    store = Store()
-    name = store.unique_name(run_dir.name)
-    store.save(result.report, name, host=transport.host, command=opts.command)
-    print(f"flopscope: stored as run {name} ({store.path})", file=sys.stderr)
+    run_dir = new_run_dir(args.name, opts.command)
+    if not args.no_tui and sys.stdout.isatty() and not args.json:
+        return _profile_in_app(args, opts, env, run_dir)
+    print(f"flopscope: profiling on {args.host or 'localhost'}; run folder {run_dir}", file=sys.stderr)
+    result = _profile_and_store(args, opts, env, run_dir, Progress())
     for note in result.notes:
         print(f"flopscope: {note}", file=sys.stderr)
     report = result.report
@@ -131,3 +125,28 @@ def cmd_profile(args) -> int:
 
         print_report(report, rows, _console())
     return 0
+
+
+def _profile_and_store(args, opts: ProfileOptions, env: dict, run_dir, on_event, on_process=lambda p: None):
+    """Profile, then keep the run in the store; the transport is closed whatever happens."""
+    transport = transport_from(args)
+    try:
+        result = profile(opts, transport, run_dir, on_event=on_event, env=env, cwd=args.remote_cwd, gpu=args.gpu,
+                         on_process=on_process)
+    finally:
+        transport.close()
+    store = Store()
+    name = store.unique_name(run_dir.name)
+    store.save(result.report, name, host=transport.host, command=opts.command)
+    result.notes.append(f"stored as run {name} ({store.path})")
+    return result
+
+
+def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir) -> int:
+    from .app import run_app
+    from .screens.profile import ProfileScreen
+
+    title = f"ncu on {args.host or 'localhost'}: {shlex.join(opts.command)}  ·  run folder {run_dir}"
+    screen = ProfileScreen(lambda on_event, on_process: _profile_and_store(args, opts, env, run_dir, on_event,
+                                                                             on_process), title)
+    return run_app(run_dir / "report.ncu-rep", gpu=args.gpu, live=screen)

@@ -1,0 +1,75 @@
+"""`flopscope profile` in the app: the live screen fills in from ncu's progress, then the Kernels screen shows
+the report that came back (ncu replaced by the stand-in that replays captured output)."""
+
+from __future__ import annotations
+
+from flopscope.core import read_report
+from flopscope.core.ncu_command import ProfileOptions
+from flopscope.core.profiler import profile
+from flopscope.core.store import Store
+from flopscope.core.transport import LocalTransport
+from flopscope.tui.app import FlopscopeApp
+from flopscope.tui.screens.kernels import KernelsScreen
+from flopscope.tui.screens.profile import ProfileScreen
+from flopscope.tui.widgets.kernel_table import KernelTable
+from textual.widgets import DataTable
+
+from .conftest import fixture_path
+from .test_profile import make_ncu
+
+MW = "v100_ncar_miniweather_fp64_full.ncu-rep"
+
+
+async def wait_for(pilot, condition, what: str, tries: int = 400) -> None:
+    for _ in range(tries):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"never: {what}")
+
+
+async def test_live_profile_then_kernels(tmp_path):
+    ncu = make_ncu(tmp_path, MW, delay=0.3)
+    opts = ProfileOptions(command=["true"], ncu=str(ncu))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    screen = ProfileScreen(lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event,
+                                                               on_process=on_process), "ncu on localhost: true")
+    app = FlopscopeApp(run_dir / "report.ncu-rep", live=screen)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: len(screen.rows) >= 2, "two kernels announced")
+        assert isinstance(app.screen, ProfileScreen)  # still profiling: the table fills in as ncu goes
+        assert screen.query_one(DataTable).row_count == len(screen.rows) >= 2
+        await wait_for(pilot, lambda: isinstance(app.screen, KernelsScreen) and app.kernels.model is not None
+                       and not app.kernels.query_one(KernelTable).loading, "the report's kernels")
+        expected = read_report(fixture_path(MW)).group("name")
+        assert app.kernels.model.shown()["kernel_full"].tolist() == expected["kernel_full"].tolist()
+        assert len(screen.rows) == 5
+
+
+async def test_failed_profile_stays_on_screen_with_the_reason(tmp_path):
+    ncu = make_ncu(tmp_path, scenario="perm")
+    opts = ProfileOptions(command=["true"], ncu=str(ncu))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    screen = ProfileScreen(lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event,
+                                                               on_process=on_process), "ncu on localhost: true")
+    app = FlopscopeApp(run_dir / "report.ncu-rep", live=screen)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: screen.failed is not None, "the failure")
+        assert "ERR_NVGPUCTRPERM" in screen.failed
+        await pilot.press("q")
+    assert app.return_code == 2
+
+
+async def test_open_a_stored_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    report = read_report(fixture_path(MW))
+    Store().save(report, "mw-run")
+    stored = Store().load("mw-run")
+    app = FlopscopeApp("mw-run", report=stored)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.kernels.model is not None
+                       and not app.kernels.query_one(KernelTable).loading, "the stored run's kernels")
+        shown = app.kernels.model.shown()
+        assert shown["flop"].tolist() == report.group("name")["flop"].tolist()

@@ -1,0 +1,119 @@
+"""`flopscope profile` in the app: kernels appear as ncu profiles them, then the full Kernels screen.
+
+ncu writes its counters to the report only when the run ends, so while it runs this screen shows what ncu
+announces (each kernel profiled, its replay passes, warnings, errors and the program's output); when the
+report is back it is read like any file and the Kernels screen takes over.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+from flopscope.core import FlopscopeError
+from flopscope.core.ncu_progress import Event
+from flopscope.core.profiler import ProfileResult
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, RichLog, Static
+
+# job(on_event, on_process) -> ProfileResult; raises FlopscopeError with the one-line reason.
+Job = Callable[[Callable[[Event], None], Callable[[object], None]], ProfileResult]
+
+
+class ProfileScreen(Screen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "stop", "Stop & quit"),
+    ]
+
+    def __init__(self, job: Job, title: str) -> None:
+        super().__init__()
+        self.job = job
+        self.title_text = title
+        self.started = time.monotonic()
+        self.rows: dict[str, list] = {}  # kernel name -> [launches, passes]
+        self.process = None
+        self.failed: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(self.title_text), id="profile-title")
+        yield Static(id="profile-status")
+        yield DataTable(id="profile-table", cursor_type="row", zebra_stripes=True)
+        yield RichLog(id="profile-log", max_lines=500, wrap=True, markup=False)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("Kernel", key="kernel")
+        table.add_column("Launches", key="launches")
+        table.add_column("Passes", key="passes")
+        table.focus()
+        self._status("starting ncu")
+        self.set_interval(0.5, self._tick)
+        self._run()
+
+    @work(thread=True, exclusive=True, group="profile")
+    def _run(self) -> None:
+        try:
+            result = self.job(lambda e: self.app.call_from_thread(self._event, e),
+                              lambda p: setattr(self, "process", p))
+        except FlopscopeError as err:
+            self.app.call_from_thread(self._fail, err.line())
+            return
+        self.app.call_from_thread(self._done, result)
+
+    def _event(self, event: Event) -> None:
+        log = self.query_one(RichLog)
+        if event.kind == "kernel":
+            self._kernel(event)
+        elif event.kind in ("error", "warning"):
+            log.write(Text(f"ncu {event.kind}: {event.text}", style="bold" if event.kind == "error" else ""))
+        elif event.kind == "output":
+            log.write(Text(event.text))
+        else:
+            log.write(Text(event.text.removeprefix("==PROF== "), style="dim"))
+
+    def _kernel(self, event: Event) -> None:
+        table = self.query_one(DataTable)
+        row = self.rows.get(event.name)
+        if row is None:
+            self.rows[event.name] = [1, event.passes]
+            table.add_row(Text(event.name), "1", str(event.passes or ""), key=event.name)
+        else:
+            row[0] += 1
+            table.update_cell(event.name, "launches", str(row[0]))
+        self._status(f"kernel {event.index} profiled ({event.passes or '?'} passes)")
+
+    def _tick(self) -> None:
+        if self.failed is None:
+            self._status()
+
+    def _status(self, what: str | None = None) -> None:
+        if what:
+            self._last = what
+        launches = sum(r[0] for r in self.rows.values())
+        self.query_one("#profile-status", Static).update(Text(
+            f"{time.monotonic() - self.started:6.1f} s · {launches} launch(es), {len(self.rows)} kernel(s) · "
+            f"{getattr(self, '_last', '')}"))
+
+    def _fail(self, line: str) -> None:
+        self.failed = line
+        self.query_one("#profile-status", Static).update(Text(f"failed: {line}", style="bold"))
+        self.query_one(RichLog).write(Text(line, style="bold"))
+        self.app.return_code_on_quit = 2
+
+    def _done(self, result: ProfileResult) -> None:
+        for note in result.notes:
+            self.app.notify(note, timeout=10)
+        self.app.show_report(result.report)
+        self.dismiss()
+
+    def action_stop(self) -> None:
+        process = self.process
+        if process is not None and process.poll() is None:
+            process.terminate()
+        self.app.exit(return_code=getattr(self.app, "return_code_on_quit", 0))
