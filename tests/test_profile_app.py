@@ -28,14 +28,18 @@ async def wait_for(pilot, condition, what: str, tries: int = 400) -> None:
     raise AssertionError(f"never: {what}")
 
 
-async def test_live_profile_then_kernels(tmp_path):
-    ncu = make_ncu(tmp_path, MW, delay=0.3)
-    opts = ProfileOptions(command=["true"], ncu=str(ncu))
+def live_app(tmp_path, **standin) -> tuple[FlopscopeApp, ProfileScreen]:
+    """The app running a real profile of `true` through the stand-in ncu, as `flopscope profile` does."""
+    opts = ProfileOptions(command=["true"], ncu=str(make_ncu(tmp_path, **standin)))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     screen = ProfileScreen(lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event,
                                                                on_process=on_process), "ncu on localhost: true")
-    app = FlopscopeApp(run_dir / "report.ncu-rep", live=screen)
+    return FlopscopeApp(run_dir / "report.ncu-rep", live=screen), screen
+
+
+async def test_live_profile_then_kernels(tmp_path):
+    app, screen = live_app(tmp_path, report=MW, delay=0.3)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: len(screen.rows) >= 2, "two kernels announced")
         assert isinstance(app.screen, ProfileScreen)  # still profiling: the table fills in as ncu goes
@@ -48,13 +52,7 @@ async def test_live_profile_then_kernels(tmp_path):
 
 
 async def test_failed_profile_stays_on_screen_with_the_reason(tmp_path):
-    ncu = make_ncu(tmp_path, scenario="perm")
-    opts = ProfileOptions(command=["true"], ncu=str(ncu))
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    screen = ProfileScreen(lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event,
-                                                               on_process=on_process), "ncu on localhost: true")
-    app = FlopscopeApp(run_dir / "report.ncu-rep", live=screen)
+    app, screen = live_app(tmp_path, scenario="perm")
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: screen.failed is not None, "the failure")
         assert "ERR_NVGPUCTRPERM" in screen.failed
