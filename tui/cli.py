@@ -5,19 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 
 from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
 from flopscope.core.export import records, write_table
 from flopscope.core.report import GROUPINGS
-from rich.console import Console
 
 from .cli_profile import add_profile_args, cmd_profile, split_command
 from .cli_runs import add_runs_commands
 from .cli_sweep import add_sweep_command
-from .text_report import missing_lines, print_report, report_json
+from .text_report import console, missing_lines, print_report, report_json
 
 
 def _view_args(p: argparse.ArgumentParser) -> None:
@@ -68,11 +66,6 @@ NEEDS = {
 }
 
 
-def _console() -> Console:
-    # Piped output keeps a wide table instead of rich's 80-column default.
-    return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
-
-
 def _view(args):
     report = read_report(args.path, gpu=args.gpu)
     rows = report.view(args.by, sort=args.sort, top=getattr(args, "top", None), descending=not args.asc)
@@ -93,7 +86,7 @@ def cmd_report(args) -> int:
         json.dump(report_json(report, rows), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print_report(report, rows, _console())
+        print_report(report, rows, console())
     return 0
 
 
@@ -123,7 +116,7 @@ def cmd_gpus(args) -> int:
                       *(fmt.si(g.peak(c), "FLOP/s") for c in ("fp64", "fp32", "tensor_tf32", "tensor_bf16",
                                                                   "tensor_fp8")),
                       fmt.si(g.dram_bytes_per_s, "B/s"), Text(g.source))
-    _console().print(table)
+    console().print(table)
     print("Tensor peaks are dense with FP32 accumulate; per device as CUDA sees it (a K80 board is 2 devices).")
     return 0
 
@@ -156,10 +149,11 @@ COMMANDS = {"report": cmd_report, "export": cmd_export, "gpus": cmd_gpus, "open"
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()  # registers every command in COMMANDS
     if argv and argv[0] not in COMMANDS and not argv[0].startswith("-") and os.path.exists(argv[0]):
         argv = ["open", *argv]  # `flopscope PATH` opens the app
     argv, command = split_command(argv)
-    args = build_parser().parse_args(argv)
+    args = parser.parse_args(argv)
     args.child_command = command
     try:
         return COMMANDS[args.command](args)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,11 +22,11 @@ from flopscope.core.model_flops import (
 )
 from flopscope.core.predict import DEFAULT_GPUS, Prediction, check_ppp, predict_all
 from flopscope.core.reconcile import Reconciliation, reconcile
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from . import format as fmt
+from .text_report import console
 
 BUILTINS = "vgg16, vgg19, resnet18, resnet34, resnet50, googlenet, mlp, transformer"
 
@@ -66,10 +65,6 @@ def _model_args(p: argparse.ArgumentParser, spec_help: str, option: bool = False
     p.add_argument("--dtype", choices=list(DTYPE_BYTES), help="precision for the peak and byte sizes (default fp32)")
 
 
-def _console() -> Console:
-    return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
-
-
 def _count(args: argparse.Namespace) -> ModelFlops:
     shape = parse_shape(args.input_shape) if args.input_shape else None
     return count_model(args.spec, shape, train=args.train, dtype=args.dtype or "fp32")
@@ -84,13 +79,13 @@ def cmd_model(args: argparse.Namespace) -> int:
         doc = {**model.to_json(), "predictions": [p.as_dict() for p in predictions], "notes": notes}
         _dump(doc)
         return 0
-    console = _console()
+    out_console = console()
     for line in _model_lines(model):
-        console.print(line)
-    console.print(_modules_table(model, args.depth))
-    console.print(_predictions_table(predictions, model))
+        out_console.print(line)
+    out_console.print(_modules_table(model, args.depth))
+    out_console.print(_predictions_table(predictions, model))
     for line in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + "."]:
-        console.print(Text(line))
+        out_console.print(Text(line))
     return 0
 
 
@@ -160,12 +155,12 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     if args.json:
         _dump({**result.to_json(), "convention": CONVENTION, "analytic": model.to_json()})
         return 0
-    console = _console()
-    console.print(Text(f"Reconcile {result.report} with {model.model} ({model.model_type}), "
+    out_console = console()
+    out_console.print(Text(f"Reconcile {result.report} with {model.model} ({model.model_type}), "
                        f"input {'x'.join(map(str, model.input_shape))}, {model.dtype}, {result.steps} step(s)"))
-    console.print(_reconcile_table(result, model.train, args.depth))
+    out_console.print(_reconcile_table(result, model.train, args.depth))
     for line in _reconcile_lines(result):
-        console.print(Text(line))
+        out_console.print(Text(line))
     return 0
 
 

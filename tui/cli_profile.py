@@ -16,7 +16,7 @@ from flopscope.core.runs import new_run_dir
 from flopscope.core.store import Store
 from flopscope.core.transport import LocalTransport, SshTransport, check_env
 
-from .text_report import missing_lines, print_report, report_json
+from .text_report import console, missing_lines, print_report, report_json
 
 
 def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -121,9 +121,7 @@ def cmd_profile(args) -> int:
         json.dump(doc, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        from .cli import _console
-
-        print_report(report, rows, _console())
+        print_report(report, rows, console())
     return 0
 
 

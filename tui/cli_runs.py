@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import format as fmt
+from .text_report import console
 
 
 def add_runs_commands(sub) -> dict:
@@ -43,9 +44,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
         table.add_row(str(r.id), Text(r.name), dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
                       Text(r.sweep or ""), Text(params), Text(r.host or ""), Text(r.gpu or ""), str(r.launches),
                       fmt.seconds(r.total_time_s), fmt.si(r.total_flop))
-    from .cli import _console
-
-    _console().print(table)
+    console().print(table)
     print(f"{len(runs)} run(s) in {store.path}", file=sys.stderr)
     return 0
 
@@ -66,7 +65,5 @@ def cmd_diff(args: argparse.Namespace) -> int:
                       fmt.seconds(r.duration_s_a), fmt.seconds(r.duration_s_b), fmt.seconds(r.duration_s_delta),
                       fmt.si(r.flop_a), fmt.si(r.flop_b), fmt.si(r.dram_bytes_a, "B"), fmt.si(r.dram_bytes_b, "B"),
                       "" if r.presence == "both" else r.presence)
-    from .cli import _console
-
-    _console().print(table)
+    console().print(table)
     return 0

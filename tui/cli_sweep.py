@@ -20,6 +20,7 @@ from rich.text import Text
 
 from . import format as fmt
 from .cli_profile import add_profile_args, options_from, parse_env
+from .text_report import console
 
 
 def add_sweep_command(sub) -> dict:
@@ -161,12 +162,10 @@ def _show(param: str, pts: list, args) -> None:
         out.add_row(f"{getattr(r, param):g}", fmt.si(r.flop), fmt.si(r.flop_per_sample), fmt.si(r.dram_bytes, "B"),
                     fmt.seconds(r.duration_s), fmt.si(r.flop_per_s), fmt.pct(100 * r.flops_efficiency),
                     fmt.pct(100 * r.bandwidth_efficiency), str(r.kernels))
-    from .cli import _console
-
-    console = _console()
-    console.print(out)
+    out_console = console()
+    out_console.print(out)
     for col, fit in fits.items():
         if fit:
-            console.print(Text(f"{col} = {fit.slope:.4g} x {param} + {fit.intercept:.4g}  (R^2 {fit.r2:.4f})"))
+            out_console.print(Text(f"{col} = {fit.slope:.4g} x {param} + {fit.intercept:.4g}  (R^2 {fit.r2:.4f})"))
     for note in notes:
-        console.print(Text(f"! {note}", style="bold"))
+        out_console.print(Text(f"! {note}", style="bold"))

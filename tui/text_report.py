@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pandas as pd
 from flopscope.core import FMA_CONVENTION, Report
 from flopscope.core.export import records
@@ -11,6 +13,11 @@ from rich.text import Text
 
 from . import format as fmt
 from .columns import KERNEL_TABLE, fit
+
+
+def console() -> Console:
+    """Rich console for the CLI tables; piped output keeps a wide table instead of rich's 80-column default."""
+    return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
 
 
 def header_lines(report: Report) -> list[str]:
