@@ -47,6 +47,7 @@ class FlopscopeApp(App[None]):
         self.live = live
         self.kernels = KernelsScreen(by)
         self._groups: dict[str, pd.DataFrame] = {}
+        self._grouped_for: Report | None = None  # the report the cached groupings belong to
         self._group_lock = threading.Lock()
         self.group_seconds: dict[str, float] = {}  # engine time per grouping (the benchmark reports it)
 
@@ -62,7 +63,6 @@ class FlopscopeApp(App[None]):
     def show_report(self, report: Report) -> None:
         """A report arrived (from a live profile): the Kernels screen shows it."""
         self.report = report
-        self._groups.clear()
         self.kernels.start(report)
 
     @work(thread=True, exclusive=True, group="load")
@@ -82,6 +82,9 @@ class FlopscopeApp(App[None]):
     def grouped(self, by: str) -> pd.DataFrame:
         """The report grouped `by`, computed once (call from a worker thread: 1M launches take seconds)."""
         with self._group_lock:
+            if self._grouped_for is not self.report:
+                self._groups.clear()
+                self._grouped_for = self.report
             if by not in self._groups:
                 start = time.perf_counter()
                 self._groups[by] = self.report.group(by)

@@ -139,6 +139,12 @@ def cmd_open(args) -> int:
         return run_app(args.path, gpu=args.gpu)
     from flopscope.core.store import Store
 
+    from .sweep_app import load_sweep, run_sweep_app
+
+    sweep = load_sweep(args.path)  # a stored sweep by name
+    if sweep is not None:
+        return run_sweep_app(*sweep, title=args.path)
+
     report = Store().load(args.path)  # a stored run by name or id (one-line error if there is none)
     return run_app(args.path, gpu=args.gpu, report=report)
 

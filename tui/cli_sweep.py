@@ -42,13 +42,18 @@ def add_sweep_command(sub) -> dict:
 def cmd_sweep(args: argparse.Namespace) -> int:
     if args.sources:
         param, pts = _from_sources(args)
+        title = args.sweep_name or "from-files"
     else:
-        param, pts = _profile_points(args)
+        param, pts, title = _profile_points(args)
+    if pts and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
+        from .sweep_app import run_sweep_app
+
+        return run_sweep_app(param, pts, title, tolerance=args.tolerance)
     _show(param, pts, args)
     return 0
 
 
-def _profile_points(args) -> tuple[str, list]:
+def _profile_points(args) -> tuple[str, list, str]:
     params = parse_params(args.param)
     if not params:
         raise FlopscopeError("sweep", "no --param given", "e.g. --param batch_size=1,8,16 -- python x.py {batch_size}")
@@ -94,8 +99,8 @@ def _profile_points(args) -> tuple[str, list]:
         pts = [(_number(p[param]), store.load(rid)) for rid, p in zip(runs["id"], runs["params"], strict=True)]
     except FlopscopeError:
         print(f"flopscope: {param} values are not numbers: runs stored, no scaling analysis", file=sys.stderr)
-        return param, []
-    return param, pts
+        return param, [], sweep
+    return param, pts, sweep
 
 
 def _from_sources(args) -> tuple[str, list]:

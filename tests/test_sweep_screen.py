@@ -1,0 +1,371 @@
+"""The Sweep screen, driven by Textual's Pilot on real V100 GEMM launches, checked against core.scaling."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import plotext as plt
+import pytest
+from flopscope.core import Report, read_report
+from flopscope.core.scaling import point_table
+from flopscope.core.store import Store
+from flopscope.tui import format as fmt
+from flopscope.tui.screens.help import HelpScreen
+from flopscope.tui.screens.prompt import PromptScreen
+from flopscope.tui.screens.sweep import METRICS, PointKernelsScreen, SweepScreen
+from flopscope.tui.sweep_app import SweepApp, load_sweep, run_sweep_app
+from flopscope.tui.widgets.kernel_table import KernelTable
+from flopscope.tui.widgets.line_plot import LinePlot, Series, build_line_plot, is_log
+from rich.cells import cell_len
+from rich.console import Console
+from textual.widgets import Input
+
+from .conftest import fixture_path
+from .raw_csv import launches, raw_csv
+
+SIZES = [(80, 24), (120, 40)]
+GPU = "Tesla V100-SXM2-16GB"  # the fixture's GPU: gives the efficiency columns real values
+COLUMNS = ["batch_size", "flop", "flop_per_sample", "dram_bytes", "duration_s", "flop_per_s", "flops_efficiency",
+           "bandwidth_efficiency", "kernels"]
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[int, Report]:
+    """Batch size N: N real tensor-core GEMM launches, plus the real init kernel from N = 4 on."""
+    rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+    gemm = next(r for r in rows if "tensorop_s884gemm" in r["Kernel Name"])
+    init = next(r for r in rows if "InitializeMatrix" in r["Kernel Name"])
+    folder = tmp_path_factory.mktemp("sweep")
+    out = {}
+    for n in (1, 2, 4, 8, 16, 32, 64, 128):
+        path = folder / f"gemm_bs{n}.csv"
+        path.write_text(raw_csv([gemm] * n + ([init] if n >= 4 else [])))
+        out[n] = read_report(path, gpu=GPU)
+    return out
+
+
+def shuffled(reports: dict[int, Report]) -> list[tuple[float, Report]]:
+    """Points out of order: the screen must show them in parameter order."""
+    keys = sorted(reports)
+    return [(float(n), reports[n]) for n in keys[1::2] + keys[::2]]
+
+
+def screen_text(app) -> str:
+    """The whole screen as plain text (as `App.export_screenshot` renders it)."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True, force_terminal=True,
+                      color_system="truecolor", legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text()
+
+
+def flat(text: str) -> str:
+    """Screen text with wrapping undone, for phrases that may break across lines at 80 columns."""
+    return re.sub(r"\s+", " ", text)
+
+
+async def settle(pilot, until=lambda: True, tries: int = 250) -> None:
+    for _ in range(tries):
+        await pilot.pause(0.02)
+        if until():
+            await pilot.pause()
+            return
+    raise AssertionError("the app never reached the expected state")
+
+
+def plot_text(app) -> str:
+    plot = app.screen.query_one(LinePlot)
+    return plot.render().plain
+
+
+# -- the table ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+async def test_table_has_one_row_per_point_in_parameter_order(reports, size):
+    points = shuffled(reports)
+    app = SweepApp("batch_size", points, "gemm")
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SweepScreen)
+        table = screen.query_one(KernelTable)
+        rows = table.model.rows
+        assert rows["batch_size"].tolist() == sorted(reports)
+        assert rows["flop"].tolist() == [reports[n].summary().total_flop for n in sorted(reports)]
+        # What is on screen: a header line, then the points in order, FLOP as the engine's total.
+        shown = [line.split() for line in table.visible_text()[1:] if line.strip()]
+        assert [float(cells[0]) for cells in shown] == sorted(reports)[:len(shown)]
+        assert len(shown) >= 5  # at 80x24 the table scrolls (up/down reach the rest); the plot gets the room
+        for cells, n in zip(shown, sorted(reports), strict=False):
+            assert " ".join(cells[1:3]) == fmt.si(reports[n].summary().total_flop)
+        text = flat(screen_text(app))
+        assert "Sweep gemm · batch_size · 8 point(s)" in text
+        assert "FLOP = 17.2 T × batch_size + 0 (R² 1.0000)" in text  # 2*20480^3 per launch, exactly linear
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_table_scrolls_to_every_point(reports, size):
+    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(KernelTable)
+        for _ in range(len(reports) - 1):
+            await pilot.press("down")
+        await pilot.pause()
+        assert table.cursor_row == len(reports) - 1
+        assert any(line.split()[:1] == ["128"] for line in table.visible_text())
+        assert "batch_size = 128" in plot_text(app)
+
+
+# -- findings and fits ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+async def test_constant_flops_series_shows_the_finding(reports, size):
+    """The same run at every point: the parameter never reached the program. The app says so up top."""
+    points = [(float(n), reports[8]) for n in (1, 2, 4, 8)]
+    app = SweepApp("batch_size", points, "stuck")
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        text = flat(screen_text(app))
+        assert "! FLOPs (1.374e+14) and DRAM bytes" in text
+        assert "are identical at every batch_size" in text
+        assert "R² n/a: constant" in text
+
+
+async def test_tolerance_is_the_clis(reports):
+    """32 GEMMs labelled 33: per-sample FLOPs drift 3.1%, flagged at 1% tolerance, not at the default 5%."""
+    points = [(32.0, reports[32]), (33.0, reports[32]), (64.0, reports[64])]
+    for tolerance, flagged in ((0.05, False), (0.01, True)):
+        app = SweepApp("batch_size", points, "gemm", tolerance)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            assert ("per-sample FLOPs vary by" in flat(screen_text(app))) == flagged
+
+
+async def test_a_growing_series_has_no_constant_finding_but_names_the_new_kernel(reports):
+    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        text = flat(screen_text(app))
+        assert "identical at every" not in text
+        assert "! kernel InitializeMatrix_kernel<__half, (bool)1> runs only at batch_size = 4, 8" in text
+
+
+# -- drill-down -----------------------------------------------------------------------------------------------
+async def kernels_of(app, pilot) -> PointKernelsScreen:
+    await settle(pilot, lambda: isinstance(app.screen, PointKernelsScreen) and app.screen.model is not None
+                 and not app.screen.query_one(KernelTable).loading)
+    return app.screen
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_enter_opens_the_selected_points_kernels_and_escape_returns(reports, size):
+    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")  # batch size 1: the GEMM alone
+        screen = await kernels_of(app, pilot)
+        assert screen.model.rows["kernel_full"].tolist() == reports[1].group("name")["kernel_full"].tolist()
+        assert "batch_size = 1 (point 1 of 8)" in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, SweepScreen))
+        await pilot.press("down", "down", "up", "down", "enter")  # batch size 4: the GEMM x4 and the init kernel
+        screen = await kernels_of(app, pilot)
+        rows = screen.model.rows
+        expected = reports[4].group("name")
+        assert rows["kernel_full"].tolist() == expected["kernel_full"].tolist() and len(rows) == 2
+        assert rows["count"].tolist() == [4, 1]
+        assert rows["flop"].sum() == pytest.approx(reports[4].summary().total_flop, rel=1e-12)
+        text = screen_text(app)
+        assert "batch_size = 4 (point 3 of 8)" in text and "InitializeMatrix_kernel" in text
+        assert app.export_name("name").name == "gemm-batch_size4-name.csv"  # the point's exports say which point
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, SweepScreen))
+        assert app.screen.query_one(KernelTable).cursor_row == 2  # the selection is where it was
+
+
+async def test_escape_on_the_first_screen_stays_and_q_quits(reports):
+    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, SweepScreen)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code in (None, 0)
+
+
+# -- the plot ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+async def test_m_cycles_the_plotted_metric_and_survives_repaints_and_resizes(reports, size):
+    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        first = plot_text(app)
+        assert first.startswith("FLOP vs batch_size (log-log)")  # 1..128 spans two decades
+        seen = [first]
+        for metric in METRICS[1:]:
+            await pilot.press("m")
+            await pilot.pause()
+            seen.append(plot_text(app))
+            assert seen[-1].startswith(f"{metric.title} vs batch_size")
+        assert len(set(seen)) == len(METRICS)
+        for _ in range(2):  # repaint twice: same text
+            app.screen.refresh()
+            app.screen.query_one(LinePlot).refresh()
+            await pilot.pause()
+            assert plot_text(app) == seen[-1]
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        await pilot.resize_terminal(*size)
+        await pilot.pause()
+        assert plot_text(app) == seen[-1]
+        await pilot.press("m")  # back to the first metric, after all that
+        await pilot.pause()
+        assert plot_text(app) == first
+        assert "FLOP vs batch_size" in screen_text(app)
+
+
+async def test_a_tiny_terminal_says_so_instead_of_drawing(reports):
+    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        assert "Too small for the plot" in plot_text(app)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert "FLOP vs batch_size" in plot_text(app)
+
+
+def test_axes_are_log_log_only_over_two_decades_of_positive_values():
+    fmt_si = fmt.si
+    assert is_log(Series((1, 10, 100), (1.0, 2.0, 3.0), "n", "y", fmt_si))
+    assert not is_log(Series((1, 2, 4, 8), (1.0, 2.0, 3.0, 4.0), "n", "y", fmt_si))  # under two decades
+    assert not is_log(Series((1, 10, 100), (1.0, 0.0, 3.0), "n", "y", fmt_si))  # a zero has no log
+    assert not is_log(Series((0, 10, 100), (1.0, 2.0, 3.0), "n", "y", fmt_si))
+    assert is_log(Series((1, 10, 100), (1.0, math.nan, 3.0), "n", "y", fmt_si))  # unknown values are skipped
+
+
+@pytest.mark.parametrize("color", [True, False])
+def test_line_plot_builds_are_pure_and_exactly_sized(color):
+    series = Series((1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0), tuple(3.4e11 * 2**k for k in range(8)),
+                    "batch_size", "FLOP", fmt.si)
+    first = build_line_plot(series, 78, 14, selected=3, color=color)
+    other = Series((1.0, 2.0), (math.nan, 5.0), "n", "Time", fmt.seconds)
+    build_line_plot(other, 50, 10, selected=0, color=color)  # another plot between must not leak into this one
+    assert build_line_plot(series, 78, 14, selected=3, color=color) == first
+    lines = plt.uncolorize(first).rstrip("\n").split("\n")
+    assert len(lines) == 14 and all(cell_len(line) == 78 for line in lines)
+    text = "\n".join(lines)
+    assert "◆" in text
+    ticks = re.findall(r"([\d.]+ [GT])┤", text)  # decade ticks, in the metric's units
+    assert ticks == ["10 T", "1 T"]
+    tall = plt.uncolorize(build_line_plot(series, 78, 30, selected=3, color=color))
+    assert re.findall(r"([\d.]+ [GT])┤", tall) == ["50 T", "20 T", "10 T", "5 T", "2 T", "1 T", "500 G"]  # room: 1-2-5
+    assert all(label in lines[-1] for label in ("1", "2", "4", "8", "16", "32", "64", "128"))
+    if not color:
+        assert "\x1b[3" not in first and "\x1b[38" not in first  # NO_COLOR: no colour codes at all
+
+
+def test_a_flat_series_keeps_distinct_ticks_and_no_false_trend():
+    """Efficiency within 0.1% at every point: the axis spans at least a tenth of a decade, labelled twice."""
+    series = Series((1.0, 2.0, 4.0, 8.0), (0.938, 0.938, 0.937, 0.938), "batch_size", "FLOPS efficiency",
+                    lambda v: fmt.pct(100 * v))
+    text = plt.uncolorize(build_line_plot(series, 70, 11, selected=0))
+    ticks = re.findall(r"([\d.]+%)┤", text)
+    assert len(ticks) >= 2 and len(set(ticks)) == len(ticks)
+    rows = [i for i, line in enumerate(text.splitlines()) if "•" in line or "◆" in line]
+    assert max(rows) - min(rows) <= 1  # the four points sit on one or two rows, not top to bottom
+
+
+def test_unknown_values_are_said_not_drawn():
+    series = Series((1.0, 2.0, 4.0), (math.nan,) * 3, "batch_size", "FLOP", fmt.si)
+    text = plt.uncolorize(build_line_plot(series, 60, 10, selected=0))
+    assert "FLOP: unknown at every point" in text and "•" not in text
+
+
+async def test_no_color_is_legible(reports, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = SweepApp("batch_size", [(float(n), reports[8]) for n in (1, 2, 4)], "stuck")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.no_color
+        text = flat(screen_text(app))
+        assert "! FLOPs" in text and "◆" in text  # marked by text and glyphs, not by colour
+
+
+# -- export and help -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES)
+async def test_e_exports_the_table_as_shown(reports, size, tmp_path):
+    points = shuffled(reports)
+    app = SweepApp("batch_size", points, "gemm")
+    out = tmp_path / "points.csv"
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptScreen)
+        answer = app.screen.query_one(Input)
+        assert Path(answer.value) == Path.cwd() / "gemm-sweep.csv"
+        answer.value = str(out)
+        await pilot.press("enter")
+        await settle(pilot, out.exists)
+    written = pd.read_csv(out)
+    expected = point_table(points, "batch_size")[COLUMNS]
+    assert written.columns.tolist() == COLUMNS
+    assert written["batch_size"].tolist() == sorted(reports)
+    for col in COLUMNS:
+        assert written[col].to_numpy(dtype=float) == pytest.approx(expected[col].to_numpy(dtype=float), rel=1e-12,
+                                                                   nan_ok=True), col
+    assert written["flops_efficiency"].notna().all()  # the GPU is known: real efficiencies, not blanks
+
+
+async def test_help_lists_every_key_with_a_description(reports):
+    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        help_text = app.screen.text()
+        for what in ("Open point", "Next metric", "Export", "Row down", "Quit"):
+            assert what in help_text
+    assert all(b.description for b in SweepScreen.BINDINGS)
+    assert all(b.description for b in PointKernelsScreen.BINDINGS)
+
+
+# -- the store ------------------------------------------------------------------------------------------------
+def test_load_sweep_builds_points_from_stored_runs(reports, tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    store = Store()
+    for n in (8, 2, 32):
+        store.save(reports[n], f"gemm-bs{n}", kind="sweep", sweep="s", params={"batch_size": str(n)})
+    store.save(reports[1], "other", kind="sweep", sweep="t", params={"seq": "1"})
+    store.close()
+    loaded = load_sweep("s")
+    assert loaded is not None
+    param, points = loaded
+    assert param == "batch_size"
+    assert [v for v, _ in points] == [8.0, 2.0, 32.0]
+    assert [r.summary().total_flop for _, r in points] == [reports[n].summary().total_flop for n in (8, 2, 32)]
+    assert load_sweep("no-such-sweep") is None
+    table = point_table(points, param)  # the same analysis as the CLI's, from the stored runs
+    assert table["flop"].tolist() == [reports[n].summary().total_flop for n in (2, 8, 32)]
+
+
+def test_load_sweep_refuses_values_that_are_not_numbers(reports, tmp_path, monkeypatch):
+    from flopscope.core import FlopscopeError
+
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    store = Store()
+    store.save(reports[1], "a", kind="sweep", sweep="s", params={"model": "small"})
+    store.close()
+    with pytest.raises(FlopscopeError, match="not a number"):
+        load_sweep("s")
+
+
+def test_run_sweep_app_without_points_exits_2(capsys):
+    assert run_sweep_app("batch_size", [], "empty") == 2
+    assert "no points" in capsys.readouterr().err

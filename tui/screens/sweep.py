@@ -1,0 +1,247 @@
+"""The Sweep screen: findings and linear fits first, then the per-point table and one metric plotted against
+the swept parameter. `enter` opens the selected point's Kernels screen; `escape` there comes back here.
+
+The numbers are `core.scaling`'s (point_table, linear_fit, findings): the same analysis `flopscope sweep`
+prints, so the app and the CLI never disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pandas as pd
+from flopscope.core import Report
+from flopscope.core.scaling import Fit, findings, group_table, linear_fit, point_table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from .. import format as fmt
+from ..columns import Column
+from ..widgets.kernel_table import KernelTable
+from ..widgets.line_plot import LinePlot, Series
+from ..widgets.table_model import TableModel
+from .export import ask_export
+from .kernels import KernelsScreen
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # point_table column
+    title: str
+    text: Callable[[float], str]  # a value as people read it (ticks, captions, fits)
+
+
+def _si(unit: str = "") -> Callable[[float], str]:
+    return lambda v: fmt.si(v, unit)
+
+
+def _share(v: float) -> str:
+    return fmt.pct(100 * v)
+
+
+# What `m` cycles through, in order.
+METRICS = (
+    Metric("flop", "FLOP", _si()),
+    Metric("flop_per_sample", "FLOP/sample", _si()),
+    Metric("dram_bytes", "DRAM bytes", _si("B")),
+    Metric("duration_s", "Time", fmt.seconds),
+    Metric("flop_per_s", "FLOP/s", _si("FLOP/s")),
+    Metric("flops_efficiency", "FLOPS efficiency", _share),
+)
+FITTED = (("flop", "FLOP", _si()), ("dram_bytes", "DRAM B", _si("B")), ("duration_s", "Time", fmt.seconds))
+
+
+def table_columns(param: str) -> list[Column]:
+    """The per-point table; priority decides what drops first at 80 columns (as in the kernel table)."""
+    return [
+        Column(param, param, lambda v: f"{v:g}", 0, min(max(len(param), 6), 16)),
+        Column("flop", "FLOP", _si(), 0, 8),
+        Column("flop_per_sample", "FLOP/sample", _si(), 1, 11),
+        Column("dram_bytes", "DRAM B", _si("B"), 2, 8),
+        Column("duration_s", "Time", fmt.seconds, 0, 9),
+        Column("flop_per_s", "FLOP/s", _si(), 1, 8),
+        Column("flops_efficiency", "FLOPS eff", _share, 2, 9),
+        Column("bandwidth_efficiency", "BW eff", _share, 3, 7),
+        Column("kernels", "Kernels", fmt.integer, 4, 7),
+    ]
+
+
+def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], str], scale: float = 0.0) -> str:
+    """`FLOP = 17.2 T × batch_size + 0 (R² 1.0000)`, or why there is no fit. `scale` is the largest |value|
+    fitted: an intercept a millionth of it is the fit's rounding noise and reads as 0."""
+    if fit is None:
+        return f"{title}: no fit (fewer than two {param} values with data)"
+    intercept = 0.0 if abs(fit.intercept) <= 1e-6 * scale else fit.intercept
+    sign = "−" if intercept < 0 else "+"
+    r2 = f"R² {fit.r2:.4f}" if math.isfinite(fit.r2) else "R² n/a: constant"
+    return f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(intercept)) or '0'}  ({r2})"
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the screen shows, computed once from the points."""
+
+    table: pd.DataFrame  # point_table, sorted by the parameter
+    fits: dict[str, Fit | None]
+    notes: list[str]
+
+
+def analyse(points: list[tuple[float, Report]], param: str, tolerance: float = 0.05) -> Analysis:
+    """`tolerance`: allowed per-sample FLOP drift, as `flopscope sweep --tolerance`."""
+    table = point_table(points, param)
+    fits = {name: linear_fit(table[param], table[name]) for name, _, _ in FITTED}
+    return Analysis(table, fits, findings(table, group_table(points, param), param, tolerance))
+
+
+def header(title: str, param: str, analysis: Analysis, color: bool = True) -> Text:
+    """Name and size of the sweep, the findings (bold, `!`: legible without colour), then the fits."""
+    values = analysis.table[param]
+    span = f", {values.min():g} … {values.max():g}" if len(values) else ""
+    text = Text(f"Sweep {title} · {param} · {len(values)} point(s){span}", style="bold")
+    warn = "bold yellow" if color else "bold"
+    for note in analysis.notes:
+        text.append("\n! ", style=warn)
+        text.append(note, style=warn)  # appended as text: a kernel name in a finding is never markup
+    if not analysis.notes:
+        text.append("\nNo findings: nothing flagged in how FLOPs, bytes and kernels scale.", style="dim")
+    for name, title_, render in FITTED:
+        scale = float(analysis.table[name].abs().max()) if len(analysis.table) else 0.0
+        text.append("\n" + fit_line(title_, analysis.fits[name], param, render, scale))
+    return text
+
+
+class PointKernelsScreen(KernelsScreen):
+    """One sweep point's Kernels screen: the usual one, titled with the point, and `escape` goes back."""
+
+    # KernelsScreen's escape only clears the filter (it is the app's first screen); here it also goes back.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back/clear filter"),
+        *(b for b in KernelsScreen.BINDINGS if not (isinstance(b, Binding) and b.key == "escape")),
+    ]
+
+    def __init__(self, label: str, by: str = "name") -> None:
+        super().__init__(by)
+        self.label = label
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(self.label, style="bold reverse"), id="point-title")
+        yield from super().compose()
+
+    def action_back(self) -> None:
+        if self.query_state.pattern or self.query_state.bound != "all":
+            self.action_clear_filter()  # as on the first Kernels screen; a second escape goes back
+        else:
+            self.dismiss()
+
+
+class SweepScreen(Screen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open point"),
+        Binding("m", "cycle_metric", "Next metric"),
+        Binding("e", "export", "Export"),
+        Binding("escape", "back", "Back"),
+    ]
+    DEFAULT_CSS = """
+    SweepScreen #sweep-header { height: auto; max-height: 45%; padding: 0 1; scrollbar-size-vertical: 1; }
+    SweepScreen #sweep-header:focus { background: $boost; }
+    SweepScreen #sweep-table { height: auto; max-height: 30%; min-height: 2; }
+    SweepScreen #sweep-plot { height: 1fr; min-height: 4; }
+    """
+
+    def __init__(self, param: str, points: list[tuple[float, Report]], title: str, tolerance: float = 0.05) -> None:
+        super().__init__()
+        self.param = param
+        self.sweep_name = title  # not `title`: Screen.title is Textual's own
+        # Stable sort, as point_table's: row i of the table is points[i].
+        self.points = sorted(points, key=lambda p: p[0])
+        self.analysis = analyse(self.points, param, tolerance)
+        self.columns = table_columns(param)
+        self.metric = 0
+
+    # -- layout -----------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        # Scrollable and focusable (tab): on a small terminal the findings may not all fit, and there is no mouse.
+        with VerticalScroll(id="sweep-header"):
+            yield Static(id="sweep-findings")
+        yield KernelTable(id="sweep-table")
+        yield LinePlot(id="sweep-plot")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#sweep-findings", Static).update(
+            header(self.sweep_name, self.param, self.analysis, color=not self.app.no_color))
+        table = self.query_one(KernelTable)
+        table.set_model(TableModel(self.analysis.table, self.columns))
+        table.styles.height = len(self.points) + 1  # header + one line per point; max-height caps it
+        table.focus()
+        self._plot()
+
+    @property
+    def selected(self) -> int | None:
+        return self.query_one(KernelTable).cursor_position
+
+    def series(self) -> Series:
+        metric = METRICS[self.metric]
+        table = self.analysis.table
+        values = table[metric.name].to_numpy(dtype=float, na_value=math.nan)
+        return Series(tuple(float(v) for v in table[self.param]), tuple(float(v) for v in values),
+                      self.param, metric.title, metric.text)
+
+    def _plot(self) -> None:
+        self.query_one(LinePlot).show(self.series(), self.selected)
+
+    def on_kernel_table_moved(self, _: KernelTable.Moved) -> None:
+        self._plot()
+
+    # -- actions ----------------------------------------------------------------------------------
+    def action_cycle_metric(self) -> None:
+        self.metric = (self.metric + 1) % len(METRICS)
+        self._plot()
+
+    async def action_open(self) -> None:
+        index = self.selected
+        if index is None:
+            return
+        value, report = self.points[index]
+        label = f"Sweep {self.sweep_name} · {self.param} = {value:g} (point {index + 1} of {len(self.points)})"
+        self._aim_app_at(report, f"{self.sweep_name}-{self.param}{value:g}")
+        screen = PointKernelsScreen(label)
+        await self.app.push_screen(screen)
+        screen.start(report)
+
+    def _aim_app_at(self, report: Report, stem: str) -> None:
+        """KernelsScreen reads its groupings through `app.grouped()`, from `app.report`, and names its exports
+        from `app.path`'s stem: point both at this sweep point (the sweep app keys its grouping cache on the
+        report). The dummy suffix keeps a value like 0.5 whole in the stem."""
+        self.app.report = report
+        self.app.path = Path(stem.replace("/", "_") + ".sweep")
+
+    def shown(self) -> pd.DataFrame:
+        """The per-point table as shown: its columns, in its order, at full precision."""
+        return self.analysis.table[[c.name for c in self.columns]].reset_index(drop=True)
+
+    def action_export(self) -> None:
+        ask_export(self.app, self.shown, Path.cwd() / f"{self.sweep_name.replace('/', '_')}-sweep.csv",
+                   what="per-point table")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back":
+            return self._can_go_back()  # hidden when this is the app's first screen: nothing to go back to
+        return True
+
+    def _can_go_back(self) -> bool:
+        stack = self.app.screen_stack
+        below = stack[stack.index(self) - 1] if self in stack and stack.index(self) > 0 else None
+        return below is not None and below.id != "_default"
+
+    def action_back(self) -> None:
+        if self._can_go_back():
+            self.dismiss()
