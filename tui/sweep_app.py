@@ -29,7 +29,6 @@ class SweepApp(FlopscopeApp):
         await self.push_screen(self.sweep)
 
 
-
 def load_sweep(name: str, store: Store | None = None) -> tuple[str, list[tuple[float, Report]]] | None:
     """(parameter, points) from the stored runs of sweep `name`, in the order stored; None if there is none.
 
