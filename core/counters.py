@@ -80,12 +80,17 @@ class _Provenance:
 def kernel_names(df: pd.DataFrame) -> tuple[pd.Categorical, pd.Categorical]:
     """(full, short) names as categoricals: a million launches share a handful of names of kilobytes each,
     so every distinct name is hashed, stored and shortened once."""
-    values = objects(df["kernel_full"])
-    base = objects(df["kernel_base"])
-    missing = pd.isna(values)
-    values[missing] = base[missing]
-    values[pd.isna(values)] = ""
-    codes, uniques = pd.factorize(values)
+    col = df["kernel_full"]
+    if isinstance(col.dtype, pd.CategoricalDtype) and (col.cat.codes >= 0).all():
+        # CSV pages arrive categorical: reuse the parser's codes instead of hashing a million names again.
+        codes, uniques = col.cat.codes.to_numpy(), np.asarray(col.cat.categories.to_numpy(dtype=object))
+    else:
+        values = objects(col)
+        base = objects(df["kernel_base"])
+        missing = pd.isna(values)
+        values[missing] = base[missing]
+        values[pd.isna(values)] = ""
+        codes, uniques = pd.factorize(values)
     full = pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
     short_codes, shorts = pd.factorize(np.array([short_name(u) for u in uniques], dtype=object))
     short = pd.Categorical.from_codes(short_codes[codes], categories=pd.Index(shorts, dtype=object))
@@ -253,7 +258,8 @@ def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
 
 
 def _no_tensor_cores(cc: pd.Series) -> pd.Series:
-    return _cc_key(cc).map(lambda v: _major(v) < 7).astype(bool)
+    key = _cc_key(cc)
+    return key.map({v: bool(_major(v) < 7) for v in pd.unique(key)}).astype(bool)
 
 
 def _cc_key(cc: pd.Series) -> pd.Series:

@@ -25,18 +25,18 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
     keep = sorted({k for k, h in enumerate(header) if h in _TEXT_HEADERS or wanted(h)} | set(nv))
     numeric = [k for k in keep if wanted(header[k]) and header[k] != "device__attribute_display_name"]
     with doc.path.open("rb") as handle:
-        source = io.BytesIO(doc.body_bytes()) if doc.interleaved else handle
-        if not doc.interleaved:
-            handle.seek(doc.data_offset)
-        units = _units_row(source, len(header))
-        start = source.tell()
+        handle.seek(doc.data_offset)
+        units = _units_row(handle, len(header))
         try:
-            frame = _parse(source, header, keep, {k: np.float64 for k in numeric})
-        except ValueError:  # a cell the typed parser refused: parse those columns cell by cell
-            source.seek(start)
+            # Straight from disk, typed; ncu's own `==` lines between rows land as rows with an `==` ID.
+            frame = _parse(handle, header, keep, {k: np.float64 for k in numeric})
+        except ValueError:  # a cell the typed parser refused: without ncu's lines, parse cell by cell
+            source = io.BytesIO(doc.body_bytes(without_prof_lines=True))
+            _units_row(source, len(header))
             frame = _parse(source, header, keep, {})
             for k in numeric:
                 frame[k] = _numeric(frame[k].astype(object))
+    frame = _without_prof_rows(frame, keep[0] if keep and keep[0] == 0 else None)
     out = pd.DataFrame(index=frame.index)
     for k in keep:
         name = header[k]
@@ -52,6 +52,17 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         if col not in out:
             out[col] = None
     return out, {"format": "csv-raw"}
+
+
+def _without_prof_rows(frame: pd.DataFrame, id_col: int | None) -> pd.DataFrame:
+    if id_col is None or frame.empty:
+        return frame
+    ids = frame[id_col]
+    labels = ids.cat.categories if isinstance(ids.dtype, pd.CategoricalDtype) else pd.Index(ids.dropna().unique())
+    prof = [v for v in labels if isinstance(v, str) and v.startswith("==")]
+    if not prof:
+        return frame
+    return frame[~ids.isin(prof)].reset_index(drop=True)
 
 
 def _parse(source, header: list[str], keep: list[int], numeric: dict) -> pd.DataFrame:

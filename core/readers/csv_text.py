@@ -30,14 +30,13 @@ class CsvText:
     preamble: str
     header: list[str]
     data_offset: int  # byte offset of the first line after the header
-    interleaved: bool  # ncu's own `==PROF==`/`==WARNING==` lines appear between the rows
 
-    def body_bytes(self) -> bytes:
-        """The rows, with any interleaved `==` lines removed (whole-file read: for small files or that case)."""
+    def body_bytes(self, without_prof_lines: bool = True) -> bytes:
+        """The rows, with ncu's own `==PROF==`/`==WARNING==` lines between them removed (a whole-file read)."""
         with self.path.open("rb") as handle:
             handle.seek(self.data_offset)
             body = handle.read()
-        if self.interleaved:
+        if without_prof_lines and (body.startswith(b"==") or b"\n==" in body):
             body = b"\n".join(ln for ln in body.split(b"\n") if not ln.startswith(b"=="))
         return body
 
@@ -66,8 +65,7 @@ def split_csv(path: Path) -> CsvText:
         end = len(head) if end < 0 else end
         header = next(csv.reader([head[start:end].decode("utf-8", errors="replace").rstrip("\r")]))
         preamble = head[:start].decode("utf-8", errors="replace").lstrip("\ufeff")
-        interleaved = _has_prof_lines(handle, head, end)
-    return CsvText(path, preamble, header, end + 1, interleaved)
+    return CsvText(path, preamble, header, end + 1)
 
 
 def _header_start(head: bytes) -> int:
@@ -76,18 +74,6 @@ def _header_start(head: bytes) -> int:
         return bom
     at = head.find(b"\n" + _HEADER)
     return at + 1 if at >= 0 else -1
-
-
-def _has_prof_lines(handle, head: bytes, end: int) -> bool:
-    """Scan the rest of the file in chunks (not mmap: mapped pages would count as this process's memory)."""
-    if b"\n==" in head[end:]:
-        return True
-    tail = head[-2:]
-    while chunk := handle.read(_CHUNK):
-        if b"\n==" in tail + chunk[:2] or b"\n==" in chunk:
-            return True
-        tail = chunk[-2:]
-    return False
 
 
 def process_label(name: str | None, pid: str | None) -> str | None:
