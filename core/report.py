@@ -32,25 +32,36 @@ class Report:
     gpu: Gpu | None = None
     missing: list[Missing] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        with_launch_shares(self.kernels)
+
     def summary(self) -> RunSummary:
         return summarize(self.kernels, self.meta.get("wall_time_s"))
 
     def ceilings(self) -> list[Ceiling]:
         return run_ceilings(self.kernels, self.gpu)
 
-    def group(self, by: str = "name") -> pd.DataFrame:
-        """Rows per kernel name, NVTX range or launch; same columns as launches; sorted by time."""
+    def group(self, by: str = "name", time_order: bool = True) -> pd.DataFrame:
+        """Rows per kernel name, NVTX range or launch; same columns as launches; sorted by time.
+
+        `time_order=False` with `by="launch"` returns the launches table itself, uncopied, in launch order
+        (`attrs["time_ordered"]` says which): a view that sorts on its own saves copying a million rows.
+        """
         if by not in GROUPINGS:
             raise ValueError(f"group by one of {', '.join(GROUPINGS)}")
-        k = self.kernels
-        total = k["duration_s"].sum()
-        rows = k if GROUPINGS[by] is None else ordered(derive(_aggregate(k, GROUPINGS[by]), self.gpu))
+        if GROUPINGS[by] is None and not time_order:
+            return self.kernels
+        rows = self.kernels if GROUPINGS[by] is None else self._aggregated(GROUPINGS[by])
         # One take in time order (longest first, unknown last) is the only copy, even at a million launches.
         duration = rows["duration_s"].to_numpy(dtype=float)
         rows = rows.take(np.argsort(np.where(np.isnan(duration), np.inf, -duration), kind="stable"))
         rows.index = pd.RangeIndex(len(rows))
-        if GROUPINGS[by] is None:
-            rows["count"] = 1
+        rows.attrs["time_ordered"] = True
+        return rows
+
+    def _aggregated(self, key: str) -> pd.DataFrame:
+        rows = ordered(derive(_aggregate(self.kernels, key), self.gpu))
+        total = self.kernels["duration_s"].sum()
         rows["pct_time"] = 100.0 * rows["duration_s"] / total if total else np.nan
         return rows
 
@@ -64,6 +75,14 @@ class Report:
             rows = rows.sort_values(sort, ascending=not descending, na_position="last", kind="stable",
                                     key=_sort_key).reset_index(drop=True)
         return rows.head(top) if top else rows
+
+
+def with_launch_shares(kernels: pd.DataFrame) -> None:
+    """Per-launch `count` (1) and `pct_time`, so the launches table is a finished view by itself."""
+    total = kernels["duration_s"].sum()
+    kernels["count"] = 1
+    kernels["pct_time"] = 100.0 * kernels["duration_s"] / total if total else np.nan
+    kernels.attrs["time_ordered"] = False
 
 
 def _sort_key(col: pd.Series) -> pd.Series:

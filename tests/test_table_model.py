@@ -85,3 +85,18 @@ def test_fit_cell_pads_and_cuts_by_cells():
     assert fit_cell("abc", 5) == "abc  " and fit_cell("abc", 5, right=True) == "  abc"
     assert fit_cell("abcdef", 4) == "abc…"
     assert fit_cell("核函数名", 5) == "核函…"  # wide characters count two cells
+
+
+def test_uncopied_launch_table_shows_longest_first():
+    """Report.group('launch', time_order=False) is the launches table in launch order; the model orders it."""
+    from flopscope.core import read_report
+    from flopscope.tui.columns import KERNEL_TABLE
+    from flopscope.tui.widgets.table_model import TableModel
+
+    from .conftest import fixture_path
+
+    report = read_report(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))
+    rows = report.group("launch", time_order=False)
+    assert rows is report.kernels
+    shown = TableModel(rows, list(KERNEL_TABLE)).shown()
+    assert shown["launch_id"].tolist() == report.group("launch")["launch_id"].tolist()

@@ -70,7 +70,8 @@ class TableModel:
         self.rows = rows  # read-only: shared with the app's cache of groupings
         self.columns = columns
         self.query = Query()
-        self.order = np.arange(len(rows))
+        self._base: np.ndarray | None = None
+        self.order = self._time_order()
         self._arrays: dict[str, Callable[[int], object]] = {}
         self._names: dict[str, tuple[np.ndarray, list]] = {}
         self._cells: dict[int, list[str]] = {}
@@ -94,15 +95,27 @@ class TableModel:
         self.query = query
 
     def _sorted(self, query: Query) -> np.ndarray:
+        base = self._time_order()
         if query.sort is None:
-            return np.arange(len(self.rows))
+            return base
         values = self.rows[query.sort]
         if pd.api.types.is_numeric_dtype(values) and not isinstance(values.dtype, pd.CategoricalDtype):
             data = values.to_numpy(dtype=float, na_value=np.nan)  # real values, not their formatted text
         else:
             data = self._text_ranks(query.sort)
-        # Negating keeps ties in frame order and NaN last: the engine's stable sort_values(na_position="last").
-        return np.argsort(-data if query.descending else data, kind="stable")
+        # Negating keeps ties in time order and NaN last: the engine's stable sort_values(na_position="last").
+        data = data[base]
+        return base[np.argsort(-data if query.descending else data, kind="stable")]
+
+    def _time_order(self) -> np.ndarray:
+        """The engine's order (longest first, unknown last): the frame's own, or computed once here for the
+        uncopied launches table (`Report.group("launch", time_order=False)`)."""
+        if self.rows.attrs.get("time_ordered", False):
+            return np.arange(len(self.rows))
+        if self._base is None:
+            duration = self.rows["duration_s"].to_numpy(dtype=float, na_value=np.nan)
+            self._base = np.argsort(np.where(np.isnan(duration), np.inf, -duration), kind="stable")
+        return self._base
 
     def _text_ranks(self, name: str) -> np.ndarray:
         """Each row's place in the A-Z order of its column's distinct values (NaN if missing): text and
