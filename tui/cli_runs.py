@@ -26,6 +26,7 @@ def add_runs_commands(sub) -> dict:
     p.add_argument("run_b")
     p.add_argument("--by", choices=["name", "nvtx"], default="name")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
     return {"runs": cmd_runs, "diff": cmd_diff}
 
 
@@ -53,6 +54,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     store = Store()
     a, b = store.load(args.run_a), store.load(args.run_b)
     rows = diff_runs(a, b, by=args.by)
+    if not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
+        from .diff_app import run_diff_app
+
+        return run_diff_app(rows, args.run_a, args.run_b)
     if args.json:
         json.dump({"a": args.run_a, "b": args.run_b, "rows": records(rows)}, sys.stdout, indent=1)
         sys.stdout.write("\n")
