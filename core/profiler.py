@@ -105,12 +105,21 @@ def _finish(result: ProfileResult, host: str, have_report: bool, opts: ProfileOp
                              "pass --ncu /usr/local/cuda/bin/ncu (or wherever Nsight Compute is installed)")
     fix = explain(errors, host)
     if not have_report:
-        problem = errors[-1] if errors else _last_line(output) or f"ncu exited with code {result.ncu_exit}"
+        problem = _telling(errors) or _last_line(output) or f"ncu exited with code {result.ncu_exit}"
         raise FlopscopeError(f"ncu on {where}", problem.strip(), fix or f"console output kept in {result.run_dir}")
     if result.app_exit not in (None, 0):
         result.notes.append(f"the command exited with code {result.app_exit}; showing what was profiled")
     if fix:
         result.notes.append(fix)
+
+
+_GENERIC = ("The application returned an error code", "An error was reported by", "An error occurred while")
+
+
+def _telling(errors: list[str]) -> str:
+    """The error that says what went wrong, not ncu's generic follow-ups ("the application returned ...")."""
+    specific = [e for e in errors if not e.startswith(_GENERIC)]
+    return (specific or errors or [""])[-1]
 
 
 def _last_line(lines) -> str:

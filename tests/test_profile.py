@@ -134,6 +134,13 @@ def test_counter_permission_error_explains_the_fix(tmp_path, request, where):
     assert "container" in line
 
 
+def test_driver_mismatch_says_which_ncu_to_use(tmp_path):
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path, scenario="driver"), "--no-tui", "--", "sleep", "5",
+                    home=tmp_path)
+    line = _one_line_error(out)
+    assert "LibraryNotLoaded" in line and "do not match" in line and "--ncu PATH" in line
+
+
 def test_unknown_metric_is_named(tmp_path):
     out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--metrics",
                     "gpu__time_duration.sum,sm__ops_path_tensor_src_fp8_dst_fp32.sum", "--", "true", home=tmp_path)

@@ -15,6 +15,8 @@ from flopscope.core.scaling import findings, group_table, linear_fit, point_tabl
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, unused_params
 from flopscope.core.transport import LocalTransport, SshTransport, check_env
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -71,21 +73,30 @@ def _profile_points(args) -> tuple[str, list, str]:
                   else LocalTransport() for h in hosts]
     total = len(points(params))
     done = [0]
+    err = Console(stderr=True, highlight=False)
+    bar = Progress(TextColumn("sweep {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=err, disable=not sys.stderr.isatty())
+    task = bar.add_task(sweep, total=total)
+
+    def say(line: str) -> None:
+        (bar.console.print(Text(line)) if sys.stderr.isatty() else print(line, file=sys.stderr, flush=True))
 
     def on_point(result) -> None:
         done[0] += 1
+        bar.advance(task)
         what = {"stored": f"stored as {result.run}", "skipped": "already stored, skipped",
                 "failed": f"FAILED: {result.error}"}[result.status]
         where = f" on {result.host}" if result.host else ""
-        print(f"[{done[0]}/{total}] {_label(result.params)}{where}: {what}", file=sys.stderr, flush=True)
+        say(f"[{done[0]}/{total}] {_label(result.params)}{where}: {what}")
 
     def on_event(host, event) -> None:
         if event.kind == "kernel":
-            print(f"    {host}: kernel {event.index}: {event.name}", file=sys.stderr, flush=True)
+            say(f"    {host}: kernel {event.index}: {event.name}")
 
     try:
-        results = run_sweep(template, params, transports, sweep, resume=args.resume, env=env,
-                            cwd=args.remote_cwd, gpu=args.gpu, on_point=on_point, on_event=on_event)
+        with bar:
+            results = run_sweep(template, params, transports, sweep, resume=args.resume, env=env,
+                                cwd=args.remote_cwd, gpu=args.gpu, on_point=on_point, on_event=on_event)
     finally:
         for t in transports:
             t.close()

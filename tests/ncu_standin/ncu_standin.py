@@ -83,6 +83,14 @@ def main(argv: list[str]) -> None:
         app.wait()
         print(f"==PROF== Disconnected from process {app.pid}", flush=True)
         sys.exit(1)
+    if scenario == "driver":
+        print("==ERROR== An error was reported by the counter measurement library:", flush=True)
+        print("==ERROR== Failed to initialize the profiler: LibraryNotLoaded. Check that a compatible driver "
+              "library is loaded.", flush=True)
+        print("==PROF== Trying to shutdown target application", flush=True)
+        app.kill()
+        print("==ERROR== The application returned an error code (9).", flush=True)
+        sys.exit(1)
     names = kernel_names(opts["report"])
     for index, name in enumerate(names):
         time.sleep(delay)
