@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 from flopscope.core import read_report
 from flopscope.core.diff import diff_runs
-from flopscope.tui.diff_app import DiffApp
+from flopscope.tui.screen_app import ScreenApp
+from flopscope.tui.screens.diff import DiffScreen
 from flopscope.tui.screens.help import HelpScreen
 from flopscope.tui.screens.prompt import PromptScreen
 from textual.widgets import DataTable, Input
@@ -22,7 +23,7 @@ def rows() -> pd.DataFrame:
 
 
 async def test_rows_keys_and_export(tmp_path, rows):
-    app = DiffApp(rows, "h100", "mw")
+    app = ScreenApp(DiffScreen(rows, "h100", "mw"))
     async with app.run_test(size=(80, 24)) as pilot:
         table = app.screen.query_one(DataTable)
         assert table.row_count == len(rows)

@@ -393,3 +393,24 @@ def test_without_torch_model_is_a_one_line_error():
     assert out.returncode == 2, out.stderr
     assert out.stderr == "flopscope: flopscope model needs PyTorch: pip install 'flopscope[torch]'\n"
     assert out.stdout == ""
+
+
+async def test_reconcile_screen_shows_the_cli_rows(resnet18_step):
+    """The app's reconcile screen holds the same rows as the CLI table."""
+    from flopscope.tui.cli_model import _reconcile_lines, reconcile_rows
+    from flopscope.tui.screen_app import ScreenApp
+    from flopscope.tui.screens.reconcile import ReconcileScreen
+    from textual.widgets import DataTable
+
+    m = resnet18_step
+    rows = forward_kernels(m, scale={"layer3": 0.5}, extra={})
+    rows.append(kernel("step/backward/ConvolutionBackward0, stashed seq = 7", m.backward_flop, "wgrad"))
+    result = reconcile(make_report(rows), m, tol=0.1)
+    titles, cells = reconcile_rows(result, True, None)
+    app = ScreenApp(ReconcileScreen("reconcile", titles, cells, _reconcile_lines(result), result))
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == len(result.modules) == len(cells)
+        assert [str(c) for c in table.get_row_at(0)] == [str(c) for c in cells[0]]
+        assert any("under" in str(c[-1]) for c in cells)  # layer3 measured at half its analytic FLOPs
+        await pilot.press("q")

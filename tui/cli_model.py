@@ -52,6 +52,7 @@ def add_model_commands(sub: argparse._SubParsersAction) -> dict[str, Callable[[a
     p.add_argument("--step-time", type=float, metavar="SECONDS", help="measured wall time of one step")
     p.add_argument("--depth", type=int, metavar="N", help="module table depth (default: all; JSON: all)")
     p.add_argument("--json", action="store_true", help="one JSON object")
+    p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
     return {"model": cmd_model, "reconcile": cmd_reconcile}
 
 
@@ -155,31 +156,47 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     if args.json:
         _dump({**result.to_json(), "convention": CONVENTION, "analytic": model.to_json()})
         return 0
+    title = (f"Reconcile {result.report} with {model.model} ({model.model_type}), "
+             f"input {'x'.join(map(str, model.input_shape))}, {model.dtype}, {result.steps} step(s)")
+    if not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
+        from .screen_app import run_screen_app
+        from .screens.reconcile import ReconcileScreen
+
+        titles, rows = reconcile_rows(result, model.train, args.depth)
+        return run_screen_app(ReconcileScreen(title, titles, rows, _reconcile_lines(result), result))
     out_console = console()
-    out_console.print(Text(f"Reconcile {result.report} with {model.model} ({model.model_type}), "
-                       f"input {'x'.join(map(str, model.input_shape))}, {model.dtype}, {result.steps} step(s)"))
+    out_console.print(Text(title))
     out_console.print(_reconcile_table(result, model.train, args.depth))
     for line in _reconcile_lines(result):
         out_console.print(Text(line))
     return 0
 
 
-def _reconcile_table(r: Reconciliation, train: bool, depth: int | None) -> Table:
-    table = Table(box=None, header_style="bold", title="Measured / analytic FLOPs per step", title_justify="left")
+def reconcile_rows(r: Reconciliation, train: bool, depth: int | None) -> tuple[list[str], list[list[Text]]]:
+    """Titles and cells of the reconciliation table: shared by the CLI table and the app's screen."""
     titles = ["Module", "Type", "Analytic fwd", "Measured fwd", "Ratio fwd"]
     if train:
         titles += ["Analytic bwd", "Measured bwd", "Ratio bwd"]
-    for title in [*titles, "Flag"]:
-        table.add_column(title, justify="left" if title in ("Module", "Type", "Flag") else "right")
+    rows = []
     for row in r.modules:
         if depth is not None and row.name.count(".") + 1 > depth:
             continue
-        cells = [Text(row.name or "(model: phase totals)"), Text(row.type), fmt.si(row.analytic_forward, "FLOP"),
+        cells = [row.name or "(model: phase totals)", row.type, fmt.si(row.analytic_forward, "FLOP"),
                  fmt.si(row.measured_forward, "FLOP"), fmt.ratio(row.ratio_forward)]
         if train:
             cells += [fmt.si(row.analytic_backward, "FLOP"), fmt.si(row.measured_backward, "FLOP"),
                       fmt.ratio(row.ratio_backward)]
-        table.add_row(*cells, Text(row.flag))
+        rows.append([Text(c) for c in [*cells, row.flag]])
+    return [*titles, "Flag"], rows
+
+
+def _reconcile_table(r: Reconciliation, train: bool, depth: int | None) -> Table:
+    table = Table(box=None, header_style="bold", title="Measured / analytic FLOPs per step", title_justify="left")
+    titles, rows = reconcile_rows(r, train, depth)
+    for title in titles:
+        table.add_column(title, justify="left" if title in ("Module", "Type", "Flag") else "right")
+    for cells in rows:
+        table.add_row(*cells)
     return table
 
 

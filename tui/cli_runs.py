@@ -55,9 +55,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     a, b = store.load(args.run_a), store.load(args.run_b)
     rows = diff_runs(a, b, by=args.by)
     if not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
-        from .diff_app import run_diff_app
+        from .screen_app import run_screen_app
+        from .screens.diff import DiffScreen
 
-        return run_diff_app(rows, args.run_a, args.run_b)
+        return run_screen_app(DiffScreen(rows, args.run_a, args.run_b))
     if args.json:
         json.dump({"a": args.run_a, "b": args.run_b, "rows": records(rows)}, sys.stdout, indent=1)
         sys.stdout.write("\n")
