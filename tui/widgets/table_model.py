@@ -110,7 +110,7 @@ class TableModel:
     def _time_order(self) -> np.ndarray:
         """The engine's order (longest first, unknown last): the frame's own, or computed once here for the
         uncopied launches table (`Report.group("launch", time_order=False)`)."""
-        if self.rows.attrs.get("time_ordered", False):
+        if self.rows.attrs.get("time_ordered", True):  # frames the engine left in launch order say so
             return np.arange(len(self.rows))
         if self._base is None:
             duration = self.rows["duration_s"].to_numpy(dtype=float, na_value=np.nan)
