@@ -17,7 +17,7 @@ import plotext as plt
 from rich.text import Text
 from textual.widget import Widget
 
-from .roofline_plot import POINT, POINT_COLOR, SELECTED, SELECTED_COLOR, decade_label
+from .roofline_plot import POINT, POINT_COLOR, SELECTED, SELECTED_COLOR, RenderCache, decade_label
 
 LINE_COLOR = 12  # 256-colour palette index, as the roofline's DRAM line
 MIN_WIDTH, MIN_HEIGHT = 30, 7  # below this the axes leave no room for the line
@@ -188,12 +188,6 @@ def caption(series: Series, selected: int | None) -> str:
     return text
 
 
-@dataclass
-class _Cache:
-    key: tuple = ()
-    text: Text = field(default_factory=Text)
-
-
 class LinePlot(Widget):
     """Renders a `Series` to fit the widget, caption first; rebuilt only when size, data or selection change."""
 
@@ -203,7 +197,7 @@ class LinePlot(Widget):
         super().__init__(id=id)
         self.series = series
         self.selected: int | None = 0 if series is not None and series.x else None
-        self._cache = _Cache()
+        self._cache = RenderCache()
 
     def show(self, series: Series, selected: int | None) -> None:
         self.series, self.selected = series, selected
@@ -214,7 +208,7 @@ class LinePlot(Widget):
         color = not self.app.no_color
         key = (self.series.key if self.series else None, self.selected, width, height, color)
         if key != self._cache.key:
-            self._cache = _Cache(key, self._render_text(width, height, color))
+            self._cache = RenderCache(key, self._render_text(width, height, color))
         return self._cache.text
 
     def _render_text(self, width: int, height: int, color: bool) -> Text:

@@ -271,7 +271,9 @@ def legend_lines(entries: list[tuple[str, Style]], width: int) -> list[Text]:
 
 
 @dataclass
-class _Cache:
+class RenderCache:
+    """The last drawing and what it was drawn for (size, data, selection): repaints reuse it."""
+
     key: tuple = ()
     text: Text = field(default_factory=Text)
 
@@ -285,7 +287,7 @@ class RooflinePlot(Widget):
         super().__init__(id=id)
         self.data = data
         self.selected: int | None = 0 if data is not None and data.points else None
-        self._cache = _Cache()
+        self._cache = RenderCache()
 
     def select(self, index: int | None) -> None:
         self.selected = index
@@ -296,7 +298,7 @@ class RooflinePlot(Widget):
         color = not self.app.no_color
         key = (self.data.key if self.data else None, self.selected, width, height, color)
         if key != self._cache.key:
-            self._cache = _Cache(key, self._draw(width, height, color))
+            self._cache = RenderCache(key, self._draw(width, height, color))
         return self._cache.text
 
     def _draw(self, width: int, height: int, color: bool) -> Text:
