@@ -46,7 +46,7 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
             if kind == "csv":
                 df.to_csv(handle, index=False)
             elif kind == "parquet":
-                _arrow_safe(df).to_parquet(handle, index=False)
+                arrow_safe(df).to_parquet(handle, index=False)
             else:
                 handle.write(json.dumps({"meta": meta or {}, "rows": records(df)}, indent=1).encode())
             handle.flush()
@@ -58,7 +58,7 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
     return out
 
 
-def _arrow_safe(df: pd.DataFrame) -> pd.DataFrame:
+def arrow_safe(df: pd.DataFrame) -> pd.DataFrame:
     """Object columns (ids that are numbers in one report and text in another) become text categories,
     which Arrow accepts and stores once per distinct value."""
     df = df.copy()

@@ -11,13 +11,15 @@ import io
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
 from .counters import Missing
 from .errors import FlopscopeError
-from .export import _arrow_safe
+from .export import arrow_safe
 from .gpus import find_gpu
 from .report import Report
 from .runs import data_home
@@ -64,7 +66,7 @@ class Store:
              params: dict | None = None, host: str | None = None, command: list[str] | None = None) -> int:
         """Store one run in a single transaction; returns its id."""
         blob = io.BytesIO()
-        _arrow_safe(report.kernels).to_parquet(blob, index=False)
+        arrow_safe(report.kernels).to_parquet(blob, index=False)
         summary = report.summary()
         meta = {**report.meta, "missing": [m.__dict__ for m in report.missing]}
         row = (name, time.time(), kind, sweep, json.dumps(params or {}, sort_keys=True), host,
@@ -77,18 +79,16 @@ class Store:
                 " total_flop, meta, kernels) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
         return int(cur.lastrowid)
 
-    def _transaction(self):
-        db = self.db
-
-        class _Tx:
-            def __enter__(self):
-                db.execute("BEGIN IMMEDIATE")
-
-            def __exit__(self, kind, exc, tb):
-                db.execute("ROLLBACK" if kind else "COMMIT")
-                return False
-
-        return _Tx()
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error: a run is stored whole or not at all."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     def runs(self, sweep: str | None = None) -> pd.DataFrame:
         sql = f"SELECT {', '.join(LISTED)} FROM runs"

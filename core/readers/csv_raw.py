@@ -31,7 +31,7 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
             # Straight from disk, typed; ncu's own `==` lines between rows land as rows with an `==` ID.
             frame = _parse(handle, header, keep, {k: np.float64 for k in numeric})
         except ValueError:  # a cell the typed parser refused: without ncu's lines, parse cell by cell
-            source = io.BytesIO(doc.body_bytes(without_prof_lines=True))
+            source = io.BytesIO(doc.body_bytes())
             _units_row(source, len(header))
             frame = _parse(source, header, keep, {})
             for k in numeric:

@@ -31,12 +31,12 @@ class CsvText:
     header: list[str]
     data_offset: int  # byte offset of the first line after the header
 
-    def body_bytes(self, without_prof_lines: bool = True) -> bytes:
+    def body_bytes(self) -> bytes:
         """The rows, with ncu's own `==PROF==`/`==WARNING==` lines between them removed (a whole-file read)."""
         with self.path.open("rb") as handle:
             handle.seek(self.data_offset)
             body = handle.read()
-        if without_prof_lines and (body.startswith(b"==") or b"\n==" in body):
+        if body.startswith(b"==") or b"\n==" in body:
             body = b"\n".join(ln for ln in body.split(b"\n") if not ln.startswith(b"=="))
         return body
 

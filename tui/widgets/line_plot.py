@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 
 import plotext as plt
 from rich.text import Text
-from textual.widget import Widget
 
-from .roofline_plot import POINT, POINT_COLOR, SELECTED, SELECTED_COLOR, RenderCache, decade_label
+from .roofline_plot import POINT, POINT_COLOR, SELECTED, SELECTED_COLOR, CachedPlot, decade_label
 
 LINE_COLOR = 12  # 256-colour palette index, as the roofline's DRAM line
 MIN_WIDTH, MIN_HEIGHT = 30, 7  # below this the axes leave no room for the line
@@ -188,7 +187,7 @@ def caption(series: Series, selected: int | None) -> str:
     return text
 
 
-class LinePlot(Widget):
+class LinePlot(CachedPlot):
     """Renders a `Series` to fit the widget, caption first; rebuilt only when size, data or selection change."""
 
     DEFAULT_CSS = "LinePlot { height: 1fr; min-height: 4; }"
@@ -196,22 +195,16 @@ class LinePlot(Widget):
     def __init__(self, series: Series | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.series = series
-        self.selected: int | None = 0 if series is not None and series.x else None
-        self._cache = RenderCache()
+        self.selected = 0 if series is not None and series.x else None
 
     def show(self, series: Series, selected: int | None) -> None:
         self.series, self.selected = series, selected
         self.refresh()
 
-    def render(self) -> Text:
-        width, height = self.size
-        color = not self.app.no_color
-        key = (self.series.key if self.series else None, self.selected, width, height, color)
-        if key != self._cache.key:
-            self._cache = RenderCache(key, self._render_text(width, height, color))
-        return self._cache.text
+    def data_key(self) -> object:
+        return self.series.key if self.series else None
 
-    def _render_text(self, width: int, height: int, color: bool) -> Text:
+    def draw(self, width: int, height: int, color: bool) -> Text:
         if self.series is None:
             return Text("No data yet.")
         head = Text(caption(self.series, self.selected), style="bold", no_wrap=True, overflow="ellipsis")

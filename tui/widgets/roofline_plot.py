@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -270,15 +270,31 @@ def legend_lines(entries: list[tuple[str, Style]], width: int) -> list[Text]:
     return lines
 
 
-@dataclass
-class RenderCache:
-    """The last drawing and what it was drawn for (size, data, selection): repaints reuse it."""
+class CachedPlot(Widget):
+    """A plot drawn once per (data, selection, size, colour) and reused on every repaint."""
 
-    key: tuple = ()
-    text: Text = field(default_factory=Text)
+    selected: int | None = None
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._drawn: tuple[tuple, Text] = ((), Text())
+
+    def data_key(self) -> object:
+        raise NotImplementedError
+
+    def draw(self, width: int, height: int, color: bool) -> Text:
+        raise NotImplementedError
+
+    def render(self) -> Text:
+        width, height = self.size
+        color = not self.app.no_color
+        key = (self.data_key(), self.selected, width, height, color)
+        if key != self._drawn[0]:
+            self._drawn = (key, self.draw(width, height, color))
+        return self._drawn[1]
 
 
-class RooflinePlot(Widget):
+class RooflinePlot(CachedPlot):
     """Renders a `Roofline` to fit the widget; rebuilt only when size, data or selection change."""
 
     DEFAULT_CSS = "RooflinePlot { height: 1fr; min-height: 8; }"
@@ -286,22 +302,16 @@ class RooflinePlot(Widget):
     def __init__(self, data: Roofline | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.data = data
-        self.selected: int | None = 0 if data is not None and data.points else None
-        self._cache = RenderCache()
+        self.selected = 0 if data is not None and data.points else None
 
     def select(self, index: int | None) -> None:
         self.selected = index
         self.refresh()
 
-    def render(self) -> Text:
-        width, height = self.size
-        color = not self.app.no_color
-        key = (self.data.key if self.data else None, self.selected, width, height, color)
-        if key != self._cache.key:
-            self._cache = RenderCache(key, self._draw(width, height, color))
-        return self._cache.text
+    def data_key(self) -> object:
+        return self.data.key if self.data else None
 
-    def _draw(self, width: int, height: int, color: bool) -> Text:
+    def draw(self, width: int, height: int, color: bool) -> Text:
         if self.data is None:
             return Text("No data yet.")
         extra = legend_lines(legend(self.data, self.selected, color), width)
