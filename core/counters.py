@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .kernel_names import short_name
-from .readers.ncu_rep import OPCODE_METRIC
-from .readers.wanted import objects
+from .readers.wanted import OPCODE_METRIC, objects
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
 FMA_WEIGHTS = {"add": 1.0, "mul": 1.0, "fma": 2.0}  # FMA = 2 FLOPs, everywhere
@@ -215,7 +214,9 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
         m = _TENSOR_OPS.match(name)
         if m and _tensor_dtype(m.group(1)):
             groups.setdefault((m.group(1), m.group(2)), {})[m.group(3) or ""] = name
-    for (src, _dst), variants in groups.items():
+    for (src, dst), variants in groups.items():
+        if dst is not None and (src, None) in groups:
+            continue  # the source type's aggregate already holds every destination's ops
         dtype = _tensor_dtype(src)
         # sparsity_on/off split the same ops; use the total when ncu gives it.
         parts = [variants[""]] if "" in variants else list(variants.values())

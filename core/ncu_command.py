@@ -10,10 +10,7 @@ _SIMT = [f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "dfh
 TIME = ["gpu__time_duration.sum", "smsp__cycles_elapsed.avg", "smsp__cycles_elapsed.avg.per_second",
         "launch__grid_size", "launch__block_size", "launch__registers_per_thread",
         "device__attribute_display_name"]
-FLOPS = [*_SIMT, "sm__inst_executed_pipe_tensor.sum"]
-# Tensor-core FLOPs by data type: counters ncu offers on Ampere and later (CC >= 8.0).
-_TENSOR_PATHS = (("fp16", "fp16"), ("fp16", "fp32"), ("bf16", "fp32"), ("tf32", "fp32"), ("fp64", "fp64"))
-TENSOR_OPS = [f"sm__ops_path_tensor_src_{src}_dst_{dst}.sum" for src, dst in _TENSOR_PATHS]
+FLOPS = [*_SIMT, "sm__inst_executed_pipe_tensor.sum"]  # + the tensor op counters of the target (ncu_catalogue)
 MEMORY = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum"]
 PEAKS = [f"sm__sass_thread_inst_executed_op_{p}fma_pred_on.sum.peak_sustained" for p in "dfh"] + [
     "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"]
@@ -38,7 +35,8 @@ class ProfileOptions:
     target_processes: str | None = None
     ncu_args: list[str] = field(default_factory=list)
     ncu: str = "ncu"
-    compute_capability: str | None = None  # of the target GPU, when known, to pick tensor counters
+    compute_capability: str | None = None  # of the target GPU, when known
+    tensor_metrics: list[str] = field(default_factory=list)  # tensor op counters the target's ncu offers
 
 
 def metric_list(opts: ProfileOptions) -> list[str] | None:
@@ -47,26 +45,24 @@ def metric_list(opts: ProfileOptions) -> list[str] | None:
         return None
     if opts.metrics in METRIC_SETS:
         names = list(METRIC_SETS[opts.metrics])
-        if opts.metrics != "memory" and _cc_at_least(opts.compute_capability, 8.0):
-            names += TENSOR_OPS
-        return names
+        return names + opts.tensor_metrics if opts.metrics != "memory" else names
     names = [m.strip() for m in opts.metrics.split(",") if m.strip()]
     if not names:
         raise FlopscopeError("--metrics", "no metric names given", "use roofline, flops, memory, full or NAME,...")
     return names
 
 
-def _cc_at_least(cc: str | None, minimum: float) -> bool:
-    try:
-        return cc is not None and float(cc) >= minimum
-    except ValueError:
-        return False
-
-
 def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
-    """ncu's argument list; the user's command follows `--` untouched, one argv element per argument."""
+    """ncu's argument list; the user's command follows ncu's options untouched, one argv element per argument.
+
+    ncu takes no `--` (it reads it as an ambiguous option and exits), so the program must not look like an
+    option either.
+    """
     if not opts.command:
         raise FlopscopeError("profile", "no command to profile", "put it after `--`: flopscope profile -- python x.py")
+    if opts.command[0].startswith("-"):
+        raise FlopscopeError("profile", f"the command starts with {opts.command[0]!r}, which ncu would read as "
+                             "its own option", "name the program first: flopscope profile -- ./app ARGS")
     argv = [opts.ncu, "--export", report_stem, "--force-overwrite"]
     metrics = metric_list(opts)
     argv += ["--set", "full"] if metrics is None else ["--metrics", ",".join(metrics)]
@@ -87,9 +83,11 @@ def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
         argv += ["--clock-control", opts.clock_control]
     if opts.target_processes:
         argv += ["--target-processes", opts.target_processes]
-    return [*argv, *opts.ncu_args, "--", *opts.command]
+    return [*argv, *opts.ncu_args, *opts.command]
 
 
 def import_raw_argv(ncu: str, report: str) -> list[str]:
-    """ncu re-reading a report to print its raw CSV page (every metric, base units)."""
-    return [ncu, "--import", report, "--csv", "--page", "raw", "--print-units", "base"]
+    """ncu re-reading a report to print its raw CSV page: every metric, base units, and the per-instance
+    values (per-opcode instruction counts) that the page otherwise sums away."""
+    return [ncu, "--import", report, "--csv", "--page", "raw", "--print-units", "base",
+            "--print-metric-instances", "details"]

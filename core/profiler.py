@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import FlopscopeError
+from .ncu_catalogue import parse_catalogue, query_argv, tensor_op_metrics
 from .ncu_command import ProfileOptions, import_raw_argv, ncu_argv
 from .ncu_progress import Event, app_exit_code, explain, parse_line
 from .report import Report, read_report
@@ -39,8 +40,10 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
     started = time.time()
     if opts.compute_capability is None:
         opts.compute_capability = detect_compute_capability(transport)
-    workdir = transport.make_workdir()
     result = ProfileResult(run_dir, None)
+    if opts.metrics in ("roofline", "flops") and not opts.tensor_metrics:
+        opts.tensor_metrics = target_tensor_metrics(transport, opts.ncu, result.notes)
+    workdir = transport.make_workdir()
     try:
         stem = f"{workdir}/report"
         argv = ncu_argv(opts, stem)
@@ -64,6 +67,16 @@ def detect_compute_capability(transport) -> str | None:
     done = transport.output(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"])
     lines = done.stdout.strip().splitlines() if done.returncode == 0 else []
     return lines[0].strip() if lines and lines[0].strip().replace(".", "").isdigit() else None
+
+
+def target_tensor_metrics(transport, ncu: str, notes: list[str]) -> list[str]:
+    """The tensor op counters the target's ncu offers for its GPU; none (with a note) if it cannot say."""
+    done = transport.output(query_argv(ncu))
+    catalogue = parse_catalogue(done.stdout) if done.returncode == 0 else set()
+    if not catalogue:
+        notes.append("tensor op counters not collected: `ncu --query-metrics --csv` listed no metrics "
+                     f"({_last_line(done.stderr or done.stdout) or 'no output'}); tensor FLOPs may be unknown")
+    return tensor_op_metrics(catalogue)
 
 
 def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on_event, on_process) -> int:

@@ -20,6 +20,18 @@ _TIME = {
 _WORD = re.compile(r"^([KkMGTP]?)([A-Za-z%]+)$")
 
 
+# Units ncu uses for a metric when the report or CSV leaves the unit blank (an ncu importing a report from a
+# newer GPU than it knows prints no units at all); a blank duration read as seconds would be off by 1e9.
+_BLANK_UNIT = (("__time_duration", "nsecond"),)
+
+
+def metric_unit_factor(metric: str, unit: str) -> float:
+    """unit_factor, with ncu's base unit assumed for a metric whose unit is blank."""
+    if not (unit or "").strip():
+        unit = next((u for part, u in _BLANK_UNIT if part in metric), "")
+    return unit_factor(unit)
+
+
 @lru_cache(maxsize=512)
 def unit_factor(unit: str) -> float:
     """Factor that turns a value in `unit` into SI base units (seconds, bytes, hertz, plain counts)."""

@@ -21,3 +21,16 @@ def fixtures_dir() -> Path:
     if not FIXTURES.is_dir():
         pytest.skip(f"shared ncu fixtures not found at {FIXTURES}")
     return FIXTURES
+
+
+@pytest.fixture(scope="session")
+def real_ncu(tmp_path_factory) -> list[str]:
+    """The real ncu CLI (no GPU needed to import reports or parse arguments), as `env HOME=... ncu`."""
+    import os
+    import shutil
+
+    ncu = os.environ.get("FLOPSCOPE_REAL_NCU")
+    if not ncu or not shutil.which(ncu):
+        pytest.skip("no real ncu: set FLOPSCOPE_REAL_NCU to an ncu binary (.ci/fetch_ncu.sh unpacks one; "
+                    "no GPU needed)")
+    return ["env", f"HOME={tmp_path_factory.mktemp('ncuhome')}", ncu]

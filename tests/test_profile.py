@@ -68,7 +68,10 @@ def test_profile_shows_the_kernels_of_the_real_report(tmp_path, request, where):
     argv = meta["ncu_argv"]
     metrics = argv[argv.index("--metrics") + 1].split(",")
     assert "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum" in metrics and "dram__bytes_read.sum" in metrics
-    assert "raw CSV page not saved" in out.stderr  # no raw page captured with this report yet
+    if where == "local" and os.environ.get("FLOPSCOPE_REAL_NCU"):  # the stand-in imports with the real ncu
+        assert len(read_report(run / "raw.csv").kernels) == 5
+    else:  # over ssh the stand-in has no real ncu (the session does not pass the variable on)
+        assert "raw CSV page not saved" in out.stderr
 
 
 def test_ncu_filters_pass_through_with_ncu_names(tmp_path):
@@ -82,9 +85,32 @@ def test_ncu_filters_pass_through_with_ncu_names(tmp_path):
     joined = " ".join(argv)
     for part in ("--kernel-name regex:add", "--nvtx --nvtx-include fwd/", "--launch-skip 2", "--launch-count 3",
                  "--replay-mode application", "--clock-control none", "--target-processes all",
-                 "--section SpeedOfLight -- true"):
+                 "--section SpeedOfLight true"):
         assert part in joined
+    assert "--" not in argv  # real ncu refuses it (tests/data/ncu_cli/dashdash.stream.txt)
     assert "dram__bytes_read.sum" not in joined  # the flops set leaves memory counters out
+    # Tensor counters come from the target's catalogue (the stand-in replays GH100's): the aggregate FP16
+    # counter GH100 has, not Ampere's per-destination ones.
+    metrics = argv[argv.index("--metrics") + 1].split(",")
+    assert "sm__ops_path_tensor_src_fp16.sum" in metrics and "sm__ops_path_tensor_src_fp8.sum" in metrics
+    assert not [m for m in metrics if "_dst_fp16" in m or "fp64_dst" in m]
+
+
+def test_double_dash_is_what_real_ncu_refuses(tmp_path):
+    """Why flopscope never passes `--`: the stand-in replays ncu 2024.1.1's answer to it."""
+    ncu = make_ncu(tmp_path)
+    out = subprocess.run([str(ncu), "--metrics", "gpu__time_duration.sum", "--", "true"], capture_output=True,
+                         text=True)
+    assert out.returncode == 1 and "option is ambiguous" in out.stdout
+
+
+def test_without_a_catalogue_the_profile_runs_and_says_tensor_counters_are_missing(tmp_path):
+    ncu = make_ncu(tmp_path, scenario="nocatalogue")
+    out = flopscope("profile", "--ncu", ncu, "--no-tui", "--name", "n", "--", "true", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "tensor op counters not collected" in out.stderr and "Driver could not be loaded" in out.stderr
+    argv = json.loads((tmp_path / "runs" / "n" / "run.json").read_text())["ncu_argv"]
+    assert "sm__ops_path_tensor" not in " ".join(argv)
 
 
 HOSTILE = ["; touch {s}", "$(touch {s})", "`touch {s}`", "'\"; touch {s}; echo '", "a\nb; touch {s}", "&& touch {s} #"]
@@ -206,3 +232,15 @@ def test_connection_lost_mid_run_is_reported_within_10_s(tmp_path, server):
     assert time.monotonic() - dropped <= 10
     assert rc == 2 and "Traceback" not in stderr
     assert "connection to gpubox lost after 1 kernel(s) profiled" in stderr
+
+
+def test_profile_keeps_ncus_own_raw_page(tmp_path, real_ncu, monkeypatch):
+    """The stand-in hands `--import` to the real ncu: the raw page flopscope saves reads like the report."""
+    monkeypatch.setenv("FLOPSCOPE_REAL_NCU", real_ncu[-1])
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path, report="rtx4090_torch_linear_sgemm.ncu-rep"),
+                    "--no-tui", "--name", "raw", "--", "true", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    run = tmp_path / "runs" / "raw"
+    assert "raw CSV page not saved" not in out.stderr
+    from_csv, from_rep = read_report(run / "raw.csv").kernels, read_report(run / "report.ncu-rep").kernels
+    assert list(from_csv["flop_fp32"]) == list(from_rep["flop_fp32"])  # per-opcode counts: exact

@@ -8,7 +8,7 @@ from collections import OrderedDict
 
 import pandas as pd
 
-from ..units import is_time_unit, parse_number, unit_factor
+from ..units import is_time_unit, metric_unit_factor, parse_number
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
 from .wanted import IDENTITY, wanted
 
@@ -89,4 +89,4 @@ def _add_metric(row: dict, name: str, unit: str, cell: str) -> None:
     else:
         return
     value = parse_number(cell)
-    row[target] = value * unit_factor(unit)
+    row[target] = value * metric_unit_factor(target, unit)

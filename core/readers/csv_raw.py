@@ -8,22 +8,25 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import numpy as np
 import pandas as pd
 
-from ..units import parse_number, unit_factor
+from ..units import metric_unit_factor, parse_number
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
-from .wanted import IDENTITY, objects, wanted
+from .wanted import IDENTITY, OPCODE_METRIC, objects, wanted
 
-_TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name"}
+_TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name", OPCODE_METRIC}
+_INSTANCE = re.compile(r"([A-Z0-9_.]+): ([0-9][0-9,.]*)")
 
 
 def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
     header = doc.header
     nv = nvtx_columns(header)
     keep = sorted({k for k, h in enumerate(header) if h in _TEXT_HEADERS or wanted(h)} | set(nv))
-    numeric = [k for k in keep if wanted(header[k]) and header[k] != "device__attribute_display_name"]
+    numeric = [k for k in keep if wanted(header[k]) and header[k] not in ("device__attribute_display_name",
+                                                                          OPCODE_METRIC)]
     with doc.path.open("rb") as handle:
         handle.seek(doc.data_offset)
         units = _units_row(handle, len(header))
@@ -45,13 +48,23 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         elif name == "device__attribute_display_name":
             out["gpu"] = frame[k]
         elif k in numeric:
-            out[name] = frame[k].astype(np.float64) * unit_factor(units[k])
+            out[name] = frame[k].astype(np.float64) * metric_unit_factor(name, units[k])
     out["process"] = _process(frame, header)
     out["nvtx"] = _nvtx(frame, header, nv)
+    if OPCODE_METRIC in header:
+        out = out.join(_per_opcode(frame[header.index(OPCODE_METRIC)]))
     for col in IDENTITY:
         if col not in out:
             out[col] = None
     return out, {"format": "csv-raw"}
+
+
+def _per_opcode(cells: pd.Series) -> pd.DataFrame:
+    """`N (IMAD: a; FFMA: b; ...)` cells (`--print-metric-instances details`) as a column per opcode, named
+    as the .ncu-rep reader names them; a bare total (no instances printed) gives no columns."""
+    rows = [{f"{OPCODE_METRIC}:{op}": float(n.replace(",", "")) for op, n in _INSTANCE.findall(str(cell))}
+            for cell in cells.astype(object)]
+    return pd.DataFrame(rows, index=cells.index)
 
 
 def _without_prof_rows(frame: pd.DataFrame, id_col: int | None) -> pd.DataFrame:

@@ -11,11 +11,10 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import FlopscopeError
-from ..units import unit_factor
-from .wanted import IDENTITY, wanted
+from ..units import metric_unit_factor
+from .wanted import IDENTITY, OPCODE_METRIC, wanted
 
 MAGIC = b"NVR\x00"
-OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"
 
 
 @contextmanager
@@ -77,7 +76,7 @@ def _action_row(action, index: int) -> dict:
             continue
         value = metric.value()
         if isinstance(value, (int, float)):
-            row[name] = float(value) * unit_factor(metric.unit())
+            row[name] = float(value) * metric_unit_factor(name, metric.unit())
         else:
             row[name] = value
     _identity(row)

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pandas as pd
 
+OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"  # instanced: one value per SASS opcode
 # Identity columns every reader fills (besides ncu metric columns named as ncu names them).
 IDENTITY = ["launch_id", "kernel_full", "kernel_base", "nvtx", "process", "device", "stream", "grid",
             "block", "registers", "gpu", "cc"]

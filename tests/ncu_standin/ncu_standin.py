@@ -5,12 +5,18 @@ See PROVENANCE.md beside this file for where every line it prints comes from. St
 `ncu_report` (optional) to read kernel names out of the report it copies.
 
 Usage (as flopscope calls ncu):
-  ncu_standin.py [--standin-report R] [--standin-scenario S] [--standin-delay SEC]
-                 --export STEM --force-overwrite (--metrics A,B | --set full) [ncu filters] -- CMD ARGS...
+  ncu_standin.py [--standin-report R] [--standin-scenario S] [--standin-delay SEC] [--standin-chip C]
+                 --export STEM --force-overwrite (--metrics A,B | --set full) [ncu filters] CMD ARGS...
+  ncu_standin.py [--standin-...] --query-metrics --csv
+  ncu_standin.py [--standin-...] --import REPORT --csv --page raw --print-units base
+
+Like ncu, the program is the first argument that is not an option, and `--` is refused. `--import` runs the
+real ncu named by $FLOPSCOPE_REAL_NCU (ncu imports reports without a GPU); without it the stand-in refuses.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import shutil
@@ -22,6 +28,7 @@ KNOWN_OPTIONS_WITH_VALUE = {"--export", "-o", "--metrics", "--set", "--kernel-na
                             "--launch-skip", "-s", "--launch-count", "-c", "--replay-mode", "--clock-control",
                             "--target-processes", "--section"}
 KNOWN_FLAGS = {"--force-overwrite", "-f", "--nvtx"}
+CAPTURED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "ncu_cli")
 METRIC_NAME = re.compile(r"^[a-z0-9]+__[a-z0-9_]+(\.[a-z0-9_]+)*$")
 NOT_ON_THIS_GPU = {"sm__ops_path_tensor_src_fp8_dst_fp32.sum"}  # e.g. asked for on a GPU without FP8
 
@@ -32,23 +39,49 @@ def fail(message: str, code: int = 1) -> None:
 
 
 def parse(argv: list[str]) -> tuple[dict, list[str]]:
-    opts: dict = {"scenario": "ok", "delay": 0.0, "report": None}
+    opts: dict = {"scenario": "ok", "delay": 0.0, "report": None, "chip": "gh100"}
     i = 0
     while i < len(argv):
         arg = argv[i]
         if arg == "--":
-            return opts, argv[i + 1:]
+            replay("dashdash.stream.txt")
+        if not arg.startswith("-"):
+            return opts, argv[i:]
         if arg.startswith("--standin-"):
             opts[arg.removeprefix("--standin-")] = argv[i + 1]
             i += 2
         elif arg in KNOWN_OPTIONS_WITH_VALUE:
             opts[arg.lstrip("-")] = argv[i + 1]
             i += 2
-        elif arg in KNOWN_FLAGS:
+        elif arg in KNOWN_FLAGS or arg in ("--query-metrics", "--csv"):
+            opts[arg.lstrip("-")] = True
             i += 1
         else:
             fail(f"unrecognised option '{arg}'. Use --help for further details.")
     return opts, []
+
+
+def replay(name: str) -> None:
+    """Print a captured ncu console stream (its last line, `exit N`, is the exit code) and exit like ncu."""
+    with open(os.path.join(CAPTURED, name)) as f:
+        *lines, last = f.read().splitlines()
+    print("\n".join(lines), flush=True)
+    sys.exit(int(last.split()[1]))
+
+
+def query_metrics(opts: dict) -> None:
+    if opts["scenario"] == "nocatalogue":
+        replay("query_metrics_no_driver.stream.txt")
+    with gzip.open(os.path.join(CAPTURED, f"query_metrics_csv_{opts['chip']}.csv.gz"), "rt") as f:
+        sys.stdout.write(f.read())
+    sys.exit(0)
+
+
+def import_report(argv: list[str]) -> None:
+    real = os.environ.get("FLOPSCOPE_REAL_NCU")
+    if not real:
+        fail("flopscope ncu stand-in: no real ncu to import with (set FLOPSCOPE_REAL_NCU; see PROVENANCE.md)", 2)
+    os.execv(real, [real, *argv])
 
 
 def kernel_names(report: str) -> list[str]:
@@ -62,9 +95,14 @@ def kernel_names(report: str) -> list[str]:
 
 
 def main(argv: list[str]) -> None:
-    if argv[:1] == ["--import"]:
-        fail("flopscope ncu stand-in: no raw page was captured with this report (see PROVENANCE.md)", 2)
+    rest = argv
+    while rest[:1] and rest[0].startswith("--standin-"):
+        rest = rest[2:]
+    if rest[:1] == ["--import"]:
+        import_report(rest)
     opts, command = parse(argv)
+    if opts.get("query-metrics"):
+        query_metrics(opts)
     if not command:
         fail("No application was specified.")
     stem = opts.get("export") or opts.get("o")

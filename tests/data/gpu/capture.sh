@@ -1,43 +1,107 @@
 #!/usr/bin/env bash
-# The reference capture for tests/data/gpu/<gpu>/ (GPU-capture issue). Run on the GPU machine from the repo
-# root: `bash tests/data/gpu/capture.sh`. Never changes clocks, power or MIG: ncu runs with --clock-control none.
-# Writes $OUT/<gpu>/ (default tests/data/gpu): environment, metric catalogue, reports, raw CSV pages, streams.
+# The reference capture for tests/data/gpu/<gpu>/ (GPU-capture issue), in two parts that each fit one device
+# call (10 minutes):
+#   bash tests/data/gpu/capture.sh a    # environment, metric catalogue, GEMM matrix, FMA weighting, failures,
+#                                       # flopscope profile end to end, both CSV layouts from ncu itself
+#   bash tests/data/gpu/capture.sh b    # the nn.Linear batch sweep, training steps with NVTX ranges
+# Run from the repo root on the GPU machine with flopscope importable. Never changes clocks, power or MIG:
+# ncu runs with --clock-control none. Writes $DEST/<gpu>/ (default: tests/data/gpu) and, when $OUT is set
+# (the device tool), packs it as $OUT/capture_<part>.tgz. Each step has its own timeout and the part stops
+# starting steps after $BUDGET seconds, so a slow step costs that step, not the part.
 set -uo pipefail
+PART=${1:?usage: capture.sh a|b}
 NCU=${NCU:-ncu}
 PY=${PY:-python3}
+BUDGET=${BUDGET:-500}
 HERE=$(cd "$(dirname "$0")" && pwd)
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' A-Z' '_a-z' | tr -cd 'a-z0-9_')
-DIR=${OUT:-$HERE}/$GPU
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' A-Z-' '__a-z' | tr -cd 'a-z0-9_')
+DIR=${DEST:-$HERE}/$GPU
 mkdir -p "$DIR"
-cd "$DIR"
+cd "$DIR" || exit 1
+START=$SECONDS
+SUMMARY=summary_$PART.txt
+: > "$SUMMARY"
 
-{ nvidia-smi -q | head -60; "$NCU" --version; $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"; } > environment.txt 2>&1
-"$NCU" --query-metrics > query_metrics.txt 2>&1; gzip -f query_metrics.txt
-
-# The engine's default set (flopscope profile --metrics roofline) plus every tensor op counter this GPU has.
-BASE=$($PY -c "from flopscope.core.ncu_command import METRIC_SETS; print(','.join(METRIC_SETS['roofline']))")
-TENSOR=$(zcat query_metrics.txt.gz | grep -oE '^sm__(ops_path_tensor_[a-z0-9_]+|inst_executed_pipe_tensor[a-z0-9_]*)' | sort -u | sed 's/$/.sum/' | paste -sd, -)
-METRICS="$BASE${TENSOR:+,$TENSOR}"
-echo "$METRICS" > metrics.txt
-
-prof() {  # prof NAME ARGS...: one report, its raw CSV page, and ncu's console stream
-  local name=$1; shift
-  "$NCU" --clock-control none --nvtx --nvtx-include 'measure/' --metrics "$METRICS" --export "$name" \
-    --force-overwrite "$PY" "$HERE/workloads.py" "$@" > "$name.stream.txt" 2>&1
-  "$NCU" --import "$name.ncu-rep" --csv --page raw --print-units base > "$name.csv" 2>> "$name.stream.txt"
+step() {  # step NAME TIMEOUT CMD...: run unless over budget; log exit code and seconds
+  local name=$1 limit=$2; shift 2
+  if (( SECONDS - START > BUDGET )); then echo "$name skipped (budget)" >> "$SUMMARY"; return; fi
+  local t0=$SECONDS
+  timeout "$limit" "$@"
+  echo "$name exit=$? seconds=$((SECONDS - t0))" >> "$SUMMARY"
 }
 
-for dtype in fp64 fp32 tf32 fp16 bf16 fp8; do
-  prof "gemm_${dtype}_4096x4096x4096" gemm --dtype $dtype --m 4096 --n 4096 --k 4096
-  prof "gemm_${dtype}_1000x1500x700" gemm --dtype $dtype --m 1000 --n 1500 --k 700
-done
-for bs in 1 8 16 32 64 1024; do prof "linear_bs$bs" linear --batch-size $bs; done
-for mode in half2 half; do prof "elementwise_$mode" elementwise --mode $mode; done
-for model in resnet transformer; do
-  for bs in 8 32; do prof "train_${model}_bs$bs" train --model $model --batch-size $bs; done
-done
-# A run that fails: a metric name that does not exist, kept with its exact console output.
-"$NCU" --metrics does_not_exist__metric.sum "$PY" "$HERE/workloads.py" linear --batch-size 1 > fail_bad_metric.stream.txt 2>&1
-echo "exit $?" >> fail_bad_metric.stream.txt
-gzip -f ./*.csv
-du -sh "$DIR"
+prof() {  # prof NAME WORKLOAD-ARGS...: a report, its raw CSV page, ncu's console stream
+  local name=$1; shift
+  step "$name" 240 bash -c '"$@" > "$0.stream.txt" 2>&1' "$name" \
+    "$NCU" --clock-control none --profile-from-start off --nvtx --metrics "$(cat metrics.txt)" \
+    --export "$name" --force-overwrite "$PY" "$HERE/workloads.py" "$@"
+  [[ -f $name.ncu-rep ]] && "$NCU" --import "$name.ncu-rep" --csv --page raw --print-units base \
+    > "$name.csv" 2>> "$name.stream.txt"
+}
+
+metric_list() {  # flopscope's roofline set + every tensor counter in this device's catalogue
+  $PY -c "from flopscope.core.ncu_command import METRIC_SETS; print('\n'.join(METRIC_SETS['roofline']))"
+  zcat query_metrics.txt.gz | grep -oE '^ *"?(sm|smsp)__(ops_path_tensor|inst_executed_pipe_tensor)[a-z0-9_]*' \
+    | tr -d ' "' | sed 's/$/.sum/'
+  echo sass__inst_executed_per_opcode
+}
+
+probe_metrics() {  # drop, one retry each, what ncu says does not exist; what is dropped is itself a finding
+  local list missing
+  list=$(metric_list | grep . | sort -u | paste -sd, -)
+  : > metrics_dropped.txt
+  for _ in 1 2 3 4 5 6 7 8; do
+    timeout 120 "$NCU" --clock-control none --metrics "$list" "$PY" "$HERE/workloads.py" gemm --dtype fp32 \
+      --m 256 --n 256 --k 256 > probe.stream.txt 2>&1 && break
+    missing=$(grep -oE 'Failed to find metric (regex:\^)?[a-z0-9_]+' probe.stream.txt | head -1 | sed -E 's/.* (regex:\^)?//')
+    [[ -n $missing ]] || break
+    echo "$missing" >> metrics_dropped.txt
+    list=$(tr , '\n' <<< "$list" | grep -v -E "^${missing}(\.|$)" | paste -sd, -)
+  done
+  echo "$list" > metrics.txt
+}
+
+part_a() {
+  { nvidia-smi -q | head -80; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem \
+      --format=csv; "$NCU" --version; $PY -c "import torch; print('torch', torch.__version__, 'cuda',
+      torch.version.cuda, torch.cuda.get_device_properties(0))"; } > environment.txt 2>&1
+  step query_metrics 120 bash -c '"$0" --query-metrics > query_metrics.txt 2>&1' "$NCU"
+  step query_metrics_all 120 bash -c '"$0" --query-metrics-mode all > query_metrics_all.txt 2>&1' "$NCU"
+  gzip -f query_metrics.txt query_metrics_all.txt
+  local t0=$SECONDS
+  probe_metrics
+  echo "probe_metrics dropped=$(paste -sd, metrics_dropped.txt) seconds=$((SECONDS - t0))" >> "$SUMMARY"
+  for dtype in fp64 fp32 tf32 fp16 bf16; do
+    prof "gemm_${dtype}_4096x4096x4096" gemm --dtype $dtype --m 4096 --n 4096 --k 4096
+    prof "gemm_${dtype}_1000x1500x700" gemm --dtype $dtype --m 1000 --n 1500 --k 700
+  done
+  prof gemm_fp8_4096x4096x4096 gemm --dtype fp8 --m 4096 --n 4096 --k 4096
+  prof gemm_fp8_1008x1520x704 gemm --dtype fp8 --m 1008 --n 1520 --k 704  # _scaled_mm needs multiples of 16
+  for mode in half2 half float; do prof "elementwise_$mode" elementwise --mode $mode --iters 16; done
+  # ncu's own details page of one report: the other CSV layout, from the same counters.
+  "$NCU" --import gemm_bf16_4096x4096x4096.ncu-rep --csv --page details --print-units base \
+    > gemm_bf16_4096x4096x4096.details.csv 2>&1
+  # Failures, with their exact console output and exit codes.
+  step fail_bad_metric 120 bash -c '"$@" > fail_bad_metric.stream.txt 2>&1; echo "exit $?" >> fail_bad_metric.stream.txt' \
+    _ "$NCU" --metrics does_not_exist__metric.sum "$PY" "$HERE/workloads.py" linear --batch-size 1
+  step fail_no_app 60 bash -c '"$@" > fail_no_app.stream.txt 2>&1; echo "exit $?" >> fail_no_app.stream.txt' \
+    _ "$NCU" --metrics gpu__time_duration.sum ./no_such_program
+  # flopscope profile end to end on this machine: ncu's argv as flopscope builds it, `--` included.
+  step flopscope_profile 240 bash -c 'FLOPSCOPE_HOME=$PWD/flopscope_home flopscope profile --no-tui \
+    --clock-control none --name linear_bs8 -- "$0" "$1" linear --batch-size 8 > flopscope_profile.stream.txt 2>&1' \
+    "$PY" "$HERE/workloads.py"
+}
+
+part_b() {
+  [[ -f metrics.txt ]] || { echo "run part a first (metrics.txt)"; exit 2; }
+  for bs in 1 8 16 32 64 1024; do prof "linear_bs$bs" linear --batch-size "$bs"; done
+  for model in resnet transformer; do
+    for bs in 8 32; do prof "train_${model}_bs$bs" train --model $model --batch-size "$bs"; done
+  done
+}
+
+"part_$PART"
+gzip -f ./*.csv 2>/dev/null
+cat "$SUMMARY"
+du -sh .
+if [[ -n ${OUT:-} ]]; then tar czf "$OUT/capture_$PART.tgz" -C "$(dirname "$DIR")" "$GPU"; fi

@@ -1,12 +1,15 @@
 """GPU workloads for the reference capture (run under ncu by capture.sh). Needs torch with CUDA.
 
-    python workloads.py gemm --dtype fp32|tf32|fp16|bf16|fp8|fp64 --m 4096 --n 4096 --k 4096
+    python workloads.py gemm --dtype fp64|fp32|tf32|fp16|bf16|fp8 --m 4096 --n 4096 --k 4096
     python workloads.py linear --batch-size 32
-    python workloads.py elementwise --mode half2|half
+    python workloads.py elementwise --mode half2|half|float [--iters 16]
     python workloads.py train --model resnet|transformer --batch-size 8
 
-Each launches the measured work once after a warm-up, inside an NVTX range named after it, so
-`ncu --nvtx --nvtx-include 'measure/'` profiles exactly that.
+Each runs its work once to warm up, then once more between cudaProfilerStart and cudaProfilerStop inside an
+NVTX range `measure`; capture.sh runs ncu with `--profile-from-start off`, so exactly that second run is
+profiled. (An NVTX include filter would not do: autograd launches backward kernels from its own thread, whose
+NVTX stack does not hold the main thread's `measure` range.) Each prints one `workload:` line with the
+analytic FLOP count where one exists, for the reader of the stream; tests recompute it themselves.
 """
 
 from __future__ import annotations
@@ -16,44 +19,107 @@ import argparse
 import torch
 from torch import nn
 
-DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
-          "fp64": torch.float64}
+DTYPES = {"fp64": torch.float64, "fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
+          "bf16": torch.bfloat16}
+DEVICE = "cuda"
+
+
+def measure(fn, sync=None) -> None:
+    sync = sync or torch.cuda.synchronize
+    fn()
+    sync()
+    torch.cuda.profiler.start()
+    torch.cuda.nvtx.range_push("measure")
+    fn()
+    sync()
+    torch.cuda.nvtx.range_pop()
+    torch.cuda.profiler.stop()
+
+
+def set_tf32(on: bool) -> None:
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):  # torch >= 2.9: reading or setting the legacy flag now raises
+        matmul.fp32_precision = "tf32" if on else "ieee"
+        print("fp32 matmul precision:", matmul.fp32_precision, flush=True)
+    else:
+        matmul.allow_tf32 = on
+        print("fp32 matmul allow_tf32:", on, flush=True)
 
 
 def gemm(args) -> None:
-    torch.backends.cuda.matmul.allow_tf32 = args.dtype == "tf32"
-    dev = "cuda"
+    set_tf32(args.dtype == "tf32")
+    m, n, k = args.m, args.n, args.k
+    print(f"workload: gemm {args.dtype} {m}x{n}x{k} flop={2 * m * n * k}", flush=True)
     if args.dtype == "fp8":
-        a = torch.randn(args.m, args.k, device=dev).to(torch.float8_e4m3fn)
-        b = torch.randn(args.n, args.k, device=dev).to(torch.float8_e4m3fn).t()
-        one = torch.tensor(1.0, device=dev)
-
-        def run():
-            return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-    else:
-        a = torch.randn(args.m, args.k, device=dev, dtype=DTYPES[args.dtype])
-        b = torch.randn(args.k, args.n, device=dev, dtype=DTYPES[args.dtype])
-
-        def run():
-            return a @ b
-    measure(run)
+        if m % 16 or n % 16 or k % 16:
+            raise SystemExit("fp8: torch._scaled_mm needs M, N and K divisible by 16")
+        a = torch.randn(m, k, device=DEVICE).to(torch.float8_e4m3fn)
+        b = torch.randn(n, k, device=DEVICE).to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm wants
+        one = torch.tensor(1.0, device=DEVICE)
+        measure(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))
+        return
+    a = torch.randn(m, k, device=DEVICE, dtype=DTYPES[args.dtype])
+    b = torch.randn(k, n, device=DEVICE, dtype=DTYPES[args.dtype])
+    measure(lambda: a @ b)
 
 
 def linear(args) -> None:
-    layer = nn.Linear(256, 29423).cuda().eval()
-    x = torch.randn(args.batch_size, 256, device="cuda")
+    """The seed case: nn.Linear(256, 29423) in eval mode, FP32 (TF32 off)."""
+    set_tf32(False)
+    bs = args.batch_size
+    print(f"workload: linear bs={bs} flop={2 * bs * 256 * 29423}", flush=True)
+    layer = nn.Linear(256, 29423).to(DEVICE).eval()
+    x = torch.randn(bs, 256, device=DEVICE)
     with torch.no_grad():
         measure(lambda: layer(x))
 
 
+_ELEMENTWISE = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void fma_half2(__half2* x, const __half2* a, const __half2* b, long n, int iters) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    __half2 v = x[i], s = a[i], t = b[i];
+    for (int j = 0; j < iters; ++j) v = __hfma2(v, s, t);
+    x[i] = v;
+}
+extern "C" __global__ void fma_half(__half* x, const __half* a, const __half* b, long n, int iters) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    __half v = x[i], s = a[i], t = b[i];
+    for (int j = 0; j < iters; ++j) v = __hfma(v, s, t);
+    x[i] = v;
+}
+extern "C" __global__ void fma_float(float* x, const float* a, const float* b, long n, int iters) {
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i], s = a[i], t = b[i];
+    for (int j = 0; j < iters; ++j) v = fmaf(v, s, t);
+    x[i] = v;
+}
+"""
+
+
 def elementwise(args) -> None:
-    """a*b+c over 2^24 halves: torch's vectorised kernel (half2-friendly) vs a strided view that defeats it."""
-    n = 1 << 24
-    a, b, c = (torch.randn(n * (2 if args.mode == "half" else 1), device="cuda", dtype=torch.float16)
-               for _ in range(3))
-    if args.mode == "half":
-        a, b, c = a[::2], b[::2], c[::2]
-    measure(lambda: torch.addcmul(c, a, b))
+    """x = x*a + b repeated `iters` times over 2^24 values: HFMA2 (half2), HFMA (half) or FFMA (float).
+
+    Hand-written (CuPy/NVRTC) because torch's own elementwise kernels compute halves in FP32. The values are
+    2^24 * iters FMAs, 2 FLOPs each, whatever the instruction packs.
+    """
+    import cupy as cp
+
+    n, iters = 1 << 24, args.iters
+    print(f"workload: elementwise {args.mode} n={n} iters={iters} flop={2 * n * iters}", flush=True)
+    module = cp.RawModule(code=_ELEMENTWISE, options=("-std=c++17",))
+    kernel = module.get_function(f"fma_{args.mode}")
+    dtype = cp.float32 if args.mode == "float" else cp.float16
+    x, a, b = (cp.random.uniform(0.5, 1.0, n).astype(dtype) for _ in range(3))
+    a *= dtype(0.5)
+    elems = n // 2 if args.mode == "half2" else n  # half2 kernels take two halves per element
+    threads = 256
+    blocks = (elems + threads - 1) // threads
+    measure(lambda: kernel((blocks,), (threads,), (x, a, b, cp.int64(elems), cp.int32(iters))),
+            sync=cp.cuda.Device().synchronize)
 
 
 class Block(nn.Module):
@@ -64,7 +130,8 @@ class Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
 
     def forward(self, x):
-        x = x + self.attn(self.norm1(x), self.norm1(x), self.norm1(x), need_weights=False)[0]
+        h = self.norm1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
         return x + self.mlp(self.norm2(x))
 
 
@@ -76,34 +143,57 @@ def small_resnet() -> nn.Module:
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10))
 
 
+def module_ranges(model: nn.Module) -> None:
+    """An NVTX range per module, named as named_modules() spells it: `name` in forward, `backward/name` in
+    backward (pushed from autograd's thread, where backward kernels are launched)."""
+    nvtx = torch.cuda.nvtx
+
+    def push(*names):
+        def hook(*_):
+            for n in names:
+                nvtx.range_push(n)
+        return hook
+
+    def pop(count):
+        def hook(*_):
+            for _ in range(count):
+                nvtx.range_pop()
+        return hook
+
+    for name, mod in model.named_modules():
+        if name:
+            mod.register_forward_pre_hook(push(name))
+            mod.register_forward_hook(pop(1))
+            mod.register_full_backward_pre_hook(push("backward", name))
+            mod.register_full_backward_hook(pop(2))
+
+
 def train(args) -> None:
+    set_tf32(False)
+    bs = args.batch_size
     if args.model == "resnet":
-        model, x = small_resnet().cuda(), torch.randn(args.batch_size, 3, 32, 32, device="cuda")
+        model, x = small_resnet().to(DEVICE), torch.randn(bs, 3, 32, 32, device=DEVICE)
     else:
-        model, x = Block().cuda(), torch.randn(args.batch_size, 128, 512, device="cuda")
+        model, x = Block().to(DEVICE), torch.randn(bs, 128, 512, device=DEVICE)
+    print(f"workload: train {args.model} bs={bs} input={tuple(x.shape)}", flush=True)
+    module_ranges(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    nvtx = torch.cuda.nvtx
 
     def step():
+        nvtx.range_push("zero_grad")
         opt.zero_grad(set_to_none=True)
-        model(x).float().pow(2).mean().backward()
+        nvtx.range_pop()
+        nvtx.range_push("forward")
+        loss = model(x).float().pow(2).mean()
+        nvtx.range_pop()
+        loss.backward()
+        nvtx.range_push("optimizer")
         opt.step()
+        nvtx.range_pop()
 
-    step()
-    torch.cuda.synchronize()
     with torch.autograd.profiler.emit_nvtx(record_shapes=True):
-        torch.cuda.nvtx.range_push("measure")
-        step()
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_pop()
-
-
-def measure(fn) -> None:
-    fn()
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_push("measure")
-    fn()
-    torch.cuda.synchronize()
-    torch.cuda.nvtx.range_pop()
+        measure(step)
 
 
 def main() -> None:
@@ -114,11 +204,14 @@ def main() -> None:
     for dim in ("m", "n", "k"):
         g.add_argument(f"--{dim}", type=int, default=4096)
     sub.add_parser("linear").add_argument("--batch-size", type=int, required=True)
-    sub.add_parser("elementwise").add_argument("--mode", choices=["half2", "half"], required=True)
+    e = sub.add_parser("elementwise")
+    e.add_argument("--mode", choices=["half2", "half", "float"], required=True)
+    e.add_argument("--iters", type=int, default=16)
     t = sub.add_parser("train")
     t.add_argument("--model", choices=["resnet", "transformer"], required=True)
     t.add_argument("--batch-size", type=int, required=True)
     args = p.parse_args()
+    print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(), flush=True)
     {"gemm": gemm, "linear": linear, "elementwise": elementwise, "train": train}[args.what](args)
 
 

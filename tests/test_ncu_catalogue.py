@@ -1,0 +1,95 @@
+"""The metrics flopscope asks ncu for exist on the GPU: checked against ncu's own catalogues per chip.
+
+The catalogues in tests/data/ncu_cli are real `ncu --query-metrics --csv --chips CHIP` output (ncu 2024.1.1;
+README there). Expected tensor counters below are read off those files by eye, not computed by the code.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from flopscope.core import FlopscopeError, read_report
+from flopscope.core.ncu_catalogue import parse_catalogue, tensor_op_metrics
+from flopscope.core.ncu_command import METRIC_SETS, ProfileOptions, metric_list, ncu_argv
+
+DATA = Path(__file__).parent / "data" / "ncu_cli"
+CHIPS = ("gv100", "tu104", "ga100", "ga102", "ad102", "gh100")
+# Not hardware counters: ncu lists them under other --query-metrics-collection values, and collects them.
+NOT_IN_COUNTER_CATALOGUE = ("launch__", "device__")
+
+
+def catalogue(chip: str) -> set[str]:
+    with gzip.open(DATA / f"query_metrics_csv_{chip}.csv.gz", "rt") as f:
+        return parse_catalogue(f.read())
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_every_counter_of_every_metric_set_exists_on_the_chip(chip):
+    names = catalogue(chip)
+    asked = {m for metrics in METRIC_SETS.values() for m in metrics} | set(tensor_op_metrics(names))
+    missing = [m for m in sorted(asked) if not m.startswith(NOT_IN_COUNTER_CATALOGUE) and m.split(".")[0] not in names]
+    assert missing == []
+
+
+TENSOR = {
+    "gv100": {"fp16_dst_fp16", "fp16_dst_fp32"},
+    "tu104": {"fp16_dst_fp16", "fp16_bf16_tf32_dst_fp32"},
+    "ga100": {"bf16_dst_fp32", "fp16_dst_fp16", "fp16_dst_fp32", "fp64", "tf32_dst_fp32"},
+    "ad102": {"bf16_dst_fp32", "fp16_dst_fp16", "fp16_dst_fp32", "fp64", "fp8", "tf32_dst_fp32"},
+    "gh100": {"bf16_dst_fp32", "fp16", "fp64", "fp8", "tf32_dst_fp32"},  # fp16 only as an aggregate here
+}
+
+
+@pytest.mark.parametrize("chip", sorted(TENSOR))
+def test_tensor_counters_cover_each_float_source_once(chip):
+    chosen = {m.removeprefix("sm__ops_path_tensor_src_").removesuffix(".sum")
+              for m in tensor_op_metrics(catalogue(chip))}
+    assert chosen == TENSOR[chip]
+
+
+def test_plain_and_csv_catalogues_read_alike():
+    with gzip.open(DATA / "query_metrics_gh100.txt.gz", "rt") as f:
+        plain = parse_catalogue(f.read())
+    assert plain == catalogue("gh100")
+    assert "dram__bytes" in plain and len(plain) > 3000
+
+
+def test_no_catalogue_means_no_tensor_counters():
+    assert parse_catalogue((DATA / "query_metrics_no_driver.stream.txt").read_text()) == set()
+    assert tensor_op_metrics(set()) == []
+
+
+def test_argv_has_no_double_dash_and_the_program_follows_the_options():
+    opts = ProfileOptions(command=["python", "train.py", "--", "--lr", "3"], tensor_metrics=["a__b.sum"])
+    argv = ncu_argv(opts, "/tmp/r")
+    assert argv[-5:] == ["python", "train.py", "--", "--lr", "3"]  # the program's own `--` is its business
+    assert "--" not in argv[:-5]
+    assert "a__b.sum" in argv[argv.index("--metrics") + 1].split(",")
+    assert "a__b.sum" not in (metric_list(ProfileOptions(command=["x"], metrics="memory", tensor_metrics=["a__b.sum"]))
+                              or [])
+
+
+def test_a_program_that_looks_like_an_option_is_refused():
+    with pytest.raises(FlopscopeError, match="read as its own option"):
+        ncu_argv(ProfileOptions(command=["--version"]), "/tmp/r")
+
+
+def test_aggregate_and_per_destination_counters_are_not_added_twice(tmp_path):
+    # A raw page holding GH100's aggregate next to per-destination counters of the same source type, as a
+    # report made with a wider --metrics list could: one launch of 2*4096^3 tensor FLOPs.
+    flop = 2 * 4096**3
+    cols = {"gpu__time_duration.sum": ("nsecond", 1_000_000), "sm__ops_path_tensor_src_fp16.sum": ("", flop),
+            "sm__ops_path_tensor_src_fp16_dst_fp32.sum": ("", flop),
+            "sm__ops_path_tensor_src_fp16_dst_fp16.sum": ("", 0)}
+    ident = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
+             "Grid Size", "Device", "CC"]
+    values = ["0", "1", "python", "h", "sm90_xmma_gemm", "1", "7", "(128, 1, 1)", "(132, 1, 1)", "0", "9.0"]
+    units = [""] * len(ident) + [u for u, _ in cols.values()]
+    lines = [[*ident, *cols], units, values + [str(v) for _, v in cols.values()]]
+    path = tmp_path / "raw.csv"
+    path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
+    row = read_report(path).kernels.iloc[0]
+    assert row["flop_tensor"] == flop
+    assert row["flop_tensor_fp16"] == flop
