@@ -8,7 +8,7 @@ import sys
 
 import pandas as pd
 import pytest
-from flopscope.core import NAMES, read_report
+from flopscope.core import NAMES, FlopscopeError, read_report
 
 from .conftest import fixture_path
 
@@ -146,3 +146,21 @@ def test_sort_by_kernel_name_is_alphabetical():
     doc = json.loads(run("report", path, "--json", "--sort", "kernel", "--asc").stdout)
     names = [r["kernel"] for r in doc["rows"]]
     assert names == sorted(names)
+
+
+def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path):
+    from flopscope.tui.cli import bundled_example
+
+    try:
+        path = bundled_example()
+    except FlopscopeError:
+        path = None
+    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "demo", "--no-tui"], capture_output=True,
+                         text=True, timeout=120)
+    if path is None:
+        assert out.returncode == 2 and out.stdout == ""
+        assert out.stderr.count("\n") == 1 and "no bundled example" in out.stderr and "flopscope report" in out.stderr
+    else:  # the project's own capture: the same table `flopscope report` prints for it
+        same = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", path], capture_output=True,
+                              text=True, timeout=120)
+        assert out.returncode == 0 and out.stdout == same.stdout

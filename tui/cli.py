@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
                        usage="flopscope profile [options] -- COMMAND [ARGS...]")
     add_profile_args(p)
 
+    p = sub.add_parser("demo", help="open the bundled example capture in the app (--no-tui prints its table)")
+    p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
+    p.add_argument("--json", action="store_true", help="with --no-tui: one JSON object, meta and rows")
+
     p = sub.add_parser("open", help="open a report file or a stored run in the terminal app")
     p.add_argument("path", help="a report file, or the name or id of a stored run")
     p.add_argument("--gpu", metavar="NAME")
@@ -149,8 +153,28 @@ def cmd_open(args) -> int:
     return run_app(args.path, gpu=args.gpu, report=report)
 
 
+def bundled_example() -> str:
+    """The example report shipped in the package (tui/examples/), captured by the project on a real GPU."""
+    from importlib.resources import files
+
+    found = sorted(p for p in files("flopscope.tui").joinpath("examples").iterdir() if p.name.endswith(".ncu-rep"))
+    if not found:
+        raise FlopscopeError("demo", "this build has no bundled example (the project's GPU capture is "
+                             "pending)", "open a report instead: flopscope report FILE.ncu-rep")
+    return str(found[0])
+
+
+def cmd_demo(args) -> int:
+    path = bundled_example()
+    if args.no_tui or args.json:
+        return cmd_report(build_parser().parse_args(["report", path, *(["--json"] if args.json else [])]))
+    from .app import run_app
+
+    return run_app(path)
+
+
 COMMANDS = {"report": cmd_report, "export": cmd_export, "gpus": cmd_gpus, "open": cmd_open,
-            "profile": cmd_profile}
+            "profile": cmd_profile, "demo": cmd_demo}
 
 
 def main(argv: list[str] | None = None) -> int:
