@@ -30,13 +30,13 @@ step() {  # step NAME TIMEOUT CMD...: run unless over budget; log exit code and 
   echo "$name exit=$? seconds=$((SECONDS - t0))" >> "$SUMMARY"
 }
 
-prof() {  # prof NAME WORKLOAD-ARGS...: a report, its raw CSV page, ncu's console stream
-  local name=$1; shift
+prof() {  # prof NAME METRICS-FILE WORKLOAD-ARGS...: a report, its raw CSV page, ncu's console stream
+  local name=$1 metrics=$2; shift 2
   step "$name" 240 bash -c '"$@" > "$0.stream.txt" 2>&1' "$name" \
-    "$NCU" --clock-control none --profile-from-start off --nvtx --metrics "$(cat metrics.txt)" \
+    "$NCU" --clock-control none --profile-from-start off --nvtx --metrics "$(cat "$metrics")" \
     --export "$name" --force-overwrite "$PY" "$HERE/workloads.py" "$@"
   [[ -f $name.ncu-rep ]] && "$NCU" --import "$name.ncu-rep" --csv --page raw --print-units base \
-    > "$name.csv" 2>> "$name.stream.txt"
+    --print-metric-instances details > "$name.csv" 2>> "$name.stream.txt"
 }
 
 metric_list() {  # flopscope's roofline set + every tensor counter in this device's catalogue
@@ -61,7 +61,8 @@ probe_metrics() {  # drop, one retry each, what ncu says does not exist; what is
   echo "$list" > metrics.txt
 }
 
-part_a() {
+prepare() {  # environment, catalogue, and the two metric lists: metrics.txt (every tensor counter, for the
+  # counter studies) and metrics_flopscope.txt (what `flopscope profile` asks for, for the long training steps)
   { nvidia-smi -q | head -80; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem \
       --format=csv; "$NCU" --version; $PY -c "import torch; print('torch', torch.__version__, 'cuda',
       torch.version.cuda, torch.cuda.get_device_properties(0))"; } > environment.txt 2>&1
@@ -71,13 +72,25 @@ part_a() {
   local t0=$SECONDS
   probe_metrics
   echo "probe_metrics dropped=$(paste -sd, metrics_dropped.txt) seconds=$((SECONDS - t0))" >> "$SUMMARY"
+  $PY - > metrics_flopscope.txt <<'PY'
+import gzip
+from flopscope.core.ncu_catalogue import parse_catalogue, tensor_op_metrics
+from flopscope.core.ncu_command import METRIC_SETS
+dropped = set(open("metrics_dropped.txt").read().split())
+names = METRIC_SETS["roofline"] + tensor_op_metrics(parse_catalogue(gzip.open("query_metrics.txt.gz", "rt").read()))
+print(",".join(m for m in names if m.split(".")[0] not in dropped))
+PY
+}
+
+part_a() {
+  prepare
   for dtype in fp64 fp32 tf32 fp16 bf16; do
-    prof "gemm_${dtype}_4096x4096x4096" gemm --dtype $dtype --m 4096 --n 4096 --k 4096
-    prof "gemm_${dtype}_1000x1500x700" gemm --dtype $dtype --m 1000 --n 1500 --k 700
+    prof "gemm_${dtype}_4096x4096x4096" metrics.txt gemm --dtype $dtype --m 4096 --n 4096 --k 4096
+    prof "gemm_${dtype}_1000x1500x700" metrics.txt gemm --dtype $dtype --m 1000 --n 1500 --k 700
   done
-  prof gemm_fp8_4096x4096x4096 gemm --dtype fp8 --m 4096 --n 4096 --k 4096
-  prof gemm_fp8_1008x1520x704 gemm --dtype fp8 --m 1008 --n 1520 --k 704  # _scaled_mm needs multiples of 16
-  for mode in half2 half float; do prof "elementwise_$mode" elementwise --mode $mode --iters 16; done
+  prof gemm_fp8_4096x4096x4096 metrics.txt gemm --dtype fp8 --m 4096 --n 4096 --k 4096
+  prof gemm_fp8_1008x1520x704 metrics.txt gemm --dtype fp8 --m 1008 --n 1520 --k 704  # _scaled_mm needs multiples of 16
+  for mode in half2 half float; do prof "elementwise_$mode" metrics.txt elementwise --mode $mode --iters 16; done
   # ncu's own details page of one report: the other CSV layout, from the same counters.
   "$NCU" --import gemm_bf16_4096x4096x4096.ncu-rep --csv --page details --print-units base \
     > gemm_bf16_4096x4096x4096.details.csv 2>&1
@@ -86,17 +99,17 @@ part_a() {
     _ "$NCU" --metrics does_not_exist__metric.sum "$PY" "$HERE/workloads.py" linear --batch-size 1
   step fail_no_app 60 bash -c '"$@" > fail_no_app.stream.txt 2>&1; echo "exit $?" >> fail_no_app.stream.txt' \
     _ "$NCU" --metrics gpu__time_duration.sum ./no_such_program
-  # flopscope profile end to end on this machine: ncu's argv as flopscope builds it, `--` included.
+  # flopscope profile end to end on this machine: ncu's argv as flopscope builds it.
   step flopscope_profile 240 bash -c 'FLOPSCOPE_HOME=$PWD/flopscope_home flopscope profile --no-tui \
     --clock-control none --name linear_bs8 -- "$0" "$1" linear --batch-size 8 > flopscope_profile.stream.txt 2>&1' \
     "$PY" "$HERE/workloads.py"
 }
 
-part_b() {
-  [[ -f metrics.txt ]] || { echo "run part a first (metrics.txt)"; exit 2; }
-  for bs in 1 8 16 32 64 1024; do prof "linear_bs$bs" linear --batch-size "$bs"; done
+part_b() {  # the device machine is given back 30 s after a call, so part b prepares for itself
+  [[ -f metrics_flopscope.txt ]] || prepare
+  for bs in 1 8 16 32 64 1024; do prof "linear_bs$bs" metrics.txt linear --batch-size "$bs"; done
   for model in resnet transformer; do
-    for bs in 8 32; do prof "train_${model}_bs$bs" train --model $model --batch-size "$bs"; done
+    for bs in 8 32; do prof "train_${model}_bs$bs" metrics_flopscope.txt train --model $model --batch-size "$bs"; done
   done
 }
 
