@@ -64,4 +64,4 @@ UNITS = {name: unit for name, unit, _ in ALL}
 DESCRIPTIONS = {name: text for name, _, text in ALL}
 NUMERIC = [n for n, unit, _ in ALL if unit] + ["launch_id", "device", "stream", "registers", "count"]
 
-FMA_CONVENTION = "FMA = 2 FLOPs; SIMT FLOPs = add + mul + 2 x fma per precision"
+FMA_CONVENTION = "FMA = 2 FLOPs (FP16: ncu counts 2-lane HFMA2s, 4 FLOPs each)"

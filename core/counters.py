@@ -18,6 +18,11 @@ from .readers.wanted import OPCODE_METRIC, objects
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
 FMA_WEIGHTS = {"add": 1.0, "mul": 1.0, "fma": 2.0}  # FMA = 2 FLOPs, everywhere
+# FLOPs per counted thread instruction. The half counters count HFMA2/HADD2/HMUL2 thread instructions, two
+# lanes each, so weights double, as in ncu's own half roofline (hfma x4, hadd x2, hmul x2); with these the
+# hfma peak counter gives the datasheet FP16 peaks (H100 SXM: 128/SM/cycle x 4 x 132 SMs x 1.98 GHz = 133.8
+# TFLOP/s). A scalar HFMA also issues as one (one-lane) instruction and is then counted twice over.
+OP_WEIGHTS = {"d": FMA_WEIGHTS, "f": FMA_WEIGHTS, "h": {op: 2 * w for op, w in FMA_WEIGHTS.items()}}
 # SASS opcodes by precision with FLOPs per thread instruction (packed x2 forms do two lanes).
 OPCODE_FLOPS = {
     "fp64": {"DADD": 1, "DMUL": 1, "DFMA": 2},
@@ -160,7 +165,7 @@ def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> p
     column = f"flop_{precision}"
     total = pd.Series(0.0, index=df.index)
     seen = pd.Series(False, index=df.index)
-    for op, weight in FMA_WEIGHTS.items():
+    for op, weight in OP_WEIGHTS[letter].items():
         base = f"sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"
         inst = _first(df, prov, column, [
             (_col(df, f"smsp__{base}"), None),
@@ -309,8 +314,9 @@ def _report_peaks(df: pd.DataFrame, out: pd.DataFrame) -> None:
     """The report's own ceilings: peak per cycle x the launch's measured clock."""
     clock = out["sm_clock_hz"]
     for precision, letter in PRECISION_LETTER.items():
-        per_cycle = _col(df, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x2").fillna(
-            2.0 * _col(df, f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained"))
+        fma = OP_WEIGHTS[letter]["fma"]
+        per_cycle = _col(df, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x{fma:g}").fillna(
+            fma * _col(df, f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained"))
         out[f"report_peak_{precision}_flop_per_s"] = per_cycle.where(per_cycle > 0) * clock
     out["report_peak_dram_bytes_per_s"] = (_col(df, "dram__bytes.sum.peak_sustained")
                                            * _col(df, "dram__cycles_elapsed.avg.per_second"))

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .errors import FlopscopeError
 from .report import Report
 
 TOTALS = ["flop", "dram_bytes", "duration_s", "flop_per_sample", "flop_per_s", "flops_efficiency",
@@ -20,6 +21,51 @@ class Fit:
     slope: float
     intercept: float
     r2: float
+
+
+@dataclass
+class Slice:
+    """One line through a sweep: `param` varies, every other swept parameter is held at `fixed`."""
+
+    param: str
+    fixed: dict[str, str]
+    points: list[tuple[float, Report]]  # (value of param, report), in the order the runs were stored
+
+    @property
+    def label(self) -> str:
+        held = ", ".join(f"{k}={v}" for k, v in self.fixed.items())
+        return f"{self.param} at {held}" if held else self.param
+
+
+def slices(runs: list[tuple[dict, Report]], where: str = "sweep") -> list[Slice]:
+    """A sweep's runs (their parameter values, their reports) as lines to analyse: along every numeric
+    parameter that varies, one line per combination of the others. A cartesian product of batch size and
+    sequence length gives each batch-size line at each sequence length, and the other way round; mixing
+    points of different sequence lengths in one batch-size fit would make every finding meaningless."""
+    names = list(dict.fromkeys(k for params, _ in runs for k in params))
+    varying = [n for n in names if len({params.get(n) for params, _ in runs}) > 1] or names[:1]
+    numeric = [n for n in varying if all(_is_number(params.get(n)) for params, _ in runs)]
+    if runs and not numeric:
+        raise FlopscopeError(where, f"{', '.join(varying) or 'no parameter'}: a sweep parameter must be a number "
+                             "to be analysed (e.g. {'batch_size': '8'}, not a name)",
+                             "sweep numeric values (batch sizes, sequence lengths)")
+    out = []
+    for param in numeric:
+        lines: dict[tuple, list[tuple[float, Report]]] = {}
+        for params, report in runs:
+            held = tuple((n, params.get(n)) for n in names if n != param)
+            lines.setdefault(held, []).append((float(params[param]), report))
+        out += [Slice(param, {k: v for k, v in held if v is not None}, pts) for held, pts in lines.items()]
+    longer = [s for s in out if len(s.points) > 1]
+    return longer or out
+
+
+def _is_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def point_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:

@@ -6,7 +6,7 @@ import csv
 
 import ncu_report
 import pytest
-from flopscope.core import read_report
+from flopscope.core import all_gpus, read_report
 
 from .conftest import fixture_path
 
@@ -162,3 +162,34 @@ def test_grouping_sums_match_launches():
     assert list(by_name["duration_s"]) == sorted(by_name["duration_s"], reverse=True)
     assert len(report.group("launch")) == 154
     assert report.group("nvtx")["count"].sum() == 154
+
+
+def _raw_page(tmp_path, cols: dict[str, tuple[str, float]]):
+    """One H100 launch as `ncu --csv --page raw --print-units base` prints it."""
+    ident = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
+             "Grid Size", "Device", "CC"]
+    values = ["0", "1", "python", "h", "half_kernel", "1", "7", "(256, 1, 1)", "(4096, 1, 1)", "0", "9.0"]
+    lines = [[*ident, *cols], [""] * len(ident) + [u for u, _ in cols.values()],
+             values + [repr(v) for _, v in cols.values()]]
+    path = tmp_path / "raw.csv"
+    path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
+    return read_report(path).kernels.iloc[0]
+
+
+def test_half_counters_count_two_lane_instructions(tmp_path):
+    """hfma/hadd/hmul count HFMA2/HADD2/HMUL2 thread instructions: 2 x 2 FLOPs per HFMA2, 2 per HADD2/HMUL2.
+    The peak check is independent: H100 SXM issues 128 HFMA2 per SM per cycle (ncu's peak_sustained, the same
+    issue rate as FFMA), and 132 SMs at 1.98 GHz must then give the whitepaper's 133.8 TFLOP/s FP16 (and FFMA
+    the 66.9 TFLOP/s FP32)."""
+    hfma, hadd, hmul = 2**24 * 16, 1000, 10
+    row = _raw_page(tmp_path, {
+        "gpu__time_duration.sum": ("nsecond", 1e6), "smsp__cycles_elapsed.avg.per_second": ("cycle/second", 1.98e9),
+        "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": ("inst", hfma),
+        "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum": ("inst", hadd),
+        "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum": ("inst", hmul),
+        "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained": ("inst/cycle", 128 * 132),
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": ("inst/cycle", 128 * 132)})
+    assert row["flop_fp16"] == 4 * hfma + 2 * hadd + 2 * hmul
+    h100 = next(g for g in all_gpus() if g.key == "h100-sxm")
+    assert row["report_peak_fp16_flop_per_s"] == pytest.approx(h100.peak("fp16"), rel=1e-3)
+    assert row["report_peak_fp32_flop_per_s"] == pytest.approx(h100.peak("fp32"), rel=1e-3)

@@ -39,7 +39,7 @@ def test_seed_puzzle_hard_coded_batch_size_is_flagged(tmp_path):
               "--", sys.executable, "-c", "batch_size = 32", home=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "no argument uses {batch_size}" in out.stderr
-    doc = json.loads(out.stdout)
+    doc = json.loads(out.stdout)["analyses"][0]
     assert [p["batch_size"] for p in doc["points"]] == [1, 8, 32]
     assert len({p["flop"] for p in doc["points"]}) == 1
     assert any("identical at every batch_size" in f and "never reached the program" in f for f in doc["findings"])
@@ -58,7 +58,7 @@ def test_linear_series_from_real_launches(tmp_path):
     out = cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--param", "batch_size", "--json",
               home=tmp_path)
     assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
+    doc = json.loads(out.stdout)["analyses"][0]
     per_gemm = 2 * 20480**3  # Volta tensor estimate, 2*M*N*K per launch
     assert [p["flop"] for p in doc["points"]] == pytest.approx([per_gemm * n for n in (1, 2, 4, 8)], rel=1e-9)
     assert doc["fits"]["flop"]["slope"] == pytest.approx(per_gemm, rel=1e-9)

@@ -11,7 +11,7 @@ import pandas as pd
 import plotext as plt
 import pytest
 from flopscope.core import Report, read_report
-from flopscope.core.scaling import point_table
+from flopscope.core.scaling import point_table, slices
 from flopscope.core.store import Store
 from flopscope.tui import format as fmt
 from flopscope.tui.screens.help import HelpScreen
@@ -345,9 +345,9 @@ def test_load_sweep_builds_points_from_stored_runs(reports, tmp_path, monkeypatc
     store.save(reports[1], "other", kind="sweep", sweep="t", params={"seq": "1"})
     store.close()
     loaded = load_sweep("s")
-    assert loaded is not None
-    param, points = loaded
-    assert param == "batch_size"
+    assert loaded is not None and len(loaded) == 1
+    param, points = loaded[0].param, loaded[0].points
+    assert param == "batch_size" and loaded[0].fixed == {}
     assert [v for v, _ in points] == [8.0, 2.0, 32.0]
     assert [r.summary().total_flop for _, r in points] == [reports[n].summary().total_flop for n in (8, 2, 32)]
     assert load_sweep("no-such-sweep") is None
@@ -362,10 +362,65 @@ def test_load_sweep_refuses_values_that_are_not_numbers(reports, tmp_path, monke
     store = Store()
     store.save(reports[1], "a", kind="sweep", sweep="s", params={"model": "small"})
     store.close()
-    with pytest.raises(FlopscopeError, match="not a number"):
+    with pytest.raises(FlopscopeError, match="must be a number"):
         load_sweep("s")
 
 
 def test_run_sweep_app_without_points_exits_2(capsys):
-    assert run_sweep_app("batch_size", [], "empty") == 2
+    assert run_sweep_app([], "empty") == 2
     assert "no points" in capsys.readouterr().err
+
+
+# -- sweeps over several parameters ---------------------------------------------------------------------------
+def product_runs(reports) -> list[tuple[dict, Report]]:
+    """batch_size x seq, stored in product order; the work of a point is batch_size * seq real GEMM launches."""
+    return [({"batch_size": str(b), "seq": str(s)}, reports[b * s]) for b in (1, 2, 4) for s in (1, 2)]
+
+
+def test_two_parameters_are_analysed_one_line_at_a_time(reports):
+    lines = slices(product_runs(reports))
+    assert [(line.param, line.fixed) for line in lines] == [
+        ("batch_size", {"seq": "1"}), ("batch_size", {"seq": "2"}),
+        ("seq", {"batch_size": "1"}), ("seq", {"batch_size": "2"}), ("seq", {"batch_size": "4"})]
+    at_seq2 = lines[1]
+    table = point_table(at_seq2.points, "batch_size")
+    assert table["batch_size"].tolist() == [1, 2, 4]
+    assert table["flop"].tolist() == [reports[n].summary().total_flop for n in (2, 4, 8)]
+    for line in lines[:2]:  # within a line per-sample FLOPs hold; mixing the lines would make them drift
+        per_sample = point_table(line.points, "batch_size")["flop_per_sample"]
+        assert per_sample.max() / per_sample.min() - 1 < 0.05
+
+
+def test_a_parameter_that_is_not_a_number_is_held_not_plotted(reports):
+    runs = [({"model": m, "batch_size": str(b)}, reports[b]) for m in ("small", "big") for b in (1, 2, 4)]
+    lines = slices(runs)
+    assert [(line.param, line.fixed) for line in lines] == [("batch_size", {"model": "small"}),
+                                                            ("batch_size", {"model": "big"})]
+
+
+def test_stored_two_parameter_sweep_loads_as_lines(reports, tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    store = Store()
+    for params, report in product_runs(reports):
+        store.save(report, f"p-{params['batch_size']}-{params['seq']}", kind="sweep", sweep="p", params=params)
+    store.close()
+    lines = load_sweep("p")
+    assert [line.label for line in lines] == ["batch_size at seq=1", "batch_size at seq=2", "seq at batch_size=1",
+                                              "seq at batch_size=2", "seq at batch_size=4"]
+
+
+async def test_n_moves_to_the_next_line_of_the_sweep(reports):
+    lines = slices(product_runs(reports))
+    app = SweepApp(lines[0].param, lines[0].points, "prod", lines=lines)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "Sweep prod (seq=1) · batch_size · 3 point(s)" in screen_text(app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert "Sweep prod (seq=2) · batch_size · 3 point(s)" in screen_text(app)
+        rows = app.screen.query_one(KernelTable).model.rows
+        assert rows["flop"].tolist() == [reports[n].summary().total_flop for n in (2, 4, 8)]
+        for _ in range(4):
+            await pilot.press("n")
+        await pilot.pause()
+        assert "Sweep prod (seq=1) · batch_size" in screen_text(app)  # round and back to the first line

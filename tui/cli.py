@@ -147,7 +147,7 @@ def cmd_open(args) -> int:
 
     sweep = load_sweep(args.path)  # a stored sweep by name
     if sweep is not None:
-        return run_sweep_app(*sweep, title=args.path)
+        return run_sweep_app(sweep, title=args.path)
 
     report = Store().load(args.path)  # a stored run by name or id (one-line error if there is none)
     return run_app(args.path, gpu=args.gpu, report=report)

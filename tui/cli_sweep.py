@@ -11,7 +11,7 @@ from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import records
-from flopscope.core.scaling import findings, group_table, linear_fit, point_table
+from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, unused_params
 from flopscope.core.transport import LocalTransport, SshTransport, check_env
@@ -43,19 +43,19 @@ def add_sweep_command(sub) -> dict:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     if args.sources:
-        param, pts = _from_sources(args)
+        lines = _from_sources(args)
         title = args.sweep_name or "from-files"
     else:
-        param, pts, title = _profile_points(args)
-    if pts and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
+        lines, title = _profile_points(args)
+    if lines and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
         from .sweep_app import run_sweep_app
 
-        return run_sweep_app(param, pts, title, tolerance=args.tolerance)
-    _show(param, pts, args)
+        return run_sweep_app(lines, title, tolerance=args.tolerance)
+    _show(lines, args)
     return 0
 
 
-def _profile_points(args) -> tuple[str, list, str]:
+def _profile_points(args) -> tuple[list[Slice], str]:
     params = parse_params(args.param)
     if not params:
         raise FlopscopeError("sweep", "no --param given", "e.g. --param batch_size=1,8,16 -- python x.py {batch_size}")
@@ -104,17 +104,16 @@ def _profile_points(args) -> tuple[str, list, str]:
     print(f"flopscope: sweep {sweep}: {total - len(failed)} of {total} point(s) stored"
           + (f", {len(failed)} failed" if failed else ""), file=sys.stderr)
     store = Store()
-    param = next(iter(params))
     runs = store.runs(sweep)
+    stored = [(p, store.load(rid)) for rid, p in zip(runs["id"], runs["params"], strict=True)]
     try:
-        pts = [(_number(p[param]), store.load(rid)) for rid, p in zip(runs["id"], runs["params"], strict=True)]
-    except FlopscopeError:
-        print(f"flopscope: {param} values are not numbers: runs stored, no scaling analysis", file=sys.stderr)
-        return param, [], sweep
-    return param, pts, sweep
+        return slices(stored, f"sweep {sweep}"), sweep
+    except FlopscopeError as exc:
+        print(f"flopscope: {exc.problem}: runs stored, no scaling analysis", file=sys.stderr)
+        return [], sweep
 
 
-def _from_sources(args) -> tuple[str, list]:
+def _from_sources(args) -> list[Slice]:
     pattern = re.compile(args.param_from_name) if args.param_from_name else None
     param = args.param[0].split("=")[0] if args.param else "param"
     store = None
@@ -131,7 +130,7 @@ def _from_sources(args) -> tuple[str, list]:
         pts.append((_value(name, stored, pattern, param, source), report))
         if stored and not args.param:
             param = next(iter(stored))
-    return param, pts
+    return [Slice(param, {}, pts)] if pts else []
 
 
 def _value(name: str, stored: dict, pattern, param: str, source: str) -> float:
@@ -158,19 +157,32 @@ def _label(point: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in point.items())
 
 
-def _show(param: str, pts: list, args) -> None:
-    if not pts:
-        return
-    table = point_table(pts, param)
-    groups = group_table(pts, param)
-    fits = {col: linear_fit(table[param], table[col]) for col in ("flop", "dram_bytes", "duration_s")}
-    notes = findings(table, groups, param, args.tolerance)
+def _analysis(line: Slice, tolerance: float) -> tuple:
+    table = point_table(line.points, line.param)
+    groups = group_table(line.points, line.param)
+    fits = {col: linear_fit(table[line.param], table[col]) for col in ("flop", "dram_bytes", "duration_s")}
+    return table, groups, fits, findings(table, groups, line.param, tolerance)
+
+
+def _show(lines: list[Slice], args) -> None:
     if args.json:
-        doc = {"param": param, "points": records(table), "groups": records(groups.drop(columns=["kernel_full"])),
-               "fits": {k: (v.__dict__ if v else None) for k, v in fits.items()}, "findings": notes}
-        json.dump(doc, sys.stdout, indent=1)
+        doc = []
+        for line in lines:
+            table, groups, fits, notes = _analysis(line, args.tolerance)
+            doc.append({"param": line.param, "fixed": line.fixed, "points": records(table),
+                        "groups": records(groups.drop(columns=["kernel_full"])),
+                        "fits": {k: (v.__dict__ if v else None) for k, v in fits.items()}, "findings": notes})
+        json.dump({"analyses": doc}, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return
+    out_console = console()
+    for line in lines:
+        if len(lines) > 1 or line.fixed:
+            out_console.print(Text(f"\n{line.label}", style="bold"))
+        _print_analysis(line.param, *_analysis(line, args.tolerance), out_console)
+
+
+def _print_analysis(param: str, table, _groups, fits, notes, out_console) -> None:
     out = Table(box=None, header_style="bold")
     for title in (param, "FLOP", "FLOP/sample", "DRAM B", "Time", "FLOP/s", "FLOPS eff", "BW eff", "Kernels"):
         out.add_column(title, justify="right", no_wrap=True)
@@ -178,7 +190,6 @@ def _show(param: str, pts: list, args) -> None:
         out.add_row(f"{getattr(r, param):g}", fmt.si(r.flop), fmt.si(r.flop_per_sample), fmt.si(r.dram_bytes, "B"),
                     fmt.seconds(r.duration_s), fmt.si(r.flop_per_s), fmt.pct(100 * r.flops_efficiency),
                     fmt.pct(100 * r.bandwidth_efficiency), str(r.kernels))
-    out_console = console()
     out_console.print(out)
     for col, fit in fits.items():
         if fit:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, Report
+from flopscope.core.scaling import Slice, slices
 from flopscope.core.store import Store
 from textual.events import Mount
 
@@ -18,59 +19,64 @@ from .screens.sweep import SweepScreen
 
 
 class SweepApp(FlopscopeApp):
-    """FlopscopeApp whose first screen is a SweepScreen; `app.report` is the point whose kernels are shown."""
+    """FlopscopeApp whose first screen is a SweepScreen; `app.report` is the point whose kernels are shown.
 
-    def __init__(self, param: str, points: list[tuple[float, Report]], title: str, tolerance: float = 0.05) -> None:
+    A sweep over several parameters has several lines to analyse (`core.scaling.slices`); `n` on the Sweep
+    screen moves to the next one.
+    """
+
+    def __init__(self, param: str, points: list[tuple[float, Report]], title: str, tolerance: float = 0.05,
+                 lines: list[Slice] | None = None) -> None:
         super().__init__(Path(title), report=points[0][1])
-        self.sweep = SweepScreen(param, points, title, tolerance)
+        self.lines = lines or [Slice(param, {}, points)]
+        self.line = 0
+        self.sweep_title, self.tolerance = title, tolerance
+        self.sweep = SweepScreen(param, points, self._title(self.lines[0]), tolerance)
+
+    def _title(self, line: Slice) -> str:
+        return f"{self.sweep_title} ({', '.join(f'{k}={v}' for k, v in line.fixed.items())})" if line.fixed \
+            else self.sweep_title
 
     async def on_mount(self, event: Mount) -> None:
         event.prevent_default()  # FlopscopeApp.on_mount would push and fill a Kernels screen first
         await self.push_screen(self.sweep)
 
+    async def next_line(self) -> None:
+        if len(self.lines) < 2:
+            self.notify("this sweep has one line: one parameter varies", timeout=3)
+            return
+        self.line = (self.line + 1) % len(self.lines)
+        line = self.lines[self.line]
+        self.sweep = SweepScreen(line.param, line.points, self._title(line), self.tolerance)
+        await self.switch_screen(self.sweep)
+        self.notify(f"line {self.line + 1} of {len(self.lines)}: {line.label}", timeout=3)
 
-def load_sweep(name: str, store: Store | None = None) -> tuple[str, list[tuple[float, Report]]] | None:
-    """(parameter, points) from the stored runs of sweep `name`, in the order stored; None if there is none.
 
-    The parameter is the first key of the stored params (as `flopscope sweep` analyses it); its values must
-    be numbers. Raises FlopscopeError when they are not, or when a run lacks the parameter.
-    """
+def load_sweep(name: str, store: Store | None = None) -> list[Slice] | None:
+    """The lines to analyse (`core.scaling.slices`) from the stored runs of sweep `name`, points in the order
+    stored; None if there is no such sweep. Raises FlopscopeError when no varying parameter is numeric."""
     own = store is None
     store = store or Store()
     try:
         runs = store.runs(sweep=name)
         if runs.empty:
             return None
-        first = next((p for p in runs["params"] if p), None)
-        if first is None:
+        if not any(runs["params"]):
             raise FlopscopeError(f"sweep {name}", "its runs have no parameter values",
                                  "`flopscope runs --sweep NAME` lists what was stored")
-        param = next(iter(first))
-        points = [(_number(name, param, p), store.load(int(rid)))
-                  for rid, p in zip(runs["id"], runs["params"], strict=True)]
+        stored = [(p or {}, store.load(int(rid))) for rid, p in zip(runs["id"], runs["params"], strict=True)]
     finally:
         if own:
             store.close()
-    return param, points
+    return slices(stored, f"sweep {name}")
 
 
-def _number(sweep: str, param: str, params: dict) -> float:
-    if param not in params:
-        raise FlopscopeError(f"sweep {sweep}", f"a run has no {param} value ({params})",
-                             "`flopscope runs --sweep NAME` lists what was stored")
-    try:
-        return float(params[param])
-    except (TypeError, ValueError):
-        raise FlopscopeError(f"sweep {sweep}", f"{param} = {params[param]!r} is not a number",
-                             "a sweep parameter must be a number to be analysed") from None
-
-
-def run_sweep_app(param: str, points: list[tuple[float, Report]], title: str, tolerance: float = 0.05) -> int:
-    """Run the app on a sweep's points; returns the process exit code (2 when there is nothing to show).
+def run_sweep_app(lines: list[Slice], title: str, tolerance: float = 0.05) -> int:
+    """Run the app on a sweep's lines; returns the process exit code (2 when there is nothing to show).
     `tolerance` is `flopscope sweep --tolerance` (allowed per-sample FLOP drift)."""
-    if not points:
+    if not lines or not lines[0].points:
         print(f"flopscope: sweep {title}: no points to show", file=sys.stderr)
         return 2
-    app = SweepApp(param, points, title, tolerance)
+    app = SweepApp(lines[0].param, lines[0].points, title, tolerance, lines)
     app.run(mouse=False)
     return app.return_code or 0

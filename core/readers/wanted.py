@@ -22,7 +22,7 @@ WANTED = re.compile(
     r"|dram__cycles_elapsed\.avg\.per_second"
     r"|lts__t_bytes\.sum(?:\.per_second)?"
     r"|l1tex__t_bytes\.sum(?:\.per_second)?"
-    r"|derived__sm__sass_thread_inst_executed_op_[dfh]fma_pred_on_x2"
+    r"|derived__sm__sass_thread_inst_executed_op_[dfh]fma_pred_on_x[24]"
     r"|sass__thread_inst_executed_true_per_opcode"
     r"|sm__inst_executed_pipe_tensor\w*\.avg\.pct_of_peak_sustained_active"
     r"|sm__pipe_tensor\w*cycles_active\.avg\.pct_of_peak_sustained_active"

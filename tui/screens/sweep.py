@@ -146,6 +146,7 @@ class SweepScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open point"),
         Binding("m", "cycle_metric", "Next metric"),
+        Binding("n", "next_line", "Next line"),
         Binding("e", "export", "Export"),
         Binding("escape", "back", "Back"),
     ]
@@ -194,6 +195,13 @@ class SweepScreen(Screen):
         values = table[metric.name].to_numpy(dtype=float, na_value=math.nan)
         return Series(tuple(float(v) for v in table[self.param]), tuple(float(v) for v in values),
                       self.param, metric.title, metric.text)
+
+    async def action_next_line(self) -> None:
+        """Several parameters swept: the next line through the sweep (another parameter, or other values
+        of the ones held fixed)."""
+        next_line = getattr(self.app, "next_line", None)
+        if next_line is not None:
+            await next_line()
 
     def _plot(self) -> None:
         self.query_one(LinePlot).show(self.series(), self.selected)
