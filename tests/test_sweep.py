@@ -125,3 +125,17 @@ def test_sweep_over_two_hosts_at_once(tmp_path, two_hosts):
     assert {r["host"] for r in listed} == {"gpu-a", "gpu-b"}
     assert "4 of 4 point(s) stored" in out.stderr
     assert elapsed < 60
+
+
+def test_two_parameter_sweep_is_reported_per_line(tmp_path):
+    out = cli("sweep", "--param", "batch_size=1,2,4", "--param", "seq=128,256", "--ncu", make_ncu(tmp_path),
+              "--sweep-name", "grid", "--json", "--", "echo", "{batch_size}", "{seq}", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    analyses = json.loads(out.stdout)["analyses"]
+    assert [(a["param"], a["fixed"]) for a in analyses] == [
+        ("batch_size", {"seq": "128"}), ("batch_size", {"seq": "256"}),
+        ("seq", {"batch_size": "1"}), ("seq", {"batch_size": "2"}), ("seq", {"batch_size": "4"})]
+    assert [p["batch_size"] for p in analyses[0]["points"]] == [1, 2, 4]
+    assert [p["seq"] for p in analyses[2]["points"]] == [128, 256]
+    # The stand-in hands back one report for every point: each line says its parameter never arrived.
+    assert all(any("identical at every" in f for f in a["findings"]) for a in analyses)
