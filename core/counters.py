@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .kernel_names import short_name
+from .ncu_catalogue import uncovered
 from .readers.wanted import OPCODE_METRIC, objects
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
@@ -219,9 +220,11 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
         m = _TENSOR_OPS.match(name)
         if m and _tensor_dtype(m.group(1)):
             groups.setdefault((m.group(1), m.group(2)), {})[m.group(3) or ""] = name
+    # Counters of one family overlap (an aggregate holds its per-destination counters): sum only the widest.
+    widest = uncovered({key: (frozenset(key[0].split("_")), key[1]) for key in groups})
     for (src, dst), variants in groups.items():
-        if dst is not None and (src, None) in groups:
-            continue  # the source type's aggregate already holds every destination's ops
+        if (src, dst) not in widest:
+            continue
         dtype = _tensor_dtype(src)
         # sparsity_on/off split the same ops; use the total when ncu gives it.
         parts = [variants[""]] if "" in variants else list(variants.values())

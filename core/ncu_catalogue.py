@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from typing import TypeVar
 
 _NAME = re.compile(r"^[a-z0-9]+__[a-z0-9_]+$")
 # Totals by source type (and destination, where ncu splits it); sparsity halves and integer paths are left out.
@@ -34,15 +35,21 @@ def parse_catalogue(text: str) -> set[str]:
 
 
 def tensor_op_metrics(catalogue: set[str]) -> list[str]:
-    """The fewest tensor op counters that cover every floating-point source type without overlap: a source
-    type's aggregate where ncu has one, else its per-destination counters."""
-    by_src: dict[str, list[tuple[str | None, str]]] = {}
-    for name in catalogue:
-        m = _TENSOR_TOTAL.match(name)
-        if m:
-            by_src.setdefault(m.group(1), []).append((m.group(2), name))
-    chosen = []
-    for entries in by_src.values():
-        aggregate = [name for dst, name in entries if dst is None]
-        chosen += aggregate or [name for _, name in entries]
-    return sorted(f"{name}.sum" for name in chosen)
+    """The fewest tensor op counters that cover every floating-point source type without overlap: the
+    widest counter of each family (a source type's aggregate over its per-destination counters; a counter
+    of several source types, `src_fp4_fp6_fp8_dst_fp32`, over those of fewer)."""
+    paths = {name: (frozenset(m.group(1).split("_")), m.group(2))
+             for name in catalogue if (m := _TENSOR_TOTAL.match(name))}
+    return sorted(f"{name}.sum" for name in uncovered(paths))
+
+
+K = TypeVar("K")
+TensorPath = tuple[frozenset[str], "str | None"]  # a tensor counter's source types and destination (None: all)
+
+
+def uncovered(paths: dict[K, TensorPath]) -> list[K]:
+    """The keys whose ops no other key's counter already includes, so that summing them counts each op once."""
+    def covers(a: TensorPath, b: TensorPath) -> bool:
+        return a != b and b[0] <= a[0] and (a[1] is None or a[1] == b[1])
+
+    return [k for k, p in paths.items() if not any(covers(q, p) for q in paths.values())]
