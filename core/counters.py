@@ -229,6 +229,9 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
         # sparsity_on/off split the same ops; use the total when ncu gives it.
         parts = [variants[""]] if "" in variants else list(variants.values())
         ops = sum((_col(df, p) for p in parts), pd.Series(0.0, index=df.index))
+        if "_" in src:  # one counter for several source types: its precision is a guess
+            prov.add("provenance", ops.fillna(0) > 0,
+                     f"flop_tensor_{dtype}: ncu counts {src.replace('_', '/')} together")
         prev = by_dtype.get(dtype)
         by_dtype[dtype] = ops if prev is None else prev.add(ops, fill_value=0.0)
     for dtype in TENSOR_DTYPES:

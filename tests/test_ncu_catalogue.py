@@ -122,4 +122,6 @@ def test_nested_source_families_are_read_once(tmp_path):
     lines = [[*ident, *cols], units, values + [str(v) for _, v in cols.values()]]
     path = tmp_path / "raw.csv"
     path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
-    assert read_report(path).kernels["flop_tensor"].iloc[0] == flop
+    row = read_report(path).kernels.iloc[0]
+    assert row["flop_tensor"] == flop
+    assert "ncu counts fp4/fp6/fp8 together" in row["provenance"]
