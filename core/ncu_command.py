@@ -36,7 +36,7 @@ class ProfileOptions:
     ncu_args: list[str] = field(default_factory=list)
     ncu: str = "ncu"
     compute_capability: str | None = None  # of the target GPU, when known
-    tensor_metrics: list[str] = field(default_factory=list)  # tensor op counters the target's ncu offers
+    tensor_metrics: list[str] | None = None  # tensor op counters the target's ncu offers; None: ask it
 
 
 def metric_list(opts: ProfileOptions) -> list[str] | None:
@@ -45,7 +45,7 @@ def metric_list(opts: ProfileOptions) -> list[str] | None:
         return None
     if opts.metrics in METRIC_SETS:
         names = list(METRIC_SETS[opts.metrics])
-        return names + opts.tensor_metrics if opts.metrics != "memory" else names
+        return names + (opts.tensor_metrics or []) if opts.metrics != "memory" else names
     names = [m.strip() for m in opts.metrics.split(",") if m.strip()]
     if not names:
         raise FlopscopeError("--metrics", "no metric names given", "use roofline, flops, memory, full or NAME,...")

@@ -41,7 +41,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
     if opts.compute_capability is None:
         opts.compute_capability = detect_compute_capability(transport)
     result = ProfileResult(run_dir, None)
-    if opts.metrics in ("roofline", "flops") and not opts.tensor_metrics:
+    if opts.metrics in ("roofline", "flops") and opts.tensor_metrics is None:
         opts.tensor_metrics = target_tensor_metrics(transport, opts.ncu, result.notes)
     workdir = transport.make_workdir()
     try:

@@ -81,13 +81,14 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
 
     def worker(transport) -> None:
         store = Store()  # one SQLite connection per thread
+        host_template = dataclasses.replace(template)  # this host's GPU: its tensor counters, asked once
         try:
             while True:
                 try:
                     point = todo.get_nowait()
                 except queue.Empty:
                     return
-                result = _one_point(template, point, transport, store, sweep, env, cwd, gpu, on_event)
+                result = _one_point(host_template, point, transport, store, sweep, env, cwd, gpu, on_event)
                 with lock:
                     results.append(result)
                 on_point(result)
@@ -105,6 +106,13 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
 def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, on_event) -> PointResult:
     opts = dataclasses.replace(template, command=substitute(template.command, point),
                                nvtx_include=list(template.nvtx_include), ncu_args=list(template.ncu_args))
+    try:
+        return _profile_point(opts, point, transport, store, sweep, env, cwd, gpu, on_event)
+    finally:
+        template.tensor_metrics = opts.tensor_metrics  # asked of this host once, at its first point
+
+
+def _profile_point(opts, point, transport, store: Store, sweep, env, cwd, gpu, on_event) -> PointResult:
     label = sweep + "-" + "-".join(f"{k}={v}" for k, v in point.items())
     try:
         run_dir: Path = new_run_dir(label, opts.command)

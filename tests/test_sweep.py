@@ -139,3 +139,18 @@ def test_two_parameter_sweep_is_reported_per_line(tmp_path):
     assert [p["seq"] for p in analyses[2]["points"]] == [128, 256]
     # The stand-in hands back one report for every point: each line says its parameter never arrived.
     assert all(any("identical at every" in f for f in a["findings"]) for a in analyses)
+
+
+def test_each_host_is_asked_for_its_tensor_counters_once(tmp_path):
+    calls = tmp_path / "calls.log"
+    standin = make_ncu(tmp_path)
+    logged = tmp_path / "ncu-logged"
+    logged.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {standin} "$@"\n')
+    logged.chmod(0o755)
+    out = cli("sweep", "--param", "n=1,2,3", "--ncu", logged, "--sweep-name", "once", "--json", "--", "echo", "{n}",
+              home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = calls.read_text().splitlines()
+    assert sum("--query-metrics" in line for line in lines) == 1
+    profiled = [line for line in lines if "--export" in line]
+    assert len(profiled) == 3 and all("sm__ops_path_tensor_src_fp16.sum" in line for line in profiled)
