@@ -86,8 +86,9 @@ def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
     return [*argv, *opts.ncu_args, *opts.command]
 
 
-def import_raw_argv(ncu: str, report: str) -> list[str]:
-    """ncu re-reading a report to print its raw CSV page: every metric, base units, and the per-instance
-    values (per-opcode instruction counts) that the page otherwise sums away."""
-    return [ncu, "--import", report, "--csv", "--page", "raw", "--print-units", "base",
-            "--print-metric-instances", "details"]
+def import_raw_argv(ncu: str, report: str, instances: bool = True) -> list[str]:
+    """ncu re-reading a report to print its raw CSV page: every metric, base units, and (`instances`) the
+    per-instance values (per-opcode instruction counts) that the page otherwise sums away. ncu 2022.3 and
+    older have no `--print-metric-instances details`."""
+    argv = [ncu, "--import", report, "--csv", "--page", "raw", "--print-units", "base"]
+    return [*argv, "--print-metric-instances", "details"] if instances else argv

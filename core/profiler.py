@@ -94,6 +94,8 @@ def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on
 
 def _save_raw_page(transport, ncu: str, report: str, out: Path, result: ProfileResult) -> None:
     done = transport.output(import_raw_argv(ncu, report))
+    if done.returncode != 0 and "--print-metric-instances" in done.stderr + done.stdout:  # an older ncu
+        done = transport.output(import_raw_argv(ncu, report, instances=False))
     if done.returncode == 0 and done.stdout.strip():
         out.write_text(done.stdout)
     else:

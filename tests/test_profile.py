@@ -244,3 +244,13 @@ def test_profile_keeps_ncus_own_raw_page(tmp_path, real_ncu, monkeypatch):
     assert "raw CSV page not saved" not in out.stderr
     from_csv, from_rep = read_report(run / "raw.csv").kernels, read_report(run / "report.ncu-rep").kernels
     assert list(from_csv["flop_fp32"]) == list(from_rep["flop_fp32"])  # per-opcode counts: exact
+
+
+def test_an_ncu_without_instance_details_still_saves_the_raw_page(tmp_path, real_ncu, monkeypatch):
+    """ncu 2022.3 refuses `--print-metric-instances details` (captured); flopscope asks again without it."""
+    monkeypatch.setenv("FLOPSCOPE_REAL_NCU", real_ncu[-1])
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path, scenario="ncu2022"), "--no-tui", "--name", "old",
+                    "--", "true", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "raw CSV page not saved" not in out.stderr
+    assert len(read_report(tmp_path / "runs" / "old" / "raw.csv").kernels) == 1

@@ -77,7 +77,9 @@ def query_metrics(opts: dict) -> None:
     sys.exit(0)
 
 
-def import_report(argv: list[str]) -> None:
+def import_report(argv: list[str], scenario: str) -> None:
+    if scenario == "ncu2022" and "--print-metric-instances" in argv:
+        replay("instances_details_2022.3.stream.txt")
     real = os.environ.get("FLOPSCOPE_REAL_NCU")
     if not real:
         fail("flopscope ncu stand-in: no real ncu to import with (set FLOPSCOPE_REAL_NCU; see PROVENANCE.md)", 2)
@@ -99,7 +101,7 @@ def main(argv: list[str]) -> None:
     while rest[:1] and rest[0].startswith("--standin-"):
         rest = rest[2:]
     if rest[:1] == ["--import"]:
-        import_report(rest)
+        import_report(rest, argv[argv.index("--standin-scenario") + 1] if "--standin-scenario" in argv else "ok")
     opts, command = parse(argv)
     if opts.get("query-metrics"):
         query_metrics(opts)
