@@ -25,12 +25,14 @@ def query_argv(ncu: str) -> list[str]:
 
 
 def parse_catalogue(text: str) -> set[str]:
-    """Base metric names in `ncu --query-metrics` output, CSV (`--csv`) or the plain table."""
+    """Base metric names in `ncu --query-metrics` output, CSV (`--csv`) or the plain table. The CSV has a
+    column per chip after the description ("1": the chip has it); with several GPUs, only metrics every
+    one of them has count, since ncu refuses a profile for a name one GPU lacks."""
     names = set()
     for line in text.splitlines():
-        first = next(csv.reader(io.StringIO(line)), [""])[0] if line.startswith('"') else line.split(" ", 1)[0]
-        if _NAME.match(first):
-            names.add(first)
+        cells = next(csv.reader(io.StringIO(line)), [""]) if line.startswith('"') else [line.split(" ", 1)[0]]
+        if _NAME.match(cells[0]) and all(c == "1" for c in cells[4:]):
+            names.add(cells[0])
     return names
 
 
@@ -48,8 +50,13 @@ TensorPath = tuple[frozenset[str], "str | None"]  # a tensor counter's source ty
 
 
 def uncovered(paths: dict[K, TensorPath]) -> list[K]:
-    """The keys whose ops no other key's counter already includes, so that summing them counts each op once."""
-    def covers(a: TensorPath, b: TensorPath) -> bool:
-        return a != b and b[0] <= a[0] and (a[1] is None or a[1] == b[1])
+    """Keys whose counters share no op, so that summing them counts each op once: the widest first (more
+    source types, then all destinations), then every narrower one that overlaps none of those kept."""
+    def overlap(a: TensorPath, b: TensorPath) -> bool:
+        return bool(a[0] & b[0]) and (a[1] is None or b[1] is None or a[1] == b[1])
 
-    return [k for k, p in paths.items() if not any(covers(q, p) for q in paths.values())]
+    kept: list[K] = []
+    for key in sorted(paths, key=lambda k: (-len(paths[k][0]), paths[k][1] is not None, str(k))):
+        if not any(overlap(paths[key], paths[k]) for k in kept):
+            kept.append(key)
+    return kept

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .errors import FlopscopeError
 from .ncu_catalogue import parse_catalogue, query_argv, tensor_op_metrics
-from .ncu_command import ProfileOptions, import_raw_argv, ncu_argv
+from .ncu_command import ProfileOptions, import_raw_argv, metric_list, ncu_argv
 from .ncu_progress import Event, app_exit_code, explain, parse_line
 from .report import Report, read_report
 from .transport import SSH_LOST, LocalTransport, SshTransport
@@ -51,7 +51,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
         result.ncu_exit = _stream(transport, argv, cwd, env, run_dir / "ncu.log", result, on_event, on_process)
         have = transport.fetch(f"{stem}.ncu-rep", run_dir / "report.ncu-rep")
         if have:
-            _save_raw_page(transport, opts.ncu, f"{stem}.ncu-rep", run_dir / "raw.csv", result)
+            _save_raw_page(transport, opts, f"{stem}.ncu-rep", run_dir / "raw.csv", result)
     finally:
         transport.remove(workdir)
     result.app_exit = app_exit_code([e.text for e in result.events if e.kind == "error"])
@@ -92,10 +92,13 @@ def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on
     return proc.wait()
 
 
-def _save_raw_page(transport, ncu: str, report: str, out: Path, result: ProfileResult) -> None:
-    done = transport.output(import_raw_argv(ncu, report))
+def _save_raw_page(transport, opts: ProfileOptions, report: str, out: Path, result: ProfileResult) -> None:
+    # Per-instance values make a full-set page 10-16x larger; only per-opcode counts need them.
+    metrics = metric_list(opts)
+    instances = metrics is None or any(m.startswith("sass__") for m in metrics)
+    done = transport.output(import_raw_argv(opts.ncu, report, instances))
     if done.returncode != 0 and "--print-metric-instances" in done.stderr + done.stdout:  # an older ncu
-        done = transport.output(import_raw_argv(ncu, report, instances=False))
+        done = transport.output(import_raw_argv(opts.ncu, report, instances=False))
     if done.returncode == 0 and done.stdout.strip():
         out.write_text(done.stdout)
     else:

@@ -109,7 +109,8 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
     try:
         return _profile_point(opts, point, transport, store, sweep, env, cwd, gpu, on_event)
     finally:
-        template.tensor_metrics = opts.tensor_metrics  # asked of this host once, at its first point
+        if opts.tensor_metrics:  # asked of this host once; a failed query is asked again at the next point
+            template.tensor_metrics = opts.tensor_metrics
 
 
 def _profile_point(opts, point, transport, store: Store, sweep, env, cwd, gpu, on_event) -> PointResult:

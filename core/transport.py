@@ -97,8 +97,11 @@ class SshTransport:
                                 errors="replace", bufsize=1)
 
     def output(self, argv: list[str]) -> subprocess.CompletedProcess:
-        return subprocess.run(self._argv(argv), capture_output=True, text=True, errors="replace",
-                              stdin=subprocess.DEVNULL, timeout=120)
+        try:
+            return subprocess.run(self._argv(argv), capture_output=True, text=True, errors="replace",
+                                  stdin=subprocess.DEVNULL, timeout=120)
+        except subprocess.TimeoutExpired as exc:
+            return subprocess.CompletedProcess(argv, 124, "", f"no answer from {self.host} in {exc.timeout:g} s")
 
     def make_workdir(self) -> str:
         done = self.output(["mktemp", "-d", "-t", "flopscope.XXXXXX"])

@@ -193,3 +193,11 @@ def test_half_counters_count_two_lane_instructions(tmp_path):
     h100 = next(g for g in all_gpus() if g.key == "h100-sxm")
     assert row["report_peak_fp16_flop_per_s"] == pytest.approx(h100.peak("fp16"), rel=1e-3)
     assert row["report_peak_fp32_flop_per_s"] == pytest.approx(h100.peak("fp32"), rel=1e-3)
+
+
+def test_a_blank_duration_unit_is_ncus_nanoseconds(tmp_path):
+    """ncu 2024.1 re-printing an RTX 5060 Ti report (a GPU it does not know) leaves every unit cell blank;
+    the duration is still in ncu's base unit, nanoseconds (20064 ns for that report's first launch)."""
+    row = _raw_page(tmp_path, {"gpu__time_duration.sum": ("", 20064), "dram__bytes.sum": ("", 1000)})
+    assert row["duration_s"] == pytest.approx(20064e-9, rel=1e-12)
+    assert row["dram_bytes"] == 1000

@@ -125,3 +125,24 @@ def test_nested_source_families_are_read_once(tmp_path):
     row = read_report(path).kernels.iloc[0]
     assert row["flop_tensor"] == flop
     assert "ncu counts fp4/fp6/fp8 together" in row["provenance"]
+
+
+def test_partly_overlapping_counters_are_not_both_collected():
+    # An FP8 aggregate next to a family counter that also holds FP8 ops (to FP32): summing both would count
+    # the FP8-to-FP32 ops twice, so the wider family counter is kept and the aggregate left out.
+    chosen = tensor_op_metrics({"sm__ops_path_tensor_src_fp8", "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp32",
+                                "sm__ops_path_tensor_src_fp16"})
+    assert chosen == ["sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp32.sum"]
+
+
+def test_a_metric_one_of_several_gpus_lacks_is_not_offered():
+    # `--query-metrics --csv --chips ga100,gh100` layout: a 0/1 column per chip after the description.
+    with gzip.open(DATA / "query_metrics_csv_ga100.csv.gz", "rt") as f:
+        ga100 = f.read().splitlines()
+    header = ga100[0] + ',"gh100"'
+    gh100 = catalogue("gh100")
+    rows = [line + (',"1"' if next(iter(line.split('","')), "").strip('"') in gh100 else ',"0"')
+            for line in ga100[1:]]
+    both = parse_catalogue("\n".join([header, *rows]))
+    assert both == catalogue("ga100") & gh100
+    assert "sm__ops_path_tensor_src_fp16_dst_fp32" not in both  # A100 has it, H100 does not

@@ -238,7 +238,7 @@ def test_profile_keeps_ncus_own_raw_page(tmp_path, real_ncu, monkeypatch):
     """The stand-in hands `--import` to the real ncu: the raw page flopscope saves reads like the report."""
     monkeypatch.setenv("FLOPSCOPE_REAL_NCU", real_ncu[-1])
     out = flopscope("profile", "--ncu", make_ncu(tmp_path, report="rtx4090_torch_linear_sgemm.ncu-rep"),
-                    "--no-tui", "--name", "raw", "--", "true", home=tmp_path)
+                    "--metrics", "full", "--no-tui", "--name", "raw", "--", "true", home=tmp_path)
     assert out.returncode == 0, out.stderr
     run = tmp_path / "runs" / "raw"
     assert "raw CSV page not saved" not in out.stderr
@@ -249,8 +249,8 @@ def test_profile_keeps_ncus_own_raw_page(tmp_path, real_ncu, monkeypatch):
 def test_an_ncu_without_instance_details_still_saves_the_raw_page(tmp_path, real_ncu, monkeypatch):
     """ncu 2022.3 refuses `--print-metric-instances details` (captured); flopscope asks again without it."""
     monkeypatch.setenv("FLOPSCOPE_REAL_NCU", real_ncu[-1])
-    out = flopscope("profile", "--ncu", make_ncu(tmp_path, scenario="ncu2022"), "--no-tui", "--name", "old",
-                    "--", "true", home=tmp_path)
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path, scenario="ncu2022"), "--metrics", "full", "--no-tui",
+                    "--name", "old", "--", "true", home=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "raw CSV page not saved" not in out.stderr
     assert len(read_report(tmp_path / "runs" / "old" / "raw.csv").kernels) == 1

@@ -154,3 +154,26 @@ def test_each_host_is_asked_for_its_tensor_counters_once(tmp_path):
     assert sum("--query-metrics" in line for line in lines) == 1
     profiled = [line for line in lines if "--export" in line]
     assert len(profiled) == 3 and all("sm__ops_path_tensor_src_fp16.sum" in line for line in profiled)
+
+
+def test_each_host_gets_the_tensor_counters_of_its_own_gpu(tmp_path, two_hosts):
+    """gpu-a answers the catalogue query as an H100, gpu-b as an A100 (the stand-in picks the chip by the sshd
+    port the session came in on): each host's profiles ask for that GPU's counters, on every point."""
+    config = two_hosts.read_text()
+    port_b = config.split("Host gpu-b", 1)[1].split("Port ", 1)[1].split()[0]
+    standin = make_ncu(tmp_path)
+    ncu = tmp_path / "ncu-by-host"
+    ncu.write_text(f'#!/bin/sh\ncase "${{SSH_CONNECTION##* }}" in {port_b}) chip=ga100;; *) chip=gh100;; esac\n'
+                   f'exec {standin} --standin-chip "$chip" "$@"\n')
+    ncu.chmod(0o755)
+    out = cli("sweep", "--param", "batch_size=1,2,3,4,5,6", "--host", "gpu-a", "--host", "gpu-b", "--ssh-config",
+              two_hosts, "--ncu", ncu, "--sweep-name", "gpus", "--json", "--", "echo", "{batch_size}", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    listed = json.loads(cli("runs", "--sweep", "gpus", "--json", home=tmp_path).stdout)
+    by_host: dict[str, list[str]] = {}
+    for run in listed:
+        argv = json.loads((tmp_path / "runs" / run["name"] / "run.json").read_text())["ncu_argv"]
+        by_host.setdefault(run["host"], []).append(argv[argv.index("--metrics") + 1])
+    assert set(by_host) == {"gpu-a", "gpu-b"}
+    assert all("src_fp16.sum" in m and "src_fp16_dst_fp32" not in m for m in by_host["gpu-a"])
+    assert all("src_fp16_dst_fp32.sum" in m and "src_fp8" not in m for m in by_host["gpu-b"])

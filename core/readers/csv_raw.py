@@ -62,9 +62,15 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
 def _per_opcode(cells: pd.Series) -> pd.DataFrame:
     """`N (IMAD: a; FFMA: b; ...)` cells (`--print-metric-instances details`) as a column per opcode, named
     as the .ncu-rep reader names them; a bare total (no instances printed) gives no columns."""
-    rows = [{f"{OPCODE_METRIC}:{op}": float(n.replace(",", "")) for op, n in _INSTANCE.findall(str(cell))}
-            for cell in cells.astype(object)]
-    return pd.DataFrame(rows, index=cells.index)
+    cells = cells.astype("category")  # launches of one kernel repeat one cell: parse each distinct cell once
+    parsed = pd.DataFrame([{f"{OPCODE_METRIC}:{op}": float(n.replace(",", "")) for op, n in _INSTANCE.findall(c)}
+                           for c in cells.cat.categories.astype(str)])
+    if parsed.empty or not len(parsed.columns):
+        return pd.DataFrame(index=cells.index)
+    codes = cells.cat.codes.to_numpy()
+    out = parsed.reindex(np.where(codes < 0, len(parsed), codes))  # code -1 (empty cell): a row of NaN
+    out.index = cells.index
+    return out
 
 
 def _without_prof_rows(frame: pd.DataFrame, id_col: int | None) -> pd.DataFrame:
