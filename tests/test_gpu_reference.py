@@ -69,3 +69,21 @@ def test_linear_flops_grow_with_batch_size(gpu_dir):
     assert np.median(per_sample) == pytest.approx(analytic, rel=0.05)
     slope = np.polyfit(batches, flops, 1)[0]
     assert slope == pytest.approx(analytic, rel=0.05)
+
+
+ELEMENTWISE_FMAS = 2**24 * 16  # workloads.py elementwise: 2^24 values, x = x*a + b 16 times (capture.sh)
+
+
+@pytest.mark.parametrize("path", _captures("elementwise_*.ncu-rep"))
+def test_fma_weighting_of_half_and_float_counters(path):
+    """HFMA2 does two FMAs per counted thread instruction, FFMA one: the engine's FLOPs must be 2 x FMAs.
+    Scalar HFMA is the open question (one-lane HFMA2?): its ratio is printed and must be 1 or 2."""
+    mode = path.stem.removeprefix("elementwise_")
+    kernels = read_report(path).kernels
+    column = "flop_fp32" if mode == "float" else "flop_fp16"
+    ratio = kernels[column].sum() / (2 * ELEMENTWISE_FMAS)
+    print(f"\n{path.parent.name} {mode}: {column} / (2 x FMAs) = {ratio:.4f}")
+    if mode == "half":
+        assert ratio == pytest.approx(1.0, rel=0.01) or ratio == pytest.approx(2.0, rel=0.01)
+    else:
+        assert ratio == pytest.approx(1.0, rel=0.01)

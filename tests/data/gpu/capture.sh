@@ -6,27 +6,29 @@
 #   bash tests/data/gpu/capture.sh b    # the nn.Linear batch sweep, training steps with NVTX ranges
 # Run from the repo root on the GPU machine with flopscope importable. Never changes clocks, power or MIG:
 # ncu runs with --clock-control none. Writes $DEST/<gpu>/ (default: tests/data/gpu) and, when $OUT is set
-# (the device tool), packs it as $OUT/capture_<part>.tgz. Each step has its own timeout and the part stops
-# starting steps after $BUDGET seconds, so a slow step costs that step, not the part.
+# (the device tool), packs what this part wrote as $OUT/capture_<part>.tgz. Every step's timeout ends by
+# $DEADLINE seconds (default 520, under the call's 600 with time to pack), so a slow step costs that step
+# and later ones, never the part's data.
 set -uo pipefail
 PART=${1:?usage: capture.sh a|b}
 NCU=${NCU:-ncu}
 PY=${PY:-python3}
-BUDGET=${BUDGET:-500}
+DEADLINE=${DEADLINE:-520}
 HERE=$(cd "$(dirname "$0")" && pwd)
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' A-Z-' '__a-z' | tr -cd 'a-z0-9_')
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z -' 'a-z__' | tr -cd 'a-z0-9_')
 DIR=${DEST:-$HERE}/$GPU
 mkdir -p "$DIR"
 cd "$DIR" || exit 1
-START=$SECONDS
 SUMMARY=summary_$PART.txt
 : > "$SUMMARY"
+touch ".started_$PART"
 
-step() {  # step NAME TIMEOUT CMD...: run unless over budget; log exit code and seconds
+step() {  # step NAME TIMEOUT CMD...: run with what is left before the deadline; log exit code and seconds
   local name=$1 limit=$2; shift 2
-  if (( SECONDS - START > BUDGET )); then echo "$name skipped (budget)" >> "$SUMMARY"; return; fi
+  local left=$((DEADLINE - SECONDS))
+  if (( left < 20 )); then echo "$name skipped (deadline)" >> "$SUMMARY"; return; fi
   local t0=$SECONDS
-  timeout "$limit" "$@"
+  timeout "$(( limit < left ? limit : left ))" "$@"
   echo "$name exit=$? seconds=$((SECONDS - t0))" >> "$SUMMARY"
 }
 
@@ -43,7 +45,8 @@ metric_list() {  # flopscope's roofline set + every tensor counter in this devic
   $PY -c "from flopscope.core.ncu_command import METRIC_SETS; print('\n'.join(METRIC_SETS['roofline']))"
   zcat query_metrics.txt.gz | grep -oE '^ *"?(sm|smsp)__(ops_path_tensor|inst_executed_pipe_tensor)[a-z0-9_]*' \
     | tr -d ' "' | sed 's/$/.sum/'
-  echo sass__inst_executed_per_opcode
+  # Per-opcode SASS counts (with selected modifiers, e.g. HFMA2.MMA moves apart from HFMA2 math).
+  printf '%s\n' sass__thread_inst_executed_true_per_opcode sass__thread_inst_executed_true_per_opcode_with_modifier_selective
 }
 
 probe_metrics() {  # drop, one retry each, what ncu says does not exist; what is dropped is itself a finding
@@ -59,6 +62,11 @@ probe_metrics() {  # drop, one retry each, what ncu says does not exist; what is
     list=$(tr , '\n' <<< "$list" | grep -v -E "^${missing}(\.|$)" | paste -sd, -)
   done
   echo "$list" > metrics.txt
+  # Still failing for another reason (no counter access, no driver): every profile would fail the same way.
+  if ! grep -q "==PROF== Disconnected" probe.stream.txt || grep -q "==ERROR==" probe.stream.txt; then
+    echo "probe failed: $(grep -m1 '==ERROR==' probe.stream.txt)" >> "$SUMMARY"
+    return 1
+  fi
 }
 
 prepare() {  # environment, catalogue, and the two metric lists: metrics.txt (every tensor counter, for the
@@ -69,9 +77,10 @@ prepare() {  # environment, catalogue, and the two metric lists: metrics.txt (ev
   step query_metrics 120 bash -c '"$0" --query-metrics > query_metrics.txt 2>&1' "$NCU"
   step query_metrics_all 120 bash -c '"$0" --query-metrics-mode all > query_metrics_all.txt 2>&1' "$NCU"
   gzip -f query_metrics.txt query_metrics_all.txt
-  local t0=$SECONDS
-  probe_metrics
+  local t0=$SECONDS ok=0
+  probe_metrics || ok=1
   echo "probe_metrics dropped=$(paste -sd, metrics_dropped.txt) seconds=$((SECONDS - t0))" >> "$SUMMARY"
+  (( ok == 0 )) || { finish; exit 3; }
   $PY - > metrics_flopscope.txt <<'PY'
 import gzip
 from flopscope.core.ncu_catalogue import parse_catalogue, tensor_op_metrics
@@ -113,8 +122,17 @@ part_b() {  # the device machine is given back 30 s after a call, so part b prep
   done
 }
 
+finish() {  # compress, report, and pack what this part wrote (the device returns files of 16 MiB at most)
+  gzip -f ./*.csv 2>/dev/null
+  cat "$SUMMARY"
+  du -sh .
+  if [[ -n ${OUT:-} ]]; then
+    (cd "$(dirname "$DIR")" && find "$GPU" -type f -newer "$GPU/.started_$PART" -print0 \
+      | tar czf "$OUT/capture_$PART.tgz" --null -T -)
+    ls -l "$OUT/capture_$PART.tgz"
+    (( $(stat -c %s "$OUT/capture_$PART.tgz") < 16 * 1024 * 1024 )) || echo "WARNING: over 16 MiB, will not come back"
+  fi
+}
+
 "part_$PART"
-gzip -f ./*.csv 2>/dev/null
-cat "$SUMMARY"
-du -sh .
-if [[ -n ${OUT:-} ]]; then tar czf "$OUT/capture_$PART.tgz" -C "$(dirname "$DIR")" "$GPU"; fi
+finish

@@ -38,12 +38,13 @@ def measure(fn, sync=None) -> None:
 
 def set_tf32(on: bool) -> None:
     matmul = torch.backends.cuda.matmul
+    conv = torch.backends.cudnn
     if hasattr(matmul, "fp32_precision"):  # torch >= 2.9: reading or setting the legacy flag now raises
-        matmul.fp32_precision = "tf32" if on else "ieee"
-        print("fp32 matmul precision:", matmul.fp32_precision, flush=True)
+        matmul.fp32_precision = conv.conv.fp32_precision = "tf32" if on else "ieee"
+        print("fp32 matmul/conv precision:", matmul.fp32_precision, conv.conv.fp32_precision, flush=True)
     else:
-        matmul.allow_tf32 = on
-        print("fp32 matmul allow_tf32:", on, flush=True)
+        matmul.allow_tf32 = conv.allow_tf32 = on
+        print("fp32 matmul/conv allow_tf32:", on, flush=True)
 
 
 def gemm(args) -> None:
