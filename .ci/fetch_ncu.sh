@@ -13,7 +13,8 @@ mkdir -p "$work/lists/partial" "$dest"
 apt=(apt-get -qq -o "Dir::Etc::sourcelist=$work/sources.list" -o Dir::Etc::sourceparts=- \
      -o "Dir::State::Lists=$work/lists" -o APT::Sandbox::User=root)
 "${apt[@]}" update >&2
-(cd "$work" && { "${apt[@]}" download "$pkg=$version" || "${apt[@]}" download "$pkg"; } >&2)
+# Pinned: tests compare with messages this version printed (tests/data/ncu_cli); no silent upgrade.
+(cd "$work" && "${apt[@]}" download "$pkg=$version" >&2)
 dpkg-deb -x "$work"/"$pkg"_*.deb "$dest"
 ncu=$(find "$dest" -type f -name ncu -path '*target*' | head -1)
 # The section files live in another package; ncu wants their folder to exist (else `--import` exits 1).
