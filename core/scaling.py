@@ -57,7 +57,10 @@ def slices(runs: list[tuple[dict, Report]], where: str = "sweep") -> list[Slice]
             lines.setdefault(held, []).append((float(params[param]), report))
         out += [Slice(param, {k: v for k, v in held if v is not None}, pts) for held, pts in lines.items()]
     longer = [s for s in out if len(s.points) > 1]
-    return longer or out
+    if longer:
+        return longer
+    # No grid: the parameters moved together (batch size and learning rate scaled at once). One line each.
+    return [Slice(param, {}, [(float(params[param]), report) for params, report in runs]) for param in numeric]
 
 
 def _is_number(value) -> bool:

@@ -424,3 +424,9 @@ async def test_n_moves_to_the_next_line_of_the_sweep(reports):
             await pilot.press("n")
         await pilot.pause()
         assert "Sweep prod (seq=1) · batch_size" in screen_text(app)  # round and back to the first line
+
+
+def test_parameters_that_move_together_make_one_line_each(reports):
+    runs = [({"batch_size": str(b), "lr": str(0.1 * b)}, reports[b]) for b in (1, 2, 4)]
+    lines = slices(runs)
+    assert [(line.param, line.fixed, len(line.points)) for line in lines] == [("batch_size", {}, 3), ("lr", {}, 3)]
