@@ -15,7 +15,7 @@ import pandas as pd
 
 from .kernel_names import short_name
 from .ncu_catalogue import uncovered
-from .readers.wanted import OPCODE_METRIC, objects
+from .readers.wanted import MODIFIER_METRIC, OPCODE_METRIC, objects
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
 FMA_WEIGHTS = {"add": 1.0, "mul": 1.0, "fma": 2.0}  # FMA = 2 FLOPs, everywhere
@@ -180,7 +180,27 @@ def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> p
     opcode = _opcode_flop(df, precision)
     use_opcode = ~seen & opcode.notna()
     prov.add("provenance", use_opcode, f"{column} from SASS per-opcode counts")
-    return total.where(seen, opcode)
+    flop = total.where(seen, opcode)
+    if precision == "fp16":
+        flop = _without_register_moves(df, prov, flop)
+    return flop
+
+
+def _without_register_moves(df: pd.DataFrame, prov, flop: pd.Series) -> pd.Series:
+    """The compiler moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`; ncu's hfma and
+    per-opcode counters count those as HFMA2. Where the per-modifier counts show HFMA2.MMA and no other half
+    instruction, the kernel did no FP16 math (an FP32 random-number kernel, say): its FP16 FLOPs are 0."""
+    columns = [c for c in df.columns if c.startswith(MODIFIER_METRIC + ":")]
+    if not columns:
+        return flop
+    moves = _col(df, f"{MODIFIER_METRIC}:HFMA2.MMA").fillna(0.0)
+    half = [c for c in columns if c.split(":", 1)[1].startswith(("HFMA", "HADD", "HMUL"))
+            and c.split(":", 1)[1] != "HFMA2.MMA"]
+    math = df[half].fillna(0.0).sum(axis=1) if half else pd.Series(0.0, index=df.index)
+    only_moves = (moves > 0) & (math == 0) & (flop > 0)
+    prov.add("provenance", only_moves, "flop_fp16 0: only HFMA2.MMA register moves, no FP16 math")
+    prov.add("provenance", (moves > 0) & (math > 0), "flop_fp16 may include HFMA2.MMA register moves")
+    return flop.mask(only_moves, 0.0)
 
 
 def _opcode_flop(df: pd.DataFrame, precision: str) -> pd.Series:

@@ -15,9 +15,10 @@ import pandas as pd
 
 from ..units import metric_unit_factor, parse_number
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
-from .wanted import IDENTITY, OPCODE_METRIC, objects, wanted
+from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, objects, wanted
 
-_TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name", OPCODE_METRIC}
+_INSTANCED = (OPCODE_METRIC, MODIFIER_METRIC)
+_TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name", *_INSTANCED}
 _INSTANCE = re.compile(r"([A-Z0-9_.]+): ([0-9][0-9,.]*)")
 
 
@@ -26,7 +27,7 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
     nv = nvtx_columns(header)
     keep = sorted({k for k, h in enumerate(header) if h in _TEXT_HEADERS or wanted(h)} | set(nv))
     numeric = [k for k in keep if wanted(header[k]) and header[k] not in ("device__attribute_display_name",
-                                                                          OPCODE_METRIC)]
+                                                                          *_INSTANCED)]
     with doc.path.open("rb") as handle:
         handle.seek(doc.data_offset)
         units = _units_row(handle, len(header))
@@ -51,19 +52,20 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
             out[name] = frame[k].astype(np.float64) * metric_unit_factor(name, units[k])
     out["process"] = _process(frame, header)
     out["nvtx"] = _nvtx(frame, header, nv)
-    if OPCODE_METRIC in header:
-        out = out.join(_per_opcode(frame[header.index(OPCODE_METRIC)]))
+    for name in _INSTANCED:
+        if name in header:
+            out = out.join(_per_opcode(frame[header.index(name)], name))
     for col in IDENTITY:
         if col not in out:
             out[col] = None
     return out, {"format": "csv-raw"}
 
 
-def _per_opcode(cells: pd.Series) -> pd.DataFrame:
+def _per_opcode(cells: pd.Series, name: str) -> pd.DataFrame:
     """`N (IMAD: a; FFMA: b; ...)` cells (`--print-metric-instances details`) as a column per opcode, named
     as the .ncu-rep reader names them; a bare total (no instances printed) gives no columns."""
     cells = cells.astype("category")  # launches of one kernel repeat one cell: parse each distinct cell once
-    parsed = pd.DataFrame([{f"{OPCODE_METRIC}:{op}": float(n.replace(",", "")) for op, n in _INSTANCE.findall(c)}
+    parsed = pd.DataFrame([{f"{name}:{op}": float(n.replace(",", "")) for op, n in _INSTANCE.findall(c)}
                            for c in cells.cat.categories.astype(str)])
     if parsed.empty or not len(parsed.columns):
         return pd.DataFrame(index=cells.index)

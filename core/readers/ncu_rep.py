@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..errors import FlopscopeError
 from ..units import metric_unit_factor
-from .wanted import IDENTITY, OPCODE_METRIC, wanted
+from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 MAGIC = b"NVR\x00"
 
@@ -71,8 +71,8 @@ def _action_row(action, index: int) -> dict:
         if not wanted(name):
             continue
         metric = action.metric_by_name(name)
-        if name == OPCODE_METRIC:
-            row.update(_per_opcode(metric))
+        if name in (OPCODE_METRIC, MODIFIER_METRIC):
+            row.update(_per_opcode(metric, name))
             continue
         value = metric.value()
         if isinstance(value, (int, float)):
@@ -84,12 +84,11 @@ def _action_row(action, index: int) -> dict:
     return row
 
 
-def _per_opcode(metric) -> dict:
+def _per_opcode(metric, name: str) -> dict:
     ids = metric.correlation_ids()
     if ids is None:
         return {}
-    return {f"{OPCODE_METRIC}:{ids.as_string(j)}": float(metric.as_uint64(j))
-            for j in range(metric.num_instances())}
+    return {f"{name}:{ids.as_string(j)}": float(metric.as_uint64(j)) for j in range(metric.num_instances())}
 
 
 def _identity(row: dict) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"  # instanced: one value per SASS opcode
+MODIFIER_METRIC = OPCODE_METRIC + "_with_modifier_all"  # the same per opcode and modifiers (HFMA2.MMA)
 # Identity columns every reader fills (besides ncu metric columns named as ncu names them).
 IDENTITY = ["launch_id", "kernel_full", "kernel_base", "nvtx", "process", "device", "stream", "grid",
             "block", "registers", "gpu", "cc"]
@@ -23,7 +24,7 @@ WANTED = re.compile(
     r"|lts__t_bytes\.sum(?:\.per_second)?"
     r"|l1tex__t_bytes\.sum(?:\.per_second)?"
     r"|derived__sm__sass_thread_inst_executed_op_[dfh]fma_pred_on_x[24]"
-    r"|sass__thread_inst_executed_true_per_opcode"
+    r"|sass__thread_inst_executed_true_per_opcode(?:_with_modifier_all)?"
     r"|sm__inst_executed_pipe_tensor\w*\.avg\.pct_of_peak_sustained_active"
     r"|sm__pipe_tensor\w*cycles_active\.avg\.pct_of_peak_sustained_active"
     r"|launch__(?:grid_dim_[xyz]|block_dim_[xyz]|registers_per_thread|stream_id|device_id|block_size|grid_size)"

@@ -46,7 +46,7 @@ metric_list() {  # flopscope's roofline set + every tensor counter in this devic
   zcat query_metrics.txt.gz | grep -oE '^ *"?(sm|smsp)__(ops_path_tensor|inst_executed_pipe_tensor)[a-z0-9_]*' \
     | tr -d ' "' | sed 's/$/.sum/'
   # Per-opcode SASS counts (with selected modifiers, e.g. HFMA2.MMA moves apart from HFMA2 math).
-  printf '%s\n' sass__thread_inst_executed_true_per_opcode sass__thread_inst_executed_true_per_opcode_with_modifier_selective
+  printf '%s\n' sass__thread_inst_executed_true_per_opcode sass__thread_inst_executed_true_per_opcode_with_modifier_all
 }
 
 probe_metrics() {  # drop, one retry each, what ncu says does not exist; what is dropped is itself a finding
