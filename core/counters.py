@@ -182,14 +182,16 @@ def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> p
     prov.add("provenance", use_opcode, f"{column} from SASS per-opcode counts")
     flop = total.where(seen, opcode)
     if precision == "fp16":
-        flop = _without_register_moves(df, prov, flop)
+        _flag_register_moves(df, prov, flop)
     return flop
 
 
-def _without_register_moves(df: pd.DataFrame, prov, flop: pd.Series) -> pd.Series:
-    """The compiler moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`; ncu's hfma and
-    per-opcode counters count those as HFMA2. Where the per-modifier counts show HFMA2.MMA and no other half
-    instruction, the kernel did no FP16 math (an FP32 random-number kernel, say): its FP16 FLOPs are 0."""
+def _flag_register_moves(df: pd.DataFrame, prov, flop: pd.Series) -> None:
+    """The compiler moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`, and ncu's hfma and
+    per-opcode counters count those as HFMA2. Where the per-modifier counts show HFMA2.MMA as a kernel's only
+    half instruction (an FP32 random-number kernel, say), its FP16 FLOPs are most likely moves. Flagged, not
+    removed: whether real half math ever issues only as HFMA2.MMA (Turing runs FP16 on its tensor cores) is
+    open until the project's own capture shows it."""
     columns = [c for c in df.columns if c.startswith(MODIFIER_METRIC + ":")]
     if not columns:
         return flop
@@ -198,9 +200,8 @@ def _without_register_moves(df: pd.DataFrame, prov, flop: pd.Series) -> pd.Serie
             and c.split(":", 1)[1] != "HFMA2.MMA"]
     math = df[half].fillna(0.0).sum(axis=1) if half else pd.Series(0.0, index=df.index)
     only_moves = (moves > 0) & (math == 0) & (flop > 0)
-    prov.add("provenance", only_moves, "flop_fp16 0: only HFMA2.MMA register moves, no FP16 math")
+    prov.add("provenance", only_moves, "flop_fp16 likely register moves (HFMA2.MMA its only half instruction)")
     prov.add("provenance", (moves > 0) & (math > 0), "flop_fp16 may include HFMA2.MMA register moves")
-    return flop.mask(only_moves, 0.0)
 
 
 def _opcode_flop(df: pd.DataFrame, precision: str) -> pd.Series:

@@ -205,7 +205,7 @@ def test_a_blank_duration_unit_is_ncus_nanoseconds(tmp_path):
 
 def test_register_moves_are_not_fp16_math():
     """H800 FP32 random-number kernels: their only half instructions, per ncu's per-modifier counts (read
-    here straight from the report), are HFMA2.MMA, the compiler's constant moves. No FP16 FLOPs."""
+    here straight from the report), are HFMA2.MMA, the compiler's constant moves: flagged as such."""
     path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
     kernels = read_report(path).kernels
     for i, action in enumerate(_actions(path)[:4]):
@@ -213,6 +213,5 @@ def test_register_moves_are_not_fp16_math():
         ids = metric.correlation_ids()
         half = {ids.as_string(j) for j in range(metric.num_instances()) if ids.as_string(j).startswith("H")}
         assert half == {"HFMA2.MMA"}
-        assert kernels["flop_fp16"].iloc[i] == 0
-        assert "only HFMA2.MMA register moves" in kernels["provenance"].iloc[i]
+        assert "flop_fp16 likely register moves" in kernels["provenance"].iloc[i]
         assert kernels["flop_fp32"].iloc[i] > 0
