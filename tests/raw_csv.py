@@ -63,3 +63,12 @@ def raw_csv(rows: list[dict], *, scaled: bool = False, thousands: bool = False, 
         if prof_lines and i == 0:
             buf.write("==WARNING== Backing up device memory in system memory.\n")
     return buf.getvalue()
+
+
+def one_launch(path: Path, cols: dict[str, tuple[str, float]], cc: str = "9.0", kernel: str = "kernel") -> Path:
+    """A raw page (`ncu --csv --page raw --print-units base` layout) of one launch: metric -> (unit, value)."""
+    values = ["0", "1", "python", "h", kernel, "1", "7", "(256, 1, 1)", "(132, 1, 1)", "0", cc]
+    lines = [[*IDENT, *cols], [""] * len(IDENT) + [u for u, _ in cols.values()],
+             values + [repr(v) for _, v in cols.values()]]
+    path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
+    return path

@@ -9,6 +9,7 @@ import pytest
 from flopscope.core import all_gpus, read_report
 
 from .conftest import fixture_path
+from .raw_csv import one_launch
 
 
 def _actions(path):
@@ -166,14 +167,7 @@ def test_grouping_sums_match_launches():
 
 def _raw_page(tmp_path, cols: dict[str, tuple[str, float]]):
     """One H100 launch as `ncu --csv --page raw --print-units base` prints it."""
-    ident = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-             "Grid Size", "Device", "CC"]
-    values = ["0", "1", "python", "h", "half_kernel", "1", "7", "(256, 1, 1)", "(4096, 1, 1)", "0", "9.0"]
-    lines = [[*ident, *cols], [""] * len(ident) + [u for u, _ in cols.values()],
-             values + [repr(v) for _, v in cols.values()]]
-    path = tmp_path / "raw.csv"
-    path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
-    return read_report(path).kernels.iloc[0]
+    return read_report(one_launch(tmp_path / "raw.csv", cols)).kernels.iloc[0]
 
 
 def test_half_counters_count_two_lane_instructions(tmp_path):

@@ -14,6 +14,8 @@ from flopscope.core import FlopscopeError, read_report
 from flopscope.core.ncu_catalogue import parse_catalogue, tensor_op_metrics
 from flopscope.core.ncu_command import METRIC_SETS, ProfileOptions, metric_list, ncu_argv
 
+from .raw_csv import one_launch
+
 DATA = Path(__file__).parent / "data" / "ncu_cli"
 CHIPS = ("gv100", "tu104", "ga100", "ga102", "ad102", "gh100")
 # Not hardware counters: ncu lists them under other --query-metrics-collection values, and collects them.
@@ -83,14 +85,7 @@ def test_aggregate_and_per_destination_counters_are_not_added_twice(tmp_path):
     cols = {"gpu__time_duration.sum": ("nsecond", 1_000_000), "sm__ops_path_tensor_src_fp16.sum": ("", flop),
             "sm__ops_path_tensor_src_fp16_dst_fp32.sum": ("", flop),
             "sm__ops_path_tensor_src_fp16_dst_fp16.sum": ("", 0)}
-    ident = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-             "Grid Size", "Device", "CC"]
-    values = ["0", "1", "python", "h", "sm90_xmma_gemm", "1", "7", "(128, 1, 1)", "(132, 1, 1)", "0", "9.0"]
-    units = [""] * len(ident) + [u for u, _ in cols.values()]
-    lines = [[*ident, *cols], units, values + [str(v) for _, v in cols.values()]]
-    path = tmp_path / "raw.csv"
-    path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
-    row = read_report(path).kernels.iloc[0]
+    row = read_report(one_launch(tmp_path / "raw.csv", cols, kernel="sm90_xmma_gemm")).kernels.iloc[0]
     assert row["flop_tensor"] == flop
     assert row["flop_tensor_fp16"] == flop
 
@@ -115,14 +110,7 @@ def test_nested_source_families_are_read_once(tmp_path):
     names = ["fp4_dst_fp32", "fp4_fp6_dst_fp32", "fp4_fp6_fp8_dst_fp32"]
     cols = {"gpu__time_duration.sum": ("nsecond", 1_000_000),
             **{f"sm__ops_path_tensor_src_{n}.sum": ("", flop) for n in names}}
-    ident = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-             "Grid Size", "Device", "CC"]
-    values = ["0", "1", "python", "h", "fp4_gemm", "1", "7", "(128, 1, 1)", "(148, 1, 1)", "0", "10.0"]
-    units = [""] * len(ident) + [u for u, _ in cols.values()]
-    lines = [[*ident, *cols], units, values + [str(v) for _, v in cols.values()]]
-    path = tmp_path / "raw.csv"
-    path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
-    row = read_report(path).kernels.iloc[0]
+    row = read_report(one_launch(tmp_path / "raw.csv", cols, cc="10.0", kernel="fp4_gemm")).kernels.iloc[0]
     assert row["flop_tensor"] == flop
     assert "ncu counts fp4/fp6/fp8 together" in row["provenance"]
 
