@@ -14,10 +14,12 @@ apt=(apt-get -qq -o "Dir::Etc::sourcelist=$work/sources.list" -o Dir::Etc::sourc
      -o "Dir::State::Lists=$work/lists" -o APT::Sandbox::User=root)
 "${apt[@]}" update >&2
 # Pinned: tests compare with messages this version printed (tests/data/ncu_cli); no silent upgrade.
-(cd "$work" && "${apt[@]}" download "$pkg=$version" >&2)
+# The section files (what the details page shows) come from the host package; only they are kept of it.
+(cd "$work" && "${apt[@]}" download "$pkg=$version" "nsight-compute=$version" >&2)
 dpkg-deb -x "$work"/"$pkg"_*.deb "$dest"
 ncu=$(find "$dest" -type f -name ncu -path '*target*' | head -1)
-# The section files live in another package; ncu wants their folder to exist (else `--import` exits 1).
-mkdir -p "$(dirname "$ncu")/../../sections"
+dpkg-deb --fsys-tarfile "$work"/nsight-compute_*.deb | tar -x -C "$work" --wildcards './usr/lib/*/nsight-compute/sections/*'
+rm -rf "$(dirname "$ncu")/../../sections"
+mv "$(find "$work/usr" -type d -name sections | head -1)" "$(dirname "$ncu")/../../sections"
 "$ncu" --version >&2
 realpath "$ncu"
