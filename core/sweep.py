@@ -106,14 +106,6 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
 def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, on_event) -> PointResult:
     opts = dataclasses.replace(template, command=substitute(template.command, point),
                                nvtx_include=list(template.nvtx_include), ncu_args=list(template.ncu_args))
-    try:
-        return _profile_point(opts, point, transport, store, sweep, env, cwd, gpu, on_event)
-    finally:
-        if opts.tensor_metrics:  # asked of this host once; a failed query is asked again at the next point
-            template.tensor_metrics = opts.tensor_metrics
-
-
-def _profile_point(opts, point, transport, store: Store, sweep, env, cwd, gpu, on_event) -> PointResult:
     label = sweep + "-" + "-".join(f"{k}={v}" for k, v in point.items())
     try:
         run_dir: Path = new_run_dir(label, opts.command)
@@ -126,3 +118,6 @@ def _profile_point(opts, point, transport, store: Store, sweep, env, cwd, gpu, o
         return PointResult(point, "stored", run=name, host=transport.host)
     except FlopscopeError as err:
         return PointResult(point, "failed", host=transport.host, error=err.line())
+    finally:
+        if opts.tensor_metrics:  # asked of this host once; a failed query is asked again at the next point
+            template.tensor_metrics = opts.tensor_metrics

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,9 +28,6 @@ def fixtures_dir() -> Path:
 @pytest.fixture(scope="session")
 def real_ncu(tmp_path_factory) -> list[str]:
     """The real ncu CLI (no GPU needed to import reports or parse arguments), as `env HOME=... ncu`."""
-    import os
-    import shutil
-
     ncu = os.environ.get("FLOPSCOPE_REAL_NCU")
     if not ncu or not shutil.which(ncu):
         pytest.skip("no real ncu: set FLOPSCOPE_REAL_NCU to an ncu binary (.ci/fetch_ncu.sh unpacks one; "

@@ -97,11 +97,12 @@ def kernel_names(report: str) -> list[str]:
 
 
 def main(argv: list[str]) -> None:
-    rest = argv
+    rest, standin = argv, {}
     while rest[:1] and rest[0].startswith("--standin-"):
+        standin[rest[0].removeprefix("--standin-")] = rest[1]
         rest = rest[2:]
     if rest[:1] == ["--import"]:
-        import_report(rest, argv[argv.index("--standin-scenario") + 1] if "--standin-scenario" in argv else "ok")
+        import_report(rest, standin.get("scenario", "ok"))
     opts, command = parse(argv)
     if opts.get("query-metrics"):
         query_metrics(opts)
