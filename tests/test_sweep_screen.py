@@ -11,12 +11,13 @@ import pandas as pd
 import plotext as plt
 import pytest
 from flopscope.core import Report, read_report
-from flopscope.core.scaling import point_table, slices
+from flopscope.core.scaling import Slice, point_table, slices
 from flopscope.core.store import Store
 from flopscope.tui import format as fmt
 from flopscope.tui.screens.help import HelpScreen
+from flopscope.tui.screens.kernels import PushedKernelsScreen
 from flopscope.tui.screens.prompt import PromptScreen
-from flopscope.tui.screens.sweep import METRICS, PointKernelsScreen, SweepScreen
+from flopscope.tui.screens.sweep import METRICS, SweepScreen
 from flopscope.tui.sweep_app import SweepApp, load_sweep, run_sweep_app
 from flopscope.tui.widgets.kernel_table import KernelTable
 from flopscope.tui.widgets.line_plot import LinePlot, Series, build_line_plot, is_log
@@ -54,6 +55,11 @@ def shuffled(reports: dict[int, Report]) -> list[tuple[float, Report]]:
     return [(float(n), reports[n]) for n in keys[1::2] + keys[::2]]
 
 
+def batch_sweep(points: list[tuple[float, Report]], title: str, tolerance: float = 0.05) -> SweepApp:
+    """The sweep app on one line: batch size varies, nothing else."""
+    return SweepApp([Slice("batch_size", {}, points)], title, tolerance)
+
+
 def screen_text(app) -> str:
     """The whole screen as plain text (as `App.export_screenshot` renders it)."""
     width, height = app.size
@@ -86,7 +92,7 @@ def plot_text(app) -> str:
 @pytest.mark.parametrize("size", SIZES)
 async def test_table_has_one_row_per_point_in_parameter_order(reports, size):
     points = shuffled(reports)
-    app = SweepApp("batch_size", points, "gemm")
+    app = batch_sweep(points, "gemm")
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         screen = app.screen
@@ -108,7 +114,7 @@ async def test_table_has_one_row_per_point_in_parameter_order(reports, size):
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_table_scrolls_to_every_point(reports, size):
-    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    app = batch_sweep(shuffled(reports), "gemm")
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         table = app.screen.query_one(KernelTable)
@@ -125,7 +131,7 @@ async def test_table_scrolls_to_every_point(reports, size):
 async def test_constant_flops_series_shows_the_finding(reports, size):
     """The same run at every point: the parameter never reached the program. The app says so up top."""
     points = [(float(n), reports[8]) for n in (1, 2, 4, 8)]
-    app = SweepApp("batch_size", points, "stuck")
+    app = batch_sweep(points, "stuck")
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         text = flat(screen_text(app))
@@ -138,14 +144,14 @@ async def test_tolerance_is_the_clis(reports):
     """32 GEMMs labelled 33: per-sample FLOPs drift 3.1%, flagged at 1% tolerance, not at the default 5%."""
     points = [(32.0, reports[32]), (33.0, reports[32]), (64.0, reports[64])]
     for tolerance, flagged in ((0.05, False), (0.01, True)):
-        app = SweepApp("batch_size", points, "gemm", tolerance)
+        app = batch_sweep(points, "gemm", tolerance)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             assert ("per-sample FLOPs vary by" in flat(screen_text(app))) == flagged
 
 
 async def test_a_growing_series_has_no_constant_finding_but_names_the_new_kernel(reports):
-    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    app = batch_sweep(shuffled(reports), "gemm")
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         text = flat(screen_text(app))
@@ -154,15 +160,15 @@ async def test_a_growing_series_has_no_constant_finding_but_names_the_new_kernel
 
 
 # -- drill-down -----------------------------------------------------------------------------------------------
-async def kernels_of(app, pilot) -> PointKernelsScreen:
-    await settle(pilot, lambda: isinstance(app.screen, PointKernelsScreen) and app.screen.model is not None
+async def kernels_of(app, pilot) -> PushedKernelsScreen:
+    await settle(pilot, lambda: isinstance(app.screen, PushedKernelsScreen) and app.screen.model is not None
                  and not app.screen.query_one(KernelTable).loading)
     return app.screen
 
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_enter_opens_the_selected_points_kernels_and_escape_returns(reports, size):
-    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    app = batch_sweep(shuffled(reports), "gemm")
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         await pilot.press("enter")  # batch size 1: the GEMM alone
@@ -187,7 +193,7 @@ async def test_enter_opens_the_selected_points_kernels_and_escape_returns(report
 
 
 async def test_escape_on_the_first_screen_stays_and_q_quits(reports):
-    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    app = batch_sweep(shuffled(reports), "gemm")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("escape")
@@ -201,7 +207,7 @@ async def test_escape_on_the_first_screen_stays_and_q_quits(reports):
 # -- the plot ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("size", SIZES)
 async def test_m_cycles_the_plotted_metric_and_survives_repaints_and_resizes(reports, size):
-    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    app = batch_sweep(shuffled(reports), "gemm")
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         first = plot_text(app)
@@ -230,7 +236,7 @@ async def test_m_cycles_the_plotted_metric_and_survives_repaints_and_resizes(rep
 
 
 async def test_a_tiny_terminal_says_so_instead_of_drawing(reports):
-    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    app = batch_sweep(shuffled(reports), "gemm")
     async with app.run_test(size=(40, 12)) as pilot:
         await pilot.pause()
         assert "Too small for the plot" in plot_text(app)
@@ -288,7 +294,7 @@ def test_unknown_values_are_said_not_drawn():
 
 async def test_no_color_is_legible(reports, monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")
-    app = SweepApp("batch_size", [(float(n), reports[8]) for n in (1, 2, 4)], "stuck")
+    app = batch_sweep([(float(n), reports[8]) for n in (1, 2, 4)], "stuck")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.no_color
@@ -300,7 +306,7 @@ async def test_no_color_is_legible(reports, monkeypatch):
 @pytest.mark.parametrize("size", SIZES)
 async def test_e_exports_the_table_as_shown(reports, size, tmp_path):
     points = shuffled(reports)
-    app = SweepApp("batch_size", points, "gemm")
+    app = batch_sweep(points, "gemm")
     out = tmp_path / "points.csv"
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
@@ -323,7 +329,7 @@ async def test_e_exports_the_table_as_shown(reports, size, tmp_path):
 
 
 async def test_help_lists_every_key_with_a_description(reports):
-    app = SweepApp("batch_size", shuffled(reports), "gemm")
+    app = batch_sweep(shuffled(reports), "gemm")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("question_mark")
@@ -333,7 +339,7 @@ async def test_help_lists_every_key_with_a_description(reports):
         for what in ("Open point", "Next metric", "Export", "Row down", "Quit"):
             assert what in help_text
     assert all(b.description for b in SweepScreen.BINDINGS)
-    assert all(b.description for b in PointKernelsScreen.BINDINGS)
+    assert all(b.description for b in PushedKernelsScreen.BINDINGS)
 
 
 # -- the store ------------------------------------------------------------------------------------------------
@@ -411,7 +417,7 @@ def test_stored_two_parameter_sweep_loads_as_lines(reports, tmp_path, monkeypatc
 
 async def test_n_moves_to_the_next_line_of_the_sweep(reports):
     lines = slices(product_runs(reports))
-    app = SweepApp(lines[0].param, lines[0].points, "prod", lines=lines)
+    app = SweepApp(lines, "prod")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert "Sweep prod (seq=1) · batch_size · 3 point(s)" in screen_text(app)

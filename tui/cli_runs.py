@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
 
@@ -21,6 +20,7 @@ def add_runs_commands(sub) -> dict:
     p = sub.add_parser("runs", help="list the runs in the store")
     p.add_argument("--sweep", help="only the runs of this sweep")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
     p = sub.add_parser("diff", help="compare two stored runs kernel group by kernel group")
     p.add_argument("run_a")
     p.add_argument("run_b")
@@ -32,6 +32,11 @@ def add_runs_commands(sub) -> dict:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     store = Store()
+    if _interactive(args):
+        from .runs_app import run_runs_app
+
+        store.close()
+        return run_runs_app(store.path, args.sweep)
     runs = store.runs(args.sweep)
     if args.json:
         json.dump(records(runs), sys.stdout, indent=1)
@@ -41,10 +46,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
     for title in ("ID", "Name", "Created", "Sweep", "Params", "Host", "GPU", "Launches", "Time", "FLOP"):
         table.add_column(title, no_wrap=True)
     for r in runs.itertuples():
-        params = " ".join(f"{k}={v}" for k, v in r.params.items())
-        table.add_row(str(r.id), Text(r.name), dt.datetime.fromtimestamp(r.created).strftime("%Y-%m-%d %H:%M"),
-                      Text(r.sweep or ""), Text(params), Text(r.host or ""), Text(r.gpu or ""), str(r.launches),
-                      fmt.seconds(r.total_time_s), fmt.si(r.total_flop))
+        table.add_row(str(r.id), Text(r.name), fmt.when(r.created), Text(r.sweep or ""), Text(fmt.params(r.params)),
+                      Text(r.host or ""), Text(r.gpu or ""), str(r.launches), fmt.seconds(r.total_time_s),
+                      fmt.si(r.total_flop))
     console().print(table)
     print(f"{len(runs)} run(s) in {store.path}", file=sys.stderr)
     return 0
@@ -54,7 +58,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     store = Store()
     a, b = store.load(args.run_a), store.load(args.run_b)
     rows = diff_runs(a, b, by=args.by)
-    if not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
+    if _interactive(args):
         from .screen_app import run_screen_app
         from .screens.diff import DiffScreen
 
@@ -73,3 +77,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
                       "" if r.presence == "both" else r.presence)
     console().print(table)
     return 0
+
+
+def _interactive(args: argparse.Namespace) -> bool:
+    """The app, unless a table or JSON was asked for or there is no terminal (a script, a pipe)."""
+    return not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 
 _PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
@@ -51,3 +52,13 @@ def integer(value) -> str:
 
 def text(value) -> str:
     return "" if _missing(value) else str(value)
+
+
+def when(epoch) -> str:
+    """A Unix time as local `YYYY-MM-DD HH:MM`."""
+    return "" if _missing(epoch) else dt.datetime.fromtimestamp(float(epoch)).strftime("%Y-%m-%d %H:%M")
+
+
+def params(values: dict) -> str:
+    """Sweep parameters as typed on the command line: `batch_size=32 seq=128`."""
+    return " ".join(f"{k}={v}" for k, v in values.items())

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from flopscope.core import FlopscopeError, Report
+from flopscope.core import FlopscopeError
 from flopscope.core.scaling import Slice, slices
 from flopscope.core.store import Store
 from textual.events import Mount
@@ -25,31 +25,13 @@ class SweepApp(FlopscopeApp):
     screen moves to the next one.
     """
 
-    def __init__(self, param: str, points: list[tuple[float, Report]], title: str, tolerance: float = 0.05,
-                 lines: list[Slice] | None = None) -> None:
-        super().__init__(Path(title), report=points[0][1])
-        self.lines = lines or [Slice(param, {}, points)]
-        self.line = 0
-        self.sweep_title, self.tolerance = title, tolerance
-        self.sweep = SweepScreen(param, points, self._title(self.lines[0]), tolerance)
-
-    def _title(self, line: Slice) -> str:
-        return f"{self.sweep_title} ({', '.join(f'{k}={v}' for k, v in line.fixed.items())})" if line.fixed \
-            else self.sweep_title
+    def __init__(self, lines: list[Slice], title: str, tolerance: float = 0.05) -> None:
+        super().__init__(Path(title), report=lines[0].points[0][1])
+        self.sweep = SweepScreen(lines, title, tolerance)
 
     async def on_mount(self, event: Mount) -> None:
         event.prevent_default()  # FlopscopeApp.on_mount would push and fill a Kernels screen first
         await self.push_screen(self.sweep)
-
-    async def next_line(self) -> None:
-        if len(self.lines) < 2:
-            self.notify("this sweep has one line: one parameter varies", timeout=3)
-            return
-        self.line = (self.line + 1) % len(self.lines)
-        line = self.lines[self.line]
-        self.sweep = SweepScreen(line.param, line.points, self._title(line), self.tolerance)
-        await self.switch_screen(self.sweep)
-        self.notify(f"line {self.line + 1} of {len(self.lines)}: {line.label}", timeout=3)
 
 
 def load_sweep(name: str, store: Store | None = None) -> list[Slice] | None:
@@ -77,6 +59,6 @@ def run_sweep_app(lines: list[Slice], title: str, tolerance: float = 0.05) -> in
     if not lines or not lines[0].points:
         print(f"flopscope: sweep {title}: no points to show", file=sys.stderr)
         return 2
-    app = SweepApp(lines[0].param, lines[0].points, title, tolerance, lines)
+    app = SweepApp(lines, title, tolerance)
     app.run(mouse=False)
     return app.return_code or 0

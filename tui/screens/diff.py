@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from .. import format as fmt
+from .back import can_go_back
 from .export import ask_export
 
 # (title, column of diff_runs, formatter)
@@ -35,6 +36,7 @@ COLUMNS = [
 class DiffScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "export", "Export"),
+        Binding("escape", "back", "Back"),
     ]
 
     def __init__(self, rows: pd.DataFrame, name_a: str, name_b: str) -> None:
@@ -64,3 +66,12 @@ class DiffScreen(Screen):
     def action_export(self) -> None:
         a, b = self.names
         ask_export(self.app, lambda: self.rows, Path.cwd() / f"diff-{a}-{b}.csv", "comparison")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "back":
+            return can_go_back(self)  # `flopscope diff` shows this screen alone: nothing to go back to
+        return True
+
+    def action_back(self) -> None:
+        if can_go_back(self):
+            self.dismiss()

@@ -10,7 +10,7 @@ from flopscope.core import FMA_CONVENTION, Report
 from flopscope.core.metrics import Ceiling
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -18,7 +18,7 @@ from textual.worker import get_current_worker
 
 from ..text_report import header_lines
 from ..widgets.kernel_table import KernelTable
-from ..widgets.table_model import BOUNDS, Query, TableModel, parse_filter, table_columns
+from ..widgets.table_model import BOUNDS, Query, TableModel, parse_filter, sorted_by, table_columns
 from .export import ask_export
 from .kernel import KernelScreen
 from .prompt import PromptScreen
@@ -123,11 +123,7 @@ class KernelsScreen(Screen):
         column = self.query_one(KernelTable).focused_column
         if column is None:
             return
-        q = self.query_state
-        if q.sort == column.name or (q.sort is None and column.name == "duration_s"):
-            self._requery(dataclasses.replace(q, sort=column.name, descending=not q.descending))
-        else:  # numbers biggest first, names A to Z
-            self._requery(dataclasses.replace(q, sort=column.name, descending=column.numeric))
+        self._requery(sorted_by(self.query_state, column))
 
     def action_sort_pick(self) -> None:
         if self.model is None:
@@ -189,3 +185,41 @@ class KernelsScreen(Screen):
         model = self.model  # the rows as shown now, even if the view changes while the prompt is open
         order = model.order.copy()
         ask_export(self.app, lambda: model.rows.iloc[order].reset_index(drop=True), self.app.export_name(self.by))
+
+
+class PushedKernelsScreen(KernelsScreen):
+    """The Kernels screen of a report opened from another screen (a sweep point, a stored run): titled with
+    what it shows, and `escape` goes back."""
+
+    # KernelsScreen's escape only clears the filter (it is the app's first screen); here it also goes back.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back/clear filter"),
+        *(b for b in KernelsScreen.BINDINGS if not (isinstance(b, Binding) and b.key == "escape")),
+    ]
+
+    def __init__(self, label: str, by: str = "name") -> None:
+        super().__init__(by)
+        self.label = label
+
+    @classmethod
+    async def open(cls, app: App, report: Report, label: str, stem: str) -> PushedKernelsScreen:
+        """Push the Kernels screen of `report`. KernelsScreen reads its groupings through `app.grouped()`,
+        from `app.report`, and names its exports from `app.path`'s stem (`stem`): both are aimed at this
+        report (the app keys its grouping cache on the report). The dummy suffix keeps a value like 0.5 whole
+        in the stem."""
+        app.report = report
+        app.path = Path(stem.replace("/", "_") + ".report")
+        screen = cls(label)
+        await app.push_screen(screen)
+        screen.start(report)
+        return screen
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(self.label, style="bold reverse"), id="point-title")
+        yield from super().compose()
+
+    def action_back(self) -> None:
+        if self.query_state.pattern or self.query_state.bound != "all":
+            self.action_clear_filter()  # as on the first Kernels screen; a second escape goes back
+        else:
+            self.dismiss()

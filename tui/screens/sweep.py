@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import pandas as pd
 from flopscope.core import Report
-from flopscope.core.scaling import Fit, findings, group_table, linear_fit, point_table
+from flopscope.core.scaling import Fit, Slice, findings, group_table, linear_fit, point_table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -28,8 +28,9 @@ from ..columns import Column
 from ..widgets.kernel_table import KernelTable
 from ..widgets.line_plot import LinePlot, Series
 from ..widgets.table_model import TableModel
+from .back import can_go_back
 from .export import ask_export
-from .kernels import KernelsScreen
+from .kernels import PushedKernelsScreen
 
 
 @dataclass(frozen=True)
@@ -118,30 +119,6 @@ def header(title: str, param: str, analysis: Analysis, color: bool = True) -> Te
     return text
 
 
-class PointKernelsScreen(KernelsScreen):
-    """One sweep point's Kernels screen: the usual one, titled with the point, and `escape` goes back."""
-
-    # KernelsScreen's escape only clears the filter (it is the app's first screen); here it also goes back.
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back/clear filter"),
-        *(b for b in KernelsScreen.BINDINGS if not (isinstance(b, Binding) and b.key == "escape")),
-    ]
-
-    def __init__(self, label: str, by: str = "name") -> None:
-        super().__init__(by)
-        self.label = label
-
-    def compose(self) -> ComposeResult:
-        yield Static(Text(self.label, style="bold reverse"), id="point-title")
-        yield from super().compose()
-
-    def action_back(self) -> None:
-        if self.query_state.pattern or self.query_state.bound != "all":
-            self.action_clear_filter()  # as on the first Kernels screen; a second escape goes back
-        else:
-            self.dismiss()
-
-
 class SweepScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open point"),
@@ -157,14 +134,21 @@ class SweepScreen(Screen):
     SweepScreen #sweep-plot { height: 1fr; min-height: 4; }
     """
 
-    def __init__(self, param: str, points: list[tuple[float, Report]], title: str, tolerance: float = 0.05) -> None:
+    def __init__(self, lines: list[Slice], title: str, tolerance: float = 0.05, line: int = 0) -> None:
+        """`lines`: the sweep's lines (`core.scaling.slices`), `line` the one shown; `n` shows the next.
+        `tolerance`: allowed per-sample FLOP drift, as `flopscope sweep --tolerance`."""
         super().__init__()
-        self.param = param
-        self.sweep_name = title  # not `title`: Screen.title is Textual's own
+        self.lines, self.line, self.tolerance = lines, line, tolerance
+        shown = lines[line]
+        self.param = shown.param
+        self.base_name = title
+        fixed = ", ".join(f"{k}={v}" for k, v in shown.fixed.items())
+        # Named with the values held fixed on this line: `prod (seq=1)`. Not `title`: that is Textual's own.
+        self.sweep_name = f"{title} ({fixed})" if fixed else title
         # Stable sort, as point_table's: row i of the table is points[i].
-        self.points = sorted(points, key=lambda p: p[0])
-        self.analysis = analyse(self.points, param, tolerance)
-        self.columns = table_columns(param)
+        self.points = sorted(shown.points, key=lambda p: p[0])
+        self.analysis = analyse(self.points, self.param, tolerance)
+        self.columns = table_columns(self.param)
         self.metric = 0
 
     # -- layout -----------------------------------------------------------------------------------
@@ -198,10 +182,13 @@ class SweepScreen(Screen):
 
     async def action_next_line(self) -> None:
         """Several parameters swept: the next line through the sweep (another parameter, or other values
-        of the ones held fixed)."""
-        next_line = getattr(self.app, "next_line", None)
-        if next_line is not None:
-            await next_line()
+        of the ones held fixed), in place of this one."""
+        if len(self.lines) < 2:
+            self.notify("this sweep has one line: one parameter varies", timeout=3)
+            return
+        line = (self.line + 1) % len(self.lines)
+        await self.app.switch_screen(SweepScreen(self.lines, self.base_name, self.tolerance, line))
+        self.app.notify(f"line {line + 1} of {len(self.lines)}: {self.lines[line].label}", timeout=3)
 
     def _plot(self) -> None:
         self.query_one(LinePlot).show(self.series(), self.selected)
@@ -220,17 +207,7 @@ class SweepScreen(Screen):
             return
         value, report = self.points[index]
         label = f"Sweep {self.sweep_name} · {self.param} = {value:g} (point {index + 1} of {len(self.points)})"
-        self._aim_app_at(report, f"{self.sweep_name}-{self.param}{value:g}")
-        screen = PointKernelsScreen(label)
-        await self.app.push_screen(screen)
-        screen.start(report)
-
-    def _aim_app_at(self, report: Report, stem: str) -> None:
-        """KernelsScreen reads its groupings through `app.grouped()`, from `app.report`, and names its exports
-        from `app.path`'s stem: point both at this sweep point (the sweep app keys its grouping cache on the
-        report). The dummy suffix keeps a value like 0.5 whole in the stem."""
-        self.app.report = report
-        self.app.path = Path(stem.replace("/", "_") + ".sweep")
+        await PushedKernelsScreen.open(self.app, report, label, f"{self.sweep_name}-{self.param}{value:g}")
 
     def shown(self) -> pd.DataFrame:
         """The per-point table as shown: its columns, in its order, at full precision."""
@@ -242,14 +219,9 @@ class SweepScreen(Screen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":
-            return self._can_go_back()  # hidden when this is the app's first screen: nothing to go back to
+            return can_go_back(self)  # hidden when this is the app's first screen: nothing to go back to
         return True
 
-    def _can_go_back(self) -> bool:
-        stack = self.app.screen_stack
-        below = stack[stack.index(self) - 1] if self in stack and stack.index(self) > 0 else None
-        return below is not None and below.id != "_default"
-
     def action_back(self) -> None:
-        if self._can_go_back():
+        if can_go_back(self):
             self.dismiss()

@@ -47,6 +47,14 @@ class Query:
         return " ".join([*parts, f"bound:{self.bound}"] if self.bound != "all" else parts)
 
 
+def sorted_by(query: Query, column: Column) -> Query:
+    """`s` on `column`: sort by it, or flip the order if it is already the sort (time is the default sort).
+    A new sort starts with numbers biggest first and names A to Z."""
+    if query.sort == column.name or (query.sort is None and column.name == "duration_s"):
+        return replace(query, sort=column.name, descending=not query.descending)
+    return replace(query, sort=column.name, descending=column.numeric)
+
+
 def parse_filter(text: str, query: Query) -> Query:
     """`gemm bound:memory` -> pattern 'gemm', bound 'memory'. Raises ValueError with a readable reason."""
     bound, words = "all", []

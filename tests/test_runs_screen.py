@@ -1,0 +1,191 @@
+"""The Runs screen (`flopscope runs` in a terminal) over a real store holding real reports: newest first; enter
+opens a run's kernels, m + d compares two runs, w opens a run's sweep, s / e sort, filter and export."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from flopscope.core import Report, read_report
+from flopscope.core.diff import diff_runs
+from flopscope.core.store import Store
+from flopscope.tui.runs_app import RunsApp
+from flopscope.tui.screens.diff import DiffScreen
+from flopscope.tui.screens.kernels import PushedKernelsScreen
+from flopscope.tui.screens.prompt import PromptScreen
+from flopscope.tui.screens.runs import RunsScreen
+from flopscope.tui.screens.sweep import SweepScreen
+from flopscope.tui.widgets.kernel_table import KernelTable
+from textual.widgets import DataTable, Input
+
+from .conftest import fixture_path
+from .raw_csv import launches, raw_csv
+
+SIZES = [(80, 24), (120, 40)]
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, Report]:
+    """Two real reports, and a batch sweep whose point N holds N real GEMM launches."""
+    out = {"h100": read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")),
+           "mw": read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"))}
+    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "tensorop_s884gemm" in r["Kernel Name"])
+    folder = tmp_path_factory.mktemp("runs")
+    for n in (1, 2, 4):
+        path = folder / f"gemm_bs{n}.csv"
+        path.write_text(raw_csv([gemm] * n))
+        out[f"gemm-bs{n}"] = read_report(path)
+    return out
+
+
+@pytest.fixture
+def store_path(tmp_path, reports):
+    store = Store(tmp_path / "runs.db")
+    for name in ("h100", "mw"):
+        store.save(reports[name], name)
+    for n in (1, 2, 4):
+        store.save(reports[f"gemm-bs{n}"], f"gemm-bs{n}", kind="sweep", sweep="gemm", params={"batch_size": str(n)})
+    store.close()
+    return tmp_path / "runs.db"
+
+
+async def settle(pilot, until, tries: int = 250) -> None:
+    for _ in range(tries):
+        await pilot.pause(0.02)
+        if until():
+            await pilot.pause()
+            return
+    raise AssertionError("the app never reached the expected state")
+
+
+def shown_names(app) -> list[str]:
+    model = app.runs.model
+    return [str(model.row(i)["name"]) for i in range(len(model))]
+
+
+def status(app) -> str:
+    return str(app.runs.query_one("#status").render())
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_runs_are_listed_newest_first_and_fit(store_path, size):
+    app = RunsApp(store_path)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        assert shown_names(app) == ["gemm-bs4", "gemm-bs2", "gemm-bs1", "mw", "h100"]
+        text = app.runs.query_one(KernelTable).visible_text()
+        assert "Run" in text[0] and "Time" in text[0]
+        assert all(len(line) <= size[0] for line in text)
+        assert "5/5 runs" in status(app) and "m marks run A" in status(app)
+
+
+async def test_enter_opens_the_runs_kernels_and_escape_returns(store_path, reports):
+    app = RunsApp(store_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.runs.query_one(KernelTable)
+        table.cursor_row = shown_names(app).index("mw")
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, PushedKernelsScreen) and app.screen.model is not None)
+        rows = app.screen.model.rows
+        # The stored run's kernels, as reading the report file gives them.
+        expected = reports["mw"].kernels
+        assert rows["count"].sum() == len(expected)
+        assert rows["duration_s"].sum() == pytest.approx(expected["duration_s"].sum(), rel=1e-12)
+        assert "Run mw" in str(app.screen.query_one("#point-title").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.runs
+
+
+async def test_m_then_d_compares_two_runs(store_path, reports):
+    app = RunsApp(store_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.runs.query_one(KernelTable)
+        await pilot.press("d")  # nothing marked: says what to do, opens nothing
+        await pilot.pause()
+        assert app.screen is app.runs
+        table.cursor_row = shown_names(app).index("h100")
+        await pilot.press("m")
+        assert "A = h100" in status(app)
+        table.cursor_row = shown_names(app).index("mw")
+        await pilot.press("d")
+        await settle(pilot, lambda: isinstance(app.screen, DiffScreen))
+        expected = diff_runs(reports["h100"], reports["mw"])
+        grid = app.screen.query_one(DataTable)
+        assert grid.row_count == len(expected)
+        assert [str(grid.get_row_at(i)[0]) for i in range(grid.row_count)] == expected["kernel"].astype(str).tolist()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.runs
+
+
+async def test_w_opens_the_sweep_of_the_run(store_path, reports):
+    app = RunsApp(store_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.runs.query_one(KernelTable)
+        table.cursor_row = shown_names(app).index("mw")
+        await pilot.press("w")  # not in a sweep: stays
+        await pilot.pause(0.2)
+        assert app.screen is app.runs
+        table.cursor_row = shown_names(app).index("gemm-bs2")
+        await pilot.press("w")
+        await settle(pilot, lambda: isinstance(app.screen, SweepScreen))
+        points = app.screen.analysis.table
+        assert points["batch_size"].tolist() == [1, 2, 4]
+        # Point N holds N launches of one GEMM: FLOPs grow with N exactly.
+        one = reports["gemm-bs1"].summary().total_flop
+        assert points["flop"].tolist() == pytest.approx([one, 2 * one, 4 * one], rel=1e-12)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.runs
+
+
+async def test_sort_filter_and_export_the_runs_shown(store_path, reports, tmp_path):
+    app = RunsApp(store_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.runs.query_one(KernelTable)
+        while table.focused_column.name != "total_time_s":
+            await pilot.press("right")
+        await pilot.press("s")
+        times = {name: r.summary().total_time_s for name, r in reports.items()}
+        assert shown_names(app) == sorted(times, key=times.get, reverse=True)
+        await pilot.press("slash")
+        app.screen.query_one(Input).value = "^gemm"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert sorted(shown_names(app)) == ["gemm-bs1", "gemm-bs2", "gemm-bs4"]
+        await pilot.press("e")
+        assert isinstance(app.screen, PromptScreen)
+        out = tmp_path / "runs.csv"
+        app.screen.query_one(Input).value = str(out)
+        await pilot.press("enter")
+        await settle(pilot, out.exists)
+        written = pd.read_csv(out)
+        assert written["name"].tolist() == shown_names(app)
+        assert written["params"].tolist() == [f"batch_size={n}" for n in (4, 2, 1)]
+        await pilot.press("escape")  # clears the filter
+        await pilot.pause()
+        assert len(shown_names(app)) == 5
+
+
+async def test_an_empty_store_says_how_runs_get_there(tmp_path):
+    app = RunsApp(tmp_path / "empty.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "no runs stored yet" in status(app)
+        for key in ("enter", "m", "d", "w", "s"):
+            await pilot.press(key)
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+
+
+async def test_a_run_of_one_sweep_only(store_path):
+    app = RunsApp(store_path, sweep="gemm")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert shown_names(app) == ["gemm-bs4", "gemm-bs2", "gemm-bs1"]
+        assert "Runs of sweep gemm" in str(app.runs.query_one("#runs-title").render())

@@ -1,0 +1,217 @@
+"""The Runs screen: the run store's history, newest first. `enter` opens a run's kernels, `m` then `d`
+compares two runs, `w` opens the sweep a run belongs to.
+
+Runs are read from the store in worker threads (a 100k-launch run takes a fraction of a second to load);
+each worker opens its own connection, since SQLite connections stay on the thread that made them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import pandas as pd
+from flopscope.core import FlopscopeError
+from flopscope.core.diff import diff_runs
+from flopscope.core.store import Store
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from .. import format as fmt
+from ..columns import Column
+from ..widgets.kernel_table import KernelTable
+from ..widgets.table_model import Query, TableModel, parse_filter, sorted_by
+from .diff import DiffScreen
+from .export import ask_export
+from .kernels import PushedKernelsScreen
+from .prompt import PromptScreen
+from .sweep import SweepScreen
+
+# Priority decides what drops first at 80 columns, as in the kernel table.
+COLUMNS = [
+    Column("name", "Run", fmt.text, 0, 22, numeric=False),
+    Column("created", "Created", fmt.when, 2, 16),
+    Column("params", "Params", fmt.text, 1, 14, numeric=False),
+    Column("gpu", "GPU", fmt.text, 3, 14, numeric=False),
+    Column("launches", "Launches", fmt.integer, 3, 8),
+    Column("total_time_s", "Time", fmt.seconds, 0, 9),
+    Column("total_flop", "FLOP", fmt.si, 1, 8),
+    Column("sweep", "Sweep", fmt.text, 4, 12, numeric=False),
+    Column("host", "Host", fmt.text, 5, 12, numeric=False),
+    Column("id", "ID", fmt.integer, 5, 5),
+]
+
+
+def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """`Store.runs()` as the screen shows and exports it: newest first, parameters as typed."""
+    table = runs.iloc[::-1].reset_index(drop=True)
+    table["params"] = table["params"].map(fmt.params)
+    return table
+
+
+class RunsScreen(Screen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open"),
+        Binding("m", "mark", "Mark A"),
+        Binding("d", "diff", "Diff A→row"),
+        Binding("w", "sweep", "Sweep"),
+        Binding("s", "sort_column", "Sort"),
+        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("e", "export", "Export"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(self, store_path: Path, sweep: str | None = None) -> None:
+        """The runs in the store at `store_path`; only those of `sweep` if given."""
+        super().__init__()
+        self.store_path, self.sweep = store_path, sweep
+        self.model: TableModel | None = None
+        self.marked: str | None = None  # name of run A
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="runs-title")
+        yield KernelTable(id="table")
+        yield Static(id="status")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        store = Store(self.store_path)
+        try:
+            self.model = TableModel(runs_table(store.runs(self.sweep)), COLUMNS)
+        finally:
+            store.close()
+        what = f"Runs of sweep {self.sweep}" if self.sweep else "Runs"
+        self.query_one("#runs-title", Static).update(Text(f"{what} in {self.store_path}", style="bold"))
+        table = self.query_one(KernelTable)
+        table.set_model(self.model)
+        table.focus()
+        self._status()
+
+    # -- what is shown ----------------------------------------------------------------------------
+    def _status(self) -> None:
+        model, table = self.model, self.query_one(KernelTable)
+        if not model.total:
+            text = "no runs stored yet: `flopscope profile` and `flopscope sweep` store each run they make"
+        else:
+            parts = [f"{len(model):,}/{model.total:,} runs"]
+            if model.query.pattern:
+                parts.append(f"filter {model.query.pattern}")
+            parts.append(f"A = {self.marked} · d compares A with the row" if self.marked else "m marks run A")
+            text = " · ".join(parts)
+        self.query_one("#status", Static).update(Text(text))
+        table.refresh()
+
+    def on_kernel_table_moved(self, _: KernelTable.Moved) -> None:
+        self._status()
+
+    def _row(self) -> pd.Series | None:
+        table = self.query_one(KernelTable)
+        if self.model is None or table.cursor_position is None:
+            return None
+        return self.model.row(table.cursor_row)
+
+    def _requery(self, query: Query) -> None:
+        table = self.query_one(KernelTable)
+        keep = table.cursor_position
+        self.model.apply(query)
+        table.set_model(self.model, keep)
+        self._status()
+
+    # -- keys ------------------------------------------------------------------------------------
+    def action_open(self) -> None:
+        row = self._row()
+        if row is not None:
+            self._open(str(row["name"]))
+
+    def action_mark(self) -> None:
+        row = self._row()
+        if row is not None:
+            self.marked = None if self.marked == row["name"] else str(row["name"])
+            self._status()
+
+    def action_diff(self) -> None:
+        row = self._row()
+        if row is None:
+            return
+        if self.marked is None or self.marked == row["name"]:
+            self.notify("mark run A with m, then press d on run B", timeout=4)
+            return
+        self._diff(self.marked, str(row["name"]))
+
+    def action_sweep(self) -> None:
+        row = self._row()
+        if row is None:
+            return
+        if not row["sweep"]:
+            self.notify(f"run {row['name']} is not part of a sweep", timeout=4)
+            return
+        self._sweep(str(row["sweep"]))
+
+    def action_sort_column(self) -> None:
+        column = self.query_one(KernelTable).focused_column
+        if column is not None and self.model is not None:
+            self._requery(sorted_by(self.model.query, column))
+
+    def action_filter(self) -> None:
+        def typed(text: str | None) -> None:
+            if text is None:
+                return
+            try:
+                query = parse_filter(text, self.model.query)
+            except ValueError as err:
+                self.notify(str(err), title="Filter not applied", severity="error", markup=False)
+                return
+            self._requery(query)
+
+        hint = "regex on the run's name, case-insensitive · empty: show all"
+        self.app.push_screen(PromptScreen("Filter runs:", self.model.query.pattern, hint), typed)
+
+    def action_clear_filter(self) -> None:
+        if self.model is not None and self.model.query.pattern:
+            self._requery(Query(sort=self.model.query.sort, descending=self.model.query.descending))
+
+    def action_export(self) -> None:
+        if self.model is not None:
+            ask_export(self.app, self.model.shown, Path.cwd() / "flopscope-runs.csv", what="runs shown")
+
+    # -- loading from the store (worker threads) -------------------------------------------------
+    @work(thread=True, exclusive=True, group="runs")
+    def _open(self, name: str) -> None:
+        report = self._read(lambda store: store.load(name))
+        if report is not None:
+            label = f"Run {name} · {report.meta.get('gpu') or 'GPU unknown'}"
+            self.app.call_from_thread(PushedKernelsScreen.open, self.app, report, label, name)
+
+    @work(thread=True, exclusive=True, group="runs")
+    def _diff(self, a: str, b: str) -> None:
+        rows = self._read(lambda store: diff_runs(store.load(a), store.load(b)))
+        if rows is not None:
+            self.app.call_from_thread(self.app.push_screen, DiffScreen(rows, a, b))
+
+    @work(thread=True, exclusive=True, group="runs")
+    def _sweep(self, name: str) -> None:
+        from ..sweep_app import load_sweep  # the sweep app imports the screens: import it when needed
+
+        lines = self._read(lambda store: load_sweep(name, store))
+        if lines:
+            self.app.call_from_thread(self.app.push_screen, SweepScreen(lines, name))
+        elif lines is not None:
+            self.app.call_from_thread(self.notify, f"sweep {name}: no points to show", timeout=4)
+
+    def _read(self, read):
+        """`read(store)` on a connection of this thread; None (and a notification) if the store refuses."""
+        self.app.call_from_thread(self.notify, "reading the store …", timeout=1)
+        store = None
+        try:
+            store = Store(self.store_path)
+            return read(store)
+        except FlopscopeError as err:
+            self.app.call_from_thread(self.notify, err.line(), title="Cannot open", severity="error", markup=False)
+            return None
+        finally:
+            if store is not None:
+                store.close()
