@@ -42,7 +42,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
         opts.compute_capability = detect_compute_capability(transport)
     result = ProfileResult(run_dir, None)
     if opts.metrics in ("roofline", "flops") and opts.tensor_metrics is None:
-        opts.tensor_metrics = target_tensor_metrics(transport, opts.ncu, result.notes)
+        opts.tensor_metrics = target_tensor_metrics(transport, opts.ncu, result.notes, env)
     workdir = transport.make_workdir()
     try:
         stem = f"{workdir}/report"
@@ -69,9 +69,10 @@ def detect_compute_capability(transport) -> str | None:
     return lines[0].strip() if lines and lines[0].strip().replace(".", "").isdigit() else None
 
 
-def target_tensor_metrics(transport, ncu: str, notes: list[str]) -> list[str]:
-    """The tensor op counters the target's ncu offers for its GPU; none (with a note) if it cannot say."""
-    done = transport.output(query_argv(ncu))
+def target_tensor_metrics(transport, ncu: str, notes: list[str], env: dict[str, str] | None = None) -> list[str]:
+    """The tensor op counters the target's ncu offers for its GPU; none (with a note) if it cannot say.
+    Asked with the profile's own `env`: CUDA_VISIBLE_DEVICES there picks the GPU whose counters count."""
+    done = transport.output(query_argv(ncu), env)
     catalogue = parse_catalogue(done.stdout) if done.returncode == 0 else set()
     if not catalogue:
         notes.append("tensor op counters not collected: `ncu --query-metrics --csv` listed no metrics "

@@ -49,9 +49,11 @@ class LocalTransport:
         except NotADirectoryError:
             raise FlopscopeError(cwd, "not a directory", "pass an existing --remote-cwd") from None
 
-    def output(self, argv: list[str]) -> subprocess.CompletedProcess:
+    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        check_env(env or {})
         try:
-            return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=60)
+            return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=60,
+                                  env={**os.environ, **(env or {})})
         except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
             return subprocess.CompletedProcess(argv, 127, "", str(exc))
 
@@ -96,10 +98,10 @@ class SshTransport:
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
                                 errors="replace", bufsize=1)
 
-    def output(self, argv: list[str]) -> subprocess.CompletedProcess:
+    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         try:
-            return subprocess.run(self._argv(argv), capture_output=True, text=True, errors="replace",
-                                  stdin=subprocess.DEVNULL, timeout=120)
+            return subprocess.run(self._argv([*env_argv(env or {}), *argv]), capture_output=True, text=True,
+                                  errors="replace", stdin=subprocess.DEVNULL, timeout=120)
         except subprocess.TimeoutExpired as exc:
             return subprocess.CompletedProcess(argv, 124, "", f"no answer from {self.host} in {exc.timeout:g} s")
 

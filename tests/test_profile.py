@@ -113,6 +113,27 @@ def test_without_a_catalogue_the_profile_runs_and_says_tensor_counters_are_missi
     assert "sm__ops_path_tensor" not in " ".join(argv)
 
 
+@pytest.mark.parametrize("where", ["local", "ssh"])
+def test_the_catalogue_is_asked_with_the_profiles_env(tmp_path, request, where):
+    """On a host with an A100 beside an H100, `--env CUDA_VISIBLE_DEVICES=1` profiles the A100: its counters are
+    the ones to ask for. The stand-in answers the catalogue query as the GPU the variable selects."""
+    standin = make_ncu(tmp_path)
+    ncu = tmp_path / "ncu-two-gpus"
+    ncu.write_text(f'#!/bin/sh\ncase "$CUDA_VISIBLE_DEVICES" in 1) chip=ga100;; *) chip=gh100;; esac\n'
+                   f'exec {standin} --standin-chip "$chip" "$@"\n')
+    ncu.chmod(0o755)
+    host = remote(request.getfixturevalue("server")) if where == "ssh" else []
+    for visible, chip in (("0", "gh100"), ("1", "ga100")):
+        out = flopscope("profile", *host, "--ncu", ncu, "--no-tui", "--env", f"CUDA_VISIBLE_DEVICES={visible}",
+                        "--name", chip, "--", "true", home=tmp_path / "home")
+        assert out.returncode == 0, out.stderr
+        argv = json.loads((tmp_path / "home" / "runs" / chip / "run.json").read_text())["ncu_argv"]
+        metrics = argv[argv.index("--metrics") + 1]
+        # GH100 has only the FP16 aggregate; GA100 splits FP16 by accumulator type.
+        assert ("src_fp16_dst_fp32.sum" in metrics) == (chip == "ga100"), metrics
+        assert ("sm__ops_path_tensor_src_fp16.sum" in metrics) == (chip == "gh100"), metrics
+
+
 HOSTILE = ["; touch {s}", "$(touch {s})", "`touch {s}`", "'\"; touch {s}; echo '", "a\nb; touch {s}", "&& touch {s} #"]
 
 
