@@ -98,6 +98,9 @@ class Store:
             args = (sweep,)
         frame = pd.read_sql_query(sql + " ORDER BY id", self.db, params=args)
         frame["params"] = frame["params"].map(json.loads)
+        # pandas reads a text column's NULLs as NaN once any row has text: None is what they mean.
+        text = ["name", "kind", "sweep", "host", "gpu"]
+        frame[text] = frame[text].astype(object).where(frame[text].notna(), None)
         return frame
 
     def resolve(self, ref: str | int) -> int:

@@ -127,9 +127,10 @@ async def test_w_opens_the_sweep_of_the_run(store_path, reports):
         await pilot.pause()
         table = app.runs.query_one(KernelTable)
         table.cursor_row = shown_names(app).index("mw")
-        await pilot.press("w")  # not in a sweep: stays
+        await pilot.press("w")  # not in a sweep: says so and stays
         await pilot.pause(0.2)
         assert app.screen is app.runs
+        assert any("run mw is not part of a sweep" in n.message for n in app._notifications)
         table.cursor_row = shown_names(app).index("gemm-bs2")
         await pilot.press("w")
         await settle(pilot, lambda: isinstance(app.screen, SweepScreen))
@@ -170,6 +171,19 @@ async def test_sort_filter_and_export_the_runs_shown(store_path, reports, tmp_pa
         await pilot.press("escape")  # clears the filter
         await pilot.pause()
         assert len(shown_names(app)) == 5
+
+
+def test_runs_table_prints_sweep_and_plain_runs(store_path, reports, monkeypatch, capsys):
+    """`flopscope runs` without a terminal: the table, sweep runs and plain runs alike (a plain run's sweep is
+    NULL in the store)."""
+    from flopscope.tui.cli import main
+
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(store_path.parent))
+    store_path.rename(store_path.parent / "flopscope.db")
+    assert main(["runs", "--no-tui"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in lines[1:]] == ["h100", "mw", "gemm-bs1", "gemm-bs2", "gemm-bs4"]
+    assert "batch_size=4" in lines[-1] and "gemm" in lines[-1]
 
 
 async def test_an_empty_store_says_how_runs_get_there(tmp_path):
