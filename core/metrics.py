@@ -117,6 +117,9 @@ def _bound(k: pd.DataFrame) -> pd.Series:
 
 @dataclass
 class RunSummary:
+    """Run-level figures. A figure that needs a number some profiled launch lacks is NaN, never a partial
+    sum: `flop_counted` and `unknown_flop_time_share` say how much is known instead."""
+
     launches: int
     not_profiled: int
     total_time_s: float
@@ -127,36 +130,55 @@ class RunSummary:
     utilization: float  # total FLOP / (wall time x peak), when the step's wall time is known
     flop_per_s: float
     dram_bytes: float
+    flop_counted: float  # FLOPs of the launches whose FLOPs are known: a lower bound of total_flop
+    unknown_flop_time_share: float  # share of kernel time in launches whose FLOPs are unknown
 
     def as_dict(self) -> dict:
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in self.__dict__.items()}
 
 
 def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
-    """Run-level figures over launches (pass the per-launch table, not a grouped one)."""
-    ok = k[k["duration_s"].notna()]
-    time = float(ok["duration_s"].sum())
-    flop = float(ok["flop"].sum(min_count=1)) if ok["flop"].notna().any() else math.nan
-    with_peak = ok[ok["peak_flop_per_s"].notna() & ok["flop"].notna()]
-    peak_time = float((with_peak["duration_s"] * with_peak["peak_flop_per_s"]).sum())
-    flops_eff = float(with_peak["flop"].sum()) / peak_time if peak_time else math.nan
-    counted = ok[ok["flop"].notna()]
-    compute_eff = (float(counted.loc[counted["flop"] > 0, "duration_s"].sum()) / float(counted["duration_s"].sum())
-                   if len(counted) and counted["duration_s"].sum() else math.nan)
-    with_bw = ok[ok["dram_bytes"].notna() & ok["peak_dram_bytes_per_s"].notna()]
-    bw_time = float((with_bw["duration_s"] * with_bw["peak_dram_bytes_per_s"]).sum())
-    bw_eff = float(with_bw["dram_bytes"].sum()) / bw_time if bw_time else math.nan
+    """Run-level figures over launches (pass the per-launch table, not a grouped one). Launches ncu failed
+    to profile are counted, not summed: nothing was measured for them."""
+    ok = k[k["status"] == "ok"] if "status" in k else k
+    time = _total(ok["duration_s"])
+    unknown = ok["flop"].isna()
+    counted = ok[~unknown]
+    timed = ok["duration_s"].sum(min_count=1)
+    unknown_share = float(ok.loc[unknown, "duration_s"].sum() / timed) if timed else math.nan
+    flop = _total(ok["flop"])
+    with_peak = ok[ok["peak_flop_per_s"].notna()]
+    peak_time = float((with_peak["duration_s"] * with_peak["peak_flop_per_s"]).sum(min_count=1))
+    flops_eff = _total(with_peak["flop"]) / peak_time if peak_time else math.nan
+    with_bw = ok[ok["peak_dram_bytes_per_s"].notna()]
+    bw_time = float((with_bw["duration_s"] * with_bw["peak_dram_bytes_per_s"]).sum(min_count=1))
+    bw_eff = _total(with_bw["dram_bytes"]) / bw_time if bw_time else math.nan
     util = math.nan
     if wall_time_s and peak_time and time:
         mean_peak = peak_time / float(with_peak["duration_s"].sum())
-        util = float(with_peak["flop"].sum()) / (wall_time_s * mean_peak)
-    dram = float(ok["dram_bytes"].sum()) if ok["dram_bytes"].notna().any() else math.nan
+        util = _total(with_peak["flop"]) / (wall_time_s * mean_peak)
     return RunSummary(
-        launches=len(k), not_profiled=int((k["status"] != "ok").sum()) if "status" in k else 0,
-        total_time_s=time, total_flop=flop, flops_efficiency=flops_eff, compute_efficiency=compute_eff,
-        bandwidth_efficiency=bw_eff, utilization=util,
-        flop_per_s=flop / time if time and not math.isnan(flop) else math.nan, dram_bytes=dram,
+        launches=len(k), not_profiled=len(k) - len(ok), total_time_s=time, total_flop=flop,
+        flops_efficiency=flops_eff, compute_efficiency=_compute_efficiency(ok, time), bandwidth_efficiency=bw_eff,
+        utilization=util, flop_per_s=flop / time if time else math.nan, dram_bytes=_total(ok["dram_bytes"]),
+        flop_counted=float(counted["flop"].sum(min_count=1)), unknown_flop_time_share=unknown_share,
     )
+
+
+def _total(values: pd.Series) -> float:
+    """The sum, or NaN if any value is unknown (or there are none): a partial sum would pass for the whole."""
+    return float(values.sum()) if len(values) and values.notna().all() else math.nan
+
+
+def _compute_efficiency(ok: pd.DataFrame, time: float) -> float:
+    """Share of kernel time in launches that did floating-point work. A launch with some FLOPs counted did,
+    whatever else is unknown; one with none counted and some unknown cannot be placed, and then neither can
+    the share."""
+    parts = ok[["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]]
+    works = (parts > 0).any(axis=1)
+    if not time or (ok["flop"].isna() & ~works).any():
+        return math.nan
+    return float(ok.loc[works, "duration_s"].sum()) / time
 
 
 @dataclass

@@ -105,7 +105,12 @@ def _aggregate(k: pd.DataFrame, key: str) -> pd.DataFrame:
     codes, uniques = pd.factorize(k[key].fillna(NO_RANGE if key == "nvtx" else ""), sort=False)
     codes = pd.Series(codes, index=k.index, name="group")
     grouped = k.groupby(codes, sort=True)
-    out = grouped[_SUMMED + [c for c in k if c.startswith("flop_tensor_")]].sum(min_count=1)
+    summed = _SUMMED + [c for c in k if c.startswith("flop_tensor_")]
+    # A group's sum is unknown if any launch ncu profiled lacks the value: a partial sum would pass for the
+    # whole (FLOPs of 5 of 6 launches over the time of all 6). Launches ncu could not profile add nothing.
+    profiled = (k["status"] == "ok").to_numpy() if "status" in k else np.ones(len(k), dtype=bool)
+    gaps = pd.DataFrame(k[summed].isna().to_numpy() & profiled[:, None], columns=summed, index=k.index)
+    out = grouped[summed].sum(min_count=1).mask(gaps.groupby(codes, sort=True).any())
     out["count"] = grouped.size()
     dur = k["duration_s"].fillna(0.0)
     weight = dur.groupby(codes, sort=True).sum()

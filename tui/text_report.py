@@ -35,7 +35,7 @@ def header_lines(report: Report) -> list[str]:
                  for c in ceilings]
         lines.append("Ceilings: " + "; ".join(parts))
     lines.append(
-        f"Kernel time {fmt.seconds(s.total_time_s)} · FLOP {fmt.si(s.total_flop) or 'n/a'} · "
+        f"Kernel time {fmt.seconds(s.total_time_s) or 'n/a'} · FLOP {_flop(s)} · "
         f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'} · "
         f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'} · "
         f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}"
@@ -44,6 +44,16 @@ def header_lines(report: Report) -> list[str]:
     if s.not_profiled:
         lines.append(f"{s.not_profiled} launch(es) without values (ncu failed to profile them); kept, marked.")
     return lines
+
+
+def _flop(s) -> str:
+    """The run's FLOPs; where some launches' are unknown, the counted part as a lower bound and how much
+    kernel time is unaccounted for (the missing counters are named on their own line)."""
+    if s.total_flop == s.total_flop:
+        return fmt.si(s.total_flop)
+    if s.flop_counted == s.flop_counted and s.unknown_flop_time_share == s.unknown_flop_time_share:
+        return f"≥ {fmt.si(s.flop_counted)} (unknown for {fmt.pct(100 * s.unknown_flop_time_share)} of kernel time)"
+    return "n/a"
 
 
 def missing_lines(report: Report) -> list[str]:
