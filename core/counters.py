@@ -156,9 +156,18 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     out["provenance"] = prov.column("provenance")
     numbers = out[["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes",
                    "l2_bytes", "l1_bytes"]]
-    out["status"] = pd.Categorical.from_codes(numbers.isna().all(axis=1).to_numpy(dtype=np.int8),
+    out["status"] = pd.Categorical.from_codes(_unmeasured(numbers).to_numpy(dtype=np.int8),
                                               categories=["ok", "not profiled: ncu recorded no values for this launch"])
     return Counted(out, _missing(out))
+
+
+def _unmeasured(numbers: pd.DataFrame) -> pd.Series:
+    """Launches ncu failed to profile: no value for any counted column while other launches have some (ncu
+    keeps a launch it could not profile, with nothing measured). When no launch has any, ncu was not asked
+    for these counters (a CSV of throughput percentages only): the launches count as profiled, and
+    `_missing` names the ncu option that collects what is absent."""
+    empty = numbers.isna().all(axis=1)
+    return empty if not empty.all() else pd.Series(False, index=numbers.index)
 
 
 def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> pd.Series:
@@ -276,18 +285,34 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
         use = flop.isna() & mask
         flop[use] = 0.0
         prov.add("provenance", use, f"flop_tensor 0: {why}")
+    prov.add("provenance", _integer_mma(df), "integer tensor-core work (IMMA) is not FLOPs: not counted")
     out["flop_tensor"] = flop
 
 
 def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
+    """True where the SASS opcode counts show no floating-point MMA (integer IMMA/BMMA are not FLOPs)."""
     ops = [c for c in df.columns if c.startswith(OPCODE_METRIC + ":")]
     if not ops:
         return pd.Series(False, index=df.index)
-    mma = [c for c in ops if "MMA" in c.split(":", 1)[1]]
+    mma = [c for c in ops if "MMA" in c.split(":", 1)[1] and not _INTEGER_MMA.match(c.split(":", 1)[1])]
     has_counts = df[ops].notna().any(axis=1)
     if not mma:
         return has_counts
     return has_counts & (df[mma].fillna(0.0) == 0).all(axis=1)
+
+
+def _integer_mma(df: pd.DataFrame) -> pd.Series:
+    """True where SASS opcode counts or per-op pipe utilisation show integer tensor-core work."""
+    cols = [c for c in df.columns if (c.startswith(OPCODE_METRIC + ":") and _INTEGER_MMA.match(c.split(":", 1)[1]))
+            or (c.startswith(("sm__inst_executed_pipe_tensor_op_imma", "sm__pipe_tensor_op_imma"))
+                and "pct_of_peak" in c)]
+    if not cols:
+        return pd.Series(False, index=df.index)
+    return (df[cols].apply(pd.to_numeric, errors="coerce").fillna(0.0) > 0).any(axis=1)
+
+
+# Integer and binary tensor instructions (Ampere IMMA/BMMA, Hopper IGMMA/BGMMA, Blackwell UTCIMMA): not FLOPs.
+_INTEGER_MMA = re.compile(r"^(UTC)?[IB]G?MMA")
 
 
 def _no_tensor_cores(cc: pd.Series) -> pd.Series:
@@ -309,9 +334,14 @@ def _major(cc: str) -> float:
 
 
 def _tensor_idle(df: pd.DataFrame) -> pd.Series:
-    """True where ncu shows the tensor pipes at exactly 0% (so tensor FLOPs are exactly 0)."""
+    """True where ncu shows the floating-point tensor pipes at exactly 0% (so tensor FLOPs are exactly 0).
+    Where ncu splits the pipe by operation (`..._op_hmma`, `_op_dmma`, `_op_imma`), the integer op's
+    utilisation is not floating-point work and the all-ops aggregate would count it: only FP ops are read."""
     cols = [c for c in df.columns
             if c.startswith(("sm__inst_executed_pipe_tensor", "sm__pipe_tensor")) and "pct_of_peak" in c]
+    per_op = [c for c in cols if "_op_" in c]
+    if per_op:
+        cols = [c for c in per_op if not re.search(r"_op_[ib]mma", c)]
     if not cols:
         return pd.Series(False, index=df.index)
     values = df[cols].apply(pd.to_numeric, errors="coerce")

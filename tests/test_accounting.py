@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import math
 
 import ncu_report
 import pytest
@@ -209,3 +210,66 @@ def test_register_moves_are_not_fp16_math():
         assert half == {"HFMA2.MMA"}
         assert "flop_fp16 likely register moves" in kernels["provenance"].iloc[i]
         assert kernels["flop_fp32"].iloc[i] > 0
+
+
+def test_a_launch_with_unknown_flops_leaves_its_group_and_run_unknown_not_undercounted(tmp_path):
+    """Six launches of one V100 tensor-core GEMM; ncu printed n/a for the first one's tensor instructions.
+    A sum over the other five would pass for the kernel's FLOPs (5/6 of them, over the time of all 6): the
+    group and the run say unknown, and the run keeps the counted part and the time it covers apart."""
+    from .raw_csv import launches, raw_csv
+
+    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "tensorop_s884gemm" in r["Kernel Name"])
+    path = tmp_path / "gemm.csv"
+    path.write_text(raw_csv([gemm] * 6, na_metric="sm__inst_executed_pipe_tensor.sum"))
+    report = read_report(path)
+    one = 2 * 20480**3  # the app's own printout: a 20480^3 GEMM, all on tensor cores (its FFMA count is 0)
+    assert gemm["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"] == 0
+    group = report.group("name").iloc[0]
+    assert group["count"] == 6 and math.isnan(group["flop"]) and math.isnan(group["flop_per_s"])
+    assert group["duration_s"] == pytest.approx(6 * report.kernels["duration_s"].iloc[1])
+    s = report.summary()
+    assert math.isnan(s.total_flop) and math.isnan(s.flops_efficiency) and math.isnan(s.flop_per_s)
+    assert s.flop_counted == pytest.approx(5 * one, rel=1e-9)
+    assert s.unknown_flop_time_share == pytest.approx(1 / 6)
+    # No FLOPs counted for the first launch at all: whether it did floating-point work is unknown too.
+    assert math.isnan(s.compute_efficiency)
+    from flopscope.tui.text_report import header_lines
+
+    assert f"FLOP ≥ {fmt_si(5 * one)} (unknown for 16.7% of kernel time)" in "\n".join(header_lines(report))
+
+
+def test_only_unfamiliar_metrics_mean_counters_missing_not_launches_failed():
+    """A details CSV of throughput percentages only (robocache on an H100): every launch was profiled; the
+    counters flopscope needs were not collected. Time stays unknown, not 0 s, and the fix is named."""
+    report = read_report(fixture_path("h100pcie_robocache_cmdline_details.csv"))
+    s = report.summary()
+    assert s.not_profiled == 0 and math.isnan(s.total_time_s)
+    assert {m.column for m in report.missing} >= {"duration_s", "flop_fp32", "dram_bytes"}
+    assert next(m for m in report.missing if m.column == "duration_s").launches == len(report.kernels) == 9
+    assert "gpu__time_duration.sum" in next(m for m in report.missing if m.column == "duration_s").fix()
+
+
+def fmt_si(value: float) -> str:
+    from flopscope.tui import format as fmt
+
+    return fmt.si(value)
+
+
+def test_an_int8_tensor_gemm_has_zero_tensor_flops_and_says_why():
+    """CUTLASS INT8 GEMMs on an A100 (full set): the tensor pipe is busy with IMMA only, which is integer
+    work. Tensor FLOPs are 0 (not unknown), the FLOPs are the SIMT ones, and the row says IMMA was left out."""
+    path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
+    report = read_report(path)
+    for action, (_, row) in zip(_actions(path), report.kernels.iterrows(), strict=True):
+        assert _value(action, "sm__inst_executed_pipe_tensor_op_imma.avg.pct_of_peak_sustained_active") > 0
+        assert _value(action, "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active") == 0
+        cycles = _value(action, "smsp__cycles_elapsed.avg.per_second") * _value(action, "gpu__time_duration.sum") * 1e-9
+        rate = {op: _value(action, f"smsp__sass_thread_inst_executed_op_f{op}_pred_on.sum.per_cycle_elapsed")
+                for op in ("add", "mul", "fma")}
+        fp32 = (rate["add"] + rate["mul"] + 2 * rate["fma"]) * cycles
+        assert row["flop_tensor"] == 0
+        assert row["flop"] == pytest.approx(fp32 + row["flop_fp64"] + row["flop_fp16"], rel=1e-9, abs=1e-6)
+        assert row["flop_fp64"] == 0 and row["flop_fp16"] == 0
+        assert "integer tensor-core work (IMMA) is not FLOPs" in row["provenance"]
+    assert report.summary().total_flop > 0
