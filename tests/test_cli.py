@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import subprocess
 import sys
@@ -111,6 +113,56 @@ def test_bad_input_is_one_line_exit_2(tmp_path, name):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0]
     assert out.stdout == ""
+
+
+@pytest.mark.parametrize(("name", "keep"), [
+    ("a100pcie40_cub_radixsort_154k_basic.ncu-rep", 1_667_324),  # ncu_report logs parse errors while reading
+    ("t4_mlp_matadd_full.ncu-rep", -20),  # loads, and yields no launch at all
+    ("h800_sglang_flashattn_full.ncu-rep", 0.7),
+])
+def test_a_cut_short_report_says_truncated_in_one_line(tmp_path, name, keep):
+    data = fixture_path(name).read_bytes()
+    cut = keep if isinstance(keep, int) and keep > 0 else len(data) + keep if isinstance(keep, int) \
+        else int(len(data) * keep)
+    path = tmp_path / "cut.ncu-rep"
+    path.write_bytes(data[:cut])
+    out = run("report", path)
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr  # no protobuf/absl log lines around it
+    assert str(path) in lines[0] and "truncated" in lines[0] and "copy it again" in lines[0]
+
+
+def _without_column(path, column: str) -> str:
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    rows = list(csv.reader(lines[start:]))
+    k = rows[0].index(column)
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(r[:k] + r[k + 1:] for r in rows)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(("damage", "says"), [
+    ("Metric Value", 'without its "Metric Value" column'),
+    ("Metric Unit", 'without its "Metric Unit" column'),
+    ("Kernel Name", 'no "Kernel Name" column'),
+    ("half", "truncated"),
+])
+def test_a_damaged_csv_is_refused_not_misread(tmp_path, damage, says):
+    """Before: a details page without its value column read as a raw page of 165 empty launches, one without
+    kernel names as a single nameless kernel, half a file as a shorter run: all with exit code 0."""
+    if damage == "half":
+        data = fixture_path("a100_gemm_printfp_details.csv").read_bytes()
+        text = data[: len(data) // 2].decode()
+    else:
+        text = _without_column(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"), damage)
+    path = tmp_path / "damaged.csv"
+    path.write_text(text)
+    out = run("report", path)
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and says in lines[0]
 
 
 def test_missing_file_and_unknown_gpu_and_bad_export_path(tmp_path):

@@ -49,7 +49,7 @@ def _read_csv(path: Path, head: bytes) -> tuple[pd.DataFrame, dict]:
         raise FlopscopeError(path, "unknown binary format", _HINT)
     try:
         doc = split_csv(path)
-        layout = read_details if {"Metric Name", "Metric Value", "Metric Unit"} <= set(doc.header) else read_raw
+        layout = read_details if _check_shape(path, doc.header) else read_raw
         frame, meta = layout(doc)
     except (ValueError, KeyError, IndexError, csv.Error, pd.errors.ParserError) as exc:
         raise FlopscopeError(path, f"malformed ncu CSV ({type(exc).__name__}: {str(exc)[:120]})",
@@ -59,6 +59,42 @@ def _read_csv(path: Path, head: bytes) -> tuple[pd.DataFrame, dict]:
                              "the run profiled no kernels; check ncu's filters (-k, --launch-count)")
     meta["preamble"] = doc.preamble[-4000:]
     return frame, meta
+
+
+_DETAILS = {"Metric Name", "Metric Unit", "Metric Value"}
+_REEXPORT = "re-export it with `ncu --import REPORT --csv --page raw` (or --page details)"
+
+
+def _check_shape(path: Path, header: list[str]) -> bool:
+    """The columns ncu always prints, and a last row as wide as the header; True for the details layout.
+    Without these checks a damaged file reads as something else (a details page without its value column
+    as a raw page of empty launches), and exits 0."""
+    present = _DETAILS & set(header)
+    if present and present != _DETAILS:
+        lost = ", ".join(f'"{h}"' for h in sorted(_DETAILS - present))
+        raise FlopscopeError(path, f"a details-layout CSV without its {lost} column", _REEXPORT)
+    if "Kernel Name" not in header:
+        raise FlopscopeError(path, 'no "Kernel Name" column', _REEXPORT)
+    if not present and not any("__" in h for h in header):
+        raise FlopscopeError(path, "no metric columns (ncu names them like gpu__time_duration.sum)", _REEXPORT)
+    # Details rows stop after "Metric Value" (the rule columns after it are for rule rows); raw rows are full.
+    needed = header.index("Metric Value") + 1 if present else len(header)
+    if _cut_short(path, needed):
+        raise FlopscopeError(path, "its last row stops short: the file is truncated",
+                             "copy it again, or re-export it from the .ncu-rep")
+    return bool(present)
+
+
+def _cut_short(path: Path, needed: int) -> bool:
+    """True when the table's last line (ncu's own `==` lines after it skipped) is cut: ncu quotes every cell,
+    so a whole line ends in a quote (or the comma before an empty last cell) and has `needed` cells."""
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - (1 << 16)))
+        tail = handle.read().decode("utf-8", errors="replace").splitlines()
+    lines = [line.rstrip() for line in tail if line.strip() and not line.startswith("==")]
+    if not lines or lines[-1].startswith('"ID","'):
+        return False  # a header with no rows is reported as such later
+    return not lines[-1].endswith(('"', ",")) or len(next(csv.reader([lines[-1]]))) < needed
 
 
 def _fill_identity(frame: pd.DataFrame) -> None:

@@ -34,15 +34,27 @@ def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
     """One row per profiled launch: identity columns plus wanted metrics in SI units."""
     import ncu_report
 
+    # The C++ layer also logs while actions are read (a cut-short file parses lazily): capture it throughout.
     with _captured_stderr() as log:
         try:
             ctx = ncu_report.load_report(str(path))
         except Exception as exc:  # the module raises bare RuntimeError/ValueError on damaged files
-            log.seek(0)
-            detail = log.read().decode(errors="replace").strip().splitlines()
-            reason = detail[-1] if detail else str(exc) or type(exc).__name__
-            raise FlopscopeError(path, f"cannot read this .ncu-rep ({reason.strip()[:160]})",
-                                 "the file is truncated or corrupt; copy it again from the GPU host") from None
+            raise _damaged(path, log, str(exc) or type(exc).__name__) from None
+        rows = _rows(path, ctx)
+        if not rows:
+            if _log_lines(log):  # nothing read, and the parser complained: damage, not an empty profile
+                raise _damaged(path, log, "no launch could be parsed")
+            # ncu writes no report when it profiled nothing, so an empty one is most likely cut short.
+            raise FlopscopeError(path, "no launch could be read: the file is most likely truncated",
+                                 "copy it again from the GPU host (if ncu profiled nothing, check its filters)")
+    frame = pd.DataFrame(rows)
+    for col in IDENTITY:
+        if col not in frame:
+            frame[col] = None
+    return frame, {"format": "ncu-rep"}
+
+
+def _rows(path: Path, ctx) -> list[dict]:
     rows = []
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
@@ -53,13 +65,19 @@ def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
                 raise FlopscopeError(path, f"the report is truncated after {len(rows)} intact launch(es)",
                                      "copy it again from the GPU host (or re-run ncu)")
             rows.append(_action_row(action, len(rows)))
-    if not rows:
-        raise FlopscopeError(path, "the report holds no profiled kernels", "profile again; check ncu's filters")
-    frame = pd.DataFrame(rows)
-    for col in IDENTITY:
-        if col not in frame:
-            frame[col] = None
-    return frame, {"format": "ncu-rep"}
+    return rows
+
+
+def _log_lines(log) -> list[str]:
+    log.seek(0)
+    return [line for line in log.read().decode(errors="replace").splitlines() if line.strip()]
+
+
+def _damaged(path: Path, log, fallback: str) -> FlopscopeError:
+    lines = _log_lines(log)
+    reason = lines[-1] if lines else fallback
+    return FlopscopeError(path, f"cannot read this .ncu-rep ({reason.strip()[:160]})",
+                          "the file is truncated or corrupt; copy it again from the GPU host")
 
 
 def _action_row(action, index: int) -> dict:
