@@ -375,8 +375,20 @@ def _report_peaks(df: pd.DataFrame, out: pd.DataFrame) -> None:
         per_cycle = _col(df, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x{fma:g}").fillna(
             fma * _col(df, f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained"))
         out[f"report_peak_{precision}_flop_per_s"] = per_cycle.where(per_cycle > 0) * clock
-    out["report_peak_dram_bytes_per_s"] = (_col(df, "dram__bytes.sum.peak_sustained")
-                                           * _col(df, "dram__cycles_elapsed.avg.per_second"))
+    out["report_peak_dram_bytes_per_s"] = _col(df, "dram__bytes.sum.peak_sustained") * _dram_clock(df, out)
+
+
+def _dram_clock(df: pd.DataFrame, out: pd.DataFrame) -> pd.Series:
+    """Each device's DRAM clock over the whole report: its cycles over its time, duration-weighted.
+
+    Memory does not boost per kernel, but ncu's per-launch reading is noisy for short kernels (V100 HBM2
+    runs at 877 MHz; 11 us kernels read 416-532 MHz), which would halve their bandwidth ceiling. Launches
+    without a duration keep their own reading."""
+    hz = _col(df, "dram__cycles_elapsed.avg.per_second")
+    dur = out["duration_s"].where(hz.notna())
+    device = (out["gpu"].astype(str) + "|" + out["device"].astype(str)).to_numpy()
+    steady = (hz * dur).groupby(device).transform("sum") / dur.groupby(device).transform("sum")
+    return steady.where(dur > 0).fillna(hz)
 
 
 _FIXES = {

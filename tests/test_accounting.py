@@ -120,9 +120,14 @@ def test_counted_tensor_ops_and_auto_scaled_bytes():
 
 
 def test_unknown_tensor_work_leaves_total_unknown_and_names_the_metric():
-    report = read_report(fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep"))
-    assert report.kernels["flop_tensor"].isna().all()  # HMMA pipe active, no tensor op counters
-    assert report.kernels["flop"].isna().all()
+    """gemm_v0 on an A100 ran 104,857,600 tensor-pipe instructions; Ampere's FLOPs per instruction depend on
+    the MMA shape, and no tensor op counter was collected: its FLOPs are unknown, not its SIMT FLOPs alone."""
+    path = fixture_path("a100_gemm_printfp_details.csv")
+    report = read_report(path)
+    tensor_inst = dict(_details_cells(path, "smsp__inst_executed_pipe_tensor.sum"))
+    k = report.kernels.set_index("launch_id")
+    assert tensor_inst[2] == 104_857_600 and math.isnan(k.loc[2, "flop_tensor"]) and math.isnan(k.loc[2, "flop"])
+    assert tensor_inst[0] == 0 and k.loc[0, "flop_tensor"] == 0 and k.loc[0, "flop"] > 0
     missing = {m.column: m for m in report.missing}
     assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in missing["flop_tensor"].fix()
 
@@ -273,3 +278,19 @@ def test_an_int8_tensor_gemm_has_zero_tensor_flops_and_says_why():
         assert row["flop_fp64"] == 0 and row["flop_fp16"] == 0
         assert "integer tensor-core work (IMMA) is not FLOPs" in row["provenance"]
     assert report.summary().total_flop > 0
+
+
+def test_dram_ceiling_uses_the_reports_steady_memory_clock_not_a_short_kernels_reading():
+    """miniweather on a V100: HBM2 runs at 877 MHz, but ncu reads 416-532 MHz for the 11-13 us halo kernels.
+    Every launch's DRAM ceiling is bytes/cycle x the device's clock over the whole report (cycles / time)."""
+    path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
+    actions = _actions(path)
+    hz = [_value(a, "dram__cycles_elapsed.avg.per_second") for a in actions]
+    ns = [_value(a, "gpu__time_duration.sum") for a in actions]
+    steady = sum(h * t for h, t in zip(hz, ns, strict=True)) / sum(ns)
+    assert min(hz) < 0.7 * steady  # the noisy reading this guards against
+    report = read_report(path)
+    for action, (_, row) in zip(actions, report.kernels.iterrows(), strict=True):
+        assert row["peak_dram_bytes_per_s"] == pytest.approx(_value(action, "dram__bytes.sum.peak_sustained") * steady,
+                                                             rel=1e-9)
+    assert report.kernels["peak_dram_bytes_per_s"].iloc[0] == pytest.approx(898e9, rel=0.01)  # 4096 bit x 2 x 877 MHz
