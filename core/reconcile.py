@@ -24,8 +24,9 @@ import pandas as pd
 
 from .errors import FlopscopeError
 from .gpus import Gpu, require_gpu
+from .metrics import PRECISIONS
 from .model_flops import ModelFlops
-from .predict import peak_for, utilization
+from .predict import PRECISION_CEILING, peak_for, utilization
 from .report import NO_RANGE, Report
 
 PHASES = ("forward", "backward", "optimizer", "other", "unranged")
@@ -137,8 +138,7 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
     time_s, source = _step_time(report, step_time_s, steps)
     spec = require_gpu(gpu) if gpu else report.gpu
     peak, peak_note = _peak(spec, model.dtype)
-    if peak_note:
-        notes.append(peak_note)
+    notes += [n for n in (peak_note, _precision_note(report, model.dtype)) if n]
     step_measured = _sum(ranges["flop"])
     step_measured = None if step_measured is None else step_measured / steps
     return Reconciliation(
@@ -252,6 +252,22 @@ def _peak(gpu: Gpu | None, precision: str) -> tuple[float | None, str]:
         return peak_for(gpu, precision), ""
     except FlopscopeError as err:  # the GPU lacks this precision: keep the FLOP comparison, skip utilization
         return None, f"no utilization: {err.line()}"
+
+
+def _precision_note(report: Report, dtype: str) -> str:
+    """Say so when most measured FLOPs ran in another precision than the peak utilization is taken against
+    (FP16 tensor work judged against the FP32 peak reads as 285% of it)."""
+    flops = {name: float(report.kernels[col].sum()) for name, col, _ in PRECISIONS if col in report.kernels}
+    total = sum(flops.values())
+    if not total:
+        return ""
+    top = max(flops, key=flops.get)
+    if top == PRECISION_CEILING.get(dtype) or flops[top] < 0.5 * total:
+        return ""
+    suggested = next((d for d, c in PRECISION_CEILING.items() if c == top), None)
+    fix = f"pass --dtype {suggested}" if suggested else "read utilization with care"
+    return (f"{100 * flops[top] / total:.0f}% of the measured FLOPs ran as {top}, but utilization is against the "
+            f"{dtype} peak: {fix}")
 
 
 def _util(flop: float, seconds: float | None, peak: float | None) -> float | None:

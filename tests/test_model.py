@@ -414,3 +414,26 @@ async def test_reconcile_screen_shows_the_cli_rows(resnet18_step):
         assert [str(c) for c in table.get_row_at(0)] == [str(c) for c in cells[0]]
         assert any("under" in str(c[-1]) for c in cells)  # layer3 measured at half its analytic FLOPs
         await pilot.press("q")
+
+
+def test_reconcile_says_when_the_measured_precision_is_not_the_peaks():
+    """The V100 CUTLASS report is all FP16 tensor work (Volta HMMA): utilization against the FP32 peak would
+    read as 285%. The note names the precision that ran and the --dtype to pass; with it, no note."""
+    if torch is None:
+        pytest.skip("PyTorch is not installed (pip install 'flopscope[torch]')")
+    from flopscope.core import read_report
+
+    from .conftest import fixture_path
+
+    report = read_report(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+    notes = reconcile(report, count_model("mlp", (8, 784))).notes
+    assert any("ran as tensor_fp16, but utilization is against the fp32 peak: pass --dtype fp16" in n for n in notes)
+    notes = reconcile(report, count_model("mlp", (8, 784), dtype="fp16")).notes
+    assert not any("utilization is against" in n for n in notes)
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf", "soon"])
+def test_step_time_must_be_a_positive_time(value, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "reconcile", "x.csv", "--model", "mlp",
+                          "--step-time", value], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 2 and "--step-time" in out.stderr and "Traceback" not in out.stderr

@@ -49,7 +49,7 @@ def add_model_commands(sub: argparse._SubParsersAction) -> dict[str, Callable[[a
     p.add_argument("--gpu", metavar="NAME", help="GPU for the peak (default: the report's)")
     p.add_argument("--tol", type=float, default=0.1, help="flag ratios outside 1 +- TOL (default 0.1)")
     p.add_argument("--steps", type=int, default=1, help="training steps the report holds (default 1)")
-    p.add_argument("--step-time", type=float, metavar="SECONDS", help="measured wall time of one step")
+    p.add_argument("--step-time", type=_positive_seconds, metavar="SECONDS", help="measured wall time of one step")
     p.add_argument("--depth", type=int, metavar="N", help="module table depth (default: all; JSON: all)")
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
@@ -220,3 +220,13 @@ def _reconcile_lines(r: Reconciliation) -> list[str]:
 
 def _pct(value: float | None) -> str:
     return fmt.pct(100 * value) if value is not None else "-"
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} s: a step takes a positive, finite time (e.g. 0.25)")
+    return value
