@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,11 +18,16 @@ from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 MAGIC = b"NVR\x00"
 
 
+# fd 2 is one per process: two threads reading reports at once (a sweep over two hosts) would each save the
+# other's sink as "the terminal", and stderr would stay pointed at a deleted file. One capture at a time.
+_FD2 = threading.Lock()
+
+
 @contextmanager
 def _captured_stderr():
     """ncu_report's C++ layer logs protobuf/absl errors straight to fd 2; keep them out of the terminal."""
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as sink:
+    with _FD2, tempfile.TemporaryFile() as sink:
+        saved = os.dup(2)
         os.dup2(sink.fileno(), 2)
         try:
             yield sink
