@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from flopscope.core import Report, read_report
 from flopscope.tui import app as app_module
+from flopscope.tui import format as fmt
 from flopscope.tui.app import FlopscopeApp
 from flopscope.tui.screens.help import HelpScreen
 from flopscope.tui.screens.kernel import KernelScreen, sections
@@ -167,6 +168,26 @@ async def test_o_picks_the_sort_column_from_a_list(h100):
         await pilot.press("enter")
         assert isinstance(app.screen, KernelsScreen)
         same_numbers(screen.model.shown(), h100.view("name", sort="ai_dram"), columns=("ai_dram", "flop"))
+
+
+async def test_the_sort_column_is_always_shown_even_at_80_columns(h100):
+    """DRAM B drops first at 80 columns; sorted by it, it stays, and the values shown are the sort's."""
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        assert "dram_bytes" not in [c.name for _, c, _ in table.layout_columns]
+        await pilot.press("o")
+        names = [name for name, _ in app.screen.choices]
+        app.screen.query_one(OptionList).highlighted = names.index("dram_bytes")
+        await pilot.press("enter")
+        await pilot.pause()
+        shown = [c.name for _, c, _ in table.layout_columns]
+        assert "dram_bytes" in shown and sum(w for _, _, w in table.layout_columns) + len(shown) - 1 <= 80
+        column = shown.index("dram_bytes")
+        cells = [table.model.cells(i)[table.layout_columns[column][0]] for i in range(len(table.model))]
+        expected = h100.view("name", sort="dram_bytes")["dram_bytes"]
+        assert cells == [fmt.si(v, "B") for v in expected]
 
 
 async def test_slash_filters_by_regex_and_bound(h100):

@@ -37,11 +37,14 @@ KERNEL_TABLE = [
 ]
 
 
-def fit(columns: list[Column], width: int) -> list[Column]:
-    """Drop the lowest-priority columns until the table fits `width` cells (kernel column shrinks last)."""
+def fit(columns: list[Column], width: int, keep: str | None = None) -> list[Column]:
+    """Drop the lowest-priority columns until the table fits `width` cells (kernel column shrinks last).
+    The column named `keep` (the sort column) stays: a table sorted by values it does not show reads as
+    shuffled."""
     chosen = list(columns)
     while len(chosen) > 2 and sum(c.width + 1 for c in chosen) > width:
-        worst = max((c for c in chosen if c.priority > 0), key=lambda c: c.priority, default=None)
+        worst = max((c for c in chosen if c.priority > 0 and c.name != keep), key=lambda c: c.priority,
+                    default=None)
         if worst is None:
             break
         chosen.remove(worst)

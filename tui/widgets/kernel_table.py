@@ -110,7 +110,7 @@ class KernelTable(ScrollView, can_focus=True):
         if self.model is None:
             return
         self._fitted_width = self._width
-        chosen = fit(self.model.columns, self._width)
+        chosen = fit(self.model.columns, self._width, keep=self.model.query.sort)
         spare = max(0, self._width - sum(c.width + 1 for c in chosen) + 1)
         stretch = next((c for c in chosen if not c.numeric), None)  # the name column takes what is left
         self.layout_columns = [(self.model.columns.index(c), c, c.width + (spare if c is stretch else 0))
