@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 from flopscope.core import read_report
 from flopscope.core.diff import diff_runs
+from flopscope.tui import format as fmt
 from flopscope.tui.screen_app import ScreenApp
 from flopscope.tui.screens.diff import DiffScreen
 from flopscope.tui.screens.help import HelpScreen
@@ -13,13 +16,15 @@ from flopscope.tui.screens.prompt import PromptScreen
 from textual.widgets import DataTable, Input
 
 from .conftest import fixture_path
+from .test_app import screen_lines
+
+H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"
+MW = "v100_ncar_miniweather_fp64_full.ncu-rep"
 
 
 @pytest.fixture
 def rows() -> pd.DataFrame:
-    a = read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep"))
-    b = read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"))
-    return diff_runs(a, b)
+    return diff_runs(read_report(fixture_path(H100)), read_report(fixture_path(MW)))
 
 
 async def test_rows_keys_and_export(tmp_path, rows):
@@ -28,7 +33,8 @@ async def test_rows_keys_and_export(tmp_path, rows):
         table = app.screen.query_one(DataTable)
         assert table.row_count == len(rows)
         first = [str(c) for c in table.get_row_at(0)]
-        assert first[0] == str(rows["kernel"].iloc[0]) and first[-1] == rows["presence"].iloc[0]
+        assert first[0] == str(rows["kernel"].iloc[0])  # the cell holds the whole name; only its display is cut
+        assert first[[c.key.value for c in table.ordered_columns].index("presence")] == rows["presence"].iloc[0]
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
@@ -42,5 +48,59 @@ async def test_rows_keys_and_export(tmp_path, rows):
                 break
             await pilot.pause(0.05)
         written = pd.read_csv(out)
+        assert written["kernel"].tolist() == rows["kernel"].astype(str).tolist()  # full names, not ellipsized
         assert written["duration_s_delta"].tolist() == pytest.approx(rows["duration_s_delta"].tolist())
         await pilot.press("q")
+
+
+def times_by_name(report) -> pd.Series:
+    """Kernel time per full name, summed from the launches (not from diff_runs)."""
+    return report.kernels.groupby(report.kernels["kernel_full"].astype(str), observed=True)["duration_s"].sum()
+
+
+def short_names(*reports) -> dict[str, str]:
+    return {str(f): str(k) for r in reports for f, k in zip(r.kernels["kernel_full"], r.kernels["kernel"],
+                                                             strict=True)}
+
+
+async def test_at_80x24_the_times_sit_beside_the_names_and_the_gpus_head_the_screen():
+    a, b = read_report(fixture_path(H100)), read_report(fixture_path(MW))
+    time_a, time_b = times_by_name(a), times_by_name(b)
+    short = short_names(a, b)
+    app = ScreenApp(DiffScreen(diff_runs(a, b), "h100", "mw", (a.meta["gpu"], b.meta["gpu"])))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        lines = screen_lines(app)
+        text = "\n".join(lines)
+        assert "A = h100 (NVIDIA H100 PCIe) · B = mw (Tesla V100-SXM2-32GB)" in text
+        assert "! different GPUs (NVIDIA H100 PCIe vs Tesla V100-SXM2-32GB)" in text
+        header = next(i for i, line in enumerate(lines) if "Time A" in line)
+        assert "ΔTime" in lines[header]
+        width = app.screen.query_one(DataTable).ordered_columns[0].width
+        checked = 0
+        for line in lines[header + 1:]:
+            cell = line[1:1 + width].rstrip()
+            # The name as shown: whole, or cut with an ellipsis at the column's edge (then maybe ambiguous).
+            names = [f for f, k in short.items() if k == cell or (cell.endswith("…") and k.startswith(cell[:-1]))]
+            if not cell or not names:
+                continue
+            expected = [(fmt.seconds(time_a.get(f, math.nan)), fmt.seconds(time_b.get(f, math.nan)),
+                         fmt.seconds(time_b.get(f, 0.0) - time_a.get(f, 0.0))) for f in names]
+            assert any(all(s in line for s in numbers) for numbers in expected), (cell, line, expected)
+            checked += 1
+        assert checked >= 10
+        assert any("…" in line for line in lines[header + 1:])  # the long thrust/cub names are cut to make room
+
+
+async def test_same_gpu_shows_no_warning_and_wide_terminals_show_whole_names():
+    a = read_report(fixture_path(H100))
+    rows = diff_runs(a, a)
+    app = ScreenApp(DiffScreen(rows, "x", "y", (a.meta["gpu"], a.meta["gpu"])))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "different GPUs" not in "\n".join(screen_lines(app))
+        longest = max(rows["kernel"].astype(str), key=len)
+        assert longest not in "\n".join(screen_lines(app))
+        await pilot.resize_terminal(300, 40)
+        await pilot.pause()
+        assert longest in "\n".join(screen_lines(app))

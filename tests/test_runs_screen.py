@@ -114,6 +114,7 @@ async def test_m_then_d_compares_two_runs(store_path, reports):
         await settle(pilot, lambda: isinstance(app.screen, DiffScreen))
         expected = diff_runs(reports["h100"], reports["mw"])
         grid = app.screen.query_one(DataTable)
+        assert app.screen.gpus == ("NVIDIA H100 PCIe", "Tesla V100-SXM2-32GB")  # as the reports' files say
         assert grid.row_count == len(expected)
         assert [str(grid.get_row_at(i)[0]) for i in range(grid.row_count)] == expected["kernel"].astype(str).tolist()
         await pilot.press("escape")
