@@ -1,13 +1,16 @@
-"""The diff of two runs in the app: one row per kernel group, largest time change first; export writes them."""
+"""The diff of two runs in the app: one row per kernel group, largest time change first; export writes them.
+And the diff itself where ncu recorded nothing: unknown stays unknown."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
 import pytest
 from flopscope.core import read_report
 from flopscope.core.diff import diff_runs
+from flopscope.core.store import Store
 from flopscope.tui import format as fmt
 from flopscope.tui.screen_app import ScreenApp
 from flopscope.tui.screens.diff import DiffScreen
@@ -17,9 +20,11 @@ from textual.widgets import DataTable, Input
 
 from .conftest import fixture_path
 from .test_app import screen_lines
+from .test_sweep import cli
 
 H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"
 MW = "v100_ncar_miniweather_fp64_full.ncu-rep"
+H800 = "h800_sglang_flashattn_full.ncu-rep"  # its flash_fwd launch: ncu recorded no values
 
 
 @pytest.fixture
@@ -104,3 +109,46 @@ async def test_same_gpu_shows_no_warning_and_wide_terminals_show_whole_names():
         await pilot.resize_terminal(300, 40)
         await pilot.pause()
         assert longest in "\n".join(screen_lines(app))
+
+
+def test_unknown_on_either_side_stays_unknown():
+    """The H800 flash_fwd launch has no values: compared with itself, its change is unknown, not 0."""
+    report = read_report(fixture_path(H800))
+    launches = report.kernels
+    dead = launches[launches["status"].astype(str).str.startswith("not profiled")]
+    assert len(dead) == 1 and dead[["duration_s", "flop", "dram_bytes"]].isna().all(axis=None)
+    rows = diff_runs(report, report).set_index("kernel_full")
+    flash = rows.loc[dead["kernel_full"].iloc[0]]
+    for col in ("duration_s", "flop", "dram_bytes", "flop_per_s"):
+        assert math.isnan(flash[f"{col}_delta"]) and math.isnan(flash[f"{col}_ratio"]), col
+    assert flash["count_delta"] == 0 and flash["count_ratio"] == 1  # the launch count is known
+    known = rows.drop(index=dead["kernel_full"].iloc[0]).iloc[0]
+    assert known["flop_delta"] == 0 and known["flop_ratio"] == 1
+
+
+def test_a_kernel_one_run_lacks_counts_as_zero_there_but_its_unknown_time_stays_unknown():
+    a, b = read_report(fixture_path(H100)), read_report(fixture_path(H800))
+    rows = diff_runs(a, b).set_index("kernel_full")
+    only_a = time_a = times_by_name(a)
+    for name, seconds in only_a.items():
+        assert rows.loc[name, "duration_s_delta"] == pytest.approx(-seconds, rel=1e-12)
+        assert rows.loc[name, "duration_s_ratio"] == 0
+        assert math.isnan(rows.loc[name, "flop_per_s_delta"])  # a rate of a kernel that never ran: undefined
+    flash = rows[rows["kernel"].astype(str).str.startswith("flash_fwd")].iloc[0]
+    assert flash["presence"] == "only in B" and math.isnan(flash["duration_s_delta"])
+    assert len(time_a) == (rows["presence"] == "only in A").sum()
+
+
+def test_cli_diff_json_says_null_for_unknown(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    store = Store()
+    report = read_report(fixture_path(H800))
+    store.save(report, "one")
+    store.save(report, "two")
+    store.close()
+    out = cli("diff", "one", "two", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = {r["kernel"]: r for r in json.loads(out.stdout)["rows"]}  # strict JSON: no NaN
+    flash = next(r for name, r in rows.items() if name.startswith("flash_fwd"))
+    assert flash["flop_delta"] is None and flash["duration_s_delta"] is None and flash["flop_ratio"] is None
+    assert flash["count_delta"] == 0
