@@ -16,11 +16,16 @@ TOTALS = ["flop", "dram_bytes", "duration_s", "flop_per_sample", "flop_per_s", "
           "bandwidth_efficiency", "launches", "kernels"]
 
 
+# A fitted slope or intercept this small against the largest |value| fitted is rounding, not a trend: polyfit's
+# float64 error is ~1e-16 of the values, and no real FLOP, byte or time count changes by a billionth.
+NOISE = 1e-9
+
+
 @dataclass
 class Fit:
     slope: float
     intercept: float
-    r2: float
+    r2: float | None  # None: the fitted line is flat, so there is no variance for it to explain
 
 
 @dataclass
@@ -95,14 +100,21 @@ def group_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
 
 
 def linear_fit(x: pd.Series, y: pd.Series) -> Fit | None:
+    """Least-squares line through the known points; None with fewer than two distinct x. A slope whose whole
+    effect over the x range, or an intercept, is within NOISE of the largest |y| is 0: constant data then
+    fits as `0 × x + mean` with no R², not as rounding noise with a meaningless R²."""
     ok = x.notna() & y.notna()
     x, y = x[ok].astype(float).to_numpy(), y[ok].astype(float).to_numpy()
     if len(np.unique(x)) < 2:
         return None
-    slope, intercept = np.polyfit(x, y, 1)
+    slope, intercept = (float(v) for v in np.polyfit(x, y, 1))
+    bound = NOISE * float(np.abs(y).max())
+    if abs(slope) * (x.max() - x.min()) <= bound:
+        return Fit(0.0, float(y.mean()), None)
+    intercept = 0.0 if abs(intercept) <= bound else intercept
     residual = ((y - (slope * x + intercept)) ** 2).sum()
     total = ((y - y.mean()) ** 2).sum()
-    return Fit(float(slope), float(intercept), 1.0 - residual / total if total else math.nan)
+    return Fit(slope, intercept, float(1.0 - residual / total) if total else None)
 
 
 def findings(table: pd.DataFrame, groups: pd.DataFrame, param: str, tolerance: float = 0.05) -> list[str]:

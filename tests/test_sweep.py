@@ -11,7 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from flopscope.core import read_report
+from flopscope.core.scaling import linear_fit
 from flopscope.core.sweep import parse_params, points, substitute
 
 from .conftest import fixture_path
@@ -177,3 +180,59 @@ def test_each_host_gets_the_tensor_counters_of_its_own_gpu(tmp_path, two_hosts):
     assert set(by_host) == {"gpu-a", "gpu-b"}
     assert all("src_fp16.sum" in m and "src_fp16_dst_fp32" not in m for m in by_host["gpu-a"])
     assert all("src_fp16_dst_fp32.sum" in m and "src_fp8" not in m for m in by_host["gpu-b"])
+
+
+# -- fits on constant data, and --param-from-name mistakes -------------------------------------------------------
+@pytest.mark.parametrize("x", [[1, 2, 4, 8], [1, 2, 3], [1, 2, 4, 8, 16, 32, 64, 128]])
+@pytest.mark.parametrize("value", [87.1e-6, 586e6, 1.374e14, 0.0])
+def test_constant_data_fits_a_flat_line_with_no_r2(x, value):
+    """polyfit leaves rounding noise in the slope of constant data (1e-22 s per unit, -1e-7 FLOP per unit for
+    these values): the fit reports slope 0 and no R², as there is no variance to explain."""
+    fit = linear_fit(pd.Series(x, dtype=float), pd.Series([value] * len(x)))
+    assert fit.slope == 0 and fit.r2 is None
+    assert fit.intercept == pytest.approx(value, rel=1e-15)
+
+
+def test_a_real_trend_keeps_its_slope_intercept_and_r2():
+    x = pd.Series([1.0, 2, 4, 8])
+    exact = linear_fit(x, 3e12 * x + 5e9)
+    assert (exact.slope, exact.intercept, exact.r2) == pytest.approx((3e12, 5e9, 1.0), rel=1e-12)
+    # One point off the line by 1 of 800: least squares in closed form (Sxy / Sxx), R² = 1 - SSres / SStot.
+    y = pd.Series([100.0, 200, 400, 801])
+    fit = linear_fit(x, y)
+    slope = 2879.25 / 28.75  # Sxy, Sxx about the means 3.75 and 375.25
+    intercept = 375.25 - slope * 3.75
+    r2 = 1 - ((y - (slope * x + intercept)) ** 2).sum() / ((y - 375.25) ** 2).sum()
+    assert (fit.slope, fit.intercept, fit.r2) == pytest.approx((slope, intercept, r2), rel=1e-9)
+    assert 0.99 < fit.r2 < 1
+    # A slope far below the noise bound of the values, but the data really vary: still a fit.
+    tiny = linear_fit(pd.Series([1.0, 2.0]), pd.Series([0.0, 1e-30]))
+    assert tiny.slope == pytest.approx(1e-30) and tiny.r2 == pytest.approx(1.0)
+
+
+@pytest.fixture
+def constant_files(tmp_path) -> list[Path]:
+    """The same real T4 report three times, named as batch sizes 1, 2 and 4."""
+    source = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    files = []
+    for n in (1, 2, 4):
+        files.append(tmp_path / f"t4_bs{n}.ncu-rep")
+        files[-1].write_bytes(source.read_bytes())
+    return files
+
+
+def test_cli_constant_sweep_says_constant_in_the_table_and_null_in_json(tmp_path, constant_files):
+    out = cli("sweep", "--from", *constant_files, "--param-from-name", r"bs(\d+)", "--no-tui", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    fits = [line for line in out.stdout.splitlines() if " x param + " in line]
+    assert len(fits) == 3 and all(line.endswith("(R^2 n/a: constant)") and " = 0 x " in line for line in fits)
+    assert "nan" not in out.stdout.lower()
+    out = cli("sweep", "--from", *constant_files, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
+
+    def strict(constant: str):
+        raise AssertionError(f"{constant} is not JSON")
+
+    fits = json.loads(out.stdout, parse_constant=strict)["analyses"][0]["fits"]
+    t4 = read_report(constant_files[0]).kernels
+    assert fits["flop"] == {"slope": 0.0, "intercept": pytest.approx(t4["flop"].sum(), rel=1e-12), "r2": None}
+    assert fits["duration_s"]["r2"] is None and fits["dram_bytes"]["r2"] is None
