@@ -236,3 +236,17 @@ def test_cli_constant_sweep_says_constant_in_the_table_and_null_in_json(tmp_path
     t4 = read_report(constant_files[0]).kernels
     assert fits["flop"] == {"slope": 0.0, "intercept": pytest.approx(t4["flop"].sum(), rel=1e-12), "r2": None}
     assert fits["duration_s"]["r2"] is None and fits["dram_bytes"]["r2"] is None
+
+
+def test_param_from_name_that_is_no_regex_is_one_line_exit_2(tmp_path, constant_files):
+    out = cli("sweep", "--from", *constant_files, "--param-from-name", "bs(", "--no-tui", home=tmp_path)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("flopscope: --param-from-name 'bs(': not a regular expression (")
+    assert lines[0].endswith(r"e.g. 'bs(\d+)'")
+
+
+def test_param_from_name_is_printed_as_typed(tmp_path, constant_files):
+    out = cli("sweep", "--from", *constant_files, "--param-from-name", r"xx(\d+)", "--no-tui", home=tmp_path)
+    assert out.returncode == 2
+    assert r"--param-from-name 'xx(\d+)' does not match the name" in out.stderr and "\\\\" not in out.stderr
