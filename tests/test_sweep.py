@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from flopscope.core import read_report
-from flopscope.core.scaling import linear_fit
+from flopscope.core.scaling import findings, linear_fit
 from flopscope.core.sweep import parse_params, points, substitute
 
 from .conftest import fixture_path
@@ -250,3 +250,74 @@ def test_param_from_name_is_printed_as_typed(tmp_path, constant_files):
     out = cli("sweep", "--from", *constant_files, "--param-from-name", r"xx(\d+)", "--no-tui", home=tmp_path)
     assert out.returncode == 2
     assert r"--param-from-name 'xx(\d+)' does not match the name" in out.stderr and "\\\\" not in out.stderr
+
+
+# -- findings: GPUs, repeated values, efficiency trends -------------------------------------------------------------
+def test_points_on_different_gpus_are_named_per_gpu(tmp_path):
+    """Copies of an H100 report and a T4 report as batch sizes 1 and 4 (GPU names as SOURCES.md lists them)."""
+    a, b = tmp_path / "a_bs1.ncu-rep", tmp_path / "b_bs4.ncu-rep"
+    a.write_bytes(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep").read_bytes())
+    b.write_bytes(fixture_path("t4_mlp_matadd_full.ncu-rep").read_bytes())
+    out = cli("sweep", "--from", a, b, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    notes = json.loads(out.stdout)["analyses"][0]["findings"]
+    assert "the points ran on different GPUs (NVIDIA H100 PCIe at param = 1; Tesla T4 at param = 4)" in notes[0]
+
+
+def gemm_files(tmp_path: Path, counts: dict[str, int]) -> list[Path]:
+    """A file per name holding that many real V100 GEMM launches."""
+    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "tensorop_s884gemm" in r["Kernel Name"])
+    files = []
+    for name, n in counts.items():
+        files.append(tmp_path / name)
+        files[-1].write_text(raw_csv([gemm] * n))
+    return files
+
+
+def test_a_repeated_value_is_named_and_fitted_at_its_mean(tmp_path):
+    """bs 1, 2 and two runs at bs 4 (4 and 6 GEMMs): the line goes through the means (1, 2, 5 GEMMs), slope by
+    hand: Sxx = 42/9, Sxy = 57/9 about x 7/3, y 8/3, so 19/14 GEMMs per unit (all four points would give 37/27)."""
+    files = gemm_files(tmp_path, {"g_bs1.csv": 1, "g_bs2.csv": 2, "g_bs4.csv": 4, "h_bs4.csv": 6})
+    out = cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)["analyses"][0]
+    per_gemm = 2 * 20480**3
+    assert doc["fits"]["flop"]["slope"] == pytest.approx(19 / 14 * per_gemm, rel=1e-9)
+    assert "param = 4 appears 2 times (g_bs4.csv, h_bs4.csv): the fits and the efficiency trend use the mean of its " \
+           "points" in doc["findings"]
+    assert [p["run"] for p in doc["points"]] == ["g_bs1.csv", "g_bs2.csv", "g_bs4.csv", "h_bs4.csv"]
+
+
+def test_one_value_twice_says_so_not_that_the_parameter_never_arrived(tmp_path):
+    files = gemm_files(tmp_path, {"a_bs4.csv": 4, "b_bs4.csv": 4})
+    out = cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)["analyses"][0]
+    assert doc["findings"] == ["param = 4 appears 2 times (a_bs4.csv, b_bs4.csv): the fits and the efficiency trend "
+                               "use the mean of its points",
+                               "param has one value (4) at every point: nothing to fit or compare"]
+    assert doc["fits"] == {"flop": None, "dram_bytes": None, "duration_s": None}
+
+
+def efficiency_table(values: list[float], efficiency: list[float]) -> pd.DataFrame:
+    """A per-point table with made-up efficiencies and FLOPs growing exactly with the parameter."""
+    return pd.DataFrame({"bs": values, "flop": [1e9 * v for v in values], "dram_bytes": [1e6 * v for v in values],
+                         "flop_per_sample": [1e9] * len(values), "flops_efficiency": efficiency,
+                         "run": [f"r{i}" for i in range(len(values))], "gpu": ["GPU X"] * len(values)})
+
+
+@pytest.mark.parametrize(("efficiency", "expected"), [
+    # rises, then stays within 90% of its best 0.5: saturates where it first reaches 0.45
+    ([0.1, 0.3, 0.46, 0.5, 0.48], "FLOPS efficiency saturates from bs = 4 (reaches 45.0%, 90% of its best 50.0%)"),
+    # best at the first point, then down to 0.2%: it falls (the reviewers' sweep said "saturates from 1")
+    ([0.127, 0.1, 0.02, 0.005, 0.002], "FLOPS efficiency falls after bs = 1 (best 12.7%) to 0.2% at bs = 16"),
+    # rises, peaks, falls below 90% of the peak by the end
+    ([0.1, 0.4, 0.5, 0.3, 0.2], "FLOPS efficiency falls after bs = 4 (best 50.0%) to 20.0% at bs = 16"),
+    ([0.1, 0.2, 0.3, 0.4, 0.5], None),  # still rising at the largest value: neither
+    ([0.3, 0.31, 0.3, 0.305, 0.3], None),  # flat within 10%
+])
+def test_efficiency_saturates_only_when_it_rises_then_levels(efficiency, expected):
+    notes = findings(efficiency_table([1, 2, 4, 8, 16], efficiency), pd.DataFrame(), "bs")
+    trend = [n for n in notes if n.startswith("FLOPS efficiency")]
+    assert trend == ([expected] if expected else [])
