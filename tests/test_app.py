@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from flopscope.core import Report, read_report
 from flopscope.tui import app as app_module
+from flopscope.tui import format as fmt
 from flopscope.tui.app import FlopscopeApp
 from flopscope.tui.screens.help import HelpScreen
 from flopscope.tui.screens.kernel import KernelScreen, sections
@@ -475,3 +476,40 @@ async def test_no_color_keeps_the_cursor_and_plot_legible(h100, monkeypatch):
         await pilot.press("r")
         plot = app.screen.query_one("#roofline").render()
         assert not any(span.style and getattr(span.style, "color", None) for span in plot.spans)
+
+
+# -- roofline at 80x24: the selected point's name on one line, its numbers always shown ------------------------------
+async def test_roofline_at_80x24_keeps_the_numbers_line_under_a_long_name():
+    """The H800 report's one plotted kernel has a 300-character template name."""
+    report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
+    launches = report.kernels[report.kernels["flop"] > 0]
+    assert launches["kernel"].nunique() == 1 and len(str(launches["kernel"].iloc[0])) > 200
+    ai = launches["flop"].sum() / launches["dram_bytes"].sum()  # the group's AI from its launches' counts
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        lines = screen_lines(app)
+        name = next(i for i, line in enumerate(lines) if "1/1 by time · " in line)
+        assert lines[name].rstrip().endswith("…") and str(launches["kernel"].iloc[0])[:30] in lines[name]
+        numbers = " ".join(lines[name + 1:-1])
+        assert f"AI {fmt.ratio(ai)} FLOP/B" in numbers and "memory-bound" in numbers
+        assert "? Help" in lines[-1]
+
+
+async def test_roofline_in_launch_grouping_names_each_points_launch(h100):
+    launches = h100.kernels
+    plotted = launches[(launches["flop"] > 0) & (launches["dram_bytes"] > 0)]
+    by_time = plotted.sort_values("duration_s", ascending=False, kind="stable")["launch_id"].astype(int).tolist()
+    app = make_app(h100, by="launch")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        seen = []
+        for _ in by_time:
+            line = next(line for line in screen_lines(app) if " by time · launch " in line)
+            seen.append(int(line.split(" by time · launch ")[1].split(" ")[0]))
+            await pilot.press("right")
+        assert seen == by_time and len(set(seen)) == len(seen) > 1
