@@ -513,3 +513,21 @@ async def test_roofline_in_launch_grouping_names_each_points_launch(h100):
             seen.append(int(line.split(" by time · launch ")[1].split(" ")[0]))
             await pilot.press("right")
         assert seen == by_time and len(set(seen)) == len(seen) > 1
+
+
+async def test_launch_grouping_at_80_columns_keeps_the_launch_id(h100):
+    """Launches of one kernel share its name: at 80 columns the ID column is what tells the rows apart."""
+    ids = h100.kernels.sort_values("duration_s", ascending=False, kind="stable")["launch_id"].astype(int).tolist()
+    app = make_app(h100, by="launch")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        header, *rows = [line for line in table.visible_text() if line.strip()]
+        names = [c.name for _, c, _ in table.layout_columns]
+        assert "launch_id" in names
+        # The ID cells' place on the line: the widths of the columns before it, one space between each.
+        start = sum(cells + 1 for _, _, cells in table.layout_columns[:names.index("launch_id")])
+        width = table.layout_columns[names.index("launch_id")][2]
+        assert header[start:start + width].strip() == "ID"
+        shown = [int(row[start:start + width]) for row in rows]
+        assert shown == ids[:len(shown)] and len(shown) >= 10
