@@ -531,3 +531,33 @@ async def test_launch_grouping_at_80_columns_keeps_the_launch_id(h100):
         assert header[start:start + width].strip() == "ID"
         shown = [int(row[start:start + width]) for row in rows]
         assert shown == ids[:len(shown)] and len(shown) >= 10
+
+
+def on_screen(app) -> str:
+    """The text inside a modal's border, its wrapping undone (the screen beneath shows left and right of it)."""
+    inside = [line[line.index("│") + 1:line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
+    return re.sub(r"\s+", " ", " ".join(inside))
+
+
+async def shows(pilot, app, text: str) -> bool:
+    """Whether `text` is on screen once the modal just opened has painted."""
+    for _ in range(50):
+        if text in on_screen(app):
+            return True
+        await pilot.pause(0.02)
+    return False
+
+
+async def test_at_80x24_prompts_show_their_whole_question_and_hint(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("slash")
+        assert isinstance(app.screen, PromptScreen)
+        assert await shows(pilot, app, "regex on the name, case-insensitive; add bound:memory or bound:compute · "
+                                       "empty: show all")
+        await pilot.press("escape", "enter", "e")
+        assert isinstance(app.screen, PromptScreen)
+        assert await shows(pilot, app, "Export the metrics of this row to (.csv, .parquet or .json by extension):")
+        await pilot.press("escape", "escape", "e")
+        assert await shows(pilot, app, "Export the rows shown to (.csv, .parquet or .json by extension):")

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Input
 
 from .conftest import fixture_path
 from .raw_csv import launches, raw_csv
+from .test_app import screen_lines
 
 SIZES = [(80, 24), (120, 40)]
 
@@ -93,6 +94,8 @@ async def test_enter_opens_the_runs_kernels_and_escape_returns(store_path, repor
         assert rows["count"].sum() == len(expected)
         assert rows["duration_s"].sum() == pytest.approx(expected["duration_s"].sum(), rel=1e-12)
         assert "Run mw" in str(app.screen.query_one("#point-title").render())
+        footer = screen_lines(app)[-1]  # at 80 columns every key shown is whole, `? Help` and `q Quit` too
+        assert footer.rstrip().endswith("esc Back ? Help q Quit") and "⏎ Open" in footer
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.runs
