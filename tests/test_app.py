@@ -561,3 +561,47 @@ async def test_at_80x24_prompts_show_their_whole_question_and_hint(h100):
         assert await shows(pilot, app, "Export the metrics of this row to (.csv, .parquet or .json by extension):")
         await pilot.press("escape", "escape", "e")
         assert await shows(pilot, app, "Export the rows shown to (.csv, .parquet or .json by extension):")
+
+
+# -- kernel screen: what an unprofiled launch, a missing number and a nameless GPU say ----------------------------
+def items(row: pd.Series) -> dict[str, str]:
+    return {label: value for _, section in sections(row) for label, value in section}
+
+
+def test_a_launch_ncu_did_not_profile_says_nothing_was_measured():
+    """H800: ncu recorded no values for the flash_fwd launch; nothing on its screen may claim it was counted."""
+    report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
+    for by in ("name", "launch"):
+        rows = report.group(by)
+        shown = items(rows[rows["kernel"].astype(str).str.startswith("flash_fwd")].iloc[0])
+        assert shown["Status"].startswith("not profiled")
+        assert shown["Estimated"] == shown["Provenance"] == "nothing measured: ncu recorded no values"
+        assert shown["All FLOPs"] == shown["AI vs L2"] == shown["Total time"] == "not measured"
+        own = {label: v for label, v in shown.items() if label != "Ridge point"}  # the GPU's, not the launch's
+        assert not any("FLOP/B" in v or "counted" in v for v in own.values())
+
+
+def test_a_measured_row_keeps_its_units_and_a_missing_one_gets_none():
+    report = read_report(fixture_file(H100))
+    row = report.group("name").iloc[0]
+    first = report.kernels[report.kernels["kernel_full"] == row["kernel_full"]]
+    shown = items(row)
+    assert shown["AI vs DRAM"] == f"{fmt.ratio(first['flop'].sum() / first['dram_bytes'].sum())} FLOP/B"
+    assert shown["Estimated"] != "nothing measured: ncu recorded no values"
+    # The A100 details CSV names no GPU (its CC column says 8.0) and has no L2 bytes.
+    shown = items(read_report(fixture_file("a100_gemm_printfp_details.csv")).group("name").iloc[0])
+    assert shown["GPU"] == "unknown (CC 8.0)"
+    assert shown["AI vs L2"] == "not collected"
+
+
+async def test_kernel_screen_of_an_unprofiled_launch_at_80x24():
+    report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        names = screen.model.shown()["kernel"].astype(str).tolist()
+        await pilot.press(*["down"] * next(i for i, n in enumerate(names) if n.startswith("flash_fwd")), "enter")
+        await pilot.press("end")
+        await pilot.pause()
+        text = "\n".join(screen_lines(app))
+        assert "nothing measured: ncu recorded no values" in text and "all counted" not in text
