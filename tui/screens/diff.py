@@ -46,7 +46,8 @@ SCROLLBAR = 2  # the table's vertical scrollbar
 def name_width(cells: list[list[str]], total: int) -> int:
     """Cells for the kernel column: as wide as its longest name, but leaving room in `total` columns for the
     MUST_FIT columns after it (each as wide as its widest cell or title)."""
-    widths = [max(cell_len(c) for c in column) for column in zip(*cells, strict=True)] if cells else [0]
+    lines = [[title for title, _, _ in COLUMNS], *cells]
+    widths = [max(cell_len(c) for c in column) for column in zip(*lines, strict=True)]
     numbers = sum(w + PADDING for w in widths[1:1 + MUST_FIT])
     room = total - SCROLLBAR - numbers - PADDING
     return max(min(widths[0], room), MIN_NAME)
@@ -77,7 +78,6 @@ class DiffScreen(Screen):
         self.gpus = gpus
         self.cells = [[render(values[column]) for _, column, render in COLUMNS]
                       for values in (r._asdict() for r in rows.itertuples(index=False))]
-        self.cells = [[title for title, _, _ in COLUMNS], *self.cells]  # titles count in the widths too
         self._name_width = 0
 
     def compose(self) -> ComposeResult:
@@ -108,11 +108,11 @@ class DiffScreen(Screen):
         self._name_width = name_width(self.cells, total)
         for i, (title, column, _) in enumerate(COLUMNS):
             table.add_column(title, key=column, width=self._name_width if i == 0 else None)
-        for row in self.cells[1:]:
+        for row in self.cells:
             # Text cells: kernel names like `f<T>[with T = float]` are not markup. The name is cut with an
             # ellipsis where it meets the column's edge; str() of the cell is still the whole name.
             table.add_row(Text(row[0], no_wrap=True, overflow="ellipsis"), *(Text(c) for c in row[1:]))
-        if self.rows.shape[0]:
+        if self.cells:
             table.move_cursor(row=min(keep, len(self.rows) - 1))
 
     def action_export(self) -> None:
