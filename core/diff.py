@@ -8,20 +8,30 @@ import pandas as pd
 from .report import Report
 
 COMPARED = ["count", "duration_s", "flop", "dram_bytes", "flop_per_s", "pct_of_peak"]
+# Totals: a kernel a run never launched spent no time and did no work there, so the side it is absent from
+# counts as 0 in the change. Rates of a kernel that never ran are not 0 but undefined.
+ADDITIVE = {"count", "duration_s", "flop", "dram_bytes"}
 
 
 def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
-    """One row per group present in either run; `_a`, `_b`, `_delta` (b - a) and `_ratio` (b / a) columns."""
+    """One row per group present in either run; `_a`, `_b`, `_delta` (b - a) and `_ratio` (b / a) columns.
+
+    A value unknown on a side where the group ran (ncu recorded nothing) leaves its delta and ratio unknown
+    (NaN), never 0."""
     key = "kernel_full" if by == "name" else by
     ga = a.group(by).set_index(key)
     gb = b.group(by).set_index(key)
     out = pd.DataFrame(index=ga.index.union(gb.index, sort=False))
     out["kernel"] = ga["kernel"].combine_first(gb["kernel"]) if by == "name" else out.index
+    absent_a, absent_b = ~out.index.isin(ga.index), ~out.index.isin(gb.index)
     for col in COMPARED:
         out[f"{col}_a"] = ga[col].astype(float)
         out[f"{col}_b"] = gb[col].astype(float)
-        out[f"{col}_delta"] = out[f"{col}_b"].fillna(0) - out[f"{col}_a"].fillna(0)
-        out[f"{col}_ratio"] = out[f"{col}_b"] / out[f"{col}_a"].where(out[f"{col}_a"] != 0)
-    out["presence"] = np.select([out["count_a"].isna(), out["count_b"].isna()], ["only in B", "only in A"], "both")
+        side_a, side_b = out[f"{col}_a"], out[f"{col}_b"]
+        if col in ADDITIVE:
+            side_a, side_b = side_a.mask(absent_a, 0.0), side_b.mask(absent_b, 0.0)
+        out[f"{col}_delta"] = side_b - side_a
+        out[f"{col}_ratio"] = side_b / side_a.where(side_a != 0)
+    out["presence"] = np.select([absent_a, absent_b], ["only in B", "only in A"], "both")
     order = out["duration_s_delta"].abs().sort_values(ascending=False, kind="stable").index
     return out.loc[order].reset_index(names=key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,11 +17,16 @@ TOTALS = ["flop", "dram_bytes", "duration_s", "flop_per_sample", "flop_per_s", "
           "bandwidth_efficiency", "launches", "kernels"]
 
 
+# A fitted slope or intercept this small against the largest |value| fitted is rounding, not a trend: polyfit's
+# float64 error is ~1e-16 of the values, and no real FLOP, byte or time count changes by a billionth.
+NOISE = 1e-9
+
+
 @dataclass
 class Fit:
     slope: float
     intercept: float
-    r2: float
+    r2: float | None  # None: the fitted line is flat, so there is no variance for it to explain
 
 
 @dataclass
@@ -79,8 +85,16 @@ def point_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
         rows.append({param: value, "flop": s.total_flop, "dram_bytes": s.dram_bytes, "duration_s": s.total_time_s,
                      "flop_per_sample": s.total_flop / value if value else math.nan, "flop_per_s": s.flop_per_s,
                      "flops_efficiency": s.flops_efficiency, "bandwidth_efficiency": s.bandwidth_efficiency,
-                     "launches": s.launches, "kernels": report.kernels["kernel_full"].nunique()})
+                     "launches": s.launches, "kernels": report.kernels["kernel_full"].nunique(),
+                     "run": run_name(report), "gpu": report.meta.get("gpu")})
     return pd.DataFrame(rows).sort_values(param, kind="stable").reset_index(drop=True)
+
+
+def run_name(report: Report) -> str:
+    """What a point is called in findings: its report file's name, or for a run `flopscope profile` made
+    (`<run>/report.ncu-rep`) the run's folder, which is its name in the store."""
+    source = Path(str(report.meta.get("source") or "?"))
+    return source.parent.name if source.name == "report.ncu-rep" and source.parent.name else source.name
 
 
 def group_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
@@ -95,14 +109,25 @@ def group_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
 
 
 def linear_fit(x: pd.Series, y: pd.Series) -> Fit | None:
+    """Least-squares line through the known points; None with fewer than two distinct x. A slope whose whole
+    effect over the x range, or an intercept, is within NOISE of the largest |y| is 0: constant data then
+    fits as `0 × x + mean` with no R², not as rounding noise with a meaningless R².
+
+    A value of x measured more than once counts once, at the mean of its y (and R² is over those means):
+    a repeated run is a second measurement of one point, not more weight for that part of the line."""
     ok = x.notna() & y.notna()
-    x, y = x[ok].astype(float).to_numpy(), y[ok].astype(float).to_numpy()
-    if len(np.unique(x)) < 2:
+    means = y[ok].astype(float).groupby(x[ok].astype(float).to_numpy(), sort=True).mean()
+    x, y = means.index.to_numpy(dtype=float), means.to_numpy(dtype=float)
+    if len(x) < 2:
         return None
-    slope, intercept = np.polyfit(x, y, 1)
+    slope, intercept = (float(v) for v in np.polyfit(x, y, 1))
+    bound = NOISE * float(np.abs(y).max())
+    if abs(slope) * (x.max() - x.min()) <= bound:
+        return Fit(0.0, float(y.mean()), None)
+    intercept = 0.0 if abs(intercept) <= bound else intercept
     residual = ((y - (slope * x + intercept)) ** 2).sum()
     total = ((y - y.mean()) ** 2).sum()
-    return Fit(float(slope), float(intercept), 1.0 - residual / total if total else math.nan)
+    return Fit(slope, intercept, float(1.0 - residual / total) if total else None)
 
 
 def findings(table: pd.DataFrame, groups: pd.DataFrame, param: str, tolerance: float = 0.05) -> list[str]:
@@ -110,6 +135,9 @@ def findings(table: pd.DataFrame, groups: pd.DataFrame, param: str, tolerance: f
     out: list[str] = []
     if len(table) < 2:
         return out
+    out += _gpus(table, param) + _repeated(table, param)
+    if table[param].nunique() < 2:
+        return out  # one value of the parameter: nothing about how anything scales with it can be said
     flop, dram = table["flop"], table["dram_bytes"]
     if flop.notna().all() and dram.notna().all() and flop.nunique() == 1 and dram.nunique() == 1:
         out.append(f"FLOPs ({flop.iloc[0]:.4g}) and DRAM bytes ({dram.iloc[0]:.4g}) are identical at every "
@@ -148,15 +176,44 @@ def _appearing_kernels(groups: pd.DataFrame, param: str) -> list[str]:
     return out
 
 
+def _gpus(table: pd.DataFrame, param: str) -> list[str]:
+    gpus = table["gpu"].dropna()
+    if gpus.nunique() < 2:
+        return []
+    where = "; ".join(f"{gpu} at {param} = {_values(table.loc[gpus.index[gpus == gpu], param])}"
+                      for gpu in gpus.unique())
+    return [f"the points ran on different GPUs ({where}): times, FLOP/s and efficiencies compare the GPUs "
+            f"as much as the {param} values"]
+
+
+def _repeated(table: pd.DataFrame, param: str) -> list[str]:
+    counts = table[param].value_counts(sort=False)
+    out = [f"{param} = {value:g} appears {n} times ({', '.join(table.loc[table[param] == value, 'run'])}): "
+           f"the fits and the efficiency trend use the mean of its points" for value, n in counts[counts > 1].items()]
+    if len(counts) == 1:
+        out.append(f"{param} has one value ({counts.index[0]:g}) at every point: nothing to fit or compare")
+    return out
+
+
+def _values(values: pd.Series) -> str:
+    return ", ".join(f"{v:g}" for v in values.unique())
+
+
 def _saturation(table: pd.DataFrame, param: str) -> list[str]:
-    eff = table["flops_efficiency"]
-    if eff.notna().sum() < 3:
+    """'Saturates' only when efficiency rises and then stays within 90% of its best to the largest value;
+    when it ends below that, it falls, and the finding says so."""
+    eff = table.groupby(param, sort=True)["flops_efficiency"].mean().dropna()  # one value per param value
+    if len(eff) < 3:
         return []
     best = eff.max()
     if best <= 1.1 * eff.min():
-        return []  # flat: nothing saturates
-    first = table.loc[eff >= 0.9 * best, param].min()
-    if first < table[param].max():
+        return []  # flat: nothing saturates or falls
+    near = eff >= 0.9 * best
+    first = near.idxmax()  # the smallest param value within 90% of the best
+    if not near.iloc[-1]:
+        return [f"FLOPS efficiency falls after {param} = {eff.idxmax():g} (best {best:.1%}) to "
+                f"{eff.iloc[-1]:.1%} at {param} = {eff.index[-1]:g}"]
+    if eff.index[0] < first < eff.index[-1] and near.loc[first:].all():
         return [f"FLOPS efficiency saturates from {param} = {first:g} (reaches {0.9 * best:.1%}, 90% of its "
                 f"best {best:.1%})"]
     return []

@@ -496,3 +496,132 @@ async def test_no_color_keeps_the_cursor_and_plot_legible(h100, monkeypatch):
         await pilot.press("r")
         plot = app.screen.query_one("#roofline").render()
         assert not any(span.style and getattr(span.style, "color", None) for span in plot.spans)
+
+
+# -- roofline at 80x24: the selected point's name on one line, its numbers always shown ------------------------------
+async def test_roofline_at_80x24_keeps_the_numbers_line_under_a_long_name():
+    """The H800 report's one plotted kernel has a 300-character template name."""
+    report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
+    launches = report.kernels[report.kernels["flop"] > 0]
+    assert launches["kernel"].nunique() == 1 and len(str(launches["kernel"].iloc[0])) > 200
+    ai = launches["flop"].sum() / launches["dram_bytes"].sum()  # the group's AI from its launches' counts
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        lines = screen_lines(app)
+        name = next(i for i, line in enumerate(lines) if "1/1 by time · " in line)
+        assert lines[name].rstrip().endswith("…") and str(launches["kernel"].iloc[0])[:30] in lines[name]
+        numbers = " ".join(lines[name + 1:-1])
+        assert f"AI {fmt.ratio(ai)} FLOP/B" in numbers and "memory-bound" in numbers
+        assert "? Help" in lines[-1]
+
+
+async def test_roofline_in_launch_grouping_names_each_points_launch(h100):
+    launches = h100.kernels
+    plotted = launches[(launches["flop"] > 0) & (launches["dram_bytes"] > 0)]
+    by_time = plotted.sort_values("duration_s", ascending=False, kind="stable")["launch_id"].astype(int).tolist()
+    app = make_app(h100, by="launch")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        seen = []
+        for _ in by_time:
+            line = next(line for line in screen_lines(app) if " by time · launch " in line)
+            seen.append(int(line.split(" by time · launch ")[1].split(" ")[0]))
+            await pilot.press("right")
+        assert seen == by_time and len(set(seen)) == len(seen) > 1
+
+
+async def test_launch_grouping_at_80_columns_keeps_the_launch_id(h100):
+    """Launches of one kernel share its name: at 80 columns the ID column is what tells the rows apart."""
+    ids = h100.kernels.sort_values("duration_s", ascending=False, kind="stable")["launch_id"].astype(int).tolist()
+    app = make_app(h100, by="launch")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        header, *rows = [line for line in table.visible_text() if line.strip()]
+        names = [c.name for _, c, _ in table.layout_columns]
+        assert "launch_id" in names
+        # The ID cells' place on the line: the widths of the columns before it, one space between each.
+        start = sum(cells + 1 for _, _, cells in table.layout_columns[:names.index("launch_id")])
+        width = table.layout_columns[names.index("launch_id")][2]
+        assert header[start:start + width].strip() == "ID"
+        shown = [int(row[start:start + width]) for row in rows]
+        assert shown == ids[:len(shown)] and len(shown) >= 10
+
+
+def on_screen(app) -> str:
+    """The text inside a modal's border, its wrapping undone (the screen beneath shows left and right of it)."""
+    inside = [line[line.index("│") + 1:line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
+    return re.sub(r"\s+", " ", " ".join(inside))
+
+
+async def shows(pilot, app, text: str) -> bool:
+    """Whether `text` is on screen once the modal just opened has painted."""
+    for _ in range(50):
+        if text in on_screen(app):
+            return True
+        await pilot.pause(0.02)
+    return False
+
+
+async def test_at_80x24_prompts_show_their_whole_question_and_hint(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("slash")
+        assert isinstance(app.screen, PromptScreen)
+        assert await shows(pilot, app, "regex on the name, case-insensitive; add bound:memory or bound:compute · "
+                                       "empty: show all")
+        await pilot.press("escape", "enter", "e")
+        assert isinstance(app.screen, PromptScreen)
+        assert await shows(pilot, app, "Export the metrics of this row to (.csv, .parquet or .json by extension):")
+        await pilot.press("escape", "escape", "e")
+        assert await shows(pilot, app, "Export the rows shown to (.csv, .parquet or .json by extension):")
+
+
+# -- kernel screen: what an unprofiled launch, a missing number and a nameless GPU say ----------------------------
+def items(row: pd.Series) -> dict[str, str]:
+    return {label: value for _, section in sections(row) for label, value in section}
+
+
+def test_a_launch_ncu_did_not_profile_says_nothing_was_measured():
+    """H800: ncu recorded no values for the flash_fwd launch; nothing on its screen may claim it was counted."""
+    report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
+    for by in ("name", "launch"):
+        rows = report.group(by)
+        shown = items(rows[rows["kernel"].astype(str).str.startswith("flash_fwd")].iloc[0])
+        assert shown["Status"].startswith("not profiled")
+        assert shown["Estimated"] == shown["Provenance"] == "nothing measured: ncu recorded no values"
+        assert shown["All FLOPs"] == shown["AI vs L2"] == shown["Total time"] == "not measured"
+        own = {label: v for label, v in shown.items() if label != "Ridge point"}  # the GPU's, not the launch's
+        assert not any("FLOP/B" in v or "counted" in v for v in own.values())
+
+
+def test_a_measured_row_keeps_its_units_and_a_missing_one_gets_none():
+    report = read_report(fixture_file(H100))
+    row = report.group("name").iloc[0]
+    first = report.kernels[report.kernels["kernel_full"] == row["kernel_full"]]
+    shown = items(row)
+    assert shown["AI vs DRAM"] == f"{fmt.ratio(first['flop'].sum() / first['dram_bytes'].sum())} FLOP/B"
+    assert shown["Estimated"] != "nothing measured: ncu recorded no values"
+    # The A100 details CSV names no GPU (its CC column says 8.0) and has no L2 bytes.
+    shown = items(read_report(fixture_file("a100_gemm_printfp_details.csv")).group("name").iloc[0])
+    assert shown["GPU"] == "unknown (CC 8.0)"
+    assert shown["AI vs L2"] == "not collected"
+
+
+async def test_kernel_screen_of_an_unprofiled_launch_at_80x24():
+    report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        names = screen.model.shown()["kernel"].astype(str).tolist()
+        await pilot.press(*["down"] * next(i for i, n in enumerate(names) if n.startswith("flash_fwd")), "enter")
+        await pilot.press("end")
+        await pilot.pause()
+        text = "\n".join(screen_lines(app))
+        assert "nothing measured: ncu recorded no values" in text and "all counted" not in text

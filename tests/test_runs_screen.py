@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Input
 
 from .conftest import fixture_path
 from .raw_csv import launches, raw_csv
+from .test_app import screen_lines
 
 SIZES = [(80, 24), (120, 40)]
 
@@ -93,6 +94,8 @@ async def test_enter_opens_the_runs_kernels_and_escape_returns(store_path, repor
         assert rows["count"].sum() == len(expected)
         assert rows["duration_s"].sum() == pytest.approx(expected["duration_s"].sum(), rel=1e-12)
         assert "Run mw" in str(app.screen.query_one("#point-title").render())
+        footer = screen_lines(app)[-1]  # at 80 columns every key shown is whole, `? Help` and `q Quit` too
+        assert footer.rstrip().endswith("esc Back ? Help q Quit") and "⏎ Open" in footer
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.runs
@@ -114,6 +117,7 @@ async def test_m_then_d_compares_two_runs(store_path, reports):
         await settle(pilot, lambda: isinstance(app.screen, DiffScreen))
         expected = diff_runs(reports["h100"], reports["mw"])
         grid = app.screen.query_one(DataTable)
+        assert app.screen.gpus == ("NVIDIA H100 PCIe", "Tesla V100-SXM2-32GB")  # as the reports' files say
         assert grid.row_count == len(expected)
         assert [str(grid.get_row_at(i)[0]) for i in range(grid.row_count)] == expected["kernel"].astype(str).tolist()
         await pilot.press("escape")

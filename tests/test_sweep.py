@@ -11,7 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from flopscope.core import read_report
+from flopscope.core.scaling import findings, linear_fit
 from flopscope.core.sweep import parse_params, points, substitute
 
 from .conftest import fixture_path
@@ -177,3 +180,144 @@ def test_each_host_gets_the_tensor_counters_of_its_own_gpu(tmp_path, two_hosts):
     assert set(by_host) == {"gpu-a", "gpu-b"}
     assert all("src_fp16.sum" in m and "src_fp16_dst_fp32" not in m for m in by_host["gpu-a"])
     assert all("src_fp16_dst_fp32.sum" in m and "src_fp8" not in m for m in by_host["gpu-b"])
+
+
+# -- fits on constant data, and --param-from-name mistakes -------------------------------------------------------
+@pytest.mark.parametrize("x", [[1, 2, 4, 8], [1, 2, 3], [1, 2, 4, 8, 16, 32, 64, 128]])
+@pytest.mark.parametrize("value", [87.1e-6, 586e6, 1.374e14, 0.0])
+def test_constant_data_fits_a_flat_line_with_no_r2(x, value):
+    """polyfit leaves rounding noise in the slope of constant data (1e-22 s per unit, -1e-7 FLOP per unit for
+    these values): the fit reports slope 0 and no R², as there is no variance to explain."""
+    fit = linear_fit(pd.Series(x, dtype=float), pd.Series([value] * len(x)))
+    assert fit.slope == 0 and fit.r2 is None
+    assert fit.intercept == pytest.approx(value, rel=1e-15)
+
+
+def test_a_real_trend_keeps_its_slope_intercept_and_r2():
+    x = pd.Series([1.0, 2, 4, 8])
+    exact = linear_fit(x, 3e12 * x + 5e9)
+    assert (exact.slope, exact.intercept, exact.r2) == pytest.approx((3e12, 5e9, 1.0), rel=1e-12)
+    # One point off the line by 1 of 800: least squares in closed form (Sxy / Sxx), R² = 1 - SSres / SStot.
+    y = pd.Series([100.0, 200, 400, 801])
+    fit = linear_fit(x, y)
+    slope = 2879.25 / 28.75  # Sxy, Sxx about the means 3.75 and 375.25
+    intercept = 375.25 - slope * 3.75
+    r2 = 1 - ((y - (slope * x + intercept)) ** 2).sum() / ((y - 375.25) ** 2).sum()
+    assert (fit.slope, fit.intercept, fit.r2) == pytest.approx((slope, intercept, r2), rel=1e-9)
+    assert 0.99 < fit.r2 < 1
+    # A slope far below the noise bound of the values, but the data really vary: still a fit.
+    tiny = linear_fit(pd.Series([1.0, 2.0]), pd.Series([0.0, 1e-30]))
+    assert tiny.slope == pytest.approx(1e-30) and tiny.r2 == pytest.approx(1.0)
+
+
+@pytest.fixture
+def constant_files(tmp_path) -> list[Path]:
+    """The same real T4 report three times, named as batch sizes 1, 2 and 4."""
+    source = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    files = []
+    for n in (1, 2, 4):
+        files.append(tmp_path / f"t4_bs{n}.ncu-rep")
+        files[-1].write_bytes(source.read_bytes())
+    return files
+
+
+def test_cli_constant_sweep_says_constant_in_the_table_and_null_in_json(tmp_path, constant_files):
+    out = cli("sweep", "--from", *constant_files, "--param-from-name", r"bs(\d+)", "--no-tui", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    fits = [line for line in out.stdout.splitlines() if " x param + " in line]
+    assert len(fits) == 3 and all(line.endswith("(R^2 n/a: constant)") and " = 0 x " in line for line in fits)
+    assert "nan" not in out.stdout.lower()
+    out = cli("sweep", "--from", *constant_files, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
+
+    def strict(constant: str):
+        raise AssertionError(f"{constant} is not JSON")
+
+    fits = json.loads(out.stdout, parse_constant=strict)["analyses"][0]["fits"]
+    t4 = read_report(constant_files[0]).kernels
+    assert fits["flop"] == {"slope": 0.0, "intercept": pytest.approx(t4["flop"].sum(), rel=1e-12), "r2": None}
+    assert fits["duration_s"]["r2"] is None and fits["dram_bytes"]["r2"] is None
+
+
+def test_param_from_name_that_is_no_regex_is_one_line_exit_2(tmp_path, constant_files):
+    out = cli("sweep", "--from", *constant_files, "--param-from-name", "bs(", "--no-tui", home=tmp_path)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("flopscope: --param-from-name 'bs(': not a regular expression (")
+    assert lines[0].endswith(r"e.g. 'bs(\d+)'")
+
+
+def test_param_from_name_is_printed_as_typed(tmp_path, constant_files):
+    out = cli("sweep", "--from", *constant_files, "--param-from-name", r"xx(\d+)", "--no-tui", home=tmp_path)
+    assert out.returncode == 2
+    assert r"--param-from-name 'xx(\d+)' does not match the name" in out.stderr and "\\\\" not in out.stderr
+
+
+# -- findings: GPUs, repeated values, efficiency trends -------------------------------------------------------------
+def test_points_on_different_gpus_are_named_per_gpu(tmp_path):
+    """Copies of an H100 report and a T4 report as batch sizes 1 and 4 (GPU names as SOURCES.md lists them)."""
+    a, b = tmp_path / "a_bs1.ncu-rep", tmp_path / "b_bs4.ncu-rep"
+    a.write_bytes(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep").read_bytes())
+    b.write_bytes(fixture_path("t4_mlp_matadd_full.ncu-rep").read_bytes())
+    out = cli("sweep", "--from", a, b, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    notes = json.loads(out.stdout)["analyses"][0]["findings"]
+    assert "the points ran on different GPUs (NVIDIA H100 PCIe at param = 1; Tesla T4 at param = 4)" in notes[0]
+
+
+def gemm_files(tmp_path: Path, counts: dict[str, int]) -> list[Path]:
+    """A file per name holding that many real V100 GEMM launches."""
+    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "tensorop_s884gemm" in r["Kernel Name"])
+    files = []
+    for name, n in counts.items():
+        files.append(tmp_path / name)
+        files[-1].write_text(raw_csv([gemm] * n))
+    return files
+
+
+def test_a_repeated_value_is_named_and_fitted_at_its_mean(tmp_path):
+    """bs 1, 2 and two runs at bs 4 (4 and 6 GEMMs): the line goes through the means (1, 2, 5 GEMMs), slope by
+    hand: Sxx = 42/9, Sxy = 57/9 about x 7/3, y 8/3, so 19/14 GEMMs per unit (all four points would give 37/27)."""
+    files = gemm_files(tmp_path, {"g_bs1.csv": 1, "g_bs2.csv": 2, "g_bs4.csv": 4, "h_bs4.csv": 6})
+    out = cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)["analyses"][0]
+    per_gemm = 2 * 20480**3
+    assert doc["fits"]["flop"]["slope"] == pytest.approx(19 / 14 * per_gemm, rel=1e-9)
+    assert "param = 4 appears 2 times (g_bs4.csv, h_bs4.csv): the fits and the efficiency trend use the mean of its " \
+           "points" in doc["findings"]
+    assert [p["run"] for p in doc["points"]] == ["g_bs1.csv", "g_bs2.csv", "g_bs4.csv", "h_bs4.csv"]
+
+
+def test_one_value_twice_says_so_not_that_the_parameter_never_arrived(tmp_path):
+    files = gemm_files(tmp_path, {"a_bs4.csv": 4, "b_bs4.csv": 4})
+    out = cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)["analyses"][0]
+    assert doc["findings"] == ["param = 4 appears 2 times (a_bs4.csv, b_bs4.csv): the fits and the efficiency trend "
+                               "use the mean of its points",
+                               "param has one value (4) at every point: nothing to fit or compare"]
+    assert doc["fits"] == {"flop": None, "dram_bytes": None, "duration_s": None}
+
+
+def efficiency_table(values: list[float], efficiency: list[float]) -> pd.DataFrame:
+    """A per-point table with made-up efficiencies and FLOPs growing exactly with the parameter."""
+    return pd.DataFrame({"bs": values, "flop": [1e9 * v for v in values], "dram_bytes": [1e6 * v for v in values],
+                         "flop_per_sample": [1e9] * len(values), "flops_efficiency": efficiency,
+                         "run": [f"r{i}" for i in range(len(values))], "gpu": ["GPU X"] * len(values)})
+
+
+@pytest.mark.parametrize(("efficiency", "expected"), [
+    # rises, then stays within 90% of its best 0.5: saturates where it first reaches 0.45
+    ([0.1, 0.3, 0.46, 0.5, 0.48], "FLOPS efficiency saturates from bs = 4 (reaches 45.0%, 90% of its best 50.0%)"),
+    # best at the first point, then down to 0.2%: it falls (the reviewers' sweep said "saturates from 1")
+    ([0.127, 0.1, 0.02, 0.005, 0.002], "FLOPS efficiency falls after bs = 1 (best 12.7%) to 0.2% at bs = 16"),
+    # rises, peaks, falls below 90% of the peak by the end
+    ([0.1, 0.4, 0.5, 0.3, 0.2], "FLOPS efficiency falls after bs = 4 (best 50.0%) to 20.0% at bs = 16"),
+    ([0.1, 0.2, 0.3, 0.4, 0.5], None),  # still rising at the largest value: neither
+    ([0.3, 0.31, 0.3, 0.305, 0.3], None),  # flat within 10%
+])
+def test_efficiency_saturates_only_when_it_rises_then_levels(efficiency, expected):
+    notes = findings(efficiency_table([1, 2, 4, 8, 16], efficiency), pd.DataFrame(), "bs")
+    trend = [n for n in notes if n.startswith("FLOPS efficiency")]
+    assert trend == ([expected] if expected else [])

@@ -137,7 +137,8 @@ async def test_constant_flops_series_shows_the_finding(reports, size):
         text = flat(screen_text(app))
         assert "! FLOPs (1.374e+14) and DRAM bytes" in text
         assert "are identical at every batch_size" in text
-        assert "R² n/a: constant" in text
+        # All three fits: FLOP, DRAM bytes and time are the same numbers at every point, so no slope, no R².
+        assert text.count("R² n/a: constant") == 3 and len(re.findall(r" = 0 (?:B |s )?× batch_size", text)) == 3
 
 
 async def test_tolerance_is_the_clis(reports):

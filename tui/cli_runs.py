@@ -62,7 +62,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         from .screen_app import run_screen_app
         from .screens.diff import DiffScreen
 
-        return run_screen_app(DiffScreen(rows, args.run_a, args.run_b))
+        return run_screen_app(DiffScreen(rows, args.run_a, args.run_b, (a.meta.get("gpu"), b.meta.get("gpu"))))
     if args.json:
         json.dump({"a": args.run_a, "b": args.run_b, "rows": records(rows)}, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -114,7 +114,7 @@ def _profile_points(args) -> tuple[list[Slice], str]:
 
 
 def _from_sources(args) -> list[Slice]:
-    pattern = re.compile(args.param_from_name) if args.param_from_name else None
+    pattern = _regex(args.param_from_name) if args.param_from_name else None
     param = args.param[0].split("=")[0] if args.param else "param"
     store = None
     pts = []
@@ -133,11 +133,20 @@ def _from_sources(args) -> list[Slice]:
     return [Slice(param, {}, pts)] if pts else []
 
 
+def _regex(text: str) -> re.Pattern:
+    try:
+        return re.compile(text)
+    except re.error as err:
+        raise FlopscopeError(f"--param-from-name '{text}'", f"not a regular expression ({err})",
+                             r"use a regex with one group that captures the value, e.g. 'bs(\d+)'") from None
+
+
 def _value(name: str, stored: dict, pattern, param: str, source: str) -> float:
     if pattern is not None:
         m = pattern.search(name)
         if not m:
-            raise FlopscopeError(source, f"--param-from-name {pattern.pattern!r} does not match the name",
+            # The pattern as typed, not its repr (which doubles every backslash).
+            raise FlopscopeError(source, f"--param-from-name '{pattern.pattern}' does not match the name",
                                  "use a regex with one group that captures the value, e.g. 'bs(\\d+)'")
         return _number(m.group(1) if m.groups() else m.group(0))
     if stored:
@@ -193,6 +202,7 @@ def _print_analysis(param: str, table, _groups, fits, notes, out_console) -> Non
     out_console.print(out)
     for col, fit in fits.items():
         if fit:
-            out_console.print(Text(f"{col} = {fit.slope:.4g} x {param} + {fit.intercept:.4g}  (R^2 {fit.r2:.4f})"))
+            r2 = f"R^2 {fit.r2:.4f}" if fit.r2 is not None else "R^2 n/a: constant"
+            out_console.print(Text(f"{col} = {fit.slope:.4g} x {param} + {fit.intercept:.4g}  ({r2})"))
     for note in notes:
         out_console.print(Text(f"! {note}", style="bold"))

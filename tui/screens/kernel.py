@@ -33,10 +33,12 @@ def _v(row: pd.Series, name: str):
 def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     """(section title, [(label, value)]) for every metric the row holds; missing numbers read 'not collected'."""
 
+    measured = _measured(row)
+
     def num(name: str, render, unit: str = "") -> str:
         value = _v(row, name)
         if value is None:
-            return "not collected"
+            return "not collected" if measured else "not measured"
         if isinstance(value, str):  # a group whose launches differ says "(mixed)"
             return value
         return render(value, unit) if unit else render(value)
@@ -55,7 +57,7 @@ def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     compute.append(("Tensor, all types", num("flop_tensor", fmt.si, "FLOP")))
     compute += [(f"Tensor {d.upper()}", num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_DTYPES
                 if _v(row, f"flop_tensor_{d}")]
-    compute += [("Precision judged", fmt.text(_v(row, "precision")) or "none (no FLOPs)"),
+    compute += [("Precision judged", fmt.text(_v(row, "precision")) or ("none (no FLOPs)" if measured else "unknown")),
                 ("% of peak", num("pct_of_peak", fmt.pct)), ("% of roof", num("pct_of_roof", fmt.pct)),
                 ("Attainable", num("attainable_flop_per_s", fmt.si, "FLOP/s")),
                 ("Bound", fmt.text(_v(row, "bound")) or "unknown")]
@@ -64,14 +66,14 @@ def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
               ("DRAM total", num("dram_bytes", fmt.si, "B")),
               ("DRAM bandwidth", num("dram_bytes_per_s", fmt.si, "B/s")),
               ("L2", num("l2_bytes", fmt.si, "B")), ("L1/TEX", num("l1_bytes", fmt.si, "B")),
-              ("AI vs DRAM", num("ai_dram", fmt.ratio) + " FLOP/B"), ("AI vs L2", num("ai_l2", fmt.ratio) + " FLOP/B"),
-              ("AI vs L1", num("ai_l1", fmt.ratio) + " FLOP/B")]
+              ("AI vs DRAM", num("ai_dram", _intensity)), ("AI vs L2", num("ai_l2", _intensity)),
+              ("AI vs L1", num("ai_l1", _intensity))]
 
     launch = [("Grid", fmt.text(_v(row, "grid"))), ("Block", fmt.text(_v(row, "block"))),
               ("Registers/thread", num("registers", fmt.integer)), ("Stream", num("stream", fmt.integer)),
               ("Device", num("device", fmt.integer)), ("Process", fmt.text(_v(row, "process"))),
               ("NVTX", fmt.text(_v(row, "nvtx"))), ("First launch ID", num("launch_id", fmt.integer)),
-              ("GPU", f"{fmt.text(_v(row, 'gpu'))} (CC {fmt.text(_v(row, 'cc'))})")]
+              ("GPU", _gpu(row))]
 
     peak, bw = _v(row, "peak_flop_per_s"), _v(row, "peak_dram_bytes_per_s")
     ceilings = [("Compute ceiling", num("peak_flop_per_s", fmt.si, "FLOP/s")),
@@ -79,15 +81,32 @@ def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
                 ("Ridge point", f"{fmt.ratio(peak / bw)} FLOP/B" if peak and bw else "n/a"),
                 ("Ceiling source", fmt.text(_v(row, "peak_source")) or "none: pass --gpu NAME")]
 
+    # An empty estimated/provenance means "all counted" only where ncu measured something.
+    nothing = "nothing measured: ncu recorded no values"
     notes = [("Status", fmt.text(_v(row, "status")) or "ok"),
-             ("Estimated", fmt.text(_v(row, "estimated")) or "nothing: all counted"),
-             ("Provenance", fmt.text(_v(row, "provenance")) or "counted .sum metrics"),
+             ("Estimated", fmt.text(_v(row, "estimated")) or ("nothing: all counted" if measured else nothing)),
+             ("Provenance", fmt.text(_v(row, "provenance")) or ("counted .sum metrics" if measured else nothing)),
              ("Convention", FMA_CONVENTION)]
     identity = [("Name", fmt.text(_v(row, "kernel_full")) or fmt.text(_v(row, "kernel"))),
                 ("Short name", fmt.text(_v(row, "kernel")))]
     # The full name last: a template instantiation can fill a screen on its own.
     return [("Time", time), ("Compute", compute), ("Memory", memory), ("Launch configuration", launch),
             ("Ceilings", ceilings), ("Provenance", notes), ("Kernel", identity)]
+
+
+def _measured(row: pd.Series) -> bool:
+    """False for a launch ncu recorded no values for (a group is that only if all its launches are)."""
+    return not (fmt.text(_v(row, "status")) or "ok").startswith("not profiled")
+
+
+def _intensity(value: float) -> str:
+    return f"{fmt.ratio(value)} FLOP/B"
+
+
+def _gpu(row: pd.Series) -> str:
+    """`NVIDIA A100 (CC 8.0)`; a report without the GPU's name (details CSV) says unknown, not a blank."""
+    name, cc = fmt.text(_v(row, "gpu")) or "unknown", fmt.text(_v(row, "cc"))
+    return f"{name} (CC {cc})" if cc else name
 
 
 def _section_table(title: str, items: list[tuple[str, str]]) -> Table:

@@ -191,10 +191,14 @@ class PushedKernelsScreen(KernelsScreen):
     """The Kernels screen of a report opened from another screen (a sweep point, a stored run): titled with
     what it shows, and `escape` goes back."""
 
-    # KernelsScreen's escape only clears the filter (it is the app's first screen); here it also goes back.
+    # KernelsScreen's escape only clears the filter (it is the app's first screen); here it also goes back,
+    # after clearing a filter if one is set. With `esc Back` the footer overflows 80 columns and cuts `? Help`
+    # and `q Quit`: `o` (sort from a list; `s` sorts too) and `b` (the bound filter; `/ bound:` too) leave the
+    # footer here, and `?` still lists them.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back/clear filter"),
-        *(b for b in KernelsScreen.BINDINGS if not (isinstance(b, Binding) and b.key == "escape")),
+        Binding("escape", "back", "Back"),
+        *(dataclasses.replace(b, show=False) if b.key in ("o", "b") else b
+          for b in KernelsScreen.BINDINGS if isinstance(b, Binding) and b.key != "escape"),
     ]
 
     def __init__(self, label: str, by: str = "name") -> None:

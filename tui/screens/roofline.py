@@ -7,6 +7,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 from flopscope.core.metrics import Ceiling
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -19,8 +20,10 @@ from .export import ask_export
 from .kernel import KernelScreen
 
 
-def describe(data: Roofline, index: int | None) -> Text:
-    """The selected point's name (verbatim) and numbers, or why there is nothing to select."""
+def describe(data: Roofline, index: int | None, launch: int | None = None) -> RenderableType:
+    """The selected point's name (verbatim, on one line: a template name would push the numbers off an
+    80x24 screen) and its numbers, or why there is nothing to select. `launch`: the launch ID, which tells
+    apart the launches of one kernel when each launch is a point."""
     if index is None or not data.points:
         why = f"{data.dropped} row(s) lack counted FLOPs or DRAM bytes" if data.dropped else "no rows"
         return Text(f"No point to plot: {why}. `flopscope report` names the ncu --metrics that collect them.")
@@ -29,11 +32,13 @@ def describe(data: Roofline, index: int | None) -> Text:
     bound = f" · {p.bound}-bound" if p.bound else ""
     levels = "".join(f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1)) if v == v)
     more = f" · {data.beyond} smaller not plotted" if data.beyond else ""
-    text = Text(f"{index + 1}/{len(data.points)} by time · ", style="bold")
-    text.append(p.label)  # verbatim: `[with T = float]` is a name, not markup
-    text.append(f"\nAI {fmt.ratio(p.ai)} FLOP/B · {fmt.si(p.flop_per_s, 'FLOP/s')} · {fmt.pct(p.share)} of time"
-                f"{peak}{bound}{levels}{more}")
-    return text
+    name = Text(f"{index + 1}/{len(data.points)} by time · ", style="bold", no_wrap=True, overflow="ellipsis")
+    if launch is not None:
+        name.append(f"launch {launch} · ", style="bold")
+    name.append(p.label)  # verbatim: `[with T = float]` is a name, not markup
+    numbers = Text(f"AI {fmt.ratio(p.ai)} FLOP/B · {fmt.si(p.flop_per_s, 'FLOP/s')} · {fmt.pct(p.share)} of time"
+                   f"{peak}{bound}{levels}{more}")
+    return Group(name, numbers)
 
 
 class RooflineScreen(Screen):
@@ -57,7 +62,7 @@ class RooflineScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield RooflinePlot(self.data, id="roofline")
-        yield Static(describe(self.data, self.selected), id="point-info")
+        yield Static(self._describe(), id="point-info")
         yield Footer(compact=True)
 
     def action_step(self, step: int) -> None:
@@ -65,7 +70,14 @@ class RooflineScreen(Screen):
             return
         self.selected = max(0, min(self.selected + step, len(self.data.points) - 1))
         self.query_one(RooflinePlot).select(self.selected)
-        self.query_one("#point-info", Static).update(describe(self.data, self.selected))
+        self.query_one("#point-info", Static).update(self._describe())
+
+    def _describe(self) -> RenderableType:
+        launch = None
+        if self.suffix == "launch" and self.selected is not None:  # suffix: the grouping the rows come from
+            value = self.rows.iloc[self.data.points[self.selected].position].get("launch_id")
+            launch = None if pd.isna(value) else int(value)
+        return describe(self.data, self.selected, launch)
 
     def action_open(self) -> None:
         if self.selected is not None:

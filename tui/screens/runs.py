@@ -188,9 +188,10 @@ class RunsScreen(Screen):
 
     @work(thread=True, exclusive=True, group="runs")
     def _diff(self, a: str, b: str) -> None:
-        rows = self._read(lambda store: diff_runs(store.load(a), store.load(b)))
-        if rows is not None:
-            self.app.call_from_thread(self.app.push_screen, DiffScreen(rows, a, b))
+        reports = self._read(lambda store: (store.load(a), store.load(b)))
+        if reports is not None:
+            gpus = tuple(r.meta.get("gpu") for r in reports)
+            self.app.call_from_thread(self.app.push_screen, DiffScreen(diff_runs(*reports), a, b, gpus))
 
     @work(thread=True, exclusive=True, group="runs")
     def _sweep(self, name: str) -> None:

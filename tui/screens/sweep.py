@@ -75,15 +75,14 @@ def table_columns(param: str) -> list[Column]:
     ]
 
 
-def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], str], scale: float = 0.0) -> str:
-    """`FLOP = 17.2 T × batch_size + 0 (R² 1.0000)`, or why there is no fit. `scale` is the largest |value|
-    fitted: an intercept a millionth of it is the fit's rounding noise and reads as 0."""
+def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], str]) -> str:
+    """`FLOP = 17.2 T × batch_size + 0 (R² 1.0000)`, or why there is no fit. Rounding noise in the slope and
+    intercept is already 0 (`linear_fit`), so this line and `flopscope sweep`'s say the same."""
     if fit is None:
         return f"{title}: no fit (fewer than two {param} values with data)"
-    intercept = 0.0 if abs(fit.intercept) <= 1e-6 * scale else fit.intercept
-    sign = "−" if intercept < 0 else "+"
-    r2 = f"R² {fit.r2:.4f}" if math.isfinite(fit.r2) else "R² n/a: constant"
-    return f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(intercept)) or '0'}  ({r2})"
+    sign = "−" if fit.intercept < 0 else "+"
+    r2 = f"R² {fit.r2:.4f}" if fit.r2 is not None else "R² n/a: constant"
+    return f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(fit.intercept)) or '0'}  ({r2})"
 
 
 @dataclass(frozen=True)
@@ -114,8 +113,7 @@ def header(title: str, param: str, analysis: Analysis, color: bool = True) -> Te
     if not analysis.notes:
         text.append("\nNo findings: nothing flagged in how FLOPs, bytes and kernels scale.", style="dim")
     for name, title_, render in FITTED:
-        scale = float(analysis.table[name].abs().max()) if len(analysis.table) else 0.0
-        text.append("\n" + fit_line(title_, analysis.fits[name], param, render, scale))
+        text.append("\n" + fit_line(title_, analysis.fits[name], param, render))
     return text
 
 

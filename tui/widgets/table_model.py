@@ -27,8 +27,9 @@ def table_columns(by: str) -> list[Column]:
     if by == "nvtx":
         columns[0] = replace(columns[0], name="nvtx", title="NVTX range")
     if by == "launch":
+        # Priority 0, never dropped: launches of one kernel share its name, so the ID is what tells rows apart.
         at = next(i for i, c in enumerate(columns) if c.name == "count")
-        columns[at] = Column("launch_id", "ID", fmt.integer, 3, 7)
+        columns[at] = Column("launch_id", "ID", fmt.integer, 0, 7)
     return columns
 
 
