@@ -22,6 +22,7 @@ from flopscope.tui.screens.roofline import RooflineScreen
 from flopscope.tui.screens.sort import SortScreen
 from flopscope.tui.widgets.kernel_table import KernelTable
 from rich.console import Console
+from textual import events
 from textual.widgets import Input, OptionList
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
@@ -211,6 +212,23 @@ async def test_slash_filters_by_regex_and_bound(h100):
 
         await pilot.press("escape")  # clears the filter
         assert len(screen.model) == len(rows)
+
+
+async def test_keys_typed_in_a_burst_after_slash_reach_the_prompt(h100):
+    """Over SSH `/gemm⏎` arrives in one read: the keys after `/` are queued before the prompt exists. They
+    used to find nothing focused (or the table) and vanish; now they are the filter."""
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        for key, char in [("slash", "/"), ("d", "d"), ("e", "e"), ("v", "v"), ("i", "i"), ("c", "c"),
+                          ("e", "e"), ("enter", "\r")]:
+            app.post_message(events.Key(key, char))  # queued at once, as the driver does with one read
+        await pilot.pause(0.3)
+        assert app.screen is screen and screen.query_state.pattern == "device"
+        groups = h100.group("name")
+        expected = groups["kernel_full"].str.lower().str.contains("device") | groups["kernel"].str.lower().str.contains(
+            "device")
+        assert 0 < len(screen.model) == int(expected.sum()) < len(groups)
 
 
 async def test_b_cycles_the_bound_filter(h100):

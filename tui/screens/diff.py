@@ -65,7 +65,7 @@ def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None]) -> li
 
 class DiffScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("e", "export", "Export"),
+        Binding("e", "export", "Export", priority=True),
         Binding("escape", "back", "Back"),
     ]
 
@@ -115,9 +115,9 @@ class DiffScreen(Screen):
         if self.cells:
             table.move_cursor(row=min(keep, len(self.rows) - 1))
 
-    def action_export(self) -> None:
+    async def action_export(self) -> None:
         a, b = self.names
-        ask_export(self.app, lambda: self.rows, Path.cwd() / f"diff-{a}-{b}.csv", "comparison")
+        await ask_export(self.app, lambda: self.rows, Path.cwd() / f"diff-{a}-{b}.csv", "comparison")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":

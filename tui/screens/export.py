@@ -17,15 +17,16 @@ from textual.app import App
 from .prompt import PromptScreen
 
 
-def ask_export(app: App, rows: Callable[[], pd.DataFrame], default: Path, what: str = "rows shown") -> None:
-    """Prompt for a path (default filled in), then write `rows()` there off the UI thread and notify."""
+async def ask_export(app: App, rows: Callable[[], pd.DataFrame], default: Path, what: str = "rows shown") -> None:
+    """Prompt for a path (default filled in), then write `rows()` there off the UI thread and notify.
+    Awaited from a priority binding, so keys typed right after `e` land in the prompt (see PromptScreen)."""
 
     def chosen(path: str | None) -> None:
         if path and path.strip():
             app.run_worker(lambda: _write(app, rows, Path(path.strip()).expanduser()), thread=True,
                            group="export", exit_on_error=False)
 
-    app.push_screen(PromptScreen(f"Export the {what} to (.csv, .parquet or .json by extension):", str(default)),
+    await app.push_screen(PromptScreen(f"Export the {what} to (.csv, .parquet or .json by extension):", str(default)),
                     chosen)
 
 

@@ -121,7 +121,7 @@ def _section_table(title: str, items: list[tuple[str, str]]) -> Table:
 class KernelScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
-        Binding("e", "export", "Export"),
+        Binding("e", "export", "Export", priority=True),
     ]
 
     def __init__(self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel") -> None:
@@ -154,7 +154,8 @@ class KernelScreen(Screen):
     def action_back(self) -> None:
         self.dismiss()
 
-    def action_export(self) -> None:
+    async def action_export(self) -> None:
         launch = _v(self.row, "launch_id")
         suffix = f"kernel-{int(launch)}" if launch is not None else "kernel"
-        ask_export(self.app, lambda: self.row.to_frame().T, self.app.export_name(suffix), what="metrics of this row")
+        await ask_export(self.app, lambda: self.row.to_frame().T, self.app.export_name(suffix),
+                         what="metrics of this row")

@@ -33,11 +33,11 @@ class KernelsScreen(Screen):
         Binding("enter", "open_row", "Open"),
         Binding("s", "sort_column", "Sort"),
         Binding("o", "sort_pick", "Sort…"),
-        Binding("slash", "filter", "Filter", key_display="/"),
+        Binding("slash", "filter", "Filter", key_display="/", priority=True),
         Binding("b", "cycle_bound", "Bound"),
         Binding("g", "cycle_group", "Group"),
         Binding("r", "roofline", "Roofline"),
-        Binding("e", "export", "Export"),
+        Binding("e", "export", "Export", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -137,7 +137,7 @@ class KernelsScreen(Screen):
 
         self.app.push_screen(SortScreen(choices, self.query_state.sort), picked)
 
-    def action_filter(self) -> None:
+    async def action_filter(self) -> None:
         def typed(text: str | None) -> None:
             if text is None:
                 return
@@ -147,7 +147,7 @@ class KernelsScreen(Screen):
                 self.notify(str(err), title="Filter not applied", severity="error", markup=False)
 
         hint = "regex on the name, case-insensitive; add bound:memory or bound:compute · empty: show all"
-        self.app.push_screen(PromptScreen("Filter rows:", self.query_state.text(), hint), typed)
+        await self.app.push_screen(PromptScreen("Filter rows:", self.query_state.text(), hint), typed)
 
     def action_cycle_bound(self) -> None:
         bound = BOUNDS[(BOUNDS.index(self.query_state.bound) + 1) % len(BOUNDS)]
@@ -179,12 +179,12 @@ class KernelsScreen(Screen):
         self.app.push_screen(RooflineScreen(self.model.rows, self.model.order, self.ceilings,
                                             self.model.columns[0].name, self.by))
 
-    def action_export(self) -> None:
+    async def action_export(self) -> None:
         if self.model is None:
             return
         model = self.model  # the rows as shown now, even if the view changes while the prompt is open
         order = model.order.copy()
-        ask_export(self.app, lambda: model.rows.iloc[order].reset_index(drop=True), self.app.export_name(self.by))
+        await ask_export(self.app, lambda: model.rows.iloc[order].reset_index(drop=True), self.app.export_name(self.by))
 
 
 class PushedKernelsScreen(KernelsScreen):

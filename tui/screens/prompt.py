@@ -26,6 +26,11 @@ class PromptScreen(ModalScreen[str | None]):
             yield Input(self.value, id="answer")
             yield Label(self.hint or "enter: OK · escape: cancel", classes="hint", markup=False)
 
+    def on_mount(self) -> None:
+        # Focus now, not when the screen is resumed: keys typed right after the one that opened the prompt
+        # (a burst over SSH: `/gemm`) arrive before that, and would find nothing focused and be lost.
+        self.query_one(Input).focus()
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self.dismiss(event.value)

@@ -20,7 +20,7 @@ from .export import ask_export
 
 class ReconcileScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("e", "export", "Export"),
+        Binding("e", "export", "Export", priority=True),
     ]
 
     def __init__(self, title: str, titles: list[str], rows: list[list[Text]], lines: list[str],
@@ -42,6 +42,6 @@ class ReconcileScreen(Screen):
             table.add_row(*cells)
         table.focus()
 
-    def action_export(self) -> None:
+    async def action_export(self) -> None:
         frame = pd.DataFrame([asdict(m) for m in self.result.modules])
-        ask_export(self.app, lambda: frame, Path.cwd() / "reconcile.csv", "module table")
+        await ask_export(self.app, lambda: frame, Path.cwd() / "reconcile.csv", "module table")

@@ -46,7 +46,7 @@ class RooflineScreen(Screen):
         Binding("right,j", "step(1)", "Next"),
         Binding("left,k", "step(-1)", "Previous"),
         Binding("enter", "open", "Open"),
-        Binding("e", "export", "Export"),
+        Binding("e", "export", "Export", priority=True),
         Binding("escape", "back", "Back"),
     ]
 
@@ -84,9 +84,9 @@ class RooflineScreen(Screen):
             row = self.rows.iloc[self.data.points[self.selected].position]
             self.app.push_screen(KernelScreen(row, self.ceilings, self.name_column))
 
-    def action_export(self) -> None:
+    async def action_export(self) -> None:
         positions = [p.position for p in self.data.points]
-        ask_export(self.app, lambda: self.rows.iloc[positions].reset_index(drop=True),
+        await ask_export(self.app, lambda: self.rows.iloc[positions].reset_index(drop=True),
                    self.app.export_name(f"{self.suffix}-roofline"), what="points plotted")
 
     def action_back(self) -> None:

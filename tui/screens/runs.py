@@ -60,8 +60,8 @@ class RunsScreen(Screen):
         Binding("d", "diff", "Diff A→row"),
         Binding("w", "sweep", "Sweep"),
         Binding("s", "sort_column", "Sort"),
-        Binding("slash", "filter", "Filter", key_display="/"),
-        Binding("e", "export", "Export"),
+        Binding("slash", "filter", "Filter", key_display="/", priority=True),
+        Binding("e", "export", "Export", priority=True),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -156,7 +156,7 @@ class RunsScreen(Screen):
         if column is not None and self.model is not None:
             self._requery(sorted_by(self.model.query, column))
 
-    def action_filter(self) -> None:
+    async def action_filter(self) -> None:
         def typed(text: str | None) -> None:
             if text is None:
                 return
@@ -168,15 +168,15 @@ class RunsScreen(Screen):
             self._requery(query)
 
         hint = "regex on the run's name, case-insensitive · empty: show all"
-        self.app.push_screen(PromptScreen("Filter runs:", self.model.query.pattern, hint), typed)
+        await self.app.push_screen(PromptScreen("Filter runs:", self.model.query.pattern, hint), typed)
 
     def action_clear_filter(self) -> None:
         if self.model is not None and self.model.query.pattern:
             self._requery(Query(sort=self.model.query.sort, descending=self.model.query.descending))
 
-    def action_export(self) -> None:
+    async def action_export(self) -> None:
         if self.model is not None:
-            ask_export(self.app, self.model.shown, Path.cwd() / "flopscope-runs.csv", what="runs shown")
+            await ask_export(self.app, self.model.shown, Path.cwd() / "flopscope-runs.csv", what="runs shown")
 
     # -- loading from the store (worker threads) -------------------------------------------------
     @work(thread=True, exclusive=True, group="runs")

@@ -122,7 +122,7 @@ class SweepScreen(Screen):
         Binding("enter", "open", "Open point"),
         Binding("m", "cycle_metric", "Next metric"),
         Binding("n", "next_line", "Next line"),
-        Binding("e", "export", "Export"),
+        Binding("e", "export", "Export", priority=True),
         Binding("escape", "back", "Back"),
     ]
     DEFAULT_CSS = """
@@ -211,8 +211,8 @@ class SweepScreen(Screen):
         """The per-point table as shown: its columns, in its order, at full precision."""
         return self.analysis.table[[c.name for c in self.columns]].reset_index(drop=True)
 
-    def action_export(self) -> None:
-        ask_export(self.app, self.shown, Path.cwd() / f"{self.sweep_name.replace('/', '_')}-sweep.csv",
+    async def action_export(self) -> None:
+        await ask_export(self.app, self.shown, Path.cwd() / f"{self.sweep_name.replace('/', '_')}-sweep.csv",
                    what="per-point table")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
