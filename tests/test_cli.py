@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,9 +16,18 @@ from flopscope.core import NAMES, FlopscopeError, read_report
 from .conftest import fixture_path
 
 
-def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+def run(*args: str, cwd=None, columns: int = 200, umask: int = -1) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env={"COLUMNS": "200", "PATH": ""})
+                          capture_output=True, text=True, cwd=cwd, env={"COLUMNS": str(columns), "PATH": ""},
+                          umask=umask)
+
+
+def one_line_error(out: subprocess.CompletedProcess, *needles: str) -> None:
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert all(n in lines[0] for n in needles), lines[0]
 
 
 def test_report_table_has_header_ceilings_and_rows():
@@ -130,6 +142,54 @@ def test_missing_counter_names_metric_and_ncu_option_and_table_still_prints():
     sort = run("report", path, "--sort", "flop")
     assert sort.returncode == 2 and "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum" in sort.stderr
     assert len(sort.stderr.strip().splitlines()) == 1
+
+
+def test_export_to_a_folder_or_an_unwritable_place_is_one_line(tmp_path):
+    path = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    folder = tmp_path / "d.csv"
+    folder.mkdir()
+    one_line_error(run("export", path, "-o", "d.csv", cwd=tmp_path), "d.csv", "folder")
+    assert list(folder.iterdir()) == [] and not list(tmp_path.glob(".*.tmp"))
+    if Path("/proc/self").is_dir():  # Linux: nobody, root included, can create files in /proc
+        one_line_error(run("export", path, "-o", "/proc/out.csv"), "/proc/out.csv", "cannot create")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_export_mode_follows_the_umask(tmp_path, umask):
+    out = run("export", fixture_path("t4_mlp_matadd_full.ncu-rep"), "-o", tmp_path / "k.csv", umask=umask)
+    assert out.returncode == 0, out.stderr
+    assert stat.S_IMODE((tmp_path / "k.csv").stat().st_mode) == 0o666 & ~umask
+
+
+# launch 0 of the T4 report as `ncu --import t4_mlp_matadd_full.ncu-rep --csv --page raw` prints it
+T4_IDS = {"launch_id": 0, "device": 0, "stream": 7, "registers": 18, "count": 1}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".json"])
+def test_export_writes_ids_and_counts_as_integers(tmp_path, suffix):
+    out_file = tmp_path / f"k{suffix}"
+    assert run("export", fixture_path("t4_mlp_matadd_full.ncu-rep"), "-o", out_file, "--by", "launch").returncode == 0
+    if suffix == ".csv":
+        with out_file.open(newline="") as handle:
+            row = next(csv.DictReader(handle))
+        assert {k: row[k] for k in T4_IDS} == {k: str(v) for k, v in T4_IDS.items()}  # "7", never "7.0"
+    elif suffix == ".json":
+        row = json.loads(out_file.read_text())["rows"][0]
+        assert {k: row[k] for k in T4_IDS} == T4_IDS
+        assert all(type(row[k]) is int for k in T4_IDS)
+    else:
+        table = pd.read_parquet(out_file)
+        assert all(pd.api.types.is_integer_dtype(table[k]) for k in T4_IDS)
+        assert {k: int(table[k].iloc[0]) for k in T4_IDS} == T4_IDS
+
+
+def test_report_json_ids_are_integers_from_ncu_rep_and_csv_alike():
+    rep = json.loads(run("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--json", "--by", "launch").stdout)
+    details = json.loads(run("report", fixture_path("t4_nsightful_copy_blocked_details.csv"), "--json").stdout)
+    # Device "0", Stream "7" as both files print them (the .ncu-rep through `ncu --import ... --csv`)
+    for row in (rep["rows"][0], details["rows"][0]):
+        assert (row["device"], row["stream"]) == (0, 7)
+        assert type(row["device"]) is int and type(row["stream"]) is int
 
 
 def test_export_failure_leaves_existing_file_intact(tmp_path):
