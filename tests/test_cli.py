@@ -192,6 +192,17 @@ def test_report_json_ids_are_integers_from_ncu_rep_and_csv_alike():
         assert type(row["device"]) is int and type(row["stream"]) is int
 
 
+@pytest.mark.parametrize("top", ["0", "-1", "two"])
+def test_top_below_one_is_a_one_line_usage_error(top):
+    one_line_error(run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--top", top), "--top")
+
+
+def test_top_one_is_the_longest_row():
+    path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
+    rows = json.loads(run("report", path, "--json", "--by", "launch", "--top", "1").stdout)["rows"]
+    assert [r["launch_id"] for r in rows] == [int(read_report(path).kernels["duration_s"].idxmax())]
+
+
 def test_export_failure_leaves_existing_file_intact(tmp_path):
     target = tmp_path / "keep.csv"
     target.write_text("precious\n")

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from typing import NoReturn
 
 from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
@@ -18,6 +19,24 @@ from .cli_sweep import add_sweep_command
 from .text_report import console, missing_lines, print_report, report_json
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage mistakes are one line, like every other input error (argparse would print its usage block too)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}; see `{self.prog} --help`\n")
+
+
+def positive_int(text: str) -> int:
+    """--top N: 0 used to mean every row and -1 every row but the last; neither is what anyone asks for."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"N must be 1 or more, not {value} (leave it out for every row)")
+    return value
+
+
 def _view_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="an .ncu-rep report or ncu CSV (raw or details page)")
     p.add_argument("--by", choices=list(GROUPINGS), default="name", help="group rows (default: name)")
@@ -27,13 +46,13 @@ def _view_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="flopscope", description=__doc__)
+    parser = _Parser(prog="flopscope", description=__doc__)
     parser.add_argument("--version", action="version", version=f"flopscope {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("report", help="print the kernel table of a report")
     _view_args(p)
-    p.add_argument("--top", type=int, metavar="N", help="only the first N rows")
+    p.add_argument("--top", type=positive_int, metavar="N", help="only the first N rows (N >= 1)")
     p.add_argument("--json", action="store_true", help="one JSON object: meta and rows")
 
     p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")
