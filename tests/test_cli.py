@@ -12,14 +12,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from flopscope.core import NAMES, FlopscopeError, read_report
+from rich.cells import cell_len
 
 from .conftest import fixture_path
 
 
-def run(*args: str, cwd=None, columns: int = 200, umask: int = -1) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env={"COLUMNS": str(columns), "PATH": ""},
-                          umask=umask)
+def run(*args: str, cwd=None, columns: int = 200, umask: int = -1, home=None,
+        stdout=None) -> subprocess.CompletedProcess:
+    """The CLI with stdout a pipe (or `stdout`, a file) and stdin /dev/null: never a terminal, as in a script."""
+    env = {"COLUMNS": str(columns), "PATH": "", **({"FLOPSCOPE_HOME": str(home)} if home else {})}
+    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)], stdin=subprocess.DEVNULL,
+                          stdout=stdout or subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
+                          umask=umask, timeout=120)
 
 
 def one_line_error(out: subprocess.CompletedProcess, *needles: str) -> None:
@@ -235,3 +239,45 @@ def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path):
         same = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", path], capture_output=True,
                               text=True, timeout=120)
         assert out.returncode == 0 and out.stdout == same.stdout
+
+
+def table_lines(stdout: str, first: str) -> list[str]:
+    """The table of a `report`/`diff` printout: from its header row (starting `first`) to the line before the
+    footer."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(first + "  "))  # not "Kernel time ..."
+    end = next(i for i in range(start, len(lines)) if "row(s)" in lines[i] or "group(s)" in lines[i])
+    return lines[start:end]
+
+
+def test_report_by_nvtx_and_by_launch_say_what_a_row_is():
+    nvtx = run("report", fixture_path("b200_nvtx_apprange_details_sanitized.csv"), "--by", "nvtx", columns=80)
+    rows = table_lines(nvtx.stdout, "NVTX range")
+    # the file's NVTX cell: "0:<default domain>:compute_kernel:profile:..."; its kernel is called "range"
+    assert len(rows) == 2 and rows[1].startswith("compute_kernel ")
+    launch = run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--by", "launch", columns=80)
+    header, *rows = table_lines(launch.stdout, "Kernel")
+    assert header.split()[:2] == ["Kernel", "ID"]
+    assert sorted(int(r.split()[1]) for r in rows) == [0, 1, 2, 3, 4]  # 5 launches, ncu IDs 0-4
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100])
+def test_report_name_column_takes_the_spare_width_and_names_stay_distinct(columns):
+    out = run("report", fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep"), columns=columns)
+    assert all(cell_len(line) <= columns for line in out.stdout.splitlines())
+    header, *rows = table_lines(out.stdout, "Kernel")
+    assert len(rows) == 2 and all(r.startswith("cutlass::Kernel") for r in rows)
+    names = [r[: header.index(" N ") if " N " in header else 20].rstrip() for r in rows]
+    assert names[0] != names[1]  # B2bGemm and Gemm: they differ only after 39 shared characters
+    assert max(cell_len(r.rstrip()) for r in [header, *rows]) >= columns - 8  # the width is used
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120, 200])
+def test_gpus_table_never_cuts_a_number(columns):
+    table = run("gpus", columns=columns).stdout.splitlines()
+    assert all(cell_len(line) <= columns for line in table)
+    for gpu in json.loads(run("gpus", "--json").stdout):
+        line = next(line.strip() for line in table if line.strip().startswith(gpu["names"][0] + " "))
+        fp32 = gpu["peak_fp32_flop_per_s"]  # the one peak that always shows, written out independently here
+        assert f"{fp32 / 1e12:.3g} TFLOP/s" in line or f"{fp32 / 1e9:.3g} GFLOP/s" in line
+        assert "…" not in line.split("https://")[0]  # only a source link may be cut

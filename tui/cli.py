@@ -12,11 +12,12 @@ from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
 from flopscope.core.export import records, write_table
 from flopscope.core.report import GROUPINGS
+from rich.text import Text
 
 from .cli_profile import add_profile_args, cmd_profile, split_command
 from .cli_runs import add_runs_commands
 from .cli_sweep import add_sweep_command
-from .text_report import console, missing_lines, print_report, report_json
+from .text_report import Spec, console, fitted_table, missing_lines, print_hidden, print_report, report_json
 
 
 class _Parser(argparse.ArgumentParser):
@@ -103,13 +104,17 @@ def _view(args):
 
 def cmd_report(args) -> int:
     report, rows = _view(args)
+    return _print(report, rows, args.json, args.by)
+
+
+def _print(report, rows, as_json: bool, by: str = "name") -> int:
     for line in missing_lines(report):
         print(line, file=sys.stderr)
-    if args.json:
+    if as_json:
         json.dump(report_json(report, rows), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print_report(report, rows, console())
+        print_report(report, rows, console(), by)
     return 0
 
 
@@ -126,22 +131,25 @@ def cmd_gpus(args) -> int:
         json.dump(records(_gpu_frame(gpus)), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    from rich.table import Table
-    from rich.text import Text
-
     from . import format as fmt
 
-    table = Table(box=None, header_style="bold")
-    for title in ("Name", "CC", "SMs", "FP64", "FP32", "TF32 TC", "BF16 TC", "FP8 TC", "DRAM", "Source"):
-        table.add_column(title, no_wrap=title != "Source")
-    for g in gpus:
-        table.add_row(Text(g.name), g.compute_capability, str(g.sms or ""),
-                      *(fmt.si(g.peak(c), "FLOP/s") for c in ("fp64", "fp32", "tensor_tf32", "tensor_bf16",
-                                                                  "tensor_fp8")),
-                      fmt.si(g.dram_bytes_per_s, "B/s"), Text(g.source))
-    console().print(table)
-    print("Tensor peaks are dense with FP32 accumulate; per device as CUDA sees it (a K80 board is 2 devices).")
+    rows = [[g.name, g.compute_capability, str(g.sms or ""),
+             *(fmt.si(g.peak(c), "FLOP/s") for c in ("fp64", "fp32", "tensor_tf32", "tensor_bf16", "tensor_fp8")),
+             fmt.si(g.dram_bytes_per_s, "B/s"), g.source] for g in gpus]
+    out = console()
+    # A narrow terminal loses whole columns, least used first, never digits of a number.
+    table, hidden = fitted_table(_GPU_COLUMNS, rows, out.width, flex=len(_GPU_COLUMNS) - 1, flex_min=30)
+    out.print(table)
+    print_hidden(out, hidden)
+    out.print(Text("Tensor peaks are dense with FP32 accumulate; per device as CUDA sees it (a K80 board is 2 "
+                   "devices)."))
     return 0
+
+
+# Priorities: what drops first on a narrow terminal (higher first); Name and FP32 always stay.
+_GPU_COLUMNS = [Spec(title, numeric=title not in ("Name", "Source"), priority=p) for title, p in (
+    ("Name", 0), ("CC", 7), ("SMs", 8), ("FP64", 5), ("FP32", 0), ("TF32 TC", 4), ("BF16 TC", 2), ("FP8 TC", 6),
+    ("DRAM", 3), ("Source", 9))]
 
 
 def _gpu_frame(gpus):
