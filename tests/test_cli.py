@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from flopscope.core import NAMES, FlopscopeError, read_report
+from flopscope.core.store import Store
 from rich.cells import cell_len
 
 from .conftest import fixture_path
@@ -281,3 +282,39 @@ def test_gpus_table_never_cuts_a_number(columns):
         fp32 = gpu["peak_fp32_flop_per_s"]  # the one peak that always shows, written out independently here
         assert f"{fp32 / 1e12:.3g} TFLOP/s" in line or f"{fp32 / 1e9:.3g} GFLOP/s" in line
         assert "…" not in line.split("https://")[0]  # only a source link may be cut
+
+
+@pytest.fixture
+def two_gpu_store(tmp_path):
+    store = Store(tmp_path / "flopscope.db")
+    for name, fixture in (("a", "h100pcie_ee384_cub_agents_full.ncu-rep"), ("b", "v100_ncar_miniweather_fp64_full"
+                                                                                  ".ncu-rep"),
+                          ("c", "h100pcie_ee384_cub_agents_full.ncu-rep")):
+        store.save(read_report(fixture_path(fixture)), name)
+    store.close()
+    return tmp_path
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_diff_prints_numbers_and_names_both_runs_gpus(two_gpu_store, columns):
+    out = run("diff", "a", "b", "--no-tui", columns=columns, home=two_gpu_store)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "A: a (NVIDIA H100 PCIe) · B: b (Tesla V100-SXM2-32GB)"
+    warning = out.stderr.strip().splitlines()
+    assert len(warning) == 1 and "NVIDIA H100 PCIe" in warning[0] and "Tesla V100-SXM2-32GB" in warning[0]
+    assert all(cell_len(line) <= columns for line in out.stdout.splitlines())
+    header, *rows = table_lines(out.stdout, "Kernel")
+    assert {"Time A", "Time B", "ΔTime"} <= set(header.split("  ")) | {h.strip() for h in header.split("  ")}
+    # Every kernel of each run with its total time, summed here from the launches, as "6.19 ms" etc.
+    for run_name, fixture, where in (("a", "h100pcie_ee384_cub_agents_full.ncu-rep", "only in A"),
+                                     ("b", "v100_ncar_miniweather_fp64_full.ncu-rep", "only in B")):
+        k = read_report(fixture_path(fixture)).kernels
+        for total in k.groupby("kernel_full")["duration_s"].sum():
+            shown = f"{total * 1e3:.3g} ms" if total >= 1e-3 else f"{total * 1e6:.3g} us"
+            assert any(shown in r and r.rstrip().endswith(where) for r in rows), (run_name, shown)
+
+
+def test_diff_of_runs_on_one_gpu_warns_nothing(two_gpu_store):
+    out = run("diff", "a", "c", "--no-tui", home=two_gpu_store)
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout.startswith("A: a (NVIDIA H100 PCIe) · B: c (NVIDIA H100 PCIe)")
