@@ -224,15 +224,16 @@ def test_sort_by_kernel_name_is_alphabetical():
     assert names == sorted(names)
 
 
-def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path):
+@pytest.mark.parametrize("flags", [["--no-tui"], []])  # piped, plain `demo` prints too: no app in a pipe
+def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path, flags):
     from flopscope.tui.cli import bundled_example
 
     try:
         path = bundled_example()
     except FlopscopeError:
         path = None
-    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "demo", "--no-tui"], capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "demo", *flags], capture_output=True,
+                         text=True, timeout=120, stdin=subprocess.DEVNULL)
     if path is None:
         assert out.returncode == 2 and out.stdout == ""
         assert out.stderr.count("\n") == 1 and "no bundled example" in out.stderr and "flopscope report" in out.stderr
@@ -318,3 +319,30 @@ def test_diff_of_runs_on_one_gpu_warns_nothing(two_gpu_store):
     out = run("diff", "a", "c", "--no-tui", home=two_gpu_store)
     assert out.returncode == 0 and out.stderr == ""
     assert out.stdout.startswith("A: a (NVIDIA H100 PCIe) · B: c (NVIDIA H100 PCIe)")
+
+
+def test_open_without_a_terminal_prints_the_table_and_exits(tmp_path, two_gpu_store):
+    path = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    expected = run("report", path).stdout
+    assert run(path).stdout == expected  # `flopscope PATH | less`
+    with (tmp_path / "out.txt").open("w") as file:  # `flopscope open PATH > out.txt`
+        assert run("open", path, stdout=file).returncode == 0
+    assert (tmp_path / "out.txt").read_text() == expected and "\x1b" not in expected
+    stored = run("open", "a", home=two_gpu_store)
+    assert stored.returncode == 0 and "NVIDIA H100 PCIe" in stored.stdout and "\x1b" not in stored.stdout
+    doc = json.loads(run("open", "a", "--json", home=two_gpu_store).stdout)
+    assert doc["meta"]["launches"] == 18
+
+
+def test_open_a_stored_sweep_without_a_terminal_prints_its_analysis(tmp_path):
+    store = Store(tmp_path / "flopscope.db")
+    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    for n in (1, 2, 4):
+        store.save(report, f"bs{n}", kind="sweep", sweep="sw", params={"batch_size": str(n)})
+    store.close()
+    out = run("open", "sw", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "batch_size" and "\x1b" not in out.stdout
+    assert "identical at every batch_size" in out.stdout  # one report stored three times: the sweep did nothing
+    points = json.loads(run("open", "sw", "--json", home=tmp_path).stdout)["analyses"][0]["points"]
+    assert [p["batch_size"] for p in points] == [1, 2, 4]

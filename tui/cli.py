@@ -15,7 +15,7 @@ from flopscope.core.report import GROUPINGS
 from rich.text import Text
 
 from .cli_profile import add_profile_args, cmd_profile, split_command
-from .cli_runs import add_runs_commands
+from .cli_runs import add_runs_commands, interactive
 from .cli_sweep import add_sweep_command
 from .text_report import Spec, console, fitted_table, missing_lines, print_hidden, print_report, report_json
 
@@ -71,9 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
     p.add_argument("--json", action="store_true", help="with --no-tui: one JSON object, meta and rows")
 
-    p = sub.add_parser("open", help="open a report file or a stored run in the terminal app")
-    p.add_argument("path", help="a report file, or the name or id of a stored run")
+    p = sub.add_parser("open", help="open a report file or a stored run in the terminal app (piped: its table)")
+    p.add_argument("path", help="a report file, or the name or id of a stored run or sweep")
     p.add_argument("--gpu", metavar="NAME")
+    p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
+    p.add_argument("--json", action="store_true", help="print one JSON object, meta and rows, instead of the app")
     COMMANDS.update(add_runs_commands(sub))
     COMMANDS.update(add_sweep_command(sub))
     from .cli_model import add_model_commands
@@ -164,9 +166,15 @@ def _gpu_frame(gpus):
 
 
 def cmd_open(args) -> int:
-    from .app import run_app
-
+    """The app in a terminal; with stdin or stdout not a terminal (a script, `> out.txt`), what `report` prints,
+    as `runs` and `diff` decide: the app there would write escape codes into a file and wait for keys forever."""
+    app = interactive(args)
     if os.path.exists(args.path):
+        if not app:
+            report = read_report(args.path, gpu=args.gpu)
+            return _print(report, report.group("name"), args.json)
+        from .app import run_app
+
         return run_app(args.path, gpu=args.gpu)
     from flopscope.core.store import Store
 
@@ -174,9 +182,18 @@ def cmd_open(args) -> int:
 
     sweep = load_sweep(args.path)  # a stored sweep by name
     if sweep is not None:
+        if not app:
+            from .cli_sweep import _show
+
+            _show(sweep, argparse.Namespace(json=args.json, tolerance=0.05))  # run_sweep_app's tolerance
+            return 0
         return run_sweep_app(sweep, title=args.path)
 
     report = Store().load(args.path)  # a stored run by name or id (one-line error if there is none)
+    if not app:
+        return _print(report, report.group("name"), args.json)
+    from .app import run_app
+
     return run_app(args.path, gpu=args.gpu, report=report)
 
 
@@ -193,7 +210,7 @@ def bundled_example() -> str:
 
 def cmd_demo(args) -> int:
     path = bundled_example()
-    if args.no_tui or args.json:
+    if not interactive(args):
         return cmd_report(build_parser().parse_args(["report", path, *(["--json"] if args.json else [])]))
     from .app import run_app
 
