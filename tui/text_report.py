@@ -71,28 +71,13 @@ def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int
     """A table of `rows` (cells already text) no wider than `width`, and the titles of the columns dropped.
 
     Every column gets the width of its longest cell, except `flex` (the name), which takes what is left and is
-    ellipsized: rich would otherwise squeeze every column, numbers included, to fit a long C++ name. Columns
-    drop until the name has `flex_min` cells (default 40% of the width, or all it needs): blank ones first,
-    then by priority.
+    ellipsized: rich would otherwise squeeze every column, numbers included, to fit a long C++ name.
     """
     natural = [max([cell_len(s.title), *(cell_len(r[i]) for r in rows)]) for i, s in enumerate(specs)]
     blank = [not any(r[i] for r in rows) for i in range(len(specs))]
-    if flex is None:
-        flex_min = 0
-    elif flex_min is None:
+    if flex is not None and flex_min is None:
         flex_min = min(natural[flex], max(16, width * 2 // 5))
-    keep = list(range(len(specs)))
-
-    def needed() -> int:
-        return sum(flex_min if i == flex else natural[i] for i in keep) + _GAP * (len(keep) - 1)
-
-    while needed() > width:
-        droppable = [i for i in keep if specs[i].priority > 0]
-        if not droppable:
-            break
-        # Ties go to the leftmost, as the app's fit() does, so both show the same columns.
-        worst = specs[max(droppable, key=lambda i: (blank[i], specs[i].priority))]
-        keep = [i for i in keep if specs[i] is not worst and not (worst.pair and specs[i].pair == worst.pair)]
+    keep = _fit(specs, natural, blank, width, flex, flex_min or 0)
     spare = width - sum(natural[i] for i in keep if i != flex) - _GAP * (len(keep) - 1)
     table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
     for i in keep:
@@ -106,6 +91,24 @@ def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int
         table.add_row(*(Text(row[i]) for i in keep))
     hidden = [specs[i].pair or specs[i].title for i in range(len(specs)) if i not in keep and not blank[i]]
     return table, list(dict.fromkeys(hidden))
+
+
+def _fit(specs: list[Spec], natural: list[int], blank: list[bool], width: int, flex: int | None,
+         flex_min: int) -> list[int]:
+    """Indexes of the columns kept: drop until the name has `flex_min` cells, blank columns first (they say
+    nothing), then the highest priority, leftmost on ties as the app's `fit()` does."""
+    keep = list(range(len(specs)))
+
+    def needed() -> int:
+        return sum(flex_min if i == flex else natural[i] for i in keep) + _GAP * (len(keep) - 1)
+
+    while needed() > width:
+        droppable = [i for i in keep if specs[i].priority > 0]
+        if not droppable:
+            break
+        worst = specs[max(droppable, key=lambda i: (blank[i], specs[i].priority))]
+        keep = [i for i in keep if specs[i] is not worst and not (worst.pair and specs[i].pair == worst.pair)]
+    return keep
 
 
 def _distinct_names(rows: list[list[str]], at: int, size: int) -> list[list[str]]:
@@ -130,14 +133,10 @@ def _middle(text: str, size: int) -> str:
 def rich_table(rows: pd.DataFrame, width: int, by: str = "name") -> tuple[Table, list[str]]:
     """The kernel table as the app shows it for this grouping (its first column says what a row is)."""
     columns = table_columns(by)
-    cells = [[_cell(col, values.get(col.name)) for col in columns]
+    cells = [[col.render(values.get(col.name)) for col in columns]
              for values in (row._asdict() for row in rows.itertuples(index=False))]
     specs = [Spec(col.title, col.numeric, col.priority) for col in columns]
     return fitted_table(specs, cells, width)
-
-
-def _cell(column, value) -> str:
-    return "" if value is None or value is pd.NA else column.render(value)
 
 
 def print_hidden(console: Console, hidden: list[str]) -> None:
