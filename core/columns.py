@@ -62,6 +62,7 @@ EXTRA: list[tuple[str, str, str]] = [
 ALL = CANONICAL + EXTRA
 UNITS = {name: unit for name, unit, _ in ALL}
 DESCRIPTIONS = {name: text for name, _, text in ALL}
-NUMERIC = [n for n, unit, _ in ALL if unit] + ["launch_id", "device", "stream", "registers", "count"]
+INTEGER = ["launch_id", "device", "stream", "registers", "count"]  # whole numbers: exports write 7, not 7.0
+NUMERIC = [n for n, unit, _ in ALL if unit] + INTEGER
 
 FMA_CONVENTION = "FMA = 2 FLOPs (FP16: ncu counts 2-lane HFMA2s, 4 FLOPs each)"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from .columns import INTEGER
 from .errors import FlopscopeError
 
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json"}
@@ -40,7 +41,14 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
     directory = out.parent if str(out.parent) else Path(".")
     if not directory.is_dir():
         raise FlopscopeError(out, "the folder does not exist", "create it or choose another path")
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=directory)
+    if out.is_dir():
+        raise FlopscopeError(out, "is a folder", f"name a file in it, e.g. {out / ('kernels' + out.suffix)}")
+    df = whole_integers(df)
+    try:
+        fd, tmp = _new_temp(directory, out.name)
+    except OSError as exc:
+        raise FlopscopeError(out, f"cannot create a file in {directory} ({exc.strerror or exc})",
+                             "choose a folder you can write to") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             if kind == "csv":
@@ -52,10 +60,41 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, out)
+    except OSError as exc:  # disk full, target turned into a folder meanwhile, ...
+        Path(tmp).unlink(missing_ok=True)
+        raise FlopscopeError(out, f"cannot write ({exc.strerror or exc})", "free space or choose another path") \
+            from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return out
+
+
+def _new_temp(directory: Path, name: str) -> tuple[int, str]:
+    """A fresh temporary file beside the target. Unlike mkstemp (mode 0600) it is opened with 0666, so the
+    export ends with the umask's mode like any file a tool writes."""
+    for _ in range(100):
+        tmp = str(directory / f".{name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {directory}")
+
+
+def whole_integers(df: pd.DataFrame) -> pd.DataFrame:
+    """Ids and counts (`columns.INTEGER`) as nullable integers where every value is whole, so a CSV says 7,
+    not 7.0. Grouped rows can hold "(mixed)": such a column stays as it is."""
+    converted = {}
+    for col in INTEGER:
+        if col not in df or pd.api.types.is_integer_dtype(df[col]):
+            continue
+        values = df[col].astype(object) if isinstance(df[col].dtype, pd.CategoricalDtype) else df[col]
+        numbers = pd.to_numeric(values, errors="coerce")
+        known = numbers.dropna()
+        if numbers.notna().sum() == df[col].notna().sum() and (known == np.floor(known)).all():
+            converted[col] = numbers.astype("Int64")
+    return df.assign(**converted) if converted else df
 
 
 def arrow_safe(df: pd.DataFrame) -> pd.DataFrame:

@@ -5,19 +5,35 @@ from __future__ import annotations
 import csv
 import io
 import json
+import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from flopscope.core import NAMES, FlopscopeError, read_report
+from flopscope.core.store import Store
+from rich.cells import cell_len
 
 from .conftest import fixture_path
 
 
-def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, env={"COLUMNS": "200", "PATH": ""})
+def run(*args: str, cwd=None, columns: int = 200, umask: int = -1, home=None,
+        stdout=None) -> subprocess.CompletedProcess:
+    """The CLI with stdout a pipe (or `stdout`, a file) and stdin /dev/null: never a terminal, as in a script."""
+    env = {"COLUMNS": str(columns), "PATH": "", **({"FLOPSCOPE_HOME": str(home)} if home else {})}
+    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)], stdin=subprocess.DEVNULL,
+                          stdout=stdout or subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
+                          umask=umask, timeout=120)
+
+
+def one_line_error(out: subprocess.CompletedProcess, *needles: str) -> None:
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert all(n in lines[0] for n in needles), lines[0]
 
 
 def test_report_table_has_header_ceilings_and_rows():
@@ -184,6 +200,65 @@ def test_missing_counter_names_metric_and_ncu_option_and_table_still_prints():
     assert len(sort.stderr.strip().splitlines()) == 1
 
 
+def test_export_to_a_folder_or_an_unwritable_place_is_one_line(tmp_path):
+    path = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    folder = tmp_path / "d.csv"
+    folder.mkdir()
+    one_line_error(run("export", path, "-o", "d.csv", cwd=tmp_path), "d.csv", "folder")
+    assert list(folder.iterdir()) == [] and not list(tmp_path.glob(".*.tmp"))
+    if Path("/proc/self").is_dir():  # Linux: nobody, root included, can create files in /proc
+        one_line_error(run("export", path, "-o", "/proc/out.csv"), "/proc/out.csv", "cannot create")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_export_mode_follows_the_umask(tmp_path, umask):
+    out = run("export", fixture_path("t4_mlp_matadd_full.ncu-rep"), "-o", tmp_path / "k.csv", umask=umask)
+    assert out.returncode == 0, out.stderr
+    assert stat.S_IMODE((tmp_path / "k.csv").stat().st_mode) == 0o666 & ~umask
+
+
+# launch 0 of the T4 report as `ncu --import t4_mlp_matadd_full.ncu-rep --csv --page raw` prints it
+T4_IDS = {"launch_id": 0, "device": 0, "stream": 7, "registers": 18, "count": 1}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".json"])
+def test_export_writes_ids_and_counts_as_integers(tmp_path, suffix):
+    out_file = tmp_path / f"k{suffix}"
+    assert run("export", fixture_path("t4_mlp_matadd_full.ncu-rep"), "-o", out_file, "--by", "launch").returncode == 0
+    if suffix == ".csv":
+        with out_file.open(newline="") as handle:
+            row = next(csv.DictReader(handle))
+        assert {k: row[k] for k in T4_IDS} == {k: str(v) for k, v in T4_IDS.items()}  # "7", never "7.0"
+    elif suffix == ".json":
+        row = json.loads(out_file.read_text())["rows"][0]
+        assert {k: row[k] for k in T4_IDS} == T4_IDS
+        assert all(type(row[k]) is int for k in T4_IDS)
+    else:
+        table = pd.read_parquet(out_file)
+        assert all(pd.api.types.is_integer_dtype(table[k]) for k in T4_IDS)
+        assert {k: int(table[k].iloc[0]) for k in T4_IDS} == T4_IDS
+
+
+def test_report_json_ids_are_integers_from_ncu_rep_and_csv_alike():
+    rep = json.loads(run("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--json", "--by", "launch").stdout)
+    details = json.loads(run("report", fixture_path("t4_nsightful_copy_blocked_details.csv"), "--json").stdout)
+    # Device "0", Stream "7" as both files print them (the .ncu-rep through `ncu --import ... --csv`)
+    for row in (rep["rows"][0], details["rows"][0]):
+        assert (row["device"], row["stream"]) == (0, 7)
+        assert type(row["device"]) is int and type(row["stream"]) is int
+
+
+@pytest.mark.parametrize("top", ["0", "-1", "two"])
+def test_top_below_one_is_a_one_line_usage_error(top):
+    one_line_error(run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--top", top), "--top")
+
+
+def test_top_one_is_the_longest_row():
+    path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
+    rows = json.loads(run("report", path, "--json", "--by", "launch", "--top", "1").stdout)["rows"]
+    assert [r["launch_id"] for r in rows] == [int(read_report(path).kernels["duration_s"].idxmax())]
+
+
 def test_export_failure_leaves_existing_file_intact(tmp_path):
     target = tmp_path / "keep.csv"
     target.write_text("precious\n")
@@ -200,15 +275,16 @@ def test_sort_by_kernel_name_is_alphabetical():
     assert names == sorted(names)
 
 
-def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path):
+@pytest.mark.parametrize("flags", [["--no-tui"], []])  # piped, plain `demo` prints too: no app in a pipe
+def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path, flags):
     from flopscope.tui.cli import bundled_example
 
     try:
         path = bundled_example()
     except FlopscopeError:
         path = None
-    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "demo", "--no-tui"], capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "demo", *flags], capture_output=True,
+                         text=True, timeout=120, stdin=subprocess.DEVNULL)
     if path is None:
         assert out.returncode == 2 and out.stdout == ""
         assert out.stderr.count("\n") == 1 and "no bundled example" in out.stderr and "flopscope report" in out.stderr
@@ -216,3 +292,108 @@ def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path):
         same = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", path], capture_output=True,
                               text=True, timeout=120)
         assert out.returncode == 0 and out.stdout == same.stdout
+
+
+def table_lines(stdout: str, first: str) -> list[str]:
+    """The table of a `report`/`diff` printout: from its header row (starting `first`) to the line before the
+    footer."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(first + "  "))  # not "Kernel time ..."
+    end = next(i for i in range(start, len(lines)) if "row(s)" in lines[i] or "group(s)" in lines[i])
+    return lines[start:end]
+
+
+def test_report_by_nvtx_and_by_launch_say_what_a_row_is():
+    nvtx = run("report", fixture_path("b200_nvtx_apprange_details_sanitized.csv"), "--by", "nvtx", columns=80)
+    rows = table_lines(nvtx.stdout, "NVTX range")
+    # the file's NVTX cell: "0:<default domain>:compute_kernel:profile:..."; its kernel is called "range"
+    assert len(rows) == 2 and rows[1].startswith("compute_kernel ")
+    launch = run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--by", "launch", columns=80)
+    header, *rows = table_lines(launch.stdout, "Kernel")
+    assert header.split()[:2] == ["Kernel", "ID"]
+    assert sorted(int(r.split()[1]) for r in rows) == [0, 1, 2, 3, 4]  # 5 launches, ncu IDs 0-4
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100])
+def test_report_name_column_takes_the_spare_width_and_names_stay_distinct(columns):
+    out = run("report", fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep"), columns=columns)
+    assert all(cell_len(line) <= columns for line in out.stdout.splitlines())
+    header, *rows = table_lines(out.stdout, "Kernel")
+    assert len(rows) == 2 and all(r.startswith("cutlass::Kernel") for r in rows)
+    names = [r[: header.index(" N ") if " N " in header else 20].rstrip() for r in rows]
+    assert names[0] != names[1]  # B2bGemm and Gemm: they differ only after 39 shared characters
+    assert max(cell_len(r.rstrip()) for r in [header, *rows]) >= columns - 8  # the width is used
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120, 200])
+def test_gpus_table_never_cuts_a_number(columns):
+    table = run("gpus", columns=columns).stdout.splitlines()
+    assert all(cell_len(line) <= columns for line in table)
+    for gpu in json.loads(run("gpus", "--json").stdout):
+        line = next(line.strip() for line in table if line.strip().startswith(gpu["names"][0] + " "))
+        fp32 = gpu["peak_fp32_flop_per_s"]  # the one peak that always shows, written out independently here
+        assert f"{fp32 / 1e12:.3g} TFLOP/s" in line or f"{fp32 / 1e9:.3g} GFLOP/s" in line
+        assert "…" not in line.split("https://")[0]  # only a source link may be cut
+
+
+@pytest.fixture
+def two_gpu_store(tmp_path):
+    store = Store(tmp_path / "flopscope.db")
+    for name, fixture in (("a", "h100pcie_ee384_cub_agents_full.ncu-rep"), ("b", "v100_ncar_miniweather_fp64_full"
+                                                                                  ".ncu-rep"),
+                          ("c", "h100pcie_ee384_cub_agents_full.ncu-rep")):
+        store.save(read_report(fixture_path(fixture)), name)
+    store.close()
+    return tmp_path
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_diff_prints_numbers_and_names_both_runs_gpus(two_gpu_store, columns):
+    out = run("diff", "a", "b", "--no-tui", columns=columns, home=two_gpu_store)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "A: a (NVIDIA H100 PCIe) · B: b (Tesla V100-SXM2-32GB)"
+    warning = out.stderr.strip().splitlines()
+    assert len(warning) == 1 and "NVIDIA H100 PCIe" in warning[0] and "Tesla V100-SXM2-32GB" in warning[0]
+    assert all(cell_len(line) <= columns for line in out.stdout.splitlines())
+    header, *rows = table_lines(out.stdout, "Kernel")
+    assert {"Time A", "Time B", "ΔTime"} <= set(header.split("  ")) | {h.strip() for h in header.split("  ")}
+    # Every kernel of each run with its total time, summed here from the launches, as "6.19 ms" etc.
+    for run_name, fixture, where in (("a", "h100pcie_ee384_cub_agents_full.ncu-rep", "only in A"),
+                                     ("b", "v100_ncar_miniweather_fp64_full.ncu-rep", "only in B")):
+        k = read_report(fixture_path(fixture)).kernels
+        for total in k.groupby("kernel_full")["duration_s"].sum():
+            shown = f"{total * 1e3:.3g} ms" if total >= 1e-3 else f"{total * 1e6:.3g} us"
+            assert any(shown in r and r.rstrip().endswith(where) for r in rows), (run_name, shown)
+
+
+def test_diff_of_runs_on_one_gpu_warns_nothing(two_gpu_store):
+    out = run("diff", "a", "c", "--no-tui", home=two_gpu_store)
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout.startswith("A: a (NVIDIA H100 PCIe) · B: c (NVIDIA H100 PCIe)")
+
+
+def test_open_without_a_terminal_prints_the_table_and_exits(tmp_path, two_gpu_store):
+    path = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    expected = run("report", path).stdout
+    assert run(path).stdout == expected  # `flopscope PATH | less`
+    with (tmp_path / "out.txt").open("w") as file:  # `flopscope open PATH > out.txt`
+        assert run("open", path, stdout=file).returncode == 0
+    assert (tmp_path / "out.txt").read_text() == expected and "\x1b" not in expected
+    stored = run("open", "a", home=two_gpu_store)
+    assert stored.returncode == 0 and "NVIDIA H100 PCIe" in stored.stdout and "\x1b" not in stored.stdout
+    doc = json.loads(run("open", "a", "--json", home=two_gpu_store).stdout)
+    assert doc["meta"]["launches"] == 18
+
+
+def test_open_a_stored_sweep_without_a_terminal_prints_its_analysis(tmp_path):
+    store = Store(tmp_path / "flopscope.db")
+    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    for n in (1, 2, 4):
+        store.save(report, f"bs{n}", kind="sweep", sweep="sw", params={"batch_size": str(n)})
+    store.close()
+    out = run("open", "sw", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "batch_size" and "\x1b" not in out.stdout
+    assert "identical at every batch_size" in out.stdout  # one report stored three times: the sweep did nothing
+    points = json.loads(run("open", "sw", "--json", home=tmp_path).stdout)["analyses"][0]["points"]
+    assert [p["batch_size"] for p in points] == [1, 2, 4]

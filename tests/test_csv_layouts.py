@@ -58,7 +58,7 @@ def test_hostile_kernel_names_processes_devices_and_nvtx(tmp_path, real_rows):
     report = read_report(path)
     k = report.kernels
     assert list(k["kernel_full"][:3]) == names
-    assert k.loc[1, "process"] == "other (999)" and k.loc[1, "device"] == "1"
+    assert k.loc[1, "process"] == "other (999)" and k.loc[1, "device"] == 1
     assert k.loc[0, "nvtx"] == "forward" and k["nvtx"].isna().sum() == 5
     assert report.group("nvtx")["count"].sum() == 11
     assert len(report.group("name")) == 3

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
-from flopscope.core import read_report
+from flopscope.core import FlopscopeError, read_report
 from flopscope.core.readers import read_metrics
 
 from .conftest import fixture_path
@@ -93,3 +94,55 @@ def test_metric_tables_hold_si_units():
     assert row["dram__bytes_read.sum"] == pytest.approx(63.77e6)  # Mbyte
     assert row["dram__bytes_write.sum"] == pytest.approx(197.38e3)  # Kbyte
     assert row["smsp__cycles_elapsed.avg.per_second"] == pytest.approx(2.00e9)  # Ghz
+
+
+@pytest.mark.parametrize("name", ["rtx5070_win_bom_crlf_details.csv", "b200_torch_sdpa_auto_raw.csv"])
+def test_utf16_csv_as_powershell_redirect_writes_it(tmp_path, name):
+    """Windows PowerShell's `ncu --csv ... > out.csv` writes UTF-16 with a BOM: read it like the UTF-8 file."""
+    src = fixture_path(name)
+    text = src.read_bytes().decode("utf-8-sig")
+    for encoding in ("utf-16-le", "utf-16-be"):
+        path = tmp_path / f"{encoding}.csv"
+        path.write_bytes("\ufeff".encode(encoding) + text.encode(encoding))
+        assert path.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff")
+        got, want = read_report(path).kernels, read_report(src).kernels
+        assert len(got) == KERNELS[name]
+        pd.testing.assert_frame_equal(got, want)
+    if name.startswith("rtx5070"):
+        assert got.iloc[0]["dram_read_bytes"] == 53_261_312  # as printed in the file
+
+
+def test_utf16_file_that_is_not_ncu_output_names_the_users_file(tmp_path):
+    path = tmp_path / "notes.csv"
+    path.write_text("hello,world\n", encoding="utf-16")
+    with pytest.raises(FlopscopeError) as err:
+        read_report(path)
+    assert err.value.path == str(path) and "ID" in err.value.problem
+
+
+# Device, stream and registers of launch 0 as the files print them (.ncu-rep: as `ncu --import F --csv --page raw`
+# prints them, checked with ncu 2024.1).
+IDS = {
+    "t4_mlp_matadd_full.ncu-rep": (0, 7, 18),
+    "a100pcie80_cutlass_gemm_full.ncu-rep": (1, 7, 188),
+    "v100_ncar_miniweather_fp64_full.ncu-rep": (0, 14, 34),
+    "b200_torch_sdpa_auto_raw.csv": (0, 7, 48),
+    "t4_nsightful_copy_blocked_details.csv": (0, 7, 32),
+    "v100_xplacer_cfd_details_nsight2020.log": (None, 7, 20),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_device_stream_registers_are_integers_from_every_reader(name):
+    k = read_report(fixture_path(name)).kernels
+    for col in ("device", "stream", "registers"):
+        assert str(k[col].dtype) == "Int64", col
+    if name in IDS:
+        first = k.sort_values("launch_id").iloc[0]
+        got = tuple(None if pd.isna(first[c]) else first[c] for c in ("device", "stream", "registers"))
+        assert got == IDS[name]
+
+
+def test_ncu_na_stream_is_missing_not_text():
+    k = read_report(fixture_path("b200_nvtx_apprange_details_sanitized.csv")).kernels
+    assert k["stream"].isna().all()  # the file prints Stream as "n/a"

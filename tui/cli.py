@@ -6,16 +6,36 @@ import argparse
 import json
 import os
 import sys
+from typing import NoReturn
 
 from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
 from flopscope.core.export import records, write_table
 from flopscope.core.report import GROUPINGS
+from rich.text import Text
 
 from .cli_profile import add_profile_args, cmd_profile, split_command
-from .cli_runs import add_runs_commands
+from .cli_runs import add_runs_commands, interactive
 from .cli_sweep import add_sweep_command
-from .text_report import console, missing_lines, print_report, report_json
+from .text_report import Spec, console, fitted_table, missing_lines, print_hidden, print_report, report_json
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage mistakes are one line, like every other input error (argparse would print its usage block too)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}; see `{self.prog} --help`\n")
+
+
+def positive_int(text: str) -> int:
+    """--top N: 0 used to mean every row and -1 every row but the last; neither is what anyone asks for."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"N must be 1 or more, not {value} (leave it out for every row)")
+    return value
 
 
 def _view_args(p: argparse.ArgumentParser) -> None:
@@ -27,13 +47,13 @@ def _view_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="flopscope", description=__doc__)
+    parser = _Parser(prog="flopscope", description=__doc__)
     parser.add_argument("--version", action="version", version=f"flopscope {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("report", help="print the kernel table of a report")
     _view_args(p)
-    p.add_argument("--top", type=int, metavar="N", help="only the first N rows")
+    p.add_argument("--top", type=positive_int, metavar="N", help="only the first N rows (N >= 1)")
     p.add_argument("--json", action="store_true", help="one JSON object: meta and rows")
 
     p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")
@@ -51,9 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
     p.add_argument("--json", action="store_true", help="with --no-tui: one JSON object, meta and rows")
 
-    p = sub.add_parser("open", help="open a report file or a stored run in the terminal app")
-    p.add_argument("path", help="a report file, or the name or id of a stored run")
+    p = sub.add_parser("open", help="open a report file or a stored run in the terminal app (piped: its table)")
+    p.add_argument("path", help="a report file, or the name or id of a stored run or sweep")
     p.add_argument("--gpu", metavar="NAME")
+    p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
+    p.add_argument("--json", action="store_true", help="print one JSON object, meta and rows, instead of the app")
     COMMANDS.update(add_runs_commands(sub))
     COMMANDS.update(add_sweep_command(sub))
     from .cli_model import add_model_commands
@@ -84,13 +106,17 @@ def _view(args):
 
 def cmd_report(args) -> int:
     report, rows = _view(args)
+    return _print(report, rows, args.json, args.by)
+
+
+def _print(report, rows, as_json: bool, by: str = "name") -> int:
     for line in missing_lines(report):
         print(line, file=sys.stderr)
-    if args.json:
+    if as_json:
         json.dump(report_json(report, rows), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print_report(report, rows, console())
+        print_report(report, rows, console(), by)
     return 0
 
 
@@ -107,22 +133,25 @@ def cmd_gpus(args) -> int:
         json.dump(records(_gpu_frame(gpus)), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    from rich.table import Table
-    from rich.text import Text
-
     from . import format as fmt
 
-    table = Table(box=None, header_style="bold")
-    for title in ("Name", "CC", "SMs", "FP64", "FP32", "TF32 TC", "BF16 TC", "FP8 TC", "DRAM", "Source"):
-        table.add_column(title, no_wrap=title != "Source")
-    for g in gpus:
-        table.add_row(Text(g.name), g.compute_capability, str(g.sms or ""),
-                      *(fmt.si(g.peak(c), "FLOP/s") for c in ("fp64", "fp32", "tensor_tf32", "tensor_bf16",
-                                                                  "tensor_fp8")),
-                      fmt.si(g.dram_bytes_per_s, "B/s"), Text(g.source))
-    console().print(table)
-    print("Tensor peaks are dense with FP32 accumulate; per device as CUDA sees it (a K80 board is 2 devices).")
+    rows = [[g.name, g.compute_capability, str(g.sms or ""),
+             *(fmt.si(g.peak(c), "FLOP/s") for c in ("fp64", "fp32", "tensor_tf32", "tensor_bf16", "tensor_fp8")),
+             fmt.si(g.dram_bytes_per_s, "B/s"), g.source] for g in gpus]
+    out = console()
+    # A narrow terminal loses whole columns, least used first, never digits of a number.
+    table, hidden = fitted_table(_GPU_COLUMNS, rows, out.width, flex=len(_GPU_COLUMNS) - 1, flex_min=30)
+    out.print(table)
+    print_hidden(out, hidden)
+    out.print(Text("Tensor peaks are dense with FP32 accumulate; per device as CUDA sees it (a K80 board is 2 "
+                   "devices)."))
     return 0
+
+
+# Priorities: what drops first on a narrow terminal (higher first); Name and FP32 always stay.
+_GPU_COLUMNS = [Spec(title, numeric=title not in ("Name", "Source"), priority=p) for title, p in (
+    ("Name", 0), ("CC", 7), ("SMs", 8), ("FP64", 5), ("FP32", 0), ("TF32 TC", 4), ("BF16 TC", 2), ("FP8 TC", 6),
+    ("DRAM", 3), ("Source", 9))]
 
 
 def _gpu_frame(gpus):
@@ -137,9 +166,15 @@ def _gpu_frame(gpus):
 
 
 def cmd_open(args) -> int:
-    from .app import run_app
-
+    """The app in a terminal; with stdin or stdout not a terminal (a script, `> out.txt`), what `report` prints,
+    as `runs` and `diff` decide: the app there would write escape codes into a file and wait for keys forever."""
+    app = interactive(args)
     if os.path.exists(args.path):
+        if not app:
+            report = read_report(args.path, gpu=args.gpu)
+            return _print(report, report.group("name"), args.json)
+        from .app import run_app
+
         return run_app(args.path, gpu=args.gpu)
     from flopscope.core.store import Store
 
@@ -147,9 +182,18 @@ def cmd_open(args) -> int:
 
     sweep = load_sweep(args.path)  # a stored sweep by name
     if sweep is not None:
+        if not app:
+            from .cli_sweep import _show
+
+            _show(sweep, argparse.Namespace(json=args.json, tolerance=0.05))  # run_sweep_app's tolerance
+            return 0
         return run_sweep_app(sweep, title=args.path)
 
     report = Store().load(args.path)  # a stored run by name or id (one-line error if there is none)
+    if not app:
+        return _print(report, report.group("name"), args.json)
+    from .app import run_app
+
     return run_app(args.path, gpu=args.gpu, report=report)
 
 
@@ -166,7 +210,7 @@ def bundled_example() -> str:
 
 def cmd_demo(args) -> int:
     path = bundled_example()
-    if args.no_tui or args.json:
+    if not interactive(args):
         return cmd_report(build_parser().parse_args(["report", path, *(["--json"] if args.json else [])]))
     from .app import run_app
 

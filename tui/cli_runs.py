@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import format as fmt
-from .text_report import console
+from .text_report import Spec, console, fitted_table, print_hidden
 
 
 def add_runs_commands(sub) -> dict:
@@ -32,7 +32,7 @@ def add_runs_commands(sub) -> dict:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     store = Store()
-    if _interactive(args):
+    if interactive(args):
         from .runs_app import run_runs_app
 
         store.close()
@@ -58,27 +58,43 @@ def cmd_diff(args: argparse.Namespace) -> int:
     store = Store()
     a, b = store.load(args.run_a), store.load(args.run_b)
     rows = diff_runs(a, b, by=args.by)
-    if _interactive(args):
+    gpu_a, gpu_b = a.meta.get("gpu"), b.meta.get("gpu")
+    if interactive(args):
         from .screen_app import run_screen_app
         from .screens.diff import DiffScreen
 
-        return run_screen_app(DiffScreen(rows, args.run_a, args.run_b, (a.meta.get("gpu"), b.meta.get("gpu"))))
+        return run_screen_app(DiffScreen(rows, args.run_a, args.run_b, (gpu_a, gpu_b)))
+    if gpu_a and gpu_b and gpu_a != gpu_b:
+        print(f"flopscope: warning: A ran on {gpu_a}, B on {gpu_b}; a time change is partly the GPU's",
+              file=sys.stderr)
     if args.json:
-        json.dump({"a": args.run_a, "b": args.run_b, "rows": records(rows)}, sys.stdout, indent=1)
+        json.dump({"a": args.run_a, "b": args.run_b, "gpu_a": gpu_a, "gpu_b": gpu_b, "rows": records(rows)},
+                  sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    table = Table(box=None, header_style="bold")
-    for title in ("Kernel", "N A", "N B", "Time A", "Time B", "ΔTime", "FLOP A", "FLOP B", "DRAM A", "DRAM B", ""):
-        table.add_column(title, no_wrap=True, justify="left" if title == "Kernel" else "right")
-    for r in rows.itertuples():
-        table.add_row(Text(str(r.kernel)), fmt.integer(r.count_a), fmt.integer(r.count_b),
-                      fmt.seconds(r.duration_s_a), fmt.seconds(r.duration_s_b), fmt.seconds(r.duration_s_delta),
-                      fmt.si(r.flop_a), fmt.si(r.flop_b), fmt.si(r.dram_bytes_a, "B"), fmt.si(r.dram_bytes_b, "B"),
-                      "" if r.presence == "both" else r.presence)
-    console().print(table)
+    out = console()
+    out.print(Text(f"A: {args.run_a} ({gpu_a or 'unknown GPU'}) · B: {args.run_b} ({gpu_b or 'unknown GPU'})",
+                   style="bold"))
+    table, hidden = fitted_table(_DIFF_COLUMNS, [_diff_cells(r) for r in rows.itertuples()], out.width)
+    out.print(table)
+    out.print(Text(f"{len(rows)} group(s), largest time change first · ΔTime = B - A", style="dim"))
+    print_hidden(out, hidden)
     return 0
 
 
-def _interactive(args: argparse.Namespace) -> bool:
+# The name is cut to fit, never a number: pairs of columns drop together, least telling first.
+_DIFF_COLUMNS = [Spec("Kernel", numeric=False), Spec("N A", priority=3, pair="N"), Spec("N B", priority=3, pair="N"),
+                 Spec("Time A"), Spec("Time B"), Spec("ΔTime"), Spec("FLOP A", priority=2, pair="FLOP"),
+                 Spec("FLOP B", priority=2, pair="FLOP"), Spec("DRAM A", priority=4, pair="DRAM"),
+                 Spec("DRAM B", priority=4, pair="DRAM"), Spec("", numeric=False)]
+
+
+def _diff_cells(r) -> list[str]:
+    return [str(r.kernel), fmt.integer(r.count_a), fmt.integer(r.count_b), fmt.seconds(r.duration_s_a),
+            fmt.seconds(r.duration_s_b), fmt.seconds(r.duration_s_delta), fmt.si(r.flop_a), fmt.si(r.flop_b),
+            fmt.si(r.dram_bytes_a, "B"), fmt.si(r.dram_bytes_b, "B"), "" if r.presence == "both" else r.presence]
+
+
+def interactive(args: argparse.Namespace) -> bool:
     """The app, unless a table or JSON was asked for or there is no terminal (a script, a pipe)."""
     return not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty()

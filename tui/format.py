@@ -5,11 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import math
 
+import pandas as pd
+
 _PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
 
 def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    # pd.NA: a missing value of a nullable integer column (device, stream, registers)
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def si(value, unit: str = "", digits: int = 3) -> str:

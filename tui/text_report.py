@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 
 import pandas as pd
 from flopscope.core import FMA_CONVENTION, Report
 from flopscope.core.export import records
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from . import format as fmt
-from .columns import KERNEL_TABLE, fit
+from .widgets.table_model import table_columns
 
 
 def console() -> Console:
@@ -61,25 +63,107 @@ def missing_lines(report: Report) -> list[str]:
             f"collect it with `{m.fix()}`" for m in report.missing]
 
 
-def rich_table(rows: pd.DataFrame, width: int) -> Table:
-    columns = fit(KERNEL_TABLE, width)
+@dataclass(frozen=True)
+class Spec:
+    """One column of a printed table."""
+
+    title: str
+    numeric: bool = True  # right-aligned, and never cut: the column drops whole instead
+    priority: int = 0  # higher drops first when the terminal is narrow; 0 never drops
+    pair: str = ""  # columns with the same pair drop together (A and B of a comparison)
+
+
+_GAP = 2  # rich's padding (0, 1) on both neighbours, without edge padding
+
+
+def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int | None = 0,
+                 flex_min: int | None = None) -> tuple[Table, list[str]]:
+    """A table of `rows` (cells already text) no wider than `width`, and the titles of the columns dropped.
+
+    Every column gets the width of its longest cell, except `flex` (the name), which takes what is left and is
+    ellipsized: rich would otherwise squeeze every column, numbers included, to fit a long C++ name.
+    """
+    natural = [max([cell_len(s.title), *(cell_len(r[i]) for r in rows)]) for i, s in enumerate(specs)]
+    blank = [not any(r[i] for r in rows) for i in range(len(specs))]
+    if flex is not None and flex_min is None:
+        flex_min = min(natural[flex], max(16, width * 2 // 5))
+    keep = _fit(specs, natural, blank, width, flex, flex_min or 0)
+    spare = width - sum(natural[i] for i in keep if i != flex) - _GAP * (len(keep) - 1)
     table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
-    for col in columns:
-        table.add_column(col.title, justify="right" if col.numeric else "left",
-                         no_wrap=True, overflow="ellipsis", max_width=None if col.numeric else max(20, width // 3))
-    for row in rows.itertuples(index=False):
-        values = row._asdict()
+    for i in keep:
+        size = max(min(natural[i], spare), 1) if i == flex else natural[i]
+        table.add_column(specs[i].title, justify="right" if specs[i].numeric else "left", no_wrap=True,
+                         overflow="ellipsis", width=size)
+    if flex in keep and spare < natural[flex]:
+        rows = _distinct_names(rows, flex, max(spare, 1))
+    for row in rows:
         # Text, not markup: kernel names like `f<T>[with T = float]` must print verbatim.
-        table.add_row(*(Text(col.render(values.get(col.name))) for col in columns))
-    return table
+        table.add_row(*(Text(row[i]) for i in keep))
+    hidden = [specs[i].pair or specs[i].title for i in range(len(specs)) if i not in keep and not blank[i]]
+    return table, list(dict.fromkeys(hidden))
 
 
-def print_report(report: Report, rows: pd.DataFrame, console: Console) -> None:
+def _fit(specs: list[Spec], natural: list[int], blank: list[bool], width: int, flex: int | None,
+         flex_min: int) -> list[int]:
+    """Indexes of the columns kept: drop until the name has `flex_min` cells, blank columns first (they say
+    nothing), then the highest priority, leftmost on ties as the app's `fit()` does."""
+    keep = list(range(len(specs)))
+
+    def needed() -> int:
+        return sum(flex_min if i == flex else natural[i] for i in keep) + _GAP * (len(keep) - 1)
+
+    while needed() > width:
+        droppable = [i for i in keep if specs[i].priority > 0]
+        if not droppable:
+            break
+        worst = specs[max(droppable, key=lambda i: (blank[i], specs[i].priority))]
+        keep = [i for i in keep if specs[i] is not worst and not (worst.pair and specs[i].pair == worst.pair)]
+    return keep
+
+
+def _distinct_names(rows: list[list[str]], at: int, size: int) -> list[list[str]]:
+    """Names that would read alike with their ends cut are cut in the middle instead: C++ names of one library
+    share long prefixes (`cutlass::Kernel<cutlass::gemm::kernel::...`) and differ late."""
+    seen: dict[str, set[str]] = {}
+    for row in rows:
+        seen.setdefault(row[at][: size - 1], set()).add(row[at])
+    alike = {name for names in seen.values() if len(names) > 1 for name in names}
+    if not alike:
+        return rows
+    return [[_middle(c, size) if i == at and c in alike else c for i, c in enumerate(r)] for r in rows]
+
+
+def _middle(text: str, size: int) -> str:
+    if cell_len(text) <= size or size < 3:
+        return text
+    head = (size - 1) // 2
+    return text[:head] + "…" + text[len(text) - (size - 1 - head):]
+
+
+def rich_table(rows: pd.DataFrame, width: int, by: str = "name") -> tuple[Table, list[str]]:
+    """The kernel table as the app shows it for this grouping (its first column says what a row is)."""
+    columns = table_columns(by)
+    cells = [[col.render(values.get(col.name)) for col in columns]
+             for values in (row._asdict() for row in rows.itertuples(index=False))]
+    specs = [Spec(col.title, col.numeric, col.priority) for col in columns]
+    return fitted_table(specs, cells, width)
+
+
+def print_hidden(console: Console, hidden: list[str]) -> None:
+    """Say which columns a narrow terminal hid, so a missing column is never mistaken for missing data."""
+    if hidden:
+        console.print(Text(f"Hidden at {console.width} columns: {', '.join(hidden)}; widen or use --json",
+                           style="dim"))
+
+
+def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str = "name") -> None:
     head = [Text(line, style="bold" if i == 0 else "") for i, line in enumerate(header_lines(report))]
     console.print(Group(*head))
     console.print()
-    console.print(rich_table(rows, console.width))
+    table, hidden = rich_table(rows, console.width, by)
+    console.print(table)
     console.print(Text(f"{len(rows)} row(s) · {FMA_CONVENTION}", style="dim"))
+    print_hidden(console, hidden)
 
 
 def report_json(report: Report, rows: pd.DataFrame) -> dict:

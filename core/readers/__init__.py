@@ -7,8 +7,10 @@ every value already in SI base units. `core.counters` turns it into the canonica
 from __future__ import annotations
 
 import csv
+import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..errors import FlopscopeError
@@ -32,10 +34,34 @@ def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
         raise FlopscopeError(path, f"cannot open ({exc.strerror or exc})", "check the path") from None
     if head == MAGIC:
         frame, meta = read_ncu_rep(path)
+    elif head[:2] in _UTF16_BOMS:
+        frame, meta = _read_utf16(path)
     else:
         frame, meta = _read_csv(path, head)
     _fill_identity(frame)
+    for ident in _WHOLE_IDENTITY:
+        frame[ident] = _whole_numbers(frame[ident])
     return frame, meta
+
+
+# Windows PowerShell's `>` writes UTF-16 with a byte-order mark; ncu itself writes UTF-8.
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_WHOLE_IDENTITY = ("device", "stream", "registers")
+
+
+def _read_utf16(path: Path) -> tuple[pd.DataFrame, dict]:
+    """The CSV readers work on UTF-8 bytes at file offsets: transcode to a temporary UTF-8 copy first."""
+    with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
+        copy = Path(folder) / path.name
+        with path.open(encoding="utf-16", errors="replace", newline="") as src, \
+                copy.open("w", encoding="utf-8", newline="") as dst:
+            while chunk := src.read(1 << 20):
+                dst.write(chunk)
+        try:
+            with copy.open("rb") as handle:
+                return _read_csv(copy, handle.read(4))
+        except FlopscopeError as err:  # name the user's file, not the temporary copy
+            raise FlopscopeError(path, err.problem, err.fix) from None
 
 
 def _read_csv(path: Path, head: bytes) -> tuple[pd.DataFrame, dict]:
@@ -108,3 +134,22 @@ def _fill_identity(frame: pd.DataFrame) -> None:
             missing = pd.isna(values)
             values[missing] = fill[missing]
             frame[ident] = pd.Series(values, index=frame.index, dtype=object)
+
+
+def _whole_numbers(col: pd.Series) -> pd.Series:
+    """Device, stream and register counts as nullable integers, whichever reader saw them (7.0 from a report,
+    "7" from a CSV), so JSON and exports say 7 for both. ncu's "n/a" is missing; any other text leaves the
+    column as it was rather than lose a value."""
+    if isinstance(col.dtype, pd.CategoricalDtype):  # a million launches share a few labels: convert those
+        labels = _whole_numbers(pd.Series(np.asarray(col.cat.categories, dtype=object)))
+        if labels.dtype != "Int64":
+            return col
+        return pd.Series(labels.array.take(col.cat.codes.to_numpy(), allow_fill=True), index=col.index)
+    numbers = pd.to_numeric(col, errors="coerce")
+    lost = numbers.isna() & col.notna()
+    if lost.any() and not all(str(v).strip() in ("", "n/a") for v in pd.unique(col[lost])):
+        return col
+    known = numbers.dropna()
+    if not (known == np.floor(known)).all():
+        return col
+    return numbers.astype("Int64")
