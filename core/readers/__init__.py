@@ -7,6 +7,8 @@ every value already in SI base units. `core.counters` turns it into the canonica
 from __future__ import annotations
 
 import csv
+import io
+import re
 import tempfile
 from pathlib import Path
 
@@ -111,16 +113,40 @@ def _check_shape(path: Path, header: list[str]) -> bool:
     return bool(present)
 
 
+_RECORD_START = re.compile(r'^"\d+","')  # every ncu CSV row starts with its quoted launch ID
+
+
 def _cut_short(path: Path, needed: int) -> bool:
-    """True when the table's last line (ncu's own `==` lines after it skipped) is cut: ncu quotes every cell,
-    so a whole line ends in a quote (or the comma before an empty last cell) and has `needed` cells."""
-    with path.open("rb") as handle:
-        handle.seek(max(0, path.stat().st_size - (1 << 16)))
-        tail = handle.read().decode("utf-8", errors="replace").splitlines()
-    lines = [line.rstrip() for line in tail if line.strip() and not line.startswith("==")]
+    """True when the table's last row (ncu's own `==` lines after it skipped) is cut: ncu quotes every cell,
+    so a whole row ends in a quote (or the comma before an empty last cell) and has `needed` cells. A row
+    can span lines (a rule's message with line breaks inside its quoted cell): it is read from where it
+    starts."""
+    lines = [line.rstrip() for line in _tail_lines(path) if line.strip() and not line.startswith("==")]
     if not lines or lines[-1].startswith('"ID","'):
         return False  # a header with no rows is reported as such later
-    return not lines[-1].endswith(('"', ",")) or len(next(csv.reader([lines[-1]]))) < needed
+    if not lines[-1].endswith(('"', ",")):
+        return True
+    start = next((i for i in range(len(lines) - 1, -1, -1) if _RECORD_START.match(lines[i])), None)
+    if start is None:
+        return False  # the last row started before the window: nothing to judge it by
+    return len(next(csv.reader(io.StringIO("\n".join(lines[start:]))))) < needed
+
+
+def _tail_lines(path: Path, chunk: int = 1 << 16) -> list[str]:
+    """The file's last lines, the first of them whole: a raw page of per-opcode instances has rows of
+    hundreds of KB, so the window grows until it starts at a line break (or the file's start)."""
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        while True:
+            start = max(0, size - chunk)
+            handle.seek(start)
+            tail = handle.read()
+            body = tail.rstrip()
+            cut = body.rfind(b"\n", 0, len(body) - 1) if body else -1
+            if start == 0 or cut > 0:
+                lines = tail.decode("utf-8", errors="replace").splitlines()
+                return lines if start == 0 else lines[1:]  # the first is partial unless the file starts there
+            chunk *= 4
 
 
 def _fill_identity(frame: pd.DataFrame) -> None:
