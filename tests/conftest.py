@@ -33,3 +33,14 @@ def real_ncu(tmp_path_factory) -> list[str]:
         pytest.skip("no real ncu: set FLOPSCOPE_REAL_NCU to an ncu binary (.ci/fetch_ncu.sh unpacks one; "
                     "no GPU needed)")
     return ["env", f"HOME={tmp_path_factory.mktemp('ncuhome')}", ncu]
+
+
+async def settle(pilot, until=lambda: True, tries: int = 250) -> None:
+    """Let a Pilot-driven app run until `until()` holds (workers finishing, screens mounting); fail after
+    `tries` x 20 ms."""
+    for _ in range(tries):
+        await pilot.pause(0.02)
+        if until():
+            await pilot.pause()
+            return
+    raise AssertionError("the app never reached the expected state")

@@ -17,7 +17,7 @@ from flopscope.tui.screens.sweep import SweepScreen
 from flopscope.tui.widgets.kernel_table import KernelTable
 from textual.widgets import DataTable, Input
 
-from .conftest import fixture_path
+from .conftest import fixture_path, settle
 from .raw_csv import launches, raw_csv
 from .test_app import screen_lines
 
@@ -48,15 +48,6 @@ def store_path(tmp_path, reports):
         store.save(reports[f"gemm-bs{n}"], f"gemm-bs{n}", kind="sweep", sweep="gemm", params={"batch_size": str(n)})
     store.close()
     return tmp_path / "runs.db"
-
-
-async def settle(pilot, until, tries: int = 250) -> None:
-    for _ in range(tries):
-        await pilot.pause(0.02)
-        if until():
-            await pilot.pause()
-            return
-    raise AssertionError("the app never reached the expected state")
 
 
 def shown_names(app) -> list[str]:

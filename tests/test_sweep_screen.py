@@ -25,7 +25,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from textual.widgets import Input
 
-from .conftest import fixture_path
+from .conftest import fixture_path, settle
 from .raw_csv import launches, raw_csv
 
 SIZES = [(80, 24), (120, 40)]
@@ -72,15 +72,6 @@ def screen_text(app) -> str:
 def flat(text: str) -> str:
     """Screen text with wrapping undone, for phrases that may break across lines at 80 columns."""
     return re.sub(r"\s+", " ", text)
-
-
-async def settle(pilot, until=lambda: True, tries: int = 250) -> None:
-    for _ in range(tries):
-        await pilot.pause(0.02)
-        if until():
-            await pilot.pause()
-            return
-    raise AssertionError("the app never reached the expected state")
 
 
 def plot_text(app) -> str:

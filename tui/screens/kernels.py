@@ -113,10 +113,7 @@ class KernelsScreen(Screen):
         self.query_state = query
         if self.model is None:
             return
-        table = self.query_one(KernelTable)
-        keep = table.cursor_position
-        self.model.apply(query)
-        table.set_model(self.model, keep)
+        self.query_one(KernelTable).requery(query)
         self._status()
 
     def action_sort_column(self) -> None:

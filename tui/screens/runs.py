@@ -115,10 +115,7 @@ class RunsScreen(Screen):
         return self.model.row(table.cursor_row)
 
     def _requery(self, query: Query) -> None:
-        table = self.query_one(KernelTable)
-        keep = table.cursor_position
-        self.model.apply(query)
-        table.set_model(self.model, keep)
+        self.query_one(KernelTable).requery(query)
         self._status()
 
     # -- keys ------------------------------------------------------------------------------------

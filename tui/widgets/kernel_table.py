@@ -21,7 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..columns import Column, fit
-from .table_model import TableModel
+from .table_model import Query, TableModel
 
 _CONTROL = {c: " " for c in range(32)}  # a tab or newline in a kernel name must not break the line
 
@@ -83,6 +83,12 @@ class KernelTable(ScrollView, can_focus=True):
         self._refresh_size()
         self._scroll_to_cursor(center=found is not None)
         self.refresh()
+
+    def requery(self, query: Query) -> None:
+        """Apply a new sort/filter to the model shown; the cursor stays on its row if that row is still shown."""
+        keep = self.cursor_position
+        self.model.apply(query)
+        self.set_model(self.model, keep)
 
     @property
     def focused_column(self) -> Column | None:
