@@ -308,6 +308,23 @@ async def test_e_exports_exactly_the_rows_shown(h100, tmp_path):
     assert notes == [f"Wrote {len(expected):,} row(s) to {out.resolve()}"]
 
 
+async def test_an_export_over_an_existing_file_says_it_replaced_it(h100, tmp_path):
+    out = tmp_path / "old.csv"
+    out.write_text("yesterday's numbers\n")
+    app = make_app(h100)
+    notes = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        app.notify = lambda message, **kw: notes.append(message)
+        await pilot.press("e")
+        app.screen.query_one(Input).value = str(out)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert len(pd.read_csv(out)) == len(h100.group("name"))
+    assert notes == [f"Wrote {len(h100.group('name')):,} row(s) to {out.resolve()}, replacing the file there"]
+
+
 async def test_export_to_a_missing_folder_says_why(h100, tmp_path):
     app = make_app(h100)
     notes = []

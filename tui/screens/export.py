@@ -32,6 +32,7 @@ async def ask_export(app: App, rows: Callable[[], pd.DataFrame], default: Path, 
 
 def _write(app: App, rows: Callable[[], pd.DataFrame], path: Path) -> None:
     # Building the frame is here too: selecting 1M rows takes a second, which the UI thread must not wait for.
+    replaced = path.is_file()  # said afterwards: an export never asks twice, but never replaces silently
     try:
         frame = rows()
         out = write_table(frame, path, meta=getattr(app, "report", None) and app.report.meta)
@@ -41,4 +42,5 @@ def _write(app: App, rows: Callable[[], pd.DataFrame], path: Path) -> None:
     except OSError as err:
         app.notify(f"{path}: {err.strerror or err}", title="Export failed", severity="error", markup=False)
         return
-    app.notify(f"Wrote {len(frame):,} row(s) to {out.resolve()}", title="Exported", markup=False)
+    app.notify(f"Wrote {len(frame):,} row(s) to {out.resolve()}" + (", replacing the file there" if replaced else ""),
+               title="Exported", markup=False)
