@@ -156,18 +156,20 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     out["provenance"] = prov.column("provenance")
     numbers = out[["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes",
                    "l2_bytes", "l1_bytes"]]
-    out["status"] = pd.Categorical.from_codes(_unmeasured(numbers).to_numpy(dtype=np.int8),
+    out["status"] = pd.Categorical.from_codes(_unmeasured(df, numbers).to_numpy(dtype=np.int8),
                                               categories=["ok", "not profiled: ncu recorded no values for this launch"])
     return Counted(out, _missing(out))
 
 
-def _unmeasured(numbers: pd.DataFrame) -> pd.Series:
-    """Launches ncu failed to profile: no value for any counted column while other launches have some (ncu
-    keeps a launch it could not profile, with nothing measured). When no launch has any, ncu was not asked
-    for these counters (a CSV of throughput percentages only): the launches count as profiled, and
+def _unmeasured(df: pd.DataFrame, numbers: pd.DataFrame) -> pd.Series:
+    """Launches ncu failed to profile: no value for any counted column. When the table holds no ncu metric at
+    all (a details CSV of throughput percentages only: the readers keep only what flopscope reads), ncu was
+    not asked for these counters rather than failing every launch: the launches count as profiled, and
     `_missing` names the ncu option that collects what is absent."""
     empty = numbers.isna().all(axis=1)
-    return empty if not empty.all() else pd.Series(False, index=numbers.index)
+    if empty.all() and not any("__" in c for c in df.columns):
+        return pd.Series(False, index=numbers.index)
+    return empty
 
 
 def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> pd.Series:
@@ -304,8 +306,8 @@ def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
 def _integer_mma(df: pd.DataFrame) -> pd.Series:
     """True where SASS opcode counts or per-op pipe utilisation show integer tensor-core work."""
     cols = [c for c in df.columns if (c.startswith(OPCODE_METRIC + ":") and _INTEGER_MMA.match(c.split(":", 1)[1]))
-            or (c.startswith(("sm__inst_executed_pipe_tensor_op_imma", "sm__pipe_tensor_op_imma"))
-                and "pct_of_peak" in c)]
+            or (c.startswith(("sm__inst_executed_pipe_tensor", "sm__pipe_tensor"))
+                and re.search(r"_(op|subpipe)_[ib]mma", c) and "pct_of_peak" in c)]
     if not cols:
         return pd.Series(False, index=df.index)
     return (df[cols].apply(pd.to_numeric, errors="coerce").fillna(0.0) > 0).any(axis=1)
@@ -339,9 +341,9 @@ def _tensor_idle(df: pd.DataFrame) -> pd.Series:
     utilisation is not floating-point work and the all-ops aggregate would count it: only FP ops are read."""
     cols = [c for c in df.columns
             if c.startswith(("sm__inst_executed_pipe_tensor", "sm__pipe_tensor")) and "pct_of_peak" in c]
-    per_op = [c for c in cols if "_op_" in c]
+    per_op = [c for c in cols if "_op_" in c or "_subpipe_" in c]  # Blackwell: `_subpipe_imma`
     if per_op:
-        cols = [c for c in per_op if not re.search(r"_op_[ib]mma", c)]
+        cols = [c for c in per_op if not re.search(r"_(op|subpipe)_[ib]mma", c)]
     if not cols:
         return pd.Series(False, index=df.index)
     values = df[cols].apply(pd.to_numeric, errors="coerce")
@@ -386,9 +388,10 @@ def _dram_clock(df: pd.DataFrame, out: pd.DataFrame) -> pd.Series:
     without a duration keep their own reading."""
     hz = _col(df, "dram__cycles_elapsed.avg.per_second")
     dur = out["duration_s"].where(hz.notna())
-    device = (out["gpu"].astype(str) + "|" + out["device"].astype(str)).to_numpy()
-    steady = (hz * dur).groupby(device).transform("sum") / dur.groupby(device).transform("sum")
-    return steady.where(dur > 0).fillna(hz)
+    sums = pd.DataFrame({"cycles": hz * dur, "time": dur}).groupby(
+        [out["gpu"].astype(object).fillna(""), out["device"].astype(object).fillna("")], sort=False)
+    total = sums.transform("sum")
+    return (total["cycles"] / total["time"]).where(dur > 0).fillna(hz)
 
 
 _FIXES = {

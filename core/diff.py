@@ -35,3 +35,11 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
     out["presence"] = np.select([absent_a, absent_b], ["only in B", "only in A"], "both")
     order = out["duration_s_delta"].abs().sort_values(ascending=False, kind="stable").index
     return out.loc[order].reset_index(names=key)
+
+
+def side_total(rows: pd.DataFrame, column: str, side: str) -> float:
+    """A run's total of `column` over the groups it ran (`side` "a" or "b"): unknown (NaN) if any of them
+    lacks the value, never the sum of what is known."""
+    ran = rows["presence"] != ("only in B" if side == "a" else "only in A")
+    values = rows.loc[ran, f"{column}_{side}"]
+    return float(values.sum()) if values.notna().all() else float("nan")

@@ -294,3 +294,14 @@ def test_dram_ceiling_uses_the_reports_steady_memory_clock_not_a_short_kernels_r
         assert row["peak_dram_bytes_per_s"] == pytest.approx(_value(action, "dram__bytes.sum.peak_sustained") * steady,
                                                              rel=1e-9)
     assert report.kernels["peak_dram_bytes_per_s"].iloc[0] == pytest.approx(898e9, rel=0.01)  # 4096 bit x 2 x 877 MHz
+
+
+def test_a_launch_ncu_failed_is_not_profiled_even_alone():
+    """H800 report: ncu recorded nothing for flash_fwd_kernel (launch 4). Read on its own, as `ncu -k flash_fwd
+    -c 1` would give it, it is still a launch ncu failed to profile, not one whose counters were not asked for."""
+    from flopscope.core.counters import count_kernels
+    from flopscope.core.readers import read_metrics
+
+    frame, _ = read_metrics(fixture_path("h800_sglang_flashattn_full.ncu-rep"))
+    alone = count_kernels(frame.iloc[[4]].reset_index(drop=True))
+    assert alone.kernels["status"].iloc[0].startswith("not profiled") and not alone.missing

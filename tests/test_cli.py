@@ -181,6 +181,17 @@ def test_a_damaged_csv_is_refused_not_misread(tmp_path, damage, says):
     assert len(lines) == 1 and str(path) in lines[0] and says in lines[0]
 
 
+@pytest.mark.parametrize("name", ["v100_cutlass_gemm_nersc_flops_details.csv", "b200_torch_sdpa_auto_raw.csv"])
+def test_program_output_after_the_table_is_not_truncation(tmp_path, name):
+    """A program that prints after ncu's table (`GFLOPS: 123.4`): the table is whole and reads as without it."""
+    path = tmp_path / name
+    path.write_bytes(fixture_path(name).read_bytes().rstrip(b"\n") + b"\nGFLOPS: 123.4\nDone.\n")
+    out = run("report", path, "--json")
+    assert out.returncode == 0, out.stderr
+    plain = json.loads(run("report", fixture_path(name), "--json").stdout)
+    assert json.loads(out.stdout)["meta"]["summary"]["total_time_s"] == plain["meta"]["summary"]["total_time_s"]
+
+
 def test_missing_file_and_unknown_gpu_and_bad_export_path(tmp_path):
     assert run("report", tmp_path / "nope.csv").returncode == 2
     out = run("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--gpu", "Voodoo 3")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import pandas as pd
 import pytest
 from flopscope.core import FlopscopeError, read_report
@@ -146,3 +150,31 @@ def test_device_stream_registers_are_integers_from_every_reader(name):
 def test_ncu_na_stream_is_missing_not_text():
     k = read_report(fixture_path("b200_nvtx_apprange_details_sanitized.csv")).kernels
     assert k["stream"].isna().all()  # the file prints Stream as "n/a"
+
+
+def test_other_threads_stderr_survives_a_report_read(tmp_path):
+    """ncu_report's log is kept off the terminal by pointing fd 2 elsewhere while a report is read. A sweep
+    prints progress from other threads meanwhile: every such line still reaches stderr, and no absl line does."""
+    script = tmp_path / "ticks.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys, threading, time
+        from flopscope.core.readers import read_metrics
+        stop, sent = False, 0
+        def tick():
+            global sent
+            while not stop:
+                sys.__stderr__.write("tick\\n"); sys.__stderr__.flush(); sent += 1; time.sleep(0.005)
+        t = threading.Thread(target=tick); t.start(); time.sleep(0.05)
+        for cut in (False, True):
+            try:
+                read_metrics({str(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))!r} if not cut
+                             else {str(tmp_path / "cut.ncu-rep")!r})
+            except Exception:
+                pass
+        time.sleep(0.05); stop = True; t.join(); print(sent)
+    """))
+    data = fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep").read_bytes()
+    (tmp_path / "cut.ncu-rep").write_bytes(data[:1_667_324])  # makes ncu_report log parse errors
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.stderr.count("tick") == int(out.stdout) > 10
+    assert "absl" not in out.stderr and "Can't parse" not in out.stderr

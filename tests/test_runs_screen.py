@@ -181,6 +181,34 @@ def test_runs_table_prints_sweep_and_plain_runs(store_path, reports, monkeypatch
     assert "batch_size=4" in lines[-1] and "gemm" in lines[-1]
 
 
+async def test_a_bound_filter_on_runs_is_refused_not_a_crash(store_path):
+    app = RunsApp(store_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("slash")
+        app.screen.query_one(Input).value = "bound:memory"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is app.runs and len(shown_names(app)) == 5
+        assert any("runs have no bound" in n.message for n in app._notifications)
+
+
+def test_runs_table_never_cuts_a_number_at_80_columns(store_path, reports, monkeypatch, capsys):
+    from flopscope.tui import format as fmt
+    from flopscope.tui.cli import main
+
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(store_path.parent))
+    monkeypatch.setenv("COLUMNS", "80")
+    store_path.rename(store_path.parent / "flopscope.db")
+    assert main(["runs", "--no-tui"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines) and "…" not in "".join(lines[1:6])
+    for name, report in reports.items():
+        line = next(line for line in lines if f" {name} " in line)
+        s = report.summary()
+        assert line.rstrip().endswith(f"{fmt.seconds(s.total_time_s)}  {fmt.si(s.total_flop)}")
+
+
 async def test_an_empty_store_says_how_runs_get_there(tmp_path):
     app = RunsApp(tmp_path / "empty.db")
     async with app.run_test(size=(80, 24)) as pilot:

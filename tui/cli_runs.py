@@ -9,7 +9,6 @@ import sys
 from flopscope.core.diff import diff_runs
 from flopscope.core.export import records
 from flopscope.core.store import Store
-from rich.table import Table
 from rich.text import Text
 
 from . import format as fmt
@@ -42,14 +41,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
         json.dump(records(runs), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    table = Table(box=None, header_style="bold")
-    for title in ("ID", "Name", "Created", "Sweep", "Params", "Host", "GPU", "Launches", "Time", "FLOP"):
-        table.add_column(title, no_wrap=True)
-    for r in runs.itertuples():
-        table.add_row(str(r.id), Text(r.name), fmt.when(r.created), Text(r.sweep or ""), Text(fmt.params(r.params)),
-                      Text(r.host or ""), Text(r.gpu or ""), str(r.launches), fmt.seconds(r.total_time_s),
-                      fmt.si(r.total_flop))
-    console().print(table)
+    out = console()
+    cells = [[str(r.id), r.name, fmt.when(r.created), r.sweep or "", fmt.params(r.params), r.host or "", r.gpu or "",
+              fmt.integer(r.launches), fmt.seconds(r.total_time_s), fmt.si(r.total_flop)] for r in runs.itertuples()]
+    table, hidden = fitted_table(_RUNS_COLUMNS, cells, out.width, flex=1)
+    out.print(table)
+    print_hidden(out, hidden)
     print(f"{len(runs)} run(s) in {store.path}", file=sys.stderr)
     return 0
 
@@ -83,6 +80,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 # The name is cut to fit, never a number: pairs of columns drop together, least telling first.
+# Numbers are never cut: lower-value columns drop whole at 80 columns (the ID last of them: it names a run).
+_RUNS_COLUMNS = [Spec("ID", priority=1), Spec("Name", numeric=False), Spec("Created", numeric=False, priority=3),
+                 Spec("Sweep", numeric=False, priority=4), Spec("Params", numeric=False, priority=2),
+                 Spec("Host", numeric=False, priority=5), Spec("GPU", numeric=False, priority=4),
+                 Spec("Launches", priority=3), Spec("Time"), Spec("FLOP")]
 _DIFF_COLUMNS = [Spec("Kernel", numeric=False), Spec("N A", priority=3, pair="N"), Spec("N B", priority=3, pair="N"),
                  Spec("Time A"), Spec("Time B"), Spec("ΔTime"), Spec("FLOP A", priority=2, pair="FLOP"),
                  Spec("FLOP B", priority=2, pair="FLOP"), Spec("DRAM A", priority=4, pair="DRAM"),

@@ -117,19 +117,17 @@ _RECORD_START = re.compile(r'^"\d+","')  # every ncu CSV row starts with its quo
 
 
 def _cut_short(path: Path, needed: int) -> bool:
-    """True when the table's last row (ncu's own `==` lines after it skipped) is cut: ncu quotes every cell,
-    so a whole row ends in a quote (or the comma before an empty last cell) and has `needed` cells. A row
-    can span lines (a rule's message with line breaks inside its quoted cell): it is read from where it
-    starts."""
+    """True when the table's last row is cut. ncu quotes every cell, so a whole row ends in a quote (or the
+    comma before an empty last cell) and has `needed` cells. The row is read from the line where it starts
+    (a rule's message can span lines inside its quoted cell); lines after it that are no part of it (the
+    program printing after ncu's table, ncu's own `==` lines) are not the table's."""
     lines = [line.rstrip() for line in _tail_lines(path) if line.strip() and not line.startswith("==")]
-    if not lines or lines[-1].startswith('"ID","'):
-        return False  # a header with no rows is reported as such later
-    if not lines[-1].endswith(('"', ",")):
-        return True
     start = next((i for i in range(len(lines) - 1, -1, -1) if _RECORD_START.match(lines[i])), None)
     if start is None:
-        return False  # the last row started before the window: nothing to judge it by
-    return len(next(csv.reader(io.StringIO("\n".join(lines[start:]))))) < needed
+        return False  # no row in view (a header alone is reported later; a row longer than the window passes)
+    reader = csv.reader(io.StringIO("\n".join(lines[start:])))
+    cells = next(reader)
+    return not lines[start + reader.line_num - 1].endswith(('"', ",")) or len(cells) < needed
 
 
 def _tail_lines(path: Path, chunk: int = 1 << 16) -> list[str]:

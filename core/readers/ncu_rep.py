@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -21,11 +22,18 @@ MAGIC = b"NVR\x00"
 # fd 2 is one per process: two threads reading reports at once (a sweep over two hosts) would each save the
 # other's sink as "the terminal", and stderr would stay pointed at a deleted file. One capture at a time.
 _FD2 = threading.Lock()
+# What ncu_report's C++ layer writes: absl's prefix line, its log lines (`E0000 00:00:...`), protobuf's.
+_NCU_REPORT_LOG = re.compile(rb"^(WARNING: All log messages before absl::InitializeLog|[EWIF]\d{4} \d\d:\d\d:|"
+                             rb"\[libprotobuf )")
 
 
 @contextmanager
 def _captured_stderr():
-    """ncu_report's C++ layer logs protobuf/absl errors straight to fd 2; keep them out of the terminal."""
+    """ncu_report's C++ layer logs protobuf/absl errors straight to fd 2; keep them out of the terminal.
+
+    Reading a large report takes seconds to minutes, and other threads (a sweep's progress lines) write to
+    fd 2 meanwhile: whatever is not ncu_report's own log is passed on to the real stderr afterwards, late
+    but not lost. (The app draws on its own duplicate of the terminal, unaffected.)"""
     with _FD2, tempfile.TemporaryFile() as sink:
         saved = os.dup(2)
         os.dup2(sink.fileno(), 2)
@@ -34,6 +42,10 @@ def _captured_stderr():
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+            sink.seek(0)
+            others = b"".join(line for line in sink if not _NCU_REPORT_LOG.match(line))
+            if others:
+                os.write(2, others)
 
 
 def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:

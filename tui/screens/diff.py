@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
+from flopscope.core.diff import side_total
 from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
@@ -81,13 +82,14 @@ class DiffScreen(Screen):
         self._name_width = 0
 
     def compose(self) -> ComposeResult:
-        total_a, total_b = self.rows["duration_s_a"].sum(), self.rows["duration_s_b"].sum()
+        total_a, total_b = (side_total(self.rows, "duration_s", side) for side in "ab")
         lines = gpu_lines(self.names, self.gpus)
         text = Text(lines[0])
         for warning in lines[1:]:
             text.append("\n" + warning, style="bold")  # bold, not colour only: legible over SSH and NO_COLOR
-        text.append(f"\nkernel time {fmt.seconds(total_a)} -> {fmt.seconds(total_b)} "
-                    f"({fmt.seconds(total_b - total_a)}) · {len(self.rows)} kernel group(s), largest change first")
+        text.append(f"\nkernel time {fmt.seconds(total_a) or 'n/a'} -> {fmt.seconds(total_b) or 'n/a'} "
+                    f"({fmt.seconds(total_b - total_a) or 'n/a'}) · {len(self.rows)} kernel group(s), largest change "
+                    "first")
         yield Static(text, id="diff-title")
         # The name column stays put while the numbers scroll sideways.
         yield DataTable(id="diff-table", cursor_type="row", zebra_stripes=True, fixed_columns=1)

@@ -159,6 +159,8 @@ class RunsScreen(Screen):
                 return
             try:
                 query = parse_filter(text, self.model.query)
+                if query.bound != "all":
+                    raise ValueError("runs have no bound: filter them by name")
             except ValueError as err:
                 self.notify(str(err), title="Filter not applied", severity="error", markup=False)
                 return
