@@ -189,7 +189,9 @@ def test_program_output_after_the_table_is_not_truncation(tmp_path, name):
     out = run("report", path, "--json")
     assert out.returncode == 0, out.stderr
     plain = json.loads(run("report", fixture_path(name), "--json").stdout)
-    assert json.loads(out.stdout)["meta"]["summary"]["total_time_s"] == plain["meta"]["summary"]["total_time_s"]
+    after = json.loads(out.stdout)["meta"]
+    assert after["launches"] == plain["meta"]["launches"]  # no launch made of `Done.`
+    assert after["summary"]["total_time_s"] == plain["meta"]["summary"]["total_time_s"]
 
 
 def test_missing_file_and_unknown_gpu_and_bad_export_path(tmp_path):

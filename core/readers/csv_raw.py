@@ -76,14 +76,16 @@ def _per_opcode(cells: pd.Series, name: str) -> pd.DataFrame:
 
 
 def _without_prof_rows(frame: pd.DataFrame, id_col: int | None) -> pd.DataFrame:
+    """Only the launches: every row of ncu's table has a launch number as its ID. ncu's own `==` lines
+    between rows, and what the program printed after the table (`Done.`), land as rows with other IDs."""
     if id_col is None or frame.empty:
         return frame
     ids = frame[id_col]
     labels = ids.cat.categories if isinstance(ids.dtype, pd.CategoricalDtype) else pd.Index(ids.dropna().unique())
-    prof = [v for v in labels if isinstance(v, str) and v.startswith("==")]
-    if not prof:
+    stray = [v for v in labels if not str(v).strip().isdigit()]
+    if not stray:
         return frame
-    return frame[~ids.isin(prof)].reset_index(drop=True)
+    return frame[~ids.isin(stray)].reset_index(drop=True)
 
 
 def _parse(source, header: list[str], keep: list[int], numeric: dict) -> pd.DataFrame:
