@@ -13,6 +13,7 @@ import pandas as pd
 
 from .columns import INTEGER
 from .errors import FlopscopeError
+from .units import whole_numbers
 
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json"}
 
@@ -84,16 +85,9 @@ def _new_temp(directory: Path, name: str) -> tuple[int, str]:
 
 def whole_integers(df: pd.DataFrame) -> pd.DataFrame:
     """Ids and counts (`columns.INTEGER`) as nullable integers where every value is whole, so a CSV says 7,
-    not 7.0. Grouped rows can hold "(mixed)": such a column stays as it is."""
-    converted = {}
-    for col in INTEGER:
-        if col not in df or pd.api.types.is_integer_dtype(df[col]):
-            continue
-        values = df[col].astype(object) if isinstance(df[col].dtype, pd.CategoricalDtype) else df[col]
-        numbers = pd.to_numeric(values, errors="coerce")
-        known = numbers.dropna()
-        if numbers.notna().sum() == df[col].notna().sum() and (known == np.floor(known)).all():
-            converted[col] = numbers.astype("Int64")
+    not 7.0."""
+    converted = {col: whole_numbers(df[col]) for col in INTEGER if col in df and not
+                 pd.api.types.is_integer_dtype(df[col])}
     return df.assign(**converted) if converted else df
 
 

@@ -10,6 +10,9 @@ import math
 import re
 from functools import lru_cache
 
+import numpy as np
+import pandas as pd
+
 _PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _TIME = {
     "second": 1.0, "s": 1.0, "sec": 1.0,
@@ -82,3 +85,22 @@ def parse_number(cell: str | float | int | None) -> float:
 
 def is_time_unit(unit: str) -> bool:
     return (unit or "").strip() in _TIME
+
+
+def whole_numbers(col: pd.Series) -> pd.Series:
+    """Ids and counts as nullable integers where every value is whole, whichever reader saw them (7.0 from a
+    report, "7" from a CSV), so JSON and exports say 7 for both. ncu's "n/a" is missing; any other text (a
+    grouped row's "(mixed)") leaves the column as it was rather than lose a value."""
+    if isinstance(col.dtype, pd.CategoricalDtype):  # a million launches share a few labels: convert those
+        labels = whole_numbers(pd.Series(np.asarray(col.cat.categories, dtype=object)))
+        if labels.dtype != "Int64":
+            return col
+        return pd.Series(labels.array.take(col.cat.codes.to_numpy(), allow_fill=True), index=col.index)
+    numbers = pd.to_numeric(col, errors="coerce")
+    lost = numbers.isna() & col.notna()
+    if lost.any() and not all(str(v).strip() in ("", "n/a") for v in pd.unique(col[lost])):
+        return col
+    known = numbers.dropna()
+    if not (known == np.floor(known)).all():
+        return col
+    return numbers.astype("Int64")

@@ -12,10 +12,10 @@ import re
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ..errors import FlopscopeError
+from ..units import whole_numbers
 from .csv_details import read_details
 from .csv_raw import read_raw
 from .csv_text import split_csv
@@ -42,7 +42,7 @@ def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
         frame, meta = _read_csv(path, head)
     _fill_identity(frame)
     for ident in _WHOLE_IDENTITY:
-        frame[ident] = _whole_numbers(frame[ident])
+        frame[ident] = whole_numbers(frame[ident])
     return frame, meta
 
 
@@ -158,22 +158,3 @@ def _fill_identity(frame: pd.DataFrame) -> None:
             missing = pd.isna(values)
             values[missing] = fill[missing]
             frame[ident] = pd.Series(values, index=frame.index, dtype=object)
-
-
-def _whole_numbers(col: pd.Series) -> pd.Series:
-    """Device, stream and register counts as nullable integers, whichever reader saw them (7.0 from a report,
-    "7" from a CSV), so JSON and exports say 7 for both. ncu's "n/a" is missing; any other text leaves the
-    column as it was rather than lose a value."""
-    if isinstance(col.dtype, pd.CategoricalDtype):  # a million launches share a few labels: convert those
-        labels = _whole_numbers(pd.Series(np.asarray(col.cat.categories, dtype=object)))
-        if labels.dtype != "Int64":
-            return col
-        return pd.Series(labels.array.take(col.cat.codes.to_numpy(), allow_fill=True), index=col.index)
-    numbers = pd.to_numeric(col, errors="coerce")
-    lost = numbers.isna() & col.notna()
-    if lost.any() and not all(str(v).strip() in ("", "n/a") for v in pd.unique(col[lost])):
-        return col
-    known = numbers.dropna()
-    if not (known == np.floor(known)).all():
-        return col
-    return numbers.astype("Int64")
