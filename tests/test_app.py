@@ -191,6 +191,30 @@ async def test_the_sort_column_is_always_shown_even_at_80_columns(h100):
         assert cells == [fmt.si(v, "B") for v in expected]
 
 
+async def test_right_reaches_every_column_at_80_columns(h100):
+    """Six columns drop at 80 columns; `right` moves through all of the table's columns, bringing a dropped one
+    back in place of another, and `s` then sorts by it with its values on screen."""
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        hidden = {c.name for c in table.model.columns} - {c.name for _, c, _ in table.layout_columns}
+        assert hidden
+        seen = [table.focused_column.name]
+        for _ in range(len(table.model.columns) - 1):
+            await pilot.press("right")
+            seen.append(table.focused_column.name)
+            shown = [c.name for _, c, _ in table.layout_columns]
+            assert seen[-1] in shown and sum(w for _, _, w in table.layout_columns) + len(shown) - 1 <= 80
+        assert seen == [c.name for c in table.model.columns]
+        while table.focused_column.name != "ai_dram":
+            await pilot.press("left")
+        await pilot.press("s")
+        column = [c.name for _, c, _ in table.layout_columns].index("ai_dram")
+        cells = [table.model.cells(i)[table.layout_columns[column][0]] for i in range(len(table.model))]
+        assert cells == [fmt.ratio(v) for v in h100.view("name", sort="ai_dram")["ai_dram"]]
+
+
 async def test_slash_filters_by_regex_and_bound(h100):
     app = make_app(h100)
     async with app.run_test(size=(120, 40)) as pilot:

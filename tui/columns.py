@@ -5,7 +5,7 @@ Priority decides what drops first on a narrow terminal (higher number drops firs
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from . import format as fmt
@@ -37,13 +37,13 @@ KERNEL_TABLE = [
 ]
 
 
-def fit(columns: list[Column], width: int, keep: str | None = None) -> list[Column]:
+def fit(columns: list[Column], width: int, keep: Collection[str] = ()) -> list[Column]:
     """Drop the lowest-priority columns until the table fits `width` cells (kernel column shrinks last).
-    The column named `keep` (the sort column) stays: a table sorted by values it does not show reads as
-    shuffled."""
+    Columns named in `keep` stay: the sort column (a table sorted by values it does not show reads as
+    shuffled) and the one the cursor moved to (every column is reachable by `left`/`right`)."""
     chosen = list(columns)
     while len(chosen) > 2 and sum(c.width + 1 for c in chosen) > width:
-        worst = max((c for c in chosen if c.priority > 0 and c.name != keep), key=lambda c: c.priority,
+        worst = max((c for c in chosen if c.priority > 0 and c.name not in keep), key=lambda c: c.priority,
                     default=None)
         if worst is None:
             break

@@ -69,11 +69,13 @@ class KernelTable(ScrollView, can_focus=True):
         self.cursor_col = 0
         self.layout_columns: list[tuple[int, Column, int]] = []  # (model column, column, cells wide)
         self._fitted_width = -1
+        self._focus: str | None = None  # the column the cursor moved to: kept when the table is refitted
 
     # -- data ------------------------------------------------------------------------------------
     def set_model(self, model: TableModel, keep_position: int | None = None) -> None:
         """Show `model`; the cursor stays on the frame row `keep_position` when it is still shown."""
         focused_name = self.focused_column.name if self.focused_column else None
+        self._focus = focused_name if focused_name in {c.name for c in model.columns} else None
         self.model = model
         found = model.index_of(keep_position) if keep_position is not None else None
         self.cursor_row = found or 0
@@ -116,12 +118,14 @@ class KernelTable(ScrollView, can_focus=True):
         if self.model is None:
             return
         self._fitted_width = self._width
-        chosen = fit(self.model.columns, self._width, keep=self.model.query.sort)
+        chosen = fit(self.model.columns, self._width, keep={self.model.query.sort, self._focus})
         spare = max(0, self._width - sum(c.width + 1 for c in chosen) + 1)
         stretch = next((c for c in chosen if not c.numeric), None)  # the name column takes what is left
         self.layout_columns = [(self.model.columns.index(c), c, c.width + (spare if c is stretch else 0))
                                for c in chosen]
-        self.cursor_col = min(self.cursor_col, max(0, len(self.layout_columns) - 1))
+        names = [c.name for c in chosen]
+        self.cursor_col = names.index(self._focus) if self._focus in names else \
+            min(self.cursor_col, max(0, len(self.layout_columns) - 1))
 
     def _refresh_size(self) -> None:
         rows = len(self.model) if self.model is not None else 0
@@ -172,7 +176,14 @@ class KernelTable(ScrollView, can_focus=True):
         self._move_to(len(self.model) - 1 if end and self.model is not None else 0)
 
     def action_column(self, step: int) -> None:
-        self.cursor_col = max(0, min(self.cursor_col + step, len(self.layout_columns) - 1))
+        """Move to the next column of the model, shown or not: one a narrow terminal dropped comes back in
+        place of another, so every column can be read (and sorted by) at 80 columns."""
+        if self.model is None or self.focused_column is None:
+            return
+        names = [c.name for c in self.model.columns]
+        at = names.index(self.focused_column.name)
+        self._focus = names[max(0, min(at + step, len(names) - 1))]
+        self._fit_columns()
         self.refresh()
         self.post_message(self.Moved())
 
