@@ -407,6 +407,12 @@ _FIXES = {
 }
 
 
+def collecting(columns: list[str]) -> str | None:
+    """The `ncu --metrics` option that collects these canonical columns; None if none is a counted column."""
+    metrics = [m for c in columns for m in _FIXES.get(c, [])]
+    return Missing("", list(dict.fromkeys(metrics)), 0).fix() if metrics else None
+
+
 def _missing(out: pd.DataFrame) -> list[Missing]:
     profiled = out["status"] == "ok"
     found = []

@@ -484,6 +484,21 @@ def test_every_row_of_every_grouping_has_a_kernel_screen(name):
             assert all(isinstance(v, str) for _, items in sections(screen.row) for _, v in items)
 
 
+def test_the_kernel_screen_names_the_ncu_metrics_a_row_lacks():
+    """H800 full set: no lts__t_bytes/l1tex__t_bytes sums were collected (L2 and L1 bytes unknown), and ncu
+    recorded nothing for flash_fwd_kernel. Each launch's screen says what to collect, from its own gaps."""
+    report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
+    for _, row in report.kernels.iterrows():
+        told = dict(dict(sections(row))["Provenance"])["To collect"]
+        if row["status"] != "ok":
+            assert "ncu recorded nothing" in told
+            continue
+        assert ("lts__t_bytes.sum" in told) == pd.isna(row["l2_bytes"])
+        assert ("l1tex__t_bytes.sum" in told) == pd.isna(row["l1_bytes"])
+        assert ("gpu__time_duration.sum" in told) == pd.isna(row["duration_s"])
+        assert told.startswith("ncu --metrics ") or told.startswith("nothing")
+
+
 # -- layout at 80x24 and 120x40 ----------------------------------------------------------------------
 # Not pytest-textual-snapshot (it pins syrupy 4.8.0, which needs pytest < 9): each case saves Textual's own
 # SVG screenshot and asserts on the screen's text and on widget regions instead of comparing images.

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import pandas as pd
 from flopscope.core import FMA_CONVENTION
-from flopscope.core.counters import TENSOR_DTYPES
+from flopscope.core.counters import TENSOR_DTYPES, collecting
 from flopscope.core.metrics import Ceiling
 from rich.table import Table
 from rich.text import Text
@@ -23,6 +23,8 @@ from ..widgets.roofline_plot import Roofline, RooflinePlot, roofline_from
 from .export import ask_export
 
 WIDE = 110  # from this many columns, metrics and roofline sit side by side
+# Raw columns ncu fills: a row lacking one names the ncu option that collects it.
+COLLECTED = ["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes", "l2_bytes", "l1_bytes"]
 
 
 def _v(row: pd.Series, name: str):
@@ -84,6 +86,7 @@ def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     # An empty estimated/provenance means "all counted" only where ncu measured something.
     nothing = "nothing measured: ncu recorded no values"
     notes = [("Status", fmt.text(_v(row, "status")) or "ok"),
+             ("To collect", _to_collect(row, measured)),
              ("Estimated", fmt.text(_v(row, "estimated")) or ("nothing: all counted" if measured else nothing)),
              ("Provenance", fmt.text(_v(row, "provenance")) or ("counted .sum metrics" if measured else nothing)),
              ("Convention", FMA_CONVENTION)]
@@ -92,6 +95,12 @@ def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     # The full name last: a template instantiation can fill a screen on its own.
     return [("Time", time), ("Compute", compute), ("Memory", memory), ("Launch configuration", launch),
             ("Ceilings", ceilings), ("Provenance", notes), ("Kernel", identity)]
+
+
+def _to_collect(row: pd.Series, measured: bool) -> str:
+    if not measured:
+        return "all of it: ncu recorded nothing for this launch; profile it again (ncu -k NAME -c 1)"
+    return collecting([c for c in COLLECTED if _v(row, c) is None]) or "nothing: every counter flopscope reads is here"
 
 
 def _measured(row: pd.Series) -> bool:

@@ -26,7 +26,8 @@ def describe(data: Roofline, index: int | None, launch: int | None = None) -> Re
     apart the launches of one kernel when each launch is a point."""
     if index is None or not data.points:
         why = f"{data.dropped} row(s) lack counted FLOPs or DRAM bytes" if data.dropped else "no rows"
-        return Text(f"No point to plot: {why}. `flopscope report` names the ncu --metrics that collect them.")
+        return Text(f"No point to plot: {why}. The Kernel screen (enter on a row) names the ncu --metrics that "
+                    "collect them.")
     p: Point = data.points[index]
     peak = f" · {fmt.pct(p.pct_of_peak)} of {p.precision.upper()} peak" if p.pct_of_peak == p.pct_of_peak else ""
     bound = f" · {p.bound}-bound" if p.bound else ""
