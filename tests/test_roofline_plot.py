@@ -47,8 +47,19 @@ def plain(text: str) -> list[str]:
 def test_points_are_finite_positive_and_ordered_by_time_share():
     data = roofline_from(rows(), CEILINGS)
     assert [p.label for p in data.points] == ["stencil", "reduce", "gemm", "copy"]
-    assert data.dropped == 2
+    assert data.dropped == 2 and data.unknown == 1  # memset did no FLOPs; "unknown" lacks its bytes
     assert [c.name for c in data.compute] == ["fp32", "fp64"] and data.dram.value == 900e9
+
+
+def test_nothing_to_plot_says_why_per_row_kind():
+    """Rows with no FLOPs have no place on a log-log plot: they are not sent to collect counters they have."""
+    from flopscope.tui.screens.roofline import describe
+
+    no_work = roofline_from(rows().iloc[[4]], CEILINGS)
+    assert str(describe(no_work, None)) == "No point to plot: 1 row(s) did no FLOPs or moved no DRAM bytes."
+    both = str(describe(roofline_from(rows().iloc[[4, 5]], CEILINGS), None))
+    assert "1 row(s) did no FLOPs" in both and "1 row(s) lack counted FLOPs or DRAM bytes" in both
+    assert "ncu --metrics" in both
 
 
 def test_order_and_limit_select_rows():

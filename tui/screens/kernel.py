@@ -99,7 +99,8 @@ def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
 
 def _to_collect(row: pd.Series, measured: bool) -> str:
     if not measured:
-        return "all of it: ncu recorded nothing for this launch; profile it again (ncu -k NAME -c 1)"
+        name = fmt.text(_v(row, "kernel")) or "NAME"
+        return f"all of it: ncu recorded nothing for this launch; profile it again (ncu -k regex:{name} -c 1)"
     return collecting([c for c in COLLECTED if _v(row, c) is None]) or "nothing: every counter flopscope reads is here"
 
 

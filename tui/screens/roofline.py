@@ -20,14 +20,26 @@ from .export import ask_export
 from .kernel import KernelScreen
 
 
+def _why_none(data: Roofline) -> str:
+    """Rows that did no FLOPs (or moved no DRAM bytes) have no place on a log-log plot; rows whose numbers are
+    unknown lack counters, which the Kernel screen names."""
+    if not data.dropped:
+        return "no rows"
+    parts = []
+    if data.dropped > data.unknown:
+        parts.append(f"{data.dropped - data.unknown} row(s) did no FLOPs or moved no DRAM bytes")
+    if data.unknown:
+        parts.append(f"{data.unknown} row(s) lack counted FLOPs or DRAM bytes (the Kernel screen, enter on a "
+                     "row, names the ncu --metrics that collect them)")
+    return "; ".join(parts)
+
+
 def describe(data: Roofline, index: int | None, launch: int | None = None) -> RenderableType:
     """The selected point's name (verbatim, on one line: a template name would push the numbers off an
     80x24 screen) and its numbers, or why there is nothing to select. `launch`: the launch ID, which tells
     apart the launches of one kernel when each launch is a point."""
     if index is None or not data.points:
-        why = f"{data.dropped} row(s) lack counted FLOPs or DRAM bytes" if data.dropped else "no rows"
-        return Text(f"No point to plot: {why}. The Kernel screen (enter on a row) names the ncu --metrics that "
-                    "collect them.")
+        return Text(f"No point to plot: {_why_none(data)}.")
     p: Point = data.points[index]
     peak = f" · {fmt.pct(p.pct_of_peak)} of {p.precision.upper()} peak" if p.pct_of_peak == p.pct_of_peak else ""
     bound = f" · {p.bound}-bound" if p.bound else ""

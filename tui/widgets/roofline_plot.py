@@ -57,6 +57,7 @@ class Roofline:
     compute: tuple[Ceiling, ...]  # FLOP/s ceilings, one per precision
     dram: Ceiling | None  # B/s
     dropped: int = 0  # rows without a finite positive AI and FLOP/s
+    unknown: int = 0  # of those, rows whose AI or FLOP/s is unknown (the others did no FLOPs or moved no bytes)
     beyond: int = 0  # plottable rows past the limit (the smallest time shares)
 
     @property
@@ -82,7 +83,8 @@ def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray
     points = tuple(_point(rows, int(p), label_col, share) for p in positions)
     compute = tuple(c for c in ceilings if c.name != "dram")
     dram = next((c for c in ceilings if c.name == "dram"), None)
-    return Roofline(points, compute, dram, dropped=int((~ok).sum()), beyond=beyond)
+    unknown = int((~(np.isfinite(ai) & np.isfinite(rate))).sum())
+    return Roofline(points, compute, dram, dropped=int((~ok).sum()), unknown=unknown, beyond=beyond)
 
 
 def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray) -> Point:
