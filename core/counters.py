@@ -305,16 +305,23 @@ def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
 
 def _integer_mma(df: pd.DataFrame) -> pd.Series:
     """True where SASS opcode counts or per-op pipe utilisation show integer tensor-core work."""
-    cols = [c for c in df.columns if (c.startswith(OPCODE_METRIC + ":") and _INTEGER_MMA.match(c.split(":", 1)[1]))
-            or (c.startswith(("sm__inst_executed_pipe_tensor", "sm__pipe_tensor"))
-                and re.search(r"_(op|subpipe)_[ib]mma", c) and "pct_of_peak" in c)]
+    cols = [c for c in df.columns if c.startswith(OPCODE_METRIC + ":") and _INTEGER_MMA.match(c.split(":", 1)[1])]
+    cols += [c for c in _tensor_pipe_columns(df) if _INTEGER_PIPE.search(c)]
     if not cols:
         return pd.Series(False, index=df.index)
     return (df[cols].apply(pd.to_numeric, errors="coerce").fillna(0.0) > 0).any(axis=1)
 
 
+def _tensor_pipe_columns(df: pd.DataFrame) -> list[str]:
+    """The tensor pipes' utilisation (% of peak), all ops together or per op."""
+    return [c for c in df.columns
+            if c.startswith(("sm__inst_executed_pipe_tensor", "sm__pipe_tensor")) and "pct_of_peak" in c]
+
+
 # Integer and binary tensor instructions (Ampere IMMA/BMMA, Hopper IGMMA/BGMMA, Blackwell UTCIMMA): not FLOPs.
 _INTEGER_MMA = re.compile(r"^(UTC)?[IB]G?MMA")
+# Their pipe, where ncu splits the tensor pipe per op (Ampere/Hopper `_op_imma`, Blackwell `_subpipe_imma`).
+_INTEGER_PIPE = re.compile(r"_(op|subpipe)_[ib]mma")
 
 
 def _no_tensor_cores(cc: pd.Series) -> pd.Series:
@@ -339,11 +346,10 @@ def _tensor_idle(df: pd.DataFrame) -> pd.Series:
     """True where ncu shows the floating-point tensor pipes at exactly 0% (so tensor FLOPs are exactly 0).
     Where ncu splits the pipe by operation (`..._op_hmma`, `_op_dmma`, `_op_imma`), the integer op's
     utilisation is not floating-point work and the all-ops aggregate would count it: only FP ops are read."""
-    cols = [c for c in df.columns
-            if c.startswith(("sm__inst_executed_pipe_tensor", "sm__pipe_tensor")) and "pct_of_peak" in c]
-    per_op = [c for c in cols if "_op_" in c or "_subpipe_" in c]  # Blackwell: `_subpipe_imma`
+    cols = _tensor_pipe_columns(df)
+    per_op = [c for c in cols if "_op_" in c or "_subpipe_" in c]
     if per_op:
-        cols = [c for c in per_op if not re.search(r"_(op|subpipe)_[ib]mma", c)]
+        cols = [c for c in per_op if not _INTEGER_PIPE.search(c)]
     if not cols:
         return pd.Series(False, index=df.index)
     values = df[cols].apply(pd.to_numeric, errors="coerce")

@@ -79,9 +79,9 @@ class KernelTable(ScrollView, can_focus=True):
         self.model = model
         found = model.index_of(keep_position) if keep_position is not None else None
         self.cursor_row = found or 0
-        self._fit_columns()
-        names = [c.name for _, c, _ in self.layout_columns]
-        self.cursor_col = names.index(focused_name) if focused_name in names else 0
+        self._fit_columns()  # puts the cursor on the focused column when the new model has it
+        if self._focus is None:
+            self.cursor_col = 0
         self._refresh_size()
         self._scroll_to_cursor(center=found is not None)
         self.refresh()
