@@ -142,10 +142,8 @@ def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
     to profile are counted, not summed: nothing was measured for them."""
     ok = k[k["status"] == "ok"] if "status" in k else k
     time = _total(ok["duration_s"])
-    unknown = ok["flop"].isna()
-    counted = ok[~unknown]
     timed = ok["duration_s"].sum(min_count=1)
-    unknown_share = float(ok.loc[unknown, "duration_s"].sum() / timed) if timed else math.nan
+    unknown_share = float(ok.loc[ok["flop"].isna(), "duration_s"].sum() / timed) if timed else math.nan
     flop = _total(ok["flop"])
     with_peak = ok[ok["peak_flop_per_s"].notna()]
     peak_time = float((with_peak["duration_s"] * with_peak["peak_flop_per_s"]).sum(min_count=1))
@@ -161,7 +159,7 @@ def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
         launches=len(k), not_profiled=len(k) - len(ok), total_time_s=time, total_flop=flop,
         flops_efficiency=flops_eff, compute_efficiency=_compute_efficiency(ok, time), bandwidth_efficiency=bw_eff,
         utilization=util, flop_per_s=flop / time if time else math.nan, dram_bytes=_total(ok["dram_bytes"]),
-        flop_counted=float(counted["flop"].sum(min_count=1)), unknown_flop_time_share=unknown_share,
+        flop_counted=float(ok["flop"].sum(min_count=1)), unknown_flop_time_share=unknown_share,  # sum skips NaN
     )
 
 
