@@ -16,11 +16,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.events import Resize
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from .. import format as fmt
-from .back import can_go_back
+from .back import BackScreen
 from .export import ask_export
 
 # (title, column of diff_runs, formatter); the first ones after the name are what must fit at 80 columns.
@@ -64,7 +63,7 @@ def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None]) -> li
     return lines
 
 
-class DiffScreen(Screen):
+class DiffScreen(BackScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "export", "Export", priority=True),
         Binding("escape", "back", "Back"),
@@ -120,12 +119,3 @@ class DiffScreen(Screen):
     async def action_export(self) -> None:
         a, b = self.names
         await ask_export(self.app, lambda: self.rows, Path.cwd() / f"diff-{a}-{b}.csv", "comparison")
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "back":
-            return can_go_back(self)  # `flopscope diff` shows this screen alone: nothing to go back to
-        return True
-
-    def action_back(self) -> None:
-        if can_go_back(self):
-            self.dismiss()

@@ -20,7 +20,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from .. import format as fmt
@@ -28,7 +27,7 @@ from ..columns import Column
 from ..widgets.kernel_table import KernelTable
 from ..widgets.line_plot import LinePlot, Series
 from ..widgets.table_model import TableModel
-from .back import can_go_back
+from .back import BackScreen
 from .export import ask_export
 from .kernels import PushedKernelsScreen
 
@@ -117,7 +116,7 @@ def header(title: str, param: str, analysis: Analysis, color: bool = True) -> Te
     return text
 
 
-class SweepScreen(Screen):
+class SweepScreen(BackScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open point"),
         Binding("m", "cycle_metric", "Next metric"),
@@ -213,13 +212,4 @@ class SweepScreen(Screen):
 
     async def action_export(self) -> None:
         await ask_export(self.app, self.shown, Path.cwd() / f"{self.sweep_name.replace('/', '_')}-sweep.csv",
-                   what="per-point table")
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "back":
-            return can_go_back(self)  # hidden when this is the app's first screen: nothing to go back to
-        return True
-
-    def action_back(self) -> None:
-        if can_go_back(self):
-            self.dismiss()
+                         what="per-point table")
