@@ -104,7 +104,7 @@ def test_colours_are_256_palette_and_none_without_colour():
 
 def test_legend_names_every_ceiling_and_marker():
     labels = [text for text, _ in legend(roofline_from(rows(), CEILINGS), selected=0)]
-    assert labels[:3] == ["━ DRAM 900 GB/s", "━ FP32 13.2 TFLOP/s", "─ FP64 6.6 TFLOP/s"]
+    assert labels[:3] == ["━ DRAM 900 GB/s", "━ FP32 13.2 TFLOP/s", "─ FP64 6.60 TFLOP/s"]
     assert "◆ selected" in labels and "▲ selected at L2 AI" in labels
 
 

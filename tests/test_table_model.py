@@ -64,7 +64,7 @@ def test_cells_are_formatted_lazily_and_blank_when_missing():
     model = TableModel(frame(), KERNEL_TABLE, Query(sort="duration_s", descending=False))
     cells = model.cells(0)  # the shortest: the row with no name
     by_name = dict(zip([c.name for c in KERNEL_TABLE], cells, strict=True))
-    assert by_name["kernel"] == "" and by_name["duration_s"] == "1 s" and by_name["count"] == "5"
+    assert by_name["kernel"] == "" and by_name["duration_s"] == "1.00 s" and by_name["count"] == "5"
     assert len(model._cells) == 1  # nothing else was formatted
 
 

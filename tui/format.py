@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-_PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+_PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
 
 def _missing(value) -> bool:
@@ -16,26 +16,40 @@ def _missing(value) -> bool:
 
 
 def si(value, unit: str = "", digits: int = 3) -> str:
-    """1.23e12 -> '1.23 T' + unit; blank for missing values."""
+    """1.2e12 -> '1.20 T' + unit: always `digits` significant digits, so a column reads at a glance;
+    blank for missing values."""
     if _missing(value):
         return ""
     value = float(value)
     if value == 0:
         return f"0 {unit}".rstrip()
+    value = float(f"{value:.{digits - 1}e}")  # round first: 999.96e9 is '1.00 T', not '1.00e+03 G'
     for scale, prefix in _PREFIXES:
         if abs(value) >= scale:
-            return f"{value / scale:.{digits}g} {prefix}{unit}".rstrip()
-    return f"{value:.{digits}g} {unit}".rstrip()
+            return f"{_significant(value / scale, digits)} {prefix}{unit}".rstrip()
+    plain = str(int(value)) if value.is_integer() else _significant(value, digits)  # 12 B, not 12.0 B
+    return f"{plain} {unit}".rstrip()
 
 
 def seconds(value) -> str:
     if _missing(value):
         return ""
     value = float(value)
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+    if value == 0:
+        return "0 s"
+    value = float(f"{value:.2e}")
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
         if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value / 1e-9:.3g} ns" if value else "0 s"
+            return f"{_significant(value / scale, 3)} {unit}"
+    return f"{_significant(value / 1e-9, 3)} ns"
+
+
+def _significant(value: float, digits: int) -> str:
+    """`digits` significant digits in plain notation, trailing zeros kept (1.20, 12.0, 120, 1200)."""
+    if value == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f}"
 
 
 def pct(value) -> str:
@@ -45,8 +59,10 @@ def pct(value) -> str:
 def ratio(value) -> str:
     if _missing(value):
         return ""
-    value = float(value)
-    return f"{value:.3g}" if abs(value) < 1e4 else f"{value:.2e}"
+    value = float(f"{float(value):.2e}")
+    if value == 0 or abs(value) >= 1e4 or abs(value) < 1e-3:
+        return f"{value:.3g}" if value == 0 else f"{value:.2e}"
+    return _significant(value, 3)
 
 
 def integer(value) -> str:

@@ -9,6 +9,7 @@ or more and every value is positive (batch sizes 1..256 read best that way); lin
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -128,7 +129,12 @@ def _x_ticks(series: Series, scale: _Scale, lo: float, hi: float, cells: int) ->
 
 def _y_ticks(series: Series, scale: _Scale, lo: float, hi: float, rows: int) -> tuple[list[float], list[str]]:
     ticks = log_ticks(lo, hi, max(2, rows // 3 + 1)) if scale.log else nice_ticks(lo, hi, max(3, rows // 3))
-    return spaced(ticks, [series.y_text(scale.inverse(t)) for t in ticks], lo, hi, rows, vertical=True)
+    labels = [_TRAILING_ZEROS.sub(r"\1", series.y_text(scale.inverse(t))) for t in ticks]
+    return spaced(ticks, labels, lo, hi, rows, vertical=True)
+
+
+# Tick values are round: '10 T', '1.5 T', not the table's fixed-digit '10.0 T', '1.50 T'.
+_TRAILING_ZEROS = re.compile(r"(?:\.0+|(\.\d*?[1-9])0+)(?=\D|$)")
 
 
 def _marker(symbol: str, color: int | None) -> plt.marker:
