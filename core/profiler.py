@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,7 +15,7 @@ from .ncu_catalogue import parse_catalogue, query_argv, tensor_op_metrics
 from .ncu_command import ProfileOptions, import_raw_argv, metric_list, ncu_argv
 from .ncu_progress import Event, app_exit_code, explain, parse_line
 from .report import Report, read_report
-from .transport import SSH_LOST, LocalTransport, SshTransport
+from .transport import LocalTransport, SshTransport
 
 EXIT_NOT_FOUND = 127
 
@@ -24,6 +26,7 @@ class ProfileResult:
     report: Report | None
     events: list[Event] = field(default_factory=list)
     ncu_exit: int = 0
+    connection_lost: bool = False
     app_exit: int | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -44,21 +47,28 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
     if opts.metrics in ("roofline", "flops") and opts.tensor_metrics is None:
         opts.tensor_metrics = target_tensor_metrics(transport, opts.ncu, result.notes, env)
     workdir = transport.make_workdir()
+    keep = False  # a report that could not be copied stays on the host, and the error says where
     try:
         stem = f"{workdir}/report"
         argv = ncu_argv(opts, stem)
         _write_meta(run_dir, opts, transport.host, argv, started, cwd, env)
         result.ncu_exit = _stream(transport, argv, cwd, env, run_dir / "ncu.log", result, on_event, on_process)
-        have = transport.fetch(f"{stem}.ncu-rep", run_dir / "report.ncu-rep")
+        try:
+            have = transport.fetch(f"{stem}.ncu-rep", run_dir / "report.ncu-rep")
+        except FlopscopeError:
+            if not result.connection_lost:
+                keep = True
+                raise
+            have = False  # the connection is gone: _finish says so
         if have:
             _save_raw_page(transport, opts, f"{stem}.ncu-rep", run_dir / "raw.csv", result)
     finally:
-        transport.remove(workdir)
+        if not keep:
+            transport.remove(workdir)
     result.app_exit = app_exit_code([e.text for e in result.events if e.kind == "error"])
     _finish(result, transport.host, have, opts)
     if have:
-        result.report = read_report(run_dir / "report.ncu-rep", gpu=gpu,
-                                    params={"command": opts.command, "host": transport.host})
+        result.report = _read(run_dir / "report.ncu-rep", gpu, opts, transport.host, result.ncu_exit)
     _write_meta(run_dir, opts, transport.host, argv, started, cwd, env, result)
     return result
 
@@ -80,17 +90,42 @@ def target_tensor_metrics(transport, ncu: str, notes: list[str], env: dict[str, 
     return tensor_op_metrics(catalogue)
 
 
+def _read(path: Path, gpu: str | None, opts: ProfileOptions, host: str, ncu_exit: int) -> Report:
+    try:
+        return read_report(path, gpu=gpu, params={"command": opts.command, "host": host})
+    except FlopscopeError as err:
+        if _killed(ncu_exit) is None:
+            raise
+        raise FlopscopeError(str(path), f"ncu was killed by signal {_killed(ncu_exit)} while writing it, "
+                             f"so it is incomplete ({err.problem})", "profile again") from None
+
+
+def _killed(code: int) -> int | None:
+    """The signal that ended ncu: Popen says -N here, a remote shell says 128+N."""
+    if code < 0:
+        return -code
+    return code - 128 if 128 < code < 160 else None
+
+
 def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on_event, on_process) -> int:
-    proc = transport.popen(argv, cwd, env)
-    on_process(proc)  # lets a UI stop the run
-    with log_path.open("w") as log:
-        for line in proc.stdout:
-            log.write(line)
-            log.flush()
-            event = parse_line(line)
-            result.events.append(event)
-            on_event(event)
-    return proc.wait()
+    job = transport.popen(argv, cwd, env)
+    on_process(job)  # lets a UI stop the run
+    try:
+        with log_path.open("w") as log:
+            for line in job.stdout:
+                log.write(line)
+                log.flush()
+                event = parse_line(line)
+                result.events.append(event)
+                on_event(event)
+    except BaseException:
+        job.terminate()  # Ctrl-C, or a UI callback that failed: ncu must not run on unwatched
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            job.wait(timeout=10)  # before its folder is removed under it
+        raise
+    code = job.wait()
+    result.connection_lost = job.connection_lost
+    return code
 
 
 def _save_raw_page(transport, opts: ProfileOptions, report: str, out: Path, result: ProfileResult) -> None:
@@ -111,7 +146,7 @@ def _finish(result: ProfileResult, host: str, have_report: bool, opts: ProfileOp
     errors = [e.text for e in result.events if e.kind == "error"]
     output = [e.text for e in result.events]
     where = host if host != "localhost" else "this machine"
-    if result.ncu_exit == SSH_LOST and host != "localhost":
+    if result.connection_lost:
         lost = f"connection to {host} lost after {result.kernels_profiled} kernel(s) profiled"
         if not have_report:
             raise FlopscopeError(f"--host {host}", f"{lost} ({_last_line(output)})",
@@ -123,6 +158,10 @@ def _finish(result: ProfileResult, host: str, have_report: bool, opts: ProfileOp
         raise FlopscopeError(opts.ncu, f"ncu not found on {where} (looked in the PATH of a non-interactive shell)",
                              "pass --ncu /usr/local/cuda/bin/ncu (or wherever Nsight Compute is installed)")
     fix = explain(errors, host)
+    if not have_report and result.ncu_exit == 0 and not errors and result.kernels_profiled == 0:
+        raise FlopscopeError(f"ncu on {where}", "no kernel was profiled, so ncu wrote no report",
+                             "check that the command launches CUDA kernels and that -k, -c and --launch-skip in "
+                             f"--ncu-args match them; console output kept in {result.run_dir}")
     if not have_report:
         problem = _telling(errors) or _last_line(output) or f"ncu exited with code {result.ncu_exit}"
         raise FlopscopeError(f"ncu on {where}", problem.strip(), fix or f"console output kept in {result.run_dir}")

@@ -1,19 +1,29 @@
 """Where ncu runs: this machine, or a remote host through the system OpenSSH client.
 
-Remote commands are argument lists joined with `shlex.join`, so every user value reaches the remote program
-as one literal argument: `;`, `$(...)`, backticks, quotes and newlines run nothing. OpenSSH is used as users
+Remote commands are argument lists joined with `shlex.join` into a POSIX `sh` script that travels on ssh's
+standard input; the command line ssh hands to the remote login shell is only `sh -s`. So every user value
+reaches the remote program as one literal argument whatever that login shell is (fish and csh read quotes
+differently from sh): `;`, `$(...)`, backticks, quotes and newlines run nothing. OpenSSH is used as users
 already have it (`~/.ssh/config`, ProxyJump, agent); flopscope adds a ControlMaster socket of its own so
 the later copy of the report reuses the profiling connection.
+
+A profile is a `Job`: stopping it (the app's stop key, Ctrl-C, SIGTERM, or flopscope dying) stops ncu and the
+program under it, here or on the remote host, instead of leaving them to run on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import secrets
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import FlopscopeError
@@ -35,25 +45,89 @@ def env_argv(env: dict[str, str]) -> list[str]:
     return ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
 
 
+class Job:
+    """A running command whose every process can be stopped: its output lines (stdout and stderr merged), its
+    exit status, and `terminate()`."""
+
+    def __init__(self, proc: subprocess.Popen, stop, exit_mark: str | None = None) -> None:
+        self._proc, self._stop, self._mark = proc, stop, exit_mark
+        self._status: int | None = None
+        with _LOCK:
+            _JOBS.add(self)
+
+    @property
+    def stdout(self) -> Iterator[str]:
+        for line in self._proc.stdout:
+            at = line.find(self._mark) if self._mark else -1
+            if at < 0:
+                yield line
+                continue
+            self._status = int(line[at + len(self._mark):].split()[0])
+            if at:
+                yield line[:at] + "\n"
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._proc.wait(timeout)
+        with _LOCK:
+            _JOBS.discard(self)
+        return self._status if self._status is not None else code
+
+    @property
+    def connection_lost(self) -> bool:
+        """ssh exits 255 for a lost connection, but ncu does too, on a bad option: only the status line the
+        remote script prints last tells them apart."""
+        return self._mark is not None and self._status is None and self._proc.poll() == SSH_LOST
+
+    def poll(self) -> int | None:
+        return self._proc.poll()
+
+    def terminate(self) -> None:
+        if self._proc.poll() is None:
+            self._stop()
+
+
+_JOBS: set[Job] = set()
+_LOCK = threading.RLock()  # re-entrant: stop_all also runs from signal handlers
+_STOPPING = threading.Event()
+
+
+def stop_all() -> None:
+    """Stop every running job and refuse new ones: for Ctrl-C and SIGTERM, from any thread."""
+    _STOPPING.set()
+    with _LOCK:
+        jobs = list(_JOBS)
+    for job in jobs:
+        job.terminate()
+
+
+def _refuse_when_stopping() -> None:
+    if _STOPPING.is_set():
+        raise FlopscopeError("flopscope", "stopped", "run the command again")
+
+
 class LocalTransport:
     host = "localhost"
 
-    def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> subprocess.Popen:
+    def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> Job:
         check_env(env or {})
+        _refuse_when_stopping()
         try:
-            return subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)
+            # A session of its own: a stop reaches the program ncu started, not just ncu.
+            proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                                    errors="replace", bufsize=1, start_new_session=True)
         except FileNotFoundError:
             raise FlopscopeError(argv[0], "not found on this machine (searched PATH)",
                                  "install Nsight Compute or pass --ncu /usr/local/cuda/bin/ncu") from None
         except NotADirectoryError:
             raise FlopscopeError(cwd, "not a directory", "pass an existing --remote-cwd") from None
+        return Job(proc, lambda: _kill_group(proc.pid))
 
     def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         check_env(env or {})
         try:
             return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=60,
-                                  env={**os.environ, **(env or {})})
+                                  env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
         except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
             return subprocess.CompletedProcess(argv, 127, "", str(exc))
 
@@ -73,6 +147,31 @@ class LocalTransport:
         pass
 
 
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGTERM)
+
+
+# Runs the command in a session of its own and stops that whole session when ssh's standard input ends: when
+# flopscope closes it to stop the run, or when flopscope or the connection dies. Without a terminal, nothing
+# else tells the remote host that nobody is waiting any more. `kill -s SIG -- -PGID` is the form dash takes.
+_WATCHED = """{{
+exec 3<&0
+s=; command -v setsid >/dev/null 2>&1 && s=setsid
+{cd}$s {command} </dev/null 2>&1 &
+job=$!
+$s sh -c 'trap "exit 0" TERM; cat >/dev/null; kill -s TERM -- -"$1" 2>/dev/null || kill -s TERM "$1"' \
+  watchdog "$job" <&3 >/dev/null 2>&1 &
+watch=$!
+exec 3<&-
+wait "$job"; status=$?
+kill -s TERM -- -"$watch" 2>/dev/null || kill -s TERM "$watch" 2>/dev/null
+printf '%s%s\\n' {mark} "$status"
+exit "$status"
+}}
+"""
+
+
 class SshTransport:
     def __init__(self, host: str, *, connect_timeout: int = 10, ssh_config: str | None = None,
                  ssh: str = "ssh") -> None:
@@ -87,23 +186,32 @@ class SshTransport:
         if ssh_config:
             self._base += ["-F", ssh_config]
 
-    def _argv(self, remote: list[str], cwd: str | None = None) -> list[str]:
-        line = shlex.join(remote)
-        if cwd:
-            line = f"cd -- {shlex.quote(cwd)} && exec {line}"
-        return [*self._base, self.host, "--", line]
+    def _ssh(self) -> list[str]:
+        # The remote login shell sees `sh -s` and nothing else; the script comes on standard input.
+        return [*self._base, self.host, "--", "sh -s"]
 
-    def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> subprocess.Popen:
-        return subprocess.Popen(self._argv([*env_argv(env or {}), *argv], cwd), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                                errors="replace", bufsize=1)
+    def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> Job:
+        _refuse_when_stopping()
+        mark = f"FLOPSCOPE-EXIT-{secrets.token_hex(8)}:"
+        cd = f"cd -- {shlex.quote(cwd)} || exit 125\n" if cwd else ""
+        script = _WATCHED.format(cd=cd, command=shlex.join([*env_argv(env or {}), *argv]), mark=mark)
+        proc = subprocess.Popen(self._ssh(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace", bufsize=1)
+        proc.stdin.write(script)
+        proc.stdin.flush()  # kept open: closing it is how the remote side learns to stop
+        return Job(proc, lambda: _hang_up(proc), exit_mark=mark)
 
     def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        mark = f"FLOPSCOPE-OUT-{secrets.token_hex(8)}"
+        script = f"printf '%s\\n' {mark}\nexec {shlex.join([*env_argv(env or {}), *argv])}\n"
         try:
-            return subprocess.run(self._argv([*env_argv(env or {}), *argv]), capture_output=True, text=True,
-                                  errors="replace", stdin=subprocess.DEVNULL, timeout=120)
+            done = subprocess.run(self._ssh(), input=script, capture_output=True, text=True, errors="replace",
+                                  timeout=120)
         except subprocess.TimeoutExpired as exc:
             return subprocess.CompletedProcess(argv, 124, "", f"no answer from {self.host} in {exc.timeout:g} s")
+        before, found, after = done.stdout.partition(mark + "\n")
+        done.stdout = after if found else before  # what the login shell printed before the command is not its output
+        return done
 
     def make_workdir(self) -> str:
         done = self.output(["mktemp", "-d", "-t", "flopscope.XXXXXX"])
@@ -113,21 +221,58 @@ class SshTransport:
         return done.stdout.strip().splitlines()[-1]
 
     def fetch(self, remote: str, local: Path) -> bool:
+        """Copy `remote` to `local`; False when it does not exist. Bytes a login script prints to standard
+        output come before a marker and are dropped: they would otherwise open the report."""
+        mark = f"FLOPSCOPE-DATA-{secrets.token_hex(8)}\n".encode()
+        script = f"[ -f {shlex.quote(remote)} ] || exit 3\nprintf '%s\\n' {mark.decode().strip()}\n" \
+                 f"exec cat -- {shlex.quote(remote)}\n"
+        proc = subprocess.Popen(self._ssh(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdin.write(script.encode())
+        proc.stdin.close()
         with local.open("wb") as handle:
-            done = subprocess.run(self._argv(["cat", "--", remote]), stdout=handle, stderr=subprocess.PIPE,
-                                  stdin=subprocess.DEVNULL, timeout=600)
-        if done.returncode != 0:
-            local.unlink(missing_ok=True)
+            copied = _copy_after(mark, proc.stdout, handle)
+        code = proc.wait()
+        stderr = proc.stderr.read().decode(errors="replace")
+        if code == 0 and copied:
+            return True
+        local.unlink(missing_ok=True)
+        if code == 3:
             return False
-        return True
+        raise FlopscopeError(f"{self.host}:{remote}", f"copying the report failed ({_ssh_reason(stderr)})",
+                             f"it is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)} .` "
+                             "then `flopscope open report.ncu-rep`")
 
     def remove(self, workdir: str) -> None:
-        subprocess.run(self._argv(["rm", "-rf", "--", workdir]), capture_output=True, stdin=subprocess.DEVNULL,
-                       timeout=60)
+        self.output(["rm", "-rf", "--", workdir])
 
     def close(self) -> None:
         subprocess.run([*self._base, "-O", "exit", self.host], capture_output=True, timeout=10)
         shutil.rmtree(self._control, ignore_errors=True)
+
+
+def _hang_up(proc: subprocess.Popen) -> None:
+    """Close ssh's standard input, which stops the remote session; end ssh itself if the host does not answer."""
+    with contextlib.suppress(OSError):
+        proc.stdin.close()
+    timer = threading.Timer(15, lambda: proc.poll() is None and proc.terminate())
+    timer.daemon = True
+    timer.start()
+
+
+def _copy_after(mark: bytes, source, sink) -> bool:
+    """Copy `source` to `sink` from after the first `mark`; False if the mark never came."""
+    head = b""
+    while True:
+        chunk = source.read(1 << 16)
+        if not chunk:
+            return False
+        head += chunk
+        at = head.find(mark)
+        if at >= 0:
+            sink.write(head[at + len(mark):])
+            shutil.copyfileobj(source, sink, 1 << 20)
+            return True
+        head = head[-len(mark):]
 
 
 def _ssh_reason(stderr: str) -> str:

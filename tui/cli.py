@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from typing import NoReturn
 
 from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
 from flopscope.core.export import records, write_table
 from flopscope.core.report import GROUPINGS
+from flopscope.core.transport import stop_all
 from rich.text import Text
 
 from .cli_profile import add_profile_args, cmd_profile, split_command
@@ -229,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     argv, command = split_command(argv)
     args = parser.parse_args(argv)
     args.child_command = command
+    restore = _stop_on_signals()
     try:
         return COMMANDS[args.command](args)
     except FlopscopeError as err:
@@ -236,6 +240,26 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        stop_all()
+        print("flopscope: stopped (ncu and the program it profiled were stopped too)", file=sys.stderr)
+        return 130
+    finally:
+        restore()
+
+
+def _stop_on_signals():
+    """SIGTERM and SIGHUP (the SSH session went away) end flopscope like Ctrl-C does: every ncu it started,
+    and the program under it, here or on a remote host, is stopped first. Returns what undoes this."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def stop(signum, frame):
+        stop_all()
+        raise KeyboardInterrupt
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    return lambda: [signal.signal(sig, handler) for sig, handler in before.items()]
 
 
 if __name__ == "__main__":

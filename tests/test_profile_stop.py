@@ -1,0 +1,135 @@
+"""Stopping a profile, and hosts whose login shell is not what flopscope expects.
+
+A stop (SIGTERM, Ctrl-C, the SSH session going away) must take ncu and the program under it down too, on this
+machine and on a remote host, where nothing else would: the remote side has no terminal to hang up. The
+remote command line must be inert whatever login shell the host runs (fish and csh read quotes unlike sh),
+and text a login script prints must not end up inside the copied report."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from flopscope.core import read_report
+
+from .conftest import fixture_path
+from .sshd import start_sshd
+from .test_profile import _one_line_error, flopscope, make_ncu, remote
+
+BANNER = "Welcome to gpubox! Last login: yesterday"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def chatty_host(tmp_path_factory):
+    """A host whose login runs a script that prints to standard output, and that logs each command line the
+    login shell is handed."""
+    root = tmp_path_factory.mktemp("chatty")
+    log = root / "command_lines.log"
+    login = root / "login"
+    login.write_text(f"#!/bin/sh\nprintf '%s\\0' \"$SSH_ORIGINAL_COMMAND\" >> {log}\necho '{BANNER}'\n"
+                     "exec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n")
+    login.chmod(0o755)
+    srv = start_sshd(root / "sshd", alias="chatty", force_command=str(login))
+    yield srv, log
+    srv.stop()
+
+
+def _alive(marker: str) -> list[int]:
+    """Processes whose command line holds `marker`, this test's own excepted."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit() and int(proc.name) != os.getpid():
+            try:
+                if marker in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(int(proc.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_login_shell_sees_only_sh_and_the_report_survives_a_banner(tmp_path, chatty_host):
+    server, log = chatty_host
+    seen = tmp_path / "argv.json"
+    hostile = ["a\\'", "'; touch PWNED; #", "b\\'", "$(touch PWNED)", "x\ny"]
+    program = f"import json, sys; json.dump(sys.argv[1:], open({str(seen)!r}, 'w'))"
+    out = flopscope("profile", *remote(server), "--ncu", make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep"),
+                    "--no-tui", "--json", "--", sys.executable, "-c", program, *hostile, home=tmp_path / "home")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(seen.read_text()) == hostile
+    command_lines = log.read_text().split("\0")[:-1]
+    assert command_lines and set(command_lines) == {"sh -s"}  # no user value ever reaches the login shell
+    expected = read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")).group("name")
+    assert [r["kernel"] for r in json.loads(out.stdout)["rows"]] == list(expected["kernel"])
+
+
+def _start(tmp_path: Path, host: list, marker: str) -> subprocess.Popen:
+    ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=2.0)
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "profile", *host, "--ncu", ncu, "--no-tui",
+                             "--name", "stopped", "--", "sleep", marker], stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env)
+    for line in proc.stderr:
+        if "kernel 0:" in line:
+            return proc
+    pytest.fail(f"no kernel line before flopscope ended: {proc.wait()}")
+
+
+@pytest.mark.parametrize(("where", "sig"), [("local", signal.SIGTERM), ("local", signal.SIGINT),
+                                            ("ssh", signal.SIGTERM), ("ssh", signal.SIGHUP)])
+def test_stopping_flopscope_stops_ncu_and_the_program(tmp_path, request, where, sig):
+    host = remote(request.getfixturevalue("server")) if where == "ssh" else []
+    marker = f"{time.time() % 1000 + 100:.6f}"  # `sleep <marker>`: a command line no other test has
+    proc = _start(tmp_path, host, marker)
+    assert _alive(marker), "the program under ncu should be running"
+    proc.send_signal(sig)
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=30) == 130
+    assert stderr.strip().splitlines()[-1].startswith("flopscope: stopped") and "Traceback" not in stderr
+    deadline = time.monotonic() + 10
+    while _alive(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(marker), "ncu's program still runs after flopscope stopped"
+    run = json.loads(next((tmp_path / "home").rglob("run.json")).read_text())
+    workdir = Path(run["ncu_argv"][run["ncu_argv"].index("--export") + 1]).parent
+    assert not workdir.exists()  # the (remote) work folder is cleaned up
+
+
+def test_ncu_exiting_255_over_ssh_is_not_a_lost_connection(tmp_path, server):
+    ncu = tmp_path / "ncu-old"
+    ncu.write_text("#!/bin/sh\necho '==ERROR== unrecognised option --cache-control bogus'\nexit 255\n")
+    ncu.chmod(0o755)
+    out = flopscope("profile", *remote(server), "--ncu", ncu, "--no-tui", "--", "true", home=tmp_path)
+    line = _one_line_error(out)
+    assert "unrecognised option --cache-control bogus" in line and "lost" not in line
+
+
+def test_stopping_a_sweep_stops_every_point(tmp_path):
+    marker = f"{time.time() % 1000 + 2000:.6f}"
+    ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=2.0)
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "sweep", "--param", "bs=1,2,3", "--ncu", ncu,
+                             "--no-tui", "--", "sleep", marker, "{bs}"], stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=env)
+    for line in proc.stderr:
+        if "kernel 0:" in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=30) == 130, stderr
+    assert "Traceback" not in stderr
+    time.sleep(1)
+    assert not _alive(marker)
+    assert "[2/3]" not in stderr  # no later point was started after the stop
