@@ -116,7 +116,7 @@ def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on
                 log.write(line)
                 log.flush()
                 event = parse_line(line)
-                result.events.append(event)
+                _keep(result.events, event)
                 on_event(event)
     except BaseException:
         job.terminate()  # Ctrl-C, or a UI callback that failed: ncu must not run on unwatched
@@ -126,6 +126,14 @@ def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on
     code = job.wait()
     result.connection_lost = job.connection_lost
     return code
+
+
+def _keep(events: list[Event], event: Event) -> None:
+    """Every ncu event, but only the program's last lines of output: a chatty program must not fill memory
+    (ncu.log has all of it)."""
+    if event.kind == "output" and len(events) > 200 and events[-200].kind == "output":
+        del events[-200]
+    events.append(event)
 
 
 def _save_raw_page(transport, opts: ProfileOptions, report: str, out: Path, result: ProfileResult) -> None:

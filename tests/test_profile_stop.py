@@ -133,3 +133,20 @@ def test_stopping_a_sweep_stops_every_point(tmp_path):
     time.sleep(1)
     assert not _alive(marker)
     assert "[2/3]" not in stderr  # no later point was started after the stop
+
+
+def test_a_chatty_program_does_not_fill_memory_but_every_ncu_event_is_kept(tmp_path):
+    from flopscope.core.ncu_command import ProfileOptions
+    from flopscope.core.profiler import profile
+    from flopscope.core.transport import LocalTransport
+
+    lines = 5000
+    opts = ProfileOptions(command=[sys.executable, "-c", f"for i in range({lines}): print('line', i)"],
+                          ncu=str(make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep")))
+    (tmp_path / "run").mkdir()
+    result = profile(opts, LocalTransport(), tmp_path / "run")
+    kernels = read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")).kernels
+    assert result.kernels_profiled == len(kernels)  # every ncu line kept
+    assert sum(e.kind == "output" for e in result.events) <= 200
+    assert [e.text for e in result.events if e.kind == "output"][-1] == f"line {lines - 1}"
+    assert (tmp_path / "run" / "ncu.log").read_text().count("line ") == lines  # the log has everything
