@@ -22,6 +22,7 @@ from .ncu_command import ProfileOptions
 from .profiler import profile
 from .runs import discard_unfinished, new_run_dir
 from .store import Store, StoreError
+from .transport import LocalTransport
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
@@ -203,7 +204,7 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
 def _host_lost(transport, error: str) -> bool:
     """Did the point fail because its host went away (not because of the program or ncu)? Asked of the host
     itself: ssh exits 255 when it cannot connect, whatever message the failure carried."""
-    if transport.host == "localhost":
+    if isinstance(transport, LocalTransport):
         return False
     if error.startswith(f"--host {transport.host}:"):  # unreachable or connection lost, as profile() says it
         return True

@@ -360,6 +360,37 @@ def test_a_dead_host_is_dropped_and_the_others_finish_the_sweep(tmp_path, two_ho
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == sorted(r["name"] for r in listed)
 
 
+def test_a_host_whose_connection_drops_mid_point_hands_the_point_back(tmp_path):
+    """The connection to `flaky` dies while its first point is being profiled: that point is profiled again on
+    `steady`, flaky is dropped, and every point ends up stored once."""
+    steady, flaky = start_sshd(tmp_path / "s1", alias="steady"), start_sshd(tmp_path / "s2", alias="flaky")
+    try:
+        config = tmp_path / "ssh_config"
+        config.write_text(steady.config.read_text() + flaky.config.read_text())
+        env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
+        ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=0.5)
+        proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "sweep", "--param", "n=1,2,3", "--host",
+                                 "steady", "--host", "flaky", "--ssh-config", str(config), "--ncu", str(ncu),
+                                 "--sweep-name", "drop", "--json", "--", "echo", "{n}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if line.startswith("    flaky: kernel 0"):
+                assert flaky.drop_sessions() > 0
+                break
+        seen += proc.stderr.readlines()
+        assert proc.wait(timeout=120) == 0, "".join(seen)
+    finally:
+        steady.stop()
+        flaky.stop()
+    stderr = "".join(seen)
+    assert stderr.count("dropped host flaky") == 1 and "connection to flaky lost" in stderr
+    assert "FAILED" not in stderr and "3 of 3 point(s) stored" in stderr
+    listed = json.loads(cli("runs", "--sweep", "drop", "--json", home=tmp_path / "home").stdout)
+    assert sorted(r["params"]["n"] for r in listed) == ["1", "2", "3"]
+
+
 def test_with_every_host_dead_each_point_fails_once_and_the_exit_is_2(tmp_path, two_hosts):
     config = with_dead_host(two_hosts, tmp_path)
     out = cli("sweep", "--param", "bs=1,2", "--host", "deadbox", "--ssh-config", config, "--connect-timeout", "3",

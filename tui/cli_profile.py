@@ -106,11 +106,13 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
 
 
 def _check_local(ncu: str, cwds: list[str | None] | str | None) -> None:
-    for cwd in [cwds] if not isinstance(cwds, list) else cwds:
+    cwds = [cwds] if not isinstance(cwds, list) else cwds
+    for cwd in cwds:
         if cwd and not os.path.isdir(cwd):
             raise FlopscopeError(f"--remote-cwd {cwd}", "no such folder on this machine",
                                  "pass an existing folder: it is the working directory of the command")
-    if shutil.which(ncu) is None:
+    relative_to_cwd = "/" in ncu and not os.path.isabs(ncu) and any(cwds)  # Popen looks for it in that cwd
+    if not relative_to_cwd and shutil.which(ncu) is None:
         raise FlopscopeError(f"--ncu {ncu}", "ncu not found on this machine, or not an executable file "
                              "(searched PATH)", "pass --ncu /usr/local/cuda/bin/ncu (or wherever Nsight Compute is "
                              "installed)")
