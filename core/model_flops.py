@@ -31,6 +31,10 @@ INTENSITY = "arithmetic intensity = forward FLOPs / (parameter bytes + activatio
 ACTIVATIONS = "activation bytes = sum of the output tensors of every leaf module in one forward pass"
 # Storage bytes per element of floating-point tensors at each --dtype (tf32 is stored as fp32).
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+# --input-dtype names (torch's, and their usual aliases) -> torch dtype name. Integer inputs are token ids.
+INPUT_DTYPES = {"float32": "float32", "float": "float32", "float16": "float16", "half": "float16",
+                "bfloat16": "bfloat16", "float64": "float64", "double": "float64", "int64": "int64", "long": "int64",
+                "int32": "int32", "int": "int32"}
 # aten operator -> family, for shares such as "convolution 99.4 %".
 FAMILIES = {"convolution": "convolution", "convolution_backward": "convolution", "mm": "matmul",
             "addmm": "matmul", "bmm": "matmul", "baddbmm": "matmul", "_scaled_mm": "matmul"}
@@ -82,6 +86,7 @@ class ModelFlops:
     backward_ops: dict[str, int]
     method: str  # how it was counted: meta device, or CPU at batch 1 scaled
     notes: list[str] = field(default_factory=list)
+    input_dtype: str = ""  # the input tensor's torch dtype (float32, int64, ...); "" in JSON made before it
 
     @property
     def batch(self) -> int:
@@ -186,18 +191,30 @@ def _import_factory(spec: str) -> Callable[[], Any]:
     try:
         obj: Any = importlib.import_module(module_name)
     except Exception as err:  # the user's module may raise anything on import
-        raise FlopscopeError(f"model {spec}", f"cannot import {module_name}: {type(err).__name__}: {err}") from err
+        raise FlopscopeError(f"model {spec}", f"cannot import {module_name}: {type(err).__name__}: {err}",
+                             _import_fix(module_name, err)) from err
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise FlopscopeError(f"model {spec}", f"{module_name} has no attribute {attr}")
+            raise FlopscopeError(f"model {spec}", f"{module_name} has no attribute {attr}",
+                                 f"name a function or nn.Module defined in {module_name}, as {module_name}:NAME")
         obj = getattr(obj, part)
     # module.path:attr may name a factory or an nn.Module instance (callable too, but not a factory).
     torch = require_torch()
     return (lambda: obj) if isinstance(obj, torch.nn.Module) or not callable(obj) else obj
 
 
+def _import_fix(module_name: str, err: Exception) -> str:
+    missing = getattr(err, "name", None) if isinstance(err, ModuleNotFoundError) else None
+    if missing and module_name.split(".")[0] == missing.split(".")[0]:  # the module itself is not on the path
+        return (f"run flopscope from the folder holding {module_name.replace('.', '/')}.py, or add that folder to "
+                "PYTHONPATH")
+    if missing:  # the module imports something not installed
+        return f"{module_name} needs {missing}: install it in this Python environment"
+    return f"fix the error {module_name} raises when imported (`python -c 'import {module_name}'` shows it)"
+
+
 def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bool = False, dtype: str = "fp32",
-                input_requires_grad: bool = False) -> ModelFlops:
+                input_requires_grad: bool = False, input_dtype: str | None = None) -> ModelFlops:
     """Analytic FLOPs of SPEC (built-in name or module.path:factory) on one input of INPUT_SHAPE."""
     if dtype not in DTYPE_BYTES:
         raise FlopscopeError(f"--dtype {dtype}", "unknown precision", f"use one of {', '.join(DTYPE_BYTES)}")
@@ -205,16 +222,23 @@ def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bo
     shape = input_shape or default_shape
     if shape is None:
         raise FlopscopeError(f"model {spec}", "needs --input-shape", "e.g. --input-shape 32,3,224,224")
-    return count_factory(factory, shape, train=train, dtype=dtype, name=spec, input_requires_grad=input_requires_grad)
+    return count_factory(factory, shape, train=train, dtype=dtype, name=spec, input_requires_grad=input_requires_grad,
+                         input_dtype=input_dtype)
 
 
 def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: bool = False, dtype: str = "fp32",
-                  name: str = "model", input_requires_grad: bool = False) -> ModelFlops:
-    """Count on the meta device; fall back to CPU at batch 1 x batch size when the model cannot run on meta."""
+                  name: str = "model", input_requires_grad: bool = False, input_dtype: str | None = None) -> ModelFlops:
+    """Count on the meta device; fall back to CPU at batch 1 x batch size when the model cannot run on meta.
+    `input_dtype` (INPUT_DTYPES): the input's dtype; default: the model's floating-point parameters' dtype."""
     torch = require_torch()
+    if input_dtype is not None and input_dtype not in INPUT_DTYPES:
+        raise FlopscopeError(f"--input-dtype {input_dtype}", "unknown dtype",
+                             f"use one of {', '.join(INPUT_DTYPES)}")
+    count = _Counting(name, train, dtype, input_requires_grad,
+                      getattr(torch, INPUT_DTYPES[input_dtype]) if input_dtype else None)
     try:
         model = _build(factory, torch, name, meta=True)
-        counted = _count(model, shape, train, dtype, input_requires_grad, torch)
+        counted = count(model, shape, torch)
         return ModelFlops(model=name, input_shape=tuple(shape), dtype=dtype, train=train,
                           method="meta device (shapes only, full batch)", **counted)
     except FlopscopeError:
@@ -224,10 +248,12 @@ def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: boo
     model = _build(factory, torch, name, meta=False)
     one = (1, *shape[1:])
     try:
-        counted = _count(model, one, train, dtype, input_requires_grad, torch)
+        counted = count(model, one, torch)
+    except FlopscopeError:
+        raise
     except Exception as err:
         raise FlopscopeError(f"model {name}", f"forward/backward failed on CPU: {type(err).__name__}: {err}",
-                             "check --input-shape against what the model expects") from err
+                             _input_fix(err, count.input_dtype, torch)) from err
     scaled = _scale(counted, shape[0])
     scaled["notes"].append(f"could not run on the meta device ({reason}); counted on CPU at batch 1 and "
                            f"multiplied FLOPs and activation bytes by {shape[0]} (assumes both are linear in batch)")
@@ -250,28 +276,61 @@ def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any
     return model.to("meta") if meta else model
 
 
-def _count(model: Any, shape: tuple[int, ...], train: bool, dtype: str, input_requires_grad: bool,
-           torch: Any) -> dict:
-    from torch.utils.flop_counter import FlopCounterMode
+def _input_fix(err: Exception, input_dtype: Any, torch: Any) -> str:
+    """What to change when the model would not run on the input flopscope made."""
+    text = str(err)
+    if "indices" in text or "Long, Int" in text or "expected scalar type Long" in text:
+        return "the model takes integer ids (an nn.Embedding first?): pass --input-dtype int64"
+    if input_dtype is not None and not input_dtype.is_floating_point and "dtype" in text.lower():
+        return "the model takes floating-point input: leave out --input-dtype or pass --input-dtype float32"
+    return ("check --input-shape (and --input-dtype: int64 for token ids, default the parameters' dtype) against "
+            "what the model expects")
 
-    model.train(train)
-    device = next((p.device for p in model.parameters()), torch.device("meta"))
-    param_dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
-    x = torch.empty(shape, device=device, dtype=param_dtype).normal_() if device.type != "meta" else \
-        torch.empty(shape, device=device, dtype=param_dtype)
-    x.requires_grad_(train and input_requires_grad)
-    leaves, handles = _activation_hooks(model, DTYPE_BYTES[dtype], torch)
-    try:
-        with FlopCounterMode(display=False) as counter:
-            out = model(x)
-            forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
-            if train:
-                _backward(out, torch)
-            total = counter.get_flop_counts()
-    finally:
-        for h in handles:
-            h.remove()
-    return _tabulate(model, forward, total if train else None, leaves, dtype)
+
+@dataclass
+class _Counting:
+    """One way of counting a model: its name for errors, train or not, and the input's dtype."""
+
+    name: str
+    train: bool
+    dtype: str
+    input_requires_grad: bool
+    input_dtype: Any  # a torch dtype, or None for the parameters' own
+
+    def __call__(self, model: Any, shape: tuple[int, ...], torch: Any) -> dict:
+        from torch.utils.flop_counter import FlopCounterMode
+
+        model.train(self.train)
+        x = self._input(model, shape, torch)
+        leaves, handles = _activation_hooks(model, DTYPE_BYTES[self.dtype], torch)
+        try:
+            with FlopCounterMode(display=False) as counter:
+                out = model(x)
+                forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
+                if self.train:
+                    _backward(out, torch, self.name)
+                total = counter.get_flop_counts()
+        finally:
+            for h in handles:
+                h.remove()
+        counted = _tabulate(model, forward, total if self.train else None, leaves, self.dtype)
+        counted["input_dtype"] = str(x.dtype).removeprefix("torch.")
+        return counted
+
+    def _input(self, model: Any, shape: tuple[int, ...], torch: Any) -> Any:
+        """Random floats, or token id 0 (valid for any embedding table) for an integer dtype."""
+        device = next((p.device for p in model.parameters()), torch.device("meta"))
+        dtype = self.input_dtype or next((p.dtype for p in model.parameters() if p.is_floating_point()),
+                                         torch.float32)
+        if device.type == "meta":
+            x = torch.empty(shape, device=device, dtype=dtype)
+        elif dtype.is_floating_point:
+            x = torch.empty(shape, device=device, dtype=dtype).normal_()
+        else:
+            x = torch.zeros(shape, device=device, dtype=dtype)
+        if dtype.is_floating_point:  # integer tensors cannot require grad
+            x.requires_grad_(self.train and self.input_requires_grad)
+        return x
 
 
 def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, int], list]:
@@ -292,10 +351,12 @@ def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, in
     return leaves, handles
 
 
-def _backward(out: Any, torch: Any) -> None:
+def _backward(out: Any, torch: Any, name: str) -> None:
     tensors = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor) and t.requires_grad]
     if not tensors:
-        raise FlopscopeError("model", "--train: no output requires grad", "the model has no trainable parameters")
+        raise FlopscopeError(f"model {name}", "--train: no output requires grad (every parameter is frozen, "
+                             "requires_grad=False)", "leave out --train to count the forward pass, or unfreeze "
+                             "the parameters to be trained in the factory")
     # loss = sum of the outputs (the sum and its backward count 0 FLOPs). Not out.backward(ones): autograd runs no
     # hooks on the tensor backward starts from, so ModuleTracker would attribute no backward to the last modules.
     torch.autograd.backward([t.sum() for t in tensors])

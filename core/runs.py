@@ -2,19 +2,44 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 
 from platformdirs import user_data_dir
 
+from .errors import FlopscopeError
+
 
 def data_home() -> Path:
     home = os.environ.get("FLOPSCOPE_HOME")
     path = Path(home) if home else Path(user_data_dir("flopscope"))
-    path.mkdir(parents=True, exist_ok=True)
+    ensure_folder(path)
     return path
+
+
+def ensure_folder(path: Path) -> None:
+    """`mkdir -p`, or one line naming the folder and the fix: a file in the way, a read-only or full disk."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise folder_error(path, exc) from None
+
+
+def folder_error(path: Path, exc: OSError) -> FlopscopeError:
+    where = f"{path} (FLOPSCOPE_HOME)" if os.environ.get("FLOPSCOPE_HOME") else str(path)
+    fix = "set FLOPSCOPE_HOME to a writable folder"
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        return FlopscopeError(where, "a file is in the way: the run store needs a folder here", fix)
+    if exc.errno == errno.EROFS:
+        return FlopscopeError(where, "cannot write here: read-only file system", fix)
+    if exc.errno == errno.ENOSPC:
+        return FlopscopeError(where, "cannot write here: the disk is full",
+                              "free space on it, or set FLOPSCOPE_HOME to a folder on another disk")
+    return FlopscopeError(where, f"cannot create it ({exc.strerror or exc})", fix)
 
 
 def new_run_dir(name: str | None, command: list[str]) -> Path:
@@ -22,7 +47,7 @@ def new_run_dir(name: str | None, command: list[str]) -> Path:
     base = name or f"{time.strftime('%Y%m%d-%H%M%S')}-{Path(command[0]).name if command else 'run'}"
     base = re.sub(r"[^A-Za-z0-9._=-]+", "_", base).strip("._") or "run"
     runs = data_home() / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
+    ensure_folder(runs)
     for n in range(1000):
         path = runs / (base if n == 0 else f"{base}-{n}")
         try:
@@ -30,4 +55,14 @@ def new_run_dir(name: str | None, command: list[str]) -> Path:
             return path
         except FileExistsError:
             continue
-    raise RuntimeError(f"no free run folder for {base}")
+        except OSError as exc:
+            raise folder_error(path, exc) from None
+    raise FlopscopeError(runs / base, "1000 run folders of this name already exist", "pass another --name")
+
+
+def discard_unfinished(run_dir: Path) -> bool:
+    """Remove a run folder that holds no report (a stopped profile): its name is free again. True if removed."""
+    if (run_dir / "report.ncu-rep").exists():
+        return False
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return not run_dir.exists()

@@ -2,13 +2,16 @@
 
 Kernels are kept as a Parquet blob per run (a 100k-launch table stores and loads in well under a second);
 each run is written in one transaction, so a process killed mid-write leaves earlier runs intact and the
-half-written one absent.
+half-written one absent. A run's name is chosen inside the transaction that inserts it, so two processes
+saving `x` at once get `x` and `x-1`, never an error. SQLite's own failures (disk full, locked, read-only,
+not a database) become one StoreError line with the fix for that case.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -22,7 +25,7 @@ from .errors import FlopscopeError
 from .export import arrow_safe
 from .gpus import find_gpu
 from .report import Report
-from .runs import data_home
+from .runs import data_home, ensure_folder
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -42,42 +45,94 @@ CREATE TABLE IF NOT EXISTS runs (
     kernels BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS runs_sweep ON runs (sweep);
+CREATE TABLE IF NOT EXISTS sweeps (name TEXT PRIMARY KEY, created REAL NOT NULL);
 """
 LISTED = ["id", "name", "created", "kind", "sweep", "params", "host", "gpu", "launches", "total_time_s", "total_flop"]
 
 
+class StoreError(FlopscopeError):
+    """The store itself failed (not one run's data): nothing more can be stored until it is fixed."""
+
+
+def store_error(path: Path, exc: sqlite3.Error, doing: str) -> StoreError:
+    """SQLite's failure as one line whose fix fits the cause: a healthy database on a full or read-only disk
+    must not be "moved aside"."""
+    text = str(exc)
+    home = "or set FLOPSCOPE_HOME to a folder on another disk"
+    if "full" in text:
+        return StoreError(path, f"{doing}: the disk is full ({text})", f"free space on it, {home}")
+    if "locked" in text or "busy" in text:
+        return StoreError(path, f"{doing}: another process kept the store locked ({text})",
+                          "let the other flopscope (or sqlite3) finish, then run this again")
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        why = "it is on a read-only file system" if _read_only_fs(path.parent) else "it or its folder is not writable"
+        return StoreError(path, f"{doing}: {why} ({text})",
+                          f"make {path.parent} writable, or set FLOPSCOPE_HOME to a writable folder")
+    if isinstance(exc, sqlite3.OperationalError):  # I/O errors and the like: the file is not to blame
+        return StoreError(path, f"{doing}: {text}", f"check the disk holding it, {home}")
+    return StoreError(path, f"the run store is not a usable database ({text})",
+                      "move it aside; set FLOPSCOPE_HOME to use another folder")
+
+
+def _read_only_fs(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 class Store:
+    timeout = 30.0  # seconds to wait for another writer's lock before giving up
+
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else data_home() / "flopscope.db"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.damaged: dict[str, str] = {}  # run name -> what is wrong, for rows `runs()` could not read
+        if path:
+            ensure_folder(self.path.parent)
         try:
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise FlopscopeError(self.path, f"the run store is not a usable database ({exc})",
-                                 "move it aside; set FLOPSCOPE_HOME to use another folder") from None
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc, "cannot open the run store") from None
+
+    def check_writable(self) -> None:
+        """Take and release the write lock: a read-only or locked store fails here, before a profile is run
+        whose result it could not keep."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc, "cannot write the run store") from None
 
     def close(self) -> None:
         self.db.close()
 
     def save(self, report: Report, name: str, *, kind: str = "profile", sweep: str | None = None,
-             params: dict | None = None, host: str | None = None, command: list[str] | None = None) -> int:
-        """Store one run in a single transaction; returns its id."""
-        blob = io.BytesIO()
-        arrow_safe(report.kernels).to_parquet(blob, index=False)
-        summary = report.summary()
-        meta = {**report.meta, "missing": [m.__dict__ for m in report.missing]}
-        row = (name, time.time(), kind, sweep, json.dumps(params or {}, sort_keys=True), host,
-               json.dumps(command) if command else None, report.meta.get("gpu"), len(report.kernels),
-               summary.total_time_s, None if summary.total_flop != summary.total_flop else summary.total_flop,
-               json.dumps(meta, default=str), blob.getvalue())
-        with self._transaction():
-            cur = self.db.execute(
-                "INSERT INTO runs (name, created, kind, sweep, params, host, command, gpu, launches, total_time_s,"
-                " total_flop, meta, kernels) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
+             params: dict | None = None, host: str | None = None, command: list[str] | None = None,
+             unique: bool = False) -> int:
+        """Store one run in a single transaction; returns its id. `unique`: if `name` is taken, the first free
+        `name-N`, chosen inside the same transaction (see `save_unique`)."""
+        row = _row(report, kind, sweep, params, host, command)
+        try:
+            with self._transaction():
+                chosen = self._free_name(name) if unique else name
+                cur = self.db.execute(
+                    "INSERT INTO runs (name, created, kind, sweep, params, host, command, gpu, launches,"
+                    " total_time_s, total_flop, meta, kernels) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (chosen, *row))
+        except sqlite3.IntegrityError:
+            raise FlopscopeError(f"run {name}", "a run of this name is already stored",
+                                 "pick another name (`flopscope runs` lists them)") from None
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc, f"cannot store run {name}") from None
         return int(cur.lastrowid)
+
+    def save_unique(self, report: Report, base: str, **fields) -> str:
+        """Store one run under `base`, or `base-N` if taken; returns the name it got. The choice and the insert
+        are one transaction, so concurrent savers of one name never collide."""
+        run_id = self.save(report, base, unique=True, **fields)
+        return str(self.db.execute("SELECT name FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -85,23 +140,39 @@ class Store:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite may have rolled back itself (a full disk does)
+                self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
 
     def runs(self, sweep: str | None = None) -> pd.DataFrame:
+        """The listed columns of every run (of `sweep`), oldest first. A row whose parameters cannot be read
+        is kept with no parameters and named in `self.damaged`: one bad row must not hide the others."""
         sql = f"SELECT {', '.join(LISTED)} FROM runs"
         args: tuple = ()
         if sweep is not None:
             sql += " WHERE sweep = ?"
             args = (sweep,)
-        frame = pd.read_sql_query(sql + " ORDER BY id", self.db, params=args)
-        frame["params"] = frame["params"].map(json.loads)
+        try:
+            frame = pd.read_sql_query(sql + " ORDER BY id", self.db, params=args)
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc, "cannot read the run store") from None
+        frame["params"] = [self._params(name, text) for name, text in zip(frame["name"], frame["params"], strict=True)]
         # pandas reads a text column's NULLs as NaN once any row has text: None is what they mean.
         text = ["name", "kind", "sweep", "host", "gpu"]
         frame[text] = frame[text].astype(object).where(frame[text].notna(), None)
         return frame
+
+    def _params(self, name: str, text: object) -> dict:
+        try:
+            params = json.loads(text)  # type: ignore[arg-type]
+            if isinstance(params, dict):
+                return params
+        except (TypeError, ValueError):
+            pass
+        self.damaged[str(name)] = "its parameters are not readable JSON"
+        return {}
 
     def resolve(self, ref: str | int) -> int:
         """A run id from an id or a name."""
@@ -116,13 +187,30 @@ class Store:
 
     def load(self, ref: str | int) -> Report:
         run_id = self.resolve(ref)
-        meta_text, blob = self.db.execute("SELECT meta, kernels FROM runs WHERE id = ?", (run_id,)).fetchone()
-        meta = json.loads(meta_text)
-        kernels = pd.read_parquet(io.BytesIO(blob))
-        missing = [Missing(**m) for m in meta.pop("missing", [])]
+        name, meta_text, blob = self.db.execute("SELECT name, meta, kernels FROM runs WHERE id = ?",
+                                                (run_id,)).fetchone()
+        try:
+            meta = json.loads(meta_text)
+            kernels = pd.read_parquet(io.BytesIO(blob))
+            missing = [Missing(**m) for m in meta.pop("missing", [])]
+        except Exception as exc:  # JSON, Arrow or a field that changed: any of them means this row is damaged
+            raise FlopscopeError(f"run {name}", f"its stored data is damaged ({type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'})",
+                                 "the other runs are intact; profile it again (its run folder, if kept, "
+                                 "opens with `flopscope open FOLDER/report.ncu-rep`)") from None
         meta["missing"] = [{"column": m.column, "launches": m.launches, "fix": m.fix()} for m in missing]
         gpu = find_gpu(meta.get("gpu_database_key"))
         return Report(meta=meta, kernels=kernels, gpu=gpu, missing=missing)
+
+    def named_params(self, ref: str | int) -> tuple[str, dict]:
+        """A run's name and the parameters it was stored with (a sweep point's values), by id or name."""
+        run_id = self.resolve(ref)
+        name, text = self.db.execute("SELECT name, params FROM runs WHERE id = ?", (run_id,)).fetchone()
+        params = self._params(name, text)
+        if name in self.damaged:
+            raise FlopscopeError(f"run {name}", f"its stored data is damaged ({self.damaged[name]})",
+                                 "the other runs are intact; profile it again")
+        return str(name), params
 
     def find(self, sweep: str, params: dict) -> int | None:
         row = self.db.execute("SELECT id FROM runs WHERE sweep = ? AND params = ?",
@@ -130,11 +218,56 @@ class Store:
         return None if row is None else int(row[0])
 
     def unique_name(self, base: str) -> str:
-        names = {r[0] for r in self.db.execute("SELECT name FROM runs WHERE name = ? OR name LIKE ?",
-                                               (base, base + "-%"))}
+        """The name `save_unique` would pick now (another process may take it first: use save_unique)."""
+        return self._free_name(base)
+
+    def _free_name(self, base: str) -> str:
+        names = {r[0] for r in self.db.execute("SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'",
+                                               (base, _like_prefix(base) + "-%"))}
         if base not in names:
             return base
         n = 1
         while f"{base}-{n}" in names:
             n += 1
         return f"{base}-{n}"
+
+    def new_sweep(self, base: str) -> str:
+        """Reserve a sweep name no stored run or earlier sweep uses: `base`, else `base-N`. Two sweeps started
+        in the same second get different names instead of merging."""
+        try:
+            with self._transaction():
+                taken = {r[0] for r in self.db.execute(
+                    "SELECT sweep FROM runs WHERE sweep = ? OR sweep LIKE ? ESCAPE '\\' UNION "
+                    "SELECT name FROM sweeps WHERE name = ? OR name LIKE ? ESCAPE '\\'",
+                    (base, _like_prefix(base) + "-%") * 2)}
+                name = base
+                n = 0
+                while name in taken:
+                    n += 1
+                    name = f"{base}-{n}"
+                self.db.execute("INSERT INTO sweeps (name, created) VALUES (?, ?)", (name, time.time()))
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc, "cannot write the run store") from None
+        return name
+
+    def sweep_exists(self, name: str) -> bool:
+        return self.db.execute("SELECT 1 FROM runs WHERE sweep = ? UNION SELECT 1 FROM sweeps WHERE name = ?",
+                               (name, name)).fetchone() is not None
+
+
+def _like_prefix(text: str) -> str:
+    """`text` for a LIKE pattern: its own % and _ match only themselves."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host: str | None,
+         command: list[str] | None) -> tuple:
+    """Every column of a run but its name."""
+    blob = io.BytesIO()
+    arrow_safe(report.kernels).to_parquet(blob, index=False)
+    summary = report.summary()
+    meta = {**report.meta, "missing": [m.__dict__ for m in report.missing]}
+    return (time.time(), kind, sweep, json.dumps(params or {}, sort_keys=True), host,
+            json.dumps(command) if command else None, report.meta.get("gpu"), len(report.kernels),
+            summary.total_time_s, None if summary.total_flop != summary.total_flop else summary.total_flop,
+            json.dumps(meta, default=str), blob.getvalue())

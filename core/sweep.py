@@ -1,25 +1,28 @@
 """Flow 3, sweep: a command template x parameter values -> one profile per point, spread over hosts.
 
 `{name}` in an argument is replaced inside that argument only; the result stays one argv element and never
-passes through a shell. Every point is stored as a run as soon as it finishes.
+passes through a shell. Every point is stored as a run as soon as it finishes. A host that goes away is
+dropped and its point profiled by the hosts left; nothing a point raises stops the other points, except a
+store or data folder that cannot be written (every later point would fail the same way).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import queue
 import re
 import threading
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import FlopscopeError
 from .ncu_command import ProfileOptions
 from .profiler import profile
-from .runs import new_run_dir
-from .store import Store
+from .runs import discard_unfinished, new_run_dir
+from .store import Store, StoreError
+from .transport import LocalTransport
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
@@ -45,9 +48,11 @@ def substitute(args: list[str], point: dict[str, str]) -> list[str]:
     return [_PLACEHOLDER.sub(lambda m: point.get(m.group(1), m.group(0)), a) for a in args]
 
 
-def unused_params(command: list[str], params: dict[str, list[str]], env: dict[str, str]) -> list[str]:
-    """Parameters no argument mentions: their values would never reach the program."""
-    used = {m.group(1) for a in [*command, *env.values()] for m in _PLACEHOLDER.finditer(a)}
+def unused_params(command: list[str], params: dict[str, list[str]], env: dict[str, str],
+                  cwd: str | None = None) -> list[str]:
+    """Parameters nothing mentions (argument, --env value, --remote-cwd): their values would never reach the
+    program."""
+    used = {m.group(1) for a in [*command, *env.values(), cwd or ""] for m in _PLACEHOLDER.finditer(a)}
     return [p for p in params if p not in used]
 
 
@@ -58,40 +63,95 @@ class PointResult:
     run: str = ""
     host: str = ""
     error: str = ""
+    lost: bool = field(default=False, repr=False)  # the host went away: the point goes to another host
+    fatal: bool = field(default=False, repr=False)  # the store or the run folders failed: stop the sweep
+
+
+class _Pending:
+    """Points not yet profiled. A worker waits while others still hold points, since a point whose host is
+    lost comes back for the hosts left."""
+
+    def __init__(self, todo: list[dict[str, str]]) -> None:
+        self._todo = deque(todo)
+        self._busy = 0
+        self._cond = threading.Condition()
+        self.stopped = ""  # why no more points are taken
+
+    def take(self) -> dict[str, str] | None:
+        with self._cond:
+            while not self._todo and self._busy and not self.stopped:
+                self._cond.wait()
+            if not self._todo or self.stopped:
+                return None
+            self._busy += 1
+            return self._todo.popleft()
+
+    def done(self, again: dict[str, str] | None = None) -> None:
+        with self._cond:
+            self._busy -= 1
+            if again is not None:
+                self._todo.appendleft(again)
+            self._cond.notify_all()
+
+    def stop(self, reason: str) -> None:
+        with self._cond:
+            self.stopped = reason
+            self._cond.notify_all()
+
+    def left(self) -> list[dict[str, str]]:
+        return list(self._todo)
 
 
 def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports: list, sweep: str, *,
               resume: bool = False, env: dict[str, str] | None = None, cwd: str | None = None,
               gpu: str | None = None, on_point: Callable[[PointResult], None] = lambda r: None,
-              on_event: Callable = lambda host, event: None) -> list[PointResult]:
-    """Profile every point, at most one at a time per transport (host), all hosts at once."""
+              on_event: Callable = lambda host, event: None,
+              on_host_lost: Callable[[str, str], None] = lambda host, reason: None) -> list[PointResult]:
+    """Profile every point, at most one at a time per transport (host), all hosts at once.
+
+    A host that cannot be reached (or whose connection drops) is dropped and its point goes back to the
+    others; a store that cannot be written stops the sweep. Every point ends with exactly one result."""
     env = env or {}
-    todo: queue.Queue = queue.Queue()
     results: list[PointResult] = []
     store = Store()
-    for point in points(params):
-        if resume and store.find(sweep, point) is not None:
-            result = PointResult(point, "skipped", host="")
-            results.append(result)
-            on_point(result)
-        else:
-            todo.put(point)
-    store.close()
+    todo = []
+    try:
+        for point in points(params):
+            if resume and store.find(sweep, point) is not None:
+                results.append(PointResult(point, "skipped", host=""))
+                on_point(results[-1])
+            else:
+                todo.append(point)
+    finally:
+        store.close()
+    pending = _Pending(todo)
     lock = threading.Lock()
+    lost: list[str] = []
+
+    def record(result: PointResult) -> None:
+        with lock:
+            results.append(result)
+        on_point(result)
 
     def worker(transport) -> None:
-        store = Store()  # one SQLite connection per thread
+        try:
+            store = Store()  # one SQLite connection per thread
+        except FlopscopeError as err:
+            pending.stop(err.line())
+            return
         host_template = dataclasses.replace(template)  # this host's GPU: its tensor counters, asked once
         try:
-            while True:
-                try:
-                    point = todo.get_nowait()
-                except queue.Empty:
-                    return
+            while (point := pending.take()) is not None:
                 result = _one_point(host_template, point, transport, store, sweep, env, cwd, gpu, on_event)
-                with lock:
-                    results.append(result)
-                on_point(result)
+                if result.lost:
+                    pending.done(again=point)
+                    lost.append(f"{transport.host}: {result.error}")
+                    on_host_lost(transport.host, result.error)
+                    return
+                pending.done()
+                record(result)
+                if result.fatal:
+                    pending.stop(result.error)
         finally:
             store.close()
 
@@ -100,24 +160,55 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
         thread.start()
     for thread in threads:
         thread.join()
+    why = (f"not profiled: the sweep stopped ({pending.stopped})" if pending.stopped else
+           f"not profiled: no host left to run it (last lost {lost[-1]})" if lost else "not profiled")
+    for point in pending.left():
+        record(PointResult(point, "failed", error=why))
     return results
 
 
 def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, on_event) -> PointResult:
+    """Profile and store one point; never raises: whatever goes wrong is this point's one-line error."""
     opts = dataclasses.replace(template, command=substitute(template.command, point),
                                nvtx_include=list(template.nvtx_include), ncu_args=list(template.ncu_args))
     label = sweep + "-" + "-".join(f"{k}={v}" for k, v in point.items())
+    failed = PointResult(point, "failed", host=transport.host)
     try:
         run_dir: Path = new_run_dir(label, opts.command)
+    except FlopscopeError as err:  # the data folder: every later point would fail the same way
+        failed.error, failed.fatal = err.line(), True
+        return failed
+    try:
         result = profile(opts, transport, run_dir, on_event=lambda e: on_event(transport.host, e),
                          env={k: substitute([v], point)[0] for k, v in env.items()},
                          cwd=substitute([cwd], point)[0] if cwd else None, gpu=gpu)
-        name = store.unique_name(run_dir.name)
-        store.save(result.report, name, kind="sweep", sweep=sweep, params=point, host=transport.host,
-                   command=opts.command)
+        name = store.save_unique(result.report, run_dir.name, kind="sweep", sweep=sweep, params=point,
+                                 host=transport.host, command=opts.command)
         return PointResult(point, "stored", run=name, host=transport.host)
+    except StoreError as err:
+        failed.error, failed.fatal = f"{err.line()} (its report is kept in {run_dir})", True
+        return failed
     except FlopscopeError as err:
-        return PointResult(point, "failed", host=transport.host, error=err.line())
+        failed.error = err.line()
+    except Exception as exc:  # SQLite, a full disk, a timeout: this point fails, the others still run
+        failed.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else 'no detail'}"
     finally:
         if opts.tensor_metrics:  # asked of this host once; a failed query is asked again at the next point
             template.tensor_metrics = opts.tensor_metrics
+    if _host_lost(transport, failed.error):
+        failed.lost = True
+        discard_unfinished(run_dir)  # profiled again on another host, under this name if it is free
+    return failed
+
+
+def _host_lost(transport, error: str) -> bool:
+    """Did the point fail because its host went away (not because of the program or ncu)? Asked of the host
+    itself: ssh exits 255 when it cannot connect, whatever message the failure carried."""
+    if isinstance(transport, LocalTransport):
+        return False
+    if error.startswith(f"--host {transport.host}:"):  # unreachable or connection lost, as profile() says it
+        return True
+    try:
+        return transport.output(["true"]).returncode != 0
+    except Exception:
+        return True

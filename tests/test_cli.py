@@ -411,3 +411,16 @@ def test_open_a_stored_sweep_without_a_terminal_prints_its_analysis(tmp_path):
     assert "identical at every batch_size" in out.stdout  # one report stored three times: the sweep did nothing
     points = json.loads(run("open", "sw", "--json", home=tmp_path).stdout)["analyses"][0]["points"]
     assert [p["batch_size"] for p in points] == [1, 2, 4]
+
+
+@pytest.mark.parametrize("word", ["nosuch.ncu-rep", "runs/x", "./report"])
+def test_a_path_that_does_not_exist_is_no_such_file_not_invalid_choice(tmp_path, word):
+    """Before: argparse's "invalid choice: 'nosuch.ncu-rep' (choose from 'report', 'export', ...)"."""
+    out = run(word, cwd=tmp_path)
+    one_line_error(out, f"flopscope: {word}: no such file")
+    assert "choose from" not in out.stderr
+
+
+def test_a_mistyped_command_still_lists_the_commands(tmp_path):
+    out = run("reprot", cwd=tmp_path)
+    assert out.returncode == 2 and "invalid choice: 'reprot'" in out.stderr

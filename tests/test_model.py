@@ -437,3 +437,51 @@ def test_step_time_must_be_a_positive_time(value, tmp_path):
     out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "reconcile", "x.csv", "--model", "mlp",
                           "--step-time", value], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 2 and "--step-time" in out.stderr and "Traceback" not in out.stderr
+
+
+# --- inputs that are not floats, imports that fail, --train on frozen models ------------------------------------
+@needs_torch
+def test_token_id_models_count_with_input_dtype_int64():
+    """An nn.Embedding first takes integer ids; the lookup is 0 FLOPs, the linear head 2*B*S*64*10."""
+
+    def emb() -> torch.nn.Module:
+        return torch.nn.Sequential(torch.nn.Embedding(1000, 64), torch.nn.Linear(64, 10))
+
+    with pytest.raises(FlopscopeError) as caught:
+        count_factory(emb, (4, 16), name="emb")
+    assert "'indices'" in caught.value.problem  # torch's own words
+    assert caught.value.fix == "the model takes integer ids (an nn.Embedding first?): pass --input-dtype int64"
+    for dtype in ("int64", "long", "int32"):
+        m = count_factory(emb, (4, 16), input_dtype=dtype)
+        assert m.forward_flop == 2 * 4 * 16 * 64 * 10
+        assert m.input_dtype == {"long": "int64"}.get(dtype, dtype)
+    trained = count_factory(emb, (4, 16), train=True, input_dtype="int64", input_requires_grad=True)
+    assert trained.backward_flop == 2 * trained.forward_flop  # grads of the head's input and weight; ids take none
+
+
+@needs_torch
+def test_model_cli_input_dtype_import_fix_and_frozen_train(tmp_path):
+    (tmp_path / "tokens.py").write_text(textwrap.dedent("""
+        import torch
+        def emb():
+            return torch.nn.Sequential(torch.nn.Embedding(1000, 64), torch.nn.Linear(64, 10))
+        def frozen():
+            return torch.nn.Linear(8, 8).requires_grad_(False)
+    """))
+    (tmp_path / "broken.py").write_text("import no_such_dependency\n")
+    out = run("model", "tokens:emb", "--input-shape", "4,16", "--input-dtype", "long", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["forward_flop"] == 2 * 4 * 16 * 64 * 10 and doc["input_dtype"] == "int64"
+    out = run("model", "tokens:emb", "--input-shape", "4,16", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "pass --input-dtype int64" in out.stderr
+    out = run("model", "tokens:frozen", "--input-shape", "4,8", "--train", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("flopscope: model tokens:frozen: --train: no output requires grad")
+    assert "leave out --train" in out.stderr
+    out = run("model", "nosuchmodule:f", "--input-shape", "4,8", cwd=tmp_path)
+    assert out.stderr == ("flopscope: model nosuchmodule:f: cannot import nosuchmodule: ModuleNotFoundError: No module "
+                          "named 'nosuchmodule'; run flopscope from the folder holding nosuchmodule.py, or add that "
+                          "folder to PYTHONPATH\n")
+    out = run("model", "broken:f", "--input-shape", "4,8", cwd=tmp_path)
+    assert out.returncode == 2 and "broken needs no_such_dependency: install it" in out.stderr

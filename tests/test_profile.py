@@ -275,3 +275,62 @@ def test_an_ncu_without_instance_details_still_saves_the_raw_page(tmp_path, real
     assert out.returncode == 0, out.stderr
     assert "raw CSV page not saved" not in out.stderr
     assert len(read_report(tmp_path / "runs" / "old" / "raw.csv").kernels) == 1
+
+
+# -- checks before anything runs, and a store that fails after ncu has finished ----------------------------------
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--", "--help"], "the command starts with '--help'"),
+    (["--metrics", ",", "--", "true"], "--metrics: no metric names given"),
+    (["--launch-count", "-1", "--", "true"], "argument --launch-count: -1 is below 1"),
+    (["--launch-skip", "-2", "--", "true"], "argument --launch-skip: -2 is below 0"),
+    (["--connect-timeout", "-5", "--", "true"], "argument --connect-timeout: -5 is below 1"),
+    (["--ncu-args", '"abc', "--", "true"], "--ncu-args \"abc: cannot be split into arguments (No closing quotation)"),
+    (["--ncu", "", "--", "true"], "--ncu '': an empty path"),
+    (["--remote-cwd", "/nonexistent", "--", "true"], "--remote-cwd /nonexistent: no such folder on this machine"),
+    (["--ncu", "/nonexistent/ncu", "--", "true"], "--ncu /nonexistent/ncu: ncu not found on this machine"),
+])
+def test_a_refused_invocation_leaves_nothing_behind(tmp_path, args, needle):
+    """Before: a run folder was made and "profiling on ..." printed before the error (or a traceback)."""
+    ncu = [] if "--ncu" in args else ["--ncu", make_ncu(tmp_path)]
+    out = flopscope("profile", *ncu, "--no-tui", "--name", "x", *args, home=tmp_path / "home")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], out.stderr
+    assert not (tmp_path / "home" / "runs").exists()
+
+
+def full_disk_store(monkeypatch) -> None:
+    """Every store connection as on a full disk: SQLite's page limit at the database's current size."""
+    from flopscope.core.store import Store
+
+    opened = Store.__init__
+
+    def init(self, *args, **kwargs) -> None:
+        opened(self, *args, **kwargs)
+        pages = self.db.execute("PRAGMA page_count").fetchone()[0]
+        self.db.execute(f"PRAGMA max_page_count = {pages}")
+
+    monkeypatch.setattr(Store, "__init__", init)
+
+
+def test_a_store_full_after_profiling_keeps_the_run_and_says_how_to_store_it(tmp_path, monkeypatch, capsys):
+    """Before: `sqlite3.OperationalError: database or disk is full` traceback, the profile's report unseen."""
+    from flopscope.tui import cli
+
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    with monkeypatch.context() as patch:
+        full_disk_store(patch)
+        code = cli.main(["profile", "--ncu", str(make_ncu(tmp_path)), "--no-tui", "--json", "--name", "full", "--",
+                         "true"])
+    out = capsys.readouterr()
+    assert code == 2 and "Traceback" not in out.err
+    assert [r["kernel"] for r in json.loads(out.out)["rows"]] == ["matrix_addition2D"]  # the profile still shows
+    run = tmp_path / "runs" / "full"
+    line = next(ln for ln in out.err.splitlines() if "disk is full" in ln)
+    assert "cannot store run full: the disk is full" in line and f"`flopscope import {run}`" in line
+    assert f"`flopscope open {run / 'report.ncu-rep'}`" in line and "move it aside" not in line
+    assert (run / "report.ncu-rep").read_bytes() == fixture_path("t4_mlp_matadd_full.ncu-rep").read_bytes()
+    assert cli.main(["import", str(run)]) == 0  # room again: the run goes in under its folder's name
+    assert cli.main(["runs", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(r["name"], r["host"], r["launches"]) for r in listed] == [("full", "localhost", 1)]

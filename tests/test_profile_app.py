@@ -71,3 +71,53 @@ async def test_open_a_stored_run(tmp_path, monkeypatch):
                        and not app.kernels.query_one(KernelTable).loading, "the stored run's kernels")
         shown = app.kernels.model.shown()
         assert shown["flop"].tolist() == report.group("name")["flop"].tolist()
+
+
+async def test_q_while_profiling_stops_ncu_and_exits_130(tmp_path):
+    """Before: `q` exited 0, as if the profile had finished."""
+    app, screen = live_app(tmp_path, report=MW, delay=1.0)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: screen.rows and screen.process is not None, "ncu running, one kernel")
+        await pilot.press("q")
+    assert app.return_code == 130 and screen.stopped
+    assert screen.process.wait(timeout=10) is not None  # ncu was told to stop, not left running
+
+
+def test_a_stopped_profile_says_so_and_frees_its_name(tmp_path):
+    """`flopscope profile` in a real terminal, `q` while ncu runs: exit 130, one line saying it stopped, and the
+    run folder (only ncu.log and run.json) removed, so the next `--name stoprun` is stoprun again."""
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    import pytest
+
+    from .test_app_tmux import Tmux
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (apt-get install -y tmux)")
+    tmux = Tmux()
+    home, status = tmp_path / "home", tmp_path / "exit"
+    ncu = make_ncu(tmp_path, report=MW, delay=1.0)
+    # The app draws on stderr: the line after it is read off the terminal, not from a redirect.
+    command = (f"env FLOPSCOPE_HOME={shlex.quote(str(home))} TERM=xterm-256color {shlex.quote(sys.executable)} -m "
+               f"flopscope.tui.cli profile --ncu {shlex.quote(str(ncu))} --name stoprun -- true; "
+               f"echo $? > {shlex.quote(str(status))}; sleep 30")
+    tmux("new-session", "-d", "-s", "app", "-x", "100", "-y", "30", command)
+    try:
+        tmux.wait_for("set_halo_values_x_396_gpu")  # the first kernel profiled: ncu is running
+        assert (home / "runs" / "stoprun" / "ncu.log").exists()
+        tmux("send-keys", "-t", "app", "q")
+        deadline = time.monotonic() + 60
+        while not status.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert status.read_text().strip() == "130"
+        shown = "".join(tmux.wait_for("profile stopped").splitlines())  # the line, unwrapped
+    finally:
+        tmux("kill-server")
+    assert f"flopscope: profile stopped; nothing was kept (run folder {home / 'runs' / 'stoprun'} removed)" in shown
+    assert not (home / "runs" / "stoprun").exists()
+    assert subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "runs", "--json"], capture_output=True,
+                          text=True, env={"FLOPSCOPE_HOME": str(home), "PATH": ""}).stdout.strip() == "[]"

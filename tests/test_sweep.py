@@ -3,9 +3,12 @@ analysis on series built from real launches, kill-and-resume, and hostile parame
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
+import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -14,8 +17,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from flopscope.core import read_report
+from flopscope.core.ncu_command import ProfileOptions
 from flopscope.core.scaling import findings, linear_fit
-from flopscope.core.sweep import parse_params, points, substitute
+from flopscope.core.store import Store
+from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
+from flopscope.core.transport import LocalTransport
 
 from .conftest import fixture_path
 from .raw_csv import launches, raw_csv
@@ -321,3 +327,234 @@ def test_efficiency_saturates_only_when_it_rises_then_levels(efficiency, expecte
     notes = findings(efficiency_table([1, 2, 4, 8, 16], efficiency), pd.DataFrame(), "bs")
     trend = [n for n in notes if n.startswith("FLOPS efficiency")]
     assert trend == ([expected] if expected else [])
+
+
+# -- hosts that go away, points that fail, and what the sweep then says and exits with ---------------------------
+def with_dead_host(config: Path, tmp_path: Path, alias: str = "deadbox") -> Path:
+    """`config` plus a host whose port nothing listens on (a machine that is down)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    text = config.read_text()
+    block = "Host gpu-a" + text.split("Host gpu-a", 1)[1].split("Host ", 1)[0]
+    port = block.split("Port ", 1)[1].split()[0]
+    dead = block.replace("Host gpu-a", f"Host {alias}").replace(f"Port {port}", f"Port {closed}")
+    out = tmp_path / "ssh_config_dead"
+    out.write_text(text + dead)
+    return out
+
+
+def test_a_dead_host_is_dropped_and_the_others_finish_the_sweep(tmp_path, two_hosts):
+    """Before: deadbox took 5 of 6 points and failed each ("cannot reach the host"), exit 0."""
+    config = with_dead_host(two_hosts, tmp_path)
+    out = cli("sweep", "--param", "bs=1,2,3,4,5,6", "--host", "gpu-a", "--host", "deadbox", "--ssh-config", config,
+              "--connect-timeout", "3", "--ncu", make_ncu(tmp_path, delay=0.3), "--sweep-name", "dead", "--json",
+              "--", "echo", "{bs}", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("dropped host deadbox") == 1 and "cannot reach the host" in out.stderr
+    assert "FAILED" not in out.stderr and "6 of 6 point(s) stored" in out.stderr
+    listed = json.loads(cli("runs", "--sweep", "dead", "--json", home=tmp_path).stdout)
+    assert sorted(int(r["params"]["bs"]) for r in listed) == [1, 2, 3, 4, 5, 6]
+    assert {r["host"] for r in listed} == {"gpu-a"}
+    # deadbox's attempt left no empty folder behind: one run folder per stored point
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == sorted(r["name"] for r in listed)
+
+
+def test_a_host_whose_connection_drops_mid_point_hands_the_point_back(tmp_path):
+    """The connection to `flaky` dies while its first point is being profiled: that point is profiled again on
+    `steady`, flaky is dropped, and every point ends up stored once."""
+    steady, flaky = start_sshd(tmp_path / "s1", alias="steady"), start_sshd(tmp_path / "s2", alias="flaky")
+    try:
+        config = tmp_path / "ssh_config"
+        config.write_text(steady.config.read_text() + flaky.config.read_text())
+        env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
+        ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=0.5)
+        proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "sweep", "--param", "n=1,2,3", "--host",
+                                 "steady", "--host", "flaky", "--ssh-config", str(config), "--ncu", str(ncu),
+                                 "--sweep-name", "drop", "--json", "--", "echo", "{n}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if line.startswith("    flaky: kernel 0"):
+                assert flaky.drop_sessions() > 0
+                break
+        seen += proc.stderr.readlines()
+        assert proc.wait(timeout=120) == 0, "".join(seen)
+    finally:
+        steady.stop()
+        flaky.stop()
+    stderr = "".join(seen)
+    assert stderr.count("dropped host flaky") == 1 and "connection to flaky lost" in stderr
+    assert "FAILED" not in stderr and "3 of 3 point(s) stored" in stderr
+    listed = json.loads(cli("runs", "--sweep", "drop", "--json", home=tmp_path / "home").stdout)
+    assert sorted(r["params"]["n"] for r in listed) == ["1", "2", "3"]
+
+
+def test_with_every_host_dead_each_point_fails_once_and_the_exit_is_2(tmp_path, two_hosts):
+    config = with_dead_host(two_hosts, tmp_path)
+    out = cli("sweep", "--param", "bs=1,2", "--host", "deadbox", "--ssh-config", config, "--connect-timeout", "3",
+              "--ncu", make_ncu(tmp_path), "--json", "--", "echo", "{bs}", home=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert json.loads(out.stdout) == {"analyses": []}  # the output still prints
+    assert out.stderr.count("FAILED: not profiled: no host left to run it") == 2
+    assert "0 of 2 point(s) stored, 2 failed" in out.stderr
+
+
+def test_some_points_failing_exit_1_and_the_rest_is_analysed(tmp_path):
+    """A point whose profile fails (ncu refused: ERR_NVGPUCTRPERM, as captured) does not stop the others."""
+    ok, perm = make_ncu(tmp_path), make_ncu(tmp_path, scenario="perm")
+    ncu = tmp_path / "ncu-some"
+    ncu.write_text(f'#!/bin/sh\ncase "$*" in *" 2") exec {perm} "$@";; *) exec {ok} "$@";; esac\n')
+    ncu.chmod(0o755)
+    out = cli("sweep", "--param", "n=1,2,3", "--ncu", ncu, "--sweep-name", "some", "--json", "--", "echo", "{n}",
+              home=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert "2 of 3 point(s) stored, 1 failed" in out.stderr and "n=2 on localhost: FAILED" in out.stderr
+    assert [p["n"] for p in json.loads(out.stdout)["analyses"][0]["points"]] == [1, 3]
+    every = cli("sweep", "--param", "n=1,2", "--ncu", perm, "--json", "--", "echo", "{n}", home=tmp_path)
+    assert every.returncode == 2 and "0 of 2 point(s) stored, 2 failed" in every.stderr
+
+
+class FullDiskOnce(LocalTransport):
+    """This machine, whose disk fills up while the first report is copied back (ENOSPC from the copy)."""
+
+    def __init__(self) -> None:
+        self.full = True
+
+    def fetch(self, remote: str, local: Path) -> bool:
+        if self.full:
+            self.full = False
+            raise OSError(errno.ENOSPC, "No space left on device", str(local))
+        return super().fetch(remote, local)
+
+
+def test_an_error_that_is_not_flopscopes_fails_its_point_not_the_sweep(tmp_path, monkeypatch):
+    """Before: the worker thread died on the OSError, the other points were never profiled, and the summary
+    counted them stored."""
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    opts = ProfileOptions(command=["echo", "{n}"], ncu=str(make_ncu(tmp_path)))
+    results = run_sweep(opts, {"n": ["1", "2", "3"]}, [FullDiskOnce()], "enospc")
+    assert [(r.params["n"], r.status) for r in results] == [("1", "failed"), ("2", "stored"), ("3", "stored")]
+    assert results[0].error == f"OSError: [Errno 28] No space left on device: '{tmp_path / 'runs'}/enospc-n=1/" \
+                               "report.ncu-rep'"
+
+
+def test_a_store_that_cannot_be_written_stops_the_sweep_cleanly(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    monkeypatch.setattr(Store, "timeout", 0.2)
+    Store().close()
+    other = sqlite3.connect(tmp_path / "flopscope.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer holding the store
+    try:
+        opts = ProfileOptions(command=["echo", "{n}"], ncu=str(make_ncu(tmp_path)))
+        results = run_sweep(opts, {"n": ["1", "2", "3"]}, [LocalTransport()], "locked")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert [r.status for r in results] == ["failed"] * 3
+    assert "another process kept the store locked" in results[0].error
+    assert f"its report is kept in {tmp_path / 'runs' / 'locked-n=1'}" in results[0].error
+    assert (tmp_path / "runs" / "locked-n=1" / "report.ncu-rep").is_file()
+    assert all(r.error.startswith("not profiled: the sweep stopped (") for r in results[1:])
+    assert not (tmp_path / "runs" / "locked-n=2").exists()  # nothing profiled that could not be kept
+
+
+# -- names, --resume, --from run ids, placeholders, checks before anything runs -----------------------------------
+RESERVER = """
+import sys
+from flopscope.core.store import Store
+store = Store()
+print("ready", flush=True)
+sys.stdin.readline()
+for _ in range(20):
+    print(store.new_sweep("sweep-20250101-120000"), flush=True)
+"""
+
+
+def test_sweeps_started_in_the_same_second_get_different_names(tmp_path):
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
+    procs = [subprocess.Popen([sys.executable, "-c", RESERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=env) for _ in range(2)]
+    for proc in procs:
+        assert proc.stdout.readline().strip() == "ready"
+    for proc in procs:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    names = [line for proc in procs for line in proc.communicate(timeout=120)[0].split()]
+    assert len(names) == 40 and len(set(names)) == 40
+    assert "sweep-20250101-120000" in names and "sweep-20250101-120000-39" in names
+
+
+def test_two_default_named_sweeps_at_once_do_not_merge(tmp_path):
+    ncu = make_ncu(tmp_path)
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
+    args = [sys.executable, "-m", "flopscope.tui.cli", "sweep", "--param", "n=1,2", "--ncu", str(ncu), "--json",
+            "--", "echo", "{n}"]
+    procs = [subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+             for _ in range(2)]
+    for proc in procs:
+        assert proc.wait(timeout=300) == 0, proc.stderr.read()
+    listed = json.loads(cli("runs", "--json", home=tmp_path).stdout)
+    by_sweep: dict[str, list[str]] = {}
+    for run in listed:
+        by_sweep.setdefault(run["sweep"], []).append(run["params"]["n"])
+    assert len(by_sweep) == 2 and all(sorted(v) == ["1", "2"] for v in by_sweep.values())
+
+
+def test_resume_needs_the_sweeps_name(tmp_path):
+    out = cli("sweep", "--param", "n=1,2", "--resume", "--ncu", make_ncu(tmp_path), "--", "echo", "{n}",
+              home=tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("flopscope: --resume: which sweep?") and "--sweep-name NAME" in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_from_run_ids_keeps_their_stored_parameters(tmp_path, monkeypatch):
+    """Before: `--from 1 2 3` looked the parameters up by name, found none for "1" and stopped."""
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    files = gemm_files(tmp_path, {"g1.csv": 1, "g2.csv": 2, "g4.csv": 4})
+    store = Store()
+    for n, path in zip((1, 2, 4), files, strict=True):
+        store.save(read_report(path), f"point-{n}", kind="sweep", sweep="s", params={"bs": str(n)})
+    store.close()
+    ids = [str(i) for i in json_runs(tmp_path, "id")]
+    out = cli("sweep", "--from", *ids, "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)["analyses"][0]
+    assert doc["param"] == "bs" and [p["bs"] for p in doc["points"]] == [1, 2, 4]
+    assert doc["fits"]["flop"]["slope"] == pytest.approx(2 * 20480**3, rel=1e-9)  # one V100 GEMM per unit
+    by_name = cli("sweep", "--from", "point-1", "point-4", "--json", home=tmp_path)
+    assert [p["bs"] for p in json.loads(by_name.stdout)["analyses"][0]["points"]] == [1, 4]
+
+
+def json_runs(home: Path, field: str) -> list:
+    return [r[field] for r in json.loads(cli("runs", "--json", home=home).stdout)]
+
+
+def test_a_parameter_used_only_in_the_working_directory_reaches_the_program(tmp_path):
+    """Before: "no argument uses {bs}" though every point ran in its own folder."""
+    assert unused_params(["python", "x.py"], {"bs": ["1"], "seq": ["2"]}, {"S": "{seq}"}, "/data/{bs}") == []
+    assert unused_params(["python", "x.py"], {"bs": ["1"]}, {}, None) == ["bs"]
+    for n in (1, 2):
+        (tmp_path / f"d{n}").mkdir()
+    seen = tmp_path / "seen.txt"
+    program = f"import os; open({str(seen)!r}, 'a').write(os.getcwd() + '\\n')"
+    out = cli("sweep", "--param", "bs=1,2", "--remote-cwd", f"{tmp_path}/d{{bs}}", "--ncu", make_ncu(tmp_path),
+              "--json", "--", sys.executable, "-c", program, home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "no argument uses" not in out.stderr
+    assert seen.read_text().splitlines() == [str(tmp_path / "d1"), str(tmp_path / "d2")]
+    missing = cli("sweep", "--param", "bs=1,3", "--remote-cwd", f"{tmp_path}/d{{bs}}", "--ncu", make_ncu(tmp_path),
+                  "--", "true", home=tmp_path / "h2")
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+    assert f"--remote-cwd {tmp_path}/d3: no such folder on this machine" in missing.stderr
+    assert not (tmp_path / "h2" / "runs").exists()
+
+
+@pytest.mark.parametrize("args", [["--tolerance", "-1"], ["--metrics", ","], ["--launch-count", "0"],
+                                  ["--connect-timeout", "-5"], ["--ncu-args", '"abc']])
+def test_bad_options_are_refused_before_any_point_runs(tmp_path, args):
+    out = cli("sweep", "--param", "n=1,2", "--ncu", make_ncu(tmp_path), *args, "--", "echo", "{n}", home=tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "flopscope.db").exists()

@@ -227,8 +227,12 @@ COMMANDS = {"report": cmd_report, "export": cmd_export, "gpus": cmd_gpus, "open"
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()  # registers every command in COMMANDS
-    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-") and os.path.exists(argv[0]):
-        argv = ["open", *argv]  # `flopscope PATH` opens the app
+    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        if os.path.exists(argv[0]):
+            argv = ["open", *argv]  # `flopscope PATH` opens the app
+        elif "." in argv[0] or "/" in argv[0]:  # meant as a file: "invalid choice" would name the commands
+            print(f"flopscope: {argv[0]}: no such file; `flopscope --help` lists the commands", file=sys.stderr)
+            return 2
     argv, command = split_command(argv)
     args = parser.parse_args(argv)
     args.child_command = command

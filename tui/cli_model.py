@@ -14,6 +14,7 @@ from flopscope.core.model_flops import (
     ACTIVATIONS,
     CONVENTION,
     DTYPE_BYTES,
+    INPUT_DTYPES,
     INTENSITY,
     ModelFlops,
     count_model,
@@ -62,13 +63,16 @@ def _model_args(p: argparse.ArgumentParser, spec_help: str, option: bool = False
     else:
         p.add_argument("spec", metavar="SPEC", help=spec_help)
     p.add_argument("--input-shape", metavar="N,C,H,W", help="input tensor shape, batch first (built-ins have one)")
+    p.add_argument("--input-dtype", choices=list(INPUT_DTYPES), metavar="DTYPE",
+                   help="input tensor dtype: int64 (alias long) for token ids (an nn.Embedding first), int32, float32, "
+                        "float16, bfloat16, float64 (default: the model parameters' dtype)")
     p.add_argument("--train", action="store_true", help="count a training step: forward + backward")
     p.add_argument("--dtype", choices=list(DTYPE_BYTES), help="precision for the peak and byte sizes (default fp32)")
 
 
 def _count(args: argparse.Namespace) -> ModelFlops:
     shape = parse_shape(args.input_shape) if args.input_shape else None
-    return count_model(args.spec, shape, train=args.train, dtype=args.dtype or "fp32")
+    return count_model(args.spec, shape, train=args.train, dtype=args.dtype or "fp32", input_dtype=args.input_dtype)
 
 
 def cmd_model(args: argparse.Namespace) -> int:
@@ -97,7 +101,7 @@ def _dump(doc: dict) -> None:
 
 def _model_lines(m: ModelFlops) -> list[Text]:
     kind = "training step (forward + backward)" if m.train else "forward pass"
-    shape = "x".join(map(str, m.input_shape))
+    shape = "x".join(map(str, m.input_shape)) + (f" {m.input_dtype}" if m.input_dtype else "")
     lines = [Text(f"Model {m.model} ({m.model_type}), input {shape}, {m.dtype}, {kind}; counted on the {m.method}"),
              Text(f"Parameters {fmt.si(m.params)} ({fmt.si(m.param_bytes, 'B')}); activations "
                   f"{fmt.si(m.activation_bytes, 'B')}; arithmetic intensity {fmt.ratio(m.intensity)} FLOP/B")]
@@ -140,7 +144,7 @@ def _predictions_table(predictions: list[Prediction], m: ModelFlops) -> Table:
 def _analytic(args: argparse.Namespace) -> ModelFlops:
     if args.spec.endswith(".json") and Path(args.spec).is_file():
         given = [flag for flag, value in (("--input-shape", args.input_shape), ("--train", args.train),
-                                          ("--dtype", args.dtype)) if value]
+                                          ("--dtype", args.dtype), ("--input-dtype", args.input_dtype)) if value]
         if given:
             raise FlopscopeError(args.spec, f"{', '.join(given)} come from this JSON", "leave them out")
         return load_model_json(args.spec)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
+import shutil
 import sys
+import threading
 import time
+from pathlib import Path
 
 from flopscope.core import FlopscopeError
-from flopscope.core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions
+from flopscope.core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
 from flopscope.core.ncu_progress import Event
-from flopscope.core.profiler import profile
-from flopscope.core.runs import new_run_dir
-from flopscope.core.store import Store
+from flopscope.core.profiler import ProfileResult, profile
+from flopscope.core.runs import discard_unfinished, new_run_dir
+from flopscope.core.store import Store, StoreError
 from flopscope.core.transport import LocalTransport, SshTransport, check_env
 
 from .text_report import console, missing_lines, print_report, report_json
@@ -34,7 +38,8 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
     else:
         p.add_argument("--host", help="run on HOST through the system ssh (its ~/.ssh/config applies)")
     p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
-    p.add_argument("--connect-timeout", type=int, default=10, metavar="S", help="ssh connect timeout (default 10)")
+    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
+                   help="ssh connect timeout in seconds (default 10)")
     p.add_argument("--ncu", default="ncu", metavar="PATH", help="ncu on the target (default: ncu on PATH)")
     p.add_argument("--remote-cwd", metavar="DIR", help="working directory of COMMAND on the target")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for COMMAND (repeat)")
@@ -42,8 +47,8 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
                    help=f"{'|'.join([*METRIC_SETS, 'full'])}|NAME,... (default: roofline)")
     p.add_argument("-k", "--kernel-name", metavar="FILTER", help="ncu's kernel filter, e.g. regex:gemm")
     p.add_argument("--nvtx-include", action="append", default=[], metavar="EXPR", help="ncu's NVTX filter (repeat)")
-    p.add_argument("--launch-skip", type=int, metavar="N")
-    p.add_argument("--launch-count", type=int, metavar="N")
+    p.add_argument("--launch-skip", type=whole(0), metavar="N", help="kernel launches to skip first (N >= 0)")
+    p.add_argument("--launch-count", type=whole(1), metavar="N", help="kernel launches to profile (N >= 1)")
     p.add_argument("--replay-mode", choices=REPLAY_MODES)
     p.add_argument("--clock-control", choices=("base", "none"))
     p.add_argument("--target-processes", choices=("all", "application-only"))
@@ -54,12 +59,74 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
     p.add_argument("--json", action="store_true", help="with --no-tui: print the final report as JSON")
 
 
+def whole(least: int):
+    """An argparse type: a whole number >= `least` (ncu itself rejects a negative count only after the
+    program has started)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value} is below {least}: pass a whole number >= {least}")
+        return value
+    return parse
+
+
 def options_from(args) -> ProfileOptions:
+    try:
+        ncu_args = shlex.split(args.ncu_args)
+    except ValueError as err:
+        raise FlopscopeError(f"--ncu-args {args.ncu_args}", f"cannot be split into arguments ({err})",
+                             "close the quote: the value is split like a shell would, e.g. "
+                             "--ncu-args '--section \"Speed Of Light\"'") from None
     return ProfileOptions(
         command=list(args.child_command), metrics=args.metrics, kernel_name=args.kernel_name,
         nvtx_include=args.nvtx_include, launch_skip=args.launch_skip, launch_count=args.launch_count,
         replay_mode=args.replay_mode, clock_control=args.clock_control, target_processes=args.target_processes,
-        ncu_args=shlex.split(args.ncu_args), ncu=args.ncu)
+        ncu_args=ncu_args, ncu=args.ncu)
+
+
+def checked_options(args, cwds: list[str | None] | None = None) -> tuple[ProfileOptions, dict[str, str]]:
+    """The profile options and environment, or the one-line error, before anything runs or is written (no run
+    folder, no ssh connection). `cwds`: the working directories the command will get (a sweep substitutes
+    each point's values); default: --remote-cwd."""
+    opts = options_from(args)
+    env = parse_env(args.env)
+    check_env(env)
+    if not opts.command:
+        raise FlopscopeError(args.command, "no command to profile",
+                             f"put it after `--`: flopscope {args.command} -- python x.py")
+    if not opts.ncu.strip():
+        raise FlopscopeError("--ncu ''", "an empty path", "leave --ncu out for ncu on PATH, or pass where it is")
+    ncu_argv(opts, "report")  # the command line ncu would get: a bad --metrics or command fails here
+    if not args.host:  # this machine: what would fail only once ncu is launched can be checked now
+        _check_local(opts.ncu, args.remote_cwd if cwds is None else cwds)
+    return opts, env
+
+
+def _check_local(ncu: str, cwds: list[str | None] | str | None) -> None:
+    cwds = [cwds] if not isinstance(cwds, list) else cwds
+    for cwd in cwds:
+        if cwd and not os.path.isdir(cwd):
+            raise FlopscopeError(f"--remote-cwd {cwd}", "no such folder on this machine",
+                                 "pass an existing folder: it is the working directory of the command")
+    relative_to_cwd = "/" in ncu and not os.path.isabs(ncu) and any(cwds)  # Popen looks for it in that cwd
+    if not relative_to_cwd and shutil.which(ncu) is None:
+        raise FlopscopeError(f"--ncu {ncu}", "ncu not found on this machine, or not an executable file "
+                             "(searched PATH)", "pass --ncu /usr/local/cuda/bin/ncu (or wherever Nsight Compute is "
+                             "installed)")
+
+
+def open_store() -> Store:
+    """The run store, opened and write-locked once before a profile: a profile it could not keep is not run."""
+    store = Store()
+    try:
+        store.check_writable()
+    except StoreError:
+        store.close()
+        raise
+    return store
 
 
 def parse_env(pairs: list[str]) -> dict[str, str]:
@@ -99,16 +166,14 @@ class Progress:
 
 
 def cmd_profile(args) -> int:
-    opts = options_from(args)
-    env = parse_env(args.env)
-    check_env(env)
-    if not opts.command:
-        raise FlopscopeError("profile", "no command to profile", "put it after `--`: flopscope profile -- python x.py")
+    opts, env = checked_options(args)
+    open_store().close()
     run_dir = new_run_dir(args.name, opts.command)
     if not args.no_tui and sys.stdout.isatty() and not args.json:
         return _profile_in_app(args, opts, env, run_dir)
     print(f"flopscope: profiling on {args.host or 'localhost'}; run folder {run_dir}", file=sys.stderr)
-    result = _profile_and_store(args, opts, env, run_dir, Progress())
+    result = _profile(args, opts, env, run_dir, Progress())
+    stored = _store(result, args, opts)
     for note in result.notes:
         print(f"flopscope: {note}", file=sys.stderr)
     report = result.report
@@ -122,29 +187,71 @@ def cmd_profile(args) -> int:
         sys.stdout.write("\n")
     else:
         print_report(report, rows, console())
-    return 0
+    return 0 if stored else 2  # not stored: a note above says why and where the run folder is
 
 
-def _profile_and_store(args, opts: ProfileOptions, env: dict, run_dir, on_event, on_process=lambda p: None):
-    """Profile, then keep the run in the store; the transport is closed whatever happens."""
+def _profile(args, opts: ProfileOptions, env: dict, run_dir: Path, on_event, on_process=lambda p: None):
+    """Profile; the transport is closed whatever happens."""
     transport = transport_from(args)
     try:
-        result = profile(opts, transport, run_dir, on_event=on_event, env=env, cwd=args.remote_cwd, gpu=args.gpu,
-                         on_process=on_process)
+        return profile(opts, transport, run_dir, on_event=on_event, env=env, cwd=args.remote_cwd, gpu=args.gpu,
+                       on_process=on_process)
     finally:
         transport.close()
-    store = Store()
-    name = store.unique_name(run_dir.name)
-    store.save(result.report, name, host=transport.host, command=opts.command)
-    result.notes.append(f"stored as run {name} ({store.path})")
-    return result
 
 
-def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir) -> int:
+def _store(result: ProfileResult, args, opts: ProfileOptions) -> bool:
+    """Keep the run in the store; a note says under which name, or why not and how to get at the run folder
+    (left as it is)."""
+    store = None
+    run_dir = result.run_dir
+    try:
+        store = Store()
+        name = store.save_unique(result.report, run_dir.name, host=args.host or "localhost", command=opts.command)
+        result.notes.append(f"stored as run {name} ({store.path})")
+        return True
+    except StoreError as err:
+        result.notes.append(f"{err.line()}; the run is kept in {run_dir}: `flopscope import {run_dir}` stores it "
+                            f"once that is fixed, `flopscope open {run_dir / 'report.ncu-rep'}` opens it now")
+        return False
+    finally:
+        if store is not None:
+            store.close()
+
+
+STOPPED = 130  # the shell's code for a command stopped by the user (128 + SIGINT)
+
+
+def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int:
     from .app import run_app
     from .screens.profile import ProfileScreen
 
+    finished = threading.Event()
+
+    def job(on_event, on_process) -> ProfileResult:
+        def started(process) -> None:
+            on_process(process)
+            if screen.stopped:  # stopped before ncu started: it must not run on behind the user's back
+                process.terminate()
+        try:
+            result = _profile(args, opts, env, run_dir, on_event, started)
+            if not screen.stopped:  # a stopped profile is not stored, whatever came back
+                _store(result, args, opts)
+            return result
+        finally:
+            finished.set()
+
     title = f"ncu on {args.host or 'localhost'}: {shlex.join(opts.command)}  ·  run folder {run_dir}"
-    screen = ProfileScreen(lambda on_event, on_process: _profile_and_store(args, opts, env, run_dir, on_event,
-                                                                             on_process), title)
-    return run_app(run_dir / "report.ncu-rep", gpu=args.gpu, live=screen)
+    screen = ProfileScreen(job, title)
+    code = run_app(run_dir / "report.ncu-rep", gpu=args.gpu, live=screen)
+    if not screen.stopped:
+        return code
+    if not finished.wait(timeout=30):  # ncu was told to stop; the job still cleans up its remote work folder
+        print(f"flopscope: profile stopped; run folder {run_dir} left as it is (ncu did not end in 30 s)",
+              file=sys.stderr)
+    elif discard_unfinished(run_dir):
+        print(f"flopscope: profile stopped; nothing was kept (run folder {run_dir} removed)", file=sys.stderr)
+    else:
+        print(f"flopscope: profile stopped, not stored; its report is in {run_dir}: "
+              f"`flopscope open {run_dir / 'report.ncu-rep'}`", file=sys.stderr)
+    return STOPPED

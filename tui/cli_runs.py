@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
+from flopscope.core import FlopscopeError, read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.export import records
 from flopscope.core.store import Store
@@ -26,7 +28,11 @@ def add_runs_commands(sub) -> dict:
     p.add_argument("--by", choices=["name", "nvtx"], default="name")
     p.add_argument("--json", action="store_true")
     p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
-    return {"runs": cmd_runs, "diff": cmd_diff}
+    p = sub.add_parser("import", help="store a run folder that was profiled but not stored (e.g. the disk was full)")
+    p.add_argument("folder", help="the run folder `flopscope profile` printed (it holds report.ncu-rep)")
+    p.add_argument("--name", metavar="RUN", help="run name (default: the folder's name)")
+    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
+    return {"runs": cmd_runs, "diff": cmd_diff, "import": cmd_import}
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -37,6 +43,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         store.close()
         return run_runs_app(store.path, args.sweep)
     runs = store.runs(args.sweep)
+    for name, what in store.damaged.items():
+        print(f"flopscope: warning: run {name}: {what}; listed without parameters", file=sys.stderr)
     if args.json:
         json.dump(records(runs), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -48,6 +56,30 @@ def cmd_runs(args: argparse.Namespace) -> int:
     out.print(table)
     print_hidden(out, hidden)
     print(f"{len(runs)} run(s) in {store.path}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """A run folder into the store, as `flopscope profile` would have stored it (host and command from its
+    run.json): for a profile whose store failed after ncu had finished."""
+    folder = Path(args.folder)
+    if not (folder / "report.ncu-rep").is_file():
+        raise FlopscopeError(folder, "no report.ncu-rep in this folder",
+                             "pass a run folder made by `flopscope profile` (it prints the folder as it starts)")
+    try:
+        meta = json.loads((folder / "run.json").read_text())
+    except (OSError, ValueError):
+        meta = {}
+    meta = meta if isinstance(meta, dict) else {}
+    command = meta.get("command") if isinstance(meta.get("command"), list) else None
+    host = meta.get("host") if isinstance(meta.get("host"), str) else None
+    report = read_report(folder / "report.ncu-rep", gpu=args.gpu, params={"command": command, "host": host})
+    store = Store()
+    try:
+        name = store.save_unique(report, args.name or folder.resolve().name, host=host, command=command)
+    finally:
+        store.close()
+    print(f"flopscope: stored {folder} as run {name} ({store.path})", file=sys.stderr)
     return 0
 
 

@@ -7,21 +7,22 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import records
 from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices
 from flopscope.core.store import Store
-from flopscope.core.sweep import parse_params, points, run_sweep, unused_params
-from flopscope.core.transport import LocalTransport, SshTransport, check_env
+from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
+from flopscope.core.transport import LocalTransport, SshTransport
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from . import format as fmt
-from .cli_profile import add_profile_args, options_from, parse_env
+from .cli_profile import add_profile_args, checked_options, open_store
 from .text_report import console
 
 
@@ -33,41 +34,77 @@ def add_sweep_command(sub) -> dict:
     p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
                    help="values to sweep (repeat for a cartesian product); with --from: the parameter's name")
     p.add_argument("--sweep-name", metavar="NAME", help="name of the sweep in the store (default: from time)")
-    p.add_argument("--resume", action="store_true", help="skip points this sweep already stored")
+    p.add_argument("--resume", action="store_true", help="with --sweep-name: skip points that sweep already stored")
     p.add_argument("--from", dest="sources", nargs="+", metavar="RUN_OR_FILE",
                    help="analyse stored runs (name or id) or report files instead of profiling")
     p.add_argument("--param-from-name", metavar="REGEX", help=r"parameter value from file/run names, e.g. 'bs(\d+)'")
-    p.add_argument("--tolerance", type=float, default=0.05, help="allowed per-sample FLOP drift (default 0.05)")
+    p.add_argument("--tolerance", type=_tolerance, default=0.05,
+                   help="allowed per-sample FLOP drift, a fraction (default 0.05)")
     return {"sweep": cmd_sweep}
 
 
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: a drift tolerance is a fraction >= 0, e.g. 0.05 for 5%")
+    return value
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
+    """Exit 0 when every point is stored, 1 when some failed, 2 when none could be stored; the analysis of
+    what was stored prints either way."""
+    code = 0
     if args.sources:
         lines = _from_sources(args)
         title = args.sweep_name or "from-files"
     else:
-        lines, title = _profile_points(args)
+        lines, title, code = _profile_points(args)
     if lines and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
         from .sweep_app import run_sweep_app
 
-        return run_sweep_app(lines, title, tolerance=args.tolerance)
+        return run_sweep_app(lines, title, tolerance=args.tolerance) or code
     _show(lines, args)
-    return 0
+    return code
 
 
-def _profile_points(args) -> tuple[list[Slice], str]:
+def _profile_points(args) -> tuple[list[Slice], str, int]:
     params = parse_params(args.param)
     if not params:
         raise FlopscopeError("sweep", "no --param given", "e.g. --param batch_size=1,8,16 -- python x.py {batch_size}")
-    template = options_from(args)
-    env = parse_env(args.env)
-    check_env(env)
-    if not template.command:
-        raise FlopscopeError("sweep", "no command to profile", "put it after `--`")
-    for name in unused_params(template.command, params, env):
-        print(f"flopscope: warning: no argument uses {{{name}}}: its values would never reach the program",
-              file=sys.stderr)
-    sweep = args.sweep_name or time.strftime("sweep-%Y%m%d-%H%M%S")
+    if args.resume and not args.sweep_name:
+        raise FlopscopeError("--resume", "which sweep? a new sweep gets a new name, so nothing would be resumed",
+                             "pass --sweep-name NAME (`flopscope runs` lists the sweeps)")
+    cwds = [substitute([args.remote_cwd], point)[0] for point in points(params)] if args.remote_cwd else None
+    template, env = checked_options(args, cwds)
+    for name in unused_params(template.command, params, env, args.remote_cwd):
+        print(f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its values would never "
+              "reach the program", file=sys.stderr)
+    store = open_store()
+    try:
+        sweep = args.sweep_name or store.new_sweep(time.strftime("sweep-%Y%m%d-%H%M%S"))
+    finally:
+        store.close()
+    results = _run(args, template, params, env, sweep)
+    stored = sum(r.status == "stored" for r in results)
+    skipped = sum(r.status == "skipped" for r in results)
+    total = len(points(params))
+    failed = total - stored - skipped  # a point with no result at all counts as failed too
+    print(f"flopscope: sweep {sweep}: {stored + skipped} of {total} point(s) stored"
+          + (f" ({skipped} by an earlier run)" if skipped else "") + (f", {failed} failed" if failed else ""),
+          file=sys.stderr)
+    code = 0 if not failed else 1 if stored + skipped else 2
+    try:
+        return slices(stored_points(sweep), f"sweep {sweep}"), sweep, code
+    except FlopscopeError as exc:
+        print(f"flopscope: {exc.problem}: runs stored, no scaling analysis", file=sys.stderr)
+        return [], sweep, code
+
+
+def _run(args, template, params: dict, env: dict, sweep: str) -> list:
+    """Profile every point with a progress bar (a terminal) or one line per point (a pipe)."""
     hosts = args.host or [None]
     transports = [SshTransport(h, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config) if h
                   else LocalTransport() for h in hosts]
@@ -93,24 +130,38 @@ def _profile_points(args) -> tuple[list[Slice], str]:
         if event.kind == "kernel":
             say(f"    {host}: kernel {event.index}: {event.name}")
 
+    def on_host_lost(host, reason) -> None:
+        say(f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts take its points")
+
     try:
         with bar:
-            results = run_sweep(template, params, transports, sweep, resume=args.resume, env=env,
-                                cwd=args.remote_cwd, gpu=args.gpu, on_point=on_point, on_event=on_event)
+            return run_sweep(template, params, transports, sweep, resume=args.resume, env=env, cwd=args.remote_cwd,
+                             gpu=args.gpu, on_point=on_point, on_event=on_event, on_host_lost=on_host_lost)
     finally:
         for t in transports:
             t.close()
-    failed = [r for r in results if r.status == "failed"]
-    print(f"flopscope: sweep {sweep}: {total - len(failed)} of {total} point(s) stored"
-          + (f", {len(failed)} failed" if failed else ""), file=sys.stderr)
-    store = Store()
-    runs = store.runs(sweep)
-    stored = [(p, store.load(rid)) for rid, p in zip(runs["id"], runs["params"], strict=True)]
+
+
+def stored_points(sweep: str, store: Store | None = None,
+                  warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr)) -> list[tuple[dict, object]]:
+    """(parameters, report) of every readable run of `sweep`; a damaged run is left out with one warning naming
+    it, so one bad row does not hide the rest of the sweep."""
+    own = store is None
+    store = store or Store()
     try:
-        return slices(stored, f"sweep {sweep}"), sweep
-    except FlopscopeError as exc:
-        print(f"flopscope: {exc.problem}: runs stored, no scaling analysis", file=sys.stderr)
-        return [], sweep
+        runs = store.runs(sweep)
+        out = []
+        for rid, name, params in zip(runs["id"], runs["name"], runs["params"], strict=True):
+            try:
+                if name in store.damaged:
+                    raise FlopscopeError(f"run {name}", f"its stored data is damaged ({store.damaged[name]})")
+                out.append((params, store.load(int(rid))))
+            except FlopscopeError as err:
+                warn(f"flopscope: warning: left out of sweep {sweep}: {err.problem} (run {name})")
+        return out
+    finally:
+        if own:
+            store.close()
 
 
 def _from_sources(args) -> list[Slice]:
@@ -118,18 +169,20 @@ def _from_sources(args) -> list[Slice]:
     param = args.param[0].split("=")[0] if args.param else "param"
     store = None
     pts = []
-    for source in args.sources:
-        if Path(source).exists():
-            report, name, stored = read_report(source, gpu=args.gpu), Path(source).name, {}
-        else:
-            store = store or Store()
-            report = store.load(source)
-            name = source
-            stored = next((p for n, p in zip(store.runs()["name"], store.runs()["params"], strict=True)
-                           if n == source), {})
-        pts.append((_value(name, stored, pattern, param, source), report))
-        if stored and not args.param:
-            param = next(iter(stored))
+    try:
+        for source in args.sources:
+            if Path(source).exists():
+                report, name, stored = read_report(source, gpu=args.gpu), Path(source).name, {}
+            else:  # a stored run, by name or id
+                store = store or Store()
+                name, stored = store.named_params(source)
+                report = store.load(source)
+            pts.append((_value(name, stored, pattern, param, source), report))
+            if stored and not args.param:
+                param = next(iter(stored))
+    finally:
+        if store is not None:
+            store.close()
     return [Slice(param, {}, pts)] if pts else []
 
 

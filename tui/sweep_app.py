@@ -34,9 +34,12 @@ class SweepApp(FlopscopeApp):
         await self.push_screen(self.sweep)
 
 
-def load_sweep(name: str, store: Store | None = None) -> list[Slice] | None:
+def load_sweep(name: str, store: Store | None = None, warn=None) -> list[Slice] | None:
     """The lines to analyse (`core.scaling.slices`) from the stored runs of sweep `name`, points in the order
-    stored; None if there is no such sweep. Raises FlopscopeError when no varying parameter is numeric."""
+    stored; None if there is no such sweep. A damaged run is left out with a warning (`warn(line)`, default
+    stderr). Raises FlopscopeError when no varying parameter is numeric."""
+    from .cli_sweep import stored_points
+
     own = store is None
     store = store or Store()
     try:
@@ -46,10 +49,12 @@ def load_sweep(name: str, store: Store | None = None) -> list[Slice] | None:
         if not any(runs["params"]):
             raise FlopscopeError(f"sweep {name}", "its runs have no parameter values",
                                  "`flopscope runs --sweep NAME` lists what was stored")
-        stored = [(p or {}, store.load(int(rid))) for rid, p in zip(runs["id"], runs["params"], strict=True)]
+        stored = stored_points(name, store, **({"warn": warn} if warn else {}))
     finally:
         if own:
             store.close()
+    if not stored:
+        raise FlopscopeError(f"sweep {name}", "none of its runs can be read", "profile it again")
     return slices(stored, f"sweep {name}")
 
 

@@ -7,6 +7,7 @@ report is back it is read like any file and the Kernels screen takes over.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import ClassVar
@@ -38,6 +39,7 @@ class ProfileScreen(Screen):
         self.rows: dict[str, list] = {}  # kernel name -> [launches, passes]
         self.process = None
         self.failed: str | None = None
+        self.stopped = False  # `q` before the report came back: the job must not store what it gets
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self.title_text), id="profile-title")
@@ -59,12 +61,18 @@ class ProfileScreen(Screen):
     @work(thread=True, exclusive=True, group="profile")
     def _run(self) -> None:
         try:
-            result = self.job(lambda e: self.app.call_from_thread(self._event, e),
-                              lambda p: setattr(self, "process", p))
+            result = self.job(lambda e: self._from_thread(self._event, e), lambda p: setattr(self, "process", p))
         except FlopscopeError as err:
-            self.app.call_from_thread(self._fail, err.line())
+            self._from_thread(self._fail, err.line())
             return
-        self.app.call_from_thread(self._done, result)
+        self._from_thread(self._done, result)
+
+    def _from_thread(self, callback, *args) -> None:
+        """`callback(*args)` on the app's thread, unless the user stopped (the app may be gone by then)."""
+        if self.stopped:
+            return
+        with contextlib.suppress(RuntimeError):  # the app closed between the check and the call
+            self.app.call_from_thread(callback, *args)
 
     def _event(self, event: Event) -> None:
         log = self.query_one(RichLog)
@@ -104,7 +112,6 @@ class ProfileScreen(Screen):
         self.failed = line
         self.query_one("#profile-status", Static).update(Text(f"failed: {line}", style="bold"))
         self.query_one(RichLog).write(Text(line, style="bold"))
-        self.app.return_code_on_quit = 2
 
     def _done(self, result: ProfileResult) -> None:
         for note in result.notes:
@@ -113,7 +120,13 @@ class ProfileScreen(Screen):
         self.dismiss()
 
     def action_stop(self) -> None:
+        """Quit; a profile still running is stopped (exit code 130, as for ^C): `flopscope profile` then says
+        so and removes its run folder if no report came back."""
+        if self.failed is not None:
+            self.app.exit(return_code=2)
+            return
+        self.stopped = True
         process = self.process
         if process is not None and process.poll() is None:
             process.terminate()
-        self.app.exit(return_code=getattr(self.app, "return_code_on_quit", 0))
+        self.app.exit(return_code=130)

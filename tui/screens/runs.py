@@ -82,8 +82,11 @@ class RunsScreen(Screen):
         store = Store(self.store_path)
         try:
             self.model = TableModel(runs_table(store.runs(self.sweep)), COLUMNS)
+            damaged = dict(store.damaged)
         finally:
             store.close()
+        for name, what in damaged.items():
+            self.notify(f"run {name}: {what}; listed without parameters", severity="warning", timeout=8, markup=False)
         what = f"Runs of sweep {self.sweep}" if self.sweep else "Runs"
         self.query_one("#runs-title", Static).update(Text(f"{what} in {self.store_path}", style="bold"))
         table = self.query_one(KernelTable)
@@ -196,7 +199,10 @@ class RunsScreen(Screen):
     def _sweep(self, name: str) -> None:
         from ..sweep_app import load_sweep  # the sweep app imports the screens: import it when needed
 
-        lines = self._read(lambda store: load_sweep(name, store))
+        def warn(line: str) -> None:
+            self.app.call_from_thread(self.notify, line, severity="warning", timeout=8, markup=False)
+
+        lines = self._read(lambda store: load_sweep(name, store, warn))
         if lines:
             self.app.call_from_thread(self.app.push_screen, SweepScreen(lines, name))
         elif lines is not None:
