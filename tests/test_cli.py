@@ -345,7 +345,7 @@ def test_report_marks_the_launch_ncu_did_not_profile_and_cuts_names_once(by):
     out = run("report", fixture_path("h800_sglang_flashattn_full.ncu-rep"), "--by", by, columns=100)
     assert out.returncode == 0, out.stderr
     assert "1 launch(es) without values" in out.stdout and "kept, marked" in out.stdout
-    header, *rows = table_lines(out.stdout, "Kernel")
+    _, *rows = table_lines(out.stdout, "Kernel")
     flash = [r for r in rows if r.startswith("flash_fwd")]
     assert len(flash) == 1 and "not profiled" in flash[0]
     assert not any("not profiled" in r for r in rows if not r.startswith("flash_fwd"))

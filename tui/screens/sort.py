@@ -42,7 +42,8 @@ class SortScreen(ModalScreen[str | None]):
             # True because the table's cursor moves to the column picked: `s` there flips the order.
             yield Label("Sort by (enter picks, escape cancels; then s flips the order)")
             if self.empty:
-                yield Label(Text(f"No values in this report, not listed: {', '.join(self.empty)}"), classes="hint")
+                yield Label(Text(f"Not listed, no values in this report ({len(self.empty)}): {', '.join(self.empty)}"),
+                            classes="hint")
             # Text, not markup: descriptions hold brackets and the names are verbatim.
             yield OptionList(*(Option(Text(label), id=name) for name, label in self.choices), id="choices")
 
