@@ -132,17 +132,20 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         self._fitted_width = self._width
         model = self.model
         natural = {c.name: model.natural_width(c) for c in model.columns}
-        # The name column (the first text one) asks for no more than its longest name: columns of numbers
-        # get the room short names leave, and what is left after them widens it up to that longest name.
+        # Text columns ask for no more than their longest value (never more than their set width: a long
+        # parameter list must not push numbers off); what the numbers leave widens them up to their longest
+        # value, the name column (the first text one) first. Whole numbers get their width: never cut.
         stretch = next((c for c in model.columns if not c.numeric), None)
-        sizes = {**natural, **({stretch.name: min(stretch.width, natural[stretch.name])} if stretch else {})}
+        sizes = {c.name: min(c.width, natural[c.name]) if not c.numeric else natural[c.name] for c in model.columns}
         blank = {c.name for c in model.columns if not model.has_values(c.name)}
         chosen = fit(model.columns, self._width, keep={model.query.sort, self._focus}, widths=sizes, blank=blank)
         spare = max(0, self._width - sum(sizes[c.name] + 1 for c in chosen) + 1)
-        self.layout_columns = []
-        for c in chosen:
-            cells = sizes[c.name] + (min(spare, max(0, natural[c.name] - sizes[c.name])) if c is stretch else 0)
-            self.layout_columns.append((model.columns.index(c), c, cells))
+        cells = {c.name: sizes[c.name] for c in chosen}
+        for c in sorted((c for c in chosen if not c.numeric), key=lambda c: c is not stretch):  # the name first
+            grow = min(spare, max(0, natural[c.name] - cells[c.name]))
+            cells[c.name] += grow
+            spare -= grow
+        self.layout_columns = [(model.columns.index(c), c, cells[c.name]) for c in chosen]
         names = [c.name for c in chosen]
         self.cursor_col = names.index(self._focus) if self._focus in names else \
             min(self.cursor_col, max(0, len(self.layout_columns) - 1))
@@ -154,7 +157,7 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
             self._name_at, self._cuts = -1, {}
             return
         at, _, cells = next(entry for entry in self.layout_columns if entry[1] is column)
-        key = (id(self.model), column.name, cells)
+        key = (self.model, column.name, cells)  # the model itself, not its id(): ids are reused
         if key != self._cut_for:
             shown = {name: name.translate(_CONTROL) for name in self.model.distinct(column.name)}
             cuts = distinct_cuts(shown.values(), cells)
