@@ -25,6 +25,8 @@ from rich.console import Console
 from textual import events
 from textual.widgets import Input, OptionList
 
+from .conftest import settle
+
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"  # 18 launches, 7 names, both bounds, real ceilings
 
@@ -139,8 +141,9 @@ async def test_s_sorts_by_the_focused_column_and_flips(h100):
         same_numbers(screen.model.shown(), h100.view("name", sort="flop_per_s", descending=True))
         await pilot.press("s")
         same_numbers(screen.model.shown(), h100.view("name", sort="flop_per_s", descending=False))
-        top = screen.model.shown()["kernel"].iloc[0]
-        assert top[:20] in table.visible_text()[1]  # the first row on screen is the engine's first
+        top = screen.model.shown().iloc[0]  # the first row on screen is the engine's first
+        line = table.visible_text()[1]
+        assert line.startswith(top["kernel"][:15]) and f" {fmt.seconds(top['duration_s'])} " in line
 
 
 async def test_s_on_the_name_column_sorts_a_to_z(h100):
@@ -226,7 +229,8 @@ async def test_slash_filters_by_regex_and_bound(h100):
         hits = rows[rows["kernel_full"].str.contains("agent", flags=re.IGNORECASE)]
         assert 0 < len(screen.model) == len(hits) < len(rows)
         assert set(screen.model.shown()["kernel_full"]) == set(hits["kernel_full"])
-        assert all("agent" in line for line in screen.query_one(KernelTable).visible_text()[1:] if line.strip())
+        heads = {name[:15] for name in hits["kernel"]}  # long names are cut on screen, never their start
+        assert all(line[:15] in heads for line in screen.query_one(KernelTable).visible_text()[1:] if line.strip())
 
         await pilot.press("slash")
         app.screen.query_one(Input).value = "bound:compute"
@@ -699,3 +703,250 @@ async def test_kernel_screen_of_an_unprofiled_launch_at_80x24():
         await pilot.pause()
         text = "\n".join(screen_lines(app))
         assert "nothing measured: ncu recorded no values" in text and "all counted" not in text
+
+
+# -- the table at 80 columns: names stay apart, space goes to numbers, unprofiled rows say so ------------------
+def name_cells(table: KernelTable) -> list[str]:
+    """The name cell of each row on screen (the first column's cells, trailing padding removed)."""
+    cells = table.layout_columns[0][2]
+    return [line[:cells].rstrip() for line in table.visible_text()[1:] if line.strip()]
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)])
+@pytest.mark.parametrize("name", ["a100pcie80_cutlass_gemm_full.ncu-rep", H100, "h800_sglang_flashattn_full.ncu-rep"])
+async def test_different_kernels_never_look_alike(name, size):
+    """B2bGemm and Gemm share their first 39 characters, the two thrust agents their first 95: cut at the end
+    they read alike. Every row's name on screen differs from every other (as many distinct names as rows),
+    and an elided template (`traits<…>`) is never followed by a second ellipsis."""
+    report = read_report(fixture_file(name))
+    app = make_app(report)
+    async with app.run_test(size=size) as pilot:
+        screen = await ready(app, pilot)
+        shown = name_cells(screen.query_one(KernelTable))
+        names = screen.model.shown()["kernel"].astype(str).tolist()
+        assert len(shown) == len(names) == len(set(names)) and len(set(shown)) == len(shown)
+        assert any(s != n for s, n in zip(shown, names, strict=True))  # some were cut
+        assert all("……" not in s for s in shown)
+
+
+async def test_the_name_column_is_as_wide_as_the_longest_name_and_numbers_get_the_rest():
+    """MiniWeather's names are at most 28 characters: the name column takes 28 cells, not 36+, so at 80 columns
+    six numeric columns show (five before) and at 120 every column does, DRAM B and Prec included."""
+    report = read_report(fixture_file("v100_ncar_miniweather_fp64_full.ncu-rep"))
+    longest = max(len(str(n)) for n in report.group("name")["kernel"])
+    assert longest == 28
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = (await ready(app, pilot)).query_one(KernelTable)
+        assert table.layout_columns[0][2] == longest
+        assert len([c for _, c, _ in table.layout_columns if c.numeric]) >= 6
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert [c.name for _, c, _ in table.layout_columns] == [c.name for c in table.model.columns]
+        assert all(len(line) <= 120 for line in screen_lines(app))
+
+
+async def test_a_launch_ncu_did_not_profile_is_marked_in_the_table():
+    """H800: ncu recorded nothing for the flash_fwd launch. Its row is dim and says why where numbers would be,
+    in both groupings; profiled rows are neither."""
+    report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        for by in ("name", "launch"):
+            if by == "launch":
+                await pilot.press("g")
+                await regrouped(app, pilot, "launch")
+            table = screen.query_one(KernelTable)
+            names = screen.model.shown()["kernel"].astype(str).tolist()
+            at = next(i for i, n in enumerate(names) if n.startswith("flash_fwd"))
+            await pilot.press("end" if at else "home")  # the cursor off the other rows
+            lines = table.visible_text()
+            assert "not profiled" in lines[at + 1] and not any("not profiled" in line for line in lines[1:at + 1])
+            styles = [s.style for s in table.render_line(at + 1) if s.style and s.text.strip()]
+            assert styles and all(s.dim for s in styles)
+            assert not any(s.style.dim for s in table.render_line(1 if at else 2) if s.style)
+
+
+# -- the summary header -----------------------------------------------------------------------------------------
+def summary_text(app: FlopscopeApp) -> str:
+    from flopscope.tui.widgets.summary import Summary
+
+    summary = app.screen.query_one(Summary)
+    return summary.text(summary.content_size.width).plain
+
+
+async def test_the_summary_takes_five_lines_at_80x24_and_names_the_ceiling_source_once():
+    report = read_report(fixture_file("a100pcie80_cutlass_gemm_full.ncu-rep"))
+    assert {c.source for c in report.ceilings()} == {"report counters x measured clock"}
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        text = summary_text(app)
+        lines = screen_lines(app)
+        assert len(text.splitlines()) == 5
+        assert "\n".join(lines).count("report counters x measured clock") == 1
+        assert "FMA = 2 FLOPs" in text and "FLOPS eff 0.3%" in text  # 2.36 MFLOP / (48.0 us x 14.4 TFLOP/s)
+        assert all(line.rstrip() == "" or not line.lstrip().startswith("·") for line in text.splitlines())
+
+
+async def test_at_60x20_the_footer_keeps_help_and_quit():
+    app = make_app(read_report(fixture_file(H100)))
+    async with app.run_test(size=(60, 20)) as pilot:
+        await ready(app, pilot)
+        footer = screen_lines(app)[-1]
+        assert footer.rstrip().endswith("? Help q Quit")
+        for key in ("⏎", "s", "o", "/", "b", "g", "r", "e"):  # every key of the screen, some without words
+            assert f" {key} " in f" {footer} "
+
+
+async def test_a_report_without_flop_counters_says_what_to_collect():
+    """Basic set: no FLOP or DRAM counters. One header line says so and starts the ncu option core gives."""
+    report = read_report(fixture_file("a10_spyinfer_linear_105k_basic.ncu-rep"))
+    fixes = {m.column: m.fix() for m in report.missing}
+    assert "flop_fp32" in fixes and "dram_bytes" in fixes
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        hint = next(line for line in summary_text(app).splitlines() if "not collected" in line)
+        assert hint.startswith("FLOPs and DRAM bytes not collected: ncu --metrics smsp__sass_thread_inst_")
+        assert len(hint) <= 78 and hint.endswith("…")
+        # The metrics named are the FP64 SIMT counters core lists first.
+        assert fixes["flop_fp64"].startswith(hint.split(": ", 1)[1].rstrip("…"))
+    app = make_app(read_report(fixture_file(H100)))  # all counters there: no hint
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        assert "not collected" not in summary_text(app)
+    report = read_report(fixture_file("a100_gemm_printfp_details.csv"))  # one launch of three lacks tensor FLOPs
+    assert [(m.column, m.launches) for m in report.missing if m.column.startswith("flop")] == [("flop_tensor", 1)]
+    app = make_app(report)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        assert "tensor FLOPs not collected (1 of 3 launches): ncu --metrics sm__ops_path_tensor_" in summary_text(app)
+
+
+async def test_counts_in_the_header_and_status_have_thousands_separators(h100):
+    report = Report(meta={**h100.meta, "launches": 150123}, kernels=h100.kernels, gpu=h100.gpu, missing=h100.missing)
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        assert "150,123 launches" in summary_text(app)
+
+
+# -- sorting: `o` then `s`, columns outside the table, empty columns, back to the top ------------------------
+async def test_after_o_picks_a_column_s_flips_it(h100):
+    """The picker says `s` flips the order: the cursor lands on the picked column, so it does."""
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        await pilot.press("o")
+        names = [name for name, _ in app.screen.choices]
+        app.screen.query_one(OptionList).highlighted = names.index("duration_s")
+        await pilot.press("enter")
+        assert table.focused_column.name == "duration_s" and screen.query_state.descending
+        await pilot.press("s")
+        assert screen.query_state.sort == "duration_s" and not screen.query_state.descending
+        assert "sort Time↑" in str(screen.query_one("#status").render())
+        same_numbers(screen.model.shown(), h100.view("name", sort="duration_s", descending=False))
+
+
+async def test_o_offers_columns_outside_the_table_by_title_and_shows_them_when_sorted(h100):
+    """FP32 FLOP is no table column: sorted by it, it appears (its values the sort's), `left`/`right` reach
+    it, and `s` flips it; sorted by something else, it goes again."""
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        await pilot.press("o")
+        labels = dict(app.screen.choices)
+        assert labels["flop_fp32"].startswith("FP32 FLOP · ")
+        assert "l2_bytes" not in labels and h100.kernels["l2_bytes"].isna().all()  # never collected here
+        app.screen.query_one(OptionList).highlighted = list(labels).index("flop_fp32")
+        await pilot.press("enter")
+        shown = [c.name for _, c, _ in table.layout_columns]
+        assert "flop_fp32" in shown and table.focused_column.name == "flop_fp32"
+        column = table.layout_columns[shown.index("flop_fp32")]
+        assert "FP32 FLOP" in table.visible_text()[0]
+        expected = h100.view("name", sort="flop_fp32")["flop_fp32"]
+        assert [table.model.cells(i)[column[0]] for i in range(len(table.model))] == [fmt.si(v) for v in expected]
+        await pilot.press("left", "right")
+        assert table.focused_column.name == "flop_fp32"
+        await pilot.press("s")
+        assert screen.query_state == screen.query_state.__class__(sort="flop_fp32", descending=False)
+        await pilot.press("home", "left")
+        await pilot.press("s")  # sorted by the name now: FP32 FLOP leaves the table
+        assert "flop_fp32" not in [c.name for c in table.model.columns]
+
+
+async def test_columns_without_values_are_not_offered_and_s_on_one_says_so():
+    """V100 CUTLASS details: DRAM read/write bytes were not collected (the CLI refuses `--sort dram_read_bytes`).
+    The picker leaves them out and names them; `s` on an empty column of the basic-set A10 report says why it
+    does not sort."""
+    report = read_report(fixture_file("v100_cutlass_gemm_nersc_flops_details.csv"))
+    assert report.group("name")["dram_read_bytes"].isna().all()
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("o")
+        picker = app.screen
+        assert "dram_read_bytes" not in [n for n, _ in picker.choices] and "DRAM rd B" in picker.empty
+        assert "flop" in [n for n, _ in picker.choices]
+        assert await shows(pilot, app, f"Not listed, no values in this report ({len(picker.empty)}): DRAM rd B")
+    app = make_app(read_report(fixture_file("a10_spyinfer_linear_105k_basic.ncu-rep")))
+    notes = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        app.notify = lambda message, **kw: notes.append(message)
+        await focus_column(pilot, screen.query_one(KernelTable), "flop_per_s")
+        await pilot.press("s")
+        assert screen.query_state.sort is None and notes == ["FLOP/s has no values in these rows: nothing to sort by."]
+
+
+async def test_after_a_sort_the_first_rows_are_on_screen(h100):
+    """18 launches at 80x24: at the last row, `s` sorts and the view goes to the top, cursor on the first row."""
+    app = make_app(h100, by="launch")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        await pilot.press("end")
+        assert table.cursor_row == 17 and table.scroll_offset.y > 0
+        await focus_column(pilot, table, "flop_per_s")
+        await pilot.press("end", "s")
+        first = screen.model.shown().iloc[0]
+        assert table.cursor_row == 0 and table.scroll_offset.y == 0
+        assert first["flop_per_s"] == h100.kernels["flop_per_s"].max()
+        assert f" {fmt.si(first['flop_per_s'])} " in table.visible_text()[1]
+        assert "row 1 " in str(screen.query_one("#status").render()) + " "
+
+
+# -- help and footer of a Kernels screen opened from elsewhere ------------------------------------------------
+async def test_kernels_opened_from_another_screen_keep_every_key_and_their_name(h100):
+    from flopscope.tui.screens.kernels import PushedKernelsScreen
+
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await PushedKernelsScreen.open(app, h100, "Run x", "x")
+        await settle(pilot, lambda: app.screen.model is not None)
+        footer = screen_lines(app)[-1]
+        assert footer.rstrip().endswith("esc Back ? Help q Quit")
+        for key in ("⏎", "s", "o", "/", "b", "g", "r", "e"):
+            assert f" {key} " in f" {footer} "
+        await pilot.press("question_mark")
+        assert await shows(pilot, app, "Keys: Kernels screen")
+
+
+@pytest.mark.parametrize("keys", [(), ("enter",), ("r",)], ids=["kernels", "kernel", "roofline"])
+async def test_help_names_places_and_keys_in_words(h100, keys):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press(*keys, "question_mark")
+        rows = app.screen.rows
+        assert {where for where, _, _ in rows} <= {"this screen", "table", "scrolling pane", "all screens",
+                                                    "everywhere"}
+        for _, _, what in rows:  # `Page up`, `Scroll left`: only the first word capitalised
+            assert not any(w[:1].isupper() and w[1:].islower() for w in what.split()[1:]), what
+        if not keys:  # the table scrolls no sideways: no `Page left` that would do nothing
+            assert not any("left" in what.lower() and "Column" not in what for _, _, what in rows)

@@ -338,6 +338,42 @@ def test_report_name_column_takes_the_spare_width_and_names_stay_distinct(column
     assert max(cell_len(r.rstrip()) for r in [header, *rows]) >= columns - 8  # the width is used
 
 
+@pytest.mark.parametrize("by", ["name", "launch"])
+def test_report_marks_the_launch_ncu_did_not_profile_and_cuts_names_once(by):
+    """H800: ncu recorded nothing for flash_fwd. The header says such rows are 'kept, marked': its row says
+    'not profiled' where its time would be. Its name ends in an elided template (`traits<…>`), cut once."""
+    out = run("report", fixture_path("h800_sglang_flashattn_full.ncu-rep"), "--by", by, columns=100)
+    assert out.returncode == 0, out.stderr
+    assert "1 launch(es) without values" in out.stdout and "kept, marked" in out.stdout
+    _, *rows = table_lines(out.stdout, "Kernel")
+    flash = [r for r in rows if r.startswith("flash_fwd")]
+    assert len(flash) == 1 and "not profiled" in flash[0]
+    assert not any("not profiled" in r for r in rows if not r.startswith("flash_fwd"))
+    assert "……" not in out.stdout
+
+
+def test_report_table_never_doubles_an_ellipsis_at_any_width():
+    """`flash_fwd_kernel<Flash_fwd_kernel_traits<…>, ...`: wherever the name column ends, one ellipsis."""
+    from flopscope.tui.text_report import rich_table
+    from rich.console import Console
+
+    rows = read_report(fixture_path("h800_sglang_flashattn_full.ncu-rep")).group("launch")
+    for width in range(60, 161):
+        console = Console(width=width, file=io.StringIO(), record=True)
+        console.print(rich_table(rows, width, "launch")[0])
+        text = console.export_text()
+        assert "……" not in text and "flash_fwd_kernel<" in text, width
+
+
+def test_report_names_each_ceiling_source_once():
+    """V100 CUTLASS: three compute ceilings from the datasheet at the measured clock, DRAM from the datasheet."""
+    out = run("report", fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"), columns=300)
+    line = next(line for line in out.stdout.splitlines() if line.startswith("Ceilings:"))
+    assert line.count("from datasheet (Tesla V100-PCIE-32GB) @ measured clock") == 1
+    assert line.count("from datasheet (Tesla V100-PCIE-32GB)") == 2  # that one, and DRAM's own
+    assert line.index("FP32") < line.index("@ measured clock") < line.index("DRAM")
+
+
 @pytest.mark.parametrize("columns", [60, 80, 120, 200])
 def test_gpus_table_never_cuts_a_number(columns):
     table = run("gpus", columns=columns).stdout.splitlines()

@@ -100,3 +100,47 @@ def test_uncopied_launch_table_shows_longest_first():
     assert rows is report.kernels
     shown = TableModel(rows, list(KERNEL_TABLE)).shown()
     assert shown["launch_id"].tolist() == report.group("launch")["launch_id"].tolist()
+
+
+# -- names cut to a width stay different (the table's and the CLI's) -------------------------------------
+def _fixture_names(*files: str) -> list[str]:
+    from flopscope.core import read_report
+
+    from .conftest import fixture_path
+
+    return [str(n) for f in files for n in read_report(fixture_path(f)).group("name")["kernel"]]
+
+
+@pytest.mark.parametrize("width", [8, 12, 16, 20, 28, 36, 40, 60])
+def test_distinct_cuts_keep_different_names_different(width):
+    """Real names that share 39 characters (CUTLASS B2bGemm/Gemm) or 95 (two thrust agents): cut at the end
+    they read alike; every cut here fits the width, differs from every other name's, and never doubles the
+    ellipsis a name already has (`traits<…>`)."""
+    from flopscope.tui.widgets.names import distinct_cuts
+
+    names = _fixture_names("a100pcie80_cutlass_gemm_full.ncu-rep", "h100pcie_ee384_cub_agents_full.ncu-rep",
+                           "h800_sglang_flashattn_full.ncu-rep")
+    cuts = distinct_cuts(names, width)
+    shown = [cuts.get(n, n) for n in names]
+    assert set(cuts) == {n for n in names if len(n) > width}  # the names are ASCII: a cell per character
+    assert all(len(s) <= width and "……" not in s for s in shown)
+    assert len(set(shown)) == len(set(names))
+    for name, cut in cuts.items():  # a cut keeps the name's start and marks what it left out
+        assert "…" in cut and name.startswith(cut.split("…")[0])
+
+
+def test_fit_cell_cuts_once_after_an_elided_template():
+    assert fit_cell("flash_fwd_kernel<traits<…>, (bool)0>", 26) == "flash_fwd_kernel<traits<… "
+
+
+def test_fit_brings_back_a_narrow_column_a_wide_one_made_room_for():
+    """Drop by priority until the table fits, then refill: at 36 cells, A (5 cells) goes first, then B (10)
+    still does not fit, and without B there is room for A again."""
+    from flopscope.tui.columns import Column, fit
+
+    cols = [Column("name", "Name", str, 0, 20, numeric=False), Column("a", "A", str, 2, 5),
+            Column("b", "B", str, 2, 10), Column("c", "C", str, 1, 8)]
+    assert [c.name for c in fit(cols, 36)] == ["name", "a", "c"]  # 20+5+8 + 2 gaps = 35; with B 46
+    assert [c.name for c in fit(cols, 37, blank={"c"})] == ["name", "a", "b"]  # a blank column goes first
+    assert [c.name for c in fit(cols, 36, keep={"b"})] == ["name", "b"]  # 20+10+1: no room for A or C
+    assert [c.name for c in fit(cols, 46)] == ["name", "a", "b", "c"]  # 43 cells + 3 gaps: no gap after the last

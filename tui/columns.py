@@ -5,8 +5,10 @@ Priority decides what drops first on a narrow terminal (higher number drops firs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+
+from flopscope.core.columns import ALL
 
 from . import format as fmt
 
@@ -21,31 +23,68 @@ class Column:
     numeric: bool = True
 
 
+# Widths fit the longest text each format makes (3 significant digits: `0.123 ns`, `1.23 kB`, `58.6 GB/s`);
+# the name, text and whole-number columns are sized to their values instead (TableModel.natural_width).
 KERNEL_TABLE = [
     Column("kernel", "Kernel", fmt.text, 0, 36, numeric=False),
     Column("count", "N", fmt.integer, 3, 6),
-    Column("duration_s", "Time", fmt.seconds, 0, 9),
+    Column("duration_s", "Time", fmt.seconds, 0, 8),
     Column("pct_time", "%Time", fmt.pct, 1, 6),
-    Column("flop", "FLOP", lambda v: fmt.si(v), 2, 8),
-    Column("flop_per_s", "FLOP/s", lambda v: fmt.si(v), 1, 8),
-    Column("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B"), 4, 8),
-    Column("dram_bytes_per_s", "DRAM B/s", lambda v: fmt.si(v, "B/s"), 2, 10),
-    Column("ai_dram", "AI", fmt.ratio, 3, 7),
+    Column("flop", "FLOP", lambda v: fmt.si(v), 2, 7),
+    Column("flop_per_s", "FLOP/s", lambda v: fmt.si(v), 1, 7),
+    Column("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B"), 4, 7),
+    Column("dram_bytes_per_s", "DRAM B/s", lambda v: fmt.si(v, "B/s"), 2, 9),
+    Column("ai_dram", "AI", fmt.ratio, 3, 8),  # `1.16e+04`
     Column("pct_of_peak", "%Peak", fmt.pct, 1, 6),
     Column("bound", "Bound", fmt.text, 2, 7, numeric=False),
     Column("precision", "Prec", fmt.text, 5, 11, numeric=False),
 ]
 
+# Titles of the numeric columns the table does not show until it is sorted by one (`o`): then it is a column
+# like the others, reachable with left/right and flipped by `s`.
+_TITLES = {
+    "flop_fp64": "FP64 FLOP", "flop_fp32": "FP32 FLOP", "flop_fp16": "FP16 FLOP", "flop_tensor": "Tensor FLOP",
+    "dram_read_bytes": "DRAM rd B", "dram_write_bytes": "DRAM wr B", "l2_bytes": "L2 B", "l1_bytes": "L1 B",
+    "ai_l2": "AI L2", "ai_l1": "AI L1", "peak_flop_per_s": "Peak FLOP/s", "peak_dram_bytes_per_s": "Peak B/s",
+    "attainable_flop_per_s": "Roof FLOP/s", "pct_of_roof": "%Roof", "sm_clock_hz": "SM clock",
+}
+_RENDER: dict[str, Callable[[object], str]] = {
+    "s": fmt.seconds, "%": fmt.pct, "FLOP/B": fmt.ratio, "FLOP": fmt.si, "FLOP/s": fmt.si,
+    "B": lambda v: fmt.si(v, "B"), "B/s": lambda v: fmt.si(v, "B/s"), "Hz": lambda v: fmt.si(v, "Hz"),
+}
 
-def fit(columns: list[Column], width: int, keep: Collection[str] = ()) -> list[Column]:
-    """Drop the lowest-priority columns until the table fits `width` cells (kernel column shrinks last).
+
+def _extra(name: str, unit: str) -> Column:
+    title = _TITLES.get(name) or (f"Tensor {name.rsplit('_', 1)[1].upper()} FLOP" if name.startswith("flop_tensor_")
+                                  else name)
+    return Column(name, title, _RENDER[unit], 6, max(len(title) + 1, 10 if "/" in unit or unit == "Hz" else 8))
+
+
+EXTRA_COLUMNS = {name: _extra(name, unit) for name, unit, _ in ALL
+                 if unit in _RENDER and name not in {c.name for c in KERNEL_TABLE}}
+
+
+def fit(columns: list[Column], width: int, keep: Collection[str] = (),
+        widths: Mapping[str, int] | None = None, blank: Collection[str] = ()) -> list[Column]:
+    """Drop the lowest-priority columns until the table fits `width` cells (kernel column shrinks last), then
+    bring back any dropped column that still fits (a wide one dropped first can leave room for a narrow one).
     Columns named in `keep` stay: the sort column (a table sorted by values it does not show reads as
-    shuffled) and the one the cursor moved to (every column is reachable by `left`/`right`)."""
+    shuffled) and the one the cursor moved to (every column is reachable by `left`/`right`). `widths`: the
+    cells each column takes, where not its set width (a name column as wide as its longest name). `blank`:
+    columns with no value in any row, dropped before the rest (they say nothing)."""
+    size = {c.name: (widths or {}).get(c.name, c.width) for c in columns}
+
+    def cells(chosen: list[Column]) -> int:
+        return sum(size[c.name] for c in chosen) + len(chosen) - 1  # one space between columns
+
     chosen = list(columns)
-    while len(chosen) > 2 and sum(c.width + 1 for c in chosen) > width:
-        worst = max((c for c in chosen if c.priority > 0 and c.name not in keep), key=lambda c: c.priority,
-                    default=None)
+    while len(chosen) > 2 and cells(chosen) > width:
+        worst = max((c for c in chosen if c.priority > 0 and c.name not in keep),
+                    key=lambda c: (c.name in blank, c.priority), default=None)
         if worst is None:
             break
         chosen.remove(worst)
+    for extra in sorted((c for c in columns if c not in chosen and c.name not in blank), key=lambda c: c.priority):
+        if cells([*chosen, extra]) <= width:
+            chosen = [c for c in columns if c in chosen or c is extra]
     return chosen

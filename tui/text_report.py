@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 from flopscope.core import FMA_CONVENTION, Report
+from flopscope.core.counters import collecting
 from flopscope.core.export import records
 from rich.cells import cell_len
 from rich.console import Console, Group
@@ -14,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import format as fmt
+from .widgets.names import distinct_cuts
 from .widgets.table_model import table_columns
 
 
@@ -22,30 +24,67 @@ def console() -> Console:
     return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
 
 
-def header_lines(report: Report) -> list[str]:
-    """GPU, ceilings with their sources, and run-level figures: shared by the CLI and the app."""
+NO_DATASHEET = "No datasheet ceilings for this GPU: pass --gpu NAME (see `flopscope gpus`)."
+
+
+@dataclass(frozen=True)
+class Header:
+    """The parts of a report's header, each a list of items: the CLI prints them as lines, the app wraps
+    them between items (so `FLOPS eff 0.3%` never splits) and arranges them to fit 80 columns."""
+
+    gpu: str  # `NVIDIA A100 80GB PCIe`, or `unknown GPU (CC 8.0)`
+    cc: str  # ` (CC 8.0)`, or "" when unknown or already in `gpu`
+    found: str  # what named the GPU: `report`, `--gpu`, ...
+    source: str
+    format: str
+    launches: str  # `105 launches`
+    totals: list[str]  # `Kernel time 1.83 ms`, `FLOPS eff 40.0%`, ...
+    flop: str  # `FLOP 2.36 M`
+    ceilings: list[str]  # `Ceilings:`, `FP32 14.4 TFLOP/s,`, ..., `from <source>`: separators included
+    no_datasheet: str  # "" unless the GPU has no datasheet entry
+    not_profiled: str  # "" unless ncu recorded nothing for some launches
+
+
+def header(report: Report) -> Header:
     meta, s = report.meta, report.summary()
-    gpu = meta.get("gpu") or "unknown GPU"
     cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
-    found = f", named by {meta['gpu_source']}" if meta.get("gpu_source") else ""
-    lines = [f"{gpu}{cc}{found} · {meta['source']} ({meta['format']}, {meta['launches']} launches)"]
-    if report.gpu is None:
-        lines.append("No datasheet ceilings for this GPU: pass --gpu NAME (see `flopscope gpus`).")
-    ceilings = report.ceilings()
-    if ceilings:
-        parts = [f"{c.name.upper()} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')} ({c.source})"
-                 for c in ceilings]
-        lines.append("Ceilings: " + "; ".join(parts))
-    lines.append(
-        f"Kernel time {fmt.seconds(s.total_time_s) or 'n/a'} · FLOP {_flop(s)} · "
-        f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'} · "
-        f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'} · "
-        f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}"
-        + (f" · utilization {fmt.pct(100 * s.utilization)}" if s.utilization == s.utilization else "")
-    )
-    if s.not_profiled:
-        lines.append(f"{s.not_profiled} launch(es) without values (ncu failed to profile them); kept, marked.")
-    return lines
+    gpu = meta.get("gpu") or f"unknown GPU{cc}"
+    totals = [f"Kernel time {fmt.seconds(s.total_time_s) or 'n/a'}",
+              f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
+              f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
+              f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}"]
+    if s.utilization == s.utilization:
+        totals.append(f"utilization {fmt.pct(100 * s.utilization)}")
+    return Header(
+        gpu=gpu, cc=cc if meta.get("gpu") else "", found=meta.get("gpu_source") or "", source=meta["source"],
+        format=meta["format"], launches=f"{fmt.integer(meta['launches'])} launches", totals=totals,
+        flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
+        no_datasheet="" if report.gpu else NO_DATASHEET,
+        not_profiled=f"{fmt.integer(s.not_profiled)} launch(es) without values (ncu failed to profile them); kept, "
+                     "marked." if s.not_profiled else "")
+
+
+def header_lines(report: Report) -> list[str]:
+    """GPU, ceilings with their sources, and run-level figures, a line each: the CLI's header."""
+    h = header(report)
+    found = f", named by {h.found}" if h.found else ""
+    lines = [f"{h.gpu}{h.cc}{found} · {h.source} ({h.format}, {h.launches})", h.no_datasheet, " ".join(h.ceilings),
+             " · ".join([h.totals[0], h.flop, *h.totals[1:]]), h.not_profiled]
+    return [line for line in lines if line]
+
+
+def _ceilings(report: Report) -> list[str]:
+    """`Ceilings: FP32 14.4 TFLOP/s, FP64 7.21 TFLOP/s, DRAM 1.93 TB/s from <source>`: each source said once,
+    after the ceilings it gave (sources differ when a datasheet fills in what the report lacks)."""
+    by_source: dict[str, list[str]] = {}
+    for c in report.ceilings():
+        by_source.setdefault(c.source, []).append(
+            f"{c.name.upper()} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')}")
+    items = ["Ceilings:"]
+    for i, (source, values) in enumerate(by_source.items()):
+        last = i == len(by_source) - 1
+        items += [f"{v}," for v in values[:-1]] + [values[-1], f"from {source}{'' if last else ';'}"]
+    return items
 
 
 def _flop(s) -> str:
@@ -59,8 +98,31 @@ def _flop(s) -> str:
 
 
 def missing_lines(report: Report) -> list[str]:
-    return [f"{report.meta['source']}: {m.column} not collected for {m.launches} launch(es); "
+    return [f"{report.meta['source']}: {m.column} not collected for {fmt.integer(m.launches)} launch(es); "
             f"collect it with `{m.fix()}`" for m in report.missing]
+
+
+# The counters the kernel table's columns are computed from, as the table's hint names them.
+_TABLE_COUNTERS = {"duration_s": "time", "flop_fp64": "FP64 FLOPs", "flop_fp32": "FP32 FLOPs",
+                   "flop_fp16": "FP16 FLOPs", "flop_tensor": "tensor FLOPs", "dram_bytes": "DRAM bytes"}
+_FLOP_COUNTERS = ["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]
+
+
+def missing_hint(report: Report) -> str | None:
+    """One line for the app's header when counters the table needs were not collected (a `basic` set):
+    `FLOPs and DRAM bytes not collected: ncu --metrics ...`, the option from core."""
+    gaps = {m.column: m for m in report.missing if m.column in _TABLE_COUNTERS}
+    if not gaps:
+        return None
+    names = [_TABLE_COUNTERS[c] for c in _TABLE_COUNTERS if c in gaps]
+    if all(c in gaps for c in _FLOP_COUNTERS):
+        names = [n for n in names if not n.endswith("FLOPs")]
+        names.insert(1 if "duration_s" in gaps else 0, "FLOPs")
+    what = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    launches = max(m.launches for m in gaps.values())
+    total = report.meta["launches"]  # the count only when some launches have them: the line is cut at 80
+    of = f" ({fmt.integer(launches)} of {fmt.integer(total)} launches)" if launches < total else ""
+    return f"{what} not collected{of}: {collecting(list(gaps))}"
 
 
 @dataclass(frozen=True)
@@ -95,7 +157,9 @@ def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int
         table.add_column(specs[i].title, justify="right" if specs[i].numeric else "left", no_wrap=True,
                          overflow="ellipsis", width=size)
     if flex in keep and spare < natural[flex]:
-        rows = _distinct_names(rows, flex, max(spare, 1))
+        # Cut here, not by rich: names that differ stay different, and `k<…>` gets no second ellipsis.
+        cuts = distinct_cuts((r[flex] for r in rows), max(spare, 1))
+        rows = [[cuts.get(c, c) if i == flex else c for i, c in enumerate(r)] for r in rows]
     for row in rows:
         # Text, not markup: kernel names like `f<T>[with T = float]` must print verbatim.
         table.add_row(*(Text(row[i]) for i in keep))
@@ -121,32 +185,21 @@ def _fit(specs: list[Spec], natural: list[int], blank: list[bool], width: int, f
     return keep
 
 
-def _distinct_names(rows: list[list[str]], at: int, size: int) -> list[list[str]]:
-    """Names that would read alike with their ends cut are cut in the middle instead: C++ names of one library
-    share long prefixes (`cutlass::Kernel<cutlass::gemm::kernel::...`) and differ late."""
-    seen: dict[str, set[str]] = {}
-    for row in rows:
-        seen.setdefault(row[at][: size - 1], set()).add(row[at])
-    alike = {name for names in seen.values() if len(names) > 1 for name in names}
-    if not alike:
-        return rows
-    return [[_middle(c, size) if i == at and c in alike else c for i, c in enumerate(r)] for r in rows]
-
-
-def _middle(text: str, size: int) -> str:
-    if cell_len(text) <= size or size < 3:
-        return text
-    head = (size - 1) // 2
-    return text[:head] + "…" + text[len(text) - (size - 1 - head):]
-
-
 def rich_table(rows: pd.DataFrame, width: int, by: str = "name") -> tuple[Table, list[str]]:
     """The kernel table as the app shows it for this grouping (its first column says what a row is)."""
     columns = table_columns(by)
-    cells = [[col.render(values.get(col.name)) for col in columns]
+    cells = [_marked([col.render(values.get(col.name)) for col in columns], values.get("status"))
              for values in (row._asdict() for row in rows.itertuples(index=False))]
     specs = [Spec(col.title, col.numeric, col.priority) for col in columns]
     return fitted_table(specs, cells, width)
+
+
+def _marked(cells: list[str], status: object) -> list[str]:
+    """A row ncu recorded nothing for says so in its first blank cell (Time), as the header promises."""
+    if status is None or status != status or status == "ok":
+        return cells
+    blank = next((i for i in range(1, len(cells)) if not cells[i]), None)
+    return cells if blank is None else [*cells[:blank], "not profiled", *cells[blank + 1:]]
 
 
 def print_hidden(console: Console, hidden: list[str]) -> None:
@@ -162,7 +215,7 @@ def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str =
     console.print()
     table, hidden = rich_table(rows, console.width, by)
     console.print(table)
-    console.print(Text(f"{len(rows)} row(s) · {FMA_CONVENTION}", style="dim"))
+    console.print(Text(f"{fmt.integer(len(rows))} row(s) · {FMA_CONVENTION}", style="dim"))
     print_hidden(console, hidden)
 
 

@@ -1,16 +1,20 @@
-"""`?`: every key of the screen underneath, read from its bindings (never a hand-written list)."""
+"""`?`: every key of the screen underneath, read from its bindings (never a hand-written list), in words a
+person uses: the screen's own name, `table` or `scrolling pane` rather than a widget's class."""
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import ScrollableContainer, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Label, Static
+from textual.widgets import DataTable, Input, Label, OptionList, Static
+
+from ..widgets.kernel_table import KernelTable
 
 
 def binding_rows(screen: Screen) -> list[tuple[str, str, str]]:
@@ -23,7 +27,7 @@ def binding_rows(screen: Screen) -> list[tuple[str, str, str]]:
         if not active.enabled or binding.system:
             continue
         where = _where(active.node, screen, binding.action in own)
-        what = binding.description or binding.action
+        what = sentence_case(binding.description or binding.action)
         keys = app.get_key_display(Binding(key, binding.action, key_display=binding.key_display))
         entry = (where, what)
         rows[entry] = f"{rows[entry]}, {keys}" if entry in rows else keys
@@ -37,7 +41,26 @@ def _where(node: object, screen: Screen, own: bool) -> str:
         return "everywhere"
     if node is screen:
         return "this screen" if own else "all screens"  # the latter: Textual's own (focus, copy)
-    return {"KernelTable": "table"}.get(type(node).__name__, type(node).__name__.lower())
+    for kind, words in ((KernelTable, "table"), (DataTable, "table"), (OptionList, "list"), (Input, "text field"),
+                        (ScrollableContainer, "scrolling pane")):
+        if isinstance(node, kind):
+            return words
+    return _words(type(node).__name__)
+
+
+def screen_title(screen: Screen) -> str:
+    """`Kernels`: a screen's HELP_TITLE, else its class name in words (`RooflineScreen` -> `Roofline`)."""
+    return getattr(screen, "HELP_TITLE", None) or _words(type(screen).__name__.removesuffix("Screen")).capitalize()
+
+
+def _words(name: str) -> str:
+    return " ".join(re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", name)).lower() or name.lower()
+
+
+def sentence_case(text: str) -> str:
+    """`Page Left` -> `Page left`, as the app's own keys read (`Page up`); `NVTX`, `Sort…` stay as written."""
+    first, *rest = text.split(" ")
+    return " ".join([first, *(w.lower() if w[:1].isupper() and w[1:].islower() else w for w in rest)])
 
 
 class HelpScreen(ModalScreen[None]):
@@ -56,7 +79,7 @@ class HelpScreen(ModalScreen[None]):
         for where, keys, what in self.rows:
             table.add_row(Text(keys), Text(what), Text(where))
         with Vertical(id="help"):
-            yield Label(f"Keys: {self.target.__class__.__name__.removesuffix('Screen')} screen (escape closes)")
+            yield Label(f"Keys: {screen_title(self.target)} screen (escape closes)")
             with VerticalScroll(id="help-body"):
                 yield Static(table)
 

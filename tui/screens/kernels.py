@@ -13,11 +13,13 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from ..text_report import header_lines
+from ..text_report import header, missing_hint
+from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
+from ..widgets.summary import Block, Summary
 from ..widgets.table_model import BOUNDS, Query, TableModel, parse_filter, sorted_by, table_columns
 from .export import ask_export
 from .kernel import KernelScreen
@@ -29,6 +31,7 @@ GROUPS = ("name", "launch", "nvtx")
 
 
 class KernelsScreen(Screen):
+    HELP_TITLE = "Kernels"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_row", "Open"),
         Binding("s", "sort_column", "Sort"),
@@ -50,16 +53,16 @@ class KernelsScreen(Screen):
         self.ceilings: list[Ceiling] = []
 
     def compose(self) -> ComposeResult:
-        yield Static(id="summary")
+        yield Summary(id="summary")
         yield KernelTable(id="table")
         yield Static(id="status")
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(KernelTable)
         table.loading = True
         table.focus()
-        self.query_one("#summary", Static).update(Text(f"Loading {self.app.path} …"))
+        self.query_one(Summary).show([Block([f"Loading {self.app.path} …"])])
         self.query_one("#status", Static).update(Text("reading the report"))
 
     # -- loading and grouping (worker threads) ----------------------------------------------------
@@ -72,20 +75,16 @@ class KernelsScreen(Screen):
     def _regroup(self, by: str, keep: int | None = None) -> None:
         summary = None
         if self.model is None:  # first time: the header is computed here too (1M launches: ~0.2 s)
-            meta = {**self.report.meta, "source": Path(self.report.meta["source"]).name}  # room at 80 columns
-            summary = [*header_lines(dataclasses.replace(self.report, meta=meta)), FMA_CONVENTION]
+            summary = summary_blocks(self.report)
             self.ceilings = self.report.ceilings()
         rows = self.app.grouped(by)
         model = TableModel(rows, table_columns(by), self.query_state)
         if not get_current_worker().is_cancelled:  # `g` pressed again meanwhile: the newer grouping wins
             self.app.call_from_thread(self._show, model, by, summary, keep)
 
-    def _show(self, model: TableModel, by: str, summary: list[str] | None, keep: int | None) -> None:
+    def _show(self, model: TableModel, by: str, summary: list[Block] | None, keep: int | None) -> None:
         if summary is not None:
-            text = Text("\n".join(summary))
-            text.stylize("bold", 0, len(summary[0]))
-            text.stylize("dim", len(text) - len(FMA_CONVENTION))
-            self.query_one("#summary", Static).update(text)
+            self.query_one(Summary).show(summary)
         self.by, self.model = by, model
         table = self.query_one(KernelTable)
         table.set_model(model, keep)
@@ -109,30 +108,37 @@ class KernelsScreen(Screen):
         self._status()
 
     # -- sort and filter (on the UI thread: ~10-100 ms on 100k rows) -------------------------------
-    def _requery(self, query: Query) -> None:
+    def _requery(self, query: Query, top: bool = False) -> None:
+        """Apply a sort or filter; `top`: show the first rows (after a sort)."""
         self.query_state = query
         if self.model is None:
             return
-        self.query_one(KernelTable).requery(query)
+        self.query_one(KernelTable).requery(query, top=top)
         self._status()
 
     def action_sort_column(self) -> None:
         column = self.query_one(KernelTable).focused_column
-        if column is None:
+        if column is None or self.model is None:
             return
-        self._requery(sorted_by(self.query_state, column))
+        if not self.model.has_values(column.name):  # sorting would reorder nothing and look like a bug
+            self.notify(f"{column.title} has no values in these rows: nothing to sort by.", title="Not sorted",
+                        severity="warning", markup=False)
+            return
+        self._requery(sorted_by(self.query_state, column), top=True)
 
     def action_sort_pick(self) -> None:
         if self.model is None:
             return
-        choices = sort_choices(self.model.columns, set(self.model.rows.columns))
+        model = self.model
+        choices, empty = sort_choices(model.table_columns, model.has_values)
 
         def picked(name: str | None) -> None:
             if name:
-                numeric = name not in {c.name for c in self.model.columns if not c.numeric}
-                self._requery(dataclasses.replace(self.query_state, sort=name, descending=numeric))
+                numeric = name not in {c.name for c in model.columns if not c.numeric}
+                self._requery(dataclasses.replace(self.query_state, sort=name, descending=numeric), top=True)
+                self.query_one(KernelTable).focus_column(name)  # so that `s` flips this sort
 
-        self.app.push_screen(SortScreen(choices, self.query_state.sort), picked)
+        self.app.push_screen(SortScreen(choices, self.query_state.sort, empty), picked)
 
     async def action_filter(self) -> None:
         def typed(text: str | None) -> None:
@@ -189,13 +195,10 @@ class PushedKernelsScreen(KernelsScreen):
     what it shows, and `escape` goes back."""
 
     # KernelsScreen's escape only clears the filter (it is the app's first screen); here it also goes back,
-    # after clearing a filter if one is set. With `esc Back` the footer overflows 80 columns and cuts `? Help`
-    # and `q Quit`: `o` (sort from a list; `s` sorts too) and `b` (the bound filter; `/ bound:` too) leave the
-    # footer here, and `?` still lists them.
+    # after clearing a filter if one is set. The footer fits `esc Back` by shortening, not by hiding keys.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
-        *(dataclasses.replace(b, show=False) if b.key in ("o", "b") else b
-          for b in KernelsScreen.BINDINGS if isinstance(b, Binding) and b.key != "escape"),
+        *(b for b in KernelsScreen.BINDINGS if isinstance(b, Binding) and b.key != "escape"),
     ]
 
     def __init__(self, label: str, by: str = "name") -> None:
@@ -224,3 +227,20 @@ class PushedKernelsScreen(KernelsScreen):
             self.action_clear_filter()  # as on the first Kernels screen; a second escape goes back
         else:
             self.dismiss()
+
+
+def summary_blocks(report: Report) -> list[Block]:
+    """The header above the table, 5 lines at 80 columns: what ran where (bold); the run's time and
+    efficiencies; its FLOPs beside the FMA convention they follow (dim); notes, and a one-line hint when the
+    counters the table needs were not collected; the ceilings, each source said once."""
+    h = header(report)
+    named = f", named by {h.found}" if h.found not in ("", "report") else ""  # the report naming it is the rule
+    blocks = [Block([f"{h.gpu}{named}", Path(h.source).name, h.launches], "bold"), Block(h.totals),
+              Block([h.flop]), Block([FMA_CONVENTION], "dim", join=True)]
+    blocks += [Block([note]) for note in (h.no_datasheet, h.not_profiled) if note]
+    hint = missing_hint(report)
+    if hint:
+        blocks.append(Block([hint], "bold", clip=True))
+    if h.ceilings:  # last: on a short terminal the summary's height is capped, and these are reference
+        blocks.append(Block(h.ceilings, sep=" "))
+    return blocks

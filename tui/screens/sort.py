@@ -1,10 +1,13 @@
-"""Pick the sort column from a list (`o`): the table's columns first, then every other numeric column."""
+"""Pick the sort column from a list (`o`): the table's columns first, then every other numeric column, each
+by the title the table gives it; columns with no value in the report are not offered (sorting by one changes
+nothing), and the picker says which."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
-from flopscope.core.columns import ALL, DESCRIPTIONS, UNITS
+from flopscope.core.columns import DESCRIPTIONS
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -13,29 +16,34 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from ..columns import Column
+from ..columns import EXTRA_COLUMNS, Column
 
 
-def sort_choices(columns: list[Column], available: set[str]) -> list[tuple[str, str]]:
-    """(column name, label) for every column the rows hold: the shown ones by title, then the rest."""
-    shown = [(c.name, f"{c.title} · {DESCRIPTIONS.get(c.name, c.name)}") for c in columns if c.name in available]
-    names = {n for n, _ in shown}
-    rest = [(n, f"{n} · {DESCRIPTIONS[n]}") for n, unit, _ in ALL
-            if unit and n not in names and n in available and n in UNITS]
-    return shown + rest
+def sort_choices(columns: list[Column], has_values: Callable[[str], bool]) -> tuple[list[tuple[str, str]], list[str]]:
+    """(column name, label) for every column with values: the table's, then the ones it shows only when
+    sorted by them; and the titles of the columns left out for having none."""
+    names = {c.name for c in columns}
+    every = [*columns, *(c for name, c in EXTRA_COLUMNS.items() if name not in names)]
+    choices = [(c.name, f"{c.title} · {DESCRIPTIONS.get(c.name, c.name)}") for c in every if has_values(c.name)]
+    return choices, [c.title for c in every if not has_values(c.name)]
 
 
 class SortScreen(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, choices: list[tuple[str, str]], current: str | None) -> None:
+    def __init__(self, choices: list[tuple[str, str]], current: str | None, empty: list[str] | None = None) -> None:
         super().__init__()
         self.choices = choices
         self.current = current
+        self.empty = empty or []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
-            yield Label("Sort by (enter picks, escape cancels; s flips the order later)")
+            # True because the table's cursor moves to the column picked: `s` there flips the order.
+            yield Label("Sort by (enter picks, escape cancels; then s flips the order)")
+            if self.empty:
+                yield Label(Text(f"Not listed, no values in this report ({len(self.empty)}): {', '.join(self.empty)}"),
+                            classes="hint")
             # Text, not markup: descriptions hold brackets and the names are verbatim.
             yield OptionList(*(Option(Text(label), id=name) for name, label in self.choices), id="choices")
 

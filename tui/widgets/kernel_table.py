@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
@@ -21,22 +21,22 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..columns import Column, fit
+from .names import cut_end, distinct_cuts
 from .table_model import Query, TableModel
 
 _CONTROL = {c: " " for c in range(32)}  # a tab or newline in a kernel name must not break the line
 
 
 def fit_cell(text: str, width: int, right: bool = False) -> str:
-    """Pad or cut `text` to exactly `width` cells; a cut shows an ellipsis."""
-    size = cell_len(text)
-    if size > width:
-        return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
-    pad = " " * (width - size)
+    """Pad or cut `text` to exactly `width` cells; a cut shows one ellipsis."""
+    text = cut_end(text, width)
+    pad = " " * (width - cell_len(text))
     return pad + text if right else text + pad
 
 
-class KernelTable(ScrollView, can_focus=True):
-    """Rows of a TableModel; the screen owns sorting, filtering and what `enter` does."""
+class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
+    """Rows of a TableModel; the screen owns sorting, filtering and what `enter` does. Only its own keys:
+    ScrollView's sideways paging would do nothing here (no horizontal scrolling) yet show in `?`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "move(-1)", "Row up", show=False),
@@ -70,6 +70,9 @@ class KernelTable(ScrollView, can_focus=True):
         self.layout_columns: list[tuple[int, Column, int]] = []  # (model column, column, cells wide)
         self._fitted_width = -1
         self._focus: str | None = None  # the column the cursor moved to: kept when the table is refitted
+        self._name_at = -1  # the model column of the names, cut so that different names stay different
+        self._cuts: dict[str, str] = {}  # name -> how it shows at the name column's width
+        self._cut_for: tuple | None = None
 
     # -- data ------------------------------------------------------------------------------------
     def set_model(self, model: TableModel, keep_position: int | None = None) -> None:
@@ -86,11 +89,20 @@ class KernelTable(ScrollView, can_focus=True):
         self._scroll_to_cursor(center=found is not None)
         self.refresh()
 
-    def requery(self, query: Query) -> None:
-        """Apply a new sort/filter to the model shown; the cursor stays on its row if that row is still shown."""
-        keep = self.cursor_position
+    def requery(self, query: Query, top: bool = False) -> None:
+        """Apply a new sort/filter to the model shown; the cursor stays on its row if that row is still shown,
+        or goes to the first row (`top`: after a sort, the rows that now come first are the news)."""
+        keep = None if top else self.cursor_position
         self.model.apply(query)
         self.set_model(self.model, keep)
+
+    def focus_column(self, name: str) -> None:
+        """Put the cursor on the model's column `name` (brought on screen if a narrow terminal dropped it)."""
+        if self.model is not None and name in {c.name for c in self.model.columns}:
+            self._focus = name
+            self._fit_columns()
+            self.refresh()
+            self.post_message(self.Moved())
 
     @property
     def focused_column(self) -> Column | None:
@@ -118,14 +130,40 @@ class KernelTable(ScrollView, can_focus=True):
         if self.model is None:
             return
         self._fitted_width = self._width
-        chosen = fit(self.model.columns, self._width, keep={self.model.query.sort, self._focus})
-        spare = max(0, self._width - sum(c.width + 1 for c in chosen) + 1)
-        stretch = next((c for c in chosen if not c.numeric), None)  # the name column takes what is left
-        self.layout_columns = [(self.model.columns.index(c), c, c.width + (spare if c is stretch else 0))
-                               for c in chosen]
+        model = self.model
+        natural = {c.name: model.natural_width(c) for c in model.columns}
+        # Text columns ask for no more than their longest value (never more than their set width: a long
+        # parameter list must not push numbers off); what the numbers leave widens them up to their longest
+        # value, the name column (the first text one) first. Whole numbers get their width: never cut.
+        stretch = next((c for c in model.columns if not c.numeric), None)
+        sizes = {c.name: min(c.width, natural[c.name]) if not c.numeric else natural[c.name] for c in model.columns}
+        blank = {c.name for c in model.columns if not model.has_values(c.name)}
+        chosen = fit(model.columns, self._width, keep={model.query.sort, self._focus}, widths=sizes, blank=blank)
+        spare = max(0, self._width - sum(sizes[c.name] + 1 for c in chosen) + 1)
+        cells = {c.name: sizes[c.name] for c in chosen}
+        for c in sorted((c for c in chosen if not c.numeric), key=lambda c: c is not stretch):  # the name first
+            grow = min(spare, max(0, natural[c.name] - cells[c.name]))
+            cells[c.name] += grow
+            spare -= grow
+        self.layout_columns = [(model.columns.index(c), c, cells[c.name]) for c in chosen]
         names = [c.name for c in chosen]
         self.cursor_col = names.index(self._focus) if self._focus in names else \
             min(self.cursor_col, max(0, len(self.layout_columns) - 1))
+        self._cut_names(stretch if stretch in chosen else None)
+
+    def _cut_names(self, column: Column | None) -> None:
+        """How each name shows at the name column's width: cut so that different names stay different."""
+        if column is None:
+            self._name_at, self._cuts = -1, {}
+            return
+        at, _, cells = next(entry for entry in self.layout_columns if entry[1] is column)
+        key = (self.model, column.name, cells)  # the model itself, not its id(): ids are reused
+        if key != self._cut_for:
+            shown = {name: name.translate(_CONTROL) for name in self.model.distinct(column.name)}
+            cuts = distinct_cuts(shown.values(), cells)
+            self._cuts = {name: cuts[text] for name, text in shown.items() if text in cuts}
+            self._cut_for = key
+        self._name_at = at
 
     def _refresh_size(self) -> None:
         rows = len(self.model) if self.model is not None else 0
@@ -216,19 +254,39 @@ class KernelTable(ScrollView, can_focus=True):
 
     def _row_line(self, index: int, width: int) -> Strip:
         base = self.rich_style
+        why = self.model.not_profiled(index)
+        if why is not None:  # no values: the row is dim and says why instead of showing blank cells
+            base = base + Style(dim=True)
+        plain = base
         on_cursor = index == self.cursor_row
         if on_cursor:
             base = base + self.get_component_rich_style("kernel-table--cursor")
         cell_style = self.get_component_rich_style("kernel-table--cursor-cell") if on_cursor else None
         texts = self.model.cells(index)
-        segments = []
-        for i, (at, column, cells) in enumerate(self.layout_columns):
-            text = texts[at] if column.numeric else texts[at].translate(_CONTROL)
-            style = self.rich_style + cell_style if cell_style is not None and i == self.cursor_col else base
-            segments.append(Segment(fit_cell(text, cells, right=column.numeric), style))
+        cells = [(self._cuts.get(texts[at], texts[at]) if at == self._name_at else
+                  texts[at] if column.numeric else texts[at].translate(_CONTROL), size, column.numeric, 1)
+                 for at, column, size in self.layout_columns]
+        if why is not None:
+            cells = _merge_blank_tail(cells, why)
+        segments, col = [], 0
+        for text, size, right, span in cells:
+            on = cell_style is not None and col <= self.cursor_col < col + span
+            segments.append(Segment(fit_cell(text, size, right=right), plain + cell_style if on else base))
             segments.append(Segment(" ", base))
+            col += span
         return Strip(segments[:-1]).adjust_cell_length(width, base)
 
     def visible_text(self) -> list[str]:
         """The lines on screen as plain text (header first): for tests and the benchmark."""
         return [self.render_line(y).text for y in range(self.scrollable_content_region.height)]
+
+
+def _merge_blank_tail(cells: list[tuple[str, int, bool, int]], why: str) -> list[tuple[str, int, bool, int]]:
+    """The blank cells at the end of a row (after its name and ID) as one cell that says why they are blank."""
+    start = len(cells)
+    while start > 1 and not cells[start - 1][0].strip():
+        start -= 1
+    if start == len(cells):
+        return cells
+    size = sum(c[1] for c in cells[start:]) + len(cells) - start - 1  # the gaps between them too
+    return [*cells[:start], (why, size, False, len(cells) - start)]

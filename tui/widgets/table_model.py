@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from rich.cells import cell_len
 
 from .. import format as fmt
-from ..columns import KERNEL_TABLE, Column
+from ..columns import EXTRA_COLUMNS, KERNEL_TABLE, Column
 
 BOUNDS = ("all", "memory", "compute")
 _CACHE_ROWS = 4096  # formatted rows kept; a screen shows < 100, scrolling back reuses them
@@ -77,6 +78,7 @@ def parse_filter(text: str, query: Query) -> Query:
 class TableModel:
     def __init__(self, rows: pd.DataFrame, columns: list[Column], query: Query | None = None) -> None:
         self.rows = rows  # read-only: shared with the app's cache of groupings
+        self.table_columns = columns  # the grouping's; `columns` adds the sort column when it is none of them
         self.columns = columns
         self.query = Query()
         self._base: np.ndarray | None = None
@@ -84,6 +86,9 @@ class TableModel:
         self._arrays: dict[str, Callable[[int], object]] = {}
         self._names: dict[str, tuple[np.ndarray, list]] = {}
         self._cells: dict[int, list[str]] = {}
+        self._widths: dict[str, int] = {}
+        self._valued: dict[str, bool] = {}
+        self._unprofiled: np.ndarray | None = None
         if query is not None:
             self.apply(query)
 
@@ -102,6 +107,48 @@ class TableModel:
         keep = self._mask(query)
         self.order = order if keep is None else order[keep[order]]
         self.query = query
+        columns = self.table_columns
+        if query.sort in EXTRA_COLUMNS and query.sort not in {c.name for c in columns}:
+            columns = [*columns, EXTRA_COLUMNS[query.sort]]
+        if columns != self.columns:
+            self.columns = columns
+            self._cells.clear()  # cached rows hold one cell per column
+
+    def has_values(self, name: str) -> bool:
+        """Whether any row has a value in column `name` (sorting by an empty column would change nothing)."""
+        if name not in self._valued:
+            values = self.rows.get(name)
+            valued = values is not None and bool(values.notna().any())
+            if valued and not pd.api.types.is_numeric_dtype(values):
+                valued = any(u.strip() for u in self.distinct(name))
+            self._valued[name] = valued
+        return self._valued[name]
+
+    def natural_width(self, column: Column) -> int:
+        """Cells the column needs: its longest name or text, its largest whole number, else its set width; at
+        least its title and the sort arrow (`N↓`)."""
+        if column.name not in self._widths:
+            width = column.width
+            title = len(column.title) + 1
+            if not column.numeric and column.name in self.rows:
+                width = max([title, *(cell_len(u) for u in self.distinct(column.name))])
+            elif column.render is fmt.integer and column.name in self.rows and len(self.rows):
+                width = max(title, len(fmt.integer(self.rows[column.name].max())))
+            self._widths[column.name] = width
+        return self._widths[column.name]
+
+    def distinct(self, name: str) -> list[str]:
+        """The distinct values of a column, as text."""
+        return self._factors(name)[1]
+
+    def not_profiled(self, index: int) -> str | None:
+        """Why the index-th row shown has no values (its launches were not profiled), or None."""
+        if self._unprofiled is None:
+            status = self.rows.get("status")
+            self._unprofiled = np.zeros(len(self.rows), dtype=bool) if status is None else \
+                (status.notna() & (status.astype(object) != "ok")).to_numpy(dtype=bool)
+        position = self.position(index)
+        return str(self.rows["status"].iat[position]) if self._unprofiled[position] else None
 
     def _sorted(self, query: Query) -> np.ndarray:
         base = self._time_order()
