@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import shlex
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -169,9 +170,13 @@ class KernelScreen(Screen):
         Binding("space", "scroll('page_down')", "Page down", show=False),
     ]
 
-    def __init__(self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel") -> None:
+    def __init__(self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel",
+                 launches: pd.DataFrame | None = None) -> None:
+        """`launches`: the launches of the report `row` comes from (default: the app's report's), which the
+        `--launch-skip` of the advice for an unprofiled launch counts."""
         super().__init__()
         self.row = row
+        self.launches = launches
         self.roofline: Roofline = roofline_from(row.to_frame().T.infer_objects(), ceilings, name=name_column)
         self.title_text = fmt.text(_v(row, name_column) or _v(row, "kernel")) or "(unnamed)"
 
@@ -187,7 +192,8 @@ class KernelScreen(Screen):
 
     def _earlier(self) -> int | None:
         report = getattr(self.app, "report", None)
-        return earlier_launches(report.kernels, self.row) if report is not None else None
+        launches = self.launches if self.launches is not None else report.kernels if report is not None else None
+        return earlier_launches(launches, self.row) if launches is not None else None
 
     def on_mount(self) -> None:
         self.query_one("#kernel-body").set_class(self.app.size.width < WIDE, "narrow")
@@ -210,5 +216,6 @@ class KernelScreen(Screen):
     async def action_export(self) -> None:
         launch = _v(self.row, "launch_id")
         suffix = f"kernel-{int(launch)}" if launch is not None else "kernel"
-        await ask_export(self.app, lambda: self.row.to_frame().T, self.app.export_name(suffix),
-                         what="metrics of this row")
+        # The diff's small app (ScreenApp) names no report to name the file after.
+        name = self.app.export_name(suffix) if hasattr(self.app, "export_name") else Path.cwd() / f"{suffix}.csv"
+        await ask_export(self.app, lambda: self.row.to_frame().T, name, what="metrics of this row")
