@@ -96,3 +96,16 @@ async def test_the_kernel_screen_shows_the_command_and_scrolls_with_j_k_space_ho
         await pilot.press("j", "j", "j")  # the rest of the value's lines
         text = " ".join(line.strip() for line in screen_lines(app))
         assert "ncu -k flash_fwd_kernel -c 1" in text
+
+
+def test_the_real_ncu_takes_the_command(real_ncu, tmp_path):
+    """The real ncu CLI (no GPU) parses the arguments as given and runs the program: it only finds no GPU."""
+    import subprocess
+
+    report = read_report(fixture_path(RADIX))
+    row = report.kernels.iloc[40]  # a launch with earlier launches of its function: --launch-skip too
+    argv = recollect_argv(row, earlier_launches(report.kernels, row))
+    assert "--launch-skip" in argv
+    done = subprocess.run([*real_ncu, *argv[1:], "true"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    said = done.stdout + done.stderr
+    assert "unrecognised option" not in said and "No kernels were profiled" in said, said

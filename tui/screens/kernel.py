@@ -191,6 +191,8 @@ class KernelScreen(Screen):
         yield Footer(compact=True)
 
     def _earlier(self) -> int | None:
+        if _measured(self.row):
+            return None  # only the advice for a launch ncu did not profile counts earlier launches
         report = getattr(self.app, "report", None)
         launches = self.launches if self.launches is not None else report.kernels if report is not None else None
         return earlier_launches(launches, self.row) if launches is not None else None
