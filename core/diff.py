@@ -17,7 +17,8 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
     """One row per group present in either run; `_a`, `_b`, `_delta` (b - a) and `_ratio` (b / a) columns.
 
     A value unknown on a side where the group ran (ncu recorded nothing) leaves its delta and ratio unknown
-    (NaN), never 0."""
+    (NaN), never 0. `attrs["by"]` is the grouping; `attrs["runs"]` holds each run's `RunSummary.as_dict()`
+    ("a", "b"): the run totals, as the run list shows them (see `run_total`)."""
     key = "kernel_full" if by == "name" else by
     ga = a.group(by).set_index(key)
     gb = b.group(by).set_index(key)
@@ -34,12 +35,16 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
         out[f"{col}_ratio"] = side_b / side_a.where(side_a != 0)
     out["presence"] = np.select([absent_a, absent_b], ["only in B", "only in A"], "both")
     order = out["duration_s_delta"].abs().sort_values(ascending=False, kind="stable").index
-    return out.loc[order].reset_index(names=key)
+    out = out.loc[order].reset_index(names=key)
+    # Plain values only: pandas writes attrs into Parquet metadata as JSON.
+    out.attrs.update(by=by, runs={"a": a.summary().as_dict(), "b": b.summary().as_dict()})
+    return out
 
 
-def side_total(rows: pd.DataFrame, column: str, side: str) -> float:
-    """A run's total of `column` over the groups it ran (`side` "a" or "b"): unknown (NaN) if any of them
-    lacks the value, never the sum of what is known."""
-    ran = rows["presence"] != ("only in B" if side == "a" else "only in A")
-    values = rows.loc[ran, f"{column}_{side}"]
-    return float(values.sum()) if values.notna().all() else float("nan")
+def run_total(rows: pd.DataFrame, field: str, side: str) -> float:
+    """A `RunSummary` field (`total_time_s`, `not_profiled`, ...) of run `side` ("a" or "b") of a diff: the
+    run's own figure, as `flopscope runs` shows it. Launches ncu failed to profile are counted there, not
+    summed, so one of them does not make the run's time unknown; a group's row cannot tell that apart from
+    a profiled launch that lacks its time, so the total is not re-added from the rows. NaN when unknown."""
+    value = rows.attrs.get("runs", {}).get(side, {}).get(field)
+    return float("nan") if value is None else float(value)

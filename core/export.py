@@ -35,15 +35,8 @@ def _plain(value):
 def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> Path:
     """Write `df` to `out` in the format its extension names; the target appears whole or not at all."""
     out = Path(out)
-    kind = FORMATS.get(out.suffix.lower())
-    if kind is None:
-        raise FlopscopeError(out, f"unknown export format {out.suffix or '(none)'}",
-                             "use a .csv, .parquet or .json file name")
+    kind = check_target(out)
     directory = out.parent if str(out.parent) else Path(".")
-    if not directory.is_dir():
-        raise FlopscopeError(out, "the folder does not exist", "create it or choose another path")
-    if out.is_dir():
-        raise FlopscopeError(out, "is a folder", f"name a file in it, e.g. {out / ('kernels' + out.suffix)}")
     df = whole_integers(df)
     try:
         fd, tmp = _new_temp(directory, out.name)
@@ -69,6 +62,21 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
         Path(tmp).unlink(missing_ok=True)
         raise
     return out
+
+
+def check_target(out: Path) -> str:
+    """The format `out` names ("csv", "parquet", "json"); FlopscopeError when it cannot be written there: an
+    unknown extension, a missing folder, a folder in its place. Cheap: a dialog checks before it closes."""
+    kind = FORMATS.get(out.suffix.lower())
+    if kind is None:
+        raise FlopscopeError(out, f"unknown export format {out.suffix or '(none)'}",
+                             "use a .csv, .parquet or .json file name")
+    directory = out.parent if str(out.parent) else Path(".")
+    if not directory.is_dir():
+        raise FlopscopeError(out, "the folder does not exist", "create it or choose another path")
+    if out.is_dir():
+        raise FlopscopeError(out, "is a folder", f"name a file in it, e.g. {out / ('kernels' + out.suffix)}")
+    return kind
 
 
 def _new_temp(directory: Path, name: str) -> tuple[int, str]:

@@ -51,3 +51,21 @@ def _elide_templates(name: str) -> str:
         if depth < 2:
             out.append(ch)
     return "".join(out)
+
+
+@lru_cache(maxsize=65536)
+def function_name(full: str | None) -> str:
+    """The name ncu's `--kernel-name` matches by default (`--kernel-name-base function`): no return type,
+    namespaces, template arguments or parameters. `void ns::k<float, F<int>>(float *)` -> `k`."""
+    if not full:
+        return ""
+    name = _strip_params(full.strip())
+    out, depth = [], 0
+    for ch in name:  # drop every template argument list, however deep
+        depth += ch == "<"
+        if depth == 0:
+            out.append(ch)
+        depth -= ch == ">" and depth > 0
+    bare = "".join(out)
+    bare = bare.rsplit(" ", 1)[-1]  # the return type (`void `) and any qualifier before the name
+    return bare.rsplit("::", 1)[-1]

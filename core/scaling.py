@@ -139,23 +139,33 @@ def findings(table: pd.DataFrame, groups: pd.DataFrame, param: str, tolerance: f
     if table[param].nunique() < 2:
         return out  # one value of the parameter: nothing about how anything scales with it can be said
     flop, dram = table["flop"], table["dram_bytes"]
+    constant = flop.notna().all() and _flat(flop)
     if flop.notna().all() and dram.notna().all() and flop.nunique() == 1 and dram.nunique() == 1:
         out.append(f"FLOPs ({flop.iloc[0]:.4g}) and DRAM bytes ({dram.iloc[0]:.4g}) are identical at every "
                    f"{param}: the parameter most likely never reached the program (not passed on the command "
                    "line, or overridden inside it, e.g. a hard-coded batch size)")
-    elif flop.notna().all() and _flat(flop):
+    elif constant:
         out.append(f"FLOPs do not grow with {param} (within 1%): check the parameter reaches the program")
     if flop.isna().any():
         out.append("FLOPs are unknown at some points (tensor-core work not counted?): collect the metrics the "
                    "report names and run again")
     per_sample = table["flop_per_sample"].dropna()
-    if len(per_sample) >= 2 and per_sample.min() > 0:
-        drift = per_sample.max() / per_sample.min() - 1
-        if drift > tolerance and flop.nunique() != 1:
-            out.append(f"per-sample FLOPs vary by {drift:.1%} across {param} (tolerance {tolerance:.0%})")
+    # FLOPs that do not grow make FLOP/param fall as 1/param: said above, not again as a drift.
+    if len(per_sample) >= 2 and per_sample.min() > 0 and not constant:
+        spread = per_sample.max() / per_sample.min()
+        if spread - 1 > tolerance:
+            out.append(f"FLOP/{param} varies by {_spread(spread)} across {param} (tolerance {tolerance:.0%}): "
+                       f"FLOPs do not grow in proportion to {param}")
     out += _appearing_kernels(groups, param)
     out += _saturation(table, param)
     return out
+
+
+def _spread(ratio: float) -> str:
+    """largest / smallest as people read it: `3.1%` up to twice, then `64×`, `36,081×` (not `3608057.2%`)."""
+    if ratio <= 2:
+        return f"{ratio - 1:.1%}"
+    return f"{ratio:.3g}× (largest/smallest)" if ratio < 1000 else f"{ratio:,.0f}× (largest/smallest)"
 
 
 def _flat(values: pd.Series) -> bool:

@@ -353,17 +353,28 @@ async def test_an_export_over_an_existing_file_says_it_replaced_it(h100, tmp_pat
     assert notes == [f"Wrote {len(h100.group('name')):,} row(s) to {out.resolve()}, replacing the file there"]
 
 
-async def test_export_to_a_missing_folder_says_why(h100, tmp_path):
+async def test_export_to_a_missing_folder_says_why_and_keeps_the_path(h100, tmp_path):
+    """The reason shows in the dialog, which stays open with the path as typed: corrected, not retyped."""
     app = make_app(h100)
-    notes = []
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
-        app.notify = lambda message, **kw: notes.append((message, kw.get("severity")))
         await pilot.press("e")
-        app.screen.query_one(Input).value = str(tmp_path / "nope" / "x.csv")
+        prompt = app.screen
+        typed = str(tmp_path / "nonexistent" / "dir" / "x.csv")
+        prompt.query_one(Input).value = typed
         await pilot.press("enter")
         await app.workers.wait_for_complete()
-    assert notes and notes[0][1] == "error" and "folder does not exist" in notes[0][0]
+        await pilot.pause()
+        assert app.screen is prompt and prompt.query_one(Input).value == typed
+        assert prompt.error == f"{typed}: the folder does not exist; create it or choose another path"
+        # Wrapped in the dialog, whole: nothing cut at the edge of an 80-column screen.
+        boxed = [line[line.index("│") + 1:line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
+        assert "".join(prompt.error.split()) in "".join("".join(boxed).split())
+        (tmp_path / "nonexistent" / "dir").mkdir(parents=True)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen is app.kernels and len(pd.read_csv(typed)) == len(h100.group("name"))
 
 
 # -- drill-down, roofline, help, quit ----------------------------------------------------------------

@@ -8,17 +8,19 @@ import math
 
 import pandas as pd
 import pytest
-from flopscope.core import read_report
+from flopscope.core import Report, read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
 from flopscope.tui import format as fmt
 from flopscope.tui.screen_app import ScreenApp
 from flopscope.tui.screens.diff import DiffScreen
 from flopscope.tui.screens.help import HelpScreen
+from flopscope.tui.screens.kernel import KernelScreen
 from flopscope.tui.screens.prompt import PromptScreen
-from textual.widgets import DataTable, Input
+from flopscope.tui.widgets.kernel_table import KernelTable
+from textual.widgets import Input
 
-from .conftest import fixture_path
+from .conftest import fixture_path, settle
 from .test_app import screen_lines
 from .test_sweep import cli
 
@@ -32,27 +34,46 @@ def rows() -> pd.DataFrame:
     return diff_runs(read_report(fixture_path(H100)), read_report(fixture_path(MW)))
 
 
+def shown_cells(table: KernelTable) -> list[dict[str, str]]:
+    """The rows on screen, cut into cells at the table's column edges, by column name."""
+    out = []
+    for line in table.visible_text()[1:]:
+        cells, at = {}, 0
+        for _, column, width in table.layout_columns:
+            cells[column.name] = line[at:at + width].strip()
+            at += width + 1
+        if any(cells.values()):
+            out.append(cells)
+    return out
+
+
+async def wait_for_rows(pilot, screen) -> KernelTable:
+    table = screen.query_one(KernelTable)
+    await settle(pilot, lambda: table.layout_columns and table.model is not None)
+    return table
+
+
 async def test_rows_keys_and_export(tmp_path, rows):
     app = ScreenApp(DiffScreen(rows, "h100", "mw"))
     async with app.run_test(size=(80, 24)) as pilot:
-        table = app.screen.query_one(DataTable)
-        assert table.row_count == len(rows)
-        first = [str(c) for c in table.get_row_at(0)]
-        assert first[0] == str(rows["kernel"].iloc[0])  # the cell holds the whole name; only its display is cut
-        assert first[[c.key.value for c in table.ordered_columns].index("presence")] == rows["presence"].iloc[0]
+        table = await wait_for_rows(pilot, app.screen)
+        assert len(table.model) == len(rows)
+        assert [str(table.model.row(i)["kernel"]) for i in range(len(rows))] == rows["kernel"].astype(str).tolist()
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
+        listed = app.screen.text()
+        # Every key listed does something: no DataTable "Select" that selects nothing.
+        assert "Select" not in listed and "Sort" in listed and "Filter" in listed and "Column right" in listed
+        assert "Open" not in listed  # without the two reports there is nothing to open
         await pilot.press("escape")
         await pilot.press("e")
         assert isinstance(app.screen, PromptScreen)
         out = tmp_path / "diff.csv"
         app.screen.query_one(Input).value = str(out)
         await pilot.press("enter")
-        for _ in range(100):
-            if out.exists():
-                break
-            await pilot.pause(0.05)
+        await settle(pilot, out.exists)
         written = pd.read_csv(out)
+        assert written.columns.tolist() == rows.columns.tolist()  # diff_runs' columns, not the display ones
         assert written["kernel"].tolist() == rows["kernel"].astype(str).tolist()  # full names, not ellipsized
         assert written["duration_s_delta"].tolist() == pytest.approx(rows["duration_s_delta"].tolist())
         await pilot.press("q")
@@ -74,27 +95,31 @@ async def test_at_80x24_the_times_sit_beside_the_names_and_the_gpus_head_the_scr
     short = short_names(a, b)
     app = ScreenApp(DiffScreen(diff_runs(a, b), "h100", "mw", (a.meta["gpu"], b.meta["gpu"])))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        lines = screen_lines(app)
-        text = "\n".join(lines)
+        table = await wait_for_rows(pilot, app.screen)
+        text = "\n".join(screen_lines(app))
         assert "A = h100 (NVIDIA H100 PCIe) · B = mw (Tesla V100-SXM2-32GB)" in text
         assert "! different GPUs (NVIDIA H100 PCIe vs Tesla V100-SXM2-32GB)" in text
-        header = next(i for i, line in enumerate(lines) if "Time A" in line)
-        assert "ΔTime" in lines[header]
-        width = app.screen.query_one(DataTable).ordered_columns[0].width
+        header = table.visible_text()[0]
+        assert all(title in header for title in ("Kernel", "Time A", "Time B", "ΔTime", "B/A", "Only in"))
+        assert all(len(line) <= 80 for line in screen_lines(app))
         checked = 0
-        for line in lines[header + 1:]:
-            cell = line[1:1 + width].rstrip()
+        for cells in shown_cells(table):
+            cell = cells["kernel"]
             # The name as shown: whole, or cut with an ellipsis at the column's edge (then maybe ambiguous).
             names = [f for f, k in short.items() if k == cell or (cell.endswith("…") and k.startswith(cell[:-1]))]
-            if not cell or not names:
-                continue
             expected = [(fmt.seconds(time_a.get(f, math.nan)), fmt.seconds(time_b.get(f, math.nan)),
                          fmt.seconds(time_b.get(f, 0.0) - time_a.get(f, 0.0))) for f in names]
-            assert any(all(s in line for s in numbers) for numbers in expected), (cell, line, expected)
+            assert (cells["duration_s_a"], cells["duration_s_b"], cells["duration_s_delta"]) in expected, cells
+            # Every kernel ran in one run only: no B/A (0 or infinite), and which run ran it.
+            assert cells["time_ratio"] == "" and cells["only_in"] == ("A" if names[0] in time_a else "B")
             checked += 1
-        assert checked >= 10
-        assert any("…" in line for line in lines[header + 1:])  # the long thrust/cub names are cut to make room
+        assert checked == len(time_a) + len(time_b)
+        assert any(c["kernel"].endswith("…") for c in shown_cells(table))  # long thrust/cub names are cut
+        # Numbers right-aligned: a time ends at its column's right edge (they were left-aligned).
+        start = sum(w + 1 for _, _, w in table.layout_columns[:2])  # where Time B starts
+        width = table.layout_columns[2][2]
+        raw = [line[start:start + width] for line in table.visible_text()[1:] if line[start:start + width].strip()]
+        assert len(raw) == len(time_b) and all(cell[-1] != " " and cell[0] == " " for cell in raw)
 
 
 async def test_same_gpu_shows_no_warning_and_wide_terminals_show_whole_names():
@@ -102,13 +127,105 @@ async def test_same_gpu_shows_no_warning_and_wide_terminals_show_whole_names():
     rows = diff_runs(a, a)
     app = ScreenApp(DiffScreen(rows, "x", "y", (a.meta["gpu"], a.meta["gpu"])))
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
+        table = await wait_for_rows(pilot, app.screen)
         assert "different GPUs" not in "\n".join(screen_lines(app))
         longest = max(rows["kernel"].astype(str), key=len)
         assert longest not in "\n".join(screen_lines(app))
+        # Both ran every kernel: B/A is 1.00 in the app's one ratio format, and no "Only in".
+        assert {(c["time_ratio"], c["only_in"]) for c in shown_cells(table)} == {(fmt.ratio(1.0), "")}
+        assert fmt.ratio(1.0) == "1.00"
         await pilot.resize_terminal(300, 40)
         await pilot.pause()
         assert longest in "\n".join(screen_lines(app))
+
+
+def run_times(report) -> float:
+    """A run's kernel time as `flopscope runs` means it: the launches ncu profiled, summed from the raw
+    table here (the unprofiled one is counted, not summed)."""
+    k = report.kernels
+    return float(k.loc[k["status"].astype(str) == "ok", "duration_s"].sum())
+
+
+async def test_the_header_totals_agree_with_the_run_list(tmp_path):
+    """H800's flash_fwd launch was not profiled: the run list says 87.1 us for the run, and so must the diff
+    (it said `kernel time n/a -> n/a (n/a)`)."""
+    a, b = read_report(fixture_path(H800)), read_report(fixture_path(H100))
+    store = Store(tmp_path / "runs.db")
+    store.save(a, "h800run")
+    store.save(b, "other")
+    listed = store.runs().set_index("name")["total_time_s"]
+    store.close()
+    assert listed["h800run"] == pytest.approx(run_times(a), rel=1e-12)
+    assert fmt.seconds(run_times(a)) == "87.1 us"
+    app = ScreenApp(DiffScreen(diff_runs(a, b), "h800run", "other"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_rows(pilot, app.screen)
+        text = " ".join(" ".join(screen_lines(app)).split())
+        change = fmt.seconds(listed["other"] - listed["h800run"])
+        assert (f"kernel time {fmt.seconds(listed['h800run'])} -> {fmt.seconds(listed['other'])} (+{change})"
+                in text)
+        assert "launches ncu did not profile (not in the times): A 1" in text
+
+
+@pytest.fixture
+def h100_mw():
+    a, b = read_report(fixture_path(H100)), read_report(fixture_path(MW))
+    # B: MW's launches and those of three of A's kernels, so rows are only in A, only in B, or in both.
+    shared = a.kernels["kernel_full"].astype(str).isin(a.kernels["kernel_full"].astype(str).unique()[:3])
+    kernels = pd.concat([b.kernels, a.kernels[shared]], ignore_index=True)
+    kernels["kernel_full"] = kernels["kernel_full"].astype(str)
+    kernels["kernel"] = kernels["kernel"].astype(str)
+    both = Report(meta=b.meta, kernels=kernels, gpu=b.gpu)
+    return a, both
+
+
+async def test_s_sorts_slash_filters_and_enter_opens_the_group_in_its_run(h100_mw):
+    a, b = h100_mw
+    rows = diff_runs(a, b)
+    app = ScreenApp(DiffScreen(rows, "a", "b", reports=(a, b)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        table = await wait_for_rows(pilot, screen)
+        await pilot.press("l", "l", "l")  # to ΔTime
+        assert table.focused_column.name == "duration_s_delta"
+        await pilot.press("s")
+        shown = [table.model.row(i)["duration_s_delta"] for i in range(len(table.model))]
+        known = [v for v in shown if not math.isnan(v)]
+        assert known == sorted(known, reverse=True) and "sort ΔTime↓" in str(screen.query_one("#status").render())
+        await pilot.press("s")
+        shown = [v for v in (table.model.row(i)["duration_s_delta"] for i in range(len(table.model)))
+                 if not math.isnan(v)]
+        assert shown == sorted(shown)
+        # enter on a kernel only A ran opens A's group; on one both ran, B's.
+        only_a = next(i for i in range(len(table.model)) if table.model.row(i)["presence"] == "only in A")
+        table.cursor_row = only_a
+        name = table.model.row(only_a)["kernel_full"]
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
+        expected = a.kernels[a.kernels["kernel_full"] == name]
+        assert app.screen.row["kernel_full"] == name and app.screen.row["count"] == len(expected)
+        assert app.screen.row["duration_s"] == pytest.approx(expected["duration_s"].sum(), rel=1e-12)
+        await pilot.press("escape")
+        both = next(i for i in range(len(table.model)) if table.model.row(i)["presence"] == "both")
+        table.cursor_row = both
+        name = table.model.row(both)["kernel_full"]
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
+        expected = b.kernels[b.kernels["kernel_full"] == name]
+        assert app.screen.row["count"] == len(expected)
+        assert app.screen.row["duration_s"] == pytest.approx(expected["duration_s"].sum(), rel=1e-12)
+        await pilot.press("escape")
+        # A filter: the rows whose name matches; none matching says so; escape shows all again.
+        await pilot.press("slash", *"fill_vector", "enter")
+        assert {str(table.model.row(i)["kernel"]) for i in range(len(table.model))} == {"fill_vector"}
+        await pilot.press("slash", "ctrl+u", *"no_such_kernel", "enter")
+        assert len(table.model) == 0
+        assert "no kernel group matches no_such_kernel" in str(screen.query_one("#status").render())
+        await pilot.press("slash", "ctrl+u", *"(", "enter")  # not a regex: the dialog stays, says why
+        assert isinstance(app.screen, PromptScreen) and "not a regular expression" in app.screen.error
+        assert app.screen.query_one(Input).value == "("
+        await pilot.press("escape", "escape")
+        assert app.screen is screen and len(table.model) == len(rows)
 
 
 def test_unknown_on_either_side_stays_unknown():

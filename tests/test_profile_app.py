@@ -15,6 +15,7 @@ from flopscope.tui.widgets.kernel_table import KernelTable
 from textual.widgets import DataTable
 
 from .conftest import fixture_path
+from .test_app import screen_lines
 from .test_profile import make_ncu
 
 MW = "v100_ncar_miniweather_fp64_full.ncu-rep"
@@ -56,6 +57,12 @@ async def test_failed_profile_stays_on_screen_with_the_reason(tmp_path):
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: screen.failed is not None, "the failure")
         assert "ERR_NVGPUCTRPERM" in screen.failed
+        await pilot.pause()
+        # ncu's message once (it was shown three times: status line, ncu's error, the failure), and what to do.
+        text = " ".join(" ".join(screen_lines(app)).split())
+        assert text.count("The user does not have permission to access NVIDIA GPU Performance Counters") == 1
+        assert text.count("NVreg_RestrictProfilingToAdminUsers=0") == 1
+        assert "failed after" in text and "the reason is in the log below" in text
         await pilot.press("q")
     assert app.return_code == 2
 
@@ -121,3 +128,18 @@ def test_a_stopped_profile_says_so_and_frees_its_name(tmp_path):
     assert not (home / "runs" / "stoprun").exists()
     assert subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "runs", "--json"], capture_output=True,
                           text=True, env={"FLOPSCOPE_HOME": str(home), "PATH": ""}).stdout.strip() == "[]"
+
+
+async def test_a_failure_ncu_did_not_report_is_logged_whole(tmp_path):
+    """No ncu at the path given: no ncu error came before, so the log holds the whole reason, once."""
+    opts = ProfileOptions(command=["true"], ncu=str(tmp_path / "no-such-ncu"))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    screen = ProfileScreen(lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event,
+                                                               on_process=on_process), "ncu on localhost: true")
+    app = FlopscopeApp(run_dir / "report.ncu-rep", live=screen)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: screen.failed is not None, "the failure")
+        await pilot.pause()
+        text = " ".join(" ".join(screen_lines(app)).split())
+        assert text.count(screen.failed) == 1 and "no-such-ncu" in screen.failed

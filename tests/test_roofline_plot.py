@@ -7,9 +7,9 @@ import re
 
 import numpy as np
 import pandas as pd
-import plotext as plt
 import pytest
 from flopscope.core.metrics import Ceiling
+from flopscope.tui.widgets import roofline_plot
 from flopscope.tui.widgets.roofline_plot import (
     Point,
     Roofline,
@@ -20,6 +20,8 @@ from flopscope.tui.widgets.roofline_plot import (
     roofline_from,
 )
 from rich.cells import cell_len
+from rich.color import ColorType
+from rich.text import Text
 from textual.app import App, ComposeResult
 
 CEILINGS = [Ceiling("fp32", 13.2e12, "report"), Ceiling("fp64", 6.6e12, "report"), Ceiling("dram", 900e9, "report")]
@@ -40,8 +42,12 @@ def rows() -> pd.DataFrame:
     })
 
 
-def plain(text: str) -> list[str]:
-    return plt.uncolorize(text).rstrip("\n").split("\n")
+def plain(text: Text) -> list[str]:
+    return text.plain.rstrip("\n").split("\n")
+
+
+def colours(text: Text) -> set:
+    return {span.style.color for span in text.spans if not isinstance(span.style, str) and span.style.color}
 
 
 def test_points_are_finite_positive_and_ordered_by_time_share():
@@ -97,9 +103,9 @@ def test_axes_ticks_and_labels():
 
 def test_colours_are_256_palette_and_none_without_colour():
     data = roofline_from(rows(), CEILINGS)
-    coloured = build_plot(data, 80, 20, selected=0, color=True)
-    assert "\x1b[38;5;" in coloured and "\x1b[38;2;" not in coloured  # legible without truecolor
-    assert "\x1b[38;" not in build_plot(data, 80, 20, selected=0, color=False)
+    coloured = colours(build_plot(data, 80, 20, selected=0, color=True))
+    assert coloured and all(c.type != ColorType.TRUECOLOR for c in coloured)  # legible without truecolor
+    assert not colours(build_plot(data, 80, 20, selected=0, color=False))
 
 
 def test_legend_names_every_ceiling_and_marker():
@@ -112,7 +118,7 @@ def test_no_points_and_no_ceilings_still_draw():
     empty = Roofline(points=(), compute=(), dram=None, dropped=3)
     assert len(plain(build_plot(empty, 60, 14))) == 14
     lone = Roofline(points=(Point("k", 1.0, 1e9, 100.0, 0),), compute=(), dram=None)
-    assert "◆" in build_plot(lone, 60, 14, selected=0)
+    assert "◆" in build_plot(lone, 60, 14, selected=0).plain
 
 
 class PlotApp(App):
@@ -136,3 +142,87 @@ async def test_widget_survives_repaints_and_resizes():
         assert plot.render().plain == first
         plot.select(2)
         assert plot.render().plain != first and math.isfinite(plot.data.points[2].ai)
+
+
+# -- labels never cover a point; every ceiling is named on its own line ------------------------------------------
+MW = "v100_ncar_miniweather_fp64_full.ncu-rep"
+HALF = set("▀▄▌▐▖▗▘▝▚▞▙▛▜▟█")
+POINTS = {"•", "◆", "▲", "▼"}
+
+
+def unlabelled(monkeypatch, data, width, height, selected) -> list[str]:
+    with monkeypatch.context() as m:
+        m.setattr(roofline_plot, "_label", lambda *a: None)
+        return plain(build_plot(data, width, height, selected))
+
+
+def check_labels(lines: list[str], bare: list[str], data: Roofline, selected: int) -> None:
+    # Every cell that holds a point without labels holds the same point with them.
+    for row, (line, before) in enumerate(zip(lines, bare, strict=True)):
+        for col, ch in enumerate(before):
+            if ch in POINTS:
+                assert line[col] == ch, (row, col, line)
+    text = "\n".join(lines)
+    ridge = roofline_plot.ridge_of(data, selected)
+    wanted = f"{ridge.name.upper()} ridge"
+    assert wanted in text or "ridge" not in text, text  # whole or not at all: `F◆64 ridge 7.38` was neither
+    for glyphs, name in ((HALF, "FP32"), ({"─"}, "FP64")):
+        # The name at the right end of a row whose line (its own glyph) runs up to it.
+        rows = [line for line in lines if line.endswith(f" {name}│")]
+        assert rows, (name, text)
+        if glyphs & set(bare[lines.index(rows[0])]):
+            assert rows[0][-len(name) - 3] in glyphs, (name, rows[0])
+
+
+@pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)])
+def test_miniweather_labels_sit_on_their_lines_and_off_the_points(monkeypatch, size):
+    from flopscope.core import read_report
+
+    from .conftest import fixture_path
+
+    report = read_report(fixture_path(MW))
+    data = roofline_from(report.group("name"), report.ceilings())
+    width, height = size[0], size[1] - 6  # the plot's share of the Roofline screen
+    for selected in range(len(data.points)):
+        lines = plain(build_plot(data, width, height, selected))
+        check_labels(lines, unlabelled(monkeypatch, data, width, height, selected), data, selected)
+
+
+def test_a_point_where_a_label_would_go_keeps_its_cell(monkeypatch):
+    """A kernel right at the FP32 ceiling's right end: FP32's name moves off it."""
+    frame = rows()
+    frame.loc[0, ["ai_dram", "flop_per_s"]] = [99.0, 13.2e12]
+    data = roofline_from(frame, CEILINGS)
+    gemm = next(i for i, p in enumerate(data.points) if p.label == "gemm")
+    for selected in range(len(data.points)):
+        bare = unlabelled(monkeypatch, data, 80, 20, selected)
+        lines = plain(build_plot(data, 80, 20, selected))
+        spot = next((r, c) for r, line in enumerate(bare) for c, ch in enumerate(line) if ch in POINTS and
+                    c > 70 and r < 6)
+        assert lines[spot[0]][spot[1]] == ("◆" if selected == gemm else "•")
+        assert "FP32" in "\n".join(lines)  # moved beside the point, not dropped
+
+
+# -- the Roofline screen's keys: the table's ------------------------------------------------------------------------
+async def test_roofline_keys_walk_the_points_like_table_rows(monkeypatch):
+    from flopscope.core import read_report
+    from flopscope.tui.screens.roofline import RooflineScreen
+
+    from .conftest import fixture_path
+    from .test_app import make_app, ready
+
+    report = read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep"))
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        roof = app.screen
+        assert isinstance(roof, RooflineScreen)
+        last = len(roof.data.points) - 1
+        assert last >= 3
+        steps = [("down", 1), ("j", 2), ("l", 3), ("up", 2), ("k", 1), ("h", 0), ("right", 1), ("left", 0),
+                 ("end", last), ("home", 0), ("pagedown", last), ("pageup", 0), ("space", last)]
+        for key, expected in steps:
+            await pilot.press(key)
+            assert roof.selected == expected, key
+            assert roof.query_one(RooflinePlot).selected == expected

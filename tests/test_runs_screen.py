@@ -15,7 +15,7 @@ from flopscope.tui.screens.prompt import PromptScreen
 from flopscope.tui.screens.runs import RunsScreen
 from flopscope.tui.screens.sweep import SweepScreen
 from flopscope.tui.widgets.kernel_table import KernelTable
-from textual.widgets import DataTable, Input
+from textual.widgets import Input
 
 from .conftest import fixture_path, settle
 from .raw_csv import launches, raw_csv
@@ -107,10 +107,11 @@ async def test_m_then_d_compares_two_runs(store_path, reports):
         await pilot.press("d")
         await settle(pilot, lambda: isinstance(app.screen, DiffScreen))
         expected = diff_runs(reports["h100"], reports["mw"])
-        grid = app.screen.query_one(DataTable)
+        grid = app.screen.query_one(KernelTable)
         assert app.screen.gpus == ("NVIDIA H100 PCIe", "Tesla V100-SXM2-32GB")  # as the reports' files say
-        assert grid.row_count == len(expected)
-        assert [str(grid.get_row_at(i)[0]) for i in range(grid.row_count)] == expected["kernel"].astype(str).tolist()
+        assert len(grid.model) == len(expected)
+        assert [str(grid.model.row(i)["kernel"]) for i in range(len(grid.model))] == \
+            expected["kernel"].astype(str).tolist()
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.runs
@@ -186,11 +187,72 @@ async def test_a_bound_filter_on_runs_is_refused_not_a_crash(store_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("slash")
-        app.screen.query_one(Input).value = "bound:memory"
+        prompt = app.screen
+        prompt.query_one(Input).value = "bound:memory"
         await pilot.press("enter")
         await pilot.pause()
+        # The dialog stays, with the reason and the text as typed; escape leaves every run shown.
+        assert app.screen is prompt and "runs have no bound" in prompt.error
+        assert prompt.query_one(Input).value == "bound:memory"
+        await pilot.press("escape")
         assert app.screen is app.runs and len(shown_names(app)) == 5
-        assert any("runs have no bound" in n.message for n in app._notifications)
+
+
+def row_of(app, name: str) -> str:
+    """The table line (as drawn) of run `name`."""
+    table = app.runs.query_one(KernelTable)
+    return table.visible_text()[1 + shown_names(app).index(name)]
+
+
+async def test_run_a_is_marked_in_the_list_and_d_on_it_says_to_move(store_path):
+    app = RunsApp(store_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.runs.query_one(KernelTable)
+        table.cursor_row = shown_names(app).index("mw")
+        assert "[A]" not in "\n".join(table.visible_text())
+        await pilot.press("m")
+        await pilot.pause()
+        assert row_of(app, "mw").startswith("[A] mw ")
+        assert not any(row_of(app, n).startswith("[A]") for n in shown_names(app) if n != "mw")
+        assert table.cursor_row == shown_names(app).index("mw")  # marking keeps the cursor on the run
+        await pilot.press("d")
+        await pilot.pause()
+        assert app.screen is app.runs
+        assert any("this is run A (mw); move to another run" in n.message for n in app._notifications)
+        await pilot.press("m")  # m on run A again unmarks it
+        await pilot.pause()
+        assert "[A]" not in "\n".join(table.visible_text()) and "m marks run A" in status(app)
+
+
+@pytest.mark.parametrize(("typed", "expected"), [
+    ("V100", ["mw"]),  # the GPU (the GEMM details CSVs name none)
+    ("h100 pcie", ["h100"]),
+    ("^gemm$", ["gemm-bs4", "gemm-bs2", "gemm-bs1"]),  # the sweep's name
+    ("batch_size=2", ["gemm-bs2"]),  # the parameters as listed
+])
+async def test_slash_matches_name_gpu_sweep_and_parameters(store_path, reports, typed, expected):
+    assert reports["mw"].meta["gpu"] == "Tesla V100-SXM2-32GB" and reports["h100"].meta["gpu"] == "NVIDIA H100 PCIe"
+    app = RunsApp(store_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("slash")
+        app.screen.query_one(Input).value = typed
+        await pilot.press("enter")
+        await pilot.pause()
+        assert shown_names(app) == expected
+
+
+async def test_a_filter_nothing_matches_says_so(store_path):
+    app = RunsApp(store_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("slash", *"nothing-like-this", "enter")
+        await pilot.pause()
+        assert shown_names(app) == []
+        assert status(app) == "no runs match nothing-like-this · escape shows all"
+        await pilot.press("escape")
+        assert len(shown_names(app)) == 5
 
 
 def test_runs_table_never_cuts_a_number_at_80_columns(store_path, reports, monkeypatch, capsys):

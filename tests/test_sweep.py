@@ -72,7 +72,7 @@ def test_linear_series_from_real_launches(tmp_path):
     assert [p["flop"] for p in doc["points"]] == pytest.approx([per_gemm * n for n in (1, 2, 4, 8)], rel=1e-9)
     assert doc["fits"]["flop"]["slope"] == pytest.approx(per_gemm, rel=1e-9)
     assert doc["fits"]["flop"]["r2"] == pytest.approx(1.0)
-    assert not any("per-sample" in f for f in doc["findings"])
+    assert not any("varies by" in f for f in doc["findings"])
     assert any("InitializeMatrix" in f and "only at batch_size = 4, 8" in f for f in doc["findings"])
 
 
@@ -558,3 +558,30 @@ def test_bad_options_are_refused_before_any_point_runs(tmp_path, args):
     out = cli("sweep", "--param", "n=1,2", "--ncu", make_ncu(tmp_path), *args, "--", "echo", "{n}", home=tmp_path)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
     assert not (tmp_path / "runs").exists() and not (tmp_path / "flopscope.db").exists()
+
+
+def per_param_table(values: list[float], flop: list[float]) -> pd.DataFrame:
+    """A per-point table: FLOP/param computed here as FLOP / value."""
+    return pd.DataFrame({"seq": values, "flop": flop, "dram_bytes": [1e6 * v for v in values],
+                         "flop_per_sample": [f / v for f, v in zip(flop, values, strict=True)],
+                         "flops_efficiency": [0.5] * len(values), "run": [f"r{i}" for i in range(len(values))],
+                         "gpu": ["GPU X"] * len(values)})
+
+
+@pytest.mark.parametrize(("flop", "expected"), [
+    # FLOPs that do not grow: that finding only, not also a FLOP/seq "drift" of 6300%.
+    ([2.26e9, 2.26e9, 2.26e9, 2.26e9], None),
+    ([2.26e9, 2.27e9, 2.26e9, 2.265e9], None),  # flat within 1%
+    # FLOP/seq from 1.808e10 (at 8) down to 4e6 (at 4): a factor of 4,520, not `451900.0%`
+    ([2.26e9, 2.26e9 * 8, 1.0e6 * 16, 2.26e9 * 64], "FLOP/seq varies by 4,520× (largest/smallest) across seq"),
+    ([1e9, 2e9 * 1.031, 4e9, 8e9], "FLOP/seq varies by 3.1% across seq"),
+    ([1e9, 2e9 * 5, 4e9, 8e9], "FLOP/seq varies by 5× (largest/smallest) across seq"),
+])
+def test_flop_per_param_drift_is_named_after_the_parameter_and_readable(flop, expected):
+    notes = findings(per_param_table([1, 2, 4, 8], flop), pd.DataFrame(), "seq", tolerance=0.01)
+    drift = [n for n in notes if "varies by" in n]
+    assert [n.split(" (tolerance")[0] for n in drift] == ([expected] if expected else [])
+    amounts = [n.split("varies by ")[1].split(" across")[0] for n in drift]
+    assert all(float(a[:-1]) <= 100 for a in amounts if a.endswith("%"))  # past 100%: a factor
+    if flop[0] == flop[1]:
+        assert any("identical" in n or "do not grow" in n for n in notes) or expected

@@ -133,13 +133,13 @@ async def test_constant_flops_series_shows_the_finding(reports, size):
 
 
 async def test_tolerance_is_the_clis(reports):
-    """32 GEMMs labelled 33: per-sample FLOPs drift 3.1%, flagged at 1% tolerance, not at the default 5%."""
+    """32 GEMMs labelled 33: FLOP/batch_size drifts 3.1%, flagged at 1% tolerance, not at the default 5%."""
     points = [(32.0, reports[32]), (33.0, reports[32]), (64.0, reports[64])]
     for tolerance, flagged in ((0.05, False), (0.01, True)):
         app = batch_sweep(points, "gemm", tolerance)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
-            assert ("per-sample FLOPs vary by" in flat(screen_text(app))) == flagged
+            assert ("FLOP/batch_size varies by" in flat(screen_text(app))) == flagged
 
 
 async def test_a_growing_series_has_no_constant_finding_but_names_the_new_kernel(reports):
@@ -209,8 +209,9 @@ async def test_m_cycles_the_plotted_metric_and_survives_repaints_and_resizes(rep
             await pilot.press("m")
             await pilot.pause()
             seen.append(plot_text(app))
-            assert seen[-1].startswith(f"{metric.title} vs batch_size")
+            assert seen[-1].startswith(f"{metric.title.format(param='batch_size')} vs batch_size")
         assert len(set(seen)) == len(METRICS)
+        assert seen[1].startswith("FLOP/batch_size vs batch_size")  # divided by the parameter, named after it
         for _ in range(2):  # repaint twice: same text
             app.screen.refresh()
             app.screen.query_one(LinePlot).refresh()
@@ -428,3 +429,58 @@ def test_parameters_that_move_together_make_one_line_each(reports):
     runs = [({"batch_size": str(b), "lr": str(0.1 * b)}, reports[b]) for b in (1, 2, 4)]
     lines = slices(runs)
     assert [(line.param, line.fixed, len(line.points)) for line in lines] == [("batch_size", {}, 3), ("lr", {}, 3)]
+
+
+# -- at 80x24 with many findings: the plot keeps its rows, the findings scroll ---------------------------------------
+@pytest.fixture(scope="module")
+def mixed() -> list[tuple[float, Report]]:
+    """The reviewers' sweep: the H100 report at batch sizes 1, 8 and 64, the T4 one at 16. Findings: different
+    GPUs, FLOP/batch_size drifting by a factor, kernels that run only at some sizes."""
+    h100 = read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep"))
+    t4 = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    return [(1.0, h100), (8.0, h100), (16.0, t4), (64.0, h100)]
+
+
+def y_labels(plot: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(r"^\s*(\S[^┤\n]*)┤", plot, re.MULTILINE)]
+
+
+async def test_at_80x24_the_plot_keeps_its_rows_and_two_y_labels_while_findings_scroll(mixed):
+    from flopscope.tui.screens.sweep import PLOT_ROWS
+
+    app = batch_sweep(mixed, "from-files")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        notes = screen.analysis.notes
+        assert len(notes) >= 5
+        plot = screen.query_one(LinePlot)
+        assert plot.size.height >= PLOT_ROWS  # it got 4 rows and one y label
+        for _ in METRICS:  # every metric: two labelled values on the y axis at least
+            assert len(y_labels(plot_text(app))) >= 2, plot_text(app)
+            await pilot.press("m")
+            await pilot.pause()
+        header = screen.query_one("#sweep-header")
+        assert header.max_scroll_y > 0  # more findings than rows: they scroll
+        assert flat(notes[-1]) not in flat(screen_text(app))
+        await pilot.press("tab", "end")  # to the findings, to their end
+        await pilot.pause()
+        assert header.has_focus and header.scroll_y == header.max_scroll_y
+        assert flat(notes[-1]) in flat(screen_text(app))
+        drift = next(n for n in notes if "varies by" in n)
+        # FLOP/batch_size from 2.26 G (at 1) to 62.5 k (at 16): a factor, and no percentage in the millions
+        per = [p[1].summary().total_flop / p[0] for p in mixed]
+        assert drift.startswith(f"FLOP/batch_size varies by {max(per) / min(per):,.0f}× (largest/smallest)")
+
+
+async def test_flop_per_param_is_named_after_the_line_s_parameter(reports):
+    app = SweepApp(slices(product_runs(reports)), "prod", 0.05)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "FLOP/batch_size" in app.screen.query_one(KernelTable).visible_text()[0]
+        for _ in range(2):
+            await pilot.press("n")
+        await pilot.pause()
+        assert app.screen.param == "seq"
+        assert "FLOP/seq" in app.screen.query_one(KernelTable).visible_text()[0]
+        assert "sample" not in screen_text(app)

@@ -92,7 +92,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         from .screen_app import run_screen_app
         from .screens.diff import DiffScreen
 
-        return run_screen_app(DiffScreen(rows, args.run_a, args.run_b, (gpu_a, gpu_b)))
+        return run_screen_app(DiffScreen(rows, args.run_a, args.run_b, (gpu_a, gpu_b), (a, b)))
     if gpu_a and gpu_b and gpu_a != gpu_b:
         print(f"flopscope: warning: A ran on {gpu_a}, B on {gpu_b}; a time change is partly the GPU's",
               file=sys.stderr)

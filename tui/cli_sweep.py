@@ -246,7 +246,7 @@ def _show(lines: list[Slice], args) -> None:
 
 def _print_analysis(param: str, table, _groups, fits, notes, out_console) -> None:
     out = Table(box=None, header_style="bold")
-    for title in (param, "FLOP", "FLOP/sample", "DRAM B", "Time", "FLOP/s", "FLOPS eff", "BW eff", "Kernels"):
+    for title in (param, "FLOP", f"FLOP/{param}", "DRAM B", "Time", "FLOP/s", "FLOPS eff", "BW eff", "Kernels"):
         out.add_column(title, justify="right", no_wrap=True)
     for r in table.itertuples(index=False):
         out.add_row(f"{getattr(r, param):g}", fmt.si(r.flop), fmt.si(r.flop_per_sample), fmt.si(r.dram_bytes, "B"),

@@ -60,7 +60,7 @@ def load_sweep(name: str, store: Store | None = None, warn=None) -> list[Slice] 
 
 def run_sweep_app(lines: list[Slice], title: str, tolerance: float = 0.05) -> int:
     """Run the app on a sweep's lines; returns the process exit code (2 when there is nothing to show).
-    `tolerance` is `flopscope sweep --tolerance` (allowed per-sample FLOP drift)."""
+    `tolerance` is `flopscope sweep --tolerance` (allowed drift of FLOP/param)."""
     if not lines or not lines[0].points:
         print(f"flopscope: sweep {title}: no points to show", file=sys.stderr)
         return 2

@@ -1,7 +1,9 @@
 """`flopscope diff A B` in the app: two runs side by side, kernel group by kernel group, largest change first.
 
-At 80 columns the times come right after the kernel name, whose column is capped (names ellipsized; the
-export keeps them whole) and stays put while the rest scrolls sideways.
+The table is the one every other screen uses (KernelTable): numbers right-aligned, columns fitted to the
+width (at 80 columns the times, change and ratio stay beside the name; `left`/`right` bring back each column
+that was dropped), `s` sorts by the column under the cursor, `/` filters by name, `enter` opens the group
+in run B (in run A when only A ran it). The export writes every column of the rows as shown.
 """
 
 from __future__ import annotations
@@ -9,48 +11,56 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+import numpy as np
 import pandas as pd
-from flopscope.core.diff import side_total
-from rich.cells import cell_len
+from flopscope.core import Report
+from flopscope.core.diff import run_total
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.events import Resize
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import Footer, Static
 
 from .. import format as fmt
-from .back import BackScreen
+from ..columns import Column
+from ..widgets.kernel_table import KernelTable
+from ..widgets.table_model import Query, TableModel, parse_filter, sorted_by
+from .back import BackScreen, can_go_back
 from .export import ask_export
+from .kernel import KernelScreen
+from .prompt import PromptScreen
 
-# (title, column of diff_runs, formatter); the first ones after the name are what must fit at 80 columns.
-COLUMNS = [
-    ("Kernel", "kernel", fmt.text),
-    ("Time A", "duration_s_a", fmt.seconds),
-    ("Time B", "duration_s_b", fmt.seconds),
-    ("ΔTime", "duration_s_delta", fmt.seconds),
-    ("B/A", "duration_s_ratio", fmt.ratio),
-    ("", "presence", lambda v: "" if v == "both" else fmt.text(v)),
-    ("N A", "count_a", fmt.integer),
-    ("N B", "count_b", fmt.integer),
-    ("FLOP A", "flop_a", fmt.si),
-    ("FLOP B", "flop_b", fmt.si),
-    ("DRAM A", "dram_bytes_a", lambda v: fmt.si(v, "B")),
-    ("DRAM B", "dram_bytes_b", lambda v: fmt.si(v, "B")),
-]
-MUST_FIT = 5  # columns after the name kept on screen beside it: times, change, ratio, presence
-MIN_NAME = 16  # narrower than this a name says nothing; the numbers scroll instead
-PADDING = 2  # DataTable's cell padding, one cell each side
-SCROLLBAR = 2  # the table's vertical scrollbar
+# Columns the screen adds to diff_runs' rows for display only (the export leaves them out).
+SHOWN_ONLY = ["time_ratio", "only_in"]
 
 
-def name_width(cells: list[list[str]], total: int) -> int:
-    """Cells for the kernel column: as wide as its longest name, but leaving room in `total` columns for the
-    MUST_FIT columns after it (each as wide as its widest cell or title)."""
-    lines = [[title for title, _, _ in COLUMNS], *cells]
-    widths = [max(cell_len(c) for c in column) for column in zip(*lines, strict=True)]
-    numbers = sum(w + PADDING for w in widths[1:1 + MUST_FIT])
-    room = total - SCROLLBAR - numbers - PADDING
-    return max(min(widths[0], room), MIN_NAME)
+def diff_columns(by: str) -> list[Column]:
+    """Priority decides what drops first (higher first), as in the kernel table: at 80 columns everything up
+    to `Only in` fits beside the name; only the name and the change are never dropped, so that on a narrow
+    terminal `left`/`right` still have room to show each other column beside them."""
+    return [
+        Column("kernel", "NVTX range" if by == "nvtx" else "Kernel", fmt.text, 0, 28, numeric=False),
+        Column("duration_s_a", "Time A", fmt.seconds, 1, 9),
+        Column("duration_s_b", "Time B", fmt.seconds, 1, 9),
+        Column("duration_s_delta", "ΔTime", fmt.seconds, 0, 9),
+        Column("time_ratio", "B/A", fmt.ratio, 2, 6),
+        Column("only_in", "Only in", fmt.text, 1, 7, numeric=False),
+        Column("count_a", "N A", fmt.integer, 4, 6),
+        Column("count_b", "N B", fmt.integer, 4, 6),
+        Column("flop_a", "FLOP A", fmt.si, 3, 8),
+        Column("flop_b", "FLOP B", fmt.si, 3, 8),
+        Column("dram_bytes_a", "DRAM A", lambda v: fmt.si(v, "B"), 5, 8),
+        Column("dram_bytes_b", "DRAM B", lambda v: fmt.si(v, "B"), 5, 8),
+    ]
+
+
+def table_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """diff_runs' rows plus the display columns: B/A only where both runs ran the group (a group one run
+    did not run has B/A 0 or infinite, which would read as a measurement; `Only in` says which run ran it:
+    "A", "B" or blank)."""
+    both = (rows["presence"] == "both").to_numpy()
+    only = np.select([rows["presence"] == "only in A", rows["presence"] == "only in B"], ["A", "B"], "")
+    return rows.assign(time_ratio=rows["duration_s_ratio"].where(both), only_in=only)
 
 
 def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None]) -> list[str]:
@@ -63,59 +73,144 @@ def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None]) -> li
     return lines
 
 
+def totals_line(rows: pd.DataFrame) -> str:
+    """`kernel time 87.1 us -> 90.2 us (+3.10 us) · 7 kernel group(s)`: the run totals as `flopscope runs`
+    shows them, and how many launches ncu could not profile (counted there, not summed)."""
+    time_a, time_b = (run_total(rows, "total_time_s", side) for side in "ab")
+    change = fmt.seconds(time_b - time_a)
+    line = (f"kernel time {fmt.seconds(time_a) or 'n/a'} -> {fmt.seconds(time_b) or 'n/a'} "
+            f"({'+' if time_b > time_a else ''}{change or 'n/a'}) · {len(rows)} kernel group(s)")
+    skipped = [f"{side.upper()} {int(n)}" for side in "ab" if (n := run_total(rows, "not_profiled", side)) > 0]
+    if skipped:
+        line += f" · launches ncu did not profile (not in the times): {', '.join(skipped)}"
+    return line
+
+
 class DiffScreen(BackScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open"),
+        Binding("s", "sort_column", "Sort"),
+        Binding("slash", "filter", "Filter", key_display="/", priority=True),
         Binding("e", "export", "Export", priority=True),
         Binding("escape", "back", "Back"),
     ]
 
     def __init__(self, rows: pd.DataFrame, name_a: str, name_b: str,
-                 gpus: tuple[str | None, str | None] = (None, None)) -> None:
-        """`rows` from `core.diff.diff_runs`; `gpus`: the GPU each run was profiled on (None: not known)."""
+                 gpus: tuple[str | None, str | None] = (None, None),
+                 reports: tuple[Report, Report] | None = None) -> None:
+        """`rows` from `core.diff.diff_runs`; `gpus`: the GPU each run was profiled on (None: not known);
+        `reports`: the two runs, which `enter` opens a group of (without them `enter` is off)."""
         super().__init__()
         self.rows = rows
         self.names = (name_a, name_b)
         self.gpus = gpus
-        self.cells = [[render(values[column]) for _, column, render in COLUMNS]
-                      for values in (r._asdict() for r in rows.itertuples(index=False))]
-        self._name_width = 0
+        self.reports = reports
+        self.by = str(rows.attrs.get("by", "name"))
+        self.model = TableModel(table_rows(rows), diff_columns(self.by))
 
     def compose(self) -> ComposeResult:
-        total_a, total_b = (side_total(self.rows, "duration_s", side) for side in "ab")
         lines = gpu_lines(self.names, self.gpus)
         text = Text(lines[0])
         for warning in lines[1:]:
             text.append("\n" + warning, style="bold")  # bold, not colour only: legible over SSH and NO_COLOR
-        text.append(f"\nkernel time {fmt.seconds(total_a) or 'n/a'} -> {fmt.seconds(total_b) or 'n/a'} "
-                    f"({fmt.seconds(total_b - total_a) or 'n/a'}) · {len(self.rows)} kernel group(s), largest change "
-                    "first")
+        text.append("\n" + totals_line(self.rows))
         yield Static(text, id="diff-title")
-        # The name column stays put while the numbers scroll sideways.
-        yield DataTable(id="diff-table", cursor_type="row", zebra_stripes=True, fixed_columns=1)
+        yield KernelTable(id="table")
+        yield Static(id="status")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self._fill(self.app.size.width)
-        self.query_one(DataTable).focus()
+        table = self.query_one(KernelTable)
+        table.set_model(self.model)
+        table.focus()
+        self._status()
 
-    def on_resize(self, event: Resize) -> None:
-        if name_width(self.cells, event.size.width) != self._name_width:
-            self._fill(event.size.width)
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open":
+            return self.reports is not None
+        if action == "back":  # escape clears a filter first, as on the Kernels screen
+            return can_go_back(self) or bool(self.model.query.pattern)
+        return True
 
-    def _fill(self, total: int) -> None:
-        table = self.query_one(DataTable)
-        keep = table.cursor_row
-        table.clear(columns=True)
-        self._name_width = name_width(self.cells, total)
-        for i, (title, column, _) in enumerate(COLUMNS):
-            table.add_column(title, key=column, width=self._name_width if i == 0 else None)
-        for row in self.cells:
-            # Text cells: kernel names like `f<T>[with T = float]` are not markup. The name is cut with an
-            # ellipsis where it meets the column's edge; str() of the cell is still the whole name.
-            table.add_row(Text(row[0], no_wrap=True, overflow="ellipsis"), *(Text(c) for c in row[1:]))
-        if self.cells:
-            table.move_cursor(row=min(keep, len(self.rows) - 1))
+    # -- what is shown ----------------------------------------------------------------------------
+    def _status(self) -> None:
+        model, table = self.model, self.query_one(KernelTable)
+        query = model.query
+        if query.pattern and not len(model):
+            text = f"no kernel group matches {query.pattern} · escape shows all"
+        else:
+            title = next((c.title for c in model.columns if c.name == query.sort), None)
+            order = f"sort {title}{'↓' if query.descending else '↑'}" if title else "largest time change first"
+            parts = [f"{len(model):,}/{model.total:,} group(s)", order]
+            if query.pattern:
+                parts.append(f"filter {query.pattern}")
+            if len(model):
+                parts.append(f"row {table.cursor_row + 1:,}")
+            text = " · ".join(parts)
+        self.query_one("#status", Static).update(Text(text))
+
+    def on_kernel_table_moved(self, _: KernelTable.Moved) -> None:
+        self._status()
+
+    def _requery(self, query: Query) -> None:
+        self.query_one(KernelTable).requery(query)
+        self._status()
+
+    def shown(self) -> pd.DataFrame:
+        """The rows as shown (sorted, filtered), with diff_runs' columns: what the export writes."""
+        return self.model.shown().drop(columns=SHOWN_ONLY)
+
+    # -- keys ------------------------------------------------------------------------------------
+    def action_sort_column(self) -> None:
+        column = self.query_one(KernelTable).focused_column
+        if column is not None:
+            self._requery(sorted_by(self.model.query, column))
+
+    async def action_filter(self) -> None:
+        def check(text: str) -> str | None:
+            try:
+                parse_filter(text, self.model.query)
+            except ValueError as err:
+                return str(err)
+            return None
+
+        def typed(text: str | None) -> None:
+            if text is not None:
+                self._requery(parse_filter(text, self.model.query))
+
+        hint = "regex on the name, case-insensitive · empty: show all"
+        await self.app.push_screen(PromptScreen("Filter kernel groups:", self.model.query.pattern, hint, check),
+                                   typed)
+
+    def action_back(self) -> None:
+        if self.model.query.pattern:
+            self._requery(Query(sort=self.model.query.sort, descending=self.model.query.descending))
+        else:
+            super().action_back()
+
+    def action_open(self) -> None:
+        table = self.query_one(KernelTable)
+        if self.reports is None or table.cursor_position is None:
+            return
+        row = self.model.row(table.cursor_row)
+        side = 0 if row["presence"] == "only in A" else 1
+        key = "kernel_full" if self.by == "name" else self.by
+        self._open(side, row[key])
+
+    @work(thread=True, exclusive=True, group="diff-open")
+    def _open(self, side: int, key: object) -> None:
+        """The group's own row of that run (grouping 100k launches takes a while: off the UI thread)."""
+        report = self.reports[side]
+        groups = report.group(self.by)
+        column = "kernel_full" if self.by == "name" else self.by
+        found = groups[groups[column].astype(object) == key]
+        if found.empty:
+            self.app.call_from_thread(self.notify, f"{key} is not in run {'AB'[side]}", timeout=4, markup=False)
+            return
+        screen = KernelScreen(found.iloc[0], report.ceilings(), "nvtx" if self.by == "nvtx" else "kernel",
+                              launches=report.kernels)
+        self.app.call_from_thread(self.app.push_screen, screen)
 
     async def action_export(self) -> None:
         a, b = self.names
-        await ask_export(self.app, lambda: self.rows, Path.cwd() / f"diff-{a}-{b}.csv", "comparison")
+        await ask_export(self.app, self.shown, Path.cwd() / f"diff-{a}-{b}.csv", "comparison")

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+import shlex
+from pathlib import Path
 from typing import ClassVar
 
+import numpy as np
 import pandas as pd
 from flopscope.core import FMA_CONVENTION
 from flopscope.core.counters import TENSOR_DTYPES, collecting
+from flopscope.core.kernel_names import function_name
 from flopscope.core.metrics import Ceiling
 from rich.table import Table
 from rich.text import Text
@@ -32,8 +36,10 @@ def _v(row: pd.Series, name: str):
     return None if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) else value
 
 
-def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(section title, [(label, value)]) for every metric the row holds; missing numbers read 'not collected'."""
+def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(section title, [(label, value)]) for every metric the row holds; missing numbers read 'not collected'.
+    `earlier`: for one launch, how many launches of the same function the report holds before it (the
+    `--launch-skip` that profiles it again), None when not known."""
 
     measured = _measured(row)
 
@@ -86,7 +92,7 @@ def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     # An empty estimated/provenance means "all counted" only where ncu measured something.
     nothing = "nothing measured: ncu recorded no values"
     notes = [("Status", fmt.text(_v(row, "status")) or "ok"),
-             ("To collect", _to_collect(row, measured)),
+             ("To collect", _to_collect(row, measured, earlier)),
              ("Estimated", fmt.text(_v(row, "estimated")) or ("nothing: all counted" if measured else nothing)),
              ("Provenance", fmt.text(_v(row, "provenance")) or ("counted .sum metrics" if measured else nothing)),
              ("Convention", FMA_CONVENTION)]
@@ -97,11 +103,37 @@ def sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
             ("Ceilings", ceilings), ("Provenance", notes), ("Kernel", identity)]
 
 
-def _to_collect(row: pd.Series, measured: bool) -> str:
+def _to_collect(row: pd.Series, measured: bool, earlier: int | None = None) -> str:
     if not measured:
-        name = fmt.text(_v(row, "kernel")) or "NAME"
-        return f"all of it: ncu recorded nothing for this launch; profile it again (ncu -k regex:{name} -c 1)"
+        return ("all of it: ncu recorded nothing for this launch; profile it again by putting this before "
+                f"your program's command: {shlex.join(recollect_argv(row, earlier))}")
     return collecting([c for c in COLLECTED if _v(row, c) is None]) or "nothing: every counter flopscope reads is here"
+
+
+def recollect_argv(row: pd.Series, earlier: int | None = None) -> list[str]:
+    """The ncu arguments that profile this row's launch again: `-k` matches ncu's function name exactly (its
+    default `--kernel-name-base function`: no namespace, template arguments or parameters), and
+    `--launch-skip` passes the `earlier` launches of that function when their number is known."""
+    name = function_name(fmt.text(_v(row, "kernel_full")) or fmt.text(_v(row, "kernel"))) or "NAME"
+    skip = ["--launch-skip", str(earlier)] if earlier else []
+    return ["ncu", "-k", name, *skip, "-c", "1"]
+
+
+def earlier_launches(launches: pd.DataFrame, row: pd.Series) -> int | None:
+    """How many launches in `launches` (a report's, in launch order) share `row`'s function name and come
+    before it; None unless `row` is one launch of that report."""
+    launch, full = _v(row, "launch_id"), _v(row, "kernel_full")
+    if launch is None or full is None or (_v(row, "count") or 1) != 1 or "launch_id" not in launches:
+        return None
+    names = launches["kernel_full"].astype("category")
+    codes = names.cat.codes.to_numpy()
+    ids = pd.to_numeric(launches["launch_id"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    own = names.cat.categories.get_indexer([full])[0]
+    if own < 0 or not ((codes == own) & (ids == float(launch))).any():
+        return None  # the row is not a launch of this report
+    target = function_name(str(full))
+    same = np.array([function_name(str(c)) == target for c in names.cat.categories] + [False])
+    return int((same[codes] & (ids < float(launch))).sum())
 
 
 def _measured(row: pd.Series) -> bool:
@@ -132,11 +164,19 @@ class KernelScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
         Binding("e", "export", "Export", priority=True),
+        # The arrows, page keys, home and end scroll the focused body already; j/k/space as in the tables.
+        Binding("j", "scroll('down')", "Scroll down", show=False),
+        Binding("k", "scroll('up')", "Scroll up", show=False),
+        Binding("space", "scroll('page_down')", "Page down", show=False),
     ]
 
-    def __init__(self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel") -> None:
+    def __init__(self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel",
+                 launches: pd.DataFrame | None = None) -> None:
+        """`launches`: the launches of the report `row` comes from (default: the app's report's), which the
+        `--launch-skip` of the advice for an unprofiled launch counts."""
         super().__init__()
         self.row = row
+        self.launches = launches
         self.roofline: Roofline = roofline_from(row.to_frame().T.infer_objects(), ceilings, name=name_column)
         self.title_text = fmt.text(_v(row, name_column) or _v(row, "kernel")) or "(unnamed)"
 
@@ -145,10 +185,17 @@ class KernelScreen(Screen):
         # One scroll for everything: narrow terminals get the metrics, then the plot below them.
         with VerticalScroll(id="kernel-body"):
             with Vertical(id="metrics"):
-                for title, items in sections(self.row):
+                for title, items in sections(self.row, self._earlier()):
                     yield Static(_section_table(title, items), classes="section")
             yield RooflinePlot(self.roofline, id="kernel-roofline")
         yield Footer(compact=True)
+
+    def _earlier(self) -> int | None:
+        if _measured(self.row):
+            return None  # only the advice for a launch ncu did not profile counts earlier launches
+        report = getattr(self.app, "report", None)
+        launches = self.launches if self.launches is not None else report.kernels if report is not None else None
+        return earlier_launches(launches, self.row) if launches is not None else None
 
     def on_mount(self) -> None:
         self.query_one("#kernel-body").set_class(self.app.size.width < WIDE, "narrow")
@@ -164,8 +211,13 @@ class KernelScreen(Screen):
     def action_back(self) -> None:
         self.dismiss()
 
+    def action_scroll(self, how: str) -> None:
+        body = self.query_one("#kernel-body", VerticalScroll)
+        {"down": body.scroll_down, "up": body.scroll_up, "page_down": body.scroll_page_down}[how](animate=False)
+
     async def action_export(self) -> None:
         launch = _v(self.row, "launch_id")
         suffix = f"kernel-{int(launch)}" if launch is not None else "kernel"
-        await ask_export(self.app, lambda: self.row.to_frame().T, self.app.export_name(suffix),
-                         what="metrics of this row")
+        # The diff's small app (ScreenApp) names no report to name the file after.
+        name = self.app.export_name(suffix) if hasattr(self.app, "export_name") else Path.cwd() / f"{suffix}.csv"
+        await ask_export(self.app, lambda: self.row.to_frame().T, name, what="metrics of this row")

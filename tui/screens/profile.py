@@ -40,6 +40,7 @@ class ProfileScreen(Screen):
         self.process = None
         self.failed: str | None = None
         self.stopped = False  # `q` before the report came back: the job must not store what it gets
+        self.errors: list[str] = []  # ncu's errors as logged, so the failure does not log them again
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self.title_text), id="profile-title")
@@ -63,7 +64,7 @@ class ProfileScreen(Screen):
         try:
             result = self.job(lambda e: self._from_thread(self._event, e), lambda p: setattr(self, "process", p))
         except FlopscopeError as err:
-            self._from_thread(self._fail, err.line())
+            self._from_thread(self._fail, err)
             return
         self._from_thread(self._done, result)
 
@@ -80,6 +81,8 @@ class ProfileScreen(Screen):
             self._kernel(event)
         elif event.kind in ("error", "warning"):
             log.write(Text(f"ncu {event.kind}: {event.text}", style="bold" if event.kind == "error" else ""))
+            if event.kind == "error" and event.text.strip():
+                self.errors.append(event.text.strip())
         elif event.kind == "output":
             log.write(Text(event.text))
         else:
@@ -108,10 +111,17 @@ class ProfileScreen(Screen):
             f"{time.monotonic() - self.started:6.1f} s · {launches} launch(es), {len(self.rows)} kernel(s) · "
             f"{getattr(self, '_last', '')}"))
 
-    def _fail(self, line: str) -> None:
-        self.failed = line
-        self.query_one("#profile-status", Static).update(Text(f"failed: {line}", style="bold"))
-        self.query_one(RichLog).write(Text(line, style="bold"))
+    def _fail(self, err: FlopscopeError) -> None:
+        """The reason, once: in the log under what ncu said (its error there already is not repeated), the
+        status line saying where to look."""
+        self.failed = err.line()
+        self.query_one("#profile-status", Static).update(Text(
+            f"failed after {time.monotonic() - self.started:.1f} s ({err.path}): the reason is in the log below",
+            style="bold"))
+        said = any(err.problem.strip() in e or e in err.problem for e in self.errors)
+        reason = err.fix if said and err.fix else err.line()
+        self.query_one(RichLog).write(Text(f"{'what to do: ' if said and err.fix else ''}{reason}", style="bold"))
+        self.app.return_code_on_quit = 2
 
     def _done(self, result: ProfileResult) -> None:
         for note in result.notes:

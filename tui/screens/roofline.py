@@ -56,8 +56,13 @@ def describe(data: Roofline, index: int | None, launch: int | None = None) -> Re
 
 class RooflineScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right,j", "step(1)", "Next"),
-        Binding("left,k", "step(-1)", "Previous"),
+        # The points in table order (time share): the table's keys walk them the same way.
+        Binding("down,j,right,l", "step(1)", "Next"),
+        Binding("up,k,left,h", "step(-1)", "Previous"),
+        Binding("pagedown,space", "step(10)", "10 on", show=False),
+        Binding("pageup", "step(-10)", "10 back", show=False),
+        Binding("home", "edge(0)", "First", show=False),
+        Binding("end", "edge(1)", "Last", show=False),
         Binding("enter", "open", "Open"),
         Binding("e", "export", "Export", priority=True),
         Binding("escape", "back", "Back"),
@@ -81,7 +86,14 @@ class RooflineScreen(Screen):
     def action_step(self, step: int) -> None:
         if self.selected is None:
             return
-        self.selected = max(0, min(self.selected + step, len(self.data.points) - 1))
+        self._select(self.selected + step)
+
+    def action_edge(self, end: int) -> None:
+        if self.selected is not None:
+            self._select(len(self.data.points) - 1 if end else 0)
+
+    def _select(self, index: int) -> None:
+        self.selected = max(0, min(index, len(self.data.points) - 1))
         self.query_one(RooflinePlot).select(self.selected)
         self.query_one("#point-info", Static).update(self._describe())
 

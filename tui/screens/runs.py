@@ -31,19 +31,34 @@ from .kernels import PushedKernelsScreen
 from .prompt import PromptScreen
 from .sweep import SweepScreen
 
-# Priority decides what drops first at 80 columns, as in the kernel table.
-COLUMNS = [
-    Column("name", "Run", fmt.text, 0, 22, numeric=False),
-    Column("created", "Created", fmt.when, 2, 16),
-    Column("params", "Params", fmt.text, 1, 14, numeric=False),
-    Column("gpu", "GPU", fmt.text, 3, 14, numeric=False),
-    Column("launches", "Launches", fmt.integer, 3, 8),
-    Column("total_time_s", "Time", fmt.seconds, 0, 9),
-    Column("total_flop", "FLOP", fmt.si, 1, 8),
-    Column("sweep", "Sweep", fmt.text, 4, 12, numeric=False),
-    Column("host", "Host", fmt.text, 5, 12, numeric=False),
-    Column("id", "ID", fmt.integer, 5, 5),
-]
+MARK = "[A] "  # before run A's name in the list: text, not colour, so it shows with NO_COLOR too
+SEARCHED = ["name", "gpu", "sweep", "params"]  # what `/` matches
+
+
+def run_columns(marked: str | None = None) -> list[Column]:
+    """The list's columns; run A's name carries MARK. Priority decides what drops first at 80 columns, as in
+    the kernel table."""
+    return [
+        Column("name", "Run", lambda v: f"{MARK}{v}" if marked is not None and v == marked else fmt.text(v), 0, 22,
+               numeric=False),
+        Column("created", "Created", fmt.when, 2, 16),
+        Column("params", "Params", fmt.text, 1, 14, numeric=False),
+        Column("gpu", "GPU", fmt.text, 3, 14, numeric=False),
+        Column("launches", "Launches", fmt.integer, 3, 8),
+        Column("total_time_s", "Time", fmt.seconds, 0, 9),
+        Column("total_flop", "FLOP", fmt.si, 1, 8),
+        Column("sweep", "Sweep", fmt.text, 4, 12, numeric=False),
+        Column("host", "Host", fmt.text, 5, 12, numeric=False),
+        Column("id", "ID", fmt.integer, 5, 5),
+    ]
+
+
+class RunsModel(TableModel):
+    """The runs as the table shows them; `/` matches a run's name, GPU, sweep and parameters, not only the
+    name (the kernel table's model matches its first column)."""
+
+    def _name_columns(self) -> list[str]:
+        return [c for c in SEARCHED if c in self.rows]
 
 
 def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -69,7 +84,7 @@ class RunsScreen(Screen):
         """The runs in the store at `store_path`; only those of `sweep` if given."""
         super().__init__()
         self.store_path, self.sweep = store_path, sweep
-        self.model: TableModel | None = None
+        self.model: RunsModel | None = None
         self.marked: str | None = None  # name of run A
 
     def compose(self) -> ComposeResult:
@@ -81,7 +96,7 @@ class RunsScreen(Screen):
     def on_mount(self) -> None:
         store = Store(self.store_path)
         try:
-            self.model = TableModel(runs_table(store.runs(self.sweep)), COLUMNS)
+            self.model = RunsModel(runs_table(store.runs(self.sweep)), run_columns())
             damaged = dict(store.damaged)
         finally:
             store.close()
@@ -99,6 +114,8 @@ class RunsScreen(Screen):
         model, table = self.model, self.query_one(KernelTable)
         if not model.total:
             text = "no runs stored yet: `flopscope profile` and `flopscope sweep` store each run they make"
+        elif model.query.pattern and not len(model):
+            text = f"no runs match {model.query.pattern} · escape shows all"
         else:
             parts = [f"{len(model):,}/{model.total:,} runs"]
             if model.query.pattern:
@@ -131,16 +148,23 @@ class RunsScreen(Screen):
         row = self._row()
         if row is not None:
             self.marked = None if self.marked == row["name"] else str(row["name"])
+            table = self.query_one(KernelTable)
+            # A new model, not the old one's cached cells: the names are drawn again with the mark.
+            self.model = RunsModel(self.model.rows, run_columns(self.marked), self.model.query)
+            table.set_model(self.model, table.cursor_position)
             self._status()
 
     def action_diff(self) -> None:
         row = self._row()
         if row is None:
             return
-        if self.marked is None or self.marked == row["name"]:
+        if self.marked is None:
             self.notify("mark run A with m, then press d on run B", timeout=4)
-            return
-        self._diff(self.marked, str(row["name"]))
+        elif self.marked == row["name"]:
+            self.notify(f"this is run A ({self.marked}); move to another run and press d to compare them",
+                        timeout=4, markup=False)
+        else:
+            self._diff(self.marked, str(row["name"]))
 
     def action_sweep(self) -> None:
         row = self._row()
@@ -157,20 +181,20 @@ class RunsScreen(Screen):
             self._requery(sorted_by(self.model.query, column))
 
     async def action_filter(self) -> None:
-        def typed(text: str | None) -> None:
-            if text is None:
-                return
+        def check(text: str) -> str | None:
             try:
-                query = parse_filter(text, self.model.query)
-                if query.bound != "all":
-                    raise ValueError("runs have no bound: filter them by name")
+                if parse_filter(text, self.model.query).bound != "all":
+                    return "runs have no bound: filter them by name, GPU, sweep or parameters"
             except ValueError as err:
-                self.notify(str(err), title="Filter not applied", severity="error", markup=False)
-                return
-            self._requery(query)
+                return str(err)
+            return None
 
-        hint = "regex on the run's name, case-insensitive · empty: show all"
-        await self.app.push_screen(PromptScreen("Filter runs:", self.model.query.pattern, hint), typed)
+        def typed(text: str | None) -> None:
+            if text is not None:
+                self._requery(parse_filter(text, self.model.query))
+
+        hint = "regex on the run's name, GPU, sweep or parameters (batch_size=8), case-insensitive · empty: show all"
+        await self.app.push_screen(PromptScreen("Filter runs:", self.model.query.pattern, hint, check), typed)
 
     def action_clear_filter(self) -> None:
         if self.model is not None and self.model.query.pattern:
@@ -193,7 +217,7 @@ class RunsScreen(Screen):
         reports = self._read(lambda store: (store.load(a), store.load(b)))
         if reports is not None:
             gpus = tuple(r.meta.get("gpu") for r in reports)
-            self.app.call_from_thread(self.app.push_screen, DiffScreen(diff_runs(*reports), a, b, gpus))
+            self.app.call_from_thread(self.app.push_screen, DiffScreen(diff_runs(*reports), a, b, gpus, reports))
 
     @work(thread=True, exclusive=True, group="runs")
     def _sweep(self, name: str) -> None:

@@ -20,6 +20,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.events import Resize
 from textual.widgets import Footer, Static
 
 from .. import format as fmt
@@ -50,12 +51,13 @@ def _share(v: float) -> str:
 # What `m` cycles through, in order.
 METRICS = (
     Metric("flop", "FLOP", _si()),
-    Metric("flop_per_sample", "FLOP/sample", _si()),
+    Metric("flop_per_sample", "FLOP/{param}", _si()),  # FLOP over the swept value, whatever it counts
     Metric("dram_bytes", "DRAM bytes", _si("B")),
     Metric("duration_s", "Time", fmt.seconds),
     Metric("flop_per_s", "FLOP/s", _si("FLOP/s")),
     Metric("flops_efficiency", "FLOPS efficiency", _share),
 )
+PLOT_ROWS = 11  # the plot's least: caption, 7 rows of plot area (two y labels or more), the x axis and ticks
 FITTED = (("flop", "FLOP", _si()), ("dram_bytes", "DRAM B", _si("B")), ("duration_s", "Time", fmt.seconds))
 
 
@@ -64,7 +66,7 @@ def table_columns(param: str) -> list[Column]:
     return [
         Column(param, param, lambda v: f"{v:g}", 0, min(max(len(param), 6), 16)),
         Column("flop", "FLOP", _si(), 0, 8),
-        Column("flop_per_sample", "FLOP/sample", _si(), 1, 11),
+        Column("flop_per_sample", f"FLOP/{param}", _si(), 1, min(max(len(param) + 5, 11), 16)),
         Column("dram_bytes", "DRAM B", _si("B"), 2, 8),
         Column("duration_s", "Time", fmt.seconds, 0, 9),
         Column("flop_per_s", "FLOP/s", _si(), 1, 8),
@@ -94,7 +96,7 @@ class Analysis:
 
 
 def analyse(points: list[tuple[float, Report]], param: str, tolerance: float = 0.05) -> Analysis:
-    """`tolerance`: allowed per-sample FLOP drift, as `flopscope sweep --tolerance`."""
+    """`tolerance`: allowed drift of FLOP/param, as `flopscope sweep --tolerance`."""
     table = point_table(points, param)
     fits = {name: linear_fit(table[param], table[name]) for name, _, _ in FITTED}
     return Analysis(table, fits, findings(table, group_table(points, param), param, tolerance))
@@ -124,16 +126,17 @@ class SweepScreen(BackScreen):
         Binding("e", "export", "Export", priority=True),
         Binding("escape", "back", "Back"),
     ]
+    # The plot keeps PLOT_ROWS (caption, a 7-row plot area, axes: two y labels or more); the table its points
+    # up to 30% of the screen; the findings get the rest and scroll (tab focuses them) when they need more.
     DEFAULT_CSS = """
-    SweepScreen #sweep-header { height: auto; max-height: 45%; padding: 0 1; scrollbar-size-vertical: 1; }
+    SweepScreen #sweep-header { height: auto; padding: 0 1; scrollbar-size-vertical: 1; }
     SweepScreen #sweep-header:focus { background: $boost; }
-    SweepScreen #sweep-table { height: auto; max-height: 30%; min-height: 2; }
-    SweepScreen #sweep-plot { height: 1fr; min-height: 4; }
+    SweepScreen #sweep-plot { height: 1fr; }
     """
 
     def __init__(self, lines: list[Slice], title: str, tolerance: float = 0.05, line: int = 0) -> None:
         """`lines`: the sweep's lines (`core.scaling.slices`), `line` the one shown; `n` shows the next.
-        `tolerance`: allowed per-sample FLOP drift, as `flopscope sweep --tolerance`."""
+        `tolerance`: allowed drift of FLOP/param, as `flopscope sweep --tolerance`."""
         super().__init__()
         self.lines, self.line, self.tolerance = lines, line, tolerance
         shown = lines[line]
@@ -162,9 +165,19 @@ class SweepScreen(BackScreen):
             header(self.sweep_name, self.param, self.analysis, color=not self.app.no_color))
         table = self.query_one(KernelTable)
         table.set_model(TableModel(self.analysis.table, self.columns))
-        table.styles.height = len(self.points) + 1  # header + one line per point; max-height caps it
         table.focus()
+        self._fit_heights(self.app.size.height)
         self._plot()
+
+    def on_resize(self, event: Resize) -> None:
+        self._fit_heights(event.size.height)
+
+    def _fit_heights(self, height: int) -> None:
+        """Table: a header line and one per point, at most 30% of the screen. Findings: what the table, the
+        plot's PLOT_ROWS and the footer leave (at least 3 rows), scrolled beyond that."""
+        table = min(len(self.points) + 1, max(3, int(0.3 * height)))
+        self.query_one(KernelTable).styles.height = table
+        self.query_one("#sweep-header").styles.max_height = max(3, height - 1 - table - PLOT_ROWS)
 
     @property
     def selected(self) -> int | None:
@@ -175,7 +188,7 @@ class SweepScreen(BackScreen):
         table = self.analysis.table
         values = table[metric.name].to_numpy(dtype=float, na_value=math.nan)
         return Series(tuple(float(v) for v in table[self.param]), tuple(float(v) for v in values),
-                      self.param, metric.title, metric.text)
+                      self.param, metric.title.format(param=self.param), metric.text)
 
     async def action_next_line(self) -> None:
         """Several parameters swept: the next line through the sweep (another parameter, or other values

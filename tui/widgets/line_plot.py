@@ -61,7 +61,7 @@ class _Scale:
 
 def _limits(values: list[float], log: bool) -> tuple[float, float]:
     """The data range (already scaled) with 5% room either side, at least a tenth of a decade (log) or a
-    tenth of the values (linear) wide: float noise in a flat series (FLOP/sample) must not look like a trend."""
+    tenth of the values (linear) wide: float noise in a flat series (FLOP/param) must not look like a trend."""
     lo, hi = min(values), max(values)
     least = 0.1 if log else 0.1 * max(abs(lo), abs(hi)) or 1.0
     if hi - lo < least:
@@ -128,9 +128,18 @@ def _x_ticks(series: Series, scale: _Scale, lo: float, hi: float, cells: int) ->
 
 
 def _y_ticks(series: Series, scale: _Scale, lo: float, hi: float, rows: int) -> tuple[list[float], list[str]]:
+    """Round values, spaced; never fewer than two labels (one label gives no scale): else the axis's ends."""
     ticks = log_ticks(lo, hi, max(2, rows // 3 + 1)) if scale.log else nice_ticks(lo, hi, max(3, rows // 3))
-    labels = [_TRAILING_ZEROS.sub(r"\1", series.y_text(scale.inverse(t))) for t in ticks]
-    return spaced(ticks, labels, lo, hi, rows, vertical=True)
+    kept = spaced(ticks, [_y_label(series, scale, t) for t in ticks], lo, hi, rows, vertical=True)
+    if len(kept[0]) >= 2:
+        return kept
+    ends = [lo, hi]
+    labels = [_y_label(series, scale, t) for t in ends]
+    return (ends, labels) if labels[0] != labels[1] else kept
+
+
+def _y_label(series: Series, scale: _Scale, tick: float) -> str:
+    return _TRAILING_ZEROS.sub(r"\1", series.y_text(scale.inverse(tick)))
 
 
 # Tick values are round: '10 T', '1.5 T', not the table's fixed-digit '10.0 T', '1.50 T'.
@@ -196,7 +205,7 @@ def caption(series: Series, selected: int | None) -> str:
 class LinePlot(CachedPlot):
     """Renders a `Series` to fit the widget, caption first; rebuilt only when size, data or selection change."""
 
-    DEFAULT_CSS = "LinePlot { height: 1fr; min-height: 4; }"
+    DEFAULT_CSS = "LinePlot { height: 1fr; min-height: 4; }"  # the Sweep screen keeps it taller
 
     def __init__(self, series: Series | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)

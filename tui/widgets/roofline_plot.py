@@ -166,8 +166,12 @@ def ridge_of(data: Roofline, selected: int | None) -> Ceiling | None:
     return next((c for c in data.compute if c.name == wanted), data.compute[0])
 
 
-def build_plot(data: Roofline, width: int, height: int, selected: int | None = None, color: bool = True) -> str:
-    """The plot as text with ANSI colours, exactly `width` x `height` cells. Pure: same input, same text."""
+def build_plot(data: Roofline, width: int, height: int, selected: int | None = None, color: bool = True) -> Text:
+    """The plot, exactly `width` x `height` cells. Pure: same input, same text.
+
+    plotext draws the axes, lines and points; the labels (each compute ceiling's name at the right end of its
+    own line, the selected precision's ridge, DRAM along its slope) are written into the drawn cells here,
+    only where they cover no point: a label that finds no such room is moved, then dropped."""
     fig = plt.figure
     fig.clear()
     plt.terminal.limit(False, False)  # plotext caps plots at its own idea of the terminal (80x22 with no tty)
@@ -175,44 +179,179 @@ def build_plot(data: Roofline, width: int, height: int, selected: int | None = N
     fig.plot_size(width, height)
     axes = _axes(data)
     (x0, x1), (y0, y1) = axes.x, axes.y
-    _draw_ceilings(fig, data, axes, selected, color)
+    _draw_ceilings(fig, data, axes, color)
     _draw_points(fig, data, selected, color)
     fig.ruler("x").lim(x0, x1)
     fig.ruler("y").lim(y0, y1)
-    fig.ruler("x").ticks(*_ticks(x0, x1, width - 6, 6))
-    fig.ruler("y").ticks(*_ticks(y0, y1, max(1, height - 4), 2))
+    x_ticks, y_ticks = _ticks(x0, x1, width - 6, 6), _ticks(y0, y1, max(1, height - 4), 2)
+    fig.ruler("x").ticks(*x_ticks)
+    fig.ruler("y").ticks(*y_ticks)
     fig.label("arithmetic intensity, FLOP/byte (DRAM)", "x")
     fig.label("FLOP/s", "y")
-    out = fig.build().string()
+    drawn = Text.from_ansi(fig.build().string().rstrip("\n"), no_wrap=True)
     fig.clear()  # leave plotext's global figure empty for whoever draws next
-    return out
+    grid = _Grid(drawn, axes, x_ticks[0], y_ticks[0])
+    if grid.ok:
+        _label(grid, data, axes, selected, color)
+    return grid.text()
 
 
-def _draw_ceilings(fig, data: Roofline, axes: _Axes, selected: int | None, color: bool) -> None:
-    (x0, x1), (y0, y1) = axes.x, axes.y
-    dy = (y1 - y0) * 0.04
+def _draw_ceilings(fig, data: Roofline, axes: _Axes, color: bool) -> None:
+    (x0, x1), y0 = axes.x, axes.y[0]
     top = max((math.log10(c.value) for c in data.compute), default=None)
     if data.dram is not None:
         bw = math.log10(data.dram.value)
         start = max(x0, y0 - bw)  # where the slope enters the plot
         end = (top - bw) if top is not None else x1
         fig.draw(fig.segment([start, end], [start + bw, end + bw], marker=_line_marker(DRAM_COLOR if color else None)))
-        mid = start + (end - start) * 0.35
-        fig.draw(fig.text(mid, mid + bw + dy, "DRAM", alignment="right"))
-    used_rows: list[float] = []
     for i, ceiling in enumerate(data.compute):
         y = math.log10(ceiling.value)
         left = max(x0, y - math.log10(data.dram.value)) if data.dram is not None else x0
         tint = COMPUTE_COLORS[i % len(COMPUTE_COLORS)] if color else None
         fig.draw(fig.segment([left, x1], [y, y], marker=_line_marker(tint, COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)])))
-        if all(abs(y - r) > 2.5 * dy for r in used_rows):  # close ceilings (FP64 = FP32 / 2) share one label row
-            used_rows.append(y)
-            fig.draw(fig.text(x1, y + dy, _short(ceiling), alignment="right"))
+
+
+HALF_BLOCKS = "▀▄▌▐▖▗▘▝▚▞▙▛▜▟█"  # what plotext's "hd" marker draws
+POINT_GLYPHS = frozenset({POINT, SELECTED, *(glyph for glyph, _ in LEVEL_GLYPHS.values())})
+
+
+class _Grid:
+    """The drawn plot as cells: where a value lands, what a cell holds, and writing a label into cells.
+
+    Where a value lands is read off the drawing itself (the rows of the y ticks, the columns of the x ticks,
+    the frame), not re-derived from plotext's internals."""
+
+    def __init__(self, drawn: Text, axes: _Axes, x_ticks: list[int], y_ticks: list[int]) -> None:
+        self.lines = list(drawn.split("\n", allow_blank=True))
+        self.cells = [line.plain for line in self.lines]
+        tops = [r for r, line in enumerate(self.cells) if "┌" in line]
+        bottoms = [r for r, line in enumerate(self.cells) if "└" in line]
+        self.ok = bool(tops and bottoms) and bottoms[0] - tops[0] > 2
+        if not self.ok:
+            return
+        top, bottom = tops[0], bottoms[0]
+        left, right = self.cells[top].index("┌"), self.cells[top].index("┐")
+        self.rows, self.cols = (top + 1, bottom - 1), (left + 1, right - 1)
+        y_rows = [r for r in range(top + 1, bottom) if self.cells[r][left] == "┤"]
+        x_cols = [c for c, ch in enumerate(self.cells[bottom]) if ch == "┬"]
+        self.y_map = _linear(sorted(y_ticks, reverse=True), y_rows, (axes.y[1], axes.y[0]), self.rows)
+        self.x_map = _linear(sorted(x_ticks), x_cols, axes.x, self.cols)
+
+    def row_of(self, y: float) -> int:
+        return round(self.y_map(y))
+
+    def col_of(self, x: float) -> int:
+        return round(self.x_map(x))
+
+    def y_at(self, row: int) -> float:
+        """The value (log10) a row stands for."""
+        return self.y_map.inverse(row)
+
+    def line_row(self, y: float, glyph: str) -> int:
+        """The row a horizontal line at `y` drawn with `glyph` ended up on: its glyph at the frame's right
+        edge, on the row computed or one beside it (plotext rounds half-cell pixels its own way)."""
+        chars = HALF_BLOCKS if glyph == "hd" else glyph
+        estimate = self.row_of(y)
+        for row in (estimate, estimate - 1, estimate + 1):
+            if self.rows[0] <= row <= self.rows[1] and self.cells[row][self.cols[1]] in chars:
+                return row
+        return estimate
+
+    def inside(self, row: int, col: int, n: int) -> bool:
+        return self.rows[0] <= row <= self.rows[1] and self.cols[0] <= col and col + n - 1 <= self.cols[1]
+
+    def covers_point(self, row: int, col: int, n: int) -> bool:
+        return any(ch in POINT_GLYPHS for ch in self.cells[row][col:col + n])
+
+    def blank(self, row: int, col: int, n: int) -> bool:
+        return self.inside(row, col, n) and not self.cells[row][col:col + n].strip()
+
+    def put(self, row: int, col: int, label: str, style: Style) -> None:
+        line = self.lines[row]
+        self.lines[row] = line[:col] + Text(label, style) + line[col + len(label):]
+        self.cells[row] = self.lines[row].plain
+
+    def text(self) -> Text:
+        out = Text("\n").join(self.lines)
+        out.no_wrap = True
+        return out
+
+
+@dataclass(frozen=True)
+class _Linear:
+    """value -> cell index (unrounded) and back."""
+
+    v0: float
+    c0: float
+    per: float  # cells per unit of value
+
+    def __call__(self, value: float) -> float:
+        return self.c0 + (value - self.v0) * self.per
+
+    def inverse(self, cell: float) -> float:
+        return self.v0 + (cell - self.c0) / self.per
+
+
+def _linear(ticks: list[int], at: list[int], span: tuple[float, float], cells: tuple[int, int]) -> _Linear:
+    """Fitted through the ticks drawn (two or more), else through the frame's ends."""
+    if len(ticks) == len(at) and len(at) >= 2:
+        (v0, c0), (v1, c1) = (ticks[0], at[0]), (ticks[-1], at[-1])
+    else:
+        (v0, c0), (v1, c1) = (span[0], cells[0]), (span[1], cells[1])
+    return _Linear(v0, c0, (c1 - c0) / (v1 - v0))
+
+
+def _label(grid: _Grid, data: Roofline, axes: _Axes, selected: int | None, color: bool) -> None:
+    def tint(index: int | None) -> Style:
+        return Style(color=f"color({index})") if color and index is not None else Style()
+
+    # Each compute ceiling: its name at the right end of its own line; on the row above or below when a
+    # point (or another ceiling's name) is there; dropped when neither has room.
+    for i, ceiling in enumerate(data.compute):
+        label = f" {_short(ceiling)}"
+        col = grid.cols[1] - len(label) + 1
+        row = grid.line_row(math.log10(ceiling.value), COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)])
+        for r in (row, row - 1, row + 1):
+            if grid.inside(r, col, len(label)) and not grid.covers_point(r, col, len(label)) and \
+                    not any(ch.isalnum() for ch in grid.cells[r][col:col + len(label)]):
+                grid.put(r, col, label, tint(COMPUTE_COLORS[i % len(COMPUTE_COLORS)]))
+                break
     ridge = ridge_of(data, selected)
     if ridge is not None:
         x = math.log10(ridge.value / data.dram.value)
         label = f"{_short(ridge)} ridge {fmt.ratio(10 ** x)}"
-        fig.draw(fig.text(x, math.log10(ridge.value) - 2 * dy, label, alignment="left"))
+        glyph = COMPUTE_GLYPHS[data.compute.index(ridge) % len(COMPUTE_GLYPHS)]
+        row, col = grid.line_row(math.log10(ridge.value), glyph), grid.col_of(x)
+        # Under the ceiling right of the ridge, else left of it, else above: on blank cells only.
+        _first_blank(grid, [(row + 1, col + 1), (row + 1, col - len(label)), (row + 2, col + 1),
+                            (row - 1, col + 1), (row - 1, col - len(label))], label, Style(bold=True))
+    if data.dram is not None:
+        _label_dram(grid, data, axes, tint(DRAM_COLOR))
+
+
+def _label_dram(grid: _Grid, data: Roofline, axes: _Axes, style: Style) -> None:
+    """`DRAM` left of its slope, a blank cell between, about a third of the way up the slope."""
+    bw = math.log10(data.dram.value)
+    top = min(max((math.log10(c.value) for c in data.compute), default=axes.y[1]), axes.y[1])
+    bottom = max(axes.x[0] + bw, axes.y[0])
+    lo, hi = max(grid.row_of(top), grid.rows[0]), min(grid.row_of(bottom), grid.rows[1])
+    aim = hi - (hi - lo) * 0.35
+    spots = []
+    for row in sorted(range(lo, hi + 1), key=lambda r: abs(r - aim)):
+        col = grid.col_of(grid.y_at(row) - bw)
+        start = max(col - 3, grid.cols[0])
+        near = grid.cells[row][start:col + 4]
+        if near.strip():  # the slope's first cell in this row, near where it should be
+            spots.append((row, start + len(near) - len(near.lstrip()) - 5))
+    _first_blank(grid, spots, "DRAM", style)
+
+
+def _first_blank(grid: _Grid, spots: list[tuple[int, int]], label: str, style: Style) -> None:
+    """Write `label` at the first (row, col) whose cells are all blank; nowhere if none is."""
+    for row, col in spots:
+        if grid.blank(row, col, len(label) + 1 if col + len(label) <= grid.cols[1] else len(label)):
+            grid.put(row, col, label, style)
+            return
 
 
 def _short(ceiling: Ceiling) -> str:
@@ -320,8 +459,7 @@ class RooflinePlot(CachedPlot):
         if width < MIN_WIDTH or height - len(extra) < MIN_HEIGHT:
             message = f"Too small for a roofline ({width}x{height}): enlarge the terminal."
             return Text("\n".join(textwrap.wrap(message, max(width, 1))[:max(height, 1)]), no_wrap=True)
-        plot = build_plot(self.data, width, height - len(extra), self.selected, color)
-        text = Text.from_ansi(plot.rstrip("\n"), no_wrap=True)
+        text = build_plot(self.data, width, height - len(extra), self.selected, color)
         for line in extra:
             text.append("\n")
             text.append_text(line)

@@ -1,0 +1,111 @@
+"""The Kernel screen (enter on a row): the ncu command it offers for a launch ncu did not profile, and its
+keys. The function names are ncu's own, read with ncu_report (not derived by the code under test)."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+from flopscope.core import read_report
+from flopscope.tui.screens.kernel import KernelScreen, earlier_launches, recollect_argv, sections
+from textual.containers import VerticalScroll
+
+from .conftest import fixture_path
+from .test_app import make_app, ready, regrouped, screen_lines
+
+H800 = "h800_sglang_flashattn_full.ncu-rep"  # launch 4 (flash_fwd_kernel): ncu recorded no values
+RADIX = "a100pcie40_cub_radixsort_154k_basic.ncu-rep"
+
+
+def ncu_function_names(path) -> list[str]:
+    """What ncu's `-k NAME` matches (its default --kernel-name-base function), per launch, from ncu_report."""
+    ncu_report = pytest.importorskip("ncu_report")
+    context = ncu_report.load_report(str(path))
+    names = []
+    for i in range(context.num_ranges()):
+        launches = context.range_by_idx(i)
+        names += [launches.action_by_idx(j).name() for j in range(launches.num_actions())]
+    return names
+
+
+def to_collect(row, earlier=None) -> str:
+    return dict(dict(sections(row, earlier))["Provenance"])["To collect"]
+
+
+def test_the_unprofiled_launch_gets_a_command_a_shell_runs_as_written():
+    path = fixture_path(H800)
+    report = read_report(path)
+    dead = report.kernels[report.kernels["status"].astype(str).str.startswith("not profiled")]
+    assert len(dead) == 1
+    row = dead.iloc[0]
+    real = ncu_function_names(path)[int(row["launch_id"])]
+    assert real == "flash_fwd_kernel"
+    told = to_collect(row, earlier_launches(report.kernels, row))
+    command = told.rsplit(": ", 1)[1]
+    # It was `ncu -k regex:flash_fwd_kernel<Flash_fwd_kernel_traits<…>, (bool)0, …> -c 1`: a display
+    # ellipsis, regex metacharacters and shell redirections.
+    assert shlex.split(command) == ["ncu", "-k", real, "-c", "1"]
+    for group in ("name", "launch"):  # the same advice whichever grouping the screen was opened from
+        rows = report.group(group)
+        flash = rows[rows["kernel"].astype(str).str.startswith("flash_fwd")].iloc[0]
+        assert shlex.split(to_collect(flash, earlier_launches(report.kernels, flash)).rsplit(": ", 1)[1]) == \
+            ["ncu", "-k", real, "-c", "1"]
+
+
+def test_the_command_names_ncus_function_name_and_skips_the_earlier_launches_of_it():
+    """Every launch of the 154-launch radix sort: `-k` is ncu's own function name, `--launch-skip` the number
+    of launches of that function before it (counted here from ncu_report's names)."""
+    path = fixture_path(RADIX)
+    report = read_report(path)
+    names = ncu_function_names(path)
+    assert len(names) == len(report.kernels)
+    for i, row in report.kernels.iterrows():
+        before = names[:int(row["launch_id"])].count(names[int(row["launch_id"])])
+        argv = recollect_argv(row, earlier_launches(report.kernels, row))
+        skip = ["--launch-skip", str(before)] if before else []
+        assert argv == ["ncu", "-k", names[int(row["launch_id"])], *skip, "-c", "1"], i
+        assert shlex.split(shlex.join(argv)) == argv
+    group = report.group("name").iloc[0]  # a group of many launches is no one launch
+    assert group["count"] > 1 and earlier_launches(report.kernels, group) is None
+
+
+async def test_the_kernel_screen_shows_the_command_and_scrolls_with_j_k_space_home_end():
+    report = read_report(fixture_path(H800))
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        await pilot.press("g")
+        await regrouped(app, pilot, "launch")
+        names = screen.model.shown()["kernel"].astype(str).tolist()
+        await pilot.press(*["j"] * next(i for i, n in enumerate(names) if n.startswith("flash_fwd")), "enter")
+        assert isinstance(app.screen, KernelScreen)
+        body = app.screen.query_one("#kernel-body", VerticalScroll)
+        assert body.max_scroll_y > 10
+        await pilot.press("j", "j")
+        assert body.scroll_y == 2
+        await pilot.press("k")
+        assert body.scroll_y == 1
+        await pilot.press("space")
+        assert body.scroll_y > 10
+        await pilot.press("end")
+        assert body.scroll_y == body.max_scroll_y
+        await pilot.press("home")
+        assert body.scroll_y == 0
+        while "ncu -k" not in "\n".join(screen_lines(app)) and body.scroll_y < body.max_scroll_y:
+            await pilot.press("j")
+        await pilot.press("j", "j", "j")  # the rest of the value's lines
+        text = " ".join(line.strip() for line in screen_lines(app))
+        assert "ncu -k flash_fwd_kernel -c 1" in text
+
+
+def test_the_real_ncu_takes_the_command(real_ncu, tmp_path):
+    """The real ncu CLI (no GPU) parses the arguments as given and runs the program: it only finds no GPU."""
+    import subprocess
+
+    report = read_report(fixture_path(RADIX))
+    row = report.kernels.iloc[40]  # a launch with earlier launches of its function: --launch-skip too
+    argv = recollect_argv(row, earlier_launches(report.kernels, row))
+    assert "--launch-skip" in argv
+    done = subprocess.run([*real_ncu, *argv[1:], "true"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    said = done.stdout + done.stderr
+    assert "unrecognised option" not in said and "No kernels were profiled" in said, said
