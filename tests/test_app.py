@@ -272,15 +272,30 @@ async def test_b_cycles_the_bound_filter(h100):
                           ("compute", (rows["bound"] == "compute").sum()), ("all", len(rows))]
 
 
-async def test_bad_regex_is_reported_and_changes_nothing(h100):
+async def test_bad_regex_keeps_the_dialog_open_with_the_reason_and_changes_nothing(h100):
+    from flopscope.tui.screens.prompt import PromptScreen
+    from textual.widgets import Input
+
     app = make_app(h100)
-    notes = []
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(app, pilot)
-        app.notify = lambda message, **kw: notes.append(message)
         await pilot.press("slash", "(", "enter")
-        assert len(screen.model) == len(h100.group("name"))
-        assert notes and "regular expression" in notes[0]
+        await pilot.pause()
+        prompt = app.screen
+        assert isinstance(prompt, PromptScreen) and "regular expression" in prompt.error
+        assert prompt.query_one(Input).value == "("  # as typed: fix it, do not retype it
+        await pilot.press("escape")
+        assert app.screen is screen and len(screen.model) == len(h100.group("name"))
+
+
+async def test_a_filter_matching_nothing_says_so(h100):
+    app = make_app(h100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        await pilot.press("slash", *"zz_no_such_kernel", "enter")
+        await pilot.pause()
+        assert len(screen.model) == 0
+        assert str(screen.query_one("#status").render()).startswith("no rows match zz_no_such_kernel")
 
 
 async def test_g_cycles_grouping_name_launch_nvtx(h100):

@@ -19,10 +19,11 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from .. import format as fmt
 from ..columns import Column
+from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.table_model import Query, TableModel, parse_filter, sorted_by
 from .back import BackScreen, can_go_back
@@ -117,7 +118,7 @@ class DiffScreen(BackScreen):
         yield Static(text, id="diff-title")
         yield KernelTable(id="table")
         yield Static(id="status")
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(KernelTable)

@@ -20,9 +20,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from .. import format as fmt
+from ..widgets.footer import KeyFooter
 from ..widgets.roofline_plot import Roofline, RooflinePlot, roofline_from
 from .export import ask_export
 
@@ -188,7 +189,7 @@ class KernelScreen(Screen):
                 for title, items in sections(self.row, self._earlier()):
                     yield Static(_section_table(title, items), classes="section")
             yield RooflinePlot(self.roofline, id="kernel-roofline")
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def _earlier(self) -> int | None:
         if _measured(self.row):

@@ -96,6 +96,9 @@ class KernelsScreen(Screen):
         if model is None:
             return
         q = model.query
+        if q.text() and not len(model):
+            self.query_one("#status", Static).update(Text(f"no rows match {q.text()} · escape shows all"))
+            return
         title = next((c.title for c in model.columns if c.name == q.sort), q.sort) if q.sort else "Time"
         parts = [f"{len(model):,}/{model.total:,} rows", f"by {self.by}", f"sort {title}{'↓' if q.descending else '↑'}"]
         if q.text():
@@ -141,16 +144,19 @@ class KernelsScreen(Screen):
         self.app.push_screen(SortScreen(choices, self.query_state.sort, empty), picked)
 
     async def action_filter(self) -> None:
-        def typed(text: str | None) -> None:
-            if text is None:
-                return
+        def check(text: str) -> str | None:  # a bad regex keeps the dialog open, the text as typed
             try:
-                self._requery(parse_filter(text, self.query_state))
+                parse_filter(text, self.query_state)
             except ValueError as err:
-                self.notify(str(err), title="Filter not applied", severity="error", markup=False)
+                return str(err)
+            return None
+
+        def typed(text: str | None) -> None:
+            if text is not None:
+                self._requery(parse_filter(text, self.query_state))
 
         hint = "regex on the name, case-insensitive; add bound:memory or bound:compute · empty: show all"
-        await self.app.push_screen(PromptScreen("Filter rows:", self.query_state.text(), hint), typed)
+        await self.app.push_screen(PromptScreen("Filter rows:", self.query_state.text(), hint, check), typed)
 
     def action_cycle_bound(self) -> None:
         bound = BOUNDS[(BOUNDS.index(self.query_state.bound) + 1) % len(BOUNDS)]

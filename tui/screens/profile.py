@@ -20,7 +20,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, RichLog, Static
+from textual.widgets import DataTable, RichLog, Static
+
+from ..widgets.footer import KeyFooter
 
 # job(on_event, on_process) -> ProfileResult; raises FlopscopeError with the one-line reason.
 Job = Callable[[Callable[[Event], None], Callable[[object], None]], ProfileResult]
@@ -47,7 +49,7 @@ class ProfileScreen(Screen):
         yield Static(id="profile-status")
         yield DataTable(id="profile-table", cursor_type="row", zebra_stripes=True)
         yield RichLog(id="profile-log", max_lines=500, wrap=True, markup=False)
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

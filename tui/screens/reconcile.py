@@ -13,8 +13,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
+from ..widgets.footer import KeyFooter
 from .export import ask_export
 
 
@@ -33,7 +34,7 @@ class ReconcileScreen(Screen):
         yield DataTable(id="reconcile-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="reconcile-notes"):
             yield Static(Text("\n".join(self.lines)))
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -12,9 +12,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from .. import format as fmt
+from ..widgets.footer import KeyFooter
 from ..widgets.roofline_plot import Point, Roofline, RooflinePlot, roofline_from
 from .export import ask_export
 from .kernel import KernelScreen
@@ -81,7 +82,7 @@ class RooflineScreen(Screen):
     def compose(self) -> ComposeResult:
         yield RooflinePlot(self.data, id="roofline")
         yield Static(self._describe(), id="point-info")
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def action_step(self, step: int) -> None:
         if self.selected is None:

@@ -19,10 +19,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from .. import format as fmt
 from ..columns import Column
+from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.table_model import Query, TableModel, parse_filter, sorted_by
 from .diff import DiffScreen
@@ -91,7 +92,7 @@ class RunsScreen(Screen):
         yield Static(id="runs-title")
         yield KernelTable(id="table")
         yield Static(id="status")
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         store = Store(self.store_path)

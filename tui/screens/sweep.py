@@ -21,10 +21,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.events import Resize
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from .. import format as fmt
 from ..columns import Column
+from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.line_plot import LinePlot, Series
 from ..widgets.table_model import TableModel
@@ -158,7 +159,7 @@ class SweepScreen(BackScreen):
             yield Static(id="sweep-findings")
         yield KernelTable(id="sweep-table")
         yield LinePlot(id="sweep-plot")
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#sweep-findings", Static).update(
