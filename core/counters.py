@@ -145,20 +145,35 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     ])
     out["sm_clock_hz"] = _col(df, "smsp__cycles_elapsed.avg.per_second").fillna(
         _col(df, "sm__cycles_elapsed.avg.per_second")).fillna(cycles / dur)
+    absent: dict[str, pd.Series] = {}
     for precision in PRECISION_LETTER:
-        out[f"flop_{precision}"] = _simt_flop(df, prov, precision, cycles, dur)
+        out[f"flop_{precision}"] = _simt_flop(df, prov, precision, cycles, dur, absent)
     _tensor_flop(df, prov, out)
     _bytes(df, prov, out, dur)
     _report_peaks(df, out)
-    simt_missing = out[["flop_fp64", "flop_fp32", "flop_fp16"]].isna().all(axis=1) & (out["flop_tensor"] > 0)
-    prov.add("provenance", simt_missing, "flop is tensor work only (SIMT counters not collected)")
+    _note_simt_beside_tensor(prov, out)
     out["estimated"] = prov.column("estimated")
     out["provenance"] = prov.column("provenance")
     numbers = out[["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes",
                    "l2_bytes", "l1_bytes"]]
-    out["status"] = pd.Categorical.from_codes(_unmeasured(df, numbers).to_numpy(dtype=np.int8),
+    some_simt = ~np.logical_and.reduce([rows.to_numpy() for rows in absent.values()])
+    out["status"] = pd.Categorical.from_codes((_unmeasured(df, numbers) & ~some_simt).to_numpy(dtype=np.int8),
                                               categories=["ok", "not profiled: ncu recorded no values for this launch"])
-    return Counted(out, _missing(out))
+    return Counted(out, _missing(out, absent))
+
+
+SIMT_COLUMNS = ("flop_fp64", "flop_fp32", "flop_fp16")
+
+
+def _note_simt_beside_tensor(prov: _Provenance, out: pd.DataFrame) -> None:
+    """Counted tensor work with SIMT counters absent: the total is the tensor FLOPs plus the SIMT FLOPs that
+    were counted (a GEMM's epilogue is noise next to its MMAs, see metrics.total_flop); the row says so."""
+    unknown = out[list(SIMT_COLUMNS)].isna()
+    tensor = out["flop_tensor"] > 0
+    none = unknown.all(axis=1)
+    prov.add("provenance", none & tensor, "flop is tensor work only (SIMT counters not collected)")
+    for col in SIMT_COLUMNS:
+        prov.add("provenance", unknown[col] & ~none & tensor, f"flop leaves out {col} (counters not collected)")
 
 
 def _unmeasured(df: pd.DataFrame, numbers: pd.DataFrame) -> pd.Series:
@@ -172,11 +187,17 @@ def _unmeasured(df: pd.DataFrame, numbers: pd.DataFrame) -> pd.Series:
     return empty
 
 
-def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> pd.Series:
+def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series,
+               absent: dict[str, pd.Series]) -> pd.Series:
+    """add + mul + 2 x fma of one precision, known only where all three counters are: a missing add or mul
+    counter is not zero adds, and a total without it would pass for the whole. Per-opcode SASS counts fill
+    the rest (they list every executed opcode, so an opcode absent there ran 0 times). `absent` gets, per
+    counter, the rows that lack it, so the fix names only what is missing."""
     letter = PRECISION_LETTER[precision]
     column = f"flop_{precision}"
     total = pd.Series(0.0, index=df.index)
-    seen = pd.Series(False, index=df.index)
+    known = pd.Series(True, index=df.index)
+    lacking = {}
     for op, weight in OP_WEIGHTS[letter].items():
         base = f"sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"
         inst = _first(df, prov, column, [
@@ -186,12 +207,14 @@ def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> p
             (_col(df, f"smsp__{base}.per_second") * dur, RATE),
             (_col(df, f"sm__{base}.per_second") * dur, RATE),
         ])
-        seen |= inst.notna()
-        total += weight * inst.fillna(0.0)
+        known &= inst.notna()
+        lacking[f"smsp__{base}"] = inst.isna()
+        total += weight * inst
     opcode = _opcode_flop(df, precision)
-    use_opcode = ~seen & opcode.notna()
+    use_opcode = ~known & opcode.notna()
     prov.add("provenance", use_opcode, f"{column} from SASS per-opcode counts")
-    flop = total.where(seen, opcode)
+    flop = total.where(known, opcode)
+    absent.update(lacking)
     if precision == "fp16":
         _flag_register_moves(df, prov, flop)
     return flop
@@ -419,11 +442,15 @@ def collecting(columns: list[str]) -> str | None:
     return Missing("", list(dict.fromkeys(metrics)), 0).fix() if metrics else None
 
 
-def _missing(out: pd.DataFrame) -> list[Missing]:
+def _missing(out: pd.DataFrame, absent: dict[str, pd.Series]) -> list[Missing]:
+    """Per column, the launches that lack it and the ncu metrics that fill it: for SIMT FLOPs only the
+    add/mul/fma counters those launches lack (a report with ffma alone needs fadd and fmul)."""
     profiled = out["status"] == "ok"
     found = []
     for column, metrics in _FIXES.items():
-        n = int((out[column].isna() & profiled).sum())
+        unknown = out[column].isna() & profiled
+        n = int(unknown.sum())
         if n:
-            found.append(Missing(column, metrics, n))
+            named = [m for m in metrics if m not in absent or (absent[m] & unknown).any()]
+            found.append(Missing(column, named or metrics, n))
     return found

@@ -29,13 +29,17 @@ def _div(a: pd.Series, b: pd.Series) -> pd.Series:
 def total_flop(k: pd.DataFrame) -> pd.Series:
     """SIMT + tensor FLOPs.
 
-    Unknown tensor work leaves the total unknown: a total without it is the undercount this tool exists to
-    prevent (the missing counter is reported with its ncu option). Counted tensor work with SIMT counters
-    absent gives the tensor FLOPs alone (a GEMM's epilogue is noise next to its MMAs); the row says so.
+    Unknown work leaves the total unknown: a precision whose add/mul/fma counters were not all collected,
+    or tensor work without its counter. A total without it is the undercount this tool exists to prevent
+    (the missing counters are reported with their ncu option). Counted tensor work is the exception: with
+    SIMT counters absent, the total is the tensor FLOPs plus the SIMT FLOPs that were counted (a GEMM's
+    epilogue is noise next to its MMAs); the row says so.
     """
-    simt = k[["flop_fp64", "flop_fp32", "flop_fp16"]].sum(axis=1, min_count=1)
+    simt = k[["flop_fp64", "flop_fp32", "flop_fp16"]]
     tensor = k["flop_tensor"]
-    return (simt + tensor).fillna(tensor.where(simt.isna() & (tensor > 0)))
+    known = simt.sum(axis=1, skipna=False) + tensor
+    beside_tensor = simt.sum(axis=1) + tensor
+    return known.fillna(beside_tensor.where(tensor > 0))
 
 
 def dominant_precision(k: pd.DataFrame) -> pd.Series:
@@ -130,7 +134,7 @@ class RunSummary:
     utilization: float  # total FLOP / (wall time x peak), when the step's wall time is known
     flop_per_s: float
     dram_bytes: float
-    flop_counted: float  # FLOPs of the launches whose FLOPs are known: a lower bound of total_flop
+    flop_counted: float  # every FLOP counted, unknown parts left out: a lower bound of total_flop
     unknown_flop_time_share: float  # share of kernel time in launches whose FLOPs are unknown
 
     def as_dict(self) -> dict:
@@ -159,8 +163,15 @@ def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
         launches=len(k), not_profiled=len(k) - len(ok), total_time_s=time, total_flop=flop,
         flops_efficiency=flops_eff, compute_efficiency=_compute_efficiency(ok, time), bandwidth_efficiency=bw_eff,
         utilization=util, flop_per_s=flop / time if time else math.nan, dram_bytes=_total(ok["dram_bytes"]),
-        flop_counted=float(ok["flop"].sum(min_count=1)), unknown_flop_time_share=unknown_share,  # sum skips NaN
+        flop_counted=_counted(ok), unknown_flop_time_share=unknown_share,
     )
+
+
+def _counted(ok: pd.DataFrame) -> float:
+    """Every FLOP that was counted: whole launches, and the known precisions of launches whose total is
+    unknown (an FP32 count stands even where FP64 counters are missing). NaN where nothing was counted."""
+    parts = ok[["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]].sum(axis=1, min_count=1)
+    return float(ok["flop"].fillna(parts).sum(min_count=1))
 
 
 def _total(values: pd.Series) -> float:

@@ -228,20 +228,33 @@ def test_a_launch_with_unknown_flops_leaves_its_group_and_run_unknown_not_underc
     path = tmp_path / "gemm.csv"
     path.write_text(raw_csv([gemm] * 6, na_metric="sm__inst_executed_pipe_tensor.sum"))
     report = read_report(path)
-    one = 2 * 20480**3  # the app's own printout: a 20480^3 GEMM, all on tensor cores (its FFMA count is 0)
+    one = 2 * 20480**3  # the app's own printout: a 20480^3 GEMM, its MMAs on tensor cores
     assert gemm["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"] == 0
+    simt = _simt_from_counters(gemm)  # the epilogue's adds and multiplies, counted in every launch
+    assert 0 < simt < 1e-3 * one
     group = report.group("name").iloc[0]
     assert group["count"] == 6 and math.isnan(group["flop"]) and math.isnan(group["flop_per_s"])
     assert group["duration_s"] == pytest.approx(6 * report.kernels["duration_s"].iloc[1])
     s = report.summary()
     assert math.isnan(s.total_flop) and math.isnan(s.flops_efficiency) and math.isnan(s.flop_per_s)
-    assert s.flop_counted == pytest.approx(5 * one, rel=1e-9)
+    # the counted part: five whole launches and the first one's SIMT FLOPs
+    assert s.flop_counted == pytest.approx(5 * (one + simt) + simt, rel=1e-9)
     assert s.unknown_flop_time_share == pytest.approx(1 / 6)
-    # No FLOPs counted for the first launch at all: whether it did floating-point work is unknown too.
-    assert math.isnan(s.compute_efficiency)
+    # The first launch did floating-point work (its SIMT FLOPs are counted): every launch counts as working.
+    assert s.compute_efficiency == 1.0
     from flopscope.tui.text_report import header_lines
 
-    assert f"FLOP ≥ {fmt_si(5 * one)} (unknown for 16.7% of kernel time)" in "\n".join(header_lines(report))
+    expected = fmt_si(5 * (one + simt) + simt)
+    assert f"FLOP ≥ {expected} (unknown for 16.7% of kernel time)" in "\n".join(header_lines(report))
+
+
+def _simt_from_counters(row: dict) -> float:
+    """add + mul + 2 x fma per precision; the half counters count 2-lane instructions (x2)."""
+    total = 0.0
+    for letter, lanes in (("d", 1), ("f", 1), ("h", 2)):
+        ops = {op: row[f"sm__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"] for op in ("add", "mul", "fma")}
+        total += lanes * (ops["add"] + ops["mul"] + 2 * ops["fma"])
+    return total
 
 
 def test_only_unfamiliar_metrics_mean_counters_missing_not_launches_failed():
@@ -305,3 +318,79 @@ def test_a_launch_ncu_failed_is_not_profiled_even_alone():
     frame, _ = read_metrics(fixture_path("h800_sglang_flashattn_full.ncu-rep"))
     alone = count_kernels(frame.iloc[[4]].reset_index(drop=True))
     assert alone.kernels["status"].iloc[0].startswith("not profiled") and not alone.missing
+
+
+SIMT = {f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst"
+        for p in "dfh" for op in ("add", "mul", "fma")}
+
+
+def _fp32_only(ffma: float, fadd: float = 0, fmul: float = 0) -> dict:
+    return {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": ffma,
+            "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": fadd,
+            "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": fmul}
+
+
+def test_a_precision_without_its_counters_is_unknown_not_zero(tmp_path):
+    """A100 file with the FP32 counters only: an FP64 kernel's FLOPs are unknown (not 0 FLOPs at 0% of peak),
+    the FP32 kernel's total too (its FP64 part was not counted), and the run prints the FP32 count as a lower
+    bound, names the FP64/FP16 counters and cannot say which share of time did floating-point work."""
+    from flopscope.tui.text_report import header_lines
+
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "dram__bytes.sum": "byte", **SIMT}
+    rows = [{"kernel": "cache_resident", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 1e6, **_fp32_only(1e9)},
+            {"kernel": "dgemm_like", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 1e6, **_fp32_only(0)}]
+    report = read_report(page(tmp_path / "fp32.csv", units, rows, gpu="NVIDIA A100-PCIE-40GB"))
+    k = report.kernels.set_index("kernel")
+    assert k.loc["cache_resident", "flop_fp32"] == 2e9 and k.loc["dgemm_like", "flop_fp32"] == 0
+    assert k[["flop_fp64", "flop_fp16", "flop", "flop_per_s", "pct_of_peak"]].isna().all().all()
+    s = report.summary()
+    assert math.isnan(s.total_flop) and math.isnan(s.compute_efficiency) and math.isnan(s.flops_efficiency)
+    assert s.flop_counted == 2e9 and s.unknown_flop_time_share == 1.0
+    header = "\n".join(header_lines(report))
+    assert "FLOP ≥ 2.00 G (unknown for 100.0% of kernel time)" in header and "compute eff n/a" in header
+    fix = {m.column: m.fix() for m in report.missing}
+    assert fix["flop_fp64"] == "ncu --metrics " + ",".join(
+        f"smsp__sass_thread_inst_executed_op_d{op}_pred_on.sum" for op in ("add", "mul", "fma"))
+    assert "flop_fp32" not in fix
+
+
+def test_fma_alone_is_not_the_fp32_count_and_the_fix_names_add_and_mul(tmp_path):
+    from .raw_csv import page
+
+    fma_only = {f"smsp__sass_thread_inst_executed_op_{p}fma_pred_on.sum": "inst" for p in "fdh"}
+    row = {"gpu__time_duration.sum": 1e5, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1000,
+           "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": 0,
+           "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": 0}
+    report = read_report(page(tmp_path / "fma.csv", {"gpu__time_duration.sum": "nsecond", **fma_only}, [row]))
+    assert report.kernels[["flop_fp32", "flop_fp64", "flop_fp16", "flop"]].isna().all().all()
+    fix = {m.column: m.fix() for m in report.missing}
+    assert fix["flop_fp32"] == ("ncu --metrics smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,"
+                                "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum")
+
+
+def test_counters_present_and_zero_are_zero_flops(tmp_path):
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
+    row = {"gpu__time_duration.sum": 1e5, "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0),
+           **_fp32_only(7, fadd=3)}
+    report = read_report(page(tmp_path / "zero.csv", units, [row]))
+    row = report.kernels.iloc[0]
+    assert row["flop_fp64"] == 0 and row["flop_fp16"] == 0 and row["flop_fp32"] == 17 and row["flop"] == 17
+    assert not [m for m in report.missing if m.column.startswith("flop")]
+
+
+def test_counted_tensor_work_with_some_simt_counters_missing_counts_what_was_counted(tmp_path):
+    """An H100 GEMM with tensor and FP32 counters only: the total is tensor + FP32 (its epilogue is noise next
+    to the MMAs), and the row names the precisions left out."""
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "",
+             **{m: u for m, u in SIMT.items() if "_op_f" in m}}
+    row = {"gpu__time_duration.sum": 1e6, "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 7e11, **_fp32_only(5, 1, 1)}
+    k = read_report(page(tmp_path / "gemm.csv", units, [row], cc="9.0")).kernels.iloc[0]
+    assert k["flop"] == 7e11 + 12 and math.isnan(k["flop_fp64"])
+    assert "flop leaves out flop_fp64 (counters not collected)" in k["provenance"]
+    assert "flop leaves out flop_fp16 (counters not collected)" in k["provenance"]
