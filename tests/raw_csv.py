@@ -39,6 +39,16 @@ def launches(details: Path) -> list[dict]:
     return list(out.values())
 
 
+def simt_flop(row: dict) -> float:
+    """SIMT FLOPs of a launch read by `launches`: add + mul + 2 x fma per precision; the half counters count
+    2-lane instructions (x2)."""
+    total = 0.0
+    for letter, lanes in (("d", 1), ("f", 1), ("h", 2)):
+        ops = {op: row[f"sm__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"] for op in ("add", "mul", "fma")}
+        total += lanes * (ops["add"] + ops["mul"] + 2 * ops["fma"])
+    return total
+
+
 def raw_csv(rows: list[dict], *, scaled: bool = False, thousands: bool = False, blank_units: bool = False,
             prof_lines: bool = False, na_metric: str | None = None, extra_cols: dict | None = None) -> str:
     metrics = list(UNITS)

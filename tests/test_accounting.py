@@ -221,7 +221,7 @@ def test_a_launch_with_unknown_flops_leaves_its_group_and_run_unknown_not_underc
     """Six launches of one V100 tensor-core GEMM; ncu printed n/a for the first one's tensor instructions.
     A sum over the other five would pass for the kernel's FLOPs (5/6 of them, over the time of all 6): the
     group and the run say unknown, and the run keeps the counted part and the time it covers apart."""
-    from .raw_csv import launches, raw_csv
+    from .raw_csv import launches, raw_csv, simt_flop
 
     gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
                 if "tensorop_s884gemm" in r["Kernel Name"])
@@ -230,7 +230,7 @@ def test_a_launch_with_unknown_flops_leaves_its_group_and_run_unknown_not_underc
     report = read_report(path)
     one = 2 * 20480**3  # the app's own printout: a 20480^3 GEMM, its MMAs on tensor cores
     assert gemm["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"] == 0
-    simt = _simt_from_counters(gemm)  # the epilogue's adds and multiplies, counted in every launch
+    simt = simt_flop(gemm)  # the epilogue's adds and multiplies, counted in every launch
     assert 0 < simt < 1e-3 * one
     group = report.group("name").iloc[0]
     assert group["count"] == 6 and math.isnan(group["flop"]) and math.isnan(group["flop_per_s"])
@@ -246,15 +246,6 @@ def test_a_launch_with_unknown_flops_leaves_its_group_and_run_unknown_not_underc
 
     expected = fmt_si(5 * (one + simt) + simt)
     assert f"FLOP ≥ {expected} (unknown for 16.7% of kernel time)" in "\n".join(header_lines(report))
-
-
-def _simt_from_counters(row: dict) -> float:
-    """add + mul + 2 x fma per precision; the half counters count 2-lane instructions (x2)."""
-    total = 0.0
-    for letter, lanes in (("d", 1), ("f", 1), ("h", 2)):
-        ops = {op: row[f"sm__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"] for op in ("add", "mul", "fma")}
-        total += lanes * (ops["add"] + ops["mul"] + 2 * ops["fma"])
-    return total
 
 
 def test_only_unfamiliar_metrics_mean_counters_missing_not_launches_failed():
