@@ -27,7 +27,7 @@ CANONICAL: list[tuple[str, str, str]] = [
     ("l1_bytes", "B", "L1/TEX bytes (l1tex__t_bytes.sum)"),
     ("flop_per_s", "FLOP/s", "achieved FLOP rate"),
     ("dram_bytes_per_s", "B/s", "achieved DRAM bandwidth"),
-    ("ai_dram", "FLOP/B", "arithmetic intensity against DRAM bytes"),
+    ("ai_dram", "FLOP/B", "arithmetic intensity against DRAM bytes (inf: FLOPs with no DRAM bytes)"),
     ("ai_l2", "FLOP/B", "arithmetic intensity against L2 bytes"),
     ("ai_l1", "FLOP/B", "arithmetic intensity against L1 bytes"),
     ("peak_flop_per_s", "FLOP/s", "compute ceiling of the precision the kernel ran"),

@@ -26,6 +26,13 @@ def _div(a: pd.Series, b: pd.Series) -> pd.Series:
     return a.div(b.where(b != 0))
 
 
+def intensity(flop: pd.Series, nbytes: pd.Series) -> pd.Series:
+    """FLOP per byte. FLOPs over zero bytes (a kernel working in cache or registers) are infinitely intense:
+    compute bound, its roof the compute peak. 0 FLOP over 0 bytes says nothing (NaN)."""
+    flop, nbytes = flop.astype(float), nbytes.astype(float)
+    return _div(flop, nbytes).mask((nbytes == 0) & (flop > 0), np.inf)
+
+
 def total_flop(k: pd.DataFrame) -> pd.Series:
     """SIMT + tensor FLOPs.
 
@@ -97,7 +104,7 @@ def derive(k: pd.DataFrame, gpu: Gpu | None) -> pd.DataFrame:
     k["flop_per_s"] = _div(k["flop"], dur)
     k["dram_bytes_per_s"] = _div(k["dram_bytes"], dur)
     for level in ("dram", "l2", "l1"):
-        k[f"ai_{level}"] = _div(k["flop"], k[f"{level}_bytes"])
+        k[f"ai_{level}"] = intensity(k["flop"], k[f"{level}_bytes"])
     k["precision"] = dominant_precision(k)
     k["peak_flop_per_s"], k["peak_dram_bytes_per_s"], k["peak_source"] = ceilings(k, gpu)
     memory_roof = k["ai_dram"] * k["peak_dram_bytes_per_s"]

@@ -385,3 +385,35 @@ def test_counted_tensor_work_with_some_simt_counters_missing_counts_what_was_cou
     assert k["flop"] == 7e11 + 12 and math.isnan(k["flop_fp64"])
     assert "flop leaves out flop_fp64 (counters not collected)" in k["provenance"]
     assert "flop leaves out flop_fp16 (counters not collected)" in k["provenance"]
+
+
+def test_flops_without_dram_traffic_are_compute_bound_at_the_compute_roof(tmp_path):
+    """A cache-resident FP32 kernel on an A100 (2 GFLOP in 100 us, 0 DRAM bytes): infinitely intense, so
+    compute bound, its roof the FP32 peak and its % of roof its % of peak (not memory bound with blanks).
+    The JSON says null for the infinite AI (JSON has no infinity) and stays strict JSON."""
+    import json
+    import subprocess
+    import sys
+
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "dram__bytes.sum": "byte", "lts__t_bytes.sum": "byte",
+             "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
+    row = {"kernel": "cache_resident", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 0, "lts__t_bytes.sum": 4e6,
+           "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0), **_fp32_only(1e9)}
+    path = page(tmp_path / "cache.csv", units, [row], gpu="NVIDIA A100-PCIE-40GB")
+    report = read_report(path)
+    for k in (report.kernels.iloc[0], report.group("name").iloc[0]):
+        assert k["flop"] == 2e9 and math.isinf(k["ai_dram"]) and k["ai_l2"] == 2e9 / 4e6
+        assert k["bound"] == "compute"
+        fp32 = 108 * 64 * 2 * 1.41e9  # A100: 108 SMs x 64 FP32 lanes x FMA at the 1410 MHz boost clock
+        assert k["attainable_flop_per_s"] == k["peak_flop_per_s"] == pytest.approx(fp32, rel=1e-3)
+        assert k["pct_of_roof"] == k["pct_of_peak"] == pytest.approx(100 * 2e9 / 1e-4 / fp32, rel=1e-3)
+    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", str(path), "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    assert doc["rows"][0]["ai_dram"] is None and doc["rows"][0]["bound"] == "compute"
+    table = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", str(path)], capture_output=True,
+                           text=True, check=True).stdout
+    assert next(line for line in table.splitlines() if line.startswith("cache_resident")).split()[-4:-2] == \
+        ["∞", f"{100 * 2e9 / 1e-4 / 19.5e12:.1f}%"]

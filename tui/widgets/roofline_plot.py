@@ -83,7 +83,7 @@ def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray
     points = tuple(_point(rows, int(p), label_col, share) for p in positions)
     compute = tuple(c for c in ceilings if c.name != "dram")
     dram = next((c for c in ceilings if c.name == "dram"), None)
-    unknown = int((~(np.isfinite(ai) & np.isfinite(rate))).sum())
+    unknown = int((np.isnan(ai) | np.isnan(rate)).sum())  # infinite AI is known: no DRAM bytes moved
     return Roofline(points, compute, dram, dropped=int((~ok).sum()), unknown=unknown, beyond=beyond)
 
 
