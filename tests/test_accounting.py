@@ -415,5 +415,5 @@ def test_flops_without_dram_traffic_are_compute_bound_at_the_compute_roof(tmp_pa
     assert doc["rows"][0]["ai_dram"] is None and doc["rows"][0]["bound"] == "compute"
     table = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", str(path)], capture_output=True,
                            text=True, check=True).stdout
-    assert next(line for line in table.splitlines() if line.startswith("cache_resident")).split()[-4:-1] == \
-        ["∞", f"{100 * 2e9 / 1e-4 / 19.5e12:.1f}%", "compute"]
+    cells = next(line for line in table.splitlines() if line.startswith("cache_resident")).split()
+    assert cells[cells.index("∞"):][:2] == ["∞", f"{100 * 2e9 / 1e-4 / 19.5e12:.1f}%"] and "compute" in cells
