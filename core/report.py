@@ -20,7 +20,7 @@ GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
 _SUMMED = ["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_read_bytes",
            "dram_write_bytes", "dram_bytes", "l2_bytes", "l1_bytes"]
 _WEIGHTED = ["report_peak_fp64_flop_per_s", "report_peak_fp32_flop_per_s", "report_peak_fp16_flop_per_s",
-             "report_peak_dram_bytes_per_s", "sm_clock_hz"]
+             "report_peak_dram_bytes_per_s", "sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s"]
 _NOTES = ["estimated", "provenance"]
 NO_RANGE = "(no NVTX range)"
 
@@ -60,7 +60,7 @@ class Report:
         return rows
 
     def _aggregated(self, key: str) -> pd.DataFrame:
-        rows = ordered(derive(_aggregate(self.kernels, key), self.gpu))
+        rows = ordered(derive(_aggregate(self.kernels, key), self.gpu, launch_peaks=True))
         total = self.kernels["duration_s"].sum()
         rows["pct_time"] = 100.0 * rows["duration_s"] / total if total else np.nan
         return rows
@@ -125,12 +125,24 @@ def _aggregate(k: pd.DataFrame, key: str) -> pd.DataFrame:
     for col in first:
         out[col] = first[col]
     out[key] = np.asarray(uniques, dtype=object)[out.index.to_numpy()]
+    out["peak_source"] = _sources(k["peak_source"], codes)
     for col in _NOTES:
         out[col] = grouped[col].agg(lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v
                                                                       for x in v.split("; "))))
     out["status"] = grouped["status"].agg(lambda s: "ok" if (s == "ok").any() else s.iloc[0])
     out["launch_id"] = grouped["launch_id"].min()
     return out.reset_index(drop=True)
+
+
+def _sources(source: pd.Series, codes: pd.Series) -> pd.Series:
+    """Each group's peak sources, every distinct one once ('report + datasheet @ measured clock')."""
+    parts = list(dict.fromkeys(p for v in pd.unique(source.dropna()) for p in str(v).split(" + ") if p))
+    if len(parts) <= 1:
+        has = source.notna() & (source.astype(object) != "")
+        return has.groupby(codes, sort=True).any().map({True: parts[0] if parts else "", False: ""})
+    text = source.astype(object).fillna("")
+    found = pd.DataFrame({p: text.str.contains(p, regex=False) for p in parts}).groupby(codes, sort=True).any()
+    return found.apply(lambda row: " + ".join(p for p in parts if row[p]), axis=1)
 
 
 def _same_or_mixed(s: pd.Series):

@@ -159,10 +159,11 @@ def ceiling_label(ceiling: Ceiling) -> str:
 
 
 def ridge_of(data: Roofline, selected: int | None) -> Ceiling | None:
-    """The compute ceiling whose ridge gets a label: the selected kernel's precision, else the first."""
+    """The compute ceiling whose ridge gets a label: the selected kernel's precision (the first named, for a
+    mixed-precision kernel: 'fp64+fp32'), else the first."""
     if not data.compute or data.dram is None:
         return None
-    wanted = data.points[selected].precision if selected is not None and data.points else ""
+    wanted = data.points[selected].precision.split("+")[0] if selected is not None and data.points else ""
     return next((c for c in data.compute if c.name == wanted), data.compute[0])
 
 
