@@ -23,6 +23,10 @@ CEILINGS = {
     "tensor_bf16": "bf16_tensor_tflops",
     "tensor_fp8": "fp8_tensor_tflops",
 }
+# Ceilings NVIDIA quotes at the tensor reference clock: Hopper's TF32/FP16/BF16/FP8 tensor peaks are at a
+# lower clock than its SIMT peaks (H100 SXM: 989.4e12 / (132 SMs x 4096 FLOP/clk) = 1830 MHz, not 1980);
+# its FP64 tensor peak is at the boost clock (66.9 = 2 x the FP64 SIMT 33.5).
+AT_TENSOR_CLOCK = {"tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8"}
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class Gpu:
     compute_capability: str
     sms: int | None
     boost_clock_hz: float
+    tensor_clock_hz: float  # the clock the tensor peaks are quoted at (AT_TENSOR_CLOCK); the boost clock if empty
     peaks: dict  # ceiling name -> FLOP/s (NaN where the GPU has no such unit)
     dram_bytes_per_s: float
     l2_bytes: float
@@ -46,6 +51,10 @@ class Gpu:
 
     def peak(self, ceiling: str) -> float:
         return self.peaks.get(ceiling, math.nan)
+
+    def clock_hz(self, ceiling: str) -> float:
+        """The SM clock the datasheet's `ceiling` is quoted at (NaN where not published)."""
+        return self.tensor_clock_hz if ceiling in AT_TENSOR_CLOCK else self.boost_clock_hz
 
 
 def _num(text: str) -> float:
@@ -64,6 +73,7 @@ def _row(row: dict) -> Gpu:
         compute_capability=row["compute_capability"],
         sms=None if math.isnan(sms) else int(sms),
         boost_clock_hz=_num(row["boost_clock_mhz"]) * 1e6,
+        tensor_clock_hz=_num(row["tensor_clock_mhz"] or row["boost_clock_mhz"]) * 1e6,
         peaks={c: _num(row[col]) * TFLOPS for c, col in CEILINGS.items()},
         dram_bytes_per_s=_num(row["dram_gb_per_s"]) * GBPS,
         l2_bytes=_num(row["l2_mib"]) * 2**20,

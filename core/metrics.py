@@ -57,7 +57,8 @@ SOURCES = ["", "report", "datasheet", "datasheet @ measured clock"]  # peak_sour
 def precision_peaks(k: pd.DataFrame, gpu: Gpu | None, columns: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """The ceiling (FLOP/s, NaN where unknown) and its source code (SOURCES) of every row for the PRECISIONS
     at `columns`. The report's own peak counters (peak per cycle x measured clock) win; the datasheet fills
-    the rest, its compute peaks scaled from the boost clock to the measured SM clock so both agree on it."""
+    the rest, its compute peaks scaled from the clock they are quoted at (the boost clock; Hopper's tensor
+    peaks: its lower tensor clock) to the measured SM clock, so both agree on the clock."""
     peak = np.full((len(k), len(columns)), np.nan)
     source = np.zeros(peak.shape, dtype=np.int8)
     for j, i in enumerate(columns):
@@ -67,11 +68,11 @@ def precision_peaks(k: pd.DataFrame, gpu: Gpu | None, columns: list[int]) -> tup
             has = ~np.isnan(values)
             peak[has, j], source[has, j] = values[has], 1
     if gpu is not None:
-        scale = _clock_scale(k, gpu)
         for j, i in enumerate(columns):
             value = gpu.peak(PRECISIONS[i][2])
             take = np.isnan(peak[:, j])
             if not math.isnan(value) and take.any():
+                scale = _clock_scale(k, gpu.clock_hz(PRECISIONS[i][2]))
                 peak[take, j] = value * scale[take]
                 source[take, j] = np.where(scale[take] != 1.0, 3, 2)
     return peak, source
@@ -148,10 +149,11 @@ def dram_ceiling(k: pd.DataFrame, gpu: Gpu | None) -> pd.Series:
     return dram
 
 
-def _clock_scale(k: pd.DataFrame, gpu: Gpu) -> np.ndarray:
-    if "sm_clock_hz" not in k or not gpu.boost_clock_hz or math.isnan(gpu.boost_clock_hz):
+def _clock_scale(k: pd.DataFrame, reference_hz: float) -> np.ndarray:
+    """Measured SM clock over the clock a datasheet peak is quoted at; 1 where either is unknown."""
+    if "sm_clock_hz" not in k or not reference_hz or math.isnan(reference_hz):
         return np.ones(len(k))
-    return np.nan_to_num(k["sm_clock_hz"].to_numpy(dtype=float, na_value=np.nan) / gpu.boost_clock_hz, nan=1.0)
+    return np.nan_to_num(k["sm_clock_hz"].to_numpy(dtype=float, na_value=np.nan) / reference_hz, nan=1.0)
 
 
 def derive(k: pd.DataFrame, gpu: Gpu | None, launch_peaks: bool = False) -> pd.DataFrame:
@@ -276,7 +278,7 @@ def run_ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
         col = f"report_peak_{name}_flop_per_s"
         value, source = _weighted(k, col), "report counters x measured clock"
         if math.isnan(value) and gpu is not None:
-            scale = float(np.median(_clock_scale(k, gpu))) if len(k) else 1.0
+            scale = float(np.median(_clock_scale(k, gpu.clock_hz(name)))) if len(k) else 1.0
             value = gpu.peak(name) * scale
             source = f"datasheet ({gpu.name})" + (" @ measured clock" if scale != 1.0 else "")
         if not math.isnan(value):

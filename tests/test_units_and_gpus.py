@@ -77,3 +77,24 @@ def test_lookup_by_key_name_and_free_text():
     assert find_gpu("nonexistent") is None
     assert gpu_in_text("Detected GPU: Tesla V100-PCIE-32GB (SM 7.0)").key == "v100-pcie-32gb"
     assert len({g.key for g in all_gpus()}) == len(all_gpus())
+
+
+@pytest.mark.parametrize("key", ["h100-sxm", "h100-pcie", "h100-nvl", "h800-sxm", "h800-pcie", "h200-sxm", "h200-nvl",
+                                 "gh200-96gb", "gh200-144gb"])
+def test_hopper_tensor_peaks_are_quoted_at_the_tensor_clock(key):
+    """Dense FP16 tensor peak = SMs x 4096 FLOP/clk (4 tensor cores x 1024) x the tensor clock; TF32 half,
+    FP8 twice that. FP64 tensor peaks (where not export-capped) are 2 x FP64 SIMT at the boost clock."""
+    gpu = next(g for g in all_gpus() if g.key == key)
+    assert gpu.peak("tensor_fp16") == pytest.approx(gpu.sms * 4096 * gpu.clock_hz("tensor_fp16"), rel=1e-3)
+    assert gpu.peak("tensor_tf32") == pytest.approx(gpu.sms * 2048 * gpu.clock_hz("tensor_tf32"), rel=1e-3)
+    assert gpu.peak("tensor_fp8") == pytest.approx(gpu.sms * 8192 * gpu.clock_hz("tensor_fp8"), rel=1e-3)
+    assert gpu.tensor_clock_hz < gpu.boost_clock_hz or math.isnan(gpu.boost_clock_hz)
+    assert gpu.clock_hz("tensor_fp64") is gpu.boost_clock_hz
+    if gpu.peak("fp64") > 5e12:
+        assert gpu.peak("tensor_fp64") == pytest.approx(2 * gpu.peak("fp64"), rel=2e-3)
+
+
+def test_tensor_clock_defaults_to_the_boost_clock():
+    a100 = find_gpu("NVIDIA A100-SXM4-80GB")
+    assert a100.tensor_clock_hz == a100.boost_clock_hz == 1410e6
+    assert a100.peak("tensor_fp16") == pytest.approx(108 * 2048 * 1410e6, rel=1e-3)  # Ampere: 2048 FLOP/clk/SM

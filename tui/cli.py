@@ -159,7 +159,8 @@ def _gpu_frame(gpus):
 
     return pd.DataFrame([{
         "key": g.key, "names": list(g.names), "arch": g.arch, "compute_capability": g.compute_capability,
-        "sms": g.sms, "boost_clock_hz": g.boost_clock_hz, **{f"peak_{k}_flop_per_s": v for k, v in g.peaks.items()},
+        "sms": g.sms, "boost_clock_hz": g.boost_clock_hz, "tensor_clock_hz": g.tensor_clock_hz,
+        **{f"peak_{k}_flop_per_s": v for k, v in g.peaks.items()},
         "dram_bytes_per_s": g.dram_bytes_per_s, "l2_bytes": g.l2_bytes, "memory_bytes": g.memory_bytes,
         "notes": g.notes, "source": g.source,
     } for g in gpus])
