@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,21 @@ SIMT = ("fp64", "fp32", "fp16")
 PRECISIONS = [(p, f"flop_{p}", p) for p in SIMT] + [
     (f"tensor_{d}", f"flop_tensor_{d}", f"tensor_{d}") for d in TENSOR_DTYPES
 ]
+
+
+# The database GPU of a table's launches: one for all of them, or one per device name (the `gpu` column) for a
+# file that holds launches on several GPUs.
+Gpus = Gpu | Mapping[str, Gpu | None] | None
+
+
+def gpu_rows(k: pd.DataFrame, gpus: Gpus) -> list[tuple[np.ndarray | None, Gpu | None, str]]:
+    """(rows, database GPU, device name) per GPU of the table; rows None means all of them, so the usual file
+    of one GPU costs no per-row work."""
+    if gpus is None or isinstance(gpus, Gpu):
+        return [(None, gpus, "")]
+    if len(gpus) <= 1:
+        return [(None, g, name) for name, g in gpus.items()] or [(None, None, "")]
+    return [((k["gpu"] == name).to_numpy(dtype=bool, na_value=False), g, name) for name, g in gpus.items()]
 
 
 def _div(a: pd.Series, b: pd.Series) -> pd.Series:
@@ -54,7 +70,7 @@ NAMED_SHARE = 0.1
 SOURCES = ["", "report", "datasheet", "datasheet @ measured clock"]  # peak_source per precision, by code
 
 
-def precision_peaks(k: pd.DataFrame, gpu: Gpu | None, columns: list[int]) -> tuple[np.ndarray, np.ndarray]:
+def precision_peaks(k: pd.DataFrame, gpus: Gpus, columns: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """The ceiling (FLOP/s, NaN where unknown) and its source code (SOURCES) of every row for the PRECISIONS
     at `columns`. The report's own peak counters (peak per cycle x measured clock) win; the datasheet fills
     the rest, its compute peaks scaled from the clock they are quoted at (the boost clock; Hopper's tensor
@@ -67,10 +83,12 @@ def precision_peaks(k: pd.DataFrame, gpu: Gpu | None, columns: list[int]) -> tup
             values = k[col].to_numpy(dtype=float, na_value=np.nan)
             has = ~np.isnan(values)
             peak[has, j], source[has, j] = values[has], 1
-    if gpu is not None:
+    for rows, gpu, _ in gpu_rows(k, gpus):
+        if gpu is None:
+            continue
         for j, i in enumerate(columns):
             value = gpu.peak(PRECISIONS[i][2])
-            take = np.isnan(peak[:, j])
+            take = np.isnan(peak[:, j]) if rows is None else np.isnan(peak[:, j]) & rows
             if not math.isnan(value) and take.any():
                 scale = _clock_scale(k, gpu.clock_hz(PRECISIONS[i][2]))
                 peak[take, j] = value * scale[take]
@@ -78,7 +96,7 @@ def precision_peaks(k: pd.DataFrame, gpu: Gpu | None, columns: list[int]) -> tup
     return peak, source
 
 
-def judge(k: pd.DataFrame, gpu: Gpu | None) -> tuple[pd.Series, pd.Series, pd.Series]:
+def judge(k: pd.DataFrame, gpus: Gpus) -> tuple[pd.Series, pd.Series, pd.Series]:
     """(precision, peak FLOP/s, peak source) per row.
 
     A row that ran several precisions is judged against the FLOP-weighted harmonic mean of their peaks,
@@ -91,7 +109,7 @@ def judge(k: pd.DataFrame, gpu: Gpu | None) -> tuple[pd.Series, pd.Series, pd.Se
     fp32 = cols.index("flop_fp32")
     used = [j for j in range(len(cols)) if j == fp32 or (flops[:, j] > 0).any()]  # few columns, a million rows
     flops = flops[:, used]
-    peaks, sources = precision_peaks(k, gpu, used)
+    peaks, sources = precision_peaks(k, gpus, used)
     rows = np.arange(len(k))
     did = flops.max(axis=1, initial=0.0) > 0
     dominant = np.where(did, flops.argmax(axis=1), used.index(fp32))
@@ -140,12 +158,14 @@ def _combined_sources(bits: np.ndarray, index: pd.Index) -> pd.Series:
                      index=index)
 
 
-def dram_ceiling(k: pd.DataFrame, gpu: Gpu | None) -> pd.Series:
+def dram_ceiling(k: pd.DataFrame, gpus: Gpus) -> pd.Series:
     """The report's DRAM peak where collected, else the datasheet's."""
     dram = k["report_peak_dram_bytes_per_s"].astype(float) if "report_peak_dram_bytes_per_s" in k else \
         pd.Series(np.nan, index=k.index)
-    if gpu is not None and not math.isnan(gpu.dram_bytes_per_s):
-        dram = dram.fillna(gpu.dram_bytes_per_s)
+    for rows, gpu, _ in gpu_rows(k, gpus):
+        if gpu is not None and not math.isnan(gpu.dram_bytes_per_s):
+            fill = dram.isna() if rows is None else dram.isna() & rows
+            dram[fill] = gpu.dram_bytes_per_s
     return dram
 
 
@@ -156,7 +176,7 @@ def _clock_scale(k: pd.DataFrame, reference_hz: float) -> np.ndarray:
     return np.nan_to_num(k["sm_clock_hz"].to_numpy(dtype=float, na_value=np.nan) / reference_hz, nan=1.0)
 
 
-def derive(k: pd.DataFrame, gpu: Gpu | None, launch_peaks: bool = False) -> pd.DataFrame:
+def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFrame:
     """Add flop, rates, intensities, ceilings, % of peak/roof and bound to a table of raw columns.
 
     `launch_peaks`: the rows are groups that carry their launches' duration-weighted ceilings; keep them, so
@@ -267,10 +287,19 @@ class Ceiling:
     name: str  # fp32, tensor_bf16, dram, ...
     value: float  # FLOP/s or B/s
     source: str
+    gpu: str = ""  # the device it belongs to, in a file with launches on several GPUs
 
 
-def run_ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
-    """The ceilings a run is judged against: FP32, FP64, every precision it used, and DRAM."""
+def run_ceilings(k: pd.DataFrame, gpus: Gpus) -> list[Ceiling]:
+    """The ceilings a run is judged against: FP32, FP64, every precision it used, and DRAM; per GPU where the
+    launches ran on several (each from that GPU's launches)."""
+    out = []
+    for rows, gpu, name in gpu_rows(k, gpus):
+        out += [Ceiling(c.name, c.value, c.source, name) for c in _ceilings(k if rows is None else k[rows], gpu)]
+    return out
+
+
+def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
     used = [p for p, col, _ in PRECISIONS if col in k and (k[col].fillna(0) > 0).any()]
     names = list(dict.fromkeys(["fp32", "fp64", *used]))
     out = []

@@ -29,17 +29,25 @@ NO_RANGE = "(no NVTX range)"
 class Report:
     meta: dict
     kernels: pd.DataFrame  # one row per launch, canonical + extra columns, derived metrics included
-    gpu: Gpu | None = None
+    gpu: Gpu | None = None  # the GPU of most launches
     missing: list[Missing] = field(default_factory=list)
+    gpus: dict[str, Gpu | None] | None = None  # device name -> database GPU, where launches ran on several
 
     def __post_init__(self) -> None:
         with_launch_shares(self.kernels)
+        if self.gpus is None and len(self.meta.get("gpus") or []) > 1:  # a stored run: rebuild from its meta
+            self.gpus = {g["name"]: find_gpu(g["database_key"]) for g in self.meta["gpus"]}
+
+    @property
+    def judged_by(self) -> Gpu | dict[str, Gpu | None] | None:
+        """What each launch's ceilings come from: one GPU, or one per device name."""
+        return self.gpus if self.gpus and len(self.gpus) > 1 else self.gpu
 
     def summary(self) -> RunSummary:
         return summarize(self.kernels, self.meta.get("wall_time_s"))
 
     def ceilings(self) -> list[Ceiling]:
-        return run_ceilings(self.kernels, self.gpu)
+        return run_ceilings(self.kernels, self.judged_by)
 
     def group(self, by: str = "name", time_order: bool = True) -> pd.DataFrame:
         """Rows per kernel name, NVTX range or launch; same columns as launches; sorted by time.
@@ -60,7 +68,8 @@ class Report:
         return rows
 
     def _aggregated(self, key: str) -> pd.DataFrame:
-        rows = ordered(derive(_aggregate(self.kernels, key), self.gpu, launch_peaks=True))
+        several = isinstance(self.judged_by, dict)  # launches of one name on two GPUs are two rows
+        rows = ordered(derive(_aggregate(self.kernels, key, by_gpu=several), self.judged_by, launch_peaks=True))
         total = self.kernels["duration_s"].sum()
         rows["pct_time"] = 100.0 * rows["duration_s"] / total if total else np.nan
         return rows
@@ -100,9 +109,15 @@ def ordered(df: pd.DataFrame) -> pd.DataFrame:
     return df[names + rest]
 
 
-def _aggregate(k: pd.DataFrame, key: str) -> pd.DataFrame:
+def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     # Factorize the key once: hashing long C++ kernel names for every aggregate dominated grouping time.
     codes, uniques = pd.factorize(k[key].fillna(NO_RANGE if key == "nvtx" else ""), sort=False)
+    key_of_group = None
+    if by_gpu:  # one group per (key, GPU): a kernel's launches on an A100 and on an H100 are not one kernel
+        gpu_codes, _ = pd.factorize(k["gpu"].astype(object), sort=False)
+        pairs, _ = pd.factorize(codes.astype(np.int64) * (int(gpu_codes.max()) + 2) + gpu_codes + 1, sort=False)
+        key_of_group = pd.Series(codes).groupby(pairs, sort=True).first().to_numpy()
+        codes = pairs
     codes = pd.Series(codes, index=k.index, name="group")
     grouped = k.groupby(codes, sort=True)
     summed = _SUMMED + [c for c in k if c.startswith("flop_tensor_")]
@@ -124,7 +139,8 @@ def _aggregate(k: pd.DataFrame, key: str) -> pd.DataFrame:
                      "registers", "gpu", "cc"]].agg(_same_or_mixed)
     for col in first:
         out[col] = first[col]
-    out[key] = np.asarray(uniques, dtype=object)[out.index.to_numpy()]
+    group_keys = out.index.to_numpy() if key_of_group is None else key_of_group[out.index.to_numpy()]
+    out[key] = np.asarray(uniques, dtype=object)[group_keys]
     out["peak_source"] = _sources(k["peak_source"], codes)
     for col in _NOTES:
         out[col] = grouped[col].agg(lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v
@@ -157,23 +173,30 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
     metrics, reader_meta = read_metrics(path)
     counted = count_kernels(metrics)
     k = counted.kernels
-    device_name = _most_common(k["gpu"])
-    sms = _most_common(metrics.get("device__attribute_multiprocessor_count", pd.Series(dtype=float)))
+    devices = _devices(k, metrics)
+    device_name = next(iter(devices), None)  # the GPU of most launches
     if gpu:
         spec, source = require_gpu(gpu), "--gpu"
-    elif device_name:
-        spec, source = find_gpu(device_name, int(sms) if sms else None), "report"
+        specs = {name: spec for name in devices}
+    elif devices:
+        specs, source = {name: find_gpu(name, sms) for name, (sms, _) in devices.items()}, "report"
+        spec = specs[device_name]
     else:
         spec, source = gpu_in_text(reader_meta.get("preamble", "")), "program output before the CSV"
+        specs = {}
     if spec is not None and not device_name:
         k["gpu"] = spec.name
-    kernels = ordered(derive(k, spec))
+    several = specs if len(specs) > 1 else None
+    kernels = ordered(derive(k, several or spec))
     meta = {
         "source": str(Path(path)),
         "format": reader_meta["format"],
         "gpu": device_name or (spec.name if spec else None),
         "gpu_database_key": spec.key if spec else None,
         "gpu_source": source if (spec or device_name) else None,
+        "gpus": [{"name": name, "database_key": specs[name].key if specs.get(name) else None,
+                  "compute_capability": cc, "launches": n} for name, (_, n, cc) in
+                 ((name, (*v, _most_common(k.loc[k["gpu"] == name, "cc"]))) for name, v in devices.items())],
         "compute_capability": _most_common(k["cc"]),
         "launches": len(k),
         "metrics_collected": sorted(c for c in metrics.columns if "__" in c),
@@ -181,7 +204,19 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
         "convention": FMA_CONVENTION,
         "params": dict(params or {}),
     }
-    return Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing)
+    return Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing, gpus=several)
+
+
+def _devices(k: pd.DataFrame, metrics: pd.DataFrame) -> dict[str, tuple[int | None, int]]:
+    """Device name -> (SM count, launches), most launches first."""
+    names = k["gpu"].astype(object)
+    counts = names.value_counts(sort=True)
+    sms_col = metrics.get("device__attribute_multiprocessor_count")
+    out = {}
+    for name, n in counts.items():
+        sms = _most_common(sms_col[(names == name).to_numpy()]) if sms_col is not None else None
+        out[str(name)] = (int(sms) if sms else None, int(n))
+    return out
 
 
 def _most_common(s: pd.Series):

@@ -507,3 +507,42 @@ def test_hopper_tensor_ceilings_follow_the_tensor_cores_rate_at_the_measured_clo
     assert k.loc["hgemm", "precision"] == "tensor_fp16" and k.loc["dgemm", "precision"] == "tensor_fp64"
     assert k.loc["hgemm", "peak_flop_per_s"] == pytest.approx(sms * 4096 * clock, rel=1e-3)
     assert k.loc["dgemm", "peak_flop_per_s"] == pytest.approx(sms * 256 * clock, rel=2e-3)
+
+
+def test_each_launch_is_judged_against_its_own_gpu(tmp_path, monkeypatch):
+    """One file, one kernel, launches on an A100 (1.41 GHz) and on an H100 PCIe (1.755 GHz): each launch gets
+    its own GPU's ceilings (A100 FP32: 108 SMs x 128 FLOP/clk, H100: 114 x 256), grouping by name keeps the GPUs
+    apart, the header names both, and a stored run comes back the same."""
+    from flopscope.core.store import Store
+    from flopscope.tui.text_report import header_lines
+
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+             "dram__bytes.sum": "byte", "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
+    base = {"kernel": "k", "gpu__time_duration.sum": 1e6, "dram__bytes.sum": 1e8,
+            "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0), **_fp32_only(1e9)}
+    a100 = {**base, "gpu": "NVIDIA A100-PCIE-40GB", "cc": "8.0", "smsp__cycles_elapsed.avg.per_second": 1.41e9}
+    h100 = {**base, "gpu": "NVIDIA H100 PCIe", "cc": "9.0", "smsp__cycles_elapsed.avg.per_second": 1.755e9}
+    report = read_report(page(tmp_path / "two_gpus.csv", units, [a100, h100, h100]))
+    peaks = {"NVIDIA A100-PCIE-40GB": 108 * 128 * 1.41e9, "NVIDIA H100 PCIe": 114 * 256 * 1.755e9}
+    k = report.kernels
+    assert list(k["peak_flop_per_s"]) == pytest.approx([peaks[g] for g in k["gpu"]], rel=1e-3)
+    assert k["peak_dram_bytes_per_s"].iloc[0] == pytest.approx(5120 / 8 * 2 * 1.215e9, rel=1e-3)  # A100 HBM2
+    assert k["peak_dram_bytes_per_s"].iloc[1] != k["peak_dram_bytes_per_s"].iloc[0]
+    groups = report.group("name").set_index("gpu")
+    assert list(groups["count"]) == [2, 1] and set(groups["kernel"]) == {"k"}
+    for gpu, peak in peaks.items():
+        n = groups.loc[gpu, "count"]
+        assert groups.loc[gpu, "peak_flop_per_s"] == pytest.approx(peak, rel=1e-3)
+        assert groups.loc[gpu, "pct_of_peak"] == pytest.approx(100 * n * 2e9 / (n * 1e-3 * peak), rel=1e-3)
+    header = "\n".join(header_lines(report))
+    assert header.startswith("NVIDIA H100 PCIe (CC 9.0, 2 launches) + NVIDIA A100-PCIE-40GB (CC 8.0, 1 launch)")
+    assert "Ceilings, NVIDIA H100 PCIe: FP32 51." in header and "Ceilings, NVIDIA A100-PCIE-40GB: FP32 19." in header
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    store = Store()
+    store.save(report, "two")
+    back = store.load("two")
+    assert list(back.group("name")["peak_flop_per_s"]) == pytest.approx(list(groups["peak_flop_per_s"]))
+    assert "\n".join(header_lines(back)) == header
+    store.close()

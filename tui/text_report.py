@@ -25,17 +25,19 @@ def console() -> Console:
 def header_lines(report: Report) -> list[str]:
     """GPU, ceilings with their sources, and run-level figures: shared by the CLI and the app."""
     meta, s = report.meta, report.summary()
-    gpu = meta.get("gpu") or "unknown GPU"
-    cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
     found = f", named by {meta['gpu_source']}" if meta.get("gpu_source") else ""
-    lines = [f"{gpu}{cc}{found} · {meta['source']} ({meta['format']}, {meta['launches']} launches)"]
-    if report.gpu is None:
+    lines = [f"{_gpu_names(report)}{found} · {meta['source']} ({meta['format']}, {meta['launches']} launches)"]
+    several = isinstance(report.judged_by, dict)
+    if report.gpu is None and not several:
         lines.append("No datasheet ceilings for this GPU: pass --gpu NAME (see `flopscope gpus`).")
+    for name, gpu in (report.judged_by.items() if several else ()):
+        if gpu is None:
+            lines.append(f"No datasheet ceilings for {name}: its launches have only the report's own peak counters.")
     ceilings = report.ceilings()
-    if ceilings:
+    for gpu in dict.fromkeys(c.gpu for c in ceilings):
         parts = [f"{c.name.upper()} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')} ({c.source})"
-                 for c in ceilings]
-        lines.append("Ceilings: " + "; ".join(parts))
+                 for c in ceilings if c.gpu == gpu]
+        lines.append(f"Ceilings{', ' + gpu if gpu else ''}: " + "; ".join(parts))
     lines.append(
         f"Kernel time {fmt.seconds(s.total_time_s) or 'n/a'} · FLOP {_flop(s)} · "
         f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'} · "
@@ -46,6 +48,17 @@ def header_lines(report: Report) -> list[str]:
     if s.not_profiled:
         lines.append(f"{s.not_profiled} launch(es) without values (ncu failed to profile them); kept, marked.")
     return lines
+
+
+def _gpu_names(report: Report) -> str:
+    """'NVIDIA A100 (CC 8.0)'; every GPU with its launches where the file holds several."""
+    meta = report.meta
+    gpus = meta.get("gpus") or []
+    if len(gpus) > 1:
+        return " + ".join(f"{g['name']} (" + (f"CC {g['compute_capability']}, " if g.get("compute_capability") else "")
+                          + f"{g['launches']} launch{'es' if g['launches'] != 1 else ''})" for g in gpus)
+    cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
+    return f"{meta.get('gpu') or 'unknown GPU'}{cc}"
 
 
 def _flop(s) -> str:
@@ -140,9 +153,10 @@ def _middle(text: str, size: int) -> str:
     return text[:head] + "…" + text[len(text) - (size - 1 - head):]
 
 
-def rich_table(rows: pd.DataFrame, width: int, by: str = "name") -> tuple[Table, list[str]]:
-    """The kernel table as the app shows it for this grouping (its first column says what a row is)."""
-    columns = table_columns(by)
+def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False) -> tuple[Table, list[str]]:
+    """The kernel table as the app shows it for this grouping (its first column says what a row is; `gpus`:
+    the next one says which GPU, for a file with launches on several)."""
+    columns = table_columns(by, gpus)
     cells = [[col.render(values.get(col.name)) for col in columns]
              for values in (row._asdict() for row in rows.itertuples(index=False))]
     specs = [Spec(col.title, col.numeric, col.priority) for col in columns]
@@ -160,7 +174,7 @@ def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str =
     head = [Text(line, style="bold" if i == 0 else "") for i, line in enumerate(header_lines(report))]
     console.print(Group(*head))
     console.print()
-    table, hidden = rich_table(rows, console.width, by)
+    table, hidden = rich_table(rows, console.width, by, isinstance(report.judged_by, dict))
     console.print(table)
     console.print(Text(f"{len(rows)} row(s) · {FMA_CONVENTION}", style="dim"))
     print_hidden(console, hidden)

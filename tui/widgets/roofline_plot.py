@@ -81,8 +81,9 @@ def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray
     positions = positions[:limit]
     label_col = name if name in rows else "kernel"
     points = tuple(_point(rows, int(p), label_col, share) for p in positions)
-    compute = tuple(c for c in ceilings if c.name != "dram")
-    dram = next((c for c in ceilings if c.name == "dram"), None)
+    main = ceilings[0].gpu if ceilings else ""  # a file with launches on several GPUs: its main GPU's roof
+    compute = tuple(c for c in ceilings if c.name != "dram" and c.gpu == main)
+    dram = next((c for c in ceilings if c.name == "dram" and c.gpu == main), None)
     unknown = int((np.isnan(ai) | np.isnan(rate)).sum())  # infinite AI is known: no DRAM bytes moved
     return Roofline(points, compute, dram, dropped=int((~ok).sum()), unknown=unknown, beyond=beyond)
 
