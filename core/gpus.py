@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import difflib
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -108,22 +110,67 @@ def find_gpu(name: str | None, sms: int | None = None) -> Gpu | None:
     return hits[0] if hits else None
 
 
-def require_gpu(name: str) -> Gpu:
+def require_gpu(name: str, cc: set[str] | None = None) -> Gpu:
+    """The database GPU `--gpu NAME` names; refused, with the close names, where it names none, and where its
+    compute capability is not the report's (`cc`): another architecture's ceilings say nothing about it."""
     gpu = find_gpu(name)
     if gpu is None:
+        close = similar(name)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
         raise FlopscopeError(f"--gpu {name}", "not in the GPU database",
-                             "run `flopscope gpus` for the names it knows")
+                             f"{hint}run `flopscope gpus` for the names it knows")
+    wrong = {c for c in (cc or set()) if _cc(c) != _cc(gpu.compute_capability)}
+    if wrong:
+        ran = ", ".join(sorted(wrong))
+        same = [g.key for g in all_gpus() if any(_cc(g.compute_capability) == _cc(c) for c in wrong)]
+        hint = f"GPUs of CC {ran}: {', '.join(same[:6])}" if same else "`flopscope gpus` lists the GPUs it knows"
+        raise FlopscopeError(f"--gpu {name}", f"{gpu.name} is compute capability {gpu.compute_capability}, but "
+                             f"the report's launches ran on CC {ran}", hint)
     return gpu
 
 
-def gpu_in_text(text: str) -> Gpu | None:
-    """A GPU named in free text (a program's output before ncu's CSV), longest name first."""
+def similar(name: str, n: int = 6) -> list[str]:
+    """Database keys close to a name: those containing it as a word ('V100' -> every V100), then difflib's."""
+    wanted = _norm(name)
+    pattern = re.compile(r"(?<![\w])" + re.escape(wanted) + r"(?![\w])")
+    labels = {g.key: [_norm(g.key), *(_norm(x) for x in g.names)] for g in all_gpus()}
+    contained = [key for key, texts in labels.items() if any(pattern.search(t) for t in texts)]
+    everything = {t: key for key, texts in labels.items() for t in texts}
+    close = [everything[t] for t in difflib.get_close_matches(wanted, list(everything), n=n, cutoff=0.6)]
+    return list(dict.fromkeys(contained + close))[:n]
+
+
+def _cc(text: object) -> tuple[int, ...] | str:
+    """'8.0', '8', 8.0 -> (8, 0); anything else as text."""
+    parts = str(text).strip().split(".")
+    try:
+        return tuple(int(p) for p in parts) + (0,) * (2 - len(parts))
+    except ValueError:
+        return str(text).strip()
+
+
+# Words after a name that make it another product: "RTX 4090 D", "RTX 5070 Ti", "H100 NVL", "RTX 4090 Laptop".
+_VARIANT = re.compile(r"\s+(?:ti|super|d|laptop|mobile|max-q|nvl|ada)\b", re.IGNORECASE)
+
+
+def gpu_in_text(text: str, cc: str | None = None) -> Gpu | None:
+    """A GPU named in free text (a program's output before ncu's CSV): the longest database name found as
+    whole words ("NVIDIA A10" is not in "NVIDIA A100" or "NVIDIA A10G", "RTX 5070" not in "RTX 5070 Ti"), of
+    the compute capability `cc` where the file gives one."""
     if not text:
         return None
-    lowered = text.lower()
     best = None
     for gpu in all_gpus():
+        if cc and _cc(gpu.compute_capability) != _cc(cc):
+            continue
         for n in gpu.names:
-            if n.lower() in lowered and (best is None or len(n) > len(best[0])):
+            if (best is None or len(n) > len(best[0])) and _named(text, n):
                 best = (n, gpu)
     return best[1] if best else None
+
+
+def _named(text: str, name: str) -> bool:
+    for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text, re.IGNORECASE):
+        if not _VARIANT.match(text, m.end()):
+            return True
+    return False

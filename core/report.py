@@ -175,14 +175,16 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
     k = counted.kernels
     devices = _devices(k, metrics)
     device_name = next(iter(devices), None)  # the GPU of most launches
+    ccs = {str(c) for c in pd.unique(k["cc"].dropna())}
     if gpu:
-        spec, source = require_gpu(gpu), "--gpu"
+        spec, source = require_gpu(gpu, ccs), "--gpu"
         specs = {name: spec for name in devices}
     elif devices:
         specs, source = {name: find_gpu(name, sms) for name, (sms, _) in devices.items()}, "report"
         spec = specs[device_name]
     else:
-        spec, source = gpu_in_text(reader_meta.get("preamble", "")), "program output before the CSV"
+        spec = gpu_in_text(reader_meta.get("preamble", ""), _most_common(k["cc"]))
+        source = "program output before the CSV"
         specs = {}
     if spec is not None and not device_name:
         k["gpu"] = spec.name

@@ -198,6 +198,10 @@ def test_missing_file_and_unknown_gpu_and_bad_export_path(tmp_path):
     assert run("report", tmp_path / "nope.csv").returncode == 2
     out = run("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--gpu", "Voodoo 3")
     assert out.returncode == 2 and "flopscope gpus" in out.stderr
+    one_line_error(run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--gpu", "T4"),
+                   "--gpu T4", "compute capability 7.5", "CC 7.0")
+    one_line_error(run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--gpu", "V100"),
+                   "--gpu V100", "did you mean v100-sxm2-16gb")
     out = run("export", fixture_path("t4_mlp_matadd_full.ncu-rep"), "-o", tmp_path / "x.xlsx")
     assert out.returncode == 2 and ".csv" in out.stderr
 

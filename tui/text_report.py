@@ -6,7 +6,7 @@ import shutil
 from dataclasses import dataclass
 
 import pandas as pd
-from flopscope.core import FMA_CONVENTION, Report
+from flopscope.core import FMA_CONVENTION, Report, all_gpus
 from flopscope.core.export import records
 from rich.cells import cell_len
 from rich.console import Console, Group
@@ -29,7 +29,9 @@ def header_lines(report: Report) -> list[str]:
     lines = [f"{_gpu_names(report)}{found} · {meta['source']} ({meta['format']}, {meta['launches']} launches)"]
     several = isinstance(report.judged_by, dict)
     if report.gpu is None and not several:
-        lines.append("No datasheet ceilings for this GPU: pass --gpu NAME (see `flopscope gpus`).")
+        same = [g.key for g in all_gpus() if g.compute_capability == str(meta.get("compute_capability"))]
+        of_cc = f"; of CC {meta['compute_capability']}: {', '.join(same[:6])}" if same else ""
+        lines.append(f"No datasheet ceilings for this GPU: pass --gpu NAME (see `flopscope gpus`{of_cc}).")
     for name, gpu in (report.judged_by.items() if several else ()):
         if gpu is None:
             lines.append(f"No datasheet ceilings for {name}: its launches have only the report's own peak counters.")
