@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .kernel_names import short_name
-from .ncu_catalogue import uncovered
+from .ncu_catalogue import by_accumulator, uncovered
 from .readers.wanted import MODIFIER_METRIC, OPCODE_METRIC, objects
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
@@ -32,6 +32,10 @@ OPCODE_FLOPS = {
     "fp16": {"HADD": 1, "HMUL": 1, "HFMA": 2, "HADD2": 2, "HMUL2": 2, "HFMA2": 4},
 }
 TENSOR_DTYPES = ("fp64", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4")
+# Data types whose MMAs may accumulate in FP16, at twice the FP32-accumulate rate on GeForce: their FP16-
+# accumulate FLOPs get columns (and ceilings) of their own, `flop_tensor_fp16_acc16`.
+ACC16 = ("fp16", "fp8")
+TENSOR_COLUMNS = ("fp64", "tf32", "fp16", "fp16_acc16", "bf16", "fp8", "fp8_acc16", "fp6", "fp4")
 # FLOPs per warp-level tensor instruction, checked against 2*M*N*K on real data before being listed:
 # Volta HMMA.884 (V100 CUTLASS 20480^3 GEMM: 33,554,432,000 instructions = 2*20480^3 / 512).
 # Volta tensor cores do FP16 only, so the estimate also names its data type.
@@ -275,23 +279,25 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
         m = _TENSOR_OPS.match(name)
         if m and _tensor_dtype(m.group(1)):
             groups.setdefault((m.group(1), m.group(2)), {})[m.group(3) or ""] = name
-    # Counters of one family overlap (an aggregate holds its per-destination counters): sum only the widest.
-    widest = uncovered({key: (frozenset(key[0].split("_")), key[1]) for key in groups})
+    # Counters of one family overlap (an aggregate holds its per-destination counters): sum only the widest,
+    # except that an FP16/FP32-destination pair wins over its aggregate (the pair says how it accumulated).
+    widest = uncovered(by_accumulator({key: (frozenset(key[0].split("_")), key[1]) for key in groups}))
     for (src, dst), variants in groups.items():
         if (src, dst) not in widest:
             continue
         dtype = _tensor_dtype(src)
+        column = f"{dtype}_acc16" if dst == "fp16" and dtype in ACC16 else dtype
         # sparsity_on/off split the same ops; use the total when ncu gives it.
         parts = [variants[""]] if "" in variants else list(variants.values())
         ops = sum((_col(df, p) for p in parts), pd.Series(0.0, index=df.index))
         if "_" in src:  # one counter for several source types: its precision is a guess
             prov.add("provenance", ops.fillna(0) > 0,
-                     f"flop_tensor_{dtype}: ncu counts {src.replace('_', '/')} together")
-        prev = by_dtype.get(dtype)
-        by_dtype[dtype] = ops if prev is None else prev.add(ops, fill_value=0.0)
-    for dtype in TENSOR_DTYPES:
-        out[f"flop_tensor_{dtype}"] = by_dtype.get(dtype, pd.Series(np.nan, index=df.index))
-    counted = out[[f"flop_tensor_{d}" for d in TENSOR_DTYPES]].sum(axis=1, min_count=1)
+                     f"flop_tensor_{column}: ncu counts {src.replace('_', '/')} together")
+        prev = by_dtype.get(column)
+        by_dtype[column] = ops if prev is None else prev.add(ops, fill_value=0.0)
+    for column in TENSOR_COLUMNS:
+        out[f"flop_tensor_{column}"] = by_dtype.get(column, pd.Series(np.nan, index=df.index))
+    counted = out[[f"flop_tensor_{c}" for c in TENSOR_COLUMNS]].sum(axis=1, min_count=1)
     inst = _col(df, "smsp__inst_executed_pipe_tensor.sum").fillna(_col(df, "sm__inst_executed_pipe_tensor.sum"))
     cc = _cc_key(out["cc"])
     factor = cc.map({k: f for k, (f, _) in TENSOR_FLOP_PER_INST.items()}).astype(float)

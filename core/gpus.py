@@ -14,7 +14,7 @@ from .errors import FlopscopeError
 
 TFLOPS = 1e12
 GBPS = 1e9
-# Ceiling name -> database column (TFLOP/s). Tensor rates are dense with FP32 accumulate.
+# Ceiling name -> database column (TFLOP/s). Tensor rates are dense, with FP32 accumulate except *_acc16.
 CEILINGS = {
     "fp64": "fp64_tflops",
     "fp32": "fp32_tflops",
@@ -24,11 +24,16 @@ CEILINGS = {
     "tensor_fp16": "fp16_tensor_tflops",
     "tensor_bf16": "bf16_tensor_tflops",
     "tensor_fp8": "fp8_tensor_tflops",
+    "tensor_fp16_acc16": "fp16_acc16_tensor_tflops",
+    "tensor_fp8_acc16": "fp8_acc16_tensor_tflops",
 }
+# FP16-accumulate tensor rates: where the database leaves them empty, the FP32-accumulate rate (the same on
+# data-center parts; GeForce runs FP32 accumulate at half rate and lists both).
+ACC16_OF = {"tensor_fp16_acc16": "tensor_fp16", "tensor_fp8_acc16": "tensor_fp8"}
 # Ceilings NVIDIA quotes at the tensor reference clock: Hopper's TF32/FP16/BF16/FP8 tensor peaks are at a
 # lower clock than its SIMT peaks (H100 SXM: 989.4e12 / (132 SMs x 4096 FLOP/clk) = 1830 MHz, not 1980);
 # its FP64 tensor peak is at the boost clock (66.9 = 2 x the FP64 SIMT 33.5).
-AT_TENSOR_CLOCK = {"tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8"}
+AT_TENSOR_CLOCK = {"tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp16_acc16", "tensor_fp8_acc16"}
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,10 @@ def _num(text: str) -> float:
 
 def _row(row: dict) -> Gpu:
     sms = _num(row["sms"])
+    peaks = {c: _num(row[col]) * TFLOPS for c, col in CEILINGS.items()}
+    for acc16, acc32 in ACC16_OF.items():
+        if math.isnan(peaks[acc16]):
+            peaks[acc16] = peaks[acc32]
     return Gpu(
         key=row["key"],
         names=tuple(n.strip() for n in row["names"].split("|") if n.strip()),
@@ -76,7 +85,7 @@ def _row(row: dict) -> Gpu:
         sms=None if math.isnan(sms) else int(sms),
         boost_clock_hz=_num(row["boost_clock_mhz"]) * 1e6,
         tensor_clock_hz=_num(row["tensor_clock_mhz"] or row["boost_clock_mhz"]) * 1e6,
-        peaks={c: _num(row[col]) * TFLOPS for c, col in CEILINGS.items()},
+        peaks=peaks,
         dram_bytes_per_s=_num(row["dram_gb_per_s"]) * GBPS,
         l2_bytes=_num(row["l2_mib"]) * 2**20,
         memory_bytes=_num(row["memory_gib"]) * 2**30,

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .counters import TENSOR_DTYPES
+from .counters import TENSOR_COLUMNS
 from .gpus import Gpu
 
 SIMT = ("fp64", "fp32", "fp16")
 # Candidate precisions for the ceiling: (name, FLOP column, GPU database ceiling).
 PRECISIONS = [(p, f"flop_{p}", p) for p in SIMT] + [
-    (f"tensor_{d}", f"flop_tensor_{d}", f"tensor_{d}") for d in TENSOR_DTYPES
+    (f"tensor_{d}", f"flop_tensor_{d}", f"tensor_{d}") for d in TENSOR_COLUMNS
 ]
 
 

@@ -546,3 +546,38 @@ def test_each_launch_is_judged_against_its_own_gpu(tmp_path, monkeypatch):
     assert list(back.group("name")["peak_flop_per_s"]) == pytest.approx(list(groups["peak_flop_per_s"]))
     assert "\n".join(header_lines(back)) == header
     store.close()
+
+
+def test_fp16_accumulate_tensor_work_is_judged_against_the_fp16_accumulate_peak(tmp_path):
+    """An RTX 4090 (Ada GeForce: 128 SMs x 1024 dense FP16 FLOP/clk with FP16 accumulate, half that with FP32
+    accumulate) at 2.52 GHz: 300 TFLOP accumulating in FP16 and 100 TFLOP in FP32 in one second. Against the
+    FP32-accumulate peak alone it read 242% of peak; each part now has its own ceiling. The all-destination
+    total beside the pair is not added again, and does not hide how the work accumulated."""
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+             "sm__ops_path_tensor_src_fp16.sum": "", "sm__ops_path_tensor_src_fp16_dst_fp16.sum": "",
+             "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "", **SIMT}
+    row = {"gpu__time_duration.sum": 1e9, "smsp__cycles_elapsed.avg.per_second": 2.52e9, **dict.fromkeys(SIMT, 0),
+           "sm__ops_path_tensor_src_fp16.sum": 4e14, "sm__ops_path_tensor_src_fp16_dst_fp16.sum": 3e14,
+           "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 1e14}
+    k = read_report(page(tmp_path / "hgemm.csv", units, [row], gpu="NVIDIA GeForce RTX 4090", cc="8.9")).kernels
+    k = k.iloc[0]
+    assert k["flop_tensor"] == 4e14 and k["flop_tensor_fp16_acc16"] == 3e14 and k["flop_tensor_fp16"] == 1e14
+    acc16 = 128 * 1024 * 2.52e9
+    at_peak = 3e14 / acc16 + 1e14 / (acc16 / 2)
+    assert k["pct_of_peak"] == pytest.approx(100 * at_peak / 1.0, rel=1e-3)
+    assert k["peak_flop_per_s"] == pytest.approx(4e14 / at_peak, rel=1e-3)
+    assert k["precision"] == "tensor_fp16_acc16+tensor_fp16"
+
+
+def test_fp16_accumulate_peaks_default_to_the_fp32_accumulate_ones():
+    """Data-center parts accumulate in FP16 and FP32 at one rate; GeForce lists FP16 accumulate at twice."""
+    a100, rtx4090 = find_gpu_key("a100-sxm4-80gb"), find_gpu_key("rtx4090")
+    assert a100.peak("tensor_fp16_acc16") == a100.peak("tensor_fp16")
+    assert rtx4090.peak("tensor_fp16_acc16") == pytest.approx(2 * rtx4090.peak("tensor_fp16"), rel=1e-3)
+    assert rtx4090.peak("tensor_fp8_acc16") == pytest.approx(2 * rtx4090.peak("tensor_fp8"), rel=1e-3)
+
+
+def find_gpu_key(key: str):
+    return next(g for g in all_gpus() if g.key == key)

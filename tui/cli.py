@@ -143,8 +143,8 @@ def cmd_gpus(args) -> int:
     table, hidden = fitted_table(_GPU_COLUMNS, rows, out.width, flex=len(_GPU_COLUMNS) - 1, flex_min=30)
     out.print(table)
     print_hidden(out, hidden)
-    out.print(Text("Tensor peaks are dense with FP32 accumulate; per device as CUDA sees it (a K80 board is 2 "
-                   "devices)."))
+    out.print(Text("Tensor peaks are dense with FP32 accumulate (FP16-accumulate rates: --json); per device as "
+                   "CUDA sees it (a K80 board is 2 devices)."))
     return 0
 
 

@@ -33,7 +33,7 @@ KERNEL_TABLE = [
     Column("ai_dram", "AI", fmt.ratio, 3, 7),
     Column("pct_of_peak", "%Peak", fmt.pct, 1, 6),
     Column("bound", "Bound", fmt.text, 2, 7, numeric=False),
-    Column("precision", "Prec", fmt.text, 5, 11, numeric=False),
+    Column("precision", "Prec", fmt.text, 5, 17, numeric=False),
 ]
 
 
