@@ -38,8 +38,10 @@ ACC16 = ("fp16", "fp8")
 TENSOR_COLUMNS = ("fp64", "tf32", "fp16", "fp16_acc16", "bf16", "fp8", "fp8_acc16", "fp6", "fp4")
 # FLOPs per warp-level tensor instruction, checked against 2*M*N*K on real data before being listed:
 # Volta HMMA.884 (V100 CUTLASS 20480^3 GEMM: 33,554,432,000 instructions = 2*20480^3 / 512).
-# Volta tensor cores do FP16 only, so the estimate also names its data type.
-TENSOR_FLOP_PER_INST = {"7.0": (512.0, "fp16"), "7.2": (512.0, "fp16")}
+# Volta tensor cores do FP16 only, so the estimate also names its data type. The check was an FP32-accumulate
+# GEMM (s884gemm): FP16-accumulate HMMA.884 may do more FLOPs per instruction, and the estimate says so.
+VOLTA_CHECK = "512 FLOP/instruction, checked on Volta HMMA.884 with FP32 accumulate only"
+TENSOR_FLOP_PER_INST = {"7.0": (512.0, "fp16", VOLTA_CHECK), "7.2": (512.0, "fp16", VOLTA_CHECK)}
 
 RATE = "derived from rates"
 
@@ -51,9 +53,14 @@ class Missing:
     column: str
     metrics: list[str]
     launches: int
+    why: str = "not collected"  # what is wrong with the column for those launches
+    detail: str = ""  # and why
 
     def fix(self) -> str:
         return "ncu --metrics " + ",".join(self.metrics)
+
+    def problem(self) -> str:
+        return f"{self.column} {self.why} for {self.launches} launch(es)" + (f" ({self.detail})" if self.detail else "")
 
 
 @dataclass
@@ -152,7 +159,7 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     absent: dict[str, pd.Series] = {}
     for precision in PRECISION_LETTER:
         out[f"flop_{precision}"] = _simt_flop(df, prov, precision, cycles, dur, absent)
-    _tensor_flop(df, prov, out)
+    no_factor = _tensor_flop(df, prov, out)
     _bytes(df, prov, out, dur)
     _report_peaks(df, out)
     _note_simt_beside_tensor(prov, out)
@@ -160,10 +167,11 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     out["provenance"] = prov.column("provenance")
     numbers = out[["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes",
                    "l2_bytes", "l1_bytes"]]
-    some_simt = ~np.logical_and.reduce([rows.to_numpy() for rows in absent.values()])
-    out["status"] = pd.Categorical.from_codes((_unmeasured(df, numbers) & ~some_simt).to_numpy(dtype=np.int8),
+    out["status"] = pd.Categorical.from_codes(_unmeasured(df, numbers).to_numpy(dtype=np.int8),
                                               categories=["ok", "not profiled: ncu recorded no values for this launch"])
-    return Counted(out, _missing(out, absent))
+    rate_only = {column: dur.isna() & df[cols].notna().any(axis=1) for column, pattern in _RATES.items()
+                 if (cols := [c for c in df.columns if pattern.match(c)])}
+    return Counted(out, _missing(out, absent, rate_only, no_factor))
 
 
 SIMT_COLUMNS = ("flop_fp64", "flop_fp32", "flop_fp16")
@@ -188,7 +196,14 @@ def _unmeasured(df: pd.DataFrame, numbers: pd.DataFrame) -> pd.Series:
     empty = numbers.isna().all(axis=1)
     if empty.all() and not any("__" in c for c in df.columns):
         return pd.Series(False, index=numbers.index)
+    if empty.any():  # a launch with only rates, or an add count without mul and fma, was measured all the same
+        measured = [c for c in df.columns if "__" in c and not _RECORDED_ANYWAY.search(c)]
+        empty[empty] = ~df.loc[empty, measured].notna().any(axis=1)
     return empty
+
+
+# What ncu records even for a launch it failed to profile: the device's attributes and peak rates.
+_RECORDED_ANYWAY = re.compile(r"^(device__|launch__)|\.peak_sustained$|^derived__.*_x[24]$")
 
 
 def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series,
@@ -272,7 +287,9 @@ def _tensor_dtype(src: str) -> str | None:
     return None
 
 
-def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None:
+def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> pd.Series:
+    """flop_tensor and its per-type columns into `out`; returns the launches whose tensor instructions were
+    counted on an architecture without a checked FLOP-per-instruction factor (their tensor FLOPs unknown)."""
     by_dtype: dict[str, pd.Series] = {}
     groups: dict[tuple[str, str | None], dict[str, str]] = {}
     for name in df.columns:
@@ -300,8 +317,8 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
     counted = out[[f"flop_tensor_{c}" for c in TENSOR_COLUMNS]].sum(axis=1, min_count=1)
     inst = _col(df, "smsp__inst_executed_pipe_tensor.sum").fillna(_col(df, "sm__inst_executed_pipe_tensor.sum"))
     cc = _cc_key(out["cc"])
-    factor = cc.map({k: f for k, (f, _) in TENSOR_FLOP_PER_INST.items()}).astype(float)
-    dtypes = cc.map({k: d for k, (_, d) in TENSOR_FLOP_PER_INST.items()})
+    factor = cc.map({k: f for k, (f, _, _) in TENSOR_FLOP_PER_INST.items()}).astype(float)
+    dtypes = cc.map({k: d for k, (_, d, _) in TENSOR_FLOP_PER_INST.items()})
     estimate = (inst * factor).where(inst != 0, 0.0).where(inst.notna())
     idle = _tensor_idle(df)
     flop = counted.copy()
@@ -310,7 +327,8 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
     for dtype in dtypes.dropna().unique():
         rows = use_est & (dtypes == dtype)
         out.loc[rows, f"flop_tensor_{dtype}"] = estimate[rows]
-    prov.add("estimated", use_est & (inst != 0), "flop_tensor (tensor instructions x FLOP/instruction)")
+    for key, (_, _, checked) in TENSOR_FLOP_PER_INST.items():
+        prov.add("estimated", use_est & (inst != 0) & (cc == key), f"flop_tensor (tensor instructions x {checked})")
     for mask, why in ((idle, "tensor pipes idle"), (_no_mma_opcodes(df), "no MMA in SASS opcode counts"),
                       (_no_tensor_cores(out["cc"]), "GPU has no tensor cores")):
         use = flop.isna() & mask
@@ -318,6 +336,11 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
         prov.add("provenance", use, f"flop_tensor 0: {why}")
     prov.add("provenance", _integer_mma(df), "integer tensor-core work (IMMA) is not FLOPs: not counted")
     out["flop_tensor"] = flop
+    no_factor = flop.isna() & inst.notna() & (inst != 0)
+    for key in pd.unique(cc[no_factor]):
+        prov.add("provenance", no_factor & (cc == key),
+                 f"flop_tensor unknown: tensor instructions counted, no checked FLOP/instruction for CC {key}")
+    return no_factor
 
 
 def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
@@ -448,13 +471,43 @@ def collecting(columns: list[str]) -> str | None:
     return Missing("", list(dict.fromkeys(metrics)), 0).fix() if metrics else None
 
 
-def _missing(out: pd.DataFrame, absent: dict[str, pd.Series]) -> list[Missing]:
+# Rate forms of each counted column: with them but no duration, the duration is what is missing.
+_RATES = {
+    **{f"flop_{p}": re.compile(rf"^smsp?__sass_thread_inst_executed_op_{letter}(add|mul|fma)_pred_on\.sum\.per_")
+       for p, letter in PRECISION_LETTER.items()},
+    "dram_bytes": re.compile(r"^dram__bytes\w*\.sum\.per_second$"),
+    "l2_bytes": re.compile(r"^lts__t_bytes\.sum\.per_second$"),
+    "l1_bytes": re.compile(r"^l1tex__t_bytes\.sum\.per_second$"),
+}
+
+
+def _missing(out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[str, pd.Series],
+             no_factor: pd.Series) -> list[Missing]:
     """Per column, the launches that lack it and the ncu metrics that fill it: for SIMT FLOPs only the
-    add/mul/fma counters those launches lack (a report with ffma alone needs fadd and fmul)."""
+    add/mul/fma counters those launches lack (a report with ffma alone needs fadd and fmul). A column whose
+    rates were collected lacks only the duration that turns them into counts; tensor instructions on an
+    architecture without a checked FLOP-per-instruction factor need the tensor op counters."""
     profiled = out["status"] == "ok"
+    needs_time = pd.Series(False, index=out.index)
+    for rows in rate_only.values():
+        needs_time |= rows & profiled
     found = []
     for column, metrics in _FIXES.items():
         unknown = out[column].isna() & profiled
+        if column == "duration_s" and (unknown & needs_time).any():
+            found.append(Missing(column, metrics, int(unknown.sum()), detail="the FLOP and byte rates collected "
+                                 "for them need it to become counts"))
+            continue
+        if column in rate_only:
+            unknown &= ~rate_only[column]
+        if column == "flop_tensor":
+            settle = unknown & no_factor
+            if settle.any():
+                ops = [m for m in metrics if m.startswith("sm__ops_path_tensor")]
+                cc = ", ".join(sorted(str(c) for c in pd.unique(out.loc[settle, "cc"].dropna())))
+                found.append(Missing(column, ops, int(settle.sum()), "unknown", f"tensor instructions were counted, "
+                                     f"but flopscope has no checked FLOPs per instruction for CC {cc}"))
+            unknown &= ~no_factor
         n = int(unknown.sum())
         if n:
             named = [m for m in metrics if m not in absent or (absent[m] & unknown).any()]

@@ -202,7 +202,8 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
         "compute_capability": _most_common(k["cc"]),
         "launches": len(k),
         "metrics_collected": sorted(c for c in metrics.columns if "__" in c),
-        "missing": [{"column": m.column, "launches": m.launches, "fix": m.fix()} for m in counted.missing],
+        "missing": [{"column": m.column, "launches": m.launches, "problem": m.problem(), "fix": m.fix()}
+                    for m in counted.missing],
         "convention": FMA_CONVENTION,
         "params": dict(params or {}),
     }

@@ -120,7 +120,8 @@ class Store:
         meta = json.loads(meta_text)
         kernels = pd.read_parquet(io.BytesIO(blob))
         missing = [Missing(**m) for m in meta.pop("missing", [])]
-        meta["missing"] = [{"column": m.column, "launches": m.launches, "fix": m.fix()} for m in missing]
+        meta["missing"] = [{"column": m.column, "launches": m.launches, "problem": m.problem(), "fix": m.fix()}
+                           for m in missing]
         gpu = find_gpu(meta.get("gpu_database_key"))
         return Report(meta=meta, kernels=kernels, gpu=gpu, missing=missing)
 

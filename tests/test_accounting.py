@@ -94,7 +94,8 @@ def test_volta_tensor_estimate_matches_two_mnk():
     assert len(gemms) == 7
     assert (gemms["flop_tensor"] == 2 * 20480**3).all()
     assert (gemms["flop_tensor_fp16"] == 2 * 20480**3).all()
-    assert gemms["estimated"].str.contains("flop_tensor").all()
+    assert (gemms["estimated"] == "flop_tensor (tensor instructions x 512 FLOP/instruction, checked on Volta "
+                                  "HMMA.884 with FP32 accumulate only)").all()
     assert (gemms["precision"] == "tensor_fp16").all()
     # duration from cycles / clock, since the file has no gpu__time_duration
     cycles = dict(_details_cells(path, "sm__cycles_elapsed.avg"))
@@ -129,7 +130,13 @@ def test_unknown_tensor_work_leaves_total_unknown_and_names_the_metric():
     assert tensor_inst[2] == 104_857_600 and math.isnan(k.loc[2, "flop_tensor"]) and math.isnan(k.loc[2, "flop"])
     assert tensor_inst[0] == 0 and k.loc[0, "flop_tensor"] == 0 and k.loc[0, "flop"] > 0
     missing = {m.column: m for m in report.missing}
+    # The instruction counter was collected (smsp__): what settles it is a tensor op counter, not that again.
     assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in missing["flop_tensor"].fix()
+    assert "inst_executed_pipe_tensor" not in missing["flop_tensor"].fix()
+    assert missing["flop_tensor"].problem() == (
+        "flop_tensor unknown for 1 launch(es) (tensor instructions were counted, but flopscope has no checked FLOPs "
+        "per instruction for CC 8.0)")
+    assert "no checked FLOP/instruction for CC 8.0" in k.loc[2, "provenance"]
 
 
 def _rate_flops(action, letter: str) -> float:
@@ -581,3 +588,19 @@ def test_fp16_accumulate_peaks_default_to_the_fp32_accumulate_ones():
 
 def find_gpu_key(key: str):
     return next(g for g in all_gpus() if g.key == key)
+
+
+def test_a_launch_with_rates_but_no_duration_was_profiled_and_lacks_only_its_duration():
+    """A roofline-section CSV (RTX 5090 CUTLASS GEMM): ncu printed FLOP and DRAM rates, clocks and peaks, but
+    no gpu__time_duration.sum. The launch was profiled (not 'ncu failed'); its duration is what is missing."""
+    from flopscope.tui.text_report import header_lines
+
+    report = read_report(fixture_path("rtx5090_dsocr_cutlass_gemm_roofline_section.csv"), gpu="rtx5090")
+    assert report.kernels["status"].iloc[0] == "ok" and report.summary().not_profiled == 0
+    assert not any("ncu failed" in line for line in header_lines(report))
+    missing = {m.column: m for m in report.missing}
+    assert missing["duration_s"].problem() == ("duration_s not collected for 1 launch(es) (the FLOP and byte rates "
+                                               "collected for them need it to become counts)")
+    assert missing["duration_s"].fix() == "ncu --metrics gpu__time_duration.sum"
+    # FP32, FP64 and DRAM came as rates: the duration settles them; FP16 and tensor work were not collected at all
+    assert {"flop_fp32", "flop_fp64", "dram_bytes"}.isdisjoint(missing) and {"flop_fp16", "flop_tensor"} <= set(missing)

@@ -74,8 +74,7 @@ def _flop(s) -> str:
 
 
 def missing_lines(report: Report) -> list[str]:
-    return [f"{report.meta['source']}: {m.column} not collected for {m.launches} launch(es); "
-            f"collect it with `{m.fix()}`" for m in report.missing]
+    return [f"{report.meta['source']}: {m.problem()}; collect it with `{m.fix()}`" for m in report.missing]
 
 
 @dataclass(frozen=True)
