@@ -96,6 +96,11 @@ def test_gpus_lists_database_with_sources():
     assert all(g["source"].startswith("https://") for g in gpus)
     table = run("gpus")
     assert "Tesla K80" in table.stdout and table.returncode == 0
+    # Volta and Turing have FP16 tensor cores only: their tensor column is FP16 (V100 SXM2 125, T4 65 TFLOP/s)
+    lines = table.stdout.splitlines()
+    assert "FP16 TC" in lines[0]
+    for name, fp16 in (("Tesla V100-SXM2-16GB", "125 TFLOP/s"), ("Tesla T4", "65.0 TFLOP/s")):
+        assert fp16 in next(line for line in lines if line.startswith(name + " "))
 
 
 def test_gpu_override_gives_datasheet_ceilings():
