@@ -101,7 +101,7 @@ def judge(k: pd.DataFrame, gpus: Gpus) -> tuple[pd.Series, pd.Series, pd.Series]
 
     A row that ran several precisions is judged against the FLOP-weighted harmonic mean of their peaks,
     peak = F / sum_p(F_p / peak_p): % of peak is then the time the FLOPs need at peak over the time they
-    took, the same as today's for one precision. A precision without a ceiling is left out of the mean
+    took (for one precision, FLOP/s over its peak). A precision without a ceiling is left out of the mean
     (its FLOPs are taken at the others' rate); if the precision with most FLOPs has none, the peak is
     unknown. A row without FLOPs is held against the FP32 peak (0% of it)."""
     cols = [c for _, c, _ in PRECISIONS]
