@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .kernel_names import short_name
-from .ncu_catalogue import uncovered
+from .ncu_catalogue import by_accumulator, uncovered
 from .readers.wanted import MODIFIER_METRIC, OPCODE_METRIC, objects
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
@@ -32,10 +32,16 @@ OPCODE_FLOPS = {
     "fp16": {"HADD": 1, "HMUL": 1, "HFMA": 2, "HADD2": 2, "HMUL2": 2, "HFMA2": 4},
 }
 TENSOR_DTYPES = ("fp64", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4")
+# Data types whose MMAs may accumulate in FP16, at twice the FP32-accumulate rate on GeForce: their FP16-
+# accumulate FLOPs get columns (and ceilings) of their own, `flop_tensor_fp16_acc16`.
+ACC16 = ("fp16", "fp8")
+TENSOR_COLUMNS = ("fp64", "tf32", "fp16", "fp16_acc16", "bf16", "fp8", "fp8_acc16", "fp6", "fp4")
 # FLOPs per warp-level tensor instruction, checked against 2*M*N*K on real data before being listed:
 # Volta HMMA.884 (V100 CUTLASS 20480^3 GEMM: 33,554,432,000 instructions = 2*20480^3 / 512).
-# Volta tensor cores do FP16 only, so the estimate also names its data type.
-TENSOR_FLOP_PER_INST = {"7.0": (512.0, "fp16"), "7.2": (512.0, "fp16")}
+# Volta tensor cores do FP16 only, so the estimate also names its data type. The check was an FP32-accumulate
+# GEMM (s884gemm): FP16-accumulate HMMA.884 may do more FLOPs per instruction, and the estimate says so.
+VOLTA_CHECK = "512 FLOP/instruction, checked on Volta HMMA.884 with FP32 accumulate only"
+TENSOR_FLOP_PER_INST = {"7.0": (512.0, "fp16", VOLTA_CHECK), "7.2": (512.0, "fp16", VOLTA_CHECK)}
 
 RATE = "derived from rates"
 
@@ -47,9 +53,14 @@ class Missing:
     column: str
     metrics: list[str]
     launches: int
+    why: str = "not collected"  # what is wrong with the column for those launches
+    detail: str = ""  # and why
 
     def fix(self) -> str:
         return "ncu --metrics " + ",".join(self.metrics)
+
+    def problem(self) -> str:
+        return f"{self.column} {self.why} for {self.launches} launch(es)" + (f" ({self.detail})" if self.detail else "")
 
 
 @dataclass
@@ -145,20 +156,36 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     ])
     out["sm_clock_hz"] = _col(df, "smsp__cycles_elapsed.avg.per_second").fillna(
         _col(df, "sm__cycles_elapsed.avg.per_second")).fillna(cycles / dur)
+    absent: dict[str, pd.Series] = {}
     for precision in PRECISION_LETTER:
-        out[f"flop_{precision}"] = _simt_flop(df, prov, precision, cycles, dur)
-    _tensor_flop(df, prov, out)
+        out[f"flop_{precision}"] = _simt_flop(df, prov, precision, cycles, dur, absent)
+    no_factor = _tensor_flop(df, prov, out)
     _bytes(df, prov, out, dur)
     _report_peaks(df, out)
-    simt_missing = out[["flop_fp64", "flop_fp32", "flop_fp16"]].isna().all(axis=1) & (out["flop_tensor"] > 0)
-    prov.add("provenance", simt_missing, "flop is tensor work only (SIMT counters not collected)")
+    _note_simt_beside_tensor(prov, out)
     out["estimated"] = prov.column("estimated")
     out["provenance"] = prov.column("provenance")
     numbers = out[["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes",
                    "l2_bytes", "l1_bytes"]]
     out["status"] = pd.Categorical.from_codes(_unmeasured(df, numbers).to_numpy(dtype=np.int8),
                                               categories=["ok", "not profiled: ncu recorded no values for this launch"])
-    return Counted(out, _missing(out))
+    rate_only = {column: dur.isna() & df[cols].notna().any(axis=1) for column, pattern in _RATES.items()
+                 if (cols := [c for c in df.columns if pattern.match(c)])}
+    return Counted(out, _missing(out, absent, rate_only, no_factor))
+
+
+SIMT_COLUMNS = ("flop_fp64", "flop_fp32", "flop_fp16")
+
+
+def _note_simt_beside_tensor(prov: _Provenance, out: pd.DataFrame) -> None:
+    """Counted tensor work with SIMT counters absent: the total is the tensor FLOPs plus the SIMT FLOPs that
+    were counted (a GEMM's epilogue is noise next to its MMAs, see metrics.total_flop); the row says so."""
+    unknown = out[list(SIMT_COLUMNS)].isna()
+    tensor = out["flop_tensor"] > 0
+    none = unknown.all(axis=1)
+    prov.add("provenance", none & tensor, "flop is tensor work only (SIMT counters not collected)")
+    for col in SIMT_COLUMNS:
+        prov.add("provenance", unknown[col] & ~none & tensor, f"flop leaves out {col} (counters not collected)")
 
 
 def _unmeasured(df: pd.DataFrame, numbers: pd.DataFrame) -> pd.Series:
@@ -169,14 +196,27 @@ def _unmeasured(df: pd.DataFrame, numbers: pd.DataFrame) -> pd.Series:
     empty = numbers.isna().all(axis=1)
     if empty.all() and not any("__" in c for c in df.columns):
         return pd.Series(False, index=numbers.index)
+    if empty.any():  # a launch with only rates, or an add count without mul and fma, was measured all the same
+        measured = [c for c in df.columns if "__" in c and not _RECORDED_ANYWAY.search(c)]
+        empty[empty] = ~df.loc[empty, measured].notna().any(axis=1)
     return empty
 
 
-def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> pd.Series:
+# What ncu records even for a launch it failed to profile: the device's attributes and peak rates.
+_RECORDED_ANYWAY = re.compile(r"^(device__|launch__)|\.peak_sustained$|^derived__.*_x[24]$")
+
+
+def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series,
+               absent: dict[str, pd.Series]) -> pd.Series:
+    """add + mul + 2 x fma of one precision, known only where all three counters are: a missing add or mul
+    counter is not zero adds, and a total without it would pass for the whole. Per-opcode SASS counts fill
+    the rest (they list every executed opcode, so an opcode absent there ran 0 times). `absent` gets, per
+    counter, the rows that lack it, so the fix names only what is missing."""
     letter = PRECISION_LETTER[precision]
     column = f"flop_{precision}"
     total = pd.Series(0.0, index=df.index)
-    seen = pd.Series(False, index=df.index)
+    known = pd.Series(True, index=df.index)
+    lacking = {}
     for op, weight in OP_WEIGHTS[letter].items():
         base = f"sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"
         inst = _first(df, prov, column, [
@@ -186,12 +226,14 @@ def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series) -> p
             (_col(df, f"smsp__{base}.per_second") * dur, RATE),
             (_col(df, f"sm__{base}.per_second") * dur, RATE),
         ])
-        seen |= inst.notna()
-        total += weight * inst.fillna(0.0)
+        known &= inst.notna()
+        lacking[f"smsp__{base}"] = inst.isna()
+        total += weight * inst
     opcode = _opcode_flop(df, precision)
-    use_opcode = ~seen & opcode.notna()
+    use_opcode = ~known & opcode.notna()
     prov.add("provenance", use_opcode, f"{column} from SASS per-opcode counts")
-    flop = total.where(seen, opcode)
+    flop = total.where(known, opcode)
+    absent.update(lacking)
     if precision == "fp16":
         _flag_register_moves(df, prov, flop)
     return flop
@@ -245,34 +287,38 @@ def _tensor_dtype(src: str) -> str | None:
     return None
 
 
-def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None:
+def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> pd.Series:
+    """flop_tensor and its per-type columns into `out`; returns the launches whose tensor instructions were
+    counted on an architecture without a checked FLOP-per-instruction factor (their tensor FLOPs unknown)."""
     by_dtype: dict[str, pd.Series] = {}
     groups: dict[tuple[str, str | None], dict[str, str]] = {}
     for name in df.columns:
         m = _TENSOR_OPS.match(name)
         if m and _tensor_dtype(m.group(1)):
             groups.setdefault((m.group(1), m.group(2)), {})[m.group(3) or ""] = name
-    # Counters of one family overlap (an aggregate holds its per-destination counters): sum only the widest.
-    widest = uncovered({key: (frozenset(key[0].split("_")), key[1]) for key in groups})
+    # Counters of one family overlap (an aggregate holds its per-destination counters): sum only the widest,
+    # except that an FP16/FP32-destination pair wins over its aggregate (the pair says how it accumulated).
+    widest = uncovered(by_accumulator({key: (frozenset(key[0].split("_")), key[1]) for key in groups}))
     for (src, dst), variants in groups.items():
         if (src, dst) not in widest:
             continue
         dtype = _tensor_dtype(src)
+        column = f"{dtype}_acc16" if dst == "fp16" and dtype in ACC16 else dtype
         # sparsity_on/off split the same ops; use the total when ncu gives it.
         parts = [variants[""]] if "" in variants else list(variants.values())
         ops = sum((_col(df, p) for p in parts), pd.Series(0.0, index=df.index))
         if "_" in src:  # one counter for several source types: its precision is a guess
             prov.add("provenance", ops.fillna(0) > 0,
-                     f"flop_tensor_{dtype}: ncu counts {src.replace('_', '/')} together")
-        prev = by_dtype.get(dtype)
-        by_dtype[dtype] = ops if prev is None else prev.add(ops, fill_value=0.0)
-    for dtype in TENSOR_DTYPES:
-        out[f"flop_tensor_{dtype}"] = by_dtype.get(dtype, pd.Series(np.nan, index=df.index))
-    counted = out[[f"flop_tensor_{d}" for d in TENSOR_DTYPES]].sum(axis=1, min_count=1)
+                     f"flop_tensor_{column}: ncu counts {src.replace('_', '/')} together")
+        prev = by_dtype.get(column)
+        by_dtype[column] = ops if prev is None else prev.add(ops, fill_value=0.0)
+    for column in TENSOR_COLUMNS:
+        out[f"flop_tensor_{column}"] = by_dtype.get(column, pd.Series(np.nan, index=df.index))
+    counted = out[[f"flop_tensor_{c}" for c in TENSOR_COLUMNS]].sum(axis=1, min_count=1)
     inst = _col(df, "smsp__inst_executed_pipe_tensor.sum").fillna(_col(df, "sm__inst_executed_pipe_tensor.sum"))
     cc = _cc_key(out["cc"])
-    factor = cc.map({k: f for k, (f, _) in TENSOR_FLOP_PER_INST.items()}).astype(float)
-    dtypes = cc.map({k: d for k, (_, d) in TENSOR_FLOP_PER_INST.items()})
+    factor = cc.map({k: f for k, (f, _, _) in TENSOR_FLOP_PER_INST.items()}).astype(float)
+    dtypes = cc.map({k: d for k, (_, d, _) in TENSOR_FLOP_PER_INST.items()})
     estimate = (inst * factor).where(inst != 0, 0.0).where(inst.notna())
     idle = _tensor_idle(df)
     flop = counted.copy()
@@ -281,7 +327,8 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
     for dtype in dtypes.dropna().unique():
         rows = use_est & (dtypes == dtype)
         out.loc[rows, f"flop_tensor_{dtype}"] = estimate[rows]
-    prov.add("estimated", use_est & (inst != 0), "flop_tensor (tensor instructions x FLOP/instruction)")
+    for key, (_, _, checked) in TENSOR_FLOP_PER_INST.items():
+        prov.add("estimated", use_est & (inst != 0) & (cc == key), f"flop_tensor (tensor instructions x {checked})")
     for mask, why in ((idle, "tensor pipes idle"), (_no_mma_opcodes(df), "no MMA in SASS opcode counts"),
                       (_no_tensor_cores(out["cc"]), "GPU has no tensor cores")):
         use = flop.isna() & mask
@@ -289,6 +336,11 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> None
         prov.add("provenance", use, f"flop_tensor 0: {why}")
     prov.add("provenance", _integer_mma(df), "integer tensor-core work (IMMA) is not FLOPs: not counted")
     out["flop_tensor"] = flop
+    no_factor = flop.isna() & inst.notna() & (inst != 0)
+    for key in pd.unique(cc[no_factor]):
+        prov.add("provenance", no_factor & (cc == key),
+                 f"flop_tensor unknown: tensor instructions counted, no checked FLOP/instruction for CC {key}")
+    return no_factor
 
 
 def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
@@ -419,11 +471,45 @@ def collecting(columns: list[str]) -> str | None:
     return Missing("", list(dict.fromkeys(metrics)), 0).fix() if metrics else None
 
 
-def _missing(out: pd.DataFrame) -> list[Missing]:
+# Rate forms of each counted column: with them but no duration, the duration is what is missing.
+_RATES = {
+    **{f"flop_{p}": re.compile(rf"^smsp?__sass_thread_inst_executed_op_{letter}(add|mul|fma)_pred_on\.sum\.per_")
+       for p, letter in PRECISION_LETTER.items()},
+    "dram_bytes": re.compile(r"^dram__bytes\w*\.sum\.per_second$"),
+    "l2_bytes": re.compile(r"^lts__t_bytes\.sum\.per_second$"),
+    "l1_bytes": re.compile(r"^l1tex__t_bytes\.sum\.per_second$"),
+}
+
+
+def _missing(out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[str, pd.Series],
+             no_factor: pd.Series) -> list[Missing]:
+    """Per column, the launches that lack it and the ncu metrics that fill it: for SIMT FLOPs only the
+    add/mul/fma counters those launches lack (a report with ffma alone needs fadd and fmul). A column whose
+    rates were collected lacks only the duration that turns them into counts; tensor instructions on an
+    architecture without a checked FLOP-per-instruction factor need the tensor op counters."""
     profiled = out["status"] == "ok"
+    needs_time = pd.Series(False, index=out.index)
+    for rows in rate_only.values():
+        needs_time |= rows & profiled
     found = []
     for column, metrics in _FIXES.items():
-        n = int((out[column].isna() & profiled).sum())
+        unknown = out[column].isna() & profiled
+        if column == "duration_s" and (unknown & needs_time).any():
+            found.append(Missing(column, metrics, int(unknown.sum()), detail="the FLOP and byte rates collected "
+                                 "for them need it to become counts"))
+            continue
+        if column in rate_only:
+            unknown &= ~rate_only[column]
+        if column == "flop_tensor":
+            settle = unknown & no_factor
+            if settle.any():
+                ops = [m for m in metrics if m.startswith("sm__ops_path_tensor")]
+                cc = ", ".join(sorted(str(c) for c in pd.unique(out.loc[settle, "cc"].dropna())))
+                found.append(Missing(column, ops, int(settle.sum()), "unknown", f"tensor instructions were counted, "
+                                     f"but flopscope has no checked FLOPs per instruction for CC {cc}"))
+            unknown &= ~no_factor
+        n = int(unknown.sum())
         if n:
-            found.append(Missing(column, metrics, n))
+            named = [m for m in metrics if m not in absent or (absent[m] & unknown).any()]
+            found.append(Missing(column, named or metrics, n))
     return found

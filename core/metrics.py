@@ -6,19 +6,35 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .counters import TENSOR_DTYPES
+from .counters import TENSOR_COLUMNS
 from .gpus import Gpu
 
 SIMT = ("fp64", "fp32", "fp16")
 # Candidate precisions for the ceiling: (name, FLOP column, GPU database ceiling).
 PRECISIONS = [(p, f"flop_{p}", p) for p in SIMT] + [
-    (f"tensor_{d}", f"flop_tensor_{d}", f"tensor_{d}") for d in TENSOR_DTYPES
+    (f"tensor_{d}", f"flop_tensor_{d}", f"tensor_{d}") for d in TENSOR_COLUMNS
 ]
+
+
+# The database GPU of a table's launches: one for all of them, or one per device name (the `gpu` column) for a
+# file that holds launches on several GPUs.
+Gpus = Gpu | Mapping[str, Gpu | None] | None
+
+
+def gpu_rows(k: pd.DataFrame, gpus: Gpus) -> list[tuple[np.ndarray | None, Gpu | None, str]]:
+    """(rows, database GPU, device name) per GPU of the table; rows None means all of them, so the usual file
+    of one GPU costs no per-row work."""
+    if gpus is None or isinstance(gpus, Gpu):
+        return [(None, gpus, "")]
+    if len(gpus) <= 1:
+        return [(None, g, name) for name, g in gpus.items()] or [(None, None, "")]
+    return [((k["gpu"] == name).to_numpy(dtype=bool, na_value=False), g, name) for name, g in gpus.items()]
 
 
 def _div(a: pd.Series, b: pd.Series) -> pd.Series:
@@ -26,76 +42,156 @@ def _div(a: pd.Series, b: pd.Series) -> pd.Series:
     return a.div(b.where(b != 0))
 
 
+def intensity(flop: pd.Series, nbytes: pd.Series) -> pd.Series:
+    """FLOP per byte. FLOPs over zero bytes (a kernel working in cache or registers) are infinitely intense:
+    compute bound, its roof the compute peak. 0 FLOP over 0 bytes says nothing (NaN)."""
+    flop, nbytes = flop.astype(float), nbytes.astype(float)
+    return _div(flop, nbytes).mask((nbytes == 0) & (flop > 0), np.inf)
+
+
 def total_flop(k: pd.DataFrame) -> pd.Series:
     """SIMT + tensor FLOPs.
 
-    Unknown tensor work leaves the total unknown: a total without it is the undercount this tool exists to
-    prevent (the missing counter is reported with its ncu option). Counted tensor work with SIMT counters
-    absent gives the tensor FLOPs alone (a GEMM's epilogue is noise next to its MMAs); the row says so.
+    Unknown work leaves the total unknown: a precision whose add/mul/fma counters were not all collected,
+    or tensor work without its counter. A total without it is the undercount this tool exists to prevent
+    (the missing counters are reported with their ncu option). Counted tensor work is the exception: with
+    SIMT counters absent, the total is the tensor FLOPs plus the SIMT FLOPs that were counted (a GEMM's
+    epilogue is noise next to its MMAs); the row says so.
     """
-    simt = k[["flop_fp64", "flop_fp32", "flop_fp16"]].sum(axis=1, min_count=1)
+    simt = k[["flop_fp64", "flop_fp32", "flop_fp16"]]
     tensor = k["flop_tensor"]
-    return (simt + tensor).fillna(tensor.where(simt.isna() & (tensor > 0)))
+    known = simt.sum(axis=1, skipna=False) + tensor
+    beside_tensor = simt.sum(axis=1) + tensor
+    return known.fillna(beside_tensor.where(tensor > 0))
 
 
-def dominant_precision(k: pd.DataFrame) -> pd.Series:
-    """The precision that did most of the row's FLOPs; '' where the row did none (or none counted)."""
-    cols = [c for _, c, _ in PRECISIONS]
-    flops = k[cols].fillna(0.0).to_numpy()
-    best = flops.argmax(axis=1)
-    names = ["", *(p for p, _, _ in PRECISIONS)]
-    codes = np.where(flops.max(axis=1) > 0, best + 1, 0)
-    return pd.Series(pd.Categorical.from_codes(codes, categories=names), index=k.index)
+# A precision is named in a row's `precision` when it takes at least this share of the row's time at peak.
+NAMED_SHARE = 0.1
+SOURCES = ["", "report", "datasheet", "datasheet @ measured clock"]  # peak_source per precision, by code
 
 
-def ceilings(k: pd.DataFrame, gpu: Gpu | None) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """(peak FLOP/s, peak DRAM B/s, source) per row, for the precision the row ran.
-
-    The report's own peak counters (peak per cycle x measured clock) win; the datasheet fills the rest,
-    its compute peaks scaled from the boost clock to the measured SM clock so both agree on the clock.
-    """
-    precision = k["precision"].astype(object).replace("", "fp32")
-    peak = pd.Series(np.nan, index=k.index)
-    source = pd.Series("", index=k.index, dtype=object)
-    for p in SIMT:
-        col = f"report_peak_{p}_flop_per_s"
+def precision_peaks(k: pd.DataFrame, gpus: Gpus, columns: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The ceiling (FLOP/s, NaN where unknown) and its source code (SOURCES) of every row for the PRECISIONS
+    at `columns`. The report's own peak counters (peak per cycle x measured clock) win; the datasheet fills
+    the rest, its compute peaks scaled from the clock they are quoted at (the boost clock; Hopper's tensor
+    peaks: its lower tensor clock) to the measured SM clock, so both agree on the clock."""
+    peak = np.full((len(k), len(columns)), np.nan)
+    source = np.zeros(peak.shape, dtype=np.int8)
+    for j, i in enumerate(columns):
+        col = f"report_peak_{PRECISIONS[i][0]}_flop_per_s"
         if col in k:
-            take = (precision == p) & k[col].notna()
-            peak[take] = k.loc[take, col]
-            source[take] = "report"
-    if gpu is not None:
-        scale = _clock_scale(k, gpu)
-        for p, _, ceiling in PRECISIONS:
-            take = (precision == p) & peak.isna()
-            value = gpu.peak(ceiling)
-            if take.any() and not math.isnan(value):
-                peak[take] = value * scale[take]
-                source[take] = "datasheet"
-                source[take & (scale != 1.0)] = "datasheet @ measured clock"
-    dram = k["report_peak_dram_bytes_per_s"].copy() if "report_peak_dram_bytes_per_s" in k else \
+            values = k[col].to_numpy(dtype=float, na_value=np.nan)
+            has = ~np.isnan(values)
+            peak[has, j], source[has, j] = values[has], 1
+    for rows, gpu, _ in gpu_rows(k, gpus):
+        if gpu is None:
+            continue
+        for j, i in enumerate(columns):
+            value = gpu.peak(PRECISIONS[i][2])
+            take = np.isnan(peak[:, j]) if rows is None else np.isnan(peak[:, j]) & rows
+            if not math.isnan(value) and take.any():
+                scale = _clock_scale(k, gpu.clock_hz(PRECISIONS[i][2]))
+                peak[take, j] = value * scale[take]
+                source[take, j] = np.where(scale[take] != 1.0, 3, 2)
+    return peak, source
+
+
+def judge(k: pd.DataFrame, gpus: Gpus) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """(precision, peak FLOP/s, peak source) per row.
+
+    A row that ran several precisions is judged against the FLOP-weighted harmonic mean of their peaks,
+    peak = F / sum_p(F_p / peak_p): % of peak is then the time the FLOPs need at peak over the time they
+    took (for one precision, FLOP/s over its peak). A precision without a ceiling is left out of the mean
+    (its FLOPs are taken at the others' rate); if the precision with most FLOPs has none, the peak is
+    unknown. A row without FLOPs is held against the FP32 peak (0% of it)."""
+    cols = [c for _, c, _ in PRECISIONS]
+    flops = np.nan_to_num(k[cols].to_numpy(dtype=float, na_value=np.nan), nan=0.0)
+    fp32 = cols.index("flop_fp32")
+    used = [j for j in range(len(cols)) if j == fp32 or (flops[:, j] > 0).any()]  # few columns, a million rows
+    flops = flops[:, used]
+    peaks, sources = precision_peaks(k, gpus, used)
+    rows = np.arange(len(k))
+    did = flops.max(axis=1, initial=0.0) > 0
+    dominant = np.where(did, flops.argmax(axis=1), used.index(fp32))
+    ran = (flops > 0) & ~np.isnan(peaks)
+    time = np.where(ran, flops / np.where(ran, peaks, 1.0), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        peak = np.where(did, np.where(ran, flops, 0.0).sum(axis=1) / time.sum(axis=1), peaks[rows, dominant])
+    peak[np.isnan(peaks[rows, dominant])] = np.nan
+    ran[~did, dominant[~did]] = ~np.isnan(peak[~did])
+    names = [PRECISIONS[i][0] for i in used]
+    weight = np.where(np.isnan(peak)[:, None], flops, time)  # what judges the row: time at peak, else FLOPs
+    bits = np.bitwise_or.reduce(np.left_shift(1, sources.astype(np.int64)) * ran, axis=1)
+    return _label(weight, did, names, k.index), pd.Series(peak, index=k.index), _combined_sources(bits, k.index)
+
+
+def _label(weight: np.ndarray, did: np.ndarray, names: list[str], index: pd.Index) -> pd.Series:
+    """'fp32', or 'fp64+fp32' where several precisions each take NAMED_SHARE of the weight, largest first."""
+    total = weight.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(total > 0, weight / total, 0.0)
+    order = np.argsort(-share, axis=1, kind="stable")
+    key = np.zeros(len(weight), dtype=np.int64)
+    base = len(names) + 1
+    for pos in range(len(names)):
+        j = order[:, pos]
+        named = (share[np.arange(len(weight)), j] >= NAMED_SHARE) | (pos == 0)
+        key = np.where(named & did, key * base + j + 1, key)
+    keys, codes = np.unique(key, return_inverse=True)
+    labels = [_decode(int(v), base, names) for v in keys]
+    return pd.Series(pd.Categorical.from_codes(codes.reshape(-1), categories=pd.Index(labels, dtype=object)),
+                     index=index)
+
+
+def _decode(key: int, base: int, names: list[str]) -> str:
+    parts = []
+    while key:
+        key, j = divmod(key, base)
+        parts.append(names[j - 1])
+    return "+".join(reversed(parts))
+
+
+def _combined_sources(bits: np.ndarray, index: pd.Index) -> pd.Series:
+    combos, codes = np.unique(bits, return_inverse=True)
+    labels = [" + ".join(s for i, s in enumerate(SOURCES) if i and int(c) >> i & 1) for c in combos]
+    return pd.Series(pd.Categorical.from_codes(codes.reshape(-1), categories=pd.Index(labels, dtype=object)),
+                     index=index)
+
+
+def dram_ceiling(k: pd.DataFrame, gpus: Gpus) -> pd.Series:
+    """The report's DRAM peak where collected, else the datasheet's."""
+    dram = k["report_peak_dram_bytes_per_s"].astype(float) if "report_peak_dram_bytes_per_s" in k else \
         pd.Series(np.nan, index=k.index)
-    if gpu is not None and not math.isnan(gpu.dram_bytes_per_s):
-        dram = dram.fillna(gpu.dram_bytes_per_s)
-    return peak, dram, source
+    for rows, gpu, _ in gpu_rows(k, gpus):
+        if gpu is not None and not math.isnan(gpu.dram_bytes_per_s):
+            fill = dram.isna() if rows is None else dram.isna() & rows
+            dram[fill] = gpu.dram_bytes_per_s
+    return dram
 
 
-def _clock_scale(k: pd.DataFrame, gpu: Gpu) -> pd.Series:
-    if "sm_clock_hz" not in k or not gpu.boost_clock_hz or math.isnan(gpu.boost_clock_hz):
-        return pd.Series(1.0, index=k.index)
-    return (k["sm_clock_hz"] / gpu.boost_clock_hz).fillna(1.0)
+def _clock_scale(k: pd.DataFrame, reference_hz: float) -> np.ndarray:
+    """Measured SM clock over the clock a datasheet peak is quoted at; 1 where either is unknown."""
+    if "sm_clock_hz" not in k or not reference_hz or math.isnan(reference_hz):
+        return np.ones(len(k))
+    return np.nan_to_num(k["sm_clock_hz"].to_numpy(dtype=float, na_value=np.nan) / reference_hz, nan=1.0)
 
 
-def derive(k: pd.DataFrame, gpu: Gpu | None) -> pd.DataFrame:
-    """Add flop, rates, intensities, ceilings, % of peak/roof and bound to a table of raw columns."""
+def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFrame:
+    """Add flop, rates, intensities, ceilings, % of peak/roof and bound to a table of raw columns.
+
+    `launch_peaks`: the rows are groups that carry their launches' duration-weighted ceilings; keep them, so
+    a group's % of peak is its FLOPs over sum(duration x peak) of its launches, as for the whole run."""
     k = k.copy()
     k["flop"] = total_flop(k)
     dur = k["duration_s"]
     k["flop_per_s"] = _div(k["flop"], dur)
     k["dram_bytes_per_s"] = _div(k["dram_bytes"], dur)
     for level in ("dram", "l2", "l1"):
-        k[f"ai_{level}"] = _div(k["flop"], k[f"{level}_bytes"])
-    k["precision"] = dominant_precision(k)
-    k["peak_flop_per_s"], k["peak_dram_bytes_per_s"], k["peak_source"] = ceilings(k, gpu)
+        k[f"ai_{level}"] = intensity(k["flop"], k[f"{level}_bytes"])
+    k["precision"], peak, source = judge(k, gpu)
+    if not launch_peaks:
+        k["peak_flop_per_s"], k["peak_source"] = peak, source
+        k["peak_dram_bytes_per_s"] = dram_ceiling(k, gpu)
     memory_roof = k["ai_dram"] * k["peak_dram_bytes_per_s"]
     k["attainable_flop_per_s"] = np.fmin(k["peak_flop_per_s"], memory_roof.where(k["ai_dram"].notna()))
     k.loc[k["ai_dram"].isna() | k["peak_dram_bytes_per_s"].isna(), "attainable_flop_per_s"] = np.nan
@@ -130,7 +226,7 @@ class RunSummary:
     utilization: float  # total FLOP / (wall time x peak), when the step's wall time is known
     flop_per_s: float
     dram_bytes: float
-    flop_counted: float  # FLOPs of the launches whose FLOPs are known: a lower bound of total_flop
+    flop_counted: float  # every FLOP counted, unknown parts left out: a lower bound of total_flop
     unknown_flop_time_share: float  # share of kernel time in launches whose FLOPs are unknown
 
     def as_dict(self) -> dict:
@@ -159,8 +255,15 @@ def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
         launches=len(k), not_profiled=len(k) - len(ok), total_time_s=time, total_flop=flop,
         flops_efficiency=flops_eff, compute_efficiency=_compute_efficiency(ok, time), bandwidth_efficiency=bw_eff,
         utilization=util, flop_per_s=flop / time if time else math.nan, dram_bytes=_total(ok["dram_bytes"]),
-        flop_counted=float(ok["flop"].sum(min_count=1)), unknown_flop_time_share=unknown_share,  # sum skips NaN
+        flop_counted=_counted(ok), unknown_flop_time_share=unknown_share,
     )
+
+
+def _counted(ok: pd.DataFrame) -> float:
+    """Every FLOP that was counted: whole launches, and the known precisions of launches whose total is
+    unknown (an FP32 count stands even where FP64 counters are missing). NaN where nothing was counted."""
+    parts = ok[["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]].sum(axis=1, min_count=1)
+    return float(ok["flop"].fillna(parts).sum(min_count=1))
 
 
 def _total(values: pd.Series) -> float:
@@ -184,10 +287,19 @@ class Ceiling:
     name: str  # fp32, tensor_bf16, dram, ...
     value: float  # FLOP/s or B/s
     source: str
+    gpu: str = ""  # the device it belongs to, in a file with launches on several GPUs
 
 
-def run_ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
-    """The ceilings a run is judged against: FP32, FP64, every precision it used, and DRAM."""
+def run_ceilings(k: pd.DataFrame, gpus: Gpus) -> list[Ceiling]:
+    """The ceilings a run is judged against: FP32, FP64, every precision it used, and DRAM; per GPU where the
+    launches ran on several (each from that GPU's launches)."""
+    out = []
+    for rows, gpu, name in gpu_rows(k, gpus):
+        out += [Ceiling(c.name, c.value, c.source, name) for c in _ceilings(k if rows is None else k[rows], gpu)]
+    return out
+
+
+def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
     used = [p for p, col, _ in PRECISIONS if col in k and (k[col].fillna(0) > 0).any()]
     names = list(dict.fromkeys(["fp32", "fp64", *used]))
     out = []
@@ -195,7 +307,7 @@ def run_ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
         col = f"report_peak_{name}_flop_per_s"
         value, source = _weighted(k, col), "report counters x measured clock"
         if math.isnan(value) and gpu is not None:
-            scale = float(_clock_scale(k, gpu).median()) if len(k) else 1.0
+            scale = float(np.median(_clock_scale(k, gpu.clock_hz(name)))) if len(k) else 1.0
             value = gpu.peak(name) * scale
             source = f"datasheet ({gpu.name})" + (" @ measured clock" if scale != 1.0 else "")
         if not math.isnan(value):

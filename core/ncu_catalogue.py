@@ -42,11 +42,22 @@ def tensor_op_metrics(catalogue: set[str]) -> list[str]:
     of several source types, `src_fp4_fp6_fp8_dst_fp32`, over those of fewer)."""
     paths = {name: (frozenset(m.group(1).split("_")), m.group(2))
              for name in catalogue if (m := _TENSOR_TOTAL.match(name))}
-    return sorted(f"{name}.sum" for name in uncovered(paths))
+    return sorted(f"{name}.sum" for name in uncovered(by_accumulator(paths)))
 
 
 K = TypeVar("K")
 TensorPath = tuple[frozenset[str], "str | None"]  # a tensor counter's source types and destination (None: all)
+
+
+def by_accumulator(paths: dict[K, TensorPath]) -> dict[K, TensorPath]:
+    """Leave out a source type's all-destination total where its FP16- and FP32-destination counters are both
+    there: an MMA accumulates in one or the other, so the pair holds the same ops, and it says which ran at
+    the FP16-accumulate rate (twice the FP32-accumulate one on GeForce)."""
+    destinations: dict[frozenset[str], set] = {}
+    for types, dst in paths.values():
+        destinations.setdefault(types, set()).add(dst)
+    return {key: (types, dst) for key, (types, dst) in paths.items()
+            if dst is not None or not {"fp16", "fp32"} <= destinations[types]}
 
 
 def uncovered(paths: dict[K, TensorPath]) -> list[K]:

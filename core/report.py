@@ -20,7 +20,7 @@ GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
 _SUMMED = ["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_read_bytes",
            "dram_write_bytes", "dram_bytes", "l2_bytes", "l1_bytes"]
 _WEIGHTED = ["report_peak_fp64_flop_per_s", "report_peak_fp32_flop_per_s", "report_peak_fp16_flop_per_s",
-             "report_peak_dram_bytes_per_s", "sm_clock_hz"]
+             "report_peak_dram_bytes_per_s", "sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s"]
 _NOTES = ["estimated", "provenance"]
 NO_RANGE = "(no NVTX range)"
 
@@ -29,17 +29,25 @@ NO_RANGE = "(no NVTX range)"
 class Report:
     meta: dict
     kernels: pd.DataFrame  # one row per launch, canonical + extra columns, derived metrics included
-    gpu: Gpu | None = None
+    gpu: Gpu | None = None  # the GPU of most launches
     missing: list[Missing] = field(default_factory=list)
+    gpus: dict[str, Gpu | None] | None = None  # device name -> database GPU, where launches ran on several
 
     def __post_init__(self) -> None:
         with_launch_shares(self.kernels)
+        if self.gpus is None and len(self.meta.get("gpus") or []) > 1:  # a stored run: rebuild from its meta
+            self.gpus = {g["name"]: find_gpu(g["database_key"]) for g in self.meta["gpus"]}
+
+    @property
+    def judged_by(self) -> Gpu | dict[str, Gpu | None] | None:
+        """What each launch's ceilings come from: one GPU, or one per device name."""
+        return self.gpus if self.gpus and len(self.gpus) > 1 else self.gpu
 
     def summary(self) -> RunSummary:
         return summarize(self.kernels, self.meta.get("wall_time_s"))
 
     def ceilings(self) -> list[Ceiling]:
-        return run_ceilings(self.kernels, self.gpu)
+        return run_ceilings(self.kernels, self.judged_by)
 
     def group(self, by: str = "name", time_order: bool = True) -> pd.DataFrame:
         """Rows per kernel name, NVTX range or launch; same columns as launches; sorted by time.
@@ -60,7 +68,8 @@ class Report:
         return rows
 
     def _aggregated(self, key: str) -> pd.DataFrame:
-        rows = ordered(derive(_aggregate(self.kernels, key), self.gpu))
+        several = isinstance(self.judged_by, dict)  # launches of one name on two GPUs are two rows
+        rows = ordered(derive(_aggregate(self.kernels, key, by_gpu=several), self.judged_by, launch_peaks=True))
         total = self.kernels["duration_s"].sum()
         rows["pct_time"] = 100.0 * rows["duration_s"] / total if total else np.nan
         return rows
@@ -100,9 +109,15 @@ def ordered(df: pd.DataFrame) -> pd.DataFrame:
     return df[names + rest]
 
 
-def _aggregate(k: pd.DataFrame, key: str) -> pd.DataFrame:
+def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     # Factorize the key once: hashing long C++ kernel names for every aggregate dominated grouping time.
     codes, uniques = pd.factorize(k[key].fillna(NO_RANGE if key == "nvtx" else ""), sort=False)
+    key_of_group = None
+    if by_gpu:  # one group per (key, GPU): a kernel's launches on an A100 and on an H100 are not one kernel
+        gpu_codes, _ = pd.factorize(k["gpu"].astype(object), sort=False)
+        pairs, _ = pd.factorize(codes.astype(np.int64) * (int(gpu_codes.max()) + 2) + gpu_codes + 1, sort=False)
+        key_of_group = pd.Series(codes).groupby(pairs, sort=True).first().to_numpy()
+        codes = pairs
     codes = pd.Series(codes, index=k.index, name="group")
     grouped = k.groupby(codes, sort=True)
     summed = _SUMMED + [c for c in k if c.startswith("flop_tensor_")]
@@ -124,13 +139,26 @@ def _aggregate(k: pd.DataFrame, key: str) -> pd.DataFrame:
                      "registers", "gpu", "cc"]].agg(_same_or_mixed)
     for col in first:
         out[col] = first[col]
-    out[key] = np.asarray(uniques, dtype=object)[out.index.to_numpy()]
+    group_keys = out.index.to_numpy() if key_of_group is None else key_of_group[out.index.to_numpy()]
+    out[key] = np.asarray(uniques, dtype=object)[group_keys]
+    out["peak_source"] = _sources(k["peak_source"], codes)
     for col in _NOTES:
         out[col] = grouped[col].agg(lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v
                                                                       for x in v.split("; "))))
     out["status"] = grouped["status"].agg(lambda s: "ok" if (s == "ok").any() else s.iloc[0])
     out["launch_id"] = grouped["launch_id"].min()
     return out.reset_index(drop=True)
+
+
+def _sources(source: pd.Series, codes: pd.Series) -> pd.Series:
+    """Each group's peak sources, every distinct one once ('report + datasheet @ measured clock')."""
+    parts = list(dict.fromkeys(p for v in pd.unique(source.dropna()) for p in str(v).split(" + ") if p))
+    if len(parts) <= 1:
+        has = source.notna() & (source.astype(object) != "")
+        return has.groupby(codes, sort=True).any().map({True: parts[0] if parts else "", False: ""})
+    text = source.astype(object).fillna("")
+    found = pd.DataFrame({p: text.str.contains(p, regex=False) for p in parts}).groupby(codes, sort=True).any()
+    return found.apply(lambda row: " + ".join(p for p in parts if row[p]), axis=1)
 
 
 def _same_or_mixed(s: pd.Series):
@@ -145,31 +173,53 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
     metrics, reader_meta = read_metrics(path)
     counted = count_kernels(metrics)
     k = counted.kernels
-    device_name = _most_common(k["gpu"])
-    sms = _most_common(metrics.get("device__attribute_multiprocessor_count", pd.Series(dtype=float)))
+    devices = _devices(k, metrics)
+    device_name = next(iter(devices), None)  # the GPU of most launches
+    ccs = {str(c) for c in pd.unique(k["cc"].dropna())}
     if gpu:
-        spec, source = require_gpu(gpu), "--gpu"
-    elif device_name:
-        spec, source = find_gpu(device_name, int(sms) if sms else None), "report"
+        spec, source = require_gpu(gpu, ccs), "--gpu"
+        specs = {name: spec for name in devices}
+    elif devices:
+        specs, source = {name: find_gpu(name, sms) for name, (sms, _) in devices.items()}, "report"
+        spec = specs[device_name]
     else:
-        spec, source = gpu_in_text(reader_meta.get("preamble", "")), "program output before the CSV"
+        spec = gpu_in_text(reader_meta.get("preamble", ""), _most_common(k["cc"]))
+        source = "program output before the CSV"
+        specs = {}
     if spec is not None and not device_name:
         k["gpu"] = spec.name
-    kernels = ordered(derive(k, spec))
+    several = specs if len(specs) > 1 else None
+    kernels = ordered(derive(k, several or spec))
     meta = {
         "source": str(Path(path)),
         "format": reader_meta["format"],
         "gpu": device_name or (spec.name if spec else None),
         "gpu_database_key": spec.key if spec else None,
         "gpu_source": source if (spec or device_name) else None,
+        "gpus": [{"name": name, "database_key": specs[name].key if specs.get(name) else None,
+                  "compute_capability": cc, "launches": n} for name, (_, n, cc) in
+                 ((name, (*v, _most_common(k.loc[k["gpu"] == name, "cc"]))) for name, v in devices.items())],
         "compute_capability": _most_common(k["cc"]),
         "launches": len(k),
         "metrics_collected": sorted(c for c in metrics.columns if "__" in c),
-        "missing": [{"column": m.column, "launches": m.launches, "fix": m.fix()} for m in counted.missing],
+        "missing": [{"column": m.column, "launches": m.launches, "problem": m.problem(), "fix": m.fix()}
+                    for m in counted.missing],
         "convention": FMA_CONVENTION,
         "params": dict(params or {}),
     }
-    return Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing)
+    return Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing, gpus=several)
+
+
+def _devices(k: pd.DataFrame, metrics: pd.DataFrame) -> dict[str, tuple[int | None, int]]:
+    """Device name -> (SM count, launches), most launches first."""
+    names = k["gpu"].astype(object)
+    counts = names.value_counts(sort=True)
+    sms_col = metrics.get("device__attribute_multiprocessor_count")
+    out = {}
+    for name, n in counts.items():
+        sms = _most_common(sms_col[(names == name).to_numpy()]) if sms_col is not None else None
+        out[str(name)] = (int(sms) if sms else None, int(n))
+    return out
 
 
 def _most_common(s: pd.Series):

@@ -198,7 +198,8 @@ class Store:
                                  f"{str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'})",
                                  "the other runs are intact; profile it again (its run folder, if kept, "
                                  "opens with `flopscope open FOLDER/report.ncu-rep`)") from None
-        meta["missing"] = [{"column": m.column, "launches": m.launches, "fix": m.fix()} for m in missing]
+        meta["missing"] = [{"column": m.column, "launches": m.launches, "problem": m.problem(), "fix": m.fix()}
+                           for m in missing]
         gpu = find_gpu(meta.get("gpu_database_key"))
         return Report(meta=meta, kernels=kernels, gpu=gpu, missing=missing)
 

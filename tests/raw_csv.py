@@ -20,8 +20,9 @@ UNITS = {
     "sm__cycles_elapsed.avg": ("cycle", "cycle", 1.0),
     "sm__cycles_elapsed.avg.per_second": ("cycle/second", "Ghz", 1e9),
     "sm__inst_executed_pipe_tensor.sum": ("inst", "inst", 1.0),
-    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": ("inst", "inst", 1.0),
-    "sm__sass_thread_inst_executed_op_hfma_pred_on.sum": ("inst", "inst", 1.0),
+    # every SIMT counter: a precision with any of add/mul/fma missing has unknown FLOPs
+    **{f"sm__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": ("inst", "inst", 1.0)
+       for p in "dfh" for op in ("add", "mul", "fma")},
 }
 
 
@@ -36,6 +37,16 @@ def launches(details: Path) -> list[dict]:
         if r[col["Metric Name"]] in UNITS:
             launch[r[col["Metric Name"]]] = float(r[col["Metric Value"]].replace(",", ""))
     return list(out.values())
+
+
+def simt_flop(row: dict) -> float:
+    """SIMT FLOPs of a launch read by `launches`: add + mul + 2 x fma per precision; the half counters count
+    2-lane instructions (x2)."""
+    total = 0.0
+    for letter, lanes in (("d", 1), ("f", 1), ("h", 2)):
+        ops = {op: row[f"sm__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"] for op in ("add", "mul", "fma")}
+        total += lanes * (ops["add"] + ops["mul"] + 2 * ops["fma"])
+    return total
 
 
 def raw_csv(rows: list[dict], *, scaled: bool = False, thousands: bool = False, blank_units: bool = False,
@@ -70,5 +81,22 @@ def one_launch(path: Path, cols: dict[str, tuple[str, float]], cc: str = "9.0", 
     values = ["0", "1", "python", "h", kernel, "1", "7", "(256, 1, 1)", "(132, 1, 1)", "0", cc]
     lines = [[*IDENT, *cols], [""] * len(IDENT) + [u for u, _ in cols.values()],
              values + [repr(v) for _, v in cols.values()]]
+    path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
+    return path
+
+
+def page(path: Path, units: dict[str, str], rows: list[dict], gpu: str = "", cc: str = "8.0") -> Path:
+    """A raw page (`--print-units base` layout) of several launches. `units`: metric -> unit; each row:
+    metric -> value (absent or None: the cell ncu leaves empty), plus optional "kernel", "cc" and "gpu"
+    (the device__attribute_display_name column, written when any launch names a GPU)."""
+    named = bool(gpu) or any(r.get("gpu") for r in rows)
+    extra = ["device__attribute_display_name"] if named else []
+    head = [*IDENT, *extra, *units]
+    lines = [head, [""] * (len(IDENT) + len(extra)) + list(units.values())]
+    for i, row in enumerate(rows):
+        ident = [str(i), "1", "app", "h", row.get("kernel", f"kernel_{i}"), "1", "7", "(256, 1, 1)", "(64, 1, 1)",
+                 "0", row.get("cc", cc)]
+        cells = ["" if row.get(m) is None else repr(float(row[m])) for m in units]
+        lines.append(ident + ([row.get("gpu", gpu)] if named else []) + cells)
     path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
     return path

@@ -94,7 +94,8 @@ def test_volta_tensor_estimate_matches_two_mnk():
     assert len(gemms) == 7
     assert (gemms["flop_tensor"] == 2 * 20480**3).all()
     assert (gemms["flop_tensor_fp16"] == 2 * 20480**3).all()
-    assert gemms["estimated"].str.contains("flop_tensor").all()
+    assert (gemms["estimated"] == "flop_tensor (tensor instructions x 512 FLOP/instruction, checked on Volta "
+                                  "HMMA.884 with FP32 accumulate only)").all()
     assert (gemms["precision"] == "tensor_fp16").all()
     # duration from cycles / clock, since the file has no gpu__time_duration
     cycles = dict(_details_cells(path, "sm__cycles_elapsed.avg"))
@@ -129,24 +130,73 @@ def test_unknown_tensor_work_leaves_total_unknown_and_names_the_metric():
     assert tensor_inst[2] == 104_857_600 and math.isnan(k.loc[2, "flop_tensor"]) and math.isnan(k.loc[2, "flop"])
     assert tensor_inst[0] == 0 and k.loc[0, "flop_tensor"] == 0 and k.loc[0, "flop"] > 0
     missing = {m.column: m for m in report.missing}
+    # The instruction counter was collected (smsp__): what settles it is a tensor op counter, not that again.
     assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in missing["flop_tensor"].fix()
+    assert "inst_executed_pipe_tensor" not in missing["flop_tensor"].fix()
+    assert missing["flop_tensor"].problem() == (
+        "flop_tensor unknown for 1 launch(es) (tensor instructions were counted, but flopscope has no checked FLOPs "
+        "per instruction for CC 8.0)")
+    assert "no checked FLOP/instruction for CC 8.0" in k.loc[2, "provenance"]
 
 
-def test_fp64_kernel_judged_against_fp64_peak():
+def _rate_flops(action, letter: str) -> float:
+    """add + mul + 2 x fma of one precision from a full-set report's per-cycle rates x elapsed cycles."""
+    rate = {op: _value(action, f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum.per_cycle_elapsed")
+            for op in ("add", "mul", "fma")}
+    cycles = _value(action, "smsp__cycles_elapsed.avg.per_second") * _value(action, "gpu__time_duration.sum") * 1e-9
+    return (rate["add"] + rate["mul"] + 2 * rate["fma"]) * cycles
+
+
+def test_fp64_kernel_judged_against_its_precisions_peaks():
+    """miniweather's tendencies kernel: 21.4 GFLOP FP64 and 1.4 GFLOP FP32 on a V100 (report peak counters x
+    clock). Its ceiling is the FLOP-weighted harmonic mean of the two peaks, F / (F64/P64 + F32/P32): % of peak
+    is the time its FLOPs need at peak over the time they took. FP32 takes 3% of that time: named fp64."""
     path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
     report = read_report(path)
     row = report.kernels.set_index("kernel").loc["compute_tendencies_x_279_gpu"]
     action = next(a for a in _actions(path) if a.name() == "compute_tendencies_x_279_gpu")
-    peak = (_value(action, "derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2")
-            * _value(action, "sm__cycles_elapsed.avg.per_second"))
+    clock = _value(action, "sm__cycles_elapsed.avg.per_second")
+    p64 = _value(action, "derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2") * clock
+    p32 = _value(action, "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2") * clock
+    f64, f32 = _rate_flops(action, "d"), _rate_flops(action, "f")
+    assert f64 > 10 * f32 > 0
+    at_peak = f64 / p64 + f32 / p32
+    peak = (f64 + f32) / at_peak
     assert row["precision"] == "fp64"
     assert row["peak_flop_per_s"] == pytest.approx(peak, rel=1e-9)
+    seconds = _value(action, "gpu__time_duration.sum") * 1e-9
+    assert row["pct_of_peak"] == pytest.approx(100 * at_peak / seconds, rel=1e-9)
     dram = _value(action, "dram__bytes_read.sum") + _value(action, "dram__bytes_write.sum")
     assert row["dram_bytes"] == pytest.approx(dram)
     assert row["ai_dram"] == pytest.approx(row["flop"] / dram)
     ridge = row["peak_flop_per_s"] / row["peak_dram_bytes_per_s"]
     assert row["bound"] == ("compute" if row["ai_dram"] >= ridge else "memory")
     assert row["attainable_flop_per_s"] == pytest.approx(min(peak, row["ai_dram"] * row["peak_dram_bytes_per_s"]))
+
+
+def test_a_mixed_precision_kernel_is_judged_against_both_peaks():
+    """H100 fill_vector does 1.08 GFLOP FP32 and 0.92 GFLOP FP64: judged against FP32 alone it looked twice
+    as far from peak for its FP64 part. FP64 runs at half the FP32 rate, so it takes 63% of the time at peak:
+    named 'fp64+fp32'. Its name group (one launch) shows the same numbers."""
+    path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
+    report = read_report(path)
+    i, action = next((i, a) for i, a in enumerate(_actions(path)) if a.name() == "fill_vector")
+    row = report.kernels.iloc[i]
+    clock = _value(action, "smsp__cycles_elapsed.avg.per_second")
+    seconds = _value(action, "gpu__time_duration.sum") * 1e-9
+    flops = {letter: _rate_flops(action, letter) for letter in "df"}
+    peaks = {letter: _value(action, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x2") * clock
+             for letter in "df"}
+    at_peak = flops["d"] / peaks["d"] + flops["f"] / peaks["f"]
+    assert flops["f"] == pytest.approx(1.077e9, rel=1e-3) and flops["d"] == pytest.approx(0.919e9, rel=1e-3)
+    group = report.group("name").set_index("kernel").loc["fill_vector"]
+    for judged in (row, group):
+        assert judged["precision"] == "fp64+fp32"
+        assert judged["peak_flop_per_s"] == pytest.approx((flops["d"] + flops["f"]) / at_peak, rel=1e-9)
+        assert judged["pct_of_peak"] == pytest.approx(100 * at_peak / seconds, rel=1e-9)
+        assert judged["peak_source"] == "report"
+    assert report.summary().flops_efficiency == pytest.approx(
+        report.kernels["flop"].sum() / (report.kernels["duration_s"] * report.kernels["peak_flop_per_s"]).sum())
 
 
 def test_run_level_figures():
@@ -221,27 +271,31 @@ def test_a_launch_with_unknown_flops_leaves_its_group_and_run_unknown_not_underc
     """Six launches of one V100 tensor-core GEMM; ncu printed n/a for the first one's tensor instructions.
     A sum over the other five would pass for the kernel's FLOPs (5/6 of them, over the time of all 6): the
     group and the run say unknown, and the run keeps the counted part and the time it covers apart."""
-    from .raw_csv import launches, raw_csv
+    from .raw_csv import launches, raw_csv, simt_flop
 
     gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
                 if "tensorop_s884gemm" in r["Kernel Name"])
     path = tmp_path / "gemm.csv"
     path.write_text(raw_csv([gemm] * 6, na_metric="sm__inst_executed_pipe_tensor.sum"))
     report = read_report(path)
-    one = 2 * 20480**3  # the app's own printout: a 20480^3 GEMM, all on tensor cores (its FFMA count is 0)
+    one = 2 * 20480**3  # the app's own printout: a 20480^3 GEMM, its MMAs on tensor cores
     assert gemm["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"] == 0
+    simt = simt_flop(gemm)  # the epilogue's adds and multiplies, counted in every launch
+    assert 0 < simt < 1e-3 * one
     group = report.group("name").iloc[0]
     assert group["count"] == 6 and math.isnan(group["flop"]) and math.isnan(group["flop_per_s"])
     assert group["duration_s"] == pytest.approx(6 * report.kernels["duration_s"].iloc[1])
     s = report.summary()
     assert math.isnan(s.total_flop) and math.isnan(s.flops_efficiency) and math.isnan(s.flop_per_s)
-    assert s.flop_counted == pytest.approx(5 * one, rel=1e-9)
+    # the counted part: five whole launches and the first one's SIMT FLOPs
+    assert s.flop_counted == pytest.approx(5 * (one + simt) + simt, rel=1e-9)
     assert s.unknown_flop_time_share == pytest.approx(1 / 6)
-    # No FLOPs counted for the first launch at all: whether it did floating-point work is unknown too.
-    assert math.isnan(s.compute_efficiency)
+    # The first launch did floating-point work (its SIMT FLOPs are counted): every launch counts as working.
+    assert s.compute_efficiency == 1.0
     from flopscope.tui.text_report import header_lines
 
-    assert f"FLOP ≥ {fmt_si(5 * one)} (unknown for 16.7% of kernel time)" in "\n".join(header_lines(report))
+    expected = fmt_si(5 * (one + simt) + simt)
+    assert f"FLOP ≥ {expected} (unknown for 16.7% of kernel time)" in "\n".join(header_lines(report))
 
 
 def test_only_unfamiliar_metrics_mean_counters_missing_not_launches_failed():
@@ -305,3 +359,248 @@ def test_a_launch_ncu_failed_is_not_profiled_even_alone():
     frame, _ = read_metrics(fixture_path("h800_sglang_flashattn_full.ncu-rep"))
     alone = count_kernels(frame.iloc[[4]].reset_index(drop=True))
     assert alone.kernels["status"].iloc[0].startswith("not profiled") and not alone.missing
+
+
+SIMT = {f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst"
+        for p in "dfh" for op in ("add", "mul", "fma")}
+
+
+def _fp32_only(ffma: float, fadd: float = 0, fmul: float = 0) -> dict:
+    return {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": ffma,
+            "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": fadd,
+            "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": fmul}
+
+
+def test_a_precision_without_its_counters_is_unknown_not_zero(tmp_path):
+    """A100 file with the FP32 counters only: an FP64 kernel's FLOPs are unknown (not 0 FLOPs at 0% of peak),
+    the FP32 kernel's total too (its FP64 part was not counted), and the run prints the FP32 count as a lower
+    bound, names the FP64/FP16 counters and cannot say which share of time did floating-point work."""
+    from flopscope.tui.text_report import header_lines
+
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "dram__bytes.sum": "byte", **SIMT}
+    rows = [{"kernel": "cache_resident", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 1e6, **_fp32_only(1e9)},
+            {"kernel": "dgemm_like", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 1e6, **_fp32_only(0)}]
+    report = read_report(page(tmp_path / "fp32.csv", units, rows, gpu="NVIDIA A100-PCIE-40GB"))
+    k = report.kernels.set_index("kernel")
+    assert k.loc["cache_resident", "flop_fp32"] == 2e9 and k.loc["dgemm_like", "flop_fp32"] == 0
+    assert k[["flop_fp64", "flop_fp16", "flop", "flop_per_s", "pct_of_peak"]].isna().all().all()
+    s = report.summary()
+    assert math.isnan(s.total_flop) and math.isnan(s.compute_efficiency) and math.isnan(s.flops_efficiency)
+    assert s.flop_counted == 2e9 and s.unknown_flop_time_share == 1.0
+    header = "\n".join(header_lines(report))
+    assert "FLOP ≥ 2.00 G (unknown for 100.0% of kernel time)" in header and "compute eff n/a" in header
+    fix = {m.column: m.fix() for m in report.missing}
+    assert fix["flop_fp64"] == "ncu --metrics " + ",".join(
+        f"smsp__sass_thread_inst_executed_op_d{op}_pred_on.sum" for op in ("add", "mul", "fma"))
+    assert "flop_fp32" not in fix
+
+
+def test_fma_alone_is_not_the_fp32_count_and_the_fix_names_add_and_mul(tmp_path):
+    from .raw_csv import page
+
+    fma_only = {f"smsp__sass_thread_inst_executed_op_{p}fma_pred_on.sum": "inst" for p in "fdh"}
+    row = {"gpu__time_duration.sum": 1e5, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1000,
+           "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": 0,
+           "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": 0}
+    report = read_report(page(tmp_path / "fma.csv", {"gpu__time_duration.sum": "nsecond", **fma_only}, [row]))
+    assert report.kernels[["flop_fp32", "flop_fp64", "flop_fp16", "flop"]].isna().all().all()
+    fix = {m.column: m.fix() for m in report.missing}
+    assert fix["flop_fp32"] == ("ncu --metrics smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,"
+                                "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum")
+
+
+def test_counters_present_and_zero_are_zero_flops(tmp_path):
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
+    row = {"gpu__time_duration.sum": 1e5, "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0),
+           **_fp32_only(7, fadd=3)}
+    report = read_report(page(tmp_path / "zero.csv", units, [row]))
+    row = report.kernels.iloc[0]
+    assert row["flop_fp64"] == 0 and row["flop_fp16"] == 0 and row["flop_fp32"] == 17 and row["flop"] == 17
+    assert not [m for m in report.missing if m.column.startswith("flop")]
+
+
+def test_counted_tensor_work_with_some_simt_counters_missing_counts_what_was_counted(tmp_path):
+    """An H100 GEMM with tensor and FP32 counters only: the total is tensor + FP32 (its epilogue is noise next
+    to the MMAs), and the row names the precisions left out."""
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "",
+             **{m: u for m, u in SIMT.items() if "_op_f" in m}}
+    row = {"gpu__time_duration.sum": 1e6, "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 7e11, **_fp32_only(5, 1, 1)}
+    k = read_report(page(tmp_path / "gemm.csv", units, [row], cc="9.0")).kernels.iloc[0]
+    assert k["flop"] == 7e11 + 12 and math.isnan(k["flop_fp64"])
+    assert "flop leaves out flop_fp64 (counters not collected)" in k["provenance"]
+    assert "flop leaves out flop_fp16 (counters not collected)" in k["provenance"]
+
+
+def test_flops_without_dram_traffic_are_compute_bound_at_the_compute_roof(tmp_path):
+    """A cache-resident FP32 kernel on an A100 (2 GFLOP in 100 us, 0 DRAM bytes): infinitely intense, so
+    compute bound, its roof the FP32 peak and its % of roof its % of peak (not memory bound with blanks).
+    The JSON says null for the infinite AI (JSON has no infinity) and stays strict JSON."""
+    import json
+    import subprocess
+    import sys
+
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "dram__bytes.sum": "byte", "lts__t_bytes.sum": "byte",
+             "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
+    row = {"kernel": "cache_resident", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 0, "lts__t_bytes.sum": 4e6,
+           "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0), **_fp32_only(1e9)}
+    path = page(tmp_path / "cache.csv", units, [row], gpu="NVIDIA A100-PCIE-40GB")
+    report = read_report(path)
+    for k in (report.kernels.iloc[0], report.group("name").iloc[0]):
+        assert k["flop"] == 2e9 and math.isinf(k["ai_dram"]) and k["ai_l2"] == 2e9 / 4e6
+        assert k["bound"] == "compute"
+        fp32 = 108 * 64 * 2 * 1.41e9  # A100: 108 SMs x 64 FP32 lanes x FMA at the 1410 MHz boost clock
+        assert k["attainable_flop_per_s"] == k["peak_flop_per_s"] == pytest.approx(fp32, rel=1e-3)
+        assert k["pct_of_roof"] == k["pct_of_peak"] == pytest.approx(100 * 2e9 / 1e-4 / fp32, rel=1e-3)
+    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", str(path), "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    assert doc["rows"][0]["ai_dram"] is None and doc["rows"][0]["bound"] == "compute"
+    table = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", str(path)], capture_output=True,
+                           text=True, check=True).stdout
+    cells = next(line for line in table.splitlines() if line.startswith("cache_resident")).split()
+    assert cells[cells.index("∞"):][:2] == ["∞", f"{100 * 2e9 / 1e-4 / 19.5e12:.1f}%"] and "compute" in cells
+
+
+def test_a_group_is_judged_like_the_run_against_its_launches_peaks(tmp_path):
+    """Two launches of one kernel name on an A100: 2 GFLOP FP32 in 100 us, then 2 GFLOP FP64 in 300 us. Peaks
+    from the report's counters: 108 SMs x 64 FFMA (32 DFMA) per cycle x 2 x 1.41 GHz. The group's peak is the
+    duration-weighted mean of its launches' peaks, so its % of peak is its FLOPs over sum(duration x peak)
+    (not the harmonic mean of the group's summed FLOPs, 2/3 of the FP32 peak whatever the durations)."""
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+             "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": "inst/cycle",
+             "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": "inst/cycle",
+             "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
+    common = {"kernel": "k", "smsp__cycles_elapsed.avg.per_second": 1.41e9, "sm__inst_executed_pipe_tensor.sum": 0,
+              "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": 108 * 64,
+              "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": 108 * 32, **dict.fromkeys(SIMT, 0)}
+    rows = [{**common, "gpu__time_duration.sum": 1e5, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1e9},
+            {**common, "gpu__time_duration.sum": 3e5, "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": 1e9}]
+    report = read_report(page(tmp_path / "two.csv", units, rows))
+    p32, p64 = 108 * 64 * 2 * 1.41e9, 108 * 32 * 2 * 1.41e9
+    assert list(report.kernels["peak_flop_per_s"]) == pytest.approx([p32, p64], rel=1e-12)
+    group = report.group("name").iloc[0]
+    assert group["peak_flop_per_s"] == pytest.approx((1 * p32 + 3 * p64) / 4, rel=1e-12)
+    assert group["pct_of_peak"] == pytest.approx(100 * 4e9 / (1e-4 * p32 + 3e-4 * p64), rel=1e-12)
+    assert group["pct_of_peak"] == pytest.approx(100 * report.summary().flops_efficiency, rel=1e-12)
+    assert group["precision"] == "fp64+fp32"  # FP64 takes 2/3 of the group's time at peak
+
+
+@pytest.mark.parametrize(("gpu", "sms", "clock"), [("NVIDIA H100 PCIe", 114, 1.755e9),
+                                                   ("NVIDIA H100 80GB HBM3", 132, 1.98e9),
+                                                   ("NVIDIA H100 80GB HBM3", 132, 1.5e9)])
+def test_hopper_tensor_ceilings_follow_the_tensor_cores_rate_at_the_measured_clock(tmp_path, gpu, sms, clock):
+    """Hopper's dense FP16 tensor rate is 4096 FLOP per clock per SM (1024 FMA per tensor core, 4 per SM);
+    NVIDIA quotes its tensor peaks at a clock below the SIMT boost clock, so scaling the datasheet value by
+    measured / boost clock came out 7.6% low. FP64 tensor work (256 FLOP/clk/SM) is quoted at the boost clock."""
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+             "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "", "sm__ops_path_tensor_src_fp64.sum": "", **SIMT}
+    base = {"gpu__time_duration.sum": 1e6, "smsp__cycles_elapsed.avg.per_second": clock, **dict.fromkeys(SIMT, 0),
+            "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 0, "sm__ops_path_tensor_src_fp64.sum": 0}
+    rows = [{**base, "kernel": "hgemm", "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 7e11},
+            {**base, "kernel": "dgemm", "sm__ops_path_tensor_src_fp64.sum": 3e10}]
+    k = read_report(page(tmp_path / "h100.csv", units, rows, gpu=gpu, cc="9.0")).kernels.set_index("kernel")
+    assert k.loc["hgemm", "precision"] == "tensor_fp16" and k.loc["dgemm", "precision"] == "tensor_fp64"
+    assert k.loc["hgemm", "peak_flop_per_s"] == pytest.approx(sms * 4096 * clock, rel=1e-3)
+    assert k.loc["dgemm", "peak_flop_per_s"] == pytest.approx(sms * 256 * clock, rel=2e-3)
+
+
+def test_each_launch_is_judged_against_its_own_gpu(tmp_path, monkeypatch):
+    """One file, one kernel, launches on an A100 (1.41 GHz) and on an H100 PCIe (1.755 GHz): each launch gets
+    its own GPU's ceilings (A100 FP32: 108 SMs x 128 FLOP/clk, H100: 114 x 256), grouping by name keeps the GPUs
+    apart, the header names both, and a stored run comes back the same."""
+    from flopscope.core.store import Store
+    from flopscope.tui.text_report import header_lines
+
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+             "dram__bytes.sum": "byte", "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
+    base = {"kernel": "k", "gpu__time_duration.sum": 1e6, "dram__bytes.sum": 1e8,
+            "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0), **_fp32_only(1e9)}
+    a100 = {**base, "gpu": "NVIDIA A100-PCIE-40GB", "cc": "8.0", "smsp__cycles_elapsed.avg.per_second": 1.41e9}
+    h100 = {**base, "gpu": "NVIDIA H100 PCIe", "cc": "9.0", "smsp__cycles_elapsed.avg.per_second": 1.755e9}
+    report = read_report(page(tmp_path / "two_gpus.csv", units, [a100, h100, h100]))
+    peaks = {"NVIDIA A100-PCIE-40GB": 108 * 128 * 1.41e9, "NVIDIA H100 PCIe": 114 * 256 * 1.755e9}
+    k = report.kernels
+    assert list(k["peak_flop_per_s"]) == pytest.approx([peaks[g] for g in k["gpu"]], rel=1e-3)
+    assert k["peak_dram_bytes_per_s"].iloc[0] == pytest.approx(5120 / 8 * 2 * 1.215e9, rel=1e-3)  # A100 HBM2
+    assert k["peak_dram_bytes_per_s"].iloc[1] != k["peak_dram_bytes_per_s"].iloc[0]
+    groups = report.group("name").set_index("gpu")
+    assert list(groups["count"]) == [2, 1] and set(groups["kernel"]) == {"k"}
+    for gpu, peak in peaks.items():
+        n = groups.loc[gpu, "count"]
+        assert groups.loc[gpu, "peak_flop_per_s"] == pytest.approx(peak, rel=1e-3)
+        assert groups.loc[gpu, "pct_of_peak"] == pytest.approx(100 * n * 2e9 / (n * 1e-3 * peak), rel=1e-3)
+    header = "\n".join(header_lines(report))
+    assert header.startswith("NVIDIA H100 PCIe (CC 9.0, 2 launches) + NVIDIA A100-PCIE-40GB (CC 8.0, 1 launch)")
+    assert "Ceilings, NVIDIA H100 PCIe: FP32 51." in header and "Ceilings, NVIDIA A100-PCIE-40GB: FP32 19." in header
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    store = Store()
+    store.save(report, "two")
+    back = store.load("two")
+    assert list(back.group("name")["peak_flop_per_s"]) == pytest.approx(list(groups["peak_flop_per_s"]))
+    assert "\n".join(header_lines(back)) == header
+    store.close()
+
+
+def test_fp16_accumulate_tensor_work_is_judged_against_the_fp16_accumulate_peak(tmp_path):
+    """An RTX 4090 (Ada GeForce: 128 SMs x 1024 dense FP16 FLOP/clk with FP16 accumulate, half that with FP32
+    accumulate) at 2.52 GHz: 300 TFLOP accumulating in FP16 and 100 TFLOP in FP32 in one second. Against the
+    FP32-accumulate peak alone it read 242% of peak; each part now has its own ceiling. The all-destination
+    total beside the pair is not added again, and does not hide how the work accumulated."""
+    from .raw_csv import page
+
+    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+             "sm__ops_path_tensor_src_fp16.sum": "", "sm__ops_path_tensor_src_fp16_dst_fp16.sum": "",
+             "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "", **SIMT}
+    row = {"gpu__time_duration.sum": 1e9, "smsp__cycles_elapsed.avg.per_second": 2.52e9, **dict.fromkeys(SIMT, 0),
+           "sm__ops_path_tensor_src_fp16.sum": 4e14, "sm__ops_path_tensor_src_fp16_dst_fp16.sum": 3e14,
+           "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 1e14}
+    k = read_report(page(tmp_path / "hgemm.csv", units, [row], gpu="NVIDIA GeForce RTX 4090", cc="8.9")).kernels
+    k = k.iloc[0]
+    assert k["flop_tensor"] == 4e14 and k["flop_tensor_fp16_acc16"] == 3e14 and k["flop_tensor_fp16"] == 1e14
+    acc16 = 128 * 1024 * 2.52e9
+    at_peak = 3e14 / acc16 + 1e14 / (acc16 / 2)
+    assert k["pct_of_peak"] == pytest.approx(100 * at_peak / 1.0, rel=1e-3)
+    assert k["peak_flop_per_s"] == pytest.approx(4e14 / at_peak, rel=1e-3)
+    assert k["precision"] == "tensor_fp16_acc16+tensor_fp16"
+
+
+def test_fp16_accumulate_peaks_default_to_the_fp32_accumulate_ones():
+    """Data-center parts accumulate in FP16 and FP32 at one rate; GeForce lists FP16 accumulate at twice."""
+    a100, rtx4090 = find_gpu_key("a100-sxm4-80gb"), find_gpu_key("rtx4090")
+    assert a100.peak("tensor_fp16_acc16") == a100.peak("tensor_fp16")
+    assert rtx4090.peak("tensor_fp16_acc16") == pytest.approx(2 * rtx4090.peak("tensor_fp16"), rel=1e-3)
+    assert rtx4090.peak("tensor_fp8_acc16") == pytest.approx(2 * rtx4090.peak("tensor_fp8"), rel=1e-3)
+
+
+def find_gpu_key(key: str):
+    return next(g for g in all_gpus() if g.key == key)
+
+
+def test_a_launch_with_rates_but_no_duration_was_profiled_and_lacks_only_its_duration():
+    """A roofline-section CSV (RTX 5090 CUTLASS GEMM): ncu printed FLOP and DRAM rates, clocks and peaks, but
+    no gpu__time_duration.sum. The launch was profiled (not 'ncu failed'); its duration is what is missing."""
+    from flopscope.tui.text_report import header_lines
+
+    report = read_report(fixture_path("rtx5090_dsocr_cutlass_gemm_roofline_section.csv"), gpu="rtx5090")
+    assert report.kernels["status"].iloc[0] == "ok" and report.summary().not_profiled == 0
+    assert not any("ncu failed" in line for line in header_lines(report))
+    missing = {m.column: m for m in report.missing}
+    assert missing["duration_s"].problem() == ("duration_s not collected for 1 launch(es) (the FLOP and byte rates "
+                                               "collected for them need it to become counts)")
+    assert missing["duration_s"].fix() == "ncu --metrics gpu__time_duration.sum"
+    # FP32, FP64 and DRAM came as rates: the duration settles them; FP16 and tensor work were not collected at all
+    assert {"flop_fp32", "flop_fp64", "dram_bytes"}.isdisjoint(missing) and {"flop_fp16", "flop_tensor"} <= set(missing)

@@ -96,6 +96,11 @@ def test_gpus_lists_database_with_sources():
     assert all(g["source"].startswith("https://") for g in gpus)
     table = run("gpus")
     assert "Tesla K80" in table.stdout and table.returncode == 0
+    # Volta and Turing have FP16 tensor cores only: their tensor column is FP16 (V100 SXM2 125, T4 65 TFLOP/s)
+    lines = table.stdout.splitlines()
+    assert "FP16 TC" in lines[0]
+    for name, fp16 in (("Tesla V100-SXM2-16GB", "125 TFLOP/s"), ("Tesla T4", "65.0 TFLOP/s")):
+        assert fp16 in next(line for line in lines if line.startswith(name + " "))
 
 
 def test_gpu_override_gives_datasheet_ceilings():
@@ -198,6 +203,10 @@ def test_missing_file_and_unknown_gpu_and_bad_export_path(tmp_path):
     assert run("report", tmp_path / "nope.csv").returncode == 2
     out = run("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--gpu", "Voodoo 3")
     assert out.returncode == 2 and "flopscope gpus" in out.stderr
+    one_line_error(run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--gpu", "T4"),
+                   "--gpu T4", "compute capability 7.5", "CC 7.0")
+    one_line_error(run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--gpu", "V100"),
+                   "--gpu V100", "did you mean v100-sxm2-16gb")
     out = run("export", fixture_path("t4_mlp_matadd_full.ncu-rep"), "-o", tmp_path / "x.xlsx")
     assert out.returncode == 2 and ".csv" in out.stderr
 

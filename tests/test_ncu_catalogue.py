@@ -134,3 +134,12 @@ def test_a_metric_one_of_several_gpus_lacks_is_not_offered():
     both = parse_catalogue("\n".join([header, *rows]))
     assert both == catalogue("ga100") & gh100
     assert "sm__ops_path_tensor_src_fp16_dst_fp32" not in both  # A100 has it, H100 does not
+
+
+def test_an_fp16_fp32_destination_pair_is_collected_instead_of_its_total():
+    """The pair holds the same ops as the total and says which accumulated in FP16 (twice the rate on GeForce);
+    a source type without both destinations keeps its total."""
+    catalogue = {f"sm__ops_path_tensor_src_{s}" for s in (
+        "fp16", "fp16_dst_fp16", "fp16_dst_fp32", "bf16", "bf16_dst_fp32", "tf32_dst_fp32")}
+    chosen = {m.removeprefix("sm__ops_path_tensor_src_").removesuffix(".sum") for m in tensor_op_metrics(catalogue)}
+    assert chosen == {"fp16_dst_fp16", "fp16_dst_fp32", "bf16", "tf32_dst_fp32"}

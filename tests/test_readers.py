@@ -178,3 +178,24 @@ def test_other_threads_stderr_survives_a_report_read(tmp_path):
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.stderr.count("tick") == int(out.stdout) > 10
     assert "absl" not in out.stderr and "Can't parse" not in out.stderr
+
+
+# ncu 2024.1's raw page of a100pcie80_cutlass_gemm_full.ncu-rep (`ncu -i ... --csv --page raw`): its NVTX cell
+# starts with the launching thread's id, and ranges pushed without a domain are in "<default domain>".
+NVTX_HEADER = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
+NVTX_CELLS = ['266595  "<default domain>:Non-fused-GEMM:none:none:none:none:none:none" ',
+              '266595  "<default domain>:Non-fused-GEMM:none:none:none:none:none:none" ',
+              '266595  "<default domain>:Fused-GEMM:none:none:none:none:none:none" ']
+
+
+def test_nvtx_ranges_read_alike_from_the_report_and_its_csv(tmp_path):
+    """The .ncu-rep reader said '<default domain>:Fused-GEMM' (ncu_report names the default domain so) and the
+    CSV reader '266595  "<default domain>:Fused-GEMM' (the thread id ahead of it): both say 'Fused-GEMM' now."""
+    from .raw_csv import launches, raw_csv
+
+    rep = read_report(fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")).kernels
+    assert list(rep["nvtx"]) == ["Non-fused-GEMM", "Non-fused-GEMM", "Fused-GEMM"]
+    rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))[:3]
+    path = tmp_path / "nvtx.csv"
+    path.write_text(raw_csv(rows, extra_cols={NVTX_HEADER: NVTX_CELLS}))
+    assert list(read_report(path).kernels["nvtx"]) == list(rep["nvtx"])

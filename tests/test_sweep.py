@@ -24,7 +24,7 @@ from flopscope.core.sweep import parse_params, points, run_sweep, substitute, un
 from flopscope.core.transport import LocalTransport
 
 from .conftest import fixture_path
-from .raw_csv import launches, raw_csv
+from .raw_csv import launches, raw_csv, simt_flop
 from .sshd import start_sshd
 from .test_profile import make_ncu
 
@@ -68,7 +68,8 @@ def test_linear_series_from_real_launches(tmp_path):
               home=tmp_path)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)["analyses"][0]
-    per_gemm = 2 * 20480**3  # Volta tensor estimate, 2*M*N*K per launch
+    per_gemm = 2 * 20480**3 + simt_flop(gemm)  # Volta tensor estimate, 2*M*N*K per launch, + its epilogue
+    assert simt_flop(init) == 0
     assert [p["flop"] for p in doc["points"]] == pytest.approx([per_gemm * n for n in (1, 2, 4, 8)], rel=1e-9)
     assert doc["fits"]["flop"]["slope"] == pytest.approx(per_gemm, rel=1e-9)
     assert doc["fits"]["flop"]["r2"] == pytest.approx(1.0)
@@ -288,7 +289,9 @@ def test_a_repeated_value_is_named_and_fitted_at_its_mean(tmp_path):
     out = cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)["analyses"][0]
-    per_gemm = 2 * 20480**3
+    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "tensorop_s884gemm" in r["Kernel Name"])
+    per_gemm = 2 * 20480**3 + simt_flop(gemm)
     assert doc["fits"]["flop"]["slope"] == pytest.approx(19 / 14 * per_gemm, rel=1e-9)
     assert "param = 4 appears 2 times (g_bs4.csv, h_bs4.csv): the fits and the efficiency trend use the mean of its " \
            "points" in doc["findings"]

@@ -77,3 +77,56 @@ def test_lookup_by_key_name_and_free_text():
     assert find_gpu("nonexistent") is None
     assert gpu_in_text("Detected GPU: Tesla V100-PCIE-32GB (SM 7.0)").key == "v100-pcie-32gb"
     assert len({g.key for g in all_gpus()}) == len(all_gpus())
+
+
+@pytest.mark.parametrize("key", ["h100-sxm", "h100-pcie", "h100-nvl", "h800-sxm", "h800-pcie", "h200-sxm", "h200-nvl",
+                                 "gh200-96gb", "gh200-144gb"])
+def test_hopper_tensor_peaks_are_quoted_at_the_tensor_clock(key):
+    """Dense FP16 tensor peak = SMs x 4096 FLOP/clk (4 tensor cores x 1024) x the tensor clock; TF32 half,
+    FP8 twice that. FP64 tensor peaks (where not export-capped) are 2 x FP64 SIMT at the boost clock."""
+    gpu = next(g for g in all_gpus() if g.key == key)
+    assert gpu.peak("tensor_fp16") == pytest.approx(gpu.sms * 4096 * gpu.clock_hz("tensor_fp16"), rel=1e-3)
+    assert gpu.peak("tensor_tf32") == pytest.approx(gpu.sms * 2048 * gpu.clock_hz("tensor_tf32"), rel=1e-3)
+    assert gpu.peak("tensor_fp8") == pytest.approx(gpu.sms * 8192 * gpu.clock_hz("tensor_fp8"), rel=1e-3)
+    assert gpu.tensor_clock_hz < gpu.boost_clock_hz or math.isnan(gpu.boost_clock_hz)
+    assert gpu.clock_hz("tensor_fp64") is gpu.boost_clock_hz
+    if gpu.peak("fp64") > 5e12:
+        assert gpu.peak("tensor_fp64") == pytest.approx(2 * gpu.peak("fp64"), rel=2e-3)
+
+
+def test_tensor_clock_defaults_to_the_boost_clock():
+    a100 = find_gpu("NVIDIA A100-SXM4-80GB")
+    assert a100.tensor_clock_hz == a100.boost_clock_hz == 1410e6
+    assert a100.peak("tensor_fp16") == pytest.approx(108 * 2048 * 1410e6, rel=1e-3)  # Ampere: 2048 FLOP/clk/SM
+
+
+@pytest.mark.parametrize(("text", "cc", "key"), [
+    ("Detected GPU: NVIDIA A100 (SM 8.0)", None, None),  # which A100? not the A10 inside its name
+    ("Running on NVIDIA A10G with 24 GB", None, None),  # the AWS part is not an A10
+    ("Device 0: NVIDIA GeForce RTX 5070 Ti", None, None),
+    ("Device 0: NVIDIA GeForce RTX 4090 D", None, None),
+    ("Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9", "8.9", "rtx4090"),
+    ("GPU: NVIDIA A10\n", "8.6", "a10"),
+    ("GPU: NVIDIA H200 NVL", None, "h200-nvl"),  # the longest name wins over NVIDIA H200
+    ("Device 0: NVIDIA GeForce RTX 5060 Ti", "12.0", "rtx5060ti"),
+    ("Device 0: NVIDIA GeForce RTX 4090", "8.0", None),  # the file's launches ran on CC 8.0: not a 4090
+])
+def test_a_gpu_in_program_output_is_a_whole_name_of_the_files_cc(text, cc, key):
+    gpu = gpu_in_text(text, cc)
+    assert (gpu.key if gpu else None) == key
+
+
+def test_gpu_flag_refuses_another_architecture_and_suggests_close_names():
+    from flopscope.core import FlopscopeError
+    from flopscope.core.gpus import require_gpu
+
+    with pytest.raises(FlopscopeError) as wrong_cc:
+        require_gpu("T4", {"7.0"})
+    assert "Tesla T4 is compute capability 7.5, but the report's launches ran on CC 7.0" in wrong_cc.value.line()
+    assert "v100-pcie-32gb" in wrong_cc.value.line()
+    assert require_gpu("T4", {"7.5"}).key == "t4" and require_gpu("T4").key == "t4"  # no CC known: accepted
+    with pytest.raises(FlopscopeError) as unknown:
+        require_gpu("V100")
+    line = unknown.value.line()
+    assert all(k in line for k in ("v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-16gb", "v100-pcie-32gb"))
+    assert "flopscope gpus" in line

@@ -139,21 +139,23 @@ def cmd_gpus(args) -> int:
     from . import format as fmt
 
     rows = [[g.name, g.compute_capability, str(g.sms or ""),
-             *(fmt.si(g.peak(c), "FLOP/s") for c in ("fp64", "fp32", "tensor_tf32", "tensor_bf16", "tensor_fp8")),
+             *(fmt.si(g.peak(c), "FLOP/s") for c in ("fp64", "fp32", "tensor_tf32", "tensor_fp16", "tensor_bf16",
+                                                      "tensor_fp8")),
              fmt.si(g.dram_bytes_per_s, "B/s"), g.source] for g in gpus]
     out = console()
     # A narrow terminal loses whole columns, least used first, never digits of a number.
     table, hidden = fitted_table(_GPU_COLUMNS, rows, out.width, flex=len(_GPU_COLUMNS) - 1, flex_min=30)
     out.print(table)
     print_hidden(out, hidden)
-    out.print(Text("Tensor peaks are dense with FP32 accumulate; per device as CUDA sees it (a K80 board is 2 "
-                   "devices)."))
+    out.print(Text("Tensor peaks are dense with FP32 accumulate (FP16-accumulate rates: --json); per device as "
+                   "CUDA sees it (a K80 board is 2 devices)."))
     return 0
 
 
 # Priorities: what drops first on a narrow terminal (higher first); Name and FP32 always stay.
 _GPU_COLUMNS = [Spec(title, numeric=title not in ("Name", "Source"), priority=p) for title, p in (
-    ("Name", 0), ("CC", 7), ("SMs", 8), ("FP64", 5), ("FP32", 0), ("TF32 TC", 4), ("BF16 TC", 2), ("FP8 TC", 6),
+    ("Name", 0), ("CC", 7), ("SMs", 8), ("FP64", 5), ("FP32", 0), ("TF32 TC", 4), ("FP16 TC", 1), ("BF16 TC", 2),
+    ("FP8 TC", 6),
     ("DRAM", 3), ("Source", 9))]
 
 
@@ -162,7 +164,8 @@ def _gpu_frame(gpus):
 
     return pd.DataFrame([{
         "key": g.key, "names": list(g.names), "arch": g.arch, "compute_capability": g.compute_capability,
-        "sms": g.sms, "boost_clock_hz": g.boost_clock_hz, **{f"peak_{k}_flop_per_s": v for k, v in g.peaks.items()},
+        "sms": g.sms, "boost_clock_hz": g.boost_clock_hz, "tensor_clock_hz": g.tensor_clock_hz,
+        **{f"peak_{k}_flop_per_s": v for k, v in g.peaks.items()},
         "dram_bytes_per_s": g.dram_bytes_per_s, "l2_bytes": g.l2_bytes, "memory_bytes": g.memory_bytes,
         "notes": g.notes, "source": g.source,
     } for g in gpus])

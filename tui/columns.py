@@ -37,7 +37,7 @@ KERNEL_TABLE = [
     Column("ai_dram", "AI", fmt.ratio, 3, 8),  # `1.16e+04`
     Column("pct_of_peak", "%Peak", fmt.pct, 1, 6),
     Column("bound", "Bound", fmt.text, 2, 7, numeric=False),
-    Column("precision", "Prec", fmt.text, 5, 11, numeric=False),
+    Column("precision", "Prec", fmt.text, 5, 17, numeric=False),
 ]
 
 # Titles of the numeric columns the table does not show until it is sorted by one (`o`): then it is a column

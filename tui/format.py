@@ -59,6 +59,8 @@ def pct(value) -> str:
 def ratio(value) -> str:
     if _missing(value):
         return ""
+    if math.isinf(float(value)):
+        return "∞" if value > 0 else "-∞"
     value = float(f"{float(value):.2e}")
     if value == 0 or abs(value) >= 1e4 or abs(value) < 1e-3:
         return f"{value:.3g}" if value == 0 else f"{value:.2e}"

@@ -6,7 +6,7 @@ import shutil
 from dataclasses import dataclass
 
 import pandas as pd
-from flopscope.core import FMA_CONVENTION, Report
+from flopscope.core import FMA_CONVENTION, Report, all_gpus
 from flopscope.core.counters import collecting
 from flopscope.core.export import records
 from rich.cells import cell_len
@@ -22,9 +22,6 @@ from .widgets.table_model import table_columns
 def console() -> Console:
     """Rich console for the CLI tables; piped output keeps a wide table instead of rich's 80-column default."""
     return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
-
-
-NO_DATASHEET = "No datasheet ceilings for this GPU: pass --gpu NAME (see `flopscope gpus`)."
 
 
 @dataclass(frozen=True)
@@ -47,8 +44,9 @@ class Header:
 
 def header(report: Report) -> Header:
     meta, s = report.meta, report.summary()
+    several = isinstance(report.judged_by, dict)
     cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
-    gpu = meta.get("gpu") or f"unknown GPU{cc}"
+    gpu = _gpu_names(report) if several else meta.get("gpu") or f"unknown GPU{cc}"
     totals = [f"Kernel time {fmt.seconds(s.total_time_s) or 'n/a'}",
               f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
               f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
@@ -56,10 +54,10 @@ def header(report: Report) -> Header:
     if s.utilization == s.utilization:
         totals.append(f"utilization {fmt.pct(100 * s.utilization)}")
     return Header(
-        gpu=gpu, cc=cc if meta.get("gpu") else "", found=meta.get("gpu_source") or "", source=meta["source"],
-        format=meta["format"], launches=f"{fmt.integer(meta['launches'])} launches", totals=totals,
-        flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
-        no_datasheet="" if report.gpu else NO_DATASHEET,
+        gpu=gpu, cc=cc if meta.get("gpu") and not several else "", found=meta.get("gpu_source") or "",
+        source=meta["source"], format=meta["format"], launches=f"{fmt.integer(meta['launches'])} launches",
+        totals=totals, flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
+        no_datasheet=_no_datasheet(report),
         not_profiled=f"{fmt.integer(s.not_profiled)} launch(es) without values (ncu failed to profile them); kept, "
                      "marked." if s.not_profiled else "")
 
@@ -73,18 +71,53 @@ def header_lines(report: Report) -> list[str]:
     return [line for line in lines if line]
 
 
+def _gpu_names(report: Report) -> str:
+    """Every GPU of a file that holds several, with its launches: `H100 PCIe (CC 9.0, 2 launches) + ...`."""
+    return " + ".join(f"{g['name']} (" + (f"CC {g['compute_capability']}, " if g.get("compute_capability") else "")
+                      + f"{g['launches']} launch{'es' if g['launches'] != 1 else ''})" for g in report.meta["gpus"])
+
+
+def _no_datasheet(report: Report) -> str:
+    if isinstance(report.judged_by, dict):
+        return " ".join(f"No datasheet ceilings for {name}: its launches have only the report's own peak counters."
+                        for name, gpu in report.judged_by.items() if gpu is None)
+    if report.gpu is not None:
+        return ""
+    cc = str(report.meta.get("compute_capability"))
+    same = [g.key for g in all_gpus() if g.compute_capability == cc]
+    of_cc = f"; of CC {cc}: {', '.join(same[:6])}" if same else ""
+    return f"No datasheet ceilings for this GPU: pass --gpu NAME (see `flopscope gpus`{of_cc})."
+
+
 def _ceilings(report: Report) -> list[str]:
     """`Ceilings: FP32 14.4 TFLOP/s, FP64 7.21 TFLOP/s, DRAM 1.93 TB/s from <source>`: each source said once,
-    after the ceilings it gave (sources differ when a datasheet fills in what the report lacks)."""
-    by_source: dict[str, list[str]] = {}
-    for c in report.ceilings():
-        by_source.setdefault(c.source, []).append(
-            f"{c.name.upper()} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')}")
-    items = ["Ceilings:"]
-    for i, (source, values) in enumerate(by_source.items()):
-        last = i == len(by_source) - 1
-        items += [f"{v}," for v in values[:-1]] + [values[-1], f"from {source}{'' if last else ';'}"]
+    after the ceilings it gave (sources differ when a datasheet fills in what the report lacks); a file with
+    launches on several GPUs gets one such group per GPU."""
+    ceilings = report.ceilings()
+    gpus = list(dict.fromkeys(c.gpu for c in ceilings))
+    items = []
+    for n, gpu in enumerate(gpus):
+        by_source: dict[str, list[str]] = {}
+        for c in ceilings:
+            if c.gpu == gpu:
+                by_source.setdefault(c.source, []).append(
+                    f"{c.name.upper()} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')}")
+        items.append(f"Ceilings, {gpu}:" if len(gpus) > 1 and gpu else "Ceilings:")
+        for i, (source, values) in enumerate(by_source.items()):
+            last = i == len(by_source) - 1 and n == len(gpus) - 1
+            items += [f"{v}," for v in values[:-1]] + [values[-1], f"from {source}{'' if last else ';'}"]
     return items
+
+
+def _gpu_names(report: Report) -> str:
+    """'NVIDIA A100 (CC 8.0)'; every GPU with its launches where the file holds several."""
+    meta = report.meta
+    gpus = meta.get("gpus") or []
+    if len(gpus) > 1:
+        return " + ".join(f"{g['name']} (" + (f"CC {g['compute_capability']}, " if g.get("compute_capability") else "")
+                          + f"{g['launches']} launch{'es' if g['launches'] != 1 else ''})" for g in gpus)
+    cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
+    return f"{meta.get('gpu') or 'unknown GPU'}{cc}"
 
 
 def _flop(s) -> str:
@@ -98,8 +131,7 @@ def _flop(s) -> str:
 
 
 def missing_lines(report: Report) -> list[str]:
-    return [f"{report.meta['source']}: {m.column} not collected for {fmt.integer(m.launches)} launch(es); "
-            f"collect it with `{m.fix()}`" for m in report.missing]
+    return [f"{report.meta['source']}: {m.problem()}; collect it with `{m.fix()}`" for m in report.missing]
 
 
 # The counters the kernel table's columns are computed from, as the table's hint names them.
@@ -185,9 +217,10 @@ def _fit(specs: list[Spec], natural: list[int], blank: list[bool], width: int, f
     return keep
 
 
-def rich_table(rows: pd.DataFrame, width: int, by: str = "name") -> tuple[Table, list[str]]:
-    """The kernel table as the app shows it for this grouping (its first column says what a row is)."""
-    columns = table_columns(by)
+def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False) -> tuple[Table, list[str]]:
+    """The kernel table as the app shows it for this grouping (its first column says what a row is; `gpus`:
+    the next one says which GPU, for a file with launches on several)."""
+    columns = table_columns(by, gpus)
     cells = [_marked([col.render(values.get(col.name)) for col in columns], values.get("status"))
              for values in (row._asdict() for row in rows.itertuples(index=False))]
     specs = [Spec(col.title, col.numeric, col.priority) for col in columns]
@@ -213,7 +246,7 @@ def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str =
     head = [Text(line, style="bold" if i == 0 else "") for i, line in enumerate(header_lines(report))]
     console.print(Group(*head))
     console.print()
-    table, hidden = rich_table(rows, console.width, by)
+    table, hidden = rich_table(rows, console.width, by, isinstance(report.judged_by, dict))
     console.print(table)
     console.print(Text(f"{fmt.integer(len(rows))} row(s) · {FMA_CONVENTION}", style="dim"))
     print_hidden(console, hidden)

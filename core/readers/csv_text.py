@@ -20,6 +20,9 @@ IDENTITY_HEADERS = {
     "CC": "cc",
 }
 _NVTX_HEADER = re.compile(r"(Push/Pop_Range|Start/Stop_Range)")
+_THREAD = re.compile(r'^\s*"?\s*\d+\s+')
+# How ncu names the NVTX domain of ranges pushed without one: labels leave it out, as the app's user wrote none.
+DEFAULT_DOMAINS = ("", "<default domain>", "<default>")
 
 
 @dataclass
@@ -94,9 +97,11 @@ def nvtx_label(header: str, cell: str | None) -> str | None:
     parts = cell.split(":")
     if match is None or match >= len(parts):
         return cell
-    domain = parts[match - 1] if match >= 1 else ""
+    # ncu 2024.1 starts the cell with the launching thread's id (`266595  "<default domain>:range:...`): the
+    # header's first field is "thread Domain", space-separated.
+    domain = _THREAD.sub("", parts[match - 1]).strip().strip('"') if match >= 1 else ""
     name = parts[match]
-    return name if domain in ("", "<default domain>") else f"{domain}:{name}"
+    return name if domain in DEFAULT_DOMAINS else f"{domain}:{name}"
 
 
 def nvtx_columns(header: list[str]) -> list[int]:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..errors import FlopscopeError
 from ..units import metric_unit_factor
+from .csv_text import DEFAULT_DOMAINS
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 MAGIC = b"NVR\x00"
@@ -156,6 +157,6 @@ def _nvtx(action) -> str | None:
         stack = [str(n) for n in domain.push_pop_ranges()]
         stack += [str(n) for n in domain.start_end_ranges()]
         if stack:
-            name = domain.name() or "<default>"
-            parts.append(("" if name == "<default>" else f"{name}:") + "/".join(stack))
+            name = domain.name() or ""
+            parts.append(("" if name in DEFAULT_DOMAINS else f"{name}:") + "/".join(stack))
     return " | ".join(parts) or None

@@ -10,7 +10,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 from flopscope.core import FMA_CONVENTION
-from flopscope.core.counters import TENSOR_DTYPES, collecting
+from flopscope.core.counters import TENSOR_COLUMNS, collecting
 from flopscope.core.kernel_names import function_name
 from flopscope.core.metrics import Ceiling
 from rich.table import Table
@@ -64,7 +64,7 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     compute = [("All FLOPs", num("flop", fmt.si, "FLOP")), ("FLOP/s", num("flop_per_s", fmt.si, "FLOP/s"))]
     compute += [(f"{p.upper()} SIMT", num(f"flop_{p}", fmt.si, "FLOP")) for p in ("fp64", "fp32", "fp16")]
     compute.append(("Tensor, all types", num("flop_tensor", fmt.si, "FLOP")))
-    compute += [(f"Tensor {d.upper()}", num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_DTYPES
+    compute += [(f"Tensor {d.upper()}", num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_COLUMNS
                 if _v(row, f"flop_tensor_{d}")]
     compute += [("Precision judged", fmt.text(_v(row, "precision")) or ("none (no FLOPs)" if measured else "unknown")),
                 ("% of peak", num("pct_of_peak", fmt.pct)), ("% of roof", num("pct_of_roof", fmt.pct)),

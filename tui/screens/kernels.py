@@ -78,7 +78,7 @@ class KernelsScreen(Screen):
             summary = summary_blocks(self.report)
             self.ceilings = self.report.ceilings()
         rows = self.app.grouped(by)
-        model = TableModel(rows, table_columns(by), self.query_state)
+        model = TableModel(rows, table_columns(by, isinstance(self.report.judged_by, dict)), self.query_state)
         if not get_current_worker().is_cancelled:  # `g` pressed again meanwhile: the newer grouping wins
             self.app.call_from_thread(self._show, model, by, summary, keep)
 

@@ -81,9 +81,10 @@ def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray
     positions = positions[:limit]
     label_col = name if name in rows else "kernel"
     points = tuple(_point(rows, int(p), label_col, share) for p in positions)
-    compute = tuple(c for c in ceilings if c.name != "dram")
-    dram = next((c for c in ceilings if c.name == "dram"), None)
-    unknown = int((~(np.isfinite(ai) & np.isfinite(rate))).sum())
+    main = ceilings[0].gpu if ceilings else ""  # a file with launches on several GPUs: its main GPU's roof
+    compute = tuple(c for c in ceilings if c.name != "dram" and c.gpu == main)
+    dram = next((c for c in ceilings if c.name == "dram" and c.gpu == main), None)
+    unknown = int((np.isnan(ai) | np.isnan(rate)).sum())  # infinite AI is known: no DRAM bytes moved
     return Roofline(points, compute, dram, dropped=int((~ok).sum()), unknown=unknown, beyond=beyond)
 
 
@@ -159,10 +160,11 @@ def ceiling_label(ceiling: Ceiling) -> str:
 
 
 def ridge_of(data: Roofline, selected: int | None) -> Ceiling | None:
-    """The compute ceiling whose ridge gets a label: the selected kernel's precision, else the first."""
+    """The compute ceiling whose ridge gets a label: the selected kernel's precision (the first named, for a
+    mixed-precision kernel: 'fp64+fp32'), else the first."""
     if not data.compute or data.dram is None:
         return None
-    wanted = data.points[selected].precision if selected is not None and data.points else ""
+    wanted = data.points[selected].precision.split("+")[0] if selected is not None and data.points else ""
     return next((c for c in data.compute if c.name == wanted), data.compute[0])
 
 

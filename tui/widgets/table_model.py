@@ -22,9 +22,12 @@ BOUNDS = ("all", "memory", "compute")
 _CACHE_ROWS = 4096  # formatted rows kept; a screen shows < 100, scrolling back reuses them
 
 
-def table_columns(by: str) -> list[Column]:
-    """KERNEL_TABLE, with the first columns saying what a row is in this grouping."""
+def table_columns(by: str, gpus: bool = False) -> list[Column]:
+    """KERNEL_TABLE, with the first columns saying what a row is in this grouping (and on which GPU, where a
+    file holds launches on several: its name groups are per GPU)."""
     columns = list(KERNEL_TABLE)
+    if gpus:
+        columns.insert(1, Column("gpu", "GPU", fmt.text, 0, 24, numeric=False))
     if by == "nvtx":
         columns[0] = replace(columns[0], name="nvtx", title="NVTX range")
     if by == "launch":
