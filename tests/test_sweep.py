@@ -526,7 +526,10 @@ def test_from_run_ids_keeps_their_stored_parameters(tmp_path, monkeypatch):
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)["analyses"][0]
     assert doc["param"] == "bs" and [p["bs"] for p in doc["points"]] == [1, 2, 4]
-    assert doc["fits"]["flop"]["slope"] == pytest.approx(2 * 20480**3, rel=1e-9)  # one V100 GEMM per unit
+    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "tensorop_s884gemm" in r["Kernel Name"])
+    per_gemm = 2 * 20480**3 + simt_flop(gemm)  # one V100 GEMM per unit: 2*M*N*K + its epilogue's SIMT FLOPs
+    assert doc["fits"]["flop"]["slope"] == pytest.approx(per_gemm, rel=1e-9)
     by_name = cli("sweep", "--from", "point-1", "point-4", "--json", home=tmp_path)
     assert [p["bs"] for p in json.loads(by_name.stdout)["analyses"][0]["points"]] == [1, 4]
 
