@@ -14,7 +14,13 @@ import numpy as np
 import pandas as pd
 
 from .kernel_names import short_name
-from .ncu_catalogue import by_accumulator, uncovered
+from .ncu_catalogue import (
+    ASK_FOR_TENSOR_COUNTERS,
+    WHICH_TENSOR_COUNTERS,
+    by_accumulator,
+    tensor_counters_for,
+    uncovered,
+)
 from .readers.wanted import MODIFIER_METRIC, OPCODE_METRIC, objects
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
@@ -457,6 +463,7 @@ _FIXES = {
     "flop_fp64": [f"smsp__sass_thread_inst_executed_op_d{o}_pred_on.sum" for o in FMA_WEIGHTS],
     "flop_fp32": [f"smsp__sass_thread_inst_executed_op_f{o}_pred_on.sum" for o in FMA_WEIGHTS],
     "flop_fp16": [f"smsp__sass_thread_inst_executed_op_h{o}_pred_on.sum" for o in FMA_WEIGHTS],
+    # The op counters are named per chip where a report lacks them (_missing); these are GA100's.
     "flop_tensor": ["sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
                     "sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__inst_executed_pipe_tensor.sum"],
     "dram_bytes": ["dram__bytes_read.sum", "dram__bytes_write.sum"],
@@ -501,6 +508,10 @@ def _missing(out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[st
         if column in rate_only:
             unknown &= ~rate_only[column]
         if column == "flop_tensor":
+            # The op counters differ by chip: name those this GPU's ncu has (GA100's on a GH100 would make ncu
+            # refuse the whole profile).
+            metrics = tensor_counters_for([str(c) for c in pd.unique(out.loc[unknown, "cc"].dropna())]) + [
+                m for m in metrics if not m.startswith("sm__ops_path_tensor")]
             settle = unknown & no_factor
             if settle.any():
                 ops = [m for m in metrics if m.startswith("sm__ops_path_tensor")]
@@ -511,5 +522,6 @@ def _missing(out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[st
         n = int(unknown.sum())
         if n:
             named = [m for m in metrics if m not in absent or (absent[m] & unknown).any()]
-            found.append(Missing(column, named or metrics, n))
+            found.append(Missing(column, named or metrics, n,
+                                 detail=WHICH_TENSOR_COUNTERS if ASK_FOR_TENSOR_COUNTERS in metrics else ""))
     return found

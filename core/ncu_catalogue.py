@@ -71,3 +71,43 @@ def uncovered(paths: dict[K, TensorPath]) -> list[K]:
         if not any(overlap(paths[key], paths[k]) for k in kept):
             kept.append(key)
     return kept
+
+
+# What `tensor_op_metrics` picks from ncu 2024.1's own catalogue of each chip (tests/data/ncu_cli, checked by
+# tests/test_ncu_catalogue.py): the counters to name when a report lacks tensor FLOPs, by compute capability.
+# Chips ncu 2024.1 does not know (Blackwell) are left out: their names are asked of the target's ncu.
+TENSOR_COUNTERS_BY_CC = {
+    "7.0": ["sm__ops_path_tensor_src_fp16_dst_fp16.sum", "sm__ops_path_tensor_src_fp16_dst_fp32.sum"],
+    "7.5": ["sm__ops_path_tensor_src_fp16_bf16_tf32_dst_fp32.sum", "sm__ops_path_tensor_src_fp16_dst_fp16.sum"],
+    "8.0": ["sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+            "sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_fp64.sum",
+            "sm__ops_path_tensor_src_tf32_dst_fp32.sum"],
+    "8.6": ["sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+            "sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_fp64.sum",
+            "sm__ops_path_tensor_src_tf32_dst_fp32.sum"],
+    "8.9": ["sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+            "sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_fp64.sum",
+            "sm__ops_path_tensor_src_fp8.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum"],
+    "9.0": ["sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16.sum",
+            "sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_fp8.sum",
+            "sm__ops_path_tensor_src_tf32_dst_fp32.sum"],
+}
+# Where the chip is unknown: what to ask the target's ncu (named, not run: it is only advice).
+ASK_FOR_TENSOR_COUNTERS = "sm__ops_path_tensor_src_<type>.sum"
+WHICH_TENSOR_COUNTERS = "`ncu --query-metrics | grep ops_path_tensor_src` lists the <type>s this GPU has"
+
+
+def tensor_counters_for(ccs: list[str]) -> list[str]:
+    """The tensor op counters to collect on GPUs of these compute capabilities: only names every one of them
+    has, since ncu refuses a whole profile for one it lacks."""
+    known = [TENSOR_COUNTERS_BY_CC.get(_cc(c)) for c in ccs]
+    if not known or any(k is None for k in known):
+        return [ASK_FOR_TENSOR_COUNTERS]
+    return [m for m in known[0] if all(m in k for k in known[1:])] or [ASK_FOR_TENSOR_COUNTERS]
+
+
+def _cc(value: str) -> str:
+    try:
+        return f"{float(value):.1f}"
+    except ValueError:
+        return str(value)

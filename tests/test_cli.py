@@ -469,3 +469,24 @@ def test_a_path_that_does_not_exist_is_no_such_file_not_invalid_choice(tmp_path,
 def test_a_mistyped_command_still_lists_the_commands(tmp_path):
     out = run("reprot", cwd=tmp_path)
     assert out.returncode == 2 and "invalid choice: 'reprot'" in out.stderr
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_a_file_with_two_gpus_keeps_its_numbers_on_a_narrow_terminal(tmp_path, columns):
+    """The GPU column was never dropped and as wide as `NVIDIA A100-PCIE-40GB`: at 80 columns it pushed the
+    numbers out. It now names the GPU without the vendor and gives way to numbers first."""
+    from .raw_csv import page
+    from .test_accounting import SIMT, _fp32_only
+
+    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+             "dram__bytes.sum": "byte", "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
+    base = {"kernel": "k", "gpu__time_duration.sum": 1e6, "dram__bytes.sum": 1e8,
+            "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0), **_fp32_only(1e9)}
+    rows = [{**base, "gpu": "NVIDIA A100-PCIE-40GB", "cc": "8.0", "smsp__cycles_elapsed.avg.per_second": 1.41e9},
+            {**base, "gpu": "NVIDIA H100 PCIe", "cc": "9.0", "smsp__cycles_elapsed.avg.per_second": 1.755e9}]
+    out = run("report", page(tmp_path / "two.csv", units, rows), columns=columns)
+    assert all(cell_len(line) <= columns for line in out.stdout.splitlines())
+    header, *table = table_lines(out.stdout, "Kernel")
+    assert header.split()[:2] == ["Kernel", "GPU"] and "Time" in header and "FLOP/s" in header
+    assert sorted(line.split()[1] for line in table) == ["A100-PCIE-40GB", "H100"]
+    assert all("1.00 ms" in line for line in table)  # each group's time: one launch of 1e6 ns

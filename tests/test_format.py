@@ -26,3 +26,9 @@ def test_seconds_never_print_an_exponent(value, text):
                                              (1.0, "1.00"), (0.0001234, "1.23e-04")])
 def test_ratio(value, text):
     assert fmt.ratio(value) == text
+
+
+@pytest.mark.parametrize("render", [fmt.si, fmt.seconds, fmt.integer, fmt.ratio, fmt.pct])
+def test_infinity_reads_as_infinity_in_every_format(render):
+    """They raised OverflowError (int(inf)) or printed `inf%`."""
+    assert "∞" in render(float("inf")) and "-∞" in render(float("-inf"))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.ncu_catalogue import parse_catalogue, tensor_op_metrics
+from flopscope.core.ncu_catalogue import parse_catalogue, tensor_counters_for, tensor_op_metrics
 from flopscope.core.ncu_command import METRIC_SETS, ProfileOptions, metric_list, ncu_argv
 
 from .raw_csv import one_launch
@@ -143,3 +143,28 @@ def test_an_fp16_fp32_destination_pair_is_collected_instead_of_its_total():
         "fp16", "fp16_dst_fp16", "fp16_dst_fp32", "bf16", "bf16_dst_fp32", "tf32_dst_fp32")}
     chosen = {m.removeprefix("sm__ops_path_tensor_src_").removesuffix(".sum") for m in tensor_op_metrics(catalogue)}
     assert chosen == {"fp16_dst_fp16", "fp16_dst_fp32", "bf16", "tf32_dst_fp32"}
+
+
+CC_OF_CHIP = {"gv100": "7.0", "tu104": "7.5", "ga100": "8.0", "ga102": "8.6", "ad102": "8.9", "gh100": "9.0"}
+
+
+@pytest.mark.parametrize("chip", sorted(CC_OF_CHIP))
+def test_the_tensor_counters_named_in_advice_are_the_chips_own(chip):
+    """A report without tensor FLOPs names the counters to collect: on a GH100 those must be GH100's (GA100's
+    `src_fp16_dst_fp32` there made ncu refuse the whole profile)."""
+    names = catalogue(chip)
+    advised = tensor_counters_for([CC_OF_CHIP[chip]])
+    assert advised == tensor_op_metrics(names)
+    assert all(m.removesuffix(".sum") in names for m in advised)
+
+
+def test_the_advice_for_a_report_names_its_own_chips_counters():
+    from .conftest import fixture_path
+
+    h100 = read_report(fixture_path("h100pcie_robocache_cmdline_details.csv"))
+    fix = next(m for m in h100.missing if m.column == "flop_tensor").fix()
+    ops = [m.removesuffix(".sum") for m in fix.removeprefix("ncu --metrics ").split(",") if "ops_path" in m]
+    assert ops and all(m in catalogue("gh100") for m in ops)
+    b200 = read_report(fixture_path("b200_torch_sdpa_auto_raw.csv"))  # a chip ncu 2024.1 does not know
+    missing = next(m for m in b200.missing if m.column == "flop_tensor")
+    assert "sm__ops_path_tensor_src_<type>.sum" in missing.fix() and "--query-metrics" in missing.problem()

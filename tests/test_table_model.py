@@ -144,3 +144,12 @@ def test_fit_brings_back_a_narrow_column_a_wide_one_made_room_for():
     assert [c.name for c in fit(cols, 37, blank={"c"})] == ["name", "a", "b"]  # a blank column goes first
     assert [c.name for c in fit(cols, 36, keep={"b"})] == ["name", "b"]  # 20+10+1: no room for A or C
     assert [c.name for c in fit(cols, 46)] == ["name", "a", "b", "c"]  # 43 cells + 3 gaps: no gap after the last
+
+
+def test_every_extra_column_has_a_title_of_its_own():
+    """The sort picker lists columns by title: FP16- and FP8-accumulate-in-FP16 tensor FLOPs once read alike."""
+    from flopscope.tui.columns import EXTRA_COLUMNS
+
+    titles = [c.title for c in EXTRA_COLUMNS.values()]
+    assert len(titles) == len(set(titles))
+    assert EXTRA_COLUMNS["flop_tensor_fp16_acc16"].title != EXTRA_COLUMNS["flop_tensor_fp16"].title

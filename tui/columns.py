@@ -55,9 +55,16 @@ _RENDER: dict[str, Callable[[object], str]] = {
 
 
 def _extra(name: str, unit: str) -> Column:
-    title = _TITLES.get(name) or (f"Tensor {name.rsplit('_', 1)[1].upper()} FLOP" if name.startswith("flop_tensor_")
+    title = _TITLES.get(name) or (_tensor_title(name.removeprefix("flop_tensor_")) if name.startswith("flop_tensor_")
                                   else name)
     return Column(name, title, _RENDER[unit], 6, max(len(title) + 1, 10 if "/" in unit or unit == "Hz" else 8))
+
+
+def _tensor_title(dtype: str) -> str:
+    """`fp16` -> `Tensor FP16 FLOP`, `fp16_acc16` -> `Tensor FP16/16 FLOP` (FP16 inputs accumulated in FP16):
+    every tensor column gets a title of its own."""
+    source, _, acc = dtype.partition("_acc")
+    return f"Tensor {source.upper()}{'/' + acc if acc else ''} FLOP"
 
 
 EXTRA_COLUMNS = {name: _extra(name, unit) for name, unit, _ in ALL

@@ -15,12 +15,18 @@ def _missing(value) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
+def _infinite(value: float) -> str | None:
+    return None if math.isfinite(value) else ("-∞" if value < 0 else "∞")
+
+
 def si(value, unit: str = "", digits: int = 3) -> str:
     """1.2e12 -> '1.20 T' + unit: always `digits` significant digits, so a column reads at a glance;
     blank for missing values."""
     if _missing(value):
         return ""
     value = float(value)
+    if _infinite(value):
+        return f"{_infinite(value)} {unit}".rstrip()
     if value == 0:
         return f"0 {unit}".rstrip()
     value = float(f"{value:.{digits - 1}e}")  # round first: 999.96e9 is '1.00 T', not '1.00e+03 G'
@@ -35,6 +41,8 @@ def seconds(value) -> str:
     if _missing(value):
         return ""
     value = float(value)
+    if _infinite(value):
+        return f"{_infinite(value)} s"
     if value == 0:
         return "0 s"
     value = float(f"{value:.2e}")
@@ -53,14 +61,16 @@ def _significant(value: float, digits: int) -> str:
 
 
 def pct(value) -> str:
-    return "" if _missing(value) else f"{float(value):.1f}%"
+    if _missing(value):
+        return ""
+    return f"{_infinite(float(value)) or f'{float(value):.1f}'}%"
 
 
 def ratio(value) -> str:
     if _missing(value):
         return ""
-    if math.isinf(float(value)):
-        return "∞" if value > 0 else "-∞"
+    if _infinite(float(value)):
+        return _infinite(float(value))
     value = float(f"{float(value):.2e}")
     if value == 0 or abs(value) >= 1e4 or abs(value) < 1e-3:
         return f"{value:.3g}" if value == 0 else f"{value:.2e}"
@@ -68,7 +78,9 @@ def ratio(value) -> str:
 
 
 def integer(value) -> str:
-    return "" if _missing(value) else f"{int(value):,}"
+    if _missing(value):
+        return ""
+    return _infinite(float(value)) or f"{int(value):,}"
 
 
 def text(value) -> str:

@@ -22,12 +22,18 @@ BOUNDS = ("all", "memory", "compute")
 _CACHE_ROWS = 4096  # formatted rows kept; a screen shows < 100, scrolling back reuses them
 
 
+def _short_gpu(name: object) -> str:
+    """`NVIDIA A100-PCIE-40GB` -> `A100-PCIE-40GB`: the vendor says nothing in a column of GPUs."""
+    return fmt.text(name).removeprefix("NVIDIA ").removeprefix("Tesla ")
+
+
 def table_columns(by: str, gpus: bool = False) -> list[Column]:
     """KERNEL_TABLE, with the first columns saying what a row is in this grouping (and on which GPU, where a
     file holds launches on several: its name groups are per GPU)."""
     columns = list(KERNEL_TABLE)
     if gpus:
-        columns.insert(1, Column("gpu", "GPU", fmt.text, 0, 24, numeric=False))
+        # Priority 1, not 0: on a narrow terminal numbers matter more than which GPU (the header names both).
+        columns.insert(1, Column("gpu", "GPU", _short_gpu, 1, 16, numeric=False))
     if by == "nvtx":
         columns[0] = replace(columns[0], name="nvtx", title="NVTX range")
     if by == "launch":
