@@ -12,6 +12,7 @@ from flopscope.core.store import Store
 from flopscope.tui.screen_app import ScreenApp
 from flopscope.tui.screens.diff import DiffScreen
 from flopscope.tui.screens.kernel import KernelScreen
+from flopscope.tui.widgets.roofline_plot import RooflinePlot, roofline_from
 
 from .conftest import settle
 from .raw_csv import page
@@ -106,3 +107,25 @@ async def test_diff_screen_shows_the_gpu_and_enter_opens_that_gpus_group(tmp_pat
         await pilot.press("enter")
         await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
         assert app.screen.row["gpu"] == A100 and app.screen.row["count"] == 1
+
+
+async def test_kernel_screen_plots_a_launch_against_its_own_gpus_ceilings(tmp_path):
+    """The A100 "dense" group, 20 FLOP/B: over the A100's ridge (12.5), under the H100's (25.6). Its plot drew
+    the H100's lines (the GPU of most launches), so the point sat memory bound beside a compute-bound table."""
+    report = two_gpus(tmp_path)
+    groups = report.group("name")
+    row = groups[(groups["kernel"] == "dense") & (groups["gpu"] == A100)].iloc[0]
+    ffma, dram, _ = KERNELS["dense"]
+    assert FP32[A100] / DRAM[A100] < 2 * ffma / dram < FP32[H100] / DRAM[H100]
+    app = ScreenApp(KernelScreen(row, report.ceilings(), "kernel", launches=report.kernels))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        drawn = app.screen.query_one(RooflinePlot).data
+        assert drawn.dram.value == pytest.approx(DRAM[A100], rel=1e-3) and drawn.dram.gpu == A100
+        fp32 = next(c for c in drawn.compute if c.name == "fp32")
+        assert fp32.value == pytest.approx(FP32[A100], rel=1e-3) and {c.gpu for c in drawn.compute} == {A100}
+        (point,) = drawn.points
+        assert point.ai > fp32.value / drawn.dram.value and "compute" in point.bound
+    # the whole run's roofline still draws the GPU with most launches
+    whole = roofline_from(groups, report.ceilings())
+    assert whole.dram.gpu == H100 and whole.dram.value == pytest.approx(DRAM[H100], rel=1e-3)
