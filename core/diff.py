@@ -18,12 +18,17 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
 
     A value unknown on a side where the group ran (ncu recorded nothing) leaves its delta and ratio unknown
     (NaN), never 0. `attrs["by"]` is the grouping; `attrs["runs"]` holds each run's `RunSummary.as_dict()`
-    ("a", "b"): the run totals, as the run list shows them (see `run_total`)."""
+    ("a", "b"): the run totals, as the run list shows them (see `run_total`).
+
+    Where either run has launches on several GPUs its groups are one per (name, GPU), so groups are matched
+    on name and GPU (`attrs["by_gpu"]`, a `gpu` column): a kernel that ran on another GPU in the other run is
+    "only in" each, not compared across hardware by accident."""
     key = "kernel_full" if by == "name" else by
-    ga = a.group(by).set_index(key)
-    gb = b.group(by).set_index(key)
+    by_gpu = isinstance(a.judged_by, dict) or isinstance(b.judged_by, dict)
+    keys = [key, "gpu"] if by_gpu else [key]
+    ga, gb = (_keyed(r.group(by), keys) for r in (a, b))
     out = pd.DataFrame(index=ga.index.union(gb.index, sort=False))
-    out["kernel"] = ga["kernel"].combine_first(gb["kernel"]) if by == "name" else out.index
+    out["kernel"] = ga["kernel"].combine_first(gb["kernel"]) if by == "name" else out.index.get_level_values(key)
     absent_a, absent_b = ~out.index.isin(ga.index), ~out.index.isin(gb.index)
     for col in COMPARED:
         out[f"{col}_a"] = ga[col].astype(float)
@@ -35,10 +40,17 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
         out[f"{col}_ratio"] = side_b / side_a.where(side_a != 0)
     out["presence"] = np.select([absent_a, absent_b], ["only in B", "only in A"], "both")
     order = out["duration_s_delta"].abs().sort_values(ascending=False, kind="stable").index
-    out = out.loc[order].reset_index(names=key)
+    out = out.loc[order].reset_index(names=keys)
     # Plain values only: pandas writes attrs into Parquet metadata as JSON.
-    out.attrs.update(by=by, runs={"a": a.summary().as_dict(), "b": b.summary().as_dict()})
+    out.attrs.update(by=by, by_gpu=by_gpu, runs={"a": a.summary().as_dict(), "b": b.summary().as_dict()})
     return out
+
+
+def _keyed(groups: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Groups indexed by `keys`; an unknown GPU is "" so that it still matches (NaN keys never do)."""
+    if "gpu" in keys:
+        groups = groups.assign(gpu=groups["gpu"].astype(object).fillna(""))
+    return groups.set_index(keys[0] if len(keys) == 1 else keys)
 
 
 def run_total(rows: pd.DataFrame, field: str, side: str) -> float:

@@ -43,6 +43,14 @@ class Report:
         """What each launch's ceilings come from: one GPU, or one per device name."""
         return self.gpus if self.gpus and len(self.gpus) > 1 else self.gpu
 
+    @property
+    def gpu_label(self) -> str | None:
+        """The run's GPU as the run list and the diff name it: `meta["gpu"]` (the GPU of most launches), or,
+        where launches ran on several, every one, most launches first: `NVIDIA H100 PCIe + NVIDIA A100-...`."""
+        if isinstance(self.judged_by, dict):
+            return " + ".join(g["name"] for g in self.meta.get("gpus") or []) or " + ".join(self.judged_by)
+        return self.meta.get("gpu")
+
     def summary(self) -> RunSummary:
         return summarize(self.kernels, self.meta.get("wall_time_s"))
 

@@ -87,7 +87,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     store = Store()
     a, b = store.load(args.run_a), store.load(args.run_b)
     rows = diff_runs(a, b, by=args.by)
-    gpu_a, gpu_b = a.meta.get("gpu"), b.meta.get("gpu")
+    gpu_a, gpu_b = a.gpu_label, b.gpu_label
     if interactive(args):
         from .screen_app import run_screen_app
         from .screens.diff import DiffScreen
@@ -104,7 +104,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     out = console()
     out.print(Text(f"A: {args.run_a} ({gpu_a or 'unknown GPU'}) · B: {args.run_b} ({gpu_b or 'unknown GPU'})",
                    style="bold"))
-    table, hidden = fitted_table(_DIFF_COLUMNS, [_diff_cells(r) for r in rows.itertuples()], out.width)
+    by_gpu = bool(rows.attrs.get("by_gpu"))
+    columns = [*_DIFF_COLUMNS[:1], _GPU_COLUMN, *_DIFF_COLUMNS[1:]] if by_gpu else _DIFF_COLUMNS
+    table, hidden = fitted_table(columns, [_diff_cells(r, by_gpu) for r in rows.itertuples()], out.width)
     out.print(table)
     out.print(Text(f"{len(rows)} group(s), largest time change first · ΔTime = B - A", style="dim"))
     print_hidden(out, hidden)
@@ -121,10 +123,13 @@ _DIFF_COLUMNS = [Spec("Kernel", numeric=False), Spec("N A", priority=3, pair="N"
                  Spec("Time A"), Spec("Time B"), Spec("ΔTime"), Spec("FLOP A", priority=2, pair="FLOP"),
                  Spec("FLOP B", priority=2, pair="FLOP"), Spec("DRAM A", priority=4, pair="DRAM"),
                  Spec("DRAM B", priority=4, pair="DRAM"), Spec("", numeric=False)]
+# Groups matched on name and GPU (a run with launches on several GPUs): the GPU tells apart two rows of a name.
+_GPU_COLUMN = Spec("GPU", numeric=False)
 
 
-def _diff_cells(r) -> list[str]:
-    return [str(r.kernel), fmt.integer(r.count_a), fmt.integer(r.count_b), fmt.seconds(r.duration_s_a),
+def _diff_cells(r, by_gpu: bool = False) -> list[str]:
+    gpu = [str(r.gpu or "unknown GPU")] if by_gpu else []
+    return [str(r.kernel), *gpu, fmt.integer(r.count_a), fmt.integer(r.count_b), fmt.seconds(r.duration_s_a),
             fmt.seconds(r.duration_s_b), fmt.seconds(r.duration_s_delta), fmt.si(r.flop_a), fmt.si(r.flop_b),
             fmt.si(r.dram_bytes_a, "B"), fmt.si(r.dram_bytes_b, "B"), "" if r.presence == "both" else r.presence]
 

@@ -35,12 +35,15 @@ from .prompt import PromptScreen
 SHOWN_ONLY = ["time_ratio", "only_in"]
 
 
-def diff_columns(by: str) -> list[Column]:
+def diff_columns(by: str, gpus: bool = False) -> list[Column]:
     """Priority decides what drops first (higher first), as in the kernel table: at 80 columns everything up
     to `Only in` fits beside the name; only the name and the change are never dropped, so that on a narrow
-    terminal `left`/`right` still have room to show each other column beside them."""
+    terminal `left`/`right` still have room to show each other column beside them. `gpus`: groups matched on
+    name and GPU (a run with launches on several), whose GPU, never dropped, tells two rows of a name apart."""
+    gpu = [Column("gpu", "GPU", fmt.text, 0, 24, numeric=False)] if gpus else []
     return [
         Column("kernel", "NVTX range" if by == "nvtx" else "Kernel", fmt.text, 0, 28, numeric=False),
+        *gpu,
         Column("duration_s_a", "Time A", fmt.seconds, 1, 9),
         Column("duration_s_b", "Time B", fmt.seconds, 1, 9),
         Column("duration_s_delta", "ΔTime", fmt.seconds, 0, 9),
@@ -107,7 +110,8 @@ class DiffScreen(BackScreen):
         self.gpus = gpus
         self.reports = reports
         self.by = str(rows.attrs.get("by", "name"))
-        self.model = TableModel(table_rows(rows), diff_columns(self.by))
+        self.by_gpu = bool(rows.attrs.get("by_gpu"))
+        self.model = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu))
 
     def compose(self) -> ComposeResult:
         lines = gpu_lines(self.names, self.gpus)
@@ -196,15 +200,18 @@ class DiffScreen(BackScreen):
         row = self.model.row(table.cursor_row)
         side = 0 if row["presence"] == "only in A" else 1
         key = "kernel_full" if self.by == "name" else self.by
-        self._open(side, row[key])
+        self._open(side, row[key], row["gpu"] if self.by_gpu else None)
 
     @work(thread=True, exclusive=True, group="diff-open")
-    def _open(self, side: int, key: object) -> None:
-        """The group's own row of that run (grouping 100k launches takes a while: off the UI thread)."""
+    def _open(self, side: int, key: object, gpu: str | None = None) -> None:
+        """The group's own row of that run (grouping 100k launches takes a while: off the UI thread); `gpu`:
+        the group's GPU, where groups were matched on name and GPU."""
         report = self.reports[side]
         groups = report.group(self.by)
         column = "kernel_full" if self.by == "name" else self.by
         found = groups[groups[column].astype(object) == key]
+        if gpu is not None:
+            found = found[found["gpu"].astype(object).fillna("") == gpu]
         if found.empty:
             self.app.call_from_thread(self.notify, f"{key} is not in run {'AB'[side]}", timeout=4, markup=False)
             return

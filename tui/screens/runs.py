@@ -210,14 +210,14 @@ class RunsScreen(Screen):
     def _open(self, name: str) -> None:
         report = self._read(lambda store: store.load(name))
         if report is not None:
-            label = f"Run {name} · {report.meta.get('gpu') or 'GPU unknown'}"
+            label = f"Run {name} · {report.gpu_label or 'GPU unknown'}"
             self.app.call_from_thread(PushedKernelsScreen.open, self.app, report, label, name)
 
     @work(thread=True, exclusive=True, group="runs")
     def _diff(self, a: str, b: str) -> None:
         reports = self._read(lambda store: (store.load(a), store.load(b)))
         if reports is not None:
-            gpus = tuple(r.meta.get("gpu") for r in reports)
+            gpus = tuple(r.gpu_label for r in reports)
             self.app.call_from_thread(self.app.push_screen, DiffScreen(diff_runs(*reports), a, b, gpus, reports))
 
     @work(thread=True, exclusive=True, group="runs")

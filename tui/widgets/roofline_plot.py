@@ -81,11 +81,22 @@ def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray
     positions = positions[:limit]
     label_col = name if name in rows else "kernel"
     points = tuple(_point(rows, int(p), label_col, share) for p in positions)
-    main = ceilings[0].gpu if ceilings else ""  # a file with launches on several GPUs: its main GPU's roof
+    main = _roof_gpu(rows, ceilings)
     compute = tuple(c for c in ceilings if c.name != "dram" and c.gpu == main)
     dram = next((c for c in ceilings if c.name == "dram" and c.gpu == main), None)
     unknown = int((np.isnan(ai) | np.isnan(rate)).sum())  # infinite AI is known: no DRAM bytes moved
     return Roofline(points, compute, dram, dropped=int((~ok).sum()), unknown=unknown, beyond=beyond)
+
+
+def _roof_gpu(rows: pd.DataFrame, ceilings: list[Ceiling]) -> str:
+    """Whose ceilings to draw, in a file with launches on several GPUs: the rows' own GPU where they all ran
+    on one (a Kernel screen's launch or group: an A100 launch under H100 lines would read memory bound where
+    its own table says compute bound), else the GPU with most launches (the first ceilings)."""
+    main = ceilings[0].gpu if ceilings else ""
+    if not main or "gpu" not in rows:
+        return main
+    gpus = pd.unique(rows["gpu"].dropna().astype(str))
+    return str(gpus[0]) if len(gpus) == 1 and any(c.gpu == gpus[0] for c in ceilings) else main
 
 
 def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray) -> Point:

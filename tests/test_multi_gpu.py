@@ -1,0 +1,131 @@
+"""A file with launches on two GPUs (an A100 and an H100 PCIe) meeting the diff, the Kernel screen's roofline
+and the run store: groups are per (name, GPU), each launch is judged against its own GPU."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from flopscope.core import read_report
+from flopscope.core.diff import diff_runs
+from flopscope.core.store import Store
+from flopscope.tui.screen_app import ScreenApp
+from flopscope.tui.screens.diff import DiffScreen
+from flopscope.tui.screens.kernel import KernelScreen
+from flopscope.tui.widgets.roofline_plot import RooflinePlot, roofline_from
+
+from .conftest import settle
+from .raw_csv import page
+from .test_accounting import SIMT, _fp32_only
+from .test_diff_screen import shown_cells, wait_for_rows
+from .test_sweep import cli
+
+A100, H100 = "NVIDIA A100-PCIE-40GB", "NVIDIA H100 PCIe"
+UNITS = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+         "dram__bytes.sum": "byte", "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
+CLOCK = {A100: 1.41e9, H100: 1.755e9}
+CC = {A100: "8.0", H100: "9.0"}
+# FP32 peak at the measured clock (A100: 108 SMs x 128 FLOP/clk, H100 PCIe: 114 x 256) and datasheet DRAM
+# (A100 40GB: 5120-bit HBM2 at 1.215 GHz DDR; H100 PCIe: 2.0 TB/s): ridge points 12.5 and 25.6 FLOP/B.
+FP32 = {A100: 108 * 128 * 1.41e9, H100: 114 * 256 * 1.755e9}
+DRAM = {A100: 5120 / 8 * 2 * 1.215e9, H100: 2.0e12}
+# "dense": 2e9 FLOP (1e9 FFMA) over 1e8 bytes, 20 FLOP/B: compute bound on the A100, memory bound on the H100.
+KERNELS = {"dense": (1e9, 1e8, 1e6), "stream": (1e6, 1e9, 5e5)}  # FFMA, DRAM bytes, ns
+
+
+def launch(kernel: str, gpu: str) -> dict:
+    ffma, dram, ns = KERNELS[kernel]
+    return {"kernel": kernel, "gpu": gpu, "cc": CC[gpu], "gpu__time_duration.sum": ns, "dram__bytes.sum": dram,
+            "smsp__cycles_elapsed.avg.per_second": CLOCK[gpu], "sm__inst_executed_pipe_tensor.sum": 0,
+            **dict.fromkeys(SIMT, 0), **_fp32_only(ffma)}
+
+
+def two_gpus(tmp_path):
+    """Each kernel once on the A100, twice on the H100 (the GPU of most launches)."""
+    rows = [launch(k, g) for g in (A100, H100, H100) for k in KERNELS]
+    return read_report(page(tmp_path / "two_gpus.csv", UNITS, rows))
+
+
+def a100_only(tmp_path):
+    return read_report(page(tmp_path / "a100.csv", UNITS, [launch(k, A100) for k in KERNELS]))
+
+
+def test_diff_of_a_multi_gpu_run_matches_groups_by_name_and_gpu(tmp_path):
+    multi = two_gpus(tmp_path)
+    rows = diff_runs(multi, multi)
+    assert len(rows) == 4 and rows.attrs["by_gpu"]  # 2 kernels x 2 GPUs (was 20 rows, or a crash in the app)
+    pairs = sorted((k, g) for k in KERNELS for g in (A100, H100))
+    assert sorted(zip(rows["kernel"], rows["gpu"], strict=True)) == pairs
+    assert (rows["presence"] == "both").all() and (rows["duration_s_delta"] == 0).all()
+    counts = {(k, g): c for k, g, c in zip(rows["kernel"], rows["gpu"], rows["count_a"], strict=True)}
+    assert counts == {(k, g): 1 if g == A100 else 2 for k in KERNELS for g in (A100, H100)}
+    # NVTX grouping too (no ranges: one per GPU)
+    assert sorted(diff_runs(multi, multi, by="nvtx")["gpu"]) == [A100, H100]
+
+
+def test_diff_of_a_single_gpu_run_with_a_multi_gpu_one_matches_on_name_and_gpu(tmp_path):
+    rows = diff_runs(a100_only(tmp_path), two_gpus(tmp_path)).set_index(["kernel", "gpu"])
+    assert len(rows) == 4
+    for kernel, (_, _, ns) in KERNELS.items():
+        a100 = rows.loc[(kernel, A100)]
+        assert a100["presence"] == "both" and a100["duration_s_delta"] == 0
+        h100 = rows.loc[(kernel, H100)]
+        assert h100["presence"] == "only in B" and h100["duration_s_delta"] == pytest.approx(2 * ns * 1e-9)
+
+
+def test_cli_diff_and_runs_of_a_multi_gpu_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    store = Store()
+    store.save(two_gpus(tmp_path), "multi")
+    store.save(a100_only(tmp_path), "single")
+    store.close()
+    out = cli("diff", "multi", "multi", "--no-tui", home=tmp_path)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert "4 group(s)" in out.stdout
+    assert f"A: multi ({H100} + {A100})" in out.stdout
+    lines = [line for line in out.stdout.splitlines() if line.startswith(("dense", "stream"))]
+    assert sorted((line.split()[0], A100 in line) for line in lines) == [("dense", False), ("dense", True),
+                                                                          ("stream", False), ("stream", True)]
+    out = cli("diff", "single", "multi", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)["rows"]
+    assert sorted((r["kernel"], r["gpu"], r["presence"]) for r in rows) == [
+        ("dense", A100, "both"), ("dense", H100, "only in B"), ("stream", A100, "both"), ("stream", H100, "only in B")]
+    listed = json.loads(cli("runs", "--json", home=tmp_path).stdout)
+    assert {r["name"]: r["gpu"] for r in listed} == {"multi": f"{H100} + {A100}", "single": A100}
+
+
+async def test_diff_screen_shows_the_gpu_and_enter_opens_that_gpus_group(tmp_path):
+    multi = two_gpus(tmp_path)
+    app = ScreenApp(DiffScreen(diff_runs(multi, multi), "a", "b", reports=(multi, multi)))
+    async with app.run_test(size=(120, 24)) as pilot:
+        table = await wait_for_rows(pilot, app.screen)
+        cells = shown_cells(table)
+        assert sorted((c["kernel"], c["gpu"]) for c in cells) == sorted((k, g) for k in KERNELS for g in (A100, H100))
+        at = next(i for i in range(len(table.model)) if table.model.row(i)["gpu"] == A100)
+        table.cursor_row = at
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
+        assert app.screen.row["gpu"] == A100 and app.screen.row["count"] == 1
+
+
+async def test_kernel_screen_plots_a_launch_against_its_own_gpus_ceilings(tmp_path):
+    """The A100 "dense" group, 20 FLOP/B: over the A100's ridge (12.5), under the H100's (25.6). Its plot drew
+    the H100's lines (the GPU of most launches), so the point sat memory bound beside a compute-bound table."""
+    report = two_gpus(tmp_path)
+    groups = report.group("name")
+    row = groups[(groups["kernel"] == "dense") & (groups["gpu"] == A100)].iloc[0]
+    ffma, dram, _ = KERNELS["dense"]
+    assert FP32[A100] / DRAM[A100] < 2 * ffma / dram < FP32[H100] / DRAM[H100]
+    app = ScreenApp(KernelScreen(row, report.ceilings(), "kernel", launches=report.kernels))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        drawn = app.screen.query_one(RooflinePlot).data
+        assert drawn.dram.value == pytest.approx(DRAM[A100], rel=1e-3) and drawn.dram.gpu == A100
+        fp32 = next(c for c in drawn.compute if c.name == "fp32")
+        assert fp32.value == pytest.approx(FP32[A100], rel=1e-3) and {c.gpu for c in drawn.compute} == {A100}
+        (point,) = drawn.points
+        assert point.ai > fp32.value / drawn.dram.value and "compute" in point.bound
+    # the whole run's roofline still draws the GPU with most launches
+    whole = roofline_from(groups, report.ceilings())
+    assert whole.dram.gpu == H100 and whole.dram.value == pytest.approx(DRAM[H100], rel=1e-3)
