@@ -144,6 +144,10 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
         with bar:
             return run_sweep(template, params, transports, sweep, resume=args.resume, env=env, cwd=args.remote_cwd,
                              gpu=args.gpu, on_point=on_point, on_event=on_event, on_host_lost=on_host_lost)
+    except KeyboardInterrupt:  # the points under way were stopped and their unfinished run folders removed
+        print(f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
+              "points not stored yet", file=sys.stderr)
+        raise
     finally:
         for t in transports:
             t.close()
