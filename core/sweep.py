@@ -12,6 +12,7 @@ import dataclasses
 import itertools
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from .ncu_command import ProfileOptions
 from .profiler import profile
 from .runs import discard_unfinished, new_run_dir
 from .store import Store, StoreError
-from .transport import LocalTransport
+from .transport import LocalTransport, stop_all, stopping
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
@@ -63,6 +64,8 @@ class PointResult:
     run: str = ""
     host: str = ""
     error: str = ""
+    notes: list[str] = field(default_factory=list)  # the profile's notes: a program that failed, a partial report
+    suspect: str = ""  # why a stored point's numbers may lie: the program exited non-zero, the report is partial
     lost: bool = field(default=False, repr=False)  # the host went away: the point goes to another host
     fatal: bool = field(default=False, repr=False)  # the store or the run folders failed: stop the sweep
 
@@ -133,7 +136,13 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
             results.append(result)
         on_point(result)
 
-    def worker(transport) -> None:
+    def worker(transport, finished: threading.Event) -> None:
+        try:
+            _work(transport)
+        finally:
+            finished.set()
+
+    def _work(transport) -> None:
         try:
             store = Store()  # one SQLite connection per thread
         except FlopscopeError as err:
@@ -149,22 +158,41 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
                     on_host_lost(transport.host, result.error)
                     return
                 pending.done()
+                if stopping() and result.status == "failed":  # stopped by the user: not this point's failure
+                    return
                 record(result)
                 if result.fatal:
                     pending.stop(result.error)
         finally:
             store.close()
 
-    threads = [threading.Thread(target=worker, args=(t,), daemon=True) for t in transports]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    finished = [threading.Event() for _ in transports]
+    for transport, event in zip(transports, finished, strict=True):
+        threading.Thread(target=worker, args=(transport, event), daemon=True).start()
+    try:
+        _wait(finished, None)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: each worker stops its ncu and cleans up before we leave
+        pending.stop("stopped")
+        stop_all()
+        _wait(finished, STOP_WAIT_S)
+        raise
     why = (f"not profiled: the sweep stopped ({pending.stopped})" if pending.stopped else
            f"not profiled: no host left to run it (last lost {lost[-1]})" if lost else "not profiled")
     for point in pending.left():
         record(PointResult(point, "failed", error=why))
     return results
+
+
+STOP_WAIT_S = 15  # how long a stop waits for the workers to remove their work folders and unfinished runs
+
+
+def _wait(finished: list[threading.Event], seconds: float | None) -> None:
+    """Wait for every worker, `seconds` in all (None: no limit); they are daemons, killed where they stand when
+    Python exits. Not Thread.join: a join that Ctrl-C interrupts marks its thread as ended (CPython < 3.13), so a
+    second join would not wait."""
+    deadline = None if seconds is None else time.monotonic() + seconds
+    for event in finished:
+        event.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
 
 def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, on_event) -> PointResult:
@@ -184,7 +212,8 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
                          cwd=substitute([cwd], point)[0] if cwd else None, gpu=gpu)
         name = store.save_unique(result.report, run_dir.name, kind="sweep", sweep=sweep, params=point,
                                  host=transport.host, command=opts.command)
-        return PointResult(point, "stored", run=name, host=transport.host)
+        return PointResult(point, "stored", run=name, host=transport.host, notes=list(result.notes),
+                           suspect=_suspect(result))
     except StoreError as err:
         failed.error, failed.fatal = f"{err.line()} (its report is kept in {run_dir})", True
         return failed
@@ -195,10 +224,22 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
     finally:
         if opts.tensor_metrics:  # asked of this host once; a failed query is asked again at the next point
             template.tensor_metrics = opts.tensor_metrics
+    if stopping():  # the user stopped the sweep: no half-done folder, so --resume profiles it under this name
+        discard_unfinished(run_dir)
+        failed.error = "stopped"
+        return failed
     if _host_lost(transport, failed.error):
         failed.lost = True
         discard_unfinished(run_dir)  # profiled again on another host, under this name if it is free
     return failed
+
+
+def _suspect(result) -> str:
+    """Why a stored profile may not be the program's real work at this point ("" when clean): a crash or an
+    out-of-memory at one size would otherwise bend the fits unnoticed."""
+    if result.app_exit not in (None, 0):
+        return f"the command exited with code {result.app_exit}"
+    return "the connection was lost: the report is partial" if result.connection_lost else ""
 
 
 def _host_lost(transport, error: str) -> bool:

@@ -100,6 +100,11 @@ def stop_all() -> None:
         job.terminate()
 
 
+def stopping() -> bool:
+    """Has flopscope been told to stop (stop_all)? Work that fails then failed because of the stop."""
+    return _STOPPING.is_set()
+
+
 def _refuse_when_stopping() -> None:
     if _STOPPING.is_set():
         raise FlopscopeError("flopscope", "stopped", "run the command again")

@@ -94,6 +94,8 @@ def test_stopping_flopscope_stops_ncu_and_the_program(tmp_path, request, where, 
     marker = f"{time.time() % 1000 + 100:.6f}"  # `sleep <marker>`: a command line no other test has
     proc = _start(tmp_path, host, marker)
     assert _alive(marker), "the program under ncu should be running"
+    workdir = _workdir(tmp_path / "home" / "runs" / "stopped")
+    assert workdir.is_dir()
     proc.send_signal(sig)
     stderr = proc.stderr.read()
     assert proc.wait(timeout=30) == 130
@@ -102,9 +104,16 @@ def test_stopping_flopscope_stops_ncu_and_the_program(tmp_path, request, where, 
     while _alive(marker) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _alive(marker), "ncu's program still runs after flopscope stopped"
-    run = json.loads(next((tmp_path / "home").rglob("run.json")).read_text())
-    workdir = Path(run["ncu_argv"][run["ncu_argv"].index("--export") + 1]).parent
     assert not workdir.exists()  # the (remote) work folder is cleaned up
+    # Before: runs/stopped stayed (ncu.log, run.json, no report) and the next --name stopped became stopped-1.
+    assert not (tmp_path / "home" / "runs" / "stopped").exists()
+    assert "run folder" in stderr and "removed" in stderr
+
+
+def _workdir(run_dir: Path) -> Path:
+    """The (remote) work folder a profile's ncu writes its report into, as its run.json says."""
+    run = json.loads((run_dir / "run.json").read_text())
+    return Path(run["ncu_argv"][run["ncu_argv"].index("--export") + 1]).parent
 
 
 def test_ncu_exiting_255_over_ssh_is_not_a_lost_connection(tmp_path, server):
@@ -116,23 +125,37 @@ def test_ncu_exiting_255_over_ssh_is_not_a_lost_connection(tmp_path, server):
     assert "unrecognised option --cache-control bogus" in line and "lost" not in line
 
 
-def test_stopping_a_sweep_stops_every_point(tmp_path):
+@pytest.mark.parametrize("where", ["local", "ssh"])
+def test_stopping_a_sweep_stops_every_point_and_cleans_up(tmp_path, request, where):
+    host = remote(request.getfixturevalue("server")) if where == "ssh" else []
     marker = f"{time.time() % 1000 + 2000:.6f}"
     ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=2.0)
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "sweep", "--param", "bs=1,2,3", "--ncu", ncu,
-                             "--no-tui", "--", "sleep", marker, "{bs}"], stderr=subprocess.PIPE,
+    sweep = [sys.executable, "-m", "flopscope.tui.cli", "sweep", *host, "--param", "bs=1,2,3", "--no-tui",
+             "--sweep-name", "sw"]
+    proc = subprocess.Popen([*sweep, "--ncu", ncu, "--", "sleep", marker, "{bs}"], stderr=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, env=env)
     for line in proc.stderr:
         if "kernel 0:" in line:
             break
+    runs = tmp_path / "home" / "runs"
+    workdir = _workdir(runs / "sw-bs=1")
+    assert workdir.is_dir()
     proc.send_signal(signal.SIGTERM)
     stderr = proc.stderr.read()
-    assert proc.wait(timeout=30) == 130, stderr
+    assert proc.wait(timeout=40) == 130, stderr
     assert "Traceback" not in stderr
     time.sleep(1)
     assert not _alive(marker)
     assert "[2/3]" not in stderr  # no later point was started after the stop
+    # Before: the worker threads died with Python, leaving the (remote) work folder and runs/sw-bs=1 (no report).
+    assert not workdir.exists()
+    assert not runs.exists() or [p.name for p in runs.iterdir() if not (p / "report.ncu-rep").exists()] == []
+    fast = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep")  # the same ncu, without the delay
+    resumed = subprocess.run([*sweep, "--resume", "--ncu", fast, "--", "true", "{bs}"], capture_output=True, text=True,
+                             env=env, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(p.name for p in runs.iterdir()) == ["sw-bs=1", "sw-bs=2", "sw-bs=3"]  # not sw-bs=1-1
 
 
 def test_a_chatty_program_does_not_fill_memory_but_every_ncu_event_is_kept(tmp_path):

@@ -399,7 +399,7 @@ def test_with_every_host_dead_each_point_fails_once_and_the_exit_is_2(tmp_path, 
     out = cli("sweep", "--param", "bs=1,2", "--host", "deadbox", "--ssh-config", config, "--connect-timeout", "3",
               "--ncu", make_ncu(tmp_path), "--json", "--", "echo", "{bs}", home=tmp_path)
     assert out.returncode == 2, out.stderr
-    assert json.loads(out.stdout) == {"analyses": []}  # the output still prints
+    assert json.loads(out.stdout)["analyses"] == []  # the output still prints
     assert out.stderr.count("FAILED: not profiled: no host left to run it") == 2
     assert "0 of 2 point(s) stored, 2 failed" in out.stderr
 
@@ -417,6 +417,25 @@ def test_some_points_failing_exit_1_and_the_rest_is_analysed(tmp_path):
     assert [p["n"] for p in json.loads(out.stdout)["analyses"][0]["points"]] == [1, 3]
     every = cli("sweep", "--param", "n=1,2", "--ncu", perm, "--json", "--", "echo", "{n}", home=tmp_path)
     assert every.returncode == 2 and "0 of 2 point(s) stored, 2 failed" in every.stderr
+
+
+def test_a_point_whose_program_failed_is_named_and_the_exit_is_1(tmp_path):
+    """Before: bs=2's program exited 1 and the sweep said only `stored as swf-bs=2`, exit 0: a crash at one
+    size would bend the fits unnoticed."""
+    out = cli("sweep", "--param", "bs=1,2,4", "--ncu", make_ncu(tmp_path), "--sweep-name", "swf", "--json",
+              "--", "sh", "-c", "test {bs} -ne 2", home=tmp_path)
+    assert out.returncode == 1, out.stderr
+    line = next(ln for ln in out.stderr.splitlines() if ln.startswith("[") and "bs=2 " in ln)
+    assert "stored as swf-bs=2 (" in line and "the command exited with code 1" in line
+    assert "3 of 3 point(s) stored, 1 with a warning" in out.stderr
+    assert "warning: bs=2 (run swf-bs=2) is in the analysis although the command exited with code 1" in out.stderr
+    runs = {r["params"]["bs"]: r for r in json.loads(out.stdout)["runs"]}
+    assert runs["2"]["suspect"] == "the command exited with code 1"
+    assert runs["1"]["suspect"] == runs["4"]["suspect"] == ""
+    assert any("exited with code 1" in n for n in runs["2"]["notes"])
+    clean = cli("sweep", "--param", "bs=1,2", "--ncu", make_ncu(tmp_path), "--json",
+                "--", "sh", "-c", "test {bs} -ne 9", home=tmp_path)
+    assert clean.returncode == 0 and "with a warning" not in clean.stderr, clean.stderr
 
 
 class FullDiskOnce(LocalTransport):

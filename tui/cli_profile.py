@@ -18,7 +18,7 @@ from flopscope.core.ncu_progress import Event
 from flopscope.core.profiler import ProfileResult, profile
 from flopscope.core.runs import discard_unfinished, new_run_dir
 from flopscope.core.store import Store, StoreError
-from flopscope.core.transport import LocalTransport, SshTransport, check_env
+from flopscope.core.transport import LocalTransport, SshTransport, check_env, stop_all
 
 from .text_report import console, missing_lines, print_report, report_json
 
@@ -172,7 +172,12 @@ def cmd_profile(args) -> int:
     if not args.no_tui and sys.stdout.isatty() and not args.json:
         return _profile_in_app(args, opts, env, run_dir)
     print(f"flopscope: profiling on {args.host or 'localhost'}; run folder {run_dir}", file=sys.stderr)
-    result = _profile(args, opts, env, run_dir, Progress())
+    try:
+        result = _profile(args, opts, env, run_dir, Progress())
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: ncu is stopped and its work folder removed by now
+        stop_all()
+        _say_stopped(run_dir)
+        raise
     stored = _store(result, args, opts)
     for note in result.notes:
         print(f"flopscope: {note}", file=sys.stderr)
@@ -249,9 +254,15 @@ def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int
     if not finished.wait(timeout=30):  # ncu was told to stop; the job still cleans up its remote work folder
         print(f"flopscope: profile stopped; run folder {run_dir} left as it is (ncu did not end in 30 s)",
               file=sys.stderr)
-    elif discard_unfinished(run_dir):
+    else:
+        _say_stopped(run_dir)
+    return STOPPED
+
+
+def _say_stopped(run_dir: Path) -> None:
+    """A stopped profile is not stored: its folder goes (its name is free again) unless a report came back."""
+    if discard_unfinished(run_dir):
         print(f"flopscope: profile stopped; nothing was kept (run folder {run_dir} removed)", file=sys.stderr)
     else:
         print(f"flopscope: profile stopped, not stored; its report is in {run_dir}: "
               f"`flopscope open {run_dir / 'report.ncu-rep'}`", file=sys.stderr)
-    return STOPPED

@@ -54,23 +54,24 @@ def _tolerance(text: str) -> float:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """Exit 0 when every point is stored, 1 when some failed, 2 when none could be stored; the analysis of
-    what was stored prints either way."""
-    code = 0
+    """Exit 0 when every point is stored cleanly, 1 when some failed or were stored with a warning (the program
+    exited non-zero, the report is partial), 2 when none could be stored; the analysis of what was stored prints
+    either way."""
+    code, results = 0, None
     if args.sources:
         lines = _from_sources(args)
         title = args.sweep_name or "from-files"
     else:
-        lines, title, code = _profile_points(args)
+        lines, title, code, results = _profile_points(args)
     if lines and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
         from .sweep_app import run_sweep_app
 
         return run_sweep_app(lines, title, tolerance=args.tolerance) or code
-    _show(lines, args)
+    _show(lines, args, results)
     return code
 
 
-def _profile_points(args) -> tuple[list[Slice], str, int]:
+def _profile_points(args) -> tuple[list[Slice], str, int, list]:
     params = parse_params(args.param)
     if not params:
         raise FlopscopeError("sweep", "no --param given", "e.g. --param batch_size=1,8,16 -- python x.py {batch_size}")
@@ -92,15 +93,19 @@ def _profile_points(args) -> tuple[list[Slice], str, int]:
     skipped = sum(r.status == "skipped" for r in results)
     total = len(points(params))
     failed = total - stored - skipped  # a point with no result at all counts as failed too
+    suspect = [r for r in results if r.status == "stored" and r.suspect]
     print(f"flopscope: sweep {sweep}: {stored + skipped} of {total} point(s) stored"
-          + (f" ({skipped} by an earlier run)" if skipped else "") + (f", {failed} failed" if failed else ""),
-          file=sys.stderr)
-    code = 0 if not failed else 1 if stored + skipped else 2
+          + (f" ({skipped} by an earlier run)" if skipped else "") + (f", {failed} failed" if failed else "")
+          + (f", {len(suspect)} with a warning" if suspect else ""), file=sys.stderr)
+    for r in suspect:  # a crash or OOM at one size must not pass for a clean point in the fits
+        print(f"flopscope: warning: {_label(r.params)} (run {r.run}) is in the analysis although {r.suspect}: "
+              "check it before trusting the fits", file=sys.stderr)
+    code = 2 if failed and not stored + skipped else 1 if failed or suspect else 0
     try:
-        return slices(stored_points(sweep), f"sweep {sweep}"), sweep, code
+        return slices(stored_points(sweep), f"sweep {sweep}"), sweep, code, results
     except FlopscopeError as exc:
         print(f"flopscope: {exc.problem}: runs stored, no scaling analysis", file=sys.stderr)
-        return [], sweep, code
+        return [], sweep, code, results
 
 
 def _run(args, template, params: dict, env: dict, sweep: str) -> list:
@@ -123,6 +128,8 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
         bar.advance(task)
         what = {"stored": f"stored as {result.run}", "skipped": "already stored, skipped",
                 "failed": f"FAILED: {result.error}"}[result.status]
+        if result.notes:  # the program's exit code, a partial report: said on the point's own line
+            what += f" ({'; '.join(result.notes)})"
         where = f" on {result.host}" if result.host else ""
         say(f"[{done[0]}/{total}] {_label(result.params)}{where}: {what}")
 
@@ -137,6 +144,10 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
         with bar:
             return run_sweep(template, params, transports, sweep, resume=args.resume, env=env, cwd=args.remote_cwd,
                              gpu=args.gpu, on_point=on_point, on_event=on_event, on_host_lost=on_host_lost)
+    except KeyboardInterrupt:  # the points under way were stopped and their unfinished run folders removed
+        print(f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
+              "points not stored yet", file=sys.stderr)
+        raise
     finally:
         for t in transports:
             t.close()
@@ -226,7 +237,7 @@ def _analysis(line: Slice, tolerance: float) -> tuple:
     return table, groups, fits, findings(table, groups, line.param, tolerance)
 
 
-def _show(lines: list[Slice], args) -> None:
+def _show(lines: list[Slice], args, results: list | None = None) -> None:
     if args.json:
         doc = []
         for line in lines:
@@ -234,7 +245,11 @@ def _show(lines: list[Slice], args) -> None:
             doc.append({"param": line.param, "fixed": line.fixed, "points": records(table),
                         "groups": records(groups.drop(columns=["kernel_full"])),
                         "fits": {k: (v.__dict__ if v else None) for k, v in fits.items()}, "findings": notes})
-        json.dump({"analyses": doc}, sys.stdout, indent=1)
+        out = {"analyses": doc}
+        if results is not None:  # profiled now: how each point went, with its notes
+            out["runs"] = [{"params": r.params, "status": r.status, "run": r.run, "host": r.host, "error": r.error,
+                            "notes": r.notes, "suspect": r.suspect} for r in results]
+        json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return
     out_console = console()
