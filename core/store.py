@@ -128,6 +128,14 @@ class Store:
             raise store_error(self.path, exc, f"cannot store run {name}") from None
         return int(cur.lastrowid)
 
+    def stored_from(self, report_path: Path) -> str | None:
+        """The run stored from this report file, if any (its path as read, resolved)."""
+        target = Path(report_path).resolve()
+        for name, source in self.db.execute("SELECT name, json_extract(meta, '$.source') FROM runs ORDER BY id"):
+            if source and Path(source).resolve() == target:
+                return str(name)
+        return None
+
     def save_unique(self, report: Report, base: str, **fields) -> str:
         """Store one run under `base`, or `base-N` if taken; returns the name it got. The choice and the insert
         are one transaction, so concurrent savers of one name never collide."""

@@ -317,6 +317,8 @@ def test_import_stores_a_run_folder_the_store_could_not_take(tmp_path):
     assert "as run mw" in out.stderr
     listed = json.loads(cli("runs", "--json", home=tmp_path).stdout)
     assert [(r["name"], r["host"], r["launches"]) for r in listed] == [("mw", "gpubox", 5)]
-    assert cli("import", run, home=tmp_path).returncode == 0  # a second import is a second run, not an error
+    again = one_line(cli("import", run, home=tmp_path))  # a second copy would show up in every list and diff
+    assert "already stored as run mw" in again and "--name" in again
+    assert cli("import", run, "--name", "mw", home=tmp_path).returncode == 0  # asked for: a second copy
     assert [r["name"] for r in json.loads(cli("runs", "--json", home=tmp_path).stdout)] == ["mw", "mw-1"]
     assert "no report.ncu-rep" in one_line(cli("import", tmp_path, home=tmp_path))

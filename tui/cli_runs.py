@@ -76,6 +76,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     report = read_report(folder / "report.ncu-rep", gpu=args.gpu, params={"command": command, "host": host})
     store = Store()
     try:
+        stored = store.stored_from(folder / "report.ncu-rep")
+        if stored and not args.name:  # a second copy would show up in every list, diff and sweep
+            raise FlopscopeError(folder, f"already stored as run {stored}",
+                                 f"open it with `flopscope open {stored}`, or pass --name to store another copy")
         name = store.save_unique(report, args.name or folder.resolve().name, host=host, command=command)
     finally:
         store.close()
