@@ -231,14 +231,8 @@ class Store:
         return self._free_name(base)
 
     def _free_name(self, base: str) -> str:
-        names = {r[0] for r in self.db.execute("SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'",
-                                               (base, _like_prefix(base) + "-%"))}
-        if base not in names:
-            return base
-        n = 1
-        while f"{base}-{n}" in names:
-            n += 1
-        return f"{base}-{n}"
+        return _first_free(base, {r[0] for r in self.db.execute(
+            "SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'", (base, _like_prefix(base) + "-%"))})
 
     def new_sweep(self, base: str) -> str:
         """Reserve a sweep name no stored run or earlier sweep uses: `base`, else `base-N`. Two sweeps started
@@ -249,19 +243,20 @@ class Store:
                     "SELECT sweep FROM runs WHERE sweep = ? OR sweep LIKE ? ESCAPE '\\' UNION "
                     "SELECT name FROM sweeps WHERE name = ? OR name LIKE ? ESCAPE '\\'",
                     (base, _like_prefix(base) + "-%") * 2)}
-                name = base
-                n = 0
-                while name in taken:
-                    n += 1
-                    name = f"{base}-{n}"
+                name = _first_free(base, taken)
                 self.db.execute("INSERT INTO sweeps (name, created) VALUES (?, ?)", (name, time.time()))
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, "cannot write the run store") from None
         return name
 
-    def sweep_exists(self, name: str) -> bool:
-        return self.db.execute("SELECT 1 FROM runs WHERE sweep = ? UNION SELECT 1 FROM sweeps WHERE name = ?",
-                               (name, name)).fetchone() is not None
+
+def _first_free(base: str, taken: set[str]) -> str:
+    """`base`, else the first `base-N` not taken."""
+    name, n = base, 0
+    while name in taken:
+        n += 1
+        name = f"{base}-{n}"
+    return name
 
 
 def _like_prefix(text: str) -> str:
