@@ -25,7 +25,7 @@ from .. import format as fmt
 from ..columns import Column
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
-from ..widgets.table_model import Query, TableModel, parse_filter, sorted_by
+from ..widgets.table_model import Query, TableModel, filter_problem, parse_filter, sorted_by
 from .back import BackScreen, can_go_back
 from .export import ask_export
 from .kernel import KernelScreen
@@ -173,11 +173,7 @@ class DiffScreen(BackScreen):
 
     async def action_filter(self) -> None:
         def check(text: str) -> str | None:
-            try:
-                parse_filter(text, self.model.query)
-            except ValueError as err:
-                return str(err)
-            return None
+            return filter_problem(text, self.model.query)
 
         def typed(text: str | None) -> None:
             if text is not None:

@@ -20,7 +20,7 @@ from ..text_report import header, missing_hint
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.summary import Block, Summary
-from ..widgets.table_model import BOUNDS, Query, TableModel, parse_filter, sorted_by, table_columns
+from ..widgets.table_model import BOUNDS, Query, TableModel, filter_problem, parse_filter, sorted_by, table_columns
 from .export import ask_export
 from .kernel import KernelScreen
 from .prompt import PromptScreen
@@ -144,12 +144,8 @@ class KernelsScreen(Screen):
         self.app.push_screen(SortScreen(choices, self.query_state.sort, empty), picked)
 
     async def action_filter(self) -> None:
-        def check(text: str) -> str | None:  # a bad regex keeps the dialog open, the text as typed
-            try:
-                parse_filter(text, self.query_state)
-            except ValueError as err:
-                return str(err)
-            return None
+        def check(text: str) -> str | None:
+            return filter_problem(text, self.query_state)
 
         def typed(text: str | None) -> None:
             if text is not None:

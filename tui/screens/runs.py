@@ -25,7 +25,7 @@ from .. import format as fmt
 from ..columns import Column
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
-from ..widgets.table_model import Query, TableModel, parse_filter, sorted_by
+from ..widgets.table_model import Query, TableModel, filter_problem, parse_filter, sorted_by
 from .diff import DiffScreen
 from .export import ask_export
 from .kernels import PushedKernelsScreen
@@ -183,12 +183,8 @@ class RunsScreen(Screen):
 
     async def action_filter(self) -> None:
         def check(text: str) -> str | None:
-            try:
-                if parse_filter(text, self.model.query).bound != "all":
-                    return "runs have no bound: filter them by name, GPU, sweep or parameters"
-            except ValueError as err:
-                return str(err)
-            return None
+            return filter_problem(text, self.model.query,
+                                  no_bound="runs have no bound: filter them by name, GPU, sweep or parameters")
 
         def typed(text: str | None) -> None:
             if text is not None:

@@ -84,6 +84,16 @@ def parse_filter(text: str, query: Query) -> Query:
     return replace(query, pattern=pattern, bound=bound)
 
 
+def filter_problem(text: str, query: Query, no_bound: str = "") -> str | None:
+    """Why `text` cannot filter these rows (a bad regex; a bound where rows have none, `no_bound` saying so),
+    or None: the filter dialogs stay open with the reason instead of dropping what was typed."""
+    try:
+        parsed = parse_filter(text, query)
+    except ValueError as err:
+        return str(err)
+    return no_bound if no_bound and parsed.bound != "all" else None
+
+
 class TableModel:
     def __init__(self, rows: pd.DataFrame, columns: list[Column], query: Query | None = None) -> None:
         self.rows = rows  # read-only: shared with the app's cache of groupings
