@@ -87,19 +87,44 @@ class Store:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else data_home() / "flopscope.db"
         self.damaged: dict[str, str] = {}  # run name -> what is wrong, for rows `runs()` could not read
+        self.read_only = False  # opened from a read-only file system: readable, every write refused
         if path:
             ensure_folder(self.path.parent)
         try:
-            self.db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")
-            self.db.executescript(SCHEMA)
+            self.db = self._open()
+        except sqlite3.Error as exc:
+            if not (self.path.is_file() and _read_only_fs(self.path.parent)):
+                raise store_error(self.path, exc, "cannot open the run store") from None
+            self.db = self._open_read_only()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(SCHEMA)
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """A store on a read-only file system (a backup, a read-only bind mount) can still be listed, opened
+        and diffed: WAL mode needs a writable -shm file, but nothing can change the file under us there, so
+        SQLite may treat it as immutable."""
+        try:
+            db = sqlite3.connect(f"{self.path.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None)
+            db.execute("SELECT 1 FROM runs LIMIT 1")
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, "cannot open the run store") from None
+        self.read_only = True
+        return db
 
     def check_writable(self) -> None:
         """Take and release the write lock: a read-only or locked store fails here, before a profile is run
         whose result it could not keep."""
+        if self.read_only:
+            raise store_error(self.path, sqlite3.OperationalError("readonly database"), "cannot write the run store")
         try:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("ROLLBACK")
@@ -145,6 +170,8 @@ class Store:
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error: a run is stored whole or not at all."""
+        if self.read_only:  # an immutable connection would not even take the lock
+            raise sqlite3.OperationalError("attempt to write a readonly database")
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield

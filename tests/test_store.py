@@ -207,9 +207,15 @@ def read_only_home(tmp_path):
         subprocess.run(["umount", "-l", str(home)], check=False)
 
 
-def test_a_read_only_store_says_read_only_before_profiling(read_only_home, tmp_path):
-    line = one_line(cli("runs", "--no-tui", home=read_only_home))
-    assert "read-only file system" in line and "FLOPSCOPE_HOME" in line and "move it aside" not in line
+def test_a_read_only_store_reads_and_says_read_only_before_profiling(read_only_home, tmp_path):
+    listed = cli("runs", "--json", home=read_only_home)
+    assert listed.returncode == 0, listed.stderr
+    assert [run["name"] for run in json.loads(listed.stdout)] == ["kept"]
+    opened = cli("open", "kept", "--json", home=read_only_home)
+    assert opened.returncode == 0, opened.stderr
+    direct = cli("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--json", home=tmp_path)
+    assert json.loads(opened.stdout)["rows"] == json.loads(direct.stdout)["rows"]
+    assert cli("diff", "kept", "kept", "--json", home=read_only_home).returncode == 0
     line = one_line(cli("profile", "--no-tui", "--ncu", sys.executable, "--", "true", home=read_only_home))
     assert "read-only file system" in line  # refused before ncu ran: no profile whose result would be lost
     line = one_line(cli("profile", "--no-tui", "--ncu", sys.executable, "--", "true", home=read_only_home / "new"))
