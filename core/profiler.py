@@ -34,6 +34,14 @@ class ProfileResult:
     def kernels_profiled(self) -> int:
         return sum(e.kind == "kernel" for e in self.events)
 
+    @property
+    def warning(self) -> str:
+        """Why the report may not be the program's real work ("" when clean): a crash or an out-of-memory at
+        one sweep point would otherwise bend the fits unnoticed."""
+        if self.app_exit not in (None, 0):
+            return f"the command exited with code {self.app_exit}"
+        return "the connection was lost: the report is partial" if self.connection_lost else ""
+
 
 def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_dir: Path,
             on_event: Callable[[Event], None] = lambda e: None, env: dict[str, str] | None = None,
@@ -69,6 +77,8 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
     _finish(result, transport.host, have, opts)
     if have:
         result.report = _read(run_dir / "report.ncu-rep", gpu, opts, transport.host, result.ncu_exit)
+        if result.warning:  # stored with the run, so every later analysis of it can say so
+            result.report.meta["warning"] = result.warning
     _write_meta(run_dir, opts, transport.host, argv, started, cwd, env, result)
     return result
 

@@ -86,7 +86,8 @@ def point_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
                      "flop_per_sample": s.total_flop / value if value else math.nan, "flop_per_s": s.flop_per_s,
                      "flops_efficiency": s.flops_efficiency, "bandwidth_efficiency": s.bandwidth_efficiency,
                      "launches": s.launches, "kernels": report.kernels["kernel_full"].nunique(),
-                     "run": run_name(report), "gpu": report.meta.get("gpu")})
+                     "run": run_name(report), "gpu": report.meta.get("gpu"),
+                     "warning": report.meta.get("warning") or ""})
     return pd.DataFrame(rows).sort_values(param, kind="stable").reset_index(drop=True)
 
 
@@ -132,7 +133,7 @@ def linear_fit(x: pd.Series, y: pd.Series) -> Fit | None:
 
 def findings(table: pd.DataFrame, groups: pd.DataFrame, param: str, tolerance: float = 0.05) -> list[str]:
     """Plain-language flags for what a scaling sweep should show and did not."""
-    out: list[str] = []
+    out = _warned(table, param)
     if len(table) < 2:
         return out
     out += _gpus(table, param) + _repeated(table, param)
@@ -159,6 +160,13 @@ def findings(table: pd.DataFrame, groups: pd.DataFrame, param: str, tolerance: f
     out += _appearing_kernels(groups, param)
     out += _saturation(table, param)
     return out
+
+
+def _warned(table: pd.DataFrame, param: str) -> list[str]:
+    """Points stored although the program failed or the report is partial: first, since they bend the rest."""
+    warned = table[table["warning"] != ""] if "warning" in table else table.iloc[:0]
+    return [f"{param}={row[param]:g} (run {row['run']}) is in the analysis although {row['warning']}: check it "
+            "before trusting the fits" for _, row in warned.iterrows()]
 
 
 def _spread(ratio: float) -> str:

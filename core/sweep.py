@@ -213,7 +213,7 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
         name = store.save_unique(result.report, run_dir.name, kind="sweep", sweep=sweep, params=point,
                                  host=transport.host, command=opts.command)
         return PointResult(point, "stored", run=name, host=transport.host, notes=list(result.notes),
-                           suspect=_suspect(result))
+                           suspect=result.warning)
     except StoreError as err:
         failed.error, failed.fatal = f"{err.line()} (its report is kept in {run_dir})", True
         return failed
@@ -232,14 +232,6 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
         failed.lost = True
         discard_unfinished(run_dir)  # profiled again on another host, under this name if it is free
     return failed
-
-
-def _suspect(result) -> str:
-    """Why a stored profile may not be the program's real work at this point ("" when clean): a crash or an
-    out-of-memory at one size would otherwise bend the fits unnoticed."""
-    if result.app_exit not in (None, 0):
-        return f"the command exited with code {result.app_exit}"
-    return "the connection was lost: the report is partial" if result.connection_lost else ""
 
 
 def _host_lost(transport, error: str) -> bool:

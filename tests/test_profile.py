@@ -209,6 +209,9 @@ def test_failing_command_keeps_what_was_profiled(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "the command exited with code 3" in out.stderr
     assert "matrix_addition2D" in out.stdout
+    [run] = json.loads(flopscope("runs", "--json", home=tmp_path).stdout)
+    reopened = flopscope("open", run["name"], "--no-tui", home=tmp_path)  # the store remembers why to doubt it
+    assert "Warning: the command exited with code 3" in reopened.stdout, reopened.stdout
 
 
 def test_unreachable_host_fails_fast_with_ssh_message(tmp_path, server):

@@ -433,6 +433,12 @@ def test_a_point_whose_program_failed_is_named_and_the_exit_is_1(tmp_path):
     assert runs["2"]["suspect"] == "the command exited with code 1"
     assert runs["1"]["suspect"] == runs["4"]["suspect"] == ""
     assert any("exited with code 1" in n for n in runs["2"]["notes"])
+    said = "bs=2 (run swf-bs=2) is in the analysis although the command exited with code 1"
+    assert [f for f in json.loads(out.stdout)["analyses"][0]["findings"] if said in f]
+    reopened = cli("open", "swf", "--json", home=tmp_path)  # the store remembers it for every later analysis
+    assert reopened.returncode == 0, reopened.stderr
+    assert [f for f in json.loads(reopened.stdout)["analyses"][0]["findings"] if said in f]
+    assert not [f for f in json.loads(reopened.stdout)["analyses"][0]["findings"] if "bs=1 " in f or "bs=4 " in f]
     clean = cli("sweep", "--param", "bs=1,2", "--ncu", make_ncu(tmp_path), "--json",
                 "--", "sh", "-c", "test {bs} -ne 9", home=tmp_path)
     assert clean.returncode == 0 and "with a warning" not in clean.stderr, clean.stderr

@@ -40,6 +40,7 @@ class Header:
     ceilings: list[str]  # `Ceilings:`, `FP32 14.4 TFLOP/s,`, ..., `from <source>`: separators included
     no_datasheet: str  # "" unless the GPU has no datasheet entry
     not_profiled: str  # "" unless ncu recorded nothing for some launches
+    warning: str  # "" unless the profile was stored although the program failed or the report is partial
 
 
 def header(report: Report) -> Header:
@@ -59,7 +60,9 @@ def header(report: Report) -> Header:
         totals=totals, flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
         no_datasheet=_no_datasheet(report),
         not_profiled=f"{fmt.integer(s.not_profiled)} launch(es) without values (ncu failed to profile them); kept, "
-                     "marked." if s.not_profiled else "")
+                     "marked." if s.not_profiled else "",
+        warning=f"Warning: {meta['warning']}; the numbers may not be the program's whole work." if meta.get("warning")
+        else "")
 
 
 def header_lines(report: Report) -> list[str]:
@@ -67,7 +70,7 @@ def header_lines(report: Report) -> list[str]:
     h = header(report)
     found = f", named by {h.found}" if h.found else ""
     lines = [f"{h.gpu}{h.cc}{found} · {h.source} ({h.format}, {h.launches})", h.no_datasheet, " ".join(h.ceilings),
-             " · ".join([h.totals[0], h.flop, *h.totals[1:]]), h.not_profiled]
+             " · ".join([h.totals[0], h.flop, *h.totals[1:]]), h.not_profiled, h.warning]
     return [line for line in lines if line]
 
 

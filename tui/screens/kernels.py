@@ -239,7 +239,7 @@ def summary_blocks(report: Report) -> list[Block]:
     named = f", named by {h.found}" if h.found not in ("", "report") else ""  # the report naming it is the rule
     blocks = [Block([f"{h.gpu}{named}", Path(h.source).name, h.launches], "bold"), Block(h.totals),
               Block([h.flop]), Block([FMA_CONVENTION], "dim", join=True)]
-    blocks += [Block([note]) for note in (h.no_datasheet, h.not_profiled) if note]
+    blocks += [Block([note]) for note in (h.warning, h.no_datasheet, h.not_profiled) if note]
     hint = missing_hint(report)
     if hint:
         blocks.append(Block([hint], "bold", clip=True))
