@@ -490,3 +490,22 @@ def test_a_file_with_two_gpus_keeps_its_numbers_on_a_narrow_terminal(tmp_path, c
     assert header.split()[:2] == ["Kernel", "GPU"] and "Time" in header and "FLOP/s" in header
     assert sorted(line.split()[1] for line in table) == ["A100-PCIE-40GB", "H100"]
     assert all("1.00 ms" in line for line in table)  # each group's time: one launch of 1e6 ns
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+def test_report_header_fits_the_terminal_and_breaks_only_between_items(columns):
+    """Before: rich word-wrapped the header at 80 columns, splitting `(ncu-rep, 3` from `launches)` and
+    starting lines mid-item. Now every line fits and each item of the header stays whole on one line."""
+    from flopscope.tui.text_report import header
+
+    path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
+    out = run("report", path.name, columns=columns, cwd=path.parent)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n\n")[0].splitlines()
+    assert all(cell_len(line) <= columns for line in lines), lines
+    h = header(read_report(path))
+    items = [h.gpu, path.name, f"({h.format}, {h.launches})", h.flop, *h.totals,
+             *(c.rstrip(",;") for c in h.ceilings if c[0].isupper() and c[-1] in ",;" or "/s" in c)]
+    assert len(items) > 10
+    for item in items:
+        assert sum(item in line for line in lines) == 1, (item, lines)

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from . import format as fmt
+from .blocks import Block, lines
 from .widgets.names import distinct_cuts
 from .widgets.table_model import table_columns
 
@@ -65,13 +66,20 @@ def header(report: Report) -> Header:
         else "")
 
 
-def header_lines(report: Report) -> list[str]:
-    """GPU, ceilings with their sources, and run-level figures, a line each: the CLI's header."""
+def header_blocks(report: Report) -> list[Block]:
+    """The CLI's header: GPU and file (bold), ceilings with their sources, run-level figures, notes."""
     h = header(report)
     found = f", named by {h.found}" if h.found else ""
-    lines = [f"{h.gpu}{h.cc}{found} · {h.source} ({h.format}, {h.launches})", h.no_datasheet, " ".join(h.ceilings),
-             " · ".join([h.totals[0], h.flop, *h.totals[1:]]), h.not_profiled, h.warning]
-    return [line for line in lines if line]
+    blocks = [Block([f"{h.gpu}{h.cc}{found} ·"], "bold"),
+              Block([h.source, f"({h.format}, {h.launches})"], "bold", sep=" ", join=True),
+              Block([h.no_datasheet]), Block(h.ceilings, sep=" "), Block([h.totals[0], h.flop, *h.totals[1:]]),
+              Block([h.not_profiled]), Block([h.warning])]
+    return [block for block in blocks if any(block.items)]
+
+
+def header_lines(report: Report, width: int = 200) -> list[str]:
+    """The header laid out for `width` columns, breaking only between items (never inside `FLOPS eff 0.3%`)."""
+    return [line.plain for line in lines(header_blocks(report), width)]
 
 
 def _gpu_names(report: Report) -> str:
@@ -246,8 +254,7 @@ def print_hidden(console: Console, hidden: list[str]) -> None:
 
 
 def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str = "name") -> None:
-    head = [Text(line, style="bold" if i == 0 else "") for i, line in enumerate(header_lines(report))]
-    console.print(Group(*head))
+    console.print(Group(*lines(header_blocks(report), console.width)), no_wrap=True)
     console.print()
     table, hidden = rich_table(rows, console.width, by, isinstance(report.judged_by, dict))
     console.print(table)

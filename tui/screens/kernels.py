@@ -16,10 +16,11 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from ..blocks import Block
 from ..text_report import header, missing_hint
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
-from ..widgets.summary import Block, Summary
+from ..widgets.summary import Summary
 from ..widgets.table_model import BOUNDS, Query, TableModel, filter_problem, parse_filter, sorted_by, table_columns
 from .export import ask_export
 from .kernel import KernelScreen
