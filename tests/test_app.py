@@ -251,8 +251,8 @@ async def test_keys_typed_in_a_burst_after_slash_reach_the_prompt(h100):
         for key, char in [("slash", "/"), ("d", "d"), ("e", "e"), ("v", "v"), ("i", "i"), ("c", "c"),
                           ("e", "e"), ("enter", "\r")]:
             app.post_message(events.Key(key, char))  # queued at once, as the driver does with one read
-        await pilot.pause(0.3)
-        assert app.screen is screen and screen.query_state.pattern == "device"
+        await settle(pilot, lambda: screen.query_state.pattern == "device")
+        assert app.screen is screen
         groups = h100.group("name")
         expected = groups["kernel_full"].str.lower().str.contains("device") | groups["kernel"].str.lower().str.contains(
             "device")

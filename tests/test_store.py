@@ -74,15 +74,11 @@ def test_killing_a_writer_leaves_a_consistent_store(tmp_path):
     db = sqlite3.connect(tmp_path / "flopscope.db")
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     db.close()
-    os.environ["FLOPSCOPE_HOME"] = str(tmp_path)
-    try:
-        store = Store()
-        runs = store.runs()
-        assert len(runs) >= 6
-        for name in runs["name"]:
-            assert len(store.load(name).kernels) == 154
-    finally:
-        del os.environ["FLOPSCOPE_HOME"]
+    store = Store(tmp_path / "flopscope.db")
+    runs = store.runs()
+    assert len(runs) >= 6
+    for name in runs["name"]:
+        assert len(store.load(name).kernels) == 154
 
 
 def test_diff_lines_up_kernel_groups(store):
@@ -98,13 +94,9 @@ def test_diff_lines_up_kernel_groups(store):
 
 def test_runs_and_diff_commands(tmp_path):
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path), "COLUMNS": "200"}
-    os.environ["FLOPSCOPE_HOME"] = str(tmp_path)
-    try:
-        store = Store()
-        store.save(read_report(fixture_path("t4_mlp_matadd_full.ncu-rep")), "a")
-        store.save(read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")), "b")
-    finally:
-        del os.environ["FLOPSCOPE_HOME"]
+    store = Store(tmp_path / "flopscope.db")
+    store.save(read_report(fixture_path("t4_mlp_matadd_full.ncu-rep")), "a")
+    store.save(read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")), "b")
 
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *args], capture_output=True, text=True,
@@ -194,13 +186,9 @@ def read_only_home(tmp_path):
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(home)], capture_output=True).returncode:
         pytest.skip("cannot mount a tmpfs here (needs root): the read-only case is not exercised")
     try:
-        os.environ["FLOPSCOPE_HOME"] = str(home)
-        try:
-            s = Store()
-            s.save(read_report(fixture_path("t4_mlp_matadd_full.ncu-rep")), "kept")
-            s.close()  # an open database keeps the mount busy
-        finally:
-            del os.environ["FLOPSCOPE_HOME"]
+        s = Store(home / "flopscope.db")
+        s.save(read_report(fixture_path("t4_mlp_matadd_full.ncu-rep")), "kept")
+        s.close()  # an open database keeps the mount busy
         subprocess.run(["mount", "-o", "remount,ro", str(home)], check=True)
         yield home
     finally:
@@ -258,16 +246,12 @@ def test_two_processes_saving_one_name_lose_nothing(tmp_path):
 @pytest.fixture
 def damaged_home(tmp_path):
     """Three runs of sweep `s` (bs 1, 2, 4) and one plain run; tests then damage one row with raw SQL."""
-    os.environ["FLOPSCOPE_HOME"] = str(tmp_path)
-    try:
-        s = Store()
-        report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
-        for bs in ("1", "2", "4"):
-            s.save(report, f"s-bs{bs}", kind="sweep", sweep="s", params={"bs": bs})
-        s.save(report, "plain")
-        s.close()
-    finally:
-        del os.environ["FLOPSCOPE_HOME"]
+    s = Store(tmp_path / "flopscope.db")
+    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    for bs in ("1", "2", "4"):
+        s.save(report, f"s-bs{bs}", kind="sweep", sweep="s", params={"bs": bs})
+    s.save(report, "plain")
+    s.close()
     return tmp_path
 
 
