@@ -37,7 +37,8 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
         if col in ADDITIVE:
             side_a, side_b = side_a.mask(absent_a, 0.0), side_b.mask(absent_b, 0.0)
         out[f"{col}_delta"] = side_b - side_a
-        out[f"{col}_ratio"] = side_b / side_a.where(side_a != 0)
+        # B/A of a group one run never launched is not 0 (or infinite): there is nothing to compare.
+        out[f"{col}_ratio"] = (side_b / side_a.where(side_a != 0)).mask(absent_a | absent_b)
     out["presence"] = np.select([absent_a, absent_b], ["only in B", "only in A"], "both")
     order = out["duration_s_delta"].abs().sort_values(ascending=False, kind="stable").index
     out = out.loc[order].reset_index(names=keys)

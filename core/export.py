@@ -19,7 +19,8 @@ FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json"}
 
 
 def records(df: pd.DataFrame) -> list[dict]:
-    """Rows as plain dicts, NaN as None, numpy scalars as Python numbers."""
+    """Rows as plain dicts, NaN as None, numpy scalars as Python numbers, counts and ids as integers."""
+    df = whole_integers(df)
     clean = df.astype(object).where(df.notna(), None)
     return [{k: _plain(v) for k, v in row.items()} for row in clean.to_dict(orient="records")]
 
@@ -94,9 +95,16 @@ def _new_temp(directory: Path, name: str) -> tuple[int, str]:
 def whole_integers(df: pd.DataFrame) -> pd.DataFrame:
     """Ids and counts (`columns.INTEGER`) as nullable integers where every value is whole, so a CSV says 7,
     not 7.0."""
-    converted = {col: whole_numbers(df[col]) for col in INTEGER if col in df and not
+    converted = {col: whole_numbers(df[col]) for col in df.columns if _integer(col) and not
                  pd.api.types.is_integer_dtype(df[col])}
     return df.assign(**converted) if converted else df
+
+
+def _integer(column: object) -> bool:
+    """An id or count, or a diff's count of one side or its change (`count_a`, `count_delta`)."""
+    name = str(column)
+    base, _, side = name.rpartition("_")
+    return name in INTEGER or (base in INTEGER and side in ("a", "b", "delta"))
 
 
 def arrow_safe(df: pd.DataFrame) -> pd.DataFrame:

@@ -108,6 +108,16 @@ def test_runs_and_diff_commands(tmp_path):
     assert out.returncode == 0 and "matrix_addition2D" in out.stdout and "only in A" in out.stdout
     missing = cli("diff", "a", "zzz")
     assert missing.returncode == 2 and "no such run" in missing.stderr
+    # Before: "only in A" rows had B/A = 0.0 and "only in B" rows null, and counts were floats (4.0).
+    rows = json.loads(cli("diff", "a", "b", "--json").stdout)["rows"]
+    launches = {side: read_report(fixture_path(f)).kernels["kernel_full"].value_counts()
+                for side, f in (("a", "t4_mlp_matadd_full.ncu-rep"), ("b", "v100_ncar_miniweather_fp64_full.ncu-rep"))}
+    assert {r["presence"] for r in rows} == {"only in A", "only in B"}
+    for row in rows:
+        side, other = ("a", "b") if row["presence"] == "only in A" else ("b", "a")
+        assert all(row[f"{col}_ratio"] is None for col in ("count", "duration_s", "flop", "dram_bytes")), row
+        assert row[f"count_{side}"] == launches[side][row["kernel_full"]] and type(row[f"count_{side}"]) is int
+        assert row[f"count_{other}"] is None
 
 
 # -- the store's own failures: one line with the fix for that cause, nothing stored lost -------------------------
