@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -509,3 +510,61 @@ def test_report_header_fits_the_terminal_and_breaks_only_between_items(columns):
     assert len(items) > 10
     for item in items:
         assert sum(item in line for line in lines) == 1, (item, lines)
+
+
+@pytest.mark.parametrize("name", ["v100_cutlass_gemm_nersc_flops_details.csv", "b200_torch_sdpa_auto_raw.csv",
+                                  "t4_mlp_matadd_full.ncu-rep"])
+def test_report_reads_standard_input_and_pipes_like_the_file(tmp_path, name):
+    """`ncu --csv ... | flopscope report -` and `<(...)`: before, a pipe read as "the file is empty" (the
+    readers seek), and `-` could not be opened."""
+    path = fixture_path(name)
+    direct = json.loads(run("report", path, "--json").stdout)["rows"]
+    env = {"COLUMNS": "200", "PATH": ""}
+    with path.open("rb") as stdin:
+        piped = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", "-", "--json"], stdin=stdin,
+                               capture_output=True, env=env, timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout)["rows"] == direct
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "report", str(fifo), "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    fifo.write_bytes(path.read_bytes())
+    out, err = reader.communicate(timeout=120)
+    assert reader.returncode == 0, err
+    assert json.loads(out)["rows"] == direct
+
+
+def test_empty_standard_input_is_one_line_naming_it():
+    out = run("report", "-")
+    one_line_error(out, "standard input", "empty")
+
+
+@pytest.mark.parametrize(("name", "lines"), [("b200_torch_sdpa_auto_raw.csv", 3),
+                                             ("b200_torch_sdpa_auto_raw.csv", 4),
+                                             ("v100_cutlass_gemm_nersc_flops_details.csv", 11)])
+def test_a_real_header_without_rows_says_no_kernel_rows(tmp_path, name, lines):
+    """Before: a raw page cut after its header (or units row) said `malformed ncu CSV (IndexError: ...)`."""
+    path = tmp_path / name
+    path.write_text("".join(fixture_path(name).read_text().splitlines(keepends=True)[:lines]))
+    one_line_error(run("report", path), str(path), "a header but no kernel rows")
+
+
+def test_ncu_output_that_profiled_nothing_says_so(tmp_path):
+    """ncu's console when an NVTX filter matched nothing, as posted in meta-pytorch/tritonbench issue #87."""
+    path = tmp_path / "ncu.log"
+    path.write_text("==PROF== Connected to process 1906325 (/home/yhao/.conda/envs/ptd/bin/python3.11)\n"
+                    "==PROF== Disconnected from process 1906325\n==WARNING== No kernels were profiled.\n"
+                    "==WARNING== Note that specified NVTX include expressions match only push/pop ranges.\n")
+    one_line_error(run("report", path), str(path), "ncu profiled no kernels", "-k")
+
+
+def test_a_run_with_no_flop_counted_says_n_a_not_at_least_zero():
+    """b200_torch_sdpa_auto_raw.csv collected no FLOP counter at all (its header has none); the header said
+    `FLOP ≥ 0 (unknown for 100.0% of kernel time)`, true and useless."""
+    path = fixture_path("b200_torch_sdpa_auto_raw.csv")
+    header = next(line for line in path.read_text().splitlines() if line.startswith('"ID"'))
+    assert "inst_executed_op_f" not in header and "sm__ops_path_tensor" not in header
+    out = run("report", path)
+    assert out.returncode == 0, out.stderr
+    assert "FLOP n/a" in out.stdout and "FLOP ≥" not in out.stdout

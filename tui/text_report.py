@@ -57,7 +57,8 @@ def header(report: Report) -> Header:
         totals.append(f"utilization {fmt.pct(100 * s.utilization)}")
     return Header(
         gpu=gpu, cc=cc if meta.get("gpu") and not several else "", found=meta.get("gpu_source") or "",
-        source=meta["source"], format=meta["format"], launches=f"{fmt.integer(meta['launches'])} launches",
+        source=meta["source"], format=meta["format"],
+        launches=f"{fmt.integer(meta['launches'])} launch{'' if meta['launches'] == 1 else 'es'}",
         totals=totals, flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
         no_datasheet=_no_datasheet(report),
         not_profiled=f"{fmt.integer(s.not_profiled)} launch(es) without values (ncu failed to profile them); kept, "
@@ -136,7 +137,9 @@ def _flop(s) -> str:
     kernel time is unaccounted for (the missing counters are named on their own line)."""
     if s.total_flop == s.total_flop:
         return fmt.si(s.total_flop)
-    if s.flop_counted == s.flop_counted and s.unknown_flop_time_share == s.unknown_flop_time_share:
+    # Nothing counted and all time unknown: `≥ 0` would be true and say nothing (idle tensor pipes count 0).
+    nothing = s.flop_counted == 0 and s.unknown_flop_time_share == 1
+    if s.flop_counted == s.flop_counted and s.unknown_flop_time_share == s.unknown_flop_time_share and not nothing:
         return f"≥ {fmt.si(s.flop_counted)} (unknown for {fmt.pct(100 * s.unknown_flop_time_share)} of kernel time)"
     return "n/a"
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import re
+import shutil
+import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -28,8 +31,13 @@ _HINT = "flopscope reads .ncu-rep reports and `ncu --csv` output (--page raw or 
 
 
 def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
-    """Read `path` and return (metric table, reader meta). Raises FlopscopeError on bad input."""
+    """Read `path` and return (metric table, reader meta). Raises FlopscopeError on bad input.
+
+    `-` is standard input; it, a named pipe or a process substitution (`<(ncu --csv ...)`) is first copied
+    to a temporary file, since the readers seek (a CSV's last row is checked before its first is read)."""
     path = Path(path)
+    if str(path) == "-" or _is_stream(path):
+        return _read_stream(path)
     try:
         head = path.open("rb").read(4)
     except OSError as exc:
@@ -44,6 +52,27 @@ def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
     for ident in _WHOLE_IDENTITY:
         frame[ident] = whole_numbers(frame[ident])
     return frame, meta
+
+
+def _is_stream(path: Path) -> bool:
+    try:
+        return stat.S_ISFIFO(path.stat().st_mode) or stat.S_ISCHR(path.stat().st_mode)
+    except OSError:
+        return False  # read_metrics says why it cannot be opened
+
+
+def _read_stream(path: Path) -> tuple[pd.DataFrame, dict]:
+    with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
+        copy = Path(folder) / "stdin"
+        try:
+            with (sys.stdin.buffer if str(path) == "-" else path.open("rb")) as src, copy.open("wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        except OSError as exc:
+            raise FlopscopeError(path, f"cannot read it ({exc.strerror or exc})", "check the path") from None
+        try:
+            return read_metrics(copy)
+        except FlopscopeError as err:  # name what the user passed, not the temporary copy
+            raise FlopscopeError("standard input" if str(path) == "-" else path, err.problem, err.fix) from None
 
 
 # Windows PowerShell's `>` writes UTF-16 with a byte-order mark; ncu itself writes UTF-8.

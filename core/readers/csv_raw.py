@@ -31,6 +31,8 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
     with doc.path.open("rb") as handle:
         handle.seek(doc.data_offset)
         units = _units_row(handle, len(header))
+        if _nothing_left(handle):  # a header (and units) alone: the caller says "no kernel rows"
+            return pd.DataFrame(), {"format": "csv-raw"}
         try:
             # Straight from disk, typed; ncu's own `==` lines between rows land as rows with an `==` ID.
             frame = _parse(handle, header, keep, {k: np.float64 for k in numeric})
@@ -59,6 +61,14 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         if col not in out:
             out[col] = None
     return out, {"format": "csv-raw"}
+
+
+def _nothing_left(handle, window: int = 1 << 16) -> bool:
+    """Whether only blank space follows (checked within a window, then the position is restored)."""
+    at = handle.tell()
+    rest = handle.read(window)
+    handle.seek(at)
+    return len(rest) < window and not rest.strip()
 
 
 def _per_opcode(cells: pd.Series, name: str) -> pd.DataFrame:

@@ -51,6 +51,16 @@ _HEADER = b'"ID","'
 _CHUNK = 1 << 22
 
 
+def _no_header(path: Path, head: bytes) -> FlopscopeError:
+    """ncu's console output without its table: its own warning says why when it profiled nothing."""
+    if b"== No kernels were profiled" in head:  # ==WARNING== today, ==PROF== in 2019's nv-nsight-cu-cli
+        return FlopscopeError(path, "ncu profiled no kernels (its output says `No kernels were profiled`)",
+                              "check that the program launches CUDA kernels and that ncu's -k, -c and "
+                              "--launch-skip match them")
+    return FlopscopeError(path, "no ncu CSV header row (\"ID\",...) found",
+                          "export with `ncu --import REPORT --csv --page raw` (or --page details)")
+
+
 def split_csv(path: Path) -> CsvText:
     """Find ncu's header row after any preamble (==PROF== lines, program output, a BOM, CRLF)."""
     with path.open("rb") as handle:
@@ -62,8 +72,7 @@ def split_csv(path: Path) -> CsvText:
             if start >= 0 and (b"\n" in head[start:] or not chunk):
                 break
             if not chunk or len(head) > 64 * _CHUNK:
-                raise FlopscopeError(path, "no ncu CSV header row (\"ID\",...) found",
-                                     "export with `ncu --import REPORT --csv --page raw` (or --page details)")
+                raise _no_header(path, head)
         end = head.find(b"\n", start)
         end = len(head) if end < 0 else end
         header = next(csv.reader([head[start:end].decode("utf-8", errors="replace").rstrip("\r")]))
