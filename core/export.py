@@ -7,15 +7,26 @@ import math
 import os
 import secrets
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from .columns import INTEGER
+from .columns import FMA_CONVENTION, INTEGER
 from .errors import FlopscopeError
 from .units import whole_numbers
 
+if TYPE_CHECKING:
+    from .report import Report
+
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json"}
+
+
+def run_meta(report: Report) -> dict:
+    """What a reader of the rows needs beside them: the run's meta, its totals, the ceilings it is judged
+    against and the FMA convention its FLOPs follow (`report --json`, JSON and Parquet exports alike)."""
+    return {**report.meta, "summary": report.summary().as_dict(),
+            "ceilings": [c.__dict__ for c in report.ceilings()], "fma_convention": FMA_CONVENTION}
 
 
 def records(df: pd.DataFrame) -> list[dict]:
@@ -49,7 +60,7 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
             if kind == "csv":
                 df.to_csv(handle, index=False)
             elif kind == "parquet":
-                arrow_safe(df).to_parquet(handle, index=False)
+                _write_parquet(df, handle, meta)
             else:
                 handle.write(json.dumps({"meta": meta or {}, "rows": records(df)}, indent=1).encode())
             handle.flush()
@@ -63,6 +74,20 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
         Path(tmp).unlink(missing_ok=True)
         raise
     return out
+
+
+def _write_parquet(df: pd.DataFrame, handle, meta: dict | None) -> None:
+    """Rows, with the run's meta as JSON under the schema key `flopscope` (pyarrow keeps pandas' own key)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(arrow_safe(df), preserve_index=False)
+    extra = {b"flopscope": json.dumps(meta, default=str).encode()} if meta else {}
+    if df.attrs:  # as pandas' own to_parquet keeps them (a diff's run totals)
+        extra[b"PANDAS_ATTRS"] = json.dumps(df.attrs, default=str).encode()
+    if extra:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **extra})
+    pq.write_table(table, handle)
 
 
 def check_target(out: Path) -> str:

@@ -568,3 +568,24 @@ def test_a_run_with_no_flop_counted_says_n_a_not_at_least_zero():
     out = run("report", path)
     assert out.returncode == 0, out.stderr
     assert "FLOP n/a" in out.stdout and "FLOP ≥" not in out.stdout
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".json"])
+def test_export_carries_the_run_meta_that_report_json_has(tmp_path, suffix):
+    """Before: a JSON export had only the reader's meta (no summary, ceilings or convention) and a Parquet
+    export none at all, so an exported table could not be judged without its source file."""
+    import pyarrow.parquet as pq
+
+    path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
+    out_file = tmp_path / f"out{suffix}"
+    assert run("export", path, "-o", out_file).returncode == 0
+    if suffix == ".json":
+        meta = json.loads(out_file.read_text())["meta"]
+    else:
+        meta = json.loads(pq.read_schema(out_file).metadata[b"flopscope"])
+        assert len(pd.read_parquet(out_file)) == len(read_report(path).view("name"))
+    expected = json.loads(run("report", path, "--json").stdout)["meta"]
+    assert meta == expected
+    raw = read_report(path).kernels
+    assert meta["summary"]["total_time_s"] == pytest.approx(raw["duration_s"].sum())
+    assert {c["name"] for c in meta["ceilings"]} >= {"fp32", "fp64", "dram"} and "FMA = 2" in meta["fma_convention"]

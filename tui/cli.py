@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
-from flopscope.core.export import records, write_table
+from flopscope.core.export import records, run_meta, write_table
 from flopscope.core.report import GROUPINGS
 from flopscope.core.transport import stop_all
 from rich.text import Text
@@ -125,7 +125,7 @@ def _print(report, rows, as_json: bool, by: str = "name") -> int:
 
 def cmd_export(args) -> int:
     report, rows = _view(args)
-    out = write_table(rows, args.output, meta=report.meta)
+    out = write_table(rows, args.output, meta=run_meta(report))
     print(f"wrote {len(rows)} rows to {out}", file=sys.stderr)
     return 0
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 from flopscope.core import FMA_CONVENTION, Report, all_gpus
 from flopscope.core.counters import collecting
-from flopscope.core.export import records
+from flopscope.core.export import records, run_meta
 from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.table import Table
@@ -266,7 +266,4 @@ def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str =
 
 
 def report_json(report: Report, rows: pd.DataFrame) -> dict:
-    meta = dict(report.meta)
-    meta["summary"] = report.summary().as_dict()
-    meta["ceilings"] = [c.__dict__ for c in report.ceilings()]
-    return {"meta": meta, "rows": records(rows)}
+    return {"meta": run_meta(report), "rows": records(rows)}

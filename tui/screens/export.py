@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 from flopscope.core import FlopscopeError
-from flopscope.core.export import check_target, write_table
+from flopscope.core.export import check_target, run_meta, write_table
 from textual.app import App
 from textual.widgets import Input, Label
 
@@ -58,7 +58,8 @@ class ExportScreen(PromptScreen):
         path = Path(value.strip()).expanduser()
         app = self.app
         frame = self.rows()
-        meta = getattr(app, "report", None) and app.report.meta
+        report = getattr(app, "report", None)
+        meta = run_meta(report) if report is not None else None
         self.writing = path
         answer = self.query_one(Input)
         answer.disabled = answer.loading = True  # a spinner where the path was: it is working
