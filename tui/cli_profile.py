@@ -14,7 +14,7 @@ from pathlib import Path
 
 from flopscope.core import FlopscopeError
 from flopscope.core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
-from flopscope.core.ncu_progress import Event
+from flopscope.core.ncu_progress import Event, describe
 from flopscope.core.profiler import ProfileResult, profile
 from flopscope.core.runs import discard_unfinished, new_run_dir
 from flopscope.core.store import Store, StoreError
@@ -152,16 +152,9 @@ class Progress:
         self.start = time.monotonic()
 
     def __call__(self, event: Event) -> None:
-        stamp = f"[{time.monotonic() - self.start:6.1f}s]"
-        if event.kind == "kernel":
-            passes = f" ({event.passes} passes)" if event.passes else ""
-            line = f"{stamp} kernel {event.index}: {event.name}{passes}"
-        elif event.kind in ("error", "warning"):
-            line = f"{stamp} ncu {event.kind}: {event.text}"
-        elif event.kind == "output":
-            line = event.text
-        else:
-            line = f"{stamp} {event.text.removeprefix('==PROF== ')}"
+        line = describe(event)
+        if event.kind != "output":  # the program's own lines pass through as it printed them
+            line = f"[{time.monotonic() - self.start:6.1f}s] {line}"
         print(line, file=sys.stderr, flush=True)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import records
+from flopscope.core.ncu_progress import describe
 from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
@@ -135,7 +136,7 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
 
     def on_event(host, event) -> None:
         if event.kind == "kernel":
-            say(f"    {host}: kernel {event.index}: {event.name}")
+            say(f"    {host}: {describe(event)}")
 
     def on_host_lost(host, reason) -> None:
         say(f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts take its points")
