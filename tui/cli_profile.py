@@ -59,16 +59,17 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
     p.add_argument("--json", action="store_true", help="with --no-tui: print the final report as JSON")
 
 
-def whole(least: int):
+def whole(least: int, hint: str = ""):
     """An argparse type: a whole number >= `least` (ncu itself rejects a negative count only after the
-    program has started)."""
+    program has started; `--top 0` meant every row). `hint`: what to do instead, said with the refusal."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < least:
-            raise argparse.ArgumentTypeError(f"{value} is below {least}: pass a whole number >= {least}")
+            raise argparse.ArgumentTypeError(f"{value} is below {least}: pass a whole number >= {least}"
+                                             + (f" ({hint})" if hint else ""))
         return value
     return parse
 
