@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
+from flopscope.core.counters import missing_fix
 from flopscope.core.export import records, write_table
 from flopscope.core.report import GROUPINGS
 from flopscope.core.transport import stop_all
@@ -90,10 +91,9 @@ def _view(args):
     rows = report.view(args.by, sort=args.sort, top=getattr(args, "top", None), descending=not args.asc)
     if args.sort and rows[args.sort].isna().all():
         needs = NEEDS.get(args.sort, (args.sort,))
-        metrics = [x for m in report.missing if m.column in needs for x in m.metrics]
-        fix = f"`ncu --metrics {','.join(dict.fromkeys(metrics))}`" if metrics else ""
+        fix = missing_fix(report.missing, needs)
         raise FlopscopeError(args.path, f"no values for --sort {args.sort} in this report",
-                             f"collect them with {fix}" if fix else "sort by another column")
+                             f"collect them with `{fix}`" if fix else "sort by another column")
     return report, rows
 
 
