@@ -16,8 +16,8 @@ from rich.text import Text
 
 from . import format as fmt
 from .blocks import Block, lines
+from .columns import table_columns
 from .widgets.names import distinct_cuts
-from .widgets.table_model import table_columns
 
 
 def console() -> Console:

@@ -16,11 +16,12 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from ..blocks import Block
+from ..columns import table_columns
 from ..text_report import header, missing_hint
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.summary import Summary
-from ..widgets.table_model import BOUNDS, TableModel, table_columns
+from ..widgets.table_model import BOUNDS, TableModel
 from .export import ask_export
 from .kernel import KernelScreen
 from .roofline import RooflineScreen
