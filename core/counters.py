@@ -8,6 +8,7 @@ with the launch's own cycles or duration and say so; FMA counts as 2 FLOPs; tens
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -472,10 +473,25 @@ _FIXES = {
 }
 
 
-def collecting(columns: list[str]) -> str | None:
-    """The `ncu --metrics` option that collects these canonical columns; None if none is a counted column."""
-    metrics = [m for c in columns for m in _FIXES.get(c, [])]
+def collecting(columns: Collection[str], ccs: Collection[str] = ()) -> str | None:
+    """The `ncu --metrics` option that collects these canonical columns on GPUs of compute capabilities `ccs`
+    (tensor op counters are named per chip: another chip's would make ncu refuse the whole profile; with no
+    known CC a placeholder says to look them up); None if none is a counted column."""
+    metrics = [m for c in columns for m in (_tensor_fix(ccs) if c == "flop_tensor" else _FIXES.get(c, []))]
     return Missing("", list(dict.fromkeys(metrics)), 0).fix() if metrics else None
+
+
+def missing_fix(missing: list[Missing], columns: Collection[str]) -> str | None:
+    """The one `ncu --metrics` option that fills these columns where a report lacks them, from the report's
+    own `missing` (its chips' tensor counters, only the add/mul/fma counters absent); None if it lacks none."""
+    metrics = [x for m in missing if m.column in columns for x in m.metrics]
+    return Missing("", list(dict.fromkeys(metrics)), 0).fix() if metrics else None
+
+
+def _tensor_fix(ccs: Collection[str]) -> list[str]:
+    """flop_tensor's metrics on these CCs: the op counters they all have, and the instruction count."""
+    return tensor_counters_for([str(c) for c in ccs]) + [
+        m for m in _FIXES["flop_tensor"] if not m.startswith("sm__ops_path_tensor")]
 
 
 # Rate forms of each counted column: with them but no duration, the duration is what is missing.
@@ -510,8 +526,7 @@ def _missing(out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[st
         if column == "flop_tensor":
             # The op counters differ by chip: name those this GPU's ncu has (GA100's on a GH100 would make ncu
             # refuse the whole profile).
-            metrics = tensor_counters_for([str(c) for c in pd.unique(out.loc[unknown, "cc"].dropna())]) + [
-                m for m in metrics if not m.startswith("sm__ops_path_tensor")]
+            metrics = _tensor_fix(pd.unique(out.loc[unknown, "cc"].dropna()))
             settle = unknown & no_factor
             if settle.any():
                 ops = [m for m in metrics if m.startswith("sm__ops_path_tensor")]

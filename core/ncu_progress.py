@@ -5,18 +5,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_PROFILING = re.compile(
-    r'^==PROF== Profiling "(?P<name>.*)" - (?P<index>\d+):.*?(?:- (?P<passes>\d+) pass(?:es)?)?\s*$')
-_CONNECTED = re.compile(r"^==PROF== Connected to process (?P<pid>\d+)(?: \((?P<exe>.*)\))?")
-_DISCONNECTED = re.compile(r"^==PROF== Disconnected from process (?P<pid>\d+)")
-_REPORT = re.compile(r"^==PROF== Report: (?P<path>.+)$")
-_TAGGED = re.compile(r"^==(?P<tag>ERROR|WARNING|PROF)== ?(?P<text>.*)$")
+_TAG = re.compile(r"^==(?P<tag>ERROR|WARNING|PROF)== ?")
+# Matched on the line without its tag.
+_PROFILING = re.compile(r'^Profiling "(?P<name>.*)" - (?P<index>\d+):.*?(?:- (?P<passes>\d+) pass(?:es)?)?\s*$')
+_PROF_KINDS = (("connected", re.compile(r"^Connected to process (?P<pid>\d+)(?: \((?P<exe>.*)\))?")),
+               ("disconnected", re.compile(r"^Disconnected from process (?P<pid>\d+)")),
+               ("report", re.compile(r"^Report: (?P<path>.+)$")))
 
 
 @dataclass
 class Event:
-    kind: str  # connected, kernel, disconnected, report, warning, error, output
-    text: str
+    kind: str  # connected, kernel, disconnected, report, prof (other ==PROF== lines), warning, error, output
+    text: str  # the line without ncu's `==PROF== ` / `==ERROR== ` / `==WARNING== ` tag (ncu.log keeps it)
     name: str = ""
     index: int | None = None
     passes: int | None = None
@@ -24,17 +24,31 @@ class Event:
 
 def parse_line(line: str) -> Event:
     line = line.rstrip("\r\n")
-    if m := _PROFILING.match(line):
+    tag = _TAG.match(line)
+    if tag is None:
+        return Event("output", line)
+    text = line[tag.end():]
+    if tag.group("tag") != "PROF":
+        return Event(tag.group("tag").lower(), text)
+    if m := _PROFILING.match(text):
         passes = m.group("passes")
-        return Event("kernel", line, name=m.group("name"), index=int(m.group("index")),
+        return Event("kernel", text, name=m.group("name"), index=int(m.group("index")),
                      passes=int(passes) if passes else None)
-    for kind, pattern in (("connected", _CONNECTED), ("disconnected", _DISCONNECTED), ("report", _REPORT)):
-        if m := pattern.match(line):
-            return Event(kind, line, name=m.groupdict().get("exe") or m.groupdict().get("path") or "")
-    if m := _TAGGED.match(line):
-        return Event("error" if m.group("tag") == "ERROR" else "warning" if m.group("tag") == "WARNING" else "prof",
-                     m.group("text"))
-    return Event("output", line)
+    for kind, pattern in _PROF_KINDS:
+        if m := pattern.match(text):
+            return Event(kind, text, name=m.groupdict().get("exe") or m.groupdict().get("path") or "")
+    return Event("prof", text)
+
+
+def describe(event: Event) -> str:
+    """The event as one line for people, the same in the CLI's progress and the app's log: `kernel 3: gemm
+    (31 passes)`, `ncu error: ...`, the program's own output as it printed it."""
+    if event.kind == "kernel":
+        passes = f" ({event.passes} passes)" if event.passes else ""
+        return f"kernel {event.index}: {event.name}{passes}"
+    if event.kind in ("error", "warning"):
+        return f"ncu {event.kind}: {event.text}"
+    return event.text
 
 
 _METRIC = re.compile(r"Failed to find metric (?:regex:)?\^?(?P<name>[\w.]+?)(?:\\\.|\.\(|\$|\s|$)")

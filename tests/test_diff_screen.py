@@ -22,7 +22,7 @@ from flopscope.tui.widgets.kernel_table import KernelTable
 from textual.widgets import Input
 
 from .conftest import fixture_path, settle
-from .test_app import screen_lines
+from .test_app import focus_column, make_app, ready, screen_lines
 from .test_sweep import cli
 
 H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"
@@ -279,3 +279,46 @@ def shown_as(cell: str, name: str) -> bool:
     middle where names differ late)."""
     pattern = ".*".join(re.escape(part) for part in cell.split("…"))
     return re.fullmatch(pattern, name, flags=re.S) is not None
+
+
+T4_NO_FLOP = "t4_nsightful_copy_blocked_details.csv"  # details layout without a FLOP counter
+
+
+async def test_s_on_an_empty_column_refuses_alike_on_the_kernels_and_diff_screens():
+    """Neither screen may sort by a column with no values (the order would not change, yet the status line
+    would say `sort FLOP A↓`): both say so in the same notice and leave the order as it was."""
+    path = fixture_path(T4_NO_FLOP)
+    assert "sm__sass_thread_inst_executed_op" not in path.read_text()  # ncu collected no FLOP counter
+    report = read_report(path)
+    app = make_app(report)
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        app.notify = lambda message, **kw: notes.append(message)
+        await focus_column(pilot, screen.query_one(KernelTable), "flop")
+        await pilot.press("s")
+        assert screen.query_state.sort is None and "sort Time↓" in str(screen.query_one("#status").render())
+    assert notes == ["FLOP has no values in these rows: nothing to sort by."]
+    app = ScreenApp(DiffScreen(diff_runs(report, report), "a", "b"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        table = await wait_for_rows(pilot, screen)
+        app.notify = lambda message, **kw: notes.append(message)
+        await focus_column(pilot, table, "flop_a")
+        await pilot.press("s")
+        status = str(screen.query_one("#status").render())
+        assert screen.model.query.sort is None and "sort FLOP A" not in status and "largest time change first" in status
+    assert notes[1:] == ["FLOP A has no values in these rows: nothing to sort by."]
+
+
+async def test_a_bound_filter_on_the_diff_says_the_groups_have_none(rows):
+    """Compared groups carry no bound column: `bound:memory` keeps the dialog open with the reason, where it
+    used to reach the filter and fail on the missing column."""
+    app = ScreenApp(DiffScreen(rows, "h100", "mw"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = app.screen
+        table = await wait_for_rows(pilot, screen)
+        await pilot.press("slash", *"gemm bound:memory", "enter")
+        assert isinstance(app.screen, PromptScreen) and "no bound" in app.screen.error
+        await pilot.press("escape")
+        assert app.screen is screen and len(table.model) == len(rows)

@@ -168,3 +168,27 @@ def test_the_advice_for_a_report_names_its_own_chips_counters():
     b200 = read_report(fixture_path("b200_torch_sdpa_auto_raw.csv"))  # a chip ncu 2024.1 does not know
     missing = next(m for m in b200.missing if m.column == "flop_tensor")
     assert "sm__ops_path_tensor_src_<type>.sum" in missing.fix() and "--query-metrics" in missing.problem()
+
+
+@pytest.mark.parametrize(("fixture", "chip"), [("t4_nsightful_copy_blocked_details.csv", "tu104"),
+                                               ("h100pcie_robocache_cmdline_details.csv", "gh100")])
+def test_every_hint_to_collect_names_only_counters_the_chip_has(fixture, chip):
+    """The app's header line, the kernel screen's `To collect` and `report --sort`'s fix each name the counters
+    a report lacks: only ones its chip has (the first two named GA100's tensor counters, `src_fp16_dst_fp32`,
+    which ncu on a T4 or an H100 refuses, and with it the whole profile)."""
+    from flopscope.tui.screens.kernel import sections
+    from flopscope.tui.text_report import missing_hint
+
+    from .conftest import fixture_path
+    from .test_cli import run
+
+    path = fixture_path(fixture)
+    report = read_report(path)
+    row = report.group("name").iloc[0]
+    cli = run("report", path, "--sort", "flop")
+    assert cli.returncode == 2
+    names = catalogue(chip)
+    for told in (missing_hint(report), dict(dict(sections(row))["Provenance"])["To collect"], cli.stderr):
+        metrics = told.split("ncu --metrics ", 1)[1].split()[0].strip("`").split(",")
+        assert any("ops_path_tensor" in m for m in metrics)  # tensor FLOPs are among what is missing
+        assert [m for m in metrics if m.removesuffix(".sum") not in names] == []

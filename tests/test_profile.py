@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import read_report
+from flopscope.core.ncu_progress import describe, parse_line
 
 from .conftest import fixture_path
 from .sshd import start_sshd
@@ -62,7 +64,12 @@ def test_profile_shows_the_kernels_of_the_real_report(tmp_path, request, where):
     run = Path(doc["meta"]["run_dir"])
     assert run.name == "mw"
     assert (run / "report.ncu-rep").read_bytes() == fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep").read_bytes()
-    assert "==PROF== Connected" in (run / "ncu.log").read_text()
+    log = (run / "ncu.log").read_text()
+    assert "==PROF== Connected" in log  # ncu.log keeps ncu's lines as printed; the progress drops the tag
+    for line in log.splitlines():
+        if line.startswith("==PROF== ") and not line.startswith("==PROF== Profiling"):
+            assert f"s] {line.removeprefix('==PROF== ')}\n" in out.stderr
+    assert "==PROF==" not in out.stderr
     meta = json.loads((run / "run.json").read_text())
     assert meta["kernels_profiled"] == 5 and meta["ncu_exit"] == 0
     argv = meta["ncu_argv"]
@@ -72,6 +79,26 @@ def test_profile_shows_the_kernels_of_the_real_report(tmp_path, request, where):
         assert len(read_report(run / "raw.csv").kernels) == 5
     else:  # over ssh the stand-in has no real ncu (the session does not pass the variable on)
         assert "raw CSV page not saved" in out.stderr
+
+
+@pytest.mark.parametrize("scenario", ["ok", "perm", "driver"])
+def test_events_are_ncus_lines_without_its_tag(tmp_path, scenario):
+    """Whatever the kind (connected, kernel, report, error...), an event's text is ncu's line without its
+    `==PROF== `/`==ERROR== ` tag, and the line the CLI and the app show for it carries no tag either."""
+    ncu = make_ncu(tmp_path, scenario=scenario)
+    out = subprocess.run([str(ncu), "--export", str(tmp_path / "r"), sys.executable, "-c", "import sys; sys.exit(3)"],
+                         capture_output=True, text=True, timeout=60)
+    lines = out.stdout.splitlines()
+    assert len(lines) >= 3 and all(re.match(r"==(PROF|ERROR)== ", line) for line in lines)
+    events = [parse_line(line) for line in lines]
+    assert [e.text for e in events] == [line.split("== ", 1)[1] for line in lines]
+    assert not [d for d in map(describe, events) if "==" in d]
+    assert events[0].kind == "connected" and describe(events[0]) == lines[0].removeprefix("==PROF== ")
+    if scenario == "ok":
+        assert [e.kind for e in events] == ["connected", "kernel", "disconnected", "error", "report"]
+        assert describe(events[1]) == "kernel 0: matrix_addition2D (31 passes)"
+        assert describe(events[3]) == "ncu error: The application returned an error code (3)."
+        assert events[4].name == f"{tmp_path / 'r'}.ncu-rep"
 
 
 def test_ncu_filters_pass_through_with_ncu_names(tmp_path):

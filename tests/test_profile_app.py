@@ -63,6 +63,7 @@ async def test_failed_profile_stays_on_screen_with_the_reason(tmp_path):
         assert text.count("The user does not have permission to access NVIDIA GPU Performance Counters") == 1
         assert text.count("NVreg_RestrictProfilingToAdminUsers=0") == 1
         assert "failed after" in text and "the reason is in the log below" in text
+        assert "Connected to process" in text and "==PROF==" not in text and "==ERROR==" not in text
         await pilot.press("q")
     assert app.return_code == 2
 

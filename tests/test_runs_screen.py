@@ -150,6 +150,7 @@ async def test_sort_filter_and_export_the_runs_shown(store_path, reports, tmp_pa
         await pilot.press("s")
         times = {name: r.summary().total_time_s for name, r in reports.items()}
         assert shown_names(app) == sorted(times, key=times.get, reverse=True)
+        assert "5/5 runs · m marks run A · sort Time↓ · row 1" in status(app)  # as the other tables say it
         await pilot.press("slash")
         app.screen.query_one(Input).value = "^gemm"
         await pilot.press("enter")

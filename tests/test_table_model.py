@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from flopscope.tui.columns import KERNEL_TABLE
+from flopscope.tui.columns import KERNEL_TABLE, table_columns
 from flopscope.tui.widgets.kernel_table import fit_cell
-from flopscope.tui.widgets.table_model import Query, TableModel, parse_filter, table_columns
+from flopscope.tui.widgets.table_model import Query, TableModel, parse_filter
 
 
 def frame() -> pd.DataFrame:

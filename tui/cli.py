@@ -12,12 +12,13 @@ from typing import NoReturn
 
 from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
+from flopscope.core.counters import missing_fix
 from flopscope.core.export import records, run_meta, write_table
 from flopscope.core.report import GROUPINGS
 from flopscope.core.transport import stop_all
 from rich.text import Text
 
-from .cli_profile import add_profile_args, cmd_profile, split_command
+from .cli_profile import add_profile_args, cmd_profile, split_command, whole
 from .cli_runs import add_runs_commands, interactive
 from .cli_sweep import add_sweep_command
 from .text_report import Spec, console, fitted_table, missing_lines, print_hidden, print_report, report_json
@@ -28,17 +29,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message}; see `{self.prog} --help`\n")
-
-
-def positive_int(text: str) -> int:
-    """--top N: 0 used to mean every row and -1 every row but the last; neither is what anyone asks for."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"N must be 1 or more, not {value} (leave it out for every row)")
-    return value
 
 
 def _view_args(p: argparse.ArgumentParser) -> None:
@@ -56,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="print the kernel table of a report")
     _view_args(p)
-    p.add_argument("--top", type=positive_int, metavar="N", help="only the first N rows (N >= 1)")
+    p.add_argument("--top", type=whole(1, "leave it out for every row"), metavar="N",
+                   help="only the first N rows (N >= 1)")
     p.add_argument("--json", action="store_true", help="one JSON object: meta and rows")
 
     p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")
@@ -100,10 +91,9 @@ def _view(args):
     rows = report.view(args.by, sort=args.sort, top=getattr(args, "top", None), descending=not args.asc)
     if args.sort and rows[args.sort].isna().all():
         needs = NEEDS.get(args.sort, (args.sort,))
-        metrics = [x for m in report.missing if m.column in needs for x in m.metrics]
-        fix = f"`ncu --metrics {','.join(dict.fromkeys(metrics))}`" if metrics else ""
+        fix = missing_fix(report.missing, needs)
         raise FlopscopeError(args.path, f"no values for --sort {args.sort} in this report",
-                             f"collect them with {fix}" if fix else "sort by another column")
+                             f"collect them with `{fix}`" if fix else "sort by another column")
     return report, rows
 
 

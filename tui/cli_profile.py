@@ -14,7 +14,7 @@ from pathlib import Path
 
 from flopscope.core import FlopscopeError
 from flopscope.core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
-from flopscope.core.ncu_progress import Event
+from flopscope.core.ncu_progress import Event, describe
 from flopscope.core.profiler import ProfileResult, profile
 from flopscope.core.runs import discard_unfinished, new_run_dir
 from flopscope.core.store import Store, StoreError
@@ -59,16 +59,17 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
     p.add_argument("--json", action="store_true", help="with --no-tui: print the final report as JSON")
 
 
-def whole(least: int):
+def whole(least: int, hint: str = ""):
     """An argparse type: a whole number >= `least` (ncu itself rejects a negative count only after the
-    program has started)."""
+    program has started; `--top 0` meant every row). `hint`: what to do instead, said with the refusal."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < least:
-            raise argparse.ArgumentTypeError(f"{value} is below {least}: pass a whole number >= {least}")
+            raise argparse.ArgumentTypeError(f"{value} is below {least}: pass a whole number >= {least}"
+                                             + (f" ({hint})" if hint else ""))
         return value
     return parse
 
@@ -152,16 +153,9 @@ class Progress:
         self.start = time.monotonic()
 
     def __call__(self, event: Event) -> None:
-        stamp = f"[{time.monotonic() - self.start:6.1f}s]"
-        if event.kind == "kernel":
-            passes = f" ({event.passes} passes)" if event.passes else ""
-            line = f"{stamp} kernel {event.index}: {event.name}{passes}"
-        elif event.kind in ("error", "warning"):
-            line = f"{stamp} ncu {event.kind}: {event.text}"
-        elif event.kind == "output":
-            line = event.text
-        else:
-            line = f"{stamp} {event.text.removeprefix('==PROF== ')}"
+        line = describe(event)
+        if event.kind != "output":  # the program's own lines pass through as it printed them
+            line = f"[{time.monotonic() - self.start:6.1f}s] {line}"
         print(line, file=sys.stderr, flush=True)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import records
+from flopscope.core.ncu_progress import describe
 from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
@@ -98,7 +99,7 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
           + (f" ({skipped} by an earlier run)" if skipped else "") + (f", {failed} failed" if failed else "")
           + (f", {len(suspect)} with a warning" if suspect else ""), file=sys.stderr)
     for r in suspect:  # a crash or OOM at one size must not pass for a clean point in the fits
-        print(f"flopscope: warning: {_label(r.params)} (run {r.run}) is in the analysis although {r.suspect}: "
+        print(f"flopscope: warning: {fmt.params(r.params)} (run {r.run}) is in the analysis although {r.suspect}: "
               "check it before trusting the fits", file=sys.stderr)
     code = 2 if failed and not stored + skipped else 1 if failed or suspect else 0
     try:
@@ -131,11 +132,11 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
         if result.notes:  # the program's exit code, a partial report: said on the point's own line
             what += f" ({'; '.join(result.notes)})"
         where = f" on {result.host}" if result.host else ""
-        say(f"[{done[0]}/{total}] {_label(result.params)}{where}: {what}")
+        say(f"[{done[0]}/{total}] {fmt.params(result.params)}{where}: {what}")
 
     def on_event(host, event) -> None:
         if event.kind == "kernel":
-            say(f"    {host}: kernel {event.index}: {event.name}")
+            say(f"    {host}: {describe(event)}")
 
     def on_host_lost(host, reason) -> None:
         say(f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts take its points")
@@ -224,10 +225,6 @@ def _number(text: str) -> float:
     except ValueError:
         raise FlopscopeError(f"value {text!r}", "a sweep parameter must be a number to be analysed",
                              "sweep numeric values (batch sizes, sequence lengths)") from None
-
-
-def _label(point: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in point.items())
 
 
 def _analysis(line: Slice, tolerance: float) -> tuple:

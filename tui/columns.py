@@ -6,7 +6,7 @@ Priority decides what drops first on a narrow terminal (higher number drops firs
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from flopscope.core.columns import ALL
 
@@ -69,6 +69,27 @@ def _tensor_title(dtype: str) -> str:
 
 EXTRA_COLUMNS = {name: _extra(name, unit) for name, unit, _ in ALL
                  if unit in _RENDER and name not in {c.name for c in KERNEL_TABLE}}
+
+
+def _short_gpu(name: object) -> str:
+    """`NVIDIA A100-PCIE-40GB` -> `A100-PCIE-40GB`: the vendor says nothing in a column of GPUs."""
+    return fmt.text(name).removeprefix("NVIDIA ").removeprefix("Tesla ")
+
+
+def table_columns(by: str, gpus: bool = False) -> list[Column]:
+    """KERNEL_TABLE, with the first columns saying what a row is in this grouping (and on which GPU, where a
+    file holds launches on several: its name groups are per GPU)."""
+    columns = list(KERNEL_TABLE)
+    if gpus:
+        # Priority 1, not 0: on a narrow terminal numbers matter more than which GPU (the header names both).
+        columns.insert(1, Column("gpu", "GPU", _short_gpu, 1, 16, numeric=False))
+    if by == "nvtx":
+        columns[0] = replace(columns[0], name="nvtx", title="NVTX range")
+    if by == "launch":
+        # Priority 0, never dropped: launches of one kernel share its name, so the ID is what tells rows apart.
+        at = next(i for i, c in enumerate(columns) if c.name == "count")
+        columns[at] = Column("launch_id", "ID", fmt.integer, 0, 7)
+    return columns
 
 
 def fit(columns: list[Column], width: int, keep: Collection[str] = (),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 from flopscope.core import FMA_CONVENTION, Report, all_gpus
-from flopscope.core.counters import collecting
+from flopscope.core.counters import missing_fix
 from flopscope.core.export import records, run_meta
 from rich.cells import cell_len
 from rich.console import Console, Group
@@ -16,8 +16,8 @@ from rich.text import Text
 
 from . import format as fmt
 from .blocks import Block, lines
+from .columns import table_columns
 from .widgets.names import distinct_cuts
-from .widgets.table_model import table_columns
 
 
 def console() -> Console:
@@ -156,7 +156,8 @@ _FLOP_COUNTERS = ["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]
 
 def missing_hint(report: Report) -> str | None:
     """One line for the app's header when counters the table needs were not collected (a `basic` set):
-    `FLOPs and DRAM bytes not collected: ncu --metrics ...`, the option from core."""
+    `FLOPs and DRAM bytes not collected: ncu --metrics ...`, the option from core (the report's own: the
+    counters its GPU has)."""
     gaps = {m.column: m for m in report.missing if m.column in _TABLE_COUNTERS}
     if not gaps:
         return None
@@ -168,7 +169,7 @@ def missing_hint(report: Report) -> str | None:
     launches = max(m.launches for m in gaps.values())
     total = report.meta["launches"]  # the count only when some launches have them: the line is cut at 80
     of = f" ({fmt.integer(launches)} of {fmt.integer(total)} launches)" if launches < total else ""
-    return f"{what} not collected{of}: {collecting(list(gaps))}"
+    return f"{what} not collected{of}: {missing_fix(report.missing, gaps)}"
 
 
 @dataclass(frozen=True)

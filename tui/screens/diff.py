@@ -25,11 +25,10 @@ from .. import format as fmt
 from ..columns import Column
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
-from ..widgets.table_model import Query, TableModel, filter_problem, parse_filter, sorted_by
-from .back import BackScreen, can_go_back
+from ..widgets.table_model import TableModel
 from .export import ask_export
 from .kernel import KernelScreen
-from .prompt import PromptScreen
+from .table_screen import TableScreen
 
 # Columns the screen adds to diff_runs' rows for display only (the export leaves them out).
 SHOWN_ONLY = ["time_ratio", "only_in"]
@@ -90,7 +89,12 @@ def totals_line(rows: pd.DataFrame) -> str:
     return line
 
 
-class DiffScreen(BackScreen):
+class DiffScreen(TableScreen):
+    NOUN = "group(s)"
+    NO_MATCH = "no kernel group matches"
+    DEFAULT_ORDER = "largest time change first"
+    FILTER_QUESTION = "Filter kernel groups:"
+    NO_BOUND = "kernel groups compared have no bound: filter them by name"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open"),
         Binding("s", "sort_column", "Sort"),
@@ -133,67 +137,18 @@ class DiffScreen(BackScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "open":
             return self.reports is not None
-        if action == "back":  # escape clears a filter first, as on the Kernels screen
-            return can_go_back(self) or bool(self.model.query.pattern)
-        return True
+        return super().check_action(action, parameters)
 
     # -- what is shown ----------------------------------------------------------------------------
-    def _status(self) -> None:
-        model, table = self.model, self.query_one(KernelTable)
-        query = model.query
-        if query.pattern and not len(model):
-            text = f"no kernel group matches {query.pattern} · escape shows all"
-        else:
-            title = next((c.title for c in model.columns if c.name == query.sort), None)
-            order = f"sort {title}{'↓' if query.descending else '↑'}" if title else "largest time change first"
-            parts = [f"{len(model):,}/{model.total:,} group(s)", order]
-            if query.pattern:
-                parts.append(f"filter {query.pattern}")
-            if len(model):
-                parts.append(f"row {table.cursor_row + 1:,}")
-            text = " · ".join(parts)
-        self.query_one("#status", Static).update(Text(text))
-
-    def on_kernel_table_moved(self, _: KernelTable.Moved) -> None:
-        self._status()
-
-    def _requery(self, query: Query) -> None:
-        self.query_one(KernelTable).requery(query)
-        self._status()
-
     def shown(self) -> pd.DataFrame:
         """The rows as shown (sorted, filtered), with diff_runs' columns: what the export writes."""
         return self.model.shown().drop(columns=SHOWN_ONLY)
 
-    # -- keys ------------------------------------------------------------------------------------
-    def action_sort_column(self) -> None:
-        column = self.query_one(KernelTable).focused_column
-        if column is not None:
-            self._requery(sorted_by(self.model.query, column))
-
-    async def action_filter(self) -> None:
-        def check(text: str) -> str | None:
-            return filter_problem(text, self.model.query)
-
-        def typed(text: str | None) -> None:
-            if text is not None:
-                self._requery(parse_filter(text, self.model.query))
-
-        hint = "regex on the name, case-insensitive · empty: show all"
-        await self.app.push_screen(PromptScreen("Filter kernel groups:", self.model.query.pattern, hint, check),
-                                   typed)
-
-    def action_back(self) -> None:
-        if self.model.query.pattern:
-            self._requery(Query(sort=self.model.query.sort, descending=self.model.query.descending))
-        else:
-            super().action_back()
-
+    # -- keys: TableScreen's, and these -----------------------------------------------------------
     def action_open(self) -> None:
-        table = self.query_one(KernelTable)
-        if self.reports is None or table.cursor_position is None:
+        row = self.current_row()
+        if self.reports is None or row is None:
             return
-        row = self.model.row(table.cursor_row)
         side = 0 if row["presence"] == "only in A" else 1
         key = "kernel_full" if self.by == "name" else self.by
         self._open(side, row[key], row["gpu"] if self.by_gpu else None)

@@ -13,6 +13,7 @@ from flopscope.core import FMA_CONVENTION
 from flopscope.core.counters import TENSOR_COLUMNS, collecting
 from flopscope.core.kernel_names import function_name
 from flopscope.core.metrics import Ceiling
+from flopscope.core.ncu_catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -108,7 +109,11 @@ def _to_collect(row: pd.Series, measured: bool, earlier: int | None = None) -> s
     if not measured:
         return ("all of it: ncu recorded nothing for this launch; profile it again by putting this before "
                 f"your program's command: {shlex.join(recollect_argv(row, earlier))}")
-    return collecting([c for c in COLLECTED if _v(row, c) is None]) or "nothing: every counter flopscope reads is here"
+    cc = _v(row, "cc")  # the tensor counters to name are this GPU's
+    option = collecting([c for c in COLLECTED if _v(row, c) is None], [] if cc is None else [cc])
+    if option and ASK_FOR_TENSOR_COUNTERS in option:  # a GPU whose tensor counters flopscope does not know
+        option += f" ({WHICH_TENSOR_COUNTERS})"
+    return option or "nothing: every counter flopscope reads is here"
 
 
 def recollect_argv(row: pd.Series, earlier: int | None = None) -> list[str]:

@@ -12,27 +12,28 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from ..blocks import Block
+from ..columns import table_columns
 from ..text_report import header, missing_hint
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.summary import Summary
-from ..widgets.table_model import BOUNDS, Query, TableModel, filter_problem, parse_filter, sorted_by, table_columns
+from ..widgets.table_model import BOUNDS, TableModel
 from .export import ask_export
 from .kernel import KernelScreen
-from .prompt import PromptScreen
 from .roofline import RooflineScreen
 from .sort import SortScreen, sort_choices
+from .table_screen import TableScreen
 
 GROUPS = ("name", "launch", "nvtx")
 
 
-class KernelsScreen(Screen):
+class KernelsScreen(TableScreen):
     HELP_TITLE = "Kernels"
+    FILTER_HINT = "regex on the name, case-insensitive; add bound:memory or bound:compute · empty: show all"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_row", "Open"),
         Binding("s", "sort_column", "Sort"),
@@ -48,8 +49,6 @@ class KernelsScreen(Screen):
     def __init__(self, by: str = "name") -> None:
         super().__init__()
         self.by = by
-        self.query_state = Query()
-        self.model: TableModel | None = None
         self.report: Report | None = None
         self.ceilings: list[Ceiling] = []
 
@@ -92,44 +91,10 @@ class KernelsScreen(Screen):
         table.loading = False
         self._status()
 
-    def _status(self) -> None:
-        model, table = self.model, self.query_one(KernelTable)
-        if model is None:
-            return
-        q = model.query
-        if q.text() and not len(model):
-            self.query_one("#status", Static).update(Text(f"no rows match {q.text()} · escape shows all"))
-            return
-        title = next((c.title for c in model.columns if c.name == q.sort), q.sort) if q.sort else "Time"
-        parts = [f"{len(model):,}/{model.total:,} rows", f"by {self.by}", f"sort {title}{'↓' if q.descending else '↑'}"]
-        if q.text():
-            parts.append(f"filter {q.text()}")
-        if len(model):
-            parts.append(f"row {table.cursor_row + 1:,}")
-        self.query_one("#status", Static).update(Text(" · ".join(parts)))
+    def _status_extra(self) -> list[str]:
+        return [f"by {self.by}"]
 
-    def on_kernel_table_moved(self, _: KernelTable.Moved) -> None:
-        self._status()
-
-    # -- sort and filter (on the UI thread: ~10-100 ms on 100k rows) -------------------------------
-    def _requery(self, query: Query, top: bool = False) -> None:
-        """Apply a sort or filter; `top`: show the first rows (after a sort)."""
-        self.query_state = query
-        if self.model is None:
-            return
-        self.query_one(KernelTable).requery(query, top=top)
-        self._status()
-
-    def action_sort_column(self) -> None:
-        column = self.query_one(KernelTable).focused_column
-        if column is None or self.model is None:
-            return
-        if not self.model.has_values(column.name):  # sorting would reorder nothing and look like a bug
-            self.notify(f"{column.title} has no values in these rows: nothing to sort by.", title="Not sorted",
-                        severity="warning", markup=False)
-            return
-        self._requery(sorted_by(self.query_state, column), top=True)
-
+    # -- sort and filter: TableScreen's, and `o`, `b` ----------------------------------------------
     def action_sort_pick(self) -> None:
         if self.model is None:
             return
@@ -144,24 +109,9 @@ class KernelsScreen(Screen):
 
         self.app.push_screen(SortScreen(choices, self.query_state.sort, empty), picked)
 
-    async def action_filter(self) -> None:
-        def check(text: str) -> str | None:
-            return filter_problem(text, self.query_state)
-
-        def typed(text: str | None) -> None:
-            if text is not None:
-                self._requery(parse_filter(text, self.query_state))
-
-        hint = "regex on the name, case-insensitive; add bound:memory or bound:compute · empty: show all"
-        await self.app.push_screen(PromptScreen("Filter rows:", self.query_state.text(), hint, check), typed)
-
     def action_cycle_bound(self) -> None:
         bound = BOUNDS[(BOUNDS.index(self.query_state.bound) + 1) % len(BOUNDS)]
         self._requery(dataclasses.replace(self.query_state, bound=bound))
-
-    def action_clear_filter(self) -> None:
-        if self.query_state.pattern or self.query_state.bound != "all":
-            self._requery(dataclasses.replace(self.query_state, pattern="", bound="all"))
 
     # -- other screens ----------------------------------------------------------------------------
     def action_cycle_group(self) -> None:
@@ -173,11 +123,9 @@ class KernelsScreen(Screen):
         self._regroup(by)
 
     def action_open_row(self) -> None:
-        table = self.query_one(KernelTable)
-        if self.model is None or table.cursor_position is None:
-            return
-        row = self.model.row(table.cursor_row)
-        self.app.push_screen(KernelScreen(row, self.ceilings, self.model.columns[0].name))
+        row = self.current_row()
+        if row is not None:
+            self.app.push_screen(KernelScreen(row, self.ceilings, self.model.columns[0].name))
 
     def action_roofline(self) -> None:
         if self.model is None:
@@ -198,7 +146,8 @@ class PushedKernelsScreen(KernelsScreen):
     what it shows, and `escape` goes back."""
 
     # KernelsScreen's escape only clears the filter (it is the app's first screen); here it also goes back,
-    # after clearing a filter if one is set. The footer fits `esc Back` by shortening, not by hiding keys.
+    # after clearing a filter if one is set (TableScreen.action_back). The footer fits `esc Back` by
+    # shortening, not by hiding keys.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "back", "Back"),
         *(b for b in KernelsScreen.BINDINGS if isinstance(b, Binding) and b.key != "escape"),
@@ -225,11 +174,6 @@ class PushedKernelsScreen(KernelsScreen):
         yield Static(Text(self.label, style="bold reverse"), id="point-title")
         yield from super().compose()
 
-    def action_back(self) -> None:
-        if self.query_state.pattern or self.query_state.bound != "all":
-            self.action_clear_filter()  # as on the first Kernels screen; a second escape goes back
-        else:
-            self.dismiss()
 
 
 def summary_blocks(report: Report) -> list[Block]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from flopscope.core import FlopscopeError
-from flopscope.core.ncu_progress import Event
+from flopscope.core.ncu_progress import Event, describe
 from flopscope.core.profiler import ProfileResult
 from rich.text import Text
 from textual import work
@@ -78,17 +78,13 @@ class ProfileScreen(Screen):
             self.app.call_from_thread(callback, *args)
 
     def _event(self, event: Event) -> None:
-        log = self.query_one(RichLog)
         if event.kind == "kernel":
             self._kernel(event)
-        elif event.kind in ("error", "warning"):
-            log.write(Text(f"ncu {event.kind}: {event.text}", style="bold" if event.kind == "error" else ""))
-            if event.kind == "error" and event.text.strip():
-                self.errors.append(event.text.strip())
-        elif event.kind == "output":
-            log.write(Text(event.text))
-        else:
-            log.write(Text(event.text.removeprefix("==PROF== "), style="dim"))
+            return
+        style = {"error": "bold", "warning": "", "output": ""}.get(event.kind, "dim")  # dim: ncu's own progress
+        self.query_one(RichLog).write(Text(describe(event), style=style))
+        if event.kind == "error" and event.text.strip():
+            self.errors.append(event.text.strip())
 
     def _kernel(self, event: Event) -> None:
         table = self.query_one(DataTable)

@@ -18,19 +18,18 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import Static
 
 from .. import format as fmt
 from ..columns import Column
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
-from ..widgets.table_model import Query, TableModel, filter_problem, parse_filter, sorted_by
+from ..widgets.table_model import TableModel
 from .diff import DiffScreen
 from .export import ask_export
 from .kernels import PushedKernelsScreen
-from .prompt import PromptScreen
 from .sweep import SweepScreen
+from .table_screen import TableScreen
 
 MARK = "[A] "  # before run A's name in the list: text, not colour, so it shows with NO_COLOR too
 SEARCHED = ["name", "gpu", "sweep", "params"]  # what `/` matches
@@ -69,7 +68,13 @@ def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-class RunsScreen(Screen):
+class RunsScreen(TableScreen):
+    NOUN = "runs"
+    NO_MATCH = "no runs match"
+    DEFAULT_ORDER = "newest first"
+    FILTER_QUESTION = "Filter runs:"
+    FILTER_HINT = "regex on the run's name, GPU, sweep or parameters (batch_size=8), case-insensitive · empty: show all"
+    NO_BOUND = "runs have no bound: filter them by name, GPU, sweep or parameters"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open"),
         Binding("m", "mark", "Mark A"),
@@ -85,7 +90,6 @@ class RunsScreen(Screen):
         """The runs in the store at `store_path`; only those of `sweep` if given."""
         super().__init__()
         self.store_path, self.sweep = store_path, sweep
-        self.model: RunsModel | None = None
         self.marked: str | None = None  # name of run A
 
     def compose(self) -> ComposeResult:
@@ -111,52 +115,32 @@ class RunsScreen(Screen):
         self._status()
 
     # -- what is shown ----------------------------------------------------------------------------
-    def _status(self) -> None:
-        model, table = self.model, self.query_one(KernelTable)
-        if not model.total:
-            text = "no runs stored yet: `flopscope profile` and `flopscope sweep` store each run they make"
-        elif model.query.pattern and not len(model):
-            text = f"no runs match {model.query.pattern} · escape shows all"
-        else:
-            parts = [f"{len(model):,}/{model.total:,} runs"]
-            if model.query.pattern:
-                parts.append(f"filter {model.query.pattern}")
-            parts.append(f"A = {self.marked} · d compares A with the row" if self.marked else "m marks run A")
-            text = " · ".join(parts)
-        self.query_one("#status", Static).update(Text(text))
-        table.refresh()
+    def _status_text(self) -> str:
+        if not self.model.total:
+            return "no runs stored yet: `flopscope profile` and `flopscope sweep` store each run they make"
+        return super()._status_text()
 
-    def on_kernel_table_moved(self, _: KernelTable.Moved) -> None:
-        self._status()
-
-    def _row(self) -> pd.Series | None:
-        table = self.query_one(KernelTable)
-        if self.model is None or table.cursor_position is None:
-            return None
-        return self.model.row(table.cursor_row)
-
-    def _requery(self, query: Query) -> None:
-        self.query_one(KernelTable).requery(query)
-        self._status()
+    def _status_extra(self) -> list[str]:
+        return [f"A = {self.marked} · d compares A with the row" if self.marked else "m marks run A"]
 
     # -- keys ------------------------------------------------------------------------------------
     def action_open(self) -> None:
-        row = self._row()
+        row = self.current_row()
         if row is not None:
             self._open(str(row["name"]))
 
     def action_mark(self) -> None:
-        row = self._row()
+        row = self.current_row()
         if row is not None:
             self.marked = None if self.marked == row["name"] else str(row["name"])
             table = self.query_one(KernelTable)
             # A new model, not the old one's cached cells: the names are drawn again with the mark.
-            self.model = RunsModel(self.model.rows, run_columns(self.marked), self.model.query)
+            self.model = RunsModel(self.model.rows, run_columns(self.marked), self.query_state)
             table.set_model(self.model, table.cursor_position)
             self._status()
 
     def action_diff(self) -> None:
-        row = self._row()
+        row = self.current_row()
         if row is None:
             return
         if self.marked is None:
@@ -168,34 +152,13 @@ class RunsScreen(Screen):
             self._diff(self.marked, str(row["name"]))
 
     def action_sweep(self) -> None:
-        row = self._row()
+        row = self.current_row()
         if row is None:
             return
         if not row["sweep"]:
             self.notify(f"run {row['name']} is not part of a sweep", timeout=4)
             return
         self._sweep(str(row["sweep"]))
-
-    def action_sort_column(self) -> None:
-        column = self.query_one(KernelTable).focused_column
-        if column is not None and self.model is not None:
-            self._requery(sorted_by(self.model.query, column))
-
-    async def action_filter(self) -> None:
-        def check(text: str) -> str | None:
-            return filter_problem(text, self.model.query,
-                                  no_bound="runs have no bound: filter them by name, GPU, sweep or parameters")
-
-        def typed(text: str | None) -> None:
-            if text is not None:
-                self._requery(parse_filter(text, self.model.query))
-
-        hint = "regex on the run's name, GPU, sweep or parameters (batch_size=8), case-insensitive · empty: show all"
-        await self.app.push_screen(PromptScreen("Filter runs:", self.model.query.pattern, hint, check), typed)
-
-    def action_clear_filter(self) -> None:
-        if self.model is not None and self.model.query.pattern:
-            self._requery(Query(sort=self.model.query.sort, descending=self.model.query.descending))
 
     async def action_export(self) -> None:
         if self.model is not None:

@@ -16,31 +16,10 @@ import pandas as pd
 from rich.cells import cell_len
 
 from .. import format as fmt
-from ..columns import EXTRA_COLUMNS, KERNEL_TABLE, Column
+from ..columns import EXTRA_COLUMNS, Column
 
 BOUNDS = ("all", "memory", "compute")
 _CACHE_ROWS = 4096  # formatted rows kept; a screen shows < 100, scrolling back reuses them
-
-
-def _short_gpu(name: object) -> str:
-    """`NVIDIA A100-PCIE-40GB` -> `A100-PCIE-40GB`: the vendor says nothing in a column of GPUs."""
-    return fmt.text(name).removeprefix("NVIDIA ").removeprefix("Tesla ")
-
-
-def table_columns(by: str, gpus: bool = False) -> list[Column]:
-    """KERNEL_TABLE, with the first columns saying what a row is in this grouping (and on which GPU, where a
-    file holds launches on several: its name groups are per GPU)."""
-    columns = list(KERNEL_TABLE)
-    if gpus:
-        # Priority 1, not 0: on a narrow terminal numbers matter more than which GPU (the header names both).
-        columns.insert(1, Column("gpu", "GPU", _short_gpu, 1, 16, numeric=False))
-    if by == "nvtx":
-        columns[0] = replace(columns[0], name="nvtx", title="NVTX range")
-    if by == "launch":
-        # Priority 0, never dropped: launches of one kernel share its name, so the ID is what tells rows apart.
-        at = next(i for i, c in enumerate(columns) if c.name == "count")
-        columns[at] = Column("launch_id", "ID", fmt.integer, 0, 7)
-    return columns
 
 
 @dataclass(frozen=True)
