@@ -184,9 +184,12 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
     devices = _devices(k, metrics)
     device_name = next(iter(devices), None)  # the GPU of most launches
     ccs = {str(c) for c in pd.unique(k["cc"].dropna())}
-    if gpu:
-        spec, source = require_gpu(gpu, ccs), "--gpu"
+    if gpu:  # replaces the ceilings of every launch; the device stays the one the report names
+        spec = require_gpu(gpu, ccs)
         specs = {name: spec for name in devices}
+        # Naming the report's own GPU overrides nothing: the report still named it.
+        same = devices and all(getattr(find_gpu(n, sms), "key", None) == spec.key for n, (sms, _) in devices.items())
+        source = "report" if same else "--gpu"
     elif devices:
         specs, source = {name: find_gpu(name, sms) for name, (sms, _) in devices.items()}, "report"
         spec = specs[device_name]
@@ -202,7 +205,8 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
         "source": str(Path(path)),
         "format": reader_meta["format"],
         "gpu": device_name or (spec.name if spec else None),
-        "gpu_database_key": spec.key if spec else None,
+        "gpu_database_key": spec.key if spec else None,  # the datasheet ceilings used: --gpu's where given
+        "gpu_database_name": spec.name if spec else None,
         "gpu_source": source if (spec or device_name) else None,
         "gpus": [{"name": name, "database_key": specs[name].key if specs.get(name) else None,
                   "compute_capability": cc, "launches": n} for name, (_, n, cc) in

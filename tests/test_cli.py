@@ -112,6 +112,25 @@ def test_gpu_override_gives_datasheet_ceilings():
     assert forced["rows"][0]["peak_flop_per_s"] > 1e12
 
 
+def test_gpu_override_of_a_named_device_says_both_in_header_and_json():
+    """--gpu l4 on an RTX 4090 report: the ceilings are the L4's (datasheet: 30.3 TFLOP/s FP32, 300 GB/s), and
+    the header no longer says the 4090 was "named by --gpu" over L4 ceilings."""
+    path = fixture_path("rtx4090_torch_linear_sgemm.ncu-rep")
+    out = run("report", path, "--gpu", "l4")
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.startswith("NVIDIA GeForce RTX 4090 (CC 8.9), judged against NVIDIA L4 ceilings (--gpu) · "), first
+    meta = json.loads(run("report", path, "--gpu", "l4", "--json").stdout)["meta"]
+    assert (meta["gpu"], meta["gpu_database_key"], meta["gpu_database_name"], meta["gpu_source"]) == (
+        "NVIDIA GeForce RTX 4090", "l4", "NVIDIA L4", "--gpu")
+    ceilings = {c["name"]: c["value"] for c in meta["ceilings"]}
+    assert ceilings["fp32"] == pytest.approx(30.3e12, rel=0.01) and ceilings["dram"] == pytest.approx(300e9, rel=0.01)
+    # Naming the report's own GPU overrides nothing: the report named it.
+    own = run("report", path, "--gpu", "rtx4090").stdout.splitlines()[0]
+    assert own.startswith("NVIDIA GeForce RTX 4090 (CC 8.9), named by report · "), own
+    assert json.loads(run("report", path, "--gpu", "rtx4090", "--json").stdout)["meta"]["gpu_source"] == "report"
+
+
 BAD = {
     "empty.csv": b"",
     "text.csv": b"just,some\ncsv,text\n",

@@ -33,6 +33,7 @@ class Header:
     gpu: str  # `NVIDIA A100 80GB PCIe`, or `unknown GPU (CC 8.0)`
     cc: str  # ` (CC 8.0)`, or "" when unknown or already in `gpu`
     found: str  # what named the GPU: `report`, `--gpu`, ...
+    against: str  # the database GPU whose ceilings --gpu put in place of those of the device the report names
     source: str
     format: str
     launches: str  # `105 launches`
@@ -42,6 +43,13 @@ class Header:
     no_datasheet: str  # "" unless the GPU has no datasheet entry
     not_profiled: str  # "" unless ncu recorded nothing for some launches
     warning: str  # "" unless the profile was stored although the program failed or the report is partial
+
+    def named(self, say_report: bool = True) -> str:
+        """`, named by --gpu`; where --gpu overrode the ceilings of a GPU the report names, both:
+        `, judged against NVIDIA L4 ceilings (--gpu)`, so the header never names one GPU and uses another's."""
+        if self.against:
+            return f", judged against {self.against} ceilings ({self.found})"
+        return f", named by {self.found}" if self.found and (say_report or self.found != "report") else ""
 
 
 def header(report: Report) -> Header:
@@ -57,6 +65,7 @@ def header(report: Report) -> Header:
         totals.append(f"utilization {fmt.pct(100 * s.utilization)}")
     return Header(
         gpu=gpu, cc=cc if meta.get("gpu") and not several else "", found=meta.get("gpu_source") or "",
+        against=report.gpu.name if report.gpu and meta.get("gpu_source") == "--gpu" and meta.get("gpus") else "",
         source=meta["source"], format=meta["format"], launches=f"{fmt.integer(meta['launches'])} launches",
         totals=totals, flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
         no_datasheet=_no_datasheet(report),
@@ -69,8 +78,7 @@ def header(report: Report) -> Header:
 def header_blocks(report: Report) -> list[Block]:
     """The CLI's header: GPU and file (bold), ceilings with their sources, run-level figures, notes."""
     h = header(report)
-    found = f", named by {h.found}" if h.found else ""
-    blocks = [Block([f"{h.gpu}{h.cc}{found} ·"], "bold"),
+    blocks = [Block([f"{h.gpu}{h.cc}{h.named()} ·"], "bold"),
               Block([h.source, f"({h.format}, {h.launches})"], "bold", sep=" ", join=True),
               Block([h.no_datasheet]), Block(h.ceilings, sep=" "), Block([h.totals[0], h.flop, *h.totals[1:]]),
               Block([h.not_profiled]), Block([h.warning])]
