@@ -240,3 +240,22 @@ def _most_common(s: pd.Series):
         return None
     value = s.mode().iloc[0]
     return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def with_gpu(report: Report, gpu: str) -> Report:
+    """A report already read (a stored run, a sweep point) judged against `--gpu`'s datasheet ceilings, as
+    `read_report(path, gpu=...)` would have judged it: refused the same way (unknown name, another compute
+    capability). The devices the report names stay its devices."""
+    k = report.kernels.copy()
+    spec = require_gpu(gpu, {str(c) for c in pd.unique(k["cc"].dropna())})
+    named = [dict(g) for g in report.meta.get("gpus") or []]
+    if not named:  # no device name in the file: --gpu names the GPU, as in read_report
+        k["gpu"] = spec.name
+    several = {g["name"]: spec for g in named} if len(named) > 1 else None
+    same = named and all(g.get("database_key") == spec.key for g in named)
+    for g in named:
+        g["database_key"] = spec.key
+    meta = {**report.meta, "gpu": report.meta.get("gpu") if named else spec.name, "gpu_database_key": spec.key,
+            "gpu_database_name": spec.name, "gpu_source": "report" if same else "--gpu", "gpus": named}
+    return Report(meta=meta, kernels=ordered(derive(k, several or spec)), gpu=spec, missing=report.missing,
+                  gpus=several)

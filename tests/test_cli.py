@@ -477,6 +477,39 @@ def test_open_a_stored_sweep_without_a_terminal_prints_its_analysis(tmp_path):
     assert [p["batch_size"] for p in points] == [1, 2, 4]
 
 
+@pytest.fixture
+def stored_4090(tmp_path):
+    """An RTX 4090 report stored as run `one` and as the two points of sweep `sw`."""
+    store = Store(tmp_path / "flopscope.db")
+    report = read_report(fixture_path("rtx4090_torch_linear_sgemm.ncu-rep"))
+    store.save(report, "one")
+    for n in (1, 2):
+        store.save(report, f"p{n}", kind="sweep", sweep="sw", params={"batch_size": str(n)})
+    store.close()
+    return tmp_path
+
+
+def test_open_a_stored_run_or_sweep_applies_gpu_or_refuses_it_as_for_a_file(stored_4090):
+    """Before, `open RUN|SWEEP --gpu NAME` ignored --gpu (exit 0, the report's own ceilings)."""
+    home = stored_4090
+    for ref in ("one", "sw"):
+        one_line_error(run("open", ref, "--gpu", "bogus", "--no-tui", home=home), "--gpu bogus: not in the GPU")
+        one_line_error(run("open", ref, "--gpu", "a100-sxm4-40gb", "--no-tui", home=home), "compute capability 8.0")
+    one_line_error(run("sweep", "--from", "p1", "p2", "--gpu", "bogus", "--json", home=home), "--gpu bogus")
+    doc = json.loads(run("open", "one", "--gpu", "l4", "--json", home=home).stdout)
+    assert (doc["meta"]["gpu"], doc["meta"]["gpu_database_key"]) == ("NVIDIA GeForce RTX 4090", "l4")
+    # Every kernel is FP32 or FLOP-free, so held against the L4's FP32 datasheet peak, 30.3 TFLOP/s.
+    rows = doc["rows"]
+    expected = sum(r["flop"] for r in rows) / (sum(r["duration_s"] for r in rows) * 30.3e12)
+    assert doc["meta"]["summary"]["flops_efficiency"] == pytest.approx(expected, rel=0.01)
+    assert "judged against NVIDIA L4 ceilings (--gpu)" in run("open", "one", "--gpu", "l4", home=home).stdout
+    for command in (("open", "sw"), ("sweep", "--from", "p1", "p2")):
+        points = json.loads(run(*command, "--gpu", "l4", "--json", home=home).stdout)["analyses"][0]["points"]
+        assert [p["flops_efficiency"] for p in points] == pytest.approx([expected] * 2, rel=0.01)
+        plain = json.loads(run(*command, "--json", home=home).stdout)["analyses"][0]["points"]
+        assert plain[0]["flops_efficiency"] < expected / 2  # the 4090's own FP32 peak is 82.6 TFLOP/s
+
+
 @pytest.mark.parametrize("word", ["nosuch.ncu-rep", "runs/x", "./report"])
 def test_a_path_that_does_not_exist_is_no_such_file_not_invalid_choice(tmp_path, word):
     """Before: argparse's "invalid choice: 'nosuch.ncu-rep' (choose from 'report', 'export', ...)"."""

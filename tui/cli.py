@@ -13,7 +13,7 @@ from typing import NoReturn
 from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
 from flopscope.core.export import records, write_table
-from flopscope.core.report import GROUPINGS
+from flopscope.core.report import GROUPINGS, Report, with_gpu
 from flopscope.core.transport import stop_all
 from rich.text import Text
 
@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("open", help="open a report file or a stored run in the terminal app (piped: its table)")
     p.add_argument("path", help="a report file, or the name or id of a stored run or sweep")
-    p.add_argument("--gpu", metavar="NAME")
+    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings, for a file, a stored run or every "
+                   "point of a sweep")
     p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
     p.add_argument("--json", action="store_true", help="print one JSON object, meta and rows, instead of the app")
     COMMANDS.update(add_runs_commands(sub))
@@ -188,6 +189,7 @@ def cmd_open(args) -> int:
 
     sweep = load_sweep(args.path)  # a stored sweep by name
     if sweep is not None:
+        sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
         if not app:
             from .cli_sweep import _show
 
@@ -196,11 +198,24 @@ def cmd_open(args) -> int:
         return run_sweep_app(sweep, title=args.path)
 
     report = Store().load(args.path)  # a stored run by name or id (one-line error if there is none)
+    report = with_gpu(report, args.gpu) if args.gpu else report
     if not app:
         return _print(report, report.group("name"), args.json)
     from .app import run_app
 
     return run_app(args.path, gpu=args.gpu, report=report)
+
+
+def _judged_lines(lines: list, gpu: str) -> list:
+    """A stored sweep's points judged against --gpu's ceilings (a point on several lines is judged once)."""
+    from dataclasses import replace
+
+    judged: dict[int, Report] = {}
+    for line in lines:
+        for _, report in line.points:
+            if id(report) not in judged:
+                judged[id(report)] = with_gpu(report, gpu)
+    return [replace(line, points=[(value, judged[id(report)]) for value, report in line.points]) for line in lines]
 
 
 def bundled_example() -> str:
