@@ -510,6 +510,26 @@ def test_open_a_stored_run_or_sweep_applies_gpu_or_refuses_it_as_for_a_file(stor
         assert plain[0]["flops_efficiency"] < expected / 2  # the 4090's own FP32 peak is 82.6 TFLOP/s
 
 
+def test_a_run_or_sweep_name_of_digits_only_is_refused_before_anything_runs(tmp_path):
+    """Before, `import FOLDER --name 1` was stored as run "1", and `open 1` then opened it, not the run with id
+    1 that `runs --json` lists."""
+    home, ran = tmp_path / "home", tmp_path / "ncu-ran"
+    ncu = tmp_path / "ncu"  # would leave a mark if anything started it
+    ncu.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    ncu.chmod(0o755)
+    folder = tmp_path / "12"
+    folder.mkdir()
+    (folder / "report.ncu-rep").write_bytes(fixture_path("t4_mlp_matadd_full.ncu-rep").read_bytes())
+    for args, needle in ((("import", folder, "--name", "1"), "--name 1: a name of digits only"),
+                         (("import", folder), f"{folder} (its name): a name of digits only (12)"),
+                         (("profile", "--ncu", ncu, "--no-tui", "--name", " 2.", "--", "true"), "--name run2"),
+                         (("sweep", "--ncu", ncu, "--no-tui", "--sweep-name", "3", "--param", "a=1,2", "--", "echo",
+                           "{a}"), "--sweep-name sweep3")):
+        one_line_error(run(*args, home=home), needle)
+    assert not ran.exists() and not (home / "runs").exists() and not (home / "flopscope.db").exists()
+    assert run("import", folder, "--name", "run1", home=home).returncode == 0  # a letter is enough
+
+
 @pytest.mark.parametrize("word", ["nosuch.ncu-rep", "runs/x", "./report"])
 def test_a_path_that_does_not_exist_is_no_such_file_not_invalid_choice(tmp_path, word):
     """Before: argparse's "invalid choice: 'nosuch.ncu-rep' (choose from 'report', 'export', ...)"."""

@@ -16,7 +16,7 @@ from flopscope.core import FlopscopeError
 from flopscope.core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
 from flopscope.core.ncu_progress import Event
 from flopscope.core.profiler import ProfileResult, profile
-from flopscope.core.runs import discard_unfinished, new_run_dir
+from flopscope.core.runs import check_run_name, discard_unfinished, folder_name, new_run_dir
 from flopscope.core.store import Store, StoreError
 from flopscope.core.transport import LocalTransport, SshTransport, check_env, stop_all
 
@@ -91,6 +91,10 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
     """The profile options and environment, or the one-line error, before anything runs or is written (no run
     folder, no ssh connection). `cwds`: the working directories the command will get (a sweep substitutes
     each point's values); default: --remote-cwd."""
+    if args.name:  # the stored run gets the name its folder gets
+        check_run_name(folder_name(args.name), f"--name {args.name}")
+    if getattr(args, "sweep_name", None):  # `open NAME` looks for a sweep first
+        check_run_name(args.sweep_name, f"--sweep-name {args.sweep_name}", "--sweep-name", "sweep")
     opts = options_from(args)
     env = parse_env(args.env)
     check_env(env)

@@ -10,6 +10,7 @@ from pathlib import Path
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.export import records
+from flopscope.core.runs import check_run_name
 from flopscope.core.store import Store
 from rich.text import Text
 
@@ -66,6 +67,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not (folder / "report.ncu-rep").is_file():
         raise FlopscopeError(folder, "no report.ncu-rep in this folder",
                              "pass a run folder made by `flopscope profile` (it prints the folder as it starts)")
+    check_run_name(args.name or folder.resolve().name, f"--name {args.name}" if args.name else f"{folder} (its name)")
     try:
         meta = json.loads((folder / "run.json").read_text())
     except (OSError, ValueError):
