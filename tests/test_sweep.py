@@ -54,6 +54,19 @@ def test_seed_puzzle_hard_coded_batch_size_is_flagged(tmp_path):
     assert any("identical at every batch_size" in f and "never reached the program" in f for f in doc["findings"])
 
 
+def test_sweep_has_no_name_option_and_its_json_help_says_what_it_prints(tmp_path):
+    """Before, `sweep --help` listed `--name RUN`, which did nothing (points are stored as SWEEP-param=value),
+    and said --json prints "the final report" (it prints the analyses)."""
+    text = cli("sweep", "--help", home=tmp_path).stdout
+    options = " ".join(text.split())
+    assert " --name " not in options and "final report" not in options
+    assert '--json print the analysis as one JSON object, {"analyses": [...]}' in options
+    out = cli("sweep", "--name", "x", "--param", "n=1,2", "--ncu", make_ncu(tmp_path), "--", "echo", "{n}",
+              home=tmp_path)
+    assert out.returncode == 2 and "unrecognized arguments: --name x" in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
 def test_linear_series_from_real_launches(tmp_path):
     """Points made of N real V100 GEMM launches: FLOPs exactly linear in N, per-sample FLOPs constant."""
     rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))

@@ -53,10 +53,15 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
     p.add_argument("--clock-control", choices=("base", "none"))
     p.add_argument("--target-processes", choices=("all", "application-only"))
     p.add_argument("--ncu-args", default="", metavar="ARGS", help="extra ncu arguments, as one string")
-    p.add_argument("--name", metavar="RUN", help="run name (default: time and program name)")
+    if not many_hosts:  # a sweep names its points SWEEP-param=value (--sweep-name)
+        p.add_argument("--name", metavar="RUN", help="run name (default: time and program name)")
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
-    p.add_argument("--no-tui", action="store_true", help="print progress and the final table instead of the app")
-    p.add_argument("--json", action="store_true", help="with --no-tui: print the final report as JSON")
+    what = "the analysis of every point" if many_hosts else "the final table"
+    p.add_argument("--no-tui", action="store_true", help=f"print progress and {what} instead of the app")
+    p.add_argument("--json", action="store_true", help=(
+        'print the analysis as one JSON object, {"analyses": [...]} (and "runs": how each profiled point went), '
+        "instead of the app"
+        if many_hosts else "print the final report as one JSON object (meta and rows) instead of the app"))
 
 
 def whole(least: int):
@@ -91,7 +96,7 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
     """The profile options and environment, or the one-line error, before anything runs or is written (no run
     folder, no ssh connection). `cwds`: the working directories the command will get (a sweep substitutes
     each point's values); default: --remote-cwd."""
-    if args.name:  # the stored run gets the name its folder gets
+    if getattr(args, "name", None):  # the stored run gets the name its folder gets (a sweep has no --name)
         check_run_name(folder_name(args.name), f"--name {args.name}")
     if getattr(args, "sweep_name", None):  # `open NAME` looks for a sweep first
         check_run_name(args.sweep_name, f"--sweep-name {args.sweep_name}", "--sweep-name", "sweep")
