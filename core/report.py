@@ -14,7 +14,7 @@ from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu
 from .metrics import Ceiling, RunSummary, derive, run_ceilings, summarize
-from .readers import read_metrics
+from .readers import read_metrics, report_file
 
 GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
 _SUMMED = ["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_read_bytes",
@@ -178,6 +178,7 @@ def _same_or_mixed(s: pd.Series):
 
 def read_report(path: str | Path, gpu: str | None = None, params: dict | None = None) -> Report:
     """Read any ncu output (detected by content) into a Report with derived metrics."""
+    path = report_file(path)  # a run folder: its report.ncu-rep, which meta["source"] then names
     metrics, reader_meta = read_metrics(path)
     counted = count_kernels(metrics)
     k = counted.kernels

@@ -530,6 +530,30 @@ def test_a_run_or_sweep_name_of_digits_only_is_refused_before_anything_runs(tmp_
     assert run("import", folder, "--name", "run1", home=home).returncode == 0  # a letter is enough
 
 
+def test_path_errors_say_what_is_wrong_with_the_path(tmp_path):
+    """Before: `open /nonexistent.ncu-rep` said "no such run in the store", `import /nonexistent` "no
+    report.ncu-rep in this folder", and `open RUN_FOLDER` "Is a directory"."""
+    home = tmp_path / "home"
+    for ref in (tmp_path / "nonexistent.ncu-rep", "nosuch.csv", "sub/dir"):
+        one_line_error(run("open", ref, "--no-tui", home=home), f"{ref}: no such file")
+    one_line_error(run("open", "nosuch", "--no-tui", home=home), "run nosuch: no such run in the store")
+    one_line_error(run("import", tmp_path / "nonexistent", home=home), "nonexistent: no such folder")
+    report = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    one_line_error(run("import", report, home=home), "a file, not a run folder")
+    folder = tmp_path / "run-folder"
+    folder.mkdir()
+    one_line_error(run("open", folder, "--no-tui", home=home), f"{folder}: a folder with no report.ncu-rep in it")
+    (folder / "report.ncu-rep").write_bytes(report.read_bytes())
+    for args in (("open", folder, "--no-tui"), (folder,), ("report", folder)):
+        out = run(*args, home=home)
+        assert out.returncode == 0 and out.stdout == run("report", folder / "report.ncu-rep").stdout, out.stderr
+    # A stored run whose name looks like a file still opens.
+    store = Store(home / "flopscope.db")
+    store.save(read_report(report), "t4.csv")
+    store.close()
+    assert "Tesla T4" in run("open", "t4.csv", "--no-tui", home=home).stdout
+
+
 @pytest.mark.parametrize("word", ["nosuch.ncu-rep", "runs/x", "./report"])
 def test_a_path_that_does_not_exist_is_no_such_file_not_invalid_choice(tmp_path, word):
     """Before: argparse's "invalid choice: 'nosuch.ncu-rep' (choose from 'report', 'export', ...)"."""

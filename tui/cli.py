@@ -187,6 +187,7 @@ def cmd_open(args) -> int:
 
     from .sweep_app import load_sweep, run_sweep_app
 
+    _refuse_missing_file(args.path)
     sweep = load_sweep(args.path)  # a stored sweep by name
     if sweep is not None:
         sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
@@ -204,6 +205,25 @@ def cmd_open(args) -> int:
     from .app import run_app
 
     return run_app(args.path, gpu=args.gpu, report=report)
+
+
+def _refuse_missing_file(ref: str) -> None:
+    """A ref that looks like a path (a slash, a report or CSV suffix), exists nowhere and names no stored run or
+    sweep was meant as a file: say "no such file", not "no such run in the store"."""
+    if "/" not in ref and not ref.endswith((".ncu-rep", ".csv")):
+        return
+    from flopscope.core.store import Store
+
+    store = Store()
+    try:
+        if not store.runs(ref).empty:  # a sweep of that name
+            return
+        store.resolve(ref)
+    except FlopscopeError:
+        raise FlopscopeError(ref, "no such file (nor a stored run or sweep of that name)",
+                             "check the path; `flopscope runs` lists the stored runs") from None
+    finally:
+        store.close()
 
 
 def _judged_lines(lines: list, gpu: str) -> list:

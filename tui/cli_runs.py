@@ -64,6 +64,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     """A run folder into the store, as `flopscope profile` would have stored it (host and command from its
     run.json): for a profile whose store failed after ncu had finished."""
     folder = Path(args.folder)
+    if not folder.is_dir():  # "no report.ncu-rep in this folder" would send one looking inside a folder not there
+        raise FlopscopeError(folder, "a file, not a run folder" if folder.exists() else "no such folder",
+                             "pass the run folder `flopscope profile` printed as it started (it holds report.ncu-rep)")
     if not (folder / "report.ncu-rep").is_file():
         raise FlopscopeError(folder, "no report.ncu-rep in this folder",
                              "pass a run folder made by `flopscope profile` (it prints the folder as it starts)")
