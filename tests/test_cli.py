@@ -309,6 +309,52 @@ def test_export_failure_leaves_existing_file_intact(tmp_path):
     assert target.read_text() == "precious\n"
 
 
+@pytest.mark.parametrize(("typed", "column"), [("FLOP", "flop"), ("%peak", "pct_of_peak"), ("fp32 flop", "flop_fp32"),
+                                              ("DRAM B/s", "dram_bytes_per_s"), ("Duration_S", "duration_s")])
+def test_sort_takes_the_table_titles_in_any_case_and_canonical_names(typed, column):
+    """Before, `--sort FLOP` and `--sort %Peak` (the table's own headers) were "no such column"."""
+    path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
+    out = run("report", path, "--json", "--sort", typed)
+    assert out.returncode == 0, out.stderr
+    values = [r[column] for r in json.loads(out.stdout)["rows"]]
+    assert values == sorted(values, reverse=True) and len(set(values)) > 1
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_sort_by_a_column_the_table_lacks_shows_it(columns):
+    path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
+    out = run("report", path, "--sort", "flop_fp32", "--top", "3", columns=columns)
+    assert out.returncode == 0, out.stderr
+    header, *rows = table_lines(out.stdout, "Kernel")
+    assert header.rstrip().endswith("FP32 FLOP")  # the last column, kept even at 80 columns
+    doc = json.loads(run("report", path, "--json", "--sort", "flop_fp32", "--top", "3").stdout)
+    for row, line in zip(doc["rows"], rows, strict=True):
+        value = row["flop_fp32"]
+        shown = f"{value / 1e9:.3g} G" if value >= 1e9 else f"{value / 1e6:.3g} M"  # 1.08 G, 230 M, 28.7 M
+        assert line.rstrip().endswith(shown), (line, shown)
+    assert "FP32 FLOP" not in run("report", path, "--sort", "flop").stdout
+
+
+def test_sort_by_an_unknown_column_lists_the_choices_in_one_line():
+    out = run("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--sort", "flops")
+    one_line_error(out, "--sort flops: no such column", "did you mean FLOP/s?", "Time, %Time, FLOP, FLOP/s", "%Peak",
+                   "flop_fp32", "l2_bytes")
+    assert "%Peak" in run("report", "--help").stdout
+
+
+def test_top_that_cuts_rows_of_unknown_value_says_so():
+    """The H800 report's flash_fwd_kernel has no values (ncu failed on it): unknown FLOPs sort last in both
+    directions, so `--sort flop --top 1` leaves it out, whatever it did; a line on stderr says so."""
+    path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
+    for order in ((), ("--asc",)):
+        out = run("report", path, "--sort", "flop", "--top", "1", *order)
+        assert out.returncode == 0, out.stderr
+        said = [line for line in out.stderr.splitlines() if "--top" in line]
+        assert said == ["flopscope: --top 1 left out 1 row(s) whose flop is unknown (unknown values sort last either "
+                        "way); leave out --top to see them"]
+    assert "--top" not in run("report", path, "--sort", "flop", "--top", "2").stderr
+
+
 def test_sort_by_kernel_name_is_alphabetical():
     path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
     doc = json.loads(run("report", path, "--json", "--sort", "kernel", "--asc").stdout)

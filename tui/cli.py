@@ -20,7 +20,16 @@ from rich.text import Text
 from .cli_profile import add_profile_args, cmd_profile, split_command
 from .cli_runs import add_runs_commands, interactive
 from .cli_sweep import add_sweep_command
-from .text_report import Spec, console, fitted_table, missing_lines, print_hidden, print_report, report_json
+from .text_report import (
+    Spec,
+    console,
+    fitted_table,
+    missing_lines,
+    print_hidden,
+    print_report,
+    report_json,
+    sort_column,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,7 +53,9 @@ def positive_int(text: str) -> int:
 def _view_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="an .ncu-rep report or ncu CSV (raw or details page)")
     p.add_argument("--by", choices=list(GROUPINGS), default="name", help="group rows (default: name)")
-    p.add_argument("--sort", metavar="COLUMN", help="sort by a canonical column (default: duration_s)")
+    p.add_argument("--sort", metavar="COLUMN", help="sort by a column: a title of the table (Time, FLOP, %%Peak, "
+                   "...; any case) or a key of the --json rows (flop_fp32, l2_bytes, ...), shown while sorted by it; "
+                   "unknown values last either way (default: Time)")
     p.add_argument("--asc", action="store_true", help="sort ascending")
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings (see `flopscope gpus`)")
 
@@ -98,29 +109,43 @@ NEEDS = {
 
 def _view(args):
     report = read_report(args.path, gpu=args.gpu)
-    rows = report.view(args.by, sort=args.sort, top=getattr(args, "top", None), descending=not args.asc)
-    if args.sort and rows[args.sort].isna().all():
-        needs = NEEDS.get(args.sort, (args.sort,))
+    sort = args.sort and sort_column(args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns)
+    rows = report.view(args.by, sort=sort, descending=not args.asc)
+    if sort and rows[sort].isna().all():
+        needs = NEEDS.get(sort, (sort,))
         metrics = [x for m in report.missing if m.column in needs for x in m.metrics]
         fix = f"`ncu --metrics {','.join(dict.fromkeys(metrics))}`" if metrics else ""
         raise FlopscopeError(args.path, f"no values for --sort {args.sort} in this report",
                              f"collect them with {fix}" if fix else "sort by another column")
-    return report, rows
+    top = getattr(args, "top", None)
+    if top:
+        _say_cut_unknowns(rows, sort or "duration_s", top, args.sort or "time")
+    args.sort = sort  # the column, for the table to show it
+    return report, rows.head(top) if top else rows
+
+
+def _say_cut_unknowns(rows, sort: str, top: int, title: str) -> None:
+    """Rows whose sort value is unknown sort last either way; --top cutting them says so, so `--sort flop --top
+    1` does not silently pass over a kernel whose FLOPs are unknown (it may have done the most)."""
+    cut = int(rows[sort].iloc[top:].isna().sum())
+    if cut:
+        print(f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values sort last "
+              "either way); leave out --top to see them", file=sys.stderr)
 
 
 def cmd_report(args) -> int:
     report, rows = _view(args)
-    return _print(report, rows, args.json, args.by)
+    return _print(report, rows, args.json, args.by, args.sort)
 
 
-def _print(report, rows, as_json: bool, by: str = "name") -> int:
+def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = None) -> int:
     for line in missing_lines(report):
         print(line, file=sys.stderr)
     if as_json:
         json.dump(report_json(report, rows), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print_report(report, rows, console(), by)
+        print_report(report, rows, console(), by, sort)
     return 0
 
 
