@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import stat
 import subprocess
 import sys
@@ -651,3 +652,86 @@ def test_report_header_fits_the_terminal_and_breaks_only_between_items(columns):
     assert len(items) > 10
     for item in items:
         assert sum(item in line for line in lines) == 1, (item, lines)
+
+
+def _usage_entries() -> dict[str, str]:
+    """README's Usage block as command -> the text of its entries (`flopscope CMD ...` and its indented lines)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("## Usage", 1)[1].split("```", 2)[1]
+    entries: dict[str, str] = {}
+    command = None
+    for line in block.splitlines():
+        if line.startswith("flopscope "):
+            command = line.split()[1]
+            entries[command] = entries.get(command, "") + "\n"
+        if command and line.strip():
+            entries[command] += " " + line.split("  #")[0]
+    return entries
+
+
+def _subcommands():
+    import argparse
+
+    from flopscope.tui.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    return sub.choices, helps
+
+
+def test_every_option_of_every_command_has_help_and_is_in_the_readme_usage():
+    """--help and README drifted apart (options without help text, options missing from Usage); argparse's own
+    parser is the list of what exists."""
+    import argparse
+
+    commands, helps = _subcommands()
+    entries = _usage_entries()
+    assert "PATH" in entries  # the `flopscope PATH` shortcut
+    profile_options = {o for a in commands["profile"]._actions for o in a.option_strings} - {"--name"}
+    problems = []
+    for name, parser in commands.items():
+        if not helps.get(name):
+            problems.append(f"{name}: no help")
+        text = entries.get(name)
+        if text is None:
+            problems.append(f"{name}: not in README's Usage")
+            continue
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            label = f"{name} {'/'.join(action.option_strings) or action.dest}"
+            if not action.help:
+                problems.append(f"{label}: no help text")
+            if not action.option_strings:
+                continue
+            shared = name == "sweep" and "[profile options but --name]" in text and action.option_strings[0] in \
+                profile_options
+            found = [m for o in action.option_strings for m in re.finditer(rf"(?<![\w-]){re.escape(o)}(?![\w-])",
+                                                                            text)]
+            if not found and not shared:
+                problems.append(f"{label}: not in README's Usage")
+            for m in found if action.choices else ():  # `--by name|nvtx` every choice; `--x a|b|...` some
+                shown = text[m.end():].split()[0].strip("[]").split("|")
+                some = shown[-1] == "..."
+                fits = set(shown[:-1]) <= set(action.choices) if some else sorted(shown) == sorted(action.choices)
+                if not fits:
+                    problems.append(f"{label}: README shows {shown}, choices are {'|'.join(action.choices)}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("command", ["gpus", "report", "runs", "sweep"])
+def test_an_unknown_option_points_to_the_commands_own_help(tmp_path, command):
+    """Before, `gpus --bogus` pointed to `flopscope --help`, which does not list gpus' options."""
+    args = [command, fixture_path("t4_mlp_matadd_full.ncu-rep")] if command == "report" else [command]
+    one_line_error(run(*args, "--bogus", home=tmp_path),
+                   f"flopscope {command}: unrecognized arguments: --bogus; see `flopscope {command} --help`")
+
+
+def test_demo_help_says_there_is_no_bundled_example_yet():
+    from flopscope.tui.cli import _bundled
+
+    if _bundled():
+        pytest.skip("this build bundles an example capture")
+    demo = _subcommands()[1]["demo"]
+    assert "not in this build yet" in demo and "open the bundled" not in demo

@@ -75,13 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.csv, OUT.parquet or OUT.json")
 
     p = sub.add_parser("gpus", help="list the GPU database with sources")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON list: every GPU with its key, peaks, clocks, "
+                   "memory and source")
 
     p = sub.add_parser("profile", help="run COMMAND under ncu, locally or on --host, and show its kernels",
                        usage="flopscope profile [options] -- COMMAND [ARGS...]")
     add_profile_args(p)
 
-    p = sub.add_parser("demo", help="open the bundled example capture in the app (--no-tui prints its table)")
+    p = sub.add_parser("demo", help="open the bundled example capture in the app (--no-tui prints its table)"
+                       if _bundled() else "the bundled example capture: not in this build yet (the project's GPU "
+                       "capture is pending); it says so and exits 2")
     p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
     p.add_argument("--json", action="store_true", help="with --no-tui: one JSON object, meta and rows")
 
@@ -263,11 +266,16 @@ def _judged_lines(lines: list, gpu: str) -> list:
     return [replace(line, points=[(value, judged[id(report)]) for value, report in line.points]) for line in lines]
 
 
-def bundled_example() -> str:
-    """The example report shipped in the package (tui/examples/), captured by the project on a real GPU."""
+def _bundled() -> list:
+    """The example reports shipped in the package (tui/examples/), captured by the project on a real GPU."""
     from importlib.resources import files
 
-    found = sorted(p for p in files("flopscope.tui").joinpath("examples").iterdir() if p.name.endswith(".ncu-rep"))
+    return sorted(p for p in files("flopscope.tui").joinpath("examples").iterdir() if p.name.endswith(".ncu-rep"))
+
+
+def bundled_example() -> str:
+    """The example report shipped in the package, or the one-line error that there is none yet."""
+    found = _bundled()
     if not found:
         raise FlopscopeError("demo", "this build has no bundled example (the project's GPU capture is "
                              "pending)", "open a report instead: flopscope report FILE.ncu-rep")
@@ -297,7 +305,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"flopscope: {argv[0]}: no such file; `flopscope --help` lists the commands", file=sys.stderr)
             return 2
     argv, command = split_command(argv)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # from the command's own parser, so the message points to its --help, not flopscope's
+        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     args.child_command = command
     restore = _stop_on_signals()
     try:
@@ -313,6 +323,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         restore()
+
+
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[command]
 
 
 def _stop_on_signals():

@@ -49,9 +49,13 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
     p.add_argument("--nvtx-include", action="append", default=[], metavar="EXPR", help="ncu's NVTX filter (repeat)")
     p.add_argument("--launch-skip", type=whole(0), metavar="N", help="kernel launches to skip first (N >= 0)")
     p.add_argument("--launch-count", type=whole(1), metavar="N", help="kernel launches to profile (N >= 1)")
-    p.add_argument("--replay-mode", choices=REPLAY_MODES)
-    p.add_argument("--clock-control", choices=("base", "none"))
-    p.add_argument("--target-processes", choices=("all", "application-only"))
+    p.add_argument("--replay-mode", choices=REPLAY_MODES,
+                   help="ncu's: replay each kernel, the whole application, or an NVTX/profiler range (ncu's default: "
+                        "kernel)")
+    p.add_argument("--clock-control", choices=("base", "none"),
+                   help="ncu's: lock the GPU clocks to base, or leave them as they are (ncu's default: base)")
+    p.add_argument("--target-processes", choices=("all", "application-only"),
+                   help="ncu's: profile the program and its child processes, or the program only (ncu's default: all)")
     p.add_argument("--ncu-args", default="", metavar="ARGS", help="extra ncu arguments, as one string")
     if not many_hosts:  # a sweep names its points SWEEP-param=value (--sweep-name)
         p.add_argument("--name", metavar="RUN", help="run name (default: time and program name)")

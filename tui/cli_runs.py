@@ -21,13 +21,15 @@ from .text_report import Spec, console, fitted_table, print_hidden
 def add_runs_commands(sub) -> dict:
     p = sub.add_parser("runs", help="list the runs in the store")
     p.add_argument("--sweep", help="only the runs of this sweep")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON list: id, name, sweep, params, host, GPU and totals "
+                   "of each run")
     p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
     p = sub.add_parser("diff", help="compare two stored runs kernel group by kernel group")
-    p.add_argument("run_a")
-    p.add_argument("run_b")
-    p.add_argument("--by", choices=["name", "nvtx"], default="name")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("run_a", metavar="RUN_A", help="a stored run, by name or id (`flopscope runs` lists them)")
+    p.add_argument("run_b", metavar="RUN_B", help="the run compared with RUN_A (time changes are B - A)")
+    p.add_argument("--by", choices=["name", "nvtx"], default="name",
+                   help="match kernel groups by kernel name or by NVTX range (default: name)")
+    p.add_argument("--json", action="store_true", help="one JSON object: both runs, their GPUs, a row per group")
     p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
     p = sub.add_parser("import", help="store a run folder that was profiled but not stored (e.g. the disk was full)")
     p.add_argument("folder", help="the run folder `flopscope profile` printed (it holds report.ncu-rep)")
