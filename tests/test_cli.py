@@ -459,6 +459,7 @@ def test_gpus_table_never_cuts_a_number(columns):
         tera, giga = (f"{fp32 / scale:#.3g}".rstrip(".") for scale in (1e12, 1e9))  # 3 digits, zeros kept
         assert f"{tera} TFLOP/s" in line or f"{giga} GFLOP/s" in line
         assert "…" not in line.split("https://")[0]  # only a source link may be cut
+        assert f" {gpu['key']} " in line  # what --gpu takes and error messages suggest (`v100-sxm2-16gb`)
 
 
 @pytest.fixture

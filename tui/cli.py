@@ -167,7 +167,7 @@ def cmd_gpus(args) -> int:
         return 0
     from . import format as fmt
 
-    rows = [[g.name, g.compute_capability, str(g.sms or ""),
+    rows = [[g.name, g.key, g.compute_capability, str(g.sms or ""),
              *(fmt.si(g.peak(c), "FLOP/s") for c in ("fp64", "fp32", "tensor_tf32", "tensor_fp16", "tensor_bf16",
                                                       "tensor_fp8")),
              fmt.si(g.dram_bytes_per_s, "B/s"), g.source] for g in gpus]
@@ -181,11 +181,11 @@ def cmd_gpus(args) -> int:
     return 0
 
 
-# Priorities: what drops first on a narrow terminal (higher first); Name and FP32 always stay.
-_GPU_COLUMNS = [Spec(title, numeric=title not in ("Name", "Source"), priority=p) for title, p in (
-    ("Name", 0), ("CC", 7), ("SMs", 8), ("FP64", 5), ("FP32", 0), ("TF32 TC", 4), ("FP16 TC", 1), ("BF16 TC", 2),
-    ("FP8 TC", 6),
-    ("DRAM", 3), ("Source", 9))]
+# Priorities: what drops first on a narrow terminal (higher first); Name, Key (what --gpu takes and error
+# messages suggest) and FP32 always stay.
+_GPU_COLUMNS = [Spec(title, numeric=title not in ("Name", "Key", "Source"), priority=p) for title, p in (
+    ("Name", 0), ("Key", 0), ("CC", 7), ("SMs", 8), ("FP64", 5), ("FP32", 0), ("TF32 TC", 4), ("FP16 TC", 1),
+    ("BF16 TC", 2), ("FP8 TC", 6), ("DRAM", 3), ("Source", 9))]
 
 
 def _gpu_frame(gpus):

@@ -40,6 +40,8 @@ def add_runs_commands(sub) -> dict:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     store = Store()
+    if args.sweep is not None:
+        _check_sweep(store, args.sweep)
     if interactive(args):
         from .runs_app import run_runs_app
 
@@ -60,6 +62,16 @@ def cmd_runs(args: argparse.Namespace) -> int:
     print_hidden(out, hidden)
     print(f"{len(runs)} run(s) in {store.path}", file=sys.stderr)
     return 0
+
+
+def _check_sweep(store: Store, sweep: str) -> None:
+    """`--sweep NAME` with no run of that sweep is a typo, not an empty sweep: name the sweeps there are."""
+    if not store.runs(sweep).empty:
+        return
+    names = sorted({str(s) for s in store.runs()["sweep"] if s})
+    store.close()
+    raise FlopscopeError(f"--sweep {sweep}", "no runs of this sweep in the store", f"sweeps stored: {', '.join(names)}"
+                         if names else "no sweep is stored yet (`flopscope sweep`)")
 
 
 def cmd_import(args: argparse.Namespace) -> int:
