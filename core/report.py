@@ -14,7 +14,7 @@ from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu
 from .metrics import Ceiling, RunSummary, derive, run_ceilings, summarize
-from .readers import read_metrics
+from .readers import read_metrics, report_file
 
 GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
 _SUMMED = ["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_read_bytes",
@@ -178,15 +178,19 @@ def _same_or_mixed(s: pd.Series):
 
 def read_report(path: str | Path, gpu: str | None = None, params: dict | None = None) -> Report:
     """Read any ncu output (detected by content) into a Report with derived metrics."""
+    path = report_file(path)  # a run folder: its report.ncu-rep, which meta["source"] then names
     metrics, reader_meta = read_metrics(path)
     counted = count_kernels(metrics)
     k = counted.kernels
     devices = _devices(k, metrics)
     device_name = next(iter(devices), None)  # the GPU of most launches
     ccs = {str(c) for c in pd.unique(k["cc"].dropna())}
-    if gpu:
-        spec, source = require_gpu(gpu, ccs), "--gpu"
+    if gpu:  # replaces the ceilings of every launch; the device stays the one the report names
+        spec = require_gpu(gpu, ccs)
         specs = {name: spec for name in devices}
+        # Naming the report's own GPU overrides nothing: the report still named it.
+        same = devices and all(getattr(find_gpu(n, sms), "key", None) == spec.key for n, (sms, _) in devices.items())
+        source = "report" if same else "--gpu"
     elif devices:
         specs, source = {name: find_gpu(name, sms) for name, (sms, _) in devices.items()}, "report"
         spec = specs[device_name]
@@ -202,7 +206,8 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
         "source": str(Path(path)),
         "format": reader_meta["format"],
         "gpu": device_name or (spec.name if spec else None),
-        "gpu_database_key": spec.key if spec else None,
+        "gpu_database_key": spec.key if spec else None,  # the datasheet ceilings used: --gpu's where given
+        "gpu_database_name": spec.name if spec else None,
         "gpu_source": source if (spec or device_name) else None,
         "gpus": [{"name": name, "database_key": specs[name].key if specs.get(name) else None,
                   "compute_capability": cc, "launches": n} for name, (_, n, cc) in
@@ -236,3 +241,22 @@ def _most_common(s: pd.Series):
         return None
     value = s.mode().iloc[0]
     return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def with_gpu(report: Report, gpu: str) -> Report:
+    """A report already read (a stored run, a sweep point) judged against `--gpu`'s datasheet ceilings, as
+    `read_report(path, gpu=...)` would have judged it: refused the same way (unknown name, another compute
+    capability). The devices the report names stay its devices."""
+    k = report.kernels.copy()
+    spec = require_gpu(gpu, {str(c) for c in pd.unique(k["cc"].dropna())})
+    named = [dict(g) for g in report.meta.get("gpus") or []]
+    if not named:  # no device name in the file: --gpu names the GPU, as in read_report
+        k["gpu"] = spec.name
+    several = {g["name"]: spec for g in named} if len(named) > 1 else None
+    same = named and all(g.get("database_key") == spec.key for g in named)
+    for g in named:
+        g["database_key"] = spec.key
+    meta = {**report.meta, "gpu": report.meta.get("gpu") if named else spec.name, "gpu_database_key": spec.key,
+            "gpu_database_name": spec.name, "gpu_source": "report" if same else "--gpu", "gpus": named}
+    return Report(meta=meta, kernels=ordered(derive(k, several or spec)), gpu=spec, missing=report.missing,
+                  gpus=several)

@@ -42,10 +42,23 @@ def folder_error(path: Path, exc: OSError) -> FlopscopeError:
     return FlopscopeError(where, f"cannot create it ({exc.strerror or exc})", fix)
 
 
+def folder_name(name: str) -> str:
+    """A run name as its run folder, and so the stored run, gets it: what a path would trip on becomes `_`."""
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", name).strip("._") or "run"
+
+
+def check_run_name(name: str, given: str, option: str = "--name", example: str = "run") -> None:
+    """Refuse a run or sweep name of digits only: `open 2`, `diff 2 3` and `sweep --from 2` read digits as the
+    run id `flopscope runs` shows, and such a name would take that id's place. `given`: what the user typed,
+    to name in the message (`--name 2`); `option` and `example`: the fix (`--name run2`)."""
+    if name.isdigit():
+        raise FlopscopeError(given, f"a name of digits only ({name}) would be taken for a run id by `open`, `diff` "
+                             "and `sweep --from`", f"add a letter: {option} {example}{name}")
+
+
 def new_run_dir(name: str | None, command: list[str]) -> Path:
     """A fresh folder for one profile; the name defaults to the time and the program's name."""
-    base = name or f"{time.strftime('%Y%m%d-%H%M%S')}-{Path(command[0]).name if command else 'run'}"
-    base = re.sub(r"[^A-Za-z0-9._=-]+", "_", base).strip("._") or "run"
+    base = folder_name(name or f"{time.strftime('%Y%m%d-%H%M%S')}-{Path(command[0]).name if command else 'run'}")
     runs = data_home() / "runs"
     ensure_folder(runs)
     for n in range(1000):

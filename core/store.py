@@ -222,8 +222,8 @@ class Store:
 
     def load(self, ref: str | int) -> Report:
         run_id = self.resolve(ref)
-        name, meta_text, blob = self.db.execute("SELECT name, meta, kernels FROM runs WHERE id = ?",
-                                                (run_id,)).fetchone()
+        name, meta_text, blob, params = self.db.execute("SELECT name, meta, kernels, params FROM runs WHERE id = ?",
+                                                        (run_id,)).fetchone()
         try:
             meta = json.loads(meta_text)
             kernels = pd.read_parquet(io.BytesIO(blob))
@@ -235,6 +235,8 @@ class Store:
                                  "opens with `flopscope open FOLDER/report.ncu-rep`)") from None
         meta["missing"] = [{"column": m.column, "launches": m.launches, "problem": m.problem(), "fix": m.fix()}
                            for m in missing]
+        # The values a sweep stored the run with (`batch_size`), beside the command and host the report had.
+        meta["params"] = {**(meta.get("params") or {}), **self._params(name, params)}
         gpu = find_gpu(meta.get("gpu_database_key"))
         return Report(meta=meta, kernels=kernels, gpu=gpu, missing=missing)
 

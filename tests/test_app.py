@@ -95,6 +95,16 @@ async def focus_column(pilot, table: KernelTable, name: str) -> None:
     raise AssertionError(f"column {name} not on screen")
 
 
+async def test_summary_names_the_device_and_the_gpu_whose_ceilings_judge_it():
+    """--gpu l4 on an RTX 4090 report: the app's header says both, as `flopscope report` does."""
+    app = make_app(read_report(fixture_file("rtx4090_torch_linear_sgemm.ncu-rep"), gpu="l4"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        text = "\n".join(screen_lines(app))
+        assert "NVIDIA GeForce RTX 4090, judged against NVIDIA L4 ceilings (--gpu)" in text
+        assert "from datasheet (NVIDIA L4)" in text
+
+
 # -- loading -------------------------------------------------------------------------------------------
 async def test_first_screen_shows_before_the_report_is_read(monkeypatch):
     path = fixture_file(H100)

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -111,6 +112,25 @@ def test_gpu_override_gives_datasheet_ceilings():
     forced = json.loads(run("report", path, "--json", "--gpu", "NVIDIA A100-SXM4-40GB").stdout)
     assert forced["meta"]["gpu_source"] == "--gpu"
     assert forced["rows"][0]["peak_flop_per_s"] > 1e12
+
+
+def test_gpu_override_of_a_named_device_says_both_in_header_and_json():
+    """--gpu l4 on an RTX 4090 report: the ceilings are the L4's (datasheet: 30.3 TFLOP/s FP32, 300 GB/s), and
+    the header no longer says the 4090 was "named by --gpu" over L4 ceilings."""
+    path = fixture_path("rtx4090_torch_linear_sgemm.ncu-rep")
+    out = run("report", path, "--gpu", "l4")
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first.startswith("NVIDIA GeForce RTX 4090 (CC 8.9), judged against NVIDIA L4 ceilings (--gpu) · "), first
+    meta = json.loads(run("report", path, "--gpu", "l4", "--json").stdout)["meta"]
+    assert (meta["gpu"], meta["gpu_database_key"], meta["gpu_database_name"], meta["gpu_source"]) == (
+        "NVIDIA GeForce RTX 4090", "l4", "NVIDIA L4", "--gpu")
+    ceilings = {c["name"]: c["value"] for c in meta["ceilings"]}
+    assert ceilings["fp32"] == pytest.approx(30.3e12, rel=0.01) and ceilings["dram"] == pytest.approx(300e9, rel=0.01)
+    # Naming the report's own GPU overrides nothing: the report named it.
+    own = run("report", path, "--gpu", "rtx4090").stdout.splitlines()[0]
+    assert own.startswith("NVIDIA GeForce RTX 4090 (CC 8.9), named by report · "), own
+    assert json.loads(run("report", path, "--gpu", "rtx4090", "--json").stdout)["meta"]["gpu_source"] == "report"
 
 
 BAD = {
@@ -292,6 +312,52 @@ def test_export_failure_leaves_existing_file_intact(tmp_path):
     assert target.read_text() == "precious\n"
 
 
+@pytest.mark.parametrize(("typed", "column"), [("FLOP", "flop"), ("%peak", "pct_of_peak"), ("fp32 flop", "flop_fp32"),
+                                              ("DRAM B/s", "dram_bytes_per_s"), ("Duration_S", "duration_s")])
+def test_sort_takes_the_table_titles_in_any_case_and_canonical_names(typed, column):
+    """Before, `--sort FLOP` and `--sort %Peak` (the table's own headers) were "no such column"."""
+    path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
+    out = run("report", path, "--json", "--sort", typed)
+    assert out.returncode == 0, out.stderr
+    values = [r[column] for r in json.loads(out.stdout)["rows"]]
+    assert values == sorted(values, reverse=True) and len(set(values)) > 1
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_sort_by_a_column_the_table_lacks_shows_it(columns):
+    path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
+    out = run("report", path, "--sort", "flop_fp32", "--top", "3", columns=columns)
+    assert out.returncode == 0, out.stderr
+    header, *rows = table_lines(out.stdout, "Kernel")
+    assert header.rstrip().endswith("FP32 FLOP")  # the last column, kept even at 80 columns
+    doc = json.loads(run("report", path, "--json", "--sort", "flop_fp32", "--top", "3").stdout)
+    for row, line in zip(doc["rows"], rows, strict=True):
+        value = row["flop_fp32"]
+        shown = f"{value / 1e9:.3g} G" if value >= 1e9 else f"{value / 1e6:.3g} M"  # 1.08 G, 230 M, 28.7 M
+        assert line.rstrip().endswith(shown), (line, shown)
+    assert "FP32 FLOP" not in run("report", path, "--sort", "flop").stdout
+
+
+def test_sort_by_an_unknown_column_lists_the_choices_in_one_line():
+    out = run("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--sort", "flops")
+    one_line_error(out, "--sort flops: no such column", "did you mean FLOP/s?", "Time, %Time, FLOP, FLOP/s", "%Peak",
+                   "flop_fp32", "l2_bytes")
+    assert "%Peak" in run("report", "--help").stdout
+
+
+def test_top_that_cuts_rows_of_unknown_value_says_so():
+    """The H800 report's flash_fwd_kernel has no values (ncu failed on it): unknown FLOPs sort last in both
+    directions, so `--sort flop --top 1` leaves it out, whatever it did; a line on stderr says so."""
+    path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
+    for order in ((), ("--asc",)):
+        out = run("report", path, "--sort", "flop", "--top", "1", *order)
+        assert out.returncode == 0, out.stderr
+        said = [line for line in out.stderr.splitlines() if "--top" in line]
+        assert said == ["flopscope: --top 1 left out 1 row(s) whose flop is unknown (unknown values sort last either "
+                        "way); leave out --top to see them"]
+    assert "--top" not in run("report", path, "--sort", "flop", "--top", "2").stderr
+
+
 def test_sort_by_kernel_name_is_alphabetical():
     path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
     doc = json.loads(run("report", path, "--json", "--sort", "kernel", "--asc").stdout)
@@ -395,6 +461,7 @@ def test_gpus_table_never_cuts_a_number(columns):
         tera, giga = (f"{fp32 / scale:#.3g}".rstrip(".") for scale in (1e12, 1e9))  # 3 digits, zeros kept
         assert f"{tera} TFLOP/s" in line or f"{giga} GFLOP/s" in line
         assert "…" not in line.split("https://")[0]  # only a source link may be cut
+        assert f" {gpu['key']} " in line  # what --gpu takes and error messages suggest (`v100-sxm2-16gb`)
 
 
 @pytest.fixture
@@ -458,6 +525,83 @@ def test_open_a_stored_sweep_without_a_terminal_prints_its_analysis(tmp_path):
     assert "identical at every batch_size" in out.stdout  # one report stored three times: the sweep did nothing
     points = json.loads(run("open", "sw", "--json", home=tmp_path).stdout)["analyses"][0]["points"]
     assert [p["batch_size"] for p in points] == [1, 2, 4]
+
+
+@pytest.fixture
+def stored_4090(tmp_path):
+    """An RTX 4090 report stored as run `one` and as the two points of sweep `sw`."""
+    store = Store(tmp_path / "flopscope.db")
+    report = read_report(fixture_path("rtx4090_torch_linear_sgemm.ncu-rep"))
+    store.save(report, "one")
+    for n in (1, 2):
+        store.save(report, f"p{n}", kind="sweep", sweep="sw", params={"batch_size": str(n)})
+    store.close()
+    return tmp_path
+
+
+def test_open_a_stored_run_or_sweep_applies_gpu_or_refuses_it_as_for_a_file(stored_4090):
+    """Before, `open RUN|SWEEP --gpu NAME` ignored --gpu (exit 0, the report's own ceilings)."""
+    home = stored_4090
+    for ref in ("one", "sw"):
+        one_line_error(run("open", ref, "--gpu", "bogus", "--no-tui", home=home), "--gpu bogus: not in the GPU")
+        one_line_error(run("open", ref, "--gpu", "a100-sxm4-40gb", "--no-tui", home=home), "compute capability 8.0")
+    one_line_error(run("sweep", "--from", "p1", "p2", "--gpu", "bogus", "--json", home=home), "--gpu bogus")
+    doc = json.loads(run("open", "one", "--gpu", "l4", "--json", home=home).stdout)
+    assert (doc["meta"]["gpu"], doc["meta"]["gpu_database_key"]) == ("NVIDIA GeForce RTX 4090", "l4")
+    # Every kernel is FP32 or FLOP-free, so held against the L4's FP32 datasheet peak, 30.3 TFLOP/s.
+    rows = doc["rows"]
+    expected = sum(r["flop"] for r in rows) / (sum(r["duration_s"] for r in rows) * 30.3e12)
+    assert doc["meta"]["summary"]["flops_efficiency"] == pytest.approx(expected, rel=0.01)
+    assert "judged against NVIDIA L4 ceilings (--gpu)" in run("open", "one", "--gpu", "l4", home=home).stdout
+    for command in (("open", "sw"), ("sweep", "--from", "p1", "p2")):
+        points = json.loads(run(*command, "--gpu", "l4", "--json", home=home).stdout)["analyses"][0]["points"]
+        assert [p["flops_efficiency"] for p in points] == pytest.approx([expected] * 2, rel=0.01)
+        plain = json.loads(run(*command, "--json", home=home).stdout)["analyses"][0]["points"]
+        assert plain[0]["flops_efficiency"] < expected / 2  # the 4090's own FP32 peak is 82.6 TFLOP/s
+
+
+def test_a_run_or_sweep_name_of_digits_only_is_refused_before_anything_runs(tmp_path):
+    """Before, `import FOLDER --name 1` was stored as run "1", and `open 1` then opened it, not the run with id
+    1 that `runs --json` lists."""
+    home, ran = tmp_path / "home", tmp_path / "ncu-ran"
+    ncu = tmp_path / "ncu"  # would leave a mark if anything started it
+    ncu.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    ncu.chmod(0o755)
+    folder = tmp_path / "12"
+    folder.mkdir()
+    (folder / "report.ncu-rep").write_bytes(fixture_path("t4_mlp_matadd_full.ncu-rep").read_bytes())
+    for args, needle in ((("import", folder, "--name", "1"), "--name 1: a name of digits only"),
+                         (("import", folder), f"{folder} (its name): a name of digits only (12)"),
+                         (("profile", "--ncu", ncu, "--no-tui", "--name", " 2.", "--", "true"), "--name run2"),
+                         (("sweep", "--ncu", ncu, "--no-tui", "--sweep-name", "3", "--param", "a=1,2", "--", "echo",
+                           "{a}"), "--sweep-name sweep3")):
+        one_line_error(run(*args, home=home), needle)
+    assert not ran.exists() and not (home / "runs").exists() and not (home / "flopscope.db").exists()
+    assert run("import", folder, "--name", "run1", home=home).returncode == 0  # a letter is enough
+
+
+def test_path_errors_say_what_is_wrong_with_the_path(tmp_path):
+    """Before: `open /nonexistent.ncu-rep` said "no such run in the store", `import /nonexistent` "no
+    report.ncu-rep in this folder", and `open RUN_FOLDER` "Is a directory"."""
+    home = tmp_path / "home"
+    for ref in (tmp_path / "nonexistent.ncu-rep", "nosuch.csv", "sub/dir"):
+        one_line_error(run("open", ref, "--no-tui", home=home), f"{ref}: no such file")
+    one_line_error(run("open", "nosuch", "--no-tui", home=home), "run nosuch: no such run in the store")
+    one_line_error(run("import", tmp_path / "nonexistent", home=home), "nonexistent: no such folder")
+    report = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    one_line_error(run("import", report, home=home), "a file, not a run folder")
+    folder = tmp_path / "run-folder"
+    folder.mkdir()
+    one_line_error(run("open", folder, "--no-tui", home=home), f"{folder}: a folder with no report.ncu-rep in it")
+    (folder / "report.ncu-rep").write_bytes(report.read_bytes())
+    for args in (("open", folder, "--no-tui"), (folder,), ("report", folder)):
+        out = run(*args, home=home)
+        assert out.returncode == 0 and out.stdout == run("report", folder / "report.ncu-rep").stdout, out.stderr
+    # A stored run whose name looks like a file still opens.
+    store = Store(home / "flopscope.db")
+    store.save(read_report(report), "t4.csv")
+    store.close()
+    assert "Tesla T4" in run("open", "t4.csv", "--no-tui", home=home).stdout
 
 
 @pytest.mark.parametrize("word", ["nosuch.ncu-rep", "runs/x", "./report"])
@@ -590,3 +734,86 @@ def test_export_carries_the_run_meta_that_report_json_has(tmp_path, suffix):
     raw = read_report(path).kernels
     assert meta["summary"]["total_time_s"] == pytest.approx(raw["duration_s"].sum())
     assert {c["name"] for c in meta["ceilings"]} >= {"fp32", "fp64", "dram"} and "FMA = 2" in meta["fma_convention"]
+
+
+def _usage_entries() -> dict[str, str]:
+    """README's Usage block as command -> the text of its entries (`flopscope CMD ...` and its indented lines)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("## Usage", 1)[1].split("```", 2)[1]
+    entries: dict[str, str] = {}
+    command = None
+    for line in block.splitlines():
+        if line.startswith("flopscope "):
+            command = line.split()[1]
+            entries[command] = entries.get(command, "") + "\n"
+        if command and line.strip():
+            entries[command] += " " + line.split("  #")[0]
+    return entries
+
+
+def _subcommands():
+    import argparse
+
+    from flopscope.tui.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    return sub.choices, helps
+
+
+def test_every_option_of_every_command_has_help_and_is_in_the_readme_usage():
+    """--help and README drifted apart (options without help text, options missing from Usage); argparse's own
+    parser is the list of what exists."""
+    import argparse
+
+    commands, helps = _subcommands()
+    entries = _usage_entries()
+    assert "PATH" in entries  # the `flopscope PATH` shortcut
+    profile_options = {o for a in commands["profile"]._actions for o in a.option_strings} - {"--name"}
+    problems = []
+    for name, parser in commands.items():
+        if not helps.get(name):
+            problems.append(f"{name}: no help")
+        text = entries.get(name)
+        if text is None:
+            problems.append(f"{name}: not in README's Usage")
+            continue
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            label = f"{name} {'/'.join(action.option_strings) or action.dest}"
+            if not action.help:
+                problems.append(f"{label}: no help text")
+            if not action.option_strings:
+                continue
+            shared = name == "sweep" and "[profile options but --name]" in text and action.option_strings[0] in \
+                profile_options
+            found = [m for o in action.option_strings for m in re.finditer(rf"(?<![\w-]){re.escape(o)}(?![\w-])",
+                                                                            text)]
+            if not found and not shared:
+                problems.append(f"{label}: not in README's Usage")
+            for m in found if action.choices else ():  # `--by name|nvtx` every choice; `--x a|b|...` some
+                shown = text[m.end():].split()[0].strip("[]").split("|")
+                some = shown[-1] == "..."
+                fits = set(shown[:-1]) <= set(action.choices) if some else sorted(shown) == sorted(action.choices)
+                if not fits:
+                    problems.append(f"{label}: README shows {shown}, choices are {'|'.join(action.choices)}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("command", ["gpus", "report", "runs", "sweep"])
+def test_an_unknown_option_points_to_the_commands_own_help(tmp_path, command):
+    """Before, `gpus --bogus` pointed to `flopscope --help`, which does not list gpus' options."""
+    args = [command, fixture_path("t4_mlp_matadd_full.ncu-rep")] if command == "report" else [command]
+    one_line_error(run(*args, "--bogus", home=tmp_path),
+                   f"flopscope {command}: unrecognized arguments: --bogus; see `flopscope {command} --help`")
+
+
+def test_demo_help_says_there_is_no_bundled_example_yet():
+    from flopscope.tui.cli import _bundled
+
+    if _bundled():
+        pytest.skip("this build bundles an example capture")
+    demo = _subcommands()[1]["demo"]
+    assert "not in this build yet" in demo and "open the bundled" not in demo

@@ -54,6 +54,36 @@ def test_seed_puzzle_hard_coded_batch_size_is_flagged(tmp_path):
     assert any("identical at every batch_size" in f and "never reached the program" in f for f in doc["findings"])
 
 
+def test_sweep_has_no_name_option_and_its_json_help_says_what_it_prints(tmp_path):
+    """Before, `sweep --help` listed `--name RUN`, which did nothing (points are stored as SWEEP-param=value),
+    and said --json prints "the final report" (it prints the analyses)."""
+    text = cli("sweep", "--help", home=tmp_path).stdout
+    options = " ".join(text.split())
+    assert " --name " not in options and "final report" not in options
+    assert '--json print the analysis as one JSON object, {"analyses": [...]}' in options
+    out = cli("sweep", "--name", "x", "--param", "n=1,2", "--ncu", make_ncu(tmp_path), "--", "echo", "{n}",
+              home=tmp_path)
+    assert out.returncode == 2 and "unrecognized arguments: --name x" in out.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_sweep_point_opens_with_its_parameters_and_an_unknown_sweep_is_refused(tmp_path):
+    """Before, `open POINT --json` had only command and host in meta.params (`runs --json` showed the batch
+    size), and `runs --sweep nosuch` printed an empty list with exit 0."""
+    out = cli("sweep", "--param", "batch_size=1,2", "--ncu", make_ncu(tmp_path), "--sweep-name", "bs", "--json",
+              "--", "echo", "{batch_size}", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    listed = json.loads(cli("runs", "--sweep", "bs", "--json", home=tmp_path).stdout)
+    for run in listed:
+        params = json.loads(cli("open", run["name"], "--json", home=tmp_path).stdout)["meta"]["params"]
+        assert params["batch_size"] == run["params"]["batch_size"]
+        assert params["command"] == ["echo", run["params"]["batch_size"]] and params["host"] == "localhost"
+    for flags in ((), ("--json",), ("--no-tui",)):
+        out = cli("runs", "--sweep", "nosuch", *flags, home=tmp_path)
+        assert out.returncode == 2 and out.stdout == ""
+        assert out.stderr == "flopscope: --sweep nosuch: no runs of this sweep in the store; sweeps stored: bs\n"
+
+
 def test_linear_series_from_real_launches(tmp_path):
     """Points made of N real V100 GEMM launches: FLOPs exactly linear in N, per-sample FLOPs constant."""
     rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))

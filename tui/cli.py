@@ -14,14 +14,23 @@ from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
 from flopscope.core.counters import missing_fix
 from flopscope.core.export import records, run_meta, write_table
-from flopscope.core.report import GROUPINGS
+from flopscope.core.report import GROUPINGS, Report, with_gpu
 from flopscope.core.transport import stop_all
 from rich.text import Text
 
 from .cli_profile import add_profile_args, cmd_profile, split_command, whole
 from .cli_runs import add_runs_commands, interactive
 from .cli_sweep import add_sweep_command
-from .text_report import Spec, console, fitted_table, missing_lines, print_hidden, print_report, report_json
+from .text_report import (
+    Spec,
+    console,
+    fitted_table,
+    missing_lines,
+    print_hidden,
+    print_report,
+    report_json,
+    sort_column,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -34,7 +43,9 @@ class _Parser(argparse.ArgumentParser):
 def _view_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="an .ncu-rep report or ncu CSV (raw or details page)")
     p.add_argument("--by", choices=list(GROUPINGS), default="name", help="group rows (default: name)")
-    p.add_argument("--sort", metavar="COLUMN", help="sort by a canonical column (default: duration_s)")
+    p.add_argument("--sort", metavar="COLUMN", help="sort by a column: a title of the table (Time, FLOP, %%Peak, "
+                   "...; any case) or a key of the --json rows (flop_fp32, l2_bytes, ...), shown while sorted by it; "
+                   "unknown values last either way (default: Time)")
     p.add_argument("--asc", action="store_true", help="sort ascending")
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings (see `flopscope gpus`)")
 
@@ -55,19 +66,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.csv, OUT.parquet or OUT.json")
 
     p = sub.add_parser("gpus", help="list the GPU database with sources")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON list: every GPU with its key, peaks, clocks, "
+                   "memory and source")
 
     p = sub.add_parser("profile", help="run COMMAND under ncu, locally or on --host, and show its kernels",
                        usage="flopscope profile [options] -- COMMAND [ARGS...]")
     add_profile_args(p)
 
-    p = sub.add_parser("demo", help="open the bundled example capture in the app (--no-tui prints its table)")
+    p = sub.add_parser("demo", help="open the bundled example capture in the app (--no-tui prints its table)"
+                       if _bundled() else "the bundled example capture: not in this build yet (the project's GPU "
+                       "capture is pending); it says so and exits 2")
     p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
     p.add_argument("--json", action="store_true", help="with --no-tui: one JSON object, meta and rows")
 
     p = sub.add_parser("open", help="open a report file or a stored run in the terminal app (piped: its table)")
     p.add_argument("path", help="a report file, or the name or id of a stored run or sweep")
-    p.add_argument("--gpu", metavar="NAME")
+    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings, for a file, a stored run or every "
+                   "point of a sweep")
     p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
     p.add_argument("--json", action="store_true", help="print one JSON object, meta and rows, instead of the app")
     COMMANDS.update(add_runs_commands(sub))
@@ -88,28 +103,42 @@ NEEDS = {
 
 def _view(args):
     report = read_report(args.path, gpu=args.gpu)
-    rows = report.view(args.by, sort=args.sort, top=getattr(args, "top", None), descending=not args.asc)
-    if args.sort and rows[args.sort].isna().all():
-        needs = NEEDS.get(args.sort, (args.sort,))
+    sort = args.sort and sort_column(args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns)
+    rows = report.view(args.by, sort=sort, descending=not args.asc)
+    if sort and rows[sort].isna().all():
+        needs = NEEDS.get(sort, (sort,))
         fix = missing_fix(report.missing, needs)
         raise FlopscopeError(args.path, f"no values for --sort {args.sort} in this report",
                              f"collect them with `{fix}`" if fix else "sort by another column")
-    return report, rows
+    top = getattr(args, "top", None)
+    if top:
+        _say_cut_unknowns(rows, sort or "duration_s", top, args.sort or "time")
+    args.sort = sort  # the column, for the table to show it
+    return report, rows.head(top) if top else rows
+
+
+def _say_cut_unknowns(rows, sort: str, top: int, title: str) -> None:
+    """Rows whose sort value is unknown sort last either way; --top cutting them says so, so `--sort flop --top
+    1` does not silently pass over a kernel whose FLOPs are unknown (it may have done the most)."""
+    cut = int(rows[sort].iloc[top:].isna().sum())
+    if cut:
+        print(f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values sort last "
+              "either way); leave out --top to see them", file=sys.stderr)
 
 
 def cmd_report(args) -> int:
     report, rows = _view(args)
-    return _print(report, rows, args.json, args.by)
+    return _print(report, rows, args.json, args.by, args.sort)
 
 
-def _print(report, rows, as_json: bool, by: str = "name") -> int:
+def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = None) -> int:
     for line in missing_lines(report):
         print(line, file=sys.stderr)
     if as_json:
         json.dump(report_json(report, rows), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print_report(report, rows, console(), by)
+        print_report(report, rows, console(), by, sort)
     return 0
 
 
@@ -128,7 +157,7 @@ def cmd_gpus(args) -> int:
         return 0
     from . import format as fmt
 
-    rows = [[g.name, g.compute_capability, str(g.sms or ""),
+    rows = [[g.name, g.key, g.compute_capability, str(g.sms or ""),
              *(fmt.si(g.peak(c), "FLOP/s") for c in ("fp64", "fp32", "tensor_tf32", "tensor_fp16", "tensor_bf16",
                                                       "tensor_fp8")),
              fmt.si(g.dram_bytes_per_s, "B/s"), g.source] for g in gpus]
@@ -142,11 +171,11 @@ def cmd_gpus(args) -> int:
     return 0
 
 
-# Priorities: what drops first on a narrow terminal (higher first); Name and FP32 always stay.
-_GPU_COLUMNS = [Spec(title, numeric=title not in ("Name", "Source"), priority=p) for title, p in (
-    ("Name", 0), ("CC", 7), ("SMs", 8), ("FP64", 5), ("FP32", 0), ("TF32 TC", 4), ("FP16 TC", 1), ("BF16 TC", 2),
-    ("FP8 TC", 6),
-    ("DRAM", 3), ("Source", 9))]
+# Priorities: what drops first on a narrow terminal (higher first); Name, Key (what --gpu takes and error
+# messages suggest) and FP32 always stay.
+_GPU_COLUMNS = [Spec(title, numeric=title not in ("Name", "Key", "Source"), priority=p) for title, p in (
+    ("Name", 0), ("Key", 0), ("CC", 7), ("SMs", 8), ("FP64", 5), ("FP32", 0), ("TF32 TC", 4), ("FP16 TC", 1),
+    ("BF16 TC", 2), ("FP8 TC", 6), ("DRAM", 3), ("Source", 9))]
 
 
 def _gpu_frame(gpus):
@@ -176,8 +205,10 @@ def cmd_open(args) -> int:
 
     from .sweep_app import load_sweep, run_sweep_app
 
+    _refuse_missing_file(args.path)
     sweep = load_sweep(args.path)  # a stored sweep by name
     if sweep is not None:
+        sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
         if not app:
             from .cli_sweep import _show
 
@@ -186,6 +217,7 @@ def cmd_open(args) -> int:
         return run_sweep_app(sweep, title=args.path)
 
     report = Store().load(args.path)  # a stored run by name or id (one-line error if there is none)
+    report = with_gpu(report, args.gpu) if args.gpu else report
     if not app:
         return _print(report, report.group("name"), args.json)
     from .app import run_app
@@ -193,11 +225,47 @@ def cmd_open(args) -> int:
     return run_app(args.path, gpu=args.gpu, report=report)
 
 
-def bundled_example() -> str:
-    """The example report shipped in the package (tui/examples/), captured by the project on a real GPU."""
+def _refuse_missing_file(ref: str) -> None:
+    """A ref that looks like a path (a slash, a report or CSV suffix), exists nowhere and names no stored run or
+    sweep was meant as a file: say "no such file", not "no such run in the store"."""
+    if "/" not in ref and not ref.endswith((".ncu-rep", ".csv")):
+        return
+    from flopscope.core.store import Store
+
+    store = Store()
+    try:
+        if not store.runs(ref).empty:  # a sweep of that name
+            return
+        store.resolve(ref)
+    except FlopscopeError:
+        raise FlopscopeError(ref, "no such file (nor a stored run or sweep of that name)",
+                             "check the path; `flopscope runs` lists the stored runs") from None
+    finally:
+        store.close()
+
+
+def _judged_lines(lines: list, gpu: str) -> list:
+    """A stored sweep's points judged against --gpu's ceilings (a point on several lines is judged once)."""
+    from dataclasses import replace
+
+    judged: dict[int, Report] = {}
+    for line in lines:
+        for _, report in line.points:
+            if id(report) not in judged:
+                judged[id(report)] = with_gpu(report, gpu)
+    return [replace(line, points=[(value, judged[id(report)]) for value, report in line.points]) for line in lines]
+
+
+def _bundled() -> list:
+    """The example reports shipped in the package (tui/examples/), captured by the project on a real GPU."""
     from importlib.resources import files
 
-    found = sorted(p for p in files("flopscope.tui").joinpath("examples").iterdir() if p.name.endswith(".ncu-rep"))
+    return sorted(p for p in files("flopscope.tui").joinpath("examples").iterdir() if p.name.endswith(".ncu-rep"))
+
+
+def bundled_example() -> str:
+    """The example report shipped in the package, or the one-line error that there is none yet."""
+    found = _bundled()
     if not found:
         raise FlopscopeError("demo", "this build has no bundled example (the project's GPU capture is "
                              "pending)", "open a report instead: flopscope report FILE.ncu-rep")
@@ -227,7 +295,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"flopscope: {argv[0]}: no such file; `flopscope --help` lists the commands", file=sys.stderr)
             return 2
     argv, command = split_command(argv)
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # from the command's own parser, so the message points to its --help, not flopscope's
+        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     args.child_command = command
     restore = _stop_on_signals()
     try:
@@ -243,6 +313,11 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         restore()
+
+
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[command]
 
 
 def _stop_on_signals():

@@ -16,7 +16,7 @@ from flopscope.core import FlopscopeError
 from flopscope.core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
 from flopscope.core.ncu_progress import Event, describe
 from flopscope.core.profiler import ProfileResult, profile
-from flopscope.core.runs import discard_unfinished, new_run_dir
+from flopscope.core.runs import check_run_name, discard_unfinished, folder_name, new_run_dir
 from flopscope.core.store import Store, StoreError
 from flopscope.core.transport import LocalTransport, SshTransport, check_env, stop_all
 
@@ -49,14 +49,23 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
     p.add_argument("--nvtx-include", action="append", default=[], metavar="EXPR", help="ncu's NVTX filter (repeat)")
     p.add_argument("--launch-skip", type=whole(0), metavar="N", help="kernel launches to skip first (N >= 0)")
     p.add_argument("--launch-count", type=whole(1), metavar="N", help="kernel launches to profile (N >= 1)")
-    p.add_argument("--replay-mode", choices=REPLAY_MODES)
-    p.add_argument("--clock-control", choices=("base", "none"))
-    p.add_argument("--target-processes", choices=("all", "application-only"))
+    p.add_argument("--replay-mode", choices=REPLAY_MODES,
+                   help="ncu's: replay each kernel, the whole application, or an NVTX/profiler range (ncu's default: "
+                        "kernel)")
+    p.add_argument("--clock-control", choices=("base", "none"),
+                   help="ncu's: lock the GPU clocks to base, or leave them as they are (ncu's default: base)")
+    p.add_argument("--target-processes", choices=("all", "application-only"),
+                   help="ncu's: profile the program and its child processes, or the program only (ncu's default: all)")
     p.add_argument("--ncu-args", default="", metavar="ARGS", help="extra ncu arguments, as one string")
-    p.add_argument("--name", metavar="RUN", help="run name (default: time and program name)")
+    if not many_hosts:  # a sweep names its points SWEEP-param=value (--sweep-name)
+        p.add_argument("--name", metavar="RUN", help="run name (default: time and program name)")
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
-    p.add_argument("--no-tui", action="store_true", help="print progress and the final table instead of the app")
-    p.add_argument("--json", action="store_true", help="with --no-tui: print the final report as JSON")
+    what = "the analysis of every point" if many_hosts else "the final table"
+    p.add_argument("--no-tui", action="store_true", help=f"print progress and {what} instead of the app")
+    p.add_argument("--json", action="store_true", help=(
+        'print the analysis as one JSON object, {"analyses": [...]} (and "runs": how each profiled point went), '
+        "instead of the app"
+        if many_hosts else "print the final report as one JSON object (meta and rows) instead of the app"))
 
 
 def whole(least: int, hint: str = ""):
@@ -92,6 +101,10 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
     """The profile options and environment, or the one-line error, before anything runs or is written (no run
     folder, no ssh connection). `cwds`: the working directories the command will get (a sweep substitutes
     each point's values); default: --remote-cwd."""
+    if getattr(args, "name", None):  # the stored run gets the name its folder gets (a sweep has no --name)
+        check_run_name(folder_name(args.name), f"--name {args.name}")
+    if getattr(args, "sweep_name", None):  # `open NAME` looks for a sweep first
+        check_run_name(args.sweep_name, f"--sweep-name {args.sweep_name}", "--sweep-name", "sweep")
     opts = options_from(args)
     env = parse_env(args.env)
     check_env(env)

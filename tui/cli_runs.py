@@ -10,6 +10,7 @@ from pathlib import Path
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.export import records
+from flopscope.core.runs import check_run_name
 from flopscope.core.store import Store
 from rich.text import Text
 
@@ -20,13 +21,15 @@ from .text_report import Spec, console, fitted_table, print_hidden
 def add_runs_commands(sub) -> dict:
     p = sub.add_parser("runs", help="list the runs in the store")
     p.add_argument("--sweep", help="only the runs of this sweep")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="one JSON list: id, name, sweep, params, host, GPU and totals "
+                   "of each run")
     p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
     p = sub.add_parser("diff", help="compare two stored runs kernel group by kernel group")
-    p.add_argument("run_a")
-    p.add_argument("run_b")
-    p.add_argument("--by", choices=["name", "nvtx"], default="name")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("run_a", metavar="RUN_A", help="a stored run, by name or id (`flopscope runs` lists them)")
+    p.add_argument("run_b", metavar="RUN_B", help="the run compared with RUN_A (time changes are B - A)")
+    p.add_argument("--by", choices=["name", "nvtx"], default="name",
+                   help="match kernel groups by kernel name or by NVTX range (default: name)")
+    p.add_argument("--json", action="store_true", help="one JSON object: both runs, their GPUs, a row per group")
     p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
     p = sub.add_parser("import", help="store a run folder that was profiled but not stored (e.g. the disk was full)")
     p.add_argument("folder", help="the run folder `flopscope profile` printed (it holds report.ncu-rep)")
@@ -37,6 +40,8 @@ def add_runs_commands(sub) -> dict:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     store = Store()
+    if args.sweep is not None:
+        _check_sweep(store, args.sweep)
     if interactive(args):
         from .runs_app import run_runs_app
 
@@ -59,13 +64,27 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_sweep(store: Store, sweep: str) -> None:
+    """`--sweep NAME` with no run of that sweep is a typo, not an empty sweep: name the sweeps there are."""
+    if not store.runs(sweep).empty:
+        return
+    names = sorted({str(s) for s in store.runs()["sweep"] if s})
+    store.close()
+    raise FlopscopeError(f"--sweep {sweep}", "no runs of this sweep in the store", f"sweeps stored: {', '.join(names)}"
+                         if names else "no sweep is stored yet (`flopscope sweep`)")
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """A run folder into the store, as `flopscope profile` would have stored it (host and command from its
     run.json): for a profile whose store failed after ncu had finished."""
     folder = Path(args.folder)
+    if not folder.is_dir():  # "no report.ncu-rep in this folder" would send one looking inside a folder not there
+        raise FlopscopeError(folder, "a file, not a run folder" if folder.exists() else "no such folder",
+                             "pass the run folder `flopscope profile` printed as it started (it holds report.ncu-rep)")
     if not (folder / "report.ncu-rep").is_file():
         raise FlopscopeError(folder, "no report.ncu-rep in this folder",
                              "pass a run folder made by `flopscope profile` (it prints the folder as it starts)")
+    check_run_name(args.name or folder.resolve().name, f"--name {args.name}" if args.name else f"{folder} (its name)")
     try:
         meta = json.loads((folder / "run.json").read_text())
     except (OSError, ValueError):

@@ -13,6 +13,7 @@ from pathlib import Path
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import records
 from flopscope.core.ncu_progress import describe
+from flopscope.core.report import with_gpu
 from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
@@ -188,7 +189,7 @@ def _from_sources(args) -> list[Slice]:
             else:  # a stored run, by name or id
                 store = store or Store()
                 name, stored = store.named_params(source)
-                report = store.load(source)
+                report = with_gpu(store.load(source), args.gpu) if args.gpu else store.load(source)
             pts.append((_value(name, stored, pattern, param, source), report))
             if stored and not args.param:
                 param = next(iter(stored))

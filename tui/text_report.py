@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
-from flopscope.core import FMA_CONVENTION, Report, all_gpus
+from flopscope.core import FMA_CONVENTION, FlopscopeError, Report, all_gpus
+from flopscope.core.columns import INTEGER
 from flopscope.core.counters import missing_fix
 from flopscope.core.export import records, run_meta
 from rich.cells import cell_len
@@ -16,7 +19,7 @@ from rich.text import Text
 
 from . import format as fmt
 from .blocks import Block, lines
-from .columns import table_columns
+from .columns import EXTRA_COLUMNS, Column, table_columns
 from .widgets.names import distinct_cuts
 
 
@@ -33,6 +36,7 @@ class Header:
     gpu: str  # `NVIDIA A100 80GB PCIe`, or `unknown GPU (CC 8.0)`
     cc: str  # ` (CC 8.0)`, or "" when unknown or already in `gpu`
     found: str  # what named the GPU: `report`, `--gpu`, ...
+    against: str  # the database GPU whose ceilings --gpu put in place of those of the device the report names
     source: str
     format: str
     launches: str  # `105 launches`
@@ -42,6 +46,13 @@ class Header:
     no_datasheet: str  # "" unless the GPU has no datasheet entry
     not_profiled: str  # "" unless ncu recorded nothing for some launches
     warning: str  # "" unless the profile was stored although the program failed or the report is partial
+
+    def named(self, say_report: bool = True) -> str:
+        """`, named by --gpu`; where --gpu overrode the ceilings of a GPU the report names, both:
+        `, judged against NVIDIA L4 ceilings (--gpu)`, so the header never names one GPU and uses another's."""
+        if self.against:
+            return f", judged against {self.against} ceilings ({self.found})"
+        return f", named by {self.found}" if self.found and (say_report or self.found != "report") else ""
 
 
 def header(report: Report) -> Header:
@@ -57,6 +68,7 @@ def header(report: Report) -> Header:
         totals.append(f"utilization {fmt.pct(100 * s.utilization)}")
     return Header(
         gpu=gpu, cc=cc if meta.get("gpu") and not several else "", found=meta.get("gpu_source") or "",
+        against=report.gpu.name if report.gpu and meta.get("gpu_source") == "--gpu" and meta.get("gpus") else "",
         source=meta["source"], format=meta["format"],
         launches=f"{fmt.integer(meta['launches'])} launch{'' if meta['launches'] == 1 else 'es'}",
         totals=totals, flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
@@ -70,8 +82,7 @@ def header(report: Report) -> Header:
 def header_blocks(report: Report) -> list[Block]:
     """The CLI's header: GPU and file (bold), ceilings with their sources, run-level figures, notes."""
     h = header(report)
-    found = f", named by {h.found}" if h.found else ""
-    blocks = [Block([f"{h.gpu}{h.cc}{found} ·"], "bold"),
+    blocks = [Block([f"{h.gpu}{h.cc}{h.named()} ·"], "bold"),
               Block([h.source, f"({h.format}, {h.launches})"], "bold", sep=" ", join=True),
               Block([h.no_datasheet]), Block(h.ceilings, sep=" "), Block([h.totals[0], h.flop, *h.totals[1:]]),
               Block([h.not_profiled]), Block([h.warning])]
@@ -232,14 +243,43 @@ def _fit(specs: list[Spec], natural: list[int], blank: list[bool], width: int, f
     return keep
 
 
-def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False) -> tuple[Table, list[str]]:
+def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False,
+               sort: str | None = None) -> tuple[Table, list[str]]:
     """The kernel table as the app shows it for this grouping (its first column says what a row is; `gpus`:
-    the next one says which GPU, for a file with launches on several)."""
+    the next one says which GPU, for a file with launches on several). The `sort` column is always shown, as in
+    the app: one the table lacks (FP32 FLOP) joins it last, and a narrow terminal never drops it (rows sorted
+    by values not shown read as shuffled)."""
     columns = table_columns(by, gpus)
+    if sort and sort not in {c.name for c in columns}:
+        columns.append(EXTRA_COLUMNS.get(sort) or Column(sort, sort, fmt.integer if sort in INTEGER else fmt.text, 0,
+                                                         len(sort), numeric=sort in INTEGER))
     cells = [_marked([col.render(values.get(col.name)) for col in columns], values.get("status"))
              for values in (row._asdict() for row in rows.itertuples(index=False))]
-    specs = [Spec(col.title, col.numeric, col.priority) for col in columns]
+    specs = [Spec(col.title, col.numeric, 0 if col.name == sort else col.priority) for col in columns]
     return fitted_table(specs, cells, width)
+
+
+# The --json row keys most worth sorting by, for the --sort error and help (every key works).
+SORT_KEYS = ["duration_s", "flop", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes", "l2_bytes",
+             "l1_bytes", "ai_dram", "pct_of_peak", "pct_of_roof"]
+
+
+def sort_column(text: str, by: str, gpus: bool, known: Iterable[str]) -> str:
+    """`--sort` as typed -> the column: a title of the table or of a column it adds when sorted by it (`FLOP`,
+    `%peak`, `FP32 FLOP`; any case), or a column name, the keys of `--json` rows (`known`)."""
+    wanted = " ".join(text.split()).lower()
+    names = {name.lower(): name for name in known}
+    shown = table_columns(by, gpus)
+    titles = {c.title.lower(): c.name for c in [*shown, *EXTRA_COLUMNS.values()]}
+    found = names.get(wanted) or titles.get(wanted)
+    if found:
+        return found
+    typed = {c.title.lower(): c.title for c in [*shown, *EXTRA_COLUMNS.values()]} | names  # as they are written
+    close = difflib.get_close_matches(wanted, list(typed), n=1)
+    hint = f"did you mean {typed[close[0]]}? " if close else ""
+    raise FlopscopeError(f"--sort {text}", "no such column",
+                         f"{hint}use a title of the table ({', '.join(c.title for c in shown)}, FP32 FLOP, L2 B, "
+                         f"...; any case) or a key of the --json rows ({', '.join(SORT_KEYS)}, ...)")
 
 
 def _marked(cells: list[str], status: object) -> list[str]:
@@ -257,10 +297,11 @@ def print_hidden(console: Console, hidden: list[str]) -> None:
                            style="dim"))
 
 
-def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str = "name") -> None:
+def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str = "name",
+                 sort: str | None = None) -> None:
     console.print(Group(*lines(header_blocks(report), console.width)), no_wrap=True)
     console.print()
-    table, hidden = rich_table(rows, console.width, by, isinstance(report.judged_by, dict))
+    table, hidden = rich_table(rows, console.width, by, isinstance(report.judged_by, dict), sort)
     console.print(table)
     console.print(Text(f"{fmt.integer(len(rows))} row(s) · {FMA_CONVENTION}", style="dim"))
     print_hidden(console, hidden)

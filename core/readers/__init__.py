@@ -25,19 +25,32 @@ from .csv_text import split_csv
 from .ncu_rep import MAGIC, read_ncu_rep
 from .wanted import objects
 
-__all__ = ["read_metrics"]
+__all__ = ["read_metrics", "report_file"]
 
 _HINT = "flopscope reads .ncu-rep reports and `ncu --csv` output (--page raw or details)"
 
 
+def report_file(path: str | Path) -> Path:
+    """The report `path` names: itself, or for a run folder (what `flopscope profile` prints) its report.ncu-rep,
+    so `open FOLDER` opens it instead of failing with "Is a directory"."""
+    path = Path(path)
+    if not path.is_dir():
+        return path
+    if (path / "report.ncu-rep").is_file():
+        return path / "report.ncu-rep"
+    raise FlopscopeError(path, "a folder with no report.ncu-rep in it",
+                         "pass a report file (.ncu-rep or ncu CSV), or a run folder made by `flopscope profile`")
+
+
 def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
-    """Read `path` and return (metric table, reader meta). Raises FlopscopeError on bad input.
+    """Read `path` (a report file or a run folder) and return (metric table, reader meta). Raises FlopscopeError
+    on bad input.
 
     `-` is standard input; it, a named pipe or a process substitution (`<(ncu --csv ...)`) is first copied
     to a temporary file, since the readers seek (a CSV's last row is checked before its first is read)."""
-    path = Path(path)
-    if str(path) == "-" or _is_stream(path):
-        return _read_stream(path)
+    if str(path) == "-" or _is_stream(Path(path)):
+        return _read_stream(Path(path))
+    path = report_file(path)
     try:
         head = path.open("rb").read(4)
     except OSError as exc:

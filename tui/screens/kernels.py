@@ -181,8 +181,7 @@ def summary_blocks(report: Report) -> list[Block]:
     efficiencies; its FLOPs beside the FMA convention they follow (dim); notes, and a one-line hint when the
     counters the table needs were not collected; the ceilings, each source said once."""
     h = header(report)
-    named = f", named by {h.found}" if h.found not in ("", "report") else ""  # the report naming it is the rule
-    blocks = [Block([f"{h.gpu}{named}", Path(h.source).name, h.launches], "bold"), Block(h.totals),
+    blocks = [Block([f"{h.gpu}{h.named(say_report=False)}", Path(h.source).name, h.launches], "bold"), Block(h.totals),
               Block([h.flop]), Block([FMA_CONVENTION], "dim", join=True)]
     blocks += [Block([note]) for note in (h.warning, h.no_datasheet, h.not_profiled) if note]
     hint = missing_hint(report)
