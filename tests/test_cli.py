@@ -505,7 +505,7 @@ def test_report_header_fits_the_terminal_and_breaks_only_between_items(columns):
     assert all(cell_len(line) <= columns for line in lines), lines
     h = header(read_report(path))
     items = [h.gpu, path.name, f"({h.format}, {h.launches})", h.flop, *h.totals,
-             *(c.rstrip(",;") for c in h.ceilings if c[0].isupper() and c[-1] in ",;" or "/s" in c)]
+             *(c.rstrip(",;") for c in h.ceilings if (c[0].isupper() and c[-1] in ",;") or "/s" in c)]
     assert len(items) > 10
     for item in items:
         assert sum(item in line for line in lines) == 1, (item, lines)
