@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .counters import TENSOR_COLUMNS
+from .columns import FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES
 from .gpus import Gpu
 
-SIMT = ("fp64", "fp32", "fp16")
+SIMT = tuple(c.removeprefix("flop_") for c in SIMT_FLOP)
 # Candidate precisions for the ceiling: (name, FLOP column, GPU database ceiling).
 PRECISIONS = [(p, f"flop_{p}", p) for p in SIMT] + [
-    (f"tensor_{d}", f"flop_tensor_{d}", f"tensor_{d}") for d in TENSOR_COLUMNS
+    (f"tensor_{d}", f"flop_tensor_{d}", f"tensor_{d}") for d in TENSOR_TYPES
 ]
 
 
@@ -58,7 +58,7 @@ def total_flop(k: pd.DataFrame) -> pd.Series:
     SIMT counters absent, the total is the tensor FLOPs plus the SIMT FLOPs that were counted (a GEMM's
     epilogue is noise next to its MMAs); the row says so.
     """
-    simt = k[["flop_fp64", "flop_fp32", "flop_fp16"]]
+    simt = k[list(SIMT_FLOP)]
     tensor = k["flop_tensor"]
     known = simt.sum(axis=1, skipna=False) + tensor
     beside_tensor = simt.sum(axis=1) + tensor
@@ -262,7 +262,7 @@ def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
 def _counted(ok: pd.DataFrame) -> float:
     """Every FLOP that was counted: whole launches, and the known precisions of launches whose total is
     unknown (an FP32 count stands even where FP64 counters are missing). NaN where nothing was counted."""
-    parts = ok[["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]].sum(axis=1, min_count=1)
+    parts = ok[list(FLOP_PARTS)].sum(axis=1, min_count=1)
     return float(ok["flop"].fillna(parts).sum(min_count=1))
 
 
@@ -275,7 +275,7 @@ def _compute_efficiency(ok: pd.DataFrame, time: float) -> float:
     """Share of kernel time in launches that did floating-point work. A launch with some FLOPs counted did,
     whatever else is unknown; one with none counted and some unknown cannot be placed, and then neither can
     the share."""
-    parts = ok[["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]]
+    parts = ok[list(FLOP_PARTS)]
     works = (parts > 0).any(axis=1)
     if not time or (ok["flop"].isna() & ~works).any():
         return math.nan

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .columns import ALL, FMA_CONVENTION
+from .columns import ALL, COUNTED, FMA_CONVENTION, REPORT_PEAKS
 from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu
@@ -17,10 +17,8 @@ from .metrics import Ceiling, RunSummary, derive, run_ceilings, summarize
 from .readers import read_metrics
 
 GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
-_SUMMED = ["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_read_bytes",
-           "dram_write_bytes", "dram_bytes", "l2_bytes", "l1_bytes"]
-_WEIGHTED = ["report_peak_fp64_flop_per_s", "report_peak_fp32_flop_per_s", "report_peak_fp16_flop_per_s",
-             "report_peak_dram_bytes_per_s", "sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s"]
+# Ceilings and clocks: a group's is its launches', weighted by their time.
+_WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + ["sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s"]
 _NOTES = ["estimated", "provenance"]
 NO_RANGE = "(no NVTX range)"
 
@@ -128,7 +126,7 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
         codes = pairs
     codes = pd.Series(codes, index=k.index, name="group")
     grouped = k.groupby(codes, sort=True)
-    summed = _SUMMED + [c for c in k if c.startswith("flop_tensor_")]
+    summed = [c for c in COUNTED if c in k]  # a stored run from before a tensor data type had its column
     # A group's sum is unknown if any launch ncu profiled lacks the value: a partial sum would pass for the
     # whole (FLOPs of 5 of 6 launches over the time of all 6). Launches ncu could not profile add nothing.
     profiled = (k["status"] == "ok").to_numpy() if "status" in k else np.ones(len(k), dtype=bool)

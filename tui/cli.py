@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
+from flopscope.core.columns import NEEDS
 from flopscope.core.export import records, write_table
 from flopscope.core.report import GROUPINGS
 from flopscope.core.transport import stop_all
@@ -86,20 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_FLOP = ("flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor")
-# Raw columns a derived column is computed from, to name the ncu metrics that would fill it.
-NEEDS = {
-    "flop": _FLOP, "flop_per_s": _FLOP, "pct_of_peak": _FLOP, "pct_of_roof": (*_FLOP, "dram_bytes"),
-    "ai_dram": (*_FLOP, "dram_bytes"), "ai_l2": (*_FLOP, "l2_bytes"), "ai_l1": (*_FLOP, "l1_bytes"),
-    "dram_bytes_per_s": ("dram_bytes",), "bound": (*_FLOP, "dram_bytes"),
-}
-
-
 def _view(args):
     report = read_report(args.path, gpu=args.gpu)
     rows = report.view(args.by, sort=args.sort, top=getattr(args, "top", None), descending=not args.asc)
     if args.sort and rows[args.sort].isna().all():
-        needs = NEEDS.get(args.sort, (args.sort,))
+        needs = NEEDS.get(args.sort, (args.sort,))  # the raw columns whose ncu metrics would fill it
         metrics = [x for m in report.missing if m.column in needs for x in m.metrics]
         fix = f"`ncu --metrics {','.join(dict.fromkeys(metrics))}`" if metrics else ""
         raise FlopscopeError(args.path, f"no values for --sort {args.sort} in this report",

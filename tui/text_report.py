@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 from flopscope.core import FMA_CONVENTION, Report, all_gpus
+from flopscope.core.columns import FLOP_PARTS, SIMT_FLOP
 from flopscope.core.counters import collecting
 from flopscope.core.export import records
 from rich.cells import cell_len
@@ -146,9 +147,8 @@ def missing_lines(report: Report) -> list[str]:
 
 
 # The counters the kernel table's columns are computed from, as the table's hint names them.
-_TABLE_COUNTERS = {"duration_s": "time", "flop_fp64": "FP64 FLOPs", "flop_fp32": "FP32 FLOPs",
-                   "flop_fp16": "FP16 FLOPs", "flop_tensor": "tensor FLOPs", "dram_bytes": "DRAM bytes"}
-_FLOP_COUNTERS = ["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]
+_TABLE_COUNTERS = {"duration_s": "time", **{c: f"{c.removeprefix('flop_').upper()} FLOPs" for c in SIMT_FLOP},
+                   "flop_tensor": "tensor FLOPs", "dram_bytes": "DRAM bytes"}
 
 
 def missing_hint(report: Report) -> str | None:
@@ -158,7 +158,7 @@ def missing_hint(report: Report) -> str | None:
     if not gaps:
         return None
     names = [_TABLE_COUNTERS[c] for c in _TABLE_COUNTERS if c in gaps]
-    if all(c in gaps for c in _FLOP_COUNTERS):
+    if all(c in gaps for c in FLOP_PARTS):
         names = [n for n in names if not n.endswith("FLOPs")]
         names.insert(1 if "duration_s" in gaps else 0, "FLOPs")
     what = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
