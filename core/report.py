@@ -26,13 +26,15 @@ NO_RANGE = "(no NVTX range)"
 @dataclass
 class Report:
     meta: dict
-    kernels: pd.DataFrame  # one row per launch, canonical + extra columns, derived metrics included
+    # One row per launch, canonical + extra columns, derived metrics included. The frame passed in is left as it
+    # is: the Report holds a new frame sharing its columns (no copy of a million launches) plus its own.
+    kernels: pd.DataFrame
     gpu: Gpu | None = None  # the GPU of most launches
     missing: list[Missing] = field(default_factory=list)
     gpus: dict[str, Gpu | None] | None = None  # device name -> database GPU, where launches ran on several
 
     def __post_init__(self) -> None:
-        with_launch_shares(self.kernels)
+        self.kernels = with_launch_shares(self.kernels)
         if self.gpus is None and len(self.meta.get("gpus") or []) > 1:  # a stored run: rebuild from its meta
             self.gpus = {g["name"]: find_gpu(g["database_key"]) for g in self.meta["gpus"]}
 
@@ -76,8 +78,7 @@ class Report:
     def _aggregated(self, key: str) -> pd.DataFrame:
         several = isinstance(self.judged_by, dict)  # launches of one name on two GPUs are two rows
         rows = ordered(derive(_aggregate(self.kernels, key, by_gpu=several), self.judged_by, launch_peaks=True))
-        total = self.kernels["duration_s"].sum()
-        rows["pct_time"] = 100.0 * rows["duration_s"] / total if total else np.nan
+        rows["pct_time"] = pct_time(rows["duration_s"], self.kernels["duration_s"].sum())
         return rows
 
     def view(self, by: str = "name", sort: str | None = None, top: int | None = None,
@@ -92,12 +93,19 @@ class Report:
         return rows.head(top) if top else rows
 
 
-def with_launch_shares(kernels: pd.DataFrame) -> None:
-    """Per-launch `count` (1) and `pct_time`, so the launches table is a finished view by itself."""
-    total = kernels["duration_s"].sum()
-    kernels["count"] = 1
-    kernels["pct_time"] = 100.0 * kernels["duration_s"] / total if total else np.nan
-    kernels.attrs["time_ordered"] = False
+def with_launch_shares(kernels: pd.DataFrame) -> pd.DataFrame:
+    """`kernels` with per-launch `count` (1) and `pct_time`, so the launches table is a finished view by itself.
+    A shallow copy: the caller's frame keeps its columns, and the new one shares theirs instead of copying."""
+    out = kernels.copy(deep=False)
+    out["count"] = 1
+    out["pct_time"] = pct_time(out["duration_s"], out["duration_s"].sum())
+    out.attrs["time_ordered"] = False
+    return out
+
+
+def pct_time(duration: pd.Series, total: float) -> pd.Series | float:
+    """Each row's share of the run's kernel time `total`, in %; NaN when the run took no (known) time."""
+    return 100.0 * duration / total if total else np.nan
 
 
 def _sort_key(col: pd.Series) -> pd.Series:
