@@ -134,6 +134,12 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def save(self, report: Report, name: str, *, kind: str = "profile", sweep: str | None = None,
              params: dict | None = None, host: str | None = None, command: list[str] | None = None,
              unique: bool = False) -> int:

@@ -26,6 +26,17 @@ def store(tmp_path, monkeypatch):
     s.close()
 
 
+def test_a_store_is_closed_when_its_with_block_ends_even_by_an_error(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        assert store.runs().empty
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        store.db.execute("SELECT 1")
+    with pytest.raises(FlopscopeError), Store(tmp_path / "s.db") as failing:
+        failing.load("no-such-run")
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        failing.db.execute("SELECT 1")
+
+
 def test_round_trip_keeps_every_number(store):
     report = read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"))
     store.save(report, "mw", params={"batch_size": "8"}, host="gpubox")

@@ -178,7 +178,10 @@ def cmd_open(args) -> int:
 
     from .sweep_app import load_sweep, run_sweep_app
 
-    sweep = load_sweep(args.path)  # a stored sweep by name
+    with Store() as store:
+        sweep = load_sweep(args.path, store)  # a stored sweep by name
+        # else a stored run by name or id (one-line error if there is none)
+        report = store.load(args.path) if sweep is None else None
     if sweep is not None:
         if not app:
             from .cli_sweep import _show
@@ -187,7 +190,6 @@ def cmd_open(args) -> int:
             return 0
         return run_sweep_app(sweep, title=args.path)
 
-    report = Store().load(args.path)  # a stored run by name or id (one-line error if there is none)
     if not app:
         return _print(report, report.group("name"), args.json)
     from .app import run_app

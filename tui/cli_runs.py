@@ -36,12 +36,15 @@ def add_runs_commands(sub) -> dict:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    store = Store()
-    if interactive(args):
-        from .runs_app import run_runs_app
+    with Store() as store:  # opened here too for the app: a store that cannot be opened is a one-line error
+        if not interactive(args):
+            return _list_runs(store, args)
+    from .runs_app import run_runs_app
 
-        store.close()
-        return run_runs_app(store.path, args.sweep)
+    return run_runs_app(store.path, args.sweep)
+
+
+def _list_runs(store: Store, args: argparse.Namespace) -> int:
     runs = store.runs(args.sweep)
     for name, what in store.damaged.items():
         print(f"flopscope: warning: run {name}: {what}; listed without parameters", file=sys.stderr)
@@ -74,22 +77,19 @@ def cmd_import(args: argparse.Namespace) -> int:
     command = meta.get("command") if isinstance(meta.get("command"), list) else None
     host = meta.get("host") if isinstance(meta.get("host"), str) else None
     report = read_report(folder / "report.ncu-rep", gpu=args.gpu, params={"command": command, "host": host})
-    store = Store()
-    try:
+    with Store() as store:
         stored = store.stored_from(folder / "report.ncu-rep")
         if stored and not args.name:  # a second copy would show up in every list, diff and sweep
             raise FlopscopeError(folder, f"already stored as run {stored}",
                                  f"open it with `flopscope open {stored}`, or pass --name to store another copy")
         name = store.save_unique(report, args.name or folder.resolve().name, host=host, command=command)
-    finally:
-        store.close()
     print(f"flopscope: stored {folder} as run {name} ({store.path})", file=sys.stderr)
     return 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    store = Store()
-    a, b = store.load(args.run_a), store.load(args.run_b)
+    with Store() as store:
+        a, b = store.load(args.run_a), store.load(args.run_b)
     rows = diff_runs(a, b, by=args.by)
     gpu_a, gpu_b = a.gpu_label, b.gpu_label
     if interactive(args):

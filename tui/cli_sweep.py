@@ -8,6 +8,7 @@ import re
 import sys
 import time
 from collections.abc import Callable
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
@@ -83,11 +84,8 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
     for name in unused_params(template.command, params, env, args.remote_cwd):
         print(f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its values would never "
               "reach the program", file=sys.stderr)
-    store = open_store()
-    try:
+    with open_store() as store:
         sweep = args.sweep_name or store.new_sweep(time.strftime("sweep-%Y%m%d-%H%M%S"))
-    finally:
-        store.close()
     results = _run(args, template, params, env, sweep)
     stored = sum(r.status == "stored" for r in results)
     skipped = sum(r.status == "skipped" for r in results)
@@ -157,9 +155,7 @@ def stored_points(sweep: str, store: Store | None = None,
                   warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr)) -> list[tuple[dict, object]]:
     """(parameters, report) of every readable run of `sweep`; a damaged run is left out with one warning naming
     it, so one bad row does not hide the rest of the sweep."""
-    own = store is None
-    store = store or Store()
-    try:
+    with Store() if store is None else nullcontext(store) as store:  # a store passed in stays open
         runs = store.runs(sweep)
         out = []
         for rid, name, params in zip(runs["id"], runs["name"], runs["params"], strict=True):
@@ -170,9 +166,6 @@ def stored_points(sweep: str, store: Store | None = None,
             except FlopscopeError as err:
                 warn(f"flopscope: warning: left out of sweep {sweep}: {err.problem} (run {name})")
         return out
-    finally:
-        if own:
-            store.close()
 
 
 def _from_sources(args) -> list[Slice]:
@@ -180,20 +173,17 @@ def _from_sources(args) -> list[Slice]:
     param = args.param[0].split("=")[0] if args.param else "param"
     store = None
     pts = []
-    try:
+    with ExitStack() as opened:  # the store is opened for the first stored run named, if any
         for source in args.sources:
             if Path(source).exists():
                 report, name, stored = read_report(source, gpu=args.gpu), Path(source).name, {}
             else:  # a stored run, by name or id
-                store = store or Store()
+                store = store or opened.enter_context(Store())
                 name, stored = store.named_params(source)
                 report = store.load(source)
             pts.append((_value(name, stored, pattern, param, source), report))
             if stored and not args.param:
                 param = next(iter(stored))
-    finally:
-        if store is not None:
-            store.close()
     return [Slice(param, {}, pts)] if pts else []
 
 

@@ -7,6 +7,7 @@ KernelsScreen fed that point's report. Points come from the store (`load_sweep`)
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from flopscope.core import FlopscopeError
@@ -40,9 +41,7 @@ def load_sweep(name: str, store: Store | None = None, warn=None) -> list[Slice] 
     stderr). Raises FlopscopeError when no varying parameter is numeric."""
     from .cli_sweep import stored_points
 
-    own = store is None
-    store = store or Store()
-    try:
+    with Store() if store is None else nullcontext(store) as store:  # a store passed in stays open
         runs = store.runs(sweep=name)
         if runs.empty:
             return None
@@ -50,9 +49,6 @@ def load_sweep(name: str, store: Store | None = None, warn=None) -> list[Slice] 
             raise FlopscopeError(f"sweep {name}", "its runs have no parameter values",
                                  "`flopscope runs --sweep NAME` lists what was stored")
         stored = stored_points(name, store, **({"warn": warn} if warn else {}))
-    finally:
-        if own:
-            store.close()
     if not stored:
         raise FlopscopeError(f"sweep {name}", "none of its runs can be read", "profile it again")
     return slices(stored, f"sweep {name}")

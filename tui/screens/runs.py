@@ -95,12 +95,9 @@ class RunsScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        store = Store(self.store_path)
-        try:
+        with Store(self.store_path) as store:
             self.model = RunsModel(runs_table(store.runs(self.sweep)), run_columns())
             damaged = dict(store.damaged)
-        finally:
-            store.close()
         for name, what in damaged.items():
             self.notify(f"run {name}: {what}; listed without parameters", severity="warning", timeout=8, markup=False)
         what = f"Runs of sweep {self.sweep}" if self.sweep else "Runs"
@@ -232,13 +229,9 @@ class RunsScreen(Screen):
     def _read(self, read):
         """`read(store)` on a connection of this thread; None (and a notification) if the store refuses."""
         self.app.call_from_thread(self.notify, "reading the store …", timeout=1)
-        store = None
         try:
-            store = Store(self.store_path)
-            return read(store)
+            with Store(self.store_path) as store:
+                return read(store)
         except FlopscopeError as err:
             self.app.call_from_thread(self.notify, err.line(), title="Cannot open", severity="error", markup=False)
             return None
-        finally:
-            if store is not None:
-                store.close()
