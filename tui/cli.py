@@ -15,13 +15,24 @@ from flopscope.core import FlopscopeError, all_gpus, read_report
 from flopscope.core.columns import NEEDS
 from flopscope.core.export import records, write_table
 from flopscope.core.report import GROUPINGS
+from flopscope.core.scaling import load_sweep
+from flopscope.core.store import Store
 from flopscope.core.transport import stop_all
 from rich.text import Text
 
 from .cli_profile import add_profile_args, cmd_profile, split_command
 from .cli_runs import add_runs_commands, interactive
-from .cli_sweep import add_sweep_command
-from .text_report import Spec, console, fitted_table, missing_lines, print_hidden, print_report, report_json
+from .cli_sweep import _show, add_sweep_command
+from .text_report import (
+    Spec,
+    console,
+    fitted_table,
+    missing_lines,
+    print_hidden,
+    print_report,
+    print_warning,
+    report_json,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -174,20 +185,16 @@ def cmd_open(args) -> int:
         from .app import run_app
 
         return run_app(args.path, gpu=args.gpu)
-    from flopscope.core.store import Store
-
-    from .sweep_app import load_sweep, run_sweep_app
-
     with Store() as store:
-        sweep = load_sweep(args.path, store)  # a stored sweep by name
+        sweep = load_sweep(args.path, store, print_warning)  # a stored sweep by name
         # else a stored run by name or id (one-line error if there is none)
         report = store.load(args.path) if sweep is None else None
     if sweep is not None:
         if not app:
-            from .cli_sweep import _show
-
             _show(sweep, argparse.Namespace(json=args.json, tolerance=0.05))  # run_sweep_app's tolerance
             return 0
+        from .sweep_app import run_sweep_app  # Textual only for the app
+
         return run_sweep_app(sweep, title=args.path)
 
     if not app:

@@ -7,13 +7,12 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable
-from contextlib import ExitStack, nullcontext
+from contextlib import ExitStack
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import records
-from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices
+from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices, sweep_points
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
 from flopscope.core.transport import LocalTransport, SshTransport
@@ -24,7 +23,7 @@ from rich.text import Text
 
 from . import format as fmt
 from .cli_profile import add_profile_args, checked_options, open_store
-from .text_report import console
+from .text_report import console, print_warning
 
 
 def add_sweep_command(sub) -> dict:
@@ -65,7 +64,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         lines, title, code, results = _profile_points(args)
     if lines and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
-        from .sweep_app import run_sweep_app
+        from .sweep_app import run_sweep_app  # Textual only for the app
 
         return run_sweep_app(lines, title, tolerance=args.tolerance) or code
     _show(lines, args, results)
@@ -100,7 +99,8 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
               "check it before trusting the fits", file=sys.stderr)
     code = 2 if failed and not stored + skipped else 1 if failed or suspect else 0
     try:
-        return slices(stored_points(sweep), f"sweep {sweep}"), sweep, code, results
+        with Store() as store:
+            return slices(sweep_points(sweep, store, print_warning), f"sweep {sweep}"), sweep, code, results
     except FlopscopeError as exc:
         print(f"flopscope: {exc.problem}: runs stored, no scaling analysis", file=sys.stderr)
         return [], sweep, code, results
@@ -149,23 +149,6 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
     finally:
         for t in transports:
             t.close()
-
-
-def stored_points(sweep: str, store: Store | None = None,
-                  warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr)) -> list[tuple[dict, object]]:
-    """(parameters, report) of every readable run of `sweep`; a damaged run is left out with one warning naming
-    it, so one bad row does not hide the rest of the sweep."""
-    with Store() if store is None else nullcontext(store) as store:  # a store passed in stays open
-        runs = store.runs(sweep)
-        out = []
-        for rid, name, params in zip(runs["id"], runs["name"], runs["params"], strict=True):
-            try:
-                if name in store.damaged:
-                    raise FlopscopeError(f"run {name}", f"its stored data is damaged ({store.damaged[name]})")
-                out.append((params, store.load(int(rid))))
-            except FlopscopeError as err:
-                warn(f"flopscope: warning: left out of sweep {sweep}: {err.problem} (run {name})")
-        return out
 
 
 def _from_sources(args) -> list[Slice]:

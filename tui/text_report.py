@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from dataclasses import dataclass
 
 import pandas as pd
@@ -140,6 +141,11 @@ def _flop(s) -> str:
     if s.flop_counted == s.flop_counted and s.unknown_flop_time_share == s.unknown_flop_time_share:
         return f"≥ {fmt.si(s.flop_counted)} (unknown for {fmt.pct(100 * s.unknown_flop_time_share)} of kernel time)"
     return "n/a"
+
+
+def print_warning(message: str) -> None:
+    """A warning of the engine's (a stored run left out of its sweep, say) as the CLI prints every warning."""
+    print(f"flopscope: warning: {message}", file=sys.stderr)
 
 
 def missing_lines(report: Report) -> list[str]:

@@ -13,6 +13,7 @@ from typing import ClassVar
 import pandas as pd
 from flopscope.core import FlopscopeError
 from flopscope.core.diff import diff_runs
+from flopscope.core.scaling import load_sweep
 from flopscope.core.store import Store
 from rich.text import Text
 from textual import work
@@ -215,10 +216,9 @@ class RunsScreen(Screen):
 
     @work(thread=True, exclusive=True, group="runs")
     def _sweep(self, name: str) -> None:
-        from ..sweep_app import load_sweep  # the sweep app imports the screens: import it when needed
-
-        def warn(line: str) -> None:
-            self.app.call_from_thread(self.notify, line, severity="warning", timeout=8, markup=False)
+        def warn(message: str) -> None:
+            self.app.call_from_thread(self.notify, f"flopscope: warning: {message}", severity="warning", timeout=8,
+                                      markup=False)
 
         lines = self._read(lambda store: load_sweep(name, store, warn))
         if lines:
