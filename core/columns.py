@@ -75,7 +75,6 @@ DECLARED = ALL + REPORT_PEAKS  # every column a kernels table (launches or group
 UNITS = {name: unit for name, unit, _ in DECLARED}
 DESCRIPTIONS = {name: text for name, _, text in DECLARED}
 INTEGER = ["launch_id", "device", "stream", "registers", "count"]  # whole numbers: exports write 7, not 7.0
-NUMERIC = [n for n, unit, _ in ALL if unit] + INTEGER
 
 # The counted columns, named once for every module that treats them alike.
 SIMT_FLOP = ("flop_fp64", "flop_fp32", "flop_fp16")

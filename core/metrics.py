@@ -223,7 +223,6 @@ class RunSummary:
     flops_efficiency: float  # total FLOP / sum(duration x peak of each kernel's precision)
     compute_efficiency: float  # share of kernel time in kernels that do floating-point work
     bandwidth_efficiency: float  # total DRAM bytes / sum(duration x DRAM peak): duration-weighted
-    utilization: float  # total FLOP / (wall time x peak), when the step's wall time is known
     flop_per_s: float
     dram_bytes: float
     flop_counted: float  # every FLOP counted, unknown parts left out: a lower bound of total_flop
@@ -233,7 +232,7 @@ class RunSummary:
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in self.__dict__.items()}
 
 
-def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
+def summarize(k: pd.DataFrame) -> RunSummary:
     """Run-level figures over launches (pass the per-launch table, not a grouped one). Launches ncu failed
     to profile are counted, not summed: nothing was measured for them."""
     ok = k[k["status"] == "ok"] if "status" in k else k
@@ -247,14 +246,10 @@ def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
     with_bw = ok[ok["peak_dram_bytes_per_s"].notna()]
     bw_time = float((with_bw["duration_s"] * with_bw["peak_dram_bytes_per_s"]).sum(min_count=1))
     bw_eff = _total(with_bw["dram_bytes"]) / bw_time if bw_time else math.nan
-    util = math.nan
-    if wall_time_s and peak_time and time:
-        mean_peak = peak_time / float(with_peak["duration_s"].sum())
-        util = _total(with_peak["flop"]) / (wall_time_s * mean_peak)
     return RunSummary(
         launches=len(k), not_profiled=len(k) - len(ok), total_time_s=time, total_flop=flop,
         flops_efficiency=flops_eff, compute_efficiency=_compute_efficiency(ok, time), bandwidth_efficiency=bw_eff,
-        utilization=util, flop_per_s=flop / time if time else math.nan, dram_bytes=_total(ok["dram_bytes"]),
+        flop_per_s=flop / time if time else math.nan, dram_bytes=_total(ok["dram_bytes"]),
         flop_counted=_counted(ok), unknown_flop_time_share=unknown_share,
     )
 

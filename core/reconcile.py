@@ -234,9 +234,6 @@ def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float
 def _step_time(report: Report, given: float | None, steps: int) -> tuple[float | None, str]:
     if given:
         return given, "--step-time"
-    wall = report.meta.get("wall_time_s")
-    if wall:
-        return float(wall) / steps, "the report's wall time"
     kernel = float(report.kernels["duration_s"].sum(min_count=1)) if report.kernels["duration_s"].notna().any() \
         else math.nan
     if math.isnan(kernel) or not kernel:

@@ -52,7 +52,7 @@ class Report:
         return self.meta.get("gpu")
 
     def summary(self) -> RunSummary:
-        return summarize(self.kernels, self.meta.get("wall_time_s"))
+        return summarize(self.kernels)
 
     def ceilings(self) -> list[Ceiling]:
         return run_ceilings(self.kernels, self.judged_by)

@@ -16,10 +16,6 @@ from .errors import FlopscopeError
 from .report import Report
 from .store import Store
 
-TOTALS = ["flop", "dram_bytes", "duration_s", "flop_per_sample", "flop_per_s", "flops_efficiency",
-          "bandwidth_efficiency", "launches", "kernels"]
-
-
 # A fitted slope or intercept this small against the largest |value| fitted is rounding, not a trend: polyfit's
 # float64 error is ~1e-16 of the values, and no real FLOP, byte or time count changes by a billionth.
 NOISE = 1e-9

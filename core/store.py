@@ -259,10 +259,6 @@ class Store:
                               (sweep, json.dumps(params, sort_keys=True))).fetchone()
         return None if row is None else int(row[0])
 
-    def unique_name(self, base: str) -> str:
-        """The name `save_unique` would pick now (another process may take it first: use save_unique)."""
-        return self._free_name(base)
-
     def _free_name(self, base: str) -> str:
         return _first_free(base, {r[0] for r in self.db.execute(
             "SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'", (base, _like_prefix(base) + "-%"))})

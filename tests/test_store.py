@@ -56,7 +56,8 @@ def test_round_trip_keeps_every_number(store):
 def test_names_are_unique_and_unknown_runs_are_one_line_errors(store):
     report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
     store.save(report, "run")
-    assert store.unique_name("run") == "run-1"
+    assert store.save_unique(report, "run") == "run-1"
+    assert store.save_unique(report, "run") == "run-2"
     with pytest.raises(Exception, match="no such run"):
         store.load("nope")
 

@@ -55,8 +55,6 @@ def header(report: Report) -> Header:
               f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
               f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
               f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}"]
-    if s.utilization == s.utilization:
-        totals.append(f"utilization {fmt.pct(100 * s.utilization)}")
     return Header(
         gpu=gpu, cc=cc if meta.get("gpu") and not several else "", found=meta.get("gpu_source") or "",
         source=meta["source"], format=meta["format"], launches=f"{fmt.integer(meta['launches'])} launches",
