@@ -23,6 +23,7 @@ from .ncu_catalogue import (
     uncovered,
 )
 from .readers.wanted import MODIFIER_METRIC, OPCODE_METRIC, objects
+from .units import is_missing
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
 FMA_WEIGHTS = {"add": 1.0, "mul": 1.0, "fma": 2.0}  # FMA = 2 FLOPs, everywhere
@@ -385,7 +386,7 @@ def _no_tensor_cores(cc: pd.Series) -> pd.Series:
 
 def _cc_key(cc: pd.Series) -> pd.Series:
     """Compute capability as text ('7.0'), '' where unknown; one conversion per distinct value."""
-    return cc.map({v: ("" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+    return cc.map({v: ("" if is_missing(v) else str(v))
                    for v in pd.unique(cc)}).astype(object)
 
 

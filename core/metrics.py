@@ -14,6 +14,7 @@ import pandas as pd
 
 from .columns import FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES
 from .gpus import Gpu
+from .units import is_missing
 
 SIMT = tuple(c.removeprefix("flop_") for c in SIMT_FLOP)
 # Candidate precisions for the ceiling: (name, FLOP column, GPU database ceiling).
@@ -229,7 +230,7 @@ class RunSummary:
     unknown_flop_time_share: float  # share of kernel time in launches whose FLOPs are unknown
 
     def as_dict(self) -> dict:
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in self.__dict__.items()}
+        return {k: (None if is_missing(v) else v) for k, v in self.__dict__.items()}
 
 
 def summarize(k: pd.DataFrame) -> RunSummary:

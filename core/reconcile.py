@@ -28,6 +28,7 @@ from .metrics import PRECISIONS
 from .model_flops import ModelFlops
 from .predict import PRECISION_CEILING, peak_for, utilization
 from .report import NO_RANGE, Report
+from .units import is_missing
 
 PHASES = ("forward", "backward", "optimizer", "other", "unranged")
 _EMIT_NVTX_OP = re.compile(r", seq = \d+")
@@ -71,7 +72,7 @@ class Reconciliation:
 
 
 def _clean(value):
-    if isinstance(value, float) and math.isnan(value):
+    if is_missing(value):
         return None
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from .errors import FlopscopeError
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu
 from .metrics import Ceiling, RunSummary, derive, run_ceilings, summarize
 from .readers import read_metrics
+from .units import is_missing
 
 GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
 # Ceilings and clocks: a group's is its launches', weighted by their time.
@@ -241,4 +241,4 @@ def _most_common(s: pd.Series):
     if s.empty:
         return None
     value = s.mode().iloc[0]
-    return None if isinstance(value, float) and math.isnan(value) else value
+    return None if is_missing(value) else value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from flopscope.core import FMA_CONVENTION, Report, all_gpus
 from flopscope.core.columns import FLOP_PARTS, SIMT_FLOP
 from flopscope.core.counters import collecting
 from flopscope.core.export import records
+from flopscope.core.units import is_missing
 from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.table import Table
@@ -134,9 +136,9 @@ def _gpu_names(report: Report) -> str:
 def _flop(s) -> str:
     """The run's FLOPs; where some launches' are unknown, the counted part as a lower bound and how much
     kernel time is unaccounted for (the missing counters are named on their own line)."""
-    if s.total_flop == s.total_flop:
+    if not math.isnan(s.total_flop):
         return fmt.si(s.total_flop)
-    if s.flop_counted == s.flop_counted and s.unknown_flop_time_share == s.unknown_flop_time_share:
+    if not math.isnan(s.flop_counted) and not math.isnan(s.unknown_flop_time_share):
         return f"≥ {fmt.si(s.flop_counted)} (unknown for {fmt.pct(100 * s.unknown_flop_time_share)} of kernel time)"
     return "n/a"
 
@@ -244,7 +246,7 @@ def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = Fa
 
 def _marked(cells: list[str], status: object) -> list[str]:
     """A row ncu recorded nothing for says so in its first blank cell (Time), as the header promises."""
-    if status is None or status != status or status == "ok":
+    if is_missing(status) or status == "ok":
         return cells
     blank = next((i for i in range(1, len(cells)) if not cells[i]), None)
     return cells if blank is None else [*cells[:blank], "not profiled", *cells[blank + 1:]]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import shlex
 from pathlib import Path
 from typing import ClassVar
@@ -14,6 +13,7 @@ from flopscope.core.columns import COLLECTED, SIMT_FLOP, TENSOR_TYPES
 from flopscope.core.counters import collecting
 from flopscope.core.kernel_names import function_name
 from flopscope.core.metrics import Ceiling
+from flopscope.core.units import is_missing
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -33,7 +33,7 @@ WIDE = 110  # from this many columns, metrics and roofline sit side by side
 
 def _v(row: pd.Series, name: str):
     value = row.get(name)
-    return None if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) else value
+    return None if is_missing(value) else value
 
 
 def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list[tuple[str, str]]]]:
