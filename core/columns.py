@@ -62,9 +62,37 @@ EXTRA: list[tuple[str, str, str]] = [
     ("status", "", "ok, or why ncu recorded no values for the launch"),
 ]
 ALL = CANONICAL + EXTRA
-UNITS = {name: unit for name, unit, _ in ALL}
-DESCRIPTIONS = {name: text for name, _, text in ALL}
+
+# Internal columns, after all others in a launches or grouped table (and so in exports): the report's own
+# ceilings per launch (peak per cycle x measured clock), which win over the datasheet in `metrics.derive`.
+REPORT_PEAKS: list[tuple[str, str, str]] = [
+    ("report_peak_fp64_flop_per_s", "FLOP/s", "FP64 SIMT ceiling from the report's peak counters"),
+    ("report_peak_fp32_flop_per_s", "FLOP/s", "FP32 SIMT ceiling from the report's peak counters"),
+    ("report_peak_fp16_flop_per_s", "FLOP/s", "FP16 SIMT ceiling from the report's peak counters"),
+    ("report_peak_dram_bytes_per_s", "B/s", "DRAM bandwidth ceiling from the report's peak counters"),
+]
+DECLARED = ALL + REPORT_PEAKS  # every column a kernels table (launches or groups) may hold
+UNITS = {name: unit for name, unit, _ in DECLARED}
+DESCRIPTIONS = {name: text for name, _, text in DECLARED}
 INTEGER = ["launch_id", "device", "stream", "registers", "count"]  # whole numbers: exports write 7, not 7.0
-NUMERIC = [n for n, unit, _ in ALL if unit] + INTEGER
+
+# The counted columns, named once for every module that treats them alike.
+SIMT_FLOP = ("flop_fp64", "flop_fp32", "flop_fp16")
+TENSOR_TYPES = ("fp64", "tf32", "fp16", "fp16_acc16", "bf16", "fp8", "fp8_acc16", "fp6", "fp4")
+TENSOR_FLOP = tuple(f"flop_tensor_{t}" for t in TENSOR_TYPES)  # per data type; they add up to flop_tensor
+FLOP_PARTS = (*SIMT_FLOP, "flop_tensor")  # `flop` is their sum
+# What ncu counts per launch, one ncu option each (counters.collecting names it): a launch without any of them
+# was not profiled; a table lacking one says which counters to collect.
+COLLECTED = ("duration_s", *FLOP_PARTS, "dram_bytes", "l2_bytes", "l1_bytes")
+# Every per-launch amount: a group's value is the sum of its launches'.
+COUNTED = ("duration_s", *FLOP_PARTS, "dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes", "l1_bytes",
+           *TENSOR_FLOP)
+# Derived columns -> the counted columns they are computed from (a derived value is missing when one is).
+NEEDS: dict[str, tuple[str, ...]] = {
+    "flop": FLOP_PARTS, "flop_per_s": FLOP_PARTS, "pct_of_peak": FLOP_PARTS,
+    "pct_of_roof": (*FLOP_PARTS, "dram_bytes"), "bound": (*FLOP_PARTS, "dram_bytes"),
+    "ai_dram": (*FLOP_PARTS, "dram_bytes"), "ai_l2": (*FLOP_PARTS, "l2_bytes"), "ai_l1": (*FLOP_PARTS, "l1_bytes"),
+    "dram_bytes_per_s": ("dram_bytes",),
+}
 
 FMA_CONVENTION = "FMA = 2 FLOPs (FP16: ncu counts 2-lane HFMA2s, 4 FLOPs each)"

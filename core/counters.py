@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .columns import COLLECTED, SIMT_FLOP, TENSOR_TYPES
 from .kernel_names import short_name
 from .ncu_catalogue import (
     ASK_FOR_TENSOR_COUNTERS,
@@ -23,6 +24,7 @@ from .ncu_catalogue import (
     uncovered,
 )
 from .readers.wanted import MODIFIER_METRIC, OPCODE_METRIC, objects
+from .units import is_missing
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
 FMA_WEIGHTS = {"add": 1.0, "mul": 1.0, "fma": 2.0}  # FMA = 2 FLOPs, everywhere
@@ -42,7 +44,6 @@ TENSOR_DTYPES = ("fp64", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4")
 # Data types whose MMAs may accumulate in FP16, at twice the FP32-accumulate rate on GeForce: their FP16-
 # accumulate FLOPs get columns (and ceilings) of their own, `flop_tensor_fp16_acc16`.
 ACC16 = ("fp16", "fp8")
-TENSOR_COLUMNS = ("fp64", "tf32", "fp16", "fp16_acc16", "bf16", "fp8", "fp8_acc16", "fp6", "fp4")
 # FLOPs per warp-level tensor instruction, checked against 2*M*N*K on real data before being listed:
 # Volta HMMA.884 (V100 CUTLASS 20480^3 GEMM: 33,554,432,000 instructions = 2*20480^3 / 512).
 # Volta tensor cores do FP16 only, so the estimate also names its data type. The check was an FP32-accumulate
@@ -172,8 +173,7 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     _note_simt_beside_tensor(prov, out)
     out["estimated"] = prov.column("estimated")
     out["provenance"] = prov.column("provenance")
-    numbers = out[["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes",
-                   "l2_bytes", "l1_bytes"]]
+    numbers = out[list(COLLECTED)]
     out["status"] = pd.Categorical.from_codes(_unmeasured(df, numbers).to_numpy(dtype=np.int8),
                                               categories=["ok", "not profiled: ncu recorded no values for this launch"])
     rate_only = {column: dur.isna() & df[cols].notna().any(axis=1) for column, pattern in _RATES.items()
@@ -181,17 +181,14 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     return Counted(out, _missing(out, absent, rate_only, no_factor))
 
 
-SIMT_COLUMNS = ("flop_fp64", "flop_fp32", "flop_fp16")
-
-
 def _note_simt_beside_tensor(prov: _Provenance, out: pd.DataFrame) -> None:
     """Counted tensor work with SIMT counters absent: the total is the tensor FLOPs plus the SIMT FLOPs that
     were counted (a GEMM's epilogue is noise next to its MMAs, see metrics.total_flop); the row says so."""
-    unknown = out[list(SIMT_COLUMNS)].isna()
+    unknown = out[list(SIMT_FLOP)].isna()
     tensor = out["flop_tensor"] > 0
     none = unknown.all(axis=1)
     prov.add("provenance", none & tensor, "flop is tensor work only (SIMT counters not collected)")
-    for col in SIMT_COLUMNS:
+    for col in SIMT_FLOP:
         prov.add("provenance", unknown[col] & ~none & tensor, f"flop leaves out {col} (counters not collected)")
 
 
@@ -319,9 +316,9 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> pd.S
                      f"flop_tensor_{column}: ncu counts {src.replace('_', '/')} together")
         prev = by_dtype.get(column)
         by_dtype[column] = ops if prev is None else prev.add(ops, fill_value=0.0)
-    for column in TENSOR_COLUMNS:
+    for column in TENSOR_TYPES:
         out[f"flop_tensor_{column}"] = by_dtype.get(column, pd.Series(np.nan, index=df.index))
-    counted = out[[f"flop_tensor_{c}" for c in TENSOR_COLUMNS]].sum(axis=1, min_count=1)
+    counted = out[[f"flop_tensor_{c}" for c in TENSOR_TYPES]].sum(axis=1, min_count=1)
     inst = _col(df, "smsp__inst_executed_pipe_tensor.sum").fillna(_col(df, "sm__inst_executed_pipe_tensor.sum"))
     cc = _cc_key(out["cc"])
     factor = cc.map({k: f for k, (f, _, _) in TENSOR_FLOP_PER_INST.items()}).astype(float)
@@ -390,7 +387,7 @@ def _no_tensor_cores(cc: pd.Series) -> pd.Series:
 
 def _cc_key(cc: pd.Series) -> pd.Series:
     """Compute capability as text ('7.0'), '' where unknown; one conversion per distinct value."""
-    return cc.map({v: ("" if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+    return cc.map({v: ("" if is_missing(v) else str(v))
                    for v in pd.unique(cc)}).astype(object)
 
 
@@ -459,7 +456,7 @@ def _dram_clock(df: pd.DataFrame, out: pd.DataFrame) -> pd.Series:
     return (total["cycles"] / total["time"]).where(dur > 0).fillna(hz)
 
 
-_FIXES = {
+_NCU_METRICS = {
     "duration_s": ["gpu__time_duration.sum"],
     "flop_fp64": [f"smsp__sass_thread_inst_executed_op_d{o}_pred_on.sum" for o in FMA_WEIGHTS],
     "flop_fp32": [f"smsp__sass_thread_inst_executed_op_f{o}_pred_on.sum" for o in FMA_WEIGHTS],
@@ -471,6 +468,7 @@ _FIXES = {
     "l2_bytes": ["lts__t_bytes.sum"],
     "l1_bytes": ["l1tex__t_bytes.sum"],
 }
+_FIXES = {column: _NCU_METRICS[column] for column in COLLECTED}  # every collected column has its ncu metrics
 
 
 def collecting(columns: Collection[str], ccs: Collection[str] = ()) -> str | None:

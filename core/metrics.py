@@ -12,13 +12,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .counters import TENSOR_COLUMNS
+from .columns import FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES
 from .gpus import Gpu
+from .units import is_missing
 
-SIMT = ("fp64", "fp32", "fp16")
+SIMT = tuple(c.removeprefix("flop_") for c in SIMT_FLOP)
 # Candidate precisions for the ceiling: (name, FLOP column, GPU database ceiling).
 PRECISIONS = [(p, f"flop_{p}", p) for p in SIMT] + [
-    (f"tensor_{d}", f"flop_tensor_{d}", f"tensor_{d}") for d in TENSOR_COLUMNS
+    (f"tensor_{d}", f"flop_tensor_{d}", f"tensor_{d}") for d in TENSOR_TYPES
 ]
 
 
@@ -58,7 +59,7 @@ def total_flop(k: pd.DataFrame) -> pd.Series:
     SIMT counters absent, the total is the tensor FLOPs plus the SIMT FLOPs that were counted (a GEMM's
     epilogue is noise next to its MMAs); the row says so.
     """
-    simt = k[["flop_fp64", "flop_fp32", "flop_fp16"]]
+    simt = k[list(SIMT_FLOP)]
     tensor = k["flop_tensor"]
     known = simt.sum(axis=1, skipna=False) + tensor
     beside_tensor = simt.sum(axis=1) + tensor
@@ -223,17 +224,16 @@ class RunSummary:
     flops_efficiency: float  # total FLOP / sum(duration x peak of each kernel's precision)
     compute_efficiency: float  # share of kernel time in kernels that do floating-point work
     bandwidth_efficiency: float  # total DRAM bytes / sum(duration x DRAM peak): duration-weighted
-    utilization: float  # total FLOP / (wall time x peak), when the step's wall time is known
     flop_per_s: float
     dram_bytes: float
     flop_counted: float  # every FLOP counted, unknown parts left out: a lower bound of total_flop
     unknown_flop_time_share: float  # share of kernel time in launches whose FLOPs are unknown
 
     def as_dict(self) -> dict:
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in self.__dict__.items()}
+        return {k: (None if is_missing(v) else v) for k, v in self.__dict__.items()}
 
 
-def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
+def summarize(k: pd.DataFrame) -> RunSummary:
     """Run-level figures over launches (pass the per-launch table, not a grouped one). Launches ncu failed
     to profile are counted, not summed: nothing was measured for them."""
     ok = k[k["status"] == "ok"] if "status" in k else k
@@ -247,14 +247,10 @@ def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
     with_bw = ok[ok["peak_dram_bytes_per_s"].notna()]
     bw_time = float((with_bw["duration_s"] * with_bw["peak_dram_bytes_per_s"]).sum(min_count=1))
     bw_eff = _total(with_bw["dram_bytes"]) / bw_time if bw_time else math.nan
-    util = math.nan
-    if wall_time_s and peak_time and time:
-        mean_peak = peak_time / float(with_peak["duration_s"].sum())
-        util = _total(with_peak["flop"]) / (wall_time_s * mean_peak)
     return RunSummary(
         launches=len(k), not_profiled=len(k) - len(ok), total_time_s=time, total_flop=flop,
         flops_efficiency=flops_eff, compute_efficiency=_compute_efficiency(ok, time), bandwidth_efficiency=bw_eff,
-        utilization=util, flop_per_s=flop / time if time else math.nan, dram_bytes=_total(ok["dram_bytes"]),
+        flop_per_s=flop / time if time else math.nan, dram_bytes=_total(ok["dram_bytes"]),
         flop_counted=_counted(ok), unknown_flop_time_share=unknown_share,
     )
 
@@ -262,7 +258,7 @@ def summarize(k: pd.DataFrame, wall_time_s: float | None = None) -> RunSummary:
 def _counted(ok: pd.DataFrame) -> float:
     """Every FLOP that was counted: whole launches, and the known precisions of launches whose total is
     unknown (an FP32 count stands even where FP64 counters are missing). NaN where nothing was counted."""
-    parts = ok[["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]].sum(axis=1, min_count=1)
+    parts = ok[list(FLOP_PARTS)].sum(axis=1, min_count=1)
     return float(ok["flop"].fillna(parts).sum(min_count=1))
 
 
@@ -275,7 +271,7 @@ def _compute_efficiency(ok: pd.DataFrame, time: float) -> float:
     """Share of kernel time in launches that did floating-point work. A launch with some FLOPs counted did,
     whatever else is unknown; one with none counted and some unknown cannot be placed, and then neither can
     the share."""
-    parts = ok[["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]]
+    parts = ok[list(FLOP_PARTS)]
     works = (parts > 0).any(axis=1)
     if not time or (ok["flop"].isna() & ~works).any():
         return math.nan

@@ -20,11 +20,11 @@ PRECISION_CEILING = {"fp64": "fp64", "fp32": "fp32", "tf32": "tensor_tf32", "fp1
                      "bf16": "tensor_bf16"}
 # Without --gpu: one Ampere and one Hopper part, both with every precision above.
 DEFAULT_GPUS = ("a100-sxm4-80gb", "h100-sxm")
-# Database rows that are one device of a multi-GPU board: (devices per board, note).
+# Database rows that are one device of a multi-GPU board: the note predictions for it carry.
 BOARDS = {
-    "k80": (2, "Tesla K80: a K80 board is two GK210 GPUs and a framework sees one; predictions use ONE device "
-               "(4.37 TFLOP/s FP32, 1.46 FP64), not the board's 8.73 / 2.91. Two devices need data parallelism "
-               "and at best halve the time."),
+    "k80": "Tesla K80: a K80 board is two GK210 GPUs and a framework sees one; predictions use ONE device "
+           "(4.37 TFLOP/s FP32, 1.46 FP64), not the board's 8.73 / 2.91. Two devices need data parallelism "
+           "and at best halve the time.",
 }
 
 
@@ -81,13 +81,8 @@ def predict_all(flop: float, gpu_names: list[str] | None, precision: str, ppp: f
     """Predictions for every --gpu (an error if one lacks the precision), else for DEFAULT_GPUS; and notes."""
     gpus = [require_gpu(n) for n in gpu_names] if gpu_names else [require_gpu(k) for k in DEFAULT_GPUS]
     predictions = [predict(flop, g, precision, ppp, batch) for g in gpus]
-    notes = [BOARDS[key][1] for key in dict.fromkeys(g.key for g in gpus) if key in BOARDS]
+    notes = [BOARDS[key] for key in dict.fromkeys(g.key for g in gpus) if key in BOARDS]
     return predictions, notes
-
-
-def board_peak(gpu: Gpu, precision: str) -> float:
-    """Peak of the whole board (both K80 GPUs), for comparison with board datasheet figures only."""
-    return BOARDS.get(gpu.key, (1, ""))[0] * peak_for(gpu, precision)
 
 
 def utilization(flop: float, seconds: float, peak_flop_per_s: float) -> float:

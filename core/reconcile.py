@@ -28,6 +28,7 @@ from .metrics import PRECISIONS
 from .model_flops import ModelFlops
 from .predict import PRECISION_CEILING, peak_for, utilization
 from .report import NO_RANGE, Report
+from .units import is_missing
 
 PHASES = ("forward", "backward", "optimizer", "other", "unranged")
 _EMIT_NVTX_OP = re.compile(r", seq = \d+")
@@ -71,7 +72,7 @@ class Reconciliation:
 
 
 def _clean(value):
-    if isinstance(value, float) and math.isnan(value):
+    if is_missing(value):
         return None
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
@@ -234,9 +235,6 @@ def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float
 def _step_time(report: Report, given: float | None, steps: int) -> tuple[float | None, str]:
     if given:
         return given, "--step-time"
-    wall = report.meta.get("wall_time_s")
-    if wall:
-        return float(wall) / steps, "the report's wall time"
     kernel = float(report.kernels["duration_s"].sum(min_count=1)) if report.kernels["duration_s"].notna().any() \
         else math.nan
     if math.isnan(kernel) or not kernel:

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .columns import ALL, FMA_CONVENTION
+from .columns import ALL, COUNTED, FMA_CONVENTION, REPORT_PEAKS
 from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu
 from .metrics import Ceiling, RunSummary, derive, run_ceilings, summarize
 from .readers import read_metrics, report_file
+from .units import is_missing
 
 GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
-_SUMMED = ["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_read_bytes",
-           "dram_write_bytes", "dram_bytes", "l2_bytes", "l1_bytes"]
-_WEIGHTED = ["report_peak_fp64_flop_per_s", "report_peak_fp32_flop_per_s", "report_peak_fp16_flop_per_s",
-             "report_peak_dram_bytes_per_s", "sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s"]
+# Ceilings and clocks: a group's is its launches', weighted by their time.
+_WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + ["sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s"]
 _NOTES = ["estimated", "provenance"]
 NO_RANGE = "(no NVTX range)"
 
@@ -28,13 +26,15 @@ NO_RANGE = "(no NVTX range)"
 @dataclass
 class Report:
     meta: dict
-    kernels: pd.DataFrame  # one row per launch, canonical + extra columns, derived metrics included
+    # One row per launch, canonical + extra columns, derived metrics included. The frame passed in is left as it
+    # is: the Report holds a new frame sharing its columns (no copy of a million launches) plus its own.
+    kernels: pd.DataFrame
     gpu: Gpu | None = None  # the GPU of most launches
     missing: list[Missing] = field(default_factory=list)
     gpus: dict[str, Gpu | None] | None = None  # device name -> database GPU, where launches ran on several
 
     def __post_init__(self) -> None:
-        with_launch_shares(self.kernels)
+        self.kernels = with_launch_shares(self.kernels)
         if self.gpus is None and len(self.meta.get("gpus") or []) > 1:  # a stored run: rebuild from its meta
             self.gpus = {g["name"]: find_gpu(g["database_key"]) for g in self.meta["gpus"]}
 
@@ -52,7 +52,7 @@ class Report:
         return self.meta.get("gpu")
 
     def summary(self) -> RunSummary:
-        return summarize(self.kernels, self.meta.get("wall_time_s"))
+        return summarize(self.kernels)
 
     def ceilings(self) -> list[Ceiling]:
         return run_ceilings(self.kernels, self.judged_by)
@@ -78,8 +78,7 @@ class Report:
     def _aggregated(self, key: str) -> pd.DataFrame:
         several = isinstance(self.judged_by, dict)  # launches of one name on two GPUs are two rows
         rows = ordered(derive(_aggregate(self.kernels, key, by_gpu=several), self.judged_by, launch_peaks=True))
-        total = self.kernels["duration_s"].sum()
-        rows["pct_time"] = 100.0 * rows["duration_s"] / total if total else np.nan
+        rows["pct_time"] = pct_time(rows["duration_s"], self.kernels["duration_s"].sum())
         return rows
 
     def view(self, by: str = "name", sort: str | None = None, top: int | None = None,
@@ -94,12 +93,19 @@ class Report:
         return rows.head(top) if top else rows
 
 
-def with_launch_shares(kernels: pd.DataFrame) -> None:
-    """Per-launch `count` (1) and `pct_time`, so the launches table is a finished view by itself."""
-    total = kernels["duration_s"].sum()
-    kernels["count"] = 1
-    kernels["pct_time"] = 100.0 * kernels["duration_s"] / total if total else np.nan
-    kernels.attrs["time_ordered"] = False
+def with_launch_shares(kernels: pd.DataFrame) -> pd.DataFrame:
+    """`kernels` with per-launch `count` (1) and `pct_time`, so the launches table is a finished view by itself.
+    A shallow copy: the caller's frame keeps its columns, and the new one shares theirs instead of copying."""
+    out = kernels.copy(deep=False)
+    out["count"] = 1
+    out["pct_time"] = pct_time(out["duration_s"], out["duration_s"].sum())
+    out.attrs["time_ordered"] = False
+    return out
+
+
+def pct_time(duration: pd.Series, total: float) -> pd.Series | float:
+    """Each row's share of the run's kernel time `total`, in %; NaN when the run took no (known) time."""
+    return 100.0 * duration / total if total else np.nan
 
 
 def _sort_key(col: pd.Series) -> pd.Series:
@@ -128,7 +134,7 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
         codes = pairs
     codes = pd.Series(codes, index=k.index, name="group")
     grouped = k.groupby(codes, sort=True)
-    summed = _SUMMED + [c for c in k if c.startswith("flop_tensor_")]
+    summed = [c for c in COUNTED if c in k]  # a stored run from before a tensor data type had its column
     # A group's sum is unknown if any launch ncu profiled lacks the value: a partial sum would pass for the
     # whole (FLOPs of 5 of 6 launches over the time of all 6). Launches ncu could not profile add nothing.
     profiled = (k["status"] == "ok").to_numpy() if "status" in k else np.ones(len(k), dtype=bool)
@@ -240,7 +246,7 @@ def _most_common(s: pd.Series):
     if s.empty:
         return None
     value = s.mode().iloc[0]
-    return None if isinstance(value, float) and math.isnan(value) else value
+    return None if is_missing(value) else value
 
 
 def with_gpu(report: Report, gpu: str) -> Report:

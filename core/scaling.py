@@ -4,6 +4,8 @@ findings that tripped people up by hand (FLOPs that do not grow with batch size,
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,10 +14,7 @@ import pandas as pd
 
 from .errors import FlopscopeError
 from .report import Report
-
-TOTALS = ["flop", "dram_bytes", "duration_s", "flop_per_sample", "flop_per_s", "flops_efficiency",
-          "bandwidth_efficiency", "launches", "kernels"]
-
+from .store import Store
 
 # A fitted slope or intercept this small against the largest |value| fitted is rounding, not a trend: polyfit's
 # float64 error is ~1e-16 of the values, and no real FLOP, byte or time count changes by a billionth.
@@ -67,6 +66,46 @@ def slices(runs: list[tuple[dict, Report]], where: str = "sweep") -> list[Slice]
         return longer
     # No grid: the parameters moved together (batch size and learning rate scaled at once). One line each.
     return [Slice(param, {}, [(float(params[param]), report) for params, report in runs]) for param in numeric]
+
+
+def _python_warning(message: str) -> None:
+    warnings.warn(message, stacklevel=3)
+
+
+def sweep_points(name: str, store: Store,
+                 warn: Callable[[str], None] = _python_warning) -> list[tuple[dict, Report]]:
+    """(parameters, report) of every readable run of sweep `name`, in the order stored. A damaged run is left
+    out with one `warn(message)` naming it (default: a Python warning), so one bad row does not hide the rest."""
+    runs = store.runs(name)
+    out = []
+    for rid, run, params in zip(runs["id"], runs["name"], runs["params"], strict=True):
+        try:
+            if run in store.damaged:
+                raise FlopscopeError(f"run {run}", f"its stored data is damaged ({store.damaged[run]})")
+            out.append((params, store.load(int(rid))))
+        except FlopscopeError as err:
+            warn(f"left out of sweep {name}: {err.problem} (run {run})")
+    return out
+
+
+def load_sweep(name: str, store: Store, warn: Callable[[str], None] = _python_warning) -> list[Slice] | None:
+    """The lines to analyse (`slices`) from the stored runs of sweep `name`, points in the order stored; None if
+    there is no such sweep. A damaged run is left out with a `warn` (see `sweep_points`). Raises FlopscopeError
+    when no run has parameter values, none can be read, or no varying parameter is numeric.
+
+        with Store() as store:
+            lines = load_sweep("sweep-20250101-120000", store)
+    """
+    runs = store.runs(sweep=name)
+    if runs.empty:
+        return None
+    if not any(runs["params"]):
+        raise FlopscopeError(f"sweep {name}", "its runs have no parameter values",
+                             "`flopscope runs --sweep NAME` lists what was stored")
+    stored = sweep_points(name, store, warn)
+    if not stored:
+        raise FlopscopeError(f"sweep {name}", "none of its runs can be read", "profile it again")
+    return slices(stored, f"sweep {name}")
 
 
 def _is_number(value) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import sqlite3
 import time
@@ -134,6 +135,12 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
     def save(self, report: Report, name: str, *, kind: str = "profile", sweep: str | None = None,
              params: dict | None = None, host: str | None = None, command: list[str] | None = None,
              unique: bool = False) -> int:
@@ -255,10 +262,6 @@ class Store:
                               (sweep, json.dumps(params, sort_keys=True))).fetchone()
         return None if row is None else int(row[0])
 
-    def unique_name(self, base: str) -> str:
-        """The name `save_unique` would pick now (another process may take it first: use save_unique)."""
-        return self._free_name(base)
-
     def _free_name(self, base: str) -> str:
         return _first_free(base, {r[0] for r in self.db.execute(
             "SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'", (base, _like_prefix(base) + "-%"))})
@@ -302,5 +305,5 @@ def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host
     meta = {**report.meta, "missing": [m.__dict__ for m in report.missing]}
     return (time.time(), kind, sweep, json.dumps(params or {}, sort_keys=True), host,
             json.dumps(command) if command else None, report.gpu_label, len(report.kernels),
-            summary.total_time_s, None if summary.total_flop != summary.total_flop else summary.total_flop,
+            summary.total_time_s, None if math.isnan(summary.total_flop) else summary.total_flop,
             json.dumps(meta, default=str), blob.getvalue())

@@ -116,17 +116,14 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
     others; a store that cannot be written stops the sweep. Every point ends with exactly one result."""
     env = env or {}
     results: list[PointResult] = []
-    store = Store()
     todo = []
-    try:
+    with Store() as store:
         for point in points(params):
             if resume and store.find(sweep, point) is not None:
                 results.append(PointResult(point, "skipped", host=""))
                 on_point(results[-1])
             else:
                 todo.append(point)
-    finally:
-        store.close()
     pending = _Pending(todo)
     lock = threading.Lock()
     lost: list[str] = []
@@ -149,7 +146,7 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
             pending.stop(err.line())
             return
         host_template = dataclasses.replace(template)  # this host's GPU: its tensor counters, asked once
-        try:
+        with store:
             while (point := pending.take()) is not None:
                 result = _one_point(host_template, point, transport, store, sweep, env, cwd, gpu, on_event)
                 if result.lost:
@@ -163,8 +160,6 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
                 record(result)
                 if result.fatal:
                     pending.stop(result.error)
-        finally:
-            store.close()
 
     finished = [threading.Event() for _ in transports]
     for transport, event in zip(transports, finished, strict=True):

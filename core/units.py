@@ -28,6 +28,12 @@ _WORD = re.compile(r"^([KkMGTP]?)([A-Za-z%]+)$")
 _BLANK_UNIT = (("__time_duration", "nsecond"),)
 
 
+def is_missing(value: object) -> bool:
+    """True for a cell with no value: None, pandas' NA (a nullable integer column's: device, stream, registers)
+    or NaN (Python or numpy float). For a value sure to be a float, `math.isnan` says the same."""
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
 def metric_unit_factor(metric: str, unit: str) -> float:
     """unit_factor, with ncu's base unit assumed for a metric whose unit is blank."""
     if not (unit or "").strip():

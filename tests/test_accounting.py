@@ -6,8 +6,9 @@ import csv
 import math
 
 import ncu_report
+import pandas as pd
 import pytest
-from flopscope.core import all_gpus, read_report
+from flopscope.core import Report, all_gpus, read_report
 
 from .conftest import fixture_path
 from .raw_csv import one_launch
@@ -219,6 +220,21 @@ def test_grouping_sums_match_launches():
     assert list(by_name["duration_s"]) == sorted(by_name["duration_s"], reverse=True)
     assert len(report.group("launch")) == 154
     assert report.group("nvtx")["count"].sum() == 154
+
+
+def test_a_report_leaves_the_callers_frame_as_it_was():
+    """A Report of some launches (a filter, a concatenation) has its own shares of time; the frame it was built
+    from keeps its columns and values (it once got the new count and pct_time written into it)."""
+    whole = read_report(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))
+    for frame in (whole.kernels.iloc[:40], whole.kernels.drop(columns=["count", "pct_time"])):
+        before, attrs = frame.copy(), dict(frame.attrs)
+        part = Report(meta=whole.meta, kernels=frame, gpu=whole.gpu)
+        part.group("name"), part.group("launch", time_order=False)
+        pd.testing.assert_frame_equal(frame, before)
+        assert frame.attrs == attrs
+        duration = before["duration_s"].to_numpy()
+        assert part.kernels["pct_time"].to_numpy() == pytest.approx(100 * duration / duration.sum())
+        assert (part.kernels["count"] == 1).all()
 
 
 def _raw_page(tmp_path, cols: dict[str, tuple[str, float]]):

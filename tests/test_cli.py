@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -511,6 +512,28 @@ def test_open_without_a_terminal_prints_the_table_and_exits(tmp_path, two_gpu_st
     assert stored.returncode == 0 and "NVIDIA H100 PCIe" in stored.stdout and "\x1b" not in stored.stdout
     doc = json.loads(run("open", "a", "--json", home=two_gpu_store).stdout)
     assert doc["meta"]["launches"] == 18
+
+
+@pytest.mark.parametrize("argv", [["diff", "a", "b", "--no-tui"], ["open", "a", "--no-tui"], ["open", "zz", "--no-tui"],
+                                  ["runs", "--no-tui"], ["sweep", "--from", "a", "c", "--no-tui"]])
+def test_commands_close_every_store_they_open(two_gpu_store, monkeypatch, argv):
+    """`diff` and `open RUN` once left their SQLite connection open (a library caller or the app kept it)."""
+    from flopscope.tui.cli import main
+
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(two_gpu_store))
+    opened = []
+    real_init = Store.__init__
+
+    def tracked(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        opened.append(self)
+
+    monkeypatch.setattr(Store, "__init__", tracked)
+    main(argv)
+    assert opened
+    for store in opened:
+        with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+            store.db.execute("SELECT 1")
 
 
 def test_open_a_stored_sweep_without_a_terminal_prints_its_analysis(tmp_path):

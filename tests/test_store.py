@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import textwrap
 import time
 
 import pytest
@@ -24,6 +25,17 @@ def store(tmp_path, monkeypatch):
     s = Store()
     yield s
     s.close()
+
+
+def test_a_store_is_closed_when_its_with_block_ends_even_by_an_error(tmp_path):
+    with Store(tmp_path / "s.db") as store:
+        assert store.runs().empty
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        store.db.execute("SELECT 1")
+    with pytest.raises(FlopscopeError), Store(tmp_path / "s.db") as failing:
+        failing.load("no-such-run")
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        failing.db.execute("SELECT 1")
 
 
 def test_round_trip_keeps_every_number(store):
@@ -44,7 +56,8 @@ def test_round_trip_keeps_every_number(store):
 def test_names_are_unique_and_unknown_runs_are_one_line_errors(store):
     report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
     store.save(report, "run")
-    assert store.unique_name("run") == "run-1"
+    assert store.save_unique(report, "run") == "run-1"
+    assert store.save_unique(report, "run") == "run-2"
     with pytest.raises(Exception, match="no such run"):
         store.load("nope")
 
@@ -287,6 +300,32 @@ def test_bad_params_json_is_listed_with_a_warning_and_left_out_of_its_sweep(dama
     assert out.returncode == 0, out.stderr
     assert [p["bs"] for p in json.loads(out.stdout)["analyses"][0]["points"]] == [1, 4]
     assert "left out of sweep s" in out.stderr and "(run s-bs2)" in out.stderr
+
+
+def test_a_library_user_loads_a_sweep_with_core_alone_and_is_warned_of_a_damaged_run(damaged_home):
+    """core.scaling.load_sweep needs no tui (nor Textual): a damaged run is left out with a Python warning, or
+    with the `warn` callback's message, the one the CLI prints after `flopscope: warning: `."""
+    damage(damaged_home, "kernels", b"PAR1 this is no parquet", "s-bs2")
+    script = textwrap.dedent(f"""
+        import json, sys, warnings
+        from flopscope.core.scaling import load_sweep
+        from flopscope.core.store import Store
+        with warnings.catch_warnings(record=True) as caught, Store({str(damaged_home / "flopscope.db")!r}) as store:
+            warnings.simplefilter("always")
+            lines = load_sweep("s", store)
+            told = []
+            assert load_sweep("s", store, told.append)[0].param == "bs"
+        print(json.dumps([[v for v, _ in lines[0].points], [str(w.message) for w in caught], told,
+                          sorted(m for m in sys.modules if m.startswith(("flopscope.tui", "textual")))]))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    points, warned, told, imported = json.loads(out.stdout)
+    assert points == [1.0, 4.0]
+    assert warned == told and len(told) == 1
+    assert told[0].startswith("left out of sweep s: its stored data is damaged (ArrowInvalid")
+    assert told[0].endswith("(run s-bs2)")
+    assert imported == []
 
 
 @pytest.mark.parametrize(("column", "value", "what"), [

@@ -11,14 +11,14 @@ import pandas as pd
 import plotext as plt
 import pytest
 from flopscope.core import Report, read_report
-from flopscope.core.scaling import Slice, point_table, slices
+from flopscope.core.scaling import Slice, load_sweep, point_table, slices
 from flopscope.core.store import Store
 from flopscope.tui import format as fmt
 from flopscope.tui.screens.help import HelpScreen
 from flopscope.tui.screens.kernels import PushedKernelsScreen
 from flopscope.tui.screens.prompt import PromptScreen
 from flopscope.tui.screens.sweep import METRICS, SweepScreen
-from flopscope.tui.sweep_app import SweepApp, load_sweep, run_sweep_app
+from flopscope.tui.sweep_app import SweepApp, run_sweep_app
 from flopscope.tui.widgets.kernel_table import KernelTable
 from flopscope.tui.widgets.line_plot import LinePlot, Series, build_line_plot, is_log
 from rich.cells import cell_len
@@ -343,13 +343,14 @@ def test_load_sweep_builds_points_from_stored_runs(reports, tmp_path, monkeypatc
         store.save(reports[n], f"gemm-bs{n}", kind="sweep", sweep="s", params={"batch_size": str(n)})
     store.save(reports[1], "other", kind="sweep", sweep="t", params={"seq": "1"})
     store.close()
-    loaded = load_sweep("s")
+    with Store() as store:
+        loaded = load_sweep("s", store)
+        assert load_sweep("no-such-sweep", store) is None
     assert loaded is not None and len(loaded) == 1
     param, points = loaded[0].param, loaded[0].points
     assert param == "batch_size" and loaded[0].fixed == {}
     assert [v for v, _ in points] == [8.0, 2.0, 32.0]
     assert [r.summary().total_flop for _, r in points] == [reports[n].summary().total_flop for n in (8, 2, 32)]
-    assert load_sweep("no-such-sweep") is None
     table = point_table(points, param)  # the same analysis as the CLI's, from the stored runs
     assert table["flop"].tolist() == [reports[n].summary().total_flop for n in (2, 8, 32)]
 
@@ -361,8 +362,8 @@ def test_load_sweep_refuses_values_that_are_not_numbers(reports, tmp_path, monke
     store = Store()
     store.save(reports[1], "a", kind="sweep", sweep="s", params={"model": "small"})
     store.close()
-    with pytest.raises(FlopscopeError, match="must be a number"):
-        load_sweep("s")
+    with pytest.raises(FlopscopeError, match="must be a number"), Store() as store:
+        load_sweep("s", store)
 
 
 def test_run_sweep_app_without_points_exits_2(capsys):
@@ -403,7 +404,8 @@ def test_stored_two_parameter_sweep_loads_as_lines(reports, tmp_path, monkeypatc
     for params, report in product_runs(reports):
         store.save(report, f"p-{params['batch_size']}-{params['seq']}", kind="sweep", sweep="p", params=params)
     store.close()
-    lines = load_sweep("p")
+    with Store() as store:
+        lines = load_sweep("p", store)
     assert [line.label for line in lines] == ["batch_size at seq=1", "batch_size at seq=2", "seq at batch_size=1",
                                               "seq at batch_size=2", "seq at batch_size=4"]
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 from flopscope.core.gpus import all_gpus, find_gpu, gpu_in_text
 from flopscope.core.kernel_names import short_name
-from flopscope.core.units import parse_number, unit_factor
+from flopscope.core.units import is_missing, parse_number, unit_factor
 
 
 @pytest.mark.parametrize(("unit", "factor"), [
@@ -31,6 +33,17 @@ def test_parse_number(cell, value):
 @pytest.mark.parametrize("cell", ["n/a", "", "  ", "abc", None])
 def test_parse_number_missing(cell):
     assert math.isnan(parse_number(cell))
+
+
+def test_is_missing_knows_every_empty_cell_a_kernels_table_holds():
+    """Cells as views read them: a nullable integer column's NA (device, stream), a float column's NaN (numpy
+    or Python), a categorical's or object column's missing value; and values that only look empty."""
+    table = pd.DataFrame({"device": pd.array([0, None], dtype="Int64"), "flop": [1.0, np.nan],
+                          "kernel": pd.Categorical(["gemm", None]), "nvtx": pd.Series(["step", None], dtype=object)})
+    assert [is_missing(table[c].iloc[1]) for c in table] == [True] * 4
+    assert [is_missing(table[c].iloc[0]) for c in table] == [False] * 4
+    assert all(is_missing(v) for v in (None, math.nan, float("nan"), np.float64("nan"), pd.NA))
+    assert not any(is_missing(v) for v in (0, 0.0, "", "n/a", math.inf, -math.inf, np.int64(0), False))
 
 
 @pytest.mark.parametrize(("full", "short"), [

@@ -12,15 +12,18 @@ from typing import NoReturn
 
 from flopscope import __version__
 from flopscope.core import FlopscopeError, all_gpus, read_report
+from flopscope.core.columns import NEEDS
 from flopscope.core.counters import missing_fix
 from flopscope.core.export import records, run_meta, write_table
 from flopscope.core.report import GROUPINGS, Report, with_gpu
+from flopscope.core.scaling import load_sweep
+from flopscope.core.store import Store
 from flopscope.core.transport import stop_all
 from rich.text import Text
 
 from .cli_profile import add_profile_args, cmd_profile, split_command, whole
 from .cli_runs import add_runs_commands, interactive
-from .cli_sweep import add_sweep_command
+from .cli_sweep import _show, add_sweep_command
 from .text_report import (
     Spec,
     console,
@@ -28,6 +31,7 @@ from .text_report import (
     missing_lines,
     print_hidden,
     print_report,
+    print_warning,
     report_json,
     sort_column,
 )
@@ -92,21 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_FLOP = ("flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor")
-# Raw columns a derived column is computed from, to name the ncu metrics that would fill it.
-NEEDS = {
-    "flop": _FLOP, "flop_per_s": _FLOP, "pct_of_peak": _FLOP, "pct_of_roof": (*_FLOP, "dram_bytes"),
-    "ai_dram": (*_FLOP, "dram_bytes"), "ai_l2": (*_FLOP, "l2_bytes"), "ai_l1": (*_FLOP, "l1_bytes"),
-    "dram_bytes_per_s": ("dram_bytes",), "bound": (*_FLOP, "dram_bytes"),
-}
-
-
 def _view(args):
     report = read_report(args.path, gpu=args.gpu)
     sort = args.sort and sort_column(args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns)
     rows = report.view(args.by, sort=sort, descending=not args.asc)
     if sort and rows[sort].isna().all():
-        needs = NEEDS.get(sort, (sort,))
+        needs = NEEDS.get(sort, (sort,))  # the raw columns whose ncu metrics would fill it
         fix = missing_fix(report.missing, needs)
         raise FlopscopeError(args.path, f"no values for --sort {args.sort} in this report",
                              f"collect them with `{fix}`" if fix else "sort by another column")
@@ -201,22 +196,20 @@ def cmd_open(args) -> int:
         from .app import run_app
 
         return run_app(args.path, gpu=args.gpu)
-    from flopscope.core.store import Store
-
-    from .sweep_app import load_sweep, run_sweep_app
-
     _refuse_missing_file(args.path)
-    sweep = load_sweep(args.path)  # a stored sweep by name
+    with Store() as store:
+        sweep = load_sweep(args.path, store, print_warning)  # a stored sweep by name
+        # else a stored run by name or id (one-line error if there is none)
+        report = store.load(args.path) if sweep is None else None
     if sweep is not None:
         sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
         if not app:
-            from .cli_sweep import _show
-
             _show(sweep, argparse.Namespace(json=args.json, tolerance=0.05))  # run_sweep_app's tolerance
             return 0
+        from .sweep_app import run_sweep_app  # Textual only for the app
+
         return run_sweep_app(sweep, title=args.path)
 
-    report = Store().load(args.path)  # a stored run by name or id (one-line error if there is none)
     report = with_gpu(report, args.gpu) if args.gpu else report
     if not app:
         return _print(report, report.group("name"), args.json)
@@ -230,18 +223,14 @@ def _refuse_missing_file(ref: str) -> None:
     sweep was meant as a file: say "no such file", not "no such run in the store"."""
     if "/" not in ref and not ref.endswith((".ncu-rep", ".csv")):
         return
-    from flopscope.core.store import Store
-
-    store = Store()
-    try:
-        if not store.runs(ref).empty:  # a sweep of that name
-            return
-        store.resolve(ref)
-    except FlopscopeError:
-        raise FlopscopeError(ref, "no such file (nor a stored run or sweep of that name)",
-                             "check the path; `flopscope runs` lists the stored runs") from None
-    finally:
-        store.close()
+    with Store() as store:
+        try:
+            if not store.runs(ref).empty:  # a sweep of that name
+                return
+            store.resolve(ref)
+        except FlopscopeError:
+            raise FlopscopeError(ref, "no such file (nor a stored run or sweep of that name)",
+                                 "check the path; `flopscope runs` lists the stored runs") from None
 
 
 def _judged_lines(lines: list, gpu: str) -> list:

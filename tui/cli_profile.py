@@ -215,20 +215,17 @@ def _profile(args, opts: ProfileOptions, env: dict, run_dir: Path, on_event, on_
 def _store(result: ProfileResult, args, opts: ProfileOptions) -> bool:
     """Keep the run in the store; a note says under which name, or why not and how to get at the run folder
     (left as it is)."""
-    store = None
     run_dir = result.run_dir
     try:
-        store = Store()
-        name = store.save_unique(result.report, run_dir.name, host=args.host or "localhost", command=opts.command)
+        with Store() as store:
+            name = store.save_unique(result.report, run_dir.name, host=args.host or "localhost",
+                                     command=opts.command)
         result.notes.append(f"stored as run {name} ({store.path})")
         return True
     except StoreError as err:
         result.notes.append(f"{err.line()}; the run is kept in {run_dir}: `flopscope import {run_dir}` stores it "
                             f"once that is fixed, `flopscope open {run_dir / 'report.ncu-rep'}` opens it now")
         return False
-    finally:
-        if store is not None:
-            store.close()
 
 
 STOPPED = 130  # the shell's code for a command stopped by the user (128 + SIGINT)

@@ -39,14 +39,17 @@ def add_runs_commands(sub) -> dict:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    store = Store()
-    if args.sweep is not None:
-        _check_sweep(store, args.sweep)
-    if interactive(args):
-        from .runs_app import run_runs_app
+    with Store() as store:  # opened here too for the app: a store that cannot be opened is a one-line error
+        if args.sweep is not None:
+            _check_sweep(store, args.sweep)
+        if not interactive(args):
+            return _list_runs(store, args)
+    from .runs_app import run_runs_app
 
-        store.close()
-        return run_runs_app(store.path, args.sweep)
+    return run_runs_app(store.path, args.sweep)
+
+
+def _list_runs(store: Store, args: argparse.Namespace) -> int:
     runs = store.runs(args.sweep)
     for name, what in store.damaged.items():
         print(f"flopscope: warning: run {name}: {what}; listed without parameters", file=sys.stderr)
@@ -69,7 +72,6 @@ def _check_sweep(store: Store, sweep: str) -> None:
     if not store.runs(sweep).empty:
         return
     names = sorted({str(s) for s in store.runs()["sweep"] if s})
-    store.close()
     raise FlopscopeError(f"--sweep {sweep}", "no runs of this sweep in the store", f"sweeps stored: {', '.join(names)}"
                          if names else "no sweep is stored yet (`flopscope sweep`)")
 
@@ -93,22 +95,19 @@ def cmd_import(args: argparse.Namespace) -> int:
     command = meta.get("command") if isinstance(meta.get("command"), list) else None
     host = meta.get("host") if isinstance(meta.get("host"), str) else None
     report = read_report(folder / "report.ncu-rep", gpu=args.gpu, params={"command": command, "host": host})
-    store = Store()
-    try:
+    with Store() as store:
         stored = store.stored_from(folder / "report.ncu-rep")
         if stored and not args.name:  # a second copy would show up in every list, diff and sweep
             raise FlopscopeError(folder, f"already stored as run {stored}",
                                  f"open it with `flopscope open {stored}`, or pass --name to store another copy")
         name = store.save_unique(report, args.name or folder.resolve().name, host=host, command=command)
-    finally:
-        store.close()
     print(f"flopscope: stored {folder} as run {name} ({store.path})", file=sys.stderr)
     return 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    store = Store()
-    a, b = store.load(args.run_a), store.load(args.run_b)
+    with Store() as store:
+        a, b = store.load(args.run_a), store.load(args.run_b)
     rows = diff_runs(a, b, by=args.by)
     gpu_a, gpu_b = a.gpu_label, b.gpu_label
     if interactive(args):

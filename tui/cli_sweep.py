@@ -7,14 +7,14 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import records
 from flopscope.core.ncu_progress import describe
 from flopscope.core.report import with_gpu
-from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices
+from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices, sweep_points
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
 from flopscope.core.transport import LocalTransport, SshTransport
@@ -25,7 +25,7 @@ from rich.text import Text
 
 from . import format as fmt
 from .cli_profile import add_profile_args, checked_options, open_store
-from .text_report import console
+from .text_report import console, print_warning
 
 
 def add_sweep_command(sub) -> dict:
@@ -66,7 +66,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         lines, title, code, results = _profile_points(args)
     if lines and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
-        from .sweep_app import run_sweep_app
+        from .sweep_app import run_sweep_app  # Textual only for the app
 
         return run_sweep_app(lines, title, tolerance=args.tolerance) or code
     _show(lines, args, results)
@@ -85,11 +85,8 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
     for name in unused_params(template.command, params, env, args.remote_cwd):
         print(f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its values would never "
               "reach the program", file=sys.stderr)
-    store = open_store()
-    try:
+    with open_store() as store:
         sweep = args.sweep_name or store.new_sweep(time.strftime("sweep-%Y%m%d-%H%M%S"))
-    finally:
-        store.close()
     results = _run(args, template, params, env, sweep)
     stored = sum(r.status == "stored" for r in results)
     skipped = sum(r.status == "skipped" for r in results)
@@ -104,7 +101,8 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
               "check it before trusting the fits", file=sys.stderr)
     code = 2 if failed and not stored + skipped else 1 if failed or suspect else 0
     try:
-        return slices(stored_points(sweep), f"sweep {sweep}"), sweep, code, results
+        with Store() as store:
+            return slices(sweep_points(sweep, store, print_warning), f"sweep {sweep}"), sweep, code, results
     except FlopscopeError as exc:
         print(f"flopscope: {exc.problem}: runs stored, no scaling analysis", file=sys.stderr)
         return [], sweep, code, results
@@ -155,47 +153,22 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
             t.close()
 
 
-def stored_points(sweep: str, store: Store | None = None,
-                  warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr)) -> list[tuple[dict, object]]:
-    """(parameters, report) of every readable run of `sweep`; a damaged run is left out with one warning naming
-    it, so one bad row does not hide the rest of the sweep."""
-    own = store is None
-    store = store or Store()
-    try:
-        runs = store.runs(sweep)
-        out = []
-        for rid, name, params in zip(runs["id"], runs["name"], runs["params"], strict=True):
-            try:
-                if name in store.damaged:
-                    raise FlopscopeError(f"run {name}", f"its stored data is damaged ({store.damaged[name]})")
-                out.append((params, store.load(int(rid))))
-            except FlopscopeError as err:
-                warn(f"flopscope: warning: left out of sweep {sweep}: {err.problem} (run {name})")
-        return out
-    finally:
-        if own:
-            store.close()
-
-
 def _from_sources(args) -> list[Slice]:
     pattern = _regex(args.param_from_name) if args.param_from_name else None
     param = args.param[0].split("=")[0] if args.param else "param"
     store = None
     pts = []
-    try:
+    with ExitStack() as opened:  # the store is opened for the first stored run named, if any
         for source in args.sources:
             if Path(source).exists():
                 report, name, stored = read_report(source, gpu=args.gpu), Path(source).name, {}
             else:  # a stored run, by name or id
-                store = store or Store()
+                store = store or opened.enter_context(Store())
                 name, stored = store.named_params(source)
                 report = with_gpu(store.load(source), args.gpu) if args.gpu else store.load(source)
             pts.append((_value(name, stored, pattern, param, source), report))
             if stored and not args.param:
                 param = next(iter(stored))
-    finally:
-        if store is not None:
-            store.close()
     return [Slice(param, {}, pts)] if pts else []
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 
-from flopscope.core.columns import ALL
+from flopscope.core.columns import ALL, SIMT_FLOP
 
 from . import format as fmt
 
@@ -43,7 +43,7 @@ KERNEL_TABLE = [
 # Titles of the numeric columns the table does not show until it is sorted by one (`o`): then it is a column
 # like the others, reachable with left/right and flipped by `s`.
 _TITLES = {
-    "flop_fp64": "FP64 FLOP", "flop_fp32": "FP32 FLOP", "flop_fp16": "FP16 FLOP", "flop_tensor": "Tensor FLOP",
+    **{c: f"{c.removeprefix('flop_').upper()} FLOP" for c in SIMT_FLOP}, "flop_tensor": "Tensor FLOP",
     "dram_read_bytes": "DRAM rd B", "dram_write_bytes": "DRAM wr B", "l2_bytes": "L2 B", "l1_bytes": "L1 B",
     "ai_l2": "AI L2", "ai_l1": "AI L1", "peak_flop_per_s": "Peak FLOP/s", "peak_dram_bytes_per_s": "Peak B/s",
     "attainable_flop_per_s": "Roof FLOP/s", "pct_of_roof": "%Roof", "sm_clock_hz": "SM clock",

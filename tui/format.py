@@ -5,14 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 
-import pandas as pd
+from flopscope.core.units import is_missing
 
 _PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-
-
-def _missing(value) -> bool:
-    # pd.NA: a missing value of a nullable integer column (device, stream, registers)
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def _infinite(value: float) -> str | None:
@@ -22,7 +17,7 @@ def _infinite(value: float) -> str | None:
 def si(value, unit: str = "", digits: int = 3) -> str:
     """1.2e12 -> '1.20 T' + unit: always `digits` significant digits, so a column reads at a glance;
     blank for missing values."""
-    if _missing(value):
+    if is_missing(value):
         return ""
     value = float(value)
     if _infinite(value):
@@ -38,7 +33,7 @@ def si(value, unit: str = "", digits: int = 3) -> str:
 
 
 def seconds(value) -> str:
-    if _missing(value):
+    if is_missing(value):
         return ""
     value = float(value)
     if _infinite(value):
@@ -61,13 +56,13 @@ def _significant(value: float, digits: int) -> str:
 
 
 def pct(value) -> str:
-    if _missing(value):
+    if is_missing(value):
         return ""
     return f"{_infinite(float(value)) or f'{float(value):.1f}'}%"
 
 
 def ratio(value) -> str:
-    if _missing(value):
+    if is_missing(value):
         return ""
     if _infinite(float(value)):
         return _infinite(float(value))
@@ -78,18 +73,18 @@ def ratio(value) -> str:
 
 
 def integer(value) -> str:
-    if _missing(value):
+    if is_missing(value):
         return ""
     return _infinite(float(value)) or f"{int(value):,}"
 
 
 def text(value) -> str:
-    return "" if _missing(value) else str(value)
+    return "" if is_missing(value) else str(value)
 
 
 def when(epoch) -> str:
     """A Unix time as local `YYYY-MM-DD HH:MM`."""
-    return "" if _missing(epoch) else dt.datetime.fromtimestamp(float(epoch)).strftime("%Y-%m-%d %H:%M")
+    return "" if is_missing(epoch) else dt.datetime.fromtimestamp(float(epoch)).strftime("%Y-%m-%d %H:%M")
 
 
 def params(values: dict) -> str:

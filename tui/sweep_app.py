@@ -1,7 +1,8 @@
 """The terminal app on a sweep: `flopscope open SWEEP` and `flopscope sweep` (without --no-tui).
 
 The first screen is the Sweep screen; `enter` there opens one point's Kernels screen, which is the app's own
-KernelsScreen fed that point's report. Points come from the store (`load_sweep`) or from the CLI's analysis.
+KernelsScreen fed that point's report. Points come from the store (`core.scaling.load_sweep`) or from the CLI's
+analysis.
 """
 
 from __future__ import annotations
@@ -9,9 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from flopscope.core import FlopscopeError
-from flopscope.core.scaling import Slice, slices
-from flopscope.core.store import Store
+from flopscope.core.scaling import Slice
 from textual.events import Mount
 
 from .app import FlopscopeApp
@@ -32,30 +31,6 @@ class SweepApp(FlopscopeApp):
     async def on_mount(self, event: Mount) -> None:
         event.prevent_default()  # FlopscopeApp.on_mount would push and fill a Kernels screen first
         await self.push_screen(self.sweep)
-
-
-def load_sweep(name: str, store: Store | None = None, warn=None) -> list[Slice] | None:
-    """The lines to analyse (`core.scaling.slices`) from the stored runs of sweep `name`, points in the order
-    stored; None if there is no such sweep. A damaged run is left out with a warning (`warn(line)`, default
-    stderr). Raises FlopscopeError when no varying parameter is numeric."""
-    from .cli_sweep import stored_points
-
-    own = store is None
-    store = store or Store()
-    try:
-        runs = store.runs(sweep=name)
-        if runs.empty:
-            return None
-        if not any(runs["params"]):
-            raise FlopscopeError(f"sweep {name}", "its runs have no parameter values",
-                                 "`flopscope runs --sweep NAME` lists what was stored")
-        stored = stored_points(name, store, **({"warn": warn} if warn else {}))
-    finally:
-        if own:
-            store.close()
-    if not stored:
-        raise FlopscopeError(f"sweep {name}", "none of its runs can be read", "profile it again")
-    return slices(stored, f"sweep {name}")
 
 
 def run_sweep_app(lines: list[Slice], title: str, tolerance: float = 0.05) -> int:

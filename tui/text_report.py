@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import difflib
+import math
 import shutil
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
 from flopscope.core import FMA_CONVENTION, FlopscopeError, Report, all_gpus
-from flopscope.core.columns import INTEGER
+from flopscope.core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
 from flopscope.core.counters import missing_fix
 from flopscope.core.export import records, run_meta
+from flopscope.core.units import is_missing
 from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.table import Table
@@ -64,8 +67,6 @@ def header(report: Report) -> Header:
               f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
               f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
               f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}"]
-    if s.utilization == s.utilization:
-        totals.append(f"utilization {fmt.pct(100 * s.utilization)}")
     return Header(
         gpu=gpu, cc=cc if meta.get("gpu") and not several else "", found=meta.get("gpu_source") or "",
         against=report.gpu.name if report.gpu and meta.get("gpu_source") == "--gpu" and meta.get("gpus") else "",
@@ -146,13 +147,18 @@ def _gpu_names(report: Report) -> str:
 def _flop(s) -> str:
     """The run's FLOPs; where some launches' are unknown, the counted part as a lower bound and how much
     kernel time is unaccounted for (the missing counters are named on their own line)."""
-    if s.total_flop == s.total_flop:
+    if not math.isnan(s.total_flop):
         return fmt.si(s.total_flop)
     # Nothing counted and all time unknown: `≥ 0` would be true and say nothing (idle tensor pipes count 0).
     nothing = s.flop_counted == 0 and s.unknown_flop_time_share == 1
-    if s.flop_counted == s.flop_counted and s.unknown_flop_time_share == s.unknown_flop_time_share and not nothing:
+    if not math.isnan(s.flop_counted) and not math.isnan(s.unknown_flop_time_share) and not nothing:
         return f"≥ {fmt.si(s.flop_counted)} (unknown for {fmt.pct(100 * s.unknown_flop_time_share)} of kernel time)"
     return "n/a"
+
+
+def print_warning(message: str) -> None:
+    """A warning of the engine's (a stored run left out of its sweep, say) as the CLI prints every warning."""
+    print(f"flopscope: warning: {message}", file=sys.stderr)
 
 
 def missing_lines(report: Report) -> list[str]:
@@ -160,9 +166,8 @@ def missing_lines(report: Report) -> list[str]:
 
 
 # The counters the kernel table's columns are computed from, as the table's hint names them.
-_TABLE_COUNTERS = {"duration_s": "time", "flop_fp64": "FP64 FLOPs", "flop_fp32": "FP32 FLOPs",
-                   "flop_fp16": "FP16 FLOPs", "flop_tensor": "tensor FLOPs", "dram_bytes": "DRAM bytes"}
-_FLOP_COUNTERS = ["flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor"]
+_TABLE_COUNTERS = {"duration_s": "time", **{c: f"{c.removeprefix('flop_').upper()} FLOPs" for c in SIMT_FLOP},
+                   "flop_tensor": "tensor FLOPs", "dram_bytes": "DRAM bytes"}
 
 
 def missing_hint(report: Report) -> str | None:
@@ -173,7 +178,7 @@ def missing_hint(report: Report) -> str | None:
     if not gaps:
         return None
     names = [_TABLE_COUNTERS[c] for c in _TABLE_COUNTERS if c in gaps]
-    if all(c in gaps for c in _FLOP_COUNTERS):
+    if all(c in gaps for c in FLOP_PARTS):
         names = [n for n in names if not n.endswith("FLOPs")]
         names.insert(1 if "duration_s" in gaps else 0, "FLOPs")
     what = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
@@ -284,7 +289,7 @@ def sort_column(text: str, by: str, gpus: bool, known: Iterable[str]) -> str:
 
 def _marked(cells: list[str], status: object) -> list[str]:
     """A row ncu recorded nothing for says so in its first blank cell (Time), as the header promises."""
-    if status is None or status != status or status == "ok":
+    if is_missing(status) or status == "ok":
         return cells
     blank = next((i for i in range(1, len(cells)) if not cells[i]), None)
     return cells if blank is None else [*cells[:blank], "not profiled", *cells[blank + 1:]]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import tempfile
@@ -13,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import FlopscopeError
-from ..units import metric_unit_factor
+from ..units import is_missing, metric_unit_factor
 from .csv_text import DEFAULT_DOMAINS
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
@@ -131,7 +130,7 @@ def _per_opcode(metric, name: str) -> dict:
 def _identity(row: dict) -> None:
     def dims(kind: str) -> str | None:
         vals = [row.get(f"launch__{kind}_dim_{a}") for a in "xyz"]
-        if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in vals):
+        if any(is_missing(v) for v in vals):
             return None
         return "(" + ", ".join(str(int(v)) for v in vals) + ")"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import shlex
 from pathlib import Path
 from typing import ClassVar
@@ -10,10 +9,12 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 from flopscope.core import FMA_CONVENTION
-from flopscope.core.counters import TENSOR_COLUMNS, collecting
+from flopscope.core.columns import COLLECTED, SIMT_FLOP, TENSOR_TYPES
+from flopscope.core.counters import collecting
 from flopscope.core.kernel_names import function_name
 from flopscope.core.metrics import Ceiling
 from flopscope.core.ncu_catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
+from flopscope.core.units import is_missing
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -29,13 +30,11 @@ from ..widgets.roofline_plot import Roofline, RooflinePlot, roofline_from
 from .export import ask_export
 
 WIDE = 110  # from this many columns, metrics and roofline sit side by side
-# Raw columns ncu fills: a row lacking one names the ncu option that collects it.
-COLLECTED = ["duration_s", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes", "l2_bytes", "l1_bytes"]
 
 
 def _v(row: pd.Series, name: str):
     value = row.get(name)
-    return None if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) else value
+    return None if is_missing(value) else value
 
 
 def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -63,9 +62,9 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     time.append(("SM clock", num("sm_clock_hz", fmt.si, "Hz")))
 
     compute = [("All FLOPs", num("flop", fmt.si, "FLOP")), ("FLOP/s", num("flop_per_s", fmt.si, "FLOP/s"))]
-    compute += [(f"{p.upper()} SIMT", num(f"flop_{p}", fmt.si, "FLOP")) for p in ("fp64", "fp32", "fp16")]
+    compute += [(f"{c.removeprefix('flop_').upper()} SIMT", num(c, fmt.si, "FLOP")) for c in SIMT_FLOP]
     compute.append(("Tensor, all types", num("flop_tensor", fmt.si, "FLOP")))
-    compute += [(f"Tensor {d.upper()}", num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_COLUMNS
+    compute += [(f"Tensor {d.upper()}", num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_TYPES
                 if _v(row, f"flop_tensor_{d}")]
     compute += [("Precision judged", fmt.text(_v(row, "precision")) or ("none (no FLOPs)" if measured else "unknown")),
                 ("% of peak", num("pct_of_peak", fmt.pct)), ("% of roof", num("pct_of_roof", fmt.pct)),

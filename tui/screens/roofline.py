@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from flopscope.core.metrics import Ceiling
+from flopscope.core.units import is_missing
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
@@ -42,9 +44,10 @@ def describe(data: Roofline, index: int | None, launch: int | None = None) -> Re
     if index is None or not data.points:
         return Text(f"No point to plot: {_why_none(data)}.")
     p: Point = data.points[index]
-    peak = f" · {fmt.pct(p.pct_of_peak)} of {p.precision.upper()} peak" if p.pct_of_peak == p.pct_of_peak else ""
+    peak = f" · {fmt.pct(p.pct_of_peak)} of {p.precision.upper()} peak" if not math.isnan(p.pct_of_peak) else ""
     bound = f" · {p.bound}-bound" if p.bound else ""
-    levels = "".join(f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1)) if v == v)
+    levels = "".join(f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1))
+                     if not math.isnan(v))
     more = f" · {data.beyond} smaller not plotted" if data.beyond else ""
     name = Text(f"{index + 1}/{len(data.points)} by time · ", style="bold", no_wrap=True, overflow="ellipsis")
     if launch is not None:
@@ -102,7 +105,7 @@ class RooflineScreen(Screen):
         launch = None
         if self.suffix == "launch" and self.selected is not None:  # suffix: the grouping the rows come from
             value = self.rows.iloc[self.data.points[self.selected].position].get("launch_id")
-            launch = None if pd.isna(value) else int(value)
+            launch = None if is_missing(value) else int(value)
         return describe(self.data, self.selected, launch)
 
     def action_open(self) -> None:

@@ -13,6 +13,7 @@ from typing import ClassVar
 import pandas as pd
 from flopscope.core import FlopscopeError
 from flopscope.core.diff import diff_runs
+from flopscope.core.scaling import load_sweep
 from flopscope.core.store import Store
 from rich.text import Text
 from textual import work
@@ -99,12 +100,9 @@ class RunsScreen(TableScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        store = Store(self.store_path)
-        try:
+        with Store(self.store_path) as store:
             self.model = RunsModel(runs_table(store.runs(self.sweep)), run_columns())
             damaged = dict(store.damaged)
-        finally:
-            store.close()
         for name, what in damaged.items():
             self.notify(f"run {name}: {what}; listed without parameters", severity="warning", timeout=8, markup=False)
         what = f"Runs of sweep {self.sweep}" if self.sweep else "Runs"
@@ -181,10 +179,9 @@ class RunsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="runs")
     def _sweep(self, name: str) -> None:
-        from ..sweep_app import load_sweep  # the sweep app imports the screens: import it when needed
-
-        def warn(line: str) -> None:
-            self.app.call_from_thread(self.notify, line, severity="warning", timeout=8, markup=False)
+        def warn(message: str) -> None:
+            self.app.call_from_thread(self.notify, f"flopscope: warning: {message}", severity="warning", timeout=8,
+                                      markup=False)
 
         lines = self._read(lambda store: load_sweep(name, store, warn))
         if lines:
@@ -195,13 +192,9 @@ class RunsScreen(TableScreen):
     def _read(self, read):
         """`read(store)` on a connection of this thread; None (and a notification) if the store refuses."""
         self.app.call_from_thread(self.notify, "reading the store …", timeout=1)
-        store = None
         try:
-            store = Store(self.store_path)
-            return read(store)
+            with Store(self.store_path) as store:
+                return read(store)
         except FlopscopeError as err:
             self.app.call_from_thread(self.notify, err.line(), title="Cannot open", severity="error", markup=False)
             return None
-        finally:
-            if store is not None:
-                store.close()

@@ -135,7 +135,7 @@ class _Axes:
 
 
 def _axes(data: Roofline) -> _Axes:
-    xs = [math.log10(v) for p in data.points for v in (p.ai, p.ai_l2, p.ai_l1) if v == v]
+    xs = [math.log10(v) for p in data.points for v in (p.ai, p.ai_l2, p.ai_l1) if not math.isnan(v)]
     ys = [math.log10(p.flop_per_s) for p in data.points]
     ys += [math.log10(c.value) for c in data.compute]
     if data.dram is not None:
@@ -383,7 +383,7 @@ def _draw_points(fig, data: Roofline, selected: int | None, color: bool) -> None
     y = math.log10(p.flop_per_s)
     for level, (glyph, tint) in LEVEL_GLYPHS.items():
         ai = getattr(p, f"ai_{level}")
-        if ai == ai:
+        if not math.isnan(ai):
             fig.draw(fig.signal([math.log10(ai)], [y], marker=_marker(glyph, tint if color else None)))
     fig.draw(fig.signal([math.log10(p.ai)], [y], marker=_marker(SELECTED, SELECTED_COLOR if color else None)))
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from flopscope.core.units import is_missing
 from rich.cells import cell_len
 
 from .. import format as fmt
@@ -255,6 +256,6 @@ def _column_reader(values: pd.Series | None):
 
 
 def _render(column: Column, value: object) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+    if is_missing(value):
         return ""
     return column.render(value)
