@@ -304,7 +304,7 @@ class _Counting:
         x = self._input(model, shape, torch)
         leaves, handles = _activation_hooks(model, DTYPE_BYTES[self.dtype], torch)
         try:
-            with FlopCounterMode(display=False) as counter:
+            with FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter:
                 out = model(x)
                 forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
                 if self.train:
@@ -331,6 +331,24 @@ class _Counting:
         if dtype.is_floating_point:  # integer tensors cannot require grad
             x.requires_grad_(self.train and self.input_requires_grad)
         return x
+
+
+def _corrected_formulas(torch: Any) -> dict:
+    """FlopCounterMode formulas that replace torch's own where torch's are wrong (custom_mapping)."""
+    return {torch.ops.aten.convolution_backward: _conv_backward_flop}
+
+
+def _conv_backward_flop(grad_out_shape: list[int], x_shape: list[int], w_shape: list[int], _bias: Any,
+                        _stride: Any, _padding: Any, _dilation: Any, transposed: bool, _output_padding: Any,
+                        _groups: int, output_mask: list[bool], out_shape: Any = None, **_kwargs: Any) -> int:
+    """Convolution backward: grad input and grad weight each cost what the forward convolution costs.
+    torch 2.13's formula counts grad weight as a convolution over all Cin input channels, `groups` times too much
+    for a grouped convolution (32x for a 32-channel depthwise one); every weight element (Cout x Cin/groups x k)
+    sums over N x output positions, which is the forward product count, whatever the grouping."""
+    from torch.utils.flop_counter import conv_flop_count
+
+    forward = conv_flop_count(x_shape, w_shape, grad_out_shape, transposed=transposed)
+    return forward * (int(bool(output_mask[0])) + int(bool(output_mask[1])))
 
 
 def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, int], list]:

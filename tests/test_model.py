@@ -116,6 +116,39 @@ def test_mlp_backward_is_twice_forward():
     assert usual.activation_bytes == 64 * (512 * 4 + 10) * 4
 
 
+def conv_flop(n: int, cin: int, cout: int, hw_out: tuple[int, int], k: int, groups: int = 1) -> int:
+    """Hand formula: every output element is a (Cin/groups) x k x k dot product, FMA = 2 FLOPs."""
+    return 2 * n * cout * hw_out[0] * hw_out[1] * (cin // groups) * k * k
+
+
+@needs_torch
+@pytest.mark.parametrize("groups", [1, 4, 16])  # plain, grouped, depthwise (groups = Cin = Cout)
+def test_conv_backward_is_twice_forward_for_grouped_and_depthwise(groups):
+    """Backward of a convolution = grad input + grad weight, each the forward's products. torch 2.13's own formula
+    counted grad weight `groups` times over (a depthwise layer's backward read 17x its forward)."""
+    def net():  # a first conv (its input needs no grad), then the grouped one: 16 -> 16, 3x3, stride 1, pad 1
+        return torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, stride=2, padding=1),
+                                   torch.nn.Conv2d(16, 16, 3, padding=1, groups=groups, bias=False))
+
+    m = count_factory(net, (2, 3, 32, 32), train=True)
+    first, grouped = conv_flop(2, 3, 16, (16, 16), 3), conv_flop(2, 16, 16, (16, 16), 3, groups)
+    assert (m.module("0").forward_flop, m.module("1").forward_flop) == (first, grouped)
+    assert m.module("1").backward_flop == 2 * grouped  # grad input + grad weight
+    assert m.module("0").backward_flop == first  # grad weight only
+    assert m.backward_flop == first + 2 * grouped
+    full = count_factory(net, (2, 3, 32, 32), train=True, input_requires_grad=True)
+    assert full.backward_flop == 2 * (first + grouped)
+
+
+@needs_torch
+def test_grouped_transposed_conv_backward_is_twice_forward():
+    # ConvTranspose2d(8 -> 4, groups 2, k3, stride 2): every input element meets Cout/groups x 3 x 3 weights.
+    m = count_factory(lambda: torch.nn.ConvTranspose2d(8, 4, 3, stride=2, groups=2), (2, 8, 8, 8), train=True,
+                      input_requires_grad=True)
+    assert m.forward_flop == 2 * 2 * 8 * 8 * 8 * (4 // 2) * 3 * 3
+    assert m.backward_flop == 2 * m.forward_flop
+
+
 @needs_torch
 def test_transformer_block_matches_closed_form():
     t, d = 128, 512  # 4 projections of 2*T*D^2, scores and weighted sum 2*2*T^2*D, MLP 2*2*T*D*4D
