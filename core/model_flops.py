@@ -298,13 +298,17 @@ class _Counting:
     input_dtype: Any  # a torch dtype, or None for the parameters' own
 
     def __call__(self, model: Any, shape: tuple[int, ...], torch: Any) -> dict:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
         from torch.utils.flop_counter import FlopCounterMode
 
         model.train(self.train)
         x = self._input(model, shape, torch)
         leaves, handles = _activation_hooks(model, DTYPE_BYTES[self.dtype], torch)
         try:
-            with FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter:
+            # The math attention backend, as on meta: on CPU, scaled_dot_product_attention would otherwise run
+            # _scaled_dot_product_flash_attention_for_cpu, which FlopCounterMode has no formula for (counts 0).
+            with sdpa_kernel(SDPBackend.MATH), \
+                    FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter:
                 out = model(x)
                 forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
                 if self.train:

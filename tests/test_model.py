@@ -173,6 +173,34 @@ def test_fallback_to_cpu_batch1_scaled_for_data_dependent_models():
     assert any("meta" in n for n in m.notes)
 
 
+class SdpaAfterItem(torch.nn.Module if torch else object):
+    """A projection, an .item() (no meta: counted on CPU), then self-attention over 4 heads of 16."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(64, 64)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = self.lin(x).view(b, t, 4, 16).transpose(1, 2)
+        scale = 1.0 if q.sum().item() > -1e30 else 0.5
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q) * scale
+
+
+@needs_torch
+def test_attention_counted_on_the_cpu_fallback():
+    """On CPU, SDPA ran a kernel FlopCounterMode has no formula for: 2.1 of 10.5 MFLOP counted."""
+    b, t, h, dh = 2, 128, 4, 16
+    projection = 2 * b * t * 64 * 64
+    attention = 2 * (2 * b * h * t * t * dh)  # Q K^T and P V
+    m = count_factory(SdpaAfterItem, (b, t, 64), train=True)
+    assert m.method.startswith("CPU at batch 1")
+    assert m.forward_flop == projection + attention
+    # backward: the projection's grad weight (its input needs none), and 4 products for dQ, dK, dV, dP
+    assert m.backward_flop == projection + 2 * attention
+    assert count_factory(SdpaAfterItem, (b, t, 64)).forward_flop == projection + attention
+
+
 @needs_torch
 def test_bad_model_inputs_are_one_line_errors():
     with pytest.raises(FlopscopeError, match="neither a built-in"):
