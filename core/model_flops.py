@@ -12,6 +12,7 @@ CLI use without torch, e.g. when reading the JSON of an earlier `flopscope model
 
 from __future__ import annotations
 
+import copy
 import importlib
 import json
 import math
@@ -272,8 +273,22 @@ def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any
             raise FlopscopeError(f"model {name}", f"building it failed: {type(err).__name__}: {err}") from err
     if not isinstance(model, torch.nn.Module):
         raise FlopscopeError(f"model {name}", f"the factory returned {type(model).__name__}, not a torch.nn.Module")
-    # A factory may create real tensors explicitly (torch.zeros(..., device="cpu")): move them too.
-    return model.to("meta") if meta else model
+    return _on_meta(model, torch) if meta else model
+
+
+def _on_meta(model: Any, torch: Any) -> Any:
+    """MODEL with its tensors on meta. A module built under torch.device("meta") moves in place; one with real
+    tensors (an instance given as module.path:obj, or created with device="cpu") is copied with meta tensors
+    instead, so that the CPU retry finds it as it was and no weights are copied."""
+    tensors = [*model.parameters(), *model.buffers()]
+    if all(t.device.type == "meta" for t in tensors):
+        return model.to("meta")
+    memo: dict[int, Any] = {}
+    for t in tensors:
+        empty = torch.empty_like(t, device="meta")
+        memo[id(t)] = torch.nn.Parameter(empty, t.requires_grad) if isinstance(t, torch.nn.Parameter) else empty
+    # deepcopy takes these from the memo; the .to moves what is no parameter or buffer
+    return copy.deepcopy(model, memo).to("meta")
 
 
 def _input_fix(err: Exception, input_dtype: Any, torch: Any) -> str:

@@ -202,6 +202,33 @@ def test_attention_counted_on_the_cpu_fallback():
 
 
 @needs_torch
+def test_an_instance_spec_is_left_as_it_was_and_can_fall_back_to_cpu(tmp_path, monkeypatch):
+    """module:instance names an nn.Module object: counting on meta moved that very object to meta, so the CPU
+    retry failed with 'Tensor.item() cannot be called on meta tensors'."""
+    (tmp_path / "instmods.py").write_text(textwrap.dedent("""
+        import torch
+        class Item(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(16, 8)
+            def forward(self, x):
+                y = self.fc(x)
+                return y * (1.0 if y.abs().max().item() >= 0 else 0.0)
+        item = Item()
+        plain = torch.nn.Linear(16, 8)
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # what count_model adds (the working directory), undone after
+    m = count_model("instmods:item", (6, 16))
+    assert m.method.startswith("CPU at batch 1") and m.forward_flop == 2 * 6 * 16 * 8
+    m = count_model("instmods:plain", (6, 16))
+    assert m.method.startswith("meta") and m.forward_flop == 2 * 6 * 16 * 8
+    import instmods
+
+    assert instmods.plain.weight.device.type == "cpu" and instmods.item.fc.weight.device.type == "cpu"
+
+
+@needs_torch
 def test_bad_model_inputs_are_one_line_errors():
     with pytest.raises(FlopscopeError, match="neither a built-in"):
         count_model("nosuchmodel")
