@@ -244,8 +244,12 @@ def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: boo
                           method="meta device (shapes only, full batch)", **counted)
     except FlopscopeError:
         raise
-    except Exception as meta_error:  # e.g. .item() or an op without a meta kernel: retry with real tensors
-        reason = f"{type(meta_error).__name__}: {meta_error}".splitlines()[0][:200]
+    except Exception as meta_error:
+        reason = _one_line(meta_error)
+        if not _meta_only(meta_error):  # a wrong shape or dtype fails on CPU too: say so now, build nothing real
+            raise FlopscopeError(f"model {name}", f"forward/backward failed: {reason}",
+                                 _input_fix(meta_error, count.input_dtype, torch)) from meta_error
+    # .item(), an operator without a meta kernel, a tensor made on CPU in forward: retry with real tensors
     model = _build(factory, torch, name, meta=False)
     one = (1, *shape[1:])
     try:
@@ -253,13 +257,32 @@ def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: boo
     except FlopscopeError:
         raise
     except Exception as err:
-        raise FlopscopeError(f"model {name}", f"forward/backward failed on CPU: {type(err).__name__}: {err}",
-                             _input_fix(err, count.input_dtype, torch)) from err
+        raise FlopscopeError(f"model {name}", f"forward/backward failed on the meta device ({reason}) and then on "
+                             f"CPU at batch 1 ({_one_line(err)})", _cpu_fix(err, count, torch)) from err
     scaled = _scale(counted, shape[0])
     scaled["notes"].append(f"could not run on the meta device ({reason}); counted on CPU at batch 1 and "
                            f"multiplied FLOPs and activation bytes by {shape[0]} (assumes both are linear in batch)")
     return ModelFlops(model=name, input_shape=tuple(shape), dtype=dtype, train=train,
                       method=f"CPU at batch 1, x{shape[0]}", **scaled)
+
+
+def _one_line(err: BaseException) -> str:
+    text = f"{type(err).__name__}: {err}".strip().splitlines()
+    return text[0][:200] if text else type(err).__name__
+
+
+def _meta_only(err: Exception) -> bool:
+    """Whether ERR is one that real tensors would not raise: .item() or .tolist() on a meta tensor, an operator
+    with no meta kernel (NotImplementedError), a CPU tensor made in forward meeting a meta one. Torch names the
+    meta device in each of these; a shape or dtype mismatch names no device."""
+    return isinstance(err, NotImplementedError) or re.search(r"\bmeta\b", str(err), re.IGNORECASE) is not None
+
+
+def _cpu_fix(err: Exception, count: _Counting, torch: Any) -> str:
+    if count.train and "Expected more than 1 value per channel" in str(err):  # BatchNorm training on 1 sample
+        return ("the CPU retry runs one sample, which BatchNorm cannot train on: make forward run on the meta "
+                "device (no .item() or Python branching on tensor values), or leave out --train")
+    return _input_fix(err, count.input_dtype, torch)
 
 
 def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any:

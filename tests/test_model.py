@@ -229,6 +229,37 @@ def test_an_instance_spec_is_left_as_it_was_and_can_fall_back_to_cpu(tmp_path, m
 
 
 @needs_torch
+def test_meta_failures_retry_on_cpu_only_when_meta_is_the_cause():
+    built: list[str] = []  # the default device each time the factory runs
+
+    def wrong_width():
+        built.append(torch.empty(0).device.type)
+        return torch.nn.Sequential(torch.nn.Linear(2000, 2000), torch.nn.Linear(16, 4))
+
+    # A shape error fails on CPU as well: reported from the meta device, no model built with real weights.
+    with pytest.raises(FlopscopeError, match=r"forward/backward failed: RuntimeError: .*\[4, 2000\]") as caught:
+        count_factory(wrong_width, (4, 2000))
+    assert built == ["meta"] and "check --input-shape" in caught.value.fix
+
+    class ItemThenBatchNorm(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc, self.bn = torch.nn.Linear(16, 16), torch.nn.BatchNorm1d(16)
+
+        def forward(self, x):
+            y = self.bn(self.fc(x))
+            return y * (1.0 if y.sum().item() > -1e30 else 2.0)
+
+    # .item() fails on meta; the CPU retry at batch 1 then fails in BatchNorm: both causes are named.
+    with pytest.raises(FlopscopeError) as caught:
+        count_factory(ItemThenBatchNorm, (4, 16), train=True)
+    assert "meta device (RuntimeError: Tensor.item() cannot be called on meta tensors)" in caught.value.problem
+    assert "CPU at batch 1 (ValueError: Expected more than 1 value per channel" in caught.value.problem
+    assert "check --input-shape" not in caught.value.fix and "leave out --train" in caught.value.fix
+    assert count_factory(ItemThenBatchNorm, (4, 16)).forward_flop == 2 * 4 * 16 * 16  # eval: BatchNorm runs
+
+
+@needs_torch
 def test_bad_model_inputs_are_one_line_errors():
     with pytest.raises(FlopscopeError, match="neither a built-in"):
         count_model("nosuchmodel")
