@@ -214,10 +214,11 @@ def _import_fix(module_name: str, err: Exception) -> str:
     return f"fix the error {module_name} raises when imported (`python -c 'import {module_name}'` shows it)"
 
 
-def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bool = False, dtype: str = "fp32",
+def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bool = False, dtype: str | None = None,
                 input_requires_grad: bool = False, input_dtype: str | None = None) -> ModelFlops:
-    """Analytic FLOPs of SPEC (built-in name or module.path:factory) on one input of INPUT_SHAPE."""
-    if dtype not in DTYPE_BYTES:
+    """Analytic FLOPs of SPEC (built-in name or module.path:factory) on one input of INPUT_SHAPE.
+    DTYPE (DTYPE_BYTES): the precision for byte sizes and peaks; default: that of the model's parameters."""
+    if dtype is not None and dtype not in DTYPE_BYTES:
         raise FlopscopeError(f"--dtype {dtype}", "unknown precision", f"use one of {', '.join(DTYPE_BYTES)}")
     factory, default_shape = resolve_model(spec)
     shape = input_shape or default_shape
@@ -227,7 +228,7 @@ def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bo
                          input_dtype=input_dtype)
 
 
-def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: bool = False, dtype: str = "fp32",
+def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: bool = False, dtype: str | None = None,
                   name: str = "model", input_requires_grad: bool = False, input_dtype: str | None = None) -> ModelFlops:
     """Count on the meta device; fall back to CPU at batch 1 x batch size when the model cannot run on meta.
     `input_dtype` (INPUT_DTYPES): the input's dtype; default: the model's floating-point parameters' dtype."""
@@ -240,7 +241,7 @@ def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: boo
     try:
         model = _build(factory, torch, name, meta=True)
         counted = count(model, shape, torch)
-        return ModelFlops(model=name, input_shape=tuple(shape), dtype=dtype, train=train,
+        return ModelFlops(model=name, input_shape=tuple(shape), train=train,
                           method="meta device (shapes only, full batch)", **counted)
     except FlopscopeError:
         raise
@@ -262,7 +263,7 @@ def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: boo
     scaled = _scale(counted, shape[0])
     scaled["notes"].append(f"could not run on the meta device ({reason}); counted on CPU at batch 1 and "
                            f"multiplied FLOPs and activation bytes by {shape[0]} (assumes both are linear in batch)")
-    return ModelFlops(model=name, input_shape=tuple(shape), dtype=dtype, train=train,
+    return ModelFlops(model=name, input_shape=tuple(shape), train=train,
                       method=f"CPU at batch 1, x{shape[0]}", **scaled)
 
 
@@ -331,7 +332,7 @@ class _Counting:
 
     name: str
     train: bool
-    dtype: str
+    dtype: str | None  # a --dtype, or None for the parameters' own
     input_requires_grad: bool
     input_dtype: Any  # a torch dtype, or None for the parameters' own
 
@@ -341,7 +342,8 @@ class _Counting:
 
         model.train(self.train)
         x = self._input(model, shape, torch)
-        leaves, handles = _activation_hooks(model, DTYPE_BYTES[self.dtype], torch)
+        dtype = self.dtype or _param_precision(model, torch)
+        leaves, handles = _activation_hooks(model, DTYPE_BYTES[dtype], torch)
         try:
             # The math attention backend, as on meta: on CPU, scaled_dot_product_attention would otherwise run
             # _scaled_dot_product_flash_attention_for_cpu, which FlopCounterMode has no formula for (counts 0).
@@ -355,8 +357,12 @@ class _Counting:
         finally:
             for h in handles:
                 h.remove()
-        counted = _tabulate(model, forward, total if self.train else None, leaves, self.dtype)
+        counted = _tabulate(model, forward, total if self.train else None, leaves, dtype)
         counted["input_dtype"] = str(x.dtype).removeprefix("torch.")
+        counted["dtype"] = dtype
+        if not self.dtype and dtype != "fp32":
+            counted["notes"].append(f"precision {dtype}, that of the model's {_TORCH_NAMES[dtype]} parameters "
+                                    "(--dtype overrides)")
         return counted
 
     def _input(self, model: Any, shape: tuple[int, ...], torch: Any) -> Any:
@@ -391,6 +397,22 @@ def _conv_backward_flop(grad_out_shape: list[int], x_shape: list[int], w_shape: 
 
     forward = conv_flop_count(x_shape, w_shape, grad_out_shape, transposed=transposed)
     return forward * (int(bool(output_mask[0])) + int(bool(output_mask[1])))
+
+
+# torch dtype name -> the --dtype its parameters default to (tf32 is fp32 storage: only --dtype picks it)
+_PRECISIONS = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
+_TORCH_NAMES = {v: k for k, v in _PRECISIONS.items()}
+
+
+def _param_precision(model: Any, torch: Any) -> str:
+    """The --dtype of most of MODEL's floating-point parameter elements (fp32 without any)."""
+    sizes: dict[str, int] = {}
+    for p in model.parameters():
+        if p.is_floating_point():
+            name = str(p.dtype).removeprefix("torch.")
+            sizes[name] = sizes.get(name, 0) + p.numel()
+    top = max(sizes, key=sizes.get) if sizes else "float32"
+    return _PRECISIONS.get(top, "fp32")
 
 
 def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, int], list]:

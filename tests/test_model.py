@@ -260,6 +260,36 @@ def test_meta_failures_retry_on_cpu_only_when_meta_is_the_cause():
 
 
 @needs_torch
+def test_precision_defaults_to_the_parameters_dtype(tmp_path, monkeypatch, capsys):
+    """A .half() model was reported as fp32: 4-byte parameters and the FP32 SIMT peak."""
+    from flopscope.tui import cli
+
+    (tmp_path / "halfmods.py").write_text(textwrap.dedent("""
+        import torch
+        def half():
+            return torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)).half()
+        def bf():
+            return torch.nn.Linear(64, 64).to(torch.bfloat16)
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    params = 2 * (64 * 64 + 64)
+    assert cli.main(["model", "halfmods:half", "--input-shape", "8,64", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["dtype"] == "fp16" and doc["input_dtype"] == "float16"
+    assert doc["param_bytes"] == 2 * params and doc["activation_bytes"] == 2 * (2 * 8 * 64)
+    assert [p["peak_flop_per_s"] for p in doc["predictions"]] == pytest.approx([312e12, 989.4e12], rel=1e-3)
+    assert any("precision fp16" in n for n in doc["notes"])
+    assert cli.main(["model", "halfmods:half", "--input-shape", "8,64", "--dtype", "fp32", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["dtype"] == "fp32" and doc["param_bytes"] == 4 * params
+    assert [p["peak_flop_per_s"] for p in doc["predictions"]] == pytest.approx([19.5e12, 66.9e12], rel=1e-3)
+    assert count_model("halfmods:bf", (8, 64)).dtype == "bf16"
+    assert count_factory(lambda: torch.nn.Linear(8, 8).double(), (2, 8)).dtype == "fp64"
+    assert count_factory(lambda: torch.nn.ReLU(), (2, 8)).dtype == "fp32"  # no parameters
+
+
+@needs_torch
 def test_bad_model_inputs_are_one_line_errors():
     with pytest.raises(FlopscopeError, match="neither a built-in"):
         count_model("nosuchmodel")

@@ -67,12 +67,13 @@ def _model_args(p: argparse.ArgumentParser, spec_help: str, option: bool = False
                    help="input tensor dtype: int64 (alias long) for token ids (an nn.Embedding first), int32, float32, "
                         "float16, bfloat16, float64 (default: the model parameters' dtype)")
     p.add_argument("--train", action="store_true", help="count a training step: forward + backward")
-    p.add_argument("--dtype", choices=list(DTYPE_BYTES), help="precision for the peak and byte sizes (default fp32)")
+    p.add_argument("--dtype", choices=list(DTYPE_BYTES),
+                   help="precision for the peak and byte sizes (default: the model parameters' dtype)")
 
 
 def _count(args: argparse.Namespace) -> ModelFlops:
     shape = parse_shape(args.input_shape) if args.input_shape else None
-    return count_model(args.spec, shape, train=args.train, dtype=args.dtype or "fp32", input_dtype=args.input_dtype)
+    return count_model(args.spec, shape, train=args.train, dtype=args.dtype, input_dtype=args.input_dtype)
 
 
 def cmd_model(args: argparse.Namespace) -> int:
