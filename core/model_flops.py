@@ -30,6 +30,9 @@ CONVENTION = ("FMA = 2 FLOPs (torch.utils.flop_counter): matmul, convolution and
               "normalization, pooling and bias adds count 0")
 INTENSITY = "arithmetic intensity = forward FLOPs / (parameter bytes + activation bytes)"
 ACTIVATIONS = "activation bytes = sum of the output tensors of every leaf module in one forward pass"
+BYTES = ("predicted DRAM bytes = parameter bytes + activation bytes per forward pass (each parameter read once, "
+         "each leaf's output written once; the input, re-reads and caches are not modelled), x3 for a training "
+         "step (backward reads both again and writes a gradient of each)")
 # Storage bytes per element of floating-point tensors at each --dtype (tf32 is stored as fp32).
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 # --input-dtype names (torch's, and their usual aliases) -> torch dtype name. Integer inputs are token ids.
@@ -109,6 +112,11 @@ class ModelFlops:
         moved = self.param_bytes + self.activation_bytes
         return self.forward_flop / moved if moved else math.nan
 
+    @property
+    def step_bytes(self) -> int:
+        """DRAM bytes of what runs, as BYTES models them."""
+        return (self.param_bytes + self.activation_bytes) * (3 if self.train else 1)
+
     def op_share(self) -> dict[str, float]:
         """Share of the step's FLOPs per aten operator (forward + backward when trained), largest first."""
         return _shares(_merge(self.forward_ops, self.backward_ops))
@@ -128,9 +136,9 @@ class ModelFlops:
         doc = asdict(self)
         doc["input_shape"] = list(self.input_shape)
         doc["modules"] = [{**asdict(m), "intensity": _finite(m.intensity)} for m in self.modules]
-        doc.update(step_flop=self.step_flop, backward_ratio=self.backward_ratio, intensity=_finite(self.intensity),
-                   op_share=self.op_share(), family_share=self.family_share(),
-                   convention=CONVENTION, definitions=[INTENSITY, ACTIVATIONS])
+        doc.update(step_flop=self.step_flop, step_bytes=self.step_bytes, backward_ratio=self.backward_ratio,
+                   intensity=_finite(self.intensity), op_share=self.op_share(), family_share=self.family_share(),
+                   convention=CONVENTION, definitions=[INTENSITY, ACTIVATIONS, BYTES])
         return doc
 
     @classmethod

@@ -1,9 +1,12 @@
-"""PALEO-style time predictions and utilization (no torch here).
+"""Roofline time predictions (PALEO's compute term, a DRAM term) and utilization (no torch here).
 
 PALEO (Qi, Sparks & Talwalkar, ICLR 2017) predicts a layer's compute time as FLOPs / (peak x PPP), where the
 platform percent of peak (PPP) says what fraction of the datasheet peak real kernels reach. We apply it to a
-whole forward pass or training step: seconds = FLOPs / (peak of the GPU at the chosen precision x PPP).
-Memory traffic and communication (PALEO's other terms) are not modelled.
+whole forward pass or training step and bound it by memory, as a roofline does:
+seconds = max(FLOPs / (peak at the chosen precision x PPP), bytes / DRAM bandwidth), the larger term naming the
+bound. The bytes are what the caller says moves (`flopscope model`: parameters + activations, see
+model_flops.BYTES); the bandwidth is the datasheet's, without PPP, so the memory term is a lower bound.
+Communication (PALEO's third term) is not modelled.
 """
 
 from __future__ import annotations
@@ -40,6 +43,11 @@ class Prediction:
     seconds: float
     per_second: float  # samples (first input dimension) per second
     steps_per_second: float
+    compute_seconds: float = math.nan  # FLOPs / (peak x PPP)
+    bytes: float | None = None  # DRAM bytes the prediction assumes; None: compute only
+    dram_bytes_per_s: float | None = None
+    memory_seconds: float | None = None  # bytes / DRAM bandwidth
+    bound: str = "compute"  # the larger of the two terms: compute or memory
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -67,20 +75,27 @@ def paleo_seconds(flop: float, peak_flop_per_s: float, ppp: float = 1.0) -> floa
     return flop / (peak_flop_per_s * ppp)
 
 
-def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int = 1) -> Prediction:
+def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int = 1,
+            nbytes: float | None = None) -> Prediction:
+    """max(FLOPs / (peak x PPP), NBYTES / DRAM bandwidth); without NBYTES (or a known bandwidth), compute only."""
     peak = peak_for(gpu, precision)
-    seconds = paleo_seconds(flop, peak, check_ppp(ppp))
+    compute = paleo_seconds(flop, peak, check_ppp(ppp))
+    bandwidth = gpu.dram_bytes_per_s if gpu.dram_bytes_per_s > 0 else None  # NaN > 0 is False
+    memory = nbytes / bandwidth if nbytes is not None and bandwidth else None
+    seconds = max(compute, memory or 0.0)
     return Prediction(gpu=gpu.name, gpu_key=gpu.key, precision=precision, ceiling=PRECISION_CEILING[precision],
                       peak_flop_per_s=peak, ppp=ppp, flop=flop, seconds=seconds,
                       per_second=batch / seconds if seconds else math.inf,
-                      steps_per_second=1 / seconds if seconds else math.inf)
+                      steps_per_second=1 / seconds if seconds else math.inf, compute_seconds=compute,
+                      bytes=nbytes, dram_bytes_per_s=bandwidth if memory is not None else None,
+                      memory_seconds=memory, bound="memory" if memory is not None and memory > compute else "compute")
 
 
 def predict_all(flop: float, gpu_names: list[str] | None, precision: str, ppp: float = 0.5,
-                batch: int = 1) -> tuple[list[Prediction], list[str]]:
+                batch: int = 1, nbytes: float | None = None) -> tuple[list[Prediction], list[str]]:
     """Predictions for every --gpu (an error if one lacks the precision), else for DEFAULT_GPUS; and notes."""
     gpus = [require_gpu(n) for n in gpu_names] if gpu_names else [require_gpu(k) for k in DEFAULT_GPUS]
-    predictions = [predict(flop, g, precision, ppp, batch) for g in gpus]
+    predictions = [predict(flop, g, precision, ppp, batch, nbytes) for g in gpus]
     notes = [BOARDS[key][1] for key in dict.fromkeys(g.key for g in gpus) if key in BOARDS]
     return predictions, notes
 

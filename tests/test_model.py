@@ -331,6 +331,31 @@ def test_paleo_vgg16_on_k80_by_hand():
     assert p.seconds == pytest.approx(1.359, abs=1e-3) and p.per_second == pytest.approx(32 / p.seconds)
 
 
+@needs_torch
+def test_predictions_are_bounded_by_dram_bytes(capsys):
+    """At batch 1 the MLP reads 7.47 MB of weights for 3.7 MFLOP: H100's 3.35 TB/s takes 2.23 us, not the 111 ns
+    its FP32 peak x 0.5 would; at batch 4096 the same model is compute-bound."""
+    from flopscope.tui import cli
+
+    params = (784 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * 10 + 10)
+    macs = 784 * 1024 + 1024 * 1024 + 1024 * 10
+    h100_fp32, h100_dram = 66.9e12, 3350e9  # Hopper whitepaper SIMT FP32; HBM3 3.35 TB/s
+    for batch, train in ((1, False), (1, True), (4096, False)):
+        args = ["model", "mlp", "--input-shape", f"{batch},784", "--gpu", "h100-sxm", "--json"]
+        assert cli.main(args + (["--train"] if train else [])) == 0
+        p = json.loads(capsys.readouterr().out)["predictions"][0]
+        activations = batch * (1024 + 1024 + 1024 + 1024 + 10) * 4  # every leaf's fp32 output, ReLUs included
+        nbytes = (4 * params + activations) * (3 if train else 1)
+        flop = 2 * batch * macs * (3 if train else 1) - (2 * batch * 784 * 1024 if train else 0)  # no input grad
+        compute, memory = flop / (h100_fp32 * 0.5), nbytes / h100_dram
+        assert p["bytes"] == nbytes and p["flop"] == flop
+        assert p["compute_seconds"] == pytest.approx(compute) and p["memory_seconds"] == pytest.approx(memory)
+        assert p["seconds"] == pytest.approx(max(compute, memory))
+        assert p["bound"] == ("memory" if memory > compute else "compute")
+        assert p["bound"] == ("compute" if batch == 4096 else "memory")
+    assert predict(1e12, find_gpu("h100-sxm"), "fp32").bound == "compute"  # no bytes given: compute only
+
+
 def test_predictions_note_k80_and_refuse_missing_precisions():
     predictions, notes = predict_all(1e12, ["Tesla K80"], "fp32")
     assert predictions[0].peak_flop_per_s == pytest.approx(K80_FP32)

@@ -12,6 +12,7 @@ from pathlib import Path
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.model_flops import (
     ACTIVATIONS,
+    BYTES,
     CONVENTION,
     DTYPE_BYTES,
     INPUT_DTYPES,
@@ -79,7 +80,8 @@ def _count(args: argparse.Namespace) -> ModelFlops:
 def cmd_model(args: argparse.Namespace) -> int:
     check_ppp(args.ppp)
     model = _count(args)
-    predictions, notes = predict_all(model.step_flop, args.gpu, model.dtype, args.ppp, model.batch)
+    predictions, notes = predict_all(model.step_flop, args.gpu, model.dtype, args.ppp, model.batch,
+                                     nbytes=model.step_bytes)
     notes = model.notes + notes
     if args.json:
         doc = {**model.to_json(), "predictions": [p.as_dict() for p in predictions], "notes": notes}
@@ -90,7 +92,7 @@ def cmd_model(args: argparse.Namespace) -> int:
         out_console.print(line)
     out_console.print(_modules_table(model, args.depth))
     out_console.print(_predictions_table(predictions, model))
-    for line in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + "."]:
+    for line in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + ".", BYTES[0].upper() + BYTES[1:] + "."]:
         out_console.print(Text(line))
     return 0
 
@@ -133,12 +135,14 @@ def _modules_table(m: ModelFlops, depth: int) -> Table:
 def _predictions_table(predictions: list[Prediction], m: ModelFlops) -> Table:
     what = "training step" if m.train else "forward pass"
     table = Table(box=None, header_style="bold", title_justify="left",
-                  title=f"Predicted time per {what} (PALEO: FLOPs / (peak x PPP))")
-    for title in ("GPU", "Precision", "Peak", "PPP", "FLOPs", "Time", "Samples/s"):
-        table.add_column(title, justify="left" if title in ("GPU", "Precision") else "right")
+                  title=f"Predicted time per {what} (roofline: the larger of FLOPs / (peak x PPP) and "
+                        "bytes / DRAM bandwidth)")
+    for title in ("GPU", "Precision", "Peak", "PPP", "FLOPs", "DRAM", "Bytes", "Time", "Bound", "Samples/s"):
+        table.add_column(title, justify="left" if title in ("GPU", "Precision", "Bound") else "right")
     for p in predictions:
         table.add_row(Text(p.gpu), Text(f"{p.precision} ({p.ceiling})"), fmt.si(p.peak_flop_per_s, "FLOP/s"),
-                      f"{p.ppp:g}", fmt.si(p.flop, "FLOP"), fmt.seconds(p.seconds), fmt.si(p.per_second))
+                      f"{p.ppp:g}", fmt.si(p.flop, "FLOP"), fmt.si(p.dram_bytes_per_s, "B/s"), fmt.si(p.bytes, "B"),
+                      fmt.seconds(p.seconds), Text(p.bound), fmt.si(p.per_second))
     return table
 
 
