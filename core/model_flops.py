@@ -12,14 +12,16 @@ CLI use without torch, e.g. when reading the JSON of an earlier `flopscope model
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
+import io
 import json
 import math
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -198,7 +200,10 @@ def _import_factory(spec: str) -> Callable[[], Any]:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        obj: Any = importlib.import_module(module_name)
+        with _user_code(spec, f"importing {module_name}"):
+            obj: Any = importlib.import_module(module_name)
+    except FlopscopeError:
+        raise
     except Exception as err:  # the user's module may raise anything on import
         raise FlopscopeError(f"model {spec}", f"cannot import {module_name}: {type(err).__name__}: {err}",
                              _import_fix(module_name, err)) from err
@@ -248,7 +253,8 @@ def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: boo
                       getattr(torch, INPUT_DTYPES[input_dtype]) if input_dtype else None)
     try:
         model = _build(factory, torch, name, meta=True)
-        counted = count(model, shape, torch)
+        with _user_code(name, "its forward/backward"):
+            counted = count(model, shape, torch)
         return ModelFlops(model=name, input_shape=tuple(shape), train=train,
                           method="meta device (shapes only, full batch)", **counted)
     except FlopscopeError:
@@ -262,7 +268,8 @@ def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: boo
     model = _build(factory, torch, name, meta=False)
     one = (1, *shape[1:])
     try:
-        counted = count(model, one, torch)
+        with _user_code(name, "its forward/backward"):
+            counted = count(model, one, torch)
     except FlopscopeError:
         raise
     except Exception as err:
@@ -295,17 +302,40 @@ def _cpu_fix(err: Exception, count: _Counting, torch: Any) -> str:
 
 
 def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any:
-    if meta:
-        with torch.device("meta"):
+    try:
+        with _user_code(name, "building it"), (torch.device("meta") if meta else contextlib.nullcontext()):
             model = factory()
-    else:
-        try:
-            model = factory()
-        except Exception as err:  # the user's factory may raise anything
-            raise FlopscopeError(f"model {name}", f"building it failed: {type(err).__name__}: {err}") from err
+    except FlopscopeError:
+        raise
+    except Exception as err:  # the user's factory may raise anything
+        if meta and _meta_only(err):  # e.g. it calls .item() on a tensor it made: retried on CPU
+            raise
+        raise FlopscopeError(f"model {name}", f"building it failed: {_one_line(err)}") from err
     if not isinstance(model, torch.nn.Module):
         raise FlopscopeError(f"model {name}", f"the factory returned {type(model).__name__}, not a torch.nn.Module")
     return _on_meta(model, torch) if meta else model
+
+
+@contextlib.contextmanager
+def _user_code(spec: str, doing: str) -> Iterator[None]:
+    """Run the user's code (import, factory, forward) on an empty command line, holding back what it prints on
+    stderr until it returns: a sys.exit there (a script's argparse or exit at import) becomes one error line that
+    quotes its last words, instead of flopscope exiting silently or under argparse's usage text."""
+    argv, sys.argv = sys.argv, [spec.partition(":")[0]]
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            yield
+    except SystemExit as stop:
+        last = next((line.strip() for line in reversed(said.getvalue().splitlines()) if line.strip()), "")
+        said = io.StringIO()  # quoted below, not printed
+        raise FlopscopeError(f"model {spec}", f"{doing} called sys.exit({stop.code!r})" +
+                             (f" after printing {last!r}" if last else ""),
+                             "a model's module must not exit or parse the command line when imported or built: "
+                             "guard script code with `if __name__ == '__main__':`") from None
+    finally:
+        sys.argv = argv
+        sys.stderr.write(said.getvalue())
 
 
 def _on_meta(model: Any, torch: Any) -> Any:

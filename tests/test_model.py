@@ -241,6 +241,12 @@ def test_meta_failures_retry_on_cpu_only_when_meta_is_the_cause():
         count_factory(wrong_width, (4, 2000))
     assert built == ["meta"] and "check --input-shape" in caught.value.fix
 
+    def boom():
+        raise RuntimeError("boom")
+
+    with pytest.raises(FlopscopeError, match=r"building it failed: RuntimeError: boom$"):
+        count_factory(boom, (4, 2000))
+
     class ItemThenBatchNorm(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
@@ -287,6 +293,43 @@ def test_precision_defaults_to_the_parameters_dtype(tmp_path, monkeypatch, capsy
     assert count_model("halfmods:bf", (8, 64)).dtype == "bf16"
     assert count_factory(lambda: torch.nn.Linear(8, 8).double(), (2, 8)).dtype == "fp64"
     assert count_factory(lambda: torch.nn.ReLU(), (2, 8)).dtype == "fp32"  # no parameters
+
+
+@needs_torch
+def test_a_model_module_that_exits_is_a_one_line_error(tmp_path, monkeypatch, capsys):
+    """sys.exit in a factory exited 0 with no output; a script's argparse at import parsed flopscope's own command
+    line and printed its usage as if it were flopscope's."""
+    from flopscope.tui import cli
+
+    (tmp_path / "exitmods.py").write_text("import sys\ndef build():\n    sys.exit(0)\n")
+    (tmp_path / "needsdata.py").write_text(textwrap.dedent("""
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--data", required=True)
+        args = parser.parse_args()
+    """))
+    (tmp_path / "script.py").write_text(textwrap.dedent("""
+        import argparse, torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float, default=0.1)
+        args = parser.parse_args()
+        def build():
+            return torch.nn.Linear(10, 10)
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert cli.main(["model", "exitmods:build", "--input-shape", "2,10"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.count("\n") == 1
+    assert out.err.startswith("flopscope: model exitmods:build: building it called sys.exit(0); ")
+    assert "if __name__ == '__main__'" in out.err
+    assert cli.main(["model", "needsdata:f", "--input-shape", "2,10"]) == 2
+    out = capsys.readouterr()
+    assert out.err.count("\n") == 1 and "importing needsdata called sys.exit(2) after printing 'needsdata: error: " \
+        "the following arguments are required: --data'" in out.err
+    # a script whose options all have defaults imports on an empty command line, not on flopscope's
+    assert cli.main(["model", "script:build", "--input-shape", "2,10", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["forward_flop"] == 2 * 2 * 10 * 10
 
 
 @needs_torch
