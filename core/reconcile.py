@@ -122,8 +122,10 @@ def phase(names: list[str], known: dict[str, str]) -> str:
 
 
 def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 1, step_time_s: float | None = None,
-              gpu: str | None = None) -> Reconciliation:
-    """Line up MODEL's analytic FLOPs with REPORT's measured FLOPs per NVTX range; see the module docstring."""
+              gpu: str | None = None, precision: str | None = None) -> Reconciliation:
+    """Line up MODEL's analytic FLOPs with REPORT's measured FLOPs per NVTX range; see the module docstring.
+    PRECISION (a --dtype) picks the peak for utilization; default: the model's."""
+    precision = precision or model.dtype
     ranges = _ranges(report, model)
     notes = _unknown_notes(report)
     measured = {p: _sum(ranges.loc[ranges["phase"] == p, "flop"]) for p in PHASES}
@@ -137,15 +139,15 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
                      "torch.autograd.profiler.emit_nvtx, or push module names")
     time_s, source = _step_time(report, step_time_s, steps)
     spec = require_gpu(gpu) if gpu else report.gpu
-    peak, peak_note = _peak(spec, model.dtype)
-    notes += [n for n in (peak_note, _precision_note(report, model.dtype)) if n]
+    peak, peak_note = _peak(spec, precision)
+    notes += [n for n in (peak_note, _precision_note(report, precision)) if n]
     step_measured = _sum(ranges["flop"])
     step_measured = None if step_measured is None else step_measured / steps
     return Reconciliation(
         model=model.model, report=str(report.meta.get("source", "")), tol=tol, steps=steps, modules=rows,
         measured=measured, analytic_backward_ratio=model.backward_ratio,
         measured_backward_ratio=_ratio(measured["backward"], measured["forward"]),
-        step_time_s=time_s, step_time_source=source, gpu=spec.name if spec else None, precision=model.dtype,
+        step_time_s=time_s, step_time_source=source, gpu=spec.name if spec else None, precision=precision,
         peak_flop_per_s=peak,
         utilization_analytic=_util(model.step_flop, time_s, peak),
         utilization_measured=None if step_measured is None else _util(step_measured, time_s, peak),

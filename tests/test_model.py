@@ -546,7 +546,7 @@ def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkey
     assert doc["measured_backward_ratio"] == pytest.approx(m.backward_ratio)
     assert "FMA = 2 FLOPs" in doc["convention"]
     assert cli.main(["reconcile", "run.ncu-rep", "--model", str(spec), "--train"]) == 2
-    assert "come from this JSON" in capsys.readouterr().err
+    assert "comes from this JSON" in capsys.readouterr().err
     assert cli.main(["reconcile", "run.ncu-rep", "--model", str(spec)]) == 0
     out = capsys.readouterr().out
     assert "layer4" in out and "Ratio = measured / analytic" in out and "Utilization" in out
@@ -647,6 +647,28 @@ def test_reconcile_says_when_the_measured_precision_is_not_the_peaks():
     assert any("ran as tensor_fp16, but utilization is against the fp32 peak: pass --dtype fp16" in n for n in notes)
     notes = reconcile(report, count_model("mlp", (8, 784), dtype="fp16")).notes
     assert not any("utilization is against" in n for n in notes)
+
+
+def test_reconcile_takes_dtype_with_a_model_json(tmp_path, capsys):
+    """The note above suggests --dtype; with a model JSON, --dtype was refused ('come from this JSON')."""
+    if torch is None:
+        pytest.skip("PyTorch is not installed (pip install 'flopscope[torch]')")
+    from flopscope.tui import cli
+
+    from .conftest import fixture_path
+
+    spec = tmp_path / "mlp.json"
+    spec.write_text(json.dumps(count_model("mlp", (8, 784)).to_json()))
+    path = fixture_path("v100_cutlass_gemm_nersc_flops_details.csv")
+    assert cli.main(["reconcile", str(path), "--model", str(spec), "--json"]) == 0
+    assert any("pass --dtype fp16" in n for n in json.loads(capsys.readouterr().out)["notes"])
+    assert cli.main(["reconcile", str(path), "--model", str(spec), "--dtype", "fp16", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["precision"] == "fp16" and doc["analytic"]["dtype"] == "fp32"
+    assert doc["peak_flop_per_s"] == pytest.approx(112e12)  # V100 PCIe datasheet: 112 TFLOP/s FP16 tensor
+    assert not any("utilization is against" in n for n in doc["notes"])
+    assert cli.main(["reconcile", str(path), "--model", str(spec), "--train", "--dtype", "fp16"]) == 2
+    assert "--train comes from this JSON" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("value", ["-1", "0", "nan", "inf", "soon"])

@@ -148,10 +148,12 @@ def _predictions_table(predictions: list[Prediction], m: ModelFlops) -> Table:
 
 def _analytic(args: argparse.Namespace) -> ModelFlops:
     if args.spec.endswith(".json") and Path(args.spec).is_file():
+        # --dtype stays allowed: against a JSON it only picks the peak utilization is taken against
         given = [flag for flag, value in (("--input-shape", args.input_shape), ("--train", args.train),
-                                          ("--dtype", args.dtype), ("--input-dtype", args.input_dtype)) if value]
+                                          ("--input-dtype", args.input_dtype)) if value]
         if given:
-            raise FlopscopeError(args.spec, f"{', '.join(given)} come from this JSON", "leave them out")
+            raise FlopscopeError(args.spec, f"{', '.join(given)} {'comes' if len(given) == 1 else 'come'} from this "
+                                 "JSON", "leave them out (--dtype alone may pick another peak)")
         return load_model_json(args.spec)
     return _count(args)
 
@@ -161,12 +163,13 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         raise FlopscopeError("reconcile", "--steps must be >= 1 and --tol in (0, 1)")
     model = _analytic(args)
     report = read_report(args.path, gpu=args.gpu)
-    result = reconcile(report, model, tol=args.tol, steps=args.steps, step_time_s=args.step_time, gpu=args.gpu)
+    result = reconcile(report, model, tol=args.tol, steps=args.steps, step_time_s=args.step_time, gpu=args.gpu,
+                       precision=args.dtype)
     if args.json:
         _dump({**result.to_json(), "convention": CONVENTION, "analytic": model.to_json()})
         return 0
     title = (f"Reconcile {result.report} with {model.model} ({model.model_type}), "
-             f"input {'x'.join(map(str, model.input_shape))}, {model.dtype}, {result.steps} step(s)")
+             f"input {'x'.join(map(str, model.input_shape))}, {result.precision}, {result.steps} step(s)")
     if not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
         from .screen_app import run_screen_app
         from .screens.reconcile import ReconcileScreen
