@@ -131,6 +131,7 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
     measured = {p: _sum(ranges.loc[ranges["phase"] == p, "flop"]) for p in PHASES}
     measured = {p: None if v is None else v / steps for p, v in measured.items()}
     rows = [_total_row(model, measured, tol), *_module_rows(model, ranges, steps, tol)]
+    notes += _count_hints(model, rows, measured, steps, tol)
     if len(rows) == 1:
         notes.append("no NVTX range names a module of the model: push module names (e.g. from forward hooks) to "
                      "compare per module; totals compare by phase only")
@@ -231,6 +232,21 @@ def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float
                               ratio_forward=_ratio(fwd, m.forward_flop), ratio_backward=_ratio(bwd, m.backward_flop),
                               flag=_row_flag([(fwd, m.forward_flop), (bwd, m.backward_flop)], tol)))
     return rows
+
+
+def _count_hints(model: ModelFlops, rows: list[ModuleRow], measured: dict[str, float | None], steps: int,
+                 tol: float) -> list[str]:
+    """What the user likely forgot when measured and analytic differ wholesale: --train, or --steps."""
+    hints = []
+    if model.backward_flop is None and measured["backward"]:
+        hints.append(f"the report has {measured['backward']:.3g} FLOP per step in backward ranges but the analytic "
+                     "count is a forward pass: pass --train to count a training step (forward + backward)")
+    ratios = [r for row in rows for r in (row.ratio_forward, row.ratio_backward) if r is not None]
+    factor = round(ratios[0]) if ratios else 0
+    if factor >= 2 and all(abs(r / factor - 1) <= tol for r in ratios):
+        hints.append(f"every measured figure is {factor}x its analytic one: the report likely holds "
+                     f"{factor * steps} steps, not {steps}; pass --steps {factor * steps}")
+    return hints
 
 
 def _step_time(report: Report, given: float | None, steps: int) -> tuple[float | None, str]:

@@ -532,6 +532,35 @@ def test_reconcile_without_module_ranges_or_flop_counts_says_so(resnet18_step):
     assert r.utilization_measured is not None
 
 
+MLP_LAYERS = {"layers.0": (784, 1024), "layers.2": (1024, 1024), "layers.4": (1024, 10)}  # built-in mlp
+
+
+def mlp_kernels(batch: int) -> list[dict]:
+    """One forward kernel per Linear (2*B*in*out) under its module range, and the backward by hand: grad weight for
+    every layer, grad input for all but the first (the batch needs no gradient)."""
+    rows = [kernel(f"forward/layers/{name}", 2 * batch * i * o) for name, (i, o) in MLP_LAYERS.items()]
+    backward = sum(2 * batch * i * o * (1 if name == "layers.0" else 2) for name, (i, o) in MLP_LAYERS.items())
+    return [*rows, kernel("backward", backward, "wgrad")]
+
+
+@needs_torch
+def test_reconcile_hints_train_and_steps():
+    forward_only, step = count_model("mlp", (32, 784)), count_model("mlp", (32, 784), train=True)
+    notes = reconcile(make_report(mlp_kernels(32)), forward_only).notes
+    assert any("backward ranges but the analytic count is a forward pass: pass --train" in n for n in notes)
+    r = reconcile(make_report(mlp_kernels(32)), step)
+    assert r.modules[0].ratio_backward == pytest.approx(1.0) and not any("--train" in n for n in r.notes)
+    # three steps in the report, --steps left at 1: every ratio reads 3
+    r = reconcile(make_report(mlp_kernels(32) * 3), step)
+    assert {round(x.ratio_forward, 6) for x in r.modules} == {3.0}
+    assert any("every measured figure is 3x its analytic one" in n and "pass --steps 3" in n for n in r.notes)
+    r = reconcile(make_report(mlp_kernels(32) * 6), step, steps=2)
+    assert any("holds 6 steps, not 2; pass --steps 6" in n for n in r.notes)
+    assert not any("--steps" in n for n in reconcile(make_report(mlp_kernels(32) * 3), step, steps=3).notes)
+    half = [{**k, "flop_fp32": k["flop_fp32"] * (3 if "layers.0" in k["nvtx"] else 1)} for k in mlp_kernels(32)]
+    assert not any("--steps" in n for n in reconcile(make_report(half), step).notes)  # not every row over alike
+
+
 def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkeypatch, capsys):
     from flopscope.tui import cli, cli_model
 
