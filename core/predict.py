@@ -41,8 +41,8 @@ class Prediction:
     ppp: float
     flop: float
     seconds: float
-    per_second: float  # samples (first input dimension) per second
-    steps_per_second: float
+    per_second: float | None  # samples (first input dimension) per second; None when nothing takes time
+    steps_per_second: float | None
     compute_seconds: float = math.nan  # FLOPs / (peak x PPP)
     bytes: float | None = None  # DRAM bytes the prediction assumes; None: compute only
     dram_bytes_per_s: float | None = None
@@ -85,8 +85,8 @@ def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int 
     seconds = max(compute, memory or 0.0)
     return Prediction(gpu=gpu.name, gpu_key=gpu.key, precision=precision, ceiling=PRECISION_CEILING[precision],
                       peak_flop_per_s=peak, ppp=ppp, flop=flop, seconds=seconds,
-                      per_second=batch / seconds if seconds else math.inf,
-                      steps_per_second=1 / seconds if seconds else math.inf, compute_seconds=compute,
+                      per_second=batch / seconds if seconds else None,
+                      steps_per_second=1 / seconds if seconds else None, compute_seconds=compute,
                       bytes=nbytes, dram_bytes_per_s=bandwidth if memory is not None else None,
                       memory_seconds=memory, bound="memory" if memory is not None and memory > compute else "compute")
 

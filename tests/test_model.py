@@ -399,6 +399,23 @@ def test_predictions_are_bounded_by_dram_bytes(capsys):
     assert predict(1e12, find_gpu("h100-sxm"), "fp32").bound == "compute"  # no bytes given: compute only
 
 
+def test_nothing_to_do_predicts_no_rate():
+    """A model with no counted FLOPs and no bytes: `model --json` wrote Infinity (not JSON) and the table
+    '0 s' and 'inf' samples/s."""
+    from flopscope.tui.cli_model import _predictions_table
+    from rich.console import Console
+
+    p = predict(0, find_gpu("h100-sxm"), "fp32", nbytes=0, batch=8)
+    assert p.seconds == 0 and p.per_second is None and p.steps_per_second is None
+    json.dumps(p.as_dict(), allow_nan=False)  # raises on inf / nan
+    model = type("M", (), {"train": False})()
+    out = Console(width=200)
+    with out.capture() as captured:
+        out.print(_predictions_table([p], model))
+    row = captured.get().splitlines()[-1]
+    assert row.count("n/a") == 3 and "inf" not in row.lower() and "0 s" not in row
+
+
 def test_predictions_note_k80_and_refuse_missing_precisions():
     predictions, notes = predict_all(1e12, ["Tesla K80"], "fp32")
     assert predictions[0].peak_flop_per_s == pytest.approx(K80_FP32)

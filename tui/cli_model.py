@@ -142,7 +142,8 @@ def _predictions_table(predictions: list[Prediction], m: ModelFlops) -> Table:
     for p in predictions:
         table.add_row(Text(p.gpu), Text(f"{p.precision} ({p.ceiling})"), fmt.si(p.peak_flop_per_s, "FLOP/s"),
                       f"{p.ppp:g}", fmt.si(p.flop, "FLOP"), fmt.si(p.dram_bytes_per_s, "B/s"), fmt.si(p.bytes, "B"),
-                      fmt.seconds(p.seconds), Text(p.bound), fmt.si(p.per_second))
+                      fmt.seconds(p.seconds) if p.seconds else "n/a", Text(p.bound if p.seconds else "n/a"),
+                      fmt.si(p.per_second) if p.per_second is not None else "n/a")
     return table
 
 
