@@ -29,7 +29,8 @@ from typing import Any
 from .errors import FlopscopeError
 
 CONVENTION = ("FMA = 2 FLOPs (torch.utils.flop_counter): matmul, convolution and attention only; elementwise, "
-              "normalization, pooling and bias adds count 0")
+              "normalization, pooling and bias adds count 0; causal attention counts in full (a causal kernel "
+              "skips about half)")
 INTENSITY = "arithmetic intensity = forward FLOPs / (parameter bytes + activation bytes)"
 ACTIVATIONS = "activation bytes = sum of the output tensors of every leaf module in one forward pass"
 BYTES = ("predicted DRAM bytes = parameter bytes + activation bytes per forward pass (each parameter read once, "
@@ -385,7 +386,7 @@ class _Counting:
         try:
             # The math attention backend, as on meta: on CPU, scaled_dot_product_attention would otherwise run
             # _scaled_dot_product_flash_attention_for_cpu, which FlopCounterMode has no formula for (counts 0).
-            with sdpa_kernel(SDPBackend.MATH), \
+            with sdpa_kernel(SDPBackend.MATH), _attention_meter(torch) as attention, \
                     FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter:
                 out = model(x)
                 forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
@@ -396,6 +397,9 @@ class _Counting:
             for h in handles:
                 h.remove()
         counted = _tabulate(model, forward, total if self.train else None, leaves, dtype)
+        # the math backend's products are bmm: name attention's share as such (module totals are unchanged)
+        _relabel(counted["forward_ops"], "bmm", "scaled_dot_product_attention", attention.forward)
+        _relabel(counted["backward_ops"], "bmm", "scaled_dot_product_attention_backward", attention.backward)
         counted["input_dtype"] = str(x.dtype).removeprefix("torch.")
         counted["dtype"] = dtype
         if not self.dtype and dtype != "fp32":
@@ -417,6 +421,47 @@ class _Counting:
         if dtype.is_floating_point:  # integer tensors cannot require grad
             x.requires_grad_(self.train and self.input_requires_grad)
         return x
+
+
+def _attention_meter(torch: Any) -> Any:
+    """A TorchFunctionMode adding up the products of each scaled_dot_product_attention call: the math backend
+    (meta, and CPU here) computes them as bmm, so FlopCounterMode reports attention as matmul. It sees the calls
+    the model's own code makes; calls inside torch's Python functions (nn.MultiheadAttention's forward) run
+    with the mode off and stay matmul."""
+    from torch.overrides import TorchFunctionMode
+
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    class AttentionMeter(TorchFunctionMode):
+        forward = backward = 0
+
+        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            kwargs = kwargs or {}
+            if func is sdpa:
+                q, k, v = (args[i] if len(args) > i else kwargs[n] for i, n in enumerate(("query", "key", "value")))
+                self._add(q, k, v)
+            return func(*args, **kwargs)
+
+        def _add(self, q: Any, k: Any, v: Any) -> None:
+            # Q K^T and P V over every leading (batch, head) index; causal or not, both products in full
+            batch, (sq, d), sk, dv = math.prod(q.shape[:-2]), q.shape[-2:], k.shape[-2], v.shape[-1]
+            qk, pv = 2 * batch * sq * sk * d, 2 * batch * sq * sk * dv
+            self.forward += qk + pv
+            if torch.is_grad_enabled():  # dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q, as far as needed
+                self.backward += pv * (v.requires_grad + (q.requires_grad or k.requires_grad)) + \
+                    qk * (q.requires_grad + k.requires_grad)
+
+    return AttentionMeter()
+
+
+def _relabel(ops: dict[str, int], source: str, target: str, flop: int) -> None:
+    """Move FLOP (at most what SOURCE has) from operator SOURCE to TARGET in OPS."""
+    moved = min(int(flop), ops.get(source, 0))
+    if moved:
+        ops[source] -= moved
+        ops[target] = ops.get(target, 0) + moved
+        if not ops[source]:
+            del ops[source]
 
 
 def _corrected_formulas(torch: Any) -> dict:

@@ -202,6 +202,32 @@ def test_attention_counted_on_the_cpu_fallback():
 
 
 @needs_torch
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_is_its_own_family_and_causal_counts_in_full(causal):
+    """On meta (and CPU, math backend) attention runs as bmm: the 'attention' family never appeared."""
+    from flopscope.core.model_flops import CONVENTION
+
+    class Attention(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(64, 64)
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            q = self.lin(x).view(b, t, 4, 16).transpose(1, 2)
+            return torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=causal)
+
+    b, t = 2, 128
+    projection, attention = 2 * b * t * 64 * 64, 2 * (2 * b * 4 * t * t * 16)
+    m = count_factory(Attention, (b, t, 64), train=True)
+    assert m.forward_ops == {"addmm": projection, "scaled_dot_product_attention": attention}
+    assert m.backward_ops == {"mm": projection, "scaled_dot_product_attention_backward": 2 * attention}
+    assert m.family_share() == pytest.approx({"attention": 3 * attention / (3 * attention + 2 * projection),
+                                              "matmul": 2 * projection / (3 * attention + 2 * projection)})
+    assert "causal attention counts in full" in CONVENTION
+
+
+@needs_torch
 def test_an_instance_spec_is_left_as_it_was_and_can_fall_back_to_cpu(tmp_path, monkeypatch):
     """module:instance names an nn.Module object: counting on meta moved that very object to meta, so the CPU
     retry failed with 'Tensor.item() cannot be called on meta tensors'."""
