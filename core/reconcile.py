@@ -64,6 +64,11 @@ class Reconciliation:
     utilization_analytic: float | None  # analytic step FLOPs / (step time x peak)
     utilization_measured: float | None  # measured FLOP per step / (step time x peak)
     notes: list[str] = field(default_factory=list)
+    # Without forward/backward ranges, the only comparison: every measured FLOP per step / analytic step FLOPs
+    measured_step: float | None = None
+    analytic_step: float | None = None
+    whole_run_ratio: float | None = None
+    whole_run_flag: str = ""
 
     def to_json(self) -> dict:
         doc = asdict(self)
@@ -135,9 +140,11 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
     if len(rows) == 1:
         notes.append("no NVTX range names a module of the model: push module names (e.g. from forward hooks) to "
                      "compare per module; totals compare by phase only")
-    if not measured["forward"] and not measured["backward"]:
-        notes.append("no kernel falls in a forward or backward range: name ranges `forward` / `backward`, run under "
-                     "torch.autograd.profiler.emit_nvtx, or push module names")
+    no_phases = not measured["forward"] and not measured["backward"]
+    if no_phases:
+        notes.append("no kernel falls in a forward or backward range, so only the whole report compares (every "
+                     "profiled kernel, input setup and copies included): name ranges `forward` / `backward`, run "
+                     "under torch.autograd.profiler.emit_nvtx, or push module names")
     time_s, source = _step_time(report, step_time_s, steps)
     spec = require_gpu(gpu) if gpu else report.gpu
     peak, peak_note = _peak(spec, precision)
@@ -152,7 +159,9 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
         peak_flop_per_s=peak,
         utilization_analytic=_util(model.step_flop, time_s, peak),
         utilization_measured=None if step_measured is None else _util(step_measured, time_s, peak),
-        notes=notes,
+        notes=notes, measured_step=step_measured, analytic_step=model.step_flop,
+        whole_run_ratio=_ratio(step_measured, model.step_flop) if no_phases else None,
+        whole_run_flag=flag(_ratio(step_measured, model.step_flop), tol) if no_phases else "",
     )
 
 

@@ -604,6 +604,36 @@ def test_reconcile_hints_train_and_steps():
     assert not any("--steps" in n for n in reconcile(make_report(half), step).notes)  # not every row over alike
 
 
+@needs_torch
+def test_reconcile_without_ranges_compares_the_whole_report(tmp_path, monkeypatch, capsys):
+    """A report without NVTX ranges gave no ratio at all, only 'unranged 553 kFLOP'."""
+    from flopscope.core import read_report
+    from flopscope.tui import cli
+
+    from .conftest import fixture_path
+
+    step = count_model("mlp", (32, 784), train=True)
+    unranged = [{**k, "nvtx": None} for k in mlp_kernels(32)]
+    hand = sum(k["flop_fp32"] for k in unranged)  # forward + backward by hand
+    r = reconcile(make_report(unranged * 2), step, steps=2)
+    assert r.measured_step == pytest.approx(hand) and r.whole_run_ratio == pytest.approx(hand / step.step_flop)
+    assert r.whole_run_ratio == pytest.approx(1.0) and r.whole_run_flag == "ok"
+    assert reconcile(make_report(mlp_kernels(32)), step).whole_run_ratio is None  # phases compare instead
+
+    # rtx4090 report: nn.Linear(16, 128) on a 128 x 16 input (2*128*16*128 FLOP), plus torch.randn's kernel
+    (tmp_path / "lin16.py").write_text("import torch\ndef lin():\n    return torch.nn.Linear(16, 128)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = fixture_path("rtx4090_torch_linear_sgemm.ncu-rep")
+    measured = read_report(path).kernels["flop"].sum()
+    assert cli.main(["reconcile", str(path), "--model", "lin16:lin", "--input-shape", "128,16", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["whole_run_ratio"] == pytest.approx(measured / (2 * 128 * 16 * 128))
+    assert cli.main(["reconcile", str(path), "--model", "lin16:lin", "--input-shape", "128,16", "--no-tui"]) == 0
+    ratio = f"{measured / (2 * 128 * 16 * 128):.2f}"
+    assert f"Whole report per step: measured 553 kFLOP / analytic 524 kFLOP = {ratio} (ok)" in capsys.readouterr().out
+
+
 def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkeypatch, capsys):
     from flopscope.tui import cli, cli_model
 

@@ -218,6 +218,9 @@ def _reconcile_lines(r: Reconciliation) -> list[str]:
     lines = [f"Measured per step by phase: {phases or 'no FLOP counts'}",
              f"Backward/forward: analytic {fmt.ratio(r.analytic_backward_ratio) or '-'}, "
              f"measured {fmt.ratio(r.measured_backward_ratio) or '-'}"]
+    if r.whole_run_ratio is not None:
+        lines.append(f"Whole report per step: measured {fmt.si(r.measured_step, 'FLOP')} / analytic "
+                     f"{fmt.si(r.analytic_step, 'FLOP')} = {fmt.ratio(r.whole_run_ratio)} ({r.whole_run_flag})")
     if r.step_time_s:
         lines.append(f"Step time {fmt.seconds(r.step_time_s)} ({r.step_time_source})")
     if r.step_time_s and r.peak_flop_per_s:
