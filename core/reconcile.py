@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
+from .counters import collecting
 from .errors import FlopscopeError
 from .gpus import Gpu, require_gpu
 from .metrics import PRECISIONS
@@ -179,12 +180,30 @@ def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
     return grouped
 
 
+FLOP_COLUMNS = ("flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor")
+
+
 def _unknown_notes(report: Report) -> list[str]:
-    unknown = int(report.kernels["flop"].isna().sum())
-    if not unknown:
+    """How many launches have no FLOP count, and why: ncu did not profile them, or it did without (some of) the
+    FLOP counters, named with the `ncu --metrics` option that collects them."""
+    k = report.kernels
+    unknown = k["flop"].isna()
+    if not unknown.any():
         return []
-    return [f"{unknown} of {len(report.kernels)} launches have no FLOP count (not profiled, or tensor-core counters "
-            "missing): measured figures leave them out and under-count"]
+    skipped = unknown & (k["status"] != "ok") if "status" in k else unknown & False
+    counted = unknown & ~skipped
+    causes = []
+    if skipped.any():
+        causes.append(f"{int(skipped.sum())} not profiled (ncu recorded no values for them)")
+    if counted.any():
+        lacking = [c for c in FLOP_COLUMNS if c in k and k.loc[counted, c].isna().any()]
+        what = ("no FLOP counters were collected" if len(lacking) == len(FLOP_COLUMNS)
+                else f"{', '.join(lacking) or 'FLOP counts'} not collected")
+        metrics = [metric for m in report.missing if m.column in lacking for metric in m.metrics]
+        fix = f"ncu --metrics {','.join(dict.fromkeys(metrics))}" if metrics else collecting(lacking)
+        causes.append(f"{int(counted.sum())} profiled, but {what}" + (f": collect them with `{fix}`" if fix else ""))
+    return [f"{int(unknown.sum())} of {len(k)} launches have no FLOP count ({'; '.join(causes)}): measured figures "
+            "leave them out and under-count"]
 
 
 def _sum(values: pd.Series) -> float | None:

@@ -634,6 +634,30 @@ def test_reconcile_without_ranges_compares_the_whole_report(tmp_path, monkeypatc
     assert f"Whole report per step: measured 553 kFLOP / analytic 524 kFLOP = {ratio} (ok)" in capsys.readouterr().out
 
 
+def test_reconcile_says_why_launches_have_no_flop_count(resnet18_step):
+    """A `basic` report (no FLOP counter at all) was blamed on 'not profiled, or tensor-core counters missing'."""
+    from flopscope.core import read_report
+
+    from .conftest import fixture_path
+
+    notes = reconcile(read_report(fixture_path("a10_spyinfer_linear_105k_basic.ncu-rep")), resnet18_step).notes
+    note = next(n for n in notes if "no FLOP count" in n)
+    assert note.startswith("105 of 105 launches have no FLOP count (105 profiled, but no FLOP counters were "
+                           "collected: collect them with `ncu --metrics ")
+    assert "tensor-core counters missing" not in note
+    for metric in ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                   "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+                   "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", "sm__ops_path_tensor_src_fp16_dst_fp32.sum"):
+        assert metric in note
+    rows = [kernel("forward", 1e9), {**kernel("forward", 1e9), "flop_tensor": math.nan}]
+    report = make_report([*rows, kernel("forward", 1e9)])
+    report.kernels.loc[2, ["flop", "flop_fp32", "status"]] = [math.nan, math.nan, "not profiled"]
+    note = next(n for n in reconcile(report, resnet18_step).notes if "no FLOP count" in n)
+    assert note.startswith("2 of 3 launches have no FLOP count (1 not profiled (ncu recorded no values for them); "
+                           "1 profiled, but flop_tensor not collected: collect them with `ncu --metrics "
+                           "sm__ops_path_tensor_src_fp16_dst_fp32.sum")
+
+
 def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkeypatch, capsys):
     from flopscope.tui import cli, cli_model
 
