@@ -68,6 +68,7 @@ class Reconciliation:
     # Without forward/backward ranges, the only comparison: every measured FLOP per step / analytic step FLOPs
     measured_step: float | None = None
     analytic_step: float | None = None
+    peak_source: str = ""  # where peak_flop_per_s comes from, as `flopscope report` says for its ceilings
     whole_run_ratio: float | None = None
     whole_run_flag: str = ""
 
@@ -148,7 +149,7 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
                      "under torch.autograd.profiler.emit_nvtx, or push module names")
     time_s, source = _step_time(report, step_time_s, steps)
     spec = require_gpu(gpu) if gpu else report.gpu
-    peak, peak_note = _peak(spec, precision)
+    peak, peak_source, peak_note = _peak(report, spec, precision)
     notes += [n for n in (peak_note, _precision_note(report, precision)) if n]
     step_measured = _sum(ranges["flop"])
     step_measured = None if step_measured is None else step_measured / steps
@@ -160,7 +161,7 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
         peak_flop_per_s=peak,
         utilization_analytic=_util(model.step_flop, time_s, peak),
         utilization_measured=None if step_measured is None else _util(step_measured, time_s, peak),
-        notes=notes, measured_step=step_measured, analytic_step=model.step_flop,
+        notes=notes, measured_step=step_measured, analytic_step=model.step_flop, peak_source=peak_source,
         whole_run_ratio=_ratio(step_measured, model.step_flop) if no_phases else None,
         whole_run_flag=flag(_ratio(step_measured, model.step_flop), tol) if no_phases else "",
     )
@@ -291,13 +292,19 @@ def _step_time(report: Report, given: float | None, steps: int) -> tuple[float |
                             "so utilization from it is an upper bound; pass --step-time for a measured step")
 
 
-def _peak(gpu: Gpu | None, precision: str) -> tuple[float | None, str]:
+def _peak(report: Report, gpu: Gpu | None, precision: str) -> tuple[float | None, str, str]:
+    """(peak FLOP/s, its source, a note): the report's own ceiling for PRECISION where it has one, the one
+    `flopscope report` judges the run against (its peak counters x the measured clock: a T4 that ran at a
+    third of its boost clock is judged against a third of its datasheet peak); else the datasheet's."""
+    ceiling = next((c for c in report.ceilings() if c.name == PRECISION_CEILING.get(precision)), None)
+    if ceiling is not None:
+        return ceiling.value, ceiling.source, ""
     if gpu is None:
-        return None, "no GPU known for the peak: pass --gpu NAME"
+        return None, "", "no GPU known for the peak: pass --gpu NAME"
     try:
-        return peak_for(gpu, precision), ""
+        return peak_for(gpu, precision), f"datasheet ({gpu.name})", ""
     except FlopscopeError as err:  # the GPU lacks this precision: keep the FLOP comparison, skip utilization
-        return None, f"no utilization: {err.line()}"
+        return None, "", f"no utilization: {err.line()}"
 
 
 def _precision_note(report: Report, dtype: str) -> str:

@@ -23,6 +23,7 @@ from flopscope.core.metrics import derive
 from flopscope.core.predict import board_peak, paleo_seconds, peak_for, predict, predict_all
 from flopscope.core.reconcile import phase, range_names, reconcile
 from flopscope.core.report import Report, ordered
+from flopscope.tui.format import si as fmt_si
 
 try:
     import torch
@@ -658,6 +659,27 @@ def test_reconcile_says_why_launches_have_no_flop_count(resnet18_step):
                            "sm__ops_path_tensor_src_fp16_dst_fp32.sum")
 
 
+@pytest.mark.parametrize(("name", "header"), [("t4_mlp_matadd_full.ncu-rep", "FP32 2.84 TFLOP/s"),
+                                              ("a100pcie80_cutlass_gemm_full.ncu-rep", "FP32 14.4 TFLOP/s")])
+def test_reconcile_judges_against_the_peak_report_shows(name, header, resnet18_step):
+    """reconcile took the datasheet boost peak (T4 8.1 TFLOP/s) where `flopscope report` shows the report's own
+    peak counters x the measured clock (2.84): the same run read as two utilizations."""
+    from flopscope.core import read_report
+
+    from .conftest import fixture_path
+
+    path = fixture_path(name)
+    report = read_report(path)
+    out = run("report", path)
+    assert out.returncode == 0 and f"Ceilings: {header}" in out.stdout and "from report counters x measured clock" \
+        in out.stdout
+    fp32 = next(c.value for c in report.ceilings() if c.name == "fp32")
+    r = reconcile(report, resnet18_step, step_time_s=0.1)
+    assert r.peak_flop_per_s == fp32 and r.peak_source == "report counters x measured clock"
+    assert fmt_si(fp32) in header
+    assert r.utilization_analytic == pytest.approx(resnet18_step.step_flop / (0.1 * fp32))
+
+
 def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkeypatch, capsys):
     from flopscope.tui import cli, cli_model
 
@@ -791,7 +813,11 @@ def test_reconcile_takes_dtype_with_a_model_json(tmp_path, capsys):
     assert cli.main(["reconcile", str(path), "--model", str(spec), "--dtype", "fp16", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["precision"] == "fp16" and doc["analytic"]["dtype"] == "fp32"
-    assert doc["peak_flop_per_s"] == pytest.approx(112e12)  # V100 PCIe datasheet: 112 TFLOP/s FP16 tensor
+    # V100 PCIe datasheet FP16 tensor 112 TFLOP/s at its 1380 MHz boost, scaled to the clock the CSV measured
+    rows = pd.read_csv(path, skiprows=10, thousands=",")
+    clock = rows.loc[rows["Metric Name"] == "sm__cycles_elapsed.avg.per_second", "Metric Value"].median()
+    assert doc["peak_flop_per_s"] == pytest.approx(112e12 * clock / 1380e6, rel=1e-3)
+    assert doc["peak_source"] == "datasheet (Tesla V100-PCIE-32GB) @ measured clock"
     assert not any("utilization is against" in n for n in doc["notes"])
     assert cli.main(["reconcile", str(path), "--model", str(spec), "--train", "--dtype", "fp16"]) == 2
     assert "--train comes from this JSON" in capsys.readouterr().err

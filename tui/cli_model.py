@@ -224,7 +224,8 @@ def _reconcile_lines(r: Reconciliation) -> list[str]:
     if r.step_time_s:
         lines.append(f"Step time {fmt.seconds(r.step_time_s)} ({r.step_time_source})")
     if r.step_time_s and r.peak_flop_per_s:
-        lines.append(f"Utilization against the {r.precision} peak {fmt.si(r.peak_flop_per_s, 'FLOP/s')} of {r.gpu}: "
+        lines.append(f"Utilization against the {r.precision} peak {fmt.si(r.peak_flop_per_s, 'FLOP/s')} of {r.gpu} "
+                     f"({r.peak_source}): "
                      f"analytic FLOPs {_pct(r.utilization_analytic)}, measured FLOPs {_pct(r.utilization_measured)} "
                      "(FLOPs per step / (step time x peak))")
     lines.append(f"Ratio = measured / analytic. over (> {1 + r.tol:g}): work the analytic count leaves out "
