@@ -18,9 +18,12 @@ from .errors import FlopscopeError
 from .gpus import Gpu, require_gpu
 
 # --dtype -> GPU database ceiling. fp32 is the SIMT peak (no tensor cores); the others are dense tensor-core
-# peaks with FP32 accumulate, as in core/data/gpus.csv.
+# peaks with FP32 accumulate, as in core/data/gpus.csv. fp64 is the SIMT peak here, the FP64 tensor peak on a
+# GPU that has one (ceiling_for).
 PRECISION_CEILING = {"fp64": "fp64", "fp32": "fp32", "tf32": "tensor_tf32", "fp16": "tensor_fp16",
                      "bf16": "tensor_bf16"}
+# Ceiling -> the --dtype whose work runs there
+DTYPE_OF_CEILING = {**{c: d for d, c in PRECISION_CEILING.items()}, "tensor_fp64": "fp64"}
 # Without --gpu: one Ampere and one Hopper part, both with every precision above.
 DEFAULT_GPUS = ("a100-sxm4-80gb", "h100-sxm")
 # Database rows that are one device of a multi-GPU board: (devices per board, note).
@@ -59,14 +62,23 @@ def check_ppp(ppp: float) -> float:
     return ppp
 
 
-def peak_for(gpu: Gpu, precision: str) -> float:
-    """Datasheet peak FLOP/s of one device at PRECISION, or a one-line error where the GPU has no such unit."""
+def ceiling_for(gpu: Gpu | None, precision: str) -> str:
+    """The database ceiling a model's matrix products at PRECISION run at on GPU: PRECISION_CEILING, except fp64
+    on a GPU with FP64 tensor cores (A100, H100: cuBLAS DGEMM and FP64 convolutions run as DMMA there)."""
     if precision not in PRECISION_CEILING:
         raise FlopscopeError(f"--dtype {precision}", "unknown precision", f"use one of {', '.join(PRECISION_CEILING)}")
-    peak = gpu.peak(PRECISION_CEILING[precision])
+    if precision == "fp64" and gpu is not None and gpu.peak("tensor_fp64") > 0:  # NaN > 0 is False
+        return "tensor_fp64"
+    return PRECISION_CEILING[precision]
+
+
+def peak_for(gpu: Gpu, precision: str) -> float:
+    """Datasheet peak FLOP/s of one device at PRECISION, or a one-line error where the GPU has no such unit."""
+    ceiling = ceiling_for(gpu, precision)
+    peak = gpu.peak(ceiling)
     if math.isnan(peak) or peak <= 0:
-        raise FlopscopeError(f"--gpu {gpu.name}", f"has no {precision} peak in the GPU database "
-                             f"({PRECISION_CEILING[precision]})", "choose another --dtype or GPU")
+        raise FlopscopeError(f"--gpu {gpu.name}", f"has no {precision} peak in the GPU database ({ceiling})",
+                             "choose another --dtype or GPU")
     return peak
 
 
@@ -83,7 +95,7 @@ def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int 
     bandwidth = gpu.dram_bytes_per_s if gpu.dram_bytes_per_s > 0 else None  # NaN > 0 is False
     memory = nbytes / bandwidth if nbytes is not None and bandwidth else None
     seconds = max(compute, memory or 0.0)
-    return Prediction(gpu=gpu.name, gpu_key=gpu.key, precision=precision, ceiling=PRECISION_CEILING[precision],
+    return Prediction(gpu=gpu.name, gpu_key=gpu.key, precision=precision, ceiling=ceiling_for(gpu, precision),
                       peak_flop_per_s=peak, ppp=ppp, flop=flop, seconds=seconds,
                       per_second=batch / seconds if seconds else None,
                       steps_per_second=1 / seconds if seconds else None, compute_seconds=compute,
@@ -97,6 +109,11 @@ def predict_all(flop: float, gpu_names: list[str] | None, precision: str, ppp: f
     gpus = [require_gpu(n) for n in gpu_names] if gpu_names else [require_gpu(k) for k in DEFAULT_GPUS]
     predictions = [predict(flop, g, precision, ppp, batch, nbytes) for g in gpus]
     notes = [BOARDS[key][1] for key in dict.fromkeys(g.key for g in gpus) if key in BOARDS]
+    dmma = [f"{g.name} {g.peak('tensor_fp64') / 1e12:.3g} (SIMT {g.peak('fp64') / 1e12:.3g})" for g in gpus
+            if precision == "fp64" and ceiling_for(g, precision) == "tensor_fp64"]
+    if dmma:
+        notes.append(f"fp64 predictions use the FP64 tensor-core peak, where matrix products and convolutions run: "
+                     f"{', '.join(dmma)} TFLOP/s")
     return predictions, notes
 
 

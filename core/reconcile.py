@@ -27,7 +27,7 @@ from .errors import FlopscopeError
 from .gpus import Gpu, require_gpu
 from .metrics import PRECISIONS
 from .model_flops import ModelFlops
-from .predict import PRECISION_CEILING, peak_for, utilization
+from .predict import DTYPE_OF_CEILING, ceiling_for, peak_for, utilization
 from .report import NO_RANGE, Report
 
 PHASES = ("forward", "backward", "optimizer", "other", "unranged")
@@ -296,7 +296,7 @@ def _peak(report: Report, gpu: Gpu | None, precision: str) -> tuple[float | None
     """(peak FLOP/s, its source, a note): the report's own ceiling for PRECISION where it has one, the one
     `flopscope report` judges the run against (its peak counters x the measured clock: a T4 that ran at a
     third of its boost clock is judged against a third of its datasheet peak); else the datasheet's."""
-    ceiling = next((c for c in report.ceilings() if c.name == PRECISION_CEILING.get(precision)), None)
+    ceiling = next((c for c in report.ceilings() if c.name == ceiling_for(gpu, precision)), None)
     if ceiling is not None:
         return ceiling.value, ceiling.source, ""
     if gpu is None:
@@ -315,9 +315,9 @@ def _precision_note(report: Report, dtype: str) -> str:
     if not total:
         return ""
     top = max(flops, key=flops.get)
-    if top == PRECISION_CEILING.get(dtype) or flops[top] < 0.5 * total:
+    suggested = DTYPE_OF_CEILING.get(top)
+    if suggested == dtype or flops[top] < 0.5 * total:
         return ""
-    suggested = next((d for d, c in PRECISION_CEILING.items() if c == top), None)
     fix = f"pass --dtype {suggested}" if suggested else "read utilization with care"
     return (f"{100 * flops[top] / total:.0f}% of the measured FLOPs ran as {top}, but utilization is against the "
             f"{dtype} peak: {fix}")

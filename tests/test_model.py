@@ -443,6 +443,28 @@ def test_nothing_to_do_predicts_no_rate():
     assert row.count("n/a") == 3 and "inf" not in row.lower() and "0 s" not in row
 
 
+def test_fp64_predictions_use_fp64_tensor_cores_where_there_are_some():
+    """DGEMM runs on FP64 tensor cores on A100/H100 (datasheets: 19.5 and 66.9 TFLOP/s, twice the SIMT 9.7 and
+    33.5); fp64 predictions used the SIMT peak. A V100 or K80 has no FP64 tensor cores: SIMT stays."""
+    predictions, notes = predict_all(1e12, ["a100-sxm4-80gb", "h100-sxm", "Tesla V100-SXM2-16GB"], "fp64", ppp=1.0)
+    a100, h100, v100 = predictions
+    assert (a100.ceiling, a100.peak_flop_per_s) == ("tensor_fp64", pytest.approx(19.5e12))
+    assert (h100.ceiling, h100.peak_flop_per_s) == ("tensor_fp64", pytest.approx(66.9e12))
+    assert (v100.ceiling, v100.peak_flop_per_s) == ("fp64", pytest.approx(7.8e12))
+    assert a100.seconds == pytest.approx(1e12 / 19.5e12)
+    assert any("FP64 tensor-core peak" in n and "19.5 (SIMT 9.7)" in n and "V100" not in n for n in notes)
+    assert predict(1e12, find_gpu("Tesla K80"), "fp64").ceiling == "fp64"
+    assert not any("FP64" in n for n in predict_all(1e12, ["h100-sxm"], "fp32")[1])
+
+
+@needs_torch
+def test_reconcile_fp64_against_the_fp64_tensor_peak():
+    m = count_factory(lambda: torch.nn.Linear(64, 64).double(), (8, 64))
+    assert m.dtype == "fp64"
+    r = reconcile(make_report([kernel("forward", m.forward_flop)]), m, step_time_s=1e-3)  # an A100 report
+    assert r.peak_flop_per_s == pytest.approx(19.5e12) and r.peak_source == "datasheet (NVIDIA A100-SXM4-80GB)"
+
+
 def test_predictions_note_k80_and_refuse_missing_precisions():
     predictions, notes = predict_all(1e12, ["Tesla K80"], "fp32")
     assert predictions[0].peak_flop_per_s == pytest.approx(K80_FP32)
