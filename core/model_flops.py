@@ -182,40 +182,80 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 
 def resolve_model(spec: str) -> tuple[Callable[[], Any], tuple[int, ...] | None]:
-    """(factory, default input shape) for a built-in name or `module.path:factory`."""
+    """(factory, default input shape) for a built-in name, `module.path:factory` or `path/to/file.py:factory`."""
     require_torch()
     from .reference_models import MODELS
 
     if spec in MODELS:
         factory, shape, _ = MODELS[spec]
         return factory, shape
+    if spec.endswith(".json"):
+        if Path(spec).is_file():
+            raise FlopscopeError(f"model {spec}", "a model JSON (what `model --json` writes) is read by "
+                                 "`reconcile --model`", "give `model` a built-in name or module.path:factory")
+        raise FlopscopeError(spec, "no such file", "give the JSON `flopscope model --json` wrote")
     if ":" not in spec:
-        raise FlopscopeError(f"model {spec}", "neither a built-in model nor module.path:factory",
-                             f"built-ins: {', '.join(MODELS)}")
+        fix = (f"name the factory after a colon: {spec}:NAME" if spec.endswith(".py")
+               else f"built-ins: {', '.join(MODELS)}")
+        raise FlopscopeError(f"model {spec}", "neither a built-in model nor module.path:factory", fix)
     return _import_factory(spec), None
 
 
 def _import_factory(spec: str) -> Callable[[], Any]:
-    module_name, _, attr = spec.partition(":")
+    target, _, attr = spec.rpartition(":")
+    if target.endswith(".py") or "/" in target or os.sep in target:  # a file path, not a module name
+        obj: Any = _import_file(spec, target)
+    else:
+        obj = _import_module(spec, target)
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise FlopscopeError(f"model {spec}", f"{target} has no attribute {attr}",
+                                 f"name a function or nn.Module defined in {target}, as {target}:NAME")
+        obj = getattr(obj, part)
+    # module.path:attr may name a factory or an nn.Module instance (callable too, but not a factory).
+    torch = require_torch()
+    return (lambda: obj) if isinstance(obj, torch.nn.Module) or not callable(obj) else obj
+
+
+def _import_module(spec: str, module_name: str) -> Any:
     # The console script does not put the working directory on sys.path; `python -m` does. Users expect both.
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
         with _user_code(spec, f"importing {module_name}"):
-            obj: Any = importlib.import_module(module_name)
+            return importlib.import_module(module_name)
     except FlopscopeError:
         raise
     except Exception as err:  # the user's module may raise anything on import
         raise FlopscopeError(f"model {spec}", f"cannot import {module_name}: {type(err).__name__}: {err}",
                              _import_fix(module_name, err)) from err
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise FlopscopeError(f"model {spec}", f"{module_name} has no attribute {attr}",
-                                 f"name a function or nn.Module defined in {module_name}, as {module_name}:NAME")
-        obj = getattr(obj, part)
-    # module.path:attr may name a factory or an nn.Module instance (callable too, but not a factory).
-    torch = require_torch()
-    return (lambda: obj) if isinstance(obj, torch.nn.Module) or not callable(obj) else obj
+
+
+def _import_file(spec: str, target: str) -> Any:
+    """The module in file TARGET (`.py` may be left out), its folder on sys.path for the files beside it."""
+    import importlib.util
+
+    path = Path(target if target.endswith(".py") else target + ".py").expanduser()
+    if not path.is_file():
+        raise FlopscopeError(f"model {spec}", f"no file {path}", "give an existing Python file, as "
+                             "path/to/file.py:NAME, or a module on the path, as module.path:NAME")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    name = f"_flopscope_model_{path.stem}"  # a name of its own: a file called torch.py shadows nothing
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(name, path))
+    sys.modules[name] = module  # dataclasses and pickling look classes up by module name
+    try:
+        with _user_code(spec, f"importing {path}"):
+            module.__spec__.loader.exec_module(module)
+    except FlopscopeError:
+        raise
+    except Exception as err:  # the user's file may raise anything on import
+        missing = getattr(err, "name", None) if isinstance(err, ModuleNotFoundError) else None
+        fix = (f"{path} needs {missing}: install it in this Python environment" if missing
+               else f"fix the error {path} raises when run (`python {path}` shows it)")
+        raise FlopscopeError(f"model {spec}", f"cannot import {path}: {type(err).__name__}: {err}", fix) from err
+    return module
 
 
 def _import_fix(module_name: str, err: Exception) -> str:

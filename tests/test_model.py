@@ -360,6 +360,49 @@ def test_a_model_module_that_exits_is_a_one_line_error(tmp_path, monkeypatch, ca
 
 
 @needs_torch
+def test_file_path_specs(tmp_path, monkeypatch):
+    """path/to/file.py:factory imports that file; `mods.py:conv` said 'run flopscope from the folder holding
+    mods/py.py', `../dir/mods:conv` raised a relative-import TypeError, a missing x.json was 'neither a built-in'."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "helpers.py").write_text("WIDTH = 8\n")
+    (models / "nets.py").write_text(textwrap.dedent("""
+        import torch
+        from helpers import WIDTH  # a file beside it
+        def conv():
+            return torch.nn.Conv2d(3, WIDTH, 3, padding=1)
+    """))
+    (models / "broken.py").write_text("def f(:\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the model's folder goes on it: undone after
+    expected = conv_flop(2, 3, 8, (16, 16), 3)
+    for spec in ("../models/nets.py:conv", "../models/nets:conv", f"{models}/nets.py:conv"):
+        assert count_model(spec, (2, 3, 16, 16)).forward_flop == expected
+    monkeypatch.chdir(models)
+    assert count_model("nets.py:conv", (2, 3, 16, 16)).forward_flop == expected
+    errors = {
+        "nets.py:nope": "model nets.py:nope: nets.py has no attribute nope; name a function or nn.Module defined in "
+                        "nets.py, as nets.py:NAME",
+        "missing.py:f": "model missing.py:f: no file missing.py; give an existing Python file, as "
+                        "path/to/file.py:NAME, or a module on the path, as module.path:NAME",
+        "broken.py:f": "model broken.py:f: cannot import broken.py: SyntaxError: invalid syntax (broken.py, line 1); "
+                       "fix the error broken.py raises when run (`python broken.py` shows it)",
+        "nets.py": "model nets.py: neither a built-in model nor module.path:factory; name the factory after a colon: "
+                   "nets.py:NAME",
+        "x.json": "x.json: no such file; give the JSON `flopscope model --json` wrote",
+    }
+    for spec, line in errors.items():
+        with pytest.raises(FlopscopeError) as caught:
+            count_model(spec, (2, 3, 16, 16))
+        assert caught.value.line() == line
+    (models / "m.json").write_text("{}")
+    with pytest.raises(FlopscopeError, match="is read by `reconcile --model`"):
+        count_model("m.json", (2, 3, 16, 16))
+
+
+@needs_torch
 def test_bad_model_inputs_are_one_line_errors():
     with pytest.raises(FlopscopeError, match="neither a built-in"):
         count_model("nosuchmodel")
