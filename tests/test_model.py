@@ -789,6 +789,30 @@ def test_model_json_shape():
 
 
 @needs_torch
+def test_ctrl_c_during_model_says_just_stopped(tmp_path):
+    """It said 'stopped (ncu and the program it profiled were stopped too)': `model` runs no ncu."""
+    import signal
+    import time
+
+    (tmp_path / "slow.py").write_text(textwrap.dedent("""
+        import pathlib, time, torch
+        class Slow(torch.nn.Module):
+            def forward(self, x):
+                pathlib.Path("started").touch()
+                time.sleep(60)
+                return x
+    """))
+    proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "model", "slow:Slow", "--input-shape", "2,4"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and err == "flopscope: stopped\n" and out == ""
+
+
+@needs_torch
 def test_model_table_user_factory_and_errors(tmp_path):
     (tmp_path / "mymodels.py").write_text(textwrap.dedent("""
         import torch

@@ -77,6 +77,19 @@ def _count(args: argparse.Namespace) -> ModelFlops:
     return count_model(args.spec, shape, train=args.train, dtype=args.dtype, input_dtype=args.input_dtype)
 
 
+def _stoppable(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Ctrl-C (or SIGTERM) during `model` / `reconcile`: exit 130 with just "stopped"; these commands run no ncu,
+    so the main handler's "(ncu and the program it profiled were stopped too)" would mislead."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except KeyboardInterrupt:
+            print("flopscope: stopped", file=sys.stderr)
+            return 130
+    return run
+
+
+@_stoppable
 def cmd_model(args: argparse.Namespace) -> int:
     check_ppp(args.ppp)
     model = _count(args)
@@ -159,6 +172,7 @@ def _analytic(args: argparse.Namespace) -> ModelFlops:
     return _count(args)
 
 
+@_stoppable
 def cmd_reconcile(args: argparse.Namespace) -> int:
     if args.steps < 1 or not 0 < args.tol < 1:
         raise FlopscopeError("reconcile", "--steps must be >= 1 and --tol in (0, 1)")
