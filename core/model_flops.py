@@ -431,7 +431,7 @@ class _Counting:
                 out = model(x)
                 forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
                 if self.train:
-                    _backward(out, torch, self.name)
+                    _backward(out, torch, self.name, model)
                 total = counter.get_flop_counts()
         finally:
             for h in handles:
@@ -556,15 +556,33 @@ def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, in
     return leaves, handles
 
 
-def _backward(out: Any, torch: Any, name: str) -> None:
+def _backward(out: Any, torch: Any, name: str, model: Any) -> None:
     tensors = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor) and t.requires_grad]
     if not tensors:
-        raise FlopscopeError(f"model {name}", "--train: no output requires grad (every parameter is frozen, "
-                             "requires_grad=False)", "leave out --train to count the forward pass, or unfreeze "
-                             "the parameters to be trained in the factory")
+        why, fix = _why_no_grad(out, torch, model)
+        raise FlopscopeError(f"model {name}", f"--train: no output requires grad: {why}", fix)
     # loss = sum of the outputs (the sum and its backward count 0 FLOPs). Not out.backward(ones): autograd runs no
     # hooks on the tensor backward starts from, so ModuleTracker would attribute no backward to the last modules.
     torch.autograd.backward([t.sum() for t in tensors])
+
+
+def _why_no_grad(out: Any, torch: Any, model: Any) -> tuple[str, str]:
+    """(why, fix) when a training step has nothing to differentiate: no parameters, all of them frozen, or an
+    output cut off from them."""
+    forward_only = "leave out --train to count the forward pass"
+    params = list(model.parameters())
+    if not params:
+        return "the model has no parameters", forward_only
+    if not any(p.requires_grad for p in params):
+        return ("every parameter is frozen (requires_grad=False)",
+                f"{forward_only}, or unfreeze the parameters to be trained in the factory")
+    tensors = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
+    if tensors and not any(t.is_floating_point() or t.is_complex() for t in tensors):
+        dtypes = ", ".join(sorted({str(t.dtype).removeprefix("torch.") for t in tensors}))
+        return (f"the output is {dtypes}, which has no gradient (argmax or a comparison in forward?)",
+                f"return the floating-point scores, or {forward_only}")
+    return ("the output does not depend on the trainable parameters through differentiable operations "
+            "(torch.no_grad or .detach() in forward?)", forward_only)
 
 
 def _tabulate(model: Any, forward: dict, total: dict | None, leaves: dict[str, int], dtype: str) -> dict:

@@ -402,6 +402,36 @@ def test_file_path_specs(tmp_path, monkeypatch):
         count_model("m.json", (2, 3, 16, 16))
 
 
+class Argmax(torch.nn.Module if torch else object):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x).argmax(-1)
+
+
+class Detached(Argmax):
+    def forward(self, x):
+        return self.fc(x).detach() * 2
+
+
+@needs_torch
+@pytest.mark.parametrize(("factory", "why"), [
+    (torch.nn.ReLU if torch else None, "the model has no parameters"),
+    (lambda: torch.nn.Linear(4, 4).requires_grad_(False), "every parameter is frozen (requires_grad=False)"),
+    (Argmax, "the output is int64, which has no gradient (argmax or a comparison in forward?)"),
+    (Detached, "the output does not depend on the trainable parameters through differentiable operations"),
+])
+def test_train_without_gradients_says_why(factory, why):
+    """The --train error blamed frozen parameters for a model with none, or with an argmax output."""
+    with pytest.raises(FlopscopeError) as caught:
+        count_factory(factory, (2, 4), train=True)
+    assert caught.value.problem.startswith(f"--train: no output requires grad: {why}")
+    assert "leave out --train" in caught.value.fix
+    assert ("unfreeze" in caught.value.fix) == ("frozen" in why)
+
+
 @needs_torch
 def test_bad_model_inputs_are_one_line_errors():
     with pytest.raises(FlopscopeError, match="neither a built-in"):
