@@ -174,7 +174,8 @@ def _finite(value: float) -> float | None:
 def parse_shape(text: str) -> tuple[int, ...]:
     """'32,3,224,224' (or 32x3x224x224) -> (32, 3, 224, 224)."""
     if not re.fullmatch(r"\d+([,x]\d+)*", text.replace(" ", "")):
-        raise FlopscopeError(f"--input-shape {text}", "not a list of positive integers", "e.g. 32,3,224,224")
+        raise FlopscopeError(f"--input-shape {text or repr(text)}", "not a list of positive integers",
+                             "e.g. 32,3,224,224")
     shape = tuple(int(p) for p in re.split(r"[,x]", text.replace(" ", "")))
     if any(n <= 0 for n in shape):
         raise FlopscopeError(f"--input-shape {text}", "sizes must be positive", "e.g. 32,3,224,224")
@@ -637,6 +638,49 @@ def load_model_json(path: str | Path) -> ModelFlops:
     """The result of an earlier `flopscope model --json` (lets reconcile run without torch)."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        _check_model_doc(doc)
         return ModelFlops.from_json(doc)
     except (OSError, ValueError, KeyError, TypeError) as err:
-        raise FlopscopeError(path, f"not the JSON of `flopscope model --json`: {err}") from err
+        raise FlopscopeError(path, f"not the JSON of `flopscope model --json`: {err}",
+                             "write it again with `flopscope model ... --json > FILE`") from err
+
+
+# Numbers a model JSON must hold (None allowed where marked), at the top and in each module.
+_NUMBERS = {"forward_flop": False, "backward_flop": True, "params": False, "param_bytes": False,
+            "activation_bytes": False}
+
+
+def _check_model_doc(doc: Any) -> None:
+    """ValueError naming the first field a hand-edited or truncated model JSON gets wrong."""
+    if not isinstance(doc, dict):
+        raise ValueError(f"a {type(doc).__name__}, not an object")
+    _check_numbers(doc, "")
+    shape = doc.get("input_shape")
+    if not isinstance(shape, list) or not shape or not all(_is_number(n) and n > 0 and n == int(n) for n in shape):
+        raise ValueError(f"input_shape is {shape!r}, not a list of positive integers")
+    if doc.get("dtype") not in DTYPE_BYTES:
+        raise ValueError(f"dtype is {doc.get('dtype')!r}, not one of {', '.join(DTYPE_BYTES)}")
+    modules = doc.get("modules")
+    if not isinstance(modules, list) or not modules:
+        raise ValueError("modules is not a list of modules")
+    for i, m in enumerate(modules):
+        if not isinstance(m, dict) or not isinstance(m.get("name"), str) or not isinstance(m.get("type"), str):
+            raise ValueError(f"modules[{i}] has no name and type")
+        _check_numbers(m, f"modules[{i}] ({m['name'] or 'the model'}): ")
+    for key in ("forward_ops", "backward_ops"):
+        ops = doc.get(key, {})
+        if not isinstance(ops, dict) or not all(_is_number(v) for v in ops.values()):
+            raise ValueError(f"{key} is not an object of operator: FLOPs")
+
+
+def _check_numbers(doc: dict, where: str) -> None:
+    for key, nullable in _NUMBERS.items():
+        if key not in doc:
+            raise ValueError(f"{where}no {key}")
+        value = doc[key]
+        if not (_is_number(value) and value >= 0) and not (nullable and value is None):
+            raise ValueError(f"{where}{key} is {value!r}, not a number of 0 or more")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

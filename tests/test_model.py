@@ -775,6 +775,45 @@ def test_reconcile_judges_against_the_peak_report_shows(name, header, resnet18_s
     assert r.utilization_analytic == pytest.approx(resnet18_step.step_flop / (0.1 * fp32))
 
 
+def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
+    """--depth -1 and --input-shape '' ran with exit 0; reconcile --depth 0 hid even the totals row; a tampered
+    model JSON was a traceback."""
+    from flopscope.tui import cli, cli_model
+
+    for argv, line in ((["model", "mlp", "--depth", "-1"], "--depth -1: a module depth is 0"),
+                       (["model", "mlp", "--input-shape", ""], "--input-shape '': not a list of positive integers"),
+                       (["reconcile", "r.ncu-rep", "--model", "mlp", "--depth", "-2"], "--depth -2: a module depth")):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"flopscope: {line}") and err.count("\n") == 1
+    m = resnet18_step
+    result = reconcile(make_report(forward_kernels(m, {}, {})), m)
+    _, rows = cli_model.reconcile_rows(result, True, 0)
+    assert [str(r[0]) for r in rows] == ["(model: phase totals)"]
+    assert len(cli_model.reconcile_rows(result, True, 1)[1]) == 1 + sum(1 for r in result.modules if r.name and
+                                                                         "." not in r.name)
+    report = make_report([kernel("forward", 1e9)])
+    monkeypatch.setattr(cli_model, "read_report", lambda path, gpu=None: report)
+    good = m.to_json()
+    tampered = {
+        "forward_flop is 'abc', not a number": {**good, "forward_flop": "abc"},
+        "input_shape is [], not a list of positive integers": {**good, "input_shape": []},
+        "modules is not a list of modules": {**good, "modules": []},
+        "modules[0] (the model): forward_flop is None": {**good, "modules": [{**good["modules"][0],
+                                                                               "forward_flop": None}]},
+        "modules[1] has no name and type": {**good, "modules": [good["modules"][0], {"type": "Conv2d"}]},
+        "a list, not an object": [1, 2],
+        "no params": {k: v for k, v in good.items() if k != "params"},
+    }
+    for problem, doc in tampered.items():
+        spec = tmp_path / "tampered.json"
+        spec.write_text(json.dumps(doc))
+        assert cli.main(["reconcile", "r.ncu-rep", "--model", str(spec), "--no-tui"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"flopscope: {spec}: not the JSON of `flopscope model --json`: {problem}")
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
 def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkeypatch, capsys):
     from flopscope.tui import cli, cli_model
 

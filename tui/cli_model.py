@@ -73,7 +73,7 @@ def _model_args(p: argparse.ArgumentParser, spec_help: str, option: bool = False
 
 
 def _count(args: argparse.Namespace) -> ModelFlops:
-    shape = parse_shape(args.input_shape) if args.input_shape else None
+    shape = parse_shape(args.input_shape) if args.input_shape is not None else None  # '' is an error, not unset
     return count_model(args.spec, shape, train=args.train, dtype=args.dtype, input_dtype=args.input_dtype)
 
 
@@ -92,6 +92,7 @@ def _stoppable(command: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 @_stoppable
 def cmd_model(args: argparse.Namespace) -> int:
     check_ppp(args.ppp)
+    _check_depth(args.depth)
     model = _count(args)
     predictions, notes = predict_all(model.step_flop, args.gpu, model.dtype, args.ppp, model.batch,
                                      nbytes=model.step_bytes)
@@ -108,6 +109,11 @@ def cmd_model(args: argparse.Namespace) -> int:
     for line in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + ".", BYTES[0].upper() + BYTES[1:] + "."]:
         out_console.print(Text(line))
     return 0
+
+
+def _check_depth(depth: int | None) -> None:
+    if depth is not None and depth < 0:
+        raise FlopscopeError(f"--depth {depth}", "a module depth is 0 (the model alone) or more", "e.g. --depth 2")
 
 
 def _dump(doc: dict) -> None:
@@ -164,7 +170,7 @@ def _analytic(args: argparse.Namespace) -> ModelFlops:
     if args.spec.endswith(".json") and Path(args.spec).is_file():
         # --dtype stays allowed: against a JSON it only picks the peak utilization is taken against
         given = [flag for flag, value in (("--input-shape", args.input_shape), ("--train", args.train),
-                                          ("--input-dtype", args.input_dtype)) if value]
+                                          ("--input-dtype", args.input_dtype)) if value not in (None, False)]
         if given:
             raise FlopscopeError(args.spec, f"{', '.join(given)} {'comes' if len(given) == 1 else 'come'} from this "
                                  "JSON", "leave them out (--dtype alone may pick another peak)")
@@ -176,6 +182,7 @@ def _analytic(args: argparse.Namespace) -> ModelFlops:
 def cmd_reconcile(args: argparse.Namespace) -> int:
     if args.steps < 1 or not 0 < args.tol < 1:
         raise FlopscopeError("reconcile", "--steps must be >= 1 and --tol in (0, 1)")
+    _check_depth(args.depth)
     model = _analytic(args)
     report = read_report(args.path, gpu=args.gpu)
     result = reconcile(report, model, tol=args.tol, steps=args.steps, step_time_s=args.step_time, gpu=args.gpu,
@@ -206,7 +213,7 @@ def reconcile_rows(r: Reconciliation, train: bool, depth: int | None) -> tuple[l
         titles += ["Analytic bwd", "Measured bwd", "Ratio bwd"]
     rows = []
     for row in r.modules:
-        if depth is not None and row.name.count(".") + 1 > depth:
+        if depth is not None and row.name and row.name.count(".") + 1 > depth:  # the totals row always shows
             continue
         cells = [row.name or "(model: phase totals)", row.type, fmt.si(row.analytic_forward, "FLOP"),
                  fmt.si(row.measured_forward, "FLOP"), fmt.ratio(row.ratio_forward)]
