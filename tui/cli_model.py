@@ -36,7 +36,8 @@ BUILTINS = "vgg16, vgg19, resnet18, resnet34, resnet50, googlenet, mlp, transfor
 def add_model_commands(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Register `model` and `reconcile` on the main parser's subparsers; returns their handlers by name."""
     p = sub.add_parser("model", help="analytic FLOPs of a PyTorch model and predicted times (needs torch)")
-    _model_args(p, spec_help=f"module.path:factory (factory() returns an nn.Module) or a built-in: {BUILTINS}")
+    _model_args(p, spec_help="module.path:NAME or path/to/file.py:NAME (NAME: a function returning an nn.Module, "
+                             f"or an nn.Module) or a built-in: {BUILTINS}")
     p.add_argument("--gpu", action="append", metavar="NAME",
                    help=f"GPU to predict for, repeatable (default: {', '.join(DEFAULT_GPUS)})")
     p.add_argument("--ppp", type=float, default=0.5,
