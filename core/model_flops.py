@@ -271,7 +271,7 @@ def _import_fix(module_name: str, err: Exception) -> str:
 
 def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bool = False, dtype: str | None = None,
                 input_requires_grad: bool = False, input_dtype: str | None = None) -> ModelFlops:
-    """Analytic FLOPs of SPEC (built-in name or module.path:factory) on one input of INPUT_SHAPE.
+    """Analytic FLOPs of SPEC (built-in, module.path:NAME or path/to/file.py:NAME) on one input of INPUT_SHAPE.
     DTYPE (DTYPE_BYTES): the precision for byte sizes and peaks; default: that of the model's parameters."""
     if dtype is not None and dtype not in DTYPE_BYTES:
         raise FlopscopeError(f"--dtype {dtype}", "unknown precision", f"use one of {', '.join(DTYPE_BYTES)}")
