@@ -1,9 +1,12 @@
-"""PALEO-style time predictions and utilization (no torch here).
+"""Roofline time predictions (PALEO's compute term, a DRAM term) and utilization (no torch here).
 
 PALEO (Qi, Sparks & Talwalkar, ICLR 2017) predicts a layer's compute time as FLOPs / (peak x PPP), where the
 platform percent of peak (PPP) says what fraction of the datasheet peak real kernels reach. We apply it to a
-whole forward pass or training step: seconds = FLOPs / (peak of the GPU at the chosen precision x PPP).
-Memory traffic and communication (PALEO's other terms) are not modelled.
+whole forward pass or training step and bound it by memory, as a roofline does:
+seconds = max(FLOPs / (peak at the chosen precision x PPP), bytes / DRAM bandwidth), the larger term naming the
+bound. The bytes are what the caller says moves (`flopscope model`: parameters + activations, see
+model_flops.BYTES); the bandwidth is the datasheet's, without PPP, so the memory term is a lower bound.
+Communication (PALEO's third term) is not modelled.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from .errors import FlopscopeError
 from .gpus import Gpu, require_gpu
 
 # --dtype -> GPU database ceiling. fp32 is the SIMT peak (no tensor cores); the others are dense tensor-core
-# peaks with FP32 accumulate, as in core/data/gpus.csv.
+# peaks with FP32 accumulate, as in core/data/gpus.csv. fp64 is the SIMT peak here, the FP64 tensor peak on a
+# GPU that has one (ceiling_for).
 PRECISION_CEILING = {"fp64": "fp64", "fp32": "fp32", "tf32": "tensor_tf32", "fp16": "tensor_fp16",
                      "bf16": "tensor_bf16"}
+# Ceiling -> the --dtype whose work runs there
+DTYPE_OF_CEILING = {**{c: d for d, c in PRECISION_CEILING.items()}, "tensor_fp64": "fp64"}
 # Without --gpu: one Ampere and one Hopper part, both with every precision above.
 DEFAULT_GPUS = ("a100-sxm4-80gb", "h100-sxm")
 # Database rows that are one device of a multi-GPU board: the note predictions for it carry.
@@ -38,8 +44,13 @@ class Prediction:
     ppp: float
     flop: float
     seconds: float
-    per_second: float  # samples (first input dimension) per second
-    steps_per_second: float
+    per_second: float | None  # samples (first input dimension) per second; None when nothing takes time
+    steps_per_second: float | None
+    compute_seconds: float = math.nan  # FLOPs / (peak x PPP)
+    bytes: float | None = None  # DRAM bytes the prediction assumes; None: compute only
+    dram_bytes_per_s: float | None = None
+    memory_seconds: float | None = None  # bytes / DRAM bandwidth
+    bound: str = "compute"  # the larger of the two terms: compute or memory
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -51,14 +62,23 @@ def check_ppp(ppp: float) -> float:
     return ppp
 
 
-def peak_for(gpu: Gpu, precision: str) -> float:
-    """Datasheet peak FLOP/s of one device at PRECISION, or a one-line error where the GPU has no such unit."""
+def ceiling_for(gpu: Gpu | None, precision: str) -> str:
+    """The database ceiling a model's matrix products at PRECISION run at on GPU: PRECISION_CEILING, except fp64
+    on a GPU with FP64 tensor cores (A100, H100: cuBLAS DGEMM and FP64 convolutions run as DMMA there)."""
     if precision not in PRECISION_CEILING:
         raise FlopscopeError(f"--dtype {precision}", "unknown precision", f"use one of {', '.join(PRECISION_CEILING)}")
-    peak = gpu.peak(PRECISION_CEILING[precision])
+    if precision == "fp64" and gpu is not None and gpu.peak("tensor_fp64") > 0:  # NaN > 0 is False
+        return "tensor_fp64"
+    return PRECISION_CEILING[precision]
+
+
+def peak_for(gpu: Gpu, precision: str) -> float:
+    """Datasheet peak FLOP/s of one device at PRECISION, or a one-line error where the GPU has no such unit."""
+    ceiling = ceiling_for(gpu, precision)
+    peak = gpu.peak(ceiling)
     if math.isnan(peak) or peak <= 0:
-        raise FlopscopeError(f"--gpu {gpu.name}", f"has no {precision} peak in the GPU database "
-                             f"({PRECISION_CEILING[precision]})", "choose another --dtype or GPU")
+        raise FlopscopeError(f"--gpu {gpu.name}", f"has no {precision} peak in the GPU database ({ceiling})",
+                             "choose another --dtype or GPU")
     return peak
 
 
@@ -67,21 +87,33 @@ def paleo_seconds(flop: float, peak_flop_per_s: float, ppp: float = 1.0) -> floa
     return flop / (peak_flop_per_s * ppp)
 
 
-def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int = 1) -> Prediction:
+def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int = 1,
+            nbytes: float | None = None) -> Prediction:
+    """max(FLOPs / (peak x PPP), NBYTES / DRAM bandwidth); without NBYTES (or a known bandwidth), compute only."""
     peak = peak_for(gpu, precision)
-    seconds = paleo_seconds(flop, peak, check_ppp(ppp))
-    return Prediction(gpu=gpu.name, gpu_key=gpu.key, precision=precision, ceiling=PRECISION_CEILING[precision],
+    compute = paleo_seconds(flop, peak, check_ppp(ppp))
+    bandwidth = gpu.dram_bytes_per_s if gpu.dram_bytes_per_s > 0 else None  # NaN > 0 is False
+    memory = nbytes / bandwidth if nbytes is not None and bandwidth else None
+    seconds = max(compute, memory or 0.0)
+    return Prediction(gpu=gpu.name, gpu_key=gpu.key, precision=precision, ceiling=ceiling_for(gpu, precision),
                       peak_flop_per_s=peak, ppp=ppp, flop=flop, seconds=seconds,
-                      per_second=batch / seconds if seconds else math.inf,
-                      steps_per_second=1 / seconds if seconds else math.inf)
+                      per_second=batch / seconds if seconds else None,
+                      steps_per_second=1 / seconds if seconds else None, compute_seconds=compute,
+                      bytes=nbytes, dram_bytes_per_s=bandwidth if memory is not None else None,
+                      memory_seconds=memory, bound="memory" if memory is not None and memory > compute else "compute")
 
 
 def predict_all(flop: float, gpu_names: list[str] | None, precision: str, ppp: float = 0.5,
-                batch: int = 1) -> tuple[list[Prediction], list[str]]:
+                batch: int = 1, nbytes: float | None = None) -> tuple[list[Prediction], list[str]]:
     """Predictions for every --gpu (an error if one lacks the precision), else for DEFAULT_GPUS; and notes."""
     gpus = [require_gpu(n) for n in gpu_names] if gpu_names else [require_gpu(k) for k in DEFAULT_GPUS]
-    predictions = [predict(flop, g, precision, ppp, batch) for g in gpus]
+    predictions = [predict(flop, g, precision, ppp, batch, nbytes) for g in gpus]
     notes = [BOARDS[key] for key in dict.fromkeys(g.key for g in gpus) if key in BOARDS]
+    dmma = [f"{g.name} {g.peak('tensor_fp64') / 1e12:.3g} (SIMT {g.peak('fp64') / 1e12:.3g})" for g in gpus
+            if precision == "fp64" and ceiling_for(g, precision) == "tensor_fp64"]
+    if dmma:
+        notes.append(f"fp64 predictions use the FP64 tensor-core peak, where matrix products and convolutions run: "
+                     f"{', '.join(dmma)} TFLOP/s")
     return predictions, notes
 
 

@@ -22,11 +22,12 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
+from .counters import collecting
 from .errors import FlopscopeError
 from .gpus import Gpu, require_gpu
 from .metrics import PRECISIONS
 from .model_flops import ModelFlops
-from .predict import PRECISION_CEILING, peak_for, utilization
+from .predict import DTYPE_OF_CEILING, ceiling_for, peak_for, utilization
 from .report import NO_RANGE, Report
 from .units import is_missing
 
@@ -65,6 +66,12 @@ class Reconciliation:
     utilization_analytic: float | None  # analytic step FLOPs / (step time x peak)
     utilization_measured: float | None  # measured FLOP per step / (step time x peak)
     notes: list[str] = field(default_factory=list)
+    # Without forward/backward ranges, the only comparison: every measured FLOP per step / analytic step FLOPs
+    measured_step: float | None = None
+    analytic_step: float | None = None
+    peak_source: str = ""  # where peak_flop_per_s comes from, as `flopscope report` says for its ceilings
+    whole_run_ratio: float | None = None
+    whole_run_flag: str = ""
 
     def to_json(self) -> dict:
         doc = asdict(self)
@@ -123,34 +130,41 @@ def phase(names: list[str], known: dict[str, str]) -> str:
 
 
 def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 1, step_time_s: float | None = None,
-              gpu: str | None = None) -> Reconciliation:
-    """Line up MODEL's analytic FLOPs with REPORT's measured FLOPs per NVTX range; see the module docstring."""
+              gpu: str | None = None, precision: str | None = None) -> Reconciliation:
+    """Line up MODEL's analytic FLOPs with REPORT's measured FLOPs per NVTX range; see the module docstring.
+    PRECISION (a --dtype) picks the peak for utilization; default: the model's."""
+    precision = precision or model.dtype
     ranges = _ranges(report, model)
     notes = _unknown_notes(report)
     measured = {p: _sum(ranges.loc[ranges["phase"] == p, "flop"]) for p in PHASES}
     measured = {p: None if v is None else v / steps for p, v in measured.items()}
     rows = [_total_row(model, measured, tol), *_module_rows(model, ranges, steps, tol)]
+    notes += _count_hints(model, rows, measured, steps, tol)
     if len(rows) == 1:
         notes.append("no NVTX range names a module of the model: push module names (e.g. from forward hooks) to "
                      "compare per module; totals compare by phase only")
-    if not measured["forward"] and not measured["backward"]:
-        notes.append("no kernel falls in a forward or backward range: name ranges `forward` / `backward`, run under "
-                     "torch.autograd.profiler.emit_nvtx, or push module names")
+    no_phases = not measured["forward"] and not measured["backward"]
+    if no_phases:
+        notes.append("no kernel falls in a forward or backward range, so only the whole report compares (every "
+                     "profiled kernel, input setup and copies included): name ranges `forward` / `backward`, run "
+                     "under torch.autograd.profiler.emit_nvtx, or push module names")
     time_s, source = _step_time(report, step_time_s, steps)
     spec = require_gpu(gpu) if gpu else report.gpu
-    peak, peak_note = _peak(spec, model.dtype)
-    notes += [n for n in (peak_note, _precision_note(report, model.dtype)) if n]
+    peak, peak_source, peak_note = _peak(report, spec, precision)
+    notes += [n for n in (peak_note, _precision_note(report, precision)) if n]
     step_measured = _sum(ranges["flop"])
     step_measured = None if step_measured is None else step_measured / steps
     return Reconciliation(
         model=model.model, report=str(report.meta.get("source", "")), tol=tol, steps=steps, modules=rows,
         measured=measured, analytic_backward_ratio=model.backward_ratio,
         measured_backward_ratio=_ratio(measured["backward"], measured["forward"]),
-        step_time_s=time_s, step_time_source=source, gpu=spec.name if spec else None, precision=model.dtype,
+        step_time_s=time_s, step_time_source=source, gpu=spec.name if spec else None, precision=precision,
         peak_flop_per_s=peak,
         utilization_analytic=_util(model.step_flop, time_s, peak),
         utilization_measured=None if step_measured is None else _util(step_measured, time_s, peak),
-        notes=notes,
+        notes=notes, measured_step=step_measured, analytic_step=model.step_flop, peak_source=peak_source,
+        whole_run_ratio=_ratio(step_measured, model.step_flop) if no_phases else None,
+        whole_run_flag=flag(_ratio(step_measured, model.step_flop), tol) if no_phases else "",
     )
 
 
@@ -168,12 +182,30 @@ def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
     return grouped
 
 
+FLOP_COLUMNS = ("flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor")
+
+
 def _unknown_notes(report: Report) -> list[str]:
-    unknown = int(report.kernels["flop"].isna().sum())
-    if not unknown:
+    """How many launches have no FLOP count, and why: ncu did not profile them, or it did without (some of) the
+    FLOP counters, named with the `ncu --metrics` option that collects them."""
+    k = report.kernels
+    unknown = k["flop"].isna()
+    if not unknown.any():
         return []
-    return [f"{unknown} of {len(report.kernels)} launches have no FLOP count (not profiled, or tensor-core counters "
-            "missing): measured figures leave them out and under-count"]
+    skipped = unknown & (k["status"] != "ok") if "status" in k else unknown & False
+    counted = unknown & ~skipped
+    causes = []
+    if skipped.any():
+        causes.append(f"{int(skipped.sum())} not profiled (ncu recorded no values for them)")
+    if counted.any():
+        lacking = [c for c in FLOP_COLUMNS if c in k and k.loc[counted, c].isna().any()]
+        what = ("no FLOP counters were collected" if len(lacking) == len(FLOP_COLUMNS)
+                else f"{', '.join(lacking) or 'FLOP counts'} not collected")
+        metrics = [metric for m in report.missing if m.column in lacking for metric in m.metrics]
+        fix = f"ncu --metrics {','.join(dict.fromkeys(metrics))}" if metrics else collecting(lacking)
+        causes.append(f"{int(counted.sum())} profiled, but {what}" + (f": collect them with `{fix}`" if fix else ""))
+    return [f"{int(unknown.sum())} of {len(k)} launches have no FLOP count ({'; '.join(causes)}): measured figures "
+            "leave them out and under-count"]
 
 
 def _sum(values: pd.Series) -> float | None:
@@ -232,6 +264,21 @@ def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float
     return rows
 
 
+def _count_hints(model: ModelFlops, rows: list[ModuleRow], measured: dict[str, float | None], steps: int,
+                 tol: float) -> list[str]:
+    """What the user likely forgot when measured and analytic differ wholesale: --train, or --steps."""
+    hints = []
+    if model.backward_flop is None and measured["backward"]:
+        hints.append(f"the report has {measured['backward']:.3g} FLOP per step in backward ranges but the analytic "
+                     "count is a forward pass: pass --train to count a training step (forward + backward)")
+    ratios = [r for row in rows for r in (row.ratio_forward, row.ratio_backward) if r is not None]
+    factor = round(ratios[0]) if ratios else 0
+    if factor >= 2 and all(abs(r / factor - 1) <= tol for r in ratios):
+        hints.append(f"every measured figure is {factor}x its analytic one: the report likely holds "
+                     f"{factor * steps} steps, not {steps}; pass --steps {factor * steps}")
+    return hints
+
+
 def _step_time(report: Report, given: float | None, steps: int) -> tuple[float | None, str]:
     if given:
         return given, "--step-time"
@@ -243,13 +290,19 @@ def _step_time(report: Report, given: float | None, steps: int) -> tuple[float |
                             "so utilization from it is an upper bound; pass --step-time for a measured step")
 
 
-def _peak(gpu: Gpu | None, precision: str) -> tuple[float | None, str]:
+def _peak(report: Report, gpu: Gpu | None, precision: str) -> tuple[float | None, str, str]:
+    """(peak FLOP/s, its source, a note): the report's own ceiling for PRECISION where it has one, the one
+    `flopscope report` judges the run against (its peak counters x the measured clock: 2.84 TFLOP/s FP32 in a
+    T4 report, not the datasheet's 8.1); else the datasheet's."""
+    ceiling = next((c for c in report.ceilings() if c.name == ceiling_for(gpu, precision)), None)
+    if ceiling is not None:
+        return ceiling.value, ceiling.source, ""
     if gpu is None:
-        return None, "no GPU known for the peak: pass --gpu NAME"
+        return None, "", "no GPU known for the peak: pass --gpu NAME"
     try:
-        return peak_for(gpu, precision), ""
+        return peak_for(gpu, precision), f"datasheet ({gpu.name})", ""
     except FlopscopeError as err:  # the GPU lacks this precision: keep the FLOP comparison, skip utilization
-        return None, f"no utilization: {err.line()}"
+        return None, "", f"no utilization: {err.line()}"
 
 
 def _precision_note(report: Report, dtype: str) -> str:
@@ -260,9 +313,9 @@ def _precision_note(report: Report, dtype: str) -> str:
     if not total:
         return ""
     top = max(flops, key=flops.get)
-    if top == PRECISION_CEILING.get(dtype) or flops[top] < 0.5 * total:
+    suggested = DTYPE_OF_CEILING.get(top)
+    if suggested == dtype or flops[top] < 0.5 * total:
         return ""
-    suggested = next((d for d, c in PRECISION_CEILING.items() if c == top), None)
     fix = f"pass --dtype {suggested}" if suggested else "read utilization with care"
     return (f"{100 * flops[top] / total:.0f}% of the measured FLOPs ran as {top}, but utilization is against the "
             f"{dtype} peak: {fix}")

@@ -23,6 +23,7 @@ from flopscope.core.metrics import derive
 from flopscope.core.predict import BOARDS, paleo_seconds, peak_for, predict, predict_all
 from flopscope.core.reconcile import phase, range_names, reconcile
 from flopscope.core.report import Report, ordered
+from flopscope.tui.format import si as fmt_si
 
 try:
     import torch
@@ -116,6 +117,39 @@ def test_mlp_backward_is_twice_forward():
     assert usual.activation_bytes == 64 * (512 * 4 + 10) * 4
 
 
+def conv_flop(n: int, cin: int, cout: int, hw_out: tuple[int, int], k: int, groups: int = 1) -> int:
+    """Hand formula: every output element is a (Cin/groups) x k x k dot product, FMA = 2 FLOPs."""
+    return 2 * n * cout * hw_out[0] * hw_out[1] * (cin // groups) * k * k
+
+
+@needs_torch
+@pytest.mark.parametrize("groups", [1, 4, 16])  # plain, grouped, depthwise (groups = Cin = Cout)
+def test_conv_backward_is_twice_forward_for_grouped_and_depthwise(groups):
+    """Backward of a convolution = grad input + grad weight, each the forward's products. torch 2.13's own formula
+    counted grad weight `groups` times over (a depthwise layer's backward read 17x its forward)."""
+    def net():  # a first conv (its input needs no grad), then the grouped one: 16 -> 16, 3x3, stride 1, pad 1
+        return torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, stride=2, padding=1),
+                                   torch.nn.Conv2d(16, 16, 3, padding=1, groups=groups, bias=False))
+
+    m = count_factory(net, (2, 3, 32, 32), train=True)
+    first, grouped = conv_flop(2, 3, 16, (16, 16), 3), conv_flop(2, 16, 16, (16, 16), 3, groups)
+    assert (m.module("0").forward_flop, m.module("1").forward_flop) == (first, grouped)
+    assert m.module("1").backward_flop == 2 * grouped  # grad input + grad weight
+    assert m.module("0").backward_flop == first  # grad weight only
+    assert m.backward_flop == first + 2 * grouped
+    full = count_factory(net, (2, 3, 32, 32), train=True, input_requires_grad=True)
+    assert full.backward_flop == 2 * (first + grouped)
+
+
+@needs_torch
+def test_grouped_transposed_conv_backward_is_twice_forward():
+    # ConvTranspose2d(8 -> 4, groups 2, k3, stride 2): every input element meets Cout/groups x 3 x 3 weights.
+    m = count_factory(lambda: torch.nn.ConvTranspose2d(8, 4, 3, stride=2, groups=2), (2, 8, 8, 8), train=True,
+                      input_requires_grad=True)
+    assert m.forward_flop == 2 * 2 * 8 * 8 * 8 * (4 // 2) * 3 * 3
+    assert m.backward_flop == 2 * m.forward_flop
+
+
 @needs_torch
 def test_transformer_block_matches_closed_form():
     t, d = 128, 512  # 4 projections of 2*T*D^2, scores and weighted sum 2*2*T^2*D, MLP 2*2*T*D*4D
@@ -138,6 +172,264 @@ def test_fallback_to_cpu_batch1_scaled_for_data_dependent_models():
     assert m.method.startswith("CPU at batch 1")
     assert m.forward_flop == 2 * 6 * 16 * 8 and m.backward_flop == 2 * 6 * 16 * 8
     assert any("meta" in n for n in m.notes)
+
+
+class SdpaAfterItem(torch.nn.Module if torch else object):
+    """A projection, an .item() (no meta: counted on CPU), then self-attention over 4 heads of 16."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(64, 64)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = self.lin(x).view(b, t, 4, 16).transpose(1, 2)
+        scale = 1.0 if q.sum().item() > -1e30 else 0.5
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q) * scale
+
+
+@needs_torch
+def test_attention_counted_on_the_cpu_fallback():
+    """On CPU, SDPA ran a kernel FlopCounterMode has no formula for: 2.1 of 10.5 MFLOP counted."""
+    b, t, h, dh = 2, 128, 4, 16
+    projection = 2 * b * t * 64 * 64
+    attention = 2 * (2 * b * h * t * t * dh)  # Q K^T and P V
+    m = count_factory(SdpaAfterItem, (b, t, 64), train=True)
+    assert m.method.startswith("CPU at batch 1")
+    assert m.forward_flop == projection + attention
+    # backward: the projection's grad weight (its input needs none), and 4 products for dQ, dK, dV, dP
+    assert m.backward_flop == projection + 2 * attention
+    assert count_factory(SdpaAfterItem, (b, t, 64)).forward_flop == projection + attention
+
+
+@needs_torch
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_is_its_own_family_and_causal_counts_in_full(causal):
+    """On meta (and CPU, math backend) attention runs as bmm: the 'attention' family never appeared."""
+    from flopscope.core.model_flops import CONVENTION
+
+    class Attention(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(64, 64)
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            q = self.lin(x).view(b, t, 4, 16).transpose(1, 2)
+            return torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=causal)
+
+    b, t = 2, 128
+    projection, attention = 2 * b * t * 64 * 64, 2 * (2 * b * 4 * t * t * 16)
+    m = count_factory(Attention, (b, t, 64), train=True)
+    assert m.forward_ops == {"addmm": projection, "scaled_dot_product_attention": attention}
+    assert m.backward_ops == {"mm": projection, "scaled_dot_product_attention_backward": 2 * attention}
+    assert m.family_share() == pytest.approx({"attention": 3 * attention / (3 * attention + 2 * projection),
+                                              "matmul": 2 * projection / (3 * attention + 2 * projection)})
+    assert "causal attention counts in full" in CONVENTION
+
+
+@needs_torch
+def test_an_instance_spec_is_left_as_it_was_and_can_fall_back_to_cpu(tmp_path, monkeypatch):
+    """module:instance names an nn.Module object: counting on meta moved that very object to meta, so the CPU
+    retry failed with 'Tensor.item() cannot be called on meta tensors'."""
+    (tmp_path / "instmods.py").write_text(textwrap.dedent("""
+        import torch
+        class Item(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(16, 8)
+            def forward(self, x):
+                y = self.fc(x)
+                return y * (1.0 if y.abs().max().item() >= 0 else 0.0)
+        item = Item()
+        plain = torch.nn.Linear(16, 8)
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # what count_model adds (the working directory), undone after
+    m = count_model("instmods:item", (6, 16))
+    assert m.method.startswith("CPU at batch 1") and m.forward_flop == 2 * 6 * 16 * 8
+    m = count_model("instmods:plain", (6, 16))
+    assert m.method.startswith("meta") and m.forward_flop == 2 * 6 * 16 * 8
+    import instmods
+
+    assert instmods.plain.weight.device.type == "cpu" and instmods.item.fc.weight.device.type == "cpu"
+
+
+@needs_torch
+def test_meta_failures_retry_on_cpu_only_when_meta_is_the_cause():
+    built: list[str] = []  # the default device each time the factory runs
+
+    def wrong_width():
+        built.append(torch.empty(0).device.type)
+        return torch.nn.Sequential(torch.nn.Linear(2000, 2000), torch.nn.Linear(16, 4))
+
+    # A shape error fails on CPU as well: reported from the meta device, no model built with real weights.
+    with pytest.raises(FlopscopeError, match=r"forward/backward failed: RuntimeError: .*\[4, 2000\]") as caught:
+        count_factory(wrong_width, (4, 2000))
+    assert built == ["meta"] and "check --input-shape" in caught.value.fix
+
+    def boom():
+        raise RuntimeError("boom")
+
+    with pytest.raises(FlopscopeError, match=r"building it failed: RuntimeError: boom$"):
+        count_factory(boom, (4, 2000))
+
+    class ItemThenBatchNorm(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc, self.bn = torch.nn.Linear(16, 16), torch.nn.BatchNorm1d(16)
+
+        def forward(self, x):
+            y = self.bn(self.fc(x))
+            return y * (1.0 if y.sum().item() > -1e30 else 2.0)
+
+    # .item() fails on meta; the CPU retry at batch 1 then fails in BatchNorm: both causes are named.
+    with pytest.raises(FlopscopeError) as caught:
+        count_factory(ItemThenBatchNorm, (4, 16), train=True)
+    assert "meta device (RuntimeError: Tensor.item() cannot be called on meta tensors)" in caught.value.problem
+    assert "CPU at batch 1 (ValueError: Expected more than 1 value per channel" in caught.value.problem
+    assert "check --input-shape" not in caught.value.fix and "leave out --train" in caught.value.fix
+    assert count_factory(ItemThenBatchNorm, (4, 16)).forward_flop == 2 * 4 * 16 * 16  # eval: BatchNorm runs
+
+
+@needs_torch
+def test_precision_defaults_to_the_parameters_dtype(tmp_path, monkeypatch, capsys):
+    """A .half() model was reported as fp32: 4-byte parameters and the FP32 SIMT peak."""
+    from flopscope.tui import cli
+
+    (tmp_path / "halfmods.py").write_text(textwrap.dedent("""
+        import torch
+        def half():
+            return torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)).half()
+        def bf():
+            return torch.nn.Linear(64, 64).to(torch.bfloat16)
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    params = 2 * (64 * 64 + 64)
+    assert cli.main(["model", "halfmods:half", "--input-shape", "8,64", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["dtype"] == "fp16" and doc["input_dtype"] == "float16"
+    assert doc["param_bytes"] == 2 * params and doc["activation_bytes"] == 2 * (2 * 8 * 64)
+    assert [p["peak_flop_per_s"] for p in doc["predictions"]] == pytest.approx([312e12, 989.4e12], rel=1e-3)
+    assert any("precision fp16" in n for n in doc["notes"])
+    assert cli.main(["model", "halfmods:half", "--input-shape", "8,64", "--dtype", "fp32", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["dtype"] == "fp32" and doc["param_bytes"] == 4 * params
+    assert [p["peak_flop_per_s"] for p in doc["predictions"]] == pytest.approx([19.5e12, 66.9e12], rel=1e-3)
+    assert count_model("halfmods:bf", (8, 64)).dtype == "bf16"
+    assert count_factory(lambda: torch.nn.Linear(8, 8).double(), (2, 8)).dtype == "fp64"
+    assert count_factory(lambda: torch.nn.ReLU(), (2, 8)).dtype == "fp32"  # no parameters
+
+
+@needs_torch
+def test_a_model_module_that_exits_is_a_one_line_error(tmp_path, monkeypatch, capsys):
+    """sys.exit in a factory exited 0 with no output; a script's argparse at import parsed flopscope's own command
+    line and printed its usage as if it were flopscope's."""
+    from flopscope.tui import cli
+
+    (tmp_path / "exitmods.py").write_text("import sys\ndef build():\n    sys.exit(0)\n")
+    (tmp_path / "needsdata.py").write_text(textwrap.dedent("""
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--data", required=True)
+        args = parser.parse_args()
+    """))
+    (tmp_path / "script.py").write_text(textwrap.dedent("""
+        import argparse, torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", type=float, default=0.1)
+        args = parser.parse_args()
+        def build():
+            return torch.nn.Linear(10, 10)
+    """))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert cli.main(["model", "exitmods:build", "--input-shape", "2,10"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.count("\n") == 1
+    assert out.err.startswith("flopscope: model exitmods:build: building it called sys.exit(0); ")
+    assert "if __name__ == '__main__'" in out.err
+    assert cli.main(["model", "needsdata:f", "--input-shape", "2,10"]) == 2
+    out = capsys.readouterr()
+    assert out.err.count("\n") == 1 and "importing needsdata called sys.exit(2) after printing 'needsdata: error: " \
+        "the following arguments are required: --data'" in out.err
+    # a script whose options all have defaults imports on an empty command line, not on flopscope's
+    assert cli.main(["model", "script:build", "--input-shape", "2,10", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["forward_flop"] == 2 * 2 * 10 * 10
+
+
+@needs_torch
+def test_file_path_specs(tmp_path, monkeypatch):
+    """path/to/file.py:factory imports that file; `mods.py:conv` said 'run flopscope from the folder holding
+    mods/py.py', `../dir/mods:conv` raised a relative-import TypeError, a missing x.json was 'neither a built-in'."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "helpers.py").write_text("WIDTH = 8\n")
+    (models / "nets.py").write_text(textwrap.dedent("""
+        import torch
+        from helpers import WIDTH  # a file beside it
+        def conv():
+            return torch.nn.Conv2d(3, WIDTH, 3, padding=1)
+    """))
+    (models / "broken.py").write_text("def f(:\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the model's folder goes on it: undone after
+    expected = conv_flop(2, 3, 8, (16, 16), 3)
+    for spec in ("../models/nets.py:conv", "../models/nets:conv", f"{models}/nets.py:conv"):
+        assert count_model(spec, (2, 3, 16, 16)).forward_flop == expected
+    monkeypatch.chdir(models)
+    assert count_model("nets.py:conv", (2, 3, 16, 16)).forward_flop == expected
+    errors = {
+        "nets.py:nope": "model nets.py:nope: nets.py has no attribute nope; name a function or nn.Module defined in "
+                        "nets.py, as nets.py:NAME",
+        "missing.py:f": "model missing.py:f: no file missing.py; give an existing Python file, as "
+                        "path/to/file.py:NAME, or a module on the path, as module.path:NAME",
+        "broken.py:f": "model broken.py:f: cannot import broken.py: SyntaxError: invalid syntax (broken.py, line 1); "
+                       "fix the error broken.py raises when run (`python broken.py` shows it)",
+        "nets.py": "model nets.py: neither a built-in model nor module.path:factory; name the factory after a colon: "
+                   "nets.py:NAME",
+        "x.json": "x.json: no such file; give the JSON `flopscope model --json` wrote",
+    }
+    for spec, line in errors.items():
+        with pytest.raises(FlopscopeError) as caught:
+            count_model(spec, (2, 3, 16, 16))
+        assert caught.value.line() == line
+    (models / "m.json").write_text("{}")
+    with pytest.raises(FlopscopeError, match="is read by `reconcile --model`"):
+        count_model("m.json", (2, 3, 16, 16))
+
+
+class Argmax(torch.nn.Module if torch else object):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x).argmax(-1)
+
+
+class Detached(Argmax):
+    def forward(self, x):
+        return self.fc(x).detach() * 2
+
+
+@needs_torch
+@pytest.mark.parametrize(("factory", "why"), [
+    (torch.nn.ReLU if torch else None, "the model has no parameters"),
+    (lambda: torch.nn.Linear(4, 4).requires_grad_(False), "every parameter is frozen (requires_grad=False)"),
+    (Argmax, "the output is int64, which has no gradient (argmax or a comparison in forward?)"),
+    (Detached, "the output does not depend on the trainable parameters through differentiable operations"),
+])
+def test_train_without_gradients_says_why(factory, why):
+    """The --train error blamed frozen parameters for a model with none, or with an argmax output."""
+    with pytest.raises(FlopscopeError) as caught:
+        count_factory(factory, (2, 4), train=True)
+    assert caught.value.problem.startswith(f"--train: no output requires grad: {why}")
+    assert "leave out --train" in caught.value.fix
+    assert ("unfreeze" in caught.value.fix) == ("frozen" in why)
 
 
 @needs_torch
@@ -182,6 +474,70 @@ def test_paleo_vgg16_on_k80_by_hand():
     # A training step at batch 32 (forward + ~2x backward) at PPP 0.5: 3 * 30.94e9 * 32 / (4.37e12 * 0.5) = 1.36 s
     p = predict(3 * 30.94e9 * 32, k80, "fp32", 0.5, batch=32)
     assert p.seconds == pytest.approx(1.359, abs=1e-3) and p.per_second == pytest.approx(32 / p.seconds)
+
+
+@needs_torch
+def test_predictions_are_bounded_by_dram_bytes(capsys):
+    """At batch 1 the MLP reads 7.47 MB of weights for 3.7 MFLOP: H100's 3.35 TB/s takes 2.23 us, not the 111 ns
+    its FP32 peak x 0.5 would; at batch 4096 the same model is compute-bound."""
+    from flopscope.tui import cli
+
+    params = (784 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * 10 + 10)
+    macs = 784 * 1024 + 1024 * 1024 + 1024 * 10
+    h100_fp32, h100_dram = 66.9e12, 3350e9  # Hopper whitepaper SIMT FP32; HBM3 3.35 TB/s
+    for batch, train in ((1, False), (1, True), (4096, False)):
+        args = ["model", "mlp", "--input-shape", f"{batch},784", "--gpu", "h100-sxm", "--json"]
+        assert cli.main(args + (["--train"] if train else [])) == 0
+        p = json.loads(capsys.readouterr().out)["predictions"][0]
+        activations = batch * (1024 + 1024 + 1024 + 1024 + 10) * 4  # every leaf's fp32 output, ReLUs included
+        nbytes = (4 * params + activations) * (3 if train else 1)
+        flop = 2 * batch * macs * (3 if train else 1) - (2 * batch * 784 * 1024 if train else 0)  # no input grad
+        compute, memory = flop / (h100_fp32 * 0.5), nbytes / h100_dram
+        assert p["bytes"] == nbytes and p["flop"] == flop
+        assert p["compute_seconds"] == pytest.approx(compute) and p["memory_seconds"] == pytest.approx(memory)
+        assert p["seconds"] == pytest.approx(max(compute, memory))
+        assert p["bound"] == ("memory" if memory > compute else "compute")
+        assert p["bound"] == ("compute" if batch == 4096 else "memory")
+    assert predict(1e12, find_gpu("h100-sxm"), "fp32").bound == "compute"  # no bytes given: compute only
+
+
+def test_nothing_to_do_predicts_no_rate():
+    """A model with no counted FLOPs and no bytes: `model --json` wrote Infinity (not JSON) and the table
+    '0 s' and 'inf' samples/s."""
+    from flopscope.tui.cli_model import _predictions_table
+    from rich.console import Console
+
+    p = predict(0, find_gpu("h100-sxm"), "fp32", nbytes=0, batch=8)
+    assert p.seconds == 0 and p.per_second is None and p.steps_per_second is None
+    json.dumps(p.as_dict(), allow_nan=False)  # raises on inf / nan
+    model = type("M", (), {"train": False})()
+    out = Console(width=200)
+    with out.capture() as captured:
+        out.print(_predictions_table([p], model))
+    row = captured.get().splitlines()[-1]
+    assert row.count("n/a") == 3 and "inf" not in row.lower() and "0 s" not in row
+
+
+def test_fp64_predictions_use_fp64_tensor_cores_where_there_are_some():
+    """DGEMM runs on FP64 tensor cores on A100/H100 (datasheets: 19.5 and 66.9 TFLOP/s, twice the SIMT 9.7 and
+    33.5); fp64 predictions used the SIMT peak. A V100 or K80 has no FP64 tensor cores: SIMT stays."""
+    predictions, notes = predict_all(1e12, ["a100-sxm4-80gb", "h100-sxm", "Tesla V100-SXM2-16GB"], "fp64", ppp=1.0)
+    a100, h100, v100 = predictions
+    assert (a100.ceiling, a100.peak_flop_per_s) == ("tensor_fp64", pytest.approx(19.5e12))
+    assert (h100.ceiling, h100.peak_flop_per_s) == ("tensor_fp64", pytest.approx(66.9e12))
+    assert (v100.ceiling, v100.peak_flop_per_s) == ("fp64", pytest.approx(7.8e12))
+    assert a100.seconds == pytest.approx(1e12 / 19.5e12)
+    assert any("FP64 tensor-core peak" in n and "19.5 (SIMT 9.7)" in n and "V100" not in n for n in notes)
+    assert predict(1e12, find_gpu("Tesla K80"), "fp64").ceiling == "fp64"
+    assert not any("FP64" in n for n in predict_all(1e12, ["h100-sxm"], "fp32")[1])
+
+
+@needs_torch
+def test_reconcile_fp64_against_the_fp64_tensor_peak():
+    m = count_factory(lambda: torch.nn.Linear(64, 64).double(), (8, 64))
+    assert m.dtype == "fp64"
+    r = reconcile(make_report([kernel("forward", m.forward_flop)]), m, step_time_s=1e-3)  # an A100 report
+    assert r.peak_flop_per_s == pytest.approx(19.5e12) and r.peak_source == "datasheet (NVIDIA A100-SXM4-80GB)"
 
 
 def test_predictions_note_k80_and_refuse_missing_precisions():
@@ -314,6 +670,149 @@ def test_reconcile_without_module_ranges_or_flop_counts_says_so(resnet18_step):
     assert r.utilization_measured is not None
 
 
+MLP_LAYERS = {"layers.0": (784, 1024), "layers.2": (1024, 1024), "layers.4": (1024, 10)}  # built-in mlp
+
+
+def mlp_kernels(batch: int) -> list[dict]:
+    """One forward kernel per Linear (2*B*in*out) under its module range, and the backward by hand: grad weight for
+    every layer, grad input for all but the first (the batch needs no gradient)."""
+    rows = [kernel(f"forward/layers/{name}", 2 * batch * i * o) for name, (i, o) in MLP_LAYERS.items()]
+    backward = sum(2 * batch * i * o * (1 if name == "layers.0" else 2) for name, (i, o) in MLP_LAYERS.items())
+    return [*rows, kernel("backward", backward, "wgrad")]
+
+
+@needs_torch
+def test_reconcile_hints_train_and_steps():
+    forward_only, step = count_model("mlp", (32, 784)), count_model("mlp", (32, 784), train=True)
+    notes = reconcile(make_report(mlp_kernels(32)), forward_only).notes
+    assert any("backward ranges but the analytic count is a forward pass: pass --train" in n for n in notes)
+    r = reconcile(make_report(mlp_kernels(32)), step)
+    assert r.modules[0].ratio_backward == pytest.approx(1.0) and not any("--train" in n for n in r.notes)
+    # three steps in the report, --steps left at 1: every ratio reads 3
+    r = reconcile(make_report(mlp_kernels(32) * 3), step)
+    assert {round(x.ratio_forward, 6) for x in r.modules} == {3.0}
+    assert any("every measured figure is 3x its analytic one" in n and "pass --steps 3" in n for n in r.notes)
+    r = reconcile(make_report(mlp_kernels(32) * 6), step, steps=2)
+    assert any("holds 6 steps, not 2; pass --steps 6" in n for n in r.notes)
+    assert not any("--steps" in n for n in reconcile(make_report(mlp_kernels(32) * 3), step, steps=3).notes)
+    half = [{**k, "flop_fp32": k["flop_fp32"] * (3 if "layers.0" in k["nvtx"] else 1)} for k in mlp_kernels(32)]
+    assert not any("--steps" in n for n in reconcile(make_report(half), step).notes)  # not every row over alike
+
+
+@needs_torch
+def test_reconcile_without_ranges_compares_the_whole_report(tmp_path, monkeypatch, capsys):
+    """A report without NVTX ranges gave no ratio at all, only 'unranged 553 kFLOP'."""
+    from flopscope.core import read_report
+    from flopscope.tui import cli
+
+    from .conftest import fixture_path
+
+    step = count_model("mlp", (32, 784), train=True)
+    unranged = [{**k, "nvtx": None} for k in mlp_kernels(32)]
+    hand = sum(k["flop_fp32"] for k in unranged)  # forward + backward by hand
+    r = reconcile(make_report(unranged * 2), step, steps=2)
+    assert r.measured_step == pytest.approx(hand) and r.whole_run_ratio == pytest.approx(hand / step.step_flop)
+    assert r.whole_run_ratio == pytest.approx(1.0) and r.whole_run_flag == "ok"
+    assert reconcile(make_report(mlp_kernels(32)), step).whole_run_ratio is None  # phases compare instead
+
+    # rtx4090 report: nn.Linear(16, 128) on a 128 x 16 input (2*128*16*128 FLOP), plus torch.randn's kernel
+    (tmp_path / "lin16.py").write_text("import torch\ndef lin():\n    return torch.nn.Linear(16, 128)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = fixture_path("rtx4090_torch_linear_sgemm.ncu-rep")
+    measured = read_report(path).kernels["flop"].sum()
+    assert cli.main(["reconcile", str(path), "--model", "lin16:lin", "--input-shape", "128,16", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["whole_run_ratio"] == pytest.approx(measured / (2 * 128 * 16 * 128))
+    assert cli.main(["reconcile", str(path), "--model", "lin16:lin", "--input-shape", "128,16", "--no-tui"]) == 0
+    ratio = f"{measured / (2 * 128 * 16 * 128):.2f}"
+    assert f"Whole report per step: measured 553 kFLOP / analytic 524 kFLOP = {ratio} (ok)" in capsys.readouterr().out
+
+
+def test_reconcile_says_why_launches_have_no_flop_count(resnet18_step):
+    """A `basic` report (no FLOP counter at all) was blamed on 'not profiled, or tensor-core counters missing'."""
+    from flopscope.core import read_report
+
+    from .conftest import fixture_path
+
+    notes = reconcile(read_report(fixture_path("a10_spyinfer_linear_105k_basic.ncu-rep")), resnet18_step).notes
+    note = next(n for n in notes if "no FLOP count" in n)
+    assert note.startswith("105 of 105 launches have no FLOP count (105 profiled, but no FLOP counters were "
+                           "collected: collect them with `ncu --metrics ")
+    assert "tensor-core counters missing" not in note
+    for metric in ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                   "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+                   "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", "sm__ops_path_tensor_src_fp16_dst_fp32.sum"):
+        assert metric in note
+    rows = [kernel("forward", 1e9), {**kernel("forward", 1e9), "flop_tensor": math.nan}]
+    report = make_report([*rows, kernel("forward", 1e9)])
+    report.kernels.loc[2, ["flop", "flop_fp32", "status"]] = [math.nan, math.nan, "not profiled"]
+    note = next(n for n in reconcile(report, resnet18_step).notes if "no FLOP count" in n)
+    assert note.startswith("2 of 3 launches have no FLOP count (1 not profiled (ncu recorded no values for them); "
+                           "1 profiled, but flop_tensor not collected: collect them with `ncu --metrics "
+                           "sm__ops_path_tensor_src_fp16_dst_fp32.sum")
+
+
+@pytest.mark.parametrize(("name", "header"), [("t4_mlp_matadd_full.ncu-rep", "FP32 2.84 TFLOP/s"),
+                                              ("a100pcie80_cutlass_gemm_full.ncu-rep", "FP32 14.4 TFLOP/s")])
+def test_reconcile_judges_against_the_peak_report_shows(name, header, resnet18_step):
+    """reconcile took the datasheet boost peak (T4 8.1 TFLOP/s) where `flopscope report` shows the report's own
+    peak counters x the measured clock (2.84): the same run read as two utilizations."""
+    from flopscope.core import read_report
+
+    from .conftest import fixture_path
+
+    path = fixture_path(name)
+    report = read_report(path)
+    out = run("report", path)
+    assert out.returncode == 0 and f"Ceilings: {header}" in out.stdout and "from report counters x measured clock" \
+        in out.stdout
+    fp32 = next(c.value for c in report.ceilings() if c.name == "fp32")
+    r = reconcile(report, resnet18_step, step_time_s=0.1)
+    assert r.peak_flop_per_s == fp32 and r.peak_source == "report counters x measured clock"
+    assert fmt_si(fp32) in header
+    assert r.utilization_analytic == pytest.approx(resnet18_step.step_flop / (0.1 * fp32))
+
+
+def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
+    """--depth -1 and --input-shape '' ran with exit 0; reconcile --depth 0 hid even the totals row; a tampered
+    model JSON was a traceback."""
+    from flopscope.tui import cli, cli_model
+
+    for argv, line in ((["model", "mlp", "--depth", "-1"], "--depth -1: a module depth is 0"),
+                       (["model", "mlp", "--input-shape", ""], "--input-shape '': not a list of positive integers"),
+                       (["reconcile", "r.ncu-rep", "--model", "mlp", "--depth", "-2"], "--depth -2: a module depth")):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"flopscope: {line}") and err.count("\n") == 1
+    m = resnet18_step
+    result = reconcile(make_report(forward_kernels(m, {}, {})), m)
+    _, rows = cli_model.reconcile_rows(result, True, 0)
+    assert [str(r[0]) for r in rows] == ["(model: phase totals)"]
+    assert len(cli_model.reconcile_rows(result, True, 1)[1]) == 1 + sum(1 for r in result.modules if r.name and
+                                                                         "." not in r.name)
+    report = make_report([kernel("forward", 1e9)])
+    monkeypatch.setattr(cli_model, "read_report", lambda path, gpu=None: report)
+    good = m.to_json()
+    tampered = {
+        "forward_flop is 'abc', not a number": {**good, "forward_flop": "abc"},
+        "input_shape is [], not a list of positive integers": {**good, "input_shape": []},
+        "modules is not a list of modules": {**good, "modules": []},
+        "modules[0] (the model): forward_flop is None": {**good, "modules": [{**good["modules"][0],
+                                                                               "forward_flop": None}]},
+        "modules[1] has no name and type": {**good, "modules": [good["modules"][0], {"type": "Conv2d"}]},
+        "a list, not an object": [1, 2],
+        "no params": {k: v for k, v in good.items() if k != "params"},
+    }
+    for problem, doc in tampered.items():
+        spec = tmp_path / "tampered.json"
+        spec.write_text(json.dumps(doc))
+        assert cli.main(["reconcile", "r.ncu-rep", "--model", str(spec), "--no-tui"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"flopscope: {spec}: not the JSON of `flopscope model --json`: {problem}")
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
 def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkeypatch, capsys):
     from flopscope.tui import cli, cli_model
 
@@ -328,7 +827,7 @@ def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkey
     assert doc["measured_backward_ratio"] == pytest.approx(m.backward_ratio)
     assert "FMA = 2 FLOPs" in doc["convention"]
     assert cli.main(["reconcile", "run.ncu-rep", "--model", str(spec), "--train"]) == 2
-    assert "come from this JSON" in capsys.readouterr().err
+    assert "comes from this JSON" in capsys.readouterr().err
     assert cli.main(["reconcile", "run.ncu-rep", "--model", str(spec)]) == 0
     out = capsys.readouterr().out
     assert "layer4" in out and "Ratio = measured / analytic" in out and "Utilization" in out
@@ -355,6 +854,30 @@ def test_model_json_shape():
     assert k80["seconds"] == pytest.approx(step / (4.37e12 * 0.5))
     assert v100["seconds"] == pytest.approx(step / (15.7e12 * 0.5))
     assert any("K80" in n for n in doc["notes"])
+
+
+@needs_torch
+def test_ctrl_c_during_model_says_just_stopped(tmp_path):
+    """It said 'stopped (ncu and the program it profiled were stopped too)': `model` runs no ncu."""
+    import signal
+    import time
+
+    (tmp_path / "slow.py").write_text(textwrap.dedent("""
+        import pathlib, time, torch
+        class Slow(torch.nn.Module):
+            def forward(self, x):
+                pathlib.Path("started").touch()
+                time.sleep(60)
+                return x
+    """))
+    proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "model", "slow:Slow", "--input-shape", "2,4"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and err == "flopscope: stopped\n" and out == ""
 
 
 @needs_torch
@@ -429,6 +952,32 @@ def test_reconcile_says_when_the_measured_precision_is_not_the_peaks():
     assert any("ran as tensor_fp16, but utilization is against the fp32 peak: pass --dtype fp16" in n for n in notes)
     notes = reconcile(report, count_model("mlp", (8, 784), dtype="fp16")).notes
     assert not any("utilization is against" in n for n in notes)
+
+
+def test_reconcile_takes_dtype_with_a_model_json(tmp_path, capsys):
+    """The note above suggests --dtype; with a model JSON, --dtype was refused ('come from this JSON')."""
+    if torch is None:
+        pytest.skip("PyTorch is not installed (pip install 'flopscope[torch]')")
+    from flopscope.tui import cli
+
+    from .conftest import fixture_path
+
+    spec = tmp_path / "mlp.json"
+    spec.write_text(json.dumps(count_model("mlp", (8, 784)).to_json()))
+    path = fixture_path("v100_cutlass_gemm_nersc_flops_details.csv")
+    assert cli.main(["reconcile", str(path), "--model", str(spec), "--json"]) == 0
+    assert any("pass --dtype fp16" in n for n in json.loads(capsys.readouterr().out)["notes"])
+    assert cli.main(["reconcile", str(path), "--model", str(spec), "--dtype", "fp16", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["precision"] == "fp16" and doc["analytic"]["dtype"] == "fp32"
+    # V100 PCIe datasheet FP16 tensor 112 TFLOP/s at its 1380 MHz boost, scaled to the clock the CSV measured
+    rows = pd.read_csv(path, skiprows=10, thousands=",")
+    clock = rows.loc[rows["Metric Name"] == "sm__cycles_elapsed.avg.per_second", "Metric Value"].median()
+    assert doc["peak_flop_per_s"] == pytest.approx(112e12 * clock / 1380e6, rel=1e-3)
+    assert doc["peak_source"] == "datasheet (Tesla V100-PCIE-32GB) @ measured clock"
+    assert not any("utilization is against" in n for n in doc["notes"])
+    assert cli.main(["reconcile", str(path), "--model", str(spec), "--train", "--dtype", "fp16"]) == 2
+    assert "--train comes from this JSON" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("value", ["-1", "0", "nan", "inf", "soon"])

@@ -12,6 +12,7 @@ from pathlib import Path
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.model_flops import (
     ACTIVATIONS,
+    BYTES,
     CONVENTION,
     DTYPE_BYTES,
     INPUT_DTYPES,
@@ -35,7 +36,8 @@ BUILTINS = "vgg16, vgg19, resnet18, resnet34, resnet50, googlenet, mlp, transfor
 def add_model_commands(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Register `model` and `reconcile` on the main parser's subparsers; returns their handlers by name."""
     p = sub.add_parser("model", help="analytic FLOPs of a PyTorch model and predicted times (needs torch)")
-    _model_args(p, spec_help=f"module.path:factory (factory() returns an nn.Module) or a built-in: {BUILTINS}")
+    _model_args(p, spec_help="module.path:NAME or path/to/file.py:NAME (NAME: a function returning an nn.Module, "
+                             f"or an nn.Module) or a built-in: {BUILTINS}")
     p.add_argument("--gpu", action="append", metavar="NAME",
                    help=f"GPU to predict for, repeatable (default: {', '.join(DEFAULT_GPUS)})")
     p.add_argument("--ppp", type=float, default=0.5,
@@ -67,18 +69,34 @@ def _model_args(p: argparse.ArgumentParser, spec_help: str, option: bool = False
                    help="input tensor dtype: int64 (alias long) for token ids (an nn.Embedding first), int32, float32, "
                         "float16, bfloat16, float64 (default: the model parameters' dtype)")
     p.add_argument("--train", action="store_true", help="count a training step: forward + backward")
-    p.add_argument("--dtype", choices=list(DTYPE_BYTES), help="precision for the peak and byte sizes (default fp32)")
+    p.add_argument("--dtype", choices=list(DTYPE_BYTES),
+                   help="precision for the peak and byte sizes (default: the model parameters' dtype)")
 
 
 def _count(args: argparse.Namespace) -> ModelFlops:
-    shape = parse_shape(args.input_shape) if args.input_shape else None
-    return count_model(args.spec, shape, train=args.train, dtype=args.dtype or "fp32", input_dtype=args.input_dtype)
+    shape = parse_shape(args.input_shape) if args.input_shape is not None else None  # '' is an error, not unset
+    return count_model(args.spec, shape, train=args.train, dtype=args.dtype, input_dtype=args.input_dtype)
 
 
+def _stoppable(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Ctrl-C (or SIGTERM) during `model` / `reconcile`: exit 130 with just "stopped"; these commands run no ncu,
+    so the main handler's "(ncu and the program it profiled were stopped too)" would mislead."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except KeyboardInterrupt:
+            print("flopscope: stopped", file=sys.stderr)
+            return 130
+    return run
+
+
+@_stoppable
 def cmd_model(args: argparse.Namespace) -> int:
     check_ppp(args.ppp)
+    _check_depth(args.depth)
     model = _count(args)
-    predictions, notes = predict_all(model.step_flop, args.gpu, model.dtype, args.ppp, model.batch)
+    predictions, notes = predict_all(model.step_flop, args.gpu, model.dtype, args.ppp, model.batch,
+                                     nbytes=model.step_bytes)
     notes = model.notes + notes
     if args.json:
         doc = {**model.to_json(), "predictions": [p.as_dict() for p in predictions], "notes": notes}
@@ -89,9 +107,14 @@ def cmd_model(args: argparse.Namespace) -> int:
         out_console.print(line)
     out_console.print(_modules_table(model, args.depth))
     out_console.print(_predictions_table(predictions, model))
-    for line in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + "."]:
+    for line in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + ".", BYTES[0].upper() + BYTES[1:] + "."]:
         out_console.print(Text(line))
     return 0
+
+
+def _check_depth(depth: int | None) -> None:
+    if depth is not None and depth < 0:
+        raise FlopscopeError(f"--depth {depth}", "a module depth is 0 (the model alone) or more", "e.g. --depth 2")
 
 
 def _dump(doc: dict) -> None:
@@ -132,36 +155,44 @@ def _modules_table(m: ModelFlops, depth: int) -> Table:
 def _predictions_table(predictions: list[Prediction], m: ModelFlops) -> Table:
     what = "training step" if m.train else "forward pass"
     table = Table(box=None, header_style="bold", title_justify="left",
-                  title=f"Predicted time per {what} (PALEO: FLOPs / (peak x PPP))")
-    for title in ("GPU", "Precision", "Peak", "PPP", "FLOPs", "Time", "Samples/s"):
-        table.add_column(title, justify="left" if title in ("GPU", "Precision") else "right")
+                  title=f"Predicted time per {what} (roofline: the larger of FLOPs / (peak x PPP) and "
+                        "bytes / DRAM bandwidth)")
+    for title in ("GPU", "Precision", "Peak", "PPP", "FLOPs", "DRAM", "Bytes", "Time", "Bound", "Samples/s"):
+        table.add_column(title, justify="left" if title in ("GPU", "Precision", "Bound") else "right")
     for p in predictions:
         table.add_row(Text(p.gpu), Text(f"{p.precision} ({p.ceiling})"), fmt.si(p.peak_flop_per_s, "FLOP/s"),
-                      f"{p.ppp:g}", fmt.si(p.flop, "FLOP"), fmt.seconds(p.seconds), fmt.si(p.per_second))
+                      f"{p.ppp:g}", fmt.si(p.flop, "FLOP"), fmt.si(p.dram_bytes_per_s, "B/s"), fmt.si(p.bytes, "B"),
+                      fmt.seconds(p.seconds) if p.seconds else "n/a", Text(p.bound if p.seconds else "n/a"),
+                      fmt.si(p.per_second) if p.per_second is not None else "n/a")
     return table
 
 
 def _analytic(args: argparse.Namespace) -> ModelFlops:
     if args.spec.endswith(".json") and Path(args.spec).is_file():
+        # --dtype stays allowed: against a JSON it only picks the peak utilization is taken against
         given = [flag for flag, value in (("--input-shape", args.input_shape), ("--train", args.train),
-                                          ("--dtype", args.dtype), ("--input-dtype", args.input_dtype)) if value]
+                                          ("--input-dtype", args.input_dtype)) if value not in (None, False)]
         if given:
-            raise FlopscopeError(args.spec, f"{', '.join(given)} come from this JSON", "leave them out")
+            raise FlopscopeError(args.spec, f"{', '.join(given)} {'comes' if len(given) == 1 else 'come'} from this "
+                                 "JSON", "leave them out (--dtype alone may pick another peak)")
         return load_model_json(args.spec)
     return _count(args)
 
 
+@_stoppable
 def cmd_reconcile(args: argparse.Namespace) -> int:
     if args.steps < 1 or not 0 < args.tol < 1:
         raise FlopscopeError("reconcile", "--steps must be >= 1 and --tol in (0, 1)")
+    _check_depth(args.depth)
     model = _analytic(args)
     report = read_report(args.path, gpu=args.gpu)
-    result = reconcile(report, model, tol=args.tol, steps=args.steps, step_time_s=args.step_time, gpu=args.gpu)
+    result = reconcile(report, model, tol=args.tol, steps=args.steps, step_time_s=args.step_time, gpu=args.gpu,
+                       precision=args.dtype)
     if args.json:
         _dump({**result.to_json(), "convention": CONVENTION, "analytic": model.to_json()})
         return 0
     title = (f"Reconcile {result.report} with {model.model} ({model.model_type}), "
-             f"input {'x'.join(map(str, model.input_shape))}, {model.dtype}, {result.steps} step(s)")
+             f"input {'x'.join(map(str, model.input_shape))}, {result.precision}, {result.steps} step(s)")
     if not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
         from .screen_app import run_screen_app
         from .screens.reconcile import ReconcileScreen
@@ -183,7 +214,7 @@ def reconcile_rows(r: Reconciliation, train: bool, depth: int | None) -> tuple[l
         titles += ["Analytic bwd", "Measured bwd", "Ratio bwd"]
     rows = []
     for row in r.modules:
-        if depth is not None and row.name.count(".") + 1 > depth:
+        if depth is not None and row.name and row.name.count(".") + 1 > depth:  # the totals row always shows
             continue
         cells = [row.name or "(model: phase totals)", row.type, fmt.si(row.analytic_forward, "FLOP"),
                  fmt.si(row.measured_forward, "FLOP"), fmt.ratio(row.ratio_forward)]
@@ -209,10 +240,14 @@ def _reconcile_lines(r: Reconciliation) -> list[str]:
     lines = [f"Measured per step by phase: {phases or 'no FLOP counts'}",
              f"Backward/forward: analytic {fmt.ratio(r.analytic_backward_ratio) or '-'}, "
              f"measured {fmt.ratio(r.measured_backward_ratio) or '-'}"]
+    if r.whole_run_ratio is not None:
+        lines.append(f"Whole report per step: measured {fmt.si(r.measured_step, 'FLOP')} / analytic "
+                     f"{fmt.si(r.analytic_step, 'FLOP')} = {fmt.ratio(r.whole_run_ratio)} ({r.whole_run_flag})")
     if r.step_time_s:
         lines.append(f"Step time {fmt.seconds(r.step_time_s)} ({r.step_time_source})")
     if r.step_time_s and r.peak_flop_per_s:
-        lines.append(f"Utilization against the {r.precision} peak {fmt.si(r.peak_flop_per_s, 'FLOP/s')} of {r.gpu}: "
+        lines.append(f"Utilization against the {r.precision} peak {fmt.si(r.peak_flop_per_s, 'FLOP/s')} of {r.gpu} "
+                     f"({r.peak_source}): "
                      f"analytic FLOPs {_pct(r.utilization_analytic)}, measured FLOPs {_pct(r.utilization_measured)} "
                      "(FLOPs per step / (step time x peak))")
     lines.append(f"Ratio = measured / analytic. over (> {1 + r.tol:g}): work the analytic count leaves out "
