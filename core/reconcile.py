@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
-from .counters import collecting
+from .counters import collecting, missing_fix
 from .errors import FlopscopeError
 from .gpus import Gpu, require_gpu
 from .metrics import PRECISIONS
@@ -201,8 +201,8 @@ def _unknown_notes(report: Report) -> list[str]:
         lacking = [c for c in FLOP_COLUMNS if c in k and k.loc[counted, c].isna().any()]
         what = ("no FLOP counters were collected" if len(lacking) == len(FLOP_COLUMNS)
                 else f"{', '.join(lacking) or 'FLOP counts'} not collected")
-        metrics = [metric for m in report.missing if m.column in lacking for metric in m.metrics]
-        fix = f"ncu --metrics {','.join(dict.fromkeys(metrics))}" if metrics else collecting(lacking)
+        ccs = [str(c) for c in pd.unique(k.loc[counted, "cc"].dropna())] if "cc" in k else []
+        fix = missing_fix(report.missing, lacking) or collecting(lacking, ccs)  # the chips' own counter names
         causes.append(f"{int(counted.sum())} profiled, but {what}" + (f": collect them with `{fix}`" if fix else ""))
     return [f"{int(unknown.sum())} of {len(k)} launches have no FLOP count ({'; '.join(causes)}): measured figures "
             "leave them out and under-count"]
