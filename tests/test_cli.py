@@ -840,3 +840,15 @@ def test_demo_help_says_there_is_no_bundled_example_yet():
         pytest.skip("this build bundles an example capture")
     demo = _subcommands()[1]["demo"]
     assert "not in this build yet" in demo and "open the bundled" not in demo
+
+
+def test_gpu_that_sets_no_ceiling_is_said_unused_not_claimed():
+    """A --set full report carries its own peak counters, which win over any datasheet: before, the header said
+    'judged against Tesla V100-PCIE-32GB ceilings (--gpu)' while every number stayed the report's own."""
+    path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
+    plain, forced = (json.loads(run("report", path, "--json", *extra).stdout)["meta"]
+                     for extra in ((), ("--gpu", "v100-pcie-32gb")))
+    assert forced["ceilings"] == plain["ceilings"] and all("report" in c["source"] for c in plain["ceilings"])
+    out = run("report", path, "--gpu", "v100-pcie-32gb")
+    assert "judged against" not in out.stdout
+    assert "--gpu Tesla V100-PCIE-32GB not used: the report's own peak counters" in out.stdout

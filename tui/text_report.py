@@ -49,6 +49,7 @@ class Header:
     no_datasheet: str  # "" unless the GPU has no datasheet entry
     not_profiled: str  # "" unless ncu recorded nothing for some launches
     warning: str  # "" unless the profile was stored although the program failed or the report is partial
+    unused_gpu: str  # "" unless --gpu named a GPU whose datasheet set no ceiling (the report's counters did)
 
     def named(self, say_report: bool = True) -> str:
         """`, named by --gpu`; where --gpu overrode the ceilings of a GPU the report names, both:
@@ -67,9 +68,15 @@ def header(report: Report) -> Header:
               f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
               f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
               f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}"]
+    overridden = bool(report.gpu and meta.get("gpu_source") == "--gpu" and meta.get("gpus"))
+    # The report's own peak counters win over a datasheet: --gpu only fills what they lack.
+    used = overridden and any("datasheet" in c.source for c in report.ceilings())
     return Header(
-        gpu=gpu, cc=cc if meta.get("gpu") and not several else "", found=meta.get("gpu_source") or "",
-        against=report.gpu.name if report.gpu and meta.get("gpu_source") == "--gpu" and meta.get("gpus") else "",
+        gpu=gpu, cc=cc if meta.get("gpu") and not several else "",
+        found="report" if overridden and not used else meta.get("gpu_source") or "",
+        against=report.gpu.name if used else "",
+        unused_gpu=f"--gpu {report.gpu.name} not used: the report's own peak counters (measured on this GPU) set "
+                   "every ceiling." if overridden and not used else "",
         source=meta["source"], format=meta["format"],
         launches=f"{fmt.integer(meta['launches'])} launch{'' if meta['launches'] == 1 else 'es'}",
         totals=totals, flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
@@ -86,19 +93,13 @@ def header_blocks(report: Report) -> list[Block]:
     blocks = [Block([f"{h.gpu}{h.cc}{h.named()} ·"], "bold"),
               Block([h.source, f"({h.format}, {h.launches})"], "bold", sep=" ", join=True),
               Block([h.no_datasheet]), Block(h.ceilings, sep=" "), Block([h.totals[0], h.flop, *h.totals[1:]]),
-              Block([h.not_profiled]), Block([h.warning])]
+              Block([h.not_profiled]), Block([h.warning]), Block([h.unused_gpu])]
     return [block for block in blocks if any(block.items)]
 
 
 def header_lines(report: Report, width: int = 200) -> list[str]:
     """The header laid out for `width` columns, breaking only between items (never inside `FLOPS eff 0.3%`)."""
     return [line.plain for line in lines(header_blocks(report), width)]
-
-
-def _gpu_names(report: Report) -> str:
-    """Every GPU of a file that holds several, with its launches: `H100 PCIe (CC 9.0, 2 launches) + ...`."""
-    return " + ".join(f"{g['name']} (" + (f"CC {g['compute_capability']}, " if g.get("compute_capability") else "")
-                      + f"{g['launches']} launch{'es' if g['launches'] != 1 else ''})" for g in report.meta["gpus"])
 
 
 def _no_datasheet(report: Report) -> str:

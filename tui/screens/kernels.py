@@ -183,7 +183,7 @@ def summary_blocks(report: Report) -> list[Block]:
     h = header(report)
     blocks = [Block([f"{h.gpu}{h.named(say_report=False)}", Path(h.source).name, h.launches], "bold"), Block(h.totals),
               Block([h.flop]), Block([FMA_CONVENTION], "dim", join=True)]
-    blocks += [Block([note]) for note in (h.warning, h.no_datasheet, h.not_profiled) if note]
+    blocks += [Block([note]) for note in (h.warning, h.unused_gpu, h.no_datasheet, h.not_profiled) if note]
     hint = missing_hint(report)
     if hint:
         blocks.append(Block([hint], "bold", clip=True))
