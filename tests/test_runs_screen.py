@@ -3,6 +3,8 @@ opens a run's kernels, m + d compares two runs, w opens a run's sweep, s / e sor
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from flopscope.core import Report, read_report
@@ -289,3 +291,32 @@ async def test_a_run_of_one_sweep_only(store_path):
         await pilot.pause()
         assert shown_names(app) == ["gemm-bs4", "gemm-bs2", "gemm-bs1"]
         assert "Runs of sweep gemm" in str(app.runs.query_one("#runs-title").render())
+
+
+async def test_exports_carry_the_meta_of_their_own_rows(store_path, reports, tmp_path):
+    """Before: every app export wrote the meta of the last run opened, so the run list exported after opening
+    `mw` claimed mw's source, totals and ceilings. Now a run's kernels carry that run's meta, the list none."""
+    app = RunsApp(store_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.runs.query_one(KernelTable)
+        table.cursor_row = shown_names(app).index("mw")
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, PushedKernelsScreen) and app.screen.model is not None)
+        kernels = tmp_path / "mw.json"
+        await pilot.press("e")
+        app.screen.query_one(Input).value = str(kernels)
+        await pilot.press("enter")
+        await settle(pilot, kernels.exists)
+        meta = json.loads(kernels.read_text())["meta"]
+        assert meta["launches"] == len(reports["mw"].kernels)
+        assert meta["summary"]["total_time_s"] == pytest.approx(reports["mw"].kernels["duration_s"].sum())
+        await pilot.press("escape")
+        await settle(pilot, lambda: app.screen is app.runs)
+        listed = tmp_path / "runs.json"
+        await pilot.press("e")
+        app.screen.query_one(Input).value = str(listed)
+        await pilot.press("enter")
+        await settle(pilot, listed.exists)
+        doc = json.loads(listed.read_text())
+        assert doc["meta"] == {} and len(doc["rows"]) == 5

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
-from flopscope.core import FlopscopeError
+from flopscope.core import FlopscopeError, Report
 from flopscope.core.export import check_target, run_meta, write_table
 from textual.app import App
 from textual.widgets import Input, Label
@@ -24,14 +24,29 @@ from .prompt import PromptScreen
 HINT = "enter: write · escape: cancel"
 
 
-async def ask_export(app: App, rows: Callable[[], pd.DataFrame], default: Path, what: str = "rows shown") -> None:
+async def ask_export(app: App, rows: Callable[[], pd.DataFrame], default: Path, what: str = "rows shown", *,
+                     kernels_of_a_run: bool = False) -> None:
     """Prompt for a path (default filled in), then write `rows()` there off the UI thread and notify.
 
     `rows()` is called on the UI thread when the path is accepted and must return a frame of its own (an
     `iloc` selection or a copy, ~0.05 s per 100k launches): the writer thread then reads only that, never a
     frame the screens keep reading. Awaited from a priority binding, so keys typed right after `e` land in
-    the prompt (see PromptScreen)."""
-    await app.push_screen(ExportScreen(rows, default, what))
+    the prompt (see PromptScreen).
+
+    `kernels_of_a_run`: the rows are one run's (its kernel table, roofline or a row of it), so a JSON or
+    Parquet export carries that run's meta; a run list, a diff or a sweep table carries none."""
+    await app.push_screen(ExportScreen(rows, default, what, _run_meta_below(app) if kernels_of_a_run else None))
+
+
+def _run_meta_below(app: App) -> dict | None:
+    """The meta of the run whose kernel table is the nearest screen down the stack (the app's own report in
+    `flopscope open FILE`, a run opened from the run list or a sweep point otherwise)."""
+    for screen in reversed(app.screen_stack):
+        report = getattr(screen, "report", None)
+        if isinstance(report, Report):
+            return run_meta(report)
+    report = getattr(app, "report", None)
+    return run_meta(report) if isinstance(report, Report) else None
 
 
 def path_problem(text: str) -> str | None:
@@ -48,18 +63,18 @@ def path_problem(text: str) -> str | None:
 class ExportScreen(PromptScreen):
     """The export dialog: a path prompt that writes the rows itself, off the UI thread."""
 
-    def __init__(self, rows: Callable[[], pd.DataFrame], default: Path, what: str) -> None:
+    def __init__(self, rows: Callable[[], pd.DataFrame], default: Path, what: str, meta: dict | None) -> None:
         super().__init__(f"Export the {what} to (.csv, .parquet or .json by extension):", str(default), HINT,
                          check=path_problem)
         self.rows = rows
+        self.meta = meta
         self.writing: Path | None = None  # the file being written, while it is
 
     def submit(self, value: str) -> None:
         path = Path(value.strip()).expanduser()
         app = self.app
         frame = self.rows()
-        report = getattr(app, "report", None)
-        meta = run_meta(report) if report is not None else None
+        meta = self.meta
         self.writing = path
         answer = self.query_one(Input)
         answer.disabled = answer.loading = True  # a spinner where the path was: it is working

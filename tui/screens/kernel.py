@@ -225,4 +225,5 @@ class KernelScreen(Screen):
         suffix = f"kernel-{int(launch)}" if launch is not None else "kernel"
         # The diff's small app (ScreenApp) names no report to name the file after.
         name = self.app.export_name(suffix) if hasattr(self.app, "export_name") else Path.cwd() / f"{suffix}.csv"
-        await ask_export(self.app, lambda: self.row.to_frame().T, name, what="metrics of this row")
+        await ask_export(self.app, lambda: self.row.to_frame().T, name, what="metrics of this row",
+                         kernels_of_a_run=True)

@@ -138,7 +138,8 @@ class KernelsScreen(TableScreen):
             return
         model = self.model  # the rows as shown now, even if the view changes while the prompt is open
         order = model.order.copy()
-        await ask_export(self.app, lambda: model.rows.iloc[order].reset_index(drop=True), self.app.export_name(self.by))
+        await ask_export(self.app, lambda: model.rows.iloc[order].reset_index(drop=True), self.app.export_name(self.by),
+                         kernels_of_a_run=True)
 
 
 class PushedKernelsScreen(KernelsScreen):

@@ -116,7 +116,7 @@ class RooflineScreen(Screen):
     async def action_export(self) -> None:
         positions = [p.position for p in self.data.points]
         await ask_export(self.app, lambda: self.rows.iloc[positions].reset_index(drop=True),
-                   self.app.export_name(f"{self.suffix}-roofline"), what="points plotted")
+                         self.app.export_name(f"{self.suffix}-roofline"), what="points plotted", kernels_of_a_run=True)
 
     def action_back(self) -> None:
         self.dismiss()
