@@ -52,6 +52,7 @@ VOLTA_CHECK = "512 FLOP/instruction, checked on Volta HMMA.884 with FP32 accumul
 TENSOR_FLOP_PER_INST = {"7.0": (512.0, "fp16", VOLTA_CHECK), "7.2": (512.0, "fp16", VOLTA_CHECK)}
 
 RATE = "derived from rates"
+SECTOR_BYTES = 32  # ncu's L1/L2 sector
 
 
 @dataclass
@@ -424,10 +425,14 @@ def _bytes(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, dur: pd.Serie
         (out["dram_read_bytes"] + out["dram_write_bytes"], None),
         (_col(df, "dram__bytes.sum.per_second") * dur, RATE),
     ])
-    for level, metric in (("l2", "lts__t_bytes"), ("l1", "l1tex__t_bytes")):
+    for level, unit in (("l2", "lts__t"), ("l1", "l1tex__t")):
+        # ncu defines its *_bytes as sectors x 32 B (a sector is an aligned 32-byte chunk); a --set full report
+        # holds only the sector counts.
         out[f"{level}_bytes"] = _first(df, prov, f"{level}_bytes", [
-            (_col(df, f"{metric}.sum"), None),
-            (_col(df, f"{metric}.sum.per_second") * dur, RATE),
+            (_col(df, f"{unit}_bytes.sum"), None),
+            (_col(df, f"{unit}_sectors.sum") * SECTOR_BYTES, None),
+            (_col(df, f"{unit}_bytes.sum.per_second") * dur, RATE),
+            (_col(df, f"{unit}_sectors.sum.per_second") * SECTOR_BYTES * dur, RATE),
         ])
 
 

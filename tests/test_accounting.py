@@ -620,3 +620,21 @@ def test_a_launch_with_rates_but_no_duration_was_profiled_and_lacks_only_its_dur
     assert missing["duration_s"].fix() == "ncu --metrics gpu__time_duration.sum"
     # FP32, FP64 and DRAM came as rates: the duration settles them; FP16 and tensor work were not collected at all
     assert {"flop_fp32", "flop_fp64", "dram_bytes"}.isdisjoint(missing) and {"flop_fp16", "flop_tensor"} <= set(missing)
+
+
+@pytest.mark.parametrize("name", ["t4_mlp_matadd_full.ncu-rep", "v100_ncar_miniweather_fp64_full.ncu-rep",
+                                  "h100pcie_ee384_cub_agents_full.ncu-rep", "a100pcie80_cutlass_gemm_full.ncu-rep"])
+def test_l2_bytes_of_a_full_set_report_are_its_sectors_times_32(name):
+    """`--set full` collects lts__t_sectors.sum, not lts__t_bytes.sum (ncu defines the latter as sectors x 32 B):
+    every full-set report said "l2_bytes not collected" and had no L2 column."""
+    path = fixture_path(name)
+    context = ncu_report.load_report(str(path))
+    actions = [context.range_by_idx(r).action_by_idx(a) for r in range(context.num_ranges())
+               for a in range(context.range_by_idx(r).num_actions())]
+    sectors = [a.metric_by_name("lts__t_sectors.sum") for a in actions]
+    expected = [32 * m.as_double() if m is not None else math.nan for m in sectors]
+    assert any(not math.isnan(v) for v in expected)
+    report = read_report(path)
+    got = report.kernels.sort_values("launch_id")["l2_bytes"].tolist()
+    assert got == pytest.approx(expected, nan_ok=True)
+    assert "l2_bytes" not in {m.column for m in report.missing}

@@ -897,7 +897,7 @@ async def test_o_offers_columns_outside_the_table_by_title_and_shows_them_when_s
         await pilot.press("o")
         labels = dict(app.screen.choices)
         assert labels["flop_fp32"].startswith("FP32 FLOP · ")
-        assert "l2_bytes" not in labels and h100.kernels["l2_bytes"].isna().all()  # never collected here
+        assert "l1_bytes" not in labels and h100.kernels["l1_bytes"].isna().all()  # never collected here
         app.screen.query_one(OptionList).highlighted = list(labels).index("flop_fp32")
         await pilot.press("enter")
         shown = [c.name for _, c, _ in table.layout_columns]
