@@ -303,9 +303,7 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
         col = f"report_peak_{name}_flop_per_s"
         value, source = _weighted(k, col), "report counters x measured clock"
         if math.isnan(value) and gpu is not None:
-            scale = float(np.median(_clock_scale(k, gpu.clock_hz(name)))) if len(k) else 1.0
-            value = gpu.peak(name) * scale
-            source = f"datasheet ({gpu.name})" + (" @ measured clock" if scale != 1.0 else "")
+            value, source = datasheet_peak(k, gpu, name)
         if not math.isnan(value):
             out.append(Ceiling(name, value, source))
     dram, source = _weighted(k, "report_peak_dram_bytes_per_s"), "report counters x measured clock"
@@ -314,6 +312,13 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
     if not math.isnan(dram):
         out.append(Ceiling("dram", dram, source))
     return out
+
+
+def datasheet_peak(k: pd.DataFrame, gpu: Gpu, name: str) -> tuple[float, str]:
+    """(FLOP/s, source) of GPU's datasheet ceiling NAME for launches K: scaled from the clock it is quoted at to
+    the launches' median measured SM clock, as every run-level datasheet ceiling is (NaN where GPU has none)."""
+    scale = float(np.median(_clock_scale(k, gpu.clock_hz(name)))) if len(k) else 1.0
+    return gpu.peak(name) * scale, f"datasheet ({gpu.name})" + (" @ measured clock" if scale != 1.0 else "")
 
 
 def _weighted(k: pd.DataFrame, col: str) -> float:

@@ -25,7 +25,7 @@ import pandas as pd
 from .counters import collecting, missing_fix
 from .errors import FlopscopeError
 from .gpus import Gpu, require_gpu
-from .metrics import PRECISIONS
+from .metrics import PRECISIONS, datasheet_peak
 from .model_flops import ModelFlops
 from .predict import DTYPE_OF_CEILING, ceiling_for, peak_for, utilization
 from .report import NO_RANGE, Report
@@ -293,16 +293,19 @@ def _step_time(report: Report, given: float | None, steps: int) -> tuple[float |
 def _peak(report: Report, gpu: Gpu | None, precision: str) -> tuple[float | None, str, str]:
     """(peak FLOP/s, its source, a note): the report's own ceiling for PRECISION where it has one, the one
     `flopscope report` judges the run against (its peak counters x the measured clock: 2.84 TFLOP/s FP32 in a
-    T4 report, not the datasheet's 8.1); else the datasheet's."""
+    T4 report, not the datasheet's 8.1); else the datasheet's, scaled to the measured SM clock as report does."""
     ceiling = next((c for c in report.ceilings() if c.name == ceiling_for(gpu, precision)), None)
     if ceiling is not None:
         return ceiling.value, ceiling.source, ""
     if gpu is None:
         return None, "", "no GPU known for the peak: pass --gpu NAME"
     try:
-        return peak_for(gpu, precision), f"datasheet ({gpu.name})", ""
+        peak_for(gpu, precision)  # a one-line reason where the GPU has no such unit
     except FlopscopeError as err:  # the GPU lacks this precision: keep the FLOP comparison, skip utilization
         return None, "", f"no utilization: {err.line()}"
+    # `report`'s rule for a ceiling it has no counters for: the datasheet's, at the clock the launches ran at.
+    peak, source = datasheet_peak(report.kernels, gpu, ceiling_for(gpu, precision))
+    return peak, source, ""
 
 
 def _precision_note(report: Report, dtype: str) -> str:

@@ -775,6 +775,33 @@ def test_reconcile_judges_against_the_peak_report_shows(name, header, resnet18_s
     assert r.utilization_analytic == pytest.approx(resnet18_step.step_flop / (0.1 * fp32))
 
 
+@needs_torch
+@pytest.mark.parametrize(("dtype", "column"), [("fp16", "fp16_tensor_tflops"), ("tf32", "tf32_tensor_tflops"),
+                                               ("fp64", "fp64_tensor_tflops")])
+def test_reconcile_scales_a_datasheet_peak_to_the_measured_clock(dtype, column):
+    """Without the report's own peak counters for a precision, reconcile took the datasheet peak at the boost
+    clock (A100 PCIe FP16 tensor 312 TFLOP/s) while the run went at ~1.04 GHz and `report` scales its datasheet
+    ceilings to that clock (about 230): the same run judged at two clocks."""
+    from pathlib import Path
+
+    from flopscope.core import read_report
+
+    from .conftest import fixture_path
+
+    path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
+    report = read_report(path)
+    csv = Path(__file__).resolve().parents[1] / "core" / "data" / "gpus.csv"
+    row = pd.read_csv(csv).set_index("key").loc["a100-pcie-80gb"]
+    clock = report.kernels["sm_clock_hz"].median()  # report's run-level rule: the launches' median SM clock
+    expected = row[column] * 1e12 * clock / (row["boost_clock_mhz"] * 1e6)
+    r = reconcile(report, count_model("mlp", (8, 784)), precision=dtype)
+    assert r.peak_flop_per_s == pytest.approx(expected, rel=1e-9) and 0.7 < expected / (row[column] * 1e12) < 0.8
+    assert r.peak_source == "datasheet (NVIDIA A100 80GB PCIe) @ measured clock"
+    out = run("reconcile", path, "--model", "mlp", "--dtype", dtype, "--no-tui")
+    assert out.returncode == 0 and f"peak {fmt_si(expected)}FLOP/s" in out.stdout.replace("\n", "")
+    assert "@ measured clock" in out.stdout
+
+
 def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
     """--depth -1 and --input-shape '' ran with exit 0; reconcile --depth 0 hid even the totals row; a tampered
     model JSON was a traceback."""
