@@ -256,10 +256,14 @@ def summarize(k: pd.DataFrame) -> RunSummary:
 
 
 def _counted(ok: pd.DataFrame) -> float:
-    """Every FLOP that was counted: whole launches, and the known precisions of launches whose total is
-    unknown (an FP32 count stands even where FP64 counters are missing). NaN where nothing was counted."""
-    parts = ok[list(FLOP_PARTS)].sum(axis=1, min_count=1)
-    return float(ok["flop"].fillna(parts).sum(min_count=1))
+    """Every FLOP that was counted (see counted_flop), summed; NaN where nothing was counted."""
+    return float(counted_flop(ok).sum(min_count=1))
+
+
+def counted_flop(k: pd.DataFrame) -> pd.Series:
+    """Per row, every FLOP that was counted: the total, else the known precisions of a row whose total is
+    unknown (an FP32 count stands even where FP64 counters are missing): a lower bound there. NaN where none."""
+    return k["flop"].fillna(k[list(FLOP_PARTS)].sum(axis=1, min_count=1))
 
 
 def _total(values: pd.Series) -> float:
