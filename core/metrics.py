@@ -256,10 +256,14 @@ def summarize(k: pd.DataFrame) -> RunSummary:
 
 
 def _counted(ok: pd.DataFrame) -> float:
-    """Every FLOP that was counted: whole launches, and the known precisions of launches whose total is
-    unknown (an FP32 count stands even where FP64 counters are missing). NaN where nothing was counted."""
-    parts = ok[list(FLOP_PARTS)].sum(axis=1, min_count=1)
-    return float(ok["flop"].fillna(parts).sum(min_count=1))
+    """Every FLOP that was counted (see counted_flop), summed; NaN where nothing was counted."""
+    return float(counted_flop(ok).sum(min_count=1))
+
+
+def counted_flop(k: pd.DataFrame) -> pd.Series:
+    """Per row, every FLOP that was counted: the total, else the known precisions of a row whose total is
+    unknown (an FP32 count stands even where FP64 counters are missing): a lower bound there. NaN where none."""
+    return k["flop"].fillna(k[list(FLOP_PARTS)].sum(axis=1, min_count=1))
 
 
 def _total(values: pd.Series) -> float:
@@ -303,9 +307,7 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
         col = f"report_peak_{name}_flop_per_s"
         value, source = _weighted(k, col), "report counters x measured clock"
         if math.isnan(value) and gpu is not None:
-            scale = float(np.median(_clock_scale(k, gpu.clock_hz(name)))) if len(k) else 1.0
-            value = gpu.peak(name) * scale
-            source = f"datasheet ({gpu.name})" + (" @ measured clock" if scale != 1.0 else "")
+            value, source = datasheet_peak(k, gpu, name)
         if not math.isnan(value):
             out.append(Ceiling(name, value, source))
     dram, source = _weighted(k, "report_peak_dram_bytes_per_s"), "report counters x measured clock"
@@ -314,6 +316,13 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
     if not math.isnan(dram):
         out.append(Ceiling("dram", dram, source))
     return out
+
+
+def datasheet_peak(k: pd.DataFrame, gpu: Gpu, name: str) -> tuple[float, str]:
+    """(FLOP/s, source) of GPU's datasheet ceiling NAME for launches K: scaled from the clock it is quoted at to
+    the launches' median measured SM clock, as every run-level datasheet ceiling is (NaN where GPU has none)."""
+    scale = float(np.median(_clock_scale(k, gpu.clock_hz(name)))) if len(k) else 1.0
+    return gpu.peak(name) * scale, f"datasheet ({gpu.name})" + (" @ measured clock" if scale != 1.0 else "")
 
 
 def _weighted(k: pd.DataFrame, col: str) -> float:

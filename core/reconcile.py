@@ -22,10 +22,11 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 
+from .columns import FLOP_PARTS
 from .counters import collecting, missing_fix
 from .errors import FlopscopeError
 from .gpus import Gpu, require_gpu
-from .metrics import PRECISIONS
+from .metrics import PRECISIONS, counted_flop, datasheet_peak
 from .model_flops import ModelFlops
 from .predict import DTYPE_OF_CEILING, ceiling_for, peak_for, utilization
 from .report import NO_RANGE, Report
@@ -46,6 +47,8 @@ class ModuleRow:
     ratio_forward: float | None  # measured / analytic
     ratio_backward: float | None
     flag: str  # over, under, ok, or "" when nothing to compare
+    # "forward"/"backward" where the measured figure leaves out FLOPs of launches whose total is unknown (≥)
+    lower_bound: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -72,6 +75,9 @@ class Reconciliation:
     peak_source: str = ""  # where peak_flop_per_s comes from, as `flopscope report` says for its ceilings
     whole_run_ratio: float | None = None
     whole_run_flag: str = ""
+    # Phases (and "step", the whole report) whose measured figure is a lower bound: some of their launches have
+    # an unknown total, of which only the known precisions are counted (as `flopscope report`'s "FLOP ≥")
+    lower_bounds: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         doc = asdict(self)
@@ -138,7 +144,10 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
     notes = _unknown_notes(report)
     measured = {p: _sum(ranges.loc[ranges["phase"] == p, "flop"]) for p in PHASES}
     measured = {p: None if v is None else v / steps for p, v in measured.items()}
-    rows = [_total_row(model, measured, tol), *_module_rows(model, ranges, steps, tol)]
+    lower = [p for p in PHASES if measured[p] is not None and ranges.loc[ranges["phase"] == p, "partial"].any()]
+    if ranges["partial"].any() and _sum(ranges["flop"]) is not None:
+        lower.append("step")
+    rows = [_total_row(model, measured, tol, lower), *_module_rows(model, ranges, steps, tol)]
     notes += _count_hints(model, rows, measured, steps, tol)
     if len(rows) == 1:
         notes.append("no NVTX range names a module of the model: push module names (e.g. from forward hooks) to "
@@ -164,17 +173,22 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
         utilization_measured=None if step_measured is None else _util(step_measured, time_s, peak),
         notes=notes, measured_step=step_measured, analytic_step=model.step_flop, peak_source=peak_source,
         whole_run_ratio=_ratio(step_measured, model.step_flop) if no_phases else None,
-        whole_run_flag=flag(_ratio(step_measured, model.step_flop), tol) if no_phases else "",
+        whole_run_flag=flag(_ratio(step_measured, model.step_flop), tol) if no_phases else "", lower_bounds=lower,
     )
 
 
 def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
-    """One row per NVTX path: measured FLOPs, range names, phase and the modules it matches."""
-    # Known FLOPs summed per range (Report.group would leave a range with one uncounted launch unknown):
-    # reconciling wants what was counted, and `_unknown_notes` says what was left out.
+    """One row per NVTX path: measured FLOPs, whether they are a lower bound (`partial`), range names, phase and
+    the modules it matches."""
+    # Counted FLOPs summed per range, as `flopscope report` sums them (Report.group would leave a range with one
+    # uncounted launch unknown): the known precisions of a launch whose total is unknown count too, the range's
+    # figure then a lower bound, and `_unknown_notes` says what was left out and why.
     k = report.kernels
-    flop = k["flop"].groupby(k["nvtx"].fillna(NO_RANGE).to_numpy(), sort=False).sum(min_count=1)
-    grouped = pd.DataFrame({"nvtx": flop.index.to_numpy(dtype=object), "flop": flop.to_numpy()})
+    by = k["nvtx"].fillna(NO_RANGE).to_numpy()
+    flop = counted_flop(k).groupby(by, sort=False).sum(min_count=1)
+    partial = k["flop"].isna().groupby(by, sort=False).any()
+    grouped = pd.DataFrame({"nvtx": flop.index.to_numpy(dtype=object), "flop": flop.to_numpy(),
+                            "partial": partial.reindex(flop.index).to_numpy(dtype=bool)})
     known = module_names(model)
     names = [range_names(p) for p in grouped["nvtx"]]
     grouped["phase"] = [phase(n, known) for n in names]
@@ -182,30 +196,52 @@ def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
     return grouped
 
 
-FLOP_COLUMNS = ("flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor")
-
-
 def _unknown_notes(report: Report) -> list[str]:
-    """How many launches have no FLOP count, and why: ncu did not profile them, or it did without (some of) the
-    FLOP counters, named with the `ncu --metrics` option that collects them."""
+    """How many launches have no total FLOP count, and why: ncu did not profile them; it did without (some of)
+    the FLOP counters, named with the `ncu --metrics` option that collects them; or it counted tensor
+    instructions flopscope has no checked FLOPs-per-instruction factor for (the rows' provenance says so)."""
     k = report.kernels
     unknown = k["flop"].isna()
     if not unknown.any():
         return []
     skipped = unknown & (k["status"] != "ok") if "status" in k else unknown & False
     counted = unknown & ~skipped
-    causes = []
-    if skipped.any():
-        causes.append(f"{int(skipped.sum())} not profiled (ncu recorded no values for them)")
+    causes = [f"{int(skipped.sum())} not profiled (ncu recorded no values for them)"] if skipped.any() else []
     if counted.any():
-        lacking = [c for c in FLOP_COLUMNS if c in k and k.loc[counted, c].isna().any()]
-        what = ("no FLOP counters were collected" if len(lacking) == len(FLOP_COLUMNS)
-                else f"{', '.join(lacking) or 'FLOP counts'} not collected")
-        ccs = [str(c) for c in pd.unique(k.loc[counted, "cc"].dropna())] if "cc" in k else []
-        fix = missing_fix(report.missing, lacking) or collecting(lacking, ccs)  # the chips' own counter names
-        causes.append(f"{int(counted.sum())} profiled, but {what}" + (f": collect them with `{fix}`" if fix else ""))
-    return [f"{int(unknown.sum())} of {len(k)} launches have no FLOP count ({'; '.join(causes)}): measured figures "
-            "leave them out and under-count"]
+        causes += _counted_causes(report, counted)
+    partial = counted & k[list(FLOP_PARTS)].notna().any(axis=1)
+    effect = ("measured figures count their known precisions only, so they are lower bounds (≥)" if partial.any()
+              else "measured figures leave them out and under-count")
+    return [f"{int(unknown.sum())} of {len(k)} launches have no FLOP count ({'; '.join(causes)}): {effect}"]
+
+
+def _counted_causes(report: Report, rows: pd.Series) -> list[str]:
+    """Why profiled launches ROWS have no total: a FLOP column the provenance calls unknown (counted, but no
+    checked factor), else one ncu did not collect."""
+    k = report.kernels.loc[rows]
+    provenance = k["provenance"].fillna("").astype(str) if "provenance" in k else pd.Series("", index=k.index)
+    causes, lacking, uncollected = [], [], pd.Series(False, index=k.index)
+    for col in FLOP_PARTS:
+        na = k[col].isna()
+        why = provenance.str.extract(rf"{col} unknown: ([^;]*)", expand=False)
+        settled = na & why.notna()
+        for reason in pd.unique(why[settled]):
+            n = int((settled & (why == reason)).sum())
+            fix = missing_fix([m for m in report.missing if m.why != "not collected"], [col])
+            causes.append(f"{n} profiled, but {col} unknown ({reason})" +
+                          (f": collect the counters that settle it with `{fix}`" if fix else ""))
+        if (na & ~settled).any():
+            lacking.append(col)
+            uncollected |= na & ~settled
+    if lacking:
+        what = ("no FLOP counters were collected" if len(lacking) == len(FLOP_PARTS)
+                else f"{', '.join(lacking)} not collected")
+        ccs = [str(c) for c in pd.unique(k.loc[uncollected, "cc"].dropna())] if "cc" in k else []
+        collected_not = [m for m in report.missing if m.why == "not collected"]
+        fix = missing_fix(collected_not, lacking) or collecting(lacking, ccs)  # the chips' own counter names
+        causes.insert(0, f"{int(uncollected.sum())} profiled, but {what}" +
+                      (f": collect them with `{fix}`" if fix else ""))
+    return causes
 
 
 def _sum(values: pd.Series) -> float | None:
@@ -235,21 +271,27 @@ def _row_flag(pairs: list[tuple[float | None, float | None]], tol: float) -> str
     return "/".join(bad) if bad else ("ok" if flags else "")
 
 
-def _total_row(model: ModelFlops, measured: dict[str, float | None], tol: float) -> ModuleRow:
+def _total_row(model: ModelFlops, measured: dict[str, float | None], tol: float, lower: list[str]) -> ModuleRow:
     fwd, bwd = measured["forward"], measured["backward"] if model.train else None
+    shown = ("forward", "backward")
     return ModuleRow(name="", type=model.model_type, analytic_forward=model.forward_flop,
                      analytic_backward=model.backward_flop, measured_forward=fwd, measured_backward=bwd,
                      ratio_forward=_ratio(fwd, model.forward_flop), ratio_backward=_ratio(bwd, model.backward_flop),
-                     flag=_row_flag([(fwd, model.forward_flop), (bwd, model.backward_flop)], tol))
+                     flag=_row_flag([(fwd, model.forward_flop), (bwd, model.backward_flop)], tol),
+                     lower_bound=[p for p, v in zip(shown, (fwd, bwd), strict=True) if v is not None and p in lower])
 
 
 def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float) -> list[ModuleRow]:
     # One pass over the ranges: (module, phase) -> measured FLOPs (None while only unknown counts were seen).
     measured: dict[tuple[str, str], float | None] = {}
-    for mods, ph, flop in zip(ranges["modules"], ranges["phase"], ranges["flop"], strict=True):
+    partial: set[tuple[str, str]] = set()  # (module, phase) with a launch whose total is unknown
+    for mods, ph, flop, part in zip(ranges["modules"], ranges["phase"], ranges["flop"], ranges["partial"],
+                                    strict=True):
         for name in mods:
             before = measured.get((name, ph))
             measured[(name, ph)] = before if math.isnan(flop) else (before or 0.0) + float(flop)
+            if part:
+                partial.add((name, ph))
     rows = []
     for m in model.modules:
         if not m.name or not any((m.name, ph) in measured for ph in PHASES):
@@ -260,7 +302,9 @@ def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float
         rows.append(ModuleRow(name=m.name, type=m.type, analytic_forward=m.forward_flop,
                               analytic_backward=m.backward_flop, measured_forward=fwd, measured_backward=bwd,
                               ratio_forward=_ratio(fwd, m.forward_flop), ratio_backward=_ratio(bwd, m.backward_flop),
-                              flag=_row_flag([(fwd, m.forward_flop), (bwd, m.backward_flop)], tol)))
+                              flag=_row_flag([(fwd, m.forward_flop), (bwd, m.backward_flop)], tol),
+                              lower_bound=[p for p, v in (("forward", fwd), ("backward", bwd))
+                                           if v is not None and (m.name, p) in partial]))
     return rows
 
 
@@ -293,16 +337,19 @@ def _step_time(report: Report, given: float | None, steps: int) -> tuple[float |
 def _peak(report: Report, gpu: Gpu | None, precision: str) -> tuple[float | None, str, str]:
     """(peak FLOP/s, its source, a note): the report's own ceiling for PRECISION where it has one, the one
     `flopscope report` judges the run against (its peak counters x the measured clock: 2.84 TFLOP/s FP32 in a
-    T4 report, not the datasheet's 8.1); else the datasheet's."""
+    T4 report, not the datasheet's 8.1); else the datasheet's, scaled to the measured SM clock as report does."""
     ceiling = next((c for c in report.ceilings() if c.name == ceiling_for(gpu, precision)), None)
     if ceiling is not None:
         return ceiling.value, ceiling.source, ""
     if gpu is None:
         return None, "", "no GPU known for the peak: pass --gpu NAME"
     try:
-        return peak_for(gpu, precision), f"datasheet ({gpu.name})", ""
+        peak_for(gpu, precision)  # a one-line reason where the GPU has no such unit
     except FlopscopeError as err:  # the GPU lacks this precision: keep the FLOP comparison, skip utilization
         return None, "", f"no utilization: {err.line()}"
+    # `report`'s rule for a ceiling it has no counters for: the datasheet's, at the clock the launches ran at.
+    peak, source = datasheet_peak(report.kernels, gpu, ceiling_for(gpu, precision))
+    return peak, source, ""
 
 
 def _precision_note(report: Report, dtype: str) -> str:

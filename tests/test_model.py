@@ -775,6 +775,66 @@ def test_reconcile_judges_against_the_peak_report_shows(name, header, resnet18_s
     assert r.utilization_analytic == pytest.approx(resnet18_step.step_flop / (0.1 * fp32))
 
 
+@needs_torch
+@pytest.mark.parametrize(("dtype", "column"), [("fp16", "fp16_tensor_tflops"), ("tf32", "tf32_tensor_tflops"),
+                                               ("fp64", "fp64_tensor_tflops")])
+def test_reconcile_scales_a_datasheet_peak_to_the_measured_clock(dtype, column):
+    """Without the report's own peak counters for a precision, reconcile took the datasheet peak at the boost
+    clock (A100 PCIe FP16 tensor 312 TFLOP/s) while the run went at ~1.04 GHz and `report` scales its datasheet
+    ceilings to that clock (about 230): the same run judged at two clocks."""
+    from pathlib import Path
+
+    from flopscope.core import read_report
+
+    from .conftest import fixture_path
+
+    path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
+    report = read_report(path)
+    csv = Path(__file__).resolve().parents[1] / "core" / "data" / "gpus.csv"
+    row = pd.read_csv(csv).set_index("key").loc["a100-pcie-80gb"]
+    clock = report.kernels["sm_clock_hz"].median()  # report's run-level rule: the launches' median SM clock
+    expected = row[column] * 1e12 * clock / (row["boost_clock_mhz"] * 1e6)
+    r = reconcile(report, count_model("mlp", (8, 784)), precision=dtype)
+    assert r.peak_flop_per_s == pytest.approx(expected, rel=1e-9) and 0.7 < expected / (row[column] * 1e12) < 0.8
+    assert r.peak_source == "datasheet (NVIDIA A100 80GB PCIe) @ measured clock"
+    out = run("reconcile", path, "--model", "mlp", "--dtype", dtype, "--no-tui")
+    assert out.returncode == 0 and f"peak {fmt_si(expected)}FLOP/s" in out.stdout.replace("\n", "")
+    assert "@ measured clock" in out.stdout
+
+
+@needs_torch
+def test_reconcile_counts_what_report_counts_and_says_why_the_rest_is_unknown():
+    """gemm_v0 in this A100 CSV did 68.7 TFLOP of counted FP32 work, and its tensor instructions were counted
+    too, only without a checked FLOP-per-instruction factor for CC 8.0. reconcile dropped the whole launch
+    ("measured 3.36 GFLOP") and blamed "flop_tensor not collected"; `report` says "FLOP ≥ 68.7 T"."""
+    from flopscope.core import read_report
+
+    from .conftest import fixture_path
+
+    path = fixture_path("a100_gemm_printfp_details.csv")
+    raw = pd.read_csv(path, thousands=",")
+    raw["op"] = raw["Metric Name"].str.extract(r"op_(\w+)_pred_on\.sum$", expand=False)
+    ops = raw.dropna(subset=["op"]).pivot_table(index="ID", columns="op", values="Metric Value", aggfunc="sum")
+    # FMA = 2 FLOPs; FP16 instructions are 2-lane HFMA2/HADD2/HMUL2 (ncu's half roofline: hfma x4, hadd/hmul x2)
+    simt = (2 * ops["ffma"] + ops["fadd"] + ops["fmul"] + 2 * ops["dfma"] + ops["dadd"] + ops["dmul"]
+            + 4 * ops["hfma"] + 2 * ops["hadd"] + 2 * ops["hmul"])
+    expected = float(simt.sum())
+    assert expected > 6.8e13  # gemm_v0's 2 x 34.4 T FFMAs: the bulk reconcile left out
+    r = reconcile(read_report(path, gpu="a100-sxm4-40gb"), count_model("mlp", (1, 784)))
+    assert r.measured["unranged"] == pytest.approx(expected, rel=1e-9)
+    assert r.measured_step == pytest.approx(expected, rel=1e-9) and r.lower_bounds == ["unranged", "step"]
+    note = next(n for n in r.notes if "no FLOP count" in n)
+    assert "1 of 3 launches" in note and "not collected" not in note
+    assert "flop_tensor unknown (tensor instructions counted, no checked FLOP/instruction for CC 8.0)" in note
+    assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in note and "lower bounds (≥)" in note
+    out = run("reconcile", path, "--model", "mlp", "--input-shape", "1,784", "--gpu", "a100-sxm4-40gb", "--no-tui")
+    assert out.returncode == 0, out.stderr
+    assert f"Whole report per step: measured ≥ {fmt_si(expected)}FLOP / analytic" in out.stdout
+    assert f"unranged ≥ {fmt_si(expected)}FLOP" in out.stdout
+    report = run("report", path, "--gpu", "a100-sxm4-40gb")
+    assert f"FLOP ≥ {fmt_si(expected)}" in report.stdout  # the figure report shows for the same file
+
+
 def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
     """--depth -1 and --input-shape '' ran with exit 0; reconcile --depth 0 hid even the totals row; a tampered
     model JSON was a traceback."""

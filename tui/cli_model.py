@@ -217,10 +217,12 @@ def reconcile_rows(r: Reconciliation, train: bool, depth: int | None) -> tuple[l
         if depth is not None and row.name and row.name.count(".") + 1 > depth:  # the totals row always shows
             continue
         cells = [row.name or "(model: phase totals)", row.type, fmt.si(row.analytic_forward, "FLOP"),
-                 fmt.si(row.measured_forward, "FLOP"), fmt.ratio(row.ratio_forward)]
+                 _at_least(fmt.si(row.measured_forward, "FLOP"), "forward" in row.lower_bound),
+                 _at_least(fmt.ratio(row.ratio_forward), "forward" in row.lower_bound)]
         if train:
-            cells += [fmt.si(row.analytic_backward, "FLOP"), fmt.si(row.measured_backward, "FLOP"),
-                      fmt.ratio(row.ratio_backward)]
+            cells += [fmt.si(row.analytic_backward, "FLOP"),
+                      _at_least(fmt.si(row.measured_backward, "FLOP"), "backward" in row.lower_bound),
+                      _at_least(fmt.ratio(row.ratio_backward), "backward" in row.lower_bound)]
         rows.append([Text(c) for c in [*cells, row.flag]])
     return [*titles, "Flag"], rows
 
@@ -235,20 +237,29 @@ def _reconcile_table(r: Reconciliation, train: bool, depth: int | None) -> Table
     return table
 
 
+def _at_least(text: str, lower_bound: bool) -> str:
+    """A measured figure (or a ratio of one); `≥` where launches with an unknown total add only their known
+    precisions."""
+    return f"≥ {text}" if lower_bound and text and text != "-" else text
+
+
 def _reconcile_lines(r: Reconciliation) -> list[str]:
-    phases = ", ".join(f"{k} {fmt.si(v, 'FLOP')}" for k, v in r.measured.items() if v)
+    phases = ", ".join(f"{k} {_at_least(fmt.si(v, 'FLOP'), k in r.lower_bounds)}" for k, v in r.measured.items() if v)
     lines = [f"Measured per step by phase: {phases or 'no FLOP counts'}",
              f"Backward/forward: analytic {fmt.ratio(r.analytic_backward_ratio) or '-'}, "
              f"measured {fmt.ratio(r.measured_backward_ratio) or '-'}"]
     if r.whole_run_ratio is not None:
-        lines.append(f"Whole report per step: measured {fmt.si(r.measured_step, 'FLOP')} / analytic "
-                     f"{fmt.si(r.analytic_step, 'FLOP')} = {fmt.ratio(r.whole_run_ratio)} ({r.whole_run_flag})")
+        lower = "step" in r.lower_bounds
+        lines.append(f"Whole report per step: measured {_at_least(fmt.si(r.measured_step, 'FLOP'), lower)} / "
+                     f"analytic {fmt.si(r.analytic_step, 'FLOP')} {'≥' if lower else '='} "
+                     f"{fmt.ratio(r.whole_run_ratio)} ({r.whole_run_flag})")
     if r.step_time_s:
         lines.append(f"Step time {fmt.seconds(r.step_time_s)} ({r.step_time_source})")
     if r.step_time_s and r.peak_flop_per_s:
         lines.append(f"Utilization against the {r.precision} peak {fmt.si(r.peak_flop_per_s, 'FLOP/s')} of {r.gpu} "
                      f"({r.peak_source}): "
-                     f"analytic FLOPs {_pct(r.utilization_analytic)}, measured FLOPs {_pct(r.utilization_measured)} "
+                     f"analytic FLOPs {_pct(r.utilization_analytic)}, measured FLOPs "
+                     f"{_at_least(_pct(r.utilization_measured), 'step' in r.lower_bounds)} "
                      "(FLOPs per step / (step time x peak))")
     lines.append(f"Ratio = measured / analytic. over (> {1 + r.tol:g}): work the analytic count leaves out "
                  "(elementwise, normalization, bias, recomputation, padded tiles); under (< "
