@@ -986,3 +986,14 @@ async def test_help_names_places_and_keys_in_words(h100, keys):
             assert not any(w[:1].isupper() and w[1:].islower() for w in what.split()[1:]), what
         if not keys:  # the table scrolls no sideways: no `Page left` that would do nothing
             assert not any("left" in what.lower() and "Column" not in what for _, _, what in rows)
+
+
+async def test_a_stored_warning_stays_in_the_capped_summary_of_a_small_terminal():
+    """The summary's height is capped; the warning of a run whose program failed was placed after the FMA
+    convention and fell off at 50x20, while the convention stayed."""
+    report = read_report(fixture_file("v100_ncar_miniweather_fp64_full.ncu-rep"))
+    report.meta["warning"] = "the command exited with code 3"  # as the profiler stores it (test_profile)
+    app = make_app(report)
+    async with app.run_test(size=(50, 20)) as pilot:
+        await ready(app, pilot)
+        assert any("Warning: the command exited" in line for line in screen_lines(app))
