@@ -852,3 +852,27 @@ def test_gpu_that_sets_no_ceiling_is_said_unused_not_claimed():
     out = run("report", path, "--gpu", "v100-pcie-32gb")
     assert "judged against" not in out.stdout
     assert "--gpu Tesla V100-PCIE-32GB not used: the report's own peak counters" in out.stdout
+
+
+def test_dash_alone_and_open_dash_read_standard_input_and_a_terminal_there_is_refused():
+    """`flopscope -` (the PATH shortcut) and `open -` read a piped report like `report -`; `report -` typed at a
+    terminal waited silently for input."""
+    import pty
+
+    path = fixture_path("v100_cutlass_gemm_nersc_flops_details.csv")
+    direct = json.loads(run("report", path, "--json").stdout)["rows"]
+    env = {"COLUMNS": "200", "PATH": ""}
+    for args in (["-", "--json"], ["open", "-", "--json"]):
+        with path.open("rb") as stdin:
+            out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *args], stdin=stdin,
+                                 capture_output=True, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["rows"] == [r for r in direct], args  # open's rows are by name too
+    leader, follower = pty.openpty()
+    try:
+        out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", "-"], stdin=follower,
+                             capture_output=True, text=True, env=env, timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    one_line_error(out, "standard input", "terminal", "| flopscope report -")

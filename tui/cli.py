@@ -189,7 +189,7 @@ def cmd_open(args) -> int:
     """The app in a terminal; with stdin or stdout not a terminal (a script, `> out.txt`), what `report` prints,
     as `runs` and `diff` decide: the app there would write escape codes into a file and wait for keys forever."""
     app = interactive(args)
-    if os.path.exists(args.path):
+    if args.path == "-" or os.path.exists(args.path):
         if not app:
             report = read_report(args.path, gpu=args.gpu)
             return _print(report, report.group("name"), args.json)
@@ -277,7 +277,9 @@ COMMANDS = {"report": cmd_report, "export": cmd_export, "gpus": cmd_gpus, "open"
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()  # registers every command in COMMANDS
-    if argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
+    if argv and argv[0] == "-":
+        argv = ["open", *argv]  # `ncu --csv ... | flopscope -`: the table, as for a file
+    elif argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         if os.path.exists(argv[0]):
             argv = ["open", *argv]  # `flopscope PATH` opens the app
         elif "." in argv[0] or "/" in argv[0]:  # meant as a file: "invalid choice" would name the commands

@@ -75,6 +75,9 @@ def _is_stream(path: Path) -> bool:
 
 
 def _read_stream(path: Path) -> tuple[pd.DataFrame, dict]:
+    if str(path) == "-" and sys.stdin.isatty():  # would wait for typing, silently
+        raise FlopscopeError("standard input", "is the terminal, not a report",
+                             "pipe one in: `ncu --import R.ncu-rep --csv --page raw | flopscope report -`")
     with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
         copy = Path(folder) / "stdin"
         try:
