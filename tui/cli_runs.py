@@ -96,6 +96,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     host = meta.get("host") if isinstance(meta.get("host"), str) else None
     report = read_report(folder / "report.ncu-rep", gpu=args.gpu, params={"command": command, "host": host})
     with Store() as store:
+        given = f"--name {args.name}" if args.name else f"{folder} (its name)"
+        store.check_names_apart(args.name or folder.resolve().name, None, given, "")
         stored = store.stored_from(folder / "report.ncu-rep")
         if stored and not args.name:  # a second copy would show up in every list, diff and sweep
             raise FlopscopeError(folder, f"already stored as run {stored}",
