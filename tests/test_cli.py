@@ -583,6 +583,20 @@ def test_open_a_stored_run_or_sweep_applies_gpu_or_refuses_it_as_for_a_file(stor
         assert plain[0]["flops_efficiency"] < expected / 2  # the 4090's own FP32 peak is 82.6 TFLOP/s
 
 
+def test_a_sweep_judged_by_gpu_says_so_and_sweep_from_a_sweep_points_to_open(stored_4090):
+    """Before, `open SWEEP --gpu l4` printed the L4-judged points with no word of --gpu, and `sweep --from SWEEP`
+    said only "no such run in the store"."""
+    home = stored_4090
+    one_line_error(run("sweep", "--from", "sw", "--json", home=home),
+                   "--from sw: a sweep, not a run", "`flopscope open sw` shows the sweep")
+    for command in (("open", "sw"), ("sweep", "--from", "p1", "p2")):
+        assert json.loads(run(*command, "--gpu", "l4", "--json", home=home).stdout)["judged_against"] == "NVIDIA L4"
+        assert json.loads(run(*command, "--json", home=home).stdout)["judged_against"] is None
+        text = run(*command, "--gpu", "l4", "--no-tui", home=home).stdout
+        assert text.splitlines()[0] == "judged against NVIDIA L4 ceilings (--gpu)"
+        assert "judged against" not in run(*command, "--no-tui", home=home).stdout
+
+
 def test_a_run_or_sweep_name_of_digits_only_is_refused_before_anything_runs(tmp_path):
     """Before, `import FOLDER --name 1` was stored as run "1", and `open 1` then opened it, not the run with id
     1 that `runs --json` lists."""

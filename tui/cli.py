@@ -23,7 +23,7 @@ from rich.text import Text
 
 from .cli_profile import add_profile_args, cmd_profile, split_command, whole
 from .cli_runs import add_runs_commands, interactive
-from .cli_sweep import _show, add_sweep_command
+from .cli_sweep import _show, add_sweep_command, judged_against
 from .text_report import (
     Spec,
     console,
@@ -204,11 +204,11 @@ def cmd_open(args) -> int:
     if sweep is not None:
         sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
         if not app:
-            _show(sweep, argparse.Namespace(json=args.json, tolerance=0.05))  # run_sweep_app's tolerance
+            _show(sweep, argparse.Namespace(json=args.json, tolerance=0.05, gpu=args.gpu))  # the app's tolerance
             return 0
         from .sweep_app import run_sweep_app  # Textual only for the app
 
-        return run_sweep_app(sweep, title=args.path)
+        return run_sweep_app(sweep, title=args.path, judged=judged_against(sweep, args.gpu))
 
     report = with_gpu(report, args.gpu) if args.gpu else report
     if not app:
