@@ -227,6 +227,11 @@ class Store:
                                  f"`flopscope runs` lists them (store: {self.path})")
         return int(row[0])
 
+    def identify(self, ref: str | int) -> tuple[int, str]:
+        """A run's id and name from either: what to print for a run typed as `6`, so output names the run."""
+        run_id = self.resolve(ref)
+        return run_id, str(self.db.execute("SELECT name FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+
     def load(self, ref: str | int) -> Report:
         run_id = self.resolve(ref)
         name, meta_text, blob, params = self.db.execute("SELECT name, meta, kernels, params FROM runs WHERE id = ?",

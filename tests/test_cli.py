@@ -480,7 +480,7 @@ def two_gpu_store(tmp_path):
 def test_diff_prints_numbers_and_names_both_runs_gpus(two_gpu_store, columns):
     out = run("diff", "a", "b", "--no-tui", columns=columns, home=two_gpu_store)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[0] == "A: a (NVIDIA H100 PCIe) · B: b (Tesla V100-SXM2-32GB)"
+    assert out.stdout.splitlines()[0] == "A: a (id 1, NVIDIA H100 PCIe) · B: b (id 2, Tesla V100-SXM2-32GB)"
     warning = out.stderr.strip().splitlines()
     assert len(warning) == 1 and "NVIDIA H100 PCIe" in warning[0] and "Tesla V100-SXM2-32GB" in warning[0]
     assert all(cell_len(line) <= columns for line in out.stdout.splitlines())
@@ -498,7 +498,7 @@ def test_diff_prints_numbers_and_names_both_runs_gpus(two_gpu_store, columns):
 def test_diff_of_runs_on_one_gpu_warns_nothing(two_gpu_store):
     out = run("diff", "a", "c", "--no-tui", home=two_gpu_store)
     assert out.returncode == 0 and out.stderr == ""
-    assert out.stdout.startswith("A: a (NVIDIA H100 PCIe) · B: c (NVIDIA H100 PCIe)")
+    assert out.stdout.startswith("A: a (id 1, NVIDIA H100 PCIe) · B: c (id 3, NVIDIA H100 PCIe)")
 
 
 def test_open_without_a_terminal_prints_the_table_and_exits(tmp_path, two_gpu_store):
