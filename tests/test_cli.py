@@ -854,3 +854,21 @@ def test_demo_help_says_there_is_no_bundled_example_yet():
         pytest.skip("this build bundles an example capture")
     demo = _subcommands()[1]["demo"]
     assert "not in this build yet" in demo and "open the bundled" not in demo
+
+
+def test_a_missing_path_says_no_such_file_whichever_command_reads_it(tmp_path):
+    """Before, `report /nonexist/x.ncu-rep` said "cannot open (No such file or directory)" while `flopscope
+    /nonexist.csv` said "no such file"."""
+    home = tmp_path / "home"
+    missing = [tmp_path / "nonexist" / "x.ncu-rep", tmp_path / "x.csv", Path("/etc/hostname/x.csv")]
+    for path in missing:
+        for args in (("report", path), ("export", path, "-o", tmp_path / "out.csv"), (path,),
+                     ("open", path, "--no-tui"), ("sweep", "--from", path, "--json")):
+            out = run(*args, home=home)
+            one_line_error(out, f"flopscope: {path}: no such file", "check the path")
+            assert "cannot open" not in out.stderr
+    readable_not = tmp_path / "locked.csv"  # a file that is there but cannot be read keeps its own reason
+    readable_not.write_text("x")
+    readable_not.chmod(0)
+    if not os.access(readable_not, os.R_OK):  # root reads it anyway
+        one_line_error(run("report", readable_not, home=home), "cannot open (Permission denied)")

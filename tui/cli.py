@@ -230,7 +230,7 @@ def _refuse_missing_file(ref: str) -> None:
             store.resolve(ref)
         except FlopscopeError:
             raise FlopscopeError(ref, "no such file (nor a stored run or sweep of that name)",
-                                 "check the path; `flopscope runs` lists the stored runs") from None
+                                 "check the path (`flopscope runs` lists the stored runs)") from None
 
 
 def _judged_lines(lines: list, gpu: str) -> list:
@@ -281,7 +281,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.path.exists(argv[0]):
             argv = ["open", *argv]  # `flopscope PATH` opens the app
         elif "." in argv[0] or "/" in argv[0]:  # meant as a file: "invalid choice" would name the commands
-            print(f"flopscope: {argv[0]}: no such file; `flopscope --help` lists the commands", file=sys.stderr)
+            print(f"flopscope: {argv[0]}: no such file; check the path (`flopscope --help` lists the commands)",
+                  file=sys.stderr)
             return 2
     argv, command = split_command(argv)
     args, unknown = parser.parse_known_args(argv)

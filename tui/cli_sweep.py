@@ -177,6 +177,9 @@ def _stored_run(store: Store, ref: str) -> tuple[str, dict]:
     try:
         return store.named_params(ref)
     except FlopscopeError:
+        if "/" in ref or ref.endswith((".ncu-rep", ".csv")):  # meant as a file, as `open PATH` says
+            raise FlopscopeError(ref, "no such file (nor a stored run of that name)",
+                                 "check the path (`flopscope runs` lists the stored runs)") from None
         if not store.is_sweep(ref):
             raise
         raise FlopscopeError(f"--from {ref}", "a sweep, not a run: --from takes stored runs or report files",
