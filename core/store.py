@@ -227,6 +227,11 @@ class Store:
                                  f"`flopscope runs` lists them (store: {self.path})")
         return int(row[0])
 
+    def identify(self, ref: str | int) -> tuple[int, str]:
+        """A run's id and name from either: what to print for a run typed as `6`, so output names the run."""
+        run_id = self.resolve(ref)
+        return run_id, str(self.db.execute("SELECT name FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+
     def load(self, ref: str | int) -> Report:
         run_id = self.resolve(ref)
         name, meta_text, blob, params = self.db.execute("SELECT name, meta, kernels, params FROM runs WHERE id = ?",
@@ -257,6 +262,27 @@ class Store:
                                  "the other runs are intact; profile it again")
         return str(name), params
 
+    def is_sweep(self, name: str) -> bool:
+        """A sweep of this name has runs stored, or was reserved by one under way (`new_sweep`)."""
+        return self.db.execute("SELECT 1 FROM runs WHERE sweep = ? UNION ALL SELECT 1 FROM sweeps WHERE name = ?",
+                               (name, name)).fetchone() is not None
+
+    def is_run(self, name: str) -> bool:
+        return self.db.execute("SELECT 1 FROM runs WHERE name = ?", (name,)).fetchone() is not None
+
+    def check_names_apart(self, run: str | None, sweep: str | None, given_run: str, given_sweep: str) -> None:
+        """Refuse a new run named as a stored sweep, or a new sweep named as a stored run: `open NAME` looks for
+        a sweep first while `diff NAME` takes the run, so the two commands would show different things.
+        `given_*`: what the user typed, to name in the message (`--name bs`)."""
+        if run and self.is_sweep(run):
+            raise FlopscopeError(given_run, f"a sweep named {run} is stored: `open {run}` would show the sweep, "
+                                 f"`diff {run}` this run", f"pick another name, e.g. --name {run}-run "
+                                 "(`flopscope runs` lists the names taken)")
+        if sweep and self.is_run(sweep):
+            raise FlopscopeError(given_sweep, f"a run named {sweep} is stored: `open {sweep}` would show this sweep, "
+                                 f"`diff {sweep}` that run", f"pick another name, e.g. --sweep-name {sweep}-sweep "
+                                 "(`flopscope runs` lists the names taken)")
+
     def find(self, sweep: str, params: dict) -> int | None:
         row = self.db.execute("SELECT id FROM runs WHERE sweep = ? AND params = ?",
                               (sweep, json.dumps(params, sort_keys=True))).fetchone()
@@ -268,13 +294,15 @@ class Store:
 
     def new_sweep(self, base: str) -> str:
         """Reserve a sweep name no stored run or earlier sweep uses: `base`, else `base-N`. Two sweeps started
-        in the same second get different names instead of merging."""
+        in the same second get different names instead of merging; a run's name is skipped too (see
+        `check_names_apart`)."""
         try:
             with self._transaction():
                 taken = {r[0] for r in self.db.execute(
                     "SELECT sweep FROM runs WHERE sweep = ? OR sweep LIKE ? ESCAPE '\\' UNION "
-                    "SELECT name FROM sweeps WHERE name = ? OR name LIKE ? ESCAPE '\\'",
-                    (base, _like_prefix(base) + "-%") * 2)}
+                    "SELECT name FROM sweeps WHERE name = ? OR name LIKE ? ESCAPE '\\' UNION "
+                    "SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'",
+                    (base, _like_prefix(base) + "-%") * 3)}
                 name = _first_free(base, taken)
                 self.db.execute("INSERT INTO sweeps (name, created) VALUES (?, ?)", (name, time.time()))
         except sqlite3.Error as exc:

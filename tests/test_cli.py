@@ -480,7 +480,7 @@ def two_gpu_store(tmp_path):
 def test_diff_prints_numbers_and_names_both_runs_gpus(two_gpu_store, columns):
     out = run("diff", "a", "b", "--no-tui", columns=columns, home=two_gpu_store)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[0] == "A: a (NVIDIA H100 PCIe) · B: b (Tesla V100-SXM2-32GB)"
+    assert out.stdout.splitlines()[0] == "A: a (id 1, NVIDIA H100 PCIe) · B: b (id 2, Tesla V100-SXM2-32GB)"
     warning = out.stderr.strip().splitlines()
     assert len(warning) == 1 and "NVIDIA H100 PCIe" in warning[0] and "Tesla V100-SXM2-32GB" in warning[0]
     assert all(cell_len(line) <= columns for line in out.stdout.splitlines())
@@ -498,7 +498,7 @@ def test_diff_prints_numbers_and_names_both_runs_gpus(two_gpu_store, columns):
 def test_diff_of_runs_on_one_gpu_warns_nothing(two_gpu_store):
     out = run("diff", "a", "c", "--no-tui", home=two_gpu_store)
     assert out.returncode == 0 and out.stderr == ""
-    assert out.stdout.startswith("A: a (NVIDIA H100 PCIe) · B: c (NVIDIA H100 PCIe)")
+    assert out.stdout.startswith("A: a (id 1, NVIDIA H100 PCIe) · B: c (id 3, NVIDIA H100 PCIe)")
 
 
 def test_open_without_a_terminal_prints_the_table_and_exits(tmp_path, two_gpu_store):
@@ -581,6 +581,20 @@ def test_open_a_stored_run_or_sweep_applies_gpu_or_refuses_it_as_for_a_file(stor
         assert [p["flops_efficiency"] for p in points] == pytest.approx([expected] * 2, rel=0.01)
         plain = json.loads(run(*command, "--json", home=home).stdout)["analyses"][0]["points"]
         assert plain[0]["flops_efficiency"] < expected / 2  # the 4090's own FP32 peak is 82.6 TFLOP/s
+
+
+def test_a_sweep_judged_by_gpu_says_so_and_sweep_from_a_sweep_points_to_open(stored_4090):
+    """Before, `open SWEEP --gpu l4` printed the L4-judged points with no word of --gpu, and `sweep --from SWEEP`
+    said only "no such run in the store"."""
+    home = stored_4090
+    one_line_error(run("sweep", "--from", "sw", "--json", home=home),
+                   "--from sw: a sweep, not a run", "`flopscope open sw` shows the sweep")
+    for command in (("open", "sw"), ("sweep", "--from", "p1", "p2")):
+        assert json.loads(run(*command, "--gpu", "l4", "--json", home=home).stdout)["judged_against"] == "NVIDIA L4"
+        assert json.loads(run(*command, "--json", home=home).stdout)["judged_against"] is None
+        text = run(*command, "--gpu", "l4", "--no-tui", home=home).stdout
+        assert text.splitlines()[0] == "judged against NVIDIA L4 ceilings (--gpu)"
+        assert "judged against" not in run(*command, "--no-tui", home=home).stdout
 
 
 def test_a_run_or_sweep_name_of_digits_only_is_refused_before_anything_runs(tmp_path):
@@ -876,3 +890,21 @@ def test_dash_alone_and_open_dash_read_standard_input_and_a_terminal_there_is_re
         os.close(leader)
         os.close(follower)
     one_line_error(out, "standard input", "terminal", "| flopscope report -")
+
+
+def test_a_missing_path_says_no_such_file_whichever_command_reads_it(tmp_path):
+    """Before, `report /nonexist/x.ncu-rep` said "cannot open (No such file or directory)" while `flopscope
+    /nonexist.csv` said "no such file"."""
+    home = tmp_path / "home"
+    missing = [tmp_path / "nonexist" / "x.ncu-rep", tmp_path / "x.csv", Path("/etc/hostname/x.csv")]
+    for path in missing:
+        for args in (("report", path), ("export", path, "-o", tmp_path / "out.csv"), (path,),
+                     ("open", path, "--no-tui"), ("sweep", "--from", path, "--json")):
+            out = run(*args, home=home)
+            one_line_error(out, f"flopscope: {path}: no such file", "check the path")
+            assert "cannot open" not in out.stderr
+    readable_not = tmp_path / "locked.csv"  # a file that is there but cannot be read keeps its own reason
+    readable_not.write_text("x")
+    readable_not.chmod(0)
+    if not os.access(readable_not, os.R_OK):  # root reads it anyway
+        one_line_error(run("report", readable_not, home=home), "cannot open (Permission denied)")

@@ -322,3 +322,36 @@ async def test_a_bound_filter_on_the_diff_says_the_groups_have_none(rows):
         assert isinstance(app.screen, PromptScreen) and "no bound" in app.screen.error
         await pilot.press("escape")
         assert app.screen is screen and len(table.model) == len(rows)
+
+
+def test_cli_diff_names_the_runs_and_shows_b_over_a_and_the_kernel_time(tmp_path):
+    """Before, `diff --no-tui` had no B/A column and no `kernel time A -> B` line (README and the app's Diff
+    screen have both), and `diff 2 1 --json` gave `"a": "2"`, the ref as typed, not the run."""
+    from .raw_csv import launches, raw_csv
+
+    rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+    gemm = next(r for r in rows if "tensorop_s884gemm" in r["Kernel Name"])
+    init = next(r for r in rows if "InitializeMatrix" in r["Kernel Name"])
+    with Store(tmp_path / "flopscope.db") as store:
+        for name, launched in (("two-gemms", [gemm] * 2), ("three-gemms", [gemm] * 3 + [init])):
+            (tmp_path / f"{name}.csv").write_text(raw_csv(launched))
+            store.save(read_report(tmp_path / f"{name}.csv"), name)
+    # A launch's time from its raw counters: elapsed SM cycles over their rate.
+    t_gemm, t_init = (r["sm__cycles_elapsed.avg"] / r["sm__cycles_elapsed.avg.per_second"] for r in (gemm, init))
+    doc = json.loads(cli("diff", "1", "2", "--json", home=tmp_path).stdout)
+    assert (doc["a"], doc["a_id"], doc["b"], doc["b_id"]) == ("two-gemms", 1, "three-gemms", 2)
+    assert doc["total_time_s_a"] == pytest.approx(2 * t_gemm, rel=1e-6)
+    assert doc["total_time_s_b"] == pytest.approx(3 * t_gemm + t_init, rel=1e-6)
+    out = cli("diff", "1", "2", "--no-tui", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "A: two-gemms (id 1, unknown GPU) · B: three-gemms (id 2, unknown GPU)"  # no GPU in a raw CSV
+    header = next(line for line in lines if line.startswith("Kernel"))
+    assert "ΔTime   B/A" in header
+    gemm_row = next(line for line in lines if "s884gemm" in line)
+    assert re.search(r"\s1\.50\s", gemm_row)  # 3 launches of one kernel over 2
+    init_row = next(line for line in lines if "InitializeMatrix" in line)
+    assert init_row.rstrip().endswith("only in B") and not re.search(r"\s(0\.00|inf)\s", init_row)
+    total = (f"kernel time {fmt.seconds(2 * t_gemm)} -> {fmt.seconds(3 * t_gemm + t_init)} "
+             f"(+{fmt.seconds(t_gemm + t_init)}) · 2 kernel group(s)")
+    assert total in lines

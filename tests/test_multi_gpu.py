@@ -81,8 +81,8 @@ def test_cli_diff_and_runs_of_a_multi_gpu_run(tmp_path, monkeypatch):
     store.close()
     out = cli("diff", "multi", "multi", "--no-tui", home=tmp_path)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
-    assert "4 group(s)" in out.stdout
-    assert f"A: multi ({H100} + {A100})" in out.stdout
+    assert "4 kernel group(s)" in out.stdout
+    assert f"A: multi (id 1, {H100} + {A100})" in out.stdout
     lines = [line for line in out.stdout.splitlines() if line.startswith(("dense", "stream"))]
     assert sorted((line.split()[0], A100 in line) for line in lines) == [("dense", False), ("dense", True),
                                                                           ("stream", False), ("stream", True)]

@@ -646,3 +646,34 @@ def test_flop_per_param_drift_is_named_after_the_parameter_and_readable(flop, ex
     assert all(float(a[:-1]) <= 100 for a in amounts if a.endswith("%"))  # past 100%: a factor
     if flop[0] == flop[1]:
         assert any("identical" in n or "do not grow" in n for n in notes) or expected
+
+
+def test_a_run_and_a_sweep_of_one_name_are_refused_before_ncu_runs(tmp_path):
+    """Before, `sweep --sweep-name t4a` beside run t4a, and `profile --name bs` beside sweep bs, were accepted:
+    then `open NAME` showed the sweep while `diff NAME` took the run."""
+    home, ran = tmp_path / "home", tmp_path / "ncu-ran"
+    ncu = tmp_path / "ncu"  # the stand-in, leaving a mark if anything started it
+    ncu.write_text(f"#!/bin/sh\ntouch {ran}\nexec {make_ncu(tmp_path)} \"$@\"\n")
+    ncu.chmod(0o755)
+    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    with Store(home / "flopscope.db") as store:
+        store.save(report, "t4a")
+        store.save(report, "bs-n=1", kind="sweep", sweep="bs", params={"n": "1"})
+    folder = tmp_path / "bs"  # `import` takes a run folder's own name
+    folder.mkdir()
+    (folder / "report.ncu-rep").write_bytes(fixture_path("t4_mlp_matadd_full.ncu-rep").read_bytes())
+    for args, needle in (
+            (("sweep", "--param", "n=1,2", "--sweep-name", "t4a", "--", "echo", "{n}"),
+             "--sweep-name t4a: a run named t4a is stored"),
+            (("profile", "--name", "bs", "--", "true"), "--name bs: a sweep named bs is stored"),
+            (("import", folder), f"{folder} (its name): a sweep named bs is stored")):
+        out = cli(*args[:1], *(("--ncu", ncu, "--no-tui") if args[0] != "import" else ()), *args[1:], home=home)
+        assert out.returncode == 2 and out.stdout == "" and len(out.stderr.splitlines()) == 1, out.stderr
+        assert out.stderr.startswith(f"flopscope: {needle}") and "Traceback" not in out.stderr
+    assert not ran.exists() and not (home / "runs").exists()
+    assert [r["name"] for r in json.loads(cli("runs", "--json", home=home).stdout)] == ["t4a", "bs-n=1"]
+    # A sweep resumed under its own name is no collision, and a default sweep name skips a run's name.
+    with Store(home / "flopscope.db") as store:
+        store.save(report, "sweep-x")
+        assert store.new_sweep("sweep-x") == "sweep-x-1"
+        store.check_names_apart("t4b", "bs", "--name t4b", "--sweep-name bs")

@@ -486,3 +486,22 @@ async def test_flop_per_param_is_named_after_the_line_s_parameter(reports):
         assert app.screen.param == "seq"
         assert "FLOP/seq" in app.screen.query_one(KernelTable).visible_text()[0]
         assert "sample" not in screen_text(app)
+
+
+async def test_a_sweep_opened_with_gpu_names_it_in_the_header(tmp_path):
+    """Before, `open SWEEP --gpu l4` showed the L4-judged points under a header naming no GPU, on every line."""
+    from flopscope.tui.cli import _judged_lines
+    from flopscope.tui.cli_sweep import judged_against
+
+    report = read_report(fixture_path("rtx4090_torch_linear_sgemm.ncu-rep"))
+    with Store(tmp_path / "flopscope.db") as store:
+        for n, seq in ((1, 1), (2, 1), (1, 2), (2, 2)):
+            store.save(report, f"p{n}-{seq}", kind="sweep", sweep="sw", params={"batch_size": n, "seq": seq})
+        lines = _judged_lines(load_sweep("sw", store), "l4")
+    app = SweepApp(lines, "sw", judged=judged_against(lines, "l4"))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        assert "point(s), 1 … 2 · judged against NVIDIA L4 ceilings (--gpu)" in flat(screen_text(app))
+        await pilot.press("n")  # the next line keeps it
+        await pilot.pause()
+        assert "Sweep sw (seq=2)" in flat(screen_text(app)) and "judged against NVIDIA L4" in flat(screen_text(app))

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from .cli_profile import add_profile_args, cmd_profile, split_command, whole
 from .cli_runs import add_runs_commands, interactive
-from .cli_sweep import _show, add_sweep_command
+from .cli_sweep import _show, add_sweep_command, judged_against
 from .text_report import (
     Spec,
     console,
@@ -204,11 +204,11 @@ def cmd_open(args) -> int:
     if sweep is not None:
         sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
         if not app:
-            _show(sweep, argparse.Namespace(json=args.json, tolerance=0.05))  # run_sweep_app's tolerance
+            _show(sweep, argparse.Namespace(json=args.json, tolerance=0.05, gpu=args.gpu))  # the app's tolerance
             return 0
         from .sweep_app import run_sweep_app  # Textual only for the app
 
-        return run_sweep_app(sweep, title=args.path)
+        return run_sweep_app(sweep, title=args.path, judged=judged_against(sweep, args.gpu))
 
     report = with_gpu(report, args.gpu) if args.gpu else report
     if not app:
@@ -230,7 +230,7 @@ def _refuse_missing_file(ref: str) -> None:
             store.resolve(ref)
         except FlopscopeError:
             raise FlopscopeError(ref, "no such file (nor a stored run or sweep of that name)",
-                                 "check the path; `flopscope runs` lists the stored runs") from None
+                                 "check the path (`flopscope runs` lists the stored runs)") from None
 
 
 def _judged_lines(lines: list, gpu: str) -> list:
@@ -283,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.path.exists(argv[0]):
             argv = ["open", *argv]  # `flopscope PATH` opens the app
         elif "." in argv[0] or "/" in argv[0]:  # meant as a file: "invalid choice" would name the commands
-            print(f"flopscope: {argv[0]}: no such file; `flopscope --help` lists the commands", file=sys.stderr)
+            print(f"flopscope: {argv[0]}: no such file; check the path (`flopscope --help` lists the commands)",
+                  file=sys.stderr)
             return 2
     argv, command = split_command(argv)
     args, unknown = parser.parse_known_args(argv)

@@ -16,7 +16,7 @@ from flopscope.core import FlopscopeError
 from flopscope.core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
 from flopscope.core.ncu_progress import Event, describe
 from flopscope.core.profiler import ProfileResult, profile
-from flopscope.core.runs import check_run_name, discard_unfinished, folder_name, new_run_dir
+from flopscope.core.runs import check_run_name, data_home, discard_unfinished, folder_name, new_run_dir
 from flopscope.core.store import Store, StoreError
 from flopscope.core.transport import LocalTransport, SshTransport, check_env, stop_all
 
@@ -105,6 +105,7 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
         check_run_name(folder_name(args.name), f"--name {args.name}")
     if getattr(args, "sweep_name", None):  # `open NAME` looks for a sweep first
         check_run_name(args.sweep_name, f"--sweep-name {args.sweep_name}", "--sweep-name", "sweep")
+    _check_names_apart(getattr(args, "name", None), getattr(args, "sweep_name", None))
     opts = options_from(args)
     env = parse_env(args.env)
     check_env(env)
@@ -117,6 +118,16 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
     if not args.host:  # this machine: what would fail only once ncu is launched can be checked now
         _check_local(opts.ncu, args.remote_cwd if cwds is None else cwds)
     return opts, env
+
+
+def _check_names_apart(name: str | None, sweep: str | None) -> None:
+    """A run named as a stored sweep, or a sweep named as a stored run, refused before ncu runs (see
+    Store.check_names_apart). No store yet: no name is taken, and none is created here."""
+    if not (name or sweep) or not (data_home() / "flopscope.db").exists():
+        return
+    with Store() as store:
+        store.check_names_apart(folder_name(name) if name else None, sweep, f"--name {name}",
+                                f"--sweep-name {sweep}")
 
 
 def _check_local(ncu: str, cwds: list[str | None] | str | None) -> None:

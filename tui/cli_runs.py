@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.diff import diff_runs
+from flopscope.core.diff import diff_runs, run_total
 from flopscope.core.export import records
 from flopscope.core.runs import check_run_name
 from flopscope.core.store import Store
 from rich.text import Text
 
 from . import format as fmt
+from .diff_text import table_rows, totals_line
 from .text_report import Spec, console, fitted_table, print_hidden
 
 
@@ -96,6 +98,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     host = meta.get("host") if isinstance(meta.get("host"), str) else None
     report = read_report(folder / "report.ncu-rep", gpu=args.gpu, params={"command": command, "host": host})
     with Store() as store:
+        given = f"--name {args.name}" if args.name else f"{folder} (its name)"
+        store.check_names_apart(args.name or folder.resolve().name, None, given, "")
         stored = store.stored_from(folder / "report.ncu-rep")
         if stored and not args.name:  # a second copy would show up in every list, diff and sweep
             raise FlopscopeError(folder, f"already stored as run {stored}",
@@ -108,31 +112,40 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     with Store() as store:
         a, b = store.load(args.run_a), store.load(args.run_b)
+        (id_a, name_a), (id_b, name_b) = store.identify(args.run_a), store.identify(args.run_b)
     rows = diff_runs(a, b, by=args.by)
     gpu_a, gpu_b = a.gpu_label, b.gpu_label
     if interactive(args):
         from .screen_app import run_screen_app
         from .screens.diff import DiffScreen
 
-        return run_screen_app(DiffScreen(rows, args.run_a, args.run_b, (gpu_a, gpu_b), (a, b)))
+        return run_screen_app(DiffScreen(rows, name_a, name_b, (gpu_a, gpu_b), (a, b)))
     if gpu_a and gpu_b and gpu_a != gpu_b:
         print(f"flopscope: warning: A ran on {gpu_a}, B on {gpu_b}; a time change is partly the GPU's",
               file=sys.stderr)
-    if args.json:
-        json.dump({"a": args.run_a, "b": args.run_b, "gpu_a": gpu_a, "gpu_b": gpu_b, "rows": records(rows)},
+    if args.json:  # the runs by name and id, whichever was typed: `diff 6 5` names them too
+        json.dump({"a": name_a, "b": name_b, "a_id": id_a, "b_id": id_b, "gpu_a": gpu_a, "gpu_b": gpu_b,
+                   "total_time_s_a": _json_number(run_total(rows, "total_time_s", "a")),
+                   "total_time_s_b": _json_number(run_total(rows, "total_time_s", "b")), "rows": records(rows)},
                   sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     out = console()
-    out.print(Text(f"A: {args.run_a} ({gpu_a or 'unknown GPU'}) · B: {args.run_b} ({gpu_b or 'unknown GPU'})",
-                   style="bold"))
+    out.print(Text(f"A: {name_a} (id {id_a}, {gpu_a or 'unknown GPU'}) · B: {name_b} (id {id_b}, "
+                   f"{gpu_b or 'unknown GPU'})", style="bold"))
     by_gpu = bool(rows.attrs.get("by_gpu"))
     columns = [*_DIFF_COLUMNS[:1], _GPU_COLUMN, *_DIFF_COLUMNS[1:]] if by_gpu else _DIFF_COLUMNS
-    table, hidden = fitted_table(columns, [_diff_cells(r, by_gpu) for r in rows.itertuples()], out.width)
+    shown = table_rows(rows)  # B/A as the app's Diff screen shows it: blank where one run never ran the group
+    table, hidden = fitted_table(columns, [_diff_cells(r, by_gpu) for r in shown.itertuples()], out.width)
     out.print(table)
-    out.print(Text(f"{len(rows)} group(s), largest time change first · ΔTime = B - A", style="dim"))
+    out.print(Text(totals_line(rows)))
+    out.print(Text("largest time change first · ΔTime = B - A, B/A = Time B / Time A", style="dim"))
     print_hidden(out, hidden)
     return 0
+
+
+def _json_number(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 # The name is cut to fit, never a number: pairs of columns drop together, least telling first.
@@ -142,7 +155,7 @@ _RUNS_COLUMNS = [Spec("ID", priority=1), Spec("Name", numeric=False), Spec("Crea
                  Spec("Host", numeric=False, priority=5), Spec("GPU", numeric=False, priority=4),
                  Spec("Launches", priority=3), Spec("Time"), Spec("FLOP")]
 _DIFF_COLUMNS = [Spec("Kernel", numeric=False), Spec("N A", priority=3, pair="N"), Spec("N B", priority=3, pair="N"),
-                 Spec("Time A"), Spec("Time B"), Spec("ΔTime"), Spec("FLOP A", priority=2, pair="FLOP"),
+                 Spec("Time A"), Spec("Time B"), Spec("ΔTime"), Spec("B/A"), Spec("FLOP A", priority=2, pair="FLOP"),
                  Spec("FLOP B", priority=2, pair="FLOP"), Spec("DRAM A", priority=4, pair="DRAM"),
                  Spec("DRAM B", priority=4, pair="DRAM"), Spec("", numeric=False)]
 # Groups matched on name and GPU (a run with launches on several GPUs): the GPU tells apart two rows of a name.
@@ -152,8 +165,9 @@ _GPU_COLUMN = Spec("GPU", numeric=False)
 def _diff_cells(r, by_gpu: bool = False) -> list[str]:
     gpu = [str(r.gpu or "unknown GPU")] if by_gpu else []
     return [str(r.kernel), *gpu, fmt.integer(r.count_a), fmt.integer(r.count_b), fmt.seconds(r.duration_s_a),
-            fmt.seconds(r.duration_s_b), fmt.seconds(r.duration_s_delta), fmt.si(r.flop_a), fmt.si(r.flop_b),
-            fmt.si(r.dram_bytes_a, "B"), fmt.si(r.dram_bytes_b, "B"), "" if r.presence == "both" else r.presence]
+            fmt.seconds(r.duration_s_b), fmt.seconds(r.duration_s_delta), fmt.ratio(r.time_ratio), fmt.si(r.flop_a),
+            fmt.si(r.flop_b), fmt.si(r.dram_bytes_a, "B"), fmt.si(r.dram_bytes_b, "B"),
+            "" if r.presence == "both" else r.presence]
 
 
 def interactive(args: argparse.Namespace) -> bool:

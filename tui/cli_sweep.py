@@ -68,7 +68,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if lines and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
         from .sweep_app import run_sweep_app  # Textual only for the app
 
-        return run_sweep_app(lines, title, tolerance=args.tolerance) or code
+        return run_sweep_app(lines, title, tolerance=args.tolerance, judged=judged_against(lines, args.gpu)) or code
     _show(lines, args, results)
     return code
 
@@ -164,12 +164,35 @@ def _from_sources(args) -> list[Slice]:
                 report, name, stored = read_report(source, gpu=args.gpu), Path(source).name, {}
             else:  # a stored run, by name or id
                 store = store or opened.enter_context(Store())
-                name, stored = store.named_params(source)
+                name, stored = _stored_run(store, source)
                 report = with_gpu(store.load(source), args.gpu) if args.gpu else store.load(source)
             pts.append((_value(name, stored, pattern, param, source), report))
             if stored and not args.param:
                 param = next(iter(stored))
     return [Slice(param, {}, pts)] if pts else []
+
+
+def _stored_run(store: Store, ref: str) -> tuple[str, dict]:
+    """A stored run's name and parameters; a sweep's name is told apart from a typo (--from takes runs)."""
+    try:
+        return store.named_params(ref)
+    except FlopscopeError:
+        if "/" in ref or ref.endswith((".ncu-rep", ".csv")):  # meant as a file, as `open PATH` says
+            raise FlopscopeError(ref, "no such file (nor a stored run of that name)",
+                                 "check the path (`flopscope runs` lists the stored runs)") from None
+        if not store.is_sweep(ref):
+            raise
+        raise FlopscopeError(f"--from {ref}", "a sweep, not a run: --from takes stored runs or report files",
+                             f"`flopscope open {ref}` shows the sweep (`flopscope runs --sweep {ref}` lists its "
+                             "runs)") from None
+
+
+def judged_against(lines: list[Slice], gpu: str | None) -> str | None:
+    """The GPU whose datasheet ceilings judge the points when --gpu was given (every point got it), else None:
+    the output says so, as `open RUN --gpu` does, so no one reads the points' own GPU's efficiencies."""
+    if not gpu or not lines or not lines[0].points:
+        return None
+    return lines[0].points[0][1].gpu.name
 
 
 def _regex(text: str) -> re.Pattern:
@@ -216,7 +239,7 @@ def _show(lines: list[Slice], args, results: list | None = None) -> None:
             doc.append({"param": line.param, "fixed": line.fixed, "points": records(table),
                         "groups": records(groups.drop(columns=["kernel_full"])),
                         "fits": {k: (v.__dict__ if v else None) for k, v in fits.items()}, "findings": notes})
-        out = {"analyses": doc}
+        out = {"judged_against": judged_against(lines, getattr(args, "gpu", None)), "analyses": doc}
         if results is not None:  # profiled now: how each point went, with its notes
             out["runs"] = [{"params": r.params, "status": r.status, "run": r.run, "host": r.host, "error": r.error,
                             "notes": r.notes, "suspect": r.suspect} for r in results]
@@ -224,6 +247,9 @@ def _show(lines: list[Slice], args, results: list | None = None) -> None:
         sys.stdout.write("\n")
         return
     out_console = console()
+    judged = judged_against(lines, getattr(args, "gpu", None))
+    if judged:
+        out_console.print(Text(f"judged against {judged} ceilings (--gpu)"))
     for line in lines:
         if len(lines) > 1 or line.fixed:
             out_console.print(Text(f"\n{line.label}", style="bold"))

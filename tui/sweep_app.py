@@ -24,21 +24,22 @@ class SweepApp(FlopscopeApp):
     screen moves to the next one.
     """
 
-    def __init__(self, lines: list[Slice], title: str, tolerance: float = 0.05) -> None:
+    def __init__(self, lines: list[Slice], title: str, tolerance: float = 0.05, judged: str | None = None) -> None:
         super().__init__(Path(title), report=lines[0].points[0][1])
-        self.sweep = SweepScreen(lines, title, tolerance)
+        self.sweep = SweepScreen(lines, title, tolerance, judged=judged)
 
     async def on_mount(self, event: Mount) -> None:
         event.prevent_default()  # FlopscopeApp.on_mount would push and fill a Kernels screen first
         await self.push_screen(self.sweep)
 
 
-def run_sweep_app(lines: list[Slice], title: str, tolerance: float = 0.05) -> int:
+def run_sweep_app(lines: list[Slice], title: str, tolerance: float = 0.05, judged: str | None = None) -> int:
     """Run the app on a sweep's lines; returns the process exit code (2 when there is nothing to show).
-    `tolerance` is `flopscope sweep --tolerance` (allowed drift of FLOP/param)."""
+    `tolerance` is `flopscope sweep --tolerance` (allowed drift of FLOP/param); `judged`: the --gpu whose
+    ceilings judge the points, named in the header."""
     if not lines or not lines[0].points:
         print(f"flopscope: sweep {title}: no points to show", file=sys.stderr)
         return 2
-    app = SweepApp(lines, title, tolerance)
+    app = SweepApp(lines, title, tolerance, judged)
     app.run(mouse=False)
     return app.return_code or 0

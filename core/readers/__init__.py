@@ -53,6 +53,8 @@ def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
     path = report_file(path)
     try:
         head = path.open("rb").read(4)
+    except (FileNotFoundError, NotADirectoryError):  # worded as `flopscope PATH` and `open PATH` say it
+        raise FlopscopeError(path, "no such file", "check the path") from None
     except OSError as exc:
         raise FlopscopeError(path, f"cannot open ({exc.strerror or exc})", "check the path") from None
     if head == MAGIC:

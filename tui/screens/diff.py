@@ -11,10 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-import numpy as np
 import pandas as pd
 from flopscope.core import Report
-from flopscope.core.diff import run_total
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -23,6 +21,7 @@ from textual.widgets import Static
 
 from .. import format as fmt
 from ..columns import Column
+from ..diff_text import table_rows, totals_line
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.table_model import TableModel
@@ -57,15 +56,6 @@ def diff_columns(by: str, gpus: bool = False) -> list[Column]:
     ]
 
 
-def table_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """diff_runs' rows plus the display columns: B/A only where both runs ran the group (a group one run
-    did not run has B/A 0 or infinite, which would read as a measurement; `Only in` says which run ran it:
-    "A", "B" or blank)."""
-    both = (rows["presence"] == "both").to_numpy()
-    only = np.select([rows["presence"] == "only in A", rows["presence"] == "only in B"], ["A", "B"], "")
-    return rows.assign(time_ratio=rows["duration_s_ratio"].where(both), only_in=only)
-
-
 def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None]) -> list[str]:
     """`A = name (GPU) · B = name (GPU)`, and a warning when the two ran on different GPUs."""
     (a, b), (gpu_a, gpu_b) = names, gpus
@@ -74,19 +64,6 @@ def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None]) -> li
         lines.append(f"! different GPUs ({gpu_a} vs {gpu_b}): time changes include the hardware, not only the "
                      "code")
     return lines
-
-
-def totals_line(rows: pd.DataFrame) -> str:
-    """`kernel time 87.1 us -> 90.2 us (+3.10 us) · 7 kernel group(s)`: the run totals as `flopscope runs`
-    shows them, and how many launches ncu could not profile (counted there, not summed)."""
-    time_a, time_b = (run_total(rows, "total_time_s", side) for side in "ab")
-    change = fmt.seconds(time_b - time_a)
-    line = (f"kernel time {fmt.seconds(time_a) or 'n/a'} -> {fmt.seconds(time_b) or 'n/a'} "
-            f"({'+' if time_b > time_a else ''}{change or 'n/a'}) · {len(rows)} kernel group(s)")
-    skipped = [f"{side.upper()} {int(n)}" for side in "ab" if (n := run_total(rows, "not_profiled", side)) > 0]
-    if skipped:
-        line += f" · launches ncu did not profile (not in the times): {', '.join(skipped)}"
-    return line
 
 
 class DiffScreen(TableScreen):

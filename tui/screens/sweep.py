@@ -103,11 +103,13 @@ def analyse(points: list[tuple[float, Report]], param: str, tolerance: float = 0
     return Analysis(table, fits, findings(table, group_table(points, param), param, tolerance))
 
 
-def header(title: str, param: str, analysis: Analysis, color: bool = True) -> Text:
-    """Name and size of the sweep, the findings (bold, `!`: legible without colour), then the fits."""
+def header(title: str, param: str, analysis: Analysis, color: bool = True, judged: str | None = None) -> Text:
+    """Name and size of the sweep (and `judged`: the --gpu whose ceilings judge the points), the findings (bold,
+    `!`: legible without colour), then the fits."""
     values = analysis.table[param]
     span = f", {values.min():g} … {values.max():g}" if len(values) else ""
-    text = Text(f"Sweep {title} · {param} · {len(values)} point(s){span}", style="bold")
+    against = f" · judged against {judged} ceilings (--gpu)" if judged else ""
+    text = Text(f"Sweep {title} · {param} · {len(values)} point(s){span}{against}", style="bold")
     warn = "bold yellow" if color else "bold"
     for note in analysis.notes:
         text.append("\n! ", style=warn)
@@ -135,11 +137,13 @@ class SweepScreen(BackScreen):
     SweepScreen #sweep-plot { height: 1fr; }
     """
 
-    def __init__(self, lines: list[Slice], title: str, tolerance: float = 0.05, line: int = 0) -> None:
+    def __init__(self, lines: list[Slice], title: str, tolerance: float = 0.05, line: int = 0,
+                 judged: str | None = None) -> None:
         """`lines`: the sweep's lines (`core.scaling.slices`), `line` the one shown; `n` shows the next.
-        `tolerance`: allowed drift of FLOP/param, as `flopscope sweep --tolerance`."""
+        `tolerance`: allowed drift of FLOP/param, as `flopscope sweep --tolerance`; `judged`: the GPU whose
+        ceilings judge the points when --gpu was given."""
         super().__init__()
-        self.lines, self.line, self.tolerance = lines, line, tolerance
+        self.lines, self.line, self.tolerance, self.judged = lines, line, tolerance, judged
         shown = lines[line]
         self.param = shown.param
         self.base_name = title
@@ -163,7 +167,7 @@ class SweepScreen(BackScreen):
 
     def on_mount(self) -> None:
         self.query_one("#sweep-findings", Static).update(
-            header(self.sweep_name, self.param, self.analysis, color=not self.app.no_color))
+            header(self.sweep_name, self.param, self.analysis, color=not self.app.no_color, judged=self.judged))
         table = self.query_one(KernelTable)
         table.set_model(TableModel(self.analysis.table, self.columns))
         table.focus()
@@ -198,7 +202,7 @@ class SweepScreen(BackScreen):
             self.notify("this sweep has one line: one parameter varies", timeout=3)
             return
         line = (self.line + 1) % len(self.lines)
-        await self.app.switch_screen(SweepScreen(self.lines, self.base_name, self.tolerance, line))
+        await self.app.switch_screen(SweepScreen(self.lines, self.base_name, self.tolerance, line, self.judged))
         self.app.notify(f"line {line + 1} of {len(self.lines)}: {self.lines[line].label}", timeout=3)
 
     def _plot(self) -> None:

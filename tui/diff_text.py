@@ -1,0 +1,32 @@
+"""The numbers a diff shows beside diff_runs' rows, for the app's Diff screen and `flopscope diff --no-tui` alike
+(no Textual here: the CLI table must not load it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from flopscope.core.diff import run_total
+
+from . import format as fmt
+
+
+def table_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """diff_runs' rows plus the display columns: B/A only where both runs ran the group (a group one run
+    did not run has B/A 0 or infinite, which would read as a measurement; `Only in` says which run ran it:
+    "A", "B" or blank)."""
+    both = (rows["presence"] == "both").to_numpy()
+    only = np.select([rows["presence"] == "only in A", rows["presence"] == "only in B"], ["A", "B"], "")
+    return rows.assign(time_ratio=rows["duration_s_ratio"].where(both), only_in=only)
+
+
+def totals_line(rows: pd.DataFrame) -> str:
+    """`kernel time 87.1 us -> 90.2 us (+3.10 us) · 7 kernel group(s)`: the run totals as `flopscope runs`
+    shows them, and how many launches ncu could not profile (counted there, not summed)."""
+    time_a, time_b = (run_total(rows, "total_time_s", side) for side in "ab")
+    change = fmt.seconds(time_b - time_a)
+    line = (f"kernel time {fmt.seconds(time_a) or 'n/a'} -> {fmt.seconds(time_b) or 'n/a'} "
+            f"({'+' if time_b > time_a else ''}{change or 'n/a'}) · {len(rows)} kernel group(s)")
+    skipped = [f"{side.upper()} {int(n)}" for side in "ab" if (n := run_total(rows, "not_profiled", side)) > 0]
+    if skipped:
+        line += f" · launches ncu did not profile (not in the times): {', '.join(skipped)}"
+    return line
