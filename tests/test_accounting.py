@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from flopscope.core import Report, all_gpus, read_report
 
+from .cli import CLI
 from .conftest import fixture_path
 from .raw_csv import one_launch
 
@@ -459,7 +460,6 @@ def test_flops_without_dram_traffic_are_compute_bound_at_the_compute_roof(tmp_pa
     The JSON says null for the infinite AI (JSON has no infinity) and stays strict JSON."""
     import json
     import subprocess
-    import sys
 
     from .raw_csv import page
 
@@ -475,11 +475,11 @@ def test_flops_without_dram_traffic_are_compute_bound_at_the_compute_roof(tmp_pa
         fp32 = 108 * 64 * 2 * 1.41e9  # A100: 108 SMs x 64 FP32 lanes x FMA at the 1410 MHz boost clock
         assert k["attainable_flop_per_s"] == k["peak_flop_per_s"] == pytest.approx(fp32, rel=1e-3)
         assert k["pct_of_roof"] == k["pct_of_peak"] == pytest.approx(100 * 2e9 / 1e-4 / fp32, rel=1e-3)
-    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", str(path), "--json"],
+    out = subprocess.run([*CLI, "report", str(path), "--json"],
                          capture_output=True, text=True, check=True).stdout
     doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
     assert doc["rows"][0]["ai_dram"] is None and doc["rows"][0]["bound"] == "compute"
-    table = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", str(path)], capture_output=True,
+    table = subprocess.run([*CLI, "report", str(path)], capture_output=True,
                            text=True, check=True).stdout
     cells = next(line for line in table.splitlines() if line.startswith("cache_resident")).split()
     assert cells[cells.index("∞"):][:2] == ["∞", f"{100 * 2e9 / 1e-4 / 19.5e12:.1f}%"] and "compute" in cells

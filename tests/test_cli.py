@@ -10,7 +10,7 @@ import re
 import sqlite3
 import stat
 import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -19,16 +19,10 @@ from flopscope.core import NAMES, FlopscopeError, read_report
 from flopscope.core.store import Store
 from rich.cells import cell_len
 
+from .cli import CLI, run_cli
 from .conftest import fixture_path
 
-
-def run(*args: str, cwd=None, columns: int = 200, umask: int = -1, home=None,
-        stdout=None) -> subprocess.CompletedProcess:
-    """The CLI with stdout a pipe (or `stdout`, a file) and stdin /dev/null: never a terminal, as in a script."""
-    env = {"COLUMNS": str(columns), "PATH": "", **({"FLOPSCOPE_HOME": str(home)} if home else {})}
-    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)], stdin=subprocess.DEVNULL,
-                          stdout=stdout or subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd, env=env,
-                          umask=umask, timeout=120)
+run = partial(run_cli, clean_env=True)
 
 
 def one_line_error(out: subprocess.CompletedProcess, *needles: str) -> None:
@@ -374,13 +368,13 @@ def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path, flags):
         path = bundled_example()
     except FlopscopeError:
         path = None
-    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "demo", *flags], capture_output=True,
+    out = subprocess.run([*CLI, "demo", *flags], capture_output=True,
                          text=True, timeout=120, stdin=subprocess.DEVNULL)
     if path is None:
         assert out.returncode == 2 and out.stdout == ""
         assert out.stderr.count("\n") == 1 and "no bundled example" in out.stderr and "flopscope report" in out.stderr
     else:  # the project's own capture: the same table `flopscope report` prints for it
-        same = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", path], capture_output=True,
+        same = subprocess.run([*CLI, "report", path], capture_output=True,
                               text=True, timeout=120)
         assert out.returncode == 0 and out.stdout == same.stdout
 
@@ -703,13 +697,13 @@ def test_report_reads_standard_input_and_pipes_like_the_file(tmp_path, name):
     direct = json.loads(run("report", path, "--json").stdout)["rows"]
     env = {"COLUMNS": "200", "PATH": ""}
     with path.open("rb") as stdin:
-        piped = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", "-", "--json"], stdin=stdin,
+        piped = subprocess.run([*CLI, "report", "-", "--json"], stdin=stdin,
                                capture_output=True, env=env, timeout=120)
     assert piped.returncode == 0, piped.stderr
     assert json.loads(piped.stdout)["rows"] == direct
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    reader = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "report", str(fifo), "--json"],
+    reader = subprocess.Popen([*CLI, "report", str(fifo), "--json"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     fifo.write_bytes(path.read_bytes())
     out, err = reader.communicate(timeout=120)
@@ -878,13 +872,13 @@ def test_dash_alone_and_open_dash_read_standard_input_and_a_terminal_there_is_re
     env = {"COLUMNS": "200", "PATH": ""}
     for args in (["-", "--json"], ["open", "-", "--json"]):
         with path.open("rb") as stdin:
-            out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *args], stdin=stdin,
+            out = subprocess.run([*CLI, *args], stdin=stdin,
                                  capture_output=True, env=env, timeout=120)
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["rows"] == [r for r in direct], args  # open's rows are by name too
     leader, follower = pty.openpty()
     try:
-        out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", "-"], stdin=follower,
+        out = subprocess.run([*CLI, "report", "-"], stdin=follower,
                              capture_output=True, text=True, env=env, timeout=60)
     finally:
         os.close(leader)

@@ -14,6 +14,7 @@ import math
 import subprocess
 import sys
 import textwrap
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,8 @@ from flopscope.core.reconcile import phase, range_names, reconcile
 from flopscope.core.report import Report, ordered
 from flopscope.tui.format import si as fmt_si
 
+from .cli import CLI, run_cli
+
 try:
     import torch
     from flopscope.core.model_flops import count_factory, count_model
@@ -35,9 +38,7 @@ needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed
 K80_FP32, K80_FP64 = 4.37e12, 1.46e12  # one GK210, K80 board spec BD-07317-001 (board: 8.73 / 2.91)
 
 
-def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, env={"COLUMNS": "200", "PATH": ""})
+run = partial(run_cli, clean_env=True)
 
 
 # --- analytic counts against the literature -------------------------------------------------------------------
@@ -931,7 +932,7 @@ def test_ctrl_c_during_model_says_just_stopped(tmp_path):
                 time.sleep(60)
                 return x
     """))
-    proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "model", "slow:Slow", "--input-shape", "2,4"],
+    proc = subprocess.Popen([*CLI, "model", "slow:Slow", "--input-shape", "2,4"],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not (tmp_path / "started").exists() and time.monotonic() < deadline and proc.poll() is None:
@@ -1043,7 +1044,7 @@ def test_reconcile_takes_dtype_with_a_model_json(tmp_path, capsys):
 
 @pytest.mark.parametrize("value", ["-1", "0", "nan", "inf", "soon"])
 def test_step_time_must_be_a_positive_time(value, tmp_path):
-    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "reconcile", "x.csv", "--model", "mlp",
+    out = subprocess.run([*CLI, "reconcile", "x.csv", "--model", "mlp",
                           "--step-time", value], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 2 and "--step-time" in out.stderr and "Traceback" not in out.stderr
 

@@ -15,6 +15,8 @@ import pytest
 from flopscope.core import read_report
 from flopscope.core.ncu_progress import describe, parse_line
 
+from .cli import CLI
+from .cli import run_cli as flopscope
 from .conftest import fixture_path
 from .sshd import start_sshd
 
@@ -29,12 +31,6 @@ def make_ncu(tmp_path: Path, report: str = "t4_mlp_matadd_full.ncu-rep", scenari
                       f"--standin-scenario {scenario} --standin-delay {delay} \"$@\"\n")
     script.chmod(0o755)
     return script
-
-
-def flopscope(*args, home: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FLOPSCOPE_HOME": str(home), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -268,7 +264,7 @@ def test_auth_failure_is_one_line(tmp_path, server):
 def test_connection_lost_mid_run_is_reported_within_10_s(tmp_path, server):
     ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=3.0)
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "profile", *remote(server), "--ncu", ncu,
+    proc = subprocess.Popen([*CLI, "profile", *remote(server), "--ncu", ncu,
                              "--no-tui", "--", "sleep", "60"], stderr=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True, env=env)
     seen = []

@@ -14,6 +14,7 @@ from flopscope.tui.screens.profile import ProfileScreen
 from flopscope.tui.widgets.kernel_table import KernelTable
 from textual.widgets import DataTable
 
+from .cli import CLI
 from .conftest import fixture_path
 from .test_app import screen_lines
 from .test_profile import make_ncu
@@ -127,7 +128,7 @@ def test_a_stopped_profile_says_so_and_frees_its_name(tmp_path):
         tmux("kill-server")
     assert f"flopscope: profile stopped; nothing was kept (run folder {home / 'runs' / 'stoprun'} removed)" in shown
     assert not (home / "runs" / "stoprun").exists()
-    assert subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "runs", "--json"], capture_output=True,
+    assert subprocess.run([*CLI, "runs", "--json"], capture_output=True,
                           text=True, env={"FLOPSCOPE_HOME": str(home), "PATH": ""}).stdout.strip() == "[]"
 
 

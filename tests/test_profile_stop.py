@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from flopscope.core import read_report
 
+from .cli import CLI
 from .conftest import fixture_path
 from .sshd import start_sshd
 from .test_profile import _one_line_error, flopscope, make_ncu, remote
@@ -86,7 +87,7 @@ def test_login_shell_sees_only_sh_and_the_report_survives_a_banner(tmp_path, cha
 def _start(tmp_path: Path, host: list, marker: str) -> subprocess.Popen:
     ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=2.0)
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "profile", *host, "--ncu", ncu, "--no-tui",
+    proc = subprocess.Popen([*CLI, "profile", *host, "--ncu", ncu, "--no-tui",
                              "--name", "stopped", "--", "sleep", marker], stderr=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, env=env)
     for line in proc.stderr:
@@ -136,7 +137,7 @@ def test_stopping_a_sweep_stops_every_point_and_cleans_up(tmp_path, request, whe
     marker = f"{time.time() % 1000 + 2000:.6f}"
     ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=2.0)
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
-    sweep = [sys.executable, "-m", "flopscope.tui.cli", "sweep", *host, "--param", "bs=1,2,3", "--no-tui",
+    sweep = [*CLI, "sweep", *host, "--param", "bs=1,2,3", "--no-tui",
              "--sweep-name", "sw"]
     proc = subprocess.Popen([*sweep, "--ncu", ncu, "--", "sleep", marker, "{bs}"], stderr=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, env=env)

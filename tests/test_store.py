@@ -16,6 +16,7 @@ from flopscope.core import FlopscopeError, read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
 
+from .cli import run_cli as cli
 from .conftest import fixture_path
 
 
@@ -106,23 +107,18 @@ def test_diff_lines_up_kernel_groups(store):
 
 
 def test_runs_and_diff_commands(tmp_path):
-    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path), "COLUMNS": "200"}
     store = Store(tmp_path / "flopscope.db")
     store.save(read_report(fixture_path("t4_mlp_matadd_full.ncu-rep")), "a")
     store.save(read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")), "b")
 
-    def cli(*args):
-        return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *args], capture_output=True, text=True,
-                              env=env)
-
-    listed = json.loads(cli("runs", "--json").stdout)
+    listed = json.loads(cli("runs", "--json", home=tmp_path).stdout)
     assert [r["name"] for r in listed] == ["a", "b"]
-    out = cli("diff", "a", "b")
+    out = cli("diff", "a", "b", home=tmp_path)
     assert out.returncode == 0 and "matrix_addition2D" in out.stdout and "only in A" in out.stdout
-    missing = cli("diff", "a", "zzz")
+    missing = cli("diff", "a", "zzz", home=tmp_path)
     assert missing.returncode == 2 and "no such run" in missing.stderr
     # Before: "only in A" rows had B/A = 0.0 and "only in B" rows null, and counts were floats (4.0).
-    rows = json.loads(cli("diff", "a", "b", "--json").stdout)["rows"]
+    rows = json.loads(cli("diff", "a", "b", "--json", home=tmp_path).stdout)["rows"]
     launches = {side: read_report(fixture_path(f)).kernels["kernel_full"].value_counts()
                 for side, f in (("a", "t4_mlp_matadd_full.ncu-rep"), ("b", "v100_ncar_miniweather_fp64_full.ncu-rep"))}
     assert {r["presence"] for r in rows} == {"only in A", "only in B"}
@@ -134,12 +130,6 @@ def test_runs_and_diff_commands(tmp_path):
 
 
 # -- the store's own failures: one line with the fix for that cause, nothing stored lost -------------------------
-def cli(*args, home, env=None):
-    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)], capture_output=True,
-                          text=True, env={**os.environ, "FLOPSCOPE_HOME": str(home), "COLUMNS": "200", **(env or {})},
-                          stdin=subprocess.DEVNULL, timeout=120)
-
-
 def one_line(out: subprocess.CompletedProcess) -> str:
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert "Traceback" not in out.stderr

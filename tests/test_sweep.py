@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -23,16 +24,13 @@ from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
 from flopscope.core.transport import LocalTransport
 
+from .cli import CLI, run_cli
 from .conftest import fixture_path
 from .raw_csv import launches, raw_csv, simt_flop
 from .sshd import start_sshd
 from .test_profile import make_ncu
 
-
-def cli(*args, home: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {**os.environ, "FLOPSCOPE_HOME": str(home), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=timeout)
+cli = partial(run_cli, timeout=300)
 
 
 def test_placeholders_substitute_inside_one_argument():
@@ -110,7 +108,7 @@ def test_linear_series_from_real_launches(tmp_path):
 def test_kill_mid_sweep_then_resume(tmp_path):
     ncu = make_ncu(tmp_path, delay=0.4)
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
-    args = [sys.executable, "-m", "flopscope.tui.cli", "sweep", "--param", "n=1,2,3,4,5,6", "--ncu", ncu,
+    args = [*CLI, "sweep", "--param", "n=1,2,3,4,5,6", "--ncu", ncu,
             "--sweep-name", "k", "--", "echo", "{n}"]
     proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
     for line in proc.stderr:
@@ -402,7 +400,7 @@ def test_a_host_whose_connection_drops_mid_point_hands_the_point_back(tmp_path):
         config.write_text(steady.config.read_text() + flaky.config.read_text())
         env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
         ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=0.5)
-        proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "sweep", "--param", "n=1,2,3", "--host",
+        proc = subprocess.Popen([*CLI, "sweep", "--param", "n=1,2,3", "--host",
                                  "steady", "--host", "flaky", "--ssh-config", str(config), "--ncu", str(ncu),
                                  "--sweep-name", "drop", "--json", "--", "echo", "{n}"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
@@ -547,7 +545,7 @@ def test_sweeps_started_in_the_same_second_get_different_names(tmp_path):
 def test_two_default_named_sweeps_at_once_do_not_merge(tmp_path):
     ncu = make_ncu(tmp_path)
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
-    args = [sys.executable, "-m", "flopscope.tui.cli", "sweep", "--param", "n=1,2", "--ncu", str(ncu), "--json",
+    args = [*CLI, "sweep", "--param", "n=1,2", "--ncu", str(ncu), "--json",
             "--", "echo", "{n}"]
     procs = [subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
              for _ in range(2)]
