@@ -47,6 +47,20 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
     return out
 
 
+def ceilings_apart(a: Report, b: Report) -> str | None:
+    """A warning where two runs of one GPU are judged against different datasheet ceilings (one stored or
+    opened with `--gpu`): their % of peak then compares the ceilings as well as the code. Runs on different
+    GPUs get the louder different-GPU warning instead."""
+    if a.gpu_label != b.gpu_label:
+        return None
+    judged = [r.meta.get("gpu_database_name") for r in (a, b)]
+    if judged[0] == judged[1]:
+        return None
+    how = [f"{name or 'no datasheet'}{' (--gpu)' if r.meta.get('gpu_source') == '--gpu' else ''}"
+           for name, r in zip(judged, (a, b), strict=True)]
+    return f"A is judged against {how[0]} ceilings, B against {how[1]}: % of peak compares the ceilings too"
+
+
 def _keyed(groups: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Groups indexed by `keys`; an unknown GPU is "" so that it still matches (NaN keys never do)."""
     if "gpu" in keys:

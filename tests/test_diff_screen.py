@@ -355,3 +355,24 @@ def test_cli_diff_names_the_runs_and_shows_b_over_a_and_the_kernel_time(tmp_path
     total = (f"kernel time {fmt.seconds(2 * t_gemm)} -> {fmt.seconds(3 * t_gemm + t_init)} "
              f"(+{fmt.seconds(t_gemm + t_init)}) · 2 kernel group(s)")
     assert total in lines
+
+
+async def test_one_gpu_judged_against_two_datasheets_is_said_in_the_app_and_the_cli(tmp_path):
+    """A run stored with `--gpu l4` and the same report stored as it is: one GPU, but % of peak compares an L4's
+    ceilings with an RTX 4090's. (Before, neither the app nor the CLI said so.)"""
+    path = fixture_path("rtx4090_torch_linear_sgemm.ncu-rep")
+    plain, l4 = read_report(path), read_report(path, gpu="l4")
+    assert plain.meta["gpu"] == l4.meta["gpu"] == "NVIDIA GeForce RTX 4090"  # the device the report names
+    app = ScreenApp(DiffScreen(diff_runs(plain, l4), "plain", "l4", (plain.gpu_label, l4.gpu_label), (plain, l4)))
+    warning = ("A is judged against NVIDIA GeForce RTX 4090 ceilings, B against NVIDIA L4 (--gpu): % of peak "
+               "compares the ceilings too")
+    async with app.run_test(size=(200, 24)) as pilot:
+        await wait_for_rows(pilot, app.screen)
+        text = "\n".join(screen_lines(app))
+        assert f"! {warning}" in text and "different GPUs" not in text
+    with Store(tmp_path / "flopscope.db") as store:
+        store.save(plain, "plain")
+        store.save(l4, "l4")
+    for args in (("plain", "l4"), ("plain", "l4", "--json")):
+        assert f"flopscope: warning: {warning}\n" in cli("diff", *args, home=tmp_path).stderr
+    assert "judged against" not in cli("diff", "plain", "plain", home=tmp_path).stderr

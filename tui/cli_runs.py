@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.diff import diff_runs, run_total
+from flopscope.core.diff import ceilings_apart, diff_runs, run_total
 from flopscope.core.export import records
 from flopscope.core.runs import check_run_name
 from flopscope.core.store import Store
@@ -123,6 +123,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if gpu_a and gpu_b and gpu_a != gpu_b:
         print(f"flopscope: warning: A ran on {gpu_a}, B on {gpu_b}; a time change is partly the GPU's",
               file=sys.stderr)
+    if apart := ceilings_apart(a, b):
+        print(f"flopscope: warning: {apart}", file=sys.stderr)
     if args.json:  # the runs by name and id, whichever was typed: `diff 6 5` names them too
         json.dump({"a": name_a, "b": name_b, "a_id": id_a, "b_id": id_b, "gpu_a": gpu_a, "gpu_b": gpu_b,
                    "total_time_s_a": _json_number(run_total(rows, "total_time_s", "a")),

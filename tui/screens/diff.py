@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import pandas as pd
 from flopscope.core import Report
+from flopscope.core.diff import ceilings_apart
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -56,13 +57,18 @@ def diff_columns(by: str, gpus: bool = False) -> list[Column]:
     ]
 
 
-def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None]) -> list[str]:
-    """`A = name (GPU) · B = name (GPU)`, and a warning when the two ran on different GPUs."""
+def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None],
+              reports: tuple[Report, Report] | None = None) -> list[str]:
+    """`A = name (GPU) · B = name (GPU)`, and a warning when the two ran on different GPUs or are judged
+    against different ceilings."""
     (a, b), (gpu_a, gpu_b) = names, gpus
     lines = [f"A = {a} ({gpu_a or 'GPU unknown'}) · B = {b} ({gpu_b or 'GPU unknown'})"]
     if gpu_a and gpu_b and gpu_a != gpu_b:
         lines.append(f"! different GPUs ({gpu_a} vs {gpu_b}): time changes include the hardware, not only the "
                      "code")
+    apart = ceilings_apart(*reports) if reports else None
+    if apart:
+        lines.append(f"! {apart}")
     return lines
 
 
@@ -95,7 +101,7 @@ class DiffScreen(TableScreen):
         self.model = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu))
 
     def compose(self) -> ComposeResult:
-        lines = gpu_lines(self.names, self.gpus)
+        lines = gpu_lines(self.names, self.gpus, self.reports)
         text = Text(lines[0])
         for warning in lines[1:]:
             text.append("\n" + warning, style="bold")  # bold, not colour only: legible over SSH and NO_COLOR
