@@ -107,6 +107,17 @@ def test_hopper_tensor_peaks_are_quoted_at_the_tensor_clock(key):
         assert gpu.peak("tensor_fp64") == pytest.approx(2 * gpu.peak("fp64"), rel=2e-3)
 
 
+@pytest.mark.parametrize("key", ["h100-sxm", "h100-pcie", "h100-nvl", "h800-sxm", "h800-pcie", "h200-sxm", "h200-nvl",
+                                 "gh200-96gb", "gh200-144gb"])
+def test_every_hopper_has_a_simt_fp16_ceiling_twice_its_fp32(key):
+    """Hopper's half2 FMA does two FP16 FMAs per FP32 one: the whitepaper's H100 SXM/PCIe FP16 non-tensor peaks
+    are 133.8/102.4 TFLOP/s. Before, the H800 and NVL rows had none, so FP16 FLOPs were taken at the FP32 rate."""
+    gpu = next(g for g in all_gpus() if g.key == key)
+    whitepaper = {"h100-sxm": 133.8e12, "h100-pcie": 102.4e12}
+    assert gpu.peak("fp16") == pytest.approx(whitepaper.get(key, 2 * gpu.peak("fp32")), rel=2e-3)
+    assert gpu.peak("fp16") == pytest.approx(2 * gpu.peak("fp32"), rel=2e-3)
+
+
 def test_tensor_clock_defaults_to_the_boost_clock():
     a100 = find_gpu("NVIDIA A100-SXM4-80GB")
     assert a100.tensor_clock_hz == a100.boost_clock_hz == 1410e6
