@@ -4,15 +4,15 @@ from __future__ import annotations
 
 # (name, unit, description). The order is the export order.
 CANONICAL: list[tuple[str, str, str]] = [
-    ("launch_id", "", "launch number in the report (ncu's ID)"),
+    ("launch_id", "", "launch number in the report (ncu's ID); a group row: its first launch's"),
     ("kernel", "", "short kernel name (no return type, parameters or nested template arguments)"),
     ("kernel_full", "", "demangled kernel name as ncu printed it"),
     ("nvtx", "", "NVTX range(s) open at launch"),
     ("process", "", "process name (pid)"),
     ("device", "", "CUDA device index"),
     ("stream", "", "CUDA stream id"),
-    ("grid", "", "grid size"),
-    ("block", "", "block size"),
+    ("grid", "", "grid size; a group row: '(mixed)' where its launches differ"),
+    ("block", "", "block size; a group row: '(mixed)' where its launches differ"),
     ("registers", "", "registers per thread"),
     ("duration_s", "s", "kernel duration (gpu__time_duration.sum)"),
     ("flop_fp64", "FLOP", "FP64 SIMT FLOPs: add + mul + 2 x fma"),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .columns import FMA_CONVENTION, INTEGER
+from .columns import CANONICAL, FMA_CONVENTION, INTEGER
 from .errors import FlopscopeError
 from .units import whole_numbers
 
@@ -24,9 +24,11 @@ FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json"}
 
 def run_meta(report: Report) -> dict:
     """What a reader of the rows needs beside them: the run's meta, its totals, the ceilings it is judged
-    against and the FMA convention its FLOPs follow (`report --json`, JSON and Parquet exports alike)."""
+    against, the FMA convention its FLOPs follow and what each canonical column means, in which unit
+    (`report --json`, JSON and Parquet exports alike)."""
     return {**report.meta, "summary": report.summary().as_dict(),
-            "ceilings": [c.__dict__ for c in report.ceilings()], "fma_convention": FMA_CONVENTION}
+            "ceilings": [c.__dict__ for c in report.ceilings()], "fma_convention": FMA_CONVENTION,
+            "columns": {name: {"unit": unit, "meaning": meaning} for name, unit, meaning in CANONICAL}}
 
 
 def records(df: pd.DataFrame) -> list[dict]:

@@ -765,6 +765,16 @@ def test_export_carries_the_run_meta_that_report_json_has(tmp_path, suffix):
     raw = read_report(path).kernels
     assert meta["summary"]["total_time_s"] == pytest.approx(raw["duration_s"].sum())
     assert {c["name"] for c in meta["ceilings"]} >= {"fp32", "fp64", "dram"} and "FMA = 2" in meta["fma_convention"]
+    # Every canonical column the file holds is explained, with its SI unit (the name's suffix says the same).
+    exported = pd.read_parquet(out_file).columns if suffix == ".parquet" else json.loads(out_file.read_text())[
+        "rows"][0].keys()
+    for name in (c for c in exported if c in NAMES):
+        unit = meta["columns"][name]["unit"]
+        assert meta["columns"][name]["meaning"], name
+        if name.endswith("_per_s"):
+            assert unit.endswith("/s"), (name, unit)
+        elif name.endswith(("_s", "_bytes", "_hz")):
+            assert unit == {"s": "s", "bytes": "B", "hz": "Hz"}[name.rsplit("_", 1)[1]], (name, unit)
 
 
 def _usage_entries() -> dict[str, str]:
