@@ -13,10 +13,12 @@ from flopscope.tui.screen_app import ScreenApp
 from flopscope.tui.screens.diff import DiffScreen
 from flopscope.tui.screens.kernel import KernelScreen
 from flopscope.tui.widgets.roofline_plot import RooflinePlot, roofline_from
+from flopscope.tui.widgets.summary import Summary
 
 from .conftest import settle
 from .raw_csv import page
 from .test_accounting import SIMT, _fp32_only
+from .test_app import make_app, ready, screen_lines, summary_text
 from .test_diff_screen import shown_cells, wait_for_rows
 from .test_sweep import cli
 
@@ -129,3 +131,22 @@ async def test_kernel_screen_plots_a_launch_against_its_own_gpus_ceilings(tmp_pa
     # the whole run's roofline still draws the GPU with most launches
     whole = roofline_from(groups, report.ceilings())
     assert whole.dram.gpu == H100 and whole.dram.value == pytest.approx(DRAM[H100], rel=1e-3)
+
+
+async def test_at_80x24_the_capped_summary_says_whose_ceilings_it_cut(tmp_path):
+    """Both GPUs' ceilings take 4 lines at 80 columns, and the summary is capped at a third of 24 lines: the
+    A100's fell off the bottom with nothing to say so, while `flopscope report` printed them."""
+    report = two_gpus(tmp_path)
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        summary = app.screen.query_one(Summary)
+        whole = summary_text(app).splitlines()  # every line, as `--no-tui` prints them
+        shown = screen_lines(app)[:summary.size.height]
+        assert len(whole) > len(shown), "the cap no longer cuts: this test says nothing"
+        assert [line.strip() for line in shown[:-1]] == [line.strip() for line in whole[:len(shown) - 1]]
+        assert shown[-1].strip().startswith("… not shown: A100-PCIE-40GB ceilings (")
+        assert "--no-tui prints all" in shown[-1]
+        assert any("Ceilings, NVIDIA H100 PCIe" in line for line in shown)
+    out = cli("report", report.meta["source"], home=tmp_path)  # where the marker sends one: every ceiling
+    assert f"Ceilings, NVIDIA A100-PCIE-40GB: FP32 {FP32[A100] / 1e12:.1f} TFLOP/s" in out.stdout
