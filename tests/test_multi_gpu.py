@@ -11,7 +11,9 @@ from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
 from flopscope.tui.screen_app import ScreenApp
 from flopscope.tui.screens.diff import DiffScreen
+from flopscope.tui.screens.help import HelpScreen
 from flopscope.tui.screens.kernel import KernelScreen
+from flopscope.tui.screens.roofline import RooflineScreen
 from flopscope.tui.widgets.roofline_plot import RooflinePlot, roofline_from
 from flopscope.tui.widgets.summary import Summary
 
@@ -128,9 +130,10 @@ async def test_kernel_screen_plots_a_launch_against_its_own_gpus_ceilings(tmp_pa
         assert fp32.value == pytest.approx(FP32[A100], rel=1e-3) and {c.gpu for c in drawn.compute} == {A100}
         (point,) = drawn.points
         assert point.ai > fp32.value / drawn.dram.value and "compute" in point.bound
-    # the whole run's roofline still draws the GPU with most launches
+    # the whole run's roofline draws the GPU with most launches, with that GPU's points only
     whole = roofline_from(groups, report.ceilings())
     assert whole.dram.gpu == H100 and whole.dram.value == pytest.approx(DRAM[H100], rel=1e-3)
+    assert {groups.iloc[p.position]["gpu"] for p in whole.points} == {H100}
 
 
 async def test_at_80x24_the_capped_summary_says_whose_ceilings_it_cut(tmp_path):
@@ -150,3 +153,47 @@ async def test_at_80x24_the_capped_summary_says_whose_ceilings_it_cut(tmp_path):
         assert any("Ceilings, NVIDIA H100 PCIe" in line for line in shown)
     out = cli("report", report.meta["source"], home=tmp_path)  # where the marker sends one: every ceiling
     assert f"Ceilings, NVIDIA A100-PCIE-40GB: FP32 {FP32[A100] / 1e12:.1f} TFLOP/s" in out.stdout
+
+
+async def test_the_roofline_screen_shows_each_gpus_kernels_against_its_own_ceilings(tmp_path):
+    """The whole-run roofline drew the H100's lines (the GPU of most launches) under the A100's points too: the
+    A100 "dense" group, compute bound against its own ridge (12.5 FLOP/B), sat left of the H100's (25.6) and
+    read memory bound. Now one GPU at a time, `g` to the next, the title line saying whose."""
+    app = make_app(two_gpus(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
+        screen = app.screen
+        for gpu in (H100, A100):
+            await pilot.pause()
+            drawn = screen.query_one(RooflinePlot).data
+            assert {screen.rows.iloc[p.position]["gpu"] for p in drawn.points} == {gpu}
+            assert sorted(p.label for p in drawn.points) == sorted(KERNELS)
+            assert drawn.dram.value == pytest.approx(DRAM[gpu], rel=1e-3)
+            fp32 = next(c for c in drawn.compute if c.name == "fp32")
+            assert fp32.value == pytest.approx(FP32[gpu], rel=1e-3) and {c.gpu for c in drawn.compute} == {gpu}
+            dense = next(p for p in drawn.points if p.label == "dense")
+            ffma, dram, _ = KERNELS["dense"]
+            ridge = FP32[gpu] / DRAM[gpu]
+            assert dense.ai == pytest.approx(2 * ffma / dram) and dense.bound.startswith(
+                "compute" if dense.ai > ridge else "memory")
+            shown = screen_lines(app)
+            title = f"{gpu.removeprefix('NVIDIA ')} (GPU {1 + (gpu == A100)} of 2): its kernels and its ceilings"
+            assert shown[0].strip().startswith(title), shown[0]
+            assert any(f"DRAM {DRAM[gpu] / 1e12:.2f} TB/s" in line for line in shown)  # the legend: this GPU's
+            await pilot.press("g")
+        assert screen.query_one(RooflinePlot).data.dram.gpu == H100  # round and back
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert any(keys == "g" and what == "Next GPU" for _, keys, what in app.screen.rows)
+
+
+async def test_the_roofline_of_one_gpus_rows_has_no_gpu_key(tmp_path):
+    app = make_app(a100_only(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
+        assert not app.screen.query("#roofline-gpu") and "Next GPU" not in screen_lines(app)[-1]
+        assert len(app.screen.query_one(RooflinePlot).data.points) == len(KERNELS)
