@@ -51,6 +51,12 @@ class Report:
             return " + ".join(g["name"] for g in self.meta.get("gpus") or []) or " + ".join(self.judged_by)
         return self.meta.get("gpu")
 
+    @property
+    def gpu_names(self) -> list[str]:
+        """Every device the launches ran on, most launches first; none where the report names no device."""
+        named = [str(g["name"]) for g in self.meta.get("gpus") or []]
+        return named or ([str(self.meta["gpu"])] if self.meta.get("gpu") else [])
+
     def summary(self) -> RunSummary:
         return summarize(self.kernels)
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.diff import diff_runs
+from flopscope.core.diff import diff_runs, gpus_apart
 from flopscope.core.store import Store
 from flopscope.tui.screen_app import ScreenApp
 from flopscope.tui.screens.diff import DiffScreen
@@ -197,3 +197,43 @@ async def test_the_roofline_of_one_gpus_rows_has_no_gpu_key(tmp_path):
         await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
         assert not app.screen.query("#roofline-gpu") and "Next GPU" not in screen_lines(app)[-1]
         assert len(app.screen.query_one(RooflinePlot).data.points) == len(KERNELS)
+
+
+def test_a_single_gpu_run_against_a_multi_gpu_one_is_warned_of_the_gpu_only_b_used(tmp_path, monkeypatch):
+    """A ran on the A100, B on the A100 and an H100: "different GPUs" said the times compared hardware, but
+    groups are matched on name and GPU, so the A100 groups compare on one GPU and the H100 ones are only in B."""
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    with Store() as store:
+        store.save(a100_only(tmp_path), "single")
+        store.save(two_gpus(tmp_path), "multi")
+    rows = diff_runs(a100_only(tmp_path), two_gpus(tmp_path))  # what the warning claims, row by row
+    assert set(zip(rows["gpu"], rows["presence"], strict=True)) == {(A100, "both"), (H100, "only in B")}
+    warning = (f"B also ran on {H100}: groups are matched on name and GPU, so those groups are only in B; the "
+               f"others compare on the same GPU ({A100})")
+    for args in (("--no-tui",), ("--json",)):
+        out = cli("diff", "single", "multi", *args, home=tmp_path)
+        assert out.returncode == 0, out.stderr
+        assert f"flopscope: warning: {warning}" in out.stderr and "different GPUs" not in out.stderr
+    out = cli("diff", "multi", "single", "--no-tui", home=tmp_path)
+    assert f"A also ran on {H100}: groups are matched on name and GPU, so those groups are only in A" in out.stderr
+    out = cli("diff", "multi", "multi", "--no-tui", home=tmp_path)  # the same GPUs: nothing to say
+    assert "warning" not in out.stderr
+
+
+async def test_the_diff_screen_says_b_also_ran_on_another_gpu(tmp_path):
+    single, multi = a100_only(tmp_path), two_gpus(tmp_path)
+    app = ScreenApp(DiffScreen(diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label),
+                               reports=(single, multi)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_rows(pilot, app.screen)
+        text = " ".join(line.strip() for line in screen_lines(app))
+        assert f"! B also ran on {H100}: groups are matched on name and GPU, so those groups are only in B" in text
+        assert "different GPUs" not in text
+
+
+def test_runs_on_no_common_gpu_are_told_nothing_is_compared():
+    assert gpus_apart([A100], [H100]).startswith(f"different GPUs ({A100} vs {H100})")  # name-only matching
+    v100 = "Tesla V100-SXM2-32GB"  # B on two GPUs: matched on name and GPU, so no group meets its twin
+    assert gpus_apart([v100], [H100, A100]) == (f"no GPU in common ({v100} vs {H100} + {A100}): groups are matched "
+                                                "on name and GPU, so none is compared")
+    assert gpus_apart([H100, A100], [A100, H100]) is None and gpus_apart([], [A100]) is None
