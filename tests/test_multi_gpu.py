@@ -237,3 +237,50 @@ def test_runs_on_no_common_gpu_are_told_nothing_is_compared():
     assert gpus_apart([v100], [H100, A100]) == (f"no GPU in common ({v100} vs {H100} + {A100}): groups are matched "
                                                 "on name and GPU, so none is compared")
     assert gpus_apart([H100, A100], [A100, H100]) is None and gpus_apart([], [A100]) is None
+
+
+# NVIDIA A100 80GB PCIe datasheet: 1,935 GB/s HBM2e (its FP32 peak, 19.5 TFLOP/s at 1410 MHz, is the 40GB's).
+DRAM_A100_80GB = 1935e9
+
+
+def test_gpu_option_judges_the_launches_of_its_compute_capability_and_leaves_the_others(tmp_path, monkeypatch):
+    """`--gpu a100-pcie-80gb` on a file of A100 (CC 8.0) and H100 (CC 9.0) launches was refused outright, with a
+    hint (GPUs of CC 9.0) that would be refused too. Now the A100's launches get the 80GB board's ceilings, the
+    H100's keep their own, and the header says which; a --gpu that fits no launch is one line naming the file."""
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    report = two_gpus(tmp_path)
+    path = report.meta["source"]
+    plain = json.loads(cli("report", path, "--json", home=tmp_path).stdout)
+    out = cli("report", path, "--json", "--gpu", "a100-pcie-80gb", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    meta = json.loads(out.stdout)["meta"]
+    assert [(g["name"], g["database_key"], g["gpu_source"]) for g in meta["gpus"]] == [
+        (H100, "h100-pcie", "report"), (A100, "a100-pcie-80gb", "--gpu")]
+    dram = {c["gpu"]: c["value"] for c in meta["ceilings"] if c["name"] == "dram"}
+    assert dram == {H100: pytest.approx(DRAM[H100]), A100: pytest.approx(DRAM_A100_80GB)}
+    rows = json.loads(out.stdout)["rows"]
+    before = {(r["kernel"], r["gpu"]): r for r in plain["rows"]}
+    for r in rows:  # the H100's rows as without --gpu; the A100's against the 80GB board's DRAM
+        if r["gpu"] == H100:
+            assert r["pct_of_roof"] == pytest.approx(before[(r["kernel"], H100)]["pct_of_roof"])
+        else:
+            ffma, dram_bytes, ns = KERNELS[r["kernel"]]
+            roof = min(FP32[A100], 2 * ffma / dram_bytes * DRAM_A100_80GB)
+            assert r["pct_of_roof"] == pytest.approx(100 * 2 * ffma / (ns * 1e-9) / roof, rel=1e-3)
+    header = cli("report", path, "--gpu", "a100-pcie-80gb", home=tmp_path).stdout.splitlines()
+    text = " ".join(header[:3])
+    assert (f"{A100} (CC 8.0, 2 launches, judged against NVIDIA A100 80GB PCIe ceilings (--gpu))" in text
+            and f"{H100} (CC 9.0, 4 launches)" in text)
+    # a stored run is judged the same way by `open RUN --gpu`
+    with Store() as store:
+        store.save(report, "multi")
+    opened = json.loads(cli("open", "multi", "--gpu", "a100-pcie-80gb", "--json", home=tmp_path).stdout)["meta"]
+    assert [(g["database_key"], g["gpu_source"]) for g in opened["gpus"]] == [("h100-pcie", "report"),
+                                                                              ("a100-pcie-80gb", "--gpu")]
+    # no launch of the L4's CC 8.9: one line naming the file, the problem and the fix
+    for args in (("report", path), ("open", "multi", "--no-tui")):
+        bad = cli(*args, "--gpu", "l4", home=tmp_path)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr and bad.stdout == ""
+        (line,) = bad.stderr.strip().splitlines()
+        assert line.startswith(f"flopscope: {path}: --gpu l4 is NVIDIA L4 (CC 8.9), but the launches ran on {H100} "
+                               f"(CC 9.0), {A100} (CC 8.0); name a GPU of one of those compute capabilities")
