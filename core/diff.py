@@ -47,11 +47,32 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
     return out
 
 
+def gpus_apart(a: list[str], b: list[str]) -> str | None:
+    """A warning where runs A and B (their devices, `Report.gpu_names`) did not run on the same GPUs, saying what
+    that does to the diff. Where either ran on several, groups are matched on name and GPU (`diff_runs`): a
+    GPU only one run used gives groups only in that run, while those on a shared GPU still compare like with
+    like, so "different GPUs" would overstate it. None where either run's GPU is unknown."""
+    if not a or not b or set(a) == set(b):
+        return None
+    if len(a) == 1 and len(b) == 1:
+        return f"different GPUs ({a[0]} vs {b[0]}): time changes include the hardware, not only the code"
+    common = [g for g in a if g in b]
+    if not common:
+        return (f"no GPU in common ({' + '.join(a)} vs {' + '.join(b)}): groups are matched on name and GPU, so "
+                "none is compared")
+    only = {side: [g for g in mine if g not in common] for side, mine in (("A", a), ("B", b))}
+    only = {side: gpus for side, gpus in only.items() if gpus}
+    said = ", ".join(f"{side} also ran on {' + '.join(gpus)}" for side, gpus in only.items())
+    where = f"only in {next(iter(only))}" if len(only) == 1 else "only in the run that used that GPU"
+    return (f"{said}: groups are matched on name and GPU, so those groups are {where}; the others compare on "
+            f"the same GPU ({' + '.join(common)})")
+
+
 def ceilings_apart(a: Report, b: Report) -> str | None:
     """A warning where two runs of one GPU are judged against different datasheet ceilings (one stored or
     opened with `--gpu`): their % of peak then compares the ceilings as well as the code. Runs on different
     GPUs get the louder different-GPU warning instead."""
-    if a.gpu_label != b.gpu_label:
+    if set(a.gpu_names) != set(b.gpu_names):
         return None
     judged = [r.meta.get("gpu_database_name") for r in (a, b)]
     if judged[0] == judged[1]:

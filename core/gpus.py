@@ -138,6 +138,11 @@ def require_gpu(name: str, cc: set[str] | None = None) -> Gpu:
     return gpu
 
 
+def same_cc(a: object, b: object) -> bool:
+    """Two compute capabilities, however written ('8.0', '8', 8.0), are one."""
+    return _cc(a) == _cc(b)
+
+
 def similar(name: str, n: int = 6) -> list[str]:
     """Database keys close to a name: those containing it as a word ('V100' -> every V100), then difflib's."""
     wanted = _norm(name)

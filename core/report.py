@@ -11,7 +11,7 @@ import pandas as pd
 from .columns import ALL, COUNTED, FMA_CONVENTION, REPORT_PEAKS
 from .counters import Missing, count_kernels
 from .errors import FlopscopeError
-from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu
+from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
 from .metrics import Ceiling, RunSummary, derive, run_ceilings, summarize
 from .readers import read_metrics, report_file
 from .units import is_missing
@@ -50,6 +50,12 @@ class Report:
         if isinstance(self.judged_by, dict):
             return " + ".join(g["name"] for g in self.meta.get("gpus") or []) or " + ".join(self.judged_by)
         return self.meta.get("gpu")
+
+    @property
+    def gpu_names(self) -> list[str]:
+        """Every device the launches ran on, most launches first; none where the report names no device."""
+        named = [str(g["name"]) for g in self.meta.get("gpus") or []]
+        return named or ([str(self.meta["gpu"])] if self.meta.get("gpu") else [])
 
     def summary(self) -> RunSummary:
         return summarize(self.kernels)
@@ -191,14 +197,19 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
     devices = _devices(k, metrics)
     device_name = next(iter(devices), None)  # the GPU of most launches
     ccs = {str(c) for c in pd.unique(k["cc"].dropna())}
-    if gpu:  # replaces the ceilings of every launch; the device stays the one the report names
+    device_cc = {name: _most_common(k.loc[k["gpu"] == name, "cc"]) for name in devices}
+    own = {name: find_gpu(name, sms) for name, (sms, _) in devices.items()}
+    if gpu and len(devices) > 1:  # the launches of --gpu's compute capability get its ceilings; the others keep theirs
+        specs = _datasheets(gpu, device_cc, own, path)
+        spec = specs[device_name]
+        source = "--gpu" if _chosen(specs, own) else "report"
+    elif gpu:  # replaces the ceilings of every launch; the device stays the one the report names
         spec = require_gpu(gpu, ccs)
         specs = {name: spec for name in devices}
         # Naming the report's own GPU overrides nothing: the report still named it.
-        same = devices and all(getattr(find_gpu(n, sms), "key", None) == spec.key for n, (sms, _) in devices.items())
-        source = "report" if same else "--gpu"
+        source = "report" if devices and not _chosen(specs, own) else "--gpu"
     elif devices:
-        specs, source = {name: find_gpu(name, sms) for name, (sms, _) in devices.items()}, "report"
+        specs, source = dict(own), "report"
         spec = specs[device_name]
     else:
         spec = gpu_in_text(reader_meta.get("preamble", ""), _most_common(k["cc"]))
@@ -212,12 +223,14 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
         "source": str(Path(path)),
         "format": reader_meta["format"],
         "gpu": device_name or (spec.name if spec else None),
-        "gpu_database_key": spec.key if spec else None,  # the datasheet ceilings used: --gpu's where given
+        # the datasheet ceilings used (of the GPU of most launches): --gpu's where given and of its CC
+        "gpu_database_key": spec.key if spec else None,
         "gpu_database_name": spec.name if spec else None,
         "gpu_source": source if (spec or device_name) else None,
         "gpus": [{"name": name, "database_key": specs[name].key if specs.get(name) else None,
-                  "compute_capability": cc, "launches": n} for name, (_, n, cc) in
-                 ((name, (*v, _most_common(k.loc[k["gpu"] == name, "cc"]))) for name, v in devices.items())],
+                  "compute_capability": device_cc[name], "launches": n,
+                  "gpu_source": "--gpu" if name in _chosen(specs, own) else "report"}
+                 for name, (_, n) in devices.items()],
         "compute_capability": _most_common(k["cc"]),
         "launches": len(k),
         "metrics_collected": sorted(c for c in metrics.columns if "__" in c),
@@ -227,6 +240,25 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
         "params": dict(params or {}),
     }
     return Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing, gpus=several)
+
+
+def _datasheets(gpu: str, ccs: dict[str, object], own: dict[str, Gpu | None], where: object) -> dict[str, Gpu | None]:
+    """Device name -> the database GPU whose ceilings judge its launches, under `--gpu NAME` in a file (`where`)
+    with launches on several GPUs: NAME for the devices of its compute capability, each other device its own
+    (one architecture's datasheet says nothing of another's). Refused where NAME fits no device."""
+    spec = require_gpu(gpu)
+    fits = {name for name, cc in ccs.items() if is_missing(cc) or same_cc(cc, spec.compute_capability)}
+    if not fits:
+        ran = ", ".join(f"{name} (CC {cc})" for name, cc in ccs.items())
+        raise FlopscopeError(where, f"--gpu {gpu} is {spec.name} (CC {spec.compute_capability}), but the launches ran "
+                             f"on {ran}", "name a GPU of one of those compute capabilities (`flopscope gpus` lists "
+                             "them): its launches get that GPU's ceilings, the others keep their own")
+    return {name: spec if name in fits else own[name] for name in ccs}
+
+
+def _chosen(specs: dict[str, Gpu | None], own: dict[str, Gpu | None]) -> set[str]:
+    """The devices whose ceilings --gpu changed (naming a device's own GPU changes nothing)."""
+    return {name for name, gpu in specs.items() if getattr(gpu, "key", None) != getattr(own.get(name), "key", None)}
 
 
 def _devices(k: pd.DataFrame, metrics: pd.DataFrame) -> dict[str, tuple[int | None, int]]:
@@ -252,17 +284,28 @@ def _most_common(s: pd.Series):
 def with_gpu(report: Report, gpu: str) -> Report:
     """A report already read (a stored run, a sweep point) judged against `--gpu`'s datasheet ceilings, as
     `read_report(path, gpu=...)` would have judged it: refused the same way (unknown name, another compute
-    capability). The devices the report names stay its devices."""
+    capability), and on several GPUs given to the launches of its compute capability only. The devices the
+    report names stay its devices."""
     k = report.kernels.copy()
-    spec = require_gpu(gpu, {str(c) for c in pd.unique(k["cc"].dropna())})
     named = [dict(g) for g in report.meta.get("gpus") or []]
+    # Each device's own GPU: the one its name found, not one an earlier --gpu put in its place.
+    own = {g["name"]: find_gpu(g["name"]) if g.get("gpu_source", report.meta.get("gpu_source")) == "--gpu"
+           else find_gpu(g.get("database_key")) for g in named}
+    if len(named) > 1:
+        specs = _datasheets(gpu, {g["name"]: g.get("compute_capability") for g in named}, own, report.meta["source"])
+        spec = specs[named[0]["name"]]
+    else:
+        spec = require_gpu(gpu, {str(c) for c in pd.unique(k["cc"].dropna())})
+        specs = {g["name"]: spec for g in named}
     if not named:  # no device name in the file: --gpu names the GPU, as in read_report
         k["gpu"] = spec.name
-    several = {g["name"]: spec for g in named} if len(named) > 1 else None
-    same = named and all(g.get("database_key") == spec.key for g in named)
+    chosen = _chosen(specs, own)
     for g in named:
-        g["database_key"] = spec.key
-    meta = {**report.meta, "gpu": report.meta.get("gpu") if named else spec.name, "gpu_database_key": spec.key,
-            "gpu_database_name": spec.name, "gpu_source": "report" if same else "--gpu", "gpus": named}
+        g["database_key"] = getattr(specs[g["name"]], "key", None)
+        g["gpu_source"] = "--gpu" if g["name"] in chosen else "report"
+    several = specs if len(named) > 1 else None
+    meta = {**report.meta, "gpu": report.meta.get("gpu") if named else spec.name,
+            "gpu_database_key": getattr(spec, "key", None), "gpu_database_name": getattr(spec, "name", None),
+            "gpu_source": "report" if named and not chosen else "--gpu", "gpus": named}
     return Report(meta=meta, kernels=ordered(derive(k, several or spec)), gpu=spec, missing=report.missing,
                   gpus=several)

@@ -474,6 +474,9 @@ async def test_question_mark_lists_every_binding_of_the_screen(h100, keys):
         assert isinstance(help_screen, HelpScreen) and help_screen.target is under
         listed = help_screen.text()
         for binding in [*type(under).BINDINGS, *FlopscopeApp.BINDINGS]:
+            if under.check_action(binding.action, ()) is False:  # off here (`g`, next GPU, on one GPU's file)
+                assert binding.description not in listed, binding
+                continue
             assert binding.description in listed, binding
         if isinstance(under, KernelsScreen):  # the focused table's keys too
             assert "Row down" in listed and "Column right" in listed

@@ -7,16 +7,20 @@ import json
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.diff import diff_runs
+from flopscope.core.diff import diff_runs, gpus_apart
 from flopscope.core.store import Store
 from flopscope.tui.screen_app import ScreenApp
 from flopscope.tui.screens.diff import DiffScreen
+from flopscope.tui.screens.help import HelpScreen
 from flopscope.tui.screens.kernel import KernelScreen
+from flopscope.tui.screens.roofline import RooflineScreen
 from flopscope.tui.widgets.roofline_plot import RooflinePlot, roofline_from
+from flopscope.tui.widgets.summary import Summary
 
 from .conftest import settle
 from .raw_csv import page
 from .test_accounting import SIMT, _fp32_only
+from .test_app import make_app, ready, screen_lines, summary_text
 from .test_diff_screen import shown_cells, wait_for_rows
 from .test_sweep import cli
 
@@ -126,6 +130,157 @@ async def test_kernel_screen_plots_a_launch_against_its_own_gpus_ceilings(tmp_pa
         assert fp32.value == pytest.approx(FP32[A100], rel=1e-3) and {c.gpu for c in drawn.compute} == {A100}
         (point,) = drawn.points
         assert point.ai > fp32.value / drawn.dram.value and "compute" in point.bound
-    # the whole run's roofline still draws the GPU with most launches
+    # the whole run's roofline draws the GPU with most launches, with that GPU's points only
     whole = roofline_from(groups, report.ceilings())
     assert whole.dram.gpu == H100 and whole.dram.value == pytest.approx(DRAM[H100], rel=1e-3)
+    assert {groups.iloc[p.position]["gpu"] for p in whole.points} == {H100}
+
+
+async def test_at_80x24_the_capped_summary_says_whose_ceilings_it_cut(tmp_path):
+    """Both GPUs' ceilings take 4 lines at 80 columns, and the summary is capped at a third of 24 lines: the
+    A100's fell off the bottom with nothing to say so, while `flopscope report` printed them."""
+    report = two_gpus(tmp_path)
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        summary = app.screen.query_one(Summary)
+        whole = summary_text(app).splitlines()  # every line, as `--no-tui` prints them
+        shown = screen_lines(app)[:summary.size.height]
+        assert len(whole) > len(shown), "the cap no longer cuts: this test says nothing"
+        assert [line.strip() for line in shown[:-1]] == [line.strip() for line in whole[:len(shown) - 1]]
+        assert shown[-1].strip().startswith("… not shown: A100-PCIE-40GB ceilings (")
+        assert "--no-tui prints all" in shown[-1]
+        assert any("Ceilings, NVIDIA H100 PCIe" in line for line in shown)
+    out = cli("report", report.meta["source"], home=tmp_path)  # where the marker sends one: every ceiling
+    assert f"Ceilings, NVIDIA A100-PCIE-40GB: FP32 {FP32[A100] / 1e12:.1f} TFLOP/s" in out.stdout
+
+
+async def test_the_roofline_screen_shows_each_gpus_kernels_against_its_own_ceilings(tmp_path):
+    """The whole-run roofline drew the H100's lines (the GPU of most launches) under the A100's points too: the
+    A100 "dense" group, compute bound against its own ridge (12.5 FLOP/B), sat left of the H100's (25.6) and
+    read memory bound. Now one GPU at a time, `g` to the next, the title line saying whose."""
+    app = make_app(two_gpus(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
+        screen = app.screen
+        for gpu in (H100, A100):
+            await pilot.pause()
+            drawn = screen.query_one(RooflinePlot).data
+            assert {screen.rows.iloc[p.position]["gpu"] for p in drawn.points} == {gpu}
+            assert sorted(p.label for p in drawn.points) == sorted(KERNELS)
+            assert drawn.dram.value == pytest.approx(DRAM[gpu], rel=1e-3)
+            fp32 = next(c for c in drawn.compute if c.name == "fp32")
+            assert fp32.value == pytest.approx(FP32[gpu], rel=1e-3) and {c.gpu for c in drawn.compute} == {gpu}
+            dense = next(p for p in drawn.points if p.label == "dense")
+            ffma, dram, _ = KERNELS["dense"]
+            ridge = FP32[gpu] / DRAM[gpu]
+            assert dense.ai == pytest.approx(2 * ffma / dram) and dense.bound.startswith(
+                "compute" if dense.ai > ridge else "memory")
+            shown = screen_lines(app)
+            title = f"{gpu.removeprefix('NVIDIA ')} (GPU {1 + (gpu == A100)} of 2): its kernels and its ceilings"
+            assert shown[0].strip().startswith(title), shown[0]
+            assert any(f"DRAM {DRAM[gpu] / 1e12:.2f} TB/s" in line for line in shown)  # the legend: this GPU's
+            await pilot.press("g")
+        assert screen.query_one(RooflinePlot).data.dram.gpu == H100  # round and back
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert any(keys == "g" and what == "Next GPU" for _, keys, what in app.screen.rows)
+
+
+async def test_the_roofline_of_one_gpus_rows_has_no_gpu_key(tmp_path):
+    app = make_app(a100_only(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
+        assert not app.screen.query("#roofline-gpu") and "Next GPU" not in screen_lines(app)[-1]
+        assert len(app.screen.query_one(RooflinePlot).data.points) == len(KERNELS)
+
+
+def test_a_single_gpu_run_against_a_multi_gpu_one_is_warned_of_the_gpu_only_b_used(tmp_path, monkeypatch):
+    """A ran on the A100, B on the A100 and an H100: "different GPUs" said the times compared hardware, but
+    groups are matched on name and GPU, so the A100 groups compare on one GPU and the H100 ones are only in B."""
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    with Store() as store:
+        store.save(a100_only(tmp_path), "single")
+        store.save(two_gpus(tmp_path), "multi")
+    rows = diff_runs(a100_only(tmp_path), two_gpus(tmp_path))  # what the warning claims, row by row
+    assert set(zip(rows["gpu"], rows["presence"], strict=True)) == {(A100, "both"), (H100, "only in B")}
+    warning = (f"B also ran on {H100}: groups are matched on name and GPU, so those groups are only in B; the "
+               f"others compare on the same GPU ({A100})")
+    for args in (("--no-tui",), ("--json",)):
+        out = cli("diff", "single", "multi", *args, home=tmp_path)
+        assert out.returncode == 0, out.stderr
+        assert f"flopscope: warning: {warning}" in out.stderr and "different GPUs" not in out.stderr
+    out = cli("diff", "multi", "single", "--no-tui", home=tmp_path)
+    assert f"A also ran on {H100}: groups are matched on name and GPU, so those groups are only in A" in out.stderr
+    out = cli("diff", "multi", "multi", "--no-tui", home=tmp_path)  # the same GPUs: nothing to say
+    assert "warning" not in out.stderr
+
+
+async def test_the_diff_screen_says_b_also_ran_on_another_gpu(tmp_path):
+    single, multi = a100_only(tmp_path), two_gpus(tmp_path)
+    app = ScreenApp(DiffScreen(diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label),
+                               reports=(single, multi)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_rows(pilot, app.screen)
+        text = " ".join(line.strip() for line in screen_lines(app))
+        assert f"! B also ran on {H100}: groups are matched on name and GPU, so those groups are only in B" in text
+        assert "different GPUs" not in text
+
+
+def test_runs_on_no_common_gpu_are_told_nothing_is_compared():
+    assert gpus_apart([A100], [H100]).startswith(f"different GPUs ({A100} vs {H100})")  # name-only matching
+    v100 = "Tesla V100-SXM2-32GB"  # B on two GPUs: matched on name and GPU, so no group meets its twin
+    assert gpus_apart([v100], [H100, A100]) == (f"no GPU in common ({v100} vs {H100} + {A100}): groups are matched "
+                                                "on name and GPU, so none is compared")
+    assert gpus_apart([H100, A100], [A100, H100]) is None and gpus_apart([], [A100]) is None
+
+
+# NVIDIA A100 80GB PCIe datasheet: 1,935 GB/s HBM2e (its FP32 peak, 19.5 TFLOP/s at 1410 MHz, is the 40GB's).
+DRAM_A100_80GB = 1935e9
+
+
+def test_gpu_option_judges_the_launches_of_its_compute_capability_and_leaves_the_others(tmp_path, monkeypatch):
+    """`--gpu a100-pcie-80gb` on a file of A100 (CC 8.0) and H100 (CC 9.0) launches was refused outright, with a
+    hint (GPUs of CC 9.0) that would be refused too. Now the A100's launches get the 80GB board's ceilings, the
+    H100's keep their own, and the header says which; a --gpu that fits no launch is one line naming the file."""
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    report = two_gpus(tmp_path)
+    path = report.meta["source"]
+    plain = json.loads(cli("report", path, "--json", home=tmp_path).stdout)
+    out = cli("report", path, "--json", "--gpu", "a100-pcie-80gb", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    meta = json.loads(out.stdout)["meta"]
+    assert [(g["name"], g["database_key"], g["gpu_source"]) for g in meta["gpus"]] == [
+        (H100, "h100-pcie", "report"), (A100, "a100-pcie-80gb", "--gpu")]
+    dram = {c["gpu"]: c["value"] for c in meta["ceilings"] if c["name"] == "dram"}
+    assert dram == {H100: pytest.approx(DRAM[H100]), A100: pytest.approx(DRAM_A100_80GB)}
+    rows = json.loads(out.stdout)["rows"]
+    before = {(r["kernel"], r["gpu"]): r for r in plain["rows"]}
+    for r in rows:  # the H100's rows as without --gpu; the A100's against the 80GB board's DRAM
+        if r["gpu"] == H100:
+            assert r["pct_of_roof"] == pytest.approx(before[(r["kernel"], H100)]["pct_of_roof"])
+        else:
+            ffma, dram_bytes, ns = KERNELS[r["kernel"]]
+            roof = min(FP32[A100], 2 * ffma / dram_bytes * DRAM_A100_80GB)
+            assert r["pct_of_roof"] == pytest.approx(100 * 2 * ffma / (ns * 1e-9) / roof, rel=1e-3)
+    header = cli("report", path, "--gpu", "a100-pcie-80gb", home=tmp_path).stdout.splitlines()
+    text = " ".join(header[:3])
+    assert (f"{A100} (CC 8.0, 2 launches, judged against NVIDIA A100 80GB PCIe ceilings (--gpu))" in text
+            and f"{H100} (CC 9.0, 4 launches)" in text)
+    # a stored run is judged the same way by `open RUN --gpu`
+    with Store() as store:
+        store.save(report, "multi")
+    opened = json.loads(cli("open", "multi", "--gpu", "a100-pcie-80gb", "--json", home=tmp_path).stdout)["meta"]
+    assert [(g["database_key"], g["gpu_source"]) for g in opened["gpus"]] == [("h100-pcie", "report"),
+                                                                              ("a100-pcie-80gb", "--gpu")]
+    # no launch of the L4's CC 8.9: one line naming the file, the problem and the fix
+    for args in (("report", path), ("open", "multi", "--no-tui")):
+        bad = cli(*args, "--gpu", "l4", home=tmp_path)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr and bad.stdout == ""
+        (line,) = bad.stderr.strip().splitlines()
+        assert line.startswith(f"flopscope: {path}: --gpu l4 is NVIDIA L4 (CC 8.9), but the launches ran on {H100} "
+                               f"(CC 9.0), {A100} (CC 8.0); name a GPU of one of those compute capabilities")

@@ -22,6 +22,7 @@ class Block:
     sep: str = " · "
     join: bool = False  # continue on the previous block's last line (after `sep`) when there is room
     clip: bool = False  # one line, cut at the end: a hint must not take the table's rows
+    what: str = ""  # what it says, in a few words (`A100-PCIE-40GB ceilings`): named when a height cap cuts it
 
     def pieces(self, width: int) -> list[str]:
         """The items with their separators; one wider than the line split into its words."""
@@ -35,19 +36,27 @@ class Block:
 
 def lines(blocks: list[Block], width: int) -> list[Text]:
     """Fill lines with items, a new line where an item does not fit or a block starts (unless it joins)."""
-    out: list[Text] = []
+    return [line for line, _ in laid_out(blocks, width)]
+
+
+def laid_out(blocks: list[Block], width: int) -> list[tuple[Text, list[Block]]]:
+    """`lines`, each with the blocks on it (a joining block shares its first line with the one before)."""
+    out: list[tuple[Text, list[Block]]] = []
     width = max(width, 1)
     for block in blocks:
         if block.clip:
-            out.append(Text(cut_end(block.sep.join(block.items), width), style=block.style))
+            out.append((Text(cut_end(block.sep.join(block.items), width), style=block.style), [block]))
             continue
         pieces = block.pieces(width)
-        if block.join and out and pieces and cell_len(out[-1].plain + block.sep + pieces[0]) <= width:
-            out[-1].append(block.sep.rstrip(), style=block.style)  # the line goes on: the separator first
+        if block.join and out and pieces and cell_len(out[-1][0].plain + block.sep + pieces[0]) <= width:
+            out[-1][0].append(block.sep.rstrip(), style=block.style)  # the line goes on: the separator first
+            out[-1][1].append(block)
         else:
-            out.append(Text())
+            out.append((Text(), [block]))
         for piece in pieces:
-            if out[-1].plain and cell_len(out[-1].plain) + 1 + cell_len(piece) > width:
-                out.append(Text())
-            out[-1].append((" " if out[-1].plain else "") + piece, style=block.style)
+            line = out[-1][0]
+            if line.plain and cell_len(line.plain) + 1 + cell_len(piece) > width:
+                out.append((Text(), [block]))
+                line = out[-1][0]
+            line.append((" " if line.plain else "") + piece, style=block.style)
     return out

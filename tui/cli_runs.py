@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.diff import ceilings_apart, diff_runs, run_total
+from flopscope.core.diff import ceilings_apart, diff_runs, gpus_apart, run_total
 from flopscope.core.export import records
 from flopscope.core.runs import check_run_name
 from flopscope.core.store import Store
@@ -120,11 +120,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         from .screens.diff import DiffScreen
 
         return run_screen_app(DiffScreen(rows, name_a, name_b, (gpu_a, gpu_b), (a, b)))
-    if gpu_a and gpu_b and gpu_a != gpu_b:
-        print(f"flopscope: warning: A ran on {gpu_a}, B on {gpu_b}; a time change is partly the GPU's",
-              file=sys.stderr)
-    if apart := ceilings_apart(a, b):
-        print(f"flopscope: warning: {apart}", file=sys.stderr)
+    for apart in (gpus_apart(a.gpu_names, b.gpu_names), ceilings_apart(a, b)):
+        if apart:  # the Diff screen's warnings, word for word
+            print(f"flopscope: warning: {apart}", file=sys.stderr)
     if args.json:  # the runs by name and id, whichever was typed: `diff 6 5` names them too
         json.dump({"a": name_a, "b": name_b, "a_id": id_a, "b_id": id_b, "gpu_a": gpu_a, "gpu_b": gpu_b,
                    "total_time_s_a": _json_number(run_total(rows, "total_time_s", "a")),

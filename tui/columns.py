@@ -71,7 +71,7 @@ EXTRA_COLUMNS = {name: _extra(name, unit) for name, unit, _ in ALL
                  if unit in _RENDER and name not in {c.name for c in KERNEL_TABLE}}
 
 
-def _short_gpu(name: object) -> str:
+def short_gpu(name: object) -> str:
     """`NVIDIA A100-PCIE-40GB` -> `A100-PCIE-40GB`: the vendor says nothing in a column of GPUs."""
     return fmt.text(name).removeprefix("NVIDIA ").removeprefix("Tesla ")
 
@@ -82,7 +82,7 @@ def table_columns(by: str, gpus: bool = False) -> list[Column]:
     columns = list(KERNEL_TABLE)
     if gpus:
         # Priority 1, not 0: on a narrow terminal numbers matter more than which GPU (the header names both).
-        columns.insert(1, Column("gpu", "GPU", _short_gpu, 1, 16, numeric=False))
+        columns.insert(1, Column("gpu", "GPU", short_gpu, 1, 16, numeric=False))
     if by == "nvtx":
         columns[0] = replace(columns[0], name="nvtx", title="NVTX range")
     if by == "launch":

@@ -71,11 +71,17 @@ def header(report: Report) -> Header:
     overridden = bool(report.gpu and meta.get("gpu_source") == "--gpu" and meta.get("gpus"))
     # The report's own peak counters win over a datasheet: --gpu only fills what they lack.
     used = overridden and any("datasheet" in c.source for c in report.ceilings())
+    option = report.gpu.name if report.gpu else ""  # the GPU --gpu named (on several GPUs: of those it judged)
+    if several and overridden:
+        chosen = [report.judged_by[g["name"]] for g in meta["gpus"] if g.get("gpu_source") == "--gpu"]
+        option = chosen[0].name if chosen and chosen[0] else option
+        used = bool(_judged_by_option(report))
     return Header(
+        # several GPUs: each device says whose ceilings judge it (_gpu_names), --gpu fitting only some of them
         gpu=gpu, cc=cc if meta.get("gpu") and not several else "",
-        found="report" if overridden and not used else meta.get("gpu_source") or "",
-        against=report.gpu.name if used else "",
-        unused_gpu=f"--gpu {report.gpu.name} not used: the report's own peak counters (measured on this GPU) set "
+        found="report" if (overridden and not used) or several else meta.get("gpu_source") or "",
+        against=report.gpu.name if used and not several else "",
+        unused_gpu=f"--gpu {option} not used: the report's own peak counters (measured on this GPU) set "
                    "every ceiling." if overridden and not used else "",
         source=meta["source"], format=meta["format"],
         launches=f"{fmt.integer(meta['launches'])} launch{'' if meta['launches'] == 1 else 'es'}",
@@ -135,14 +141,27 @@ def _ceilings(report: Report) -> list[str]:
 
 
 def _gpu_names(report: Report) -> str:
-    """'NVIDIA A100 (CC 8.0)'; every GPU with its launches where the file holds several."""
+    """'NVIDIA A100 (CC 8.0)'; every GPU with its launches where the file holds several, and, for those whose
+    ceilings --gpu gave (the launches of its compute capability), whose they are."""
     meta = report.meta
     gpus = meta.get("gpus") or []
     if len(gpus) > 1:
+        judged = _judged_by_option(report)
         return " + ".join(f"{g['name']} (" + (f"CC {g['compute_capability']}, " if g.get("compute_capability") else "")
-                          + f"{g['launches']} launch{'es' if g['launches'] != 1 else ''})" for g in gpus)
+                          + f"{g['launches']} launch{'es' if g['launches'] != 1 else ''}"
+                          + (f", judged against {judged[g['name']]} ceilings (--gpu)" if g["name"] in judged else "")
+                          + ")" for g in gpus)
     cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
     return f"{meta.get('gpu') or 'unknown GPU'}{cc}"
+
+
+def _judged_by_option(report: Report) -> dict[str, str]:
+    """Device -> the database GPU --gpu gave its launches, where a datasheet ceiling of it is used (the
+    report's own peak counters win over a datasheet)."""
+    gpus = report.judged_by if isinstance(report.judged_by, dict) else {}
+    datasheet = {c.gpu for c in report.ceilings() if "datasheet" in c.source}
+    return {g["name"]: gpus[g["name"]].name for g in report.meta.get("gpus") or []
+            if g.get("gpu_source") == "--gpu" and gpus.get(g["name"]) and g["name"] in datasheet}
 
 
 def _flop(s) -> str:

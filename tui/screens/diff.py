@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pandas as pd
 from flopscope.core import Report
-from flopscope.core.diff import ceilings_apart
+from flopscope.core.diff import ceilings_apart, gpus_apart
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -59,16 +59,14 @@ def diff_columns(by: str, gpus: bool = False) -> list[Column]:
 
 def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None],
               reports: tuple[Report, Report] | None = None) -> list[str]:
-    """`A = name (GPU) · B = name (GPU)`, and a warning when the two ran on different GPUs or are judged
-    against different ceilings."""
+    """`A = name (GPU) · B = name (GPU)`, and a warning when the two did not run on the same GPUs (each run's
+    devices from `reports`, else its GPU label) or are judged against different ceilings."""
     (a, b), (gpu_a, gpu_b) = names, gpus
     lines = [f"A = {a} ({gpu_a or 'GPU unknown'}) · B = {b} ({gpu_b or 'GPU unknown'})"]
-    if gpu_a and gpu_b and gpu_a != gpu_b:
-        lines.append(f"! different GPUs ({gpu_a} vs {gpu_b}): time changes include the hardware, not only the "
-                     "code")
-    apart = ceilings_apart(*reports) if reports else None
-    if apart:
-        lines.append(f"! {apart}")
+    devices = [r.gpu_names for r in reports] if reports else [[g] if g else [] for g in gpus]
+    for apart in (gpus_apart(*devices), ceilings_apart(*reports) if reports else None):
+        if apart:
+            lines.append(f"! {apart}")
     return lines
 
 

@@ -16,7 +16,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from ..blocks import Block
-from ..columns import table_columns
+from ..columns import short_gpu, table_columns
 from ..text_report import header, missing_hint
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
@@ -186,10 +186,26 @@ def summary_blocks(report: Report) -> list[Block]:
     if h.warning:  # second: the summary's height is capped on a short terminal, and this one must be read
         blocks.append(Block([h.warning], "bold"))
     blocks += [Block(h.totals), Block([h.flop]), Block([FMA_CONVENTION], "dim", join=True)]
-    blocks += [Block([note]) for note in (h.unused_gpu, h.no_datasheet, h.not_profiled) if note]
+    blocks += [Block([note], what="notes") for note in (h.unused_gpu, h.no_datasheet, h.not_profiled) if note]
     hint = missing_hint(report)
     if hint:
-        blocks.append(Block([hint], "bold", clip=True))
-    if h.ceilings:  # last: on a short terminal the summary's height is capped, and these are reference
-        blocks.append(Block(h.ceilings, sep=" "))
-    return blocks
+        blocks.append(Block([hint], "bold", clip=True, what="counters to collect"))
+    # Last: on a short terminal the summary's height is capped, and these are reference. One block per GPU, so
+    # that the line marking the cut names whose ceilings it left out.
+    return blocks + [Block(items, sep=" ", what=_whose(items[0])) for items in _per_gpu(h.ceilings)]
+
+
+def _per_gpu(ceilings: list[str]) -> list[list[str]]:
+    """The header's ceiling items, split where each GPU's start (`Ceilings, NVIDIA A100-PCIE-40GB:`)."""
+    groups: list[list[str]] = []
+    for item in ceilings:
+        if item.startswith("Ceilings") or not groups:
+            groups.append([])
+        groups[-1].append(item)
+    return groups
+
+
+def _whose(first: str) -> str:
+    """`Ceilings, NVIDIA A100-PCIE-40GB:` -> `A100-PCIE-40GB ceilings`, as the table's GPU column names it."""
+    gpu = first.removeprefix("Ceilings").removeprefix(",").removesuffix(":").strip()
+    return f"{short_gpu(gpu)} ceilings" if gpu else "ceilings"

@@ -1,4 +1,5 @@
-"""The roofline of the rows shown (`r`): one point per row, selected by keyboard in order of time share."""
+"""The roofline of the rows shown (`r`): one point per row, selected by keyboard in order of time share. A file
+with launches on several GPUs shows one GPU at a time, its points against its own ceilings; `g` goes to the next."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from .. import format as fmt
+from ..columns import short_gpu
 from ..widgets.footer import KeyFooter
-from ..widgets.roofline_plot import Point, Roofline, RooflinePlot, roofline_from
+from ..widgets.roofline_plot import Point, Roofline, RooflinePlot, roof_gpus, roofline_from
 from .export import ask_export
 from .kernel import KernelScreen
 
@@ -68,6 +70,7 @@ class RooflineScreen(Screen):
         Binding("home", "edge(0)", "First", show=False),
         Binding("end", "edge(1)", "Last", show=False),
         Binding("enter", "open", "Open"),
+        Binding("g", "next_gpu", "Next GPU"),
         Binding("e", "export", "Export", priority=True),
         Binding("escape", "back", "Back"),
     ]
@@ -79,13 +82,39 @@ class RooflineScreen(Screen):
         self.ceilings = ceilings
         self.name_column = name_column
         self.suffix = suffix
-        self.data = roofline_from(rows, ceilings, order, name=name_column)
+        self.order = order
+        self.gpus = roof_gpus(rows, ceilings, order)
+        self.gpu = self.gpus[0] if self.gpus else None
+        self.data = roofline_from(rows, ceilings, order, name=name_column, gpu=self.gpu)
         self.selected: int | None = 0 if self.data.points else None
 
     def compose(self) -> ComposeResult:
+        if len(self.gpus) > 1:
+            yield Static(self._gpu_title(), id="roofline-gpu")
         yield RooflinePlot(self.data, id="roofline")
         yield Static(self._describe(), id="point-info")
         yield KeyFooter()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return len(self.gpus) > 1 if action == "next_gpu" else True
+
+    def _gpu_title(self) -> Text:
+        """Whose points and ceilings are drawn, and which GPU `g` shows next."""
+        at = self.gpus.index(self.gpu)
+        following = short_gpu(self.gpus[(at + 1) % len(self.gpus)])
+        return Text(f"{short_gpu(self.gpu)} (GPU {at + 1} of {len(self.gpus)}): its kernels and its ceilings · "
+                    f"g: {following}", style="bold", no_wrap=True, overflow="ellipsis")
+
+    def action_next_gpu(self) -> None:
+        """The next GPU's points and ceilings: each GPU's kernels are read against their own roof."""
+        self.gpu = self.gpus[(self.gpus.index(self.gpu) + 1) % len(self.gpus)]
+        self.data = roofline_from(self.rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu)
+        plot = self.query_one(RooflinePlot)
+        plot.data = self.data
+        self.query_one("#roofline-gpu", Static).update(self._gpu_title())
+        self.selected = 0 if self.data.points else None
+        plot.select(self.selected)
+        self.query_one("#point-info", Static).update(self._describe())
 
     def action_step(self, step: int) -> None:
         if self.selected is None:

@@ -66,10 +66,16 @@ class Roofline:
 
 
 def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | None = None, limit: int = 500,
-                  name: str = "kernel") -> Roofline:
+                  name: str = "kernel", gpu: str | None = None) -> Roofline:
     """Rows (all, or the positions in `order`) with finite positive ai_dram and flop_per_s, highest time share
-    first, at most `limit`: more points than that only pile up on a terminal-sized plot."""
+    first, at most `limit`: more points than that only pile up on a terminal-sized plot. In a file with
+    launches on several GPUs, only the rows of one GPU (`gpu`, else the first of `roof_gpus`) against its own
+    ceilings: a point read against another GPU's roof is misplaced (an A100 kernel compute bound on its own
+    roof sits under an H100's ridge)."""
     candidates = np.arange(len(rows)) if order is None else np.asarray(order, dtype=np.int64)
+    main = gpu or next(iter(roof_gpus(rows, ceilings, candidates)), "")
+    if len({c.gpu for c in ceilings}) > 1 and "gpu" in rows:
+        candidates = candidates[rows["gpu"].astype(object).to_numpy()[candidates] == main]
     ai = rows["ai_dram"].to_numpy(dtype=float, na_value=np.nan)[candidates]
     rate = rows["flop_per_s"].to_numpy(dtype=float, na_value=np.nan)[candidates]
     ok = np.isfinite(ai) & np.isfinite(rate) & (ai > 0) & (rate > 0)
@@ -81,22 +87,21 @@ def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray
     positions = positions[:limit]
     label_col = name if name in rows else "kernel"
     points = tuple(_point(rows, int(p), label_col, share) for p in positions)
-    main = _roof_gpu(rows, ceilings)
     compute = tuple(c for c in ceilings if c.name != "dram" and c.gpu == main)
     dram = next((c for c in ceilings if c.name == "dram" and c.gpu == main), None)
     unknown = int((np.isnan(ai) | np.isnan(rate)).sum())  # infinite AI is known: no DRAM bytes moved
     return Roofline(points, compute, dram, dropped=int((~ok).sum()), unknown=unknown, beyond=beyond)
 
 
-def _roof_gpu(rows: pd.DataFrame, ceilings: list[Ceiling]) -> str:
-    """Whose ceilings to draw, in a file with launches on several GPUs: the rows' own GPU where they all ran
-    on one (a Kernel screen's launch or group: an A100 launch under H100 lines would read memory bound where
-    its own table says compute bound), else the GPU with most launches (the first ceilings)."""
-    main = ceilings[0].gpu if ceilings else ""
-    if not main or "gpu" not in rows:
-        return main
-    gpus = pd.unique(rows["gpu"].dropna().astype(str))
-    return str(gpus[0]) if len(gpus) == 1 and any(c.gpu == gpus[0] for c in ceilings) else main
+def roof_gpus(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | None = None) -> list[str]:
+    """The GPUs the rows (those in `order`) ran on, most launches first (the order of the ceilings; one without
+    ceilings last); for a file on one GPU, its ceilings' one. Several: the Roofline screen draws one at a time."""
+    gpus = list(dict.fromkeys(c.gpu for c in ceilings))
+    if len(gpus) < 2 or "gpu" not in rows:
+        return gpus[:1]
+    names = rows["gpu"].astype(object).to_numpy()
+    present = list(dict.fromkeys(names if order is None else names[np.asarray(order, dtype=np.int64)]))
+    return [g for g in gpus if g in present] + sorted(str(g) for g in present if isinstance(g, str) and g not in gpus)
 
 
 def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray) -> Point:
