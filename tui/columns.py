@@ -92,6 +92,25 @@ def table_columns(by: str, gpus: bool = False) -> list[Column]:
     return columns
 
 
+def sweep_columns(param: str, warned: bool = False) -> list[Column]:
+    """A sweep's per-point table, the Sweep screen's and `flopscope sweep`'s. `warned`: some point was stored
+    with a warning (its program failed, its report is partial): a Warning column beside the parameter says
+    which and why in words, never dropped; a clean sweep has none."""
+    warning = [Column("warning", "Warning", fmt.warning, 0, 48, numeric=False)] if warned else []
+    return [
+        Column(param, param, lambda v: f"{v:g}", 0, min(max(len(param), 6), 16)),
+        *warning,
+        Column("flop", "FLOP", lambda v: fmt.si(v), 0, 8),
+        Column("flop_per_sample", f"FLOP/{param}", lambda v: fmt.si(v), 1, min(max(len(param) + 5, 11), 16)),
+        Column("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B"), 2, 8),
+        Column("duration_s", "Time", fmt.seconds, 0, 9),
+        Column("flop_per_s", "FLOP/s", lambda v: fmt.si(v), 1, 8),
+        Column("flops_efficiency", "FLOPS eff", fmt.share, 2, 9),
+        Column("bandwidth_efficiency", "BW eff", fmt.share, 3, 7),
+        Column("kernels", "Kernels", fmt.integer, 4, 7),
+    ]
+
+
 def fit(columns: list[Column], width: int, keep: Collection[str] = (),
         widths: Mapping[str, int] | None = None, blank: Collection[str] = ()) -> list[Column]:
     """Drop the lowest-priority columns until the table fits `width` cells (kernel column shrinks last), then

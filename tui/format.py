@@ -61,6 +61,11 @@ def pct(value) -> str:
     return f"{_infinite(float(value)) or f'{float(value):.1f}'}%"
 
 
+def share(value) -> str:
+    """A fraction as a percentage: 0.448 -> `44.8%` (efficiencies are stored as fractions)."""
+    return "" if is_missing(value) else pct(100 * float(value))
+
+
 def ratio(value) -> str:
     if is_missing(value):
         return ""
@@ -80,6 +85,12 @@ def integer(value) -> str:
 
 def text(value) -> str:
     return "" if is_missing(value) else str(value)
+
+
+def warning(value) -> str:
+    """Why a sweep point's numbers may lie (its program failed, its report is partial), marked `!` as the
+    findings are, in words: legible without colour. "" for a clean point."""
+    return "" if is_missing(value) or not value else f"! {value}"
 
 
 def when(epoch) -> str:

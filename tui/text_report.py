@@ -261,8 +261,12 @@ def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = Fa
                                                          len(sort), numeric=sort in INTEGER))
     cells = [_marked([col.render(values.get(col.name)) for col in columns], values.get("status"))
              for values in (row._asdict() for row in rows.itertuples(index=False))]
-    specs = [Spec(col.title, col.numeric, 0 if col.name == sort else col.priority) for col in columns]
-    return fitted_table(specs, cells, width)
+    return fitted_table(specs(columns, sort), cells, width)
+
+
+def specs(columns: list[Column], sort: str | None = None) -> list[Spec]:
+    """The app's columns as the printed table's: same titles, alignment and priorities (`sort` never drops)."""
+    return [Spec(col.title, col.numeric, 0 if col.name == sort else col.priority) for col in columns]
 
 
 # The --json row keys most worth sorting by, for the --sort error and help (every key works).
