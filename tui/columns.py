@@ -37,7 +37,8 @@ KERNEL_TABLE = [
     Column("ai_dram", "AI", fmt.ratio, 3, 8),  # `1.16e+04`
     Column("pct_of_peak", "%Peak", fmt.pct, 1, 6),
     Column("bound", "Bound", fmt.text, 2, 7, numeric=False),
-    Column("precision", "Prec", fmt.text, 5, 17, numeric=False),
+    # As wide as its longest label (three parts, `TC fp8/acc16+TC fp16/acc16+fp32`, take 31): never cut.
+    Column("precision", "Prec", fmt.precision, 5, 32, numeric=False),
 ]
 
 # Titles of the numeric columns the table does not show until it is sorted by one (`o`): then it is a column

@@ -126,7 +126,7 @@ def _ceilings(report: Report) -> list[str]:
         for c in ceilings:
             if c.gpu == gpu:
                 by_source.setdefault(c.source, []).append(
-                    f"{c.name.upper()} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')}")
+                    f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')}")
         items.append(f"Ceilings, {gpu}:" if len(gpus) > 1 and gpu else "Ceilings:")
         for i, (source, values) in enumerate(by_source.items()):
             last = i == len(by_source) - 1 and n == len(gpus) - 1
