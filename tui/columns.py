@@ -5,7 +5,7 @@ Priority decides what drops first on a narrow terminal (higher number drops firs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from flopscope.core.columns import ALL, SIMT_FLOP
@@ -114,8 +114,8 @@ def sweep_columns(param: str, warned: bool = False) -> list[Column]:
 
 def fit(columns: list[Column], width: int, keep: Collection[str] = (),
         widths: Mapping[str, int] | None = None, blank: Collection[str] = ()) -> list[Column]:
-    """Drop the lowest-priority columns until the table fits `width` cells (kernel column shrinks last), then
-    bring back any dropped column that still fits (a wide one dropped first can leave room for a narrow one).
+    """Drop the lowest-priority columns until the table fits `width` cells (`drop`), then bring back any
+    dropped column that still fits (a wide one dropped first can leave room for a narrow one).
     Columns named in `keep` stay: the sort column (a table sorted by values it does not show reads as
     shuffled) and the one the cursor moved to (every column is reachable by `left`/`right`). `widths`: the
     cells each column takes, where not its set width (a name column as wide as its longest name). `blank`:
@@ -125,14 +125,32 @@ def fit(columns: list[Column], width: int, keep: Collection[str] = (),
     def cells(chosen: list[Column]) -> int:
         return sum(size[c.name] for c in chosen) + len(chosen) - 1  # one space between columns
 
-    chosen = list(columns)
-    while len(chosen) > 2 and cells(chosen) > width:
-        worst = max((c for c in chosen if c.priority > 0 and c.name not in keep),
-                    key=lambda c: (c.name in blank, c.priority), default=None)
-        if worst is None:
-            break
-        chosen.remove(worst)
+    kept = drop([c.priority for c in columns], [size[c.name] for c in columns], width,
+                keep={i for i, c in enumerate(columns) if c.name in keep},
+                blank={i for i, c in enumerate(columns) if c.name in blank})
+    chosen = [columns[i] for i in kept]
     for extra in sorted((c for c in columns if c not in chosen and c.name not in blank), key=lambda c: c.priority):
         if cells([*chosen, extra]) <= width:
             chosen = [c for c in columns if c in chosen or c is extra]
     return chosen
+
+
+def drop(priorities: Sequence[int], sizes: Sequence[int], width: int, *, gap: int = 1,
+         keep: Collection[int] = (), blank: Collection[int] = (), pairs: Sequence[str] = ()) -> list[int]:
+    """Indexes of the columns left once the table fits `width` cells (`sizes`, `gap` cells between columns):
+    blank ones go first (they say nothing), then the highest priority, leftmost on ties; priority 0 and
+    `keep` never go. Columns of one non-empty `pairs` name go together (A and B of a comparison). The app's
+    tables (`fit`) and the printed ones (`text_report.fitted_table`) drop columns in this one order."""
+    kept = list(range(len(priorities)))
+
+    def cells() -> int:
+        return sum(sizes[i] for i in kept) + gap * (len(kept) - 1)
+
+    while len(kept) > 2 and cells() > width:
+        droppable = [i for i in kept if priorities[i] > 0 and i not in keep]
+        if not droppable:
+            break
+        worst = max(droppable, key=lambda i: (i in blank, priorities[i]))
+        pair = pairs[worst] if pairs else ""
+        kept = [i for i in kept if i != worst and not (pair and pairs[i] == pair)]
+    return kept
