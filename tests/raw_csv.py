@@ -100,3 +100,18 @@ def page(path: Path, units: dict[str, str], rows: list[dict], gpu: str = "", cc:
         lines.append(ident + ([row.get("gpu", gpu)] if named else []) + cells)
     path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
     return path
+
+
+def mixed_accumulate_hgemm(path: Path) -> Path:
+    """One HGEMM launch on an RTX 4090 (1 s at 2.52 GHz), its tensor work accumulating 3/4 in FP16 and 1/4 in
+    FP32, counted as ncu names those counters; no SIMT work. Its precision is a two-part tensor label."""
+    simt = {f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst" for p in "dfh"
+            for op in ("add", "mul", "fma")}
+    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+             "sm__ops_path_tensor_src_fp16.sum": "", "sm__ops_path_tensor_src_fp16_dst_fp16.sum": "",
+             "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "", **simt}
+    row = {"gpu__time_duration.sum": 1e9, "smsp__cycles_elapsed.avg.per_second": 2.52e9, **dict.fromkeys(simt, 0),
+           "sm__ops_path_tensor_src_fp16.sum": 4e14, "sm__ops_path_tensor_src_fp16_dst_fp16.sum": 3e14,
+           "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 1e14,
+           "kernel": "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"}
+    return page(path, units, [row], gpu="NVIDIA GeForce RTX 4090", cc="8.9")

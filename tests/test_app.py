@@ -1000,3 +1000,28 @@ async def test_a_stored_warning_stays_in_the_capped_summary_of_a_small_terminal(
     async with app.run_test(size=(50, 20)) as pilot:
         await ready(app, pilot)
         assert any("Warning: the command exited" in line for line in screen_lines(app))
+
+
+async def test_a_two_part_tensor_precision_reads_whole_at_80x24(tmp_path):
+    """Before, Prec showed `tensor_fp16_acc1…`: which accumulator, and that there was a second part, was cut.
+    Now its short spelling (`TC` = tensor core, `/acc16` = accumulating in FP16) fits whole at 80 columns,
+    while the row keeps the canonical label (what --json and export write)."""
+    from .raw_csv import mixed_accumulate_hgemm
+
+    report = read_report(mixed_accumulate_hgemm(tmp_path / "hgemm.csv"))
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        for _ in range(len(table.model.columns)):  # to the last column, Prec (80 columns drop it until then)
+            await pilot.press("right")
+        await pilot.pause()
+        assert table.focused_column.name == "precision"
+        header, row = table.visible_text()[:2]
+        assert "Prec" in header and row.rstrip().endswith(" TC fp16/acc16+TC fp16")
+        assert screen.model.row(0)["precision"] == "tensor_fp16_acc16+tensor_fp16"
+        assert all(len(line) <= 80 for line in screen_lines(app))
+        # The summary names its ceilings the same short way; the kernel's own screen links the two spellings.
+        assert "TC FP16/ACC16 330 TFLOP/s" in summary_text(app) and "TENSOR_" not in summary_text(app)
+        items = dict(item for _, group in sections(screen.model.row(0)) for item in group)
+        assert items["Precision judged"] == "TC fp16/acc16+TC fp16 (tensor_fp16_acc16+tensor_fp16)"

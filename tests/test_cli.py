@@ -83,6 +83,23 @@ def test_export_writes_the_rows_shown(tmp_path, suffix):
     assert not list(tmp_path.glob(".*.tmp"))  # atomic: no temp file left behind
 
 
+def test_precision_reads_as_in_the_app_and_json_keeps_the_canonical_label(tmp_path):
+    """The printed table spells a two-part tensor precision as the app does (short enough to show at 120
+    columns, where `tensor_fp16_acc16+tensor_fp16` was hidden); --json and export keep the canonical label."""
+    from .raw_csv import mixed_accumulate_hgemm
+
+    path = mixed_accumulate_hgemm(tmp_path / "hgemm.csv")
+    out = run_cli("report", path, columns=120)
+    assert out.returncode == 0, out.stderr
+    row = next(line for line in out.stdout.splitlines() if line.startswith("ampere_fp16"))
+    assert row.rstrip().endswith(" TC fp16/acc16+TC fp16")
+    assert not [line for line in out.stdout.splitlines() if line.startswith("Hidden") and "Prec" in line]
+    doc = json.loads(run("report", path, "--json").stdout)
+    assert [r["precision"] for r in doc["rows"]] == ["tensor_fp16_acc16+tensor_fp16"]
+    assert run("export", path, "-o", tmp_path / "rows.csv").returncode == 0
+    assert pd.read_csv(tmp_path / "rows.csv")["precision"].tolist() == ["tensor_fp16_acc16+tensor_fp16"]
+
+
 def test_gpus_lists_database_with_sources():
     out = run("gpus", "--json")
     assert out.returncode == 0

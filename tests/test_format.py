@@ -32,3 +32,12 @@ def test_ratio(value, text):
 def test_infinity_reads_as_infinity_in_every_format(render):
     """They raised OverflowError (int(inf)) or printed `inf%`."""
     assert "∞" in render(float("inf")) and "-∞" in render(float("-inf"))
+
+
+@pytest.mark.parametrize(("label", "text"), [
+    ("tensor_fp16_acc16+tensor_fp16", "TC fp16/acc16+TC fp16"), ("tensor_bf16", "TC bf16"),
+    ("tensor_fp8_acc16+tensor_fp16_acc16+fp32", "TC fp8/acc16+TC fp16/acc16+fp32"),
+    ("fp64+fp32", "fp64+fp32"), (None, ""), (float("nan"), "")])
+def test_precision_labels_are_short_and_keep_every_part(label, text):
+    assert fmt.precision(label) == text
+    assert len(text) <= 32  # the Prec column's width: never cut

@@ -505,3 +505,50 @@ async def test_a_sweep_opened_with_gpu_names_it_in_the_header(tmp_path):
         await pilot.press("n")  # the next line keeps it
         await pilot.pause()
         assert "Sweep sw (seq=2)" in flat(screen_text(app)) and "judged against NVIDIA L4" in flat(screen_text(app))
+
+
+# -- points stored with a warning ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def failing_sweep(tmp_path_factory) -> Path:
+    """A real stored sweep (the ncu stand-in hands back the real T4 report): the program exits 1 at bs=2."""
+    from .cli import run_cli
+    from .test_profile import make_ncu
+
+    home = tmp_path_factory.mktemp("home")
+    out = run_cli("sweep", "--param", "bs=1,2,4", "--ncu", make_ncu(home), "--sweep-name", "swf", "--json",
+                  "--", "sh", "-c", "test {bs} -ne 2", home=home, timeout=300)
+    assert out.returncode == 1 and "1 with a warning" in out.stderr, out.stderr
+    return home
+
+
+def stored_lines(home: Path, name: str) -> list[Slice]:
+    with Store(home / "flopscope.db") as store:
+        return load_sweep(name, store)
+
+
+@pytest.mark.parametrize("color", [True, False])
+async def test_a_point_stored_with_a_warning_is_marked_in_the_table_with_its_reason(failing_sweep, color,
+                                                                                    monkeypatch):
+    """Before, only the findings above named bs=2's failed program; its row read like the clean ones. Now its
+    row says why, in words (legible with NO_COLOR and over SSH's 256 colours), and the others stay blank."""
+    if not color:
+        monkeypatch.setenv("NO_COLOR", "1")
+    app = SweepApp(stored_lines(failing_sweep, "swf"), "swf")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(KernelTable)
+        rows = {line.split()[0]: line for line in table.visible_text()[1:] if line.strip()}
+        assert list(rows) == ["1", "2", "4"]  # every point on screen at 80x24
+        assert "! the command exited with code 1" in rows["2"]
+        assert "!" not in rows["1"] and "!" not in rows["4"]
+        assert "Warning" in table.visible_text()[0]
+        assert all(len(line) <= 80 for line in screen_text(app).splitlines())
+        # The numbers a suspect sweep is read by stay on screen beside the reason.
+        assert {"bs", "warning", "flop", "duration_s"} <= {c.name for _, c, _ in table.layout_columns}
+
+
+async def test_a_clean_sweep_has_no_warning_column(reports):
+    app = batch_sweep(shuffled(reports), "gemm")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert "Warning" not in app.screen.query_one(KernelTable).visible_text()[0]

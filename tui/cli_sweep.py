@@ -20,12 +20,12 @@ from flopscope.core.sweep import parse_params, points, run_sweep, substitute, un
 from flopscope.core.transport import LocalTransport, SshTransport
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from rich.text import Text
 
 from . import format as fmt
 from .cli_profile import add_profile_args, checked_options, open_store
-from .text_report import console, print_warning
+from .columns import sweep_columns
+from .text_report import console, fitted_table, print_hidden, print_warning, specs
 
 
 def add_sweep_command(sub) -> dict:
@@ -257,14 +257,13 @@ def _show(lines: list[Slice], args, results: list | None = None) -> None:
 
 
 def _print_analysis(param: str, table, _groups, fits, notes, out_console) -> None:
-    out = Table(box=None, header_style="bold")
-    for title in (param, "FLOP", f"FLOP/{param}", "DRAM B", "Time", "FLOP/s", "FLOPS eff", "BW eff", "Kernels"):
-        out.add_column(title, justify="right", no_wrap=True)
-    for r in table.itertuples(index=False):
-        out.add_row(f"{getattr(r, param):g}", fmt.si(r.flop), fmt.si(r.flop_per_sample), fmt.si(r.dram_bytes, "B"),
-                    fmt.seconds(r.duration_s), fmt.si(r.flop_per_s), fmt.pct(100 * r.flops_efficiency),
-                    fmt.pct(100 * r.bandwidth_efficiency), str(r.kernels))
+    """The Sweep screen's per-point table (its columns, the Warning one included), fitted to the terminal as
+    the kernel table is; then the fits and the findings."""
+    columns = sweep_columns(param, bool(table["warning"].any()))
+    cells = [[col.render(values[col.name]) for col in columns] for values in table.to_dict("records")]
+    out, hidden = fitted_table(specs(columns), cells, out_console.width, flex=None)
     out_console.print(out)
+    print_hidden(out_console, hidden)
     for col, fit in fits.items():
         if fit:
             r2 = f"R^2 {fit.r2:.4f}" if fit.r2 is not None else "R^2 n/a: constant"

@@ -5,7 +5,7 @@ Priority decides what drops first on a narrow terminal (higher number drops firs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from flopscope.core.columns import ALL, SIMT_FLOP
@@ -37,7 +37,8 @@ KERNEL_TABLE = [
     Column("ai_dram", "AI", fmt.ratio, 3, 8),  # `1.16e+04`
     Column("pct_of_peak", "%Peak", fmt.pct, 1, 6),
     Column("bound", "Bound", fmt.text, 2, 7, numeric=False),
-    Column("precision", "Prec", fmt.text, 5, 17, numeric=False),
+    # As wide as its longest label (three parts, `TC fp8/acc16+TC fp16/acc16+fp32`, take 31): never cut.
+    Column("precision", "Prec", fmt.precision, 5, 32, numeric=False),
 ]
 
 # Titles of the numeric columns the table does not show until it is sorted by one (`o`): then it is a column
@@ -92,10 +93,29 @@ def table_columns(by: str, gpus: bool = False) -> list[Column]:
     return columns
 
 
+def sweep_columns(param: str, warned: bool = False) -> list[Column]:
+    """A sweep's per-point table, the Sweep screen's and `flopscope sweep`'s. `warned`: some point was stored
+    with a warning (its program failed, its report is partial): a Warning column beside the parameter says
+    which and why in words, never dropped; a clean sweep has none."""
+    warning = [Column("warning", "Warning", fmt.warning, 0, 48, numeric=False)] if warned else []
+    return [
+        Column(param, param, lambda v: f"{v:g}", 0, min(max(len(param), 6), 16)),
+        *warning,
+        Column("flop", "FLOP", lambda v: fmt.si(v), 0, 8),
+        Column("flop_per_sample", f"FLOP/{param}", lambda v: fmt.si(v), 1, min(max(len(param) + 5, 11), 16)),
+        Column("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B"), 2, 8),
+        Column("duration_s", "Time", fmt.seconds, 0, 9),
+        Column("flop_per_s", "FLOP/s", lambda v: fmt.si(v), 1, 8),
+        Column("flops_efficiency", "FLOPS eff", fmt.share, 2, 9),
+        Column("bandwidth_efficiency", "BW eff", fmt.share, 3, 7),
+        Column("kernels", "Kernels", fmt.integer, 4, 7),
+    ]
+
+
 def fit(columns: list[Column], width: int, keep: Collection[str] = (),
         widths: Mapping[str, int] | None = None, blank: Collection[str] = ()) -> list[Column]:
-    """Drop the lowest-priority columns until the table fits `width` cells (kernel column shrinks last), then
-    bring back any dropped column that still fits (a wide one dropped first can leave room for a narrow one).
+    """Drop the lowest-priority columns until the table fits `width` cells (`drop`), then bring back any
+    dropped column that still fits (a wide one dropped first can leave room for a narrow one).
     Columns named in `keep` stay: the sort column (a table sorted by values it does not show reads as
     shuffled) and the one the cursor moved to (every column is reachable by `left`/`right`). `widths`: the
     cells each column takes, where not its set width (a name column as wide as its longest name). `blank`:
@@ -105,14 +125,32 @@ def fit(columns: list[Column], width: int, keep: Collection[str] = (),
     def cells(chosen: list[Column]) -> int:
         return sum(size[c.name] for c in chosen) + len(chosen) - 1  # one space between columns
 
-    chosen = list(columns)
-    while len(chosen) > 2 and cells(chosen) > width:
-        worst = max((c for c in chosen if c.priority > 0 and c.name not in keep),
-                    key=lambda c: (c.name in blank, c.priority), default=None)
-        if worst is None:
-            break
-        chosen.remove(worst)
+    kept = drop([c.priority for c in columns], [size[c.name] for c in columns], width,
+                keep={i for i, c in enumerate(columns) if c.name in keep},
+                blank={i for i, c in enumerate(columns) if c.name in blank})
+    chosen = [columns[i] for i in kept]
     for extra in sorted((c for c in columns if c not in chosen and c.name not in blank), key=lambda c: c.priority):
         if cells([*chosen, extra]) <= width:
             chosen = [c for c in columns if c in chosen or c is extra]
     return chosen
+
+
+def drop(priorities: Sequence[int], sizes: Sequence[int], width: int, *, gap: int = 1,
+         keep: Collection[int] = (), blank: Collection[int] = (), pairs: Sequence[str] = ()) -> list[int]:
+    """Indexes of the columns left once the table fits `width` cells (`sizes`, `gap` cells between columns):
+    blank ones go first (they say nothing), then the highest priority, leftmost on ties; priority 0 and
+    `keep` never go. Columns of one non-empty `pairs` name go together (A and B of a comparison). The app's
+    tables (`fit`) and the printed ones (`text_report.fitted_table`) drop columns in this one order."""
+    kept = list(range(len(priorities)))
+
+    def cells() -> int:
+        return sum(sizes[i] for i in kept) + gap * (len(kept) - 1)
+
+    while len(kept) > 2 and cells() > width:
+        droppable = [i for i in kept if priorities[i] > 0 and i not in keep]
+        if not droppable:
+            break
+        worst = max(droppable, key=lambda i: (i in blank, priorities[i]))
+        pair = pairs[worst] if pairs else ""
+        kept = [i for i in kept if i != worst and not (pair and pairs[i] == pair)]
+    return kept

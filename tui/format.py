@@ -61,6 +61,11 @@ def pct(value) -> str:
     return f"{_infinite(float(value)) or f'{float(value):.1f}'}%"
 
 
+def share(value) -> str:
+    """A fraction as a percentage: 0.448 -> `44.8%` (efficiencies are stored as fractions)."""
+    return "" if is_missing(value) else pct(100 * float(value))
+
+
 def ratio(value) -> str:
     if is_missing(value):
         return ""
@@ -80,6 +85,31 @@ def integer(value) -> str:
 
 def text(value) -> str:
     return "" if is_missing(value) else str(value)
+
+
+def precision(value) -> str:
+    """A `precision` label as tables show it: `tensor_fp16_acc16+tensor_fp16` -> `TC fp16/acc16+TC fp16`
+    (TC: tensor cores; /acc16: accumulating in FP16), short enough to read whole at 80 columns. SIMT labels
+    (`fp64+fp32`) are already short; --json and exports keep the canonical label."""
+    return "" if is_missing(value) else "+".join(_precision_part(part) for part in str(value).split("+"))
+
+
+def ceiling(name: str) -> str:
+    """A ceiling's or a peak's precision in headers and plots: `FP32`, `TC FP16/ACC16`, `DRAM`."""
+    return precision(name).upper()
+
+
+def _precision_part(part: str) -> str:
+    if not part.startswith("tensor_"):
+        return part
+    dtype, _, acc = part.removeprefix("tensor_").partition("_acc")
+    return f"TC {dtype}/acc{acc}" if acc else f"TC {dtype}"
+
+
+def warning(value) -> str:
+    """Why a sweep point's numbers may lie (its program failed, its report is partial), marked `!` as the
+    findings are, in words: legible without colour. "" for a clean point."""
+    return "" if is_missing(value) or not value else f"! {value}"
 
 
 def when(epoch) -> str:

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from . import format as fmt
 from .blocks import Block, lines
-from .columns import EXTRA_COLUMNS, Column, table_columns
+from .columns import EXTRA_COLUMNS, Column, drop, table_columns
 from .widgets.names import distinct_cuts
 
 
@@ -132,7 +132,7 @@ def _ceilings(report: Report) -> list[str]:
         for c in ceilings:
             if c.gpu == gpu:
                 by_source.setdefault(c.source, []).append(
-                    f"{c.name.upper()} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')}")
+                    f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')}")
         items.append(f"Ceilings, {gpu}:" if len(gpus) > 1 and gpu else "Ceilings:")
         for i, (source, values) in enumerate(by_source.items()):
             last = i == len(by_source) - 1 and n == len(gpus) - 1
@@ -252,20 +252,11 @@ def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int
 
 def _fit(specs: list[Spec], natural: list[int], blank: list[bool], width: int, flex: int | None,
          flex_min: int) -> list[int]:
-    """Indexes of the columns kept: drop until the name has `flex_min` cells, blank columns first (they say
-    nothing), then the highest priority, leftmost on ties as the app's `fit()` does."""
-    keep = list(range(len(specs)))
-
-    def needed() -> int:
-        return sum(flex_min if i == flex else natural[i] for i in keep) + _GAP * (len(keep) - 1)
-
-    while needed() > width:
-        droppable = [i for i in keep if specs[i].priority > 0]
-        if not droppable:
-            break
-        worst = specs[max(droppable, key=lambda i: (blank[i], specs[i].priority))]
-        keep = [i for i in keep if specs[i] is not worst and not (worst.pair and specs[i].pair == worst.pair)]
-    return keep
+    """Indexes of the columns kept, dropped in the app's order (`columns.drop`) until the name has `flex_min`
+    cells."""
+    sizes = [flex_min if i == flex else natural[i] for i in range(len(specs))]
+    return drop([s.priority for s in specs], sizes, width, gap=_GAP, blank={i for i, b in enumerate(blank) if b},
+                pairs=[s.pair for s in specs])
 
 
 def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False,
@@ -280,8 +271,12 @@ def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = Fa
                                                          len(sort), numeric=sort in INTEGER))
     cells = [_marked([col.render(values.get(col.name)) for col in columns], values.get("status"))
              for values in (row._asdict() for row in rows.itertuples(index=False))]
-    specs = [Spec(col.title, col.numeric, 0 if col.name == sort else col.priority) for col in columns]
-    return fitted_table(specs, cells, width)
+    return fitted_table(specs(columns, sort), cells, width)
+
+
+def specs(columns: list[Column], sort: str | None = None) -> list[Spec]:
+    """The app's columns as the printed table's: same titles, alignment and priorities (`sort` never drops)."""
+    return [Spec(col.title, col.numeric, 0 if col.name == sort else col.priority) for col in columns]
 
 
 # The --json row keys most worth sorting by, for the --sort error and help (every key works).

@@ -66,7 +66,8 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     compute.append(("Tensor, all types", num("flop_tensor", fmt.si, "FLOP")))
     compute += [(f"Tensor {d.upper()}", num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_TYPES
                 if _v(row, f"flop_tensor_{d}")]
-    compute += [("Precision judged", fmt.text(_v(row, "precision")) or ("none (no FLOPs)" if measured else "unknown")),
+    judged = _precision(_v(row, "precision")) or ("none (no FLOPs)" if measured else "unknown")
+    compute += [("Precision judged", judged),
                 ("% of peak", num("pct_of_peak", fmt.pct)), ("% of roof", num("pct_of_roof", fmt.pct)),
                 ("Attainable", num("attainable_flop_per_s", fmt.si, "FLOP/s")),
                 ("Bound", fmt.text(_v(row, "bound")) or "unknown")]
@@ -144,6 +145,13 @@ def earlier_launches(launches: pd.DataFrame, row: pd.Series) -> int | None:
 def _measured(row: pd.Series) -> bool:
     """False for a launch ncu recorded no values for (a group is that only if all its launches are)."""
     return not (fmt.text(_v(row, "status")) or "ok").startswith("not profiled")
+
+
+def _precision(label: object) -> str:
+    """The table's short spelling, and the canonical label (--json's, export's) where it differs:
+    `TC fp16/acc16+TC fp16 (tensor_fp16_acc16+tensor_fp16)`."""
+    short = fmt.precision(label)
+    return short if short == fmt.text(label) else f"{short} ({label})"
 
 
 def _intensity(value: float) -> str:

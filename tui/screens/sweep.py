@@ -24,7 +24,7 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from .. import format as fmt
-from ..columns import Column
+from ..columns import sweep_columns
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.line_plot import LinePlot, Series
@@ -45,10 +45,6 @@ def _si(unit: str = "") -> Callable[[float], str]:
     return lambda v: fmt.si(v, unit)
 
 
-def _share(v: float) -> str:
-    return fmt.pct(100 * v)
-
-
 # What `m` cycles through, in order.
 METRICS = (
     Metric("flop", "FLOP", _si()),
@@ -56,25 +52,10 @@ METRICS = (
     Metric("dram_bytes", "DRAM bytes", _si("B")),
     Metric("duration_s", "Time", fmt.seconds),
     Metric("flop_per_s", "FLOP/s", _si("FLOP/s")),
-    Metric("flops_efficiency", "FLOPS efficiency", _share),
+    Metric("flops_efficiency", "FLOPS efficiency", fmt.share),
 )
 PLOT_ROWS = 11  # the plot's least: caption, 7 rows of plot area (two y labels or more), the x axis and ticks
 FITTED = (("flop", "FLOP", _si()), ("dram_bytes", "DRAM B", _si("B")), ("duration_s", "Time", fmt.seconds))
-
-
-def table_columns(param: str) -> list[Column]:
-    """The per-point table; priority decides what drops first at 80 columns (as in the kernel table)."""
-    return [
-        Column(param, param, lambda v: f"{v:g}", 0, min(max(len(param), 6), 16)),
-        Column("flop", "FLOP", _si(), 0, 8),
-        Column("flop_per_sample", f"FLOP/{param}", _si(), 1, min(max(len(param) + 5, 11), 16)),
-        Column("dram_bytes", "DRAM B", _si("B"), 2, 8),
-        Column("duration_s", "Time", fmt.seconds, 0, 9),
-        Column("flop_per_s", "FLOP/s", _si(), 1, 8),
-        Column("flops_efficiency", "FLOPS eff", _share, 2, 9),
-        Column("bandwidth_efficiency", "BW eff", _share, 3, 7),
-        Column("kernels", "Kernels", fmt.integer, 4, 7),
-    ]
 
 
 def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], str]) -> str:
@@ -153,7 +134,7 @@ class SweepScreen(BackScreen):
         # Stable sort, as point_table's: row i of the table is points[i].
         self.points = sorted(shown.points, key=lambda p: p[0])
         self.analysis = analyse(self.points, self.param, tolerance)
-        self.columns = table_columns(self.param)
+        self.columns = sweep_columns(self.param, bool(self.analysis.table["warning"].any()))
         self.metric = 0
 
     # -- layout -----------------------------------------------------------------------------------

@@ -373,7 +373,7 @@ def _first_blank(grid: _Grid, spots: list[tuple[int, int]], label: str, style: S
 
 
 def _short(ceiling: Ceiling) -> str:
-    return ceiling.name.upper().replace("TENSOR_", "TC ")
+    return fmt.ceiling(ceiling.name)
 
 
 def _draw_points(fig, data: Roofline, selected: int | None, color: bool) -> None:

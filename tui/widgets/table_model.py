@@ -124,13 +124,13 @@ class TableModel:
         return self._valued[name]
 
     def natural_width(self, column: Column) -> int:
-        """Cells the column needs: its longest name or text, its largest whole number, else its set width; at
-        least its title and the sort arrow (`N↓`)."""
+        """Cells the column needs: its longest name or text as shown (rendered: `! why`, a short precision),
+        its largest whole number, else its set width; at least its title and the sort arrow (`N↓`)."""
         if column.name not in self._widths:
             width = column.width
             title = len(column.title) + 1
             if not column.numeric and column.name in self.rows:
-                width = max([title, *(cell_len(u) for u in self.distinct(column.name))])
+                width = max([title, *(cell_len(column.render(u)) for u in self.distinct(column.name))])
             elif column.render is fmt.integer and column.name in self.rows and len(self.rows):
                 width = max(title, len(fmt.integer(self.rows[column.name].max())))
             self._widths[column.name] = width
