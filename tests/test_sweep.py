@@ -306,6 +306,22 @@ def test_cli_constant_sweep_says_constant_in_the_table_and_null_in_json(tmp_path
     assert fits["duration_s"]["r2"] is None and fits["dram_bytes"]["r2"] is None
 
 
+@pytest.mark.parametrize("sizes", [(1, 2), (1, 2, 4)])
+def test_copies_of_one_report_are_identical_work_not_a_drift(tmp_path, sizes):
+    """The same report at batch sizes 1 and 2 (and 1, 2, 4): FLOP/param halves only because the FLOPs never grew.
+    The finding is that the parameter never reached the program, and no FLOP/param drift besides."""
+    source = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    files = [tmp_path / f"bs{n}.ncu-rep" for n in sizes]
+    for path in files:
+        path.write_bytes(source.read_bytes())
+    out = cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    notes = json.loads(out.stdout)["analyses"][0]["findings"]
+    flop = read_report(source).kernels["flop"].sum()
+    assert len(notes) == 1 and notes[0].startswith(f"FLOPs ({flop:.4g}) and DRAM bytes"), notes
+    assert "are identical at every param: the parameter most likely never reached the program" in notes[0]
+
+
 def test_param_from_name_that_is_no_regex_is_one_line_exit_2(tmp_path, constant_files):
     out = cli("sweep", "--from", *constant_files, "--param-from-name", "bs(", "--no-tui", home=tmp_path)
     assert out.returncode == 2 and "Traceback" not in out.stderr
