@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -323,6 +324,55 @@ def test_precision_defaults_to_the_parameters_dtype(tmp_path, monkeypatch, capsy
     assert count_factory(lambda: torch.nn.ReLU(), (2, 8)).dtype == "fp32"  # no parameters
 
 
+def datasheet(key: str) -> pd.Series:
+    """A GPU's row of core/data/gpus.csv, read here rather than through the code under test."""
+    return pd.read_csv(Path(__file__).resolve().parents[1] / "core" / "data" / "gpus.csv").set_index("key").loc[key]
+
+
+@needs_torch
+@pytest.mark.parametrize("train", [False, True])
+def test_fp32_convolutions_are_predicted_on_tf32_tensor_cores(tmp_path, monkeypatch, capsys, train):
+    """torch runs float32 convolutions on TF32 tensor cores by default (cudnn.allow_tf32 = True) and matmuls on
+    FP32 (cuda.matmul.allow_tf32 = False): fp32 predictions held every FLOP against the SIMT FP32 peak, so a
+    ResNet on an A100 was predicted 8x too slow. A T4 has no TF32: all FP32 there."""
+    from flopscope.tui import cli
+
+    (tmp_path / "convnet.py").write_text(textwrap.dedent("""
+        import torch
+        def build():
+            return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Flatten(),
+                                       torch.nn.Linear(8 * 8 * 8, 10))
+    """))
+    monkeypatch.chdir(tmp_path)
+    # Batch 2, 3x8x8 in, 8 channels out at 8x8, 3x3 kernels: 2 x MACs. The input takes no gradient, so the
+    # convolution's backward is its weight gradient (1x forward); the linear layer's is 2x (input and weight).
+    conv, linear = 2 * (2 * 8 * 8 * 8 * 3 * 3 * 3), 2 * (2 * 512 * 10)
+    if train:
+        conv, linear = 2 * conv, 3 * linear
+    model = ["model", "convnet.py:build", "--input-shape", "2,3,8,8", "--json", *(["--train"] if train else [])]
+    assert cli.main([*model, "--gpu", "a100-sxm4-80gb", "--gpu", "h100-sxm", "--gpu", "t4", "--ppp", "0.5"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["dtype"] == "fp32" and doc["step_flop"] == conv + linear
+    for p in doc["predictions"]:
+        row = datasheet(p["gpu_key"])
+        fp32, tf32 = row["fp32_tflops"] * 1e12, row["tf32_tensor_tflops"] * 1e12
+        if p["gpu_key"] == "t4":
+            assert math.isnan(tf32)
+            split, at_peak = {"fp32": conv + linear}, (conv + linear) / fp32
+        else:
+            split, at_peak = {"tensor_tf32": conv, "fp32": linear}, conv / tf32 + linear / fp32
+        assert p["compute_seconds"] == pytest.approx(at_peak / 0.5, rel=1e-12)
+        assert p["peak_flop_per_s"] == pytest.approx((conv + linear) / at_peak, rel=1e-12)
+        assert p["flop_by_ceiling"] == split and p["ceiling"] == "+".join(split)
+    note = next(n for n in doc["notes"] if n.startswith("--dtype fp32 is float32 under torch's defaults"))
+    assert "convolutions on TF32 tensor cores" in note and "a100-sxm4-80gb 156, h100-sxm 494.7 TFLOP/s" in note
+    assert "t4" not in note and "matmuls and attention at the FP32 peak" in note
+    # --dtype tf32 (matmuls allowed TF32 too): everything at the TF32 peak.
+    assert cli.main([*model, "--gpu", "a100-sxm4-80gb", "--dtype", "tf32"]) == 0
+    p = json.loads(capsys.readouterr().out)["predictions"][0]
+    assert p["flop_by_ceiling"] == {"tensor_tf32": conv + linear} and p["peak_flop_per_s"] == pytest.approx(156e12)
+
+
 @needs_torch
 def test_a_model_module_that_exits_is_a_one_line_error(tmp_path, monkeypatch, capsys):
     """sys.exit in a factory exited 0 with no output; a script's argparse at import parsed flopscope's own command
@@ -544,7 +594,8 @@ def test_reconcile_fp64_against_the_fp64_tensor_peak():
 def test_predictions_note_k80_and_refuse_missing_precisions():
     predictions, notes = predict_all(1e12, ["Tesla K80"], "fp32")
     assert predictions[0].peak_flop_per_s == pytest.approx(K80_FP32)
-    assert len(notes) == 1 and "two" in notes[0] and "ONE device" in notes[0]
+    assert len(notes) == 2 and "two" in notes[0] and "ONE device" in notes[0]
+    assert notes[1].startswith("--dtype fp32 is float32 under torch's defaults: matmuls")  # no TF32 on a K80
     with pytest.raises(FlopscopeError, match="no bf16 peak"):
         predict_all(1e12, ["Tesla V100-SXM2-16GB"], "bf16")
     with pytest.raises(FlopscopeError, match="ppp"):

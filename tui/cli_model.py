@@ -96,7 +96,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     _check_depth(args.depth)
     model = _count(args)
     predictions, notes = predict_all(model.step_flop, args.gpu, model.dtype, args.ppp, model.batch,
-                                     nbytes=model.step_bytes)
+                                     nbytes=model.step_bytes, families=model.family_flops())
     notes = model.notes + notes
     if args.json:
         doc = {**model.to_json(), "predictions": [p.as_dict() for p in predictions], "notes": notes}
