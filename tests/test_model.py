@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 import textwrap
@@ -25,9 +26,11 @@ from flopscope.core.metrics import derive
 from flopscope.core.predict import BOARDS, paleo_seconds, peak_for, predict, predict_all
 from flopscope.core.reconcile import phase, range_names, reconcile
 from flopscope.core.report import Report, ordered
+from flopscope.tui.format import seconds as fmt_seconds
 from flopscope.tui.format import si as fmt_si
 
 from .cli import CLI, run_cli
+from .conftest import fixture_path
 
 try:
     import torch
@@ -556,17 +559,14 @@ def test_nothing_to_do_predicts_no_rate():
     """A model with no counted FLOPs and no bytes: `model --json` wrote Infinity (not JSON) and the table
     '0 s' and 'inf' samples/s."""
     from flopscope.tui.cli_model import _predictions_table
-    from rich.console import Console
 
     p = predict(0, find_gpu("h100-sxm"), "fp32", nbytes=0, batch=8)
     assert p.seconds == 0 and p.per_second is None and p.steps_per_second is None
     json.dumps(p.as_dict(), allow_nan=False)  # raises on inf / nan
-    model = type("M", (), {"train": False})()
-    out = Console(width=200)
-    with out.capture() as captured:
-        out.print(_predictions_table([p], model))
-    row = captured.get().splitlines()[-1]
-    assert row.count("n/a") == 3 and "inf" not in row.lower() and "0 s" not in row
+    specs, rows = _predictions_table([p])
+    row = dict(zip((spec.title for spec in specs), rows[0], strict=True))
+    assert [row["Time"], row["Bound"], row["Samples/s"]] == ["n/a"] * 3
+    assert not any("inf" in cell.lower() or cell == "0 s" for cell in rows[0])
 
 
 def test_fp64_predictions_use_fp64_tensor_cores_where_there_are_some():
@@ -947,6 +947,79 @@ def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkey
 
 
 # --- the command line -----------------------------------------------------------------------------------------
+
+def table_at(lines: list[str], header: str) -> tuple[list[str], list[str]]:
+    """The header line that starts with `header`'s first title, and the rows under it up to a line that is no row
+    (a blank cell-less line or prose)."""
+    at = next(i for i, line in enumerate(lines) if line.split()[:1] == header.split()[:1] and "  " in line)
+    rows = []
+    for line in lines[at + 1:]:
+        if "  " not in line.strip() or line.startswith(("Hidden", "--dtype", "FMA", "Measured per")):
+            break
+        rows.append(line)
+    return re.split(r"\s{2,}", lines[at].strip()), rows
+
+
+def readable_at_80(out: subprocess.CompletedProcess) -> list[str]:
+    """Output that fits 80 columns with nothing cut; its lines."""
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "…" not in out.stdout
+    return lines
+
+
+@needs_torch
+def test_model_tables_read_whole_at_80_columns():
+    """At 80 columns the prediction table cut its headers (`Preci…`, `Sampl…`), put units under their values
+    and spread `NVIDIA H100 80GB HBM3` over four lines. Now every header and row is one line. The MLP at batch
+    1 is memory bound: its bytes and DRAM bandwidths from the datasheet (core/data/gpus.csv) give the times."""
+    lines = readable_at_80(run("model", "mlp", columns=80))
+    titles, rows = table_at(lines, "GPU")
+    assert [t.strip() for t in titles if t.strip()] == ["GPU", "Ceiling", "Peak FLOP/s", "DRAM B/s", "Time", "Bound",
+                                                        "Samples/s"]
+    params = (784 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * 10 + 10)
+    nbytes = 4 * params + (1024 + 1024 + 1024 + 1024 + 10) * 4
+    assert len(rows) == 2
+    for row, key in zip(rows, ("a100-sxm4-80gb", "h100-sxm"), strict=True):
+        sheet = datasheet(key)
+        seconds = nbytes / (sheet["dram_gb_per_s"] * 1e9)
+        assert row.split() == [key, "FP32", *fmt_si(sheet["fp32_tflops"] * 1e12).split(),
+                               *fmt_si(sheet["dram_gb_per_s"] * 1e9).split(), *fmt_seconds(seconds).split(), "memory",
+                               *fmt_si(1 / seconds).split()]
+    titles, rows = table_at(lines, "Module")
+    assert [t.strip() for t in titles if t.strip()] == ["Module", "Type", "Fwd FLOP", "Params", "Act. bytes", "FLOP/B"]
+    assert rows[0].split()[:3] == ["(model)", "MLP", *fmt_si(2 * (784 * 1024 + 1024 * 1024 + 1024 * 10)).split()[:1]]
+
+    lines = readable_at_80(run("model", "resnet18", "--train", columns=80))
+    titles, rows = table_at(lines, "GPU")
+    assert [t.strip() for t in titles if t.strip()][:3] == ["GPU", "Ceiling", "Peak FLOP/s"]
+    assert [row.split()[:2] for row in rows] == [["a100-sxm4-80gb", "TF32"], ["h100-sxm", "TF32"]]
+    assert all(row.split()[2] == "TC+FP32" for row in rows)
+    titles, rows = table_at(lines, "Module")
+    assert [t.strip() for t in titles if t.strip()] == ["Module", "Type", "Fwd FLOP", "Bwd FLOP", "Params",
+                                                        "Act. bytes", "FLOP/B"]
+    assert rows[0].split()[:2] == ["(model)", "ResNet"] and any(r.split()[0] == "layer4.1" for r in rows)
+
+
+@needs_torch
+@pytest.mark.parametrize("train", [False, True])
+def test_reconcile_table_reads_whole_at_80_columns(train):
+    """The MLP's forward is 2 x (784x1024 + 1024x1024 + 1024x10) FLOPs; a training step adds its backward
+    without the input's gradient: 2x for the last two layers, 1x for the first."""
+    forward = 2 * (784 * 1024 + 1024 * 1024 + 1024 * 10)
+    backward = 2 * forward - 2 * 784 * 1024
+    out = run("reconcile", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--model", "mlp", "--no-tui",
+              *(["--train"] if train else []), columns=80)
+    lines = readable_at_80(out)
+    titles, rows = table_at(lines, "Module")
+    shown = [t.strip() for t in titles if t.strip()]
+    assert shown[0] == "Module" and shown[-1] == "Flag" and "Fwd analytic" in shown
+    assert ("Bwd analytic" in shown) == train
+    cells = re.split(r"\s{2,}", rows[0].strip())
+    assert cells[0] == "(model: phase totals)" and fmt_si(forward) in cells
+    assert (fmt_si(backward) in cells) == train
+    if train:  # Type no longer fits: said, not silently gone
+        assert "Hidden at 80 columns: Type; widen or use --json" in lines
 
 @needs_torch
 def test_model_json_shape():
