@@ -124,13 +124,17 @@ class ModelFlops:
         """Share of the step's FLOPs per aten operator (forward + backward when trained), largest first."""
         return _shares(_merge(self.forward_ops, self.backward_ops))
 
-    def family_share(self) -> dict[str, float]:
-        """Share per operator family: convolution (forward and backward), matmul, attention, other."""
+    def family_flops(self) -> dict[str, int]:
+        """The step's FLOPs per operator family: convolution (forward and backward), matmul, attention, other."""
         families: dict[str, int] = {}
         for op, flop in _merge(self.forward_ops, self.backward_ops).items():
             family = FAMILIES.get(op, "attention" if "attention" in op else "other")
             families[family] = families.get(family, 0) + flop
-        return _shares(families)
+        return families
+
+    def family_share(self) -> dict[str, float]:
+        """Share of the step's FLOPs per operator family (`family_flops`), largest first."""
+        return _shares(self.family_flops())
 
     def module(self, name: str) -> ModuleFlops | None:
         return next((m for m in self.modules if m.name == name), None)

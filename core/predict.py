@@ -12,18 +12,23 @@ Communication (PALEO's third term) is not modelled.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from .errors import FlopscopeError
 from .gpus import Gpu, require_gpu
 
-# --dtype -> GPU database ceiling. fp32 is the SIMT peak (no tensor cores); the others are dense tensor-core
-# peaks with FP32 accumulate, as in core/data/gpus.csv. fp64 is the SIMT peak here, the FP64 tensor peak on a
-# GPU that has one (ceiling_for).
+# --dtype -> GPU database ceiling. fp32 is the SIMT peak (but see TF32_BY_DEFAULT); the others are dense
+# tensor-core peaks with FP32 accumulate, as in core/data/gpus.csv. fp64 is the SIMT peak here, the FP64 tensor
+# peak on a GPU that has one (ceiling_for).
 PRECISION_CEILING = {"fp64": "fp64", "fp32": "fp32", "tf32": "tensor_tf32", "fp16": "tensor_fp16",
                      "bf16": "tensor_bf16"}
 # Ceiling -> the --dtype whose work runs there
 DTYPE_OF_CEILING = {**{c: d for d, c in PRECISION_CEILING.items()}, "tensor_fp64": "fp64"}
+# `--dtype fp32` is float32 under PyTorch's defaults, which are not all FP32: torch.backends.cudnn.allow_tf32 is
+# True, so cuDNN runs float32 convolutions on TF32 tensor cores where the GPU has them (Ampere and later), while
+# torch.backends.cuda.matmul.allow_tf32 is False since torch 1.12, so matmuls (attention's products too) stay on
+# the FP32 SIMT units. The operator families (model_flops.FAMILIES) that run on TF32 by default:
+TF32_BY_DEFAULT = ("convolution",)
 # Without --gpu: one Ampere and one Hopper part, both with every precision above.
 DEFAULT_GPUS = ("a100-sxm4-80gb", "h100-sxm")
 # Database rows that are one device of a multi-GPU board: the note predictions for it carry.
@@ -39,8 +44,8 @@ class Prediction:
     gpu: str
     gpu_key: str
     precision: str
-    ceiling: str
-    peak_flop_per_s: float
+    ceiling: str  # the database ceiling the FLOPs are held against; several joined by "+", most FLOPs first
+    peak_flop_per_s: float  # with several ceilings, their FLOP-weighted harmonic mean: FLOPs / Σ(FLOPs_c / peak_c)
     ppp: float
     flop: float
     seconds: float
@@ -51,6 +56,7 @@ class Prediction:
     dram_bytes_per_s: float | None = None
     memory_seconds: float | None = None  # bytes / DRAM bandwidth
     bound: str = "compute"  # the larger of the two terms: compute or memory
+    flop_by_ceiling: dict[str, float] = field(default_factory=dict)  # FLOPs held against each ceiling
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -82,39 +88,74 @@ def peak_for(gpu: Gpu, precision: str) -> float:
     return peak
 
 
+def flop_by_ceiling(flop: float, gpu: Gpu, precision: str,
+                    families: dict[str, float] | None = None) -> dict[str, float]:
+    """FLOPs per database ceiling, most first: all at `ceiling_for`, except that at fp32 the TF32_BY_DEFAULT
+    families' FLOPs (`families`: FLOPs per operator family) go to the TF32 tensor peak on a GPU that has one."""
+    ceiling = ceiling_for(gpu, precision)
+    if precision != "fp32" or not families or not gpu.peak("tensor_tf32") > 0:  # NaN > 0 is False
+        return {ceiling: flop}
+    tf32 = min(sum(families.get(f, 0) for f in TF32_BY_DEFAULT), flop)
+    split = {c: f for c, f in (("tensor_tf32", tf32), (ceiling, flop - tf32)) if f}
+    return dict(sorted(split.items(), key=lambda kv: -kv[1])) or {ceiling: flop}
+
+
 def paleo_seconds(flop: float, peak_flop_per_s: float, ppp: float = 1.0) -> float:
     """PALEO compute time: FLOPs / (peak x platform percent of peak)."""
     return flop / (peak_flop_per_s * ppp)
 
 
 def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int = 1,
-            nbytes: float | None = None) -> Prediction:
-    """max(FLOPs / (peak x PPP), NBYTES / DRAM bandwidth); without NBYTES (or a known bandwidth), compute only."""
-    peak = peak_for(gpu, precision)
-    compute = paleo_seconds(flop, peak, check_ppp(ppp))
+            nbytes: float | None = None, families: dict[str, float] | None = None) -> Prediction:
+    """max(FLOPs / (peak x PPP), NBYTES / DRAM bandwidth); without NBYTES (or a known bandwidth), compute only.
+    `families` (FLOPs per operator family) lets fp32 convolutions run at the TF32 peak (`flop_by_ceiling`); the
+    compute term is then the sum of each ceiling's FLOPs / (its peak x PPP)."""
+    split = flop_by_ceiling(flop, gpu, precision, families)
+    peaks = {c: gpu.peak(c) if c == "tensor_tf32" else peak_for(gpu, precision) for c in split}
+    at_peak = sum(f / peaks[c] for c, f in split.items())  # seconds at 100% of every peak
+    peak = flop / at_peak if at_peak else next(iter(peaks.values()))
+    compute = at_peak / check_ppp(ppp)
     bandwidth = gpu.dram_bytes_per_s if gpu.dram_bytes_per_s > 0 else None  # NaN > 0 is False
     memory = nbytes / bandwidth if nbytes is not None and bandwidth else None
     seconds = max(compute, memory or 0.0)
-    return Prediction(gpu=gpu.name, gpu_key=gpu.key, precision=precision, ceiling=ceiling_for(gpu, precision),
+    return Prediction(gpu=gpu.name, gpu_key=gpu.key, precision=precision, ceiling="+".join(split),
                       peak_flop_per_s=peak, ppp=ppp, flop=flop, seconds=seconds,
                       per_second=batch / seconds if seconds else None,
                       steps_per_second=1 / seconds if seconds else None, compute_seconds=compute,
                       bytes=nbytes, dram_bytes_per_s=bandwidth if memory is not None else None,
-                      memory_seconds=memory, bound="memory" if memory is not None and memory > compute else "compute")
+                      memory_seconds=memory, bound="memory" if memory is not None and memory > compute else "compute",
+                      flop_by_ceiling=split)
 
 
 def predict_all(flop: float, gpu_names: list[str] | None, precision: str, ppp: float = 0.5,
-                batch: int = 1, nbytes: float | None = None) -> tuple[list[Prediction], list[str]]:
-    """Predictions for every --gpu (an error if one lacks the precision), else for DEFAULT_GPUS; and notes."""
+                batch: int = 1, nbytes: float | None = None,
+                families: dict[str, float] | None = None) -> tuple[list[Prediction], list[str]]:
+    """Predictions for every --gpu (an error if one lacks the precision), else for DEFAULT_GPUS; and notes.
+    `families`: FLOPs per operator family (`ModelFlops.family_flops`), for fp32's TF32 convolutions."""
     gpus = [require_gpu(n) for n in gpu_names] if gpu_names else [require_gpu(k) for k in DEFAULT_GPUS]
-    predictions = [predict(flop, g, precision, ppp, batch, nbytes) for g in gpus]
+    predictions = [predict(flop, g, precision, ppp, batch, nbytes, families) for g in gpus]
     notes = [BOARDS[key] for key in dict.fromkeys(g.key for g in gpus) if key in BOARDS]
     dmma = [f"{g.name} {g.peak('tensor_fp64') / 1e12:.3g} (SIMT {g.peak('fp64') / 1e12:.3g})" for g in gpus
             if precision == "fp64" and ceiling_for(g, precision) == "tensor_fp64"]
     if dmma:
         notes.append(f"fp64 predictions use the FP64 tensor-core peak, where matrix products and convolutions run: "
                      f"{', '.join(dmma)} TFLOP/s")
+    if precision == "fp32":
+        notes.append(_fp32_note(gpus, predictions))
     return predictions, notes
+
+
+def _fp32_note(gpus: list[Gpu], predictions: list[Prediction]) -> str:
+    """What fp32 means here: float32 under torch's defaults, TF32 convolutions included (TF32_BY_DEFAULT)."""
+    tf32 = [f"{g.key} {g.peak('tensor_tf32') / 1e12:.4g}" for g, p in zip(gpus, predictions, strict=True)
+            if "tensor_tf32" in p.flop_by_ceiling]
+    matmul = ("matmuls and attention at the FP32 peak (torch.backends.cuda.matmul.allow_tf32 = False; set True, "
+              "predict with --dtype tf32)")
+    if not tf32:
+        return f"--dtype fp32 is float32 under torch's defaults: {matmul}"
+    return (f"--dtype fp32 is float32 under torch's defaults: convolutions on TF32 tensor cores "
+            f"(torch.backends.cudnn.allow_tf32 = True; {', '.join(tf32)} TFLOP/s), {matmul}; Peak is then the "
+            "FLOP-weighted harmonic mean of the two")
 
 
 def utilization(flop: float, seconds: float, peak_flop_per_s: float) -> float:

@@ -19,13 +19,21 @@ from .store import Store
 # A fitted slope or intercept this small against the largest |value| fitted is rounding, not a trend: polyfit's
 # float64 error is ~1e-16 of the values, and no real FLOP, byte or time count changes by a billionth.
 NOISE = 1e-9
+# R² needs this many distinct parameter values: a line passes through any two points, so with two R² is 1
+# whatever the data, and says nothing about whether they grow linearly.
+R2_VALUES = 3
 
 
 @dataclass
 class Fit:
     slope: float
     intercept: float
-    r2: float | None  # None: the fitted line is flat, so there is no variance for it to explain
+    r2: float | None  # None: the line is flat (no variance to explain) or fitted to fewer than R2_VALUES values
+    values: int = 0  # distinct parameter values fitted
+
+    def why_no_r2(self, param: str) -> str:
+        """What the tables say in place of R² (when r2 is None): `constant`, or `only 2 batch_size values`."""
+        return "constant" if self.slope == 0 else f"only {self.values} {param} values"
 
 
 @dataclass
@@ -151,7 +159,8 @@ def group_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
 def linear_fit(x: pd.Series, y: pd.Series) -> Fit | None:
     """Least-squares line through the known points; None with fewer than two distinct x. A slope whose whole
     effect over the x range, or an intercept, is within NOISE of the largest |y| is 0: constant data then
-    fits as `0 × x + mean` with no R², not as rounding noise with a meaningless R².
+    fits as `0 × x + mean` with no R², not as rounding noise with a meaningless R². Fewer than R2_VALUES
+    distinct x have no R² either: the line passes through both points, so R² would be 1 whatever they are.
 
     A value of x measured more than once counts once, at the mean of its y (and R² is over those means):
     a repeated run is a second measurement of one point, not more weight for that part of the line."""
@@ -163,11 +172,12 @@ def linear_fit(x: pd.Series, y: pd.Series) -> Fit | None:
     slope, intercept = (float(v) for v in np.polyfit(x, y, 1))
     bound = NOISE * float(np.abs(y).max())
     if abs(slope) * (x.max() - x.min()) <= bound:
-        return Fit(0.0, float(y.mean()), None)
+        return Fit(0.0, float(y.mean()), None, len(x))
     intercept = 0.0 if abs(intercept) <= bound else intercept
     residual = ((y - (slope * x + intercept)) ** 2).sum()
     total = ((y - y.mean()) ** 2).sum()
-    return Fit(slope, intercept, float(1.0 - residual / total) if total else None)
+    r2 = float(1.0 - residual / total) if total and len(x) >= R2_VALUES else None
+    return Fit(slope, intercept, r2, len(x))
 
 
 def findings(table: pd.DataFrame, groups: pd.DataFrame, param: str, tolerance: float = 0.05) -> list[str]:

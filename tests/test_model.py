@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 import textwrap
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -24,9 +26,11 @@ from flopscope.core.metrics import derive
 from flopscope.core.predict import BOARDS, paleo_seconds, peak_for, predict, predict_all
 from flopscope.core.reconcile import phase, range_names, reconcile
 from flopscope.core.report import Report, ordered
+from flopscope.tui.format import seconds as fmt_seconds
 from flopscope.tui.format import si as fmt_si
 
 from .cli import CLI, run_cli
+from .conftest import fixture_path
 
 try:
     import torch
@@ -323,6 +327,55 @@ def test_precision_defaults_to_the_parameters_dtype(tmp_path, monkeypatch, capsy
     assert count_factory(lambda: torch.nn.ReLU(), (2, 8)).dtype == "fp32"  # no parameters
 
 
+def datasheet(key: str) -> pd.Series:
+    """A GPU's row of core/data/gpus.csv, read here rather than through the code under test."""
+    return pd.read_csv(Path(__file__).resolve().parents[1] / "core" / "data" / "gpus.csv").set_index("key").loc[key]
+
+
+@needs_torch
+@pytest.mark.parametrize("train", [False, True])
+def test_fp32_convolutions_are_predicted_on_tf32_tensor_cores(tmp_path, monkeypatch, capsys, train):
+    """torch runs float32 convolutions on TF32 tensor cores by default (cudnn.allow_tf32 = True) and matmuls on
+    FP32 (cuda.matmul.allow_tf32 = False): fp32 predictions held every FLOP against the SIMT FP32 peak, so a
+    ResNet on an A100 was predicted 8x too slow. A T4 has no TF32: all FP32 there."""
+    from flopscope.tui import cli
+
+    (tmp_path / "convnet.py").write_text(textwrap.dedent("""
+        import torch
+        def build():
+            return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Flatten(),
+                                       torch.nn.Linear(8 * 8 * 8, 10))
+    """))
+    monkeypatch.chdir(tmp_path)
+    # Batch 2, 3x8x8 in, 8 channels out at 8x8, 3x3 kernels: 2 x MACs. The input takes no gradient, so the
+    # convolution's backward is its weight gradient (1x forward); the linear layer's is 2x (input and weight).
+    conv, linear = 2 * (2 * 8 * 8 * 8 * 3 * 3 * 3), 2 * (2 * 512 * 10)
+    if train:
+        conv, linear = 2 * conv, 3 * linear
+    model = ["model", "convnet.py:build", "--input-shape", "2,3,8,8", "--json", *(["--train"] if train else [])]
+    assert cli.main([*model, "--gpu", "a100-sxm4-80gb", "--gpu", "h100-sxm", "--gpu", "t4", "--ppp", "0.5"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["dtype"] == "fp32" and doc["step_flop"] == conv + linear
+    for p in doc["predictions"]:
+        row = datasheet(p["gpu_key"])
+        fp32, tf32 = row["fp32_tflops"] * 1e12, row["tf32_tensor_tflops"] * 1e12
+        if p["gpu_key"] == "t4":
+            assert math.isnan(tf32)
+            split, at_peak = {"fp32": conv + linear}, (conv + linear) / fp32
+        else:
+            split, at_peak = {"tensor_tf32": conv, "fp32": linear}, conv / tf32 + linear / fp32
+        assert p["compute_seconds"] == pytest.approx(at_peak / 0.5, rel=1e-12)
+        assert p["peak_flop_per_s"] == pytest.approx((conv + linear) / at_peak, rel=1e-12)
+        assert p["flop_by_ceiling"] == split and p["ceiling"] == "+".join(split)
+    note = next(n for n in doc["notes"] if n.startswith("--dtype fp32 is float32 under torch's defaults"))
+    assert "convolutions on TF32 tensor cores" in note and "a100-sxm4-80gb 156, h100-sxm 494.7 TFLOP/s" in note
+    assert "t4" not in note and "matmuls and attention at the FP32 peak" in note
+    # --dtype tf32 (matmuls allowed TF32 too): everything at the TF32 peak.
+    assert cli.main([*model, "--gpu", "a100-sxm4-80gb", "--dtype", "tf32"]) == 0
+    p = json.loads(capsys.readouterr().out)["predictions"][0]
+    assert p["flop_by_ceiling"] == {"tensor_tf32": conv + linear} and p["peak_flop_per_s"] == pytest.approx(156e12)
+
+
 @needs_torch
 def test_a_model_module_that_exits_is_a_one_line_error(tmp_path, monkeypatch, capsys):
     """sys.exit in a factory exited 0 with no output; a script's argparse at import parsed flopscope's own command
@@ -506,17 +559,14 @@ def test_nothing_to_do_predicts_no_rate():
     """A model with no counted FLOPs and no bytes: `model --json` wrote Infinity (not JSON) and the table
     '0 s' and 'inf' samples/s."""
     from flopscope.tui.cli_model import _predictions_table
-    from rich.console import Console
 
     p = predict(0, find_gpu("h100-sxm"), "fp32", nbytes=0, batch=8)
     assert p.seconds == 0 and p.per_second is None and p.steps_per_second is None
     json.dumps(p.as_dict(), allow_nan=False)  # raises on inf / nan
-    model = type("M", (), {"train": False})()
-    out = Console(width=200)
-    with out.capture() as captured:
-        out.print(_predictions_table([p], model))
-    row = captured.get().splitlines()[-1]
-    assert row.count("n/a") == 3 and "inf" not in row.lower() and "0 s" not in row
+    specs, rows = _predictions_table([p])
+    row = dict(zip((spec.title for spec in specs), rows[0], strict=True))
+    assert [row["Time"], row["Bound"], row["Samples/s"]] == ["n/a"] * 3
+    assert not any("inf" in cell.lower() or cell == "0 s" for cell in rows[0])
 
 
 def test_fp64_predictions_use_fp64_tensor_cores_where_there_are_some():
@@ -544,7 +594,8 @@ def test_reconcile_fp64_against_the_fp64_tensor_peak():
 def test_predictions_note_k80_and_refuse_missing_precisions():
     predictions, notes = predict_all(1e12, ["Tesla K80"], "fp32")
     assert predictions[0].peak_flop_per_s == pytest.approx(K80_FP32)
-    assert len(notes) == 1 and "two" in notes[0] and "ONE device" in notes[0]
+    assert len(notes) == 2 and "two" in notes[0] and "ONE device" in notes[0]
+    assert notes[1].startswith("--dtype fp32 is float32 under torch's defaults: matmuls")  # no TF32 on a K80
     with pytest.raises(FlopscopeError, match="no bf16 peak"):
         predict_all(1e12, ["Tesla V100-SXM2-16GB"], "bf16")
     with pytest.raises(FlopscopeError, match="ppp"):
@@ -896,6 +947,79 @@ def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkey
 
 
 # --- the command line -----------------------------------------------------------------------------------------
+
+def table_at(lines: list[str], header: str) -> tuple[list[str], list[str]]:
+    """The header line that starts with `header`'s first title, and the rows under it up to a line that is no row
+    (a blank cell-less line or prose)."""
+    at = next(i for i, line in enumerate(lines) if line.split()[:1] == header.split()[:1] and "  " in line)
+    rows = []
+    for line in lines[at + 1:]:
+        if "  " not in line.strip() or line.startswith(("Hidden", "--dtype", "FMA", "Measured per")):
+            break
+        rows.append(line)
+    return re.split(r"\s{2,}", lines[at].strip()), rows
+
+
+def readable_at_80(out: subprocess.CompletedProcess) -> list[str]:
+    """Output that fits 80 columns with nothing cut; its lines."""
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "…" not in out.stdout
+    return lines
+
+
+@needs_torch
+def test_model_tables_read_whole_at_80_columns():
+    """At 80 columns the prediction table cut its headers (`Preci…`, `Sampl…`), put units under their values
+    and spread `NVIDIA H100 80GB HBM3` over four lines. Now every header and row is one line. The MLP at batch
+    1 is memory bound: its bytes and DRAM bandwidths from the datasheet (core/data/gpus.csv) give the times."""
+    lines = readable_at_80(run("model", "mlp", columns=80))
+    titles, rows = table_at(lines, "GPU")
+    assert [t.strip() for t in titles if t.strip()] == ["GPU", "Ceiling", "Peak FLOP/s", "DRAM B/s", "Time", "Bound",
+                                                        "Samples/s"]
+    params = (784 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * 10 + 10)
+    nbytes = 4 * params + (1024 + 1024 + 1024 + 1024 + 10) * 4
+    assert len(rows) == 2
+    for row, key in zip(rows, ("a100-sxm4-80gb", "h100-sxm"), strict=True):
+        sheet = datasheet(key)
+        seconds = nbytes / (sheet["dram_gb_per_s"] * 1e9)
+        assert row.split() == [key, "FP32", *fmt_si(sheet["fp32_tflops"] * 1e12).split(),
+                               *fmt_si(sheet["dram_gb_per_s"] * 1e9).split(), *fmt_seconds(seconds).split(), "memory",
+                               *fmt_si(1 / seconds).split()]
+    titles, rows = table_at(lines, "Module")
+    assert [t.strip() for t in titles if t.strip()] == ["Module", "Type", "Fwd FLOP", "Params", "Act. bytes", "FLOP/B"]
+    assert rows[0].split()[:3] == ["(model)", "MLP", *fmt_si(2 * (784 * 1024 + 1024 * 1024 + 1024 * 10)).split()[:1]]
+
+    lines = readable_at_80(run("model", "resnet18", "--train", columns=80))
+    titles, rows = table_at(lines, "GPU")
+    assert [t.strip() for t in titles if t.strip()][:3] == ["GPU", "Ceiling", "Peak FLOP/s"]
+    assert [row.split()[:2] for row in rows] == [["a100-sxm4-80gb", "TF32"], ["h100-sxm", "TF32"]]
+    assert all(row.split()[2] == "TC+FP32" for row in rows)
+    titles, rows = table_at(lines, "Module")
+    assert [t.strip() for t in titles if t.strip()] == ["Module", "Type", "Fwd FLOP", "Bwd FLOP", "Params",
+                                                        "Act. bytes", "FLOP/B"]
+    assert rows[0].split()[:2] == ["(model)", "ResNet"] and any(r.split()[0] == "layer4.1" for r in rows)
+
+
+@needs_torch
+@pytest.mark.parametrize("train", [False, True])
+def test_reconcile_table_reads_whole_at_80_columns(train):
+    """The MLP's forward is 2 x (784x1024 + 1024x1024 + 1024x10) FLOPs; a training step adds its backward
+    without the input's gradient: 2x for the last two layers, 1x for the first."""
+    forward = 2 * (784 * 1024 + 1024 * 1024 + 1024 * 10)
+    backward = 2 * forward - 2 * 784 * 1024
+    out = run("reconcile", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--model", "mlp", "--no-tui",
+              *(["--train"] if train else []), columns=80)
+    lines = readable_at_80(out)
+    titles, rows = table_at(lines, "Module")
+    shown = [t.strip() for t in titles if t.strip()]
+    assert shown[0] == "Module" and shown[-1] == "Flag" and "Fwd analytic" in shown
+    assert ("Bwd analytic" in shown) == train
+    cells = re.split(r"\s{2,}", rows[0].strip())
+    assert cells[0] == "(model: phase totals)" and fmt_si(forward) in cells
+    assert (fmt_si(backward) in cells) == train
+    if train:  # Type no longer fits: said, not silently gone
+        assert "Hidden at 80 columns: Type; widen or use --json" in lines
 
 @needs_torch
 def test_model_json_shape():

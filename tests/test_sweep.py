@@ -241,8 +241,40 @@ def test_a_real_trend_keeps_its_slope_intercept_and_r2():
     assert (fit.slope, fit.intercept, fit.r2) == pytest.approx((slope, intercept, r2), rel=1e-9)
     assert 0.99 < fit.r2 < 1
     # A slope far below the noise bound of the values, but the data really vary: still a fit.
-    tiny = linear_fit(pd.Series([1.0, 2.0]), pd.Series([0.0, 1e-30]))
+    tiny = linear_fit(pd.Series([1.0, 2.0, 3.0]), pd.Series([0.0, 1e-30, 2e-30]))
     assert tiny.slope == pytest.approx(1e-30) and tiny.r2 == pytest.approx(1.0)
+
+
+def test_two_parameter_values_fit_a_line_but_have_no_r2():
+    """Any line passes through two points, so R² was 1.0000 for every fit of a two-value sweep: it says nothing
+    about linearity and is None (null, n/a) below three distinct values; repeated values count once."""
+    two = linear_fit(pd.Series([1.0, 2.0]), pd.Series([5.0, 7.0]))  # y = 2x + 3 through both points
+    assert (two.slope, two.intercept, two.r2, two.values) == (pytest.approx(2.0), pytest.approx(3.0), None, 2)
+    assert two.why_no_r2("bs") == "only 2 bs values"
+    repeated = linear_fit(pd.Series([1.0, 1.0, 2.0, 2.0]), pd.Series([4.0, 6.0, 7.0, 7.0]))  # means 5 and 7
+    assert (repeated.slope, repeated.r2, repeated.values) == (pytest.approx(2.0), None, 2)
+    # Three values off a line: slope = Sxy / Sxx = 1 / 2, intercept 2 - 0.5 * 2 = 1, residuals -0.5, 1, -0.5:
+    # R² = 1 - 1.5 / 2.
+    three = linear_fit(pd.Series([1.0, 2.0, 3.0]), pd.Series([1.0, 3.0, 2.0]))
+    assert (three.slope, three.intercept, three.r2, three.values) == pytest.approx((0.5, 1.0, 0.25, 3))
+    flat_two = linear_fit(pd.Series([1.0, 2.0]), pd.Series([9.0, 9.0]))
+    assert flat_two.r2 is None and flat_two.why_no_r2("bs") == "constant"
+
+
+def test_cli_two_value_sweep_says_r2_is_not_available(tmp_path):
+    """The review's command: two real reports named 4 and 100 printed `R^2 1.0000` for every fit."""
+    files = [fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), fixture_path("t4_mlp_matadd_full.ncu-rep")]
+    out = cli("sweep", "--from", *files, "--param-from-name", r"(\d+)", "--no-tui", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    fits = [line for line in out.stdout.splitlines() if " x param + " in line]
+    assert len(fits) == 3 and all(line.endswith("(R^2 n/a: only 2 param values)") for line in fits), fits
+    assert "R^2 1.0000" not in out.stdout
+    out = cli("sweep", "--from", *files, "--param-from-name", r"(\d+)", "--json", home=tmp_path)
+    fits = json.loads(out.stdout)["analyses"][0]["fits"]
+    assert {k: (f["r2"], f["values"]) for k, f in fits.items()} == {k: (None, 2) for k in fits}
+    # The line still goes through both points: FLOPs at 4 (T4 report) and 100 (V100 report), computed here.
+    t4, v100 = (read_report(f).kernels["flop"].sum() for f in reversed(files))
+    assert fits["flop"]["slope"] == pytest.approx((v100 - t4) / 96, rel=1e-9)
 
 
 @pytest.fixture
@@ -269,8 +301,25 @@ def test_cli_constant_sweep_says_constant_in_the_table_and_null_in_json(tmp_path
 
     fits = json.loads(out.stdout, parse_constant=strict)["analyses"][0]["fits"]
     t4 = read_report(constant_files[0]).kernels
-    assert fits["flop"] == {"slope": 0.0, "intercept": pytest.approx(t4["flop"].sum(), rel=1e-12), "r2": None}
+    assert fits["flop"] == {"slope": 0.0, "intercept": pytest.approx(t4["flop"].sum(), rel=1e-12), "r2": None,
+                            "values": 3}
     assert fits["duration_s"]["r2"] is None and fits["dram_bytes"]["r2"] is None
+
+
+@pytest.mark.parametrize("sizes", [(1, 2), (1, 2, 4)])
+def test_copies_of_one_report_are_identical_work_not_a_drift(tmp_path, sizes):
+    """The same report at batch sizes 1 and 2 (and 1, 2, 4): FLOP/param halves only because the FLOPs never grew.
+    The finding is that the parameter never reached the program, and no FLOP/param drift besides."""
+    source = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    files = [tmp_path / f"bs{n}.ncu-rep" for n in sizes]
+    for path in files:
+        path.write_bytes(source.read_bytes())
+    out = cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    notes = json.loads(out.stdout)["analyses"][0]["findings"]
+    flop = read_report(source).kernels["flop"].sum()
+    assert len(notes) == 1 and notes[0].startswith(f"FLOPs ({flop:.4g}) and DRAM bytes"), notes
+    assert "are identical at every param: the parameter most likely never reached the program" in notes[0]
 
 
 def test_param_from_name_that_is_no_regex_is_one_line_exit_2(tmp_path, constant_files):

@@ -132,6 +132,16 @@ async def test_constant_flops_series_shows_the_finding(reports, size):
         assert text.count("R² n/a: constant") == 3 and len(re.findall(r" = 0 (?:B |s )?× batch_size", text)) == 3
 
 
+async def test_two_batch_sizes_have_no_r2(reports):
+    """Two values: any line passes through both, so the fits said R² 1.0000 whatever the data."""
+    app = batch_sweep([(1.0, reports[1]), (8.0, reports[8])], "two")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        text = flat(screen_text(app))
+        assert "FLOP = 17.2 T × batch_size + 0 (R² n/a: only 2 batch_size values)" in text
+        assert "R² 1.0000" not in text
+
+
 async def test_tolerance_is_the_clis(reports):
     """32 GEMMs labelled 33: FLOP/batch_size drifts 3.1%, flagged at 1% tolerance, not at the default 5%."""
     points = [(32.0, reports[32]), (33.0, reports[32]), (64.0, reports[64])]

@@ -24,11 +24,11 @@ from flopscope.core.model_flops import (
 )
 from flopscope.core.predict import DEFAULT_GPUS, Prediction, check_ppp, predict_all
 from flopscope.core.reconcile import Reconciliation, reconcile
-from rich.table import Table
+from rich.console import Console
 from rich.text import Text
 
 from . import format as fmt
-from .text_report import console
+from .text_report import Spec, console, fitted_table, print_hidden
 
 BUILTINS = "vgg16, vgg19, resnet18, resnet34, resnet50, googlenet, mlp, transformer"
 
@@ -96,7 +96,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     _check_depth(args.depth)
     model = _count(args)
     predictions, notes = predict_all(model.step_flop, args.gpu, model.dtype, args.ppp, model.batch,
-                                     nbytes=model.step_bytes)
+                                     nbytes=model.step_bytes, families=model.family_flops())
     notes = model.notes + notes
     if args.json:
         doc = {**model.to_json(), "predictions": [p.as_dict() for p in predictions], "notes": notes}
@@ -105,8 +105,8 @@ def cmd_model(args: argparse.Namespace) -> int:
     out_console = console()
     for line in _model_lines(model):
         out_console.print(line)
-    out_console.print(_modules_table(model, args.depth))
-    out_console.print(_predictions_table(predictions, model))
+    _print_table(out_console, f"Modules (depth <= {args.depth})", *_modules_table(model, args.depth))
+    _print_table(out_console, _predictions_title(predictions, model), *_predictions_table(predictions))
     for line in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + ".", BYTES[0].upper() + BYTES[1:] + "."]:
         out_console.print(Text(line))
     return 0
@@ -139,32 +139,50 @@ def _model_lines(m: ModelFlops) -> list[Text]:
     return lines
 
 
-def _modules_table(m: ModelFlops, depth: int) -> Table:
-    table = Table(box=None, header_style="bold", title=f"Modules (depth <= {depth})", title_justify="left")
-    for title in ("Module", "Type", "Forward", "Backward", "Params", "Activations", "FLOP/B"):
-        table.add_column(title, justify="left" if title in ("Module", "Type") else "right")
-    for mod in m.modules:
-        if mod.depth > depth or (mod.name and not mod.forward_flop and not mod.params):
-            continue
-        name = Text("  " * mod.depth + (mod.name or "(model)"))
-        table.add_row(name, Text(mod.type), fmt.si(mod.forward_flop, "FLOP"), fmt.si(mod.backward_flop, "FLOP"),
-                      fmt.si(mod.params), fmt.si(mod.activation_bytes, "B"), fmt.ratio(mod.intensity))
-    return table
+def _print_table(out_console: Console, title: str, specs: list[Spec], rows: list[list[str]]) -> None:
+    """A title line, then the table laid out as `flopscope report`'s: every header and cell on one line, the
+    first column (a name) cut where it must be, and columns that do not fit dropped and named."""
+    out_console.print(Text(title))
+    table, hidden = fitted_table(specs, rows, out_console.width)
+    out_console.print(table)
+    print_hidden(out_console, hidden)
 
 
-def _predictions_table(predictions: list[Prediction], m: ModelFlops) -> Table:
+def _modules_table(m: ModelFlops, depth: int) -> tuple[list[Spec], list[list[str]]]:
+    """Units in the headers, so a value never wraps away from its unit at 80 columns."""
+    specs = [Spec("Module", False), Spec("Type", False), Spec("Fwd FLOP"), Spec("Bwd FLOP"), Spec("Params", priority=1),
+             Spec("Act. bytes", priority=2), Spec("FLOP/B", priority=3)]
+    rows = [["  " * mod.depth + (mod.name or "(model)"), mod.type, fmt.si(mod.forward_flop), fmt.si(mod.backward_flop),
+             fmt.si(mod.params), fmt.si(mod.activation_bytes), fmt.ratio(mod.intensity)]
+            for mod in m.modules if mod.depth <= depth and not (mod.name and not mod.forward_flop and not mod.params)]
+    if not m.train:  # a forward pass has no backward column to show
+        specs, rows = specs[:3] + specs[4:], [r[:3] + r[4:] for r in rows]
+    return specs, rows
+
+
+# Database ceilings as the prediction table names them (TC: tensor cores).
+CEILING_NAMES = {"fp64": "FP64", "fp32": "FP32", "tensor_tf32": "TF32 TC", "tensor_fp16": "FP16 TC",
+                 "tensor_bf16": "BF16 TC", "tensor_fp64": "FP64 TC"}
+
+
+def _predictions_title(predictions: list[Prediction], m: ModelFlops) -> str:
+    """What every row shares (the FLOPs, bytes and PPP) is said once here rather than in a column of its own."""
     what = "training step" if m.train else "forward pass"
-    table = Table(box=None, header_style="bold", title_justify="left",
-                  title=f"Predicted time per {what} (roofline: the larger of FLOPs / (peak x PPP) and "
-                        "bytes / DRAM bandwidth)")
-    for title in ("GPU", "Precision", "Peak", "PPP", "FLOPs", "DRAM", "Bytes", "Time", "Bound", "Samples/s"):
-        table.add_column(title, justify="left" if title in ("GPU", "Precision", "Bound") else "right")
-    for p in predictions:
-        table.add_row(Text(p.gpu), Text(f"{p.precision} ({p.ceiling})"), fmt.si(p.peak_flop_per_s, "FLOP/s"),
-                      f"{p.ppp:g}", fmt.si(p.flop, "FLOP"), fmt.si(p.dram_bytes_per_s, "B/s"), fmt.si(p.bytes, "B"),
-                      fmt.seconds(p.seconds) if p.seconds else "n/a", Text(p.bound if p.seconds else "n/a"),
-                      fmt.si(p.per_second) if p.per_second is not None else "n/a")
-    return table
+    p = predictions[0]
+    moved = f", {fmt.si(p.bytes, 'B')}" if p.bytes is not None else ""
+    return (f"Predicted time per {what} of {fmt.si(p.flop, 'FLOP')}{moved} at PPP {p.ppp:g} (roofline: the larger "
+            "of FLOPs / (peak x PPP) and bytes / DRAM bandwidth)")
+
+
+def _predictions_table(predictions: list[Prediction]) -> tuple[list[Spec], list[list[str]]]:
+    """One row per GPU, named by its database key (`a100-sxm4-80gb`), which fits where its full name does not."""
+    specs = [Spec("GPU", False), Spec("Ceiling", False), Spec("Peak FLOP/s"), Spec("DRAM B/s", priority=1),
+             Spec("Time"), Spec("Bound", False), Spec("Samples/s")]
+    rows = [[p.gpu_key, "+".join(CEILING_NAMES.get(c, c) for c in p.ceiling.split("+")), fmt.si(p.peak_flop_per_s),
+             fmt.si(p.dram_bytes_per_s), fmt.seconds(p.seconds) if p.seconds else "n/a",
+             p.bound if p.seconds else "n/a", fmt.si(p.per_second) if p.per_second is not None else "n/a"]
+            for p in predictions]
+    return specs, rows
 
 
 def _analytic(args: argparse.Namespace) -> ModelFlops:
@@ -201,40 +219,40 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         return run_screen_app(ReconcileScreen(title, titles, rows, _reconcile_lines(result), result))
     out_console = console()
     out_console.print(Text(title))
-    out_console.print(_reconcile_table(result, model.train, args.depth))
+    titles, rows = reconcile_rows(result, model.train, args.depth)
+    _print_table(out_console, "Measured / analytic FLOPs per step", [_reconcile_spec(t) for t in titles],
+                 [[str(c) for c in r] for r in rows])
     for line in _reconcile_lines(result):
         out_console.print(Text(line))
     return 0
 
 
 def reconcile_rows(r: Reconciliation, train: bool, depth: int | None) -> tuple[list[str], list[list[Text]]]:
-    """Titles and cells of the reconciliation table: shared by the CLI table and the app's screen."""
-    titles = ["Module", "Type", "Analytic fwd", "Measured fwd", "Ratio fwd"]
+    """Titles and cells of the reconciliation table: shared by the CLI table and the app's screen. FLOPs without
+    a unit (`3.72 M`; the title says FLOPs), so a value never wraps away from its unit."""
+    titles = ["Module", "Type", "Fwd analytic", "Fwd measured", "Fwd ratio"]
     if train:
-        titles += ["Analytic bwd", "Measured bwd", "Ratio bwd"]
+        titles += ["Bwd analytic", "Bwd measured", "Bwd ratio"]
     rows = []
     for row in r.modules:
         if depth is not None and row.name and row.name.count(".") + 1 > depth:  # the totals row always shows
             continue
-        cells = [row.name or "(model: phase totals)", row.type, fmt.si(row.analytic_forward, "FLOP"),
-                 _at_least(fmt.si(row.measured_forward, "FLOP"), "forward" in row.lower_bound),
+        cells = [row.name or "(model: phase totals)", row.type, fmt.si(row.analytic_forward),
+                 _at_least(fmt.si(row.measured_forward), "forward" in row.lower_bound),
                  _at_least(fmt.ratio(row.ratio_forward), "forward" in row.lower_bound)]
         if train:
-            cells += [fmt.si(row.analytic_backward, "FLOP"),
-                      _at_least(fmt.si(row.measured_backward, "FLOP"), "backward" in row.lower_bound),
+            cells += [fmt.si(row.analytic_backward),
+                      _at_least(fmt.si(row.measured_backward), "backward" in row.lower_bound),
                       _at_least(fmt.ratio(row.ratio_backward), "backward" in row.lower_bound)]
         rows.append([Text(c) for c in [*cells, row.flag]])
     return [*titles, "Flag"], rows
 
 
-def _reconcile_table(r: Reconciliation, train: bool, depth: int | None) -> Table:
-    table = Table(box=None, header_style="bold", title="Measured / analytic FLOPs per step", title_justify="left")
-    titles, rows = reconcile_rows(r, train, depth)
-    for title in titles:
-        table.add_column(title, justify="left" if title in ("Module", "Type", "Flag") else "right")
-    for cells in rows:
-        table.add_row(*cells)
-    return table
+def _reconcile_spec(title: str) -> Spec:
+    """At 80 columns the measured FLOPs drop first (the ratio beside the analytic count gives them), then Type."""
+    if title in ("Module", "Type", "Flag"):
+        return Spec(title, False, priority=1 if title == "Type" else 0)
+    return Spec(title, priority=2 if "measured" in title else 0)
 
 
 def _at_least(text: str, lower_bound: bool) -> str:

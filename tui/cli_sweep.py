@@ -266,7 +266,7 @@ def _print_analysis(param: str, table, _groups, fits, notes, out_console) -> Non
     print_hidden(out_console, hidden)
     for col, fit in fits.items():
         if fit:
-            r2 = f"R^2 {fit.r2:.4f}" if fit.r2 is not None else "R^2 n/a: constant"
+            r2 = f"R^2 {fit.r2:.4f}" if fit.r2 is not None else f"R^2 n/a: {fit.why_no_r2(param)}"
             out_console.print(Text(f"{col} = {fit.slope:.4g} x {param} + {fit.intercept:.4g}  ({r2})"))
     for note in notes:
         out_console.print(Text(f"! {note}", style="bold"))

@@ -64,7 +64,7 @@ def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], st
     if fit is None:
         return f"{title}: no fit (fewer than two {param} values with data)"
     sign = "−" if fit.intercept < 0 else "+"
-    r2 = f"R² {fit.r2:.4f}" if fit.r2 is not None else "R² n/a: constant"
+    r2 = f"R² {fit.r2:.4f}" if fit.r2 is not None else f"R² n/a: {fit.why_no_r2(param)}"
     return f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(fit.intercept)) or '0'}  ({r2})"
 
 
