@@ -122,12 +122,50 @@ def test_counted_tensor_ops_and_auto_scaled_bytes():
     assert row["pct_of_peak"] == pytest.approx(100 * row["flop"] / row["duration_s"] / bf16, rel=1e-9)
 
 
-def test_unknown_tensor_work_leaves_total_unknown_and_names_the_metric():
-    """gemm_v0 on an A100 ran 104,857,600 tensor-pipe instructions; Ampere's FLOPs per instruction depend on
-    the MMA shape, and no tensor op counter was collected: its FLOPs are unknown, not its SIMT FLOPs alone."""
+def _simt_from_cells(path, launch: int) -> dict[str, float]:
+    """add + mul + 2 x fma per precision (half: x2, two lanes) of one launch, from the CSV cells."""
+    inst = {letter + op: dict(_details_cells(path, f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"))
+            [launch] for letter in "dfh" for op in ("add", "mul", "fma")}
+    return {p: (2 if letter == "h" else 1) * (inst[letter + "add"] + inst[letter + "mul"] + 2 * inst[letter + "fma"])
+            for p, letter in (("fp64", "d"), ("fp32", "f"), ("fp16", "h"))} | {"hfma": inst["hfma"]}
+
+
+def test_an_sgemm_whose_tensor_pipe_ran_only_register_moves_counts_its_fp32_flops():
+    """gemm_v0<float>, a naive FP32 SGEMM on an A100: 104,857,600 tensor-pipe warp instructions x 32 =
+    3,355,443,200 = its HFMA thread instructions, exactly. Every tensor-pipe instruction was an HFMA2.MMA
+    register move (ncu counts it as both): tensor FLOPs are 0, those HFMAs no FP16 FLOPs, and the kernel's
+    FLOPs are its FP32 count, 2 x 34,359,738,368,000 (it once had none, the run `FLOP >= 68.7 T`)."""
     path = fixture_path("a100_gemm_printfp_details.csv")
+    tensor_inst = dict(_details_cells(path, "smsp__inst_executed_pipe_tensor.sum"))
+    simt = _simt_from_cells(path, 2)
+    assert tensor_inst[2] > 0 and tensor_inst[2] * 32 == simt["hfma"]
+    report = read_report(path)
+    k = report.kernels.set_index("launch_id")
+    assert k.loc[2, "flop_tensor"] == 0
+    assert k.loc[2, "flop_fp16"] == simt["fp16"] - 4 * simt["hfma"]
+    assert k.loc[2, "flop"] == simt["fp64"] + simt["fp32"] + simt["fp16"] - 4 * simt["hfma"] == pytest.approx(68.72e12,
+                                                                                                              rel=1e-3)
+    assert "flop_tensor 0: every tensor-pipe instruction an HFMA2.MMA register move" in k.loc[2, "provenance"]
+    assert "flop_fp16 leaves out the HFMAs: HFMA2.MMA register moves" in k.loc[2, "provenance"]
+    assert "flop_tensor" not in {m.column for m in report.missing}
+    s = report.summary()
+    expected = sum(sum(v for p, v in _simt_from_cells(path, n).items() if p in ("fp64", "fp32")) for n in (0, 1, 2))
+    assert s.total_flop == expected and s.unknown_flop_time_share == 0
+
+
+def test_unknown_tensor_work_leaves_total_unknown_and_names_the_metric(tmp_path):
+    """The same SGEMM with one HFMA fewer than 32 per tensor-pipe instruction (a partial warp, or one real
+    MMA): the tensor pipe may have run MMAs, Ampere's FLOPs per instruction depend on the MMA shape, and no
+    tensor op counter was collected: its FLOPs are unknown, not its SIMT FLOPs alone."""
+    from .raw_csv import partial_warp_sgemm
+
+    source = fixture_path("a100_gemm_printfp_details.csv")
+    hfma = dict(_details_cells(source, "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"))[2]
+    path = partial_warp_sgemm(source, tmp_path / source.name)
     report = read_report(path)
     tensor_inst = dict(_details_cells(path, "smsp__inst_executed_pipe_tensor.sum"))
+    assert tensor_inst[2] * 32 == hfma != dict(_details_cells(path, "smsp__sass_thread_inst_executed_op_hfma_pred_on"
+                                                                    ".sum"))[2]
     k = report.kernels.set_index("launch_id")
     assert tensor_inst[2] == 104_857_600 and math.isnan(k.loc[2, "flop_tensor"]) and math.isnan(k.loc[2, "flop"])
     assert tensor_inst[0] == 0 and k.loc[0, "flop_tensor"] == 0 and k.loc[0, "flop"] > 0
@@ -270,18 +308,49 @@ def test_a_blank_duration_unit_is_ncus_nanoseconds(tmp_path):
     assert row["dram_bytes"] == 1000
 
 
-def test_register_moves_are_not_fp16_math():
+def _per_opcode(action, metric: str) -> dict[str, int]:
+    values = action.metric_by_name(metric)
+    ids = values.correlation_ids()
+    return {ids.as_string(j): values.as_uint64(j) for j in range(values.num_instances())}
+
+
+def test_register_moves_are_not_fp16_flops():
     """H800 FP32 random-number kernels: their only half instructions, per ncu's per-modifier counts (read
-    here straight from the report), are HFMA2.MMA, the compiler's constant moves: flagged as such."""
+    here straight from the report), are HFMA2.MMA, the compiler's constant moves (2,973,696 in launches 2
+    and 3, once counted as 11,894,784 FP16 FLOPs each). They are left out: FP16 FLOPs 0, the kernels' FLOPs
+    their FP32 and FP64 ones, and the run's total the sum of those."""
     path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
-    kernels = read_report(path).kernels
+    report = read_report(path)
+    kernels = report.kernels
+    expected_run = 0.0
     for i, action in enumerate(_actions(path)[:4]):
-        metric = action.metric_by_name("sass__thread_inst_executed_true_per_opcode_with_modifier_all")
-        ids = metric.correlation_ids()
-        half = {ids.as_string(j) for j in range(metric.num_instances()) if ids.as_string(j).startswith("H")}
-        assert half == {"HFMA2.MMA"}
-        assert "flop_fp16 likely register moves" in kernels["provenance"].iloc[i]
-        assert kernels["flop_fp32"].iloc[i] > 0
+        half = {op: n for op, n in _per_opcode(action, "sass__thread_inst_executed_true_per_opcode_with_modifier_all")
+                .items() if op.startswith("H")}
+        assert list(half) == ["HFMA2.MMA"]
+        assert _per_opcode(action, "sass__thread_inst_executed_true_per_opcode")["HFMA2"] == half["HFMA2.MMA"]
+        row = kernels.iloc[i]
+        assert row["flop_fp16"] == 0
+        fp32, fp64 = _rate_flops(action, "f"), _rate_flops(action, "d")
+        assert row["flop"] == pytest.approx(fp32 + fp64, rel=1e-9)
+        assert "flop_fp16 leaves out HFMA2.MMA register moves (per-modifier SASS counts)" in row["provenance"]
+        expected_run += fp32 + fp64
+    assert kernels.iloc[2]["launch_id"] == 2 and half["HFMA2.MMA"] == 2_973_696
+    assert report.summary().flop_counted == pytest.approx(expected_run, rel=1e-9)
+
+
+def test_register_moves_beside_fp16_math_are_left_out_and_kept_on_turing(tmp_path):
+    """A launch whose tensor pipe ran only HFMA2.MMA (x 32 = its HFMAs) beside real HADD2s: the HADD2s are FP16
+    FLOPs, the moves are not. On Turing, which may run FP16 math as HFMA2.MMA, they stay counted and flagged."""
+    hfma, hadd, warps = 32 * 1000, 77, 1000
+    cols = {"gpu__time_duration.sum": ("nsecond", 1e5), "smsp__inst_executed_pipe_tensor.sum": ("inst", warps),
+            **{m: ("inst", 0) for m in SIMT}, "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": ("inst", hfma),
+            "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum": ("inst", hadd)}
+    ampere = read_report(one_launch(tmp_path / "a.csv", cols, cc="8.0")).kernels.iloc[0]
+    assert ampere["flop_fp16"] == 2 * hadd and ampere["flop_tensor"] == 0 and ampere["flop"] == 2 * hadd
+    (tmp_path / "t").mkdir()
+    turing = read_report(one_launch(tmp_path / "t" / "t.csv", cols, cc="7.5")).kernels.iloc[0]
+    assert turing["flop_fp16"] == 4 * hfma + 2 * hadd and turing["flop_tensor"] == 0
+    assert "kept: Turing" in turing["provenance"]
 
 
 def test_a_launch_with_unknown_flops_leaves_its_group_and_run_unknown_not_undercounted(tmp_path):
