@@ -360,13 +360,20 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
         out.loc[rows, f"flop_tensor_{dtype}"] = estimate[rows]
     for key, (_, _, checked) in TENSOR_FLOP_PER_INST.items():
         prov.add("estimated", use_est & (inst != 0) & (cc == key), f"flop_tensor (tensor instructions x {checked})")
-    for mask, why in ((idle, "tensor pipes idle"), (_no_mma_opcodes(df), "no MMA in SASS opcode counts"),
+    integer = _integer_mma(df)
+    for mask, why in ((idle & ~integer, "tensor pipes idle"),
+                      (idle & integer, "floating-point tensor pipes idle (the integer one ran IMMA)"),
+                      (_no_mma_opcodes(df), "no floating-point MMA in SASS opcode counts"),
                       (_no_tensor_cores(out["cc"]), "GPU has no tensor cores")):
         use = flop.isna() & mask
         flop[use] = 0.0
         prov.add("provenance", use, f"flop_tensor 0: {why}")
-    prov.add("provenance", _integer_mma(df), "integer tensor-core work (IMMA) is not FLOPs: not counted")
+    prov.add("provenance", integer, "integer tensor-core work (IMMA) is not FLOPs: not counted")
     out["flop_tensor"] = flop
+    # Its work is integer MMA: a FLOP ceiling (and the ridge point that decides bound) says nothing about it.
+    out["integer_mma"] = integer & (flop == 0)
+    prov.add("provenance", out["integer_mma"], "no % of peak or bound: its work is integer MMA (IMMA), which no "
+             "FLOP ceiling measures")
     no_factor = flop.isna() & inst.notna() & (inst != 0)
     for key in pd.unique(cc[no_factor]):
         prov.add("provenance", no_factor & (cc == key),

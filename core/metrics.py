@@ -190,16 +190,30 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
     for level in ("dram", "l2", "l1"):
         k[f"ai_{level}"] = intensity(k["flop"], k[f"{level}_bytes"])
     k["precision"], peak, source = judge(k, gpu)
+    integer = integer_mma(k)  # judged by no FLOP ceiling: precision, % of peak, % of roof and bound stay empty
+    if integer.any():
+        k["precision"] = k["precision"].astype(object).mask(integer, "").astype("category")
     if not launch_peaks:
-        k["peak_flop_per_s"], k["peak_source"] = peak, source
+        k["peak_flop_per_s"], k["peak_source"] = peak.mask(integer), source.astype(object).mask(integer, "").astype(
+            "category")
         k["peak_dram_bytes_per_s"] = dram_ceiling(k, gpu)
     memory_roof = k["ai_dram"] * k["peak_dram_bytes_per_s"]
     k["attainable_flop_per_s"] = np.fmin(k["peak_flop_per_s"], memory_roof.where(k["ai_dram"].notna()))
-    k.loc[k["ai_dram"].isna() | k["peak_dram_bytes_per_s"].isna(), "attainable_flop_per_s"] = np.nan
+    # Without either ceiling there is no roof (fmin would take the other one for it).
+    k.loc[k["ai_dram"].isna() | k["peak_dram_bytes_per_s"].isna() | k["peak_flop_per_s"].isna(),
+          "attainable_flop_per_s"] = np.nan
     k["pct_of_peak"] = 100.0 * _div(k["flop_per_s"], k["peak_flop_per_s"])
     k["pct_of_roof"] = 100.0 * _div(k["flop_per_s"], k["attainable_flop_per_s"])
     k["bound"] = _bound(k)
     return k
+
+
+def integer_mma(k: pd.DataFrame) -> pd.Series:
+    """True for rows whose work is integer tensor-core MMA (IMMA, no floating-point MMA): counters.py's
+    `integer_mma`, absent (all False) in a run stored before it existed."""
+    if "integer_mma" not in k:
+        return pd.Series(False, index=k.index)
+    return k["integer_mma"].astype(object).fillna(False).astype(bool)
 
 
 def _bound(k: pd.DataFrame) -> pd.Series:
@@ -272,11 +286,12 @@ def _total(values: pd.Series) -> float:
 
 
 def _compute_efficiency(ok: pd.DataFrame, time: float) -> float:
-    """Share of kernel time in launches that did floating-point work. A launch with some FLOPs counted did,
-    whatever else is unknown; one with none counted and some unknown cannot be placed, and then neither can
-    the share."""
+    """Share of kernel time in launches that did arithmetic work: floating-point work, or integer tensor-core
+    MMA (an INT8 GEMM is the run's math as much as an FP16 one, though not FLOPs). A launch with some FLOPs
+    counted did, whatever else is unknown; one with none counted and some unknown cannot be placed, and then
+    neither can the share."""
     parts = ok[list(FLOP_PARTS)]
-    works = (parts > 0).any(axis=1)
+    works = (parts > 0).any(axis=1) | integer_mma(ok)
     if not time or (ok["flop"].isna() & ~works).any():
         return math.nan
     return float(ok.loc[works, "duration_s"].sum()) / time

@@ -71,8 +71,9 @@ def test_derived_x2_metrics_are_peaks_not_counts():
     assert _value(action, "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2") == 108 * 64 * 2
     clock = _value(action, "sm__cycles_elapsed.avg.per_second")
     row = report.kernels.iloc[0]
-    assert row["peak_flop_per_s"] == pytest.approx(108 * 64 * 2 * clock, rel=1e-9)
-    assert row["peak_source"] == "report"
+    # The report's FP32 ceiling; the kernel itself (an INT8 GEMM) is judged by no FLOP ceiling.
+    assert row["report_peak_fp32_flop_per_s"] == pytest.approx(108 * 64 * 2 * clock, rel=1e-9)
+    assert report.ceilings()[0].name == "fp32" and report.ceilings()[0].source == "report counters x measured clock"
     assert row["flop_fp32"] < 1e9  # never the peak mistaken for a count
 
 
@@ -403,21 +404,29 @@ def fmt_si(value: float) -> str:
 
 def test_an_int8_tensor_gemm_has_zero_tensor_flops_and_says_why():
     """CUTLASS INT8 GEMMs on an A100 (full set): the tensor pipe is busy with IMMA only, which is integer
-    work. Tensor FLOPs are 0 (not unknown), the FLOPs are the SIMT ones, and the row says IMMA was left out."""
+    work. Tensor FLOPs are 0 (not unknown), the FLOPs are the SIMT ones, and the row says IMMA was left out,
+    without calling the tensor pipes idle (the IMMA pipe is 26.9% active in launch 0). No FLOP ceiling judges
+    integer work: % of peak, % of roof and bound are empty (they were 0.0% and `memory`), and the run's FLOPS
+    efficiency has no launch to judge. Compute efficiency counts them as working: all three do IMMA."""
     path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
     report = read_report(path)
     for action, (_, row) in zip(_actions(path), report.kernels.iterrows(), strict=True):
-        assert _value(action, "sm__inst_executed_pipe_tensor_op_imma.avg.pct_of_peak_sustained_active") > 0
+        assert _value(action, "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active") > 20
         assert _value(action, "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active") == 0
-        cycles = _value(action, "smsp__cycles_elapsed.avg.per_second") * _value(action, "gpu__time_duration.sum") * 1e-9
-        rate = {op: _value(action, f"smsp__sass_thread_inst_executed_op_f{op}_pred_on.sum.per_cycle_elapsed")
-                for op in ("add", "mul", "fma")}
-        fp32 = (rate["add"] + rate["mul"] + 2 * rate["fma"]) * cycles
+        fp32 = _rate_flops(action, "f")
         assert row["flop_tensor"] == 0
         assert row["flop"] == pytest.approx(fp32 + row["flop_fp64"] + row["flop_fp16"], rel=1e-9, abs=1e-6)
         assert row["flop_fp64"] == 0 and row["flop_fp16"] == 0
         assert "integer tensor-core work (IMMA) is not FLOPs" in row["provenance"]
-    assert report.summary().total_flop > 0
+        assert "flop_tensor 0: floating-point tensor pipes idle (the integer one ran IMMA)" in row["provenance"]
+        assert "tensor pipes idle;" not in row["provenance"] + ";"
+        assert "no % of peak or bound: its work is integer MMA" in row["provenance"]
+        assert row["integer_mma"] and row["bound"] == "" and row["precision"] == ""
+        assert math.isnan(row["pct_of_peak"]) and math.isnan(row["pct_of_roof"]) and math.isnan(row["peak_flop_per_s"])
+    group = report.group("name")
+    assert group["bound"].eq("").all() and group["pct_of_peak"].isna().all()
+    s = report.summary()
+    assert s.total_flop > 0 and math.isnan(s.flops_efficiency) and s.compute_efficiency == 1.0
 
 
 def test_dram_ceiling_uses_the_reports_steady_memory_clock_not_a_short_kernels_reading():
