@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
 
 import ncu_report
@@ -10,7 +11,7 @@ import pandas as pd
 import pytest
 from flopscope.core import Report, all_gpus, read_report
 
-from .cli import CLI
+from .cli import CLI, run_cli
 from .conftest import fixture_path
 from .raw_csv import one_launch
 
@@ -402,6 +403,12 @@ def fmt_si(value: float) -> str:
     return fmt.si(value)
 
 
+def fmt_seconds(value: float) -> str:
+    from flopscope.tui import format as fmt
+
+    return fmt.seconds(value)
+
+
 def test_an_int8_tensor_gemm_has_zero_tensor_flops_and_says_why():
     """CUTLASS INT8 GEMMs on an A100 (full set): the tensor pipe is busy with IMMA only, which is integer
     work. Tensor FLOPs are 0 (not unknown), the FLOPs are the SIMT ones, and the row says IMMA was left out,
@@ -716,3 +723,54 @@ def test_l2_bytes_of_a_full_set_report_are_its_sectors_times_32(name):
     got = report.kernels.sort_values("launch_id")["l2_bytes"].tolist()
     assert got == pytest.approx(expected, nan_ok=True)
     assert "l2_bytes" not in {m.column for m in report.missing}
+
+
+def test_a_run_with_an_unprofiled_launch_reads_as_a_lower_bound():
+    """H800: ncu recorded nothing for flash_fwd_kernel, so the run's time and FLOPs are unknown. The header
+    read `Kernel time 87.1 us · FLOP 586 M` as if complete; now both are lower bounds, the FLOPs say what they
+    leave out, and the efficiencies say they are of the launches of known time. JSON agrees: the totals are
+    null, their counted parts given."""
+    from flopscope.tui.text_report import header_lines
+
+    path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
+    actions = _actions(path)
+    seconds = [_value(a, "gpu__time_duration.sum") for a in actions]
+    assert math.isnan(seconds[4]) and not any(math.isnan(t) for t in seconds[:4])
+    known = sum(seconds[:4]) * 1e-9
+    flop = sum(_rate_flops(a, "f") + _rate_flops(a, "d") for a in actions[:4])
+    report = read_report(path)
+    s = report.summary()
+    assert math.isnan(s.total_time_s) and math.isnan(s.total_flop) and math.isnan(s.flop_per_s)
+    assert s.time_counted_s == pytest.approx(known, rel=1e-12) and s.flop_counted == pytest.approx(flop, rel=1e-9)
+    assert s.unknown_time_launches == s.unknown_flop_untimed_launches == s.not_profiled == 1
+    assert s.unknown_flop_time_share == 0
+    header = " ".join("\n".join(header_lines(report)).split())
+    assert f"Kernel time ≥ {fmt_seconds(known)} · FLOP ≥ {fmt_si(flop)} (unknown for 1 launch of unknown time)" \
+        in header
+    assert "(efficiencies of the 4 launches of known time)" in header
+    doc = json.loads(run_cli("report", path, "--json").stdout)["meta"]["summary"]
+    assert doc["total_time_s"] is None and doc["total_flop"] is None
+    assert doc["time_counted_s"] == pytest.approx(known) and doc["unknown_time_launches"] == 1
+
+
+def test_flops_unknown_only_for_a_launch_of_unknown_time_never_read_0_percent(tmp_path):
+    """A launch that lacks its time and FLOPs (the cycles and FLOP counters of its V100 GEMM printed n/a) is
+    in no share of kernel time: the header said `FLOP ≥ ... (unknown for 0.0% of kernel time)`."""
+    from flopscope.tui.text_report import header_lines
+
+    from .raw_csv import launches, raw_csv
+
+    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "tensorop_s884gemm" in r["Kernel Name"])
+    table = list(csv.reader(raw_csv([gemm, gemm]).splitlines()))
+    for metric in ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second", "sm__inst_executed_pipe_tensor.sum"):
+        table[-1][table[0].index(metric)] = "n/a"
+    path = tmp_path / "gemm.csv"
+    path.write_text("".join(",".join(f'"{c}"' for c in row) + "\n" for row in table))
+    report = read_report(path)
+    s = report.summary()
+    assert s.unknown_flop_time_share == 0 and s.unknown_flop_untimed_launches == 1 and s.not_profiled == 0
+    header = " ".join("\n".join(header_lines(report)).split())
+    assert "0.0% of kernel time" not in header
+    assert "(unknown for 1 launch of unknown time)" in header
+    assert "Kernel time ≥ " in header

@@ -828,6 +828,21 @@ async def test_the_summary_takes_five_lines_at_80x24_and_names_the_ceiling_sourc
         assert all(line.rstrip() == "" or not line.lstrip().startswith("·") for line in text.splitlines())
 
 
+async def test_the_summary_of_a_run_with_an_unprofiled_launch_gives_lower_bounds():
+    """H800: flash_fwd was not profiled. The app's header read `Kernel time 87.1 us`, `FLOP 586 M`, as if
+    complete; it gives the same lower bounds as the CLI, and says the efficiencies are of the known launches."""
+    report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
+    s = report.summary()
+    known = report.kernels.loc[report.kernels["status"] == "ok", "duration_s"].sum()
+    app = make_app(report)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        text = " ".join(summary_text(app).split())
+    assert f"Kernel time ≥ {fmt.seconds(known)}" in text
+    assert f"FLOP ≥ {fmt.si(s.flop_counted)} (unknown for 1 launch of unknown time)" in text
+    assert "(efficiencies of the 4 launches of known time)" in text
+
+
 async def test_at_60x20_the_footer_keeps_help_and_quit():
     app = make_app(read_report(fixture_file(H100)))
     async with app.run_test(size=(60, 20)) as pilot:
