@@ -723,10 +723,15 @@ def test_a_measured_row_keeps_its_units_and_a_missing_one_gets_none():
     shown = items(row)
     assert shown["AI vs DRAM"] == f"{fmt.ratio(first['flop'].sum() / first['dram_bytes'].sum())} FLOP/B"
     assert shown["Estimated"] != "nothing measured: ncu recorded no values"
-    # The A100 details CSV names no GPU (its CC column says 8.0) and has no L2 bytes.
-    shown = items(read_report(fixture_file("a100_gemm_printfp_details.csv")).group("name").iloc[0])
+    # The A100 details CSV names no GPU (its CC column says 8.0). Its SGEMM's FLOPs are its FP32 count (its
+    # tensor-pipe instructions were register moves): AI vs L2 is 2 x FFMA over lts__t_bytes (it once said
+    # "not collected", its FLOPs unknown).
+    path = fixture_file("a100_gemm_printfp_details.csv")
+    shown = items(read_report(path).group("name").iloc[0])
     assert shown["GPU"] == "unknown (CC 8.0)"
-    assert shown["AI vs L2"] == "not collected"
+    raw = pd.read_csv(path, thousands=",").pivot_table(index="ID", columns="Metric Name", values="Metric Value")
+    ffma = raw.loc[2, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]
+    assert shown["AI vs L2"] == f"{fmt.ratio(2 * ffma / raw.loc[2, 'lts__t_bytes.sum'])} FLOP/B"
 
 
 async def test_kernel_screen_of_an_unprofiled_launch_at_80x24():
