@@ -58,6 +58,8 @@ EXTRA: list[tuple[str, str, str]] = [
     ("sm_clock_hz", "Hz", "measured SM clock"),
     ("gpu", "", "device name"),
     ("cc", "", "compute capability"),
+    ("integer_mma", "", "its work is integer tensor-core MMA (IMMA) and no floating-point MMA: no FLOP ceiling "
+                        "judges it, so % of peak, % of roof and bound are empty"),
     ("provenance", "", "numbers derived from rates or other exact sources"),
     ("status", "", "ok, or why ncu recorded no values for the launch"),
 ]

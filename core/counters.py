@@ -166,9 +166,11 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     out["sm_clock_hz"] = _col(df, "smsp__cycles_elapsed.avg.per_second").fillna(
         _col(df, "sm__cycles_elapsed.avg.per_second")).fillna(cycles / dur)
     absent: dict[str, pd.Series] = {}
+    insts: dict[str, pd.Series] = {}
     for precision in PRECISION_LETTER:
-        out[f"flop_{precision}"] = _simt_flop(df, prov, precision, cycles, dur, absent)
-    no_factor = _tensor_flop(df, prov, out)
+        out[f"flop_{precision}"] = _simt_flop(df, prov, precision, cycles, dur, absent, insts)
+    only_moves = _register_moves(df, prov, out, insts["hfma"])
+    no_factor = _tensor_flop(df, prov, out, only_moves)
     _bytes(df, prov, out, dur)
     _report_peaks(df, out)
     _note_simt_beside_tensor(prov, out)
@@ -212,11 +214,12 @@ _RECORDED_ANYWAY = re.compile(r"^(device__|launch__)|\.peak_sustained$|^derived_
 
 
 def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series,
-               absent: dict[str, pd.Series]) -> pd.Series:
+               absent: dict[str, pd.Series], insts: dict[str, pd.Series]) -> pd.Series:
     """add + mul + 2 x fma of one precision, known only where all three counters are: a missing add or mul
     counter is not zero adds, and a total without it would pass for the whole. Per-opcode SASS counts fill
     the rest (they list every executed opcode, so an opcode absent there ran 0 times). `absent` gets, per
-    counter, the rows that lack it, so the fix names only what is missing."""
+    counter, the rows that lack it, so the fix names only what is missing; `insts` each counter's thread
+    instructions ("hfma": ...)."""
     letter = PRECISION_LETTER[precision]
     column = f"flop_{precision}"
     total = pd.Series(0.0, index=df.index)
@@ -232,34 +235,53 @@ def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series,
             (_col(df, f"sm__{base}.per_second") * dur, RATE),
         ])
         known &= inst.notna()
+        insts[f"{letter}{op}"] = inst
         lacking[f"smsp__{base}"] = inst.isna()
         total += weight * inst
     opcode = _opcode_flop(df, precision)
     use_opcode = ~known & opcode.notna()
     prov.add("provenance", use_opcode, f"{column} from SASS per-opcode counts")
-    flop = total.where(known, opcode)
     absent.update(lacking)
-    if precision == "fp16":
-        _flag_register_moves(df, prov, flop)
-    return flop
+    return total.where(known, opcode)
 
 
-def _flag_register_moves(df: pd.DataFrame, prov, flop: pd.Series) -> None:
-    """The compiler moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`, and ncu's hfma and
-    per-opcode counters count those as HFMA2. Where the per-modifier counts show HFMA2.MMA as a kernel's only
-    half instruction (an FP32 random-number kernel, say), its FP16 FLOPs are most likely moves. Flagged, not
-    removed: whether real half math ever issues only as HFMA2.MMA (Turing runs FP16 on its tensor cores) is
-    open until the project's own capture shows it."""
+WARP = 32
+HFMA2_FLOP = OPCODE_FLOPS["fp16"]["HFMA2"]  # what the half counters credit each HFMA2(.MMA) thread instruction
+
+
+def _register_moves(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, hfma: pd.Series) -> pd.Series:
+    """Take the compiler's register moves out of `flop_fp16`; return the launches whose tensor pipe ran only them.
+
+    The compiler moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`, issued on the MMA pipe:
+    ncu counts each as an HFMA2 (hfma and per-opcode counters) and as a tensor-pipe instruction. They are no
+    FP16 math, and no MMA. Their thread instructions are known from the per-modifier SASS counts
+    (`HFMA2.MMA`), else where tensor-pipe warp instructions x 32 equal the HFMA thread instructions exactly:
+    then every HFMA was one (a naive FP32 SGEMM on an A100: 104,857,600 x 32 = 3,355,443,200). Partial warps
+    or real MMAs break the equality, and the launch's tensor work stays unknown. On Turing, whose FP16 math
+    may itself issue on the MMA pipe, the moves are flagged, not removed."""
+    inst = _tensor_inst(df)
+    # Equal to the thread instruction (a count from rates x cycles carries float noise, not one instruction).
+    tensor_moves = (inst > 0) & ((inst * WARP).round() == hfma.round())
     columns = [c for c in df.columns if c.startswith(MODIFIER_METRIC + ":")]
-    if not columns:
-        return flop
-    moves = _col(df, f"{MODIFIER_METRIC}:HFMA2.MMA").fillna(0.0)
-    half = [c for c in columns if c.split(":", 1)[1].startswith(("HFMA", "HADD", "HMUL"))
-            and c.split(":", 1)[1] != "HFMA2.MMA"]
-    math = df[half].fillna(0.0).sum(axis=1) if half else pd.Series(0.0, index=df.index)
-    only_moves = (moves > 0) & (math == 0) & (flop > 0)
-    prov.add("provenance", only_moves, "flop_fp16 likely register moves (HFMA2.MMA its only half instruction)")
-    prov.add("provenance", (moves > 0) & (math > 0), "flop_fp16 may include HFMA2.MMA register moves")
+    per_modifier = pd.Series(np.nan, index=df.index)
+    if columns:
+        per_modifier = _col(df, f"{MODIFIER_METRIC}:HFMA2.MMA").fillna(0.0).where(df[columns].notna().any(axis=1))
+    moves = per_modifier.fillna(hfma.where(tensor_moves))
+    turing = _cc_key(out["cc"]) == "7.5"
+    drop = (moves > 0) & out["flop_fp16"].notna() & ~turing
+    out.loc[drop, "flop_fp16"] = (out["flop_fp16"] - HFMA2_FLOP * moves)[drop].clip(lower=0.0)
+    prov.add("provenance", drop & per_modifier.notna(),
+             "flop_fp16 leaves out HFMA2.MMA register moves (per-modifier SASS counts)")
+    prov.add("provenance", drop & per_modifier.isna(),
+             "flop_fp16 leaves out the HFMAs: HFMA2.MMA register moves (tensor-pipe instructions x 32 = HFMAs)")
+    prov.add("provenance", (moves > 0) & out["flop_fp16"].notna() & turing,
+             "flop_fp16 may include HFMA2.MMA register moves (kept: Turing may run FP16 math as HFMA2.MMA)")
+    return tensor_moves
+
+
+def _tensor_inst(df: pd.DataFrame) -> pd.Series:
+    """Warp-level instructions issued on the tensor (MMA) pipe."""
+    return _col(df, "smsp__inst_executed_pipe_tensor.sum").fillna(_col(df, "sm__inst_executed_pipe_tensor.sum"))
 
 
 def _opcode_flop(df: pd.DataFrame, precision: str) -> pd.Series:
@@ -292,9 +314,10 @@ def _tensor_dtype(src: str) -> str | None:
     return None
 
 
-def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> pd.Series:
+def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_moves: pd.Series) -> pd.Series:
     """flop_tensor and its per-type columns into `out`; returns the launches whose tensor instructions were
-    counted on an architecture without a checked FLOP-per-instruction factor (their tensor FLOPs unknown)."""
+    counted on an architecture without a checked FLOP-per-instruction factor (their tensor FLOPs unknown).
+    `only_moves`: launches whose tensor-pipe instructions were all HFMA2.MMA register moves (no MMA)."""
     by_dtype: dict[str, pd.Series] = {}
     groups: dict[tuple[str, str | None], dict[str, str]] = {}
     for name in df.columns:
@@ -320,13 +343,16 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> pd.S
     for column in TENSOR_TYPES:
         out[f"flop_tensor_{column}"] = by_dtype.get(column, pd.Series(np.nan, index=df.index))
     counted = out[[f"flop_tensor_{c}" for c in TENSOR_TYPES]].sum(axis=1, min_count=1)
-    inst = _col(df, "smsp__inst_executed_pipe_tensor.sum").fillna(_col(df, "sm__inst_executed_pipe_tensor.sum"))
+    inst = _tensor_inst(df)
     cc = _cc_key(out["cc"])
     factor = cc.map({k: f for k, (f, _, _) in TENSOR_FLOP_PER_INST.items()}).astype(float)
     dtypes = cc.map({k: d for k, (_, d, _) in TENSOR_FLOP_PER_INST.items()})
     estimate = (inst * factor).where(inst != 0, 0.0).where(inst.notna())
     idle = _tensor_idle(df)
     flop = counted.copy()
+    moves = flop.isna() & only_moves  # before any estimate: a move x 512 FLOP/instruction would be invented
+    flop[moves] = 0.0
+    prov.add("provenance", moves, "flop_tensor 0: every tensor-pipe instruction an HFMA2.MMA register move, no HMMA")
     use_est = flop.isna() & estimate.notna()
     flop[use_est] = estimate[use_est]
     for dtype in dtypes.dropna().unique():
@@ -334,13 +360,20 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame) -> pd.S
         out.loc[rows, f"flop_tensor_{dtype}"] = estimate[rows]
     for key, (_, _, checked) in TENSOR_FLOP_PER_INST.items():
         prov.add("estimated", use_est & (inst != 0) & (cc == key), f"flop_tensor (tensor instructions x {checked})")
-    for mask, why in ((idle, "tensor pipes idle"), (_no_mma_opcodes(df), "no MMA in SASS opcode counts"),
+    integer = _integer_mma(df)
+    for mask, why in ((idle & ~integer, "tensor pipes idle"),
+                      (idle & integer, "floating-point tensor pipes idle (the integer one ran IMMA)"),
+                      (_no_mma_opcodes(df), "no floating-point MMA in SASS opcode counts"),
                       (_no_tensor_cores(out["cc"]), "GPU has no tensor cores")):
         use = flop.isna() & mask
         flop[use] = 0.0
         prov.add("provenance", use, f"flop_tensor 0: {why}")
-    prov.add("provenance", _integer_mma(df), "integer tensor-core work (IMMA) is not FLOPs: not counted")
+    prov.add("provenance", integer, "integer tensor-core work (IMMA) is not FLOPs: not counted")
     out["flop_tensor"] = flop
+    # Its work is integer MMA: a FLOP ceiling (and the ridge point that decides bound) says nothing about it.
+    out["integer_mma"] = integer & (flop == 0)
+    prov.add("provenance", out["integer_mma"], "no % of peak or bound: its work is integer MMA (IMMA), which no "
+             "FLOP ceiling measures")
     no_factor = flop.isna() & inst.notna() & (inst != 0)
     for key in pd.unique(cc[no_factor]):
         prov.add("provenance", no_factor & (cc == key),

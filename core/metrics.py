@@ -190,16 +190,30 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
     for level in ("dram", "l2", "l1"):
         k[f"ai_{level}"] = intensity(k["flop"], k[f"{level}_bytes"])
     k["precision"], peak, source = judge(k, gpu)
+    integer = integer_mma(k)  # judged by no FLOP ceiling: precision, % of peak, % of roof and bound stay empty
+    if integer.any():
+        k["precision"] = k["precision"].astype(object).mask(integer, "").astype("category")
     if not launch_peaks:
-        k["peak_flop_per_s"], k["peak_source"] = peak, source
+        k["peak_flop_per_s"], k["peak_source"] = peak.mask(integer), source.astype(object).mask(integer, "").astype(
+            "category")
         k["peak_dram_bytes_per_s"] = dram_ceiling(k, gpu)
     memory_roof = k["ai_dram"] * k["peak_dram_bytes_per_s"]
     k["attainable_flop_per_s"] = np.fmin(k["peak_flop_per_s"], memory_roof.where(k["ai_dram"].notna()))
-    k.loc[k["ai_dram"].isna() | k["peak_dram_bytes_per_s"].isna(), "attainable_flop_per_s"] = np.nan
+    # Without either ceiling there is no roof (fmin would take the other one for it).
+    k.loc[k["ai_dram"].isna() | k["peak_dram_bytes_per_s"].isna() | k["peak_flop_per_s"].isna(),
+          "attainable_flop_per_s"] = np.nan
     k["pct_of_peak"] = 100.0 * _div(k["flop_per_s"], k["peak_flop_per_s"])
     k["pct_of_roof"] = 100.0 * _div(k["flop_per_s"], k["attainable_flop_per_s"])
     k["bound"] = _bound(k)
     return k
+
+
+def integer_mma(k: pd.DataFrame) -> pd.Series:
+    """True for rows whose work is integer tensor-core MMA (IMMA, no floating-point MMA): counters.py's
+    `integer_mma`, absent (all False) in a run stored before it existed."""
+    if "integer_mma" not in k:
+        return pd.Series(False, index=k.index)
+    return k["integer_mma"].astype(object).fillna(False).astype(bool)
 
 
 def _bound(k: pd.DataFrame) -> pd.Series:
@@ -214,44 +228,53 @@ def _bound(k: pd.DataFrame) -> pd.Series:
 
 @dataclass
 class RunSummary:
-    """Run-level figures. A figure that needs a number some profiled launch lacks is NaN, never a partial
-    sum: `flop_counted` and `unknown_flop_time_share` say how much is known instead."""
+    """Run-level figures. A figure that needs a number some launch lacks (one ncu failed to profile included)
+    is NaN, never a partial sum: `time_counted_s`, `flop_counted`, `unknown_flop_time_share` and the
+    `unknown_*launches` counts say how much is known instead. The efficiencies are ratios over the launches
+    of known time (`unknown_time_launches` says how many are not among them)."""
 
     launches: int
     not_profiled: int
-    total_time_s: float
-    total_flop: float
+    total_time_s: float  # NaN when some launch's time is unknown: see time_counted_s
+    total_flop: float  # NaN when some launch's FLOPs are unknown: see flop_counted
     flops_efficiency: float  # total FLOP / sum(duration x peak of each kernel's precision)
-    compute_efficiency: float  # share of kernel time in kernels that do floating-point work
+    compute_efficiency: float  # share of kernel time in kernels that do arithmetic work
     bandwidth_efficiency: float  # total DRAM bytes / sum(duration x DRAM peak): duration-weighted
     flop_per_s: float
     dram_bytes: float
     flop_counted: float  # every FLOP counted, unknown parts left out: a lower bound of total_flop
-    unknown_flop_time_share: float  # share of kernel time in launches whose FLOPs are unknown
+    unknown_flop_time_share: float  # share of the known kernel time in launches whose FLOPs are unknown
+    time_counted_s: float = math.nan  # the kernel time of the launches of known time: a lower bound of total_time_s
+    unknown_time_launches: int = 0  # launches of unknown time (not profiled, or no duration collected)
+    unknown_flop_untimed_launches: int = 0  # of those, launches whose FLOPs are unknown too (in no share of time)
 
     def as_dict(self) -> dict:
         return {k: (None if is_missing(v) else v) for k, v in self.__dict__.items()}
 
 
 def summarize(k: pd.DataFrame) -> RunSummary:
-    """Run-level figures over launches (pass the per-launch table, not a grouped one). Launches ncu failed
-    to profile are counted, not summed: nothing was measured for them."""
+    """Run-level figures over launches (pass the per-launch table, not a grouped one). A launch ncu failed to
+    profile has no time and no FLOPs: the run's totals are unknown (their counted parts are lower bounds),
+    and the efficiencies are over the launches of known time."""
     ok = k[k["status"] == "ok"] if "status" in k else k
-    time = _total(ok["duration_s"])
-    timed = ok["duration_s"].sum(min_count=1)
-    unknown_share = float(ok.loc[ok["flop"].isna(), "duration_s"].sum() / timed) if timed else math.nan
-    flop = _total(ok["flop"])
-    with_peak = ok[ok["peak_flop_per_s"].notna()]
+    untimed = k["duration_s"].isna()
+    timed = k[~untimed & ((k["status"] == "ok") if "status" in k else True)]
+    counted_time = float(timed["duration_s"].sum(min_count=1))
+    unknown_share = float(timed.loc[timed["flop"].isna(), "duration_s"].sum() / counted_time) if counted_time \
+        else math.nan
+    time, flop = _total(k["duration_s"]), _total(k["flop"])
+    with_peak = timed[timed["peak_flop_per_s"].notna()]
     peak_time = float((with_peak["duration_s"] * with_peak["peak_flop_per_s"]).sum(min_count=1))
     flops_eff = _total(with_peak["flop"]) / peak_time if peak_time else math.nan
-    with_bw = ok[ok["peak_dram_bytes_per_s"].notna()]
+    with_bw = timed[timed["peak_dram_bytes_per_s"].notna()]
     bw_time = float((with_bw["duration_s"] * with_bw["peak_dram_bytes_per_s"]).sum(min_count=1))
     bw_eff = _total(with_bw["dram_bytes"]) / bw_time if bw_time else math.nan
     return RunSummary(
         launches=len(k), not_profiled=len(k) - len(ok), total_time_s=time, total_flop=flop,
-        flops_efficiency=flops_eff, compute_efficiency=_compute_efficiency(ok, time), bandwidth_efficiency=bw_eff,
-        flop_per_s=flop / time if time else math.nan, dram_bytes=_total(ok["dram_bytes"]),
-        flop_counted=_counted(ok), unknown_flop_time_share=unknown_share,
+        flops_efficiency=flops_eff, compute_efficiency=_compute_efficiency(timed, counted_time),
+        bandwidth_efficiency=bw_eff, flop_per_s=flop / time if time else math.nan, dram_bytes=_total(k["dram_bytes"]),
+        flop_counted=_counted(ok), unknown_flop_time_share=unknown_share, time_counted_s=counted_time,
+        unknown_time_launches=int(untimed.sum()), unknown_flop_untimed_launches=int((untimed & k["flop"].isna()).sum()),
     )
 
 
@@ -272,11 +295,12 @@ def _total(values: pd.Series) -> float:
 
 
 def _compute_efficiency(ok: pd.DataFrame, time: float) -> float:
-    """Share of kernel time in launches that did floating-point work. A launch with some FLOPs counted did,
-    whatever else is unknown; one with none counted and some unknown cannot be placed, and then neither can
-    the share."""
+    """Share of kernel time in launches that did arithmetic work: floating-point work, or integer tensor-core
+    MMA (an INT8 GEMM is the run's math as much as an FP16 one, though not FLOPs). A launch with some FLOPs
+    counted did, whatever else is unknown; one with none counted and some unknown cannot be placed, and then
+    neither can the share."""
     parts = ok[list(FLOP_PARTS)]
-    works = (parts > 0).any(axis=1)
+    works = (parts > 0).any(axis=1) | integer_mma(ok)
     if not time or (ok["flop"].isna() & ~works).any():
         return math.nan
     return float(ok.loc[works, "duration_s"].sum()) / time

@@ -165,6 +165,8 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     for col in _NOTES:
         out[col] = grouped[col].agg(lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v
                                                                       for x in v.split("; "))))
+    if "integer_mma" in k:  # a group of integer-MMA launches only is judged by no FLOP ceiling, as they are
+        out["integer_mma"] = k["integer_mma"].astype(object).fillna(False).astype(bool).groupby(codes, sort=True).all()
     out["status"] = grouped["status"].agg(lambda s: "ok" if (s == "ok").any() else s.iloc[0])
     out["launch_id"] = grouped["launch_id"].min()
     return out.reset_index(drop=True)

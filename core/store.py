@@ -333,5 +333,6 @@ def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host
     meta = {**report.meta, "missing": [m.__dict__ for m in report.missing]}
     return (time.time(), kind, sweep, json.dumps(params or {}, sort_keys=True), host,
             json.dumps(command) if command else None, report.gpu_label, len(report.kernels),
-            summary.total_time_s, None if math.isnan(summary.total_flop) else summary.total_flop,
+            # The known kernel time: ncu's unprofiled launches are counted (launches), not summed, as the diff does.
+            summary.time_counted_s, None if math.isnan(summary.total_flop) else summary.total_flop,
             json.dumps(meta, default=str), blob.getvalue())

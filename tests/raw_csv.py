@@ -115,3 +115,24 @@ def mixed_accumulate_hgemm(path: Path) -> Path:
            "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 1e14,
            "kernel": "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"}
     return page(path, units, [row], gpu="NVIDIA GeForce RTX 4090", cc="8.9")
+
+
+def with_details_cell(path: Path, out: Path, launch: int, metric: str, value: float) -> Path:
+    """A copy of details CSV `path` at `out` with one launch's `metric` cell set to `value` (ncu's --print-fp
+    form), the rest byte for byte: the real file with one counter changed."""
+    lines = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
+    cell = f'"{metric}",'
+    for i, line in enumerate(lines):
+        if line.startswith(f'"{launch}",') and cell in line:
+            lines[i] = line[:line.rindex(',"')] + f',"{value:,.2f}"\n'
+    out.write_text("".join(lines), encoding="utf-8")
+    return out
+
+
+def partial_warp_sgemm(path: Path, out: Path) -> Path:
+    """The A100 SGEMM CSV (a100_gemm_printfp_details.csv) with launch 2's HFMAs one short of 32 per tensor-pipe
+    instruction: no longer provably all register moves, so its tensor FLOPs are unknown (no checked factor)."""
+    hfma = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"
+    rows = csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig")))
+    value = next(float(r[-1].replace(",", "")) for r in rows if r and r[0] == "2" and r[-3] == hfma)
+    return with_details_cell(path, out, 2, hfma, value - 1)

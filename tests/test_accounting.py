@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
 
 import ncu_report
@@ -10,7 +11,7 @@ import pandas as pd
 import pytest
 from flopscope.core import Report, all_gpus, read_report
 
-from .cli import CLI
+from .cli import CLI, run_cli
 from .conftest import fixture_path
 from .raw_csv import one_launch
 
@@ -71,8 +72,9 @@ def test_derived_x2_metrics_are_peaks_not_counts():
     assert _value(action, "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2") == 108 * 64 * 2
     clock = _value(action, "sm__cycles_elapsed.avg.per_second")
     row = report.kernels.iloc[0]
-    assert row["peak_flop_per_s"] == pytest.approx(108 * 64 * 2 * clock, rel=1e-9)
-    assert row["peak_source"] == "report"
+    # The report's FP32 ceiling; the kernel itself (an INT8 GEMM) is judged by no FLOP ceiling.
+    assert row["report_peak_fp32_flop_per_s"] == pytest.approx(108 * 64 * 2 * clock, rel=1e-9)
+    assert report.ceilings()[0].name == "fp32" and report.ceilings()[0].source == "report counters x measured clock"
     assert row["flop_fp32"] < 1e9  # never the peak mistaken for a count
 
 
@@ -122,12 +124,50 @@ def test_counted_tensor_ops_and_auto_scaled_bytes():
     assert row["pct_of_peak"] == pytest.approx(100 * row["flop"] / row["duration_s"] / bf16, rel=1e-9)
 
 
-def test_unknown_tensor_work_leaves_total_unknown_and_names_the_metric():
-    """gemm_v0 on an A100 ran 104,857,600 tensor-pipe instructions; Ampere's FLOPs per instruction depend on
-    the MMA shape, and no tensor op counter was collected: its FLOPs are unknown, not its SIMT FLOPs alone."""
+def _simt_from_cells(path, launch: int) -> dict[str, float]:
+    """add + mul + 2 x fma per precision (half: x2, two lanes) of one launch, from the CSV cells."""
+    inst = {letter + op: dict(_details_cells(path, f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"))
+            [launch] for letter in "dfh" for op in ("add", "mul", "fma")}
+    return {p: (2 if letter == "h" else 1) * (inst[letter + "add"] + inst[letter + "mul"] + 2 * inst[letter + "fma"])
+            for p, letter in (("fp64", "d"), ("fp32", "f"), ("fp16", "h"))} | {"hfma": inst["hfma"]}
+
+
+def test_an_sgemm_whose_tensor_pipe_ran_only_register_moves_counts_its_fp32_flops():
+    """gemm_v0<float>, a naive FP32 SGEMM on an A100: 104,857,600 tensor-pipe warp instructions x 32 =
+    3,355,443,200 = its HFMA thread instructions, exactly. Every tensor-pipe instruction was an HFMA2.MMA
+    register move (ncu counts it as both): tensor FLOPs are 0, those HFMAs no FP16 FLOPs, and the kernel's
+    FLOPs are its FP32 count, 2 x 34,359,738,368,000 (it once had none, the run `FLOP >= 68.7 T`)."""
     path = fixture_path("a100_gemm_printfp_details.csv")
+    tensor_inst = dict(_details_cells(path, "smsp__inst_executed_pipe_tensor.sum"))
+    simt = _simt_from_cells(path, 2)
+    assert tensor_inst[2] > 0 and tensor_inst[2] * 32 == simt["hfma"]
+    report = read_report(path)
+    k = report.kernels.set_index("launch_id")
+    assert k.loc[2, "flop_tensor"] == 0
+    assert k.loc[2, "flop_fp16"] == simt["fp16"] - 4 * simt["hfma"]
+    assert k.loc[2, "flop"] == simt["fp64"] + simt["fp32"] + simt["fp16"] - 4 * simt["hfma"] == pytest.approx(68.72e12,
+                                                                                                              rel=1e-3)
+    assert "flop_tensor 0: every tensor-pipe instruction an HFMA2.MMA register move" in k.loc[2, "provenance"]
+    assert "flop_fp16 leaves out the HFMAs: HFMA2.MMA register moves" in k.loc[2, "provenance"]
+    assert "flop_tensor" not in {m.column for m in report.missing}
+    s = report.summary()
+    expected = sum(sum(v for p, v in _simt_from_cells(path, n).items() if p in ("fp64", "fp32")) for n in (0, 1, 2))
+    assert s.total_flop == expected and s.unknown_flop_time_share == 0
+
+
+def test_unknown_tensor_work_leaves_total_unknown_and_names_the_metric(tmp_path):
+    """The same SGEMM with one HFMA fewer than 32 per tensor-pipe instruction (a partial warp, or one real
+    MMA): the tensor pipe may have run MMAs, Ampere's FLOPs per instruction depend on the MMA shape, and no
+    tensor op counter was collected: its FLOPs are unknown, not its SIMT FLOPs alone."""
+    from .raw_csv import partial_warp_sgemm
+
+    source = fixture_path("a100_gemm_printfp_details.csv")
+    hfma = dict(_details_cells(source, "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"))[2]
+    path = partial_warp_sgemm(source, tmp_path / source.name)
     report = read_report(path)
     tensor_inst = dict(_details_cells(path, "smsp__inst_executed_pipe_tensor.sum"))
+    assert tensor_inst[2] * 32 == hfma != dict(_details_cells(path, "smsp__sass_thread_inst_executed_op_hfma_pred_on"
+                                                                    ".sum"))[2]
     k = report.kernels.set_index("launch_id")
     assert tensor_inst[2] == 104_857_600 and math.isnan(k.loc[2, "flop_tensor"]) and math.isnan(k.loc[2, "flop"])
     assert tensor_inst[0] == 0 and k.loc[0, "flop_tensor"] == 0 and k.loc[0, "flop"] > 0
@@ -270,18 +310,49 @@ def test_a_blank_duration_unit_is_ncus_nanoseconds(tmp_path):
     assert row["dram_bytes"] == 1000
 
 
-def test_register_moves_are_not_fp16_math():
+def _per_opcode(action, metric: str) -> dict[str, int]:
+    values = action.metric_by_name(metric)
+    ids = values.correlation_ids()
+    return {ids.as_string(j): values.as_uint64(j) for j in range(values.num_instances())}
+
+
+def test_register_moves_are_not_fp16_flops():
     """H800 FP32 random-number kernels: their only half instructions, per ncu's per-modifier counts (read
-    here straight from the report), are HFMA2.MMA, the compiler's constant moves: flagged as such."""
+    here straight from the report), are HFMA2.MMA, the compiler's constant moves (2,973,696 in launches 2
+    and 3, once counted as 11,894,784 FP16 FLOPs each). They are left out: FP16 FLOPs 0, the kernels' FLOPs
+    their FP32 and FP64 ones, and the run's total the sum of those."""
     path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
-    kernels = read_report(path).kernels
+    report = read_report(path)
+    kernels = report.kernels
+    expected_run = 0.0
     for i, action in enumerate(_actions(path)[:4]):
-        metric = action.metric_by_name("sass__thread_inst_executed_true_per_opcode_with_modifier_all")
-        ids = metric.correlation_ids()
-        half = {ids.as_string(j) for j in range(metric.num_instances()) if ids.as_string(j).startswith("H")}
-        assert half == {"HFMA2.MMA"}
-        assert "flop_fp16 likely register moves" in kernels["provenance"].iloc[i]
-        assert kernels["flop_fp32"].iloc[i] > 0
+        half = {op: n for op, n in _per_opcode(action, "sass__thread_inst_executed_true_per_opcode_with_modifier_all")
+                .items() if op.startswith("H")}
+        assert list(half) == ["HFMA2.MMA"]
+        assert _per_opcode(action, "sass__thread_inst_executed_true_per_opcode")["HFMA2"] == half["HFMA2.MMA"]
+        row = kernels.iloc[i]
+        assert row["flop_fp16"] == 0
+        fp32, fp64 = _rate_flops(action, "f"), _rate_flops(action, "d")
+        assert row["flop"] == pytest.approx(fp32 + fp64, rel=1e-9)
+        assert "flop_fp16 leaves out HFMA2.MMA register moves (per-modifier SASS counts)" in row["provenance"]
+        expected_run += fp32 + fp64
+    assert kernels.iloc[2]["launch_id"] == 2 and half["HFMA2.MMA"] == 2_973_696
+    assert report.summary().flop_counted == pytest.approx(expected_run, rel=1e-9)
+
+
+def test_register_moves_beside_fp16_math_are_left_out_and_kept_on_turing(tmp_path):
+    """A launch whose tensor pipe ran only HFMA2.MMA (x 32 = its HFMAs) beside real HADD2s: the HADD2s are FP16
+    FLOPs, the moves are not. On Turing, which may run FP16 math as HFMA2.MMA, they stay counted and flagged."""
+    hfma, hadd, warps = 32 * 1000, 77, 1000
+    cols = {"gpu__time_duration.sum": ("nsecond", 1e5), "smsp__inst_executed_pipe_tensor.sum": ("inst", warps),
+            **{m: ("inst", 0) for m in SIMT}, "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": ("inst", hfma),
+            "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum": ("inst", hadd)}
+    ampere = read_report(one_launch(tmp_path / "a.csv", cols, cc="8.0")).kernels.iloc[0]
+    assert ampere["flop_fp16"] == 2 * hadd and ampere["flop_tensor"] == 0 and ampere["flop"] == 2 * hadd
+    (tmp_path / "t").mkdir()
+    turing = read_report(one_launch(tmp_path / "t" / "t.csv", cols, cc="7.5")).kernels.iloc[0]
+    assert turing["flop_fp16"] == 4 * hfma + 2 * hadd and turing["flop_tensor"] == 0
+    assert "kept: Turing" in turing["provenance"]
 
 
 def test_a_launch_with_unknown_flops_leaves_its_group_and_run_unknown_not_undercounted(tmp_path):
@@ -332,23 +403,37 @@ def fmt_si(value: float) -> str:
     return fmt.si(value)
 
 
+def fmt_seconds(value: float) -> str:
+    from flopscope.tui import format as fmt
+
+    return fmt.seconds(value)
+
+
 def test_an_int8_tensor_gemm_has_zero_tensor_flops_and_says_why():
     """CUTLASS INT8 GEMMs on an A100 (full set): the tensor pipe is busy with IMMA only, which is integer
-    work. Tensor FLOPs are 0 (not unknown), the FLOPs are the SIMT ones, and the row says IMMA was left out."""
+    work. Tensor FLOPs are 0 (not unknown), the FLOPs are the SIMT ones, and the row says IMMA was left out,
+    without calling the tensor pipes idle (the IMMA pipe is 26.9% active in launch 0). No FLOP ceiling judges
+    integer work: % of peak, % of roof and bound are empty (they were 0.0% and `memory`), and the run's FLOPS
+    efficiency has no launch to judge. Compute efficiency counts them as working: all three do IMMA."""
     path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
     report = read_report(path)
     for action, (_, row) in zip(_actions(path), report.kernels.iterrows(), strict=True):
-        assert _value(action, "sm__inst_executed_pipe_tensor_op_imma.avg.pct_of_peak_sustained_active") > 0
+        assert _value(action, "sm__pipe_tensor_op_imma_cycles_active.avg.pct_of_peak_sustained_active") > 20
         assert _value(action, "sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active") == 0
-        cycles = _value(action, "smsp__cycles_elapsed.avg.per_second") * _value(action, "gpu__time_duration.sum") * 1e-9
-        rate = {op: _value(action, f"smsp__sass_thread_inst_executed_op_f{op}_pred_on.sum.per_cycle_elapsed")
-                for op in ("add", "mul", "fma")}
-        fp32 = (rate["add"] + rate["mul"] + 2 * rate["fma"]) * cycles
+        fp32 = _rate_flops(action, "f")
         assert row["flop_tensor"] == 0
         assert row["flop"] == pytest.approx(fp32 + row["flop_fp64"] + row["flop_fp16"], rel=1e-9, abs=1e-6)
         assert row["flop_fp64"] == 0 and row["flop_fp16"] == 0
         assert "integer tensor-core work (IMMA) is not FLOPs" in row["provenance"]
-    assert report.summary().total_flop > 0
+        assert "flop_tensor 0: floating-point tensor pipes idle (the integer one ran IMMA)" in row["provenance"]
+        assert "tensor pipes idle;" not in row["provenance"] + ";"
+        assert "no % of peak or bound: its work is integer MMA" in row["provenance"]
+        assert row["integer_mma"] and row["bound"] == "" and row["precision"] == ""
+        assert math.isnan(row["pct_of_peak"]) and math.isnan(row["pct_of_roof"]) and math.isnan(row["peak_flop_per_s"])
+    group = report.group("name")
+    assert group["bound"].eq("").all() and group["pct_of_peak"].isna().all()
+    s = report.summary()
+    assert s.total_flop > 0 and math.isnan(s.flops_efficiency) and s.compute_efficiency == 1.0
 
 
 def test_dram_ceiling_uses_the_reports_steady_memory_clock_not_a_short_kernels_reading():
@@ -638,3 +723,54 @@ def test_l2_bytes_of_a_full_set_report_are_its_sectors_times_32(name):
     got = report.kernels.sort_values("launch_id")["l2_bytes"].tolist()
     assert got == pytest.approx(expected, nan_ok=True)
     assert "l2_bytes" not in {m.column for m in report.missing}
+
+
+def test_a_run_with_an_unprofiled_launch_reads_as_a_lower_bound():
+    """H800: ncu recorded nothing for flash_fwd_kernel, so the run's time and FLOPs are unknown. The header
+    read `Kernel time 87.1 us · FLOP 586 M` as if complete; now both are lower bounds, the FLOPs say what they
+    leave out, and the efficiencies say they are of the launches of known time. JSON agrees: the totals are
+    null, their counted parts given."""
+    from flopscope.tui.text_report import header_lines
+
+    path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
+    actions = _actions(path)
+    seconds = [_value(a, "gpu__time_duration.sum") for a in actions]
+    assert math.isnan(seconds[4]) and not any(math.isnan(t) for t in seconds[:4])
+    known = sum(seconds[:4]) * 1e-9
+    flop = sum(_rate_flops(a, "f") + _rate_flops(a, "d") for a in actions[:4])
+    report = read_report(path)
+    s = report.summary()
+    assert math.isnan(s.total_time_s) and math.isnan(s.total_flop) and math.isnan(s.flop_per_s)
+    assert s.time_counted_s == pytest.approx(known, rel=1e-12) and s.flop_counted == pytest.approx(flop, rel=1e-9)
+    assert s.unknown_time_launches == s.unknown_flop_untimed_launches == s.not_profiled == 1
+    assert s.unknown_flop_time_share == 0
+    header = " ".join("\n".join(header_lines(report)).split())
+    assert f"Kernel time ≥ {fmt_seconds(known)} · FLOP ≥ {fmt_si(flop)} (unknown for 1 launch of unknown time)" \
+        in header
+    assert "(efficiencies of the 4 launches of known time)" in header
+    doc = json.loads(run_cli("report", path, "--json").stdout)["meta"]["summary"]
+    assert doc["total_time_s"] is None and doc["total_flop"] is None
+    assert doc["time_counted_s"] == pytest.approx(known) and doc["unknown_time_launches"] == 1
+
+
+def test_flops_unknown_only_for_a_launch_of_unknown_time_never_read_0_percent(tmp_path):
+    """A launch that lacks its time and FLOPs (the cycles and FLOP counters of its V100 GEMM printed n/a) is
+    in no share of kernel time: the header said `FLOP ≥ ... (unknown for 0.0% of kernel time)`."""
+    from flopscope.tui.text_report import header_lines
+
+    from .raw_csv import launches, raw_csv
+
+    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "tensorop_s884gemm" in r["Kernel Name"])
+    table = list(csv.reader(raw_csv([gemm, gemm]).splitlines()))
+    for metric in ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second", "sm__inst_executed_pipe_tensor.sum"):
+        table[-1][table[0].index(metric)] = "n/a"
+    path = tmp_path / "gemm.csv"
+    path.write_text("".join(",".join(f'"{c}"' for c in row) + "\n" for row in table))
+    report = read_report(path)
+    s = report.summary()
+    assert s.unknown_flop_time_share == 0 and s.unknown_flop_untimed_launches == 1 and s.not_profiled == 0
+    header = " ".join("\n".join(header_lines(report)).split())
+    assert "0.0% of kernel time" not in header
+    assert "(unknown for 1 launch of unknown time)" in header
+    assert "Kernel time ≥ " in header

@@ -26,6 +26,7 @@ from textual import events
 from textual.widgets import Input, OptionList
 
 from .conftest import settle
+from .raw_csv import partial_warp_sgemm
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"  # 18 launches, 7 names, both bounds, real ceilings
@@ -725,10 +726,15 @@ def test_a_measured_row_keeps_its_units_and_a_missing_one_gets_none():
     shown = items(row)
     assert shown["AI vs DRAM"] == f"{fmt.ratio(first['flop'].sum() / first['dram_bytes'].sum())} FLOP/B"
     assert shown["Estimated"] != "nothing measured: ncu recorded no values"
-    # The A100 details CSV names no GPU (its CC column says 8.0) and has no L2 bytes.
-    shown = items(read_report(fixture_file("a100_gemm_printfp_details.csv")).group("name").iloc[0])
+    # The A100 details CSV names no GPU (its CC column says 8.0). Its SGEMM's FLOPs are its FP32 count (its
+    # tensor-pipe instructions were register moves): AI vs L2 is 2 x FFMA over lts__t_bytes (it once said
+    # "not collected", its FLOPs unknown).
+    path = fixture_file("a100_gemm_printfp_details.csv")
+    shown = items(read_report(path).group("name").iloc[0])
     assert shown["GPU"] == "unknown (CC 8.0)"
-    assert shown["AI vs L2"] == "not collected"
+    raw = pd.read_csv(path, thousands=",").pivot_table(index="ID", columns="Metric Name", values="Metric Value")
+    ffma = raw.loc[2, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]
+    assert shown["AI vs L2"] == f"{fmt.ratio(2 * ffma / raw.loc[2, 'lts__t_bytes.sum'])} FLOP/B"
 
 
 async def test_kernel_screen_of_an_unprofiled_launch_at_80x24():
@@ -825,8 +831,24 @@ async def test_the_summary_takes_five_lines_at_80x24_and_names_the_ceiling_sourc
         lines = screen_lines(app)
         assert len(text.splitlines()) == 5
         assert "\n".join(lines).count("report counters x measured clock") == 1
-        assert "FMA = 2 FLOPs" in text and "FLOPS eff 0.3%" in text  # 2.36 MFLOP / (48.0 us x 14.4 TFLOP/s)
+        # Its three INT8 (IMMA) GEMMs are judged by no FLOP ceiling: no launch for a FLOPS efficiency.
+        assert "FMA = 2 FLOPs" in text and "FLOPS eff n/a" in text
         assert all(line.rstrip() == "" or not line.lstrip().startswith("·") for line in text.splitlines())
+
+
+async def test_the_summary_of_a_run_with_an_unprofiled_launch_gives_lower_bounds():
+    """H800: flash_fwd was not profiled. The app's header read `Kernel time 87.1 us`, `FLOP 586 M`, as if
+    complete; it gives the same lower bounds as the CLI, and says the efficiencies are of the known launches."""
+    report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
+    s = report.summary()
+    known = report.kernels.loc[report.kernels["status"] == "ok", "duration_s"].sum()
+    app = make_app(report)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        text = " ".join(summary_text(app).split())
+    assert f"Kernel time ≥ {fmt.seconds(known)}" in text
+    assert f"FLOP ≥ {fmt.si(s.flop_counted)} (unknown for 1 launch of unknown time)" in text
+    assert "(efficiencies of the 4 launches of known time)" in text
 
 
 async def test_at_60x20_the_footer_keeps_help_and_quit():
@@ -839,7 +861,7 @@ async def test_at_60x20_the_footer_keeps_help_and_quit():
             assert f" {key} " in f" {footer} "
 
 
-async def test_a_report_without_flop_counters_says_what_to_collect():
+async def test_a_report_without_flop_counters_says_what_to_collect(tmp_path):
     """Basic set: no FLOP or DRAM counters. One header line says so and starts the ncu option core gives."""
     report = read_report(fixture_file("a10_spyinfer_linear_105k_basic.ncu-rep"))
     fixes = {m.column: m.fix() for m in report.missing}
@@ -856,7 +878,8 @@ async def test_a_report_without_flop_counters_says_what_to_collect():
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
         assert "not collected" not in summary_text(app)
-    report = read_report(fixture_file("a100_gemm_printfp_details.csv"))  # one launch of three lacks tensor FLOPs
+    # one launch of three lacks tensor FLOPs: one HFMA short of its tensor-pipe instructions all being moves
+    report = read_report(partial_warp_sgemm(fixture_file("a100_gemm_printfp_details.csv"), tmp_path / "gemm.csv"))
     assert [(m.column, m.launches) for m in report.missing if m.column.startswith("flop")] == [("flop_tensor", 1)]
     app = make_app(report)
     async with app.run_test(size=(120, 40)) as pilot:

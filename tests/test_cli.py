@@ -219,6 +219,30 @@ def test_a_damaged_csv_is_refused_not_misread(tmp_path, damage, says):
     assert len(lines) == 1 and str(path) in lines[0] and says in lines[0]
 
 
+@pytest.mark.parametrize(("name", "keep"), [("v100_cutlass_gemm_nersc_flops_details.csv", 150),
+                                           ("a100_gemm_printfp_details.csv", 40)])
+def test_a_details_csv_cut_at_a_line_break_is_refused(tmp_path, name, keep):
+    """`head -n 150` of the V100 details CSV: each row whole, the last launch with 4 of its 15 metrics. Before:
+    exit 0, that launch blank, `duration_s not collected ... collect it with gpu__time_duration.sum` (never in
+    the file) and `FLOP ≥ 85.9 T (unknown for 0.0% of kernel time)`. Now one line: where it ends, what the
+    launch has against an earlier one of the same metrics, and the fix."""
+    lines = fixture_path(name).read_text(encoding="utf-8-sig").splitlines(keepends=True)
+    path = tmp_path / name
+    path.write_text("".join(lines[:keep]))
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    rows = [r for r in csv.reader(lines[start + 1:]) if len(r) > 12]
+    kept = rows[:keep - start - 1]
+    last = kept[-1][0]
+    have = sum(r[0] == last for r in kept)
+    full = sum(r[0] == last for r in rows)
+    assert 0 < have < full  # the cut is inside launch `last`
+    out = run("report", path, "--by", "launch")
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert str(path) in line and f"ends inside launch {last}: it has {have} of the {full} metrics launch" in line
+    assert "cut short" in line and "export it again" in line
+
+
 @pytest.mark.parametrize("name", ["v100_cutlass_gemm_nersc_flops_details.csv", "b200_torch_sdpa_auto_raw.csv"])
 def test_program_output_after_the_table_is_not_truncation(tmp_path, name):
     """A program that prints after ncu's table (`GFLOPS: 123.4`): the table is whole and reads as without it."""

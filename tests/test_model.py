@@ -855,15 +855,17 @@ def test_reconcile_scales_a_datasheet_peak_to_the_measured_clock(dtype, column):
 
 
 @needs_torch
-def test_reconcile_counts_what_report_counts_and_says_why_the_rest_is_unknown():
-    """gemm_v0 in this A100 CSV did 68.7 TFLOP of counted FP32 work, and its tensor instructions were counted
-    too, only without a checked FLOP-per-instruction factor for CC 8.0. reconcile dropped the whole launch
-    ("measured 3.36 GFLOP") and blamed "flop_tensor not collected"; `report` says "FLOP ≥ 68.7 T"."""
+def test_reconcile_counts_what_report_counts_and_says_why_the_rest_is_unknown(tmp_path):
+    """gemm_v0 in this A100 CSV did 68.7 TFLOP of counted FP32 work, and (with one HFMA short of every
+    tensor-pipe instruction being a register move) its tensor instructions were counted too, only without a
+    checked FLOP-per-instruction factor for CC 8.0. reconcile dropped the whole launch ("measured 3.36
+    GFLOP") and blamed "flop_tensor not collected"; `report` says "FLOP ≥ 68.7 T"."""
     from flopscope.core import read_report
 
     from .conftest import fixture_path
+    from .raw_csv import partial_warp_sgemm
 
-    path = fixture_path("a100_gemm_printfp_details.csv")
+    path = partial_warp_sgemm(fixture_path("a100_gemm_printfp_details.csv"), tmp_path / "gemm.csv")
     raw = pd.read_csv(path, thousands=",")
     raw["op"] = raw["Metric Name"].str.extract(r"op_(\w+)_pred_on\.sum$", expand=False)
     ops = raw.dropna(subset=["op"]).pivot_table(index="ID", columns="op", values="Metric Value", aggfunc="sum")

@@ -22,7 +22,7 @@ def table_rows(rows: pd.DataFrame) -> pd.DataFrame:
 def totals_line(rows: pd.DataFrame) -> str:
     """`kernel time 87.1 us -> 90.2 us (+3.10 us) · 7 kernel group(s)`: the run totals as `flopscope runs`
     shows them, and how many launches ncu could not profile (counted there, not summed)."""
-    time_a, time_b = (run_total(rows, "total_time_s", side) for side in "ab")
+    time_a, time_b = (run_total(rows, "time_counted_s", side) for side in "ab")  # unprofiled: not in the times
     change = fmt.seconds(time_b - time_a)
     line = (f"kernel time {fmt.seconds(time_a) or 'n/a'} -> {fmt.seconds(time_b) or 'n/a'} "
             f"({'+' if time_b > time_a else ''}{change or 'n/a'}) · {len(rows)} kernel group(s)")

@@ -64,10 +64,13 @@ def header(report: Report) -> Header:
     several = isinstance(report.judged_by, dict)
     cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
     gpu = _gpu_names(report) if several else meta.get("gpu") or f"unknown GPU{cc}"
-    totals = [f"Kernel time {fmt.seconds(s.total_time_s) or 'n/a'}",
+    totals = [f"Kernel time {_time(s)}",
               f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
               f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
               f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}"]
+    if s.unknown_time_launches and not math.isnan(s.time_counted_s):  # the efficiencies cannot cover those
+        known = s.launches - s.unknown_time_launches
+        totals.append(f"(efficiencies of the {fmt.integer(known)} launch{'' if known == 1 else 'es'} of known time)")
     overridden = bool(report.gpu and meta.get("gpu_source") == "--gpu" and meta.get("gpus"))
     # The report's own peak counters win over a datasheet: --gpu only fills what they lack.
     used = overridden and any("datasheet" in c.source for c in report.ceilings())
@@ -164,16 +167,29 @@ def _judged_by_option(report: Report) -> dict[str, str]:
             if g.get("gpu_source") == "--gpu" and gpus.get(g["name"]) and g["name"] in datasheet}
 
 
+def _time(s) -> str:
+    """The run's kernel time; where some launches' is unknown (not profiled, say), the known part as a lower
+    bound."""
+    if not math.isnan(s.total_time_s):
+        return fmt.seconds(s.total_time_s)
+    return f"≥ {fmt.seconds(s.time_counted_s)}" if not math.isnan(s.time_counted_s) else "n/a"
+
+
 def _flop(s) -> str:
-    """The run's FLOPs; where some launches' are unknown, the counted part as a lower bound and how much
-    kernel time is unaccounted for (the missing counters are named on their own line)."""
+    """The run's FLOPs; where some launches' are unknown, the counted part as a lower bound and what it leaves
+    out: a share of the known kernel time, and launches whose time is unknown too (those are in no share, so
+    a `≥` never stands beside `0.0%`). The missing counters are named on their own line."""
     if not math.isnan(s.total_flop):
         return fmt.si(s.total_flop)
+    untimed = s.unknown_flop_untimed_launches
     # Nothing counted and all time unknown: `≥ 0` would be true and say nothing (idle tensor pipes count 0).
-    nothing = s.flop_counted == 0 and s.unknown_flop_time_share == 1
-    if not math.isnan(s.flop_counted) and not math.isnan(s.unknown_flop_time_share) and not nothing:
-        return f"≥ {fmt.si(s.flop_counted)} (unknown for {fmt.pct(100 * s.unknown_flop_time_share)} of kernel time)"
-    return "n/a"
+    nothing = s.flop_counted == 0 and s.unknown_flop_time_share == 1 and not untimed
+    if math.isnan(s.flop_counted) or nothing:
+        return "n/a"
+    left_out = [f"{fmt.pct(100 * s.unknown_flop_time_share)} of kernel time"] if s.unknown_flop_time_share > 0 else []
+    if untimed:
+        left_out.append(f"{fmt.integer(untimed)} launch{'' if untimed == 1 else 'es'} of unknown time")
+    return f"≥ {fmt.si(s.flop_counted)} (unknown for {' and '.join(left_out)})"
 
 
 def print_warning(message: str) -> None:

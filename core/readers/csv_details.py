@@ -8,6 +8,7 @@ from collections import OrderedDict
 
 import pandas as pd
 
+from ..errors import FlopscopeError
 from ..units import is_time_unit, metric_unit_factor, parse_number
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
 from .wanted import IDENTITY, wanted
@@ -50,7 +51,9 @@ def read_details(doc: CsvText) -> tuple[pd.DataFrame, dict]:
     col = {h: k for k, h in enumerate(header)}
     i_name, i_unit, i_value = col["Metric Name"], col["Metric Unit"], col["Metric Value"]
     nv = nvtx_columns(header)
+    i_section = col.get("Section Name")
     launches: OrderedDict[tuple, dict] = OrderedDict()
+    sequences: OrderedDict[tuple, list] = OrderedDict()  # each launch's (section, metric) rows, in file order
     for cells in csv.reader(io.StringIO(doc.body_text())):
         if len(cells) <= i_value:
             continue
@@ -58,12 +61,31 @@ def read_details(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         row = launches.get(key)
         if row is None:
             row = launches[key] = _identity(cells, header, col, nv)
-        _add_metric(row, cells[i_name].strip(), cells[i_unit].strip(), cells[i_value])
+            sequences[key] = []
+        name = cells[i_name].strip()
+        if name:
+            sequences[key].append((cells[i_section] if i_section is not None else "", name))
+        _add_metric(row, name, cells[i_unit].strip(), cells[i_value])
+    _refuse_cut_launch(doc, sequences)
     frame = pd.DataFrame(list(launches.values()))
     for name in IDENTITY:
         if name not in frame:
             frame[name] = None
     return frame, {"format": "csv-details"}
+
+
+def _refuse_cut_launch(doc: CsvText, sequences: OrderedDict[tuple, list]) -> None:
+    """ncu writes each launch's metrics in one fixed order. A last launch whose (section, metric) rows are a
+    strict prefix of an earlier launch's is a file cut at a line break inside it (a cut inside a row is caught
+    before, by the readers' last-row check): its missing metrics would read as counters never collected."""
+    if len(sequences) < 2:
+        return
+    *earlier, (last_key, last) = sequences.items()
+    for key, seq in reversed(earlier):  # the nearest launch first: most likely the same kernel
+        if len(last) < len(seq) and seq[:len(last)] == last:
+            raise FlopscopeError(doc.path, f"ends inside launch {last_key[0]}: it has {len(last)} of the {len(seq)} "
+                                 f"metrics launch {key[0]} has; the file looks cut short",
+                                 "export it again (ncu --import REPORT --csv --page details) or copy it whole")
 
 
 def _identity(cells: list[str], header: list[str], col: dict, nv: list[int]) -> dict:
