@@ -49,6 +49,7 @@ CREATE INDEX IF NOT EXISTS runs_sweep ON runs (sweep);
 CREATE TABLE IF NOT EXISTS sweeps (name TEXT PRIMARY KEY, created REAL NOT NULL);
 """
 LISTED = ["id", "name", "created", "kind", "sweep", "params", "host", "gpu", "launches", "total_time_s", "total_flop"]
+LOWER_BOUNDS = "listed_lower_bounds"  # in a stored run's meta: which of its listed totals are only the known part
 
 
 class StoreError(FlopscopeError):
@@ -191,7 +192,9 @@ class Store:
     def runs(self, sweep: str | None = None) -> pd.DataFrame:
         """The listed columns of every run (of `sweep`), oldest first. A row whose parameters cannot be read
         is kept with no parameters and named in `self.damaged`: one bad row must not hide the others."""
-        sql = f"SELECT {', '.join(LISTED)} FROM runs"
+        # json_valid first: a damaged row's meta must not fail the whole list.
+        lower = f"CASE WHEN json_valid(meta) THEN json_extract(meta, '$.{LOWER_BOUNDS}') END AS lower_bounds"
+        sql = f"SELECT {', '.join(LISTED)}, {lower} FROM runs"
         args: tuple = ()
         if sweep is not None:
             sql += " WHERE sweep = ?"
@@ -201,6 +204,7 @@ class Store:
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, "cannot read the run store") from None
         frame["params"] = [self._params(name, text) for name, text in zip(frame["name"], frame["params"], strict=True)]
+        frame["lower_bounds"] = [_names(text) for text in frame["lower_bounds"]]
         # pandas reads a text column's NULLs as NaN once any row has text: None is what they mean.
         text = ["name", "kind", "sweep", "host", "gpu"]
         frame[text] = frame[text].astype(object).where(frame[text].notna(), None)
@@ -240,6 +244,7 @@ class Store:
             meta = json.loads(meta_text)
             kernels = pd.read_parquet(io.BytesIO(blob))
             missing = [Missing(**m) for m in meta.pop("missing", [])]
+            meta.pop(LOWER_BOUNDS, None)  # the list's business: the report's summary says it again
         except Exception as exc:  # JSON, Arrow or a field that changed: any of them means this row is damaged
             raise FlopscopeError(f"run {name}", f"its stored data is damaged ({type(exc).__name__}: "
                                  f"{str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'})",
@@ -319,6 +324,15 @@ def _first_free(base: str, taken: set[str]) -> str:
     return name
 
 
+def _names(text: object) -> list[str]:
+    """A JSON list of names read back from a row, [] where there is none (runs stored before it was kept)."""
+    try:
+        names = json.loads(text) if isinstance(text, str) else []
+    except ValueError:
+        return []
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
 def _like_prefix(text: str) -> str:
     """`text` for a LIKE pattern: its own % and _ match only themselves."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -330,9 +344,13 @@ def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host
     blob = io.BytesIO()
     arrow_safe(report.kernels).to_parquet(blob, index=False)
     summary = report.summary()
-    meta = {**report.meta, "missing": [m.__dict__ for m in report.missing]}
+    # The list shows the known part of a total some launch lacks (one ncu did not profile, a FLOP counter not
+    # collected) and names it a lower bound, as the run's own header does.
+    totals = {"total_time_s": (summary.total_time_s, summary.time_counted_s),
+              "total_flop": (summary.total_flop, summary.flop_counted)}
+    listed = {name: part if math.isnan(whole) else whole for name, (whole, part) in totals.items()}
+    lower = [name for name, (whole, part) in totals.items() if math.isnan(whole) and not math.isnan(part)]
+    meta = {**report.meta, "missing": [m.__dict__ for m in report.missing], LOWER_BOUNDS: lower}
     return (time.time(), kind, sweep, json.dumps(params or {}, sort_keys=True), host,
             json.dumps(command) if command else None, report.gpu_label, len(report.kernels),
-            # The known kernel time: ncu's unprofiled launches are counted (launches), not summed, as the diff does.
-            summary.time_counted_s, None if math.isnan(summary.total_flop) else summary.total_flop,
-            json.dumps(meta, default=str), blob.getvalue())
+            *(None if math.isnan(v) else v for v in listed.values()), json.dumps(meta, default=str), blob.getvalue())

@@ -4,12 +4,14 @@ opens a run's kernels, m + d compares two runs, w opens a run's sweep, s / e sor
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
 from flopscope.core import Report, read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
+from flopscope.tui import format as fmt
 from flopscope.tui.runs_app import RunsApp
 from flopscope.tui.screens.diff import DiffScreen
 from flopscope.tui.screens.kernels import PushedKernelsScreen
@@ -19,6 +21,7 @@ from flopscope.tui.screens.sweep import SweepScreen
 from flopscope.tui.widgets.kernel_table import KernelTable
 from textual.widgets import Input
 
+from .cli import run_cli as cli
 from .conftest import fixture_path, settle
 from .raw_csv import launches, raw_csv
 from .test_app import screen_lines
@@ -320,3 +323,50 @@ async def test_exports_carry_the_meta_of_their_own_rows(store_path, reports, tmp
         await settle(pilot, listed.exists)
         doc = json.loads(listed.read_text())
         assert doc["meta"] == {} and len(doc["rows"]) == 5
+
+
+def _known_time_and_flops(path) -> tuple[float, float, int]:
+    """The H800 report's profiled launches, read with NVIDIA's own ncu_report: their kernel time, their FP32
+    FLOPs from the full set's per-cycle rates (the RNG kernels' only floating-point work) and how many
+    launches have no values at all (ncu failed to profile them)."""
+    from .test_accounting import _actions, _rate_flops, _value
+
+    time = flop = 0.0
+    unprofiled = 0
+    for action in _actions(path):
+        duration = _value(action, "gpu__time_duration.sum")  # ns; NaN where ncu recorded no value
+        if duration is None or math.isnan(duration):
+            unprofiled += 1
+            continue
+        time += duration * 1e-9
+        flop += _rate_flops(action, "f")
+    return time, flop, unprofiled
+
+
+async def test_a_run_with_an_unprofiled_launch_lists_its_known_totals_as_lower_bounds(tmp_path, reports):
+    """H800: ncu failed to profile flash_fwd_kernel, so the run's time and FLOPs are only known in part. Before,
+    the list gave the known time as if it were all of it and no FLOPs at all (blank), and `diff --json` a null
+    time beside the totals line's known one. Now every view gives the known part, marked `≥`."""
+    path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
+    time, flop, unprofiled = _known_time_and_flops(path)
+    assert unprofiled == 1 and time > 0 and flop > 0
+    with Store(tmp_path / "flopscope.db") as store:
+        store.save(read_report(path), "h800")
+        store.save(reports["mw"], "mw")
+    listed = {r["name"]: r for r in json.loads(cli("runs", "--json", home=tmp_path).stdout)}
+    assert listed["h800"]["total_time_s"] == pytest.approx(time, rel=1e-9)
+    assert listed["h800"]["total_flop"] == pytest.approx(flop, rel=1e-6)
+    assert listed["h800"]["lower_bounds"] == ["total_time_s", "total_flop"] and listed["mw"]["lower_bounds"] == []
+    table = cli("runs", "--no-tui", home=tmp_path).stdout
+    h800, mw = (next(line for line in table.splitlines() if f" {n} " in line) for n in ("h800", "mw"))
+    assert f"≥ {fmt.seconds(time)}" in h800 and f"≥ {fmt.si(flop)}" in h800 and "≥" not in mw
+    diff = json.loads(cli("diff", "h800", "mw", "--json", home=tmp_path).stdout)
+    assert diff["total_time_s_a"] == pytest.approx(time, rel=1e-9) and diff["not_profiled_a"] == unprofiled
+    assert diff["not_profiled_b"] == 0
+    app = RunsApp(tmp_path / "flopscope.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        text = app.runs.query_one(KernelTable).visible_text()
+        row = next(line for line in text if "h800" in line)
+        assert f"≥ {fmt.seconds(time)}" in row and f"≥ {fmt.si(flop)}" in row
+        assert "≥" not in next(line for line in text if " mw " in f" {line} ")

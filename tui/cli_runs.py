@@ -61,7 +61,8 @@ def _list_runs(store: Store, args: argparse.Namespace) -> int:
         return 0
     out = console()
     cells = [[str(r.id), r.name, fmt.when(r.created), r.sweep or "", fmt.params(r.params), r.host or "", r.gpu or "",
-              fmt.integer(r.launches), fmt.seconds(r.total_time_s), fmt.si(r.total_flop)] for r in runs.itertuples()]
+              fmt.integer(r.launches), fmt.at_least(fmt.seconds(r.total_time_s), "total_time_s" in r.lower_bounds),
+              fmt.at_least(fmt.si(r.total_flop), "total_flop" in r.lower_bounds)] for r in runs.itertuples()]
     table, hidden = fitted_table(_RUNS_COLUMNS, cells, out.width, flex=1)
     out.print(table)
     print_hidden(out, hidden)
@@ -125,8 +126,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f"flopscope: warning: {apart}", file=sys.stderr)
     if args.json:  # the runs by name and id, whichever was typed: `diff 6 5` names them too
         json.dump({"a": name_a, "b": name_b, "a_id": id_a, "b_id": id_b, "gpu_a": gpu_a, "gpu_b": gpu_b,
-                   "total_time_s_a": _json_number(run_total(rows, "total_time_s", "a")),
-                   "total_time_s_b": _json_number(run_total(rows, "total_time_s", "b")), "rows": records(rows)},
+                   # The known kernel time, as the run list and the totals line give it.
+                   "total_time_s_a": _json_number(run_total(rows, "time_counted_s", "a")),
+                   "total_time_s_b": _json_number(run_total(rows, "time_counted_s", "b")),
+                   "not_profiled_a": int(run_total(rows, "not_profiled", "a")),
+                   "not_profiled_b": int(run_total(rows, "not_profiled", "b")), "rows": records(rows)},
                   sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0

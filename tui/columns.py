@@ -21,6 +21,7 @@ class Column:
     priority: int
     width: int
     numeric: bool = True
+    at_least: str | None = None  # a boolean column: where true, the value is a lower bound, shown `≥ value`
 
 
 # Widths fit the longest text each format makes (3 significant digits: `0.123 ns`, `1.23 kB`, `58.6 GB/s`);

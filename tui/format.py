@@ -83,6 +83,11 @@ def integer(value) -> str:
     return _infinite(float(value)) or f"{int(value):,}"
 
 
+def at_least(shown: str, lower_bound: bool) -> str:
+    """`≥ 87.1 us` for a total that is only the known part of one (a launch ncu did not profile)."""
+    return f"≥ {shown}" if shown and lower_bound else shown
+
+
 def text(value) -> str:
     return "" if is_missing(value) else str(value)
 

@@ -46,8 +46,8 @@ def run_columns(marked: str | None = None) -> list[Column]:
         Column("params", "Params", fmt.text, 1, 14, numeric=False),
         Column("gpu", "GPU", fmt.text, 3, 14, numeric=False),
         Column("launches", "Launches", fmt.integer, 3, 8),
-        Column("total_time_s", "Time", fmt.seconds, 0, 9),
-        Column("total_flop", "FLOP", fmt.si, 1, 8),
+        Column("total_time_s", "Time", fmt.seconds, 0, 9, at_least="time_at_least"),
+        Column("total_flop", "FLOP", fmt.si, 1, 8, at_least="flop_at_least"),
         Column("sweep", "Sweep", fmt.text, 4, 12, numeric=False),
         Column("host", "Host", fmt.text, 5, 12, numeric=False),
         Column("id", "ID", fmt.integer, 5, 5),
@@ -66,6 +66,8 @@ def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
     """`Store.runs()` as the screen shows and exports it: newest first, parameters as typed."""
     table = runs.iloc[::-1].reset_index(drop=True)
     table["params"] = table["params"].map(fmt.params)
+    for total, marker in (("total_time_s", "time_at_least"), ("total_flop", "flop_at_least")):
+        table[marker] = [total in names for names in table["lower_bounds"]]
     return table
 
 

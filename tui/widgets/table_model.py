@@ -232,7 +232,9 @@ class TableModel:
         if cached is None:
             if len(self._cells) > _CACHE_ROWS:
                 self._cells.clear()
-            cached = self._cells[position] = [_render(c, self._value(c.name, position)) for c in self.columns]
+            cached = self._cells[position] = [
+                fmt.at_least(_render(c, self._value(c.name, position)),
+                             bool(c.at_least and self._value(c.at_least, position))) for c in self.columns]
         return cached
 
     def _value(self, name: str, position: int) -> object:
