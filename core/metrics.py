@@ -312,6 +312,7 @@ class Ceiling:
     value: float  # FLOP/s or B/s
     source: str
     gpu: str = ""  # the device it belongs to, in a file with launches on several GPUs
+    sm_clock_hz: float = math.nan  # the measured SM clock a FLOP ceiling is taken at (NaN: the datasheet's)
 
 
 def run_ceilings(k: pd.DataFrame, gpus: Gpus) -> list[Ceiling]:
@@ -319,7 +320,8 @@ def run_ceilings(k: pd.DataFrame, gpus: Gpus) -> list[Ceiling]:
     launches ran on several (each from that GPU's launches)."""
     out = []
     for rows, gpu, name in gpu_rows(k, gpus):
-        out += [Ceiling(c.name, c.value, c.source, name) for c in _ceilings(k if rows is None else k[rows], gpu)]
+        out += [Ceiling(c.name, c.value, c.source, name, c.sm_clock_hz)
+                for c in _ceilings(k if rows is None else k[rows], gpu)]
     return out
 
 
@@ -330,10 +332,13 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
     for name in names:
         col = f"report_peak_{name}_flop_per_s"
         value, source = _weighted(k, col), "report counters x measured clock"
+        clock = _weighted(k[k[col].notna()], "sm_clock_hz") if col in k else math.nan
         if math.isnan(value) and gpu is not None:
             value, source = datasheet_peak(k, gpu, name)
+            scale = value / gpu.peak(name) if gpu.peak(name) else 1.0
+            clock = scale * gpu.clock_hz(name) if source.endswith("@ measured clock") else math.nan
         if not math.isnan(value):
-            out.append(Ceiling(name, value, source))
+            out.append(Ceiling(name, value, source, sm_clock_hz=clock))
     dram, source = _weighted(k, "report_peak_dram_bytes_per_s"), "report counters x measured clock"
     if math.isnan(dram) and gpu is not None:
         dram, source = gpu.dram_bytes_per_s, f"datasheet ({gpu.name})"

@@ -774,3 +774,25 @@ def test_flops_unknown_only_for_a_launch_of_unknown_time_never_read_0_percent(tm
     assert "0.0% of kernel time" not in header
     assert "(unknown for 1 launch of unknown time)" in header
     assert "Kernel time ≥ " in header
+
+
+def test_ceilings_name_the_sm_clock_they_are_taken_at():
+    """A T4 under ncu's clock lock runs at 554 MHz, so its FP32 ceiling is 2.84 TFLOP/s, not the datasheet's 8.1:
+    right, but it read as a bug without the clock. The header and the JSON ceilings now give it, read here from
+    the report's own counter; FP32 = 40 SMs x 64 lanes x 2 (FMA) per clock."""
+    import json
+    import subprocess
+
+    from .cli import CLI
+
+    path = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    clock = _value(_actions(path)[0], "smsp__cycles_elapsed.avg.per_second")
+    doc = json.loads(subprocess.run([*CLI, "report", str(path), "--json"], capture_output=True, text=True,
+                                    check=True).stdout)
+    fp32 = next(c for c in doc["meta"]["ceilings"] if c["name"] == "fp32")
+    assert fp32["sm_clock_hz"] == pytest.approx(clock, rel=1e-6)
+    assert fp32["value"] == pytest.approx(40 * 64 * 2 * clock, rel=1e-3)
+    table = subprocess.run([*CLI, "report", str(path)], capture_output=True, text=True, check=True,
+                           env={"COLUMNS": "200", "PATH": ""}).stdout
+    ceilings = next(line for line in table.splitlines() if line.startswith("Ceilings:"))
+    assert ceilings.endswith(f"from report counters x measured clock (SM {clock / 1e6:.0f} MHz)"), ceilings

@@ -132,14 +132,18 @@ def _ceilings(report: Report) -> list[str]:
     items = []
     for n, gpu in enumerate(gpus):
         by_source: dict[str, list[str]] = {}
+        clocks: dict[str, float] = {}  # the SM clock a source's FLOP ceilings are at: a T4's 2.84 T needs its 554 MHz
         for c in ceilings:
             if c.gpu == gpu:
+                if not math.isnan(c.sm_clock_hz):
+                    clocks.setdefault(c.source, c.sm_clock_hz)
                 by_source.setdefault(c.source, []).append(
                     f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')}")
         items.append(f"Ceilings, {gpu}:" if len(gpus) > 1 and gpu else "Ceilings:")
         for i, (source, values) in enumerate(by_source.items()):
             last = i == len(by_source) - 1 and n == len(gpus) - 1
-            items += [f"{v}," for v in values[:-1]] + [values[-1], f"from {source}{'' if last else ';'}"]
+            clock = f" (SM {fmt.si(clocks[source], 'Hz')})" if source in clocks else ""
+            items += [f"{v}," for v in values[:-1]] + [values[-1], f"from {source}{clock}{'' if last else ';'}"]
     return items
 
 
