@@ -21,6 +21,26 @@ METRIC_SETS = {
 }
 REPLAY_MODES = ("kernel", "application", "range")
 
+# ncu options flopscope passes on every profile, or whose output it must see, with what to use instead: given
+# again in --ncu-args, ncu writes the report elsewhere, refuses the option twice or prints nothing flopscope reads.
+_PRINTED = "flopscope prints the report itself (`--json`; `flopscope export` writes CSV)"
+ALWAYS_SET = {
+    ("--export", "-o"): "the report goes to the run folder, named by --name RUN",
+    ("--force-overwrite", "-f"): "each run gets a run folder of its own (--name RUN)",
+    ("--metrics", None): "flopscope's --metrics roofline|flops|memory|full|NAME,...",
+    ("--set", None): "flopscope's --metrics full (ncu's full set) or --metrics NAME,...",
+    ("--log-file", None): "flopscope reads ncu's console output and keeps it in the run folder's ncu.log",
+    ("--import", "-i"): "`flopscope open FILE` reads a report made before",
+    ("--csv", None): _PRINTED, ("--page", None): _PRINTED, ("--print-summary", None): _PRINTED,
+}
+# ncu options flopscope has its own option for: refused in --ncu-args only when that option is given too.
+OWN_OPTION = {
+    ("--kernel-name", "-k"): "kernel_name", ("--launch-skip", "-s"): "launch_skip",
+    ("--launch-count", "-c"): "launch_count", ("--nvtx-include", None): "nvtx_include",
+    ("--replay-mode", None): "replay_mode", ("--clock-control", None): "clock_control",
+    ("--target-processes", None): "target_processes",
+}
+
 
 @dataclass
 class ProfileOptions:
@@ -63,6 +83,7 @@ def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
     if opts.command[0].startswith("-"):
         raise FlopscopeError("profile", f"the command starts with {opts.command[0]!r}, which ncu would read as "
                              "its own option", "name the program first: flopscope profile -- ./app ARGS")
+    check_ncu_args(opts)
     argv = [opts.ncu, "--export", report_stem, "--force-overwrite"]
     metrics = metric_list(opts)
     argv += ["--set", "full"] if metrics is None else ["--metrics", ",".join(metrics)]
@@ -84,6 +105,27 @@ def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
     if opts.target_processes:
         argv += ["--target-processes", opts.target_processes]
     return [*argv, *opts.ncu_args, *opts.command]
+
+
+def check_ncu_args(opts: ProfileOptions) -> None:
+    """Refuse an --ncu-args option that flopscope sets itself (ALWAYS_SET, or OWN_OPTION when its flopscope
+    option is given too): one line naming it and flopscope's way, before anything runs."""
+    for token in opts.ncu_args:
+        for (long, short), instead in ALWAYS_SET.items():
+            if _is_option(token, long, short):
+                raise FlopscopeError(f"--ncu-args {token}", f"flopscope sets ncu's {long} itself", f"leave it out: "
+                                     f"{instead}")
+        for (long, short), field_name in OWN_OPTION.items():
+            if _is_option(token, long, short) and getattr(opts, field_name) not in (None, []):
+                raise FlopscopeError(f"--ncu-args {token}", f"flopscope's {long} is given too, and flopscope passes "
+                                     f"it to ncu", f"pass it once, as flopscope's {long}")
+
+
+def _is_option(token: str, long: str, short: str | None) -> bool:
+    """`--export x`, `--export=x`, `-o x`, `-ox`: ncu's (boost's) spellings of one option."""
+    if token == long or token.startswith(long + "="):
+        return True
+    return short is not None and not token.startswith("--") and token.startswith(short)
 
 
 def import_raw_argv(ncu: str, report: str, instances: bool = True) -> list[str]:

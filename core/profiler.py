@@ -29,6 +29,7 @@ class ProfileResult:
     connection_lost: bool = False
     app_exit: int | None = None
     notes: list[str] = field(default_factory=list)
+    gpu_refused: str = ""  # --gpu was not of the report's compute capability: judged by its own GPU instead
 
     @property
     def kernels_profiled(self) -> int:
@@ -41,6 +42,11 @@ class ProfileResult:
         if self.app_exit not in (None, 0):
             return f"the command exited with code {self.app_exit}"
         return "the connection was lost: the report is partial" if self.connection_lost else ""
+
+    @property
+    def warned(self) -> bool:
+        """Kept, but not as asked or not clean: `profile` and `sweep` exit 1 for it."""
+        return bool(self.warning or self.gpu_refused)
 
 
 def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_dir: Path,
@@ -76,7 +82,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
     result.app_exit = app_exit_code([e.text for e in result.events if e.kind == "error"])
     _finish(result, transport.host, have, opts)
     if have:
-        result.report = _read(run_dir / "report.ncu-rep", gpu, opts, transport.host, result.ncu_exit)
+        result.report = _read(run_dir / "report.ncu-rep", gpu, opts, transport.host, result.ncu_exit, result)
         if result.warning:  # stored with the run, so every later analysis of it can say so
             result.report.meta["warning"] = result.warning
     _write_meta(run_dir, opts, transport.host, argv, started, cwd, env, result)
@@ -100,9 +106,23 @@ def target_tensor_metrics(transport, ncu: str, notes: list[str], env: dict[str, 
     return tensor_op_metrics(catalogue)
 
 
-def _read(path: Path, gpu: str | None, opts: ProfileOptions, host: str, ncu_exit: int) -> Report:
+def _read(path: Path, gpu: str | None, opts: ProfileOptions, host: str, ncu_exit: int,
+          result: ProfileResult) -> Report:
+    """The report, judged against --gpu's ceilings. A --gpu of another compute capability than the GPU it ran
+    on (known only now; its name was checked before ncu ran) does not lose the profile: it is judged by its own
+    GPU, and `result.gpu_refused` says so with the way to judge it again."""
+    if gpu:
+        try:
+            return read_report(path, gpu=gpu, params={"command": opts.command, "host": host})
+        except FlopscopeError as err:
+            report = _read(path, None, opts, host, ncu_exit, result)  # the report's own fault raises here
+            result.gpu_refused = (f"--gpu {gpu}: {err.problem}; judged against its own GPU's ceilings instead "
+                                  f"({report.meta.get('gpu_database_name') or 'none in the database'})")
+            result.notes.append(f"warning: {result.gpu_refused}; `flopscope open RUN --gpu NAME` judges it "
+                                f"again ({err.fix})")
+            return report
     try:
-        return read_report(path, gpu=gpu, params={"command": opts.command, "host": host})
+        return read_report(path, params={"command": opts.command, "host": host})
     except FlopscopeError as err:
         if _killed(ncu_exit) is None:
             raise
@@ -167,8 +187,7 @@ def _finish(result: ProfileResult, host: str, have_report: bool, opts: ProfileOp
     if result.connection_lost:
         lost = f"connection to {host} lost after {result.kernels_profiled} kernel(s) profiled"
         if not have_report:
-            raise FlopscopeError(f"--host {host}", f"{lost} ({_last_line(output)})",
-                                 "check the network or the host; console output kept in " + str(result.run_dir))
+            raise FlopscopeError(f"--host {host}", f"{lost} ({_last_line(output)})", "check the network or the host")
         result.notes.append(lost + "; showing the partial report")
         return
     if result.ncu_exit == EXIT_NOT_FOUND and any(("not found" in line or "No such file" in line)
@@ -178,11 +197,12 @@ def _finish(result: ProfileResult, host: str, have_report: bool, opts: ProfileOp
     fix = explain(errors, host)
     if not have_report and result.ncu_exit == 0 and not errors and result.kernels_profiled == 0:
         raise FlopscopeError(f"ncu on {where}", "no kernel was profiled, so ncu wrote no report",
-                             "check that the command launches CUDA kernels and that -k, -c and --launch-skip in "
-                             f"--ncu-args match them; console output kept in {result.run_dir}")
+                             "check that the command launches CUDA kernels and that -k, --launch-count and "
+                             "--launch-skip match them")
     if not have_report:
         problem = _telling(errors) or _last_line(output) or f"ncu exited with code {result.ncu_exit}"
-        raise FlopscopeError(f"ncu on {where}", problem.strip(), fix or f"console output kept in {result.run_dir}")
+        raise FlopscopeError(f"ncu on {where}", problem.strip(),
+                             fix or "`flopscope profile --no-tui` prints every line ncu wrote")
     if result.app_exit not in (None, 0):
         result.notes.append(f"the command exited with code {result.app_exit}; showing what was profiled")
     if fix:

@@ -36,6 +36,9 @@ def folder_error(path: Path, exc: OSError) -> FlopscopeError:
         return FlopscopeError(where, "a file is in the way: the run store needs a folder here", fix)
     if exc.errno == errno.EROFS:
         return FlopscopeError(where, "cannot write here: read-only file system", fix)
+    if exc.errno == errno.ENAMETOOLONG:  # not FLOPSCOPE_HOME's fault: the run's name (a long sweep point's)
+        return FlopscopeError(path.name[:40] + "...", "a run name too long for its folder",
+                              "pass a shorter --name or --sweep-name, or shorter parameter values")
     if exc.errno == errno.ENOSPC:
         return FlopscopeError(where, "cannot write here: the disk is full",
                               "free space on it, or set FLOPSCOPE_HOME to a folder on another disk")
@@ -43,22 +46,47 @@ def folder_error(path: Path, exc: OSError) -> FlopscopeError:
 
 
 def folder_name(name: str) -> str:
-    """A run name as its run folder, and so the stored run, gets it: what a path would trip on becomes `_`."""
+    """A name flopscope makes (a default name from the program, a sweep point's parameter values) as its run
+    folder, and so the stored run, gets it: what a path would trip on becomes `_`. Names typed by the user are
+    checked by check_run_name instead, never changed."""
     return re.sub(r"[^A-Za-z0-9._=-]+", "_", name).strip("._") or "run"
 
 
+_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=-]*")
+MAX_NAME = 200  # a folder name may be 255 bytes; room is left for `-N` and a sweep point's `-param=value`
+
+
 def check_run_name(name: str, given: str, option: str = "--name", example: str = "run") -> None:
-    """Refuse a run or sweep name of digits only: `open 2`, `diff 2 3` and `sweep --from 2` read digits as the
-    run id `flopscope runs` shows, and such a name would take that id's place. `given`: what the user typed,
-    to name in the message (`--name 2`); `option` and `example`: the fix (`--name run2`)."""
+    """The one rule for a run or sweep name the user gives (`--name`, `--sweep-name`, an imported folder's
+    name): stored as typed, as its run folder's name, or refused with one line. So letters, digits and
+    `. _ = -` (not first), at most MAX_NAME of them; not digits only, since `open 2`, `diff 2 3` and
+    `sweep --from 2` read digits as the run id `flopscope runs` shows. `given`: what the user typed, to name in
+    the message (`--name 2`); `option` and `example`: the fix (`--name run2`)."""
+    if not name:
+        raise FlopscopeError(f"{option} ''", "an empty name",
+                             f"leave {option} out for the default name, or pass one: {option} {example}1")
+    if len(name) > MAX_NAME:
+        raise FlopscopeError(given if len(given) <= 60 else given[:40] + "...",
+                             f"a name of {len(name)} characters is too long for its run folder",
+                             f"pass a shorter {option} (at most {MAX_NAME} characters)")
+    if not _RUN_NAME.fullmatch(name):
+        raise FlopscopeError(given, "a name is stored as typed, and so takes only letters, digits and . _ = - "
+                             "(not first)", f"e.g. {option} {_storable(name, example)}")
     if name.isdigit():
         raise FlopscopeError(given, f"a name of digits only ({name}) would be taken for a run id by `open`, `diff` "
                              "and `sweep --from`", f"add a letter: {option} {example}{name}")
 
 
+def _storable(name: str, example: str) -> str:
+    """A name close to `name` that check_run_name takes, to suggest."""
+    close = folder_name(name).lstrip("-=")[:MAX_NAME] or example
+    return example + close if close.isdigit() else close
+
+
 def new_run_dir(name: str | None, command: list[str]) -> Path:
-    """A fresh folder for one profile; the name defaults to the time and the program's name."""
-    base = folder_name(name or f"{time.strftime('%Y%m%d-%H%M%S')}-{Path(command[0]).name if command else 'run'}")
+    """A fresh folder for one profile, named `name` (checked by check_run_name or made by folder_name), else
+    after the time and the program's name."""
+    base = name or folder_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{Path(command[0]).name if command else 'run'}")
     runs = data_home() / "runs"
     ensure_folder(runs)
     for n in range(1000):

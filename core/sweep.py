@@ -21,7 +21,7 @@ from pathlib import Path
 from .errors import FlopscopeError
 from .ncu_command import ProfileOptions
 from .profiler import profile
-from .runs import discard_unfinished, new_run_dir
+from .runs import discard_unfinished, folder_name, new_run_dir
 from .store import Store, StoreError
 from .transport import LocalTransport, stop_all, stopping
 
@@ -36,6 +36,10 @@ def parse_params(specs: list[str]) -> dict[str, list[str]]:
         name, sep, values = spec.partition("=")
         if not sep or not _NAME.match(name) or not values:
             raise FlopscopeError(f"--param {spec}", "expected NAME=V1,V2,...", "e.g. --param batch_size=1,8,16")
+        if name in params:  # a later --param would replace the earlier values: points silently not profiled
+            raise FlopscopeError(f"--param {spec}", f"{name} is given by an earlier --param too",
+                                 f"one --param per name, its values comma-separated: --param {name}="
+                                 + ",".join([*params[name], *values.split(",")]).strip(","))
         params[name] = [v for v in values.split(",") if v != ""]
     return params
 
@@ -66,6 +70,7 @@ class PointResult:
     error: str = ""
     notes: list[str] = field(default_factory=list)  # the profile's notes: a program that failed, a partial report
     suspect: str = ""  # why a stored point's numbers may lie: the program exited non-zero, the report is partial
+    gpu_refused: str = ""  # --gpu was of another compute capability: the point is judged by its own GPU
     lost: bool = field(default=False, repr=False)  # the host went away: the point goes to another host
     fatal: bool = field(default=False, repr=False)  # the store or the run folders failed: stop the sweep
 
@@ -194,7 +199,7 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
     """Profile and store one point; never raises: whatever goes wrong is this point's one-line error."""
     opts = dataclasses.replace(template, command=substitute(template.command, point),
                                nvtx_include=list(template.nvtx_include), ncu_args=list(template.ncu_args))
-    label = sweep + "-" + "-".join(f"{k}={v}" for k, v in point.items())
+    label = sweep + "-" + folder_name("-".join(f"{k}={v}" for k, v in point.items()))  # values may hold a `/`
     failed = PointResult(point, "failed", host=transport.host)
     try:
         run_dir: Path = new_run_dir(label, opts.command)
@@ -208,7 +213,7 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
         name = store.save_unique(result.report, run_dir.name, kind="sweep", sweep=sweep, params=point,
                                  host=transport.host, command=opts.command)
         return PointResult(point, "stored", run=name, host=transport.host, notes=list(result.notes),
-                           suspect=result.warning)
+                           suspect=result.warning, gpu_refused=result.gpu_refused)
     except StoreError as err:
         failed.error, failed.fatal = f"{err.line()} (its report is kept in {run_dir})", True
         return failed
@@ -219,13 +224,11 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
     finally:
         if opts.tensor_metrics:  # asked of this host once; a failed query is asked again at the next point
             template.tensor_metrics = opts.tensor_metrics
-    if stopping():  # the user stopped the sweep: no half-done folder, so --resume profiles it under this name
-        discard_unfinished(run_dir)
+    discard_unfinished(run_dir)  # one without a report goes: its name stays free for --resume or the next host
+    if stopping():  # the user stopped the sweep: not this point's failure
         failed.error = "stopped"
         return failed
-    if _host_lost(transport, failed.error):
-        failed.lost = True
-        discard_unfinished(run_dir)  # profiled again on another host, under this name if it is free
+    failed.lost = _host_lost(transport, failed.error)  # profiled again on another host, under this name
     return failed
 
 

@@ -45,6 +45,14 @@ def env_argv(env: dict[str, str]) -> list[str]:
     return ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
 
 
+def check_host(host: str) -> None:
+    """A host ssh would read as an option, or no host at all, refused before anything runs."""
+    if not host.strip():
+        raise FlopscopeError("--host ''", "an empty host name", "pass a host name or an alias from your ssh config")
+    if host.startswith("-"):
+        raise FlopscopeError(f"--host {host}", "a host name cannot start with '-'", "pass a host name or alias")
+
+
 class Job:
     """A running command whose every process can be stopped: its output lines (stdout and stderr merged), its
     exit status, and `terminate()`."""
@@ -180,8 +188,7 @@ exit "$status"
 class SshTransport:
     def __init__(self, host: str, *, connect_timeout: int = 10, ssh_config: str | None = None,
                  ssh: str = "ssh") -> None:
-        if host.startswith("-"):
-            raise FlopscopeError(f"--host {host}", "a host name cannot start with '-'", "pass a host name or alias")
+        check_host(host)
         self.host = host
         self._control = tempfile.mkdtemp(prefix="fs-ssh.")
         self._base = [ssh, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect_timeout}",

@@ -644,7 +644,7 @@ def test_a_run_or_sweep_name_of_digits_only_is_refused_before_anything_runs(tmp_
     (folder / "report.ncu-rep").write_bytes(fixture_path("t4_mlp_matadd_full.ncu-rep").read_bytes())
     for args, needle in ((("import", folder, "--name", "1"), "--name 1: a name of digits only"),
                          (("import", folder), f"{folder} (its name): a name of digits only (12)"),
-                         (("profile", "--ncu", ncu, "--no-tui", "--name", " 2.", "--", "true"), "--name run2"),
+                         (("profile", "--ncu", ncu, "--no-tui", "--name", "2", "--", "true"), "--name run2"),
                          (("sweep", "--ncu", ncu, "--no-tui", "--sweep-name", "3", "--param", "a=1,2", "--", "echo",
                            "{a}"), "--sweep-name sweep3")):
         one_line_error(run(*args, home=home), needle)

@@ -171,8 +171,7 @@ def test_hostile_values_stay_inert(tmp_path, request, where):
                f"'cwd': os.getcwd()}}, open({str(seen)!r}, 'w'))")
     host = remote(request.getfixturevalue("server")) if where == "ssh" else []
     out = flopscope("profile", *host, "--ncu", make_ncu(tmp_path), "--no-tui", "--env", f"HOSTILE={values[1]}",
-                    "--remote-cwd", cwd, "--name", f"x; touch {sentinel}", "--", sys.executable, "-c", program,
-                    *values, home=tmp_path / "home")
+                    "--remote-cwd", cwd, "--", sys.executable, "-c", program, *values, home=tmp_path / "home")
     assert out.returncode == 0, out.stderr
     got = json.loads(seen.read_text())
     assert got["argv"] == values
@@ -226,10 +225,11 @@ def test_ncu_not_found_says_where_it_looked(tmp_path, request, where):
     assert "--ncu" in line and "not found" in line
 
 
-def test_failing_command_keeps_what_was_profiled(tmp_path):
+def test_failing_command_keeps_what_was_profiled_and_exits_1(tmp_path):
+    """Before: exit 0, while `sweep` exits 1 for such a point: a script could not tell a crash from a run."""
     out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--", sys.executable, "-c",
                     "import sys; sys.exit(3)", home=tmp_path)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 1, out.stderr
     assert "the command exited with code 3" in out.stderr
     assert "matrix_addition2D" in out.stdout
     [run] = json.loads(flopscope("runs", "--json", home=tmp_path).stdout)
@@ -314,6 +314,36 @@ def test_an_ncu_without_instance_details_still_saves_the_raw_page(tmp_path, real
     (["--ncu", "", "--", "true"], "--ncu '': an empty path"),
     (["--remote-cwd", "/nonexistent", "--", "true"], "--remote-cwd /nonexistent: no such folder on this machine"),
     (["--ncu", "/nonexistent/ncu", "--", "true"], "--ncu /nonexistent/ncu: ncu not found on this machine"),
+    # Before: ncu and the program ran, then `--gpu nosuch` was refused and the run folder left unstored.
+    (["--gpu", "nosuch", "--", "true"], "--gpu nosuch: not in the GPU database; run `flopscope gpus`"),
+    # Before: each of these left an empty run folder that took the name (the next --name h was h-1).
+    (["--host=-bad", "--", "true"], "--host -bad: a host name cannot start with '-'"),
+    (["--host", "", "--", "true"], "--host '': an empty host name"),
+    (["--host", "gpubox", "--ssh-config", "/nonexistent", "--", "true"], "--ssh-config /nonexistent: no such file"),
+    # Before: 300 letters blamed FLOPSCOPE_HOME, '' fell back to the default name, café was stored as `caf`.
+    (["--name", "a" * 300, "--", "true"], "a name of 300 characters is too long for its run folder; pass a shorter "
+                                          "--name (at most 200 characters)"),
+    (["--name", "", "--", "true"], "--name '': an empty name"),
+    (["--name", "café", "--", "true"], "--name café: a name is stored as typed, and so takes only letters, digits "
+                                       "and . _ = - (not first); e.g. --name caf"),
+    (["--name", "a/b", "--", "true"], "--name a/b: a name is stored as typed"),
+    (["--name", "x; touch SENTINEL", "--", "true"], "e.g. --name x_touch_SENTINEL"),
+    # Before: passed to ncu, which wrote the report elsewhere, printed tables or refused a repeated option.
+    (["--ncu-args", "--export /tmp/elsewhere", "--", "true"],
+     "--ncu-args --export: flopscope sets ncu's --export itself; leave it out: the report goes to the run folder"),
+    (["--ncu-args", "-o /tmp/elsewhere", "--", "true"], "flopscope sets ncu's --export itself"),
+    (["--ncu-args=--export=/tmp/elsewhere", "--", "true"], "flopscope sets ncu's --export itself"),
+    (["--ncu-args=-f", "--", "true"], "flopscope sets ncu's --force-overwrite itself"),
+    (["--ncu-args=--csv", "--", "true"], "--ncu-args --csv: flopscope sets ncu's --csv itself; leave it out: "
+                                         "flopscope prints the report itself"),
+    (["--ncu-args", "--page raw", "--", "true"], "flopscope sets ncu's --page itself"),
+    (["--ncu-args", "--print-summary per-kernel", "--", "true"], "flopscope sets ncu's --print-summary itself"),
+    (["--ncu-args", "--log-file /tmp/l", "--", "true"], "keeps it in the run folder's ncu.log"),
+    (["--ncu-args", "--metrics gpu__time_duration.sum", "--", "true"], "flopscope's --metrics roofline|flops|"),
+    (["--ncu-args", "--set full", "--", "true"], "flopscope's --metrics full (ncu's full set)"),
+    (["-k", "regex:gemm", "--ncu-args=-k regex:conv", "--", "true"],
+     "--ncu-args -k: flopscope's --kernel-name is given too, and flopscope passes it to ncu; pass it once"),
+    (["--launch-count", "1", "--ncu-args=-c5", "--", "true"], "--ncu-args -c5: flopscope's --launch-count is given"),
 ])
 def test_a_refused_invocation_leaves_nothing_behind(tmp_path, args, needle):
     """Before: a run folder was made and "profiling on ..." printed before the error (or a traceback)."""
@@ -323,6 +353,74 @@ def test_a_refused_invocation_leaves_nothing_behind(tmp_path, args, needle):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], out.stderr
     assert not (tmp_path / "home" / "runs").exists()
+
+
+def test_ncu_options_flopscope_does_not_set_still_pass_through(tmp_path):
+    """The refusal is of what flopscope sets: -k alone in --ncu-args (no flopscope -k) reaches ncu."""
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--json", "--ncu-args=-k regex:mat -c 1",
+                    "--name", "k", "--", "true", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    argv = json.loads((tmp_path / "runs" / "k" / "run.json").read_text())["ncu_argv"]
+    assert argv[argv.index("-k"):argv.index("-k") + 4] == ["-k", "regex:mat", "-c", "1"]
+
+
+def test_gpu_unknown_is_refused_as_report_refuses_it(tmp_path):
+    """One message for one mistake, whichever command it is given to."""
+    report = flopscope("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--gpu", "nosuch", home=tmp_path)
+    profiled = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--gpu", "nosuch", "--", "true",
+                         home=tmp_path)
+    assert report.returncode == profiled.returncode == 2
+    assert profiled.stderr == report.stderr and len(profiled.stderr.splitlines()) == 1, profiled.stderr
+
+
+def test_gpu_of_another_compute_capability_keeps_the_run_judged_by_its_own_gpu(tmp_path):
+    """Before: ncu and the program ran, then `--gpu a100-pcie-80gb` (CC 8.0) on a T4 (CC 7.5) exited 2, the
+    report left in an unstored run folder the message did not name. Now the run is stored, judged by the GPU it
+    ran on, a warning says so and how to judge it again, and the exit is 1 (stored with a warning)."""
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--json", "--gpu", "a100-pcie-80gb",
+                    "--name", "cc", "--", "true", home=tmp_path)
+    assert out.returncode == 1, out.stderr
+    warning = next(ln for ln in out.stderr.splitlines() if "warning: --gpu" in ln)
+    assert "--gpu a100-pcie-80gb: NVIDIA A100 80GB PCIe is compute capability 8.0, but the report's launches ran " \
+           "on CC 7.5; judged against its own GPU's ceilings instead (Tesla T4)" in warning, warning
+    assert "`flopscope open RUN --gpu NAME` judges it again (GPUs of CC 7.5: t4)" in warning
+    assert json.loads(out.stdout)["meta"]["gpu_database_key"] == "t4"
+    assert "stored as run cc" in out.stderr
+    stored = json.loads(flopscope("open", "cc", "--json", home=tmp_path).stdout)
+    assert stored["meta"]["gpu_database_key"] == "t4" and stored["meta"]["gpu_source"] == "report"
+
+
+def test_a_failure_without_a_report_leaves_no_run_folder(tmp_path):
+    """Before: an unreachable host or ncu refusing to profile left an empty runs/NAME, so the next `--name
+    NAME` became NAME-1."""
+    home = tmp_path / "home"
+    unreachable = flopscope("profile", "--host", "nosuchhost.invalid", "--connect-timeout", "3", "--ncu",
+                            make_ncu(tmp_path), "--no-tui", "--name", "h", "--", "true", home=home)
+    assert "--host nosuchhost.invalid: cannot reach the host" in _one_line_error(unreachable)
+    refused = flopscope("profile", "--ncu", make_ncu(tmp_path, scenario="perm"), "--no-tui", "--name", "h", "--",
+                        "true", home=home)
+    assert "ERR_NVGPUCTRPERM" in _one_line_error(refused)
+    assert list((home / "runs").iterdir()) == []
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--name", "h", "--", "true", home=home)
+    assert out.returncode == 0 and "stored as run h " in out.stderr, out.stderr
+
+
+def test_a_run_name_is_stored_as_typed_or_refused_by_every_command(tmp_path):
+    """Before: `profile --name a/b` stored `a_b` while `import --name a/b` kept the slash, and `import --name ''`
+    took the folder's name."""
+    out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--name", "Run.2_b=1-x", "--", "true",
+                    home=tmp_path)
+    assert out.returncode == 0 and (tmp_path / "runs" / "Run.2_b=1-x" / "report.ncu-rep").exists(), out.stderr
+    folder = tmp_path / "my run"
+    folder.mkdir()
+    (folder / "report.ncu-rep").write_bytes(fixture_path("t4_mlp_matadd_full.ncu-rep").read_bytes())
+    for name, needle in (("a/b", "--name a/b: a name is stored as typed"), ("", "--name '': an empty name")):
+        assert needle in _one_line_error(flopscope("import", folder, "--name", name, home=tmp_path))
+    assert f"{folder} (its name): a name is stored as typed" in _one_line_error(flopscope("import", folder,
+                                                                                          home=tmp_path))
+    assert flopscope("import", folder, "--name", "my_run", home=tmp_path).returncode == 0
+    names = [r["name"] for r in json.loads(flopscope("runs", "--json", home=tmp_path).stdout)]
+    assert sorted(names) == ["Run.2_b=1-x", "my_run"]
 
 
 def full_disk_store(monkeypatch) -> None:

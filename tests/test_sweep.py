@@ -491,6 +491,7 @@ def test_some_points_failing_exit_1_and_the_rest_is_analysed(tmp_path):
               home=tmp_path)
     assert out.returncode == 1, out.stderr
     assert "2 of 3 point(s) stored, 1 failed" in out.stderr and "n=2 on localhost: FAILED" in out.stderr
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["some-n=1", "some-n=3"]  # no empty n=2
     assert [p["n"] for p in json.loads(out.stdout)["analyses"][0]["points"]] == [1, 3]
     every = cli("sweep", "--param", "n=1,2", "--ncu", perm, "--json", "--", "echo", "{n}", home=tmp_path)
     assert every.returncode == 2 and "0 of 2 point(s) stored, 2 failed" in every.stderr
@@ -666,7 +667,13 @@ def test_a_parameter_used_only_in_the_working_directory_reaches_the_program(tmp_
 
 
 @pytest.mark.parametrize("args", [["--tolerance", "-1"], ["--metrics", ","], ["--launch-count", "0"],
-                                  ["--connect-timeout", "-5"], ["--ncu-args", '"abc']])
+                                  ["--connect-timeout", "-5"], ["--ncu-args", '"abc'],
+                                  # Before: every point was profiled, then 0 stored (--gpu), or each point's
+                                  # folder was left behind (--host).
+                                  ["--gpu", "nosuch"], ["--host=-bad"], ["--host", "h", "--ssh-config", "/no"],
+                                  ["--ncu-args=--export x"], ["--sweep-name", "a/b"],
+                                  # Before: only bs=3 was profiled, exit 0.
+                                  ["--param", "n=3"]])
 def test_bad_options_are_refused_before_any_point_runs(tmp_path, args):
     out = cli("sweep", "--param", "n=1,2", "--ncu", make_ncu(tmp_path), *args, "--", "echo", "{n}", home=tmp_path)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
@@ -729,3 +736,41 @@ def test_a_run_and_a_sweep_of_one_name_are_refused_before_ncu_runs(tmp_path):
         store.save(report, "sweep-x")
         assert store.new_sweep("sweep-x") == "sweep-x-1"
         store.check_names_apart("t4b", "bs", "--name t4b", "--sweep-name bs")
+
+
+def test_a_repeated_param_is_refused_naming_the_fix(tmp_path):
+    out = cli("sweep", "--param", "bs=1,2", "--param", "bs=3", "--ncu", make_ncu(tmp_path), "--", "echo", "{bs}",
+              home=tmp_path)
+    assert out.returncode == 2 and len(out.stderr.splitlines()) == 1, out.stderr
+    assert out.stderr == ("flopscope: --param bs=3: bs is given by an earlier --param too; one --param per name, "
+                          "its values comma-separated: --param bs=1,2,3\n")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_stored_sweep_name_without_resume_is_refused_before_anything_runs(tmp_path):
+    """Before: the second `sweep --sweep-name bs` stored bs=1 and bs=2 again beside the first ones, each value
+    then measured twice in the analysis."""
+    sweep = ["sweep", "--param", "bs=1,2", "--ncu", make_ncu(tmp_path), "--sweep-name", "bs", "--json"]
+    assert cli(*sweep, "--", "echo", "{bs}", home=tmp_path).returncode == 0
+    again = cli(*sweep, "--", "echo", "{bs}", home=tmp_path)
+    assert again.returncode == 2 and len(again.stderr.splitlines()) == 1, again.stderr
+    assert again.stderr.startswith("flopscope: --sweep-name bs: a sweep of this name is stored already (2 point(s)); "
+                                   "pass --resume to continue it")
+    assert "or choose another --sweep-name" in again.stderr
+    assert sorted(json_runs(tmp_path, "name")) == ["bs-bs=1", "bs-bs=2"]
+    resumed = cli(*sweep, "--resume", "--", "echo", "{bs}", home=tmp_path)
+    assert resumed.returncode == 0 and resumed.stderr.count("already stored, skipped") == 2, resumed.stderr
+    assert len(json_runs(tmp_path, "name")) == 2
+
+
+def test_a_gpu_of_another_compute_capability_keeps_every_point(tmp_path):
+    """Before: every point was profiled, then refused (`--gpu a100-pcie-80gb` on a T4): 0 stored, exit 2."""
+    out = cli("sweep", "--param", "bs=1,2", "--ncu", make_ncu(tmp_path), "--gpu", "a100-pcie-80gb", "--json",
+              "--sweep-name", "cc", "--", "echo", "{bs}", home=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert "2 of 2 point(s) stored, 2 with a warning" in out.stderr
+    assert "warning: 2 point(s) judged against their own GPU, not --gpu: --gpu a100-pcie-80gb: NVIDIA A100 80GB " \
+           "PCIe is compute capability 8.0" in out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["judged_against"] is None  # its own GPU judged the points: no "(--gpu)" header
+    assert [r["status"] for r in doc["runs"]] == ["stored", "stored"]

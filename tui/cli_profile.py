@@ -13,12 +13,13 @@ import time
 from pathlib import Path
 
 from flopscope.core import FlopscopeError
+from flopscope.core.gpus import require_gpu
 from flopscope.core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
 from flopscope.core.ncu_progress import Event, describe
 from flopscope.core.profiler import ProfileResult, profile
-from flopscope.core.runs import check_run_name, data_home, discard_unfinished, folder_name, new_run_dir
+from flopscope.core.runs import check_run_name, data_home, discard_unfinished, new_run_dir
 from flopscope.core.store import Store, StoreError
-from flopscope.core.transport import LocalTransport, SshTransport, check_env, stop_all
+from flopscope.core.transport import LocalTransport, SshTransport, check_env, check_host, stop_all
 
 from .text_report import console, missing_lines, print_report, report_json
 
@@ -101,9 +102,9 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
     """The profile options and environment, or the one-line error, before anything runs or is written (no run
     folder, no ssh connection). `cwds`: the working directories the command will get (a sweep substitutes
     each point's values); default: --remote-cwd."""
-    if getattr(args, "name", None):  # the stored run gets the name its folder gets (a sweep has no --name)
-        check_run_name(folder_name(args.name), f"--name {args.name}")
-    if getattr(args, "sweep_name", None):  # `open NAME` looks for a sweep first
+    if getattr(args, "name", None) is not None:  # stored as typed, as its folder's name (a sweep has no --name)
+        check_run_name(args.name, f"--name {args.name}")
+    if getattr(args, "sweep_name", None) is not None:  # `open NAME` looks for a sweep first
         check_run_name(args.sweep_name, f"--sweep-name {args.sweep_name}", "--sweep-name", "sweep")
     _check_names_apart(getattr(args, "name", None), getattr(args, "sweep_name", None))
     opts = options_from(args)
@@ -114,7 +115,10 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
                              f"put it after `--`: flopscope {args.command} -- python x.py")
     if not opts.ncu.strip():
         raise FlopscopeError("--ncu ''", "an empty path", "leave --ncu out for ncu on PATH, or pass where it is")
-    ncu_argv(opts, "report")  # the command line ncu would get: a bad --metrics or command fails here
+    ncu_argv(opts, "report")  # the command line ncu would get: a bad --metrics, --ncu-args or command fails here
+    if args.gpu:  # its compute capability against the report's is known only once ncu has run
+        require_gpu(args.gpu)
+    _check_ssh(args.host, args.ssh_config)
     if not args.host:  # this machine: what would fail only once ncu is launched can be checked now
         _check_local(opts.ncu, args.remote_cwd if cwds is None else cwds)
     return opts, env
@@ -126,8 +130,18 @@ def _check_names_apart(name: str | None, sweep: str | None) -> None:
     if not (name or sweep) or not (data_home() / "flopscope.db").exists():
         return
     with Store() as store:
-        store.check_names_apart(folder_name(name) if name else None, sweep, f"--name {name}",
+        store.check_names_apart(name, sweep, f"--name {name}",
                                 f"--sweep-name {sweep}")
+
+
+def _check_ssh(hosts: list[str] | str | None, ssh_config: str | None) -> None:
+    """What ssh would refuse, refused before a run folder is made (an unreachable host is known only later)."""
+    for host in [hosts] if isinstance(hosts, str) else hosts or []:
+        check_host(host)
+    if ssh_config is not None and not (os.path.isfile(ssh_config) and os.access(ssh_config, os.R_OK)):
+        why = "not a readable file" if os.path.exists(ssh_config) else "no such file"
+        raise FlopscopeError(f"--ssh-config {ssh_config}", why, "pass an ssh config file, or leave --ssh-config out "
+                             "for ~/.ssh/config")
 
 
 def _check_local(ncu: str, cwds: list[str | None] | str | None) -> None:
@@ -210,17 +224,28 @@ def cmd_profile(args) -> int:
         sys.stdout.write("\n")
     else:
         print_report(report, rows, console())
-    return 0 if stored else 2  # not stored: a note above says why and where the run folder is
+    return exit_code(result, stored)
+
+
+def exit_code(result: ProfileResult, stored: bool) -> int:
+    """0: stored cleanly; 1: stored with a warning (the program exited non-zero, the report is partial, --gpu
+    did not fit), as `sweep` says of such a point; 2: not stored (a note says why and where the run folder is)."""
+    return 2 if not stored else 1 if result.warned else 0
 
 
 def _profile(args, opts: ProfileOptions, env: dict, run_dir: Path, on_event, on_process=lambda p: None):
-    """Profile; the transport is closed whatever happens."""
-    transport = transport_from(args)
+    """Profile; the transport is closed whatever happens, and a run folder that got no report is removed, so
+    its name is free again (a stop says so itself: _say_stopped)."""
     try:
-        return profile(opts, transport, run_dir, on_event=on_event, env=env, cwd=args.remote_cwd, gpu=args.gpu,
-                       on_process=on_process)
-    finally:
-        transport.close()
+        transport = transport_from(args)
+        try:
+            return profile(opts, transport, run_dir, on_event=on_event, env=env, cwd=args.remote_cwd, gpu=args.gpu,
+                           on_process=on_process)
+        finally:
+            transport.close()
+    except Exception:
+        discard_unfinished(run_dir)
+        raise
 
 
 def _store(result: ProfileResult, args, opts: ProfileOptions) -> bool:
@@ -247,6 +272,7 @@ def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int
     from .screens.profile import ProfileScreen
 
     finished = threading.Event()
+    outcome: list[int] = []  # the exit code of a profile that came back
 
     def job(on_event, on_process) -> ProfileResult:
         def started(process) -> None:
@@ -256,7 +282,7 @@ def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int
         try:
             result = _profile(args, opts, env, run_dir, on_event, started)
             if not screen.stopped:  # a stopped profile is not stored, whatever came back
-                _store(result, args, opts)
+                outcome.append(exit_code(result, _store(result, args, opts)))
             return result
         finally:
             finished.set()
@@ -265,7 +291,7 @@ def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int
     screen = ProfileScreen(job, title)
     code = run_app(run_dir / "report.ncu-rep", gpu=args.gpu, live=screen)
     if not screen.stopped:
-        return code
+        return code or (outcome[0] if outcome else 0)
     if not finished.wait(timeout=30):  # ncu was told to stop; the job still cleans up its remote work folder
         print(f"flopscope: profile stopped; run folder {run_dir} left as it is (ncu did not end in 30 s)",
               file=sys.stderr)

@@ -89,7 +89,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not (folder / "report.ncu-rep").is_file():
         raise FlopscopeError(folder, "no report.ncu-rep in this folder",
                              "pass a run folder made by `flopscope profile` (it prints the folder as it starts)")
-    check_run_name(args.name or folder.resolve().name, f"--name {args.name}" if args.name else f"{folder} (its name)")
+    name = args.name if args.name is not None else folder.resolve().name  # `--name ''` is refused, not the default
+    given = f"--name {args.name}" if args.name is not None else f"{folder} (its name)"
+    check_run_name(name, given)
     try:
         meta = json.loads((folder / "run.json").read_text())
     except (OSError, ValueError):
@@ -99,13 +101,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     host = meta.get("host") if isinstance(meta.get("host"), str) else None
     report = read_report(folder / "report.ncu-rep", gpu=args.gpu, params={"command": command, "host": host})
     with Store() as store:
-        given = f"--name {args.name}" if args.name else f"{folder} (its name)"
-        store.check_names_apart(args.name or folder.resolve().name, None, given, "")
+        store.check_names_apart(name, None, given, "")
         stored = store.stored_from(folder / "report.ncu-rep")
-        if stored and not args.name:  # a second copy would show up in every list, diff and sweep
+        if stored and args.name is None:  # a second copy would show up in every list, diff and sweep
             raise FlopscopeError(folder, f"already stored as run {stored}",
                                  f"open it with `flopscope open {stored}`, or pass --name to store another copy")
-        name = store.save_unique(report, args.name or folder.resolve().name, host=host, command=command)
+        name = store.save_unique(report, name, host=host, command=command)
     print(f"flopscope: stored {folder} as run {name} ({store.path})", file=sys.stderr)
     return 0
 

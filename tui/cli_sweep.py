@@ -12,8 +12,10 @@ from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import records
+from flopscope.core.gpus import find_gpu
 from flopscope.core.ncu_progress import describe
 from flopscope.core.report import with_gpu
+from flopscope.core.runs import data_home
 from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices, sweep_points
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
@@ -82,6 +84,7 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
                              "pass --sweep-name NAME (`flopscope runs` lists the sweeps)")
     cwds = [substitute([args.remote_cwd], point)[0] for point in points(params)] if args.remote_cwd else None
     template, env = checked_options(args, cwds)
+    _check_new_sweep(args.sweep_name, args.resume)
     for name in unused_params(template.command, params, env, args.remote_cwd):
         print(f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its values would never "
               "reach the program", file=sys.stderr)
@@ -93,19 +96,37 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
     total = len(points(params))
     failed = total - stored - skipped  # a point with no result at all counts as failed too
     suspect = [r for r in results if r.status == "stored" and r.suspect]
+    misjudged = [r for r in results if r.status == "stored" and r.gpu_refused and not r.suspect]
+    warned = len(suspect) + len(misjudged)
     print(f"flopscope: sweep {sweep}: {stored + skipped} of {total} point(s) stored"
           + (f" ({skipped} by an earlier run)" if skipped else "") + (f", {failed} failed" if failed else "")
-          + (f", {len(suspect)} with a warning" if suspect else ""), file=sys.stderr)
+          + (f", {warned} with a warning" if warned else ""), file=sys.stderr)
     for r in suspect:  # a crash or OOM at one size must not pass for a clean point in the fits
         print(f"flopscope: warning: {fmt.params(r.params)} (run {r.run}) is in the analysis although {r.suspect}: "
               "check it before trusting the fits", file=sys.stderr)
-    code = 2 if failed and not stored + skipped else 1 if failed or suspect else 0
+    if misjudged:  # its own GPU judges it: what --gpu asked for was not done
+        print(f"flopscope: warning: {len(misjudged)} point(s) judged against their own GPU, not --gpu: "
+              f"{misjudged[0].gpu_refused}", file=sys.stderr)
+    code = 2 if failed and not stored + skipped else 1 if failed or warned else 0
     try:
         with Store() as store:
             return slices(sweep_points(sweep, store, print_warning), f"sweep {sweep}"), sweep, code, results
     except FlopscopeError as exc:
         print(f"flopscope: {exc.problem}: runs stored, no scaling analysis", file=sys.stderr)
         return [], sweep, code, results
+
+
+def _check_new_sweep(sweep: str | None, resume: bool) -> None:
+    """A --sweep-name already stored, without --resume, is refused before anything runs: its points would be
+    stored a second time beside the first, each value measured twice. No store yet: no sweep is taken."""
+    if not sweep or resume or not (data_home() / "flopscope.db").exists():
+        return
+    with Store() as store:
+        if store.is_sweep(sweep):
+            stored = len(store.runs(sweep))
+            raise FlopscopeError(f"--sweep-name {sweep}", f"a sweep of this name is stored already ({stored} "
+                                 "point(s))", "pass --resume to continue it (only the points it lacks are "
+                                 "profiled), or choose another --sweep-name")
 
 
 def _run(args, template, params: dict, env: dict, sweep: str) -> list:
@@ -190,9 +211,13 @@ def _stored_run(store: Store, ref: str) -> tuple[str, dict]:
 def judged_against(lines: list[Slice], gpu: str | None) -> str | None:
     """The GPU whose datasheet ceilings judge the points when --gpu was given (every point got it), else None:
     the output says so, as `open RUN --gpu` does, so no one reads the points' own GPU's efficiencies."""
-    if not gpu or not lines or not lines[0].points:
+    spec = find_gpu(gpu)
+    if spec is None:
         return None
-    return lines[0].points[0][1].gpu.name
+    # A point of another compute capability keeps its own GPU (`sweep --gpu` says so per point): not this one.
+    used = {getattr(g, "key", None) for _, report in (p for line in lines for p in line.points)
+            for g in [report.gpu, *(report.gpus or {}).values()]}
+    return spec.name if spec.key in used else None
 
 
 def _regex(text: str) -> re.Pattern:
