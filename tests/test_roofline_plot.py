@@ -203,6 +203,27 @@ def test_a_point_where_a_label_would_go_keeps_its_cell(monkeypatch):
         assert "FP32" in "\n".join(lines)  # moved beside the point, not dropped
 
 
+def test_a_high_ceiling_whose_ridge_is_far_right_keeps_its_line_visible(monkeypatch, tmp_path):
+    """RTX 4090 HGEMM: the FP16-accumulate tensor ceiling (330 TFLOP/s, ridge at 330 FLOP/B on a 1 TB/s DRAM
+    slope) starts so far right that at 80 columns its name covered every cell of its line (a label, no line).
+    The name now goes above or below; its dotted line stays drawn where it was."""
+    from flopscope.core import read_report
+
+    from .raw_csv import mixed_accumulate_hgemm
+
+    report = read_report(mixed_accumulate_hgemm(tmp_path / "hgemm.csv"))
+    data = roofline_from(report.group("name"), report.ceilings())
+    top = next(c for c in data.compute if c.name == "tensor_fp16_acc16")
+    glyph = roofline_plot.COMPUTE_GLYPHS[data.compute.index(top) % len(roofline_plot.COMPUTE_GLYPHS)]
+    assert top.value / data.dram.value > 100  # the ridge is in the last decade of the plot
+    bare = unlabelled(monkeypatch, data, 80, 18, 0)
+    lines = plain(build_plot(data, 80, 18, 0))
+    drawn = [r for r, line in enumerate(bare) if line.rstrip("│ ").endswith(glyph * 3)]
+    assert drawn, "\n".join(bare)
+    assert lines[drawn[0]].rstrip("│ ").endswith(glyph * roofline_plot.VISIBLE_LINE), "\n".join(lines)
+    assert any(line.endswith(" TC FP16/ACC16│") for line in lines), "\n".join(lines)
+
+
 # -- the Roofline screen's keys: the table's ------------------------------------------------------------------------
 async def test_roofline_keys_walk_the_points_like_table_rows(monkeypatch):
     from flopscope.core import read_report

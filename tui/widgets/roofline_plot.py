@@ -223,10 +223,17 @@ def _draw_ceilings(fig, data: Roofline, axes: _Axes, color: bool) -> None:
         end = (top - bw) if top is not None else x1
         fig.draw(fig.segment([start, end], [start + bw, end + bw], marker=_line_marker(DRAM_COLOR if color else None)))
     for i, ceiling in enumerate(data.compute):
-        y = math.log10(ceiling.value)
-        left = max(x0, y - math.log10(data.dram.value)) if data.dram is not None else x0
+        y, left = math.log10(ceiling.value), _ceiling_start(data, ceiling, x0)
         tint = COMPUTE_COLORS[i % len(COMPUTE_COLORS)] if color else None
         fig.draw(fig.segment([left, x1], [y, y], marker=_line_marker(tint, COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)])))
+
+
+def _ceiling_start(data: Roofline, ceiling: Ceiling, x0: float) -> float:
+    """Where a compute ceiling's line starts (log10 AI): at its ridge with the DRAM slope, or the plot's left."""
+    return max(x0, math.log10(ceiling.value) - math.log10(data.dram.value)) if data.dram is not None else x0
+
+
+VISIBLE_LINE = 3  # cells of a ceiling's line its own label must leave uncovered, or the line cannot be seen
 
 
 HALF_BLOCKS = "▀▄▌▐▖▗▘▝▚▞▙▛▜▟█"  # what plotext's "hd" marker draws
@@ -324,12 +331,14 @@ def _label(grid: _Grid, data: Roofline, axes: _Axes, selected: int | None, color
         return Style(color=f"color({index})") if color and index is not None else Style()
 
     # Each compute ceiling: its name at the right end of its own line; on the row above or below when a
-    # point (or another ceiling's name) is there; dropped when neither has room.
+    # point (or another ceiling's name) is there, or when the name would cover all of a short line (a high
+    # ceiling whose ridge is far right); dropped when neither has room.
     for i, ceiling in enumerate(data.compute):
         label = f" {_short(ceiling)}"
         col = grid.cols[1] - len(label) + 1
         row = grid.line_row(math.log10(ceiling.value), COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)])
-        for r in (row, row - 1, row + 1):
+        short = grid.col_of(_ceiling_start(data, ceiling, axes.x[0])) > col - VISIBLE_LINE
+        for r in (row - 1, row + 1) if short else (row, row - 1, row + 1):
             if grid.inside(r, col, len(label)) and not grid.covers_point(r, col, len(label)) and \
                     not any(ch.isalnum() for ch in grid.cells[r][col:col + len(label)]):
                 grid.put(r, col, label, tint(COMPUTE_COLORS[i % len(COMPUTE_COLORS)]))
