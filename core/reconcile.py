@@ -25,12 +25,12 @@ import pandas as pd
 from .columns import FLOP_PARTS
 from .counters import collecting, missing_fix
 from .errors import FlopscopeError
+from .export import json_ready
 from .gpus import Gpu, require_gpu
 from .metrics import PRECISIONS, counted_flop, datasheet_peak
 from .model_flops import ModelFlops
 from .predict import DTYPE_OF_CEILING, ceiling_for, peak_for, utilization
 from .report import NO_RANGE, Report
-from .units import is_missing
 
 PHASES = ("forward", "backward", "optimizer", "other", "unranged")
 _EMIT_NVTX_OP = re.compile(r", seq = \d+")
@@ -80,18 +80,7 @@ class Reconciliation:
     lower_bounds: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        doc = asdict(self)
-        return {k: _clean(v) for k, v in doc.items()}
-
-
-def _clean(value):
-    if is_missing(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
+        return json_ready(asdict(self))
 
 
 def range_names(path: str | None) -> list[str]:

@@ -376,6 +376,56 @@ def test_fp32_convolutions_are_predicted_on_tf32_tensor_cores(tmp_path, monkeypa
     assert p["flop_by_ceiling"] == {"tensor_tf32": conv + linear} and p["peak_flop_per_s"] == pytest.approx(156e12)
 
 
+def test_tf32_on_a_gpu_without_tf32_is_refused_like_bf16(capsys):
+    """`model resnet18 --dtype tf32 --gpu t4 --json` printed NaN peaks and times (NaN is not JSON) and bound
+    "compute", exit 0, while --dtype bf16 on a T4 was refused: every GPU the database gives no TF32 peak is now
+    refused the same way, with fp32 (what torch's allow_tf32 runs there) as the fix."""
+    from flopscope.tui import cli
+
+    table = pd.read_csv(Path(__file__).resolve().parents[1] / "core" / "data" / "gpus.csv")
+    without = table.loc[table["tf32_tensor_tflops"].isna(), "key"].tolist()
+    assert {"t4", "v100-sxm2-32gb", "p100-pcie-16gb"} <= set(without)
+    for key in without:
+        with pytest.raises(FlopscopeError) as caught:
+            predict(1e9, find_gpu(key), "tf32")
+        assert caught.value.problem == "has no tf32 peak in the GPU database (tensor_tf32)"
+    if torch is None:
+        return
+    fixes = {"tf32": "choose another --dtype (fp32: without TF32 units, torch runs float32 as FP32) or GPU",
+             "bf16": "choose another --dtype or GPU"}
+    for dtype, fix in fixes.items():
+        assert cli.main(["model", "mlp", "--dtype", dtype, "--gpu", "t4", "--json"]) == 2
+        out = capsys.readouterr()
+        assert out.out == "" and out.err == (f"flopscope: --gpu Tesla T4: has no {dtype} peak in the GPU database "
+                                             f"(tensor_{dtype}); {fix}\n")
+
+
+def _strict_json(text: str) -> dict:
+    """json.loads that refuses NaN and Infinity, which Python writes and JSON has not."""
+    def refuse(constant: str):
+        raise AssertionError(f"{constant} in --json output")
+    return json.loads(text, parse_constant=refuse)
+
+
+@needs_torch
+def test_model_and_reconcile_json_is_strict_json(tmp_path, capsys):
+    """A step time of 5e-324 s (the smallest positive float, which --step-time takes) made reconcile's
+    utilization FLOPs / (5e-324 x 14.4e12) overflow to inf, written as Infinity; unknowns are null."""
+    from flopscope.tui import cli
+
+    from .conftest import fixture_path
+
+    path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
+    assert cli.main(["reconcile", str(path), "--model", "mlp", "--step-time", "5e-324", "--json"]) == 0
+    doc = _strict_json(capsys.readouterr().out)
+    assert math.isinf(2 * 784 * 512 / (5e-324 * 14e12))  # what the utilization overflows to
+    assert doc["utilization_analytic"] is None and doc["peak_flop_per_s"] > 0
+    for gpu in ("t4", "k80", "a100-sxm4-80gb", "h100-sxm"):
+        assert cli.main(["model", "mlp", "--gpu", gpu, "--json"]) == 0
+        doc = _strict_json(capsys.readouterr().out)
+        assert all(p["peak_flop_per_s"] > 0 and p["seconds"] > 0 for p in doc["predictions"])
+
+
 @needs_torch
 def test_a_model_module_that_exits_is_a_one_line_error(tmp_path, monkeypatch, capsys):
     """sys.exit in a factory exited 0 with no output; a script's argparse at import parsed flopscope's own command

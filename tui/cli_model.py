@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
+from flopscope.core.export import json_ready
 from flopscope.core.model_flops import (
     ACTIVATIONS,
     BYTES,
@@ -118,7 +119,8 @@ def _check_depth(depth: int | None) -> None:
 
 
 def _dump(doc: dict) -> None:
-    json.dump(doc, sys.stdout, indent=1)
+    # strict JSON: an unknown number is null, never NaN or Infinity (which json.dump writes and JSON has not)
+    json.dump(json_ready(doc), sys.stdout, indent=1, allow_nan=False)
     sys.stdout.write("\n")
 
 
