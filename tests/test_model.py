@@ -750,7 +750,10 @@ def test_reconcile_utilization_of_a_training_step(resnet18_step):
     rows = forward_kernels(m, scale={}, extra={})
     rows.append(kernel("step/backward", m.backward_flop, "wgrad", duration=0.02))
     report = make_report(rows * 2)  # two steps captured
-    peak = 19.5e12  # A100 FP32 SIMT
+    # fp32 as torch runs it: the fc layer (512 -> 1000, batch 8; forward, input and weight gradients) on the A100's
+    # FP32 SIMT units at 19.5 TFLOP/s, every other FLOP (convolutions) on its TF32 tensor cores at 156
+    fc = 3 * 2 * 8 * 512 * 1000
+    peak = m.step_flop / ((m.step_flop - fc) / 156e12 + fc / 19.5e12)
     r = reconcile(report, m, steps=2, step_time_s=0.25)
     assert r.step_time_source == "--step-time" and r.peak_flop_per_s == pytest.approx(peak)
     assert r.utilization_analytic == pytest.approx(m.step_flop / (0.25 * peak))
@@ -858,9 +861,12 @@ def test_reconcile_says_why_launches_have_no_flop_count(resnet18_step):
 
 @pytest.mark.parametrize(("name", "header"), [("t4_mlp_matadd_full.ncu-rep", "FP32 2.84 TFLOP/s"),
                                               ("a100pcie80_cutlass_gemm_full.ncu-rep", "FP32 14.4 TFLOP/s")])
-def test_reconcile_judges_against_the_peak_report_shows(name, header, resnet18_step):
+def test_reconcile_judges_against_the_peak_report_shows(name, header):
     """reconcile took the datasheet boost peak (T4 8.1 TFLOP/s) where `flopscope report` shows the report's own
-    peak counters x the measured clock (2.84): the same run read as two utilizations."""
+    peak counters x the measured clock (2.84): the same run read as two utilizations. An MLP is all matmuls, which
+    torch runs on the FP32 units by default, so its whole step is held against that ceiling."""
+    if torch is None:
+        pytest.skip("PyTorch is not installed (pip install 'flopscope[torch]')")
     from flopscope.core import read_report
 
     from .conftest import fixture_path
@@ -871,10 +877,12 @@ def test_reconcile_judges_against_the_peak_report_shows(name, header, resnet18_s
     assert out.returncode == 0 and f"Ceilings: {header}" in out.stdout and "from report counters x measured clock" \
         in out.stdout
     fp32 = next(c.value for c in report.ceilings() if c.name == "fp32")
-    r = reconcile(report, resnet18_step, step_time_s=0.1)
+    mlp_step = count_model("mlp", (8, 784), train=True)
+    r = reconcile(report, mlp_step, step_time_s=0.1)
     assert r.peak_flop_per_s == fp32 and r.peak_source == "report counters x measured clock"
+    assert r.flop_by_ceiling == {"fp32": mlp_step.step_flop}
     assert fmt_si(fp32) in header
-    assert r.utilization_analytic == pytest.approx(resnet18_step.step_flop / (0.1 * fp32))
+    assert r.utilization_analytic == pytest.approx(mlp_step.step_flop / (0.1 * fp32))
 
 
 @needs_torch
@@ -902,6 +910,57 @@ def test_reconcile_scales_a_datasheet_peak_to_the_measured_clock(dtype, column):
     out = run("reconcile", path, "--model", "mlp", "--dtype", dtype, "--no-tui")
     assert out.returncode == 0 and f"peak {fmt_si(expected)}FLOP/s" in out.stdout.replace("\n", "")
     assert "@ measured clock" in out.stdout
+
+
+@needs_torch
+def test_reconcile_holds_fp32_convolutions_against_tf32_as_model_predicts(tmp_path, monkeypatch, capsys):
+    """`model` predicts fp32 convolutions on TF32 tensor cores (torch's cudnn.allow_tf32 = True), matmuls on FP32;
+    reconcile judged the whole step against the FP32 peak: resnet18 --train on this A100 report read as 1538%.
+    Both ceilings are taken as `report` takes them here: FP32 from the report's counters (108 SMs x 64 FMA lanes x
+    2 FLOPs per cycle at the launches' duration-weighted clock), TF32 from the datasheet at their median clock."""
+    from flopscope.core import read_report
+    from flopscope.tui import cli
+
+    from .conftest import fixture_path
+
+    (tmp_path / "convnet.py").write_text(textwrap.dedent("""
+        import torch
+        def build():
+            return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Flatten(),
+                                       torch.nn.Linear(8 * 8 * 8, 10))
+    """))
+    monkeypatch.chdir(tmp_path)
+    # Batch 2, 3x8x8 in, 8x8x8 out, 3x3 kernels; training: the convolution's backward is its weight gradient
+    # (1x forward, the input takes none), the linear layer's 2x (input and weight).
+    conv, linear = 2 * 2 * (2 * 8 * 8 * 8 * 3 * 3 * 3), 3 * 2 * (2 * 512 * 10)
+    path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
+    k = read_report(path).kernels
+    row = datasheet("a100-pcie-80gb")
+    fp32 = 108 * 64 * 2 * np.average(k["sm_clock_hz"], weights=k["duration_s"])
+    tf32 = row["tf32_tensor_tflops"] * 1e12 * k["sm_clock_hz"].median() / (row["boost_clock_mhz"] * 1e6)
+    peak = (conv + linear) / (conv / tf32 + linear / fp32)
+    model = ["--model", "convnet.py:build", "--input-shape", "2,3,8,8", "--train"]
+    assert cli.main(["model", *model[1:], "--json"]) == 0
+    (tmp_path / "convnet.json").write_text(capsys.readouterr().out)
+    for spec in (model, ["--model", "convnet.json"]):  # counted now, or read from `model --json`
+        assert cli.main(["reconcile", str(path), *spec, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["precision"] == "fp32" and doc["analytic_step"] == conv + linear
+        assert doc["flop_by_ceiling"] == {"tensor_tf32": conv, "fp32": linear}
+        assert doc["ceiling"] == "tensor_tf32+fp32"
+        assert doc["peak_flop_per_s"] == pytest.approx(peak, rel=1e-9)
+        assert doc["utilization_analytic"] == pytest.approx((conv + linear) / (k["duration_s"].sum() * peak),
+                                                            rel=1e-9)
+        assert doc["peak_source"] == ("tensor_tf32: datasheet (NVIDIA A100 80GB PCIe) @ measured clock; "
+                                      "fp32: report counters x measured clock")
+        note = next(n for n in doc["notes"] if n.startswith("--dtype fp32 is float32 under torch's defaults"))
+        assert f"a100-pcie-80gb {tf32 / 1e12:.4g} TFLOP/s" in note and "harmonic mean of the two" in note
+    # --dtype tf32 (matmuls allowed TF32 too): the whole step at the TF32 peak
+    assert cli.main(["reconcile", str(path), *model, "--dtype", "tf32", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["flop_by_ceiling"] == {"tensor_tf32": conv + linear}
+    assert doc["peak_flop_per_s"] == pytest.approx(tf32, rel=1e-9)
+    assert not any(n.startswith("--dtype fp32") for n in doc["notes"])
 
 
 @needs_torch
