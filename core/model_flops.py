@@ -404,8 +404,11 @@ def _input_fix(err: Exception, input_dtype: Any, torch: Any) -> str:
     text = str(err)
     if "indices" in text or "Long, Int" in text or "expected scalar type Long" in text:
         return "the model takes integer ids (an nn.Embedding first?): pass --input-dtype int64"
-    if input_dtype is not None and not input_dtype.is_floating_point and "dtype" in text.lower():
-        return "the model takes floating-point input: leave out --input-dtype or pass --input-dtype float32"
+    # "should be the same": the words of torch's own convolution check, which meta runs for integer inputs
+    if input_dtype is not None and ("dtype" in text.lower() or "should be the same" in text):
+        if not input_dtype.is_floating_point:
+            return "the model takes floating-point input: leave out --input-dtype (it defaults to the parameters')"
+        return "the input must have the parameters' dtype: leave out --input-dtype (it defaults to theirs)"
     return ("check --input-shape (and --input-dtype: int64 for token ids, default the parameters' dtype) against "
             "what the model expects")
 
@@ -432,7 +435,8 @@ class _Counting:
             # The math attention backend, as on meta: on CPU, scaled_dot_product_attention would otherwise run
             # _scaled_dot_product_flash_attention_for_cpu, which FlopCounterMode has no formula for (counts 0).
             with sdpa_kernel(SDPBackend.MATH), _attention_meter(torch) as attention, \
-                    FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter:
+                    FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter, \
+                    _same_dtype_check(torch):
                 out = model(x)
                 forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
                 if self.train:
@@ -497,6 +501,34 @@ def _attention_meter(torch: Any) -> Any:
                     qk * (q.requires_grad + k.requires_grad)
 
     return AttentionMeter()
+
+
+# aten operators whose CPU and CUDA kernels refuse operands of different dtypes (an int64 input meeting a float32
+# weight: "mat1 and mat2 must have the same dtype"), which their meta kernels let through. `_scaled_mm` is left
+# out: FP8 operands with float32 scales are its normal use.
+_SAME_DTYPE_OPS = ("mm", "addmm", "bmm", "baddbmm", "convolution", "convolution_backward")
+
+
+def _same_dtype_check(torch: Any) -> Any:
+    """A TorchDispatchMode raising, as a real device would, where a matrix product or convolution meets operands
+    of different dtypes: the meta device checks shapes only, so `model mlp --input-dtype int64` counted FLOPs a
+    GPU would refuse to run."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    checked = {getattr(torch.ops.aten, op) for op in _SAME_DTYPE_OPS}
+
+    class SameDtype(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            kwargs = kwargs or {}
+            if func.overloadpacket in checked:
+                dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in (*args, *kwargs.values())
+                                 if isinstance(t, torch.Tensor)})
+                if len(dtypes) > 1:
+                    raise RuntimeError(f"{func.overloadpacket.__name__}: operands must have one dtype, but got "
+                                       f"{' and '.join(dtypes)} (as CPU and CUDA kernels require)")
+            return func(*args, **kwargs)
+
+    return SameDtype()
 
 
 def _relabel(ops: dict[str, int], source: str, target: str, flop: int) -> None:

@@ -1305,6 +1305,62 @@ def test_token_id_models_count_with_input_dtype_int64():
 
 
 @needs_torch
+def test_an_input_dtype_the_parameters_do_not_have_is_refused():
+    """`model mlp --input-dtype int64` (or float16) counted 3.72 MFLOP and exited 0: the meta device checks no
+    dtypes, while CPU and CUDA refuse a matrix product or convolution of mixed dtypes. Token ids into an
+    nn.Embedding, and a model that casts its input itself, still count."""
+    for layer, shape in ((torch.nn.Linear(8, 4), (2, 8)), (torch.nn.Conv2d(3, 4, 3), (1, 3, 8, 8))):
+        for dtype in (torch.int64, torch.float16):  # what real (CPU) tensors do: refuse
+            with pytest.raises(RuntimeError, match=r"should be the same|must have the same dtype"):
+                layer(torch.zeros(shape, dtype=dtype))
+    fixes = {("int64", "long int"): "the model takes floating-point input: leave out --input-dtype (it defaults to "
+                                    "the parameters')",
+             ("float16", "c10::Half"): "the input must have the parameters' dtype: leave out --input-dtype (it "
+                                       "defaults to theirs)"}
+    for (dtype, c10), fix in fixes.items():
+        # Without a bias (as in a ResNet) the meta convolution checks nothing; with one, it checks the bias in
+        # torch's own words: either way the fix names --input-dtype
+        for factory, shape, op in ((lambda: torch.nn.Linear(8, 4), (2, 8), "addmm"),
+                                   (lambda: torch.nn.Conv2d(3, 4, 3, bias=False), (1, 3, 8, 8), "convolution"),
+                                   (lambda: torch.nn.Conv2d(3, 4, 3), (1, 3, 8, 8), "")):
+            with pytest.raises(FlopscopeError) as caught:
+                count_factory(factory, shape, input_dtype=dtype, name="m")
+            both = " and ".join(sorted(("float32", dtype)))
+            ours = f"{op}: operands must have one dtype, but got {both} (as CPU and CUDA kernels require)"
+            torchs = f"Input type ({c10}) and bias type (float) should be the same"
+            assert caught.value.problem == f"forward/backward failed: RuntimeError: {ours if op else torchs}"
+            assert caught.value.fix == fix
+    for train in (False, True):  # backward's products are checked too: a float64 weight gradient meets float32
+        with pytest.raises(FlopscopeError, match="operands must have one dtype, but got float32 and float64"):
+            count_factory(lambda: torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 8).double()),
+                          (2, 8), train=train)
+
+    class Casting(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(8, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.linear(x.float())
+
+    assert count_factory(Casting, (2, 8), input_dtype="int64").forward_flop == 2 * 2 * 8 * 4
+    emb = count_factory(lambda: torch.nn.Sequential(torch.nn.Embedding(10, 8), torch.nn.Linear(8, 4)), (2, 5),
+                        input_dtype="int64", train=True)
+    assert (emb.forward_flop, emb.backward_flop) == (2 * 2 * 5 * 8 * 4, 2 * 2 * 2 * 5 * 8 * 4)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["int64", "float16"])
+def test_model_cli_refuses_an_input_dtype_the_parameters_do_not_have(dtype):
+    out = run("model", "mlp", "--input-dtype", dtype, "--json")
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    both = " and ".join(sorted(("float32", dtype)))
+    assert out.stderr.startswith(f"flopscope: model mlp: forward/backward failed: RuntimeError: addmm: operands must "
+                                 f"have one dtype, but got {both} (as CPU and CUDA kernels require); ")
+    assert "leave out --input-dtype" in out.stderr
+
+
+@needs_torch
 def test_model_cli_input_dtype_import_fix_and_frozen_train(tmp_path):
     (tmp_path / "tokens.py").write_text(textwrap.dedent("""
         import torch
