@@ -219,7 +219,12 @@ def _import_factory(spec: str) -> Callable[[], Any]:
         obj = getattr(obj, part)
     # module.path:attr may name a factory or an nn.Module instance (callable too, but not a factory).
     torch = require_torch()
-    return (lambda: obj) if isinstance(obj, torch.nn.Module) or not callable(obj) else obj
+    if isinstance(obj, torch.nn.Module):
+        return lambda: obj
+    if not callable(obj):
+        raise FlopscopeError(f"model {spec}", f"{attr} is {type(obj).__name__}, not an nn.Module or a function "
+                             "that returns one", f"name an nn.Module or a function returning one, as {target}:NAME")
+    return obj
 
 
 def _import_module(spec: str, module_name: str) -> Any:
@@ -282,9 +287,21 @@ def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bo
     factory, default_shape = resolve_model(spec)
     shape = input_shape or default_shape
     if shape is None:
+        _build_to_check(factory, spec)  # the real problem first: a function that returns no nn.Module
         raise FlopscopeError(f"model {spec}", "needs --input-shape", "e.g. --input-shape 32,3,224,224")
     return count_factory(factory, shape, train=train, dtype=dtype, name=spec, input_requires_grad=input_requires_grad,
                          input_dtype=input_dtype)
+
+
+def _build_to_check(factory: Callable[[], Any], name: str) -> None:
+    """Build the model on meta only to raise `_build`'s one-line error where it would fail once a shape is given
+    (its factory returns no nn.Module, raises or exits)."""
+    try:
+        _build(factory, require_torch(), name, meta=True)
+    except FlopscopeError:
+        raise
+    except Exception:  # a meta-only failure (.item() in the factory): the CPU retry handles it later
+        pass
 
 
 def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: bool = False, dtype: str | None = None,
@@ -358,7 +375,9 @@ def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any
             raise
         raise FlopscopeError(f"model {name}", f"building it failed: {_one_line(err)}") from err
     if not isinstance(model, torch.nn.Module):
-        raise FlopscopeError(f"model {name}", f"the factory returned {type(model).__name__}, not a torch.nn.Module")
+        attr = name.rpartition(":")[2] or name
+        raise FlopscopeError(f"model {name}", f"{attr}() returned {type(model).__name__}, not a torch.nn.Module",
+                             "NAME is an nn.Module or a function that returns one (the model)")
     return _on_meta(model, torch) if meta else model
 
 

@@ -540,10 +540,41 @@ def test_train_without_gradients_says_why(factory, why):
 def test_bad_model_inputs_are_one_line_errors():
     with pytest.raises(FlopscopeError, match="neither a built-in"):
         count_model("nosuchmodel")
-    with pytest.raises(FlopscopeError, match="--input-shape"):
-        count_model("os:getcwd")
-    with pytest.raises(FlopscopeError, match=r"not a torch\.nn\.Module"):
-        count_model("os:getcwd", (1, 2))
+    for shape in (None, (1, 2)):  # without a shape too: what NAME is comes before what it lacks
+        with pytest.raises(FlopscopeError, match=r"getcwd\(\) returned str, not a torch\.nn\.Module"):
+            count_model("os:getcwd", shape)
+
+
+@needs_torch
+def test_a_spec_naming_no_model_says_so_before_asking_for_a_shape(tmp_path, capsys):
+    """`model FILE:not_module` without --input-shape said "needs --input-shape", and with one "the factory returned
+    int": NAME not being an nn.Module (or a function returning one) is the problem, whatever the shape."""
+    from flopscope.tui import cli
+
+    models = tmp_path / "m.py"
+    models.write_text(textwrap.dedent("""
+        import torch
+        not_module = 3
+        def returns_int():
+            return 5
+        def fails():
+            raise ValueError("no weights here")
+        def linear():
+            return torch.nn.Linear(3, 3)
+    """))
+    problems = {"not_module": "not_module is int, not an nn.Module or a function that returns one; name an nn.Module "
+                              f"or a function returning one, as {models}:NAME",
+                "returns_int": "returns_int() returned int, not a torch.nn.Module; NAME is an nn.Module or a function "
+                               "that returns one (the model)",
+                "fails": "building it failed: ValueError: no weights here",
+                "linear": "needs --input-shape; e.g. --input-shape 32,3,224,224"}
+    for name, problem in problems.items():
+        assert cli.main(["model", f"{models}:{name}"]) == 2
+        assert capsys.readouterr().err == f"flopscope: model {models}:{name}: {problem}\n"
+    assert cli.main(["model", f"{models}:not_module", "--input-shape", "2,3"]) == 2
+    assert "not_module is int, not an nn.Module" in capsys.readouterr().err
+    assert cli.main(["model", f"{models}:linear", "--input-shape", "2,3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["forward_flop"] == 2 * 2 * 3 * 3
 
 
 # --- PALEO predictions (no torch) -----------------------------------------------------------------------------
@@ -1003,9 +1034,16 @@ def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
     model JSON was a traceback."""
     from flopscope.tui import cli, cli_model
 
+    reconcile_mlp = ["reconcile", "r.ncu-rep", "--model", "mlp"]
+    # reconcile --tol -1 and --steps 0 both said "--steps must be >= 1 and --tol in (0, 1)": which one?
     for argv, line in ((["model", "mlp", "--depth", "-1"], "--depth -1: a module depth is 0"),
                        (["model", "mlp", "--input-shape", ""], "--input-shape '': not a list of positive integers"),
-                       (["reconcile", "r.ncu-rep", "--model", "mlp", "--depth", "-2"], "--depth -2: a module depth")):
+                       ([*reconcile_mlp, "--depth", "-2"], "--depth -2: a module depth"),
+                       ([*reconcile_mlp, "--tol", "-1"], "--tol -1: a tolerance is a fraction between 0 and 1"),
+                       ([*reconcile_mlp, "--tol", "1"], "--tol 1: a tolerance is a fraction between 0 and 1"),
+                       ([*reconcile_mlp, "--tol", "nan"], "--tol nan: a tolerance is a fraction between 0 and 1"),
+                       ([*reconcile_mlp, "--steps", "0"], "--steps 0: a report holds 1 training step or more"),
+                       ([*reconcile_mlp, "--steps", "-3", "--tol", "2"], "--steps -3: a report holds 1 training")):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"flopscope: {line}") and err.count("\n") == 1
