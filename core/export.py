@@ -47,6 +47,16 @@ def _plain(value):
     return value
 
 
+def json_ready(value: object) -> object:
+    """VALUE (nested dicts, lists, tuples) for strict JSON: NaN, ±inf and pandas' NA as null (Python's json
+    writes NaN and Infinity, which JSON has not), numpy scalars as Python numbers."""
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(v) for v in value]
+    return None if value is pd.NA else _plain(value)
+
+
 def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> Path:
     """Write `df` to `out` in the format its extension names; the target appears whole or not at all."""
     out = Path(out)

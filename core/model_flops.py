@@ -219,7 +219,12 @@ def _import_factory(spec: str) -> Callable[[], Any]:
         obj = getattr(obj, part)
     # module.path:attr may name a factory or an nn.Module instance (callable too, but not a factory).
     torch = require_torch()
-    return (lambda: obj) if isinstance(obj, torch.nn.Module) or not callable(obj) else obj
+    if isinstance(obj, torch.nn.Module):
+        return lambda: obj
+    if not callable(obj):
+        raise FlopscopeError(f"model {spec}", f"{attr} is {type(obj).__name__}, not an nn.Module or a function "
+                             "that returns one", f"name an nn.Module or a function returning one, as {target}:NAME")
+    return obj
 
 
 def _import_module(spec: str, module_name: str) -> Any:
@@ -282,9 +287,21 @@ def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bo
     factory, default_shape = resolve_model(spec)
     shape = input_shape or default_shape
     if shape is None:
+        _build_to_check(factory, spec)  # the real problem first: a function that returns no nn.Module
         raise FlopscopeError(f"model {spec}", "needs --input-shape", "e.g. --input-shape 32,3,224,224")
     return count_factory(factory, shape, train=train, dtype=dtype, name=spec, input_requires_grad=input_requires_grad,
                          input_dtype=input_dtype)
+
+
+def _build_to_check(factory: Callable[[], Any], name: str) -> None:
+    """Build the model on meta only to raise `_build`'s one-line error where it would fail once a shape is given
+    (its factory returns no nn.Module, raises or exits)."""
+    try:
+        _build(factory, require_torch(), name, meta=True)
+    except FlopscopeError:
+        raise
+    except Exception:  # a meta-only failure (.item() in the factory): the CPU retry handles it later
+        pass
 
 
 def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: bool = False, dtype: str | None = None,
@@ -358,7 +375,9 @@ def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any
             raise
         raise FlopscopeError(f"model {name}", f"building it failed: {_one_line(err)}") from err
     if not isinstance(model, torch.nn.Module):
-        raise FlopscopeError(f"model {name}", f"the factory returned {type(model).__name__}, not a torch.nn.Module")
+        attr = name.rpartition(":")[2] or name
+        raise FlopscopeError(f"model {name}", f"{attr}() returned {type(model).__name__}, not a torch.nn.Module",
+                             "NAME is an nn.Module or a function that returns one (the model)")
     return _on_meta(model, torch) if meta else model
 
 
@@ -404,8 +423,11 @@ def _input_fix(err: Exception, input_dtype: Any, torch: Any) -> str:
     text = str(err)
     if "indices" in text or "Long, Int" in text or "expected scalar type Long" in text:
         return "the model takes integer ids (an nn.Embedding first?): pass --input-dtype int64"
-    if input_dtype is not None and not input_dtype.is_floating_point and "dtype" in text.lower():
-        return "the model takes floating-point input: leave out --input-dtype or pass --input-dtype float32"
+    # "should be the same": the words of torch's own convolution check, which meta runs for integer inputs
+    if input_dtype is not None and ("dtype" in text.lower() or "should be the same" in text):
+        if not input_dtype.is_floating_point:
+            return "the model takes floating-point input: leave out --input-dtype (it defaults to the parameters')"
+        return "the input must have the parameters' dtype: leave out --input-dtype (it defaults to theirs)"
     return ("check --input-shape (and --input-dtype: int64 for token ids, default the parameters' dtype) against "
             "what the model expects")
 
@@ -432,7 +454,8 @@ class _Counting:
             # The math attention backend, as on meta: on CPU, scaled_dot_product_attention would otherwise run
             # _scaled_dot_product_flash_attention_for_cpu, which FlopCounterMode has no formula for (counts 0).
             with sdpa_kernel(SDPBackend.MATH), _attention_meter(torch) as attention, \
-                    FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter:
+                    FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter, \
+                    _same_dtype_check(torch):
                 out = model(x)
                 forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
                 if self.train:
@@ -497,6 +520,34 @@ def _attention_meter(torch: Any) -> Any:
                     qk * (q.requires_grad + k.requires_grad)
 
     return AttentionMeter()
+
+
+# aten operators whose CPU and CUDA kernels refuse operands of different dtypes (an int64 input meeting a float32
+# weight: "mat1 and mat2 must have the same dtype"), which their meta kernels let through. `_scaled_mm` is left
+# out: FP8 operands with float32 scales are its normal use.
+_SAME_DTYPE_OPS = ("mm", "addmm", "bmm", "baddbmm", "convolution", "convolution_backward")
+
+
+def _same_dtype_check(torch: Any) -> Any:
+    """A TorchDispatchMode raising, as a real device would, where a matrix product or convolution meets operands
+    of different dtypes: the meta device checks shapes only, so `model mlp --input-dtype int64` counted FLOPs a
+    GPU would refuse to run."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    checked = {getattr(torch.ops.aten, op) for op in _SAME_DTYPE_OPS}
+
+    class SameDtype(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            kwargs = kwargs or {}
+            if func.overloadpacket in checked:
+                dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in (*args, *kwargs.values())
+                                 if isinstance(t, torch.Tensor)})
+                if len(dtypes) > 1:
+                    raise RuntimeError(f"{func.overloadpacket.__name__}: operands must have one dtype, but got "
+                                       f"{' and '.join(dtypes)} (as CPU and CUDA kernels require)")
+            return func(*args, **kwargs)
+
+    return SameDtype()
 
 
 def _relabel(ops: dict[str, int], source: str, target: str, flop: int) -> None:

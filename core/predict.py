@@ -83,8 +83,10 @@ def peak_for(gpu: Gpu, precision: str) -> float:
     ceiling = ceiling_for(gpu, precision)
     peak = gpu.peak(ceiling)
     if math.isnan(peak) or peak <= 0:
-        raise FlopscopeError(f"--gpu {gpu.name}", f"has no {precision} peak in the GPU database ({ceiling})",
-                             "choose another --dtype or GPU")
+        # torch's allow_tf32 is a no-op before Ampere: float32 work simply runs on the FP32 units there
+        fix = "choose another --dtype (fp32: without TF32 units, torch runs float32 as FP32) or GPU" \
+            if precision == "tf32" else "choose another --dtype or GPU"
+        raise FlopscopeError(f"--gpu {gpu.name}", f"has no {precision} peak in the GPU database ({ceiling})", fix)
     return peak
 
 
@@ -100,6 +102,15 @@ def flop_by_ceiling(flop: float, gpu: Gpu, precision: str,
     return dict(sorted(split.items(), key=lambda kv: -kv[1])) or {ceiling: flop}
 
 
+def harmonic_peak(split: dict[str, float], peaks: dict[str, float]) -> float:
+    """The peak FLOP/s at which the FLOPs SPLIT holds against each ceiling take as long as they do at PEAKS (each
+    ceiling's): their FLOP-weighted harmonic mean, FLOPs / Σ(FLOPs_c / peak_c); the first peak when no FLOPs."""
+    at_peak = sum(f / peaks[c] for c, f in split.items())  # seconds at 100% of every peak
+    if len(split) == 1 or not at_peak:  # that peak exactly, not FLOPs / (FLOPs / peak) to the last bit
+        return peaks[next(iter(split))]
+    return sum(split.values()) / at_peak
+
+
 def paleo_seconds(flop: float, peak_flop_per_s: float, ppp: float = 1.0) -> float:
     """PALEO compute time: FLOPs / (peak x platform percent of peak)."""
     return flop / (peak_flop_per_s * ppp)
@@ -111,10 +122,10 @@ def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int 
     `families` (FLOPs per operator family) lets fp32 convolutions run at the TF32 peak (`flop_by_ceiling`); the
     compute term is then the sum of each ceiling's FLOPs / (its peak x PPP)."""
     split = flop_by_ceiling(flop, gpu, precision, families)
-    peaks = {c: gpu.peak(c) if c == "tensor_tf32" else peak_for(gpu, precision) for c in split}
-    at_peak = sum(f / peaks[c] for c, f in split.items())  # seconds at 100% of every peak
-    peak = flop / at_peak if at_peak else next(iter(peaks.values()))
-    compute = at_peak / check_ppp(ppp)
+    # Each ceiling checked for a datasheet value: --dtype tf32 on a T4 read its NaN TF32 peak and printed NaN times
+    peaks = {c: peak_for(gpu, DTYPE_OF_CEILING[c]) for c in split}
+    peak = harmonic_peak(split, peaks)
+    compute = flop / peak / check_ppp(ppp) if flop else 0.0
     bandwidth = gpu.dram_bytes_per_s if gpu.dram_bytes_per_s > 0 else None  # NaN > 0 is False
     memory = nbytes / bandwidth if nbytes is not None and bandwidth else None
     seconds = max(compute, memory or 0.0)
@@ -141,20 +152,21 @@ def predict_all(flop: float, gpu_names: list[str] | None, precision: str, ppp: f
         notes.append(f"fp64 predictions use the FP64 tensor-core peak, where matrix products and convolutions run: "
                      f"{', '.join(dmma)} TFLOP/s")
     if precision == "fp32":
-        notes.append(_fp32_note(gpus, predictions))
+        notes.append(fp32_note({g.key: g.peak("tensor_tf32") for g, p in zip(gpus, predictions, strict=True)
+                                if "tensor_tf32" in p.flop_by_ceiling}))
     return predictions, notes
 
 
-def _fp32_note(gpus: list[Gpu], predictions: list[Prediction]) -> str:
-    """What fp32 means here: float32 under torch's defaults, TF32 convolutions included (TF32_BY_DEFAULT)."""
-    tf32 = [f"{g.key} {g.peak('tensor_tf32') / 1e12:.4g}" for g, p in zip(gpus, predictions, strict=True)
-            if "tensor_tf32" in p.flop_by_ceiling]
+def fp32_note(tf32_peaks: dict[str, float]) -> str:
+    """What fp32 means here: float32 under torch's defaults, TF32 convolutions included (TF32_BY_DEFAULT).
+    `tf32_peaks`: GPU key -> the TF32 peak FLOP/s its convolutions were held against (none: all FP32)."""
+    tf32 = [f"{key} {peak / 1e12:.4g}" for key, peak in tf32_peaks.items()]
     matmul = ("matmuls and attention at the FP32 peak (torch.backends.cuda.matmul.allow_tf32 = False; set True, "
-              "predict with --dtype tf32)")
+              "use --dtype tf32)")
     if not tf32:
         return f"--dtype fp32 is float32 under torch's defaults: {matmul}"
     return (f"--dtype fp32 is float32 under torch's defaults: convolutions on TF32 tensor cores "
-            f"(torch.backends.cudnn.allow_tf32 = True; {', '.join(tf32)} TFLOP/s), {matmul}; Peak is then the "
+            f"(torch.backends.cudnn.allow_tf32 = True; {', '.join(tf32)} TFLOP/s), {matmul}; the peak is then the "
             "FLOP-weighted harmonic mean of the two")
 
 

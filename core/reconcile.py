@@ -25,12 +25,12 @@ import pandas as pd
 from .columns import FLOP_PARTS
 from .counters import collecting, missing_fix
 from .errors import FlopscopeError
+from .export import json_ready
 from .gpus import Gpu, require_gpu
 from .metrics import PRECISIONS, counted_flop, datasheet_peak
 from .model_flops import ModelFlops
-from .predict import DTYPE_OF_CEILING, ceiling_for, peak_for, utilization
+from .predict import DTYPE_OF_CEILING, ceiling_for, flop_by_ceiling, fp32_note, harmonic_peak, peak_for, utilization
 from .report import NO_RANGE, Report
-from .units import is_missing
 
 PHASES = ("forward", "backward", "optimizer", "other", "unranged")
 _EMIT_NVTX_OP = re.compile(r", seq = \d+")
@@ -73,6 +73,10 @@ class Reconciliation:
     measured_step: float | None = None
     analytic_step: float | None = None
     peak_source: str = ""  # where peak_flop_per_s comes from, as `flopscope report` says for its ceilings
+    # The analytic step's FLOPs per database ceiling, as `flopscope model` predicts them (fp32: TF32 convolutions);
+    # with several, peak_flop_per_s is their peaks' FLOP-weighted harmonic mean
+    ceiling: str = ""
+    flop_by_ceiling: dict[str, float] = field(default_factory=dict)
     whole_run_ratio: float | None = None
     whole_run_flag: str = ""
     # Phases (and "step", the whole report) whose measured figure is a lower bound: some of their launches have
@@ -80,18 +84,7 @@ class Reconciliation:
     lower_bounds: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        doc = asdict(self)
-        return {k: _clean(v) for k, v in doc.items()}
-
-
-def _clean(value):
-    if is_missing(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
+        return json_ready(asdict(self))
 
 
 def range_names(path: str | None) -> list[str]:
@@ -159,8 +152,9 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
                      "under torch.autograd.profiler.emit_nvtx, or push module names")
     time_s, source = _step_time(report, step_time_s, steps)
     spec = require_gpu(gpu) if gpu else report.gpu
-    peak, peak_source, peak_note = _peak(report, spec, precision)
-    notes += [n for n in (peak_note, _precision_note(report, precision)) if n]
+    split = _analytic_split(model, spec, precision)
+    peak, peak_source, peak_note, peaks = _peak(report, spec, split)
+    notes += [n for n in (peak_note, _fp32_note(spec, precision, peaks), _precision_note(report, precision)) if n]
     step_measured = _sum(ranges["flop"])
     step_measured = None if step_measured is None else step_measured / steps
     return Reconciliation(
@@ -172,6 +166,7 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
         utilization_analytic=_util(model.step_flop, time_s, peak),
         utilization_measured=None if step_measured is None else _util(step_measured, time_s, peak),
         notes=notes, measured_step=step_measured, analytic_step=model.step_flop, peak_source=peak_source,
+        ceiling="+".join(split), flop_by_ceiling=split,
         whole_run_ratio=_ratio(step_measured, model.step_flop) if no_phases else None,
         whole_run_flag=flag(_ratio(step_measured, model.step_flop), tol) if no_phases else "", lower_bounds=lower,
     )
@@ -334,22 +329,52 @@ def _step_time(report: Report, given: float | None, steps: int) -> tuple[float |
                             "so utilization from it is an upper bound; pass --step-time for a measured step")
 
 
-def _peak(report: Report, gpu: Gpu | None, precision: str) -> tuple[float | None, str, str]:
-    """(peak FLOP/s, its source, a note): the report's own ceiling for PRECISION where it has one, the one
+def _analytic_split(model: ModelFlops, gpu: Gpu | None, precision: str) -> dict[str, float]:
+    """The analytic step's FLOPs per database ceiling, as `flopscope model` predicts them (predict.flop_by_ceiling:
+    at fp32, convolutions on the TF32 tensor cores of a GPU that has them)."""
+    if gpu is None:
+        return {ceiling_for(None, precision): model.step_flop}
+    return flop_by_ceiling(model.step_flop, gpu, precision, model.family_flops())
+
+
+def _peak(report: Report, gpu: Gpu | None,
+          split: dict[str, float]) -> tuple[float | None, str, str, dict[str, float]]:
+    """(peak FLOP/s, its source, a note, each ceiling's peak) for the analytic FLOPs SPLIT per ceiling: each
+    ceiling as `_ceiling` takes it, several making their FLOP-weighted harmonic mean (predict.harmonic_peak; an
+    fp32 ResNet's convolutions held against the FP32 peak alone read as 1538% of it on an A100)."""
+    ceilings = {c.name: c for c in report.ceilings()}
+    found = {name: _ceiling(report, ceilings, gpu, name) for name in split}
+    missing = next((note for _, _, note in found.values() if note), "")
+    if missing:
+        return None, "", missing, {}
+    peaks = {name: peak for name, (peak, _, _) in found.items()}
+    sources = list(dict.fromkeys(source for _, source, _ in found.values()))
+    source = sources[0] if len(sources) == 1 else "; ".join(f"{n}: {s}" for n, (_, s, _) in found.items())
+    return harmonic_peak(split, peaks), source, "", peaks
+
+
+def _ceiling(report: Report, ceilings: dict, gpu: Gpu | None, name: str) -> tuple[float | None, str, str]:
+    """(FLOP/s, source, a note) of the database ceiling NAME: the report's own where it has one, the one
     `flopscope report` judges the run against (its peak counters x the measured clock: 2.84 TFLOP/s FP32 in a
     T4 report, not the datasheet's 8.1); else the datasheet's, scaled to the measured SM clock as report does."""
-    ceiling = next((c for c in report.ceilings() if c.name == ceiling_for(gpu, precision)), None)
-    if ceiling is not None:
-        return ceiling.value, ceiling.source, ""
+    if name in ceilings:
+        return ceilings[name].value, ceilings[name].source, ""
     if gpu is None:
         return None, "", "no GPU known for the peak: pass --gpu NAME"
     try:
-        peak_for(gpu, precision)  # a one-line reason where the GPU has no such unit
+        peak_for(gpu, DTYPE_OF_CEILING[name])  # a one-line reason where the GPU has no such unit
     except FlopscopeError as err:  # the GPU lacks this precision: keep the FLOP comparison, skip utilization
         return None, "", f"no utilization: {err.line()}"
     # `report`'s rule for a ceiling it has no counters for: the datasheet's, at the clock the launches ran at.
-    peak, source = datasheet_peak(report.kernels, gpu, ceiling_for(gpu, precision))
+    peak, source = datasheet_peak(report.kernels, gpu, name)
     return peak, source, ""
+
+
+def _fp32_note(gpu: Gpu | None, precision: str, peaks: dict[str, float]) -> str:
+    """`flopscope model`'s note on what fp32 means (predict.fp32_note), naming the TF32 peak as taken here."""
+    if precision != "fp32" or gpu is None or not peaks:  # without a GPU, whether it has TF32 units is unknown
+        return ""
+    return fp32_note({gpu.key: peaks["tensor_tf32"]} if "tensor_tf32" in peaks else {})
 
 
 def _precision_note(report: Report, dtype: str) -> str:

@@ -376,6 +376,56 @@ def test_fp32_convolutions_are_predicted_on_tf32_tensor_cores(tmp_path, monkeypa
     assert p["flop_by_ceiling"] == {"tensor_tf32": conv + linear} and p["peak_flop_per_s"] == pytest.approx(156e12)
 
 
+def test_tf32_on_a_gpu_without_tf32_is_refused_like_bf16(capsys):
+    """`model resnet18 --dtype tf32 --gpu t4 --json` printed NaN peaks and times (NaN is not JSON) and bound
+    "compute", exit 0, while --dtype bf16 on a T4 was refused: every GPU the database gives no TF32 peak is now
+    refused the same way, with fp32 (what torch's allow_tf32 runs there) as the fix."""
+    from flopscope.tui import cli
+
+    table = pd.read_csv(Path(__file__).resolve().parents[1] / "core" / "data" / "gpus.csv")
+    without = table.loc[table["tf32_tensor_tflops"].isna(), "key"].tolist()
+    assert {"t4", "v100-sxm2-32gb", "p100-pcie-16gb"} <= set(without)
+    for key in without:
+        with pytest.raises(FlopscopeError) as caught:
+            predict(1e9, find_gpu(key), "tf32")
+        assert caught.value.problem == "has no tf32 peak in the GPU database (tensor_tf32)"
+    if torch is None:
+        return
+    fixes = {"tf32": "choose another --dtype (fp32: without TF32 units, torch runs float32 as FP32) or GPU",
+             "bf16": "choose another --dtype or GPU"}
+    for dtype, fix in fixes.items():
+        assert cli.main(["model", "mlp", "--dtype", dtype, "--gpu", "t4", "--json"]) == 2
+        out = capsys.readouterr()
+        assert out.out == "" and out.err == (f"flopscope: --gpu Tesla T4: has no {dtype} peak in the GPU database "
+                                             f"(tensor_{dtype}); {fix}\n")
+
+
+def _strict_json(text: str) -> dict:
+    """json.loads that refuses NaN and Infinity, which Python writes and JSON has not."""
+    def refuse(constant: str):
+        raise AssertionError(f"{constant} in --json output")
+    return json.loads(text, parse_constant=refuse)
+
+
+@needs_torch
+def test_model_and_reconcile_json_is_strict_json(tmp_path, capsys):
+    """A step time of 5e-324 s (the smallest positive float, which --step-time takes) made reconcile's
+    utilization FLOPs / (5e-324 x 14.4e12) overflow to inf, written as Infinity; unknowns are null."""
+    from flopscope.tui import cli
+
+    from .conftest import fixture_path
+
+    path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
+    assert cli.main(["reconcile", str(path), "--model", "mlp", "--step-time", "5e-324", "--json"]) == 0
+    doc = _strict_json(capsys.readouterr().out)
+    assert math.isinf(2 * 784 * 512 / (5e-324 * 14e12))  # what the utilization overflows to
+    assert doc["utilization_analytic"] is None and doc["peak_flop_per_s"] > 0
+    for gpu in ("t4", "k80", "a100-sxm4-80gb", "h100-sxm"):
+        assert cli.main(["model", "mlp", "--gpu", gpu, "--json"]) == 0
+        doc = _strict_json(capsys.readouterr().out)
+        assert all(p["peak_flop_per_s"] > 0 and p["seconds"] > 0 for p in doc["predictions"])
+
+
 @needs_torch
 def test_a_model_module_that_exits_is_a_one_line_error(tmp_path, monkeypatch, capsys):
     """sys.exit in a factory exited 0 with no output; a script's argparse at import parsed flopscope's own command
@@ -490,10 +540,41 @@ def test_train_without_gradients_says_why(factory, why):
 def test_bad_model_inputs_are_one_line_errors():
     with pytest.raises(FlopscopeError, match="neither a built-in"):
         count_model("nosuchmodel")
-    with pytest.raises(FlopscopeError, match="--input-shape"):
-        count_model("os:getcwd")
-    with pytest.raises(FlopscopeError, match=r"not a torch\.nn\.Module"):
-        count_model("os:getcwd", (1, 2))
+    for shape in (None, (1, 2)):  # without a shape too: what NAME is comes before what it lacks
+        with pytest.raises(FlopscopeError, match=r"getcwd\(\) returned str, not a torch\.nn\.Module"):
+            count_model("os:getcwd", shape)
+
+
+@needs_torch
+def test_a_spec_naming_no_model_says_so_before_asking_for_a_shape(tmp_path, capsys):
+    """`model FILE:not_module` without --input-shape said "needs --input-shape", and with one "the factory returned
+    int": NAME not being an nn.Module (or a function returning one) is the problem, whatever the shape."""
+    from flopscope.tui import cli
+
+    models = tmp_path / "m.py"
+    models.write_text(textwrap.dedent("""
+        import torch
+        not_module = 3
+        def returns_int():
+            return 5
+        def fails():
+            raise ValueError("no weights here")
+        def linear():
+            return torch.nn.Linear(3, 3)
+    """))
+    problems = {"not_module": "not_module is int, not an nn.Module or a function that returns one; name an nn.Module "
+                              f"or a function returning one, as {models}:NAME",
+                "returns_int": "returns_int() returned int, not a torch.nn.Module; NAME is an nn.Module or a function "
+                               "that returns one (the model)",
+                "fails": "building it failed: ValueError: no weights here",
+                "linear": "needs --input-shape; e.g. --input-shape 32,3,224,224"}
+    for name, problem in problems.items():
+        assert cli.main(["model", f"{models}:{name}"]) == 2
+        assert capsys.readouterr().err == f"flopscope: model {models}:{name}: {problem}\n"
+    assert cli.main(["model", f"{models}:not_module", "--input-shape", "2,3"]) == 2
+    assert "not_module is int, not an nn.Module" in capsys.readouterr().err
+    assert cli.main(["model", f"{models}:linear", "--input-shape", "2,3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["forward_flop"] == 2 * 2 * 3 * 3
 
 
 # --- PALEO predictions (no torch) -----------------------------------------------------------------------------
@@ -700,7 +781,10 @@ def test_reconcile_utilization_of_a_training_step(resnet18_step):
     rows = forward_kernels(m, scale={}, extra={})
     rows.append(kernel("step/backward", m.backward_flop, "wgrad", duration=0.02))
     report = make_report(rows * 2)  # two steps captured
-    peak = 19.5e12  # A100 FP32 SIMT
+    # fp32 as torch runs it: the fc layer (512 -> 1000, batch 8; forward, input and weight gradients) on the A100's
+    # FP32 SIMT units at 19.5 TFLOP/s, every other FLOP (convolutions) on its TF32 tensor cores at 156
+    fc = 3 * 2 * 8 * 512 * 1000
+    peak = m.step_flop / ((m.step_flop - fc) / 156e12 + fc / 19.5e12)
     r = reconcile(report, m, steps=2, step_time_s=0.25)
     assert r.step_time_source == "--step-time" and r.peak_flop_per_s == pytest.approx(peak)
     assert r.utilization_analytic == pytest.approx(m.step_flop / (0.25 * peak))
@@ -808,9 +892,12 @@ def test_reconcile_says_why_launches_have_no_flop_count(resnet18_step):
 
 @pytest.mark.parametrize(("name", "header"), [("t4_mlp_matadd_full.ncu-rep", "FP32 2.84 TFLOP/s"),
                                               ("a100pcie80_cutlass_gemm_full.ncu-rep", "FP32 14.4 TFLOP/s")])
-def test_reconcile_judges_against_the_peak_report_shows(name, header, resnet18_step):
+def test_reconcile_judges_against_the_peak_report_shows(name, header):
     """reconcile took the datasheet boost peak (T4 8.1 TFLOP/s) where `flopscope report` shows the report's own
-    peak counters x the measured clock (2.84): the same run read as two utilizations."""
+    peak counters x the measured clock (2.84): the same run read as two utilizations. An MLP is all matmuls, which
+    torch runs on the FP32 units by default, so its whole step is held against that ceiling."""
+    if torch is None:
+        pytest.skip("PyTorch is not installed (pip install 'flopscope[torch]')")
     from flopscope.core import read_report
 
     from .conftest import fixture_path
@@ -821,10 +908,12 @@ def test_reconcile_judges_against_the_peak_report_shows(name, header, resnet18_s
     assert out.returncode == 0 and f"Ceilings: {header}" in out.stdout and "from report counters x measured clock" \
         in out.stdout
     fp32 = next(c.value for c in report.ceilings() if c.name == "fp32")
-    r = reconcile(report, resnet18_step, step_time_s=0.1)
+    mlp_step = count_model("mlp", (8, 784), train=True)
+    r = reconcile(report, mlp_step, step_time_s=0.1)
     assert r.peak_flop_per_s == fp32 and r.peak_source == "report counters x measured clock"
+    assert r.flop_by_ceiling == {"fp32": mlp_step.step_flop}
     assert fmt_si(fp32) in header
-    assert r.utilization_analytic == pytest.approx(resnet18_step.step_flop / (0.1 * fp32))
+    assert r.utilization_analytic == pytest.approx(mlp_step.step_flop / (0.1 * fp32))
 
 
 @needs_torch
@@ -852,6 +941,57 @@ def test_reconcile_scales_a_datasheet_peak_to_the_measured_clock(dtype, column):
     out = run("reconcile", path, "--model", "mlp", "--dtype", dtype, "--no-tui")
     assert out.returncode == 0 and f"peak {fmt_si(expected)}FLOP/s" in out.stdout.replace("\n", "")
     assert "@ measured clock" in out.stdout
+
+
+@needs_torch
+def test_reconcile_holds_fp32_convolutions_against_tf32_as_model_predicts(tmp_path, monkeypatch, capsys):
+    """`model` predicts fp32 convolutions on TF32 tensor cores (torch's cudnn.allow_tf32 = True), matmuls on FP32;
+    reconcile judged the whole step against the FP32 peak: resnet18 --train on this A100 report read as 1538%.
+    Both ceilings are taken as `report` takes them here: FP32 from the report's counters (108 SMs x 64 FMA lanes x
+    2 FLOPs per cycle at the launches' duration-weighted clock), TF32 from the datasheet at their median clock."""
+    from flopscope.core import read_report
+    from flopscope.tui import cli
+
+    from .conftest import fixture_path
+
+    (tmp_path / "convnet.py").write_text(textwrap.dedent("""
+        import torch
+        def build():
+            return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Flatten(),
+                                       torch.nn.Linear(8 * 8 * 8, 10))
+    """))
+    monkeypatch.chdir(tmp_path)
+    # Batch 2, 3x8x8 in, 8x8x8 out, 3x3 kernels; training: the convolution's backward is its weight gradient
+    # (1x forward, the input takes none), the linear layer's 2x (input and weight).
+    conv, linear = 2 * 2 * (2 * 8 * 8 * 8 * 3 * 3 * 3), 3 * 2 * (2 * 512 * 10)
+    path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
+    k = read_report(path).kernels
+    row = datasheet("a100-pcie-80gb")
+    fp32 = 108 * 64 * 2 * np.average(k["sm_clock_hz"], weights=k["duration_s"])
+    tf32 = row["tf32_tensor_tflops"] * 1e12 * k["sm_clock_hz"].median() / (row["boost_clock_mhz"] * 1e6)
+    peak = (conv + linear) / (conv / tf32 + linear / fp32)
+    model = ["--model", "convnet.py:build", "--input-shape", "2,3,8,8", "--train"]
+    assert cli.main(["model", *model[1:], "--json"]) == 0
+    (tmp_path / "convnet.json").write_text(capsys.readouterr().out)
+    for spec in (model, ["--model", "convnet.json"]):  # counted now, or read from `model --json`
+        assert cli.main(["reconcile", str(path), *spec, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["precision"] == "fp32" and doc["analytic_step"] == conv + linear
+        assert doc["flop_by_ceiling"] == {"tensor_tf32": conv, "fp32": linear}
+        assert doc["ceiling"] == "tensor_tf32+fp32"
+        assert doc["peak_flop_per_s"] == pytest.approx(peak, rel=1e-9)
+        assert doc["utilization_analytic"] == pytest.approx((conv + linear) / (k["duration_s"].sum() * peak),
+                                                            rel=1e-9)
+        assert doc["peak_source"] == ("tensor_tf32: datasheet (NVIDIA A100 80GB PCIe) @ measured clock; "
+                                      "fp32: report counters x measured clock")
+        note = next(n for n in doc["notes"] if n.startswith("--dtype fp32 is float32 under torch's defaults"))
+        assert f"a100-pcie-80gb {tf32 / 1e12:.4g} TFLOP/s" in note and "harmonic mean of the two" in note
+    # --dtype tf32 (matmuls allowed TF32 too): the whole step at the TF32 peak
+    assert cli.main(["reconcile", str(path), *model, "--dtype", "tf32", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["flop_by_ceiling"] == {"tensor_tf32": conv + linear}
+    assert doc["peak_flop_per_s"] == pytest.approx(tf32, rel=1e-9)
+    assert not any(n.startswith("--dtype fp32") for n in doc["notes"])
 
 
 @needs_torch
@@ -894,9 +1034,16 @@ def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
     model JSON was a traceback."""
     from flopscope.tui import cli, cli_model
 
+    reconcile_mlp = ["reconcile", "r.ncu-rep", "--model", "mlp"]
+    # reconcile --tol -1 and --steps 0 both said "--steps must be >= 1 and --tol in (0, 1)": which one?
     for argv, line in ((["model", "mlp", "--depth", "-1"], "--depth -1: a module depth is 0"),
                        (["model", "mlp", "--input-shape", ""], "--input-shape '': not a list of positive integers"),
-                       (["reconcile", "r.ncu-rep", "--model", "mlp", "--depth", "-2"], "--depth -2: a module depth")):
+                       ([*reconcile_mlp, "--depth", "-2"], "--depth -2: a module depth"),
+                       ([*reconcile_mlp, "--tol", "-1"], "--tol -1: a tolerance is a fraction between 0 and 1"),
+                       ([*reconcile_mlp, "--tol", "1"], "--tol 1: a tolerance is a fraction between 0 and 1"),
+                       ([*reconcile_mlp, "--tol", "nan"], "--tol nan: a tolerance is a fraction between 0 and 1"),
+                       ([*reconcile_mlp, "--steps", "0"], "--steps 0: a report holds 1 training step or more"),
+                       ([*reconcile_mlp, "--steps", "-3", "--tol", "2"], "--steps -3: a report holds 1 training")):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"flopscope: {line}") and err.count("\n") == 1
@@ -1193,6 +1340,62 @@ def test_token_id_models_count_with_input_dtype_int64():
         assert m.input_dtype == {"long": "int64"}.get(dtype, dtype)
     trained = count_factory(emb, (4, 16), train=True, input_dtype="int64", input_requires_grad=True)
     assert trained.backward_flop == 2 * trained.forward_flop  # grads of the head's input and weight; ids take none
+
+
+@needs_torch
+def test_an_input_dtype_the_parameters_do_not_have_is_refused():
+    """`model mlp --input-dtype int64` (or float16) counted 3.72 MFLOP and exited 0: the meta device checks no
+    dtypes, while CPU and CUDA refuse a matrix product or convolution of mixed dtypes. Token ids into an
+    nn.Embedding, and a model that casts its input itself, still count."""
+    for layer, shape in ((torch.nn.Linear(8, 4), (2, 8)), (torch.nn.Conv2d(3, 4, 3), (1, 3, 8, 8))):
+        for dtype in (torch.int64, torch.float16):  # what real (CPU) tensors do: refuse
+            with pytest.raises(RuntimeError, match=r"should be the same|must have the same dtype"):
+                layer(torch.zeros(shape, dtype=dtype))
+    fixes = {("int64", "long int"): "the model takes floating-point input: leave out --input-dtype (it defaults to "
+                                    "the parameters')",
+             ("float16", "c10::Half"): "the input must have the parameters' dtype: leave out --input-dtype (it "
+                                       "defaults to theirs)"}
+    for (dtype, c10), fix in fixes.items():
+        # Without a bias (as in a ResNet) the meta convolution checks nothing; with one, it checks the bias in
+        # torch's own words: either way the fix names --input-dtype
+        for factory, shape, op in ((lambda: torch.nn.Linear(8, 4), (2, 8), "addmm"),
+                                   (lambda: torch.nn.Conv2d(3, 4, 3, bias=False), (1, 3, 8, 8), "convolution"),
+                                   (lambda: torch.nn.Conv2d(3, 4, 3), (1, 3, 8, 8), "")):
+            with pytest.raises(FlopscopeError) as caught:
+                count_factory(factory, shape, input_dtype=dtype, name="m")
+            both = " and ".join(sorted(("float32", dtype)))
+            ours = f"{op}: operands must have one dtype, but got {both} (as CPU and CUDA kernels require)"
+            torchs = f"Input type ({c10}) and bias type (float) should be the same"
+            assert caught.value.problem == f"forward/backward failed: RuntimeError: {ours if op else torchs}"
+            assert caught.value.fix == fix
+    for train in (False, True):  # backward's products are checked too: a float64 weight gradient meets float32
+        with pytest.raises(FlopscopeError, match="operands must have one dtype, but got float32 and float64"):
+            count_factory(lambda: torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 8).double()),
+                          (2, 8), train=train)
+
+    class Casting(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(8, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.linear(x.float())
+
+    assert count_factory(Casting, (2, 8), input_dtype="int64").forward_flop == 2 * 2 * 8 * 4
+    emb = count_factory(lambda: torch.nn.Sequential(torch.nn.Embedding(10, 8), torch.nn.Linear(8, 4)), (2, 5),
+                        input_dtype="int64", train=True)
+    assert (emb.forward_flop, emb.backward_flop) == (2 * 2 * 5 * 8 * 4, 2 * 2 * 2 * 5 * 8 * 4)
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["int64", "float16"])
+def test_model_cli_refuses_an_input_dtype_the_parameters_do_not_have(dtype):
+    out = run("model", "mlp", "--input-dtype", dtype, "--json")
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    both = " and ".join(sorted(("float32", dtype)))
+    assert out.stderr.startswith(f"flopscope: model mlp: forward/backward failed: RuntimeError: addmm: operands must "
+                                 f"have one dtype, but got {both} (as CPU and CUDA kernels require); ")
+    assert "leave out --input-dtype" in out.stderr
 
 
 @needs_torch

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
+from flopscope.core.export import json_ready
 from flopscope.core.model_flops import (
     ACTIVATIONS,
     BYTES,
@@ -112,13 +113,23 @@ def cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_steps_and_tol(steps: int, tol: float) -> None:
+    """Each bad option by its own name: one message for both left the user to guess which was wrong."""
+    if steps < 1:
+        raise FlopscopeError(f"--steps {steps}", "a report holds 1 training step or more", "e.g. --steps 1")
+    if not 0 < tol < 1:  # NaN fails both comparisons
+        raise FlopscopeError(f"--tol {tol:g}", "a tolerance is a fraction between 0 and 1 (exclusive)",
+                             "e.g. --tol 0.1 flags ratios outside 0.9-1.1")
+
+
 def _check_depth(depth: int | None) -> None:
     if depth is not None and depth < 0:
         raise FlopscopeError(f"--depth {depth}", "a module depth is 0 (the model alone) or more", "e.g. --depth 2")
 
 
 def _dump(doc: dict) -> None:
-    json.dump(doc, sys.stdout, indent=1)
+    # strict JSON: an unknown number is null, never NaN or Infinity (which json.dump writes and JSON has not)
+    json.dump(json_ready(doc), sys.stdout, indent=1, allow_nan=False)
     sys.stdout.write("\n")
 
 
@@ -199,8 +210,7 @@ def _analytic(args: argparse.Namespace) -> ModelFlops:
 
 @_stoppable
 def cmd_reconcile(args: argparse.Namespace) -> int:
-    if args.steps < 1 or not 0 < args.tol < 1:
-        raise FlopscopeError("reconcile", "--steps must be >= 1 and --tol in (0, 1)")
+    _check_steps_and_tol(args.steps, args.tol)
     _check_depth(args.depth)
     model = _analytic(args)
     report = read_report(args.path, gpu=args.gpu)
