@@ -376,3 +376,45 @@ async def test_one_gpu_judged_against_two_datasheets_is_said_in_the_app_and_the_
     for args in (("plain", "l4"), ("plain", "l4", "--json")):
         assert f"flopscope: warning: {warning}\n" in cli("diff", *args, home=tmp_path).stderr
     assert "judged against" not in cli("diff", "plain", "plain", home=tmp_path).stderr
+
+
+PAIRS = [("duration_s_a", "duration_s_b"), ("count_a", "count_b"), ("flop_a", "flop_b"),
+         ("dram_bytes_a", "dram_bytes_b")]
+
+
+@pytest.mark.parametrize("other", [MW, H100])
+async def test_at_80x24_a_and_b_columns_drop_and_come_back_in_pairs(tmp_path, other):
+    """`diff multi v100mw` kept `Time B` and dropped `Time A`, so a group only A ran showed no time at all;
+    `diff h800 h100cub` showed `N A` without `N B`. Pairs go together, as in `flopscope diff --no-tui`."""
+    from .test_multi_gpu import two_gpus
+
+    a = two_gpus(tmp_path) if other == MW else read_report(fixture_path(H800))
+    b = read_report(fixture_path(other))
+    k = a.kernels  # A's time per group, summed from its launches (per GPU where the file has several)
+    by_gpu = k["gpu"].nunique() > 1
+    times = k.groupby([k["kernel_full"].astype(str), (k["gpu"] if by_gpu else k["kernel"]).astype(str)])
+    times = times["duration_s"].sum(min_count=1)  # a launch ncu did not profile: no time, not 0
+    app = ScreenApp(DiffScreen(diff_runs(a, b), "a", "b"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await wait_for_rows(pilot, app.screen)
+        for width in (80, 100, 120, 140):
+            await pilot.resize_terminal(width, 24)
+            await settle(pilot, lambda w=width: table._fitted_width == table._width)
+            shown = {c.name for _, c, _ in table.layout_columns}
+            assert all((x in shown) == (y in shown) for x, y in PAIRS), (width, shown)
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot, lambda: table._fitted_width == table._width)
+        assert {"duration_s_a", "duration_s_b"} <= {c.name for _, c, _ in table.layout_columns}
+        # Each group only A ran shows A's time, summed from its launches.
+        cells = shown_cells(table)
+        only_a = [(cells[i], table.model.row(i)) for i in range(len(cells))
+                  if table.model.row(i)["presence"] == "only in A"]
+        key = "gpu" if by_gpu else "kernel"
+        assert only_a and all(c["duration_s_a"] == fmt.seconds(times[(str(r["kernel_full"]), str(r[key]))])
+                              for c, r in only_a)
+        # Moving the cursor onto a dropped column of a pair brings back both of its sides.
+        await pilot.press(*["l"] * 8)
+        name = table.focused_column.name
+        if name.endswith(("_a", "_b")):
+            shown = {c.name for _, c, _ in table.layout_columns}
+            assert all((x in shown) == (y in shown) for x, y in PAIRS)

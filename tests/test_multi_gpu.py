@@ -105,7 +105,8 @@ async def test_diff_screen_shows_the_gpu_and_enter_opens_that_gpus_group(tmp_pat
     async with app.run_test(size=(120, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         cells = shown_cells(table)
-        assert sorted((c["kernel"], c["gpu"]) for c in cells) == sorted((k, g) for k in KERNELS for g in (A100, H100))
+        assert sorted((c["kernel"], c["gpu"]) for c in cells) == sorted(
+            (k, g.removeprefix("NVIDIA ")) for k in KERNELS for g in (A100, H100))
         at = next(i for i in range(len(table.model)) if table.model.row(i)["gpu"] == A100)
         table.cursor_row = at
         await pilot.press("enter")
