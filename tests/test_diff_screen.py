@@ -153,21 +153,30 @@ async def test_the_header_totals_agree_with_the_run_list(tmp_path):
     """H800's flash_fwd launch was not profiled: the run list says 87.1 us for the run, and so must the diff
     (it said `kernel time n/a -> n/a (n/a)`)."""
     a, b = read_report(fixture_path(H800)), read_report(fixture_path(H100))
-    store = Store(tmp_path / "runs.db")
+    store = Store(tmp_path / "flopscope.db")
     store.save(a, "h800run")
     store.save(b, "other")
-    listed = store.runs().set_index("name")["total_time_s"]
+    runs = store.runs().set_index("name")
+    listed, lower = runs["total_time_s"], runs["lower_bounds"]
     store.close()
     assert listed["h800run"] == pytest.approx(run_times(a), rel=1e-12)
     assert fmt.seconds(run_times(a)) == "87.1 us"
-    app = ScreenApp(DiffScreen(diff_runs(a, b), "h800run", "other"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for_rows(pilot, app.screen)
-        text = " ".join(" ".join(screen_lines(app)).split())
-        change = fmt.seconds(listed["other"] - listed["h800run"])
-        assert (f"kernel time {fmt.seconds(listed['h800run'])} -> {fmt.seconds(listed['other'])} (+{change})"
-                in text)
-        assert "launches ncu did not profile (not in the times): A 1" in text
+    # The list marks H800's time a lower bound (`≥ 87.1 us`): one launch has no status ok, so no time.
+    assert (a.kernels["status"].astype(str) != "ok").sum() == 1
+    assert "total_time_s" in lower["h800run"] and "total_time_s" not in lower["other"]
+    change = fmt.seconds(listed["other"] - listed["h800run"])
+    # A's time a lower bound makes B - A an upper one: `≤ +6.67 ms`; swapped, a lower one.
+    expected = [(a, b, f"kernel time ≥ 87.1 us -> {fmt.seconds(listed['other'])} (≤ +{change})"),
+                (b, a, f"kernel time {fmt.seconds(listed['other'])} -> ≥ 87.1 us (≥ -{change})")]
+    for x, y, line in expected:
+        app = ScreenApp(DiffScreen(diff_runs(x, y), "x", "y"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for_rows(pilot, app.screen)
+            text = " ".join(" ".join(screen_lines(app)).split())
+            assert line in text
+            assert f"launches ncu did not profile (not in the times): {'A' if x is a else 'B'} 1" in text
+    out = cli("diff", "h800run", "other", "--no-tui", home=tmp_path)
+    assert expected[0][2] in " ".join(out.stdout.split())
 
 
 @pytest.fixture
