@@ -43,6 +43,7 @@ NAMES = [c[0] for c in CANONICAL]
 # Extra columns after the canonical ones: where numbers and ceilings came from.
 EXTRA: list[tuple[str, str, str]] = [
     ("count", "", "launches in the row (1 per launch; more when grouped)"),
+    ("not_profiled", "", "launches in the row ncu did not profile: not in its time, which is then a lower bound"),
     ("pct_time", "%", "share of total kernel time"),
     ("precision", "", "precisions whose ceilings judge the row, largest share of time at peak first"),
     ("peak_source", "", "where peak_flop_per_s comes from: report counters or datasheet"),
@@ -76,7 +77,8 @@ REPORT_PEAKS: list[tuple[str, str, str]] = [
 DECLARED = ALL + REPORT_PEAKS  # every column a kernels table (launches or groups) may hold
 UNITS = {name: unit for name, unit, _ in DECLARED}
 DESCRIPTIONS = {name: text for name, _, text in DECLARED}
-INTEGER = ["launch_id", "device", "stream", "registers", "count"]  # whole numbers: exports write 7, not 7.0
+# Whole numbers: exports write 7, not 7.0.
+INTEGER = ["launch_id", "device", "stream", "registers", "count", "not_profiled"]
 
 # The counted columns, named once for every module that treats them alike.
 SIMT_FLOP = ("flop_fp64", "flop_fp32", "flop_fp16")

@@ -104,6 +104,7 @@ def with_launch_shares(kernels: pd.DataFrame) -> pd.DataFrame:
     A shallow copy: the caller's frame keeps its columns, and the new one shares theirs instead of copying."""
     out = kernels.copy(deep=False)
     out["count"] = 1
+    out["not_profiled"] = _unprofiled(out).astype(np.int64)
     out["pct_time"] = pct_time(out["duration_s"], out["duration_s"].sum())
     out.attrs["time_ordered"] = False
     return out
@@ -143,10 +144,13 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     summed = [c for c in COUNTED if c in k]  # a stored run from before a tensor data type had its column
     # A group's sum is unknown if any launch ncu profiled lacks the value: a partial sum would pass for the
     # whole (FLOPs of 5 of 6 launches over the time of all 6). Launches ncu could not profile add nothing.
-    profiled = (k["status"] == "ok").to_numpy() if "status" in k else np.ones(len(k), dtype=bool)
+    profiled = ~_unprofiled(k)
     gaps = pd.DataFrame(k[summed].isna().to_numpy() & profiled[:, None], columns=summed, index=k.index)
     out = grouped[summed].sum(min_count=1).mask(gaps.groupby(codes, sort=True).any())
     out["count"] = grouped.size()
+    # Their time is unknown, so the group's Time is the others': a lower bound (`≥`), and its mean per launch
+    # is over count - not_profiled.
+    out["not_profiled"] = pd.Series(~profiled, index=k.index).groupby(codes, sort=True).sum()
     dur = k["duration_s"].fillna(0.0)
     weight = dur.groupby(codes, sort=True).sum()
     for col in _WEIGHTED:
@@ -170,6 +174,11 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     out["status"] = grouped["status"].agg(lambda s: "ok" if (s == "ok").any() else s.iloc[0])
     out["launch_id"] = grouped["launch_id"].min()
     return out.reset_index(drop=True)
+
+
+def _unprofiled(k: pd.DataFrame) -> np.ndarray:
+    """Launches ncu did not profile (status not `ok`): they have no values, time included."""
+    return (k["status"] != "ok").to_numpy(dtype=bool) if "status" in k else np.zeros(len(k), dtype=bool)
 
 
 def _sources(source: pd.Series, codes: pd.Series) -> pd.Series:

@@ -153,21 +153,30 @@ async def test_the_header_totals_agree_with_the_run_list(tmp_path):
     """H800's flash_fwd launch was not profiled: the run list says 87.1 us for the run, and so must the diff
     (it said `kernel time n/a -> n/a (n/a)`)."""
     a, b = read_report(fixture_path(H800)), read_report(fixture_path(H100))
-    store = Store(tmp_path / "runs.db")
+    store = Store(tmp_path / "flopscope.db")
     store.save(a, "h800run")
     store.save(b, "other")
-    listed = store.runs().set_index("name")["total_time_s"]
+    runs = store.runs().set_index("name")
+    listed, lower = runs["total_time_s"], runs["lower_bounds"]
     store.close()
     assert listed["h800run"] == pytest.approx(run_times(a), rel=1e-12)
     assert fmt.seconds(run_times(a)) == "87.1 us"
-    app = ScreenApp(DiffScreen(diff_runs(a, b), "h800run", "other"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for_rows(pilot, app.screen)
-        text = " ".join(" ".join(screen_lines(app)).split())
-        change = fmt.seconds(listed["other"] - listed["h800run"])
-        assert (f"kernel time {fmt.seconds(listed['h800run'])} -> {fmt.seconds(listed['other'])} (+{change})"
-                in text)
-        assert "launches ncu did not profile (not in the times): A 1" in text
+    # The list marks H800's time a lower bound (`≥ 87.1 us`): one launch has no status ok, so no time.
+    assert (a.kernels["status"].astype(str) != "ok").sum() == 1
+    assert "total_time_s" in lower["h800run"] and "total_time_s" not in lower["other"]
+    change = fmt.seconds(listed["other"] - listed["h800run"])
+    # A's time a lower bound makes B - A an upper one: `≤ +6.67 ms`; swapped, a lower one.
+    expected = [(a, b, f"kernel time ≥ 87.1 us -> {fmt.seconds(listed['other'])} (≤ +{change})"),
+                (b, a, f"kernel time {fmt.seconds(listed['other'])} -> ≥ 87.1 us (≥ -{change})")]
+    for x, y, line in expected:
+        app = ScreenApp(DiffScreen(diff_runs(x, y), "x", "y"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for_rows(pilot, app.screen)
+            text = " ".join(" ".join(screen_lines(app)).split())
+            assert line in text
+            assert f"launches ncu did not profile (not in the times): {'A' if x is a else 'B'} 1" in text
+    out = cli("diff", "h800run", "other", "--no-tui", home=tmp_path)
+    assert expected[0][2] in " ".join(out.stdout.split())
 
 
 @pytest.fixture
@@ -376,3 +385,45 @@ async def test_one_gpu_judged_against_two_datasheets_is_said_in_the_app_and_the_
     for args in (("plain", "l4"), ("plain", "l4", "--json")):
         assert f"flopscope: warning: {warning}\n" in cli("diff", *args, home=tmp_path).stderr
     assert "judged against" not in cli("diff", "plain", "plain", home=tmp_path).stderr
+
+
+PAIRS = [("duration_s_a", "duration_s_b"), ("count_a", "count_b"), ("flop_a", "flop_b"),
+         ("dram_bytes_a", "dram_bytes_b")]
+
+
+@pytest.mark.parametrize("other", [MW, H100])
+async def test_at_80x24_a_and_b_columns_drop_and_come_back_in_pairs(tmp_path, other):
+    """`diff multi v100mw` kept `Time B` and dropped `Time A`, so a group only A ran showed no time at all;
+    `diff h800 h100cub` showed `N A` without `N B`. Pairs go together, as in `flopscope diff --no-tui`."""
+    from .test_multi_gpu import two_gpus
+
+    a = two_gpus(tmp_path) if other == MW else read_report(fixture_path(H800))
+    b = read_report(fixture_path(other))
+    k = a.kernels  # A's time per group, summed from its launches (per GPU where the file has several)
+    by_gpu = k["gpu"].nunique() > 1
+    times = k.groupby([k["kernel_full"].astype(str), (k["gpu"] if by_gpu else k["kernel"]).astype(str)])
+    times = times["duration_s"].sum(min_count=1)  # a launch ncu did not profile: no time, not 0
+    app = ScreenApp(DiffScreen(diff_runs(a, b), "a", "b"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await wait_for_rows(pilot, app.screen)
+        for width in (80, 100, 120, 140):
+            await pilot.resize_terminal(width, 24)
+            await settle(pilot, lambda w=width: table._fitted_width == table._width)
+            shown = {c.name for _, c, _ in table.layout_columns}
+            assert all((x in shown) == (y in shown) for x, y in PAIRS), (width, shown)
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot, lambda: table._fitted_width == table._width)
+        assert {"duration_s_a", "duration_s_b"} <= {c.name for _, c, _ in table.layout_columns}
+        # Each group only A ran shows A's time, summed from its launches.
+        cells = shown_cells(table)
+        only_a = [(cells[i], table.model.row(i)) for i in range(len(cells))
+                  if table.model.row(i)["presence"] == "only in A"]
+        key = "gpu" if by_gpu else "kernel"
+        assert only_a and all(c["duration_s_a"] == fmt.seconds(times[(str(r["kernel_full"]), str(r[key]))])
+                              for c, r in only_a)
+        # Moving the cursor onto a dropped column of a pair brings back both of its sides.
+        await pilot.press(*["l"] * 8)
+        name = table.focused_column.name
+        if name.endswith(("_a", "_b")):
+            shown = {c.name for _, c, _ in table.layout_columns}
+            assert all((x in shown) == (y in shown) for x, y in PAIRS)

@@ -3,13 +3,17 @@ keys. The function names are ncu's own, read with ncu_report (not derived by the
 
 from __future__ import annotations
 
+import json
+import math
 import shlex
 
 import pytest
 from flopscope.core import read_report
+from flopscope.tui import format as fmt
 from flopscope.tui.screens.kernel import KernelScreen, earlier_launches, recollect_argv, sections
 from textual.containers import VerticalScroll
 
+from .cli import run_cli
 from .conftest import fixture_path
 from .test_app import make_app, ready, regrouped, screen_lines
 
@@ -109,3 +113,48 @@ def test_the_real_ncu_takes_the_command(real_ncu, tmp_path):
     done = subprocess.run([*real_ncu, *argv[1:], "true"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     said = done.stdout + done.stderr
     assert "unrecognised option" not in said and "No kernels were profiled" in said, said
+
+
+TRANSPOSE = "rtx5060ti_transpose_45k_basic.ncu-rep"  # 45 launches of one kernel, the last not profiled
+
+
+def raw_durations(path) -> list[float]:
+    """Each launch's gpu__time_duration.sum in seconds, read with ncu_report (NaN: ncu recorded none)."""
+    ncu_report = pytest.importorskip("ncu_report")
+    context = ncu_report.load_report(str(path))
+    scale = {"ns": 1e-9, "us": 1e-6, "usecond": 1e-6, "nsecond": 1e-9}
+    out = []
+    for i in range(context.num_ranges()):
+        launches = context.range_by_idx(i)
+        for j in range(launches.num_actions()):
+            metric = launches.action_by_idx(j).metric_by_name("gpu__time_duration.sum")
+            out.append(math.nan if metric is None else metric.value() * scale[metric.unit()])
+    return out
+
+
+async def test_a_group_with_an_unprofiled_launch_reads_at_least_and_its_mean_is_over_timed_launches():
+    """`Mean per launch 37.9 us` divided 1.70 ms by 45 launches, one of which ncu did not profile (no time);
+    the mean is over the 44 timed ones, and the group's Time is a lower bound there and in the table."""
+    path = fixture_path(TRANSPOSE)
+    durations = raw_durations(path)
+    timed = [d for d in durations if not math.isnan(d)]
+    assert len(durations) == 45 and len(timed) == 44
+    total, mean = fmt.seconds(sum(timed)), fmt.seconds(sum(timed) / len(timed))
+    assert (total, mean) == ("1.70 ms", "38.7 us")
+    report = read_report(path)
+    assert report.group("name")["not_profiled"].tolist() == [1]
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        row = next(line for line in screen_lines(app) if line.startswith("transposeMatrix"))
+        assert f"45 ≥ {total}" in row
+        await pilot.press("enter")
+        assert isinstance(app.screen, KernelScreen)
+        text = "\n".join(" ".join(line.split()) for line in screen_lines(app))
+        assert f"Total time ≥ {total}" in text
+        assert "Launches 45 (1 not profiled)" in text
+        assert f"Mean per launch (of 44 timed) {mean}" in text
+    # The printed table and --json say it too.
+    out = run_cli("report", path, "--json", columns=80)
+    assert json.loads(out.stdout)["rows"][0]["not_profiled"] == 1
+    assert f"≥ {total}" in run_cli("report", path, columns=80).stdout

@@ -105,7 +105,8 @@ async def test_diff_screen_shows_the_gpu_and_enter_opens_that_gpus_group(tmp_pat
     async with app.run_test(size=(120, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         cells = shown_cells(table)
-        assert sorted((c["kernel"], c["gpu"]) for c in cells) == sorted((k, g) for k in KERNELS for g in (A100, H100))
+        assert sorted((c["kernel"], c["gpu"]) for c in cells) == sorted(
+            (k, g.removeprefix("NVIDIA ")) for k in KERNELS for g in (A100, H100))
         at = next(i for i in range(len(table.model)) if table.model.row(i)["gpu"] == A100)
         table.cursor_row = at
         await pilot.press("enter")
@@ -284,3 +285,28 @@ def test_gpu_option_judges_the_launches_of_its_compute_capability_and_leaves_the
         (line,) = bad.stderr.strip().splitlines()
         assert line.startswith(f"flopscope: {path}: --gpu l4 is NVIDIA L4 (CC 8.9), but the launches ran on {H100} "
                                f"(CC 9.0), {A100} (CC 8.0); name a GPU of one of those compute capabilities")
+
+
+async def test_r_opens_the_roofline_on_the_cursor_rows_point_and_gpu(tmp_path):
+    """`r` selected the first point of the H100 (GPU 1) whatever the cursor was on; now the cursor row's own
+    point, on its GPU's roofline, for every row of the table."""
+    app = make_app(two_gpus(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        kernels = await ready(app, pilot)
+        table = kernels.query_one("#table")
+        seen = set()
+        for index in range(len(table.model)):
+            row = table.model.row(index)
+            await pilot.press("home", *["down"] * index, "r")
+            await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
+            screen = app.screen
+            point = screen.data.points[screen.selected]
+            assert screen.gpu == row["gpu"] and point.label == row["kernel"]
+            assert screen.rows.iloc[point.position]["gpu"] == row["gpu"]
+            shown = screen_lines(app)
+            assert shown[0].strip().startswith(row["gpu"].removeprefix("NVIDIA "))
+            assert any(f"by time · {row['kernel']}" in line for line in shown)
+            seen.add((row["kernel"], row["gpu"]))
+            await pilot.press("escape")
+            await settle(pilot, lambda: app.screen is kernels)
+        assert seen == {(k, g) for k in KERNELS for g in (A100, H100)}

@@ -22,6 +22,7 @@ class Column:
     width: int
     numeric: bool = True
     at_least: str | None = None  # a boolean column: where true, the value is a lower bound, shown `≥ value`
+    pair: str = ""  # columns of one non-empty pair drop and come back together (A and B of a comparison)
 
 
 # Widths fit the longest text each format makes (3 significant digits: `0.123 ns`, `1.23 kB`, `58.6 GB/s`);
@@ -29,8 +30,9 @@ class Column:
 KERNEL_TABLE = [
     Column("kernel", "Kernel", fmt.text, 0, 36, numeric=False),
     Column("count", "N", fmt.integer, 3, 6),
-    Column("duration_s", "Time", fmt.seconds, 0, 8),
-    Column("pct_time", "%Time", fmt.pct, 1, 6),
+    # A group with launches ncu did not profile has only the others' time: `≥ 1.70 ms` (`not_profiled` > 0).
+    Column("duration_s", "Time", fmt.seconds, 0, 8, at_least="not_profiled"),
+    Column("pct_time", "%Time", fmt.pct, 1, 6),  # of the known kernel time: no bound (`≥ 100%` would mislead)
     Column("flop", "FLOP", lambda v: fmt.si(v), 2, 7),
     Column("flop_per_s", "FLOP/s", lambda v: fmt.si(v), 1, 7),
     Column("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B"), 4, 7),
@@ -128,11 +130,12 @@ def fit(columns: list[Column], width: int, keep: Collection[str] = (),
 
     kept = drop([c.priority for c in columns], [size[c.name] for c in columns], width,
                 keep={i for i, c in enumerate(columns) if c.name in keep},
-                blank={i for i, c in enumerate(columns) if c.name in blank})
+                blank={i for i, c in enumerate(columns) if c.name in blank}, pairs=[c.pair for c in columns])
     chosen = [columns[i] for i in kept]
     for extra in sorted((c for c in columns if c not in chosen and c.name not in blank), key=lambda c: c.priority):
-        if cells([*chosen, extra]) <= width:
-            chosen = [c for c in columns if c in chosen or c is extra]
+        unit = [c for c in columns if c is extra or (extra.pair and c.pair == extra.pair)]  # a pair comes back whole
+        if extra not in chosen and cells([*chosen, *unit]) <= width:
+            chosen = [c for c in columns if c in chosen or c in unit]
     return chosen
 
 
@@ -143,6 +146,10 @@ def drop(priorities: Sequence[int], sizes: Sequence[int], width: int, *, gap: in
     `keep` never go. Columns of one non-empty `pairs` name go together (A and B of a comparison). The app's
     tables (`fit`) and the printed ones (`text_report.fitted_table`) drop columns in this one order."""
     kept = list(range(len(priorities)))
+    # A kept column keeps its pair: the cursor on `Time A` must not leave `Time B` out.
+    keep = {i for i in kept if i in keep or (pairs and pairs[i] and any(pairs[k] == pairs[i] for k in keep))}
+    # A pair is blank only where all of it is: `Time A` empty (every group only in B) must not take `Time B`.
+    blank = {i for i in blank if not (pairs and pairs[i]) or all(j in blank for j in kept if pairs[j] == pairs[i])}
 
     def cells() -> int:
         return sum(sizes[i] for i in kept) + gap * (len(kept) - 1)

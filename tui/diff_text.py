@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 from flopscope.core.diff import run_total
@@ -19,13 +21,25 @@ def table_rows(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(time_ratio=rows["duration_s_ratio"].where(both), only_in=only)
 
 
+def known_time(rows: pd.DataFrame, side: str) -> tuple[float, bool]:
+    """Run `side`'s kernel time as `flopscope runs` lists it, and whether it is a lower bound: the launches of
+    known time (unprofiled ones are counted there, not summed), `≥` where some launch's time is unknown."""
+    counted = run_total(rows, "time_counted_s", side)  # unprofiled: not in the times
+    return counted, math.isnan(run_total(rows, "total_time_s", side)) and not math.isnan(counted)
+
+
 def totals_line(rows: pd.DataFrame) -> str:
     """`kernel time 87.1 us -> 90.2 us (+3.10 us) · 7 kernel group(s)`: the run totals as `flopscope runs`
-    shows them, and how many launches ncu could not profile (counted there, not summed)."""
-    time_a, time_b = (run_total(rows, "time_counted_s", side) for side in "ab")  # unprofiled: not in the times
+    shows them (`≥ 87.1 us` where a launch's time is unknown), and how many launches ncu could not profile
+    (counted there, not summed). The change of a lower bound is one too: `≥` where only B's time is one,
+    `≤` where only A's."""
+    (time_a, low_a), (time_b, low_b) = known_time(rows, "a"), known_time(rows, "b")
     change = fmt.seconds(time_b - time_a)
-    line = (f"kernel time {fmt.seconds(time_a) or 'n/a'} -> {fmt.seconds(time_b) or 'n/a'} "
-            f"({'+' if time_b > time_a else ''}{change or 'n/a'}) · {len(rows)} kernel group(s)")
+    if change:
+        change = f"{'≥ ' if low_b and not low_a else '≤ ' if low_a and not low_b else ''}" \
+                 f"{'+' if time_b > time_a else ''}{change}"
+    line = (f"kernel time {fmt.at_least(fmt.seconds(time_a), low_a) or 'n/a'} -> "
+            f"{fmt.at_least(fmt.seconds(time_b), low_b) or 'n/a'} ({change or 'n/a'}) · {len(rows)} kernel group(s)")
     skipped = [f"{side.upper()} {int(n)}" for side in "ab" if (n := run_total(rows, "not_profiled", side)) > 0]
     if skipped:
         line += f" · launches ncu did not profile (not in the times): {', '.join(skipped)}"

@@ -289,7 +289,9 @@ def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = Fa
     if sort and sort not in {c.name for c in columns}:
         columns.append(EXTRA_COLUMNS.get(sort) or Column(sort, sort, fmt.integer if sort in INTEGER else fmt.text, 0,
                                                          len(sort), numeric=sort in INTEGER))
-    cells = [_marked([col.render(values.get(col.name)) for col in columns], values.get("status"))
+    cells = [_marked([fmt.at_least(col.render(values.get(col.name)), bool(col.at_least) and
+                                   not is_missing(mark := values.get(col.at_least)) and bool(mark))
+                      for col in columns], values.get("status"))
              for values in (row._asdict() for row in rows.itertuples(index=False))]
     return fitted_table(specs(columns, sort), cells, width)
 

@@ -21,7 +21,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from .. import format as fmt
-from ..columns import Column
+from ..columns import Column, short_gpu
 from ..diff_text import table_rows, totals_line
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
@@ -35,25 +35,29 @@ SHOWN_ONLY = ["time_ratio", "only_in"]
 
 
 def diff_columns(by: str, gpus: bool = False) -> list[Column]:
-    """Priority decides what drops first (higher first), as in the kernel table: at 80 columns everything up
-    to `Only in` fits beside the name; only the name and the change are never dropped, so that on a narrow
-    terminal `left`/`right` still have room to show each other column beside them. `gpus`: groups matched on
-    name and GPU (a run with launches on several), whose GPU, never dropped, tells two rows of a name apart."""
-    gpu = [Column("gpu", "GPU", fmt.text, 0, 24, numeric=False)] if gpus else []
+    """Priority decides what drops first (higher first), as in the kernel table: at 80 columns both times and
+    the change fit beside the name, and `Only in` too unless a GPU column takes its room. A and B of a number
+    (`pair`) drop and come back together, as in `flopscope diff --no-tui`: one side alone reads as the other
+    run's number, and a group only that run ran would show none. Only the name and the change are never
+    dropped, so that on a narrow terminal `left`/`right` still have room to show each other column beside them.
+    `gpus`: groups matched on name and GPU (a run with launches on several), whose GPU, never dropped, tells
+    two rows of a name apart."""
+    # Short (`A100-PCIE-40GB`), as in the kernel table: with the full name `Time A`/`Time B` no longer fit at 80.
+    gpu = [Column("gpu", "GPU", short_gpu, 0, 16, numeric=False)] if gpus else []
     return [
         Column("kernel", "NVTX range" if by == "nvtx" else "Kernel", fmt.text, 0, 28, numeric=False),
         *gpu,
-        Column("duration_s_a", "Time A", fmt.seconds, 1, 9),
-        Column("duration_s_b", "Time B", fmt.seconds, 1, 9),
+        Column("duration_s_a", "Time A", fmt.seconds, 1, 9, pair="time"),
+        Column("duration_s_b", "Time B", fmt.seconds, 1, 9, pair="time"),
         Column("duration_s_delta", "ΔTime", fmt.seconds, 0, 9),
         Column("time_ratio", "B/A", fmt.ratio, 2, 6),
-        Column("only_in", "Only in", fmt.text, 1, 7, numeric=False),
-        Column("count_a", "N A", fmt.integer, 4, 6),
-        Column("count_b", "N B", fmt.integer, 4, 6),
-        Column("flop_a", "FLOP A", fmt.si, 3, 8),
-        Column("flop_b", "FLOP B", fmt.si, 3, 8),
-        Column("dram_bytes_a", "DRAM A", lambda v: fmt.si(v, "B"), 5, 8),
-        Column("dram_bytes_b", "DRAM B", lambda v: fmt.si(v, "B"), 5, 8),
+        Column("only_in", "Only in", fmt.text, 2, 7, numeric=False),
+        Column("count_a", "N A", fmt.integer, 4, 6, pair="n"),
+        Column("count_b", "N B", fmt.integer, 4, 6, pair="n"),
+        Column("flop_a", "FLOP A", fmt.si, 3, 8, pair="flop"),
+        Column("flop_b", "FLOP B", fmt.si, 3, 8, pair="flop"),
+        Column("dram_bytes_a", "DRAM A", lambda v: fmt.si(v, "B"), 5, 8, pair="dram"),
+        Column("dram_bytes_b", "DRAM B", lambda v: fmt.si(v, "B"), 5, 8, pair="dram"),
     ]
 
 

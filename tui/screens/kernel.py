@@ -54,11 +54,16 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
 
     count = _v(row, "count") or 1
     duration = _v(row, "duration_s")
-    time = [("Total time", num("duration_s", fmt.seconds)),
-            ("Share of kernel time", num("pct_time", fmt.pct)),
-            ("Launches", fmt.integer(count))]
-    if duration is not None and count > 1:
-        time.append(("Mean per launch", fmt.seconds(duration / count)))
+    # Launches ncu did not profile have no time: the total is the others' (`≥`), the mean is over the others.
+    unprofiled = int(_v(row, "not_profiled") or 0)
+    timed = count - unprofiled
+    lower = unprofiled > 0 and duration is not None
+    time = [("Total time", fmt.at_least(num("duration_s", fmt.seconds), lower)),
+            ("Share of kernel time", num("pct_time", fmt.pct)),  # of the known time
+            ("Launches", fmt.integer(count) + (f" ({fmt.integer(unprofiled)} not profiled)" if lower else ""))]
+    if duration is not None and timed > 1:
+        time.append(("Mean per launch" + (f" (of {fmt.integer(timed)} timed)" if lower else ""),
+                     fmt.seconds(duration / timed)))
     time.append(("SM clock", num("sm_clock_hz", fmt.si, "Hz")))
 
     compute = [("All FLOPs", num("flop", fmt.si, "FLOP")), ("FLOP/s", num("flop_per_s", fmt.si, "FLOP/s"))]

@@ -130,8 +130,9 @@ class KernelsScreen(TableScreen):
     def action_roofline(self) -> None:
         if self.model is None:
             return
+        table = self.query_one(KernelTable)  # the cursor's row: its point selected, on its GPU's roofline
         self.app.push_screen(RooflineScreen(self.model.rows, self.model.order, self.ceilings,
-                                            self.model.columns[0].name, self.by))
+                                            self.model.columns[0].name, self.by, at=table.cursor_position))
 
     async def action_export(self) -> None:
         if self.model is None:

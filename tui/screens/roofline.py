@@ -76,7 +76,9 @@ class RooflineScreen(Screen):
     ]
 
     def __init__(self, rows: pd.DataFrame, order: np.ndarray, ceilings: list[Ceiling], name_column: str,
-                 suffix: str) -> None:
+                 suffix: str, at: int | None = None) -> None:
+        """`at`: the frame position of the row under the table's cursor: its GPU is drawn and its point
+        selected (the first point where the row has none: no FLOPs, or no DRAM bytes)."""
         super().__init__()
         self.rows = rows
         self.ceilings = ceilings
@@ -85,8 +87,11 @@ class RooflineScreen(Screen):
         self.order = order
         self.gpus = roof_gpus(rows, ceilings, order)
         self.gpu = self.gpus[0] if self.gpus else None
+        if at is not None and len(self.gpus) > 1 and rows["gpu"].iat[at] in self.gpus:
+            self.gpu = rows["gpu"].iat[at]
         self.data = roofline_from(rows, ceilings, order, name=name_column, gpu=self.gpu)
-        self.selected: int | None = 0 if self.data.points else None
+        at_point = next((i for i, p in enumerate(self.data.points) if p.position == at), 0)
+        self.selected: int | None = at_point if self.data.points else None
 
     def compose(self) -> ComposeResult:
         if len(self.gpus) > 1:

@@ -133,8 +133,19 @@ class TableModel:
                 width = max([title, *(cell_len(column.render(u)) for u in self.distinct(column.name))])
             elif column.render is fmt.integer and column.name in self.rows and len(self.rows):
                 width = max(title, len(fmt.integer(self.rows[column.name].max())))
+            if column.at_least:  # `≥ 1.70 ms` must not be cut to `≥ 1.70 …`
+                width = max(width, *self._lower_bound_widths(column))
             self._widths[column.name] = width
         return self._widths[column.name]
+
+    def _lower_bound_widths(self, column: Column) -> list[int]:
+        """Cells each value marked a lower bound takes with its `≥ ` (few rows: those with launches not
+        profiled), and 0."""
+        marker, values = self.rows.get(column.at_least), self.rows.get(column.name)
+        if marker is None or values is None:
+            return [0]
+        marked = pd.to_numeric(marker, errors="coerce").fillna(0).astype(bool).to_numpy()
+        return [0, *(cell_len(fmt.at_least(_render(column, v), True)) for v in values[marked])]
 
     def distinct(self, name: str) -> list[str]:
         """The distinct values of a column, as text."""
@@ -234,7 +245,7 @@ class TableModel:
                 self._cells.clear()
             cached = self._cells[position] = [
                 fmt.at_least(_render(c, self._value(c.name, position)),
-                             bool(c.at_least and self._value(c.at_least, position))) for c in self.columns]
+                             bool(c.at_least and _truthy(self._value(c.at_least, position)))) for c in self.columns]
         return cached
 
     def _value(self, name: str, position: int) -> object:
@@ -255,6 +266,11 @@ def _column_reader(values: pd.Series | None):
         array = values.to_numpy()
         return lambda position: array[position]
     return values.iat.__getitem__
+
+
+def _truthy(value: object) -> bool:
+    """A lower-bound marker (a flag, or a count of launches not profiled) that is set: missing is not."""
+    return not is_missing(value) and bool(value)
 
 
 def _render(column: Column, value: object) -> str:
