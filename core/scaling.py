@@ -139,8 +139,10 @@ def point_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
 
 
 def run_name(report: Report) -> str:
-    """What a point is called in findings: its report file's name, or for a run `flopscope profile` made
-    (`<run>/report.ncu-rep`) the run's folder, which is its name in the store."""
+    """What a point is called in findings and tables: a stored run's name in the store (`Store.load`), else its
+    report file's name, or for a run folder `flopscope profile` made (`<run>/report.ncu-rep`) the folder's."""
+    if report.meta.get("run"):
+        return str(report.meta["run"])
     source = Path(str(report.meta.get("source") or "?"))
     return source.parent.name if source.name == "report.ncu-rep" and source.parent.name else source.name
 

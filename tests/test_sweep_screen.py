@@ -549,12 +549,15 @@ async def test_a_point_stored_with_a_warning_is_marked_in_the_table_with_its_rea
         table = app.screen.query_one(KernelTable)
         rows = {line.split()[0]: line for line in table.visible_text()[1:] if line.strip()}
         assert list(rows) == ["1", "2", "4"]  # every point on screen at 80x24
-        assert "! the command exited with code 1" in rows["2"]
+        assert "! the command" in rows["2"]  # shortened where the numbers need the room ...
         assert "!" not in rows["1"] and "!" not in rows["4"]
         assert "Warning" in table.visible_text()[0]
         assert all(len(line) <= 80 for line in screen_text(app).splitlines())
         # The numbers a suspect sweep is read by stay on screen beside the reason.
         assert {"bs", "warning", "flop", "duration_s"} <= {c.name for _, c, _ in table.layout_columns}
+        await pilot.press("down")  # ... and whole on the status line for the cursor's row
+        await pilot.pause()
+        assert "bs = 2 (run swf-bs=2): ! the command exited with code 1" in flat(screen_text(app))
 
 
 async def test_a_clean_sweep_has_no_warning_column(reports):
@@ -562,3 +565,92 @@ async def test_a_clean_sweep_has_no_warning_column(reports):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert "Warning" not in app.screen.query_one(KernelTable).visible_text()[0]
+
+
+OOM = "the command exited with code 1 (CUDA out of memory)"
+OOM_SIZES = (1, 8, 32, 64)
+
+
+@pytest.fixture(scope="module")
+def oom_store(tmp_path_factory) -> Path:
+    """The review's store: sweep `bs`, batch size N = N real V100 GEMM launches and the real init kernel, the
+    bs=64 point stored with an out-of-memory warning as long as a real one (the reason ncu's program printed)."""
+    rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+    gemm = next(r for r in rows if "tensorop_s884gemm" in r["Kernel Name"])
+    init = next(r for r in rows if "InitializeMatrix" in r["Kernel Name"])
+    folder = tmp_path_factory.mktemp("oom")
+    with Store(folder / "flopscope.db") as store:
+        for n in OOM_SIZES:
+            path = folder / f"gemm_bs{n}.csv"
+            path.write_text(raw_csv([gemm] * n + [init]))
+            report = read_report(path, gpu=GPU)
+            if n == 64:
+                report.meta["warning"] = OOM
+            store.save(report, f"bs-batch_size={n}", kind="sweep", sweep="bs", params={"batch_size": n})
+    return folder / "flopscope.db"
+
+
+def oom_cells(db: Path) -> dict[int, dict[str, str]]:
+    """Each point's cells as the table should show them whole: FLOP from the raw counters (2 x 20480^3 per
+    GEMM, the init kernel's SIMT FLOPs), the rest from the stored run's own summary."""
+    from .raw_csv import simt_flop
+
+    init = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "InitializeMatrix" in r["Kernel Name"])
+    out = {}
+    with Store(db) as store:
+        for n in OOM_SIZES:
+            s = store.load(f"bs-batch_size={n}").summary()
+            flop = n * 2 * 20480**3 + simt_flop(init)
+            out[n] = {"FLOP": fmt.si(flop), "FLOP/batch_size": fmt.si(flop / n), "DRAM B": fmt.si(s.dram_bytes, "B"),
+                      "Time": fmt.seconds(s.total_time_s), "FLOP/s": fmt.si(s.flop_per_s),
+                      "FLOPS eff": fmt.share(s.flops_efficiency), "BW eff": fmt.share(s.bandwidth_efficiency),
+                      "Kernels": "2"}
+    return out
+
+
+@pytest.mark.parametrize("size", [(80, 24), (56, 24)])
+async def test_with_a_warning_column_every_column_comes_back_whole(oom_store, size):
+    """Before, at 80x24 the 48-cell Warning column (never dropped) left no room: `right` three times showed
+    FLOP/batch_size as `FLOP/batch_` over `2` (for 202 M), then a header `Time F` over blank cells, and FLOP/s,
+    FLOPS eff, BW eff and Kernels never appeared. Now the Warning column gives way (shortened) and `right`
+    brings every column whole, as on the Kernels screen."""
+    with Store(oom_store) as store:
+        lines = load_sweep("bs", store)
+    expected = oom_cells(oom_store)
+    app = SweepApp(lines, "bs")
+    seen: set[str] = set()
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(KernelTable)
+        for _ in range(len(table.model.columns)):
+            text = table.visible_text()
+            titles = [c.title for _, c, _ in table.layout_columns]
+            assert " ".join(text[0].split()) == " ".join(titles)  # every title whole, none cut at the edge
+            assert titles[:2] == ["batch_size", "Warning"]
+            numbers = titles[2:]
+            for line in text[1:]:
+                n = int(line.split()[0])
+                # The numbers end the line, each whole: `202 M`, never `2` or `20…`.
+                assert " ".join(line.split()).endswith(" ".join(expected[n][t] for t in numbers)), (titles, line)
+                assert "!" in line if n == 64 else "!" not in line
+            assert all(cell_len(line) <= size[0] for line in screen_text(app).splitlines())
+            seen.update(titles)
+            await pilot.press("right")
+            await pilot.pause()
+    assert seen == {"batch_size", "Warning", *expected[1]}  # every column could be read
+
+
+async def test_the_cursor_rows_warning_is_whole_in_the_status_line(oom_store):
+    """The Warning column is shortened at 80x24 (`! the command …`); the line under the table gives the cursor
+    row's reason whole, with the run it was stored as."""
+    with Store(oom_store) as store:
+        lines = load_sweep("bs", store)
+    app = SweepApp(lines, "bs")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "batch_size = 1 (run bs-batch_size=1): no warning" in flat(screen_text(app))
+        await pilot.press("end")
+        await pilot.pause()
+        assert f"batch_size = 64 (run bs-batch_size=64): ! {OOM}" in flat(screen_text(app))
+        assert "FLOP vs batch_size" in plot_text(app)  # the plot keeps its rows

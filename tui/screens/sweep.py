@@ -116,7 +116,9 @@ class SweepScreen(BackScreen):
     SweepScreen #sweep-header { height: auto; padding: 0 1; scrollbar-size-vertical: 1; }
     SweepScreen #sweep-header:focus { background: $boost; }
     SweepScreen #sweep-plot { height: 1fr; }
+    SweepScreen #sweep-status { height: auto; max-height: 2; padding: 0 1; }
     """
+    STATUS_ROWS = 2  # the cursor row's warning in full: it may wrap once at 80 columns
 
     def __init__(self, lines: list[Slice], title: str, tolerance: float = 0.05, line: int = 0,
                  judged: str | None = None) -> None:
@@ -134,7 +136,8 @@ class SweepScreen(BackScreen):
         # Stable sort, as point_table's: row i of the table is points[i].
         self.points = sorted(shown.points, key=lambda p: p[0])
         self.analysis = analyse(self.points, self.param, tolerance)
-        self.columns = sweep_columns(self.param, bool(self.analysis.table["warning"].any()))
+        self.warned = bool(self.analysis.table["warning"].any())
+        self.columns = sweep_columns(self.param, self.warned)
         self.metric = 0
 
     # -- layout -----------------------------------------------------------------------------------
@@ -143,6 +146,8 @@ class SweepScreen(BackScreen):
         with VerticalScroll(id="sweep-header"):
             yield Static(id="sweep-findings")
         yield KernelTable(id="sweep-table")
+        if self.warned:  # the Warning column is shortened to leave the numbers their room: here it is whole
+            yield Static(id="sweep-status")
         yield LinePlot(id="sweep-plot")
         yield KeyFooter()
 
@@ -154,16 +159,19 @@ class SweepScreen(BackScreen):
         table.focus()
         self._fit_heights(self.app.size.height)
         self._plot()
+        self._status()
 
     def on_resize(self, event: Resize) -> None:
         self._fit_heights(event.size.height)
 
     def _fit_heights(self, height: int) -> None:
         """Table: a header line and one per point, at most 30% of the screen. Findings: what the table, the
-        plot's PLOT_ROWS and the footer leave (at least 3 rows), scrolled beyond that."""
+        plot's PLOT_ROWS, the footer and the status line of a sweep with warnings leave (at least 3 rows),
+        scrolled beyond that."""
         table = min(len(self.points) + 1, max(3, int(0.3 * height)))
         self.query_one(KernelTable).styles.height = table
-        self.query_one("#sweep-header").styles.max_height = max(3, height - 1 - table - PLOT_ROWS)
+        status = self.STATUS_ROWS if self.warned else 0
+        self.query_one("#sweep-header").styles.max_height = max(3, height - 1 - table - status - PLOT_ROWS)
 
     @property
     def selected(self) -> int | None:
@@ -191,6 +199,17 @@ class SweepScreen(BackScreen):
 
     def on_kernel_table_moved(self, _: KernelTable.Moved) -> None:
         self._plot()
+        self._status()
+
+    def _status(self) -> None:
+        """The cursor row's point, its run and, on a sweep with warnings, its own warning in full."""
+        index = self.selected
+        if not self.warned or index is None:
+            return
+        row = self.analysis.table.iloc[index]
+        why = fmt.warning(row["warning"]) or "no warning"
+        self.query_one("#sweep-status", Static).update(
+            Text(f"{self.param} = {row[self.param]:g} (run {row['run']}): {why}"))
 
     # -- actions ----------------------------------------------------------------------------------
     def action_cycle_metric(self) -> None:
