@@ -654,3 +654,38 @@ async def test_the_cursor_rows_warning_is_whole_in_the_status_line(oom_store):
         await pilot.pause()
         assert f"batch_size = 64 (run bs-batch_size=64): ! {OOM}" in flat(screen_text(app))
         assert "FLOP vs batch_size" in plot_text(app)  # the plot keeps its rows
+
+
+def shown_titles(header: str, titles: list[str]) -> list[str]:
+    """The titles a printed header holds, in order; fails if any is cut (`batch_…`) or unknown."""
+    words, out = header.split(), []
+    for title in titles:
+        if words[:len(title.split())] == title.split():
+            out.append(title)
+            words = words[len(title.split()):]
+    assert not words, header
+    return out
+
+
+@pytest.mark.parametrize("columns", [80, 70])
+def test_the_printed_table_with_a_warning_column_drops_whole_columns(oom_store, columns):
+    """Before, `COLUMNS=80 flopscope open bs --no-tui` printed `202 M  35.0 …` and at 70 `20…  35.…`: rich
+    squeezed the numbers beside the whole reason. Now the Warning column is cut, numbers stay whole and the
+    columns that do not fit drop whole and are named, as the kernel table's."""
+    from .cli import run_cli
+
+    out = run_cli("open", "bs", "--no-tui", home=oom_store.parent, columns=columns)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    expected = oom_cells(oom_store)
+    titles = ["batch_size", "Warning", *expected[1]]
+    shown = shown_titles(lines[0], titles)
+    hidden = " ".join(lines).split("Hidden at ")[1]
+    assert hidden.startswith(f"{columns} columns: {', '.join(t for t in titles if t not in shown)}; widen")
+    assert shown[:2] == ["batch_size", "Warning"] and len(shown) >= 4
+    for line in lines[1:1 + len(OOM_SIZES)]:
+        n = int(line.split()[0])
+        assert " ".join(line.split()).endswith(" ".join(expected[n][t] for t in shown[2:])), line
+        assert ("! the command" in line) == (n == 64)
+    assert all(cell_len(line) <= columns for line in lines)
+    assert f"although {OOM}" in " ".join(out.stdout.split())  # the reason whole, in the findings

@@ -24,7 +24,7 @@ from rich.text import Text
 
 from . import format as fmt
 from .cli_profile import add_profile_args, checked_options, open_store
-from .columns import sweep_columns
+from .columns import WARNING_CELLS, sweep_columns
 from .text_report import console, fitted_table, print_hidden, print_warning, specs
 
 
@@ -261,7 +261,11 @@ def _print_analysis(param: str, table, _groups, fits, notes, out_console) -> Non
     the kernel table is; then the fits and the findings."""
     columns = sweep_columns(param, bool(table["warning"].any()))
     cells = [[col.render(values[col.name]) for col in columns] for values in table.to_dict("records")]
-    out, hidden = fitted_table(specs(columns), cells, out_console.width, flex=None)
+    # The Warning column (never dropped) is the one cut to fit, never the numbers; the findings below give
+    # each warning whole.
+    names = [col.name for col in columns]
+    flex = names.index("warning") if "warning" in names else None
+    out, hidden = fitted_table(specs(columns), cells, out_console.width, flex=flex, flex_min=WARNING_CELLS)
     out_console.print(out)
     print_hidden(out_console, hidden)
     for col, fit in fits.items():
