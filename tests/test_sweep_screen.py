@@ -323,7 +323,8 @@ async def test_e_exports_the_table_as_shown(reports, size, tmp_path):
         await settle(pilot, out.exists)
     written = pd.read_csv(out)
     expected = point_table(points, "batch_size")[COLUMNS]
-    assert written.columns.tolist() == COLUMNS
+    assert written.columns.tolist() == [*COLUMNS, "run"]
+    assert written["run"].tolist() == [f"gemm_bs{n}.csv" for n in sorted(reports)]  # files, not stored runs
     assert written["batch_size"].tolist() == sorted(reports)
     for col in COLUMNS:
         assert written[col].to_numpy(dtype=float) == pytest.approx(expected[col].to_numpy(dtype=float), rel=1e-12,
@@ -689,3 +690,38 @@ def test_the_printed_table_with_a_warning_column_drops_whole_columns(oom_store, 
         assert ("! the command" in line) == (n == 64)
     assert all(cell_len(line) <= columns for line in lines)
     assert f"although {OOM}" in " ".join(out.stdout.split())  # the reason whole, in the findings
+
+
+async def test_a_json_export_carries_the_sweeps_analysis_and_each_points_run(oom_store, tmp_path):
+    """Before, `e` to a .json file wrote `"meta": {}` and rows without a run: no sweep name, fits or findings, and
+    no way back from a row to the stored run it came from. Now the meta is what `open bs --json` prints and each
+    row names its run."""
+    import json
+
+    from .cli import run_cli
+
+    with Store(oom_store) as store:
+        lines = load_sweep("bs", store)
+    app = SweepApp(lines, "bs")
+    out = tmp_path / "bs.json"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(out)
+        await pilot.press("enter")
+        await settle(pilot, out.exists)
+    doc = json.loads(out.read_text())
+    printed = run_cli("open", "bs", "--json", home=oom_store.parent)
+    assert printed.returncode == 0, printed.stderr
+    assert doc["meta"] == json.loads(printed.stdout)
+    assert doc["meta"]["sweep"] == "bs" and doc["meta"]["analyses"][0]["fits"]["flop"]["values"] == 4
+    assert any(OOM in f for f in doc["meta"]["analyses"][0]["findings"])
+    assert [r["run"] for r in doc["rows"]] == [f"bs-batch_size={n}" for n in OOM_SIZES]
+    with Store(oom_store) as store:  # each row's numbers are its run's
+        for row in doc["rows"]:
+            s = store.load(row["run"]).summary()
+            assert row["batch_size"] == int(row["run"].rsplit("=", 1)[1])
+            assert row["flop"] == pytest.approx(s.total_flop, rel=1e-12)
+            assert row["duration_s"] == pytest.approx(s.total_time_s, rel=1e-12)
+            assert row["warning"] == (OOM if row["batch_size"] == 64 else "")

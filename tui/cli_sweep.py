@@ -69,7 +69,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         from .sweep_app import run_sweep_app  # Textual only for the app
 
         return run_sweep_app(lines, title, tolerance=args.tolerance, judged=judged_against(lines, args.gpu)) or code
-    _show(lines, args, results)
+    _show(title, lines, args, results)
     return code
 
 
@@ -231,15 +231,22 @@ def _analysis(line: Slice, tolerance: float) -> tuple:
     return table, groups, fits, findings(table, groups, line.param, tolerance)
 
 
-def _show(lines: list[Slice], args, results: list | None = None) -> None:
+def sweep_json(name: str, lines: list[Slice], tolerance: float, judged: str | None) -> dict:
+    """What `open SWEEP --json` and `sweep --json` print: the sweep's name, the GPU --gpu judged it against, and
+    per line its points (each with its `run`), kernel groups, fits and findings. A Sweep screen export carries
+    the same as its meta, so an exported table can be traced to the stored runs and read with its fits."""
+    doc = []
+    for line in lines:
+        table, groups, fits, notes = _analysis(line, tolerance)
+        doc.append({"param": line.param, "fixed": line.fixed, "points": records(table),
+                    "groups": records(groups.drop(columns=["kernel_full"])),
+                    "fits": {k: (v.__dict__ if v else None) for k, v in fits.items()}, "findings": notes})
+    return {"sweep": name, "judged_against": judged, "analyses": doc}
+
+
+def _show(name: str, lines: list[Slice], args, results: list | None = None) -> None:
     if args.json:
-        doc = []
-        for line in lines:
-            table, groups, fits, notes = _analysis(line, args.tolerance)
-            doc.append({"param": line.param, "fixed": line.fixed, "points": records(table),
-                        "groups": records(groups.drop(columns=["kernel_full"])),
-                        "fits": {k: (v.__dict__ if v else None) for k, v in fits.items()}, "findings": notes})
-        out = {"judged_against": judged_against(lines, getattr(args, "gpu", None)), "analyses": doc}
+        out = sweep_json(name, lines, args.tolerance, judged_against(lines, getattr(args, "gpu", None)))
         if results is not None:  # profiled now: how each point went, with its notes
             out["runs"] = [{"params": r.params, "status": r.status, "run": r.run, "host": r.host, "error": r.error,
                             "notes": r.notes, "suspect": r.suspect} for r in results]

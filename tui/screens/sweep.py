@@ -24,6 +24,7 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from .. import format as fmt
+from ..cli_sweep import sweep_json
 from ..columns import sweep_columns
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
@@ -225,9 +226,12 @@ class SweepScreen(BackScreen):
         await PushedKernelsScreen.open(self.app, report, label, f"{self.sweep_name}-{self.param}{value:g}")
 
     def shown(self) -> pd.DataFrame:
-        """The per-point table as shown: its columns, in its order, at full precision."""
-        return self.analysis.table[[c.name for c in self.columns]].reset_index(drop=True)
+        """The per-point table as shown: its columns, in its order, at full precision, then each point's stored
+        run (its report file where it was not stored), so an exported row can be traced to what it measured."""
+        return self.analysis.table[[*(c.name for c in self.columns), "run"]].reset_index(drop=True)
 
     async def action_export(self) -> None:
+        """JSON and Parquet exports carry what `open SWEEP --json` prints for this line: name, fits, findings."""
+        meta = sweep_json(self.base_name, [self.lines[self.line]], self.tolerance, self.judged)
         await ask_export(self.app, self.shown, Path.cwd() / f"{self.sweep_name.replace('/', '_')}-sweep.csv",
-                         what="per-point table")
+                         what="per-point table", meta=meta)
