@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -266,9 +267,9 @@ def test_cli_two_value_sweep_says_r2_is_not_available(tmp_path):
     files = [fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), fixture_path("t4_mlp_matadd_full.ncu-rep")]
     out = cli("sweep", "--from", *files, "--param-from-name", r"(\d+)", "--no-tui", home=tmp_path)
     assert out.returncode == 0, out.stderr
-    fits = [line for line in out.stdout.splitlines() if " x param + " in line]
-    assert len(fits) == 3 and all(line.endswith("(R^2 n/a: only 2 param values)") for line in fits), fits
-    assert "R^2 1.0000" not in out.stdout
+    fits = [line for line in out.stdout.splitlines() if " × param " in line]
+    assert len(fits) == 3 and all(line.endswith("(R² n/a: only 2 param values)") for line in fits), fits
+    assert "R² 1.0000" not in out.stdout
     out = cli("sweep", "--from", *files, "--param-from-name", r"(\d+)", "--json", home=tmp_path)
     fits = json.loads(out.stdout)["analyses"][0]["fits"]
     assert {k: (f["r2"], f["values"]) for k, f in fits.items()} == {k: (None, 2) for k in fits}
@@ -291,8 +292,9 @@ def constant_files(tmp_path) -> list[Path]:
 def test_cli_constant_sweep_says_constant_in_the_table_and_null_in_json(tmp_path, constant_files):
     out = cli("sweep", "--from", *constant_files, "--param-from-name", r"bs(\d+)", "--no-tui", home=tmp_path)
     assert out.returncode == 0, out.stderr
-    fits = [line for line in out.stdout.splitlines() if " x param + " in line]
-    assert len(fits) == 3 and all(line.endswith("(R^2 n/a: constant)") and " = 0 x " in line for line in fits)
+    fits = [line for line in out.stdout.splitlines() if " × param " in line]
+    assert len(fits) == 3 and all(line.endswith("(R² n/a: constant)") and re.search(r" = 0 (B |s )?× ", line)
+                                  for line in fits), fits
     assert "nan" not in out.stdout.lower()
     out = cli("sweep", "--from", *constant_files, "--param-from-name", r"bs(\d+)", "--json", home=tmp_path)
 

@@ -725,3 +725,36 @@ async def test_a_json_export_carries_the_sweeps_analysis_and_each_points_run(oom
             assert row["flop"] == pytest.approx(s.total_flop, rel=1e-12)
             assert row["duration_s"] == pytest.approx(s.total_time_s, rel=1e-12)
             assert row["warning"] == (OOM if row["batch_size"] == 64 else "")
+
+
+async def test_the_cli_and_the_app_print_one_fit_line(tmp_path):
+    """Before, `open SWEEP --no-tui` printed `flop = 1.718e+13 x batch_size + -8.202e+05` where the app said
+    `FLOP = 17.2 T × batch_size − 820 k`. Real launches growing faster than the batch size (1, 2 and 8 GEMMs at
+    1, 2, 4) give a negative intercept; both now print the line computed here from the raw counters."""
+    import numpy as np
+
+    from .cli import run_cli
+    from .raw_csv import simt_flop
+
+    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "tensorop_s884gemm" in r["Kernel Name"])
+    sizes = {1: 1, 2: 2, 4: 8}  # batch size: GEMM launches
+    with Store(tmp_path / "flopscope.db") as store:
+        for n, count in sizes.items():
+            path = tmp_path / f"g{n}.csv"
+            path.write_text(raw_csv([gemm] * count))
+            store.save(read_report(path, gpu=GPU), f"g-{n}", kind="sweep", sweep="g", params={"batch_size": n})
+        lines = load_sweep("g", store)
+    x = np.array(list(sizes), dtype=float)
+    y = np.array(list(sizes.values()), dtype=float) * (2 * 20480**3 + simt_flop(gemm))
+    slope, intercept = np.polyfit(x, y, 1)
+    r2 = 1 - ((y - (slope * x + intercept)) ** 2).sum() / ((y - y.mean()) ** 2).sum()
+    assert intercept < 0
+    expected = f"FLOP = {fmt.si(slope)} × batch_size − {fmt.si(-intercept)}  (R² {r2:.4f})"
+    printed = run_cli("open", "g", "--no-tui", home=tmp_path, columns=120)
+    assert printed.returncode == 0, printed.stderr
+    assert expected in printed.stdout.splitlines()
+    app = SweepApp(lines, "g")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert flat(expected) in flat(screen_text(app))

@@ -7,6 +7,7 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import records
 from flopscope.core.ncu_progress import describe
 from flopscope.core.report import with_gpu
-from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices, sweep_points
+from flopscope.core.scaling import Fit, Slice, findings, group_table, linear_fit, point_table, slices, sweep_points
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
 from flopscope.core.transport import LocalTransport, SshTransport
@@ -224,10 +225,25 @@ def _number(text: str) -> float:
                              "sweep numeric values (batch sizes, sequence lengths)") from None
 
 
+# The fitted columns: name, title and how their values read (the Sweep screen's header and the CLI alike).
+FITTED: tuple[tuple[str, str, Callable[[float], str]], ...] = (
+    ("flop", "FLOP", fmt.si), ("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B")), ("duration_s", "Time", fmt.seconds))
+
+
+def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], str]) -> str:
+    """`FLOP = 17.2 T × batch_size − 820 k  (R² 0.9971)`, or why there is no fit: the one line the Sweep screen
+    and the printed analysis both give. Rounding noise in the slope and intercept is already 0 (`linear_fit`)."""
+    if fit is None:
+        return f"{title}: no fit (fewer than two {param} values with data)"
+    sign = "−" if fit.intercept < 0 else "+"
+    r2 = f"R² {fit.r2:.4f}" if fit.r2 is not None else f"R² n/a: {fit.why_no_r2(param)}"
+    return f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(fit.intercept)) or '0'}  ({r2})"
+
+
 def _analysis(line: Slice, tolerance: float) -> tuple:
     table = point_table(line.points, line.param)
     groups = group_table(line.points, line.param)
-    fits = {col: linear_fit(table[line.param], table[col]) for col in ("flop", "dram_bytes", "duration_s")}
+    fits = {col: linear_fit(table[line.param], table[col]) for col, _, _ in FITTED}
     return table, groups, fits, findings(table, groups, line.param, tolerance)
 
 
@@ -275,9 +291,7 @@ def _print_analysis(param: str, table, _groups, fits, notes, out_console) -> Non
     out, hidden = fitted_table(specs(columns), cells, out_console.width, flex=flex, flex_min=WARNING_CELLS)
     out_console.print(out)
     print_hidden(out_console, hidden)
-    for col, fit in fits.items():
-        if fit:
-            r2 = f"R^2 {fit.r2:.4f}" if fit.r2 is not None else f"R^2 n/a: {fit.why_no_r2(param)}"
-            out_console.print(Text(f"{col} = {fit.slope:.4g} x {param} + {fit.intercept:.4g}  ({r2})"))
+    for name, title, text in FITTED:
+        out_console.print(Text(fit_line(title, fits[name], param, text)))
     for note in notes:
         out_console.print(Text(f"! {note}", style="bold"))

@@ -24,7 +24,7 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from .. import format as fmt
-from ..cli_sweep import sweep_json
+from ..cli_sweep import FITTED, fit_line, sweep_json
 from ..columns import sweep_columns
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
@@ -56,17 +56,6 @@ METRICS = (
     Metric("flops_efficiency", "FLOPS efficiency", fmt.share),
 )
 PLOT_ROWS = 11  # the plot's least: caption, 7 rows of plot area (two y labels or more), the x axis and ticks
-FITTED = (("flop", "FLOP", _si()), ("dram_bytes", "DRAM B", _si("B")), ("duration_s", "Time", fmt.seconds))
-
-
-def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], str]) -> str:
-    """`FLOP = 17.2 T × batch_size + 0 (R² 1.0000)`, or why there is no fit. Rounding noise in the slope and
-    intercept is already 0 (`linear_fit`), so this line and `flopscope sweep`'s say the same."""
-    if fit is None:
-        return f"{title}: no fit (fewer than two {param} values with data)"
-    sign = "−" if fit.intercept < 0 else "+"
-    r2 = f"R² {fit.r2:.4f}" if fit.r2 is not None else f"R² n/a: {fit.why_no_r2(param)}"
-    return f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(fit.intercept)) or '0'}  ({r2})"
 
 
 @dataclass(frozen=True)
