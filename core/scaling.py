@@ -139,8 +139,10 @@ def point_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
 
 
 def run_name(report: Report) -> str:
-    """What a point is called in findings: its report file's name, or for a run `flopscope profile` made
-    (`<run>/report.ncu-rep`) the run's folder, which is its name in the store."""
+    """What a point is called in findings and tables: a stored run's name in the store (`Store.load`), else its
+    report file's name, or for a run folder `flopscope profile` made (`<run>/report.ncu-rep`) the folder's."""
+    if report.meta.get("run"):
+        return str(report.meta["run"])
     source = Path(str(report.meta.get("source") or "?"))
     return source.parent.name if source.name == "report.ncu-rep" and source.parent.name else source.name
 
@@ -281,6 +283,7 @@ def _saturation(table: pd.DataFrame, param: str) -> list[str]:
         return [f"FLOPS efficiency falls after {param} = {eff.idxmax():g} (best {best:.1%}) to "
                 f"{eff.iloc[-1]:.1%} at {param} = {eff.index[-1]:g}"]
     if eff.index[0] < first < eff.index[-1] and near.loc[first:].all():
-        return [f"FLOPS efficiency saturates from {param} = {first:g} (reaches {0.9 * best:.1%}, 90% of its "
-                f"best {best:.1%})"]
+        # The value measured there, as the table shows it: 90% of the best is only the threshold.
+        return [f"FLOPS efficiency saturates from {param} = {first:g} (reaches {eff.loc[first]:.1%}, ≥ 90% of "
+                f"its best {best:.1%})"]
     return []

@@ -254,6 +254,8 @@ class Store:
                            for m in missing]
         # The values a sweep stored the run with (`batch_size`), beside the command and host the report had.
         meta["params"] = {**(meta.get("params") or {}), **self._params(name, params)}
+        # The name it is stored under: a sweep point's file or folder name may differ (`name-1`, an import).
+        meta["run"] = str(name)
         gpu = find_gpu(meta.get("gpu_database_key"))
         return Report(meta=meta, kernels=kernels, gpu=gpu, missing=missing)
 
@@ -351,6 +353,7 @@ def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host
     listed = {name: part if math.isnan(whole) else whole for name, (whole, part) in totals.items()}
     lower = [name for name, (whole, part) in totals.items() if math.isnan(whole) and not math.isnan(part)]
     meta = {**report.meta, "missing": [m.__dict__ for m in report.missing], LOWER_BOUNDS: lower}
+    meta.pop("run", None)  # the name a loaded run had; the row's own name column is the one `load` gives
     return (time.time(), kind, sweep, json.dumps(params or {}, sort_keys=True), host,
             json.dumps(command) if command else None, report.gpu_label, len(report.kernels),
             *(None if math.isnan(v) else v for v in listed.values()), json.dumps(meta, default=str), blob.getvalue())

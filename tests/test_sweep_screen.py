@@ -323,7 +323,8 @@ async def test_e_exports_the_table_as_shown(reports, size, tmp_path):
         await settle(pilot, out.exists)
     written = pd.read_csv(out)
     expected = point_table(points, "batch_size")[COLUMNS]
-    assert written.columns.tolist() == COLUMNS
+    assert written.columns.tolist() == [*COLUMNS, "run"]
+    assert written["run"].tolist() == [f"gemm_bs{n}.csv" for n in sorted(reports)]  # files, not stored runs
     assert written["batch_size"].tolist() == sorted(reports)
     for col in COLUMNS:
         assert written[col].to_numpy(dtype=float) == pytest.approx(expected[col].to_numpy(dtype=float), rel=1e-12,
@@ -549,12 +550,15 @@ async def test_a_point_stored_with_a_warning_is_marked_in_the_table_with_its_rea
         table = app.screen.query_one(KernelTable)
         rows = {line.split()[0]: line for line in table.visible_text()[1:] if line.strip()}
         assert list(rows) == ["1", "2", "4"]  # every point on screen at 80x24
-        assert "! the command exited with code 1" in rows["2"]
+        assert "! the command" in rows["2"]  # shortened where the numbers need the room ...
         assert "!" not in rows["1"] and "!" not in rows["4"]
         assert "Warning" in table.visible_text()[0]
         assert all(len(line) <= 80 for line in screen_text(app).splitlines())
         # The numbers a suspect sweep is read by stay on screen beside the reason.
         assert {"bs", "warning", "flop", "duration_s"} <= {c.name for _, c, _ in table.layout_columns}
+        await pilot.press("down")  # ... and whole on the status line for the cursor's row
+        await pilot.pause()
+        assert "bs = 2 (run swf-bs=2): ! the command exited with code 1" in flat(screen_text(app))
 
 
 async def test_a_clean_sweep_has_no_warning_column(reports):
@@ -562,3 +566,195 @@ async def test_a_clean_sweep_has_no_warning_column(reports):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert "Warning" not in app.screen.query_one(KernelTable).visible_text()[0]
+
+
+OOM = "the command exited with code 1 (CUDA out of memory)"
+OOM_SIZES = (1, 8, 32, 64)
+
+
+@pytest.fixture(scope="module")
+def oom_store(tmp_path_factory) -> Path:
+    """The review's store: sweep `bs`, batch size N = N real V100 GEMM launches and the real init kernel, the
+    bs=64 point stored with an out-of-memory warning as long as a real one (the reason ncu's program printed)."""
+    rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+    gemm = next(r for r in rows if "tensorop_s884gemm" in r["Kernel Name"])
+    init = next(r for r in rows if "InitializeMatrix" in r["Kernel Name"])
+    folder = tmp_path_factory.mktemp("oom")
+    with Store(folder / "flopscope.db") as store:
+        for n in OOM_SIZES:
+            path = folder / f"gemm_bs{n}.csv"
+            path.write_text(raw_csv([gemm] * n + [init]))
+            report = read_report(path, gpu=GPU)
+            if n == 64:
+                report.meta["warning"] = OOM
+            store.save(report, f"bs-batch_size={n}", kind="sweep", sweep="bs", params={"batch_size": n})
+    return folder / "flopscope.db"
+
+
+def oom_cells(db: Path) -> dict[int, dict[str, str]]:
+    """Each point's cells as the table should show them whole: FLOP from the raw counters (2 x 20480^3 per
+    GEMM, the init kernel's SIMT FLOPs), the rest from the stored run's own summary."""
+    from .raw_csv import simt_flop
+
+    init = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "InitializeMatrix" in r["Kernel Name"])
+    out = {}
+    with Store(db) as store:
+        for n in OOM_SIZES:
+            s = store.load(f"bs-batch_size={n}").summary()
+            flop = n * 2 * 20480**3 + simt_flop(init)
+            out[n] = {"FLOP": fmt.si(flop), "FLOP/batch_size": fmt.si(flop / n), "DRAM B": fmt.si(s.dram_bytes, "B"),
+                      "Time": fmt.seconds(s.total_time_s), "FLOP/s": fmt.si(s.flop_per_s),
+                      "FLOPS eff": fmt.share(s.flops_efficiency), "BW eff": fmt.share(s.bandwidth_efficiency),
+                      "Kernels": "2"}
+    return out
+
+
+@pytest.mark.parametrize("size", [(80, 24), (56, 24)])
+async def test_with_a_warning_column_every_column_comes_back_whole(oom_store, size):
+    """Before, at 80x24 the 48-cell Warning column (never dropped) left no room: `right` three times showed
+    FLOP/batch_size as `FLOP/batch_` over `2` (for 202 M), then a header `Time F` over blank cells, and FLOP/s,
+    FLOPS eff, BW eff and Kernels never appeared. Now the Warning column gives way (shortened) and `right`
+    brings every column whole, as on the Kernels screen."""
+    with Store(oom_store) as store:
+        lines = load_sweep("bs", store)
+    expected = oom_cells(oom_store)
+    app = SweepApp(lines, "bs")
+    seen: set[str] = set()
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(KernelTable)
+        for _ in range(len(table.model.columns)):
+            text = table.visible_text()
+            titles = [c.title for _, c, _ in table.layout_columns]
+            assert " ".join(text[0].split()) == " ".join(titles)  # every title whole, none cut at the edge
+            assert titles[:2] == ["batch_size", "Warning"]
+            numbers = titles[2:]
+            for line in text[1:]:
+                n = int(line.split()[0])
+                # The numbers end the line, each whole: `202 M`, never `2` or `20…`.
+                assert " ".join(line.split()).endswith(" ".join(expected[n][t] for t in numbers)), (titles, line)
+                assert "!" in line if n == 64 else "!" not in line
+            assert all(cell_len(line) <= size[0] for line in screen_text(app).splitlines())
+            seen.update(titles)
+            await pilot.press("right")
+            await pilot.pause()
+    assert seen == {"batch_size", "Warning", *expected[1]}  # every column could be read
+
+
+async def test_the_cursor_rows_warning_is_whole_in_the_status_line(oom_store):
+    """The Warning column is shortened at 80x24 (`! the command …`); the line under the table gives the cursor
+    row's reason whole, with the run it was stored as."""
+    with Store(oom_store) as store:
+        lines = load_sweep("bs", store)
+    app = SweepApp(lines, "bs")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "batch_size = 1 (run bs-batch_size=1): no warning" in flat(screen_text(app))
+        await pilot.press("end")
+        await pilot.pause()
+        assert f"batch_size = 64 (run bs-batch_size=64): ! {OOM}" in flat(screen_text(app))
+        assert "FLOP vs batch_size" in plot_text(app)  # the plot keeps its rows
+
+
+def shown_titles(header: str, titles: list[str]) -> list[str]:
+    """The titles a printed header holds, in order; fails if any is cut (`batch_…`) or unknown."""
+    words, out = header.split(), []
+    for title in titles:
+        if words[:len(title.split())] == title.split():
+            out.append(title)
+            words = words[len(title.split()):]
+    assert not words, header
+    return out
+
+
+@pytest.mark.parametrize("columns", [80, 70])
+def test_the_printed_table_with_a_warning_column_drops_whole_columns(oom_store, columns):
+    """Before, `COLUMNS=80 flopscope open bs --no-tui` printed `202 M  35.0 …` and at 70 `20…  35.…`: rich
+    squeezed the numbers beside the whole reason. Now the Warning column is cut, numbers stay whole and the
+    columns that do not fit drop whole and are named, as the kernel table's."""
+    from .cli import run_cli
+
+    out = run_cli("open", "bs", "--no-tui", home=oom_store.parent, columns=columns)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    expected = oom_cells(oom_store)
+    titles = ["batch_size", "Warning", *expected[1]]
+    shown = shown_titles(lines[0], titles)
+    hidden = " ".join(lines).split("Hidden at ")[1]
+    assert hidden.startswith(f"{columns} columns: {', '.join(t for t in titles if t not in shown)}; widen")
+    assert shown[:2] == ["batch_size", "Warning"] and len(shown) >= 4
+    for line in lines[1:1 + len(OOM_SIZES)]:
+        n = int(line.split()[0])
+        assert " ".join(line.split()).endswith(" ".join(expected[n][t] for t in shown[2:])), line
+        assert ("! the command" in line) == (n == 64)
+    assert all(cell_len(line) <= columns for line in lines)
+    assert f"although {OOM}" in " ".join(out.stdout.split())  # the reason whole, in the findings
+
+
+async def test_a_json_export_carries_the_sweeps_analysis_and_each_points_run(oom_store, tmp_path):
+    """Before, `e` to a .json file wrote `"meta": {}` and rows without a run: no sweep name, fits or findings, and
+    no way back from a row to the stored run it came from. Now the meta is what `open bs --json` prints and each
+    row names its run."""
+    import json
+
+    from .cli import run_cli
+
+    with Store(oom_store) as store:
+        lines = load_sweep("bs", store)
+    app = SweepApp(lines, "bs")
+    out = tmp_path / "bs.json"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        app.screen.query_one(Input).value = str(out)
+        await pilot.press("enter")
+        await settle(pilot, out.exists)
+    doc = json.loads(out.read_text())
+    printed = run_cli("open", "bs", "--json", home=oom_store.parent)
+    assert printed.returncode == 0, printed.stderr
+    assert doc["meta"] == json.loads(printed.stdout)
+    assert doc["meta"]["sweep"] == "bs" and doc["meta"]["analyses"][0]["fits"]["flop"]["values"] == 4
+    assert any(OOM in f for f in doc["meta"]["analyses"][0]["findings"])
+    assert [r["run"] for r in doc["rows"]] == [f"bs-batch_size={n}" for n in OOM_SIZES]
+    with Store(oom_store) as store:  # each row's numbers are its run's
+        for row in doc["rows"]:
+            s = store.load(row["run"]).summary()
+            assert row["batch_size"] == int(row["run"].rsplit("=", 1)[1])
+            assert row["flop"] == pytest.approx(s.total_flop, rel=1e-12)
+            assert row["duration_s"] == pytest.approx(s.total_time_s, rel=1e-12)
+            assert row["warning"] == (OOM if row["batch_size"] == 64 else "")
+
+
+async def test_the_cli_and_the_app_print_one_fit_line(tmp_path):
+    """Before, `open SWEEP --no-tui` printed `flop = 1.718e+13 x batch_size + -8.202e+05` where the app said
+    `FLOP = 17.2 T × batch_size − 820 k`. Real launches growing faster than the batch size (1, 2 and 8 GEMMs at
+    1, 2, 4) give a negative intercept; both now print the line computed here from the raw counters."""
+    import numpy as np
+
+    from .cli import run_cli
+    from .raw_csv import simt_flop
+
+    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+                if "tensorop_s884gemm" in r["Kernel Name"])
+    sizes = {1: 1, 2: 2, 4: 8}  # batch size: GEMM launches
+    with Store(tmp_path / "flopscope.db") as store:
+        for n, count in sizes.items():
+            path = tmp_path / f"g{n}.csv"
+            path.write_text(raw_csv([gemm] * count))
+            store.save(read_report(path, gpu=GPU), f"g-{n}", kind="sweep", sweep="g", params={"batch_size": n})
+        lines = load_sweep("g", store)
+    x = np.array(list(sizes), dtype=float)
+    y = np.array(list(sizes.values()), dtype=float) * (2 * 20480**3 + simt_flop(gemm))
+    slope, intercept = np.polyfit(x, y, 1)
+    r2 = 1 - ((y - (slope * x + intercept)) ** 2).sum() / ((y - y.mean()) ** 2).sum()
+    assert intercept < 0
+    expected = f"FLOP = {fmt.si(slope)} × batch_size − {fmt.si(-intercept)}  (R² {r2:.4f})"
+    printed = run_cli("open", "g", "--no-tui", home=tmp_path, columns=120)
+    assert printed.returncode == 0, printed.stderr
+    assert expected in printed.stdout.splitlines()
+    app = SweepApp(lines, "g")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert flat(expected) in flat(screen_text(app))

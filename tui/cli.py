@@ -204,7 +204,8 @@ def cmd_open(args) -> int:
     if sweep is not None:
         sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
         if not app:
-            _show(sweep, argparse.Namespace(json=args.json, tolerance=0.05, gpu=args.gpu))  # the app's tolerance
+            # 0.05: the app's tolerance
+            _show(args.path, sweep, argparse.Namespace(json=args.json, tolerance=0.05, gpu=args.gpu))
             return 0
         from .sweep_app import run_sweep_app  # Textual only for the app
 

@@ -7,6 +7,7 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from flopscope.core.gpus import find_gpu
 from flopscope.core.ncu_progress import describe
 from flopscope.core.report import with_gpu
 from flopscope.core.runs import data_home
-from flopscope.core.scaling import Slice, findings, group_table, linear_fit, point_table, slices, sweep_points
+from flopscope.core.scaling import Fit, Slice, findings, group_table, linear_fit, point_table, slices, sweep_points
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
 from flopscope.core.transport import LocalTransport, SshTransport
@@ -26,7 +27,7 @@ from rich.text import Text
 
 from . import format as fmt
 from .cli_profile import add_profile_args, checked_options, open_store
-from .columns import sweep_columns
+from .columns import WARNING_CELLS, sweep_columns
 from .text_report import console, fitted_table, print_hidden, print_warning, specs
 
 
@@ -71,7 +72,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         from .sweep_app import run_sweep_app  # Textual only for the app
 
         return run_sweep_app(lines, title, tolerance=args.tolerance, judged=judged_against(lines, args.gpu)) or code
-    _show(lines, args, results)
+    _show(title, lines, args, results)
     return code
 
 
@@ -249,22 +250,44 @@ def _number(text: str) -> float:
                              "sweep numeric values (batch sizes, sequence lengths)") from None
 
 
+# The fitted columns: name, title and how their values read (the Sweep screen's header and the CLI alike).
+FITTED: tuple[tuple[str, str, Callable[[float], str]], ...] = (
+    ("flop", "FLOP", fmt.si), ("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B")), ("duration_s", "Time", fmt.seconds))
+
+
+def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], str]) -> str:
+    """`FLOP = 17.2 T × batch_size − 820 k  (R² 0.9971)`, or why there is no fit: the one line the Sweep screen
+    and the printed analysis both give. Rounding noise in the slope and intercept is already 0 (`linear_fit`)."""
+    if fit is None:
+        return f"{title}: no fit (fewer than two {param} values with data)"
+    sign = "−" if fit.intercept < 0 else "+"
+    r2 = f"R² {fit.r2:.4f}" if fit.r2 is not None else f"R² n/a: {fit.why_no_r2(param)}"
+    return f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(fit.intercept)) or '0'}  ({r2})"
+
+
 def _analysis(line: Slice, tolerance: float) -> tuple:
     table = point_table(line.points, line.param)
     groups = group_table(line.points, line.param)
-    fits = {col: linear_fit(table[line.param], table[col]) for col in ("flop", "dram_bytes", "duration_s")}
+    fits = {col: linear_fit(table[line.param], table[col]) for col, _, _ in FITTED}
     return table, groups, fits, findings(table, groups, line.param, tolerance)
 
 
-def _show(lines: list[Slice], args, results: list | None = None) -> None:
+def sweep_json(name: str, lines: list[Slice], tolerance: float, judged: str | None) -> dict:
+    """What `open SWEEP --json` and `sweep --json` print: the sweep's name, the GPU --gpu judged it against, and
+    per line its points (each with its `run`), kernel groups, fits and findings. A Sweep screen export carries
+    the same as its meta, so an exported table can be traced to the stored runs and read with its fits."""
+    doc = []
+    for line in lines:
+        table, groups, fits, notes = _analysis(line, tolerance)
+        doc.append({"param": line.param, "fixed": line.fixed, "points": records(table),
+                    "groups": records(groups.drop(columns=["kernel_full"])),
+                    "fits": {k: (v.__dict__ if v else None) for k, v in fits.items()}, "findings": notes})
+    return {"sweep": name, "judged_against": judged, "analyses": doc}
+
+
+def _show(name: str, lines: list[Slice], args, results: list | None = None) -> None:
     if args.json:
-        doc = []
-        for line in lines:
-            table, groups, fits, notes = _analysis(line, args.tolerance)
-            doc.append({"param": line.param, "fixed": line.fixed, "points": records(table),
-                        "groups": records(groups.drop(columns=["kernel_full"])),
-                        "fits": {k: (v.__dict__ if v else None) for k, v in fits.items()}, "findings": notes})
-        out = {"judged_against": judged_against(lines, getattr(args, "gpu", None)), "analyses": doc}
+        out = sweep_json(name, lines, args.tolerance, judged_against(lines, getattr(args, "gpu", None)))
         if results is not None:  # profiled now: how each point went, with its notes
             out["runs"] = [{"params": r.params, "status": r.status, "run": r.run, "host": r.host, "error": r.error,
                             "notes": r.notes, "suspect": r.suspect} for r in results]
@@ -286,12 +309,14 @@ def _print_analysis(param: str, table, _groups, fits, notes, out_console) -> Non
     the kernel table is; then the fits and the findings."""
     columns = sweep_columns(param, bool(table["warning"].any()))
     cells = [[col.render(values[col.name]) for col in columns] for values in table.to_dict("records")]
-    out, hidden = fitted_table(specs(columns), cells, out_console.width, flex=None)
+    # The Warning column (never dropped) is the one cut to fit, never the numbers; the findings below give
+    # each warning whole.
+    names = [col.name for col in columns]
+    flex = names.index("warning") if "warning" in names else None
+    out, hidden = fitted_table(specs(columns), cells, out_console.width, flex=flex, flex_min=WARNING_CELLS)
     out_console.print(out)
     print_hidden(out_console, hidden)
-    for col, fit in fits.items():
-        if fit:
-            r2 = f"R^2 {fit.r2:.4f}" if fit.r2 is not None else f"R^2 n/a: {fit.why_no_r2(param)}"
-            out_console.print(Text(f"{col} = {fit.slope:.4g} x {param} + {fit.intercept:.4g}  ({r2})"))
+    for name, title, text in FITTED:
+        out_console.print(Text(fit_line(title, fits[name], param, text)))
     for note in notes:
         out_console.print(Text(f"! {note}", style="bold"))

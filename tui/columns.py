@@ -96,11 +96,17 @@ def table_columns(by: str, gpus: bool = False) -> list[Column]:
     return columns
 
 
+# The Warning column's least width: `! the comman…`. It is never dropped, so it must never take the numbers'
+# room; what they leave widens it up to its whole reason, which the Sweep screen's status line and the
+# findings also give in full.
+WARNING_CELLS = 14
+
+
 def sweep_columns(param: str, warned: bool = False) -> list[Column]:
     """A sweep's per-point table, the Sweep screen's and `flopscope sweep`'s. `warned`: some point was stored
     with a warning (its program failed, its report is partial): a Warning column beside the parameter says
-    which and why in words, never dropped; a clean sweep has none."""
-    warning = [Column("warning", "Warning", fmt.warning, 0, 48, numeric=False)] if warned else []
+    which and why in words, never dropped but shortened first (WARNING_CELLS); a clean sweep has none."""
+    warning = [Column("warning", "Warning", fmt.warning, 0, WARNING_CELLS, numeric=False)] if warned else []
     return [
         Column(param, param, lambda v: f"{v:g}", 0, min(max(len(param), 6), 16)),
         *warning,

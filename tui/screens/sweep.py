@@ -24,6 +24,7 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from .. import format as fmt
+from ..cli_sweep import FITTED, fit_line, sweep_json
 from ..columns import sweep_columns
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
@@ -55,17 +56,6 @@ METRICS = (
     Metric("flops_efficiency", "FLOPS efficiency", fmt.share),
 )
 PLOT_ROWS = 11  # the plot's least: caption, 7 rows of plot area (two y labels or more), the x axis and ticks
-FITTED = (("flop", "FLOP", _si()), ("dram_bytes", "DRAM B", _si("B")), ("duration_s", "Time", fmt.seconds))
-
-
-def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], str]) -> str:
-    """`FLOP = 17.2 T × batch_size + 0 (R² 1.0000)`, or why there is no fit. Rounding noise in the slope and
-    intercept is already 0 (`linear_fit`), so this line and `flopscope sweep`'s say the same."""
-    if fit is None:
-        return f"{title}: no fit (fewer than two {param} values with data)"
-    sign = "−" if fit.intercept < 0 else "+"
-    r2 = f"R² {fit.r2:.4f}" if fit.r2 is not None else f"R² n/a: {fit.why_no_r2(param)}"
-    return f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(fit.intercept)) or '0'}  ({r2})"
 
 
 @dataclass(frozen=True)
@@ -116,7 +106,9 @@ class SweepScreen(BackScreen):
     SweepScreen #sweep-header { height: auto; padding: 0 1; scrollbar-size-vertical: 1; }
     SweepScreen #sweep-header:focus { background: $boost; }
     SweepScreen #sweep-plot { height: 1fr; }
+    SweepScreen #sweep-status { height: auto; max-height: 2; padding: 0 1; }
     """
+    STATUS_ROWS = 2  # the cursor row's warning in full: it may wrap once at 80 columns
 
     def __init__(self, lines: list[Slice], title: str, tolerance: float = 0.05, line: int = 0,
                  judged: str | None = None) -> None:
@@ -134,7 +126,8 @@ class SweepScreen(BackScreen):
         # Stable sort, as point_table's: row i of the table is points[i].
         self.points = sorted(shown.points, key=lambda p: p[0])
         self.analysis = analyse(self.points, self.param, tolerance)
-        self.columns = sweep_columns(self.param, bool(self.analysis.table["warning"].any()))
+        self.warned = bool(self.analysis.table["warning"].any())
+        self.columns = sweep_columns(self.param, self.warned)
         self.metric = 0
 
     # -- layout -----------------------------------------------------------------------------------
@@ -143,6 +136,8 @@ class SweepScreen(BackScreen):
         with VerticalScroll(id="sweep-header"):
             yield Static(id="sweep-findings")
         yield KernelTable(id="sweep-table")
+        if self.warned:  # the Warning column is shortened to leave the numbers their room: here it is whole
+            yield Static(id="sweep-status")
         yield LinePlot(id="sweep-plot")
         yield KeyFooter()
 
@@ -154,16 +149,19 @@ class SweepScreen(BackScreen):
         table.focus()
         self._fit_heights(self.app.size.height)
         self._plot()
+        self._status()
 
     def on_resize(self, event: Resize) -> None:
         self._fit_heights(event.size.height)
 
     def _fit_heights(self, height: int) -> None:
         """Table: a header line and one per point, at most 30% of the screen. Findings: what the table, the
-        plot's PLOT_ROWS and the footer leave (at least 3 rows), scrolled beyond that."""
+        plot's PLOT_ROWS, the footer and the status line of a sweep with warnings leave (at least 3 rows),
+        scrolled beyond that."""
         table = min(len(self.points) + 1, max(3, int(0.3 * height)))
         self.query_one(KernelTable).styles.height = table
-        self.query_one("#sweep-header").styles.max_height = max(3, height - 1 - table - PLOT_ROWS)
+        status = self.STATUS_ROWS if self.warned else 0
+        self.query_one("#sweep-header").styles.max_height = max(3, height - 1 - table - status - PLOT_ROWS)
 
     @property
     def selected(self) -> int | None:
@@ -191,6 +189,17 @@ class SweepScreen(BackScreen):
 
     def on_kernel_table_moved(self, _: KernelTable.Moved) -> None:
         self._plot()
+        self._status()
+
+    def _status(self) -> None:
+        """The cursor row's point, its run and, on a sweep with warnings, its own warning in full."""
+        index = self.selected
+        if not self.warned or index is None:
+            return
+        row = self.analysis.table.iloc[index]
+        why = fmt.warning(row["warning"]) or "no warning"
+        self.query_one("#sweep-status", Static).update(
+            Text(f"{self.param} = {row[self.param]:g} (run {row['run']}): {why}"))
 
     # -- actions ----------------------------------------------------------------------------------
     def action_cycle_metric(self) -> None:
@@ -206,9 +215,12 @@ class SweepScreen(BackScreen):
         await PushedKernelsScreen.open(self.app, report, label, f"{self.sweep_name}-{self.param}{value:g}")
 
     def shown(self) -> pd.DataFrame:
-        """The per-point table as shown: its columns, in its order, at full precision."""
-        return self.analysis.table[[c.name for c in self.columns]].reset_index(drop=True)
+        """The per-point table as shown: its columns, in its order, at full precision, then each point's stored
+        run (its report file where it was not stored), so an exported row can be traced to what it measured."""
+        return self.analysis.table[[*(c.name for c in self.columns), "run"]].reset_index(drop=True)
 
     async def action_export(self) -> None:
+        """JSON and Parquet exports carry what `open SWEEP --json` prints for this line: name, fits, findings."""
+        meta = sweep_json(self.base_name, [self.lines[self.line]], self.tolerance, self.judged)
         await ask_export(self.app, self.shown, Path.cwd() / f"{self.sweep_name.replace('/', '_')}-sweep.csv",
-                         what="per-point table")
+                         what="per-point table", meta=meta)

@@ -141,6 +141,7 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         chosen = fit(model.columns, self._width, keep={model.query.sort, self._focus}, widths=sizes, blank=blank)
         spare = max(0, self._width - sum(sizes[c.name] + 1 for c in chosen) + 1)
         cells = {c.name: sizes[c.name] for c in chosen}
+        _shrink_text(chosen, cells, self._width)
         for c in sorted((c for c in chosen if not c.numeric), key=lambda c: c is not stretch):  # the name first
             grow = min(spare, max(0, natural[c.name] - cells[c.name]))
             cells[c.name] += grow
@@ -279,6 +280,17 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
     def visible_text(self) -> list[str]:
         """The lines on screen as plain text (header first): for tests and the benchmark."""
         return [self.render_line(y).text for y in range(self.scrollable_content_region.height)]
+
+
+def _shrink_text(chosen: list[Column], cells: dict[str, int], width: int) -> None:
+    """Where the columns no drop can remove (priority 0, the sort's, the cursor's) still overflow `width`, the
+    text ones give up cells, rightmost first, down to their title's: a cut reason or name still reads, a number
+    cut at the screen's edge (`2` for `202 M`) lies."""
+    over = sum(cells[c.name] + 1 for c in chosen) - 1 - width
+    for c in reversed([c for c in chosen if not c.numeric]):
+        give = max(0, min(over, cells[c.name] - len(c.title) - 1))
+        cells[c.name] -= give
+        over -= give
 
 
 def _merge_blank_tail(cells: list[tuple[str, int, bool, int]], why: str) -> list[tuple[str, int, bool, int]]:
