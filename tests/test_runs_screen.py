@@ -370,3 +370,38 @@ async def test_a_run_with_an_unprofiled_launch_lists_its_known_totals_as_lower_b
         row = next(line for line in text if "h800" in line)
         assert f"≥ {fmt.seconds(time)}" in row and f"≥ {fmt.si(flop)}" in row
         assert "≥" not in next(line for line in text if " mw " in f" {line} ")
+
+
+async def test_a_diff_export_names_the_runs_it_compares_as_diff_json_does(tmp_path, reports):
+    """Before: `e` on the Diff screen wrote `"meta": {}`, so the file did not say which runs, GPUs or totals it
+    compared. Now JSON and Parquet exports carry what `flopscope diff A B --json` gives beside its rows."""
+    import pyarrow.parquet as pq
+
+    path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
+    time, _, unprofiled = _known_time_and_flops(path)
+    with Store(tmp_path / "flopscope.db") as store:
+        store.save(read_report(path), "h800")
+        store.save(reports["mw"], "mw")
+    cli_meta = json.loads(cli("diff", "h800", "mw", "--json", home=tmp_path).stdout)
+    cli_meta.pop("rows")
+    # The CLI's own numbers checked against the raw report, so that agreeing with it means something.
+    assert cli_meta["a"] == "h800" and cli_meta["b"] == "mw" and cli_meta["a_id"] != cli_meta["b_id"]
+    assert cli_meta["total_time_s_a"] == pytest.approx(time, rel=1e-9) and cli_meta["not_profiled_a"] == unprofiled
+    assert cli_meta["gpu_b"] == "Tesla V100-SXM2-32GB"
+    app = RunsApp(tmp_path / "flopscope.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.runs.query_one(KernelTable)
+        table.cursor_row = shown_names(app).index("h800")
+        await pilot.press("m")
+        table.cursor_row = shown_names(app).index("mw")
+        await pilot.press("d")
+        await settle(pilot, lambda: isinstance(app.screen, DiffScreen))
+        for out in (tmp_path / "diff.json", tmp_path / "diff.parquet"):
+            await pilot.press("e")
+            app.screen.query_one(Input).value = str(out)
+            await pilot.press("enter")
+            await settle(pilot, lambda out=out: out.exists() and isinstance(app.screen, DiffScreen))
+    assert json.loads((tmp_path / "diff.json").read_text())["meta"] == cli_meta
+    schema = pq.read_schema(tmp_path / "diff.parquet")
+    assert json.loads(schema.metadata[b"flopscope"]) == cli_meta

@@ -25,7 +25,7 @@ HINT = "enter: write · escape: cancel"
 
 
 async def ask_export(app: App, rows: Callable[[], pd.DataFrame], default: Path, what: str = "rows shown", *,
-                     kernels_of_a_run: bool = False) -> None:
+                     kernels_of_a_run: bool = False, meta: dict | None = None) -> None:
     """Prompt for a path (default filled in), then write `rows()` there off the UI thread and notify.
 
     `rows()` is called on the UI thread when the path is accepted and must return a frame of its own (an
@@ -34,8 +34,10 @@ async def ask_export(app: App, rows: Callable[[], pd.DataFrame], default: Path, 
     the prompt (see PromptScreen).
 
     `kernels_of_a_run`: the rows are one run's (its kernel table, roofline or a row of it), so a JSON or
-    Parquet export carries that run's meta; a run list, a diff or a sweep table carries none."""
-    await app.push_screen(ExportScreen(rows, default, what, _run_meta_below(app) if kernels_of_a_run else None))
+    Parquet export carries that run's meta; `meta`: the rows' own otherwise (a diff's runs and totals); a run
+    list or a sweep table carries none."""
+    meta = _run_meta_below(app) if kernels_of_a_run else meta
+    await app.push_screen(ExportScreen(rows, default, what, meta))
 
 
 def _run_meta_below(app: App) -> dict | None:

@@ -174,10 +174,12 @@ class RunsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="runs")
     def _diff(self, a: str, b: str) -> None:
-        reports = self._read(lambda store: (store.load(a), store.load(b)))
-        if reports is not None:
+        read = self._read(lambda store: (store.load(a), store.load(b), store.identify(a)[0], store.identify(b)[0]))
+        if read is not None:
+            reports, ids = read[:2], read[2:]
             gpus = tuple(r.gpu_label for r in reports)
-            self.app.call_from_thread(self.app.push_screen, DiffScreen(diff_runs(*reports), a, b, gpus, reports))
+            screen = DiffScreen(diff_runs(*reports), a, b, gpus, reports, ids)
+            self.app.call_from_thread(self.app.push_screen, screen)
 
     @work(thread=True, exclusive=True, group="runs")
     def _sweep(self, name: str) -> None:
