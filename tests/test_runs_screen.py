@@ -169,7 +169,8 @@ async def test_sort_filter_and_export_the_runs_shown(store_path, reports, tmp_pa
         await settle(pilot, out.exists)
         written = pd.read_csv(out)
         assert written["name"].tolist() == shown_names(app)
-        assert written["params"].tolist() == [f"batch_size={n}" for n in (4, 2, 1)]
+        # As `runs --json` gives them (a dict), as JSON text: a CSV cell holds no dict.
+        assert [json.loads(p) for p in written["params"]] == [{"batch_size": str(n)} for n in (4, 2, 1)]
         await pilot.press("escape")  # clears the filter
         await pilot.pause()
         assert len(shown_names(app)) == 5
@@ -405,3 +406,33 @@ async def test_a_diff_export_names_the_runs_it_compares_as_diff_json_does(tmp_pa
     assert json.loads((tmp_path / "diff.json").read_text())["meta"] == cli_meta
     schema = pq.read_schema(tmp_path / "diff.parquet")
     assert json.loads(schema.metadata[b"flopscope"]) == cli_meta
+
+
+async def test_the_runs_export_writes_the_rows_runs_json_gives(store_path, tmp_path):
+    """Before: the export wrote `params` as display text (`batch_size=8`) where `runs --json` gives a dict, and
+    added the screen's own `time_at_least`/`flop_at_least` columns (a Parquet export failed outright on the
+    `lower_bounds` lists). Now its rows are `runs --json`'s, in the order shown."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(store_path, home / "flopscope.db")
+    listed = json.loads(cli("runs", "--json", home=home).stdout)
+    assert {"batch_size": "4"} in [r["params"] for r in listed]  # the independent source has the dicts
+    app = RunsApp(home / "flopscope.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for out in (tmp_path / "runs.json", tmp_path / "runs.csv", tmp_path / "runs.parquet"):
+            await pilot.press("e")
+            app.screen.query_one(Input).value = str(out)
+            await pilot.press("enter")
+            await settle(pilot, lambda out=out: out.exists() and app.screen is app.runs)
+    newest_first = listed[::-1]
+    assert json.loads((tmp_path / "runs.json").read_text())["rows"] == newest_first
+    for written in (pd.read_csv(tmp_path / "runs.csv"), pd.read_parquet(tmp_path / "runs.parquet")):
+        assert written.columns.tolist() == list(listed[0])
+        assert [json.loads(p) for p in written["params"]] == [r["params"] for r in newest_first]
+        assert [json.loads(b) for b in written["lower_bounds"]] == [r["lower_bounds"] for r in newest_first]
+    assert pq.read_schema(tmp_path / "runs.parquet").names == list(listed[0])
