@@ -1048,3 +1048,23 @@ async def test_a_two_part_tensor_precision_reads_whole_at_80x24(tmp_path):
         assert "TC FP16/ACC16 330 TFLOP/s" in summary_text(app) and "TENSOR_" not in summary_text(app)
         items = dict(item for _, group in sections(screen.model.row(0)) for item in group)
         assert items["Precision judged"] == "TC fp16/acc16+TC fp16 (tensor_fp16_acc16+tensor_fp16)"
+
+
+async def test_the_kernels_status_line_names_the_columns_80_columns_hide(h100):
+    """Before: at 80x24 FLOP, DRAM B and others were dropped with nothing saying so (the CLI prints "Hidden at
+    80 columns"). Now the status line names them, in one line; `right` onto one brings it back and the list
+    follows."""
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        status = str(screen.query_one("#status").render()).rstrip()
+        named = status.split("hidden: ")[1].split(" +")[0].split(", ")
+        header = table.visible_text()[0]
+        assert "FLOP" in named and all(f" {title} " not in f" {header} " for title in named)
+        assert len(status) <= 78 and screen_lines(app)[-2].strip() == status.strip()
+        while table.focused_column.name != "flop":
+            await pilot.press("right")
+        await pilot.pause()
+        status = str(screen.query_one("#status").render())
+        assert " FLOP " in f" {table.visible_text()[0]} " and "FLOP," not in status and not status.endswith("FLOP")

@@ -436,3 +436,31 @@ async def test_the_runs_export_writes_the_rows_runs_json_gives(store_path, tmp_p
         assert [json.loads(p) for p in written["params"]] == [r["params"] for r in newest_first]
         assert [json.loads(b) for b in written["lower_bounds"]] == [r["lower_bounds"] for r in newest_first]
     assert pq.read_schema(tmp_path / "runs.parquet").names == list(listed[0])
+
+
+async def test_the_status_line_names_the_columns_80_columns_hide(tmp_path, reports):
+    """Before: at 80x24 the list dropped Host and ID (what `open` and `diff` take) with nothing saying so. Now the
+    status line names them, one line (the table keeps every row it had), shortened where room is short."""
+    with Store(tmp_path / "runs.db") as store:
+        for n, name in enumerate(("h100", "mw")):  # what the review had: sweep points, with a host
+            store.save(reports[name], name, host=f"gpu-node-{n}", kind="sweep", sweep="bs",
+                       params={"batch_size": str(8 << n)})
+    app = RunsApp(tmp_path / "runs.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        header = app.runs.query_one(KernelTable).visible_text()[0].split()
+        # Each title the header lacks, of the list's columns that have values here (every one of them does).
+        left_out = [t for t in ("Run", "Created", "Params", "GPU", "Launches", "Time", "FLOP", "Sweep", "Host", "ID")
+                    if t not in header]
+        assert {"Host", "ID"} <= set(left_out)
+        # Every name, whole (`(←/→)` gives way first: `? Help` lists the keys).
+        assert status(app).rstrip().endswith(f"hidden: {', '.join(left_out)}")
+        lines = screen_lines(app)
+        assert lines[-2].strip() == status(app).strip() and app.runs.query_one(KernelTable).size.height == 21
+        await pilot.press("m")  # a longer status: the note shortens, the line stays one line of 78 cells
+        await pilot.pause()
+        assert len(status(app).rstrip()) <= 78 and "hidden" in status(app)
+    app = RunsApp(tmp_path / "runs.db")
+    async with app.run_test(size=(160, 24)) as pilot:  # room for every column: nothing to say
+        await pilot.pause()
+        assert "hidden" not in status(app)
