@@ -1068,3 +1068,26 @@ async def test_the_kernels_status_line_names_the_columns_80_columns_hide(h100):
         await pilot.pause()
         status = str(screen.query_one("#status").render())
         assert " FLOP " in f" {table.visible_text()[0]} " and "FLOP," not in status and not status.endswith("FLOP")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 24)])
+async def test_the_sort_picker_names_every_column_it_leaves_out_or_says_how_many_more(size):
+    """Before: at 80 columns `Not listed, no values in this report (10):` showed 6 names and cut the rest off
+    with no ellipsis. Now the names that fit two lines are whole and `+N more` counts the rest."""
+    report = read_report(fixture_file("v100_cutlass_gemm_nersc_flops_details.csv"))
+    rows = report.group("name")
+    app = make_app(report)
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        await pilot.press("o")
+        picker = app.screen
+        assert await shows(pilot, app, "Not listed")
+        await pilot.pause()
+        text = on_screen(app)
+        listed = re.search(r"Not listed, no values in this report \((\d+)\): (.*?) ▊", text)
+        count, names = int(listed[1]), listed[2].split(", ")
+        more = int(names.pop()[1:].split()[0]) if names[-1].startswith("+") else 0
+        # Each name whole, one of the report's columns with no value in any row (the raw data says so).
+        assert names and all(name in picker.empty for name in names) and count == len(picker.empty)
+        assert len(names) + more == count and more > 0
+        assert rows["dram_read_bytes"].isna().all() and "DRAM rd B" in names
