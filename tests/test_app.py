@@ -1091,3 +1091,31 @@ async def test_the_sort_picker_names_every_column_it_leaves_out_or_says_how_many
         assert names and all(name in picker.empty for name in names) and count == len(picker.empty)
         assert len(names) + more == count and more > 0
         assert rows["dram_read_bytes"].isna().all() and "DRAM rd B" in names
+
+
+# What each summary line says, by its opening words, and the name a cut must give it.
+SUMMARY_NAMES = {"FLOP ≥": "FLOP total", "FMA = 2": "FMA convention", "1 launch(es) without values": "notes",
+                 "Ceilings": "ceilings", "from report counters": "ceilings"}
+
+
+@pytest.mark.parametrize("size", [(80, 15), (60, 24)])
+async def test_the_summary_cut_names_every_line_it_leaves_out_and_fits(size):
+    """H800, one launch unprofiled. Before: at 80x15 `… not shown: notes, ceilings (5 lines)` left out the FLOP
+    total line without naming it, and at 60x24 the marker itself was cut (`--no-tui prints a…`). Now it names
+    what each line left out holds, and fits (the `--no-tui` pointer gives way first)."""
+    from flopscope.tui.widgets.summary import Summary
+
+    app = make_app(read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep")))
+    async with app.run_test(size=size) as pilot:
+        screen = await ready(app, pilot)
+        summary = screen.query_one(Summary)
+        whole = summary.text(summary.content_size.width).plain.splitlines()  # uncapped: every line
+        shown = screen_lines(app)[:summary.size.height]
+        marker = shown[-1].strip()
+        assert marker.startswith("… not shown: ") and not marker.endswith("…") and len(shown[-1]) <= size[0]
+        left_out = whole[len(shown) - 1:]
+        assert f"({len(left_out)} lines)" in marker
+        named = {name for line in left_out for start, name in SUMMARY_NAMES.items() if line.startswith(start)}
+        assert "ceilings" in named and all(name in marker for name in named), (named, marker)
+        if size == (80, 15):
+            assert "FLOP total" in marker  # the review's case: `FLOP ≥ 556 M` was among the lines cut
