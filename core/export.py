@@ -71,9 +71,9 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
     try:
         with os.fdopen(fd, "wb") as handle:
             if kind == "csv":
-                df.to_csv(handle, index=False)
+                nested_as_json(df).to_csv(handle, index=False)
             elif kind == "parquet":
-                _write_parquet(df, handle, meta)
+                _write_parquet(nested_as_json(df), handle, meta)
             else:
                 handle.write(json.dumps({"meta": meta or {}, "rows": records(df)}, indent=1).encode())
             handle.flush()
@@ -143,6 +143,16 @@ def _integer(column: object) -> bool:
     name = str(column)
     base, _, side = name.rpartition("_")
     return name in INTEGER or (base in INTEGER and side in ("a", "b", "delta"))
+
+
+def nested_as_json(df: pd.DataFrame) -> pd.DataFrame:
+    """Dict and list cells (a run's `params`, its `lower_bounds`) as JSON text, for formats with no nested
+    values: CSV would write Python's repr (`{'batch_size': '8'}`) and Arrow refuses a column of lists, while JSON
+    text reads back as the dict or list `--json` and a JSON export give."""
+    nested = [col for col in df.columns if df[col].dtype == object
+              and df[col].map(lambda v: isinstance(v, dict | list)).any()]
+    return df.assign(**{col: df[col].map(lambda v: json.dumps(v) if isinstance(v, dict | list) else v)
+                        for col in nested}) if nested else df
 
 
 def arrow_safe(df: pd.DataFrame) -> pd.DataFrame:

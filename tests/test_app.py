@@ -1048,3 +1048,74 @@ async def test_a_two_part_tensor_precision_reads_whole_at_80x24(tmp_path):
         assert "TC FP16/ACC16 330 TFLOP/s" in summary_text(app) and "TENSOR_" not in summary_text(app)
         items = dict(item for _, group in sections(screen.model.row(0)) for item in group)
         assert items["Precision judged"] == "TC fp16/acc16+TC fp16 (tensor_fp16_acc16+tensor_fp16)"
+
+
+async def test_the_kernels_status_line_names_the_columns_80_columns_hide(h100):
+    """Before: at 80x24 FLOP, DRAM B and others were dropped with nothing saying so (the CLI prints "Hidden at
+    80 columns"). Now the status line names them, in one line; `right` onto one brings it back and the list
+    follows."""
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        table = screen.query_one(KernelTable)
+        status = str(screen.query_one("#status").render()).rstrip()
+        named = status.split("hidden: ")[1].split(" +")[0].split(", ")
+        header = table.visible_text()[0]
+        assert "FLOP" in named and all(f" {title} " not in f" {header} " for title in named)
+        assert len(status) <= 78 and screen_lines(app)[-2].strip() == status.strip()
+        while table.focused_column.name != "flop":
+            await pilot.press("right")
+        await pilot.pause()
+        status = str(screen.query_one("#status").render())
+        assert " FLOP " in f" {table.visible_text()[0]} " and "FLOP," not in status and not status.endswith("FLOP")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 24)])
+async def test_the_sort_picker_names_every_column_it_leaves_out_or_says_how_many_more(size):
+    """Before: at 80 columns `Not listed, no values in this report (10):` showed 6 names and cut the rest off
+    with no ellipsis. Now the names that fit two lines are whole and `+N more` counts the rest."""
+    report = read_report(fixture_file("v100_cutlass_gemm_nersc_flops_details.csv"))
+    rows = report.group("name")
+    app = make_app(report)
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        await pilot.press("o")
+        picker = app.screen
+        assert await shows(pilot, app, "Not listed")
+        await pilot.pause()
+        text = on_screen(app)
+        listed = re.search(r"Not listed, no values in this report \((\d+)\): (.*?) ▊", text)
+        count, names = int(listed[1]), listed[2].split(", ")
+        more = int(names.pop()[1:].split()[0]) if names[-1].startswith("+") else 0
+        # Each name whole, one of the report's columns with no value in any row (the raw data says so).
+        assert names and all(name in picker.empty for name in names) and count == len(picker.empty)
+        assert len(names) + more == count and more > 0
+        assert rows["dram_read_bytes"].isna().all() and "DRAM rd B" in names
+
+
+# What each summary line says, by its opening words, and the name a cut must give it.
+SUMMARY_NAMES = {"FLOP ≥": "FLOP total", "FMA = 2": "FMA convention", "1 launch(es) without values": "notes",
+                 "Ceilings": "ceilings", "from report counters": "ceilings"}
+
+
+@pytest.mark.parametrize("size", [(80, 15), (60, 24)])
+async def test_the_summary_cut_names_every_line_it_leaves_out_and_fits(size):
+    """H800, one launch unprofiled. Before: at 80x15 `… not shown: notes, ceilings (5 lines)` left out the FLOP
+    total line without naming it, and at 60x24 the marker itself was cut (`--no-tui prints a…`). Now it names
+    what each line left out holds, and fits (the `--no-tui` pointer gives way first)."""
+    from flopscope.tui.widgets.summary import Summary
+
+    app = make_app(read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep")))
+    async with app.run_test(size=size) as pilot:
+        screen = await ready(app, pilot)
+        summary = screen.query_one(Summary)
+        whole = summary.text(summary.content_size.width).plain.splitlines()  # uncapped: every line
+        shown = screen_lines(app)[:summary.size.height]
+        marker = shown[-1].strip()
+        assert marker.startswith("… not shown: ") and not marker.endswith("…") and len(shown[-1]) <= size[0]
+        left_out = whole[len(shown) - 1:]
+        assert f"({len(left_out)} lines)" in marker
+        named = {name for line in left_out for start, name in SUMMARY_NAMES.items() if line.startswith(start)}
+        assert "ceilings" in named and all(name in marker for name in named), (named, marker)
+        if size == (80, 15):
+            assert "FLOP total" in marker  # the review's case: `FLOP ≥ 556 M` was among the lines cut

@@ -158,3 +158,35 @@ async def test_a_group_with_an_unprofiled_launch_reads_at_least_and_its_mean_is_
     out = run_cli("report", path, "--json", columns=80)
     assert json.loads(out.stdout)["rows"][0]["not_profiled"] == 1
     assert f"≥ {total}" in run_cli("report", path, columns=80).stdout
+
+
+async def test_a_tensor_precision_is_spelled_one_way_on_every_screen(tmp_path):
+    """An HGEMM accumulating in FP16 and FP32. Before: its FP16-accumulate tensor work read `Tensor FP16_ACC16`
+    on the Kernel screen, `Tensor FP16/16 FLOP` in the sort list, `TC fp16/acc16` in the table. Now every place
+    spells it as the printed table does (`flopscope report`, the independent source): `TC fp16/acc16`."""
+    from flopscope.tui.screens.sort import SortScreen
+
+    from .raw_csv import mixed_accumulate_hgemm
+
+    path = mixed_accumulate_hgemm(tmp_path / "hgemm.csv")
+    printed = run_cli("report", path, columns=120).stdout
+    assert "TC fp16/acc16+TC fp16" in printed
+    app = make_app(read_report(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("o")
+        labels = [label for _, label in app.screen.choices] + app.screen.empty
+        assert isinstance(app.screen, SortScreen)
+        assert any(label.startswith("TC fp16/acc16 FLOP") for label in labels)
+        assert not [label for label in labels if label.startswith("Tensor FP")]
+        await pilot.press("escape", "enter")
+        assert isinstance(app.screen, KernelScreen)
+        body = app.screen.query_one("#kernel-body", VerticalScroll)
+        text = []
+        while True:  # every line of the screen, scrolled through with the keys
+            text += screen_lines(app)
+            if body.scroll_y >= body.max_scroll_y:
+                break
+            await pilot.press("pagedown")
+        text = "\n".join(text)
+        assert "TC fp16/acc16 " in text and "FP16_ACC16" not in text and "Tensor FP16" not in text

@@ -310,3 +310,33 @@ async def test_r_opens_the_roofline_on_the_cursor_rows_point_and_gpu(tmp_path):
             await pilot.press("escape")
             await settle(pilot, lambda: app.screen is kernels)
         assert seen == {(k, g) for k in KERNELS for g in (A100, H100)}
+
+
+async def test_the_diff_screen_names_the_columns_80_columns_hide(tmp_path):
+    """Before: a two-GPU diff at 80 columns dropped `Only in` (the GPU column took its room) with nothing saying
+    so, where the CLI prints "Hidden at 80 columns". Now the status line names each column left out, in one
+    line (the table keeps its rows), and `right` brings one back with the list following."""
+    # Names as long as real ones (the H100 fixture's cub kernels): with them the name takes the room.
+    long = {"dense": "cub::DeviceReduceKernel<cub::DeviceReducePolicy<float>::Policy600>",
+            "stream": "cub::DeviceScanKernel<cub::DeviceScanPolicy<int>::Policy600>"}
+
+    def named(path, gpus):
+        rows = [{**launch(k, g), "kernel": long[k]} for g in gpus for k in KERNELS]
+        return read_report(page(path, UNITS, rows))
+
+    single, multi = named(tmp_path / "a100.csv", [A100]), named(tmp_path / "two.csv", [A100, H100, H100])
+    app = ScreenApp(DiffScreen(diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label),
+                               reports=(single, multi)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await wait_for_rows(pilot, app.screen)
+        header = table.visible_text()[0]
+        assert "GPU" in header and "Only in" not in header  # the case the review found
+        status = str(app.screen.query_one("#status").render())
+        assert "hidden: " in status and "Only in" in status.split("hidden: ")[1] and len(status) <= 78
+        lines = screen_lines(app)
+        assert lines[-2].strip() == status.strip() and all(len(line) <= 80 for line in lines)
+        while table.focused_column.name != "only_in":
+            await pilot.press("right")
+        await pilot.pause()
+        status = str(app.screen.query_one("#status").render())
+        assert "Only in" in table.visible_text()[0] and "Only in" not in status

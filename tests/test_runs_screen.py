@@ -169,7 +169,8 @@ async def test_sort_filter_and_export_the_runs_shown(store_path, reports, tmp_pa
         await settle(pilot, out.exists)
         written = pd.read_csv(out)
         assert written["name"].tolist() == shown_names(app)
-        assert written["params"].tolist() == [f"batch_size={n}" for n in (4, 2, 1)]
+        # As `runs --json` gives them (a dict), as JSON text: a CSV cell holds no dict.
+        assert [json.loads(p) for p in written["params"]] == [{"batch_size": str(n)} for n in (4, 2, 1)]
         await pilot.press("escape")  # clears the filter
         await pilot.pause()
         assert len(shown_names(app)) == 5
@@ -370,3 +371,96 @@ async def test_a_run_with_an_unprofiled_launch_lists_its_known_totals_as_lower_b
         row = next(line for line in text if "h800" in line)
         assert f"≥ {fmt.seconds(time)}" in row and f"≥ {fmt.si(flop)}" in row
         assert "≥" not in next(line for line in text if " mw " in f" {line} ")
+
+
+async def test_a_diff_export_names_the_runs_it_compares_as_diff_json_does(tmp_path, reports):
+    """Before: `e` on the Diff screen wrote `"meta": {}`, so the file did not say which runs, GPUs or totals it
+    compared. Now JSON and Parquet exports carry what `flopscope diff A B --json` gives beside its rows."""
+    import pyarrow.parquet as pq
+
+    path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
+    time, _, unprofiled = _known_time_and_flops(path)
+    with Store(tmp_path / "flopscope.db") as store:
+        store.save(read_report(path), "h800")
+        store.save(reports["mw"], "mw")
+    cli_meta = json.loads(cli("diff", "h800", "mw", "--json", home=tmp_path).stdout)
+    cli_meta.pop("rows")
+    # The CLI's own numbers checked against the raw report, so that agreeing with it means something.
+    assert cli_meta["a"] == "h800" and cli_meta["b"] == "mw" and cli_meta["a_id"] != cli_meta["b_id"]
+    assert cli_meta["total_time_s_a"] == pytest.approx(time, rel=1e-9) and cli_meta["not_profiled_a"] == unprofiled
+    assert cli_meta["gpu_b"] == "Tesla V100-SXM2-32GB"
+    app = RunsApp(tmp_path / "flopscope.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.runs.query_one(KernelTable)
+        table.cursor_row = shown_names(app).index("h800")
+        await pilot.press("m")
+        table.cursor_row = shown_names(app).index("mw")
+        await pilot.press("d")
+        await settle(pilot, lambda: isinstance(app.screen, DiffScreen))
+        for out in (tmp_path / "diff.json", tmp_path / "diff.parquet"):
+            await pilot.press("e")
+            app.screen.query_one(Input).value = str(out)
+            await pilot.press("enter")
+            await settle(pilot, lambda out=out: out.exists() and isinstance(app.screen, DiffScreen))
+    assert json.loads((tmp_path / "diff.json").read_text())["meta"] == cli_meta
+    schema = pq.read_schema(tmp_path / "diff.parquet")
+    assert json.loads(schema.metadata[b"flopscope"]) == cli_meta
+
+
+async def test_the_runs_export_writes_the_rows_runs_json_gives(store_path, tmp_path):
+    """Before: the export wrote `params` as display text (`batch_size=8`) where `runs --json` gives a dict, and
+    added the screen's own `time_at_least`/`flop_at_least` columns (a Parquet export failed outright on the
+    `lower_bounds` lists). Now its rows are `runs --json`'s, in the order shown."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(store_path, home / "flopscope.db")
+    listed = json.loads(cli("runs", "--json", home=home).stdout)
+    assert {"batch_size": "4"} in [r["params"] for r in listed]  # the independent source has the dicts
+    app = RunsApp(home / "flopscope.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for out in (tmp_path / "runs.json", tmp_path / "runs.csv", tmp_path / "runs.parquet"):
+            await pilot.press("e")
+            app.screen.query_one(Input).value = str(out)
+            await pilot.press("enter")
+            await settle(pilot, lambda out=out: out.exists() and app.screen is app.runs)
+    newest_first = listed[::-1]
+    assert json.loads((tmp_path / "runs.json").read_text())["rows"] == newest_first
+    for written in (pd.read_csv(tmp_path / "runs.csv"), pd.read_parquet(tmp_path / "runs.parquet")):
+        assert written.columns.tolist() == list(listed[0])
+        assert [json.loads(p) for p in written["params"]] == [r["params"] for r in newest_first]
+        assert [json.loads(b) for b in written["lower_bounds"]] == [r["lower_bounds"] for r in newest_first]
+    assert pq.read_schema(tmp_path / "runs.parquet").names == list(listed[0])
+
+
+async def test_the_status_line_names_the_columns_80_columns_hide(tmp_path, reports):
+    """Before: at 80x24 the list dropped Host and ID (what `open` and `diff` take) with nothing saying so. Now the
+    status line names them, one line (the table keeps every row it had), shortened where room is short."""
+    with Store(tmp_path / "runs.db") as store:
+        for n, name in enumerate(("h100", "mw")):  # what the review had: sweep points, with a host
+            store.save(reports[name], name, host=f"gpu-node-{n}", kind="sweep", sweep="bs",
+                       params={"batch_size": str(8 << n)})
+    app = RunsApp(tmp_path / "runs.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        header = app.runs.query_one(KernelTable).visible_text()[0].split()
+        # Each title the header lacks, of the list's columns that have values here (every one of them does).
+        left_out = [t for t in ("Run", "Created", "Params", "GPU", "Launches", "Time", "FLOP", "Sweep", "Host", "ID")
+                    if t not in header]
+        assert {"Host", "ID"} <= set(left_out)
+        # Every name, whole (`(←/→)` gives way first: `? Help` lists the keys).
+        assert status(app).rstrip().endswith(f"hidden: {', '.join(left_out)}")
+        lines = screen_lines(app)
+        assert lines[-2].strip() == status(app).strip() and app.runs.query_one(KernelTable).size.height == 21
+        await pilot.press("m")  # a longer status: the note shortens, the line stays one line of 78 cells
+        await pilot.pause()
+        assert len(status(app).rstrip()) <= 78 and "hidden" in status(app)
+    app = RunsApp(tmp_path / "runs.db")
+    async with app.run_test(size=(160, 24)) as pilot:  # room for every column: nothing to say
+        await pilot.pause()
+        assert "hidden" not in status(app)

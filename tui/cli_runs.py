@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.diff import ceilings_apart, diff_runs, gpus_apart, run_total
+from flopscope.core.diff import ceilings_apart, diff_runs, gpus_apart
 from flopscope.core.export import records
 from flopscope.core.runs import check_run_name
 from flopscope.core.store import Store
 from rich.text import Text
 
 from . import format as fmt
-from .diff_text import table_rows, totals_line
+from .diff_text import diff_meta, table_rows, totals_line
 from .text_report import Spec, console, fitted_table, print_hidden
 
 
@@ -121,17 +120,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
         from .screen_app import run_screen_app
         from .screens.diff import DiffScreen
 
-        return run_screen_app(DiffScreen(rows, name_a, name_b, (gpu_a, gpu_b), (a, b)))
+        return run_screen_app(DiffScreen(rows, name_a, name_b, (gpu_a, gpu_b), (a, b), (id_a, id_b)))
     for apart in (gpus_apart(a.gpu_names, b.gpu_names), ceilings_apart(a, b)):
         if apart:  # the Diff screen's warnings, word for word
             print(f"flopscope: warning: {apart}", file=sys.stderr)
     if args.json:  # the runs by name and id, whichever was typed: `diff 6 5` names them too
-        json.dump({"a": name_a, "b": name_b, "a_id": id_a, "b_id": id_b, "gpu_a": gpu_a, "gpu_b": gpu_b,
-                   # The known kernel time, as the run list and the totals line give it.
-                   "total_time_s_a": _json_number(run_total(rows, "time_counted_s", "a")),
-                   "total_time_s_b": _json_number(run_total(rows, "time_counted_s", "b")),
-                   "not_profiled_a": int(run_total(rows, "not_profiled", "a")),
-                   "not_profiled_b": int(run_total(rows, "not_profiled", "b")), "rows": records(rows)},
+        json.dump({**diff_meta(rows, (name_a, name_b), (id_a, id_b), (gpu_a, gpu_b)), "rows": records(rows)},
                   sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
@@ -147,10 +141,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
     out.print(Text("largest time change first · ΔTime = B - A, B/A = Time B / Time A", style="dim"))
     print_hidden(out, hidden)
     return 0
-
-
-def _json_number(value: float) -> float | None:
-    return None if math.isnan(value) else value
 
 
 # The name is cut to fit, never a number: pairs of columns drop together, least telling first.

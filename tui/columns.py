@@ -65,10 +65,9 @@ def _extra(name: str, unit: str) -> Column:
 
 
 def _tensor_title(dtype: str) -> str:
-    """`fp16` -> `Tensor FP16 FLOP`, `fp16_acc16` -> `Tensor FP16/16 FLOP` (FP16 inputs accumulated in FP16):
-    every tensor column gets a title of its own."""
-    source, _, acc = dtype.partition("_acc")
-    return f"Tensor {source.upper()}{'/' + acc if acc else ''} FLOP"
+    """`fp16` -> `TC fp16 FLOP`, `fp16_acc16` -> `TC fp16/acc16 FLOP` (FP16 inputs accumulated in FP16): every
+    tensor column a title of its own, the precision spelled as the table's Prec column spells it."""
+    return f"{fmt.precision(f'tensor_{dtype}')} FLOP"
 
 
 EXTRA_COLUMNS = {name: _extra(name, unit) for name, unit, _ in ALL

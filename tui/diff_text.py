@@ -12,6 +12,22 @@ from flopscope.core.diff import run_total
 from . import format as fmt
 
 
+def diff_meta(rows: pd.DataFrame, names: tuple[str, str], ids: tuple[int | None, int | None],
+              gpus: tuple[str | None, str | None]) -> dict:
+    """What a diff's rows are of: both runs by name and id, their GPUs, each run's known kernel time (as the
+    run list and the totals line give it) and the launches ncu did not profile (not in that time). One copy
+    for `flopscope diff --json` and the Diff screen's export, so that neither loses what the other says."""
+    return {"a": names[0], "b": names[1], "a_id": ids[0], "b_id": ids[1], "gpu_a": gpus[0], "gpu_b": gpus[1],
+            "total_time_s_a": _json_number(run_total(rows, "time_counted_s", "a")),
+            "total_time_s_b": _json_number(run_total(rows, "time_counted_s", "b")),
+            "not_profiled_a": int(run_total(rows, "not_profiled", "a")),
+            "not_profiled_b": int(run_total(rows, "not_profiled", "b"))}
+
+
+def _json_number(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
 def table_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """diff_runs' rows plus the display columns: B/A only where both runs ran the group (a group one run
     did not run has B/A 0 or infinite, which would read as a measurement; `Only in` says which run ran it:

@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from .. import format as fmt
 from ..columns import Column, short_gpu
-from ..diff_text import table_rows, totals_line
+from ..diff_text import diff_meta, table_rows, totals_line
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.table_model import TableModel
@@ -90,14 +90,17 @@ class DiffScreen(TableScreen):
 
     def __init__(self, rows: pd.DataFrame, name_a: str, name_b: str,
                  gpus: tuple[str | None, str | None] = (None, None),
-                 reports: tuple[Report, Report] | None = None) -> None:
+                 reports: tuple[Report, Report] | None = None,
+                 ids: tuple[int | None, int | None] = (None, None)) -> None:
         """`rows` from `core.diff.diff_runs`; `gpus`: the GPU each run was profiled on (None: not known);
-        `reports`: the two runs, which `enter` opens a group of (without them `enter` is off)."""
+        `reports`: the two runs, which `enter` opens a group of (without them `enter` is off); `ids`: the runs'
+        store ids, which the export names beside their names."""
         super().__init__()
         self.rows = rows
         self.names = (name_a, name_b)
         self.gpus = gpus
         self.reports = reports
+        self.ids = ids
         self.by = str(rows.attrs.get("by", "name"))
         self.by_gpu = bool(rows.attrs.get("by_gpu"))
         self.model = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu))
@@ -157,4 +160,6 @@ class DiffScreen(TableScreen):
 
     async def action_export(self) -> None:
         a, b = self.names
-        await ask_export(self.app, self.shown, Path.cwd() / f"diff-{a}-{b}.csv", "comparison")
+        # The runs, GPUs and totals the rows compare, as `flopscope diff --json` gives them (JSON, Parquet).
+        meta = diff_meta(self.rows, self.names, self.ids, self.gpus)
+        await ask_export(self.app, self.shown, Path.cwd() / f"diff-{a}-{b}.csv", "comparison", meta=meta)

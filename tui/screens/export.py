@@ -35,7 +35,8 @@ async def ask_export(app: App, rows: Callable[[], pd.DataFrame], default: Path, 
 
     `kernels_of_a_run`: the rows are one run's (its kernel table, roofline or a row of it), so a JSON or
     Parquet export carries that run's meta. Otherwise `meta` is what the table's JSON or Parquet export carries
-    (a sweep table: its analysis, as `open SWEEP --json`); a run list or a diff carries none."""
+    (a sweep table: its analysis, as `open SWEEP --json`; a diff: its runs and totals, as `diff --json`); a
+    run list carries none."""
     await app.push_screen(ExportScreen(rows, default, what, _run_meta_below(app) if kernels_of_a_run else meta))
 
 

@@ -69,7 +69,8 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     compute = [("All FLOPs", num("flop", fmt.si, "FLOP")), ("FLOP/s", num("flop_per_s", fmt.si, "FLOP/s"))]
     compute += [(f"{c.removeprefix('flop_').upper()} SIMT", num(c, fmt.si, "FLOP")) for c in SIMT_FLOP]
     compute.append(("Tensor, all types", num("flop_tensor", fmt.si, "FLOP")))
-    compute += [(f"Tensor {d.upper()}", num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_TYPES
+    # Spelled as the table's Prec column and the sort list spell it (`TC fp16/acc16`), not a third way.
+    compute += [(fmt.precision(f"tensor_{d}"), num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_TYPES
                 if _v(row, f"flop_tensor_{d}")]
     judged = _precision(_v(row, "precision")) or ("none (no FLOPs)" if measured else "unknown")
     compute += [("Precision judged", judged),

@@ -183,10 +183,12 @@ def summary_blocks(report: Report) -> list[Block]:
     efficiencies; its FLOPs beside the FMA convention they follow (dim); notes, and a one-line hint when the
     counters the table needs were not collected; the ceilings, each source said once."""
     h = header(report)
-    blocks = [Block([f"{h.gpu}{h.named(say_report=False)}", Path(h.source).name, h.launches], "bold")]
+    # Every block says what it holds (`what`): the line marking a cut names each one it left out.
+    blocks = [Block([f"{h.gpu}{h.named(say_report=False)}", Path(h.source).name, h.launches], "bold", what="GPU")]
     if h.warning:  # second: the summary's height is capped on a short terminal, and this one must be read
-        blocks.append(Block([h.warning], "bold"))
-    blocks += [Block(h.totals), Block([h.flop]), Block([FMA_CONVENTION], "dim", join=True)]
+        blocks.append(Block([h.warning], "bold", what="warning"))
+    blocks += [Block(h.totals, what="time and efficiencies"), Block([h.flop], what="FLOP total"),
+               Block([FMA_CONVENTION], "dim", join=True, what="FMA convention")]
     blocks += [Block([note], what="notes") for note in (h.unused_gpu, h.no_datasheet, h.not_profiled) if note]
     hint = missing_hint(report)
     if hint:

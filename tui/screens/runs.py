@@ -33,7 +33,9 @@ from .sweep import SweepScreen
 from .table_screen import TableScreen
 
 MARK = "[A] "  # before run A's name in the list: text, not colour, so it shows with NO_COLOR too
-SEARCHED = ["name", "gpu", "sweep", "params"]  # what `/` matches
+SEARCHED = ["name", "gpu", "sweep", "params_text"]  # what `/` matches
+# Columns runs_table adds for display only: the export writes `runs --json`'s rows, parameters as a dict.
+SHOWN_ONLY = ["params_text", "time_at_least", "flop_at_least"]
 
 
 def run_columns(marked: str | None = None) -> list[Column]:
@@ -43,7 +45,7 @@ def run_columns(marked: str | None = None) -> list[Column]:
         Column("name", "Run", lambda v: f"{MARK}{v}" if marked is not None and v == marked else fmt.text(v), 0, 22,
                numeric=False),
         Column("created", "Created", fmt.when, 2, 16),
-        Column("params", "Params", fmt.text, 1, 14, numeric=False),
+        Column("params_text", "Params", fmt.text, 1, 14, numeric=False),
         Column("gpu", "GPU", fmt.text, 3, 14, numeric=False),
         Column("launches", "Launches", fmt.integer, 3, 8),
         Column("total_time_s", "Time", fmt.seconds, 0, 9, at_least="time_at_least"),
@@ -63,9 +65,10 @@ class RunsModel(TableModel):
 
 
 def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """`Store.runs()` as the screen shows and exports it: newest first, parameters as typed."""
+    """`Store.runs()` as the screen shows it: newest first, with SHOWN_ONLY columns: parameters as typed
+    (`batch_size=8`, what `/` matches) and which totals read `≥`."""
     table = runs.iloc[::-1].reset_index(drop=True)
-    table["params"] = table["params"].map(fmt.params)
+    table["params_text"] = table["params"].map(fmt.params)
     for total, marker in (("total_time_s", "time_at_least"), ("total_flop", "flop_at_least")):
         table[marker] = [total in names for names in table["lower_bounds"]]
     return table
@@ -115,6 +118,10 @@ class RunsScreen(TableScreen):
         self._status()
 
     # -- what is shown ----------------------------------------------------------------------------
+    def shown(self) -> pd.DataFrame:
+        """The runs as shown (sorted, filtered), as `flopscope runs --json` gives them: what the export writes."""
+        return self.model.shown().drop(columns=SHOWN_ONLY)
+
     def _status_text(self) -> str:
         if not self.model.total:
             return "no runs stored yet: `flopscope profile` and `flopscope sweep` store each run they make"
@@ -162,7 +169,7 @@ class RunsScreen(TableScreen):
 
     async def action_export(self) -> None:
         if self.model is not None:
-            await ask_export(self.app, self.model.shown, Path.cwd() / "flopscope-runs.csv", what="runs shown")
+            await ask_export(self.app, self.shown, Path.cwd() / "flopscope-runs.csv", what="runs shown")
 
     # -- loading from the store (worker threads) -------------------------------------------------
     @work(thread=True, exclusive=True, group="runs")
@@ -174,10 +181,12 @@ class RunsScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="runs")
     def _diff(self, a: str, b: str) -> None:
-        reports = self._read(lambda store: (store.load(a), store.load(b)))
-        if reports is not None:
+        read = self._read(lambda store: (store.load(a), store.load(b), store.identify(a)[0], store.identify(b)[0]))
+        if read is not None:
+            reports, ids = read[:2], read[2:]
             gpus = tuple(r.gpu_label for r in reports)
-            self.app.call_from_thread(self.app.push_screen, DiffScreen(diff_runs(*reports), a, b, gpus, reports))
+            screen = DiffScreen(diff_runs(*reports), a, b, gpus, reports, ids)
+            self.app.call_from_thread(self.app.push_screen, screen)
 
     @work(thread=True, exclusive=True, group="runs")
     def _sweep(self, name: str) -> None:

@@ -28,6 +28,15 @@ def sort_choices(columns: list[Column], has_values: Callable[[str], bool]) -> tu
     return choices, [c.title for c in every if not has_values(c.name)]
 
 
+EMPTY_LINES = 2  # the most lines the names of columns with no values take (app.tcss: `#picker .hint`)
+
+
+def empty_note(titles: list[str], shown: int) -> str:
+    """`Not listed, no values in this report (11): A, B, … +5 more`, naming the first `shown` titles."""
+    names = [*titles[:shown], *([f"+{len(titles) - shown} more"] if shown < len(titles) else [])]
+    return f"Not listed, no values in this report ({len(titles)}): {', '.join(names)}"
+
+
 class SortScreen(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
@@ -42,10 +51,26 @@ class SortScreen(ModalScreen[str | None]):
             # True because the table's cursor moves to the column picked: `s` there flips the order.
             yield Label("Sort by (enter picks, escape cancels; then s flips the order)")
             if self.empty:
-                yield Label(Text(f"Not listed, no values in this report ({len(self.empty)}): {', '.join(self.empty)}"),
-                            classes="hint")
+                yield Label(Text(empty_note(self.empty, len(self.empty))), classes="hint", id="empty")
             # Text, not markup: descriptions hold brackets and the names are verbatim.
             yield OptionList(*(Option(Text(label), id=name) for name, label in self.choices), id="choices")
+
+    def on_resize(self) -> None:
+        if self.empty:
+            self.call_after_refresh(self._fit_empty)
+
+    def _fit_empty(self) -> None:
+        """As many names as two lines hold at the label's width, then `+5 more`: the label keeps to two lines
+        (the choices keep the room), and a name it cut would be lost without a word."""
+        label = self.query_one("#empty", Label)
+        width = label.content_region.width
+        if width <= 0:
+            return
+        for shown in range(len(self.empty), -1, -1):
+            text = Text(empty_note(self.empty, shown))
+            if len(text.wrap(self.app.console, width)) <= EMPTY_LINES:
+                break
+        label.update(text)
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)

@@ -19,6 +19,22 @@ from .back import BackScreen, can_go_back
 from .prompt import PromptScreen
 
 
+def hidden_note(titles: list[str], room: int) -> str:
+    """`hidden: GPU, Host, ID (←/→)`: the columns a narrow terminal dropped, which `left`/`right` bring back,
+    shortened to `room` cells (the keys go before a name does, then names from the end: `hidden: GPU +2`, then
+    `3 hidden`): as the CLI's "Hidden at 80 columns", so that no column is lost without a word (the run list's
+    ID is what `open` and `diff` take)."""
+    keys = " (←/→)"
+    for shown in range(len(titles), 0, -1):
+        more = f" +{len(titles) - shown}" if shown < len(titles) else ""
+        note = f"hidden: {', '.join(titles[:shown])}{more}"
+        for fitted in (note + keys, note):
+            if len(fitted) <= room:
+                return fitted
+    short = f"{len(titles)} hidden"
+    return short + keys if len(short + keys) <= room else short
+
+
 class TableScreen(BackScreen):
     """A screen of one KernelTable (`#status` below it). Subclasses compose the table and status, set `model`
     (None while loading) and say what a row is."""
@@ -64,7 +80,19 @@ class TableScreen(BackScreen):
             parts.append(f"filter {query.text()}")
         if len(model):
             parts.append(f"row {self.query_one(KernelTable).cursor_row + 1:,}")
-        return " · ".join(parts)
+        text = " · ".join(parts)
+        hidden = self.query_one(KernelTable).hidden_columns
+        if not hidden:
+            return text
+        width = self._status_width()
+        note = hidden_note(hidden, width - len(text) - 3)
+        if len(text) + 3 + len(note) > width:  # `3 hidden` at least: the rest gives way (cut at its end)
+            text = text[:max(0, width - len(note) - 4)].rstrip() + "…"
+        return f"{text} · {note}"
+
+    def _status_width(self) -> int:
+        """Cells the status line has (before its first layout: the screen's width less its padding)."""
+        return self.query_one("#status", Static).content_region.width or self.app.size.width - 2
 
     def _status_extra(self) -> list[str]:
         """What the screen adds after the row count (the grouping, the marked run)."""

@@ -60,7 +60,8 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
     """
 
     class Moved(Message):
-        """The cursor moved (row or column); the screen updates its status line."""
+        """The cursor moved (row or column), or the columns shown changed; the screen updates its status
+        line (which names the columns hidden)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -111,6 +112,15 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         return self.layout_columns[min(self.cursor_col, len(self.layout_columns) - 1)][1]
 
     @property
+    def hidden_columns(self) -> list[str]:
+        """Titles of the model's columns that did not fit, in the model's order; a column with no value is
+        not named (it would show blanks)."""
+        if self.model is None:
+            return []
+        shown = {c.name for _, c, _ in self.layout_columns}
+        return [c.title for c in self.model.columns if c.name not in shown and self.model.has_values(c.name)]
+
+    @property
     def cursor_position(self) -> int | None:
         """Frame position of the row under the cursor, or None when no row is shown."""
         if self.model is None or not len(self.model):
@@ -146,7 +156,10 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
             grow = min(spare, max(0, natural[c.name] - cells[c.name]))
             cells[c.name] += grow
             spare -= grow
+        before = [c.name for _, c, _ in self.layout_columns]
         self.layout_columns = [(model.columns.index(c), c, cells[c.name]) for c in chosen]
+        if [c.name for c in chosen] != before:  # a resize or a scrollbar: the status line's `hidden:` changes
+            self.post_message(self.Moved())
         names = [c.name for c in chosen]
         self.cursor_col = names.index(self._focus) if self._focus in names else \
             min(self.cursor_col, max(0, len(self.layout_columns) - 1))
