@@ -27,7 +27,7 @@ def run_meta(report: Report) -> dict:
     against, the FMA convention its FLOPs follow and what each canonical column means, in which unit
     (`report --json`, JSON and Parquet exports alike)."""
     return {**report.meta, "summary": report.summary().as_dict(),
-            "ceilings": [{k: _plain(v) for k, v in c.__dict__.items()} for c in report.ceilings()],
+            "ceilings": [json_ready(c.__dict__) for c in report.ceilings()],
             "fma_convention": FMA_CONVENTION,
             "columns": {name: {"unit": unit, "meaning": meaning} for name, unit, meaning in CANONICAL}}
 

@@ -226,6 +226,9 @@ def _bound(k: pd.DataFrame) -> pd.Series:
     return out
 
 
+KNOWN_PART = {"total_time_s": "time_counted_s", "total_flop": "flop_counted"}  # a total and its known part
+
+
 @dataclass
 class RunSummary:
     """Run-level figures. A figure that needs a number some launch lacks (one ncu failed to profile included)
@@ -250,6 +253,12 @@ class RunSummary:
 
     def as_dict(self) -> dict:
         return {k: (None if is_missing(v) else v) for k, v in self.__dict__.items()}
+
+    def known(self, total: str) -> tuple[float, bool]:
+        """`total` (`total_time_s`, `total_flop`) as far as it is known: (the whole, False), or, where some
+        launch lacks it, (its known part, True): a lower bound, shown `≥`. NaN where neither is known."""
+        whole, part = getattr(self, total), getattr(self, KNOWN_PART[total])
+        return (part, not math.isnan(part)) if math.isnan(whole) else (whole, False)
 
 
 def summarize(k: pd.DataFrame) -> RunSummary:

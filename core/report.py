@@ -12,7 +12,7 @@ from .columns import ALL, COUNTED, FMA_CONVENTION, REPORT_PEAKS
 from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
-from .metrics import Ceiling, RunSummary, derive, run_ceilings, summarize
+from .metrics import Ceiling, RunSummary, derive, integer_mma, run_ceilings, summarize
 from .readers import read_metrics, report_file
 from .units import is_missing
 
@@ -170,7 +170,7 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
         out[col] = grouped[col].agg(lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v
                                                                       for x in v.split("; "))))
     if "integer_mma" in k:  # a group of integer-MMA launches only is judged by no FLOP ceiling, as they are
-        out["integer_mma"] = k["integer_mma"].astype(object).fillna(False).astype(bool).groupby(codes, sort=True).all()
+        out["integer_mma"] = integer_mma(k).groupby(codes, sort=True).all()
     out["status"] = grouped["status"].agg(lambda s: "ok" if (s == "ok").any() else s.iloc[0])
     out["launch_id"] = grouped["launch_id"].min()
     return out.reset_index(drop=True)

@@ -25,6 +25,7 @@ from .counters import Missing
 from .errors import FlopscopeError
 from .export import arrow_safe
 from .gpus import find_gpu
+from .metrics import KNOWN_PART
 from .report import Report
 from .runs import data_home, ensure_folder
 
@@ -348,12 +349,11 @@ def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host
     summary = report.summary()
     # The list shows the known part of a total some launch lacks (one ncu did not profile, a FLOP counter not
     # collected) and names it a lower bound, as the run's own header does.
-    totals = {"total_time_s": (summary.total_time_s, summary.time_counted_s),
-              "total_flop": (summary.total_flop, summary.flop_counted)}
-    listed = {name: part if math.isnan(whole) else whole for name, (whole, part) in totals.items()}
-    lower = [name for name, (whole, part) in totals.items() if math.isnan(whole) and not math.isnan(part)]
+    listed = {name: summary.known(name) for name in KNOWN_PART}
+    lower = [name for name, (_, lower_bound) in listed.items() if lower_bound]
     meta = {**report.meta, "missing": [m.__dict__ for m in report.missing], LOWER_BOUNDS: lower}
     meta.pop("run", None)  # the name a loaded run had; the row's own name column is the one `load` gives
     return (time.time(), kind, sweep, json.dumps(params or {}, sort_keys=True), host,
             json.dumps(command) if command else None, report.gpu_label, len(report.kernels),
-            *(None if math.isnan(v) else v for v in listed.values()), json.dumps(meta, default=str), blob.getvalue())
+            *(None if math.isnan(v) else v for v, _ in listed.values()), json.dumps(meta, default=str),
+            blob.getvalue())

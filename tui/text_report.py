@@ -174,9 +174,8 @@ def _judged_by_option(report: Report) -> dict[str, str]:
 def _time(s) -> str:
     """The run's kernel time; where some launches' is unknown (not profiled, say), the known part as a lower
     bound."""
-    if not math.isnan(s.total_time_s):
-        return fmt.seconds(s.total_time_s)
-    return f"≥ {fmt.seconds(s.time_counted_s)}" if not math.isnan(s.time_counted_s) else "n/a"
+    value, lower_bound = s.known("total_time_s")
+    return fmt.at_least(fmt.seconds(value), lower_bound) or "n/a"
 
 
 def _flop(s) -> str:
