@@ -32,10 +32,14 @@ CANONICAL: list[tuple[str, str, str]] = [
     ("ai_l1", "FLOP/B", "arithmetic intensity against L1 bytes"),
     ("peak_flop_per_s", "FLOP/s", "compute ceiling: FLOP-weighted harmonic mean of the peaks of the precisions run"),
     ("peak_dram_bytes_per_s", "B/s", "DRAM bandwidth ceiling"),
-    ("attainable_flop_per_s", "FLOP/s", "roofline: min(peak, ai_dram x DRAM peak)"),
+    ("peak_l2_bytes_per_s", "B/s", "L2 bandwidth ceiling for l2_bytes (report peak counters; no datasheet has it)"),
+    ("peak_l1_bytes_per_s", "B/s", "L1/TEX bandwidth ceiling for l1_bytes (the report's peak counters)"),
+    ("attainable_flop_per_s", "FLOP/s", "hierarchical roofline: min(peak, ai_dram x DRAM peak, ai_l2 x L2 peak, "
+                                        "ai_l1 x L1 peak), each cache level where its bytes and peak are known"),
     ("pct_of_peak", "%", "flop_per_s / peak_flop_per_s: time the FLOPs need at peak over the time taken"),
     ("pct_of_roof", "%", "flop_per_s / attainable_flop_per_s"),
-    ("bound", "", "memory or compute, by ai_dram against the ridge point"),
+    ("bound", "", "compute where the compute peak is the lowest ceiling of attainable_flop_per_s, else memory"),
+    ("roof", "", "what bounds the row: compute, or the memory level dram, l2 or l1 (dram on a tie)"),
     ("estimated", "", "numbers of this row that were estimated, not counted"),
 ]
 NAMES = [c[0] for c in CANONICAL]
@@ -73,6 +77,8 @@ REPORT_PEAKS: list[tuple[str, str, str]] = [
     ("report_peak_fp32_flop_per_s", "FLOP/s", "FP32 SIMT ceiling from the report's peak counters"),
     ("report_peak_fp16_flop_per_s", "FLOP/s", "FP16 SIMT ceiling from the report's peak counters"),
     ("report_peak_dram_bytes_per_s", "B/s", "DRAM bandwidth ceiling from the report's peak counters"),
+    ("report_peak_l2_bytes_per_s", "B/s", "L2 bandwidth ceiling (lts__t_bytes) from the report's peak counters"),
+    ("report_peak_l1_bytes_per_s", "B/s", "L1/TEX bandwidth ceiling (l1tex__t_bytes) from the report's peak counters"),
 ]
 DECLARED = ALL + REPORT_PEAKS  # every column a kernels table (launches or groups) may hold
 UNITS = {name: unit for name, unit, _ in DECLARED}
@@ -95,6 +101,7 @@ COUNTED = ("duration_s", *FLOP_PARTS, "dram_read_bytes", "dram_write_bytes", "dr
 NEEDS: dict[str, tuple[str, ...]] = {
     "flop": FLOP_PARTS, "flop_per_s": FLOP_PARTS, "pct_of_peak": FLOP_PARTS,
     "pct_of_roof": (*FLOP_PARTS, "dram_bytes"), "bound": (*FLOP_PARTS, "dram_bytes"),
+    "roof": (*FLOP_PARTS, "dram_bytes"),
     "ai_dram": (*FLOP_PARTS, "dram_bytes"), "ai_l2": (*FLOP_PARTS, "l2_bytes"), "ai_l1": (*FLOP_PARTS, "l1_bytes"),
     "dram_bytes_per_s": ("dram_bytes",),
 }

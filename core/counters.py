@@ -478,6 +478,21 @@ def _report_peaks(df: pd.DataFrame, out: pd.DataFrame) -> None:
             fma * _col(df, f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained"))
         out[f"report_peak_{precision}_flop_per_s"] = per_cycle.where(per_cycle > 0) * clock
     out["report_peak_dram_bytes_per_s"] = _col(df, "dram__bytes.sum.peak_sustained") * _dram_clock(df, out)
+    for level, unit in (("l2", "lts"), ("l1", "l1tex")):
+        out[f"report_peak_{level}_bytes_per_s"] = _cache_peak(df, unit)
+
+
+def _cache_peak(df: pd.DataFrame, unit: str) -> pd.Series:
+    """The peak rate of the counter the level's intensity divides by (`{unit}__t_bytes`, ncu's sectors x 32 B):
+    peak per cycle x the unit's clock; a --set full report holds neither, only the sectors' rate and their
+    % of peak, whose ratio is the same peak rate."""
+    per_cycle = _col(df, f"{unit}__t_bytes.sum.peak_sustained").fillna(
+        SECTOR_BYTES * _col(df, f"{unit}__t_sectors.sum.peak_sustained"))
+    peak = per_cycle.where(per_cycle > 0) * _col(df, f"{unit}__cycles_elapsed.avg.per_second")
+    pct = _col(df, f"{unit}__t_sectors.sum.pct_of_peak_sustained_elapsed").fillna(
+        _col(df, f"{unit}__t_sectors.avg.pct_of_peak_sustained_elapsed"))  # a sum and an average: one ratio
+    rate = SECTOR_BYTES * _col(df, f"{unit}__t_sectors.sum.per_second")
+    return peak.fillna(rate / (pct.where(pct > 0) / 100.0))
 
 
 def _dram_clock(df: pd.DataFrame, out: pd.DataFrame) -> pd.Series:

@@ -23,6 +23,8 @@ PRECISIONS = [(p, f"flop_{p}", p) for p in SIMT] + [
 ]
 
 
+MEMORY_LEVELS = ("dram", "l2", "l1")  # the hierarchical roofline's bandwidth ceilings, outermost first
+
 # The database GPU of a table's launches: one for all of them, or one per device name (the `gpu` column) for a
 # file that holds launches on several GPUs.
 Gpus = Gpu | Mapping[str, Gpu | None] | None
@@ -187,7 +189,7 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
     dur = k["duration_s"]
     k["flop_per_s"] = _div(k["flop"], dur)
     k["dram_bytes_per_s"] = _div(k["dram_bytes"], dur)
-    for level in ("dram", "l2", "l1"):
+    for level in MEMORY_LEVELS:
         k[f"ai_{level}"] = intensity(k["flop"], k[f"{level}_bytes"])
     k["precision"], peak, source = judge(k, gpu)
     integer = integer_mma(k)  # judged by no FLOP ceiling: precision, % of peak, % of roof and bound stay empty
@@ -197,15 +199,23 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
         k["peak_flop_per_s"], k["peak_source"] = peak.mask(integer), source.astype(object).mask(integer, "").astype(
             "category")
         k["peak_dram_bytes_per_s"] = dram_ceiling(k, gpu)
-    memory_roof = k["ai_dram"] * k["peak_dram_bytes_per_s"]
-    k["attainable_flop_per_s"] = np.fmin(k["peak_flop_per_s"], memory_roof.where(k["ai_dram"].notna()))
-    # Without either ceiling there is no roof (fmin would take the other one for it).
-    k.loc[k["ai_dram"].isna() | k["peak_dram_bytes_per_s"].isna() | k["peak_flop_per_s"].isna(),
-          "attainable_flop_per_s"] = np.nan
+        for level in MEMORY_LEVELS[1:]:  # no datasheet gives cache bandwidth: the report's peak counters or none
+            k[f"peak_{level}_bytes_per_s"] = k.get(f"report_peak_{level}_bytes_per_s", np.nan)
+    roofs = _memory_roofs(k)
+    # The roof is the lowest ceiling: compute, or a memory level's intensity x its bandwidth. A cache level
+    # whose bytes or peak are unknown sets none; without the DRAM roof or the compute peak there is no roof.
+    roof = np.fmin(k["peak_flop_per_s"], roofs.min(axis=1))
+    k["attainable_flop_per_s"] = roof.where(roofs["dram"].notna() & k["peak_flop_per_s"].notna())
     k["pct_of_peak"] = 100.0 * _div(k["flop_per_s"], k["peak_flop_per_s"])
     k["pct_of_roof"] = 100.0 * _div(k["flop_per_s"], k["attainable_flop_per_s"])
-    k["bound"] = _bound(k)
+    k["bound"], k["roof"] = _bound(k)
     return k
+
+
+def _memory_roofs(k: pd.DataFrame) -> pd.DataFrame:
+    """Per memory level, the FLOP/s its bandwidth allows at the row's intensity there (NaN where unknown)."""
+    return pd.DataFrame({level: k[f"ai_{level}"] * k.get(f"peak_{level}_bytes_per_s", np.nan)
+                         for level in MEMORY_LEVELS}, index=k.index, dtype=float)
 
 
 def integer_mma(k: pd.DataFrame) -> pd.Series:
@@ -216,14 +226,20 @@ def integer_mma(k: pd.DataFrame) -> pd.Series:
     return k["integer_mma"].astype(object).fillna(False).astype(bool)
 
 
-def _bound(k: pd.DataFrame) -> pd.Series:
-    ridge = _div(k["peak_flop_per_s"], k["peak_dram_bytes_per_s"])
-    known = ridge.notna() & k["flop"].notna() & k["dram_bytes"].notna()
-    out = pd.Series("", index=k.index, dtype=object)
-    out[known & (k["ai_dram"].fillna(0.0) < ridge)] = "memory"
-    out[known & (k["ai_dram"] >= ridge)] = "compute"
-    out[known & (k["flop"] == 0) & (k["dram_bytes"] == 0)] = ""
-    return out
+def _bound(k: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """(bound, roof) by the time each resource needs at its peak: compute where the FLOPs need at least as long
+    as any memory level's bytes (the ridge included), else memory; the roof names the level whose bytes need
+    longest (DRAM on a tie), or compute. For kernels with FLOPs that is the lowest ceiling of the roofline; for
+    those without, still the level that limits them. Empty where the roof is unknown."""
+    at_peak = pd.DataFrame({level: k[f"{level}_bytes"] / k.get(f"peak_{level}_bytes_per_s", np.nan)
+                            for level in MEMORY_LEVELS}, index=k.index, dtype=float).to_numpy()
+    longest = np.where(np.isnan(at_peak), -np.inf, at_peak)
+    level = np.array(MEMORY_LEVELS, dtype=object)[longest.argmax(axis=1)] if len(k) else np.array([], dtype=object)
+    known = k["attainable_flop_per_s"].notna().to_numpy()
+    memory = known & (longest.max(axis=1, initial=-np.inf) > (k["flop"] / k["peak_flop_per_s"]).to_numpy(dtype=float))
+    bound = np.where(memory, "memory", np.where(known, "compute", ""))
+    return (pd.Series(bound, index=k.index, dtype=object),
+            pd.Series(np.where(memory, level, bound), index=k.index, dtype=object))
 
 
 KNOWN_PART = {"total_time_s": "time_counted_s", "total_flop": "flop_counted"}  # a total and its known part
@@ -323,6 +339,11 @@ class Ceiling:
     gpu: str = ""  # the device it belongs to, in a file with launches on several GPUs
     sm_clock_hz: float = math.nan  # the measured SM clock a FLOP ceiling is taken at (NaN: the datasheet's)
 
+    @property
+    def bandwidth(self) -> bool:
+        """A memory level's ceiling (B/s), not a precision's (FLOP/s)."""
+        return self.name in MEMORY_LEVELS
+
 
 def run_ceilings(k: pd.DataFrame, gpus: Gpus) -> list[Ceiling]:
     """The ceilings a run is judged against: FP32, FP64, every precision it used, and DRAM; per GPU where the
@@ -353,6 +374,10 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
         dram, source = gpu.dram_bytes_per_s, f"datasheet ({gpu.name})"
     if not math.isnan(dram):
         out.append(Ceiling("dram", dram, source))
+    for level in MEMORY_LEVELS[1:]:
+        value = _weighted(k, f"report_peak_{level}_bytes_per_s")
+        if not math.isnan(value):
+            out.append(Ceiling(level, value, "report counters x measured clock"))
     return out
 
 

@@ -14,10 +14,14 @@ FLOPS = [*_SIMT, "sm__inst_executed_pipe_tensor.sum"]  # + the tensor op counter
 MEMORY = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum"]
 PEAKS = [f"sm__sass_thread_inst_executed_op_{p}fma_pred_on.sum.peak_sustained" for p in "dfh"] + [
     "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"]
+# The L2 and L1 ceilings of the hierarchical roofline: the peak rate of the counters MEMORY reads, at their clocks.
+CACHE_PEAKS = [m for unit in ("lts", "l1tex") for m in (f"{unit}__t_bytes.sum.peak_sustained",
+                                                         f"{unit}__cycles_elapsed.avg.per_second")]
 METRIC_SETS = {
-    "roofline": [*TIME, *FLOPS, *MEMORY, *PEAKS],
+    "roofline": [*TIME, *FLOPS, *MEMORY, *PEAKS, *CACHE_PEAKS],
     "flops": [*TIME, *FLOPS, *PEAKS],
-    "memory": [*TIME, *MEMORY, "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"],
+    "memory": [*TIME, *MEMORY, "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second",
+               *CACHE_PEAKS],
 }
 REPLAY_MODES = ("kernel", "application", "range")
 

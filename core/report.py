@@ -18,7 +18,8 @@ from .units import is_missing
 
 GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
 # Ceilings and clocks: a group's is its launches', weighted by their time.
-_WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + ["sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s"]
+_WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + ["sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s",
+                                                    "peak_l2_bytes_per_s", "peak_l1_bytes_per_s"]
 _NOTES = ["estimated", "provenance"]
 NO_RANGE = "(no NVTX range)"
 
@@ -35,6 +36,9 @@ class Report:
 
     def __post_init__(self) -> None:
         self.kernels = with_launch_shares(self.kernels)
+        if "roof" not in self.kernels and "bound" in self.kernels:
+            # Stored before the hierarchical roofline: DRAM was its only memory roof.
+            self.kernels["roof"] = self.kernels["bound"].where(self.kernels["bound"] != "memory", "dram")
         if self.gpus is None and len(self.meta.get("gpus") or []) > 1:  # a stored run: rebuild from its meta
             self.gpus = {g["name"]: find_gpu(g["database_key"]) for g in self.meta["gpus"]}
 

@@ -632,7 +632,7 @@ async def test_roofline_at_80x24_keeps_the_numbers_line_under_a_long_name():
         name = next(i for i, line in enumerate(lines) if "1/1 by time · " in line)
         assert lines[name].rstrip().endswith("…") and str(launches["kernel"].iloc[0])[:30] in lines[name]
         numbers = " ".join(lines[name + 1:-1])
-        assert f"AI {fmt.ratio(ai)} FLOP/B" in numbers and "memory-bound" in numbers
+        assert f"AI {fmt.ratio(ai)} FLOP/B" in numbers and "DRAM-bound" in numbers
         assert "? Help" in lines[-1]
 
 
@@ -692,8 +692,7 @@ async def test_at_80x24_prompts_show_their_whole_question_and_hint(h100):
         await ready(app, pilot)
         await pilot.press("slash")
         assert isinstance(app.screen, PromptScreen)
-        assert await shows(pilot, app, "regex on the name, case-insensitive; add bound:memory or bound:compute · "
-                                       "empty: show all")
+        assert await shows(pilot, app, "regex on the name, any case; bound:memory|compute|dram|l2|l1 · empty: all")
         await pilot.press("escape", "enter", "e")
         assert isinstance(app.screen, PromptScreen)
         assert await shows(pilot, app, "Export the metrics of this row to (.csv, .parquet or .json by extension):")

@@ -39,7 +39,8 @@ KERNEL_TABLE = [
     Column("dram_bytes_per_s", "DRAM B/s", lambda v: fmt.si(v, "B/s"), 2, 9),
     Column("ai_dram", "AI", fmt.ratio, 3, 8),  # `1.16e+04`
     Column("pct_of_peak", "%Peak", fmt.pct, 1, 6),
-    Column("bound", "Bound", fmt.text, 2, 7, numeric=False),
+    # The lowest ceiling of the hierarchical roofline: `compute`, or the memory level (`DRAM`, `L2`, `L1`).
+    Column("roof", "Bound", fmt.roof, 2, 7, numeric=False),
     # As wide as its longest label (three parts, `TC fp8/acc16+TC fp16/acc16+fp32`, take 31): never cut.
     Column("precision", "Prec", fmt.precision, 5, 32, numeric=False),
 ]

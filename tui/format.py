@@ -92,6 +92,11 @@ def text(value) -> str:
     return "" if is_missing(value) else str(value)
 
 
+def roof(value) -> str:
+    """The ceiling that bounds a row, as tables show it: `compute`, `DRAM`, `L2`, `L1`."""
+    return "" if is_missing(value) or not value else ("compute" if value == "compute" else str(value).upper())
+
+
 def precision(value) -> str:
     """A `precision` label as tables show it: `tensor_fp16_acc16+tensor_fp16` -> `TC fp16/acc16+TC fp16`
     (TC: tensor cores; /acc16: accumulating in FP16), short enough to read whole at 80 columns. SIMT labels

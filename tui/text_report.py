@@ -138,7 +138,7 @@ def _ceilings(report: Report) -> list[str]:
                 if not math.isnan(c.sm_clock_hz):
                     clocks.setdefault(c.source, c.sm_clock_hz)
                 by_source.setdefault(c.source, []).append(
-                    f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.name == 'dram' else 'FLOP/s')}")
+                    f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.bandwidth else 'FLOP/s')}")
         items.append(f"Ceilings, {gpu}:" if len(gpus) > 1 and gpu else "Ceilings:")
         for i, (source, values) in enumerate(by_source.items()):
             last = i == len(by_source) - 1 and n == len(gpus) - 1

@@ -76,7 +76,7 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     compute += [("Precision judged", judged),
                 ("% of peak", num("pct_of_peak", fmt.pct)), ("% of roof", num("pct_of_roof", fmt.pct)),
                 ("Attainable", num("attainable_flop_per_s", fmt.si, "FLOP/s")),
-                ("Bound", fmt.text(_v(row, "bound")) or "unknown")]
+                ("Bound", _bound(row))]
 
     memory = [("DRAM read", num("dram_read_bytes", fmt.si, "B")), ("DRAM write", num("dram_write_bytes", fmt.si, "B")),
               ("DRAM total", num("dram_bytes", fmt.si, "B")),
@@ -94,6 +94,8 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     peak, bw = _v(row, "peak_flop_per_s"), _v(row, "peak_dram_bytes_per_s")
     ceilings = [("Compute ceiling", num("peak_flop_per_s", fmt.si, "FLOP/s")),
                 ("DRAM ceiling", num("peak_dram_bytes_per_s", fmt.si, "B/s")),
+                ("L2 ceiling", num("peak_l2_bytes_per_s", fmt.si, "B/s")),
+                ("L1 ceiling", num("peak_l1_bytes_per_s", fmt.si, "B/s")),
                 ("Ridge point", f"{fmt.ratio(peak / bw)} FLOP/B" if peak and bw else "n/a"),
                 ("Ceiling source", fmt.text(_v(row, "peak_source")) or "none: pass --gpu NAME")]
 
@@ -158,6 +160,12 @@ def _precision(label: object) -> str:
     `TC fp16/acc16+TC fp16 (tensor_fp16_acc16+tensor_fp16)`."""
     short = fmt.precision(label)
     return short if short == fmt.text(label) else f"{short} ({label})"
+
+
+def _bound(row: pd.Series) -> str:
+    """`compute`, or `memory (L2 roof)`: the ceiling of the hierarchical roofline that is lowest for it."""
+    bound, roof = fmt.text(_v(row, "bound")), _v(row, "roof")
+    return f"{bound} ({fmt.roof(roof)} roof)" if bound == "memory" and fmt.roof(roof) else bound or "unknown"
 
 
 def _intensity(value: float) -> str:

@@ -33,7 +33,7 @@ GROUPS = ("name", "launch", "nvtx")
 
 class KernelsScreen(TableScreen):
     HELP_TITLE = "Kernels"
-    FILTER_HINT = "regex on the name, case-insensitive; add bound:memory or bound:compute · empty: show all"
+    FILTER_HINT = "regex on the name, any case; bound:memory|compute|dram|l2|l1 · empty: all"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_row", "Open"),
         Binding("s", "sort_column", "Sort"),

@@ -47,7 +47,7 @@ def describe(data: Roofline, index: int | None, launch: int | None = None) -> Re
         return Text(f"No point to plot: {_why_none(data)}.")
     p: Point = data.points[index]
     peak = f" · {fmt.pct(p.pct_of_peak)} of {fmt.ceiling(p.precision)} peak" if not math.isnan(p.pct_of_peak) else ""
-    bound = f" · {p.bound}-bound" if p.bound else ""
+    bound = f" · {fmt.roof(p.bound)}-bound" if p.bound else ""
     levels = "".join(f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1))
                      if not math.isnan(v))
     more = f" · {data.beyond} smaller not plotted" if data.beyond else ""

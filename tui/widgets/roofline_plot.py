@@ -30,7 +30,8 @@ COMPUTE_GLYPHS = ("hd", "─", "┄", "·", "=", "~", "-")
 LEGEND_GLYPHS = {"hd": "━"}
 POINT_COLOR = 7
 SELECTED_COLOR = 9
-LEVEL_GLYPHS = {"l2": ("▲", 3), "l1": ("▼", 5)}
+LEVEL_GLYPHS = {"l2": ("▲", 3), "l1": ("▼", 5)}  # the selected kernel at its L2 and L1 intensities
+CACHE_LINES = {"l2": "/", "l1": ":"}  # the L2 and L1 ceilings' slopes, in their points' tints
 POINT, SELECTED = "•", "◆"
 MIN_WIDTH, MIN_HEIGHT = 30, 8
 
@@ -46,7 +47,7 @@ class Point:
     position: int  # row position in the frame it came from
     precision: str = ""
     pct_of_peak: float = math.nan  # the row's own, against the peak of its precision at its clock
-    bound: str = ""
+    bound: str = ""  # the ceiling that bounds it: compute, dram, l2 or l1
     ai_l2: float = math.nan
     ai_l1: float = math.nan
 
@@ -56,13 +57,14 @@ class Roofline:
     points: tuple[Point, ...]  # by time share, highest first: the order the selection walks
     compute: tuple[Ceiling, ...]  # FLOP/s ceilings, one per precision
     dram: Ceiling | None  # B/s
+    caches: tuple[Ceiling, ...] = ()  # L2 and L1 bandwidth ceilings (B/s), where the report has their peaks
     dropped: int = 0  # rows without a finite positive AI and FLOP/s
     unknown: int = 0  # of those, rows whose AI or FLOP/s is unknown (the others did no FLOPs or moved no bytes)
     beyond: int = 0  # plottable rows past the limit (the smallest time shares)
 
     @property
     def key(self) -> tuple:
-        return (self.points, self.compute, self.dram)
+        return (self.points, self.compute, self.dram, self.caches)
 
 
 def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | None = None, limit: int = 500,
@@ -87,10 +89,11 @@ def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray
     positions = positions[:limit]
     label_col = name if name in rows else "kernel"
     points = tuple(_point(rows, int(p), label_col, share) for p in positions)
-    compute = tuple(c for c in ceilings if c.name != "dram" and c.gpu == main)
+    compute = tuple(c for c in ceilings if not c.bandwidth and c.gpu == main)
     dram = next((c for c in ceilings if c.name == "dram" and c.gpu == main), None)
+    caches = tuple(c for c in ceilings if c.name in CACHE_LINES and c.gpu == main) if dram is not None else ()
     unknown = int((np.isnan(ai) | np.isnan(rate)).sum())  # infinite AI is known: no DRAM bytes moved
-    return Roofline(points, compute, dram, dropped=int((~ok).sum()), unknown=unknown, beyond=beyond)
+    return Roofline(points, compute, dram, caches, dropped=int((~ok).sum()), unknown=unknown, beyond=beyond)
 
 
 def roof_gpus(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | None = None) -> list[str]:
@@ -108,7 +111,7 @@ def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray)
     row = rows.iloc[position]
     return Point(label=fmt.text(row[label_col]), ai=float(row["ai_dram"]), flop_per_s=float(row["flop_per_s"]),
                  share=float(share[position]), position=position, precision=fmt.text(row.get("precision")),
-                 pct_of_peak=_finite(row.get("pct_of_peak")), bound=fmt.text(row.get("bound")),
+                 pct_of_peak=_finite(row.get("pct_of_peak")), bound=fmt.text(row.get("roof")),
                  ai_l2=_positive(row.get("ai_l2")), ai_l1=_positive(row.get("ai_l1")))
 
 
@@ -171,7 +174,7 @@ def _line_marker(color: int | None, glyph: str = "hd") -> plt.marker:
 
 
 def ceiling_label(ceiling: Ceiling) -> str:
-    unit = "B/s" if ceiling.name == "dram" else "FLOP/s"
+    unit = "B/s" if ceiling.bandwidth else "FLOP/s"
     return f"{_short(ceiling)} {fmt.si(ceiling.value, unit)}"
 
 
@@ -217,11 +220,14 @@ def build_plot(data: Roofline, width: int, height: int, selected: int | None = N
 def _draw_ceilings(fig, data: Roofline, axes: _Axes, color: bool) -> None:
     (x0, x1), y0 = axes.x, axes.y[0]
     top = max((math.log10(c.value) for c in data.compute), default=None)
+    slopes = [(c, LEVEL_GLYPHS[c.name][1], CACHE_LINES[c.name]) for c in data.caches]
     if data.dram is not None:
-        bw = math.log10(data.dram.value)
+        slopes.append((data.dram, DRAM_COLOR, "hd"))  # last: drawn over a cache slope it meets
+    for ceiling, tint, glyph in slopes:
+        bw = math.log10(ceiling.value)
         start = max(x0, y0 - bw)  # where the slope enters the plot
         end = (top - bw) if top is not None else x1
-        fig.draw(fig.segment([start, end], [start + bw, end + bw], marker=_line_marker(DRAM_COLOR if color else None)))
+        fig.draw(fig.segment([start, end], [start + bw, end + bw], marker=_line_marker(tint if color else None, glyph)))
     for i, ceiling in enumerate(data.compute):
         y, left = math.log10(ceiling.value), _ceiling_start(data, ceiling, x0)
         tint = COMPUTE_COLORS[i % len(COMPUTE_COLORS)] if color else None
@@ -353,24 +359,29 @@ def _label(grid: _Grid, data: Roofline, axes: _Axes, selected: int | None, color
         _first_blank(grid, [(row + 1, col + 1), (row + 1, col - len(label)), (row + 2, col + 1),
                             (row - 1, col + 1), (row - 1, col - len(label))], label, Style(bold=True))
     if data.dram is not None:
-        _label_dram(grid, data, axes, tint(DRAM_COLOR))
+        _label_slope(grid, data, axes, data.dram, tint(DRAM_COLOR))
+    for cache in data.caches:
+        _label_slope(grid, data, axes, cache, tint(LEVEL_GLYPHS[cache.name][1]))
 
 
-def _label_dram(grid: _Grid, data: Roofline, axes: _Axes, style: Style) -> None:
-    """`DRAM` left of its slope, a blank cell between, about a third of the way up the slope."""
-    bw = math.log10(data.dram.value)
+def _label_slope(grid: _Grid, data: Roofline, axes: _Axes, ceiling: Ceiling, style: Style) -> None:
+    """`DRAM` (`L2`, `L1`) left of its slope, a blank cell between, about a third of the way up the slope;
+    right of it (under the roof) where another slope leaves no room on the left."""
+    bw = math.log10(ceiling.value)
+    label = _short(ceiling)
     top = min(max((math.log10(c.value) for c in data.compute), default=axes.y[1]), axes.y[1])
     bottom = max(axes.x[0] + bw, axes.y[0])
     lo, hi = max(grid.row_of(top), grid.rows[0]), min(grid.row_of(bottom), grid.rows[1])
     aim = hi - (hi - lo) * 0.35
-    spots = []
+    left, right = [], []
     for row in sorted(range(lo, hi + 1), key=lambda r: abs(r - aim)):
         col = grid.col_of(grid.y_at(row) - bw)
         start = max(col - 3, grid.cols[0])
         near = grid.cells[row][start:col + 4]
-        if near.strip():  # the slope's first cell in this row, near where it should be
-            spots.append((row, start + len(near) - len(near.lstrip()) - 5))
-    _first_blank(grid, spots, "DRAM", style)
+        if near.strip():  # the slope's cells in this row, near where they should be
+            left.append((row, start + len(near) - len(near.lstrip()) - len(label) - 1))
+            right.append((row, start + len(near.rstrip()) + 1))
+    _first_blank(grid, left + right, label, style)
 
 
 def _first_blank(grid: _Grid, spots: list[tuple[int, int]], label: str, style: Style) -> None:
@@ -410,6 +421,8 @@ def legend(data: Roofline, selected: int | None, color: bool = True) -> list[tup
     entries = []
     if data.dram is not None:
         entries.append((f"━ {ceiling_label(data.dram)}", tint(DRAM_COLOR)))
+    for cache in data.caches:
+        entries.append((f"{CACHE_LINES[cache.name]} {ceiling_label(cache)}", tint(LEVEL_GLYPHS[cache.name][1])))
     for i, ceiling in enumerate(data.compute):
         glyph = COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)]
         entries.append((f"{LEGEND_GLYPHS.get(glyph, glyph)} {ceiling_label(ceiling)}",

@@ -19,7 +19,8 @@ from rich.cells import cell_len
 from .. import format as fmt
 from ..columns import EXTRA_COLUMNS, Column
 
-BOUNDS = ("all", "memory", "compute")
+BOUNDS = ("all", "memory", "compute")  # what `b` cycles through
+LEVELS = ("dram", "l2", "l1")  # `bound:l2`: the rows whose lowest ceiling is that memory level's
 _CACHE_ROWS = 4096  # formatted rows kept; a screen shows < 100, scrolling back reuses them
 
 
@@ -52,8 +53,8 @@ def parse_filter(text: str, query: Query) -> Query:
     for word in text.split(" "):
         if word.lower().startswith("bound:"):
             bound = word.split(":", 1)[1].lower() or "all"
-            if bound not in BOUNDS:
-                raise ValueError(f"bound:{bound}? use one of {', '.join(BOUNDS)}")
+            if bound not in BOUNDS + LEVELS:
+                raise ValueError(f"bound:{bound}? use one of {', '.join(BOUNDS + LEVELS)}")
         else:
             words.append(word)
     pattern = " ".join(words).strip()
@@ -200,7 +201,8 @@ class TableModel:
                 hits = self._matches(name, regex)
                 keep = hits if keep is None else keep | hits
         if query.bound != "all":
-            is_bound = self.rows["bound"].to_numpy(dtype=object) == query.bound
+            column = "roof" if query.bound in LEVELS else "bound"
+            is_bound = self.rows[column].to_numpy(dtype=object) == query.bound
             keep = is_bound if keep is None else keep & is_bound
         return keep
 

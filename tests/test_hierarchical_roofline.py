@@ -1,0 +1,211 @@
+"""The hierarchical roofline: L2 and L1 ceilings beside DRAM's, and the level that bounds a kernel.
+
+Expected values come from ncu's own counters read with ncu_report (a second formula for the same peak, and
+ncu's own % of peak of the L2 counter), or from arithmetic on the numbers a test writes into a raw page.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from flopscope.core import read_report
+from flopscope.core.ncu_command import METRIC_SETS
+from flopscope.core.report import Report
+from flopscope.tui import format as fmt
+from flopscope.tui.screens.kernel import KernelScreen
+from flopscope.tui.widgets.roofline_plot import build_plot, legend, roofline_from
+
+from .cli import run_cli
+from .conftest import fixture_path
+from .raw_csv import page
+from .test_app import make_app, ready, screen_lines
+
+T4 = "t4_mlp_matadd_full.ncu-rep"  # one matrix add, --set full: L2 busier than DRAM
+A100 = "a100pcie80_cutlass_gemm_full.ncu-rep"
+H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"
+SECTOR = 32  # bytes: ncu's *_bytes are its sectors x 32
+
+
+def actions(path) -> list:
+    ncu_report = pytest.importorskip("ncu_report")
+    launches = ncu_report.load_report(str(path)).range_by_idx(0)
+    return [launches.action_by_idx(i) for i in range(launches.num_actions())]
+
+
+def value(action, name: str) -> float:
+    metric = action.metric_by_name(name)
+    return math.nan if metric is None else metric.as_double()
+
+
+@pytest.mark.parametrize("name", [T4, A100])
+def test_the_l2_ceiling_of_a_full_set_report_is_its_slices_peak_over_the_launchs_time(name):
+    """The engine takes sectors/s over ncu's % of peak; the same peak is also the slices' sectors per cycle x
+    their elapsed cycles (summed over slices) over the duration, which uses none of those counters."""
+    path = fixture_path(name)
+    engine = read_report(path).kernels["report_peak_l2_bytes_per_s"]
+    for i, a in enumerate(actions(path)):
+        seconds = value(a, "gpu__time_duration.sum") * 1e-9  # ns in these reports
+        slices_peak = SECTOR * value(a, "lts__t_sectors.avg.peak_sustained") * value(a, "lts__cycles_elapsed.sum")
+        assert engine.iloc[i] == pytest.approx(slices_peak / seconds, rel=1e-9)
+
+
+def test_a_kernel_busier_at_l2_than_at_dram_is_l2_bound_at_ncus_own_l2_percentage():
+    """T4 matrix add: ncu says L2 49.98% and DRAM 44.8% of peak. The L2 roof is the lower one, and a kernel
+    on it runs at its L2 share of peak: % of roof is exactly ncu's L2 percentage."""
+    path = fixture_path(T4)
+    a = actions(path)[0]
+    l2_pct = value(a, "lts__t_sectors.sum.pct_of_peak_sustained_elapsed")
+    dram_pct = value(a, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
+    assert l2_pct > dram_pct  # the premise, from ncu
+    row = read_report(path).kernels.iloc[0]
+    assert (row["bound"], row["roof"]) == ("memory", "l2")
+    assert row["pct_of_roof"] == pytest.approx(l2_pct, rel=1e-9)
+    assert row["attainable_flop_per_s"] == pytest.approx(row["ai_l2"] * row["peak_l2_bytes_per_s"], rel=1e-12)
+
+
+def test_a_kernel_compute_bound_by_dram_alone_is_l2_bound_on_the_hierarchy():
+    """H100 generate_encoded_signal moves almost nothing through DRAM (AI 251 FLOP/B, past the FP32 ridge) but
+    works out of L2: judged by DRAM alone it read `compute` at 1% of peak. Its roof is L2's, and its % of roof
+    is ncu's own L2 percentage."""
+    path = fixture_path(H100)
+    names = [a.name() for a in actions(path)]
+    report = read_report(path)
+    for i, a in enumerate(actions(path)):
+        if names[i] != "generate_encoded_signal":
+            continue
+        row = report.kernels.iloc[i]
+        assert row["ai_dram"] * row["peak_dram_bytes_per_s"] > row["peak_flop_per_s"]  # DRAM alone: compute
+        assert (row["bound"], row["roof"]) == ("memory", "l2")
+        assert row["pct_of_roof"] == pytest.approx(value(a, "lts__t_sectors.avg.pct_of_peak_sustained_elapsed"),
+                                                   rel=1e-9)
+
+
+# Launches of the roofline metric set, values chosen here (1 ms each); each peak is per cycle x its clock.
+SIMT = [f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "dfh" for op in ("add", "mul", "fma")]
+UNITS = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+         **dict.fromkeys(SIMT, "inst"), "sm__inst_executed_pipe_tensor.sum": "inst",
+         "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": "inst/cycle",
+         "dram__bytes_read.sum": "byte", "dram__bytes_write.sum": "byte",
+         "dram__bytes.sum.peak_sustained": "byte/cycle", "dram__cycles_elapsed.avg.per_second": "cycle/second",
+         "lts__t_bytes.sum": "byte", "l1tex__t_bytes.sum": "byte",
+         "lts__t_bytes.sum.peak_sustained": "byte/cycle", "lts__cycles_elapsed.avg.per_second": "cycle/second",
+         "l1tex__t_bytes.sum.peak_sustained": "byte/cycle", "l1tex__cycles_elapsed.avg.per_second": "cycle/second"}
+SM_HZ, FMA_PER_CYCLE = 1.5e9, 8192  # FP32 peak 2 x 8192 x 1.5 GHz = 24.6 TFLOP/s
+DRAM_PER_CYCLE, DRAM_HZ = 1024, 1.5e9  # 1.536 TB/s
+L2_PER_CYCLE, L2_HZ = 2560, 1.6e9  # 4.096 TB/s
+L1_PER_CYCLE, L1_HZ = 16384, 1.5e9  # 24.6 TB/s
+
+
+def launch(fma: float, dram: float, l2: float, l1: float, seconds: float = 1e-3, kernel: str = "k") -> dict:
+    return {"kernel": kernel, "gpu__time_duration.sum": seconds * 1e9, "smsp__cycles_elapsed.avg.per_second": SM_HZ,
+            **dict.fromkeys(SIMT, 0), "sm__inst_executed_pipe_tensor.sum": 0,
+            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": fma,
+            "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": FMA_PER_CYCLE,
+            "dram__bytes_read.sum": dram / 2, "dram__bytes_write.sum": dram / 2,
+            "dram__bytes.sum.peak_sustained": DRAM_PER_CYCLE, "dram__cycles_elapsed.avg.per_second": DRAM_HZ,
+            "lts__t_bytes.sum": l2, "l1tex__t_bytes.sum": l1,
+            "lts__t_bytes.sum.peak_sustained": L2_PER_CYCLE, "lts__cycles_elapsed.avg.per_second": L2_HZ,
+            "l1tex__t_bytes.sum.peak_sustained": L1_PER_CYCLE, "l1tex__cycles_elapsed.avg.per_second": L1_HZ}
+
+
+@pytest.fixture
+def levels(tmp_path) -> Report:
+    """Three launches, each bound by another level: DRAM, L2, L1; and one compute-bound launch."""
+    rows = [launch(5e8, dram=1.2e9, l2=1.3e9, l1=2e9, kernel="stream_dram"),
+            launch(5e8, dram=1e8, l2=3e9, l1=4e9, kernel="reuse_l2"),
+            launch(5e8, dram=1e8, l2=2e8, l1=2e10, kernel="thrash_l1"),
+            launch(1e10, dram=1e8, l2=2e8, l1=1e9, kernel="gemm")]
+    return read_report(page(tmp_path / "levels.csv", UNITS, rows, gpu="NVIDIA H100 80GB HBM3", cc="9.0"))
+
+
+def test_each_level_bounds_the_launch_whose_bytes_need_longest_at_its_peak(levels):
+    peak = {"dram": DRAM_PER_CYCLE * DRAM_HZ, "l2": L2_PER_CYCLE * L2_HZ, "l1": L1_PER_CYCLE * L1_HZ}
+    compute = 2 * FMA_PER_CYCLE * SM_HZ
+    k = levels.kernels.set_index("kernel")
+    for level in peak:
+        assert k[f"peak_{level}_bytes_per_s"].tolist() == pytest.approx([peak[level]] * 4, rel=1e-12)
+    for name, expected in (("stream_dram", "dram"), ("reuse_l2", "l2"), ("thrash_l1", "l1"), ("gemm", "compute")):
+        row = k.loc[name]
+        assert row["roof"] == expected, name
+        assert row["bound"] == ("compute" if expected == "compute" else "memory")
+    # The roof by hand: min(compute peak, FLOP/bytes x peak at each level).
+    for name, fma, nbytes in (("reuse_l2", 5e8, {"dram": 1e8, "l2": 3e9, "l1": 4e9}),
+                              ("gemm", 1e10, {"dram": 1e8, "l2": 2e8, "l1": 1e9})):
+        flop = 2 * fma
+        roof = min(compute, *(flop / nbytes[lvl] * peak[lvl] for lvl in peak))
+        assert k.loc[name, "attainable_flop_per_s"] == pytest.approx(roof, rel=1e-12)
+        assert k.loc[name, "pct_of_roof"] == pytest.approx(100 * flop / 1e-3 / roof, rel=1e-12)
+
+
+def test_grouped_rows_keep_their_launches_cache_ceilings(levels):
+    grouped = levels.group("name").set_index("kernel")
+    assert grouped.loc["reuse_l2", "roof"] == "l2"
+    assert grouped.loc["thrash_l1", "peak_l1_bytes_per_s"] == pytest.approx(L1_PER_CYCLE * L1_HZ, rel=1e-12)
+
+
+def test_the_header_names_the_cache_ceilings_in_bytes_per_second(levels):
+    result = run_cli("report", levels.meta["source"])
+    ceilings = next(line for line in result.stdout.splitlines() if line.startswith("Ceilings:"))
+    assert f"L2 {fmt.si(L2_PER_CYCLE * L2_HZ, 'B/s')}" in ceilings
+    assert f"L1 {fmt.si(L1_PER_CYCLE * L1_HZ, 'B/s')}" in ceilings
+
+
+def test_a_run_stored_before_cache_ceilings_reads_its_memory_rows_as_dram_bound(levels):
+    """Its rows were judged by DRAM alone and carry no `roof`: that is what bounded them then."""
+    old = levels.kernels.drop(columns=["roof"])
+    old["bound"] = ["memory", "memory", "memory", "compute"]
+    again = Report(meta=levels.meta, kernels=old, gpu=levels.gpu)
+    assert again.kernels["roof"].tolist() == ["dram", "dram", "dram", "compute"]
+
+
+def test_the_roofline_and_memory_sets_collect_the_cache_peaks():
+    for name in ("roofline", "memory"):
+        for unit in ("lts", "l1tex"):
+            assert f"{unit}__t_bytes.sum.peak_sustained" in METRIC_SETS[name]
+            assert f"{unit}__cycles_elapsed.avg.per_second" in METRIC_SETS[name]
+
+
+def test_the_plot_draws_and_names_the_l2_slope():
+    report = read_report(fixture_path(H100))
+    data = roofline_from(report.group("name"), report.ceilings())
+    assert [c.name for c in data.caches] == ["l2"]
+    # The run's L2 ceiling: the launches' peaks (sectors/s over ncu's %), weighted by their time.
+    peaks, times = [], []
+    for a in actions(fixture_path(H100)):
+        pct = value(a, "lts__t_sectors.avg.pct_of_peak_sustained_elapsed")
+        rate = value(a, "lts__t_sectors.sum.per_second")
+        if pct > 0 and not math.isnan(rate):
+            peaks.append(SECTOR * rate / (pct / 100))
+            times.append(value(a, "gpu__time_duration.sum"))
+    expected = sum(p * t for p, t in zip(peaks, times, strict=True)) / sum(times)
+    assert data.caches[0].value == pytest.approx(expected, rel=1e-9)
+    text = build_plot(data, 78, 18, 0, color=False).plain
+    assert " L2 " in text and "/" in text, text
+    assert any(label.startswith(f"/ L2 {fmt.si(expected, 'B/s')}") for label, _ in legend(data, 0, color=False))
+
+
+async def test_the_app_shows_the_bounding_level_and_filters_by_it():
+    report = read_report(fixture_path(T4))
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        row = next(line for line in screen_lines(app) if "matrix_addition2D" in line)
+        assert row.rstrip().split()[-1] == "L2", row  # Bound, where 80 columns have room for it (Prec has none)
+        for typed, rows in (("bound:l2", 1), ("bound:dram", 0), ("bound:memory", 1)):
+            await pilot.press("slash", *typed, "enter")
+            await pilot.pause()
+            assert len(screen.model) == rows, typed
+        await pilot.press("slash", "ctrl+u", "enter", "enter")
+        for _ in range(100):
+            if isinstance(app.screen, KernelScreen):
+                break
+            await pilot.pause(0.02)
+        assert isinstance(app.screen, KernelScreen)
+        text = "\n".join(screen_lines(app))
+        for _ in range(20):
+            if "memory (L2 roof)" in text:
+                break
+            await pilot.press("down")
+            text = "\n".join(screen_lines(app))
+        assert "memory (L2 roof)" in text, text
