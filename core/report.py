@@ -13,6 +13,7 @@ from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
 from .metrics import Ceiling, RunSummary, derive, integer_mma, run_ceilings, summarize
+from .over_ceiling import OverCeiling, over_ceiling
 from .readers import read_metrics, report_file
 from .units import is_missing
 
@@ -66,6 +67,11 @@ class Report:
 
     def ceilings(self) -> list[Ceiling]:
         return run_ceilings(self.kernels, self.judged_by)
+
+    def over_ceiling(self) -> list[OverCeiling]:
+        """Launches measured above their own ceiling, one finding per kind (FLOP, DRAM). Computed from the
+        launches each time, never stored in meta: judged again with another --gpu, a stored run says anew."""
+        return over_ceiling(self.kernels, self.meta)
 
     def group(self, by: str = "name", time_order: bool = True) -> pd.DataFrame:
         """Rows per kernel name, NVTX range or launch; same columns as launches; sorted by time.

@@ -28,12 +28,12 @@ from .text_report import (
     Spec,
     console,
     fitted_table,
-    missing_lines,
     print_hidden,
     print_report,
     print_warning,
     report_json,
     sort_column,
+    warning_lines,
 )
 
 
@@ -127,7 +127,7 @@ def cmd_report(args) -> int:
 
 
 def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = None) -> int:
-    for line in missing_lines(report):
+    for line in warning_lines(report):
         print(line, file=sys.stderr)
     if as_json:
         json.dump(report_json(report, rows), sys.stdout, indent=1)

@@ -21,7 +21,7 @@ from flopscope.core.runs import check_run_name, data_home, discard_unfinished, n
 from flopscope.core.store import Store, StoreError
 from flopscope.core.transport import LocalTransport, SshTransport, check_env, check_host, stop_all
 
-from .text_report import console, missing_lines, print_report, report_json
+from .text_report import console, print_report, report_json, warning_lines
 
 
 def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -214,7 +214,7 @@ def cmd_profile(args) -> int:
     for note in result.notes:
         print(f"flopscope: {note}", file=sys.stderr)
     report = result.report
-    for line in missing_lines(report):
+    for line in warning_lines(report):
         print(line, file=sys.stderr)
     rows = report.group("name")
     if args.json:

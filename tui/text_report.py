@@ -204,6 +204,17 @@ def missing_lines(report: Report) -> list[str]:
     return [f"{report.meta['source']}: {m.problem()}; collect it with `{m.fix()}`" for m in report.missing]
 
 
+def over_ceiling_lines(report: Report) -> list[str]:
+    """One line per kind (FLOP, DRAM) of launches measured above their own ceiling, the worst named."""
+    return [f"{report.meta['source']}: {w.problem()}; {w.fix}" for w in report.over_ceiling()]
+
+
+def warning_lines(report: Report) -> list[str]:
+    """Every warning about a report's numbers, as `report`, `open --no-tui` and `profile` print them on stderr:
+    counters not collected, then launches above their ceiling (last: nearest the table they put in doubt)."""
+    return missing_lines(report) + over_ceiling_lines(report)
+
+
 # The counters the kernel table's columns are computed from, as the table's hint names them.
 _TABLE_COUNTERS = {"duration_s": "time", **{c: f"{c.removeprefix('flop_').upper()} FLOPs" for c in SIMT_FLOP},
                    "flop_tensor": "tensor FLOPs", "dram_bytes": "DRAM bytes"}

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 from flopscope.core import FMA_CONVENTION, Report
 from flopscope.core.metrics import Ceiling
+from flopscope.core.over_ceiling import OverCeiling
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
@@ -15,11 +16,13 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from .. import format as fmt
 from ..blocks import Block
 from ..columns import short_gpu, table_columns
 from ..text_report import header, missing_hint
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
+from ..widgets.names import cut_end
 from ..widgets.summary import Summary
 from ..widgets.table_model import BOUNDS, TableModel
 from .export import ask_export
@@ -179,14 +182,17 @@ class PushedKernelsScreen(KernelsScreen):
 
 
 def summary_blocks(report: Report) -> list[Block]:
-    """The header above the table, 5 lines at 80 columns: what ran where (bold); the run's time and
-    efficiencies; its FLOPs beside the FMA convention they follow (dim); notes, and a one-line hint when the
-    counters the table needs were not collected; the ceilings, each source said once."""
+    """The header above the table, 5 lines at 80 columns: what ran where (bold); warnings (bold: a stored one,
+    launches measured above their ceiling); the run's time and efficiencies; its FLOPs beside the FMA
+    convention they follow (dim); notes, and a one-line hint when the counters the table needs were not
+    collected; the ceilings, each source said once."""
     h = header(report)
     # Every block says what it holds (`what`): the line marking a cut names each one it left out.
     blocks = [Block([f"{h.gpu}{h.named(say_report=False)}", Path(h.source).name, h.launches], "bold", what="GPU")]
     if h.warning:  # second: the summary's height is capped on a short terminal, and this one must be read
         blocks.append(Block([h.warning], "bold", what="warning"))
+    # Next, for the same reason: launches above their own ceiling put every % of peak below in doubt.
+    blocks += [_over_ceiling(w) for w in report.over_ceiling()]
     blocks += [Block(h.totals, what="time and efficiencies"), Block([h.flop], what="FLOP total"),
                Block([FMA_CONVENTION], "dim", join=True, what="FMA convention")]
     blocks += [Block([note], what="notes") for note in (h.unused_gpu, h.no_datasheet, h.not_profiled) if note]
@@ -196,6 +202,17 @@ def summary_blocks(report: Report) -> list[Block]:
     # Last: on a short terminal the summary's height is capped, and these are reference. One block per GPU, so
     # that the line marking the cut names whose ceilings it left out.
     return blocks + [Block(items, sep=" ", what=_whose(items[0])) for items in _per_gpu(h.ceilings)]
+
+
+def _over_ceiling(w: OverCeiling) -> Block:
+    """Launches above their ceiling in 3 lines at 80 columns (the CLI's whole line takes 7): how far above
+    which ceiling, the worst kernel (cut), what to check first; `flopscope report` prints the rest."""
+    many = w.launches > 1
+    unit, count = ("FLOP/s", "FLOP count") if w.kind == "FLOP" else ("B/s", "DRAM byte count")
+    return Block([f"Warning: {fmt.integer(w.launches)} launch{'es' if many else ''} above {'their' if many else 'its'} "
+                  f"{w.kind} ceiling (impossible):", f"{'worst ' if many else ''}{cut_end(w.kernel, 40)}",
+                  f"at {fmt.pct(w.pct)} of {fmt.ceiling(w.precision)} {fmt.si(w.ceiling, unit)};",
+                  f"the ceiling or the {count} is wrong: {w.check}"], "bold", sep=" ", what=f"{w.kind} above ceiling")
 
 
 def _per_gpu(ceilings: list[str]) -> list[list[str]]:
