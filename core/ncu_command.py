@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
 
 from .errors import FlopscopeError
 
@@ -126,10 +128,26 @@ def check_ncu_args(opts: ProfileOptions) -> None:
 
 
 def _is_option(token: str, long: str, short: str | None) -> bool:
-    """`--export x`, `--export=x`, `-o x`, `-ox`: ncu's (boost's) spellings of one option."""
-    if token == long or token.startswith(long + "="):
-        return True
-    return short is not None and not token.startswith("--") and token.startswith(short)
+    """`--export x`, `--export=x`, `--expo x`, `-o x`, `-ox`: ncu's (boost's) spellings of one option."""
+    if token.startswith("--"):
+        return resolve_long(token.split("=", 1)[0]) == long
+    return short is not None and token.startswith(short)
+
+
+def resolve_long(name: str) -> str:
+    """The long option ncu reads `name` as: itself where ncu has it (`--nvtx`), else the one option it begins
+    (ncu takes `--expo` for `--export`); unchanged where it begins none or several (ncu refuses those)."""
+    options = _ncu_options()
+    if name in options:
+        return name
+    starting = [o for o in options if o.startswith(name)]
+    return starting[0] if len(starting) == 1 else name
+
+
+@cache
+def _ncu_options() -> frozenset[str]:
+    text = (files("flopscope.core") / "data" / "ncu_options.txt").read_text(encoding="utf-8")
+    return frozenset(line for line in text.splitlines() if line.startswith("--"))
 
 
 def import_raw_argv(ncu: str, report: str, instances: bool = True) -> list[str]:

@@ -344,6 +344,11 @@ def test_an_ncu_without_instance_details_still_saves_the_raw_page(tmp_path, real
     (["-k", "regex:gemm", "--ncu-args=-k regex:conv", "--", "true"],
      "--ncu-args -k: flopscope's --kernel-name is given too, and flopscope passes it to ncu; pass it once"),
     (["--launch-count", "1", "--ncu-args=-c5", "--", "true"], "--ncu-args -c5: flopscope's --launch-count is given"),
+    # ncu takes an option's unambiguous beginning for it (`--expo` is --export): refused as the whole name is.
+    (["--ncu-args", "--expo /tmp/elsewhere", "--", "true"], "--ncu-args --expo: flopscope sets ncu's --export itself"),
+    (["--ncu-args=--metr=gpu__time_duration.sum", "--", "true"], "flopscope sets ncu's --metrics itself"),
+    (["--nvtx-include", "fwd/", "--ncu-args", "--nvtx-inc bwd/", "--", "true"],
+     "--ncu-args --nvtx-inc: flopscope's --nvtx-include is given too"),
 ])
 def test_a_refused_invocation_leaves_nothing_behind(tmp_path, args, needle):
     """Before: a run folder was made and "profiling on ..." printed before the error (or a traceback)."""
@@ -353,6 +358,15 @@ def test_a_refused_invocation_leaves_nothing_behind(tmp_path, args, needle):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], out.stderr
     assert not (tmp_path / "home" / "runs").exists()
+
+
+def test_an_option_named_whole_or_ambiguous_is_ncus_to_judge(tmp_path):
+    """`--nvtx` is an ncu option of its own, not the beginning of --nvtx-include; `--c` begins eight options,
+    which ncu refuses by itself. Neither is flopscope's to refuse."""
+    for given in ("--nvtx", "--c"):
+        out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--json", "--nvtx-include", "fwd/",
+                        f"--ncu-args={given}", "--name", f"n{len(given)}", "--", "true", home=tmp_path)
+        assert "flopscope sets" not in out.stderr and "is given too" not in out.stderr, out.stderr
 
 
 def test_ncu_options_flopscope_does_not_set_still_pass_through(tmp_path):

@@ -35,6 +35,16 @@ def test_ncu_accepts_every_option_flopscope_passes(real_ncu, tmp_path):
     assert "driver" in text.lower() or "No kernels were profiled" in text, text
 
 
+@pytest.mark.parametrize("given", ["--expo", "--metr", "--nvtx-inc", "--launch-co", "--print-su"])
+def test_ncu_reads_an_options_beginning_as_flopscope_resolves_it(real_ncu, given):
+    """Without its value ncu names the option it took the abbreviation for: the one --ncu-args checks refuse."""
+    from flopscope.core.ncu_command import resolve_long
+
+    out = subprocess.run([*real_ncu, given], capture_output=True, text=True, timeout=60)
+    assert f"option '{resolve_long(given)}' is missing" in out.stdout + out.stderr
+    assert resolve_long(given) != given
+
+
 def test_double_dash_is_refused_by_ncu(real_ncu):
     out = subprocess.run([*real_ncu, "--metrics", "gpu__time_duration.sum", "--", "/bin/true"], capture_output=True,
                          text=True, timeout=60)
