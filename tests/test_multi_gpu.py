@@ -139,12 +139,31 @@ async def test_kernel_screen_plots_a_launch_against_its_own_gpus_ceilings(tmp_pa
     assert {groups.iloc[p.position]["gpu"] for p in whole.points} == {H100}
 
 
-async def test_at_80x24_the_capped_summary_says_whose_ceilings_it_cut(tmp_path):
-    """Both GPUs' ceilings take 4 lines at 80 columns, and the summary is capped at a third of 24 lines: the
-    A100's fell off the bottom with nothing to say so, while `flopscope report` printed them."""
+async def test_at_80x24_a_short_table_leaves_the_summary_room_for_every_line(tmp_path):
+    """Nine summary lines over a table of four rows: the 35% cap (8 lines of 24) cut the A100's ceilings while
+    11 lines stayed empty under the table. The summary now takes the room the table's rows leave."""
     report = two_gpus(tmp_path)
     app = make_app(report)
     async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        summary = app.screen.query_one(Summary)
+        whole = summary_text(app).splitlines()
+        assert len(whole) > 24 * 35 // 100  # the old cap would cut it
+        shown = screen_lines(app)[:summary.size.height]
+        assert [line.strip() for line in shown] == [line.strip() for line in whole]
+        table = screen_lines(app)[summary.size.height:]
+        assert sum(1 for line in table if "dense" in line or "stream" in line) >= 2  # the rows stay in view
+        await pilot.resize_terminal(80, 15)  # smaller: cut again, and said so
+        await pilot.pause()
+        assert screen_lines(app)[summary.size.height - 1].strip().startswith("… not shown: ")
+
+
+async def test_at_80x15_the_capped_summary_says_whose_ceilings_it_cut(tmp_path):
+    """Both GPUs' ceilings take 4 lines at 80 columns; on a short terminal the A100's fell off the bottom with
+    nothing to say so, while `flopscope report` printed them."""
+    report = two_gpus(tmp_path)
+    app = make_app(report)
+    async with app.run_test(size=(80, 15)) as pilot:
         await ready(app, pilot)
         summary = app.screen.query_one(Summary)
         whole = summary_text(app).splitlines()  # every line, as `--no-tui` prints them
