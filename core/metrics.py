@@ -230,13 +230,18 @@ def _bound(k: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     """(bound, roof) by the time each resource needs at its peak: compute where the FLOPs need at least as long
     as any memory level's bytes (the ridge included), else memory; the roof names the level whose bytes need
     longest (DRAM on a tie), or compute. For kernels with FLOPs that is the lowest ceiling of the roofline; for
-    those without, still the level that limits them. Empty where the roof is unknown."""
+    those without, still the level that limits them. Empty where the compute peak or DRAM's time is unknown,
+    and where nothing is done (no FLOPs, no bytes at any level)."""
     at_peak = pd.DataFrame({level: k[f"{level}_bytes"] / k.get(f"peak_{level}_bytes_per_s", np.nan)
                             for level in MEMORY_LEVELS}, index=k.index, dtype=float).to_numpy()
     longest = np.where(np.isnan(at_peak), -np.inf, at_peak)
     level = np.array(MEMORY_LEVELS, dtype=object)[longest.argmax(axis=1)] if len(k) else np.array([], dtype=object)
-    known = k["attainable_flop_per_s"].notna().to_numpy()
-    memory = known & (longest.max(axis=1, initial=-np.inf) > (k["flop"] / k["peak_flop_per_s"]).to_numpy(dtype=float))
+    compute = (k["flop"] / k["peak_flop_per_s"]).to_numpy(dtype=float)
+    slowest = longest.max(axis=1, initial=-np.inf)
+    # Not attainable_flop_per_s's notna: a launch with no FLOPs and no DRAM bytes has no DRAM intensity (0/0),
+    # yet one that streams through L2 (a thrust fill on the H100, 1.4 MB) is L2-bound all the same.
+    known = ~np.isnan(at_peak[:, 0]) & ~np.isnan(compute) & ((compute > 0) | (slowest > 0))
+    memory = known & (slowest > compute)
     bound = np.where(memory, "memory", np.where(known, "compute", ""))
     return (pd.Series(bound, index=k.index, dtype=object),
             pd.Series(np.where(memory, level, bound), index=k.index, dtype=object))

@@ -162,11 +162,13 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     # is over count - not_profiled.
     out["not_profiled"] = pd.Series(~profiled, index=k.index).groupby(codes, sort=True).sum()
     dur = k["duration_s"].fillna(0.0)
-    weight = dur.groupby(codes, sort=True).sum()
     for col in _WEIGHTED:
         if col in k:
             both = k[col].notna() & (dur > 0)
             num = (k[col] * dur).where(both).groupby(codes, sort=True).sum(min_count=1)
+            # Over the time of the launches that have the value: a launch without it (its metric set lacked
+            # the counter) would otherwise count as a peak of 0 and lower the group's ceiling.
+            weight = dur.where(both).groupby(codes, sort=True).sum()
             plain = k[col].groupby(codes, sort=True).mean()
             out[col] = (num / weight.where(weight > 0)).fillna(plain)
     first = grouped[["kernel", "kernel_full", "nvtx", "process", "device", "stream", "grid", "block",

@@ -127,7 +127,9 @@ class KernelsScreen(TableScreen):
         self.app.push_screen(SortScreen(choices, self.query_state.sort, empty), picked)
 
     def action_cycle_bound(self) -> None:
-        bound = BOUNDS[(BOUNDS.index(self.query_state.bound) + 1) % len(BOUNDS)]
+        # A typed `bound:l2` is one kind of memory bound: `b` goes on from memory, to compute.
+        now = self.query_state.bound if self.query_state.bound in BOUNDS else "memory"
+        bound = BOUNDS[(BOUNDS.index(now) + 1) % len(BOUNDS)]
         self._requery(dataclasses.replace(self.query_state, bound=bound))
 
     # -- other screens ----------------------------------------------------------------------------
