@@ -77,6 +77,8 @@ REPORT_PEAKS: list[tuple[str, str, str]] = [
     ("report_peak_fp32_flop_per_s", "FLOP/s", "FP32 SIMT ceiling from the report's peak counters"),
     ("report_peak_fp16_flop_per_s", "FLOP/s", "FP16 SIMT ceiling from the report's peak counters"),
     ("report_peak_dram_bytes_per_s", "B/s", "DRAM bandwidth ceiling from the report's peak counters"),
+    ("report_peak_dram_own_bytes_per_s", "B/s", "DRAM ceiling at the launch's own DRAM clock reading (a short "
+                                                 "launch's is noisy): the above-ceiling check's other bound"),
     ("report_peak_l2_bytes_per_s", "B/s", "L2 bandwidth ceiling (lts__t_bytes) from the report's peak counters"),
     ("report_peak_l1_bytes_per_s", "B/s", "L1/TEX bandwidth ceiling (l1tex__t_bytes) from the report's peak counters"),
 ]

@@ -477,7 +477,9 @@ def _report_peaks(df: pd.DataFrame, out: pd.DataFrame) -> None:
         per_cycle = _col(df, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x{fma:g}").fillna(
             fma * _col(df, f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained"))
         out[f"report_peak_{precision}_flop_per_s"] = per_cycle.where(per_cycle > 0) * clock
-    out["report_peak_dram_bytes_per_s"] = _col(df, "dram__bytes.sum.peak_sustained") * _dram_clock(df, out)
+    dram_per_cycle = _col(df, "dram__bytes.sum.peak_sustained")
+    out["report_peak_dram_bytes_per_s"] = dram_per_cycle * _dram_clock(df, out)
+    out["report_peak_dram_own_bytes_per_s"] = dram_per_cycle * _col(df, "dram__cycles_elapsed.avg.per_second")
     for level, unit in (("l2", "lts"), ("l1", "l1tex")):
         # Over the report, as DRAM's clock: a launch's own reading is its elapsed cycles over its duration,
         # which for a short launch is off by up to 2x (V100 11-13 us: 1.18 and 1.52 TB/s against 2.50 for the

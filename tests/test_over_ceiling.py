@@ -183,6 +183,25 @@ def test_within_one_percent_is_rounding_and_above_it_the_count_is_named_as_the_s
     assert "101.5% of its ceiling 1.94 TB/s" in dram.problem()
 
 
+def test_a_short_launch_within_the_peak_at_its_own_dram_clock_is_not_flagged(tmp_path):
+    """The DRAM ceiling takes the report's duration-weighted DRAM clock; a 5 us launch reads its own clock 8%
+    higher (H100 PCIe launches of 4-7 us: up to 11%). Moving 105% of the report-wide ceiling is within the peak
+    at its own reading (108%): no finding. At 112% it is over both, and flagged."""
+    def short(kernel: str, of_report_wide: float) -> dict:
+        launch = a100_launch(kernel, 0.1, 0.0)
+        seconds, own_clock = 5e-6, 1.08 * DRAM_CLOCK
+        # The long launch's 1 ms at DRAM_CLOCK dominates the report-wide clock: (1e-3 x 1 + 5e-6 x 1.08) / 1.005e-3.
+        wide = DRAM_PER_CYCLE * (1e-3 * DRAM_CLOCK + seconds * own_clock) / (1e-3 + seconds)
+        return {**launch, "gpu__time_duration.sum": seconds * 1e9, "dram__cycles_elapsed.avg.per_second": own_clock,
+                "dram__bytes_read.sum": of_report_wide * wide * seconds}
+
+    for of_report_wide, flagged in ((1.05, False), (1.12, True)):
+        path = page(tmp_path / f"short{of_report_wide}.csv", UNITS, [a100_launch("long", 0.5, 0.3),
+                    short("short", of_report_wide)], gpu="NVIDIA A100 80GB PCIe")
+        kinds = [f.kind for f in read_report(path).over_ceiling()]
+        assert ("DRAM" in kinds) == flagged, (of_report_wide, kinds)
+
+
 # -- the app ------------------------------------------------------------------------------------------------------
 async def summary_of(report, size=(80, 24)) -> tuple[str, list[str]]:
     """The Kernels screen's summary (whole) and the screen's lines, once the table has filled."""
