@@ -90,6 +90,10 @@ def test_report_json_and_export_carry_the_finding_in_meta(tmp_path):
     out = run_cli("export", fixture_path(GEMM), "--gpu", "rtx5070", "-o", target)
     assert out.returncode == 0, out.stderr
     assert json.loads(target.read_text())["meta"]["over_ceiling"] == [found]
+    # A CSV has no meta: export says it on stderr, as report does, and still writes the rows.
+    out = run_cli("export", fixture_path(GEMM), "--gpu", "rtx5070", "-o", tmp_path / "gemm.csv")
+    assert out.returncode == 0 and found["problem"] in out.stderr, out.stderr
+    assert (tmp_path / "gemm.csv").read_text().count("\n") == 2  # header and the one launch's group
 
 
 def test_the_same_gemm_judged_by_its_own_gpu_is_not_flagged():

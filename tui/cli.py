@@ -140,6 +140,8 @@ def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = Non
 def cmd_export(args) -> int:
     report, rows = _view(args)
     out = write_table(rows, args.output, meta=run_meta(report))
+    for line in warning_lines(report):  # a CSV has no meta to carry them; after the write: a refusal is one line
+        print(line, file=sys.stderr)
     print(f"wrote {len(rows)} rows to {out}", file=sys.stderr)
     return 0
 
