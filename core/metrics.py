@@ -201,20 +201,22 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
         k["peak_dram_bytes_per_s"] = dram_ceiling(k, gpu)
         for level in MEMORY_LEVELS[1:]:  # no datasheet gives cache bandwidth: the report's peak counters or none
             k[f"peak_{level}_bytes_per_s"] = k.get(f"report_peak_{level}_bytes_per_s", np.nan)
-    roofs = _memory_roofs(k)
-    # The roof is the lowest ceiling: compute, or a memory level's intensity x its bandwidth. A cache level
-    # whose bytes or peak are unknown sets none; without the DRAM roof or the compute peak there is no roof.
-    roof = np.fmin(k["peak_flop_per_s"], roofs.min(axis=1))
-    k["attainable_flop_per_s"] = roof.where(roofs["dram"].notna() & k["peak_flop_per_s"].notna())
+    at_peak = _seconds_at_peak(k)
+    # The roof is the lowest ceiling: compute, or a memory level's intensity x its bandwidth, which is the FLOPs
+    # over the time the level's bytes need at its peak (the slowest level's is the lowest). A cache level whose
+    # bytes or peak are unknown sets none; without the DRAM roof or the compute peak there is no roof.
+    roof = np.fmin(k["peak_flop_per_s"], k["flop"].astype(float) / at_peak.max(axis=1))
+    k["attainable_flop_per_s"] = roof.where(k["ai_dram"].notna() & k["peak_dram_bytes_per_s"].notna()
+                                            & k["peak_flop_per_s"].notna())
     k["pct_of_peak"] = 100.0 * _div(k["flop_per_s"], k["peak_flop_per_s"])
     k["pct_of_roof"] = 100.0 * _div(k["flop_per_s"], k["attainable_flop_per_s"])
-    k["bound"], k["roof"] = _bound(k)
+    k["bound"], k["roof"] = _bound(k, at_peak)
     return k
 
 
-def _memory_roofs(k: pd.DataFrame) -> pd.DataFrame:
-    """Per memory level, the FLOP/s its bandwidth allows at the row's intensity there (NaN where unknown)."""
-    return pd.DataFrame({level: k[f"ai_{level}"] * k.get(f"peak_{level}_bytes_per_s", np.nan)
+def _seconds_at_peak(k: pd.DataFrame) -> pd.DataFrame:
+    """Per memory level, the time the row's bytes there need at the level's peak (NaN where either is unknown)."""
+    return pd.DataFrame({level: k[f"{level}_bytes"] / k.get(f"peak_{level}_bytes_per_s", np.nan)
                          for level in MEMORY_LEVELS}, index=k.index, dtype=float)
 
 
@@ -226,14 +228,13 @@ def integer_mma(k: pd.DataFrame) -> pd.Series:
     return k["integer_mma"].astype(object).fillna(False).astype(bool)
 
 
-def _bound(k: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+def _bound(k: pd.DataFrame, at_peak: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     """(bound, roof) by the time each resource needs at its peak: compute where the FLOPs need at least as long
     as any memory level's bytes (the ridge included), else memory; the roof names the level whose bytes need
     longest (DRAM on a tie), or compute. For kernels with FLOPs that is the lowest ceiling of the roofline; for
     those without, still the level that limits them. Empty where the compute peak or DRAM's time is unknown,
     and where nothing is done (no FLOPs, no bytes at any level)."""
-    at_peak = pd.DataFrame({level: k[f"{level}_bytes"] / k.get(f"peak_{level}_bytes_per_s", np.nan)
-                            for level in MEMORY_LEVELS}, index=k.index, dtype=float).to_numpy()
+    at_peak = at_peak.to_numpy()
     longest = np.where(np.isnan(at_peak), -np.inf, at_peak)
     level = np.array(MEMORY_LEVELS, dtype=object)[longest.argmax(axis=1)] if len(k) else np.array([], dtype=object)
     compute = (k["flop"] / k["peak_flop_per_s"]).to_numpy(dtype=float)
@@ -369,9 +370,7 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
         value, source = _weighted(k, col), "report counters x measured clock"
         clock = _weighted(k[k[col].notna()], "sm_clock_hz") if col in k else math.nan
         if math.isnan(value) and gpu is not None:
-            value, source = datasheet_peak(k, gpu, name)
-            scale = value / gpu.peak(name) if gpu.peak(name) else 1.0
-            clock = scale * gpu.clock_hz(name) if source.endswith("@ measured clock") else math.nan
+            value, source, clock = _datasheet(k, gpu, name)
         if not math.isnan(value):
             out.append(Ceiling(name, value, source, sm_clock_hz=clock))
     dram, source = _weighted(k, "report_peak_dram_bytes_per_s"), "report counters x measured clock"
@@ -389,8 +388,15 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
 def datasheet_peak(k: pd.DataFrame, gpu: Gpu, name: str) -> tuple[float, str]:
     """(FLOP/s, source) of GPU's datasheet ceiling NAME for launches K: scaled from the clock it is quoted at to
     the launches' median measured SM clock, as every run-level datasheet ceiling is (NaN where GPU has none)."""
+    return _datasheet(k, gpu, name)[:2]
+
+
+def _datasheet(k: pd.DataFrame, gpu: Gpu, name: str) -> tuple[float, str, float]:
+    """datasheet_peak, and the SM clock it is taken at (NaN: the datasheet's own, no measured clock)."""
     scale = float(np.median(_clock_scale(k, gpu.clock_hz(name)))) if len(k) else 1.0
-    return gpu.peak(name) * scale, f"datasheet ({gpu.name})" + (" @ measured clock" if scale != 1.0 else "")
+    if scale == 1.0:
+        return gpu.peak(name), f"datasheet ({gpu.name})", math.nan
+    return gpu.peak(name) * scale, f"datasheet ({gpu.name}) @ measured clock", scale * gpu.clock_hz(name)
 
 
 def _weighted(k: pd.DataFrame, col: str) -> float:

@@ -5,7 +5,6 @@ that shows a report's warnings (the CLI's stderr, `--json`/export meta, the app'
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import asdict, dataclass
 
@@ -15,6 +14,7 @@ import pandas as pd
 from .counters import PRECISION_LETTER, Missing
 from .gpus import Gpu, all_gpus, find_gpu, same_cc
 from .ncu_command import PEAKS, TIME
+from .si import si
 from .units import is_missing
 
 # How far above its ceiling a launch may measure before it is flagged. Both sides of the ratio carry rounding
@@ -22,14 +22,13 @@ from .units import is_missing
 # peak quoted to 3 digits, 61.7 TFLOP/s, scaled by that clock), the DRAM ceiling takes the report's average
 # memory clock (counters._dram_clock; a short launch's own reading, up to 11% higher, bounds it too), and the
 # rate divides by gpu__time_duration, timed apart from the counters. What is left is a few tenths of a percent
-# at most; 1% is beyond them all, while a wrong GPU or a miscounted
-# FLOP is off by far more (an RTX 5090 GEMM judged by an RTX 5070's datasheet: 231%).
+# at most; 1% is beyond them all, while a wrong GPU or a miscounted FLOP is off by far more (an RTX 5090 GEMM
+# judged by an RTX 5070's datasheet: 231%).
 TOLERANCE = 0.01
 # The measured SM clock, which a datasheet peak is scaled to (the profile command collects it with the time).
 _CLOCK = next(m for m in TIME if m.startswith("smsp__cycles_elapsed") and m.endswith(".per_second"))
 _DRAM_PEAKS = [m for m in PEAKS if m.startswith("dram__")]
 _LOWER = re.compile(r"leaves out|tensor work only")  # counters.py's notes of FLOPs not counted
-_PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ class OverCeiling:
         which = f"{self.precision} ceiling" if self.kind == "FLOP" else "ceiling"
         return (f"{self.launches} launch{'es' if many else ''} measured above {'their' if many else 'its'} "
                 f"{self.kind} ceiling, which no kernel can do: {'worst ' if many else ''}{self.kernel} ({where}) "
-                f"at {_si(self.measured, unit)}, {self.pct:.1f}% of its {which} {_si(self.ceiling, unit)} "
+                f"at {si(self.measured, unit)}, {self.pct:.1f}% of its {which} {si(self.ceiling, unit)} "
                 f"({self.source})")
 
     def as_dict(self) -> dict:
@@ -137,7 +136,7 @@ def _flop_source(row: pd.Series, judge: _Judge) -> str:
             parts.append(part.replace("datasheet", f"datasheet{name}", 1))
     text = " + ".join(parts) or "unknown source"
     clock = row.get("sm_clock_hz")
-    return f"{text} {_si(clock, 'Hz')}" if "measured clock" in text and not is_missing(clock) else text
+    return f"{text} {si(clock, 'Hz')}" if "measured clock" in text and not is_missing(clock) else text
 
 
 def _dram_source(row: pd.Series, judge: _Judge) -> str:
@@ -205,11 +204,3 @@ def _notes(row: pd.Series, column: str) -> str:
              if n.startswith((column, "duration_s")) and not _LOWER.search(n)]
     return f" (its notes: {'; '.join(notes)})" if notes else ""
 
-
-def _si(value: float, unit: str) -> str:
-    """`113 TFLOP/s`: 3 significant digits and an SI prefix, as the tables print numbers (core has no Rich)."""
-    value = float(f"{float(value):.2e}")  # round first: 999.6e9 is 1.00 T, not 1000 G
-    scale, prefix = next(((s, p) for s, p in _PREFIXES if abs(value) >= s), (1.0, ""))
-    shown = value / scale
-    decimals = max(0, 2 - math.floor(math.log10(abs(shown)))) if shown else 0
-    return f"{shown:.{decimals}f} {prefix}{unit}"

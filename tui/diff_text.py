@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 from flopscope.core.diff import run_total
+from flopscope.core.export import json_ready
 
 from . import format as fmt
 
@@ -17,15 +18,11 @@ def diff_meta(rows: pd.DataFrame, names: tuple[str, str], ids: tuple[int | None,
     """What a diff's rows are of: both runs by name and id, their GPUs, each run's known kernel time (as the
     run list and the totals line give it) and the launches ncu did not profile (not in that time). One copy
     for `flopscope diff --json` and the Diff screen's export, so that neither loses what the other says."""
-    return {"a": names[0], "b": names[1], "a_id": ids[0], "b_id": ids[1], "gpu_a": gpus[0], "gpu_b": gpus[1],
-            "total_time_s_a": _json_number(run_total(rows, "time_counted_s", "a")),
-            "total_time_s_b": _json_number(run_total(rows, "time_counted_s", "b")),
-            "not_profiled_a": int(run_total(rows, "not_profiled", "a")),
-            "not_profiled_b": int(run_total(rows, "not_profiled", "b"))}
-
-
-def _json_number(value: float) -> float | None:
-    return None if math.isnan(value) else value
+    return json_ready({"a": names[0], "b": names[1], "a_id": ids[0], "b_id": ids[1], "gpu_a": gpus[0],
+                       "gpu_b": gpus[1], "total_time_s_a": run_total(rows, "time_counted_s", "a"),
+                       "total_time_s_b": run_total(rows, "time_counted_s", "b"),
+                       "not_profiled_a": int(run_total(rows, "not_profiled", "a")),
+                       "not_profiled_b": int(run_total(rows, "not_profiled", "b"))})
 
 
 def table_rows(rows: pd.DataFrame) -> pd.DataFrame:

@@ -3,33 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import math
 
+from flopscope.core.si import infinite as _infinite
+from flopscope.core.si import si as si  # fmt.si: the tables' numbers, spelled as core's warning lines spell them
+from flopscope.core.si import significant as _significant
 from flopscope.core.units import is_missing
-
-_PREFIXES = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-
-
-def _infinite(value: float) -> str | None:
-    return None if math.isfinite(value) else ("-∞" if value < 0 else "∞")
-
-
-def si(value, unit: str = "", digits: int = 3) -> str:
-    """1.2e12 -> '1.20 T' + unit: always `digits` significant digits, so a column reads at a glance;
-    blank for missing values."""
-    if is_missing(value):
-        return ""
-    value = float(value)
-    if _infinite(value):
-        return f"{_infinite(value)} {unit}".rstrip()
-    if value == 0:
-        return f"0 {unit}".rstrip()
-    value = float(f"{value:.{digits - 1}e}")  # round first: 999.96e9 is '1.00 T', not '1.00e+03 G'
-    for scale, prefix in _PREFIXES:
-        if abs(value) >= scale:
-            return f"{_significant(value / scale, digits)} {prefix}{unit}".rstrip()
-    plain = str(int(value)) if value.is_integer() else _significant(value, digits)  # 12 B, not 12.0 B
-    return f"{plain} {unit}".rstrip()
 
 
 def seconds(value) -> str:
@@ -45,14 +23,6 @@ def seconds(value) -> str:
         if abs(value) >= scale:
             return f"{_significant(value / scale, 3)} {unit}"
     return f"{_significant(value / 1e-9, 3)} ns"
-
-
-def _significant(value: float, digits: int) -> str:
-    """`digits` significant digits in plain notation, trailing zeros kept (1.20, 12.0, 120, 1200)."""
-    if value == 0:
-        return "0"
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
-    return f"{value:.{decimals}f}"
 
 
 def pct(value) -> str:
@@ -86,6 +56,11 @@ def integer(value) -> str:
 def at_least(shown: str, lower_bound: bool) -> str:
     """`≥ 87.1 us` for a total that is only the known part of one (a launch ncu did not profile)."""
     return f"≥ {shown}" if shown and lower_bound else shown
+
+
+def flagged(marker: object) -> bool:
+    """A lower-bound marker (a flag, or a count of launches not profiled) that is set: missing is not."""
+    return not is_missing(marker) and bool(marker)
 
 
 def text(value) -> str:

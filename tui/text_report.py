@@ -299,8 +299,8 @@ def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = Fa
     if sort and sort not in {c.name for c in columns}:
         columns.append(EXTRA_COLUMNS.get(sort) or Column(sort, sort, fmt.integer if sort in INTEGER else fmt.text, 0,
                                                          len(sort), numeric=sort in INTEGER))
-    cells = [_marked([fmt.at_least(col.render(values.get(col.name)), bool(col.at_least) and
-                                   not is_missing(mark := values.get(col.at_least)) and bool(mark))
+    cells = [_marked([fmt.at_least(col.render(values.get(col.name)),
+                                   bool(col.at_least) and fmt.flagged(values.get(col.at_least)))
                       for col in columns], values.get("status"))
              for values in (row._asdict() for row in rows.itertuples(index=False))]
     return fitted_table(specs(columns, sort), cells, width)

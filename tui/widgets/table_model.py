@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from flopscope.core.metrics import MEMORY_LEVELS
 from flopscope.core.units import is_missing
 from rich.cells import cell_len
 
@@ -20,7 +21,7 @@ from .. import format as fmt
 from ..columns import EXTRA_COLUMNS, Column
 
 BOUNDS = ("all", "memory", "compute")  # what `b` cycles through
-LEVELS = ("dram", "l2", "l1")  # `bound:l2`: the rows whose lowest ceiling is that memory level's
+LEVELS = MEMORY_LEVELS  # `bound:l2`: the rows whose lowest ceiling is that memory level's
 _CACHE_ROWS = 4096  # formatted rows kept; a screen shows < 100, scrolling back reuses them
 
 
@@ -247,7 +248,7 @@ class TableModel:
                 self._cells.clear()
             cached = self._cells[position] = [
                 fmt.at_least(_render(c, self._value(c.name, position)),
-                             bool(c.at_least and _truthy(self._value(c.at_least, position)))) for c in self.columns]
+                             bool(c.at_least and fmt.flagged(self._value(c.at_least, position)))) for c in self.columns]
         return cached
 
     def _value(self, name: str, position: int) -> object:
@@ -268,11 +269,6 @@ def _column_reader(values: pd.Series | None):
         array = values.to_numpy()
         return lambda position: array[position]
     return values.iat.__getitem__
-
-
-def _truthy(value: object) -> bool:
-    """A lower-bound marker (a flag, or a count of launches not profiled) that is set: missing is not."""
-    return not is_missing(value) and bool(value)
 
 
 def _render(column: Column, value: object) -> str:
