@@ -254,11 +254,14 @@ def _register_moves(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, hfma
 
     The compiler moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`, issued on the MMA pipe:
     ncu counts each as an HFMA2 (hfma and per-opcode counters) and as a tensor-pipe instruction. They are no
-    FP16 math, and no MMA. Their thread instructions are known from the per-modifier SASS counts
-    (`HFMA2.MMA`), else where tensor-pipe warp instructions x 32 equal the HFMA thread instructions exactly:
-    then every HFMA was one (a naive FP32 SGEMM on an A100: 104,857,600 x 32 = 3,355,443,200). Partial warps
-    or real MMAs break the equality, and the launch's tensor work stays unknown. On Turing, whose FP16 math
-    may itself issue on the MMA pipe, the moves are flagged, not removed."""
+    FP16 math, and no MMA. But from Ampere on the compiler also issues half2 math as HFMA2.MMA, to use both
+    pipes: an H100 loop of 16 `__hfma2` per thread ran 8 as HFMA2 and 8 as HFMA2.MMA (+1 move;
+    tests/data/gpu). So HFMA2.MMA count as moves only in launches that run no other HFMA2; elsewhere they stay
+    FP16 math, and the few moves among them are flagged. The HFMA2.MMA thread instructions are known from the
+    per-modifier SASS counts, else where tensor-pipe warp instructions x 32 equal the HFMA thread instructions
+    exactly: then every HFMA was one (a naive FP32 SGEMM on an A100: 104,857,600 x 32 = 3,355,443,200).
+    Partial warps or real MMAs break the equality, and the launch's tensor work stays unknown. On Turing,
+    whose FP16 math may itself issue on the MMA pipe, the moves are flagged, not removed."""
     inst = _tensor_inst(df)
     # Equal to the thread instruction (a count from rates x cycles carries float noise, not one instruction).
     tensor_moves = (inst > 0) & ((inst * WARP).round() == hfma.round())
@@ -268,7 +271,8 @@ def _register_moves(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, hfma
         per_modifier = _col(df, f"{MODIFIER_METRIC}:HFMA2.MMA").fillna(0.0).where(df[columns].notna().any(axis=1))
     moves = per_modifier.fillna(hfma.where(tensor_moves))
     turing = _cc_key(out["cc"]) == "7.5"
-    drop = (moves > 0) & out["flop_fp16"].notna() & ~turing
+    with_math = (hfma - moves).round() > 0  # the launch runs other HFMA2s: its HFMA2.MMA may be math too
+    drop = (moves > 0) & out["flop_fp16"].notna() & ~turing & ~with_math
     out.loc[drop, "flop_fp16"] = (out["flop_fp16"] - HFMA2_FLOP * moves)[drop].clip(lower=0.0)
     prov.add("provenance", drop & per_modifier.notna(),
              "flop_fp16 leaves out HFMA2.MMA register moves (per-modifier SASS counts)")
@@ -276,6 +280,9 @@ def _register_moves(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, hfma
              "flop_fp16 leaves out the HFMAs: HFMA2.MMA register moves (tensor-pipe instructions x 32 = HFMAs)")
     prov.add("provenance", (moves > 0) & out["flop_fp16"].notna() & turing,
              "flop_fp16 may include HFMA2.MMA register moves (kept: Turing may run FP16 math as HFMA2.MMA)")
+    prov.add("provenance", (moves > 0) & out["flop_fp16"].notna() & ~turing & with_math,
+             "flop_fp16 counts HFMA2.MMA as FP16 math (the launch runs other HFMA2s too, and the compiler "
+             "splits half2 math across the FMA and MMA pipes): a few may be register moves")
     return tensor_moves
 
 

@@ -402,22 +402,29 @@ def test_sort_by_kernel_name_is_alphabetical():
 
 
 @pytest.mark.parametrize("flags", [["--no-tui"], []])  # piped, plain `demo` prints too: no app in a pipe
-def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path, flags):
+def test_demo_prints_the_bundled_h100_capture(flags):
+    """The package ships the project's own capture (tests/data/gpu/README.md): `demo` prints what `report`
+    prints for it, a bf16 training step on an H100 whose matmuls ran on tensor cores."""
     from flopscope.tui.cli import bundled_example
 
-    try:
-        path = bundled_example()
-    except FlopscopeError:
-        path = None
-    out = subprocess.run([*CLI, "demo", *flags], capture_output=True,
-                         text=True, timeout=120, stdin=subprocess.DEVNULL)
-    if path is None:
-        assert out.returncode == 2 and out.stdout == ""
-        assert out.stderr.count("\n") == 1 and "no bundled example" in out.stderr and "flopscope report" in out.stderr
-    else:  # the project's own capture: the same table `flopscope report` prints for it
-        same = subprocess.run([*CLI, "report", path], capture_output=True,
-                              text=True, timeout=120)
-        assert out.returncode == 0 and out.stdout == same.stdout
+    path = bundled_example()
+    out = subprocess.run([*CLI, "demo", *flags], capture_output=True, text=True, timeout=120,
+                         stdin=subprocess.DEVNULL)
+    same = subprocess.run([*CLI, "report", path], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stderr == "" and out.stdout == same.stdout
+    assert "NVIDIA H100 80GB HBM3 (CC 9.0)" in out.stdout and "ncu-rep, 91 launches" in out.stdout
+    doc = json.loads(run("demo", "--no-tui", "--json").stdout)
+    tensor = [r for r in doc["rows"] if r["kernel"].startswith("nvjet_sm90")]
+    assert tensor and all(r["flop_tensor_bf16"] > 0.99 * r["flop"] for r in tensor)
+
+
+def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path, monkeypatch):
+    from flopscope.tui import cli
+
+    monkeypatch.setattr(cli, "_bundled", list)
+    with pytest.raises(FlopscopeError) as err:
+        cli.bundled_example()
+    assert "no bundled example" in str(err.value) and "flopscope report" in str(err.value)
 
 
 def table_lines(stdout: str, first: str) -> list[str]:
@@ -892,15 +899,6 @@ def test_an_unknown_option_points_to_the_commands_own_help(tmp_path, command):
                    f"flopscope {command}: unrecognized arguments: --bogus; see `flopscope {command} --help`")
 
 
-def test_demo_help_says_there_is_no_bundled_example_yet():
-    from flopscope.tui.cli import _bundled
-
-    if _bundled():
-        pytest.skip("this build bundles an example capture")
-    demo = _subcommands()[1]["demo"]
-    assert "not in this build yet" in demo and "open the bundled" not in demo
-
-
 def test_gpu_that_sets_no_ceiling_is_said_unused_not_claimed():
     """A --set full report carries its own peak counters, which win over any datasheet: before, the header said
     'judged against Tesla V100-PCIE-32GB ceilings (--gpu)' while every number stayed the report's own."""
@@ -953,3 +951,27 @@ def test_a_missing_path_says_no_such_file_whichever_command_reads_it(tmp_path):
     readable_not.chmod(0)
     if not os.access(readable_not, os.R_OK):  # root reads it anyway
         one_line_error(run("report", readable_not, home=home), "cannot open (Permission denied)")
+
+
+@pytest.mark.parametrize("opener", ["gzip", "lzma", "bz2"])
+@pytest.mark.parametrize("name", ["t4_mlp_matadd_full.ncu-rep", "b200_torch_sdpa_auto_raw.csv"])
+def test_compressed_reports_read_as_the_original(tmp_path, opener, name):
+    """Reports travel compressed (a cuBLAS kernel's .ncu-rep embeds its cubin: 14 MB, 1 MB as xz): flopscope
+    reads gzip, xz and bzip2 files by their magic bytes, whatever their name."""
+    import importlib
+
+    original = Path(fixture_path(name))
+    packed = tmp_path / f"{name}.packed"
+    with importlib.import_module(opener).open(packed, "wb") as out:
+        out.write(original.read_bytes())
+    want = json.loads(run("report", str(original), "--json").stdout)
+    got = json.loads(run("report", str(packed), "--json").stdout)
+    assert got["rows"] == want["rows"] and got["rows"]
+
+
+def test_a_damaged_compressed_report_is_one_line_naming_it(tmp_path):
+    import lzma
+
+    packed = tmp_path / "cut.ncu-rep.xz"
+    packed.write_bytes(lzma.compress(Path(fixture_path("t4_mlp_matadd_full.ncu-rep")).read_bytes())[:5000])
+    one_line_error(run("report", str(packed)), str(packed), "damaged compressed file", "compress the original")

@@ -77,9 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
                        usage="flopscope profile [options] -- COMMAND [ARGS...]")
     add_profile_args(p)
 
-    p = sub.add_parser("demo", help="open the bundled example capture in the app (--no-tui prints its table)"
-                       if _bundled() else "the bundled example capture: not in this build yet (the project's GPU "
-                       "capture is pending); it says so and exits 2")
+    p = sub.add_parser("demo", help="open the bundled example in the app: a bf16 transformer training step "
+                       "profiled on an H100 (--no-tui prints its table)")
     p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
     p.add_argument("--json", action="store_true", help="with --no-tui: one JSON object, meta and rows")
 
@@ -252,15 +251,16 @@ def _bundled() -> list:
     """The example reports shipped in the package (tui/examples/), captured by the project on a real GPU."""
     from importlib.resources import files
 
-    return sorted(p for p in files("flopscope.tui").joinpath("examples").iterdir() if p.name.endswith(".ncu-rep"))
+    return sorted(p for p in files("flopscope.tui").joinpath("examples").iterdir()
+                  if p.name.endswith((".ncu-rep", ".ncu-rep.xz")))
 
 
 def bundled_example() -> str:
     """The example report shipped in the package, or the one-line error that there is none yet."""
     found = _bundled()
     if not found:
-        raise FlopscopeError("demo", "this build has no bundled example (the project's GPU capture is "
-                             "pending)", "open a report instead: flopscope report FILE.ncu-rep")
+        raise FlopscopeError("demo", "this build has no bundled example (tui/examples/ was left out of the "
+                             "package)", "reinstall flopscope, or open a report: flopscope report FILE.ncu-rep")
     return str(found[0])
 
 

@@ -6,8 +6,11 @@ every value already in SI base units. `core.counters` turns it into the canonica
 
 from __future__ import annotations
 
+import bz2
 import csv
+import gzip
 import io
+import lzma
 import re
 import shutil
 import stat
@@ -27,7 +30,8 @@ from .wanted import objects
 
 __all__ = ["read_metrics", "report_file"]
 
-_HINT = "flopscope reads .ncu-rep reports and `ncu --csv` output (--page raw or details)"
+_HINT = ("flopscope reads .ncu-rep reports and `ncu --csv` output (--page raw or details), also gzip-, xz- or "
+         "bzip2-compressed")
 
 
 def report_file(path: str | Path) -> Path:
@@ -57,6 +61,8 @@ def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
         raise FlopscopeError(path, "no such file", "check the path") from None
     except OSError as exc:
         raise FlopscopeError(path, f"cannot open ({exc.strerror or exc})", "check the path") from None
+    if (opener := _compressed(head)) is not None:
+        return _read_compressed(path, opener)
     if head == MAGIC:
         frame, meta = read_ncu_rep(path)
     elif head[:2] in _UTF16_BOMS:
@@ -91,6 +97,31 @@ def _read_stream(path: Path) -> tuple[pd.DataFrame, dict]:
             return read_metrics(copy)
         except FlopscopeError as err:  # name what the user passed, not the temporary copy
             raise FlopscopeError("standard input" if str(path) == "-" else path, err.problem, err.fix) from None
+
+
+def _compressed(head: bytes):
+    """The stdlib opener for a gzip, xz or bzip2 file (by magic bytes, as the readers choose by content)."""
+    for magic, opener in ((b"\x1f\x8b", gzip.open), (b"\xfd7zX", lzma.open), (b"BZh", bz2.open)):
+        if head.startswith(magic):
+            return opener
+    return None
+
+
+def _read_compressed(path: Path, opener) -> tuple[pd.DataFrame, dict]:
+    """A compressed report or CSV (reports of cuBLAS kernels shrink 14x with xz: they embed the cubin) is
+    unpacked to a temporary file first: ncu_report loads from a path, and the CSV readers seek."""
+    with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
+        copy = Path(folder) / path.name
+        try:
+            with opener(path, "rb") as src, copy.open("wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+        except (OSError, EOFError, lzma.LZMAError) as exc:
+            raise FlopscopeError(path, f"damaged compressed file ({str(exc)[:120] or type(exc).__name__})",
+                                 "compress the original report again, or pass it uncompressed") from None
+        try:
+            return read_metrics(copy)
+        except FlopscopeError as err:  # name the user's file, not the temporary copy
+            raise FlopscopeError(path, err.problem, err.fix) from None
 
 
 # Windows PowerShell's `>` writes UTF-16 with a byte-order mark; ncu itself writes UTF-8.

@@ -4,6 +4,7 @@
 #   bash tests/data/gpu/capture.sh a    # environment, metric catalogue, GEMM matrix, FMA weighting, failures,
 #                                       # flopscope profile end to end, both CSV layouts from ncu itself
 #   bash tests/data/gpu/capture.sh b    # the nn.Linear batch sweep, training steps with NVTX ranges
+#   bash tests/data/gpu/capture.sh c    # bf16-autocast training steps (the bundled example)
 # Run from the repo root on the GPU machine with flopscope importable. Never changes clocks, power or MIG:
 # ncu runs with --clock-control none. Writes $DEST/<gpu>/ (default: tests/data/gpu) and, when $OUT is set
 # (the device tool), packs what this part wrote as $OUT/capture_<part>.tgz. Every step's timeout ends by
@@ -119,6 +120,13 @@ part_b() {  # the device machine is given back 30 s after a call, so part b prep
   for bs in 1 8 16 32 64 1024; do prof "linear_bs$bs" metrics.txt linear --batch-size "$bs"; done
   for model in resnet transformer; do
     for bs in 8 32; do prof "train_${model}_bs$bs" metrics_flopscope.txt train --model $model --batch-size "$bs"; done
+  done
+}
+
+part_c() {  # the bundled example: a bf16-autocast training step (cuBLAS nvjet kernels keep reports small)
+  [[ -f metrics_flopscope.txt ]] || prepare
+  for bs in 8 32; do
+    prof "train_transformer_bf16_bs$bs" metrics_flopscope.txt train --model transformer --batch-size "$bs" --amp bf16
   done
 }
 

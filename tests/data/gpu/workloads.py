@@ -3,7 +3,7 @@
     python workloads.py gemm --dtype fp64|fp32|tf32|fp16|bf16|fp8 --m 4096 --n 4096 --k 4096
     python workloads.py linear --batch-size 32
     python workloads.py elementwise --mode half2|half|float [--iters 16]
-    python workloads.py train --model resnet|transformer --batch-size 8
+    python workloads.py train --model resnet|transformer --batch-size 8 [--amp bf16]
 
 Each runs its work once to warm up, then once more between cudaProfilerStart and cudaProfilerStop inside an
 NVTX range `measure`; capture.sh runs ncu with `--profile-from-start off`, so exactly that second run is
@@ -176,7 +176,7 @@ def train(args) -> None:
         model, x = small_resnet().to(DEVICE), torch.randn(bs, 3, 32, 32, device=DEVICE)
     else:
         model, x = Block().to(DEVICE), torch.randn(bs, 128, 512, device=DEVICE)
-    print(f"workload: train {args.model} bs={bs} input={tuple(x.shape)}", flush=True)
+    print(f"workload: train {args.model} bs={bs} input={tuple(x.shape)} amp={args.amp}", flush=True)
     module_ranges(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     nvtx = torch.cuda.nvtx
@@ -186,7 +186,8 @@ def train(args) -> None:
         opt.zero_grad(set_to_none=True)
         nvtx.range_pop()
         nvtx.range_push("forward")
-        loss = model(x).float().pow(2).mean()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.amp == "bf16"):
+            loss = model(x).float().pow(2).mean()
         nvtx.range_pop()
         loss.backward()
         nvtx.range_push("optimizer")
@@ -211,6 +212,7 @@ def main() -> None:
     t = sub.add_parser("train")
     t.add_argument("--model", choices=["resnet", "transformer"], required=True)
     t.add_argument("--batch-size", type=int, required=True)
+    t.add_argument("--amp", choices=["off", "bf16"], default="off", help="bf16: forward under torch.autocast")
     args = p.parse_args()
     print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(), flush=True)
     {"gemm": gemm, "linear": linear, "elementwise": elementwise, "train": train}[args.what](args)
