@@ -1119,3 +1119,28 @@ async def test_the_summary_cut_names_every_line_it_leaves_out_and_fits(size):
         assert "ceilings" in named and all(name in marker for name in named), (named, marker)
         if size == (80, 9):
             assert "FLOP total" in marker  # the review's case: `FLOP ≥ 556 M` was among the lines cut
+
+
+async def test_the_bundled_demo_drills_from_a_tensor_core_kernel_at_80x24():
+    """`flopscope demo`'s capture (an H100 bf16 training step), keyboard only at 80x24: filter to the nvjet
+    GEMMs, open the top one, and its screen shows the tensor-core FLOPs the engine counted for it."""
+    from flopscope.tui.cli import bundled_example
+
+    path = bundled_example()
+    report = read_report(path)
+    app = FlopscopeApp(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        assert "NVIDIA H100 80GB HBM3" in "\n".join(screen_lines(app))
+        await pilot.press("slash", *"nvjet", "enter")
+        rows = report.group("name")
+        nvjet = rows[rows["kernel_full"].str.startswith("nvjet")]
+        assert len(screen.model) == len(nvjet) > 0
+        top = screen.model.shown().iloc[0]
+        await pilot.press("enter")
+        assert isinstance(app.screen, KernelScreen)
+        text = "\n".join(screen_lines(app))
+        assert top["kernel"][:30] in text
+        assert top["flop_tensor_bf16"] == top["flop"] > 0
+        assert re.search(r"TC bf16 +" + re.escape(fmt.si(top["flop_tensor_bf16"], "FLOP")), text), text
+        assert re.search(r"Precision judged +TC bf16", text)

@@ -173,3 +173,89 @@ def test_fma_weighting_of_half_and_float_counters(path):
     assert hfma2 == 17 * threads, "16 FMAs and one register move per thread"
     assert ratio == pytest.approx(17 / 16 if mode == "half2" else 2 * 17 / 16, rel=1e-12)
     assert "HFMA2.MMA as FP16 math" in row["provenance"]
+
+
+def _raw_page(csv_page: Path) -> dict[str, str]:
+    """The first launch of ncu's raw CSV page as {metric: value}, read without the engine."""
+    with gzip.open(csv_page, "rt", newline="") as handle:
+        header, _units, row = list(csv.reader(handle))[:3]
+    return dict(zip(header, row, strict=True))
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+@pytest.mark.parametrize("gpu_dir", sorted({p.parent for p in GPU_DATA.glob("*/query_metrics.txt.gz")}) or
+                         [pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE))])
+def test_every_metric_flopscope_asks_for_exists_on_the_device(gpu_dir):
+    """The metric sets against the device's own catalogue (`ncu --query-metrics` there): a name ncu 2025.3
+    does not know is no error but an `(!) n/a` column (fail_bad_metric.stream.txt), so a typo would pass
+    silently. Launch and device attributes are no counters: the captured raw pages hold them instead."""
+    from flopscope.core.ncu_catalogue import parse_catalogue, tensor_op_metrics
+    from flopscope.core.ncu_command import METRIC_SETS
+
+    catalogue = parse_catalogue(gzip.decompress((gpu_dir / "query_metrics.txt.gz").read_bytes()).decode())
+    page = _raw_page(gpu_dir / "linear_bs8.csv.gz")
+    for name, metrics in METRIC_SETS.items():
+        counters = [m for m in metrics if not m.startswith(("launch__", "device__"))]
+        assert [m for m in counters if m.split(".")[0] not in catalogue] == [], name
+        assert all(m in page for m in metrics if m not in counters), name
+    assert tensor_op_metrics(catalogue), "the device's tensor FLOP counters"
+    assert "(!) n/a" in (gpu_dir / "fail_bad_metric.stream.txt").read_text()
+
+
+@pytest.mark.parametrize("path", _captures("gemm_bf16_4096x4096x4096.ncu-rep*"))
+def test_roofline_ceilings_come_from_the_live_peak_counters(path):
+    """`--metrics roofline` collects each level's peak per cycle and its clock; the ceilings are their
+    products (recomputed here from ncu's raw page), and DRAM's matches the H100 SXM datasheet, 3.35 TB/s."""
+    row = read_report(path).kernels.iloc[0]
+    page = _raw_page(path.with_name(_stem(path) + ".csv.gz"))
+    for level, bytes_metric, clock in (("dram", "dram__bytes", "dram__cycles_elapsed"),
+                                       ("l2", "lts__t_bytes", "lts__cycles_elapsed"),
+                                       ("l1", "l1tex__t_bytes", "l1tex__cycles_elapsed")):
+        want = _number(page[f"{bytes_metric}.sum.peak_sustained"]) * _number(page[f"{clock}.avg.per_second"])
+        print(f"\n{path.parent.name} {level}: {row[f'report_peak_{level}_bytes_per_s'] / 1e12:.3f} TB/s")
+        assert row[f"report_peak_{level}_bytes_per_s"] == pytest.approx(want, rel=1e-9)
+    if "h100_80gb_hbm3" in path.parent.name:
+        assert row["report_peak_dram_bytes_per_s"] == pytest.approx(3.35e12, rel=0.005)
+    ffma = _number(page["sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"])
+    assert row["report_peak_fp32_flop_per_s"] == pytest.approx(2 * ffma * row["sm_clock_hz"], rel=1e-9)
+
+
+@pytest.mark.parametrize("path", _captures("gemm_bf16_4096x4096x4096.details.csv.gz"))
+def test_details_page_reads_as_the_raw_page_and_the_report(path):
+    """ncu's two CSV layouts and its binary report, from one profile, give one kernels table."""
+    columns = ["flop", "flop_tensor_bf16", "duration_s", "dram_bytes", "l2_bytes", "l1_bytes"]
+    tables = [read_report(path.with_name(name)).kernels[columns] for name in
+              (path.name, "gemm_bf16_4096x4096x4096.csv.gz", "gemm_bf16_4096x4096x4096.ncu-rep.xz")]
+    assert tables[0].iloc[0]["flop"] == 2 * 4096**3
+    for other in tables[1:]:
+        assert other.iloc[0].to_dict() == pytest.approx(tables[0].iloc[0].to_dict(), rel=1e-6)
+
+
+def _transformer_forward_flop(batch: int, seq: int = 128, d: int = 512, heads: int = 8) -> int:
+    """workloads.Block's forward: q, k, v and out projections, the MLP (d -> 4d -> d), QK^T and AV."""
+    tokens = batch * seq
+    return 2 * tokens * (4 * d * d + 2 * d * 4 * d) + 2 * 2 * batch * heads * seq * seq * (d // heads)
+
+
+@pytest.mark.parametrize("path", _captures("train_transformer_*bs*.ncu-rep*"))
+def test_training_step_counts_backward_twice_forward(path):
+    """A whole training step, by NVTX phase: forward is the block's analytic matmul FLOPs plus a little
+    elementwise work and padding, backward twice the forward (dgrad + wgrad), which a forward-only FLOP
+    counter misses; every launch sits in a phase."""
+    batch = int(re.search(r"bs(\d+)", path.name)[1])
+    kernels = read_report(path).kernels
+    nvtx = kernels["nvtx"].fillna("")
+    forward = nvtx.str.startswith("measure/forward")
+    backward = nvtx.str.startswith("autograd::engine")
+    rest = ~forward & ~backward & ~nvtx.str.startswith(("measure/optimizer", "measure/zero_grad",
+                                                         "measure/aten::ones_like"))
+    assert not rest.any(), nvtx[rest].tolist()
+    fwd, bwd = kernels.loc[forward, "flop"].sum(), kernels.loc[backward, "flop"].sum()
+    analytic = _transformer_forward_flop(batch)
+    print(f"\n{path.parent.name} {_stem(path)}: forward {fwd:.4g} ({fwd / analytic:.4f} x analytic "
+          f"{analytic:.4g}), backward {bwd:.4g} ({bwd / fwd:.3f} x forward), step {kernels['flop'].sum():.4g}")
+    assert 1.0 <= fwd / analytic <= 1.12  # bf16 1.014, FP32 1.098 (SIMT tiles, FP32 elementwise) on H100
+    assert 1.95 <= bwd / fwd <= 2.1
