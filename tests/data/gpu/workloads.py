@@ -146,27 +146,35 @@ def small_resnet() -> nn.Module:
 
 def module_ranges(model: nn.Module) -> None:
     """An NVTX range per module, named as named_modules() spells it: `name` in forward, `backward/name` in
-    backward (pushed from autograd's thread, where backward kernels are launched)."""
+    backward. Forward ranges are push/pop ranges. Backward ones are start/end ranges: the backward hooks run
+    inside emit_nvtx's push/pop range of autograd's hook node, whose pop would take the module's pushed name
+    off the thread's stack instead of its own (the FP32 training captures show `backward` with no names)."""
     nvtx = torch.cuda.nvtx
+    started: dict[str, list[int]] = {}
 
-    def push(*names):
+    def push(name):  # a hook's return value replaces the module's input or output: return None
         def hook(*_):
-            for n in names:
-                nvtx.range_push(n)
+            nvtx.range_push(name)
         return hook
 
-    def pop(count):
+    def pop(*_):
+        nvtx.range_pop()
+
+    def start(name):
+        return lambda *_: started.setdefault(name, []).append(nvtx.range_start(f"backward/{name}"))
+
+    def end(name):
         def hook(*_):
-            for _ in range(count):
-                nvtx.range_pop()
+            if started.get(name):
+                nvtx.range_end(started[name].pop())
         return hook
 
     for name, mod in model.named_modules():
         if name:
             mod.register_forward_pre_hook(push(name))
-            mod.register_forward_hook(pop(1))
-            mod.register_full_backward_pre_hook(push("backward", name))
-            mod.register_full_backward_hook(pop(2))
+            mod.register_forward_hook(pop)
+            mod.register_full_backward_pre_hook(start(name))
+            mod.register_full_backward_hook(end(name))
 
 
 def train(args) -> None:
