@@ -302,3 +302,29 @@ def test_reconcile_puts_each_layer_beside_its_analytic_flops(path):
     whole = modules[""]
     assert 1.0 <= whole["ratio_forward"] <= 1.02 and 1.0 <= whole["ratio_backward"] <= 1.03
     assert modules["attn"]["measured_backward"] > 0, "backward ranges reach every module with grad inputs"
+
+
+@pytest.mark.parametrize("home", sorted(GPU_DATA.glob("*/flopscope_sweep/home")) or
+                         [pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE))])
+def test_the_h100_batch_sweep_names_the_padding(home, tmp_path):
+    """`flopscope sweep` run on the H100 (flopscope_sweep/sweep.stream.txt), its store opened here: the points
+    have the captured reports' FLOPs (two processes, one kernel choice), and the findings say why FLOPs stop
+    following batch size: one kernel runs the same padded tiles at batch 8, 16 and 32."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(home, tmp_path / "home")  # opening a store may write to it: never to the committed copy
+    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "open", "linear_h100", "--no-tui", "--json"],
+                         capture_output=True, text=True, timeout=120, check=True,
+                         env={**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")})
+    analysis = json.loads(out.stdout)["analyses"][0]
+    points = {p["batch_size"]: p["flop"] for p in analysis["points"]}
+    for bs, kernels in _linear_runs(home.parents[1]):
+        if bs > 1:  # batch 1's GEMV did 18.8 vs 16.9 MFLOP in the two processes
+            assert points[bs] == kernels["flop"].sum()
+    padded = [f for f in analysis["findings"] if "tilesize32x64x8" in f]
+    assert len(padded) == 1 and "batch_size = 8, 16, 32" in padded[0] and "padded work" in padded[0], padded
+    assert not [f for f in analysis["findings"] if "tilesize128x128x8" in f and "padded" in f]
