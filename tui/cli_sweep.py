@@ -7,17 +7,15 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.export import records
 from flopscope.core.gpus import find_gpu
 from flopscope.core.ncu_progress import describe
 from flopscope.core.report import with_gpu
 from flopscope.core.runs import data_home
-from flopscope.core.scaling import Fit, Slice, findings, group_table, linear_fit, point_table, slices, sweep_points
+from flopscope.core.scaling import Slice, slices, sweep_points
 from flopscope.core.store import Store
 from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
 from flopscope.core.transport import LocalTransport, SshTransport
@@ -28,6 +26,7 @@ from rich.text import Text
 from . import format as fmt
 from .cli_profile import add_profile_args, checked_options, open_store
 from .columns import WARNING_CELLS, sweep_columns
+from .sweep_analysis import FITTED, Analysis, analyse, fit_line, sweep_json
 from .text_report import console, fitted_table, print_hidden, print_warning, specs
 
 
@@ -250,41 +249,6 @@ def _number(text: str) -> float:
                              "sweep numeric values (batch sizes, sequence lengths)") from None
 
 
-# The fitted columns: name, title and how their values read (the Sweep screen's header and the CLI alike).
-FITTED: tuple[tuple[str, str, Callable[[float], str]], ...] = (
-    ("flop", "FLOP", fmt.si), ("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B")), ("duration_s", "Time", fmt.seconds))
-
-
-def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], str]) -> str:
-    """`FLOP = 17.2 T × batch_size − 820 k  (R² 0.9971)`, or why there is no fit: the one line the Sweep screen
-    and the printed analysis both give. Rounding noise in the slope and intercept is already 0 (`linear_fit`)."""
-    if fit is None:
-        return f"{title}: no fit (fewer than two {param} values with data)"
-    sign = "−" if fit.intercept < 0 else "+"
-    r2 = f"R² {fit.r2:.4f}" if fit.r2 is not None else f"R² n/a: {fit.why_no_r2(param)}"
-    return f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(fit.intercept)) or '0'}  ({r2})"
-
-
-def _analysis(line: Slice, tolerance: float) -> tuple:
-    table = point_table(line.points, line.param)
-    groups = group_table(line.points, line.param)
-    fits = {col: linear_fit(table[line.param], table[col]) for col, _, _ in FITTED}
-    return table, groups, fits, findings(table, groups, line.param, tolerance)
-
-
-def sweep_json(name: str, lines: list[Slice], tolerance: float, judged: str | None) -> dict:
-    """What `open SWEEP --json` and `sweep --json` print: the sweep's name, the GPU --gpu judged it against, and
-    per line its points (each with its `run`), kernel groups, fits and findings. A Sweep screen export carries
-    the same as its meta, so an exported table can be traced to the stored runs and read with its fits."""
-    doc = []
-    for line in lines:
-        table, groups, fits, notes = _analysis(line, tolerance)
-        doc.append({"param": line.param, "fixed": line.fixed, "points": records(table),
-                    "groups": records(groups.drop(columns=["kernel_full"])),
-                    "fits": {k: (v.__dict__ if v else None) for k, v in fits.items()}, "findings": notes})
-    return {"sweep": name, "judged_against": judged, "analyses": doc}
-
-
 def _show(name: str, lines: list[Slice], args, results: list | None = None) -> None:
     if args.json:
         out = sweep_json(name, lines, args.tolerance, judged_against(lines, getattr(args, "gpu", None)))
@@ -301,12 +265,13 @@ def _show(name: str, lines: list[Slice], args, results: list | None = None) -> N
     for line in lines:
         if len(lines) > 1 or line.fixed:
             out_console.print(Text(f"\n{line.label}", style="bold"))
-        _print_analysis(line.param, *_analysis(line, args.tolerance), out_console)
+        _print_analysis(line.param, analyse(line.points, line.param, args.tolerance), out_console)
 
 
-def _print_analysis(param: str, table, _groups, fits, notes, out_console) -> None:
+def _print_analysis(param: str, analysis: Analysis, out_console) -> None:
     """The Sweep screen's per-point table (its columns, the Warning one included), fitted to the terminal as
     the kernel table is; then the fits and the findings."""
+    table = analysis.table
     columns = sweep_columns(param, bool(table["warning"].any()))
     cells = [[col.render(values[col.name]) for col in columns] for values in table.to_dict("records")]
     # The Warning column (never dropped) is the one cut to fit, never the numbers; the findings below give
@@ -317,6 +282,6 @@ def _print_analysis(param: str, table, _groups, fits, notes, out_console) -> Non
     out_console.print(out)
     print_hidden(out_console, hidden)
     for name, title, text in FITTED:
-        out_console.print(Text(fit_line(title, fits[name], param, text)))
-    for note in notes:
+        out_console.print(Text(fit_line(title, analysis.fits[name], param, text)))
+    for note in analysis.notes:
         out_console.print(Text(f"! {note}", style="bold"))

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
-from flopscope.core import Report
-from flopscope.core.scaling import Fit, Slice, findings, group_table, linear_fit, point_table
+from flopscope.core.scaling import Slice
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -24,8 +23,8 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from .. import format as fmt
-from ..cli_sweep import FITTED, fit_line, sweep_json
 from ..columns import sweep_columns
+from ..sweep_analysis import FITTED, Analysis, analyse, fit_line, sweep_json
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.line_plot import LinePlot, Series
@@ -56,22 +55,6 @@ METRICS = (
     Metric("flops_efficiency", "FLOPS efficiency", fmt.share),
 )
 PLOT_ROWS = 11  # the plot's least: caption, 7 rows of plot area (two y labels or more), the x axis and ticks
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """Everything the screen shows, computed once from the points."""
-
-    table: pd.DataFrame  # point_table, sorted by the parameter
-    fits: dict[str, Fit | None]
-    notes: list[str]
-
-
-def analyse(points: list[tuple[float, Report]], param: str, tolerance: float = 0.05) -> Analysis:
-    """`tolerance`: allowed drift of FLOP/param, as `flopscope sweep --tolerance`."""
-    table = point_table(points, param)
-    fits = {name: linear_fit(table[param], table[name]) for name, _, _ in FITTED}
-    return Analysis(table, fits, findings(table, group_table(points, param), param, tolerance))
 
 
 def header(title: str, param: str, analysis: Analysis, color: bool = True, judged: str | None = None) -> Text:
