@@ -30,6 +30,10 @@ from .wanted import objects
 
 __all__ = ["read_metrics", "report_file"]
 
+# ncu's raw page lists instanced metrics in one cell (per opcode; per SASS address for
+# `thread_inst_executed_true`: 170 kB for one cuBLAS GEMM on an H100), past the csv module's 128 kB default.
+csv.field_size_limit(2**31 - 1)
+
 _HINT = ("flopscope reads .ncu-rep reports and `ncu --csv` output (--page raw or details), also gzip-, xz- or "
          "bzip2-compressed")
 
