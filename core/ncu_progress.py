@@ -53,6 +53,8 @@ def describe(event: Event) -> str:
 
 _METRIC = re.compile(r"Failed to find metric (?:regex:)?\^?(?P<name>[\w.]+?)(?:\\\.|\.\(|\$|\s|$)")
 _APP_RC = re.compile(r"The application returned an error code \((?P<rc>-?\d+)\)")
+# ncu 2025.3.1 (captured on an H100, tests/data/gpu) and 2024.1.1 alike, before it starts anything.
+_NO_PROGRAM = re.compile(r"^'.*' does not exist or is not an executable\.")
 
 
 def explain(errors: list[str], host: str) -> str | None:
@@ -64,6 +66,8 @@ def explain(errors: list[str], host: str) -> str | None:
                 "(e.g. sudo), or have an admin load the driver with NVreg_RestrictProfilingToAdminUsers=0 "
                 "(https://developer.nvidia.com/ERR_NVGPUCTRPERM); inside a container the host must grant it "
                 "(e.g. docker --cap-add=SYS_ADMIN)")
+    if any(map(_NO_PROGRAM.match, errors)):
+        return _program_fix(host)
     if m := _METRIC.search(text):
         return (f"metric {m.group('name')} does not exist for this GPU or ncu version{where}; "
                 "drop it from --metrics (or use --metrics roofline); `ncu --query-metrics` lists what exists")
@@ -72,6 +76,14 @@ def explain(errors: list[str], host: str) -> str | None:
         return (f"ncu and the NVIDIA driver{where} do not match: use the ncu that ships with the installed CUDA "
                 "toolkit (--ncu PATH) or update the driver")
     return None
+
+
+def _program_fix(host: str) -> str:
+    """ncu's own advice (an absolute path) leaves out where a relative path starts from: on a remote host,
+    the login folder, not the folder flopscope was started in."""
+    start = f"the login folder on {host}" if host != "localhost" else "the folder flopscope runs in"
+    return (f"ncu looks a bare name up on PATH and a relative path up from --remote-cwd (else {start}): pass the "
+            "program's absolute path or --remote-cwd, and check that it is executable")
 
 
 def app_exit_code(errors: list[str]) -> int | None:

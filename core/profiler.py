@@ -12,8 +12,9 @@ from pathlib import Path
 
 from .errors import FlopscopeError
 from .ncu_catalogue import parse_catalogue, query_argv, tensor_op_metrics
-from .ncu_command import ProfileOptions, import_raw_argv, metric_list, ncu_argv
+from .ncu_command import METRIC_SETS, ProfileOptions, import_raw_argv, metric_list, ncu_argv
 from .ncu_progress import Event, app_exit_code, explain, parse_line
+from .readers.ncu_rep import absent_metrics
 from .report import Report, read_report
 from .transport import LocalTransport, SshTransport
 
@@ -30,6 +31,7 @@ class ProfileResult:
     app_exit: int | None = None
     notes: list[str] = field(default_factory=list)
     gpu_refused: str = ""  # --gpu was not of the report's compute capability: judged by its own GPU instead
+    unknown_metrics: list[str] = field(default_factory=list)  # asked for by name, left out of the report by ncu
 
     @property
     def kernels_profiled(self) -> int:
@@ -46,7 +48,7 @@ class ProfileResult:
     @property
     def warned(self) -> bool:
         """Kept, but not as asked or not clean: `profile` and `sweep` exit 1 for it."""
-        return bool(self.warning or self.gpu_refused)
+        return bool(self.warning or self.gpu_refused or self.unknown_metrics)
 
 
 def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_dir: Path,
@@ -85,6 +87,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
         result.report = _read(run_dir / "report.ncu-rep", gpu, opts, transport.host, result.ncu_exit, result)
         if result.warning:  # stored with the run, so every later analysis of it can say so
             result.report.meta["warning"] = result.warning
+        _check_named_metrics(opts, run_dir / "report.ncu-rep", result)
     _write_meta(run_dir, opts, transport.host, argv, started, cwd, env, result)
     return result
 
@@ -128,6 +131,21 @@ def _read(path: Path, gpu: str | None, opts: ProfileOptions, host: str, ncu_exit
             raise
         raise FlopscopeError(str(path), f"ncu was killed by signal {_killed(ncu_exit)} while writing it, "
                              f"so it is incomplete ({err.problem})", "profile again") from None
+
+
+def _check_named_metrics(opts: ProfileOptions, report: Path, result: ProfileResult) -> None:
+    """A metric named in --metrics that ncu did not know: older ncu refused the profile (explain() names it),
+    ncu 2025.3.1 profiles without it and exits 0, so only the report's metric names tell (a typo would otherwise
+    pass unnoticed). flopscope's own sets are not checked: a counter of theirs that the table needs and the
+    report lacks is named by the report's own missing-counter line, with the ncu option that collects it."""
+    if opts.metrics in METRIC_SETS or opts.metrics == "full":
+        return
+    unknown = result.unknown_metrics = absent_metrics(report, metric_list(opts) or [])
+    if unknown:
+        them = "it" if len(unknown) == 1 else "them"
+        result.notes.append(f"warning: --metrics {','.join(unknown)}: ncu collected no value for {them} (n/a): "
+                            f"no such metric for this GPU or ncu version (ncu 2025.3.1 profiles without {them} where "
+                            "older ncu refused); `ncu --query-metrics` lists what exists")
 
 
 def _killed(code: int) -> int | None:

@@ -6,17 +6,23 @@ See PROVENANCE.md beside this file for where every line it prints comes from. St
 
 Usage (as flopscope calls ncu):
   ncu_standin.py [--standin-report R] [--standin-scenario S] [--standin-delay SEC] [--standin-chip C]
+                 [--standin-capture CONSOLE]
                  --export STEM --force-overwrite (--metrics A,B | --set full) [ncu filters] CMD ARGS...
   ncu_standin.py [--standin-...] --query-metrics --csv
   ncu_standin.py [--standin-...] --import REPORT --csv --page raw --print-units base
 
 Like ncu, the program is the first argument that is not an option, and `--` is refused. `--import` runs the
 real ncu named by $FLOPSCOPE_REAL_NCU (ncu imports reports without a GPU); without it the stand-in refuses.
+
+`--standin-capture CONSOLE` replays a run captured on a real GPU (tests/data/gpu/): CONSOLE's lines verbatim
+(the program's own lines among them: the program itself is not run), the report R (.xz is decompressed)
+written where --export says, and the `==PROF== Report:` line naming that path.
 """
 
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import re
 import shutil
@@ -28,8 +34,11 @@ KNOWN_OPTIONS_WITH_VALUE = {"--export", "-o", "--metrics", "--set", "--kernel-na
                             "--launch-skip", "-s", "--launch-count", "-c", "--replay-mode", "--clock-control",
                             "--target-processes", "--section"}
 KNOWN_FLAGS = {"--force-overwrite", "-f", "--nvtx"}
-CAPTURED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "ncu_cli")
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAPTURED = os.path.join(HERE, "..", "data", "ncu_cli")
+H100 = os.path.join(HERE, "..", "data", "gpu", "nvidia_h100_80gb_hbm3")  # ncu 2025.3.1 on an H100
 METRIC_NAME = re.compile(r"^[a-z0-9]+__[a-z0-9_]+(\.[a-z0-9_]+)*$")
+PYTHON_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")  # `sys:1: UserWarning: ...`, as warnings.warn writes it
 NOT_ON_THIS_GPU = {"sm__ops_path_tensor_src_fp8_dst_fp32.sum"}  # e.g. asked for on a GPU without FP8
 
 
@@ -67,6 +76,51 @@ def replay(name: str) -> None:
         *lines, last = f.read().splitlines()
     print("\n".join(lines), flush=True)
     sys.exit(int(last.split()[1]))
+
+
+def console_lines(path: str) -> tuple[list[str], int]:
+    """A captured console and ncu's exit code: the `exit N` line capture.sh appends, else 0 (a run folder's
+    ncu.log has none: flopscope keeps the code in run.json, and that run exited 0)."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    if lines and re.fullmatch(r"exit -?\d+", lines[-1]):
+        return lines[:-1], int(lines[-1].split()[1])
+    return lines, 0
+
+
+def replay_capture(console: str, report: str, stem: str | None, delay: float) -> None:
+    """Replay a GPU capture line for line, each on the stream it came on: ncu 2025.3.1 on the H100, captured
+    with stdout and stderr apart, wrote all its lines to stdout (stderr empty: .../console_split.txt), and
+    the workloads print to stdout; Python's warnings module writes to stderr. Only the report's path changes:
+    it is where --export says."""
+    lines, code = console_lines(console)
+    for line in lines:
+        if line.startswith('==PROF== Profiling "'):
+            time.sleep(delay)
+        if line.startswith("==PROF== Report: "):
+            if not stem:  # without --export ncu keeps no report and names none
+                continue
+            write_report(report, f"{stem}.ncu-rep")
+            line = f"==PROF== Report: {os.path.abspath(stem)}.ncu-rep"
+        print(line, file=sys.stderr if PYTHON_WARNING.match(line) else sys.stdout, flush=True)
+    sys.exit(code)
+
+
+def write_report(source: str, target: str) -> None:
+    """The captured report where ncu would write it; the project keeps reports xz-compressed."""
+    opener = lzma.open if source.endswith(".xz") else open
+    with opener(source, "rb") as src, open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+
+
+def refuse_missing_program(program: str) -> None:
+    """ncu checks the program before it starts anything (captured: fail_no_app.stream.txt, ncu 2025.3.1 on the
+    H100; ncu 2024.1.1 prints the same line). A bare name is looked up on PATH, as ncu found `python3`."""
+    if shutil.which(program):
+        return
+    lines, code = console_lines(os.path.join(H100, "fail_no_app.stream.txt"))
+    print("\n".join(line.replace("./no_such_program", program) for line in lines), flush=True)
+    sys.exit(code)
 
 
 def query_metrics(opts: dict) -> None:
@@ -109,6 +163,9 @@ def main(argv: list[str]) -> None:
     if not command:
         fail("No application was specified.")
     stem = opts.get("export") or opts.get("o")
+    refuse_missing_program(command[0])
+    if opts.get("capture"):
+        replay_capture(opts["capture"], opts["report"], stem, float(opts["delay"]))
     for name in (opts.get("metrics") or "").split(","):
         if name and (not METRIC_NAME.match(name) or name in NOT_ON_THIS_GPU):
             base = re.escape(name.split(".")[0]) if "." in name else name
@@ -140,7 +197,7 @@ def main(argv: list[str]) -> None:
     rc = app.wait()
     print(f"==PROF== Disconnected from process {app.pid}", flush=True)
     if stem:
-        shutil.copyfile(opts["report"], f"{stem}.ncu-rep")
+        write_report(opts["report"], f"{stem}.ncu-rep")
     if rc != 0:
         print(f"==ERROR== The application returned an error code ({rc}).", flush=True)
     if stem:

@@ -113,6 +113,20 @@ part_a() {
   step flopscope_profile 240 bash -c 'FLOPSCOPE_HOME=$PWD/flopscope_home flopscope profile --no-tui \
     --clock-control none --name linear_bs8 -- "$0" "$1" linear --batch-size 8 > flopscope_profile.stream.txt 2>&1' \
     "$PY" "$HERE/workloads.py"
+  unknown_metric
+}
+
+unknown_metric() {  # ncu 2025.3 profiles past a metric it does not know: the profile's own list (its run.json)
+  # with the FFMA counter misspelled, exported; stdout and stderr apart, to see which stream ncu writes to
+  local list
+  list=$($PY -c "import json, sys; a = json.load(open(sys.argv[1]))['ncu_argv']; print(a[a.index('--metrics') + 1])" \
+    flopscope_home/runs/linear_bs8/run.json) || return
+  sed 's/op_ffma_pred_on\.sum,/op_ffma_pred_onn.sum,/' <<< "$list" > unknown_metric.metrics.txt
+  step unknown_metric 240 bash -c '"$@" > unknown_metric.stream.txt 2> unknown_metric.stderr.txt
+    echo "exit $?" >> unknown_metric.stream.txt' _ "$NCU" --export unknown_metric --force-overwrite \
+    --metrics "$(cat unknown_metric.metrics.txt)" --clock-control none "$PY" "$HERE/workloads.py" linear --batch-size 8
+  [[ -f unknown_metric.ncu-rep ]] && "$NCU" --import unknown_metric.ncu-rep --csv --page raw --print-units base \
+    --print-metric-instances details > unknown_metric.csv
 }
 
 part_b() {  # the device machine is given back 30 s after a call, so part b prepares for itself
