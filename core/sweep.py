@@ -71,6 +71,7 @@ class PointResult:
     notes: list[str] = field(default_factory=list)  # the profile's notes: a program that failed, a partial report
     suspect: str = ""  # why a stored point's numbers may lie: the program exited non-zero, the report is partial
     gpu_refused: str = ""  # --gpu was of another compute capability: the point is judged by its own GPU
+    unknown_metrics: list[str] = field(default_factory=list)  # named in --metrics, absent from the report
     lost: bool = field(default=False, repr=False)  # the host went away: the point goes to another host
     fatal: bool = field(default=False, repr=False)  # the store or the run folders failed: stop the sweep
 
@@ -213,7 +214,8 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
         name = store.save_unique(result.report, run_dir.name, kind="sweep", sweep=sweep, params=point,
                                  host=transport.host, command=opts.command)
         return PointResult(point, "stored", run=name, host=transport.host, notes=list(result.notes),
-                           suspect=result.warning, gpu_refused=result.gpu_refused)
+                           suspect=result.warning, gpu_refused=result.gpu_refused,
+                           unknown_metrics=result.unknown_metrics)
     except StoreError as err:
         failed.error, failed.fatal = f"{err.line()} (its report is kept in {run_dir})", True
         return failed

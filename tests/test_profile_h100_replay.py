@@ -193,6 +193,18 @@ def test_an_unknown_metric_that_ncu_profiles_past_is_named(tmp_path):
     assert "typo" in [r["name"] for r in json.loads(flopscope("runs", "--json", home=home).stdout)]
 
 
+def test_a_sweep_with_an_unknown_metric_exits_1_as_profile_does(tmp_path):
+    """The same replayed profile at two points of a sweep: both stored and analysed, each point's line names
+    the metric ncu profiled past, and the sweep counts them as points with a warning (exit 1, not 0)."""
+    asked, unknown, _ = unknown_metric_capture()
+    ncu = replay_ncu(tmp_path, H100 / "unknown_metric.stream.txt", H100 / "unknown_metric.ncu-rep.xz")
+    out = flopscope("sweep", "--param", "batch_size=8,16", "--ncu", ncu, "--no-tui", "--clock-control", "none",
+                    "--metrics", ",".join(asked), "--", *LINEAR_BS8[:-1], "{batch_size}", home=tmp_path / "home")
+    assert out.returncode == 1, out.stderr
+    assert "2 of 2 point(s) stored, 2 with a warning" in out.stderr
+    assert sum(f"--metrics {unknown[0]}: ncu collected no value" in line for line in out.stderr.splitlines()) == 2
+
+
 def test_only_names_the_report_lacks_in_every_form_are_unknown(tmp_path):
     """A base name is held by its rollups (ncu collects `dram__bytes_read` as `.sum`, `.avg`, ...); a regex
     cannot be checked by name. Only the misspelled name is absent from the H100 report."""

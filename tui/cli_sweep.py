@@ -97,7 +97,9 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
     failed = total - stored - skipped  # a point with no result at all counts as failed too
     suspect = [r for r in results if r.status == "stored" and r.suspect]
     misjudged = [r for r in results if r.status == "stored" and r.gpu_refused and not r.suspect]
-    warned = len(suspect) + len(misjudged)
+    # A --metrics name ncu 2025.3 profiled past: each point's line said so; the sweep exits 1 as profile does.
+    unknown = [r for r in results if r.status == "stored" and r.unknown_metrics and not r.suspect and not r.gpu_refused]
+    warned = len(suspect) + len(misjudged) + len(unknown)
     print(f"flopscope: sweep {sweep}: {stored + skipped} of {total} point(s) stored"
           + (f" ({skipped} by an earlier run)" if skipped else "") + (f", {failed} failed" if failed else "")
           + (f", {warned} with a warning" if warned else ""), file=sys.stderr)
