@@ -137,12 +137,21 @@ def test_linear_flops_follow_batch_size_in_whole_tiles(gpu_dir):
 ELEMENTWISE_FMAS = 2**24 * 16  # workloads.py elementwise: 2^24 values, x = x*a + b 16 times (capture.sh)
 
 
-def _per_opcode(csv_page: Path, metric: str) -> dict[str, float]:
-    """One launch's `sass__..._per_opcode...` instances from ncu's raw CSV page, read without the engine."""
+def _raw_page(csv_page: Path) -> dict[str, str]:
+    """The first launch of ncu's raw CSV page as {metric: value}, read without the engine."""
     with gzip.open(csv_page, "rt", newline="") as handle:
         header, _units, row = list(csv.reader(handle))[:3]
-    listing = row[header.index(metric)]
-    return {op: float(n.replace(",", "")) for op, n in re.findall(r"([A-Z0-9_.]+): ([\d,]+)", listing)}
+    return dict(zip(header, row, strict=True))
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _per_opcode(csv_page: Path, metric: str) -> dict[str, float]:
+    """One launch's `sass__..._per_opcode...` instances from ncu's raw CSV page, read without the engine."""
+    listing = _raw_page(csv_page)[metric]
+    return {op: _number(n) for op, n in re.findall(r"([A-Z0-9_.]+): ([\d,]+)", listing)}
 
 
 @pytest.mark.parametrize("path", _captures("elementwise_*.ncu-rep*"))
@@ -173,17 +182,6 @@ def test_fma_weighting_of_half_and_float_counters(path):
     assert hfma2 == 17 * threads, "16 FMAs and one register move per thread"
     assert ratio == pytest.approx(17 / 16 if mode == "half2" else 2 * 17 / 16, rel=1e-12)
     assert "HFMA2.MMA as FP16 math" in row["provenance"]
-
-
-def _raw_page(csv_page: Path) -> dict[str, str]:
-    """The first launch of ncu's raw CSV page as {metric: value}, read without the engine."""
-    with gzip.open(csv_page, "rt", newline="") as handle:
-        header, _units, row = list(csv.reader(handle))[:3]
-    return dict(zip(header, row, strict=True))
-
-
-def _number(text: str) -> float:
-    return float(text.replace(",", ""))
 
 
 @pytest.mark.parametrize("gpu_dir", sorted({p.parent for p in GPU_DATA.glob("*/query_metrics.txt.gz")}) or
