@@ -5,6 +5,7 @@
 #                                       # flopscope profile end to end, both CSV layouts from ncu itself
 #   bash tests/data/gpu/capture.sh b    # the nn.Linear batch sweep, training steps with NVTX ranges
 #   bash tests/data/gpu/capture.sh c    # bf16-autocast training steps (the bundled example)
+#   bash tests/data/gpu/capture.sh d    # the FP32 batch-8 training steps again (backward module ranges fixed)
 # Run from the repo root on the GPU machine with flopscope importable. Never changes clocks, power or MIG:
 # ncu runs with --clock-control none. Writes $DEST/<gpu>/ (default: tests/data/gpu) and, when $OUT is set
 # (the device tool), packs what this part wrote as $OUT/capture_<part>.tgz. Every step's timeout ends by
@@ -142,6 +143,11 @@ part_c() {  # the bundled example: a bf16-autocast training step (cuBLAS nvjet k
   for bs in 8 32; do
     prof "train_transformer_bf16_bs$bs" metrics_flopscope.txt train --model transformer --batch-size "$bs" --amp bf16
   done
+}
+
+part_d() {  # the FP32 batch-8 training steps again, after workloads.py's backward module ranges were fixed
+  [[ -f metrics_flopscope.txt ]] || prepare
+  for model in resnet transformer; do prof "train_${model}_bs8" metrics_flopscope.txt train --model $model --batch-size 8; done
 }
 
 finish() {  # compress, report, and pack what this part wrote (the device returns files of 16 MiB at most)
