@@ -242,16 +242,16 @@ def _appearing_kernels(groups: pd.DataFrame, param: str) -> list[str]:
         present = sorted(rows[param].unique())
         if len(present) != len(values):
             out.append(f"kernel {kernel} runs only at {param} = {', '.join(f'{v:g}' for v in present)} "
-                       "(a different algorithm chosen at other sizes?)" + _padded(rows, param, len(present)))
+                       "(a different algorithm chosen at other sizes?)" + _padded(rows, param))
     return out
 
 
-def _padded(rows: pd.DataFrame, param: str, values: int) -> str:
+def _padded(rows: pd.DataFrame, param: str) -> str:
     """A kernel chosen for a range of sizes that does the same FLOPs per launch at each: it runs whole tiles,
     padding the smaller sizes (on an H100, nn.Linear at batch 8, 16 and 32 ran one 32-row tile, 484 MFLOP
     each: tests/data/gpu). Said, since it is what makes FLOPs stop following the parameter."""
     per_launch = (rows["flop"] / rows["count"]).groupby(rows[param]).mean()
-    if values < 2 or per_launch.isna().any() or not (per_launch > 0).all() or not _flat(per_launch):
+    if len(per_launch) < 2 or per_launch.isna().any() or not (per_launch > 0).all() or not _flat(per_launch):
         return ""
     return (f"; its FLOPs per launch are the same ({si(per_launch.iloc[0], 'FLOP')}) at each: most likely it "
             f"runs whole tiles, so the smaller {param} values do padded work, which the counters count")

@@ -11,13 +11,17 @@ from __future__ import annotations
 import csv
 import gzip
 import itertools
+import json
 import math
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 from flopscope.core import read_report
+
+from .cli import run_cli
 
 GPU_DATA = Path(__file__).parent / "data" / "gpu"
 NO_CAPTURE = "no GPU capture committed yet: run tests/data/gpu/capture.sh on a GPU (tests/data/gpu/README.md)"
@@ -37,6 +41,20 @@ def _captures(pattern: str) -> list:
     found = sorted(GPU_DATA.glob(f"*/{pattern}"))
     return [pytest.param(p, id=f"{p.parent.name}/{_stem(p)}") for p in found] or [
         pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE), id="none")]
+
+
+def _cli_json(*args, home: Path | None = None) -> dict:
+    """`flopscope ARGS --json` as a user runs it; its JSON document."""
+    out = run_cli(*args, "--json", home=home, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def _reconciled(path: Path, model: str, shape: str, *flags: str) -> dict[str, dict]:
+    """`flopscope reconcile` of a capture against workloads.py's MODEL, per module name."""
+    doc = _cli_json("reconcile", path, "--model", f"{GPU_DATA / 'workloads.py'}:{model}", "--input-shape", shape,
+                    "--train", *flags)
+    return {m["name"]: m for m in doc["modules"]}
 
 
 def _tile(kernel: str) -> tuple[int, int, int] | None:
@@ -284,15 +302,7 @@ def test_reconcile_puts_each_layer_beside_its_analytic_flops(path):
     backward twice that; the capture's module ranges (forward push/pop, backward start/end) put every GEMM
     under its layer, and the measured FLOPs match within 0.5% (bias adds and padding)."""
     pytest.importorskip("torch")
-    import json
-    import subprocess
-    import sys
-
-    workloads = Path(__file__).parent / "data" / "gpu" / "workloads.py"
-    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "reconcile", str(path), "--model",
-                          f"{workloads}:Block", "--input-shape", "8,128,512", "--train", "--dtype", "bf16",
-                          "--json"], capture_output=True, text=True, timeout=300, check=True)
-    modules = {m["name"]: m for m in json.loads(out.stdout)["modules"]}
+    modules = _reconciled(path, "Block", "8,128,512", "--dtype", "bf16")
     linear = 2 * 8 * 128 * 512 * 2048
     for name in ("mlp.0", "mlp.2"):
         row = modules[name]
@@ -311,17 +321,8 @@ def test_the_h100_batch_sweep_names_the_padding(home, tmp_path):
     """`flopscope sweep` run on the H100 (flopscope_sweep/sweep.stream.txt), its store opened here: the points
     have the captured reports' FLOPs (two processes, one kernel choice), and the findings say why FLOPs stop
     following batch size: one kernel runs the same padded tiles at batch 8, 16 and 32."""
-    import json
-    import os
-    import shutil
-    import subprocess
-    import sys
-
     shutil.copytree(home, tmp_path / "home")  # opening a store may write to it: never to the committed copy
-    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "open", "linear_h100", "--no-tui", "--json"],
-                         capture_output=True, text=True, timeout=120, check=True,
-                         env={**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")})
-    analysis = json.loads(out.stdout)["analyses"][0]
+    analysis = _cli_json("open", "linear_h100", "--no-tui", home=tmp_path / "home")["analyses"][0]
     points = {p["batch_size"]: p["flop"] for p in analysis["points"]}
     for bs, kernels in _linear_runs(home.parents[1]):
         if bs > 1:  # batch 1's GEMV did 18.8 vs 16.9 MFLOP in the two processes
@@ -354,15 +355,7 @@ def test_reconcile_shows_cudnn_choosing_fft_for_one_convolution(path):
     match 2*B*Cin*Cout*9*H*W (computed here) to 1%; the one it runs as FFT (fft2d_r2c and a complex GEMM)
     does 4.6x the direct method's FLOPs, and reconcile flags it `over`, as the counters measured."""
     pytest.importorskip("torch")
-    import json
-    import subprocess
-    import sys
-
-    workloads = Path(__file__).parent / "data" / "gpu" / "workloads.py"
-    out = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "reconcile", str(path), "--model",
-                          f"{workloads}:small_resnet", "--input-shape", "8,3,32,32", "--train", "--json"],
-                         capture_output=True, text=True, timeout=300, check=True)
-    modules = {m["name"]: m for m in json.loads(out.stdout)["modules"]}
+    modules = _reconciled(path, "small_resnet", "8,3,32,32")
     direct = {"2.0": _conv_flop(8, 32, 64, 16), "3.0": _conv_flop(8, 64, 128, 8)}  # stride 2, 3x3
     for name, flop in direct.items():
         print(f"\n{name}: forward {modules[name]['measured_forward'] / flop:.4f} x 2*B*Cin*Cout*9*H*W")

@@ -16,7 +16,9 @@ import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import pandas as pd
 
@@ -87,20 +89,12 @@ def _is_stream(path: Path) -> bool:
 
 
 def _read_stream(path: Path) -> tuple[pd.DataFrame, dict]:
-    if str(path) == "-" and sys.stdin.isatty():  # would wait for typing, silently
+    stdin = str(path) == "-"
+    if stdin and sys.stdin.isatty():  # would wait for typing, silently
         raise FlopscopeError("standard input", "is the terminal, not a report",
                              "pipe one in: `ncu --import R.ncu-rep --csv --page raw | flopscope report -`")
-    with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
-        copy = Path(folder) / "stdin"
-        try:
-            with (sys.stdin.buffer if str(path) == "-" else path.open("rb")) as src, copy.open("wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
-        except OSError as exc:
-            raise FlopscopeError(path, f"cannot read it ({exc.strerror or exc})", "check the path") from None
-        try:
-            return read_metrics(copy)
-        except FlopscopeError as err:  # name what the user passed, not the temporary copy
-            raise FlopscopeError("standard input" if str(path) == "-" else path, err.problem, err.fix) from None
+    return _read_copy(lambda: sys.stdin.buffer if stdin else path.open("rb"), "standard input" if stdin else path,
+                      lambda exc: FlopscopeError(path, f"cannot read it ({exc.strerror or exc})", "check the path"))
 
 
 def _compressed(head: bytes):
@@ -114,18 +108,29 @@ def _compressed(head: bytes):
 def _read_compressed(path: Path, opener) -> tuple[pd.DataFrame, dict]:
     """A compressed report or CSV (reports of cuBLAS kernels shrink 14x with xz: they embed the cubin) is
     unpacked to a temporary file first: ncu_report loads from a path, and the CSV readers seek."""
+    def damaged(exc: Exception) -> FlopscopeError:
+        return FlopscopeError(path, f"damaged compressed file ({str(exc)[:120] or type(exc).__name__})",
+                              "compress the original report again, or pass it uncompressed")
+
+    return _read_copy(lambda: opener(path, "rb"), path, damaged, broken=(OSError, EOFError, lzma.LZMAError))
+
+
+def _read_copy(source: Callable[[], BinaryIO], shown: str | Path, failed: Callable[[Exception], FlopscopeError],
+               broken: tuple[type[Exception], ...] = (OSError,)) -> tuple[pd.DataFrame, dict]:
+    """Read a temporary copy of what `source` opens (a pipe, a compressed file): the readers need a file they
+    can seek, or a path. `failed` words an error of `broken` while copying; the readers' errors name `shown`,
+    what the user passed, not the copy."""
     with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
-        copy = Path(folder) / path.name
+        copy = Path(folder) / "copy"
         try:
-            with opener(path, "rb") as src, copy.open("wb") as dst:
+            with source() as src, copy.open("wb") as dst:
                 shutil.copyfileobj(src, dst, 1 << 20)
-        except (OSError, EOFError, lzma.LZMAError) as exc:
-            raise FlopscopeError(path, f"damaged compressed file ({str(exc)[:120] or type(exc).__name__})",
-                                 "compress the original report again, or pass it uncompressed") from None
+        except broken as exc:
+            raise failed(exc) from None
         try:
             return read_metrics(copy)
-        except FlopscopeError as err:  # name the user's file, not the temporary copy
-            raise FlopscopeError(path, err.problem, err.fix) from None
+        except FlopscopeError as err:
+            raise FlopscopeError(shown, err.problem, err.fix) from None
 
 
 # Windows PowerShell's `>` writes UTF-16 with a byte-order mark; ncu itself writes UTF-8.
