@@ -26,9 +26,13 @@ STANDIN = Path(__file__).parent / "ncu_standin" / "ncu_standin.py"
 def make_ncu(tmp_path: Path, report: str = "t4_mlp_matadd_full.ncu-rep", scenario: str = "ok",
              delay: float = 0.0) -> Path:
     """An `ncu` for --ncu: the stand-in, told which real report to hand back and what to replay."""
-    script = tmp_path / f"ncu-{scenario}"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} {STANDIN} --standin-report {fixture_path(report)} "
-                      f"--standin-scenario {scenario} --standin-delay {delay} \"$@\"\n")
+    return standin_script(tmp_path / f"ncu-{scenario}", "--standin-report", fixture_path(report),
+                          "--standin-scenario", scenario, "--standin-delay", delay)
+
+
+def standin_script(script: Path, *standin_args) -> Path:
+    """An executable `ncu` at SCRIPT that runs the stand-in with STANDIN_ARGS before ncu's own arguments."""
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {STANDIN} {' '.join(map(str, standin_args))} \"$@\"\n")
     script.chmod(0o755)
     return script
 

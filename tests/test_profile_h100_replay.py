@@ -11,14 +11,13 @@ import lzma
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from .cli import run_cli as flopscope
 from .sshd import start_sshd
-from .test_profile import STANDIN, _one_line_error, make_ncu, remote
+from .test_profile import _one_line_error, make_ncu, remote, standin_script
 
 H100 = Path(__file__).parent / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
 RUN = H100 / "flopscope_home" / "runs" / "linear_bs8"  # `flopscope profile ... --name linear_bs8` on the H100
@@ -37,11 +36,7 @@ def server(tmp_path_factory):
 
 def replay_ncu(tmp_path: Path, console: Path, report: Path) -> Path:
     """An `ncu` for --ncu that replays one GPU capture: its console, and its report where --export says."""
-    script = tmp_path / f"ncu-{console.stem}"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} {STANDIN} --standin-capture {console} "
-                      f"--standin-report {report} \"$@\"\n")
-    script.chmod(0o755)
-    return script
+    return standin_script(tmp_path / f"ncu-{console.stem}", "--standin-capture", console, "--standin-report", report)
 
 
 def captured_flopscope() -> tuple[list[str], list[str]]:
