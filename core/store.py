@@ -102,14 +102,24 @@ class Store:
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            db.executescript(SCHEMA)
-        except sqlite3.Error:
-            db.close()
-            raise
-        return db
+        # Switching a new store to WAL while another process does the same answers "database is locked" at
+        # once, without SQLite's busy wait (two sweeps started together: one failed): retried up to `timeout`.
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=FULL")
+                db.executescript(SCHEMA)
+                return db
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                db.close()
+                raise
+            except sqlite3.Error:
+                db.close()
+                raise
 
     def _open_read_only(self) -> sqlite3.Connection:
         """A store on a read-only file system (a backup, a read-only bind mount) can still be listed, opened
