@@ -826,9 +826,10 @@ def test_export_carries_the_run_meta_that_report_json_has(tmp_path, suffix):
 
 
 def _usage_entries() -> dict[str, str]:
-    """README's Usage block as command -> the text of its entries (`flopscope CMD ...` and its indented lines)."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = readme.split("## Usage", 1)[1].split("```", 2)[1]
+    """docs/cli.md's Usage block as command -> the text of its entries (`flopscope CMD ...` and its indented
+    lines)."""
+    reference = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    block = reference.split("## Usage", 1)[1].split("```", 2)[1]
     entries: dict[str, str] = {}
     command = None
     for line in block.splitlines():
@@ -852,8 +853,8 @@ def _subcommands():
 
 
 def test_every_option_of_every_command_has_help_and_is_in_the_readme_usage():
-    """--help and README drifted apart (options without help text, options missing from Usage); argparse's own
-    parser is the list of what exists."""
+    """--help and the command reference (docs/cli.md) drifted apart (options without help text, options missing
+    from Usage); argparse's own parser is the list of what exists."""
     import argparse
 
     commands, helps = _subcommands()
@@ -866,7 +867,7 @@ def test_every_option_of_every_command_has_help_and_is_in_the_readme_usage():
             problems.append(f"{name}: no help")
         text = entries.get(name)
         if text is None:
-            problems.append(f"{name}: not in README's Usage")
+            problems.append(f"{name}: not in docs/cli.md's Usage")
             continue
         for action in parser._actions:
             if isinstance(action, argparse._HelpAction):
@@ -881,13 +882,13 @@ def test_every_option_of_every_command_has_help_and_is_in_the_readme_usage():
             found = [m for o in action.option_strings for m in re.finditer(rf"(?<![\w-]){re.escape(o)}(?![\w-])",
                                                                             text)]
             if not found and not shared:
-                problems.append(f"{label}: not in README's Usage")
+                problems.append(f"{label}: not in docs/cli.md's Usage")
             for m in found if action.choices else ():  # `--by name|nvtx` every choice; `--x a|b|...` some
                 shown = text[m.end():].split()[0].strip("[]").split("|")
                 some = shown[-1] == "..."
                 fits = set(shown[:-1]) <= set(action.choices) if some else sorted(shown) == sorted(action.choices)
                 if not fits:
-                    problems.append(f"{label}: README shows {shown}, choices are {'|'.join(action.choices)}")
+                    problems.append(f"{label}: docs/cli.md shows {shown}, choices are {'|'.join(action.choices)}")
     assert not problems, "\n".join(problems)
 
 
