@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 import pandas as pd
 
+from .. import table_cache
 from ..errors import FlopscopeError
 from ..units import whole_numbers
 from .csv_details import read_details
@@ -57,10 +58,21 @@ def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
     on bad input.
 
     `-` is standard input; it, a named pipe or a process substitution (`<(ncu --csv ...)`) is first copied
-    to a temporary file, since the readers seek (a CSV's last row is checked before its first is read)."""
+    to a temporary file, since the readers seek (a CSV's last row is checked before its first is read).
+    A report file of 1 MB or more is read once: later reads take its table from the cache (table_cache.py)."""
     if str(path) == "-" or _is_stream(Path(path)):
         return _read_stream(Path(path))
     path = report_file(path)
+    entry = table_cache.entry_for(path)
+    if entry is not None and (cached := table_cache.load(entry)) is not None:
+        return cached
+    frame, meta = _read_file(path)
+    if entry is not None:
+        table_cache.save(entry, frame, meta)
+    return frame, meta
+
+
+def _read_file(path: Path) -> tuple[pd.DataFrame, dict]:
     try:
         head = path.open("rb").read(4)
     except (FileNotFoundError, NotADirectoryError):  # worded as `flopscope PATH` and `open PATH` say it
@@ -128,7 +140,7 @@ def _read_copy(source: Callable[[], BinaryIO], shown: str | Path, failed: Callab
         except broken as exc:
             raise failed(exc) from None
         try:
-            return read_metrics(copy)
+            return _read_file(copy)  # not read_metrics: a temporary copy is not worth a cache entry
         except FlopscopeError as err:
             raise FlopscopeError(shown, err.problem, err.fix) from None
 

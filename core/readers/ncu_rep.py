@@ -1,4 +1,5 @@
-"""Binary `.ncu-rep` reports through NVIDIA's `ncu_report` module (PyPI `ncu-report`; needs no GPU)."""
+"""Binary `.ncu-rep` reports: the streaming reader (ncu_rep_stream.py) first, NVIDIA's `ncu_report` module
+(PyPI `ncu-report`; needs no GPU) for what it cannot vouch for, and for what it does not read."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import FlopscopeError
-from ..units import is_missing, metric_unit_factor
-from .csv_text import DEFAULT_DOMAINS
+from ..units import metric_unit_factor
+from .ncu_rep_stream import MAGIC, Unsupported, fill_identity, nvtx_path, read_table
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
-MAGIC = b"NVR\x00"
+__all__ = ["MAGIC", "absent_metrics", "read_ncu_rep"]
+
+# `ncu_report` forces the reader NVIDIA ships (to compare, or to get past a streaming-reader bug); unset, the
+# streaming reader reads what it can vouch for.
+READER_ENV = "FLOPSCOPE_NCU_REP_READER"
 
 
 # fd 2 is one per process: two threads reading reports at once (a sweep over two hosts) would each save the
@@ -49,7 +54,31 @@ def _captured_stderr():
 
 
 def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
-    """One row per profiled launch: identity columns plus wanted metrics in SI units."""
+    """One row per profiled launch: identity columns plus wanted metrics in SI units. The streaming reader
+    reads it in a fraction of the time and memory; a file it was not checked on (or cannot parse) is read
+    by `ncu_report`, with a note in meta saying why, so a damaged file gets ncu_report's diagnosis."""
+    note = None
+    if os.environ.get(READER_ENV) != "ncu_report":
+        try:
+            frame = read_table(path)
+        except Unsupported as why:
+            note = f"read with NVIDIA's ncu_report (slower): the streaming reader does not read {why}"
+        else:
+            return _with_identity(frame), {"format": "ncu-rep", "reader": "stream"}
+    frame, meta = _read_with_ncu_report(path)
+    if note and not str(note).endswith("no launch in the file"):
+        meta["note"] = note
+    return frame, meta
+
+
+def _with_identity(frame: pd.DataFrame) -> pd.DataFrame:
+    for col in IDENTITY:
+        if col not in frame:
+            frame[col] = None
+    return frame
+
+
+def _read_with_ncu_report(path: Path) -> tuple[pd.DataFrame, dict]:
     import ncu_report
 
     # The C++ layer also logs while actions are read (a cut-short file parses lazily): capture it throughout.
@@ -65,11 +94,7 @@ def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
             # ncu writes no report when it profiled nothing, so an empty one is most likely cut short.
             raise FlopscopeError(path, "no launch could be read: the file is most likely truncated",
                                  "copy it again from the GPU host (if ncu profiled nothing, check its filters)")
-    frame = pd.DataFrame(rows)
-    for col in IDENTITY:
-        if col not in frame:
-            frame[col] = None
-    return frame, {"format": "ncu-rep"}
+    return _with_identity(pd.DataFrame(rows)), {"format": "ncu-rep", "reader": "ncu_report"}
 
 
 def absent_metrics(path: Path, names: list[str]) -> list[str]:
@@ -129,7 +154,7 @@ def _action_row(action, index: int) -> dict:
             row[name] = float(value) * metric_unit_factor(name, metric.unit())
         else:
             row[name] = value
-    _identity(row)
+    fill_identity(row)
     row["nvtx"] = _nvtx(action)
     return row
 
@@ -141,35 +166,11 @@ def _per_opcode(metric, name: str) -> dict:
     return {f"{name}:{ids.as_string(j)}": float(metric.as_uint64(j)) for j in range(metric.num_instances())}
 
 
-def _identity(row: dict) -> None:
-    def dims(kind: str) -> str | None:
-        vals = [row.get(f"launch__{kind}_dim_{a}") for a in "xyz"]
-        if any(is_missing(v) for v in vals):
-            return None
-        return "(" + ", ".join(str(int(v)) for v in vals) + ")"
-
-    row["grid"] = dims("grid")
-    row["block"] = dims("block")
-    row["registers"] = row.get("launch__registers_per_thread")
-    row["stream"] = row.get("launch__stream_id")
-    row["device"] = row.get("launch__device_id")
-    row["gpu"] = row.get("device__attribute_display_name")
-    major = row.get("device__attribute_compute_capability_major")
-    minor = row.get("device__attribute_compute_capability_minor")
-    row["cc"] = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else None
-
-
 def _nvtx(action) -> str | None:
     """Push/pop ranges of every domain, outermost first, joined as `domain:range/range`."""
     state = action.nvtx_state()
     if state is None:
         return None
-    parts = []
-    for domain_id in state.domains():
-        domain = state.domain_by_id(domain_id)
-        stack = [str(n) for n in domain.push_pop_ranges()]
-        stack += [str(n) for n in domain.start_end_ranges()]
-        if stack:
-            name = domain.name() or ""
-            parts.append(("" if name in DEFAULT_DOMAINS else f"{name}:") + "/".join(stack))
-    return " | ".join(parts) or None
+    domains = [state.domain_by_id(i) for i in state.domains()]
+    return nvtx_path([(d.name() or "", [str(n) for n in (*d.push_pop_ranges(), *d.start_end_ranges())])
+                      for d in domains])

@@ -1,0 +1,126 @@
+"""A cache of the metric tables read from report files, so a second open of a big report costs a Parquet read.
+
+One Parquet file per report under `<data home>/cache/`, named by a hash of what identifies the report as read:
+its resolved path, size, modification time and inode, and flopscope's version (a new version may read
+differently). A report changed in place gets a new name; the old entry ages out.
+
+Safe without locks: an entry is written to a temporary file beside it and renamed into place (atomic on
+POSIX), so a reader sees a whole entry or none, and a killed writer leaves only a `.tmp-*` file, removed by the
+next eviction. An entry that cannot be read is ignored and rewritten. The cache never fails a read: a
+read-only or full disk only means no entry. `FLOPSCOPE_NO_CACHE=1` (the CLI's `--no-cache`) bypasses it;
+`FLOPSCOPE_CACHE_MAX_BYTES` caps its size (default 4 GB), oldest entries evicted first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from .. import __version__
+
+NO_CACHE_ENV = "FLOPSCOPE_NO_CACHE"
+MAX_BYTES_ENV = "FLOPSCOPE_CACHE_MAX_BYTES"
+DEFAULT_MAX_BYTES = 4 << 30
+MIN_REPORT_BYTES = 1 << 20  # smaller reports read faster than a Parquet file opens
+_META_KEY = b"flopscope.reader_meta"
+_STALE_TMP_SECONDS = 3600
+
+
+def enabled() -> bool:
+    return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
+
+
+def cache_folder() -> Path | None:
+    from .runs import data_home
+
+    try:
+        folder = data_home() / "cache"
+        folder.mkdir(exist_ok=True)
+    except Exception:  # OSError, or FlopscopeError from data_home: no cache, and the read goes on
+        return None
+    return folder
+
+
+def entry_for(path: Path) -> Path | None:
+    """Where the table of `path` is (or would be) cached; None when it is not worth caching or cannot be."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    if info.st_size < MIN_REPORT_BYTES or not enabled():
+        return None
+    folder = cache_folder()
+    if folder is None:
+        return None
+    key = json.dumps([str(path.resolve()), info.st_size, info.st_mtime_ns, info.st_ino, __version__])
+    return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.parquet"
+
+
+def load(entry: Path) -> tuple[pd.DataFrame, dict] | None:
+    """The cached (table, reader meta), or None when there is no usable entry."""
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(entry)
+        stored = json.loads(table.schema.metadata[_META_KEY])
+        frame = _objects_again(table.to_pandas(), stored["object_columns"])
+    except Exception:  # absent, or damaged by something other than this module: read the report instead
+        return None
+    os.utime(entry)  # most recently used, for eviction
+    return frame, stored["reader_meta"]
+
+
+def _objects_again(frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Text columns as the readers make them (object, None where missing): Arrow hands back pandas' string
+    dtype, with NaN for missing, which later steps compare and serialise differently."""
+    for name in names:
+        frame[name] = pd.Series(frame[name].to_numpy(dtype=object, na_value=None), index=frame.index, dtype=object)
+    return frame
+
+
+def save(entry: Path, frame: pd.DataFrame, meta: dict) -> None:
+    """Store (table, reader meta) atomically; on any failure leave no entry."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        stored = {"reader_meta": meta, "object_columns": [c for c in frame.columns if frame[c].dtype == object]}
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: json.dumps(stored)})
+        with tempfile.NamedTemporaryFile(dir=entry.parent, prefix=".tmp-", suffix=".parquet", delete=False) as tmp:
+            pq.write_table(table, tmp.name)
+        os.replace(tmp.name, entry)
+    except Exception:  # a column Arrow cannot type, a full disk: the report was read, only not cached
+        if "tmp" in locals():
+            Path(tmp.name).unlink(missing_ok=True)
+        return
+    evict(entry.parent)
+
+
+def evict(folder: Path, max_bytes: int | None = None) -> None:
+    """Remove the least recently used entries past the size cap, and temporary files of killed writers."""
+    max_bytes = max_bytes if max_bytes is not None else int(os.environ.get(MAX_BYTES_ENV, DEFAULT_MAX_BYTES))
+    now = time.time()
+    entries = []
+    for item in folder.iterdir():
+        try:
+            info = item.stat()
+        except OSError:
+            continue
+        if item.name.startswith(".tmp-"):
+            if now - info.st_mtime > _STALE_TMP_SECONDS:
+                item.unlink(missing_ok=True)
+            continue
+        entries.append((info.st_mtime, info.st_size, item))
+    total = sum(size for _, size, _ in entries)
+    for _, size, item in sorted(entries):
+        if total <= max_bytes:
+            break
+        item.unlink(missing_ok=True)
+        total -= size
