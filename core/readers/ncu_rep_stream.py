@@ -103,7 +103,7 @@ def _launches(data) -> Iterator[dict]:
         if block.NumRangeResults or block.NumCmdlistResults or block.NumGraphResults:
             raise Unsupported("range, command-list or graph results (--replay-mode range)")
         first = len(strings)
-        strings.extend(block.StringTable.Strings)
+        strings.extend(_text(name) for name in block.StringTable.Strings)
         columns.update((i, c) for i, name in enumerate(strings[first:], first) if (c := _column(name)) is not None)
         end = offset + block.PayloadSize
         if end > len(data):
@@ -147,10 +147,10 @@ def _column(name: str) -> _Column | None:
 
 
 def _row(result, columns: dict[int, _Column], index: int) -> dict:
-    base = result.KernelFunctionName or result.KernelMangledName or None
+    base = _text(result.KernelFunctionName or result.KernelMangledName) or None
     # A kernel with C linkage (`extern "C"`, nvjet, cuBLAS' xmma) has no demangled name: ncu_report then
     # names it by its function name, and so does this reader.
-    row: dict = {"launch_id": index, "kernel_base": base, "kernel_full": result.KernelDemangledName or base}
+    row: dict = {"launch_id": index, "kernel_base": base, "kernel_full": _text(result.KernelDemangledName) or base}
     found = []
     wanted_column = columns.get
     # Raw bytes, not parsed messages: parsing all ~400 metrics of a launch to keep ~50 took most of the time.
@@ -195,7 +195,15 @@ def _value(value) -> float | str | None:
     if not fields:
         return None
     raw = fields[0][1]
-    return raw if isinstance(raw, str) else float(raw)
+    return _text(raw) if isinstance(raw, (str, bytes)) else float(raw)
+
+
+def _text(value: str | bytes) -> str:
+    """A proto2 string field as text. protobuf hands back bytes where they are not UTF-8 (a damaged file, as
+    ncu writes UTF-8): ncu_report then says what it makes of them."""
+    if isinstance(value, bytes):
+        raise Unsupported("text that is not UTF-8")
+    return value
 
 
 def _instances(name: str, elements) -> dict:
@@ -237,9 +245,10 @@ def nvtx_path(domains: list[tuple[str, list[str]]]) -> str | None:
 
 def _nvtx(state, thread: int) -> str | None:
     """Push/pop ranges of the launching thread, then start/end ranges, per domain (as ncu_report gives them)."""
-    pushed = {d.Id: [r.Name for r in d.Stack] for t in state.Threads if thread == t.TID for d in t.PushPopDomains}
-    started = {d.Id: [r.Name for r in d.Ranges] for d in state.StartEndDomains}
-    return nvtx_path([(d.Name or "", pushed.get(d.Id, []) + started.get(d.Id, [])) for d in state.Domains])
+    pushed = {d.Id: [_text(r.Name) for r in d.Stack] for t in state.Threads if thread == t.TID
+              for d in t.PushPopDomains}
+    started = {d.Id: [_text(r.Name) for r in d.Ranges] for d in state.StartEndDomains}
+    return nvtx_path([(_text(d.Name), pushed.get(d.Id, []) + started.get(d.Id, [])) for d in state.Domains])
 
 
 @cache
