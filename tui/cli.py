@@ -32,6 +32,7 @@ from .text_report import (
     print_report,
     print_warning,
     report_json,
+    say,
     sort_column,
     warning_lines,
 )
@@ -116,8 +117,8 @@ def _say_cut_unknowns(rows, sort: str, top: int, title: str) -> None:
     1` does not silently pass over a kernel whose FLOPs are unknown (it may have done the most)."""
     cut = int(rows[sort].iloc[top:].isna().sum())
     if cut:
-        print(f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values sort last "
-              "either way); leave out --top to see them", file=sys.stderr)
+        say(f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values sort last "
+              "either way); leave out --top to see them")
 
 
 def cmd_report(args) -> int:
@@ -127,7 +128,7 @@ def cmd_report(args) -> int:
 
 def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = None) -> int:
     for line in warning_lines(report):
-        print(line, file=sys.stderr)
+        say(line)
     if as_json:
         json.dump(report_json(report, rows), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -140,8 +141,8 @@ def cmd_export(args) -> int:
     report, rows = _view(args)
     out = write_table(rows, args.output, meta=run_meta(report))
     for line in warning_lines(report):  # a CSV has no meta to carry them; after the write: a refusal is one line
-        print(line, file=sys.stderr)
-    print(f"wrote {len(rows)} rows to {out}", file=sys.stderr)
+        say(line)
+    say(f"wrote {len(rows)} rows to {out}")
     return 0
 
 
@@ -286,8 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.path.exists(argv[0]):
             argv = ["open", *argv]  # `flopscope PATH` opens the app
         elif "." in argv[0] or "/" in argv[0]:  # meant as a file: "invalid choice" would name the commands
-            print(f"flopscope: {argv[0]}: no such file; check the path (`flopscope --help` lists the commands)",
-                  file=sys.stderr)
+            say(f"flopscope: {argv[0]}: no such file; check the path (`flopscope --help` lists the commands)")
             return 2
     argv, command = split_command(argv)
     args, unknown = parser.parse_known_args(argv)
@@ -298,13 +298,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except FlopscopeError as err:
-        print(f"flopscope: {err.line()}", file=sys.stderr)
+        say(f"flopscope: {err.line()}")
         return 2
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         stop_all()
-        print("flopscope: stopped (ncu and the program it profiled were stopped too)", file=sys.stderr)
+        say("flopscope: stopped (ncu and the program it profiled were stopped too)")
         return 130
     finally:
         restore()
