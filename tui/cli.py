@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")
     _view_args(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.csv, OUT.parquet or OUT.json")
+    p.add_argument("--raw-csv", action="store_true", help="write text cells of a CSV exactly as they are; by "
+                   "default a cell starting with = + - @ (a formula to a spreadsheet) gets a leading '")
 
     p = sub.add_parser("gpus", help="list the GPU database with sources")
     p.add_argument("--json", action="store_true", help="one JSON list: every GPU with its key, peaks, clocks, "
@@ -139,7 +141,7 @@ def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = Non
 
 def cmd_export(args) -> int:
     report, rows = _view(args)
-    out = write_table(rows, args.output, meta=run_meta(report))
+    out = write_table(rows, args.output, meta=run_meta(report), raw_csv=args.raw_csv)
     for line in warning_lines(report):  # a CSV has no meta to carry them; after the write: a refusal is one line
         say(line)
     say(f"wrote {len(rows)} rows to {out}")
