@@ -9,6 +9,7 @@ from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.diff import ceilings_apart, diff_runs, gpus_apart
+from flopscope.core.display_text import display_text
 from flopscope.core.export import records
 from flopscope.core.runs import check_run_name
 from flopscope.core.store import Store
@@ -130,8 +131,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     out = console()
-    out.print(Text(f"A: {name_a} (id {id_a}, {gpu_a or 'unknown GPU'}) · B: {name_b} (id {id_b}, "
-                   f"{gpu_b or 'unknown GPU'})", style="bold"))
+    out.print(Text(display_text(f"A: {name_a} (id {id_a}, {gpu_a or 'unknown GPU'}) · B: {name_b} (id {id_b}, "
+                                f"{gpu_b or 'unknown GPU'})"), style="bold"))
     by_gpu = bool(rows.attrs.get("by_gpu"))
     columns = [*_DIFF_COLUMNS[:1], _GPU_COLUMN, *_DIFF_COLUMNS[1:]] if by_gpu else _DIFF_COLUMNS
     shown = table_rows(rows)  # B/A as the app's Diff screen shows it: blank where one run never ran the group

@@ -265,10 +265,10 @@ def _show(name: str, lines: list[Slice], args, results: list | None = None) -> N
     out_console = console()
     judged = judged_against(lines, getattr(args, "gpu", None))
     if judged:
-        out_console.print(Text(f"judged against {judged} ceilings (--gpu)"))
+        out_console.print(Text(display_text(f"judged against {judged} ceilings (--gpu)")))
     for line in lines:
         if len(lines) > 1 or line.fixed:
-            out_console.print(Text(f"\n{line.label}", style="bold"))
+            out_console.print(Text(f"\n{display_text(line.label)}", style="bold"))
         _print_analysis(line.param, analyse(line.points, line.param, args.tolerance), out_console)
 
 
@@ -288,4 +288,4 @@ def _print_analysis(param: str, analysis: Analysis, out_console) -> None:
     for name, title, text in FITTED:
         out_console.print(Text(fit_line(title, analysis.fits[name], param, text)))
     for note in analysis.notes:
-        out_console.print(Text(f"! {note}", style="bold"))
+        out_console.print(Text(f"! {display_text(note)}", style="bold"))  # a finding names kernels
