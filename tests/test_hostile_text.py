@@ -285,3 +285,59 @@ def test_the_app_in_tmux_keeps_the_pane_title_and_shows_every_row(pages, tmp_pat
         assert status.read_text().strip() == "0"
     finally:
         tmux("kill-server")
+
+
+# -- stored runs: runs, diff and sweep views --------------------------------------------------------------
+@pytest.fixture(scope="module")
+def stored(pages, tmp_path_factory) -> Path:
+    """A store holding the hostile raw page twice (runs `a` and `b`, hostile names, a hostile GPU name)."""
+    from flopscope.core import Report
+    from flopscope.core.store import Store
+
+    home = tmp_path_factory.mktemp("store")
+    report = read_report(pages["raw"])
+    meta = {**report.meta, "gpu": "GPU\x1b]0;pwned\x07"}
+    with Store(home / "flopscope.db") as store:
+        for name in ("a", "b"):
+            store.save(Report(meta=meta, kernels=report.kernels, gpu=report.gpu, missing=report.missing), name)
+    return home
+
+
+def test_runs_and_diff_print_escaped_names(stored):
+    for args in (["runs", "--no-tui"], ["diff", "a", "b", "--no-tui"]):
+        done = run_cli(*args, home=stored)
+        assert done.returncode == 0, done.stderr
+        assert_clean(done.stdout + done.stderr)
+    assert "GPU\\x1b]0;pwned\\x07" in done.stdout and "clear\\x1b[2J\\x1b[Hscreen" in done.stdout
+
+
+def test_a_sweep_from_hostile_files_prints_escaped_names(pages, tmp_path):
+    files = []
+    for size in (1, 2):
+        path = tmp_path / f"bs{size}\x1b[2J.csv"
+        path.write_text(pages["raw"].read_text())
+        files.append(path)
+    done = run_cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--no-tui", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert_clean(done.stdout + done.stderr)
+
+
+async def test_the_diff_screen_shows_escaped_names(stored):
+    from flopscope.core.diff import diff_runs
+    from flopscope.core.store import Store
+    from flopscope.tui.screen_app import ScreenApp
+    from flopscope.tui.screens.diff import DiffScreen
+    from flopscope.tui.widgets.kernel_table import KernelTable
+    from textual.widgets import Static
+
+    with Store(stored / "flopscope.db") as store:
+        a, b = store.load("a"), store.load("b")
+    app = ScreenApp(DiffScreen(diff_runs(a, b), "a", "b", ("GPU\x1b]0;x\x07", "GPU\x1b]0;x\x07"), (a, b)))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.query(KernelTable))
+        await pilot.pause(0.1)
+        lines = app.screen.query_one(KernelTable).visible_text()
+        title = str(app.screen.query_one("#diff-title", Static).render())
+        assert_clean("\n".join(lines) + title)
+        assert "GPU\\x1b]0;x\\x07" in title
+        assert sum(line.startswith("clear\\x1b[2J") for line in lines) == 1
