@@ -312,14 +312,17 @@ def test_runs_and_diff_print_escaped_names(stored):
 
 
 def test_a_sweep_from_hostile_files_prints_escaped_names(pages, tmp_path):
+    """At the second size one kernel has another (hostile) name: the finding that names it is escaped."""
     files = []
     for size in (1, 2):
         path = tmp_path / f"bs{size}\x1b[2J.csv"
-        path.write_text(pages["raw"].read_text())
+        text = pages["raw"].read_text()
+        path.write_text(text if size == 1 else text.replace('"@SUM(1)"', '"@SUM(2)\x1b]0;pwned\x07"'))
         files.append(path)
     done = run_cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--no-tui", home=tmp_path)
     assert done.returncode == 0, done.stderr
     assert_clean(done.stdout + done.stderr)
+    assert "kernel @SUM(2)\\x1b]0;pwned\\x07 runs only at" in done.stdout
 
 
 async def test_the_diff_screen_shows_escaped_names(stored):
