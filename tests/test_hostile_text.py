@@ -344,3 +344,34 @@ async def test_the_diff_screen_shows_escaped_names(stored):
         assert_clean("\n".join(lines) + title)
         assert "GPU\\x1b]0;x\\x07" in title
         assert sum(line.startswith("clear\\x1b[2J") for line in lines) == 1
+
+
+async def test_the_live_profile_screen_escapes_ncu_and_program_output():
+    """ncu's lines and the program's own, as the profile job hands them over (parsed from the console
+    stream): a kernel name retitling the terminal, colour codes, an OSC 52 in an error, then the failure."""
+    from flopscope.tui.app import FlopscopeApp
+    from flopscope.tui.screens.profile import ProfileScreen
+    from textual.widgets import DataTable
+
+    from .test_app import screen_lines
+
+    stream = ['==PROF== Connected to process 7 (/bin/app\x1b]0;pwned\x07)',
+              '==PROF== Profiling "gemm\x1b]0;pwned\x07\u202e" - 0: 0%....50%....100% - 9 passes',
+              "\x1b[2J\x1b[31mprogram output\x1b[0m", "==ERROR== bad \x1b]52;c;cHduZWQ=\x07"]
+
+    def job(on_event, on_process):
+        for line in stream:
+            on_event(parse_line(line))
+        raise FlopscopeError("host\x1b[2J", "ncu failed \x1b]0;pwned\x07")
+
+    screen = ProfileScreen(job, "ncu on host\x1b]0;pwned\x07: app")
+    app = FlopscopeApp("report.ncu-rep", live=screen)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot, lambda: screen.failed is not None)
+        await pilot.pause(0.1)
+        text = "\n".join(screen_lines(app))
+        assert_clean(text)
+        for shown in ("gemm\\x1b]0;pwned\\x07\\u202e", "\\x1b[2J\\x1b[31mprogram output\\x1b[0m",
+                      "bad \\x1b]52;c;cHduZWQ=\\x07", "host\\x1b]0;pwned\\x07: app", "host\\x1b[2J"):
+            assert shown in text, shown
+        assert screen.query_one(DataTable).get_row_at(0)[0].plain == "gemm\\x1b]0;pwned\\x07\\u202e"
