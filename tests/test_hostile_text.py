@@ -375,3 +375,30 @@ async def test_the_live_profile_screen_escapes_ncu_and_program_output():
                       "bad \\x1b]52;c;cHduZWQ=\\x07", "host\\x1b]0;pwned\\x07: app", "host\\x1b[2J"):
             assert shown in text, shown
         assert screen.query_one(DataTable).get_row_at(0)[0].plain == "gemm\\x1b]0;pwned\\x07\\u202e"
+
+
+async def test_the_runs_and_sweep_screens_show_escaped_names(stored, pages, tmp_path):
+    """The Runs screen lists the hostile GPU name; the Sweep screen's findings name a hostile kernel."""
+    from flopscope.core.scaling import Slice
+    from flopscope.tui.runs_app import RunsApp
+    from flopscope.tui.sweep_app import SweepApp
+    from flopscope.tui.widgets.kernel_table import KernelTable
+
+    from .test_app import screen_lines
+
+    app = RunsApp(stored / "flopscope.db")
+    async with app.run_test(size=(160, 30)) as pilot:
+        await settle(pilot, lambda: app.runs.model is not None)
+        text = "\n".join(screen_lines(app))
+        assert_clean(text)
+        assert "GPU\\x1b]0;pwned\\x07" in text and str(stored).split("/")[-1] in text
+    renamed = tmp_path / "two.csv"
+    renamed.write_text(pages["raw"].read_text().replace('"@SUM(1)"', '"@SUM(1)\x1b]0;pwned\x07"'))
+    one, two = read_report(pages["raw"]), read_report(renamed)
+    app = SweepApp([Slice("batch_size", {}, [(1.0, one), (2.0, two)])], "sweep\x1b[2J")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot, lambda: app.screen.query(KernelTable))
+        await pilot.pause(0.1)
+        text = "\n".join(screen_lines(app))
+        assert_clean(text)
+        assert "Sweep sweep\\x1b[2J" in text and "@SUM(1)\\x1b]0;pwned\\x07" in text
