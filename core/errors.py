@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .display_text import display_text
+
 
 class FlopscopeError(Exception):
     """An input problem reported as one line; the CLI prints it and exits with code 2."""
@@ -13,5 +15,6 @@ class FlopscopeError(Exception):
         super().__init__(self.line())
 
     def line(self) -> str:
+        """The line as shown: a path or problem quoting a file or a remote host cannot drive the terminal."""
         text = f"{self.path}: {self.problem}"
-        return f"{text}; {self.fix}" if self.fix else text
+        return display_text(f"{text}; {self.fix}" if self.fix else text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,8 +60,9 @@ def json_ready(value: object) -> object:
     return None if value is pd.NA else _plain(value)
 
 
-def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> Path:
-    """Write `df` to `out` in the format its extension names; the target appears whole or not at all."""
+def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw_csv: bool = False) -> Path:
+    """Write `df` to `out` in the format its extension names; the target appears whole or not at all. A CSV's
+    text cells that a spreadsheet would run as a formula are defused (`spreadsheet_safe`) unless `raw_csv`."""
     out = Path(out)
     kind = check_target(out)
     directory = out.parent if str(out.parent) else Path(".")
@@ -73,7 +75,8 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
     try:
         with os.fdopen(fd, "wb") as handle:
             if kind == "csv":
-                nested_as_json(df).to_csv(handle, index=False)
+                table = nested_as_json(df)
+                (table if raw_csv else spreadsheet_safe(table)).to_csv(handle, index=False)
             elif kind == "parquet":
                 _write_parquet(nested_as_json(df), handle, meta)
             else:
@@ -89,6 +92,42 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None) -> 
         Path(tmp).unlink(missing_ok=True)
         raise
     return out
+
+
+# What makes a spreadsheet read a cell as a formula (OWASP, "CSV injection"): `=HYPERLINK(...)`,
+# `+cmd|' /C calc'!A0`, `@SUM(1)`, and a tab or CR ahead of any of them.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with each text cell (and column name) that starts like a formula prefixed with `'`, as OWASP
+    recommends: a spreadsheet shows it as text instead of running it. Kernel names come from the profiled
+    program, and CSV exports get opened in spreadsheets. Numbers are left alone, in numeric columns and as
+    text (`-5`, `+1e3`: a spreadsheet reads them as the number either way)."""
+    text = [col for col in df.columns if df[col].dtype == object or isinstance(df[col].dtype, pd.CategoricalDtype)
+            or pd.api.types.is_string_dtype(df[col].dtype)]
+    changed = {col: fixed for col in text if (fixed := _defused_column(df[col])) is not None}
+    out = df.assign(**changed) if changed else df
+    names = {col: _defused(col) for col in out.columns if isinstance(col, str) and _defused(col) != col}
+    return out.rename(columns=names) if names else out
+
+
+def _defused_column(col: pd.Series) -> pd.Series | None:
+    """The column with its formula-like cells defused, or None when it has none (each distinct value is
+    looked at once: a kernel launched 10k times is one name)."""
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    fixed = [_defused(u) for u in uniques]
+    if all(f is u for f, u in zip(fixed, uniques, strict=True)):
+        return None
+    values = np.array([*fixed, None], dtype=object)  # code -1 (missing) lands on the appended None
+    return pd.Series(values[codes], index=col.index, name=col.name)
+
+
+def _defused(value: object) -> object:
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
 
 
 def _write_parquet(df: pd.DataFrame, handle, meta: dict | None) -> None:

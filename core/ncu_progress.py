@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .display_text import display_text
+
 _TAG = re.compile(r"^==(?P<tag>ERROR|WARNING|PROF)== ?")
 # Matched on the line without its tag.
 _PROFILING = re.compile(r'^Profiling "(?P<name>.*)" - (?P<index>\d+):.*?(?:- (?P<passes>\d+) pass(?:es)?)?\s*$')
@@ -42,13 +44,14 @@ def parse_line(line: str) -> Event:
 
 def describe(event: Event) -> str:
     """The event as one line for people, the same in the CLI's progress and the app's log: `kernel 3: gemm
-    (31 passes)`, `ncu error: ...`, the program's own output as it printed it."""
+    (31 passes)`, `ncu error: ...`, the program's own output as it printed it, its control characters (colour
+    codes, a clear-screen) as visible escapes: the line is the program's or a remote host's text."""
     if event.kind == "kernel":
         passes = f" ({event.passes} passes)" if event.passes else ""
-        return f"kernel {event.index}: {event.name}{passes}"
+        return display_text(f"kernel {event.index}: {event.name}{passes}")
     if event.kind in ("error", "warning"):
-        return f"ncu {event.kind}: {event.text}"
-    return event.text
+        return display_text(f"ncu {event.kind}: {event.text}")
+    return display_text(event.text)
 
 
 _METRIC = re.compile(r"Failed to find metric (?:regex:)?\^?(?P<name>[\w.]+?)(?:\\\.|\.\(|\$|\s|$)")

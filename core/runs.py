@@ -85,10 +85,13 @@ def _storable(name: str, example: str) -> str:
 
 def new_run_dir(name: str | None, command: list[str]) -> Path:
     """A fresh folder for one profile, named `name` (checked by check_run_name or made by folder_name), else
-    after the time and the program's name."""
+    after the time and the program's name. Always a new folder directly in the store's `runs` folder: a name
+    with a `/` or `..` (`../../x`, `/etc/x`) is refused, never followed, whoever calls this."""
+    if name is not None and not _RUN_NAME.fullmatch(name):
+        raise FlopscopeError(name, "a run name is one folder name: letters, digits and . _ = - (not first)",
+                             "pass a name such as run1")
     base = name or folder_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{Path(command[0]).name if command else 'run'}")
-    runs = data_home() / "runs"
-    ensure_folder(runs)
+    runs = runs_folder()
     for n in range(1000):
         path = runs / (base if n == 0 else f"{base}-{n}")
         try:
@@ -99,6 +102,18 @@ def new_run_dir(name: str | None, command: list[str]) -> Path:
         except OSError as exc:
             raise folder_error(path, exc) from None
     raise FlopscopeError(runs / base, "1000 run folders of this name already exist", "pass another --name")
+
+
+def runs_folder() -> Path:
+    """The store's `runs` folder, created if need be. A symbolic link there is refused: run folders, and
+    what ncu writes into them, stay inside the data folder (point FLOPSCOPE_HOME elsewhere to move them)."""
+    runs = data_home() / "runs"
+    if runs.is_symlink():
+        raise FlopscopeError(runs, f"is a symbolic link (to {os.readlink(runs)}); flopscope writes run folders "
+                             "only inside its data folder", "remove the link, or set FLOPSCOPE_HOME to the folder "
+                             "it points to")
+    ensure_folder(runs)
+    return runs
 
 
 def discard_unfinished(run_dir: Path) -> bool:

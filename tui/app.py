@@ -16,18 +16,31 @@ from typing import ClassVar
 
 import pandas as pd
 from flopscope.core import FlopscopeError, Report, read_report
+from flopscope.core.display_text import display_text
 from rich.text import Text
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.driver import Driver
+from textual.notifications import SeverityLevel
 
 from .screens.help import HelpScreen
 from .screens.kernels import KernelsScreen
 from .screens.profile import ProfileScreen
 
 
-class FlopscopeApp(App[None]):
+class SafeNotify:
+    """Every notification of the app's, whatever screen sends it, as plain text with control characters
+    escaped: messages quote run names, kernel names and paths, which are never markup and never terminal
+    codes (a name like `[link=...]x[/link]` or an ESC in a path shows as it is spelled)."""
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        App.notify(self, display_text(message, keep_newlines=True), title=display_text(title),  # type: ignore[arg-type]
+                   severity=severity, timeout=timeout, markup=False)
+
+
+class FlopscopeApp(SafeNotify, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "flopscope"
     ENABLE_COMMAND_PALETTE = False  # every action is a key on the screen, listed by `?`

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flopscope.core.display_text import display_text
 from rich.cells import cell_len
 from rich.text import Text
 
@@ -24,10 +25,16 @@ class Block:
     clip: bool = False  # one line, cut at the end: a hint must not take the table's rows
     what: str = ""  # what it says, in a few words (`A100-PCIE-40GB ceilings`): named when a height cap cuts it
 
+    def shown(self) -> list[str]:
+        """The items as shown: a GPU name, path or kernel name from a report with its control characters
+        escaped (the headers of the CLI and the app both pass here)."""
+        return [display_text(item) for item in self.items]
+
     def pieces(self, width: int) -> list[str]:
         """The items with their separators; one wider than the line split into its words."""
         tail = self.sep.rstrip()
-        items = [f"{item}{tail}" for item in self.items[:-1]] + self.items[-1:]
+        shown = self.shown()
+        items = [f"{item}{tail}" for item in shown[:-1]] + shown[-1:]
         out: list[str] = []
         for item in items:
             out += [item] if cell_len(item) <= width else [cut_end(word, width) for word in item.split()]
@@ -45,7 +52,7 @@ def laid_out(blocks: list[Block], width: int) -> list[tuple[Text, list[Block]]]:
     width = max(width, 1)
     for block in blocks:
         if block.clip:
-            out.append((Text(cut_end(block.sep.join(block.items), width), style=block.style), [block]))
+            out.append((Text(cut_end(block.sep.join(block.shown()), width), style=block.style), [block]))
             continue
         pieces = block.pieces(width)
         if block.join and out and pieces and cell_len(out[-1][0].plain + block.sep + pieces[0]) <= width:

@@ -32,6 +32,7 @@ from .text_report import (
     print_report,
     print_warning,
     report_json,
+    say,
     sort_column,
     warning_lines,
 )
@@ -68,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")
     _view_args(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.csv, OUT.parquet or OUT.json")
+    p.add_argument("--raw-csv", action="store_true", help="write text cells of a CSV exactly as they are; by "
+                   "default a cell starting with = + - @ (a formula to a spreadsheet) gets a leading '")
 
     p = sub.add_parser("gpus", help="list the GPU database with sources")
     p.add_argument("--json", action="store_true", help="one JSON list: every GPU with its key, peaks, clocks, "
@@ -116,8 +119,8 @@ def _say_cut_unknowns(rows, sort: str, top: int, title: str) -> None:
     1` does not silently pass over a kernel whose FLOPs are unknown (it may have done the most)."""
     cut = int(rows[sort].iloc[top:].isna().sum())
     if cut:
-        print(f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values sort last "
-              "either way); leave out --top to see them", file=sys.stderr)
+        say(f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values sort last "
+              "either way); leave out --top to see them")
 
 
 def cmd_report(args) -> int:
@@ -127,7 +130,7 @@ def cmd_report(args) -> int:
 
 def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = None) -> int:
     for line in warning_lines(report):
-        print(line, file=sys.stderr)
+        say(line)
     if as_json:
         json.dump(report_json(report, rows), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -138,10 +141,10 @@ def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = Non
 
 def cmd_export(args) -> int:
     report, rows = _view(args)
-    out = write_table(rows, args.output, meta=run_meta(report))
+    out = write_table(rows, args.output, meta=run_meta(report), raw_csv=args.raw_csv)
     for line in warning_lines(report):  # a CSV has no meta to carry them; after the write: a refusal is one line
-        print(line, file=sys.stderr)
-    print(f"wrote {len(rows)} rows to {out}", file=sys.stderr)
+        say(line)
+    say(f"wrote {len(rows)} rows to {out}")
     return 0
 
 
@@ -286,8 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.path.exists(argv[0]):
             argv = ["open", *argv]  # `flopscope PATH` opens the app
         elif "." in argv[0] or "/" in argv[0]:  # meant as a file: "invalid choice" would name the commands
-            print(f"flopscope: {argv[0]}: no such file; check the path (`flopscope --help` lists the commands)",
-                  file=sys.stderr)
+            say(f"flopscope: {argv[0]}: no such file; check the path (`flopscope --help` lists the commands)")
             return 2
     argv, command = split_command(argv)
     args, unknown = parser.parse_known_args(argv)
@@ -298,13 +300,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except FlopscopeError as err:
-        print(f"flopscope: {err.line()}", file=sys.stderr)
+        say(f"flopscope: {err.line()}")
         return 2
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         stop_all()
-        print("flopscope: stopped (ncu and the program it profiled were stopped too)", file=sys.stderr)
+        say("flopscope: stopped (ncu and the program it profiled were stopped too)")
         return 130
     finally:
         restore()

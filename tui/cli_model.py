@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
+from flopscope.core.display_text import display_text
 from flopscope.core.export import json_ready
 from flopscope.core.model_flops import (
     ACTIVATIONS,
@@ -228,12 +229,12 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         titles, rows = reconcile_rows(result, model.train, args.depth)
         return run_screen_app(ReconcileScreen(title, titles, rows, _reconcile_lines(result), result))
     out_console = console()
-    out_console.print(Text(title))
+    out_console.print(Text(display_text(title)))
     titles, rows = reconcile_rows(result, model.train, args.depth)
     _print_table(out_console, "Measured / analytic FLOPs per step", [_reconcile_spec(t) for t in titles],
                  [[str(c) for c in r] for r in rows])
     for line in _reconcile_lines(result):
-        out_console.print(Text(line))
+        out_console.print(Text(display_text(line)))
     return 0
 
 

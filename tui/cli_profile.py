@@ -21,7 +21,7 @@ from flopscope.core.runs import check_run_name, data_home, discard_unfinished, n
 from flopscope.core.store import Store, StoreError
 from flopscope.core.transport import LocalTransport, SshTransport, check_env, check_host, stop_all
 
-from .text_report import console, print_report, report_json, warning_lines
+from .text_report import console, print_report, report_json, say, warning_lines
 
 
 def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -194,7 +194,7 @@ class Progress:
         line = describe(event)
         if event.kind != "output":  # the program's own lines pass through as it printed them
             line = f"[{time.monotonic() - self.start:6.1f}s] {line}"
-        print(line, file=sys.stderr, flush=True)
+        say(line)
 
 
 def cmd_profile(args) -> int:
@@ -203,7 +203,7 @@ def cmd_profile(args) -> int:
     run_dir = new_run_dir(args.name, opts.command)
     if not args.no_tui and sys.stdout.isatty() and not args.json:
         return _profile_in_app(args, opts, env, run_dir)
-    print(f"flopscope: profiling on {args.host or 'localhost'}; run folder {run_dir}", file=sys.stderr)
+    say(f"flopscope: profiling on {args.host or 'localhost'}; run folder {run_dir}")
     try:
         result = _profile(args, opts, env, run_dir, Progress())
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: ncu is stopped and its work folder removed by now
@@ -212,10 +212,10 @@ def cmd_profile(args) -> int:
         raise
     stored = _store(result, args, opts)
     for note in result.notes:
-        print(f"flopscope: {note}", file=sys.stderr)
+        say(f"flopscope: {note}")
     report = result.report
     for line in warning_lines(report):
-        print(line, file=sys.stderr)
+        say(line)
     rows = report.group("name")
     if args.json:
         doc = report_json(report, rows)
@@ -293,8 +293,7 @@ def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int
     if not screen.stopped:
         return code or (outcome[0] if outcome else 0)
     if not finished.wait(timeout=30):  # ncu was told to stop; the job still cleans up its remote work folder
-        print(f"flopscope: profile stopped; run folder {run_dir} left as it is (ncu did not end in 30 s)",
-              file=sys.stderr)
+        say(f"flopscope: profile stopped; run folder {run_dir} left as it is (ncu did not end in 30 s)")
     else:
         _say_stopped(run_dir)
     return STOPPED
@@ -303,7 +302,7 @@ def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int
 def _say_stopped(run_dir: Path) -> None:
     """A stopped profile is not stored: its folder goes (its name is free again) unless a report came back."""
     if discard_unfinished(run_dir):
-        print(f"flopscope: profile stopped; nothing was kept (run folder {run_dir} removed)", file=sys.stderr)
+        say(f"flopscope: profile stopped; nothing was kept (run folder {run_dir} removed)")
     else:
-        print(f"flopscope: profile stopped, not stored; its report is in {run_dir}: "
-              f"`flopscope open {run_dir / 'report.ncu-rep'}`", file=sys.stderr)
+        say(f"flopscope: profile stopped, not stored; its report is in {run_dir}: "
+              f"`flopscope open {run_dir / 'report.ncu-rep'}`")

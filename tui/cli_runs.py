@@ -9,6 +9,7 @@ from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.diff import ceilings_apart, diff_runs, gpus_apart
+from flopscope.core.display_text import display_text
 from flopscope.core.export import records
 from flopscope.core.runs import check_run_name
 from flopscope.core.store import Store
@@ -16,7 +17,7 @@ from rich.text import Text
 
 from . import format as fmt
 from .diff_text import diff_meta, table_rows, totals_line
-from .text_report import Spec, console, fitted_table, print_hidden
+from .text_report import Spec, console, fitted_table, print_hidden, say
 
 
 def add_runs_commands(sub) -> dict:
@@ -53,7 +54,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def _list_runs(store: Store, args: argparse.Namespace) -> int:
     runs = store.runs(args.sweep)
     for name, what in store.damaged.items():
-        print(f"flopscope: warning: run {name}: {what}; listed without parameters", file=sys.stderr)
+        say(f"flopscope: warning: run {name}: {what}; listed without parameters")
     if args.json:
         json.dump(records(runs), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -65,7 +66,7 @@ def _list_runs(store: Store, args: argparse.Namespace) -> int:
     table, hidden = fitted_table(_RUNS_COLUMNS, cells, out.width, flex=1)
     out.print(table)
     print_hidden(out, hidden)
-    print(f"{len(runs)} run(s) in {store.path}", file=sys.stderr)
+    say(f"{len(runs)} run(s) in {store.path}")
     return 0
 
 
@@ -106,7 +107,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise FlopscopeError(folder, f"already stored as run {stored}",
                                  f"open it with `flopscope open {stored}`, or pass --name to store another copy")
         name = store.save_unique(report, name, host=host, command=command)
-    print(f"flopscope: stored {folder} as run {name} ({store.path})", file=sys.stderr)
+    say(f"flopscope: stored {folder} as run {name} ({store.path})")
     return 0
 
 
@@ -123,15 +124,15 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return run_screen_app(DiffScreen(rows, name_a, name_b, (gpu_a, gpu_b), (a, b), (id_a, id_b)))
     for apart in (gpus_apart(a.gpu_names, b.gpu_names), ceilings_apart(a, b)):
         if apart:  # the Diff screen's warnings, word for word
-            print(f"flopscope: warning: {apart}", file=sys.stderr)
+            say(f"flopscope: warning: {apart}")
     if args.json:  # the runs by name and id, whichever was typed: `diff 6 5` names them too
         json.dump({**diff_meta(rows, (name_a, name_b), (id_a, id_b), (gpu_a, gpu_b)), "rows": records(rows)},
                   sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     out = console()
-    out.print(Text(f"A: {name_a} (id {id_a}, {gpu_a or 'unknown GPU'}) · B: {name_b} (id {id_b}, "
-                   f"{gpu_b or 'unknown GPU'})", style="bold"))
+    out.print(Text(display_text(f"A: {name_a} (id {id_a}, {gpu_a or 'unknown GPU'}) · B: {name_b} (id {id_b}, "
+                                f"{gpu_b or 'unknown GPU'})"), style="bold"))
     by_gpu = bool(rows.attrs.get("by_gpu"))
     columns = [*_DIFF_COLUMNS[:1], _GPU_COLUMN, *_DIFF_COLUMNS[1:]] if by_gpu else _DIFF_COLUMNS
     shown = table_rows(rows)  # B/A as the app's Diff screen shows it: blank where one run never ran the group

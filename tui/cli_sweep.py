@@ -11,6 +11,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from flopscope.core import FlopscopeError, read_report
+from flopscope.core.display_text import display_text
 from flopscope.core.gpus import find_gpu
 from flopscope.core.ncu_progress import describe
 from flopscope.core.report import with_gpu
@@ -27,7 +28,7 @@ from . import format as fmt
 from .cli_profile import add_profile_args, checked_options, open_store
 from .columns import WARNING_CELLS, sweep_columns
 from .sweep_analysis import FITTED, Analysis, analyse, fit_line, sweep_json
-from .text_report import console, fitted_table, print_hidden, print_warning, specs
+from .text_report import console, fitted_table, print_hidden, print_warning, say, specs
 
 
 def add_sweep_command(sub) -> dict:
@@ -86,8 +87,8 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
     template, env = checked_options(args, cwds)
     _check_new_sweep(args.sweep_name, args.resume)
     for name in unused_params(template.command, params, env, args.remote_cwd):
-        print(f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its values would never "
-              "reach the program", file=sys.stderr)
+        say(f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its values would never "
+              "reach the program")
     with open_store() as store:
         sweep = args.sweep_name or store.new_sweep(time.strftime("sweep-%Y%m%d-%H%M%S"))
     results = _run(args, template, params, env, sweep)
@@ -100,21 +101,21 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
     # A --metrics name ncu 2025.3 profiled past: each point's line said so; the sweep exits 1 as profile does.
     unknown = [r for r in results if r.status == "stored" and r.unknown_metrics and not r.suspect and not r.gpu_refused]
     warned = len(suspect) + len(misjudged) + len(unknown)
-    print(f"flopscope: sweep {sweep}: {stored + skipped} of {total} point(s) stored"
+    say(f"flopscope: sweep {sweep}: {stored + skipped} of {total} point(s) stored"
           + (f" ({skipped} by an earlier run)" if skipped else "") + (f", {failed} failed" if failed else "")
-          + (f", {warned} with a warning" if warned else ""), file=sys.stderr)
+          + (f", {warned} with a warning" if warned else ""))
     for r in suspect:  # a crash or OOM at one size must not pass for a clean point in the fits
-        print(f"flopscope: warning: {fmt.params(r.params)} (run {r.run}) is in the analysis although {r.suspect}: "
-              "check it before trusting the fits", file=sys.stderr)
+        say(f"flopscope: warning: {fmt.params(r.params)} (run {r.run}) is in the analysis although {r.suspect}: "
+              "check it before trusting the fits")
     if misjudged:  # its own GPU judges it: what --gpu asked for was not done
-        print(f"flopscope: warning: {len(misjudged)} point(s) judged against their own GPU, not --gpu: "
-              f"{misjudged[0].gpu_refused}", file=sys.stderr)
+        say(f"flopscope: warning: {len(misjudged)} point(s) judged against their own GPU, not --gpu: "
+              f"{misjudged[0].gpu_refused}")
     code = 2 if failed and not stored + skipped else 1 if failed or warned else 0
     try:
         with Store() as store:
             return slices(sweep_points(sweep, store, print_warning), f"sweep {sweep}"), sweep, code, results
     except FlopscopeError as exc:
-        print(f"flopscope: {exc.problem}: runs stored, no scaling analysis", file=sys.stderr)
+        say(f"flopscope: {exc.problem}: runs stored, no scaling analysis")
         return [], sweep, code, results
 
 
@@ -143,8 +144,8 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
                    console=err, disable=not sys.stderr.isatty())
     task = bar.add_task(sweep, total=total)
 
-    def say(line: str) -> None:
-        (bar.console.print(Text(line)) if sys.stderr.isatty() else print(line, file=sys.stderr, flush=True))
+    def progress(line: str) -> None:
+        (bar.console.print(Text(display_text(line))) if sys.stderr.isatty() else say(line))
 
     def on_point(result) -> None:
         done[0] += 1
@@ -154,22 +155,23 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
         if result.notes:  # the program's exit code, a partial report: said on the point's own line
             what += f" ({'; '.join(result.notes)})"
         where = f" on {result.host}" if result.host else ""
-        say(f"[{done[0]}/{total}] {fmt.params(result.params)}{where}: {what}")
+        progress(f"[{done[0]}/{total}] {fmt.params(result.params)}{where}: {what}")
 
     def on_event(host, event) -> None:
         if event.kind == "kernel":
-            say(f"    {host}: {describe(event)}")
+            progress(f"    {host}: {describe(event)}")
 
     def on_host_lost(host, reason) -> None:
-        say(f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts take its points")
+        progress(f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts take its "
+                 "points")
 
     try:
         with bar:
             return run_sweep(template, params, transports, sweep, resume=args.resume, env=env, cwd=args.remote_cwd,
                              gpu=args.gpu, on_point=on_point, on_event=on_event, on_host_lost=on_host_lost)
     except KeyboardInterrupt:  # the points under way were stopped and their unfinished run folders removed
-        print(f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
-              "points not stored yet", file=sys.stderr)
+        say(f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
+              "points not stored yet")
         raise
     finally:
         for t in transports:
@@ -263,10 +265,10 @@ def _show(name: str, lines: list[Slice], args, results: list | None = None) -> N
     out_console = console()
     judged = judged_against(lines, getattr(args, "gpu", None))
     if judged:
-        out_console.print(Text(f"judged against {judged} ceilings (--gpu)"))
+        out_console.print(Text(display_text(f"judged against {judged} ceilings (--gpu)")))
     for line in lines:
         if len(lines) > 1 or line.fixed:
-            out_console.print(Text(f"\n{line.label}", style="bold"))
+            out_console.print(Text(f"\n{display_text(line.label)}", style="bold"))
         _print_analysis(line.param, analyse(line.points, line.param, args.tolerance), out_console)
 
 
@@ -286,4 +288,4 @@ def _print_analysis(param: str, analysis: Analysis, out_console) -> None:
     for name, title, text in FITTED:
         out_console.print(Text(fit_line(title, analysis.fits[name], param, text)))
     for note in analysis.notes:
-        out_console.print(Text(f"! {note}", style="bold"))
+        out_console.print(Text(f"! {display_text(note)}", style="bold"))  # a finding names kernels

@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from flopscope.core.columns import ALL, SIMT_FLOP
+from flopscope.core.display_text import display_text
 
 from . import format as fmt
 
@@ -77,7 +78,7 @@ EXTRA_COLUMNS = {name: _extra(name, unit) for name, unit, _ in ALL
 
 def short_gpu(name: object) -> str:
     """`NVIDIA A100-PCIE-40GB` -> `A100-PCIE-40GB`: the vendor says nothing in a column of GPUs."""
-    return fmt.text(name).removeprefix("NVIDIA ").removeprefix("Tesla ")
+    return display_text(fmt.text(name).removeprefix("NVIDIA ").removeprefix("Tesla "))
 
 
 def table_columns(by: str, gpus: bool = False) -> list[Column]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from textual.app import App
 from textual.screen import Screen
 
-from .app import FlopscopeApp
+from .app import FlopscopeApp, SafeNotify
 
 
-class ScreenApp(App[None]):
+class ScreenApp(SafeNotify, App[None]):
     CSS_PATH = FlopscopeApp.CSS_PATH
     TITLE = "flopscope"
     ENABLE_COMMAND_PALETTE = False

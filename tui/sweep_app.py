@@ -7,7 +7,6 @@ analysis.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from flopscope.core.scaling import Slice
@@ -15,6 +14,7 @@ from textual.events import Mount
 
 from .app import FlopscopeApp
 from .screens.sweep import SweepScreen
+from .text_report import say
 
 
 class SweepApp(FlopscopeApp):
@@ -38,7 +38,7 @@ def run_sweep_app(lines: list[Slice], title: str, tolerance: float = 0.05, judge
     `tolerance` is `flopscope sweep --tolerance` (allowed drift of FLOP/param); `judged`: the --gpu whose
     ceilings judge the points, named in the header."""
     if not lines or not lines[0].points:
-        print(f"flopscope: sweep {title}: no points to show", file=sys.stderr)
+        say(f"flopscope: sweep {title}: no points to show")
         return 2
     app = SweepApp(lines, title, tolerance, judged)
     app.run(mouse=False)

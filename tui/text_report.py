@@ -13,6 +13,7 @@ import pandas as pd
 from flopscope.core import FMA_CONVENTION, FlopscopeError, Report, all_gpus
 from flopscope.core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
 from flopscope.core.counters import missing_fix
+from flopscope.core.display_text import display_text
 from flopscope.core.export import records, run_meta
 from flopscope.core.units import is_missing
 from rich.cells import cell_len
@@ -197,7 +198,13 @@ def _flop(s) -> str:
 
 def print_warning(message: str) -> None:
     """A warning of the engine's (a stored run left out of its sweep, say) as the CLI prints every warning."""
-    print(f"flopscope: warning: {message}", file=sys.stderr)
+    say(f"flopscope: warning: {message}")
+
+
+def say(line: str) -> None:
+    """One line on stderr, as every CLI message goes: text from a report or a remote host in it (a kernel
+    name, a path, ncu's output) shown with its control characters escaped (core/display_text.py)."""
+    print(display_text(line), file=sys.stderr, flush=True)
 
 
 def missing_lines(report: Report) -> list[str]:
@@ -211,8 +218,9 @@ def over_ceiling_lines(report: Report) -> list[str]:
 
 def warning_lines(report: Report) -> list[str]:
     """Every warning about a report's numbers, as `report`, `open --no-tui` and `profile` print them on stderr:
-    counters not collected, then launches above their ceiling (last: nearest the table they put in doubt)."""
-    return missing_lines(report) + over_ceiling_lines(report)
+    counters not collected, then launches above their ceiling (last: nearest the table they put in doubt).
+    Each line is safe to print (they name the source file and kernels)."""
+    return [display_text(line) for line in missing_lines(report) + over_ceiling_lines(report)]
 
 
 # The counters the kernel table's columns are computed from, as the table's hint names them.
@@ -257,7 +265,12 @@ def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int
 
     Every column gets the width of its longest cell, except `flex` (the name), which takes what is left and is
     ellipsized: rich would otherwise squeeze every column, numbers included, to fit a long C++ name.
+    Every table the CLI prints passes here: text cells (names, paths from a report) show control characters
+    as escapes (`\x1b`), so they can neither drive the terminal nor break a row in two. Numeric cells are
+    flopscope's own formatting: left as they are (1M rows would spend seconds on them).
     """
+    text = [i for i, s in enumerate(specs) if not s.numeric]
+    rows = [[display_text(c) if i in text else c for i, c in enumerate(row)] for row in rows]
     natural = [max([cell_len(s.title), *(cell_len(r[i]) for r in rows)]) for i, s in enumerate(specs)]
     blank = [not any(r[i] for r in rows) for i in range(len(specs))]
     if flex is not None and flex_min is None:

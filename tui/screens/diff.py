@@ -14,6 +14,7 @@ from typing import ClassVar
 import pandas as pd
 from flopscope.core import Report
 from flopscope.core.diff import ceilings_apart, gpus_apart
+from flopscope.core.display_text import display_text
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -107,9 +108,9 @@ class DiffScreen(TableScreen):
 
     def compose(self) -> ComposeResult:
         lines = gpu_lines(self.names, self.gpus, self.reports)
-        text = Text(lines[0])
-        for warning in lines[1:]:
-            text.append("\n" + warning, style="bold")  # bold, not colour only: legible over SSH and NO_COLOR
+        text = Text(display_text(lines[0]))  # run names and GPU names: escaped, never terminal codes
+        for warning in lines[1:]:  # bold, not colour only: legible over SSH and NO_COLOR
+            text.append("\n" + display_text(warning), style="bold")
         text.append("\n" + totals_line(self.rows))
         yield Static(text, id="diff-title")
         yield KernelTable(id="table")

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 from flopscope.core import FlopscopeError, Report
+from flopscope.core.display_text import display_text
 from flopscope.core.export import check_target, run_meta, write_table
+from rich.text import Text
 from textual.app import App
 from textual.widgets import Input, Label
 
@@ -80,8 +82,9 @@ class ExportScreen(PromptScreen):
         self.writing = path
         answer = self.query_one(Input)
         answer.disabled = answer.loading = True  # a spinner where the path was: it is working
-        self.query_one(".hint", Label).update(f"writing {len(frame):,} row(s) to {path} … · escape: keep working "
-                                              "meanwhile (a message says when it is done)")
+        self.query_one(".hint", Label).update(Text(display_text(
+            f"writing {len(frame):,} row(s) to {path} … · escape: keep working meanwhile (a message says when it "
+            "is done)")))
         app.run_worker(lambda: self._write(app, frame, path, meta), thread=True, group="export",
                        exit_on_error=False)
 

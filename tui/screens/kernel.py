@@ -11,6 +11,7 @@ import pandas as pd
 from flopscope.core import FMA_CONVENTION
 from flopscope.core.columns import COLLECTED, SIMT_FLOP, TENSOR_TYPES
 from flopscope.core.counters import collecting
+from flopscope.core.display_text import display_text
 from flopscope.core.kernel_names import function_name
 from flopscope.core.metrics import Ceiling
 from flopscope.core.ncu_catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
@@ -183,7 +184,7 @@ def _section_table(title: str, items: list[tuple[str, str]]) -> Table:
     table.add_column("what", no_wrap=True, style="dim")
     table.add_column("value", overflow="fold")
     for label, value in items:
-        table.add_row(Text(label), Text(value))  # Text: values are verbatim, never markup
+        table.add_row(Text(label), Text(display_text(value)))  # Text: never markup; escapes: never a terminal code
     return table
 
 
@@ -208,7 +209,8 @@ class KernelScreen(Screen):
         self.title_text = fmt.text(_v(row, name_column) or _v(row, "kernel")) or "(unnamed)"
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(self.title_text, style="bold", no_wrap=True, overflow="ellipsis"), id="kernel-title")
+        yield Static(Text(display_text(self.title_text), style="bold", no_wrap=True, overflow="ellipsis"),
+                     id="kernel-title")
         # One scroll for everything: narrow terminals get the metrics, then the plot below them.
         with VerticalScroll(id="kernel-body"):
             with Vertical(id="metrics"):

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from flopscope.core import FMA_CONVENTION, Report
+from flopscope.core.display_text import display_text
 from flopscope.core.metrics import Ceiling
 from flopscope.core.over_ceiling import OverCeiling
 from rich.text import Text
@@ -192,7 +193,7 @@ class PushedKernelsScreen(KernelsScreen):
         return screen
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(self.label, style="bold reverse"), id="point-title")
+        yield Static(Text(display_text(self.label), style="bold reverse"), id="point-title")
         yield from super().compose()
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from flopscope.core import FlopscopeError
+from flopscope.core.display_text import display_text
 from flopscope.core.ncu_progress import Event, describe
 from flopscope.core.profiler import ProfileResult
 from rich.text import Text
@@ -45,7 +46,7 @@ class ProfileScreen(Screen):
         self.errors: list[str] = []  # ncu's errors as logged, so the failure does not log them again
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(self.title_text), id="profile-title")
+        yield Static(Text(display_text(self.title_text)), id="profile-title")
         yield Static(id="profile-status")
         yield DataTable(id="profile-table", cursor_type="row", zebra_stripes=True)
         yield RichLog(id="profile-log", max_lines=500, wrap=True, markup=False)
@@ -91,7 +92,7 @@ class ProfileScreen(Screen):
         row = self.rows.get(event.name)
         if row is None:
             self.rows[event.name] = [1, event.passes]
-            table.add_row(Text(event.name), "1", str(event.passes or ""), key=event.name)
+            table.add_row(Text(display_text(event.name)), "1", str(event.passes or ""), key=event.name)
         else:
             row[0] += 1
             table.update_cell(event.name, "launches", str(row[0]))
@@ -114,11 +115,13 @@ class ProfileScreen(Screen):
         status line saying where to look."""
         self.failed = err.line()
         self.query_one("#profile-status", Static).update(Text(
-            f"failed after {time.monotonic() - self.started:.1f} s ({err.path}): the reason is in the log below",
+            f"failed after {time.monotonic() - self.started:.1f} s ({display_text(err.path)}): the reason is in the "
+            "log below",
             style="bold"))
         said = any(err.problem.strip() in e or e in err.problem for e in self.errors)
         reason = err.fix if said and err.fix else err.line()
-        self.query_one(RichLog).write(Text(f"{'what to do: ' if said and err.fix else ''}{reason}", style="bold"))
+        self.query_one(RichLog).write(Text(display_text(f"{'what to do: ' if said and err.fix else ''}{reason}"),
+                                           style="bold"))
         self.app.return_code_on_quit = 2
 
     def _done(self, result: ProfileResult) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
+from flopscope.core.display_text import display_text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -52,7 +53,7 @@ class PromptScreen(ModalScreen[str | None]):
         """The reason the answer was not taken, under the input (None clears it)."""
         self.error = message or ""
         label = self.query_one("#prompt-error", Label)
-        label.update(f"✗ {self.error}")
+        label.update(f"✗ {display_text(self.error)}")  # it may quote a path typed or from a report
         label.set_class(bool(self.error), "shown")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

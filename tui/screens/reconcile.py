@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
+from flopscope.core.display_text import display_text
 from flopscope.core.reconcile import Reconciliation
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,6 +18,12 @@ from textual.widgets import DataTable, Static
 
 from ..widgets.footer import KeyFooter
 from .export import ask_export
+
+
+def _shown(cell: Text) -> Text:
+    """A cell with any control character of a module name (from the report's NVTX ranges) escaped."""
+    plain = display_text(cell.plain)
+    return cell if plain == cell.plain else Text(plain, style=cell.style)
 
 
 class ReconcileScreen(Screen):
@@ -30,17 +37,17 @@ class ReconcileScreen(Screen):
         self.title_text, self.titles, self.rows, self.lines, self.result = title, titles, rows, lines, result
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(self.title_text, style="bold"), id="reconcile-title")
+        yield Static(Text(display_text(self.title_text), style="bold"), id="reconcile-title")
         yield DataTable(id="reconcile-table", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="reconcile-notes"):
-            yield Static(Text("\n".join(self.lines)))
+            yield Static(Text("\n".join(display_text(line) for line in self.lines)))
         yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns(*self.titles)
         for cells in self.rows:
-            table.add_row(*cells)
+            table.add_row(*map(_shown, cells))
         table.focus()
 
     async def action_export(self) -> None:

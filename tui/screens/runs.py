@@ -13,6 +13,7 @@ from typing import ClassVar
 import pandas as pd
 from flopscope.core import FlopscopeError
 from flopscope.core.diff import diff_runs
+from flopscope.core.display_text import display_text
 from flopscope.core.scaling import load_sweep
 from flopscope.core.store import Store
 from rich.text import Text
@@ -111,7 +112,7 @@ class RunsScreen(TableScreen):
         for name, what in damaged.items():
             self.notify(f"run {name}: {what}; listed without parameters", severity="warning", timeout=8, markup=False)
         what = f"Runs of sweep {self.sweep}" if self.sweep else "Runs"
-        self.query_one("#runs-title", Static).update(Text(f"{what} in {self.store_path}", style="bold"))
+        self.query_one("#runs-title", Static).update(Text(display_text(f"{what} in {self.store_path}"), style="bold"))
         table = self.query_one(KernelTable)
         table.set_model(self.model)
         table.focus()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
+from flopscope.core.display_text import display_text
 from flopscope.core.scaling import Slice
 from rich.text import Text
 from textual.app import ComposeResult
@@ -63,11 +64,11 @@ def header(title: str, param: str, analysis: Analysis, color: bool = True, judge
     values = analysis.table[param]
     span = f", {values.min():g} … {values.max():g}" if len(values) else ""
     against = f" · judged against {judged} ceilings (--gpu)" if judged else ""
-    text = Text(f"Sweep {title} · {param} · {len(values)} point(s){span}{against}", style="bold")
+    text = Text(display_text(f"Sweep {title} · {param} · {len(values)} point(s){span}{against}"), style="bold")
     warn = "bold yellow" if color else "bold"
     for note in analysis.notes:
         text.append("\n! ", style=warn)
-        text.append(note, style=warn)  # appended as text: a kernel name in a finding is never markup
+        text.append(display_text(note), style=warn)  # as text: a kernel name in a finding is never markup
     if not analysis.notes:
         text.append("\nNo findings: nothing flagged in how FLOPs, bytes and kernels scale.", style="dim")
     for name, title_, render in FITTED:
@@ -182,7 +183,7 @@ class SweepScreen(BackScreen):
         row = self.analysis.table.iloc[index]
         why = fmt.warning(row["warning"]) or "no warning"
         self.query_one("#sweep-status", Static).update(
-            Text(f"{self.param} = {row[self.param]:g} (run {row['run']}): {why}"))
+            Text(display_text(f"{self.param} = {row[self.param]:g} (run {row['run']}): {why}")))
 
     # -- actions ----------------------------------------------------------------------------------
     def action_cycle_metric(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import pandas as pd
+from flopscope.core.display_text import display_text
 from rich.text import Text
 from textual.widgets import Static
 
@@ -67,7 +68,8 @@ class TableScreen(BackScreen):
 
     def _status(self) -> None:
         if self.model is not None:
-            self.query_one("#status", Static).update(Text(self._status_text()))
+            # the filter as typed and what a screen adds (a marked run's name) are shown, never run as codes
+            self.query_one("#status", Static).update(Text(display_text(self._status_text())))
 
     def _status_text(self) -> str:
         model, query = self.model, self.model.query

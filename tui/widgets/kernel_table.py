@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from flopscope.core.display_text import display_text
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
@@ -23,8 +24,6 @@ from textual.strip import Strip
 from ..columns import Column, fit
 from .names import cut_end, distinct_cuts
 from .table_model import Query, TableModel
-
-_CONTROL = {c: " " for c in range(32)}  # a tab or newline in a kernel name must not break the line
 
 
 def fit_cell(text: str, width: int, right: bool = False) -> str:
@@ -173,7 +172,7 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         at, _, cells = next(entry for entry in self.layout_columns if entry[1] is column)
         key = (self.model, column.name, cells)  # the model itself, not its id(): ids are reused
         if key != self._cut_for:
-            shown = {name: name.translate(_CONTROL) for name in self.model.distinct(column.name)}
+            shown = {name: display_text(name) for name in self.model.distinct(column.name)}
             cuts = distinct_cuts(shown.values(), cells)
             self._cuts = {name: cuts[text] for name, text in shown.items() if text in cuts}
             self._cut_for = key
@@ -277,8 +276,10 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
             base = base + self.get_component_rich_style("kernel-table--cursor")
         cell_style = self.get_component_rich_style("kernel-table--cursor-cell") if on_cursor else None
         texts = self.model.cells(index)
-        cells = [(self._cuts.get(texts[at], texts[at]) if at == self._name_at else
-                  texts[at] if column.numeric else texts[at].translate(_CONTROL), size, column.numeric, 1)
+        # Text from the report (names, paths) as display_text shows it: an ESC or a newline in a name can
+        # neither drive the terminal nor break the line.
+        cells = [(self._cuts.get(texts[at], display_text(texts[at])) if at == self._name_at else
+                  texts[at] if column.numeric else display_text(texts[at]), size, column.numeric, 1)
                  for at, column, size in self.layout_columns]
         if why is not None:
             cells = _merge_blank_tail(cells, why)

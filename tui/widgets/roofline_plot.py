@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import plotext as plt
+from flopscope.core.display_text import display_text
 from flopscope.core.metrics import Ceiling
 from rich.style import Style
 from rich.text import Text
@@ -109,7 +110,8 @@ def roof_gpus(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | N
 
 def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray) -> Point:
     row = rows.iloc[position]
-    return Point(label=fmt.text(row[label_col]), ai=float(row["ai_dram"]), flop_per_s=float(row["flop_per_s"]),
+    return Point(label=display_text(fmt.text(row[label_col])), ai=float(row["ai_dram"]),
+                 flop_per_s=float(row["flop_per_s"]),
                  share=float(share[position]), position=position, precision=fmt.text(row.get("precision")),
                  pct_of_peak=_finite(row.get("pct_of_peak")), bound=fmt.text(row.get("roof")),
                  ai_l2=_positive(row.get("ai_l2")), ai_l1=_positive(row.get("ai_l1")))

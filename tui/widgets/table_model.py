@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from flopscope.core.display_text import display_text
 from flopscope.core.metrics import MEMORY_LEVELS
 from flopscope.core.units import is_missing
 from rich.cells import cell_len
@@ -132,7 +133,8 @@ class TableModel:
             width = column.width
             title = len(column.title) + 1
             if not column.numeric and column.name in self.rows:
-                width = max([title, *(cell_len(column.render(u)) for u in self.distinct(column.name))])
+                # as shown: a control character takes the cells of its escape (`\x1b`)
+                width = max([title, *(cell_len(display_text(column.render(u))) for u in self.distinct(column.name))])
             elif column.render is fmt.integer and column.name in self.rows and len(self.rows):
                 width = max(title, len(fmt.integer(self.rows[column.name].max())))
             if column.at_least:  # `≥ 1.70 ms` must not be cut to `≥ 1.70 …`
