@@ -123,3 +123,16 @@ def test_a_report_with_its_result_blocks_repeated_reads_every_copy(tmp_path):
     assert thrice["launch_id"].tolist() == list(range(len(thrice)))
     expected, _ = ncu_rep._read_with_ncu_report(big)
     assert len(expected) == len(thrice)
+
+
+def test_the_fallback_note_is_one_line_on_stderr_and_in_json(tmp_path):
+    import json
+
+    from .cli import run_cli
+
+    report = _with_version(_plain(CAPTURED[0], tmp_path), tmp_path / "v99.ncu-rep", 99)
+    done = run_cli("report", report, "--json", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "version 99" in json.loads(done.stdout)["meta"]["reader_note"]
+    notes = [line for line in done.stderr.splitlines() if "streaming reader" in line]
+    assert len(notes) == 1 and str(report) in notes[0]

@@ -148,3 +148,18 @@ def test_a_read_only_data_home_only_means_no_cache(report, tmp_path, monkeypatch
     monkeypatch.setenv("FLOPSCOPE_HOME", str(home))
     frame, _ = read_metrics(report)
     assert len(frame) == 91
+
+
+def test_the_cli_caches_and_no_cache_bypasses(report, tmp_path):
+    from .cli import run_cli
+
+    env = {table_cache.NO_CACHE_ENV: ""}
+    home = tmp_path / "clihome"
+    bypassed = run_cli("report", report, "--no-cache", home=home, env=env)
+    assert bypassed.returncode == 0, bypassed.stderr
+    assert not list((home / "cache").glob("*.parquet"))
+    first = run_cli("report", report, "--json", home=home, env=env)
+    assert len(list((home / "cache").glob("*.parquet"))) == 1
+    second = run_cli("report", report, "--json", home=home, env=env)
+    assert first.returncode == second.returncode == 0
+    assert first.stdout == second.stdout

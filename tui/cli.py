@@ -18,6 +18,7 @@ from flopscope.core.export import records, run_meta, write_table
 from flopscope.core.report import GROUPINGS, Report, with_gpu
 from flopscope.core.scaling import load_sweep
 from flopscope.core.store import Store
+from flopscope.core.table_cache import NO_CACHE_ENV
 from flopscope.core.transport import stop_all
 from rich.text import Text
 
@@ -53,6 +54,12 @@ def _view_args(p: argparse.ArgumentParser) -> None:
                    "unknown values last either way (default: Time)")
     p.add_argument("--asc", action="store_true", help="sort ascending")
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings (see `flopscope gpus`)")
+    _no_cache_arg(p)
+
+
+def _no_cache_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", action="store_true", help="read the report afresh, not from the table cache "
+                   "(a report of 1 MB or more is read once, its table kept as Parquet in the data folder)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "point of a sweep")
     p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
     p.add_argument("--json", action="store_true", help="print one JSON object, meta and rows, instead of the app")
+    _no_cache_arg(p)
     COMMANDS.update(add_runs_commands(sub))
     COMMANDS.update(add_sweep_command(sub))
     from .cli_model import add_model_commands
@@ -296,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:  # from the command's own parser, so the message points to its --help, not flopscope's
         _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     args.child_command = command
+    if getattr(args, "no_cache", False):
+        os.environ[NO_CACHE_ENV] = "1"  # read_metrics checks it; also passed on to anything flopscope starts
     restore = _stop_on_signals()
     try:
         return COMMANDS[args.command](args)

@@ -218,9 +218,11 @@ def over_ceiling_lines(report: Report) -> list[str]:
 
 def warning_lines(report: Report) -> list[str]:
     """Every warning about a report's numbers, as `report`, `open --no-tui` and `profile` print them on stderr:
+    how the file was read where that is worth knowing (the streaming .ncu-rep reader handed it to ncu_report),
     counters not collected, then launches above their ceiling (last: nearest the table they put in doubt).
     Each line is safe to print (they name the source file and kernels)."""
-    return [display_text(line) for line in missing_lines(report) + over_ceiling_lines(report)]
+    notes = [f"{report.meta['source']}: {report.meta['reader_note']}"] if report.meta.get("reader_note") else []
+    return [display_text(line) for line in notes + missing_lines(report) + over_ceiling_lines(report)]
 
 
 # The counters the kernel table's columns are computed from, as the table's hint names them.
