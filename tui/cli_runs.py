@@ -52,14 +52,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def _list_runs(store: Store, args: argparse.Namespace) -> int:
     runs = store.runs(args.sweep)
-    for name, what in store.damaged.items():
-        print(f"flopscope: warning: run {name}: {what}; listed without parameters", file=sys.stderr)
+    for name, what in store.problems.items():
+        print(f"flopscope: warning: run {name}: {what}", file=sys.stderr)
     if args.json:
         json.dump(records(runs), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     out = console()
-    cells = [[str(r.id), r.name, fmt.when(r.created), r.sweep or "", fmt.params(r.params), r.host or "", r.gpu or "",
+    cells = [[str(r.id), f"{r.name} (damaged)" if r.damaged else r.name, fmt.when(r.created), r.sweep or "",
+              fmt.params(r.params), r.host or "", r.gpu or "",
               fmt.integer(r.launches), fmt.at_least(fmt.seconds(r.total_time_s), "total_time_s" in r.lower_bounds),
               fmt.at_least(fmt.si(r.total_flop), "total_flop" in r.lower_bounds)] for r in runs.itertuples()]
     table, hidden = fitted_table(_RUNS_COLUMNS, cells, out.width, flex=1)
