@@ -91,12 +91,19 @@ class Job:
 
     def terminate(self) -> None:
         if self._proc.poll() is None:
+            _STOPPED_RUNNING.set()
             self._stop()
 
 
 _JOBS: set[Job] = set()
 _LOCK = threading.RLock()  # re-entrant: stop_all also runs from signal handlers
 _STOPPING = threading.Event()
+_STOPPED_RUNNING = threading.Event()  # a job (ncu and its program) was stopped while it ran
+
+
+def stopped_running_job() -> bool:
+    """Was ncu (a job) stopped while it ran? What a stop message may claim: `report` and `open` start none."""
+    return _STOPPED_RUNNING.is_set()
 
 
 def stop_all() -> None:
