@@ -57,6 +57,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
             on_process: Callable[[object], None] = lambda p: None) -> ProfileResult:
     """Run `opts.command` under ncu through `transport`; keep everything in `run_dir`."""
     started = time.time()
+    transport.connect()  # an unreachable host fails here, once, before the questions below each wait for it
     if opts.compute_capability is None:
         opts.compute_capability = detect_compute_capability(transport)
     result = ProfileResult(run_dir, None)
