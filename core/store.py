@@ -74,7 +74,8 @@ def store_error(path: Path, exc: sqlite3.Error, doing: str) -> StoreError:
     must not be "moved aside"."""
     text = str(exc)
     home = "or set FLOPSCOPE_HOME to a folder on another disk"
-    if "full" in text:
+    # Opening a store on a full disk fails to make its -shm file: SQLite says only "disk I/O error" then.
+    if "full" in text or ("I/O" in text and _no_space_left(path.parent)):
         return StoreError(path, f"{doing}: the disk is full ({text})", f"free space on it, {home}")
     if "locked" in text or "busy" in text:
         return StoreError(path, f"{doing}: another process kept the store locked ({text})",
@@ -154,6 +155,13 @@ def _reading(method):
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, "cannot read the run store") from None
     return read
+
+
+def _no_space_left(folder: Path) -> bool:
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except OSError:
+        return False
 
 
 def _read_only_fs(folder: Path) -> bool:

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from .disk import partial_file, write_error
 from .errors import FlopscopeError
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -158,9 +159,16 @@ class LocalTransport:
         return tempfile.mkdtemp(prefix="flopscope.")
 
     def fetch(self, remote: str, local: Path) -> bool:
+        """Copy the report into the run folder, whole or not at all: on a full disk it stays in its work folder
+        (the caller keeps that) and the error says where."""
         if not Path(remote).is_file():
             return False
-        shutil.copyfile(remote, local)
+        try:
+            with partial_file(local) as partial:
+                shutil.copyfile(remote, partial)
+        except OSError as exc:
+            raise write_error(local, exc, "cannot copy the report here",
+                              f"the report is kept in {remote}: `flopscope open {remote}`") from None
         return True
 
     def remove(self, workdir: str) -> None:
@@ -262,18 +270,27 @@ class SshTransport:
         proc = subprocess.Popen(self._ssh(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc.stdin.write(script.encode())
         proc.stdin.close()
-        with local.open("wb") as handle:
-            copied = _copy_after(mark, proc.stdout, handle)
-        code = proc.wait()
-        stderr = proc.stderr.read().decode(errors="replace")
-        if code == 0 and copied:
-            return True
-        local.unlink(missing_ok=True)
+        kept = (f"it is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)} .` then "
+                "`flopscope open report.ncu-rep`")
+        partial = local.with_name(local.name + ".partial")  # `local` appears whole or not at all
+        try:
+            try:
+                with partial.open("wb") as handle:
+                    copied = _copy_after(mark, proc.stdout, handle)
+            except OSError as exc:  # this disk is full: the copy stops, the report stays on the host
+                proc.kill()
+                proc.wait()
+                raise write_error(local, exc, "cannot copy the report here", kept) from None
+            code = proc.wait()
+            stderr = proc.stderr.read().decode(errors="replace")
+            if code == 0 and copied:
+                os.replace(partial, local)
+                return True
+        finally:
+            partial.unlink(missing_ok=True)
         if code == 3:
             return False
-        raise FlopscopeError(f"{self.host}:{remote}", f"copying the report failed ({_ssh_reason(stderr)})",
-                             f"it is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)} .` "
-                             "then `flopscope open report.ncu-rep`")
+        raise FlopscopeError(f"{self.host}:{remote}", f"copying the report failed ({_ssh_reason(stderr)})", kept)
 
     def remove(self, workdir: str) -> None:
         self.output(["rm", "-rf", "--", workdir])
