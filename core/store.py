@@ -14,7 +14,6 @@ import io
 import json
 import math
 import os
-import shlex
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -94,16 +93,14 @@ def store_error(path: Path, exc: sqlite3.Error, doing: str) -> StoreError:
 
 def damaged_file(path: Path, text: str) -> StoreError:
     """A store file with damaged pages (a disk or copy fault): the runs on its intact pages can still be had,
-    so the fix is SQLite's own recovery into a new file, never flopscope deleting or rewriting this one."""
-    found = _quick_check(path)
-    recovered = path.with_name(path.stem + "-recovered.db")
+    so the fix is copying them out (core/store_recover.py), never deleting or rewriting this file."""
+    found = quick_check(path)
     return StoreError(path, f"the run store file is damaged ({text}{'; quick_check: ' + found if found else ''})",
-                      f"recover its intact runs with `sqlite3 {shlex.quote(str(path))} .recover | sqlite3 "
-                      f"{shlex.quote(str(recovered))}` (sqlite3 3.29 or later), then move {path.name} aside and "
-                      f"{recovered.name} in its place; flopscope leaves the damaged file as it is")
+                      "`flopscope recover` copies the runs on its intact pages into a new store in its place and "
+                      "keeps this file beside it, renamed")
 
 
-def _quick_check(path: Path) -> str:
+def quick_check(path: Path) -> str:
     """SQLite's first complaint about the file (`PRAGMA quick_check`), "" if it cannot say: the detail a
     recovery needs, e.g. which page is damaged."""
     try:
@@ -171,11 +168,16 @@ def _read_only_fs(folder: Path) -> bool:
         return False
 
 
+def default_path() -> Path:
+    """The run store's file: in FLOPSCOPE_HOME, else the user's data directory."""
+    return data_home() / "flopscope.db"
+
+
 class Store:
     timeout = 30.0  # seconds to wait for another writer's lock before giving up
 
     def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path else data_home() / "flopscope.db"
+        self.path = Path(path) if path else default_path()
         self.damaged: dict[str, str] = {}  # run name -> what is wrong, for rows whose parameters are unreadable
         self.problems: dict[str, str] = {}  # run name -> what is wrong, for every damaged row `runs()` listed
         self.read_only = False  # opened from a read-only file system: readable, every write refused

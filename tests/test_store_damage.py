@@ -158,3 +158,79 @@ def test_any_damage_to_one_row_leaves_the_other_runs_listed_and_readable(home, c
             store.load(2)
         except FlopscopeError as err:
             assert err.path.startswith("run ") and "\n" not in err.line()
+
+
+# -- a damaged store file: one line with the fix, and `flopscope recover` ----------------------------------------
+@pytest.fixture
+def damaged_file(tmp_path):
+    """A store of runs a, b, c whose last page is zeroed (a disk or copy fault), the WAL checkpointed first;
+    returns its folder and each run's `open --json` from before the damage."""
+    files = {"a": SMALL, "b": "v100_ncar_miniweather_fp64_full.ncu-rep", "c": SMALL}
+    with Store(tmp_path / "flopscope.db") as store:
+        for name, fixture in files.items():
+            store.save(read_report(fixture_path(fixture)), name)
+    before = {name: json.loads(cli("open", name, "--json", home=tmp_path).stdout) for name in files}
+    db = sqlite3.connect(tmp_path / "flopscope.db")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    with (tmp_path / "flopscope.db").open("r+b") as handle:
+        handle.seek(-page, 2)
+        handle.write(b"\0" * page)
+    return tmp_path, before
+
+
+def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact_runs(damaged_file, monkeypatch,
+                                                                                     capsys):
+    """Before: `open`/`diff` of a run on the zeroed page: "database disk image is malformed" traceback; `runs`:
+    "not a usable database; move it aside" (so a user would set aside every run for one page)."""
+    home, before = damaged_file
+    store = home / "flopscope.db"
+    damaged_bytes = store.read_bytes()
+    line = one_line(cli("runs", "--json", home=home))
+    assert line.startswith(f"flopscope: {store}: the run store file is damaged (database disk image is malformed; "
+                           "quick_check: *** in database main *** Page ")
+    assert line.endswith("`flopscope recover` copies the runs on its intact pages into a new store in its place "
+                         "and keeps this file beside it, renamed")
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(home))
+    readable = {n for n in before if flopscope(capsys, "open", n, "--json")[0] == 0}
+    assert readable and readable != set(before)  # the zeroed page holds some run, not all
+    for name in set(before) - readable:
+        assert one_error(flopscope(capsys, "open", name, "--json")).startswith(f"flopscope: {store}: the run store "
+                                                                               "file is damaged (")
+    assert store.read_bytes() == damaged_bytes  # nothing written to it
+    code, _, err = flopscope(capsys, "recover")
+    kept = next(p for p in home.glob("flopscope.db.damaged-*") if not p.name.endswith(("-wal", "-shm")))
+    assert code == 1 and err.splitlines()[-1] == (f"flopscope: recovered {len(readable)} of 3 run(s) into a new "
+                                                  f"{store}; the damaged file is kept as {kept}")
+    assert kept.read_bytes() == damaged_bytes
+    code, out, err = flopscope(capsys, "runs", "--json")
+    assert code == 0 and err == ""
+    assert {(r["id"], r["name"]) for r in json.loads(out)} == {(i, n) for i, n in enumerate("abc", 1) if n in readable}
+    for name in readable:
+        code, out, _ = flopscope(capsys, "open", name, "--json")
+        assert code == 0 and json.loads(out)["rows"] == before[name]["rows"]
+    imported = flopscope(capsys, "import", run_folder(home))
+    assert imported[0] == 0, imported[2]
+    assert one_error(flopscope(capsys, "recover")).endswith("SQLite finds no damage in this run store (PRAGMA "
+                                                            "quick_check: ok); nothing to recover; `flopscope runs` "
+                                                            "lists its runs")
+
+
+def test_recover_leaves_a_store_whose_runs_are_all_unreadable_as_it_is(tmp_path, monkeypatch, capsys):
+    with Store(tmp_path / "flopscope.db") as store:
+        store.save(read_report(fixture_path(SMALL)), "only")
+    db = sqlite3.connect(tmp_path / "flopscope.db")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = db.execute("PRAGMA page_size").fetchone()[0]
+    root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").fetchone()[0]
+    db.close()
+    with (tmp_path / "flopscope.db").open("r+b") as handle:  # the runs table's only leaf: every row goes
+        handle.seek((root - 1) * page)
+        handle.write(b"\xff" * page)
+    damaged = (tmp_path / "flopscope.db").read_bytes()
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    line = one_error(flopscope(capsys, "recover"))
+    assert line.startswith(f"flopscope: {tmp_path / 'flopscope.db'}: no run in this damaged store could be read (")
+    assert {p.name for p in tmp_path.iterdir()} - {"flopscope.db-wal", "flopscope.db-shm"} == {"flopscope.db"}
+    assert (tmp_path / "flopscope.db").read_bytes() == damaged

@@ -11,7 +11,8 @@ from flopscope.core import FlopscopeError, read_report
 from flopscope.core.diff import ceilings_apart, diff_runs, gpus_apart
 from flopscope.core.export import records
 from flopscope.core.runs import check_run_name
-from flopscope.core.store import Store
+from flopscope.core.store import Store, default_path
+from flopscope.core.store_recover import recover_store
 from rich.text import Text
 
 from . import format as fmt
@@ -36,7 +37,9 @@ def add_runs_commands(sub) -> dict:
     p.add_argument("folder", help="the run folder `flopscope profile` printed (it holds report.ncu-rep)")
     p.add_argument("--name", metavar="RUN", help="run name (default: the folder's name)")
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
-    return {"runs": cmd_runs, "diff": cmd_diff, "import": cmd_import}
+    sub.add_parser("recover", help="copy the readable runs of a damaged run store into a new store in its place "
+                   "(the damaged file is kept beside it, renamed)")
+    return {"runs": cmd_runs, "diff": cmd_diff, "import": cmd_import, "recover": cmd_recover}
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -109,6 +112,19 @@ def cmd_import(args: argparse.Namespace) -> int:
         name = store.save_unique(report, name, host=host, command=command)
     print(f"flopscope: stored {folder} as run {name} ({store.path})", file=sys.stderr)
     return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    """For the store file a damaged page made unreadable: exit 0 if every run was copied, 1 if some were lost."""
+    path = default_path()
+    if not path.is_file():
+        raise FlopscopeError(path, "no run store here", "nothing to recover (FLOPSCOPE_HOME picks the folder)")
+    result = recover_store(path)
+    for lost in result.lost:
+        print(f"flopscope: warning: run {lost}: on a damaged page of the store, not recovered", file=sys.stderr)
+    print(f"flopscope: recovered {len(result.kept)} of {len(result.kept) + len(result.lost)} run(s) into a new "
+          f"{path}; the damaged file is kept as {result.damaged}", file=sys.stderr)
+    return 1 if result.lost else 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
