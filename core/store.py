@@ -9,6 +9,7 @@ not a database) become one StoreError line with the fix for that case.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import json
@@ -62,6 +63,7 @@ _ROW_PROBLEM = """CASE
     WHEN json_type(meta) != 'object' THEN 'its meta is not a JSON object'
     WHEN typeof(kernels) != 'blob' OR length(kernels) < 12 THEN 'its kernels table is missing or cut short'
 END AS damaged"""
+_ON_DAMAGED_PAGE = "its row is on a damaged page of the store file"
 
 
 class StoreError(FlopscopeError):
@@ -85,10 +87,15 @@ def store_error(path: Path, exc: sqlite3.Error, doing: str) -> StoreError:
                           f"make {path.parent} writable, or set FLOPSCOPE_HOME to a writable folder")
     if isinstance(exc, sqlite3.OperationalError):  # I/O errors and the like: the file is not to blame
         return StoreError(path, f"{doing}: {text}", f"check the disk holding it, {home}")
-    if "malformed" in text or getattr(exc, "sqlite_errorname", "").startswith("SQLITE_CORRUPT"):
+    if is_damaged_file(exc):
         return damaged_file(path, text)
     return StoreError(path, f"the run store is not a usable database ({text})",
                       "move it aside; set FLOPSCOPE_HOME to use another folder")
+
+
+def is_damaged_file(exc: sqlite3.Error) -> bool:
+    """SQLITE_CORRUPT: a page of the file is damaged, not the whole file foreign (that is "not a database")."""
+    return "malformed" in str(exc) or getattr(exc, "sqlite_errorname", "").startswith("SQLITE_CORRUPT")
 
 
 def damaged_file(path: Path, text: str) -> StoreError:
@@ -305,9 +312,13 @@ class Store:
         if sweep is not None:
             sql += " WHERE sweep = ?"
             args = (sweep,)
-        cursor = self.db.execute(sql + " ORDER BY id", args)
-        rows = cursor.fetchall()
-        frame = pd.DataFrame.from_records(rows, columns=[c[0] for c in cursor.description], coerce_float=True)
+        try:
+            rows = self.db.execute(sql + " ORDER BY id", args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            if not is_damaged_file(exc):
+                raise
+            rows = self._rows_around_damage(sql + (" AND" if sweep is not None else " WHERE") + " id = ?", args)
+        frame = pd.DataFrame.from_records(rows, columns=[*LISTED, "lower_bounds", "damaged"], coerce_float=True)
         # From the rows as read: pandas gives back plain str for Undecodable.
         at = LISTED.index("name"), LISTED.index("params")
         frame["params"] = [self._params(row[at[0]], row[at[1]]) for row in rows]
@@ -318,12 +329,29 @@ class Store:
         frame[text] = frame[text].astype(object).where(frame[text].notna(), None)
         return frame
 
+    def _rows_around_damage(self, sql: str, args: tuple) -> list[tuple]:
+        """The listed rows of a store file with a damaged page, one at a time: a row on the damaged page is
+        listed by id alone (its sweep unknown, so not in a sweep's list), the others as they are."""
+        rows, blank = [], [None] * (len(LISTED) + 1)
+        for run_id in run_ids(self.db):
+            try:
+                row = self.db.execute(sql, (*args, run_id)).fetchone()
+            except sqlite3.DatabaseError:
+                if not args:
+                    rows.append((run_id, _row_name(self.db, run_id), *blank[2:], _ON_DAMAGED_PAGE))
+                continue
+            if row is not None:
+                rows.append(row)
+        return rows
+
     def _problem(self, row: tuple, problem: object) -> str | None:
         """What is wrong with one listed row and what that costs, noted in `problems`: SQL's finding (a row
         `load` refuses), else unreadable parameters, else listed text that is not UTF-8."""
         name = str(row[LISTED.index("name")])
         bad = [column for column, value in zip(LISTED, row, strict=False) if isinstance(value, Undecodable)]
-        if isinstance(problem, str) or "name" in bad:
+        if problem == _ON_DAMAGED_PAGE:
+            problem = f"{problem}: `flopscope recover` copies the other runs into a new store"
+        elif isinstance(problem, str) or "name" in bad:
             what = problem if isinstance(problem, str) else "its name is not UTF-8 text"
             problem = f"{what}: `open` and `diff` of it fail; the other runs are intact"
         elif name in self.damaged:
@@ -464,6 +492,28 @@ def _meta(name: str, text: object) -> dict:
     if not isinstance(meta, dict):
         raise _DamagedRow("its meta is not a JSON object")
     return meta
+
+
+def run_ids(db: sqlite3.Connection) -> list[int]:
+    """Every run id a store file with a damaged page may hold: those a scan reads, and every id up to the
+    highest ever given (AUTOINCREMENT's record), for the rows past a damaged page of the scan."""
+    ids: set[int] = set()
+    with contextlib.suppress(sqlite3.Error):
+        for (run_id,) in db.execute("SELECT id FROM runs ORDER BY id"):
+            ids.add(int(run_id))
+    with contextlib.suppress(sqlite3.Error):
+        row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'runs'").fetchone()
+        ids.update(range(1, int(row[0]) + 1) if row else ())
+    return sorted(ids)
+
+
+def _row_name(db: sqlite3.Connection, run_id: int) -> str:
+    """A run's name if its row still says it (the damage may be elsewhere in it), else `#ID`."""
+    try:
+        row = db.execute("SELECT name FROM runs WHERE id = ?", (run_id,)).fetchone()
+    except sqlite3.Error:
+        row = None
+    return str(row[0]) if row else f"#{run_id}"
 
 
 def _first_free(base: str, taken: set[str]) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import FlopscopeError
-from .store import Store, quick_check, store_error
+from .store import Store, quick_check, run_ids, store_error
 
 _COLUMNS = ("id", "name", "created", "kind", "sweep", "params", "host", "command", "gpu", "launches", "total_time_s",
             "total_flop", "meta", "kernels")
@@ -68,28 +68,11 @@ def _remove(store: Path) -> None:
         Path(f"{store}{suffix}").unlink(missing_ok=True)
 
 
-def _run_ids(old: sqlite3.Connection) -> list[int]:
-    """Every run id the damaged file may hold: those a scan reads, and every id up to the highest ever given
-    (AUTOINCREMENT's record), for rows past a damaged page of the scan."""
-    ids: set[int] = set()
-    try:
-        for (run_id,) in old.execute("SELECT id FROM runs ORDER BY id"):
-            ids.add(int(run_id))
-    except sqlite3.Error:
-        pass
-    try:
-        row = old.execute("SELECT seq FROM sqlite_sequence WHERE name = 'runs'").fetchone()
-        ids.update(range(1, int(row[0]) + 1) if row else ())
-    except sqlite3.Error:
-        pass
-    return sorted(ids)
-
-
 def _copy_runs(old: sqlite3.Connection, new: Store, result: Recovered) -> None:
     select = f"SELECT {', '.join(_COLUMNS)} FROM runs WHERE id = ?"
     values = ", ".join("CAST(? AS TEXT)" if c in _TEXT else "?" for c in _COLUMNS)
     insert = f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES ({values})"
-    for run_id in _run_ids(old):
+    for run_id in run_ids(old):
         try:
             row = old.execute(select, (run_id,)).fetchone()
         except sqlite3.Error:

@@ -183,21 +183,28 @@ def damaged_file(tmp_path):
 def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact_runs(damaged_file, monkeypatch,
                                                                                      capsys):
     """Before: `open`/`diff` of a run on the zeroed page: "database disk image is malformed" traceback; `runs`:
-    "not a usable database; move it aside" (so a user would set aside every run for one page)."""
+    "not a usable database; move it aside" (so a user would set aside every run for one page) and listed none."""
     home, before = damaged_file
     store = home / "flopscope.db"
     damaged_bytes = store.read_bytes()
-    line = one_line(cli("runs", "--json", home=home))
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(home))
+    readable = {n for n in before if flopscope(capsys, "open", n, "--json")[0] == 0}
+    assert readable and readable != set(before)  # the zeroed page holds some run's row, not all
+    lost = sorted(set(before) - readable)
+    line = one_line(cli("open", lost[0], "--json", home=home))
     assert line.startswith(f"flopscope: {store}: the run store file is damaged (database disk image is malformed; "
                            "quick_check: *** in database main *** Page ")
     assert line.endswith("`flopscope recover` copies the runs on its intact pages into a new store in its place "
                          "and keeps this file beside it, renamed")
-    monkeypatch.setenv("FLOPSCOPE_HOME", str(home))
-    readable = {n for n in before if flopscope(capsys, "open", n, "--json")[0] == 0}
-    assert readable and readable != set(before)  # the zeroed page holds some run, not all
-    for name in set(before) - readable:
-        assert one_error(flopscope(capsys, "open", name, "--json")).startswith(f"flopscope: {store}: the run store "
-                                                                               "file is damaged (")
+    code, out, err = flopscope(capsys, "runs", "--json")  # the list goes on around the damaged page
+    listed = json.loads(out)
+    assert code == 0 and [r["id"] for r in listed] == [1, 2, 3]
+    page = "its row is on a damaged page of the store file: `flopscope recover` copies the other runs into a new store"
+    assert {r["name"] for r in listed if r["damaged"] is None} == readable
+    assert all(r["damaged"] == page for r in listed if r["name"] not in readable)
+    assert err.count("flopscope: warning: run ") == len(lost)
+    assert one_error(flopscope(capsys, "diff", "a", lost[0])).startswith(f"flopscope: {store}: the run store file "
+                                                                         "is damaged (")
     assert store.read_bytes() == damaged_bytes  # nothing written to it
     code, _, err = flopscope(capsys, "recover")
     kept = next(p for p in home.glob("flopscope.db.damaged-*") if not p.name.endswith(("-wal", "-shm")))
