@@ -270,7 +270,7 @@ class SshTransport:
         proc = subprocess.Popen(self._ssh(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc.stdin.write(script.encode())
         proc.stdin.close()
-        kept = (f"it is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)} .` then "
+        kept = (f"the report is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)} .` then "
                 "`flopscope open report.ncu-rep`")
         partial = local.with_name(local.name + ".partial")  # `local` appears whole or not at all
         try:
