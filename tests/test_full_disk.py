@@ -171,3 +171,22 @@ def test_a_file_size_limit_stops_the_copy_with_one_line_and_nothing_half_written
     assert kept.read_bytes() == fixture_path(BIG).read_bytes()
     shutil.rmtree(kept.parent)
     assert not run.exists()
+
+
+def test_a_file_size_limit_on_ncus_output_stops_ncu_with_one_line(tmp_path):
+    """ncu.log is the first file to grow past the limit: ncu is stopped, not left to run unwatched."""
+    home = tmp_path / "home"
+    Store(home / "flopscope.db").close()
+    held = sqlite3.connect(home / "flopscope.db")  # its -shm exists: SQLite's files do not grow under the limit
+    held.execute("SELECT count(*) FROM runs").fetchone()
+    chatty = [sys.executable, "-c", "import time\nfor _ in range(100): print('x' * 100, flush=True)\ntime.sleep(60)"]
+    out = subprocess.run([*CLI, "profile", "--ncu", str(unlimited_ncu(tmp_path)), "--no-tui", "--name", "chatty",
+                          "--", *chatty], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                         preexec_fn=limited(4096), env={**os.environ, "FLOPSCOPE_HOME": str(home),
+                                                        "TMPDIR": str(tmp_path)})
+    held.close()
+    line = _one_line_error(out)
+    assert line == (f"flopscope: {home / 'runs' / 'chatty' / 'ncu.log'}: cannot write ncu's output (ncu was "
+                    "stopped): file too large for this file system or for the process's file size limit; raise the "
+                    "limit (`ulimit -f`), or set FLOPSCOPE_HOME to a folder on another disk")
+    assert not (home / "runs" / "chatty").exists()
