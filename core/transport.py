@@ -168,7 +168,9 @@ class LocalTransport:
                 shutil.copyfile(remote, partial)
         except OSError as exc:
             raise write_error(local, exc, "cannot copy the report here",
-                              f"the report is kept in {remote}: `flopscope open {remote}`") from None
+                              f"the report is kept in {remote}: `flopscope open {remote}` opens it, `flopscope "
+                              f"import {Path(remote).parent} --name {local.parent.name}` stores it once there is "
+                              "room") from None
         return True
 
     def remove(self, workdir: str) -> None:

@@ -169,6 +169,11 @@ def test_a_file_size_limit_stops_the_copy_with_one_line_and_nothing_half_written
     # on the loopback host: its work folder, as the scp the line suggests names it
     kept = kept_report(line) if where == "local" else Path(re.search(r"`scp gpubox:(\S+) \.`", line).group(1))
     assert kept.read_bytes() == fixture_path(BIG).read_bytes()
+    if where == "local":  # stored as the line says, once the limit is gone
+        assert f"`flopscope import {kept.parent} --name big` stores it once there is room" in line
+        imported = flopscope("import", kept.parent, "--name", "big", home=home)
+        assert imported.returncode == 0, imported.stderr
+        assert [r["name"] for r in json.loads(flopscope("runs", "--json", home=home).stdout)] == ["big"]
     shutil.rmtree(kept.parent)
     assert not run.exists()
 
