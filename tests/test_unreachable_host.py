@@ -6,6 +6,7 @@ the listener counts the connections ssh made. The reachable case runs over the r
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import threading
@@ -41,6 +42,37 @@ class SilentHost:
         for conn in self.accepted:
             conn.close()
         self.sock.close()
+
+
+class CountingProxy(SilentHost):
+    """Forwards every connection to `port` on 127.0.0.1 and counts them: how many ssh connections a command made."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        super().__init__()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted.append(conn)
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            for a, b in ((conn, upstream), (upstream, conn)):
+                threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for end in (source, sink):
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +119,18 @@ def test_a_reachable_host_still_profiles_with_hostile_values_inert(tmp_path, ser
     assert out.returncode == 0, out.stderr
     assert seen.read_text() == repr(hostile)
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_profile_over_ssh_makes_one_connection(tmp_path, server):
+    """Every remote step of a profile (the check, compute capability, catalogue, work folder, ncu, the copy,
+    the raw page, the clean-up) goes over the one ControlMaster connection the check opened."""
+    proxy = CountingProxy(server.port)
+    config = tmp_path / "proxy_config"
+    config.write_text(server.config.read_text().replace(f"Port {server.port}", f"Port {proxy.port}"))
+    try:
+        out = flopscope("profile", "--host", server.alias, "--ssh-config", config, "--ncu", make_ncu(tmp_path),
+                        "--no-tui", "--json", "--", "true", home=tmp_path / "home")
+        assert out.returncode == 0, out.stderr
+        assert proxy.connections == 1
+    finally:
+        proxy.close()
