@@ -210,7 +210,7 @@ class SshTransport:
                  ssh: str = "ssh") -> None:
         check_host(host)
         self.host = host
-        self._control = tempfile.mkdtemp(prefix="fs-ssh.")
+        self._control = _control_dir()
         self._base = [ssh, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect_timeout}",
                       "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=3",
                       "-o", "ControlMaster=auto", "-o", f"ControlPath={self._control}/%C",
@@ -300,6 +300,14 @@ class SshTransport:
     def close(self) -> None:
         subprocess.run([*self._base, "-O", "exit", self.host], capture_output=True, timeout=10)
         shutil.rmtree(self._control, ignore_errors=True)
+
+
+def _control_dir() -> str:
+    """A folder for ssh's ControlMaster socket. A socket's path holds at most 104-108 bytes, and ssh puts its
+    40-character %C and a 17-character suffix under this folder: a long TMPDIR (macOS's, a test's) made every
+    ssh command fail with "ControlPath too long", so /tmp is used then."""
+    base = tempfile.gettempdir()
+    return tempfile.mkdtemp(prefix="fs-ssh.", dir="/tmp" if len(base) > 30 and os.path.isdir("/tmp") else base)
 
 
 def _hang_up(proc: subprocess.Popen) -> None:

@@ -134,3 +134,13 @@ def test_a_profile_over_ssh_makes_one_connection(tmp_path, server):
         assert proxy.connections == 1
     finally:
         proxy.close()
+
+
+def test_a_long_tmpdir_does_not_break_ssh(tmp_path, server):
+    """Before: TMPDIR of 60+ characters (macOS's is about 50) put ssh's control socket past the 108-byte limit of
+    a socket's path: "cannot reach the host (ControlPath too long ...)" for every --host."""
+    tmpdir = tmp_path / ("long-temporary-folder-" * 3)
+    tmpdir.mkdir()
+    out = flopscope("profile", "--host", server.alias, "--ssh-config", server.config, "--ncu", make_ncu(tmp_path),
+                    "--no-tui", "--json", "--", "true", home=tmp_path / "home", env={"TMPDIR": str(tmpdir)})
+    assert out.returncode == 0, out.stderr
