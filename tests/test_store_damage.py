@@ -1,5 +1,6 @@
-"""A damaged store: one bad row costs only its own run; a damaged file or a full disk is one line with the fix,
-and nothing stored is lost. Real SQLite files damaged with raw SQL or by zeroing a page, real full file systems."""
+"""A damaged store: one bad row costs only its own run; a damaged file is one line with the fix (`flopscope
+recover`), and nothing stored is lost. Real SQLite files, damaged with raw SQL or by overwriting a page.
+(A full disk: tests/test_full_disk.py.)"""
 
 from __future__ import annotations
 
