@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .disk import write_error, write_text_whole
 from .errors import FlopscopeError
 from .ncu_catalogue import parse_catalogue, query_argv, tensor_op_metrics
 from .ncu_command import METRIC_SETS, ProfileOptions, import_raw_argv, metric_list, ncu_argv
@@ -57,6 +58,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
             on_process: Callable[[object], None] = lambda p: None) -> ProfileResult:
     """Run `opts.command` under ncu through `transport`; keep everything in `run_dir`."""
     started = time.time()
+    transport.connect()  # an unreachable host fails here, once, before the questions below each wait for it
     if opts.compute_capability is None:
         opts.compute_capability = detect_compute_capability(transport)
     result = ProfileResult(run_dir, None)
@@ -88,7 +90,10 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
         if result.warning:  # stored with the run, so every later analysis of it can say so
             result.report.meta["warning"] = result.warning
         _check_named_metrics(opts, run_dir / "report.ncu-rep", result)
-    _write_meta(run_dir, opts, transport.host, argv, started, cwd, env, result)
+    try:
+        _write_meta(run_dir, opts, transport.host, argv, started, cwd, env, result)
+    except FlopscopeError as err:  # the report is whole: it is still shown and stored
+        result.notes.append(f"warning: {err.line()}")
     return result
 
 
@@ -166,10 +171,12 @@ def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on
                 event = parse_line(line)
                 _keep(result.events, event)
                 on_event(event)
-    except BaseException:
-        job.terminate()  # Ctrl-C, or a UI callback that failed: ncu must not run on unwatched
+    except BaseException as exc:
+        job.terminate()  # Ctrl-C, a full disk, or a UI callback that failed: ncu must not run on unwatched
         with contextlib.suppress(subprocess.TimeoutExpired):
             job.wait(timeout=10)  # before its folder is removed under it
+        if isinstance(exc, OSError):
+            raise write_error(log_path, exc, "cannot write ncu's output (ncu was stopped)") from None
         raise
     code = job.wait()
     result.connection_lost = job.connection_lost
@@ -192,7 +199,10 @@ def _save_raw_page(transport, opts: ProfileOptions, report: str, out: Path, resu
     if done.returncode != 0 and "--print-metric-instances" in done.stderr + done.stdout:  # an older ncu
         done = transport.output(import_raw_argv(opts.ncu, report, instances=False))
     if done.returncode == 0 and done.stdout.strip():
-        out.write_text(done.stdout)
+        try:
+            write_text_whole(out, done.stdout, "cannot write the raw CSV page")
+        except FlopscopeError as err:  # a convenience beside the report: the profile goes on without it
+            result.notes.append(f"raw CSV page not saved ({err.line()})")
     else:
         result.notes.append(f"raw CSV page not saved (ncu --import failed: {_last_line(done.stderr or done.stdout)})")
 
@@ -250,4 +260,4 @@ def _write_meta(run_dir: Path, opts: ProfileOptions, host: str, argv: list[str],
     if result is not None:
         meta.update(finished=time.time(), ncu_exit=result.ncu_exit, app_exit=result.app_exit,
                     kernels_profiled=result.kernels_profiled, notes=result.notes)
-    (run_dir / "run.json").write_text(json.dumps(meta, indent=1))
+    write_text_whole(run_dir / "run.json", json.dumps(meta, indent=1), "cannot write the run's record")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from platformdirs import user_data_dir
 
+from .disk import write_error
 from .errors import FlopscopeError
 
 
@@ -39,9 +40,8 @@ def folder_error(path: Path, exc: OSError) -> FlopscopeError:
     if exc.errno == errno.ENAMETOOLONG:  # not FLOPSCOPE_HOME's fault: the run's name (a long sweep point's)
         return FlopscopeError(path.name[:40] + "...", "a run name too long for its folder",
                               "pass a shorter --name or --sweep-name, or shorter parameter values")
-    if exc.errno == errno.ENOSPC:
-        return FlopscopeError(where, "cannot write here: the disk is full",
-                              "free space on it, or set FLOPSCOPE_HOME to a folder on another disk")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return write_error(where, exc, "cannot write here")
     return FlopscopeError(where, f"cannot create it ({exc.strerror or exc})", fix)
 
 

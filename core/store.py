@@ -9,6 +9,8 @@ not a database) become one StoreError line with the fix for that case.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
 import json
 import math
@@ -51,6 +53,17 @@ CREATE TABLE IF NOT EXISTS sweeps (name TEXT PRIMARY KEY, created REAL NOT NULL)
 """
 LISTED = ["id", "name", "created", "kind", "sweep", "params", "host", "gpu", "launches", "total_time_s", "total_flop"]
 LOWER_BOUNDS = "listed_lower_bounds"  # in a stored run's meta: which of its listed totals are only the known part
+# json_valid first: a damaged row's meta must not fail the whole list.
+_LOWER_BOUNDS = f"CASE WHEN json_valid(meta) THEN json_extract(meta, '$.{LOWER_BOUNDS}') END AS lower_bounds"
+# What `load` would refuse in a row, found without reading its kernels (a list must not read every table):
+# the blob's length is in its row header, its bytes are not.
+_ROW_PROBLEM = """CASE
+    WHEN typeof(meta) != 'text' OR NOT is_utf8(CAST(meta AS BLOB)) THEN 'its meta is not UTF-8 text'
+    WHEN NOT json_valid(meta) THEN 'its meta is not valid JSON'
+    WHEN json_type(meta) != 'object' THEN 'its meta is not a JSON object'
+    WHEN typeof(kernels) != 'blob' OR length(kernels) < 12 THEN 'its kernels table is missing or cut short'
+END AS damaged"""
+_ON_DAMAGED_PAGE = "its row is on a damaged page of the store file"
 
 
 class StoreError(FlopscopeError):
@@ -62,7 +75,8 @@ def store_error(path: Path, exc: sqlite3.Error, doing: str) -> StoreError:
     must not be "moved aside"."""
     text = str(exc)
     home = "or set FLOPSCOPE_HOME to a folder on another disk"
-    if "full" in text:
+    # Opening a store on a full disk fails to make its -shm file: SQLite says only "disk I/O error" then.
+    if "full" in text or ("I/O" in text and _no_space_left(path.parent)):
         return StoreError(path, f"{doing}: the disk is full ({text})", f"free space on it, {home}")
     if "locked" in text or "busy" in text:
         return StoreError(path, f"{doing}: another process kept the store locked ({text})",
@@ -73,8 +87,85 @@ def store_error(path: Path, exc: sqlite3.Error, doing: str) -> StoreError:
                           f"make {path.parent} writable, or set FLOPSCOPE_HOME to a writable folder")
     if isinstance(exc, sqlite3.OperationalError):  # I/O errors and the like: the file is not to blame
         return StoreError(path, f"{doing}: {text}", f"check the disk holding it, {home}")
+    if is_damaged_file(exc):
+        return damaged_file(path, text)
     return StoreError(path, f"the run store is not a usable database ({text})",
                       "move it aside; set FLOPSCOPE_HOME to use another folder")
+
+
+def is_damaged_file(exc: sqlite3.Error) -> bool:
+    """SQLITE_CORRUPT: a page of the file is damaged, not the whole file foreign (that is "not a database")."""
+    return "malformed" in str(exc) or getattr(exc, "sqlite_errorname", "").startswith("SQLITE_CORRUPT")
+
+
+def damaged_file(path: Path, text: str) -> StoreError:
+    """A store file with damaged pages (a disk or copy fault): the runs on its intact pages can still be had,
+    so the fix is copying them out (core/store_recover.py), never deleting or rewriting this file."""
+    found = quick_check(path)
+    return StoreError(path, f"the run store file is damaged ({text}{'; quick_check: ' + found if found else ''})",
+                      "`flopscope recover` copies the runs on its intact pages into a new store in its place and "
+                      "keeps this file beside it, renamed")
+
+
+def quick_check(path: Path) -> str:
+    """SQLite's first complaint about the file (`PRAGMA quick_check`), "" if it cannot say: the detail a
+    recovery needs, e.g. which page is damaged."""
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            rows = [str(r[0]) for r in db.execute("PRAGMA quick_check(1)")]
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        return str(exc)
+    return "" if rows == ["ok"] else " ".join(" ".join(rows).split())[:200]
+
+
+class Undecodable(str):
+    """Text a row holds that is not UTF-8 (a damaged page, another program writing the file): read with U+FFFD
+    in place of the bad bytes, so that listing goes on and the row is named as damaged."""
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return Undecodable(data.decode(errors="replace"))
+
+
+def _is_utf8(data: object) -> bool:
+    if not isinstance(data, bytes):
+        return data is None
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _connected(db: sqlite3.Connection) -> sqlite3.Connection:
+    """A connection on which no row's text can fail a whole query (see Undecodable)."""
+    db.text_factory = _decode
+    db.create_function("is_utf8", 1, _is_utf8, deterministic=True)
+    return db
+
+
+def _reading(method):
+    """A read of the store: SQLite's failure (a damaged file, a vanished disk) is one StoreError line."""
+    @functools.wraps(method)
+    def read(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise store_error(self.path, exc, "cannot read the run store") from None
+    return read
+
+
+def _no_space_left(folder: Path) -> bool:
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except OSError:
+        return False
 
 
 def _read_only_fs(folder: Path) -> bool:
@@ -84,12 +175,18 @@ def _read_only_fs(folder: Path) -> bool:
         return False
 
 
+def default_path() -> Path:
+    """The run store's file: in FLOPSCOPE_HOME, else the user's data directory."""
+    return data_home() / "flopscope.db"
+
+
 class Store:
     timeout = 30.0  # seconds to wait for another writer's lock before giving up
 
     def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path else data_home() / "flopscope.db"
-        self.damaged: dict[str, str] = {}  # run name -> what is wrong, for rows `runs()` could not read
+        self.path = Path(path) if path else default_path()
+        self.damaged: dict[str, str] = {}  # run name -> what is wrong, for rows whose parameters are unreadable
+        self.problems: dict[str, str] = {}  # run name -> what is wrong, for every damaged row `runs()` listed
         self.read_only = False  # opened from a read-only file system: readable, every write refused
         if path:
             ensure_folder(self.path.parent)
@@ -101,7 +198,7 @@ class Store:
             self.db = self._open_read_only()
 
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        db = _connected(sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None))
         # Switching a new store to WAL while another process does the same answers "database is locked" at
         # once, without SQLite's busy wait (two sweeps started together: one failed): retried up to `timeout`.
         deadline = time.monotonic() + self.timeout
@@ -126,7 +223,8 @@ class Store:
         and diffed: WAL mode needs a writable -shm file, but nothing can change the file under us there, so
         SQLite may treat it as immutable."""
         try:
-            db = sqlite3.connect(f"{self.path.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None)
+            db = _connected(sqlite3.connect(f"{self.path.resolve().as_uri()}?immutable=1", uri=True,
+                                            isolation_level=None))
             db.execute("SELECT 1 FROM runs LIMIT 1")
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, "cannot open the run store") from None
@@ -172,14 +270,18 @@ class Store:
             raise store_error(self.path, exc, f"cannot store run {name}") from None
         return int(cur.lastrowid)
 
+    @_reading
     def stored_from(self, report_path: Path) -> str | None:
         """The run stored from this report file, if any (its path as read, resolved)."""
         target = Path(report_path).resolve()
-        for name, source in self.db.execute("SELECT name, json_extract(meta, '$.source') FROM runs ORDER BY id"):
-            if source and Path(source).resolve() == target:
+        # A damaged row's meta is skipped (json_extract would fail the query): it cannot be the stored copy.
+        for name, source in self.db.execute("SELECT name, CASE WHEN json_valid(meta) THEN json_extract(meta, "
+                                            "'$.source') END FROM runs ORDER BY id"):
+            if isinstance(source, str) and source and Path(source).resolve() == target:
                 return str(name)
         return None
 
+    @_reading
     def save_unique(self, report: Report, base: str, **fields) -> str:
         """Store one run under `base`, or `base-N` if taken; returns the name it got. The choice and the insert
         are one transaction, so concurrent savers of one name never collide."""
@@ -200,37 +302,79 @@ class Store:
                 self.db.execute("ROLLBACK")
             raise
 
+    @_reading
     def runs(self, sweep: str | None = None) -> pd.DataFrame:
-        """The listed columns of every run (of `sweep`), oldest first. A row whose parameters cannot be read
-        is kept with no parameters and named in `self.damaged`: one bad row must not hide the others."""
-        # json_valid first: a damaged row's meta must not fail the whole list.
-        lower = f"CASE WHEN json_valid(meta) THEN json_extract(meta, '$.{LOWER_BOUNDS}') END AS lower_bounds"
-        sql = f"SELECT {', '.join(LISTED)}, {lower} FROM runs"
+        """The listed columns of every run (of `sweep`), oldest first, and `damaged`: what is wrong with a run's
+        stored row, None if nothing. One bad row must not hide the others: a row whose parameters cannot be read
+        is kept with no parameters and named in `self.damaged`; every damaged row is named in `self.problems`."""
+        sql = f"SELECT {', '.join(LISTED)}, {_LOWER_BOUNDS}, {_ROW_PROBLEM} FROM runs"
         args: tuple = ()
         if sweep is not None:
             sql += " WHERE sweep = ?"
             args = (sweep,)
         try:
-            frame = pd.read_sql_query(sql + " ORDER BY id", self.db, params=args)
-        except sqlite3.Error as exc:
-            raise store_error(self.path, exc, "cannot read the run store") from None
-        frame["params"] = [self._params(name, text) for name, text in zip(frame["name"], frame["params"], strict=True)]
+            rows = self.db.execute(sql + " ORDER BY id", args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            if not is_damaged_file(exc):
+                raise
+            rows = self._rows_around_damage(sql + (" AND" if sweep is not None else " WHERE") + " id = ?", args)
+        frame = pd.DataFrame.from_records(rows, columns=[*LISTED, "lower_bounds", "damaged"], coerce_float=True)
+        # From the rows as read: pandas gives back plain str for Undecodable.
+        at = LISTED.index("name"), LISTED.index("params")
+        frame["params"] = [self._params(row[at[0]], row[at[1]]) for row in rows]
         frame["lower_bounds"] = [_names(text) for text in frame["lower_bounds"]]
+        frame["damaged"] = [self._problem(row, problem) for row, problem in zip(rows, frame["damaged"], strict=True)]
         # pandas reads a text column's NULLs as NaN once any row has text: None is what they mean.
-        text = ["name", "kind", "sweep", "host", "gpu"]
+        text = ["name", "kind", "sweep", "host", "gpu", "damaged"]
         frame[text] = frame[text].astype(object).where(frame[text].notna(), None)
         return frame
+
+    def _rows_around_damage(self, sql: str, args: tuple) -> list[tuple]:
+        """The listed rows of a store file with a damaged page, one at a time: a row on the damaged page is
+        listed by id alone (its sweep unknown, so not in a sweep's list), the others as they are."""
+        rows, blank = [], [None] * (len(LISTED) + 1)
+        for run_id in run_ids(self.db):
+            try:
+                row = self.db.execute(sql, (*args, run_id)).fetchone()
+            except sqlite3.DatabaseError:
+                if not args:
+                    rows.append((run_id, _row_name(self.db, run_id), *blank[2:], _ON_DAMAGED_PAGE))
+                continue
+            if row is not None:
+                rows.append(row)
+        return rows
+
+    def _problem(self, row: tuple, problem: object) -> str | None:
+        """What is wrong with one listed row and what that costs, noted in `problems`: SQL's finding (a row
+        `load` refuses), else unreadable parameters, else listed text that is not UTF-8."""
+        name = str(row[LISTED.index("name")])
+        bad = [column for column, value in zip(LISTED, row, strict=False) if isinstance(value, Undecodable)]
+        if problem == _ON_DAMAGED_PAGE:
+            problem = f"{problem}: `flopscope recover` copies the other runs into a new store"
+        elif isinstance(problem, str) or "name" in bad:
+            what = problem if isinstance(problem, str) else "its name is not UTF-8 text"
+            problem = f"{what}: `open` and `diff` of it fail; the other runs are intact"
+        elif name in self.damaged:
+            problem = f"{self.damaged[name]}; listed without parameters"
+        elif bad:
+            problem = f"its {bad[0]} is not UTF-8 text; shown with U+FFFD in place of the bytes that are not"
+        else:
+            return None
+        self.problems[name] = problem
+        return problem
 
     def _params(self, name: str, text: object) -> dict:
         try:
             params = json.loads(text)  # type: ignore[arg-type]
-            if isinstance(params, dict):
+            if isinstance(params, dict) and not isinstance(text, Undecodable):
                 return params
         except (TypeError, ValueError):
             pass
-        self.damaged[str(name)] = "its parameters are not readable JSON"
+        self.damaged[str(name)] = ("its parameters are not UTF-8 text" if isinstance(text, Undecodable) else
+                                   "its parameters are not readable JSON")
         return {}
 
+    @_reading
     def resolve(self, ref: str | int) -> int:
         """A run id from an id or a name."""
         text = str(ref)
@@ -242,23 +386,26 @@ class Store:
                                  f"`flopscope runs` lists them (store: {self.path})")
         return int(row[0])
 
+    @_reading
     def identify(self, ref: str | int) -> tuple[int, str]:
         """A run's id and name from either: what to print for a run typed as `6`, so output names the run."""
         run_id = self.resolve(ref)
         return run_id, str(self.db.execute("SELECT name FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
 
+    @_reading
     def load(self, ref: str | int) -> Report:
         run_id = self.resolve(ref)
         name, meta_text, blob, params = self.db.execute("SELECT name, meta, kernels, params FROM runs WHERE id = ?",
                                                         (run_id,)).fetchone()
         try:
-            meta = json.loads(meta_text)
+            meta = _meta(name, meta_text)
             kernels = pd.read_parquet(io.BytesIO(blob))
             missing = [Missing(**m) for m in meta.pop("missing", [])]
             meta.pop(LOWER_BOUNDS, None)  # the list's business: the report's summary says it again
         except Exception as exc:  # JSON, Arrow or a field that changed: any of them means this row is damaged
-            raise FlopscopeError(f"run {name}", f"its stored data is damaged ({type(exc).__name__}: "
-                                 f"{str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'})",
+            why = str(exc) if isinstance(exc, _DamagedRow) else (
+                f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'}")
+            raise FlopscopeError(f"run {name}", f"its stored data is damaged ({why})",
                                  "the other runs are intact; profile it again (its run folder, if kept, "
                                  "opens with `flopscope open FOLDER/report.ncu-rep`)") from None
         meta["missing"] = [{"column": m.column, "launches": m.launches, "problem": m.problem(), "fix": m.fix()}
@@ -270,6 +417,7 @@ class Store:
         gpu = find_gpu(meta.get("gpu_database_key"))
         return Report(meta=meta, kernels=kernels, gpu=gpu, missing=missing)
 
+    @_reading
     def named_params(self, ref: str | int) -> tuple[str, dict]:
         """A run's name and the parameters it was stored with (a sweep point's values), by id or name."""
         run_id = self.resolve(ref)
@@ -280,11 +428,13 @@ class Store:
                                  "the other runs are intact; profile it again")
         return str(name), params
 
+    @_reading
     def is_sweep(self, name: str) -> bool:
         """A sweep of this name has runs stored, or was reserved by one under way (`new_sweep`)."""
         return self.db.execute("SELECT 1 FROM runs WHERE sweep = ? UNION ALL SELECT 1 FROM sweeps WHERE name = ?",
                                (name, name)).fetchone() is not None
 
+    @_reading
     def is_run(self, name: str) -> bool:
         return self.db.execute("SELECT 1 FROM runs WHERE name = ?", (name,)).fetchone() is not None
 
@@ -301,6 +451,7 @@ class Store:
                                  f"`diff {sweep}` that run", f"pick another name, e.g. --sweep-name {sweep}-sweep "
                                  "(`flopscope runs` lists the names taken)")
 
+    @_reading
     def find(self, sweep: str, params: dict) -> int | None:
         row = self.db.execute("SELECT id FROM runs WHERE sweep = ? AND params = ?",
                               (sweep, json.dumps(params, sort_keys=True))).fetchone()
@@ -326,6 +477,43 @@ class Store:
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, "cannot write the run store") from None
         return name
+
+
+class _DamagedRow(ValueError):
+    """What is wrong with a row, said as is (not as the type of a parser's exception)."""
+
+
+def _meta(name: str, text: object) -> dict:
+    """A row's meta, or _DamagedRow: it is kept as a JSON object of UTF-8 text."""
+    for column, value in (("name", name), ("meta", text)):
+        if isinstance(value, Undecodable):
+            raise _DamagedRow(f"its {column} is not UTF-8 text")
+    meta = json.loads(text)  # type: ignore[arg-type]
+    if not isinstance(meta, dict):
+        raise _DamagedRow("its meta is not a JSON object")
+    return meta
+
+
+def run_ids(db: sqlite3.Connection) -> list[int]:
+    """Every run id a store file with a damaged page may hold: those a scan reads, and every id up to the
+    highest ever given (AUTOINCREMENT's record), for the rows past a damaged page of the scan."""
+    ids: set[int] = set()
+    with contextlib.suppress(sqlite3.Error):
+        for (run_id,) in db.execute("SELECT id FROM runs ORDER BY id"):
+            ids.add(int(run_id))
+    with contextlib.suppress(sqlite3.Error):
+        row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'runs'").fetchone()
+        ids.update(range(1, int(row[0]) + 1) if row else ())
+    return sorted(ids)
+
+
+def _row_name(db: sqlite3.Connection, run_id: int) -> str:
+    """A run's name if its row still says it (the damage may be elsewhere in it), else `#ID`."""
+    try:
+        row = db.execute("SELECT name FROM runs WHERE id = ?", (run_id,)).fetchone()
+    except sqlite3.Error:
+        row = None
+    return str(row[0]) if row else f"#{run_id}"
 
 
 def _first_free(base: str, taken: set[str]) -> str:

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from .disk import partial_file, write_error
 from .errors import FlopscopeError
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -91,12 +92,19 @@ class Job:
 
     def terminate(self) -> None:
         if self._proc.poll() is None:
+            _STOPPED_RUNNING.set()
             self._stop()
 
 
 _JOBS: set[Job] = set()
 _LOCK = threading.RLock()  # re-entrant: stop_all also runs from signal handlers
 _STOPPING = threading.Event()
+_STOPPED_RUNNING = threading.Event()  # a job (ncu and its program) was stopped while it ran
+
+
+def stopped_running_job() -> bool:
+    """Was ncu (a job) stopped while it ran? What a stop message may claim: `report` and `open` start none."""
+    return _STOPPED_RUNNING.is_set()
 
 
 def stop_all() -> None:
@@ -144,13 +152,25 @@ class LocalTransport:
         except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
             return subprocess.CompletedProcess(argv, 127, "", str(exc))
 
+    def connect(self) -> None:
+        """Nothing to connect to: see SshTransport.connect."""
+
     def make_workdir(self) -> str:
         return tempfile.mkdtemp(prefix="flopscope.")
 
     def fetch(self, remote: str, local: Path) -> bool:
+        """Copy the report into the run folder, whole or not at all: on a full disk it stays in its work folder
+        (the caller keeps that) and the error says where."""
         if not Path(remote).is_file():
             return False
-        shutil.copyfile(remote, local)
+        try:
+            with partial_file(local) as partial:
+                shutil.copyfile(remote, partial)
+        except OSError as exc:
+            raise write_error(local, exc, "cannot copy the report here",
+                              f"the report is kept in {remote}: `flopscope open {remote}` opens it, `flopscope "
+                              f"import {Path(remote).parent} --name {local.parent.name}` stores it once there is "
+                              "room") from None
         return True
 
     def remove(self, workdir: str) -> None:
@@ -190,7 +210,7 @@ class SshTransport:
                  ssh: str = "ssh") -> None:
         check_host(host)
         self.host = host
-        self._control = tempfile.mkdtemp(prefix="fs-ssh.")
+        self._control = _control_dir()
         self._base = [ssh, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect_timeout}",
                       "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=3",
                       "-o", "ControlMaster=auto", "-o", f"ControlPath={self._control}/%C",
@@ -225,11 +245,22 @@ class SshTransport:
         done.stdout = after if found else before  # what the login shell printed before the command is not its output
         return done
 
+    def connect(self) -> None:
+        """One connection check before anything else is asked of the host, so that a host that does not answer
+        costs one ConnectTimeout, not one per question asked of it (three, 33 s at the default, before). The
+        connection it opens is the ControlMaster every later command of the profile reuses."""
+        done = self.output(["true"])
+        if done.returncode != 0:
+            raise self._unreachable(done.stderr)
+
+    def _unreachable(self, stderr: str) -> FlopscopeError:
+        return FlopscopeError(f"--host {self.host}", f"cannot reach the host ({_ssh_reason(stderr)})",
+                              "check `ssh HOST` works without a password prompt (keys or agent)")
+
     def make_workdir(self) -> str:
         done = self.output(["mktemp", "-d", "-t", "flopscope.XXXXXX"])
         if done.returncode != 0 or not done.stdout.strip():
-            raise FlopscopeError(f"--host {self.host}", f"cannot reach the host ({_ssh_reason(done.stderr)})",
-                                 "check `ssh HOST` works without a password prompt (keys or agent)")
+            raise self._unreachable(done.stderr)
         return done.stdout.strip().splitlines()[-1]
 
     def fetch(self, remote: str, local: Path) -> bool:
@@ -241,18 +272,27 @@ class SshTransport:
         proc = subprocess.Popen(self._ssh(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc.stdin.write(script.encode())
         proc.stdin.close()
-        with local.open("wb") as handle:
-            copied = _copy_after(mark, proc.stdout, handle)
-        code = proc.wait()
-        stderr = proc.stderr.read().decode(errors="replace")
-        if code == 0 and copied:
-            return True
-        local.unlink(missing_ok=True)
+        kept = (f"the report is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)} .` then "
+                "`flopscope open report.ncu-rep`")
+        partial = local.with_name(local.name + ".partial")  # `local` appears whole or not at all
+        try:
+            try:
+                with partial.open("wb") as handle:
+                    copied = _copy_after(mark, proc.stdout, handle)
+            except OSError as exc:  # this disk is full: the copy stops, the report stays on the host
+                proc.kill()
+                proc.wait()
+                raise write_error(local, exc, "cannot copy the report here", kept) from None
+            code = proc.wait()
+            stderr = proc.stderr.read().decode(errors="replace")
+            if code == 0 and copied:
+                os.replace(partial, local)
+                return True
+        finally:
+            partial.unlink(missing_ok=True)
         if code == 3:
             return False
-        raise FlopscopeError(f"{self.host}:{remote}", f"copying the report failed ({_ssh_reason(stderr)})",
-                             f"it is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)} .` "
-                             "then `flopscope open report.ncu-rep`")
+        raise FlopscopeError(f"{self.host}:{remote}", f"copying the report failed ({_ssh_reason(stderr)})", kept)
 
     def remove(self, workdir: str) -> None:
         self.output(["rm", "-rf", "--", workdir])
@@ -260,6 +300,14 @@ class SshTransport:
     def close(self) -> None:
         subprocess.run([*self._base, "-O", "exit", self.host], capture_output=True, timeout=10)
         shutil.rmtree(self._control, ignore_errors=True)
+
+
+def _control_dir() -> str:
+    """A folder for ssh's ControlMaster socket. A socket's path holds at most 104-108 bytes, and ssh puts its
+    40-character %C and a 17-character suffix under this folder: a long TMPDIR (macOS's, a test's) made every
+    ssh command fail with "ControlPath too long", so /tmp is used then."""
+    base = tempfile.gettempdir()
+    return tempfile.mkdtemp(prefix="fs-ssh.", dir="/tmp" if len(base) > 30 and os.path.isdir("/tmp") else base)
 
 
 def _hang_up(proc: subprocess.Popen) -> None:

@@ -108,12 +108,43 @@ def test_stopping_flopscope_stops_ncu_and_the_program(tmp_path, request, where, 
     proc.send_signal(sig)
     stderr = proc.stderr.read()
     assert proc.wait(timeout=30) == 130
-    assert stderr.strip().splitlines()[-1].startswith("flopscope: stopped") and "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == "flopscope: stopped (ncu and the program it profiled were stopped too)"
+    assert "Traceback" not in stderr
     assert _gone(marker), "ncu's program still runs after flopscope stopped"
     assert not workdir.exists()  # the (remote) work folder is cleaned up
     # Before: runs/stopped stayed (ncu.log, run.json, no report) and the next --name stopped became stopped-1.
     assert not (tmp_path / "home" / "runs" / "stopped").exists()
     assert "run folder" in stderr and "removed" in stderr
+
+
+def _reading_a_pipe(pid: int, within_s: float = 20.0) -> bool:
+    """Whether process `pid` comes to wait in a read of a pipe (its imports done, its signal handlers set)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            wchan = Path(f"/proc/{pid}/wchan").read_text()
+            syscall = Path(f"/proc/{pid}/syscall").read_text().split()
+        except OSError:
+            return False
+        if "pipe_read" in wchan or syscall[:1] == ["0"]:  # read(2) is syscall 0 on x86-64
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_a_command_that_runs_no_ncu_says_just_stopped(tmp_path, sig):
+    """`report -` (or a FIFO) stopped while it waits for input: before, it said "stopped (ncu and the program it
+    profiled were stopped too)", though `report` starts neither."""
+    proc = subprocess.Popen([*CLI, "report", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "FLOPSCOPE_HOME": str(tmp_path)})
+    proc.stdin.write('"ID","Kernel Name"\n')  # a page that has begun and not ended
+    proc.stdin.flush()
+    assert _reading_a_pipe(proc.pid)
+    proc.send_signal(sig)
+    assert proc.wait(timeout=30) == 130
+    assert proc.stderr.read() == "flopscope: stopped\n"
+    proc.stdin.close()
 
 
 def _workdir(run_dir: Path) -> Path:

@@ -19,7 +19,7 @@ from flopscope.core.report import GROUPINGS, Report, with_gpu
 from flopscope.core.scaling import load_sweep
 from flopscope.core.store import Store
 from flopscope.core.table_cache import NO_CACHE_ENV
-from flopscope.core.transport import stop_all
+from flopscope.core.transport import stop_all, stopped_running_job
 from rich.text import Text
 
 from .cli_profile import add_profile_args, cmd_profile, split_command, whole
@@ -316,7 +316,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         stop_all()
-        say("flopscope: stopped (ncu and the program it profiled were stopped too)")
+        # Only where a running ncu was stopped: `report FIFO` stopped while reading has none to speak of.
+        stopped = " (ncu and the program it profiled were stopped too)" if stopped_running_job() else ""
+        say(f"flopscope: stopped{stopped}")
         return 130
     finally:
         restore()

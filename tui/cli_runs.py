@@ -12,7 +12,8 @@ from flopscope.core.diff import ceilings_apart, diff_runs, gpus_apart
 from flopscope.core.display_text import display_text
 from flopscope.core.export import records
 from flopscope.core.runs import check_run_name
-from flopscope.core.store import Store
+from flopscope.core.store import Store, default_path
+from flopscope.core.store_recover import recover_store
 from rich.text import Text
 
 from . import format as fmt
@@ -37,7 +38,9 @@ def add_runs_commands(sub) -> dict:
     p.add_argument("folder", help="the run folder `flopscope profile` printed (it holds report.ncu-rep)")
     p.add_argument("--name", metavar="RUN", help="run name (default: the folder's name)")
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
-    return {"runs": cmd_runs, "diff": cmd_diff, "import": cmd_import}
+    sub.add_parser("recover", help="copy the readable runs of a damaged run store into a new store in its place "
+                   "(the damaged file is kept beside it, renamed)")
+    return {"runs": cmd_runs, "diff": cmd_diff, "import": cmd_import, "recover": cmd_recover}
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -53,14 +56,15 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 def _list_runs(store: Store, args: argparse.Namespace) -> int:
     runs = store.runs(args.sweep)
-    for name, what in store.damaged.items():
-        say(f"flopscope: warning: run {name}: {what}; listed without parameters")
+    for name, what in store.problems.items():
+        say(f"flopscope: warning: run {name}: {what}")
     if args.json:
         json.dump(records(runs), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     out = console()
-    cells = [[str(r.id), r.name, fmt.when(r.created), r.sweep or "", fmt.params(r.params), r.host or "", r.gpu or "",
+    cells = [[str(r.id), f"{r.name} (damaged)" if r.damaged else r.name, fmt.when(r.created), r.sweep or "",
+              fmt.params(r.params), r.host or "", r.gpu or "",
               fmt.integer(r.launches), fmt.at_least(fmt.seconds(r.total_time_s), "total_time_s" in r.lower_bounds),
               fmt.at_least(fmt.si(r.total_flop), "total_flop" in r.lower_bounds)] for r in runs.itertuples()]
     table, hidden = fitted_table(_RUNS_COLUMNS, cells, out.width, flex=1)
@@ -109,6 +113,19 @@ def cmd_import(args: argparse.Namespace) -> int:
         name = store.save_unique(report, name, host=host, command=command)
     say(f"flopscope: stored {folder} as run {name} ({store.path})")
     return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    """For the store file a damaged page made unreadable: exit 0 if every run was copied, 1 if some were lost."""
+    path = default_path()
+    if not path.is_file():
+        raise FlopscopeError(path, "no run store here", "nothing to recover (FLOPSCOPE_HOME picks the folder)")
+    result = recover_store(path)
+    for lost in result.lost:
+        say(f"flopscope: warning: run {lost}: on a damaged page of the store, not recovered")
+    print(f"flopscope: recovered {len(result.kept)} of {len(result.kept) + len(result.lost)} run(s) into a new "
+          f"{path}; the damaged file is kept as {result.damaged}", file=sys.stderr)
+    return 1 if result.lost else 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
