@@ -8,7 +8,8 @@ block per launch), then runs, each `--repeat` times (medians printed):
   ncu_report   the same with FLOPSCOPE_NCU_REP_READER=ncu_report (the reader before the streaming one)
   cached       flopscope report FILE, second open  (the table cache's Parquet entry)
   ncu --import ncu --import FILE --csv --page raw  (when FLOPSCOPE_REAL_NCU names an ncu; .ci/fetch_ncu.sh)
-Peak memory is each process's maximum resident set (os.wait4). Long: minutes at 10k, mostly ncu_report and ncu.
+Peak memory is each process's maximum resident set, by GNU time (/usr/bin/time).
+Long: minutes at 10k, mostly ncu_report and ncu.
 """
 
 from __future__ import annotations
@@ -31,15 +32,16 @@ FLOPSCOPE = [sys.executable, "-m", "flopscope.tui.cli"] if not shutil.which("flo
 
 
 def _run(cmd: list[str], env: dict) -> tuple[float, float]:
-    """(seconds, peak RSS in MB) of one whole process (os.wait4 gives that child's own rusage)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}")
-    return seconds, usage.ru_maxrss / 1024
+    """(seconds, peak RSS in MB) of one whole process. The RSS comes from GNU time: the rusage Python's
+    os.wait4 gives a forked child starts from the parent's peak, which here holds a whole report."""
+    with tempfile.NamedTemporaryFile("r") as rss:
+        start = time.perf_counter()
+        done = subprocess.run(["/usr/bin/time", "-o", rss.name, "-f", "%M", *cmd], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        seconds = time.perf_counter() - start
+        if done.returncode:
+            raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}")
+        return seconds, int(rss.read().split()[-1]) / 1024
 
 
 def _median(cmd: list[str], env: dict, repeat: int, before=None) -> str:
