@@ -136,3 +136,33 @@ def test_the_fallback_note_is_one_line_on_stderr_and_in_json(tmp_path):
     assert "version 99" in json.loads(done.stdout)["meta"]["reader_note"]
     notes = [line for line in done.stderr.splitlines() if "streaming reader" in line]
     assert len(notes) == 1 and str(report) in notes[0]
+
+
+def _strings_moved_to_the_end(source: Path, out: Path) -> Path:
+    """The same report with every string table moved, in order, into the last block's header: each launch
+    then names metrics before any table has defined them (as the H800 fixture does for a few)."""
+    kinds = message_classes()
+    data = source.read_bytes()
+    (size,) = struct.unpack_from("<I", data, 4)
+    head, offset, blocks, strings = data[:8 + size], 8 + size, [], []
+    while offset < len(data):
+        (size,) = struct.unpack_from("<I", data, offset)
+        header = kinds["BlockHeader"].FromString(data[offset + 4:offset + 4 + size])
+        payload = data[offset + 4 + size:offset + 4 + size + header.PayloadSize]
+        offset += 4 + size + header.PayloadSize
+        strings += header.StringTable.Strings
+        header.ClearField("StringTable")
+        blocks.append((header, payload))
+    blocks[-1][0].StringTable.Strings.extend(strings)
+    body = b"".join(struct.pack("<I", len(h := header.SerializeToString())) + h + payload
+                    for header, payload in blocks)
+    out.write_bytes(head + body)
+    return out
+
+
+def test_metrics_named_before_their_string_table_still_read(tmp_path):
+    source = _plain(CAPTURED[-1], tmp_path)
+    expected = read_table(source)
+    moved = read_table(_strings_moved_to_the_end(source, tmp_path / "moved.ncu-rep"))
+    assert "gpu__time_duration.sum" in moved
+    pd.testing.assert_frame_equal(moved, expected)

@@ -92,29 +92,41 @@ def _mapped(handle):
 def _launches(data) -> Iterator[dict]:
     if data[:4] != MAGIC:
         raise Unsupported("no NVR magic")
-    header, offset = _message(data, 4, "FileHeader")
+    header, first_block = _message(data, 4, "FileHeader")
     if header.Version not in VERIFIED_VERSIONS:
         raise Unsupported(f"file format version {header.Version}")
-    strings: list[str] = []
-    columns: dict[int, _Column] = {}  # string id -> column, for the wanted metrics' names
+    columns = _wanted_columns(data, first_block)
     index = 0
-    while offset < len(data):
-        block, offset = _message(data, offset, "BlockHeader")
-        if block.NumRangeResults or block.NumCmdlistResults or block.NumGraphResults:
-            raise Unsupported("range, command-list or graph results (--replay-mode range)")
-        first = len(strings)
-        strings.extend(_text(name) for name in block.StringTable.Strings)
-        columns.update((i, c) for i, name in enumerate(strings[first:], first) if (c := _column(name)) is not None)
-        end = offset + block.PayloadSize
-        if end > len(data):
-            raise Unsupported("a block runs past the end of the file")
+    for block, offset in _blocks(data, first_block):
         for _ in range(block.NumSources):
             offset = _skip(data, offset)
         for _ in range(block.NumResults):
             result, offset = _message(data, offset, "Result")
             yield _row(result, columns, index)
             index += 1
+
+
+def _blocks(data, offset: int) -> Iterator[tuple[object, int]]:
+    """Each BlockHeader and the offset of its payload."""
+    while offset < len(data):
+        block, offset = _message(data, offset, "BlockHeader")
+        if block.NumRangeResults or block.NumCmdlistResults or block.NumGraphResults:
+            raise Unsupported("range, command-list or graph results (--replay-mode range)")
+        end = offset + block.PayloadSize
+        if end > len(data):
+            raise Unsupported("a block runs past the end of the file")
+        yield block, offset
         offset = end
+
+
+def _wanted_columns(data, offset: int) -> dict[int, _Column]:
+    """String id -> column, for the wanted metrics' names, from the whole report's string table. A block's
+    table extends the report's, and a launch may name a metric that only a later block's table defines
+    (seen in the H800 fixture): so the table is read first, from the block headers alone."""
+    strings: list[str] = []
+    for block, _ in _blocks(data, offset):
+        strings.extend(_text(name) for name in block.StringTable.Strings)
+    return {i: column for i, name in enumerate(strings) if (column := _column(name)) is not None}
 
 
 def _message(data, offset: int, kind: str):
