@@ -480,10 +480,11 @@ class RooflinePlot(CachedPlot):
 
     DEFAULT_CSS = "RooflinePlot { height: 1fr; min-height: 8; }"
 
-    def __init__(self, data: Roofline | None = None, *, id: str | None = None) -> None:
+    def __init__(self, data: Roofline | None = None, selected: int | None = 0, *, id: str | None = None) -> None:
+        """`selected`: the point drawn as selected from the start (the screen's, which need not be the first)."""
         super().__init__(id=id)
         self.data = data
-        self.selected = 0 if data is not None and data.points else None
+        self.selected = selected if data is not None and data.points else None
 
     def select(self, index: int | None) -> None:
         self.selected = index
