@@ -62,15 +62,28 @@ def distinct_cuts(names: Iterable[str], width: int) -> dict[str, str]:
     collide, around the first character the colliding names do not share."""
     every = list(dict.fromkeys(names))
     cuts = {n: cut_end(n, width) for n in every if cell_len(n) > width}
-    for recut in (lambda n, _: cut_middle(n, width), lambda n, group: cut_at_difference(n, width, _shared(group))):
+    at_difference = [lambda n, group: cut_at_difference(n, width, _shared(group))] * 3  # groups split further
+    for recut in (lambda n, _: cut_middle(n, width), *at_difference):
         groups = _collisions(every, cuts)
         if not groups:
-            break
+            return cuts
         for group in groups:
             for name in group:
                 if name in cuts:
                     cuts[name] = recut(name, group)
+    _number(every, cuts, width)
     return cuts
+
+
+def _number(every: list[str], cuts: dict[str, str], width: int) -> None:
+    """The last resort where cuts still collide (names differing only in places `width` cannot show at once):
+    each cut name of such a group ends in its own number, `…#2`, so no two rows read the same. Numbered across
+    groups: two groups' heads can be alike once shortened to make room for the number."""
+    numbered = [n for group in _collisions(every, cuts) for n in group if n in cuts]
+    for i, name in enumerate(numbered, start=1):
+        mark = f"#{i}"
+        cuts[name] = cut_end(name, width - len(mark)).rstrip(ELLIPSIS) + ELLIPSIS + mark if width > len(mark) + 1 \
+            else mark[-width:]
 
 
 def _shared(group: list[str]) -> int:
