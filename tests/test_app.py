@@ -632,7 +632,7 @@ async def test_roofline_at_80x24_keeps_the_numbers_line_under_a_long_name():
         name = next(i for i, line in enumerate(lines) if "1/1 by time · " in line)
         assert lines[name].rstrip().endswith("…") and str(launches["kernel"].iloc[0])[:30] in lines[name]
         numbers = " ".join(lines[name + 1:-1])
-        assert f"AI {fmt.ratio(ai)} FLOP/B" in numbers and "DRAM-bound" in numbers
+        assert f"AI {fmt.ratio(ai)} FLOP/B" in numbers and "dram-bound" in numbers
         assert "? Help" in lines[-1]
 
 
