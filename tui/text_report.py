@@ -200,8 +200,20 @@ def print_warning(message: str) -> None:
     print(f"flopscope: warning: {message}", file=sys.stderr)
 
 
+FLOPSCOPE_METRICS = "flopscope profile --metrics"  # collects what `ncu --metrics` would, and stores the run
+
+
 def missing_lines(report: Report) -> list[str]:
-    return [f"{report.meta['source']}: {m.problem()}; collect it with `{m.fix()}`" for m in report.missing]
+    """The counters a report lacks: one line, with the one option that collects them all (six lines, each with
+    its own option, read as six problems and were run as six profiles)."""
+    source, missing = report.meta["source"], report.missing
+    if len(missing) == 1:
+        return [f"{source}: {missing[0].problem()}; collect it with `{missing[0].fix()}`"]
+    if not missing:
+        return []
+    every = (missing_fix(missing, [m.column for m in missing]) or "").replace("ncu --metrics", FLOPSCOPE_METRICS, 1)
+    fix = f"; collect them all with `{every}`" if every else ""
+    return [f"{source}: {'; '.join(m.problem() for m in missing)}{fix}"]
 
 
 def over_ceiling_lines(report: Report) -> list[str]:
