@@ -540,7 +540,7 @@ def test_the_kernel_screen_names_the_ncu_metrics_a_row_lacks():
         assert ("lts__t_bytes.sum" in told) == pd.isna(row["l2_bytes"])
         assert ("l1tex__t_bytes.sum" in told) == pd.isna(row["l1_bytes"])
         assert ("gpu__time_duration.sum" in told) == pd.isna(row["duration_s"])
-        assert told.startswith("ncu --metrics ") or told.startswith("nothing")
+        assert told.startswith("flopscope profile --metrics ") or told.startswith("nothing")  # issue 19.3
 
 
 # -- layout at 80x24 and 120x40 ----------------------------------------------------------------------

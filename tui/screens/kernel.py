@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import shlex
 from pathlib import Path
 from typing import ClassVar
@@ -11,6 +13,7 @@ import pandas as pd
 from flopscope.core import FMA_CONVENTION
 from flopscope.core.columns import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES
 from flopscope.core.counters import collecting
+from flopscope.core.gpus import find_gpu
 from flopscope.core.kernel_names import function_name
 from flopscope.core.metrics import Ceiling
 from flopscope.core.ncu_catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
@@ -93,7 +96,7 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
               ("GPU", _gpu(row))]
 
     peak, bw = _v(row, "peak_flop_per_s"), _v(row, "peak_dram_bytes_per_s")
-    ceilings = [("Compute ceiling", num("peak_flop_per_s", fmt.si, "FLOP/s")),
+    ceilings = [("Compute ceiling", num("peak_flop_per_s", fmt.si, "FLOP/s") + _datasheet_beside(row)),
                 ("DRAM ceiling", num("peak_dram_bytes_per_s", fmt.si, "B/s")),
                 ("L2 ceiling", num("peak_l2_bytes_per_s", fmt.si, "B/s")),
                 ("L1 ceiling", num("peak_l1_bytes_per_s", fmt.si, "B/s")),
@@ -161,6 +164,36 @@ def why_empty(row: pd.Series, name: str) -> str:
     if name == "bound" and _v(row, "flop") == 0:
         return "none: no FLOPs and no bytes moved"
     return "unknown"
+
+
+def _datasheet_beside(row: pd.Series) -> str:
+    """A datasheet ceiling scaled to the launch's measured clock, with NVIDIA's own figure beside it, so that
+    1.07 PFLOP/s above the datasheet's 989 T reads as the faster clock it is, not as a bug."""
+    gpu, name = find_gpu(fmt.text(_v(row, "gpu"))), fmt.text(_v(row, "precision")).split("+")[0]
+    if "datasheet" not in fmt.text(_v(row, "peak_source")) or gpu is None or not name or math.isnan(gpu.peak(name)):
+        return ""
+    clock, quoted = _v(row, "sm_clock_hz"), gpu.clock_hz(name)
+    scaled = f", x {fmt.si(clock, 'Hz')} measured / {fmt.si(quoted, 'Hz')}" if clock and quoted else ""
+    return f" (datasheet {fmt.si(gpu.peak(name), 'FLOP/s')}{scaled})"
+
+
+def row_ceilings(row: pd.Series, ceilings: list[Ceiling]) -> list[Ceiling]:
+    """The ceilings the row's own numbers use (its launches' clock and peaks), for its plot: the run's are at
+    the run's clock, and a plot drawn against them disagreed with the % of peak beside it (975 T vs 1.07 P)."""
+    gpu = fmt.text(_v(row, "gpu"))
+    mine = [c for c in ceilings if not c.gpu or c.gpu == gpu] or ceilings
+    precision, clock = fmt.text(_v(row, "precision")).split("+")[0], _v(row, "sm_clock_hz")
+    out = []
+    for c in mine:
+        value = c.value
+        if c.bandwidth:
+            value = _v(row, f"peak_{c.name}_bytes_per_s") or value
+        elif c.name == precision and _v(row, "peak_flop_per_s"):
+            value = _v(row, "peak_flop_per_s")
+        elif clock and not math.isnan(c.sm_clock_hz):
+            value = c.value * clock / c.sm_clock_hz  # at the launch's clock, as its own peak is
+        out.append(dataclasses.replace(c, value=float(value), sm_clock_hz=clock or c.sm_clock_hz))
+    return out
 
 
 def _integer_mma(row: pd.Series) -> bool:
@@ -265,7 +298,8 @@ class KernelScreen(Screen):
         super().__init__()
         self.row = row
         self.launches = launches
-        self.roofline: Roofline = roofline_from(row.to_frame().T.infer_objects(), ceilings, name=name_column)
+        self.roofline: Roofline = roofline_from(row.to_frame().T.infer_objects(), row_ceilings(row, ceilings),
+                                                name=name_column)
         self.title_text = fmt.text(_v(row, name_column) or _v(row, "kernel")) or "(unnamed)"
 
     def compose(self) -> ComposeResult:
