@@ -1,0 +1,42 @@
+"""Issue 19.10: CLI edges found trying flopscope as a new user would."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .cli import run_cli
+
+H100_RUN = Path(__file__).resolve().parent / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "flopscope_home" / "runs" / \
+    "linear_bs8"
+
+
+def test_import_takes_a_run_folder_whose_report_is_compressed(tmp_path):
+    """The project's own H100 run folder keeps `report.ncu-rep.xz`: import said `no report.ncu-rep`."""
+    folder = shutil.copytree(H100_RUN, tmp_path / "linear_bs8")
+    assert (folder / "report.ncu-rep.xz").is_file() and not (folder / "report.ncu-rep").exists()
+    home = tmp_path / "home"
+    done = run_cli("import", folder, home=home)
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(run_cli("runs", "--json", home=home).stdout)
+    with (folder / "raw.csv").open(newline="") as f:  # ncu's own page of the same launches, one row each
+        rows = [r for r in csv.reader(f) if r and r[0].isdigit()]
+    assert [(r["name"], r["launches"]) for r in listed] == [("linear_bs8", len({r[0] for r in rows}))]
+    again = run_cli("import", folder, home=home)  # the same file is still recognised as stored
+    assert again.returncode == 2 and "already stored as run linear_bs8" in again.stderr
+
+
+def test_import_takes_a_gzip_report_too(tmp_path):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    fixture = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu" / "t4_mlp_matadd_full.ncu-rep"
+    if not fixture.exists():
+        pytest.skip("shared ncu fixtures not found")
+    (folder / "report.ncu-rep.gz").write_bytes(gzip.compress(fixture.read_bytes()))
+    done = run_cli("import", folder, home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr
