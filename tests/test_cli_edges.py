@@ -40,3 +40,27 @@ def test_import_takes_a_gzip_report_too(tmp_path):
     (folder / "report.ncu-rep.gz").write_bytes(gzip.compress(fixture.read_bytes()))
     done = run_cli("import", folder, home=tmp_path / "home")
     assert done.returncode == 0, done.stderr
+
+
+MODELS = """
+import torch.nn as nn
+
+def mlp():
+    return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+
+def gray():
+    return nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU())
+"""
+
+
+@pytest.mark.parametrize(("name", "suggested"), [("mlp", "--input-shape 32,784"),
+                                                 ("gray", "--input-shape 32,1,224,224")])
+def test_model_suggests_a_shape_its_first_layer_takes(tmp_path, name, suggested):
+    """A model whose first layer is Linear(784, ...) was offered `--input-shape 32,3,224,224`, which does not run."""
+    pytest.importorskip("torch")
+    (tmp_path / "models.py").write_text(MODELS)
+    spec = f"{tmp_path / 'models.py'}:{name}"
+    asked = run_cli("model", spec)
+    assert asked.returncode == 2 and asked.stderr.strip().endswith(f"e.g. {suggested}"), asked.stderr
+    taken = run_cli("model", spec, "--input-shape", suggested.split()[1], "--json")
+    assert taken.returncode == 0, taken.stderr
