@@ -64,3 +64,16 @@ def test_model_suggests_a_shape_its_first_layer_takes(tmp_path, name, suggested)
     assert asked.returncode == 2 and asked.stderr.strip().endswith(f"e.g. {suggested}"), asked.stderr
     taken = run_cli("model", spec, "--input-shape", suggested.split()[1], "--json")
     assert taken.returncode == 0, taken.stderr
+
+
+def test_sweep_from_says_it_stores_nothing(tmp_path):
+    """`sweep --from FILES` analysed the files and left the user guessing whether they were now stored runs."""
+    gpu = Path(__file__).resolve().parent / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
+    files = [gpu / f"linear_bs{n}.ncu-rep.xz" for n in (1, 8, 64)]
+    home = tmp_path / "home"
+    done = run_cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--param", "batch_size", "--no-tui",
+                   home=home)
+    assert done.returncode == 0, done.stderr
+    assert "sweep --from read 3 point(s) and stored nothing" in done.stderr
+    listed = run_cli("runs", "--json", home=home)
+    assert json.loads(listed.stdout) == []
