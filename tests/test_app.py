@@ -1144,3 +1144,18 @@ async def test_the_bundled_demo_drills_from_a_tensor_core_kernel_at_80x24():
         assert top["flop_tensor_bf16"] == top["flop"] > 0
         assert re.search(r"TC bf16 +" + re.escape(fmt.si(top["flop_tensor_bf16"], "FLOP")), text), text
         assert re.search(r"Precision judged +TC bf16", text)
+
+
+async def test_the_header_leaves_the_table_its_rows_at_80x24():
+    """Issue 19.9: the demo's header took 7 of 24 lines. At most 5 now (what does not fit is named by the cut
+    marker), so the table shows the 16 rows left by the header, its title row, status and footer."""
+    from flopscope.tui.widgets.summary import Summary
+
+    demo = Path(__file__).resolve().parents[1] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
+    app = make_app(read_report(demo))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await ready(app, pilot)
+        assert screen.query_one(Summary).region.height <= 5
+        rows = [line for line in screen.query_one(KernelTable).visible_text()[1:] if line.strip()]
+        assert len(rows) >= 24 - 5 - 3
+        assert any(line.strip().startswith("… not shown: ceilings") for line in screen_lines(app))
