@@ -287,3 +287,21 @@ async def test_roofline_opened_on_a_lower_row_draws_that_rows_point_selected():
         assert on_screen != diamond(build_plot(roof.data, width, height - below, 0, False).plain)
         levels = " ".join(entry for entry, _ in legend(roof.data, plot.selected, False))
         assert ("selected at L1 AI" in levels) == (not math.isnan(named.ai_l1))
+
+
+def test_the_axis_fits_what_is_drawn_not_an_unselected_kernels_l1_intensity():
+    """Issue 19.8: an unselected kernel's L1 intensity (no ▼ drawn for it) stretched the x axis to its decade."""
+    frame = rows()
+    frame.loc[frame["kernel"] == "gemm", "ai_l1"] = 1e6  # 10^6 FLOP/B at L1: drawn only when gemm is selected
+    data = roofline_from(frame, CEILINGS)
+    gemm = [p.label for p in data.points].index("gemm")
+    other = next(i for i in range(len(data.points)) if i != gemm)
+
+    def right_label(selected: int) -> str:
+        axis = next(line for line in plain(build_plot(data, 100, 20, selected, color=False)) if "┴" in line
+                    or "┬" in line)
+        labels = plain(build_plot(data, 100, 20, selected, color=False))
+        return " ".join(labels[labels.index(axis) + 1].split())
+
+    assert "1M" in right_label(gemm)  # the ▼ at 10^6 is on the plot
+    assert "1M" not in right_label(other) and "100k" not in right_label(other)
