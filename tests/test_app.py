@@ -1159,3 +1159,16 @@ async def test_the_header_leaves_the_table_its_rows_at_80x24():
         rows = [line for line in screen.query_one(KernelTable).visible_text()[1:] if line.strip()]
         assert len(rows) >= 24 - 5 - 3
         assert any(line.strip().startswith("… not shown: ceilings") for line in screen_lines(app))
+
+
+async def test_help_lists_no_key_that_does_nothing(h100):
+    """Issue 19.7: help listed `^c Copy selected text`, which copies a mouse selection the app never makes (it
+    never captures the mouse): a key that does nothing."""
+    app = make_app(h100)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = app.screen.text()
+        assert "Quit" in text and "Copy selected text" not in text
