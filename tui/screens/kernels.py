@@ -108,7 +108,8 @@ class KernelsScreen(TableScreen):
         table = 1 + len(self.model.rows)  # its header and every row of the grouping, whatever the filter
         chrome = sum(w.outer_size.height for w in (self.query_one("#status"), self.query_one(KeyFooter)))
         # 5 lines at 24 rows (issue 19.9: 7 of 24 left the table 14 rows), a third of taller terminals.
-        self.query_one(Summary).styles.max_height = max(max(5, height * 35 // 100 - 3), height - chrome - table)
+        third = height * 35 // 100
+        self.query_one(Summary).styles.max_height = max(third - 3, min(5, third), height - chrome - table)
 
     def _status_extra(self) -> list[str]:
         return [f"by {self.by}"]
