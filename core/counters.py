@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .columns import COLLECTED, SIMT_FLOP, TENSOR_TYPES
-from .kernel_names import short_name
+from .kernel_names import distinct_short_names
 from .ncu_catalogue import (
     ASK_FOR_TENSOR_COUNTERS,
     WHICH_TENSOR_COUNTERS,
@@ -117,7 +117,8 @@ def kernel_names(df: pd.DataFrame) -> tuple[pd.Categorical, pd.Categorical]:
         values[pd.isna(values)] = ""
         codes, uniques = pd.factorize(values)
     full = pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
-    short_codes, shorts = pd.factorize(np.array([short_name(u) for u in uniques], dtype=object))
+    short_of = distinct_short_names(uniques)  # different kernels keep different short names
+    short_codes, shorts = pd.factorize(np.array([short_of[u or ""] for u in uniques], dtype=object))
     short = pd.Categorical.from_codes(short_codes[codes], categories=pd.Index(shorts, dtype=object))
     return full, short
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .kernel_names import distinct_short_names
 from .report import Report
 
 COMPARED = ["count", "duration_s", "flop", "dram_bytes", "flop_per_s", "pct_of_peak"]
@@ -28,7 +29,13 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
     keys = [key, "gpu"] if by_gpu else [key]
     ga, gb = (_keyed(r.group(by), keys) for r in (a, b))
     out = pd.DataFrame(index=ga.index.union(gb.index, sort=False))
-    out["kernel"] = ga["kernel"].combine_first(gb["kernel"]) if by == "name" else out.index.get_level_values(key)
+    fulls = out.index.get_level_values(key)
+    # Each run shortened its names among its own kernels: two kernels only in A and only in B could read the same.
+    if by == "name":
+        short = distinct_short_names(fulls)
+        out["kernel"] = [short[f] for f in fulls]
+    else:
+        out["kernel"] = fulls
     absent_a, absent_b = ~out.index.isin(ga.index), ~out.index.isin(gb.index)
     for col in COMPARED:
         out[f"{col}_a"] = ga[col].astype(float)

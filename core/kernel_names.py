@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 
 
@@ -20,6 +21,48 @@ def short_name(full: str | None) -> str:
     return _elide_templates(name)
 
 
+def distinct_short_names(fulls: Iterable[str]) -> dict[str, str]:
+    """Each full name's short name, different for different full names. Two instantiations of one template
+    often differ only below the first level (`elementwise_kernel<128, 4, gpu_kernel_impl_nocast<CUDAFunctor_add<…>>`
+    vs `<…direct_copy_kernel_cuda…>`): those that would read the same keep one more level of template
+    arguments at a time, then their parameter list, then the whole signature, until they differ."""
+    every = list(dict.fromkeys(f or "" for f in fulls))
+    level = dict.fromkeys(every, 0)
+    shown = {f: short_name(f) for f in every}
+    while True:
+        groups: dict[str, list[str]] = {}
+        for full in every:
+            groups.setdefault(shown[full], []).append(full)
+        colliding = [group for group in groups.values() if len(group) > 1]
+        if not colliding:
+            return shown
+        for group in colliding:
+            for full in group:
+                level[full] += 1
+                shown[full] = _shortened(full, level[full])
+
+
+def _shortened(full: str, level: int) -> str:
+    """Level 0 is `short_name`; each level keeps one more depth of template arguments, up to the name without
+    its parameter list; then with it (no return type); then `full` itself."""
+    name = _strip_params(full.strip()).removeprefix("void ")
+    depth = max(_depth(name), 1)
+    if level < depth:
+        return _elide_templates(name, level + 1)
+    if level == depth:
+        return name
+    return full.strip().removeprefix("void ") if level == depth + 1 else full
+
+
+def _depth(name: str) -> int:
+    """How deep template argument lists nest in `name`."""
+    deepest = depth = 0
+    for ch in name:
+        depth += (ch == "<") - (ch == ">" and depth > 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def _strip_params(name: str) -> str:
     if not name.endswith(")"):
         return name
@@ -35,20 +78,21 @@ def _strip_params(name: str) -> str:
     return name
 
 
-def _elide_templates(name: str) -> str:
+def _elide_templates(name: str, keep: int = 1) -> str:
+    """`name` with template argument lists deeper than `keep` levels shown as `<…>`."""
     out, depth = [], 0
     for ch in name:
         if ch == "<":
             depth += 1
-            if depth == 2:
+            if depth == keep + 1:
                 out.append("<…")
                 continue
         elif ch == ">":
             depth -= 1
-            if depth == 1:
+            if depth == keep:
                 out.append(">")
                 continue
-        if depth < 2:
+        if depth <= keep:
             out.append(ch)
     return "".join(out)
 

@@ -209,8 +209,13 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
     k["attainable_flop_per_s"] = roof.where(k["ai_dram"].notna() & k["peak_dram_bytes_per_s"].notna()
                                             & k["peak_flop_per_s"].notna())
     k["pct_of_peak"] = 100.0 * _div(k["flop_per_s"], k["peak_flop_per_s"])
-    k["pct_of_roof"] = 100.0 * _div(k["flop_per_s"], k["attainable_flop_per_s"])
     k["bound"], k["roof"] = _bound(k, at_peak)
+    # % of roof: the time the limiting resource (the roof) needs at its peak, over the time taken. With FLOPs,
+    # that is FLOP/s over the attainable FLOP/s; without (a copy, a fill, a cast), the bandwidth reached at the
+    # limiting memory level over that level's peak: the number that matters for them.
+    needed = pd.Series(np.fmax((k["flop"] / k["peak_flop_per_s"]).to_numpy(dtype=float),
+                               at_peak.max(axis=1).to_numpy(dtype=float)), index=k.index)
+    k["pct_of_roof"] = (100.0 * _div(needed, dur)).where(k["bound"] != "")
     return k
 
 

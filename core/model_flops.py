@@ -287,21 +287,39 @@ def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bo
     factory, default_shape = resolve_model(spec)
     shape = input_shape or default_shape
     if shape is None:
-        _build_to_check(factory, spec)  # the real problem first: a function that returns no nn.Module
-        raise FlopscopeError(f"model {spec}", "needs --input-shape", "e.g. --input-shape 32,3,224,224")
+        model = _build_to_check(factory, spec)  # the real problem first: a function that returns no nn.Module
+        raise FlopscopeError(f"model {spec}", "needs --input-shape", f"e.g. {_shape_example(model)}")
     return count_factory(factory, shape, train=train, dtype=dtype, name=spec, input_requires_grad=input_requires_grad,
                          input_dtype=input_dtype)
 
 
-def _build_to_check(factory: Callable[[], Any], name: str) -> None:
+def _build_to_check(factory: Callable[[], Any], name: str) -> Any:
     """Build the model on meta only to raise `_build`'s one-line error where it would fail once a shape is given
-    (its factory returns no nn.Module, raises or exits)."""
+    (its factory returns no nn.Module, raises or exits); the model, or None where only meta fails."""
     try:
-        _build(factory, require_torch(), name, meta=True)
+        return _build(factory, require_torch(), name, meta=True)
     except FlopscopeError:
         raise
     except Exception:  # a meta-only failure (.item() in the factory): the CPU retry handles it later
-        pass
+        return None
+
+
+def _shape_example(model: Any) -> str:
+    """An --input-shape that fits the model's first layer: an image batch for a 2-D convolution, `32,in_features`
+    for a Linear, token ids for an Embedding (an image shape offered for a Linear model would not even run)."""
+    torch = require_torch()
+    nn = torch.nn
+    first = next((m for m in model.modules() if not list(m.children())), None) if model is not None else None
+    if isinstance(first, nn.Linear):
+        return f"--input-shape 32,{first.in_features}"
+    if isinstance(first, nn.Embedding):
+        return "--input-shape 32,128 --input-dtype int64"
+    if isinstance(first, nn.Conv1d):
+        return f"--input-shape 32,{first.in_channels},1024"
+    if isinstance(first, nn.Conv3d):
+        return f"--input-shape 8,{first.in_channels},16,112,112"
+    channels = first.in_channels if isinstance(first, nn.Conv2d) else 3
+    return f"--input-shape 32,{channels},224,224"
 
 
 def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: bool = False, dtype: str | None = None,

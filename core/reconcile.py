@@ -17,7 +17,6 @@ emit_nvtx forward op (`aten::linear, seq = 12`); other for remaining ranged kern
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import asdict, dataclass, field
 
 import pandas as pd
@@ -29,11 +28,11 @@ from .export import json_ready
 from .gpus import Gpu, require_gpu
 from .metrics import PRECISIONS, counted_flop, datasheet_peak
 from .model_flops import ModelFlops
+from .nvtx import is_emit_nvtx_op, normalize_nvtx
 from .predict import DTYPE_OF_CEILING, ceiling_for, flop_by_ceiling, fp32_note, harmonic_peak, peak_for, utilization
 from .report import NO_RANGE, Report
 
 PHASES = ("forward", "backward", "optimizer", "other", "unranged")
-_EMIT_NVTX_OP = re.compile(r", seq = \d+")
 
 
 @dataclass
@@ -123,7 +122,7 @@ def phase(names: list[str], known: dict[str, str]) -> str:
     if any(n.startswith("optim") or "zero_grad" in n for n in lowered):
         return "optimizer"
     if any("forward" in n for n in lowered) or any(n in known for n in names) or \
-            any(_EMIT_NVTX_OP.search(n) for n in names):
+            any(is_emit_nvtx_op(n) for n in names):
         return "forward"
     return "other"
 
@@ -185,8 +184,9 @@ def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
     grouped = pd.DataFrame({"nvtx": flop.index.to_numpy(dtype=object), "flop": flop.to_numpy(),
                             "partial": partial.reindex(flop.index).to_numpy(dtype=bool)})
     known = module_names(model)
-    names = [range_names(p) for p in grouped["nvtx"]]
-    grouped["phase"] = [phase(n, known) for n in names]
+    # The phase reads emit_nvtx's arguments (`seq`, `stashed seq`); modules are matched on the names without them.
+    grouped["phase"] = [phase(range_names(p), known) for p in grouped["nvtx"]]
+    names = [range_names(normalize_nvtx(p)) for p in grouped["nvtx"]]
     grouped["modules"] = [{known[n] for n in ns if known.get(n)} for ns in names]
     return grouped
 

@@ -13,6 +13,7 @@ from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
 from .metrics import Ceiling, RunSummary, derive, integer_mma, run_ceilings, summarize
+from .nvtx import normalize_nvtx
 from .over_ceiling import OverCeiling, over_ceiling
 from .readers import read_metrics, report_file
 from .units import is_missing
@@ -143,6 +144,9 @@ def ordered(df: pd.DataFrame) -> pd.DataFrame:
 def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     # Factorize the key once: hashing long C++ kernel names for every aggregate dominated grouping time.
     codes, uniques = pd.factorize(k[key].fillna(NO_RANGE if key == "nvtx" else ""), sort=False)
+    if key == "nvtx":  # emit_nvtx's call numbers and shapes left out: one group per range, not per call
+        merged, uniques = pd.factorize(np.array([normalize_nvtx(str(u)) for u in uniques], dtype=object), sort=False)
+        codes = merged[codes]
     key_of_group = None
     if by_gpu:  # one group per (key, GPU): a kernel's launches on an A100 and on an H100 are not one kernel
         gpu_codes, _ = pd.factorize(k["gpu"].astype(object), sort=False)

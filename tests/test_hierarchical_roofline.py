@@ -237,7 +237,7 @@ async def test_the_app_shows_the_bounding_level_and_filters_by_it():
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
         row = next(line for line in screen_lines(app) if "matrix_addition2D" in line)
-        assert row.rstrip().split()[-1] == "L2", row  # Bound, where 80 columns have room for it (Prec has none)
+        assert row.rstrip().split()[-1] == "l2", row  # Bound: 80 columns have room for it
         for typed, rows in (("bound:l2", 1), ("bound:dram", 0), ("bound:memory", 1)):
             await pilot.press("slash", *typed, "enter")
             await pilot.pause()
@@ -250,11 +250,11 @@ async def test_the_app_shows_the_bounding_level_and_filters_by_it():
         assert isinstance(app.screen, KernelScreen)
         text = "\n".join(screen_lines(app))
         for _ in range(20):
-            if "memory (L2 roof)" in text:
+            if "memory (l2 roof)" in text:
                 break
             await pilot.press("down")
             text = "\n".join(screen_lines(app))
-        assert "memory (L2 roof)" in text, text
+        assert "memory (l2 roof)" in text, text
 
 
 def test_a_group_keeps_the_cache_ceiling_of_the_launches_that_measured_it(tmp_path):
@@ -286,3 +286,41 @@ async def test_b_after_a_typed_level_filter_goes_on_to_compute():
             await pilot.press("b")
             await pilot.pause()
             assert screen.query_state.bound == expected
+
+
+def test_a_kernel_without_flops_gets_its_percent_of_roof_at_the_limiting_memory_level():
+    """Issue 19.4: a copy or fill (no FLOPs) read `% of roof not collected` though its bytes are there. Its % of
+    roof is the bandwidth it reached at the level that limits it, over that level's peak: V100 set_halo (no
+    FLOPs, DRAM-bound), from ncu's own byte and time counters."""
+    path = fixture_path(V100)
+    rows = read_report(path).group("launch")
+    checked = 0
+    for index, a in enumerate(actions(path)):  # the launch ID is the action's index in the report
+        if not a.name().startswith("set_halo_values"):
+            continue
+        row = rows[rows["launch_id"] == index].iloc[0]
+        assert row["flop"] == 0 and row["roof"] == "dram"
+        dram = value(a, "dram__bytes_read.sum") + value(a, "dram__bytes_write.sum")
+        seconds = value(a, "gpu__time_duration.sum") * 1e-9
+        assert row["pct_of_roof"] == pytest.approx(100 * dram / seconds / row["peak_dram_bytes_per_s"], rel=1e-6)
+        checked += 1
+    assert checked == 2
+
+
+def test_the_tables_bound_column_speaks_the_exports_roof_words(tmp_path):
+    """Issue 19.4: the table said `DRAM`/`L2` where the export's `roof` says `dram`/`l2` and `bound:` takes them."""
+    import csv
+
+    from flopscope.tui.text_report import rich_table
+
+    path = fixture_path(V100)
+    out = tmp_path / "k.csv"
+    assert run_cli("export", path, "-o", out).returncode == 0
+    with out.open() as f:
+        exported = {r["kernel_full"]: r["roof"] for r in csv.DictReader(f)}
+    rows = read_report(path).group("name")
+    table, _ = rich_table(rows, 200)
+    titles = [str(c.header) for c in table.columns]
+    shown = [str(c) for c in table.columns[titles.index("Bound")]._cells]
+    assert shown == [exported[f] for f in rows["kernel_full"]]
+    assert set(shown) >= {"compute", "dram"}

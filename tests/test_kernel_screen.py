@@ -190,3 +190,118 @@ async def test_a_tensor_precision_is_spelled_one_way_on_every_screen(tmp_path):
             await pilot.press("pagedown")
         text = "\n".join(text)
         assert "TC fp16/acc16 " in text and "FP16_ACC16" not in text and "Tensor FP16" not in text
+
+
+# -- issue 19.3: every empty cell says why ----------------------------------------------------------------------------
+def screen_values(row) -> dict[str, str]:
+    return {label: value for _, items in sections(row) for label, value in items}
+
+
+def test_integer_mma_says_it_has_no_flop_ceiling_not_not_collected():
+    """A100 CUTLASS IMMA GEMM: `% of peak not collected` advised `--gpu`, which changes nothing. The launches
+    whose tensor work is IMMA only are found from ncu's own pipe counters."""
+    ncu_report = pytest.importorskip("ncu_report")
+    path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
+    launches = ncu_report.load_report(str(path)).range_by_idx(0)
+    imma = []
+    for i in range(launches.num_actions()):
+        a = launches.action_by_idx(i)
+        pct = {p: a.metric_by_name(f"sm__inst_executed_pipe_tensor_op_{p}.sum.pct_of_peak_sustained_active")
+               for p in ("imma", "hmma", "dmma")}
+        if pct["imma"].as_double() > 0 and pct["hmma"].as_double() == 0 and pct["dmma"].as_double() == 0:
+            imma.append(i)
+    assert imma
+    rows = read_report(path).group("launch")
+    for i in imma:
+        values = screen_values(rows[rows["launch_id"] == i].iloc[0])
+        for label in ("% of peak", "% of roof", "Attainable", "Compute ceiling", "Ceiling source", "Bound",
+                      "Precision judged"):
+            assert "integer MMA" in values[label], (label, values[label])
+        assert not any("--gpu" in v or (v.startswith("not collected") and "To collect" not in v)
+                       for v in values.values()), values
+
+
+def test_a_kernel_without_flops_is_judged_by_memory_with_a_number():
+    """V100 set_halo (ncu counts no FP instructions): its % of roof is a number, its precision says why none."""
+    ncu_report = pytest.importorskip("ncu_report")
+    path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
+    launches = ncu_report.load_report(str(path)).range_by_idx(0)
+    rows = read_report(path).group("launch")
+    checked = 0
+    for i in range(launches.num_actions()):
+        a = launches.action_by_idx(i)
+        rates = [a.metric_by_name(f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum.per_cycle_elapsed")
+                 for p in "dfh" for op in ("add", "mul", "fma")]
+        fp = sum(r.as_double() for r in rates if r is not None)
+        if fp:
+            continue
+        values = screen_values(rows[rows["launch_id"] == i].iloc[0])
+        assert values["% of roof"].endswith("%"), values["% of roof"]
+        assert "no FLOPs" in values["Precision judged"] and "memory" in values["Precision judged"]
+        checked += 1
+    assert checked == 2
+
+
+def test_a_page_with_nothing_counted_does_not_say_all_counted_and_gives_one_remedy(tmp_path):
+    """B200 raw page (time only): it said `Estimated nothing: all counted`, and the CLI gave seven lines, each
+    with its own ncu option."""
+    path = fixture_path("b200_torch_sdpa_auto_raw.csv")
+    report = read_report(path)
+    values = screen_values(report.group("name").iloc[0])
+    assert "all counted" not in values["Estimated"] and "not collected" in values["Estimated"]
+    assert values["To collect"].startswith("flopscope profile --metrics ")
+    for label in ("All FLOPs", "FLOP/s", "% of peak", "DRAM total", "AI vs DRAM"):
+        assert "not collected" in values[label] and "To collect" in values[label], (label, values[label])
+    out = run_cli("report", path)
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stderr.splitlines() if "not collected" in line]
+    assert len(lines) == 1 and "collect them all with `flopscope profile --metrics " in lines[0], out.stderr
+    option = lines[0].split("`flopscope profile --metrics ")[1].split("`")[0]
+    for metric in ("dram__bytes_read.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
+                   "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"):
+        assert metric in option.split(","), metric
+
+
+# -- issue 19.5: one peak per screen --------------------------------------------------------------------------------
+async def test_the_kernel_screens_plot_uses_the_peak_its_numbers_use_with_the_datasheet_beside_it():
+    """Demo, the bf16 nvjet GEMM: its numbers were judged against 991 TFLOP/s (its launches' clock) while its plot
+    drew the run's 1.07 PFLOP/s. NVIDIA quotes 989.4 TFLOP/s dense BF16 at 1830 MHz (Hopper whitepaper); the
+    launches' clock is ncu's smsp__cycles_elapsed.avg.per_second, weighted by their time."""
+    from pathlib import Path
+
+    from flopscope.tui.widgets.kernel_table import KernelTable
+
+    demo = Path(__file__).resolve().parents[1] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
+    report = read_report(demo)
+    launches = report.kernels[report.kernels["kernel"].astype(str) == "nvjet_sm90_tst_64x64_64x13_2x1_v_bz_NNT"]
+    assert len(launches) and (launches["precision"].astype(str) == "tensor_bf16").all()
+    clock = (launches["sm_clock_hz"] * launches["duration_s"]).sum() / launches["duration_s"].sum()
+    expected = 989.4e12 * clock / 1.83e9
+    app = make_app(report)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        at = [str(screen.model.rows["kernel"].iat[i]) for i in screen.model.order].index(launches["kernel"].iat[0])
+        for _ in range(at):
+            await pilot.press("down")
+        assert screen.query_one(KernelTable).cursor_row == at
+        await pilot.press("enter")
+        await pilot.pause()
+        kernel = app.screen
+        assert isinstance(kernel, KernelScreen)
+        (bf16,) = [c for c in kernel.roofline.compute if c.name == "tensor_bf16"]
+        assert bf16.value == pytest.approx(expected, rel=1e-6)
+        line = dict(dict(sections(kernel.row))["Ceilings"])["Compute ceiling"]
+        assert line.startswith(fmt.si(expected, "FLOP/s")) and "datasheet 989 TFLOP/s" in line, line
+
+
+def test_the_header_gives_the_datasheet_figure_beside_the_clock_scaled_ceiling():
+    """Demo header: `TC BF16 1.07 PFLOP/s` above NVIDIA's 989.4 T read as a bug; the figure it was scaled from is
+    beside it now, and the two measured clocks a line apart say which is which."""
+    from pathlib import Path
+
+    demo = Path(__file__).resolve().parents[1] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
+    out = run_cli("report", demo)
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())  # the header wraps where the terminal ends
+    assert "TC BF16 1.07 PFLOP/s (datasheet 989 T at 1.83 GHz) from datasheet" in text, text
+    assert "@ measured clock (median SM " in text, text

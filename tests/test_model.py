@@ -567,7 +567,7 @@ def test_a_spec_naming_no_model_says_so_before_asking_for_a_shape(tmp_path, caps
                 "returns_int": "returns_int() returned int, not a torch.nn.Module; NAME is an nn.Module or a function "
                                "that returns one (the model)",
                 "fails": "building it failed: ValueError: no weights here",
-                "linear": "needs --input-shape; e.g. --input-shape 32,3,224,224"}
+                "linear": "needs --input-shape; e.g. --input-shape 32,3"}  # what Linear(3, 3) takes
     for name, problem in problems.items():
         assert cli.main(["model", f"{models}:{name}"]) == 2
         assert capsys.readouterr().err == f"flopscope: model {models}:{name}: {problem}\n"

@@ -17,6 +17,7 @@ from flopscope.tui.widgets.roofline_plot import (
     build_plot,
     decade_label,
     legend,
+    legend_lines,
     roofline_from,
 )
 from rich.cells import cell_len
@@ -247,3 +248,60 @@ async def test_roofline_keys_walk_the_points_like_table_rows(monkeypatch):
             await pilot.press(key)
             assert roof.selected == expected, key
             assert roof.query_one(RooflinePlot).selected == expected
+
+
+async def test_roofline_opened_on_a_lower_row_draws_that_rows_point_selected():
+    """Issue 19.1: `j j r` named the third kernel while the plot's ◆ (and its L2/L1 legend) stayed on the first:
+    the plot was synced only when the selection moved."""
+    from flopscope.core import read_report
+    from flopscope.tui.screens.roofline import RooflineScreen
+
+    from .conftest import fixture_path
+    from .test_app import make_app, ready
+
+    report = read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep"))
+    # The third kernel by total time, summed here from the launches' own durations.
+    third = report.kernels.groupby("kernel")["duration_s"].sum().sort_values(ascending=False).index[2]
+    app = make_app(report)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("j", "j", "r")
+        await pilot.pause()
+        roof = app.screen
+        assert isinstance(roof, RooflineScreen)
+        named = roof.data.points[roof.selected]
+        assert named.label == third
+        launches = report.kernels[report.kernels["kernel"] == third]
+        assert named.ai == pytest.approx(launches["flop"].sum() / launches["dram_bytes"].sum(), rel=1e-6)
+        plot = roof.query_one(RooflinePlot)
+        assert plot.selected == roof.selected
+
+        def diamond(text: str) -> list[tuple[int, int]]:
+            return [(r, line.index("◆")) for r, line in enumerate(text.split("\n")) if "◆" in line]
+
+        # The ◆ on screen is where this kernel's point goes, not where the first kernel's does.
+        width, height = plot.size
+        below = len(legend_lines(legend(roof.data, roof.selected, False), width))
+        on_screen = diamond("\n".join(plot.render().plain.split("\n")[:height - below]))
+        assert on_screen == diamond(build_plot(roof.data, width, height - below, roof.selected, False).plain)
+        assert on_screen != diamond(build_plot(roof.data, width, height - below, 0, False).plain)
+        levels = " ".join(entry for entry, _ in legend(roof.data, plot.selected, False))
+        assert ("selected at L1 AI" in levels) == (not math.isnan(named.ai_l1))
+
+
+def test_the_axis_fits_what_is_drawn_not_an_unselected_kernels_l1_intensity():
+    """Issue 19.8: an unselected kernel's L1 intensity (no ▼ drawn for it) stretched the x axis to its decade."""
+    frame = rows()
+    frame.loc[frame["kernel"] == "gemm", "ai_l1"] = 1e6  # 10^6 FLOP/B at L1: drawn only when gemm is selected
+    data = roofline_from(frame, CEILINGS)
+    gemm = [p.label for p in data.points].index("gemm")
+    other = next(i for i in range(len(data.points)) if i != gemm)
+
+    def right_label(selected: int) -> str:
+        axis = next(line for line in plain(build_plot(data, 100, 20, selected, color=False)) if "┴" in line
+                    or "┬" in line)
+        labels = plain(build_plot(data, 100, 20, selected, color=False))
+        return " ".join(labels[labels.index(axis) + 1].split())
+
+    assert "1M" in right_label(gemm)  # the ▼ at 10^6 is on the plot
+    assert "1M" not in right_label(other) and "100k" not in right_label(other)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import math
 import re
@@ -330,6 +331,12 @@ async def test_e_exports_the_table_as_shown(reports, size, tmp_path):
         assert written[col].to_numpy(dtype=float) == pytest.approx(expected[col].to_numpy(dtype=float), rel=1e-12,
                                                                    nan_ok=True), col
     assert written["flops_efficiency"].notna().all()  # the GPU is known: real efficiencies, not blanks
+    # Issue 19.10: whole numbers are written as integers (`4`, not `4.0`): the batch sizes, counts and FLOPs.
+    with out.open(newline="") as f:
+        raw = list(csv.DictReader(f))
+    assert [r["batch_size"] for r in raw] == [str(n) for n in sorted(reports)]
+    for col in ("kernels", "flop", "dram_bytes"):
+        assert all(r[col].isdigit() for r in raw), (col, [r[col] for r in raw])
 
 
 async def test_help_lists_every_key_with_a_description(reports):

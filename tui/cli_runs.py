@@ -83,6 +83,9 @@ def _check_sweep(store: Store, sweep: str) -> None:
                          if names else "no sweep is stored yet (`flopscope sweep`)")
 
 
+REPORT_SUFFIXES = ("", ".xz", ".gz", ".bz2")  # report.ncu-rep, and as xz, gzip or bzip2 compress it
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """A run folder into the store, as `flopscope profile` would have stored it (host and command from its
     run.json): for a profile whose store failed after ncu had finished."""
@@ -90,9 +93,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not folder.is_dir():  # "no report.ncu-rep in this folder" would send one looking inside a folder not there
         raise FlopscopeError(folder, "a file, not a run folder" if folder.exists() else "no such folder",
                              "pass the run folder `flopscope profile` printed as it started (it holds report.ncu-rep)")
-    if not (folder / "report.ncu-rep").is_file():
+    # Compressed as it is kept or sent on (`xz report.ncu-rep`): read as it is, as `open` reads it.
+    found = [folder / f"report.ncu-rep{ext}" for ext in REPORT_SUFFIXES if (folder / f"report.ncu-rep{ext}").is_file()]
+    if not found:
         raise FlopscopeError(folder, "no report.ncu-rep in this folder",
                              "pass a run folder made by `flopscope profile` (it prints the folder as it starts)")
+    path = found[0]
     name = args.name if args.name is not None else folder.resolve().name  # `--name ''` is refused, not the default
     given = f"--name {args.name}" if args.name is not None else f"{folder} (its name)"
     check_run_name(name, given)
@@ -103,10 +109,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     meta = meta if isinstance(meta, dict) else {}
     command = meta.get("command") if isinstance(meta.get("command"), list) else None
     host = meta.get("host") if isinstance(meta.get("host"), str) else None
-    report = read_report(folder / "report.ncu-rep", gpu=args.gpu, params={"command": command, "host": host})
+    report = read_report(path, gpu=args.gpu, params={"command": command, "host": host})
     with Store() as store:
         store.check_names_apart(name, None, given, "")
-        stored = store.stored_from(folder / "report.ncu-rep")
+        stored = store.stored_from(path)
         if stored and args.name is None:  # a second copy would show up in every list, diff and sweep
             raise FlopscopeError(folder, f"already stored as run {stored}",
                                  f"open it with `flopscope open {stored}`, or pass --name to store another copy")

@@ -73,6 +73,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
         return run_sweep_app(lines, title, tolerance=args.tolerance, judged=judged_against(lines, args.gpu)) or code
     _show(title, lines, args, results)
+    if args.sources:  # a sweep that profiles stores its points; this one only reads, which it says
+        points = sum(len(line.points) for line in lines)
+        print(f"flopscope: sweep --from read {points} point(s) and stored nothing (report files stay files: "
+              "`flopscope import FOLDER` stores a run folder, `flopscope sweep --param ...` profiles and stores "
+              "a sweep)", file=sys.stderr)
     return code
 
 

@@ -68,8 +68,9 @@ def text(value) -> str:
 
 
 def roof(value) -> str:
-    """The ceiling that bounds a row, as tables show it: `compute`, `DRAM`, `L2`, `L1`."""
-    return "" if is_missing(value) or not value else ("compute" if value == "compute" else str(value).upper())
+    """The ceiling that bounds a row: `compute`, `dram`, `l2`, `l1`, the words of the export's `roof` column and
+    of the `bound:` filter, so that the table, the filter and the export read alike."""
+    return "" if is_missing(value) or not value else str(value).lower()
 
 
 def precision(value) -> str:

@@ -15,6 +15,7 @@ from flopscope.core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
 from flopscope.core.counters import missing_fix
 from flopscope.core.display_text import display_text
 from flopscope.core.export import records, run_meta
+from flopscope.core.metrics import Ceiling
 from flopscope.core.units import is_missing
 from rich.cells import cell_len
 from rich.console import Console, Group
@@ -139,13 +140,28 @@ def _ceilings(report: Report) -> list[str]:
                 if not math.isnan(c.sm_clock_hz):
                     clocks.setdefault(c.source, c.sm_clock_hz)
                 by_source.setdefault(c.source, []).append(
-                    f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.bandwidth else 'FLOP/s')}")
+                    f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.bandwidth else 'FLOP/s')}"
+                    + _datasheet_figure(report, c))
         items.append(f"Ceilings, {gpu}:" if len(gpus) > 1 and gpu else "Ceilings:")
         for i, (source, values) in enumerate(by_source.items()):
             last = i == len(by_source) - 1 and n == len(gpus) - 1
-            clock = f" (SM {fmt.si(clocks[source], 'Hz')})" if source in clocks else ""
+            # A datasheet peak is scaled to the median clock of the launches using it, the report's own peak
+            # counters to the time-weighted clock of theirs: two clocks, so each says which it is.
+            how = "median " if "datasheet" in source else ""
+            clock = f" ({how}SM {fmt.si(clocks[source], 'Hz')})" if source in clocks else ""
             items += [f"{v}," for v in values[:-1]] + [values[-1], f"from {source}{clock}{'' if last else ';'}"]
     return items
+
+
+def _datasheet_figure(report: Report, ceiling: Ceiling) -> str:
+    """NVIDIA's own figure beside a datasheet peak scaled to the measured clock: `TC BF16 1.07 PFLOP/s (datasheet
+    989 T at 1.83 GHz)`, so that a ceiling above the datasheet's reads as the faster clock it is."""
+    judged = report.judged_by
+    gpu = judged.get(ceiling.gpu) if isinstance(judged, dict) else judged
+    if gpu is None or ceiling.bandwidth or "datasheet" not in ceiling.source or math.isnan(ceiling.sm_clock_hz):
+        return ""
+    quoted = gpu.peak(ceiling.name)
+    return "" if math.isnan(quoted) else f" (datasheet {fmt.si(quoted)} at {fmt.si(gpu.clock_hz(ceiling.name), 'Hz')})"
 
 
 def _gpu_names(report: Report) -> str:
@@ -207,8 +223,20 @@ def say(line: str) -> None:
     print(display_text(line), file=sys.stderr, flush=True)
 
 
+FLOPSCOPE_METRICS = "flopscope profile --metrics"  # collects what `ncu --metrics` would, and stores the run
+
+
 def missing_lines(report: Report) -> list[str]:
-    return [f"{report.meta['source']}: {m.problem()}; collect it with `{m.fix()}`" for m in report.missing]
+    """The counters a report lacks: one line, with the one option that collects them all (six lines, each with
+    its own option, read as six problems and were run as six profiles)."""
+    source, missing = report.meta["source"], report.missing
+    if len(missing) == 1:
+        return [f"{source}: {missing[0].problem()}; collect it with `{missing[0].fix()}`"]
+    if not missing:
+        return []
+    every = (missing_fix(missing, [m.column for m in missing]) or "").replace("ncu --metrics", FLOPSCOPE_METRICS, 1)
+    fix = f"; collect them all with `{every}`" if every else ""
+    return [f"{source}: {'; '.join(m.problem() for m in missing)}{fix}"]
 
 
 def over_ceiling_lines(report: Report) -> list[str]:

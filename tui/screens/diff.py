@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pandas as pd
 from flopscope.core import Report
-from flopscope.core.diff import ceilings_apart, gpus_apart
+from flopscope.core.diff import ceilings_apart, diff_runs, gpus_apart
 from flopscope.core.display_text import display_text
 from rich.text import Text
 from textual import work
@@ -75,6 +75,9 @@ def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None],
     return lines
 
 
+GROUPS = {"name": "nvtx", "nvtx": "name"}  # what `g` compares by next
+
+
 class DiffScreen(TableScreen):
     NOUN = "group(s)"
     NO_MATCH = "no kernel group matches"
@@ -85,6 +88,7 @@ class DiffScreen(TableScreen):
         Binding("enter", "open", "Open"),
         Binding("s", "sort_column", "Sort"),
         Binding("slash", "filter", "Filter", key_display="/", priority=True),
+        Binding("g", "cycle_group", "Group"),
         Binding("e", "export", "Export", priority=True),
         Binding("escape", "back", "Back"),
     ]
@@ -107,15 +111,18 @@ class DiffScreen(TableScreen):
         self.model = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu))
 
     def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="diff-title")
+        yield KernelTable(id="table")
+        yield Static(id="status")
+        yield KeyFooter()
+
+    def _title(self) -> Text:
         lines = gpu_lines(self.names, self.gpus, self.reports)
         text = Text(display_text(lines[0]))  # run names and GPU names: escaped, never terminal codes
         for warning in lines[1:]:  # bold, not colour only: legible over SSH and NO_COLOR
             text.append("\n" + display_text(warning), style="bold")
         text.append("\n" + totals_line(self.rows))
-        yield Static(text, id="diff-title")
-        yield KernelTable(id="table")
-        yield Static(id="status")
-        yield KeyFooter()
+        return text
 
     def on_mount(self) -> None:
         table = self.query_one(KernelTable)
@@ -124,7 +131,7 @@ class DiffScreen(TableScreen):
         self._status()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "open":
+        if action in ("open", "cycle_group"):
             return self.reports is not None
         return super().check_action(action, parameters)
 
@@ -133,7 +140,29 @@ class DiffScreen(TableScreen):
         """The rows as shown (sorted, filtered), with diff_runs' columns: what the export writes."""
         return self.model.shown().drop(columns=SHOWN_ONLY)
 
+    def _status_extra(self) -> list[str]:
+        # Only the grouping `g` switches to: at 80 columns the status line has no room to spare for the default.
+        return [f"by {self.by}"] if self.by != "name" else []
+
     # -- keys: TableScreen's, and these -----------------------------------------------------------
+    def action_cycle_group(self) -> None:
+        """Compare the runs by the other grouping (kernel name, NVTX range), as `diff --by` does."""
+        if self.reports is not None:
+            self.query_one("#status", Static).update(Text("comparing by " + GROUPS[self.by]))
+            self._regroup(GROUPS[self.by])
+
+    @work(thread=True, exclusive=True, group="diff-group")
+    def _regroup(self, by: str) -> None:
+        rows = diff_runs(*self.reports, by=by)
+        self.app.call_from_thread(self._show, rows)
+
+    def _show(self, rows: pd.DataFrame) -> None:
+        self.rows, self.by = rows, str(rows.attrs["by"])
+        self.model = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu), self.query_state)
+        self.query_one(KernelTable).set_model(self.model)
+        self.query_one("#diff-title", Static).update(self._title())
+        self._status()
+
     def action_open(self) -> None:
         row = self.current_row()
         if self.reports is None or row is None:

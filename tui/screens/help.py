@@ -16,6 +16,10 @@ from textual.widgets import DataTable, Input, Label, OptionList, Static
 
 from ..widgets.kernel_table import KernelTable
 
+# Textual's copy copies text selected with the mouse, which the app never captures (the terminal's own selection
+# works instead): listed, `ctrl+c Copy selected text` would be a key that does nothing.
+NEEDS_MOUSE = {"screen.copy_text"}
+
 
 def binding_rows(screen: Screen) -> list[tuple[str, str, str]]:
     """(where, keys, what) for each active binding of `screen`: its own, its focused widget's, the app's."""
@@ -24,7 +28,7 @@ def binding_rows(screen: Screen) -> list[tuple[str, str, str]]:
     rows: dict[tuple[str, str], str] = {}  # (where, description) -> keys; one line per action
     for key, active in screen.active_bindings.items():
         binding: Binding = active.binding
-        if not active.enabled or binding.system:
+        if not active.enabled or binding.system or binding.action in NEEDS_MOUSE:
             continue
         where = _where(active.node, screen, binding.action in own)
         what = sentence_case(binding.description or binding.action)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import shlex
 from pathlib import Path
 from typing import ClassVar
@@ -9,9 +11,10 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 from flopscope.core import FMA_CONVENTION
-from flopscope.core.columns import COLLECTED, SIMT_FLOP, TENSOR_TYPES
+from flopscope.core.columns import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES
 from flopscope.core.counters import collecting
 from flopscope.core.display_text import display_text
+from flopscope.core.gpus import find_gpu
 from flopscope.core.kernel_names import function_name
 from flopscope.core.metrics import Ceiling
 from flopscope.core.ncu_catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
@@ -26,6 +29,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from .. import format as fmt
+from ..text_report import FLOPSCOPE_METRICS
 from ..widgets.footer import KeyFooter
 from ..widgets.roofline_plot import Roofline, RooflinePlot, roofline_from
 from .export import ask_export
@@ -48,7 +52,7 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     def num(name: str, render, unit: str = "") -> str:
         value = _v(row, name)
         if value is None:
-            return "not collected" if measured else "not measured"
+            return why_empty(row, name) if measured else "not measured"
         if isinstance(value, str):  # a group whose launches differ says "(mixed)"
             return value
         return render(value, unit) if unit else render(value)
@@ -73,7 +77,7 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     # Spelled as the table's Prec column and the sort list spell it (`TC fp16/acc16`), not a third way.
     compute += [(fmt.precision(f"tensor_{d}"), num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_TYPES
                 if _v(row, f"flop_tensor_{d}")]
-    judged = _precision(_v(row, "precision")) or ("none (no FLOPs)" if measured else "unknown")
+    judged = _precision(_v(row, "precision")) or (why_empty(row, "precision") if measured else "unknown")
     compute += [("Precision judged", judged),
                 ("% of peak", num("pct_of_peak", fmt.pct)), ("% of roof", num("pct_of_roof", fmt.pct)),
                 ("Attainable", num("attainable_flop_per_s", fmt.si, "FLOP/s")),
@@ -93,18 +97,18 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
               ("GPU", _gpu(row))]
 
     peak, bw = _v(row, "peak_flop_per_s"), _v(row, "peak_dram_bytes_per_s")
-    ceilings = [("Compute ceiling", num("peak_flop_per_s", fmt.si, "FLOP/s")),
+    ceilings = [("Compute ceiling", num("peak_flop_per_s", fmt.si, "FLOP/s") + _datasheet_beside(row)),
                 ("DRAM ceiling", num("peak_dram_bytes_per_s", fmt.si, "B/s")),
                 ("L2 ceiling", num("peak_l2_bytes_per_s", fmt.si, "B/s")),
                 ("L1 ceiling", num("peak_l1_bytes_per_s", fmt.si, "B/s")),
                 ("Ridge point", f"{fmt.ratio(peak / bw)} FLOP/B" if peak and bw else "n/a"),
-                ("Ceiling source", fmt.text(_v(row, "peak_source")) or "none: pass --gpu NAME")]
+                ("Ceiling source", fmt.text(_v(row, "peak_source")) or _no_source(row))]
 
     # An empty estimated/provenance means "all counted" only where ncu measured something.
     nothing = "nothing measured: ncu recorded no values"
     notes = [("Status", fmt.text(_v(row, "status")) or "ok"),
              ("To collect", _to_collect(row, measured, earlier)),
-             ("Estimated", fmt.text(_v(row, "estimated")) or ("nothing: all counted" if measured else nothing)),
+             ("Estimated", fmt.text(_v(row, "estimated")) or (_nothing_estimated(row) if measured else nothing)),
              ("Provenance", fmt.text(_v(row, "provenance")) or ("counted .sum metrics" if measured else nothing)),
              ("Convention", FMA_CONVENTION)]
     identity = [("Name", fmt.text(_v(row, "kernel_full")) or fmt.text(_v(row, "kernel"))),
@@ -122,7 +126,96 @@ def _to_collect(row: pd.Series, measured: bool, earlier: int | None = None) -> s
     option = collecting([c for c in COLLECTED if _v(row, c) is None], [] if cc is None else [cc])
     if option and ASK_FOR_TENSOR_COUNTERS in option:  # a GPU whose tensor counters flopscope does not know
         option += f" ({WHICH_TENSOR_COUNTERS})"
-    return option or "nothing: every counter flopscope reads is here"
+    if option:  # one line for all: flopscope's own option collects them as ncu's would
+        return option.replace("ncu --metrics", FLOPSCOPE_METRICS, 1)
+    return "nothing: every counter flopscope reads is here"
+
+
+# What a derived number is computed from: where one is empty, the first of these that is empty says why.
+_NEEDS = {"flop_per_s": ("flop", "duration_s"), "dram_bytes_per_s": ("dram_bytes", "duration_s"),
+          "ai_dram": ("flop", "dram_bytes"), "ai_l2": ("flop", "l2_bytes"), "ai_l1": ("flop", "l1_bytes"),
+          "pct_of_peak": ("flop", "duration_s", "peak_flop_per_s"),
+          "attainable_flop_per_s": ("flop", "dram_bytes", "peak_flop_per_s", "peak_dram_bytes_per_s"),
+          "pct_of_roof": ("duration_s", "flop", "dram_bytes", "peak_flop_per_s", "peak_dram_bytes_per_s"),
+          "bound": ("flop", "dram_bytes", "peak_flop_per_s", "peak_dram_bytes_per_s"),
+          "dram_bytes": ("dram_read_bytes",), "flop": FLOP_PARTS, "precision": FLOP_PARTS}
+_JUDGED_BY_FLOPS = {"precision", "pct_of_peak", "attainable_flop_per_s", "peak_flop_per_s", "pct_of_roof", "bound"}
+_NO_CEILING = {"peak_flop_per_s": "none: no peak for this GPU (pass --gpu NAME to judge it against one)",
+               "peak_dram_bytes_per_s": "none: no DRAM peak for this GPU (pass --gpu NAME to judge it against one)",
+               "peak_l2_bytes_per_s": "none: the report has no L2 peak counter (ncu's --set full has it)",
+               "peak_l1_bytes_per_s": "none: ncu records no L1 peak rate, only its % of peak"}
+
+
+def why_empty(row: pd.Series, name: str) -> str:
+    """Why a measured row has no `name`, in words: integer MMA has no FLOP ceiling, a kernel without FLOPs is
+    judged by memory, a counter was not collected (the To collect line gives the one option for all), a GPU
+    has no known peak."""
+    if name in _JUDGED_BY_FLOPS and _integer_mma(row):
+        return "none: integer MMA (IMMA) work has no FLOP ceiling"
+    if name in _JUDGED_BY_FLOPS - {"pct_of_roof", "bound"} and _v(row, "flop") == 0:
+        return "none: no FLOPs (judged by memory: % of roof, Bound)"
+    if name in COLLECTED or name in ("dram_read_bytes", "dram_write_bytes", "sm_clock_hz"):
+        return "not collected (To collect, below)"
+    if name in _NO_CEILING:
+        return _NO_CEILING[name]
+    for need in _NEEDS.get(name, ()):
+        if _v(row, need) is None:
+            why = why_empty(row, need)
+            return why if why.startswith("unknown") else f"unknown: {why}"
+    if name == "bound" and _v(row, "flop") == 0:
+        return "none: no FLOPs and no bytes moved"
+    return "unknown"
+
+
+def _datasheet_beside(row: pd.Series) -> str:
+    """A datasheet ceiling scaled to the launch's measured clock, with NVIDIA's own figure beside it, so that
+    1.07 PFLOP/s above the datasheet's 989 T reads as the faster clock it is, not as a bug."""
+    gpu, name = find_gpu(fmt.text(_v(row, "gpu"))), fmt.text(_v(row, "precision")).split("+")[0]
+    if "datasheet" not in fmt.text(_v(row, "peak_source")) or gpu is None or not name or math.isnan(gpu.peak(name)):
+        return ""
+    clock, quoted = _v(row, "sm_clock_hz"), gpu.clock_hz(name)
+    scaled = f", x {fmt.si(clock, 'Hz')} measured / {fmt.si(quoted, 'Hz')}" if clock and quoted else ""
+    return f" (datasheet {fmt.si(gpu.peak(name), 'FLOP/s')}{scaled})"
+
+
+def row_ceilings(row: pd.Series, ceilings: list[Ceiling]) -> list[Ceiling]:
+    """The ceilings the row's own numbers use (its launches' clock and peaks), for its plot: the run's are at
+    the run's clock, and a plot drawn against them disagreed with the % of peak beside it (975 T vs 1.07 P)."""
+    gpu = fmt.text(_v(row, "gpu"))
+    mine = [c for c in ceilings if not c.gpu or c.gpu == gpu] or ceilings
+    precision, clock = fmt.text(_v(row, "precision")).split("+")[0], _v(row, "sm_clock_hz")
+    out = []
+    for c in mine:
+        value = c.value
+        if c.bandwidth:
+            value = _v(row, f"peak_{c.name}_bytes_per_s") or value
+        elif c.name == precision and _v(row, "peak_flop_per_s"):
+            value = _v(row, "peak_flop_per_s")
+        elif clock and not math.isnan(c.sm_clock_hz):
+            value = c.value * clock / c.sm_clock_hz  # at the launch's clock, as its own peak is
+        out.append(dataclasses.replace(c, value=float(value), sm_clock_hz=clock or c.sm_clock_hz))
+    return out
+
+
+def _integer_mma(row: pd.Series) -> bool:
+    value = _v(row, "integer_mma")
+    return value is not None and bool(value)
+
+
+def _no_source(row: pd.Series) -> str:
+    if _integer_mma(row):
+        return "none: integer MMA (IMMA) work has no FLOP ceiling"
+    return "none: pass --gpu NAME"
+
+
+def _nothing_estimated(row: pd.Series) -> str:
+    """`nothing: all counted` only where every counter is there; a row lacking some says so."""
+    absent = [c for c in COLLECTED if _v(row, c) is None]
+    if not absent:
+        return "nothing: all counted"
+    if len(absent) == len(COLLECTED):
+        return "nothing, and nothing counted: no counter flopscope reads is here (To collect, above)"
+    return f"nothing; {len(absent)} of {len(COLLECTED)} counters not collected (To collect, above)"
 
 
 def recollect_argv(row: pd.Series, earlier: int | None = None) -> list[str]:
@@ -166,7 +259,8 @@ def _precision(label: object) -> str:
 def _bound(row: pd.Series) -> str:
     """`compute`, or `memory (L2 roof)`: the ceiling of the hierarchical roofline that is lowest for it."""
     bound, roof = fmt.text(_v(row, "bound")), _v(row, "roof")
-    return f"{bound} ({fmt.roof(roof)} roof)" if bound == "memory" and fmt.roof(roof) else bound or "unknown"
+    return f"{bound} ({fmt.roof(roof)} roof)" if bound == "memory" and fmt.roof(roof) else bound or \
+        why_empty(row, "bound")
 
 
 def _intensity(value: float) -> str:
@@ -205,7 +299,8 @@ class KernelScreen(Screen):
         super().__init__()
         self.row = row
         self.launches = launches
-        self.roofline: Roofline = roofline_from(row.to_frame().T.infer_objects(), ceilings, name=name_column)
+        self.roofline: Roofline = roofline_from(row.to_frame().T.infer_objects(), row_ceilings(row, ceilings),
+                                                name=name_column)
         self.title_text = fmt.text(_v(row, name_column) or _v(row, "kernel")) or "(unnamed)"
 
     def compose(self) -> ComposeResult:

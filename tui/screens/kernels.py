@@ -100,14 +100,17 @@ class KernelsScreen(TableScreen):
         self._fit_summary()
 
     def _fit_summary(self) -> None:
-        """The summary gets 35% of the screen, or all the table's rows leave (a report of five kernels needs
-        six lines, not 65% of the screen); the lines that still do not fit are named by its cut marker."""
+        """The summary gets 5 lines at 24 rows (35% of the screen less 3 on taller ones), or all the table's rows
+        leave (a report of five kernels needs six lines, not 65% of the screen); the lines that still do not fit
+        are named by its cut marker."""
         if self.model is None:
             return
         height = self.size.height
         table = 1 + len(self.model.rows)  # its header and every row of the grouping, whatever the filter
         chrome = sum(w.outer_size.height for w in (self.query_one("#status"), self.query_one(KeyFooter)))
-        self.query_one(Summary).styles.max_height = max(height * 35 // 100, height - chrome - table)
+        # 5 lines at 24 rows (issue 19.9: 7 of 24 left the table 14 rows), a third of taller terminals.
+        third = height * 35 // 100
+        self.query_one(Summary).styles.max_height = max(third - 3, min(5, third), height - chrome - table)
 
     def _status_extra(self) -> list[str]:
         return [f"by {self.by}"]

@@ -96,7 +96,7 @@ class RooflineScreen(Screen):
     def compose(self) -> ComposeResult:
         if len(self.gpus) > 1:
             yield Static(self._gpu_title(), id="roofline-gpu")
-        yield RooflinePlot(self.data, id="roofline")
+        yield RooflinePlot(self.data, self.selected, id="roofline")
         yield Static(self._describe(), id="point-info")
         yield KeyFooter()
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+import numpy as np
 import pandas as pd
 from flopscope.core.display_text import display_text
 from flopscope.core.scaling import Slice
@@ -40,6 +41,19 @@ class Metric:
     name: str  # point_table column
     title: str
     text: Callable[[float], str]  # a value as people read it (ticks, captions, fits)
+
+
+def whole_numbers(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Counts and whole parameter values as integers (`8`, not `8.0`, in a CSV), where every known one is whole;
+    unknown ones stay empty."""
+    out = table.copy()
+    for col in columns:
+        if col in out and pd.api.types.is_numeric_dtype(out[col]):
+            values = out[col].to_numpy(dtype=float, na_value=np.nan)
+            known = values[~np.isnan(values)]
+            if len(known) and (known == np.round(known)).all() and (np.abs(known) < 2**63).all():
+                out[col] = out[col].astype("Int64")
+    return out
 
 
 def _si(unit: str = "") -> Callable[[float], str]:
@@ -201,7 +215,8 @@ class SweepScreen(BackScreen):
     def shown(self) -> pd.DataFrame:
         """The per-point table as shown: its columns, in its order, at full precision, then each point's stored
         run (its report file where it was not stored), so an exported row can be traced to what it measured."""
-        return self.analysis.table[[*(c.name for c in self.columns), "run"]].reset_index(drop=True)
+        table = self.analysis.table[[*(c.name for c in self.columns), "run"]].reset_index(drop=True)
+        return whole_numbers(table, [self.param, "launches", "kernels", "flop", "dram_bytes"])
 
     async def action_export(self) -> None:
         """JSON and Parquet exports carry what `open SWEEP --json` prints for this line: name, fits, findings."""

@@ -43,12 +43,12 @@ def cut_middle(text: str, width: int) -> str:
     return head + ELLIPSIS + tail
 
 
-def cut_at_difference(text: str, width: int, differs_at: int) -> str:
+def cut_at_difference(text: str, width: int, differs_at: int, head_share: int = 4) -> str:
     """`text` cut to show the characters from `differs_at` on (where it parts from names that share its start),
-    after a short head: `cutlass::Ker…kernel::B2bGemm<…>>`."""
+    after a head of 1/`head_share` of the width: `cutlass::Ker…kernel::B2bGemm<…>>`."""
     if cell_len(text) <= width or width < 5:
         return cut_end(text, width)
-    head = set_cell_size(text[:differs_at], max(1, width // 4)).rstrip(ELLIPSIS)
+    head = set_cell_size(text[:differs_at], max(1, width // head_share)).rstrip(ELLIPSIS)
     room = width - cell_len(head) - 1  # the window after the head's ellipsis
     start = max(len(head), differs_at - max(0, min(8, (room - 2) // 2)))  # a little context before the difference
     if start <= len(head):
@@ -62,15 +62,31 @@ def distinct_cuts(names: Iterable[str], width: int) -> dict[str, str]:
     collide, around the first character the colliding names do not share."""
     every = list(dict.fromkeys(names))
     cuts = {n: cut_end(n, width) for n in every if cell_len(n) > width}
-    for recut in (lambda n, _: cut_middle(n, width), lambda n, group: cut_at_difference(n, width, _shared(group))):
+    at_difference = [lambda n, group: cut_at_difference(n, width, _shared(group))] * 3  # groups split further
+    # A longer head where two groups' windows read alike (`at::nativ…CUDAFunctor_add<…>` of an unrolled and of a
+    # vectorized kernel): `at::native::unroll…CUDAFunctor_add`.
+    longer_head = [lambda n, group: cut_at_difference(n, width, _shared(group), head_share=2)] * 2
+    for recut in (lambda n, _: cut_middle(n, width), *at_difference, *longer_head):
         groups = _collisions(every, cuts)
         if not groups:
-            break
+            return cuts
         for group in groups:
             for name in group:
                 if name in cuts:
                     cuts[name] = recut(name, group)
+    _number(every, cuts, width)
     return cuts
+
+
+def _number(every: list[str], cuts: dict[str, str], width: int) -> None:
+    """The last resort where cuts still collide (names differing only in places `width` cannot show at once):
+    each cut name of such a group ends in its own number, `…#2`, so no two rows read the same. Numbered across
+    groups: two groups' heads can be alike once shortened to make room for the number."""
+    numbered = [n for group in _collisions(every, cuts) for n in group if n in cuts]
+    for i, name in enumerate(numbered, start=1):
+        mark = f"#{i}"
+        cuts[name] = cut_end(name, width - len(mark)).rstrip(ELLIPSIS) + ELLIPSIS + mark if width > len(mark) + 1 \
+            else mark[-width:]
 
 
 def _shared(group: list[str]) -> int:

@@ -144,8 +144,12 @@ class _Axes:
     y: tuple[float, float]
 
 
-def _axes(data: Roofline) -> _Axes:
-    xs = [math.log10(v) for p in data.points for v in (p.ai, p.ai_l2, p.ai_l1) if not math.isnan(v)]
+def _axes(data: Roofline, selected: int | None = None) -> _Axes:
+    """Decades that hold what is drawn: every point at its DRAM intensity, the selected one at its L2 and L1
+    intensities too (only its ▲ ▼ are drawn: another kernel's L1 intensity stretched the axis for nothing)."""
+    shown = [data.points[selected]] if selected is not None and data.points else []
+    xs = [math.log10(p.ai) for p in data.points] + \
+        [math.log10(v) for p in shown for v in (p.ai_l2, p.ai_l1) if not math.isnan(v)]
     ys = [math.log10(p.flop_per_s) for p in data.points]
     ys += [math.log10(c.value) for c in data.compute]
     if data.dram is not None:
@@ -200,7 +204,7 @@ def build_plot(data: Roofline, width: int, height: int, selected: int | None = N
     plt.terminal.limit(False, False)  # plotext caps plots at its own idea of the terminal (80x22 with no tty)
     fig.theme("simple" if color else "colorless")
     fig.plot_size(width, height)
-    axes = _axes(data)
+    axes = _axes(data, selected)
     (x0, x1), (y0, y1) = axes.x, axes.y
     _draw_ceilings(fig, data, axes, color)
     _draw_points(fig, data, selected, color)
@@ -482,10 +486,11 @@ class RooflinePlot(CachedPlot):
 
     DEFAULT_CSS = "RooflinePlot { height: 1fr; min-height: 8; }"
 
-    def __init__(self, data: Roofline | None = None, *, id: str | None = None) -> None:
+    def __init__(self, data: Roofline | None = None, selected: int | None = 0, *, id: str | None = None) -> None:
+        """`selected`: the point drawn as selected from the start (the screen's, which need not be the first)."""
         super().__init__(id=id)
         self.data = data
-        self.selected = 0 if data is not None and data.points else None
+        self.selected = selected if data is not None and data.points else None
 
     def select(self, index: int | None) -> None:
         self.selected = index
