@@ -184,7 +184,7 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
 
     `launch_peaks`: the rows are groups that carry their launches' duration-weighted ceilings; keep them, so
     a group's % of peak is its FLOPs over sum(duration x peak) of its launches, as for the whole run."""
-    k = k.copy()
+    k = finite(k.copy())
     k["flop"] = total_flop(k)
     dur = k["duration_s"]
     k["flop_per_s"] = _div(k["flop"], dur)
@@ -211,6 +211,21 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
     k["pct_of_peak"] = 100.0 * _div(k["flop_per_s"], k["peak_flop_per_s"])
     k["pct_of_roof"] = 100.0 * _div(k["flop_per_s"], k["attainable_flop_per_s"])
     k["bound"], k["roof"] = _bound(k, at_peak)
+    return finite(k)
+
+
+def finite(k: pd.DataFrame) -> pd.DataFrame:
+    """`k` with ±inf as unknown (NaN) in every float column but the intensities (FLOPs over 0 bytes are
+    infinitely intense, and say so). The readers refuse non-finite and absurd counters, but arithmetic on sane
+    ones can still overflow (bytes over a duration of 1e-300 s): an infinite rate is no measurement, and a
+    table or JSON must not show one as if it were."""
+    for col in k.columns:
+        if str(col).startswith("ai_") or k[col].dtype != np.float64:
+            continue
+        values = k[col].to_numpy()
+        infinite = np.isinf(values)
+        if infinite.any():
+            k[col] = np.where(infinite, np.nan, values)
     return k
 
 

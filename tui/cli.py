@@ -129,7 +129,7 @@ def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = Non
     for line in warning_lines(report):
         print(line, file=sys.stderr)
     if as_json:
-        json.dump(report_json(report, rows), sys.stdout, indent=1)
+        json.dump(report_json(report, rows), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
     else:
         print_report(report, rows, console(), by, sort)

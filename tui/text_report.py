@@ -13,7 +13,7 @@ import pandas as pd
 from flopscope.core import FMA_CONVENTION, FlopscopeError, Report, all_gpus
 from flopscope.core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
 from flopscope.core.counters import missing_fix
-from flopscope.core.export import records, run_meta
+from flopscope.core.export import json_ready, records, run_meta
 from flopscope.core.units import is_missing
 from rich.cells import cell_len
 from rich.console import Console, Group
@@ -360,4 +360,5 @@ def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str =
 
 
 def report_json(report: Report, rows: pd.DataFrame) -> dict:
-    return {"meta": run_meta(report), "rows": records(rows)}
+    """Meta and rows as strict JSON values: null for what is unknown or not finite, never NaN or Infinity."""
+    return {"meta": json_ready(run_meta(report)), "rows": records(rows)}  # records() already writes null
