@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from tests import fuzz_cases
 
 BROKE, HUNG = 3, 4
+KEPT = Path(tempfile.gettempdir()) / "flopscope-fuzz-kept"  # inputs of the cases that broke the rule, to replay
 
 
 def _run_forked(case: fuzz_cases.Case, folder: Path, timeout: int, log: Path) -> tuple[int, float, float]:
@@ -43,8 +44,14 @@ def _run_forked(case: fuzz_cases.Case, folder: Path, timeout: int, log: Path) ->
                 out.write(f"--- {case}\n{traceback.format_exc()[-4000:]}\n")
         os._exit(status)
     _, status, usage = os.wait4(pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    return (code if code >= 0 else HUNG), time.monotonic() - start, usage.ru_maxrss / 1024
+    code = os.waitstatus_to_exitcode(status)  # -N: killed by signal N (a crash in a native library)
+    if code not in (0, 2):
+        KEPT.mkdir(exist_ok=True)
+        kept = KEPT / f"{time.time_ns()}-{case.source}-{case.kind}-{case.wrap}{case.path.suffix}"
+        kept.write_bytes(case.path.read_bytes()) if case.path.is_file() else None
+        with log.open("a") as out:
+            out.write(f"--- outcome {_name(code)}: {case}, input kept as {kept}\n")
+    return code, time.monotonic() - start, usage.ru_maxrss / 1024
 
 
 def main() -> int:
@@ -97,10 +104,12 @@ def main() -> int:
     print(f"parent peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if broken:
         print("\nbroken rule:\n" + broken)
-    return 1 if counts[BROKE] or counts[HUNG] else 0
+    return 0 if set(counts) <= {0, 2} else 1
 
 
 def _name(outcome: int) -> str:
+    if outcome < 0:
+        return f"signal {-outcome}"
     return {0: "exit 0", 2: "exit 2", BROKE: "BROKE", HUNG: "HUNG"}.get(outcome, f"exit {outcome}")
 
 
