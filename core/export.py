@@ -80,7 +80,9 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw
             elif kind == "parquet":
                 _write_parquet(nested_as_json(df), handle, meta)
             else:
-                handle.write(json.dumps({"meta": meta or {}, "rows": records(df)}, indent=1).encode())
+                # strict JSON: null for unknown and non-finite numbers (json.dumps would write NaN and Infinity)
+                doc = {"meta": json_ready(meta or {}), "rows": records(df)}
+                handle.write(json.dumps(doc, indent=1, allow_nan=False).encode())
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, out)

@@ -184,7 +184,7 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
 
     `launch_peaks`: the rows are groups that carry their launches' duration-weighted ceilings; keep them, so
     a group's % of peak is its FLOPs over sum(duration x peak) of its launches, as for the whole run."""
-    k = k.copy()
+    k = finite(k.copy())
     k["flop"] = total_flop(k)
     dur = k["duration_s"]
     k["flop_per_s"] = _div(k["flop"], dur)
@@ -216,6 +216,21 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
     needed = pd.Series(np.fmax((k["flop"] / k["peak_flop_per_s"]).to_numpy(dtype=float),
                                at_peak.max(axis=1).to_numpy(dtype=float)), index=k.index)
     k["pct_of_roof"] = (100.0 * _div(needed, dur)).where(k["bound"] != "")
+    return finite(k)
+
+
+def finite(k: pd.DataFrame) -> pd.DataFrame:
+    """`k` with ±inf as unknown (NaN) in every float column but the intensities (FLOPs over 0 bytes are
+    infinitely intense, and say so). The readers refuse non-finite and absurd counters, but arithmetic on sane
+    ones can still overflow (bytes over a duration of 1e-300 s): an infinite rate is no measurement, and a
+    table or JSON must not show one as if it were."""
+    for col in k.columns:
+        if str(col).startswith("ai_") or k[col].dtype != np.float64:
+            continue
+        values = k[col].to_numpy()
+        infinite = np.isinf(values)
+        if infinite.any():
+            k[col] = np.where(infinite, np.nan, values)
     return k
 
 
@@ -305,13 +320,16 @@ def summarize(k: pd.DataFrame) -> RunSummary:
     with_bw = timed[timed["peak_dram_bytes_per_s"].notna()]
     bw_time = float((with_bw["duration_s"] * with_bw["peak_dram_bytes_per_s"]).sum(min_count=1))
     bw_eff = _total(with_bw["dram_bytes"]) / bw_time if bw_time else math.nan
-    return RunSummary(
+    figures = dict(
         launches=len(k), not_profiled=len(k) - len(ok), total_time_s=time, total_flop=flop,
         flops_efficiency=flops_eff, compute_efficiency=_compute_efficiency(timed, counted_time),
         bandwidth_efficiency=bw_eff, flop_per_s=flop / time if time else math.nan, dram_bytes=_total(k["dram_bytes"]),
         flop_counted=_counted(ok), unknown_flop_time_share=unknown_share, time_counted_s=counted_time,
         unknown_time_launches=int(untimed.sum()), unknown_flop_untimed_launches=int((untimed & k["flop"].isna()).sum()),
     )
+    # A sum or ratio that overflowed float64 is no figure (see `finite`): unknown, not "∞%".
+    return RunSummary(**{name: math.nan if isinstance(v, float) and math.isinf(v) else v
+                         for name, v in figures.items()})
 
 
 def _counted(ok: pd.DataFrame) -> float:

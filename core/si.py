@@ -25,7 +25,10 @@ def si(value, unit: str = "", digits: int = 3) -> str:
         return f"{infinite(value)} {unit}".rstrip()
     if value == 0:
         return f"0 {unit}".rstrip()
-    value = float(f"{value:.{digits - 1}e}")  # round first: 999.96e9 is '1.00 T', not '1.00e+03 G'
+    rounded = float(f"{value:.{digits - 1}e}")  # round first: 999.96e9 is '1.00 T', not '1.00e+03 G'
+    if abs(rounded) >= 1e21 or infinite(rounded):  # past the largest prefix (and 1.798e308, which rounds to inf)
+        return f"{value:.{digits - 1}e} {unit}".rstrip()
+    value = rounded
     for scale, prefix in _PREFIXES:
         if abs(value) >= scale:
             return f"{significant(value / scale, digits)} {prefix}{unit}".rstrip()

@@ -34,10 +34,29 @@ def is_missing(value: object) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
+class UnitError(Exception):
+    """A metric's unit that ncu never prints for it (`gpu__time_duration.sum` in `Ghz`, `furlong`). Raised
+    instead of guessing a factor: a wrong factor is a wrong number that looks right. The readers' entry point
+    (`readers.read_metrics`) words it as a FlopscopeError naming the file."""
+
+    def __init__(self, metric: str, unit: str, expected: str) -> None:
+        self.metric, self.unit, self.expected = metric, unit, expected
+        super().__init__(f"{metric} is in unit {unit!r}, which is not {expected}")
+
+
 def metric_unit_factor(metric: str, unit: str) -> float:
-    """unit_factor, with ncu's base unit assumed for a metric whose unit is blank."""
+    """The factor to SI base units of `metric`'s value in `unit`, with ncu's base unit assumed for a blank unit.
+    Raises UnitError when the unit is unknown or measures something else than the metric (a time in bytes)."""
     if not (unit or "").strip():
         unit = next((u for part, u in _BLANK_UNIT if part in metric), "")
+    return _checked_factor(_metric_dimension(metric), unit.strip(), metric)
+
+
+@lru_cache(maxsize=1024)
+def _checked_factor(dimension: str, unit: str, metric: str) -> float:
+    kind = unit_dimension(unit)
+    if kind not in _ACCEPTS[dimension]:
+        raise UnitError(metric, unit, _EXPECTED[dimension])
     return unit_factor(unit)
 
 
@@ -70,6 +89,84 @@ def _part_factor(part: str) -> float:
 
 
 _SCALABLE = {"byte", "inst", "cycle", "sector", "request", "warp", "thread", "block", "op", "ops", "flop"}
+# What ncu counts, as its units rows and reports name it (every fixture's and the H100 capture's units, plus
+# the prefixed forms its auto-scaling prints). A word outside this list is refused, not read as a plain count.
+_COUNT_WORDS = _SCALABLE | {"1", "sectors", "requests", "warps", "threads", "blocks", "cycles", "register",
+                            "registers", "branches", "pass", "sample", "cluster", "SM", "instructions"}
+
+
+def unit_dimension(unit: str) -> str | None:
+    """What a unit measures: "time", "byte", "count", "percent", "rate" (per second: hz, cycle/second, 1/s),
+    "byte-rate" (byte/s), "per-count" (inst/cycle, byte/cycle, register/thread) or "blank"; None when it is
+    no unit ncu prints."""
+    unit = (unit or "").strip()
+    if not unit:
+        return "blank"
+    if unit == "%":
+        return "percent"
+    num, slash, den = unit.partition("/")
+    top = _word_dimension(num.strip())
+    if not slash:
+        return top
+    bottom = _word_dimension(den.strip())
+    if bottom == "time" and top in ("count", "byte"):
+        return "byte-rate" if top == "byte" else "rate"
+    if bottom == "count" and top in ("count", "byte"):
+        return "per-count"
+    return None
+
+
+def _word_dimension(word: str) -> str | None:
+    if word in _TIME:
+        return "time"
+    if word[-2:].lower() == "hz" and word[:-2].upper() in ("", "K", "M", "G", "T"):
+        return "rate"
+    match = _WORD.match(word)
+    if match and match.group(2) == "byte":
+        return "byte"
+    if word == "1" or (match and not match.group(1) and word in _COUNT_WORDS):
+        return "count"
+    if match and match.group(2) in _SCALABLE:
+        return "count"
+    return None
+
+
+# What each kind of metric may be measured in. Every kind takes a blank unit: an ncu importing a report from a
+# newer GPU prints none, and its values are then in base units.
+_ACCEPTS = {
+    "time": {"time", "blank"},
+    "byte": {"byte", "blank"},
+    "byte-rate": {"byte-rate", "blank"},
+    "rate": {"rate", "blank"},
+    "percent": {"percent", "blank"},
+    "per-cycle": {"per-count", "count", "byte", "blank"},  # ncu 2019-2021 print `inst` and `cycle` for these
+    "count": {"count", "per-count", "blank"},
+}
+_EXPECTED = {
+    "time": "a time unit (ns, nsecond, us, usecond, ms, msecond, s, second)",
+    "byte": "a byte unit (byte, Kbyte, Mbyte, Gbyte, Tbyte)",
+    "byte-rate": "a byte rate unit (byte/s, byte/second, Gbyte/s, ...)",
+    "rate": "a per-second unit (hz, Mhz, Ghz, cycle/second, cycle/nsecond, 1/s, sector/s)",
+    "percent": "%",
+    "per-cycle": "a per-cycle unit (inst/cycle, byte/cycle)",
+    "count": "a count unit (inst, cycle, sector, register/thread, ...)",
+}
+
+
+def _metric_dimension(metric: str) -> str:
+    """What an ncu metric measures, by its name (the kind `_ACCEPTS` checks its unit against)."""
+    if "__time_duration" in metric:
+        return "time"
+    if ".pct_of_peak" in metric:
+        return "percent"
+    if metric.endswith(".per_second"):
+        return "byte-rate" if "_bytes" in metric else "rate"
+    if metric.endswith((".peak_sustained", ".per_cycle_elapsed")):
+        return "per-cycle"
+    if re.match(r"^(dram__bytes|\w+__t_bytes)\w*\.sum$", metric):
+        return "byte"
+    return "count"
+
 
 _NA = {"", "n/a", "N/A", "nan", "NaN", "-", "(null)"}
 
@@ -106,7 +203,8 @@ def whole_numbers(col: pd.Series) -> pd.Series:
     lost = numbers.isna() & col.notna()
     if lost.any() and not all(str(v).strip() in ("", "n/a") for v in pd.unique(col[lost])):
         return col
-    known = numbers.dropna()
-    if not (known == np.floor(known)).all():
+    known = numbers.dropna().to_numpy(dtype=float)
+    # Whole and within float64's exact integers (inf or 1e20 in a damaged Stream cell is no id to cast).
+    if not (np.isfinite(known) & (np.abs(known) < 2.0**53)).all() or not (known == np.floor(known)).all():
         return col
     return numbers.astype("Int64")

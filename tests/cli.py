@@ -24,3 +24,26 @@ def run_cli(*args, home: Path | str | None = None, env: dict | None = None, clea
     base.update(env or {})
     return subprocess.run([*CLI, *map(str, args)], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, text=True,
                           cwd=cwd, env=base, umask=umask, timeout=timeout)
+
+
+def run_in_process(*args, env: dict | None = None) -> tuple[int, str, str]:
+    """`flopscope ARGS` in this process (no interpreter start: 20x faster for the fuzz suite): (exit code,
+    stdout, stderr). A traceback propagates, as it would print in the real CLI."""
+    import contextlib
+    import io
+
+    from flopscope.tui.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    os.environ.update(env or {})
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([str(a) for a in args])
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return code, out.getvalue(), err.getvalue()

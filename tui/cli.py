@@ -140,7 +140,7 @@ def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = Non
     for line in warning_lines(report):
         say(line)
     if as_json:
-        json.dump(report_json(report, rows), sys.stdout, indent=1)
+        json.dump(report_json(report, rows), sys.stdout, indent=1, allow_nan=False)
         sys.stdout.write("\n")
     else:
         print_report(report, rows, console(), by, sort)
@@ -201,7 +201,7 @@ def cmd_open(args) -> int:
     """The app in a terminal; with stdin or stdout not a terminal (a script, `> out.txt`), what `report` prints,
     as `runs` and `diff` decide: the app there would write escape codes into a file and wait for keys forever."""
     app = interactive(args)
-    if args.path == "-" or os.path.exists(args.path):
+    if args.path == "-" or _exists(args.path):
         if not app:
             report = read_report(args.path, gpu=args.gpu)
             return _print(report, report.group("name"), args.json)
@@ -229,6 +229,18 @@ def cmd_open(args) -> int:
     from .app import run_app
 
     return run_app(args.path, gpu=args.gpu, report=report)
+
+
+def _exists(path: str) -> bool:
+    """Whether `path` names a file or folder, one behind a folder we may not enter included: reading it then
+    says "permission denied", where os.path.exists would send it to the store as a run name."""
+    try:
+        os.stat(path)
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _refuse_missing_file(ref: str) -> None:
@@ -294,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "-":
         argv = ["open", *argv]  # `ncu --csv ... | flopscope -`: the table, as for a file
     elif argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
-        if os.path.exists(argv[0]):
+        if _exists(argv[0]):
             argv = ["open", *argv]  # `flopscope PATH` opens the app
         elif "." in argv[0] or "/" in argv[0]:  # meant as a file: "invalid choice" would name the commands
             say(f"flopscope: {argv[0]}: no such file; check the path (`flopscope --help` lists the commands)")

@@ -19,6 +19,8 @@ def seconds(value) -> str:
     if value == 0:
         return "0 s"
     value = float(f"{value:.2e}")
+    if not 1e-12 <= abs(value) < 1e6:  # a damaged or absurd duration: no run of digits hundreds long
+        return f"{value:.2e} s"
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
         if abs(value) >= scale:
             return f"{_significant(value / scale, 3)} {unit}"
@@ -28,7 +30,10 @@ def seconds(value) -> str:
 def pct(value) -> str:
     if is_missing(value):
         return ""
-    return f"{_infinite(float(value)) or f'{float(value):.1f}'}%"
+    value = float(value)
+    if not _infinite(value) and abs(value) >= 1e6:  # past any real share: no run of digits hundreds long
+        return f"{value:.2e}%"
+    return f"{_infinite(value) or f'{value:.1f}'}%"
 
 
 def share(value) -> str:

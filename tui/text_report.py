@@ -14,7 +14,7 @@ from flopscope.core import FMA_CONVENTION, FlopscopeError, Report, all_gpus
 from flopscope.core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
 from flopscope.core.counters import missing_fix
 from flopscope.core.display_text import display_text
-from flopscope.core.export import records, run_meta
+from flopscope.core.export import json_ready, records, run_meta
 from flopscope.core.metrics import Ceiling
 from flopscope.core.units import is_missing
 from rich.cells import cell_len
@@ -403,4 +403,5 @@ def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str =
 
 
 def report_json(report: Report, rows: pd.DataFrame) -> dict:
-    return {"meta": run_meta(report), "rows": records(rows)}
+    """Meta and rows as strict JSON values: null for what is unknown or not finite, never NaN or Infinity."""
+    return {"meta": json_ready(run_meta(report)), "rows": records(rows)}  # records() already writes null

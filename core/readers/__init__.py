@@ -11,11 +11,14 @@ import csv
 import gzip
 import io
 import lzma
+import os
 import re
-import shutil
+import select
 import stat
 import sys
 import tempfile
+import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -24,11 +27,13 @@ import pandas as pd
 
 from .. import table_cache
 from ..errors import FlopscopeError
-from ..units import whole_numbers
+from ..units import UnitError, whole_numbers
 from .csv_details import read_details
 from .csv_raw import read_raw
 from .csv_text import split_csv
+from .limits import fifo_wait_s, too_big, unpack_limit
 from .ncu_rep import MAGIC, read_ncu_rep
+from .values import refuse_impossible
 from .wanted import objects
 
 __all__ = ["read_metrics", "report_file"]
@@ -74,19 +79,29 @@ def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
 
 def _read_file(path: Path) -> tuple[pd.DataFrame, dict]:
     try:
-        head = path.open("rb").read(4)
+        with path.open("rb") as handle:
+            head = handle.read(4)
     except (FileNotFoundError, NotADirectoryError):  # worded as `flopscope PATH` and `open PATH` say it
         raise FlopscopeError(path, "no such file", "check the path") from None
+    except PermissionError:
+        raise FlopscopeError(path, "permission denied (the file, or a folder above it)",
+                             "check its permissions (a folder needs x to be entered)") from None
     except OSError as exc:
         raise FlopscopeError(path, f"cannot open ({exc.strerror or exc})", "check the path") from None
     if (opener := _compressed(head)) is not None:
         return _read_compressed(path, opener)
-    if head == MAGIC:
-        frame, meta = read_ncu_rep(path)
-    elif head[:2] in _UTF16_BOMS:
-        frame, meta = _read_utf16(path)
-    else:
-        frame, meta = _read_csv(path, head)
+    try:
+        if head == MAGIC:
+            frame, meta = read_ncu_rep(path)
+        elif head[:2] in _UTF16_BOMS:
+            frame, meta = _read_utf16(path)
+        else:
+            frame, meta = _read_csv(path, head)
+    except UnitError as exc:
+        raise FlopscopeError(path, f"{exc}: flopscope will not guess a conversion",
+                             "re-export it from the .ncu-rep (`ncu --import REPORT --csv --page raw`) or fix the "
+                             "unit (ncu's units row, or its Metric Unit column)") from None
+    refuse_impossible(frame, path)
     _fill_identity(frame)
     for ident in _WHOLE_IDENTITY:
         frame[ident] = whole_numbers(frame[ident])
@@ -105,8 +120,60 @@ def _read_stream(path: Path) -> tuple[pd.DataFrame, dict]:
     if stdin and sys.stdin.isatty():  # would wait for typing, silently
         raise FlopscopeError("standard input", "is the terminal, not a report",
                              "pipe one in: `ncu --import R.ncu-rep --csv --page raw | flopscope report -`")
-    return _read_copy(lambda: sys.stdin.buffer if stdin else path.open("rb"), "standard input" if stdin else path,
+    return _read_copy(lambda: sys.stdin.buffer if stdin else _open_stream(path), "standard input" if stdin else path,
                       lambda exc: FlopscopeError(path, f"cannot read it ({exc.strerror or exc})", "check the path"))
+
+
+def _open_stream(path: Path) -> BinaryIO:
+    """A named pipe opened without blocking on its writer: `open` would wait forever for one that never comes.
+    Nothing written within FLOPSCOPE_FIFO_WAIT seconds (10 by default) is refused in one line."""
+    if not stat.S_ISFIFO(path.stat().st_mode):
+        return path.open("rb")  # a character device (/dev/zero): the size cap ends an endless one
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    deadline = time.monotonic() + fifo_wait_s()
+    while True:
+        try:
+            first = os.read(fd, 1 << 16)
+        except BlockingIOError:  # a writer is there and has written nothing yet: it may take long (ncu profiling)
+            break
+        if first:
+            return _PipeReader(fd, first)
+        if time.monotonic() > deadline:  # EOF with no writer: nobody has opened the pipe to write
+            os.close(fd)
+            raise FlopscopeError(path, f"a named pipe nothing was written to in {fifo_wait_s():g} s",
+                                 "start the program that writes to it first, or set FLOPSCOPE_FIFO_WAIT "
+                                 "(seconds) to wait longer")
+        time.sleep(0.05)
+    return _PipeReader(fd, b"")
+
+
+class _PipeReader(io.RawIOBase):
+    """A non-blocking pipe's descriptor read as a blocking file, the bytes already read first."""
+
+    def __init__(self, fd: int, first: bytes) -> None:
+        self.fd, self.pending = fd, first
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.pending:
+            n = min(len(buffer), len(self.pending))
+            buffer[:n], self.pending = self.pending[:n], self.pending[n:]
+            return n
+        while True:
+            try:
+                data = os.read(self.fd, len(buffer))
+            except BlockingIOError:
+                select.select([self.fd], [], [])
+                continue
+            buffer[:len(data)] = data
+            return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self.fd)
+        super().close()
 
 
 def _compressed(head: bytes):
@@ -124,19 +191,31 @@ def _read_compressed(path: Path, opener) -> tuple[pd.DataFrame, dict]:
         return FlopscopeError(path, f"damaged compressed file ({str(exc)[:120] or type(exc).__name__})",
                               "compress the original report again, or pass it uncompressed")
 
-    return _read_copy(lambda: opener(path, "rb"), path, damaged, broken=(OSError, EOFError, lzma.LZMAError))
+    return _read_copy(lambda: opener(path, "rb"), path, damaged,
+                      broken=(OSError, EOFError, lzma.LZMAError, zlib.error), packed=path.stat().st_size)
 
 
 def _read_copy(source: Callable[[], BinaryIO], shown: str | Path, failed: Callable[[Exception], FlopscopeError],
-               broken: tuple[type[Exception], ...] = (OSError,)) -> tuple[pd.DataFrame, dict]:
+               broken: tuple[type[Exception], ...] = (OSError,),
+               packed: int | None = None) -> tuple[pd.DataFrame, dict]:
     """Read a temporary copy of what `source` opens (a pipe, a compressed file): the readers need a file they
     can seek, or a path. `failed` words an error of `broken` while copying; the readers' errors name `shown`,
-    what the user passed, not the copy."""
+    what the user passed, not the copy. The copy stops at `limits.unpack_limit` (`packed`: the compressed
+    file's size), refused in one line."""
+    cap = unpack_limit(packed)
     with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
         copy = Path(folder) / "copy"
         try:
             with source() as src, copy.open("wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+                copied = 0
+                while chunk := src.read(1 << 20):
+                    if not copied and packed is not None and _compressed(chunk[:4]):
+                        raise FlopscopeError(shown, "is compressed twice (an archive inside an archive)",
+                                             "unpack it once, or pass the report itself")
+                    copied += len(chunk)
+                    if copied > cap:
+                        raise too_big(shown, cap, packed is not None)
+                    dst.write(chunk)
         except broken as exc:
             raise failed(exc) from None
         try:

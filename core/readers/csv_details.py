@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections import OrderedDict
 
 import pandas as pd
 
 from ..errors import FlopscopeError
-from ..units import is_time_unit, metric_unit_factor, parse_number
+from ..units import UnitError, is_time_unit, metric_unit_factor, parse_number, unit_dimension
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
 from .wanted import IDENTITY, wanted
 
@@ -53,6 +54,7 @@ def read_details(doc: CsvText) -> tuple[pd.DataFrame, dict]:
     nv = nvtx_columns(header)
     i_section = col.get("Section Name")
     launches: OrderedDict[tuple, dict] = OrderedDict()
+    origins: dict[tuple, dict] = {}  # per launch: metric column -> (the row's metric name, its value)
     sequences: OrderedDict[tuple, list] = OrderedDict()  # each launch's (section, metric) rows, in file order
     for cells in csv.reader(io.StringIO(doc.body_text())):
         if len(cells) <= i_value:
@@ -62,10 +64,11 @@ def read_details(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         if row is None:
             row = launches[key] = _identity(cells, header, col, nv)
             sequences[key] = []
+            origins[key] = {}
         name = cells[i_name].strip()
         if name:
             sequences[key].append((cells[i_section] if i_section is not None else "", name))
-        _add_metric(row, name, cells[i_unit].strip(), cells[i_value])
+        _add_metric(row, name, cells[i_unit].strip(), cells[i_value], origins[key], doc)
     _refuse_cut_launch(doc, sequences)
     frame = pd.DataFrame(list(launches.values()))
     for name in IDENTITY:
@@ -96,19 +99,37 @@ def _identity(cells: list[str], header: list[str], col: dict, nv: list[int]) -> 
     return row
 
 
-def _add_metric(row: dict, name: str, unit: str, cell: str) -> None:
+def _add_metric(row: dict, name: str, unit: str, cell: str, origin: dict, doc: CsvText) -> None:
     if not name:
         return
     if wanted(name):
         target = name
-    elif name in DISPLAY and _dimension_ok(DISPLAY[name][1], unit):
+    elif name in DISPLAY:
+        if unit_dimension(unit) is None:  # a label is skipped for a known unit of another kind, never for a typo
+            raise UnitError(name, unit, "a unit ncu prints")
+        if not _dimension_ok(DISPLAY[name][1], unit):
+            return
         target = DISPLAY[name][0]
-        if target in row:  # an ncu metric name beats a display label for the same quantity
+        if target in row and origin.get(target, ("",))[0] != name:  # an ncu metric name beats a display label
             return
     elif name in ("Block Size", "Grid Size"):
         row.setdefault("block" if name == "Block Size" else "grid", cell.replace(",", ""))
         return
     else:
         return
-    value = parse_number(cell)
-    row[target] = value * metric_unit_factor(target, unit)
+    value = parse_number(cell) * metric_unit_factor(target, unit)
+    if target in origin and origin[target][0] == name:
+        _refuse_conflict(doc, row, name, origin[target][1], value)
+    origin[target] = (name, value)
+    row[target] = value
+
+
+def _refuse_conflict(doc: CsvText, row: dict, name: str, first: float, second: float) -> None:
+    """One launch's metric printed twice (in two sections, or a duplicated row) must say one thing: ncu rounds
+    each printing to its own unit (10.08 usecond, 10,080 nsecond), so values 1% apart are one value; more is a
+    damaged or edited file, and picking either would be a guess."""
+    if (math.isnan(first) and math.isnan(second)) or math.isclose(first, second, rel_tol=0.01):
+        return
+    raise FlopscopeError(doc.path, f"launch {row.get('launch_id')}: {name} appears twice with different values "
+                         f"({first:g} and {second:g} in SI units)",
+                         "re-export it with `ncu --import REPORT --csv --page details`, or remove the wrong row")

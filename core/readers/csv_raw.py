@@ -13,6 +13,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..errors import FlopscopeError
 from ..units import metric_unit_factor, parse_number
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, objects, wanted
@@ -51,7 +52,10 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         elif name == "device__attribute_display_name":
             out["gpu"] = frame[k]
         elif k in numeric:
-            out[name] = frame[k].astype(np.float64) * metric_unit_factor(name, units[k])
+            values = frame[k].astype(np.float64) * metric_unit_factor(name, units[k])
+            if name in out:
+                _refuse_conflict(doc, name, out[name], values, frame[keep[0]] if keep and keep[0] == 0 else None)
+            out[name] = values
     out["process"] = _process(frame, header)
     out["nvtx"] = _nvtx(frame, header, nv)
     for name in _INSTANCED:
@@ -61,6 +65,20 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         if col not in out:
             out[col] = None
     return out, {"format": "csv-raw"}
+
+
+def _refuse_conflict(doc: CsvText, name: str, first: pd.Series, second: pd.Series, ids: pd.Series | None) -> None:
+    """A metric column printed twice must hold one value per launch (within ncu's rounding to its unit): a
+    duplicated column that disagrees is a damaged or edited file, and taking either would be a guess."""
+    a, b = first.to_numpy(dtype=float), second.to_numpy(dtype=float)
+    same = np.isclose(a, b, rtol=0.01, atol=0.0, equal_nan=True)
+    if same.all():
+        return
+    at = int(np.argmin(same))
+    launch = f"launch {ids.iloc[at]}" if ids is not None else f"row {at + 1}"
+    raise FlopscopeError(doc.path, f"{launch}: the column {name} appears twice with different values "
+                         f"({a[at]:g} and {b[at]:g} in SI units)",
+                         "re-export it with `ncu --import REPORT --csv --page raw`, or remove the wrong column")
 
 
 def _nothing_left(handle, window: int = 1 << 16) -> bool:

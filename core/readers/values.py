@@ -1,0 +1,41 @@
+"""Counter values no profiler writes: negative, infinite or absurdly large. Such a file was damaged or edited,
+and its numbers would print as results ("Kernel time -177 us", "at ∞ B/s, inf% of its ceiling")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import FlopscopeError
+
+# Far beyond any counter in SI units (a day of an H100 at peak is 1e20 FLOP; rates reach 1e13 B/s): a value past
+# it is a damaged cell, and products of two such values stay finite in float64.
+ABSURD = 1e30
+
+
+def refuse_impossible(frame: pd.DataFrame, path: str | Path) -> None:
+    """Refuse a metric table holding a negative, non-finite or absurd counter (NaN is a missing value, fine),
+    naming the first such cell: its launch, metric and value.
+
+    Refused rather than dropped: ncu never writes one, so the file is damaged, and its other numbers are then
+    no more trustworthy than this one."""
+    for name in frame.columns:
+        if "__" not in str(name) or frame[name].dtype.kind != "f":
+            continue
+        values = frame[name].to_numpy()
+        with np.errstate(invalid="ignore"):
+            bad = np.isinf(values) | (values < 0) | (values > ABSURD)
+        if bad.any():
+            at = int(np.argmax(bad))
+            value = values[at]
+            why = "negative" if value < 0 else "not finite" if np.isinf(value) else "absurdly large"
+            raise FlopscopeError(path, f"{_launch(frame, at)}: {name} is {value:g} ({why}; ncu writes no such "
+                                 "counter): the file is damaged or was edited",
+                                 "export it again from the .ncu-rep, or profile again")
+
+
+def _launch(frame: pd.DataFrame, row: int) -> str:
+    ident = frame["launch_id"].iloc[row] if "launch_id" in frame else None
+    return f"launch {str(ident)[:20]}" if ident is not None and ident == ident else f"launch #{row + 1} of the file"
