@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from flopscope.core import FlopscopeError
 from flopscope.core.readers import ncu_rep, read_metrics
-from flopscope.core.readers.ncu_rep_stream import Unsupported, message_classes, read_table
+from flopscope.core.readers.ncu_rep_stream import Damaged, Unsupported, message_classes, read_table
 
 from .conftest import FIXTURES
 
@@ -96,16 +96,22 @@ def test_an_unknown_file_version_is_read_by_ncu_report_with_a_note(tmp_path):
     assert len(frame) > 0
 
 
-def test_a_truncated_report_still_gets_ncu_reports_diagnosis(tmp_path):
-    """The fast reader stops at the cut and hands over; the error is the one users had before (exit 2 line)."""
-    whole = _plain(CAPTURED[0], tmp_path).read_bytes()
+def test_a_truncated_report_is_refused_without_ncu_report(tmp_path, monkeypatch):
+    """The fast reader finds the cut itself and says how many launches were whole; ncu_report is not asked
+    (its C++ aborts the process on some damaged files)."""
+    import re
+
+    source = _plain(CAPTURED[-1], tmp_path)
+    total = len(read_table(source))
     cut = tmp_path / "cut.ncu-rep"
-    cut.write_bytes(whole[: len(whole) * 2 // 3])
-    with pytest.raises(Unsupported):
+    cut.write_bytes(source.read_bytes()[: source.stat().st_size * 2 // 3])
+    with pytest.raises(Damaged):
         read_table(cut)
+    monkeypatch.setattr(ncu_rep, "_read_with_ncu_report", lambda path: pytest.fail("handed to ncu_report"))
     with pytest.raises(FlopscopeError) as err:
         read_metrics(cut)
-    assert "truncat" in err.value.line() or "cannot read" in err.value.line()
+    found = re.search(r"truncated after (\d+) intact launch", err.value.line())
+    assert found and 0 < int(found.group(1)) < total, err.value.line()
 
 
 def test_a_report_with_its_result_blocks_repeated_reads_every_copy(tmp_path):

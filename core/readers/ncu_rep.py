@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import FlopscopeError
 from ..units import metric_unit_factor
-from .ncu_rep_stream import MAGIC, Unsupported, fill_identity, nvtx_path, read_table
+from .ncu_rep_stream import MAGIC, Damaged, Unsupported, fill_identity, nvtx_path, read_table
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 __all__ = ["MAGIC", "absent_metrics", "read_ncu_rep"]
@@ -61,6 +61,8 @@ def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
     if os.environ.get(READER_ENV) != "ncu_report":
         try:
             frame = read_table(path)
+        except Damaged as damage:
+            raise _refused(path, damage) from None
         except Unsupported as why:
             note = f"read with NVIDIA's ncu_report (slower): the streaming reader does not read {why}"
         else:
@@ -69,6 +71,14 @@ def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
     if note and not str(note).endswith("no launch in the file"):
         meta["note"] = note
     return frame, meta
+
+
+def _refused(path: Path, damage: Damaged) -> FlopscopeError:
+    if damage.truncated:
+        return FlopscopeError(path, f"the report is truncated after {damage.launches} intact launch(es)",
+                              "copy it again from the GPU host (or re-run ncu)")
+    return FlopscopeError(path, f"cannot read this .ncu-rep ({damage})",
+                          "the file is truncated or corrupt; copy it again from the GPU host")
 
 
 def _with_identity(frame: pd.DataFrame) -> pd.DataFrame:

@@ -14,8 +14,10 @@ one launch: its metrics (device attributes included), grid, block, stream and NV
 source of every kernel (SourceData, most of a report's bytes) are skipped unparsed.
 
 Anything this reader was not checked on (a file version other than `VERIFIED_VERSIONS`, range/graph results
-of `--replay-mode range`, bytes that do not parse) raises `Unsupported`, and the caller reads the file with
-`ncu_report` instead: a slower read, never a wrong number. tests/test_ncu_rep_stream.py checks the two readers
+of `--replay-mode range`, a report with no launch) raises `Unsupported`, and the caller reads the file with
+`ncu_report` instead: a slower read, never a wrong number. A file of a known version whose framing is broken
+(cut short, a message that does not parse) raises `Damaged`: the caller refuses it in one line.
+tests/test_ncu_rep_stream.py checks the two readers
 give the same table on every real report the project has.
 """
 
@@ -44,6 +46,17 @@ class Unsupported(Exception):
     """The file is not one this reader can vouch for; read it with ncu_report."""
 
 
+class Damaged(Exception):
+    """The file's framing is broken: a version this reader knows, whose bytes end mid-message, or hold a message
+    that does not parse. Not handed to ncu_report, whose C++ aborts the whole process on some such files
+    (tests/test_input_limits.py). `launches` is how many whole launches came before the damage."""
+
+    def __init__(self, why: str, truncated: bool = False):
+        super().__init__(why)
+        self.truncated = truncated
+        self.launches = 0
+
+
 @dataclass(frozen=True)
 class _Column:
     """How one metric name id becomes table cells, decided once per report (names repeat in every launch)."""
@@ -57,15 +70,19 @@ def read_table(path: Path) -> pd.DataFrame:
     they first appear (as `pd.DataFrame(rows)` orders them). Raises Unsupported."""
     columns: dict[str, list] = {}
     count = 0
-    for row in read_rows(path):
-        for name, value in row.items():
-            cells = columns.get(name)
-            if cells is None:
-                cells = columns[name] = [None] * count
-            elif len(cells) < count:
-                cells.extend([None] * (count - len(cells)))
-            cells.append(value)
-        count += 1
+    try:
+        for row in read_rows(path):
+            for name, value in row.items():
+                cells = columns.get(name)
+                if cells is None:
+                    cells = columns[name] = [None] * count
+                elif len(cells) < count:
+                    cells.extend([None] * (count - len(cells)))
+                cells.append(value)
+            count += 1
+    except Damaged as exc:
+        exc.launches = count
+        raise
     if not count:
         raise Unsupported("no launch in the file")  # ncu_report words why (cut short, or nothing profiled)
     for cells in columns.values():
@@ -79,7 +96,7 @@ def read_rows(path: Path) -> Iterator[dict]:
         try:
             yield from _launches(data)
         except (IndexError, struct.error, UnicodeDecodeError) as exc:  # bytes cut or damaged mid-message
-            raise Unsupported(f"damaged data ({type(exc).__name__})") from None
+            raise Damaged(f"damaged data ({type(exc).__name__})") from None
 
 
 def _mapped(handle):
@@ -114,7 +131,7 @@ def _blocks(data, offset: int) -> Iterator[tuple[object, int]]:
             raise Unsupported("range, command-list or graph results (--replay-mode range)")
         end = offset + block.PayloadSize
         if end > len(data):
-            raise Unsupported("a block runs past the end of the file")
+            raise Damaged("a block runs past the end of the file", truncated=True)
         yield block, offset
         offset = end
 
@@ -124,8 +141,11 @@ def _wanted_columns(data, offset: int) -> dict[int, _Column]:
     table extends the report's, and a launch may name a metric that only a later block's table defines
     (seen in the H800 fixture): so the table is read first, from the block headers alone."""
     strings: list[str] = []
-    for block, _ in _blocks(data, offset):
-        strings.extend(_text(name) for name in block.StringTable.Strings)
+    try:
+        for block, _ in _blocks(data, offset):
+            strings.extend(_text(name) for name in block.StringTable.Strings)
+    except Damaged:
+        pass  # the reading pass meets it again after the launches before it, and says how many were whole
     return {i: column for i, name in enumerate(strings) if (column := _column(name)) is not None}
 
 
@@ -133,16 +153,16 @@ def _message(data, offset: int, kind: str):
     """The length-prefixed message at `offset`, parsed as `kind`, and the offset after it."""
     start = offset + 4
     if start > len(data):
-        raise Unsupported("cut short inside a length prefix")
+        raise Damaged("cut short inside a length prefix", truncated=True)
     (size,) = _U32.unpack_from(data, offset)
     if start + size > len(data):
-        raise Unsupported("cut short inside a message")
+        raise Damaged("cut short inside a message", truncated=True)
     from google.protobuf.message import DecodeError
 
     try:
         return message_classes()[kind].FromString(data[start:start + size]), start + size
     except DecodeError as exc:
-        raise Unsupported(f"{kind} does not parse ({exc})") from None
+        raise Damaged(f"a {kind} message does not parse ({exc})") from None
 
 
 def _skip(data, offset: int) -> int:
@@ -211,10 +231,10 @@ def _value(value) -> float | str | None:
 
 
 def _text(value: str | bytes) -> str:
-    """A proto2 string field as text. protobuf hands back bytes where they are not UTF-8 (a damaged file, as
-    ncu writes UTF-8): ncu_report then says what it makes of them."""
+    """A proto2 string field as text. protobuf hands back bytes where they are not UTF-8: ncu writes UTF-8, so
+    the file is damaged."""
     if isinstance(value, bytes):
-        raise Unsupported("text that is not UTF-8")
+        raise Damaged("text that is not UTF-8")
     return value
 
 
