@@ -63,6 +63,7 @@ def _lines(stream, tick_s: float = 0.25) -> Iterator[str]:
     lines: queue.SimpleQueue = queue.SimpleQueue()
 
     def pump() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})  # main's to take
         try:
             for line in stream:
                 lines.put(line)

@@ -189,6 +189,7 @@ def test_every_hint_to_collect_names_only_counters_the_chip_has(fixture, chip):
     assert cli.returncode == 2
     names = catalogue(chip)
     for told in (missing_hint(report), dict(dict(sections(row))["Provenance"])["To collect"], cli.stderr):
-        metrics = told.split("ncu --metrics ", 1)[1].split()[0].strip("`").split(",")
+        # `ncu --metrics ...` (header, --sort's fix) or `flopscope profile --metrics ...` (kernel screen)
+        metrics = told.split(" --metrics ", 1)[1].split()[0].strip("`").split(",")
         assert any("ops_path_tensor" in m for m in metrics)  # tensor FLOPs are among what is missing
         assert [m for m in metrics if m.removesuffix(".sum") not in names] == []

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+
+if __name__ == "__main__":  # `python -m flopscope.tui.cli` goes in as the `flopscope` command does (entry.py)
+    from flopscope.tui.entry import main as _entry
+
+    sys.exit(_entry())
+
 import argparse
 import json
 import os
 import signal
-import sys
 import threading
 from typing import NoReturn
 
@@ -354,6 +360,3 @@ def _stop_on_signals():
     before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     return lambda: [signal.signal(sig, handler) for sig, handler in before.items()]
 
-
-if __name__ == "__main__":
-    sys.exit(main())
