@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import re
 import secrets
 import shlex
@@ -55,35 +54,6 @@ def check_host(host: str) -> None:
         raise FlopscopeError(f"--host {host}", "a host name cannot start with '-'", "pass a host name or alias")
 
 
-def _lines(stream, tick_s: float = 0.25) -> Iterator[str]:
-    """The lines of `stream`, read by a helper thread while the caller (the main thread) waits on a queue,
-    waking every `tick_s`. Blocked in read(2) itself, the main thread would sleep through SIGTERM and SIGINT
-    whenever the kernel hands them to another thread (a pyarrow or Python worker): Python runs the handler,
-    which stops ncu, only in the main thread, once it wakes, and a quiet program gave it no line to wake on."""
-    lines: queue.SimpleQueue = queue.SimpleQueue()
-
-    def pump() -> None:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})  # main's to take
-        try:
-            for line in stream:
-                lines.put(line)
-        except BaseException as exc:  # handed to the reader, as if it had read the stream itself
-            lines.put(exc)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True, name="job-output").start()
-    while True:
-        try:
-            line = lines.get(timeout=tick_s)
-        except queue.Empty:
-            continue
-        if line is None:
-            return
-        if isinstance(line, BaseException):
-            raise line
-        yield line
-
-
 class Job:
     """A running command whose every process can be stopped: its output lines (stdout and stderr merged), its
     exit status, and `terminate()`."""
@@ -96,7 +66,7 @@ class Job:
 
     @property
     def stdout(self) -> Iterator[str]:
-        for line in _lines(self._proc.stdout):
+        for line in self._proc.stdout:
             at = line.find(self._mark) if self._mark else -1
             if at < 0:
                 yield line
