@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 from flopscope.core import Report, read_report
-from flopscope.tui.app import FlopscopeApp
-from flopscope.tui.widgets.kernel_table import KernelTable
-from flopscope.tui.widgets.table_model import parse_filter
+from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.widgets.kernel_table import KernelTable
+from flopscope.tui.presentation.table_model import parse_filter
 from textual import events
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"

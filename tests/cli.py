@@ -32,7 +32,7 @@ def run_in_process(*args, env: dict | None = None) -> tuple[int, str, str]:
     import contextlib
     import io
 
-    from flopscope.tui.cli import main
+    from flopscope.tui.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     saved = {k: os.environ.get(k) for k in (env or {})}

@@ -380,7 +380,7 @@ def test_a_launch_with_unknown_flops_leaves_its_group_and_run_unknown_not_underc
     assert s.unknown_flop_time_share == pytest.approx(1 / 6)
     # The first launch did floating-point work (its SIMT FLOPs are counted): every launch counts as working.
     assert s.compute_efficiency == 1.0
-    from flopscope.tui.text_report import header_lines
+    from flopscope.tui.presentation.text_report import header_lines
 
     expected = fmt_si(5 * (one + simt) + simt)
     assert f"FLOP ≥ {expected} (unknown for 16.7% of kernel time)" in "\n".join(header_lines(report))
@@ -398,13 +398,13 @@ def test_only_unfamiliar_metrics_mean_counters_missing_not_launches_failed():
 
 
 def fmt_si(value: float) -> str:
-    from flopscope.tui import format as fmt
+    from flopscope.tui.presentation import format as fmt
 
     return fmt.si(value)
 
 
 def fmt_seconds(value: float) -> str:
-    from flopscope.tui import format as fmt
+    from flopscope.tui.presentation import format as fmt
 
     return fmt.seconds(value)
 
@@ -477,7 +477,7 @@ def test_a_precision_without_its_counters_is_unknown_not_zero(tmp_path):
     """A100 file with the FP32 counters only: an FP64 kernel's FLOPs are unknown (not 0 FLOPs at 0% of peak),
     the FP32 kernel's total too (its FP64 part was not counted), and the run prints the FP32 count as a lower
     bound, names the FP64/FP16 counters and cannot say which share of time did floating-point work."""
-    from flopscope.tui.text_report import header_lines
+    from flopscope.tui.presentation.text_report import header_lines
 
     from .raw_csv import page
 
@@ -622,7 +622,7 @@ def test_each_launch_is_judged_against_its_own_gpu(tmp_path, monkeypatch):
     its own GPU's ceilings (A100 FP32: 108 SMs x 128 FLOP/clk, H100: 114 x 256), grouping by name keeps the GPUs
     apart, the header names both, and a stored run comes back the same."""
     from flopscope.core.store import Store
-    from flopscope.tui.text_report import header_lines
+    from flopscope.tui.presentation.text_report import header_lines
 
     from .raw_csv import page
 
@@ -694,7 +694,7 @@ def find_gpu_key(key: str):
 def test_a_launch_with_rates_but_no_duration_was_profiled_and_lacks_only_its_duration():
     """A roofline-section CSV (RTX 5090 CUTLASS GEMM): ncu printed FLOP and DRAM rates, clocks and peaks, but
     no gpu__time_duration.sum. The launch was profiled (not 'ncu failed'); its duration is what is missing."""
-    from flopscope.tui.text_report import header_lines
+    from flopscope.tui.presentation.text_report import header_lines
 
     report = read_report(fixture_path("rtx5090_dsocr_cutlass_gemm_roofline_section.csv"), gpu="rtx5090")
     assert report.kernels["status"].iloc[0] == "ok" and report.summary().not_profiled == 0
@@ -730,7 +730,7 @@ def test_a_run_with_an_unprofiled_launch_reads_as_a_lower_bound():
     read `Kernel time 87.1 us · FLOP 586 M` as if complete; now both are lower bounds, the FLOPs say what they
     leave out, and the efficiencies say they are of the launches of known time. JSON agrees: the totals are
     null, their counted parts given."""
-    from flopscope.tui.text_report import header_lines
+    from flopscope.tui.presentation.text_report import header_lines
 
     path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
     actions = _actions(path)
@@ -756,7 +756,7 @@ def test_a_run_with_an_unprofiled_launch_reads_as_a_lower_bound():
 def test_flops_unknown_only_for_a_launch_of_unknown_time_never_read_0_percent(tmp_path):
     """A launch that lacks its time and FLOPs (the cycles and FLOP counters of its V100 GEMM printed n/a) is
     in no share of kernel time: the header said `FLOP ≥ ... (unknown for 0.0% of kernel time)`."""
-    from flopscope.tui.text_report import header_lines
+    from flopscope.tui.presentation.text_report import header_lines
 
     from .raw_csv import launches, raw_csv
 

@@ -11,16 +11,16 @@ import numpy as np
 import pandas as pd
 import pytest
 from flopscope.core import Report, read_report
-from flopscope.tui import app as app_module
-from flopscope.tui import format as fmt
-from flopscope.tui.app import FlopscopeApp
-from flopscope.tui.screens.help import HelpScreen
-from flopscope.tui.screens.kernel import KernelScreen, sections
-from flopscope.tui.screens.kernels import KernelsScreen
-from flopscope.tui.screens.prompt import PromptScreen
-from flopscope.tui.screens.roofline import RooflineScreen
-from flopscope.tui.screens.sort import SortScreen
-from flopscope.tui.widgets.kernel_table import KernelTable
+from flopscope.tui.app import app as app_module
+from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.screens.help import HelpScreen
+from flopscope.tui.app.screens.kernel import KernelScreen, sections
+from flopscope.tui.app.screens.kernels import KernelsScreen
+from flopscope.tui.app.screens.prompt import PromptScreen
+from flopscope.tui.app.screens.roofline import RooflineScreen
+from flopscope.tui.app.screens.sort import SortScreen
+from flopscope.tui.app.widgets.kernel_table import KernelTable
+from flopscope.tui.presentation import format as fmt
 from rich.console import Console
 from textual import events
 from textual.widgets import Input, OptionList
@@ -284,7 +284,7 @@ async def test_b_cycles_the_bound_filter(h100):
 
 
 async def test_bad_regex_keeps_the_dialog_open_with_the_reason_and_changes_nothing(h100):
-    from flopscope.tui.screens.prompt import PromptScreen
+    from flopscope.tui.app.screens.prompt import PromptScreen
     from textual.widgets import Input
 
     app = make_app(h100)
@@ -814,7 +814,7 @@ async def test_a_launch_ncu_did_not_profile_is_marked_in_the_table():
 
 # -- the summary header -----------------------------------------------------------------------------------------
 def summary_text(app: FlopscopeApp) -> str:
-    from flopscope.tui.widgets.summary import Summary
+    from flopscope.tui.app.widgets.summary import Summary
 
     summary = app.screen.query_one(Summary)
     return summary.text(summary.content_size.width).plain
@@ -983,7 +983,7 @@ async def test_after_a_sort_the_first_rows_are_on_screen(h100):
 
 # -- help and footer of a Kernels screen opened from elsewhere ------------------------------------------------
 async def test_kernels_opened_from_another_screen_keep_every_key_and_their_name(h100):
-    from flopscope.tui.screens.kernels import PushedKernelsScreen
+    from flopscope.tui.app.screens.kernels import PushedKernelsScreen
 
     app = make_app(h100)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -1103,7 +1103,7 @@ async def test_the_summary_cut_names_every_line_it_leaves_out_and_fits(size):
     without naming it, and at 60 columns the marker itself was cut (`--no-tui prints a…`). Now it names what
     each line left out holds, and fits (the `--no-tui` pointer gives way first). Terminals this short: the
     summary may take all the room the table's two rows leave, so only they cut it."""
-    from flopscope.tui.widgets.summary import Summary
+    from flopscope.tui.app.widgets.summary import Summary
 
     app = make_app(read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep")))
     async with app.run_test(size=size) as pilot:
@@ -1124,7 +1124,7 @@ async def test_the_summary_cut_names_every_line_it_leaves_out_and_fits(size):
 async def test_the_bundled_demo_drills_from_a_tensor_core_kernel_at_80x24():
     """`flopscope demo`'s capture (an H100 bf16 training step), keyboard only at 80x24: filter to the nvjet
     GEMMs, open the top one, and its screen shows the tensor-core FLOPs the engine counted for it."""
-    from flopscope.tui.cli import bundled_example
+    from flopscope.tui.cli.main import bundled_example
 
     path = bundled_example()
     report = read_report(path)
@@ -1149,7 +1149,7 @@ async def test_the_bundled_demo_drills_from_a_tensor_core_kernel_at_80x24():
 async def test_the_header_leaves_the_table_its_rows_at_80x24():
     """Issue 19.9: the demo's header took 7 of 24 lines. At most 5 now (what does not fit is named by the cut
     marker), so the table shows the 16 rows left by the header, its title row, status and footer."""
-    from flopscope.tui.widgets.summary import Summary
+    from flopscope.tui.app.widgets.summary import Summary
 
     demo = Path(__file__).resolve().parents[1] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
     app = make_app(read_report(demo))

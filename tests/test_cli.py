@@ -407,7 +407,7 @@ def test_sort_by_kernel_name_is_alphabetical():
 def test_demo_prints_the_bundled_h100_capture(flags):
     """The package ships the project's own capture (tests/data/gpu/README.md): `demo` prints what `report`
     prints for it, a bf16 training step on an H100 whose matmuls ran on tensor cores."""
-    from flopscope.tui.cli import bundled_example
+    from flopscope.tui.cli.main import bundled_example
 
     path = bundled_example()
     out = subprocess.run([*CLI, "demo", *flags], capture_output=True, text=True, timeout=120,
@@ -421,7 +421,7 @@ def test_demo_prints_the_bundled_h100_capture(flags):
 
 
 def test_demo_without_a_bundled_example_says_so_in_one_line(tmp_path, monkeypatch):
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     monkeypatch.setattr(cli, "_bundled", list)
     with pytest.raises(FlopscopeError) as err:
@@ -476,7 +476,7 @@ def test_report_marks_the_launch_ncu_did_not_profile_and_cuts_names_once(by):
 
 def test_report_table_never_doubles_an_ellipsis_at_any_width():
     """`flash_fwd_kernel<Flash_fwd_kernel_traits<…>, ...`: wherever the name column ends, one ellipsis."""
-    from flopscope.tui.text_report import rich_table
+    from flopscope.tui.presentation.text_report import rich_table
     from rich.console import Console
 
     rows = read_report(fixture_path("h800_sglang_flashattn_full.ncu-rep")).group("launch")
@@ -562,7 +562,7 @@ def test_open_without_a_terminal_prints_the_table_and_exits(tmp_path, two_gpu_st
                                   ["runs", "--no-tui"], ["sweep", "--from", "a", "c", "--no-tui"]])
 def test_commands_close_every_store_they_open(two_gpu_store, monkeypatch, argv):
     """`diff` and `open RUN` once left their SQLite connection open (a library caller or the app kept it)."""
-    from flopscope.tui.cli import main
+    from flopscope.tui.cli.main import main
 
     monkeypatch.setenv("FLOPSCOPE_HOME", str(two_gpu_store))
     opened = []
@@ -723,7 +723,7 @@ def test_a_file_with_two_gpus_keeps_its_numbers_on_a_narrow_terminal(tmp_path, c
 def test_report_header_fits_the_terminal_and_breaks_only_between_items(columns):
     """Before: rich word-wrapped the header at 80 columns, splitting `(ncu-rep, 3` from `launches)` and
     starting lines mid-item. Now every line fits and each item of the header stays whole on one line."""
-    from flopscope.tui.text_report import header
+    from flopscope.tui.presentation.text_report import header
 
     path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
     out = run("report", path.name, columns=columns, cwd=path.parent)
@@ -846,7 +846,7 @@ def _usage_entries() -> dict[str, str]:
 def _subcommands():
     import argparse
 
-    from flopscope.tui.cli import build_parser
+    from flopscope.tui.cli.main import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -12,13 +12,13 @@ import pytest
 from flopscope.core import Report, read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
-from flopscope.tui import format as fmt
-from flopscope.tui.screen_app import ScreenApp
-from flopscope.tui.screens.diff import DiffScreen
-from flopscope.tui.screens.help import HelpScreen
-from flopscope.tui.screens.kernel import KernelScreen
-from flopscope.tui.screens.prompt import PromptScreen
-from flopscope.tui.widgets.kernel_table import KernelTable
+from flopscope.tui.app.screen_app import ScreenApp
+from flopscope.tui.app.screens.diff import DiffScreen
+from flopscope.tui.app.screens.help import HelpScreen
+from flopscope.tui.app.screens.kernel import KernelScreen
+from flopscope.tui.app.screens.prompt import PromptScreen
+from flopscope.tui.app.widgets.kernel_table import KernelTable
+from flopscope.tui.presentation import format as fmt
 from textual.widgets import Input
 
 from .conftest import fixture_path, settle

@@ -12,13 +12,13 @@ import pytest
 from flopscope.core import read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
-from flopscope.tui.cli_runs import _DIFF_COLUMNS, _diff_cells
-from flopscope.tui.diff_text import table_rows
-from flopscope.tui.runs_app import RunsApp
-from flopscope.tui.screen_app import ScreenApp
-from flopscope.tui.screens.diff import DiffScreen
-from flopscope.tui.text_report import fitted_table, rich_table
-from flopscope.tui.widgets.kernel_table import KernelTable
+from flopscope.tui.app.runs_app import RunsApp
+from flopscope.tui.app.screen_app import ScreenApp
+from flopscope.tui.app.screens.diff import DiffScreen
+from flopscope.tui.app.widgets.kernel_table import KernelTable
+from flopscope.tui.cli.runs import _DIFF_COLUMNS, _diff_cells
+from flopscope.tui.presentation.diff_text import table_rows
+from flopscope.tui.presentation.text_report import fitted_table, rich_table
 
 from .cli import run_cli
 from .conftest import FIXTURES, settle

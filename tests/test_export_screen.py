@@ -11,9 +11,9 @@ import threading
 import pandas as pd
 import pytest
 from flopscope.core import read_report
-from flopscope.tui.screens import export as export_screen
-from flopscope.tui.screens.export import ExportScreen
-from flopscope.tui.widgets.kernel_table import KernelTable
+from flopscope.tui.app.screens import export as export_screen
+from flopscope.tui.app.screens.export import ExportScreen
+from flopscope.tui.app.widgets.kernel_table import KernelTable
 from textual.widgets import Input
 
 from .conftest import fixture_path, settle

@@ -2,8 +2,7 @@
 crosses a prefix boundary moves to the next prefix."""
 
 import pytest
-
-from tui import format as fmt
+from flopscope.tui.presentation import format as fmt
 
 
 @pytest.mark.parametrize(("value", "text"), [

@@ -12,9 +12,9 @@ import pytest
 from flopscope.core import read_report
 from flopscope.core.ncu_command import METRIC_SETS
 from flopscope.core.report import Report
-from flopscope.tui import format as fmt
-from flopscope.tui.screens.kernel import KernelScreen
-from flopscope.tui.widgets.roofline_plot import build_plot, legend, roofline_from
+from flopscope.tui.app.screens.kernel import KernelScreen
+from flopscope.tui.app.widgets.roofline_plot import build_plot, legend, roofline_from
+from flopscope.tui.presentation import format as fmt
 
 from .cli import run_cli
 from .conftest import fixture_path
@@ -311,7 +311,7 @@ def test_the_tables_bound_column_speaks_the_exports_roof_words(tmp_path):
     """Issue 19.4: the table said `DRAM`/`L2` where the export's `roof` says `dram`/`l2` and `bound:` takes them."""
     import csv
 
-    from flopscope.tui.text_report import rich_table
+    from flopscope.tui.presentation.text_report import rich_table
 
     path = fixture_path(V100)
     out = tmp_path / "k.csv"

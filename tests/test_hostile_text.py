@@ -214,10 +214,10 @@ def test_csv_defuses_text_cells_only_never_a_negative_number(tmp_path):
 
 # -- the app ----------------------------------------------------------------------------------------
 async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(pages, monkeypatch):
-    from flopscope.tui.app import FlopscopeApp
-    from flopscope.tui.screens.kernel import KernelScreen
-    from flopscope.tui.widgets.kernel_table import KernelTable
-    from flopscope.tui.widgets.summary import Summary
+    from flopscope.tui.app.app import FlopscopeApp
+    from flopscope.tui.app.screens.kernel import KernelScreen
+    from flopscope.tui.app.widgets.kernel_table import KernelTable
+    from flopscope.tui.app.widgets.summary import Summary
     from textual.app import App
     from textual.widgets import Static
 
@@ -246,8 +246,8 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
 
 
 def test_roofline_labels_are_escaped(pages):
-    from flopscope.tui.screens.roofline import describe as describe_point
-    from flopscope.tui.widgets.roofline_plot import roofline_from
+    from flopscope.tui.app.screens.roofline import describe as describe_point
+    from flopscope.tui.app.widgets.roofline_plot import roofline_from
 
     report = read_report(pages["raw"])
     data = roofline_from(report.group("name"), report.ceilings())
@@ -328,9 +328,9 @@ def test_a_sweep_from_hostile_files_prints_escaped_names(pages, tmp_path):
 async def test_the_diff_screen_shows_escaped_names(stored):
     from flopscope.core.diff import diff_runs
     from flopscope.core.store import Store
-    from flopscope.tui.screen_app import ScreenApp
-    from flopscope.tui.screens.diff import DiffScreen
-    from flopscope.tui.widgets.kernel_table import KernelTable
+    from flopscope.tui.app.screen_app import ScreenApp
+    from flopscope.tui.app.screens.diff import DiffScreen
+    from flopscope.tui.app.widgets.kernel_table import KernelTable
     from textual.widgets import Static
 
     with Store(stored / "flopscope.db") as store:
@@ -349,8 +349,8 @@ async def test_the_diff_screen_shows_escaped_names(stored):
 async def test_the_live_profile_screen_escapes_ncu_and_program_output():
     """ncu's lines and the program's own, as the profile job hands them over (parsed from the console
     stream): a kernel name retitling the terminal, colour codes, an OSC 52 in an error, then the failure."""
-    from flopscope.tui.app import FlopscopeApp
-    from flopscope.tui.screens.profile import ProfileScreen
+    from flopscope.tui.app.app import FlopscopeApp
+    from flopscope.tui.app.screens.profile import ProfileScreen
     from textual.widgets import DataTable
 
     from .test_app import screen_lines
@@ -380,9 +380,9 @@ async def test_the_live_profile_screen_escapes_ncu_and_program_output():
 async def test_the_runs_and_sweep_screens_show_escaped_names(stored, pages, tmp_path):
     """The Runs screen lists the hostile GPU name; the Sweep screen's findings name a hostile kernel."""
     from flopscope.core.scaling import Slice
-    from flopscope.tui.runs_app import RunsApp
-    from flopscope.tui.sweep_app import SweepApp
-    from flopscope.tui.widgets.kernel_table import KernelTable
+    from flopscope.tui.app.runs_app import RunsApp
+    from flopscope.tui.app.sweep_app import SweepApp
+    from flopscope.tui.app.widgets.kernel_table import KernelTable
 
     from .test_app import screen_lines
 
@@ -406,8 +406,8 @@ async def test_the_runs_and_sweep_screens_show_escaped_names(stored, pages, tmp_
 
 async def test_the_reconcile_screen_escapes_module_names_and_notes():
     """Module names come from the report's NVTX ranges; the title names the report file."""
-    from flopscope.tui.screen_app import ScreenApp
-    from flopscope.tui.screens.reconcile import ReconcileScreen
+    from flopscope.tui.app.screen_app import ScreenApp
+    from flopscope.tui.app.screens.reconcile import ReconcileScreen
     from rich.text import Text
     from textual.widgets import DataTable
 

@@ -9,8 +9,8 @@ import shlex
 
 import pytest
 from flopscope.core import read_report
-from flopscope.tui import format as fmt
-from flopscope.tui.screens.kernel import KernelScreen, earlier_launches, recollect_argv, sections
+from flopscope.tui.app.screens.kernel import KernelScreen, earlier_launches, recollect_argv, sections
+from flopscope.tui.presentation import format as fmt
 from textual.containers import VerticalScroll
 
 from .cli import run_cli
@@ -164,7 +164,7 @@ async def test_a_tensor_precision_is_spelled_one_way_on_every_screen(tmp_path):
     """An HGEMM accumulating in FP16 and FP32. Before: its FP16-accumulate tensor work read `Tensor FP16_ACC16`
     on the Kernel screen, `Tensor FP16/16 FLOP` in the sort list, `TC fp16/acc16` in the table. Now every place
     spells it as the printed table does (`flopscope report`, the independent source): `TC fp16/acc16`."""
-    from flopscope.tui.screens.sort import SortScreen
+    from flopscope.tui.app.screens.sort import SortScreen
 
     from .raw_csv import mixed_accumulate_hgemm
 
@@ -269,7 +269,7 @@ async def test_the_kernel_screens_plot_uses_the_peak_its_numbers_use_with_the_da
     launches' clock is ncu's smsp__cycles_elapsed.avg.per_second, weighted by their time."""
     from pathlib import Path
 
-    from flopscope.tui.widgets.kernel_table import KernelTable
+    from flopscope.tui.app.widgets.kernel_table import KernelTable
 
     demo = Path(__file__).resolve().parents[1] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
     report = read_report(demo)

@@ -26,8 +26,8 @@ from flopscope.core.metrics import derive
 from flopscope.core.predict import BOARDS, paleo_seconds, peak_for, predict, predict_all
 from flopscope.core.reconcile import phase, range_names, reconcile
 from flopscope.core.report import Report, ordered
-from flopscope.tui.format import seconds as fmt_seconds
-from flopscope.tui.format import si as fmt_si
+from flopscope.tui.presentation.format import seconds as fmt_seconds
+from flopscope.tui.presentation.format import si as fmt_si
 
 from .cli import CLI, run_cli
 from .conftest import fixture_path
@@ -300,7 +300,7 @@ def test_meta_failures_retry_on_cpu_only_when_meta_is_the_cause():
 @needs_torch
 def test_precision_defaults_to_the_parameters_dtype(tmp_path, monkeypatch, capsys):
     """A .half() model was reported as fp32: 4-byte parameters and the FP32 SIMT peak."""
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     (tmp_path / "halfmods.py").write_text(textwrap.dedent("""
         import torch
@@ -338,7 +338,7 @@ def test_fp32_convolutions_are_predicted_on_tf32_tensor_cores(tmp_path, monkeypa
     """torch runs float32 convolutions on TF32 tensor cores by default (cudnn.allow_tf32 = True) and matmuls on
     FP32 (cuda.matmul.allow_tf32 = False): fp32 predictions held every FLOP against the SIMT FP32 peak, so a
     ResNet on an A100 was predicted 8x too slow. A T4 has no TF32: all FP32 there."""
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     (tmp_path / "convnet.py").write_text(textwrap.dedent("""
         import torch
@@ -380,7 +380,7 @@ def test_tf32_on_a_gpu_without_tf32_is_refused_like_bf16(capsys):
     """`model resnet18 --dtype tf32 --gpu t4 --json` printed NaN peaks and times (NaN is not JSON) and bound
     "compute", exit 0, while --dtype bf16 on a T4 was refused: every GPU the database gives no TF32 peak is now
     refused the same way, with fp32 (what torch's allow_tf32 runs there) as the fix."""
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     table = pd.read_csv(Path(__file__).resolve().parents[1] / "core" / "data" / "gpus.csv")
     without = table.loc[table["tf32_tensor_tflops"].isna(), "key"].tolist()
@@ -411,7 +411,7 @@ def _strict_json(text: str) -> dict:
 def test_model_and_reconcile_json_is_strict_json(tmp_path, capsys):
     """A step time of 5e-324 s (the smallest positive float, which --step-time takes) made reconcile's
     utilization FLOPs / (5e-324 x 14.4e12) overflow to inf, written as Infinity; unknowns are null."""
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     from .conftest import fixture_path
 
@@ -430,7 +430,7 @@ def test_model_and_reconcile_json_is_strict_json(tmp_path, capsys):
 def test_a_model_module_that_exits_is_a_one_line_error(tmp_path, monkeypatch, capsys):
     """sys.exit in a factory exited 0 with no output; a script's argparse at import parsed flopscope's own command
     line and printed its usage as if it were flopscope's."""
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     (tmp_path / "exitmods.py").write_text("import sys\ndef build():\n    sys.exit(0)\n")
     (tmp_path / "needsdata.py").write_text(textwrap.dedent("""
@@ -549,7 +549,7 @@ def test_bad_model_inputs_are_one_line_errors():
 def test_a_spec_naming_no_model_says_so_before_asking_for_a_shape(tmp_path, capsys):
     """`model FILE:not_module` without --input-shape said "needs --input-shape", and with one "the factory returned
     int": NAME not being an nn.Module (or a function returning one) is the problem, whatever the shape."""
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     models = tmp_path / "m.py"
     models.write_text(textwrap.dedent("""
@@ -615,7 +615,7 @@ def test_paleo_vgg16_on_k80_by_hand():
 def test_predictions_are_bounded_by_dram_bytes(capsys):
     """At batch 1 the MLP reads 7.47 MB of weights for 3.7 MFLOP: H100's 3.35 TB/s takes 2.23 us, not the 111 ns
     its FP32 peak x 0.5 would; at batch 4096 the same model is compute-bound."""
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     params = (784 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * 10 + 10)
     macs = 784 * 1024 + 1024 * 1024 + 1024 * 10
@@ -639,7 +639,7 @@ def test_predictions_are_bounded_by_dram_bytes(capsys):
 def test_nothing_to_do_predicts_no_rate():
     """A model with no counted FLOPs and no bytes: `model --json` wrote Infinity (not JSON) and the table
     '0 s' and 'inf' samples/s."""
-    from flopscope.tui.cli_model import _predictions_table
+    from flopscope.tui.cli.model import _predictions_table
 
     p = predict(0, find_gpu("h100-sxm"), "fp32", nbytes=0, batch=8)
     assert p.seconds == 0 and p.per_second is None and p.steps_per_second is None
@@ -839,7 +839,7 @@ def test_reconcile_hints_train_and_steps():
 def test_reconcile_without_ranges_compares_the_whole_report(tmp_path, monkeypatch, capsys):
     """A report without NVTX ranges gave no ratio at all, only 'unranged 553 kFLOP'."""
     from flopscope.core import read_report
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     from .conftest import fixture_path
 
@@ -950,7 +950,7 @@ def test_reconcile_holds_fp32_convolutions_against_tf32_as_model_predicts(tmp_pa
     Both ceilings are taken as `report` takes them here: FP32 from the report's counters (108 SMs x 64 FMA lanes x
     2 FLOPs per cycle at the launches' duration-weighted clock), TF32 from the datasheet at their median clock."""
     from flopscope.core import read_report
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     from .conftest import fixture_path
 
@@ -1032,7 +1032,8 @@ def test_reconcile_counts_what_report_counts_and_says_why_the_rest_is_unknown(tm
 def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
     """--depth -1 and --input-shape '' ran with exit 0; reconcile --depth 0 hid even the totals row; a tampered
     model JSON was a traceback."""
-    from flopscope.tui import cli, cli_model
+    from flopscope.tui.cli import main as cli
+    from flopscope.tui.cli import model as cli_model
 
     reconcile_mlp = ["reconcile", "r.ncu-rep", "--model", "mlp"]
     # reconcile --tol -1 and --steps 0 both said "--steps must be >= 1 and --tol in (0, 1)": which one?
@@ -1076,7 +1077,8 @@ def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
 
 
 def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkeypatch, capsys):
-    from flopscope.tui import cli, cli_model
+    from flopscope.tui.cli import main as cli
+    from flopscope.tui.cli import model as cli_model
 
     m = resnet18_step
     spec = tmp_path / "resnet18.json"
@@ -1239,7 +1241,7 @@ class NoTorch:
             raise ModuleNotFoundError("No module named 'torch'")
 sys.meta_path.insert(0, NoTorch())
 import flopscope.core, flopscope.core.predict, flopscope.core.reconcile, flopscope.core.model_flops
-from flopscope.tui.cli import main
+from flopscope.tui.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -1254,9 +1256,9 @@ def test_without_torch_model_is_a_one_line_error():
 
 async def test_reconcile_screen_shows_the_cli_rows(resnet18_step):
     """The app's reconcile screen holds the same rows as the CLI table."""
-    from flopscope.tui.cli_model import _reconcile_lines, reconcile_rows
-    from flopscope.tui.screen_app import ScreenApp
-    from flopscope.tui.screens.reconcile import ReconcileScreen
+    from flopscope.tui.app.screen_app import ScreenApp
+    from flopscope.tui.app.screens.reconcile import ReconcileScreen
+    from flopscope.tui.cli.model import _reconcile_lines, reconcile_rows
     from textual.widgets import DataTable
 
     m = resnet18_step
@@ -1293,7 +1295,7 @@ def test_reconcile_takes_dtype_with_a_model_json(tmp_path, capsys):
     """The note above suggests --dtype; with a model JSON, --dtype was refused ('come from this JSON')."""
     if torch is None:
         pytest.skip("PyTorch is not installed (pip install 'flopscope[torch]')")
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     from .conftest import fixture_path
 

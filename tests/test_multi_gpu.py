@@ -9,13 +9,13 @@ import pytest
 from flopscope.core import read_report
 from flopscope.core.diff import diff_runs, gpus_apart
 from flopscope.core.store import Store
-from flopscope.tui.screen_app import ScreenApp
-from flopscope.tui.screens.diff import DiffScreen
-from flopscope.tui.screens.help import HelpScreen
-from flopscope.tui.screens.kernel import KernelScreen
-from flopscope.tui.screens.roofline import RooflineScreen
-from flopscope.tui.widgets.roofline_plot import RooflinePlot, roofline_from
-from flopscope.tui.widgets.summary import Summary
+from flopscope.tui.app.screen_app import ScreenApp
+from flopscope.tui.app.screens.diff import DiffScreen
+from flopscope.tui.app.screens.help import HelpScreen
+from flopscope.tui.app.screens.kernel import KernelScreen
+from flopscope.tui.app.screens.roofline import RooflineScreen
+from flopscope.tui.app.widgets.roofline_plot import RooflinePlot, roofline_from
+from flopscope.tui.app.widgets.summary import Summary
 
 from .conftest import settle
 from .raw_csv import page

@@ -11,8 +11,8 @@ from pathlib import Path
 from flopscope.core import read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
-from flopscope.tui.screen_app import ScreenApp
-from flopscope.tui.screens.diff import DiffScreen
+from flopscope.tui.app.screen_app import ScreenApp
+from flopscope.tui.app.screens.diff import DiffScreen
 
 from .cli import run_cli
 from .conftest import settle

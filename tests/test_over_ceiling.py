@@ -209,9 +209,9 @@ def test_a_short_launch_within_the_peak_at_its_own_dram_clock_is_not_flagged(tmp
 # -- the app ------------------------------------------------------------------------------------------------------
 async def summary_of(report, size=(80, 24)) -> tuple[str, list[str]]:
     """The Kernels screen's summary (whole) and the screen's lines, once the table has filled."""
-    from flopscope.tui.app import FlopscopeApp
-    from flopscope.tui.widgets.kernel_table import KernelTable
-    from flopscope.tui.widgets.summary import Summary
+    from flopscope.tui.app.app import FlopscopeApp
+    from flopscope.tui.app.widgets.kernel_table import KernelTable
+    from flopscope.tui.app.widgets.summary import Summary
 
     from .test_app import screen_lines
 

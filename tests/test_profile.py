@@ -457,7 +457,7 @@ def full_disk_store(monkeypatch) -> None:
 
 def test_a_store_full_after_profiling_keeps_the_run_and_says_how_to_store_it(tmp_path, monkeypatch, capsys):
     """Before: `sqlite3.OperationalError: database or disk is full` traceback, the profile's report unseen."""
-    from flopscope.tui import cli
+    from flopscope.tui.cli import main as cli
 
     monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
     with monkeypatch.context() as patch:

@@ -8,10 +8,10 @@ from flopscope.core.ncu_command import ProfileOptions
 from flopscope.core.profiler import profile
 from flopscope.core.store import Store
 from flopscope.core.transport import LocalTransport
-from flopscope.tui.app import FlopscopeApp
-from flopscope.tui.screens.kernels import KernelsScreen
-from flopscope.tui.screens.profile import ProfileScreen
-from flopscope.tui.widgets.kernel_table import KernelTable
+from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.screens.kernels import KernelsScreen
+from flopscope.tui.app.screens.profile import ProfileScreen
+from flopscope.tui.app.widgets.kernel_table import KernelTable
 from textual.widgets import DataTable
 
 from .cli import CLI

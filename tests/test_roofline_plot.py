@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from flopscope.core.metrics import Ceiling
-from flopscope.tui.widgets import roofline_plot
-from flopscope.tui.widgets.roofline_plot import (
+from flopscope.tui.app.widgets import roofline_plot
+from flopscope.tui.app.widgets.roofline_plot import (
     Point,
     Roofline,
     RooflinePlot,
@@ -60,7 +60,7 @@ def test_points_are_finite_positive_and_ordered_by_time_share():
 
 def test_nothing_to_plot_says_why_per_row_kind():
     """Rows with no FLOPs have no place on a log-log plot: they are not sent to collect counters they have."""
-    from flopscope.tui.screens.roofline import describe
+    from flopscope.tui.app.screens.roofline import describe
 
     no_work = roofline_from(rows().iloc[[4]], CEILINGS)
     assert str(describe(no_work, None)) == "No point to plot: 1 row(s) did no FLOPs or moved no DRAM bytes."
@@ -228,7 +228,7 @@ def test_a_high_ceiling_whose_ridge_is_far_right_keeps_its_line_visible(monkeypa
 # -- the Roofline screen's keys: the table's ------------------------------------------------------------------------
 async def test_roofline_keys_walk_the_points_like_table_rows(monkeypatch):
     from flopscope.core import read_report
-    from flopscope.tui.screens.roofline import RooflineScreen
+    from flopscope.tui.app.screens.roofline import RooflineScreen
 
     from .conftest import fixture_path
     from .test_app import make_app, ready
@@ -254,7 +254,7 @@ async def test_roofline_opened_on_a_lower_row_draws_that_rows_point_selected():
     """Issue 19.1: `j j r` named the third kernel while the plot's ◆ (and its L2/L1 legend) stayed on the first:
     the plot was synced only when the selection moved."""
     from flopscope.core import read_report
-    from flopscope.tui.screens.roofline import RooflineScreen
+    from flopscope.tui.app.screens.roofline import RooflineScreen
 
     from .conftest import fixture_path
     from .test_app import make_app, ready

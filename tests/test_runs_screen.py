@@ -11,14 +11,14 @@ import pytest
 from flopscope.core import Report, read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
-from flopscope.tui import format as fmt
-from flopscope.tui.runs_app import RunsApp
-from flopscope.tui.screens.diff import DiffScreen
-from flopscope.tui.screens.kernels import PushedKernelsScreen
-from flopscope.tui.screens.prompt import PromptScreen
-from flopscope.tui.screens.runs import RunsScreen
-from flopscope.tui.screens.sweep import SweepScreen
-from flopscope.tui.widgets.kernel_table import KernelTable
+from flopscope.tui.app.runs_app import RunsApp
+from flopscope.tui.app.screens.diff import DiffScreen
+from flopscope.tui.app.screens.kernels import PushedKernelsScreen
+from flopscope.tui.app.screens.prompt import PromptScreen
+from flopscope.tui.app.screens.runs import RunsScreen
+from flopscope.tui.app.screens.sweep import SweepScreen
+from flopscope.tui.app.widgets.kernel_table import KernelTable
+from flopscope.tui.presentation import format as fmt
 from textual.widgets import Input
 
 from .cli import run_cli as cli
@@ -179,7 +179,7 @@ async def test_sort_filter_and_export_the_runs_shown(store_path, reports, tmp_pa
 def test_runs_table_prints_sweep_and_plain_runs(store_path, reports, monkeypatch, capsys):
     """`flopscope runs` without a terminal: the table, sweep runs and plain runs alike (a plain run's sweep is
     NULL in the store)."""
-    from flopscope.tui.cli import main
+    from flopscope.tui.cli.main import main
 
     monkeypatch.setenv("FLOPSCOPE_HOME", str(store_path.parent))
     store_path.rename(store_path.parent / "flopscope.db")
@@ -263,8 +263,8 @@ async def test_a_filter_nothing_matches_says_so(store_path):
 
 
 def test_runs_table_never_cuts_a_number_at_80_columns(store_path, reports, monkeypatch, capsys):
-    from flopscope.tui import format as fmt
-    from flopscope.tui.cli import main
+    from flopscope.tui.cli.main import main
+    from flopscope.tui.presentation import format as fmt
 
     monkeypatch.setenv("FLOPSCOPE_HOME", str(store_path.parent))
     monkeypatch.setenv("COLUMNS", "80")

@@ -60,7 +60,7 @@ DAMAGES = [
 
 def flopscope(capsys, *args) -> tuple[int, str, str]:
     """The CLI in this process (as fast as a library call): exit code, stdout, stderr."""
-    from flopscope.tui import cli as main
+    from flopscope.tui.cli import main
 
     code = main.main([str(a) for a in args])
     out = capsys.readouterr()

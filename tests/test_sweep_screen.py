@@ -14,14 +14,14 @@ import pytest
 from flopscope.core import Report, read_report
 from flopscope.core.scaling import Slice, load_sweep, point_table, slices
 from flopscope.core.store import Store
-from flopscope.tui import format as fmt
-from flopscope.tui.screens.help import HelpScreen
-from flopscope.tui.screens.kernels import PushedKernelsScreen
-from flopscope.tui.screens.prompt import PromptScreen
-from flopscope.tui.screens.sweep import METRICS, SweepScreen
-from flopscope.tui.sweep_app import SweepApp, run_sweep_app
-from flopscope.tui.widgets.kernel_table import KernelTable
-from flopscope.tui.widgets.line_plot import LinePlot, Series, build_line_plot, is_log
+from flopscope.tui.app.screens.help import HelpScreen
+from flopscope.tui.app.screens.kernels import PushedKernelsScreen
+from flopscope.tui.app.screens.prompt import PromptScreen
+from flopscope.tui.app.screens.sweep import METRICS, SweepScreen
+from flopscope.tui.app.sweep_app import SweepApp, run_sweep_app
+from flopscope.tui.app.widgets.kernel_table import KernelTable
+from flopscope.tui.app.widgets.line_plot import LinePlot, Series, build_line_plot, is_log
+from flopscope.tui.presentation import format as fmt
 from rich.cells import cell_len
 from rich.console import Console
 from textual.widgets import Input
@@ -466,7 +466,7 @@ def y_labels(plot: str) -> list[str]:
 
 
 async def test_at_80x24_the_plot_keeps_its_rows_and_two_y_labels_while_findings_scroll(mixed):
-    from flopscope.tui.screens.sweep import PLOT_ROWS
+    from flopscope.tui.app.screens.sweep import PLOT_ROWS
 
     app = batch_sweep(mixed, "from-files")
     async with app.run_test(size=(80, 24)) as pilot:
@@ -508,8 +508,8 @@ async def test_flop_per_param_is_named_after_the_line_s_parameter(reports):
 
 async def test_a_sweep_opened_with_gpu_names_it_in_the_header(tmp_path):
     """Before, `open SWEEP --gpu l4` showed the L4-judged points under a header naming no GPU, on every line."""
-    from flopscope.tui.cli import _judged_lines
-    from flopscope.tui.cli_sweep import judged_against
+    from flopscope.tui.cli.main import _judged_lines
+    from flopscope.tui.cli.sweep import judged_against
 
     report = read_report(fixture_path("rtx4090_torch_linear_sgemm.ncu-rep"))
     with Store(tmp_path / "flopscope.db") as store:

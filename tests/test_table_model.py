@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from flopscope.tui.columns import KERNEL_TABLE, table_columns
-from flopscope.tui.widgets.kernel_table import fit_cell
-from flopscope.tui.widgets.table_model import Query, TableModel, parse_filter
+from flopscope.tui.app.widgets.kernel_table import fit_cell
+from flopscope.tui.presentation.columns import KERNEL_TABLE, table_columns
+from flopscope.tui.presentation.table_model import Query, TableModel, parse_filter
 
 
 def frame() -> pd.DataFrame:
@@ -90,8 +90,8 @@ def test_fit_cell_pads_and_cuts_by_cells():
 def test_uncopied_launch_table_shows_longest_first():
     """Report.group('launch', time_order=False) is the launches table in launch order; the model orders it."""
     from flopscope.core import read_report
-    from flopscope.tui.columns import KERNEL_TABLE
-    from flopscope.tui.widgets.table_model import TableModel
+    from flopscope.tui.presentation.columns import KERNEL_TABLE
+    from flopscope.tui.presentation.table_model import TableModel
 
     from .conftest import fixture_path
 
@@ -116,7 +116,7 @@ def test_distinct_cuts_keep_different_names_different(width):
     """Real names that share 39 characters (CUTLASS B2bGemm/Gemm) or 95 (two thrust agents): cut at the end
     they read alike; every cut here fits the width, differs from every other name's, and never doubles the
     ellipsis a name already has (`traits<…>`)."""
-    from flopscope.tui.widgets.names import distinct_cuts
+    from flopscope.tui.presentation.names import distinct_cuts
 
     names = _fixture_names("a100pcie80_cutlass_gemm_full.ncu-rep", "h100pcie_ee384_cub_agents_full.ncu-rep",
                            "h800_sglang_flashattn_full.ncu-rep")
@@ -136,7 +136,7 @@ def test_fit_cell_cuts_once_after_an_elided_template():
 def test_fit_brings_back_a_narrow_column_a_wide_one_made_room_for():
     """Drop by priority until the table fits, then refill: at 36 cells, A (5 cells) goes first, then B (10)
     still does not fit, and without B there is room for A again."""
-    from flopscope.tui.columns import Column, fit
+    from flopscope.tui.presentation.columns import Column, fit
 
     cols = [Column("name", "Name", str, 0, 20, numeric=False), Column("a", "A", str, 2, 5),
             Column("b", "B", str, 2, 10), Column("c", "C", str, 1, 8)]
@@ -148,7 +148,7 @@ def test_fit_brings_back_a_narrow_column_a_wide_one_made_room_for():
 
 def test_every_extra_column_has_a_title_of_its_own():
     """The sort picker lists columns by title: FP16- and FP8-accumulate-in-FP16 tensor FLOPs once read alike."""
-    from flopscope.tui.columns import EXTRA_COLUMNS
+    from flopscope.tui.presentation.columns import EXTRA_COLUMNS
 
     titles = [c.title for c in EXTRA_COLUMNS.values()]
     assert len(titles) == len(set(titles))

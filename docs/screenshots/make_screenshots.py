@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from flopscope.tui.app import FlopscopeApp
-from flopscope.tui.cli import bundled_example
-from flopscope.tui.screens.roofline import RooflineScreen
-from flopscope.tui.widgets.kernel_table import KernelTable
+from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.screens.roofline import RooflineScreen
+from flopscope.tui.app.widgets.kernel_table import KernelTable
+from flopscope.tui.cli.main import bundled_example
 
 HERE = Path(__file__).resolve().parent
 SIZE = (80, 24)

@@ -1,0 +1,92 @@
+"""Layer contracts, as tests: what the pyproject's import-linter contracts say statically, and what each entry
+point actually loads at run time (deferred imports are allowed by the static rules, so sys.modules is the truth
+for "the CLI never loads Textual")."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _linked_tree(tmp_path: Path) -> Path:
+    """import-linter walks one folder per package; ours maps three (pyproject's package-dir), so lay them out
+    as the import path reads: flopscope/ with core/ and tui/ inside, as links to the real folders."""
+    pkg = tmp_path / "flopscope"
+    pkg.mkdir()
+    shutil.copy(ROOT / "flopscope_pkg" / "__init__.py", pkg / "__init__.py")
+    for layer in ("core", "tui"):
+        (pkg / layer).symlink_to(ROOT / layer, target_is_directory=True)
+    return tmp_path
+
+
+def test_import_contracts_hold(tmp_path):
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if lint is None:
+        pytest.skip("import-linter is not installed (pip install -e '.[test]')")
+    tree = _linked_tree(tmp_path)
+    done = subprocess.run([lint, "--config", str(ROOT / "pyproject.toml"), "--no-cache"], cwd=tree,
+                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "broken" in done.stdout and "0 broken" in done.stdout
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _package_modules(package: str) -> str:
+    return (f"import importlib, pkgutil, {package} as p\n"
+            f"for m in pkgutil.walk_packages(p.__path__, '{package}.'):\n"
+            "    importlib.import_module(m.name)")
+
+
+def _loaded(modules: set[str], roots: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in roots or any(m.startswith(r + ".") for r in roots))
+
+
+def test_the_engine_loads_no_ui_at_run_time():
+    modules = _modules_after(_package_modules("flopscope.core"))
+    assert "flopscope.core.readers.ncu_rep_stream" in modules  # the walk did import the engine
+    assert _loaded(modules, ("textual", "rich", "flopscope.tui")) == []
+
+
+def test_presentation_loads_no_textual_at_run_time():
+    modules = _modules_after(_package_modules("flopscope.tui.presentation"))
+    assert "flopscope.tui.presentation.text_report" in modules
+    assert _loaded(modules, ("textual", "plotext", "flopscope.tui.app")) == []
+
+
+def _cli_modules(*argv: str) -> set[str]:
+    """sys.modules after the flopscope command ran with these arguments, through its real entry point."""
+    code = ("import json, sys\n"
+            "from flopscope.tui.cli.entry import main\n"
+            f"sys.argv = ['flopscope', *{list(argv)!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    line = [x for x in done.stderr.splitlines() if x.startswith("MODULES ")]
+    assert line, done.stderr
+    return set(json.loads(line[-1][len("MODULES "):]))
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("--version",), ("report", "--help"), ("report", "--no-tui", "demo"),
+                                  ("report", "--json", "demo"), ("open", "--no-tui", "demo")],
+                         ids=lambda a: " ".join(a))
+def test_the_cli_never_loads_textual(argv):
+    from flopscope.tui.cli.main import bundled_example
+
+    argv = tuple(str(bundled_example()) if a == "demo" else a for a in argv)
+    modules = _cli_modules(*argv)
+    assert "flopscope.tui.cli.main" in modules
+    assert _loaded(modules, ("textual", "flopscope.tui.app")) == []

@@ -1,0 +1,1 @@
+"""The Textual app: App classes, screens, widgets and app.tcss."""

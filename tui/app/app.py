@@ -1,0 +1,148 @@
+"""`flopscope open PATH`: the terminal app. Screens live in screens/, widgets in widgets/.
+
+The report is read and grouped in worker threads, so the Kernels screen (with a loading indicator) is up
+before a large report has finished loading. The mouse is never captured: over SSH the terminal keeps its
+own selection and copy, and every action has a key (`?` lists them).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import pandas as pd
+from rich.text import Text
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.driver import Driver
+from textual.notifications import SeverityLevel
+
+from ...core import FlopscopeError, Report, read_report
+from ...core.display_text import display_text
+from .screens.help import HelpScreen
+from .screens.kernels import KernelsScreen
+from .screens.profile import ProfileScreen
+
+
+class SafeNotify:
+    """Every notification of the app's, whatever screen sends it, as plain text with control characters
+    escaped: messages quote run names, kernel names and paths, which are never markup and never terminal
+    codes (a name like `[link=...]x[/link]` or an ESC in a path shows as it is spelled)."""
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        App.notify(self, display_text(message, keep_newlines=True), title=display_text(title),  # type: ignore[arg-type]
+                   severity=severity, timeout=timeout, markup=False)
+
+
+class FlopscopeApp(SafeNotify, App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "flopscope"
+    ENABLE_COMMAND_PALETTE = False  # every action is a key on the screen, listed by `?`
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help", key_display="?"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self, path: str | Path, gpu: str | None = None, report: Report | None = None,
+                 by: str = "name", live: ProfileScreen | None = None) -> None:
+        """`report` skips reading `path` (tests, benchmarks, stored runs); `path` still names exports.
+        `live` is a running profile: its screen shows first and hands over the report when ncu is done."""
+        super().__init__()
+        self.path = Path(path)
+        self.gpu = gpu
+        self.report = report
+        self.live = live
+        self.kernels = KernelsScreen(by)
+        self._groups: dict[str, pd.DataFrame] = {}
+        self._grouped_for: Report | None = None  # the report the cached groupings belong to
+        self._group_lock = threading.Lock()
+        self.group_seconds: dict[str, float] = {}  # engine time per grouping (the benchmark reports it)
+
+    async def on_mount(self) -> None:
+        await self.push_screen(self.kernels)
+        if self.live is not None:
+            await self.push_screen(self.live)
+        elif self.report is None:
+            self._load()
+        else:
+            self.kernels.start(self.report)
+
+    def show_report(self, report: Report) -> None:
+        """A report arrived (from a live profile): the Kernels screen shows it."""
+        self.report = report
+        self.kernels.start(report)
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load(self) -> None:
+        try:
+            report = read_report(self.path, gpu=self.gpu)
+        except FlopscopeError as err:
+            # The same one line as the CLI, printed after the terminal is restored; exit code 2 like the CLI.
+            self.call_from_thread(self.exit, None, 2, Text(f"flopscope: {err.line()}"))
+            return
+        self.call_from_thread(self._loaded, report)
+
+    def _loaded(self, report: Report) -> None:
+        self.report = report
+        self.kernels.start(report)
+
+    def grouped(self, by: str) -> pd.DataFrame:
+        """The report grouped `by`, computed once (call from a worker thread: 1M launches take seconds)."""
+        with self._group_lock:
+            if self._grouped_for is not self.report:
+                self._groups.clear()
+                self._grouped_for = self.report
+            if by not in self._groups:
+                start = time.perf_counter()
+                self._groups[by] = self.report.group(by, time_order=False)  # the table sorts on its own
+                self.group_seconds[by] = time.perf_counter() - start
+            return self._groups[by]
+
+    def export_name(self, suffix: str) -> Path:
+        """Default export path: `<report-stem>-<suffix>.csv` in the working directory."""
+        return Path.cwd() / f"{self.path.stem}-{suffix}.csv"
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        return _steady(driver) if driver.__name__ == "LinuxDriver" else driver
+
+
+def _steady(driver: type[Driver]) -> type[Driver]:
+    """The driver, drawing on a private duplicate of the terminal's stderr.
+
+    Why: the engine points fd 2 at a temp file while ncu_report loads (its C++ layer logs there), and Textual
+    draws on fd 2. With the load in a worker thread, frames drawn meanwhile would vanish and the screen would
+    stay corrupt. A duplicated descriptor keeps pointing at the terminal whatever happens to fd 2.
+    """
+
+    class SteadyDriver(driver):  # type: ignore[misc, valid-type]
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            stream = sys.__stderr__
+            self._file = open(os.dup(stream.fileno()), "w", encoding=stream.encoding or "utf-8",  # noqa: SIM115
+                              errors="replace")
+
+        def close(self) -> None:
+            super().close()
+            self._file.close()
+
+    return SteadyDriver
+
+
+def run_app(path: str | Path, gpu: str | None = None, report: Report | None = None,
+            live: ProfileScreen | None = None) -> int:
+    """Run the app on a report file (or a report already read, or a live profile); returns the exit code
+    (2 when the report cannot be read or the profile failed)."""
+    app = FlopscopeApp(path, gpu=gpu, report=report, live=live)
+    app.run(mouse=False)
+    return app.return_code or 0

@@ -1,0 +1,195 @@
+"""`flopscope diff A B` in the app: two runs side by side, kernel group by kernel group, largest change first.
+
+The table is the one every other screen uses (KernelTable): numbers right-aligned, columns fitted to the
+width (at 80 columns the times, change and ratio stay beside the name; `left`/`right` bring back each column
+that was dropped), `s` sorts by the column under the cursor, `/` filters by name, `enter` opens the group
+in run B (in run A when only A ran it). The export writes every column of the rows as shown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import pandas as pd
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Static
+
+from ....core import Report
+from ....core.diff import ceilings_apart, diff_runs, gpus_apart
+from ....core.display_text import display_text
+from ...presentation import format as fmt
+from ...presentation.columns import Column, short_gpu
+from ...presentation.diff_text import diff_meta, table_rows, totals_line
+from ...presentation.table_model import TableModel
+from ..widgets.footer import KeyFooter
+from ..widgets.kernel_table import KernelTable
+from .export import ask_export
+from .kernel import KernelScreen
+from .table_screen import TableScreen
+
+# Columns the screen adds to diff_runs' rows for display only (the export leaves them out).
+SHOWN_ONLY = ["time_ratio", "only_in"]
+
+
+def diff_columns(by: str, gpus: bool = False) -> list[Column]:
+    """Priority decides what drops first (higher first), as in the kernel table: at 80 columns both times and
+    the change fit beside the name, and `Only in` too unless a GPU column takes its room. A and B of a number
+    (`pair`) drop and come back together, as in `flopscope diff --no-tui`: one side alone reads as the other
+    run's number, and a group only that run ran would show none. Only the name and the change are never
+    dropped, so that on a narrow terminal `left`/`right` still have room to show each other column beside them.
+    `gpus`: groups matched on name and GPU (a run with launches on several), whose GPU, never dropped, tells
+    two rows of a name apart."""
+    # Short (`A100-PCIE-40GB`), as in the kernel table: with the full name `Time A`/`Time B` no longer fit at 80.
+    gpu = [Column("gpu", "GPU", short_gpu, 0, 16, numeric=False)] if gpus else []
+    return [
+        Column("kernel", "NVTX range" if by == "nvtx" else "Kernel", fmt.text, 0, 28, numeric=False),
+        *gpu,
+        Column("duration_s_a", "Time A", fmt.seconds, 1, 9, pair="time"),
+        Column("duration_s_b", "Time B", fmt.seconds, 1, 9, pair="time"),
+        Column("duration_s_delta", "ΔTime", fmt.seconds, 0, 9),
+        Column("time_ratio", "B/A", fmt.ratio, 2, 6),
+        Column("only_in", "Only in", fmt.text, 2, 7, numeric=False),
+        Column("count_a", "N A", fmt.integer, 4, 6, pair="n"),
+        Column("count_b", "N B", fmt.integer, 4, 6, pair="n"),
+        Column("flop_a", "FLOP A", fmt.si, 3, 8, pair="flop"),
+        Column("flop_b", "FLOP B", fmt.si, 3, 8, pair="flop"),
+        Column("dram_bytes_a", "DRAM A", lambda v: fmt.si(v, "B"), 5, 8, pair="dram"),
+        Column("dram_bytes_b", "DRAM B", lambda v: fmt.si(v, "B"), 5, 8, pair="dram"),
+    ]
+
+
+def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None],
+              reports: tuple[Report, Report] | None = None) -> list[str]:
+    """`A = name (GPU) · B = name (GPU)`, and a warning when the two did not run on the same GPUs (each run's
+    devices from `reports`, else its GPU label) or are judged against different ceilings."""
+    (a, b), (gpu_a, gpu_b) = names, gpus
+    lines = [f"A = {a} ({gpu_a or 'GPU unknown'}) · B = {b} ({gpu_b or 'GPU unknown'})"]
+    devices = [r.gpu_names for r in reports] if reports else [[g] if g else [] for g in gpus]
+    for apart in (gpus_apart(*devices), ceilings_apart(*reports) if reports else None):
+        if apart:
+            lines.append(f"! {apart}")
+    return lines
+
+
+GROUPS = {"name": "nvtx", "nvtx": "name"}  # what `g` compares by next
+
+
+class DiffScreen(TableScreen):
+    NOUN = "group(s)"
+    NO_MATCH = "no kernel group matches"
+    DEFAULT_ORDER = "largest time change first"
+    FILTER_QUESTION = "Filter kernel groups:"
+    NO_BOUND = "kernel groups compared have no bound: filter them by name"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open"),
+        Binding("s", "sort_column", "Sort"),
+        Binding("slash", "filter", "Filter", key_display="/", priority=True),
+        Binding("g", "cycle_group", "Group"),
+        Binding("e", "export", "Export", priority=True),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, rows: pd.DataFrame, name_a: str, name_b: str,
+                 gpus: tuple[str | None, str | None] = (None, None),
+                 reports: tuple[Report, Report] | None = None,
+                 ids: tuple[int | None, int | None] = (None, None)) -> None:
+        """`rows` from `core.diff.diff_runs`; `gpus`: the GPU each run was profiled on (None: not known);
+        `reports`: the two runs, which `enter` opens a group of (without them `enter` is off); `ids`: the runs'
+        store ids, which the export names beside their names."""
+        super().__init__()
+        self.rows = rows
+        self.names = (name_a, name_b)
+        self.gpus = gpus
+        self.reports = reports
+        self.ids = ids
+        self.by = str(rows.attrs.get("by", "name"))
+        self.by_gpu = bool(rows.attrs.get("by_gpu"))
+        self.model = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu))
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="diff-title")
+        yield KernelTable(id="table")
+        yield Static(id="status")
+        yield KeyFooter()
+
+    def _title(self) -> Text:
+        lines = gpu_lines(self.names, self.gpus, self.reports)
+        text = Text(display_text(lines[0]))  # run names and GPU names: escaped, never terminal codes
+        for warning in lines[1:]:  # bold, not colour only: legible over SSH and NO_COLOR
+            text.append("\n" + display_text(warning), style="bold")
+        text.append("\n" + totals_line(self.rows))
+        return text
+
+    def on_mount(self) -> None:
+        table = self.query_one(KernelTable)
+        table.set_model(self.model)
+        table.focus()
+        self._status()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("open", "cycle_group"):
+            return self.reports is not None
+        return super().check_action(action, parameters)
+
+    # -- what is shown ----------------------------------------------------------------------------
+    def shown(self) -> pd.DataFrame:
+        """The rows as shown (sorted, filtered), with diff_runs' columns: what the export writes."""
+        return self.model.shown().drop(columns=SHOWN_ONLY)
+
+    def _status_extra(self) -> list[str]:
+        # Only the grouping `g` switches to: at 80 columns the status line has no room to spare for the default.
+        return [f"by {self.by}"] if self.by != "name" else []
+
+    # -- keys: TableScreen's, and these -----------------------------------------------------------
+    def action_cycle_group(self) -> None:
+        """Compare the runs by the other grouping (kernel name, NVTX range), as `diff --by` does."""
+        if self.reports is not None:
+            self.query_one("#status", Static).update(Text("comparing by " + GROUPS[self.by]))
+            self._regroup(GROUPS[self.by])
+
+    @work(thread=True, exclusive=True, group="diff-group")
+    def _regroup(self, by: str) -> None:
+        rows = diff_runs(*self.reports, by=by)
+        self.app.call_from_thread(self._show, rows)
+
+    def _show(self, rows: pd.DataFrame) -> None:
+        self.rows, self.by = rows, str(rows.attrs["by"])
+        self.model = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu), self.query_state)
+        self.query_one(KernelTable).set_model(self.model)
+        self.query_one("#diff-title", Static).update(self._title())
+        self._status()
+
+    def action_open(self) -> None:
+        row = self.current_row()
+        if self.reports is None or row is None:
+            return
+        side = 0 if row["presence"] == "only in A" else 1
+        key = "kernel_full" if self.by == "name" else self.by
+        self._open(side, row[key], row["gpu"] if self.by_gpu else None)
+
+    @work(thread=True, exclusive=True, group="diff-open")
+    def _open(self, side: int, key: object, gpu: str | None = None) -> None:
+        """The group's own row of that run (grouping 100k launches takes a while: off the UI thread); `gpu`:
+        the group's GPU, where groups were matched on name and GPU."""
+        report = self.reports[side]
+        groups = report.group(self.by)
+        column = "kernel_full" if self.by == "name" else self.by
+        found = groups[groups[column].astype(object) == key]
+        if gpu is not None:
+            found = found[found["gpu"].astype(object).fillna("") == gpu]
+        if found.empty:
+            self.app.call_from_thread(self.notify, f"{key} is not in run {'AB'[side]}", timeout=4, markup=False)
+            return
+        screen = KernelScreen(found.iloc[0], report.ceilings(), "nvtx" if self.by == "nvtx" else "kernel",
+                              launches=report.kernels)
+        self.app.call_from_thread(self.app.push_screen, screen)
+
+    async def action_export(self) -> None:
+        a, b = self.names
+        # The runs, GPUs and totals the rows compare, as `flopscope diff --json` gives them (JSON, Parquet).
+        meta = diff_meta(self.rows, self.names, self.ids, self.gpus)
+        await ask_export(self.app, self.shown, Path.cwd() / f"diff-{a}-{b}.csv", "comparison", meta=meta)

@@ -1,0 +1,251 @@
+"""The first screen: the run summary above the kernel table, with sort, filter, grouping and drill-down."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Static
+from textual.worker import get_current_worker
+
+from ....core import FMA_CONVENTION, Report
+from ....core.display_text import display_text
+from ....core.metrics import Ceiling
+from ....core.over_ceiling import OverCeiling
+from ...presentation import format as fmt
+from ...presentation.blocks import Block
+from ...presentation.columns import short_gpu, table_columns
+from ...presentation.names import cut_end
+from ...presentation.table_model import BOUNDS, TableModel
+from ...presentation.text_report import header, missing_hint
+from ..widgets.footer import KeyFooter
+from ..widgets.kernel_table import KernelTable
+from ..widgets.summary import Summary
+from .export import ask_export
+from .kernel import KernelScreen
+from .roofline import RooflineScreen
+from .sort import SortScreen, sort_choices
+from .table_screen import TableScreen
+
+GROUPS = ("name", "launch", "nvtx")
+
+
+class KernelsScreen(TableScreen):
+    HELP_TITLE = "Kernels"
+    FILTER_HINT = "regex on the name, any case; bound:memory|compute|dram|l2|l1 · empty: all"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_row", "Open"),
+        Binding("s", "sort_column", "Sort"),
+        Binding("o", "sort_pick", "Sort…"),
+        Binding("slash", "filter", "Filter", key_display="/", priority=True),
+        Binding("b", "cycle_bound", "Bound"),
+        Binding("g", "cycle_group", "Group"),
+        Binding("r", "roofline", "Roofline"),
+        Binding("e", "export", "Export", priority=True),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(self, by: str = "name") -> None:
+        super().__init__()
+        self.by = by
+        self.report: Report | None = None
+        self.ceilings: list[Ceiling] = []
+
+    def compose(self) -> ComposeResult:
+        yield Summary(id="summary")
+        yield KernelTable(id="table")
+        yield Static(id="status")
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        table = self.query_one(KernelTable)
+        table.loading = True
+        table.focus()
+        self.query_one(Summary).show([Block([f"Loading {self.app.path} …"])])
+        self.query_one("#status", Static).update(Text("reading the report"))
+
+    # -- loading and grouping (worker threads) ----------------------------------------------------
+    def start(self, report: Report) -> None:
+        """The report is read: summarise it and show the first grouping, both off the UI thread."""
+        self.report = report
+        self._regroup(self.by)
+
+    @work(thread=True, exclusive=True, group="group")
+    def _regroup(self, by: str, keep: int | None = None) -> None:
+        summary = None
+        if self.model is None:  # first time: the header is computed here too (1M launches: ~0.2 s)
+            summary = summary_blocks(self.report)
+            self.ceilings = self.report.ceilings()
+        rows = self.app.grouped(by)
+        model = TableModel(rows, table_columns(by, isinstance(self.report.judged_by, dict)), self.query_state)
+        if not get_current_worker().is_cancelled:  # `g` pressed again meanwhile: the newer grouping wins
+            self.app.call_from_thread(self._show, model, by, summary, keep)
+
+    def _show(self, model: TableModel, by: str, summary: list[Block] | None, keep: int | None) -> None:
+        if summary is not None:
+            self.query_one(Summary).show(summary)
+        self.by, self.model = by, model
+        table = self.query_one(KernelTable)
+        table.set_model(model, keep)
+        table.loading = False
+        self._fit_summary()
+        self._status()
+
+    def on_resize(self) -> None:
+        self._fit_summary()
+
+    def _fit_summary(self) -> None:
+        """The summary gets 5 lines at 24 rows (35% of the screen less 3 on taller ones), or all the table's rows
+        leave (a report of five kernels needs six lines, not 65% of the screen); the lines that still do not fit
+        are named by its cut marker."""
+        if self.model is None:
+            return
+        height = self.size.height
+        table = 1 + len(self.model.rows)  # its header and every row of the grouping, whatever the filter
+        chrome = sum(w.outer_size.height for w in (self.query_one("#status"), self.query_one(KeyFooter)))
+        # 5 lines at 24 rows (issue 19.9: 7 of 24 left the table 14 rows), a third of taller terminals.
+        third = height * 35 // 100
+        self.query_one(Summary).styles.max_height = max(third - 3, min(5, third), height - chrome - table)
+
+    def _status_extra(self) -> list[str]:
+        return [f"by {self.by}"]
+
+    # -- sort and filter: TableScreen's, and `o`, `b` ----------------------------------------------
+    def action_sort_pick(self) -> None:
+        if self.model is None:
+            return
+        model = self.model
+        choices, empty = sort_choices(model.table_columns, model.has_values)
+
+        def picked(name: str | None) -> None:
+            if name:
+                numeric = name not in {c.name for c in model.columns if not c.numeric}
+                self._requery(dataclasses.replace(self.query_state, sort=name, descending=numeric), top=True)
+                self.query_one(KernelTable).focus_column(name)  # so that `s` flips this sort
+
+        self.app.push_screen(SortScreen(choices, self.query_state.sort, empty), picked)
+
+    def action_cycle_bound(self) -> None:
+        # A typed `bound:l2` is one kind of memory bound: `b` goes on from memory, to compute.
+        now = self.query_state.bound if self.query_state.bound in BOUNDS else "memory"
+        bound = BOUNDS[(BOUNDS.index(now) + 1) % len(BOUNDS)]
+        self._requery(dataclasses.replace(self.query_state, bound=bound))
+
+    # -- other screens ----------------------------------------------------------------------------
+    def action_cycle_group(self) -> None:
+        if self.model is None:
+            return
+        by = GROUPS[(GROUPS.index(self.by) + 1) % len(GROUPS)]
+        self.query_one(KernelTable).loading = True
+        self.query_one("#status", Static).update(Text(f"grouping by {by} …"))
+        self._regroup(by)
+
+    def action_open_row(self) -> None:
+        row = self.current_row()
+        if row is not None:
+            self.app.push_screen(KernelScreen(row, self.ceilings, self.model.columns[0].name))
+
+    def action_roofline(self) -> None:
+        if self.model is None:
+            return
+        table = self.query_one(KernelTable)  # the cursor's row: its point selected, on its GPU's roofline
+        self.app.push_screen(RooflineScreen(self.model.rows, self.model.order, self.ceilings,
+                                            self.model.columns[0].name, self.by, at=table.cursor_position))
+
+    async def action_export(self) -> None:
+        if self.model is None:
+            return
+        model = self.model  # the rows as shown now, even if the view changes while the prompt is open
+        order = model.order.copy()
+        await ask_export(self.app, lambda: model.rows.iloc[order].reset_index(drop=True), self.app.export_name(self.by),
+                         kernels_of_a_run=True)
+
+
+class PushedKernelsScreen(KernelsScreen):
+    """The Kernels screen of a report opened from another screen (a sweep point, a stored run): titled with
+    what it shows, and `escape` goes back."""
+
+    # KernelsScreen's escape only clears the filter (it is the app's first screen); here it also goes back,
+    # after clearing a filter if one is set (TableScreen.action_back). The footer fits `esc Back` by
+    # shortening, not by hiding keys.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back"),
+        *(b for b in KernelsScreen.BINDINGS if isinstance(b, Binding) and b.key != "escape"),
+    ]
+
+    def __init__(self, label: str, by: str = "name") -> None:
+        super().__init__(by)
+        self.label = label
+
+    @classmethod
+    async def open(cls, app: App, report: Report, label: str, stem: str) -> PushedKernelsScreen:
+        """Push the Kernels screen of `report`. KernelsScreen reads its groupings through `app.grouped()`,
+        from `app.report`, and names its exports from `app.path`'s stem (`stem`): both are aimed at this
+        report (the app keys its grouping cache on the report). The dummy suffix keeps a value like 0.5 whole
+        in the stem."""
+        app.report = report
+        app.path = Path(stem.replace("/", "_") + ".report")
+        screen = cls(label)
+        await app.push_screen(screen)
+        screen.start(report)
+        return screen
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(display_text(self.label), style="bold reverse"), id="point-title")
+        yield from super().compose()
+
+
+
+def summary_blocks(report: Report) -> list[Block]:
+    """The header above the table, 5 lines at 80 columns: what ran where (bold); warnings (bold: a stored one,
+    launches measured above their ceiling); the run's time and efficiencies; its FLOPs beside the FMA
+    convention they follow (dim); notes, and a one-line hint when the counters the table needs were not
+    collected; the ceilings, each source said once."""
+    h = header(report)
+    # Every block says what it holds (`what`): the line marking a cut names each one it left out.
+    blocks = [Block([f"{h.gpu}{h.named(say_report=False)}", Path(h.source).name, h.launches], "bold", what="GPU")]
+    if h.warning:  # second: the summary's height is capped on a short terminal, and this one must be read
+        blocks.append(Block([h.warning], "bold", what="warning"))
+    # Next, for the same reason: launches above their own ceiling put every % of peak below in doubt.
+    blocks += [_over_ceiling(w) for w in report.over_ceiling()]
+    blocks += [Block(h.totals, what="time and efficiencies"), Block([h.flop], what="FLOP total"),
+               Block([FMA_CONVENTION], "dim", join=True, what="FMA convention")]
+    blocks += [Block([note], what="notes") for note in (h.unused_gpu, h.no_datasheet, h.not_profiled) if note]
+    hint = missing_hint(report)
+    if hint:
+        blocks.append(Block([hint], "bold", clip=True, what="counters to collect"))
+    # Last: on a short terminal the summary's height is capped, and these are reference. One block per GPU, so
+    # that the line marking the cut names whose ceilings it left out.
+    return blocks + [Block(items, sep=" ", what=_whose(items[0])) for items in _per_gpu(h.ceilings)]
+
+
+def _over_ceiling(w: OverCeiling) -> Block:
+    """Launches above their ceiling in 3 lines at 80 columns (the CLI's whole line takes 7): how far above
+    which ceiling, the worst kernel (cut), what to check first; `flopscope report` prints the rest."""
+    many = w.launches > 1
+    unit, count = ("FLOP/s", "FLOP count") if w.kind == "FLOP" else ("B/s", "DRAM byte count")
+    return Block([f"Warning: {fmt.integer(w.launches)} launch{'es' if many else ''} above {'their' if many else 'its'} "
+                  f"{w.kind} ceiling (impossible):", f"{'worst ' if many else ''}{cut_end(w.kernel, 40)}",
+                  f"at {fmt.pct(w.pct)} of {fmt.ceiling(w.precision)} {fmt.si(w.ceiling, unit)};",
+                  f"the ceiling or the {count} is wrong: {w.check}"], "bold", sep=" ", what=f"{w.kind} above ceiling")
+
+
+def _per_gpu(ceilings: list[str]) -> list[list[str]]:
+    """The header's ceiling items, split where each GPU's start (`Ceilings, NVIDIA A100-PCIE-40GB:`)."""
+    groups: list[list[str]] = []
+    for item in ceilings:
+        if item.startswith("Ceilings") or not groups:
+            groups.append([])
+        groups[-1].append(item)
+    return groups
+
+
+def _whose(first: str) -> str:
+    """`Ceilings, NVIDIA A100-PCIE-40GB:` -> `A100-PCIE-40GB ceilings`, as the table's GPU column names it."""
+    gpu = first.removeprefix("Ceilings").removeprefix(",").removesuffix(":").strip()
+    return f"{short_gpu(gpu)} ceilings" if gpu else "ceilings"

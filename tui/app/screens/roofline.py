@@ -1,0 +1,156 @@
+"""The roofline of the rows shown (`r`): one point per row, selected by keyboard in order of time share. A file
+with launches on several GPUs shows one GPU at a time, its points against its own ceilings; `g` goes to the next."""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Static
+
+from ....core.metrics import Ceiling
+from ....core.units import is_missing
+from ...presentation import format as fmt
+from ...presentation.columns import short_gpu
+from ..widgets.footer import KeyFooter
+from ..widgets.roofline_plot import Point, Roofline, RooflinePlot, roof_gpus, roofline_from
+from .export import ask_export
+from .kernel import KernelScreen
+
+
+def _why_none(data: Roofline) -> str:
+    """Rows that did no FLOPs (or moved no DRAM bytes) have no place on a log-log plot; rows whose numbers are
+    unknown lack counters, which the Kernel screen names."""
+    if not data.dropped:
+        return "no rows"
+    parts = []
+    if data.dropped > data.unknown:
+        parts.append(f"{data.dropped - data.unknown} row(s) did no FLOPs or moved no DRAM bytes")
+    if data.unknown:
+        parts.append(f"{data.unknown} row(s) lack counted FLOPs or DRAM bytes (the Kernel screen, enter on a "
+                     "row, names the ncu --metrics that collect them)")
+    return "; ".join(parts)
+
+
+def describe(data: Roofline, index: int | None, launch: int | None = None) -> RenderableType:
+    """The selected point's name (verbatim, on one line: a template name would push the numbers off an
+    80x24 screen) and its numbers, or why there is nothing to select. `launch`: the launch ID, which tells
+    apart the launches of one kernel when each launch is a point."""
+    if index is None or not data.points:
+        return Text(f"No point to plot: {_why_none(data)}.")
+    p: Point = data.points[index]
+    peak = f" · {fmt.pct(p.pct_of_peak)} of {fmt.ceiling(p.precision)} peak" if not math.isnan(p.pct_of_peak) else ""
+    bound = f" · {fmt.roof(p.bound)}-bound" if p.bound else ""
+    levels = "".join(f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1))
+                     if not math.isnan(v))
+    more = f" · {data.beyond} smaller not plotted" if data.beyond else ""
+    name = Text(f"{index + 1}/{len(data.points)} by time · ", style="bold", no_wrap=True, overflow="ellipsis")
+    if launch is not None:
+        name.append(f"launch {launch} · ", style="bold")
+    name.append(p.label)  # verbatim: `[with T = float]` is a name, not markup
+    numbers = Text(f"AI {fmt.ratio(p.ai)} FLOP/B · {fmt.si(p.flop_per_s, 'FLOP/s')} · {fmt.pct(p.share)} of time"
+                   f"{peak}{bound}{levels}{more}")
+    return Group(name, numbers)
+
+
+class RooflineScreen(Screen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # The points in table order (time share): the table's keys walk them the same way.
+        Binding("down,j,right,l", "step(1)", "Next"),
+        Binding("up,k,left,h", "step(-1)", "Previous"),
+        Binding("pagedown,space", "step(10)", "10 on", show=False),
+        Binding("pageup", "step(-10)", "10 back", show=False),
+        Binding("home", "edge(0)", "First", show=False),
+        Binding("end", "edge(1)", "Last", show=False),
+        Binding("enter", "open", "Open"),
+        Binding("g", "next_gpu", "Next GPU"),
+        Binding("e", "export", "Export", priority=True),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, rows: pd.DataFrame, order: np.ndarray, ceilings: list[Ceiling], name_column: str,
+                 suffix: str, at: int | None = None) -> None:
+        """`at`: the frame position of the row under the table's cursor: its GPU is drawn and its point
+        selected (the first point where the row has none: no FLOPs, or no DRAM bytes)."""
+        super().__init__()
+        self.rows = rows
+        self.ceilings = ceilings
+        self.name_column = name_column
+        self.suffix = suffix
+        self.order = order
+        self.gpus = roof_gpus(rows, ceilings, order)
+        self.gpu = self.gpus[0] if self.gpus else None
+        if at is not None and len(self.gpus) > 1 and rows["gpu"].iat[at] in self.gpus:
+            self.gpu = rows["gpu"].iat[at]
+        self.data = roofline_from(rows, ceilings, order, name=name_column, gpu=self.gpu)
+        at_point = next((i for i, p in enumerate(self.data.points) if p.position == at), 0)
+        self.selected: int | None = at_point if self.data.points else None
+
+    def compose(self) -> ComposeResult:
+        if len(self.gpus) > 1:
+            yield Static(self._gpu_title(), id="roofline-gpu")
+        yield RooflinePlot(self.data, self.selected, id="roofline")
+        yield Static(self._describe(), id="point-info")
+        yield KeyFooter()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return len(self.gpus) > 1 if action == "next_gpu" else True
+
+    def _gpu_title(self) -> Text:
+        """Whose points and ceilings are drawn, and which GPU `g` shows next."""
+        at = self.gpus.index(self.gpu)
+        following = short_gpu(self.gpus[(at + 1) % len(self.gpus)])
+        return Text(f"{short_gpu(self.gpu)} (GPU {at + 1} of {len(self.gpus)}): its kernels and its ceilings · "
+                    f"g: {following}", style="bold", no_wrap=True, overflow="ellipsis")
+
+    def action_next_gpu(self) -> None:
+        """The next GPU's points and ceilings: each GPU's kernels are read against their own roof."""
+        self.gpu = self.gpus[(self.gpus.index(self.gpu) + 1) % len(self.gpus)]
+        self.data = roofline_from(self.rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu)
+        plot = self.query_one(RooflinePlot)
+        plot.data = self.data
+        self.query_one("#roofline-gpu", Static).update(self._gpu_title())
+        self.selected = 0 if self.data.points else None
+        plot.select(self.selected)
+        self.query_one("#point-info", Static).update(self._describe())
+
+    def action_step(self, step: int) -> None:
+        if self.selected is None:
+            return
+        self._select(self.selected + step)
+
+    def action_edge(self, end: int) -> None:
+        if self.selected is not None:
+            self._select(len(self.data.points) - 1 if end else 0)
+
+    def _select(self, index: int) -> None:
+        self.selected = max(0, min(index, len(self.data.points) - 1))
+        self.query_one(RooflinePlot).select(self.selected)
+        self.query_one("#point-info", Static).update(self._describe())
+
+    def _describe(self) -> RenderableType:
+        launch = None
+        if self.suffix == "launch" and self.selected is not None:  # suffix: the grouping the rows come from
+            value = self.rows.iloc[self.data.points[self.selected].position].get("launch_id")
+            launch = None if is_missing(value) else int(value)
+        return describe(self.data, self.selected, launch)
+
+    def action_open(self) -> None:
+        if self.selected is not None:
+            row = self.rows.iloc[self.data.points[self.selected].position]
+            self.app.push_screen(KernelScreen(row, self.ceilings, self.name_column))
+
+    async def action_export(self) -> None:
+        positions = [p.position for p in self.data.points]
+        await ask_export(self.app, lambda: self.rows.iloc[positions].reset_index(drop=True),
+                         self.app.export_name(f"{self.suffix}-roofline"), what="points plotted", kernels_of_a_run=True)
+
+    def action_back(self) -> None:
+        self.dismiss()

@@ -1,0 +1,307 @@
+"""`flopscope profile`: options mirror ncu's own names; the command follows `--`, untouched."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ...core import FlopscopeError
+from ...core.gpus import require_gpu
+from ...core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
+from ...core.ncu_progress import Event, describe
+from ...core.profiler import ProfileResult, profile
+from ...core.runs import check_run_name, data_home, discard_unfinished, new_run_dir
+from ...core.store import Store, StoreError
+from ...core.transport import LocalTransport, SshTransport, check_env, check_host, stop_all
+from ..presentation.text_report import console, print_report, report_json, say, warning_lines
+
+
+def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Options before the first `--`, the profiled command after it (never re-parsed)."""
+    if "--" in argv:
+        at = argv.index("--")
+        return argv[:at], argv[at + 1:]
+    return argv, []
+
+
+def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> None:
+    if many_hosts:
+        p.add_argument("--host", action="append", default=[],
+                       help="run on HOST through ssh; repeat to spread points over hosts, one at a time each")
+    else:
+        p.add_argument("--host", help="run on HOST through the system ssh (its ~/.ssh/config applies)")
+    p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
+    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
+                   help="ssh connect timeout in seconds (default 10)")
+    p.add_argument("--ncu", default="ncu", metavar="PATH", help="ncu on the target (default: ncu on PATH)")
+    p.add_argument("--remote-cwd", metavar="DIR", help="working directory of COMMAND on the target")
+    p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for COMMAND (repeat)")
+    p.add_argument("--metrics", default="roofline", metavar="SET",
+                   help=f"{'|'.join([*METRIC_SETS, 'full'])}|NAME,... (default: roofline)")
+    p.add_argument("-k", "--kernel-name", metavar="FILTER", help="ncu's kernel filter, e.g. regex:gemm")
+    p.add_argument("--nvtx-include", action="append", default=[], metavar="EXPR", help="ncu's NVTX filter (repeat)")
+    p.add_argument("--launch-skip", type=whole(0), metavar="N", help="kernel launches to skip first (N >= 0)")
+    p.add_argument("--launch-count", type=whole(1), metavar="N", help="kernel launches to profile (N >= 1)")
+    p.add_argument("--replay-mode", choices=REPLAY_MODES,
+                   help="ncu's: replay each kernel, the whole application, or an NVTX/profiler range (ncu's default: "
+                        "kernel)")
+    p.add_argument("--clock-control", choices=("base", "none"),
+                   help="ncu's: lock the GPU clocks to base, or leave them as they are (ncu's default: base)")
+    p.add_argument("--target-processes", choices=("all", "application-only"),
+                   help="ncu's: profile the program and its child processes, or the program only (ncu's default: all)")
+    p.add_argument("--ncu-args", default="", metavar="ARGS", help="extra ncu arguments, as one string")
+    if not many_hosts:  # a sweep names its points SWEEP-param=value (--sweep-name)
+        p.add_argument("--name", metavar="RUN", help="run name (default: time and program name)")
+    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
+    what = "the analysis of every point" if many_hosts else "the final table"
+    p.add_argument("--no-tui", action="store_true", help=f"print progress and {what} instead of the app")
+    p.add_argument("--json", action="store_true", help=(
+        'print the analysis as one JSON object, {"analyses": [...]} (and "runs": how each profiled point went), '
+        "instead of the app"
+        if many_hosts else "print the final report as one JSON object (meta and rows) instead of the app"))
+
+
+def whole(least: int, hint: str = ""):
+    """An argparse type: a whole number >= `least` (ncu itself rejects a negative count only after the
+    program has started; `--top 0` meant every row). `hint`: what to do instead, said with the refusal."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value} is below {least}: pass a whole number >= {least}"
+                                             + (f" ({hint})" if hint else ""))
+        return value
+    return parse
+
+
+def options_from(args) -> ProfileOptions:
+    try:
+        ncu_args = shlex.split(args.ncu_args)
+    except ValueError as err:
+        raise FlopscopeError(f"--ncu-args {args.ncu_args}", f"cannot be split into arguments ({err})",
+                             "close the quote: the value is split like a shell would, e.g. "
+                             "--ncu-args '--section \"Speed Of Light\"'") from None
+    return ProfileOptions(
+        command=list(args.child_command), metrics=args.metrics, kernel_name=args.kernel_name,
+        nvtx_include=args.nvtx_include, launch_skip=args.launch_skip, launch_count=args.launch_count,
+        replay_mode=args.replay_mode, clock_control=args.clock_control, target_processes=args.target_processes,
+        ncu_args=ncu_args, ncu=args.ncu)
+
+
+def checked_options(args, cwds: list[str | None] | None = None) -> tuple[ProfileOptions, dict[str, str]]:
+    """The profile options and environment, or the one-line error, before anything runs or is written (no run
+    folder, no ssh connection). `cwds`: the working directories the command will get (a sweep substitutes
+    each point's values); default: --remote-cwd."""
+    if getattr(args, "name", None) is not None:  # stored as typed, as its folder's name (a sweep has no --name)
+        check_run_name(args.name, f"--name {args.name}")
+    if getattr(args, "sweep_name", None) is not None:  # `open NAME` looks for a sweep first
+        check_run_name(args.sweep_name, f"--sweep-name {args.sweep_name}", "--sweep-name", "sweep")
+    _check_names_apart(getattr(args, "name", None), getattr(args, "sweep_name", None))
+    opts = options_from(args)
+    env = parse_env(args.env)
+    check_env(env)
+    if not opts.command:
+        raise FlopscopeError(args.command, "no command to profile",
+                             f"put it after `--`: flopscope {args.command} -- python x.py")
+    if not opts.ncu.strip():
+        raise FlopscopeError("--ncu ''", "an empty path", "leave --ncu out for ncu on PATH, or pass where it is")
+    ncu_argv(opts, "report")  # the command line ncu would get: a bad --metrics, --ncu-args or command fails here
+    if args.gpu:  # its compute capability against the report's is known only once ncu has run
+        require_gpu(args.gpu)
+    _check_ssh(args.host, args.ssh_config)
+    if not args.host:  # this machine: what would fail only once ncu is launched can be checked now
+        _check_local(opts.ncu, args.remote_cwd if cwds is None else cwds)
+    return opts, env
+
+
+def _check_names_apart(name: str | None, sweep: str | None) -> None:
+    """A run named as a stored sweep, or a sweep named as a stored run, refused before ncu runs (see
+    Store.check_names_apart). No store yet: no name is taken, and none is created here."""
+    if not (name or sweep) or not (data_home() / "flopscope.db").exists():
+        return
+    with Store() as store:
+        store.check_names_apart(name, sweep, f"--name {name}",
+                                f"--sweep-name {sweep}")
+
+
+def _check_ssh(hosts: list[str] | str | None, ssh_config: str | None) -> None:
+    """What ssh would refuse, refused before a run folder is made (an unreachable host is known only later)."""
+    for host in [hosts] if isinstance(hosts, str) else hosts or []:
+        check_host(host)
+    if ssh_config is not None and not (os.path.isfile(ssh_config) and os.access(ssh_config, os.R_OK)):
+        why = "not a readable file" if os.path.exists(ssh_config) else "no such file"
+        raise FlopscopeError(f"--ssh-config {ssh_config}", why, "pass an ssh config file, or leave --ssh-config out "
+                             "for ~/.ssh/config")
+
+
+def _check_local(ncu: str, cwds: list[str | None] | str | None) -> None:
+    cwds = [cwds] if not isinstance(cwds, list) else cwds
+    for cwd in cwds:
+        if cwd and not os.path.isdir(cwd):
+            raise FlopscopeError(f"--remote-cwd {cwd}", "no such folder on this machine",
+                                 "pass an existing folder: it is the working directory of the command")
+    relative_to_cwd = "/" in ncu and not os.path.isabs(ncu) and any(cwds)  # Popen looks for it in that cwd
+    if not relative_to_cwd and shutil.which(ncu) is None:
+        raise FlopscopeError(f"--ncu {ncu}", "ncu not found on this machine, or not an executable file "
+                             "(searched PATH)", "pass --ncu /usr/local/cuda/bin/ncu (or wherever Nsight Compute is "
+                             "installed)")
+
+
+def open_store() -> Store:
+    """The run store, opened and write-locked once before a profile: a profile it could not keep is not run."""
+    store = Store()
+    try:
+        store.check_writable()
+    except StoreError:
+        store.close()
+        raise
+    return store
+
+
+def parse_env(pairs: list[str]) -> dict[str, str]:
+    env = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise FlopscopeError(f"--env {pair}", "expected NAME=VALUE", "e.g. --env CUDA_VISIBLE_DEVICES=0")
+        env[name] = value
+    return env
+
+
+def transport_from(args):
+    if args.host:
+        return SshTransport(args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config)
+    return LocalTransport()
+
+
+class Progress:
+    """One line per ncu event on stderr; the program's own output passes through."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+
+    def __call__(self, event: Event) -> None:
+        line = describe(event)
+        if event.kind != "output":  # the program's own lines pass through as it printed them
+            line = f"[{time.monotonic() - self.start:6.1f}s] {line}"
+        say(line)
+
+
+def cmd_profile(args) -> int:
+    opts, env = checked_options(args)
+    open_store().close()
+    run_dir = new_run_dir(args.name, opts.command)
+    if not args.no_tui and sys.stdout.isatty() and not args.json:
+        return _profile_in_app(args, opts, env, run_dir)
+    say(f"flopscope: profiling on {args.host or 'localhost'}; run folder {run_dir}")
+    try:
+        result = _profile(args, opts, env, run_dir, Progress())
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: ncu is stopped and its work folder removed by now
+        stop_all()
+        _say_stopped(run_dir)
+        raise
+    stored = _store(result, args, opts)
+    for note in result.notes:
+        say(f"flopscope: {note}")
+    report = result.report
+    for line in warning_lines(report):
+        say(line)
+    rows = report.group("name")
+    if args.json:
+        doc = report_json(report, rows)
+        doc["meta"]["run_dir"] = str(run_dir)
+        json.dump(doc, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print_report(report, rows, console())
+    return exit_code(result, stored)
+
+
+def exit_code(result: ProfileResult, stored: bool) -> int:
+    """0: stored cleanly; 1: stored with a warning (the program exited non-zero, the report is partial, --gpu
+    did not fit), as `sweep` says of such a point; 2: not stored (a note says why and where the run folder is)."""
+    return 2 if not stored else 1 if result.warned else 0
+
+
+def _profile(args, opts: ProfileOptions, env: dict, run_dir: Path, on_event, on_process=lambda p: None):
+    """Profile; the transport is closed whatever happens, and a run folder that got no report is removed, so
+    its name is free again (a stop says so itself: _say_stopped)."""
+    try:
+        transport = transport_from(args)
+        try:
+            return profile(opts, transport, run_dir, on_event=on_event, env=env, cwd=args.remote_cwd, gpu=args.gpu,
+                           on_process=on_process)
+        finally:
+            transport.close()
+    except Exception:
+        discard_unfinished(run_dir)
+        raise
+
+
+def _store(result: ProfileResult, args, opts: ProfileOptions) -> bool:
+    """Keep the run in the store; a note says under which name, or why not and how to get at the run folder
+    (left as it is)."""
+    run_dir = result.run_dir
+    try:
+        with Store() as store:
+            name = store.save_unique(result.report, run_dir.name, host=args.host or "localhost",
+                                     command=opts.command)
+        result.notes.append(f"stored as run {name} ({store.path})")
+        return True
+    except StoreError as err:
+        result.notes.append(f"{err.line()}; the run is kept in {run_dir}: `flopscope import {run_dir}` stores it "
+                            f"once that is fixed, `flopscope open {run_dir / 'report.ncu-rep'}` opens it now")
+        return False
+
+
+STOPPED = 130  # the shell's code for a command stopped by the user (128 + SIGINT)
+
+
+def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int:
+    from ..app.app import run_app
+    from ..app.screens.profile import ProfileScreen
+
+    finished = threading.Event()
+    outcome: list[int] = []  # the exit code of a profile that came back
+
+    def job(on_event, on_process) -> ProfileResult:
+        def started(process) -> None:
+            on_process(process)
+            if screen.stopped:  # stopped before ncu started: it must not run on behind the user's back
+                process.terminate()
+        try:
+            result = _profile(args, opts, env, run_dir, on_event, started)
+            if not screen.stopped:  # a stopped profile is not stored, whatever came back
+                outcome.append(exit_code(result, _store(result, args, opts)))
+            return result
+        finally:
+            finished.set()
+
+    title = f"ncu on {args.host or 'localhost'}: {shlex.join(opts.command)}  ·  run folder {run_dir}"
+    screen = ProfileScreen(job, title)
+    code = run_app(run_dir / "report.ncu-rep", gpu=args.gpu, live=screen)
+    if not screen.stopped:
+        return code or (outcome[0] if outcome else 0)
+    if not finished.wait(timeout=30):  # ncu was told to stop; the job still cleans up its remote work folder
+        say(f"flopscope: profile stopped; run folder {run_dir} left as it is (ncu did not end in 30 s)")
+    else:
+        _say_stopped(run_dir)
+    return STOPPED
+
+
+def _say_stopped(run_dir: Path) -> None:
+    """A stopped profile is not stored: its folder goes (its name is free again) unless a report came back."""
+    if discard_unfinished(run_dir):
+        say(f"flopscope: profile stopped; nothing was kept (run folder {run_dir} removed)")
+    else:
+        say(f"flopscope: profile stopped, not stored; its report is in {run_dir}: "
+              f"`flopscope open {run_dir / 'report.ncu-rep'}`")

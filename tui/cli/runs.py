@@ -1,0 +1,194 @@
+"""`flopscope runs` and `flopscope diff`: the run store from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.text import Text
+
+from ...core import FlopscopeError, read_report
+from ...core.diff import ceilings_apart, diff_runs, gpus_apart
+from ...core.display_text import display_text
+from ...core.export import records
+from ...core.runs import check_run_name
+from ...core.store import Store, default_path
+from ...core.store_recover import recover_store
+from ..presentation import format as fmt
+from ..presentation.diff_text import diff_meta, table_rows, totals_line
+from ..presentation.text_report import Spec, console, fitted_table, print_hidden, say
+
+
+def add_runs_commands(sub) -> dict:
+    p = sub.add_parser("runs", help="list the runs in the store")
+    p.add_argument("--sweep", help="only the runs of this sweep")
+    p.add_argument("--json", action="store_true", help="one JSON list: id, name, sweep, params, host, GPU and totals "
+                   "of each run")
+    p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
+    p = sub.add_parser("diff", help="compare two stored runs kernel group by kernel group")
+    p.add_argument("run_a", metavar="RUN_A", help="a stored run, by name or id (`flopscope runs` lists them)")
+    p.add_argument("run_b", metavar="RUN_B", help="the run compared with RUN_A (time changes are B - A)")
+    p.add_argument("--by", choices=["name", "nvtx"], default="name",
+                   help="match kernel groups by kernel name or by NVTX range (default: name)")
+    p.add_argument("--json", action="store_true", help="one JSON object: both runs, their GPUs, a row per group")
+    p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
+    p = sub.add_parser("import", help="store a run folder that was profiled but not stored (e.g. the disk was full)")
+    p.add_argument("folder", help="the run folder `flopscope profile` printed (it holds report.ncu-rep)")
+    p.add_argument("--name", metavar="RUN", help="run name (default: the folder's name)")
+    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
+    sub.add_parser("recover", help="copy the readable runs of a damaged run store into a new store in its place "
+                   "(the damaged file is kept beside it, renamed)")
+    return {"runs": cmd_runs, "diff": cmd_diff, "import": cmd_import, "recover": cmd_recover}
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    with Store() as store:  # opened here too for the app: a store that cannot be opened is a one-line error
+        if args.sweep is not None:
+            _check_sweep(store, args.sweep)
+        if not interactive(args):
+            return _list_runs(store, args)
+    from ..app.runs_app import run_runs_app
+
+    return run_runs_app(store.path, args.sweep)
+
+
+def _list_runs(store: Store, args: argparse.Namespace) -> int:
+    runs = store.runs(args.sweep)
+    for name, what in store.problems.items():
+        say(f"flopscope: warning: run {name}: {what}")
+    if args.json:
+        json.dump(records(runs), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    out = console()
+    cells = [[str(r.id), f"{r.name} (damaged)" if r.damaged else r.name, fmt.when(r.created), r.sweep or "",
+              fmt.params(r.params), r.host or "", r.gpu or "",
+              fmt.integer(r.launches), fmt.at_least(fmt.seconds(r.total_time_s), "total_time_s" in r.lower_bounds),
+              fmt.at_least(fmt.si(r.total_flop), "total_flop" in r.lower_bounds)] for r in runs.itertuples()]
+    table, hidden = fitted_table(_RUNS_COLUMNS, cells, out.width, flex=1)
+    out.print(table)
+    print_hidden(out, hidden)
+    say(f"{len(runs)} run(s) in {store.path}")
+    return 0
+
+
+def _check_sweep(store: Store, sweep: str) -> None:
+    """`--sweep NAME` with no run of that sweep is a typo, not an empty sweep: name the sweeps there are."""
+    if not store.runs(sweep).empty:
+        return
+    names = sorted({str(s) for s in store.runs()["sweep"] if s})
+    raise FlopscopeError(f"--sweep {sweep}", "no runs of this sweep in the store", f"sweeps stored: {', '.join(names)}"
+                         if names else "no sweep is stored yet (`flopscope sweep`)")
+
+
+REPORT_SUFFIXES = ("", ".xz", ".gz", ".bz2")  # report.ncu-rep, and as xz, gzip or bzip2 compress it
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """A run folder into the store, as `flopscope profile` would have stored it (host and command from its
+    run.json): for a profile whose store failed after ncu had finished."""
+    folder = Path(args.folder)
+    if not folder.is_dir():  # "no report.ncu-rep in this folder" would send one looking inside a folder not there
+        raise FlopscopeError(folder, "a file, not a run folder" if folder.exists() else "no such folder",
+                             "pass the run folder `flopscope profile` printed as it started (it holds report.ncu-rep)")
+    # Compressed as it is kept or sent on (`xz report.ncu-rep`): read as it is, as `open` reads it.
+    found = [folder / f"report.ncu-rep{ext}" for ext in REPORT_SUFFIXES if (folder / f"report.ncu-rep{ext}").is_file()]
+    if not found:
+        raise FlopscopeError(folder, "no report.ncu-rep in this folder",
+                             "pass a run folder made by `flopscope profile` (it prints the folder as it starts)")
+    path = found[0]
+    name = args.name if args.name is not None else folder.resolve().name  # `--name ''` is refused, not the default
+    given = f"--name {args.name}" if args.name is not None else f"{folder} (its name)"
+    check_run_name(name, given)
+    try:
+        meta = json.loads((folder / "run.json").read_text())
+    except (OSError, ValueError):
+        meta = {}
+    meta = meta if isinstance(meta, dict) else {}
+    command = meta.get("command") if isinstance(meta.get("command"), list) else None
+    host = meta.get("host") if isinstance(meta.get("host"), str) else None
+    report = read_report(path, gpu=args.gpu, params={"command": command, "host": host})
+    with Store() as store:
+        store.check_names_apart(name, None, given, "")
+        stored = store.stored_from(path)
+        if stored and args.name is None:  # a second copy would show up in every list, diff and sweep
+            raise FlopscopeError(folder, f"already stored as run {stored}",
+                                 f"open it with `flopscope open {stored}`, or pass --name to store another copy")
+        name = store.save_unique(report, name, host=host, command=command)
+    say(f"flopscope: stored {folder} as run {name} ({store.path})")
+    return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    """For the store file a damaged page made unreadable: exit 0 if every run was copied, 1 if some were lost."""
+    path = default_path()
+    if not path.is_file():
+        raise FlopscopeError(path, "no run store here", "nothing to recover (FLOPSCOPE_HOME picks the folder)")
+    result = recover_store(path)
+    for lost in result.lost:
+        say(f"flopscope: warning: run {lost}: on a damaged page of the store, not recovered")
+    print(f"flopscope: recovered {len(result.kept)} of {len(result.kept) + len(result.lost)} run(s) into a new "
+          f"{path}; the damaged file is kept as {result.damaged}", file=sys.stderr)
+    return 1 if result.lost else 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    with Store() as store:
+        a, b = store.load(args.run_a), store.load(args.run_b)
+        (id_a, name_a), (id_b, name_b) = store.identify(args.run_a), store.identify(args.run_b)
+    rows = diff_runs(a, b, by=args.by)
+    gpu_a, gpu_b = a.gpu_label, b.gpu_label
+    if interactive(args):
+        from ..app.screen_app import run_screen_app
+        from ..app.screens.diff import DiffScreen
+
+        return run_screen_app(DiffScreen(rows, name_a, name_b, (gpu_a, gpu_b), (a, b), (id_a, id_b)))
+    for apart in (gpus_apart(a.gpu_names, b.gpu_names), ceilings_apart(a, b)):
+        if apart:  # the Diff screen's warnings, word for word
+            say(f"flopscope: warning: {apart}")
+    if args.json:  # the runs by name and id, whichever was typed: `diff 6 5` names them too
+        json.dump({**diff_meta(rows, (name_a, name_b), (id_a, id_b), (gpu_a, gpu_b)), "rows": records(rows)},
+                  sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    out = console()
+    out.print(Text(display_text(f"A: {name_a} (id {id_a}, {gpu_a or 'unknown GPU'}) · B: {name_b} (id {id_b}, "
+                                f"{gpu_b or 'unknown GPU'})"), style="bold"))
+    by_gpu = bool(rows.attrs.get("by_gpu"))
+    columns = [*_DIFF_COLUMNS[:1], _GPU_COLUMN, *_DIFF_COLUMNS[1:]] if by_gpu else _DIFF_COLUMNS
+    shown = table_rows(rows)  # B/A as the app's Diff screen shows it: blank where one run never ran the group
+    table, hidden = fitted_table(columns, [_diff_cells(r, by_gpu) for r in shown.itertuples()], out.width)
+    out.print(table)
+    out.print(Text(totals_line(rows)))
+    out.print(Text("largest time change first · ΔTime = B - A, B/A = Time B / Time A", style="dim"))
+    print_hidden(out, hidden)
+    return 0
+
+
+# The name is cut to fit, never a number: pairs of columns drop together, least telling first.
+# Numbers are never cut: lower-value columns drop whole at 80 columns (the ID last of them: it names a run).
+_RUNS_COLUMNS = [Spec("ID", priority=1), Spec("Name", numeric=False), Spec("Created", numeric=False, priority=3),
+                 Spec("Sweep", numeric=False, priority=4), Spec("Params", numeric=False, priority=2),
+                 Spec("Host", numeric=False, priority=5), Spec("GPU", numeric=False, priority=4),
+                 Spec("Launches", priority=3), Spec("Time"), Spec("FLOP")]
+_DIFF_COLUMNS = [Spec("Kernel", numeric=False), Spec("N A", priority=3, pair="N"), Spec("N B", priority=3, pair="N"),
+                 Spec("Time A"), Spec("Time B"), Spec("ΔTime"), Spec("B/A"), Spec("FLOP A", priority=2, pair="FLOP"),
+                 Spec("FLOP B", priority=2, pair="FLOP"), Spec("DRAM A", priority=4, pair="DRAM"),
+                 Spec("DRAM B", priority=4, pair="DRAM"), Spec("", numeric=False)]
+# Groups matched on name and GPU (a run with launches on several GPUs): the GPU tells apart two rows of a name.
+_GPU_COLUMN = Spec("GPU", numeric=False)
+
+
+def _diff_cells(r, by_gpu: bool = False) -> list[str]:
+    gpu = [str(r.gpu or "unknown GPU")] if by_gpu else []
+    return [str(r.kernel), *gpu, fmt.integer(r.count_a), fmt.integer(r.count_b), fmt.seconds(r.duration_s_a),
+            fmt.seconds(r.duration_s_b), fmt.seconds(r.duration_s_delta), fmt.ratio(r.time_ratio), fmt.si(r.flop_a),
+            fmt.si(r.flop_b), fmt.si(r.dram_bytes_a, "B"), fmt.si(r.dram_bytes_b, "B"),
+            "" if r.presence == "both" else r.presence]
+
+
+def interactive(args: argparse.Namespace) -> bool:
+    """The app, unless a table or JSON was asked for or there is no terminal (a script, a pipe)."""
+    return not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty()

@@ -1,0 +1,296 @@
+"""`flopscope sweep`: profile a command over parameter values, or analyse runs and files already made."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+from ...core import FlopscopeError, read_report
+from ...core.display_text import display_text
+from ...core.gpus import find_gpu
+from ...core.ncu_progress import describe
+from ...core.report import with_gpu
+from ...core.runs import data_home
+from ...core.scaling import Slice, slices, sweep_points
+from ...core.store import Store
+from ...core.sweep import parse_params, points, run_sweep, substitute, unused_params
+from ...core.transport import LocalTransport, SshTransport
+from ..presentation import format as fmt
+from ..presentation.columns import WARNING_CELLS, sweep_columns
+from ..presentation.sweep_analysis import FITTED, Analysis, analyse, fit_line, sweep_json
+from ..presentation.text_report import console, fitted_table, print_hidden, print_warning, say, specs
+from .profile import add_profile_args, checked_options, open_store
+
+
+def add_sweep_command(sub) -> dict:
+    p = sub.add_parser("sweep", help="profile COMMAND for every parameter value (or analyse existing runs)",
+                       usage="flopscope sweep --param NAME=V1,V2 [options] -- COMMAND {NAME} ...\n"
+                             "       flopscope sweep --from RUN_OR_FILE ... [--param-from-name REGEX]")
+    add_profile_args(p, many_hosts=True)
+    p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
+                   help="values to sweep (repeat for a cartesian product); with --from: the parameter's name")
+    p.add_argument("--sweep-name", metavar="NAME", help="name of the sweep in the store (default: from time)")
+    p.add_argument("--resume", action="store_true", help="with --sweep-name: skip points that sweep already stored")
+    p.add_argument("--from", dest="sources", nargs="+", metavar="RUN_OR_FILE",
+                   help="analyse stored runs (name or id) or report files instead of profiling")
+    p.add_argument("--param-from-name", metavar="REGEX", help=r"parameter value from file/run names, e.g. 'bs(\d+)'")
+    p.add_argument("--tolerance", type=_tolerance, default=0.05,
+                   help="allowed per-sample FLOP drift, a fraction (default 0.05)")
+    return {"sweep": cmd_sweep}
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: a drift tolerance is a fraction >= 0, e.g. 0.05 for 5%")
+    return value
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """Exit 0 when every point is stored cleanly, 1 when some failed or were stored with a warning (the program
+    exited non-zero, the report is partial), 2 when none could be stored; the analysis of what was stored prints
+    either way."""
+    code, results = 0, None
+    if args.sources:
+        lines = _from_sources(args)
+        title = args.sweep_name or "from-files"
+    else:
+        lines, title, code, results = _profile_points(args)
+    if lines and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
+        from ..app.sweep_app import run_sweep_app  # Textual only for the app
+
+        return run_sweep_app(lines, title, tolerance=args.tolerance, judged=judged_against(lines, args.gpu)) or code
+    _show(title, lines, args, results)
+    if args.sources:  # a sweep that profiles stores its points; this one only reads, which it says
+        points = sum(len(line.points) for line in lines)
+        print(f"flopscope: sweep --from read {points} point(s) and stored nothing (report files stay files: "
+              "`flopscope import FOLDER` stores a run folder, `flopscope sweep --param ...` profiles and stores "
+              "a sweep)", file=sys.stderr)
+    return code
+
+
+def _profile_points(args) -> tuple[list[Slice], str, int, list]:
+    params = parse_params(args.param)
+    if not params:
+        raise FlopscopeError("sweep", "no --param given", "e.g. --param batch_size=1,8,16 -- python x.py {batch_size}")
+    if args.resume and not args.sweep_name:
+        raise FlopscopeError("--resume", "which sweep? a new sweep gets a new name, so nothing would be resumed",
+                             "pass --sweep-name NAME (`flopscope runs` lists the sweeps)")
+    cwds = [substitute([args.remote_cwd], point)[0] for point in points(params)] if args.remote_cwd else None
+    template, env = checked_options(args, cwds)
+    _check_new_sweep(args.sweep_name, args.resume)
+    for name in unused_params(template.command, params, env, args.remote_cwd):
+        say(f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its values would never "
+              "reach the program")
+    with open_store() as store:
+        sweep = args.sweep_name or store.new_sweep(time.strftime("sweep-%Y%m%d-%H%M%S"))
+    results = _run(args, template, params, env, sweep)
+    stored = sum(r.status == "stored" for r in results)
+    skipped = sum(r.status == "skipped" for r in results)
+    total = len(points(params))
+    failed = total - stored - skipped  # a point with no result at all counts as failed too
+    suspect = [r for r in results if r.status == "stored" and r.suspect]
+    misjudged = [r for r in results if r.status == "stored" and r.gpu_refused and not r.suspect]
+    # A --metrics name ncu 2025.3 profiled past: each point's line said so; the sweep exits 1 as profile does.
+    unknown = [r for r in results if r.status == "stored" and r.unknown_metrics and not r.suspect and not r.gpu_refused]
+    warned = len(suspect) + len(misjudged) + len(unknown)
+    say(f"flopscope: sweep {sweep}: {stored + skipped} of {total} point(s) stored"
+          + (f" ({skipped} by an earlier run)" if skipped else "") + (f", {failed} failed" if failed else "")
+          + (f", {warned} with a warning" if warned else ""))
+    for r in suspect:  # a crash or OOM at one size must not pass for a clean point in the fits
+        say(f"flopscope: warning: {fmt.params(r.params)} (run {r.run}) is in the analysis although {r.suspect}: "
+              "check it before trusting the fits")
+    if misjudged:  # its own GPU judges it: what --gpu asked for was not done
+        say(f"flopscope: warning: {len(misjudged)} point(s) judged against their own GPU, not --gpu: "
+              f"{misjudged[0].gpu_refused}")
+    code = 2 if failed and not stored + skipped else 1 if failed or warned else 0
+    try:
+        with Store() as store:
+            return slices(sweep_points(sweep, store, print_warning), f"sweep {sweep}"), sweep, code, results
+    except FlopscopeError as exc:
+        say(f"flopscope: {exc.problem}: runs stored, no scaling analysis")
+        return [], sweep, code, results
+
+
+def _check_new_sweep(sweep: str | None, resume: bool) -> None:
+    """A --sweep-name already stored, without --resume, is refused before anything runs: its points would be
+    stored a second time beside the first, each value measured twice. No store yet: no sweep is taken."""
+    if not sweep or resume or not (data_home() / "flopscope.db").exists():
+        return
+    with Store() as store:
+        if store.is_sweep(sweep):
+            stored = len(store.runs(sweep))
+            raise FlopscopeError(f"--sweep-name {sweep}", f"a sweep of this name is stored already ({stored} "
+                                 "point(s))", "pass --resume to continue it (only the points it lacks are "
+                                 "profiled), or choose another --sweep-name")
+
+
+def _run(args, template, params: dict, env: dict, sweep: str) -> list:
+    """Profile every point with a progress bar (a terminal) or one line per point (a pipe)."""
+    hosts = args.host or [None]
+    transports = [SshTransport(h, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config) if h
+                  else LocalTransport() for h in hosts]
+    total = len(points(params))
+    done = [0]
+    err = Console(stderr=True, highlight=False)
+    bar = Progress(TextColumn("sweep {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=err, disable=not sys.stderr.isatty())
+    task = bar.add_task(sweep, total=total)
+
+    def progress(line: str) -> None:
+        (bar.console.print(Text(display_text(line))) if sys.stderr.isatty() else say(line))
+
+    def on_point(result) -> None:
+        done[0] += 1
+        bar.advance(task)
+        what = {"stored": f"stored as {result.run}", "skipped": "already stored, skipped",
+                "failed": f"FAILED: {result.error}"}[result.status]
+        if result.notes:  # the program's exit code, a partial report: said on the point's own line
+            what += f" ({'; '.join(result.notes)})"
+        where = f" on {result.host}" if result.host else ""
+        progress(f"[{done[0]}/{total}] {fmt.params(result.params)}{where}: {what}")
+
+    def on_event(host, event) -> None:
+        if event.kind == "kernel":
+            progress(f"    {host}: {describe(event)}")
+
+    def on_host_lost(host, reason) -> None:
+        progress(f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts take its "
+                 "points")
+
+    try:
+        with bar:
+            return run_sweep(template, params, transports, sweep, resume=args.resume, env=env, cwd=args.remote_cwd,
+                             gpu=args.gpu, on_point=on_point, on_event=on_event, on_host_lost=on_host_lost)
+    except KeyboardInterrupt:  # the points under way were stopped and their unfinished run folders removed
+        say(f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
+              "points not stored yet")
+        raise
+    finally:
+        for t in transports:
+            t.close()
+
+
+def _from_sources(args) -> list[Slice]:
+    pattern = _regex(args.param_from_name) if args.param_from_name else None
+    param = args.param[0].split("=")[0] if args.param else "param"
+    store = None
+    pts = []
+    with ExitStack() as opened:  # the store is opened for the first stored run named, if any
+        for source in args.sources:
+            if Path(source).exists():
+                report, name, stored = read_report(source, gpu=args.gpu), Path(source).name, {}
+            else:  # a stored run, by name or id
+                store = store or opened.enter_context(Store())
+                name, stored = _stored_run(store, source)
+                report = with_gpu(store.load(source), args.gpu) if args.gpu else store.load(source)
+            pts.append((_value(name, stored, pattern, param, source), report))
+            if stored and not args.param:
+                param = next(iter(stored))
+    return [Slice(param, {}, pts)] if pts else []
+
+
+def _stored_run(store: Store, ref: str) -> tuple[str, dict]:
+    """A stored run's name and parameters; a sweep's name is told apart from a typo (--from takes runs)."""
+    try:
+        return store.named_params(ref)
+    except FlopscopeError:
+        if "/" in ref or ref.endswith((".ncu-rep", ".csv")):  # meant as a file, as `open PATH` says
+            raise FlopscopeError(ref, "no such file (nor a stored run of that name)",
+                                 "check the path (`flopscope runs` lists the stored runs)") from None
+        if not store.is_sweep(ref):
+            raise
+        raise FlopscopeError(f"--from {ref}", "a sweep, not a run: --from takes stored runs or report files",
+                             f"`flopscope open {ref}` shows the sweep (`flopscope runs --sweep {ref}` lists its "
+                             "runs)") from None
+
+
+def judged_against(lines: list[Slice], gpu: str | None) -> str | None:
+    """The GPU whose datasheet ceilings judge the points when --gpu was given (every point got it), else None:
+    the output says so, as `open RUN --gpu` does, so no one reads the points' own GPU's efficiencies."""
+    spec = find_gpu(gpu)
+    if spec is None:
+        return None
+    # A point of another compute capability keeps its own GPU (`sweep --gpu` says so per point): not this one.
+    used = {getattr(g, "key", None) for _, report in (p for line in lines for p in line.points)
+            for g in [report.gpu, *(report.gpus or {}).values()]}
+    return spec.name if spec.key in used else None
+
+
+def _regex(text: str) -> re.Pattern:
+    try:
+        return re.compile(text)
+    except re.error as err:
+        raise FlopscopeError(f"--param-from-name '{text}'", f"not a regular expression ({err})",
+                             r"use a regex with one group that captures the value, e.g. 'bs(\d+)'") from None
+
+
+def _value(name: str, stored: dict, pattern, param: str, source: str) -> float:
+    if pattern is not None:
+        m = pattern.search(name)
+        if not m:
+            # The pattern as typed, not its repr (which doubles every backslash).
+            raise FlopscopeError(source, f"--param-from-name '{pattern.pattern}' does not match the name",
+                                 "use a regex with one group that captures the value, e.g. 'bs(\\d+)'")
+        return _number(m.group(1) if m.groups() else m.group(0))
+    if stored:
+        return _number(stored.get(param, next(iter(stored.values()))))
+    raise FlopscopeError(source, "no parameter value for this file", r"pass --param-from-name REGEX, e.g. 'bs(\d+)'")
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise FlopscopeError(f"value {text!r}", "a sweep parameter must be a number to be analysed",
+                             "sweep numeric values (batch sizes, sequence lengths)") from None
+
+
+def _show(name: str, lines: list[Slice], args, results: list | None = None) -> None:
+    if args.json:
+        out = sweep_json(name, lines, args.tolerance, judged_against(lines, getattr(args, "gpu", None)))
+        if results is not None:  # profiled now: how each point went, with its notes
+            out["runs"] = [{"params": r.params, "status": r.status, "run": r.run, "host": r.host, "error": r.error,
+                            "notes": r.notes, "suspect": r.suspect} for r in results]
+        json.dump(out, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return
+    out_console = console()
+    judged = judged_against(lines, getattr(args, "gpu", None))
+    if judged:
+        out_console.print(Text(display_text(f"judged against {judged} ceilings (--gpu)")))
+    for line in lines:
+        if len(lines) > 1 or line.fixed:
+            out_console.print(Text(f"\n{display_text(line.label)}", style="bold"))
+        _print_analysis(line.param, analyse(line.points, line.param, args.tolerance), out_console)
+
+
+def _print_analysis(param: str, analysis: Analysis, out_console) -> None:
+    """The Sweep screen's per-point table (its columns, the Warning one included), fitted to the terminal as
+    the kernel table is; then the fits and the findings."""
+    table = analysis.table
+    columns = sweep_columns(param, bool(table["warning"].any()))
+    cells = [[col.render(values[col.name]) for col in columns] for values in table.to_dict("records")]
+    # The Warning column (never dropped) is the one cut to fit, never the numbers; the findings below give
+    # each warning whole.
+    names = [col.name for col in columns]
+    flex = names.index("warning") if "warning" in names else None
+    out, hidden = fitted_table(specs(columns), cells, out_console.width, flex=flex, flex_min=WARNING_CELLS)
+    out_console.print(out)
+    print_hidden(out_console, hidden)
+    for name, title, text in FITTED:
+        out_console.print(Text(fit_line(title, analysis.fits[name], param, text)))
+    for note in analysis.notes:
+        out_console.print(Text(f"! {display_text(note)}", style="bold"))  # a finding names kernels

@@ -1,0 +1,170 @@
+"""The kernel table as people read it: which canonical columns, their titles, formats and priorities.
+
+Priority decides what drops first on a narrow terminal (higher number drops first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from ...core.columns import ALL, SIMT_FLOP
+from ...core.display_text import display_text
+from . import format as fmt
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str  # canonical column
+    title: str
+    render: Callable[[object], str]
+    priority: int
+    width: int
+    numeric: bool = True
+    at_least: str | None = None  # a boolean column: where true, the value is a lower bound, shown `≥ value`
+    pair: str = ""  # columns of one non-empty pair drop and come back together (A and B of a comparison)
+
+
+# Widths fit the longest text each format makes (3 significant digits: `0.123 ns`, `1.23 kB`, `58.6 GB/s`);
+# the name, text and whole-number columns are sized to their values instead (TableModel.natural_width).
+KERNEL_TABLE = [
+    Column("kernel", "Kernel", fmt.text, 0, 36, numeric=False),
+    Column("count", "N", fmt.integer, 3, 6),
+    # A group with launches ncu did not profile has only the others' time: `≥ 1.70 ms` (`not_profiled` > 0).
+    Column("duration_s", "Time", fmt.seconds, 0, 8, at_least="not_profiled"),
+    Column("pct_time", "%Time", fmt.pct, 1, 6),  # of the known kernel time: no bound (`≥ 100%` would mislead)
+    Column("flop", "FLOP", lambda v: fmt.si(v), 2, 7),
+    Column("flop_per_s", "FLOP/s", lambda v: fmt.si(v), 1, 7),
+    Column("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B"), 4, 7),
+    Column("dram_bytes_per_s", "DRAM B/s", lambda v: fmt.si(v, "B/s"), 2, 9),
+    Column("ai_dram", "AI", fmt.ratio, 3, 8),  # `1.16e+04`
+    Column("pct_of_peak", "%Peak", fmt.pct, 1, 6),
+    # The lowest ceiling of the hierarchical roofline: `compute`, or the memory level (`DRAM`, `L2`, `L1`).
+    Column("roof", "Bound", fmt.roof, 2, 7, numeric=False),
+    # As wide as its longest label (three parts, `TC fp8/acc16+TC fp16/acc16+fp32`, take 31): never cut.
+    Column("precision", "Prec", fmt.precision, 5, 32, numeric=False),
+]
+
+# Titles of the numeric columns the table does not show until it is sorted by one (`o`): then it is a column
+# like the others, reachable with left/right and flipped by `s`.
+_TITLES = {
+    **{c: f"{c.removeprefix('flop_').upper()} FLOP" for c in SIMT_FLOP}, "flop_tensor": "Tensor FLOP",
+    "dram_read_bytes": "DRAM rd B", "dram_write_bytes": "DRAM wr B", "l2_bytes": "L2 B", "l1_bytes": "L1 B",
+    "ai_l2": "AI L2", "ai_l1": "AI L1", "peak_flop_per_s": "Peak FLOP/s", "peak_dram_bytes_per_s": "Peak B/s",
+    "attainable_flop_per_s": "Roof FLOP/s", "pct_of_roof": "%Roof", "sm_clock_hz": "SM clock",
+}
+_RENDER: dict[str, Callable[[object], str]] = {
+    "s": fmt.seconds, "%": fmt.pct, "FLOP/B": fmt.ratio, "FLOP": fmt.si, "FLOP/s": fmt.si,
+    "B": lambda v: fmt.si(v, "B"), "B/s": lambda v: fmt.si(v, "B/s"), "Hz": lambda v: fmt.si(v, "Hz"),
+}
+
+
+def _extra(name: str, unit: str) -> Column:
+    title = _TITLES.get(name) or (_tensor_title(name.removeprefix("flop_tensor_")) if name.startswith("flop_tensor_")
+                                  else name)
+    return Column(name, title, _RENDER[unit], 6, max(len(title) + 1, 10 if "/" in unit or unit == "Hz" else 8))
+
+
+def _tensor_title(dtype: str) -> str:
+    """`fp16` -> `TC fp16 FLOP`, `fp16_acc16` -> `TC fp16/acc16 FLOP` (FP16 inputs accumulated in FP16): every
+    tensor column a title of its own, the precision spelled as the table's Prec column spells it."""
+    return f"{fmt.precision(f'tensor_{dtype}')} FLOP"
+
+
+EXTRA_COLUMNS = {name: _extra(name, unit) for name, unit, _ in ALL
+                 if unit in _RENDER and name not in {c.name for c in KERNEL_TABLE}}
+
+
+def short_gpu(name: object) -> str:
+    """`NVIDIA A100-PCIE-40GB` -> `A100-PCIE-40GB`: the vendor says nothing in a column of GPUs."""
+    return display_text(fmt.text(name).removeprefix("NVIDIA ").removeprefix("Tesla "))
+
+
+def table_columns(by: str, gpus: bool = False) -> list[Column]:
+    """KERNEL_TABLE, with the first columns saying what a row is in this grouping (and on which GPU, where a
+    file holds launches on several: its name groups are per GPU)."""
+    columns = list(KERNEL_TABLE)
+    if gpus:
+        # Priority 1, not 0: on a narrow terminal numbers matter more than which GPU (the header names both).
+        columns.insert(1, Column("gpu", "GPU", short_gpu, 1, 16, numeric=False))
+    if by == "nvtx":
+        columns[0] = replace(columns[0], name="nvtx", title="NVTX range")
+    if by == "launch":
+        # Priority 0, never dropped: launches of one kernel share its name, so the ID is what tells rows apart.
+        at = next(i for i, c in enumerate(columns) if c.name == "count")
+        columns[at] = Column("launch_id", "ID", fmt.integer, 0, 7)
+    return columns
+
+
+# The Warning column's least width: `! the comman…`. It is never dropped, so it must never take the numbers'
+# room; what they leave widens it up to its whole reason, which the Sweep screen's status line and the
+# findings also give in full.
+WARNING_CELLS = 14
+
+
+def sweep_columns(param: str, warned: bool = False) -> list[Column]:
+    """A sweep's per-point table, the Sweep screen's and `flopscope sweep`'s. `warned`: some point was stored
+    with a warning (its program failed, its report is partial): a Warning column beside the parameter says
+    which and why in words, never dropped but shortened first (WARNING_CELLS); a clean sweep has none."""
+    warning = [Column("warning", "Warning", fmt.warning, 0, WARNING_CELLS, numeric=False)] if warned else []
+    return [
+        Column(param, param, lambda v: f"{v:g}", 0, min(max(len(param), 6), 16)),
+        *warning,
+        Column("flop", "FLOP", lambda v: fmt.si(v), 0, 8),
+        Column("flop_per_sample", f"FLOP/{param}", lambda v: fmt.si(v), 1, min(max(len(param) + 5, 11), 16)),
+        Column("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B"), 2, 8),
+        Column("duration_s", "Time", fmt.seconds, 0, 9),
+        Column("flop_per_s", "FLOP/s", lambda v: fmt.si(v), 1, 8),
+        Column("flops_efficiency", "FLOPS eff", fmt.share, 2, 9),
+        Column("bandwidth_efficiency", "BW eff", fmt.share, 3, 7),
+        Column("kernels", "Kernels", fmt.integer, 4, 7),
+    ]
+
+
+def fit(columns: list[Column], width: int, keep: Collection[str] = (),
+        widths: Mapping[str, int] | None = None, blank: Collection[str] = ()) -> list[Column]:
+    """Drop the lowest-priority columns until the table fits `width` cells (`drop`), then bring back any
+    dropped column that still fits (a wide one dropped first can leave room for a narrow one).
+    Columns named in `keep` stay: the sort column (a table sorted by values it does not show reads as
+    shuffled) and the one the cursor moved to (every column is reachable by `left`/`right`). `widths`: the
+    cells each column takes, where not its set width (a name column as wide as its longest name). `blank`:
+    columns with no value in any row, dropped before the rest (they say nothing)."""
+    size = {c.name: (widths or {}).get(c.name, c.width) for c in columns}
+
+    def cells(chosen: list[Column]) -> int:
+        return sum(size[c.name] for c in chosen) + len(chosen) - 1  # one space between columns
+
+    kept = drop([c.priority for c in columns], [size[c.name] for c in columns], width,
+                keep={i for i, c in enumerate(columns) if c.name in keep},
+                blank={i for i, c in enumerate(columns) if c.name in blank}, pairs=[c.pair for c in columns])
+    chosen = [columns[i] for i in kept]
+    for extra in sorted((c for c in columns if c not in chosen and c.name not in blank), key=lambda c: c.priority):
+        unit = [c for c in columns if c is extra or (extra.pair and c.pair == extra.pair)]  # a pair comes back whole
+        if extra not in chosen and cells([*chosen, *unit]) <= width:
+            chosen = [c for c in columns if c in chosen or c in unit]
+    return chosen
+
+
+def drop(priorities: Sequence[int], sizes: Sequence[int], width: int, *, gap: int = 1,
+         keep: Collection[int] = (), blank: Collection[int] = (), pairs: Sequence[str] = ()) -> list[int]:
+    """Indexes of the columns left once the table fits `width` cells (`sizes`, `gap` cells between columns):
+    blank ones go first (they say nothing), then the highest priority, leftmost on ties; priority 0 and
+    `keep` never go. Columns of one non-empty `pairs` name go together (A and B of a comparison). The app's
+    tables (`fit`) and the printed ones (`text_report.fitted_table`) drop columns in this one order."""
+    kept = list(range(len(priorities)))
+    # A kept column keeps its pair: the cursor on `Time A` must not leave `Time B` out.
+    keep = {i for i in kept if i in keep or (pairs and pairs[i] and any(pairs[k] == pairs[i] for k in keep))}
+    # A pair is blank only where all of it is: `Time A` empty (every group only in B) must not take `Time B`.
+    blank = {i for i in blank if not (pairs and pairs[i]) or all(j in blank for j in kept if pairs[j] == pairs[i])}
+
+    def cells() -> int:
+        return sum(sizes[i] for i in kept) + gap * (len(kept) - 1)
+
+    while len(kept) > 2 and cells() > width:
+        droppable = [i for i in kept if priorities[i] > 0 and i not in keep]
+        if not droppable:
+            break
+        worst = max(droppable, key=lambda i: (i in blank, priorities[i]))
+        pair = pairs[worst] if pairs else ""
+        kept = [i for i in kept if i != worst and not (pair and pairs[i] == pair)]
+    return kept

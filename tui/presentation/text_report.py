@@ -1,0 +1,407 @@
+"""The non-interactive kernel table (rich) and its JSON twin, for terminals and scripts."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import shutil
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+from rich.cells import cell_len
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from ...core import FMA_CONVENTION, FlopscopeError, Report, all_gpus
+from ...core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
+from ...core.counters import missing_fix
+from ...core.display_text import display_text
+from ...core.export import json_ready, records, run_meta
+from ...core.metrics import Ceiling
+from ...core.units import is_missing
+from . import format as fmt
+from .blocks import Block, lines
+from .columns import EXTRA_COLUMNS, Column, drop, table_columns
+from .names import distinct_cuts
+
+
+def console() -> Console:
+    """Rich console for the CLI tables; piped output keeps a wide table instead of rich's 80-column default."""
+    return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
+
+
+@dataclass(frozen=True)
+class Header:
+    """The parts of a report's header, each a list of items: the CLI prints them as lines, the app wraps
+    them between items (so `FLOPS eff 0.3%` never splits) and arranges them to fit 80 columns."""
+
+    gpu: str  # `NVIDIA A100 80GB PCIe`, or `unknown GPU (CC 8.0)`
+    cc: str  # ` (CC 8.0)`, or "" when unknown or already in `gpu`
+    found: str  # what named the GPU: `report`, `--gpu`, ...
+    against: str  # the database GPU whose ceilings --gpu put in place of those of the device the report names
+    source: str
+    format: str
+    launches: str  # `105 launches`
+    totals: list[str]  # `Kernel time 1.83 ms`, `FLOPS eff 40.0%`, ...
+    flop: str  # `FLOP 2.36 M`
+    ceilings: list[str]  # `Ceilings:`, `FP32 14.4 TFLOP/s,`, ..., `from <source>`: separators included
+    no_datasheet: str  # "" unless the GPU has no datasheet entry
+    not_profiled: str  # "" unless ncu recorded nothing for some launches
+    warning: str  # "" unless the profile was stored although the program failed or the report is partial
+    unused_gpu: str  # "" unless --gpu named a GPU whose datasheet set no ceiling (the report's counters did)
+
+    def named(self, say_report: bool = True) -> str:
+        """`, named by --gpu`; where --gpu overrode the ceilings of a GPU the report names, both:
+        `, judged against NVIDIA L4 ceilings (--gpu)`, so the header never names one GPU and uses another's."""
+        if self.against:
+            return f", judged against {self.against} ceilings ({self.found})"
+        return f", named by {self.found}" if self.found and (say_report or self.found != "report") else ""
+
+
+def header(report: Report) -> Header:
+    meta, s = report.meta, report.summary()
+    several = isinstance(report.judged_by, dict)
+    cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
+    gpu = _gpu_names(report) if several else meta.get("gpu") or f"unknown GPU{cc}"
+    totals = [f"Kernel time {_time(s)}",
+              f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
+              f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
+              f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}"]
+    if s.unknown_time_launches and not math.isnan(s.time_counted_s):  # the efficiencies cannot cover those
+        known = s.launches - s.unknown_time_launches
+        totals.append(f"(efficiencies of the {fmt.integer(known)} launch{'' if known == 1 else 'es'} of known time)")
+    overridden = bool(report.gpu and meta.get("gpu_source") == "--gpu" and meta.get("gpus"))
+    # The report's own peak counters win over a datasheet: --gpu only fills what they lack.
+    used = overridden and any("datasheet" in c.source for c in report.ceilings())
+    option = report.gpu.name if report.gpu else ""  # the GPU --gpu named (on several GPUs: of those it judged)
+    if several and overridden:
+        chosen = [report.judged_by[g["name"]] for g in meta["gpus"] if g.get("gpu_source") == "--gpu"]
+        option = chosen[0].name if chosen and chosen[0] else option
+        used = bool(_judged_by_option(report))
+    return Header(
+        # several GPUs: each device says whose ceilings judge it (_gpu_names), --gpu fitting only some of them
+        gpu=gpu, cc=cc if meta.get("gpu") and not several else "",
+        found="report" if (overridden and not used) or several else meta.get("gpu_source") or "",
+        against=report.gpu.name if used and not several else "",
+        unused_gpu=f"--gpu {option} not used: the report's own peak counters (measured on this GPU) set "
+                   "every ceiling." if overridden and not used else "",
+        source=meta["source"], format=meta["format"],
+        launches=f"{fmt.integer(meta['launches'])} launch{'' if meta['launches'] == 1 else 'es'}",
+        totals=totals, flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
+        no_datasheet=_no_datasheet(report),
+        not_profiled=f"{fmt.integer(s.not_profiled)} launch(es) without values (ncu failed to profile them); kept, "
+                     "marked." if s.not_profiled else "",
+        warning=f"Warning: {meta['warning']}; the numbers may not be the program's whole work." if meta.get("warning")
+        else "")
+
+
+def header_blocks(report: Report) -> list[Block]:
+    """The CLI's header: GPU and file (bold), ceilings with their sources, run-level figures, notes."""
+    h = header(report)
+    blocks = [Block([f"{h.gpu}{h.cc}{h.named()} ·"], "bold"),
+              Block([h.source, f"({h.format}, {h.launches})"], "bold", sep=" ", join=True),
+              Block([h.no_datasheet]), Block(h.ceilings, sep=" "), Block([h.totals[0], h.flop, *h.totals[1:]]),
+              Block([h.not_profiled]), Block([h.warning]), Block([h.unused_gpu])]
+    return [block for block in blocks if any(block.items)]
+
+
+def header_lines(report: Report, width: int = 200) -> list[str]:
+    """The header laid out for `width` columns, breaking only between items (never inside `FLOPS eff 0.3%`)."""
+    return [line.plain for line in lines(header_blocks(report), width)]
+
+
+def _no_datasheet(report: Report) -> str:
+    if isinstance(report.judged_by, dict):
+        return " ".join(f"No datasheet ceilings for {name}: its launches have only the report's own peak counters."
+                        for name, gpu in report.judged_by.items() if gpu is None)
+    if report.gpu is not None:
+        return ""
+    cc = str(report.meta.get("compute_capability"))
+    same = [g.key for g in all_gpus() if g.compute_capability == cc]
+    of_cc = f"; of CC {cc}: {', '.join(same[:6])}" if same else ""
+    return f"No datasheet ceilings for this GPU: pass --gpu NAME (see `flopscope gpus`{of_cc})."
+
+
+def _ceilings(report: Report) -> list[str]:
+    """`Ceilings: FP32 14.4 TFLOP/s, FP64 7.21 TFLOP/s, DRAM 1.93 TB/s from <source>`: each source said once,
+    after the ceilings it gave (sources differ when a datasheet fills in what the report lacks); a file with
+    launches on several GPUs gets one such group per GPU."""
+    ceilings = report.ceilings()
+    gpus = list(dict.fromkeys(c.gpu for c in ceilings))
+    items = []
+    for n, gpu in enumerate(gpus):
+        by_source: dict[str, list[str]] = {}
+        clocks: dict[str, float] = {}  # the SM clock a source's FLOP ceilings are at: a T4's 2.84 T needs its 554 MHz
+        for c in ceilings:
+            if c.gpu == gpu:
+                if not math.isnan(c.sm_clock_hz):
+                    clocks.setdefault(c.source, c.sm_clock_hz)
+                by_source.setdefault(c.source, []).append(
+                    f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.bandwidth else 'FLOP/s')}"
+                    + _datasheet_figure(report, c))
+        items.append(f"Ceilings, {gpu}:" if len(gpus) > 1 and gpu else "Ceilings:")
+        for i, (source, values) in enumerate(by_source.items()):
+            last = i == len(by_source) - 1 and n == len(gpus) - 1
+            # A datasheet peak is scaled to the median clock of the launches using it, the report's own peak
+            # counters to the time-weighted clock of theirs: two clocks, so each says which it is.
+            how = "median " if "datasheet" in source else ""
+            clock = f" ({how}SM {fmt.si(clocks[source], 'Hz')})" if source in clocks else ""
+            items += [f"{v}," for v in values[:-1]] + [values[-1], f"from {source}{clock}{'' if last else ';'}"]
+    return items
+
+
+def _datasheet_figure(report: Report, ceiling: Ceiling) -> str:
+    """NVIDIA's own figure beside a datasheet peak scaled to the measured clock: `TC BF16 1.07 PFLOP/s (datasheet
+    989 T at 1.83 GHz)`, so that a ceiling above the datasheet's reads as the faster clock it is."""
+    judged = report.judged_by
+    gpu = judged.get(ceiling.gpu) if isinstance(judged, dict) else judged
+    if gpu is None or ceiling.bandwidth or "datasheet" not in ceiling.source or math.isnan(ceiling.sm_clock_hz):
+        return ""
+    quoted = gpu.peak(ceiling.name)
+    return "" if math.isnan(quoted) else f" (datasheet {fmt.si(quoted)} at {fmt.si(gpu.clock_hz(ceiling.name), 'Hz')})"
+
+
+def _gpu_names(report: Report) -> str:
+    """'NVIDIA A100 (CC 8.0)'; every GPU with its launches where the file holds several, and, for those whose
+    ceilings --gpu gave (the launches of its compute capability), whose they are."""
+    meta = report.meta
+    gpus = meta.get("gpus") or []
+    if len(gpus) > 1:
+        judged = _judged_by_option(report)
+        return " + ".join(f"{g['name']} (" + (f"CC {g['compute_capability']}, " if g.get("compute_capability") else "")
+                          + f"{g['launches']} launch{'es' if g['launches'] != 1 else ''}"
+                          + (f", judged against {judged[g['name']]} ceilings (--gpu)" if g["name"] in judged else "")
+                          + ")" for g in gpus)
+    cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
+    return f"{meta.get('gpu') or 'unknown GPU'}{cc}"
+
+
+def _judged_by_option(report: Report) -> dict[str, str]:
+    """Device -> the database GPU --gpu gave its launches, where a datasheet ceiling of it is used (the
+    report's own peak counters win over a datasheet)."""
+    gpus = report.judged_by if isinstance(report.judged_by, dict) else {}
+    datasheet = {c.gpu for c in report.ceilings() if "datasheet" in c.source}
+    return {g["name"]: gpus[g["name"]].name for g in report.meta.get("gpus") or []
+            if g.get("gpu_source") == "--gpu" and gpus.get(g["name"]) and g["name"] in datasheet}
+
+
+def _time(s) -> str:
+    """The run's kernel time; where some launches' is unknown (not profiled, say), the known part as a lower
+    bound."""
+    value, lower_bound = s.known("total_time_s")
+    return fmt.at_least(fmt.seconds(value), lower_bound) or "n/a"
+
+
+def _flop(s) -> str:
+    """The run's FLOPs; where some launches' are unknown, the counted part as a lower bound and what it leaves
+    out: a share of the known kernel time, and launches whose time is unknown too (those are in no share, so
+    a `≥` never stands beside `0.0%`). The missing counters are named on their own line."""
+    if not math.isnan(s.total_flop):
+        return fmt.si(s.total_flop)
+    untimed = s.unknown_flop_untimed_launches
+    # Nothing counted and all time unknown: `≥ 0` would be true and say nothing (idle tensor pipes count 0).
+    nothing = s.flop_counted == 0 and s.unknown_flop_time_share == 1 and not untimed
+    if math.isnan(s.flop_counted) or nothing:
+        return "n/a"
+    left_out = [f"{fmt.pct(100 * s.unknown_flop_time_share)} of kernel time"] if s.unknown_flop_time_share > 0 else []
+    if untimed:
+        left_out.append(f"{fmt.integer(untimed)} launch{'' if untimed == 1 else 'es'} of unknown time")
+    return f"≥ {fmt.si(s.flop_counted)} (unknown for {' and '.join(left_out)})"
+
+
+def print_warning(message: str) -> None:
+    """A warning of the engine's (a stored run left out of its sweep, say) as the CLI prints every warning."""
+    say(f"flopscope: warning: {message}")
+
+
+def say(line: str) -> None:
+    """One line on stderr, as every CLI message goes: text from a report or a remote host in it (a kernel
+    name, a path, ncu's output) shown with its control characters escaped (core/display_text.py)."""
+    print(display_text(line), file=sys.stderr, flush=True)
+
+
+FLOPSCOPE_METRICS = "flopscope profile --metrics"  # collects what `ncu --metrics` would, and stores the run
+
+
+def missing_lines(report: Report) -> list[str]:
+    """The counters a report lacks: one line, with the one option that collects them all (six lines, each with
+    its own option, read as six problems and were run as six profiles)."""
+    source, missing = report.meta["source"], report.missing
+    if len(missing) == 1:
+        return [f"{source}: {missing[0].problem()}; collect it with `{missing[0].fix()}`"]
+    if not missing:
+        return []
+    every = (missing_fix(missing, [m.column for m in missing]) or "").replace("ncu --metrics", FLOPSCOPE_METRICS, 1)
+    fix = f"; collect them all with `{every}`" if every else ""
+    return [f"{source}: {'; '.join(m.problem() for m in missing)}{fix}"]
+
+
+def over_ceiling_lines(report: Report) -> list[str]:
+    """One line per kind (FLOP, DRAM) of launches measured above their own ceiling, the worst named."""
+    return [f"{report.meta['source']}: {w.problem()}; {w.fix}" for w in report.over_ceiling()]
+
+
+def warning_lines(report: Report) -> list[str]:
+    """Every warning about a report's numbers, as `report`, `open --no-tui` and `profile` print them on stderr:
+    how the file was read where that is worth knowing (the streaming .ncu-rep reader handed it to ncu_report),
+    counters not collected, then launches above their ceiling (last: nearest the table they put in doubt).
+    Each line is safe to print (they name the source file and kernels)."""
+    notes = [f"{report.meta['source']}: {report.meta['reader_note']}"] if report.meta.get("reader_note") else []
+    return [display_text(line) for line in notes + missing_lines(report) + over_ceiling_lines(report)]
+
+
+# The counters the kernel table's columns are computed from, as the table's hint names them.
+_TABLE_COUNTERS = {"duration_s": "time", **{c: f"{c.removeprefix('flop_').upper()} FLOPs" for c in SIMT_FLOP},
+                   "flop_tensor": "tensor FLOPs", "dram_bytes": "DRAM bytes"}
+
+
+def missing_hint(report: Report) -> str | None:
+    """One line for the app's header when counters the table needs were not collected (a `basic` set):
+    `FLOPs and DRAM bytes not collected: ncu --metrics ...`, the option from core (the report's own: the
+    counters its GPU has)."""
+    gaps = {m.column: m for m in report.missing if m.column in _TABLE_COUNTERS}
+    if not gaps:
+        return None
+    names = [_TABLE_COUNTERS[c] for c in _TABLE_COUNTERS if c in gaps]
+    if all(c in gaps for c in FLOP_PARTS):
+        names = [n for n in names if not n.endswith("FLOPs")]
+        names.insert(1 if "duration_s" in gaps else 0, "FLOPs")
+    what = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    launches = max(m.launches for m in gaps.values())
+    total = report.meta["launches"]  # the count only when some launches have them: the line is cut at 80
+    of = f" ({fmt.integer(launches)} of {fmt.integer(total)} launches)" if launches < total else ""
+    return f"{what} not collected{of}: {missing_fix(report.missing, gaps)}"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One column of a printed table."""
+
+    title: str
+    numeric: bool = True  # right-aligned, and never cut: the column drops whole instead
+    priority: int = 0  # higher drops first when the terminal is narrow; 0 never drops
+    pair: str = ""  # columns with the same pair drop together (A and B of a comparison)
+
+
+_GAP = 2  # rich's padding (0, 1) on both neighbours, without edge padding
+
+
+def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int | None = 0,
+                 flex_min: int | None = None) -> tuple[Table, list[str]]:
+    """A table of `rows` (cells already text) no wider than `width`, and the titles of the columns dropped.
+
+    Every column gets the width of its longest cell, except `flex` (the name), which takes what is left and is
+    ellipsized: rich would otherwise squeeze every column, numbers included, to fit a long C++ name.
+    Every table the CLI prints passes here: text cells (names, paths from a report) show control characters
+    as escapes (`\x1b`), so they can neither drive the terminal nor break a row in two. Numeric cells are
+    flopscope's own formatting: left as they are (1M rows would spend seconds on them).
+    """
+    text = [i for i, s in enumerate(specs) if not s.numeric]
+    rows = [[display_text(c) if i in text else c for i, c in enumerate(row)] for row in rows]
+    natural = [max([cell_len(s.title), *(cell_len(r[i]) for r in rows)]) for i, s in enumerate(specs)]
+    blank = [not any(r[i] for r in rows) for i in range(len(specs))]
+    if flex is not None and flex_min is None:
+        flex_min = min(natural[flex], max(16, width * 2 // 5))
+    keep = _fit(specs, natural, blank, width, flex, flex_min or 0)
+    spare = width - sum(natural[i] for i in keep if i != flex) - _GAP * (len(keep) - 1)
+    table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
+    for i in keep:
+        size = max(min(natural[i], spare), 1) if i == flex else natural[i]
+        table.add_column(specs[i].title, justify="right" if specs[i].numeric else "left", no_wrap=True,
+                         overflow="ellipsis", width=size)
+    if flex in keep and spare < natural[flex]:
+        # Cut here, not by rich: names that differ stay different, and `k<…>` gets no second ellipsis.
+        cuts = distinct_cuts((r[flex] for r in rows), max(spare, 1))
+        rows = [[cuts.get(c, c) if i == flex else c for i, c in enumerate(r)] for r in rows]
+    for row in rows:
+        # Text, not markup: kernel names like `f<T>[with T = float]` must print verbatim.
+        table.add_row(*(Text(row[i]) for i in keep))
+    hidden = [specs[i].pair or specs[i].title for i in range(len(specs)) if i not in keep and not blank[i]]
+    return table, list(dict.fromkeys(hidden))
+
+
+def _fit(specs: list[Spec], natural: list[int], blank: list[bool], width: int, flex: int | None,
+         flex_min: int) -> list[int]:
+    """Indexes of the columns kept, dropped in the app's order (`columns.drop`) until the name has `flex_min`
+    cells."""
+    sizes = [flex_min if i == flex else natural[i] for i in range(len(specs))]
+    return drop([s.priority for s in specs], sizes, width, gap=_GAP, blank={i for i, b in enumerate(blank) if b},
+                pairs=[s.pair for s in specs])
+
+
+def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False,
+               sort: str | None = None) -> tuple[Table, list[str]]:
+    """The kernel table as the app shows it for this grouping (its first column says what a row is; `gpus`:
+    the next one says which GPU, for a file with launches on several). The `sort` column is always shown, as in
+    the app: one the table lacks (FP32 FLOP) joins it last, and a narrow terminal never drops it (rows sorted
+    by values not shown read as shuffled)."""
+    columns = table_columns(by, gpus)
+    if sort and sort not in {c.name for c in columns}:
+        columns.append(EXTRA_COLUMNS.get(sort) or Column(sort, sort, fmt.integer if sort in INTEGER else fmt.text, 0,
+                                                         len(sort), numeric=sort in INTEGER))
+    cells = [_marked([fmt.at_least(col.render(values.get(col.name)),
+                                   bool(col.at_least) and fmt.flagged(values.get(col.at_least)))
+                      for col in columns], values.get("status"))
+             for values in (row._asdict() for row in rows.itertuples(index=False))]
+    return fitted_table(specs(columns, sort), cells, width)
+
+
+def specs(columns: list[Column], sort: str | None = None) -> list[Spec]:
+    """The app's columns as the printed table's: same titles, alignment and priorities (`sort` never drops)."""
+    return [Spec(col.title, col.numeric, 0 if col.name == sort else col.priority) for col in columns]
+
+
+# The --json row keys most worth sorting by, for the --sort error and help (every key works).
+SORT_KEYS = ["duration_s", "flop", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes", "l2_bytes",
+             "l1_bytes", "ai_dram", "pct_of_peak", "pct_of_roof"]
+
+
+def sort_column(text: str, by: str, gpus: bool, known: Iterable[str]) -> str:
+    """`--sort` as typed -> the column: a title of the table or of a column it adds when sorted by it (`FLOP`,
+    `%peak`, `FP32 FLOP`; any case), or a column name, the keys of `--json` rows (`known`)."""
+    wanted = " ".join(text.split()).lower()
+    names = {name.lower(): name for name in known}
+    shown = table_columns(by, gpus)
+    titles = {c.title.lower(): c.name for c in [*shown, *EXTRA_COLUMNS.values()]}
+    found = names.get(wanted) or titles.get(wanted)
+    if found:
+        return found
+    typed = {c.title.lower(): c.title for c in [*shown, *EXTRA_COLUMNS.values()]} | names  # as they are written
+    close = difflib.get_close_matches(wanted, list(typed), n=1)
+    hint = f"did you mean {typed[close[0]]}? " if close else ""
+    raise FlopscopeError(f"--sort {text}", "no such column",
+                         f"{hint}use a title of the table ({', '.join(c.title for c in shown)}, FP32 FLOP, L2 B, "
+                         f"...; any case) or a key of the --json rows ({', '.join(SORT_KEYS)}, ...)")
+
+
+def _marked(cells: list[str], status: object) -> list[str]:
+    """A row ncu recorded nothing for says so in its first blank cell (Time), as the header promises."""
+    if is_missing(status) or status == "ok":
+        return cells
+    blank = next((i for i in range(1, len(cells)) if not cells[i]), None)
+    return cells if blank is None else [*cells[:blank], "not profiled", *cells[blank + 1:]]
+
+
+def print_hidden(console: Console, hidden: list[str]) -> None:
+    """Say which columns a narrow terminal hid, so a missing column is never mistaken for missing data."""
+    if hidden:
+        console.print(Text(f"Hidden at {console.width} columns: {', '.join(hidden)}; widen or use --json",
+                           style="dim"))
+
+
+def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str = "name",
+                 sort: str | None = None) -> None:
+    console.print(Group(*lines(header_blocks(report), console.width)), no_wrap=True)
+    console.print()
+    table, hidden = rich_table(rows, console.width, by, isinstance(report.judged_by, dict), sort)
+    console.print(table)
+    console.print(Text(f"{fmt.integer(len(rows))} row(s) · {FMA_CONVENTION}", style="dim"))
+    print_hidden(console, hidden)
+
+
+def report_json(report: Report, rows: pd.DataFrame) -> dict:
+    """Meta and rows as strict JSON values: null for what is unknown or not finite, never NaN or Infinity."""
+    return {"meta": json_ready(run_meta(report)), "rows": records(rows)}  # records() already writes null
