@@ -44,3 +44,12 @@ def display_text(text: object, keep_newlines: bool = False) -> str:
     if keep_newlines:
         return "\n".join(_UNSAFE.sub(lambda m: _escape(m.group()), line) for line in text.split("\n"))
     return _UNSAFE.sub(lambda m: _escape(m.group()), text)
+
+
+def safe_file_name(name: str) -> str:
+    """`name` with each character `display_text` would escape replaced by `_`: a file name flopscope proposes
+    (an export named after a report whose own name carries escape sequences) is one a terminal shows as it is
+    and a shell takes without quoting tricks."""
+    if name.isprintable():
+        return name
+    return "".join(c if c.isprintable() or not _UNSAFE.match(c) else "_" for c in name)

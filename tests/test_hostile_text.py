@@ -42,7 +42,7 @@ HOSTILE = [
     '=HYPERLINK("http://x","y")',  # spreadsheet formulas (OWASP CSV injection)
     "+cmd|' /C calc'!A0",
     "@SUM(1)",
-    "-2+3\x9b2J\x7f",  # formula, an 8-bit CSI (C1) and DEL
+    "-2+3\x9b2J\x7f\x00nul",  # formula, an 8-bit CSI (C1), DEL and NUL
 ]
 FORMULAS = {"=HYPERLINK(", "+cmd|", "@SUM(1)", "-2+3"}
 
@@ -219,7 +219,7 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
     from flopscope.tui.app.widgets.kernel_table import KernelTable
     from flopscope.tui.app.widgets.summary import Summary
     from textual.app import App
-    from textual.widgets import Static
+    from textual.widgets import Input, Static
 
     report = read_report(pages["named"])
     app = FlopscopeApp(pages["named"], report=report)
@@ -237,6 +237,13 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
         app.notify("run a\x1b]0;x\x07 [bold]b[/bold]", title="t\x1b[2J")
         assert notes == [("run a\\x1b]0;x\\x07 [bold]b[/bold]",
                           {"title": "t\\x1b[2J", "severity": "information", "timeout": None, "markup": False})]
+        await pilot.press("e")  # the export dialog proposes a file named after the report: made safe
+        await settle(pilot, lambda: app.screen.query(Input))
+        proposed = app.screen.query_one(Input).value
+        assert_clean(proposed)
+        stem = "".join("_" if c in UNSAFE else c for c in pages["named"].stem)
+        assert Path(proposed).name == f"{stem}-name.csv" and stem == "r_]0;pwned__"
+        await pilot.press("escape")
         row = app.kernels.model.row(0)
         await app.push_screen(KernelScreen(row, report.ceilings()))
         await pilot.pause(0.1)

@@ -251,7 +251,9 @@ def _read_csv(path: Path, head: bytes) -> tuple[pd.DataFrame, dict]:
         start = handle.read(4096)
     if not start.strip():
         raise FlopscopeError(path, "the file is empty", "profile again or pass the right file")
-    if b"\x00" in start:
+    if b"\x00" in start and not start.lstrip(b"\xef\xbb\xbf").startswith((b'"', b"==")):
+        # ncu's CSV starts with a quoted cell or its ==PROF== lines; past that, a NUL is just a character of
+        # some cell (a hostile kernel name), read and escaped like any other control character.
         raise FlopscopeError(path, "unknown binary format", _HINT)
     try:
         doc = split_csv(path)

@@ -19,7 +19,7 @@ from textual.app import App
 from textual.widgets import Input, Label
 
 from ....core import FlopscopeError, Report
-from ....core.display_text import display_text
+from ....core.display_text import display_text, safe_file_name
 from ....core.export import check_target, run_meta, write_table
 from .prompt import PromptScreen
 
@@ -68,6 +68,7 @@ class ExportScreen(PromptScreen):
     """The export dialog: a path prompt that writes the rows itself, off the UI thread."""
 
     def __init__(self, rows: Callable[[], pd.DataFrame], default: Path, what: str, meta: dict | None) -> None:
+        default = default.with_name(safe_file_name(default.name))  # named after a report: its name is untrusted
         super().__init__(f"Export the {what} to (.csv, .parquet or .json by extension):", str(default), HINT,
                          check=path_problem)
         self.rows = rows
