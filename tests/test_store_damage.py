@@ -98,6 +98,25 @@ def test_a_damaged_row_is_marked_and_costs_only_its_own_run(home, monkeypatch, c
     assert flopscope(capsys, "open", "new", "--json")[0] == 0
 
 
+@pytest.mark.parametrize(("assignment", "args", "problem"), [DAMAGES[0], DAMAGES[4]])
+async def test_the_runs_screen_says_which_row_is_damaged(home, monkeypatch, assignment, args, problem):
+    """The app lists every run as `flopscope runs` does and says which row is damaged and what that costs."""
+    from flopscope.tui.app.runs_app import RunsApp
+    from flopscope.tui.app.widgets.kernel_table import KernelTable
+    from textual.app import App
+
+    from .conftest import settle
+
+    damage_row(home, assignment, *args)
+    notes: list[str] = []
+    monkeypatch.setattr(App, "notify", lambda self, message, **kw: notes.append(message))
+    app = RunsApp(home / "flopscope.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: app.screen.query(KernelTable) and app.runs.model is not None)
+        assert app.runs.model.rows["name"].tolist() == ["c", "b", "a"]
+    assert notes == [f"run b: {problem}: `open` and `diff` of it fail; the other runs are intact"]
+
+
 def test_a_damaged_row_is_one_line_from_the_command_line_too(home):
     """As a user runs it (a process of its own): the line, exit 2, no traceback."""
     damage_row(home, "meta = CAST(? AS TEXT)", b'{"source": "\xff"}')

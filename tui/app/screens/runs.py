@@ -108,9 +108,9 @@ class RunsScreen(TableScreen):
     def on_mount(self) -> None:
         with Store(self.store_path) as store:
             self.model = RunsModel(runs_table(store.runs(self.sweep)), run_columns())
-            damaged = dict(store.damaged)
-        for name, what in damaged.items():
-            self.notify(f"run {name}: {what}; listed without parameters", severity="warning", timeout=8, markup=False)
+            problems = dict(store.problems)  # every damaged row listed, as `flopscope runs` warns of them
+        for name, what in problems.items():
+            self.notify(f"run {name}: {what}", severity="warning", timeout=8, markup=False)
         what = f"Runs of sweep {self.sweep}" if self.sweep else "Runs"
         self.query_one("#runs-title", Static).update(Text(display_text(f"{what} in {self.store_path}"), style="bold"))
         table = self.query_one(KernelTable)
