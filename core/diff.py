@@ -8,7 +8,7 @@ import pandas as pd
 from .kernel_names import distinct_short_names
 from .report import Report
 
-COMPARED = ["count", "duration_s", "flop", "dram_bytes", "flop_per_s", "pct_of_peak"]
+COMPARED = ["count", "duration_s", "flop", "dram_bytes", "flop_per_s", "pct_of_peak", "pct_of_roof"]
 # Totals: a kernel a run never launched spent no time and did no work there, so the side it is absent from
 # counts as 0 in the change. Rates of a kernel that never ran are not 0 but undefined.
 ADDITIVE = {"count", "duration_s", "flop", "dram_bytes"}

@@ -1,0 +1,114 @@
+"""`flopscope check RUN --baseline RUN_OR_FILE`: the regression gate a CI job runs (exit 1 on a regression)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from rich.text import Text
+
+from ...core import FlopscopeError, Report, read_report
+from ...core.check import GATED, Check, check_runs, parse_fraction
+from ...core.display_text import display_text
+from ...core.export import records
+from ...core.store import Store
+from ...core.units import is_missing
+from ..presentation import format as fmt
+from ..presentation.text_report import Spec, console, fitted_table, print_hidden, say
+
+
+def add_check_command(sub) -> dict:
+    p = sub.add_parser("check", help="fail (exit 1) when a run's kernel groups fall behind a baseline's (for CI)")
+    p.add_argument("run", metavar="RUN", help="the run judged: a stored run (name or id) or a report file")
+    p.add_argument("--baseline", metavar="RUN_OR_FILE", required=True,
+                   help="the pinned baseline: a stored run (name or id) or a report file")
+    p.add_argument("--max-drop", metavar="PCT", default="5%", type=_fraction,
+                   help="largest tolerated change the wrong way, of the baseline's value: time per launch up, "
+                        "FLOP/s or %% of roof down (default 5%%)")
+    p.add_argument("--min-share", metavar="PCT", default="1%", type=_fraction,
+                   help="groups under this share of the baseline's kernel time are listed, never judged "
+                        "(default 1%%)")
+    p.add_argument("--by", choices=["name", "nvtx"], default="name",
+                   help="match kernel groups by kernel name or by NVTX range (default: name)")
+    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings, for both runs")
+    p.add_argument("--json", action="store_true", help="one JSON object: verdict, thresholds, a row per group")
+    return {"check": cmd_check}
+
+
+def _fraction(text: str) -> float:
+    try:
+        return parse_fraction(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share between 0 and 100% (e.g. 5%)") from None
+
+
+def _load(ref: str, gpu: str | None) -> tuple[Report, str]:
+    """A report file, or else a stored run, and how to name it."""
+    if os.path.exists(ref):
+        return read_report(ref, gpu=gpu), ref
+    with Store() as store:
+        report = store.load(ref)
+        run_id, name = store.identify(ref)
+    if gpu:
+        from ...core.report import with_gpu
+
+        report = with_gpu(report, gpu)
+    return report, f"{name} (id {run_id})"
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    run, run_name = _load(args.run, args.gpu)
+    base, base_name = _load(args.baseline, args.gpu)
+    try:
+        result = check_runs(run, base, by=args.by, max_drop=args.max_drop, min_share=args.min_share)
+    except ValueError as exc:
+        raise FlopscopeError(args.run, str(exc), "see `flopscope check --help`") from None
+    if args.json:
+        json.dump(_json(result, run_name, base_name), sys.stdout, indent=1, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        _print(result, run_name, base_name)
+    return 0 if result.passed else 1
+
+
+def _json(result: Check, run_name: str, base_name: str) -> dict:
+    return {"passed": result.passed, "judged": result.judged, "run": run_name, "baseline": base_name, "by": result.by,
+            "max_drop": result.max_drop, "min_share": result.min_share,
+            "regressed": len(result.regressed), "rows": records(result.rows)}
+
+
+_COLUMNS = [Spec("Verdict", numeric=False), Spec("Kernel", numeric=False), Spec("Share", priority=3),
+            Spec("Time/launch", priority=2), Spec("ΔTime", priority=2, pair="t"), Spec("FLOP/s", priority=4),
+            Spec("ΔFLOP/s", priority=3, pair="f"), Spec("%Roof", priority=4), Spec("Δ%Roof", priority=3, pair="r")]
+
+
+def _change(value) -> str:
+    return "" if is_missing(value) else f"{100 * float(value):+.1f}%"
+
+
+def _print(result: Check, run_name: str, base_name: str) -> None:
+    out = console()
+    rows = result.rows
+    cells = [[r.verdict.upper() if r.verdict == "regressed" else r.verdict, r.kernel, fmt.share(r.share),
+              fmt.seconds(r.time_per_launch_s_run), _change(r.time_per_launch_s_change),
+              fmt.si(r.flop_per_s_run, "FLOP/s"), _change(r.flop_per_s_change), fmt.pct(r.pct_of_roof_run),
+              _change(r.pct_of_roof_change)] for r in rows.itertuples()]
+    out.print(Text(f"{run_name} against baseline {base_name}, by {result.by}", style="bold"))
+    table, hidden = fitted_table(_COLUMNS, cells, out.width, flex=1)
+    out.print(table)
+    print_hidden(out, hidden)
+    counts = rows["verdict"].value_counts()
+    words = ", ".join(f"{counts[v]} {v}" for v in ("regressed", "ok", "too small", "new", "vanished") if v in counts)
+    gated = ", ".join(label for _, label, _ in GATED)
+    out.print(Text(f"{words} · a matched group regresses when {gated} moves the wrong way by more than "
+                   f"{fmt.share(result.max_drop)} (groups under {fmt.share(result.min_share)} of the baseline's "
+                   "time are not judged)", style="dim"))
+    if result.judged == 0:
+        say(f"flopscope check: FAILED: no kernel group of {display_text(run_name)} was judged against the baseline "
+            f"(none matched {'by name' if result.by == 'name' else 'by NVTX range'}, or each took under "
+            f"{fmt.share(result.min_share)} of its time); try --by {'nvtx' if result.by == 'name' else 'name'}")
+        return
+    verdict = "FAILED" if not result.passed else "passed"
+    say(f"flopscope check: {verdict}: {len(result.regressed)} of {result.judged} judged group(s) regressed")
