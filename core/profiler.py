@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .disk import write_error, write_text_whole
+from .doctor import preflight
 from .errors import FlopscopeError
 from .ncu_catalogue import parse_catalogue, query_argv, tensor_op_metrics
 from .ncu_command import METRIC_SETS, ProfileOptions, import_raw_argv, metric_list, ncu_argv
@@ -59,6 +60,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
     """Run `opts.command` under ncu through `transport`; keep everything in `run_dir`."""
     started = time.time()
     transport.connect()  # an unreachable host fails here, once, before the questions below each wait for it
+    preflight(transport, opts.ncu)  # no ncu, counters for admins only: refused now, with the fix
     if opts.compute_capability is None:
         opts.compute_capability = detect_compute_capability(transport)
     result = ProfileResult(run_dir, None)

@@ -103,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     COMMANDS.update(add_sweep_command(sub))
     from .model import add_model_commands
     COMMANDS.update(add_model_commands(sub))
+    from .doctor import add_doctor_command
+    COMMANDS.update(add_doctor_command(sub))
     return parser
 
 
