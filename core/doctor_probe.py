@@ -1,9 +1,10 @@
 """What `flopscope doctor` needs to know about a host, gathered by ONE process on that host.
 
 This file is sent as it is to `python3 -c` on the target (over ssh: one connection), so it imports nothing
-but the standard library and nothing of flopscope's, and runs on the Python 3.7 of older GPU hosts. It only gathers facts and prints them as one JSON
-object; core/doctor.py judges them. Every file and command is looked up under ROOT (argv[1], "" for the real
-host): tests point it at a fabricated /proc-like tree with stand-in `nvidia-smi` and `ncu` executables.
+but the standard library and nothing of flopscope's, and runs on the Python 3.7 of older GPU hosts. It only
+gathers facts and prints them as one JSON object; core/doctor.py judges them. Every file and command is looked
+up under ROOT (argv[1], "" for the real host): tests point it at a fabricated /proc-like tree with stand-in
+`nvidia-smi` and `ncu` executables.
 
 argv: ROOT NCU MODE, MODE "fast" (ncu and the profiling permission: what `profile` checks before it runs
 anything) or "all".
