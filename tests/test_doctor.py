@@ -7,6 +7,7 @@ Each host is a fabricated tree (FLOPSCOPE_DOCTOR_ROOT): /proc files as the kerne
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -155,3 +156,27 @@ def test_sweep_refuses_a_host_with_admin_only_counters_before_any_point(tmp_path
     assert out.returncode != 0, printed
     assert "point ran" not in printed and "Connected to process" not in printed
     assert "NVreg_RestrictProfilingToAdminUsers=0" in printed
+
+
+@pytest.mark.parametrize(("version", "expected"), [
+    ("2025.3.1.0", ("13.x", 580)), ("2025.3.0", ("13.x", 580)), ("2025.2.1.3", ("12.x", 525)),
+    ("2022.4.0", ("12.x", 525)), ("2022.3.0.22", ("11.x", 450)), ("2020.2.0", ("11.x", 450)), ("2019.5.0", None)])
+def test_each_ncu_needs_the_driver_of_its_cuda_release(version, expected):
+    """NVIDIA's conda labels (cuda-11.8.0 -> 2022.3.0, cuda-12.0.0 -> 2022.4.0, cuda-12.9.1 -> 2025.2.1,
+    cuda-13.0.0 -> 2025.3.0) and the CUDA 11.x/12.x/13.x driver floors 450/525/580."""
+    from flopscope.core.doctor import ncu_needs
+
+    assert ncu_needs(version) == expected
+
+
+@pytest.mark.skipif(not os.environ.get("FLOPSCOPE_REAL_NCU"), reason="no real ncu: set FLOPSCOPE_REAL_NCU")
+@pytest.mark.parametrize(("driver", "code"), [("550.54.15", 0), ("520.61.05", 1)])
+def test_the_real_ncus_version_is_judged_against_the_driver(tmp_path, driver, code):
+    """ncu 2024.1.1 (CUDA 12.4) as it prints its own version: fine on R550, too new for R520."""
+    real = os.environ["FLOPSCOPE_REAL_NCU"]
+    out = doctor(host_tree(tmp_path, driver=driver), "--ncu", real, "--json")
+    checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+    assert out.returncode == code, out.stdout
+    assert checks["ncu"]["detail"] == f"{real}, version 2024.1.1.0"
+    assert checks["ncu and driver"]["status"] == ("ok" if code == 0 else "fail")
+    assert "525" in checks["ncu and driver"]["detail"]
