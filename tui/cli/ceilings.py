@@ -8,14 +8,15 @@ import json
 import sys
 import time
 from importlib.resources import files
+from typing import TYPE_CHECKING
 
-from ...core.ceilings import KINDS, Ceilings, as_json, from_bench, load_all, save
 from ...core.display_text import display_text
 from ...core.errors import FlopscopeError
-from ...core.store import Store
 from ...core.transport import LocalTransport, SshTransport, check_host
-from ..presentation import format as fmt
 from .profile import whole
+
+if TYPE_CHECKING:
+    from ...core.ceilings import Ceilings
 
 
 def add_ceilings_command(sub) -> dict:
@@ -34,6 +35,10 @@ def add_ceilings_command(sub) -> dict:
 
 
 def cmd_ceilings(args: argparse.Namespace) -> int:
+    # Imported here: the store brings pandas, which `flopscope --help` must not wait for.
+    from ...core.ceilings import as_json, load_all, save
+    from ...core.store import Store
+
     if args.list:
         with Store() as store:
             found = load_all(store, args.host)
@@ -54,6 +59,8 @@ def cmd_ceilings(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace) -> Ceilings:
+    from ...core.ceilings import from_bench
+
     if args.host:
         check_host(args.host)
         transport = SshTransport(args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config)
@@ -79,6 +86,9 @@ def _measure(args: argparse.Namespace) -> Ceilings:
 def ceilings_lines(c: Ceilings) -> list[str]:
     """One measurement as text: which roof it is (measured where, on what), then each ceiling beside the
     datasheet's."""
+    from ...core.ceilings import KINDS
+    from ..presentation import format as fmt
+
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.measured))
     head = f"{c.origin} on {c.host}: {c.gpu}, driver {c.driver}, {when}"
     lines = [head]
