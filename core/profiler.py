@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .disk import write_error, write_text_whole
+from .doctor import preflight
 from .errors import FlopscopeError
 from .ncu_catalogue import parse_catalogue, query_argv, tensor_op_metrics
 from .ncu_command import METRIC_SETS, ProfileOptions, import_raw_argv, metric_list, ncu_argv
@@ -33,6 +34,7 @@ class ProfileResult:
     notes: list[str] = field(default_factory=list)
     gpu_refused: str = ""  # --gpu was not of the report's compute capability: judged by its own GPU instead
     unknown_metrics: list[str] = field(default_factory=list)  # asked for by name, left out of the report by ncu
+    ncu_seconds: float = 0.0  # how long ncu (and the program under it) ran
 
     @property
     def kernels_profiled(self) -> int:
@@ -59,6 +61,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
     """Run `opts.command` under ncu through `transport`; keep everything in `run_dir`."""
     started = time.time()
     transport.connect()  # an unreachable host fails here, once, before the questions below each wait for it
+    preflight(transport, opts.ncu)  # no ncu, counters for admins only: refused now, with the fix
     if opts.compute_capability is None:
         opts.compute_capability = detect_compute_capability(transport)
     result = ProfileResult(run_dir, None)
@@ -70,7 +73,9 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
         stem = f"{workdir}/report"
         argv = ncu_argv(opts, stem)
         _write_meta(run_dir, opts, transport.host, argv, started, cwd, env)
+        ncu_started = time.monotonic()
         result.ncu_exit = _stream(transport, argv, cwd, env, run_dir / "ncu.log", result, on_event, on_process)
+        result.ncu_seconds = time.monotonic() - ncu_started
         try:
             have = transport.fetch(f"{stem}.ncu-rep", run_dir / "report.ncu-rep")
         except FlopscopeError:
@@ -259,5 +264,6 @@ def _write_meta(run_dir: Path, opts: ProfileOptions, host: str, argv: list[str],
             "env": env or {}, "started": started, "compute_capability": opts.compute_capability}
     if result is not None:
         meta.update(finished=time.time(), ncu_exit=result.ncu_exit, app_exit=result.app_exit,
-                    kernels_profiled=result.kernels_profiled, notes=result.notes)
+                    kernels_profiled=result.kernels_profiled, ncu_seconds=round(result.ncu_seconds, 3),
+                    passes=[e.passes for e in result.events if e.kind == "kernel"], notes=result.notes)
     write_text_whole(run_dir / "run.json", json.dumps(meta, indent=1), "cannot write the run's record")

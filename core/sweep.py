@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .doctor import preflight
 from .errors import FlopscopeError
 from .ncu_command import ProfileOptions
 from .profiler import profile
@@ -150,6 +151,13 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
             store = Store()  # one SQLite connection per thread
         except FlopscopeError as err:
             pending.stop(err.line())
+            return
+        try:  # no ncu, counters for admins only: this host takes no point, the others take them
+            preflight(transport, template.ncu)
+        except FlopscopeError as err:
+            store.close()
+            lost.append(f"{transport.host}: {err.line()}")
+            on_host_lost(transport.host, err.line())
             return
         host_template = dataclasses.replace(template)  # this host's GPU: its tensor counters, asked once
         with store:

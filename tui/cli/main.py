@@ -105,6 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
     COMMANDS.update(add_model_commands(sub))
     from .check import add_check_command
     COMMANDS.update(add_check_command(sub))
+    from .doctor import add_doctor_command
+    COMMANDS.update(add_doctor_command(sub))
+    from .ceilings import add_ceilings_command
+    COMMANDS.update(add_ceilings_command(sub))
     return parser
 
 

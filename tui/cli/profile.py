@@ -16,6 +16,7 @@ from ...core import FlopscopeError
 from ...core.gpus import require_gpu
 from ...core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
 from ...core.ncu_progress import Event, describe
+from ...core.plan import cost_line
 from ...core.profiler import ProfileResult, profile
 from ...core.runs import check_run_name, data_home, discard_unfinished, new_run_dir
 from ...core.store import Store, StoreError
@@ -59,6 +60,8 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
     p.add_argument("--ncu-args", default="", metavar="ARGS", help="extra ncu arguments, as one string")
     if not many_hosts:  # a sweep names its points SWEEP-param=value (--sweep-name)
         p.add_argument("--name", metavar="RUN", help="run name (default: time and program name)")
+        p.add_argument("--plan", action="store_true", help="print what the profile would collect and cost (metrics, "
+                       "ncu's passes per launch, launches) and the options that cut it; nothing runs")
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
     what = "the analysis of every point" if many_hosts else "the final table"
     p.add_argument("--no-tui", action="store_true", help=f"print progress and {what} instead of the app")
@@ -198,6 +201,10 @@ class Progress:
 
 def cmd_profile(args) -> int:
     opts, env = checked_options(args)
+    if args.plan:
+        from .plan import cmd_plan
+
+        return cmd_plan(args, opts, transport_from(args))
     open_store().close()
     run_dir = new_run_dir(args.name, opts.command)
     if not args.no_tui and sys.stdout.isatty() and not args.json:
@@ -210,6 +217,7 @@ def cmd_profile(args) -> int:
         _say_stopped(run_dir)
         raise
     stored = _store(result, args, opts)
+    say(f"flopscope: {cost_line(result)}")
     for note in result.notes:
         say(f"flopscope: {note}")
     report = result.report

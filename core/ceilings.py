@@ -1,0 +1,109 @@
+"""Ceilings measured on a node (`flopscope ceilings`), kept in the run store per host + GPU + driver.
+
+Three kinds of roof judge a kernel, and every number must say which one it used: the datasheet (core/gpus.py),
+the theoretical peak at the clock a launch ran at (the report's peak counters), and what microbenchmarks
+reached on this node (here). Values are SI: bytes/s and FLOP/s. The measurement itself is
+core/ceilings_bench.py, run on the target.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+
+from .errors import FlopscopeError
+from .gpus import find_gpu
+from .store import Store, store_error
+
+# Each measured ceiling: (its key, what measured it, the datasheet peak of core/gpus.py it is compared with;
+# None: the datasheet has no such figure).
+KINDS = {
+    "dram_bytes_per_s": ("DRAM: streaming copy, 2x L2 and at least 1 GiB, read + write bytes", "dram"),
+    "l2_bytes_per_s": ("L2: copy of a working set a quarter of L2, read + write bytes", None),
+    "fp32_flop_per_s": ("FP32 FMA: dependent fma chains per element (2 FLOPs each)", "fp32"),
+    "fp64_flop_per_s": ("FP64 FMA: dependent fma chains per element (2 FLOPs each)", "fp64"),
+    "tensor_tf32_flop_per_s": ("TF32 GEMM (torch.matmul, fp32 with TF32 allowed)", "tensor_tf32"),
+    "tensor_fp16_flop_per_s": ("FP16 GEMM (torch.matmul)", "tensor_fp16"),
+    "tensor_bf16_flop_per_s": ("BF16 GEMM (torch.matmul)", "tensor_bf16"),
+    "tensor_fp8_flop_per_s": ("FP8 e4m3 GEMM (torch._scaled_mm, bf16 out)", "tensor_fp8"),
+}
+SCHEMA = """CREATE TABLE IF NOT EXISTS ceilings (
+    host TEXT NOT NULL, gpu TEXT NOT NULL, driver TEXT NOT NULL, measured REAL NOT NULL, doc TEXT NOT NULL,
+    PRIMARY KEY (host, gpu, driver))"""
+
+
+@dataclass
+class Ceilings:
+    host: str
+    gpu: str  # as the driver names it (torch.cuda.get_device_name)
+    driver: str
+    values: dict[str, float]  # KINDS key -> measured rate (SI)
+    measured: float = field(default_factory=time.time)  # when (Unix time)
+    how: dict[str, str] = field(default_factory=dict)  # torch version, CUDA, sizes, repetitions: to redo it
+    origin: str = "measured"  # "measured" on a node; anything else says where the numbers came from
+
+    def of_datasheet(self, key: str) -> float | None:
+        """This ceiling as a fraction of the datasheet's, when the GPU database knows this GPU and figure."""
+        gpu, peak = find_gpu(self.gpu), KINDS[key][1]
+        if gpu is None or peak is None or key not in self.values:
+            return None
+        datasheet = gpu.dram_bytes_per_s if peak == "dram" else gpu.peak(peak)
+        return self.values[key] / datasheet if datasheet else None
+
+
+def from_bench(host: str, doc: dict) -> Ceilings:
+    """The bench script's JSON as Ceilings; a result without a GPU or a driver is refused."""
+    if isinstance(doc, dict) and "error" in doc:
+        raise FlopscopeError(f"ceilings on {host}", str(doc["error"]), "measure where torch with CUDA sees the GPU: "
+                             "`flopscope doctor` checks torch and its CUDA build there")
+    try:
+        values = {k: float(v) for k, v in doc["values"].items() if k in KINDS and v}
+        return Ceilings(host, str(doc["gpu"]), str(doc["driver"]), values, how=dict(doc.get("how", {})))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise FlopscopeError(f"ceilings on {host}", f"the measurement returned no usable result ({exc})",
+                             "`flopscope doctor` checks torch and its CUDA build there") from None
+
+
+def save(store: Store, c: Ceilings) -> None:
+    """Keep `c`, replacing what was measured before for the same host, GPU and driver."""
+    doc = json.dumps({"values": c.values, "how": c.how, "origin": c.origin})
+    try:
+        with store.db:
+            store.db.execute(SCHEMA)
+            store.db.execute("INSERT OR REPLACE INTO ceilings VALUES (?,?,?,?,?)",
+                             (c.host, c.gpu, c.driver, c.measured, doc))
+    except sqlite3.Error as exc:
+        raise store_error(store.path, exc, "cannot store the ceilings") from None
+
+
+def load_all(store: Store, host: str | None = None) -> list[Ceilings]:
+    """Every stored measurement (of `host`), newest first."""
+    try:
+        store.db.execute(SCHEMA)
+        rows = store.db.execute("SELECT host, gpu, driver, measured, doc FROM ceilings"
+                                + (" WHERE host = ?" if host else "") + " ORDER BY measured DESC",
+                                (host,) if host else ()).fetchall()
+    except sqlite3.Error as exc:
+        raise store_error(store.path, exc, "cannot read the ceilings") from None
+    found = []
+    for host_, gpu, driver, measured, text in rows:
+        try:
+            doc = json.loads(text)
+            found.append(Ceilings(host_, gpu, driver, {k: float(v) for k, v in doc["values"].items()},
+                                  measured, doc.get("how", {}), doc.get("origin", "measured")))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # a damaged row: the others still show
+    return found
+
+
+def for_gpu(store: Store, host: str, gpu: str) -> Ceilings | None:
+    """The newest measurement of this GPU on this host (any driver): the roof `measured on this node`."""
+    return next((c for c in load_all(store, host) if c.gpu == gpu), None)
+
+
+def as_json(c: Ceilings) -> dict:
+    doc = asdict(c)
+    doc["of_datasheet"] = {k: c.of_datasheet(k) for k in c.values}
+    return doc

@@ -1,0 +1,124 @@
+"""Microbenchmarks of one GPU's ceilings through torch, run on the target as `python3 -c` (like the doctor's
+probe: standard library and torch only, nothing of flopscope's). Prints one JSON object: the GPU's name, the
+driver, each measured rate (SI) and how it was measured. A few seconds in all; clocks, power and MIG are left
+as they are (nothing here touches them), so the numbers are what this node delivers as it is configured.
+
+Each rate is the best of REPS timed repetitions (CUDA events) after a warm-up: a ceiling is what the hardware
+can reach, so the fastest run is the one to keep.
+
+argv: DEVICE (a CUDA device index).
+"""
+
+import json
+import subprocess
+import sys
+
+REPS = 10
+
+
+def _best_seconds(torch, fn, reps=REPS):
+    fn()
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end) / 1e3)
+    return best
+
+
+def copy_rate(torch, nbytes):
+    """Bytes read + written per second by a device-to-device copy of `nbytes`."""
+    n = nbytes // 4
+    src, dst = torch.rand(n, device="cuda"), torch.empty(n, device="cuda")
+    return 2 * n * 4 / _best_seconds(torch, lambda: dst.copy_(src))
+
+
+# Dependent FMA chains, 4 independent per element so the pipe stays full: 2 FLOPs per fma.
+_FMA_CODE = """template <typename T> T fma_chain(T x, T a, T b) {
+  T y = x + T(1), z = x + T(2), w = x + T(3);
+  for (int i = 0; i < %d; ++i) { x = x * a + b; y = y * a + b; z = z * a + b; w = w * a + b; }
+  return x + y + z + w;
+}"""
+FMA_ITERS = 256
+
+
+def fma_rate(torch, dtype, elements):
+    """FLOP/s of elementwise FMA chains (torch.cuda.jiterator, documented as beta): compute bound, since each
+    element does 8 * FMA_ITERS FLOPs for 2 memory accesses."""
+    fn = torch.cuda.jiterator._create_jit_fn(_FMA_CODE % FMA_ITERS)
+    x = torch.rand(elements, device="cuda", dtype=dtype)
+    a = torch.full_like(x, 0.999)
+    b = torch.full_like(x, 1e-3)
+    return elements * 8 * FMA_ITERS / _best_seconds(torch, lambda: fn(x, a, b), reps=5)
+
+
+def gemm_rate(torch, dtype, n):
+    a = torch.randn(n, n, device="cuda").to(dtype)
+    b = torch.randn(n, n, device="cuda").to(dtype)
+    return 2 * n ** 3 / _best_seconds(torch, lambda: torch.matmul(a, b), reps=5)
+
+
+def fp8_rate(torch, n):
+    a = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t()  # _scaled_mm wants b column-major
+    one = torch.tensor(1.0, device="cuda")
+    return 2 * n ** 3 / _best_seconds(torch, lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
+                                                                       out_dtype=torch.bfloat16), reps=5)
+
+
+def _driver(index):
+    try:
+        out = subprocess.run(["nvidia-smi", "-i", str(index), "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        out = ""
+    return out.splitlines()[0] if out else "unknown"
+
+
+def measure(index):
+    import torch
+
+    if not torch.cuda.is_available():
+        return {"error": f"torch {torch.__version__} sees no CUDA GPU (built with CUDA {torch.version.cuda})"}
+    torch.cuda.set_device(index)
+    props = torch.cuda.get_device_properties(index)
+    l2 = getattr(props, "L2_cache_size", 0) or 50 * 2 ** 20
+    values, errors = {}, {}
+    dram_bytes = max(2 * l2, 2 ** 30)
+    runs = [("dram_bytes_per_s", lambda: copy_rate(torch, dram_bytes)),
+            ("l2_bytes_per_s", lambda: copy_rate(torch, l2 // 4)),
+            ("fp32_flop_per_s", lambda: fma_rate(torch, torch.float32, props.multi_processor_count * 2048 * 8)),
+            ("fp64_flop_per_s", lambda: fma_rate(torch, torch.float64, props.multi_processor_count * 2048 * 2))]
+    if props.major >= 8:
+        runs += [("tensor_tf32_flop_per_s", lambda: _tf32(torch)),
+                 ("tensor_fp16_flop_per_s", lambda: gemm_rate(torch, torch.float16, 8192)),
+                 ("tensor_bf16_flop_per_s", lambda: gemm_rate(torch, torch.bfloat16, 8192))]
+    if (props.major, props.minor) >= (8, 9) and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"):
+        runs.append(("tensor_fp8_flop_per_s", lambda: fp8_rate(torch, 8192)))
+    for key, run in runs:
+        try:
+            values[key] = run()
+        except Exception as exc:  # one ceiling torch cannot measure here must not lose the others
+            errors[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+        torch.cuda.empty_cache()
+    return {"gpu": torch.cuda.get_device_name(index), "driver": _driver(index), "values": values,
+            "how": {"torch": torch.__version__, "cuda": str(torch.version.cuda), "device": str(index),
+                    "dram_copy_bytes": str(dram_bytes), "l2_copy_bytes": str(l2 // 4), "gemm_n": "8192",
+                    "fma_iters": str(FMA_ITERS), "reps": str(REPS), "errors": json.dumps(errors)}}
+
+
+def _tf32(torch):
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        return gemm_rate(torch, torch.float32, 8192)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(int(sys.argv[1]))))

@@ -1,0 +1,86 @@
+"""`flopscope ceilings`: measured ceilings stored per host + GPU + driver and shown beside the datasheet.
+
+No GPU runs these tests, so the measuring code (core/ceilings_bench.py) is NOT verified here: the stored
+results below are SYNTHETIC, written by the test (not measured anywhere), with rates at the fractions of the
+H100 datasheet that published microbenchmarks report (DRAM ~86%, FP32 ~89%, issue 22). What is tested is
+storage, reload, the comparison with the datasheet and the refusal where torch sees no GPU."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from flopscope.core.ceilings import Ceilings, from_bench, load_all, save
+from flopscope.core.errors import FlopscopeError
+from flopscope.core.store import Store
+
+from .cli import run_cli as flopscope
+
+GPUS = Path(__file__).parents[1] / "core" / "data" / "gpus.csv"
+SYNTHETIC = "synthetic (test data, not measured)"
+
+
+def datasheet_h100() -> dict:
+    """The H100 SXM's datasheet figures, read from the database file here, not through flopscope."""
+    row = next(r for r in csv.DictReader(GPUS.open()) if r["key"] == "h100-sxm")
+    return {"dram": float(row["dram_gb_per_s"]) * 1e9, "fp32": float(row["fp32_tflops"]) * 1e12}
+
+
+def synthetic(driver: str = "580.159.04", measured: float = 1.7e9) -> Ceilings:
+    sheet = datasheet_h100()
+    return Ceilings("gpubox", "NVIDIA H100 80GB HBM3", driver,
+                    {"dram_bytes_per_s": 0.86 * sheet["dram"], "fp32_flop_per_s": 0.89 * sheet["fp32"]},
+                    measured=measured, how={"torch": "2.11.0+cu130"}, origin=SYNTHETIC)
+
+
+def test_ceilings_are_stored_per_host_gpu_and_driver_and_reload(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    with Store() as store:
+        save(store, synthetic())
+        save(store, synthetic(measured=1.8e9))  # the same host, GPU and driver: replaces
+        save(store, synthetic(driver="570.133.20", measured=1.6e9))  # another driver: kept beside it
+    out = flopscope("ceilings", "--list", "--json", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [(d["driver"], d["measured"]) for d in doc] == [("580.159.04", 1.8e9), ("570.133.20", 1.6e9)]
+    sheet = datasheet_h100()
+    assert doc[0]["values"] == {"dram_bytes_per_s": 0.86 * sheet["dram"], "fp32_flop_per_s": 0.89 * sheet["fp32"]}
+    assert doc[0]["of_datasheet"] == pytest.approx({"dram_bytes_per_s": 0.86, "fp32_flop_per_s": 0.89})
+    assert doc[0]["origin"] == SYNTHETIC and doc[0]["how"] == {"torch": "2.11.0+cu130"}
+    assert json.loads(flopscope("ceilings", "--list", "--json", "--host", "elsewhere", home=tmp_path).stdout) == []
+
+
+def test_the_list_names_its_roof_and_each_ceiling_beside_the_datasheet(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    with Store() as store:
+        save(store, synthetic())
+        assert [c.driver for c in load_all(store, "gpubox")] == ["580.159.04"]
+    out = flopscope("ceilings", "--list", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith(f"{SYNTHETIC} on gpubox: NVIDIA H100 80GB HBM3, driver 580.159.04")
+    dram = next(ln for ln in lines if "DRAM" in ln)
+    fp32 = next(ln for ln in lines if "FP32" in ln)
+    assert "2.88 TB/s" in dram and "86% of the datasheet" in dram
+    assert "59.5 TFLOP/s" in fp32 and "89% of the datasheet" in fp32
+
+
+def test_measuring_where_torch_sees_no_gpu_is_one_line(tmp_path):
+    pytest.importorskip("torch")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: this checks the refusal without one")
+    out = flopscope("ceilings", home=tmp_path)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "sees no CUDA GPU" in out.stderr and "flopscope doctor" in out.stderr
+    assert json.loads(flopscope("ceilings", "--list", "--json", home=tmp_path).stdout) == []  # nothing stored
+
+
+@pytest.mark.parametrize("doc", [{}, {"gpu": "x"}, {"gpu": "x", "driver": "1", "values": {"fp32_flop_per_s": "fast"}},
+                                 []])
+def test_a_result_that_is_not_a_measurement_is_refused(doc):
+    with pytest.raises(FlopscopeError, match="no usable result"):
+        from_bench("gpubox", doc)

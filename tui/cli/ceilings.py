@@ -1,0 +1,104 @@
+"""`flopscope ceilings`: measure this node's ceilings (core/ceilings_bench.py through torch on the target) and
+keep them in the run store per host + GPU + driver; `--list` shows what is stored."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from importlib.resources import files
+from typing import TYPE_CHECKING
+
+from ...core.display_text import display_text
+from ...core.errors import FlopscopeError
+from ...core.transport import LocalTransport, SshTransport, check_host
+from .profile import whole
+
+if TYPE_CHECKING:
+    from ...core.ceilings import Ceilings
+
+
+def add_ceilings_command(sub) -> dict:
+    p = sub.add_parser("ceilings", help="measure this node's DRAM, L2, FMA and GEMM ceilings with torch (a few "
+                       "seconds, clocks untouched) and store them per host, GPU and driver; --list shows them")
+    p.add_argument("--host", help="measure on HOST through the system ssh (its ~/.ssh/config applies)")
+    p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
+    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
+                   help="ssh connect timeout in seconds (default 10)")
+    p.add_argument("--device", type=whole(0), default=0, metavar="N", help="CUDA device index (default 0)")
+    p.add_argument("--list", action="store_true", help="show the stored measurements (of --host) instead of "
+                   "measuring")
+    p.add_argument("--json", action="store_true", help="one JSON list of measurements, each with its values, how "
+                   "they were measured and their fraction of the datasheet")
+    return {"ceilings": cmd_ceilings}
+
+
+def cmd_ceilings(args: argparse.Namespace) -> int:
+    # Imported here: the store brings pandas, which `flopscope --help` must not wait for.
+    from ...core.ceilings import as_json, load_all, save
+    from ...core.store import Store
+
+    if args.list:
+        with Store() as store:
+            found = load_all(store, args.host)
+    else:
+        found = [_measure(args)]
+        with Store() as store:
+            save(store, found[0])
+    if args.json:
+        json.dump([as_json(c) for c in found], sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    if not found:
+        print("no ceilings stored" + (f" for {args.host}" if args.host else "") + "; `flopscope ceilings` measures")
+    for c in found:
+        for line in ceilings_lines(c):
+            print(display_text(line))
+    return 0
+
+
+def _measure(args: argparse.Namespace) -> Ceilings:
+    from ...core.ceilings import from_bench
+
+    if args.host:
+        check_host(args.host)
+        transport = SshTransport(args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config)
+    else:
+        transport = LocalTransport()
+    python = sys.executable if transport.host == "localhost" else "python3"
+    source = files("flopscope.core").joinpath("ceilings_bench.py").read_text()
+    try:
+        transport.connect()
+        done = transport.output([python, "-c", source, str(args.device)])
+    finally:
+        transport.close()
+    try:
+        doc = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        last = (done.stderr or done.stdout).strip().splitlines()
+        why = last[-1] if last else "no output"
+        raise FlopscopeError(f"ceilings on {transport.host}", f"the measurement failed ({why})",
+                             "it needs torch with CUDA and a GPU there: `flopscope doctor` checks both") from None
+    return from_bench(transport.host, doc)
+
+
+def ceilings_lines(c: Ceilings) -> list[str]:
+    """One measurement as text: which roof it is (measured where, on what), then each ceiling beside the
+    datasheet's."""
+    from ...core.ceilings import KINDS
+    from ..presentation import format as fmt
+
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.measured))
+    head = f"{c.origin} on {c.host}: {c.gpu}, driver {c.driver}, {when}"
+    lines = [head]
+    for key, (what, _) in KINDS.items():
+        if key not in c.values:
+            continue
+        unit = "B/s" if key.endswith("bytes_per_s") else "FLOP/s"
+        ratio = c.of_datasheet(key)
+        versus = f"{ratio:.0%} of the datasheet" if ratio is not None else "no datasheet figure"
+        lines.append(f"  {fmt.si(c.values[key], unit):>12}  {versus:<22}  {what}")
+    errors = json.loads(c.how.get("errors", "{}") or "{}")
+    lines += [f"  not measured: {key} ({why})" for key, why in errors.items()]
+    return lines

@@ -1,0 +1,51 @@
+"""`flopscope doctor`: the pre-flight of a host (this one, or --host through ssh), one line per check."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ...core.display_text import display_text
+from ...core.doctor import as_json, failed, judge, probe
+from ...core.transport import LocalTransport, SshTransport, check_host
+from .profile import whole
+
+FAILED = 1  # a blocking check failed: ncu would fail there
+
+
+def add_doctor_command(sub) -> dict:
+    p = sub.add_parser("doctor", help="check a host before profiling: ncu and its driver, GPUs, counter "
+                       "permission, container, writable folders, torch; each problem with its fix")
+    p.add_argument("--host", help="check HOST through the system ssh (its ~/.ssh/config applies)")
+    p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
+    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
+                   help="ssh connect timeout in seconds (default 10)")
+    p.add_argument("--ncu", default="ncu", metavar="PATH", help="ncu on the target (default: ncu on PATH)")
+    p.add_argument("--json", action="store_true", help='one JSON object: {"host", "ok", "checks": [{"name", '
+                   '"status", "detail", "fix"}]}')
+    return {"doctor": cmd_doctor}
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    if args.host:
+        check_host(args.host)
+        transport = SshTransport(args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config)
+    else:
+        transport = LocalTransport()
+    try:
+        transport.connect()
+        checks = judge(probe(transport, args.ncu))
+    finally:
+        transport.close()
+    if args.json:
+        json.dump(as_json(transport.host, checks), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        width = max(len(c.name) for c in checks)
+        for c in checks:
+            line = f"{c.status.upper():4}  {c.name:{width}}  {c.detail}" + (f"; fix: {c.fix}" if c.fix else "")
+            print(display_text(line))  # details quote the host's own text
+        bad = failed(checks)
+        print(f"{transport.host}: " + (f"{len(bad)} problem(s) would stop ncu" if bad else "ready to profile"))
+    return FAILED if failed(checks) else 0
