@@ -187,7 +187,7 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
 
 def _note_simt_beside_tensor(prov: _Provenance, out: pd.DataFrame) -> None:
     """Counted tensor work with SIMT counters absent: the total is the tensor FLOPs plus the SIMT FLOPs that
-    were counted (a GEMM's epilogue is noise next to its MMAs, see metrics.total_flop); the row says so."""
+    were counted (a GEMM's epilogue is noise next to its MMAs, see roofline.total_flop); the row says so."""
     unknown = out[list(SIMT_FLOP)].isna()
     tensor = out["flop_tensor"] > 0
     none = unknown.all(axis=1)

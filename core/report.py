@@ -12,10 +12,11 @@ from .columns import ALL, COUNTED, FMA_CONVENTION, REPORT_PEAKS
 from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
-from .metrics import Ceiling, RunSummary, derive, integer_mma, run_ceilings, summarize
 from .nvtx import normalize_nvtx
 from .over_ceiling import OverCeiling, over_ceiling
 from .readers import read_metrics, report_file
+from .roofline import Ceiling, derive, integer_mma, run_ceilings
+from .run_summary import RunSummary, summarize
 from .units import is_missing
 
 GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}

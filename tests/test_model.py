@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from flopscope.core import FlopscopeError, find_gpu
-from flopscope.core.metrics import derive
 from flopscope.core.predict import BOARDS, paleo_seconds, peak_for, predict, predict_all
 from flopscope.core.reconcile import phase, range_names, reconcile
 from flopscope.core.report import Report, ordered
+from flopscope.core.roofline import derive
 from flopscope.tui.presentation.format import seconds as fmt_seconds
 from flopscope.tui.presentation.format import si as fmt_si
 

@@ -20,7 +20,7 @@ from ...core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
 from ...core.counters import missing_fix
 from ...core.display_text import display_text
 from ...core.export import json_ready, records, run_meta
-from ...core.metrics import Ceiling
+from ...core.roofline import Ceiling
 from ...core.units import is_missing
 from . import format as fmt
 from .blocks import Block, lines
