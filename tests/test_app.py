@@ -19,6 +19,7 @@ from flopscope.tui.app.screens.kernels import KernelsScreen
 from flopscope.tui.app.screens.prompt import PromptScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
 from flopscope.tui.app.screens.sort import SortScreen
+from flopscope.tui.app.widgets.footer import KeyFooter
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.presentation import format as fmt
 from rich.console import Console
@@ -858,6 +859,17 @@ async def test_at_60x20_the_footer_keeps_help_and_quit():
         assert footer.rstrip().endswith("? Help q Quit")
         for key in ("⏎", "s", "o", "/", "b", "g", "r", "e"):  # every key of the screen, some without words
             assert f" {key} " in f" {footer} "
+
+
+async def test_a_click_on_a_footer_key_presses_it():
+    """The footer is drawn as text (public Textual API only); a click on `? Help` opens the help as `?` does."""
+    app = make_app(read_report(fixture_file(H100)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        footer = screen_lines(app)[-1]
+        await pilot.click(KeyFooter, offset=(footer.index("? Help") + 3, 0))
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
 
 
 async def test_a_report_without_flop_counters_says_what_to_collect(tmp_path):
