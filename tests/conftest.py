@@ -63,3 +63,15 @@ async def settle(pilot, until=lambda: True, tries: int = 250) -> None:
             await pilot.pause()
             return
     raise AssertionError("the app never reached the expected state")
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--snapshot-update", action="store_true",
+                     help="rewrite tests/snapshots/*.svg from the screens as they are now (then review the diff)")
+
+
+@pytest.fixture
+def snapshot_update(request) -> bool:
+    """Whether screen snapshots are rewritten instead of compared: `pytest --snapshot-update` or
+    FLOPSCOPE_SNAPSHOT_UPDATE=1."""
+    return bool(request.config.getoption("--snapshot-update") or os.environ.get("FLOPSCOPE_SNAPSHOT_UPDATE"))

@@ -545,8 +545,8 @@ def test_the_kernel_screen_names_the_ncu_metrics_a_row_lacks():
 
 
 # -- layout at 80x24 and 120x40 ----------------------------------------------------------------------
-# Not pytest-textual-snapshot (it pins syrupy 4.8.0, which needs pytest < 9): each case saves Textual's own
-# SVG screenshot and asserts on the screen's text and on widget regions instead of comparing images.
+# Each case saves Textual's own SVG screenshot and asserts on the screen's text and on widget regions, at two
+# sizes; test_snapshots.py compares the demo's screens at 80x24 with stored SVGs.
 def no_overlaps(app: FlopscopeApp) -> None:
     screen = app.screen
     widgets = [w for w in screen.children if w.display]
