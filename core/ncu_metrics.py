@@ -1,7 +1,7 @@
 """The ncu metric names flopscope uses, in one table: what `flopscope profile --metrics SET` asks ncu for
 (METRIC_SETS), which metrics the readers keep (`READ`, everything else in a report is skipped for speed),
 and which metrics fill each counted column of the kernels table (COLUMN_METRICS: the "collect it with"
-hints). tests/test_ncu_metrics.py checks that they agree: every metric a set collects is read, and every
+hints). tests/core/test_ncu_metrics.py checks that they agree: every metric a set collects is read, and every
 metric a column is filled from is in a set or named here as collected only on request.
 """
 

@@ -11,7 +11,7 @@ import pytest
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 
 # Every test reads its files afresh (the CLI in subprocesses too): a table cached by one test would hide what
-# another injects into a reader. tests/test_table_cache.py turns the cache on where it is the subject.
+# another injects into a reader. tests/core/test_table_cache.py turns the cache on where it is the subject.
 os.environ["FLOPSCOPE_NO_CACHE"] = "1"
 
 
