@@ -1,4 +1,4 @@
-"""The long fuzz run: many more damaged inputs than CI runs (tests/test_fuzz.py), each in a forked process so a
+"""The long fuzz run: many more damaged inputs than CI runs (tests/core/test_fuzz.py), each in a forked process so a
 hang is killed and its peak memory is its own. Prints counts by exit code, command and mutation, the worst time
 and memory, and every case that broke the rule (exit 0 with a sane table or exit 2 with one line naming the file).
 
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from tests import fuzz_cases
+from tests.helpers import fuzz_cases
 
 BROKE, HUNG = 3, 4
 KEPT = Path(tempfile.gettempdir()) / "flopscope-fuzz-kept"  # inputs of the cases that broke the rule, to replay

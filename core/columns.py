@@ -71,7 +71,7 @@ EXTRA: list[tuple[str, str, str]] = [
 ALL = CANONICAL + EXTRA
 
 # Internal columns, after all others in a launches or grouped table (and so in exports): the report's own
-# ceilings per launch (peak per cycle x measured clock), which win over the datasheet in `metrics.derive`.
+# ceilings per launch (peak per cycle x measured clock), which win over the datasheet in `roofline.derive`.
 REPORT_PEAKS: list[tuple[str, str, str]] = [
     ("report_peak_fp64_flop_per_s", "FLOP/s", "FP64 SIMT ceiling from the report's peak counters"),
     ("report_peak_fp32_flop_per_s", "FLOP/s", "FP32 SIMT ceiling from the report's peak counters"),

@@ -23,10 +23,10 @@ from .ncu_catalogue import (
     tensor_counters_for,
     uncovered,
 )
-from .readers.wanted import MODIFIER_METRIC, OPCODE_METRIC, objects
+from .ncu_metrics import COLUMN_METRICS, MODIFIER_METRIC, OPCODE_METRIC, PRECISION_LETTER, RATE_FORMS
+from .readers.wanted import objects
 from .units import is_missing
 
-PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}
 FMA_WEIGHTS = {"add": 1.0, "mul": 1.0, "fma": 2.0}  # FMA = 2 FLOPs, everywhere
 # FLOPs per counted thread instruction. The half counters count HFMA2/HADD2/HMUL2 thread instructions, two
 # lanes each, so weights double, as in ncu's own half roofline (hfma x4, hadd x2, hmul x2); with these the
@@ -180,14 +180,14 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     numbers = out[list(COLLECTED)]
     out["status"] = pd.Categorical.from_codes(_unmeasured(df, numbers).to_numpy(dtype=np.int8),
                                               categories=["ok", "not profiled: ncu recorded no values for this launch"])
-    rate_only = {column: dur.isna() & df[cols].notna().any(axis=1) for column, pattern in _RATES.items()
+    rate_only = {column: dur.isna() & df[cols].notna().any(axis=1) for column, pattern in RATE_FORMS.items()
                  if (cols := [c for c in df.columns if pattern.match(c)])}
     return Counted(out, _missing(out, absent, rate_only, no_factor))
 
 
 def _note_simt_beside_tensor(prov: _Provenance, out: pd.DataFrame) -> None:
     """Counted tensor work with SIMT counters absent: the total is the tensor FLOPs plus the SIMT FLOPs that
-    were counted (a GEMM's epilogue is noise next to its MMAs, see metrics.total_flop); the row says so."""
+    were counted (a GEMM's epilogue is noise next to its MMAs, see roofline.total_flop); the row says so."""
     unknown = out[list(SIMT_FLOP)].isna()
     tensor = out["flop_tensor"] > 0
     none = unknown.all(axis=1)
@@ -527,19 +527,7 @@ def _over_report(per_launch: pd.Series, out: pd.DataFrame) -> pd.Series:
     return (total["value"] / total["time"]).where(dur > 0).fillna(per_launch)
 
 
-_NCU_METRICS = {
-    "duration_s": ["gpu__time_duration.sum"],
-    "flop_fp64": [f"smsp__sass_thread_inst_executed_op_d{o}_pred_on.sum" for o in FMA_WEIGHTS],
-    "flop_fp32": [f"smsp__sass_thread_inst_executed_op_f{o}_pred_on.sum" for o in FMA_WEIGHTS],
-    "flop_fp16": [f"smsp__sass_thread_inst_executed_op_h{o}_pred_on.sum" for o in FMA_WEIGHTS],
-    # The op counters are named per chip where a report lacks them (_missing); these are GA100's.
-    "flop_tensor": ["sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-                    "sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__inst_executed_pipe_tensor.sum"],
-    "dram_bytes": ["dram__bytes_read.sum", "dram__bytes_write.sum"],
-    "l2_bytes": ["lts__t_bytes.sum"],
-    "l1_bytes": ["l1tex__t_bytes.sum"],
-}
-_FIXES = {column: _NCU_METRICS[column] for column in COLLECTED}  # every collected column has its ncu metrics
+_FIXES = {column: COLUMN_METRICS[column] for column in COLLECTED}  # every collected column has its ncu metrics
 
 
 def collecting(columns: Collection[str], ccs: Collection[str] = ()) -> str | None:
@@ -561,16 +549,6 @@ def _tensor_fix(ccs: Collection[str]) -> list[str]:
     """flop_tensor's metrics on these CCs: the op counters they all have, and the instruction count."""
     return tensor_counters_for([str(c) for c in ccs]) + [
         m for m in _FIXES["flop_tensor"] if not m.startswith("sm__ops_path_tensor")]
-
-
-# Rate forms of each counted column: with them but no duration, the duration is what is missing.
-_RATES = {
-    **{f"flop_{p}": re.compile(rf"^smsp?__sass_thread_inst_executed_op_{letter}(add|mul|fma)_pred_on\.sum\.per_")
-       for p, letter in PRECISION_LETTER.items()},
-    "dram_bytes": re.compile(r"^dram__bytes\w*\.sum\.per_second$"),
-    "l2_bytes": re.compile(r"^lts__t_bytes\.sum\.per_second$"),
-    "l1_bytes": re.compile(r"^l1tex__t_bytes\.sum\.per_second$"),
-}
 
 
 def _missing(out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[str, pd.Series],

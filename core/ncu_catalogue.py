@@ -74,7 +74,7 @@ def uncovered(paths: dict[K, TensorPath]) -> list[K]:
 
 
 # What `tensor_op_metrics` picks from ncu 2024.1's own catalogue of each chip (tests/data/ncu_cli, checked by
-# tests/test_ncu_catalogue.py): the counters to name when a report lacks tensor FLOPs, by compute capability.
+# tests/core/test_ncu_catalogue.py): the counters to name when a report lacks tensor FLOPs, by compute capability.
 # Chips ncu 2024.1 does not know (Blackwell) are left out: their names are asked of the target's ncu.
 TENSOR_COUNTERS_BY_CC = {
     "7.0": ["sm__ops_path_tensor_src_fp16_dst_fp16.sum", "sm__ops_path_tensor_src_fp16_dst_fp32.sum"],

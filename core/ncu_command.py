@@ -7,24 +7,8 @@ from functools import cache
 from importlib.resources import files
 
 from .errors import FlopscopeError
+from .ncu_metrics import METRIC_SETS
 
-_SIMT = [f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "dfh" for op in ("add", "mul", "fma")]
-TIME = ["gpu__time_duration.sum", "smsp__cycles_elapsed.avg", "smsp__cycles_elapsed.avg.per_second",
-        "launch__grid_size", "launch__block_size", "launch__registers_per_thread",
-        "device__attribute_display_name"]
-FLOPS = [*_SIMT, "sm__inst_executed_pipe_tensor.sum"]  # + the tensor op counters of the target (ncu_catalogue)
-MEMORY = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum"]
-PEAKS = [f"sm__sass_thread_inst_executed_op_{p}fma_pred_on.sum.peak_sustained" for p in "dfh"] + [
-    "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"]
-# The L2 and L1 ceilings of the hierarchical roofline: the peak rate of the counters MEMORY reads, at their clocks.
-CACHE_PEAKS = [m for unit in ("lts", "l1tex") for m in (f"{unit}__t_bytes.sum.peak_sustained",
-                                                         f"{unit}__cycles_elapsed.avg.per_second")]
-METRIC_SETS = {
-    "roofline": [*TIME, *FLOPS, *MEMORY, *PEAKS, *CACHE_PEAKS],
-    "flops": [*TIME, *FLOPS, *PEAKS],
-    "memory": [*TIME, *MEMORY, "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second",
-               *CACHE_PEAKS],
-}
 REPLAY_MODES = ("kernel", "application", "range")
 
 # ncu options flopscope passes on every profile, or whose output it must see, with what to use instead: given

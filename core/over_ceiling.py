@@ -13,7 +13,7 @@ import pandas as pd
 
 from .counters import PRECISION_LETTER, Missing
 from .gpus import Gpu, all_gpus, find_gpu, same_cc
-from .ncu_command import PEAKS, TIME
+from .ncu_metrics import PEAKS, TIME
 from .si import si
 from .units import is_missing
 

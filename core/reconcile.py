@@ -26,11 +26,12 @@ from .counters import collecting, missing_fix
 from .errors import FlopscopeError
 from .export import json_ready
 from .gpus import Gpu, require_gpu
-from .metrics import PRECISIONS, counted_flop, datasheet_peak
 from .model_flops import ModelFlops
 from .nvtx import is_emit_nvtx_op, normalize_nvtx
 from .predict import DTYPE_OF_CEILING, ceiling_for, flop_by_ceiling, fp32_note, harmonic_peak, peak_for, utilization
 from .report import NO_RANGE, Report
+from .roofline import PRECISIONS, datasheet_peak
+from .run_summary import counted_flop
 
 PHASES = ("forward", "backward", "optimizer", "other", "unranged")
 

@@ -11,11 +11,13 @@ import pandas as pd
 from .columns import ALL, COUNTED, FMA_CONVENTION, REPORT_PEAKS
 from .counters import Missing, count_kernels
 from .errors import FlopscopeError
+from .gpu_judgement import GpuJudgement, judge_gpu
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
-from .metrics import Ceiling, RunSummary, derive, integer_mma, run_ceilings, summarize
 from .nvtx import normalize_nvtx
 from .over_ceiling import OverCeiling, over_ceiling
 from .readers import read_metrics, report_file
+from .roofline import Ceiling, derive, integer_mma, run_ceilings
+from .run_summary import RunSummary, summarize
 from .units import is_missing
 
 GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
@@ -68,6 +70,10 @@ class Report:
 
     def ceilings(self) -> list[Ceiling]:
         return run_ceilings(self.kernels, self.judged_by)
+
+    def gpu_judgement(self) -> GpuJudgement:
+        """Whose ceilings judge the launches, and whether --gpu's datasheet set any (see gpu_judgement.py)."""
+        return judge_gpu(self)
 
     def over_ceiling(self) -> list[OverCeiling]:
         """Launches measured above their own ceiling, one finding per kind (FLOP, DRAM). Computed from the

@@ -27,8 +27,8 @@ from .counters import Missing
 from .errors import FlopscopeError
 from .export import arrow_safe
 from .gpus import find_gpu
-from .metrics import KNOWN_PART
 from .report import Report
+from .run_summary import KNOWN_PART
 from .runs import data_home, ensure_folder
 
 SCHEMA = """

@@ -11,7 +11,7 @@ import pytest
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 
 # Every test reads its files afresh (the CLI in subprocesses too): a table cached by one test would hide what
-# another injects into a reader. tests/test_table_cache.py turns the cache on where it is the subject.
+# another injects into a reader. tests/core/test_table_cache.py turns the cache on where it is the subject.
 os.environ["FLOPSCOPE_NO_CACHE"] = "1"
 
 
@@ -63,3 +63,15 @@ async def settle(pilot, until=lambda: True, tries: int = 250) -> None:
             await pilot.pause()
             return
     raise AssertionError("the app never reached the expected state")
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--snapshot-update", action="store_true",
+                     help="rewrite tests/snapshots/*.svg from the screens as they are now (then review the diff)")
+
+
+@pytest.fixture
+def snapshot_update(request) -> bool:
+    """Whether screen snapshots are rewritten instead of compared: `pytest --snapshot-update` or
+    FLOPSCOPE_SNAPSHOT_UPDATE=1."""
+    return bool(request.config.getoption("--snapshot-update") or os.environ.get("FLOPSCOPE_SNAPSHOT_UPDATE"))

@@ -17,7 +17,7 @@ Anything this reader was not checked on (a file version other than `VERIFIED_VER
 of `--replay-mode range`, a report with no launch) raises `Unsupported`, and the caller reads the file with
 `ncu_report` instead: a slower read, never a wrong number. A file of a known version whose framing is broken
 (cut short, a message that does not parse) raises `Damaged`: the caller refuses it in one line.
-tests/test_ncu_rep_stream.py checks the two readers
+tests/core/test_ncu_rep_stream.py checks the two readers
 give the same table on every real report the project has.
 """
 
@@ -49,7 +49,7 @@ class Unsupported(Exception):
 class Damaged(Exception):
     """The file's framing is broken: a version this reader knows, whose bytes end mid-message, or hold a message
     that does not parse. Not handed to ncu_report, whose C++ aborts the whole process on some such files
-    (tests/test_input_limits.py). `launches` is how many whole launches came before the damage."""
+    (tests/core/test_input_limits.py). `launches` is how many whole launches came before the damage."""
 
     def __init__(self, why: str, truncated: bool = False):
         super().__init__(why)

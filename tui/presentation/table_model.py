@@ -16,7 +16,7 @@ import pandas as pd
 from rich.cells import cell_len
 
 from ...core.display_text import display_text
-from ...core.metrics import MEMORY_LEVELS
+from ...core.roofline import MEMORY_LEVELS
 from ...core.units import is_missing
 from . import format as fmt
 from .columns import EXTRA_COLUMNS, Column

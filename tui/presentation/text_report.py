@@ -20,7 +20,7 @@ from ...core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
 from ...core.counters import missing_fix
 from ...core.display_text import display_text
 from ...core.export import json_ready, records, run_meta
-from ...core.metrics import Ceiling
+from ...core.roofline import Ceiling
 from ...core.units import is_missing
 from . import format as fmt
 from .blocks import Block, lines
@@ -73,21 +73,13 @@ def header(report: Report) -> Header:
     if s.unknown_time_launches and not math.isnan(s.time_counted_s):  # the efficiencies cannot cover those
         known = s.launches - s.unknown_time_launches
         totals.append(f"(efficiencies of the {fmt.integer(known)} launch{'' if known == 1 else 'es'} of known time)")
-    overridden = bool(report.gpu and meta.get("gpu_source") == "--gpu" and meta.get("gpus"))
-    # The report's own peak counters win over a datasheet: --gpu only fills what they lack.
-    used = overridden and any("datasheet" in c.source for c in report.ceilings())
-    option = report.gpu.name if report.gpu else ""  # the GPU --gpu named (on several GPUs: of those it judged)
-    if several and overridden:
-        chosen = [report.judged_by[g["name"]] for g in meta["gpus"] if g.get("gpu_source") == "--gpu"]
-        option = chosen[0].name if chosen and chosen[0] else option
-        used = bool(_judged_by_option(report))
+    judged = report.gpu_judgement()
     return Header(
         # several GPUs: each device says whose ceilings judge it (_gpu_names), --gpu fitting only some of them
         gpu=gpu, cc=cc if meta.get("gpu") and not several else "",
-        found="report" if (overridden and not used) or several else meta.get("gpu_source") or "",
-        against=report.gpu.name if used and not several else "",
-        unused_gpu=f"--gpu {option} not used: the report's own peak counters (measured on this GPU) set "
-                   "every ceiling." if overridden and not used else "",
+        found=judged.found, against=judged.against,
+        unused_gpu=f"--gpu {judged.unused_option} not used: the report's own peak counters (measured on this GPU) "
+                   "set every ceiling." if judged.unused_option else "",
         source=meta["source"], format=meta["format"],
         launches=f"{fmt.integer(meta['launches'])} launch{'' if meta['launches'] == 1 else 'es'}",
         totals=totals, flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
@@ -170,22 +162,13 @@ def _gpu_names(report: Report) -> str:
     meta = report.meta
     gpus = meta.get("gpus") or []
     if len(gpus) > 1:
-        judged = _judged_by_option(report)
+        judged = report.gpu_judgement().by_option
         return " + ".join(f"{g['name']} (" + (f"CC {g['compute_capability']}, " if g.get("compute_capability") else "")
                           + f"{g['launches']} launch{'es' if g['launches'] != 1 else ''}"
                           + (f", judged against {judged[g['name']]} ceilings (--gpu)" if g["name"] in judged else "")
                           + ")" for g in gpus)
     cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
     return f"{meta.get('gpu') or 'unknown GPU'}{cc}"
-
-
-def _judged_by_option(report: Report) -> dict[str, str]:
-    """Device -> the database GPU --gpu gave its launches, where a datasheet ceiling of it is used (the
-    report's own peak counters win over a datasheet)."""
-    gpus = report.judged_by if isinstance(report.judged_by, dict) else {}
-    datasheet = {c.gpu for c in report.ceilings() if "datasheet" in c.source}
-    return {g["name"]: gpus[g["name"]].name for g in report.meta.get("gpus") or []
-            if g.get("gpu_source") == "--gpu" and gpus.get(g["name"]) and g["name"] in datasheet}
 
 
 def _time(s) -> str:

@@ -25,8 +25,8 @@ from ....core.counters import collecting
 from ....core.display_text import display_text
 from ....core.gpus import find_gpu
 from ....core.kernel_names import function_name
-from ....core.metrics import Ceiling
 from ....core.ncu_catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
+from ....core.roofline import Ceiling
 from ....core.units import is_missing
 from ...presentation import format as fmt
 from ...presentation.text_report import FLOPSCOPE_METRICS

@@ -15,8 +15,8 @@ from textual.worker import get_current_worker
 
 from ....core import FMA_CONVENTION, Report
 from ....core.display_text import display_text
-from ....core.metrics import Ceiling
 from ....core.over_ceiling import OverCeiling
+from ....core.roofline import Ceiling
 from ...presentation import format as fmt
 from ...presentation.blocks import Block
 from ...presentation.columns import short_gpu, table_columns

@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ....core.metrics import Ceiling
+from ....core.roofline import Ceiling
 from ....core.units import is_missing
 from ...presentation import format as fmt
 from ...presentation.columns import short_gpu

@@ -4,34 +4,69 @@ Textual's Footer lays keys out in one row and cuts what does not fit, so at 60 c
 (help, quit), which come last, were the first to go, and screens hid keys to make room. Here the way out
 (`escape`) and the app's keys come last and stay whole; the screen's other keys lose their descriptions
 first, rightmost first (`?` still describes them), then, only if even bare keys do not fit, the rightmost
-keys themselves.
+keys themselves. Drawn as one line of text from the public `Screen.active_bindings`, redrawn when the
+screen's bindings change (`bindings_updated_signal`) or the width does.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.cells import cell_len
-from textual.app import ComposeResult
+from rich.text import Text
 from textual.binding import Binding
-from textual.events import Resize
-from textual.widgets import Footer
-from textual.widgets._footer import FooterKey
+from textual.events import Click
+from textual.widget import Widget
 
-_GAP = 1  # a compact footer's margin after each key
+_GAP = 1  # cells after each key
 
 
-class KeyFooter(Footer):
+class KeyFooter(Widget, can_focus=False):
+    """One row of the screen's active bindings (`Screen.active_bindings`, public API), drawn as text: key in
+    bold, then its description; a click on a key presses it."""
+
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"key-footer--key", "key-footer--description"}
+    DEFAULT_CSS = """
+    KeyFooter {
+        dock: bottom;
+        height: 1;
+        color: $footer-foreground;
+        background: $footer-background;
+        .key-footer--key { color: $footer-key-foreground; background: $footer-key-background; text-style: bold; }
+        .key-footer--description {
+            color: $footer-description-foreground; background: $footer-description-background;
+        }
+    }
+    """
+
     def __init__(self) -> None:
-        super().__init__(compact=True)
-        self._laid_out_for = -1
+        super().__init__()
+        self._spans: list[tuple[int, int, str]] = []  # (first cell, end cell, key) per key drawn
 
-    def compose(self) -> ComposeResult:
-        if not self._bindings_ready:
-            return
-        width = self.size.width or self.app.size.width
-        self._laid_out_for = width
-        for binding, enabled, tooltip, description in self.keys(width):
-            yield FooterKey(binding.key, self.app.get_key_display(binding), description, binding.action,
-                            disabled=not enabled, tooltip=tooltip).data_bind(compact=Footer.compact)
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, lambda _screen: self.refresh())
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("key-footer--key")
+        description_style = self.get_component_rich_style("key-footer--description")
+        text, self._spans = Text(no_wrap=True, overflow="crop"), []
+        for binding, enabled, _tooltip, description in self.keys(self.size.width):
+            if text:
+                text.append(" " * _GAP)
+            start = text.cell_len
+            text.append(self.app.get_key_display(binding), key_style)
+            if description:
+                text.append(" " + description, description_style)
+            if not enabled:
+                text.stylize("dim", start)
+            self._spans.append((start, text.cell_len, binding.key))
+        return text
+
+    def on_click(self, event: Click) -> None:
+        key = next((key for start, end, key in self._spans if start <= event.x < end), None)
+        if key is not None:
+            self.app.simulate_key(key)
 
     def keys(self, width: int) -> list[tuple[Binding, bool, str, str]]:
         """(binding, enabled, tooltip, description shown) per key, `escape` and the app's keys last, within
@@ -53,10 +88,6 @@ class KeyFooter(Footer):
         return [tuple(entry) for entry in shown]
 
     def _width(self, entries: list[list]) -> int:
-        """Cells the keys take; the last one's margin may fall off the end."""
+        """Cells the keys take, gaps between them."""
         return -_GAP + sum(cell_len(self.app.get_key_display(binding)) + (1 + cell_len(text) if text else 0) + _GAP
-                   for binding, _, _, text in entries)
-
-    def on_resize(self, event: Resize) -> None:
-        if event.size.width != self._laid_out_for and self._bindings_ready:
-            self.call_after_refresh(self.recompose)
+                           for binding, _, _, text in entries)

@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from ....core.display_text import display_text
-from ....core.metrics import Ceiling
+from ....core.roofline import Ceiling
 from ...presentation import format as fmt
 
 # 256-colour palette indices (legible without truecolor, e.g. over SSH with no COLORTERM).

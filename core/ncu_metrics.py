@@ -1,0 +1,92 @@
+"""The ncu metric names flopscope uses, in one table: what `flopscope profile --metrics SET` asks ncu for
+(METRIC_SETS), which metrics the readers keep (`READ`, everything else in a report is skipped for speed),
+and which metrics fill each counted column of the kernels table (COLUMN_METRICS: the "collect it with"
+hints). tests/core/test_ncu_metrics.py checks that they agree: every metric a set collects is read, and every
+metric a column is filled from is in a set or named here as collected only on request.
+"""
+
+from __future__ import annotations
+
+import re
+
+PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}  # ncu's letter for a SIMT precision
+SIMT_OPS = ("add", "mul", "fma")
+
+DURATION = "gpu__time_duration.sum"
+SM_CLOCK = "smsp__cycles_elapsed.avg.per_second"
+# The SIMT add/mul/fma thread-instruction counters of each precision (FLOPs come from them, FMA = 2).
+SIMT = {p: [f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum" for op in SIMT_OPS]
+        for p, letter in PRECISION_LETTER.items()}
+TENSOR_INSTRUCTIONS = "sm__inst_executed_pipe_tensor.sum"
+# Tensor FLOPs come from op counters named per chip (ncu_catalogue picks the target's); these are GA100's, the
+# hint's example where no chip is known. Collected only on request: another chip's names make ncu refuse.
+TENSOR_OPS_GA100 = ["sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+                    "sm__ops_path_tensor_src_tf32_dst_fp32.sum"]
+DRAM_BYTES = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
+L2_BYTES = ["lts__t_bytes.sum"]
+L1_BYTES = ["l1tex__t_bytes.sum"]
+
+TIME = [DURATION, "smsp__cycles_elapsed.avg", SM_CLOCK, "launch__grid_size", "launch__block_size",
+        "launch__registers_per_thread", "device__attribute_display_name"]
+FLOPS = [*(m for p in PRECISION_LETTER for m in SIMT[p]), TENSOR_INSTRUCTIONS]  # + the target's tensor ops
+MEMORY = [*DRAM_BYTES, *L2_BYTES, *L1_BYTES]
+DRAM_PEAKS = ["dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"]
+PEAKS = [f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained" for letter in "dfh"] + DRAM_PEAKS
+# The L2 and L1 ceilings of the hierarchical roofline: the peak rate of the counters MEMORY reads, at their clocks.
+CACHE_PEAKS = [m for unit in ("lts", "l1tex") for m in (f"{unit}__t_bytes.sum.peak_sustained",
+                                                         f"{unit}__cycles_elapsed.avg.per_second")]
+METRIC_SETS = {
+    "roofline": [*TIME, *FLOPS, *MEMORY, *PEAKS, *CACHE_PEAKS],
+    "flops": [*TIME, *FLOPS, *PEAKS],
+    "memory": [*TIME, *MEMORY, *DRAM_PEAKS, *CACHE_PEAKS],
+}
+
+# The ncu metrics that fill each counted column of the kernels table, named in "collect it with" hints.
+COLUMN_METRICS = {
+    "duration_s": [DURATION],
+    **{f"flop_{p}": SIMT[p] for p in PRECISION_LETTER},
+    "flop_tensor": [*TENSOR_OPS_GA100, TENSOR_INSTRUCTIONS],
+    "dram_bytes": DRAM_BYTES,
+    "l2_bytes": L2_BYTES,
+    "l1_bytes": L1_BYTES,
+}
+# Metrics a column is filled from that no set collects as named (the target's tensor op counters replace them).
+ON_REQUEST = frozenset(TENSOR_OPS_GA100)
+
+# Rate forms of each counted column: with them but no duration, the duration is what is missing.
+RATE_FORMS = {
+    **{f"flop_{p}": re.compile(rf"^smsp?__sass_thread_inst_executed_op_{letter}(add|mul|fma)_pred_on\.sum\.per_")
+       for p, letter in PRECISION_LETTER.items()},
+    "dram_bytes": re.compile(r"^dram__bytes\w*\.sum\.per_second$"),
+    "l2_bytes": re.compile(r"^lts__t_bytes\.sum\.per_second$"),
+    "l1_bytes": re.compile(r"^l1tex__t_bytes\.sum\.per_second$"),
+}
+
+OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"  # instanced: one value per SASS opcode
+MODIFIER_METRIC = OPCODE_METRIC + "_with_modifier_all"  # the same per opcode and modifiers (HFMA2.MMA)
+
+# Every metric the readers keep: the sets' metrics, and the other spellings of them that ncu's --set full,
+# older ncu versions and CSV pages carry (sm__ vs smsp__, rates, % of peak, per-opcode counts, launch ids).
+READ = re.compile(
+    r"^(?:gpu__time_duration\.(?:sum|avg)"
+    r"|sm(?:sp)?__sass_thread_inst_executed_op_[dfh](?:add|mul|fma)_pred_on\.sum(?:\.per_cycle_elapsed|\.per_second|\.peak_sustained)?"
+    r"|sm(?:sp)?__cycles_elapsed\.avg(?:\.per_second)?"
+    r"|sm__ops_path_tensor_src_\w+?(?:\.sum)?"
+    r"|sm(?:sp)?__inst_executed_pipe_tensor(?:_op_\w+)?\.sum"
+    r"|dram__bytes(?:_op)?(?:_read|_write)?\.sum(?:\.per_second|\.peak_sustained)?"
+    r"|dram__cycles_elapsed\.avg\.per_second"
+    r"|(?:lts|l1tex)__t_(?:bytes|sectors)\.sum(?:\.per_second|\.peak_sustained)?"
+    r"|(?:lts|l1tex)__t_sectors\.(?:sum|avg)\.pct_of_peak_sustained_elapsed"
+    r"|(?:lts|l1tex)__cycles_elapsed\.avg\.per_second"
+    r"|derived__sm__sass_thread_inst_executed_op_[dfh]fma_pred_on_x[24]"
+    r"|sass__thread_inst_executed_true_per_opcode(?:_with_modifier_all)?"
+    r"|sm__inst_executed_pipe_tensor\w*\.avg\.pct_of_peak_sustained_active"
+    r"|sm__pipe_tensor\w*cycles_active\.avg\.pct_of_peak_sustained_active"
+    r"|launch__(?:grid_dim_[xyz]|block_dim_[xyz]|registers_per_thread|stream_id|device_id|block_size|grid_size)"
+    r"|device__attribute_(?:display_name|compute_capability_major|compute_capability_minor|multiprocessor_count))$"
+)
+
+
+def is_read(name: str) -> bool:
+    """Whether the readers keep this ncu metric."""
+    return bool(READ.match(name))

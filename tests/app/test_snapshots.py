@@ -1,0 +1,65 @@
+"""The app's screens at 80x24 compared with stored SVG snapshots (Textual's own export, `App.export_screenshot`).
+
+pytest-textual-snapshot does the same, but pins syrupy 4.8.0, which needs pytest < 9. The screens are those of
+the bundled demo (`flopscope demo`): Kernels, Kernel (enter on the first row) and Roofline (r). A change meant
+to change a screen updates the snapshots with `python -m pytest tests/app/test_snapshots.py --snapshot-update` (or
+FLOPSCOPE_SNAPSHOT_UPDATE=1); review the SVGs in the diff (a browser shows them) before committing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import pytest
+from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.screens.kernel import KernelScreen
+from flopscope.tui.app.screens.roofline import RooflineScreen
+from flopscope.tui.app.widgets.kernel_table import KernelTable
+from flopscope.tui.cli.main import bundled_example
+
+from ..conftest import settle
+
+SNAPSHOTS = Path(__file__).parents[1] / "snapshots"
+SIZE = (80, 24)
+# Textual names the SVG's CSS classes after a hash of the whole picture: equal pictures, equal names; kept
+# out of the comparison so that a difference shows as the text or style that changed, not every line.
+_HASH = re.compile(r"terminal-\d+")
+
+
+def normalised(svg: str) -> list[str]:
+    return _HASH.sub("terminal", svg).splitlines()
+
+
+def check(name: str, svg: str, update: bool, tmp_path: Path) -> None:
+    stored = SNAPSHOTS / f"{name}.svg"
+    if update or not stored.exists():
+        stored.write_text(svg, encoding="utf-8")
+        if not update:
+            pytest.fail(f"{stored} did not exist and was written: review it and run again")
+        return
+    expected, got = normalised(stored.read_text(encoding="utf-8")), normalised(svg)
+    if expected != got:
+        (tmp_path / stored.name).write_text(svg, encoding="utf-8")
+        diff = "\n".join(list(difflib.unified_diff(expected, got, str(stored), "now", lineterm="", n=0))[:40])
+        pytest.fail(f"the {name} screen differs from {stored} (now: {tmp_path / stored.name}; if meant, "
+                    f"run with --snapshot-update):\n{diff}")
+
+
+async def test_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):
+    demo = Path(bundled_example())
+    monkeypatch.chdir(demo.parent)  # the header names the file as opened: relative, the same on every machine
+    app = FlopscopeApp(demo.name)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.kernels
+        await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
+        shots = {"kernels": app.export_screenshot()}
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
+        shots["kernel"] = app.export_screenshot()
+        await pilot.press("escape", "r")
+        await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
+        shots["roofline"] = app.export_screenshot()
+    for name, svg in shots.items():
+        check(name, svg, snapshot_update, tmp_path)

@@ -1,0 +1,174 @@
+"""The streaming .ncu-rep reader gives the table NVIDIA's ncu_report gives, on every real report the project has
+(shared fixtures from ncu 2019-2025 and GPUs from V100 to H800, the H100 capture from ncu 2025.3.1, the demo),
+and hands what it cannot vouch for to ncu_report instead of guessing."""
+
+from __future__ import annotations
+
+import lzma
+import math
+import shutil
+import struct
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from flopscope.core import FlopscopeError
+from flopscope.core.readers import ncu_rep, read_metrics
+from flopscope.core.readers.ncu_rep_stream import Damaged, Unsupported, message_classes, read_table
+
+from ..conftest import FIXTURES
+
+REPO = Path(__file__).resolve().parents[2]
+CAPTURED = sorted((REPO / "tests" / "data" / "gpu").rglob("*.ncu-rep.xz")) + sorted(
+    (REPO / "tui" / "examples").glob("*.ncu-rep.xz"))
+SHARED = sorted(FIXTURES.glob("*.ncu-rep")) if FIXTURES.is_dir() else []
+
+
+def _plain(path: Path, tmp_path: Path) -> Path:
+    if path.suffix != ".xz":
+        return path
+    out = tmp_path / path.stem
+    with lzma.open(path) as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+def _same(a: object, b: object) -> bool:
+    if a is None or (isinstance(a, float) and math.isnan(a)):
+        return b is None or (isinstance(b, float) and math.isnan(b))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+    return a == b
+
+
+def test_the_real_reports_are_all_here():
+    """Without them the equality test below would pass on nothing."""
+    assert len(CAPTURED) >= 25, CAPTURED
+    if not SHARED:
+        pytest.skip(f"shared ncu fixtures not found at {FIXTURES}")
+    assert len(SHARED) >= 9
+
+
+@pytest.mark.parametrize("report", SHARED + CAPTURED, ids=lambda p: p.name)
+def test_streaming_reader_equals_ncu_report_column_by_column(report, tmp_path):
+    path = _plain(report, tmp_path)
+    expected, meta = ncu_rep._read_with_ncu_report(path)
+    assert meta["reader"] == "ncu_report"
+    got = read_table(path)
+    for col in expected.columns.difference(got.columns):  # identity ncu_rep adds as empty columns
+        assert expected[col].isna().all(), col
+        got[col] = None
+    assert list(got.columns) == list(expected.columns)
+    assert len(got) == len(expected) > 0
+    for col in expected.columns:
+        assert got[col].dtype == expected[col].dtype, col
+        bad = [(i, a, b) for i, (a, b) in enumerate(zip(expected[col], got[col], strict=True)) if not _same(a, b)]
+        assert not bad, (col, bad[:3])
+
+
+def test_read_metrics_uses_the_streaming_reader_and_says_which(tmp_path):
+    frame, meta = read_metrics(_plain(CAPTURED[0], tmp_path))
+    assert meta["reader"] == "stream" and "note" not in meta
+    assert len(frame) > 0
+
+
+def test_the_ncu_report_reader_can_be_forced(tmp_path, monkeypatch):
+    monkeypatch.setenv(ncu_rep.READER_ENV, "ncu_report")
+    _, meta = read_metrics(_plain(CAPTURED[0], tmp_path))
+    assert meta["reader"] == "ncu_report"
+
+
+def _with_version(source: Path, out: Path, version: int) -> Path:
+    data = source.read_bytes()
+    (size,) = struct.unpack_from("<I", data, 4)
+    header = message_classes()["FileHeader"](Version=version).SerializeToString()
+    out.write_bytes(data[:4] + struct.pack("<I", len(header)) + header + data[8 + size:])
+    return out
+
+
+def test_an_unknown_file_version_is_read_by_ncu_report_with_a_note(tmp_path):
+    """A newer ncu may store values differently: never guess, let NVIDIA's reader read it."""
+    report = _with_version(_plain(CAPTURED[0], tmp_path), tmp_path / "v99.ncu-rep", 99)
+    with pytest.raises(Unsupported, match="version 99"):
+        read_table(report)
+    frame, meta = read_metrics(report)
+    assert meta["reader"] == "ncu_report" and "version 99" in meta["note"]
+    assert len(frame) > 0
+
+
+def test_a_truncated_report_is_refused_without_ncu_report(tmp_path, monkeypatch):
+    """The fast reader finds the cut itself and says how many launches were whole; ncu_report is not asked
+    (its C++ aborts the process on some damaged files)."""
+    import re
+
+    source = _plain(CAPTURED[-1], tmp_path)
+    total = len(read_table(source))
+    cut = tmp_path / "cut.ncu-rep"
+    cut.write_bytes(source.read_bytes()[: source.stat().st_size * 2 // 3])
+    with pytest.raises(Damaged):
+        read_table(cut)
+    monkeypatch.setattr(ncu_rep, "_read_with_ncu_report", lambda path: pytest.fail("handed to ncu_report"))
+    with pytest.raises(FlopscopeError) as err:
+        read_metrics(cut)
+    found = re.search(r"truncated after (\d+) intact launch", err.value.line())
+    assert found and 0 < int(found.group(1)) < total, err.value.line()
+
+
+def test_a_report_with_its_result_blocks_repeated_reads_every_copy(tmp_path):
+    """What the benchmark does to make a 10k-launch report: the copies read as launches of their own."""
+    from benchmarks.make_big_report import repeat_launches
+
+    source = _plain(REPO / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz", tmp_path)
+    once = read_table(source)
+    big = repeat_launches(source, tmp_path / "big.ncu-rep", copies=3)
+    thrice = read_table(big)
+    assert len(thrice) == 3 * len(once)
+    again = thrice.iloc[len(once):2 * len(once)].reset_index(drop=True)
+    pd.testing.assert_series_equal(again["gpu__time_duration.sum"], once["gpu__time_duration.sum"])
+    assert (again["kernel_full"] == once["kernel_full"]).all()
+    assert thrice["launch_id"].tolist() == list(range(len(thrice)))
+    expected, _ = ncu_rep._read_with_ncu_report(big)
+    assert len(expected) == len(thrice)
+
+
+def test_the_fallback_note_is_one_line_on_stderr_and_in_json(tmp_path):
+    import json
+
+    from ..helpers.cli import run_cli
+
+    report = _with_version(_plain(CAPTURED[0], tmp_path), tmp_path / "v99.ncu-rep", 99)
+    done = run_cli("report", report, "--json", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "version 99" in json.loads(done.stdout)["meta"]["reader_note"]
+    notes = [line for line in done.stderr.splitlines() if "streaming reader" in line]
+    assert len(notes) == 1 and str(report) in notes[0]
+
+
+def _strings_moved_to_the_end(source: Path, out: Path) -> Path:
+    """The same report with every string table moved, in order, into the last block's header: each launch
+    then names metrics before any table has defined them (as the H800 fixture does for a few)."""
+    kinds = message_classes()
+    data = source.read_bytes()
+    (size,) = struct.unpack_from("<I", data, 4)
+    head, offset, blocks, strings = data[:8 + size], 8 + size, [], []
+    while offset < len(data):
+        (size,) = struct.unpack_from("<I", data, offset)
+        header = kinds["BlockHeader"].FromString(data[offset + 4:offset + 4 + size])
+        payload = data[offset + 4 + size:offset + 4 + size + header.PayloadSize]
+        offset += 4 + size + header.PayloadSize
+        strings += header.StringTable.Strings
+        header.ClearField("StringTable")
+        blocks.append((header, payload))
+    blocks[-1][0].StringTable.Strings.extend(strings)
+    body = b"".join(struct.pack("<I", len(h := header.SerializeToString())) + h + payload
+                    for header, payload in blocks)
+    out.write_bytes(head + body)
+    return out
+
+
+def test_metrics_named_before_their_string_table_still_read(tmp_path):
+    source = _plain(CAPTURED[-1], tmp_path)
+    expected = read_table(source)
+    moved = read_table(_strings_moved_to_the_end(source, tmp_path / "moved.ncu-rep"))
+    assert "gpu__time_duration.sum" in moved
+    pd.testing.assert_frame_equal(moved, expected)

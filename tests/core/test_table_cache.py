@@ -1,0 +1,166 @@
+"""The table cache: a second read of a report comes from Parquet, equal to the first; a changed file, a killed
+writer, a damaged entry and --no-cache all give the table read afresh."""
+
+from __future__ import annotations
+
+import lzma
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from flopscope.core import table_cache
+from flopscope.core.readers import ncu_rep, read_metrics
+
+from ..conftest import FIXTURES
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
+
+
+@pytest.fixture
+def cache_on(tmp_path, monkeypatch) -> Path:
+    monkeypatch.delenv(table_cache.NO_CACHE_ENV, raising=False)
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path / "home"))
+    return tmp_path / "home" / "cache"
+
+
+@pytest.fixture
+def report(tmp_path) -> Path:
+    out = tmp_path / "step.ncu-rep"
+    with lzma.open(DEMO) as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+def _count_reads(monkeypatch) -> list:
+    calls = []
+    real = ncu_rep.read_table
+
+    def counting(path):
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(ncu_rep, "read_table", counting)
+    return calls
+
+
+def _real_files() -> list[Path]:
+    shared = sorted(p for p in FIXTURES.glob("*") if p.stat().st_size >= table_cache.MIN_REPORT_BYTES) \
+        if FIXTURES.is_dir() else []
+    return [DEMO, *shared]
+
+
+@pytest.mark.parametrize("path", _real_files(), ids=lambda p: p.name)
+def test_a_cached_table_equals_the_table_read(path, cache_on, monkeypatch):
+    monkeypatch.setenv(table_cache.NO_CACHE_ENV, "1")
+    fresh, fresh_meta = read_metrics(path)
+    monkeypatch.delenv(table_cache.NO_CACHE_ENV)
+    read_metrics(path)  # writes the entry
+    assert len(list(cache_on.glob("*.parquet"))) == 1
+    cached, cached_meta = read_metrics(path)
+    pd.testing.assert_frame_equal(cached, fresh)
+    assert cached_meta == fresh_meta
+
+
+def test_the_second_read_does_not_parse_the_report(report, cache_on, monkeypatch):
+    calls = _count_reads(monkeypatch)
+    first, _ = read_metrics(report)
+    second, _ = read_metrics(report)
+    assert len(calls) == 1
+    pd.testing.assert_frame_equal(first, second)
+
+
+def test_a_changed_report_is_read_again(report, cache_on, monkeypatch):
+    calls = _count_reads(monkeypatch)
+    read_metrics(report)
+    data = report.read_bytes()
+    report.write_bytes(data)  # same bytes, new modification time: could be another report
+    os.utime(report, ns=(time.time_ns(), time.time_ns() + 10**9))
+    read_metrics(report)
+    assert len(calls) == 2
+
+
+def test_no_cache_bypasses_it(report, cache_on, monkeypatch):
+    calls = _count_reads(monkeypatch)
+    monkeypatch.setenv(table_cache.NO_CACHE_ENV, "1")
+    read_metrics(report)
+    read_metrics(report)
+    assert len(calls) == 2
+    assert not cache_on.exists() or not list(cache_on.glob("*.parquet"))
+
+
+def test_a_damaged_entry_is_read_past_and_replaced(report, cache_on, monkeypatch):
+    read_metrics(report)
+    (entry,) = cache_on.glob("*.parquet")
+    entry.write_bytes(entry.read_bytes()[:100])
+    calls = _count_reads(monkeypatch)
+    frame, _ = read_metrics(report)
+    assert len(calls) == 1 and len(frame) == 91
+    assert table_cache.load(entry) is not None  # rewritten whole
+
+
+def test_a_killed_writer_leaves_a_usable_cache(report, cache_on, tmp_path):
+    """SIGKILL a process while it writes entries: what it leaves is whole entries and temporary files, and the
+    next read works (and removes the temporary files once they are stale)."""
+    script = tmp_path / "writer.py"
+    script.write_text(
+        "import sys\nfrom pathlib import Path\nfrom flopscope.core import table_cache\n"
+        "from flopscope.core.readers import read_metrics\n"
+        "frame, meta = read_metrics(sys.argv[1])\nentry = table_cache.entry_for(Path(sys.argv[1]))\n"
+        "print('ready', flush=True)\n"
+        "while True:\n    table_cache.save(entry, frame, meta)\n")
+    env = {**os.environ, "FLOPSCOPE_HOME": str(cache_on.parent)}
+    env.pop(table_cache.NO_CACHE_ENV, None)
+    proc = subprocess.Popen([sys.executable, str(script), str(report)], stdout=subprocess.PIPE, env=env, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    # pathlib's glob matches dot files too: a write the kill interrupted is a `.tmp-*.parquet`, not an entry
+    entries = [path for path in cache_on.glob("*.parquet") if not path.name.startswith(".tmp-")]
+    assert len(entries) == 1
+    frame, _ = read_metrics(report)
+    assert len(frame) == 91
+    for leftover in cache_on.glob(".tmp-*"):
+        os.utime(leftover, (0, 0))
+    table_cache.evict(cache_on)
+    assert not list(cache_on.glob(".tmp-*"))
+
+
+def test_the_cache_stays_under_its_cap(cache_on, tmp_path):
+    cache_on.mkdir(parents=True)
+    for i in range(5):
+        (cache_on / f"{i}.parquet").write_bytes(b"x" * 1000)
+        os.utime(cache_on / f"{i}.parquet", (i, i))
+    table_cache.evict(cache_on, max_bytes=2500)
+    assert sorted(p.name for p in cache_on.glob("*.parquet")) == ["3.parquet", "4.parquet"]
+
+
+def test_a_read_only_data_home_only_means_no_cache(report, tmp_path, monkeypatch):
+    home = tmp_path / "ro"
+    home.write_text("a file where the data folder would be")
+    monkeypatch.delenv(table_cache.NO_CACHE_ENV, raising=False)
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(home))
+    frame, _ = read_metrics(report)
+    assert len(frame) == 91
+
+
+def test_the_cli_caches_and_no_cache_bypasses(report, tmp_path):
+    from ..helpers.cli import run_cli
+
+    env = {table_cache.NO_CACHE_ENV: ""}
+    home = tmp_path / "clihome"
+    bypassed = run_cli("report", report, "--no-cache", home=home, env=env)
+    assert bypassed.returncode == 0, bypassed.stderr
+    assert not list((home / "cache").glob("*.parquet"))
+    first = run_cli("report", report, "--json", home=home, env=env)
+    assert len(list((home / "cache").glob("*.parquet"))) == 1
+    second = run_cli("report", report, "--json", home=home, env=env)
+    assert first.returncode == second.returncode == 0
+    assert first.stdout == second.stdout

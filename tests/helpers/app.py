@@ -1,0 +1,84 @@
+"""Driving the Textual app under Pilot: make_app, ready (the table filled), the screen as text lines."""
+
+from __future__ import annotations
+
+import io
+
+from flopscope.core import Report
+from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.screens.kernels import KernelsScreen
+from flopscope.tui.app.widgets.kernel_table import KernelTable
+from rich.console import Console
+
+from ..conftest import settle
+
+H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"  # 18 launches, 7 names, both bounds, real ceilings
+
+
+def make_app(report: Report, by: str = "name") -> FlopscopeApp:
+    return FlopscopeApp(report.meta["source"], report=report, by=by)
+
+
+async def ready(app: FlopscopeApp, pilot) -> KernelsScreen:
+    """Wait until the kernels table has rows from a finished grouping worker."""
+    screen = app.kernels
+    for _ in range(250):
+        if screen.model is not None and not screen.query_one(KernelTable).loading:
+            await pilot.pause()
+            return screen
+        await pilot.pause(0.02)
+    raise AssertionError("the kernel table never filled")
+
+
+async def regrouped(app: FlopscopeApp, pilot, by: str) -> None:
+    for _ in range(250):
+        if app.kernels.by == by and not app.kernels.query_one(KernelTable).loading:
+            await pilot.pause()
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"never grouped by {by}")
+
+
+def screen_lines(app: FlopscopeApp) -> list[str]:
+    """The screen as plain text lines, rendered the way `App.export_screenshot` renders its SVG."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True, force_terminal=True,
+                      color_system="truecolor", legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text().splitlines()
+
+
+async def focus_column(pilot, table: KernelTable, name: str) -> None:
+    await pilot.press("home")
+    for _ in range(len(table.layout_columns)):
+        if table.focused_column.name == name:
+            return
+        await pilot.press("right")
+    raise AssertionError(f"column {name} not on screen")
+
+
+# -- the summary header -----------------------------------------------------------------------------------------
+def summary_text(app: FlopscopeApp) -> str:
+    from flopscope.tui.app.widgets.summary import Summary
+
+    summary = app.screen.query_one(Summary)
+    return summary.text(summary.content_size.width).plain
+
+
+def shown_cells(table: KernelTable) -> list[dict[str, str]]:
+    """The rows on screen, cut into cells at the table's column edges, by column name."""
+    out = []
+    for line in table.visible_text()[1:]:
+        cells, at = {}, 0
+        for _, column, width in table.layout_columns:
+            cells[column.name] = line[at:at + width].strip()
+            at += width + 1
+        if any(cells.values()):
+            out.append(cells)
+    return out
+
+
+async def wait_for_rows(pilot, screen) -> KernelTable:
+    table = screen.query_one(KernelTable)
+    await settle(pilot, lambda: table.layout_columns and table.model is not None)
+    return table
