@@ -16,13 +16,10 @@ from pathlib import Path
 import pytest
 
 from ..helpers.cli import run_cli as flopscope
-from ..helpers.profile import make_ncu, one_error_line, remote, standin_script
+from ..helpers.h100_replay import H100, LINEAR_BS8, RUN, WORKLOADS, replay_ncu
+from ..helpers.profile import make_ncu, one_error_line, remote
 from ..helpers.sshd import start_sshd
 
-H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
-RUN = H100 / "flopscope_home" / "runs" / "linear_bs8"  # `flopscope profile ... --name linear_bs8` on the H100
-WORKLOADS = H100.parent / "workloads.py"
-LINEAR_BS8 = ["python3", str(WORKLOADS), "linear", "--batch-size", "8"]
 RAW_NOTE = "flopscope: raw CSV page not saved"  # no real ncu to import with (over ssh, or none installed)
 COST_NOTE = "flopscope: profiled "  # the time and passes a run took (tests/test_plan.py), printed since the capture
 WIDTH = 160  # the table's width on the H100: printed to a file, flopscope takes 160 columns
@@ -33,11 +30,6 @@ def server(tmp_path_factory):
     srv = start_sshd(tmp_path_factory.mktemp("sshd"))
     yield srv
     srv.stop()
-
-
-def replay_ncu(tmp_path: Path, console: Path, report: Path) -> Path:
-    """An `ncu` for --ncu that replays one GPU capture: its console, and its report where --export says."""
-    return standin_script(tmp_path / f"ncu-{console.stem}", "--standin-capture", console, "--standin-report", report)
 
 
 def captured_flopscope() -> tuple[list[str], list[str]]:

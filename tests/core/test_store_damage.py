@@ -105,7 +105,7 @@ async def test_the_runs_screen_says_which_row_is_damaged(home, monkeypatch, assi
     from flopscope.tui.app.widgets.kernel_table import KernelTable
     from textual.app import App
 
-    from .conftest import settle
+    from ..conftest import settle
 
     damage_row(home, assignment, *args)
     notes: list[str] = []

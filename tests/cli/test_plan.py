@@ -18,9 +18,9 @@ from flopscope.core.ncu_catalogue import parse_catalogue, tensor_op_metrics
 from flopscope.core.ncu_command import METRIC_SETS
 from flopscope.core.plan import RECORDED
 
-from .cli import run_cli as flopscope
-from .test_profile import make_ncu
-from .test_profile_h100_replay import H100, LINEAR_BS8, RUN, replay_ncu
+from ..helpers.cli import run_cli as flopscope
+from ..helpers.h100_replay import H100, LINEAR_BS8, RUN, replay_ncu
+from ..helpers.profile import make_ncu
 
 PROFILING = re.compile(r'^==PROF== Profiling ".*" - \d+: .* - (\d+) passes$', re.M)
 

@@ -13,9 +13,9 @@ import pytest
 from flopscope.core.check import parse_fraction
 from flopscope.core.store import Store
 
-from .cli import run_cli
+from ..helpers.cli import run_cli
 
-H100 = Path(__file__).parent / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
+H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
 BASE, RUN = "linear_h100-batch_size=8", "linear_h100-batch_size=32"
 
 

@@ -16,9 +16,9 @@ from flopscope.core.ceilings import Ceilings, from_bench, load_all, save
 from flopscope.core.errors import FlopscopeError
 from flopscope.core.store import Store
 
-from .cli import run_cli as flopscope
+from ..helpers.cli import run_cli as flopscope
 
-GPUS = Path(__file__).parents[1] / "core" / "data" / "gpus.csv"
+GPUS = Path(__file__).parents[2] / "core" / "data" / "gpus.csv"
 SYNTHETIC = "synthetic (test data, not measured)"
 
 

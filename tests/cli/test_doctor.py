@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from .cli import run_cli as flopscope
-from .sshd import start_sshd
-from .test_profile import make_ncu
+from ..helpers.cli import run_cli as flopscope
+from ..helpers.profile import make_ncu
+from ..helpers.sshd import start_sshd
 
-H100 = Path(__file__).parent / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "environment.txt"
+H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "environment.txt"
 ROOT_ENV = "FLOPSCOPE_DOCTOR_ROOT"
 
 
