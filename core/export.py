@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -81,8 +82,12 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw
                 _write_parquet(nested_as_json(df), handle, meta)
             else:
                 # strict JSON: null for unknown and non-finite numbers (json.dumps would write NaN and Infinity)
-                doc = {"meta": json_ready(meta or {}), "rows": records(df)}
-                handle.write(json.dumps(doc, indent=1, allow_nan=False).encode())
+                from .json_rows import write_json_doc  # imports this module
+
+                text = io.TextIOWrapper(handle, encoding="utf-8")
+                write_json_doc(meta or {}, df, text)
+                text.flush()
+                text.detach()  # the handle stays open for the fsync below
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, out)

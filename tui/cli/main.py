@@ -29,7 +29,6 @@ from ..presentation.text_report import (
     print_hidden,
     print_report,
     print_warning,
-    report_json,
     say,
     sort_column,
     warning_lines,
@@ -140,8 +139,9 @@ def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = Non
     for line in warning_lines(report):
         say(line)
     if as_json:
-        json.dump(report_json(report, rows), sys.stdout, indent=1, allow_nan=False)
-        sys.stdout.write("\n")
+        from ...core.json_rows import write_json_doc
+
+        write_json_doc(run_meta(report), rows, sys.stdout)  # column by column: 100k rows in a second, not 18
     else:
         print_report(report, rows, console(), by, sort)
     return 0
