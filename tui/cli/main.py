@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     _view_args(p)
     p.add_argument("--top", type=whole(1, "leave it out for every row"), metavar="N",
                    help="only the first N rows (N >= 1)")
+    p.add_argument("--all", action="store_true", help=f"print every row; a table of more than {TABLE_ROWS} rows "
+                   f"(--by launch of a long run) otherwise shows its first {TABLE_ROWS} and says how many it left out")
     p.add_argument("--json", action="store_true", help="one JSON object: meta and rows")
 
     p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")
@@ -130,8 +132,17 @@ def _say_cut_unknowns(rows, sort: str, top: int, title: str) -> None:
               "either way); leave out --top to see them")
 
 
+# Rows a printed table shows unless --top or --all says otherwise: a terminal never needs 100k formatted rows
+# (formatting them took 100 s and 1.3 GB for a 100k-launch `--by launch`); --json always has every row.
+TABLE_ROWS = 1000
+
+
 def cmd_report(args) -> int:
     report, rows = _view(args)
+    if not (args.json or args.top or args.all) and len(rows) > TABLE_ROWS:
+        say(f"flopscope: showing the first {TABLE_ROWS} of {len(rows):,} rows; --top N for another number, --all "
+            "for every row (--json and export always have them all)")
+        rows = rows.head(TABLE_ROWS)
     return _print(report, rows, args.json, args.by, args.sort)
 
 
