@@ -60,16 +60,20 @@ def _values(col: pd.Series) -> pa.Array:
         text = pa.array(np.where(col.to_numpy(), "true", "false"))
     elif kind == "f":
         values = col.to_numpy(dtype=np.float64, na_value=np.nan)
-        values = np.where(np.isfinite(values), values, np.nan)
-        text = pc.cast(pa.array(values, from_pandas=True), pa.string())
-        # Arrow writes 1.0 as "1", 1e16 as "1e+16": a float stays a float when read back
-        plain = pc.invert(pc.match_substring_regex(text, r"[.eEn]"))
-        text = pc.if_else(plain, pc.binary_join_element_wise(text, ".0", ""), text)
+        text = float_text(np.where(np.isfinite(values), values, np.nan))
     elif kind in "iu" or pd.api.types.is_integer_dtype(col.dtype):  # numpy or nullable Int64
         text = pc.cast(pa.array(col, from_pandas=True), pa.string())
     else:
         return _by_distinct_value(col)
     return pc.fill_null(text, "null")
+
+
+def float_text(values: np.ndarray) -> pa.Array:
+    """Floats as the shortest text that reads back to the same float, null for NaN; a whole value keeps its
+    `.0` (Arrow writes 1.0 as "1"), so a float stays a float when read back, as Python's repr writes it."""
+    text = pc.cast(pa.array(values, from_pandas=True), pa.string())
+    plain = pc.invert(pc.match_substring_regex(text, r"[.eEn]"))  # no point, exponent, nan or inf
+    return pc.if_else(plain, pc.binary_join_element_wise(text, ".0", ""), text)
 
 
 def _by_distinct_value(col: pd.Series) -> pa.Array:
