@@ -42,7 +42,7 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
             _units_row(source, len(header))
             frame = _parse(source, header, keep, {})
             for k in numeric:
-                frame[k] = _numeric(frame[k].astype(object))
+                frame[k] = _numeric(frame[k])
     frame = _without_prof_rows(frame, keep[0] if keep and keep[0] == 0 else None)
     out = pd.DataFrame(index=frame.index)
     for k in keep:
@@ -134,8 +134,33 @@ def _units_row(source, width: int) -> list[str]:
     return units + [""] * (width - len(units))
 
 
+# A plain number as ncu prints it (thousands separators already removed), and an instanced cell
+# (`--print-metric-instances details`): the total, then its instances in parentheses, `128 (0: 128)`.
+_PLAIN = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
+_INSTANCES = r"^(\S+) \(.*\)$"
+
+
 def _numeric(col: pd.Series) -> pd.Series:
-    return col.map(lambda v: parse_number(v) if isinstance(v, str) else np.nan).astype(np.float64)
+    """Text cells as numbers: each distinct cell once, by Arrow, an instanced cell as its total. Cells that are
+    no plain number (`n/a`, odd text) are left to `parse_number`, once per distinct value."""
+    col = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+    cells = col.cat.categories.astype(str).to_numpy(dtype=object)
+    return pd.Series(_numbers(cells), dtype=np.float64).reindex(col.cat.codes.to_numpy()).set_axis(col.index)
+
+
+def _numbers(cells: np.ndarray) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pc.utf8_trim_whitespace(pa.array(cells, type=pa.string()))
+    text = pc.replace_substring_regex(text, _INSTANCES, r"\1")
+    text = pc.replace_substring(text, ",", "")
+    plain = pc.match_substring_regex(text, _PLAIN).to_numpy(zero_copy_only=False)
+    out = pc.cast(pc.if_else(pa.array(plain), text, pa.scalar(None, pa.string())), pa.float64())
+    out = out.to_numpy(zero_copy_only=False).astype(np.float64)
+    for k in np.flatnonzero(~plain):
+        out[k] = parse_number(cells[k])
+    return out
 
 
 def _process(frame: pd.DataFrame, header: list[str]) -> pd.Series | None:
