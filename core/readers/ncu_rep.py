@@ -123,6 +123,7 @@ def absent_metrics(path: Path, names: list[str]) -> list[str]:
 
 def _rows(path: Path, ctx) -> list[dict]:
     rows = []
+    kept = _WantedNames()
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for i in range(rng.num_actions()):
@@ -131,7 +132,7 @@ def _rows(path: Path, ctx) -> list[dict]:
                 # ncu_report hands back empty actions where a file was cut short.
                 raise FlopscopeError(path, f"the report is truncated after {len(rows)} intact launch(es)",
                                      "copy it again from the GPU host (or re-run ncu)")
-            rows.append(_action_row(action, len(rows)))
+            rows.append(_action_row(action, len(rows), kept))
     return rows
 
 
@@ -147,14 +148,33 @@ def _damaged(path: Path, log, fallback: str) -> FlopscopeError:
                           "the file is truncated or corrupt; copy it again from the GPU host")
 
 
-def _action_row(action, index: int) -> dict:
+class _WantedNames:
+    """The wanted metrics among a launch's ~380 names, decided once per distinct list of names: launches of a
+    report repeat the same list, and the `wanted` regex on every name of every launch was an eighth of the
+    read."""
+
+    def __init__(self) -> None:
+        self._lists: dict[tuple[str, ...], list[str]] = {}
+        self._names: dict[str, bool] = {}  # lists differ a little between launches; names repeat
+
+    def __call__(self, names) -> list[str]:
+        key = tuple(names)
+        if key not in self._lists:
+            self._lists[key] = [name for name in key if self._wanted(name)]
+        return self._lists[key]
+
+    def _wanted(self, name: str) -> bool:
+        if name not in self._names:
+            self._names[name] = wanted(name)
+        return self._names[name]
+
+
+def _action_row(action, index: int, kept: _WantedNames | None = None) -> dict:
     import ncu_report
 
     row: dict = {"launch_id": index, "kernel_base": action.name(),
                  "kernel_full": action.name(ncu_report.IAction.NameBase_DEMANGLED)}
-    for name in action.metric_names():
-        if not wanted(name):
-            continue
+    for name in (kept or _WantedNames())(action.metric_names()):
         metric = action.metric_by_name(name)
         if name in (OPCODE_METRIC, MODIFIER_METRIC):
             row.update(_per_opcode(metric, name))
