@@ -337,6 +337,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except MemoryError:  # outside a reader (they name their file themselves): still one line, exit 2
+        from ...core.readers.limits import out_of_memory
+
+        say(f"flopscope: {out_of_memory(getattr(args, 'path', None) or args.command).line()}")
+        return 2
     except KeyboardInterrupt:
         stop_all()
         # Only where a running ncu was stopped: `report FIFO` stopped while reading has none to speak of.
