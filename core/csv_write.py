@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .json_rows import float_text
+from .json_rows import concatenated, float_text
 
 _CHUNK = 65536  # rows made into text at a time
 
@@ -23,9 +23,10 @@ def write_csv(df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK) -> None:
         return
     for start in range(0, len(df), chunk):
         part = df.iloc[start:start + chunk]
-        cells = [_cells(part.iloc[:, k]) for k in range(len(df.columns))]
-        lines = pc.binary_join_element_wise(*cells, ",") if len(cells) > 1 else cells[0]
-        out.write(("\n".join(lines.to_pylist()) + "\n").encode())
+        pieces = []
+        for k in range(len(df.columns)):
+            pieces += [*([","] if k else []), _cells(part.iloc[:, k])]
+        out.write(concatenated(pc.binary_join_element_wise(*pieces, "\n", "")).encode())
 
 
 def _cells(col: pd.Series) -> pa.Array:

@@ -37,18 +37,20 @@ def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK) -> Iterator[str]:
     keys = [json.dumps({col: 0})[1:-2] for col in df.columns]
     for start in range(0, len(df), chunk):
         part = df.iloc[start:start + chunk]
-        cells = [pc.binary_join_element_wise(key, _values(part.iloc[:, k]), "")
-                 for k, key in enumerate(keys)]
-        rows = pc.binary_join_element_wise("{", *_with_commas(cells), "}", "") if cells else \
-            pa.array(["{}"] * len(part))
-        yield ",\n  ".join(rows.to_pylist())
+        if not keys:
+            yield ",\n  ".join(["{}"] * len(part))
+            continue
+        # one join per chunk: `{"a": ` 1, `, "b": ` 2.5, ..., `}` (text pieces are broadcast to every row)
+        pieces = []
+        for k, key in enumerate(keys):
+            pieces += [("{" if k == 0 else ", ") + key, _values(part.iloc[:, k])]
+        yield concatenated(pc.binary_join_element_wise(*pieces, "},\n  ", ""))[:-4]
 
 
-def _with_commas(cells: list) -> list:
-    out = []
-    for k, cell in enumerate(cells):
-        out += [cell] if k == 0 else [", ", cell]
-    return out
+def concatenated(text: pa.Array) -> str:
+    """A string array's cells end to end: its data buffer as it is (no Python string per row)."""
+    offsets = np.frombuffer(text.buffers()[1], dtype=np.int32, count=len(text) + 1, offset=text.offset * 4)
+    return text.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]].decode("utf-8")
 
 
 def _values(col: pd.Series) -> pa.Array:
@@ -72,7 +74,11 @@ def float_text(values: np.ndarray) -> pa.Array:
     """Floats as the shortest text that reads back to the same float, null for NaN; a whole value keeps its
     `.0` (Arrow writes 1.0 as "1"), so a float stays a float when read back, as Python's repr writes it."""
     text = pc.cast(pa.array(values, from_pandas=True), pa.string())
-    plain = pc.invert(pc.match_substring_regex(text, r"[.eEn]"))  # no point, exponent, nan or inf
+    with np.errstate(invalid="ignore"):
+        whole = np.isfinite(values) & (values == np.trunc(values))  # written with no point: "7", or "1e+16"
+    if not whole.any():
+        return text
+    plain = pc.and_(pa.array(whole), pc.invert(pc.match_substring(text, "e")))
     return pc.if_else(plain, pc.binary_join_element_wise(text, ".0", ""), text)
 
 
