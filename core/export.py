@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -75,14 +76,20 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw
     try:
         with os.fdopen(fd, "wb") as handle:
             if kind == "csv":
+                from .csv_write import write_csv  # imports this module
+
                 table = nested_as_json(df)
-                (table if raw_csv else spreadsheet_safe(table)).to_csv(handle, index=False)
+                write_csv(table if raw_csv else spreadsheet_safe(table), handle)
             elif kind == "parquet":
                 _write_parquet(nested_as_json(df), handle, meta)
             else:
                 # strict JSON: null for unknown and non-finite numbers (json.dumps would write NaN and Infinity)
-                doc = {"meta": json_ready(meta or {}), "rows": records(df)}
-                handle.write(json.dumps(doc, indent=1, allow_nan=False).encode())
+                from .json_rows import write_json_doc  # imports this module
+
+                text = io.TextIOWrapper(handle, encoding="utf-8")
+                write_json_doc(meta or {}, df, text)
+                text.flush()
+                text.detach()  # the handle stays open for the fsync below
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, out)
@@ -192,7 +199,8 @@ def nested_as_json(df: pd.DataFrame) -> pd.DataFrame:
     """Dict and list cells (a run's `params`, its `lower_bounds`) as JSON text, for formats with no nested
     values: CSV would write Python's repr (`{'batch_size': '8'}`) and Arrow refuses a column of lists, while JSON
     text reads back as the dict or list `--json` and a JSON export give."""
-    nested = [col for col in df.columns if df[col].dtype == object
+    nested = [col for col in df.columns if df[col].dtype == object  # all-text columns (names) need no look
+              and pd.api.types.infer_dtype(df[col]) not in ("string", "empty")
               and df[col].map(lambda v: isinstance(v, dict | list)).any()]
     return df.assign(**{col: df[col].map(lambda v: json.dumps(v) if isinstance(v, dict | list) else v)
                         for col in nested}) if nested else df

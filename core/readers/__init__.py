@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bz2
 import csv
+import errno
 import gzip
 import io
 import lzma
@@ -31,7 +32,7 @@ from ..units import UnitError, whole_numbers
 from .csv_details import read_details
 from .csv_raw import read_raw
 from .csv_text import split_csv
-from .limits import fifo_wait_s, too_big, unpack_limit
+from .limits import fifo_wait_s, out_of_memory, too_big, unpack_limit
 from .ncu_rep import MAGIC, read_ncu_rep
 from .values import refuse_impossible
 from .wanted import objects
@@ -71,7 +72,14 @@ def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
     entry = table_cache.entry_for(path)
     if entry is not None and (cached := table_cache.load(entry)) is not None:
         return cached
-    frame, meta = _read_file(path)
+    try:
+        frame, meta = _read_file(path)
+    except MemoryError:  # one line naming the limit, not a traceback (nothing is stored yet to lose)
+        raise out_of_memory(path) from None
+    except OSError as exc:  # mmap of a big report under an address-space limit
+        if exc.errno == errno.ENOMEM:
+            raise out_of_memory(path) from None
+        raise
     if entry is not None:
         table_cache.save(entry, frame, meta)
     return frame, meta

@@ -20,6 +20,9 @@ from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, objects, wanted
 
 _INSTANCED = (OPCODE_METRIC, MODIFIER_METRIC)
 _TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name", *_INSTANCED}
+# The cells pandas' reader takes as missing (its defaults and ncu's `n/a`): the Arrow reader takes the same.
+_NA_TEXT = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",
+            "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
 _INSTANCE = re.compile(r"([A-Z0-9_.]+): ([0-9][0-9,.]*)")
 
 
@@ -34,15 +37,24 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         units = _units_row(handle, len(header))
         if _nothing_left(handle):  # a header (and units) alone: the caller says "no kernel rows"
             return pd.DataFrame(), {"format": "csv-raw"}
+        at = handle.tell()
+        try:
+            # Straight from disk, typed, by Arrow's reader (several times pandas' C parser, issue 18); a page it
+            # cannot type (thousands separators, instanced cells, odd rows) goes to pandas below.
+            frame = _parse_arrow(handle, header, keep, set(numeric))
+        except (ValueError, OSError):  # pyarrow.ArrowInvalid is a ValueError
+            frame = None
         try:
             # Straight from disk, typed; ncu's own `==` lines between rows land as rows with an `==` ID.
-            frame = _parse(handle, header, keep, {k: np.float64 for k in numeric})
+            if frame is None:
+                handle.seek(at)
+                frame = _parse(handle, header, keep, {k: np.float64 for k in numeric})
         except ValueError:  # a cell the typed parser refused: without ncu's lines, parse cell by cell
             source = io.BytesIO(doc.body_bytes())
             _units_row(source, len(header))
             frame = _parse(source, header, keep, {})
             for k in numeric:
-                frame[k] = _numeric(frame[k].astype(object))
+                frame[k] = _numeric(frame[k])
     frame = _without_prof_rows(frame, keep[0] if keep and keep[0] == 0 else None)
     out = pd.DataFrame(index=frame.index)
     for k in keep:
@@ -110,10 +122,35 @@ def _without_prof_rows(frame: pd.DataFrame, id_col: int | None) -> pd.DataFrame:
         return frame
     ids = frame[id_col]
     labels = ids.cat.categories if isinstance(ids.dtype, pd.CategoricalDtype) else pd.Index(ids.dropna().unique())
-    stray = [v for v in labels if not str(v).strip().isdigit()]
-    if not stray:
+    stray = labels[~pd.Index(labels.astype(str)).str.strip().str.isdigit()]  # 100k launch IDs: vectorised
+    if not len(stray):
         return frame
     return frame[~ids.isin(stray)].reset_index(drop=True)
+
+
+def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) -> pd.DataFrame:
+    """The rows as `_parse` reads them, by pyarrow's CSV reader: metrics as float64, text as categories, the
+    same cells missing. ncu's own `==` lines between rows are skipped; any other row of the wrong width, and
+    any cell that is not what its column holds, raises (pyarrow.ArrowInvalid), for pandas to read."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    names = [str(k) for k in range(len(header))]
+    text = pa.dictionary(pa.int32(), pa.string())
+    convert = pacsv.ConvertOptions(
+        include_columns=[names[k] for k in keep],
+        column_types={names[k]: pa.float64() if k in numeric else text for k in keep},
+        null_values=sorted(_NA_TEXT), strings_can_be_null=True, quoted_strings_can_be_null=True)
+    parse = pacsv.ParseOptions(newlines_in_values=True,
+                               invalid_row_handler=lambda row: "skip" if row.text.startswith("==") else "error")
+    table = pacsv.read_csv(handle, read_options=pacsv.ReadOptions(column_names=names), parse_options=parse,
+                           convert_options=convert)
+    frame = table.to_pandas()
+    frame.columns = [int(c) for c in frame.columns]
+    for k in frame.columns:  # categories sorted, as pandas makes them (group order follows them)
+        if isinstance(frame[k].dtype, pd.CategoricalDtype):
+            frame[k] = frame[k].cat.reorder_categories(frame[k].cat.categories.sort_values())
+    return frame
 
 
 def _parse(source, header: list[str], keep: list[int], numeric: dict) -> pd.DataFrame:
@@ -134,8 +171,33 @@ def _units_row(source, width: int) -> list[str]:
     return units + [""] * (width - len(units))
 
 
+# A plain number as ncu prints it (thousands separators already removed), and an instanced cell
+# (`--print-metric-instances details`): the total, then its instances in parentheses, `128 (0: 128)`.
+_PLAIN = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
+_INSTANCES = r"^(\S+) \(.*\)$"
+
+
 def _numeric(col: pd.Series) -> pd.Series:
-    return col.map(lambda v: parse_number(v) if isinstance(v, str) else np.nan).astype(np.float64)
+    """Text cells as numbers: each distinct cell once, by Arrow, an instanced cell as its total. Cells that are
+    no plain number (`n/a`, odd text) are left to `parse_number`, once per distinct value."""
+    col = col if isinstance(col.dtype, pd.CategoricalDtype) else col.astype("category")
+    cells = col.cat.categories.astype(str).to_numpy(dtype=object)
+    return pd.Series(_numbers(cells), dtype=np.float64).reindex(col.cat.codes.to_numpy()).set_axis(col.index)
+
+
+def _numbers(cells: np.ndarray) -> np.ndarray:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pc.utf8_trim_whitespace(pa.array(cells, type=pa.string()))
+    text = pc.replace_substring_regex(text, _INSTANCES, r"\1")
+    text = pc.replace_substring(text, ",", "")
+    plain = pc.match_substring_regex(text, _PLAIN).to_numpy(zero_copy_only=False)
+    out = pc.cast(pc.if_else(pa.array(plain), text, pa.scalar(None, pa.string())), pa.float64())
+    out = out.to_numpy(zero_copy_only=False).astype(np.float64)
+    for k in np.flatnonzero(~plain):
+        out[k] = parse_number(cells[k])
+    return out
 
 
 def _process(frame: pd.DataFrame, header: list[str]) -> pd.Series | None:

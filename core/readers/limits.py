@@ -63,3 +63,24 @@ def _human(size: int) -> str:
         if size >= scale:
             return f"{size / scale:g}{unit}"
     return str(size)
+
+
+def memory_limit() -> str:
+    """What bounded the memory a read ran out of: the address-space limit (`ulimit -v`, `prlimit --as`) when one
+    is set, else the machine's memory."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):  # no resource module (Windows)
+        soft = -1
+    if soft not in (-1, getattr(resource, "RLIM_INFINITY", -1)):
+        return f"the address-space limit, ulimit -v, is {soft / 2**30:.2g} GiB"
+    return "the machine's free memory ran out"
+
+
+def out_of_memory(path: object) -> FlopscopeError:
+    """Reading `path` ran out of memory (a MemoryError): one line with the limit hit and the fixes."""
+    return FlopscopeError(path, f"out of memory reading it ({memory_limit()})",
+                          "raise the limit or read it where more memory is free; a kernels table by name "
+                          "(`report --by name`, the default) needs no more than the read itself")

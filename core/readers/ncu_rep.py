@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import os
+import pickle
 import re
+import signal
 import tempfile
 import threading
 from contextlib import contextmanager
@@ -14,6 +16,7 @@ import pandas as pd
 
 from ..errors import FlopscopeError
 from ..units import metric_unit_factor
+from .limits import memory_limit
 from .ncu_rep_stream import MAGIC, Damaged, Unsupported, fill_identity, nvtx_path, read_table
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
@@ -89,22 +92,89 @@ def _with_identity(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _read_with_ncu_report(path: Path) -> tuple[pd.DataFrame, dict]:
-    import ncu_report
-
     # The C++ layer also logs while actions are read (a cut-short file parses lazily): capture it throughout.
     with _captured_stderr() as log:
-        try:
-            ctx = ncu_report.load_report(str(path))
-        except Exception as exc:  # the module raises bare RuntimeError/ValueError on damaged files
-            raise _damaged(path, log, str(exc) or type(exc).__name__) from None
-        rows = _rows(path, ctx)
-        if not rows:
-            if _log_lines(log):  # nothing read, and the parser complained: damage, not an empty profile
-                raise _damaged(path, log, "no launch could be parsed")
-            # ncu writes no report when it profiled nothing, so an empty one is most likely cut short.
-            raise FlopscopeError(path, "no launch could be read: the file is most likely truncated",
-                                 "copy it again from the GPU host (if ncu profiled nothing, check its filters)")
+        rows = _in_child(path, log, lambda: _ncu_report_rows(path, log))
     return _with_identity(pd.DataFrame(rows)), {"format": "ncu-rep", "reader": "ncu_report"}
+
+
+def _in_child(path: Path, log, read):
+    """`read()` in a forked child, its result handed back pickled: out of memory, ncu_report's C++ aborts the
+    process (std::bad_alloc, SIGABRT) and a damaged file can crash it, which would end flopscope without a
+    word (its stderr is being captured). From here the crash is one line naming the file, what happened and
+    the fix. Python's own errors in the child (a refusal, MemoryError) are raised here as they were there."""
+    if not hasattr(os, "fork"):
+        return read()
+    with tempfile.TemporaryFile() as result:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            code = 0
+            try:
+                out = read()
+            except FlopscopeError as exc:
+                out, code = ("refused", exc.path, exc.problem, exc.fix), 3
+            except BaseException as exc:  # MemoryError, KeyboardInterrupt, ...: the parent raises its kind
+                out, code = ("error", type(exc).__name__, str(exc)), 3
+            try:
+                pickle.dump(out, result, protocol=pickle.HIGHEST_PROTOCOL)
+                result.flush()
+            except BaseException:
+                code = 4
+            os._exit(code)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except BaseException:  # Ctrl-C: the child got it too; do not leave it behind
+            _stop_child(pid)
+            raise
+        if os.WIFSIGNALED(status) or os.waitstatus_to_exitcode(status) == 4:
+            raise _crashed(path, log, os.WTERMSIG(status) if os.WIFSIGNALED(status) else None)
+        result.seek(0)
+        out = pickle.load(result)
+    if os.waitstatus_to_exitcode(status) == 3:
+        if out[0] == "refused":
+            raise FlopscopeError(*out[1:])
+        kind = {"MemoryError": MemoryError, "KeyboardInterrupt": KeyboardInterrupt}.get(out[1], RuntimeError)
+        raise kind(out[2])
+    return out
+
+
+def _stop_child(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+
+
+def _crashed(path: Path, log, signum: int | None) -> FlopscopeError:
+    words = _log_lines(log)
+    log.truncate(0)  # said in the one line below, not again after it (the capture passes on what it kept)
+    out_of_memory = any("bad_alloc" in w or "out of memory" in w.lower() for w in words)
+    if out_of_memory or signum is None:
+        return FlopscopeError(path, f"ncu_report ran out of memory reading it ({memory_limit()})",
+                              f"read it where more memory is free, or export it with `ncu --import {path} --csv "
+                              "--page raw > report.csv` (ncu streams the file) and open the CSV")
+    last = f": {words[-1].strip()[:120]}" if words else ""
+    return FlopscopeError(path, f"ncu_report crashed reading it ({signal.Signals(signum).name}{last})",
+                          "the file may be damaged: copy it again from the GPU host, or export it with `ncu "
+                          f"--import {path} --csv --page raw > report.csv` and open the CSV")
+
+
+def _ncu_report_rows(path: Path, log) -> list[dict]:
+    import ncu_report
+
+    try:
+        ctx = ncu_report.load_report(str(path))
+    except Exception as exc:  # the module raises bare RuntimeError/ValueError on damaged files
+        raise _damaged(path, log, str(exc) or type(exc).__name__) from None
+    rows = _rows(path, ctx)
+    if not rows:
+        if _log_lines(log):  # nothing read, and the parser complained: damage, not an empty profile
+            raise _damaged(path, log, "no launch could be parsed")
+        # ncu writes no report when it profiled nothing, so an empty one is most likely cut short.
+        raise FlopscopeError(path, "no launch could be read: the file is most likely truncated",
+                             "copy it again from the GPU host (if ncu profiled nothing, check its filters)")
+    return rows
 
 
 def absent_metrics(path: Path, names: list[str]) -> list[str]:
@@ -123,6 +193,7 @@ def absent_metrics(path: Path, names: list[str]) -> list[str]:
 
 def _rows(path: Path, ctx) -> list[dict]:
     rows = []
+    kept = _WantedNames()
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for i in range(rng.num_actions()):
@@ -131,7 +202,7 @@ def _rows(path: Path, ctx) -> list[dict]:
                 # ncu_report hands back empty actions where a file was cut short.
                 raise FlopscopeError(path, f"the report is truncated after {len(rows)} intact launch(es)",
                                      "copy it again from the GPU host (or re-run ncu)")
-            rows.append(_action_row(action, len(rows)))
+            rows.append(_action_row(action, len(rows), kept))
     return rows
 
 
@@ -147,14 +218,33 @@ def _damaged(path: Path, log, fallback: str) -> FlopscopeError:
                           "the file is truncated or corrupt; copy it again from the GPU host")
 
 
-def _action_row(action, index: int) -> dict:
+class _WantedNames:
+    """The wanted metrics among a launch's ~380 names, decided once per distinct list of names: launches of a
+    report repeat the same list, and the `wanted` regex on every name of every launch was an eighth of the
+    read."""
+
+    def __init__(self) -> None:
+        self._lists: dict[tuple[str, ...], list[str]] = {}
+        self._names: dict[str, bool] = {}  # lists differ a little between launches; names repeat
+
+    def __call__(self, names) -> list[str]:
+        key = tuple(names)
+        if key not in self._lists:
+            self._lists[key] = [name for name in key if self._wanted(name)]
+        return self._lists[key]
+
+    def _wanted(self, name: str) -> bool:
+        if name not in self._names:
+            self._names[name] = wanted(name)
+        return self._names[name]
+
+
+def _action_row(action, index: int, kept: _WantedNames | None = None) -> dict:
     import ncu_report
 
     row: dict = {"launch_id": index, "kernel_base": action.name(),
                  "kernel_full": action.name(ncu_report.IAction.NameBase_DEMANGLED)}
-    for name in action.metric_names():
-        if not wanted(name):
-            continue
+    for name in (kept or _WantedNames())(action.metric_names()):
         metric = action.metric_by_name(name)
         if name in (OPCODE_METRIC, MODIFIER_METRIC):
             row.update(_per_opcode(metric, name))

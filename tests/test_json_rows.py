@@ -1,0 +1,95 @@
+"""`--json` and JSON exports are encoded a column at a time (core/json_rows.py); what they read back to must be
+what the per-row encoder (`export.records` through `json.dumps`, the code path before) gave, on every real
+fixture, value for value and type for type (7 stays an int, 7.0 a float, unknown a null)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from flopscope.core import FlopscopeError, read_report
+from flopscope.core.export import json_ready, records, run_meta, write_table
+from flopscope.core.json_rows import write_json_doc
+from flopscope.core.report import GROUPINGS
+
+from tests.cli import run_in_process
+from tests.conftest import FIXTURES
+
+REPORTS = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".csv", ".ncu-rep", ".log")) if FIXTURES.is_dir() \
+    else []
+
+
+def _same(a, b, where="") -> None:
+    """Equal, and of the same JSON type (json.loads gives 1 == 1.0; the old writer kept them apart)."""
+    assert type(a) is type(b), f"{where}: {a!r} ({type(a).__name__}) != {b!r} ({type(b).__name__})"
+    if isinstance(a, dict):
+        assert list(a) == list(b), f"{where}: keys differ"
+        for k in a:
+            _same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), f"{where}: {len(a)} != {len(b)} items"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, f"{where}: {a!r} != {b!r}"
+
+
+def _before(meta: dict, rows: pd.DataFrame) -> dict:
+    """The document as the per-row writer made it, read back."""
+    return json.loads(json.dumps({"meta": json_ready(meta), "rows": records(rows)}, indent=1, allow_nan=False))
+
+
+def _after(meta: dict, rows: pd.DataFrame) -> dict:
+    out = io.StringIO()
+    write_json_doc(meta, rows, out)
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=[p.name for p in REPORTS])
+def test_json_equals_the_per_row_encoding_on_every_real_fixture(path):
+    try:
+        report = read_report(path)
+    except FlopscopeError:  # a fixture the engine refuses (tested elsewhere) has no rows to encode
+        pytest.skip(f"{path.name} is refused by the reader")
+    meta = run_meta(report)
+    for by in GROUPINGS:
+        rows = report.view(by)
+        _same(_after(meta, rows), _before(meta, rows), f"{path.name} --by {by}")
+
+
+def test_every_kind_of_cell_reads_back_as_the_per_row_encoding():
+    """Values real reports rarely hold, in each dtype the tables use: extreme and non-finite floats, ids whole
+    or not, nullable integers, categories with a missing value, text that needs escaping, mixed objects."""
+    floats = [0.1, 1.0, -0.0, 1e16, 1e20, 1e-7, 5e-324, 1.7976931348623157e308, 1 / 3, math.nan, math.inf, -math.inf]
+    n = len(floats)
+    rows = pd.DataFrame({
+        "duration_s": floats,
+        "launch_id": [float(i) if i % 5 else math.nan for i in range(n)],  # whole: written as integers
+        "grid": ["(1, 2, 3)", None, *["(4, 4, 1)"] * (n - 2)],
+        "kernel_full": pd.Categorical(['k<"a">\\', None, "=cmd|' /C calc'!A0", "é\x1b\u2028", *["k"] * (n - 4)]),
+        "count": pd.array([*list(range(n - 1)), None], dtype="Int64"),
+        "registers": np.arange(n, dtype=np.int32),
+        "mixed": [1, "a", 2.5, None, math.nan, np.float64(3.0), np.int64(4), True, pd.NA, "b", 7, math.inf],
+        "flag": [True, False] * (n // 2),
+        "params": [{"batch_size": "8"}, [1, 2], *[None] * (n - 2)],
+    })
+    meta = {"source": "x", "launches": n, "bad": math.nan, "np": np.float32(0.5)}
+    _same(_after(meta, rows), _before(meta, rows), "table")
+    _same(_after(meta, rows.iloc[:0]), _before(meta, rows.iloc[:0]), "empty")
+
+
+def test_report_and_export_json_read_back_as_before(tmp_path):
+    path = next((p for p in REPORTS if p.suffix == ".ncu-rep"), None)
+    if path is None:
+        pytest.skip("no shared .ncu-rep fixture")
+    report = read_report(path)
+    rows = report.view("launch")
+    code, out, _ = run_in_process("report", path, "--by", "launch", "--json", "--no-cache")
+    assert code == 0
+    _same(json.loads(out), _before(run_meta(report), rows), "report --json")
+    write_table(rows, tmp_path / "k.json", meta=run_meta(report))
+    _same(json.loads((tmp_path / "k.json").read_text()), _before(run_meta(report), rows), "export .json")

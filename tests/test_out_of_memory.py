@@ -1,0 +1,45 @@
+"""A report read under an address-space limit (`ulimit -v`, `prlimit --as`) too small for it: one line naming
+the file, the limit and the fix, exit 2; never a traceback, nor a silent SIGABRT from ncu_report's C++
+(`std::bad_alloc` while flopscope's stderr is captured)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import fixture_path
+
+# Imports what the read needs, then caps the address space a few MiB above what the process holds.
+_CAPPED = """import sys
+sys.argv = ['flopscope', 'report', {path!r}, '--no-cache']
+from flopscope.tui.cli.main import build_parser, main
+build_parser()  # imports every command's module: the limit is for the read
+import ncu_report, pyarrow, pandas, numpy, pickle
+import flopscope.core.readers.ncu_rep_stream
+vm = [int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmSize')][0] * 1024
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (vm + {mib} * 2**20,) * 2)
+sys.exit(main())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads VmSize from /proc")
+@pytest.mark.parametrize("reader", ["stream", "ncu_report"])
+def test_a_read_out_of_memory_is_one_line_and_exit_2(reader, tmp_path):
+    path = str(fixture_path("h800_sglang_flashattn_full.ncu-rep"))
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path), "FLOPSCOPE_NCU_REP_READER": reader}
+    refused = 0
+    for mib in (0, 1, 2, 4):  # how far the read gets before the limit differs from run to run: try a few
+        done = subprocess.run([sys.executable, "-c", _CAPPED.format(path=path, mib=mib)], env=env,
+                              capture_output=True, text=True, timeout=120)
+        if done.returncode == 0:
+            continue
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, f"{mib} MiB: exit {done.returncode}\n{done.stderr}"
+        assert lines[0].startswith("flopscope: ") and "out of memory" in lines[0] and "ulimit -v" in lines[0]
+        refused += 1
+        break
+    assert refused, "no limit was small enough to hit"
