@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from tests.cli import run_in_process
-from tests.conftest import fixture_path
-from tests.raw_csv import launches, raw_csv
+from ..conftest import fixture_path
+from ..helpers.cli import run_in_process
+from ..helpers.raw_csv import launches, raw_csv
 
 N = 1205  # past the printed table's 1000 rows
 

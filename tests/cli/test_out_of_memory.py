@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import fixture_path
+from ..conftest import fixture_path
 
 # Imports what the read needs, then caps the address space a few MiB above what the process holds.
 _CAPPED = """import sys

@@ -16,7 +16,7 @@ from flopscope.core.csv_write import write_csv
 from flopscope.core.export import nested_as_json, spreadsheet_safe, whole_integers
 from flopscope.core.report import GROUPINGS
 
-from tests.conftest import FIXTURES
+from ..conftest import FIXTURES
 
 REPORTS = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".csv", ".ncu-rep", ".log")) if FIXTURES.is_dir() \
     else []

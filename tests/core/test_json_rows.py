@@ -16,8 +16,8 @@ from flopscope.core.export import json_ready, records, run_meta, write_table
 from flopscope.core.json_rows import write_json_doc
 from flopscope.core.report import GROUPINGS
 
-from tests.cli import run_in_process
-from tests.conftest import FIXTURES
+from ..conftest import FIXTURES
+from ..helpers.cli import run_in_process
 
 REPORTS = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".csv", ".ncu-rep", ".log")) if FIXTURES.is_dir() \
     else []

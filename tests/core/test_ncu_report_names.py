@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 from flopscope.core.readers import ncu_rep
 
-from tests.conftest import fixture_path
+from ..conftest import fixture_path
 
 
 def test_wanted_is_asked_once_per_metric_name_and_the_table_is_unchanged(monkeypatch):

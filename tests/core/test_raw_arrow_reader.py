@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from flopscope.core.readers import csv_raw, read_metrics
 
-from tests.conftest import fixture_path
-from tests.raw_csv import launches, raw_csv
+from ..conftest import fixture_path
+from ..helpers.raw_csv import launches, raw_csv
 
-H100 = Path(__file__).parent / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
+H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
 
 
 def _pages(tmp: Path) -> list[Path]:

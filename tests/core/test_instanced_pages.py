@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from flopscope.core import read_report
 
-from tests.conftest import fixture_path
+from ..conftest import fixture_path
 
-H100 = Path(__file__).parent / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
+H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
 _INSTANCED = re.compile(r"^(\S+) \(.*\)$")
 
 
