@@ -105,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     COMMANDS.update(add_model_commands(sub))
     from .check import add_check_command
     COMMANDS.update(add_check_command(sub))
+    from .serve import add_serve_command
+    COMMANDS.update(add_serve_command(sub))
     return parser
 
 
