@@ -76,7 +76,7 @@ def _url_host(host: str) -> str:
     except ValueError:
         return host
     if address.is_unspecified:
-        return socket.getfqdn()
+        return socket.gethostname()
     return f"[{host}]" if address.version == 6 else host
 
 
