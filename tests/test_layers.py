@@ -81,7 +81,8 @@ def _cli_modules(*argv: str) -> set[str]:
 
 
 @pytest.mark.parametrize("argv", [("--help",), ("--version",), ("report", "--help"), ("report", "--no-tui", "demo"),
-                                  ("report", "--json", "demo"), ("open", "--no-tui", "demo")],
+                                  ("report", "--json", "demo"), ("open", "--no-tui", "demo"),
+                                  ("serve", "--help")],
                          ids=lambda a: " ".join(a))
 def test_the_cli_never_loads_textual(argv):
     from flopscope.tui.cli.main import bundled_example

@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     COMMANDS.update(add_doctor_command(sub))
     from .ceilings import add_ceilings_command
     COMMANDS.update(add_ceilings_command(sub))
+    from .serve import add_serve_command
+    COMMANDS.update(add_serve_command(sub))
     return parser
 
 

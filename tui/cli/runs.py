@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -191,4 +192,10 @@ def _diff_cells(r, by_gpu: bool = False) -> list[str]:
 
 def interactive(args: argparse.Namespace) -> bool:
     """The app, unless a table or JSON was asked for or there is no terminal (a script, a pipe)."""
-    return not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty()
+    if args.json or args.no_tui:
+        return False
+    # `flopscope serve`: textual-serve runs the app over pipes, its web driver standing in for the terminal
+    return os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER or (sys.stdin.isatty() and sys.stdout.isatty())
+
+
+WEB_DRIVER = "textual.drivers.web_driver:WebDriver"  # what textual-serve sets TEXTUAL_DRIVER to
