@@ -71,8 +71,9 @@ def screen_text(app) -> str:
 
 
 def flat(text: str) -> str:
-    """Screen text with wrapping undone, for phrases that may break across lines at 80 columns."""
-    return re.sub(r"\s+", " ", text)
+    """Screen text with wrapping undone, for phrases that may break across lines at 80 columns (the bar that
+    marks the focused findings at each line's start goes too)."""
+    return re.sub(r"\s+", " ", re.sub(r"(?m)^▌", "", text))
 
 
 def plot_text(app) -> str:
