@@ -256,6 +256,7 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
         "source": str(Path(path)),
         "format": reader_meta["format"],
         "reader_note": reader_meta.get("note"),  # why a .ncu-rep was read by ncu_report, not the streaming reader
+        "captured": reader_meta.get("captured"),  # when ncu started the capture (Unix s); a CSV does not say
         "gpu": device_name or (spec.name if spec else None),
         # the datasheet ceilings used (of the GPU of most launches): --gpu's where given and of its CC
         "gpu_database_key": spec.key if spec else None,

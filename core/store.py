@@ -253,10 +253,11 @@ class Store:
 
     def save(self, report: Report, name: str, *, kind: str = "profile", sweep: str | None = None,
              params: dict | None = None, host: str | None = None, command: list[str] | None = None,
-             unique: bool = False) -> int:
+             unique: bool = False, created: float | None = None) -> int:
         """Store one run in a single transaction; returns its id. `unique`: if `name` is taken, the first free
-        `name-N`, chosen inside the same transaction (see `save_unique`)."""
-        row = _row(report, kind, sweep, params, host, command)
+        `name-N`, chosen inside the same transaction (see `save_unique`). `created`: when the run was captured
+        (an imported run keeps its own time); now if not given."""
+        row = _row(report, kind, sweep, params, host, command, created)
         try:
             with self._transaction():
                 chosen = self._free_name(name) if unique else name
@@ -540,7 +541,7 @@ def _like_prefix(text: str) -> str:
 
 
 def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host: str | None,
-         command: list[str] | None) -> tuple:
+         command: list[str] | None, created: float | None = None) -> tuple:
     """Every column of a run but its name."""
     blob = io.BytesIO()
     arrow_safe(report.kernels).to_parquet(blob, index=False)
@@ -551,7 +552,7 @@ def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host
     lower = [name for name, (_, lower_bound) in listed.items() if lower_bound]
     meta = {**report.meta, "missing": [m.__dict__ for m in report.missing], LOWER_BOUNDS: lower}
     meta.pop("run", None)  # the name a loaded run had; the row's own name column is the one `load` gives
-    return (time.time(), kind, sweep, json.dumps(params or {}, sort_keys=True), host,
+    return (time.time() if created is None else created, kind, sweep, json.dumps(params or {}, sort_keys=True), host,
             json.dumps(command) if command else None, report.gpu_label, len(report.kernels),
             *(None if math.isnan(v) else v for v, _ in listed.values()), json.dumps(meta, default=str),
             blob.getvalue())

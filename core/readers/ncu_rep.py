@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import FlopscopeError
 from ..units import metric_unit_factor
 from .limits import memory_limit
-from .ncu_rep_stream import MAGIC, Damaged, Unsupported, fill_identity, nvtx_path, read_table
+from .ncu_rep_stream import MAGIC, Damaged, Unsupported, capture_time, fill_identity, nvtx_path, read_table
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 __all__ = ["MAGIC", "absent_metrics", "read_ncu_rep"]
@@ -69,8 +69,9 @@ def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
         except Unsupported as why:
             note = f"read with NVIDIA's ncu_report (slower): the streaming reader does not read {why}"
         else:
-            return _with_identity(frame), {"format": "ncu-rep", "reader": "stream"}
+            return _with_identity(frame), {"format": "ncu-rep", "reader": "stream", "captured": capture_time(path)}
     frame, meta = _read_with_ncu_report(path)
+    meta["captured"] = capture_time(path)
     if note and not str(note).endswith("no launch in the file"):
         meta["note"] = note
     return frame, meta

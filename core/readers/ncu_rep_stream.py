@@ -99,6 +99,23 @@ def read_rows(path: Path) -> Iterator[dict]:
             raise Damaged(f"damaged data ({type(exc).__name__})") from None
 
 
+def capture_time(path: Path) -> float | None:
+    """When ncu started the capture (Unix seconds), from the first block's SessionDetails: what ncu's
+    `--page session` prints as Created. None where the file does not say (or is not a version read here)."""
+    try:
+        with path.open("rb") as handle, _mapped(handle) as data:
+            if data[:4] != MAGIC:
+                return None
+            header, first_block = _message(data, 4, "FileHeader")
+            if header.Version not in VERIFIED_VERSIONS:
+                return None
+            block, _ = _message(data, first_block, "BlockHeader")
+    except (OSError, Unsupported, Damaged, IndexError, struct.error):
+        return None
+    created = block.SessionDetails.CreationTime
+    return float(created) if created else None
+
+
 def _mapped(handle):
     try:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -316,7 +333,9 @@ def message_classes() -> dict[str, type]:
 _SCHEMA = {
     "FileHeader": [("Version", 1, "u32")],
     "StringTable": [("Strings", 1, "*str")],
-    "BlockHeader": [("NumSources", 1, "u32"), ("NumResults", 2, "u32"), ("StringTable", 4, "StringTable"),
+    "SessionDetails": [("CreationTime", 2, "u64")],
+    "BlockHeader": [("NumSources", 1, "u32"), ("NumResults", 2, "u32"), ("SessionDetails", 3, "SessionDetails"),
+                    ("StringTable", 4, "StringTable"),
                     ("PayloadSize", 5, "u32"), ("NumRangeResults", 7, "u32"), ("NumCmdlistResults", 8, "u32"),
                     ("NumGraphResults", 9, "u32")],
     "Value": [("StringValue", 1, "str"), ("FloatValue", 2, "float"), ("DoubleValue", 3, "double"),

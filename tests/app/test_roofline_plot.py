@@ -99,7 +99,7 @@ def test_axes_ticks_and_labels():
         assert re.search(rf"(^|\s){re.escape(tick)}(┤|\s|$)", text), tick
     assert "arithmetic intensity, FLOP/byte (DRAM)" in text and "FLOP/s" in text
     assert "DRAM" in text and "FP32" in text and "ridge" in text
-    assert "◆" in text and "•" in text and "▲" in text and "▼" in text  # selected, others, L2 and L1 AI
+    assert "◆" in text and "▲" in text and "▼" in text  # selected, its L2 and L1 AI (the others: their ranks)
 
 
 def test_colours_are_256_palette_and_none_without_colour():
@@ -148,7 +148,7 @@ async def test_widget_survives_repaints_and_resizes():
 # -- labels never cover a point; every ceiling is named on its own line ------------------------------------------
 MW = "v100_ncar_miniweather_fp64_full.ncu-rep"
 HALF = set("▀▄▌▐▖▗▘▝▚▞▙▛▜▟█")
-POINTS = {"•", "◆", "▲", "▼"}
+POINTS = {"◆", "▲", "▼", *roofline_plot.PRECISION_GLYPHS.values(), *"12345"}  # ranks: the top kernels
 
 
 def unlabelled(monkeypatch, data, width, height, selected) -> list[str]:
@@ -200,7 +200,7 @@ def test_a_point_where_a_label_would_go_keeps_its_cell(monkeypatch):
         lines = plain(build_plot(data, 80, 20, selected))
         spot = next((r, c) for r, line in enumerate(bare) for c, ch in enumerate(line) if ch in POINTS and
                     c > 70 and r < 6)
-        assert lines[spot[0]][spot[1]] == ("◆" if selected == gemm else "•")
+        assert lines[spot[0]][spot[1]] == ("◆" if selected == gemm else str(gemm + 1))  # gemm: 3rd by time
         assert "FP32" in "\n".join(lines)  # moved beside the point, not dropped
 
 

@@ -28,32 +28,12 @@ from textual.widgets import Input
 
 from ..conftest import fixture_path, settle
 from ..helpers.raw_csv import launches, raw_csv
+from ..helpers.sweep_reports import shuffled
 
 SIZES = [(80, 24), (120, 40)]
 GPU = "Tesla V100-SXM2-16GB"  # the fixture's GPU: gives the efficiency columns real values
 COLUMNS = ["batch_size", "flop", "flop_per_sample", "dram_bytes", "duration_s", "flop_per_s", "flops_efficiency",
            "bandwidth_efficiency", "kernels"]
-
-
-@pytest.fixture(scope="module")
-def reports(tmp_path_factory) -> dict[int, Report]:
-    """Batch size N: N real tensor-core GEMM launches, plus the real init kernel from N = 4 on."""
-    rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
-    gemm = next(r for r in rows if "tensorop_s884gemm" in r["Kernel Name"])
-    init = next(r for r in rows if "InitializeMatrix" in r["Kernel Name"])
-    folder = tmp_path_factory.mktemp("sweep")
-    out = {}
-    for n in (1, 2, 4, 8, 16, 32, 64, 128):
-        path = folder / f"gemm_bs{n}.csv"
-        path.write_text(raw_csv([gemm] * n + ([init] if n >= 4 else [])))
-        out[n] = read_report(path, gpu=GPU)
-    return out
-
-
-def shuffled(reports: dict[int, Report]) -> list[tuple[float, Report]]:
-    """Points out of order: the screen must show them in parameter order."""
-    keys = sorted(reports)
-    return [(float(n), reports[n]) for n in keys[1::2] + keys[::2]]
 
 
 def batch_sweep(points: list[tuple[float, Report]], title: str, tolerance: float = 0.05) -> SweepApp:
@@ -71,8 +51,9 @@ def screen_text(app) -> str:
 
 
 def flat(text: str) -> str:
-    """Screen text with wrapping undone, for phrases that may break across lines at 80 columns."""
-    return re.sub(r"\s+", " ", text)
+    """Screen text with wrapping undone, for phrases that may break across lines at 80 columns (the bar that
+    marks the focused findings at each line's start goes too)."""
+    return re.sub(r"\s+", " ", re.sub(r"(?m)^▌", "", text))
 
 
 def plot_text(app) -> str:

@@ -235,8 +235,8 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
         notes = []
         monkeypatch.setattr(App, "notify", lambda self, message, **kw: notes.append((message, kw)))
         app.notify("run a\x1b]0;x\x07 [bold]b[/bold]", title="t\x1b[2J")
-        assert notes == [("run a\\x1b]0;x\\x07 [bold]b[/bold]",
-                          {"title": "t\\x1b[2J", "severity": "information", "timeout": None, "markup": False})]
+        assert notes == [("t\\x1b[2J: run a\\x1b]0;x\\x07 [bold]b[/bold]",  # the title leads the message's line
+                          {"title": "", "severity": "information", "timeout": None, "markup": False})]
         await pilot.press("e")  # the export dialog proposes a file named after the report: made safe
         await settle(pilot, lambda: app.screen.query(Input))
         proposed = app.screen.query_one(Input).value

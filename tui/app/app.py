@@ -36,8 +36,9 @@ class SafeNotify:
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:
-        App.notify(self, display_text(message, keep_newlines=True), title=display_text(title),  # type: ignore[arg-type]
-                   severity=severity, timeout=timeout, markup=False)
+        text = display_text(message, keep_newlines=True)
+        text = f"{display_text(title)}: {text}" if title else text  # the title leads the message's line, not its own
+        App.notify(self, text, title="", severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
 
 
 class FlopscopeApp(SafeNotify, App[None]):

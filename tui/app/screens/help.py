@@ -68,7 +68,16 @@ def sentence_case(text: str) -> str:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark", "close", "Close help")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark", "close", "Close help"),
+        # the keys that move on every screen move here too (issue 19.7): the list is longer than 24 rows
+        Binding("j,down", "scroll_by(1)", "Scroll down", show=False),
+        Binding("k,up", "scroll_by(-1)", "Scroll up", show=False),
+        Binding("pagedown,space", "page(1)", "Page down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("home", "edge(0)", "Top", show=False),
+        Binding("end", "edge(1)", "Bottom", show=False),
+    ]
 
     def __init__(self, target: Screen) -> None:
         super().__init__()
@@ -89,6 +98,17 @@ class HelpScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_scroll_by(self, lines: int) -> None:
+        self.query_one("#help-body").scroll_relative(y=lines, animate=False)
+
+    def action_page(self, pages: int) -> None:
+        body = self.query_one("#help-body")
+        body.scroll_relative(y=pages * max(1, body.scrollable_content_region.height - 1), animate=False)
+
+    def action_edge(self, end: int) -> None:
+        body = self.query_one("#help-body")
+        body.scroll_to(y=body.max_scroll_y if end else 0, animate=False)
 
     def text(self) -> str:
         """Everything listed, as plain text (for tests)."""

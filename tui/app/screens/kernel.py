@@ -32,6 +32,7 @@ from ...presentation import format as fmt
 from ...presentation.text_report import FLOPSCOPE_METRICS
 from ..widgets.footer import KeyFooter
 from ..widgets.roofline_plot import Roofline, RooflinePlot, roofline_from
+from .copy_name import copy_full_name
 from .export import ask_export
 
 WIDE = 110  # from this many columns, metrics and roofline sit side by side
@@ -290,6 +291,7 @@ class KernelScreen(Screen):
         Binding("j", "scroll('down')", "Scroll down", show=False),
         Binding("k", "scroll('up')", "Scroll up", show=False),
         Binding("space", "scroll('page_down')", "Page down", show=False),
+        Binding("y", "copy_name", "Copy full name", show=False),
     ]
 
     def __init__(self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel",
@@ -298,6 +300,7 @@ class KernelScreen(Screen):
         `--launch-skip` of the advice for an unprofiled launch counts."""
         super().__init__()
         self.row = row
+        self.name_column = name_column
         self.launches = launches
         self.roofline: Roofline = roofline_from(row.to_frame().T.infer_objects(), row_ceilings(row, ceilings),
                                                 name=name_column)
@@ -334,6 +337,9 @@ class KernelScreen(Screen):
 
     def action_back(self) -> None:
         self.dismiss()
+
+    def action_copy_name(self) -> None:
+        copy_full_name(self.app, self.row, self.name_column)
 
     def action_scroll(self, how: str) -> None:
         body = self.query_one("#kernel-body", VerticalScroll)

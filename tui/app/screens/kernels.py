@@ -26,6 +26,7 @@ from ...presentation.text_report import header, missing_hint
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.summary import Summary
+from .copy_name import copy_full_name
 from .export import ask_export
 from .kernel import KernelScreen
 from .roofline import RooflineScreen
@@ -47,6 +48,7 @@ class KernelsScreen(TableScreen):
         Binding("g", "cycle_group", "Group"),
         Binding("r", "roofline", "Roofline"),
         Binding("e", "export", "Export", priority=True),
+        Binding("y", "copy_name", "Copy full name", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -149,6 +151,9 @@ class KernelsScreen(TableScreen):
         row = self.current_row()
         if row is not None:
             self.app.push_screen(KernelScreen(row, self.ceilings, self.model.columns[0].name))
+
+    def action_copy_name(self) -> None:
+        copy_full_name(self.app, self.current_row(), self.model.columns[0].name if self.model else "kernel")
 
     def action_roofline(self) -> None:
         if self.model is None:

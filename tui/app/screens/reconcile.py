@@ -11,12 +11,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from ....core.display_text import display_text
 from ....core.reconcile import Reconciliation
 from ..widgets.footer import KeyFooter
+from .back import BackScreen
 from .export import ask_export
 
 
@@ -26,9 +26,13 @@ def _shown(cell: Text) -> Text:
     return cell if plain == cell.plain else Text(plain, style=cell.style)
 
 
-class ReconcileScreen(Screen):
+class ReconcileScreen(BackScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("e", "export", "Export", priority=True),
+        Binding("escape", "back", "Back"),
+        # j/k move a row as on every other table (the DataTable itself binds only the arrows and page keys)
+        Binding("j", "row(1)", "Row down", show=False),
+        Binding("k", "row(-1)", "Row up", show=False),
     ]
 
     def __init__(self, title: str, titles: list[str], rows: list[list[Text]], lines: list[str],
@@ -49,6 +53,13 @@ class ReconcileScreen(Screen):
         for cells in self.rows:
             table.add_row(*map(_shown, cells))
         table.focus()
+
+    def action_row(self, step: int) -> None:
+        table = self.query_one(DataTable)
+        if step > 0:
+            table.action_cursor_down()
+        else:
+            table.action_cursor_up()
 
     async def action_export(self) -> None:
         frame = pd.DataFrame([asdict(m) for m in self.result.modules])

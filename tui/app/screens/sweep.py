@@ -102,7 +102,7 @@ class SweepScreen(BackScreen):
     # up to 30% of the screen; the findings get the rest and scroll (tab focuses them) when they need more.
     DEFAULT_CSS = """
     SweepScreen #sweep-header { height: auto; padding: 0 1; scrollbar-size-vertical: 1; }
-    SweepScreen #sweep-header:focus { background: $boost; }
+    SweepScreen #sweep-header:focus { background: $boost; outline-left: outer $accent; }  /* over the padding */
     SweepScreen #sweep-plot { height: 1fr; }
     SweepScreen #sweep-status { height: auto; max-height: 2; padding: 0 1; }
     """

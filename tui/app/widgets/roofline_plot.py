@@ -34,6 +34,10 @@ SELECTED_COLOR = 9
 LEVEL_GLYPHS = {"l2": ("▲", 3), "l1": ("▼", 5)}  # the selected kernel at its L2 and L1 intensities
 CACHE_LINES = {"l2": "/", "l1": ":"}  # the L2 and L1 ceilings' slopes, in their points' tints
 POINT, SELECTED = "•", "◆"
+# A point's glyph says its precision (with NO_COLOR too); its colour is its precision's ceiling's. The kernels
+# of the largest time shares are drawn as their rank instead, named in the legend (issue 19.8).
+PRECISION_GLYPHS = {"fp64": "○", "fp32": "•", "tf32": "◇", "bf16": "+", "fp16": "×", "fp8": "∗", "int8": "□"}
+NUMBERED = 5
 MIN_WIDTH, MIN_HEIGHT = 30, 8
 
 
@@ -402,12 +406,39 @@ def _short(ceiling: Ceiling) -> str:
     return fmt.ceiling(ceiling.name)
 
 
+def precision_of(point: Point) -> str:
+    """The precision a point is drawn as: the first of a mixed kernel's (`fp64+fp32`: its larger FLOP share)."""
+    return point.precision.split("+")[0].lower()
+
+
+def point_style(data: Roofline, point: Point) -> tuple[str, int]:
+    """(glyph, 256-colour index) of a point by its precision: the colour of that precision's compute ceiling."""
+    precision = precision_of(point)
+    tint = next((COMPUTE_COLORS[i % len(COMPUTE_COLORS)] for i, c in enumerate(data.compute)
+                 if c.name.lower() == precision), POINT_COLOR)
+    return PRECISION_GLYPHS.get(precision, POINT), tint
+
+
+def numbered(data: Roofline) -> list[int]:
+    """The points drawn as their rank (1 = largest time share): the first NUMBERED, points being in that order."""
+    return list(range(min(NUMBERED, len(data.points)))) if len(data.points) > 1 else []
+
+
 def _draw_points(fig, data: Roofline, selected: int | None, color: bool) -> None:
-    others = [p for i, p in enumerate(data.points) if i != selected]
-    if others:
-        xs = [math.log10(p.ai) for p in others]
-        ys = [math.log10(p.flop_per_s) for p in others]
-        fig.draw(fig.signal(xs, ys, marker=_marker(POINT, POINT_COLOR if color else None)))
+    ranks = numbered(data)
+    by_style: dict[tuple[str, int], list[Point]] = {}
+    for i, p in enumerate(data.points):
+        if i != selected and i not in ranks:
+            by_style.setdefault(point_style(data, p), []).append(p)
+    for (glyph, tint), group in by_style.items():
+        xs = [math.log10(p.ai) for p in group]
+        ys = [math.log10(p.flop_per_s) for p in group]
+        fig.draw(fig.signal(xs, ys, marker=_marker(glyph, tint if color else None)))
+    for i in reversed(ranks):  # rank 1 drawn last: on top where two share a cell
+        if i != selected:
+            p = data.points[i]
+            fig.draw(fig.signal([math.log10(p.ai)], [math.log10(p.flop_per_s)],
+                                marker=_marker(str(i + 1), point_style(data, p)[1] if color else None)))
     if selected is None or not data.points:
         return
     p = data.points[selected]
@@ -434,7 +465,16 @@ def legend(data: Roofline, selected: int | None, color: bool = True) -> list[tup
         entries.append((f"{LEGEND_GLYPHS.get(glyph, glyph)} {ceiling_label(ceiling)}",
                         tint(COMPUTE_COLORS[i % len(COMPUTE_COLORS)])))
     if data.points:
-        entries.append((f"{POINT} kernel", tint(POINT_COLOR)))
+        ranks = numbered(data)
+        for i in ranks:  # the rank, a name short enough to sit beside the others, its precision and time share
+            p = data.points[i]
+            label = p.label if len(p.label) <= 18 else p.label[:17] + "…"
+            share = f"{p.share:.0f}%" if p.share >= 1 else "<1%"
+            entries.append((f"{i + 1} {label} {precision_of(p) or '?'} {share}", tint(point_style(data, p)[1])))
+        glyphs = dict.fromkeys((precision_of(p) or "kernel", point_style(data, p))
+                               for i, p in enumerate(data.points) if i not in ranks)
+        for name, (glyph, index) in glyphs:  # the other kernels: a glyph per precision
+            entries.append((f"{glyph} {name}", tint(index)))
         entries.append((f"{SELECTED} selected", tint(SELECTED_COLOR) + Style(bold=True)))
     if selected is not None and data.points:
         p = data.points[selected]

@@ -1,0 +1,123 @@
+"""Issue 19.7: the keys every screen shares do the same thing everywhere, at 80x24 with no mouse: `j`/`k` and
+the page keys move (a row, or the text), `escape` leaves a pushed screen and closes help. Each screen is
+reached the way a user reaches it, and the key is checked for effect, not only for being bound."""
+
+from __future__ import annotations
+
+import pytest
+from flopscope.core import read_report
+from flopscope.core.diff import diff_runs
+from flopscope.core.scaling import Slice
+from flopscope.core.store import Store
+from flopscope.tui.app.runs_app import RunsApp
+from flopscope.tui.app.screen_app import ScreenApp
+from flopscope.tui.app.screens.diff import DiffScreen
+from flopscope.tui.app.screens.help import HelpScreen
+from flopscope.tui.app.screens.kernel import KernelScreen
+from flopscope.tui.app.screens.reconcile import ReconcileScreen
+from flopscope.tui.app.screens.roofline import RooflineScreen
+from flopscope.tui.app.sweep_app import SweepApp
+from rich.text import Text
+
+from ..conftest import fixture_path, settle
+from ..helpers.app import H100, make_app, ready
+from ..helpers.sweep_reports import shuffled
+
+SIZE = (80, 24)
+MW = "v100_ncar_miniweather_fp64_full.ncu-rep"
+
+
+def position(app) -> tuple:
+    """Where the reading is: the focused widget's cursor row, or how far it is scrolled; the roofline's point."""
+    screen = app.screen
+    if isinstance(screen, RooflineScreen):
+        return ("point", screen.selected)
+    focused = screen.focused
+    if focused is not None and getattr(focused, "cursor_row", None) is not None:
+        return ("row", focused.cursor_row)
+    scrolled = focused if focused is not None and focused.max_scroll_y else next(
+        w for w in screen.query("*") if w.max_scroll_y)
+    return ("scroll", scrolled.scroll_y)
+
+
+async def kernels(pilot, app):
+    await ready(app, pilot)
+
+
+async def opened(pilot, app, key: str, kind: type):
+    await ready(app, pilot)
+    await pilot.press(key)
+    await settle(pilot, lambda: isinstance(app.screen, kind))
+    await pilot.pause(0.1)
+
+
+async def drive(name: str, tmp_path, sweep_points):
+    """The app and a coroutine that brings it to the screen named."""
+    if name in ("kernels", "kernel", "roofline", "help"):
+        app = make_app(read_report(fixture_path(MW)))
+        key, kind = {"kernel": ("enter", KernelScreen), "roofline": ("r", RooflineScreen),
+                     "help": ("question_mark", HelpScreen)}.get(name, (None, None))
+        return app, (lambda pilot: opened(pilot, app, key, kind)) if key else (lambda pilot: kernels(pilot, app))
+    if name == "runs":
+        store = Store(tmp_path / "runs.db")
+        for n in range(30):  # more runs than the screen has rows: a page key has somewhere to go
+            store.save(read_report(fixture_path(H100)), f"run{n}")
+        store.close()
+        app = RunsApp(tmp_path / "runs.db")
+        return app, lambda pilot: settle(pilot, lambda: app.screen is app.runs and app.runs.model is not None)
+    if name == "diff":
+        app = ScreenApp(DiffScreen(diff_runs(read_report(fixture_path(MW)), read_report(fixture_path(H100))),
+                                   "mw", "h100"))
+        return app, lambda pilot: settle(pilot, lambda: isinstance(app.screen, DiffScreen)
+                                         and app.screen.model is not None)
+    if name == "sweep":
+        app = SweepApp([Slice("batch_size", {}, sweep_points)], "sweep")
+        return app, lambda pilot: settle(pilot, lambda: app.screen.query("#sweep-table"))
+    if name == "reconcile":
+        rows = [[Text(f"layers.{i}"), Text("Linear"), Text(f"{i}.0 G")] for i in range(40)]
+        app = ScreenApp(ReconcileScreen("Reconcile", ["Module", "Type", "Analytic"], rows, ["a note"], result=None))
+        return app, lambda pilot: settle(pilot, lambda: isinstance(app.screen, ReconcileScreen))
+    raise AssertionError(name)
+
+
+SCREENS = ["kernels", "kernel", "roofline", "help", "runs", "diff", "sweep", "reconcile"]
+
+
+@pytest.mark.parametrize("name", SCREENS)
+async def test_j_k_and_the_page_keys_move_on_every_screen(name, tmp_path, reports):
+    app, reach = await drive(name, tmp_path, shuffled(reports))
+    async with app.run_test(size=SIZE) as pilot:
+        await reach(pilot)
+        start = position(app)
+        for forward, back in (("j", "k"), ("pagedown", "pageup")):
+            await pilot.press(forward)
+            await pilot.pause(0.05)
+            moved = position(app)
+            assert moved != start and moved[1] > start[1], (name, forward, start, moved)
+            await pilot.press(back)
+            await pilot.pause(0.05)
+            assert position(app) == start, (name, back)
+
+
+@pytest.mark.parametrize("name", ["kernel", "roofline", "help"])
+async def test_escape_goes_back_to_the_kernels(name, tmp_path, reports):
+    app, reach = await drive(name, tmp_path, shuffled(reports))
+    async with app.run_test(size=SIZE) as pilot:
+        await reach(pilot)
+        await pilot.press("escape")
+        await settle(pilot, lambda: app.screen is app.kernels)
+
+
+async def test_escape_leaves_a_reconcile_screen_opened_from_another(tmp_path, reports):
+    app, reach = await drive("reconcile", tmp_path, shuffled(reports))
+    async with app.run_test(size=SIZE) as pilot:
+        await reach(pilot)
+        first = app.screen
+        rows = [[Text("layers.0"), Text("Linear"), Text("1.0 G")]]
+        await app.push_screen(ReconcileScreen("Reconcile", ["Module", "Type", "Analytic"], rows, [], result=None))
+        await pilot.pause(0.1)
+        await pilot.press("escape")
+        await settle(pilot, lambda: app.screen is first)
+        await pilot.press("escape")  # the first screen has nowhere to go back to: it stays
+        await pilot.pause(0.1)
+        assert app.screen is first

@@ -1,0 +1,26 @@
+"""Issue 19.7: tab moves focus to the sweep's findings (they scroll there when they do not fit), and where the
+focus is shows with NO_COLOR too: a bar at the findings' left edge, not only a background tint."""
+
+from __future__ import annotations
+
+from flopscope.core.scaling import Slice
+from flopscope.tui.app.sweep_app import SweepApp
+
+from ..conftest import settle
+from ..helpers.app import screen_lines
+from ..helpers.sweep_reports import shuffled
+
+
+async def test_focused_findings_show_a_bar_at_their_left_edge(reports):
+    app = SweepApp([Slice("batch_size", {}, shuffled(reports))], "sweep")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: app.screen.query("#sweep-table"))
+        header = app.screen.query_one("#sweep-header")
+        rows = range(header.region.y, header.region.bottom)
+        before = [screen_lines(app)[r] for r in rows]
+        assert not any(line.startswith("▌") for line in before)
+        await pilot.press("tab")
+        await settle(pilot, lambda: app.screen.focused is header)
+        after = [screen_lines(app)[r] for r in rows]
+        assert all(line.startswith("▌") for line in after), after
+        assert [a[1:].strip() for a in after] == [b.strip() for b in before]  # the same words, not reflowed
