@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import FlopscopeError
 from ..units import metric_unit_factor
-from .ncu_rep_stream import MAGIC, Damaged, Unsupported, fill_identity, nvtx_path, read_table
+from .ncu_rep_stream import MAGIC, Damaged, Progress, Unsupported, fill_identity, nvtx_path, read_table
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 __all__ = ["MAGIC", "absent_metrics", "read_ncu_rep"]
@@ -53,21 +53,21 @@ def _captured_stderr():
                 os.write(2, others)
 
 
-def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
+def read_ncu_rep(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     """One row per profiled launch: identity columns plus wanted metrics in SI units. The streaming reader
     reads it in a fraction of the time and memory; a file it was not checked on (or cannot parse) is read
     by `ncu_report`, with a note in meta saying why, so a damaged file gets ncu_report's diagnosis."""
     note = None
     if os.environ.get(READER_ENV) != "ncu_report":
         try:
-            frame = read_table(path)
+            frame = read_table(path, progress)
         except Damaged as damage:
             raise _refused(path, damage) from None
         except Unsupported as why:
             note = f"read with NVIDIA's ncu_report (slower): the streaming reader does not read {why}"
         else:
             return _with_identity(frame), {"format": "ncu-rep", "reader": "stream"}
-    frame, meta = _read_with_ncu_report(path)
+    frame, meta = _read_with_ncu_report(path, progress)
     if note and not str(note).endswith("no launch in the file"):
         meta["note"] = note
     return frame, meta
@@ -88,7 +88,7 @@ def _with_identity(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _read_with_ncu_report(path: Path) -> tuple[pd.DataFrame, dict]:
+def _read_with_ncu_report(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     import ncu_report
 
     # The C++ layer also logs while actions are read (a cut-short file parses lazily): capture it throughout.
@@ -97,7 +97,7 @@ def _read_with_ncu_report(path: Path) -> tuple[pd.DataFrame, dict]:
             ctx = ncu_report.load_report(str(path))
         except Exception as exc:  # the module raises bare RuntimeError/ValueError on damaged files
             raise _damaged(path, log, str(exc) or type(exc).__name__) from None
-        rows = _rows(path, ctx)
+        rows = _rows(path, ctx, progress)
         if not rows:
             if _log_lines(log):  # nothing read, and the parser complained: damage, not an empty profile
                 raise _damaged(path, log, "no launch could be parsed")
@@ -121,8 +121,11 @@ def absent_metrics(path: Path, names: list[str]) -> list[str]:
     return [n for n in names if ":" not in n and n not in held and not any(h.startswith(f"{n}.") for h in held)]
 
 
-def _rows(path: Path, ctx) -> list[dict]:
-    rows = []
+def _rows(path: Path, ctx, progress: Progress | None = None) -> list[dict]:
+    """Every launch's row. `progress` counts them after ncu_report has loaded the whole file (its load
+    reports nothing as it goes)."""
+    rows: list[dict] = []
+    total = sum(ctx.range_by_idx(r).num_actions() for r in range(ctx.num_ranges()))
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for i in range(rng.num_actions()):
@@ -132,6 +135,8 @@ def _rows(path: Path, ctx) -> list[dict]:
                 raise FlopscopeError(path, f"the report is truncated after {len(rows)} intact launch(es)",
                                      "copy it again from the GPU host (or re-run ncu)")
             rows.append(_action_row(action, len(rows)))
+            if progress is not None:
+                progress(len(rows), total)
     return rows
 
 
