@@ -24,12 +24,14 @@ from ..presentation.text_report import (
 )
 from .args import build_parser
 from .main import _exists, bundled_example
+from .progress import read_progress
 from .runs import interactive
 from .sweep import _show, judged_against
 
 
 def _view(args):
-    report = read_report(args.path, gpu=args.gpu)
+    with read_progress(not getattr(args, "json", False)) as progress:
+        report = read_report(args.path, gpu=args.gpu, progress=progress)
     sort = args.sort and sort_column(args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns)
     rows = report.view(args.by, sort=sort, descending=not args.asc)
     if sort and rows[sort].isna().all():
@@ -84,7 +86,8 @@ def cmd_open(args) -> int:
     app = interactive(args)
     if args.path == "-" or _exists(args.path):
         if not app:
-            report = read_report(args.path, gpu=args.gpu)
+            with read_progress(not args.json) as progress:
+                report = read_report(args.path, gpu=args.gpu, progress=progress)
             return _print(report, report.group("name"), args.json)
         from ..app.app import run_app
 

@@ -69,6 +69,11 @@ class KernelsScreen(TableScreen):
         self.query_one(Summary).show([Block([f"Loading {self.app.path} …"])])
         self.query_one("#status", Static).update(Text("reading the report"))
 
+    def show_progress(self, text: str) -> None:
+        """How far the report's read has got (`progress_line`), while the table is still loading."""
+        if self.model is None:
+            self.query_one("#status", Static).update(Text(f"reading the report: {text}"))
+
     # -- loading and grouping (worker threads) ----------------------------------------------------
     def start(self, report: Report) -> None:
         """The report is read: summarise it and show the first grouping, both off the UI thread."""
