@@ -143,3 +143,6 @@ async def test_the_app_shows_progress_then_the_table(big, monkeypatch):
         assert any("reading the report: " in s and f"/ {launches:,} launches" in s for s in seen), seen
         assert len(app.kernels.model) == launches == len(app.report.kernels)
         assert "launches" not in str(status.render())  # the status line is the table's now
+        # The other groupings are made in the background, `g`'s next one first, before anyone presses it.
+        await settle(pilot, lambda: {"nvtx", "name"} <= set(app.group_seconds), tries=3000)
+        assert list(app.group_seconds) == ["launch", "nvtx", "name"]

@@ -92,8 +92,10 @@ class KernelsScreen(TableScreen):
             self.app.call_from_thread(self._show, model, by, summary, keep)
 
     def _show(self, model: TableModel, by: str, summary: list[Block] | None, keep: int | None) -> None:
-        if summary is not None:
-            self.query_one(Summary).show(summary)
+        if summary is not None:  # the first table of this report: the other groupings get ready meanwhile,
+            self.query_one(Summary).show(summary)  # the one `g` shows next first
+            at = GROUPS.index(by) if by in GROUPS else -1
+            self.app.warm_groupings([*GROUPS[at + 1:], *GROUPS[:max(at, 0)]])
         self.by, self.model = by, model
         table = self.query_one(KernelTable)
         table.set_model(model, keep)
