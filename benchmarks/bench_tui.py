@@ -1,18 +1,23 @@
 """How fast the terminal app is on big reports: first paint, sort, filter, cursor step. Prints a table.
 
-    python benchmarks/bench_tui.py [--sizes 100000 1000000] [--fixture PATH]
+    python benchmarks/bench_tui.py [--sizes 100000 1000000] [--fixture PATH] [--no-tmux]
 
 A synthetic Report repeats the launches of a real fixture (read once with `read_report`) up to each size,
 so every column holds real values. The app runs headless (`App.run_test`, 120x40); a frame is timed when
 Textual hands the compositor's update to the driver, encoded to terminal bytes as a real terminal would
 get them. Textual paces frames at 60 per second, so up to ~17 ms of any number is waiting for the frame.
 
+    tmux          `flopscope open RUN` typed -> rows of the table on a real terminal (tmux, 120x40), the report
+                  stored as a run first (a temporary FLOPSCOPE_HOME): start-up, the store's Parquet read, the
+                  app and first paint, as a person waits for them (issue 25.5); polled every 10 ms
     screen        app start -> first frame (the Kernels screen, loading): what a person waits to see anything
     first paint   app start -> first frame showing rows of the per-launch view (includes Report.group)
-    group         the engine's part of first paint: Report.group("launch") inside the app
+    engine        the engine's part of first paint: Report.group("launch") inside the app
     app           first paint minus group: what the app itself adds
     sort          `s` on the FLOP/s column -> frame (numeric sort on the real values)
     filter        regex filter applied -> frame
+    regroup       `g` from the launches to the next grouping (by NVTX range) -> frame with its rows (the first time:
+                  Report.group runs, in a worker)
     cursor        `down` -> frame (median of 20)
 """
 
@@ -20,7 +25,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,7 +43,8 @@ from textual import events
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 FIXTURE = FIXTURES / "v100_ncar_miniweather_fp64_full.ncu-rep"
-TARGETS = {"first paint": {100_000: 0.5, 1_000_000: 1.5}, "sort": 0.15, "filter": 0.15, "cursor": 0.05}
+TARGETS = {"first paint": {100_000: 0.5, 1_000_000: 1.5}, "sort": 0.15, "filter": 0.15, "regroup": 0.15,
+           "cursor": 0.05}
 
 
 def synthetic(report: Report, launches: int) -> Report:
@@ -101,10 +112,45 @@ async def measure(report: Report, size: int) -> dict[str, float]:
         for _ in range(20):
             row = table.cursor_row
             steps.append(await _key(app, frames, "down", lambda row=row: table.cursor_row == row + 1))
+        regroup = await _key(app, frames, "g", lambda: screen.by != "launch" and not table.loading)
         await pilot.pause()
     group = app.group_seconds["launch"]
-    return {"launches": size, "screen": shown, "first paint": first, "group": group, "app": first - group,
-            "sort": sort, "filter": filt, "cursor": statistics.median(steps)}
+    return {"launches": size, "screen": shown, "first paint": first, "engine": group, "app": first - group,
+            "sort": sort, "filter": filt, "regroup": regroup, "cursor": statistics.median(steps)}
+
+
+def painted_in_tmux(report: Report, row_text: str, timeout: float = 120.0) -> float:
+    """Seconds from starting `flopscope open RUN` in a fresh tmux pane until `row_text` is on its screen."""
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "FLOPSCOPE_HOME": home}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed flopscope has its bytecode cached
+        env["PYTHONPYCACHEPREFIX"] = str(Path(home) / "pyc")
+        subprocess.run([sys.executable, "-c", "import flopscope.tui.app.app"], env=env, check=True)  # caches it
+        os.environ["FLOPSCOPE_HOME"] = home
+        try:
+            from flopscope.core.store import Store
+
+            with Store() as store:
+                store.save(report, "bench")
+        finally:
+            del os.environ["FLOPSCOPE_HOME"]
+        socket = f"flopscope-bench-{os.getpid()}"
+        tmux = ["tmux", "-L", socket]
+        command = f"{shutil.which('flopscope') or 'flopscope'} open bench"
+        try:
+            start = time.perf_counter()
+            subprocess.run([*tmux, "new-session", "-d", "-s", "bench", "-x", "120", "-y", "40",
+                            *(a for k, v in env.items() if k.startswith(("FLOPSCOPE", "PYTHON"))
+                              for a in ("-e", f"{k}={v}")), command], check=True)
+            while time.perf_counter() - start < timeout:
+                shown = subprocess.run([*tmux, "capture-pane", "-p", "-t", "bench"], capture_output=True,
+                                       text=True).stdout
+                if row_text in shown:
+                    return time.perf_counter() - start
+                time.sleep(0.01)
+            raise TimeoutError(f"no {row_text!r} on the screen after {timeout:.0f} s")
+        finally:
+            subprocess.run([*tmux, "kill-server"], capture_output=True)
 
 
 async def _key(app: FlopscopeApp, frames: Frames, key: str, changed) -> float:
@@ -118,22 +164,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--fixture", type=Path, default=FIXTURE)
+    parser.add_argument("--no-tmux", action="store_true", help="leave out the tmux column (no tmux installed)")
     args = parser.parse_args()
     if not args.fixture.exists():
         raise SystemExit(f"fixture not found: {args.fixture} (pass --fixture PATH to an ncu report)")
     report = read_report(args.fixture)
     rows = [asyncio.run(measure(report, size)) for size in args.sizes]
+    for row in rows:
+        big = synthetic(report, row["launches"])
+        row["tmux"] = None if args.no_tmux else painted_in_tmux(big, "compute_tendencies")
     print(f"fixture: {args.fixture.name} ({len(report.kernels)} launches repeated); times in ms, target in ()")
-    titles = [("launches", 10), ("screen", 7), ("first paint", 18), ("group", 8), ("app", 8), ("sort", 12),
-              ("filter", 12), ("cursor", 10)]
+    titles = [("launches", 10), ("tmux", 8), ("screen", 7), ("first paint", 18), ("engine", 8), ("app", 8),
+              ("sort", 12), ("filter", 12), ("regroup", 12), ("cursor", 10)]
     print(" ".join(f"{title:>{width}}" for title, width in titles))
     for r in rows:
         n = r["launches"]
-        cells = [_cell(r, "first paint", TARGETS["first paint"].get(n)), f"{1000 * r['group']:8.0f}",
+        cells = [_cell(r, "first paint", TARGETS["first paint"].get(n)), f"{1000 * r['engine']:8.0f}",
                  f"{1000 * r['app']:8.0f}",
-                 _cell(r, "sort", TARGETS["sort"] if n <= 100_000 else None),
-                 _cell(r, "filter", TARGETS["filter"] if n <= 100_000 else None), _cell(r, "cursor", TARGETS["cursor"])]
-        print(f"{n:>10,} {1000 * r['screen']:7.0f} " + " ".join(cells))
+                 *(_cell(r, name, TARGETS[name] if n <= 100_000 else None) for name in ("sort", "filter", "regroup")),
+                 _cell(r, "cursor", TARGETS["cursor"])]
+        tmux = "-" if r["tmux"] is None else f"{1000 * r['tmux']:.0f}"
+        print(f"{n:>10,} {tmux:>8} {1000 * r['screen']:7.0f} " + " ".join(cells))
 
 
 def _cell(row: dict, name: str, target: float | None) -> str:

@@ -87,12 +87,3 @@ def check_runs(run: Report, baseline: Report, by: str = "name", max_drop: float 
     rows = rows.sort_values(["verdict", "share"], key=lambda s: s.map(order) if s.name == "verdict" else -s,
                             kind="stable").reset_index(drop=True)
     return Check(rows, max_drop, min_share, by)
-
-
-def parse_fraction(text: str) -> float:
-    """`5%`, `5` (percent) or `0.05` as the fraction 0.05; ValueError otherwise."""
-    value = float(text.strip().removesuffix("%"))
-    fraction = value / 100 if text.strip().endswith("%") or value >= 1 else value
-    if not 0 < fraction < 1 or not np.isfinite(fraction):
-        raise ValueError(text)
-    return fraction

@@ -86,6 +86,8 @@ DECLARED = ALL + REPORT_PEAKS  # every column a kernels table (launches or group
 UNITS = {name: unit for name, unit, _ in DECLARED}
 DESCRIPTIONS = {name: text for name, _, text in DECLARED}
 # Whole numbers: exports write 7, not 7.0.
+# How a kernels table groups: --by's choices -> the column a group shares (None: one row per launch).
+GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
 INTEGER = ["launch_id", "device", "stream", "registers", "count", "not_profiled"]
 
 # The counted columns, named once for every module that treats them alike.

@@ -8,19 +8,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .columns import ALL, COUNTED, FMA_CONVENTION, REPORT_PEAKS
+from .columns import ALL, COUNTED, FMA_CONVENTION, GROUPINGS, REPORT_PEAKS
 from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpu_judgement import GpuJudgement, judge_gpu
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
 from .nvtx import normalize_nvtx
 from .over_ceiling import OverCeiling, over_ceiling
-from .readers import read_metrics, report_file
+from .readers import Progress, read_metrics, report_file
 from .roofline import Ceiling, derive, integer_mma, run_ceilings
 from .run_summary import RunSummary, summarize
 from .units import is_missing
 
-GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
 # Ceilings and clocks: a group's is its launches', weighted by their time.
 _WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + ["sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s",
                                                     "peak_l2_bytes_per_s", "peak_l1_bytes_per_s"]
@@ -221,10 +220,12 @@ def _same_or_mixed(s: pd.Series):
     return None if len(values) == 0 else "(mixed)"
 
 
-def read_report(path: str | Path, gpu: str | None = None, params: dict | None = None) -> Report:
-    """Read any ncu output (detected by content) into a Report with derived metrics."""
+def read_report(path: str | Path, gpu: str | None = None, params: dict | None = None,
+                progress: Progress | None = None) -> Report:
+    """Read any ncu output (detected by content) into a Report with derived metrics. `progress(launches read,
+    launches in all)` is called as a .ncu-rep is read (a plain callback: the CLI and the app draw it)."""
     path = report_file(path)  # a run folder: its report.ncu-rep, which meta["source"] then names
-    metrics, reader_meta = read_metrics(path)
+    metrics, reader_meta = read_metrics(path, progress)
     counted = count_kernels(metrics)
     k = counted.kernels
     devices = _devices(k, metrics)

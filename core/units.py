@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 _PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _TIME = {
@@ -30,8 +32,12 @@ _BLANK_UNIT = (("__time_duration", "nsecond"),)
 
 def is_missing(value: object) -> bool:
     """True for a cell with no value: None, pandas' NA (a nullable integer column's: device, stream, registers)
-    or NaN (Python or numpy float). For a value sure to be a float, `math.isnan` says the same."""
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+    or NaN (Python or numpy float). For a value sure to be a float, `math.isnan` says the same. (Without
+    pandas imported no value can be its NA: `gpus` and `--version` start without it.)"""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and value is pandas.NA
 
 
 class UnitError(Exception):
@@ -194,6 +200,9 @@ def whole_numbers(col: pd.Series) -> pd.Series:
     """Ids and counts as nullable integers where every value is whole, whichever reader saw them (7.0 from a
     report, "7" from a CSV), so JSON and exports say 7 for both. ncu's "n/a" is missing; any other text (a
     grouped row's "(mixed)") leaves the column as it was rather than lose a value."""
+    import numpy as np
+    import pandas as pd
+
     if isinstance(col.dtype, pd.CategoricalDtype):  # a million launches share a few labels: convert those
         labels = whole_numbers(pd.Series(np.asarray(col.cat.categories, dtype=object)))
         if labels.dtype != "Int64":

@@ -91,3 +91,24 @@ def test_the_cli_never_loads_textual(argv):
     modules = _cli_modules(*argv)
     assert "flopscope.tui.cli.main" in modules
     assert _loaded(modules, ("textual", "flopscope.tui.app")) == []
+
+
+# What start-up must not load (issue 18.4): the data stack (seconds on a login node), the app, the report readers.
+HEAVY = ("pandas", "pyarrow", "numpy", "textual", "ncu_report", "flopscope.core.readers", "flopscope.tui.app")
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("--version",), ("gpus",), ("gpus", "--json"), ("report", "--help"),
+                                  ("report", "--bogus", "x"), ("sweep", "--tolerance", "-1"), ("frobnicate",)],
+                         ids=lambda a: " ".join(a))
+def test_start_up_loads_no_data_stack(argv):
+    modules = _cli_modules(*argv)
+    assert "flopscope.tui.cli.main" in modules
+    assert _loaded(modules, HEAVY) == []
+
+
+def test_the_start_up_probe_sees_the_data_stack_when_a_report_is_read():
+    """The check above can fail: reading a report does load what --version must not."""
+    from flopscope.tui.cli.main import bundled_example
+
+    modules = _cli_modules("report", "--json", str(bundled_example()))
+    assert {"pandas", "flopscope.core.readers"} <= modules

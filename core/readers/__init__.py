@@ -34,10 +34,11 @@ from .csv_raw import read_raw
 from .csv_text import split_csv
 from .limits import fifo_wait_s, out_of_memory, too_big, unpack_limit
 from .ncu_rep import MAGIC, read_ncu_rep
+from .ncu_rep_stream import Progress
 from .values import refuse_impossible
 from .wanted import objects
 
-__all__ = ["read_metrics", "report_file"]
+__all__ = ["Progress", "read_metrics", "report_file"]
 
 # ncu's raw page lists instanced metrics in one cell (per opcode; per SASS address for
 # `thread_inst_executed_true`: 170 kB for one cuBLAS GEMM on an H100), past the csv module's 128 kB default.
@@ -59,21 +60,21 @@ def report_file(path: str | Path) -> Path:
                          "pass a report file (.ncu-rep or ncu CSV), or a run folder made by `flopscope profile`")
 
 
-def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
+def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     """Read `path` (a report file or a run folder) and return (metric table, reader meta). Raises FlopscopeError
-    on bad input.
+    on bad input. `progress(launches read, launches in all)` is called as an .ncu-rep is read.
 
     `-` is standard input; it, a named pipe or a process substitution (`<(ncu --csv ...)`) is first copied
     to a temporary file, since the readers seek (a CSV's last row is checked before its first is read).
     A report file of 1 MB or more is read once: later reads take its table from the cache (table_cache.py)."""
     if str(path) == "-" or _is_stream(Path(path)):
-        return _read_stream(Path(path))
+        return _read_stream(Path(path), progress)
     path = report_file(path)
     entry = table_cache.entry_for(path)
     if entry is not None and (cached := table_cache.load(entry)) is not None:
         return cached
     try:
-        frame, meta = _read_file(path)
+        frame, meta = _read_file(path, progress)
     except MemoryError:  # one line naming the limit, not a traceback (nothing is stored yet to lose)
         raise out_of_memory(path) from None
     except OSError as exc:  # mmap of a big report under an address-space limit
@@ -85,7 +86,7 @@ def read_metrics(path: str | Path) -> tuple[pd.DataFrame, dict]:
     return frame, meta
 
 
-def _read_file(path: Path) -> tuple[pd.DataFrame, dict]:
+def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     try:
         with path.open("rb") as handle:
             head = handle.read(4)
@@ -97,10 +98,10 @@ def _read_file(path: Path) -> tuple[pd.DataFrame, dict]:
     except OSError as exc:
         raise FlopscopeError(path, f"cannot open ({exc.strerror or exc})", "check the path") from None
     if (opener := _compressed(head)) is not None:
-        return _read_compressed(path, opener)
+        return _read_compressed(path, opener, progress)
     try:
         if head == MAGIC:
-            frame, meta = read_ncu_rep(path)
+            frame, meta = read_ncu_rep(path, progress)
         elif head[:2] in _UTF16_BOMS:
             frame, meta = _read_utf16(path)
         else:
@@ -123,13 +124,14 @@ def _is_stream(path: Path) -> bool:
         return False  # read_metrics says why it cannot be opened
 
 
-def _read_stream(path: Path) -> tuple[pd.DataFrame, dict]:
+def _read_stream(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     stdin = str(path) == "-"
     if stdin and sys.stdin.isatty():  # would wait for typing, silently
         raise FlopscopeError("standard input", "is the terminal, not a report",
                              "pipe one in: `ncu --import R.ncu-rep --csv --page raw | flopscope report -`")
     return _read_copy(lambda: sys.stdin.buffer if stdin else _open_stream(path), "standard input" if stdin else path,
-                      lambda exc: FlopscopeError(path, f"cannot read it ({exc.strerror or exc})", "check the path"))
+                      lambda exc: FlopscopeError(path, f"cannot read it ({exc.strerror or exc})", "check the path"),
+                      progress=progress)
 
 
 def _open_stream(path: Path) -> BinaryIO:
@@ -192,7 +194,7 @@ def _compressed(head: bytes):
     return None
 
 
-def _read_compressed(path: Path, opener) -> tuple[pd.DataFrame, dict]:
+def _read_compressed(path: Path, opener, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     """A compressed report or CSV (reports of cuBLAS kernels shrink 14x with xz: they embed the cubin) is
     unpacked to a temporary file first: ncu_report loads from a path, and the CSV readers seek."""
     def damaged(exc: Exception) -> FlopscopeError:
@@ -200,12 +202,13 @@ def _read_compressed(path: Path, opener) -> tuple[pd.DataFrame, dict]:
                               "compress the original report again, or pass it uncompressed")
 
     return _read_copy(lambda: opener(path, "rb"), path, damaged,
-                      broken=(OSError, EOFError, lzma.LZMAError, zlib.error), packed=path.stat().st_size)
+                      broken=(OSError, EOFError, lzma.LZMAError, zlib.error), packed=path.stat().st_size,
+                      progress=progress)
 
 
 def _read_copy(source: Callable[[], BinaryIO], shown: str | Path, failed: Callable[[Exception], FlopscopeError],
                broken: tuple[type[Exception], ...] = (OSError,),
-               packed: int | None = None) -> tuple[pd.DataFrame, dict]:
+               packed: int | None = None, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     """Read a temporary copy of what `source` opens (a pipe, a compressed file): the readers need a file they
     can seek, or a path. `failed` words an error of `broken` while copying; the readers' errors name `shown`,
     what the user passed, not the copy. The copy stops at `limits.unpack_limit` (`packed`: the compressed
@@ -227,7 +230,7 @@ def _read_copy(source: Callable[[], BinaryIO], shown: str | Path, failed: Callab
         except broken as exc:
             raise failed(exc) from None
         try:
-            return _read_file(copy)  # not read_metrics: a temporary copy is not worth a cache entry
+            return _read_file(copy, progress)  # not read_metrics: a temporary copy is not worth a cache entry
         except FlopscopeError as err:
             raise FlopscopeError(shown, err.problem, err.fix) from None
 

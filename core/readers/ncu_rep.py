@@ -17,7 +17,7 @@ import pandas as pd
 from ..errors import FlopscopeError
 from ..units import metric_unit_factor
 from .limits import memory_limit
-from .ncu_rep_stream import MAGIC, Damaged, Unsupported, capture_time, fill_identity, nvtx_path, read_table
+from .ncu_rep_stream import MAGIC, Damaged, Progress, Unsupported, capture_time, fill_identity, nvtx_path, read_table
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 __all__ = ["MAGIC", "absent_metrics", "read_ncu_rep"]
@@ -56,21 +56,21 @@ def _captured_stderr():
                 os.write(2, others)
 
 
-def read_ncu_rep(path: Path) -> tuple[pd.DataFrame, dict]:
+def read_ncu_rep(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     """One row per profiled launch: identity columns plus wanted metrics in SI units. The streaming reader
     reads it in a fraction of the time and memory; a file it was not checked on (or cannot parse) is read
     by `ncu_report`, with a note in meta saying why, so a damaged file gets ncu_report's diagnosis."""
     note = None
     if os.environ.get(READER_ENV) != "ncu_report":
         try:
-            frame = read_table(path)
+            frame = read_table(path, progress)
         except Damaged as damage:
             raise _refused(path, damage) from None
         except Unsupported as why:
             note = f"read with NVIDIA's ncu_report (slower): the streaming reader does not read {why}"
         else:
             return _with_identity(frame), {"format": "ncu-rep", "reader": "stream", "captured": capture_time(path)}
-    frame, meta = _read_with_ncu_report(path)
+    frame, meta = _read_with_ncu_report(path, progress)
     meta["captured"] = capture_time(path)
     if note and not str(note).endswith("no launch in the file"):
         meta["note"] = note
@@ -92,10 +92,12 @@ def _with_identity(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _read_with_ncu_report(path: Path) -> tuple[pd.DataFrame, dict]:
+def _read_with_ncu_report(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     # The C++ layer also logs while actions are read (a cut-short file parses lazily): capture it throughout.
     with _captured_stderr() as log:
         rows = _in_child(path, log, lambda: _ncu_report_rows(path, log))
+    if progress is not None:  # read in a child process (see _in_child): the count is known only at the end
+        progress(len(rows), len(rows))
     return _with_identity(pd.DataFrame(rows)), {"format": "ncu-rep", "reader": "ncu_report"}
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import mmap
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -40,6 +40,8 @@ MAGIC = b"NVR\x00"
 # FileHeader.Version of the reports the equality test covers (ncu 2019.5 to 2025.3 all write 7).
 VERIFIED_VERSIONS = frozenset({7})
 _U32 = struct.Struct("<I")
+# Called as a long read goes: (launches read, launches in the file). The caller draws it (core draws nothing).
+Progress = Callable[[int, int], None]
 
 
 class Unsupported(Exception):
@@ -65,13 +67,14 @@ class _Column:
     instanced: bool
 
 
-def read_table(path: Path) -> pd.DataFrame:
+def read_table(path: Path, progress: Progress | None = None) -> pd.DataFrame:
     """One row per profiled launch: identity columns and wanted metrics in SI units, columns in the order
-    they first appear (as `pd.DataFrame(rows)` orders them). Raises Unsupported."""
+    they first appear (as `pd.DataFrame(rows)` orders them). `progress(launches read, launches in the file)`
+    is called after each launch. Raises Unsupported."""
     columns: dict[str, list] = {}
     count = 0
     try:
-        for row in read_rows(path):
+        for row in read_rows(path, progress):
             for name, value in row.items():
                 cells = columns.get(name)
                 if cells is None:
@@ -90,11 +93,11 @@ def read_table(path: Path) -> pd.DataFrame:
     return pd.DataFrame(columns)
 
 
-def read_rows(path: Path) -> Iterator[dict]:
+def read_rows(path: Path, progress: Progress | None = None) -> Iterator[dict]:
     """Each profiled launch as a row, one at a time. Raises Unsupported."""
     with path.open("rb") as handle, _mapped(handle) as data:
         try:
-            yield from _launches(data)
+            yield from _launches(data, progress)
         except (IndexError, struct.error, UnicodeDecodeError) as exc:  # bytes cut or damaged mid-message
             raise Damaged(f"damaged data ({type(exc).__name__})") from None
 
@@ -123,13 +126,13 @@ def _mapped(handle):
         raise Unsupported("empty file") from None
 
 
-def _launches(data) -> Iterator[dict]:
+def _launches(data, progress: Progress | None = None) -> Iterator[dict]:
     if data[:4] != MAGIC:
         raise Unsupported("no NVR magic")
     header, first_block = _message(data, 4, "FileHeader")
     if header.Version not in VERIFIED_VERSIONS:
         raise Unsupported(f"file format version {header.Version}")
-    columns = _wanted_columns(data, first_block)
+    columns, total = _wanted_columns(data, first_block)
     index = 0
     for block, offset in _blocks(data, first_block):
         for _ in range(block.NumSources):
@@ -138,6 +141,8 @@ def _launches(data) -> Iterator[dict]:
             result, offset = _message(data, offset, "Result")
             yield _row(result, columns, index)
             index += 1
+            if progress is not None:
+                progress(index, total)
 
 
 def _blocks(data, offset: int) -> Iterator[tuple[object, int]]:
@@ -153,17 +158,20 @@ def _blocks(data, offset: int) -> Iterator[tuple[object, int]]:
         offset = end
 
 
-def _wanted_columns(data, offset: int) -> dict[int, _Column]:
-    """String id -> column, for the wanted metrics' names, from the whole report's string table. A block's
-    table extends the report's, and a launch may name a metric that only a later block's table defines
-    (seen in the H800 fixture): so the table is read first, from the block headers alone."""
+def _wanted_columns(data, offset: int) -> tuple[dict[int, _Column], int]:
+    """String id -> column, for the wanted metrics' names, from the whole report's string table, and the
+    number of launches in the file. A block's table extends the report's, and a launch may name a metric that
+    only a later block's table defines (seen in the H800 fixture): so the table is read first, from the block
+    headers alone."""
     strings: list[str] = []
+    launches = 0
     try:
         for block, _ in _blocks(data, offset):
             strings.extend(_text(name) for name in block.StringTable.Strings)
+            launches += block.NumResults
     except Damaged:
         pass  # the reading pass meets it again after the launches before it, and says how many were whole
-    return {i: column for i, name in enumerate(strings) if (column := _column(name)) is not None}
+    return {i: column for i, name in enumerate(strings) if (column := _column(name)) is not None}, launches
 
 
 def _message(data, offset: int, kind: str):

@@ -489,8 +489,8 @@ async def test_flop_per_param_is_named_after_the_line_s_parameter(reports):
 
 async def test_a_sweep_opened_with_gpu_names_it_in_the_header(tmp_path):
     """Before, `open SWEEP --gpu l4` showed the L4-judged points under a header naming no GPU, on every line."""
-    from flopscope.tui.cli.main import _judged_lines
     from flopscope.tui.cli.sweep import judged_against
+    from flopscope.tui.cli.view import _judged_lines
 
     report = read_report(fixture_path("rtx4090_torch_linear_sgemm.ncu-rep"))
     with Store(tmp_path / "flopscope.db") as store:

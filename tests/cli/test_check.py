@@ -5,13 +5,14 @@ kernel from its launches' summed time and FLOPs), not by the code under test."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 from pathlib import Path
 
 import pytest
-from flopscope.core.check import parse_fraction
 from flopscope.core.store import Store
+from flopscope.tui.cli.args import _fraction as parse_fraction
 
 from ..helpers.cli import run_cli
 
@@ -93,5 +94,5 @@ def test_bad_input_is_one_line_exit_2(home, args):
 def test_thresholds_read_as_a_share():
     assert [parse_fraction(t) for t in ("5%", "5", "0.05", "12.5%")] == [0.05, 0.05, 0.05, 0.125]
     for bad in ("0", "100%", "-3%", "nan", "x"):
-        with pytest.raises(ValueError):
+        with pytest.raises(argparse.ArgumentTypeError):
             parse_fraction(bad)

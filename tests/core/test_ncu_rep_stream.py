@@ -107,7 +107,8 @@ def test_a_truncated_report_is_refused_without_ncu_report(tmp_path, monkeypatch)
     cut.write_bytes(source.read_bytes()[: source.stat().st_size * 2 // 3])
     with pytest.raises(Damaged):
         read_table(cut)
-    monkeypatch.setattr(ncu_rep, "_read_with_ncu_report", lambda path: pytest.fail("handed to ncu_report"))
+    monkeypatch.setattr(ncu_rep, "_read_with_ncu_report",
+                        lambda path, progress=None: pytest.fail("handed to ncu_report"))
     with pytest.raises(FlopscopeError) as err:
         read_metrics(cut)
     found = re.search(r"truncated after (\d+) intact launch", err.value.line())

@@ -42,9 +42,9 @@ def _count_reads(monkeypatch) -> list:
     calls = []
     real = ncu_rep.read_table
 
-    def counting(path):
+    def counting(path, progress=None):
         calls.append(path)
-        return real(path)
+        return real(path, progress)
 
     monkeypatch.setattr(ncu_rep, "read_table", counting)
     return calls

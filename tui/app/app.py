@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -21,9 +22,11 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
+from textual.worker import get_current_worker
 
 from ...core import FlopscopeError, Report, read_report
 from ...core.display_text import display_text
+from ..presentation.read_progress import ReadProgress
 from .screens.help import HelpScreen
 from .screens.kernels import KernelsScreen
 from .screens.profile import ProfileScreen
@@ -82,12 +85,30 @@ class FlopscopeApp(SafeNotify, App[None]):
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
         try:
-            report = read_report(self.path, gpu=self.gpu)
+            report = read_report(self.path, gpu=self.gpu, progress=self._load_progress())
+        except _LoadStopped:  # the app is closing: nothing to show
+            return
         except FlopscopeError as err:
             # The same one line as the CLI, printed after the terminal is restored; exit code 2 like the CLI.
             self.call_from_thread(self.exit, None, 2, Text(f"flopscope: {err.line()}"))
             return
         self.call_from_thread(self._loaded, report)
+
+    def _load_progress(self) -> Callable[[int, int], None]:
+        """Launches read so far, on the Kernels screen's status line; stops the read once the app closes (a
+        worker thread cannot be killed, and a 100k-launch read would hold the exit for a minute)."""
+        worker = get_current_worker()
+
+        def draw(text: str) -> None:
+            self.call_from_thread(self.kernels.show_progress, text)
+
+        def progress(done: int, total: int) -> None:
+            if worker.is_cancelled:
+                raise _LoadStopped
+            shown(done, total)
+
+        shown = ReadProgress(draw)
+        return progress
 
     def _loaded(self, report: Report) -> None:
         self.report = report
@@ -105,6 +126,15 @@ class FlopscopeApp(SafeNotify, App[None]):
                 self.group_seconds[by] = time.perf_counter() - start
             return self._groups[by]
 
+    @work(thread=True, exclusive=True, group="warm")
+    def warm_groupings(self, order: list[str]) -> None:
+        """Group the report these ways in the background once the first table is up, so `g` then shows a
+        grouping without waiting for it (100k launches: ~1 s each on a login node's core)."""
+        for by in order:
+            if get_current_worker().is_cancelled:
+                return
+            self.grouped(by)
+
     def export_name(self, suffix: str) -> Path:
         """Default export path: `<report-stem>-<suffix>.csv` in the working directory."""
         return Path.cwd() / f"{self.path.stem}-{suffix}.csv"
@@ -116,6 +146,10 @@ class FlopscopeApp(SafeNotify, App[None]):
     def get_driver_class(self) -> type[Driver]:
         driver = super().get_driver_class()
         return _steady(driver) if driver.__name__ == "LinuxDriver" else driver
+
+
+class _LoadStopped(Exception):
+    """Raised by the read's progress callback when the app closes before the report is read."""
 
 
 def _steady(driver: type[Driver]) -> type[Driver]:

@@ -13,25 +13,9 @@ from typing import TYPE_CHECKING
 from ...core.display_text import display_text
 from ...core.errors import FlopscopeError
 from ...core.transport import LocalTransport, SshTransport, check_host
-from .profile import whole
 
 if TYPE_CHECKING:
     from ...core.ceilings import Ceilings
-
-
-def add_ceilings_command(sub) -> dict:
-    p = sub.add_parser("ceilings", help="measure this node's DRAM, L2, FMA and GEMM ceilings with torch (a few "
-                       "seconds, clocks untouched) and store them per host, GPU and driver; --list shows them")
-    p.add_argument("--host", help="measure on HOST through the system ssh (its ~/.ssh/config applies)")
-    p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
-    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
-                   help="ssh connect timeout in seconds (default 10)")
-    p.add_argument("--device", type=whole(0), default=0, metavar="N", help="CUDA device index (default 0)")
-    p.add_argument("--list", action="store_true", help="show the stored measurements (of --host) instead of "
-                   "measuring")
-    p.add_argument("--json", action="store_true", help="one JSON list of measurements, each with its values, how "
-                   "they were measured and their fraction of the datasheet")
-    return {"ceilings": cmd_ceilings}
 
 
 def cmd_ceilings(args: argparse.Namespace) -> int:

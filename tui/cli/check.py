@@ -10,38 +10,13 @@ import sys
 from rich.text import Text
 
 from ...core import FlopscopeError, Report, read_report
-from ...core.check import GATED, Check, check_runs, parse_fraction
+from ...core.check import GATED, Check, check_runs
 from ...core.display_text import display_text
 from ...core.export import records
 from ...core.store import Store
 from ...core.units import is_missing
 from ..presentation import format as fmt
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden, say
-
-
-def add_check_command(sub) -> dict:
-    p = sub.add_parser("check", help="fail (exit 1) when a run's kernel groups fall behind a baseline's (for CI)")
-    p.add_argument("run", metavar="RUN", help="the run judged: a stored run (name or id) or a report file")
-    p.add_argument("--baseline", metavar="RUN_OR_FILE", required=True,
-                   help="the pinned baseline: a stored run (name or id) or a report file")
-    p.add_argument("--max-drop", metavar="PCT", default="5%", type=_fraction,
-                   help="largest tolerated change the wrong way, of the baseline's value: time per launch up, "
-                        "FLOP/s or %% of roof down (default 5%%)")
-    p.add_argument("--min-share", metavar="PCT", default="1%", type=_fraction,
-                   help="groups under this share of the baseline's kernel time are listed, never judged "
-                        "(default 1%%)")
-    p.add_argument("--by", choices=["name", "nvtx"], default="name",
-                   help="match kernel groups by kernel name or by NVTX range (default: name)")
-    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings, for both runs")
-    p.add_argument("--json", action="store_true", help="one JSON object: verdict, thresholds, a row per group")
-    return {"check": cmd_check}
-
-
-def _fraction(text: str) -> float:
-    try:
-        return parse_fraction(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a share between 0 and 100% (e.g. 5%)") from None
 
 
 def _load(ref: str, gpu: str | None) -> tuple[Report, str]:

@@ -9,22 +9,8 @@ import sys
 from ...core.display_text import display_text
 from ...core.doctor import as_json, failed, judge, probe
 from ...core.transport import LocalTransport, SshTransport, check_host
-from .profile import whole
 
 FAILED = 1  # a blocking check failed: ncu would fail there
-
-
-def add_doctor_command(sub) -> dict:
-    p = sub.add_parser("doctor", help="check a host before profiling: ncu and its driver, GPUs, counter "
-                       "permission, container, writable folders, torch; each problem with its fix")
-    p.add_argument("--host", help="check HOST through the system ssh (its ~/.ssh/config applies)")
-    p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
-    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
-                   help="ssh connect timeout in seconds (default 10)")
-    p.add_argument("--ncu", default="ncu", metavar="PATH", help="ncu on the target (default: ncu on PATH)")
-    p.add_argument("--json", action="store_true", help='one JSON object: {"host", "ok", "checks": [{"name", '
-                   '"status", "detail", "fix"}]}')
-    return {"doctor": cmd_doctor}
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

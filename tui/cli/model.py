@@ -19,60 +19,16 @@ from ...core.model_flops import (
     ACTIVATIONS,
     BYTES,
     CONVENTION,
-    DTYPE_BYTES,
-    INPUT_DTYPES,
     INTENSITY,
     ModelFlops,
     count_model,
     load_model_json,
     parse_shape,
 )
-from ...core.predict import DEFAULT_GPUS, Prediction, check_ppp, predict_all
+from ...core.predict import Prediction, check_ppp, predict_all
 from ...core.reconcile import Reconciliation, reconcile
 from ..presentation import format as fmt
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden
-
-BUILTINS = "vgg16, vgg19, resnet18, resnet34, resnet50, googlenet, mlp, transformer"
-
-
-def add_model_commands(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
-    """Register `model` and `reconcile` on the main parser's subparsers; returns their handlers by name."""
-    p = sub.add_parser("model", help="analytic FLOPs of a PyTorch model and predicted times (needs torch)")
-    _model_args(p, spec_help="module.path:NAME or path/to/file.py:NAME (NAME: a function returning an nn.Module, "
-                             f"or an nn.Module) or a built-in: {BUILTINS}")
-    p.add_argument("--gpu", action="append", metavar="NAME",
-                   help=f"GPU to predict for, repeatable (default: {', '.join(DEFAULT_GPUS)})")
-    p.add_argument("--ppp", type=float, default=0.5,
-                   help="platform percent of peak, PALEO's fraction of the peak reached (default 0.5)")
-    p.add_argument("--depth", type=int, default=2, metavar="N", help="module table depth (default 2; JSON: all)")
-    p.add_argument("--json", action="store_true", help="one JSON object")
-
-    p = sub.add_parser("reconcile", help="analytic FLOPs per module next to measured FLOPs per NVTX range")
-    p.add_argument("path", help="an .ncu-rep report or ncu CSV with NVTX ranges")
-    _model_args(p, spec_help="as for `flopscope model`, or the JSON file `flopscope model --json` wrote",
-                option=True)
-    p.add_argument("--gpu", metavar="NAME", help="GPU for the peak (default: the report's)")
-    p.add_argument("--tol", type=float, default=0.1, help="flag ratios outside 1 +- TOL (default 0.1)")
-    p.add_argument("--steps", type=int, default=1, help="training steps the report holds (default 1)")
-    p.add_argument("--step-time", type=_positive_seconds, metavar="SECONDS", help="measured wall time of one step")
-    p.add_argument("--depth", type=int, metavar="N", help="module table depth (default: all; JSON: all)")
-    p.add_argument("--json", action="store_true", help="one JSON object")
-    p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
-    return {"model": cmd_model, "reconcile": cmd_reconcile}
-
-
-def _model_args(p: argparse.ArgumentParser, spec_help: str, option: bool = False) -> None:
-    if option:
-        p.add_argument("--model", dest="spec", required=True, metavar="SPEC", help=spec_help)
-    else:
-        p.add_argument("spec", metavar="SPEC", help=spec_help)
-    p.add_argument("--input-shape", metavar="N,C,H,W", help="input tensor shape, batch first (built-ins have one)")
-    p.add_argument("--input-dtype", choices=list(INPUT_DTYPES), metavar="DTYPE",
-                   help="input tensor dtype: int64 (alias long) for token ids (an nn.Embedding first), int32, float32, "
-                        "float16, bfloat16, float64 (default: the model parameters' dtype)")
-    p.add_argument("--train", action="store_true", help="count a training step: forward + backward")
-    p.add_argument("--dtype", choices=list(DTYPE_BYTES),
-                   help="precision for the peak and byte sizes (default: the model parameters' dtype)")
 
 
 def _count(args: argparse.Namespace) -> ModelFlops:
@@ -299,13 +255,3 @@ def _reconcile_lines(r: Reconciliation) -> list[str]:
 
 def _pct(value: float | None) -> str:
     return fmt.pct(100 * value) if value is not None else "-"
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} s: a step takes a positive, finite time (e.g. 0.25)")
-    return value

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shlex
@@ -14,7 +13,7 @@ from pathlib import Path
 
 from ...core import FlopscopeError
 from ...core.gpus import require_gpu
-from ...core.ncu_command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
+from ...core.ncu_command import ProfileOptions, ncu_argv
 from ...core.ncu_progress import Event, describe
 from ...core.plan import cost_line
 from ...core.profiler import ProfileResult, profile
@@ -22,68 +21,6 @@ from ...core.runs import check_run_name, data_home, discard_unfinished, new_run_
 from ...core.store import Store, StoreError
 from ...core.transport import LocalTransport, SshTransport, check_env, check_host, stop_all
 from ..presentation.text_report import console, print_report, report_json, say, warning_lines
-
-
-def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
-    """Options before the first `--`, the profiled command after it (never re-parsed)."""
-    if "--" in argv:
-        at = argv.index("--")
-        return argv[:at], argv[at + 1:]
-    return argv, []
-
-
-def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> None:
-    if many_hosts:
-        p.add_argument("--host", action="append", default=[],
-                       help="run on HOST through ssh; repeat to spread points over hosts, one at a time each")
-    else:
-        p.add_argument("--host", help="run on HOST through the system ssh (its ~/.ssh/config applies)")
-    p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
-    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
-                   help="ssh connect timeout in seconds (default 10)")
-    p.add_argument("--ncu", default="ncu", metavar="PATH", help="ncu on the target (default: ncu on PATH)")
-    p.add_argument("--remote-cwd", metavar="DIR", help="working directory of COMMAND on the target")
-    p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for COMMAND (repeat)")
-    p.add_argument("--metrics", default="roofline", metavar="SET",
-                   help=f"{'|'.join([*METRIC_SETS, 'full'])}|NAME,... (default: roofline)")
-    p.add_argument("-k", "--kernel-name", metavar="FILTER", help="ncu's kernel filter, e.g. regex:gemm")
-    p.add_argument("--nvtx-include", action="append", default=[], metavar="EXPR", help="ncu's NVTX filter (repeat)")
-    p.add_argument("--launch-skip", type=whole(0), metavar="N", help="kernel launches to skip first (N >= 0)")
-    p.add_argument("--launch-count", type=whole(1), metavar="N", help="kernel launches to profile (N >= 1)")
-    p.add_argument("--replay-mode", choices=REPLAY_MODES,
-                   help="ncu's: replay each kernel, the whole application, or an NVTX/profiler range (ncu's default: "
-                        "kernel)")
-    p.add_argument("--clock-control", choices=("base", "none"),
-                   help="ncu's: lock the GPU clocks to base, or leave them as they are (ncu's default: base)")
-    p.add_argument("--target-processes", choices=("all", "application-only"),
-                   help="ncu's: profile the program and its child processes, or the program only (ncu's default: all)")
-    p.add_argument("--ncu-args", default="", metavar="ARGS", help="extra ncu arguments, as one string")
-    if not many_hosts:  # a sweep names its points SWEEP-param=value (--sweep-name)
-        p.add_argument("--name", metavar="RUN", help="run name (default: time and program name)")
-        p.add_argument("--plan", action="store_true", help="print what the profile would collect and cost (metrics, "
-                       "ncu's passes per launch, launches) and the options that cut it; nothing runs")
-    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
-    what = "the analysis of every point" if many_hosts else "the final table"
-    p.add_argument("--no-tui", action="store_true", help=f"print progress and {what} instead of the app")
-    p.add_argument("--json", action="store_true", help=(
-        'print the analysis as one JSON object, {"analyses": [...]} (and "runs": how each profiled point went), '
-        "instead of the app"
-        if many_hosts else "print the final report as one JSON object (meta and rows) instead of the app"))
-
-
-def whole(least: int, hint: str = ""):
-    """An argparse type: a whole number >= `least` (ncu itself rejects a negative count only after the
-    program has started; `--top 0` meant every row). `hint`: what to do instead, said with the refusal."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < least:
-            raise argparse.ArgumentTypeError(f"{value} is below {least}: pass a whole number >= {least}"
-                                             + (f" ({hint})" if hint else ""))
-        return value
-    return parse
 
 
 def options_from(args) -> ProfileOptions:

@@ -22,28 +22,6 @@ from ..presentation.diff_text import diff_meta, table_rows, totals_line
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden, say
 
 
-def add_runs_commands(sub) -> dict:
-    p = sub.add_parser("runs", help="list the runs in the store")
-    p.add_argument("--sweep", help="only the runs of this sweep")
-    p.add_argument("--json", action="store_true", help="one JSON list: id, name, sweep, params, host, GPU and totals "
-                   "of each run")
-    p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
-    p = sub.add_parser("diff", help="compare two stored runs kernel group by kernel group")
-    p.add_argument("run_a", metavar="RUN_A", help="a stored run, by name or id (`flopscope runs` lists them)")
-    p.add_argument("run_b", metavar="RUN_B", help="the run compared with RUN_A (time changes are B - A)")
-    p.add_argument("--by", choices=["name", "nvtx"], default="name",
-                   help="match kernel groups by kernel name or by NVTX range (default: name)")
-    p.add_argument("--json", action="store_true", help="one JSON object: both runs, their GPUs, a row per group")
-    p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
-    p = sub.add_parser("import", help="store a run folder that was profiled but not stored (e.g. the disk was full)")
-    p.add_argument("folder", help="the run folder `flopscope profile` printed (it holds report.ncu-rep)")
-    p.add_argument("--name", metavar="RUN", help="run name (default: the folder's name)")
-    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
-    sub.add_parser("recover", help="copy the readable runs of a damaged run store into a new store in its place "
-                   "(the damaged file is kept beside it, renamed)")
-    return {"runs": cmd_runs, "diff": cmd_diff, "import": cmd_import, "recover": cmd_recover}
-
-
 def cmd_runs(args: argparse.Namespace) -> int:
     with Store() as store:  # opened here too for the app: a store that cannot be opened is a one-line error
         if args.sweep is not None:

@@ -10,20 +10,6 @@ import sys
 from ...core import FlopscopeError
 from ...core.store import Store
 from ..presentation.text_report import say
-from .profile import whole
-
-
-def add_serve_command(sub) -> dict:
-    p = sub.add_parser("serve", help="the app in a browser, on localhost behind a one-time token (reach it from "
-                       "another machine with ssh -L)")
-    p.add_argument("path", nargs="?", metavar="PATH|RUN", help="a report file, or the name or id of a stored run "
-                   "or sweep (default: the bundled example)")
-    p.add_argument("--port", type=whole(1, "pick a port from 1 to 65535"), default=8000,
-                   help="TCP port to listen on (default: 8000)")
-    p.add_argument("--host", metavar="ADDR", default="localhost", help="address to listen on (default: localhost; "
-                   "anything else serves plain HTTP to the network: prefer ssh -L)")
-    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings, as for `open`")
-    return {"serve": cmd_serve}
 
 
 def cmd_serve(args) -> int:

@@ -28,34 +28,7 @@ from ..presentation import format as fmt
 from ..presentation.columns import WARNING_CELLS, sweep_columns
 from ..presentation.sweep_analysis import FITTED, Analysis, analyse, fit_line, sweep_json
 from ..presentation.text_report import console, fitted_table, print_hidden, print_warning, say, specs
-from .profile import add_profile_args, checked_options, open_store
-
-
-def add_sweep_command(sub) -> dict:
-    p = sub.add_parser("sweep", help="profile COMMAND for every parameter value (or analyse existing runs)",
-                       usage="flopscope sweep --param NAME=V1,V2 [options] -- COMMAND {NAME} ...\n"
-                             "       flopscope sweep --from RUN_OR_FILE ... [--param-from-name REGEX]")
-    add_profile_args(p, many_hosts=True)
-    p.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
-                   help="values to sweep (repeat for a cartesian product); with --from: the parameter's name")
-    p.add_argument("--sweep-name", metavar="NAME", help="name of the sweep in the store (default: from time)")
-    p.add_argument("--resume", action="store_true", help="with --sweep-name: skip points that sweep already stored")
-    p.add_argument("--from", dest="sources", nargs="+", metavar="RUN_OR_FILE",
-                   help="analyse stored runs (name or id) or report files instead of profiling")
-    p.add_argument("--param-from-name", metavar="REGEX", help=r"parameter value from file/run names, e.g. 'bs(\d+)'")
-    p.add_argument("--tolerance", type=_tolerance, default=0.05,
-                   help="allowed per-sample FLOP drift, a fraction (default 0.05)")
-    return {"sweep": cmd_sweep}
-
-
-def _tolerance(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text}: a drift tolerance is a fraction >= 0, e.g. 0.05 for 5%")
-    return value
+from .profile import checked_options, open_store
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

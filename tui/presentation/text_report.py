@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import difflib
 import math
-import shutil
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
-from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -24,13 +21,9 @@ from ...core.roofline import Ceiling
 from ...core.units import is_missing
 from . import format as fmt
 from .blocks import Block, lines
-from .columns import EXTRA_COLUMNS, Column, drop, table_columns
-from .names import distinct_cuts
-
-
-def console() -> Console:
-    """Rich console for the CLI tables; piped output keeps a wide table instead of rich's 80-column default."""
-    return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
+from .columns import EXTRA_COLUMNS, Column, table_columns
+from .messages import print_warning, say  # noqa: F401 (the CLI imports them here)
+from .tables import Spec, console, fitted_table, print_hidden  # noqa: F401 (the CLI imports them here)
 
 
 @dataclass(frozen=True)
@@ -195,17 +188,6 @@ def _flop(s) -> str:
     return f"≥ {fmt.si(s.flop_counted)} (unknown for {' and '.join(left_out)})"
 
 
-def print_warning(message: str) -> None:
-    """A warning of the engine's (a stored run left out of its sweep, say) as the CLI prints every warning."""
-    say(f"flopscope: warning: {message}")
-
-
-def say(line: str) -> None:
-    """One line on stderr, as every CLI message goes: text from a report or a remote host in it (a kernel
-    name, a path, ncu's output) shown with its control characters escaped (core/display_text.py)."""
-    print(display_text(line), file=sys.stderr, flush=True)
-
-
 FLOPSCOPE_METRICS = "flopscope profile --metrics"  # collects what `ncu --metrics` would, and stores the run
 
 
@@ -257,62 +239,6 @@ def missing_hint(report: Report) -> str | None:
     total = report.meta["launches"]  # the count only when some launches have them: the line is cut at 80
     of = f" ({fmt.integer(launches)} of {fmt.integer(total)} launches)" if launches < total else ""
     return f"{what} not collected{of}: {missing_fix(report.missing, gaps)}"
-
-
-@dataclass(frozen=True)
-class Spec:
-    """One column of a printed table."""
-
-    title: str
-    numeric: bool = True  # right-aligned, and never cut: the column drops whole instead
-    priority: int = 0  # higher drops first when the terminal is narrow; 0 never drops
-    pair: str = ""  # columns with the same pair drop together (A and B of a comparison)
-
-
-_GAP = 2  # rich's padding (0, 1) on both neighbours, without edge padding
-
-
-def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int | None = 0,
-                 flex_min: int | None = None) -> tuple[Table, list[str]]:
-    """A table of `rows` (cells already text) no wider than `width`, and the titles of the columns dropped.
-
-    Every column gets the width of its longest cell, except `flex` (the name), which takes what is left and is
-    ellipsized: rich would otherwise squeeze every column, numbers included, to fit a long C++ name.
-    Every table the CLI prints passes here: text cells (names, paths from a report) show control characters
-    as escapes (`\x1b`), so they can neither drive the terminal nor break a row in two. Numeric cells are
-    flopscope's own formatting: left as they are (1M rows would spend seconds on them).
-    """
-    text = [i for i, s in enumerate(specs) if not s.numeric]
-    rows = [[display_text(c) if i in text else c for i, c in enumerate(row)] for row in rows]
-    natural = [max([cell_len(s.title), *(cell_len(r[i]) for r in rows)]) for i, s in enumerate(specs)]
-    blank = [not any(r[i] for r in rows) for i in range(len(specs))]
-    if flex is not None and flex_min is None:
-        flex_min = min(natural[flex], max(16, width * 2 // 5))
-    keep = _fit(specs, natural, blank, width, flex, flex_min or 0)
-    spare = width - sum(natural[i] for i in keep if i != flex) - _GAP * (len(keep) - 1)
-    table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
-    for i in keep:
-        size = max(min(natural[i], spare), 1) if i == flex else natural[i]
-        table.add_column(specs[i].title, justify="right" if specs[i].numeric else "left", no_wrap=True,
-                         overflow="ellipsis", width=size)
-    if flex in keep and spare < natural[flex]:
-        # Cut here, not by rich: names that differ stay different, and `k<…>` gets no second ellipsis.
-        cuts = distinct_cuts((r[flex] for r in rows), max(spare, 1))
-        rows = [[cuts.get(c, c) if i == flex else c for i, c in enumerate(r)] for r in rows]
-    for row in rows:
-        # Text, not markup: kernel names like `f<T>[with T = float]` must print verbatim.
-        table.add_row(*(Text(row[i]) for i in keep))
-    hidden = [specs[i].pair or specs[i].title for i in range(len(specs)) if i not in keep and not blank[i]]
-    return table, list(dict.fromkeys(hidden))
-
-
-def _fit(specs: list[Spec], natural: list[int], blank: list[bool], width: int, flex: int | None,
-         flex_min: int) -> list[int]:
-    """Indexes of the columns kept, dropped in the app's order (`columns.drop`) until the name has `flex_min`
-    cells."""
-    sizes = [flex_min if i == flex else natural[i] for i in range(len(specs))]
-    return drop([s.priority for s in specs], sizes, width, gap=_GAP, blank={i for i, b in enumerate(blank) if b},
-                pairs=[s.pair for s in specs])
 
 
 def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False,
@@ -368,14 +294,7 @@ def _marked(cells: list[str], status: object) -> list[str]:
     return cells if blank is None else [*cells[:blank], "not profiled", *cells[blank + 1:]]
 
 
-def print_hidden(console: Console, hidden: list[str]) -> None:
-    """Say which columns a narrow terminal hid, so a missing column is never mistaken for missing data."""
-    if hidden:
-        console.print(Text(f"Hidden at {console.width} columns: {', '.join(hidden)}; widen or use --json",
-                           style="dim"))
-
-
-def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str = "name",
+def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str = "name",  # noqa: F811
                  sort: str | None = None) -> None:
     console.print(Group(*lines(header_blocks(report), console.width)), no_wrap=True)
     console.print()

@@ -71,6 +71,11 @@ class KernelsScreen(TableScreen):
         self.query_one(Summary).show([Block([f"Loading {self.app.path} …"])])
         self.query_one("#status", Static).update(Text("reading the report"))
 
+    def show_progress(self, text: str) -> None:
+        """How far the report's read has got (`progress_line`), while the table is still loading."""
+        if self.model is None:
+            self.query_one("#status", Static).update(Text(f"reading the report: {text}"))
+
     # -- loading and grouping (worker threads) ----------------------------------------------------
     def start(self, report: Report) -> None:
         """The report is read: summarise it and show the first grouping, both off the UI thread."""
@@ -89,8 +94,10 @@ class KernelsScreen(TableScreen):
             self.app.call_from_thread(self._show, model, by, summary, keep)
 
     def _show(self, model: TableModel, by: str, summary: list[Block] | None, keep: int | None) -> None:
-        if summary is not None:
-            self.query_one(Summary).show(summary)
+        if summary is not None:  # the first table of this report: the other groupings get ready meanwhile,
+            self.query_one(Summary).show(summary)  # the one `g` shows next first
+            at = GROUPS.index(by) if by in GROUPS else -1
+            self.app.warm_groupings([*GROUPS[at + 1:], *GROUPS[:max(at, 0)]])
         self.by, self.model = by, model
         table = self.query_one(KernelTable)
         table.set_model(model, keep)

@@ -1,0 +1,154 @@
+"""The commands that read one report and show it: `report`, `export`, `open` and `demo`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ...core import FlopscopeError, read_report
+from ...core.columns import NEEDS
+from ...core.counters import missing_fix
+from ...core.export import run_meta, write_table
+from ...core.report import Report, with_gpu
+from ...core.scaling import load_sweep
+from ...core.store import Store
+from ..presentation.text_report import (
+    console,
+    print_report,
+    print_warning,
+    say,
+    sort_column,
+    warning_lines,
+)
+from .args import TABLE_ROWS, build_parser
+from .main import _exists, bundled_example
+from .progress import read_progress
+from .runs import interactive
+from .sweep import _show, judged_against
+
+
+def _view(args):
+    with read_progress(not getattr(args, "json", False)) as progress:
+        report = read_report(args.path, gpu=args.gpu, progress=progress)
+    sort = args.sort and sort_column(args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns)
+    rows = report.view(args.by, sort=sort, descending=not args.asc)
+    if sort and rows[sort].isna().all():
+        needs = NEEDS.get(sort, (sort,))  # the raw columns whose ncu metrics would fill it
+        fix = missing_fix(report.missing, needs)
+        raise FlopscopeError(args.path, f"no values for --sort {args.sort} in this report",
+                             f"collect them with `{fix}`" if fix else "sort by another column")
+    top = getattr(args, "top", None)
+    if top:
+        _say_cut_unknowns(rows, sort or "duration_s", top, args.sort or "time")
+    args.sort = sort  # the column, for the table to show it
+    return report, rows.head(top) if top else rows
+
+
+def _say_cut_unknowns(rows, sort: str, top: int, title: str) -> None:
+    """Rows whose sort value is unknown sort last either way; --top cutting them says so, so `--sort flop --top
+    1` does not silently pass over a kernel whose FLOPs are unknown (it may have done the most)."""
+    cut = int(rows[sort].iloc[top:].isna().sum())
+    if cut:
+        say(f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values sort last "
+              "either way); leave out --top to see them")
+
+
+def cmd_report(args) -> int:
+    report, rows = _view(args)
+    if not (args.json or args.top or args.all) and len(rows) > TABLE_ROWS:
+        say(f"flopscope: showing the first {TABLE_ROWS} of {len(rows):,} rows; --top N for another number, --all "
+            "for every row (--json and export always have them all)")
+        rows = rows.head(TABLE_ROWS)
+    return _print(report, rows, args.json, args.by, args.sort)
+
+
+def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = None) -> int:
+    for line in warning_lines(report):
+        say(line)
+    if as_json:
+        from ...core.json_rows import write_json_doc
+
+        write_json_doc(run_meta(report), rows, sys.stdout)  # column by column: 100k rows in a second, not 18
+    else:
+        print_report(report, rows, console(), by, sort)
+    return 0
+
+
+def cmd_export(args) -> int:
+    report, rows = _view(args)
+    out = write_table(rows, args.output, meta=run_meta(report), raw_csv=args.raw_csv)
+    for line in warning_lines(report):  # a CSV has no meta to carry them; after the write: a refusal is one line
+        say(line)
+    say(f"wrote {len(rows)} rows to {out}")
+    return 0
+
+
+def cmd_open(args) -> int:
+    """The app in a terminal; with stdin or stdout not a terminal (a script, `> out.txt`), what `report` prints,
+    as `runs` and `diff` decide: the app there would write escape codes into a file and wait for keys forever."""
+    app = interactive(args)
+    if args.path == "-" or _exists(args.path):
+        if not app:
+            with read_progress(not args.json) as progress:
+                report = read_report(args.path, gpu=args.gpu, progress=progress)
+            return _print(report, report.group("name"), args.json)
+        from ..app.app import run_app
+
+        return run_app(args.path, gpu=args.gpu)
+    _refuse_missing_file(args.path)
+    with Store() as store:
+        sweep = load_sweep(args.path, store, print_warning)  # a stored sweep by name
+        # else a stored run by name or id (one-line error if there is none)
+        report = store.load(args.path) if sweep is None else None
+    if sweep is not None:
+        sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
+        if not app:
+            # 0.05: the app's tolerance
+            _show(args.path, sweep, argparse.Namespace(json=args.json, tolerance=0.05, gpu=args.gpu))
+            return 0
+        from ..app.sweep_app import run_sweep_app  # Textual only for the app
+
+        return run_sweep_app(sweep, title=args.path, judged=judged_against(sweep, args.gpu))
+
+    report = with_gpu(report, args.gpu) if args.gpu else report
+    if not app:
+        return _print(report, report.group("name"), args.json)
+    from ..app.app import run_app
+
+    return run_app(args.path, gpu=args.gpu, report=report)
+
+
+def _refuse_missing_file(ref: str) -> None:
+    """A ref that looks like a path (a slash, a report or CSV suffix), exists nowhere and names no stored run or
+    sweep was meant as a file: say "no such file", not "no such run in the store"."""
+    if "/" not in ref and not ref.endswith((".ncu-rep", ".csv")):
+        return
+    with Store() as store:
+        try:
+            if not store.runs(ref).empty:  # a sweep of that name
+                return
+            store.resolve(ref)
+        except FlopscopeError:
+            raise FlopscopeError(ref, "no such file (nor a stored run or sweep of that name)",
+                                 "check the path (`flopscope runs` lists the stored runs)") from None
+
+
+def _judged_lines(lines: list, gpu: str) -> list:
+    """A stored sweep's points judged against --gpu's ceilings (a point on several lines is judged once)."""
+    from dataclasses import replace
+
+    judged: dict[int, Report] = {}
+    for line in lines:
+        for _, report in line.points:
+            if id(report) not in judged:
+                judged[id(report)] = with_gpu(report, gpu)
+    return [replace(line, points=[(value, judged[id(report)]) for value, report in line.points]) for line in lines]
+
+
+def cmd_demo(args) -> int:
+    path = bundled_example()
+    if not interactive(args):
+        return cmd_report(build_parser().parse_args(["report", path, *(["--json"] if args.json else [])]))
+    from ..app.app import run_app
+
+    return run_app(path)

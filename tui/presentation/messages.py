@@ -1,0 +1,18 @@
+"""The CLI's one-line messages on stderr (no rich, no pandas: usage errors print them before anything loads)."""
+
+from __future__ import annotations
+
+import sys
+
+from ...core.display_text import display_text
+
+
+def print_warning(message: str) -> None:
+    """A warning of the engine's (a stored run left out of its sweep, say) as the CLI prints every warning."""
+    say(f"flopscope: warning: {message}")
+
+
+def say(line: str) -> None:
+    """One line on stderr, as every CLI message goes: text from a report or a remote host in it (a kernel
+    name, a path, ncu's output) shown with its control characters escaped (core/display_text.py)."""
+    print(display_text(line), file=sys.stderr, flush=True)

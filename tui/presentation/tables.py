@@ -1,0 +1,84 @@
+"""Plain tables for the CLI (rich, no pandas): what `flopscope gpus`, `runs` and every kernel table print
+through, light enough that `gpus` starts without the engine's data stack."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ...core.display_text import display_text
+from .columns import drop
+from .names import distinct_cuts
+
+
+def console() -> Console:
+    """Rich console for the CLI tables; piped output keeps a wide table instead of rich's 80-column default."""
+    return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One column of a printed table."""
+
+    title: str
+    numeric: bool = True  # right-aligned, and never cut: the column drops whole instead
+    priority: int = 0  # higher drops first when the terminal is narrow; 0 never drops
+    pair: str = ""  # columns with the same pair drop together (A and B of a comparison)
+
+
+_GAP = 2  # rich's padding (0, 1) on both neighbours, without edge padding
+
+
+def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int | None = 0,
+                 flex_min: int | None = None) -> tuple[Table, list[str]]:
+    """A table of `rows` (cells already text) no wider than `width`, and the titles of the columns dropped.
+
+    Every column gets the width of its longest cell, except `flex` (the name), which takes what is left and is
+    ellipsized: rich would otherwise squeeze every column, numbers included, to fit a long C++ name.
+    Every table the CLI prints passes here: text cells (names, paths from a report) show control characters
+    as escapes (`\x1b`), so they can neither drive the terminal nor break a row in two. Numeric cells are
+    flopscope's own formatting: left as they are (1M rows would spend seconds on them).
+    """
+    text = [i for i, s in enumerate(specs) if not s.numeric]
+    rows = [[display_text(c) if i in text else c for i, c in enumerate(row)] for row in rows]
+    natural = [max([cell_len(s.title), *(cell_len(r[i]) for r in rows)]) for i, s in enumerate(specs)]
+    blank = [not any(r[i] for r in rows) for i in range(len(specs))]
+    if flex is not None and flex_min is None:
+        flex_min = min(natural[flex], max(16, width * 2 // 5))
+    keep = _fit(specs, natural, blank, width, flex, flex_min or 0)
+    spare = width - sum(natural[i] for i in keep if i != flex) - _GAP * (len(keep) - 1)
+    table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
+    for i in keep:
+        size = max(min(natural[i], spare), 1) if i == flex else natural[i]
+        table.add_column(specs[i].title, justify="right" if specs[i].numeric else "left", no_wrap=True,
+                         overflow="ellipsis", width=size)
+    if flex in keep and spare < natural[flex]:
+        # Cut here, not by rich: names that differ stay different, and `k<…>` gets no second ellipsis.
+        cuts = distinct_cuts((r[flex] for r in rows), max(spare, 1))
+        rows = [[cuts.get(c, c) if i == flex else c for i, c in enumerate(r)] for r in rows]
+    for row in rows:
+        # Text, not markup: kernel names like `f<T>[with T = float]` must print verbatim.
+        table.add_row(*(Text(row[i]) for i in keep))
+    hidden = [specs[i].pair or specs[i].title for i in range(len(specs)) if i not in keep and not blank[i]]
+    return table, list(dict.fromkeys(hidden))
+
+
+def _fit(specs: list[Spec], natural: list[int], blank: list[bool], width: int, flex: int | None,
+         flex_min: int) -> list[int]:
+    """Indexes of the columns kept, dropped in the app's order (`columns.drop`) until the name has `flex_min`
+    cells."""
+    sizes = [flex_min if i == flex else natural[i] for i in range(len(specs))]
+    return drop([s.priority for s in specs], sizes, width, gap=_GAP, blank={i for i, b in enumerate(blank) if b},
+                pairs=[s.pair for s in specs])
+
+
+def print_hidden(console: Console, hidden: list[str]) -> None:
+    """Say which columns a narrow terminal hid, so a missing column is never mistaken for missing data."""
+    if hidden:
+        console.print(Text(f"Hidden at {console.width} columns: {', '.join(hidden)}; widen or use --json",
+                           style="dim"))
