@@ -13,6 +13,7 @@ read-only or full disk only means no entry. `FLOPSCOPE_NO_CACHE=1` (the CLI's `-
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -47,6 +48,18 @@ def cache_folder() -> Path | None:
     return folder
 
 
+@functools.cache
+def readers_code() -> str:
+    """A digest of the code that makes a cached table (the readers and the metric vocabulary they keep): a
+    table read by other code, an older flopscope or a working copy being edited, is never handed back."""
+    here = Path(__file__).parent
+    digest = hashlib.sha256()
+    for source in sorted([*(here / "readers").glob("*.py"), here / "ncu_metrics.py", here / "units.py"]):
+        digest.update(source.name.encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def entry_for(path: Path) -> Path | None:
     """Where the table of `path` is (or would be) cached; None when it is not worth caching or cannot be."""
     try:
@@ -58,7 +71,7 @@ def entry_for(path: Path) -> Path | None:
     folder = cache_folder()
     if folder is None:
         return None
-    key = json.dumps([str(path.resolve()), info.st_size, info.st_mtime_ns, info.st_ino, __version__])
+    key = json.dumps([str(path.resolve()), info.st_size, info.st_mtime_ns, info.st_ino, __version__, readers_code()])
     return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.parquet"
 
 

@@ -86,6 +86,16 @@ def test_a_changed_report_is_read_again(report, cache_on, monkeypatch):
     assert len(calls) == 2
 
 
+def test_a_table_read_by_other_reader_code_is_read_again(report, cache_on, monkeypatch):
+    """A cache written by another flopscope (or a working copy being edited) is never handed back: its key
+    holds a digest of the readers' code."""
+    calls = _count_reads(monkeypatch)
+    read_metrics(report)
+    monkeypatch.setattr(table_cache, "readers_code", lambda: "other-code")
+    read_metrics(report)
+    assert len(calls) == 2
+
+
 def test_no_cache_bypasses_it(report, cache_on, monkeypatch):
     calls = _count_reads(monkeypatch)
     monkeypatch.setenv(table_cache.NO_CACHE_ENV, "1")
