@@ -152,8 +152,14 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
         except FlopscopeError as err:
             pending.stop(err.line())
             return
+        try:
+            transport.connect()
+            reachable = True
+        except FlopscopeError:  # its first point says so and hands itself back (_one_point), with no second wait
+            reachable = False
         try:  # no ncu, counters for admins only: this host takes no point, the others take them
-            preflight(transport, template.ncu)
+            if reachable:
+                preflight(transport, template.ncu)
         except FlopscopeError as err:
             store.close()
             lost.append(f"{transport.host}: {err.line()}")

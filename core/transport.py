@@ -210,6 +210,7 @@ class SshTransport:
                  ssh: str = "ssh") -> None:
         check_host(host)
         self.host = host
+        self._no_answer: str | None = None  # ssh's stderr when the connection check failed (see connect)
         self._control = _control_dir()
         self._base = [ssh, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect_timeout}",
                       "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=3",
@@ -249,8 +250,11 @@ class SshTransport:
         """One connection check before anything else is asked of the host, so that a host that does not answer
         costs one ConnectTimeout, not one per question asked of it (three, 33 s at the default, before). The
         connection it opens is the ControlMaster every later command of the profile reuses."""
+        if self._no_answer is not None:  # asked again (a sweep's worker, then its first point): not waited for twice
+            raise self._unreachable(self._no_answer)
         done = self.output(["true"])
         if done.returncode != 0:
+            self._no_answer = done.stderr
             raise self._unreachable(done.stderr)
 
     def _unreachable(self, stderr: str) -> FlopscopeError:

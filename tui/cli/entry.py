@@ -11,14 +11,28 @@ take one. The main thread then unblocks them for itself.
 from __future__ import annotations
 
 import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
-def main() -> int:
+@contextmanager
+def stop_signals_blocked() -> Iterator[None]:
+    """Imports that may start native threads go inside this, in the main thread: the threads inherit the block.
+    A stop signal that arrives meanwhile waits, and is taken by the main thread once this ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
-        from .main import main as cli_main
+        yield
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+def main() -> int:
+    with stop_signals_blocked():
+        from .main import main as cli_main
     return cli_main()

@@ -14,6 +14,7 @@ from importlib import import_module
 from ...core.errors import FlopscopeError
 from ..presentation.messages import say
 from .args import build_parser, split_command
+from .entry import stop_signals_blocked
 
 __all__ = ["COMMANDS", "build_parser", "bundled_example", "main"]
 
@@ -81,7 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     restore = _stop_on_signals()
     try:
         module, name = COMMANDS[args.command]
-        return getattr(import_module(f".{module}", __package__), name)(args)
+        with stop_signals_blocked():  # the command's imports start native threads (pyarrow, BLAS): see entry.py
+            run = getattr(import_module(f".{module}", __package__), name)
+        return run(args)
     except FlopscopeError as err:
         say(f"flopscope: {err.line()}")
         return 2
