@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from flopscope.tui.app.app import FlopscopeApp
-from flopscope.tui.presentation.read_progress import ReadProgress, progress_line
+from flopscope.tui.presentation.read_progress import ReadProgress, after_seconds, progress_line
 
 from ..conftest import settle
 
@@ -48,6 +48,14 @@ def test_progress_line_says_launches_rate_and_time_left():
     assert progress_line(0, 0, 0.0) == "0 launches"
 
 
+def test_the_wait_before_progress_is_half_a_second_unless_set(monkeypatch):
+    monkeypatch.delenv("FLOPSCOPE_PROGRESS_AFTER", raising=False)
+    assert after_seconds() == 0.5
+    for value, expected in (("0", 0.0), ("2.5", 2.5), ("-1", 0.0), ("soon", 0.5)):
+        monkeypatch.setenv("FLOPSCOPE_PROGRESS_AFTER", value)
+        assert after_seconds() == expected
+
+
 def test_progress_is_drawn_late_and_throttled():
     now = [0.0]
     drawn: list[str] = []
@@ -66,6 +74,8 @@ def _in_terminal(argv: list[str], interrupt_when: bytes | None = None, timeout: 
     pid, fd = pty.fork()
     if pid == 0:  # the child: flopscope on the terminal
         os.environ["COLUMNS"] = "150"
+        # From the first launch: a faster machine reads this report in under the default half second (CI did).
+        os.environ["FLOPSCOPE_PROGRESS_AFTER"] = "0"
         os.execv(sys.executable, [sys.executable, "-m", "flopscope.tui.cli", *argv])
     out = b""
     deadline = time.monotonic() + timeout
@@ -104,7 +114,8 @@ def test_a_long_read_shows_progress_on_a_terminal_then_the_table(big):
 def test_no_progress_when_stderr_is_not_a_terminal(big):
     path, _ = big
     done = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", "--no-cache", "--top", "1",
-                           str(path)], capture_output=True, text=True, timeout=120)
+                           str(path)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "FLOPSCOPE_PROGRESS_AFTER": "0"})
     assert done.returncode == 0, done.stderr
     assert "launches" not in done.stderr and "\r" not in done.stderr and "\x1b" not in done.stderr
 
@@ -128,6 +139,7 @@ def test_ctrl_c_stops_a_long_read_in_one_line(big):
 async def test_the_app_shows_progress_then_the_table(big, monkeypatch):
     path, launches = big
     monkeypatch.setenv("FLOPSCOPE_NO_CACHE", "1")  # read it, not an earlier test's cached table
+    monkeypatch.setenv("FLOPSCOPE_PROGRESS_AFTER", "0")
     app = FlopscopeApp(path, by="launch")
     seen: list[str] = []
     async with app.run_test(size=(120, 30)) as pilot:

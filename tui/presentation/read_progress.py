@@ -5,6 +5,7 @@ on stderr, the app on its loading screen. Both see the same words."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
@@ -27,15 +28,27 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 60} min {seconds % 60:02d} s"
 
 
+AFTER_ENV = "FLOPSCOPE_PROGRESS_AFTER"
+
+
+def after_seconds() -> float:
+    """How long a read runs before its progress shows: FLOPSCOPE_PROGRESS_AFTER seconds (0: from the first
+    launch), half a second by default, so a quick read shows nothing and nothing flickers."""
+    try:
+        return max(float(os.environ.get(AFTER_ENV, "0.5")), 0.0)
+    except ValueError:
+        return 0.5
+
+
 class ReadProgress:
     """A progress callback for the readers that draws `progress_line` through `draw`, at most every `every_s`
-    seconds and only once the read has taken `after_s` (a quick read shows nothing, so nothing flickers)."""
+    seconds and only once the read has taken `after_s` (`after_seconds()` unless given)."""
 
-    def __init__(self, draw: Callable[[str], None], every_s: float = 0.1, after_s: float = 0.5,
+    def __init__(self, draw: Callable[[str], None], every_s: float = 0.1, after_s: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.draw, self.every_s, self.clock = draw, every_s, clock
         self.start = clock()
-        self.next_at = self.start + after_s
+        self.next_at = self.start + (after_seconds() if after_s is None else after_s)
         self.drawn = False
 
     def __call__(self, done: int, total: int) -> None:
