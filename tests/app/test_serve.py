@@ -129,6 +129,22 @@ async def test_no_token_a_wrong_token_and_a_websocket_without_the_session_are_re
     assert refused.value.status == 403
 
 
+async def test_static_files_and_downloads_want_the_session_too(served):
+    """textual.js, its fonts and /download are served to the session only: none of it without the token's
+    cookie (textual-serve itself guards nothing)."""
+    url, port = served
+    base = f"http://localhost:{port}"
+    guarded = [f"{base}/static/js/textual.js", f"{base}/static/", f"{base}/download/any-key", f"{base}/nothing"]
+    for path in guarded:
+        assert await _status(path) == 403, path
+        assert await _status(path, cookies={"flopscope_session": "not-the-session"}) == 403, path
+    async with aiohttp.ClientSession() as http:
+        async with http.get(url) as answer:  # the token sets the cookie
+            assert answer.status == 200
+        async with http.get(f"{base}/static/js/textual.js") as answer:  # what the page itself loads
+            assert answer.status == 200 and "Terminal" in await answer.text()
+
+
 def _serve(*args: str, home, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "serve", *args], capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, "FLOPSCOPE_HOME": str(home)})

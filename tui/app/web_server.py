@@ -3,9 +3,10 @@ behind a one-time token.
 
 textual-serve has no authentication, and every websocket to it starts a process that reads the user's reports,
 so: the printed URL carries a random token that `/` accepts once, answering with a session cookie (HttpOnly,
-SameSite=Strict, so no other site's page can use it); `/ws` (whose URL textual.js builds itself, so no token can
-ride on it) wants that cookie and, where the browser says one, our own Origin. Only textual-serve's public
-methods are overridden. The token never reaches a command line (`ps` shows those to every user)."""
+SameSite=Strict, so no other site's page can use it); every other route (`/ws`, `/static`, `/download`: URLs
+textual.js builds itself, so no token can ride on them) wants that cookie, checked in one middleware, so a route
+a later textual-serve adds is guarded too; `/ws` also wants, where the browser says one, our own Origin. The
+token never reaches a command line (`ps` shows those to every user)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,19 @@ class TokenServer(Server):
     def _has_session(self, request: web.Request) -> bool:
         return hmac.compare_digest(request.cookies.get(COOKIE, ""), self.session)
 
+    async def _make_app(self) -> web.Application:
+        # textual-serve's own method (pinned <1.2 in pyproject): its routes, then our guard in front of them all
+        app = await super()._make_app()
+        app.middlewares.append(self._guard)
+        return app
+
+    @web.middleware
+    async def _guard(self, request: web.Request, handler) -> web.StreamResponse:
+        """Only `/` (which checks the token itself) is open without the session cookie."""
+        if request.path != "/" and not self._has_session(request):
+            raise web.HTTPForbidden(text="flopscope serve: no session (open the printed URL first)")
+        return await handler(request)
+
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
         given = request.query.get("token", "")
         if self.token is not None and hmac.compare_digest(given, self.token):
@@ -51,8 +65,6 @@ class TokenServer(Server):
         return response
 
     async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
-        if not self._has_session(request):
-            raise web.HTTPForbidden(text="flopscope serve: no session")
         origin = request.headers.get("Origin")
         if origin is not None and origin != self.public_url:  # another site's page (websocket hijacking)
             raise web.HTTPForbidden(text="flopscope serve: foreign origin")
