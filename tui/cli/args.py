@@ -104,13 +104,9 @@ def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> None:
     if many_hosts:
-        p.add_argument("--host", action="append", default=[],
-                       help="run on HOST through ssh; repeat to spread points over hosts, one at a time each")
+        _ssh_args(p, "run on HOST through ssh; repeat to spread points over hosts, one at a time each", many=True)
     else:
-        p.add_argument("--host", help="run on HOST through the system ssh (its ~/.ssh/config applies)")
-    p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
-    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
-                   help="ssh connect timeout in seconds (default 10)")
+        _ssh_args(p, "run on HOST through the system ssh (its ~/.ssh/config applies)")
     p.add_argument("--ncu", default="ncu", metavar="PATH", help="ncu on the target (default: ncu on PATH)")
     p.add_argument("--remote-cwd", metavar="DIR", help="working directory of COMMAND on the target")
     p.add_argument("--env", action="append", default=[], metavar="K=V", help="environment for COMMAND (repeat)")
@@ -139,6 +135,17 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
         'print the analysis as one JSON object, {"analyses": [...]} (and "runs": how each profiled point went), '
         "instead of the app"
         if many_hosts else "print the final report as one JSON object (meta and rows) instead of the app"))
+
+
+def _ssh_args(p: argparse.ArgumentParser, host_help: str, many: bool = False) -> None:
+    """--host (repeatable with `many`), --ssh-config and --connect-timeout: every command that reaches a host."""
+    if many:
+        p.add_argument("--host", action="append", default=[], help=host_help)
+    else:
+        p.add_argument("--host", help=host_help)
+    p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
+    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
+                   help="ssh connect timeout in seconds (default 10)")
 
 
 def whole(least: int, hint: str = ""):
@@ -271,10 +278,7 @@ def _check_command(sub: argparse._SubParsersAction) -> None:
 def _doctor_command(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="check a host before profiling: ncu and its driver, GPUs, counter "
                        "permission, container, writable folders, torch; each problem with its fix")
-    p.add_argument("--host", help="check HOST through the system ssh (its ~/.ssh/config applies)")
-    p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
-    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
-                   help="ssh connect timeout in seconds (default 10)")
+    _ssh_args(p, "check HOST through the system ssh (its ~/.ssh/config applies)")
     p.add_argument("--ncu", default="ncu", metavar="PATH", help="ncu on the target (default: ncu on PATH)")
     p.add_argument("--json", action="store_true", help='one JSON object: {"host", "ok", "checks": [{"name", '
                    '"status", "detail", "fix"}]}')
@@ -283,10 +287,7 @@ def _doctor_command(sub: argparse._SubParsersAction) -> None:
 def _ceilings_command(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ceilings", help="measure this node's DRAM, L2, FMA and GEMM ceilings with torch (a few "
                        "seconds, clocks untouched) and store them per host, GPU and driver; --list shows them")
-    p.add_argument("--host", help="measure on HOST through the system ssh (its ~/.ssh/config applies)")
-    p.add_argument("--ssh-config", metavar="FILE", help="an ssh config file to use instead of ~/.ssh/config")
-    p.add_argument("--connect-timeout", type=whole(1), default=10, metavar="S",
-                   help="ssh connect timeout in seconds (default 10)")
+    _ssh_args(p, "measure on HOST through the system ssh (its ~/.ssh/config applies)")
     p.add_argument("--device", type=whole(0), default=0, metavar="N", help="CUDA device index (default 0)")
     p.add_argument("--list", action="store_true", help="show the stored measurements (of --host) instead of "
                    "measuring")
