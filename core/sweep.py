@@ -116,11 +116,13 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
               resume: bool = False, env: dict[str, str] | None = None, cwd: str | None = None,
               gpu: str | None = None, on_point: Callable[[PointResult], None] = lambda r: None,
               on_event: Callable = lambda host, event: None,
+              on_state: Callable = lambda point, host, state: None,
               on_host_lost: Callable[[str, str], None] = lambda host, reason: None) -> list[PointResult]:
     """Profile every point, at most one at a time per transport (host), all hosts at once.
 
     A host that cannot be reached (or whose connection drops) is dropped and its point goes back to the
-    others; a store that cannot be written stops the sweep. Every point ends with exactly one result."""
+    others; a store that cannot be written stops the sweep. Every point ends with exactly one result.
+    `on_state(point, host, state)`: a point's Slurm job was queued, started or ended (core/slurm.py)."""
     env = env or {}
     results: list[PointResult] = []
     todo = []
@@ -168,7 +170,8 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
         host_template = dataclasses.replace(template)  # this host's GPU: its tensor counters, asked once
         with store:
             while (point := pending.take()) is not None:
-                result = _one_point(host_template, point, transport, store, sweep, env, cwd, gpu, on_event)
+                result = _one_point(host_template, point, transport, store, sweep, env, cwd, gpu, on_event,
+                                    on_state)
                 if result.lost:
                     pending.done(again=point)
                     lost.append(f"{transport.host}: {result.error}")
@@ -210,12 +213,16 @@ def _wait(finished: list[threading.Event], seconds: float | None) -> None:
         event.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
 
-def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, on_event) -> PointResult:
+def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, on_event,
+               on_state=lambda point, host, state: None) -> PointResult:
     """Profile and store one point; never raises: whatever goes wrong is this point's one-line error."""
     opts = dataclasses.replace(template, command=substitute(template.command, point),
                                nvtx_include=list(template.nvtx_include), ncu_args=list(template.ncu_args))
     label = sweep + "-" + folder_name("-".join(f"{k}={v}" for k, v in point.items()))  # values may hold a `/`
     failed = PointResult(point, "failed", host=transport.host)
+
+    def watch(job) -> None:  # a Slurm job says when it is queued, running and over; a process never calls it
+        job.on_state = lambda state: on_state(point, transport.host, state)
     try:
         run_dir: Path = new_run_dir(label, opts.command)
     except FlopscopeError as err:  # the data folder: every later point would fail the same way
@@ -224,7 +231,7 @@ def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, o
     try:
         result = profile(opts, transport, run_dir, on_event=lambda e: on_event(transport.host, e),
                          env={k: substitute([v], point)[0] for k, v in env.items()},
-                         cwd=substitute([cwd], point)[0] if cwd else None, gpu=gpu)
+                         cwd=substitute([cwd], point)[0] if cwd else None, gpu=gpu, on_process=watch)
         name = store.save_unique(result.report, run_dir.name, kind="sweep", sweep=sweep, params=point,
                                  host=transport.host, command=opts.command)
         return PointResult(point, "stored", run=name, host=transport.host, notes=list(result.notes),

@@ -61,8 +61,8 @@ class Job:
     def __init__(self, proc: subprocess.Popen, stop, exit_mark: str | None = None) -> None:
         self._proc, self._stop, self._mark = proc, stop, exit_mark
         self._status: int | None = None
-        with _LOCK:
-            _JOBS.add(self)
+        self.on_state = lambda state: None  # heard from a scheduler's job only (core/slurm.py)
+        track(self)
 
     @property
     def stdout(self) -> Iterator[str]:
@@ -77,8 +77,7 @@ class Job:
 
     def wait(self, timeout: float | None = None) -> int:
         code = self._proc.wait(timeout)
-        with _LOCK:
-            _JOBS.discard(self)
+        untrack(self)
         return self._status if self._status is not None else code
 
     @property
@@ -92,7 +91,7 @@ class Job:
 
     def terminate(self) -> None:
         if self._proc.poll() is None:
-            _STOPPED_RUNNING.set()
+            stopped_running()
             self._stop()
 
 
@@ -100,6 +99,22 @@ _JOBS: set[Job] = set()
 _LOCK = threading.RLock()  # re-entrant: stop_all also runs from signal handlers
 _STOPPING = threading.Event()
 _STOPPED_RUNNING = threading.Event()  # a job (ncu and its program) was stopped while it ran
+
+
+def track(job) -> None:
+    """A job stop_all stops: a process here or on a host (Job), a Slurm job (core/slurm.py)."""
+    with _LOCK:
+        _JOBS.add(job)
+
+
+def untrack(job) -> None:
+    with _LOCK:
+        _JOBS.discard(job)
+
+
+def stopped_running() -> None:
+    """A job is being stopped while it runs (see stopped_running_job)."""
+    _STOPPED_RUNNING.set()
 
 
 def stopped_running_job() -> bool:
@@ -121,7 +136,7 @@ def stopping() -> bool:
     return _STOPPING.is_set()
 
 
-def _refuse_when_stopping() -> None:
+def refuse_when_stopping() -> None:
     if _STOPPING.is_set():
         raise FlopscopeError("flopscope", "stopped", "run the command again")
 
@@ -131,7 +146,7 @@ class LocalTransport:
 
     def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> Job:
         check_env(env or {})
-        _refuse_when_stopping()
+        refuse_when_stopping()
         try:
             # A session of its own: a stop reaches the program ncu started, not just ncu.
             proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
@@ -224,7 +239,7 @@ class SshTransport:
         return [*self._base, self.host, "--", "sh -s"]
 
     def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> Job:
-        _refuse_when_stopping()
+        refuse_when_stopping()
         mark = f"FLOPSCOPE-EXIT-{secrets.token_hex(8)}:"
         cd = f"cd -- {shlex.quote(cwd)} || exit 125\n" if cwd else ""
         script = _WATCHED.format(cd=cd, command=shlex.join([*env_argv(env or {}), *argv]), mark=mark)

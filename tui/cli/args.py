@@ -198,6 +198,18 @@ def _sweep_command(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--param-from-name", metavar="REGEX", help=r"parameter value from file/run names, e.g. 'bs(\d+)'")
     p.add_argument("--tolerance", type=_tolerance, default=0.05,
                    help="allowed per-sample FLOP drift, a fraction (default 0.05)")
+    _slurm_args(p)
+
+
+def _slurm_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--slurm", action="store_true", help="submit each point as a Slurm batch job (sbatch), here or "
+                   "on the login node --host; shows each job queued/running/done, Ctrl-C cancels them (scancel)")
+    p.add_argument("--partition", metavar="P", help="with --slurm: sbatch's --partition")
+    p.add_argument("--gres", metavar="GRES", help="with --slurm: sbatch's --gres, e.g. gpu:1")
+    p.add_argument("--time", metavar="T", help="with --slurm: sbatch's --time, each point's limit, e.g. 30:00")
+    p.add_argument("--account", metavar="A", help="with --slurm: sbatch's --account")
+    p.add_argument("--sbatch-args", default="", metavar="ARGS", help="with --slurm: more sbatch options, as one "
+                   "string, e.g. '--qos=debug --constraint=h100'")
 
 
 def _tolerance(text: str) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 import time
 from contextlib import ExitStack
@@ -21,6 +22,7 @@ from ...core.ncu_progress import describe
 from ...core.report import with_gpu
 from ...core.runs import data_home
 from ...core.scaling import Slice, slices, sweep_points
+from ...core.slurm import JOBS_AT_ONCE, SlurmOptions, SlurmTransport
 from ...core.store import Store
 from ...core.sweep import parse_params, points, run_sweep, substitute, unused_params
 from ...core.transport import LocalTransport, SshTransport
@@ -56,6 +58,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def _profile_points(args) -> tuple[list[Slice], str, int, list]:
     params = parse_params(args.param)
+    slurm_only(args)
     if not params:
         raise FlopscopeError("sweep", "no --param given", "e.g. --param batch_size=1,8,16 -- python x.py {batch_size}")
     if args.resume and not args.sweep_name:
@@ -112,10 +115,8 @@ def _check_new_sweep(sweep: str | None, resume: bool) -> None:
 
 def _run(args, template, params: dict, env: dict, sweep: str) -> list:
     """Profile every point with a progress bar (a terminal) or one line per point (a pipe)."""
-    hosts = args.host or [None]
-    transports = [SshTransport(h, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config) if h
-                  else LocalTransport() for h in hosts]
     total = len(points(params))
+    transports, opened = _transports(args, total)
     done = [0]
     err = Console(stderr=True, highlight=False)
     bar = Progress(TextColumn("sweep {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -139,6 +140,9 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
         if event.kind == "kernel":
             progress(f"    {host}: {describe(event)}")
 
+    def on_state(point, host, state) -> None:
+        progress(f"    {fmt.params(point)}: {state.text}")
+
     def on_host_lost(host, reason) -> None:
         progress(f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts take its "
                  "points")
@@ -146,14 +150,55 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
     try:
         with bar:
             return run_sweep(template, params, transports, sweep, resume=args.resume, env=env, cwd=args.remote_cwd,
-                             gpu=args.gpu, on_point=on_point, on_event=on_event, on_host_lost=on_host_lost)
+                             gpu=args.gpu, on_point=on_point, on_event=on_event, on_state=on_state,
+                             on_host_lost=on_host_lost)
     except KeyboardInterrupt:  # the points under way were stopped and their unfinished run folders removed
         say(f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
               "points not stored yet")
         raise
     finally:
-        for t in transports:
+        for t in opened:
             t.close()
+
+
+def _transports(args, total: int) -> tuple[list, list]:
+    """What run_sweep spreads the points over, and what to close afterwards: a transport per --host (or this
+    machine); with --slurm, one Slurm transport per job kept submitted at once, all through the one login node
+    (or this machine)."""
+    options = _slurm_options(args) if args.slurm else None
+    hosts = args.host or [None]
+    direct = [SshTransport(h, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config) if h
+              else LocalTransport() for h in hosts]
+    if options is None:
+        return direct, direct
+    jobs = [SlurmTransport(direct[0], options) for _ in range(min(total, JOBS_AT_ONCE))]
+    try:
+        jobs[0].connect()  # an unknown partition, account or time: refused before any point runs
+    except FlopscopeError:
+        direct[0].close()
+        raise
+    return jobs, direct
+
+
+def _slurm_options(args) -> SlurmOptions:
+    if len(args.host) > 1:
+        raise FlopscopeError("--slurm", "the jobs are submitted through one login node, and --host is given "
+                             f"{len(args.host)} times", "pass --host once (the scheduler spreads the points)")
+    try:
+        extra = shlex.split(args.sbatch_args)
+    except ValueError as err:
+        raise FlopscopeError(f"--sbatch-args {args.sbatch_args}", f"cannot be split into arguments ({err})",
+                             "quote it as a shell would, e.g. --sbatch-args '--qos=debug'") from None
+    return SlurmOptions(args.partition, args.gres, args.time, args.account, extra)
+
+
+def slurm_only(args) -> None:
+    """--partition, --gres, --time, --account and --sbatch-args without --slurm would be ignored: refused."""
+    given = [name for name in ("partition", "gres", "time", "account", "sbatch_args") if getattr(args, name)]
+    if given and not args.slurm:
+        flag = "--" + given[0].replace("_", "-")
+        raise FlopscopeError(flag, "is an sbatch option, and this sweep does not use Slurm",
+                             f"add --slurm to submit each point as a Slurm job, or leave {flag} out")
 
 
 def _from_sources(args) -> list[Slice]:

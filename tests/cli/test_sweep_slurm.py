@@ -1,0 +1,124 @@
+"""`flopscope sweep --slurm` on a real private one-node Slurm cluster (tests/helpers/slurm.py), each point's ncu
+the stand-in: points run as jobs and are stored as SSH sweep points are, with the same analysis; their states
+show as they change; --resume submits only the points not stored; a stopped sweep leaves no job in the queue;
+hostile values run nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from ..helpers.cli import CLI
+from ..helpers.profile import make_ncu
+from ..helpers.slurm import start_slurm
+from ..helpers.sweep import cli
+
+ACTIVE = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    cluster = start_slurm(tmp_path_factory.mktemp("slurm"))
+    yield cluster
+    cluster.stop()
+
+
+def _env(cluster, tmp_path) -> dict:
+    """The cluster's SLURM_CONF, a HOME of the test's own (the jobs' work folders are made there), fast polls."""
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return {"SLURM_CONF": cluster.env["SLURM_CONF"], "HOME": str(tmp_path / "home"), "FLOPSCOPE_SLURM_POLL": "0.1"}
+
+
+def _runs(tmp_path, sweep: str) -> list[dict]:
+    return json.loads(cli("runs", "--sweep", sweep, "--json", home=tmp_path / "store").stdout)
+
+
+def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_submits_only_the_rest(cluster,
+                                                                                                  tmp_path):
+    ncu = make_ncu(tmp_path)
+    env = _env(cluster, tmp_path)
+    before = len(cluster.jobs())
+    out = cli("sweep", "--slurm", "--partition", "debug", "--time", "5:00", "--param", "n=1,2", "--ncu", ncu,
+              "--sweep-name", "onslurm", "--json", "--", "echo", "{n}", home=tmp_path / "store", env=env)
+    assert out.returncode == 0, out.stderr
+    assert "2 of 2 point(s) stored" in out.stderr
+    for n in (1, 2):  # each point's job said it was running, then that it completed, as it happened
+        running = re.search(rf"^    n={n}: job (\d+) running on testnode$", out.stderr, re.M)
+        assert running, out.stderr
+        assert re.search(rf"^    n={n}: job {running.group(1)} completed$", out.stderr[running.end():], re.M)
+    stored = _runs(tmp_path, "onslurm")
+    assert sorted(r["params"]["n"] for r in stored) == ["1", "2"] and {r["host"] for r in stored} == {"slurm"}
+    assert len(cluster.jobs("COMPLETED")) >= 2 and len(cluster.jobs()) == before + 2
+    assert not list((tmp_path / "home" / ".cache" / "flopscope").iterdir())  # work folders removed
+
+    local = cli("sweep", "--param", "n=1,2", "--ncu", ncu, "--sweep-name", "localsweep", "--json", "--", "echo",
+                "{n}", home=tmp_path / "store")
+    assert local.returncode == 0, local.stderr
+    on_slurm = json.loads(out.stdout)["analyses"]
+    here = json.loads(json.dumps(json.loads(local.stdout)["analyses"]).replace("localsweep", "onslurm"))
+    assert on_slurm == here and on_slurm[0]["points"]  # same points, fits and findings as a sweep profiled here
+
+    resumed = cli("sweep", "--slurm", "--partition", "debug", "--param", "n=1,2,3", "--ncu", ncu, "--sweep-name",
+                  "onslurm", "--resume", "--", "echo", "{n}", home=tmp_path / "store", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr.count("already stored, skipped") == 2
+    assert len(cluster.jobs()) == before + 3  # one job more: the point not stored yet
+    assert sorted(r["params"]["n"] for r in _runs(tmp_path, "onslurm")) == ["1", "2", "3"]
+
+
+def test_a_stopped_sweep_cancels_its_jobs(cluster, tmp_path):
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "store"), **_env(cluster, tmp_path)}
+    proc = subprocess.Popen([*CLI, "sweep", "--slurm", "--param", "n=40,41,42", "--ncu", make_ncu(tmp_path),
+                             "--sweep-name", "stopped", "--no-tui", "--", "sleep", "{n}"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    seen = []
+    for line in proc.stderr:  # stopped once a job runs
+        seen.append(line)
+        if "running on" in line:
+            break
+    assert cluster.jobs(*ACTIVE), "".join(seen)
+    proc.send_signal(signal.SIGTERM)
+    rest = proc.stderr.read()
+    assert proc.wait(30) != 0
+    assert "stopped" in rest and "Traceback" not in rest, rest
+    assert cluster.jobs(*ACTIVE) == []  # scancel'ed, not left to sleep on
+    assert len(cluster.jobs("CANCELLED")) >= 1
+    listed = cli("runs", "--json", home=tmp_path / "store")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr  # nothing half-stored
+
+
+def test_hostile_values_run_nothing(cluster, tmp_path):
+    sentinel = tmp_path / "SENTINEL"
+    env = _env(cluster, tmp_path)
+    before = len(cluster.jobs())
+    hostile = f"x;$(touch {sentinel})\n`touch {sentinel}`"
+    for flag in ("--partition", "--time", "--gres"):  # (this cluster keeps no accounts: any --account goes)
+        out = cli("sweep", "--slurm", flag, hostile, "--param", "n=1",
+                  "--ncu", make_ncu(tmp_path), "--", "echo", "{n}", home=tmp_path / "store", env=env)
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert out.stderr.startswith("flopscope: --slurm: sbatch on this machine refused the job"), out.stderr
+    assert len(cluster.jobs()) == before  # refused before any job was submitted
+    seen = tmp_path / "seen.txt"
+    program = f"import sys; open({str(seen)!r}, 'a').write(sys.argv[1] + '\\n')"
+    value = f"$(touch {sentinel});`touch {sentinel}`"
+    out = cli("sweep", "--slurm", "--account", hostile, "--sbatch-args", f"--comment='{hostile}'",
+              "--param", f"v={value},'; touch {sentinel}'", "--ncu", make_ncu(tmp_path),
+              "--remote-cwd", str(tmp_path), "--env", f"X=$(touch {sentinel})", "--", sys.executable, "-c", program,
+              "{v}", home=tmp_path / "store", env=env)
+    assert out.returncode == 0, out.stderr
+    assert sorted(seen.read_text().splitlines()) == sorted([value, f"'; touch {sentinel}'"])
+    assert not sentinel.exists()
+
+
+def test_slurm_options_without_slurm_and_two_login_nodes_are_refused(tmp_path):
+    out = cli("sweep", "--partition", "gpu", "--param", "n=1", "--", "echo", "{n}", home=tmp_path)
+    assert out.returncode == 2 and out.stderr.startswith("flopscope: --partition: is an sbatch option"), out.stderr
+    out = cli("sweep", "--slurm", "--host", "a", "--host", "b", "--param", "n=1", "--", "echo", "{n}", home=tmp_path)
+    assert out.returncode == 2 and "pass --host once" in out.stderr, out.stderr
