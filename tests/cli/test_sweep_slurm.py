@@ -17,6 +17,7 @@ import pytest
 from ..helpers.cli import CLI
 from ..helpers.profile import make_ncu
 from ..helpers.slurm import start_slurm
+from ..helpers.sshd import start_sshd
 from ..helpers.sweep import cli
 
 ACTIVE = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING")
@@ -70,6 +71,23 @@ def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_subm
     assert resumed.stderr.count("already stored, skipped") == 2
     assert len(cluster.jobs()) == before + 3  # one job more: the point not stored yet
     assert sorted(r["params"]["n"] for r in _runs(tmp_path, "onslurm")) == ["1", "2", "3"]
+
+
+def test_jobs_are_submitted_on_a_login_node_over_ssh(cluster, tmp_path):
+    login = start_sshd(tmp_path / "sshd", alias="login", set_env={
+        "SLURM_CONF": cluster.env["SLURM_CONF"], "FLOPSCOPE_REAL_NCU": os.environ.get("FLOPSCOPE_REAL_NCU", "")})
+    try:
+        out = cli("sweep", "--slurm", "--host", "login", "--ssh-config", login.config, "--param", "n=1,2",
+                  "--ncu", make_ncu(tmp_path), "--sweep-name", "vialogin", "--", "echo", "{n}",
+                  home=tmp_path / "store", env={"SLURM_CONF": "/nonexistent", "FLOPSCOPE_SLURM_POLL": "0.1"})
+    finally:
+        login.stop()
+    assert "2 of 2 point(s) stored" in out.stderr, out.stderr
+    for n in (1, 2):  # each point's state, read over SSH (a short job may end between two reads: no RUNNING)
+        assert re.search(rf"^    n={n}: job \d+ (queued|running on testnode)", out.stderr, re.M), out.stderr
+        assert re.search(rf"^    n={n}: job \d+ completed$", out.stderr, re.M), out.stderr
+    stored = _runs(tmp_path, "vialogin")
+    assert sorted(r["params"]["n"] for r in stored) == ["1", "2"] and {r["host"] for r in stored} == {"slurm@login"}
 
 
 def test_a_stopped_sweep_cancels_its_jobs(cluster, tmp_path):

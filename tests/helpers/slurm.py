@@ -4,6 +4,7 @@ node with 4 CPUs, everything (config, state, logs, munge key and socket) in one 
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import shutil
@@ -69,11 +70,18 @@ class SlurmCluster:
     def jobs(self, *states: str) -> list[str]:
         """`squeue`'s lines (id and state) for this user's jobs, all states when none is named."""
         done = subprocess.run(["squeue", "-h", "-u", getpass.getuser(), "-t", ",".join(states) or "all",
-                               "-o", "%i %T"], capture_output=True, text=True, env=self.env, check=True)
+                               "-o", "%i %T"], capture_output=True, text=True, env=self.env, timeout=30)
+        assert done.returncode == 0, done.stderr
         return done.stdout.split("\n")[:-1]
 
     def stop(self) -> None:
+        """Cancel every job and wait for them to end (a job's slurmstepd outlives a stopped slurmd), then stop
+        the daemons."""
         subprocess.run(["scancel", "--user", getpass.getuser()], env=self.env, capture_output=True)
+        deadline = time.monotonic() + 15
+        with contextlib.suppress(AssertionError, subprocess.TimeoutExpired):  # slurmctld gone: nothing to wait for
+            while time.monotonic() < deadline and self.jobs("PENDING", "CONFIGURING", "RUNNING", "COMPLETING"):
+                time.sleep(0.2)
         for proc in reversed(self.processes):
             proc.terminate()
         for proc in reversed(self.processes):

@@ -51,9 +51,11 @@ class SshServer:
         self.process.wait(timeout=10)
 
 
-def start_sshd(root: Path, alias: str = "gpubox", force_command: str | None = None) -> SshServer:
+def start_sshd(root: Path, alias: str = "gpubox", force_command: str | None = None,
+               set_env: dict[str, str] | None = None) -> SshServer:
     """`force_command`: what sshd runs instead of the login shell (it finds the client's command line in
-    $SSH_ORIGINAL_COMMAND), to stand for login shells and login scripts of other hosts."""
+    $SSH_ORIGINAL_COMMAND), to stand for login shells and login scripts of other hosts. `set_env`: variables
+    every session gets (a login node's SLURM_CONF)."""
     if not SSHD.exists():
         pytest.skip("OpenSSH server not installed (Debian package openssh-server; .ci/run installs it)")
     root.mkdir(parents=True, exist_ok=True)
@@ -69,7 +71,8 @@ def start_sshd(root: Path, alias: str = "gpubox", force_command: str | None = No
         f"AuthorizedKeysFile {root / 'authorized_keys'}\nPidFile {root / 'sshd.pid'}\n"
         "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
         "PermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\nLogLevel ERROR\n"
-        + (f"ForceCommand {force_command}\n" if force_command else ""))
+        + (f"ForceCommand {force_command}\n" if force_command else "")
+        + (f"SetEnv {' '.join(f'{k}={v}' for k, v in set_env.items())}\n" if set_env else ""))
     process = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(root / "sshd_config")],
                                stdout=subprocess.DEVNULL, stderr=(root / "sshd.log").open("w"))
     config = root / "ssh_config"
