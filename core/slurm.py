@@ -93,12 +93,12 @@ class SlurmTransport:
         done = self.base.output(["sbatch", "--test-only", *self.options.sbatch_args(), "--wrap", "true"])
         if done.returncode != 0:
             where = "this machine" if self.base.host == "localhost" else self.base.host
-            said = _last_line(done.stderr or done.stdout)
-            self._refused = (FlopscopeError("--slurm", f"sbatch on {where} refused the job: {said}",
-                                            "check --partition, --gres, --time and --account (`sinfo` lists the "
-                                            "partitions)") if done.returncode != 127 and "not found" not in said else
-                             FlopscopeError("--slurm", f"sbatch not found on {where}", "run flopscope where "
-                                            "Slurm's commands are, or on a login node with --host LOGIN"))
+            self._refused = (FlopscopeError("--slurm", f"sbatch not found on {where}", "run flopscope where "
+                                            "Slurm's commands are, or on a login node with --host LOGIN")
+                             if done.returncode == 127 else
+                             FlopscopeError("--slurm", f"sbatch on {where} refused the job: "
+                                            f"{_last_line(done.stderr or done.stdout)}", "check --partition, "
+                                            "--gres, --time and --account (`sinfo` lists the partitions)"))
             raise self._refused
 
     def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
