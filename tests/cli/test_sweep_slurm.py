@@ -137,6 +137,14 @@ def test_hostile_values_run_nothing(cluster, tmp_path):
     assert not sentinel.exists()
 
 
+def test_a_job_whose_program_fails_is_failed_and_its_point_warned_as_here(cluster, tmp_path):
+    out = cli("sweep", "--slurm", "--param", "code=3", "--ncu", make_ncu(tmp_path), "--", "sh", "-c", "exit {code}",
+              home=tmp_path / "store", env=_env(cluster, tmp_path))
+    assert out.returncode == 1, out.stderr  # stored with a warning, as a profile here
+    assert re.search(r"^    code=3: job \d+ failed$", out.stderr, re.M), out.stderr  # ncu exited 1 in its job
+    assert "(the command exited with code 3" in out.stderr, out.stderr
+
+
 def test_slurm_options_without_slurm_and_two_login_nodes_are_refused(tmp_path):
     out = cli("sweep", "--partition", "gpu", "--param", "n=1", "--", "echo", "{n}", home=tmp_path)
     assert out.returncode == 2 and out.stderr.startswith("flopscope: --partition: is an sbatch option"), out.stderr
