@@ -119,7 +119,8 @@ class SlurmTransport:
         script = (f"cd -- {shlex.quote(cwd)} || exit 125\n" if cwd else "") + \
             f"exec {shlex.join([*env_argv(env or {}), *argv])}"
         refuse_when_stopping()
-        done = self.base.output(["sbatch", "--parsable", "--job-name=flopscope", f"--output={log}",
+        # sbatch reads %j, %N, ... in --output as patterns; %% is a literal %
+        done = self.base.output(["sbatch", "--parsable", "--job-name=flopscope", f"--output={log.replace('%', '%%')}",
                                  *self.options.sbatch_args(), "--wrap", script])
         job = done.stdout.strip().split(";")[0]
         if done.returncode != 0 or not job.isdigit():

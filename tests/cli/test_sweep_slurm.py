@@ -30,10 +30,13 @@ def cluster(tmp_path_factory):
     cluster.stop()
 
 
+HOME = "home%j"  # sbatch reads %j in --output as the job id: the job's output file must still be found
+
+
 def _env(cluster, tmp_path) -> dict:
     """The cluster's SLURM_CONF, a HOME of the test's own (the jobs' work folders are made there), fast polls."""
-    (tmp_path / "home").mkdir(exist_ok=True)
-    return {"SLURM_CONF": cluster.env["SLURM_CONF"], "HOME": str(tmp_path / "home"), "FLOPSCOPE_SLURM_POLL": "0.1"}
+    (tmp_path / HOME).mkdir(exist_ok=True)
+    return {"SLURM_CONF": cluster.env["SLURM_CONF"], "HOME": str(tmp_path / HOME), "FLOPSCOPE_SLURM_POLL": "0.1"}
 
 
 def _runs(tmp_path, sweep: str) -> list[dict]:
@@ -57,7 +60,7 @@ def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_subm
     assert sorted(r["params"]["n"] for r in points) == ["1", "2"] and {r["host"] for r in points} == {"slurm"}
     assert {r["status"] for r in points} == {"stored"}
     assert len(cluster.jobs("COMPLETED")) >= 2 and len(cluster.jobs()) == before + 2
-    assert not list((tmp_path / "home" / ".cache" / "flopscope").iterdir())  # work folders removed
+    assert not list((tmp_path / HOME / ".cache" / "flopscope").iterdir())  # work folders removed
 
     local = cli("sweep", "--param", "n=1,2", "--ncu", ncu, "--sweep-name", "localsweep", "--json", "--", "echo",
                 "{n}", home=tmp_path / "store")
