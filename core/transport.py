@@ -1,4 +1,5 @@
-"""Where ncu runs: this machine, or a remote host through the system OpenSSH client.
+"""Where ncu runs: this machine, or a remote host through the system OpenSSH client (core/slurm.py wraps either to
+run it as a Slurm job).
 
 Remote commands are argument lists joined with `shlex.join` into a POSIX `sh` script that travels on ssh's
 standard input; the command line ssh hands to the remote login shell is only `sh -s`. So every user value
