@@ -9,6 +9,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
 
 import flopscope.tui.app.screens
 import flopscope.tui.app.widgets
@@ -25,6 +30,7 @@ from textual.dom import DOMNode
 
 from ..conftest import fixture_path, settle
 from ..helpers.app import H100, ready
+from ..helpers.tmux import Tmux
 
 SHARED = {"app", "screen", "table"}  # prefixes of keys declared once for several screens (screens/keys.py)
 
@@ -116,7 +122,8 @@ def test_the_keymap_file_in_flopscope_home(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(("text", "problem"), [
-    ('[keymap]\n"kernels.rooflin" = "R"\n', "names no binding 'kernels.rooflin'"),
+    ('[keymap]\n"kernels.rooflin" = "R"\n', "names no binding 'kernels.rooflin'; did you mean 'kernels.roofline'?"),
+    ('[keymap]\n"open" = "R"\n', "names no binding 'open'; use one of app.help, app.quit, diff.open,"),
     ('[keymap]\n"kernels.roofline" = 3\n', "'kernels.roofline' is not a key string"),
     ("[keymap\n", "not TOML"),
     ('keymap = "R"\n', "`keymap` is not a table"),
@@ -128,3 +135,54 @@ def test_a_bad_keymap_file_is_one_line_naming_it(tmp_path, text, problem):
         load_keymap(path)
     line = err.value.line()
     assert line.startswith(f"{path}: ") and problem in line and "\n" not in line
+
+
+def _open_in_tmux(tmp_path, config: str) -> tuple[Tmux, Path]:
+    """`flopscope open` in tmux at 80x24, `config` as FLOPSCOPE_HOME's config.toml; (tmux, the exit-code file)."""
+    (tmp_path / "config.toml").write_text(config)
+    tmux, status = Tmux(), tmp_path / "exit"
+    command = (f"env FLOPSCOPE_HOME={shlex.quote(str(tmp_path))} TERM=xterm-256color {shlex.quote(sys.executable)} "
+               f"-m flopscope.tui.cli open {shlex.quote(str(fixture_path(H100)))}; echo $? > {shlex.quote(str(status))}"
+               "; sleep 30")
+    tmux("new-session", "-d", "-s", "app", "-x", "80", "-y", "24", command)
+    return tmux, status
+
+
+def _exit_code(status: Path, timeout: float = 30) -> str | None:
+    deadline = time.monotonic() + timeout
+    while not status.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return status.read_text().strip() if status.exists() else None
+
+
+tmux_only = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install -y tmux)")
+
+
+@tmux_only
+def test_flopscope_open_in_a_terminal_reads_the_keymap(tmp_path):
+    tmux, status = _open_in_tmux(tmp_path, '[keymap]\n"kernels.roofline" = "R"\n"app.quit" = "Q"\n')
+    try:
+        assert "R Roofline" in tmux.wait_for("rows · by name")
+        tmux("send-keys", "-t", "app", "R")
+        tmux.wait_for("Previous")  # the Roofline screen's footer
+        tmux("send-keys", "-t", "app", "Escape")
+        tmux.wait_for("rows · by name")
+        tmux("send-keys", "-t", "app", "q")  # no longer quits
+        assert _exit_code(status, timeout=1) is None
+        tmux("send-keys", "-t", "app", "Q")
+        assert _exit_code(status) == "0"
+    finally:
+        tmux("kill-server")
+
+
+@tmux_only
+def test_flopscope_open_refuses_a_bad_keymap_in_one_line(tmp_path):
+    tmux, status = _open_in_tmux(tmp_path, '[keymap]\n"kernels.rooflin" = "R"\n')
+    try:
+        assert _exit_code(status) == "2"
+        lines = [line for line in tmux("capture-pane", "-p", "-J", "-t", "app").splitlines() if line.strip()]
+    finally:
+        tmux("kill-server")
+    config = tmp_path / "config.toml"
+    assert lines == [f"flopscope: {config}: [keymap] names no binding 'kernels.rooflin'; did you mean "
+                     "'kernels.roofline'?"]

@@ -10,6 +10,7 @@ share (`table.filter`, `screen.export`, `app.quit`); remapping a shared id remap
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 import tomllib
@@ -53,8 +54,9 @@ def _checked(path: Path, keymap: dict) -> dict[str, str]:
     known = {binding.id for _, binding in app_bindings()}
     for binding_id, keys in keymap.items():
         if binding_id not in known:
-            raise FlopscopeError(path, f"[keymap] names no binding {binding_id!r}",
-                                 f"use one of {', '.join(sorted(known))}")
+            close = difflib.get_close_matches(binding_id, known, n=1, cutoff=0.8)
+            fix = f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(sorted(known))}"
+            raise FlopscopeError(path, f"[keymap] names no binding {binding_id!r}", fix)
         if not isinstance(keys, str) or not keys.strip():
             raise FlopscopeError(path, f"[keymap] {binding_id!r} is not a key string",
                                  'write keys as a string, e.g. "r" or "R,ctrl+r"')
