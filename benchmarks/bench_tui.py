@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 from flopscope.core import Report, read_report
 from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.presentation.table_model import parse_filter
 from textual import events
@@ -91,7 +92,7 @@ class Frames:
 async def measure(report: Report, size: int) -> dict[str, float]:
     big = synthetic(report, size)
     start = time.perf_counter()
-    app = FlopscopeApp(report.meta["source"], report=big, by="launch")
+    app = kernels_app(report.meta["source"], report=big, by="launch")
     frames = Frames(app)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.kernels

@@ -15,9 +15,14 @@ from .disk import write_error
 from .errors import FlopscopeError
 
 
-def data_home() -> Path:
+def home_folder() -> Path:
+    """`$FLOPSCOPE_HOME`, else the user's data directory; not created (`data_home` creates it)."""
     home = os.environ.get("FLOPSCOPE_HOME")
-    path = Path(home) if home else Path(user_data_dir("flopscope"))
+    return Path(home) if home else Path(user_data_dir("flopscope"))
+
+
+def data_home() -> Path:
+    path = home_folder()
     ensure_folder(path)
     return path
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.screens.roofline import RooflineScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.cli.main import bundled_example
@@ -32,7 +32,7 @@ async def _until(pilot, done, what: str) -> None:
 
 
 async def main() -> None:
-    app = FlopscopeApp(bundled_example())
+    app = kernels_app(bundled_example())
     async with app.run_test(size=SIZE) as pilot:
         screen = app.kernels
         await _until(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading,

@@ -12,6 +12,7 @@ import pytest
 from flopscope.core import Report, read_report
 from flopscope.tui.app import app as app_module
 from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.screens.help import HelpScreen
 from flopscope.tui.app.screens.kernel import KernelScreen, sections
 from flopscope.tui.app.screens.kernels import KernelsScreen
@@ -73,7 +74,7 @@ async def test_first_screen_shows_before_the_report_is_read(monkeypatch):
         return read_report(*args, **kwargs)
 
     monkeypatch.setattr(app_module, "read_report", slow_read)
-    app = FlopscopeApp(path)
+    app = kernels_app(path)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.1)
         assert isinstance(app.screen, KernelsScreen)
@@ -89,7 +90,7 @@ async def test_first_screen_shows_before_the_report_is_read(monkeypatch):
 async def test_unreadable_report_exits_with_code_2(tmp_path):
     bad = tmp_path / "broken.ncu-rep"
     bad.write_bytes(b"NVR\x00" + b"\x07" * 64)
-    app = FlopscopeApp(bad)
+    app = kernels_app(bad)
     async with app.run_test() as pilot:
         for _ in range(100):
             if app.return_code is not None:
@@ -1088,7 +1089,7 @@ async def test_the_bundled_demo_drills_from_a_tensor_core_kernel_at_80x24():
 
     path = bundled_example()
     report = read_report(path)
-    app = FlopscopeApp(path)
+    app = kernels_app(path)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
         assert "NVIDIA H100 80GB HBM3" in "\n".join(screen_lines(app))

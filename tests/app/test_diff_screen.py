@@ -12,7 +12,7 @@ import pytest
 from flopscope.core import Report, read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
-from flopscope.tui.app.screen_app import ScreenApp
+from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.help import HelpScreen
 from flopscope.tui.app.screens.kernel import KernelScreen
@@ -36,7 +36,7 @@ def rows() -> pd.DataFrame:
 
 
 async def test_rows_keys_and_export(tmp_path, rows):
-    app = ScreenApp(DiffScreen(rows, "h100", "mw"))
+    app = FlopscopeApp(DiffScreen(rows, "h100", "mw"))
     async with app.run_test(size=(80, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         assert len(table.model) == len(rows)
@@ -75,7 +75,7 @@ async def test_at_80x24_the_times_sit_beside_the_names_and_the_gpus_head_the_scr
     a, b = read_report(fixture_path(H100)), read_report(fixture_path(MW))
     time_a, time_b = times_by_name(a), times_by_name(b)
     short = short_names(a, b)
-    app = ScreenApp(DiffScreen(diff_runs(a, b), "h100", "mw", (a.meta["gpu"], b.meta["gpu"])))
+    app = FlopscopeApp(DiffScreen(diff_runs(a, b), "h100", "mw", (a.meta["gpu"], b.meta["gpu"])))
     async with app.run_test(size=(80, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         text = "\n".join(screen_lines(app))
@@ -109,7 +109,7 @@ async def test_at_80x24_the_times_sit_beside_the_names_and_the_gpus_head_the_scr
 async def test_same_gpu_shows_no_warning_and_wide_terminals_show_whole_names():
     a = read_report(fixture_path(H100))
     rows = diff_runs(a, a)
-    app = ScreenApp(DiffScreen(rows, "x", "y", (a.meta["gpu"], a.meta["gpu"])))
+    app = FlopscopeApp(DiffScreen(rows, "x", "y", (a.meta["gpu"], a.meta["gpu"])))
     async with app.run_test(size=(80, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         assert "different GPUs" not in "\n".join(screen_lines(app))
@@ -150,7 +150,7 @@ async def test_the_header_totals_agree_with_the_run_list(tmp_path):
     expected = [(a, b, f"kernel time ≥ 87.1 us -> {fmt.seconds(listed['other'])} (≤ +{change})"),
                 (b, a, f"kernel time {fmt.seconds(listed['other'])} -> ≥ 87.1 us (≥ -{change})")]
     for x, y, line in expected:
-        app = ScreenApp(DiffScreen(diff_runs(x, y), "x", "y"))
+        app = FlopscopeApp(DiffScreen(diff_runs(x, y), "x", "y"))
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_for_rows(pilot, app.screen)
             text = " ".join(" ".join(screen_lines(app)).split())
@@ -175,7 +175,7 @@ def h100_mw():
 async def test_s_sorts_slash_filters_and_enter_opens_the_group_in_its_run(h100_mw):
     a, b = h100_mw
     rows = diff_runs(a, b)
-    app = ScreenApp(DiffScreen(rows, "a", "b", reports=(a, b)))
+    app = FlopscopeApp(DiffScreen(rows, "a", "b", reports=(a, b)))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
         table = await wait_for_rows(pilot, screen)
@@ -289,7 +289,7 @@ async def test_s_on_an_empty_column_refuses_alike_on_the_kernels_and_diff_screen
         await pilot.press("s")
         assert screen.query_state.sort is None and "sort Time↓" in str(screen.query_one("#status").render())
     assert notes == ["FLOP has no values in these rows: nothing to sort by."]
-    app = ScreenApp(DiffScreen(diff_runs(report, report), "a", "b"))
+    app = FlopscopeApp(DiffScreen(diff_runs(report, report), "a", "b"))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         table = await wait_for_rows(pilot, screen)
@@ -304,7 +304,7 @@ async def test_s_on_an_empty_column_refuses_alike_on_the_kernels_and_diff_screen
 async def test_a_bound_filter_on_the_diff_says_the_groups_have_none(rows):
     """Compared groups carry no bound column: `bound:memory` keeps the dialog open with the reason, where it
     used to reach the filter and fail on the missing column."""
-    app = ScreenApp(DiffScreen(rows, "h100", "mw"))
+    app = FlopscopeApp(DiffScreen(rows, "h100", "mw"))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = app.screen
         table = await wait_for_rows(pilot, screen)
@@ -353,7 +353,7 @@ async def test_one_gpu_judged_against_two_datasheets_is_said_in_the_app_and_the_
     path = fixture_path("rtx4090_torch_linear_sgemm.ncu-rep")
     plain, l4 = read_report(path), read_report(path, gpu="l4")
     assert plain.meta["gpu"] == l4.meta["gpu"] == "NVIDIA GeForce RTX 4090"  # the device the report names
-    app = ScreenApp(DiffScreen(diff_runs(plain, l4), "plain", "l4", (plain.gpu_label, l4.gpu_label), (plain, l4)))
+    app = FlopscopeApp(DiffScreen(diff_runs(plain, l4), "plain", "l4", (plain.gpu_label, l4.gpu_label), (plain, l4)))
     warning = ("A is judged against NVIDIA GeForce RTX 4090 ceilings, B against NVIDIA L4 (--gpu): % of peak "
                "compares the ceilings too")
     async with app.run_test(size=(200, 24)) as pilot:
@@ -384,7 +384,7 @@ async def test_at_80x24_a_and_b_columns_drop_and_come_back_in_pairs(tmp_path, ot
     by_gpu = k["gpu"].nunique() > 1
     times = k.groupby([k["kernel_full"].astype(str), (k["gpu"] if by_gpu else k["kernel"]).astype(str)])
     times = times["duration_s"].sum(min_count=1)  # a launch ncu did not profile: no time, not 0
-    app = ScreenApp(DiffScreen(diff_runs(a, b), "a", "b"))
+    app = FlopscopeApp(DiffScreen(diff_runs(a, b), "a", "b"))
     async with app.run_test(size=(80, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         for width in (80, 100, 120, 140):

@@ -9,6 +9,7 @@ from flopscope.core.profiler import profile
 from flopscope.core.store import Store
 from flopscope.core.transport import LocalTransport
 from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.screens.kernels import KernelsScreen
 from flopscope.tui.app.screens.profile import ProfileScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
@@ -37,7 +38,7 @@ def live_app(tmp_path, **standin) -> tuple[FlopscopeApp, ProfileScreen]:
     run_dir.mkdir()
     screen = ProfileScreen(lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event,
                                                                on_process=on_process), "ncu on localhost: true")
-    return FlopscopeApp(run_dir / "report.ncu-rep", live=screen), screen
+    return kernels_app(run_dir / "report.ncu-rep", live=screen), screen
 
 
 async def test_live_profile_then_kernels(tmp_path):
@@ -74,7 +75,7 @@ async def test_open_a_stored_run(tmp_path, monkeypatch):
     report = read_report(fixture_path(MW))
     Store().save(report, "mw-run")
     stored = Store().load("mw-run")
-    app = FlopscopeApp("mw-run", report=stored)
+    app = kernels_app("mw-run", report=stored)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.kernels.model is not None
                        and not app.kernels.query_one(KernelTable).loading, "the stored run's kernels")
@@ -139,7 +140,7 @@ async def test_a_failure_ncu_did_not_report_is_logged_whole(tmp_path):
     run_dir.mkdir()
     screen = ProfileScreen(lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event,
                                                                on_process=on_process), "ncu on localhost: true")
-    app = FlopscopeApp(run_dir / "report.ncu-rep", live=screen)
+    app = kernels_app(run_dir / "report.ncu-rep", live=screen)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: screen.failed is not None, "the failure")
         await pilot.pause()

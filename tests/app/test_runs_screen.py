@@ -11,7 +11,7 @@ import pytest
 from flopscope.core import Report, read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
-from flopscope.tui.app.runs_app import RunsApp
+from flopscope.tui.app.launch import runs_app
 from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.kernels import PushedKernelsScreen
 from flopscope.tui.app.screens.prompt import PromptScreen
@@ -56,31 +56,31 @@ def store_path(tmp_path, reports):
 
 
 def shown_names(app) -> list[str]:
-    model = app.runs.model
+    model = app.first.model
     return [str(model.row(i)["name"]) for i in range(len(model))]
 
 
 def status(app) -> str:
-    return str(app.runs.query_one("#status").render())
+    return str(app.first.query_one("#status").render())
 
 
 @pytest.mark.parametrize("size", SIZES)
 async def test_runs_are_listed_newest_first_and_fit(store_path, size):
-    app = RunsApp(store_path)
+    app = runs_app(store_path)
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         assert shown_names(app) == ["gemm-bs4", "gemm-bs2", "gemm-bs1", "mw", "h100"]
-        text = app.runs.query_one(KernelTable).visible_text()
+        text = app.first.query_one(KernelTable).visible_text()
         assert "Run" in text[0] and "Time" in text[0]
         assert all(len(line) <= size[0] for line in text)
         assert "5/5 runs" in status(app) and "m marks run A" in status(app)
 
 
 async def test_enter_opens_the_runs_kernels_and_escape_returns(store_path, reports):
-    app = RunsApp(store_path)
+    app = runs_app(store_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        table = app.runs.query_one(KernelTable)
+        table = app.first.query_one(KernelTable)
         table.cursor_row = shown_names(app).index("mw")
         await pilot.press("enter")
         await settle(pilot, lambda: isinstance(app.screen, PushedKernelsScreen) and app.screen.model is not None)
@@ -94,17 +94,17 @@ async def test_enter_opens_the_runs_kernels_and_escape_returns(store_path, repor
         assert footer.rstrip().endswith("esc Back ? Help q Quit") and "⏎ Open" in footer
         await pilot.press("escape")
         await pilot.pause()
-        assert app.screen is app.runs
+        assert app.screen is app.first
 
 
 async def test_m_then_d_compares_two_runs(store_path, reports):
-    app = RunsApp(store_path)
+    app = runs_app(store_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        table = app.runs.query_one(KernelTable)
+        table = app.first.query_one(KernelTable)
         await pilot.press("d")  # nothing marked: says what to do, opens nothing
         await pilot.pause()
-        assert app.screen is app.runs
+        assert app.screen is app.first
         table.cursor_row = shown_names(app).index("h100")
         await pilot.press("m")
         assert "A = h100" in status(app)
@@ -119,18 +119,18 @@ async def test_m_then_d_compares_two_runs(store_path, reports):
             expected["kernel"].astype(str).tolist()
         await pilot.press("escape")
         await pilot.pause()
-        assert app.screen is app.runs
+        assert app.screen is app.first
 
 
 async def test_w_opens_the_sweep_of_the_run(store_path, reports):
-    app = RunsApp(store_path)
+    app = runs_app(store_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        table = app.runs.query_one(KernelTable)
+        table = app.first.query_one(KernelTable)
         table.cursor_row = shown_names(app).index("mw")
         await pilot.press("w")  # not in a sweep: says so and stays
         await pilot.pause(0.2)
-        assert app.screen is app.runs
+        assert app.screen is app.first
         assert any("run mw is not part of a sweep" in n.message for n in app._notifications)
         table.cursor_row = shown_names(app).index("gemm-bs2")
         await pilot.press("w")
@@ -142,14 +142,14 @@ async def test_w_opens_the_sweep_of_the_run(store_path, reports):
         assert points["flop"].tolist() == pytest.approx([one, 2 * one, 4 * one], rel=1e-12)
         await pilot.press("escape")
         await pilot.pause()
-        assert app.screen is app.runs
+        assert app.screen is app.first
 
 
 async def test_sort_filter_and_export_the_runs_shown(store_path, reports, tmp_path):
-    app = RunsApp(store_path)
+    app = runs_app(store_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        table = app.runs.query_one(KernelTable)
+        table = app.first.query_one(KernelTable)
         while table.focused_column.name != "total_time_s":
             await pilot.press("right")
         await pilot.press("s")
@@ -190,7 +190,7 @@ def test_runs_table_prints_sweep_and_plain_runs(store_path, reports, monkeypatch
 
 
 async def test_a_bound_filter_on_runs_is_refused_not_a_crash(store_path):
-    app = RunsApp(store_path)
+    app = runs_app(store_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("slash")
@@ -202,20 +202,20 @@ async def test_a_bound_filter_on_runs_is_refused_not_a_crash(store_path):
         assert app.screen is prompt and "runs have no bound" in prompt.error
         assert prompt.query_one(Input).value == "bound:memory"
         await pilot.press("escape")
-        assert app.screen is app.runs and len(shown_names(app)) == 5
+        assert app.screen is app.first and len(shown_names(app)) == 5
 
 
 def row_of(app, name: str) -> str:
     """The table line (as drawn) of run `name`."""
-    table = app.runs.query_one(KernelTable)
+    table = app.first.query_one(KernelTable)
     return table.visible_text()[1 + shown_names(app).index(name)]
 
 
 async def test_run_a_is_marked_in_the_list_and_d_on_it_says_to_move(store_path):
-    app = RunsApp(store_path)
+    app = runs_app(store_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        table = app.runs.query_one(KernelTable)
+        table = app.first.query_one(KernelTable)
         table.cursor_row = shown_names(app).index("mw")
         assert "[A]" not in "\n".join(table.visible_text())
         await pilot.press("m")
@@ -225,7 +225,7 @@ async def test_run_a_is_marked_in_the_list_and_d_on_it_says_to_move(store_path):
         assert table.cursor_row == shown_names(app).index("mw")  # marking keeps the cursor on the run
         await pilot.press("d")
         await pilot.pause()
-        assert app.screen is app.runs
+        assert app.screen is app.first
         assert any("this is run A (mw); move to another run" in n.message for n in app._notifications)
         await pilot.press("m")  # m on run A again unmarks it
         await pilot.pause()
@@ -240,7 +240,7 @@ async def test_run_a_is_marked_in_the_list_and_d_on_it_says_to_move(store_path):
 ])
 async def test_slash_matches_name_gpu_sweep_and_parameters(store_path, reports, typed, expected):
     assert reports["mw"].meta["gpu"] == "Tesla V100-SXM2-32GB" and reports["h100"].meta["gpu"] == "NVIDIA H100 PCIe"
-    app = RunsApp(store_path)
+    app = runs_app(store_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("slash")
@@ -251,7 +251,7 @@ async def test_slash_matches_name_gpu_sweep_and_parameters(store_path, reports, 
 
 
 async def test_a_filter_nothing_matches_says_so(store_path):
-    app = RunsApp(store_path)
+    app = runs_app(store_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("slash", *"nothing-like-this", "enter")
@@ -279,7 +279,7 @@ def test_runs_table_never_cuts_a_number_at_80_columns(store_path, reports, monke
 
 
 async def test_an_empty_store_says_how_runs_get_there(tmp_path):
-    app = RunsApp(tmp_path / "empty.db")
+    app = runs_app(tmp_path / "empty.db")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert "no runs stored yet" in status(app)
@@ -290,20 +290,20 @@ async def test_an_empty_store_says_how_runs_get_there(tmp_path):
 
 
 async def test_a_run_of_one_sweep_only(store_path):
-    app = RunsApp(store_path, sweep="gemm")
+    app = runs_app(store_path, sweep="gemm")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert shown_names(app) == ["gemm-bs4", "gemm-bs2", "gemm-bs1"]
-        assert "Runs of sweep gemm" in str(app.runs.query_one("#runs-title").render())
+        assert "Runs of sweep gemm" in str(app.first.query_one("#runs-title").render())
 
 
 async def test_exports_carry_the_meta_of_their_own_rows(store_path, reports, tmp_path):
     """Before: every app export wrote the meta of the last run opened, so the run list exported after opening
     `mw` claimed mw's source, totals and ceilings. Now a run's kernels carry that run's meta, the list none."""
-    app = RunsApp(store_path)
+    app = runs_app(store_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        table = app.runs.query_one(KernelTable)
+        table = app.first.query_one(KernelTable)
         table.cursor_row = shown_names(app).index("mw")
         await pilot.press("enter")
         await settle(pilot, lambda: isinstance(app.screen, PushedKernelsScreen) and app.screen.model is not None)
@@ -316,7 +316,7 @@ async def test_exports_carry_the_meta_of_their_own_rows(store_path, reports, tmp
         assert meta["launches"] == len(reports["mw"].kernels)
         assert meta["summary"]["total_time_s"] == pytest.approx(reports["mw"].kernels["duration_s"].sum())
         await pilot.press("escape")
-        await settle(pilot, lambda: app.screen is app.runs)
+        await settle(pilot, lambda: app.screen is app.first)
         listed = tmp_path / "runs.json"
         await pilot.press("e")
         app.screen.query_one(Input).value = str(listed)
@@ -364,10 +364,10 @@ async def test_a_run_with_an_unprofiled_launch_lists_its_known_totals_as_lower_b
     diff = json.loads(cli("diff", "h800", "mw", "--json", home=tmp_path).stdout)
     assert diff["total_time_s_a"] == pytest.approx(time, rel=1e-9) and diff["not_profiled_a"] == unprofiled
     assert diff["not_profiled_b"] == 0
-    app = RunsApp(tmp_path / "flopscope.db")
+    app = runs_app(tmp_path / "flopscope.db")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        text = app.runs.query_one(KernelTable).visible_text()
+        text = app.first.query_one(KernelTable).visible_text()
         row = next(line for line in text if "h800" in line)
         assert f"≥ {fmt.seconds(time)}" in row and f"≥ {fmt.si(flop)}" in row
         assert "≥" not in next(line for line in text if " mw " in f" {line} ")
@@ -389,10 +389,10 @@ async def test_a_diff_export_names_the_runs_it_compares_as_diff_json_does(tmp_pa
     assert cli_meta["a"] == "h800" and cli_meta["b"] == "mw" and cli_meta["a_id"] != cli_meta["b_id"]
     assert cli_meta["total_time_s_a"] == pytest.approx(time, rel=1e-9) and cli_meta["not_profiled_a"] == unprofiled
     assert cli_meta["gpu_b"] == "Tesla V100-SXM2-32GB"
-    app = RunsApp(tmp_path / "flopscope.db")
+    app = runs_app(tmp_path / "flopscope.db")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        table = app.runs.query_one(KernelTable)
+        table = app.first.query_one(KernelTable)
         table.cursor_row = shown_names(app).index("h800")
         await pilot.press("m")
         table.cursor_row = shown_names(app).index("mw")
@@ -421,14 +421,14 @@ async def test_the_runs_export_writes_the_rows_runs_json_gives(store_path, tmp_p
     shutil.copy(store_path, home / "flopscope.db")
     listed = json.loads(cli("runs", "--json", home=home).stdout)
     assert {"batch_size": "4"} in [r["params"] for r in listed]  # the independent source has the dicts
-    app = RunsApp(home / "flopscope.db")
+    app = runs_app(home / "flopscope.db")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         for out in (tmp_path / "runs.json", tmp_path / "runs.csv", tmp_path / "runs.parquet"):
             await pilot.press("e")
             app.screen.query_one(Input).value = str(out)
             await pilot.press("enter")
-            await settle(pilot, lambda out=out: out.exists() and app.screen is app.runs)
+            await settle(pilot, lambda out=out: out.exists() and app.screen is app.first)
     newest_first = listed[::-1]
     assert json.loads((tmp_path / "runs.json").read_text())["rows"] == newest_first
     for written in (pd.read_csv(tmp_path / "runs.csv"), pd.read_parquet(tmp_path / "runs.parquet")):
@@ -445,10 +445,10 @@ async def test_the_status_line_names_the_columns_80_columns_hide(tmp_path, repor
         for n, name in enumerate(("h100", "mw")):  # what the review had: sweep points, with a host
             store.save(reports[name], name, host=f"gpu-node-{n}", kind="sweep", sweep="bs",
                        params={"batch_size": str(8 << n)})
-    app = RunsApp(tmp_path / "runs.db")
+    app = runs_app(tmp_path / "runs.db")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        header = app.runs.query_one(KernelTable).visible_text()[0].split()
+        header = app.first.query_one(KernelTable).visible_text()[0].split()
         # Each title the header lacks, of the list's columns that have values here (every one of them does).
         left_out = [t for t in ("Run", "Created", "Params", "GPU", "Launches", "Time", "FLOP", "Sweep", "Host", "ID")
                     if t not in header]
@@ -456,11 +456,11 @@ async def test_the_status_line_names_the_columns_80_columns_hide(tmp_path, repor
         # Every name, whole (`(←/→)` gives way first: `? Help` lists the keys).
         assert status(app).rstrip().endswith(f"hidden: {', '.join(left_out)}")
         lines = screen_lines(app)
-        assert lines[-2].strip() == status(app).strip() and app.runs.query_one(KernelTable).size.height == 21
+        assert lines[-2].strip() == status(app).strip() and app.first.query_one(KernelTable).size.height == 21
         await pilot.press("m")  # a longer status: the note shortens, the line stays one line of 78 cells
         await pilot.pause()
         assert len(status(app).rstrip()) <= 78 and "hidden" in status(app)
-    app = RunsApp(tmp_path / "runs.db")
+    app = runs_app(tmp_path / "runs.db")
     async with app.run_test(size=(160, 24)) as pilot:  # room for every column: nothing to say
         await pilot.pause()
         assert "hidden" not in status(app)

@@ -9,15 +9,15 @@ from flopscope.core import read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.scaling import Slice
 from flopscope.core.store import Store
-from flopscope.tui.app.runs_app import RunsApp
-from flopscope.tui.app.screen_app import ScreenApp
+from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.launch import runs_app, sweep_app
 from flopscope.tui.app.screens.diff import DiffScreen
-from flopscope.tui.app.screens.help import HelpScreen
+from flopscope.tui.app.screens.help import HelpScreen, screen_title, sentence_case
 from flopscope.tui.app.screens.kernel import KernelScreen
 from flopscope.tui.app.screens.reconcile import ReconcileScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
-from flopscope.tui.app.sweep_app import SweepApp
 from rich.text import Text
+from textual.binding import Binding
 
 from ..conftest import fixture_path, settle
 from ..helpers.app import H100, make_app, ready
@@ -63,19 +63,19 @@ async def drive(name: str, tmp_path, sweep_points):
         for n in range(30):  # more runs than the screen has rows: a page key has somewhere to go
             store.save(read_report(fixture_path(H100)), f"run{n}")
         store.close()
-        app = RunsApp(tmp_path / "runs.db")
-        return app, lambda pilot: settle(pilot, lambda: app.screen is app.runs and app.runs.model is not None)
+        app = runs_app(tmp_path / "runs.db")
+        return app, lambda pilot: settle(pilot, lambda: app.screen is app.first and app.first.model is not None)
     if name == "diff":
-        app = ScreenApp(DiffScreen(diff_runs(read_report(fixture_path(MW)), read_report(fixture_path(H100))),
+        app = FlopscopeApp(DiffScreen(diff_runs(read_report(fixture_path(MW)), read_report(fixture_path(H100))),
                                    "mw", "h100"))
         return app, lambda pilot: settle(pilot, lambda: isinstance(app.screen, DiffScreen)
                                          and app.screen.model is not None)
     if name == "sweep":
-        app = SweepApp([Slice("batch_size", {}, sweep_points)], "sweep")
+        app = sweep_app([Slice("batch_size", {}, sweep_points)], "sweep")
         return app, lambda pilot: settle(pilot, lambda: app.screen.query("#sweep-table"))
     if name == "reconcile":
         rows = [[Text(f"layers.{i}"), Text("Linear"), Text(f"{i}.0 G")] for i in range(40)]
-        app = ScreenApp(ReconcileScreen("Reconcile", ["Module", "Type", "Analytic"], rows, ["a note"], result=None))
+        app = FlopscopeApp(ReconcileScreen("Reconcile", ["Module", "Type", "Analytic"], rows, ["a note"], result=None))
         return app, lambda pilot: settle(pilot, lambda: isinstance(app.screen, ReconcileScreen))
     raise AssertionError(name)
 
@@ -121,3 +121,26 @@ async def test_escape_leaves_a_reconcile_screen_opened_from_another(tmp_path, re
         await pilot.press("escape")  # the first screen has nowhere to go back to: it stays
         await pilot.pause(0.1)
         assert app.screen is first
+
+
+@pytest.mark.parametrize("name", [s for s in SCREENS if s != "help"])
+async def test_question_mark_lists_the_keys_of_each_screen(name, tmp_path, reports):
+    """`?` on every screen: titled with the screen's name, each of its own keys (from its BINDINGS, shared ones
+    included) on a line with that key and its words, said to be this screen's."""
+    app, reach = await drive(name, tmp_path, shuffled(reports))
+    async with app.run_test(size=SIZE) as pilot:
+        await reach(pilot)
+        under = app.screen
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: isinstance(app.screen, HelpScreen))
+        help_screen = app.screen
+        assert help_screen.target is under
+        title = str(help_screen.query_one("Label").render())
+        assert title.startswith(f"Keys: {screen_title(under)} screen"), title
+        listed = {(what, where): keys for where, keys, what in help_screen.rows}
+        for binding in type(under).BINDINGS:
+            if under.check_action(binding.action, ()) is False:  # off here (no filter to clear, one GPU)
+                continue
+            keys = listed.get((sentence_case(binding.description), "this screen"))
+            first = binding.key.split(",")[0]
+            assert keys is not None and app.get_key_display(Binding(first, binding.action)) in keys, (name, binding)

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.screens.kernel import KernelScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
@@ -50,7 +50,7 @@ def check(name: str, svg: str, update: bool, tmp_path: Path) -> None:
 async def test_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):
     demo = Path(bundled_example())
     monkeypatch.chdir(demo.parent)  # the header names the file as opened: relative, the same on every machine
-    app = FlopscopeApp(demo.name)
+    app = kernels_app(demo.name)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.kernels
         await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)

@@ -4,7 +4,7 @@ focus is shows with NO_COLOR too: a bar at the findings' left edge, not only a b
 from __future__ import annotations
 
 from flopscope.core.scaling import Slice
-from flopscope.tui.app.sweep_app import SweepApp
+from flopscope.tui.app.launch import sweep_app
 
 from ..conftest import settle
 from ..helpers.app import screen_lines
@@ -12,7 +12,7 @@ from ..helpers.sweep_reports import shuffled
 
 
 async def test_focused_findings_show_a_bar_at_their_left_edge(reports):
-    app = SweepApp([Slice("batch_size", {}, shuffled(reports))], "sweep")
+    app = sweep_app([Slice("batch_size", {}, shuffled(reports))], "sweep")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, lambda: app.screen.query("#sweep-table"))
         header = app.screen.query_one("#sweep-header")

@@ -14,11 +14,12 @@ import pytest
 from flopscope.core import Report, read_report
 from flopscope.core.scaling import Slice, load_sweep, point_table, slices
 from flopscope.core.store import Store
+from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.launch import run_sweep, sweep_app
 from flopscope.tui.app.screens.help import HelpScreen
 from flopscope.tui.app.screens.kernels import PushedKernelsScreen
 from flopscope.tui.app.screens.prompt import PromptScreen
 from flopscope.tui.app.screens.sweep import METRICS, SweepScreen
-from flopscope.tui.app.sweep_app import SweepApp, run_sweep_app
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.app.widgets.line_plot import LinePlot, Series, build_line_plot, is_log
 from flopscope.tui.presentation import format as fmt
@@ -36,9 +37,9 @@ COLUMNS = ["batch_size", "flop", "flop_per_sample", "dram_bytes", "duration_s", 
            "bandwidth_efficiency", "kernels"]
 
 
-def batch_sweep(points: list[tuple[float, Report]], title: str, tolerance: float = 0.05) -> SweepApp:
+def batch_sweep(points: list[tuple[float, Report]], title: str, tolerance: float = 0.05) -> FlopscopeApp:
     """The sweep app on one line: batch size varies, nothing else."""
-    return SweepApp([Slice("batch_size", {}, points)], title, tolerance)
+    return sweep_app([Slice("batch_size", {}, points)], title, tolerance)
 
 
 def screen_text(app) -> str:
@@ -366,7 +367,7 @@ def test_load_sweep_refuses_values_that_are_not_numbers(reports, tmp_path, monke
 
 
 def test_run_sweep_app_without_points_exits_2(capsys):
-    assert run_sweep_app([], "empty") == 2
+    assert run_sweep([], "empty") == 2
     assert "no points" in capsys.readouterr().err
 
 
@@ -411,7 +412,7 @@ def test_stored_two_parameter_sweep_loads_as_lines(reports, tmp_path, monkeypatc
 
 async def test_n_moves_to_the_next_line_of_the_sweep(reports):
     lines = slices(product_runs(reports))
-    app = SweepApp(lines, "prod")
+    app = sweep_app(lines, "prod")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert "Sweep prod (seq=1) · batch_size · 3 point(s)" in screen_text(app)
@@ -475,7 +476,7 @@ async def test_at_80x24_the_plot_keeps_its_rows_and_two_y_labels_while_findings_
 
 
 async def test_flop_per_param_is_named_after_the_line_s_parameter(reports):
-    app = SweepApp(slices(product_runs(reports)), "prod", 0.05)
+    app = sweep_app(slices(product_runs(reports)), "prod", 0.05)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert "FLOP/batch_size" in app.screen.query_one(KernelTable).visible_text()[0]
@@ -497,7 +498,7 @@ async def test_a_sweep_opened_with_gpu_names_it_in_the_header(tmp_path):
         for n, seq in ((1, 1), (2, 1), (1, 2), (2, 2)):
             store.save(report, f"p{n}-{seq}", kind="sweep", sweep="sw", params={"batch_size": n, "seq": seq})
         lines = _judged_lines(load_sweep("sw", store), "l4")
-    app = SweepApp(lines, "sw", judged=judged_against(lines, "l4"))
+    app = sweep_app(lines, "sw", judged=judged_against(lines, "l4"))
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
         assert "point(s), 1 … 2 · judged against NVIDIA L4 ceilings (--gpu)" in flat(screen_text(app))
@@ -532,7 +533,7 @@ async def test_a_point_stored_with_a_warning_is_marked_in_the_table_with_its_rea
     row says why, in words (legible with NO_COLOR and over SSH's 256 colours), and the others stay blank."""
     if not color:
         monkeypatch.setenv("NO_COLOR", "1")
-    app = SweepApp(stored_lines(failing_sweep, "swf"), "swf")
+    app = sweep_app(stored_lines(failing_sweep, "swf"), "swf")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         table = app.screen.query_one(KernelTable)
@@ -607,7 +608,7 @@ async def test_with_a_warning_column_every_column_comes_back_whole(oom_store, si
     with Store(oom_store) as store:
         lines = load_sweep("bs", store)
     expected = oom_cells(oom_store)
-    app = SweepApp(lines, "bs")
+    app = sweep_app(lines, "bs")
     seen: set[str] = set()
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
@@ -635,7 +636,7 @@ async def test_the_cursor_rows_warning_is_whole_in_the_status_line(oom_store):
     row's reason whole, with the run it was stored as."""
     with Store(oom_store) as store:
         lines = load_sweep("bs", store)
-    app = SweepApp(lines, "bs")
+    app = sweep_app(lines, "bs")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert "batch_size = 1 (run bs-batch_size=1): no warning" in flat(screen_text(app))
@@ -690,7 +691,7 @@ async def test_a_json_export_carries_the_sweeps_analysis_and_each_points_run(oom
 
     with Store(oom_store) as store:
         lines = load_sweep("bs", store)
-    app = SweepApp(lines, "bs")
+    app = sweep_app(lines, "bs")
     out = tmp_path / "bs.json"
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -742,7 +743,7 @@ async def test_the_cli_and_the_app_print_one_fit_line(tmp_path):
     printed = run_cli("open", "g", "--no-tui", home=tmp_path, columns=120)
     assert printed.returncode == 0, printed.stderr
     assert expected in printed.stdout.splitlines()
-    app = SweepApp(lines, "g")
+    app = sweep_app(lines, "g")
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert flat(expected) in flat(screen_text(app))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from flopscope.core import read_report
-from flopscope.tui.app.runs_app import RunsApp
+from flopscope.tui.app.launch import runs_app
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 
 from ..conftest import fixture_path, settle
@@ -46,10 +46,10 @@ async def test_a_runs_screen_hint_leaves_the_runs_visible(tmp_path):
     store = Store(tmp_path / "runs.db")
     store.save(read_report(fixture_path(H100)), "h100")
     store.close()
-    app = RunsApp(tmp_path / "runs.db")
+    app = runs_app(tmp_path / "runs.db")
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await pilot.pause()
-        table = app.runs.query_one(KernelTable)
+        table = app.first.query_one(KernelTable)
         before = screen_lines(app)
         await pilot.press("d")  # no run A marked: a hint says how to compare
         await settle(pilot, lambda: toasts(app))

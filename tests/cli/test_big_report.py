@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.presentation.read_progress import ReadProgress, after_seconds, progress_line
 
 from ..conftest import settle
@@ -140,7 +140,7 @@ async def test_the_app_shows_progress_then_the_table(big, monkeypatch):
     path, launches = big
     monkeypatch.setenv("FLOPSCOPE_NO_CACHE", "1")  # read it, not an earlier test's cached table
     monkeypatch.setenv("FLOPSCOPE_PROGRESS_AFTER", "0")
-    app = FlopscopeApp(path, by="launch")
+    app = kernels_app(path, by="launch")
     seen: list[str] = []
     async with app.run_test(size=(120, 30)) as pilot:
         status = app.kernels.query_one("#status")

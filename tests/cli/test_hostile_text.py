@@ -214,7 +214,7 @@ def test_csv_defuses_text_cells_only_never_a_negative_number(tmp_path):
 
 # -- the app ----------------------------------------------------------------------------------------
 async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(pages, monkeypatch):
-    from flopscope.tui.app.app import FlopscopeApp
+    from flopscope.tui.app.launch import kernels_app
     from flopscope.tui.app.screens.kernel import KernelScreen
     from flopscope.tui.app.widgets.kernel_table import KernelTable
     from flopscope.tui.app.widgets.summary import Summary
@@ -222,7 +222,7 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
     from textual.widgets import Input, Static
 
     report = read_report(pages["named"])
-    app = FlopscopeApp(pages["named"], report=report)
+    app = kernels_app(pages["named"], report=report)
     async with app.run_test(size=(160, 40)) as pilot:
         await settle(pilot, lambda: app.kernels.model is not None and not app.kernels.query_one(KernelTable).loading)
         lines = app.kernels.query_one(KernelTable).visible_text()
@@ -335,14 +335,14 @@ def test_a_sweep_from_hostile_files_prints_escaped_names(pages, tmp_path):
 async def test_the_diff_screen_shows_escaped_names(stored):
     from flopscope.core.diff import diff_runs
     from flopscope.core.store import Store
-    from flopscope.tui.app.screen_app import ScreenApp
+    from flopscope.tui.app.app import FlopscopeApp
     from flopscope.tui.app.screens.diff import DiffScreen
     from flopscope.tui.app.widgets.kernel_table import KernelTable
     from textual.widgets import Static
 
     with Store(stored / "flopscope.db") as store:
         a, b = store.load("a"), store.load("b")
-    app = ScreenApp(DiffScreen(diff_runs(a, b), "a", "b", ("GPU\x1b]0;x\x07", "GPU\x1b]0;x\x07"), (a, b)))
+    app = FlopscopeApp(DiffScreen(diff_runs(a, b), "a", "b", ("GPU\x1b]0;x\x07", "GPU\x1b]0;x\x07"), (a, b)))
     async with app.run_test(size=(160, 40)) as pilot:
         await settle(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.query(KernelTable))
         await pilot.pause(0.1)
@@ -356,7 +356,7 @@ async def test_the_diff_screen_shows_escaped_names(stored):
 async def test_the_live_profile_screen_escapes_ncu_and_program_output():
     """ncu's lines and the program's own, as the profile job hands them over (parsed from the console
     stream): a kernel name retitling the terminal, colour codes, an OSC 52 in an error, then the failure."""
-    from flopscope.tui.app.app import FlopscopeApp
+    from flopscope.tui.app.launch import kernels_app
     from flopscope.tui.app.screens.profile import ProfileScreen
     from textual.widgets import DataTable
 
@@ -372,7 +372,7 @@ async def test_the_live_profile_screen_escapes_ncu_and_program_output():
         raise FlopscopeError("host\x1b[2J", "ncu failed \x1b]0;pwned\x07")
 
     screen = ProfileScreen(job, "ncu on host\x1b]0;pwned\x07: app")
-    app = FlopscopeApp("report.ncu-rep", live=screen)
+    app = kernels_app("report.ncu-rep", live=screen)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot, lambda: screen.failed is not None)
         await pilot.pause(0.1)
@@ -387,22 +387,21 @@ async def test_the_live_profile_screen_escapes_ncu_and_program_output():
 async def test_the_runs_and_sweep_screens_show_escaped_names(stored, pages, tmp_path):
     """The Runs screen lists the hostile GPU name; the Sweep screen's findings name a hostile kernel."""
     from flopscope.core.scaling import Slice
-    from flopscope.tui.app.runs_app import RunsApp
-    from flopscope.tui.app.sweep_app import SweepApp
+    from flopscope.tui.app.launch import runs_app, sweep_app
     from flopscope.tui.app.widgets.kernel_table import KernelTable
 
     from ..helpers.app import screen_lines
 
-    app = RunsApp(stored / "flopscope.db")
+    app = runs_app(stored / "flopscope.db")
     async with app.run_test(size=(160, 30)) as pilot:
-        await settle(pilot, lambda: app.runs.model is not None)
+        await settle(pilot, lambda: app.first.model is not None)
         text = "\n".join(screen_lines(app))
         assert_clean(text)
         assert "GPU\\x1b]0;pwned\\x07" in text and str(stored).split("/")[-1] in text
     renamed = tmp_path / "two.csv"
     renamed.write_text(pages["raw"].read_text().replace('"@SUM(1)"', '"@SUM(1)\x1b]0;pwned\x07"'))
     one, two = read_report(pages["raw"]), read_report(renamed)
-    app = SweepApp([Slice("batch_size", {}, [(1.0, one), (2.0, two)])], "sweep\x1b[2J")
+    app = sweep_app([Slice("batch_size", {}, [(1.0, one), (2.0, two)])], "sweep\x1b[2J")
     async with app.run_test(size=(160, 40)) as pilot:
         await settle(pilot, lambda: app.screen.query(KernelTable))
         await pilot.pause(0.1)
@@ -413,7 +412,7 @@ async def test_the_runs_and_sweep_screens_show_escaped_names(stored, pages, tmp_
 
 async def test_the_reconcile_screen_escapes_module_names_and_notes():
     """Module names come from the report's NVTX ranges; the title names the report file."""
-    from flopscope.tui.app.screen_app import ScreenApp
+    from flopscope.tui.app.app import FlopscopeApp
     from flopscope.tui.app.screens.reconcile import ReconcileScreen
     from rich.text import Text
     from textual.widgets import DataTable
@@ -423,7 +422,7 @@ async def test_the_reconcile_screen_escapes_module_names_and_notes():
     screen = ReconcileScreen("Reconcile r\x1b]0;pwned\x07.ncu-rep", ["Module", "Ratio"],
                              [[Text("layer1\x1b[2J\u202e", style="bold"), Text("1.00")]], ["note \x1b]52;c;eA==\x07"],
                              result=None)
-    app = ScreenApp(screen)
+    app = FlopscopeApp(screen)
     async with app.run_test(size=(120, 20)) as pilot:
         await settle(pilot, lambda: app.screen is screen and screen.query_one(DataTable).row_count == 1)
         text = "\n".join(screen_lines(app))

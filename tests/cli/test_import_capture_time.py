@@ -11,7 +11,7 @@ import json
 import shutil
 
 from flopscope.core.store import default_path
-from flopscope.tui.app.runs_app import RunsApp
+from flopscope.tui.app.launch import runs_app
 
 from ..conftest import fixture_path
 from ..helpers.app import screen_lines
@@ -37,7 +37,7 @@ async def test_an_imported_report_is_listed_at_its_capture_time(tmp_path, monkey
     assert done.returncode == 0, done.stderr
     assert created(home) == [("t4", T4_CREATED.timestamp())]
     monkeypatch.setenv("FLOPSCOPE_HOME", str(home))
-    app = RunsApp(default_path())
+    app = runs_app(default_path())
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         shown = T4_CREATED.astimezone().strftime("%Y-%m-%d %H:%M")  # the Runs screen shows local time

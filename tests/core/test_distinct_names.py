@@ -12,8 +12,8 @@ import pytest
 from flopscope.core import read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
-from flopscope.tui.app.runs_app import RunsApp
-from flopscope.tui.app.screen_app import ScreenApp
+from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.launch import runs_app
 from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.cli.runs import _DIFF_COLUMNS, _diff_cells
@@ -115,7 +115,7 @@ async def test_diff_keeps_kernels_apart(pair):
     for width in WIDTHS:
         table, _ = fitted_table(_DIFF_COLUMNS, [_diff_cells(r) for r in shown.itertuples()], width)
         assert not collide([str(f) for f in shown["kernel_full"]], cells(table)), width
-        app = ScreenApp(DiffScreen(rows, "a", "b", (a.gpu_label, b.gpu_label), (a, b), (1, 2)))
+        app = FlopscopeApp(DiffScreen(rows, "a", "b", (a.gpu_label, b.gpu_label), (a, b), (1, 2)))
         async with app.run_test(size=(width, 24)) as pilot:
             await settle(pilot, lambda app=app: app.screen.model is not None)
             table = app.screen.query_one(KernelTable)
@@ -143,9 +143,9 @@ async def test_run_list_keeps_runs_apart(runs_store, width):
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.split()[0].isdigit()]
     assert len({line.split()[1] for line in lines}) == len(RUN_NAMES), done.stdout
-    app = RunsApp(runs_store / "flopscope.db")
+    app = runs_app(runs_store / "flopscope.db")
     async with app.run_test(size=(width, 24)) as pilot:
         await pilot.pause()
-        table = app.runs.query_one(KernelTable)
-        names = [str(app.runs.model.rows["name"].iat[i]) for i in range(len(RUN_NAMES))]
+        table = app.first.query_one(KernelTable)
+        names = [str(app.first.model.rows["name"].iat[i]) for i in range(len(RUN_NAMES))]
         assert len({table._cuts.get(n, n) for n in names}) == len(RUN_NAMES)

@@ -1256,7 +1256,7 @@ def test_without_torch_model_is_a_one_line_error():
 
 async def test_reconcile_screen_shows_the_cli_rows(resnet18_step):
     """The app's reconcile screen holds the same rows as the CLI table."""
-    from flopscope.tui.app.screen_app import ScreenApp
+    from flopscope.tui.app.app import FlopscopeApp
     from flopscope.tui.app.screens.reconcile import ReconcileScreen
     from flopscope.tui.cli.model import _reconcile_lines, reconcile_rows
     from textual.widgets import DataTable
@@ -1266,7 +1266,7 @@ async def test_reconcile_screen_shows_the_cli_rows(resnet18_step):
     rows.append(kernel("step/backward/ConvolutionBackward0, stashed seq = 7", m.backward_flop, "wgrad"))
     result = reconcile(make_report(rows), m, tol=0.1)
     titles, cells = reconcile_rows(result, True, None)
-    app = ScreenApp(ReconcileScreen("reconcile", titles, cells, _reconcile_lines(result), result))
+    app = FlopscopeApp(ReconcileScreen("reconcile", titles, cells, _reconcile_lines(result), result))
     async with app.run_test(size=(80, 24)) as pilot:
         table = app.screen.query_one(DataTable)
         assert table.row_count == len(result.modules) == len(cells)

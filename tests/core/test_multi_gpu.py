@@ -9,7 +9,7 @@ import pytest
 from flopscope.core import read_report
 from flopscope.core.diff import diff_runs, gpus_apart
 from flopscope.core.store import Store
-from flopscope.tui.app.screen_app import ScreenApp
+from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.help import HelpScreen
 from flopscope.tui.app.screens.kernel import KernelScreen
@@ -80,7 +80,7 @@ def test_cli_diff_and_runs_of_a_multi_gpu_run(tmp_path, monkeypatch):
 
 async def test_diff_screen_shows_the_gpu_and_enter_opens_that_gpus_group(tmp_path):
     multi = two_gpus(tmp_path)
-    app = ScreenApp(DiffScreen(diff_runs(multi, multi), "a", "b", reports=(multi, multi)))
+    app = FlopscopeApp(DiffScreen(diff_runs(multi, multi), "a", "b", reports=(multi, multi)))
     async with app.run_test(size=(120, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         cells = shown_cells(table)
@@ -101,7 +101,7 @@ async def test_kernel_screen_plots_a_launch_against_its_own_gpus_ceilings(tmp_pa
     row = groups[(groups["kernel"] == "dense") & (groups["gpu"] == A100)].iloc[0]
     ffma, dram, _ = KERNELS["dense"]
     assert FP32[A100] / DRAM[A100] < 2 * ffma / dram < FP32[H100] / DRAM[H100]
-    app = ScreenApp(KernelScreen(row, report.ceilings(), "kernel", launches=report.kernels))
+    app = FlopscopeApp(KernelScreen(row, report.ceilings(), "kernel", launches=report.kernels))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         drawn = app.screen.query_one(RooflinePlot).data
@@ -221,7 +221,7 @@ def test_a_single_gpu_run_against_a_multi_gpu_one_is_warned_of_the_gpu_only_b_us
 
 async def test_the_diff_screen_says_b_also_ran_on_another_gpu(tmp_path):
     single, multi = a100_only(tmp_path), two_gpus(tmp_path)
-    app = ScreenApp(DiffScreen(diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label),
+    app = FlopscopeApp(DiffScreen(diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label),
                                reports=(single, multi)))
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for_rows(pilot, app.screen)
@@ -323,7 +323,7 @@ async def test_the_diff_screen_names_the_columns_80_columns_hide(tmp_path):
         return read_report(page(path, UNITS, rows))
 
     single, multi = named(tmp_path / "a100.csv", [A100]), named(tmp_path / "two.csv", [A100, H100, H100])
-    app = ScreenApp(DiffScreen(diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label),
+    app = FlopscopeApp(DiffScreen(diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label),
                                reports=(single, multi)))
     async with app.run_test(size=(80, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)

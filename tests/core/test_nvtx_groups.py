@@ -11,7 +11,7 @@ from pathlib import Path
 from flopscope.core import read_report
 from flopscope.core.diff import diff_runs
 from flopscope.core.store import Store
-from flopscope.tui.app.screen_app import ScreenApp
+from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.screens.diff import DiffScreen
 
 from ..conftest import settle
@@ -70,7 +70,7 @@ def test_diff_by_nvtx_across_batch_sizes_matches_the_ranges(tmp_path):
 
 async def test_g_in_the_diff_compares_by_nvtx_and_back():
     a, b = report_of(BS8), report_of(BS32)
-    app = ScreenApp(DiffScreen(diff_runs(a, b), "bs8", "bs32", (a.gpu_label, b.gpu_label), (a, b), (1, 2)))
+    app = FlopscopeApp(DiffScreen(diff_runs(a, b), "bs8", "bs32", (a.gpu_label, b.gpu_label), (a, b), (1, 2)))
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         await settle(pilot, lambda: screen.model is not None)

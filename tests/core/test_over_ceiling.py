@@ -209,13 +209,13 @@ def test_a_short_launch_within_the_peak_at_its_own_dram_clock_is_not_flagged(tmp
 # -- the app ------------------------------------------------------------------------------------------------------
 async def summary_of(report, size=(80, 24)) -> tuple[str, list[str]]:
     """The Kernels screen's summary (whole) and the screen's lines, once the table has filled."""
-    from flopscope.tui.app.app import FlopscopeApp
+    from flopscope.tui.app.launch import kernels_app
     from flopscope.tui.app.widgets.kernel_table import KernelTable
     from flopscope.tui.app.widgets.summary import Summary
 
     from ..helpers.app import screen_lines
 
-    app = FlopscopeApp(report.meta["source"], report=report)
+    app = kernels_app(report.meta["source"], report=report)
     async with app.run_test(size=size) as pilot:
         await settle(pilot, lambda: app.kernels.model is not None and not app.kernels.query_one(KernelTable).loading)
         summary = app.screen.query_one(Summary)

@@ -101,7 +101,7 @@ def test_a_damaged_row_is_marked_and_costs_only_its_own_run(home, monkeypatch, c
 @pytest.mark.parametrize(("assignment", "args", "problem"), [DAMAGES[0], DAMAGES[4]])
 async def test_the_runs_screen_says_which_row_is_damaged(home, monkeypatch, assignment, args, problem):
     """The app lists every run as `flopscope runs` does and says which row is damaged and what that costs."""
-    from flopscope.tui.app.runs_app import RunsApp
+    from flopscope.tui.app.launch import runs_app
     from flopscope.tui.app.widgets.kernel_table import KernelTable
     from textual.app import App
 
@@ -110,10 +110,10 @@ async def test_the_runs_screen_says_which_row_is_damaged(home, monkeypatch, assi
     damage_row(home, assignment, *args)
     notes: list[str] = []
     monkeypatch.setattr(App, "notify", lambda self, message, **kw: notes.append(message))
-    app = RunsApp(home / "flopscope.db")
+    app = runs_app(home / "flopscope.db")
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, lambda: app.screen.query(KernelTable) and app.runs.model is not None)
-        assert app.runs.model.rows["name"].tolist() == ["c", "b", "a"]
+        await settle(pilot, lambda: app.screen.query(KernelTable) and app.first.model is not None)
+        assert app.first.model.rows["name"].tolist() == ["c", "b", "a"]
     assert notes == [f"run b: {problem}: `open` and `diff` of it fail; the other runs are intact"]
 
 

@@ -6,6 +6,7 @@ import io
 
 from flopscope.core import Report
 from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.screens.kernels import KernelsScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from rich.console import Console
@@ -16,7 +17,7 @@ H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"  # 18 launches, 7 names, both bo
 
 
 def make_app(report: Report, by: str = "name") -> FlopscopeApp:
-    return FlopscopeApp(report.meta["source"], report=report, by=by)
+    return kernels_app(report.meta["source"], report=report, by=by)
 
 
 async def ready(app: FlopscopeApp, pilot) -> KernelsScreen:

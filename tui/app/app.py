@@ -1,4 +1,5 @@
-"""`flopscope open PATH`: the terminal app. Screens live in screens/, widgets in widgets/.
+"""The terminal app (`flopscope open`, `runs`, `sweep`, `diff`, `profile`, `model --reconcile`): one App class,
+told which screen to open on. Screens live in screens/, widgets in widgets/.
 
 The report is read and grouped in worker threads, so the Kernels screen (with a loading indicator) is up
 before a large report has finished loading. The mouse is never captured: over SSH the terminal keeps its
@@ -11,7 +12,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar
 
@@ -22,6 +23,7 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from ...core import FlopscopeError, Report, read_report
@@ -45,31 +47,46 @@ class SafeNotify:
 
 
 class FlopscopeApp(SafeNotify, App[None]):
+    """The one App: `first` is the screen it opens on (Kernels, Runs, Sweep, Diff, Reconcile, or a Kernel
+    screen in tests); every screen gets the same CSS, help, quit, notifications and keymap.
+
+    A KernelsScreen first shows `report`, else reads `path` in a worker, else (`live`, a running profile)
+    shows the profile's screen over it until ncu hands over the report. `path` also names exports
+    (`<stem>-<what>.csv`); `report` is also what another first screen's exports describe (a sweep's first
+    point). `keymap`: binding id -> keys, over the defaults (see keymap.py)."""
+
     CSS_PATH = "app.tcss"
     TITLE = "flopscope"
     ENABLE_COMMAND_PALETTE = False  # every action is a key on the screen, listed by `?`
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
-    def __init__(self, path: str | Path, gpu: str | None = None, report: Report | None = None,
-                 by: str = "name", live: ProfileScreen | None = None) -> None:
-        """`report` skips reading `path` (tests, benchmarks, stored runs); `path` still names exports.
-        `live` is a running profile: its screen shows first and hands over the report when ncu is done."""
+    def __init__(self, first: Screen, *, path: str | Path | None = None, gpu: str | None = None,
+                 report: Report | None = None, live: ProfileScreen | None = None,
+                 keymap: Mapping[str, str] | None = None) -> None:
         super().__init__()
-        self.path = Path(path)
+        self.first = first
+        self.path = Path(path) if path is not None else None
         self.gpu = gpu
         self.report = report
         self.live = live
-        self.kernels = KernelsScreen(by)
+        self.keymap = dict(keymap or {})
+        # The screen a report read here (or handed over by a live profile) is shown on; None when the app
+        # opens on another screen (a run or sweep point opened from it gets its own PushedKernelsScreen).
+        self.kernels = first if isinstance(first, KernelsScreen) else None
         self._groups: dict[str, pd.DataFrame] = {}
         self._grouped_for: Report | None = None  # the report the cached groupings belong to
         self._group_lock = threading.Lock()
         self.group_seconds: dict[str, float] = {}  # engine time per grouping (the benchmark reports it)
 
     async def on_mount(self) -> None:
-        await self.push_screen(self.kernels)
+        if self.keymap:
+            self.set_keymap(self.keymap)
+        await self.push_screen(self.first)
+        if self.kernels is None:
+            return
         if self.live is not None:
             await self.push_screen(self.live)
         elif self.report is None:
@@ -136,8 +153,9 @@ class FlopscopeApp(SafeNotify, App[None]):
             self.grouped(by)
 
     def export_name(self, suffix: str) -> Path:
-        """Default export path: `<report-stem>-<suffix>.csv` in the working directory."""
-        return Path.cwd() / f"{self.path.stem}-{suffix}.csv"
+        """Default export path: `<report-stem>-<suffix>.csv` in the working directory (`<suffix>.csv` where the
+        app has no report file: a diff, a reconcile)."""
+        return Path.cwd() / (f"{self.path.stem}-{suffix}.csv" if self.path is not None else f"{suffix}.csv")
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -174,10 +192,8 @@ def _steady(driver: type[Driver]) -> type[Driver]:
     return SteadyDriver
 
 
-def run_app(path: str | Path, gpu: str | None = None, report: Report | None = None,
-            live: ProfileScreen | None = None) -> int:
-    """Run the app on a report file (or a report already read, or a live profile); returns the exit code
-    (2 when the report cannot be read or the profile failed)."""
-    app = FlopscopeApp(path, gpu=gpu, report=report, live=live)
+def run_app(app: FlopscopeApp) -> int:
+    """Run `app` in the terminal, the mouse left to the terminal; returns the process exit code (2 when the
+    report cannot be read or a profile failed)."""
     app.run(mouse=False)
     return app.return_code or 0

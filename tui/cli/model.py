@@ -179,11 +179,11 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     title = (f"Reconcile {result.report} with {model.model} ({model.model_type}), "
              f"input {'x'.join(map(str, model.input_shape))}, {result.precision}, {result.steps} step(s)")
     if not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
-        from ..app.screen_app import run_screen_app
+        from ..app.launch import run_screen
         from ..app.screens.reconcile import ReconcileScreen
 
         titles, rows = reconcile_rows(result, model.train, args.depth)
-        return run_screen_app(ReconcileScreen(title, titles, rows, _reconcile_lines(result), result))
+        return run_screen(ReconcileScreen(title, titles, rows, _reconcile_lines(result), result))
     out_console = console()
     out_console.print(Text(display_text(title)))
     titles, rows = reconcile_rows(result, model.train, args.depth)

@@ -143,8 +143,13 @@ def cmd_profile(args) -> int:
 
         return cmd_plan(args, opts, transport_from(args))
     open_store().close()
+    in_app = not args.no_tui and sys.stdout.isatty() and not args.json
+    if in_app:
+        from ..app.keymap import load_keymap
+
+        load_keymap()  # a bad [keymap] file is refused before a run folder is made for nothing
     run_dir = new_run_dir(args.name, opts.command)
-    if not args.no_tui and sys.stdout.isatty() and not args.json:
+    if in_app:
         return _profile_in_app(args, opts, env, run_dir)
     say(f"flopscope: profiling on {args.host or 'localhost'}; run folder {run_dir}")
     try:
@@ -212,7 +217,7 @@ STOPPED = 130  # the shell's code for a command stopped by the user (128 + SIGIN
 
 
 def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int:
-    from ..app.app import run_app
+    from ..app.launch import run_kernels
     from ..app.screens.profile import ProfileScreen
 
     finished = threading.Event()
@@ -233,7 +238,7 @@ def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int
 
     title = f"ncu on {args.host or 'localhost'}: {shlex.join(opts.command)}  ·  run folder {run_dir}"
     screen = ProfileScreen(job, title)
-    code = run_app(run_dir / "report.ncu-rep", gpu=args.gpu, live=screen)
+    code = run_kernels(run_dir / "report.ncu-rep", gpu=args.gpu, live=screen)
     if not screen.stopped:
         return code or (outcome[0] if outcome else 0)
     if not finished.wait(timeout=30):  # ncu was told to stop; the job still cleans up its remote work folder

@@ -28,9 +28,9 @@ def cmd_runs(args: argparse.Namespace) -> int:
             _check_sweep(store, args.sweep)
         if not interactive(args):
             return _list_runs(store, args)
-    from ..app.runs_app import run_runs_app
+    from ..app.launch import run_runs
 
-    return run_runs_app(store.path, args.sweep)
+    return run_runs(store.path, args.sweep)
 
 
 def _list_runs(store: Store, args: argparse.Namespace) -> int:
@@ -133,10 +133,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     rows = diff_runs(a, b, by=args.by)
     gpu_a, gpu_b = a.gpu_label, b.gpu_label
     if interactive(args):
-        from ..app.screen_app import run_screen_app
+        from ..app.launch import run_screen
         from ..app.screens.diff import DiffScreen
 
-        return run_screen_app(DiffScreen(rows, name_a, name_b, (gpu_a, gpu_b), (a, b), (id_a, id_b)))
+        return run_screen(DiffScreen(rows, name_a, name_b, (gpu_a, gpu_b), (a, b), (id_a, id_b)))
     for apart in (gpus_apart(a.gpu_names, b.gpu_names), ceilings_apart(a, b)):
         if apart:  # the Diff screen's warnings, word for word
             say(f"flopscope: warning: {apart}")

@@ -44,9 +44,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     else:
         lines, title, code, results = _profile_points(args)
     if lines and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
-        from ..app.sweep_app import run_sweep_app  # Textual only for the app
+        from ..app.launch import run_sweep  # Textual only for the app
 
-        return run_sweep_app(lines, title, tolerance=args.tolerance, judged=judged_against(lines, args.gpu)) or code
+        return run_sweep(lines, title, tolerance=args.tolerance, judged=judged_against(lines, args.gpu)) or code
     _show(title, lines, args, results)
     if args.sources:  # a sweep that profiles stores its points; this one only reads, which it says
         points = sum(len(line.points) for line in lines)

@@ -92,9 +92,9 @@ def cmd_open(args) -> int:
             with read_progress(not args.json) as progress:
                 report = read_report(args.path, gpu=args.gpu, progress=progress)
             return _print(report, report.group("name"), args.json)
-        from ..app.app import run_app
+        from ..app.launch import run_kernels
 
-        return run_app(args.path, gpu=args.gpu)
+        return run_kernels(args.path, gpu=args.gpu)
     _refuse_missing_file(args.path)
     with Store() as store:
         sweep = load_sweep(args.path, store, print_warning)  # a stored sweep by name
@@ -106,16 +106,16 @@ def cmd_open(args) -> int:
             # 0.05: the app's tolerance
             _show(args.path, sweep, argparse.Namespace(json=args.json, tolerance=0.05, gpu=args.gpu))
             return 0
-        from ..app.sweep_app import run_sweep_app  # Textual only for the app
+        from ..app.launch import run_sweep  # Textual only for the app
 
-        return run_sweep_app(sweep, title=args.path, judged=judged_against(sweep, args.gpu))
+        return run_sweep(sweep, title=args.path, judged=judged_against(sweep, args.gpu))
 
     report = with_gpu(report, args.gpu) if args.gpu else report
     if not app:
         return _print(report, report.group("name"), args.json)
-    from ..app.app import run_app
+    from ..app.launch import run_kernels
 
-    return run_app(args.path, gpu=args.gpu, report=report)
+    return run_kernels(args.path, gpu=args.gpu, report=report)
 
 
 def _refuse_missing_file(ref: str) -> None:
@@ -149,6 +149,6 @@ def cmd_demo(args) -> int:
     path = bundled_example()
     if not interactive(args):
         return cmd_report(build_parser().parse_args(["report", path, *(["--json"] if args.json else [])]))
-    from ..app.app import run_app
+    from ..app.launch import run_kernels
 
-    return run_app(path)
+    return run_kernels(path)

@@ -29,6 +29,7 @@ from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from .export import ask_export
 from .kernel import KernelScreen
+from .keys import BACK, EXPORT, FILTER, GROUP, SORT
 from .table_screen import TableScreen
 
 # Columns the screen adds to diff_runs' rows for display only (the export leaves them out).
@@ -85,12 +86,12 @@ class DiffScreen(TableScreen):
     FILTER_QUESTION = "Filter kernel groups:"
     NO_BOUND = "kernel groups compared have no bound: filter them by name"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open"),
-        Binding("s", "sort_column", "Sort"),
-        Binding("slash", "filter", "Filter", key_display="/", priority=True),
-        Binding("g", "cycle_group", "Group"),
-        Binding("e", "export", "Export", priority=True),
-        Binding("escape", "back", "Back"),
+        Binding("enter", "open", "Open", id="diff.open"),
+        SORT,
+        FILTER,
+        GROUP,
+        EXPORT,
+        BACK,
     ]
 
     def __init__(self, rows: pd.DataFrame, name_a: str, name_b: str,

@@ -69,14 +69,14 @@ def sentence_case(text: str) -> str:
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,question_mark", "close", "Close help"),
+        Binding("escape,question_mark", "close", "Close help", id="help.close"),
         # the keys that move on every screen move here too (issue 19.7): the list is longer than 24 rows
-        Binding("j,down", "scroll_by(1)", "Scroll down", show=False),
-        Binding("k,up", "scroll_by(-1)", "Scroll up", show=False),
-        Binding("pagedown,space", "page(1)", "Page down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("home", "edge(0)", "Top", show=False),
-        Binding("end", "edge(1)", "Bottom", show=False),
+        Binding("j,down", "scroll_by(1)", "Scroll down", show=False, id="help.scroll_down"),
+        Binding("k,up", "scroll_by(-1)", "Scroll up", show=False, id="help.scroll_up"),
+        Binding("pagedown,space", "page(1)", "Page down", show=False, id="help.page_down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="help.page_up"),
+        Binding("home", "edge(0)", "Top", show=False, id="help.top"),
+        Binding("end", "edge(1)", "Bottom", show=False, id="help.bottom"),
     ]
 
     def __init__(self, target: Screen) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import shlex
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -34,6 +33,7 @@ from ..widgets.footer import KeyFooter
 from ..widgets.roofline_plot import Roofline, RooflinePlot, roofline_from
 from .copy_name import copy_full_name
 from .export import ask_export
+from .keys import BACK, COPY_NAME, EXPORT
 
 WIDE = 110  # from this many columns, metrics and roofline sit side by side
 
@@ -285,13 +285,13 @@ def _section_table(title: str, items: list[tuple[str, str]]) -> Table:
 
 class KernelScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("e", "export", "Export", priority=True),
+        BACK,
+        EXPORT,
         # The arrows, page keys, home and end scroll the focused body already; j/k/space as in the tables.
-        Binding("j", "scroll('down')", "Scroll down", show=False),
-        Binding("k", "scroll('up')", "Scroll up", show=False),
-        Binding("space", "scroll('page_down')", "Page down", show=False),
-        Binding("y", "copy_name", "Copy full name", show=False),
+        Binding("j", "scroll('down')", "Scroll down", show=False, id="kernel.scroll_down"),
+        Binding("k", "scroll('up')", "Scroll up", show=False, id="kernel.scroll_up"),
+        Binding("space", "scroll('page_down')", "Page down", show=False, id="kernel.page_down"),
+        COPY_NAME,
     ]
 
     def __init__(self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel",
@@ -348,7 +348,6 @@ class KernelScreen(Screen):
     async def action_export(self) -> None:
         launch = _v(self.row, "launch_id")
         suffix = f"kernel-{int(launch)}" if launch is not None else "kernel"
-        # The diff's small app (ScreenApp) names no report to name the file after.
-        name = self.app.export_name(suffix) if hasattr(self.app, "export_name") else Path.cwd() / f"{suffix}.csv"
+        name = self.app.export_name(suffix)  # `<suffix>.csv` where no report file names it (a diff's row)
         await ask_export(self.app, lambda: self.row.to_frame().T, name, what="metrics of this row",
                          kernels_of_a_run=True)

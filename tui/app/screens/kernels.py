@@ -29,6 +29,7 @@ from ..widgets.summary import Summary
 from .copy_name import copy_full_name
 from .export import ask_export
 from .kernel import KernelScreen
+from .keys import BACK, CLEAR_FILTER, COPY_NAME, EXPORT, FILTER, GROUP, SORT
 from .roofline import RooflineScreen
 from .sort import SortScreen, sort_choices
 from .table_screen import TableScreen
@@ -40,16 +41,16 @@ class KernelsScreen(TableScreen):
     HELP_TITLE = "Kernels"
     FILTER_HINT = "regex on the name, any case; bound:memory|compute|dram|l2|l1 · empty: all"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open_row", "Open"),
-        Binding("s", "sort_column", "Sort"),
-        Binding("o", "sort_pick", "Sort…"),
-        Binding("slash", "filter", "Filter", key_display="/", priority=True),
-        Binding("b", "cycle_bound", "Bound"),
-        Binding("g", "cycle_group", "Group"),
-        Binding("r", "roofline", "Roofline"),
-        Binding("e", "export", "Export", priority=True),
-        Binding("y", "copy_name", "Copy full name", show=False),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("enter", "open_row", "Open", id="kernels.open"),
+        SORT,
+        Binding("o", "sort_pick", "Sort…", id="kernels.sort_pick"),
+        FILTER,
+        Binding("b", "cycle_bound", "Bound", id="kernels.bound"),
+        GROUP,
+        Binding("r", "roofline", "Roofline", id="kernels.roofline"),
+        EXPORT,
+        COPY_NAME,
+        CLEAR_FILTER,
     ]
 
     def __init__(self, by: str = "name") -> None:
@@ -186,8 +187,8 @@ class PushedKernelsScreen(KernelsScreen):
     # after clearing a filter if one is set (TableScreen.action_back). The footer fits `esc Back` by
     # shortening, not by hiding keys.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        *(b for b in KernelsScreen.BINDINGS if isinstance(b, Binding) and b.key != "escape"),
+        BACK,
+        *(b for b in KernelsScreen.BINDINGS if b is not CLEAR_FILTER),
     ]
 
     def __init__(self, label: str, by: str = "name") -> None:

@@ -31,7 +31,7 @@ Job = Callable[[Callable[[Event], None], Callable[[object], None]], ProfileResul
 
 class ProfileScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "stop", "Stop & quit"),
+        Binding("q", "stop", "Stop & quit", id="profile.stop"),
     ]
 
     def __init__(self, job: Job, title: str) -> None:

@@ -23,7 +23,7 @@ Check = Callable[[str], str | None]
 
 
 class PromptScreen(ModalScreen[str | None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
     DEFAULT_CSS = """
     PromptScreen #prompt-error { text-style: bold; color: $text-error; display: none; }
     PromptScreen #prompt-error.shown { display: block; }

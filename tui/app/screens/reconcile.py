@@ -18,6 +18,7 @@ from ....core.reconcile import Reconciliation
 from ..widgets.footer import KeyFooter
 from .back import BackScreen
 from .export import ask_export
+from .keys import BACK, EXPORT
 
 
 def _shown(cell: Text) -> Text:
@@ -28,11 +29,11 @@ def _shown(cell: Text) -> Text:
 
 class ReconcileScreen(BackScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("e", "export", "Export", priority=True),
-        Binding("escape", "back", "Back"),
+        EXPORT,
+        BACK,
         # j/k move a row as on every other table (the DataTable itself binds only the arrows and page keys)
-        Binding("j", "row(1)", "Row down", show=False),
-        Binding("k", "row(-1)", "Row up", show=False),
+        Binding("j", "row(1)", "Row down", show=False, id="reconcile.row_down"),
+        Binding("k", "row(-1)", "Row up", show=False, id="reconcile.row_up"),
     ]
 
     def __init__(self, title: str, titles: list[str], rows: list[list[Text]], lines: list[str],

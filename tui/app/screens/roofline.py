@@ -23,6 +23,7 @@ from ..widgets.footer import KeyFooter
 from ..widgets.roofline_plot import Point, Roofline, RooflinePlot, roof_gpus, roofline_from
 from .export import ask_export
 from .kernel import KernelScreen
+from .keys import BACK, EXPORT
 
 
 def _why_none(data: Roofline) -> str:
@@ -63,16 +64,16 @@ def describe(data: Roofline, index: int | None, launch: int | None = None) -> Re
 class RooflineScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         # The points in table order (time share): the table's keys walk them the same way.
-        Binding("down,j,right,l", "step(1)", "Next"),
-        Binding("up,k,left,h", "step(-1)", "Previous"),
-        Binding("pagedown,space", "step(10)", "10 on", show=False),
-        Binding("pageup", "step(-10)", "10 back", show=False),
-        Binding("home", "edge(0)", "First", show=False),
-        Binding("end", "edge(1)", "Last", show=False),
-        Binding("enter", "open", "Open"),
-        Binding("g", "next_gpu", "Next GPU"),
-        Binding("e", "export", "Export", priority=True),
-        Binding("escape", "back", "Back"),
+        Binding("down,j,right,l", "step(1)", "Next", id="roofline.next"),
+        Binding("up,k,left,h", "step(-1)", "Previous", id="roofline.previous"),
+        Binding("pagedown,space", "step(10)", "10 on", show=False, id="roofline.page_next"),
+        Binding("pageup", "step(-10)", "10 back", show=False, id="roofline.page_previous"),
+        Binding("home", "edge(0)", "First", show=False, id="roofline.first"),
+        Binding("end", "edge(1)", "Last", show=False, id="roofline.last"),
+        Binding("enter", "open", "Open", id="roofline.open"),
+        Binding("g", "next_gpu", "Next GPU", id="roofline.next_gpu"),
+        EXPORT,
+        BACK,
     ]
 
     def __init__(self, rows: pd.DataFrame, order: np.ndarray, ceilings: list[Ceiling], name_column: str,

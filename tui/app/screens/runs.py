@@ -30,6 +30,7 @@ from ..widgets.kernel_table import KernelTable
 from .diff import DiffScreen
 from .export import ask_export
 from .kernels import PushedKernelsScreen
+from .keys import CLEAR_FILTER, EXPORT, FILTER, SORT
 from .sweep import SweepScreen
 from .table_screen import TableScreen
 
@@ -83,14 +84,14 @@ class RunsScreen(TableScreen):
     FILTER_HINT = "regex on the run's name, GPU, sweep or parameters (batch_size=8), case-insensitive · empty: show all"
     NO_BOUND = "runs have no bound: filter them by name, GPU, sweep or parameters"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open"),
-        Binding("m", "mark", "Mark A"),
-        Binding("d", "diff", "Diff A→row"),
-        Binding("w", "sweep", "Sweep"),
-        Binding("s", "sort_column", "Sort"),
-        Binding("slash", "filter", "Filter", key_display="/", priority=True),
-        Binding("e", "export", "Export", priority=True),
-        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("enter", "open", "Open", id="runs.open"),
+        Binding("m", "mark", "Mark A", id="runs.mark"),
+        Binding("d", "diff", "Diff A→row", id="runs.diff"),
+        Binding("w", "sweep", "Sweep", id="runs.sweep"),
+        SORT,
+        FILTER,
+        EXPORT,
+        CLEAR_FILTER,
     ]
 
     def __init__(self, store_path: Path, sweep: str | None = None) -> None:

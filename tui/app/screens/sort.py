@@ -38,7 +38,7 @@ def empty_note(titles: list[str], shown: int) -> str:
 
 
 class SortScreen(ModalScreen[str | None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="sort.cancel")]
 
     def __init__(self, choices: list[tuple[str, str]], current: str | None, empty: list[str] | None = None) -> None:
         super().__init__()

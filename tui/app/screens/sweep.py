@@ -34,6 +34,7 @@ from ..widgets.line_plot import LinePlot, Series
 from .back import BackScreen
 from .export import ask_export
 from .kernels import PushedKernelsScreen
+from .keys import BACK, EXPORT
 
 
 @dataclass(frozen=True)
@@ -92,11 +93,11 @@ def header(title: str, param: str, analysis: Analysis, color: bool = True, judge
 
 class SweepScreen(BackScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open point"),
-        Binding("m", "cycle_metric", "Next metric"),
-        Binding("n", "next_line", "Next line"),
-        Binding("e", "export", "Export", priority=True),
-        Binding("escape", "back", "Back"),
+        Binding("enter", "open", "Open point", id="sweep.open"),
+        Binding("m", "cycle_metric", "Next metric", id="sweep.metric"),
+        Binding("n", "next_line", "Next line", id="sweep.next_line"),
+        EXPORT,
+        BACK,
     ]
     # The plot keeps PLOT_ROWS (caption, a 7-row plot area, axes: two y labels or more); the table its points
     # up to 30% of the screen; the findings get the rest and scroll (tab focuses them) when they need more.

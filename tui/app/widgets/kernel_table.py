@@ -38,14 +38,14 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
     ScrollView's sideways paging would do nothing here (no horizontal scrolling) yet show in `?`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "move(-1)", "Row up", show=False),
-        Binding("down,j", "move(1)", "Row down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown,space", "page(1)", "Page down", show=False),
-        Binding("home", "edge(0)", "First row", show=False),
-        Binding("end", "edge(1)", "Last row", show=False),
-        Binding("left,h", "column(-1)", "Column left", show=False),
-        Binding("right,l", "column(1)", "Column right", show=False),
+        Binding("up,k", "move(-1)", "Row up", show=False, id="table.row_up"),
+        Binding("down,j", "move(1)", "Row down", show=False, id="table.row_down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="table.page_up"),
+        Binding("pagedown,space", "page(1)", "Page down", show=False, id="table.page_down"),
+        Binding("home", "edge(0)", "First row", show=False, id="table.first_row"),
+        Binding("end", "edge(1)", "Last row", show=False, id="table.last_row"),
+        Binding("left,h", "column(-1)", "Column left", show=False, id="table.column_left"),
+        Binding("right,l", "column(1)", "Column right", show=False, id="table.column_right"),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "kernel-table--header", "kernel-table--cursor", "kernel-table--cursor-cell",

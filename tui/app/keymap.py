@@ -1,0 +1,88 @@
+"""Keys remapped by the user: the `[keymap]` table of `$FLOPSCOPE_HOME/config.toml`, binding id -> keys,
+laid over the defaults with Textual's `App.set_keymap` (the approach posting takes). Every Binding of the app
+has an id, `<screen>.<action>` (`kernels.roofline`), or `table.`/`screen.`/`app.` for keys several screens
+share (`table.filter`, `screen.export`, `app.quit`); remapping a shared id remaps it on every screen:
+
+    [keymap]
+    "kernels.roofline" = "R"
+    "screen.export" = "x,ctrl+e"   # several keys: comma-separated; the default key is dropped
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import pkgutil
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+from textual.binding import Binding
+from textual.dom import DOMNode
+
+from ...core import FlopscopeError
+from ...core.runs import home_folder
+
+CONFIG_FILE = "config.toml"
+
+
+def config_path() -> Path:
+    """Where the keymap is read from: `config.toml` in flopscope's home (FLOPSCOPE_HOME)."""
+    return home_folder() / CONFIG_FILE
+
+
+def load_keymap(path: Path | None = None) -> dict[str, str]:
+    """The `[keymap]` table of `path` (default `config_path()`); {} when there is no such file. A file that is
+    not TOML, or names a binding the app does not have, is one FlopscopeError line (the CLI exits 2)."""
+    path = path or config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FlopscopeError(path, f"cannot read it ({exc})", "fix or remove the file") from None
+    try:
+        keymap = tomllib.loads(text).get("keymap", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise FlopscopeError(path, f"not TOML ({exc})", "fix the line named, or remove the file") from None
+    if not isinstance(keymap, dict):
+        raise FlopscopeError(path, "`keymap` is not a table", 'write it as [keymap] then "binding.id" = "keys"')
+    return _checked(path, keymap)
+
+
+def _checked(path: Path, keymap: dict) -> dict[str, str]:
+    known = {binding.id for _, binding in app_bindings()}
+    for binding_id, keys in keymap.items():
+        if binding_id not in known:
+            close = difflib.get_close_matches(binding_id, known, n=1, cutoff=0.8)
+            fix = f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(sorted(known))}"
+            raise FlopscopeError(path, f"[keymap] names no binding {binding_id!r}", fix)
+        if not isinstance(keys, str) or not keys.strip():
+            raise FlopscopeError(path, f"[keymap] {binding_id!r} is not a key string",
+                                 'write keys as a string, e.g. "r" or "R,ctrl+r"')
+    return keymap
+
+
+def app_bindings() -> Iterator[tuple[type[DOMNode], Binding]]:
+    """(class, binding) for every Binding the app's classes declare themselves (App, screens, widgets)."""
+    from . import app, screens, widgets  # every screen and widget module, so that their classes exist
+
+    for package in (screens, widgets):
+        for module in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{module.name}")
+    yield from _declared(app.FlopscopeApp)
+    for cls in _subclasses(DOMNode):
+        if cls.__module__.startswith(screens.__name__) or cls.__module__.startswith(widgets.__name__):
+            yield from _declared(cls)
+
+
+def _declared(cls: type[DOMNode]) -> Iterator[tuple[type[DOMNode], Binding]]:
+    for binding in cls.__dict__.get("BINDINGS", []):
+        if isinstance(binding, Binding):
+            yield cls, binding
+
+
+def _subclasses(cls: type) -> Iterator[type]:
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)

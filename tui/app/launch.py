@@ -1,0 +1,67 @@
+"""How each command opens the app: which screen comes first, and what it is given. A builder per way in
+(`kernels_app`, `runs_app`, `sweep_app`; a single screen is `FlopscopeApp(screen)`), and a `run_*` per CLI
+caller that adds the user's keymap and runs it, returning the process exit code."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from textual.screen import Screen
+
+from ...core import Report
+from ...core.scaling import Slice
+from ..presentation.text_report import say
+from .app import FlopscopeApp, run_app
+from .keymap import load_keymap
+from .screens.kernels import KernelsScreen
+from .screens.profile import ProfileScreen
+from .screens.runs import RunsScreen
+from .screens.sweep import SweepScreen
+
+Keymap = Mapping[str, str] | None
+
+
+def kernels_app(path: str | Path, *, gpu: str | None = None, report: Report | None = None, by: str = "name",
+                live: ProfileScreen | None = None, keymap: Keymap = None) -> FlopscopeApp:
+    """The Kernels screen of a report file, grouped `by` (or of a report already read, or of a live profile's,
+    shown over it until ncu is done)."""
+    return FlopscopeApp(KernelsScreen(by), path=path, gpu=gpu, report=report, live=live, keymap=keymap)
+
+
+def runs_app(store_path: Path, sweep: str | None = None, *, keymap: Keymap = None) -> FlopscopeApp:
+    """The run store's Runs screen (of one sweep's runs); opening a run points `app.report` at it."""
+    return FlopscopeApp(RunsScreen(store_path, sweep), path="runs", keymap=keymap)
+
+
+def sweep_app(lines: list[Slice], title: str, tolerance: float = 0.05, judged: str | None = None, *,
+              keymap: Keymap = None) -> FlopscopeApp:
+    """The Sweep screen on a sweep's lines (at least one point). `tolerance` is `flopscope sweep --tolerance`
+    (allowed drift of FLOP/param); `judged`: the --gpu whose ceilings judge the points, named in the header."""
+    first = SweepScreen(lines, title, tolerance, judged=judged)
+    return FlopscopeApp(first, path=title, report=lines[0].points[0][1], keymap=keymap)
+
+
+def run_kernels(path: str | Path, gpu: str | None = None, report: Report | None = None,
+                live: ProfileScreen | None = None) -> int:
+    """`flopscope open FILE`, `open RUN`, `demo` and `profile`; 2 when the report cannot be read or the profile
+    failed."""
+    return run_app(kernels_app(path, gpu=gpu, report=report, live=live, keymap=load_keymap()))
+
+
+def run_runs(store_path: Path, sweep: str | None = None) -> int:
+    """`flopscope runs`."""
+    return run_app(runs_app(store_path, sweep, keymap=load_keymap()))
+
+
+def run_sweep(lines: list[Slice], title: str, tolerance: float = 0.05, judged: str | None = None) -> int:
+    """`flopscope open SWEEP` and `flopscope sweep`; 2 when there is nothing to show."""
+    if not lines or not lines[0].points:
+        say(f"flopscope: sweep {title}: no points to show")
+        return 2
+    return run_app(sweep_app(lines, title, tolerance, judged, keymap=load_keymap()))
+
+
+def run_screen(screen: Screen) -> int:
+    """`flopscope diff` and `model --reconcile`: one screen, its exports carrying no report's meta."""
+    return run_app(FlopscopeApp(screen, keymap=load_keymap()))
