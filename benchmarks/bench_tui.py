@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -54,7 +55,7 @@ def synthetic(report: Report, launches: int) -> Report:
     reps = -(-launches // len(base))
     kernels = base.iloc[np.tile(np.arange(len(base)), reps)[:launches]].reset_index(drop=True)
     kernels["launch_id"] = np.arange(launches)
-    return Report(meta={**report.meta, "launches": launches}, kernels=kernels, gpu=report.gpu,
+    return Report(meta=replace(report.meta, launches=launches), kernels=kernels, gpu=report.gpu,
                   missing=report.missing)
 
 
@@ -92,7 +93,7 @@ class Frames:
 async def measure(report: Report, size: int) -> dict[str, float]:
     big = synthetic(report, size)
     start = time.perf_counter()
-    app = kernels_app(report.meta["source"], report=big, by="launch")
+    app = kernels_app(report.meta.source, report=big, by="launch")
     frames = Frames(app)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.kernels

@@ -71,6 +71,10 @@ class Missing:
     def problem(self) -> str:
         return f"{self.column} {self.why} for {self.launches} launch(es)" + (f" ({self.detail})" if self.detail else "")
 
+    def as_dict(self) -> dict:
+        """As `--json` and exports list it in meta's `missing`: the column, its launches, the problem and the fix."""
+        return {"column": self.column, "launches": self.launches, "problem": self.problem(), "fix": self.fix()}
+
 
 @dataclass
 class Counted:

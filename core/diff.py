@@ -81,10 +81,10 @@ def ceilings_apart(a: Report, b: Report) -> str | None:
     GPUs get the louder different-GPU warning instead."""
     if set(a.gpu_names) != set(b.gpu_names):
         return None
-    judged = [r.meta.get("gpu_database_name") for r in (a, b)]
+    judged = [r.meta.gpu_database_name for r in (a, b)]
     if judged[0] == judged[1]:
         return None
-    how = [f"{name or 'no datasheet'}{' (--gpu)' if r.meta.get('gpu_source') == '--gpu' else ''}"
+    how = [f"{name or 'no datasheet'}{' (--gpu)' if r.meta.gpu_source == '--gpu' else ''}"
            for name, r in zip(judged, (a, b), strict=True)]
     return f"A is judged against {how[0]} ceilings, B against {how[1]}: % of peak compares the ceilings too"
 

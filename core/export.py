@@ -28,7 +28,7 @@ def run_meta(report: Report) -> dict:
     """What a reader of the rows needs beside them: the run's meta, its totals, the ceilings it is judged
     against, the launches measured above theirs, the FMA convention its FLOPs follow and what each canonical
     column means, in which unit (`report --json`, JSON and Parquet exports alike)."""
-    return {**report.meta, "summary": report.summary().as_dict(),
+    return {**report.meta.to_dict(m.as_dict() for m in report.missing), "summary": report.summary().as_dict(),
             "ceilings": [json_ready(c.__dict__) for c in report.ceilings()],
             # launches measured above their own ceiling: the ceiling or the count is wrong (over_ceiling.py)
             "over_ceiling": [json_ready(w.as_dict()) for w in report.over_ceiling()],

@@ -1,9 +1,10 @@
-"""Whose ceilings judge a report, decided once for every view: the GPU the report names, or the one `--gpu`
-named, and whether --gpu's datasheet set any ceiling at all (the report's own peak counters win over it)."""
+"""Whose ceilings judge a report, decided once for every view: the GPU (or GPUs) the report names, or the one
+`--gpu` named, and whether --gpu's datasheet set any ceiling at all (the report's own peak counters win over
+it). The views only word a GpuJudgement; none reads meta to decide it again."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -11,12 +12,23 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class DeviceJudgement:
+    """One device of a file with launches on several GPUs, and whose ceilings judge its launches."""
+
+    name: str  # as the report names it: `NVIDIA A100-PCIE-40GB`
+    compute_capability: str | None  # None where the report does not say
+    launches: int
+    against: str = ""  # the --gpu GPU whose datasheet ceilings judge its launches; "": its own
+
+
+@dataclass(frozen=True)
 class GpuJudgement:
+    gpu: str | None  # the GPU of most launches (or the one --gpu or the CSV's program output named); None: unknown
+    compute_capability: str | None  # of most launches; None where the report does not say
     found: str  # what named the GPU whose ceilings apply: `report`, `--gpu`, `program output before the CSV`, ""
     against: str = ""  # one GPU: the --gpu GPU whose datasheet ceilings replace those of the device the report names
     unused_option: str = ""  # the --gpu GPU whose datasheet set no ceiling (the report's peak counters set all)
-    # Several GPUs: device -> the --gpu GPU whose datasheet ceilings judge that device's launches.
-    by_option: dict[str, str] = field(default_factory=dict)
+    devices: tuple[DeviceJudgement, ...] = ()  # several GPUs: each, most launches first; empty for one
 
 
 def judge_gpu(report: Report) -> GpuJudgement:
@@ -24,23 +36,26 @@ def judge_gpu(report: Report) -> GpuJudgement:
     meta = report.meta
     several = isinstance(report.judged_by, dict)
     by_option = _by_option(report)
-    overridden = bool(report.gpu and meta.get("gpu_source") == "--gpu" and meta.get("gpus"))
+    overridden = bool(report.gpu and meta.gpu_source == "--gpu" and meta.gpus)
     used = overridden and any("datasheet" in c.source for c in report.ceilings())
     option = report.gpu.name if report.gpu else ""  # the GPU --gpu named (on several GPUs: of those it judged)
     if several and overridden:
-        chosen = [report.judged_by[g["name"]] for g in meta["gpus"] if g.get("gpu_source") == "--gpu"]
+        chosen = [report.judged_by[g.name] for g in meta.gpus if g.gpu_source == "--gpu"]
         option = chosen[0].name if chosen and chosen[0] else option
         used = bool(by_option)
+    devices = tuple(DeviceJudgement(g.name, g.compute_capability, g.launches, by_option.get(g.name, ""))
+                    for g in meta.gpus) if several and len(meta.gpus) > 1 else ()
     return GpuJudgement(
-        found="report" if (overridden and not used) or several else meta.get("gpu_source") or "",
+        gpu=meta.gpu, compute_capability=meta.compute_capability,
+        found="report" if (overridden and not used) or several else meta.gpu_source or "",
         against=report.gpu.name if used and not several and report.gpu else "",
         unused_option=option if overridden and not used else "",
-        by_option=by_option)
+        devices=devices)
 
 
 def _by_option(report: Report) -> dict[str, str]:
     """Device -> the database GPU --gpu gave its launches, where a datasheet ceiling of it is used."""
     gpus = report.judged_by if isinstance(report.judged_by, dict) else {}
     datasheet = {c.gpu for c in report.ceilings() if "datasheet" in c.source}
-    return {g["name"]: gpus[g["name"]].name for g in report.meta.get("gpus") or []
-            if g.get("gpu_source") == "--gpu" and gpus.get(g["name"]) and g["name"] in datasheet}
+    return {g.name: gpus[g.name].name for g in report.meta.gpus
+            if g.gpu_source == "--gpu" and gpus.get(g.name) and g.name in datasheet}

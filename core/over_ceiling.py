@@ -14,6 +14,7 @@ import pandas as pd
 from .counters import PRECISION_LETTER, Missing
 from .gpus import Gpu, all_gpus, find_gpu, same_cc
 from .ncu_metrics import PEAKS, TIME
+from .report_meta import ReportMeta
 from .si import si
 from .units import is_missing
 
@@ -75,7 +76,7 @@ class _Judge:
     cc: object
 
 
-def over_ceiling(kernels: pd.DataFrame, meta: dict) -> list[OverCeiling]:
+def over_ceiling(kernels: pd.DataFrame, meta: ReportMeta) -> list[OverCeiling]:
     """Per kind, the launches (not groups: a group's rate is at most its fastest launch's) measured more than
     TOLERANCE above their own ceiling; an empty list when none is."""
     found = []
@@ -96,9 +97,9 @@ def over_ceiling(kernels: pd.DataFrame, meta: dict) -> list[OverCeiling]:
     return found
 
 
-def _finding(kind: str, row: pd.Series, launches: int, meta: dict) -> OverCeiling:
+def _finding(kind: str, row: pd.Series, launches: int, meta: ReportMeta) -> OverCeiling:
     judge = _judge(meta, row.get("gpu"))
-    several = len(meta.get("gpus") or []) > 1
+    several = len(meta.gpus) > 1
     flop = kind == "FLOP"
     launch_id = row.get("launch_id")
     fix, check = _flop_fix(row, judge) if flop else _dram_fix(row, judge)
@@ -113,15 +114,13 @@ def _finding(kind: str, row: pd.Series, launches: int, meta: dict) -> OverCeilin
         fix=fix, check=check)
 
 
-def _judge(meta: dict, device: object) -> _Judge:
-    """Whose datasheet judges a launch on `device`: in a file of several GPUs its device's entry of meta["gpus"],
+def _judge(meta: ReportMeta, device: object) -> _Judge:
+    """Whose datasheet judges a launch on `device`: in a file of several GPUs its device's entry of meta.gpus,
     else the run's (read_report and with_gpu record both)."""
-    gpus = meta.get("gpus") or []
-    for g in gpus if len(gpus) > 1 else []:
-        if g.get("name") == device:
-            return _Judge(find_gpu(g.get("database_key")), g.get("gpu_source") == "--gpu", g.get("compute_capability"))
-    return _Judge(find_gpu(meta.get("gpu_database_key")), meta.get("gpu_source") == "--gpu",
-                  meta.get("compute_capability"))
+    for g in meta.gpus if len(meta.gpus) > 1 else ():
+        if g.name == device:
+            return _Judge(find_gpu(g.database_key), g.gpu_source == "--gpu", g.compute_capability)
+    return _Judge(find_gpu(meta.gpu_database_key), meta.gpu_source == "--gpu", meta.compute_capability)
 
 
 def _flop_source(row: pd.Series, judge: _Judge) -> str:

@@ -7,7 +7,7 @@ import json
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .disk import write_error, write_text_whole
@@ -93,7 +93,7 @@ def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_
     if have:
         result.report = _read(run_dir / "report.ncu-rep", gpu, opts, transport.host, result.ncu_exit, result)
         if result.warning:  # stored with the run, so every later analysis of it can say so
-            result.report.meta["warning"] = result.warning
+            result.report.meta = replace(result.report.meta, warning=result.warning)
         _check_named_metrics(opts, run_dir / "report.ncu-rep", result)
     try:
         _write_meta(run_dir, opts, transport.host, argv, started, cwd, env, result)
@@ -130,7 +130,7 @@ def _read(path: Path, gpu: str | None, opts: ProfileOptions, host: str, ncu_exit
         except FlopscopeError as err:
             report = _read(path, None, opts, host, ncu_exit, result)  # the report's own fault raises here
             result.gpu_refused = (f"--gpu {gpu}: {err.problem}; judged against its own GPU's ceilings instead "
-                                  f"({report.meta.get('gpu_database_name') or 'none in the database'})")
+                                  f"({report.meta.gpu_database_name or 'none in the database'})")
             result.notes.append(f"warning: {result.gpu_refused}; `flopscope open RUN --gpu NAME` judges it "
                                 f"again ({err.fix})")
             return report

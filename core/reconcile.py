@@ -158,7 +158,7 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
     step_measured = _sum(ranges["flop"])
     step_measured = None if step_measured is None else step_measured / steps
     return Reconciliation(
-        model=model.model, report=str(report.meta.get("source", "")), tol=tol, steps=steps, modules=rows,
+        model=model.model, report=report.meta.source, tol=tol, steps=steps, modules=rows,
         measured=measured, analytic_backward_ratio=model.backward_ratio,
         measured_backward_ratio=_ratio(measured["backward"], measured["forward"]),
         step_time_s=time_s, step_time_source=source, gpu=spec.name if spec else None, precision=precision,

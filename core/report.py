@@ -1,8 +1,8 @@
-"""`Report`: meta + the canonical kernels table, grouped any way every view needs."""
+"""`Report`: meta (report_meta.py) + the canonical kernels table, grouped any way every view needs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +16,7 @@ from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
 from .nvtx import normalize_nvtx
 from .over_ceiling import OverCeiling, over_ceiling
 from .readers import Progress, read_metrics, report_file
+from .report_meta import DeviceMeta, ReportMeta
 from .roofline import Ceiling, derive, integer_mma, run_ceilings
 from .run_summary import RunSummary, summarize
 from .units import is_missing
@@ -29,7 +30,7 @@ NO_RANGE = "(no NVTX range)"
 
 @dataclass
 class Report:
-    meta: dict
+    meta: ReportMeta
     # One row per launch, canonical + extra columns, derived metrics included. The frame passed in is left as it
     # is: the Report holds a new frame sharing its columns (no copy of a million launches) plus its own.
     kernels: pd.DataFrame
@@ -42,8 +43,8 @@ class Report:
         if "roof" not in self.kernels and "bound" in self.kernels:
             # Stored before the hierarchical roofline: DRAM was its only memory roof.
             self.kernels["roof"] = self.kernels["bound"].where(self.kernels["bound"] != "memory", "dram")
-        if self.gpus is None and len(self.meta.get("gpus") or []) > 1:  # a stored run: rebuild from its meta
-            self.gpus = {g["name"]: find_gpu(g["database_key"]) for g in self.meta["gpus"]}
+        if self.gpus is None and len(self.meta.gpus) > 1:  # a stored run: rebuild from its meta
+            self.gpus = {g.name: find_gpu(g.database_key) for g in self.meta.gpus}
 
     @property
     def judged_by(self) -> Gpu | dict[str, Gpu | None] | None:
@@ -52,17 +53,17 @@ class Report:
 
     @property
     def gpu_label(self) -> str | None:
-        """The run's GPU as the run list and the diff name it: `meta["gpu"]` (the GPU of most launches), or,
+        """The run's GPU as the run list and the diff name it: `meta.gpu` (the GPU of most launches), or,
         where launches ran on several, every one, most launches first: `NVIDIA H100 PCIe + NVIDIA A100-...`."""
         if isinstance(self.judged_by, dict):
-            return " + ".join(g["name"] for g in self.meta.get("gpus") or []) or " + ".join(self.judged_by)
-        return self.meta.get("gpu")
+            return " + ".join(g.name for g in self.meta.gpus) or " + ".join(self.judged_by)
+        return self.meta.gpu
 
     @property
     def gpu_names(self) -> list[str]:
         """Every device the launches ran on, most launches first; none where the report names no device."""
-        named = [str(g["name"]) for g in self.meta.get("gpus") or []]
-        return named or ([str(self.meta["gpu"])] if self.meta.get("gpu") else [])
+        named = [str(g.name) for g in self.meta.gpus]
+        return named or ([str(self.meta.gpu)] if self.meta.gpu else [])
 
     def summary(self) -> RunSummary:
         return summarize(self.kernels)
@@ -224,7 +225,7 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
                 progress: Progress | None = None) -> Report:
     """Read any ncu output (detected by content) into a Report with derived metrics. `progress(launches read,
     launches in all)` is called as a .ncu-rep is read (a plain callback: the CLI and the app draw it)."""
-    path = report_file(path)  # a run folder: its report.ncu-rep, which meta["source"] then names
+    path = report_file(path)  # a run folder: its report.ncu-rep, which meta.source then names
     metrics, reader_meta = read_metrics(path, progress)
     counted = count_kernels(metrics)
     k = counted.kernels
@@ -253,28 +254,18 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
         k["gpu"] = spec.name
     several = specs if len(specs) > 1 else None
     kernels = ordered(derive(k, several or spec))
-    meta = {
-        "source": str(Path(path)),
-        "format": reader_meta["format"],
-        "reader_note": reader_meta.get("note"),  # why a .ncu-rep was read by ncu_report, not the streaming reader
-        "captured": reader_meta.get("captured"),  # when ncu started the capture (Unix s); a CSV does not say
-        "gpu": device_name or (spec.name if spec else None),
+    meta = ReportMeta(
+        source=str(Path(path)), format=reader_meta["format"], reader_note=reader_meta.get("note"),
+        captured=reader_meta.get("captured"), gpu=device_name or (spec.name if spec else None),
         # the datasheet ceilings used (of the GPU of most launches): --gpu's where given and of its CC
-        "gpu_database_key": spec.key if spec else None,
-        "gpu_database_name": spec.name if spec else None,
-        "gpu_source": source if (spec or device_name) else None,
-        "gpus": [{"name": name, "database_key": specs[name].key if specs.get(name) else None,
-                  "compute_capability": device_cc[name], "launches": n,
-                  "gpu_source": "--gpu" if name in _chosen(specs, own) else "report"}
-                 for name, (_, n) in devices.items()],
-        "compute_capability": _most_common(k["cc"]),
-        "launches": len(k),
-        "metrics_collected": sorted(c for c in metrics.columns if "__" in c),
-        "missing": [{"column": m.column, "launches": m.launches, "problem": m.problem(), "fix": m.fix()}
-                    for m in counted.missing],
-        "convention": FMA_CONVENTION,
-        "params": dict(params or {}),
-    }
+        gpu_database_key=spec.key if spec else None, gpu_database_name=spec.name if spec else None,
+        gpu_source=source if (spec or device_name) else None,
+        gpus=tuple(DeviceMeta(name, specs[name].key if specs.get(name) else None, device_cc[name], n,
+                              "--gpu" if name in _chosen(specs, own) else "report")
+                   for name, (_, n) in devices.items()),
+        compute_capability=_most_common(k["cc"]), launches=len(k),
+        metrics_collected=tuple(sorted(c for c in metrics.columns if "__" in c)),
+        convention=FMA_CONVENTION, params=dict(params or {}))
     return Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing, gpus=several)
 
 
@@ -323,25 +314,24 @@ def with_gpu(report: Report, gpu: str) -> Report:
     capability), and on several GPUs given to the launches of its compute capability only. The devices the
     report names stay its devices."""
     k = report.kernels.copy()
-    named = [dict(g) for g in report.meta.get("gpus") or []]
+    named = report.meta.gpus
     # Each device's own GPU: the one its name found, not one an earlier --gpu put in its place.
-    own = {g["name"]: find_gpu(g["name"]) if g.get("gpu_source", report.meta.get("gpu_source")) == "--gpu"
-           else find_gpu(g.get("database_key")) for g in named}
+    own = {g.name: find_gpu(g.name) if (g.gpu_source or report.meta.gpu_source) == "--gpu"
+           else find_gpu(g.database_key) for g in named}
     if len(named) > 1:
-        specs = _datasheets(gpu, {g["name"]: g.get("compute_capability") for g in named}, own, report.meta["source"])
-        spec = specs[named[0]["name"]]
+        specs = _datasheets(gpu, {g.name: g.compute_capability for g in named}, own, report.meta.source)
+        spec = specs[named[0].name]
     else:
         spec = require_gpu(gpu, {str(c) for c in pd.unique(k["cc"].dropna())})
-        specs = {g["name"]: spec for g in named}
+        specs = {g.name: spec for g in named}
     if not named:  # no device name in the file: --gpu names the GPU, as in read_report
         k["gpu"] = spec.name
     chosen = _chosen(specs, own)
-    for g in named:
-        g["database_key"] = getattr(specs[g["name"]], "key", None)
-        g["gpu_source"] = "--gpu" if g["name"] in chosen else "report"
+    devices = tuple(replace(g, database_key=getattr(specs[g.name], "key", None),
+                            gpu_source="--gpu" if g.name in chosen else "report") for g in named)
     several = specs if len(named) > 1 else None
-    meta = {**report.meta, "gpu": report.meta.get("gpu") if named else spec.name,
-            "gpu_database_key": getattr(spec, "key", None), "gpu_database_name": getattr(spec, "name", None),
-            "gpu_source": "report" if named and not chosen else "--gpu", "gpus": named}
+    meta = replace(report.meta, gpu=report.meta.gpu if named else spec.name,
+                   gpu_database_key=getattr(spec, "key", None), gpu_database_name=getattr(spec, "name", None),
+                   gpu_source="report" if named and not chosen else "--gpu", gpus=devices)
     return Report(meta=meta, kernels=ordered(derive(k, several or spec)), gpu=spec, missing=report.missing,
                   gpus=several)

@@ -134,17 +134,17 @@ def point_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
                      "flop_per_sample": s.total_flop / value if value else math.nan, "flop_per_s": s.flop_per_s,
                      "flops_efficiency": s.flops_efficiency, "bandwidth_efficiency": s.bandwidth_efficiency,
                      "launches": s.launches, "kernels": report.kernels["kernel_full"].nunique(),
-                     "run": run_name(report), "gpu": report.meta.get("gpu"),
-                     "warning": report.meta.get("warning") or ""})
+                     "run": run_name(report), "gpu": report.meta.gpu,
+                     "warning": report.meta.warning or ""})
     return pd.DataFrame(rows).sort_values(param, kind="stable").reset_index(drop=True)
 
 
 def run_name(report: Report) -> str:
     """What a point is called in findings and tables: a stored run's name in the store (`Store.load`), else its
     report file's name, or for a run folder `flopscope profile` made (`<run>/report.ncu-rep`) the folder's."""
-    if report.meta.get("run"):
-        return str(report.meta["run"])
-    source = Path(str(report.meta.get("source") or "?"))
+    if report.meta.run:
+        return str(report.meta.run)
+    source = Path(str(report.meta.source or "?"))
     return source.parent.name if source.name == "report.ncu-rep" and source.parent.name else source.name
 
 

@@ -19,6 +19,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +29,7 @@ from .errors import FlopscopeError
 from .export import arrow_safe
 from .gpus import find_gpu
 from .report import Report
+from .report_meta import ReportMeta
 from .run_summary import KNOWN_PART
 from .runs import data_home, ensure_folder
 
@@ -399,24 +401,21 @@ class Store:
         name, meta_text, blob, params = self.db.execute("SELECT name, meta, kernels, params FROM runs WHERE id = ?",
                                                         (run_id,)).fetchone()
         try:
-            meta = _meta(name, meta_text)
+            stored = _meta(name, meta_text)
             kernels = pd.read_parquet(io.BytesIO(blob))
-            missing = [Missing(**m) for m in meta.pop("missing", [])]
-            meta.pop(LOWER_BOUNDS, None)  # the list's business: the report's summary says it again
+            missing = [Missing(**m) for m in stored.pop("missing", [])]
+            stored.pop(LOWER_BOUNDS, None)  # the list's business: the report's summary says it again
+            meta = ReportMeta.from_dict(stored)
         except Exception as exc:  # JSON, Arrow or a field that changed: any of them means this row is damaged
             why = str(exc) if isinstance(exc, _DamagedRow) else (
                 f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'}")
             raise FlopscopeError(f"run {name}", f"its stored data is damaged ({why})",
                                  "the other runs are intact; profile it again (its run folder, if kept, "
                                  "opens with `flopscope open FOLDER/report.ncu-rep`)") from None
-        meta["missing"] = [{"column": m.column, "launches": m.launches, "problem": m.problem(), "fix": m.fix()}
-                           for m in missing]
-        # The values a sweep stored the run with (`batch_size`), beside the command and host the report had.
-        meta["params"] = {**(meta.get("params") or {}), **self._params(name, params)}
-        # The name it is stored under: a sweep point's file or folder name may differ (`name-1`, an import).
-        meta["run"] = str(name)
-        gpu = find_gpu(meta.get("gpu_database_key"))
-        return Report(meta=meta, kernels=kernels, gpu=gpu, missing=missing)
+        # The values a sweep stored the run with (`batch_size`), beside the command and host the report had,
+        # and the name it is stored under: a sweep point's file or folder name may differ (`name-1`, an import).
+        meta = replace(meta, params={**meta.params, **self._params(name, params)}, run=str(name))
+        return Report(meta=meta, kernels=kernels, gpu=find_gpu(meta.gpu_database_key), missing=missing)
 
     @_reading
     def named_params(self, ref: str | int) -> tuple[str, dict]:
@@ -550,8 +549,8 @@ def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host
     # collected) and names it a lower bound, as the run's own header does.
     listed = {name: summary.known(name) for name in KNOWN_PART}
     lower = [name for name, (_, lower_bound) in listed.items() if lower_bound]
-    meta = {**report.meta, "missing": [m.__dict__ for m in report.missing], LOWER_BOUNDS: lower}
-    meta.pop("run", None)  # the name a loaded run had; the row's own name column is the one `load` gives
+    # Not the name a loaded run had: the row's own name column is the one `load` gives.
+    meta = {**replace(report.meta, run=None).to_dict(m.__dict__ for m in report.missing), LOWER_BOUNDS: lower}
     return (time.time() if created is None else created, kind, sweep, json.dumps(params or {}, sort_keys=True), host,
             json.dumps(command) if command else None, report.gpu_label, len(report.kernels),
             *(None if math.isnan(v) else v for v, _ in listed.values()), json.dumps(meta, default=str),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -848,7 +849,7 @@ async def test_a_report_without_flop_counters_says_what_to_collect(tmp_path):
 
 
 async def test_counts_in_the_header_and_status_have_thousands_separators(h100):
-    report = Report(meta={**h100.meta, "launches": 150123}, kernels=h100.kernels, gpu=h100.gpu, missing=h100.missing)
+    report = Report(meta=replace(h100.meta, launches=150123), kernels=h100.kernels, gpu=h100.gpu, missing=h100.missing)
     app = make_app(report)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
@@ -978,7 +979,8 @@ async def test_a_stored_warning_stays_in_the_capped_summary_of_a_small_terminal(
     """The summary's height is capped; the warning of a run whose program failed was placed after the FMA
     convention and fell off at 50x20, while the convention stayed."""
     report = read_report(fixture_file("v100_ncar_miniweather_fp64_full.ncu-rep"))
-    report.meta["warning"] = "the command exited with code 3"  # as the profiler stores it (test_profile)
+    # as the profiler stores it (test_profile)
+    report.meta = replace(report.meta, warning="the command exited with code 3")
     app = make_app(report)
     async with app.run_test(size=(50, 20)) as pilot:
         await ready(app, pilot)

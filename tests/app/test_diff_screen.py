@@ -75,7 +75,7 @@ async def test_at_80x24_the_times_sit_beside_the_names_and_the_gpus_head_the_scr
     a, b = read_report(fixture_path(H100)), read_report(fixture_path(MW))
     time_a, time_b = times_by_name(a), times_by_name(b)
     short = short_names(a, b)
-    app = FlopscopeApp(DiffScreen(diff_runs(a, b), "h100", "mw", (a.meta["gpu"], b.meta["gpu"])))
+    app = FlopscopeApp(DiffScreen(diff_runs(a, b), "h100", "mw", (a.meta.gpu, b.meta.gpu)))
     async with app.run_test(size=(80, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         text = "\n".join(screen_lines(app))
@@ -109,7 +109,7 @@ async def test_at_80x24_the_times_sit_beside_the_names_and_the_gpus_head_the_scr
 async def test_same_gpu_shows_no_warning_and_wide_terminals_show_whole_names():
     a = read_report(fixture_path(H100))
     rows = diff_runs(a, a)
-    app = FlopscopeApp(DiffScreen(rows, "x", "y", (a.meta["gpu"], a.meta["gpu"])))
+    app = FlopscopeApp(DiffScreen(rows, "x", "y", (a.meta.gpu, a.meta.gpu)))
     async with app.run_test(size=(80, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         assert "different GPUs" not in "\n".join(screen_lines(app))
@@ -352,7 +352,7 @@ async def test_one_gpu_judged_against_two_datasheets_is_said_in_the_app_and_the_
     ceilings with an RTX 4090's. (Before, neither the app nor the CLI said so.)"""
     path = fixture_path("rtx4090_torch_linear_sgemm.ncu-rep")
     plain, l4 = read_report(path), read_report(path, gpu="l4")
-    assert plain.meta["gpu"] == l4.meta["gpu"] == "NVIDIA GeForce RTX 4090"  # the device the report names
+    assert plain.meta.gpu == l4.meta.gpu == "NVIDIA GeForce RTX 4090"  # the device the report names
     app = FlopscopeApp(DiffScreen(diff_runs(plain, l4), "plain", "l4", (plain.gpu_label, l4.gpu_label), (plain, l4)))
     warning = ("A is judged against NVIDIA GeForce RTX 4090 ceilings, B against NVIDIA L4 (--gpu): % of peak "
                "compares the ceilings too")

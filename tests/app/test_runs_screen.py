@@ -239,7 +239,7 @@ async def test_run_a_is_marked_in_the_list_and_d_on_it_says_to_move(store_path):
     ("batch_size=2", ["gemm-bs2"]),  # the parameters as listed
 ])
 async def test_slash_matches_name_gpu_sweep_and_parameters(store_path, reports, typed, expected):
-    assert reports["mw"].meta["gpu"] == "Tesla V100-SXM2-32GB" and reports["h100"].meta["gpu"] == "NVIDIA H100 PCIe"
+    assert reports["mw"].meta.gpu == "Tesla V100-SXM2-32GB" and reports["h100"].meta.gpu == "NVIDIA H100 PCIe"
     app = runs_app(store_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()

@@ -6,6 +6,7 @@ import csv
 import io
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -575,7 +576,7 @@ def oom_store(tmp_path_factory) -> Path:
             path.write_text(raw_csv([gemm] * n + [init]))
             report = read_report(path, gpu=GPU)
             if n == 64:
-                report.meta["warning"] = OOM
+                report.meta = replace(report.meta, warning=OOM)
             store.save(report, f"bs-batch_size={n}", kind="sweep", sweep="bs", params={"batch_size": n})
     return folder / "flopscope.db"
 

@@ -16,6 +16,7 @@ import shlex
 import shutil
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -303,7 +304,7 @@ def stored(pages, tmp_path_factory) -> Path:
 
     home = tmp_path_factory.mktemp("store")
     report = read_report(pages["raw"])
-    meta = {**report.meta, "gpu": "GPU\x1b]0;pwned\x07"}
+    meta = replace(report.meta, gpu="GPU\x1b]0;pwned\x07")
     with Store(home / "flopscope.db") as store:
         for name in ("a", "b"):
             store.save(Report(meta=meta, kernels=report.kernels, gpu=report.gpu, missing=report.missing), name)

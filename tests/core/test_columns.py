@@ -38,7 +38,7 @@ def test_a_group_row_sums_every_counted_column():
     for name in amounts:
         k[name] = rng.integers(1, 1000, len(k)).astype(float) * (1e-6 if name == "duration_s" else 1e6)
     k["status"] = "ok"
-    groups = Report(meta=dict(report.meta), kernels=k, gpu=report.gpu).group("name").set_index("kernel_full")
+    groups = Report(meta=report.meta, kernels=k, gpu=report.gpu).group("name").set_index("kernel_full")
     assert (groups["count"] > 1).sum() >= 3  # groups of several launches
     expected = k.groupby(k["kernel_full"].astype(object))[amounts].sum()
     for name in amounts:

@@ -43,26 +43,9 @@ def _sources() -> dict[str, str]:
 
 
 SOURCES = _sources()
-edits = st.lists(st.tuples(st.sampled_from(["delete", "insert", "replace", "cut_line", "dup_line"]),
+edits = st.lists(st.tuples(st.sampled_from(fuzz_cases.EDITS),
                            st.floats(0, 1), st.text(alphabet='",\n\r=0123456789.,a/%n', max_size=6)),
                  min_size=1, max_size=8)
-
-
-def _mutate(text: str, ops) -> str:
-    for op, where, chunk in ops:
-        i = int(where * len(text))
-        if op == "delete":
-            text = text[:i] + text[i + len(chunk) + 1:]
-        elif op == "insert":
-            text = text[:i] + chunk + text[i:]
-        elif op == "replace":
-            text = text[:i] + chunk + text[i + len(chunk):]
-        else:
-            lines = text.split("\n")
-            j = int(where * (len(lines) - 1))
-            lines = lines[:j] + lines[j + 1:] if op == "cut_line" else lines[:j] + [lines[j]] * 2 + lines[j:]
-            text = "\n".join(lines)
-    return text
 
 
 @pytest.mark.skipif(not SOURCES, reason=f"shared ncu fixtures not found at {FIXTURES}")
@@ -70,7 +53,7 @@ def _mutate(text: str, ops) -> str:
 @given(name=st.sampled_from(CSV_FIXTURES), ops=edits)
 def test_mutated_csv_never_tracebacks(tmp_path, name, ops):
     path = tmp_path / "fuzz.csv"
-    path.write_text(_mutate(SOURCES[name], ops), encoding="utf-8")
+    path.write_text(fuzz_cases.edit_text(SOURCES[name], ops), encoding="utf-8")
     _read(path)
 
 

@@ -25,6 +25,7 @@ from flopscope.core import FlopscopeError, find_gpu
 from flopscope.core.predict import BOARDS, paleo_seconds, peak_for, predict, predict_all
 from flopscope.core.reconcile import phase, range_names, reconcile
 from flopscope.core.report import Report, ordered
+from flopscope.core.report_meta import ReportMeta
 from flopscope.core.roofline import derive
 from flopscope.tui.presentation.format import seconds as fmt_seconds
 from flopscope.tui.presentation.format import si as fmt_si
@@ -700,7 +701,7 @@ def make_report(rows: list[dict]) -> Report:
     k["launch_id"] = np.arange(len(k))
     k["kernel_full"] = k["kernel"]
     k["gpu"], k["cc"], k["status"], k["estimated"], k["provenance"] = gpu.name, "8.0", "ok", "", ""
-    meta = {"source": "synthetic.ncu-rep", "gpu": gpu.name}
+    meta = ReportMeta(source="synthetic.ncu-rep", format="synthetic", gpu=gpu.name)
     return Report(meta=meta, kernels=ordered(derive(ordered(k), gpu)), gpu=gpu)
 
 

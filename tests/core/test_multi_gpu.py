@@ -150,7 +150,7 @@ async def test_at_80x15_the_capped_summary_says_whose_ceilings_it_cut(tmp_path):
         assert shown[-1].strip().startswith("… not shown: A100-PCIE-40GB ceilings (")
         assert "--no-tui prints all" in shown[-1]
         assert any("Ceilings, NVIDIA H100 PCIe" in line for line in shown)
-    out = cli("report", report.meta["source"], home=tmp_path)  # where the marker sends one: every ceiling
+    out = cli("report", report.meta.source, home=tmp_path)  # where the marker sends one: every ceiling
     assert f"Ceilings, NVIDIA A100-PCIE-40GB: FP32 {FP32[A100] / 1e12:.1f} TFLOP/s" in out.stdout
 
 
@@ -248,7 +248,7 @@ def test_gpu_option_judges_the_launches_of_its_compute_capability_and_leaves_the
     H100's keep their own, and the header says which; a --gpu that fits no launch is one line naming the file."""
     monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
     report = two_gpus(tmp_path)
-    path = report.meta["source"]
+    path = report.meta.source
     plain = json.loads(cli("report", path, "--json", home=tmp_path).stdout)
     out = cli("report", path, "--json", "--gpu", "a100-pcie-80gb", home=tmp_path)
     assert out.returncode == 0, out.stderr

@@ -215,7 +215,7 @@ async def summary_of(report, size=(80, 24)) -> tuple[str, list[str]]:
 
     from ..helpers.app import screen_lines
 
-    app = kernels_app(report.meta["source"], report=report)
+    app = kernels_app(report.meta.source, report=report)
     async with app.run_test(size=size) as pilot:
         await settle(pilot, lambda: app.kernels.model is not None and not app.kernels.query_one(KernelTable).loading)
         summary = app.screen.query_one(Summary)

@@ -44,18 +44,18 @@ def test_fixture_parses_with_its_kernel_count(name):
     assert len(report.kernels) == KERNELS[name]
     assert report.kernels["kernel_full"].str.len().gt(0).all()
     expected = next((f for suffix, f in FORMATS.items() if name.endswith(suffix)), "csv-details")
-    assert report.meta["format"] == expected
+    assert report.meta.format == expected
 
 
 def test_format_is_detected_by_content_not_extension(tmp_path):
     src = fixture_path("t4_mlp_matadd_full.ncu-rep")
     disguised = tmp_path / "looks_like.csv"
     disguised.write_bytes(src.read_bytes())
-    assert read_report(disguised).meta["format"] == "ncu-rep"
+    assert read_report(disguised).meta.format == "ncu-rep"
     csv_src = fixture_path("b200_torch_sdpa_auto_raw.csv")
     renamed = tmp_path / "profile.ncu-rep"
     renamed.write_bytes(csv_src.read_bytes())
-    assert read_report(renamed).meta["format"] == "csv-raw"
+    assert read_report(renamed).meta.format == "csv-raw"
 
 
 def test_broken_launch_is_kept_and_marked():
@@ -81,7 +81,7 @@ def test_bom_crlf_and_new_dram_metric_names():
     assert row["dram_write_bytes"] == 3_377_920
     assert row["dram_bytes"] == 53_261_312 + 3_377_920
     assert row["duration_s"] == pytest.approx(10_195_552e-9)
-    assert report.meta["gpu"] == "NVIDIA GeForce RTX 5070"  # named in the program output before the CSV
+    assert report.meta.gpu == "NVIDIA GeForce RTX 5070"  # named in the program output before the CSV
 
 
 def test_identity_columns_from_ncu_rep():

@@ -52,7 +52,7 @@ def test_round_trip_keeps_every_number(store):
     assert [m.fix() for m in back.missing] == [m.fix() for m in report.missing]
     listed = store.runs()
     assert listed.loc[0, "params"] == {"batch_size": "8"} and listed.loc[0, "launches"] == 5
-    assert store.load(str(listed.loc[0, "id"])).meta["source"] == report.meta["source"]
+    assert store.load(str(listed.loc[0, "id"])).meta.source == report.meta.source
 
 
 def test_names_are_unique_and_unknown_runs_are_one_line_errors(store):
@@ -343,3 +343,37 @@ def test_import_stores_a_run_folder_the_store_could_not_take(tmp_path):
     assert cli("import", run, "--name", "mw", home=tmp_path).returncode == 0  # asked for: a second copy
     assert [r["name"] for r in json.loads(cli("runs", "--json", home=tmp_path).stdout)] == ["mw", "mw-1"]
     assert "no report.ncu-rep" in one_line(cli("import", tmp_path, home=tmp_path))
+
+
+def test_a_run_stored_with_the_untyped_meta_of_earlier_builds_loads_and_is_kept_as_it_was(store):
+    """Meta as earlier builds wrote it (`{**meta, "missing": [Missing.__dict__], "listed_lower_bounds": []}`): no
+    reader_note nor captured, a device without its gpu_source, and a key this build does not know. It loads
+    into ReportMeta, keeps the unknown key, and a second save writes every value back."""
+    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    store.save(report, "old")
+    old = {"source": "/runs/old/report.ncu-rep", "format": "ncu-rep", "gpu": "Tesla T4",
+           "gpu_database_key": "t4", "gpu_database_name": "Tesla T4", "gpu_source": "report",
+           "gpus": [{"name": "Tesla T4", "database_key": "t4", "compute_capability": "7.5", "launches": 2}],
+           "compute_capability": "7.5", "launches": 2, "metrics_collected": ["gpu__time_duration.sum"],
+           "missing": [{"column": "l1_bytes", "metrics": ["l1tex__t_bytes.sum"], "launches": 2,
+                        "why": "not collected", "detail": ""}],
+           "convention": "FMA = 2 FLOPs", "params": {"host": "gpubox"}, "warning": "the command exited with code 3",
+           "sampled_by": "an older build", "listed_lower_bounds": []}
+    store.db.execute("UPDATE runs SET meta = ? WHERE name = 'old'", (json.dumps(old),))
+    store.db.commit()
+    back = store.load("old")
+    meta = back.meta
+    assert (meta.source, meta.format, meta.gpu, meta.gpu_database_key, meta.launches) == (
+        "/runs/old/report.ncu-rep", "ncu-rep", "Tesla T4", "t4", 2)
+    assert (meta.reader_note, meta.captured, meta.run, meta.warning) == (None, None, "old",
+                                                                         "the command exited with code 3")
+    assert [(g.name, g.database_key, g.compute_capability, g.launches, g.gpu_source) for g in meta.gpus] == [
+        ("Tesla T4", "t4", "7.5", 2, None)]
+    assert meta.metrics_collected == ("gpu__time_duration.sum",) and meta.params == {"host": "gpubox"}
+    assert meta.extra == {"sampled_by": "an older build"}
+    assert [(m.column, m.fix()) for m in back.missing] == [("l1_bytes", "ncu --metrics l1tex__t_bytes.sum")]
+    store.save(back, "again")
+    again = json.loads(store.db.execute("SELECT meta FROM runs WHERE name = 'again'").fetchone()[0])
+    # What the old row said, said again; the keys it lacked now written as unknown (null).
+    assert again == {**old, "reader_note": None, "captured": None,
+                     "gpus": [{**old["gpus"][0], "gpu_source": None}]}

@@ -17,7 +17,7 @@ H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"  # 18 launches, 7 names, both bo
 
 
 def make_app(report: Report, by: str = "name") -> FlopscopeApp:
-    return kernels_app(report.meta["source"], report=report, by=by)
+    return kernels_app(report.meta.source, report=report, by=by)
 
 
 async def ready(app: FlopscopeApp, pilot) -> KernelsScreen:

@@ -95,7 +95,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         if stored and args.name is None:  # a second copy would show up in every list, diff and sweep
             raise FlopscopeError(folder, f"already stored as run {stored}",
                                  f"open it with `flopscope open {stored}`, or pass --name to store another copy")
-        name = store.save_unique(report, name, host=host, command=command, created=_captured(report.meta, meta))
+        created = _captured(report.meta.captured, meta)
+        name = store.save_unique(report, name, host=host, command=command, created=created)
     say(f"flopscope: stored {folder} as run {name} ({store.path})")
     return 0
 
@@ -103,10 +104,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 LAST_DATE = 253402300800  # 10000-01-01 UTC, in Unix seconds
 
 
-def _captured(report_meta: dict, run_meta: dict) -> float | None:
+def _captured(report_captured: object, run_meta: dict) -> float | None:
     """When the run was captured: ncu's own session start in the report, else when `flopscope profile` started
     (run.json), else unknown (the store then says now). Never the moment of the import."""
-    for when in (report_meta.get("captured"), run_meta.get("started")):
+    for when in (report_captured, run_meta.get("started")):
         # Both are read from files: a time a date cannot show (past year 9999, negative, NaN) is no time.
         if isinstance(when, (int, float)) and not isinstance(when, bool) and 0 < when < LAST_DATE:
             return float(when)

@@ -17,6 +17,7 @@ from ...core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
 from ...core.counters import missing_fix
 from ...core.display_text import display_text
 from ...core.export import json_ready, records, run_meta
+from ...core.gpu_judgement import DeviceJudgement
 from ...core.roofline import Ceiling
 from ...core.units import is_missing
 from . import format as fmt
@@ -55,10 +56,10 @@ class Header:
 
 
 def header(report: Report) -> Header:
-    meta, s = report.meta, report.summary()
-    several = isinstance(report.judged_by, dict)
-    cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
-    gpu = _gpu_names(report) if several else meta.get("gpu") or f"unknown GPU{cc}"
+    meta, s, judged = report.meta, report.summary(), report.gpu_judgement()
+    cc = f" (CC {judged.compute_capability})" if judged.compute_capability else ""
+    # several GPUs: each device says whose ceilings judge it, --gpu fitting only some of them
+    gpu = " + ".join(map(_device, judged.devices)) or judged.gpu or f"unknown GPU{cc}"
     totals = [f"Kernel time {_time(s)}",
               f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
               f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
@@ -66,20 +67,18 @@ def header(report: Report) -> Header:
     if s.unknown_time_launches and not math.isnan(s.time_counted_s):  # the efficiencies cannot cover those
         known = s.launches - s.unknown_time_launches
         totals.append(f"(efficiencies of the {fmt.integer(known)} launch{'' if known == 1 else 'es'} of known time)")
-    judged = report.gpu_judgement()
     return Header(
-        # several GPUs: each device says whose ceilings judge it (_gpu_names), --gpu fitting only some of them
-        gpu=gpu, cc=cc if meta.get("gpu") and not several else "",
+        gpu=gpu, cc=cc if judged.gpu and not judged.devices else "",
         found=judged.found, against=judged.against,
         unused_gpu=f"--gpu {judged.unused_option} not used: the report's own peak counters (measured on this GPU) "
                    "set every ceiling." if judged.unused_option else "",
-        source=meta["source"], format=meta["format"],
-        launches=f"{fmt.integer(meta['launches'])} launch{'' if meta['launches'] == 1 else 'es'}",
+        source=meta.source, format=meta.format,
+        launches=f"{fmt.integer(meta.launches)} launch{'' if meta.launches == 1 else 'es'}",
         totals=totals, flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
         no_datasheet=_no_datasheet(report),
         not_profiled=f"{fmt.integer(s.not_profiled)} launch(es) without values (ncu failed to profile them); kept, "
                      "marked." if s.not_profiled else "",
-        warning=f"Warning: {meta['warning']}; the numbers may not be the program's whole work." if meta.get("warning")
+        warning=f"Warning: {meta.warning}; the numbers may not be the program's whole work." if meta.warning
         else "")
 
 
@@ -104,7 +103,7 @@ def _no_datasheet(report: Report) -> str:
                         for name, gpu in report.judged_by.items() if gpu is None)
     if report.gpu is not None:
         return ""
-    cc = str(report.meta.get("compute_capability"))
+    cc = str(report.meta.compute_capability)
     same = [g.key for g in all_gpus() if g.compute_capability == cc]
     of_cc = f"; of CC {cc}: {', '.join(same[:6])}" if same else ""
     return f"No datasheet ceilings for this GPU: pass --gpu NAME (see `flopscope gpus`{of_cc})."
@@ -149,19 +148,12 @@ def _datasheet_figure(report: Report, ceiling: Ceiling) -> str:
     return "" if math.isnan(quoted) else f" (datasheet {fmt.si(quoted)} at {fmt.si(gpu.clock_hz(ceiling.name), 'Hz')})"
 
 
-def _gpu_names(report: Report) -> str:
-    """'NVIDIA A100 (CC 8.0)'; every GPU with its launches where the file holds several, and, for those whose
-    ceilings --gpu gave (the launches of its compute capability), whose they are."""
-    meta = report.meta
-    gpus = meta.get("gpus") or []
-    if len(gpus) > 1:
-        judged = report.gpu_judgement().by_option
-        return " + ".join(f"{g['name']} (" + (f"CC {g['compute_capability']}, " if g.get("compute_capability") else "")
-                          + f"{g['launches']} launch{'es' if g['launches'] != 1 else ''}"
-                          + (f", judged against {judged[g['name']]} ceilings (--gpu)" if g["name"] in judged else "")
-                          + ")" for g in gpus)
-    cc = f" (CC {meta['compute_capability']})" if meta.get("compute_capability") else ""
-    return f"{meta.get('gpu') or 'unknown GPU'}{cc}"
+def _device(d: DeviceJudgement) -> str:
+    """`NVIDIA A100-PCIE-40GB (CC 8.0, 2 launches, judged against NVIDIA A100-SXM4-80GB ceilings (--gpu))`: one
+    device of a file with launches on several GPUs; whose ceilings only where --gpu gave them."""
+    return (f"{d.name} (" + (f"CC {d.compute_capability}, " if d.compute_capability else "")
+            + f"{d.launches} launch{'es' if d.launches != 1 else ''}"
+            + (f", judged against {d.against} ceilings (--gpu)" if d.against else "") + ")")
 
 
 def _time(s) -> str:
@@ -194,7 +186,7 @@ FLOPSCOPE_METRICS = "flopscope profile --metrics"  # collects what `ncu --metric
 def missing_lines(report: Report) -> list[str]:
     """The counters a report lacks: one line, with the one option that collects them all (six lines, each with
     its own option, read as six problems and were run as six profiles)."""
-    source, missing = report.meta["source"], report.missing
+    source, missing = report.meta.source, report.missing
     if len(missing) == 1:
         return [f"{source}: {missing[0].problem()}; collect it with `{missing[0].fix()}`"]
     if not missing:
@@ -206,7 +198,7 @@ def missing_lines(report: Report) -> list[str]:
 
 def over_ceiling_lines(report: Report) -> list[str]:
     """One line per kind (FLOP, DRAM) of launches measured above their own ceiling, the worst named."""
-    return [f"{report.meta['source']}: {w.problem()}; {w.fix}" for w in report.over_ceiling()]
+    return [f"{report.meta.source}: {w.problem()}; {w.fix}" for w in report.over_ceiling()]
 
 
 def warning_lines(report: Report) -> list[str]:
@@ -214,7 +206,7 @@ def warning_lines(report: Report) -> list[str]:
     how the file was read where that is worth knowing (the streaming .ncu-rep reader handed it to ncu_report),
     counters not collected, then launches above their ceiling (last: nearest the table they put in doubt).
     Each line is safe to print (they name the source file and kernels)."""
-    notes = [f"{report.meta['source']}: {report.meta['reader_note']}"] if report.meta.get("reader_note") else []
+    notes = [f"{report.meta.source}: {report.meta.reader_note}"] if report.meta.reader_note else []
     return [display_text(line) for line in notes + missing_lines(report) + over_ceiling_lines(report)]
 
 
@@ -236,7 +228,7 @@ def missing_hint(report: Report) -> str | None:
         names.insert(1 if "duration_s" in gaps else 0, "FLOPs")
     what = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
     launches = max(m.launches for m in gaps.values())
-    total = report.meta["launches"]  # the count only when some launches have them: the line is cut at 80
+    total = report.meta.launches  # the count only when some launches have them: the line is cut at 80
     of = f" ({fmt.integer(launches)} of {fmt.integer(total)} launches)" if launches < total else ""
     return f"{what} not collected{of}: {missing_fix(report.missing, gaps)}"
 
