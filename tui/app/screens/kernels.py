@@ -167,7 +167,8 @@ class KernelsScreen(TableScreen):
             return
         table = self.query_one(KernelTable)  # the cursor's row: its point selected, on its GPU's roofline
         self.app.push_screen(RooflineScreen(self.model.rows, self.model.order, self.ceilings,
-                                            self.model.columns[0].name, self.by, at=table.cursor_position))
+                                            self.model.columns[0].name, self.by, at=table.cursor_position,
+                                            report=self.report))
 
     async def action_export(self) -> None:
         if self.model is None:

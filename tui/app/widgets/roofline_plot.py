@@ -51,8 +51,10 @@ class Point:
     share: float  # % of kernel time
     position: int  # row position in the frame it came from
     precision: str = ""
-    pct_of_peak: float = math.nan  # the row's own, against the peak of its precision at its clock
+    pct_of_peak: float = math.nan  # the row's own, against the peak of its precision under the roof chosen
+    source: str = ""  # where that peak comes from (the row's peak_source: report, datasheet, measured on node)
     bound: str = ""  # the ceiling that bounds it: compute, dram, l2 or l1
+    pct_of_roof: float = math.nan  # the time its limiting resource needs at that ceiling, over the time taken
     ai_l2: float = math.nan
     ai_l1: float = math.nan
 
@@ -117,7 +119,8 @@ def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray)
     return Point(label=display_text(fmt.text(row[label_col])), ai=float(row["ai_dram"]),
                  flop_per_s=float(row["flop_per_s"]),
                  share=float(share[position]), position=position, precision=fmt.text(row.get("precision")),
-                 pct_of_peak=_finite(row.get("pct_of_peak")), bound=fmt.text(row.get("roof")),
+                 pct_of_peak=_finite(row.get("pct_of_peak")), source=fmt.text(row.get("peak_source")),
+                 bound=fmt.text(row.get("roof")), pct_of_roof=_finite(row.get("pct_of_roof")),
                  ai_l2=_positive(row.get("ai_l2")), ai_l1=_positive(row.get("ai_l1")))
 
 
