@@ -17,7 +17,7 @@ from flopscope.tui.app.screens.kernel import KernelScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
 
 from ..conftest import settle
-from ..helpers.app import make_app, ready, screen_lines
+from ..helpers.app import make_app, ready, screen_lines, shown_cells, summary_text, wait_for_rows
 from ..helpers.ceilings import SYNTHETIC, datasheet, synthetic
 
 H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
@@ -73,6 +73,13 @@ async def test_c_switches_the_roof_and_the_pct_of_peak_by_the_ratio_of_the_roofs
         await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
         assert f"% of peak          {on_node[0]:.1f}% (measured)" in screen_lines(app)[15]
         await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
+        await pilot.press("escape")  # the Kernels table follows the roof chosen, and its header names it
+        await ready(app, pilot)
+        table = shown_cells(await wait_for_rows(pilot, app.kernels))
+        assert table[0]["pct_of_peak"] == f"{on_node[0]:.1f}%"
+        assert f"from {SYNTHETIC} on gpubox (" in re.sub(r"\s+", " ", summary_text(app))
+        await pilot.press("r")
         await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
         lines = await press_roof(app, pilot, "Roof: theoretical at the measured clock")
         assert peak_shown(lines) == at_clock

@@ -82,6 +82,13 @@ class KernelsScreen(TableScreen):
         self.report = report
         self._regroup(self.by)
 
+    def rejudge(self, report: Report) -> None:
+        """The same launches judged against another roof (the Roofline's `c`, issue 22): the header's ceilings
+        (naming their source), the table's %Peak, %Roof and Bound anew; sort, filter and cursor stay."""
+        keep = self.query_one(KernelTable).cursor_position if self.model is not None else None
+        self.app.report, self.report, self.model = report, report, None  # model None: the header is redone too
+        self._regroup(self.by, keep)
+
     @work(thread=True, exclusive=True, group="group")
     def _regroup(self, by: str, keep: int | None = None) -> None:
         summary = None

@@ -173,6 +173,9 @@ class RooflineScreen(Screen):
     def _show_roof(self, report: Report, rows: pd.DataFrame) -> None:
         at = self.data.points[self.selected].position if self.selected is not None else None
         self.report, self.roof, self.rows, self.ceilings = report, report.roof, rows, report.ceilings()
+        kernels = getattr(self.app, "kernels", None)
+        if kernels is not None and kernels.report is not None:  # the table behind follows the roof chosen
+            kernels.rejudge(report)
         self.data = roofline_from(rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu)
         plot = self.query_one(RooflinePlot)
         plot.data = self.data
