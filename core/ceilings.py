@@ -150,3 +150,14 @@ def measured_roof(report: Report, store: Store | None = None) -> tuple[Roof | No
     host = (report.meta.get("params") or {}).get("host")
     chosen = next((c for c in found if host and c.host == host), found[0])
     return as_roof(chosen, str(gpu) if len(report.gpu_names) > 1 else ""), ""
+
+
+def roof_named(report: Report, kind: str, store: Store | None = None) -> Roof:
+    """The roof `--roof KIND` names for `report`; `measured` refused (one line, with the command that measures
+    one) where no ceilings of the report's GPU are stored."""
+    if kind != "measured":
+        return Roof(kind)
+    roof, why = measured_roof(report, store)
+    if roof is None:
+        raise FlopscopeError("--roof measured", why, "or use --roof clock (the default) or --roof datasheet")
+    return roof
