@@ -86,7 +86,7 @@ class RooflineScreen(Screen):
         Binding("end", "edge(1)", "Last", show=False),
         Binding("enter", "open", "Open"),
         Binding("g", "next_gpu", "Next GPU"),
-        Binding("c", "next_roof", "Roof"),
+        Binding("c", "next_roof", "Next roof"),  # clock, datasheet, measured on this node
         Binding("e", "export", "Export", priority=True),
         Binding("escape", "back", "Back"),
     ]
