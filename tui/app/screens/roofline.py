@@ -152,15 +152,15 @@ class RooflineScreen(Screen):
             self.notify("No report to judge again: these rows came without one", severity="warning")
             return
         kind = self._following()
-        roof = Roof(kind) if kind != "measured" else None
-        if kind == "measured":
-            if self._measured is None:
-                self._measured = measured_roof(self.report)
-            roof, why = self._measured
-            if roof is None:
-                self.notify(f"No measured roof: {why}", severity="warning", timeout=8)
-                roof = CLOCK
-        self._judge(roof)
+        if kind != "measured":
+            self._judge(Roof(kind))
+            return
+        if self._measured is None:  # a few rows of the run store, read once
+            self._measured = measured_roof(self.report)
+        roof, why = self._measured
+        if roof is None:
+            self.notify(f"No measured roof: {why}", severity="warning", timeout=8)
+        self._judge(roof or CLOCK)
 
     @work(thread=True, exclusive=True, group="roof")
     def _judge(self, roof: Roof) -> None:
