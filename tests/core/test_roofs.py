@@ -71,3 +71,23 @@ def test_the_measured_roof_is_found_for_the_reports_gpu_or_says_why_not(report, 
     assert why == "" and roof.kind == "measured"
     assert roof.measured == pytest.approx({"dram": 0.86 * datasheet("h100-pcie")["dram"],
                                            "fp32": 0.89 * datasheet("h100-pcie")["fp32"]})
+
+
+def test_on_a_file_of_two_gpus_the_measured_roof_judges_its_own_gpus_launches_only(tmp_path):
+    from ..helpers.multi_gpu import A100, H100, two_gpus
+
+    two = two_gpus(tmp_path)
+    with Store(tmp_path / "flopscope.db") as store:
+        save(store, stored())  # an H100 PCIe: the file's main GPU (most launches)
+        roof, _ = measured_roof(two, store)
+    judged = two.against(roof)
+    on_h100 = (judged.kernels["gpu"] == H100).to_numpy()
+    assert judged.kernels.loc[on_h100, "peak_flop_per_s"].tolist() == \
+        pytest.approx([0.89 * datasheet("h100-pcie")["fp32"]] * int(on_h100.sum()))
+    assert set(judged.kernels.loc[on_h100, "peak_source"]) == {"measured on node"}
+    columns = ["peak_flop_per_s", "peak_dram_bytes_per_s", "peak_source"]
+    assert judged.kernels.loc[~on_h100, columns].astype(object).values.tolist() == \
+        two.kernels.loc[~on_h100, columns].astype(object).values.tolist()
+    sources = {(c.gpu, c.name): c.source for c in judged.ceilings()}
+    assert sources[(H100, "fp32")].startswith("synthetic (test data, not measured) on gpubox")
+    assert "measured" not in sources[(A100, "fp32")] and "synthetic" not in sources[(A100, "dram")]
