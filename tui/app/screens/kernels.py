@@ -16,7 +16,7 @@ from textual.worker import get_current_worker
 from ....core import FMA_CONVENTION, Report
 from ....core.display_text import display_text
 from ....core.over_ceiling import OverCeiling
-from ....core.roofline import Ceiling
+from ....core.roofline import ROOFS, Ceiling
 from ...presentation import format as fmt
 from ...presentation.blocks import Block
 from ...presentation.columns import short_gpu, table_columns
@@ -129,7 +129,9 @@ class KernelsScreen(TableScreen):
         self.query_one(Summary).styles.max_height = max(third - 3, min(5, third), height - chrome - table)
 
     def _status_extra(self) -> list[str]:
-        return [f"by {self.by}"]
+        # Another roof than the default (the Roofline's `c`): said here too, as the header's ceilings may be cut.
+        roof = self.report.roof.kind if self.report is not None else "clock"
+        return [f"by {self.by}"] + ([f"%Peak vs {ROOFS[roof]} roof"] if roof != "clock" else [])
 
     # -- sort and filter: TableScreen's, and `o`, `b` ----------------------------------------------
     def action_sort_pick(self) -> None:
