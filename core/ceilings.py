@@ -12,10 +12,15 @@ import json
 import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from .errors import FlopscopeError
 from .gpus import find_gpu
-from .store import Store, store_error
+from .roofline import Roof
+from .store import Store, default_path, store_error
+
+if TYPE_CHECKING:
+    from .report import Report
 
 # Each measured ceiling: (its key, what measured it, the datasheet peak of core/gpus.py it is compared with;
 # None: the datasheet has no such figure).
@@ -107,3 +112,52 @@ def as_json(c: Ceilings) -> dict:
     doc = asdict(c)
     doc["of_datasheet"] = {k: c.of_datasheet(k) for k in c.values}
     return doc
+
+
+def as_roof(c: Ceilings, device: str = "") -> Roof:
+    """`c` as the roof `measured on this node` for the launches on `device` (all where empty): each KINDS key
+    as the ceiling it measures (`tensor_bf16_flop_per_s` -> `tensor_bf16`, `dram_bytes_per_s` -> `dram`)."""
+    values = {key.removesuffix("_flop_per_s").removesuffix("_bytes_per_s"): v for key, v in c.values.items() if v > 0}
+    when = time.strftime("%Y-%m-%d", time.localtime(c.measured))
+    where = f"measured on {c.host}" if c.origin == "measured" else f"{c.origin} on {c.host}"
+    return Roof("measured", values, device, f"{where} ({when}, driver {c.driver})")
+
+
+def measured_roof(report: Report, store: Store | None = None) -> tuple[Roof | None, str]:
+    """(the measured roof of the report's GPU, "") from the newest stored ceilings of that GPU: measured on the
+    host the report was profiled on where there is one, else on any host (the source names it); or (None, why
+    there is none, with the command that measures one). Only the report's main GPU (of most launches) is
+    judged by it: a file of several GPUs keeps the clock roof for the others."""
+    gpu = report.meta.gpu
+    if not gpu:
+        return None, "the report names no GPU, so no measured ceilings can be matched to it"
+    how = f"`flopscope ceilings [--host HOST]` on a node with {gpu} measures them"
+    if store is None and not default_path().exists():
+        return None, f"no ceilings measured for {gpu} are stored (no run store yet); {how}"
+    try:
+        own = store if store is not None else Store()
+    except FlopscopeError as err:
+        return None, f"the run store cannot be read ({err.line()})"
+    try:
+        found = [c for c in load_all(own) if c.gpu.casefold() == str(gpu).casefold()]
+    except FlopscopeError as err:
+        return None, f"the stored ceilings cannot be read ({err.line()})"
+    finally:
+        if store is None:
+            own.close()
+    if not found:
+        return None, f"no ceilings measured for {gpu} are stored; {how}"
+    host = report.meta.params.get("host")
+    chosen = next((c for c in found if host and c.host == host), found[0])
+    return as_roof(chosen, str(gpu) if len(report.gpu_names) > 1 else ""), ""
+
+
+def roof_named(report: Report, kind: str, store: Store | None = None) -> Roof:
+    """The roof `--roof KIND` names for `report`; `measured` refused (one line, with the command that measures
+    one) where no ceilings of the report's GPU are stored."""
+    if kind != "measured":
+        return Roof(kind)
+    roof, why = measured_roof(report, store)
+    if roof is None:
+        raise FlopscopeError("--roof measured", why, "or use --roof clock (the default) or --roof datasheet")
+    return roof

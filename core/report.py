@@ -17,7 +17,7 @@ from .nvtx import normalize_nvtx
 from .over_ceiling import OverCeiling, over_ceiling
 from .readers import Progress, read_metrics, report_file
 from .report_meta import DeviceMeta, ReportMeta
-from .roofline import Ceiling, derive, integer_mma, run_ceilings
+from .roofline import CLOCK, Ceiling, Roof, derive, integer_mma, run_ceilings
 from .run_summary import RunSummary, summarize
 from .units import is_missing
 
@@ -37,6 +37,7 @@ class Report:
     gpu: Gpu | None = None  # the GPU of most launches
     missing: list[Missing] = field(default_factory=list)
     gpus: dict[str, Gpu | None] | None = None  # device name -> database GPU, where launches ran on several
+    roof: Roof = CLOCK  # the roof the launches are judged against (see `against`)
 
     def __post_init__(self) -> None:
         self.kernels = with_launch_shares(self.kernels)
@@ -69,7 +70,15 @@ class Report:
         return summarize(self.kernels)
 
     def ceilings(self) -> list[Ceiling]:
-        return run_ceilings(self.kernels, self.judged_by)
+        return run_ceilings(self.kernels, self.judged_by, self.roof)
+
+    def against(self, roof: Roof) -> Report:
+        """This report judged against another roof (datasheet, clock, measured on a node): every peak, % of peak,
+        % of roof and bound derived anew; the launches, their order and meta stay as they are."""
+        if roof == self.roof:
+            return self
+        return Report(meta=self.meta, kernels=ordered(derive(self.kernels, self.judged_by, roof=roof)),
+                      gpu=self.gpu, missing=self.missing, gpus=self.gpus, roof=roof)
 
     def gpu_judgement(self) -> GpuJudgement:
         """Whose ceilings judge the launches, and whether --gpu's datasheet set any (see gpu_judgement.py)."""

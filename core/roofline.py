@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -70,21 +70,55 @@ def total_flop(k: pd.DataFrame) -> pd.Series:
 
 # A precision is named in a row's `precision` when it takes at least this share of the row's time at peak.
 NAMED_SHARE = 0.1
-SOURCES = ["", "report", "datasheet", "datasheet @ measured clock"]  # peak_source per precision, by code
+SOURCES = ["", "report", "datasheet", "datasheet @ measured clock", "measured on node"]  # peak_source, by code
+
+# The three roofs a kernel can be judged against (issue 22): its key, and what it is, as screens name it.
+ROOFS = {"clock": "theoretical at the measured clock", "datasheet": "datasheet", "measured": "measured on this node"}
 
 
-def precision_peaks(k: pd.DataFrame, gpus: Gpus, columns: list[int]) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class Roof:
+    """Which roof judges the launches. `clock` (the default): the report's peak counters x the measured clock,
+    else the datasheet scaled to the measured SM clock. `datasheet`: NVIDIA's figures as quoted (no datasheet
+    gives cache bandwidth: L2/L1 keep the report's peaks). `measured`: what `flopscope ceilings` reached on a
+    node (`measured`: ceiling name -> value, for the launches on device `gpu`, all where empty); a ceiling it
+    did not measure (FP16 SIMT, L1, ...) stays the clock roof's, and its source says so."""
+
+    kind: str = "clock"
+    measured: Mapping[str, float] = field(default_factory=dict)  # fp32, tensor_bf16, dram, l2 -> FLOP/s or B/s
+    gpu: str = ""
+    source: str = "measured on node"  # the run-level ceilings' source: where and when they were measured
+
+    def rows(self, k: pd.DataFrame) -> np.ndarray:
+        """The rows the measured values judge (none for another kind)."""
+        if self.kind != "measured":
+            return np.zeros(len(k), dtype=bool)
+        if not self.gpu or "gpu" not in k:
+            return np.ones(len(k), dtype=bool)
+        return (k["gpu"].astype(object) == self.gpu).to_numpy(dtype=bool)
+
+
+CLOCK = Roof()
+
+
+def precision_peaks(k: pd.DataFrame, gpus: Gpus, columns: list[int], roof: Roof = CLOCK
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """The ceiling (FLOP/s, NaN where unknown) and its source code (SOURCES) of every row for the PRECISIONS
-    at `columns`. The report's own peak counters (peak per cycle x measured clock) win; the datasheet fills
-    the rest, its compute peaks scaled from the clock they are quoted at (the boost clock; Hopper's tensor
-    peaks: its lower tensor clock) to the measured SM clock, so both agree on the clock."""
+    at `columns`, under `roof`. The clock roof: the report's own peak counters (peak per cycle x measured
+    clock) win; the datasheet fills the rest, its compute peaks scaled from the clock they are quoted at (the
+    boost clock; Hopper's tensor peaks: its lower tensor clock) to the measured SM clock, so both agree on the
+    clock. The measured roof: its values first, then as the clock roof. The datasheet roof: as quoted."""
     peak = np.full((len(k), len(columns)), np.nan)
     source = np.zeros(peak.shape, dtype=np.int8)
+    measured = roof.rows(k)
     for j, i in enumerate(columns):
+        value = roof.measured.get(PRECISIONS[i][0]) if measured.any() else None
+        if value:
+            peak[measured, j], source[measured, j] = value, 4
         col = f"report_peak_{PRECISIONS[i][0]}_flop_per_s"
-        if col in k:
+        if col in k and roof.kind != "datasheet":
             values = k[col].to_numpy(dtype=float, na_value=np.nan)
-            has = ~np.isnan(values)
+            has = ~np.isnan(values) & np.isnan(peak[:, j])
             peak[has, j], source[has, j] = values[has], 1
     for rows, gpu, _ in gpu_rows(k, gpus):
         if gpu is None:
@@ -93,13 +127,14 @@ def precision_peaks(k: pd.DataFrame, gpus: Gpus, columns: list[int]) -> tuple[np
             value = gpu.peak(PRECISIONS[i][2])
             take = np.isnan(peak[:, j]) if rows is None else np.isnan(peak[:, j]) & rows
             if not math.isnan(value) and take.any():
-                scale = _clock_scale(k, gpu.clock_hz(PRECISIONS[i][2]))
+                scale = _clock_scale(k, gpu.clock_hz(PRECISIONS[i][2])) if roof.kind != "datasheet" \
+                    else np.ones(len(k))
                 peak[take, j] = value * scale[take]
                 source[take, j] = np.where(scale[take] != 1.0, 3, 2)
     return peak, source
 
 
-def judge(k: pd.DataFrame, gpus: Gpus) -> tuple[pd.Series, pd.Series, pd.Series]:
+def judge(k: pd.DataFrame, gpus: Gpus, roof: Roof = CLOCK) -> tuple[pd.Series, pd.Series, pd.Series]:
     """(precision, peak FLOP/s, peak source) per row.
 
     A row that ran several precisions is judged against the FLOP-weighted harmonic mean of their peaks,
@@ -112,7 +147,7 @@ def judge(k: pd.DataFrame, gpus: Gpus) -> tuple[pd.Series, pd.Series, pd.Series]
     fp32 = cols.index("flop_fp32")
     used = [j for j in range(len(cols)) if j == fp32 or (flops[:, j] > 0).any()]  # few columns, a million rows
     flops = flops[:, used]
-    peaks, sources = precision_peaks(k, gpus, used)
+    peaks, sources = precision_peaks(k, gpus, used, roof)
     rows = np.arange(len(k))
     did = flops.max(axis=1, initial=0.0) > 0
     dominant = np.where(did, flops.argmax(axis=1), used.index(fp32))
@@ -161,10 +196,13 @@ def _combined_sources(bits: np.ndarray, index: pd.Index) -> pd.Series:
                      index=index)
 
 
-def dram_ceiling(k: pd.DataFrame, gpus: Gpus) -> pd.Series:
-    """The report's DRAM peak where collected, else the datasheet's."""
-    dram = k["report_peak_dram_bytes_per_s"].astype(float) if "report_peak_dram_bytes_per_s" in k else \
-        pd.Series(np.nan, index=k.index)
+def dram_ceiling(k: pd.DataFrame, gpus: Gpus, roof: Roof = CLOCK) -> pd.Series:
+    """The report's DRAM peak where collected, else the datasheet's; the measured roof's where it has one, the
+    datasheet's only under the datasheet roof."""
+    dram = k["report_peak_dram_bytes_per_s"].astype(float) if "report_peak_dram_bytes_per_s" in k \
+        and roof.kind != "datasheet" else pd.Series(np.nan, index=k.index)
+    if roof.measured.get("dram"):
+        dram = dram.mask(roof.rows(k), roof.measured["dram"])
     for rows, gpu, _ in gpu_rows(k, gpus):
         if gpu is not None and not math.isnan(gpu.dram_bytes_per_s):
             fill = dram.isna() if rows is None else dram.isna() & rows
@@ -179,8 +217,9 @@ def _clock_scale(k: pd.DataFrame, reference_hz: float) -> np.ndarray:
     return np.nan_to_num(k["sm_clock_hz"].to_numpy(dtype=float, na_value=np.nan) / reference_hz, nan=1.0)
 
 
-def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFrame:
-    """Add flop, rates, intensities, ceilings, % of peak/roof and bound to a table of raw columns.
+def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False, roof: Roof = CLOCK) -> pd.DataFrame:
+    """Add flop, rates, intensities, ceilings, % of peak/roof and bound to a table of raw columns, judged against
+    `roof` (the clock roof unless another is chosen).
 
     `launch_peaks`: the rows are groups that carry their launches' duration-weighted ceilings; keep them, so
     a group's % of peak is its FLOPs over sum(duration x peak) of its launches, as for the whole run."""
@@ -191,16 +230,19 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False) -> pd.DataFra
     k["dram_bytes_per_s"] = _div(k["dram_bytes"], dur)
     for level in MEMORY_LEVELS:
         k[f"ai_{level}"] = intensity(k["flop"], k[f"{level}_bytes"])
-    k["precision"], peak, source = judge(k, gpu)
+    k["precision"], peak, source = judge(k, gpu, roof)
     integer = integer_mma(k)  # judged by no FLOP ceiling: precision, % of peak, % of roof and bound stay empty
     if integer.any():
         k["precision"] = k["precision"].astype(object).mask(integer, "").astype("category")
     if not launch_peaks:
         k["peak_flop_per_s"], k["peak_source"] = peak.mask(integer), source.astype(object).mask(integer, "").astype(
             "category")
-        k["peak_dram_bytes_per_s"] = dram_ceiling(k, gpu)
+        k["peak_dram_bytes_per_s"] = dram_ceiling(k, gpu, roof)
         for level in MEMORY_LEVELS[1:]:  # no datasheet gives cache bandwidth: the report's peak counters or none
             k[f"peak_{level}_bytes_per_s"] = k.get(f"report_peak_{level}_bytes_per_s", np.nan)
+            if roof.measured.get(level):
+                k[f"peak_{level}_bytes_per_s"] = pd.Series(k[f"peak_{level}_bytes_per_s"], index=k.index,
+                                                           dtype=float).mask(roof.rows(k), roof.measured[level])
     at_peak = _seconds_at_peak(k)
     # The roof is the lowest ceiling: compute, or a memory level's intensity x its bandwidth, which is the FLOPs
     # over the time the level's bytes need at its peak (the slowest level's is the lowest). A cache level whose
@@ -282,37 +324,48 @@ class Ceiling:
         return self.name in MEMORY_LEVELS
 
 
-def run_ceilings(k: pd.DataFrame, gpus: Gpus) -> list[Ceiling]:
-    """The ceilings a run is judged against: FP32, FP64, every precision it used, and DRAM; per GPU where the
-    launches ran on several (each from that GPU's launches)."""
+def run_ceilings(k: pd.DataFrame, gpus: Gpus, roof: Roof = CLOCK) -> list[Ceiling]:
+    """The ceilings a run is judged against under `roof`: FP32, FP64, every precision it used, and DRAM; per GPU
+    where the launches ran on several (each from that GPU's launches)."""
     out = []
     for rows, gpu, name in gpu_rows(k, gpus):
-        out += [Ceiling(c.name, c.value, c.source, name, c.sm_clock_hz)
-                for c in _ceilings(k if rows is None else k[rows], gpu)]
+        part = k if rows is None else k[rows]
+        measured = roof if roof.rows(part).any() else Roof("datasheet" if roof.kind == "datasheet" else "clock")
+        out += [Ceiling(c.name, c.value, c.source, name, c.sm_clock_hz) for c in _ceilings(part, gpu, measured)]
     return out
 
 
-def _ceilings(k: pd.DataFrame, gpu: Gpu | None) -> list[Ceiling]:
+REPORT_SOURCE = "report counters x measured clock"
+
+
+def _ceilings(k: pd.DataFrame, gpu: Gpu | None, roof: Roof) -> list[Ceiling]:
     used = [p for p, col, _ in PRECISIONS if col in k and (k[col].fillna(0) > 0).any()]
     names = list(dict.fromkeys(["fp32", "fp64", *used]))
     out = []
     for name in names:
         col = f"report_peak_{name}_flop_per_s"
-        value, source = _weighted(k, col), "report counters x measured clock"
-        clock = _weighted(k[k[col].notna()], "sm_clock_hz") if col in k else math.nan
+        value, source, clock = roof.measured.get(name) or math.nan, roof.source, math.nan
+        if math.isnan(value) and roof.kind != "datasheet":
+            value, source = _weighted(k, col), REPORT_SOURCE
+            clock = _weighted(k[k[col].notna()], "sm_clock_hz") if col in k else math.nan
         if math.isnan(value) and gpu is not None:
-            value, source, clock = _datasheet(k, gpu, name)
+            value, source, clock = _datasheet(k, gpu, name) if roof.kind != "datasheet" else \
+                (gpu.peak(name), f"datasheet ({gpu.name})", math.nan)
         if not math.isnan(value):
             out.append(Ceiling(name, value, source, sm_clock_hz=clock))
-    dram, source = _weighted(k, "report_peak_dram_bytes_per_s"), "report counters x measured clock"
+    dram, source = roof.measured.get("dram") or math.nan, roof.source
+    if math.isnan(dram) and roof.kind != "datasheet":
+        dram, source = _weighted(k, "report_peak_dram_bytes_per_s"), REPORT_SOURCE
     if math.isnan(dram) and gpu is not None:
         dram, source = gpu.dram_bytes_per_s, f"datasheet ({gpu.name})"
     if not math.isnan(dram):
         out.append(Ceiling("dram", dram, source))
     for level in MEMORY_LEVELS[1:]:
-        value = _weighted(k, f"report_peak_{level}_bytes_per_s")
+        value, source = roof.measured.get(level) or math.nan, roof.source
+        if math.isnan(value):
+            value, source = _weighted(k, f"report_peak_{level}_bytes_per_s"), REPORT_SOURCE
         if not math.isnan(value):
-            out.append(Ceiling(level, value, "report counters x measured clock"))
+            out.append(Ceiling(level, value, source))
     return out
 
 

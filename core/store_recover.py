@@ -1,5 +1,6 @@
 """`flopscope recover`: the runs on the intact pages of a damaged store file, copied into a new store that takes
-its place. The damaged file is never changed or deleted: it is renamed, with its -wal and -shm, beside the new
+its place, with the sweep names and the ceilings measured on nodes (`flopscope ceilings`) that can be read.
+The damaged file is never changed or deleted: it is renamed, with its -wal and -shm, beside the new
 one. (`sqlite3 .recover` would do more, but many builds of the sqlite3 tool lack it, Debian's among them.)"""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import ceilings
 from .errors import FlopscopeError
 from .store import Store, quick_check, run_ids, store_error
 
@@ -49,6 +51,7 @@ def recover_store(path: Path) -> Recovered:
                                      "it is left as it is; restore it from a backup, or move it aside to start a "
                                      "new store")
             _copy_sweeps(old, new)
+            _copy_ceilings(old, new)
             new.db.execute("COMMIT")
     except BaseException:
         _remove(fresh)
@@ -100,3 +103,22 @@ def _copy_sweeps(old: sqlite3.Connection, new: Store) -> None:
     except sqlite3.Error:
         return
     new.db.executemany("INSERT OR IGNORE INTO sweeps (name, created) VALUES (?, ?)", rows)
+
+
+def _copy_ceilings(old: sqlite3.Connection, new: Store) -> None:
+    """The ceilings measured on nodes (a few rows, each costly to measure again: it needs the GPU), row by row
+    so a damaged row costs only itself; a store from before `flopscope ceilings` has none."""
+    try:
+        rowids = [r[0] for r in old.execute("SELECT rowid FROM ceilings").fetchall()]
+    except sqlite3.Error:
+        return
+    new.db.execute(ceilings.SCHEMA)
+    for rowid in rowids:
+        try:
+            row = old.execute("SELECT host, gpu, driver, measured, doc FROM ceilings WHERE rowid = ?",
+                              (rowid,)).fetchone()
+        except sqlite3.Error:
+            continue
+        if row is not None:
+            new.db.execute("INSERT OR IGNORE INTO ceilings VALUES (CAST(? AS TEXT), CAST(? AS TEXT), "
+                           "CAST(? AS TEXT), ?, CAST(? AS TEXT))", row)

@@ -7,32 +7,19 @@ storage, reload, the comparison with the datasheet and the refusal where torch s
 
 from __future__ import annotations
 
-import csv
 import json
-from pathlib import Path
 
 import pytest
-from flopscope.core.ceilings import Ceilings, from_bench, load_all, save
+from flopscope.core.ceilings import from_bench, load_all, save
 from flopscope.core.errors import FlopscopeError
 from flopscope.core.store import Store
 
+from ..helpers.ceilings import SYNTHETIC, datasheet, synthetic
 from ..helpers.cli import run_cli as flopscope
-
-GPUS = Path(__file__).parents[2] / "core" / "data" / "gpus.csv"
-SYNTHETIC = "synthetic (test data, not measured)"
 
 
 def datasheet_h100() -> dict:
-    """The H100 SXM's datasheet figures, read from the database file here, not through flopscope."""
-    row = next(r for r in csv.DictReader(GPUS.open()) if r["key"] == "h100-sxm")
-    return {"dram": float(row["dram_gb_per_s"]) * 1e9, "fp32": float(row["fp32_tflops"]) * 1e12}
-
-
-def synthetic(driver: str = "580.159.04", measured: float = 1.7e9) -> Ceilings:
-    sheet = datasheet_h100()
-    return Ceilings("gpubox", "NVIDIA H100 80GB HBM3", driver,
-                    {"dram_bytes_per_s": 0.86 * sheet["dram"], "fp32_flop_per_s": 0.89 * sheet["fp32"]},
-                    measured=measured, how={"torch": "2.11.0+cu130"}, origin=SYNTHETIC)
+    return datasheet("h100-sxm")
 
 
 def test_ceilings_are_stored_per_host_gpu_and_driver_and_reload(tmp_path, monkeypatch):

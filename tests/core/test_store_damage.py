@@ -10,11 +10,13 @@ import sqlite3
 
 import pytest
 from flopscope.core import FlopscopeError, read_report
+from flopscope.core.ceilings import load_all, save
 from flopscope.core.store import Store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ..conftest import fixture_path
+from ..helpers.ceilings import synthetic
 from ..helpers.cli import run_cli as cli
 from ..helpers.store import one_line
 
@@ -261,3 +263,28 @@ def test_recover_leaves_a_store_whose_runs_are_all_unreadable_as_it_is(tmp_path,
     assert line.startswith(f"flopscope: {tmp_path / 'flopscope.db'}: no run in this damaged store could be read (")
     assert {p.name for p in tmp_path.iterdir()} - {"flopscope.db-wal", "flopscope.db-shm"} == {"flopscope.db"}
     assert (tmp_path / "flopscope.db").read_bytes() == damaged
+
+
+def test_recover_keeps_the_ceilings_measured_on_nodes(tmp_path, monkeypatch, capsys):
+    """Before: `recover` copied runs and sweep names only, so every `flopscope ceilings` result (a GPU needed to
+    measure it again) was gone from the new store."""
+    stored = [synthetic(), synthetic(driver="570.133.20", measured=1.6e9), synthetic(host="other", measured=1.5e9)]
+    with Store(tmp_path / "flopscope.db") as store:
+        for c in stored:
+            save(store, c)
+        for name in "abc":  # after the ceilings: the zeroed last page holds a run's row, not the ceilings
+            store.save(read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep" if name == "b" else SMALL)),
+                       name)
+    db = sqlite3.connect(tmp_path / "flopscope.db")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    with (tmp_path / "flopscope.db").open("r+b") as handle:
+        handle.seek(-page, 2)
+        handle.write(b"\0" * page)
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    assert flopscope(capsys, "recover")[0] in (0, 1)
+    with Store(tmp_path / "flopscope.db") as store:
+        got = load_all(store)
+    assert [(c.host, c.gpu, c.driver, c.measured, c.values, c.how, c.origin) for c in got] == \
+        [(c.host, c.gpu, c.driver, c.measured, c.values, c.how, c.origin) for c in stored]

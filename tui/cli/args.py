@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help=f"print every row; a table of more than {TABLE_ROWS} rows "
                    f"(--by launch of a long run) otherwise shows its first {TABLE_ROWS} and says how many it left out")
     p.add_argument("--json", action="store_true", help="one JSON object: meta and rows")
+    p.add_argument("--roof", choices=["clock", "datasheet", "measured"], default="clock",
+                   help="the roof %%Peak, %%Roof and Bound are judged against: the report's peaks at the measured "
+                   "clock (default), the datasheet's as quoted, or the ceilings `flopscope ceilings` measured "
+                   "for this GPU (stored)")
 
     p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")
     _view_args(p)

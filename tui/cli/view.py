@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from ...core import FlopscopeError, read_report
+from ...core.ceilings import roof_named
 from ...core.columns import NEEDS
 from ...core.counters import missing_fix
 from ...core.export import run_meta, write_table
@@ -30,6 +31,8 @@ from .sweep import _show, judged_against
 def _view(args):
     with read_progress(not getattr(args, "json", False)) as progress:
         report = read_report(args.path, gpu=args.gpu, progress=progress)
+    if getattr(args, "roof", "clock") != "clock":
+        report = report.against(roof_named(report, args.roof))
     sort = args.sort and sort_column(args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns)
     rows = report.view(args.by, sort=sort, descending=not args.asc)
     if sort and rows[sort].isna().all():

@@ -111,3 +111,13 @@ def when(epoch) -> str:
 def params(values: dict) -> str:
     """Sweep parameters as typed on the command line: `batch_size=32 seq=128`."""
     return " ".join(f"{k}={v}" for k, v in values.items())
+
+
+# A peak's source (a row's `peak_source`) as the roof it belongs to (issue 22), in a few words.
+PEAK_ROOFS = {"report": "at clock", "datasheet @ measured clock": "datasheet at clock", "datasheet": "datasheet",
+              "measured on node": "measured"}
+
+
+def peak_roof(source) -> str:
+    """`measured on node + report` -> `measured + at clock`: which roof(s) a % of peak is of; "" where none."""
+    return " + ".join(PEAK_ROOFS.get(part, part) for part in text(source).split(" + ") if part)

@@ -80,7 +80,7 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
                 if _v(row, f"flop_tensor_{d}")]
     judged = _precision(_v(row, "precision")) or (why_empty(row, "precision") if measured else "unknown")
     compute += [("Precision judged", judged),
-                ("% of peak", num("pct_of_peak", fmt.pct)), ("% of roof", num("pct_of_roof", fmt.pct)),
+                ("% of peak", num("pct_of_peak", fmt.pct) + _of_roof(row)), ("% of roof", num("pct_of_roof", fmt.pct)),
                 ("Attainable", num("attainable_flop_per_s", fmt.si, "FLOP/s")),
                 ("Bound", _bound(row))]
 
@@ -117,6 +117,12 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     # The full name last: a template instantiation can fill a screen on its own.
     return [("Time", time), ("Compute", compute), ("Memory", memory), ("Launch configuration", launch),
             ("Ceilings", ceilings), ("Provenance", notes), ("Kernel", identity)]
+
+
+def _of_roof(row: pd.Series) -> str:
+    """` (measured)`: the roof the % of peak is of (issue 22), where there is one."""
+    roof = fmt.peak_roof(_v(row, "peak_source"))
+    return f" ({roof})" if roof and _v(row, "pct_of_peak") is not None else ""
 
 
 def _to_collect(row: pd.Series, measured: bool, earlier: int | None = None) -> str:

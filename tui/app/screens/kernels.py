@@ -16,7 +16,7 @@ from textual.worker import get_current_worker
 from ....core import FMA_CONVENTION, Report
 from ....core.display_text import display_text
 from ....core.over_ceiling import OverCeiling
-from ....core.roofline import Ceiling
+from ....core.roofline import ROOFS, Ceiling
 from ...presentation import format as fmt
 from ...presentation.blocks import Block
 from ...presentation.columns import short_gpu, table_columns
@@ -83,6 +83,13 @@ class KernelsScreen(TableScreen):
         self.report = report
         self._regroup(self.by)
 
+    def rejudge(self, report: Report) -> None:
+        """The same launches judged against another roof (the Roofline's `c`, issue 22): the header's ceilings
+        (naming their source), the table's %Peak, %Roof and Bound anew; sort, filter and cursor stay."""
+        keep = self.query_one(KernelTable).cursor_position if self.model is not None else None
+        self.app.report, self.report, self.model = report, report, None  # model None: the header is redone too
+        self._regroup(self.by, keep)
+
     @work(thread=True, exclusive=True, group="group")
     def _regroup(self, by: str, keep: int | None = None) -> None:
         summary = None
@@ -123,7 +130,9 @@ class KernelsScreen(TableScreen):
         self.query_one(Summary).styles.max_height = max(third - 3, min(5, third), height - chrome - table)
 
     def _status_extra(self) -> list[str]:
-        return [f"by {self.by}"]
+        # Another roof than the default (the Roofline's `c`): said here too, as the header's ceilings may be cut.
+        roof = self.report.roof.kind if self.report is not None else "clock"
+        return [f"by {self.by}"] + ([f"%Peak vs {ROOFS[roof]} roof"] if roof != "clock" else [])
 
     # -- sort and filter: TableScreen's, and `o`, `b` ----------------------------------------------
     def action_sort_pick(self) -> None:
@@ -168,7 +177,8 @@ class KernelsScreen(TableScreen):
             return
         table = self.query_one(KernelTable)  # the cursor's row: its point selected, on its GPU's roofline
         self.app.push_screen(RooflineScreen(self.model.rows, self.model.order, self.ceilings,
-                                            self.model.columns[0].name, self.by, at=table.cursor_position))
+                                            self.model.columns[0].name, self.by, at=table.cursor_position,
+                                            report=self.report))
 
     async def action_export(self) -> None:
         if self.model is None:

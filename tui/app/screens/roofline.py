@@ -1,5 +1,7 @@
 """The roofline of the rows shown (`r`): one point per row, selected by keyboard in order of time share. A file
-with launches on several GPUs shows one GPU at a time, its points against its own ceilings; `g` goes to the next."""
+with launches on several GPUs shows one GPU at a time, its points against its own ceilings; `g` goes to the next.
+`c` switches the roof the points are judged against (issue 22): theoretical at the measured clock, the
+datasheet, or the ceilings `flopscope ceilings` measured on a node; the core judges, this screen names it."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ import numpy as np
 import pandas as pd
 from rich.console import Group, RenderableType
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ....core.roofline import Ceiling
+from ....core.ceilings import measured_roof
+from ....core.report import Report
+from ....core.roofline import CLOCK, ROOFS, Ceiling, Roof
 from ....core.units import is_missing
 from ...presentation import format as fmt
 from ...presentation.columns import short_gpu
@@ -40,6 +45,12 @@ def _why_none(data: Roofline) -> str:
     return "; ".join(parts)
 
 
+def roof_title(roof: Roof, following: str) -> Text:
+    """The roof the plot and every % on it are judged against, and the one `c` shows next."""
+    what = roof.source if roof.kind == "measured" else ROOFS[roof.kind]
+    return Text(f"Roof: {what} · c: {ROOFS[following]}", style="bold", no_wrap=True, overflow="ellipsis")
+
+
 def describe(data: Roofline, index: int | None, launch: int | None = None) -> RenderableType:
     """The selected point's name (verbatim, on one line: a template name would push the numbers off an
     80x24 screen) and its numbers, or why there is nothing to select. `launch`: the launch ID, which tells
@@ -47,8 +58,12 @@ def describe(data: Roofline, index: int | None, launch: int | None = None) -> Re
     if index is None or not data.points:
         return Text(f"No point to plot: {_why_none(data)}.")
     p: Point = data.points[index]
-    peak = f" · {fmt.pct(p.pct_of_peak)} of {fmt.ceiling(p.precision)} peak" if not math.isnan(p.pct_of_peak) else ""
+    source = f" ({fmt.peak_roof(p.source)})" if p.source else ""
+    peak = f" · {fmt.pct(p.pct_of_peak)} of {fmt.ceiling(p.precision)} peak{source}" \
+        if not math.isnan(p.pct_of_peak) else ""
     bound = f" · {fmt.roof(p.bound)}-bound" if p.bound else ""
+    if p.bound and not math.isnan(p.pct_of_roof):
+        bound += f", {fmt.pct(p.pct_of_roof)} of its roof"
     levels = "".join(f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1))
                      if not math.isnan(v))
     more = f" · {data.beyond} smaller not plotted" if data.beyond else ""
@@ -72,15 +87,20 @@ class RooflineScreen(Screen):
         Binding("end", "edge(1)", "Last", show=False, id="roofline.last"),
         Binding("enter", "open", "Open", id="roofline.open"),
         Binding("g", "next_gpu", "Next GPU", id="roofline.next_gpu"),
+        Binding("c", "next_roof", "Next roof", id="roofline.next_roof"),  # clock, datasheet, measured on this node
         EXPORT,
         BACK,
     ]
 
     def __init__(self, rows: pd.DataFrame, order: np.ndarray, ceilings: list[Ceiling], name_column: str,
-                 suffix: str, at: int | None = None) -> None:
+                 suffix: str, at: int | None = None, report: Report | None = None) -> None:
         """`at`: the frame position of the row under the table's cursor: its GPU is drawn and its point
-        selected (the first point where the row has none: no FLOPs, or no DRAM bytes)."""
+        selected (the first point where the row has none: no FLOPs, or no DRAM bytes). `report`: the report the
+        rows are `report.group(suffix, time_order=False)` of, judged again under another roof by `c`."""
         super().__init__()
+        self.report = report
+        self.roof = report.roof if report is not None else CLOCK
+        self._measured: tuple[Roof | None, str] | None = None  # looked up in the run store on first use
         self.rows = rows
         self.ceilings = ceilings
         self.name_column = name_column
@@ -97,6 +117,7 @@ class RooflineScreen(Screen):
     def compose(self) -> ComposeResult:
         if len(self.gpus) > 1:
             yield Static(self._gpu_title(), id="roofline-gpu")
+        yield Static(roof_title(self.roof, self._following()), id="roof-title")
         yield RooflinePlot(self.data, self.selected, id="roofline")
         yield Static(self._describe(), id="point-info")
         yield KeyFooter()
@@ -120,6 +141,49 @@ class RooflineScreen(Screen):
         self.query_one("#roofline-gpu", Static).update(self._gpu_title())
         self.selected = 0 if self.data.points else None
         plot.select(self.selected)
+        self.query_one("#point-info", Static).update(self._describe())
+
+    def _following(self) -> str:
+        kinds = list(ROOFS)
+        return kinds[(kinds.index(self.roof.kind) + 1) % len(kinds)]
+
+    def action_next_roof(self) -> None:
+        """The next roof: clock, datasheet, measured on a node (skipped, saying why, where none is stored)."""
+        if self.report is None:
+            self.notify("No report to judge again: these rows came without one", severity="warning")
+            return
+        kind = self._following()
+        if kind != "measured":
+            self._judge(Roof(kind))
+            return
+        if self._measured is None:  # a few rows of the run store, read once
+            self._measured = measured_roof(self.report)
+        roof, why = self._measured
+        if roof is None:
+            self.notify(f"No measured roof: {why}", severity="warning", timeout=8)
+        self._judge(roof or CLOCK)
+
+    @work(thread=True, exclusive=True, group="roof")
+    def _judge(self, roof: Roof) -> None:
+        """Every launch judged against `roof`, then grouped as the rows shown are: same rows, same positions,
+        other peaks. Off the UI thread: 100k launches take ~1.1 s here, mostly the grouping."""
+        report = self.report.against(roof)
+        rows = report.group(self.suffix, time_order=False)
+        self.app.call_from_thread(self._show_roof, report, rows)
+
+    def _show_roof(self, report: Report, rows: pd.DataFrame) -> None:
+        at = self.data.points[self.selected].position if self.selected is not None else None
+        self.report, self.roof, self.rows, self.ceilings = report, report.roof, rows, report.ceilings()
+        kernels = getattr(self.app, "kernels", None)
+        if kernels is not None and kernels.report is not None:  # the table behind follows the roof chosen
+            kernels.rejudge(report)
+        self.data = roofline_from(rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu)
+        plot = self.query_one(RooflinePlot)
+        plot.data = self.data
+        self.selected = next((i for i, p in enumerate(self.data.points) if p.position == at),
+                             0 if self.data.points else None)
+        plot.select(self.selected)
+        self.query_one("#roof-title", Static).update(roof_title(self.roof, self._following()))
         self.query_one("#point-info", Static).update(self._describe())
 
     def action_step(self, step: int) -> None:
@@ -146,7 +210,7 @@ class RooflineScreen(Screen):
     def action_open(self) -> None:
         if self.selected is not None:
             row = self.rows.iloc[self.data.points[self.selected].position]
-            self.app.push_screen(KernelScreen(row, self.ceilings, self.name_column))
+            self.app.push_screen(KernelScreen(row, self.ceilings, self.name_column))  # judged by this roof
 
     async def action_export(self) -> None:
         positions = [p.position for p in self.data.points]

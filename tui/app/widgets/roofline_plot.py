@@ -51,8 +51,10 @@ class Point:
     share: float  # % of kernel time
     position: int  # row position in the frame it came from
     precision: str = ""
-    pct_of_peak: float = math.nan  # the row's own, against the peak of its precision at its clock
+    pct_of_peak: float = math.nan  # the row's own, against the peak of its precision under the roof chosen
+    source: str = ""  # where that peak comes from (the row's peak_source: report, datasheet, measured on node)
     bound: str = ""  # the ceiling that bounds it: compute, dram, l2 or l1
+    pct_of_roof: float = math.nan  # the time its limiting resource needs at that ceiling, over the time taken
     ai_l2: float = math.nan
     ai_l1: float = math.nan
 
@@ -117,7 +119,8 @@ def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray)
     return Point(label=display_text(fmt.text(row[label_col])), ai=float(row["ai_dram"]),
                  flop_per_s=float(row["flop_per_s"]),
                  share=float(share[position]), position=position, precision=fmt.text(row.get("precision")),
-                 pct_of_peak=_finite(row.get("pct_of_peak")), bound=fmt.text(row.get("roof")),
+                 pct_of_peak=_finite(row.get("pct_of_peak")), source=fmt.text(row.get("peak_source")),
+                 bound=fmt.text(row.get("roof")), pct_of_roof=_finite(row.get("pct_of_roof")),
                  ai_l2=_positive(row.get("ai_l2")), ai_l1=_positive(row.get("ai_l1")))
 
 
@@ -198,11 +201,18 @@ def ridge_of(data: Roofline, selected: int | None) -> Ceiling | None:
 
 
 def build_plot(data: Roofline, width: int, height: int, selected: int | None = None, color: bool = True) -> Text:
-    """The plot, exactly `width` x `height` cells. Pure: same input, same text.
+    """The plot, exactly `width` x `height` cells. Pure: same input, same text."""
+    return draw_plot(data, width, height, selected, color)[0]
 
-    plotext draws the axes, lines and points; the labels (each compute ceiling's name at the right end of its
-    own line, the selected precision's ridge, DRAM along its slope) are written into the drawn cells here,
-    only where they cover no point: a label that finds no such room is moved, then dropped."""
+
+def draw_plot(data: Roofline, width: int, height: int, selected: int | None = None, color: bool = True
+              ) -> tuple[Text, dict[int, list[int]]]:
+    """The plot and its overlaps: point index -> the points hidden in its cell (see `stack`).
+
+    plotext draws the axes and lines; the points are written into the cells their values land in, one marker per
+    cell (the selected, else the highest-ranked: issue 19.8), then the labels (each compute ceiling's name at
+    the right end of its own line, the selected precision's ridge, DRAM along its slope), only where they cover
+    no point: a label that finds no such room is moved, then dropped."""
     fig = plt.figure
     fig.clear()
     plt.terminal.limit(False, False)  # plotext caps plots at its own idea of the terminal (80x22 with no tty)
@@ -211,7 +221,6 @@ def build_plot(data: Roofline, width: int, height: int, selected: int | None = N
     axes = _axes(data, selected)
     (x0, x1), (y0, y1) = axes.x, axes.y
     _draw_ceilings(fig, data, axes, color)
-    _draw_points(fig, data, selected, color)
     fig.ruler("x").lim(x0, x1)
     fig.ruler("y").lim(y0, y1)
     x_ticks, y_ticks = _ticks(x0, x1, width - 6, 6), _ticks(y0, y1, max(1, height - 4), 2)
@@ -222,9 +231,11 @@ def build_plot(data: Roofline, width: int, height: int, selected: int | None = N
     drawn = Text.from_ansi(fig.build().string().rstrip("\n"), no_wrap=True)
     fig.clear()  # leave plotext's global figure empty for whoever draws next
     grid = _Grid(drawn, axes, x_ticks[0], y_ticks[0])
-    if grid.ok:
-        _label(grid, data, axes, selected, color)
-    return grid.text()
+    if not grid.ok:
+        return grid.text(), {}
+    overlaps = _draw_points(grid, data, selected, color)
+    _label(grid, data, axes, selected, color)
+    return grid.text(), overlaps
 
 
 def _draw_ceilings(fig, data: Roofline, axes: _Axes, color: bool) -> None:
@@ -416,7 +427,7 @@ def point_style(data: Roofline, point: Point) -> tuple[str, int]:
     precision = precision_of(point)
     tint = next((COMPUTE_COLORS[i % len(COMPUTE_COLORS)] for i, c in enumerate(data.compute)
                  if c.name.lower() == precision), POINT_COLOR)
-    return PRECISION_GLYPHS.get(precision, POINT), tint
+    return PRECISION_GLYPHS.get(precision.removeprefix("tensor_"), POINT), tint  # TC BF16 too: `+`
 
 
 def numbered(data: Roofline) -> list[int]:
@@ -424,34 +435,57 @@ def numbered(data: Roofline) -> list[int]:
     return list(range(min(NUMBERED, len(data.points)))) if len(data.points) > 1 else []
 
 
-def _draw_points(fig, data: Roofline, selected: int | None, color: bool) -> None:
+def stack(cells: list[tuple[int, int]], selected: int | None) -> dict[int, list[int]]:
+    """Points that land in one cell: the one drawn (the selected, else the first: points are in time-share
+    order, so the highest-ranked) -> the others, hidden under it. Only cells of two or more points."""
+    by_cell: dict[tuple[int, int], list[int]] = {}
+    for i, cell in enumerate(cells):
+        by_cell.setdefault(cell, []).append(i)
+    out = {}
+    for points in by_cell.values():
+        if len(points) > 1:
+            top = selected if selected in points else points[0]
+            out[top] = [i for i in points if i != top]
+    return out
+
+
+def _draw_points(grid: _Grid, data: Roofline, selected: int | None, color: bool) -> dict[int, list[int]]:
+    """Each point's marker in its cell, one per cell (`stack`): its rank for the top kernels, else its
+    precision's glyph, ◆ for the selected; the selected one's ▲ ▼ at its L2 and L1 intensities. Returns the
+    overlaps, which the legend lists."""
+    def style(index: int | None) -> Style:
+        return Style(color=f"color({index})") if color and index is not None else Style()
+
+    cells = [(grid.row_of(math.log10(p.flop_per_s)), grid.col_of(math.log10(p.ai))) for p in data.points]
+    overlaps = stack(cells, selected)
+    hidden = {i for under in overlaps.values() for i in under}
     ranks = numbered(data)
-    by_style: dict[tuple[str, int], list[Point]] = {}
+    if selected is not None and data.points:
+        p = data.points[selected]
+        for level, (glyph, tint) in LEVEL_GLYPHS.items():
+            ai = getattr(p, f"ai_{level}")
+            row, col = cells[selected][0], grid.col_of(math.log10(ai)) if not math.isnan(ai) else -1
+            if not math.isnan(ai) and grid.inside(row, col, 1) and (row, col) not in cells:
+                grid.put(row, col, glyph, style(tint))
     for i, p in enumerate(data.points):
-        if i != selected and i not in ranks:
-            by_style.setdefault(point_style(data, p), []).append(p)
-    for (glyph, tint), group in by_style.items():
-        xs = [math.log10(p.ai) for p in group]
-        ys = [math.log10(p.flop_per_s) for p in group]
-        fig.draw(fig.signal(xs, ys, marker=_marker(glyph, tint if color else None)))
-    for i in reversed(ranks):  # rank 1 drawn last: on top where two share a cell
-        if i != selected:
-            p = data.points[i]
-            fig.draw(fig.signal([math.log10(p.ai)], [math.log10(p.flop_per_s)],
-                                marker=_marker(str(i + 1), point_style(data, p)[1] if color else None)))
-    if selected is None or not data.points:
-        return
-    p = data.points[selected]
-    y = math.log10(p.flop_per_s)
-    for level, (glyph, tint) in LEVEL_GLYPHS.items():
-        ai = getattr(p, f"ai_{level}")
-        if not math.isnan(ai):
-            fig.draw(fig.signal([math.log10(ai)], [y], marker=_marker(glyph, tint if color else None)))
-    fig.draw(fig.signal([math.log10(p.ai)], [y], marker=_marker(SELECTED, SELECTED_COLOR if color else None)))
+        if i in hidden or not grid.inside(*cells[i], 1):
+            continue
+        glyph, tint = point_style(data, p)
+        if i == selected:
+            glyph, tint = SELECTED, SELECTED_COLOR
+        elif i in ranks:
+            glyph = str(i + 1)
+        grid.put(*cells[i], glyph, style(tint) + (Style(bold=True) if i == selected else Style()))
+    return overlaps
 
 
-def legend(data: Roofline, selected: int | None, color: bool = True) -> list[tuple[str, Style]]:
-    """Legend entries (glyph + text, style): drawn under the plot so it never covers a point."""
+def legend(data: Roofline, selected: int | None, color: bool = True,
+           overlaps: dict[int, list[int]] | None = None) -> list[tuple[str, Style]]:
+    """Legend entries (glyph + text, style): drawn under the plot so it never covers a point. `overlaps` (from
+    `draw_plot`): a ranked kernel says how many points its marker hides (`+2`) or which marker hides it
+    (`under 1`, `under ◆`); the points hidden under an unranked marker are counted in one entry."""
+    overlaps = overlaps or {}
+    under = {i: top for top, hidden in overlaps.items() for i in hidden}
     def tint(index: int) -> Style:
         return Style(color=f"color({index})") if color else Style()
 
@@ -470,18 +504,37 @@ def legend(data: Roofline, selected: int | None, color: bool = True) -> list[tup
             p = data.points[i]
             label = p.label if len(p.label) <= 18 else p.label[:17] + "…"
             share = f"{p.share:.0f}%" if p.share >= 1 else "<1%"
-            entries.append((f"{i + 1} {label} {precision_of(p) or '?'} {share}", tint(point_style(data, p)[1])))
+            stacked = _stacked(i, overlaps, under, ranks, selected)
+            entries.append((f"{i + 1} {label} {precision_of(p) or '?'} {share}{stacked}",
+                            tint(point_style(data, p)[1])))
         glyphs = dict.fromkeys((precision_of(p) or "kernel", point_style(data, p))
                                for i, p in enumerate(data.points) if i not in ranks)
         for name, (glyph, index) in glyphs:  # the other kernels: a glyph per precision
             entries.append((f"{glyph} {name}", tint(index)))
-        entries.append((f"{SELECTED} selected", tint(SELECTED_COLOR) + Style(bold=True)))
+        covered = f" +{len(overlaps[selected])}" if selected in overlaps else ""
+        entries.append((f"{SELECTED} selected{covered}", tint(SELECTED_COLOR) + Style(bold=True)))
+        # Under an unranked marker (a cell of unranked points only: a ranked one would be drawn on top).
+        others = sum(len(hidden) for top, hidden in overlaps.items() if top not in ranks and top != selected)
+        if others:
+            entries.append((f"+{others} under other markers", Style()))
     if selected is not None and data.points:
         p = data.points[selected]
         for level, (glyph, index) in LEVEL_GLYPHS.items():
             if getattr(p, f"ai_{level}") == getattr(p, f"ai_{level}"):
                 entries.append((f"{glyph} selected at {level.upper()} AI", tint(index)))
     return entries
+
+
+def _marker_of(i: int, ranks: list[int], selected: int | None) -> str:
+    return SELECTED if i == selected else str(i + 1) if i in ranks else "a marker"
+
+
+def _stacked(i: int, overlaps: dict[int, list[int]], under: dict[int, int], ranks: list[int],
+             selected: int | None) -> str:
+    """` +2` (points hidden under rank i's marker), ` under 1` / ` under ◆` (the marker that hides it)."""
+    if i in under:
+        return f" under {_marker_of(under[i], ranks, selected)}"
+    return f" +{len(overlaps[i])}" if overlaps.get(i) and i != selected else ""
 
 
 def legend_lines(entries: list[tuple[str, Style]], width: int) -> list[Text]:
@@ -543,10 +596,16 @@ class RooflinePlot(CachedPlot):
         if self.data is None:
             return Text("No data yet.")
         extra = legend_lines(legend(self.data, self.selected, color), width)
-        if width < MIN_WIDTH or height - len(extra) < MIN_HEIGHT:
-            message = f"Too small for a roofline ({width}x{height}): enlarge the terminal."
-            return Text("\n".join(textwrap.wrap(message, max(width, 1))[:max(height, 1)]), no_wrap=True)
-        text = build_plot(self.data, width, height - len(extra), self.selected, color)
+        for _ in range(3):  # the overlaps depend on the plot's height, which the legend's lines take from
+            if width < MIN_WIDTH or height - len(extra) < MIN_HEIGHT:
+                message = f"Too small for a roofline ({width}x{height}): enlarge the terminal."
+                return Text("\n".join(textwrap.wrap(message, max(width, 1))[:max(height, 1)]), no_wrap=True)
+            text, overlaps = draw_plot(self.data, width, height - len(extra), self.selected, color)
+            fitted = legend_lines(legend(self.data, self.selected, color, overlaps), width)
+            if len(fitted) == len(extra):
+                break
+            extra = fitted
+        extra = fitted
         for line in extra:
             text.append("\n")
             text.append_text(line)

@@ -1,0 +1,48 @@
+"""`flopscope report --roof clock|datasheet|measured` (issue 22): the rows judged against the roof named, the
+measured one from the run store (SYNTHETIC ceilings: tests/helpers/ceilings.py), refused in one line without."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from flopscope.core.ceilings import save
+from flopscope.core.store import Store
+
+from ..helpers.ceilings import datasheet, synthetic
+from ..helpers.cli import run_cli as flopscope
+
+GEMM = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "gemm_fp32_4096x4096x4096.ncu-rep.xz"
+
+
+def rows(home: Path, roof: str) -> list[dict]:
+    out = flopscope("report", GEMM, "--json", "--roof", roof, home=home)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)["rows"]
+
+
+def test_report_roof_judges_against_the_roof_named(tmp_path):
+    if not GEMM.exists():
+        pytest.skip(f"{GEMM} not in this checkout")
+    with Store(tmp_path / "flopscope.db") as store:
+        save(store, synthetic())
+    sheet = datasheet("h100-sxm")["fp32"]
+    clock, on_sheet, measured = (rows(tmp_path, r)[0] for r in ("clock", "datasheet", "measured"))
+    assert (clock["peak_source"], on_sheet["peak_source"], measured["peak_source"]) == \
+        ("report", "datasheet", "measured on node")
+    assert on_sheet["peak_flop_per_s"] == pytest.approx(sheet)
+    assert measured["peak_flop_per_s"] == pytest.approx(0.89 * sheet)
+    assert measured["pct_of_peak"] / on_sheet["pct_of_peak"] == pytest.approx(1 / 0.89)
+    assert clock["pct_of_peak"] / measured["pct_of_peak"] == pytest.approx(0.89 * sheet / clock["peak_flop_per_s"])
+
+
+def test_report_roof_measured_without_stored_ceilings_is_one_line(tmp_path):
+    if not GEMM.exists():
+        pytest.skip(f"{GEMM} not in this checkout")
+    out = flopscope("report", GEMM, "--roof", "measured", home=tmp_path)
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
+    assert out.stderr.strip() == ("flopscope: --roof measured: no ceilings measured for NVIDIA H100 80GB HBM3 are "
+                                  "stored (no run store yet); `flopscope ceilings [--host HOST]` on a node with "
+                                  "NVIDIA H100 80GB HBM3 measures them; or use --roof clock (the default) or "
+                                  "--roof datasheet")
