@@ -172,6 +172,20 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
     )
 
 
+def module_report(report: Report, model: ModelFlops, module: str) -> Report:
+    """The launches MODULE's measured FLOPs come from, as a Report of their own (the reconcile screen's
+    drill-down): every launch in a range naming the module, by the matching rule above, in any phase; "" (the
+    model's totals row) is every launch of a forward or backward range."""
+    ranges = _ranges(report, model)
+    if module:
+        paths = ranges.loc[[module in names for names in ranges["modules"]], "nvtx"]
+    else:
+        paths = ranges.loc[ranges["phase"].isin(["forward", "backward"]), "nvtx"]
+    k = report.kernels
+    chosen = k[k["nvtx"].fillna(NO_RANGE).isin(set(paths)).to_numpy()].reset_index(drop=True)
+    return Report({**report.meta, "launches": len(chosen)}, chosen, report.gpu, report.missing, report.gpus)
+
+
 def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
     """One row per NVTX path: measured FLOPs, whether they are a lower bound (`partial`), range names, phase and
     the modules it matches."""

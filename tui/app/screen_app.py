@@ -1,29 +1,24 @@
-"""A small app around one screen (diff, reconcile): the same CSS, help and quit as the main app."""
+"""A small app around one screen (diff, reconcile): the main app with that screen first, so that what the
+screen opens (a module's kernels, a kernel) works as it does there: the same CSS, help and quit."""
 
 from __future__ import annotations
 
-from textual.app import App
+from pathlib import Path
+
+from textual.events import Mount
 from textual.screen import Screen
 
-from .app import FlopscopeApp, SafeNotify
+from .app import FlopscopeApp
 
 
-class ScreenApp(SafeNotify, App[None]):
-    CSS_PATH = FlopscopeApp.CSS_PATH
-    TITLE = "flopscope"
-    ENABLE_COMMAND_PALETTE = False
-    BINDINGS = FlopscopeApp.BINDINGS
-
+class ScreenApp(FlopscopeApp):
     def __init__(self, screen: Screen) -> None:
-        super().__init__()
-        self.first = screen
-        self.report = None  # exports from these screens carry no report meta
+        super().__init__(Path("flopscope"))
+        self.first = screen  # exports from this screen carry no report meta (`report` stays None)
 
-    async def on_mount(self) -> None:
+    async def on_mount(self, event: Mount) -> None:
+        event.prevent_default()  # FlopscopeApp.on_mount would push a Kernels screen and read `path`
         await self.push_screen(self.first)
-
-    def action_help(self) -> None:
-        FlopscopeApp.action_help(self)
 
 
 def run_screen_app(screen: Screen) -> int:
