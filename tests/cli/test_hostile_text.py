@@ -216,6 +216,7 @@ def test_csv_defuses_text_cells_only_never_a_negative_number(tmp_path):
 async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(pages, monkeypatch):
     from flopscope.tui.app.app import FlopscopeApp
     from flopscope.tui.app.screens.kernel import KernelScreen
+    from flopscope.tui.app.widgets.breadcrumb import Breadcrumb
     from flopscope.tui.app.widgets.kernel_table import KernelTable
     from flopscope.tui.app.widgets.summary import Summary
     from textual.app import App
@@ -247,7 +248,7 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
         row = app.kernels.model.row(0)
         await app.push_screen(KernelScreen(row, report.ceilings()))
         await pilot.pause(0.1)
-        text = "\n".join(str(w.render()) for w in app.screen.query(Static))
+        text = "\n".join(str(w.render()) for w in [*app.screen.query(Static), *app.screen.query(Breadcrumb)])
         assert_clean(text)
         assert escaped(row["kernel"]) in text
 

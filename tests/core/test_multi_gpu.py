@@ -126,7 +126,7 @@ async def test_at_80x24_a_short_table_leaves_the_summary_room_for_every_line(tmp
         summary = app.screen.query_one(Summary)
         whole = summary_text(app).splitlines()
         assert len(whole) > 24 * 35 // 100  # the old cap would cut it
-        shown = screen_lines(app)[:summary.size.height]
+        shown = screen_lines(app)[summary.region.y:summary.region.bottom]  # below the breadcrumb
         assert [line.strip() for line in shown] == [line.strip() for line in whole]
         table = screen_lines(app)[summary.size.height:]
         assert sum(1 for line in table if "dense" in line or "stream" in line) >= 2  # the rows stay in view
@@ -144,7 +144,7 @@ async def test_at_80x15_the_capped_summary_says_whose_ceilings_it_cut(tmp_path):
         await ready(app, pilot)
         summary = app.screen.query_one(Summary)
         whole = summary_text(app).splitlines()  # every line, as `--no-tui` prints them
-        shown = screen_lines(app)[:summary.size.height]
+        shown = screen_lines(app)[summary.region.y:summary.region.bottom]  # below the breadcrumb
         assert len(whole) > len(shown), "the cap no longer cuts: this test says nothing"
         assert [line.strip() for line in shown[:-1]] == [line.strip() for line in whole[:len(shown) - 1]]
         assert shown[-1].strip().startswith("… not shown: A100-PCIE-40GB ceilings (")

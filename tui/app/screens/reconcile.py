@@ -86,7 +86,7 @@ class ReconcileScreen(TableScreen):
             self.app.call_from_thread(self.notify, f"{shown}: no kernel of the report falls in its ranges",
                                       timeout=4, markup=False)
             return
-        label = f"Module {shown} · {len(report.kernels):,} launch(es) · escape: back to the modules"
+        label = f"Module {shown} · {len(report.kernels):,} launch(es)"
         stem = f"{Path(self.result.report).stem or 'reconcile'}-{name or 'model'}"
         self.app.call_from_thread(PushedKernelsScreen.open, self.app, report, label, stem)
 
