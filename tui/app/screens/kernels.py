@@ -21,7 +21,7 @@ from ...presentation import format as fmt
 from ...presentation.blocks import Block
 from ...presentation.columns import short_gpu, table_columns
 from ...presentation.names import cut_end
-from ...presentation.table_model import BOUNDS, TableModel
+from ...presentation.table_model import BOUNDS, Query, TableModel
 from ...presentation.text_report import header, missing_hint
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
@@ -142,7 +142,7 @@ class KernelsScreen(TableScreen):
         super().on_kernel_table_moved(event)
         self._show_details()
 
-    def _requery(self, query, top: bool = False) -> None:
+    def _requery(self, query: Query, top: bool = False) -> None:
         super()._requery(query, top)  # a sort or filter can put another row under the cursor
         self._show_details()
 
