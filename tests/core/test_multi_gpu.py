@@ -13,6 +13,7 @@ from flopscope.tui.app.screen_app import ScreenApp
 from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.help import HelpScreen
 from flopscope.tui.app.screens.kernel import KernelScreen
+from flopscope.tui.app.screens.kernel_pair import KernelPairScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
 from flopscope.tui.app.widgets.roofline_plot import RooflinePlot, roofline_from
 from flopscope.tui.app.widgets.summary import Summary
@@ -88,9 +89,9 @@ async def test_diff_screen_shows_the_gpu_and_enter_opens_that_gpus_group(tmp_pat
             (k, g.removeprefix("NVIDIA ")) for k in KERNELS for g in (A100, H100))
         at = next(i for i in range(len(table.model)) if table.model.row(i)["gpu"] == A100)
         table.cursor_row = at
-        await pilot.press("enter")
-        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
-        assert app.screen.row["gpu"] == A100 and app.screen.row["count"] == 1
+        await pilot.press("enter")  # both runs ran it: A's and B's rows side by side, each that GPU's group
+        await settle(pilot, lambda: isinstance(app.screen, KernelPairScreen))
+        assert all(row["gpu"] == A100 and row["count"] == 1 for row in app.screen.rows)
 
 
 async def test_kernel_screen_plots_a_launch_against_its_own_gpus_ceilings(tmp_path):
