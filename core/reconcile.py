@@ -17,7 +17,7 @@ emit_nvtx forward op (`aten::linear, seq = 12`); other for remaining ranged kern
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import pandas as pd
 
@@ -170,6 +170,21 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
         whole_run_ratio=_ratio(step_measured, model.step_flop) if no_phases else None,
         whole_run_flag=flag(_ratio(step_measured, model.step_flop), tol) if no_phases else "", lower_bounds=lower,
     )
+
+
+def module_report(report: Report, model: ModelFlops, module: str) -> Report:
+    """The launches MODULE's measured FLOPs come from, as a Report of their own (the reconcile screen's
+    drill-down): every launch in a range naming the module, by the matching rule above, in any phase; "" (the
+    model's totals row) is every launch of a forward or backward range."""
+    ranges = _ranges(report, model)
+    if module:
+        paths = ranges.loc[[module in names for names in ranges["modules"]], "nvtx"]
+    else:
+        paths = ranges.loc[ranges["phase"].isin(["forward", "backward"]), "nvtx"]
+    k = report.kernels
+    chosen = k[k["nvtx"].fillna(NO_RANGE).isin(set(paths)).to_numpy()].reset_index(drop=True)
+    return Report(replace(report.meta, launches=len(chosen)), chosen, report.gpu, report.missing, report.gpus,
+                  report.roof)
 
 
 def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:

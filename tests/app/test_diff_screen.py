@@ -16,6 +16,7 @@ from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.help import HelpScreen
 from flopscope.tui.app.screens.kernel import KernelScreen
+from flopscope.tui.app.screens.kernel_pair import KernelPairScreen
 from flopscope.tui.app.screens.prompt import PromptScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.presentation import format as fmt
@@ -199,14 +200,23 @@ async def test_s_sorts_slash_filters_and_enter_opens_the_group_in_its_run(h100_m
         assert app.screen.row["kernel_full"] == name and app.screen.row["count"] == len(expected)
         assert app.screen.row["duration_s"] == pytest.approx(expected["duration_s"].sum(), rel=1e-12)
         await pilot.press("escape")
+        # On one both ran: A's group and B's, side by side (issue 19: "the diff's enter shows A and B").
         both = next(i for i in range(len(table.model)) if table.model.row(i)["presence"] == "both")
         table.cursor_row = both
         name = table.model.row(both)["kernel_full"]
         await pilot.press("enter")
-        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
-        expected = b.kernels[b.kernels["kernel_full"] == name]
-        assert app.screen.row["count"] == len(expected)
-        assert app.screen.row["duration_s"] == pytest.approx(expected["duration_s"].sum(), rel=1e-12)
+        await settle(pilot, lambda: isinstance(app.screen, KernelPairScreen))
+        for row, run in zip(app.screen.rows, (a, b), strict=True):
+            expected = run.kernels[run.kernels["kernel_full"] == name]
+            assert row["kernel_full"] == name and row["count"] == len(expected)
+            assert row["duration_s"] == pytest.approx(expected["duration_s"].sum(), rel=1e-12)
+        text = "\n".join(screen_lines(app))
+        times = [fmt.seconds(r.kernels.loc[r.kernels["kernel_full"] == name, "duration_s"].sum()) for r in (a, b)]
+        assert re.search(rf"Total time +{re.escape(times[0])} +{re.escape(times[1])}", text), text
+        body = app.screen.query_one("#pair-body")
+        await pilot.press("j")  # it scrolls as the Kernel screen does
+        await pilot.pause(0.05)
+        assert body.scroll_y > 0
         await pilot.press("escape")
         # A filter: the rows whose name matches; none matching says so; escape shows all again.
         await pilot.press("slash", *"fill_vector", "enter")

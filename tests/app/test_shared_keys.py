@@ -16,11 +16,11 @@ from flopscope.tui.app.screens.help import HelpScreen, screen_title, sentence_ca
 from flopscope.tui.app.screens.kernel import KernelScreen
 from flopscope.tui.app.screens.reconcile import ReconcileScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
-from rich.text import Text
 from textual.binding import Binding
 
 from ..conftest import fixture_path, settle
 from ..helpers.app import H100, make_app, ready
+from ..helpers.reconciled import demo_reconciled
 from ..helpers.sweep_reports import shuffled
 
 SIZE = (80, 24)
@@ -74,10 +74,15 @@ async def drive(name: str, tmp_path, sweep_points):
         app = sweep_app([Slice("batch_size", {}, sweep_points)], "sweep")
         return app, lambda pilot: settle(pilot, lambda: app.screen.query("#sweep-table"))
     if name == "reconcile":
-        rows = [[Text(f"layers.{i}"), Text("Linear"), Text(f"{i}.0 G")] for i in range(40)]
-        app = FlopscopeApp(ReconcileScreen("Reconcile", ["Module", "Type", "Analytic"], rows, ["a note"], result=None))
+        app = FlopscopeApp(reconcile_screen())
         return app, lambda pilot: settle(pilot, lambda: isinstance(app.screen, ReconcileScreen))
     raise AssertionError(name)
+
+
+def reconcile_screen() -> ReconcileScreen:
+    """The demo's training step reconciled with the Block it ran (8 modules, a page of 9 rows at 80x24)."""
+    report, model, result = demo_reconciled()
+    return ReconcileScreen("Reconcile", result, ["a note"], model.train, report=report, model=model)
 
 
 SCREENS = ["kernels", "kernel", "roofline", "help", "runs", "diff", "sweep", "reconcile"]
@@ -113,8 +118,7 @@ async def test_escape_leaves_a_reconcile_screen_opened_from_another(tmp_path, re
     async with app.run_test(size=SIZE) as pilot:
         await reach(pilot)
         first = app.screen
-        rows = [[Text("layers.0"), Text("Linear"), Text("1.0 G")]]
-        await app.push_screen(ReconcileScreen("Reconcile", ["Module", "Type", "Analytic"], rows, [], result=None))
+        await app.push_screen(reconcile_screen())
         await pilot.pause(0.1)
         await pilot.press("escape")
         await settle(pilot, lambda: app.screen is first)

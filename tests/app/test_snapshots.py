@@ -1,4 +1,5 @@
-"""The app's screens at 80x24 compared with stored SVG snapshots (Textual's own export, `App.export_screenshot`).
+"""The app's screens at 80x24 (and at 120x40, where the Kernels screen shows the selected row's details beside
+the table) compared with stored SVG snapshots (Textual's own export, `App.export_screenshot`).
 
 pytest-textual-snapshot does the same, but pins syrupy 4.8.0, which needs pytest < 9. The screens are those of
 the bundled demo (`flopscope demo`): Kernels, Kernel (enter on the first row) and Roofline (r). A change meant
@@ -61,5 +62,23 @@ async def test_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapsho
         await pilot.press("escape", "r")
         await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
         shots["roofline"] = app.export_screenshot()
+    for name, svg in shots.items():
+        check(name, svg, snapshot_update, tmp_path)
+
+
+async def test_wide_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):
+    """120x40: the Kernels screen with its details beside the table (the split), and the Kernel screen."""
+    demo = Path(bundled_example())
+    monkeypatch.chdir(demo.parent)
+    app = kernels_app(demo.name)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.kernels
+        await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
+        await pilot.pause(0.1)
+        shots = {"kernels-120x40": app.export_screenshot()}
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
+        await pilot.pause(0.1)
+        shots["kernel-120x40"] = app.export_screenshot()
     for name, svg in shots.items():
         check(name, svg, snapshot_update, tmp_path)

@@ -217,6 +217,7 @@ def test_csv_defuses_text_cells_only_never_a_negative_number(tmp_path):
 async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(pages, monkeypatch):
     from flopscope.tui.app.launch import kernels_app
     from flopscope.tui.app.screens.kernel import KernelScreen
+    from flopscope.tui.app.widgets.breadcrumb import Breadcrumb
     from flopscope.tui.app.widgets.kernel_table import KernelTable
     from flopscope.tui.app.widgets.summary import Summary
     from textual.app import App
@@ -248,7 +249,7 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
         row = app.kernels.model.row(0)
         await app.push_screen(KernelScreen(row, report.ceilings()))
         await pilot.pause(0.1)
-        text = "\n".join(str(w.render()) for w in app.screen.query(Static))
+        text = "\n".join(str(w.render()) for w in [*app.screen.query(Static), *app.screen.query(Breadcrumb)])
         assert_clean(text)
         assert escaped(row["kernel"]) in text
 
@@ -413,19 +414,20 @@ async def test_the_runs_and_sweep_screens_show_escaped_names(stored, pages, tmp_
 
 async def test_the_reconcile_screen_escapes_module_names_and_notes():
     """Module names come from the report's NVTX ranges; the title names the report file."""
+    from flopscope.core.reconcile import ModuleRow, Reconciliation
     from flopscope.tui.app.app import FlopscopeApp
     from flopscope.tui.app.screens.reconcile import ReconcileScreen
-    from rich.text import Text
-    from textual.widgets import DataTable
 
     from ..helpers.app import screen_lines
 
-    screen = ReconcileScreen("Reconcile r\x1b]0;pwned\x07.ncu-rep", ["Module", "Ratio"],
-                             [[Text("layer1\x1b[2J\u202e", style="bold"), Text("1.00")]], ["note \x1b]52;c;eA==\x07"],
-                             result=None)
+    module = ModuleRow("layer1\x1b[2J\u202e", "Linear", 2.0e9, None, 2.0e9, None, 1.0, None, "ok")
+    result = Reconciliation("m", "r.ncu-rep", 0.1, 1, [module], {}, None, None, None, "", None, "fp32", None, None,
+                            None)
+    screen = ReconcileScreen("Reconcile r\x1b]0;pwned\x07.ncu-rep", result, ["note \x1b]52;c;eA==\x07"], False)
     app = FlopscopeApp(screen)
     async with app.run_test(size=(120, 20)) as pilot:
-        await settle(pilot, lambda: app.screen is screen and screen.query_one(DataTable).row_count == 1)
+        await settle(pilot, lambda: app.screen is screen)
+        await pilot.pause(0.1)
         text = "\n".join(screen_lines(app))
         assert_clean(text)
         for shown in ("r\\x1b]0;pwned\\x07.ncu-rep", "layer1\\x1b[2J\\u202e", "note \\x1b]52;c;eA==\\x07"):

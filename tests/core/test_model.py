@@ -1259,19 +1259,21 @@ async def test_reconcile_screen_shows_the_cli_rows(resnet18_step):
     """The app's reconcile screen holds the same rows as the CLI table."""
     from flopscope.tui.app.app import FlopscopeApp
     from flopscope.tui.app.screens.reconcile import ReconcileScreen
+    from flopscope.tui.app.widgets.kernel_table import KernelTable
     from flopscope.tui.cli.model import _reconcile_lines, reconcile_rows
-    from textual.widgets import DataTable
 
     m = resnet18_step
     rows = forward_kernels(m, scale={"layer3": 0.5}, extra={})
     rows.append(kernel("step/backward/ConvolutionBackward0, stashed seq = 7", m.backward_flop, "wgrad"))
     result = reconcile(make_report(rows), m, tol=0.1)
     titles, cells = reconcile_rows(result, True, None)
-    app = FlopscopeApp(ReconcileScreen("reconcile", titles, cells, _reconcile_lines(result), result))
-    async with app.run_test(size=(80, 24)) as pilot:
-        table = app.screen.query_one(DataTable)
-        assert table.row_count == len(result.modules) == len(cells)
-        assert [str(c) for c in table.get_row_at(0)] == [str(c) for c in cells[0]]
+    app = FlopscopeApp(ReconcileScreen("reconcile", result, _reconcile_lines(result), True))
+    async with app.run_test(size=(200, 24)) as pilot:
+        await pilot.pause(0.1)
+        model = app.screen.query_one(KernelTable).model
+        assert len(model) == len(result.modules) == len(cells)
+        assert [c.title for c in model.columns] == titles
+        assert model.cells(0) == [str(c) for c in cells[0]]
         assert any("under" in str(c[-1]) for c in cells)  # layer3 measured at half its analytic FLOPs
         await pilot.press("q")
 

@@ -13,6 +13,7 @@ from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.help import HelpScreen
 from flopscope.tui.app.screens.kernel import KernelScreen
+from flopscope.tui.app.screens.kernel_pair import KernelPairScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
 from flopscope.tui.app.widgets.roofline_plot import RooflinePlot, roofline_from
 from flopscope.tui.app.widgets.summary import Summary
@@ -88,9 +89,9 @@ async def test_diff_screen_shows_the_gpu_and_enter_opens_that_gpus_group(tmp_pat
             (k, g.removeprefix("NVIDIA ")) for k in KERNELS for g in (A100, H100))
         at = next(i for i in range(len(table.model)) if table.model.row(i)["gpu"] == A100)
         table.cursor_row = at
-        await pilot.press("enter")
-        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
-        assert app.screen.row["gpu"] == A100 and app.screen.row["count"] == 1
+        await pilot.press("enter")  # both runs ran it: A's and B's rows side by side, each that GPU's group
+        await settle(pilot, lambda: isinstance(app.screen, KernelPairScreen))
+        assert all(row["gpu"] == A100 and row["count"] == 1 for row in app.screen.rows)
 
 
 async def test_kernel_screen_plots_a_launch_against_its_own_gpus_ceilings(tmp_path):
@@ -126,7 +127,7 @@ async def test_at_80x24_a_short_table_leaves_the_summary_room_for_every_line(tmp
         summary = app.screen.query_one(Summary)
         whole = summary_text(app).splitlines()
         assert len(whole) > 24 * 35 // 100  # the old cap would cut it
-        shown = screen_lines(app)[:summary.size.height]
+        shown = screen_lines(app)[summary.region.y:summary.region.bottom]  # below the breadcrumb
         assert [line.strip() for line in shown] == [line.strip() for line in whole]
         table = screen_lines(app)[summary.size.height:]
         assert sum(1 for line in table if "dense" in line or "stream" in line) >= 2  # the rows stay in view
@@ -144,7 +145,7 @@ async def test_at_80x15_the_capped_summary_says_whose_ceilings_it_cut(tmp_path):
         await ready(app, pilot)
         summary = app.screen.query_one(Summary)
         whole = summary_text(app).splitlines()  # every line, as `--no-tui` prints them
-        shown = screen_lines(app)[:summary.size.height]
+        shown = screen_lines(app)[summary.region.y:summary.region.bottom]  # below the breadcrumb
         assert len(whole) > len(shown), "the cap no longer cuts: this test says nothing"
         assert [line.strip() for line in shown[:-1]] == [line.strip() for line in whole[:len(shown) - 1]]
         assert shown[-1].strip().startswith("… not shown: A100-PCIE-40GB ceilings (")

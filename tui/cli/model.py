@@ -28,6 +28,7 @@ from ...core.model_flops import (
 from ...core.predict import Prediction, check_ppp, predict_all
 from ...core.reconcile import Reconciliation, reconcile
 from ..presentation import format as fmt
+from ..presentation.reconcile_table import TOTALS, shown_modules
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden
 
 
@@ -182,8 +183,8 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         from ..app.launch import run_screen
         from ..app.screens.reconcile import ReconcileScreen
 
-        titles, rows = reconcile_rows(result, model.train, args.depth)
-        return run_screen(ReconcileScreen(title, titles, rows, _reconcile_lines(result), result))
+        return run_screen(ReconcileScreen(title, result, _reconcile_lines(result), model.train, args.depth,
+                                              report=report, model=model))
     out_console = console()
     out_console.print(Text(display_text(title)))
     titles, rows = reconcile_rows(result, model.train, args.depth)
@@ -201,10 +202,8 @@ def reconcile_rows(r: Reconciliation, train: bool, depth: int | None) -> tuple[l
     if train:
         titles += ["Bwd analytic", "Bwd measured", "Bwd ratio"]
     rows = []
-    for row in r.modules:
-        if depth is not None and row.name and row.name.count(".") + 1 > depth:  # the totals row always shows
-            continue
-        cells = [row.name or "(model: phase totals)", row.type, fmt.si(row.analytic_forward),
+    for row in shown_modules(r, depth):
+        cells = [row.name or TOTALS, row.type, fmt.si(row.analytic_forward),
                  _at_least(fmt.si(row.measured_forward), "forward" in row.lower_bound),
                  _at_least(fmt.ratio(row.ratio_forward), "forward" in row.lower_bound)]
         if train:

@@ -2,8 +2,9 @@
 
 The table is the one every other screen uses (KernelTable): numbers right-aligned, columns fitted to the
 width (at 80 columns the times, change and ratio stay beside the name; `left`/`right` bring back each column
-that was dropped), `s` sorts by the column under the cursor, `/` filters by name, `enter` opens the group
-in run B (in run A when only A ran it). The export writes every column of the rows as shown.
+that was dropped), `s` sorts by the column under the cursor, `/` filters by name, `enter` shows the group of
+run A and of run B side by side (a group one run ran: that run's Kernel screen). The export writes every column
+of the rows as shown.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from .export import ask_export
 from .kernel import KernelScreen
+from .kernel_pair import KernelPairScreen
 from .keys import BACK, EXPORT, FILTER, GROUP, SORT
 from .table_screen import TableScreen
 
@@ -168,26 +170,37 @@ class DiffScreen(TableScreen):
         row = self.current_row()
         if self.reports is None or row is None:
             return
-        side = 0 if row["presence"] == "only in A" else 1
         key = "kernel_full" if self.by == "name" else self.by
-        self._open(side, row[key], row["gpu"] if self.by_gpu else None)
+        sides = [0] if row["presence"] == "only in A" else [1] if row["presence"] == "only in B" else [0, 1]
+        self._open(sides, row[key], row["gpu"] if self.by_gpu else None)
 
     @work(thread=True, exclusive=True, group="diff-open")
-    def _open(self, side: int, key: object, gpu: str | None = None) -> None:
-        """The group's own row of that run (grouping 100k launches takes a while: off the UI thread); `gpu`:
-        the group's GPU, where groups were matched on name and GPU."""
-        report = self.reports[side]
-        groups = report.group(self.by)
+    def _open(self, sides: list[int], key: object, gpu: str | None = None) -> None:
+        """The group's own row of each run that ran it (grouping 100k launches takes a while: off the UI
+        thread): A and B side by side where both did, else the one run's Kernel screen. `gpu`: the group's GPU,
+        where groups were matched on name and GPU."""
+        found = {side: self._group_row(side, key, gpu) for side in sides}
+        missing = [side for side, row in found.items() if row is None]
+        if missing:
+            self.app.call_from_thread(self.notify, f"{key} is not in run {'AB'[missing[0]]}", timeout=4,
+                                      markup=False)
+            return
+        name_column = "nvtx" if self.by == "nvtx" else "kernel"
+        if len(found) == 2:
+            screen = KernelPairScreen(found[0], found[1], self.names, name_column)
+        else:
+            side, row = next(iter(found.items()))
+            report = self.reports[side]
+            screen = KernelScreen(row, report.ceilings(), name_column, launches=report.kernels)
+        self.app.call_from_thread(self.app.push_screen, screen)
+
+    def _group_row(self, side: int, key: object, gpu: str | None) -> pd.Series | None:
+        groups = self.reports[side].group(self.by)
         column = "kernel_full" if self.by == "name" else self.by
         found = groups[groups[column].astype(object) == key]
         if gpu is not None:
             found = found[found["gpu"].astype(object).fillna("") == gpu]
-        if found.empty:
-            self.app.call_from_thread(self.notify, f"{key} is not in run {'AB'[side]}", timeout=4, markup=False)
-            return
-        screen = KernelScreen(found.iloc[0], report.ceilings(), "nvtx" if self.by == "nvtx" else "kernel",
-                              launches=report.kernels)
-        self.app.call_from_thread(self.app.push_screen, screen)
+        return None if found.empty else found.iloc[0]
 
     async def action_export(self) -> None:
         a, b = self.names

@@ -29,6 +29,7 @@ from ....core.roofline import Ceiling
 from ....core.units import is_missing
 from ...presentation import format as fmt
 from ...presentation.text_report import FLOPSCOPE_METRICS
+from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
 from ..widgets.roofline_plot import Roofline, RooflinePlot, roofline_from
 from .copy_name import copy_full_name
@@ -280,7 +281,7 @@ def _gpu(row: pd.Series) -> str:
     return f"{name} (CC {cc})" if cc else name
 
 
-def _section_table(title: str, items: list[tuple[str, str]]) -> Table:
+def section_table(title: str, items: list[tuple[str, str]]) -> Table:
     table = Table(box=None, show_header=False, title=Text(title, style="bold"), title_justify="left", pad_edge=False)
     table.add_column("what", no_wrap=True, style="dim")
     table.add_column("value", overflow="fold")
@@ -312,14 +313,18 @@ class KernelScreen(Screen):
                                                 name=name_column)
         self.title_text = fmt.text(_v(row, name_column) or _v(row, "kernel")) or "(unnamed)"
 
+    @property
+    def crumbs(self) -> list[str]:
+        """Its part of the breadcrumb (after the Kernels screen's report and grouping): the row's name."""
+        return [self.title_text]
+
     def compose(self) -> ComposeResult:
-        yield Static(Text(display_text(self.title_text), style="bold", no_wrap=True, overflow="ellipsis"),
-                     id="kernel-title")
+        yield Breadcrumb(id="kernel-title")
         # One scroll for everything: narrow terminals get the metrics, then the plot below them.
         with VerticalScroll(id="kernel-body"):
             with Vertical(id="metrics"):
                 for title, items in sections(self.row, self._earlier()):
-                    yield Static(_section_table(title, items), classes="section")
+                    yield Static(section_table(title, items), classes="section")
             yield RooflinePlot(self.roofline, id="kernel-roofline")
         yield KeyFooter()
 

@@ -10,20 +10,22 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from ....core import FMA_CONVENTION, Report
-from ....core.display_text import display_text
 from ....core.over_ceiling import OverCeiling
 from ....core.roofline import ROOFS, Ceiling
 from ...presentation import format as fmt
 from ...presentation.blocks import Block
 from ...presentation.columns import short_gpu, table_columns
 from ...presentation.names import cut_end
-from ...presentation.table_model import BOUNDS, TableModel
+from ...presentation.table_model import BOUNDS, Query, TableModel
 from ...presentation.text_report import header, missing_hint
+from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
+from ..widgets.kernel_details import SPLIT, KernelDetails
 from ..widgets.kernel_table import KernelTable
 from ..widgets.summary import Summary
 from .copy_name import copy_full_name
@@ -59,13 +61,22 @@ class KernelsScreen(TableScreen):
         self.report: Report | None = None
         self.ceilings: list[Ceiling] = []
 
+    @property
+    def crumbs(self) -> list[str]:
+        """Its parts of the breadcrumb: the report, the grouping."""
+        return [self.app.path.name, f"by {self.by}"]
+
     def compose(self) -> ComposeResult:
+        yield Breadcrumb(id="breadcrumb")
         yield Summary(id="summary")
-        yield KernelTable(id="table")
+        with Horizontal(id="kernels-body"):  # the table, and on a wide terminal the row's details beside it
+            yield KernelTable(id="table")
+            yield KernelDetails(id="details")
         yield Static(id="status")
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self.query_one(KernelDetails).display = self.app.size.width >= SPLIT
         table = self.query_one(KernelTable)
         table.loading = True
         table.focus()
@@ -107,14 +118,41 @@ class KernelsScreen(TableScreen):
             at = GROUPS.index(by) if by in GROUPS else -1
             self.app.warm_groupings([*GROUPS[at + 1:], *GROUPS[:max(at, 0)]])
         self.by, self.model = by, model
+        self.query_one(Breadcrumb).refresh()
         table = self.query_one(KernelTable)
         table.set_model(model, keep)
         table.loading = False
         self._fit_summary()
         self._status()
+        self._show_details()
 
     def on_resize(self) -> None:
         self._fit_summary()
+        self._split()
+
+    # -- the list + details split (120 columns and wider) -----------------------------------------
+    def _split(self) -> None:
+        """Details beside the table from SPLIT columns on (below, `enter` opens them on a screen of their own)."""
+        wide = self.app.size.width >= SPLIT
+        details = self.query_one(KernelDetails)
+        if details.display != wide:
+            details.display = wide
+            self._show_details()
+
+    def _show_details(self) -> None:
+        details = self.query_one(KernelDetails)
+        if details.display and self.model is not None:
+            row = self.current_row()
+            name = self.model.columns[0].name
+            details.show(row, "" if row is None else fmt.text(row.get(name)))
+
+    def on_kernel_table_moved(self, event: KernelTable.Moved) -> None:
+        super().on_kernel_table_moved(event)
+        self._show_details()
+
+    def _requery(self, query: Query, top: bool = False) -> None:
+        super()._requery(query, top)  # a sort or filter can put another row under the cursor
+        self._show_details()
 
     def _fit_summary(self) -> None:
         """The summary gets 5 lines at 24 rows (35% of the screen less 3 on taller ones), or all the table's rows
@@ -125,9 +163,15 @@ class KernelsScreen(TableScreen):
         height = self.size.height
         table = 1 + len(self.model.rows)  # its header and every row of the grouping, whatever the filter
         chrome = sum(w.outer_size.height for w in (self.query_one("#status"), self.query_one(KeyFooter)))
-        # 5 lines at 24 rows (issue 19.9: 7 of 24 left the table 14 rows), a third of taller terminals.
+        # The header, breadcrumb included: 5 lines at 24 rows (issue 19.9: 7 of 24 left the table 14 rows), a
+        # third of taller terminals.
+        # Below 24 rows the app's own report's breadcrumb gives its line to the summary (whose first line names
+        # the report too); a run opened from another screen keeps its title line.
+        crumb = self.query_one(Breadcrumb)
+        crumb.display = height >= 24 or crumb.id == "point-title"
         third = height * 35 // 100
-        self.query_one(Summary).styles.max_height = max(third - 3, min(5, third), height - chrome - table)
+        header = max(third - 3, min(5, third), height - chrome - table)
+        self.query_one(Summary).styles.max_height = max(1, header - (1 if crumb.display else 0))
 
     def _status_extra(self) -> list[str]:
         # Another roof than the default (the Roofline's `c`): said here too, as the header's ceilings may be cut.
@@ -218,9 +262,13 @@ class PushedKernelsScreen(KernelsScreen):
         screen.start(report)
         return screen
 
+    @property
+    def crumbs(self) -> list[str]:
+        return [self.label, f"by {self.by}"]
+
     def compose(self) -> ComposeResult:
-        yield Static(Text(display_text(self.label), style="bold reverse"), id="point-title")
-        yield from super().compose()
+        for widget in super().compose():  # the breadcrumb, in reverse: the run or point shown is not the app's file
+            yield Breadcrumb(id="point-title") if isinstance(widget, Breadcrumb) else widget
 
 
 

@@ -1,67 +1,97 @@
-"""`flopscope reconcile` in the app: analytic vs measured FLOPs per module, flags, and the step figures."""
+"""`flopscope reconcile` in the app: analytic vs measured FLOPs per module, flags, and the step figures.
+
+The module table is the KernelTable every other table is: `j`/`k` and the page keys, `s` sorts, `/` filters
+by module name, columns that do not fit drop with the `hidden:` note, and `enter` drills down to the module's
+kernels (the Kernels screen of the launches its measured FLOPs come from; `escape` comes back).
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import ClassVar
 
-import pandas as pd
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
+from ....core import Report
 from ....core.display_text import display_text
-from ....core.reconcile import Reconciliation
+from ....core.model_flops import ModelFlops
+from ....core.reconcile import Reconciliation, module_report
+from ...presentation.reconcile_table import reconcile_columns, reconcile_frame
+from ...presentation.table_model import TableModel
 from ..widgets.footer import KeyFooter
-from .back import BackScreen
+from ..widgets.kernel_table import KernelTable
 from .export import ask_export
-from .keys import BACK, EXPORT
+from .kernels import PushedKernelsScreen
+from .keys import BACK, EXPORT, FILTER, SORT
+from .table_screen import TableScreen
 
 
-def _shown(cell: Text) -> Text:
-    """A cell with any control character of a module name (from the report's NVTX ranges) escaped."""
-    plain = display_text(cell.plain)
-    return cell if plain == cell.plain else Text(plain, style=cell.style)
-
-
-class ReconcileScreen(BackScreen):
+class ReconcileScreen(TableScreen):
+    HELP_TITLE = "Reconcile"
+    NOUN = "modules"
+    NO_MATCH = "no module matches"
+    DEFAULT_ORDER = "model order"
+    FILTER_QUESTION = "Filter modules:"
+    FILTER_HINT = "regex on the module name, case-insensitive · empty: show all"
+    NO_BOUND = "modules have no bound: filter them by name"
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_module", "Kernels", id="reconcile.open_module"),
+        SORT,
+        FILTER,
         EXPORT,
         BACK,
-        # j/k move a row as on every other table (the DataTable itself binds only the arrows and page keys)
-        Binding("j", "row(1)", "Row down", show=False, id="reconcile.row_down"),
-        Binding("k", "row(-1)", "Row up", show=False, id="reconcile.row_up"),
     ]
 
-    def __init__(self, title: str, titles: list[str], rows: list[list[Text]], lines: list[str],
-                 result: Reconciliation) -> None:
+    def __init__(self, title: str, result: Reconciliation, lines: list[str], train: bool,
+                 depth: int | None = None, report: Report | None = None, model: ModelFlops | None = None) -> None:
+        """`report` and `model`: what was reconciled, which `enter` drills into (without them `enter` is off)."""
         super().__init__()
-        self.title_text, self.titles, self.rows, self.lines, self.result = title, titles, rows, lines, result
+        self.title_text, self.result, self.lines = title, result, lines
+        self.measured, self.analytic = report, model  # not `report`: exports look for a screen's run there
+        self.model = TableModel(reconcile_frame(result, depth), reconcile_columns(train))
 
     def compose(self) -> ComposeResult:
         yield Static(Text(display_text(self.title_text), style="bold"), id="reconcile-title")
-        yield DataTable(id="reconcile-table", cursor_type="row", zebra_stripes=True)
+        yield KernelTable(id="table")
+        yield Static(id="status")
         with VerticalScroll(id="reconcile-notes"):
             yield Static(Text("\n".join(display_text(line) for line in self.lines)))
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns(*self.titles)
-        for cells in self.rows:
-            table.add_row(*map(_shown, cells))
+        table = self.query_one(KernelTable)
+        table.set_model(self.model)
         table.focus()
+        self._status()
 
-    def action_row(self, step: int) -> None:
-        table = self.query_one(DataTable)
-        if step > 0:
-            table.action_cursor_down()
-        else:
-            table.action_cursor_up()
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_module":
+            return self.measured is not None and self.analytic is not None
+        return super().check_action(action, parameters)
+
+    def action_open_module(self) -> None:
+        row = self.current_row()
+        if row is not None and self.measured is not None and self.analytic is not None:
+            self._open(str(row["module_name"]), str(row["module"]))
+
+    @work(thread=True, exclusive=True, group="reconcile-open")
+    def _open(self, name: str, shown: str) -> None:
+        """The module's launches as a run of their own (matching every range of a big report takes a while)."""
+        report = module_report(self.measured, self.analytic, name)
+        if report.kernels.empty:
+            self.app.call_from_thread(self.notify, f"{shown}: no kernel of the report falls in its ranges",
+                                      timeout=4, markup=False)
+            return
+        label = f"Module {shown} · {len(report.kernels):,} launch(es)"
+        stem = f"{Path(self.result.report).stem or 'reconcile'}-{name or 'model'}"
+        self.app.call_from_thread(PushedKernelsScreen.open, self.app, report, label, stem)
 
     async def action_export(self) -> None:
-        frame = pd.DataFrame([asdict(m) for m in self.result.modules])
+        # The modules as shown (sorted, filtered), named as the report's ranges name them ("" the totals row).
+        frame = self.model.shown().drop(columns=["module"]).rename(columns={"module_name": "name"})
         await ask_export(self.app, lambda: frame, Path.cwd() / "reconcile.csv", "module table")

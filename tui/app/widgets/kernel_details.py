@@ -1,0 +1,40 @@
+"""The selected row's metrics beside the kernel table on a wide terminal (the list + details split): the
+Kernel screen's sections, without its roofline plot, redrawn as the cursor moves."""
+
+from __future__ import annotations
+
+import pandas as pd
+from rich.console import Group
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from ....core.display_text import display_text
+from ..screens.kernel import section_table, sections
+
+SPLIT = 120  # from this many columns the Kernels screen shows the details beside the table
+
+
+class KernelDetails(VerticalScroll, can_focus=False):
+    """Read-only: the keys stay with the table; `enter` opens the full Kernel screen (with its roofline)."""
+
+    DEFAULT_CSS = """
+    KernelDetails { width: 40%; height: 1fr; padding: 0 1; border-left: vkey $panel; }
+    """
+
+    def compose(self):
+        yield Static(Text("no row selected", style="dim"), id="details-body")
+
+    def show(self, row: pd.Series | None, name: str = "") -> None:
+        """`row`'s sections under `name` (the row's name as the table shows it); None: no row is shown."""
+        body = self.query_one("#details-body", Static)
+        if row is None:
+            body.update(Text("no row selected", style="dim"))
+            return
+        # The name first, on one line (the Kernel section at the end has it whole), then each section; an
+        # unprofiled launch's re-profile advice counts no earlier launches here (the Kernel screen does).
+        parts: list = [Text(display_text(name), style="bold", no_wrap=True, overflow="ellipsis"), Text()]
+        for title, items in sections(row):
+            parts += [section_table(title, items), Text()]
+        body.update(Group(*parts))
+        self.scroll_home(animate=False)
