@@ -229,7 +229,10 @@ async def test_the_app_summary_warns_of_a_kernel_above_its_ceiling_in_three_line
     ceiling = RTX5070_BF16 * clock / RTX5070_CLOCK
     short = kernel.removeprefix("void ").removesuffix("(Params)")
     _, screen = await summary_of(read_report(fixture_path(GEMM), gpu="rtx5070"))
-    assert " ".join(line.strip() for line in screen[2:5]) == (
+    # Under the breadcrumb, the GPU line and the file line.
+    at = next(i for i, line in enumerate(screen) if line.strip().startswith("Warning"))
+    assert at == 3 and screen[1].strip().startswith("NVIDIA GeForce RTX 5070"), screen[:at]
+    assert " ".join(line.strip() for line in screen[at:at + 3]) == (
         f"Warning: 1 launch above its FLOP ceiling (impossible): {short[:39]}… at {100 * measured / ceiling:.1f}% of "
         f"TC BF16 {ceiling / 1e12:.1f} TFLOP/s; the ceiling or the FLOP count is wrong: check --gpu rtx5070")
     _, screen = await summary_of(read_report(fixture_path(GEMM), gpu="rtx5070"), size=(60, 16))
