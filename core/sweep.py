@@ -117,12 +117,14 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
               gpu: str | None = None, on_point: Callable[[PointResult], None] = lambda r: None,
               on_event: Callable = lambda host, event: None,
               on_state: Callable = lambda point, host, state: None,
+              on_start: Callable[[dict[str, str], str], None] = lambda point, host: None,
               on_host_lost: Callable[[str, str], None] = lambda host, reason: None) -> list[PointResult]:
     """Profile every point, at most one at a time per transport (host), all hosts at once.
 
     A host that cannot be reached (or whose connection drops) is dropped and its point goes back to the
     others; a store that cannot be written stops the sweep. Every point ends with exactly one result.
-    `on_state(point, host, state)`: a point's Slurm job was queued, started or ended (core/slurm.py)."""
+    `on_state(point, host, state)`: a point's Slurm job was queued, started or ended (core/slurm.py);
+    `on_start(point, host)`: a host took the point (its profile or job submission begins)."""
     env = env or {}
     results: list[PointResult] = []
     todo = []
@@ -170,6 +172,7 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
         host_template = dataclasses.replace(template)  # this host's GPU: its tensor counters, asked once
         with store:
             while (point := pending.take()) is not None:
+                on_start(point, transport.host)
                 result = _one_point(host_template, point, transport, store, sweep, env, cwd, gpu, on_event,
                                     on_state)
                 if result.lost:

@@ -153,3 +153,38 @@ def test_slurm_options_without_slurm_and_two_login_nodes_are_refused(tmp_path):
     assert out.returncode == 2 and out.stderr.startswith("flopscope: --partition: is an sbatch option"), out.stderr
     out = cli("sweep", "--slurm", "--host", "a", "--host", "b", "--param", "n=1", "--", "echo", "{n}", home=tmp_path)
     assert out.returncode == 2 and "pass --host once" in out.stderr, out.stderr
+
+
+def test_the_app_shows_each_jobs_state_and_q_cancels_the_jobs(cluster, tmp_path):
+    """`flopscope sweep --slurm` in a real terminal: the live screen shows a point's job running on the node,
+    `q` stops the sweep as Ctrl-C does (exit 130, the --resume line) and no job is left in the queue."""
+    import shlex
+    import shutil
+    import time
+
+    from ..helpers.tmux import Tmux
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed (apt-get install -y tmux)")
+    tmux, status = Tmux(), tmp_path / "exit"
+    env = {"FLOPSCOPE_HOME": str(tmp_path / "store"), **_env(cluster, tmp_path), "TERM": "xterm-256color"}
+    command = (shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *CLI, "sweep", "--slurm", "--param",
+                           "n=40,41,42", "--ncu", str(make_ncu(tmp_path)), "--sweep-name", "livestop", "--",
+                           "sleep", "{n}"]) + f"; echo $? > {shlex.quote(str(status))}; sleep 30")
+    tmux("new-session", "-d", "-s", "app", "-x", "120", "-y", "30", command)
+    try:
+        shown = tmux.wait_for("running on", timeout=60)
+        assert "sweep livestop: 3 point(s)" in shown and re.search(r"n=4\d +slurm +running on \S+ \(job \d+\)", shown)
+        assert cluster.jobs(*ACTIVE)
+        tmux("send-keys", "-t", "app", "q")
+        deadline = time.monotonic() + 60
+        while not status.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert status.read_text().strip() == "130"
+        said = "".join(tmux.wait_for("stopped").splitlines())
+    finally:
+        tmux("kill-server")
+    assert "flopscope: sweep livestop stopped; `flopscope sweep --resume --sweep-name livestop ...`" in said
+    assert cluster.jobs(*ACTIVE) == []  # scancel'ed, not left to sleep on
+    listed = cli("runs", "--json", home=tmp_path / "store")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr  # nothing half-stored

@@ -15,6 +15,7 @@ from ..presentation.text_report import say
 from .app import FlopscopeApp, run_app
 from .keymap import load_keymap
 from .screens.kernels import KernelsScreen
+from .screens.live_sweep import LiveSweepScreen
 from .screens.profile import ProfileScreen
 from .screens.runs import RunsScreen
 from .screens.sweep import SweepScreen
@@ -60,6 +61,16 @@ def run_sweep(lines: list[Slice], title: str, tolerance: float = 0.05, judged: s
         say(f"flopscope: sweep {title}: no points to show")
         return 2
     return run_app(sweep_app(lines, title, tolerance, judged, keymap=load_keymap()))
+
+
+def live_sweep_app(live: LiveSweepScreen, *, keymap: Keymap = None) -> FlopscopeApp:
+    """A sweep being profiled: its points' states, then the Sweep screen on what was stored."""
+    return FlopscopeApp(live, path=live.title_text, keymap=keymap)
+
+
+def run_live_sweep(live: LiveSweepScreen) -> int:
+    """`flopscope sweep` profiling in a terminal; 130 when stopped, 2 when nothing was stored."""
+    return run_app(live_sweep_app(live, keymap=load_keymap()))
 
 
 def run_screen(screen: Screen) -> int:

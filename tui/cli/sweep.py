@@ -7,6 +7,7 @@ import json
 import re
 import shlex
 import sys
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -24,26 +25,29 @@ from ...core.runs import data_home
 from ...core.scaling import Slice, slices, sweep_points
 from ...core.slurm import JOBS_AT_ONCE, SlurmOptions, SlurmTransport
 from ...core.store import Store
-from ...core.sweep import parse_params, points, run_sweep, substitute, unused_params
-from ...core.transport import LocalTransport, SshTransport
+from ...core.sweep import STOP_WAIT_S, parse_params, points, run_sweep, substitute, unused_params
+from ...core.transport import LocalTransport, SshTransport, stop_all
 from ..presentation import format as fmt
 from ..presentation.columns import WARNING_CELLS, sweep_columns
 from ..presentation.sweep_analysis import FITTED, Analysis, analyse, fit_line, sweep_json
-from ..presentation.text_report import console, fitted_table, print_hidden, print_warning, say, specs
+from ..presentation.text_report import console, fitted_table, print_hidden, say, specs
 from .profile import checked_options, open_store
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """Exit 0 when every point is stored cleanly, 1 when some failed or were stored with a warning (the program
     exited non-zero, the report is partial), 2 when none could be stored; the analysis of what was stored prints
-    either way."""
+    either way. In a terminal the app shows each point's state as the sweep goes, then the analysis."""
     code, results = 0, None
+    in_app = not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty()
     if args.sources:
         lines = _from_sources(args)
         title = args.sweep_name or "from-files"
+    elif in_app:
+        return _profile_in_app(args)
     else:
         lines, title, code, results = _profile_points(args)
-    if lines and not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty():
+    if lines and in_app:
         from ..app.launch import run_sweep  # Textual only for the app
 
         return run_sweep(lines, title, tolerance=args.tolerance, judged=judged_against(lines, args.gpu)) or code
@@ -57,6 +61,55 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _profile_points(args) -> tuple[list[Slice], str, int, list]:
+    template, params, env, sweep = _prepare(args)
+    results = _run(args, template, params, env, sweep)
+    code = _summarise(results, params, sweep)
+    return _lines(sweep), sweep, code, results
+
+
+def _profile_in_app(args) -> int:
+    """The sweep in a worker thread under the app's live screen; what the CLI says of it (the summary, damaged
+    runs) prints once the app is closed, so nothing writes over the screen."""
+    from ..app.keymap import load_keymap
+    from ..app.launch import run_live_sweep
+    from ..app.screens.live_sweep import STOPPED, LiveSweepScreen
+
+    load_keymap()  # a bad [keymap] file is refused before anything runs
+    template, params, env, sweep = _prepare(args)
+    transports, opened = _transports(args, len(points(params)))
+    results: list = []
+    said: list[str] = []  # printed once the app has closed
+    finished = threading.Event()
+
+    def job(**callbacks) -> tuple[list[Slice], str | None]:
+        try:
+            results.extend(run_sweep(template, params, transports, sweep, resume=args.resume, env=env,
+                                     cwd=args.remote_cwd, gpu=args.gpu, **callbacks))
+        finally:
+            finished.set()
+        lines = _lines(sweep, said.append)
+        return lines, judged_against(lines, args.gpu)
+
+    screen = LiveSweepScreen(job, points(params), sweep, args.tolerance)
+    try:
+        code = run_live_sweep(screen)
+    finally:
+        if not finished.is_set():  # stopped (or the app failed): every point under way ends and is cleaned up
+            stop_all()
+            finished.wait(STOP_WAIT_S + 5)
+        for t in opened:
+            t.close()
+    for line in said:
+        say(line)
+    if screen.stopped:
+        say(f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
+            "points not stored yet")
+        return STOPPED
+    return _summarise(results, params, sweep) or code
+
+
+def _prepare(args) -> tuple:
+    """The checked template, parameters and environment, and the sweep's name (a new one unless given)."""
     params = parse_params(args.param)
     slurm_only(args)
     if not params:
@@ -72,7 +125,11 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
               "reach the program")
     with open_store() as store:
         sweep = args.sweep_name or store.new_sweep(time.strftime("sweep-%Y%m%d-%H%M%S"))
-    results = _run(args, template, params, env, sweep)
+    return template, params, env, sweep
+
+
+def _summarise(results: list, params: dict, sweep: str) -> int:
+    """One line for the sweep, one per point whose numbers may lie; the exit code."""
     stored = sum(r.status == "stored" for r in results)
     skipped = sum(r.status == "skipped" for r in results)
     total = len(points(params))
@@ -91,13 +148,17 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
     if misjudged:  # its own GPU judges it: what --gpu asked for was not done
         say(f"flopscope: warning: {len(misjudged)} point(s) judged against their own GPU, not --gpu: "
               f"{misjudged[0].gpu_refused}")
-    code = 2 if failed and not stored + skipped else 1 if failed or warned else 0
+    return 2 if failed and not stored + skipped else 1 if failed or warned else 0
+
+
+def _lines(sweep: str, tell=say) -> list[Slice]:
+    """The stored sweep's lines for the analysis, or none; `tell` hears the lines to print (a damaged run)."""
     try:
         with Store() as store:
-            return slices(sweep_points(sweep, store, print_warning), f"sweep {sweep}"), sweep, code, results
+            return slices(sweep_points(sweep, store, lambda m: tell(f"flopscope: warning: {m}")), f"sweep {sweep}")
     except FlopscopeError as exc:
-        say(f"flopscope: {exc.problem}: runs stored, no scaling analysis")
-        return [], sweep, code, results
+        tell(f"flopscope: {exc.problem}: runs stored, no scaling analysis")
+        return []
 
 
 def _check_new_sweep(sweep: str | None, resume: bool) -> None:
