@@ -94,8 +94,8 @@ OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"  # instanced: one v
 MODIFIER_METRIC = OPCODE_METRIC + "_with_modifier_all"  # the same per opcode and modifiers (HFMA2.MMA)
 
 # Every metric the readers keep (besides INSIGHT's and OCCUPANCY_LIMITS'): the sets' metrics, and the other
-# spellings of them that ncu's --set full,
-# older ncu versions and CSV pages carry (sm__ vs smsp__, rates, % of peak, per-opcode counts, launch ids).
+# spellings of them that ncu's --set full, older ncu versions and CSV pages carry (sm__ vs smsp__, rates, % of
+# peak, per-opcode counts, launch ids).
 READ = re.compile(
     r"^(?:gpu__time_duration\.(?:sum|avg)"
     r"|sm(?:sp)?__sass_thread_inst_executed_op_[dfh](?:add|mul|fma)_pred_on\.sum(?:\.per_cycle_elapsed|\.per_second|\.peak_sustained)?"
