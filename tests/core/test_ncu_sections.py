@@ -123,3 +123,17 @@ def test_a_details_page_reads_its_section_labels():
     # The byte/s "Memory Throughput" of the Memory Workload Analysis still gives the DRAM bandwidth.
     assert launch["dram_bytes_per_s"] == pytest.approx(value[("Memory Workload Analysis", "Memory Throughput")],
                                                        rel=1e-3)
+
+
+def test_a_stored_run_keeps_them_and_groups_them_as_the_file_does(tmp_path):
+    from flopscope.core.store import Store
+
+    report = read_report(fixture_path("b200_torch_sdpa_auto_raw.csv"))
+    with Store(tmp_path / "s.db") as store:
+        store.save(report, "b200")
+        back = store.load("b200")
+    columns = [*RAW, "occupancy_limit_blocks"]
+    np.testing.assert_allclose(back.kernels[columns].to_numpy(float), report.kernels[columns].to_numpy(float))
+    assert back.kernels["occupancy_limiter"].astype(str).tolist() == report.kernels["occupancy_limiter"].tolist()
+    np.testing.assert_allclose(back.group("name")[columns].to_numpy(float),
+                               report.group("name")[columns].to_numpy(float))

@@ -138,7 +138,7 @@ def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     out = []
     light = pcts(_SPEED_OF_LIGHT)
     if light:
-        out.append(("Speed of light (% of peak)", per + light))
+        out.append(("Speed of light", per + light))  # % of peak, ncu's GPU Speed Of Light section
     occupancy = pcts([("Achieved", "occupancy_achieved_pct"), ("Theoretical", "occupancy_theoretical_pct")])
     limiter, blocks = _v(row, "occupancy_limiter"), _v(row, "occupancy_limit_blocks")
     if limiter is not None:
@@ -150,7 +150,7 @@ def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
         out.append(("Occupancy", per + occupancy))
     pipes = pcts(_PIPES)
     if pipes:
-        out.append(("Pipe utilisation (% of peak, active)", per + pipes))
+        out.append(("Pipe utilisation", per + pipes))  # % of peak while the SM was active
     return out
 
 
