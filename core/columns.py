@@ -65,6 +65,23 @@ EXTRA: list[tuple[str, str, str]] = [
     ("cc", "", "compute capability"),
     ("integer_mma", "", "its work is integer tensor-core MMA (IMMA) and no floating-point MMA: no FLOP ceiling "
                         "judges it, so % of peak, % of roof and bound are empty"),
+    ("sol_sm_pct", "%", "speed of light, SM: sm__throughput % of peak (ncu's Compute Throughput)"),
+    ("sol_memory_pct", "%", "speed of light, memory: gpu__compute_memory_throughput % of peak (ncu's Memory "
+                            "Throughput)"),
+    ("sol_dram_pct", "%", "DRAM throughput, % of peak"),
+    ("sol_l2_pct", "%", "L2 throughput, % of peak"),
+    ("sol_l1_pct", "%", "L1/TEX throughput, % of peak while active"),
+    ("occupancy_achieved_pct", "%", "achieved occupancy: active warps per SM, % of the SM's maximum"),
+    ("occupancy_theoretical_pct", "%", "theoretical occupancy: the warps per SM the launch allows, % of the maximum"),
+    ("occupancy_limiter", "", "what limits theoretical occupancy: the resource(s) allowing the fewest blocks per SM"),
+    ("occupancy_limit_blocks", "", "blocks per SM the occupancy limiter allows"),
+    ("waves_per_sm", "", "waves of blocks per SM (launch__waves_per_multiprocessor)"),
+    ("pipe_alu_pct", "%", "ALU pipe utilisation, % of peak while active"),
+    ("pipe_fma_pct", "%", "FMA pipe utilisation, % of peak while active"),
+    ("pipe_fp64_pct", "%", "FP64 pipe utilisation, % of peak while active"),
+    ("pipe_lsu_pct", "%", "LSU pipe utilisation, % of peak while active"),
+    ("pipe_xu_pct", "%", "XU (transcendental) pipe utilisation, % of peak while active"),
+    ("pipe_tensor_pct", "%", "tensor pipe utilisation: cycles active, % of peak while active"),
     ("provenance", "", "numbers derived from rates or other exact sources"),
     ("status", "", "ok, or why ncu recorded no values for the launch"),
 ]

@@ -23,7 +23,15 @@ from .ncu_catalogue import (
     tensor_counters_for,
     uncovered,
 )
-from .ncu_metrics import COLUMN_METRICS, MODIFIER_METRIC, OPCODE_METRIC, PRECISION_LETTER, RATE_FORMS
+from .ncu_metrics import (
+    COLUMN_METRICS,
+    INSIGHT,
+    MODIFIER_METRIC,
+    OCCUPANCY_LIMITS,
+    OPCODE_METRIC,
+    PRECISION_LETTER,
+    RATE_FORMS,
+)
 from .readers.wanted import objects
 from .units import is_missing
 
@@ -178,6 +186,7 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     no_factor = _tensor_flop(df, prov, out, only_moves)
     _bytes(df, prov, out, dur)
     _report_peaks(df, out)
+    _insight(df, out)
     _note_simt_beside_tensor(prov, out)
     out["estimated"] = prov.column("estimated")
     out["provenance"] = prov.column("provenance")
@@ -479,6 +488,30 @@ def _bytes(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, dur: pd.Serie
             (_col(df, f"{unit}_bytes.sum.per_second") * dur, RATE),
             (_col(df, f"{unit}_sectors.sum.per_second") * SECTOR_BYTES * dur, RATE),
         ])
+
+
+def _insight(df: pd.DataFrame, out: pd.DataFrame) -> None:
+    """What ncu's sections show beside the roofline (speed of light, occupancy, waves, pipes), as ncu recorded
+    it per launch; a column only where some launch has it, so a report without them gains no empty columns."""
+    for column, names in INSIGHT.items():
+        present = [name for name in names if name in df]
+        if present:
+            values = _col(df, present[0])
+            for name in present[1:]:
+                values = values.fillna(_col(df, name))
+            out[column] = values
+    limits = pd.DataFrame({what: _col(df, name) for what, name in OCCUPANCY_LIMITS.items() if name in df})
+    if limits.empty or limits.isna().all(axis=None):
+        return
+    fewest = limits.min(axis=1)
+    out["occupancy_limit_blocks"] = fewest
+    # Every resource that allows only the fewest blocks per SM limits it (ties named together).
+    # A bit per resource, one label per combination: a million launches share a handful of labels.
+    bits = sum(limits[what].eq(fewest).to_numpy(dtype=np.int64) << i for i, what in enumerate(limits))
+    combos, codes = np.unique(bits, return_inverse=True)
+    labels = [" + ".join(what for i, what in enumerate(limits) if combo >> i & 1) or None for combo in combos]
+    out["occupancy_limiter"] = pd.Series(np.array(labels, dtype=object)[codes.reshape(-1)], index=out.index,
+                                         dtype=object)
 
 
 def _report_peaks(df: pd.DataFrame, out: pd.DataFrame) -> None:

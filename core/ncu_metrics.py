@@ -62,11 +62,40 @@ RATE_FORMS = {
     "l1_bytes": re.compile(r"^l1tex__t_bytes\.sum\.per_second$"),
 }
 
+# What ncu's own sections show beside the roofline, read where the report has them (`--set full`, or the launch
+# statistics every report holds) and kept per launch as canonical columns: column -> its ncu metrics, the
+# first one a launch has wins. All are % of peak, except the waves (a count).
+SPEED_OF_LIGHT = {
+    "sol_sm_pct": ["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "sol_memory_pct": ["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"],
+    "sol_dram_pct": ["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+                     "dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "sol_l2_pct": ["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "sol_l1_pct": ["l1tex__throughput.avg.pct_of_peak_sustained_active"],
+}
+OCCUPANCY = {
+    "occupancy_achieved_pct": ["sm__warps_active.avg.pct_of_peak_sustained_active"],
+    "occupancy_theoretical_pct": ["sm__maximum_warps_per_active_cycle_pct"],
+    "waves_per_sm": ["launch__waves_per_multiprocessor"],
+}
+# Blocks per SM each resource allows (ncu's Occupancy section): the smallest is the occupancy limiter.
+OCCUPANCY_LIMITS = {"registers": "launch__occupancy_limit_registers",
+                    "shared memory": "launch__occupancy_limit_shared_mem",
+                    "warps": "launch__occupancy_limit_warps", "blocks": "launch__occupancy_limit_blocks",
+                    "barriers": "launch__occupancy_limit_barriers"}
+# Pipe utilisation, % of peak while the SM was active (ncu's Compute Workload Analysis).
+PIPES = {f"pipe_{pipe}_pct": [f"sm__inst_executed_pipe_{pipe}.avg.pct_of_peak_sustained_active"]
+         for pipe in ("alu", "fma", "fp64", "lsu", "xu")}
+PIPES["pipe_tensor_pct"] = ["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]
+INSIGHT = {**SPEED_OF_LIGHT, **OCCUPANCY, **PIPES}
+_INSIGHT_METRICS = frozenset([*(m for names in INSIGHT.values() for m in names), *OCCUPANCY_LIMITS.values()])
+
 OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"  # instanced: one value per SASS opcode
 MODIFIER_METRIC = OPCODE_METRIC + "_with_modifier_all"  # the same per opcode and modifiers (HFMA2.MMA)
 
-# Every metric the readers keep: the sets' metrics, and the other spellings of them that ncu's --set full,
-# older ncu versions and CSV pages carry (sm__ vs smsp__, rates, % of peak, per-opcode counts, launch ids).
+# Every metric the readers keep (besides INSIGHT's and OCCUPANCY_LIMITS'): the sets' metrics, and the other
+# spellings of them that ncu's --set full, older ncu versions and CSV pages carry (sm__ vs smsp__, rates, % of
+# peak, per-opcode counts, launch ids).
 READ = re.compile(
     r"^(?:gpu__time_duration\.(?:sum|avg)"
     r"|sm(?:sp)?__sass_thread_inst_executed_op_[dfh](?:add|mul|fma)_pred_on\.sum(?:\.per_cycle_elapsed|\.per_second|\.peak_sustained)?"
@@ -89,4 +118,4 @@ READ = re.compile(
 
 def is_read(name: str) -> bool:
     """Whether the readers keep this ncu metric."""
-    return bool(READ.match(name))
+    return bool(READ.match(name)) or name in _INSIGHT_METRICS

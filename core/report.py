@@ -13,6 +13,7 @@ from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpu_judgement import GpuJudgement, judge_gpu
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
+from .ncu_metrics import INSIGHT
 from .nvtx import normalize_nvtx
 from .over_ceiling import OverCeiling, over_ceiling
 from .readers import Progress, read_metrics, report_file
@@ -21,9 +22,10 @@ from .roofline import CLOCK, Ceiling, Roof, derive, integer_mma, run_ceilings
 from .run_summary import RunSummary, summarize
 from .units import is_missing
 
-# Ceilings and clocks: a group's is its launches', weighted by their time.
+# Ceilings, clocks and ncu's per-launch percentages (speed of light, occupancy, waves, pipes): a group's is its
+# launches', weighted by their time (the kernel screen says so).
 _WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + ["sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s",
-                                                    "peak_l2_bytes_per_s", "peak_l1_bytes_per_s"]
+                                                    "peak_l2_bytes_per_s", "peak_l1_bytes_per_s", *INSIGHT]
 _NOTES = ["estimated", "provenance"]
 NO_RANGE = "(no NVTX range)"
 
@@ -182,7 +184,7 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     out["not_profiled"] = pd.Series(~profiled, index=k.index).groupby(codes, sort=True).sum()
     dur = k["duration_s"].fillna(0.0)
     for col in _WEIGHTED:
-        if col in k:
+        if col in k and (col not in INSIGHT or k[col].notna().any()):  # most reports have few of INSIGHT's
             both = k[col].notna() & (dur > 0)
             num = (k[col] * dur).where(both).groupby(codes, sort=True).sum(min_count=1)
             # Over the time of the launches that have the value: a launch without it (its metric set lacked
@@ -190,8 +192,9 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
             weight = dur.where(both).groupby(codes, sort=True).sum()
             plain = k[col].groupby(codes, sort=True).mean()
             out[col] = (num / weight.where(weight > 0)).fillna(plain)
-    first = grouped[["kernel", "kernel_full", "nvtx", "process", "device", "stream", "grid", "block",
-                     "registers", "gpu", "cc"]].agg(_same_or_mixed)
+    shared = ["kernel", "kernel_full", "nvtx", "process", "device", "stream", "grid", "block", "registers", "gpu",
+              "cc", *(c for c in ("occupancy_limiter", "occupancy_limit_blocks") if c in k)]
+    first = grouped[shared].agg(_same_or_mixed)
     for col in first:
         out[col] = first[col]
     group_keys = out.index.to_numpy() if key_of_group is None else key_of_group[out.index.to_numpy()]

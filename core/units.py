@@ -163,7 +163,7 @@ def _metric_dimension(metric: str) -> str:
     """What an ncu metric measures, by its name (the kind `_ACCEPTS` checks its unit against)."""
     if "__time_duration" in metric:
         return "time"
-    if ".pct_of_peak" in metric:
+    if ".pct_of_peak" in metric or metric.endswith("_pct"):  # sm__maximum_warps_per_active_cycle_pct
         return "percent"
     if metric.endswith(".per_second"):
         return "byte-rate" if "_bytes" in metric else "rate"

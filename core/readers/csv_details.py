@@ -10,6 +10,7 @@ from collections import OrderedDict
 import pandas as pd
 
 from ..errors import FlopscopeError
+from ..ncu_metrics import OCCUPANCY_LIMITS
 from ..units import UnitError, is_time_unit, metric_unit_factor, parse_number, unit_dimension
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
 from .wanted import IDENTITY, wanted
@@ -34,6 +35,21 @@ DISPLAY = {
             (f"smsp__sass_thread_inst_executed_op_{name}_pred_on.sum.per_cycle_elapsed", None)
         for op, name in _FLOP_OPS.items()
     },
+    "Waves Per SM": ("launch__waves_per_multiprocessor", None),
+    **{f"Block Limit {label}": (OCCUPANCY_LIMITS[what], None)
+       for label, what in (("Registers", "registers"), ("Shared Mem", "shared memory"), ("Warps", "warps"),
+                           ("SM", "blocks"), ("Barriers", "barriers"))},
+}
+# Labels in % (ncu's Speed Of Light and Occupancy sections). "Memory Throughput" in % is the speed of light's;
+# in byte/s (DISPLAY) the Memory Workload Analysis' bandwidth.
+PERCENT_DISPLAY = {
+    "Compute (SM) Throughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "Memory Throughput": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "DRAM Throughput": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "L2 Cache Throughput": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "L1/TEX Cache Throughput": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "Achieved Occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "Theoretical Occupancy": "sm__maximum_warps_per_active_cycle_pct",
 }
 
 
@@ -104,6 +120,10 @@ def _add_metric(row: dict, name: str, unit: str, cell: str, origin: dict, doc: C
         return
     if wanted(name):
         target = name
+    elif unit.strip() == "%" and name in PERCENT_DISPLAY:
+        target = PERCENT_DISPLAY[name]
+        if target in row and origin.get(target, ("",))[0] != name:  # an ncu metric name beats a display label
+            return
     elif name in DISPLAY:
         if unit_dimension(unit) is None:  # a label is skipped for a known unit of another kind, never for a typo
             raise UnitError(name, unit, "a unit ncu prints")

@@ -305,3 +305,57 @@ def test_the_header_gives_the_datasheet_figure_beside_the_clock_scaled_ceiling()
     text = " ".join(out.stdout.split())  # the header wraps where the terminal ends
     assert "TC BF16 1.07 PFLOP/s (datasheet 989 T at 1.83 GHz) from datasheet" in text, text
     assert "@ measured clock (median SM " in text, text
+
+
+# -- issue 19: what ncu recorded beside the roofline (speed of light, occupancy, waves, pipes) -------------------------
+
+async def kernel_screen_text(report, size=(80, 24)) -> str:
+    """Every line of the Kernel screen of the table's first row, scrolled through with the keys."""
+    app = make_app(report)
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        await pilot.press("enter")
+        assert isinstance(app.screen, KernelScreen)
+        body = app.screen.query_one("#kernel-body", VerticalScroll)
+        text = []
+        while True:
+            text += screen_lines(app)
+            if body.scroll_y >= body.max_scroll_y:
+                break
+            await pilot.press("pagedown")
+    return "\n".join(" ".join(line.split()) for line in text)
+
+
+async def test_the_kernel_screen_shows_ncus_speed_of_light_and_occupancy_as_the_file_has_them():
+    import csv
+
+    path = fixture_path("t4_nsightful_copy_blocked_details.csv")
+    # The first of a name: "Memory Throughput" is the speed of light's % before the Memory Workload's byte/s.
+    cells: dict[str, str] = {}
+    for row in csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("==")):
+        cells.setdefault(row["Metric Name"], row["Metric Value"])
+    text = await kernel_screen_text(read_report(path))
+    assert "Speed of light" in text and "Occupancy" in text
+    # ncu printed 1.30, 61.84, 96.26, 100 and 6.40; the screen rounds to one decimal.
+    assert f"SM (compute) {float(cells['Compute (SM) Throughput']):.1f}%" in text
+    assert f"Memory {float(cells['Memory Throughput']):.1f}%" in text
+    assert f"Achieved {float(cells['Achieved Occupancy']):.1f}%" in text
+    assert f"Theoretical {float(cells['Theoretical Occupancy']):.1f}%" in text
+    assert f"Limited by warps ({cells['Block Limit Warps']} blocks/SM)" in text
+    assert f"Waves per SM {fmt.ratio(float(cells['Waves Per SM']))}" in text
+    assert "Per launch" not in text  # one launch: its own numbers
+
+
+async def test_a_group_says_its_numbers_are_time_weighted_means():
+    report = read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep"))
+    first = report.group("name").iloc[0]
+    assert first["count"] == 2
+    text = await kernel_screen_text(report, size=(120, 40))
+    assert text.count("Per launch time-weighted mean of 2 launches") == 3  # speed of light, occupancy, pipes
+    assert f"SM (compute) {first['sol_sm_pct']:.1f}%" in text and "Tensor pipe" in text
+
+
+async def test_a_report_without_them_shows_no_such_sections():
+    text = await kernel_screen_text(read_report(fixture_path("a100_gemm_printfp_details.csv")))
+    assert "Time" in text
+    assert "Speed of light" not in text and "Occupancy" not in text and "Pipe utilisation" not in text

@@ -116,8 +116,47 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     identity = [("Name", fmt.text(_v(row, "kernel_full")) or fmt.text(_v(row, "kernel"))),
                 ("Short name", fmt.text(_v(row, "kernel")))]
     # The full name last: a template instantiation can fill a screen on its own.
-    return [("Time", time), ("Compute", compute), ("Memory", memory), ("Launch configuration", launch),
-            ("Ceilings", ceilings), ("Provenance", notes), ("Kernel", identity)]
+    return [("Time", time), ("Compute", compute), ("Memory", memory), *ncu_sections(row),
+            ("Launch configuration", launch), ("Ceilings", ceilings), ("Provenance", notes), ("Kernel", identity)]
+
+
+_SPEED_OF_LIGHT = [("SM (compute)", "sol_sm_pct"), ("Memory", "sol_memory_pct"), ("DRAM", "sol_dram_pct"),
+                   ("L2", "sol_l2_pct"), ("L1/TEX", "sol_l1_pct")]
+_PIPES = [("Tensor pipe", "pipe_tensor_pct"), ("FMA pipe", "pipe_fma_pct"), ("ALU pipe", "pipe_alu_pct"),
+          ("FP64 pipe", "pipe_fp64_pct"), ("LSU pipe", "pipe_lsu_pct"), ("XU pipe", "pipe_xu_pct")]
+
+
+def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
+    """ncu's own per-launch figures the report holds (speed of light, occupancy, waves, pipes), each section only
+    where the report has some of it. A group's numbers are its launches' time-weighted means, and say so."""
+    count = _v(row, "count") or 1
+    per = [("Per launch", f"time-weighted mean of {fmt.integer(count)} launches")] if count > 1 else []
+
+    def pcts(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [(label, _percent(_v(row, name))) for label, name in items if _v(row, name) is not None]
+
+    out = []
+    light = pcts(_SPEED_OF_LIGHT)
+    if light:
+        out.append(("Speed of light", per + light))  # % of peak, ncu's GPU Speed Of Light section
+    occupancy = pcts([("Achieved", "occupancy_achieved_pct"), ("Theoretical", "occupancy_theoretical_pct")])
+    limiter, blocks = _v(row, "occupancy_limiter"), _v(row, "occupancy_limit_blocks")
+    if limiter is not None:
+        allows = f" ({fmt.integer(blocks)} blocks/SM)" if isinstance(blocks, (int, float)) else ""
+        occupancy.append(("Limited by", fmt.text(limiter) + allows))
+    if _v(row, "waves_per_sm") is not None:
+        occupancy.append(("Waves per SM", fmt.ratio(_v(row, "waves_per_sm"))))
+    if occupancy:
+        out.append(("Occupancy", per + occupancy))
+    pipes = pcts(_PIPES)
+    if pipes:
+        out.append(("Pipe utilisation", per + pipes))  # % of peak while the SM was active
+    return out
+
+
+def _percent(value) -> str:
+    """ncu's percentages to one decimal, as its own sections print them."""
+    return value if isinstance(value, str) else fmt.pct(value)
 
 
 def _of_roof(row: pd.Series) -> str:
