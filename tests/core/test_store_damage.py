@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from pathlib import Path
 
 import pytest
 from flopscope.core import FlopscopeError, read_report
@@ -183,22 +184,32 @@ def test_any_damage_to_one_row_leaves_the_other_runs_listed_and_readable(home, c
 
 
 # -- a damaged store file: one line with the fix, and `flopscope recover` ----------------------------------------
+def zero_a_page_of_the_last_run(path: Path) -> None:
+    """Zero the first overflow page of the runs table's last row (run c's stored kernels table), the WAL
+    checkpointed first: a disk or copy fault in one run's data wherever SQLite laid the rows out (the file's
+    last page can be the end of a chain, whose loss quick_check cannot see)."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = db.execute("PRAGMA page_size").fetchone()[0]
+    chains = db.execute("SELECT pageno, path FROM dbstat WHERE name = 'runs' AND pagetype = 'overflow'").fetchall()
+    db.close()
+    last = max(where.split("+")[0] for _, where in chains)
+    page = next(number for number, where in chains if where == f"{last}+000000")
+    with path.open("r+b") as handle:
+        handle.seek((page - 1) * size)
+        handle.write(b"\0" * size)
+
+
 @pytest.fixture
 def damaged_file(tmp_path):
-    """A store of runs a, b, c whose last page is zeroed (a disk or copy fault), the WAL checkpointed first;
+    """A store of runs a, b, c with a page of run c's data zeroed (a disk or copy fault);
     returns its folder and each run's `open --json` from before the damage."""
     files = {"a": SMALL, "b": "v100_ncar_miniweather_fp64_full.ncu-rep", "c": SMALL}
     with Store(tmp_path / "flopscope.db") as store:
         for name, fixture in files.items():
             store.save(read_report(fixture_path(fixture)), name)
     before = {name: json.loads(cli("open", name, "--json", home=tmp_path).stdout) for name in files}
-    db = sqlite3.connect(tmp_path / "flopscope.db")
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page = db.execute("PRAGMA page_size").fetchone()[0]
-    db.close()
-    with (tmp_path / "flopscope.db").open("r+b") as handle:
-        handle.seek(-page, 2)
-        handle.write(b"\0" * page)
+    zero_a_page_of_the_last_run(tmp_path / "flopscope.db")
     return tmp_path, before
 
 
@@ -215,7 +226,7 @@ def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact
     lost = sorted(set(before) - readable)
     line = one_line(cli("open", lost[0], "--json", home=home))
     assert line.startswith(f"flopscope: {store}: the run store file is damaged (database disk image is malformed; "
-                           "quick_check: *** in database main *** Page ")
+                           "quick_check: *** in database main *** ")
     assert line.endswith("`flopscope recover` copies the runs on its intact pages into a new store in its place "
                          "and keeps this file beside it, renamed")
     code, out, err = flopscope(capsys, "runs", "--json")  # the list goes on around the damaged page
@@ -272,16 +283,10 @@ def test_recover_keeps_the_ceilings_measured_on_nodes(tmp_path, monkeypatch, cap
     with Store(tmp_path / "flopscope.db") as store:
         for c in stored:
             save(store, c)
-        for name in "abc":  # after the ceilings: the zeroed last page holds a run's row, not the ceilings
+        for name in "abc":  # a page of run c is zeroed, not the ceilings
             store.save(read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep" if name == "b" else SMALL)),
                        name)
-    db = sqlite3.connect(tmp_path / "flopscope.db")
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    page = db.execute("PRAGMA page_size").fetchone()[0]
-    db.close()
-    with (tmp_path / "flopscope.db").open("r+b") as handle:
-        handle.seek(-page, 2)
-        handle.write(b"\0" * page)
+    zero_a_page_of_the_last_run(tmp_path / "flopscope.db")
     monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
     assert flopscope(capsys, "recover")[0] in (0, 1)
     with Store(tmp_path / "flopscope.db") as store:
