@@ -20,10 +20,24 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 SOURCE = FIXTURES / "v100_cutlass_gemm_nersc_flops_details.csv"
-NCU_REPS = ["a100pcie40_cub_radixsort_154k_basic.ncu-rep", "h100pcie_ee384_cub_agents_full.ncu-rep",
-            "a10_spyinfer_linear_105k_basic.ncu-rep"]
-IDENT = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-         "Grid Size", "Device", "CC"]
+NCU_REPS = [
+    "a100pcie40_cub_radixsort_154k_basic.ncu-rep",
+    "h100pcie_ee384_cub_agents_full.ncu-rep",
+    "a10_spyinfer_linear_105k_basic.ncu-rep",
+]
+IDENT = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+]
 
 
 def build_raw_csv(n: int, out: Path) -> None:
@@ -36,8 +50,19 @@ def build_raw_csv(n: int, out: Path) -> None:
     units = ["nsecond" if m.startswith("gpu__time") else "" for m in metrics]
     rows = []
     for _, r in frame.iterrows():
-        ident = ["", "24103", "self_gemm", "127.0.0.1", r["kernel_full"], "1", r["stream"], r["block"], r["grid"],
-                 r["device"], r["cc"]]
+        ident = [
+            "",
+            "24103",
+            "self_gemm",
+            "127.0.0.1",
+            r["kernel_full"],
+            "1",
+            r["stream"],
+            r["block"],
+            r["grid"],
+            r["device"],
+            r["cc"],
+        ]
         vals = [f"{r[m] * (1e9 if m.startswith('gpu__time') else 1):.0f}" for m in metrics]
         rows.append((ident, vals))
     with out.open("w", newline="") as handle:
@@ -87,10 +112,13 @@ def main() -> None:
         for n in args.sizes:
             path = Path(tmp) / f"raw_{n}.csv"
             build_raw_csv(n, path)
-            res = subprocess.run([sys.executable, __file__, "--one", str(path)], capture_output=True, text=True,
-                                 check=True).stdout.split()
-            print(f"{int(res[0]):>10} {path.stat().st_size / 1e6:>8.1f} {float(res[1]):>15.2f} {float(res[2]):>9.2f}"
-                  f" {float(res[3]):>12.0f}")
+            res = subprocess.run(
+                [sys.executable, __file__, "--one", str(path)], capture_output=True, text=True, check=True
+            ).stdout.split()
+            print(
+                f"{int(res[0]):>10} {path.stat().st_size / 1e6:>8.1f} {float(res[1]):>15.2f} {float(res[2]):>9.2f}"
+                f" {float(res[3]):>12.0f}"
+            )
     print()
     print(f"{'.ncu-rep':<46} {'launches':>8} {'launches/s':>11}")
     for name, n, rate in ncu_rep_rate():

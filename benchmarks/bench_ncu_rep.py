@@ -36,8 +36,12 @@ def _run(cmd: list[str], env: dict) -> tuple[float, float]:
     os.wait4 gives a forked child starts from the parent's peak, which here holds a whole report."""
     with tempfile.NamedTemporaryFile("r") as rss:
         start = time.perf_counter()
-        done = subprocess.run(["/usr/bin/time", "-o", rss.name, "-f", "%M", *cmd], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        done = subprocess.run(
+            ["/usr/bin/time", "-o", rss.name, "-f", "%M", *cmd],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         seconds = time.perf_counter() - start
         if done.returncode:
             raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}")
@@ -77,8 +81,11 @@ def main() -> None:
             subprocess.run(cmd, env=base, stdout=subprocess.DEVNULL, check=True)  # writes the cache entry
             cells.append(_median(cmd, base, args.repeat))
             cells.append(_median(cmd, {**fresh, "FLOPSCOPE_NCU_REP_READER": "ncu_report"}, args.repeat))
-            cells.append(_median([ncu, "--import", str(report), "--csv", "--page", "raw"], base, args.repeat)
-                         if ncu else "(no FLOPSCOPE_REAL_NCU)")
+            cells.append(
+                _median([ncu, "--import", str(report), "--csv", "--page", "raw"], base, args.repeat)
+                if ncu
+                else "(no FLOPSCOPE_REAL_NCU)"
+            )
             size = report.stat().st_size / 1e6
             print(f"{launches:>8} {size:>5.0f}  " + "  ".join(f"{c:>18}" for c in cells), flush=True)
             report.unlink()

@@ -29,8 +29,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT.parent / "shared" / "fixtures" / "ncu" / "b200_torch_sdpa_auto_raw.csv"
 INSTANCED_FROM = ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "gemm_bf16_4096x4096x4096.csv.gz"
-IDENT = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-         "Grid Size", "Device", "CC"}
+IDENT = {
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+}
 COMMANDS = {
     "report": ["report", "{path}"],
     "report --by launch": ["report", "{path}", "--by", "launch"],
@@ -63,8 +74,9 @@ def build(n: int, variant: str, out: Path) -> None:
     keep = [k for k, h in enumerate(header) if "narrow" not in variant or h in IDENT or wanted(h)]
     inst = instanced_metrics() if "inst" in variant else set()
     wrap = [header[k] in inst for k in keep]
-    launches = [[(f"{r[k]} (0: {r[k]})" if w and r[k] else r[k]) for k, w in zip(keep, wrap, strict=True)]
-                for r in launches]
+    launches = [
+        [(f"{r[k]} (0: {r[k]})" if w and r[k] else r[k]) for k, w in zip(keep, wrap, strict=True)] for r in launches
+    ]
     with out.open("w", newline="") as handle:
         w = csv.writer(handle, quoting=csv.QUOTE_ALL, lineterminator="\n")
         w.writerow([header[k] for k in keep])
@@ -76,8 +88,13 @@ def build(n: int, variant: str, out: Path) -> None:
 def timed(argv: list[str], env: dict) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one process, by GNU time."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as log:
-        subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", log.name, *argv], env=env, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            ["/usr/bin/time", "-f", "%e %M", "-o", log.name, *argv],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         wall, rss = log.read().split()[-2:]
     return float(wall), int(rss) / 1024
 
@@ -106,14 +123,24 @@ def main() -> None:
                 size = path.stat().st_size / 1e6
                 bare = [sys.executable, "-c", f"import pandas; pandas.read_csv({str(path)!r}, low_memory=False)"]
                 base_s, base_rss = median_run(bare, env, args.repeat)
-                print(f"{n:>9} {variant:<12} {size:>6.0f} {'pandas.read_csv':<28} {base_s:>7.2f} {1:>7.2f} "
-                      f"{base_rss:>7.0f}", flush=True)
+                print(
+                    f"{n:>9} {variant:<12} {size:>6.0f} {'pandas.read_csv':<28} {base_s:>7.2f} {1:>7.2f} "
+                    f"{base_rss:>7.0f}",
+                    flush=True,
+                )
                 for name in args.commands:
-                    argv = [sys.executable, "-m", "flopscope.tui.cli",
-                            *(a.format(path=path, out=Path(tmp) / "out") for a in COMMANDS[name]), "--no-cache"]
+                    argv = [
+                        sys.executable,
+                        "-m",
+                        "flopscope.tui.cli",
+                        *(a.format(path=path, out=Path(tmp) / "out") for a in COMMANDS[name]),
+                        "--no-cache",
+                    ]
                     s, rss = median_run(argv, env, args.repeat)
-                    print(f"{n:>9} {variant:<12} {size:>6.0f} {name:<28} {s:>7.2f} {s / base_s:>7.2f} {rss:>7.0f}",
-                          flush=True)
+                    print(
+                        f"{n:>9} {variant:<12} {size:>6.0f} {name:<28} {s:>7.2f} {s / base_s:>7.2f} {rss:>7.0f}",
+                        flush=True,
+                    )
                 path.unlink()
 
 

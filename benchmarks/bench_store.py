@@ -42,8 +42,10 @@ def main() -> None:
                 assert len(back.kernels) == len(kernels)
                 size = sum(p.stat().st_size for p in Path(home).glob("flopscope.db*")) / 1e6
                 target = "1 s" if n == 100_000 else ""
-                print(f"{n:>10} {stored - start:>8.2f} {loaded - stored:>9.2f} {loaded - start:>8.2f} {target:>7} "
-                      f"{size:>7.1f}")
+                print(
+                    f"{n:>10} {stored - start:>8.2f} {loaded - stored:>9.2f} {loaded - start:>8.2f} {target:>7} "
+                    f"{size:>7.1f}"
+                )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,7 @@ from textual import events
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 FIXTURE = FIXTURES / "v100_ncar_miniweather_fp64_full.ncu-rep"
-TARGETS = {"first paint": {100_000: 0.5, 1_000_000: 1.5}, "sort": 0.15, "filter": 0.15, "regroup": 0.15,
-           "cursor": 0.05}
+TARGETS = {"first paint": {100_000: 0.5, 1_000_000: 1.5}, "sort": 0.15, "filter": 0.15, "regroup": 0.15, "cursor": 0.05}
 
 
 def synthetic(report: Report, launches: int) -> Report:
@@ -55,8 +54,7 @@ def synthetic(report: Report, launches: int) -> Report:
     reps = -(-launches // len(base))
     kernels = base.iloc[np.tile(np.arange(len(base)), reps)[:launches]].reset_index(drop=True)
     kernels["launch_id"] = np.arange(launches)
-    return Report(meta=replace(report.meta, launches=launches), kernels=kernels, gpu=report.gpu,
-                  missing=report.missing)
+    return Report(meta=replace(report.meta, launches=launches), kernels=kernels, gpu=report.gpu, missing=report.missing)
 
 
 class Frames:
@@ -117,8 +115,17 @@ async def measure(report: Report, size: int) -> dict[str, float]:
         regroup = await _key(app, frames, "g", lambda: screen.by != "launch" and not table.loading)
         await pilot.pause()
     group = app.group_seconds["launch"]
-    return {"launches": size, "screen": shown, "first paint": first, "engine": group, "app": first - group,
-            "sort": sort, "filter": filt, "regroup": regroup, "cursor": statistics.median(steps)}
+    return {
+        "launches": size,
+        "screen": shown,
+        "first paint": first,
+        "engine": group,
+        "app": first - group,
+        "sort": sort,
+        "filter": filt,
+        "regroup": regroup,
+        "cursor": statistics.median(steps),
+    }
 
 
 def painted_in_tmux(report: Report, row_text: str, timeout: float = 120.0) -> float:
@@ -141,12 +148,26 @@ def painted_in_tmux(report: Report, row_text: str, timeout: float = 120.0) -> fl
         command = f"{shutil.which('flopscope') or 'flopscope'} open bench"
         try:
             start = time.perf_counter()
-            subprocess.run([*tmux, "new-session", "-d", "-s", "bench", "-x", "120", "-y", "40",
-                            *(a for k, v in env.items() if k.startswith(("FLOPSCOPE", "PYTHON"))
-                              for a in ("-e", f"{k}={v}")), command], check=True)
+            subprocess.run(
+                [
+                    *tmux,
+                    "new-session",
+                    "-d",
+                    "-s",
+                    "bench",
+                    "-x",
+                    "120",
+                    "-y",
+                    "40",
+                    *(a for k, v in env.items() if k.startswith(("FLOPSCOPE", "PYTHON")) for a in ("-e", f"{k}={v}")),
+                    command,
+                ],
+                check=True,
+            )
             while time.perf_counter() - start < timeout:
-                shown = subprocess.run([*tmux, "capture-pane", "-p", "-t", "bench"], capture_output=True,
-                                       text=True).stdout
+                shown = subprocess.run(
+                    [*tmux, "capture-pane", "-p", "-t", "bench"], capture_output=True, text=True
+                ).stdout
                 if row_text in shown:
                     return time.perf_counter() - start
                 time.sleep(0.01)
@@ -176,15 +197,28 @@ def main() -> None:
         big = synthetic(report, row["launches"])
         row["tmux"] = None if args.no_tmux else painted_in_tmux(big, "compute_tendencies")
     print(f"fixture: {args.fixture.name} ({len(report.kernels)} launches repeated); times in ms, target in ()")
-    titles = [("launches", 10), ("tmux", 8), ("screen", 7), ("first paint", 18), ("engine", 8), ("app", 8),
-              ("sort", 12), ("filter", 12), ("regroup", 12), ("cursor", 10)]
+    titles = [
+        ("launches", 10),
+        ("tmux", 8),
+        ("screen", 7),
+        ("first paint", 18),
+        ("engine", 8),
+        ("app", 8),
+        ("sort", 12),
+        ("filter", 12),
+        ("regroup", 12),
+        ("cursor", 10),
+    ]
     print(" ".join(f"{title:>{width}}" for title, width in titles))
     for r in rows:
         n = r["launches"]
-        cells = [_cell(r, "first paint", TARGETS["first paint"].get(n)), f"{1000 * r['engine']:8.0f}",
-                 f"{1000 * r['app']:8.0f}",
-                 *(_cell(r, name, TARGETS[name] if n <= 100_000 else None) for name in ("sort", "filter", "regroup")),
-                 _cell(r, "cursor", TARGETS["cursor"])]
+        cells = [
+            _cell(r, "first paint", TARGETS["first paint"].get(n)),
+            f"{1000 * r['engine']:8.0f}",
+            f"{1000 * r['app']:8.0f}",
+            *(_cell(r, name, TARGETS[name] if n <= 100_000 else None) for name in ("sort", "filter", "regroup")),
+            _cell(r, "cursor", TARGETS["cursor"]),
+        ]
         tmux = "-" if r["tmux"] is None else f"{1000 * r['tmux']:.0f}"
         print(f"{n:>10,} {tmux:>8} {1000 * r['screen']:7.0f} " + " ".join(cells))
 

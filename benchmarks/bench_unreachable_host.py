@@ -31,6 +31,7 @@ def silent_host() -> tuple[socket.socket, list]:
                 accepted.append(sock.accept()[0])
             except OSError:
                 return
+
     threading.Thread(target=accept, daemon=True).start()
     return sock, accepted
 
@@ -38,12 +39,33 @@ def silent_host() -> tuple[socket.socket, list]:
 def one_run(timeout: int, folder: Path) -> tuple[float, int]:
     sock, accepted = silent_host()
     config = folder / "ssh_config"
-    config.write_text(f"Host silent\n  HostName 127.0.0.1\n  Port {sock.getsockname()[1]}\n"
-                      "  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n")
+    config.write_text(
+        f"Host silent\n  HostName 127.0.0.1\n  Port {sock.getsockname()[1]}\n"
+        "  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n"
+    )
     start = time.monotonic()
-    subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "profile", "--host", "silent", "--ssh-config",
-                    str(config), "--connect-timeout", str(timeout), "--ncu", "ncu", "--no-tui", "--", "true"],
-                   capture_output=True, env={**os.environ, "FLOPSCOPE_HOME": str(folder / "home")}, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "flopscope.tui.cli",
+            "profile",
+            "--host",
+            "silent",
+            "--ssh-config",
+            str(config),
+            "--connect-timeout",
+            str(timeout),
+            "--ncu",
+            "ncu",
+            "--no-tui",
+            "--",
+            "true",
+        ],
+        capture_output=True,
+        env={**os.environ, "FLOPSCOPE_HOME": str(folder / "home")},
+        timeout=300,
+    )
     wall = time.monotonic() - start
     sock.close()
     return wall, len(accepted)
@@ -58,8 +80,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for timeout in args.timeouts:
             results = [one_run(timeout, Path(tmp)) for _ in range(args.runs)]
-            print(f"{timeout:>18} {statistics.median(w for w, _ in results):>14.1f} "
-                  f"{max(c for _, c in results):>12}")
+            print(f"{timeout:>18} {statistics.median(w for w, _ in results):>14.1f} {max(c for _, c in results):>12}")
 
 
 if __name__ == "__main__":

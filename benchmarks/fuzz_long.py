@@ -70,8 +70,13 @@ def main() -> int:
         log = Path(tmp) / "broken.txt"
 
         @seed(args.seed)
-        @settings(max_examples=args.cases, deadline=None, database=None, derandomize=False,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=args.cases,
+            deadline=None,
+            database=None,
+            derandomize=False,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(rng=st.randoms(use_true_random=True))
         def one(rng):
             folder = Path(tempfile.mkdtemp(dir=tmp))

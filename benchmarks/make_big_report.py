@@ -56,18 +56,18 @@ def _result_blocks(data: bytes, kinds: dict) -> tuple[list, int, int]:
     blocks, last_call, count = [], 0, 0
     while offset < len(data):
         (size,) = _U32.unpack_from(data, offset)
-        raw_header = data[offset + 4:offset + 4 + size]
+        raw_header = data[offset + 4 : offset + 4 + size]
         header = kinds["BlockHeader"].FromString(raw_header)
         offset += 4 + size
         sources, results = [], []
         cursor = offset
         for _ in range(header.NumSources):
             (n,) = _U32.unpack_from(data, cursor)
-            sources.append(data[cursor:cursor + 4 + n])
+            sources.append(data[cursor : cursor + 4 + n])
             cursor += 4 + n
         for _ in range(header.NumResults):
             (n,) = _U32.unpack_from(data, cursor)
-            results.append(data[cursor + 4:cursor + 4 + n])
+            results.append(data[cursor + 4 : cursor + 4 + n])
             last_call = max(last_call, kinds["Result"].FromString(results[-1]).APICallID)
             cursor += 4 + n
         if results:

@@ -16,9 +16,18 @@ from __future__ import annotations
 
 from importlib import import_module
 
-_EXPORTS = {"CANONICAL": "columns", "FMA_CONVENTION": "columns", "NAMES": "columns", "FlopscopeError": "errors",
-            "Gpu": "gpus", "all_gpus": "gpus", "find_gpu": "gpus", "Report": "report", "read_report": "report",
-            "ReportMeta": "report_meta"}
+_EXPORTS = {
+    "CANONICAL": "columns",
+    "FMA_CONVENTION": "columns",
+    "NAMES": "columns",
+    "FlopscopeError": "errors",
+    "Gpu": "gpus",
+    "all_gpus": "gpus",
+    "find_gpu": "gpus",
+    "Report": "report",
+    "read_report": "report",
+    "ReportMeta": "report_meta",
+}
 __all__ = sorted(_EXPORTS)
 
 

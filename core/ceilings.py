@@ -61,14 +61,20 @@ class Ceilings:
 def from_bench(host: str, doc: dict) -> Ceilings:
     """The bench script's JSON as Ceilings; a result without a GPU or a driver is refused."""
     if isinstance(doc, dict) and "error" in doc:
-        raise FlopscopeError(f"ceilings on {host}", str(doc["error"]), "measure where torch with CUDA sees the GPU: "
-                             "`flopscope doctor` checks torch and its CUDA build there")
+        raise FlopscopeError(
+            f"ceilings on {host}",
+            str(doc["error"]),
+            "measure where torch with CUDA sees the GPU: `flopscope doctor` checks torch and its CUDA build there",
+        )
     try:
         values = {k: float(v) for k, v in doc["values"].items() if k in KINDS and v}
         return Ceilings(host, str(doc["gpu"]), str(doc["driver"]), values, how=dict(doc.get("how", {})))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise FlopscopeError(f"ceilings on {host}", f"the measurement returned no usable result ({exc})",
-                             "`flopscope doctor` checks torch and its CUDA build there") from None
+        raise FlopscopeError(
+            f"ceilings on {host}",
+            f"the measurement returned no usable result ({exc})",
+            "`flopscope doctor` checks torch and its CUDA build there",
+        ) from None
 
 
 def save(store: Store, c: Ceilings) -> None:
@@ -77,8 +83,9 @@ def save(store: Store, c: Ceilings) -> None:
     try:
         with store.db:
             store.db.execute(SCHEMA)
-            store.db.execute("INSERT OR REPLACE INTO ceilings VALUES (?,?,?,?,?)",
-                             (c.host, c.gpu, c.driver, c.measured, doc))
+            store.db.execute(
+                "INSERT OR REPLACE INTO ceilings VALUES (?,?,?,?,?)", (c.host, c.gpu, c.driver, c.measured, doc)
+            )
     except sqlite3.Error as exc:
         raise store_error(store.path, exc, "cannot store the ceilings") from None
 
@@ -87,17 +94,29 @@ def load_all(store: Store, host: str | None = None) -> list[Ceilings]:
     """Every stored measurement (of `host`), newest first."""
     try:
         store.db.execute(SCHEMA)
-        rows = store.db.execute("SELECT host, gpu, driver, measured, doc FROM ceilings"
-                                + (" WHERE host = ?" if host else "") + " ORDER BY measured DESC",
-                                (host,) if host else ()).fetchall()
+        rows = store.db.execute(
+            "SELECT host, gpu, driver, measured, doc FROM ceilings"
+            + (" WHERE host = ?" if host else "")
+            + " ORDER BY measured DESC",
+            (host,) if host else (),
+        ).fetchall()
     except sqlite3.Error as exc:
         raise store_error(store.path, exc, "cannot read the ceilings") from None
     found = []
     for host_, gpu, driver, measured, text in rows:
         try:
             doc = json.loads(text)
-            found.append(Ceilings(host_, gpu, driver, {k: float(v) for k, v in doc["values"].items()},
-                                  measured, doc.get("how", {}), doc.get("origin", "measured")))
+            found.append(
+                Ceilings(
+                    host_,
+                    gpu,
+                    driver,
+                    {k: float(v) for k, v in doc["values"].items()},
+                    measured,
+                    doc.get("how", {}),
+                    doc.get("origin", "measured"),
+                )
+            )
         except (ValueError, KeyError, TypeError, AttributeError):
             continue  # a damaged row: the others still show
     return found

@@ -59,21 +59,30 @@ def fma_rate(torch, dtype, elements):
 def gemm_rate(torch, dtype, n):
     a = torch.randn(n, n, device="cuda").to(dtype)
     b = torch.randn(n, n, device="cuda").to(dtype)
-    return 2 * n ** 3 / _best_seconds(torch, lambda: torch.matmul(a, b), reps=5)
+    return 2 * n**3 / _best_seconds(torch, lambda: torch.matmul(a, b), reps=5)
 
 
 def fp8_rate(torch, n):
     a = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn)
     b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t()  # _scaled_mm wants b column-major
     one = torch.tensor(1.0, device="cuda")
-    return 2 * n ** 3 / _best_seconds(torch, lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
-                                                                       out_dtype=torch.bfloat16), reps=5)
+    return (
+        2
+        * n**3
+        / _best_seconds(
+            torch, lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16), reps=5
+        )
+    )
 
 
 def _driver(index):
     try:
-        out = subprocess.run(["nvidia-smi", "-i", str(index), "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30).stdout.strip()
+        out = subprocess.run(
+            ["nvidia-smi", "-i", str(index), "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         out = ""
     return out.splitlines()[0] if out else "unknown"
@@ -86,17 +95,21 @@ def measure(index):
         return {"error": f"torch {torch.__version__} sees no CUDA GPU (built with CUDA {torch.version.cuda})"}
     torch.cuda.set_device(index)
     props = torch.cuda.get_device_properties(index)
-    l2 = getattr(props, "L2_cache_size", 0) or 50 * 2 ** 20
+    l2 = getattr(props, "L2_cache_size", 0) or 50 * 2**20
     values, errors = {}, {}
-    dram_bytes = max(2 * l2, 2 ** 30)
-    runs = [("dram_bytes_per_s", lambda: copy_rate(torch, dram_bytes)),
-            ("l2_bytes_per_s", lambda: copy_rate(torch, l2 // 4)),
-            ("fp32_flop_per_s", lambda: fma_rate(torch, torch.float32, props.multi_processor_count * 2048 * 8)),
-            ("fp64_flop_per_s", lambda: fma_rate(torch, torch.float64, props.multi_processor_count * 2048 * 2))]
+    dram_bytes = max(2 * l2, 2**30)
+    runs = [
+        ("dram_bytes_per_s", lambda: copy_rate(torch, dram_bytes)),
+        ("l2_bytes_per_s", lambda: copy_rate(torch, l2 // 4)),
+        ("fp32_flop_per_s", lambda: fma_rate(torch, torch.float32, props.multi_processor_count * 2048 * 8)),
+        ("fp64_flop_per_s", lambda: fma_rate(torch, torch.float64, props.multi_processor_count * 2048 * 2)),
+    ]
     if props.major >= 8:
-        runs += [("tensor_tf32_flop_per_s", lambda: _tf32(torch)),
-                 ("tensor_fp16_flop_per_s", lambda: gemm_rate(torch, torch.float16, 8192)),
-                 ("tensor_bf16_flop_per_s", lambda: gemm_rate(torch, torch.bfloat16, 8192))]
+        runs += [
+            ("tensor_tf32_flop_per_s", lambda: _tf32(torch)),
+            ("tensor_fp16_flop_per_s", lambda: gemm_rate(torch, torch.float16, 8192)),
+            ("tensor_bf16_flop_per_s", lambda: gemm_rate(torch, torch.bfloat16, 8192)),
+        ]
     if (props.major, props.minor) >= (8, 9) and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"):
         runs.append(("tensor_fp8_flop_per_s", lambda: fp8_rate(torch, 8192)))
     for key, run in runs:
@@ -105,10 +118,22 @@ def measure(index):
         except Exception as exc:  # one ceiling torch cannot measure here must not lose the others
             errors[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
         torch.cuda.empty_cache()
-    return {"gpu": torch.cuda.get_device_name(index), "driver": _driver(index), "values": values,
-            "how": {"torch": torch.__version__, "cuda": str(torch.version.cuda), "device": str(index),
-                    "dram_copy_bytes": str(dram_bytes), "l2_copy_bytes": str(l2 // 4), "gemm_n": "8192",
-                    "fma_iters": str(FMA_ITERS), "reps": str(REPS), "errors": json.dumps(errors)}}
+    return {
+        "gpu": torch.cuda.get_device_name(index),
+        "driver": _driver(index),
+        "values": values,
+        "how": {
+            "torch": torch.__version__,
+            "cuda": str(torch.version.cuda),
+            "device": str(index),
+            "dram_copy_bytes": str(dram_bytes),
+            "l2_copy_bytes": str(l2 // 4),
+            "gemm_n": "8192",
+            "fma_iters": str(FMA_ITERS),
+            "reps": str(REPS),
+            "errors": json.dumps(errors),
+        },
+    }
 
 
 def _tf32(torch):

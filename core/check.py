@@ -48,8 +48,9 @@ class Check:
         return self.regressed.empty and self.judged > 0
 
 
-def check_runs(run: Report, baseline: Report, by: str = "name", max_drop: float = 0.05,
-               min_share: float = 0.01) -> Check:
+def check_runs(
+    run: Report, baseline: Report, by: str = "name", max_drop: float = 0.05, min_share: float = 0.01
+) -> Check:
     """`run` judged against `baseline`, group by group (matched as `flopscope diff` matches them)."""
     if not 0 < max_drop < 1:
         raise ValueError("max_drop is a fraction between 0 and 1")
@@ -61,7 +62,8 @@ def check_runs(run: Report, baseline: Report, by: str = "name", max_drop: float 
     with np.errstate(divide="ignore", invalid="ignore"):
         for side, suffix in (("base", "_a"), ("run", "_b")):
             rows[f"time_per_launch_s_{side}"] = diff[f"duration_s{suffix}"] / diff[f"count{suffix}"].where(
-                diff[f"count{suffix}"] > 0)
+                diff[f"count{suffix}"] > 0
+            )
             rows[f"flop_per_s_{side}"] = diff[f"flop_per_s{suffix}"]
             rows[f"pct_of_roof_{side}"] = diff[f"pct_of_roof{suffix}"]
         total = diff["duration_s_a"].sum()
@@ -82,8 +84,11 @@ def check_runs(run: Report, baseline: Report, by: str = "name", max_drop: float 
     regressed = rows["gated"] & known & (np.nan_to_num(worse, nan=-np.inf).max(axis=1) > max_drop)
     rows["verdict"] = np.select(
         [rows["presence"] == "new", rows["presence"] == "vanished", regressed, ~rows["gated"]],
-        ["new", "vanished", "regressed", "too small"], "ok")
+        ["new", "vanished", "regressed", "too small"],
+        "ok",
+    )
     order = {"regressed": 0, "ok": 1, "too small": 2, "new": 3, "vanished": 4}
-    rows = rows.sort_values(["verdict", "share"], key=lambda s: s.map(order) if s.name == "verdict" else -s,
-                            kind="stable").reset_index(drop=True)
+    rows = rows.sort_values(
+        ["verdict", "share"], key=lambda s: s.map(order) if s.name == "verdict" else -s, kind="stable"
+    ).reset_index(drop=True)
     return Check(rows, max_drop, min_share, by)

@@ -34,8 +34,12 @@ CANONICAL: list[tuple[str, str, str]] = [
     ("peak_dram_bytes_per_s", "B/s", "DRAM bandwidth ceiling"),
     ("peak_l2_bytes_per_s", "B/s", "L2 bandwidth ceiling for l2_bytes (report peak counters; no datasheet has it)"),
     ("peak_l1_bytes_per_s", "B/s", "L1/TEX bandwidth ceiling for l1_bytes (the report's peak counters)"),
-    ("attainable_flop_per_s", "FLOP/s", "hierarchical roofline: min(peak, ai_dram x DRAM peak, ai_l2 x L2 peak, "
-                                        "ai_l1 x L1 peak), each cache level where its bytes and peak are known"),
+    (
+        "attainable_flop_per_s",
+        "FLOP/s",
+        "hierarchical roofline: min(peak, ai_dram x DRAM peak, ai_l2 x L2 peak, "
+        "ai_l1 x L1 peak), each cache level where its bytes and peak are known",
+    ),
     ("pct_of_peak", "%", "flop_per_s / peak_flop_per_s: time the FLOPs need at peak over the time taken"),
     ("pct_of_roof", "%", "flop_per_s / attainable_flop_per_s"),
     ("bound", "", "compute where the compute peak is the lowest ceiling of attainable_flop_per_s, else memory"),
@@ -63,11 +67,18 @@ EXTRA: list[tuple[str, str, str]] = [
     ("sm_clock_hz", "Hz", "measured SM clock"),
     ("gpu", "", "device name"),
     ("cc", "", "compute capability"),
-    ("integer_mma", "", "its work is integer tensor-core MMA (IMMA) and no floating-point MMA: no FLOP ceiling "
-                        "judges it, so % of peak, % of roof and bound are empty"),
+    (
+        "integer_mma",
+        "",
+        "its work is integer tensor-core MMA (IMMA) and no floating-point MMA: no FLOP ceiling "
+        "judges it, so % of peak, % of roof and bound are empty",
+    ),
     ("sol_sm_pct", "%", "speed of light, SM: sm__throughput % of peak (ncu's Compute Throughput)"),
-    ("sol_memory_pct", "%", "speed of light, memory: gpu__compute_memory_throughput % of peak (ncu's Memory "
-                            "Throughput)"),
+    (
+        "sol_memory_pct",
+        "%",
+        "speed of light, memory: gpu__compute_memory_throughput % of peak (ncu's Memory Throughput)",
+    ),
     ("sol_dram_pct", "%", "DRAM throughput, % of peak"),
     ("sol_l2_pct", "%", "L2 throughput, % of peak"),
     ("sol_l1_pct", "%", "L1/TEX throughput, % of peak while active"),
@@ -94,8 +105,12 @@ REPORT_PEAKS: list[tuple[str, str, str]] = [
     ("report_peak_fp32_flop_per_s", "FLOP/s", "FP32 SIMT ceiling from the report's peak counters"),
     ("report_peak_fp16_flop_per_s", "FLOP/s", "FP16 SIMT ceiling from the report's peak counters"),
     ("report_peak_dram_bytes_per_s", "B/s", "DRAM bandwidth ceiling from the report's peak counters"),
-    ("report_peak_dram_own_bytes_per_s", "B/s", "DRAM ceiling at the launch's own DRAM clock reading (a short "
-                                                 "launch's is noisy): the above-ceiling check's other bound"),
+    (
+        "report_peak_dram_own_bytes_per_s",
+        "B/s",
+        "DRAM ceiling at the launch's own DRAM clock reading (a short "
+        "launch's is noisy): the above-ceiling check's other bound",
+    ),
     ("report_peak_l2_bytes_per_s", "B/s", "L2 bandwidth ceiling (lts__t_bytes) from the report's peak counters"),
     ("report_peak_l1_bytes_per_s", "B/s", "L1/TEX bandwidth ceiling (l1tex__t_bytes) from the report's peak counters"),
 ]
@@ -116,14 +131,27 @@ FLOP_PARTS = (*SIMT_FLOP, "flop_tensor")  # `flop` is their sum
 # was not profiled; a table lacking one says which counters to collect.
 COLLECTED = ("duration_s", *FLOP_PARTS, "dram_bytes", "l2_bytes", "l1_bytes")
 # Every per-launch amount: a group's value is the sum of its launches'.
-COUNTED = ("duration_s", *FLOP_PARTS, "dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes", "l1_bytes",
-           *TENSOR_FLOP)
+COUNTED = (
+    "duration_s",
+    *FLOP_PARTS,
+    "dram_read_bytes",
+    "dram_write_bytes",
+    "dram_bytes",
+    "l2_bytes",
+    "l1_bytes",
+    *TENSOR_FLOP,
+)
 # Derived columns -> the counted columns they are computed from (a derived value is missing when one is).
 NEEDS: dict[str, tuple[str, ...]] = {
-    "flop": FLOP_PARTS, "flop_per_s": FLOP_PARTS, "pct_of_peak": FLOP_PARTS,
-    "pct_of_roof": (*FLOP_PARTS, "dram_bytes"), "bound": (*FLOP_PARTS, "dram_bytes"),
+    "flop": FLOP_PARTS,
+    "flop_per_s": FLOP_PARTS,
+    "pct_of_peak": FLOP_PARTS,
+    "pct_of_roof": (*FLOP_PARTS, "dram_bytes"),
+    "bound": (*FLOP_PARTS, "dram_bytes"),
     "roof": (*FLOP_PARTS, "dram_bytes"),
-    "ai_dram": (*FLOP_PARTS, "dram_bytes"), "ai_l2": (*FLOP_PARTS, "l2_bytes"), "ai_l1": (*FLOP_PARTS, "l1_bytes"),
+    "ai_dram": (*FLOP_PARTS, "dram_bytes"),
+    "ai_l2": (*FLOP_PARTS, "l2_bytes"),
+    "ai_l1": (*FLOP_PARTS, "l1_bytes"),
     "dram_bytes_per_s": ("dram_bytes",),
 }
 

@@ -44,8 +44,17 @@ OP_WEIGHTS = {"d": FMA_WEIGHTS, "f": FMA_WEIGHTS, "h": {op: 2 * w for op, w in F
 # SASS opcodes by precision with FLOPs per thread instruction (packed x2 forms do two lanes).
 OPCODE_FLOPS = {
     "fp64": {"DADD": 1, "DMUL": 1, "DFMA": 2},
-    "fp32": {"FADD": 1, "FMUL": 1, "FFMA": 2, "FADD32I": 1, "FMUL32I": 1, "FFMA32I": 2,
-             "FADD2": 2, "FMUL2": 2, "FFMA2": 4},
+    "fp32": {
+        "FADD": 1,
+        "FMUL": 1,
+        "FFMA": 2,
+        "FADD32I": 1,
+        "FMUL32I": 1,
+        "FFMA32I": 2,
+        "FADD2": 2,
+        "FMUL2": 2,
+        "FFMA2": 4,
+    },
     "fp16": {"HADD": 1, "HMUL": 1, "HFMA": 2, "HADD2": 2, "HMUL2": 2, "HFMA2": 4},
 }
 TENSOR_DTYPES = ("fp64", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4")
@@ -141,8 +150,7 @@ def _col(df: pd.DataFrame, name: str) -> pd.Series:
     return pd.Series(np.nan, index=df.index)
 
 
-def _first(df: pd.DataFrame, prov: _Provenance, column: str,
-           sources: list[tuple[pd.Series, str | None]]) -> pd.Series:
+def _first(df: pd.DataFrame, prov: _Provenance, column: str, sources: list[tuple[pd.Series, str | None]]) -> pd.Series:
     """Take each row's value from the first source that has it; note which rows needed rates."""
     out = pd.Series(np.nan, index=df.index)
     for values, note in sources:
@@ -163,21 +171,37 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     out["kernel_full"], out["kernel"] = kernel_names(df)
     for ident in ("nvtx", "process", "device", "stream", "grid", "block", "registers", "gpu", "cc"):
         out[ident] = df[ident]
-    out["duration_s"] = _first(df, prov, "duration_s", [
-        (_col(df, "gpu__time_duration.sum"), None),
-        (_col(df, "gpu__time_duration.avg"), None),
-        (_col(df, "smsp__cycles_elapsed.avg") / _col(df, "smsp__cycles_elapsed.avg.per_second"), "from cycles / clock"),
-        (_col(df, "sm__cycles_elapsed.avg") / _col(df, "sm__cycles_elapsed.avg.per_second"), "from cycles / clock"),
-    ])
+    out["duration_s"] = _first(
+        df,
+        prov,
+        "duration_s",
+        [
+            (_col(df, "gpu__time_duration.sum"), None),
+            (_col(df, "gpu__time_duration.avg"), None),
+            (
+                _col(df, "smsp__cycles_elapsed.avg") / _col(df, "smsp__cycles_elapsed.avg.per_second"),
+                "from cycles / clock",
+            ),
+            (_col(df, "sm__cycles_elapsed.avg") / _col(df, "sm__cycles_elapsed.avg.per_second"), "from cycles / clock"),
+        ],
+    )
     dur = out["duration_s"]
-    cycles = _first(df, prov, "cycles", [
-        (_col(df, "smsp__cycles_elapsed.avg"), None),
-        (_col(df, "sm__cycles_elapsed.avg"), None),
-        (_col(df, "smsp__cycles_elapsed.avg.per_second") * dur, None),
-        (_col(df, "sm__cycles_elapsed.avg.per_second") * dur, None),
-    ])
-    out["sm_clock_hz"] = _col(df, "smsp__cycles_elapsed.avg.per_second").fillna(
-        _col(df, "sm__cycles_elapsed.avg.per_second")).fillna(cycles / dur)
+    cycles = _first(
+        df,
+        prov,
+        "cycles",
+        [
+            (_col(df, "smsp__cycles_elapsed.avg"), None),
+            (_col(df, "sm__cycles_elapsed.avg"), None),
+            (_col(df, "smsp__cycles_elapsed.avg.per_second") * dur, None),
+            (_col(df, "sm__cycles_elapsed.avg.per_second") * dur, None),
+        ],
+    )
+    out["sm_clock_hz"] = (
+        _col(df, "smsp__cycles_elapsed.avg.per_second")
+        .fillna(_col(df, "sm__cycles_elapsed.avg.per_second"))
+        .fillna(cycles / dur)
+    )
     absent: dict[str, pd.Series] = {}
     insts: dict[str, pd.Series] = {}
     for precision in PRECISION_LETTER:
@@ -191,10 +215,15 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     out["estimated"] = prov.column("estimated")
     out["provenance"] = prov.column("provenance")
     numbers = out[list(COLLECTED)]
-    out["status"] = pd.Categorical.from_codes(_unmeasured(df, numbers).to_numpy(dtype=np.int8),
-                                              categories=["ok", "not profiled: ncu recorded no values for this launch"])
-    rate_only = {column: dur.isna() & df[cols].notna().any(axis=1) for column, pattern in RATE_FORMS.items()
-                 if (cols := [c for c in df.columns if pattern.match(c)])}
+    out["status"] = pd.Categorical.from_codes(
+        _unmeasured(df, numbers).to_numpy(dtype=np.int8),
+        categories=["ok", "not profiled: ncu recorded no values for this launch"],
+    )
+    rate_only = {
+        column: dur.isna() & df[cols].notna().any(axis=1)
+        for column, pattern in RATE_FORMS.items()
+        if (cols := [c for c in df.columns if pattern.match(c)])
+    }
     return Counted(out, _missing(out, absent, rate_only, no_factor))
 
 
@@ -227,8 +256,15 @@ def _unmeasured(df: pd.DataFrame, numbers: pd.DataFrame) -> pd.Series:
 _RECORDED_ANYWAY = re.compile(r"^(device__|launch__)|\.peak_sustained$|^derived__.*_x[24]$")
 
 
-def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series,
-               absent: dict[str, pd.Series], insts: dict[str, pd.Series]) -> pd.Series:
+def _simt_flop(
+    df,
+    prov,
+    precision: str,
+    cycles: pd.Series,
+    dur: pd.Series,
+    absent: dict[str, pd.Series],
+    insts: dict[str, pd.Series],
+) -> pd.Series:
     """add + mul + 2 x fma of one precision, known only where all three counters are: a missing add or mul
     counter is not zero adds, and a total without it would pass for the whole. Per-opcode SASS counts fill
     the rest (they list every executed opcode, so an opcode absent there ran 0 times). `absent` gets, per
@@ -241,13 +277,18 @@ def _simt_flop(df, prov, precision: str, cycles: pd.Series, dur: pd.Series,
     lacking = {}
     for op, weight in OP_WEIGHTS[letter].items():
         base = f"sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"
-        inst = _first(df, prov, column, [
-            (_col(df, f"smsp__{base}"), None),
-            (_col(df, f"sm__{base}"), None),
-            (_col(df, f"smsp__{base}.per_cycle_elapsed") * cycles, RATE),
-            (_col(df, f"smsp__{base}.per_second") * dur, RATE),
-            (_col(df, f"sm__{base}.per_second") * dur, RATE),
-        ])
+        inst = _first(
+            df,
+            prov,
+            column,
+            [
+                (_col(df, f"smsp__{base}"), None),
+                (_col(df, f"sm__{base}"), None),
+                (_col(df, f"smsp__{base}.per_cycle_elapsed") * cycles, RATE),
+                (_col(df, f"smsp__{base}.per_second") * dur, RATE),
+                (_col(df, f"sm__{base}.per_second") * dur, RATE),
+            ],
+        )
         known &= inst.notna()
         insts[f"{letter}{op}"] = inst
         lacking[f"smsp__{base}"] = inst.isna()
@@ -288,15 +329,27 @@ def _register_moves(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, hfma
     with_math = (hfma - moves).round() > 0  # the launch runs other HFMA2s: its HFMA2.MMA may be math too
     drop = (moves > 0) & out["flop_fp16"].notna() & ~turing & ~with_math
     out.loc[drop, "flop_fp16"] = (out["flop_fp16"] - HFMA2_FLOP * moves)[drop].clip(lower=0.0)
-    prov.add("provenance", drop & per_modifier.notna(),
-             "flop_fp16 leaves out HFMA2.MMA register moves (per-modifier SASS counts)")
-    prov.add("provenance", drop & per_modifier.isna(),
-             "flop_fp16 leaves out the HFMAs: HFMA2.MMA register moves (tensor-pipe instructions x 32 = HFMAs)")
-    prov.add("provenance", (moves > 0) & out["flop_fp16"].notna() & turing,
-             "flop_fp16 may include HFMA2.MMA register moves (kept: Turing may run FP16 math as HFMA2.MMA)")
-    prov.add("provenance", (moves > 0) & out["flop_fp16"].notna() & ~turing & with_math,
-             "flop_fp16 counts HFMA2.MMA as FP16 math (the launch runs other HFMA2s too, and the compiler "
-             "splits half2 math across the FMA and MMA pipes): a few may be register moves")
+    prov.add(
+        "provenance",
+        drop & per_modifier.notna(),
+        "flop_fp16 leaves out HFMA2.MMA register moves (per-modifier SASS counts)",
+    )
+    prov.add(
+        "provenance",
+        drop & per_modifier.isna(),
+        "flop_fp16 leaves out the HFMAs: HFMA2.MMA register moves (tensor-pipe instructions x 32 = HFMAs)",
+    )
+    prov.add(
+        "provenance",
+        (moves > 0) & out["flop_fp16"].notna() & turing,
+        "flop_fp16 may include HFMA2.MMA register moves (kept: Turing may run FP16 math as HFMA2.MMA)",
+    )
+    prov.add(
+        "provenance",
+        (moves > 0) & out["flop_fp16"].notna() & ~turing & with_math,
+        "flop_fp16 counts HFMA2.MMA as FP16 math (the launch runs other HFMA2s too, and the compiler "
+        "splits half2 math across the FMA and MMA pipes): a few may be register moves",
+    )
     return tensor_moves
 
 
@@ -357,8 +410,9 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
         parts = [variants[""]] if "" in variants else list(variants.values())
         ops = sum((_col(df, p) for p in parts), pd.Series(0.0, index=df.index))
         if "_" in src:  # one counter for several source types: its precision is a guess
-            prov.add("provenance", ops.fillna(0) > 0,
-                     f"flop_tensor_{column}: ncu counts {src.replace('_', '/')} together")
+            prov.add(
+                "provenance", ops.fillna(0) > 0, f"flop_tensor_{column}: ncu counts {src.replace('_', '/')} together"
+            )
         prev = by_dtype.get(column)
         by_dtype[column] = ops if prev is None else prev.add(ops, fill_value=0.0)
     for column in TENSOR_TYPES:
@@ -382,10 +436,12 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
     for key, (_, _, checked) in TENSOR_FLOP_PER_INST.items():
         prov.add("estimated", use_est & (inst != 0) & (cc == key), f"flop_tensor (tensor instructions x {checked})")
     integer = _integer_mma(df)
-    for mask, why in ((idle & ~integer, "tensor pipes idle"),
-                      (idle & integer, "floating-point tensor pipes idle (the integer one ran IMMA)"),
-                      (_no_mma_opcodes(df), "no floating-point MMA in SASS opcode counts"),
-                      (_no_tensor_cores(out["cc"]), "GPU has no tensor cores")):
+    for mask, why in (
+        (idle & ~integer, "tensor pipes idle"),
+        (idle & integer, "floating-point tensor pipes idle (the integer one ran IMMA)"),
+        (_no_mma_opcodes(df), "no floating-point MMA in SASS opcode counts"),
+        (_no_tensor_cores(out["cc"]), "GPU has no tensor cores"),
+    ):
         use = flop.isna() & mask
         flop[use] = 0.0
         prov.add("provenance", use, f"flop_tensor 0: {why}")
@@ -393,12 +449,18 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
     out["flop_tensor"] = flop
     # Its work is integer MMA: a FLOP ceiling (and the ridge point that decides bound) says nothing about it.
     out["integer_mma"] = integer & (flop == 0)
-    prov.add("provenance", out["integer_mma"], "no % of peak or bound: its work is integer MMA (IMMA), which no "
-             "FLOP ceiling measures")
+    prov.add(
+        "provenance",
+        out["integer_mma"],
+        "no % of peak or bound: its work is integer MMA (IMMA), which no FLOP ceiling measures",
+    )
     no_factor = flop.isna() & inst.notna() & (inst != 0)
     for key in pd.unique(cc[no_factor]):
-        prov.add("provenance", no_factor & (cc == key),
-                 f"flop_tensor unknown: tensor instructions counted, no checked FLOP/instruction for CC {key}")
+        prov.add(
+            "provenance",
+            no_factor & (cc == key),
+            f"flop_tensor unknown: tensor instructions counted, no checked FLOP/instruction for CC {key}",
+        )
     return no_factor
 
 
@@ -425,8 +487,11 @@ def _integer_mma(df: pd.DataFrame) -> pd.Series:
 
 def _tensor_pipe_columns(df: pd.DataFrame) -> list[str]:
     """The tensor pipes' utilisation (% of peak), all ops together or per op."""
-    return [c for c in df.columns
-            if c.startswith(("sm__inst_executed_pipe_tensor", "sm__pipe_tensor")) and "pct_of_peak" in c]
+    return [
+        c
+        for c in df.columns
+        if c.startswith(("sm__inst_executed_pipe_tensor", "sm__pipe_tensor")) and "pct_of_peak" in c
+    ]
 
 
 # Integer and binary tensor instructions (Ampere IMMA/BMMA, Hopper IGMMA/BGMMA, Blackwell UTCIMMA): not FLOPs.
@@ -442,8 +507,7 @@ def _no_tensor_cores(cc: pd.Series) -> pd.Series:
 
 def _cc_key(cc: pd.Series) -> pd.Series:
     """Compute capability as text ('7.0'), '' where unknown; one conversion per distinct value."""
-    return cc.map({v: ("" if is_missing(v) else str(v))
-                   for v in pd.unique(cc)}).astype(object)
+    return cc.map({v: ("" if is_missing(v) else str(v)) for v in pd.unique(cc)}).astype(object)
 
 
 def _major(cc: str) -> float:
@@ -469,25 +533,40 @@ def _tensor_idle(df: pd.DataFrame) -> pd.Series:
 
 def _bytes(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, dur: pd.Series) -> None:
     for way in ("read", "write"):
-        out[f"dram_{way}_bytes"] = _first(df, prov, f"dram_{way}_bytes", [
-            (_col(df, f"dram__bytes_{way}.sum"), None),
-            (_col(df, f"dram__bytes_op_{way}.sum"), None),
-            (_col(df, f"dram__bytes_{way}.sum.per_second") * dur, RATE),
-        ])
-    out["dram_bytes"] = _first(df, prov, "dram_bytes", [
-        (_col(df, "dram__bytes.sum"), None),
-        (out["dram_read_bytes"] + out["dram_write_bytes"], None),
-        (_col(df, "dram__bytes.sum.per_second") * dur, RATE),
-    ])
+        out[f"dram_{way}_bytes"] = _first(
+            df,
+            prov,
+            f"dram_{way}_bytes",
+            [
+                (_col(df, f"dram__bytes_{way}.sum"), None),
+                (_col(df, f"dram__bytes_op_{way}.sum"), None),
+                (_col(df, f"dram__bytes_{way}.sum.per_second") * dur, RATE),
+            ],
+        )
+    out["dram_bytes"] = _first(
+        df,
+        prov,
+        "dram_bytes",
+        [
+            (_col(df, "dram__bytes.sum"), None),
+            (out["dram_read_bytes"] + out["dram_write_bytes"], None),
+            (_col(df, "dram__bytes.sum.per_second") * dur, RATE),
+        ],
+    )
     for level, unit in (("l2", "lts__t"), ("l1", "l1tex__t")):
         # ncu defines its *_bytes as sectors x 32 B (a sector is an aligned 32-byte chunk); a --set full report
         # holds only the sector counts.
-        out[f"{level}_bytes"] = _first(df, prov, f"{level}_bytes", [
-            (_col(df, f"{unit}_bytes.sum"), None),
-            (_col(df, f"{unit}_sectors.sum") * SECTOR_BYTES, None),
-            (_col(df, f"{unit}_bytes.sum.per_second") * dur, RATE),
-            (_col(df, f"{unit}_sectors.sum.per_second") * SECTOR_BYTES * dur, RATE),
-        ])
+        out[f"{level}_bytes"] = _first(
+            df,
+            prov,
+            f"{level}_bytes",
+            [
+                (_col(df, f"{unit}_bytes.sum"), None),
+                (_col(df, f"{unit}_sectors.sum") * SECTOR_BYTES, None),
+                (_col(df, f"{unit}_bytes.sum.per_second") * dur, RATE),
+                (_col(df, f"{unit}_sectors.sum.per_second") * SECTOR_BYTES * dur, RATE),
+            ],
+        )
 
 
 def _insight(df: pd.DataFrame, out: pd.DataFrame) -> None:
@@ -510,8 +589,9 @@ def _insight(df: pd.DataFrame, out: pd.DataFrame) -> None:
     bits = sum(limits[what].eq(fewest).to_numpy(dtype=np.int64) << i for i, what in enumerate(limits))
     combos, codes = np.unique(bits, return_inverse=True)
     labels = [" + ".join(what for i, what in enumerate(limits) if combo >> i & 1) or None for combo in combos]
-    out["occupancy_limiter"] = pd.Series(np.array(labels, dtype=object)[codes.reshape(-1)], index=out.index,
-                                         dtype=object)
+    out["occupancy_limiter"] = pd.Series(
+        np.array(labels, dtype=object)[codes.reshape(-1)], index=out.index, dtype=object
+    )
 
 
 def _report_peaks(df: pd.DataFrame, out: pd.DataFrame) -> None:
@@ -520,7 +600,8 @@ def _report_peaks(df: pd.DataFrame, out: pd.DataFrame) -> None:
     for precision, letter in PRECISION_LETTER.items():
         fma = OP_WEIGHTS[letter]["fma"]
         per_cycle = _col(df, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x{fma:g}").fillna(
-            fma * _col(df, f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained"))
+            fma * _col(df, f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained")
+        )
         out[f"report_peak_{precision}_flop_per_s"] = per_cycle.where(per_cycle > 0) * clock
     dram_per_cycle = _col(df, "dram__bytes.sum.peak_sustained")
     out["report_peak_dram_bytes_per_s"] = dram_per_cycle * _dram_clock(df, out)
@@ -538,10 +619,12 @@ def _cache_peak(df: pd.DataFrame, unit: str) -> pd.Series:
     peak per cycle x the unit's clock; a --set full report holds neither, only the sectors' rate and their
     % of peak, whose ratio is the same peak rate."""
     per_cycle = _col(df, f"{unit}__t_bytes.sum.peak_sustained").fillna(
-        SECTOR_BYTES * _col(df, f"{unit}__t_sectors.sum.peak_sustained"))
+        SECTOR_BYTES * _col(df, f"{unit}__t_sectors.sum.peak_sustained")
+    )
     peak = per_cycle.where(per_cycle > 0) * _col(df, f"{unit}__cycles_elapsed.avg.per_second")
     pct = _col(df, f"{unit}__t_sectors.sum.pct_of_peak_sustained_elapsed").fillna(
-        _col(df, f"{unit}__t_sectors.avg.pct_of_peak_sustained_elapsed"))  # a sum and an average: one ratio
+        _col(df, f"{unit}__t_sectors.avg.pct_of_peak_sustained_elapsed")
+    )  # a sum and an average: one ratio
     rate = SECTOR_BYTES * _col(df, f"{unit}__t_sectors.sum.per_second")
     return peak.fillna(rate / (pct.where(pct > 0) / 100.0))
 
@@ -559,7 +642,8 @@ def _over_report(per_launch: pd.Series, out: pd.DataFrame) -> pd.Series:
     it that has the reading; launches without a duration keep their own."""
     dur = out["duration_s"].where(per_launch.notna())
     sums = pd.DataFrame({"value": per_launch * dur, "time": dur}).groupby(
-        [out["gpu"].astype(object).fillna(""), out["device"].astype(object).fillna("")], sort=False)
+        [out["gpu"].astype(object).fillna(""), out["device"].astype(object).fillna("")], sort=False
+    )
     total = sums.transform("sum")
     return (total["value"] / total["time"]).where(dur > 0).fillna(per_launch)
 
@@ -585,11 +669,13 @@ def missing_fix(missing: list[Missing], columns: Collection[str]) -> str | None:
 def _tensor_fix(ccs: Collection[str]) -> list[str]:
     """flop_tensor's metrics on these CCs: the op counters they all have, and the instruction count."""
     return tensor_counters_for([str(c) for c in ccs]) + [
-        m for m in _FIXES["flop_tensor"] if not m.startswith("sm__ops_path_tensor")]
+        m for m in _FIXES["flop_tensor"] if not m.startswith("sm__ops_path_tensor")
+    ]
 
 
-def _missing(out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[str, pd.Series],
-             no_factor: pd.Series) -> list[Missing]:
+def _missing(
+    out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[str, pd.Series], no_factor: pd.Series
+) -> list[Missing]:
     """Per column, the launches that lack it and the ncu metrics that fill it: for SIMT FLOPs only the
     add/mul/fma counters those launches lack (a report with ffma alone needs fadd and fmul). A column whose
     rates were collected lacks only the duration that turns them into counts; tensor instructions on an
@@ -602,8 +688,14 @@ def _missing(out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[st
     for column, metrics in _FIXES.items():
         unknown = out[column].isna() & profiled
         if column == "duration_s" and (unknown & needs_time).any():
-            found.append(Missing(column, metrics, int(unknown.sum()), detail="the FLOP and byte rates collected "
-                                 "for them need it to become counts"))
+            found.append(
+                Missing(
+                    column,
+                    metrics,
+                    int(unknown.sum()),
+                    detail="the FLOP and byte rates collected for them need it to become counts",
+                )
+            )
             continue
         if column in rate_only:
             unknown &= ~rate_only[column]
@@ -615,12 +707,26 @@ def _missing(out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[st
             if settle.any():
                 ops = [m for m in metrics if m.startswith("sm__ops_path_tensor")]
                 cc = ", ".join(sorted(str(c) for c in pd.unique(out.loc[settle, "cc"].dropna())))
-                found.append(Missing(column, ops, int(settle.sum()), "unknown", f"tensor instructions were counted, "
-                                     f"but flopscope has no checked FLOPs per instruction for CC {cc}"))
+                found.append(
+                    Missing(
+                        column,
+                        ops,
+                        int(settle.sum()),
+                        "unknown",
+                        f"tensor instructions were counted, "
+                        f"but flopscope has no checked FLOPs per instruction for CC {cc}",
+                    )
+                )
             unknown &= ~no_factor
         n = int(unknown.sum())
         if n:
             named = [m for m in metrics if m not in absent or (absent[m] & unknown).any()]
-            found.append(Missing(column, named or metrics, n,
-                                 detail=WHICH_TENSOR_COUNTERS if ASK_FOR_TENSOR_COUNTERS in metrics else ""))
+            found.append(
+                Missing(
+                    column,
+                    named or metrics,
+                    n,
+                    detail=WHICH_TENSOR_COUNTERS if ASK_FOR_TENSOR_COUNTERS in metrics else "",
+                )
+            )
     return found

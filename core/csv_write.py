@@ -22,7 +22,7 @@ def write_csv(df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK) -> None:
     if not len(df.columns):
         return
     for start in range(0, len(df), chunk):
-        part = df.iloc[start:start + chunk]
+        part = df.iloc[start : start + chunk]
         pieces = []
         for k in range(len(df.columns)):
             pieces += [*([","] if k else []), _cells(part.iloc[:, k])]

@@ -65,14 +65,18 @@ def gpus_apart(a: list[str], b: list[str]) -> str | None:
         return f"different GPUs ({a[0]} vs {b[0]}): time changes include the hardware, not only the code"
     common = [g for g in a if g in b]
     if not common:
-        return (f"no GPU in common ({' + '.join(a)} vs {' + '.join(b)}): groups are matched on name and GPU, so "
-                "none is compared")
+        return (
+            f"no GPU in common ({' + '.join(a)} vs {' + '.join(b)}): groups are matched on name and GPU, so "
+            "none is compared"
+        )
     only = {side: [g for g in mine if g not in common] for side, mine in (("A", a), ("B", b))}
     only = {side: gpus for side, gpus in only.items() if gpus}
     said = ", ".join(f"{side} also ran on {' + '.join(gpus)}" for side, gpus in only.items())
     where = f"only in {next(iter(only))}" if len(only) == 1 else "only in the run that used that GPU"
-    return (f"{said}: groups are matched on name and GPU, so those groups are {where}; the others compare on "
-            f"the same GPU ({' + '.join(common)})")
+    return (
+        f"{said}: groups are matched on name and GPU, so those groups are {where}; the others compare on "
+        f"the same GPU ({' + '.join(common)})"
+    )
 
 
 def ceilings_apart(a: Report, b: Report) -> str | None:
@@ -84,8 +88,10 @@ def ceilings_apart(a: Report, b: Report) -> str | None:
     judged = [r.meta.gpu_database_name for r in (a, b)]
     if judged[0] == judged[1]:
         return None
-    how = [f"{name or 'no datasheet'}{' (--gpu)' if r.meta.gpu_source == '--gpu' else ''}"
-           for name, r in zip(judged, (a, b), strict=True)]
+    how = [
+        f"{name or 'no datasheet'}{' (--gpu)' if r.meta.gpu_source == '--gpu' else ''}"
+        for name, r in zip(judged, (a, b), strict=True)
+    ]
     return f"A is judged against {how[0]} ceilings, B against {how[1]}: % of peak compares the ceilings too"
 
 

@@ -16,8 +16,10 @@ _HOME = "or set FLOPSCOPE_HOME to a folder on another disk"
 _REFUSALS = {
     errno.ENOSPC: ("no space left on device", f"free space on it, {_HOME}"),
     errno.EDQUOT: ("disk quota exceeded", f"free space within your quota, {_HOME}"),
-    errno.EFBIG: ("file too large for this file system or for the process's file size limit",
-                  f"raise the limit (`ulimit -f`), {_HOME}"),
+    errno.EFBIG: (
+        "file too large for this file system or for the process's file size limit",
+        f"raise the limit (`ulimit -f`), {_HOME}",
+    ),
     errno.EROFS: ("read-only file system", "set FLOPSCOPE_HOME to a writable folder"),
 }
 

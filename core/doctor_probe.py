@@ -42,8 +42,9 @@ def _which(root, name):
 
 def _run(argv):
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=30,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, errors="replace", timeout=30, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return 127, str(exc)
     return done.returncode, done.stdout + done.stderr
@@ -58,8 +59,11 @@ def ncu_facts(root, ncu, ask_version):
         return {"path": path}
     _, out = _run([path, "--version"])
     version = re.search(r"Version (\d+\.\d+\.\d+(?:\.\d+)?)", out)
-    return {"path": path, "version": version.group(1) if version else None,
-            "version_output": out.strip()[-300:] if not version else ""}
+    return {
+        "path": path,
+        "version": version.group(1) if version else None,
+        "version_output": out.strip()[-300:] if not version else "",
+    }
 
 
 def permission_facts(root):
@@ -72,11 +76,18 @@ def permission_facts(root):
     cap = re.search(r"^CapEff:\s*([0-9a-fA-F]+)", status, re.M)
     uid = re.search(r"^Uid:\s*\d+\s+(\d+)", status, re.M)  # real, effective, saved, fs
     cgroup = _read(root, "/proc/1/cgroup") or ""
-    container = (os.path.exists(root + "/.dockerenv") or os.path.exists(root + "/run/.containerenv")
-                 or bool(re.search(r"docker|kubepods|containerd|lxc|podman", cgroup)))
-    return {"params_found": params is not None, "admin_only": admin_only, "container": container,
-            "euid": int(uid.group(1)) if uid else os.geteuid(),
-            "sys_admin": bool(int(cap.group(1), 16) >> _CAP_SYS_ADMIN & 1) if cap else None}
+    container = (
+        os.path.exists(root + "/.dockerenv")
+        or os.path.exists(root + "/run/.containerenv")
+        or bool(re.search(r"docker|kubepods|containerd|lxc|podman", cgroup))
+    )
+    return {
+        "params_found": params is not None,
+        "admin_only": admin_only,
+        "container": container,
+        "euid": int(uid.group(1)) if uid else os.geteuid(),
+        "sys_admin": bool(int(cap.group(1), 16) >> _CAP_SYS_ADMIN & 1) if cap else None,
+    }
 
 
 def gpu_facts(root):
@@ -93,13 +104,18 @@ def gpu_facts(root):
             smi_error = out.strip().splitlines()[-1] if out.strip() else f"exit {code}"
     proc = _read(root, "/proc/driver/nvidia/version") or ""
     kernel_module = re.search(r"Kernel Module(?: for [\w-]+)?\s+(\d+\.\d+(?:\.\d+)?)", proc)
-    return {"nvidia_smi": smi, "nvidia_smi_error": smi_error, "gpus": gpus,
-            "proc_driver": kernel_module.group(1) if kernel_module else None}
+    return {
+        "nvidia_smi": smi,
+        "nvidia_smi_error": smi_error,
+        "gpus": gpus,
+        "proc_driver": kernel_module.group(1) if kernel_module else None,
+    }
 
 
 def writable_facts(root):
     def writable(path):
         return bool(path) and os.path.isdir(root + path) and os.access(root + path, os.W_OK | os.X_OK)
+
     tmp = os.environ.get("TMPDIR") or "/tmp"
     home = os.environ.get("HOME") or ""
     return {"tmp": tmp, "tmp_writable": writable(tmp), "home": home, "home_writable": writable(home)}
@@ -115,16 +131,20 @@ def torch_facts():
     text = _read("", os.path.join(next(iter(spec.submodule_search_locations)), "version.py")) or ""
     version = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.M)
     cuda = re.search(r"^cuda\s*(?::[^=]*)?=\s*(?:['\"]([^'\"]*)['\"]|None)", text, re.M)
-    return {"installed": True, "version": version.group(1) if version else None,
-            "cuda": cuda.group(1) if cuda and cuda.group(1) else None}
+    return {
+        "installed": True,
+        "version": version.group(1) if version else None,
+        "cuda": cuda.group(1) if cuda and cuda.group(1) else None,
+    }
 
 
 def main(argv):
     root, ncu, mode = argv[1], argv[2], argv[3]
     facts = {"ncu": ncu_facts(root, ncu, mode == "all"), "permission": permission_facts(root)}
     if mode == "all":
-        facts.update(gpu=gpu_facts(root), writable=writable_facts(root), torch=torch_facts(),
-                     python=sys.version.split()[0])
+        facts.update(
+            gpu=gpu_facts(root), writable=writable_facts(root), torch=torch_facts(), python=sys.version.split()[0]
+        )
     print(json.dumps(facts))
 
 

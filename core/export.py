@@ -28,12 +28,15 @@ def run_meta(report: Report) -> dict:
     """What a reader of the rows needs beside them: the run's meta, its totals, the ceilings it is judged
     against, the launches measured above theirs, the FMA convention its FLOPs follow and what each canonical
     column means, in which unit (`report --json`, JSON and Parquet exports alike)."""
-    return {**report.meta.to_dict(m.as_dict() for m in report.missing), "summary": report.summary().as_dict(),
-            "ceilings": [json_ready(c.__dict__) for c in report.ceilings()],
-            # launches measured above their own ceiling: the ceiling or the count is wrong (over_ceiling.py)
-            "over_ceiling": [json_ready(w.as_dict()) for w in report.over_ceiling()],
-            "fma_convention": FMA_CONVENTION,
-            "columns": {name: {"unit": unit, "meaning": meaning} for name, unit, meaning in CANONICAL}}
+    return {
+        **report.meta.to_dict(m.as_dict() for m in report.missing),
+        "summary": report.summary().as_dict(),
+        "ceilings": [json_ready(c.__dict__) for c in report.ceilings()],
+        # launches measured above their own ceiling: the ceiling or the count is wrong (over_ceiling.py)
+        "over_ceiling": [json_ready(w.as_dict()) for w in report.over_ceiling()],
+        "fma_convention": FMA_CONVENTION,
+        "columns": {name: {"unit": unit, "meaning": meaning} for name, unit, meaning in CANONICAL},
+    }
 
 
 def records(df: pd.DataFrame) -> list[dict]:
@@ -71,8 +74,9 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw
     try:
         fd, tmp = _new_temp(directory, out.name)
     except OSError as exc:
-        raise FlopscopeError(out, f"cannot create a file in {directory} ({exc.strerror or exc})",
-                             "choose a folder you can write to") from None
+        raise FlopscopeError(
+            out, f"cannot create a file in {directory} ({exc.strerror or exc})", "choose a folder you can write to"
+        ) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             if kind == "csv":
@@ -95,8 +99,9 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw
         os.replace(tmp, out)
     except OSError as exc:  # disk full, target turned into a folder meanwhile, ...
         Path(tmp).unlink(missing_ok=True)
-        raise FlopscopeError(out, f"cannot write ({exc.strerror or exc})", "free space or choose another path") \
-            from None
+        raise FlopscopeError(
+            out, f"cannot write ({exc.strerror or exc})", "free space or choose another path"
+        ) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -114,8 +119,13 @@ def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
     recommends: a spreadsheet shows it as text instead of running it. Kernel names come from the profiled
     program, and CSV exports get opened in spreadsheets. Numbers are left alone, in numeric columns and as
     text (`-5`, `+1e3`: a spreadsheet reads them as the number either way)."""
-    text = [col for col in df.columns if df[col].dtype == object or isinstance(df[col].dtype, pd.CategoricalDtype)
-            or pd.api.types.is_string_dtype(df[col].dtype)]
+    text = [
+        col
+        for col in df.columns
+        if df[col].dtype == object
+        or isinstance(df[col].dtype, pd.CategoricalDtype)
+        or pd.api.types.is_string_dtype(df[col].dtype)
+    ]
     changed = {col: fixed for col in text if (fixed := _defused_column(df[col])) is not None}
     out = df.assign(**changed) if changed else df
     names = {col: _defused(col) for col in out.columns if isinstance(col, str) and _defused(col) != col}
@@ -158,8 +168,9 @@ def check_target(out: Path) -> str:
     unknown extension, a missing folder, a folder in its place. Cheap: a dialog checks before it closes."""
     kind = FORMATS.get(out.suffix.lower())
     if kind is None:
-        raise FlopscopeError(out, f"unknown export format {out.suffix or '(none)'}",
-                             "use a .csv, .parquet or .json file name")
+        raise FlopscopeError(
+            out, f"unknown export format {out.suffix or '(none)'}", "use a .csv, .parquet or .json file name"
+        )
     directory = out.parent if str(out.parent) else Path(".")
     if not directory.is_dir():
         raise FlopscopeError(out, "the folder does not exist", "create it or choose another path")
@@ -183,8 +194,11 @@ def _new_temp(directory: Path, name: str) -> tuple[int, str]:
 def whole_integers(df: pd.DataFrame) -> pd.DataFrame:
     """Ids and counts (`columns.INTEGER`) as nullable integers where every value is whole, so a CSV says 7,
     not 7.0."""
-    converted = {col: whole_numbers(df[col]) for col in df.columns if _integer(col) and not
-                 pd.api.types.is_integer_dtype(df[col])}
+    converted = {
+        col: whole_numbers(df[col])
+        for col in df.columns
+        if _integer(col) and not pd.api.types.is_integer_dtype(df[col])
+    }
     return df.assign(**converted) if converted else df
 
 
@@ -199,11 +213,18 @@ def nested_as_json(df: pd.DataFrame) -> pd.DataFrame:
     """Dict and list cells (a run's `params`, its `lower_bounds`) as JSON text, for formats with no nested
     values: CSV would write Python's repr (`{'batch_size': '8'}`) and Arrow refuses a column of lists, while JSON
     text reads back as the dict or list `--json` and a JSON export give."""
-    nested = [col for col in df.columns if df[col].dtype == object  # all-text columns (names) need no look
-              and pd.api.types.infer_dtype(df[col]) not in ("string", "empty")
-              and df[col].map(lambda v: isinstance(v, dict | list)).any()]
-    return df.assign(**{col: df[col].map(lambda v: json.dumps(v) if isinstance(v, dict | list) else v)
-                        for col in nested}) if nested else df
+    nested = [
+        col
+        for col in df.columns
+        if df[col].dtype == object  # all-text columns (names) need no look
+        and pd.api.types.infer_dtype(df[col]) not in ("string", "empty")
+        and df[col].map(lambda v: isinstance(v, dict | list)).any()
+    ]
+    return (
+        df.assign(**{col: df[col].map(lambda v: json.dumps(v) if isinstance(v, dict | list) else v) for col in nested})
+        if nested
+        else df
+    )
 
 
 def arrow_safe(df: pd.DataFrame) -> pd.DataFrame:

@@ -43,19 +43,27 @@ def judge_gpu(report: Report) -> GpuJudgement:
         chosen = [report.judged_by[g.name] for g in meta.gpus if g.gpu_source == "--gpu"]
         option = chosen[0].name if chosen and chosen[0] else option
         used = bool(by_option)
-    devices = tuple(DeviceJudgement(g.name, g.compute_capability, g.launches, by_option.get(g.name, ""))
-                    for g in meta.gpus) if several and len(meta.gpus) > 1 else ()
+    devices = (
+        tuple(DeviceJudgement(g.name, g.compute_capability, g.launches, by_option.get(g.name, "")) for g in meta.gpus)
+        if several and len(meta.gpus) > 1
+        else ()
+    )
     return GpuJudgement(
-        gpu=meta.gpu, compute_capability=meta.compute_capability,
+        gpu=meta.gpu,
+        compute_capability=meta.compute_capability,
         found="report" if (overridden and not used) or several else meta.gpu_source or "",
         against=report.gpu.name if used and not several and report.gpu else "",
         unused_option=option if overridden and not used else "",
-        devices=devices)
+        devices=devices,
+    )
 
 
 def _by_option(report: Report) -> dict[str, str]:
     """Device -> the database GPU --gpu gave its launches, where a datasheet ceiling of it is used."""
     gpus = report.judged_by if isinstance(report.judged_by, dict) else {}
     datasheet = {c.gpu for c in report.ceilings() if "datasheet" in c.source}
-    return {g.name: gpus[g.name].name for g in report.meta.gpus
-            if g.gpu_source == "--gpu" and gpus.get(g.name) and g.name in datasheet}
+    return {
+        g.name: gpus[g.name].name
+        for g in report.meta.gpus
+        if g.gpu_source == "--gpu" and gpus.get(g.name) and g.name in datasheet
+    }

@@ -104,7 +104,7 @@ def _norm(name: str) -> str:
     name = name.strip().lower()
     for prefix in ("nvidia ", "tesla ", "geforce "):
         if name.startswith(prefix):
-            name = name[len(prefix):]
+            name = name[len(prefix) :]
     return name.replace("-", " ").replace("_", " ")
 
 
@@ -126,15 +126,19 @@ def require_gpu(name: str, cc: set[str] | None = None) -> Gpu:
     if gpu is None:
         close = similar(name)
         hint = f"did you mean {', '.join(close)}? " if close else ""
-        raise FlopscopeError(f"--gpu {name}", "not in the GPU database",
-                             f"{hint}run `flopscope gpus` for the names it knows")
+        raise FlopscopeError(
+            f"--gpu {name}", "not in the GPU database", f"{hint}run `flopscope gpus` for the names it knows"
+        )
     wrong = {c for c in (cc or set()) if _cc(c) != _cc(gpu.compute_capability)}
     if wrong:
         ran = ", ".join(sorted(wrong))
         same = [g.key for g in all_gpus() if any(_cc(g.compute_capability) == _cc(c) for c in wrong)]
         hint = f"GPUs of CC {ran}: {', '.join(same[:6])}" if same else "`flopscope gpus` lists the GPUs it knows"
-        raise FlopscopeError(f"--gpu {name}", f"{gpu.name} is compute capability {gpu.compute_capability}, but "
-                             f"the report's launches ran on CC {ran}", hint)
+        raise FlopscopeError(
+            f"--gpu {name}",
+            f"{gpu.name} is compute capability {gpu.compute_capability}, but the report's launches ran on CC {ran}",
+            hint,
+        )
     return gpu
 
 

@@ -36,7 +36,7 @@ def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK) -> Iterator[str]:
     df = whole_integers(df)
     keys = [json.dumps({col: 0})[1:-2] for col in df.columns]
     for start in range(0, len(df), chunk):
-        part = df.iloc[start:start + chunk]
+        part = df.iloc[start : start + chunk]
         if not keys:
             yield ",\n  ".join(["{}"] * len(part))
             continue
@@ -50,7 +50,7 @@ def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK) -> Iterator[str]:
 def concatenated(text: pa.Array) -> str:
     """A string array's cells end to end: its data buffer as it is (no Python string per row)."""
     offsets = np.frombuffer(text.buffers()[1], dtype=np.int32, count=len(text) + 1, offset=text.offset * 4)
-    return text.buffers()[2].to_pybytes()[offsets[0]:offsets[-1]].decode("utf-8")
+    return text.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]].decode("utf-8")
 
 
 def _values(col: pd.Series) -> pa.Array:

@@ -28,23 +28,44 @@ from typing import Any
 
 from .errors import FlopscopeError
 
-CONVENTION = ("FMA = 2 FLOPs (torch.utils.flop_counter): matmul, convolution and attention only; elementwise, "
-              "normalization, pooling and bias adds count 0; causal attention counts in full (a causal kernel "
-              "skips about half)")
+CONVENTION = (
+    "FMA = 2 FLOPs (torch.utils.flop_counter): matmul, convolution and attention only; elementwise, "
+    "normalization, pooling and bias adds count 0; causal attention counts in full (a causal kernel "
+    "skips about half)"
+)
 INTENSITY = "arithmetic intensity = forward FLOPs / (parameter bytes + activation bytes)"
 ACTIVATIONS = "activation bytes = sum of the output tensors of every leaf module in one forward pass"
-BYTES = ("predicted DRAM bytes = parameter bytes + activation bytes per forward pass (each parameter read once, "
-         "each leaf's output written once; the input, re-reads and caches are not modelled), x3 for a training "
-         "step (backward reads both again and writes a gradient of each)")
+BYTES = (
+    "predicted DRAM bytes = parameter bytes + activation bytes per forward pass (each parameter read once, "
+    "each leaf's output written once; the input, re-reads and caches are not modelled), x3 for a training "
+    "step (backward reads both again and writes a gradient of each)"
+)
 # Storage bytes per element of floating-point tensors at each --dtype (tf32 is stored as fp32).
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 # --input-dtype names (torch's, and their usual aliases) -> torch dtype name. Integer inputs are token ids.
-INPUT_DTYPES = {"float32": "float32", "float": "float32", "float16": "float16", "half": "float16",
-                "bfloat16": "bfloat16", "float64": "float64", "double": "float64", "int64": "int64", "long": "int64",
-                "int32": "int32", "int": "int32"}
+INPUT_DTYPES = {
+    "float32": "float32",
+    "float": "float32",
+    "float16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "float64": "float64",
+    "double": "float64",
+    "int64": "int64",
+    "long": "int64",
+    "int32": "int32",
+    "int": "int32",
+}
 # aten operator -> family, for shares such as "convolution 99.4 %".
-FAMILIES = {"convolution": "convolution", "convolution_backward": "convolution", "mm": "matmul",
-            "addmm": "matmul", "bmm": "matmul", "baddbmm": "matmul", "_scaled_mm": "matmul"}
+FAMILIES = {
+    "convolution": "convolution",
+    "convolution_backward": "convolution",
+    "mm": "matmul",
+    "addmm": "matmul",
+    "bmm": "matmul",
+    "baddbmm": "matmul",
+    "_scaled_mm": "matmul",
+}
 
 
 def require_torch(command: str = "model") -> Any:
@@ -143,17 +164,25 @@ class ModelFlops:
         doc = asdict(self)
         doc["input_shape"] = list(self.input_shape)
         doc["modules"] = [{**asdict(m), "intensity": _finite(m.intensity)} for m in self.modules]
-        doc.update(step_flop=self.step_flop, step_bytes=self.step_bytes, backward_ratio=self.backward_ratio,
-                   intensity=_finite(self.intensity), op_share=self.op_share(), family_share=self.family_share(),
-                   convention=CONVENTION, definitions=[INTENSITY, ACTIVATIONS, BYTES])
+        doc.update(
+            step_flop=self.step_flop,
+            step_bytes=self.step_bytes,
+            backward_ratio=self.backward_ratio,
+            intensity=_finite(self.intensity),
+            op_share=self.op_share(),
+            family_share=self.family_share(),
+            convention=CONVENTION,
+            definitions=[INTENSITY, ACTIVATIONS, BYTES],
+        )
         return doc
 
     @classmethod
     def from_json(cls, doc: dict) -> ModelFlops:
         fields = {k: doc[k] for k in cls.__dataclass_fields__ if k in doc}
         fields["input_shape"] = tuple(doc["input_shape"])
-        fields["modules"] = [ModuleFlops(**{k: m[k] for k in ModuleFlops.__dataclass_fields__ if k in m})
-                             for m in doc["modules"]]
+        fields["modules"] = [
+            ModuleFlops(**{k: m[k] for k in ModuleFlops.__dataclass_fields__ if k in m}) for m in doc["modules"]
+        ]
         return cls(**fields)
 
 
@@ -178,8 +207,9 @@ def _finite(value: float) -> float | None:
 def parse_shape(text: str) -> tuple[int, ...]:
     """'32,3,224,224' (or 32x3x224x224) -> (32, 3, 224, 224)."""
     if not re.fullmatch(r"\d+([,x]\d+)*", text.replace(" ", "")):
-        raise FlopscopeError(f"--input-shape {text or repr(text)}", "not a list of positive integers",
-                             "e.g. 32,3,224,224")
+        raise FlopscopeError(
+            f"--input-shape {text or repr(text)}", "not a list of positive integers", "e.g. 32,3,224,224"
+        )
     shape = tuple(int(p) for p in re.split(r"[,x]", text.replace(" ", "")))
     if any(n <= 0 for n in shape):
         raise FlopscopeError(f"--input-shape {text}", "sizes must be positive", "e.g. 32,3,224,224")
@@ -196,12 +226,18 @@ def resolve_model(spec: str) -> tuple[Callable[[], Any], tuple[int, ...] | None]
         return factory, shape
     if spec.endswith(".json"):
         if Path(spec).is_file():
-            raise FlopscopeError(f"model {spec}", "a model JSON (what `model --json` writes) is read by "
-                                 "`reconcile --model`", "give `model` a built-in name or module.path:factory")
+            raise FlopscopeError(
+                f"model {spec}",
+                "a model JSON (what `model --json` writes) is read by `reconcile --model`",
+                "give `model` a built-in name or module.path:factory",
+            )
         raise FlopscopeError(spec, "no such file", "give the JSON `flopscope model --json` wrote")
     if ":" not in spec:
-        fix = (f"name the factory after a colon: {spec}:NAME" if spec.endswith(".py")
-               else f"built-ins: {', '.join(MODELS)}")
+        fix = (
+            f"name the factory after a colon: {spec}:NAME"
+            if spec.endswith(".py")
+            else f"built-ins: {', '.join(MODELS)}"
+        )
         raise FlopscopeError(f"model {spec}", "neither a built-in model nor module.path:factory", fix)
     return _import_factory(spec), None
 
@@ -214,16 +250,22 @@ def _import_factory(spec: str) -> Callable[[], Any]:
         obj = _import_module(spec, target)
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise FlopscopeError(f"model {spec}", f"{target} has no attribute {attr}",
-                                 f"name a function or nn.Module defined in {target}, as {target}:NAME")
+            raise FlopscopeError(
+                f"model {spec}",
+                f"{target} has no attribute {attr}",
+                f"name a function or nn.Module defined in {target}, as {target}:NAME",
+            )
         obj = getattr(obj, part)
     # module.path:attr may name a factory or an nn.Module instance (callable too, but not a factory).
     torch = require_torch()
     if isinstance(obj, torch.nn.Module):
         return lambda: obj
     if not callable(obj):
-        raise FlopscopeError(f"model {spec}", f"{attr} is {type(obj).__name__}, not an nn.Module or a function "
-                             "that returns one", f"name an nn.Module or a function returning one, as {target}:NAME")
+        raise FlopscopeError(
+            f"model {spec}",
+            f"{attr} is {type(obj).__name__}, not an nn.Module or a function that returns one",
+            f"name an nn.Module or a function returning one, as {target}:NAME",
+        )
     return obj
 
 
@@ -237,8 +279,9 @@ def _import_module(spec: str, module_name: str) -> Any:
     except FlopscopeError:
         raise
     except Exception as err:  # the user's module may raise anything on import
-        raise FlopscopeError(f"model {spec}", f"cannot import {module_name}: {type(err).__name__}: {err}",
-                             _import_fix(module_name, err)) from err
+        raise FlopscopeError(
+            f"model {spec}", f"cannot import {module_name}: {type(err).__name__}: {err}", _import_fix(module_name, err)
+        ) from err
 
 
 def _import_file(spec: str, target: str) -> Any:
@@ -247,8 +290,11 @@ def _import_file(spec: str, target: str) -> Any:
 
     path = Path(target if target.endswith(".py") else target + ".py").expanduser()
     if not path.is_file():
-        raise FlopscopeError(f"model {spec}", f"no file {path}", "give an existing Python file, as "
-                             "path/to/file.py:NAME, or a module on the path, as module.path:NAME")
+        raise FlopscopeError(
+            f"model {spec}",
+            f"no file {path}",
+            "give an existing Python file, as path/to/file.py:NAME, or a module on the path, as module.path:NAME",
+        )
     folder = str(path.resolve().parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)
@@ -262,8 +308,11 @@ def _import_file(spec: str, target: str) -> Any:
         raise
     except Exception as err:  # the user's file may raise anything on import
         missing = getattr(err, "name", None) if isinstance(err, ModuleNotFoundError) else None
-        fix = (f"{path} needs {missing}: install it in this Python environment" if missing
-               else f"fix the error {path} raises when run (`python {path}` shows it)")
+        fix = (
+            f"{path} needs {missing}: install it in this Python environment"
+            if missing
+            else f"fix the error {path} raises when run (`python {path}` shows it)"
+        )
         raise FlopscopeError(f"model {spec}", f"cannot import {path}: {type(err).__name__}: {err}", fix) from err
     return module
 
@@ -271,15 +320,23 @@ def _import_file(spec: str, target: str) -> Any:
 def _import_fix(module_name: str, err: Exception) -> str:
     missing = getattr(err, "name", None) if isinstance(err, ModuleNotFoundError) else None
     if missing and module_name.split(".")[0] == missing.split(".")[0]:  # the module itself is not on the path
-        return (f"run flopscope from the folder holding {module_name.replace('.', '/')}.py, or add that folder to "
-                "PYTHONPATH")
+        return (
+            f"run flopscope from the folder holding {module_name.replace('.', '/')}.py, or add that folder to "
+            "PYTHONPATH"
+        )
     if missing:  # the module imports something not installed
         return f"{module_name} needs {missing}: install it in this Python environment"
     return f"fix the error {module_name} raises when imported (`python -c 'import {module_name}'` shows it)"
 
 
-def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bool = False, dtype: str | None = None,
-                input_requires_grad: bool = False, input_dtype: str | None = None) -> ModelFlops:
+def count_model(
+    spec: str,
+    input_shape: tuple[int, ...] | None = None,
+    train: bool = False,
+    dtype: str | None = None,
+    input_requires_grad: bool = False,
+    input_dtype: str | None = None,
+) -> ModelFlops:
     """Analytic FLOPs of SPEC (built-in, module.path:NAME or path/to/file.py:NAME) on one input of INPUT_SHAPE.
     DTYPE (DTYPE_BYTES): the precision for byte sizes and peaks; default: that of the model's parameters."""
     if dtype is not None and dtype not in DTYPE_BYTES:
@@ -289,8 +346,15 @@ def count_model(spec: str, input_shape: tuple[int, ...] | None = None, train: bo
     if shape is None:
         model = _build_to_check(factory, spec)  # the real problem first: a function that returns no nn.Module
         raise FlopscopeError(f"model {spec}", "needs --input-shape", f"e.g. {_shape_example(model)}")
-    return count_factory(factory, shape, train=train, dtype=dtype, name=spec, input_requires_grad=input_requires_grad,
-                         input_dtype=input_dtype)
+    return count_factory(
+        factory,
+        shape,
+        train=train,
+        dtype=dtype,
+        name=spec,
+        input_requires_grad=input_requires_grad,
+        input_dtype=input_dtype,
+    )
 
 
 def _build_to_check(factory: Callable[[], Any], name: str) -> Any:
@@ -322,29 +386,38 @@ def _shape_example(model: Any) -> str:
     return f"--input-shape 32,{channels},224,224"
 
 
-def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: bool = False, dtype: str | None = None,
-                  name: str = "model", input_requires_grad: bool = False, input_dtype: str | None = None) -> ModelFlops:
+def count_factory(
+    factory: Callable[[], Any],
+    shape: tuple[int, ...],
+    train: bool = False,
+    dtype: str | None = None,
+    name: str = "model",
+    input_requires_grad: bool = False,
+    input_dtype: str | None = None,
+) -> ModelFlops:
     """Count on the meta device; fall back to CPU at batch 1 x batch size when the model cannot run on meta.
     `input_dtype` (INPUT_DTYPES): the input's dtype; default: the model's floating-point parameters' dtype."""
     torch = require_torch()
     if input_dtype is not None and input_dtype not in INPUT_DTYPES:
-        raise FlopscopeError(f"--input-dtype {input_dtype}", "unknown dtype",
-                             f"use one of {', '.join(INPUT_DTYPES)}")
-    count = _Counting(name, train, dtype, input_requires_grad,
-                      getattr(torch, INPUT_DTYPES[input_dtype]) if input_dtype else None)
+        raise FlopscopeError(f"--input-dtype {input_dtype}", "unknown dtype", f"use one of {', '.join(INPUT_DTYPES)}")
+    count = _Counting(
+        name, train, dtype, input_requires_grad, getattr(torch, INPUT_DTYPES[input_dtype]) if input_dtype else None
+    )
     try:
         model = _build(factory, torch, name, meta=True)
         with _user_code(name, "its forward/backward"):
             counted = count(model, shape, torch)
-        return ModelFlops(model=name, input_shape=tuple(shape), train=train,
-                          method="meta device (shapes only, full batch)", **counted)
+        return ModelFlops(
+            model=name, input_shape=tuple(shape), train=train, method="meta device (shapes only, full batch)", **counted
+        )
     except FlopscopeError:
         raise
     except Exception as meta_error:
         reason = _one_line(meta_error)
         if not _meta_only(meta_error):  # a wrong shape or dtype fails on CPU too: say so now, build nothing real
-            raise FlopscopeError(f"model {name}", f"forward/backward failed: {reason}",
-                                 _input_fix(meta_error, count.input_dtype, torch)) from meta_error
+            raise FlopscopeError(
+                f"model {name}", f"forward/backward failed: {reason}", _input_fix(meta_error, count.input_dtype, torch)
+            ) from meta_error
     # .item(), an operator without a meta kernel, a tensor made on CPU in forward: retry with real tensors
     model = _build(factory, torch, name, meta=False)
     one = (1, *shape[1:])
@@ -354,13 +427,19 @@ def count_factory(factory: Callable[[], Any], shape: tuple[int, ...], train: boo
     except FlopscopeError:
         raise
     except Exception as err:
-        raise FlopscopeError(f"model {name}", f"forward/backward failed on the meta device ({reason}) and then on "
-                             f"CPU at batch 1 ({_one_line(err)})", _cpu_fix(err, count, torch)) from err
+        raise FlopscopeError(
+            f"model {name}",
+            f"forward/backward failed on the meta device ({reason}) and then on CPU at batch 1 ({_one_line(err)})",
+            _cpu_fix(err, count, torch),
+        ) from err
     scaled = _scale(counted, shape[0])
-    scaled["notes"].append(f"could not run on the meta device ({reason}); counted on CPU at batch 1 and "
-                           f"multiplied FLOPs and activation bytes by {shape[0]} (assumes both are linear in batch)")
-    return ModelFlops(model=name, input_shape=tuple(shape), train=train,
-                      method=f"CPU at batch 1, x{shape[0]}", **scaled)
+    scaled["notes"].append(
+        f"could not run on the meta device ({reason}); counted on CPU at batch 1 and "
+        f"multiplied FLOPs and activation bytes by {shape[0]} (assumes both are linear in batch)"
+    )
+    return ModelFlops(
+        model=name, input_shape=tuple(shape), train=train, method=f"CPU at batch 1, x{shape[0]}", **scaled
+    )
 
 
 def _one_line(err: BaseException) -> str:
@@ -377,14 +456,16 @@ def _meta_only(err: Exception) -> bool:
 
 def _cpu_fix(err: Exception, count: _Counting, torch: Any) -> str:
     if count.train and "Expected more than 1 value per channel" in str(err):  # BatchNorm training on 1 sample
-        return ("the CPU retry runs one sample, which BatchNorm cannot train on: make forward run on the meta "
-                "device (no .item() or Python branching on tensor values), or leave out --train")
+        return (
+            "the CPU retry runs one sample, which BatchNorm cannot train on: make forward run on the meta "
+            "device (no .item() or Python branching on tensor values), or leave out --train"
+        )
     return _input_fix(err, count.input_dtype, torch)
 
 
 def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any:
     try:
-        with _user_code(name, "building it"), (torch.device("meta") if meta else contextlib.nullcontext()):
+        with _user_code(name, "building it"), torch.device("meta") if meta else contextlib.nullcontext():
             model = factory()
     except FlopscopeError:
         raise
@@ -394,8 +475,11 @@ def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any
         raise FlopscopeError(f"model {name}", f"building it failed: {_one_line(err)}") from err
     if not isinstance(model, torch.nn.Module):
         attr = name.rpartition(":")[2] or name
-        raise FlopscopeError(f"model {name}", f"{attr}() returned {type(model).__name__}, not a torch.nn.Module",
-                             "NAME is an nn.Module or a function that returns one (the model)")
+        raise FlopscopeError(
+            f"model {name}",
+            f"{attr}() returned {type(model).__name__}, not a torch.nn.Module",
+            "NAME is an nn.Module or a function that returns one (the model)",
+        )
     return _on_meta(model, torch) if meta else model
 
 
@@ -412,10 +496,12 @@ def _user_code(spec: str, doing: str) -> Iterator[None]:
     except SystemExit as stop:
         last = next((line.strip() for line in reversed(said.getvalue().splitlines()) if line.strip()), "")
         said = io.StringIO()  # quoted below, not printed
-        raise FlopscopeError(f"model {spec}", f"{doing} called sys.exit({stop.code!r})" +
-                             (f" after printing {last!r}" if last else ""),
-                             "a model's module must not exit or parse the command line when imported or built: "
-                             "guard script code with `if __name__ == '__main__':`") from None
+        raise FlopscopeError(
+            f"model {spec}",
+            f"{doing} called sys.exit({stop.code!r})" + (f" after printing {last!r}" if last else ""),
+            "a model's module must not exit or parse the command line when imported or built: "
+            "guard script code with `if __name__ == '__main__':`",
+        ) from None
     finally:
         sys.argv = argv
         sys.stderr.write(said.getvalue())
@@ -446,8 +532,10 @@ def _input_fix(err: Exception, input_dtype: Any, torch: Any) -> str:
         if not input_dtype.is_floating_point:
             return "the model takes floating-point input: leave out --input-dtype (it defaults to the parameters')"
         return "the input must have the parameters' dtype: leave out --input-dtype (it defaults to theirs)"
-    return ("check --input-shape (and --input-dtype: int64 for token ids, default the parameters' dtype) against "
-            "what the model expects")
+    return (
+        "check --input-shape (and --input-dtype: int64 for token ids, default the parameters' dtype) against "
+        "what the model expects"
+    )
 
 
 @dataclass
@@ -471,9 +559,12 @@ class _Counting:
         try:
             # The math attention backend, as on meta: on CPU, scaled_dot_product_attention would otherwise run
             # _scaled_dot_product_flash_attention_for_cpu, which FlopCounterMode has no formula for (counts 0).
-            with sdpa_kernel(SDPBackend.MATH), _attention_meter(torch) as attention, \
-                    FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter, \
-                    _same_dtype_check(torch):
+            with (
+                sdpa_kernel(SDPBackend.MATH),
+                _attention_meter(torch) as attention,
+                FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter,
+                _same_dtype_check(torch),
+            ):
                 out = model(x)
                 forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
                 if self.train:
@@ -489,15 +580,15 @@ class _Counting:
         counted["input_dtype"] = str(x.dtype).removeprefix("torch.")
         counted["dtype"] = dtype
         if not self.dtype and dtype != "fp32":
-            counted["notes"].append(f"precision {dtype}, that of the model's {_TORCH_NAMES[dtype]} parameters "
-                                    "(--dtype overrides)")
+            counted["notes"].append(
+                f"precision {dtype}, that of the model's {_TORCH_NAMES[dtype]} parameters (--dtype overrides)"
+            )
         return counted
 
     def _input(self, model: Any, shape: tuple[int, ...], torch: Any) -> Any:
         """Random floats, or token id 0 (valid for any embedding table) for an integer dtype."""
         device = next((p.device for p in model.parameters()), torch.device("meta"))
-        dtype = self.input_dtype or next((p.dtype for p in model.parameters() if p.is_floating_point()),
-                                         torch.float32)
+        dtype = self.input_dtype or next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
         if device.type == "meta":
             x = torch.empty(shape, device=device, dtype=dtype)
         elif dtype.is_floating_point:
@@ -534,8 +625,9 @@ def _attention_meter(torch: Any) -> Any:
             qk, pv = 2 * batch * sq * sk * d, 2 * batch * sq * sk * dv
             self.forward += qk + pv
             if torch.is_grad_enabled():  # dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q, as far as needed
-                self.backward += pv * (v.requires_grad + (q.requires_grad or k.requires_grad)) + \
-                    qk * (q.requires_grad + k.requires_grad)
+                self.backward += pv * (v.requires_grad + (q.requires_grad or k.requires_grad)) + qk * (
+                    q.requires_grad + k.requires_grad
+                )
 
     return AttentionMeter()
 
@@ -558,11 +650,18 @@ def _same_dtype_check(torch: Any) -> Any:
         def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
             kwargs = kwargs or {}
             if func.overloadpacket in checked:
-                dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in (*args, *kwargs.values())
-                                 if isinstance(t, torch.Tensor)})
+                dtypes = sorted(
+                    {
+                        str(t.dtype).removeprefix("torch.")
+                        for t in (*args, *kwargs.values())
+                        if isinstance(t, torch.Tensor)
+                    }
+                )
                 if len(dtypes) > 1:
-                    raise RuntimeError(f"{func.overloadpacket.__name__}: operands must have one dtype, but got "
-                                       f"{' and '.join(dtypes)} (as CPU and CUDA kernels require)")
+                    raise RuntimeError(
+                        f"{func.overloadpacket.__name__}: operands must have one dtype, but got "
+                        f"{' and '.join(dtypes)} (as CPU and CUDA kernels require)"
+                    )
             return func(*args, **kwargs)
 
     return SameDtype()
@@ -583,9 +682,21 @@ def _corrected_formulas(torch: Any) -> dict:
     return {torch.ops.aten.convolution_backward: _conv_backward_flop}
 
 
-def _conv_backward_flop(grad_out_shape: list[int], x_shape: list[int], w_shape: list[int], _bias: Any,
-                        _stride: Any, _padding: Any, _dilation: Any, transposed: bool, _output_padding: Any,
-                        _groups: int, output_mask: list[bool], out_shape: Any = None, **_kwargs: Any) -> int:
+def _conv_backward_flop(
+    grad_out_shape: list[int],
+    x_shape: list[int],
+    w_shape: list[int],
+    _bias: Any,
+    _stride: Any,
+    _padding: Any,
+    _dilation: Any,
+    transposed: bool,
+    _output_padding: Any,
+    _groups: int,
+    output_mask: list[bool],
+    out_shape: Any = None,
+    **_kwargs: Any,
+) -> int:
     """Convolution backward: grad input and grad weight each cost what the forward convolution costs.
     torch 2.13's formula counts grad weight as a convolution over all Cin input channels, `groups` times too much
     for a grouped convolution (32x for a 32-channel depthwise one); every weight element (Cout x Cin/groups x k)
@@ -621,7 +732,9 @@ def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, in
         def hook(_module, _inputs, output) -> None:
             tensors = [t for t in torch.utils._pytree.tree_leaves(output) if isinstance(t, torch.Tensor)]
             leaves[name] = leaves.get(name, 0) + sum(
-                t.numel() * (nbytes if t.is_floating_point() else t.element_size()) for t in tensors)
+                t.numel() * (nbytes if t.is_floating_point() else t.element_size()) for t in tensors
+            )
+
         return hook
 
     for name, module in model.named_modules():
@@ -648,15 +761,22 @@ def _why_no_grad(out: Any, torch: Any, model: Any) -> tuple[str, str]:
     if not params:
         return "the model has no parameters", forward_only
     if not any(p.requires_grad for p in params):
-        return ("every parameter is frozen (requires_grad=False)",
-                f"{forward_only}, or unfreeze the parameters to be trained in the factory")
+        return (
+            "every parameter is frozen (requires_grad=False)",
+            f"{forward_only}, or unfreeze the parameters to be trained in the factory",
+        )
     tensors = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
     if tensors and not any(t.is_floating_point() or t.is_complex() for t in tensors):
         dtypes = ", ".join(sorted({str(t.dtype).removeprefix("torch.") for t in tensors}))
-        return (f"the output is {dtypes}, which has no gradient (argmax or a comparison in forward?)",
-                f"return the floating-point scores, or {forward_only}")
-    return ("the output does not depend on the trainable parameters through differentiable operations "
-            "(torch.no_grad or .detach() in forward?)", forward_only)
+        return (
+            f"the output is {dtypes}, which has no gradient (argmax or a comparison in forward?)",
+            f"return the floating-point scores, or {forward_only}",
+        )
+    return (
+        "the output does not depend on the trainable parameters through differentiable operations "
+        "(torch.no_grad or .detach() in forward?)",
+        forward_only,
+    )
 
 
 def _tabulate(model: Any, forward: dict, total: dict | None, leaves: dict[str, int], dtype: str) -> dict:
@@ -669,17 +789,38 @@ def _tabulate(model: Any, forward: dict, total: dict | None, leaves: dict[str, i
         bwd = None if total is None else sum(total.get(key, {}).values()) - fwd
         params = sum(p.numel() for p in module.parameters())
         act = sum(v for leaf, v in leaves.items() if _inside(leaf, name))
-        modules.append(ModuleFlops(name=name, type=type(module).__name__, forward_flop=int(fwd),
-                                   backward_flop=None if bwd is None else int(bwd), params=int(params),
-                                   activation_bytes=int(act), param_bytes=int(params * nbytes)))
+        modules.append(
+            ModuleFlops(
+                name=name,
+                type=type(module).__name__,
+                forward_flop=int(fwd),
+                backward_flop=None if bwd is None else int(bwd),
+                params=int(params),
+                activation_bytes=int(act),
+                param_bytes=int(params * nbytes),
+            )
+        )
     forward_ops = _ops(forward.get("Global", {}))
-    backward_ops = {} if total is None else {
-        k: v - forward_ops.get(k, 0) for k, v in _ops(total.get("Global", {})).items() if v - forward_ops.get(k, 0)}
+    backward_ops = (
+        {}
+        if total is None
+        else {
+            k: v - forward_ops.get(k, 0) for k, v in _ops(total.get("Global", {})).items() if v - forward_ops.get(k, 0)
+        }
+    )
     params = modules[0].params
-    return dict(model_type=root, forward_flop=sum(forward_ops.values()),
-                backward_flop=None if total is None else sum(backward_ops.values()), params=params,
-                param_bytes=params * nbytes, activation_bytes=sum(leaves.values()), modules=modules,
-                forward_ops=forward_ops, backward_ops=backward_ops, notes=[])
+    return dict(
+        model_type=root,
+        forward_flop=sum(forward_ops.values()),
+        backward_flop=None if total is None else sum(backward_ops.values()),
+        params=params,
+        param_bytes=params * nbytes,
+        activation_bytes=sum(leaves.values()),
+        modules=modules,
+        forward_ops=forward_ops,
+        backward_ops=backward_ops,
+        notes=[],
+    )
 
 
 def _inside(leaf: str, name: str) -> bool:
@@ -699,10 +840,18 @@ def _scale(counted: dict, batch: int) -> dict:
     out["activation_bytes"] *= batch
     out["forward_ops"] = {k: v * batch for k, v in counted["forward_ops"].items()}
     out["backward_ops"] = {k: v * batch for k, v in counted["backward_ops"].items()}
-    out["modules"] = [ModuleFlops(name=m.name, type=m.type, forward_flop=m.forward_flop * batch,
-                                  backward_flop=None if m.backward_flop is None else m.backward_flop * batch,
-                                  params=m.params, activation_bytes=m.activation_bytes * batch,
-                                  param_bytes=m.param_bytes) for m in counted["modules"]]
+    out["modules"] = [
+        ModuleFlops(
+            name=m.name,
+            type=m.type,
+            forward_flop=m.forward_flop * batch,
+            backward_flop=None if m.backward_flop is None else m.backward_flop * batch,
+            params=m.params,
+            activation_bytes=m.activation_bytes * batch,
+            param_bytes=m.param_bytes,
+        )
+        for m in counted["modules"]
+    ]
     out["notes"] = list(counted["notes"])
     return out
 
@@ -714,13 +863,21 @@ def load_model_json(path: str | Path) -> ModelFlops:
         _check_model_doc(doc)
         return ModelFlops.from_json(doc)
     except (OSError, ValueError, KeyError, TypeError) as err:
-        raise FlopscopeError(path, f"not the JSON of `flopscope model --json`: {err}",
-                             "write it again with `flopscope model ... --json > FILE`") from err
+        raise FlopscopeError(
+            path,
+            f"not the JSON of `flopscope model --json`: {err}",
+            "write it again with `flopscope model ... --json > FILE`",
+        ) from err
 
 
 # Numbers a model JSON must hold (None allowed where marked), at the top and in each module.
-_NUMBERS = {"forward_flop": False, "backward_flop": True, "params": False, "param_bytes": False,
-            "activation_bytes": False}
+_NUMBERS = {
+    "forward_flop": False,
+    "backward_flop": True,
+    "params": False,
+    "param_bytes": False,
+    "activation_bytes": False,
+}
 
 
 def _check_model_doc(doc: Any) -> None:

@@ -40,8 +40,9 @@ def tensor_op_metrics(catalogue: set[str]) -> list[str]:
     """The fewest tensor op counters that cover every floating-point source type without overlap: the
     widest counter of each family (a source type's aggregate over its per-destination counters; a counter
     of several source types, `src_fp4_fp6_fp8_dst_fp32`, over those of fewer)."""
-    paths = {name: (frozenset(m.group(1).split("_")), m.group(2))
-             for name in catalogue if (m := _TENSOR_TOTAL.match(name))}
+    paths = {
+        name: (frozenset(m.group(1).split("_")), m.group(2)) for name in catalogue if (m := _TENSOR_TOTAL.match(name))
+    }
     return sorted(f"{name}.sum" for name in uncovered(by_accumulator(paths)))
 
 
@@ -56,13 +57,17 @@ def by_accumulator(paths: dict[K, TensorPath]) -> dict[K, TensorPath]:
     destinations: dict[frozenset[str], set] = {}
     for types, dst in paths.values():
         destinations.setdefault(types, set()).add(dst)
-    return {key: (types, dst) for key, (types, dst) in paths.items()
-            if dst is not None or not {"fp16", "fp32"} <= destinations[types]}
+    return {
+        key: (types, dst)
+        for key, (types, dst) in paths.items()
+        if dst is not None or not {"fp16", "fp32"} <= destinations[types]
+    }
 
 
 def uncovered(paths: dict[K, TensorPath]) -> list[K]:
     """Keys whose counters share no op, so that summing them counts each op once: the widest first (more
     source types, then all destinations), then every narrower one that overlaps none of those kept."""
+
     def overlap(a: TensorPath, b: TensorPath) -> bool:
         return bool(a[0] & b[0]) and (a[1] is None or b[1] is None or a[1] == b[1])
 
@@ -79,18 +84,35 @@ def uncovered(paths: dict[K, TensorPath]) -> list[K]:
 TENSOR_COUNTERS_BY_CC = {
     "7.0": ["sm__ops_path_tensor_src_fp16_dst_fp16.sum", "sm__ops_path_tensor_src_fp16_dst_fp32.sum"],
     "7.5": ["sm__ops_path_tensor_src_fp16_bf16_tf32_dst_fp32.sum", "sm__ops_path_tensor_src_fp16_dst_fp16.sum"],
-    "8.0": ["sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
-            "sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_fp64.sum",
-            "sm__ops_path_tensor_src_tf32_dst_fp32.sum"],
-    "8.6": ["sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
-            "sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_fp64.sum",
-            "sm__ops_path_tensor_src_tf32_dst_fp32.sum"],
-    "8.9": ["sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
-            "sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_fp64.sum",
-            "sm__ops_path_tensor_src_fp8.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum"],
-    "9.0": ["sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16.sum",
-            "sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_fp8.sum",
-            "sm__ops_path_tensor_src_tf32_dst_fp32.sum"],
+    "8.0": [
+        "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+        "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+        "sm__ops_path_tensor_src_fp64.sum",
+        "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+    ],
+    "8.6": [
+        "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+        "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+        "sm__ops_path_tensor_src_fp64.sum",
+        "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+    ],
+    "8.9": [
+        "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+        "sm__ops_path_tensor_src_fp16_dst_fp16.sum",
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+        "sm__ops_path_tensor_src_fp64.sum",
+        "sm__ops_path_tensor_src_fp8.sum",
+        "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+    ],
+    "9.0": [
+        "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+        "sm__ops_path_tensor_src_fp16.sum",
+        "sm__ops_path_tensor_src_fp64.sum",
+        "sm__ops_path_tensor_src_fp8.sum",
+        "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+    ],
 }
 # Where the chip is unknown: what to ask the target's ncu (named, not run: it is only advice).
 ASK_FOR_TENSOR_COUNTERS = "sm__ops_path_tensor_src_<type>.sum"

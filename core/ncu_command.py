@@ -21,13 +21,18 @@ ALWAYS_SET = {
     ("--set", None): "flopscope's --metrics full (ncu's full set) or --metrics NAME,...",
     ("--log-file", None): "flopscope reads ncu's console output and keeps it in the run folder's ncu.log",
     ("--import", "-i"): "`flopscope open FILE` reads a report made before",
-    ("--csv", None): _PRINTED, ("--page", None): _PRINTED, ("--print-summary", None): _PRINTED,
+    ("--csv", None): _PRINTED,
+    ("--page", None): _PRINTED,
+    ("--print-summary", None): _PRINTED,
 }
 # ncu options flopscope has its own option for: refused in --ncu-args only when that option is given too.
 OWN_OPTION = {
-    ("--kernel-name", "-k"): "kernel_name", ("--launch-skip", "-s"): "launch_skip",
-    ("--launch-count", "-c"): "launch_count", ("--nvtx-include", None): "nvtx_include",
-    ("--replay-mode", None): "replay_mode", ("--clock-control", None): "clock_control",
+    ("--kernel-name", "-k"): "kernel_name",
+    ("--launch-skip", "-s"): "launch_skip",
+    ("--launch-count", "-c"): "launch_count",
+    ("--nvtx-include", None): "nvtx_include",
+    ("--replay-mode", None): "replay_mode",
+    ("--clock-control", None): "clock_control",
     ("--target-processes", None): "target_processes",
 }
 
@@ -71,8 +76,11 @@ def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
     if not opts.command:
         raise FlopscopeError("profile", "no command to profile", "put it after `--`: flopscope profile -- python x.py")
     if opts.command[0].startswith("-"):
-        raise FlopscopeError("profile", f"the command starts with {opts.command[0]!r}, which ncu would read as "
-                             "its own option", "name the program first: flopscope profile -- ./app ARGS")
+        raise FlopscopeError(
+            "profile",
+            f"the command starts with {opts.command[0]!r}, which ncu would read as its own option",
+            "name the program first: flopscope profile -- ./app ARGS",
+        )
     check_ncu_args(opts)
     argv = [opts.ncu, "--export", report_stem, "--force-overwrite"]
     metrics = metric_list(opts)
@@ -87,8 +95,9 @@ def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
         argv += ["--launch-count", str(opts.launch_count)]
     if opts.replay_mode:
         if opts.replay_mode not in REPLAY_MODES:
-            raise FlopscopeError("--replay-mode", f"unknown mode {opts.replay_mode!r}",
-                                 "use kernel, application or range")
+            raise FlopscopeError(
+                "--replay-mode", f"unknown mode {opts.replay_mode!r}", "use kernel, application or range"
+            )
         argv += ["--replay-mode", opts.replay_mode]
     if opts.clock_control:
         argv += ["--clock-control", opts.clock_control]
@@ -103,12 +112,16 @@ def check_ncu_args(opts: ProfileOptions) -> None:
     for token in opts.ncu_args:
         for (long, short), instead in ALWAYS_SET.items():
             if _is_option(token, long, short):
-                raise FlopscopeError(f"--ncu-args {token}", f"flopscope sets ncu's {long} itself", f"leave it out: "
-                                     f"{instead}")
+                raise FlopscopeError(
+                    f"--ncu-args {token}", f"flopscope sets ncu's {long} itself", f"leave it out: {instead}"
+                )
         for (long, short), field_name in OWN_OPTION.items():
             if _is_option(token, long, short) and getattr(opts, field_name) not in (None, []):
-                raise FlopscopeError(f"--ncu-args {token}", f"flopscope's {long} is given too, and flopscope passes "
-                                     f"it to ncu", f"pass it once, as flopscope's {long}")
+                raise FlopscopeError(
+                    f"--ncu-args {token}",
+                    f"flopscope's {long} is given too, and flopscope passes it to ncu",
+                    f"pass it once, as flopscope's {long}",
+                )
 
 
 def _is_option(token: str, long: str, short: str | None) -> bool:

@@ -15,26 +15,41 @@ SIMT_OPS = ("add", "mul", "fma")
 DURATION = "gpu__time_duration.sum"
 SM_CLOCK = "smsp__cycles_elapsed.avg.per_second"
 # The SIMT add/mul/fma thread-instruction counters of each precision (FLOPs come from them, FMA = 2).
-SIMT = {p: [f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum" for op in SIMT_OPS]
-        for p, letter in PRECISION_LETTER.items()}
+SIMT = {
+    p: [f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum" for op in SIMT_OPS]
+    for p, letter in PRECISION_LETTER.items()
+}
 TENSOR_INSTRUCTIONS = "sm__inst_executed_pipe_tensor.sum"
 # Tensor FLOPs come from op counters named per chip (ncu_catalogue picks the target's); these are GA100's, the
 # hint's example where no chip is known. Collected only on request: another chip's names make ncu refuse.
-TENSOR_OPS_GA100 = ["sm__ops_path_tensor_src_fp16_dst_fp32.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-                    "sm__ops_path_tensor_src_tf32_dst_fp32.sum"]
+TENSOR_OPS_GA100 = [
+    "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+    "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
+]
 DRAM_BYTES = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
 L2_BYTES = ["lts__t_bytes.sum"]
 L1_BYTES = ["l1tex__t_bytes.sum"]
 
-TIME = [DURATION, "smsp__cycles_elapsed.avg", SM_CLOCK, "launch__grid_size", "launch__block_size",
-        "launch__registers_per_thread", "device__attribute_display_name"]
+TIME = [
+    DURATION,
+    "smsp__cycles_elapsed.avg",
+    SM_CLOCK,
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__registers_per_thread",
+    "device__attribute_display_name",
+]
 FLOPS = [*(m for p in PRECISION_LETTER for m in SIMT[p]), TENSOR_INSTRUCTIONS]  # + the target's tensor ops
 MEMORY = [*DRAM_BYTES, *L2_BYTES, *L1_BYTES]
 DRAM_PEAKS = ["dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"]
 PEAKS = [f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained" for letter in "dfh"] + DRAM_PEAKS
 # The L2 and L1 ceilings of the hierarchical roofline: the peak rate of the counters MEMORY reads, at their clocks.
-CACHE_PEAKS = [m for unit in ("lts", "l1tex") for m in (f"{unit}__t_bytes.sum.peak_sustained",
-                                                         f"{unit}__cycles_elapsed.avg.per_second")]
+CACHE_PEAKS = [
+    m
+    for unit in ("lts", "l1tex")
+    for m in (f"{unit}__t_bytes.sum.peak_sustained", f"{unit}__cycles_elapsed.avg.per_second")
+]
 METRIC_SETS = {
     "roofline": [*TIME, *FLOPS, *MEMORY, *PEAKS, *CACHE_PEAKS],
     "flops": [*TIME, *FLOPS, *PEAKS],
@@ -55,8 +70,10 @@ ON_REQUEST = frozenset(TENSOR_OPS_GA100)
 
 # Rate forms of each counted column: with them but no duration, the duration is what is missing.
 RATE_FORMS = {
-    **{f"flop_{p}": re.compile(rf"^smsp?__sass_thread_inst_executed_op_{letter}(add|mul|fma)_pred_on\.sum\.per_")
-       for p, letter in PRECISION_LETTER.items()},
+    **{
+        f"flop_{p}": re.compile(rf"^smsp?__sass_thread_inst_executed_op_{letter}(add|mul|fma)_pred_on\.sum\.per_")
+        for p, letter in PRECISION_LETTER.items()
+    },
     "dram_bytes": re.compile(r"^dram__bytes\w*\.sum\.per_second$"),
     "l2_bytes": re.compile(r"^lts__t_bytes\.sum\.per_second$"),
     "l1_bytes": re.compile(r"^l1tex__t_bytes\.sum\.per_second$"),
@@ -68,8 +85,10 @@ RATE_FORMS = {
 SPEED_OF_LIGHT = {
     "sol_sm_pct": ["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
     "sol_memory_pct": ["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"],
-    "sol_dram_pct": ["gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-                     "dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+    "sol_dram_pct": [
+        "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    ],
     "sol_l2_pct": ["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
     "sol_l1_pct": ["l1tex__throughput.avg.pct_of_peak_sustained_active"],
 }
@@ -79,13 +98,18 @@ OCCUPANCY = {
     "waves_per_sm": ["launch__waves_per_multiprocessor"],
 }
 # Blocks per SM each resource allows (ncu's Occupancy section): the smallest is the occupancy limiter.
-OCCUPANCY_LIMITS = {"registers": "launch__occupancy_limit_registers",
-                    "shared memory": "launch__occupancy_limit_shared_mem",
-                    "warps": "launch__occupancy_limit_warps", "blocks": "launch__occupancy_limit_blocks",
-                    "barriers": "launch__occupancy_limit_barriers"}
+OCCUPANCY_LIMITS = {
+    "registers": "launch__occupancy_limit_registers",
+    "shared memory": "launch__occupancy_limit_shared_mem",
+    "warps": "launch__occupancy_limit_warps",
+    "blocks": "launch__occupancy_limit_blocks",
+    "barriers": "launch__occupancy_limit_barriers",
+}
 # Pipe utilisation, % of peak while the SM was active (ncu's Compute Workload Analysis).
-PIPES = {f"pipe_{pipe}_pct": [f"sm__inst_executed_pipe_{pipe}.avg.pct_of_peak_sustained_active"]
-         for pipe in ("alu", "fma", "fp64", "lsu", "xu")}
+PIPES = {
+    f"pipe_{pipe}_pct": [f"sm__inst_executed_pipe_{pipe}.avg.pct_of_peak_sustained_active"]
+    for pipe in ("alu", "fma", "fp64", "lsu", "xu")
+}
 PIPES["pipe_tensor_pct"] = ["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]
 INSIGHT = {**SPEED_OF_LIGHT, **OCCUPANCY, **PIPES}
 _INSIGHT_METRICS = frozenset([*(m for names in INSIGHT.values() for m in names), *OCCUPANCY_LIMITS.values()])

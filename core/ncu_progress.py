@@ -10,9 +10,11 @@ from .display_text import display_text
 _TAG = re.compile(r"^==(?P<tag>ERROR|WARNING|PROF)== ?")
 # Matched on the line without its tag.
 _PROFILING = re.compile(r'^Profiling "(?P<name>.*)" - (?P<index>\d+):.*?(?:- (?P<passes>\d+) pass(?:es)?)?\s*$')
-_PROF_KINDS = (("connected", re.compile(r"^Connected to process (?P<pid>\d+)(?: \((?P<exe>.*)\))?")),
-               ("disconnected", re.compile(r"^Disconnected from process (?P<pid>\d+)")),
-               ("report", re.compile(r"^Report: (?P<path>.+)$")))
+_PROF_KINDS = (
+    ("connected", re.compile(r"^Connected to process (?P<pid>\d+)(?: \((?P<exe>.*)\))?")),
+    ("disconnected", re.compile(r"^Disconnected from process (?P<pid>\d+)")),
+    ("report", re.compile(r"^Report: (?P<path>.+)$")),
+)
 
 
 @dataclass
@@ -29,13 +31,14 @@ def parse_line(line: str) -> Event:
     tag = _TAG.match(line)
     if tag is None:
         return Event("output", line)
-    text = line[tag.end():]
+    text = line[tag.end() :]
     if tag.group("tag") != "PROF":
         return Event(tag.group("tag").lower(), text)
     if m := _PROFILING.match(text):
         passes = m.group("passes")
-        return Event("kernel", text, name=m.group("name"), index=int(m.group("index")),
-                     passes=int(passes) if passes else None)
+        return Event(
+            "kernel", text, name=m.group("name"), index=int(m.group("index")), passes=int(passes) if passes else None
+        )
     for kind, pattern in _PROF_KINDS:
         if m := pattern.match(text):
             return Event(kind, text, name=m.groupdict().get("exe") or m.groupdict().get("path") or "")
@@ -65,19 +68,29 @@ def explain(errors: list[str], host: str) -> str | None:
     text = "\n".join(errors)
     where = f" on {host}" if host != "localhost" else ""
     if "ERR_NVGPUCTRPERM" in text:
-        return (f"GPU performance counters are restricted to admin users{where}: run ncu with the needed privilege "
-                "(e.g. sudo), or have an admin load the driver with NVreg_RestrictProfilingToAdminUsers=0 "
-                "(https://developer.nvidia.com/ERR_NVGPUCTRPERM); inside a container the host must grant it "
-                "(e.g. docker --cap-add=SYS_ADMIN)")
+        return (
+            f"GPU performance counters are restricted to admin users{where}: run ncu with the needed privilege "
+            "(e.g. sudo), or have an admin load the driver with NVreg_RestrictProfilingToAdminUsers=0 "
+            "(https://developer.nvidia.com/ERR_NVGPUCTRPERM); inside a container the host must grant it "
+            "(e.g. docker --cap-add=SYS_ADMIN)"
+        )
     if any(map(_NO_PROGRAM.match, errors)):
         return _program_fix(host)
     if m := _METRIC.search(text):
-        return (f"metric {m.group('name')} does not exist for this GPU or ncu version{where}; "
-                "drop it from --metrics (or use --metrics roofline); `ncu --query-metrics` lists what exists")
-    if re.search(r"LibraryNotLoaded|compatible driver|failed to connect to the CUDA driver|"
-                 r"(driver|version)[^\n]*(not supported|incompatible|mismatch|too old|newer)", text, re.I):
-        return (f"ncu and the NVIDIA driver{where} do not match: use the ncu that ships with the installed CUDA "
-                "toolkit (--ncu PATH) or update the driver")
+        return (
+            f"metric {m.group('name')} does not exist for this GPU or ncu version{where}; "
+            "drop it from --metrics (or use --metrics roofline); `ncu --query-metrics` lists what exists"
+        )
+    if re.search(
+        r"LibraryNotLoaded|compatible driver|failed to connect to the CUDA driver|"
+        r"(driver|version)[^\n]*(not supported|incompatible|mismatch|too old|newer)",
+        text,
+        re.I,
+    ):
+        return (
+            f"ncu and the NVIDIA driver{where} do not match: use the ncu that ships with the installed CUDA "
+            "toolkit (--ncu PATH) or update the driver"
+        )
     return None
 
 
@@ -85,8 +98,10 @@ def _program_fix(host: str) -> str:
     """ncu's own advice (an absolute path) leaves out where a relative path starts from: on a remote host,
     the login folder, not the folder flopscope was started in."""
     start = f"the login folder on {host}" if host != "localhost" else "the folder flopscope runs in"
-    return (f"ncu looks a bare name up on PATH and a relative path up from --remote-cwd (else {start}): pass the "
-            "program's absolute path or --remote-cwd, and check that it is executable")
+    return (
+        f"ncu looks a bare name up on PATH and a relative path up from --remote-cwd (else {start}): pass the "
+        "program's absolute path or --remote-cwd, and check that it is executable"
+    )
 
 
 def app_exit_code(errors: list[str]) -> int | None:

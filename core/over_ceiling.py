@@ -57,10 +57,12 @@ class OverCeiling:
         many = self.launches > 1
         where = f"launch {self.launch_id}" + (f" on {self.gpu}" if self.gpu else "")
         which = f"{self.precision} ceiling" if self.kind == "FLOP" else "ceiling"
-        return (f"{self.launches} launch{'es' if many else ''} measured above {'their' if many else 'its'} "
-                f"{self.kind} ceiling, which no kernel can do: {'worst ' if many else ''}{self.kernel} ({where}) "
-                f"at {si(self.measured, unit)}, {self.pct:.1f}% of its {which} {si(self.ceiling, unit)} "
-                f"({self.source})")
+        return (
+            f"{self.launches} launch{'es' if many else ''} measured above {'their' if many else 'its'} "
+            f"{self.kind} ceiling, which no kernel can do: {'worst ' if many else ''}{self.kernel} ({where}) "
+            f"at {si(self.measured, unit)}, {self.pct:.1f}% of its {which} {si(self.ceiling, unit)} "
+            f"({self.source})"
+        )
 
     def as_dict(self) -> dict:
         """For `--json` and export meta: the numbers in SI units, and the line's two halves as text."""
@@ -80,8 +82,10 @@ def over_ceiling(kernels: pd.DataFrame, meta: ReportMeta) -> list[OverCeiling]:
     """Per kind, the launches (not groups: a group's rate is at most its fastest launch's) measured more than
     TOLERANCE above their own ceiling; an empty list when none is."""
     found = []
-    for kind, measured, ceiling in (("FLOP", "flop_per_s", "peak_flop_per_s"),
-                                    ("DRAM", "dram_bytes_per_s", "peak_dram_bytes_per_s")):
+    for kind, measured, ceiling in (
+        ("FLOP", "flop_per_s", "peak_flop_per_s"),
+        ("DRAM", "dram_bytes_per_s", "peak_dram_bytes_per_s"),
+    ):
         if measured not in kernels or ceiling not in kernels:
             continue
         limit = kernels[ceiling].astype(float)
@@ -104,14 +108,18 @@ def _finding(kind: str, row: pd.Series, launches: int, meta: ReportMeta) -> Over
     launch_id = row.get("launch_id")
     fix, check = _flop_fix(row, judge) if flop else _dram_fix(row, judge)
     return OverCeiling(
-        kind=kind, launches=launches, kernel=str(row.get("kernel")),
+        kind=kind,
+        launches=launches,
+        kernel=str(row.get("kernel")),
         launch_id=None if is_missing(launch_id) else int(launch_id),
         gpu=str(row.get("gpu")) if several else "",
         measured=float(row["flop_per_s" if flop else "dram_bytes_per_s"]),
         ceiling=float(row["peak_flop_per_s" if flop else "peak_dram_bytes_per_s"]),
         precision=str(row.get("precision")) if flop else "dram",
         source=_flop_source(row, judge) if flop else _dram_source(row, judge),
-        fix=fix, check=check)
+        fix=fix,
+        check=check,
+    )
 
 
 def _judge(meta: ReportMeta, device: object) -> _Judge:
@@ -149,29 +157,36 @@ def _flop_fix(row: pd.Series, judge: _Judge) -> tuple[str, str]:
     source = str(row.get("peak_source") or "")
     count = "the FLOP count" + _notes(row, "flop")
     if "datasheet" not in source:  # the GPU's own peak counters at its own clock: only the count can be wrong
-        return f"its ceiling is the GPU's own peak counters at the measured clock, so check {count}", \
-            "check the FLOP count"
+        return (
+            f"its ceiling is the GPU's own peak counters at the measured clock, so check {count}",
+            "check the FLOP count",
+        )
     steps = [_check_gpu(judge)]
     # The report's own SIMT peak counters replace the datasheet; the clock scales a datasheet peak to the
     # launch's clock. Tensor precisions have no peak counter flopscope reads: the clock is all there is.
     letters = [PRECISION_LETTER[p] for p in str(row.get("precision")).split("+") if p in PRECISION_LETTER]
     metrics = ([] if "measured clock" in source else [_CLOCK]) + [
-        m for m in PEAKS for letter in letters if f"_op_{letter}fma_" in m]
+        m for m in PEAKS for letter in letters if f"_op_{letter}fma_" in m
+    ]
     if metrics:
         steps.append(f"collect `{Missing('', metrics, 0).fix()}` so the ceiling is taken at the measured clock")
-    return "the ceiling or the FLOP count is wrong for it: " + ", or ".join([*steps, f"check {count}"]), \
-        _check_gpu(judge, short=True)
+    return "the ceiling or the FLOP count is wrong for it: " + ", or ".join([*steps, f"check {count}"]), _check_gpu(
+        judge, short=True
+    )
 
 
 def _dram_fix(row: pd.Series, judge: _Judge) -> tuple[str, str]:
     """(fix, check) for a launch above its DRAM ceiling."""
     count = "the DRAM byte count" + _notes(row, "dram_bytes")
     if not is_missing(row.get("report_peak_dram_bytes_per_s")):
-        return f"its ceiling is the GPU's own peak counters at the measured DRAM clock, so check {count}", \
-            "check the DRAM byte count"
+        return (
+            f"its ceiling is the GPU's own peak counters at the measured DRAM clock, so check {count}",
+            "check the DRAM byte count",
+        )
     steps = [_check_gpu(judge), f"collect `{Missing('', _DRAM_PEAKS, 0).fix()}` so the ceiling is the GPU's own"]
-    return "the ceiling or the DRAM byte count is wrong for it: " + ", or ".join([*steps, f"check {count}"]), \
-        _check_gpu(judge, short=True)
+    return "the ceiling or the DRAM byte count is wrong for it: " + ", or ".join(
+        [*steps, f"check {count}"]
+    ), _check_gpu(judge, short=True)
 
 
 def _check_gpu(judge: _Judge, short: bool = False) -> str:
@@ -199,7 +214,10 @@ def _notes(row: pd.Series, column: str) -> str:
     """` (its notes: dram_bytes derived from rates)`: what the row says was estimated or derived in `column`
     or in its duration (the rate divides by it), the first things to doubt. Notes of work left out are not
     named: they can only make the count lower."""
-    notes = [n for col in ("estimated", "provenance") for n in str(row.get(col) or "").split("; ")
-             if n.startswith((column, "duration_s")) and not _LOWER.search(n)]
+    notes = [
+        n
+        for col in ("estimated", "provenance")
+        for n in str(row.get(col) or "").split("; ")
+        if n.startswith((column, "duration_s")) and not _LOWER.search(n)
+    ]
     return f" (its notes: {'; '.join(notes)})" if notes else ""
-

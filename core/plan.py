@@ -22,8 +22,15 @@ from .runs import data_home
 # The roofline set there is METRIC_SETS["roofline"] plus the H100 catalogue's tensor op counters
 # (tests/data/gpu/nvidia_h100_80gb_hbm3/metrics_flopscope.txt; tests/test_plan.py checks both against the
 # capture): every launch of the training steps and of `flopscope profile` took 7 passes.
-RECORDED = [("NVIDIA H100 80GB HBM3", "roofline", "2025.3.1", 7,
-             "tests/data/gpu/nvidia_h100_80gb_hbm3/train_*.stream.txt, flopscope_profile.stream.txt")]
+RECORDED = [
+    (
+        "NVIDIA H100 80GB HBM3",
+        "roofline",
+        "2025.3.1",
+        7,
+        "tests/data/gpu/nvidia_h100_80gb_hbm3/train_*.stream.txt, flopscope_profile.stream.txt",
+    )
+]
 _PASSES = re.compile(r"^==PROF== Profiling .* - (\d+) pass(?:es)?\s*$")
 
 
@@ -46,22 +53,36 @@ def _known_replays(opts: ProfileOptions, gpu_name: str | None, last: dict | None
 
 def _recorded(opts: ProfileOptions, gpu_name: str | None) -> int | None:
     gpu = find_gpu(gpu_name) if gpu_name else None
-    return next((passes for name, metrics, _, passes, _ in RECORDED
-                 if opts.metrics == metrics and gpu is not None and gpu is find_gpu(name)), None)
+    return next(
+        (
+            passes
+            for name, metrics, _, passes, _ in RECORDED
+            if opts.metrics == metrics and gpu is not None and gpu is find_gpu(name)
+        ),
+        None,
+    )
 
 
 def make_plan(opts: ProfileOptions, host: str, gpu_name: str | None) -> Plan:
     last = last_run(opts.command, host)
-    return Plan(_metrics(opts), _passes(opts, gpu_name, last), _launches(opts, last), _cuts(opts),
-                _known_replays(opts, gpu_name, last))
+    return Plan(
+        _metrics(opts),
+        _passes(opts, gpu_name, last),
+        _launches(opts, last),
+        _cuts(opts),
+        _known_replays(opts, gpu_name, last),
+    )
 
 
 def _metrics(opts: ProfileOptions) -> str:
     if opts.metrics == "full":
         return "full: ncu's full section set (--set full), hundreds of metrics"
     names = metric_list(opts) or []
-    tensor = " + the tensor op counters the target's ncu offers (asked of it when profiling)" \
-        if opts.metrics in ("roofline", "flops") else ""
+    tensor = (
+        " + the tensor op counters the target's ncu offers (asked of it when profiling)"
+        if opts.metrics in ("roofline", "flops")
+        else ""
+    )
     return f"{opts.metrics}: {len(names)} metrics{tensor}"
 
 
@@ -73,16 +94,21 @@ def _passes(opts: ProfileOptions, gpu_name: str | None, last: dict | None) -> st
         name, _, ncu, _, _ = RECORDED[0]
         return f"{passes} per launch (recorded on an {name} with ncu {ncu})"
     if opts.metrics in METRIC_SETS and opts.metrics != "roofline":
-        return (f"unknown for {gpu_name or 'this GPU'} (a part of the roofline set, which took "
-                f"{RECORDED[0][3]} on an {RECORDED[0][0]})")
-    return (f"unknown for {gpu_name or 'this GPU'}: ncu tells only once it profiles (each launch's progress line "
-            "says `N passes`)")
+        return (
+            f"unknown for {gpu_name or 'this GPU'} (a part of the roofline set, which took "
+            f"{RECORDED[0][3]} on an {RECORDED[0][0]})"
+        )
+    return (
+        f"unknown for {gpu_name or 'this GPU'}: ncu tells only once it profiles (each launch's progress line "
+        "says `N passes`)"
+    )
 
 
 def _launches(opts: ProfileOptions, last: dict | None) -> str:
     if opts.launch_count:
         return f"at most {opts.launch_count} (--launch-count)" + (
-            f" after skipping {opts.launch_skip}" if opts.launch_skip else "")
+            f" after skipping {opts.launch_skip}" if opts.launch_skip else ""
+        )
     if last:
         filtered = ", which had launch filters" if last["filtered"] else ""
         return f"{last['launches']} at the last run of this command here (run {last['name']}{filtered})"
@@ -91,8 +117,10 @@ def _launches(opts: ProfileOptions, last: dict | None) -> str:
 
 def _cuts(opts: ProfileOptions) -> list[tuple[str, str]]:
     return [
-        ("profile each distinct kernel launch configuration (grid, block, shared memory) once",
-         '--ncu-args "--filter-mode per-launch-config" --launch-count 1'),
+        (
+            "profile each distinct kernel launch configuration (grid, block, shared memory) once",
+            '--ncu-args "--filter-mode per-launch-config" --launch-count 1',
+        ),
         ("profile a window of launches: skip the warm-up, then N", "--launch-skip 100 --launch-count 20"),
         ("profile only inside an NVTX range (push one around the step)", '--nvtx-include "step/"'),
         ("profile one kernel (a name or a regex)", "-k regex:gemm"),
@@ -108,8 +136,10 @@ def last_run(command: list[str], host: str) -> dict | None:
         return None
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-            row = conn.execute("SELECT name, launches FROM runs WHERE command = ? AND host = ? "
-                               "ORDER BY id DESC LIMIT 1", (json.dumps(command), host)).fetchone()
+            row = conn.execute(
+                "SELECT name, launches FROM runs WHERE command = ? AND host = ? ORDER BY id DESC LIMIT 1",
+                (json.dumps(command), host),
+            ).fetchone()
     except sqlite3.Error:
         return None
     if row is None:
@@ -117,8 +147,9 @@ def last_run(command: list[str], host: str) -> dict | None:
     log = data_home() / "runs" / row[0] / "ncu.log"
     run_json = log.with_name("run.json")
     try:
-        passes = [int(m.group(1)) for line in log.read_text(errors="replace").splitlines()
-                  if (m := _PASSES.match(line))]
+        passes = [
+            int(m.group(1)) for line in log.read_text(errors="replace").splitlines() if (m := _PASSES.match(line))
+        ]
     except OSError:
         passes = []
     return {"name": row[0], "launches": row[1], "passes": passes, "filtered": _filtered(run_json)}
@@ -130,8 +161,18 @@ def _filtered(run_json) -> bool:
         argv = json.loads(run_json.read_text())["ncu_argv"]
     except (OSError, ValueError, KeyError, TypeError):
         return False
-    return any(a in argv for a in ("--kernel-name", "-k", "--kernel-id", "--launch-skip", "--launch-count",
-                                   "--nvtx-include", "--filter-mode"))
+    return any(
+        a in argv
+        for a in (
+            "--kernel-name",
+            "-k",
+            "--kernel-id",
+            "--launch-skip",
+            "--launch-count",
+            "--nvtx-include",
+            "--filter-mode",
+        )
+    )
 
 
 def target_gpu_name(transport) -> str | None:

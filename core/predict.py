@@ -20,8 +20,13 @@ from .gpus import Gpu, require_gpu
 # --dtype -> GPU database ceiling. fp32 is the SIMT peak (but see TF32_BY_DEFAULT); the others are dense
 # tensor-core peaks with FP32 accumulate, as in core/data/gpus.csv. fp64 is the SIMT peak here, the FP64 tensor
 # peak on a GPU that has one (ceiling_for).
-PRECISION_CEILING = {"fp64": "fp64", "fp32": "fp32", "tf32": "tensor_tf32", "fp16": "tensor_fp16",
-                     "bf16": "tensor_bf16"}
+PRECISION_CEILING = {
+    "fp64": "fp64",
+    "fp32": "fp32",
+    "tf32": "tensor_tf32",
+    "fp16": "tensor_fp16",
+    "bf16": "tensor_bf16",
+}
 # Ceiling -> the --dtype whose work runs there
 DTYPE_OF_CEILING = {**{c: d for d, c in PRECISION_CEILING.items()}, "tensor_fp64": "fp64"}
 # `--dtype fp32` is float32 under PyTorch's defaults, which are not all FP32: torch.backends.cudnn.allow_tf32 is
@@ -34,8 +39,8 @@ DEFAULT_GPUS = ("a100-sxm4-80gb", "h100-sxm")
 # Database rows that are one device of a multi-GPU board: the note predictions for it carry.
 BOARDS = {
     "k80": "Tesla K80: a K80 board is two GK210 GPUs and a framework sees one; predictions use ONE device "
-           "(4.37 TFLOP/s FP32, 1.46 FP64), not the board's 8.73 / 2.91. Two devices need data parallelism "
-           "and at best halve the time.",
+    "(4.37 TFLOP/s FP32, 1.46 FP64), not the board's 8.73 / 2.91. Two devices need data parallelism "
+    "and at best halve the time.",
 }
 
 
@@ -84,14 +89,18 @@ def peak_for(gpu: Gpu, precision: str) -> float:
     peak = gpu.peak(ceiling)
     if math.isnan(peak) or peak <= 0:
         # torch's allow_tf32 is a no-op before Ampere: float32 work simply runs on the FP32 units there
-        fix = "choose another --dtype (fp32: without TF32 units, torch runs float32 as FP32) or GPU" \
-            if precision == "tf32" else "choose another --dtype or GPU"
+        fix = (
+            "choose another --dtype (fp32: without TF32 units, torch runs float32 as FP32) or GPU"
+            if precision == "tf32"
+            else "choose another --dtype or GPU"
+        )
         raise FlopscopeError(f"--gpu {gpu.name}", f"has no {precision} peak in the GPU database ({ceiling})", fix)
     return peak
 
 
-def flop_by_ceiling(flop: float, gpu: Gpu, precision: str,
-                    families: dict[str, float] | None = None) -> dict[str, float]:
+def flop_by_ceiling(
+    flop: float, gpu: Gpu, precision: str, families: dict[str, float] | None = None
+) -> dict[str, float]:
     """FLOPs per database ceiling, most first: all at `ceiling_for`, except that at fp32 the TF32_BY_DEFAULT
     families' FLOPs (`families`: FLOPs per operator family) go to the TF32 tensor peak on a GPU that has one."""
     ceiling = ceiling_for(gpu, precision)
@@ -116,8 +125,15 @@ def paleo_seconds(flop: float, peak_flop_per_s: float, ppp: float = 1.0) -> floa
     return flop / (peak_flop_per_s * ppp)
 
 
-def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int = 1,
-            nbytes: float | None = None, families: dict[str, float] | None = None) -> Prediction:
+def predict(
+    flop: float,
+    gpu: Gpu,
+    precision: str,
+    ppp: float = 0.5,
+    batch: int = 1,
+    nbytes: float | None = None,
+    families: dict[str, float] | None = None,
+) -> Prediction:
     """max(FLOPs / (peak x PPP), NBYTES / DRAM bandwidth); without NBYTES (or a known bandwidth), compute only.
     `families` (FLOPs per operator family) lets fp32 convolutions run at the TF32 peak (`flop_by_ceiling`); the
     compute term is then the sum of each ceiling's FLOPs / (its peak x PPP)."""
@@ -129,31 +145,60 @@ def predict(flop: float, gpu: Gpu, precision: str, ppp: float = 0.5, batch: int 
     bandwidth = gpu.dram_bytes_per_s if gpu.dram_bytes_per_s > 0 else None  # NaN > 0 is False
     memory = nbytes / bandwidth if nbytes is not None and bandwidth else None
     seconds = max(compute, memory or 0.0)
-    return Prediction(gpu=gpu.name, gpu_key=gpu.key, precision=precision, ceiling="+".join(split),
-                      peak_flop_per_s=peak, ppp=ppp, flop=flop, seconds=seconds,
-                      per_second=batch / seconds if seconds else None,
-                      steps_per_second=1 / seconds if seconds else None, compute_seconds=compute,
-                      bytes=nbytes, dram_bytes_per_s=bandwidth if memory is not None else None,
-                      memory_seconds=memory, bound="memory" if memory is not None and memory > compute else "compute",
-                      flop_by_ceiling=split)
+    return Prediction(
+        gpu=gpu.name,
+        gpu_key=gpu.key,
+        precision=precision,
+        ceiling="+".join(split),
+        peak_flop_per_s=peak,
+        ppp=ppp,
+        flop=flop,
+        seconds=seconds,
+        per_second=batch / seconds if seconds else None,
+        steps_per_second=1 / seconds if seconds else None,
+        compute_seconds=compute,
+        bytes=nbytes,
+        dram_bytes_per_s=bandwidth if memory is not None else None,
+        memory_seconds=memory,
+        bound="memory" if memory is not None and memory > compute else "compute",
+        flop_by_ceiling=split,
+    )
 
 
-def predict_all(flop: float, gpu_names: list[str] | None, precision: str, ppp: float = 0.5,
-                batch: int = 1, nbytes: float | None = None,
-                families: dict[str, float] | None = None) -> tuple[list[Prediction], list[str]]:
+def predict_all(
+    flop: float,
+    gpu_names: list[str] | None,
+    precision: str,
+    ppp: float = 0.5,
+    batch: int = 1,
+    nbytes: float | None = None,
+    families: dict[str, float] | None = None,
+) -> tuple[list[Prediction], list[str]]:
     """Predictions for every --gpu (an error if one lacks the precision), else for DEFAULT_GPUS; and notes.
     `families`: FLOPs per operator family (`ModelFlops.family_flops`), for fp32's TF32 convolutions."""
     gpus = [require_gpu(n) for n in gpu_names] if gpu_names else [require_gpu(k) for k in DEFAULT_GPUS]
     predictions = [predict(flop, g, precision, ppp, batch, nbytes, families) for g in gpus]
     notes = [BOARDS[key] for key in dict.fromkeys(g.key for g in gpus) if key in BOARDS]
-    dmma = [f"{g.name} {g.peak('tensor_fp64') / 1e12:.3g} (SIMT {g.peak('fp64') / 1e12:.3g})" for g in gpus
-            if precision == "fp64" and ceiling_for(g, precision) == "tensor_fp64"]
+    dmma = [
+        f"{g.name} {g.peak('tensor_fp64') / 1e12:.3g} (SIMT {g.peak('fp64') / 1e12:.3g})"
+        for g in gpus
+        if precision == "fp64" and ceiling_for(g, precision) == "tensor_fp64"
+    ]
     if dmma:
-        notes.append(f"fp64 predictions use the FP64 tensor-core peak, where matrix products and convolutions run: "
-                     f"{', '.join(dmma)} TFLOP/s")
+        notes.append(
+            f"fp64 predictions use the FP64 tensor-core peak, where matrix products and convolutions run: "
+            f"{', '.join(dmma)} TFLOP/s"
+        )
     if precision == "fp32":
-        notes.append(fp32_note({g.key: g.peak("tensor_tf32") for g, p in zip(gpus, predictions, strict=True)
-                                if "tensor_tf32" in p.flop_by_ceiling}))
+        notes.append(
+            fp32_note(
+                {
+                    g.key: g.peak("tensor_tf32")
+                    for g, p in zip(gpus, predictions, strict=True)
+                    if "tensor_tf32" in p.flop_by_ceiling
+                }
+            )
+        )
     return predictions, notes
 
 
@@ -161,13 +206,17 @@ def fp32_note(tf32_peaks: dict[str, float]) -> str:
     """What fp32 means here: float32 under torch's defaults, TF32 convolutions included (TF32_BY_DEFAULT).
     `tf32_peaks`: GPU key -> the TF32 peak FLOP/s its convolutions were held against (none: all FP32)."""
     tf32 = [f"{key} {peak / 1e12:.4g}" for key, peak in tf32_peaks.items()]
-    matmul = ("matmuls and attention at the FP32 peak (torch.backends.cuda.matmul.allow_tf32 = False; set True, "
-              "use --dtype tf32)")
+    matmul = (
+        "matmuls and attention at the FP32 peak (torch.backends.cuda.matmul.allow_tf32 = False; set True, "
+        "use --dtype tf32)"
+    )
     if not tf32:
         return f"--dtype fp32 is float32 under torch's defaults: {matmul}"
-    return (f"--dtype fp32 is float32 under torch's defaults: convolutions on TF32 tensor cores "
-            f"(torch.backends.cudnn.allow_tf32 = True; {', '.join(tf32)} TFLOP/s), {matmul}; the peak is then the "
-            "FLOP-weighted harmonic mean of the two")
+    return (
+        f"--dtype fp32 is float32 under torch's defaults: convolutions on TF32 tensor cores "
+        f"(torch.backends.cudnn.allow_tf32 = True; {', '.join(tf32)} TFLOP/s), {matmul}; the peak is then the "
+        "FLOP-weighted harmonic mean of the two"
+    )
 
 
 def utilization(flop: float, seconds: float, peak_flop_per_s: float) -> float:

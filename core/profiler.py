@@ -54,10 +54,16 @@ class ProfileResult:
         return bool(self.warning or self.gpu_refused or self.unknown_metrics)
 
 
-def profile(opts: ProfileOptions, transport: LocalTransport | SshTransport, run_dir: Path,
-            on_event: Callable[[Event], None] = lambda e: None, env: dict[str, str] | None = None,
-            cwd: str | None = None, gpu: str | None = None,
-            on_process: Callable[[object], None] = lambda p: None) -> ProfileResult:
+def profile(
+    opts: ProfileOptions,
+    transport: LocalTransport | SshTransport,
+    run_dir: Path,
+    on_event: Callable[[Event], None] = lambda e: None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    gpu: str | None = None,
+    on_process: Callable[[object], None] = lambda p: None,
+) -> ProfileResult:
     """Run `opts.command` under ncu through `transport`; keep everything in `run_dir`."""
     started = time.time()
     transport.connect()  # an unreachable host fails here, once, before the questions below each wait for it
@@ -114,13 +120,14 @@ def target_tensor_metrics(transport, ncu: str, notes: list[str], env: dict[str, 
     done = transport.output(query_argv(ncu), env)
     catalogue = parse_catalogue(done.stdout) if done.returncode == 0 else set()
     if not catalogue:
-        notes.append("tensor op counters not collected: `ncu --query-metrics --csv` listed no metrics "
-                     f"({_last_line(done.stderr or done.stdout) or 'no output'}); tensor FLOPs may be unknown")
+        notes.append(
+            "tensor op counters not collected: `ncu --query-metrics --csv` listed no metrics "
+            f"({_last_line(done.stderr or done.stdout) or 'no output'}); tensor FLOPs may be unknown"
+        )
     return tensor_op_metrics(catalogue)
 
 
-def _read(path: Path, gpu: str | None, opts: ProfileOptions, host: str, ncu_exit: int,
-          result: ProfileResult) -> Report:
+def _read(path: Path, gpu: str | None, opts: ProfileOptions, host: str, ncu_exit: int, result: ProfileResult) -> Report:
     """The report, judged against --gpu's ceilings. A --gpu of another compute capability than the GPU it ran
     on (known only now; its name was checked before ncu ran) does not lose the profile: it is judged by its own
     GPU, and `result.gpu_refused` says so with the way to judge it again."""
@@ -129,18 +136,24 @@ def _read(path: Path, gpu: str | None, opts: ProfileOptions, host: str, ncu_exit
             return read_report(path, gpu=gpu, params={"command": opts.command, "host": host})
         except FlopscopeError as err:
             report = _read(path, None, opts, host, ncu_exit, result)  # the report's own fault raises here
-            result.gpu_refused = (f"--gpu {gpu}: {err.problem}; judged against its own GPU's ceilings instead "
-                                  f"({report.meta.gpu_database_name or 'none in the database'})")
-            result.notes.append(f"warning: {result.gpu_refused}; `flopscope open RUN --gpu NAME` judges it "
-                                f"again ({err.fix})")
+            result.gpu_refused = (
+                f"--gpu {gpu}: {err.problem}; judged against its own GPU's ceilings instead "
+                f"({report.meta.gpu_database_name or 'none in the database'})"
+            )
+            result.notes.append(
+                f"warning: {result.gpu_refused}; `flopscope open RUN --gpu NAME` judges it again ({err.fix})"
+            )
             return report
     try:
         return read_report(path, params={"command": opts.command, "host": host})
     except FlopscopeError as err:
         if _killed(ncu_exit) is None:
             raise
-        raise FlopscopeError(str(path), f"ncu was killed by signal {_killed(ncu_exit)} while writing it, "
-                             f"so it is incomplete ({err.problem})", "profile again") from None
+        raise FlopscopeError(
+            str(path),
+            f"ncu was killed by signal {_killed(ncu_exit)} while writing it, so it is incomplete ({err.problem})",
+            "profile again",
+        ) from None
 
 
 def _check_named_metrics(opts: ProfileOptions, report: Path, result: ProfileResult) -> None:
@@ -153,9 +166,11 @@ def _check_named_metrics(opts: ProfileOptions, report: Path, result: ProfileResu
     unknown = result.unknown_metrics = absent_metrics(report, metric_list(opts) or [])
     if unknown:
         them = "it" if len(unknown) == 1 else "them"
-        result.notes.append(f"warning: --metrics {','.join(unknown)}: ncu collected no value for {them} (n/a): "
-                            f"no such metric for this GPU or ncu version (ncu 2025.3.1 profiles without {them} where "
-                            "older ncu refused); `ncu --query-metrics` lists what exists")
+        result.notes.append(
+            f"warning: --metrics {','.join(unknown)}: ncu collected no value for {them} (n/a): "
+            f"no such metric for this GPU or ncu version (ncu 2025.3.1 profiles without {them} where "
+            "older ncu refused); `ncu --query-metrics` lists what exists"
+        )
 
 
 def _killed(code: int) -> int | None:
@@ -223,19 +238,26 @@ def _finish(result: ProfileResult, host: str, have_report: bool, opts: ProfileOp
             raise FlopscopeError(f"--host {host}", f"{lost} ({_last_line(output)})", "check the network or the host")
         result.notes.append(lost + "; showing the partial report")
         return
-    if result.ncu_exit == EXIT_NOT_FOUND and any(("not found" in line or "No such file" in line)
-                                                 and opts.ncu in line for line in output[-3:]):
-        raise FlopscopeError(opts.ncu, f"ncu not found on {where} (looked in the PATH of a non-interactive shell)",
-                             "pass --ncu /usr/local/cuda/bin/ncu (or wherever Nsight Compute is installed)")
+    if result.ncu_exit == EXIT_NOT_FOUND and any(
+        ("not found" in line or "No such file" in line) and opts.ncu in line for line in output[-3:]
+    ):
+        raise FlopscopeError(
+            opts.ncu,
+            f"ncu not found on {where} (looked in the PATH of a non-interactive shell)",
+            "pass --ncu /usr/local/cuda/bin/ncu (or wherever Nsight Compute is installed)",
+        )
     fix = explain(errors, host)
     if not have_report and result.ncu_exit == 0 and not errors and result.kernels_profiled == 0:
-        raise FlopscopeError(f"ncu on {where}", "no kernel was profiled, so ncu wrote no report",
-                             "check that the command launches CUDA kernels and that -k, --launch-count and "
-                             "--launch-skip match them")
+        raise FlopscopeError(
+            f"ncu on {where}",
+            "no kernel was profiled, so ncu wrote no report",
+            "check that the command launches CUDA kernels and that -k, --launch-count and --launch-skip match them",
+        )
     if not have_report:
         problem = _telling(errors) or _last_line(output) or f"ncu exited with code {result.ncu_exit}"
-        raise FlopscopeError(f"ncu on {where}", problem.strip(),
-                             fix or "`flopscope profile --no-tui` prints every line ncu wrote")
+        raise FlopscopeError(
+            f"ncu on {where}", problem.strip(), fix or "`flopscope profile --no-tui` prints every line ncu wrote"
+        )
     if result.app_exit not in (None, 0):
         result.notes.append(f"the command exited with code {result.app_exit}; showing what was profiled")
     if fix:
@@ -258,12 +280,34 @@ def _last_line(lines) -> str:
     return lines[-1] if lines else ""
 
 
-def _write_meta(run_dir: Path, opts: ProfileOptions, host: str, argv: list[str], started: float,
-                cwd: str | None, env: dict | None, result: ProfileResult | None = None) -> None:
-    meta = {"host": host, "command": opts.command, "ncu_argv": argv, "metrics": opts.metrics, "cwd": cwd,
-            "env": env or {}, "started": started, "compute_capability": opts.compute_capability}
+def _write_meta(
+    run_dir: Path,
+    opts: ProfileOptions,
+    host: str,
+    argv: list[str],
+    started: float,
+    cwd: str | None,
+    env: dict | None,
+    result: ProfileResult | None = None,
+) -> None:
+    meta = {
+        "host": host,
+        "command": opts.command,
+        "ncu_argv": argv,
+        "metrics": opts.metrics,
+        "cwd": cwd,
+        "env": env or {},
+        "started": started,
+        "compute_capability": opts.compute_capability,
+    }
     if result is not None:
-        meta.update(finished=time.time(), ncu_exit=result.ncu_exit, app_exit=result.app_exit,
-                    kernels_profiled=result.kernels_profiled, ncu_seconds=round(result.ncu_seconds, 3),
-                    passes=[e.passes for e in result.events if e.kind == "kernel"], notes=result.notes)
+        meta.update(
+            finished=time.time(),
+            ncu_exit=result.ncu_exit,
+            app_exit=result.app_exit,
+            kernels_profiled=result.kernels_profiled,
+            ncu_seconds=round(result.ncu_seconds, 3),
+            passes=[e.passes for e in result.events if e.kind == "kernel"],
+            notes=result.notes,
+        )
     write_text_whole(run_dir / "run.json", json.dumps(meta, indent=1), "cannot write the run's record")

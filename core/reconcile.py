@@ -122,14 +122,20 @@ def phase(names: list[str], known: dict[str, str]) -> str:
         return "backward"
     if any(n.startswith("optim") or "zero_grad" in n for n in lowered):
         return "optimizer"
-    if any("forward" in n for n in lowered) or any(n in known for n in names) or \
-            any(is_emit_nvtx_op(n) for n in names):
+    if any("forward" in n for n in lowered) or any(n in known for n in names) or any(is_emit_nvtx_op(n) for n in names):
         return "forward"
     return "other"
 
 
-def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 1, step_time_s: float | None = None,
-              gpu: str | None = None, precision: str | None = None) -> Reconciliation:
+def reconcile(
+    report: Report,
+    model: ModelFlops,
+    tol: float = 0.1,
+    steps: int = 1,
+    step_time_s: float | None = None,
+    gpu: str | None = None,
+    precision: str | None = None,
+) -> Reconciliation:
     """Line up MODEL's analytic FLOPs with REPORT's measured FLOPs per NVTX range; see the module docstring.
     PRECISION (a --dtype) picks the peak for utilization; default: the model's."""
     precision = precision or model.dtype
@@ -143,13 +149,17 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
     rows = [_total_row(model, measured, tol, lower), *_module_rows(model, ranges, steps, tol)]
     notes += _count_hints(model, rows, measured, steps, tol)
     if len(rows) == 1:
-        notes.append("no NVTX range names a module of the model: push module names (e.g. from forward hooks) to "
-                     "compare per module; totals compare by phase only")
+        notes.append(
+            "no NVTX range names a module of the model: push module names (e.g. from forward hooks) to "
+            "compare per module; totals compare by phase only"
+        )
     no_phases = not measured["forward"] and not measured["backward"]
     if no_phases:
-        notes.append("no kernel falls in a forward or backward range, so only the whole report compares (every "
-                     "profiled kernel, input setup and copies included): name ranges `forward` / `backward`, run "
-                     "under torch.autograd.profiler.emit_nvtx, or push module names")
+        notes.append(
+            "no kernel falls in a forward or backward range, so only the whole report compares (every "
+            "profiled kernel, input setup and copies included): name ranges `forward` / `backward`, run "
+            "under torch.autograd.profiler.emit_nvtx, or push module names"
+        )
     time_s, source = _step_time(report, step_time_s, steps)
     spec = require_gpu(gpu) if gpu else report.gpu
     split = _analytic_split(model, spec, precision)
@@ -158,17 +168,30 @@ def reconcile(report: Report, model: ModelFlops, tol: float = 0.1, steps: int = 
     step_measured = _sum(ranges["flop"])
     step_measured = None if step_measured is None else step_measured / steps
     return Reconciliation(
-        model=model.model, report=report.meta.source, tol=tol, steps=steps, modules=rows,
-        measured=measured, analytic_backward_ratio=model.backward_ratio,
+        model=model.model,
+        report=report.meta.source,
+        tol=tol,
+        steps=steps,
+        modules=rows,
+        measured=measured,
+        analytic_backward_ratio=model.backward_ratio,
         measured_backward_ratio=_ratio(measured["backward"], measured["forward"]),
-        step_time_s=time_s, step_time_source=source, gpu=spec.name if spec else None, precision=precision,
+        step_time_s=time_s,
+        step_time_source=source,
+        gpu=spec.name if spec else None,
+        precision=precision,
         peak_flop_per_s=peak,
         utilization_analytic=_util(model.step_flop, time_s, peak),
         utilization_measured=None if step_measured is None else _util(step_measured, time_s, peak),
-        notes=notes, measured_step=step_measured, analytic_step=model.step_flop, peak_source=peak_source,
-        ceiling="+".join(split), flop_by_ceiling=split,
+        notes=notes,
+        measured_step=step_measured,
+        analytic_step=model.step_flop,
+        peak_source=peak_source,
+        ceiling="+".join(split),
+        flop_by_ceiling=split,
         whole_run_ratio=_ratio(step_measured, model.step_flop) if no_phases else None,
-        whole_run_flag=flag(_ratio(step_measured, model.step_flop), tol) if no_phases else "", lower_bounds=lower,
+        whole_run_flag=flag(_ratio(step_measured, model.step_flop), tol) if no_phases else "",
+        lower_bounds=lower,
     )
 
 
@@ -183,8 +206,9 @@ def module_report(report: Report, model: ModelFlops, module: str) -> Report:
         paths = ranges.loc[ranges["phase"].isin(["forward", "backward"]), "nvtx"]
     k = report.kernels
     chosen = k[k["nvtx"].fillna(NO_RANGE).isin(set(paths)).to_numpy()].reset_index(drop=True)
-    return Report(replace(report.meta, launches=len(chosen)), chosen, report.gpu, report.missing, report.gpus,
-                  report.roof)
+    return Report(
+        replace(report.meta, launches=len(chosen)), chosen, report.gpu, report.missing, report.gpus, report.roof
+    )
 
 
 def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
@@ -197,8 +221,13 @@ def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
     by = k["nvtx"].fillna(NO_RANGE).to_numpy()
     flop = counted_flop(k).groupby(by, sort=False).sum(min_count=1)
     partial = k["flop"].isna().groupby(by, sort=False).any()
-    grouped = pd.DataFrame({"nvtx": flop.index.to_numpy(dtype=object), "flop": flop.to_numpy(),
-                            "partial": partial.reindex(flop.index).to_numpy(dtype=bool)})
+    grouped = pd.DataFrame(
+        {
+            "nvtx": flop.index.to_numpy(dtype=object),
+            "flop": flop.to_numpy(),
+            "partial": partial.reindex(flop.index).to_numpy(dtype=bool),
+        }
+    )
     known = module_names(model)
     # The phase reads emit_nvtx's arguments (`seq`, `stashed seq`); modules are matched on the names without them.
     grouped["phase"] = [phase(range_names(p), known) for p in grouped["nvtx"]]
@@ -221,8 +250,11 @@ def _unknown_notes(report: Report) -> list[str]:
     if counted.any():
         causes += _counted_causes(report, counted)
     partial = counted & k[list(FLOP_PARTS)].notna().any(axis=1)
-    effect = ("measured figures count their known precisions only, so they are lower bounds (≥)" if partial.any()
-              else "measured figures leave them out and under-count")
+    effect = (
+        "measured figures count their known precisions only, so they are lower bounds (≥)"
+        if partial.any()
+        else "measured figures leave them out and under-count"
+    )
     return [f"{int(unknown.sum())} of {len(k)} launches have no FLOP count ({'; '.join(causes)}): {effect}"]
 
 
@@ -239,19 +271,25 @@ def _counted_causes(report: Report, rows: pd.Series) -> list[str]:
         for reason in pd.unique(why[settled]):
             n = int((settled & (why == reason)).sum())
             fix = missing_fix([m for m in report.missing if m.why != "not collected"], [col])
-            causes.append(f"{n} profiled, but {col} unknown ({reason})" +
-                          (f": collect the counters that settle it with `{fix}`" if fix else ""))
+            causes.append(
+                f"{n} profiled, but {col} unknown ({reason})"
+                + (f": collect the counters that settle it with `{fix}`" if fix else "")
+            )
         if (na & ~settled).any():
             lacking.append(col)
             uncollected |= na & ~settled
     if lacking:
-        what = ("no FLOP counters were collected" if len(lacking) == len(FLOP_PARTS)
-                else f"{', '.join(lacking)} not collected")
+        what = (
+            "no FLOP counters were collected"
+            if len(lacking) == len(FLOP_PARTS)
+            else f"{', '.join(lacking)} not collected"
+        )
         ccs = [str(c) for c in pd.unique(k.loc[uncollected, "cc"].dropna())] if "cc" in k else []
         collected_not = [m for m in report.missing if m.why == "not collected"]
         fix = missing_fix(collected_not, lacking) or collecting(lacking, ccs)  # the chips' own counter names
-        causes.insert(0, f"{int(uncollected.sum())} profiled, but {what}" +
-                      (f": collect them with `{fix}`" if fix else ""))
+        causes.insert(
+            0, f"{int(uncollected.sum())} profiled, but {what}" + (f": collect them with `{fix}`" if fix else "")
+        )
     return causes
 
 
@@ -285,19 +323,25 @@ def _row_flag(pairs: list[tuple[float | None, float | None]], tol: float) -> str
 def _total_row(model: ModelFlops, measured: dict[str, float | None], tol: float, lower: list[str]) -> ModuleRow:
     fwd, bwd = measured["forward"], measured["backward"] if model.train else None
     shown = ("forward", "backward")
-    return ModuleRow(name="", type=model.model_type, analytic_forward=model.forward_flop,
-                     analytic_backward=model.backward_flop, measured_forward=fwd, measured_backward=bwd,
-                     ratio_forward=_ratio(fwd, model.forward_flop), ratio_backward=_ratio(bwd, model.backward_flop),
-                     flag=_row_flag([(fwd, model.forward_flop), (bwd, model.backward_flop)], tol),
-                     lower_bound=[p for p, v in zip(shown, (fwd, bwd), strict=True) if v is not None and p in lower])
+    return ModuleRow(
+        name="",
+        type=model.model_type,
+        analytic_forward=model.forward_flop,
+        analytic_backward=model.backward_flop,
+        measured_forward=fwd,
+        measured_backward=bwd,
+        ratio_forward=_ratio(fwd, model.forward_flop),
+        ratio_backward=_ratio(bwd, model.backward_flop),
+        flag=_row_flag([(fwd, model.forward_flop), (bwd, model.backward_flop)], tol),
+        lower_bound=[p for p, v in zip(shown, (fwd, bwd), strict=True) if v is not None and p in lower],
+    )
 
 
 def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float) -> list[ModuleRow]:
     # One pass over the ranges: (module, phase) -> measured FLOPs (None while only unknown counts were seen).
     measured: dict[tuple[str, str], float | None] = {}
     partial: set[tuple[str, str]] = set()  # (module, phase) with a launch whose total is unknown
-    for mods, ph, flop, part in zip(ranges["modules"], ranges["phase"], ranges["flop"], ranges["partial"],
-                                    strict=True):
+    for mods, ph, flop, part in zip(ranges["modules"], ranges["phase"], ranges["flop"], ranges["partial"], strict=True):
         for name in mods:
             before = measured.get((name, ph))
             measured[(name, ph)] = before if math.isnan(flop) else (before or 0.0) + float(flop)
@@ -310,39 +354,57 @@ def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float
         fwd, bwd = measured.get((m.name, "forward")), measured.get((m.name, "backward"))
         fwd = None if fwd is None else fwd / steps
         bwd = None if bwd is None or not model.train else bwd / steps
-        rows.append(ModuleRow(name=m.name, type=m.type, analytic_forward=m.forward_flop,
-                              analytic_backward=m.backward_flop, measured_forward=fwd, measured_backward=bwd,
-                              ratio_forward=_ratio(fwd, m.forward_flop), ratio_backward=_ratio(bwd, m.backward_flop),
-                              flag=_row_flag([(fwd, m.forward_flop), (bwd, m.backward_flop)], tol),
-                              lower_bound=[p for p, v in (("forward", fwd), ("backward", bwd))
-                                           if v is not None and (m.name, p) in partial]))
+        rows.append(
+            ModuleRow(
+                name=m.name,
+                type=m.type,
+                analytic_forward=m.forward_flop,
+                analytic_backward=m.backward_flop,
+                measured_forward=fwd,
+                measured_backward=bwd,
+                ratio_forward=_ratio(fwd, m.forward_flop),
+                ratio_backward=_ratio(bwd, m.backward_flop),
+                flag=_row_flag([(fwd, m.forward_flop), (bwd, m.backward_flop)], tol),
+                lower_bound=[
+                    p for p, v in (("forward", fwd), ("backward", bwd)) if v is not None and (m.name, p) in partial
+                ],
+            )
+        )
     return rows
 
 
-def _count_hints(model: ModelFlops, rows: list[ModuleRow], measured: dict[str, float | None], steps: int,
-                 tol: float) -> list[str]:
+def _count_hints(
+    model: ModelFlops, rows: list[ModuleRow], measured: dict[str, float | None], steps: int, tol: float
+) -> list[str]:
     """What the user likely forgot when measured and analytic differ wholesale: --train, or --steps."""
     hints = []
     if model.backward_flop is None and measured["backward"]:
-        hints.append(f"the report has {measured['backward']:.3g} FLOP per step in backward ranges but the analytic "
-                     "count is a forward pass: pass --train to count a training step (forward + backward)")
+        hints.append(
+            f"the report has {measured['backward']:.3g} FLOP per step in backward ranges but the analytic "
+            "count is a forward pass: pass --train to count a training step (forward + backward)"
+        )
     ratios = [r for row in rows for r in (row.ratio_forward, row.ratio_backward) if r is not None]
     factor = round(ratios[0]) if ratios else 0
     if factor >= 2 and all(abs(r / factor - 1) <= tol for r in ratios):
-        hints.append(f"every measured figure is {factor}x its analytic one: the report likely holds "
-                     f"{factor * steps} steps, not {steps}; pass --steps {factor * steps}")
+        hints.append(
+            f"every measured figure is {factor}x its analytic one: the report likely holds "
+            f"{factor * steps} steps, not {steps}; pass --steps {factor * steps}"
+        )
     return hints
 
 
 def _step_time(report: Report, given: float | None, steps: int) -> tuple[float | None, str]:
     if given:
         return given, "--step-time"
-    kernel = float(report.kernels["duration_s"].sum(min_count=1)) if report.kernels["duration_s"].notna().any() \
-        else math.nan
+    kernel = (
+        float(report.kernels["duration_s"].sum(min_count=1)) if report.kernels["duration_s"].notna().any() else math.nan
+    )
     if math.isnan(kernel) or not kernel:
         return None, "unknown"
-    return kernel / steps, ("sum of kernel durations: ncu serializes kernels and a real step also waits on the CPU, "
-                            "so utilization from it is an upper bound; pass --step-time for a measured step")
+    return kernel / steps, (
+        "sum of kernel durations: ncu serializes kernels and a real step also waits on the CPU, "
+        "so utilization from it is an upper bound; pass --step-time for a measured step"
+    )
 
 
 def _analytic_split(model: ModelFlops, gpu: Gpu | None, precision: str) -> dict[str, float]:
@@ -353,8 +415,7 @@ def _analytic_split(model: ModelFlops, gpu: Gpu | None, precision: str) -> dict[
     return flop_by_ceiling(model.step_flop, gpu, precision, model.family_flops())
 
 
-def _peak(report: Report, gpu: Gpu | None,
-          split: dict[str, float]) -> tuple[float | None, str, str, dict[str, float]]:
+def _peak(report: Report, gpu: Gpu | None, split: dict[str, float]) -> tuple[float | None, str, str, dict[str, float]]:
     """(peak FLOP/s, its source, a note, each ceiling's peak) for the analytic FLOPs SPLIT per ceiling: each
     ceiling as `_ceiling` takes it, several making their FLOP-weighted harmonic mean (predict.harmonic_peak; an
     fp32 ResNet's convolutions held against the FP32 peak alone read as 1538% of it on an A100)."""
@@ -405,8 +466,10 @@ def _precision_note(report: Report, dtype: str) -> str:
     if suggested == dtype or flops[top] < 0.5 * total:
         return ""
     fix = f"pass --dtype {suggested}" if suggested else "read utilization with care"
-    return (f"{100 * flops[top] / total:.0f}% of the measured FLOPs ran as {top}, but utilization is against the "
-            f"{dtype} peak: {fix}")
+    return (
+        f"{100 * flops[top] / total:.0f}% of the measured FLOPs ran as {top}, but utilization is against the "
+        f"{dtype} peak: {fix}"
+    )
 
 
 def _util(flop: float, seconds: float | None, peak: float | None) -> float | None:

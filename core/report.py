@@ -24,8 +24,14 @@ from .units import is_missing
 
 # Ceilings, clocks and ncu's per-launch percentages (speed of light, occupancy, waves, pipes): a group's is its
 # launches', weighted by their time (the kernel screen says so).
-_WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + ["sm_clock_hz", "peak_flop_per_s", "peak_dram_bytes_per_s",
-                                                    "peak_l2_bytes_per_s", "peak_l1_bytes_per_s", *INSIGHT]
+_WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + [
+    "sm_clock_hz",
+    "peak_flop_per_s",
+    "peak_dram_bytes_per_s",
+    "peak_l2_bytes_per_s",
+    "peak_l1_bytes_per_s",
+    *INSIGHT,
+]
 _NOTES = ["estimated", "provenance"]
 NO_RANGE = "(no NVTX range)"
 
@@ -79,8 +85,14 @@ class Report:
         % of roof and bound derived anew; the launches, their order and meta stay as they are."""
         if roof == self.roof:
             return self
-        return Report(meta=self.meta, kernels=ordered(derive(self.kernels, self.judged_by, roof=roof)),
-                      gpu=self.gpu, missing=self.missing, gpus=self.gpus, roof=roof)
+        return Report(
+            meta=self.meta,
+            kernels=ordered(derive(self.kernels, self.judged_by, roof=roof)),
+            gpu=self.gpu,
+            missing=self.missing,
+            gpus=self.gpus,
+            roof=roof,
+        )
 
     def gpu_judgement(self) -> GpuJudgement:
         """Whose ceilings judge the launches, and whether --gpu's datasheet set any (see gpu_judgement.py)."""
@@ -115,15 +127,20 @@ class Report:
         rows["pct_time"] = pct_time(rows["duration_s"], self.kernels["duration_s"].sum())
         return rows
 
-    def view(self, by: str = "name", sort: str | None = None, top: int | None = None,
-             descending: bool = True) -> pd.DataFrame:
+    def view(
+        self, by: str = "name", sort: str | None = None, top: int | None = None, descending: bool = True
+    ) -> pd.DataFrame:
         rows = self.group(by)
         if sort:
             if sort not in rows:
-                raise FlopscopeError(f"--sort {sort}", "no such column",
-                                     "use a canonical column name, e.g. duration_s, flop, pct_of_peak")
-            rows = rows.sort_values(sort, ascending=not descending, na_position="last", kind="stable",
-                                    key=_sort_key).reset_index(drop=True)
+                raise FlopscopeError(
+                    f"--sort {sort}",
+                    "no such column",
+                    "use a canonical column name, e.g. duration_s, flop, pct_of_peak",
+                )
+            rows = rows.sort_values(
+                sort, ascending=not descending, na_position="last", kind="stable", key=_sort_key
+            ).reset_index(drop=True)
         return rows.head(top) if top else rows
 
 
@@ -192,8 +209,20 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
             weight = dur.where(both).groupby(codes, sort=True).sum()
             plain = k[col].groupby(codes, sort=True).mean()
             out[col] = (num / weight.where(weight > 0)).fillna(plain)
-    shared = ["kernel", "kernel_full", "nvtx", "process", "device", "stream", "grid", "block", "registers", "gpu",
-              "cc", *(c for c in ("occupancy_limiter", "occupancy_limit_blocks") if c in k)]
+    shared = [
+        "kernel",
+        "kernel_full",
+        "nvtx",
+        "process",
+        "device",
+        "stream",
+        "grid",
+        "block",
+        "registers",
+        "gpu",
+        "cc",
+        *(c for c in ("occupancy_limiter", "occupancy_limit_blocks") if c in k),
+    ]
     first = grouped[shared].agg(_same_or_mixed)
     for col in first:
         out[col] = first[col]
@@ -201,8 +230,9 @@ def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     out[key] = np.asarray(uniques, dtype=object)[group_keys]
     out["peak_source"] = _sources(k["peak_source"], codes)
     for col in _NOTES:
-        out[col] = grouped[col].agg(lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v
-                                                                      for x in v.split("; "))))
+        out[col] = grouped[col].agg(
+            lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v for x in v.split("; ")))
+        )
     if "integer_mma" in k:  # a group of integer-MMA launches only is judged by no FLOP ceiling, as they are
         out["integer_mma"] = integer_mma(k).groupby(codes, sort=True).all()
     out["status"] = grouped["status"].agg(lambda s: "ok" if (s == "ok").any() else s.iloc[0])
@@ -233,8 +263,9 @@ def _same_or_mixed(s: pd.Series):
     return None if len(values) == 0 else "(mixed)"
 
 
-def read_report(path: str | Path, gpu: str | None = None, params: dict | None = None,
-                progress: Progress | None = None) -> Report:
+def read_report(
+    path: str | Path, gpu: str | None = None, params: dict | None = None, progress: Progress | None = None
+) -> Report:
     """Read any ncu output (detected by content) into a Report with derived metrics. `progress(launches read,
     launches in all)` is called as a .ncu-rep is read (a plain callback: the CLI and the app draw it)."""
     path = report_file(path)  # a run folder: its report.ncu-rep, which meta.source then names
@@ -267,17 +298,31 @@ def read_report(path: str | Path, gpu: str | None = None, params: dict | None = 
     several = specs if len(specs) > 1 else None
     kernels = ordered(derive(k, several or spec))
     meta = ReportMeta(
-        source=str(Path(path)), format=reader_meta["format"], reader_note=reader_meta.get("note"),
-        captured=reader_meta.get("captured"), gpu=device_name or (spec.name if spec else None),
+        source=str(Path(path)),
+        format=reader_meta["format"],
+        reader_note=reader_meta.get("note"),
+        captured=reader_meta.get("captured"),
+        gpu=device_name or (spec.name if spec else None),
         # the datasheet ceilings used (of the GPU of most launches): --gpu's where given and of its CC
-        gpu_database_key=spec.key if spec else None, gpu_database_name=spec.name if spec else None,
+        gpu_database_key=spec.key if spec else None,
+        gpu_database_name=spec.name if spec else None,
         gpu_source=source if (spec or device_name) else None,
-        gpus=tuple(DeviceMeta(name, specs[name].key if specs.get(name) else None, device_cc[name], n,
-                              "--gpu" if name in _chosen(specs, own) else "report")
-                   for name, (_, n) in devices.items()),
-        compute_capability=_most_common(k["cc"]), launches=len(k),
+        gpus=tuple(
+            DeviceMeta(
+                name,
+                specs[name].key if specs.get(name) else None,
+                device_cc[name],
+                n,
+                "--gpu" if name in _chosen(specs, own) else "report",
+            )
+            for name, (_, n) in devices.items()
+        ),
+        compute_capability=_most_common(k["cc"]),
+        launches=len(k),
         metrics_collected=tuple(sorted(c for c in metrics.columns if "__" in c)),
-        convention=FMA_CONVENTION, params=dict(params or {}))
+        convention=FMA_CONVENTION,
+        params=dict(params or {}),
+    )
     return Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing, gpus=several)
 
 
@@ -289,9 +334,12 @@ def _datasheets(gpu: str, ccs: dict[str, object], own: dict[str, Gpu | None], wh
     fits = {name for name, cc in ccs.items() if is_missing(cc) or same_cc(cc, spec.compute_capability)}
     if not fits:
         ran = ", ".join(f"{name} (CC {cc})" for name, cc in ccs.items())
-        raise FlopscopeError(where, f"--gpu {gpu} is {spec.name} (CC {spec.compute_capability}), but the launches ran "
-                             f"on {ran}", "name a GPU of one of those compute capabilities (`flopscope gpus` lists "
-                             "them): its launches get that GPU's ceilings, the others keep their own")
+        raise FlopscopeError(
+            where,
+            f"--gpu {gpu} is {spec.name} (CC {spec.compute_capability}), but the launches ran on {ran}",
+            "name a GPU of one of those compute capabilities (`flopscope gpus` lists "
+            "them): its launches get that GPU's ceilings, the others keep their own",
+        )
     return {name: spec if name in fits else own[name] for name in ccs}
 
 
@@ -328,8 +376,10 @@ def with_gpu(report: Report, gpu: str) -> Report:
     k = report.kernels.copy()
     named = report.meta.gpus
     # Each device's own GPU: the one its name found, not one an earlier --gpu put in its place.
-    own = {g.name: find_gpu(g.name) if (g.gpu_source or report.meta.gpu_source) == "--gpu"
-           else find_gpu(g.database_key) for g in named}
+    own = {
+        g.name: find_gpu(g.name) if (g.gpu_source or report.meta.gpu_source) == "--gpu" else find_gpu(g.database_key)
+        for g in named
+    }
     if len(named) > 1:
         specs = _datasheets(gpu, {g.name: g.compute_capability for g in named}, own, report.meta.source)
         spec = specs[named[0].name]
@@ -339,11 +389,21 @@ def with_gpu(report: Report, gpu: str) -> Report:
     if not named:  # no device name in the file: --gpu names the GPU, as in read_report
         k["gpu"] = spec.name
     chosen = _chosen(specs, own)
-    devices = tuple(replace(g, database_key=getattr(specs[g.name], "key", None),
-                            gpu_source="--gpu" if g.name in chosen else "report") for g in named)
+    devices = tuple(
+        replace(
+            g, database_key=getattr(specs[g.name], "key", None), gpu_source="--gpu" if g.name in chosen else "report"
+        )
+        for g in named
+    )
     several = specs if len(named) > 1 else None
-    meta = replace(report.meta, gpu=report.meta.gpu if named else spec.name,
-                   gpu_database_key=getattr(spec, "key", None), gpu_database_name=getattr(spec, "name", None),
-                   gpu_source="report" if named and not chosen else "--gpu", gpus=devices)
-    return Report(meta=meta, kernels=ordered(derive(k, several or spec)), gpu=spec, missing=report.missing,
-                  gpus=several)
+    meta = replace(
+        report.meta,
+        gpu=report.meta.gpu if named else spec.name,
+        gpu_database_key=getattr(spec, "key", None),
+        gpu_database_name=getattr(spec, "name", None),
+        gpu_source="report" if named and not chosen else "--gpu",
+        gpus=devices,
+    )
+    return Report(
+        meta=meta, kernels=ordered(derive(k, several or spec)), gpu=spec, missing=report.missing, gpus=several
+    )

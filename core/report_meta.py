@@ -22,12 +22,22 @@ class DeviceMeta:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> DeviceMeta:
-        return cls(name=d["name"], database_key=d.get("database_key"), compute_capability=d.get("compute_capability"),
-                   launches=d.get("launches", 0), gpu_source=d.get("gpu_source"))
+        return cls(
+            name=d["name"],
+            database_key=d.get("database_key"),
+            compute_capability=d.get("compute_capability"),
+            launches=d.get("launches", 0),
+            gpu_source=d.get("gpu_source"),
+        )
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "database_key": self.database_key, "compute_capability": self.compute_capability,
-                "launches": self.launches, "gpu_source": self.gpu_source}
+        return {
+            "name": self.name,
+            "database_key": self.database_key,
+            "compute_capability": self.compute_capability,
+            "launches": self.launches,
+            "gpu_source": self.gpu_source,
+        }
 
 
 @dataclass(frozen=True)
@@ -65,12 +75,23 @@ class ReportMeta:
     def to_dict(self, missing: Iterable[dict] = ()) -> dict:
         """The JSON object runs are stored with and `--json` prints, `missing` (the counters not collected, as
         the caller writes them) in its place; `warning` and `run` only where set, as before they were typed."""
-        out = {"source": self.source, "format": self.format, "reader_note": self.reader_note,
-               "captured": self.captured, "gpu": self.gpu, "gpu_database_key": self.gpu_database_key,
-               "gpu_database_name": self.gpu_database_name, "gpu_source": self.gpu_source,
-               "gpus": [g.to_dict() for g in self.gpus], "compute_capability": self.compute_capability,
-               "launches": self.launches, "metrics_collected": list(self.metrics_collected),
-               "missing": list(missing), "convention": self.convention, "params": dict(self.params)}
+        out = {
+            "source": self.source,
+            "format": self.format,
+            "reader_note": self.reader_note,
+            "captured": self.captured,
+            "gpu": self.gpu,
+            "gpu_database_key": self.gpu_database_key,
+            "gpu_database_name": self.gpu_database_name,
+            "gpu_source": self.gpu_source,
+            "gpus": [g.to_dict() for g in self.gpus],
+            "compute_capability": self.compute_capability,
+            "launches": self.launches,
+            "metrics_collected": list(self.metrics_collected),
+            "missing": list(missing),
+            "convention": self.convention,
+            "params": dict(self.params),
+        }
         out.update({k: v for k, v in self.extra.items() if k not in out})
         out.update({k: v for k, v in (("warning", self.warning), ("run", self.run)) if v is not None})
         return out

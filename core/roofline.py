@@ -101,8 +101,9 @@ class Roof:
 CLOCK = Roof()
 
 
-def precision_peaks(k: pd.DataFrame, gpus: Gpus, columns: list[int], roof: Roof = CLOCK
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def precision_peaks(
+    k: pd.DataFrame, gpus: Gpus, columns: list[int], roof: Roof = CLOCK
+) -> tuple[np.ndarray, np.ndarray]:
     """The ceiling (FLOP/s, NaN where unknown) and its source code (SOURCES) of every row for the PRECISIONS
     at `columns`, under `roof`. The clock roof: the report's own peak counters (peak per cycle x measured
     clock) win; the datasheet fills the rest, its compute peaks scaled from the clock they are quoted at (the
@@ -127,8 +128,7 @@ def precision_peaks(k: pd.DataFrame, gpus: Gpus, columns: list[int], roof: Roof 
             value = gpu.peak(PRECISIONS[i][2])
             take = np.isnan(peak[:, j]) if rows is None else np.isnan(peak[:, j]) & rows
             if not math.isnan(value) and take.any():
-                scale = _clock_scale(k, gpu.clock_hz(PRECISIONS[i][2])) if roof.kind != "datasheet" \
-                    else np.ones(len(k))
+                scale = _clock_scale(k, gpu.clock_hz(PRECISIONS[i][2])) if roof.kind != "datasheet" else np.ones(len(k))
                 peak[take, j] = value * scale[take]
                 source[take, j] = np.where(scale[take] != 1.0, 3, 2)
     return peak, source
@@ -177,8 +177,9 @@ def _label(weight: np.ndarray, did: np.ndarray, names: list[str], index: pd.Inde
         key = np.where(named & did, key * base + j + 1, key)
     keys, codes = np.unique(key, return_inverse=True)
     labels = [_decode(int(v), base, names) for v in keys]
-    return pd.Series(pd.Categorical.from_codes(codes.reshape(-1), categories=pd.Index(labels, dtype=object)),
-                     index=index)
+    return pd.Series(
+        pd.Categorical.from_codes(codes.reshape(-1), categories=pd.Index(labels, dtype=object)), index=index
+    )
 
 
 def _decode(key: int, base: int, names: list[str]) -> str:
@@ -192,15 +193,19 @@ def _decode(key: int, base: int, names: list[str]) -> str:
 def _combined_sources(bits: np.ndarray, index: pd.Index) -> pd.Series:
     combos, codes = np.unique(bits, return_inverse=True)
     labels = [" + ".join(s for i, s in enumerate(SOURCES) if i and int(c) >> i & 1) for c in combos]
-    return pd.Series(pd.Categorical.from_codes(codes.reshape(-1), categories=pd.Index(labels, dtype=object)),
-                     index=index)
+    return pd.Series(
+        pd.Categorical.from_codes(codes.reshape(-1), categories=pd.Index(labels, dtype=object)), index=index
+    )
 
 
 def dram_ceiling(k: pd.DataFrame, gpus: Gpus, roof: Roof = CLOCK) -> pd.Series:
     """The report's DRAM peak where collected, else the datasheet's; the measured roof's where it has one, the
     datasheet's only under the datasheet roof."""
-    dram = k["report_peak_dram_bytes_per_s"].astype(float) if "report_peak_dram_bytes_per_s" in k \
-        and roof.kind != "datasheet" else pd.Series(np.nan, index=k.index)
+    dram = (
+        k["report_peak_dram_bytes_per_s"].astype(float)
+        if "report_peak_dram_bytes_per_s" in k and roof.kind != "datasheet"
+        else pd.Series(np.nan, index=k.index)
+    )
     if roof.measured.get("dram"):
         dram = dram.mask(roof.rows(k), roof.measured["dram"])
     for rows, gpu, _ in gpu_rows(k, gpus):
@@ -235,28 +240,34 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False, roof: Roof = 
     if integer.any():
         k["precision"] = k["precision"].astype(object).mask(integer, "").astype("category")
     if not launch_peaks:
-        k["peak_flop_per_s"], k["peak_source"] = peak.mask(integer), source.astype(object).mask(integer, "").astype(
-            "category")
+        k["peak_flop_per_s"], k["peak_source"] = (
+            peak.mask(integer),
+            source.astype(object).mask(integer, "").astype("category"),
+        )
         k["peak_dram_bytes_per_s"] = dram_ceiling(k, gpu, roof)
         for level in MEMORY_LEVELS[1:]:  # no datasheet gives cache bandwidth: the report's peak counters or none
             k[f"peak_{level}_bytes_per_s"] = k.get(f"report_peak_{level}_bytes_per_s", np.nan)
             if roof.measured.get(level):
-                k[f"peak_{level}_bytes_per_s"] = pd.Series(k[f"peak_{level}_bytes_per_s"], index=k.index,
-                                                           dtype=float).mask(roof.rows(k), roof.measured[level])
+                k[f"peak_{level}_bytes_per_s"] = pd.Series(
+                    k[f"peak_{level}_bytes_per_s"], index=k.index, dtype=float
+                ).mask(roof.rows(k), roof.measured[level])
     at_peak = _seconds_at_peak(k)
     # The roof is the lowest ceiling: compute, or a memory level's intensity x its bandwidth, which is the FLOPs
     # over the time the level's bytes need at its peak (the slowest level's is the lowest). A cache level whose
     # bytes or peak are unknown sets none; without the DRAM roof or the compute peak there is no roof.
     roof = np.fmin(k["peak_flop_per_s"], k["flop"].astype(float) / at_peak.max(axis=1))
-    k["attainable_flop_per_s"] = roof.where(k["ai_dram"].notna() & k["peak_dram_bytes_per_s"].notna()
-                                            & k["peak_flop_per_s"].notna())
+    k["attainable_flop_per_s"] = roof.where(
+        k["ai_dram"].notna() & k["peak_dram_bytes_per_s"].notna() & k["peak_flop_per_s"].notna()
+    )
     k["pct_of_peak"] = 100.0 * _div(k["flop_per_s"], k["peak_flop_per_s"])
     k["bound"], k["roof"] = _bound(k, at_peak)
     # % of roof: the time the limiting resource (the roof) needs at its peak, over the time taken. With FLOPs,
     # that is FLOP/s over the attainable FLOP/s; without (a copy, a fill, a cast), the bandwidth reached at the
     # limiting memory level over that level's peak: the number that matters for them.
-    needed = pd.Series(np.fmax((k["flop"] / k["peak_flop_per_s"]).to_numpy(dtype=float),
-                               at_peak.max(axis=1).to_numpy(dtype=float)), index=k.index)
+    needed = pd.Series(
+        np.fmax((k["flop"] / k["peak_flop_per_s"]).to_numpy(dtype=float), at_peak.max(axis=1).to_numpy(dtype=float)),
+        index=k.index,
+    )
     k["pct_of_roof"] = (100.0 * _div(needed, dur)).where(k["bound"] != "")
     return finite(k)
 
@@ -278,8 +289,11 @@ def finite(k: pd.DataFrame) -> pd.DataFrame:
 
 def _seconds_at_peak(k: pd.DataFrame) -> pd.DataFrame:
     """Per memory level, the time the row's bytes there need at the level's peak (NaN where either is unknown)."""
-    return pd.DataFrame({level: k[f"{level}_bytes"] / k.get(f"peak_{level}_bytes_per_s", np.nan)
-                         for level in MEMORY_LEVELS}, index=k.index, dtype=float)
+    return pd.DataFrame(
+        {level: k[f"{level}_bytes"] / k.get(f"peak_{level}_bytes_per_s", np.nan) for level in MEMORY_LEVELS},
+        index=k.index,
+        dtype=float,
+    )
 
 
 def integer_mma(k: pd.DataFrame) -> pd.Series:
@@ -306,8 +320,10 @@ def _bound(k: pd.DataFrame, at_peak: pd.DataFrame) -> tuple[pd.Series, pd.Series
     known = ~np.isnan(at_peak[:, 0]) & ~np.isnan(compute) & ((compute > 0) | (slowest > 0))
     memory = known & (slowest > compute)
     bound = np.where(memory, "memory", np.where(known, "compute", ""))
-    return (pd.Series(bound, index=k.index, dtype=object),
-            pd.Series(np.where(memory, level, bound), index=k.index, dtype=object))
+    return (
+        pd.Series(bound, index=k.index, dtype=object),
+        pd.Series(np.where(memory, level, bound), index=k.index, dtype=object),
+    )
 
 
 @dataclass
@@ -349,8 +365,11 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None, roof: Roof) -> list[Ceiling]:
             value, source = _weighted(k, col), REPORT_SOURCE
             clock = _weighted(k[k[col].notna()], "sm_clock_hz") if col in k else math.nan
         if math.isnan(value) and gpu is not None:
-            value, source, clock = _datasheet(k, gpu, name) if roof.kind != "datasheet" else \
-                (gpu.peak(name), f"datasheet ({gpu.name})", math.nan)
+            value, source, clock = (
+                _datasheet(k, gpu, name)
+                if roof.kind != "datasheet"
+                else (gpu.peak(name), f"datasheet ({gpu.name})", math.nan)
+            )
         if not math.isnan(value):
             out.append(Ceiling(name, value, source, sm_clock_hz=clock))
     dram, source = roof.measured.get("dram") or math.nan, roof.source

@@ -54,8 +54,9 @@ def summarize(k: pd.DataFrame) -> RunSummary:
     untimed = k["duration_s"].isna()
     timed = k[~untimed & ((k["status"] == "ok") if "status" in k else True)]
     counted_time = float(timed["duration_s"].sum(min_count=1))
-    unknown_share = float(timed.loc[timed["flop"].isna(), "duration_s"].sum() / counted_time) if counted_time \
-        else math.nan
+    unknown_share = (
+        float(timed.loc[timed["flop"].isna(), "duration_s"].sum() / counted_time) if counted_time else math.nan
+    )
     time, flop = _total(k["duration_s"]), _total(k["flop"])
     with_peak = timed[timed["peak_flop_per_s"].notna()]
     peak_time = float((with_peak["duration_s"] * with_peak["peak_flop_per_s"]).sum(min_count=1))
@@ -64,15 +65,25 @@ def summarize(k: pd.DataFrame) -> RunSummary:
     bw_time = float((with_bw["duration_s"] * with_bw["peak_dram_bytes_per_s"]).sum(min_count=1))
     bw_eff = _total(with_bw["dram_bytes"]) / bw_time if bw_time else math.nan
     figures = dict(
-        launches=len(k), not_profiled=len(k) - len(ok), total_time_s=time, total_flop=flop,
-        flops_efficiency=flops_eff, compute_efficiency=_compute_efficiency(timed, counted_time),
-        bandwidth_efficiency=bw_eff, flop_per_s=flop / time if time else math.nan, dram_bytes=_total(k["dram_bytes"]),
-        flop_counted=_counted(ok), unknown_flop_time_share=unknown_share, time_counted_s=counted_time,
-        unknown_time_launches=int(untimed.sum()), unknown_flop_untimed_launches=int((untimed & k["flop"].isna()).sum()),
+        launches=len(k),
+        not_profiled=len(k) - len(ok),
+        total_time_s=time,
+        total_flop=flop,
+        flops_efficiency=flops_eff,
+        compute_efficiency=_compute_efficiency(timed, counted_time),
+        bandwidth_efficiency=bw_eff,
+        flop_per_s=flop / time if time else math.nan,
+        dram_bytes=_total(k["dram_bytes"]),
+        flop_counted=_counted(ok),
+        unknown_flop_time_share=unknown_share,
+        time_counted_s=counted_time,
+        unknown_time_launches=int(untimed.sum()),
+        unknown_flop_untimed_launches=int((untimed & k["flop"].isna()).sum()),
     )
     # A sum or ratio that overflowed float64 is no figure (see `finite`): unknown, not "∞%".
-    return RunSummary(**{name: math.nan if isinstance(v, float) and math.isinf(v) else v
-                         for name, v in figures.items()})
+    return RunSummary(
+        **{name: math.nan if isinstance(v, float) and math.isinf(v) else v for name, v in figures.items()}
+    )
 
 
 def _counted(ok: pd.DataFrame) -> float:

@@ -43,8 +43,11 @@ def folder_error(path: Path, exc: OSError) -> FlopscopeError:
     if exc.errno == errno.EROFS:
         return FlopscopeError(where, "cannot write here: read-only file system", fix)
     if exc.errno == errno.ENAMETOOLONG:  # not FLOPSCOPE_HOME's fault: the run's name (a long sweep point's)
-        return FlopscopeError(path.name[:40] + "...", "a run name too long for its folder",
-                              "pass a shorter --name or --sweep-name, or shorter parameter values")
+        return FlopscopeError(
+            path.name[:40] + "...",
+            "a run name too long for its folder",
+            "pass a shorter --name or --sweep-name, or shorter parameter values",
+        )
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return write_error(where, exc, "cannot write here")
     return FlopscopeError(where, f"cannot create it ({exc.strerror or exc})", fix)
@@ -68,18 +71,29 @@ def check_run_name(name: str, given: str, option: str = "--name", example: str =
     `sweep --from 2` read digits as the run id `flopscope runs` shows. `given`: what the user typed, to name in
     the message (`--name 2`); `option` and `example`: the fix (`--name run2`)."""
     if not name:
-        raise FlopscopeError(f"{option} ''", "an empty name",
-                             f"leave {option} out for the default name, or pass one: {option} {example}1")
+        raise FlopscopeError(
+            f"{option} ''",
+            "an empty name",
+            f"leave {option} out for the default name, or pass one: {option} {example}1",
+        )
     if len(name) > MAX_NAME:
-        raise FlopscopeError(given if len(given) <= 60 else given[:40] + "...",
-                             f"a name of {len(name)} characters is too long for its run folder",
-                             f"pass a shorter {option} (at most {MAX_NAME} characters)")
+        raise FlopscopeError(
+            given if len(given) <= 60 else given[:40] + "...",
+            f"a name of {len(name)} characters is too long for its run folder",
+            f"pass a shorter {option} (at most {MAX_NAME} characters)",
+        )
     if not _RUN_NAME.fullmatch(name):
-        raise FlopscopeError(given, "a name is stored as typed, and so takes only letters, digits and . _ = - "
-                             "(not first)", f"e.g. {option} {_storable(name, example)}")
+        raise FlopscopeError(
+            given,
+            "a name is stored as typed, and so takes only letters, digits and . _ = - (not first)",
+            f"e.g. {option} {_storable(name, example)}",
+        )
     if name.isdigit():
-        raise FlopscopeError(given, f"a name of digits only ({name}) would be taken for a run id by `open`, `diff` "
-                             "and `sweep --from`", f"add a letter: {option} {example}{name}")
+        raise FlopscopeError(
+            given,
+            f"a name of digits only ({name}) would be taken for a run id by `open`, `diff` and `sweep --from`",
+            f"add a letter: {option} {example}{name}",
+        )
 
 
 def _storable(name: str, example: str) -> str:
@@ -93,8 +107,9 @@ def new_run_dir(name: str | None, command: list[str]) -> Path:
     after the time and the program's name. Always a new folder directly in the store's `runs` folder: a name
     with a `/` or `..` (`../../x`, `/etc/x`) is refused, never followed, whoever calls this."""
     if name is not None and not _RUN_NAME.fullmatch(name):
-        raise FlopscopeError(name, "a run name is one folder name: letters, digits and . _ = - (not first)",
-                             "pass a name such as run1")
+        raise FlopscopeError(
+            name, "a run name is one folder name: letters, digits and . _ = - (not first)", "pass a name such as run1"
+        )
     base = name or folder_name(f"{time.strftime('%Y%m%d-%H%M%S')}-{Path(command[0]).name if command else 'run'}")
     runs = runs_folder()
     for n in range(1000):
@@ -114,9 +129,11 @@ def runs_folder() -> Path:
     what ncu writes into them, stay inside the data folder (point FLOPSCOPE_HOME elsewhere to move them)."""
     runs = data_home() / "runs"
     if runs.is_symlink():
-        raise FlopscopeError(runs, f"is a symbolic link (to {os.readlink(runs)}); flopscope writes run folders "
-                             "only inside its data folder", "remove the link, or set FLOPSCOPE_HOME to the folder "
-                             "it points to")
+        raise FlopscopeError(
+            runs,
+            f"is a symbolic link (to {os.readlink(runs)}); flopscope writes run folders only inside its data folder",
+            "remove the link, or set FLOPSCOPE_HOME to the folder it points to",
+        )
     ensure_folder(runs)
     return runs
 

@@ -60,9 +60,12 @@ def slices(runs: list[tuple[dict, Report]], where: str = "sweep") -> list[Slice]
     varying = [n for n in names if len({params.get(n) for params, _ in runs}) > 1] or names[:1]
     numeric = [n for n in varying if all(_is_number(params.get(n)) for params, _ in runs)]
     if runs and not numeric:
-        raise FlopscopeError(where, f"{', '.join(varying) or 'no parameter'}: a sweep parameter must be a number "
-                             "to be analysed (e.g. {'batch_size': '8'}, not a name)",
-                             "sweep numeric values (batch sizes, sequence lengths)")
+        raise FlopscopeError(
+            where,
+            f"{', '.join(varying) or 'no parameter'}: a sweep parameter must be a number "
+            "to be analysed (e.g. {'batch_size': '8'}, not a name)",
+            "sweep numeric values (batch sizes, sequence lengths)",
+        )
     out = []
     for param in numeric:
         lines: dict[tuple, list[tuple[float, Report]]] = {}
@@ -81,8 +84,7 @@ def _python_warning(message: str) -> None:
     warnings.warn(message, stacklevel=3)
 
 
-def sweep_points(name: str, store: Store,
-                 warn: Callable[[str], None] = _python_warning) -> list[tuple[dict, Report]]:
+def sweep_points(name: str, store: Store, warn: Callable[[str], None] = _python_warning) -> list[tuple[dict, Report]]:
     """(parameters, report) of every readable run of sweep `name`, in the order stored. A damaged run is left
     out with one `warn(message)` naming it (default: a Python warning), so one bad row does not hide the rest."""
     runs = store.runs(name)
@@ -109,8 +111,9 @@ def load_sweep(name: str, store: Store, warn: Callable[[str], None] = _python_wa
     if runs.empty:
         return None
     if not any(runs["params"]):
-        raise FlopscopeError(f"sweep {name}", "its runs have no parameter values",
-                             "`flopscope runs --sweep NAME` lists what was stored")
+        raise FlopscopeError(
+            f"sweep {name}", "its runs have no parameter values", "`flopscope runs --sweep NAME` lists what was stored"
+        )
     stored = sweep_points(name, store, warn)
     if not stored:
         raise FlopscopeError(f"sweep {name}", "none of its runs can be read", "profile it again")
@@ -130,12 +133,23 @@ def point_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
     rows = []
     for value, report in points:
         s = report.summary()
-        rows.append({param: value, "flop": s.total_flop, "dram_bytes": s.dram_bytes, "duration_s": s.total_time_s,
-                     "flop_per_sample": s.total_flop / value if value else math.nan, "flop_per_s": s.flop_per_s,
-                     "flops_efficiency": s.flops_efficiency, "bandwidth_efficiency": s.bandwidth_efficiency,
-                     "launches": s.launches, "kernels": report.kernels["kernel_full"].nunique(),
-                     "run": run_name(report), "gpu": report.meta.gpu,
-                     "warning": report.meta.warning or ""})
+        rows.append(
+            {
+                param: value,
+                "flop": s.total_flop,
+                "dram_bytes": s.dram_bytes,
+                "duration_s": s.total_time_s,
+                "flop_per_sample": s.total_flop / value if value else math.nan,
+                "flop_per_s": s.flop_per_s,
+                "flops_efficiency": s.flops_efficiency,
+                "bandwidth_efficiency": s.bandwidth_efficiency,
+                "launches": s.launches,
+                "kernels": report.kernels["kernel_full"].nunique(),
+                "run": run_name(report),
+                "gpu": report.meta.gpu,
+                "warning": report.meta.warning or "",
+            }
+        )
     return pd.DataFrame(rows).sort_values(param, kind="stable").reset_index(drop=True)
 
 
@@ -152,8 +166,9 @@ def group_table(points: list[tuple[float, Report]], param: str) -> pd.DataFrame:
     """Per point and kernel group: count, time, FLOPs, bytes (long format)."""
     frames = []
     for value, report in points:
-        g = report.group("name")[["kernel", "kernel_full", "count", "duration_s", "flop", "dram_bytes",
-                                  "pct_of_peak"]].copy()
+        g = report.group("name")[
+            ["kernel", "kernel_full", "count", "duration_s", "flop", "dram_bytes", "pct_of_peak"]
+        ].copy()
         g.insert(0, param, value)
         frames.append(g)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -194,21 +209,27 @@ def findings(table: pd.DataFrame, groups: pd.DataFrame, param: str, tolerance: f
     flop, dram = table["flop"], table["dram_bytes"]
     constant = flop.notna().all() and _flat(flop)
     if flop.notna().all() and dram.notna().all() and flop.nunique() == 1 and dram.nunique() == 1:
-        out.append(f"FLOPs ({flop.iloc[0]:.4g}) and DRAM bytes ({dram.iloc[0]:.4g}) are identical at every "
-                   f"{param}: the parameter most likely never reached the program (not passed on the command "
-                   "line, or overridden inside it, e.g. a hard-coded batch size)")
+        out.append(
+            f"FLOPs ({flop.iloc[0]:.4g}) and DRAM bytes ({dram.iloc[0]:.4g}) are identical at every "
+            f"{param}: the parameter most likely never reached the program (not passed on the command "
+            "line, or overridden inside it, e.g. a hard-coded batch size)"
+        )
     elif constant:
         out.append(f"FLOPs do not grow with {param} (within 1%): check the parameter reaches the program")
     if flop.isna().any():
-        out.append("FLOPs are unknown at some points (tensor-core work not counted?): collect the metrics the "
-                   "report names and run again")
+        out.append(
+            "FLOPs are unknown at some points (tensor-core work not counted?): collect the metrics the "
+            "report names and run again"
+        )
     per_sample = table["flop_per_sample"].dropna()
     # FLOPs that do not grow make FLOP/param fall as 1/param: said above, not again as a drift.
     if len(per_sample) >= 2 and per_sample.min() > 0 and not constant:
         spread = per_sample.max() / per_sample.min()
         if spread - 1 > tolerance:
-            out.append(f"FLOP/{param} varies by {_spread(spread)} across {param} (tolerance {tolerance:.0%}): "
-                       f"FLOPs do not grow in proportion to {param}")
+            out.append(
+                f"FLOP/{param} varies by {_spread(spread)} across {param} (tolerance {tolerance:.0%}): "
+                f"FLOPs do not grow in proportion to {param}"
+            )
     out += _appearing_kernels(groups, param)
     out += _saturation(table, param)
     return out
@@ -217,8 +238,11 @@ def findings(table: pd.DataFrame, groups: pd.DataFrame, param: str, tolerance: f
 def _warned(table: pd.DataFrame, param: str) -> list[str]:
     """Points stored although the program failed or the report is partial: first, since they bend the rest."""
     warned = table[table["warning"] != ""] if "warning" in table else table.iloc[:0]
-    return [f"{param}={row[param]:g} (run {row['run']}) is in the analysis although {row['warning']}: check it "
-            "before trusting the fits" for _, row in warned.iterrows()]
+    return [
+        f"{param}={row[param]:g} (run {row['run']}) is in the analysis although {row['warning']}: check it "
+        "before trusting the fits"
+        for _, row in warned.iterrows()
+    ]
 
 
 def _spread(ratio: float) -> str:
@@ -241,8 +265,10 @@ def _appearing_kernels(groups: pd.DataFrame, param: str) -> list[str]:
     for (_full, kernel), rows in groups.groupby(["kernel_full", "kernel"], sort=False, observed=True):
         present = sorted(rows[param].unique())
         if len(present) != len(values):
-            out.append(f"kernel {kernel} runs only at {param} = {', '.join(f'{v:g}' for v in present)} "
-                       "(a different algorithm chosen at other sizes?)" + _padded(rows, param))
+            out.append(
+                f"kernel {kernel} runs only at {param} = {', '.join(f'{v:g}' for v in present)} "
+                "(a different algorithm chosen at other sizes?)" + _padded(rows, param)
+            )
     return out
 
 
@@ -253,24 +279,32 @@ def _padded(rows: pd.DataFrame, param: str) -> str:
     per_launch = (rows["flop"] / rows["count"]).groupby(rows[param]).mean()
     if len(per_launch) < 2 or per_launch.isna().any() or not (per_launch > 0).all() or not _flat(per_launch):
         return ""
-    return (f"; its FLOPs per launch are the same ({si(per_launch.iloc[0], 'FLOP')}) at each: most likely it "
-            f"runs whole tiles, so the smaller {param} values do padded work, which the counters count")
+    return (
+        f"; its FLOPs per launch are the same ({si(per_launch.iloc[0], 'FLOP')}) at each: most likely it "
+        f"runs whole tiles, so the smaller {param} values do padded work, which the counters count"
+    )
 
 
 def _gpus(table: pd.DataFrame, param: str) -> list[str]:
     gpus = table["gpu"].dropna()
     if gpus.nunique() < 2:
         return []
-    where = "; ".join(f"{gpu} at {param} = {_values(table.loc[gpus.index[gpus == gpu], param])}"
-                      for gpu in gpus.unique())
-    return [f"the points ran on different GPUs ({where}): times, FLOP/s and efficiencies compare the GPUs "
-            f"as much as the {param} values"]
+    where = "; ".join(
+        f"{gpu} at {param} = {_values(table.loc[gpus.index[gpus == gpu], param])}" for gpu in gpus.unique()
+    )
+    return [
+        f"the points ran on different GPUs ({where}): times, FLOP/s and efficiencies compare the GPUs "
+        f"as much as the {param} values"
+    ]
 
 
 def _repeated(table: pd.DataFrame, param: str) -> list[str]:
     counts = table[param].value_counts(sort=False)
-    out = [f"{param} = {value:g} appears {n} times ({', '.join(table.loc[table[param] == value, 'run'])}): "
-           f"the fits and the efficiency trend use the mean of its points" for value, n in counts[counts > 1].items()]
+    out = [
+        f"{param} = {value:g} appears {n} times ({', '.join(table.loc[table[param] == value, 'run'])}): "
+        f"the fits and the efficiency trend use the mean of its points"
+        for value, n in counts[counts > 1].items()
+    ]
     if len(counts) == 1:
         out.append(f"{param} has one value ({counts.index[0]:g}) at every point: nothing to fit or compare")
     return out
@@ -292,10 +326,14 @@ def _saturation(table: pd.DataFrame, param: str) -> list[str]:
     near = eff >= 0.9 * best
     first = near.idxmax()  # the smallest param value within 90% of the best
     if not near.iloc[-1]:
-        return [f"FLOPS efficiency falls after {param} = {eff.idxmax():g} (best {best:.1%}) to "
-                f"{eff.iloc[-1]:.1%} at {param} = {eff.index[-1]:g}"]
+        return [
+            f"FLOPS efficiency falls after {param} = {eff.idxmax():g} (best {best:.1%}) to "
+            f"{eff.iloc[-1]:.1%} at {param} = {eff.index[-1]:g}"
+        ]
     if eff.index[0] < first < eff.index[-1] and near.loc[first:].all():
         # The value measured there, as the table shows it: 90% of the best is only the threshold.
-        return [f"FLOPS efficiency saturates from {param} = {first:g} (reaches {eff.loc[first]:.1%}, ≥ 90% of "
-                f"its best {best:.1%})"]
+        return [
+            f"FLOPS efficiency saturates from {param} = {first:g} (reaches {eff.loc[first]:.1%}, ≥ 90% of "
+            f"its best {best:.1%})"
+        ]
     return []

@@ -23,8 +23,21 @@ from .transport import env_argv, refuse_when_stopping, stopped_running, stopping
 
 # Where a job is not over yet; every other state (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL,
 # OUT_OF_MEMORY, PREEMPTED, ...) is final.
-ACTIVE = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "RESIZING", "REQUEUED",
-          "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD"}
+ACTIVE = {
+    "PENDING",
+    "CONFIGURING",
+    "RUNNING",
+    "COMPLETING",
+    "SUSPENDED",
+    "STOPPED",
+    "RESIZING",
+    "REQUEUED",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "SIGNALING",
+    "STAGE_OUT",
+    "RESV_DEL_HOLD",
+}
 JOBS_AT_ONCE = 16  # jobs a sweep keeps submitted at once: the scheduler queues them, flopscope polls each
 GIVE_UP = 30  # scontrol failures in a row (the login node or slurmctld gone) after which the job counts as lost
 WORKDIR_SCRIPT = 'mkdir -p "$HOME/.cache/flopscope" && exec mktemp -d "$HOME/.cache/flopscope/slurm.XXXXXX"'
@@ -93,12 +106,19 @@ class SlurmTransport:
         done = self.base.output(["sbatch", "--test-only", *self.options.sbatch_args(), "--wrap", "true"])
         if done.returncode != 0:
             where = "this machine" if self.base.host == "localhost" else self.base.host
-            self._refused = (FlopscopeError("--slurm", f"sbatch not found on {where}", "run flopscope where "
-                                            "Slurm's commands are, or on a login node with --host LOGIN")
-                             if done.returncode == 127 else
-                             FlopscopeError("--slurm", f"sbatch on {where} refused the job: "
-                                            f"{_last_line(done.stderr or done.stdout)}", "check --partition, "
-                                            "--gres, --time and --account (`sinfo` lists the partitions)"))
+            self._refused = (
+                FlopscopeError(
+                    "--slurm",
+                    f"sbatch not found on {where}",
+                    "run flopscope where Slurm's commands are, or on a login node with --host LOGIN",
+                )
+                if done.returncode == 127
+                else FlopscopeError(
+                    "--slurm",
+                    f"sbatch on {where} refused the job: {_last_line(done.stderr or done.stdout)}",
+                    "check --partition, --gres, --time and --account (`sinfo` lists the partitions)",
+                )
+            )
             raise self._refused
 
     def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -108,24 +128,40 @@ class SlurmTransport:
         done = self.base.output(["sh", "-c", WORKDIR_SCRIPT])
         lines = done.stdout.strip().splitlines()
         if done.returncode != 0 or not lines:
-            raise FlopscopeError(f"{self.host}: ~/.cache/flopscope", "cannot make a work folder "
-                                 f"({_last_line(done.stderr) or 'no output'})", "check the home folder is writable")
+            raise FlopscopeError(
+                f"{self.host}: ~/.cache/flopscope",
+                f"cannot make a work folder ({_last_line(done.stderr) or 'no output'})",
+                "check the home folder is writable",
+            )
         self._workdir = lines[-1]
         return self._workdir
 
     def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> SlurmJob:
         """Submit `argv` (in `cwd`, with `env`) as a batch job writing its output to the work folder."""
         log = f"{self._workdir or self.make_workdir()}/job.log"
-        script = (f"cd -- {shlex.quote(cwd)} || exit 125\n" if cwd else "") + \
-            f"exec {shlex.join([*env_argv(env or {}), *argv])}"
+        script = (
+            f"cd -- {shlex.quote(cwd)} || exit 125\n" if cwd else ""
+        ) + f"exec {shlex.join([*env_argv(env or {}), *argv])}"
         refuse_when_stopping()
         # sbatch reads %j, %N, ... in --output as patterns; %% is a literal %
-        done = self.base.output(["sbatch", "--parsable", "--job-name=flopscope", f"--output={log.replace('%', '%%')}",
-                                 *self.options.sbatch_args(), "--wrap", script])
+        done = self.base.output(
+            [
+                "sbatch",
+                "--parsable",
+                "--job-name=flopscope",
+                f"--output={log.replace('%', '%%')}",
+                *self.options.sbatch_args(),
+                "--wrap",
+                script,
+            ]
+        )
         job = done.stdout.strip().split(";")[0]
         if done.returncode != 0 or not job.isdigit():
-            raise FlopscopeError("sbatch", _last_line(done.stderr or done.stdout) or f"exited {done.returncode}",
-                                 "check --partition, --gres, --time and --account (`sinfo` lists the partitions)")
+            raise FlopscopeError(
+                "sbatch",
+                _last_line(done.stderr or done.stdout) or f"exited {done.returncode}",
+                "check --partition, --gres, --time and --account (`sinfo` lists the partitions)",
+            )
         submitted = SlurmJob(self.base, job, log)
         if stopping():  # stopped while sbatch ran: stop_all did not see this job
             submitted.terminate()
@@ -192,8 +228,9 @@ class SlurmJob:
             return self._status is not None
         self._failures = 0
         fields = _fields(done.stdout)
-        state = JobState(self.job, fields.get("JobState", "UNKNOWN"), fields.get("Reason", ""),
-                         fields.get("NodeList", ""))
+        state = JobState(
+            self.job, fields.get("JobState", "UNKNOWN"), fields.get("Reason", ""), fields.get("NodeList", "")
+        )
         if state != self._seen:
             self._seen = state
             self.on_state(state)

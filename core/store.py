@@ -81,18 +81,25 @@ def store_error(path: Path, exc: sqlite3.Error, doing: str) -> StoreError:
     if "full" in text or ("I/O" in text and _no_space_left(path.parent)):
         return StoreError(path, f"{doing}: the disk is full ({text})", f"free space on it, {home}")
     if "locked" in text or "busy" in text:
-        return StoreError(path, f"{doing}: another process kept the store locked ({text})",
-                          "let the other flopscope (or sqlite3) finish, then run this again")
+        return StoreError(
+            path,
+            f"{doing}: another process kept the store locked ({text})",
+            "let the other flopscope (or sqlite3) finish, then run this again",
+        )
     if "readonly" in text or "read-only" in text or "unable to open" in text:
         why = "it is on a read-only file system" if _read_only_fs(path.parent) else "it or its folder is not writable"
-        return StoreError(path, f"{doing}: {why} ({text})",
-                          f"make {path.parent} writable, or set FLOPSCOPE_HOME to a writable folder")
+        return StoreError(
+            path, f"{doing}: {why} ({text})", f"make {path.parent} writable, or set FLOPSCOPE_HOME to a writable folder"
+        )
     if isinstance(exc, sqlite3.OperationalError):  # I/O errors and the like: the file is not to blame
         return StoreError(path, f"{doing}: {text}", f"check the disk holding it, {home}")
     if is_damaged_file(exc):
         return damaged_file(path, text)
-    return StoreError(path, f"the run store is not a usable database ({text})",
-                      "move it aside; set FLOPSCOPE_HOME to use another folder")
+    return StoreError(
+        path,
+        f"the run store is not a usable database ({text})",
+        "move it aside; set FLOPSCOPE_HOME to use another folder",
+    )
 
 
 def is_damaged_file(exc: sqlite3.Error) -> bool:
@@ -104,9 +111,12 @@ def damaged_file(path: Path, text: str) -> StoreError:
     """A store file with damaged pages (a disk or copy fault): the runs on its intact pages can still be had,
     so the fix is copying them out (core/store_recover.py), never deleting or rewriting this file."""
     found = quick_check(path)
-    return StoreError(path, f"the run store file is damaged ({text}{'; quick_check: ' + found if found else ''})",
-                      "`flopscope recover` copies the runs on its intact pages into a new store in its place and "
-                      "keeps this file beside it, renamed")
+    return StoreError(
+        path,
+        f"the run store file is damaged ({text}{'; quick_check: ' + found if found else ''})",
+        "`flopscope recover` copies the runs on its intact pages into a new store in its place and "
+        "keeps this file beside it, renamed",
+    )
 
 
 def quick_check(path: Path) -> str:
@@ -154,12 +164,14 @@ def _connected(db: sqlite3.Connection) -> sqlite3.Connection:
 
 def _reading(method):
     """A read of the store: SQLite's failure (a damaged file, a vanished disk) is one StoreError line."""
+
     @functools.wraps(method)
     def read(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, "cannot read the run store") from None
+
     return read
 
 
@@ -225,8 +237,9 @@ class Store:
         and diffed: WAL mode needs a writable -shm file, but nothing can change the file under us there, so
         SQLite may treat it as immutable."""
         try:
-            db = _connected(sqlite3.connect(f"{self.path.resolve().as_uri()}?immutable=1", uri=True,
-                                            isolation_level=None))
+            db = _connected(
+                sqlite3.connect(f"{self.path.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None)
+            )
             db.execute("SELECT 1 FROM runs LIMIT 1")
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, "cannot open the run store") from None
@@ -253,9 +266,19 @@ class Store:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def save(self, report: Report, name: str, *, kind: str = "profile", sweep: str | None = None,
-             params: dict | None = None, host: str | None = None, command: list[str] | None = None,
-             unique: bool = False, created: float | None = None) -> int:
+    def save(
+        self,
+        report: Report,
+        name: str,
+        *,
+        kind: str = "profile",
+        sweep: str | None = None,
+        params: dict | None = None,
+        host: str | None = None,
+        command: list[str] | None = None,
+        unique: bool = False,
+        created: float | None = None,
+    ) -> int:
         """Store one run in a single transaction; returns its id. `unique`: if `name` is taken, the first free
         `name-N`, chosen inside the same transaction (see `save_unique`). `created`: when the run was captured
         (an imported run keeps its own time); now if not given."""
@@ -265,10 +288,13 @@ class Store:
                 chosen = self._free_name(name) if unique else name
                 cur = self.db.execute(
                     "INSERT INTO runs (name, created, kind, sweep, params, host, command, gpu, launches,"
-                    " total_time_s, total_flop, meta, kernels) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (chosen, *row))
+                    " total_time_s, total_flop, meta, kernels) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (chosen, *row),
+                )
         except sqlite3.IntegrityError:
-            raise FlopscopeError(f"run {name}", "a run of this name is already stored",
-                                 "pick another name (`flopscope runs` lists them)") from None
+            raise FlopscopeError(
+                f"run {name}", "a run of this name is already stored", "pick another name (`flopscope runs` lists them)"
+            ) from None
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, f"cannot store run {name}") from None
         return int(cur.lastrowid)
@@ -278,8 +304,9 @@ class Store:
         """The run stored from this report file, if any (its path as read, resolved)."""
         target = Path(report_path).resolve()
         # A damaged row's meta is skipped (json_extract would fail the query): it cannot be the stored copy.
-        for name, source in self.db.execute("SELECT name, CASE WHEN json_valid(meta) THEN json_extract(meta, "
-                                            "'$.source') END FROM runs ORDER BY id"):
+        for name, source in self.db.execute(
+            "SELECT name, CASE WHEN json_valid(meta) THEN json_extract(meta, '$.source') END FROM runs ORDER BY id"
+        ):
             if isinstance(source, str) and source and Path(source).resolve() == target:
                 return str(name)
         return None
@@ -373,8 +400,11 @@ class Store:
                 return params
         except (TypeError, ValueError):
             pass
-        self.damaged[str(name)] = ("its parameters are not UTF-8 text" if isinstance(text, Undecodable) else
-                                   "its parameters are not readable JSON")
+        self.damaged[str(name)] = (
+            "its parameters are not UTF-8 text"
+            if isinstance(text, Undecodable)
+            else "its parameters are not readable JSON"
+        )
         return {}
 
     @_reading
@@ -385,8 +415,9 @@ class Store:
         if row is None and text.isdigit():
             row = self.db.execute("SELECT id FROM runs WHERE id = ?", (int(text),)).fetchone()
         if row is None:
-            raise FlopscopeError(f"run {text}", "no such run in the store",
-                                 f"`flopscope runs` lists them (store: {self.path})")
+            raise FlopscopeError(
+                f"run {text}", "no such run in the store", f"`flopscope runs` lists them (store: {self.path})"
+            )
         return int(row[0])
 
     @_reading
@@ -398,8 +429,9 @@ class Store:
     @_reading
     def load(self, ref: str | int) -> Report:
         run_id = self.resolve(ref)
-        name, meta_text, blob, params = self.db.execute("SELECT name, meta, kernels, params FROM runs WHERE id = ?",
-                                                        (run_id,)).fetchone()
+        name, meta_text, blob, params = self.db.execute(
+            "SELECT name, meta, kernels, params FROM runs WHERE id = ?", (run_id,)
+        ).fetchone()
         try:
             stored = _meta(name, meta_text)
             kernels = pd.read_parquet(io.BytesIO(blob))
@@ -407,11 +439,17 @@ class Store:
             stored.pop(LOWER_BOUNDS, None)  # the list's business: the report's summary says it again
             meta = ReportMeta.from_dict(stored)
         except Exception as exc:  # JSON, Arrow or a field that changed: any of them means this row is damaged
-            why = str(exc) if isinstance(exc, _DamagedRow) else (
-                f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'}")
-            raise FlopscopeError(f"run {name}", f"its stored data is damaged ({why})",
-                                 "the other runs are intact; profile it again (its run folder, if kept, "
-                                 "opens with `flopscope open FOLDER/report.ncu-rep`)") from None
+            why = (
+                str(exc)
+                if isinstance(exc, _DamagedRow)
+                else (f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'}")
+            )
+            raise FlopscopeError(
+                f"run {name}",
+                f"its stored data is damaged ({why})",
+                "the other runs are intact; profile it again (its run folder, if kept, "
+                "opens with `flopscope open FOLDER/report.ncu-rep`)",
+            ) from None
         # The values a sweep stored the run with (`batch_size`), beside the command and host the report had,
         # and the name it is stored under: a sweep point's file or folder name may differ (`name-1`, an import).
         meta = replace(meta, params={**meta.params, **self._params(name, params)}, run=str(name))
@@ -424,15 +462,22 @@ class Store:
         name, text = self.db.execute("SELECT name, params FROM runs WHERE id = ?", (run_id,)).fetchone()
         params = self._params(name, text)
         if name in self.damaged:
-            raise FlopscopeError(f"run {name}", f"its stored data is damaged ({self.damaged[name]})",
-                                 "the other runs are intact; profile it again")
+            raise FlopscopeError(
+                f"run {name}",
+                f"its stored data is damaged ({self.damaged[name]})",
+                "the other runs are intact; profile it again",
+            )
         return str(name), params
 
     @_reading
     def is_sweep(self, name: str) -> bool:
         """A sweep of this name has runs stored, or was reserved by one under way (`new_sweep`)."""
-        return self.db.execute("SELECT 1 FROM runs WHERE sweep = ? UNION ALL SELECT 1 FROM sweeps WHERE name = ?",
-                               (name, name)).fetchone() is not None
+        return (
+            self.db.execute(
+                "SELECT 1 FROM runs WHERE sweep = ? UNION ALL SELECT 1 FROM sweeps WHERE name = ?", (name, name)
+            ).fetchone()
+            is not None
+        )
 
     @_reading
     def is_run(self, name: str) -> bool:
@@ -443,23 +488,35 @@ class Store:
         a sweep first while `diff NAME` takes the run, so the two commands would show different things.
         `given_*`: what the user typed, to name in the message (`--name bs`)."""
         if run and self.is_sweep(run):
-            raise FlopscopeError(given_run, f"a sweep named {run} is stored: `open {run}` would show the sweep, "
-                                 f"`diff {run}` this run", f"pick another name, e.g. --name {run}-run "
-                                 "(`flopscope runs` lists the names taken)")
+            raise FlopscopeError(
+                given_run,
+                f"a sweep named {run} is stored: `open {run}` would show the sweep, `diff {run}` this run",
+                f"pick another name, e.g. --name {run}-run (`flopscope runs` lists the names taken)",
+            )
         if sweep and self.is_run(sweep):
-            raise FlopscopeError(given_sweep, f"a run named {sweep} is stored: `open {sweep}` would show this sweep, "
-                                 f"`diff {sweep}` that run", f"pick another name, e.g. --sweep-name {sweep}-sweep "
-                                 "(`flopscope runs` lists the names taken)")
+            raise FlopscopeError(
+                given_sweep,
+                f"a run named {sweep} is stored: `open {sweep}` would show this sweep, `diff {sweep}` that run",
+                f"pick another name, e.g. --sweep-name {sweep}-sweep (`flopscope runs` lists the names taken)",
+            )
 
     @_reading
     def find(self, sweep: str, params: dict) -> int | None:
-        row = self.db.execute("SELECT id FROM runs WHERE sweep = ? AND params = ?",
-                              (sweep, json.dumps(params, sort_keys=True))).fetchone()
+        row = self.db.execute(
+            "SELECT id FROM runs WHERE sweep = ? AND params = ?", (sweep, json.dumps(params, sort_keys=True))
+        ).fetchone()
         return None if row is None else int(row[0])
 
     def _free_name(self, base: str) -> str:
-        return _first_free(base, {r[0] for r in self.db.execute(
-            "SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'", (base, _like_prefix(base) + "-%"))})
+        return _first_free(
+            base,
+            {
+                r[0]
+                for r in self.db.execute(
+                    "SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'", (base, _like_prefix(base) + "-%")
+                )
+            },
+        )
 
     def new_sweep(self, base: str) -> str:
         """Reserve a sweep name no stored run or earlier sweep uses: `base`, else `base-N`. Two sweeps started
@@ -467,11 +524,15 @@ class Store:
         `check_names_apart`)."""
         try:
             with self._transaction():
-                taken = {r[0] for r in self.db.execute(
-                    "SELECT sweep FROM runs WHERE sweep = ? OR sweep LIKE ? ESCAPE '\\' UNION "
-                    "SELECT name FROM sweeps WHERE name = ? OR name LIKE ? ESCAPE '\\' UNION "
-                    "SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'",
-                    (base, _like_prefix(base) + "-%") * 3)}
+                taken = {
+                    r[0]
+                    for r in self.db.execute(
+                        "SELECT sweep FROM runs WHERE sweep = ? OR sweep LIKE ? ESCAPE '\\' UNION "
+                        "SELECT name FROM sweeps WHERE name = ? OR name LIKE ? ESCAPE '\\' UNION "
+                        "SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'",
+                        (base, _like_prefix(base) + "-%") * 3,
+                    )
+                }
                 name = _first_free(base, taken)
                 self.db.execute("INSERT INTO sweeps (name, created) VALUES (?, ?)", (name, time.time()))
         except sqlite3.Error as exc:
@@ -539,8 +600,15 @@ def _like_prefix(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host: str | None,
-         command: list[str] | None, created: float | None = None) -> tuple:
+def _row(
+    report: Report,
+    kind: str,
+    sweep: str | None,
+    params: dict | None,
+    host: str | None,
+    command: list[str] | None,
+    created: float | None = None,
+) -> tuple:
     """Every column of a run but its name."""
     blob = io.BytesIO()
     arrow_safe(report.kernels).to_parquet(blob, index=False)
@@ -551,7 +619,16 @@ def _row(report: Report, kind: str, sweep: str | None, params: dict | None, host
     lower = [name for name, (_, lower_bound) in listed.items() if lower_bound]
     # Not the name a loaded run had: the row's own name column is the one `load` gives.
     meta = {**replace(report.meta, run=None).to_dict(m.__dict__ for m in report.missing), LOWER_BOUNDS: lower}
-    return (time.time() if created is None else created, kind, sweep, json.dumps(params or {}, sort_keys=True), host,
-            json.dumps(command) if command else None, report.gpu_label, len(report.kernels),
-            *(None if math.isnan(v) else v for v, _ in listed.values()), json.dumps(meta, default=str),
-            blob.getvalue())
+    return (
+        time.time() if created is None else created,
+        kind,
+        sweep,
+        json.dumps(params or {}, sort_keys=True),
+        host,
+        json.dumps(command) if command else None,
+        report.gpu_label,
+        len(report.kernels),
+        *(None if math.isnan(v) else v for v, _ in listed.values()),
+        json.dumps(meta, default=str),
+        blob.getvalue(),
+    )

@@ -15,8 +15,22 @@ from . import ceilings
 from .errors import FlopscopeError
 from .store import Store, quick_check, run_ids, store_error
 
-_COLUMNS = ("id", "name", "created", "kind", "sweep", "params", "host", "command", "gpu", "launches", "total_time_s",
-            "total_flop", "meta", "kernels")
+_COLUMNS = (
+    "id",
+    "name",
+    "created",
+    "kind",
+    "sweep",
+    "params",
+    "host",
+    "command",
+    "gpu",
+    "launches",
+    "total_time_s",
+    "total_flop",
+    "meta",
+    "kernels",
+)
 _TEXT = {"name", "kind", "sweep", "params", "host", "command", "gpu", "meta"}  # copied as the bytes they hold
 
 
@@ -32,8 +46,11 @@ def recover_store(path: Path) -> Recovered:
     aside (renamed) and the new one into its place. Refused for a store SQLite finds no damage in."""
     found = quick_check(path)
     if not found:
-        raise FlopscopeError(path, "SQLite finds no damage in this run store (PRAGMA quick_check: ok)",
-                             "nothing to recover; `flopscope runs` lists its runs")
+        raise FlopscopeError(
+            path,
+            "SQLite finds no damage in this run store (PRAGMA quick_check: ok)",
+            "nothing to recover; `flopscope runs` lists its runs",
+        )
     stamp = time.strftime("%Y%m%d-%H%M%S")
     fresh = path.with_name(f"{path.name}.recovering-{stamp}")
     result = Recovered()
@@ -47,9 +64,11 @@ def recover_store(path: Path) -> Recovered:
             new.db.execute("BEGIN IMMEDIATE")
             _copy_runs(old, new, result)
             if not result.kept:  # a new empty store in its place would help nobody
-                raise FlopscopeError(path, f"no run in this damaged store could be read ({found})",
-                                     "it is left as it is; restore it from a backup, or move it aside to start a "
-                                     "new store")
+                raise FlopscopeError(
+                    path,
+                    f"no run in this damaged store could be read ({found})",
+                    "it is left as it is; restore it from a backup, or move it aside to start a new store",
+                )
             _copy_sweeps(old, new)
             _copy_ceilings(old, new)
             new.db.execute("COMMIT")
@@ -115,10 +134,14 @@ def _copy_ceilings(old: sqlite3.Connection, new: Store) -> None:
     new.db.execute(ceilings.SCHEMA)
     for rowid in rowids:
         try:
-            row = old.execute("SELECT host, gpu, driver, measured, doc FROM ceilings WHERE rowid = ?",
-                              (rowid,)).fetchone()
+            row = old.execute(
+                "SELECT host, gpu, driver, measured, doc FROM ceilings WHERE rowid = ?", (rowid,)
+            ).fetchone()
         except sqlite3.Error:
             continue
         if row is not None:
-            new.db.execute("INSERT OR IGNORE INTO ceilings VALUES (CAST(? AS TEXT), CAST(? AS TEXT), "
-                           "CAST(? AS TEXT), ?, CAST(? AS TEXT))", row)
+            new.db.execute(
+                "INSERT OR IGNORE INTO ceilings VALUES (CAST(? AS TEXT), CAST(? AS TEXT), "
+                "CAST(? AS TEXT), ?, CAST(? AS TEXT))",
+                row,
+            )

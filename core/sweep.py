@@ -38,9 +38,12 @@ def parse_params(specs: list[str]) -> dict[str, list[str]]:
         if not sep or not _NAME.match(name) or not values:
             raise FlopscopeError(f"--param {spec}", "expected NAME=V1,V2,...", "e.g. --param batch_size=1,8,16")
         if name in params:  # a later --param would replace the earlier values: points silently not profiled
-            raise FlopscopeError(f"--param {spec}", f"{name} is given by an earlier --param too",
-                                 f"one --param per name, its values comma-separated: --param {name}="
-                                 + ",".join([*params[name], *values.split(",")]).strip(","))
+            raise FlopscopeError(
+                f"--param {spec}",
+                f"{name} is given by an earlier --param too",
+                f"one --param per name, its values comma-separated: --param {name}="
+                + ",".join([*params[name], *values.split(",")]).strip(","),
+            )
         params[name] = [v for v in values.split(",") if v != ""]
     return params
 
@@ -54,8 +57,9 @@ def substitute(args: list[str], point: dict[str, str]) -> list[str]:
     return [_PLACEHOLDER.sub(lambda m: point.get(m.group(1), m.group(0)), a) for a in args]
 
 
-def unused_params(command: list[str], params: dict[str, list[str]], env: dict[str, str],
-                  cwd: str | None = None) -> list[str]:
+def unused_params(
+    command: list[str], params: dict[str, list[str]], env: dict[str, str], cwd: str | None = None
+) -> list[str]:
     """Parameters nothing mentions (argument, --env value, --remote-cwd): their values would never reach the
     program."""
     used = {m.group(1) for a in [*command, *env.values(), cwd or ""] for m in _PLACEHOLDER.finditer(a)}
@@ -112,13 +116,22 @@ class _Pending:
         return list(self._todo)
 
 
-def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports: list, sweep: str, *,
-              resume: bool = False, env: dict[str, str] | None = None, cwd: str | None = None,
-              gpu: str | None = None, on_point: Callable[[PointResult], None] = lambda r: None,
-              on_event: Callable = lambda host, event: None,
-              on_state: Callable = lambda point, host, state: None,
-              on_start: Callable[[dict[str, str], str], None] = lambda point, host: None,
-              on_host_lost: Callable[[str, str], None] = lambda host, reason: None) -> list[PointResult]:
+def run_sweep(
+    template: ProfileOptions,
+    params: dict[str, list[str]],
+    transports: list,
+    sweep: str,
+    *,
+    resume: bool = False,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    gpu: str | None = None,
+    on_point: Callable[[PointResult], None] = lambda r: None,
+    on_event: Callable = lambda host, event: None,
+    on_state: Callable = lambda point, host, state: None,
+    on_start: Callable[[dict[str, str], str], None] = lambda point, host: None,
+    on_host_lost: Callable[[str, str], None] = lambda host, reason: None,
+) -> list[PointResult]:
     """Profile every point, at most one at a time per transport (host), all hosts at once.
 
     A host that cannot be reached (or whose connection drops) is dropped and its point goes back to the
@@ -173,8 +186,7 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
         with store:
             while (point := pending.take()) is not None:
                 on_start(point, transport.host)
-                result = _one_point(host_template, point, transport, store, sweep, env, cwd, gpu, on_event,
-                                    on_state)
+                result = _one_point(host_template, point, transport, store, sweep, env, cwd, gpu, on_event, on_state)
                 if result.lost:
                     pending.done(again=point)
                     lost.append(f"{transport.host}: {result.error}")
@@ -197,8 +209,13 @@ def run_sweep(template: ProfileOptions, params: dict[str, list[str]], transports
         stop_all()
         _wait(finished, STOP_WAIT_S)
         raise
-    why = (f"not profiled: the sweep stopped ({pending.stopped})" if pending.stopped else
-           f"not profiled: no host left to run it (last lost {lost[-1]})" if lost else "not profiled")
+    why = (
+        f"not profiled: the sweep stopped ({pending.stopped})"
+        if pending.stopped
+        else f"not profiled: no host left to run it (last lost {lost[-1]})"
+        if lost
+        else "not profiled"
+    )
     for point in pending.left():
         record(PointResult(point, "failed", error=why))
     return results
@@ -216,30 +233,57 @@ def _wait(finished: list[threading.Event], seconds: float | None) -> None:
         event.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
 
-def _one_point(template, point, transport, store: Store, sweep, env, cwd, gpu, on_event,
-               on_state=lambda point, host, state: None) -> PointResult:
+def _one_point(
+    template, point, transport, store: Store, sweep, env, cwd, gpu, on_event, on_state=lambda point, host, state: None
+) -> PointResult:
     """Profile and store one point; never raises: whatever goes wrong is this point's one-line error."""
-    opts = dataclasses.replace(template, command=substitute(template.command, point),
-                               nvtx_include=list(template.nvtx_include), ncu_args=list(template.ncu_args))
+    opts = dataclasses.replace(
+        template,
+        command=substitute(template.command, point),
+        nvtx_include=list(template.nvtx_include),
+        ncu_args=list(template.ncu_args),
+    )
     label = sweep + "-" + folder_name("-".join(f"{k}={v}" for k, v in point.items()))  # values may hold a `/`
     failed = PointResult(point, "failed", host=transport.host)
 
     def watch(job) -> None:  # a Slurm job says when it is queued, running and over; a process never calls it
         job.on_state = lambda state: on_state(point, transport.host, state)
+
     try:
         run_dir: Path = new_run_dir(label, opts.command)
     except FlopscopeError as err:  # the data folder: every later point would fail the same way
         failed.error, failed.fatal = err.line(), True
         return failed
     try:
-        result = profile(opts, transport, run_dir, on_event=lambda e: on_event(transport.host, e),
-                         env={k: substitute([v], point)[0] for k, v in env.items()},
-                         cwd=substitute([cwd], point)[0] if cwd else None, gpu=gpu, on_process=watch)
-        name = store.save_unique(result.report, run_dir.name, kind="sweep", sweep=sweep, params=point,
-                                 host=transport.host, command=opts.command)
-        return PointResult(point, "stored", run=name, host=transport.host, notes=list(result.notes),
-                           suspect=result.warning, gpu_refused=result.gpu_refused,
-                           unknown_metrics=result.unknown_metrics)
+        result = profile(
+            opts,
+            transport,
+            run_dir,
+            on_event=lambda e: on_event(transport.host, e),
+            env={k: substitute([v], point)[0] for k, v in env.items()},
+            cwd=substitute([cwd], point)[0] if cwd else None,
+            gpu=gpu,
+            on_process=watch,
+        )
+        name = store.save_unique(
+            result.report,
+            run_dir.name,
+            kind="sweep",
+            sweep=sweep,
+            params=point,
+            host=transport.host,
+            command=opts.command,
+        )
+        return PointResult(
+            point,
+            "stored",
+            run=name,
+            host=transport.host,
+            notes=list(result.notes),
+            suspect=result.warning,
+            gpu_refused=result.gpu_refused,
+            unknown_metrics=result.unknown_metrics,
+        )
     except StoreError as err:
         failed.error, failed.fatal = f"{err.line()} (its report is kept in {run_dir})", True
         return failed

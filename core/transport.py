@@ -37,8 +37,11 @@ SSH_LOST = 255  # ssh's own exit status for connection failures
 def check_env(env: dict[str, str]) -> None:
     for name in env:
         if not _ENV_NAME.match(name):
-            raise FlopscopeError(f"--env {name}=...", "not a valid environment variable name",
-                                 "use NAME=VALUE with NAME made of letters, digits and _")
+            raise FlopscopeError(
+                f"--env {name}=...",
+                "not a valid environment variable name",
+                "use NAME=VALUE with NAME made of letters, digits and _",
+            )
 
 
 def env_argv(env: dict[str, str]) -> list[str]:
@@ -72,7 +75,7 @@ class Job:
             if at < 0:
                 yield line
                 continue
-            self._status = int(line[at + len(self._mark):].split()[0])
+            self._status = int(line[at + len(self._mark) :].split()[0])
             if at:
                 yield line[:at] + "\n"
 
@@ -150,12 +153,24 @@ class LocalTransport:
         refuse_when_stopping()
         try:
             # A session of its own: a stop reaches the program ncu started, not just ncu.
-            proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                                    errors="replace", bufsize=1, start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env={**os.environ, **(env or {})},
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                errors="replace",
+                bufsize=1,
+                start_new_session=True,
+            )
         except FileNotFoundError:
-            raise FlopscopeError(argv[0], "not found on this machine (searched PATH)",
-                                 "install Nsight Compute or pass --ncu /usr/local/cuda/bin/ncu") from None
+            raise FlopscopeError(
+                argv[0],
+                "not found on this machine (searched PATH)",
+                "install Nsight Compute or pass --ncu /usr/local/cuda/bin/ncu",
+            ) from None
         except NotADirectoryError:
             raise FlopscopeError(cwd, "not a directory", "pass an existing --remote-cwd") from None
         return Job(proc, lambda: _kill_group(proc.pid))
@@ -163,8 +178,15 @@ class LocalTransport:
     def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         check_env(env or {})
         try:
-            return subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=60,
-                                  env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+            return subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=60,
+                env={**os.environ, **(env or {})},
+                stdin=subprocess.DEVNULL,
+            )
         except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
             return subprocess.CompletedProcess(argv, 127, "", str(exc))
 
@@ -183,10 +205,14 @@ class LocalTransport:
             with partial_file(local) as partial:
                 shutil.copyfile(remote, partial)
         except OSError as exc:
-            raise write_error(local, exc, "cannot copy the report here",
-                              f"the report is kept in {remote}: `flopscope open {remote}` opens it, `flopscope "
-                              f"import {Path(remote).parent} --name {local.parent.name}` stores it once there is "
-                              "room") from None
+            raise write_error(
+                local,
+                exc,
+                "cannot copy the report here",
+                f"the report is kept in {remote}: `flopscope open {remote}` opens it, `flopscope "
+                f"import {Path(remote).parent} --name {local.parent.name}` stores it once there is "
+                "room",
+            ) from None
         return True
 
     def remove(self, workdir: str) -> None:
@@ -222,16 +248,30 @@ exit "$status"
 
 
 class SshTransport:
-    def __init__(self, host: str, *, connect_timeout: int = 10, ssh_config: str | None = None,
-                 ssh: str = "ssh") -> None:
+    def __init__(
+        self, host: str, *, connect_timeout: int = 10, ssh_config: str | None = None, ssh: str = "ssh"
+    ) -> None:
         check_host(host)
         self.host = host
         self._no_answer: str | None = None  # ssh's stderr when the connection check failed (see connect)
         self._control = _control_dir()
-        self._base = [ssh, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={connect_timeout}",
-                      "-o", "ServerAliveInterval=2", "-o", "ServerAliveCountMax=3",
-                      "-o", "ControlMaster=auto", "-o", f"ControlPath={self._control}/%C",
-                      "-o", "ControlPersist=30"]
+        self._base = [
+            ssh,
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            f"ConnectTimeout={connect_timeout}",
+            "-o",
+            "ServerAliveInterval=2",
+            "-o",
+            "ServerAliveCountMax=3",
+            "-o",
+            "ControlMaster=auto",
+            "-o",
+            f"ControlPath={self._control}/%C",
+            "-o",
+            "ControlPersist=30",
+        ]
         if ssh_config:
             self._base += ["-F", ssh_config]
 
@@ -244,8 +284,15 @@ class SshTransport:
         mark = f"FLOPSCOPE-EXIT-{secrets.token_hex(8)}:"
         cd = f"cd -- {shlex.quote(cwd)} || exit 125\n" if cwd else ""
         script = _WATCHED.format(cd=cd, command=shlex.join([*env_argv(env or {}), *argv]), mark=mark)
-        proc = subprocess.Popen(self._ssh(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", bufsize=1)
+        proc = subprocess.Popen(
+            self._ssh(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            bufsize=1,
+        )
         proc.stdin.write(script)
         proc.stdin.flush()  # kept open: closing it is how the remote side learns to stop
         return Job(proc, lambda: _hang_up(proc), exit_mark=mark)
@@ -254,8 +301,9 @@ class SshTransport:
         mark = f"FLOPSCOPE-OUT-{secrets.token_hex(8)}"
         script = f"printf '%s\\n' {mark}\nexec {shlex.join([*env_argv(env or {}), *argv])}\n"
         try:
-            done = subprocess.run(self._ssh(), input=script, capture_output=True, text=True, errors="replace",
-                                  timeout=120)
+            done = subprocess.run(
+                self._ssh(), input=script, capture_output=True, text=True, errors="replace", timeout=120
+            )
         except subprocess.TimeoutExpired as exc:
             return subprocess.CompletedProcess(argv, 124, "", f"no answer from {self.host} in {exc.timeout:g} s")
         before, found, after = done.stdout.partition(mark + "\n")
@@ -274,8 +322,11 @@ class SshTransport:
             raise self._unreachable(done.stderr)
 
     def _unreachable(self, stderr: str) -> FlopscopeError:
-        return FlopscopeError(f"--host {self.host}", f"cannot reach the host ({_ssh_reason(stderr)})",
-                              "check `ssh HOST` works without a password prompt (keys or agent)")
+        return FlopscopeError(
+            f"--host {self.host}",
+            f"cannot reach the host ({_ssh_reason(stderr)})",
+            "check `ssh HOST` works without a password prompt (keys or agent)",
+        )
 
     def make_workdir(self) -> str:
         done = self.output(["mktemp", "-d", "-t", "flopscope.XXXXXX"])
@@ -287,13 +338,17 @@ class SshTransport:
         """Copy `remote` to `local`; False when it does not exist. Bytes a login script prints to standard
         output come before a marker and are dropped: they would otherwise open the report."""
         mark = f"FLOPSCOPE-DATA-{secrets.token_hex(8)}\n".encode()
-        script = f"[ -f {shlex.quote(remote)} ] || exit 3\nprintf '%s\\n' {mark.decode().strip()}\n" \
-                 f"exec cat -- {shlex.quote(remote)}\n"
+        script = (
+            f"[ -f {shlex.quote(remote)} ] || exit 3\nprintf '%s\\n' {mark.decode().strip()}\n"
+            f"exec cat -- {shlex.quote(remote)}\n"
+        )
         proc = subprocess.Popen(self._ssh(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc.stdin.write(script.encode())
         proc.stdin.close()
-        kept = (f"the report is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)} .` then "
-                "`flopscope open report.ncu-rep`")
+        kept = (
+            f"the report is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)} .` then "
+            "`flopscope open report.ncu-rep`"
+        )
         partial = local.with_name(local.name + ".partial")  # `local` appears whole or not at all
         try:
             try:
@@ -349,10 +404,10 @@ def _copy_after(mark: bytes, source, sink) -> bool:
         head += chunk
         at = head.find(mark)
         if at >= 0:
-            sink.write(head[at + len(mark):])
+            sink.write(head[at + len(mark) :])
             shutil.copyfileobj(source, sink, 1 << 20)
             return True
-        head = head[-len(mark):]
+        head = head[-len(mark) :]
 
 
 def _ssh_reason(stderr: str) -> str:

@@ -17,10 +17,15 @@ if TYPE_CHECKING:
 
 _PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _TIME = {
-    "second": 1.0, "s": 1.0, "sec": 1.0,
-    "msecond": 1e-3, "ms": 1e-3,
-    "usecond": 1e-6, "us": 1e-6,
-    "nsecond": 1e-9, "ns": 1e-9,
+    "second": 1.0,
+    "s": 1.0,
+    "sec": 1.0,
+    "msecond": 1e-3,
+    "ms": 1e-3,
+    "usecond": 1e-6,
+    "us": 1e-6,
+    "nsecond": 1e-9,
+    "ns": 1e-9,
 }
 _WORD = re.compile(r"^([KkMGTP]?)([A-Za-z%]+)$")
 
@@ -97,8 +102,23 @@ def _part_factor(part: str) -> float:
 _SCALABLE = {"byte", "inst", "cycle", "sector", "request", "warp", "thread", "block", "op", "ops", "flop"}
 # What ncu counts, as its units rows and reports name it (every fixture's and the H100 capture's units, plus
 # the prefixed forms its auto-scaling prints). A word outside this list is refused, not read as a plain count.
-_COUNT_WORDS = _SCALABLE | {"1", "sectors", "requests", "warps", "threads", "blocks", "cycles", "register",
-                            "registers", "branches", "pass", "sample", "cluster", "SM", "instructions"}
+_COUNT_WORDS = _SCALABLE | {
+    "1",
+    "sectors",
+    "requests",
+    "warps",
+    "threads",
+    "blocks",
+    "cycles",
+    "register",
+    "registers",
+    "branches",
+    "pass",
+    "sample",
+    "cluster",
+    "SM",
+    "instructions",
+}
 
 
 def unit_dimension(unit: str) -> str | None:

@@ -34,8 +34,9 @@ def real_ncu(tmp_path_factory) -> list[str]:
     """The real ncu CLI (no GPU needed to import reports or parse arguments), as `env HOME=... ncu`."""
     ncu = os.environ.get("FLOPSCOPE_REAL_NCU")
     if not ncu or not shutil.which(ncu):
-        pytest.skip("no real ncu: set FLOPSCOPE_REAL_NCU to an ncu binary (.ci/fetch_ncu.sh unpacks one; "
-                    "no GPU needed)")
+        pytest.skip(
+            "no real ncu: set FLOPSCOPE_REAL_NCU to an ncu binary (.ci/fetch_ncu.sh unpacks one; no GPU needed)"
+        )
     return ["env", f"HOME={tmp_path_factory.mktemp('ncuhome')}", ncu]
 
 
@@ -66,8 +67,11 @@ async def settle(pilot, until=lambda: True, tries: int = 250) -> None:
 
 
 def pytest_addoption(parser) -> None:
-    parser.addoption("--snapshot-update", action="store_true",
-                     help="rewrite tests/snapshots/*.svg from the screens as they are now (then review the diff)")
+    parser.addoption(
+        "--snapshot-update",
+        action="store_true",
+        help="rewrite tests/snapshots/*.svg from the screens as they are now (then review the diff)",
+    )
 
 
 @pytest.fixture

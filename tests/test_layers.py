@@ -31,9 +31,14 @@ def test_import_contracts_hold(tmp_path):
     if lint is None:
         pytest.skip("import-linter is not installed (pip install -e '.[test]')")
     tree = _linked_tree(tmp_path)
-    done = subprocess.run([lint, "--config", str(ROOT / "pyproject.toml"), "--no-cache"], cwd=tree,
-                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [lint, "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        cwd=tree,
+        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "broken" in done.stdout and "0 broken" in done.stdout
 
@@ -46,9 +51,11 @@ def _modules_after(code: str) -> set[str]:
 
 
 def _package_modules(package: str) -> str:
-    return (f"import importlib, pkgutil, {package} as p\n"
-            f"for m in pkgutil.walk_packages(p.__path__, '{package}.'):\n"
-            "    importlib.import_module(m.name)")
+    return (
+        f"import importlib, pkgutil, {package} as p\n"
+        f"for m in pkgutil.walk_packages(p.__path__, '{package}.'):\n"
+        "    importlib.import_module(m.name)"
+    )
 
 
 def _loaded(modules: set[str], roots: tuple[str, ...]) -> list[str]:
@@ -69,21 +76,32 @@ def test_presentation_loads_no_textual_at_run_time():
 
 def _cli_modules(*argv: str) -> set[str]:
     """sys.modules after the flopscope command ran with these arguments, through its real entry point."""
-    code = ("import json, sys\n"
-            "from flopscope.tui.cli.entry import main\n"
-            f"sys.argv = ['flopscope', *{list(argv)!r}]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')")
+    code = (
+        "import json, sys\n"
+        "from flopscope.tui.cli.entry import main\n"
+        f"sys.argv = ['flopscope', *{list(argv)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     line = [x for x in done.stderr.splitlines() if x.startswith("MODULES ")]
     assert line, done.stderr
-    return set(json.loads(line[-1][len("MODULES "):]))
+    return set(json.loads(line[-1][len("MODULES ") :]))
 
 
-@pytest.mark.parametrize("argv", [("--help",), ("--version",), ("report", "--help"), ("report", "--no-tui", "demo"),
-                                  ("report", "--json", "demo"), ("open", "--no-tui", "demo"),
-                                  ("serve", "--help")],
-                         ids=lambda a: " ".join(a))
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--help",),
+        ("--version",),
+        ("report", "--help"),
+        ("report", "--no-tui", "demo"),
+        ("report", "--json", "demo"),
+        ("open", "--no-tui", "demo"),
+        ("serve", "--help"),
+    ],
+    ids=lambda a: " ".join(a),
+)
 def test_the_cli_never_loads_textual(argv):
     from flopscope.tui.cli.main import bundled_example
 
@@ -97,9 +115,20 @@ def test_the_cli_never_loads_textual(argv):
 HEAVY = ("pandas", "pyarrow", "numpy", "textual", "ncu_report", "flopscope.core.readers", "flopscope.tui.app")
 
 
-@pytest.mark.parametrize("argv", [("--help",), ("--version",), ("gpus",), ("gpus", "--json"), ("report", "--help"),
-                                  ("report", "--bogus", "x"), ("sweep", "--tolerance", "-1"), ("frobnicate",)],
-                         ids=lambda a: " ".join(a))
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--help",),
+        ("--version",),
+        ("gpus",),
+        ("gpus", "--json"),
+        ("report", "--help"),
+        ("report", "--bogus", "x"),
+        ("sweep", "--tolerance", "-1"),
+        ("frobnicate",),
+    ],
+    ids=lambda a: " ".join(a),
+)
 def test_start_up_loads_no_data_stack(argv):
     modules = _cli_modules(*argv)
     assert "flopscope.tui.cli.main" in modules

@@ -44,8 +44,10 @@ __all__ = ["Progress", "read_metrics", "report_file"]
 # `thread_inst_executed_true`: 170 kB for one cuBLAS GEMM on an H100), past the csv module's 128 kB default.
 csv.field_size_limit(2**31 - 1)
 
-_HINT = ("flopscope reads .ncu-rep reports and `ncu --csv` output (--page raw or details), also gzip-, xz- or "
-         "bzip2-compressed")
+_HINT = (
+    "flopscope reads .ncu-rep reports and `ncu --csv` output (--page raw or details), also gzip-, xz- or "
+    "bzip2-compressed"
+)
 
 
 def report_file(path: str | Path) -> Path:
@@ -56,8 +58,11 @@ def report_file(path: str | Path) -> Path:
         return path
     if (path / "report.ncu-rep").is_file():
         return path / "report.ncu-rep"
-    raise FlopscopeError(path, "a folder with no report.ncu-rep in it",
-                         "pass a report file (.ncu-rep or ncu CSV), or a run folder made by `flopscope profile`")
+    raise FlopscopeError(
+        path,
+        "a folder with no report.ncu-rep in it",
+        "pass a report file (.ncu-rep or ncu CSV), or a run folder made by `flopscope profile`",
+    )
 
 
 def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
@@ -93,8 +98,11 @@ def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFra
     except (FileNotFoundError, NotADirectoryError):  # worded as `flopscope PATH` and `open PATH` say it
         raise FlopscopeError(path, "no such file", "check the path") from None
     except PermissionError:
-        raise FlopscopeError(path, "permission denied (the file, or a folder above it)",
-                             "check its permissions (a folder needs x to be entered)") from None
+        raise FlopscopeError(
+            path,
+            "permission denied (the file, or a folder above it)",
+            "check its permissions (a folder needs x to be entered)",
+        ) from None
     except OSError as exc:
         raise FlopscopeError(path, f"cannot open ({exc.strerror or exc})", "check the path") from None
     if (opener := _compressed(head)) is not None:
@@ -107,9 +115,12 @@ def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFra
         else:
             frame, meta = _read_csv(path, head)
     except UnitError as exc:
-        raise FlopscopeError(path, f"{exc}: flopscope will not guess a conversion",
-                             "re-export it from the .ncu-rep (`ncu --import REPORT --csv --page raw`) or fix the "
-                             "unit (ncu's units row, or its Metric Unit column)") from None
+        raise FlopscopeError(
+            path,
+            f"{exc}: flopscope will not guess a conversion",
+            "re-export it from the .ncu-rep (`ncu --import REPORT --csv --page raw`) or fix the "
+            "unit (ncu's units row, or its Metric Unit column)",
+        ) from None
     refuse_impossible(frame, path)
     _fill_identity(frame)
     for ident in _WHOLE_IDENTITY:
@@ -127,11 +138,17 @@ def _is_stream(path: Path) -> bool:
 def _read_stream(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     stdin = str(path) == "-"
     if stdin and sys.stdin.isatty():  # would wait for typing, silently
-        raise FlopscopeError("standard input", "is the terminal, not a report",
-                             "pipe one in: `ncu --import R.ncu-rep --csv --page raw | flopscope report -`")
-    return _read_copy(lambda: sys.stdin.buffer if stdin else _open_stream(path), "standard input" if stdin else path,
-                      lambda exc: FlopscopeError(path, f"cannot read it ({exc.strerror or exc})", "check the path"),
-                      progress=progress)
+        raise FlopscopeError(
+            "standard input",
+            "is the terminal, not a report",
+            "pipe one in: `ncu --import R.ncu-rep --csv --page raw | flopscope report -`",
+        )
+    return _read_copy(
+        lambda: sys.stdin.buffer if stdin else _open_stream(path),
+        "standard input" if stdin else path,
+        lambda exc: FlopscopeError(path, f"cannot read it ({exc.strerror or exc})", "check the path"),
+        progress=progress,
+    )
 
 
 def _open_stream(path: Path) -> BinaryIO:
@@ -150,9 +167,11 @@ def _open_stream(path: Path) -> BinaryIO:
             return _PipeReader(fd, first)
         if time.monotonic() > deadline:  # EOF with no writer: nobody has opened the pipe to write
             os.close(fd)
-            raise FlopscopeError(path, f"a named pipe nothing was written to in {fifo_wait_s():g} s",
-                                 "start the program that writes to it first, or set FLOPSCOPE_FIFO_WAIT "
-                                 "(seconds) to wait longer")
+            raise FlopscopeError(
+                path,
+                f"a named pipe nothing was written to in {fifo_wait_s():g} s",
+                "start the program that writes to it first, or set FLOPSCOPE_FIFO_WAIT (seconds) to wait longer",
+            )
         time.sleep(0.05)
     return _PipeReader(fd, b"")
 
@@ -177,7 +196,7 @@ class _PipeReader(io.RawIOBase):
             except BlockingIOError:
                 select.select([self.fd], [], [])
                 continue
-            buffer[:len(data)] = data
+            buffer[: len(data)] = data
             return len(data)
 
     def close(self) -> None:
@@ -197,18 +216,32 @@ def _compressed(head: bytes):
 def _read_compressed(path: Path, opener, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     """A compressed report or CSV (reports of cuBLAS kernels shrink 14x with xz: they embed the cubin) is
     unpacked to a temporary file first: ncu_report loads from a path, and the CSV readers seek."""
+
     def damaged(exc: Exception) -> FlopscopeError:
-        return FlopscopeError(path, f"damaged compressed file ({str(exc)[:120] or type(exc).__name__})",
-                              "compress the original report again, or pass it uncompressed")
+        return FlopscopeError(
+            path,
+            f"damaged compressed file ({str(exc)[:120] or type(exc).__name__})",
+            "compress the original report again, or pass it uncompressed",
+        )
 
-    return _read_copy(lambda: opener(path, "rb"), path, damaged,
-                      broken=(OSError, EOFError, lzma.LZMAError, zlib.error), packed=path.stat().st_size,
-                      progress=progress)
+    return _read_copy(
+        lambda: opener(path, "rb"),
+        path,
+        damaged,
+        broken=(OSError, EOFError, lzma.LZMAError, zlib.error),
+        packed=path.stat().st_size,
+        progress=progress,
+    )
 
 
-def _read_copy(source: Callable[[], BinaryIO], shown: str | Path, failed: Callable[[Exception], FlopscopeError],
-               broken: tuple[type[Exception], ...] = (OSError,),
-               packed: int | None = None, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
+def _read_copy(
+    source: Callable[[], BinaryIO],
+    shown: str | Path,
+    failed: Callable[[Exception], FlopscopeError],
+    broken: tuple[type[Exception], ...] = (OSError,),
+    packed: int | None = None,
+    progress: Progress | None = None,
+) -> tuple[pd.DataFrame, dict]:
     """Read a temporary copy of what `source` opens (a pipe, a compressed file): the readers need a file they
     can seek, or a path. `failed` words an error of `broken` while copying; the readers' errors name `shown`,
     what the user passed, not the copy. The copy stops at `limits.unpack_limit` (`packed`: the compressed
@@ -221,8 +254,11 @@ def _read_copy(source: Callable[[], BinaryIO], shown: str | Path, failed: Callab
                 copied = 0
                 while chunk := src.read(1 << 20):
                     if not copied and packed is not None and _compressed(chunk[:4]):
-                        raise FlopscopeError(shown, "is compressed twice (an archive inside an archive)",
-                                             "unpack it once, or pass the report itself")
+                        raise FlopscopeError(
+                            shown,
+                            "is compressed twice (an archive inside an archive)",
+                            "unpack it once, or pass the report itself",
+                        )
                     copied += len(chunk)
                     if copied > cap:
                         raise too_big(shown, cap, packed is not None)
@@ -244,8 +280,10 @@ def _read_utf16(path: Path) -> tuple[pd.DataFrame, dict]:
     """The CSV readers work on UTF-8 bytes at file offsets: transcode to a temporary UTF-8 copy first."""
     with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
         copy = Path(folder) / path.name
-        with path.open(encoding="utf-16", errors="replace", newline="") as src, \
-                copy.open("w", encoding="utf-8", newline="") as dst:
+        with (
+            path.open(encoding="utf-16", errors="replace", newline="") as src,
+            copy.open("w", encoding="utf-8", newline="") as dst,
+        ):
             while chunk := src.read(1 << 20):
                 dst.write(chunk)
         try:
@@ -271,11 +309,17 @@ def _read_csv(path: Path, head: bytes) -> tuple[pd.DataFrame, dict]:
         layout = read_details if _check_shape(path, doc.header) else read_raw
         frame, meta = layout(doc)
     except (ValueError, KeyError, IndexError, csv.Error, pd.errors.ParserError) as exc:
-        raise FlopscopeError(path, f"malformed ncu CSV ({type(exc).__name__}: {str(exc)[:120]})",
-                             "re-export it with `ncu --import REPORT --csv --page raw`") from None
+        raise FlopscopeError(
+            path,
+            f"malformed ncu CSV ({type(exc).__name__}: {str(exc)[:120]})",
+            "re-export it with `ncu --import REPORT --csv --page raw`",
+        ) from None
     if frame.empty:
-        raise FlopscopeError(path, "the CSV has a header but no kernel rows",
-                             "the run profiled no kernels; check ncu's filters (-k, --launch-count)")
+        raise FlopscopeError(
+            path,
+            "the CSV has a header but no kernel rows",
+            "the run profiled no kernels; check ncu's filters (-k, --launch-count)",
+        )
     meta["preamble"] = doc.preamble[-4000:]
     return frame, meta
 
@@ -299,8 +343,9 @@ def _check_shape(path: Path, header: list[str]) -> bool:
     # Details rows stop after "Metric Value" (the rule columns after it are for rule rows); raw rows are full.
     needed = header.index("Metric Value") + 1 if present else len(header)
     if _cut_short(path, needed):
-        raise FlopscopeError(path, "its last row stops short: the file is truncated",
-                             "copy it again, or re-export it from the .ncu-rep")
+        raise FlopscopeError(
+            path, "its last row stops short: the file is truncated", "copy it again, or re-export it from the .ncu-rep"
+        )
     return bool(present)
 
 
@@ -340,8 +385,12 @@ def _tail_lines(path: Path, chunk: int = 1 << 16) -> list[str]:
 
 def _fill_identity(frame: pd.DataFrame) -> None:
     """Identity that some layouts carry only as metrics (registers, GPU name, compute capability)."""
-    pairs = {"registers": "launch__registers_per_thread", "gpu": "device__attribute_display_name",
-             "stream": "launch__stream_id", "device": "launch__device_id"}
+    pairs = {
+        "registers": "launch__registers_per_thread",
+        "gpu": "device__attribute_display_name",
+        "stream": "launch__stream_id",
+        "device": "launch__device_id",
+    }
     for ident, metric in pairs.items():
         if metric in frame:
             values = objects(frame[ident])

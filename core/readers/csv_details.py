@@ -31,14 +31,23 @@ DISPLAY = {
     "Theoretical Predicated-On FFMA Operations": ("derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2", None),
     "Theoretical Predicated-On DFMA Operations": ("derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2", None),
     **{
-        f"Predicated-On {op} Thread Instructions Executed Per Cycle":
-            (f"smsp__sass_thread_inst_executed_op_{name}_pred_on.sum.per_cycle_elapsed", None)
+        f"Predicated-On {op} Thread Instructions Executed Per Cycle": (
+            f"smsp__sass_thread_inst_executed_op_{name}_pred_on.sum.per_cycle_elapsed",
+            None,
+        )
         for op, name in _FLOP_OPS.items()
     },
     "Waves Per SM": ("launch__waves_per_multiprocessor", None),
-    **{f"Block Limit {label}": (OCCUPANCY_LIMITS[what], None)
-       for label, what in (("Registers", "registers"), ("Shared Mem", "shared memory"), ("Warps", "warps"),
-                           ("SM", "blocks"), ("Barriers", "barriers"))},
+    **{
+        f"Block Limit {label}": (OCCUPANCY_LIMITS[what], None)
+        for label, what in (
+            ("Registers", "registers"),
+            ("Shared Mem", "shared memory"),
+            ("Warps", "warps"),
+            ("SM", "blocks"),
+            ("Barriers", "barriers"),
+        )
+    },
 }
 # Labels in % (ncu's Speed Of Light and Occupancy sections). "Memory Throughput" in % is the speed of light's;
 # in byte/s (DISPLAY) the Memory Workload Analysis' bandwidth.
@@ -101,16 +110,21 @@ def _refuse_cut_launch(doc: CsvText, sequences: OrderedDict[tuple, list]) -> Non
         return
     *earlier, (last_key, last) = sequences.items()
     for key, seq in reversed(earlier):  # the nearest launch first: most likely the same kernel
-        if len(last) < len(seq) and seq[:len(last)] == last:
-            raise FlopscopeError(doc.path, f"ends inside launch {last_key[0]}: it has {len(last)} of the {len(seq)} "
-                                 f"metrics launch {key[0]} has; the file looks cut short",
-                                 "export it again (ncu --import REPORT --csv --page details) or copy it whole")
+        if len(last) < len(seq) and seq[: len(last)] == last:
+            raise FlopscopeError(
+                doc.path,
+                f"ends inside launch {last_key[0]}: it has {len(last)} of the {len(seq)} "
+                f"metrics launch {key[0]} has; the file looks cut short",
+                "export it again (ncu --import REPORT --csv --page details) or copy it whole",
+            )
 
 
 def _identity(cells: list[str], header: list[str], col: dict, nv: list[int]) -> dict:
     row = {canon: (cells[col[h]] or None) for h, canon in IDENTITY_HEADERS.items() if h in col}
-    row["process"] = process_label(cells[col["Process Name"]] if "Process Name" in col else None,
-                                   cells[col["Process ID"]] if "Process ID" in col else None)
+    row["process"] = process_label(
+        cells[col["Process Name"]] if "Process Name" in col else None,
+        cells[col["Process ID"]] if "Process ID" in col else None,
+    )
     row["nvtx"] = " | ".join(filter(None, (nvtx_label(header[k], cells[k]) for k in nv))) or None
     return row
 
@@ -150,6 +164,9 @@ def _refuse_conflict(doc: CsvText, row: dict, name: str, first: float, second: f
     damaged or edited file, and picking either would be a guess."""
     if (math.isnan(first) and math.isnan(second)) or math.isclose(first, second, rel_tol=0.01):
         return
-    raise FlopscopeError(doc.path, f"launch {row.get('launch_id')}: {name} appears twice with different values "
-                         f"({first:g} and {second:g} in SI units)",
-                         "re-export it with `ncu --import REPORT --csv --page details`, or remove the wrong row")
+    raise FlopscopeError(
+        doc.path,
+        f"launch {row.get('launch_id')}: {name} appears twice with different values "
+        f"({first:g} and {second:g} in SI units)",
+        "re-export it with `ncu --import REPORT --csv --page details`, or remove the wrong row",
+    )

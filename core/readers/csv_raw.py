@@ -21,8 +21,27 @@ from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, objects, wanted
 _INSTANCED = (OPCODE_METRIC, MODIFIER_METRIC)
 _TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name", *_INSTANCED}
 # The cells pandas' reader takes as missing (its defaults and ncu's `n/a`): the Arrow reader takes the same.
-_NA_TEXT = {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A",
-            "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+_NA_TEXT = {
+    "",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "-1.#IND",
+    "-1.#QNAN",
+    "-NaN",
+    "-nan",
+    "1.#IND",
+    "1.#QNAN",
+    "<NA>",
+    "N/A",
+    "NA",
+    "NULL",
+    "NaN",
+    "None",
+    "n/a",
+    "nan",
+    "null",
+}
 _INSTANCE = re.compile(r"([A-Z0-9_.]+): ([0-9][0-9,.]*)")
 
 
@@ -30,8 +49,9 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
     header = doc.header
     nv = nvtx_columns(header)
     keep = sorted({k for k, h in enumerate(header) if h in _TEXT_HEADERS or wanted(h)} | set(nv))
-    numeric = [k for k in keep if wanted(header[k]) and header[k] not in ("device__attribute_display_name",
-                                                                          *_INSTANCED)]
+    numeric = [
+        k for k in keep if wanted(header[k]) and header[k] not in ("device__attribute_display_name", *_INSTANCED)
+    ]
     with doc.path.open("rb") as handle:
         handle.seek(doc.data_offset)
         units = _units_row(handle, len(header))
@@ -88,9 +108,11 @@ def _refuse_conflict(doc: CsvText, name: str, first: pd.Series, second: pd.Serie
         return
     at = int(np.argmin(same))
     launch = f"launch {ids.iloc[at]}" if ids is not None else f"row {at + 1}"
-    raise FlopscopeError(doc.path, f"{launch}: the column {name} appears twice with different values "
-                         f"({a[at]:g} and {b[at]:g} in SI units)",
-                         "re-export it with `ncu --import REPORT --csv --page raw`, or remove the wrong column")
+    raise FlopscopeError(
+        doc.path,
+        f"{launch}: the column {name} appears twice with different values ({a[at]:g} and {b[at]:g} in SI units)",
+        "re-export it with `ncu --import REPORT --csv --page raw`, or remove the wrong column",
+    )
 
 
 def _nothing_left(handle, window: int = 1 << 16) -> bool:
@@ -105,8 +127,12 @@ def _per_opcode(cells: pd.Series, name: str) -> pd.DataFrame:
     """`N (IMAD: a; FFMA: b; ...)` cells (`--print-metric-instances details`) as a column per opcode, named
     as the .ncu-rep reader names them; a bare total (no instances printed) gives no columns."""
     cells = cells.astype("category")  # launches of one kernel repeat one cell: parse each distinct cell once
-    parsed = pd.DataFrame([{f"{name}:{op}": float(n.replace(",", "")) for op, n in _INSTANCE.findall(c)}
-                           for c in cells.cat.categories.astype(str)])
+    parsed = pd.DataFrame(
+        [
+            {f"{name}:{op}": float(n.replace(",", "")) for op, n in _INSTANCE.findall(c)}
+            for c in cells.cat.categories.astype(str)
+        ]
+    )
     if parsed.empty or not len(parsed.columns):
         return pd.DataFrame(index=cells.index)
     codes = cells.cat.codes.to_numpy()
@@ -140,11 +166,16 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
     convert = pacsv.ConvertOptions(
         include_columns=[names[k] for k in keep],
         column_types={names[k]: pa.float64() if k in numeric else text for k in keep},
-        null_values=sorted(_NA_TEXT), strings_can_be_null=True, quoted_strings_can_be_null=True)
-    parse = pacsv.ParseOptions(newlines_in_values=True,
-                               invalid_row_handler=lambda row: "skip" if row.text.startswith("==") else "error")
-    table = pacsv.read_csv(handle, read_options=pacsv.ReadOptions(column_names=names), parse_options=parse,
-                           convert_options=convert)
+        null_values=sorted(_NA_TEXT),
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=True,
+    )
+    parse = pacsv.ParseOptions(
+        newlines_in_values=True, invalid_row_handler=lambda row: "skip" if row.text.startswith("==") else "error"
+    )
+    table = pacsv.read_csv(
+        handle, read_options=pacsv.ReadOptions(column_names=names), parse_options=parse, convert_options=convert
+    )
     frame = table.to_pandas()
     frame.columns = [int(c) for c in frame.columns]
     for k in frame.columns:  # categories sorted, as pandas makes them (group order follows them)
@@ -155,9 +186,19 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
 
 def _parse(source, header: list[str], keep: list[int], numeric: dict) -> pd.DataFrame:
     dtype = {k: numeric.get(k, "category") for k in keep}
-    return pd.read_csv(source, header=None, names=range(len(header)), usecols=keep, dtype=dtype,
-                       na_values=["n/a"], thousands=",", engine="c", on_bad_lines="skip",
-                       encoding="utf-8", encoding_errors="replace")
+    return pd.read_csv(
+        source,
+        header=None,
+        names=range(len(header)),
+        usecols=keep,
+        dtype=dtype,
+        na_values=["n/a"],
+        thousands=",",
+        engine="c",
+        on_bad_lines="skip",
+        encoding="utf-8",
+        encoding_errors="replace",
+    )
 
 
 def _units_row(source, width: int) -> list[str]:
@@ -222,7 +263,8 @@ def _nvtx(frame: pd.DataFrame, header: list[str], nv: list[int]) -> list | None:
     out = []
     for row in zip(*cells, strict=True):
         if row not in memo:
-            memo[row] = " | ".join(filter(None, (nvtx_label(header[k], c) for k, c in zip(nv, row, strict=True)))) \
-                or None
+            memo[row] = (
+                " | ".join(filter(None, (nvtx_label(header[k], c) for k, c in zip(nv, row, strict=True)))) or None
+            )
         out.append(memo[row])
     return out

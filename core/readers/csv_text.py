@@ -54,11 +54,16 @@ _CHUNK = 1 << 22
 def _no_header(path: Path, head: bytes) -> FlopscopeError:
     """ncu's console output without its table: its own warning says why when it profiled nothing."""
     if b"== No kernels were profiled" in head:  # ==WARNING== today, ==PROF== in 2019's nv-nsight-cu-cli
-        return FlopscopeError(path, "ncu profiled no kernels (its output says `No kernels were profiled`)",
-                              "check that the program launches CUDA kernels and that ncu's -k, -c and "
-                              "--launch-skip match them")
-    return FlopscopeError(path, "no ncu CSV header row (\"ID\",...) found",
-                          "export with `ncu --import REPORT --csv --page raw` (or --page details)")
+        return FlopscopeError(
+            path,
+            "ncu profiled no kernels (its output says `No kernels were profiled`)",
+            "check that the program launches CUDA kernels and that ncu's -k, -c and --launch-skip match them",
+        )
+    return FlopscopeError(
+        path,
+        'no ncu CSV header row ("ID",...) found',
+        "export with `ncu --import REPORT --csv --page raw` (or --page details)",
+    )
 
 
 def split_csv(path: Path) -> CsvText:

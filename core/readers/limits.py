@@ -53,9 +53,11 @@ def fifo_wait_s() -> float:
 
 def too_big(shown: object, cap: int, compressed: bool) -> FlopscopeError:
     what = "unpacks to" if compressed else "holds"
-    return FlopscopeError(shown, f"{what} more than {_human(cap)} (a decompression bomb or an endless stream?); "
-                          "nothing was read", f"to open a report this large, set {MAX_INPUT_ENV} (e.g. "
-                          f"{MAX_INPUT_ENV}={_human(cap * 4)})")
+    return FlopscopeError(
+        shown,
+        f"{what} more than {_human(cap)} (a decompression bomb or an endless stream?); nothing was read",
+        f"to open a report this large, set {MAX_INPUT_ENV} (e.g. {MAX_INPUT_ENV}={_human(cap * 4)})",
+    )
 
 
 def _human(size: int) -> str:
@@ -81,6 +83,9 @@ def memory_limit() -> str:
 
 def out_of_memory(path: object) -> FlopscopeError:
     """Reading `path` ran out of memory (a MemoryError): one line with the limit hit and the fixes."""
-    return FlopscopeError(path, f"out of memory reading it ({memory_limit()})",
-                          "raise the limit or read it where more memory is free; a kernels table by name "
-                          "(`report --by name`, the default) needs no more than the read itself")
+    return FlopscopeError(
+        path,
+        f"out of memory reading it ({memory_limit()})",
+        "raise the limit or read it where more memory is free; a kernels table by name "
+        "(`report --by name`, the default) needs no more than the read itself",
+    )

@@ -31,8 +31,10 @@ READER_ENV = "FLOPSCOPE_NCU_REP_READER"
 # other's sink as "the terminal", and stderr would stay pointed at a deleted file. One capture at a time.
 _FD2 = threading.Lock()
 # What ncu_report's C++ layer writes: absl's prefix line, its log lines (`E0000 00:00:...`), protobuf's.
-_NCU_REPORT_LOG = re.compile(rb"^(WARNING: All log messages before absl::InitializeLog|[EWIF]\d{4} \d\d:\d\d:|"
-                             rb"\[libprotobuf )")
+_NCU_REPORT_LOG = re.compile(
+    rb"^(WARNING: All log messages before absl::InitializeLog|[EWIF]\d{4} \d\d:\d\d:|"
+    rb"\[libprotobuf )"
+)
 
 
 @contextmanager
@@ -79,10 +81,16 @@ def read_ncu_rep(path: Path, progress: Progress | None = None) -> tuple[pd.DataF
 
 def _refused(path: Path, damage: Damaged) -> FlopscopeError:
     if damage.truncated:
-        return FlopscopeError(path, f"the report is truncated after {damage.launches} intact launch(es)",
-                              "copy it again from the GPU host (or re-run ncu)")
-    return FlopscopeError(path, f"cannot read this .ncu-rep ({damage})",
-                          "the file is truncated or corrupt; copy it again from the GPU host")
+        return FlopscopeError(
+            path,
+            f"the report is truncated after {damage.launches} intact launch(es)",
+            "copy it again from the GPU host (or re-run ncu)",
+        )
+    return FlopscopeError(
+        path,
+        f"cannot read this .ncu-rep ({damage})",
+        "the file is truncated or corrupt; copy it again from the GPU host",
+    )
 
 
 def _with_identity(frame: pd.DataFrame) -> pd.DataFrame:
@@ -154,13 +162,19 @@ def _crashed(path: Path, log, signum: int | None) -> FlopscopeError:
     log.truncate(0)  # said in the one line below, not again after it (the capture passes on what it kept)
     out_of_memory = any("bad_alloc" in w or "out of memory" in w.lower() for w in words)
     if out_of_memory or signum is None:
-        return FlopscopeError(path, f"ncu_report ran out of memory reading it ({memory_limit()})",
-                              f"read it where more memory is free, or export it with `ncu --import {path} --csv "
-                              "--page raw > report.csv` (ncu streams the file) and open the CSV")
+        return FlopscopeError(
+            path,
+            f"ncu_report ran out of memory reading it ({memory_limit()})",
+            f"read it where more memory is free, or export it with `ncu --import {path} --csv "
+            "--page raw > report.csv` (ncu streams the file) and open the CSV",
+        )
     last = f": {words[-1].strip()[:120]}" if words else ""
-    return FlopscopeError(path, f"ncu_report crashed reading it ({signal.Signals(signum).name}{last})",
-                          "the file may be damaged: copy it again from the GPU host, or export it with `ncu "
-                          f"--import {path} --csv --page raw > report.csv` and open the CSV")
+    return FlopscopeError(
+        path,
+        f"ncu_report crashed reading it ({signal.Signals(signum).name}{last})",
+        "the file may be damaged: copy it again from the GPU host, or export it with `ncu "
+        f"--import {path} --csv --page raw > report.csv` and open the CSV",
+    )
 
 
 def _ncu_report_rows(path: Path, log) -> list[dict]:
@@ -175,8 +189,11 @@ def _ncu_report_rows(path: Path, log) -> list[dict]:
         if _log_lines(log):  # nothing read, and the parser complained: damage, not an empty profile
             raise _damaged(path, log, "no launch could be parsed")
         # ncu writes no report when it profiled nothing, so an empty one is most likely cut short.
-        raise FlopscopeError(path, "no launch could be read: the file is most likely truncated",
-                             "copy it again from the GPU host (if ncu profiled nothing, check its filters)")
+        raise FlopscopeError(
+            path,
+            "no launch could be read: the file is most likely truncated",
+            "copy it again from the GPU host (if ncu profiled nothing, check its filters)",
+        )
     return rows
 
 
@@ -189,8 +206,12 @@ def absent_metrics(path: Path, names: list[str]) -> list[str]:
 
     with _captured_stderr():
         ctx = ncu_report.load_report(str(path))
-        held = {name for r in range(ctx.num_ranges()) for i in range(ctx.range_by_idx(r).num_actions())
-                for name in ctx.range_by_idx(r).action_by_idx(i).metric_names()}
+        held = {
+            name
+            for r in range(ctx.num_ranges())
+            for i in range(ctx.range_by_idx(r).num_actions())
+            for name in ctx.range_by_idx(r).action_by_idx(i).metric_names()
+        }
     return [n for n in names if ":" not in n and n not in held and not any(h.startswith(f"{n}.") for h in held)]
 
 
@@ -203,8 +224,11 @@ def _rows(path: Path, ctx) -> list[dict]:
             action = rng.action_by_idx(i)
             if action.name() is None and not action.metric_names():
                 # ncu_report hands back empty actions where a file was cut short.
-                raise FlopscopeError(path, f"the report is truncated after {len(rows)} intact launch(es)",
-                                     "copy it again from the GPU host (or re-run ncu)")
+                raise FlopscopeError(
+                    path,
+                    f"the report is truncated after {len(rows)} intact launch(es)",
+                    "copy it again from the GPU host (or re-run ncu)",
+                )
             rows.append(_action_row(action, len(rows), kept))
     return rows
 
@@ -217,8 +241,11 @@ def _log_lines(log) -> list[str]:
 def _damaged(path: Path, log, fallback: str) -> FlopscopeError:
     lines = _log_lines(log)
     reason = lines[-1] if lines else fallback
-    return FlopscopeError(path, f"cannot read this .ncu-rep ({reason.strip()[:160]})",
-                          "the file is truncated or corrupt; copy it again from the GPU host")
+    return FlopscopeError(
+        path,
+        f"cannot read this .ncu-rep ({reason.strip()[:160]})",
+        "the file is truncated or corrupt; copy it again from the GPU host",
+    )
 
 
 class _WantedNames:
@@ -245,8 +272,11 @@ class _WantedNames:
 def _action_row(action, index: int, kept: _WantedNames | None = None) -> dict:
     import ncu_report
 
-    row: dict = {"launch_id": index, "kernel_base": action.name(),
-                 "kernel_full": action.name(ncu_report.IAction.NameBase_DEMANGLED)}
+    row: dict = {
+        "launch_id": index,
+        "kernel_base": action.name(),
+        "kernel_full": action.name(ncu_report.IAction.NameBase_DEMANGLED),
+    }
     for name in (kept or _WantedNames())(action.metric_names()):
         metric = action.metric_by_name(name)
         if name in (OPCODE_METRIC, MODIFIER_METRIC):
@@ -275,5 +305,6 @@ def _nvtx(action) -> str | None:
     if state is None:
         return None
     domains = [state.domain_by_id(i) for i in state.domains()]
-    return nvtx_path([(d.name() or "", [str(n) for n in (*d.push_pop_ranges(), *d.start_end_ranges())])
-                      for d in domains])
+    return nvtx_path(
+        [(d.name() or "", [str(n) for n in (*d.push_pop_ranges(), *d.start_end_ranges())]) for d in domains]
+    )

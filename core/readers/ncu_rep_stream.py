@@ -62,6 +62,7 @@ class Damaged(Exception):
 @dataclass(frozen=True)
 class _Column:
     """How one metric name id becomes table cells, decided once per report (names repeat in every launch)."""
+
     name: str
     factor: float
     instanced: bool
@@ -185,7 +186,7 @@ def _message(data, offset: int, kind: str):
     from google.protobuf.message import DecodeError
 
     try:
-        return message_classes()[kind].FromString(data[start:start + size]), start + size
+        return message_classes()[kind].FromString(data[start : start + size]), start + size
     except DecodeError as exc:
         raise Damaged(f"a {kind} message does not parse ({exc})") from None
 
@@ -276,6 +277,7 @@ def _instances(name: str, elements) -> dict:
 
 def fill_identity(row: dict) -> None:
     """The identity columns of a launch's row, from its launch__/device__ metrics (both .ncu-rep readers)."""
+
     def dims(kind: str) -> str | None:
         vals = [row.get(f"launch__{kind}_dim_{a}") for a in "xyz"]
         if any(is_missing(v) for v in vals):
@@ -302,8 +304,9 @@ def nvtx_path(domains: list[tuple[str, list[str]]]) -> str | None:
 
 def _nvtx(state, thread: int) -> str | None:
     """Push/pop ranges of the launching thread, then start/end ranges, per domain (as ncu_report gives them)."""
-    pushed = {d.Id: [_text(r.Name) for r in d.Stack] for t in state.Threads if thread == t.TID
-              for d in t.PushPopDomains}
+    pushed = {
+        d.Id: [_text(r.Name) for r in d.Stack] for t in state.Threads if thread == t.TID for d in t.PushPopDomains
+    }
     started = {d.Id: [_text(r.Name) for r in d.Ranges] for d in state.StartEndDomains}
     return nvtx_path([(_text(d.Name), pushed.get(d.Id, []) + started.get(d.Id, [])) for d in state.Domains])
 
@@ -317,16 +320,23 @@ def message_classes() -> dict[str, type]:
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     field = descriptor_pb2.FieldDescriptorProto
-    scalar = {"u32": field.TYPE_UINT32, "u64": field.TYPE_UINT64, "str": field.TYPE_STRING,
-              "float": field.TYPE_FLOAT, "double": field.TYPE_DOUBLE, "bytes": field.TYPE_BYTES}
+    scalar = {
+        "u32": field.TYPE_UINT32,
+        "u64": field.TYPE_UINT64,
+        "str": field.TYPE_STRING,
+        "float": field.TYPE_FLOAT,
+        "double": field.TYPE_DOUBLE,
+        "bytes": field.TYPE_BYTES,
+    }
     file = descriptor_pb2.FileDescriptorProto(name="flopscope_ncu_rep.proto", package="ncurep", syntax="proto2")
     for name, fields in _SCHEMA.items():
         message = file.message_type.add(name=name)
         for field_name, number, kind in fields:
             repeated = kind.startswith("*")
             kind = kind.lstrip("*")
-            spec = message.field.add(name=field_name, number=number,
-                                     label=field.LABEL_REPEATED if repeated else field.LABEL_OPTIONAL)
+            spec = message.field.add(
+                name=field_name, number=number, label=field.LABEL_REPEATED if repeated else field.LABEL_OPTIONAL
+            )
             if kind in scalar:
                 spec.type = scalar[kind]
             else:
@@ -342,12 +352,23 @@ _SCHEMA = {
     "FileHeader": [("Version", 1, "u32")],
     "StringTable": [("Strings", 1, "*str")],
     "SessionDetails": [("CreationTime", 2, "u64")],
-    "BlockHeader": [("NumSources", 1, "u32"), ("NumResults", 2, "u32"), ("SessionDetails", 3, "SessionDetails"),
-                    ("StringTable", 4, "StringTable"),
-                    ("PayloadSize", 5, "u32"), ("NumRangeResults", 7, "u32"), ("NumCmdlistResults", 8, "u32"),
-                    ("NumGraphResults", 9, "u32")],
-    "Value": [("StringValue", 1, "str"), ("FloatValue", 2, "float"), ("DoubleValue", 3, "double"),
-              ("Uint32Value", 4, "u32"), ("Uint64Value", 5, "u64")],
+    "BlockHeader": [
+        ("NumSources", 1, "u32"),
+        ("NumResults", 2, "u32"),
+        ("SessionDetails", 3, "SessionDetails"),
+        ("StringTable", 4, "StringTable"),
+        ("PayloadSize", 5, "u32"),
+        ("NumRangeResults", 7, "u32"),
+        ("NumCmdlistResults", 8, "u32"),
+        ("NumGraphResults", 9, "u32"),
+    ],
+    "Value": [
+        ("StringValue", 1, "str"),
+        ("FloatValue", 2, "float"),
+        ("DoubleValue", 3, "double"),
+        ("Uint32Value", 4, "u32"),
+        ("Uint64Value", 5, "u64"),
+    ],
     "ListElement": [("CorrelationId", 1, "Value"), ("ElementValue", 2, "Value")],
     "Metric": [("NameId", 1, "u32"), ("MetricValue", 2, "Value"), ("MetricValueList", 3, "*ListElement")],
     "PushPopRange": [("Name", 1, "str")],
@@ -357,7 +378,13 @@ _SCHEMA = {
     "DomainInfo": [("Id", 1, "u64"), ("Name", 2, "str")],
     "Thread": [("TID", 1, "u32"), ("PushPopDomains", 2, "*PushPopDomain")],
     "Nvtx": [("Domains", 1, "*DomainInfo"), ("Threads", 2, "*Thread"), ("StartEndDomains", 3, "*StartEndDomain")],
-    "Result": [("ThreadID", 1, "u32"), ("APICallID", 2, "u64"), ("KernelMangledName", 5, "str"),
-               ("KernelFunctionName", 6, "str"), ("KernelDemangledName", 7, "str"),
-               ("MetricResults", 13, "*bytes"), ("Nvtx", 21, "Nvtx")],
+    "Result": [
+        ("ThreadID", 1, "u32"),
+        ("APICallID", 2, "u64"),
+        ("KernelMangledName", 5, "str"),
+        ("KernelFunctionName", 6, "str"),
+        ("KernelDemangledName", 7, "str"),
+        ("MetricResults", 13, "*bytes"),
+        ("Nvtx", 21, "Nvtx"),
+    ],
 }

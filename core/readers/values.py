@@ -31,9 +31,12 @@ def refuse_impossible(frame: pd.DataFrame, path: str | Path) -> None:
             at = int(np.argmax(bad))
             value = values[at]
             why = "negative" if value < 0 else "not finite" if np.isinf(value) else "absurdly large"
-            raise FlopscopeError(path, f"{_launch(frame, at)}: {name} is {value:g} ({why}; ncu writes no such "
-                                 "counter): the file is damaged or was edited",
-                                 "export it again from the .ncu-rep, or profile again")
+            raise FlopscopeError(
+                path,
+                f"{_launch(frame, at)}: {name} is {value:g} ({why}; ncu writes no such "
+                "counter): the file is damaged or was edited",
+                "export it again from the .ncu-rep, or profile again",
+            )
 
 
 def _launch(frame: pd.DataFrame, row: int) -> str:

@@ -11,8 +11,20 @@ from ..ncu_metrics import MODIFIER_METRIC, OPCODE_METRIC, is_read
 __all__ = ["IDENTITY", "MODIFIER_METRIC", "OPCODE_METRIC", "objects", "wanted"]
 
 # Identity columns every reader fills (besides ncu metric columns named as ncu names them).
-IDENTITY = ["launch_id", "kernel_full", "kernel_base", "nvtx", "process", "device", "stream", "grid",
-            "block", "registers", "gpu", "cc"]
+IDENTITY = [
+    "launch_id",
+    "kernel_full",
+    "kernel_base",
+    "nvtx",
+    "process",
+    "device",
+    "stream",
+    "grid",
+    "block",
+    "registers",
+    "gpu",
+    "cc",
+]
 wanted = is_read  # the readers' allow-list of ncu metrics, kept in ncu_metrics beside the sets that collect them
 
 

@@ -35,8 +35,11 @@ async def main() -> None:
     app = kernels_app(bundled_example())
     async with app.run_test(size=SIZE) as pilot:
         screen = app.kernels
-        await _until(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading,
-                     "the kernel table filling")
+        await _until(
+            pilot,
+            lambda: screen.model is not None and not screen.query_one(KernelTable).loading,
+            "the kernel table filling",
+        )
         app.save_screenshot("kernels.svg", str(HERE))
         table = screen.query_one(KernelTable)
         for _ in range(len(screen.model)):  # down to the first row that ran on tensor cores: the GEMM people look for

@@ -218,14 +218,23 @@ async def test_keys_typed_in_a_burst_after_slash_reach_the_prompt(h100):
     app = make_app(h100)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
-        for key, char in [("slash", "/"), ("d", "d"), ("e", "e"), ("v", "v"), ("i", "i"), ("c", "c"),
-                          ("e", "e"), ("enter", "\r")]:
+        for key, char in [
+            ("slash", "/"),
+            ("d", "d"),
+            ("e", "e"),
+            ("v", "v"),
+            ("i", "i"),
+            ("c", "c"),
+            ("e", "e"),
+            ("enter", "\r"),
+        ]:
             app.post_message(events.Key(key, char))  # queued at once, as the driver does with one read
         await settle(pilot, lambda: screen.query_state.pattern == "device")
         assert app.screen is screen
         groups = h100.group("name")
         expected = groups["kernel_full"].str.lower().str.contains("device") | groups["kernel"].str.lower().str.contains(
-            "device")
+            "device"
+        )
         assert 0 < len(screen.model) == int(expected.sum()) < len(groups)
 
 
@@ -238,8 +247,11 @@ async def test_b_cycles_the_bound_filter(h100):
         for _ in range(3):
             await pilot.press("b")
             counts.append((screen.model.query.bound, len(screen.model)))
-        assert counts == [("memory", (rows["bound"] == "memory").sum()),
-                          ("compute", (rows["bound"] == "compute").sum()), ("all", len(rows))]
+        assert counts == [
+            ("memory", (rows["bound"] == "memory").sum()),
+            ("compute", (rows["bound"] == "compute").sum()),
+            ("all", len(rows)),
+        ]
 
 
 async def test_bad_regex_keeps_the_dialog_open_with_the_reason_and_changes_nothing(h100):
@@ -353,7 +365,7 @@ async def test_export_to_a_missing_folder_says_why_and_keeps_the_path(h100, tmp_
         assert app.screen is prompt and prompt.query_one(Input).value == typed
         assert prompt.error == f"{typed}: the folder does not exist; create it or choose another path"
         # Wrapped in the dialog, whole: nothing cut at the edge of an 80-column screen.
-        boxed = [line[line.index("│") + 1:line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
+        boxed = [line[line.index("│") + 1 : line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
         assert "".join(prompt.error.split()) in "".join("".join(boxed).split())
         (tmp_path / "nonexistent" / "dir").mkdir(parents=True)
         await pilot.press("enter")
@@ -474,8 +486,15 @@ async def test_kernel_names_are_shown_verbatim_not_as_markup(h100):
         assert "scale<T>[with T = float]" in "\n".join(screen_lines(app))
 
 
-@pytest.mark.parametrize("name", [H100, "a100pcie40_cub_radixsort_154k_basic.ncu-rep",
-                                  "v100_cutlass_gemm_nersc_flops_details.csv", "b200_torch_sdpa_auto_raw.csv"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        H100,
+        "a100pcie40_cub_radixsort_154k_basic.ncu-rep",
+        "v100_cutlass_gemm_nersc_flops_details.csv",
+        "b200_torch_sdpa_auto_raw.csv",
+    ],
+)
 def test_every_row_of_every_grouping_has_a_kernel_screen(name):
     """Groups mix values ("(mixed)" registers), launches miss counters: the detail view takes them all."""
     report = read_report(fixture_file(name))
@@ -510,7 +529,7 @@ def no_overlaps(app: FlopscopeApp) -> None:
     widgets = [w for w in screen.children if w.display]
     for i, a in enumerate(widgets):
         assert screen.region.contains_region(a.region), f"{a} leaves the screen"
-        for b in widgets[i + 1:]:
+        for b in widgets[i + 1 :]:
             assert not a.region.overlaps(b.region), f"{a} overlaps {b}"
 
 
@@ -590,7 +609,7 @@ async def test_roofline_at_80x24_keeps_the_numbers_line_under_a_long_name():
         lines = screen_lines(app)
         name = next(i for i, line in enumerate(lines) if "1/1 by time · " in line)
         assert lines[name].rstrip().endswith("…") and str(launches["kernel"].iloc[0])[:30] in lines[name]
-        numbers = " ".join(lines[name + 1:-1])
+        numbers = " ".join(lines[name + 1 : -1])
         assert f"AI {fmt.ratio(ai)} FLOP/B" in numbers and "dram-bound" in numbers
         assert "? Help" in lines[-1]
 
@@ -623,16 +642,16 @@ async def test_launch_grouping_at_80_columns_keeps_the_launch_id(h100):
         names = [c.name for _, c, _ in table.layout_columns]
         assert "launch_id" in names
         # The ID cells' place on the line: the widths of the columns before it, one space between each.
-        start = sum(cells + 1 for _, _, cells in table.layout_columns[:names.index("launch_id")])
+        start = sum(cells + 1 for _, _, cells in table.layout_columns[: names.index("launch_id")])
         width = table.layout_columns[names.index("launch_id")][2]
-        assert header[start:start + width].strip() == "ID"
-        shown = [int(row[start:start + width]) for row in rows]
-        assert shown == ids[:len(shown)] and len(shown) >= 10
+        assert header[start : start + width].strip() == "ID"
+        shown = [int(row[start : start + width]) for row in rows]
+        assert shown == ids[: len(shown)] and len(shown) >= 10
 
 
 def on_screen(app) -> str:
     """The text inside a modal's border, its wrapping undone (the screen beneath shows left and right of it)."""
-    inside = [line[line.index("│") + 1:line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
+    inside = [line[line.index("│") + 1 : line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
     return re.sub(r"\s+", " ", " ".join(inside))
 
 
@@ -767,7 +786,7 @@ async def test_a_launch_ncu_did_not_profile_is_marked_in_the_table():
             at = next(i for i, n in enumerate(names) if n.startswith("flash_fwd"))
             await pilot.press("end" if at else "home")  # the cursor off the other rows
             lines = table.visible_text()
-            assert "not profiled" in lines[at + 1] and not any("not profiled" in line for line in lines[1:at + 1])
+            assert "not profiled" in lines[at + 1] and not any("not profiled" in line for line in lines[1 : at + 1])
             styles = [s.style for s in table.render_line(at + 1) if s.style and s.text.strip()]
             assert styles and all(s.dim for s in styles)
             assert not any(s.style.dim for s in table.render_line(1 if at else 2) if s.style)
@@ -969,8 +988,13 @@ async def test_help_names_places_and_keys_in_words(h100, keys):
         await ready(app, pilot)
         await pilot.press(*keys, "question_mark")
         rows = app.screen.rows
-        assert {where for where, _, _ in rows} <= {"this screen", "table", "scrolling pane", "all screens",
-                                                    "everywhere"}
+        assert {where for where, _, _ in rows} <= {
+            "this screen",
+            "table",
+            "scrolling pane",
+            "all screens",
+            "everywhere",
+        }
         for _, _, what in rows:  # `Page up`, `Scroll left`: only the first word capitalised
             assert not any(w[:1].isupper() and w[1:].islower() for w in what.split()[1:]), what
         if not keys:  # the table scrolls no sideways: no `Page left` that would do nothing
@@ -1058,8 +1082,13 @@ async def test_the_sort_picker_names_every_column_it_leaves_out_or_says_how_many
 
 
 # What each summary line says, by its opening words, and the name a cut must give it.
-SUMMARY_NAMES = {"FLOP ≥": "FLOP total", "FMA = 2": "FMA convention", "1 launch(es) without values": "notes",
-                 "Ceilings": "ceilings", "from report counters": "ceilings"}
+SUMMARY_NAMES = {
+    "FLOP ≥": "FLOP total",
+    "FMA = 2": "FMA convention",
+    "1 launch(es) without values": "notes",
+    "Ceilings": "ceilings",
+    "from report counters": "ceilings",
+}
 
 
 @pytest.mark.parametrize("size", [(80, 9), (60, 12)])
@@ -1075,10 +1104,10 @@ async def test_the_summary_cut_names_every_line_it_leaves_out_and_fits(size):
         screen = await ready(app, pilot)
         summary = screen.query_one(Summary)
         whole = summary.text(summary.content_size.width).plain.splitlines()  # uncapped: every line
-        shown = screen_lines(app)[summary.region.y:summary.region.bottom]  # below the breadcrumb
+        shown = screen_lines(app)[summary.region.y : summary.region.bottom]  # below the breadcrumb
         marker = shown[-1].strip()
         assert marker.startswith("… not shown: ") and not marker.endswith("…") and len(shown[-1]) <= size[0]
-        left_out = whole[len(shown) - 1:]
+        left_out = whole[len(shown) - 1 :]
         assert f"({len(left_out)} lines)" in marker
         named = {name for line in left_out for start, name in SUMMARY_NAMES.items() if line.startswith(start)}
         assert "ceilings" in named and all(name in marker for name in named), (named, marker)

@@ -25,8 +25,10 @@ def test_app_in_tmux_help_group_quit(tmp_path):
     tmux = Tmux()
     status = tmp_path / "exit"
     # The module form of the console script, with this venv's Python; COLORTERM unset like a plain SSH login.
-    command = (f"env -u COLORTERM TERM=xterm-256color {shlex.quote(sys.executable)} -m flopscope.tui.cli open "
-               f"{shlex.quote(str(REPORT))}; echo $? > {shlex.quote(str(status))}; sleep 30")
+    command = (
+        f"env -u COLORTERM TERM=xterm-256color {shlex.quote(sys.executable)} -m flopscope.tui.cli open "
+        f"{shlex.quote(str(REPORT))}; echo $? > {shlex.quote(str(status))}; sleep 30"
+    )
     tmux("new-session", "-d", "-s", "app", "-x", "80", "-y", "24", command)
     try:
         shown = tmux.wait_for("rows · by name")

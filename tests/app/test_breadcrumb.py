@@ -46,4 +46,4 @@ async def test_at_80x24_the_header_with_its_breadcrumb_takes_5_lines_and_the_nam
         # name is cut at its end, within the 78 cells the line has.
         name = app.screen.title_text
         assert len(name) > 78
-        assert screen_lines(app)[0].strip() == f"…{SEP}…{SEP}{name[:78 - 2 * (1 + len(SEP)) - 1]}…"
+        assert screen_lines(app)[0].strip() == f"…{SEP}…{SEP}{name[: 78 - 2 * (1 + len(SEP)) - 1]}…"

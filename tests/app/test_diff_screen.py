@@ -68,8 +68,7 @@ def times_by_name(report) -> pd.Series:
 
 
 def short_names(*reports) -> dict[str, str]:
-    return {str(f): str(k) for r in reports for f, k in zip(r.kernels["kernel_full"], r.kernels["kernel"],
-                                                             strict=True)}
+    return {str(f): str(k) for r in reports for f, k in zip(r.kernels["kernel_full"], r.kernels["kernel"], strict=True)}
 
 
 async def test_at_80x24_the_times_sit_beside_the_names_and_the_gpus_head_the_screen():
@@ -92,8 +91,14 @@ async def test_at_80x24_the_times_sit_beside_the_names_and_the_gpus_head_the_scr
             cell = cells["kernel"]
             # The name as shown: whole, or cut with an ellipsis at the column's edge (then maybe ambiguous).
             names = [f for f, k in short.items() if shown_as(cell, k)]
-            expected = [(fmt.seconds(time_a.get(f, math.nan)), fmt.seconds(time_b.get(f, math.nan)),
-                         fmt.seconds(time_b.get(f, 0.0) - time_a.get(f, 0.0))) for f in names]
+            expected = [
+                (
+                    fmt.seconds(time_a.get(f, math.nan)),
+                    fmt.seconds(time_b.get(f, math.nan)),
+                    fmt.seconds(time_b.get(f, 0.0) - time_a.get(f, 0.0)),
+                )
+                for f in names
+            ]
             assert (cells["duration_s_a"], cells["duration_s_b"], cells["duration_s_delta"]) in expected, cells
             # Every kernel ran in one run only: no B/A (0 or infinite), and which run ran it.
             assert cells.get("time_ratio", "") == "" and cells["only_in"] == ("A" if names[0] in time_a else "B")
@@ -103,7 +108,7 @@ async def test_at_80x24_the_times_sit_beside_the_names_and_the_gpus_head_the_scr
         # Numbers right-aligned: a time ends at its column's right edge (they were left-aligned).
         start = sum(w + 1 for _, _, w in table.layout_columns[:2])  # where Time B starts
         width = table.layout_columns[2][2]
-        raw = [line[start:start + width] for line in table.visible_text()[1:] if line[start:start + width].strip()]
+        raw = [line[start : start + width] for line in table.visible_text()[1:] if line[start : start + width].strip()]
         assert len(raw) == len(time_b) and all(cell[-1] != " " and cell[0] == " " for cell in raw)
 
 
@@ -148,8 +153,10 @@ async def test_the_header_totals_agree_with_the_run_list(tmp_path):
     assert "total_time_s" in lower["h800run"] and "total_time_s" not in lower["other"]
     change = fmt.seconds(listed["other"] - listed["h800run"])
     # A's time a lower bound makes B - A an upper one: `≤ +6.67 ms`; swapped, a lower one.
-    expected = [(a, b, f"kernel time ≥ 87.1 us -> {fmt.seconds(listed['other'])} (≤ +{change})"),
-                (b, a, f"kernel time {fmt.seconds(listed['other'])} -> ≥ 87.1 us (≥ -{change})")]
+    expected = [
+        (a, b, f"kernel time ≥ 87.1 us -> {fmt.seconds(listed['other'])} (≤ +{change})"),
+        (b, a, f"kernel time {fmt.seconds(listed['other'])} -> ≥ 87.1 us (≥ -{change})"),
+    ]
     for x, y, line in expected:
         app = FlopscopeApp(DiffScreen(diff_runs(x, y), "x", "y"))
         async with app.run_test(size=(80, 24)) as pilot:
@@ -187,8 +194,9 @@ async def test_s_sorts_slash_filters_and_enter_opens_the_group_in_its_run(h100_m
         known = [v for v in shown if not math.isnan(v)]
         assert known == sorted(known, reverse=True) and "sort ΔTime↓" in str(screen.query_one("#status").render())
         await pilot.press("s")
-        shown = [v for v in (table.model.row(i)["duration_s_delta"] for i in range(len(table.model)))
-                 if not math.isnan(v)]
+        shown = [
+            v for v in (table.model.row(i)["duration_s_delta"] for i in range(len(table.model))) if not math.isnan(v)
+        ]
         assert shown == sorted(shown)
         # enter on a kernel only A ran opens A's group; on one both ran, B's.
         only_a = next(i for i in range(len(table.model)) if table.model.row(i)["presence"] == "only in A")
@@ -352,8 +360,10 @@ def test_cli_diff_names_the_runs_and_shows_b_over_a_and_the_kernel_time(tmp_path
     assert re.search(r"\s1\.50\s", gemm_row)  # 3 launches of one kernel over 2
     init_row = next(line for line in lines if "InitializeMatrix" in line)
     assert init_row.rstrip().endswith("only in B") and not re.search(r"\s(0\.00|inf)\s", init_row)
-    total = (f"kernel time {fmt.seconds(2 * t_gemm)} -> {fmt.seconds(3 * t_gemm + t_init)} "
-             f"(+{fmt.seconds(t_gemm + t_init)}) · 2 kernel group(s)")
+    total = (
+        f"kernel time {fmt.seconds(2 * t_gemm)} -> {fmt.seconds(3 * t_gemm + t_init)} "
+        f"(+{fmt.seconds(t_gemm + t_init)}) · 2 kernel group(s)"
+    )
     assert total in lines
 
 
@@ -364,8 +374,10 @@ async def test_one_gpu_judged_against_two_datasheets_is_said_in_the_app_and_the_
     plain, l4 = read_report(path), read_report(path, gpu="l4")
     assert plain.meta.gpu == l4.meta.gpu == "NVIDIA GeForce RTX 4090"  # the device the report names
     app = FlopscopeApp(DiffScreen(diff_runs(plain, l4), "plain", "l4", (plain.gpu_label, l4.gpu_label), (plain, l4)))
-    warning = ("A is judged against NVIDIA GeForce RTX 4090 ceilings, B against NVIDIA L4 (--gpu): % of peak "
-               "compares the ceilings too")
+    warning = (
+        "A is judged against NVIDIA GeForce RTX 4090 ceilings, B against NVIDIA L4 (--gpu): % of peak "
+        "compares the ceilings too"
+    )
     async with app.run_test(size=(200, 24)) as pilot:
         await wait_for_rows(pilot, app.screen)
         text = "\n".join(screen_lines(app))
@@ -378,8 +390,12 @@ async def test_one_gpu_judged_against_two_datasheets_is_said_in_the_app_and_the_
     assert "judged against" not in cli("diff", "plain", "plain", home=tmp_path).stderr
 
 
-PAIRS = [("duration_s_a", "duration_s_b"), ("count_a", "count_b"), ("flop_a", "flop_b"),
-         ("dram_bytes_a", "dram_bytes_b")]
+PAIRS = [
+    ("duration_s_a", "duration_s_b"),
+    ("count_a", "count_b"),
+    ("flop_a", "flop_b"),
+    ("dram_bytes_a", "dram_bytes_b"),
+]
 
 
 @pytest.mark.parametrize("other", [MW, H100])
@@ -407,11 +423,13 @@ async def test_at_80x24_a_and_b_columns_drop_and_come_back_in_pairs(tmp_path, ot
         assert {"duration_s_a", "duration_s_b"} <= {c.name for _, c, _ in table.layout_columns}
         # Each group only A ran shows A's time, summed from its launches.
         cells = shown_cells(table)
-        only_a = [(cells[i], table.model.row(i)) for i in range(len(cells))
-                  if table.model.row(i)["presence"] == "only in A"]
+        only_a = [
+            (cells[i], table.model.row(i)) for i in range(len(cells)) if table.model.row(i)["presence"] == "only in A"
+        ]
         key = "gpu" if by_gpu else "kernel"
-        assert only_a and all(c["duration_s_a"] == fmt.seconds(times[(str(r["kernel_full"]), str(r[key]))])
-                              for c, r in only_a)
+        assert only_a and all(
+            c["duration_s_a"] == fmt.seconds(times[(str(r["kernel_full"]), str(r[key]))]) for c, r in only_a
+        )
         # Moving the cursor onto a dropped column of a pair brings back both of its sides.
         await pilot.press(*["l"] * 8)
         name = table.focused_column.name

@@ -45,7 +45,7 @@ def gate(monkeypatch):
 
 def dialog_text(app) -> str:
     """The text inside the dialog's border, its wrapped lines joined."""
-    boxed = [line[line.index("│") + 1:line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
+    boxed = [line[line.index("│") + 1 : line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
     return " ".join(" ".join(boxed).split())
 
 

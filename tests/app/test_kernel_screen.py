@@ -52,8 +52,13 @@ def test_the_unprofiled_launch_gets_a_command_a_shell_runs_as_written():
     for group in ("name", "launch"):  # the same advice whichever grouping the screen was opened from
         rows = report.group(group)
         flash = rows[rows["kernel"].astype(str).str.startswith("flash_fwd")].iloc[0]
-        assert shlex.split(to_collect(flash, earlier_launches(report.kernels, flash)).rsplit(": ", 1)[1]) == \
-            ["ncu", "-k", real, "-c", "1"]
+        assert shlex.split(to_collect(flash, earlier_launches(report.kernels, flash)).rsplit(": ", 1)[1]) == [
+            "ncu",
+            "-k",
+            real,
+            "-c",
+            "1",
+        ]
 
 
 def test_the_command_names_ncus_function_name_and_skips_the_earlier_launches_of_it():
@@ -64,7 +69,7 @@ def test_the_command_names_ncus_function_name_and_skips_the_earlier_launches_of_
     names = ncu_function_names(path)
     assert len(names) == len(report.kernels)
     for i, row in report.kernels.iterrows():
-        before = names[:int(row["launch_id"])].count(names[int(row["launch_id"])])
+        before = names[: int(row["launch_id"])].count(names[int(row["launch_id"])])
         argv = recollect_argv(row, earlier_launches(report.kernels, row))
         skip = ["--launch-skip", str(before)] if before else []
         assert argv == ["ncu", "-k", names[int(row["launch_id"])], *skip, "-c", "1"], i
@@ -206,19 +211,29 @@ def test_integer_mma_says_it_has_no_flop_ceiling_not_not_collected():
     imma = []
     for i in range(launches.num_actions()):
         a = launches.action_by_idx(i)
-        pct = {p: a.metric_by_name(f"sm__inst_executed_pipe_tensor_op_{p}.sum.pct_of_peak_sustained_active")
-               for p in ("imma", "hmma", "dmma")}
+        pct = {
+            p: a.metric_by_name(f"sm__inst_executed_pipe_tensor_op_{p}.sum.pct_of_peak_sustained_active")
+            for p in ("imma", "hmma", "dmma")
+        }
         if pct["imma"].as_double() > 0 and pct["hmma"].as_double() == 0 and pct["dmma"].as_double() == 0:
             imma.append(i)
     assert imma
     rows = read_report(path).group("launch")
     for i in imma:
         values = screen_values(rows[rows["launch_id"] == i].iloc[0])
-        for label in ("% of peak", "% of roof", "Attainable", "Compute ceiling", "Ceiling source", "Bound",
-                      "Precision judged"):
+        for label in (
+            "% of peak",
+            "% of roof",
+            "Attainable",
+            "Compute ceiling",
+            "Ceiling source",
+            "Bound",
+            "Precision judged",
+        ):
             assert "integer MMA" in values[label], (label, values[label])
-        assert not any("--gpu" in v or (v.startswith("not collected") and "To collect" not in v)
-                       for v in values.values()), values
+        assert not any(
+            "--gpu" in v or (v.startswith("not collected") and "To collect" not in v) for v in values.values()
+        ), values
 
 
 def test_a_kernel_without_flops_is_judged_by_memory_with_a_number():
@@ -230,8 +245,11 @@ def test_a_kernel_without_flops_is_judged_by_memory_with_a_number():
     checked = 0
     for i in range(launches.num_actions()):
         a = launches.action_by_idx(i)
-        rates = [a.metric_by_name(f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum.per_cycle_elapsed")
-                 for p in "dfh" for op in ("add", "mul", "fma")]
+        rates = [
+            a.metric_by_name(f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum.per_cycle_elapsed")
+            for p in "dfh"
+            for op in ("add", "mul", "fma")
+        ]
         fp = sum(r.as_double() for r in rates if r is not None)
         if fp:
             continue
@@ -257,8 +275,12 @@ def test_a_page_with_nothing_counted_does_not_say_all_counted_and_gives_one_reme
     lines = [line for line in out.stderr.splitlines() if "not collected" in line]
     assert len(lines) == 1 and "collect them all with `flopscope profile --metrics " in lines[0], out.stderr
     option = lines[0].split("`flopscope profile --metrics ")[1].split("`")[0]
-    for metric in ("dram__bytes_read.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
-                   "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"):
+    for metric in (
+        "dram__bytes_read.sum",
+        "lts__t_bytes.sum",
+        "l1tex__t_bytes.sum",
+        "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    ):
         assert metric in option.split(","), metric
 
 
@@ -308,6 +330,7 @@ def test_the_header_gives_the_datasheet_figure_beside_the_clock_scaled_ceiling()
 
 
 # -- issue 19: what ncu recorded beside the roofline (speed of light, occupancy, waves, pipes) -------------------------
+
 
 async def kernel_screen_text(report, size=(80, 24)) -> str:
     """Every line of the Kernel screen of the table's first row, scrolled through with the keys."""

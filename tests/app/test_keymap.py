@@ -60,8 +60,18 @@ def screen_names(cls: type) -> set[str]:
 
 def test_the_walk_finds_the_screens():
     names = {cls.__name__ for cls in app_classes()}
-    assert {"KernelsScreen", "RunsScreen", "DiffScreen", "SweepScreen", "RooflineScreen", "KernelScreen",
-            "ReconcileScreen", "HelpScreen", "KernelTable", "FlopscopeApp"} <= names
+    assert {
+        "KernelsScreen",
+        "RunsScreen",
+        "DiffScreen",
+        "SweepScreen",
+        "RooflineScreen",
+        "KernelScreen",
+        "ReconcileScreen",
+        "HelpScreen",
+        "KernelTable",
+        "FlopscopeApp",
+    } <= names
     assert len(declared()) > 40
 
 
@@ -83,8 +93,7 @@ def test_an_id_names_one_binding():
 
 
 async def test_a_keymap_remaps_a_key_on_its_screen():
-    app = kernels_app(fixture_path(H100), report=read_report(fixture_path(H100)),
-                      keymap={"kernels.roofline": "R"})
+    app = kernels_app(fixture_path(H100), report=read_report(fixture_path(H100)), keymap={"kernels.roofline": "R"})
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         footer = app.screen.query_one(KeyFooter)
@@ -121,13 +130,16 @@ def test_the_keymap_file_in_flopscope_home(tmp_path, monkeypatch):
     assert load_keymap() == {"kernels.roofline": "R", "screen.export": "x,ctrl+e"}
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ('[keymap]\n"kernels.rooflin" = "R"\n', "names no binding 'kernels.rooflin'; did you mean 'kernels.roofline'?"),
-    ('[keymap]\n"open" = "R"\n', "names no binding 'open'; use one of app.help, app.quit, diff.open,"),
-    ('[keymap]\n"kernels.roofline" = 3\n', "'kernels.roofline' is not a key string"),
-    ("[keymap\n", "not TOML"),
-    ('keymap = "R"\n', "`keymap` is not a table"),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('[keymap]\n"kernels.rooflin" = "R"\n', "names no binding 'kernels.rooflin'; did you mean 'kernels.roofline'?"),
+        ('[keymap]\n"open" = "R"\n', "names no binding 'open'; use one of app.help, app.quit, diff.open,"),
+        ('[keymap]\n"kernels.roofline" = 3\n', "'kernels.roofline' is not a key string"),
+        ("[keymap\n", "not TOML"),
+        ('keymap = "R"\n', "`keymap` is not a table"),
+    ],
+)
 def test_a_bad_keymap_file_is_one_line_naming_it(tmp_path, text, problem):
     path = tmp_path / "config.toml"
     path.write_text(text)
@@ -141,9 +153,11 @@ def _open_in_tmux(tmp_path, config: str) -> tuple[Tmux, Path]:
     """`flopscope open` in tmux at 80x24, `config` as FLOPSCOPE_HOME's config.toml; (tmux, the exit-code file)."""
     (tmp_path / "config.toml").write_text(config)
     tmux, status = Tmux(), tmp_path / "exit"
-    command = (f"env FLOPSCOPE_HOME={shlex.quote(str(tmp_path))} TERM=xterm-256color {shlex.quote(sys.executable)} "
-               f"-m flopscope.tui.cli open {shlex.quote(str(fixture_path(H100)))}; echo $? > {shlex.quote(str(status))}"
-               "; sleep 30")
+    command = (
+        f"env FLOPSCOPE_HOME={shlex.quote(str(tmp_path))} TERM=xterm-256color {shlex.quote(sys.executable)} "
+        f"-m flopscope.tui.cli open {shlex.quote(str(fixture_path(H100)))}; echo $? > {shlex.quote(str(status))}"
+        "; sleep 30"
+    )
     tmux("new-session", "-d", "-s", "app", "-x", "80", "-y", "24", command)
     return tmux, status
 
@@ -184,5 +198,6 @@ def test_flopscope_open_refuses_a_bad_keymap_in_one_line(tmp_path):
     finally:
         tmux("kill-server")
     config = tmp_path / "config.toml"
-    assert lines == [f"flopscope: {config}: [keymap] names no binding 'kernels.rooflin'; did you mean "
-                     "'kernels.roofline'?"]
+    assert lines == [
+        f"flopscope: {config}: [keymap] names no binding 'kernels.rooflin'; did you mean 'kernels.roofline'?"
+    ]

@@ -30,26 +30,50 @@ P1, P2, P3 = {"bs": "1"}, {"bs": "2"}, {"bs": "4"}
 # each point's (host, state) after it: bs=4 waits for a free slot; bs=2's job fails; bs=4 is cancelled.
 STEPS = [
     ("on_start", (P1, "slurm"), {"bs=1": ("slurm", "profiling"), "bs=2": ("", "waiting"), "bs=4": ("", "waiting")}),
-    ("on_state", (P1, "slurm", JobState("12", "PENDING", "Priority")),
-     {"bs=1": ("slurm", "queued (job 12: Priority)")}),
+    (
+        "on_state",
+        (P1, "slurm", JobState("12", "PENDING", "Priority")),
+        {"bs=1": ("slurm", "queued (job 12: Priority)")},
+    ),
     ("on_start", (P2, "slurm"), {"bs=2": ("slurm", "profiling")}),
     ("on_state", (P2, "slurm", JobState("13", "PENDING", "None")), {"bs=2": ("slurm", "queued (job 13)")}),
-    ("on_state", (P1, "slurm", JobState("12", "RUNNING", "None", "node1")),
-     {"bs=1": ("slurm", "running on node1 (job 12)"), "bs=2": ("slurm", "queued (job 13)")}),
-    ("on_state", (P2, "slurm", JobState("13", "RUNNING", "None", "node2")),
-     {"bs=2": ("slurm", "running on node2 (job 13)")}),
-    ("on_state", (P1, "slurm", JobState("12", "COMPLETED", "None", "node1")),
-     {"bs=1": ("slurm", "storing (job 12 completed)")}),
-    ("on_point", (PointResult(P1, "stored", run="s-bs=1", host="slurm"),),
-     {"bs=1": ("slurm", "done: s-bs=1"), "bs=4": ("", "waiting")}),
+    (
+        "on_state",
+        (P1, "slurm", JobState("12", "RUNNING", "None", "node1")),
+        {"bs=1": ("slurm", "running on node1 (job 12)"), "bs=2": ("slurm", "queued (job 13)")},
+    ),
+    (
+        "on_state",
+        (P2, "slurm", JobState("13", "RUNNING", "None", "node2")),
+        {"bs=2": ("slurm", "running on node2 (job 13)")},
+    ),
+    (
+        "on_state",
+        (P1, "slurm", JobState("12", "COMPLETED", "None", "node1")),
+        {"bs=1": ("slurm", "storing (job 12 completed)")},
+    ),
+    (
+        "on_point",
+        (PointResult(P1, "stored", run="s-bs=1", host="slurm"),),
+        {"bs=1": ("slurm", "done: s-bs=1"), "bs=4": ("", "waiting")},
+    ),
     ("on_start", (P3, "slurm"), {"bs=4": ("slurm", "profiling")}),
-    ("on_state", (P2, "slurm", JobState("13", "TIMEOUT", "TimeLimit", "node2")),
-     {"bs=2": ("slurm", "failed: job 13 timeout")}),
-    ("on_point", (PointResult(P2, "failed", host="slurm", error="job 13 ended TIMEOUT: no report"),),
-     {"bs=2": ("slurm", "failed: job 13 ended TIMEOUT: no report")}),
+    (
+        "on_state",
+        (P2, "slurm", JobState("13", "TIMEOUT", "TimeLimit", "node2")),
+        {"bs=2": ("slurm", "failed: job 13 timeout")},
+    ),
+    (
+        "on_point",
+        (PointResult(P2, "failed", host="slurm", error="job 13 ended TIMEOUT: no report"),),
+        {"bs=2": ("slurm", "failed: job 13 ended TIMEOUT: no report")},
+    ),
     ("on_state", (P3, "slurm", JobState("14", "CANCELLED by 1000", "None")), {"bs=4": ("slurm", "cancelled: job 14")}),
-    ("on_point", (PointResult(P3, "failed", host="slurm", error="job 14 was cancelled"),),
-     {"bs=1": ("slurm", "done: s-bs=1"), "bs=4": ("slurm", "cancelled: job 14")}),
+    (
+        "on_point",
+        (PointResult(P3, "failed", host="slurm", error="job 14 was cancelled"),),
+        {"bs=1": ("slurm", "done: s-bs=1"), "bs=4": ("slurm", "cancelled: job 14")},
+    ),
 ]
 
 
@@ -146,10 +170,12 @@ def test_a_real_sweep_in_the_app_shows_states_then_findings(tmp_path):
     tmux = Tmux()
     home, status = tmp_path / "home", tmp_path / "exit"
     ncu = make_ncu(tmp_path, delay=0.6)
-    command = (f"env FLOPSCOPE_HOME={shlex.quote(str(home))} TERM=xterm-256color {shlex.quote(sys.executable)} -m "
-               f"flopscope.tui.cli sweep --sweep-name live --param bs=1,2 --ncu {shlex.quote(str(ncu))} -- "
-               f"true {{bs}}; "
-               f"echo $? > {shlex.quote(str(status))}; sleep 30")
+    command = (
+        f"env FLOPSCOPE_HOME={shlex.quote(str(home))} TERM=xterm-256color {shlex.quote(sys.executable)} -m "
+        f"flopscope.tui.cli sweep --sweep-name live --param bs=1,2 --ncu {shlex.quote(str(ncu))} -- "
+        f"true {{bs}}; "
+        f"echo $? > {shlex.quote(str(status))}; sleep 30"
+    )
     tmux("new-session", "-d", "-s", "app", "-x", "120", "-y", "30", command)
     try:
         first = tmux.wait_for("profiling")
@@ -166,6 +192,10 @@ def test_a_real_sweep_in_the_app_shows_states_then_findings(tmp_path):
         assert "flopscope: sweep live: 2 of 2 point(s) stored" in "".join(tmux.screen().splitlines())
     finally:
         tmux("kill-server")
-    out = subprocess.run([*CLI, "runs", "--json", "--sweep", "live"], capture_output=True, text=True,
-                         env={"FLOPSCOPE_HOME": str(home), "PATH": ""})
+    out = subprocess.run(
+        [*CLI, "runs", "--json", "--sweep", "live"],
+        capture_output=True,
+        text=True,
+        env={"FLOPSCOPE_HOME": str(home), "PATH": ""},
+    )
     assert out.stdout.count('"name"') == 2, out

@@ -36,8 +36,10 @@ def live_app(tmp_path, **standin) -> tuple[FlopscopeApp, ProfileScreen]:
     opts = ProfileOptions(command=["true"], ncu=str(make_ncu(tmp_path, **standin)))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    screen = ProfileScreen(lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event,
-                                                               on_process=on_process), "ncu on localhost: true")
+    screen = ProfileScreen(
+        lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event, on_process=on_process),
+        "ncu on localhost: true",
+    )
     return kernels_app(run_dir / "report.ncu-rep", live=screen), screen
 
 
@@ -47,8 +49,15 @@ async def test_live_profile_then_kernels(tmp_path):
         await wait_for(pilot, lambda: len(screen.rows) >= 2, "two kernels announced")
         assert isinstance(app.screen, ProfileScreen)  # still profiling: the table fills in as ncu goes
         assert screen.query_one(DataTable).row_count == len(screen.rows) >= 2
-        await wait_for(pilot, lambda: isinstance(app.screen, KernelsScreen) and app.kernels.model is not None
-                       and not app.kernels.query_one(KernelTable).loading, "the report's kernels")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, KernelsScreen)
+                and app.kernels.model is not None
+                and not app.kernels.query_one(KernelTable).loading
+            ),
+            "the report's kernels",
+        )
         expected = read_report(fixture_path(MW)).group("name")
         assert app.kernels.model.shown()["kernel_full"].tolist() == expected["kernel_full"].tolist()
         assert len(screen.rows) == 5
@@ -77,8 +86,11 @@ async def test_open_a_stored_run(tmp_path, monkeypatch):
     stored = Store().load("mw-run")
     app = kernels_app("mw-run", report=stored)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.kernels.model is not None
-                       and not app.kernels.query_one(KernelTable).loading, "the stored run's kernels")
+        await wait_for(
+            pilot,
+            lambda: app.kernels.model is not None and not app.kernels.query_one(KernelTable).loading,
+            "the stored run's kernels",
+        )
         shown = app.kernels.model.shown()
         assert shown["flop"].tolist() == report.group("name")["flop"].tolist()
 
@@ -112,9 +124,11 @@ def test_a_stopped_profile_says_so_and_frees_its_name(tmp_path):
     home, status = tmp_path / "home", tmp_path / "exit"
     ncu = make_ncu(tmp_path, report=MW, delay=1.0)
     # The app draws on stderr: the line after it is read off the terminal, not from a redirect.
-    command = (f"env FLOPSCOPE_HOME={shlex.quote(str(home))} TERM=xterm-256color {shlex.quote(sys.executable)} -m "
-               f"flopscope.tui.cli profile --ncu {shlex.quote(str(ncu))} --name stoprun -- true; "
-               f"echo $? > {shlex.quote(str(status))}; sleep 30")
+    command = (
+        f"env FLOPSCOPE_HOME={shlex.quote(str(home))} TERM=xterm-256color {shlex.quote(sys.executable)} -m "
+        f"flopscope.tui.cli profile --ncu {shlex.quote(str(ncu))} --name stoprun -- true; "
+        f"echo $? > {shlex.quote(str(status))}; sleep 30"
+    )
     tmux("new-session", "-d", "-s", "app", "-x", "100", "-y", "30", command)
     try:
         tmux.wait_for("set_halo_values_x_396_gpu")  # the first kernel profiled: ncu is running
@@ -129,8 +143,12 @@ def test_a_stopped_profile_says_so_and_frees_its_name(tmp_path):
         tmux("kill-server")
     assert f"flopscope: profile stopped; nothing was kept (run folder {home / 'runs' / 'stoprun'} removed)" in shown
     assert not (home / "runs" / "stoprun").exists()
-    assert subprocess.run([*CLI, "runs", "--json"], capture_output=True,
-                          text=True, env={"FLOPSCOPE_HOME": str(home), "PATH": ""}).stdout.strip() == "[]"
+    assert (
+        subprocess.run(
+            [*CLI, "runs", "--json"], capture_output=True, text=True, env={"FLOPSCOPE_HOME": str(home), "PATH": ""}
+        ).stdout.strip()
+        == "[]"
+    )
 
 
 async def test_a_failure_ncu_did_not_report_is_logged_whole(tmp_path):
@@ -138,8 +156,10 @@ async def test_a_failure_ncu_did_not_report_is_logged_whole(tmp_path):
     opts = ProfileOptions(command=["true"], ncu=str(tmp_path / "no-such-ncu"))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    screen = ProfileScreen(lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event,
-                                                               on_process=on_process), "ncu on localhost: true")
+    screen = ProfileScreen(
+        lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event, on_process=on_process),
+        "ncu on localhost: true",
+    )
     app = kernels_app(run_dir / "report.ncu-rep", live=screen)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: screen.failed is not None, "the failure")

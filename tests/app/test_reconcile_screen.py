@@ -19,8 +19,11 @@ from ..helpers.reconciled import demo_reconciled
 
 
 def reconcile_app(report, model, result) -> FlopscopeApp:
-    return FlopscopeApp(ReconcileScreen("Reconcile demo with Block", result, _reconcile_lines(result), model.train,
-                                     report=report, model=model))
+    return FlopscopeApp(
+        ReconcileScreen(
+            "Reconcile demo with Block", result, _reconcile_lines(result), model.train, report=report, model=model
+        )
+    )
 
 
 async def filtered(pilot, app, text: str) -> None:
@@ -48,8 +51,14 @@ async def test_enter_on_a_module_shows_its_kernels_and_escape_comes_back():
         await filtered(pilot, app, r"^mlp\.0$")
         assert status(app).startswith("1/8 modules")
         await pilot.press("enter")
-        await settle(pilot, lambda: isinstance(app.screen, PushedKernelsScreen) and app.screen.model is not None
-                     and not app.screen.query_one(KernelTable).loading)
+        await settle(
+            pilot,
+            lambda: (
+                isinstance(app.screen, PushedKernelsScreen)
+                and app.screen.model is not None
+                and not app.screen.query_one(KernelTable).loading
+            ),
+        )
         kernels = app.screen
         assert len(kernels.report.kernels) == expected
         assert kernels.model.rows["count"].sum() == expected

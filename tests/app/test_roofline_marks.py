@@ -21,13 +21,15 @@ CEILINGS = [Ceiling("fp32", 13.2e12, "report"), Ceiling("fp64", 6.6e12, "report"
 
 def eight_kernels() -> pd.DataFrame:
     """Eight kernels far apart on the plot: the five of most time ranked, three others, fp64 and fp32."""
-    return pd.DataFrame({
-        "kernel": [f"k{i}" for i in range(8)],
-        "ai_dram": [0.02, 0.2, 2.0, 20.0, 200.0, 0.05, 5.0, 500.0],
-        "flop_per_s": [1e10, 1e11, 1e12, 5e12, 6e12, 3e10, 3e12, 5e11],
-        "pct_time": [30.0, 20.0, 15.0, 12.0, 10.0, 6.0, 4.0, 3.0],
-        "precision": ["fp32", "fp32", "fp64", "fp32", "fp64", "fp64", "fp32", "fp64+fp32"],
-    })
+    return pd.DataFrame(
+        {
+            "kernel": [f"k{i}" for i in range(8)],
+            "ai_dram": [0.02, 0.2, 2.0, 20.0, 200.0, 0.05, 5.0, 500.0],
+            "flop_per_s": [1e10, 1e11, 1e12, 5e12, 6e12, 3e10, 3e12, 5e11],
+            "pct_time": [30.0, 20.0, 15.0, 12.0, 10.0, 6.0, 4.0, 3.0],
+            "precision": ["fp32", "fp32", "fp64", "fp32", "fp64", "fp64", "fp32", "fp64+fp32"],
+        }
+    )
 
 
 def test_ranks_for_the_top_kernels_and_a_glyph_per_precision_for_the_rest(monkeypatch):
@@ -58,8 +60,11 @@ async def test_the_roofline_screen_names_the_top_kernels_at_80x24():
     report = read_report(fixture_path(H100))
     rows = report.group("name")
     top = rows.sort_values("pct_time", ascending=False, kind="stable")
-    top = top[np.isfinite(top["ai_dram"].astype(float)) & (top["ai_dram"].astype(float) > 0)
-              & (top["flop_per_s"].astype(float) > 0)]
+    top = top[
+        np.isfinite(top["ai_dram"].astype(float))
+        & (top["ai_dram"].astype(float) > 0)
+        & (top["flop_per_s"].astype(float) > 0)
+    ]
     first, second = str(top["kernel"].iloc[0]), str(top["kernel"].iloc[1])
     app = make_app(report)
     async with app.run_test(size=(80, 24)) as pilot:

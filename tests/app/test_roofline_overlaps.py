@@ -63,7 +63,7 @@ async def test_a_cell_of_several_points_shows_the_highest_ranked_and_the_legend_
         cells.setdefault((row_of(math.log10(f)), col_of(math.log10(a))), []).append(i)
     shared = {cell: points for cell, points in cells.items() if len(points) > 1}
     assert any(min(points) < 5 for points in shared.values()), "the demo should have a ranked point in a shared cell"
-    legend = " ".join(lines[bottom + 2:])
+    legend = " ".join(lines[bottom + 2 :])
     hidden_unnamed = 0
     for (row, col), points in shared.items():
         top_point = 1 if 1 in points else min(points)  # the selected (index 1), else the largest time share

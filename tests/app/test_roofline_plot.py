@@ -30,17 +30,19 @@ CEILINGS = [Ceiling("fp32", 13.2e12, "report"), Ceiling("fp64", 6.6e12, "report"
 
 def rows() -> pd.DataFrame:
     """Four plottable kernels and two that are not (no FLOPs; unknown bytes)."""
-    return pd.DataFrame({
-        "kernel": ["gemm", "stencil", "copy", "reduce", "memset", "unknown"],
-        "ai_dram": [80.0, 2.0, 0.05, 0.5, 0.0, np.nan],
-        "flop_per_s": [9e12, 1e12, 4e10, 3e11, 0.0, 1e9],
-        "pct_time": [10.0, 50.0, 5.0, 30.0, 4.0, 1.0],
-        "precision": ["fp32", "fp64", "fp32", "fp32", "", "fp32"],
-        "pct_of_peak": [68.0, 15.0, 0.3, 2.0, 0.0, np.nan],
-        "bound": ["compute", "memory", "memory", "memory", "", ""],
-        "ai_l2": [20.0, 1.0, np.nan, 0.2, np.nan, np.nan],
-        "ai_l1": [10.0, np.nan, np.nan, 0.1, np.nan, np.nan],
-    })
+    return pd.DataFrame(
+        {
+            "kernel": ["gemm", "stencil", "copy", "reduce", "memset", "unknown"],
+            "ai_dram": [80.0, 2.0, 0.05, 0.5, 0.0, np.nan],
+            "flop_per_s": [9e12, 1e12, 4e10, 3e11, 0.0, 1e9],
+            "pct_time": [10.0, 50.0, 5.0, 30.0, 4.0, 1.0],
+            "precision": ["fp32", "fp64", "fp32", "fp32", "", "fp32"],
+            "pct_of_peak": [68.0, 15.0, 0.3, 2.0, 0.0, np.nan],
+            "bound": ["compute", "memory", "memory", "memory", "", ""],
+            "ai_l2": [20.0, 1.0, np.nan, 0.2, np.nan, np.nan],
+            "ai_l1": [10.0, np.nan, np.nan, 0.1, np.nan, np.nan],
+        }
+    )
 
 
 def plain(text: Text) -> list[str]:
@@ -75,8 +77,18 @@ def test_order_and_limit_select_rows():
 
 
 def test_decade_labels():
-    assert [decade_label(k) for k in (-2, -1, 0, 1, 2, 3, 4, 9, 12, 13)] == \
-        ["0.01", "0.1", "1", "10", "100", "1k", "10k", "1G", "1T", "10T"]
+    assert [decade_label(k) for k in (-2, -1, 0, 1, 2, 3, 4, 9, 12, 13)] == [
+        "0.01",
+        "0.1",
+        "1",
+        "10",
+        "100",
+        "1k",
+        "10k",
+        "1G",
+        "1T",
+        "10T",
+    ]
 
 
 @pytest.mark.parametrize("color", [True, False])
@@ -198,8 +210,9 @@ def test_a_point_where_a_label_would_go_keeps_its_cell(monkeypatch):
     for selected in range(len(data.points)):
         bare = unlabelled(monkeypatch, data, 80, 20, selected)
         lines = plain(build_plot(data, 80, 20, selected))
-        spot = next((r, c) for r, line in enumerate(bare) for c, ch in enumerate(line) if ch in POINTS and
-                    c > 70 and r < 6)
+        spot = next(
+            (r, c) for r, line in enumerate(bare) for c, ch in enumerate(line) if ch in POINTS and c > 70 and r < 6
+        )
         assert lines[spot[0]][spot[1]] == ("◆" if selected == gemm else str(gemm + 1))  # gemm: 3rd by time
         assert "FP32" in "\n".join(lines)  # moved beside the point, not dropped
 
@@ -242,8 +255,21 @@ async def test_roofline_keys_walk_the_points_like_table_rows(monkeypatch):
         assert isinstance(roof, RooflineScreen)
         last = len(roof.data.points) - 1
         assert last >= 3
-        steps = [("down", 1), ("j", 2), ("l", 3), ("up", 2), ("k", 1), ("h", 0), ("right", 1), ("left", 0),
-                 ("end", last), ("home", 0), ("pagedown", last), ("pageup", 0), ("space", last)]
+        steps = [
+            ("down", 1),
+            ("j", 2),
+            ("l", 3),
+            ("up", 2),
+            ("k", 1),
+            ("h", 0),
+            ("right", 1),
+            ("left", 0),
+            ("end", last),
+            ("home", 0),
+            ("pagedown", last),
+            ("pageup", 0),
+            ("space", last),
+        ]
         for key, expected in steps:
             await pilot.press(key)
             assert roof.selected == expected, key
@@ -282,7 +308,7 @@ async def test_roofline_opened_on_a_lower_row_draws_that_rows_point_selected():
         # The ◆ on screen is where this kernel's point goes, not where the first kernel's does.
         width, height = plot.size
         below = len(legend_lines(legend(roof.data, roof.selected, False), width))
-        on_screen = diamond("\n".join(plot.render().plain.split("\n")[:height - below]))
+        on_screen = diamond("\n".join(plot.render().plain.split("\n")[: height - below]))
         assert on_screen == diamond(build_plot(roof.data, width, height - below, roof.selected, False).plain)
         assert on_screen != diamond(build_plot(roof.data, width, height - below, 0, False).plain)
         levels = " ".join(entry for entry, _ in legend(roof.data, plot.selected, False))
@@ -298,8 +324,9 @@ def test_the_axis_fits_what_is_drawn_not_an_unselected_kernels_l1_intensity():
     other = next(i for i in range(len(data.points)) if i != gemm)
 
     def right_label(selected: int) -> str:
-        axis = next(line for line in plain(build_plot(data, 100, 20, selected, color=False)) if "┴" in line
-                    or "┬" in line)
+        axis = next(
+            line for line in plain(build_plot(data, 100, 20, selected, color=False)) if "┴" in line or "┬" in line
+        )
         labels = plain(build_plot(data, 100, 20, selected, color=False))
         return " ".join(labels[labels.index(axis) + 1].split())
 

@@ -100,6 +100,7 @@ async def test_without_stored_ceilings_the_key_says_why_there_is_no_measured_roo
         await settle(pilot, lambda: app.screen.query("Toast"))
         lines = screen_lines(app)
         text = re.sub(r"\s+", " ", " ".join(line.strip(" ▌") for line in lines))
-        assert "No measured roof: no ceilings measured for NVIDIA H100 80GB HBM3 are stored; `flopscope ceilings" \
-            in text, "\n".join(lines)
+        assert (
+            "No measured roof: no ceilings measured for NVIDIA H100 80GB HBM3 are stored; `flopscope ceilings" in text
+        ), "\n".join(lines)
         assert "on a node with NVIDIA H100 80GB HBM3 measures them" in text

@@ -32,10 +32,15 @@ SIZES = [(80, 24), (120, 40)]
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, Report]:
     """Two real reports, and a batch sweep whose point N holds N real GEMM launches."""
-    out = {"h100": read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")),
-           "mw": read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"))}
-    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
-                if "tensorop_s884gemm" in r["Kernel Name"])
+    out = {
+        "h100": read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")),
+        "mw": read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")),
+    }
+    gemm = next(
+        r
+        for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+        if "tensorop_s884gemm" in r["Kernel Name"]
+    )
     folder = tmp_path_factory.mktemp("runs")
     for n in (1, 2, 4):
         path = folder / f"gemm_bs{n}.csv"
@@ -115,8 +120,9 @@ async def test_m_then_d_compares_two_runs(store_path, reports):
         grid = app.screen.query_one(KernelTable)
         assert app.screen.gpus == ("NVIDIA H100 PCIe", "Tesla V100-SXM2-32GB")  # as the reports' files say
         assert len(grid.model) == len(expected)
-        assert [str(grid.model.row(i)["kernel"]) for i in range(len(grid.model))] == \
-            expected["kernel"].astype(str).tolist()
+        assert [str(grid.model.row(i)["kernel"]) for i in range(len(grid.model))] == expected["kernel"].astype(
+            str
+        ).tolist()
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is app.first
@@ -232,12 +238,15 @@ async def test_run_a_is_marked_in_the_list_and_d_on_it_says_to_move(store_path):
         assert "[A]" not in "\n".join(table.visible_text()) and "m marks run A" in status(app)
 
 
-@pytest.mark.parametrize(("typed", "expected"), [
-    ("V100", ["mw"]),  # the GPU (the GEMM details CSVs name none)
-    ("h100 pcie", ["h100"]),
-    ("^gemm$", ["gemm-bs4", "gemm-bs2", "gemm-bs1"]),  # the sweep's name
-    ("batch_size=2", ["gemm-bs2"]),  # the parameters as listed
-])
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("V100", ["mw"]),  # the GPU (the GEMM details CSVs name none)
+        ("h100 pcie", ["h100"]),
+        ("^gemm$", ["gemm-bs4", "gemm-bs2", "gemm-bs1"]),  # the sweep's name
+        ("batch_size=2", ["gemm-bs2"]),  # the parameters as listed
+    ],
+)
 async def test_slash_matches_name_gpu_sweep_and_parameters(store_path, reports, typed, expected):
     assert reports["mw"].meta.gpu == "Tesla V100-SXM2-32GB" and reports["h100"].meta.gpu == "NVIDIA H100 PCIe"
     app = runs_app(store_path)
@@ -443,15 +452,19 @@ async def test_the_status_line_names_the_columns_80_columns_hide(tmp_path, repor
     status line names them, one line (the table keeps every row it had), shortened where room is short."""
     with Store(tmp_path / "runs.db") as store:
         for n, name in enumerate(("h100", "mw")):  # what the review had: sweep points, with a host
-            store.save(reports[name], name, host=f"gpu-node-{n}", kind="sweep", sweep="bs",
-                       params={"batch_size": str(8 << n)})
+            store.save(
+                reports[name], name, host=f"gpu-node-{n}", kind="sweep", sweep="bs", params={"batch_size": str(8 << n)}
+            )
     app = runs_app(tmp_path / "runs.db")
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         header = app.first.query_one(KernelTable).visible_text()[0].split()
         # Each title the header lacks, of the list's columns that have values here (every one of them does).
-        left_out = [t for t in ("Run", "Created", "Params", "GPU", "Launches", "Time", "FLOP", "Sweep", "Host", "ID")
-                    if t not in header]
+        left_out = [
+            t
+            for t in ("Run", "Created", "Params", "GPU", "Launches", "Time", "FLOP", "Sweep", "Host", "ID")
+            if t not in header
+        ]
         assert {"Host", "ID"} <= set(left_out)
         # Every name, whole (`(←/→)` gives way first: `? Help` lists the keys).
         assert status(app).rstrip().endswith(f"hidden: {', '.join(left_out)}")

@@ -59,8 +59,13 @@ def served(tmp_path):
     """`flopscope serve` on the demo, on a free port: (its one-time URL, its port)."""
     port = _free_port()
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen([sys.executable, "-m", "flopscope.tui.cli", "serve", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flopscope.tui.cli", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         line = proc.stdout.readline()  # printed once listening
         found = re.search(r"open (http://\S+)", line)
@@ -148,8 +153,13 @@ async def test_static_files_and_downloads_want_the_session_too(served):
 
 
 def _serve(*args: str, home, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "serve", *args], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, "FLOPSCOPE_HOME": str(home)})
+    return subprocess.run(
+        [sys.executable, "-m", "flopscope.tui.cli", "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "FLOPSCOPE_HOME": str(home)},
+    )
 
 
 def test_a_missing_report_and_a_taken_port_are_one_line_errors(tmp_path):

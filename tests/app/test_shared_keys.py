@@ -35,8 +35,11 @@ def position(app) -> tuple:
     focused = screen.focused
     if focused is not None and getattr(focused, "cursor_row", None) is not None:
         return ("row", focused.cursor_row)
-    scrolled = focused if focused is not None and focused.max_scroll_y else next(
-        w for w in screen.query("*") if w.max_scroll_y)
+    scrolled = (
+        focused
+        if focused is not None and focused.max_scroll_y
+        else next(w for w in screen.query("*") if w.max_scroll_y)
+    )
     return ("scroll", scrolled.scroll_y)
 
 
@@ -55,8 +58,11 @@ async def drive(name: str, tmp_path, sweep_points):
     """The app and a coroutine that brings it to the screen named."""
     if name in ("kernels", "kernel", "roofline", "help"):
         app = make_app(read_report(fixture_path(MW)))
-        key, kind = {"kernel": ("enter", KernelScreen), "roofline": ("r", RooflineScreen),
-                     "help": ("question_mark", HelpScreen)}.get(name, (None, None))
+        key, kind = {
+            "kernel": ("enter", KernelScreen),
+            "roofline": ("r", RooflineScreen),
+            "help": ("question_mark", HelpScreen),
+        }.get(name, (None, None))
         return app, (lambda pilot: opened(pilot, app, key, kind)) if key else (lambda pilot: kernels(pilot, app))
     if name == "runs":
         store = Store(tmp_path / "runs.db")
@@ -66,10 +72,12 @@ async def drive(name: str, tmp_path, sweep_points):
         app = runs_app(tmp_path / "runs.db")
         return app, lambda pilot: settle(pilot, lambda: app.screen is app.first and app.first.model is not None)
     if name == "diff":
-        app = FlopscopeApp(DiffScreen(diff_runs(read_report(fixture_path(MW)), read_report(fixture_path(H100))),
-                                   "mw", "h100"))
-        return app, lambda pilot: settle(pilot, lambda: isinstance(app.screen, DiffScreen)
-                                         and app.screen.model is not None)
+        app = FlopscopeApp(
+            DiffScreen(diff_runs(read_report(fixture_path(MW)), read_report(fixture_path(H100))), "mw", "h100")
+        )
+        return app, lambda pilot: settle(
+            pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.model is not None
+        )
     if name == "sweep":
         app = sweep_app([Slice("batch_size", {}, sweep_points)], "sweep")
         return app, lambda pilot: settle(pilot, lambda: app.screen.query("#sweep-table"))

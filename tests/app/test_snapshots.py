@@ -44,8 +44,10 @@ def check(name: str, svg: str, update: bool, tmp_path: Path) -> None:
     if expected != got:
         (tmp_path / stored.name).write_text(svg, encoding="utf-8")
         diff = "\n".join(list(difflib.unified_diff(expected, got, str(stored), "now", lineterm="", n=0))[:40])
-        pytest.fail(f"the {name} screen differs from {stored} (now: {tmp_path / stored.name}; if meant, "
-                    f"run with --snapshot-update):\n{diff}")
+        pytest.fail(
+            f"the {name} screen differs from {stored} (now: {tmp_path / stored.name}; if meant, "
+            f"run with --snapshot-update):\n{diff}"
+        )
 
 
 async def test_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):

@@ -24,7 +24,7 @@ def details_lines(app) -> list[str]:
     """The details pane's lines as on screen: the right part of each screen line, right of its left border."""
     details = app.screen.query_one(KernelDetails)
     left = details.region.x + 1  # the border's cell
-    return [line[left:].strip() for line in screen_lines(app)[details.region.y:details.region.bottom]]
+    return [line[left:].strip() for line in screen_lines(app)[details.region.y : details.region.bottom]]
 
 
 async def test_the_details_beside_the_table_follow_the_cursor_from_120_columns():

@@ -34,8 +34,17 @@ from ..helpers.sweep_reports import shuffled
 
 SIZES = [(80, 24), (120, 40)]
 GPU = "Tesla V100-SXM2-16GB"  # the fixture's GPU: gives the efficiency columns real values
-COLUMNS = ["batch_size", "flop", "flop_per_sample", "dram_bytes", "duration_s", "flop_per_s", "flops_efficiency",
-           "bandwidth_efficiency", "kernels"]
+COLUMNS = [
+    "batch_size",
+    "flop",
+    "flop_per_sample",
+    "dram_bytes",
+    "duration_s",
+    "flop_per_s",
+    "flops_efficiency",
+    "bandwidth_efficiency",
+    "kernels",
+]
 
 
 def batch_sweep(points: list[tuple[float, Report]], title: str, tolerance: float = 0.05) -> FlopscopeApp:
@@ -46,8 +55,16 @@ def batch_sweep(points: list[tuple[float, Report]], title: str, tolerance: float
 def screen_text(app) -> str:
     """The whole screen as plain text (as `App.export_screenshot` renders it)."""
     width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), record=True, force_terminal=True,
-                      color_system="truecolor", legacy_windows=False, safe_box=False)
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        record=True,
+        force_terminal=True,
+        color_system="truecolor",
+        legacy_windows=False,
+        safe_box=False,
+    )
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
     return console.export_text()
 
@@ -78,7 +95,7 @@ async def test_table_has_one_row_per_point_in_parameter_order(reports, size):
         assert rows["flop"].tolist() == [reports[n].summary().total_flop for n in sorted(reports)]
         # What is on screen: a header line, then the points in order, FLOP as the engine's total.
         shown = [line.split() for line in table.visible_text()[1:] if line.strip()]
-        assert [float(cells[0]) for cells in shown] == sorted(reports)[:len(shown)]
+        assert [float(cells[0]) for cells in shown] == sorted(reports)[: len(shown)]
         assert len(shown) >= 5  # at 80x24 the table scrolls (up/down reach the rest); the plot gets the room
         for cells, n in zip(shown, sorted(reports), strict=False):
             assert " ".join(cells[1:3]) == fmt.si(reports[n].summary().total_flop)
@@ -147,8 +164,14 @@ async def test_a_growing_series_has_no_constant_finding_but_names_the_new_kernel
 
 # -- drill-down -----------------------------------------------------------------------------------------------
 async def kernels_of(app, pilot) -> PushedKernelsScreen:
-    await settle(pilot, lambda: isinstance(app.screen, PushedKernelsScreen) and app.screen.model is not None
-                 and not app.screen.query_one(KernelTable).loading)
+    await settle(
+        pilot,
+        lambda: (
+            isinstance(app.screen, PushedKernelsScreen)
+            and app.screen.model is not None
+            and not app.screen.query_one(KernelTable).loading
+        ),
+    )
     return app.screen
 
 
@@ -243,8 +266,13 @@ def test_axes_are_log_log_only_over_two_decades_of_positive_values():
 
 @pytest.mark.parametrize("color", [True, False])
 def test_line_plot_builds_are_pure_and_exactly_sized(color):
-    series = Series((1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0), tuple(3.4e11 * 2**k for k in range(8)),
-                    "batch_size", "FLOP", fmt.si)
+    series = Series(
+        (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0),
+        tuple(3.4e11 * 2**k for k in range(8)),
+        "batch_size",
+        "FLOP",
+        fmt.si,
+    )
     first = build_line_plot(series, 78, 14, selected=3, color=color)
     other = Series((1.0, 2.0), (math.nan, 5.0), "n", "Time", fmt.seconds)
     build_line_plot(other, 50, 10, selected=0, color=color)  # another plot between must not leak into this one
@@ -264,8 +292,9 @@ def test_line_plot_builds_are_pure_and_exactly_sized(color):
 
 def test_a_flat_series_keeps_distinct_ticks_and_no_false_trend():
     """Efficiency within 0.1% at every point: the axis spans at least a tenth of a decade, labelled twice."""
-    series = Series((1.0, 2.0, 4.0, 8.0), (0.938, 0.938, 0.937, 0.938), "batch_size", "FLOPS efficiency",
-                    lambda v: fmt.pct(100 * v))
+    series = Series(
+        (1.0, 2.0, 4.0, 8.0), (0.938, 0.938, 0.937, 0.938), "batch_size", "FLOPS efficiency", lambda v: fmt.pct(100 * v)
+    )
     text = plt.uncolorize(build_line_plot(series, 70, 11, selected=0))
     ticks = re.findall(r"([\d.]+%)┤", text)
     assert len(ticks) >= 2 and len(set(ticks)) == len(ticks)
@@ -311,8 +340,9 @@ async def test_e_exports_the_table_as_shown(reports, size, tmp_path):
     assert written["run"].tolist() == [f"gemm_bs{n}.csv" for n in sorted(reports)]  # files, not stored runs
     assert written["batch_size"].tolist() == sorted(reports)
     for col in COLUMNS:
-        assert written[col].to_numpy(dtype=float) == pytest.approx(expected[col].to_numpy(dtype=float), rel=1e-12,
-                                                                   nan_ok=True), col
+        assert written[col].to_numpy(dtype=float) == pytest.approx(
+            expected[col].to_numpy(dtype=float), rel=1e-12, nan_ok=True
+        ), col
     assert written["flops_efficiency"].notna().all()  # the GPU is known: real efficiencies, not blanks
     # Issue 19.10: whole numbers are written as integers (`4`, not `4.0`): the batch sizes, counts and FLOPs.
     with out.open(newline="") as f:
@@ -381,8 +411,12 @@ def product_runs(reports) -> list[tuple[dict, Report]]:
 def test_two_parameters_are_analysed_one_line_at_a_time(reports):
     lines = slices(product_runs(reports))
     assert [(line.param, line.fixed) for line in lines] == [
-        ("batch_size", {"seq": "1"}), ("batch_size", {"seq": "2"}),
-        ("seq", {"batch_size": "1"}), ("seq", {"batch_size": "2"}), ("seq", {"batch_size": "4"})]
+        ("batch_size", {"seq": "1"}),
+        ("batch_size", {"seq": "2"}),
+        ("seq", {"batch_size": "1"}),
+        ("seq", {"batch_size": "2"}),
+        ("seq", {"batch_size": "4"}),
+    ]
     at_seq2 = lines[1]
     table = point_table(at_seq2.points, "batch_size")
     assert table["batch_size"].tolist() == [1, 2, 4]
@@ -395,8 +429,10 @@ def test_two_parameters_are_analysed_one_line_at_a_time(reports):
 def test_a_parameter_that_is_not_a_number_is_held_not_plotted(reports):
     runs = [({"model": m, "batch_size": str(b)}, reports[b]) for m in ("small", "big") for b in (1, 2, 4)]
     lines = slices(runs)
-    assert [(line.param, line.fixed) for line in lines] == [("batch_size", {"model": "small"}),
-                                                            ("batch_size", {"model": "big"})]
+    assert [(line.param, line.fixed) for line in lines] == [
+        ("batch_size", {"model": "small"}),
+        ("batch_size", {"model": "big"}),
+    ]
 
 
 def test_stored_two_parameter_sweep_loads_as_lines(reports, tmp_path, monkeypatch):
@@ -407,8 +443,13 @@ def test_stored_two_parameter_sweep_loads_as_lines(reports, tmp_path, monkeypatc
     store.close()
     with Store() as store:
         lines = load_sweep("p", store)
-    assert [line.label for line in lines] == ["batch_size at seq=1", "batch_size at seq=2", "seq at batch_size=1",
-                                              "seq at batch_size=2", "seq at batch_size=4"]
+    assert [line.label for line in lines] == [
+        "batch_size at seq=1",
+        "batch_size at seq=2",
+        "seq at batch_size=1",
+        "seq at batch_size=2",
+        "seq at batch_size=4",
+    ]
 
 
 async def test_n_moves_to_the_next_line_of_the_sweep(reports):
@@ -516,8 +557,22 @@ def failing_sweep(tmp_path_factory) -> Path:
     from ..helpers.profile import make_ncu
 
     home = tmp_path_factory.mktemp("home")
-    out = run_cli("sweep", "--param", "bs=1,2,4", "--ncu", make_ncu(home), "--sweep-name", "swf", "--json",
-                  "--", "sh", "-c", "test {bs} -ne 2", home=home, timeout=300)
+    out = run_cli(
+        "sweep",
+        "--param",
+        "bs=1,2,4",
+        "--ncu",
+        make_ncu(home),
+        "--sweep-name",
+        "swf",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "test {bs} -ne 2",
+        home=home,
+        timeout=300,
+    )
     assert out.returncode == 1 and "1 with a warning" in out.stderr, out.stderr
     return home
 
@@ -528,8 +583,7 @@ def stored_lines(home: Path, name: str) -> list[Slice]:
 
 
 @pytest.mark.parametrize("color", [True, False])
-async def test_a_point_stored_with_a_warning_is_marked_in_the_table_with_its_reason(failing_sweep, color,
-                                                                                    monkeypatch):
+async def test_a_point_stored_with_a_warning_is_marked_in_the_table_with_its_reason(failing_sweep, color, monkeypatch):
     """Before, only the findings above named bs=2's failed program; its row read like the clean ones. Now its
     row says why, in words (legible with NO_COLOR and over SSH's 256 colours), and the others stay blank."""
     if not color:
@@ -586,17 +640,26 @@ def oom_cells(db: Path) -> dict[int, dict[str, str]]:
     GEMM, the init kernel's SIMT FLOPs), the rest from the stored run's own summary."""
     from ..helpers.raw_csv import simt_flop
 
-    init = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
-                if "InitializeMatrix" in r["Kernel Name"])
+    init = next(
+        r
+        for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+        if "InitializeMatrix" in r["Kernel Name"]
+    )
     out = {}
     with Store(db) as store:
         for n in OOM_SIZES:
             s = store.load(f"bs-batch_size={n}").summary()
             flop = n * 2 * 20480**3 + simt_flop(init)
-            out[n] = {"FLOP": fmt.si(flop), "FLOP/batch_size": fmt.si(flop / n), "DRAM B": fmt.si(s.dram_bytes, "B"),
-                      "Time": fmt.seconds(s.total_time_s), "FLOP/s": fmt.si(s.flop_per_s),
-                      "FLOPS eff": fmt.share(s.flops_efficiency), "BW eff": fmt.share(s.bandwidth_efficiency),
-                      "Kernels": "2"}
+            out[n] = {
+                "FLOP": fmt.si(flop),
+                "FLOP/batch_size": fmt.si(flop / n),
+                "DRAM B": fmt.si(s.dram_bytes, "B"),
+                "Time": fmt.seconds(s.total_time_s),
+                "FLOP/s": fmt.si(s.flop_per_s),
+                "FLOPS eff": fmt.share(s.flops_efficiency),
+                "BW eff": fmt.share(s.bandwidth_efficiency),
+                "Kernels": "2",
+            }
     return out
 
 
@@ -651,9 +714,9 @@ def shown_titles(header: str, titles: list[str]) -> list[str]:
     """The titles a printed header holds, in order; fails if any is cut (`batch_…`) or unknown."""
     words, out = header.split(), []
     for title in titles:
-        if words[:len(title.split())] == title.split():
+        if words[: len(title.split())] == title.split():
             out.append(title)
-            words = words[len(title.split()):]
+            words = words[len(title.split()) :]
     assert not words, header
     return out
 
@@ -674,7 +737,7 @@ def test_the_printed_table_with_a_warning_column_drops_whole_columns(oom_store, 
     hidden = " ".join(lines).split("Hidden at ")[1]
     assert hidden.startswith(f"{columns} columns: {', '.join(t for t in titles if t not in shown)}; widen")
     assert shown[:2] == ["batch_size", "Warning"] and len(shown) >= 4
-    for line in lines[1:1 + len(OOM_SIZES)]:
+    for line in lines[1 : 1 + len(OOM_SIZES)]:
         n = int(line.split()[0])
         assert " ".join(line.split()).endswith(" ".join(expected[n][t] for t in shown[2:])), line
         assert ("! the command" in line) == (n == 64)
@@ -726,8 +789,11 @@ async def test_the_cli_and_the_app_print_one_fit_line(tmp_path):
     from ..helpers.cli import run_cli
     from ..helpers.raw_csv import simt_flop
 
-    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
-                if "tensorop_s884gemm" in r["Kernel Name"])
+    gemm = next(
+        r
+        for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+        if "tensorop_s884gemm" in r["Kernel Name"]
+    )
     sizes = {1: 1, 2: 2, 4: 8}  # batch size: GEMM launches
     with Store(tmp_path / "flopscope.db") as store:
         for n, count in sizes.items():

@@ -113,9 +113,13 @@ def test_a_long_read_shows_progress_on_a_terminal_then_the_table(big):
 
 def test_no_progress_when_stderr_is_not_a_terminal(big):
     path, _ = big
-    done = subprocess.run([sys.executable, "-m", "flopscope.tui.cli", "report", "--no-cache", "--top", "1",
-                           str(path)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "FLOPSCOPE_PROGRESS_AFTER": "0"})
+    done = subprocess.run(
+        [sys.executable, "-m", "flopscope.tui.cli", "report", "--no-cache", "--top", "1", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "FLOPSCOPE_PROGRESS_AFTER": "0"},
+    )
     assert done.returncode == 0, done.stderr
     assert "launches" not in done.stderr and "\r" not in done.stderr and "\x1b" not in done.stderr
 

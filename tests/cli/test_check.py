@@ -78,8 +78,7 @@ def test_report_files_by_nvtx_range(tmp_path):
     both = [r for r in rows if r["presence"] == "both"]
     assert len(both) >= 0.8 * len(rows)
     slower = [r for r in both if r["time_per_launch_s_change"] and r["time_per_launch_s_change"] > 0.05]
-    assert {r["kernel"] for r in rows if r["verdict"] == "regressed"} >= {r["kernel"] for r in slower
-                                                                            if r["gated"]}
+    assert {r["kernel"] for r in rows if r["verdict"] == "regressed"} >= {r["kernel"] for r in slower if r["gated"]}
     same = run_cli("check", bs8, "--baseline", bs8, "--by", "nvtx")
     assert same.returncode == 0, same.stderr
 

@@ -41,8 +41,11 @@ def test_report_table_has_header_ceilings_and_rows():
     assert "compute_tendencies_x_279_gpu" in out.stdout
     assert "FMA = 2 FLOPs" in out.stdout
     lines = out.stdout.splitlines()
-    order = [n for n in ("compute_tendencies_x_279_gpu", "semi_discrete_step_232_gpu", "set_halo_values_x_396_gpu")
-             if any(n in line for line in lines)]
+    order = [
+        n
+        for n in ("compute_tendencies_x_279_gpu", "semi_discrete_step_232_gpu", "set_halo_values_x_396_gpu")
+        if any(n in line for line in lines)
+    ]
     positions = [next(i for i, line in enumerate(lines) if n in line) for n in order]
     assert positions == sorted(positions)  # sorted by time, longest first
 
@@ -103,8 +106,21 @@ def test_gpus_lists_database_with_sources():
     assert out.returncode == 0
     gpus = json.loads(out.stdout)
     keys = {g["key"] for g in gpus}
-    assert {"k40m", "k80", "v100-sxm2-16gb", "t4", "a100-sxm4-80gb", "h100-sxm", "h200-sxm", "b200",
-            "rtx3090", "rtx4090", "l4", "l40s", "a10"} <= keys
+    assert {
+        "k40m",
+        "k80",
+        "v100-sxm2-16gb",
+        "t4",
+        "a100-sxm4-80gb",
+        "h100-sxm",
+        "h200-sxm",
+        "b200",
+        "rtx3090",
+        "rtx4090",
+        "l4",
+        "l40s",
+        "a10",
+    } <= keys
     assert all(g["source"].startswith("https://") for g in gpus)
     table = run("gpus")
     assert "Tesla K80" in table.stdout and table.returncode == 0
@@ -134,7 +150,11 @@ def test_gpu_override_of_a_named_device_says_both_in_header_and_json():
     assert first.startswith("NVIDIA GeForce RTX 4090 (CC 8.9), judged against NVIDIA L4 ceilings (--gpu) · "), first
     meta = json.loads(run("report", path, "--gpu", "l4", "--json").stdout)["meta"]
     assert (meta["gpu"], meta["gpu_database_key"], meta["gpu_database_name"], meta["gpu_source"]) == (
-        "NVIDIA GeForce RTX 4090", "l4", "NVIDIA L4", "--gpu")
+        "NVIDIA GeForce RTX 4090",
+        "l4",
+        "NVIDIA L4",
+        "--gpu",
+    )
     ceilings = {c["name"]: c["value"] for c in meta["ceilings"]}
     assert ceilings["fp32"] == pytest.approx(30.3e12, rel=0.01) and ceilings["dram"] == pytest.approx(300e9, rel=0.01)
     # Naming the report's own GPU overrides nothing: the report named it.
@@ -167,15 +187,23 @@ def test_bad_input_is_one_line_exit_2(tmp_path, name):
     assert out.stdout == ""
 
 
-@pytest.mark.parametrize(("name", "keep"), [
-    ("a100pcie40_cub_radixsort_154k_basic.ncu-rep", 1_667_324),  # ncu_report logs parse errors while reading
-    ("t4_mlp_matadd_full.ncu-rep", -20),  # loads, and yields no launch at all
-    ("h800_sglang_flashattn_full.ncu-rep", 0.7),
-])
+@pytest.mark.parametrize(
+    ("name", "keep"),
+    [
+        ("a100pcie40_cub_radixsort_154k_basic.ncu-rep", 1_667_324),  # ncu_report logs parse errors while reading
+        ("t4_mlp_matadd_full.ncu-rep", -20),  # loads, and yields no launch at all
+        ("h800_sglang_flashattn_full.ncu-rep", 0.7),
+    ],
+)
 def test_a_cut_short_report_says_truncated_in_one_line(tmp_path, name, keep):
     data = fixture_path(name).read_bytes()
-    cut = keep if isinstance(keep, int) and keep > 0 else len(data) + keep if isinstance(keep, int) \
+    cut = (
+        keep
+        if isinstance(keep, int) and keep > 0
+        else len(data) + keep
+        if isinstance(keep, int)
         else int(len(data) * keep)
+    )
     path = tmp_path / "cut.ncu-rep"
     path.write_bytes(data[:cut])
     out = run("report", path)
@@ -191,16 +219,19 @@ def _without_column(path, column: str) -> str:
     rows = list(csv.reader(lines[start:]))
     k = rows[0].index(column)
     out = io.StringIO()
-    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(r[:k] + r[k + 1:] for r in rows)
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(r[:k] + r[k + 1 :] for r in rows)
     return out.getvalue()
 
 
-@pytest.mark.parametrize(("damage", "says"), [
-    ("Metric Value", 'without its "Metric Value" column'),
-    ("Metric Unit", 'without its "Metric Unit" column'),
-    ("Kernel Name", 'no "Kernel Name" column'),
-    ("half", "truncated"),
-])
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        ("Metric Value", 'without its "Metric Value" column'),
+        ("Metric Unit", 'without its "Metric Unit" column'),
+        ("Kernel Name", 'no "Kernel Name" column'),
+        ("half", "truncated"),
+    ],
+)
 def test_a_damaged_csv_is_refused_not_misread(tmp_path, damage, says):
     """Before: a details page without its value column read as a raw page of 165 empty launches, one without
     kernel names as a single nameless kernel, half a file as a shorter run: all with exit code 0."""
@@ -217,8 +248,9 @@ def test_a_damaged_csv_is_refused_not_misread(tmp_path, damage, says):
     assert len(lines) == 1 and str(path) in lines[0] and says in lines[0]
 
 
-@pytest.mark.parametrize(("name", "keep"), [("v100_cutlass_gemm_nersc_flops_details.csv", 150),
-                                           ("a100_gemm_printfp_details.csv", 40)])
+@pytest.mark.parametrize(
+    ("name", "keep"), [("v100_cutlass_gemm_nersc_flops_details.csv", 150), ("a100_gemm_printfp_details.csv", 40)]
+)
 def test_a_details_csv_cut_at_a_line_break_is_refused(tmp_path, name, keep):
     """`head -n 150` of the V100 details CSV: each row whole, the last launch with 4 of its 15 metrics. Before:
     exit 0, that launch blank, `duration_s not collected ... collect it with gpu__time_duration.sum` (never in
@@ -228,8 +260,8 @@ def test_a_details_csv_cut_at_a_line_break_is_refused(tmp_path, name, keep):
     path = tmp_path / name
     path.write_text("".join(lines[:keep]))
     start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
-    rows = [r for r in csv.reader(lines[start + 1:]) if len(r) > 12]
-    kept = rows[:keep - start - 1]
+    rows = [r for r in csv.reader(lines[start + 1 :]) if len(r) > 12]
+    kept = rows[: keep - start - 1]
     last = kept[-1][0]
     have = sum(r[0] == last for r in kept)
     full = sum(r[0] == last for r in rows)
@@ -258,10 +290,17 @@ def test_missing_file_and_unknown_gpu_and_bad_export_path(tmp_path):
     assert run("report", tmp_path / "nope.csv").returncode == 2
     out = run("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--gpu", "Voodoo 3")
     assert out.returncode == 2 and "flopscope gpus" in out.stderr
-    one_line_error(run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--gpu", "T4"),
-                   "--gpu T4", "compute capability 7.5", "CC 7.0")
-    one_line_error(run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--gpu", "V100"),
-                   "--gpu V100", "did you mean v100-sxm2-16gb")
+    one_line_error(
+        run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--gpu", "T4"),
+        "--gpu T4",
+        "compute capability 7.5",
+        "CC 7.0",
+    )
+    one_line_error(
+        run("report", fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"), "--gpu", "V100"),
+        "--gpu V100",
+        "did you mean v100-sxm2-16gb",
+    )
     out = run("export", fixture_path("t4_mlp_matadd_full.ncu-rep"), "-o", tmp_path / "x.xlsx")
     assert out.returncode == 2 and ".csv" in out.stderr
 
@@ -348,8 +387,16 @@ def test_export_failure_leaves_existing_file_intact(tmp_path):
     assert target.read_text() == "precious\n"
 
 
-@pytest.mark.parametrize(("typed", "column"), [("FLOP", "flop"), ("%peak", "pct_of_peak"), ("fp32 flop", "flop_fp32"),
-                                              ("DRAM B/s", "dram_bytes_per_s"), ("Duration_S", "duration_s")])
+@pytest.mark.parametrize(
+    ("typed", "column"),
+    [
+        ("FLOP", "flop"),
+        ("%peak", "pct_of_peak"),
+        ("fp32 flop", "flop_fp32"),
+        ("DRAM B/s", "dram_bytes_per_s"),
+        ("Duration_S", "duration_s"),
+    ],
+)
 def test_sort_takes_the_table_titles_in_any_case_and_canonical_names(typed, column):
     """Before, `--sort FLOP` and `--sort %Peak` (the table's own headers) were "no such column"."""
     path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
@@ -376,8 +423,15 @@ def test_sort_by_a_column_the_table_lacks_shows_it(columns):
 
 def test_sort_by_an_unknown_column_lists_the_choices_in_one_line():
     out = run("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--sort", "flops")
-    one_line_error(out, "--sort flops: no such column", "did you mean FLOP/s?", "Time, %Time, FLOP, FLOP/s", "%Peak",
-                   "flop_fp32", "l2_bytes")
+    one_line_error(
+        out,
+        "--sort flops: no such column",
+        "did you mean FLOP/s?",
+        "Time, %Time, FLOP, FLOP/s",
+        "%Peak",
+        "flop_fp32",
+        "l2_bytes",
+    )
     assert "%Peak" in run("report", "--help").stdout
 
 
@@ -389,8 +443,10 @@ def test_top_that_cuts_rows_of_unknown_value_says_so():
         out = run("report", path, "--sort", "flop", "--top", "1", *order)
         assert out.returncode == 0, out.stderr
         said = [line for line in out.stderr.splitlines() if "--top" in line]
-        assert said == ["flopscope: --top 1 left out 1 row(s) whose flop is unknown (unknown values sort last either "
-                        "way); leave out --top to see them"]
+        assert said == [
+            "flopscope: --top 1 left out 1 row(s) whose flop is unknown (unknown values sort last either "
+            "way); leave out --top to see them"
+        ]
     assert "--top" not in run("report", path, "--sort", "flop", "--top", "2").stderr
 
 
@@ -408,8 +464,7 @@ def test_demo_prints_the_bundled_h100_capture(flags):
     from flopscope.tui.cli.main import bundled_example
 
     path = bundled_example()
-    out = subprocess.run([*CLI, "demo", *flags], capture_output=True, text=True, timeout=120,
-                         stdin=subprocess.DEVNULL)
+    out = subprocess.run([*CLI, "demo", *flags], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     same = subprocess.run([*CLI, "report", path], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stderr == "" and out.stdout == same.stdout
     assert "NVIDIA H100 80GB HBM3 (CC 9.0)" in out.stdout and "ncu-rep, 91 launches" in out.stdout
@@ -510,9 +565,11 @@ def test_gpus_table_never_cuts_a_number(columns):
 @pytest.fixture
 def two_gpu_store(tmp_path):
     store = Store(tmp_path / "flopscope.db")
-    for name, fixture in (("a", "h100pcie_ee384_cub_agents_full.ncu-rep"), ("b", "v100_ncar_miniweather_fp64_full"
-                                                                                  ".ncu-rep"),
-                          ("c", "h100pcie_ee384_cub_agents_full.ncu-rep")):
+    for name, fixture in (
+        ("a", "h100pcie_ee384_cub_agents_full.ncu-rep"),
+        ("b", "v100_ncar_miniweather_fp64_full.ncu-rep"),
+        ("c", "h100pcie_ee384_cub_agents_full.ncu-rep"),
+    ):
         store.save(read_report(fixture_path(fixture)), name)
     store.close()
     return tmp_path
@@ -529,8 +586,10 @@ def test_diff_prints_numbers_and_names_both_runs_gpus(two_gpu_store, columns):
     header, *rows = table_lines(out.stdout, "Kernel")
     assert {"Time A", "Time B", "ΔTime"} <= set(header.split("  ")) | {h.strip() for h in header.split("  ")}
     # Every kernel of each run with its total time, summed here from the launches, as "6.19 ms" etc.
-    for run_name, fixture, where in (("a", "h100pcie_ee384_cub_agents_full.ncu-rep", "only in A"),
-                                     ("b", "v100_ncar_miniweather_fp64_full.ncu-rep", "only in B")):
+    for run_name, fixture, where in (
+        ("a", "h100pcie_ee384_cub_agents_full.ncu-rep", "only in A"),
+        ("b", "v100_ncar_miniweather_fp64_full.ncu-rep", "only in B"),
+    ):
         k = read_report(fixture_path(fixture)).kernels
         for total in k.groupby("kernel_full")["duration_s"].sum():
             shown = f"{total * 1e3:.3g} ms" if total >= 1e-3 else f"{total * 1e6:.3g} us"
@@ -556,8 +615,16 @@ def test_open_without_a_terminal_prints_the_table_and_exits(tmp_path, two_gpu_st
     assert doc["meta"]["launches"] == 18
 
 
-@pytest.mark.parametrize("argv", [["diff", "a", "b", "--no-tui"], ["open", "a", "--no-tui"], ["open", "zz", "--no-tui"],
-                                  ["runs", "--no-tui"], ["sweep", "--from", "a", "c", "--no-tui"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["diff", "a", "b", "--no-tui"],
+        ["open", "a", "--no-tui"],
+        ["open", "zz", "--no-tui"],
+        ["runs", "--no-tui"],
+        ["sweep", "--from", "a", "c", "--no-tui"],
+    ],
+)
 def test_commands_close_every_store_they_open(two_gpu_store, monkeypatch, argv):
     """`diff` and `open RUN` once left their SQLite connection open (a library caller or the app kept it)."""
     from flopscope.tui.cli.main import main
@@ -629,8 +696,11 @@ def test_a_sweep_judged_by_gpu_says_so_and_sweep_from_a_sweep_points_to_open(sto
     """Before, `open SWEEP --gpu l4` printed the L4-judged points with no word of --gpu, and `sweep --from SWEEP`
     said only "no such run in the store"."""
     home = stored_4090
-    one_line_error(run("sweep", "--from", "sw", "--json", home=home),
-                   "--from sw: a sweep, not a run", "`flopscope open sw` shows the sweep")
+    one_line_error(
+        run("sweep", "--from", "sw", "--json", home=home),
+        "--from sw: a sweep, not a run",
+        "`flopscope open sw` shows the sweep",
+    )
     for command in (("open", "sw"), ("sweep", "--from", "p1", "p2")):
         assert json.loads(run(*command, "--gpu", "l4", "--json", home=home).stdout)["judged_against"] == "NVIDIA L4"
         assert json.loads(run(*command, "--json", home=home).stdout)["judged_against"] is None
@@ -649,11 +719,15 @@ def test_a_run_or_sweep_name_of_digits_only_is_refused_before_anything_runs(tmp_
     folder = tmp_path / "12"
     folder.mkdir()
     (folder / "report.ncu-rep").write_bytes(fixture_path("t4_mlp_matadd_full.ncu-rep").read_bytes())
-    for args, needle in ((("import", folder, "--name", "1"), "--name 1: a name of digits only"),
-                         (("import", folder), f"{folder} (its name): a name of digits only (12)"),
-                         (("profile", "--ncu", ncu, "--no-tui", "--name", "2", "--", "true"), "--name run2"),
-                         (("sweep", "--ncu", ncu, "--no-tui", "--sweep-name", "3", "--param", "a=1,2", "--", "echo",
-                           "{a}"), "--sweep-name sweep3")):
+    for args, needle in (
+        (("import", folder, "--name", "1"), "--name 1: a name of digits only"),
+        (("import", folder), f"{folder} (its name): a name of digits only (12)"),
+        (("profile", "--ncu", ncu, "--no-tui", "--name", "2", "--", "true"), "--name run2"),
+        (
+            ("sweep", "--ncu", ncu, "--no-tui", "--sweep-name", "3", "--param", "a=1,2", "--", "echo", "{a}"),
+            "--sweep-name sweep3",
+        ),
+    ):
         one_line_error(run(*args, home=home), needle)
     assert not ran.exists() and not (home / "runs").exists() and not (home / "flopscope.db").exists()
     assert run("import", folder, "--name", "run1", home=home).returncode == 0  # a letter is enough
@@ -703,12 +777,25 @@ def test_a_file_with_two_gpus_keeps_its_numbers_on_a_narrow_terminal(tmp_path, c
     from ..helpers.accounting import SIMT, fp32_only
     from ..helpers.raw_csv import page
 
-    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
-             "dram__bytes.sum": "byte", "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
-    base = {"kernel": "k", "gpu__time_duration.sum": 1e6, "dram__bytes.sum": 1e8,
-            "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0), **fp32_only(1e9)}
-    rows = [{**base, "gpu": "NVIDIA A100-PCIE-40GB", "cc": "8.0", "smsp__cycles_elapsed.avg.per_second": 1.41e9},
-            {**base, "gpu": "NVIDIA H100 PCIe", "cc": "9.0", "smsp__cycles_elapsed.avg.per_second": 1.755e9}]
+    units = {
+        "gpu__time_duration.sum": "nsecond",
+        "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+        "dram__bytes.sum": "byte",
+        "sm__inst_executed_pipe_tensor.sum": "inst",
+        **SIMT,
+    }
+    base = {
+        "kernel": "k",
+        "gpu__time_duration.sum": 1e6,
+        "dram__bytes.sum": 1e8,
+        "sm__inst_executed_pipe_tensor.sum": 0,
+        **dict.fromkeys(SIMT, 0),
+        **fp32_only(1e9),
+    }
+    rows = [
+        {**base, "gpu": "NVIDIA A100-PCIE-40GB", "cc": "8.0", "smsp__cycles_elapsed.avg.per_second": 1.41e9},
+        {**base, "gpu": "NVIDIA H100 PCIe", "cc": "9.0", "smsp__cycles_elapsed.avg.per_second": 1.755e9},
+    ]
     out = run("report", page(tmp_path / "two.csv", units, rows), columns=columns)
     assert all(cell_len(line) <= columns for line in out.stdout.splitlines())
     header, *table = table_lines(out.stdout, "Kernel")
@@ -729,15 +816,22 @@ def test_report_header_fits_the_terminal_and_breaks_only_between_items(columns):
     lines = out.stdout.split("\n\n")[0].splitlines()
     assert all(cell_len(line) <= columns for line in lines), lines
     h = header(read_report(path))
-    items = [h.gpu, path.name, f"({h.format}, {h.launches})", h.flop, *h.totals,
-             *(c.rstrip(",;") for c in h.ceilings if "/s" in c)]
+    items = [
+        h.gpu,
+        path.name,
+        f"({h.format}, {h.launches})",
+        h.flop,
+        *h.totals,
+        *(c.rstrip(",;") for c in h.ceilings if "/s" in c),
+    ]
     assert len(items) > 10
     for item in items:
         assert sum(item in line for line in lines) == 1, (item, lines)
 
 
-@pytest.mark.parametrize("name", ["v100_cutlass_gemm_nersc_flops_details.csv", "b200_torch_sdpa_auto_raw.csv",
-                                  "t4_mlp_matadd_full.ncu-rep"])
+@pytest.mark.parametrize(
+    "name", ["v100_cutlass_gemm_nersc_flops_details.csv", "b200_torch_sdpa_auto_raw.csv", "t4_mlp_matadd_full.ncu-rep"]
+)
 def test_report_reads_standard_input_and_pipes_like_the_file(tmp_path, name):
     """`ncu --csv ... | flopscope report -` and `<(...)`: before, a pipe read as "the file is empty" (the
     readers seek), and `-` could not be opened."""
@@ -745,14 +839,14 @@ def test_report_reads_standard_input_and_pipes_like_the_file(tmp_path, name):
     direct = json.loads(run("report", path, "--json").stdout)["rows"]
     env = {"COLUMNS": "200", "PATH": ""}
     with path.open("rb") as stdin:
-        piped = subprocess.run([*CLI, "report", "-", "--json"], stdin=stdin,
-                               capture_output=True, env=env, timeout=120)
+        piped = subprocess.run([*CLI, "report", "-", "--json"], stdin=stdin, capture_output=True, env=env, timeout=120)
     assert piped.returncode == 0, piped.stderr
     assert json.loads(piped.stdout)["rows"] == direct
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    reader = subprocess.Popen([*CLI, "report", str(fifo), "--json"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    reader = subprocess.Popen(
+        [*CLI, "report", str(fifo), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
     fifo.write_bytes(path.read_bytes())
     out, err = reader.communicate(timeout=120)
     assert reader.returncode == 0, err
@@ -764,9 +858,14 @@ def test_empty_standard_input_is_one_line_naming_it():
     one_line_error(out, "standard input", "empty")
 
 
-@pytest.mark.parametrize(("name", "lines"), [("b200_torch_sdpa_auto_raw.csv", 3),
-                                             ("b200_torch_sdpa_auto_raw.csv", 4),
-                                             ("v100_cutlass_gemm_nersc_flops_details.csv", 11)])
+@pytest.mark.parametrize(
+    ("name", "lines"),
+    [
+        ("b200_torch_sdpa_auto_raw.csv", 3),
+        ("b200_torch_sdpa_auto_raw.csv", 4),
+        ("v100_cutlass_gemm_nersc_flops_details.csv", 11),
+    ],
+)
 def test_a_real_header_without_rows_says_no_kernel_rows(tmp_path, name, lines):
     """Before: a raw page cut after its header (or units row) said `malformed ncu CSV (IndexError: ...)`."""
     path = tmp_path / name
@@ -777,9 +876,11 @@ def test_a_real_header_without_rows_says_no_kernel_rows(tmp_path, name, lines):
 def test_ncu_output_that_profiled_nothing_says_so(tmp_path):
     """ncu's console when an NVTX filter matched nothing, as posted in meta-pytorch/tritonbench issue #87."""
     path = tmp_path / "ncu.log"
-    path.write_text("==PROF== Connected to process 1906325 (/home/yhao/.conda/envs/ptd/bin/python3.11)\n"
-                    "==PROF== Disconnected from process 1906325\n==WARNING== No kernels were profiled.\n"
-                    "==WARNING== Note that specified NVTX include expressions match only push/pop ranges.\n")
+    path.write_text(
+        "==PROF== Connected to process 1906325 (/home/yhao/.conda/envs/ptd/bin/python3.11)\n"
+        "==PROF== Disconnected from process 1906325\n==WARNING== No kernels were profiled.\n"
+        "==WARNING== Note that specified NVTX include expressions match only push/pop ranges.\n"
+    )
     one_line_error(run("report", path), str(path), "ncu profiled no kernels", "-k")
 
 
@@ -814,8 +915,11 @@ def test_export_carries_the_run_meta_that_report_json_has(tmp_path, suffix):
     assert meta["summary"]["total_time_s"] == pytest.approx(raw["duration_s"].sum())
     assert {c["name"] for c in meta["ceilings"]} >= {"fp32", "fp64", "dram"} and "FMA = 2" in meta["fma_convention"]
     # Every canonical column the file holds is explained, with its SI unit (the name's suffix says the same).
-    exported = pd.read_parquet(out_file).columns if suffix == ".parquet" else json.loads(out_file.read_text())[
-        "rows"][0].keys()
+    exported = (
+        pd.read_parquet(out_file).columns
+        if suffix == ".parquet"
+        else json.loads(out_file.read_text())["rows"][0].keys()
+    )
     for name in (c for c in exported if c in NAMES):
         unit = meta["columns"][name]["unit"]
         assert meta["columns"][name]["meaning"], name
@@ -877,14 +981,16 @@ def test_every_option_of_every_command_has_help_and_is_in_the_readme_usage():
                 problems.append(f"{label}: no help text")
             if not action.option_strings:
                 continue
-            shared = name == "sweep" and "[profile options but --name]" in text and action.option_strings[0] in \
-                profile_options
-            found = [m for o in action.option_strings for m in re.finditer(rf"(?<![\w-]){re.escape(o)}(?![\w-])",
-                                                                            text)]
+            shared = (
+                name == "sweep"
+                and "[profile options but --name]" in text
+                and action.option_strings[0] in profile_options
+            )
+            found = [m for o in action.option_strings for m in re.finditer(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text)]
             if not found and not shared:
                 problems.append(f"{label}: not in docs/cli.md's Usage")
             for m in found if action.choices else ():  # `--by name|nvtx` every choice; `--x a|b|...` some
-                shown = text[m.end():].split()[0].strip("[]").split("|")
+                shown = text[m.end() :].split()[0].strip("[]").split("|")
                 some = shown[-1] == "..."
                 fits = set(shown[:-1]) <= set(action.choices) if some else sorted(shown) == sorted(action.choices)
                 if not fits:
@@ -896,16 +1002,19 @@ def test_every_option_of_every_command_has_help_and_is_in_the_readme_usage():
 def test_an_unknown_option_points_to_the_commands_own_help(tmp_path, command):
     """Before, `gpus --bogus` pointed to `flopscope --help`, which does not list gpus' options."""
     args = [command, fixture_path("t4_mlp_matadd_full.ncu-rep")] if command == "report" else [command]
-    one_line_error(run(*args, "--bogus", home=tmp_path),
-                   f"flopscope {command}: unrecognized arguments: --bogus; see `flopscope {command} --help`")
+    one_line_error(
+        run(*args, "--bogus", home=tmp_path),
+        f"flopscope {command}: unrecognized arguments: --bogus; see `flopscope {command} --help`",
+    )
 
 
 def test_gpu_that_sets_no_ceiling_is_said_unused_not_claimed():
     """A --set full report carries its own peak counters, which win over any datasheet: before, the header said
     'judged against Tesla V100-PCIE-32GB ceilings (--gpu)' while every number stayed the report's own."""
     path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
-    plain, forced = (json.loads(run("report", path, "--json", *extra).stdout)["meta"]
-                     for extra in ((), ("--gpu", "v100-pcie-32gb")))
+    plain, forced = (
+        json.loads(run("report", path, "--json", *extra).stdout)["meta"] for extra in ((), ("--gpu", "v100-pcie-32gb"))
+    )
     assert forced["ceilings"] == plain["ceilings"] and all("report" in c["source"] for c in plain["ceilings"])
     out = run("report", path, "--gpu", "v100-pcie-32gb")
     assert "judged against" not in out.stdout
@@ -922,14 +1031,12 @@ def test_dash_alone_and_open_dash_read_standard_input_and_a_terminal_there_is_re
     env = {"COLUMNS": "200", "PATH": ""}
     for args in (["-", "--json"], ["open", "-", "--json"]):
         with path.open("rb") as stdin:
-            out = subprocess.run([*CLI, *args], stdin=stdin,
-                                 capture_output=True, env=env, timeout=120)
+            out = subprocess.run([*CLI, *args], stdin=stdin, capture_output=True, env=env, timeout=120)
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["rows"] == [r for r in direct], args  # open's rows are by name too
     leader, follower = pty.openpty()
     try:
-        out = subprocess.run([*CLI, "report", "-"], stdin=follower,
-                             capture_output=True, text=True, env=env, timeout=60)
+        out = subprocess.run([*CLI, "report", "-"], stdin=follower, capture_output=True, text=True, env=env, timeout=60)
     finally:
         os.close(leader)
         os.close(follower)
@@ -942,8 +1049,13 @@ def test_a_missing_path_says_no_such_file_whichever_command_reads_it(tmp_path):
     home = tmp_path / "home"
     missing = [tmp_path / "nonexist" / "x.ncu-rep", tmp_path / "x.csv", Path("/etc/hostname/x.csv")]
     for path in missing:
-        for args in (("report", path), ("export", path, "-o", tmp_path / "out.csv"), (path,),
-                     ("open", path, "--no-tui"), ("sweep", "--from", path, "--json")):
+        for args in (
+            ("report", path),
+            ("export", path, "-o", tmp_path / "out.csv"),
+            (path,),
+            ("open", path, "--no-tui"),
+            ("sweep", "--from", path, "--json"),
+        ):
             out = run(*args, home=home)
             one_line_error(out, f"flopscope: {path}: no such file", "check the path")
             assert "cannot open" not in out.stderr

@@ -12,8 +12,15 @@ import pytest
 
 from ..helpers.cli import run_cli
 
-H100_RUN = (Path(__file__).resolve().parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "flopscope_home" / "runs"
-            / "linear_bs8")
+H100_RUN = (
+    Path(__file__).resolve().parents[1]
+    / "data"
+    / "gpu"
+    / "nvidia_h100_80gb_hbm3"
+    / "flopscope_home"
+    / "runs"
+    / "linear_bs8"
+)
 
 
 def test_import_takes_a_run_folder_whose_report_is_compressed(tmp_path):
@@ -53,8 +60,9 @@ def gray():
 """
 
 
-@pytest.mark.parametrize(("name", "suggested"), [("mlp", "--input-shape 32,784"),
-                                                 ("gray", "--input-shape 32,1,224,224")])
+@pytest.mark.parametrize(
+    ("name", "suggested"), [("mlp", "--input-shape 32,784"), ("gray", "--input-shape 32,1,224,224")]
+)
 def test_model_suggests_a_shape_its_first_layer_takes(tmp_path, name, suggested):
     """A model whose first layer is Linear(784, ...) was offered `--input-shape 32,3,224,224`, which does not run."""
     pytest.importorskip("torch")
@@ -71,8 +79,9 @@ def test_sweep_from_says_it_stores_nothing(tmp_path):
     gpu = Path(__file__).resolve().parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
     files = [gpu / f"linear_bs{n}.ncu-rep.xz" for n in (1, 8, 64)]
     home = tmp_path / "home"
-    done = run_cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--param", "batch_size", "--no-tui",
-                   home=home)
+    done = run_cli(
+        "sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--param", "batch_size", "--no-tui", home=home
+    )
     assert done.returncode == 0, done.stderr
     assert "sweep --from read 3 point(s) and stored nothing" in done.stderr
     listed = run_cli("runs", "--json", home=home)

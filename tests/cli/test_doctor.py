@@ -28,11 +28,19 @@ def recorded() -> dict:
     field = lambda label: re.search(rf"^\s*{label}\s*:\s*(.+)$", text, re.M).group(1).strip()  # noqa: E731
     mig = re.search(r"MIG Mode\s*\n\s*Current\s*:\s*(\w+)", text).group(1)
     cc = re.search(r"major=(\d+), minor=(\d+)", text)
-    return {"name": field("Product Name"), "driver": field("Driver Version"), "persistence": field("Persistence Mode"),
-            "mig": mig, "cc": f"{cc.group(1)}.{cc.group(2)}",
-            "ncu_version": "\n".join(line for line in text.splitlines() if "Nsight Compute" in line
-                                     or line.startswith(("Copyright (c) 2018-2025", "Version 20"))),
-            "ncu": re.search(r"^Version (\S+)", text, re.M).group(1)}
+    return {
+        "name": field("Product Name"),
+        "driver": field("Driver Version"),
+        "persistence": field("Persistence Mode"),
+        "mig": mig,
+        "cc": f"{cc.group(1)}.{cc.group(2)}",
+        "ncu_version": "\n".join(
+            line
+            for line in text.splitlines()
+            if "Nsight Compute" in line or line.startswith(("Copyright (c) 2018-2025", "Version 20"))
+        ),
+        "ncu": re.search(r"^Version (\S+)", text, re.M).group(1),
+    }
 
 
 def _script(path: Path, output: str) -> None:
@@ -41,24 +49,38 @@ def _script(path: Path, output: str) -> None:
     path.chmod(0o755)
 
 
-def host_tree(tmp_path: Path, *, admin_only: int = 0, ncu: bool = True, ncu_version: str | None = None,
-              driver: str | None = None, mig: str | None = None, home: bool = True, uid: int = 1000,
-              container: bool = False, cap_eff: str = "00000000a80425fb") -> Path:
+def host_tree(
+    tmp_path: Path,
+    *,
+    admin_only: int = 0,
+    ncu: bool = True,
+    ncu_version: str | None = None,
+    driver: str | None = None,
+    mig: str | None = None,
+    home: bool = True,
+    uid: int = 1000,
+    container: bool = False,
+    cap_eff: str = "00000000a80425fb",
+) -> Path:
     """A host as doctor reads it, the recorded H100 by default."""
     h = recorded()
     root = tmp_path / "host"
     (root / "proc/driver/nvidia").mkdir(parents=True)
     (root / "proc/driver/nvidia/params").write_text(
-        f"ResmanDebugLevel: 4294967295\nRmLogonRC: 1\nRmProfilingAdminOnly: {admin_only}\nNumVirtualFunctions: 0\n")
+        f"ResmanDebugLevel: 4294967295\nRmLogonRC: 1\nRmProfilingAdminOnly: {admin_only}\nNumVirtualFunctions: 0\n"
+    )
     (root / "proc/self").mkdir(parents=True)
-    (root / "proc/self/status").write_text(f"Name:\tpython3\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\n"
-                                           f"CapInh:\t0000000000000000\nCapEff:\t{cap_eff}\n")
+    (root / "proc/self/status").write_text(
+        f"Name:\tpython3\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nCapInh:\t0000000000000000\nCapEff:\t{cap_eff}\n"
+    )
     (root / "proc/1").mkdir(parents=True)
     (root / "proc/1/cgroup").write_text("0::/\n")
     if container:
         (root / ".dockerenv").write_text("")
-    _script(root / "usr/bin/nvidia-smi", f"0, {h['name']}, {h['cc']}, {mig or h['mig']}, {h['persistence']}, "
-                                          f"{driver or h['driver']}")
+    _script(
+        root / "usr/bin/nvidia-smi",
+        f"0, {h['name']}, {h['cc']}, {mig or h['mig']}, {h['persistence']}, {driver or h['driver']}",
+    )
     if ncu:
         version = h["ncu_version"].replace(h["ncu"], ncu_version) if ncu_version else h["ncu_version"]
         _script(root / "usr/bin/ncu", version)
@@ -102,8 +124,11 @@ def test_the_recorded_h100_is_ready_to_profile(tmp_path, request, where):
 FAILURES = {  # what is wrong with the host: (tree, the failing check, words of its fix)
     "admin-only profiling": (dict(admin_only=1), "profiling permission", "NVreg_RestrictProfilingToAdminUsers=0"),
     "no ncu": (dict(ncu=False), "ncu", "install Nsight Compute"),
-    "old ncu for the driver": (dict(ncu_version="2025.3.1.0", driver="570.133.20"), "ncu and driver",
-                               "update the driver to >= 580"),
+    "old ncu for the driver": (
+        dict(ncu_version="2025.3.1.0", driver="570.133.20"),
+        "ncu and driver",
+        "update the driver to >= 580",
+    ),
     "MIG on": (dict(mig="Enabled"), "GPU 0", "nvidia-smi -i 0 -mig 0"),
     "no writable home": (dict(home=False), "home folder", "--env HOME="),
     "container without SYS_ADMIN": (dict(admin_only=1, uid=0, container=True), "container", "--cap-add=SYS_ADMIN"),
@@ -138,9 +163,21 @@ def test_root_with_counters_for_admins_may_profile(tmp_path):
 @pytest.mark.parametrize("where", ["local", "ssh"])
 def test_profile_refuses_admin_only_counters_before_ncu_runs(tmp_path, request, where):
     ncu = make_ncu(tmp_path)
-    out = flopscope("profile", *where_args(request, where), "--ncu", ncu, "--no-tui", "--name", "r", "--",
-                    sys.executable, "-c", "print('the program ran')", home=tmp_path / "home",
-                    env={ROOT_ENV: str(host_tree(tmp_path, admin_only=1))})
+    out = flopscope(
+        "profile",
+        *where_args(request, where),
+        "--ncu",
+        ncu,
+        "--no-tui",
+        "--name",
+        "r",
+        "--",
+        sys.executable,
+        "-c",
+        "print('the program ran')",
+        home=tmp_path / "home",
+        env={ROOT_ENV: str(host_tree(tmp_path, admin_only=1))},
+    )
     assert out.returncode == 2, out.stderr
     errors = [ln for ln in out.stderr.splitlines() if ln.startswith("flopscope: profiling permission")]
     assert len(errors) == 1 and "NVreg_RestrictProfilingToAdminUsers=0" in errors[0]
@@ -149,18 +186,40 @@ def test_profile_refuses_admin_only_counters_before_ncu_runs(tmp_path, request, 
 
 
 def test_sweep_refuses_a_host_with_admin_only_counters_before_any_point(tmp_path):
-    out = flopscope("sweep", "--param", "n=1,2", "--ncu", make_ncu(tmp_path), "--no-tui", "--sweep-name", "s", "--",
-                    sys.executable, "-c", "print('point ran')", home=tmp_path / "home",
-                    env={ROOT_ENV: str(host_tree(tmp_path, admin_only=1))})
+    out = flopscope(
+        "sweep",
+        "--param",
+        "n=1,2",
+        "--ncu",
+        make_ncu(tmp_path),
+        "--no-tui",
+        "--sweep-name",
+        "s",
+        "--",
+        sys.executable,
+        "-c",
+        "print('point ran')",
+        home=tmp_path / "home",
+        env={ROOT_ENV: str(host_tree(tmp_path, admin_only=1))},
+    )
     printed = out.stderr + out.stdout
     assert out.returncode != 0, printed
     assert "point ran" not in printed and "Connected to process" not in printed
     assert "NVreg_RestrictProfilingToAdminUsers=0" in printed
 
 
-@pytest.mark.parametrize(("version", "expected"), [
-    ("2025.3.1.0", ("13.x", 580)), ("2025.3.0", ("13.x", 580)), ("2025.2.1.3", ("12.x", 525)),
-    ("2022.4.0", ("12.x", 525)), ("2022.3.0.22", ("11.x", 450)), ("2020.2.0", ("11.x", 450)), ("2019.5.0", None)])
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("2025.3.1.0", ("13.x", 580)),
+        ("2025.3.0", ("13.x", 580)),
+        ("2025.2.1.3", ("12.x", 525)),
+        ("2022.4.0", ("12.x", 525)),
+        ("2022.3.0.22", ("11.x", 450)),
+        ("2020.2.0", ("11.x", 450)),
+        ("2019.5.0", None),
+    ],
+)
 def test_each_ncu_needs_the_driver_of_its_cuda_release(version, expected):
     """NVIDIA's conda labels (cuda-11.8.0 -> 2022.3.0, cuda-12.0.0 -> 2022.4.0, cuda-12.9.1 -> 2025.2.1,
     cuda-13.0.0 -> 2025.3.0) and the CUDA 11.x/12.x/13.x driver floors 450/525/580."""

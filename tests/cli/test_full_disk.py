@@ -36,8 +36,10 @@ def small_disk(tmp_path):
     disk = tmp_path / "disk"
     disk.mkdir()
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs here (needs root): the ENOSPC cases are not exercised; the file size "
-                    "limit cases still are")
+        pytest.skip(
+            "cannot mount a tmpfs here (needs root): the ENOSPC cases are not exercised; the file size "
+            "limit cases still are"
+        )
     try:
         with Store(disk / "flopscope.db") as store:
             store.save(read_report(fixture_path(SMALL)), "before")
@@ -71,13 +73,25 @@ def test_a_report_too_big_for_the_disk_is_one_line_and_kept_where_ncu_wrote_it(t
     """Before: OSError traceback from the copy, and a cut-short report.ncu-rep left in the run folder."""
     work = tmp_path / "work"  # ncu's work folder: on another disk
     work.mkdir()
-    out = flopscope("profile", "--ncu", make_ncu(tmp_path, BIG), "--no-tui", "--name", "big", "--", "true",
-                    home=small_disk, env={"TMPDIR": str(work)})
+    out = flopscope(
+        "profile",
+        "--ncu",
+        make_ncu(tmp_path, BIG),
+        "--no-tui",
+        "--name",
+        "big",
+        "--",
+        "true",
+        home=small_disk,
+        env={"TMPDIR": str(work)},
+    )
     line = one_error_line(out)
     run = small_disk / "runs" / "big"
-    assert line.startswith(f"flopscope: {run / 'report.ncu-rep'}: cannot copy the report here: no space left on "
-                           "device; free space on it, or set FLOPSCOPE_HOME to a folder on another disk; the report "
-                           "is kept in "), line
+    assert line.startswith(
+        f"flopscope: {run / 'report.ncu-rep'}: cannot copy the report here: no space left on "
+        "device; free space on it, or set FLOPSCOPE_HOME to a folder on another disk; the report "
+        "is kept in "
+    ), line
     kept = kept_report(line)
     assert kept.is_relative_to(work) and kept.read_bytes() == fixture_path(BIG).read_bytes()
     assert f"`flopscope open {kept}`" in line
@@ -91,13 +105,25 @@ def test_a_full_disk_before_ncu_runs_is_one_line_naming_the_run_record(tmp_path,
     held = sqlite3.connect(small_disk / "flopscope.db")
     held.execute("SELECT count(*) FROM runs").fetchone()
     fill(small_disk)
-    out = flopscope("profile", "--ncu", make_ncu(tmp_path), "--no-tui", "--name", "full", "--", "true",
-                    home=small_disk, env={"TMPDIR": str(tmp_path)})
+    out = flopscope(
+        "profile",
+        "--ncu",
+        make_ncu(tmp_path),
+        "--no-tui",
+        "--name",
+        "full",
+        "--",
+        "true",
+        home=small_disk,
+        env={"TMPDIR": str(tmp_path)},
+    )
     held.close()
     line = one_error_line(out)
     run = small_disk / "runs" / "full"
-    assert line == (f"flopscope: {run / 'run.json'}: cannot write the run's record: no space left on device; free "
-                    "space on it, or set FLOPSCOPE_HOME to a folder on another disk")
+    assert line == (
+        f"flopscope: {run / 'run.json'}: cannot write the run's record: no space left on device; free "
+        "space on it, or set FLOPSCOPE_HOME to a folder on another disk"
+    )
     assert not run.exists()
     (small_disk / "filler").unlink()
     assert listed(small_disk) == ["before"]
@@ -107,8 +133,10 @@ def test_a_store_opened_on_a_full_disk_says_the_disk_is_full(tmp_path, small_dis
     """Before: "disk I/O error; check the disk holding it" (SQLite could not make the store's -shm file)."""
     fill(small_disk)
     line = one_error_line(flopscope("runs", "--json", home=small_disk))
-    assert line == (f"flopscope: {small_disk / 'flopscope.db'}: cannot open the run store: the disk is full (disk I/O "
-                    "error); free space on it, or set FLOPSCOPE_HOME to a folder on another disk")
+    assert line == (
+        f"flopscope: {small_disk / 'flopscope.db'}: cannot open the run store: the disk is full (disk I/O "
+        "error); free space on it, or set FLOPSCOPE_HOME to a folder on another disk"
+    )
     (small_disk / "filler").unlink()
     assert listed(small_disk) == ["before"]
 
@@ -141,8 +169,9 @@ def server(tmp_path_factory):
 def unlimited_ncu(tmp_path: Path) -> Path:
     """The stand-in ncu, free of the limit flopscope runs under: the report it writes is whole."""
     script = tmp_path / "ncu-unlimited"
-    script.write_text(f"#!/bin/sh\nulimit -f unlimited\nexec {sys.executable} {STANDIN} --standin-report "
-                      f"{fixture_path(BIG)} \"$@\"\n")
+    script.write_text(
+        f'#!/bin/sh\nulimit -f unlimited\nexec {sys.executable} {STANDIN} --standin-report {fixture_path(BIG)} "$@"\n'
+    )
     script.chmod(0o755)
     return script
 
@@ -158,14 +187,32 @@ def test_a_file_size_limit_stops_the_copy_with_one_line_and_nothing_half_written
     home, work = tmp_path / "home", tmp_path / "work"
     work.mkdir()
     Store(home / "flopscope.db").close()  # made before the limit: SQLite's own files stay small
-    out = subprocess.run([*CLI, "profile", *map(str, host), "--ncu", str(unlimited_ncu(tmp_path)), "--no-tui",
-                          "--name", "big", "--", "true"], capture_output=True, text=True, timeout=120,
-                         stdin=subprocess.DEVNULL, preexec_fn=limited(300_000),
-                         env={**os.environ, "FLOPSCOPE_HOME": str(home), **({} if host else {"TMPDIR": str(work)})})
+    out = subprocess.run(
+        [
+            *CLI,
+            "profile",
+            *map(str, host),
+            "--ncu",
+            str(unlimited_ncu(tmp_path)),
+            "--no-tui",
+            "--name",
+            "big",
+            "--",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=limited(300_000),
+        env={**os.environ, "FLOPSCOPE_HOME": str(home), **({} if host else {"TMPDIR": str(work)})},
+    )
     line = one_error_line(out)
     run = home / "runs" / "big"
-    assert line.startswith(f"flopscope: {run / 'report.ncu-rep'}: cannot copy the report here: file too large for "
-                           "this file system or for the process's file size limit; raise the limit (`ulimit -f`)")
+    assert line.startswith(
+        f"flopscope: {run / 'report.ncu-rep'}: cannot copy the report here: file too large for "
+        "this file system or for the process's file size limit; raise the limit (`ulimit -f`)"
+    )
     # on the loopback host: its work folder, as the scp the line suggests names it
     kept = kept_report(line) if where == "local" else Path(re.search(r"`scp gpubox:(\S+) \.`", line).group(1))
     assert kept.read_bytes() == fixture_path(BIG).read_bytes()
@@ -185,13 +232,20 @@ def test_a_file_size_limit_on_ncus_output_stops_ncu_with_one_line(tmp_path):
     held = sqlite3.connect(home / "flopscope.db")  # its -shm exists: SQLite's files do not grow under the limit
     held.execute("SELECT count(*) FROM runs").fetchone()
     chatty = [sys.executable, "-c", "import time\nfor _ in range(100): print('x' * 100, flush=True)\ntime.sleep(60)"]
-    out = subprocess.run([*CLI, "profile", "--ncu", str(unlimited_ncu(tmp_path)), "--no-tui", "--name", "chatty",
-                          "--", *chatty], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                         preexec_fn=limited(4096), env={**os.environ, "FLOPSCOPE_HOME": str(home),
-                                                        "TMPDIR": str(tmp_path)})
+    out = subprocess.run(
+        [*CLI, "profile", "--ncu", str(unlimited_ncu(tmp_path)), "--no-tui", "--name", "chatty", "--", *chatty],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=limited(4096),
+        env={**os.environ, "FLOPSCOPE_HOME": str(home), "TMPDIR": str(tmp_path)},
+    )
     held.close()
     line = one_error_line(out)
-    assert line == (f"flopscope: {home / 'runs' / 'chatty' / 'ncu.log'}: cannot write ncu's output (ncu was "
-                    "stopped): file too large for this file system or for the process's file size limit; raise the "
-                    "limit (`ulimit -f`), or set FLOPSCOPE_HOME to a folder on another disk")
+    assert line == (
+        f"flopscope: {home / 'runs' / 'chatty' / 'ncu.log'}: cannot write ncu's output (ncu was "
+        "stopped): file too large for this file system or for the process's file size limit; raise the "
+        "limit (`ulimit -f`), or set FLOPSCOPE_HOME to a folder on another disk"
+    )
     assert not (home / "runs" / "chatty").exists()

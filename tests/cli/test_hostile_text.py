@@ -49,8 +49,18 @@ FORMULAS = {"=HYPERLINK(", "+cmd|", "@SUM(1)", "-2+3"}
 
 # What may never reach a terminal: C0 controls but the newline that ends a line, DEL, C1, bidi controls and
 # marks, line and paragraph separators.
-UNSAFE = {*map(chr, range(0x20)), "\x7f", *map(chr, range(0x80, 0xa0)), "\u061c", "\u200e", "\u200f",
-          *map(chr, range(0x202a, 0x202f)), *map(chr, range(0x2066, 0x206a)), "\u2028", "\u2029"}
+UNSAFE = {
+    *map(chr, range(0x20)),
+    "\x7f",
+    *map(chr, range(0x80, 0xA0)),
+    "\u061c",
+    "\u200e",
+    "\u200f",
+    *map(chr, range(0x202A, 0x202F)),
+    *map(chr, range(0x2066, 0x206A)),
+    "\u2028",
+    "\u2029",
+}
 
 
 def escaped(text: str) -> str:
@@ -97,21 +107,52 @@ def _renamed_details(path: Path, out: Path) -> Path:
 
 
 # -- the sanitiser ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("char", [
-    "\x00", "\x07", "\x08", "\x1b", "\x0b", "\x0c", "\x1f",  # C0
-    "\n", "\t", "\r",  # short escapes
-    "\x7f", "\x80", "\x85", "\x9b", "\x9f",  # DEL, C1 (0x85: NEL, 0x9b: 8-bit CSI)
-    "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",  # bidi controls
-    "\u200e", "\u200f", "\u061c",  # bidi marks
-    "\u2028", "\u2029",  # line and paragraph separators
-])
+@pytest.mark.parametrize(
+    "char",
+    [
+        "\x00",
+        "\x07",
+        "\x08",
+        "\x1b",
+        "\x0b",
+        "\x0c",
+        "\x1f",  # C0
+        "\n",
+        "\t",
+        "\r",  # short escapes
+        "\x7f",
+        "\x80",
+        "\x85",
+        "\x9b",
+        "\x9f",  # DEL, C1 (0x85: NEL, 0x9b: 8-bit CSI)
+        "\u202a",
+        "\u202b",
+        "\u202c",
+        "\u202d",
+        "\u202e",
+        "\u2066",
+        "\u2067",
+        "\u2068",
+        "\u2069",  # bidi controls
+        "\u200e",
+        "\u200f",
+        "\u061c",  # bidi marks
+        "\u2028",
+        "\u2029",  # line and paragraph separators
+    ],
+)
 def test_each_unsafe_character_becomes_its_python_escape(char):
     assert display_text(f"a{char}b") == f"a{ascii(char)[1:-1]}b"
 
 
 def test_safe_text_is_unchanged_and_escaping_twice_changes_nothing():
-    for text in ["void gemm<float, (int)128>(T1 *, int)", "µs ≥ 1.2 · 日本", "[bold]x[/bold]", "C:\\path\\x1b",
-                 "zero\u200bwidth"]:
+    for text in [
+        "void gemm<float, (int)128>(T1 *, int)",
+        "µs ≥ 1.2 · 日本",
+        "[bold]x[/bold]",
+        "C:\\path\\x1b",
+        "zero\u200bwidth",
+    ]:
         assert display_text(text) == text
     once = display_text(HOSTILE[0])
     assert once == "clear\\x1b[2J\\x1b[Hscreen" and display_text(once) == once
@@ -141,7 +182,7 @@ def test_the_table_escapes_every_name_and_shows_every_row(pages, page, command):
     assert_clean(done.stdout + done.stderr)
     kernels = read_report(pages[page]).group("name")["kernel"]
     table = done.stdout.split("\n\n", 1)[1].splitlines()
-    body = table[1:1 + len(HOSTILE)]  # under the titles, one line per name: none split in two
+    body = table[1 : 1 + len(HOSTILE)]  # under the titles, one line per name: none split in two
     assert f"{len(HOSTILE)} row(s)" in table[1 + len(HOSTILE)]
     for name in kernels:
         assert sum(line.startswith(escaped(name) + " ") for line in body) == 1, escaped(name)
@@ -194,9 +235,13 @@ def _csv_rows(path: Path) -> list[dict]:
 
 
 def test_csv_defuses_text_cells_only_never_a_negative_number(tmp_path):
-    frame = pd.DataFrame({"name": ["-cmd", "=1+1", "\tx", "\r=x", "ok", "-5", "+1e3", None],
-                          "delta_s": [-1.5, -2.0, 0.0, 1.0, -3e-9, 2.0, 3.0, -4.0],
-                          "kind": pd.Categorical(["@SUM(1)", "a", "a", "a", "b", "b", "b", "b"])})
+    frame = pd.DataFrame(
+        {
+            "name": ["-cmd", "=1+1", "\tx", "\r=x", "ok", "-5", "+1e3", None],
+            "delta_s": [-1.5, -2.0, 0.0, 1.0, -3e-9, 2.0, 3.0, -4.0],
+            "kind": pd.Categorical(["@SUM(1)", "a", "a", "a", "b", "b", "b", "b"]),
+        }
+    )
     write_table(frame, tmp_path / "out.csv")
     lines = (tmp_path / "out.csv").read_text().splitlines()
     assert lines[0] == "name,delta_s,kind"
@@ -237,8 +282,12 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
         notes = []
         monkeypatch.setattr(App, "notify", lambda self, message, **kw: notes.append((message, kw)))
         app.notify("run a\x1b]0;x\x07 [bold]b[/bold]", title="t\x1b[2J")
-        assert notes == [("t\\x1b[2J: run a\\x1b]0;x\\x07 [bold]b[/bold]",  # the title leads the message's line
-                          {"title": "", "severity": "information", "timeout": None, "markup": False})]
+        assert notes == [
+            (
+                "t\\x1b[2J: run a\\x1b]0;x\\x07 [bold]b[/bold]",  # the title leads the message's line
+                {"title": "", "severity": "information", "timeout": None, "markup": False},
+            )
+        ]
         await pilot.press("e")  # the export dialog proposes a file named after the report: made safe
         await settle(pilot, lambda: app.screen.query(Input))
         proposed = app.screen.query_one(Input).value
@@ -274,8 +323,10 @@ def test_the_app_in_tmux_keeps_the_pane_title_and_shows_every_row(pages, tmp_pat
 
     tmux = Tmux()
     status = tmp_path / "exit"
-    command = (f"env -u COLORTERM TERM=xterm-256color {shlex.quote(sys.executable)} -m flopscope.tui.cli open "
-               f"{shlex.quote(str(pages['named']))}; echo $? > {shlex.quote(str(status))}; sleep 30")
+    command = (
+        f"env -u COLORTERM TERM=xterm-256color {shlex.quote(sys.executable)} -m flopscope.tui.cli open "
+        f"{shlex.quote(str(pages['named']))}; echo $? > {shlex.quote(str(status))}; sleep 30"
+    )
     tmux("new-session", "-d", "-s", "app", "-x", "160", "-y", "30", "sleep 60")
     try:
         tmux("select-pane", "-t", "app", "-T", "before")
@@ -364,9 +415,12 @@ async def test_the_live_profile_screen_escapes_ncu_and_program_output():
 
     from ..helpers.app import screen_lines
 
-    stream = ['==PROF== Connected to process 7 (/bin/app\x1b]0;pwned\x07)',
-              '==PROF== Profiling "gemm\x1b]0;pwned\x07\u202e" - 0: 0%....50%....100% - 9 passes',
-              "\x1b[2J\x1b[31mprogram output\x1b[0m", "==ERROR== bad \x1b]52;c;cHduZWQ=\x07"]
+    stream = [
+        "==PROF== Connected to process 7 (/bin/app\x1b]0;pwned\x07)",
+        '==PROF== Profiling "gemm\x1b]0;pwned\x07\u202e" - 0: 0%....50%....100% - 9 passes',
+        "\x1b[2J\x1b[31mprogram output\x1b[0m",
+        "==ERROR== bad \x1b]52;c;cHduZWQ=\x07",
+    ]
 
     def job(on_event, on_process):
         for line in stream:
@@ -380,8 +434,13 @@ async def test_the_live_profile_screen_escapes_ncu_and_program_output():
         await pilot.pause(0.1)
         text = "\n".join(screen_lines(app))
         assert_clean(text)
-        for shown in ("gemm\\x1b]0;pwned\\x07\\u202e", "\\x1b[2J\\x1b[31mprogram output\\x1b[0m",
-                      "bad \\x1b]52;c;cHduZWQ=\\x07", "host\\x1b]0;pwned\\x07: app", "host\\x1b[2J"):
+        for shown in (
+            "gemm\\x1b]0;pwned\\x07\\u202e",
+            "\\x1b[2J\\x1b[31mprogram output\\x1b[0m",
+            "bad \\x1b]52;c;cHduZWQ=\\x07",
+            "host\\x1b]0;pwned\\x07: app",
+            "host\\x1b[2J",
+        ):
             assert shown in text, shown
         assert screen.query_one(DataTable).get_row_at(0)[0].plain == "gemm\\x1b]0;pwned\\x07\\u202e"
 
@@ -421,8 +480,9 @@ async def test_the_reconcile_screen_escapes_module_names_and_notes():
     from ..helpers.app import screen_lines
 
     module = ModuleRow("layer1\x1b[2J\u202e", "Linear", 2.0e9, None, 2.0e9, None, 1.0, None, "ok")
-    result = Reconciliation("m", "r.ncu-rep", 0.1, 1, [module], {}, None, None, None, "", None, "fp32", None, None,
-                            None)
+    result = Reconciliation(
+        "m", "r.ncu-rep", 0.1, 1, [module], {}, None, None, None, "", None, "fp32", None, None, None
+    )
     screen = ReconcileScreen("Reconcile r\x1b]0;pwned\x07.ncu-rep", result, ["note \x1b]52;c;eA==\x07"], False)
     app = FlopscopeApp(screen)
     async with app.run_test(size=(120, 20)) as pilot:

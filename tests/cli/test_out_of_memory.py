@@ -33,8 +33,13 @@ def test_a_read_out_of_memory_is_one_line_and_exit_2(reader, tmp_path):
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path), "FLOPSCOPE_NCU_REP_READER": reader}
     refused = 0
     for mib in (0, 1, 2, 4):  # how far the read gets before the limit differs from run to run: try a few
-        done = subprocess.run([sys.executable, "-c", _CAPPED.format(path=path, mib=mib)], env=env,
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", _CAPPED.format(path=path, mib=mib)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if done.returncode == 0:
             continue
         lines = done.stderr.strip().splitlines()

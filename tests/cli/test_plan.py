@@ -34,8 +34,9 @@ def test_the_recorded_passes_are_what_the_h100_streams_show():
     gpu, metrics, ncu, passes, _ = RECORDED[0]
     with gzip.open(H100 / "query_metrics.txt.gz", "rt") as f:
         catalogue = parse_catalogue(f.read())
-    assert (H100 / "metrics_flopscope.txt").read_text().strip().split(",") == \
-        METRIC_SETS[metrics] + tensor_op_metrics(catalogue)
+    assert (H100 / "metrics_flopscope.txt").read_text().strip().split(",") == METRIC_SETS[metrics] + tensor_op_metrics(
+        catalogue
+    )
     seen = [p for s in sorted(H100.glob("train_*.stream.txt")) for p in passes_in(s)]
     seen += [int(p) for p in re.findall(r"\((\d+) passes\)", (H100 / "flopscope_profile.stream.txt").read_text())]
     assert len(seen) > 400 and set(seen) == {passes}
@@ -58,16 +59,30 @@ def test_plan_counts_from_the_last_run_of_the_same_command(tmp_path):
     out = flopscope("profile", "--plan", "--ncu", make_ncu(tmp_path), "--", *command, home=home)
     assert out.returncode == 0, out.stderr
     assert "nothing was run" in out.stdout.splitlines()[0]
-    assert f"passes    {passes[0]} per launch, as ncu needed at the last run of this command here (run linear_bs8)" \
+    assert (
+        f"passes    {passes[0]} per launch, as ncu needed at the last run of this command here (run linear_bs8)"
         in out.stdout
+    )
     assert f"launches  {len(passes)} at the last run of this command here" in out.stdout
     assert f"replays   about {sum(passes)} kernel runs" in out.stdout
     assert sorted(p.name for p in (home / "runs").iterdir()) == before  # no run folder, nothing profiled
 
 
 def test_plan_without_a_past_run_takes_the_recorded_gpu(tmp_path):
-    out = flopscope("profile", "--plan", "--gpu", "NVIDIA H100 80GB HBM3", "--launch-count", "5",
-                    "--ncu", make_ncu(tmp_path), "--", "python3", "never_run.py", home=tmp_path / "home")
+    out = flopscope(
+        "profile",
+        "--plan",
+        "--gpu",
+        "NVIDIA H100 80GB HBM3",
+        "--launch-count",
+        "5",
+        "--ncu",
+        make_ncu(tmp_path),
+        "--",
+        "python3",
+        "never_run.py",
+        home=tmp_path / "home",
+    )
     assert out.returncode == 0, out.stderr
     assert "passes    7 per launch (recorded on an NVIDIA H100 80GB HBM3 with ncu 2025.3.1)" in out.stdout
     assert "launches  at most 5 (--launch-count)" in out.stdout and "about 35 kernel runs" in out.stdout
@@ -75,8 +90,17 @@ def test_plan_without_a_past_run_takes_the_recorded_gpu(tmp_path):
 
 
 def test_plan_for_a_gpu_nobody_recorded_says_unknown(tmp_path):
-    out = flopscope("profile", "--plan", "--gpu", "a100-sxm4-80gb", "--ncu", make_ncu(tmp_path), "--", "true",
-                    home=tmp_path / "home")
+    out = flopscope(
+        "profile",
+        "--plan",
+        "--gpu",
+        "a100-sxm4-80gb",
+        "--ncu",
+        make_ncu(tmp_path),
+        "--",
+        "true",
+        home=tmp_path / "home",
+    )
     assert out.returncode == 0, out.stderr
     assert "passes    unknown for a100-sxm4-80gb" in out.stdout and "replays" not in out.stdout
 
@@ -108,8 +132,11 @@ def test_after_a_run_the_summary_says_time_and_passes(tmp_path):
     ncu = replay_ncu(tmp_path, RUN / "ncu.log", RUN / "report.ncu-rep.xz")
     out = flopscope("profile", "--ncu", ncu, "--no-tui", "--name", "r", "--", *LINEAR_BS8, home=tmp_path / "home")
     assert out.returncode == 0, out.stderr
-    line = re.search(r"^flopscope: profiled (\d+) launch\(es\) in ([\d.]+) s, (\S+) passes each, (\d+) replays in all$",
-                     out.stderr, re.M)
+    line = re.search(
+        r"^flopscope: profiled (\d+) launch\(es\) in ([\d.]+) s, (\S+) passes each, (\d+) replays in all$",
+        out.stderr,
+        re.M,
+    )
     assert line, out.stderr
     assert (int(line.group(1)), line.group(3), int(line.group(4))) == (len(passes), "7", sum(passes))
     meta = json.loads((tmp_path / "home" / "runs" / "r" / "run.json").read_text())

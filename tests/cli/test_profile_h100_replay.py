@@ -53,7 +53,7 @@ def normalized(lines: list[str], home: str) -> list[str]:
 
 def table(lines: list[str]) -> list[str]:
     """A printed report from its ceilings line on (the line above names the file it was read from)."""
-    return lines[next(i for i, line in enumerate(lines) if line.startswith("Ceilings: ")):]
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("Ceilings: ")) :]
 
 
 def bound_words(lines: list[str]) -> list[str]:
@@ -70,8 +70,21 @@ def test_profile_prints_stores_and_shows_what_it_did_on_the_h100(tmp_path, reque
     ncu = replay_ncu(tmp_path, RUN / "ncu.log", RUN / "report.ncu-rep.xz")
     host = remote(request.getfixturevalue("server")) if where == "ssh" else []
     home = tmp_path / "home"
-    out = flopscope("profile", *host, "--ncu", ncu, "--no-tui", "--clock-control", "none", "--name", "linear_bs8",
-                    "--", *LINEAR_BS8, home=home, columns=WIDTH)
+    out = flopscope(
+        "profile",
+        *host,
+        "--ncu",
+        ncu,
+        "--no-tui",
+        "--clock-control",
+        "none",
+        "--name",
+        "linear_bs8",
+        "--",
+        *LINEAR_BS8,
+        home=home,
+        columns=WIDTH,
+    )
     assert out.returncode == 0, out.stderr
     progress, shown = captured_flopscope()
     captured_home = re.search(r"run folder (\S+)/runs/linear_bs8$", progress[0]).group(1)
@@ -87,12 +100,17 @@ def test_profile_prints_stores_and_shows_what_it_did_on_the_h100(tmp_path, reque
 def assert_same_ncu_argv(run_json: Path) -> None:
     """The ncu command line flopscope builds today is the one it built on the H100, up to the ncu it was given,
     the temporary report stem and where workloads.py is."""
+
     def shape(path: Path) -> tuple[list[str], int, int]:
         meta = json.loads(path.read_text())
         argv = meta["ncu_argv"]
         argv = [a if a != argv[argv.index("--export") + 1] else "STEM" for a in argv[1:]]
-        return [re.sub(r"^/\S+/tests/data/gpu/workloads\.py$", "WORKLOADS", a) for a in argv], \
-            meta["ncu_exit"], meta["kernels_profiled"]
+        return (
+            [re.sub(r"^/\S+/tests/data/gpu/workloads\.py$", "WORKLOADS", a) for a in argv],
+            meta["ncu_exit"],
+            meta["kernels_profiled"],
+        )
+
     assert shape(run_json) == shape(RUN / "run.json")
 
 
@@ -101,8 +119,19 @@ def test_the_stored_run_is_the_captured_report(tmp_path):
     printed on the H100."""
     home = tmp_path / "home"
     ncu = replay_ncu(tmp_path, RUN / "ncu.log", RUN / "report.ncu-rep.xz")
-    out = flopscope("profile", "--ncu", ncu, "--no-tui", "--clock-control", "none", "--name", "linear_bs8", "--",
-                    *LINEAR_BS8, home=home)
+    out = flopscope(
+        "profile",
+        "--ncu",
+        ncu,
+        "--no-tui",
+        "--clock-control",
+        "none",
+        "--name",
+        "linear_bs8",
+        "--",
+        *LINEAR_BS8,
+        home=home,
+    )
     assert out.returncode == 0, out.stderr
     assert [r["name"] for r in json.loads(flopscope("runs", "--json", home=home).stdout)] == ["linear_bs8"]
     opened = flopscope("open", "linear_bs8", "--no-tui", home=home, columns=WIDTH)
@@ -110,18 +139,25 @@ def test_the_stored_run_is_the_captured_report(tmp_path):
     assert opened.returncode == captured.returncode == 0, opened.stderr + captured.stderr
     printed_on_h100 = bound_words(table(captured_flopscope()[1]))
     assert table(opened.stdout.splitlines()) == table(captured.stdout.splitlines()) == printed_on_h100
-    as_json = [json.loads(flopscope(*cmd, "--json", home=home).stdout)["rows"]
-               for cmd in (("open", "linear_bs8"), ("report", RUN / "report.ncu-rep.xz"))]
-    assert [(r["kernel_full"], r["flop"], r["duration_s"]) for r in as_json[0]] == \
-        [(r["kernel_full"], r["flop"], r["duration_s"]) for r in as_json[1]]
+    as_json = [
+        json.loads(flopscope(*cmd, "--json", home=home).stdout)["rows"]
+        for cmd in (("open", "linear_bs8"), ("report", RUN / "report.ncu-rep.xz"))
+    ]
+    assert [(r["kernel_full"], r["flop"], r["duration_s"]) for r in as_json[0]] == [
+        (r["kernel_full"], r["flop"], r["duration_s"]) for r in as_json[1]
+    ]
 
 
 def test_the_replay_is_the_capture_line_for_line(tmp_path):
     """The stand-in's own output: ncu.log on stdout (ncu 2025.3.1 writes all its lines there, stderr stayed
     empty on the H100), the report written where --export says and named in the last line."""
     ncu = replay_ncu(tmp_path, RUN / "ncu.log", RUN / "report.ncu-rep.xz")
-    out = subprocess.run([str(ncu), "--export", str(tmp_path / "r"), "--force-overwrite", *LINEAR_BS8],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [str(ncu), "--export", str(tmp_path / "r"), "--force-overwrite", *LINEAR_BS8],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert (out.returncode, out.stderr) == (0, "")
     *same, report = (RUN / "ncu.log").read_text().splitlines()
     assert out.stdout.splitlines() == [*same, f"==PROF== Report: {tmp_path / 'r'}.ncu-rep"]
@@ -137,8 +173,9 @@ def test_a_program_that_does_not_exist_is_one_line_naming_it(tmp_path, request, 
     program = re.match(r"'(.+?)'", ncu_line).group(1)
     host = remote(request.getfixturevalue("server")) if where == "ssh" else []
     home = tmp_path / "home"
-    out = flopscope("profile", *host, "--ncu", make_ncu(tmp_path), "--no-tui", "--name", "np", "--", program, "x",
-                    home=home)
+    out = flopscope(
+        "profile", *host, "--ncu", make_ncu(tmp_path), "--no-tui", "--name", "np", "--", program, "x", home=home
+    )
     line = one_error_line(out)
     assert ncu_line in line and f"'{program}'" in line
     assert "--remote-cwd" in line and "absolute path" in line
@@ -172,8 +209,22 @@ def test_an_unknown_metric_that_ncu_profiles_past_is_named(tmp_path):
     needed = [m for m in argv[argv.index("--metrics") + 1].split(",") if m not in asked]
     home = tmp_path / "home"
     ncu = replay_ncu(tmp_path, H100 / "unknown_metric.stream.txt", H100 / "unknown_metric.ncu-rep.xz")
-    out = flopscope("profile", "--ncu", ncu, "--no-tui", "--json", "--clock-control", "none", "--metrics",
-                    ",".join(asked), "--name", "typo", "--", *LINEAR_BS8, home=home)
+    out = flopscope(
+        "profile",
+        "--ncu",
+        ncu,
+        "--no-tui",
+        "--json",
+        "--clock-control",
+        "none",
+        "--metrics",
+        ",".join(asked),
+        "--name",
+        "typo",
+        "--",
+        *LINEAR_BS8,
+        home=home,
+    )
     assert out.returncode == 1, out.stderr
     assert "Traceback" not in out.stderr
     warning = [line for line in out.stderr.splitlines() if "warning: --metrics" in line]
@@ -192,8 +243,22 @@ def test_a_sweep_with_an_unknown_metric_exits_1_as_profile_does(tmp_path):
     the metric ncu profiled past, and the sweep counts them as points with a warning (exit 1, not 0)."""
     asked, unknown, _ = unknown_metric_capture()
     ncu = replay_ncu(tmp_path, H100 / "unknown_metric.stream.txt", H100 / "unknown_metric.ncu-rep.xz")
-    out = flopscope("sweep", "--param", "batch_size=8,16", "--ncu", ncu, "--no-tui", "--clock-control", "none",
-                    "--metrics", ",".join(asked), "--", *LINEAR_BS8[:-1], "{batch_size}", home=tmp_path / "home")
+    out = flopscope(
+        "sweep",
+        "--param",
+        "batch_size=8,16",
+        "--ncu",
+        ncu,
+        "--no-tui",
+        "--clock-control",
+        "none",
+        "--metrics",
+        ",".join(asked),
+        "--",
+        *LINEAR_BS8[:-1],
+        "{batch_size}",
+        home=tmp_path / "home",
+    )
     assert out.returncode == 1, out.stderr
     assert "2 of 2 point(s) stored, 2 with a warning" in out.stderr
     assert sum(f"--metrics {unknown[0]}: ncu collected no value" in line for line in out.stderr.splitlines()) == 2
@@ -215,21 +280,26 @@ def test_a_training_step_replays_every_kernel(tmp_path):
     """The bf16 transformer step (91 kernels, a Python warning of the program's own among ncu's lines): one
     progress line per kernel as ncu announced it, and the stored run is the captured report."""
     stream = H100 / "train_transformer_bf16_bs8.stream.txt"
-    announced = [m.groups() for m in re.finditer(r'^==PROF== Profiling "(.*)" - (\d+): .* - (\d+) passes$',
-                                                 stream.read_text(), re.M)]
+    announced = [
+        m.groups()
+        for m in re.finditer(r'^==PROF== Profiling "(.*)" - (\d+): .* - (\d+) passes$', stream.read_text(), re.M)
+    ]
     home = tmp_path / "home"
     ncu = replay_ncu(tmp_path, stream, H100 / "train_transformer_bf16_bs8.ncu-rep.xz")
     command = ["python3", str(WORKLOADS), "train", "--model", "transformer", "--batch-size", "8", "--amp", "bf16"]
-    out = flopscope("profile", "--ncu", ncu, "--no-tui", "--json", "--name", "step", "--", *command, home=home,
-                    timeout=300)
+    out = flopscope(
+        "profile", "--ncu", ncu, "--no-tui", "--json", "--name", "step", "--", *command, home=home, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     progress = re.findall(r"^\[\s*\d+\.\ds\] kernel (\d+): (.*) \((\d+) passes\)$", out.stderr, re.M)
     assert len(announced) == 91 and progress == [(i, name, passes) for name, i, passes in announced]
     assert "sys:1: UserWarning: Full backward hook is firing" in out.stderr
-    reported = json.loads(flopscope("report", H100 / "train_transformer_bf16_bs8.ncu-rep.xz", "--json",
-                                    home=home).stdout)["rows"]
-    assert [(r["kernel_full"], r["flop"]) for r in json.loads(out.stdout)["rows"]] == \
-        [(r["kernel_full"], r["flop"]) for r in reported]
+    reported = json.loads(
+        flopscope("report", H100 / "train_transformer_bf16_bs8.ncu-rep.xz", "--json", home=home).stdout
+    )["rows"]
+    assert [(r["kernel_full"], r["flop"]) for r in json.loads(out.stdout)["rows"]] == [
+        (r["kernel_full"], r["flop"]) for r in reported
+    ]
 
 
 @pytest.mark.skipif(not os.environ.get("FLOPSCOPE_REAL_NCU"), reason="no real ncu: set FLOPSCOPE_REAL_NCU")
@@ -239,10 +309,22 @@ def test_the_raw_page_of_the_replayed_run_reads_as_the_captured_one(tmp_path):
 
     home = tmp_path / "home"
     ncu = replay_ncu(tmp_path, RUN / "ncu.log", RUN / "report.ncu-rep.xz")
-    out = flopscope("profile", "--ncu", ncu, "--no-tui", "--clock-control", "none", "--name", "linear_bs8", "--",
-                    *LINEAR_BS8, home=home)
+    out = flopscope(
+        "profile",
+        "--ncu",
+        ncu,
+        "--no-tui",
+        "--clock-control",
+        "none",
+        "--name",
+        "linear_bs8",
+        "--",
+        *LINEAR_BS8,
+        home=home,
+    )
     assert out.returncode == 0 and RAW_NOTE not in out.stderr, out.stderr
     columns = ["flop", "duration_s", "dram_bytes"]
-    saved, captured = (read_report(p).kernels[columns].to_numpy()
-                       for p in (home / "runs" / "linear_bs8" / "raw.csv", RUN / "raw.csv"))
+    saved, captured = (
+        read_report(p).kernels[columns].to_numpy() for p in (home / "runs" / "linear_bs8" / "raw.csv", RUN / "raw.csv")
+    )
     assert saved == pytest.approx(captured, rel=1e-6)

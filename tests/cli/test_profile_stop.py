@@ -41,8 +41,10 @@ def chatty_host(tmp_path_factory):
     root = tmp_path_factory.mktemp("chatty")
     log = root / "command_lines.log"
     login = root / "login"
-    login.write_text(f"#!/bin/sh\nprintf '%s\\0' \"$SSH_ORIGINAL_COMMAND\" >> {log}\necho '{BANNER}'\n"
-                     "exec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n")
+    login.write_text(
+        f"#!/bin/sh\nprintf '%s\\0' \"$SSH_ORIGINAL_COMMAND\" >> {log}\necho '{BANNER}'\n"
+        'exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n'
+    )
     login.chmod(0o755)
     srv = start_sshd(root / "sshd", alias="chatty", force_command=str(login))
     yield srv, log
@@ -75,8 +77,20 @@ def test_login_shell_sees_only_sh_and_the_report_survives_a_banner(tmp_path, cha
     seen = tmp_path / "argv.json"
     hostile = ["a\\'", "'; touch PWNED; #", "b\\'", "$(touch PWNED)", "x\ny"]
     program = f"import json, sys; json.dump(sys.argv[1:], open({str(seen)!r}, 'w'))"
-    out = flopscope("profile", *remote(server), "--ncu", make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep"),
-                    "--no-tui", "--json", "--", sys.executable, "-c", program, *hostile, home=tmp_path / "home")
+    out = flopscope(
+        "profile",
+        *remote(server),
+        "--ncu",
+        make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep"),
+        "--no-tui",
+        "--json",
+        "--",
+        sys.executable,
+        "-c",
+        program,
+        *hostile,
+        home=tmp_path / "home",
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(seen.read_text()) == hostile
     command_lines = log.read_text().split("\0")[:-1]
@@ -88,17 +102,23 @@ def test_login_shell_sees_only_sh_and_the_report_survives_a_banner(tmp_path, cha
 def _start(tmp_path: Path, host: list, marker: str) -> subprocess.Popen:
     ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=2.0)
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen([*CLI, "profile", *host, "--ncu", ncu, "--no-tui",
-                             "--name", "stopped", "--", "sleep", marker], stderr=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [*CLI, "profile", *host, "--ncu", ncu, "--no-tui", "--name", "stopped", "--", "sleep", marker],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     for line in proc.stderr:
         if "kernel 0:" in line:
             return proc
     pytest.fail(f"no kernel line before flopscope ended: {proc.wait()}")
 
 
-@pytest.mark.parametrize(("where", "sig"), [("local", signal.SIGTERM), ("local", signal.SIGINT),
-                                            ("ssh", signal.SIGTERM), ("ssh", signal.SIGHUP)])
+@pytest.mark.parametrize(
+    ("where", "sig"),
+    [("local", signal.SIGTERM), ("local", signal.SIGINT), ("ssh", signal.SIGTERM), ("ssh", signal.SIGHUP)],
+)
 def test_stopping_flopscope_stops_ncu_and_the_program(tmp_path, request, where, sig):
     host = remote(request.getfixturevalue("server")) if where == "ssh" else []
     marker = f"{time.time() % 1000 + 100:.6f}"  # `sleep <marker>`: a command line no other test has
@@ -137,8 +157,14 @@ def _reading_a_pipe(pid: int, within_s: float = 20.0) -> bool:
 def test_stopping_a_command_that_runs_no_ncu_says_just_stopped(tmp_path, sig):
     """`report -` (or a FIFO) stopped while it waits for input: before, it said "stopped (ncu and the program it
     profiled were stopped too)", though `report` starts neither."""
-    proc = subprocess.Popen([*CLI, "report", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "FLOPSCOPE_HOME": str(tmp_path)})
+    proc = subprocess.Popen(
+        [*CLI, "report", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FLOPSCOPE_HOME": str(tmp_path)},
+    )
     proc.stdin.write('"ID","Kernel Name"\n')  # a page that has begun and not ended
     proc.stdin.flush()
     assert _reading_a_pipe(proc.pid)
@@ -169,10 +195,14 @@ def test_stopping_a_sweep_stops_every_point_and_cleans_up(tmp_path, request, whe
     marker = f"{time.time() % 1000 + 2000:.6f}"
     ncu = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=2.0)
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
-    sweep = [*CLI, "sweep", *host, "--param", "bs=1,2,3", "--no-tui",
-             "--sweep-name", "sw"]
-    proc = subprocess.Popen([*sweep, "--ncu", ncu, "--", "sleep", marker, "{bs}"], stderr=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, env=env)
+    sweep = [*CLI, "sweep", *host, "--param", "bs=1,2,3", "--no-tui", "--sweep-name", "sw"]
+    proc = subprocess.Popen(
+        [*sweep, "--ncu", ncu, "--", "sleep", marker, "{bs}"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     for line in proc.stderr:
         if "kernel 0:" in line:
             break
@@ -189,8 +219,9 @@ def test_stopping_a_sweep_stops_every_point_and_cleans_up(tmp_path, request, whe
     assert not workdir.exists()
     assert not runs.exists() or [p.name for p in runs.iterdir() if not (p / "report.ncu-rep").exists()] == []
     fast = make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep")  # the same ncu, without the delay
-    resumed = subprocess.run([*sweep, "--resume", "--ncu", fast, "--", "true", "{bs}"], capture_output=True, text=True,
-                             env=env, timeout=300)
+    resumed = subprocess.run(
+        [*sweep, "--resume", "--ncu", fast, "--", "true", "{bs}"], capture_output=True, text=True, env=env, timeout=300
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert sorted(p.name for p in runs.iterdir()) == ["sw-bs=1", "sw-bs=2", "sw-bs=3"]  # not sw-bs=1-1
 
@@ -201,8 +232,10 @@ def test_a_chatty_program_does_not_fill_memory_but_every_ncu_event_is_kept(tmp_p
     from flopscope.core.transport import LocalTransport
 
     lines = 5000
-    opts = ProfileOptions(command=[sys.executable, "-c", f"for i in range({lines}): print('line', i)"],
-                          ncu=str(make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep")))
+    opts = ProfileOptions(
+        command=[sys.executable, "-c", f"for i in range({lines}): print('line', i)"],
+        ncu=str(make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep")),
+    )
     (tmp_path / "run").mkdir()
     result = profile(opts, LocalTransport(), tmp_path / "run")
     kernels = read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")).kernels

@@ -29,8 +29,11 @@ def test_report_roof_judges_against_the_roof_named(tmp_path):
         save(store, synthetic())
     sheet = datasheet("h100-sxm")["fp32"]
     clock, on_sheet, measured = (rows(tmp_path, r)[0] for r in ("clock", "datasheet", "measured"))
-    assert (clock["peak_source"], on_sheet["peak_source"], measured["peak_source"]) == \
-        ("report", "datasheet", "measured on node")
+    assert (clock["peak_source"], on_sheet["peak_source"], measured["peak_source"]) == (
+        "report",
+        "datasheet",
+        "measured on node",
+    )
     assert on_sheet["peak_flop_per_s"] == pytest.approx(sheet)
     assert measured["peak_flop_per_s"] == pytest.approx(0.89 * sheet)
     assert measured["pct_of_peak"] / on_sheet["pct_of_peak"] == pytest.approx(1 / 0.89)
@@ -42,7 +45,9 @@ def test_report_roof_measured_without_stored_ceilings_is_one_line(tmp_path):
         pytest.skip(f"{GEMM} not in this checkout")
     out = flopscope("report", GEMM, "--roof", "measured", home=tmp_path)
     assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
-    assert out.stderr.strip() == ("flopscope: --roof measured: no ceilings measured for NVIDIA H100 80GB HBM3 are "
-                                  "stored (no run store yet); `flopscope ceilings [--host HOST]` on a node with "
-                                  "NVIDIA H100 80GB HBM3 measures them; or use --roof clock (the default) or "
-                                  "--roof datasheet")
+    assert out.stderr.strip() == (
+        "flopscope: --roof measured: no ceilings measured for NVIDIA H100 80GB HBM3 are "
+        "stored (no run store yet); `flopscope ceilings [--host HOST]` on a node with "
+        "NVIDIA H100 80GB HBM3 measures them; or use --roof clock (the default) or "
+        "--roof datasheet"
+    )

@@ -43,27 +43,56 @@ def _runs(tmp_path, sweep: str) -> list[dict]:
     return json.loads(cli("runs", "--sweep", sweep, "--json", home=tmp_path / "store").stdout)
 
 
-def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_submits_only_the_rest(cluster,
-                                                                                                  tmp_path):
+def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_submits_only_the_rest(cluster, tmp_path):
     ncu = make_ncu(tmp_path)
     env = _env(cluster, tmp_path)
     before = len(cluster.jobs())
-    out = cli("sweep", "--slurm", "--partition", "debug", "--time", "5:00", "--param", "n=1,2", "--ncu", ncu,
-              "--sweep-name", "onslurm", "--json", "--", "echo", "{n}", home=tmp_path / "store", env=env)
+    out = cli(
+        "sweep",
+        "--slurm",
+        "--partition",
+        "debug",
+        "--time",
+        "5:00",
+        "--param",
+        "n=1,2",
+        "--ncu",
+        ncu,
+        "--sweep-name",
+        "onslurm",
+        "--json",
+        "--",
+        "echo",
+        "{n}",
+        home=tmp_path / "store",
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert "2 of 2 point(s) stored" in out.stderr
     for n in (1, 2):  # each point's job said it was running, then that it completed, as it happened
         running = re.search(rf"^    n={n}: job (\d+) running on testnode$", out.stderr, re.M)
         assert running, out.stderr
-        assert re.search(rf"^    n={n}: job {running.group(1)} completed$", out.stderr[running.end():], re.M)
+        assert re.search(rf"^    n={n}: job {running.group(1)} completed$", out.stderr[running.end() :], re.M)
     points = json.loads(out.stdout)["runs"]
     assert sorted(r["params"]["n"] for r in points) == ["1", "2"] and {r["host"] for r in points} == {"slurm"}
     assert {r["status"] for r in points} == {"stored"}
     assert len(cluster.jobs("COMPLETED")) >= 2 and len(cluster.jobs()) == before + 2
     assert not list((tmp_path / HOME / ".cache" / "flopscope").iterdir())  # work folders removed
 
-    local = cli("sweep", "--param", "n=1,2", "--ncu", ncu, "--sweep-name", "localsweep", "--json", "--", "echo",
-                "{n}", home=tmp_path / "store")
+    local = cli(
+        "sweep",
+        "--param",
+        "n=1,2",
+        "--ncu",
+        ncu,
+        "--sweep-name",
+        "localsweep",
+        "--json",
+        "--",
+        "echo",
+        "{n}",
+        home=tmp_path / "store",
+    )
     assert local.returncode == 0, local.stderr
     on_slurm = json.loads(out.stdout)["analyses"]
     here = json.loads(json.dumps(json.loads(local.stdout)["analyses"]).replace("localsweep", "onslurm"))
@@ -71,8 +100,24 @@ def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_subm
         analysis["groups"].sort(key=lambda g: (g["n"], g["kernel"]))
     assert on_slurm == here and on_slurm[0]["points"]  # same points, fits and findings as a sweep profiled here
 
-    resumed = cli("sweep", "--slurm", "--partition", "debug", "--param", "n=1,2,3", "--ncu", ncu, "--sweep-name",
-                  "onslurm", "--resume", "--", "echo", "{n}", home=tmp_path / "store", env=env)
+    resumed = cli(
+        "sweep",
+        "--slurm",
+        "--partition",
+        "debug",
+        "--param",
+        "n=1,2,3",
+        "--ncu",
+        ncu,
+        "--sweep-name",
+        "onslurm",
+        "--resume",
+        "--",
+        "echo",
+        "{n}",
+        home=tmp_path / "store",
+        env=env,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stderr.count("already stored, skipped") == 2
     assert len(cluster.jobs()) == before + 3  # one job more: the point not stored yet
@@ -80,12 +125,34 @@ def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_subm
 
 
 def test_jobs_are_submitted_on_a_login_node_over_ssh(cluster, tmp_path):
-    login = start_sshd(tmp_path / "sshd", alias="login", set_env={
-        "SLURM_CONF": cluster.env["SLURM_CONF"], "FLOPSCOPE_REAL_NCU": os.environ.get("FLOPSCOPE_REAL_NCU", "")})
+    login = start_sshd(
+        tmp_path / "sshd",
+        alias="login",
+        set_env={
+            "SLURM_CONF": cluster.env["SLURM_CONF"],
+            "FLOPSCOPE_REAL_NCU": os.environ.get("FLOPSCOPE_REAL_NCU", ""),
+        },
+    )
     try:
-        out = cli("sweep", "--slurm", "--host", "login", "--ssh-config", login.config, "--param", "n=1,2",
-                  "--ncu", make_ncu(tmp_path), "--sweep-name", "vialogin", "--", "echo", "{n}",
-                  home=tmp_path / "store", env={"SLURM_CONF": "/nonexistent", "FLOPSCOPE_SLURM_POLL": "0.1"})
+        out = cli(
+            "sweep",
+            "--slurm",
+            "--host",
+            "login",
+            "--ssh-config",
+            login.config,
+            "--param",
+            "n=1,2",
+            "--ncu",
+            make_ncu(tmp_path),
+            "--sweep-name",
+            "vialogin",
+            "--",
+            "echo",
+            "{n}",
+            home=tmp_path / "store",
+            env={"SLURM_CONF": "/nonexistent", "FLOPSCOPE_SLURM_POLL": "0.1"},
+        )
     finally:
         login.stop()
     assert "2 of 2 point(s) stored" in out.stderr, out.stderr
@@ -98,10 +165,28 @@ def test_jobs_are_submitted_on_a_login_node_over_ssh(cluster, tmp_path):
 
 def test_a_stopped_sweep_cancels_its_jobs(cluster, tmp_path):
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "store"), **_env(cluster, tmp_path)}
-    proc = subprocess.Popen([*CLI, "sweep", "--slurm", "--param", "n=40,41,42", "--ncu", make_ncu(tmp_path),
-                             "--sweep-name", "stopped", "--no-tui", "--", "sleep", "{n}"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=env)
+    proc = subprocess.Popen(
+        [
+            *CLI,
+            "sweep",
+            "--slurm",
+            "--param",
+            "n=40,41,42",
+            "--ncu",
+            make_ncu(tmp_path),
+            "--sweep-name",
+            "stopped",
+            "--no-tui",
+            "--",
+            "sleep",
+            "{n}",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     seen = []
     for line in proc.stderr:  # stopped once a job runs
         seen.append(line)
@@ -123,26 +208,74 @@ def test_hostile_values_run_nothing(cluster, tmp_path):
     env = _env(cluster, tmp_path)
     before = len(cluster.jobs())
     hostile = f"x;$(touch {sentinel})\n`touch {sentinel}`"
-    out = cli("sweep", "--slurm", "--partition", hostile, "--time", hostile, "--gres", hostile, "--param", "n=1",
-              "--ncu", make_ncu(tmp_path), "--", "echo", "{n}", home=tmp_path / "store", env=env)
+    out = cli(
+        "sweep",
+        "--slurm",
+        "--partition",
+        hostile,
+        "--time",
+        hostile,
+        "--gres",
+        hostile,
+        "--param",
+        "n=1",
+        "--ncu",
+        make_ncu(tmp_path),
+        "--",
+        "echo",
+        "{n}",
+        home=tmp_path / "store",
+        env=env,
+    )
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr  # (no accounts here: any --account goes)
     assert out.stderr.startswith("flopscope: --slurm: sbatch on this machine refused the job"), out.stderr
     assert len(cluster.jobs()) == before  # refused before any job was submitted
     seen = tmp_path / "seen.txt"
     program = f"import sys; open({str(seen)!r}, 'a').write(sys.argv[1] + '\\n')"
     value = f"$(touch {sentinel});`touch {sentinel}`"
-    out = cli("sweep", "--slurm", "--account", hostile, "--sbatch-args", f"--comment='{hostile}'",
-              "--param", f"v={value},'; touch {sentinel}'", "--ncu", make_ncu(tmp_path),
-              "--remote-cwd", str(tmp_path), "--env", f"X=$(touch {sentinel})", "--", sys.executable, "-c", program,
-              "{v}", home=tmp_path / "store", env=env)
+    out = cli(
+        "sweep",
+        "--slurm",
+        "--account",
+        hostile,
+        "--sbatch-args",
+        f"--comment='{hostile}'",
+        "--param",
+        f"v={value},'; touch {sentinel}'",
+        "--ncu",
+        make_ncu(tmp_path),
+        "--remote-cwd",
+        str(tmp_path),
+        "--env",
+        f"X=$(touch {sentinel})",
+        "--",
+        sys.executable,
+        "-c",
+        program,
+        "{v}",
+        home=tmp_path / "store",
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert sorted(seen.read_text().splitlines()) == sorted([value, f"'; touch {sentinel}'"])
     assert not sentinel.exists()
 
 
 def test_a_job_whose_program_fails_is_failed_and_its_point_warned_as_here(cluster, tmp_path):
-    out = cli("sweep", "--slurm", "--param", "code=3", "--ncu", make_ncu(tmp_path), "--", "sh", "-c", "exit {code}",
-              home=tmp_path / "store", env=_env(cluster, tmp_path))
+    out = cli(
+        "sweep",
+        "--slurm",
+        "--param",
+        "code=3",
+        "--ncu",
+        make_ncu(tmp_path),
+        "--",
+        "sh",
+        "-c",
+        "exit {code}",
+        home=tmp_path / "store",
+        env=_env(cluster, tmp_path),
+    )
     assert out.returncode == 1, out.stderr  # stored with a warning, as a profile here
     assert re.search(r"^    code=3: job \d+ failed$", out.stderr, re.M), out.stderr  # ncu exited 1 in its job
     assert "(the command exited with code 3" in out.stderr, out.stderr
@@ -168,9 +301,27 @@ def test_the_app_shows_each_jobs_state_and_q_cancels_the_jobs(cluster, tmp_path)
         pytest.skip("tmux is not installed (apt-get install -y tmux)")
     tmux, status = Tmux(), tmp_path / "exit"
     env = {"FLOPSCOPE_HOME": str(tmp_path / "store"), **_env(cluster, tmp_path), "TERM": "xterm-256color"}
-    command = (shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *CLI, "sweep", "--slurm", "--param",
-                           "n=40,41,42", "--ncu", str(make_ncu(tmp_path)), "--sweep-name", "livestop", "--",
-                           "sleep", "{n}"]) + f"; echo $? > {shlex.quote(str(status))}; sleep 30")
+    command = (
+        shlex.join(
+            [
+                "env",
+                *(f"{k}={v}" for k, v in env.items()),
+                *CLI,
+                "sweep",
+                "--slurm",
+                "--param",
+                "n=40,41,42",
+                "--ncu",
+                str(make_ncu(tmp_path)),
+                "--sweep-name",
+                "livestop",
+                "--",
+                "sleep",
+                "{n}",
+            ]
+        )
+        + f"; echo $? > {shlex.quote(str(status))}; sleep 30"
+    )
     tmux("new-session", "-d", "-s", "app", "-x", "120", "-y", "30", command)
     try:
         shown = tmux.wait_for("running on", timeout=60)

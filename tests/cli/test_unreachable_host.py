@@ -114,9 +114,24 @@ def test_a_reachable_host_still_profiles_with_hostile_values_inert(tmp_path, ser
     seen = tmp_path / "argv.txt"
     hostile = ["'; touch PWNED; #", "$(touch PWNED)", "`touch PWNED`", "a b"]
     program = f"import sys; open({str(seen)!r}, 'w').write(repr(sys.argv[1:]))"
-    out = flopscope("profile", "--host", server.alias, "--ssh-config", server.config, "--ncu", make_ncu(tmp_path),
-                    "--no-tui", "--json", "--", sys.executable, "-c", program, *hostile, home=tmp_path / "home",
-                    cwd=tmp_path)
+    out = flopscope(
+        "profile",
+        "--host",
+        server.alias,
+        "--ssh-config",
+        server.config,
+        "--ncu",
+        make_ncu(tmp_path),
+        "--no-tui",
+        "--json",
+        "--",
+        sys.executable,
+        "-c",
+        program,
+        *hostile,
+        home=tmp_path / "home",
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     assert seen.read_text() == repr(hostile)
     assert not (tmp_path / "PWNED").exists()
@@ -129,8 +144,20 @@ def test_a_profile_over_ssh_makes_one_connection(tmp_path, server):
     config = tmp_path / "proxy_config"
     config.write_text(server.config.read_text().replace(f"Port {server.port}", f"Port {proxy.port}"))
     try:
-        out = flopscope("profile", "--host", server.alias, "--ssh-config", config, "--ncu", make_ncu(tmp_path),
-                        "--no-tui", "--json", "--", "true", home=tmp_path / "home")
+        out = flopscope(
+            "profile",
+            "--host",
+            server.alias,
+            "--ssh-config",
+            config,
+            "--ncu",
+            make_ncu(tmp_path),
+            "--no-tui",
+            "--json",
+            "--",
+            "true",
+            home=tmp_path / "home",
+        )
         assert out.returncode == 0, out.stderr
         assert proxy.connections == 1
     finally:
@@ -142,6 +169,19 @@ def test_a_long_tmpdir_does_not_break_ssh(tmp_path, server):
     a socket's path: "cannot reach the host (ControlPath too long ...)" for every --host."""
     tmpdir = tmp_path / ("long-temporary-folder-" * 3)
     tmpdir.mkdir()
-    out = flopscope("profile", "--host", server.alias, "--ssh-config", server.config, "--ncu", make_ncu(tmp_path),
-                    "--no-tui", "--json", "--", "true", home=tmp_path / "home", env={"TMPDIR": str(tmpdir)})
+    out = flopscope(
+        "profile",
+        "--host",
+        server.alias,
+        "--ssh-config",
+        server.config,
+        "--ncu",
+        make_ncu(tmp_path),
+        "--no-tui",
+        "--json",
+        "--",
+        "true",
+        home=tmp_path / "home",
+        env={"TMPDIR": str(tmpdir)},
+    )
     assert out.returncode == 0, out.stderr

@@ -23,8 +23,11 @@ def _details_cells(path, metric):
     start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
     rows = list(csv.reader(lines[start:]))
     col = {h: k for k, h in enumerate(rows[0])}
-    return [(int(r[0]), float(r[col["Metric Value"]].replace(",", "")))
-            for r in rows[1:] if len(r) > col["Metric Value"] and r[col["Metric Name"]] == metric]
+    return [
+        (int(r[0]), float(r[col["Metric Value"]].replace(",", "")))
+        for r in rows[1:]
+        if len(r) > col["Metric Value"] and r[col["Metric Name"]] == metric
+    ]
 
 
 def test_t4_matrix_add_is_exactly_one_million_fp32_flops():
@@ -47,8 +50,10 @@ def test_rates_without_cycle_counts_use_clock_times_duration():
         cycles = clock * counter(action, "gpu__time_duration.sum") * 1e-9
         expected = {}
         for p, letter in (("fp64", "d"), ("fp32", "f")):
-            names = {op: f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum.per_cycle_elapsed"
-                     for op in ("add", "mul", "fma")}
+            names = {
+                op: f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum.per_cycle_elapsed"
+                for op in ("add", "mul", "fma")
+            }
             rate = {op: counter(action, name) for op, name in names.items()}
             expected[p] = (rate["add"] + rate["mul"] + 2 * rate["fma"]) * cycles
         assert row["flop_fp64"] == pytest.approx(expected["fp64"], rel=1e-9, abs=1e-6)
@@ -90,8 +95,10 @@ def test_volta_tensor_estimate_matches_two_mnk():
     assert len(gemms) == 7
     assert (gemms["flop_tensor"] == 2 * 20480**3).all()
     assert (gemms["flop_tensor_fp16"] == 2 * 20480**3).all()
-    assert (gemms["estimated"] == "flop_tensor (tensor instructions x 512 FLOP/instruction, checked on Volta "
-                                  "HMMA.884 with FP32 accumulate only)").all()
+    assert (
+        gemms["estimated"] == "flop_tensor (tensor instructions x 512 FLOP/instruction, checked on Volta "
+        "HMMA.884 with FP32 accumulate only)"
+    ).all()
     assert (gemms["precision"] == "tensor_fp16").all()
     # duration from cycles / clock, since the file has no gpu__time_duration
     cycles = dict(_details_cells(path, "sm__cycles_elapsed.avg"))
@@ -118,10 +125,15 @@ def test_counted_tensor_ops_and_auto_scaled_bytes():
 
 def _simt_from_cells(path, launch: int) -> dict[str, float]:
     """add + mul + 2 x fma per precision (half: x2, two lanes) of one launch, from the CSV cells."""
-    inst = {letter + op: dict(_details_cells(path, f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"))
-            [launch] for letter in "dfh" for op in ("add", "mul", "fma")}
-    return {p: (2 if letter == "h" else 1) * (inst[letter + "add"] + inst[letter + "mul"] + 2 * inst[letter + "fma"])
-            for p, letter in (("fp64", "d"), ("fp32", "f"), ("fp16", "h"))} | {"hfma": inst["hfma"]}
+    inst = {
+        letter + op: dict(_details_cells(path, f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"))[launch]
+        for letter in "dfh"
+        for op in ("add", "mul", "fma")
+    }
+    return {
+        p: (2 if letter == "h" else 1) * (inst[letter + "add"] + inst[letter + "mul"] + 2 * inst[letter + "fma"])
+        for p, letter in (("fp64", "d"), ("fp32", "f"), ("fp16", "h"))
+    } | {"hfma": inst["hfma"]}
 
 
 def test_an_sgemm_whose_tensor_pipe_ran_only_register_moves_counts_its_fp32_flops():
@@ -137,8 +149,11 @@ def test_an_sgemm_whose_tensor_pipe_ran_only_register_moves_counts_its_fp32_flop
     k = report.kernels.set_index("launch_id")
     assert k.loc[2, "flop_tensor"] == 0
     assert k.loc[2, "flop_fp16"] == simt["fp16"] - 4 * simt["hfma"]
-    assert k.loc[2, "flop"] == simt["fp64"] + simt["fp32"] + simt["fp16"] - 4 * simt["hfma"] == pytest.approx(68.72e12,
-                                                                                                              rel=1e-3)
+    assert (
+        k.loc[2, "flop"]
+        == simt["fp64"] + simt["fp32"] + simt["fp16"] - 4 * simt["hfma"]
+        == pytest.approx(68.72e12, rel=1e-3)
+    )
     assert "flop_tensor 0: every tensor-pipe instruction an HFMA2.MMA register move" in k.loc[2, "provenance"]
     assert "flop_fp16 leaves out the HFMAs: HFMA2.MMA register moves" in k.loc[2, "provenance"]
     assert "flop_tensor" not in {m.column for m in report.missing}
@@ -158,8 +173,11 @@ def test_unknown_tensor_work_leaves_total_unknown_and_names_the_metric(tmp_path)
     path = partial_warp_sgemm(source, tmp_path / source.name)
     report = read_report(path)
     tensor_inst = dict(_details_cells(path, "smsp__inst_executed_pipe_tensor.sum"))
-    assert tensor_inst[2] * 32 == hfma != dict(_details_cells(path, "smsp__sass_thread_inst_executed_op_hfma_pred_on"
-                                                                    ".sum"))[2]
+    assert (
+        tensor_inst[2] * 32
+        == hfma
+        != dict(_details_cells(path, "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"))[2]
+    )
     k = report.kernels.set_index("launch_id")
     assert tensor_inst[2] == 104_857_600 and math.isnan(k.loc[2, "flop_tensor"]) and math.isnan(k.loc[2, "flop"])
     assert tensor_inst[0] == 0 and k.loc[0, "flop_tensor"] == 0 and k.loc[0, "flop"] > 0
@@ -169,7 +187,8 @@ def test_unknown_tensor_work_leaves_total_unknown_and_names_the_metric(tmp_path)
     assert "inst_executed_pipe_tensor" not in missing["flop_tensor"].fix()
     assert missing["flop_tensor"].problem() == (
         "flop_tensor unknown for 1 launch(es) (tensor instructions were counted, but flopscope has no checked FLOPs "
-        "per instruction for CC 8.0)")
+        "per instruction for CC 8.0)"
+    )
     assert "no checked FLOP/instruction for CC 8.0" in k.loc[2, "provenance"]
 
 
@@ -211,8 +230,10 @@ def test_a_mixed_precision_kernel_is_judged_against_both_peaks():
     clock = counter(action, "smsp__cycles_elapsed.avg.per_second")
     seconds = counter(action, "gpu__time_duration.sum") * 1e-9
     flops = {letter: rate_flops(action, letter) for letter in "df"}
-    peaks = {letter: counter(action, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x2") * clock
-             for letter in "df"}
+    peaks = {
+        letter: counter(action, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x2") * clock
+        for letter in "df"
+    }
     at_peak = flops["d"] / peaks["d"] + flops["f"] / peaks["f"]
     assert flops["f"] == pytest.approx(1.077e9, rel=1e-3) and flops["d"] == pytest.approx(0.919e9, rel=1e-3)
     group = report.group("name").set_index("kernel").loc["fill_vector"]
@@ -222,7 +243,8 @@ def test_a_mixed_precision_kernel_is_judged_against_both_peaks():
         assert judged["pct_of_peak"] == pytest.approx(100 * at_peak / seconds, rel=1e-9)
         assert judged["peak_source"] == "report"
     assert report.summary().flops_efficiency == pytest.approx(
-        report.kernels["flop"].sum() / (report.kernels["duration_s"] * report.kernels["peak_flop_per_s"]).sum())
+        report.kernels["flop"].sum() / (report.kernels["duration_s"] * report.kernels["peak_flop_per_s"]).sum()
+    )
 
 
 def test_run_level_figures():
@@ -233,7 +255,8 @@ def test_run_level_figures():
     assert s.flops_efficiency == pytest.approx(k["flop"].sum() / (k["duration_s"] * k["peak_flop_per_s"]).sum())
     assert s.compute_efficiency == pytest.approx(k.loc[k["flop"] > 0, "duration_s"].sum() / k["duration_s"].sum())
     assert s.bandwidth_efficiency == pytest.approx(
-        k["dram_bytes"].sum() / (k["duration_s"] * k["peak_dram_bytes_per_s"]).sum())
+        k["dram_bytes"].sum() / (k["duration_s"] * k["peak_dram_bytes_per_s"]).sum()
+    )
 
 
 def test_grouping_sums_match_launches():
@@ -273,13 +296,18 @@ def test_half_counters_count_two_lane_instructions(tmp_path):
     issue rate as FFMA), and 132 SMs at 1.98 GHz must then give the whitepaper's 133.8 TFLOP/s FP16 (and FFMA
     the 66.9 TFLOP/s FP32)."""
     hfma, hadd, hmul = 2**24 * 16, 1000, 10
-    row = _raw_page(tmp_path, {
-        "gpu__time_duration.sum": ("nsecond", 1e6), "smsp__cycles_elapsed.avg.per_second": ("cycle/second", 1.98e9),
-        "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": ("inst", hfma),
-        "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum": ("inst", hadd),
-        "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum": ("inst", hmul),
-        "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained": ("inst/cycle", 128 * 132),
-        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": ("inst/cycle", 128 * 132)})
+    row = _raw_page(
+        tmp_path,
+        {
+            "gpu__time_duration.sum": ("nsecond", 1e6),
+            "smsp__cycles_elapsed.avg.per_second": ("cycle/second", 1.98e9),
+            "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": ("inst", hfma),
+            "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum": ("inst", hadd),
+            "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum": ("inst", hmul),
+            "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained": ("inst/cycle", 128 * 132),
+            "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": ("inst/cycle", 128 * 132),
+        },
+    )
     assert row["flop_fp16"] == 4 * hfma + 2 * hadd + 2 * hmul
     h100 = next(g for g in all_gpus() if g.key == "h100-sxm")
     assert row["report_peak_fp16_flop_per_s"] == pytest.approx(h100.peak("fp16"), rel=1e-3)
@@ -310,8 +338,11 @@ def test_register_moves_are_not_fp16_flops():
     kernels = report.kernels
     expected_run = 0.0
     for i, action in enumerate(report_actions(path)[:4]):
-        half = {op: n for op, n in _per_opcode(action, "sass__thread_inst_executed_true_per_opcode_with_modifier_all")
-                .items() if op.startswith("H")}
+        half = {
+            op: n
+            for op, n in _per_opcode(action, "sass__thread_inst_executed_true_per_opcode_with_modifier_all").items()
+            if op.startswith("H")
+        }
         assert list(half) == ["HFMA2.MMA"]
         assert _per_opcode(action, "sass__thread_inst_executed_true_per_opcode")["HFMA2"] == half["HFMA2.MMA"]
         row = kernels.iloc[i]
@@ -328,9 +359,13 @@ def test_register_moves_beside_fp16_math_are_left_out_and_kept_on_turing(tmp_pat
     """A launch whose tensor pipe ran only HFMA2.MMA (x 32 = its HFMAs) beside real HADD2s: the HADD2s are FP16
     FLOPs, the moves are not. On Turing, which may run FP16 math as HFMA2.MMA, they stay counted and flagged."""
     hfma, hadd, warps = 32 * 1000, 77, 1000
-    cols = {"gpu__time_duration.sum": ("nsecond", 1e5), "smsp__inst_executed_pipe_tensor.sum": ("inst", warps),
-            **{m: ("inst", 0) for m in SIMT}, "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": ("inst", hfma),
-            "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum": ("inst", hadd)}
+    cols = {
+        "gpu__time_duration.sum": ("nsecond", 1e5),
+        "smsp__inst_executed_pipe_tensor.sum": ("inst", warps),
+        **{m: ("inst", 0) for m in SIMT},
+        "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": ("inst", hfma),
+        "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum": ("inst", hadd),
+    }
     ampere = read_report(one_launch(tmp_path / "a.csv", cols, cc="8.0")).kernels.iloc[0]
     assert ampere["flop_fp16"] == 2 * hadd and ampere["flop_tensor"] == 0 and ampere["flop"] == 2 * hadd
     (tmp_path / "t").mkdir()
@@ -345,8 +380,11 @@ def test_a_launch_with_unknown_flops_leaves_its_group_and_run_unknown_not_underc
     group and the run say unknown, and the run keeps the counted part and the time it covers apart."""
     from ..helpers.raw_csv import launches, raw_csv, simt_flop
 
-    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
-                if "tensorop_s884gemm" in r["Kernel Name"])
+    gemm = next(
+        r
+        for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+        if "tensorop_s884gemm" in r["Kernel Name"]
+    )
     path = tmp_path / "gemm.csv"
     path.write_text(raw_csv([gemm] * 6, na_metric="sm__inst_executed_pipe_tensor.sum"))
     report = read_report(path)
@@ -431,8 +469,9 @@ def test_dram_ceiling_uses_the_reports_steady_memory_clock_not_a_short_kernels_r
     assert min(hz) < 0.7 * steady  # the noisy reading this guards against
     report = read_report(path)
     for action, (_, row) in zip(actions, report.kernels.iterrows(), strict=True):
-        assert row["peak_dram_bytes_per_s"] == pytest.approx(counter(action, "dram__bytes.sum.peak_sustained") * steady,
-                                                             rel=1e-9)
+        assert row["peak_dram_bytes_per_s"] == pytest.approx(
+            counter(action, "dram__bytes.sum.peak_sustained") * steady, rel=1e-9
+        )
     assert report.kernels["peak_dram_bytes_per_s"].iloc[0] == pytest.approx(898e9, rel=0.01)  # 4096 bit x 2 x 877 MHz
 
 
@@ -456,8 +495,10 @@ def test_a_precision_without_its_counters_is_unknown_not_zero(tmp_path):
     from ..helpers.raw_csv import page
 
     units = {"gpu__time_duration.sum": "nsecond", "dram__bytes.sum": "byte", **SIMT}
-    rows = [{"kernel": "cache_resident", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 1e6, **fp32_only(1e9)},
-            {"kernel": "dgemm_like", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 1e6, **fp32_only(0)}]
+    rows = [
+        {"kernel": "cache_resident", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 1e6, **fp32_only(1e9)},
+        {"kernel": "dgemm_like", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 1e6, **fp32_only(0)},
+    ]
     report = read_report(page(tmp_path / "fp32.csv", units, rows, gpu="NVIDIA A100-PCIE-40GB"))
     k = report.kernels.set_index("kernel")
     assert k.loc["cache_resident", "flop_fp32"] == 2e9 and k.loc["dgemm_like", "flop_fp32"] == 0
@@ -469,7 +510,8 @@ def test_a_precision_without_its_counters_is_unknown_not_zero(tmp_path):
     assert "FLOP ≥ 2.00 G (unknown for 100.0% of kernel time)" in header and "compute eff n/a" in header
     fix = {m.column: m.fix() for m in report.missing}
     assert fix["flop_fp64"] == "ncu --metrics " + ",".join(
-        f"smsp__sass_thread_inst_executed_op_d{op}_pred_on.sum" for op in ("add", "mul", "fma"))
+        f"smsp__sass_thread_inst_executed_op_d{op}_pred_on.sum" for op in ("add", "mul", "fma")
+    )
     assert "flop_fp32" not in fix
 
 
@@ -477,22 +519,31 @@ def test_fma_alone_is_not_the_fp32_count_and_the_fix_names_add_and_mul(tmp_path)
     from ..helpers.raw_csv import page
 
     fma_only = {f"smsp__sass_thread_inst_executed_op_{p}fma_pred_on.sum": "inst" for p in "fdh"}
-    row = {"gpu__time_duration.sum": 1e5, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1000,
-           "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": 0,
-           "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": 0}
+    row = {
+        "gpu__time_duration.sum": 1e5,
+        "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1000,
+        "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": 0,
+        "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum": 0,
+    }
     report = read_report(page(tmp_path / "fma.csv", {"gpu__time_duration.sum": "nsecond", **fma_only}, [row]))
     assert report.kernels[["flop_fp32", "flop_fp64", "flop_fp16", "flop"]].isna().all().all()
     fix = {m.column: m.fix() for m in report.missing}
-    assert fix["flop_fp32"] == ("ncu --metrics smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,"
-                                "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum")
+    assert fix["flop_fp32"] == (
+        "ncu --metrics smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,"
+        "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"
+    )
 
 
 def test_counters_present_and_zero_are_zero_flops(tmp_path):
     from ..helpers.raw_csv import page
 
     units = {"gpu__time_duration.sum": "nsecond", "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
-    row = {"gpu__time_duration.sum": 1e5, "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0),
-           **fp32_only(7, fadd=3)}
+    row = {
+        "gpu__time_duration.sum": 1e5,
+        "sm__inst_executed_pipe_tensor.sum": 0,
+        **dict.fromkeys(SIMT, 0),
+        **fp32_only(7, fadd=3),
+    }
     report = read_report(page(tmp_path / "zero.csv", units, [row]))
     row = report.kernels.iloc[0]
     assert row["flop_fp64"] == 0 and row["flop_fp16"] == 0 and row["flop_fp32"] == 17 and row["flop"] == 17
@@ -504,8 +555,11 @@ def test_counted_tensor_work_with_some_simt_counters_missing_counts_what_was_cou
     to the MMAs), and the row names the precisions left out."""
     from ..helpers.raw_csv import page
 
-    units = {"gpu__time_duration.sum": "nsecond", "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "",
-             **{m: u for m, u in SIMT.items() if "_op_f" in m}}
+    units = {
+        "gpu__time_duration.sum": "nsecond",
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "",
+        **{m: u for m, u in SIMT.items() if "_op_f" in m},
+    }
     row = {"gpu__time_duration.sum": 1e6, "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 7e11, **fp32_only(5, 1, 1)}
     k = read_report(page(tmp_path / "gemm.csv", units, [row], cc="9.0")).kernels.iloc[0]
     assert k["flop"] == 7e11 + 12 and math.isnan(k["flop_fp64"])
@@ -522,10 +576,22 @@ def test_flops_without_dram_traffic_are_compute_bound_at_the_compute_roof(tmp_pa
 
     from ..helpers.raw_csv import page
 
-    units = {"gpu__time_duration.sum": "nsecond", "dram__bytes.sum": "byte", "lts__t_bytes.sum": "byte",
-             "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
-    row = {"kernel": "cache_resident", "gpu__time_duration.sum": 1e5, "dram__bytes.sum": 0, "lts__t_bytes.sum": 4e6,
-           "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0), **fp32_only(1e9)}
+    units = {
+        "gpu__time_duration.sum": "nsecond",
+        "dram__bytes.sum": "byte",
+        "lts__t_bytes.sum": "byte",
+        "sm__inst_executed_pipe_tensor.sum": "inst",
+        **SIMT,
+    }
+    row = {
+        "kernel": "cache_resident",
+        "gpu__time_duration.sum": 1e5,
+        "dram__bytes.sum": 0,
+        "lts__t_bytes.sum": 4e6,
+        "sm__inst_executed_pipe_tensor.sum": 0,
+        **dict.fromkeys(SIMT, 0),
+        **fp32_only(1e9),
+    }
     path = page(tmp_path / "cache.csv", units, [row], gpu="NVIDIA A100-PCIE-40GB")
     report = read_report(path)
     for k in (report.kernels.iloc[0], report.group("name").iloc[0]):
@@ -534,14 +600,12 @@ def test_flops_without_dram_traffic_are_compute_bound_at_the_compute_roof(tmp_pa
         fp32 = 108 * 64 * 2 * 1.41e9  # A100: 108 SMs x 64 FP32 lanes x FMA at the 1410 MHz boost clock
         assert k["attainable_flop_per_s"] == k["peak_flop_per_s"] == pytest.approx(fp32, rel=1e-3)
         assert k["pct_of_roof"] == k["pct_of_peak"] == pytest.approx(100 * 2e9 / 1e-4 / fp32, rel=1e-3)
-    out = subprocess.run([*CLI, "report", str(path), "--json"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([*CLI, "report", str(path), "--json"], capture_output=True, text=True, check=True).stdout
     doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
     assert doc["rows"][0]["ai_dram"] is None and doc["rows"][0]["bound"] == "compute"
-    table = subprocess.run([*CLI, "report", str(path)], capture_output=True,
-                           text=True, check=True).stdout
+    table = subprocess.run([*CLI, "report", str(path)], capture_output=True, text=True, check=True).stdout
     cells = next(line for line in table.splitlines() if line.startswith("cache_resident")).split()
-    assert cells[cells.index("∞"):][:2] == ["∞", f"{100 * 2e9 / 1e-4 / 19.5e12:.1f}%"] and "compute" in cells
+    assert cells[cells.index("∞") :][:2] == ["∞", f"{100 * 2e9 / 1e-4 / 19.5e12:.1f}%"] and "compute" in cells
 
 
 def test_a_group_is_judged_like_the_run_against_its_launches_peaks(tmp_path):
@@ -551,15 +615,26 @@ def test_a_group_is_judged_like_the_run_against_its_launches_peaks(tmp_path):
     (not the harmonic mean of the group's summed FLOPs, 2/3 of the FP32 peak whatever the durations)."""
     from ..helpers.raw_csv import page
 
-    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
-             "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": "inst/cycle",
-             "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": "inst/cycle",
-             "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
-    common = {"kernel": "k", "smsp__cycles_elapsed.avg.per_second": 1.41e9, "sm__inst_executed_pipe_tensor.sum": 0,
-              "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": 108 * 64,
-              "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": 108 * 32, **dict.fromkeys(SIMT, 0)}
-    rows = [{**common, "gpu__time_duration.sum": 1e5, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1e9},
-            {**common, "gpu__time_duration.sum": 3e5, "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": 1e9}]
+    units = {
+        "gpu__time_duration.sum": "nsecond",
+        "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": "inst/cycle",
+        "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": "inst/cycle",
+        "sm__inst_executed_pipe_tensor.sum": "inst",
+        **SIMT,
+    }
+    common = {
+        "kernel": "k",
+        "smsp__cycles_elapsed.avg.per_second": 1.41e9,
+        "sm__inst_executed_pipe_tensor.sum": 0,
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": 108 * 64,
+        "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained": 108 * 32,
+        **dict.fromkeys(SIMT, 0),
+    }
+    rows = [
+        {**common, "gpu__time_duration.sum": 1e5, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": 1e9},
+        {**common, "gpu__time_duration.sum": 3e5, "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": 1e9},
+    ]
     report = read_report(page(tmp_path / "two.csv", units, rows))
     p32, p64 = 108 * 64 * 2 * 1.41e9, 108 * 32 * 2 * 1.41e9
     assert list(report.kernels["peak_flop_per_s"]) == pytest.approx([p32, p64], rel=1e-12)
@@ -570,21 +645,34 @@ def test_a_group_is_judged_like_the_run_against_its_launches_peaks(tmp_path):
     assert group["precision"] == "fp64+fp32"  # FP64 takes 2/3 of the group's time at peak
 
 
-@pytest.mark.parametrize(("gpu", "sms", "clock"), [("NVIDIA H100 PCIe", 114, 1.755e9),
-                                                   ("NVIDIA H100 80GB HBM3", 132, 1.98e9),
-                                                   ("NVIDIA H100 80GB HBM3", 132, 1.5e9)])
+@pytest.mark.parametrize(
+    ("gpu", "sms", "clock"),
+    [("NVIDIA H100 PCIe", 114, 1.755e9), ("NVIDIA H100 80GB HBM3", 132, 1.98e9), ("NVIDIA H100 80GB HBM3", 132, 1.5e9)],
+)
 def test_hopper_tensor_ceilings_follow_the_tensor_cores_rate_at_the_measured_clock(tmp_path, gpu, sms, clock):
     """Hopper's dense FP16 tensor rate is 4096 FLOP per clock per SM (1024 FMA per tensor core, 4 per SM);
     NVIDIA quotes its tensor peaks at a clock below the SIMT boost clock, so scaling the datasheet value by
     measured / boost clock came out 7.6% low. FP64 tensor work (256 FLOP/clk/SM) is quoted at the boost clock."""
     from ..helpers.raw_csv import page
 
-    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
-             "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "", "sm__ops_path_tensor_src_fp64.sum": "", **SIMT}
-    base = {"gpu__time_duration.sum": 1e6, "smsp__cycles_elapsed.avg.per_second": clock, **dict.fromkeys(SIMT, 0),
-            "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 0, "sm__ops_path_tensor_src_fp64.sum": 0}
-    rows = [{**base, "kernel": "hgemm", "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 7e11},
-            {**base, "kernel": "dgemm", "sm__ops_path_tensor_src_fp64.sum": 3e10}]
+    units = {
+        "gpu__time_duration.sum": "nsecond",
+        "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "",
+        "sm__ops_path_tensor_src_fp64.sum": "",
+        **SIMT,
+    }
+    base = {
+        "gpu__time_duration.sum": 1e6,
+        "smsp__cycles_elapsed.avg.per_second": clock,
+        **dict.fromkeys(SIMT, 0),
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 0,
+        "sm__ops_path_tensor_src_fp64.sum": 0,
+    }
+    rows = [
+        {**base, "kernel": "hgemm", "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 7e11},
+        {**base, "kernel": "dgemm", "sm__ops_path_tensor_src_fp64.sum": 3e10},
+    ]
     k = read_report(page(tmp_path / "h100.csv", units, rows, gpu=gpu, cc="9.0")).kernels.set_index("kernel")
     assert k.loc["hgemm", "precision"] == "tensor_fp16" and k.loc["dgemm", "precision"] == "tensor_fp64"
     assert k.loc["hgemm", "peak_flop_per_s"] == pytest.approx(sms * 4096 * clock, rel=1e-3)
@@ -600,10 +688,21 @@ def test_each_launch_is_judged_against_its_own_gpu(tmp_path, monkeypatch):
 
     from ..helpers.raw_csv import page
 
-    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
-             "dram__bytes.sum": "byte", "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
-    base = {"kernel": "k", "gpu__time_duration.sum": 1e6, "dram__bytes.sum": 1e8,
-            "sm__inst_executed_pipe_tensor.sum": 0, **dict.fromkeys(SIMT, 0), **fp32_only(1e9)}
+    units = {
+        "gpu__time_duration.sum": "nsecond",
+        "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+        "dram__bytes.sum": "byte",
+        "sm__inst_executed_pipe_tensor.sum": "inst",
+        **SIMT,
+    }
+    base = {
+        "kernel": "k",
+        "gpu__time_duration.sum": 1e6,
+        "dram__bytes.sum": 1e8,
+        "sm__inst_executed_pipe_tensor.sum": 0,
+        **dict.fromkeys(SIMT, 0),
+        **fp32_only(1e9),
+    }
     a100 = {**base, "gpu": "NVIDIA A100-PCIE-40GB", "cc": "8.0", "smsp__cycles_elapsed.avg.per_second": 1.41e9}
     h100 = {**base, "gpu": "NVIDIA H100 PCIe", "cc": "9.0", "smsp__cycles_elapsed.avg.per_second": 1.755e9}
     report = read_report(page(tmp_path / "two_gpus.csv", units, [a100, h100, h100]))
@@ -637,12 +736,22 @@ def test_fp16_accumulate_tensor_work_is_judged_against_the_fp16_accumulate_peak(
     total beside the pair is not added again, and does not hide how the work accumulated."""
     from ..helpers.raw_csv import page
 
-    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
-             "sm__ops_path_tensor_src_fp16.sum": "", "sm__ops_path_tensor_src_fp16_dst_fp16.sum": "",
-             "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "", **SIMT}
-    row = {"gpu__time_duration.sum": 1e9, "smsp__cycles_elapsed.avg.per_second": 2.52e9, **dict.fromkeys(SIMT, 0),
-           "sm__ops_path_tensor_src_fp16.sum": 4e14, "sm__ops_path_tensor_src_fp16_dst_fp16.sum": 3e14,
-           "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 1e14}
+    units = {
+        "gpu__time_duration.sum": "nsecond",
+        "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+        "sm__ops_path_tensor_src_fp16.sum": "",
+        "sm__ops_path_tensor_src_fp16_dst_fp16.sum": "",
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "",
+        **SIMT,
+    }
+    row = {
+        "gpu__time_duration.sum": 1e9,
+        "smsp__cycles_elapsed.avg.per_second": 2.52e9,
+        **dict.fromkeys(SIMT, 0),
+        "sm__ops_path_tensor_src_fp16.sum": 4e14,
+        "sm__ops_path_tensor_src_fp16_dst_fp16.sum": 3e14,
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 1e14,
+    }
     k = read_report(page(tmp_path / "hgemm.csv", units, [row], gpu="NVIDIA GeForce RTX 4090", cc="8.9")).kernels
     k = k.iloc[0]
     assert k["flop_tensor"] == 4e14 and k["flop_tensor_fp16_acc16"] == 3e14 and k["flop_tensor_fp16"] == 1e14
@@ -674,22 +783,34 @@ def test_a_launch_with_rates_but_no_duration_was_profiled_and_lacks_only_its_dur
     assert report.kernels["status"].iloc[0] == "ok" and report.summary().not_profiled == 0
     assert not any("ncu failed" in line for line in header_lines(report))
     missing = {m.column: m for m in report.missing}
-    assert missing["duration_s"].problem() == ("duration_s not collected for 1 launch(es) (the FLOP and byte rates "
-                                               "collected for them need it to become counts)")
+    assert missing["duration_s"].problem() == (
+        "duration_s not collected for 1 launch(es) (the FLOP and byte rates "
+        "collected for them need it to become counts)"
+    )
     assert missing["duration_s"].fix() == "ncu --metrics gpu__time_duration.sum"
     # FP32, FP64 and DRAM came as rates: the duration settles them; FP16 and tensor work were not collected at all
     assert {"flop_fp32", "flop_fp64", "dram_bytes"}.isdisjoint(missing) and {"flop_fp16", "flop_tensor"} <= set(missing)
 
 
-@pytest.mark.parametrize("name", ["t4_mlp_matadd_full.ncu-rep", "v100_ncar_miniweather_fp64_full.ncu-rep",
-                                  "h100pcie_ee384_cub_agents_full.ncu-rep", "a100pcie80_cutlass_gemm_full.ncu-rep"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "t4_mlp_matadd_full.ncu-rep",
+        "v100_ncar_miniweather_fp64_full.ncu-rep",
+        "h100pcie_ee384_cub_agents_full.ncu-rep",
+        "a100pcie80_cutlass_gemm_full.ncu-rep",
+    ],
+)
 def test_l2_bytes_of_a_full_set_report_are_its_sectors_times_32(name):
     """`--set full` collects lts__t_sectors.sum, not lts__t_bytes.sum (ncu defines the latter as sectors x 32 B):
     every full-set report said "l2_bytes not collected" and had no L2 column."""
     path = fixture_path(name)
     context = ncu_report.load_report(str(path))
-    actions = [context.range_by_idx(r).action_by_idx(a) for r in range(context.num_ranges())
-               for a in range(context.range_by_idx(r).num_actions())]
+    actions = [
+        context.range_by_idx(r).action_by_idx(a)
+        for r in range(context.num_ranges())
+        for a in range(context.range_by_idx(r).num_actions())
+    ]
     sectors = [a.metric_by_name("lts__t_sectors.sum") for a in actions]
     expected = [32 * m.as_double() if m is not None else math.nan for m in sectors]
     assert any(not math.isnan(v) for v in expected)
@@ -719,8 +840,9 @@ def test_a_run_with_an_unprofiled_launch_reads_as_a_lower_bound():
     assert s.unknown_time_launches == s.unknown_flop_untimed_launches == s.not_profiled == 1
     assert s.unknown_flop_time_share == 0
     header = " ".join("\n".join(header_lines(report)).split())
-    assert f"Kernel time ≥ {fmt_seconds(known)} · FLOP ≥ {fmt_si(flop)} (unknown for 1 launch of unknown time)" \
-        in header
+    assert (
+        f"Kernel time ≥ {fmt_seconds(known)} · FLOP ≥ {fmt_si(flop)} (unknown for 1 launch of unknown time)" in header
+    )
     assert "(efficiencies of the 4 launches of known time)" in header
     doc = json.loads(run_cli("report", path, "--json").stdout)["meta"]["summary"]
     assert doc["total_time_s"] is None and doc["total_flop"] is None
@@ -734,8 +856,11 @@ def test_flops_unknown_only_for_a_launch_of_unknown_time_never_read_0_percent(tm
 
     from ..helpers.raw_csv import launches, raw_csv
 
-    gemm = next(r for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
-                if "tensorop_s884gemm" in r["Kernel Name"])
+    gemm = next(
+        r
+        for r in launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
+        if "tensorop_s884gemm" in r["Kernel Name"]
+    )
     table = list(csv.reader(raw_csv([gemm, gemm]).splitlines()))
     for metric in ("sm__cycles_elapsed.avg", "sm__cycles_elapsed.avg.per_second", "sm__inst_executed_pipe_tensor.sum"):
         table[-1][table[0].index(metric)] = "n/a"
@@ -761,12 +886,14 @@ def test_ceilings_name_the_sm_clock_they_are_taken_at():
 
     path = fixture_path("t4_mlp_matadd_full.ncu-rep")
     clock = counter(report_actions(path)[0], "smsp__cycles_elapsed.avg.per_second")
-    doc = json.loads(subprocess.run([*CLI, "report", str(path), "--json"], capture_output=True, text=True,
-                                    check=True).stdout)
+    doc = json.loads(
+        subprocess.run([*CLI, "report", str(path), "--json"], capture_output=True, text=True, check=True).stdout
+    )
     fp32 = next(c for c in doc["meta"]["ceilings"] if c["name"] == "fp32")
     assert fp32["sm_clock_hz"] == pytest.approx(clock, rel=1e-6)
     assert fp32["value"] == pytest.approx(40 * 64 * 2 * clock, rel=1e-3)
-    table = subprocess.run([*CLI, "report", str(path)], capture_output=True, text=True, check=True,
-                           env={"COLUMNS": "200", "PATH": ""}).stdout
+    table = subprocess.run(
+        [*CLI, "report", str(path)], capture_output=True, text=True, check=True, env={"COLUMNS": "200", "PATH": ""}
+    ).stdout
     ceilings = next(line for line in table.splitlines() if line.startswith("Ceilings:"))
     assert ceilings.endswith(f"from report counters x measured clock (SM {clock / 1e6:.0f} MHz)"), ceilings

@@ -51,7 +51,8 @@ def test_time_in_a_unit_of_something_else_is_refused(tmp_path, unit):
         code, out, _ = run_in_process("report", path, "--json")
         assert code == 0
         assert json.loads(out)["meta"]["summary"]["total_time_s"] == pytest.approx(
-            sum(float(r[table.col("gpu__time_duration.sum")].replace(",", "")) for r in table.rows) * 1e-9)
+            sum(float(r[table.col("gpu__time_duration.sum")].replace(",", "")) for r in table.rows) * 1e-9
+        )
         return
     line = _refused(path, "gpu__time_duration.sum", repr(unit), "time unit")
     assert "Kernel time" not in line
@@ -66,25 +67,40 @@ def test_details_duration_in_an_unknown_unit_is_refused(tmp_path):
     _refused(table.write(tmp_path / "details.csv"), "Duration", "'furlong'")
 
 
-@pytest.mark.parametrize(("metric", "unit", "factor"), [
-    ("gpu__time_duration.sum", "usecond", 1e-6), ("gpu__time_duration.sum", "", 1e-9),
-    ("dram__bytes_read.sum", "Mbyte", 1e6), ("dram__bytes.sum.per_second", "Gbyte/s", 1e9),
-    ("smsp__cycles_elapsed.avg.per_second", "Ghz", 1e9), ("smsp__cycles_elapsed.avg.per_second", "cycle/nsecond", 1e9),
-    ("sm__cycles_elapsed.avg.per_second", "cycle/second", 1), ("lts__t_sectors.sum.per_second", "sector/s", 1),
-    ("dram__bytes.sum.peak_sustained", "byte/cycle", 1), ("launch__registers_per_thread", "register/thread", 1),
-    ("smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed", "cycle", 1),
-    ("lts__t_sectors.sum.pct_of_peak_sustained_elapsed", "%", 1), ("sm__inst_executed_pipe_tensor.sum", "Kinst", 1e3),
-])
+@pytest.mark.parametrize(
+    ("metric", "unit", "factor"),
+    [
+        ("gpu__time_duration.sum", "usecond", 1e-6),
+        ("gpu__time_duration.sum", "", 1e-9),
+        ("dram__bytes_read.sum", "Mbyte", 1e6),
+        ("dram__bytes.sum.per_second", "Gbyte/s", 1e9),
+        ("smsp__cycles_elapsed.avg.per_second", "Ghz", 1e9),
+        ("smsp__cycles_elapsed.avg.per_second", "cycle/nsecond", 1e9),
+        ("sm__cycles_elapsed.avg.per_second", "cycle/second", 1),
+        ("lts__t_sectors.sum.per_second", "sector/s", 1),
+        ("dram__bytes.sum.peak_sustained", "byte/cycle", 1),
+        ("launch__registers_per_thread", "register/thread", 1),
+        ("smsp__sass_thread_inst_executed_op_dadd_pred_on.sum.per_cycle_elapsed", "cycle", 1),
+        ("lts__t_sectors.sum.pct_of_peak_sustained_elapsed", "%", 1),
+        ("sm__inst_executed_pipe_tensor.sum", "Kinst", 1e3),
+    ],
+)
 def test_units_ncu_prints_are_accepted(metric, unit, factor):
     """Every unit the fixtures and the H100 capture hold for a metric flopscope reads (and their prefixed forms)."""
     assert metric_unit_factor(metric, unit) == pytest.approx(factor)
 
 
-@pytest.mark.parametrize(("metric", "unit"), [
-    ("dram__bytes.sum", "usecond"), ("dram__bytes.sum.per_second", "Ghz"), ("dram__bytes.sum", "MB"),
-    ("smsp__cycles_elapsed.avg.per_second", "Xhz"), ("lts__t_sectors.sum.pct_of_peak_sustained_elapsed", "byte"),
-    ("sm__inst_executed_pipe_tensor.sum", "second"),
-])
+@pytest.mark.parametrize(
+    ("metric", "unit"),
+    [
+        ("dram__bytes.sum", "usecond"),
+        ("dram__bytes.sum.per_second", "Ghz"),
+        ("dram__bytes.sum", "MB"),
+        ("smsp__cycles_elapsed.avg.per_second", "Xhz"),
+        ("lts__t_sectors.sum.pct_of_peak_sustained_elapsed", "byte"),
+        ("sm__inst_executed_pipe_tensor.sum", "second"),
+    ],
+)
 def test_mismatched_units_raise(metric, unit):
     with pytest.raises(UnitError):
         metric_unit_factor(metric, unit)
@@ -92,7 +108,7 @@ def test_mismatched_units_raise(metric, unit):
 
 @pytest.mark.parametrize("value", ["-10,080", "inf", "-inf", "1e308", "1e40"])
 def test_an_impossible_counter_refuses_the_file(tmp_path, value):
-    """"Kernel time -177 us" was printed with exit 0."""
+    """ "Kernel time -177 us" was printed with exit 0."""
     table = _raw()
     table.rows[3][table.col("gpu__time_duration.sum")] = value
     line = _refused(table.write(tmp_path / "bad.csv"), "gpu__time_duration.sum", f"launch {table.rows[3][0]}")

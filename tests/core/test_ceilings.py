@@ -66,8 +66,9 @@ def test_measuring_where_torch_sees_no_gpu_is_one_line(tmp_path):
     assert json.loads(flopscope("ceilings", "--list", "--json", home=tmp_path).stdout) == []  # nothing stored
 
 
-@pytest.mark.parametrize("doc", [{}, {"gpu": "x"}, {"gpu": "x", "driver": "1", "values": {"fp32_flop_per_s": "fast"}},
-                                 []])
+@pytest.mark.parametrize(
+    "doc", [{}, {"gpu": "x"}, {"gpu": "x", "driver": "1", "values": {"fp32_flop_per_s": "fast"}}, []]
+)
 def test_a_result_that_is_not_a_measurement_is_refused(doc):
     with pytest.raises(FlopscopeError, match="no usable result"):
         from_bench("gpubox", doc)

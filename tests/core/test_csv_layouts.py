@@ -48,12 +48,16 @@ def test_na_cells_become_missing_not_zero(tmp_path, real_rows):
 
 
 def test_hostile_kernel_names_processes_devices_and_nvtx(tmp_path, real_rows):
-    names = ['void f<float, 2>(T1 *, int) [with T = float]', 'k<"quoted", \'x\'>(a, b)', "[bracketed], name"]
+    names = ["void f<float, 2>(T1 *, int) [with T = float]", "k<\"quoted\", 'x'>(a, b)", "[bracketed], name"]
     for row, name in zip(real_rows, names * 4, strict=False):
         row["Kernel Name"] = name
     real_rows[1]["Process ID"], real_rows[1]["Process Name"], real_rows[1]["Device"] = "999", "other", "1"
-    nvtx = {"thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg":
-            [' "<default domain>:forward:none:none:none:none:none:none" ', ""]}
+    nvtx = {
+        "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg": [
+            ' "<default domain>:forward:none:none:none:none:none:none" ',
+            "",
+        ]
+    }
     path = tmp_path / "raw.csv"
     path.write_text(raw_csv(real_rows, extra_cols=nvtx))
     report = read_report(path)
@@ -63,4 +67,3 @@ def test_hostile_kernel_names_processes_devices_and_nvtx(tmp_path, real_rows):
     assert k.loc[0, "nvtx"] == "forward" and k["nvtx"].isna().sum() == 5
     assert report.group("nvtx")["count"].sum() == 11
     assert len(report.group("name")) == 3
-

@@ -18,8 +18,7 @@ from flopscope.core.report import GROUPINGS
 
 from ..conftest import FIXTURES
 
-REPORTS = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".csv", ".ncu-rep", ".log")) if FIXTURES.is_dir() \
-    else []
+REPORTS = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".csv", ".ncu-rep", ".log")) if FIXTURES.is_dir() else []
 
 
 def _number(cell: str) -> float | None:
@@ -38,8 +37,9 @@ def _same_csv(new: str, old: str) -> None:
         for j, (c, d) in enumerate(zip(x, y, strict=True)):
             if c != d:  # 1e-07 and 1e-7 are one number
                 n, m = _number(c), _number(d)
-                assert n is not None and m is not None and (n == m or (math.isnan(n) and math.isnan(m))), \
+                assert n is not None and m is not None and (n == m or (math.isnan(n) and math.isnan(m))), (
                     f"row {i}, {a[0][j]}: {c!r} != {d!r}"
+                )
 
 
 def _both(df: pd.DataFrame) -> tuple[str, str]:
@@ -61,15 +61,17 @@ def test_csv_reads_back_as_pandas_wrote_it_on_every_real_fixture(path):
 
 def test_odd_cells_read_back_as_pandas_wrote_them():
     n = 8
-    df = pd.DataFrame({
-        "f": [0.1, 1.0, -2.0, 1e-7, 1e20, math.nan, math.inf, -0.0],
-        "i": pd.array([1, None, 3, 4, 5, 6, 7, 8], dtype="Int64"),
-        "n": np.arange(n),
-        "b": [True, False] * 4,
-        "t": ['a,b', 'q"x', "line\nbreak", "\r=x", None, "é", "", "plain"],
-        "c": pd.Categorical(["x", None, "y,z", "x", "x", "x", "x", "x"]),
-        "m": [1, "a", 2.5, None, True, math.nan, np.int64(3), "=1"],
-    })
+    df = pd.DataFrame(
+        {
+            "f": [0.1, 1.0, -2.0, 1e-7, 1e20, math.nan, math.inf, -0.0],
+            "i": pd.array([1, None, 3, 4, 5, 6, 7, 8], dtype="Int64"),
+            "n": np.arange(n),
+            "b": [True, False] * 4,
+            "t": ["a,b", 'q"x', "line\nbreak", "\r=x", None, "é", "", "plain"],
+            "c": pd.Categorical(["x", None, "y,z", "x", "x", "x", "x", "x"]),
+            "m": [1, "a", 2.5, None, True, math.nan, np.int64(3), "=1"],
+        }
+    )
     new, old = _both(df)
     _same_csv(new, old)
     assert new.splitlines()[0] == "f,i,n,b,t,c,m" and "\n-2.0," in new.replace("\n0.1", "")  # -2.0, as pandas

@@ -31,16 +31,22 @@ WIDTHS = [80, 120]
 
 
 def real_files() -> list[Path]:
-    shared = sorted(p for p in FIXTURES.glob("*") if p.suffix in {".ncu-rep", ".csv", ".log"}) if FIXTURES.is_dir() \
-        else []
+    shared = (
+        sorted(p for p in FIXTURES.glob("*") if p.suffix in {".ncu-rep", ".csv", ".log"}) if FIXTURES.is_dir() else []
+    )
     return [*shared, *sorted(H100.glob("*.ncu-rep.xz")), *sorted(H100.glob("*.csv.gz")), DEMO]
 
 
 FILES = real_files()
 # Files of several kernel names: the app's table (a Pilot run each) is checked on these.
 # (the H100 capture's CSVs hold the kernels of its .ncu-rep files; the demo is its bf16 batch-8 report).
-MANY = [p for p in FILES if p.name.startswith(("train_", "h100pcie_ee384", "a100pcie40", "v100_", "h100pcie_robo"))
-        and not p.name.endswith(".csv.gz") and p.name != DEMO.name] + [DEMO]
+MANY = [
+    p
+    for p in FILES
+    if p.name.startswith(("train_", "h100pcie_ee384", "a100pcie40", "v100_", "h100pcie_robo"))
+    and not p.name.endswith(".csv.gz")
+    and p.name != DEMO.name
+] + [DEMO]
 
 
 @cache
@@ -81,8 +87,12 @@ def test_demo_csv_names_the_elementwise_kernels_apart(tmp_path):
     with out.open() as f:
         rows = list(csv.DictReader(f))
     assert not collide([r["kernel_full"] for r in rows], [r["kernel"] for r in rows])
-    copy = next(r["kernel"] for r in rows if "gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda" in
-                r["kernel_full"] and "elementwise_kernel<(int)128, (int)4" in r["kernel_full"])
+    copy = next(
+        r["kernel"]
+        for r in rows
+        if "gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda" in r["kernel_full"]
+        and "elementwise_kernel<(int)128, (int)4" in r["kernel_full"]
+    )
     assert "direct_copy_kernel_cuda" in copy
 
 
@@ -100,9 +110,11 @@ async def test_app_table_keeps_kernels_apart(path, width):
         assert not collide([str(f) for f in rows["kernel_full"]], shown)
 
 
-PAIRS = [("train_transformer_bf16_bs8.ncu-rep.xz", "train_transformer_bf16_bs32.ncu-rep.xz"),
-         ("train_resnet_bs8.ncu-rep.xz", "train_transformer_bf16_bs8.ncu-rep.xz"),
-         ("train_transformer_bs8.ncu-rep.xz", "train_transformer_bf16_bs8.ncu-rep.xz")]
+PAIRS = [
+    ("train_transformer_bf16_bs8.ncu-rep.xz", "train_transformer_bf16_bs32.ncu-rep.xz"),
+    ("train_resnet_bs8.ncu-rep.xz", "train_transformer_bf16_bs8.ncu-rep.xz"),
+    ("train_transformer_bs8.ncu-rep.xz", "train_transformer_bf16_bs8.ncu-rep.xz"),
+]
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: f"{p[0]}-vs-{p[1]}")
@@ -121,8 +133,9 @@ async def test_diff_keeps_kernels_apart(pair):
             table = app.screen.query_one(KernelTable)
             model = app.screen.model
             names = [str(model.rows["kernel"].iat[i]) for i in range(len(model.rows))]
-            assert not collide([str(f) for f in model.rows["kernel_full"]],
-                               [table._cuts.get(n, n) for n in names]), width
+            assert not collide([str(f) for f in model.rows["kernel_full"]], [table._cuts.get(n, n) for n in names]), (
+                width
+            )
 
 
 RUN_NAMES = [f"train_transformer_bf16_seq128_sweep-batch_size={n}" for n in (1, 1024, 16, 8)]

@@ -16,14 +16,28 @@ from hypothesis import strategies as st
 from ..conftest import FIXTURES, fixture_path
 from ..helpers import fuzz_cases
 
-CSV_FIXTURES = ["b200_torch_sdpa_auto_raw.csv", "v100_cutlass_gemm_nersc_flops_details.csv",
-                "rtx5090_dsocr_cutlass_gemm_details.csv", "t4_nsightful_copy_blocked_details.csv"]
+CSV_FIXTURES = [
+    "b200_torch_sdpa_auto_raw.csv",
+    "v100_cutlass_gemm_nersc_flops_details.csv",
+    "rtx5090_dsocr_cutlass_gemm_details.csv",
+    "t4_nsightful_copy_blocked_details.csv",
+]
 # About 700 damaged inputs per run through the reader: 200 edited real CSVs, 500 random byte strings, 12 damaged
 # reports (the CLI suite below mutates every fixture more ways; 1,500 CSV edits here took 2 of CI's minutes).
-CSV_SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, database=None,
-                        suppress_health_check=[HealthCheck.function_scoped_fixture])
-SETTINGS = settings(max_examples=500, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+CSV_SETTINGS = settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+SETTINGS = settings(
+    max_examples=500,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 
 
 def _read(path) -> None:
@@ -43,9 +57,13 @@ def _sources() -> dict[str, str]:
 
 
 SOURCES = _sources()
-edits = st.lists(st.tuples(st.sampled_from(fuzz_cases.EDITS),
-                           st.floats(0, 1), st.text(alphabet='",\n\r=0123456789.,a/%n', max_size=6)),
-                 min_size=1, max_size=8)
+edits = st.lists(
+    st.tuples(
+        st.sampled_from(fuzz_cases.EDITS), st.floats(0, 1), st.text(alphabet='",\n\r=0123456789.,a/%n', max_size=6)
+    ),
+    min_size=1,
+    max_size=8,
+)
 
 
 @pytest.mark.skipif(not SOURCES, reason=f"shared ncu fixtures not found at {FIXTURES}")
@@ -81,10 +99,13 @@ def test_bit_flipped_and_truncated_ncu_rep(tmp_path, seed):
 # --- The CLI over damaged copies of every real fixture (issue 20, item 3) -------------------------------------
 # Seeded (derandomized): CI runs the same cases each time. FLOPSCOPE_FUZZ_EXAMPLES sizes it; the long run with
 # counts, worst time and memory is benchmarks/fuzz_long.py.
-CLI_SETTINGS = settings(max_examples=int(os.environ.get("FLOPSCOPE_FUZZ_EXAMPLES", "60")), deadline=None,
-                        derandomize=True, database=None,
-                        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                               HealthCheck.data_too_large])
+CLI_SETTINGS = settings(
+    max_examples=int(os.environ.get("FLOPSCOPE_FUZZ_EXAMPLES", "60")),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @pytest.mark.skipif(not fuzz_cases.SOURCES, reason=f"shared ncu fixtures not found at {FIXTURES}")
@@ -134,8 +155,10 @@ def _special(tmp_path: Path, kind: str) -> Path:
 
 
 @pytest.mark.parametrize("command", list(fuzz_cases.COMMANDS))
-@pytest.mark.parametrize("kind", ["empty_file", "folder", "fifo", "unreadable", "bomb", "gzip_garbage", "nul_bytes",
-                                  "header_only", "missing"])
+@pytest.mark.parametrize(
+    "kind",
+    ["empty_file", "folder", "fifo", "unreadable", "bomb", "gzip_garbage", "nul_bytes", "header_only", "missing"],
+)
 def test_cli_on_what_is_no_report(tmp_path, kind, command):
     path = _special(tmp_path, kind)
     case = fuzz_cases.Case("-", kind, "none", command, path)

@@ -28,8 +28,14 @@ NO_CAPTURE = "no GPU capture committed yet: run tests/data/gpu/capture.sh on a G
 GEMM = re.compile(r"^gemm_(?P<dtype>fp64|fp32|tf32|fp16|bf16|fp8)_(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)$")
 # Where each GEMM's FLOPs must land: the SIMT column for FP32 with TF32 off, a tensor column otherwise
 # (FP64 GEMMs run on DMMA tensor cores from Ampere A100/Hopper on; on other GPUs they are SIMT DFMA).
-COLUMN = {"fp32": ["flop_fp32"], "tf32": ["flop_tensor_tf32"], "fp16": ["flop_tensor_fp16"],
-          "bf16": ["flop_tensor_bf16"], "fp8": ["flop_tensor_fp8"], "fp64": ["flop_tensor_fp64", "flop_fp64"]}
+COLUMN = {
+    "fp32": ["flop_fp32"],
+    "tf32": ["flop_tensor_tf32"],
+    "fp16": ["flop_tensor_fp16"],
+    "bf16": ["flop_tensor_bf16"],
+    "fp8": ["flop_tensor_fp8"],
+    "fp64": ["flop_tensor_fp64", "flop_fp64"],
+}
 IN_FEATURES, OUT_FEATURES = 256, 29423  # the seed's nn.Linear
 
 
@@ -40,7 +46,8 @@ def _stem(path: Path) -> str:
 def _captures(pattern: str) -> list:
     found = sorted(GPU_DATA.glob(f"*/{pattern}"))
     return [pytest.param(p, id=f"{p.parent.name}/{_stem(p)}") for p in found] or [
-        pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE), id="none")]
+        pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE), id="none")
+    ]
 
 
 def _cli_json(*args, home: Path | None = None) -> dict:
@@ -52,8 +59,9 @@ def _cli_json(*args, home: Path | None = None) -> dict:
 
 def _reconciled(path: Path, model: str, shape: str, *flags: str) -> dict[str, dict]:
     """`flopscope reconcile` of a capture against workloads.py's MODEL, per module name."""
-    doc = _cli_json("reconcile", path, "--model", f"{GPU_DATA / 'workloads.py'}:{model}", "--input-shape", shape,
-                    "--train", *flags)
+    doc = _cli_json(
+        "reconcile", path, "--model", f"{GPU_DATA / 'workloads.py'}:{model}", "--input-shape", shape, "--train", *flags
+    )
     return {m["name"]: m for m in doc["modules"]}
 
 
@@ -93,8 +101,10 @@ def test_gemm_flops_are_2mnk(path):
     main = row["flop_tensor"] if tensor else row["flop"]  # the MMA or FMA loop
     tile = _tile(row["kernel_full"])
     padded = _padded_mnk(m, n, k, tile) if tile else set()
-    print(f"\n{path.parent.name} {_stem(path)}: engine {row['flop']:.6g} FLOP, 2*M*N*K {analytic:.6g}, ratio "
-          f"{ratio:.5f}; tile {tile}: padded work {sorted(padded)}, main loop {main:.6g}")
+    print(
+        f"\n{path.parent.name} {_stem(path)}: engine {row['flop']:.6g} FLOP, 2*M*N*K {analytic:.6g}, ratio "
+        f"{ratio:.5f}; tile {tile}: padded work {sorted(padded)}, main loop {main:.6g}"
+    )
     whole_tiles = all(d % t == 0 for d, t in zip((m, n, k), tile, strict=True)) if tile else m % 128 == 0
     if whole_tiles:
         assert ratio == pytest.approx(1.0, rel=0.01)
@@ -113,8 +123,11 @@ def _linear_runs(gpu_dir: Path) -> list[tuple[int, object]]:
     return [(_batch(p), read_report(p).kernels) for p in runs]
 
 
-@pytest.mark.parametrize("gpu_dir", sorted({p.parent for p in GPU_DATA.glob("*/linear_bs*.ncu-rep*")}) or
-                         [pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE))])
+@pytest.mark.parametrize(
+    "gpu_dir",
+    sorted({p.parent for p in GPU_DATA.glob("*/linear_bs*.ncu-rep*")})
+    or [pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE))],
+)
 def test_linear_flops_follow_batch_size_in_whole_tiles(gpu_dir):
     """The seed's puzzle, FLOPs that do not change with batch size, on real data: the counters count the work
     the GEMM runs, and cuBLAS runs whole tiles. nn.Linear(256, 29423) at batch 8, 16 and 32 runs the same
@@ -130,8 +143,10 @@ def test_linear_flops_follow_batch_size_in_whole_tiles(gpu_dir):
         row = kernels.iloc[0]
         flops[bs] = row["flop"]
         tile = _tile(row["kernel_full"])
-        print(f"\n{gpu_dir.name} bs={bs}: {row['flop']:.6g} FLOP, {row['flop'] / bs:.6g} per sample "
-              f"({row['flop'] / bs / useful:.5f} of the layer's math), tile {tile}, {row['kernel']}")
+        print(
+            f"\n{gpu_dir.name} bs={bs}: {row['flop']:.6g} FLOP, {row['flop'] / bs:.6g} per sample "
+            f"({row['flop'] / bs / useful:.5f} of the layer's math), tile {tile}, {row['kernel']}"
+        )
         if tile is None:  # batch 1 runs a GEMV: no tiles, its reduction adds a little (12% measured on H100)
             assert 1.0 <= row["flop"] / (bs * useful) <= 1.15
             continue
@@ -145,8 +160,10 @@ def test_linear_flops_follow_batch_size_in_whole_tiles(gpu_dir):
     assert len(whole) >= 2, "at least two batches that fill whole tiles"
     per_sample = [flops[bs] / bs for bs in whole]
     slope, intercept = np.polyfit(whole, [flops[bs] for bs in whole], 1)
-    print(f"{gpu_dir.name} whole-tile batches {whole}: {slope:.6g} FLOP/sample "
-          f"({slope / useful:.5f} of the layer's math), intercept {intercept:.3g}")
+    print(
+        f"{gpu_dir.name} whole-tile batches {whole}: {slope:.6g} FLOP/sample "
+        f"({slope / useful:.5f} of the layer's math), intercept {intercept:.3g}"
+    )
     assert max(per_sample) / min(per_sample) - 1 < 1e-9
     assert slope == pytest.approx(useful, rel=0.005)  # out features padded to whole tiles: 29440 / 29423
     assert abs(intercept) < 1e-4 * slope * max(whole)
@@ -183,8 +200,9 @@ def test_fma_weighting_of_half_and_float_counters(path):
     The HFMA2 thread instructions come from the SASS per-opcode counts of ncu's raw page, read here."""
     mode = _stem(path).removeprefix("elementwise_")
     row = read_report(path).kernels.iloc[0]
-    modifiers = _per_opcode(path.with_name(f"elementwise_{mode}.csv.gz"),
-                            "sass__thread_inst_executed_true_per_opcode_with_modifier_all")
+    modifiers = _per_opcode(
+        path.with_name(f"elementwise_{mode}.csv.gz"), "sass__thread_inst_executed_true_per_opcode_with_modifier_all"
+    )
     hfma2 = sum(n for op, n in modifiers.items() if op.startswith("HFMA2"))
     if mode == "float":
         assert row["flop_fp32"] == 2 * ELEMENTWISE_FMAS
@@ -192,8 +210,10 @@ def test_fma_weighting_of_half_and_float_counters(path):
         print(f"\n{path.parent.name} float: flop_fp32 / (2 x FMAs) = 1, {modifiers['HFMA2.MMA']:.0f} moves dropped")
         return
     ratio = row["flop_fp16"] / (2 * ELEMENTWISE_FMAS)
-    print(f"\n{path.parent.name} {mode}: flop_fp16 / (2 x FMAs) = {ratio:.4f}; HFMA2 {modifiers.get('HFMA2', 0):.0f}"
-          f" + HFMA2.MMA {modifiers.get('HFMA2.MMA', 0):.0f} thread instructions")
+    print(
+        f"\n{path.parent.name} {mode}: flop_fp16 / (2 x FMAs) = {ratio:.4f}; HFMA2 {modifiers.get('HFMA2', 0):.0f}"
+        f" + HFMA2.MMA {modifiers.get('HFMA2.MMA', 0):.0f} thread instructions"
+    )
     assert row["flop_fp16"] == 4 * hfma2
     assert modifiers["HFMA2.MMA"] > 0 and modifiers["HFMA2"] > 0
     threads = 2**23 if mode == "half2" else 2**24
@@ -202,8 +222,11 @@ def test_fma_weighting_of_half_and_float_counters(path):
     assert "HFMA2.MMA as FP16 math" in row["provenance"]
 
 
-@pytest.mark.parametrize("gpu_dir", sorted({p.parent for p in GPU_DATA.glob("*/query_metrics.txt.gz")}) or
-                         [pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE))])
+@pytest.mark.parametrize(
+    "gpu_dir",
+    sorted({p.parent for p in GPU_DATA.glob("*/query_metrics.txt.gz")})
+    or [pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE))],
+)
 def test_every_metric_flopscope_asks_for_exists_on_the_device(gpu_dir):
     """The metric sets against the device's own catalogue (`ncu --query-metrics` there): a name ncu 2025.3
     does not know is no error but an `(!) n/a` column (fail_bad_metric.stream.txt), so a typo would pass
@@ -230,9 +253,11 @@ def test_roofline_ceilings_come_from_the_live_peak_counters(path):
     products (recomputed here from ncu's raw page), and DRAM's matches the H100 SXM datasheet, 3.35 TB/s."""
     row = read_report(path).kernels.iloc[0]
     page = _raw_page(path.with_name(_stem(path) + ".csv.gz"))
-    for level, bytes_metric, clock in (("dram", "dram__bytes", "dram__cycles_elapsed"),
-                                       ("l2", "lts__t_bytes", "lts__cycles_elapsed"),
-                                       ("l1", "l1tex__t_bytes", "l1tex__cycles_elapsed")):
+    for level, bytes_metric, clock in (
+        ("dram", "dram__bytes", "dram__cycles_elapsed"),
+        ("l2", "lts__t_bytes", "lts__cycles_elapsed"),
+        ("l1", "l1tex__t_bytes", "l1tex__cycles_elapsed"),
+    ):
         want = _number(page[f"{bytes_metric}.sum.peak_sustained"]) * _number(page[f"{clock}.avg.per_second"])
         print(f"\n{path.parent.name} {level}: {row[f'report_peak_{level}_bytes_per_s'] / 1e12:.3f} TB/s")
         assert row[f"report_peak_{level}_bytes_per_s"] == pytest.approx(want, rel=1e-9)
@@ -246,8 +271,10 @@ def test_roofline_ceilings_come_from_the_live_peak_counters(path):
 def test_details_page_reads_as_the_raw_page_and_the_report(path):
     """ncu's two CSV layouts and its binary report, from one profile, give one kernels table."""
     columns = ["flop", "flop_tensor_bf16", "duration_s", "dram_bytes", "l2_bytes", "l1_bytes"]
-    tables = [read_report(path.with_name(name)).kernels[columns] for name in
-              (path.name, "gemm_bf16_4096x4096x4096.csv.gz", "gemm_bf16_4096x4096x4096.ncu-rep.xz")]
+    tables = [
+        read_report(path.with_name(name)).kernels[columns]
+        for name in (path.name, "gemm_bf16_4096x4096x4096.csv.gz", "gemm_bf16_4096x4096x4096.ncu-rep.xz")
+    ]
     assert tables[0].iloc[0]["flop"] == 2 * 4096**3
     for other in tables[1:]:
         assert other.iloc[0].to_dict() == pytest.approx(tables[0].iloc[0].to_dict(), rel=1e-6)
@@ -269,13 +296,18 @@ def test_training_step_counts_backward_twice_forward(path):
     nvtx = kernels["nvtx"].fillna("")
     forward = nvtx.str.startswith("measure/forward")
     backward = nvtx.str.startswith("autograd::engine")
-    rest = ~forward & ~backward & ~nvtx.str.startswith(("measure/optimizer", "measure/zero_grad",
-                                                         "measure/aten::ones_like"))
+    rest = (
+        ~forward
+        & ~backward
+        & ~nvtx.str.startswith(("measure/optimizer", "measure/zero_grad", "measure/aten::ones_like"))
+    )
     assert not rest.any(), nvtx[rest].tolist()
     fwd, bwd = kernels.loc[forward, "flop"].sum(), kernels.loc[backward, "flop"].sum()
     analytic = _transformer_forward_flop(batch)
-    print(f"\n{path.parent.name} {_stem(path)}: forward {fwd:.4g} ({fwd / analytic:.4f} x analytic "
-          f"{analytic:.4g}), backward {bwd:.4g} ({bwd / fwd:.3f} x forward), step {kernels['flop'].sum():.4g}")
+    print(
+        f"\n{path.parent.name} {_stem(path)}: forward {fwd:.4g} ({fwd / analytic:.4f} x analytic "
+        f"{analytic:.4g}), backward {bwd:.4g} ({bwd / fwd:.3f} x forward), step {kernels['flop'].sum():.4g}"
+    )
     assert 1.0 <= fwd / analytic <= 1.12  # bf16 1.014, FP32 1.098 (SIMT tiles, FP32 elementwise) on H100
     assert 1.95 <= bwd / fwd <= 2.1
 
@@ -290,8 +322,10 @@ def test_fp32_attention_runs_as_three_tf32_products(path):
     product = 2 * batch * heads * seq * seq * head_dim  # one of QK^T, AV, and their gradients
     for direction, products in (("fmha_cutlassF", 2), ("fmha_cutlassB", 5)):
         row = kernels[kernels["kernel"].str.startswith(direction)].iloc[0]
-        print(f"\n{path.parent.name} {direction}: TF32 {row['flop_tensor_tf32']:.6g} = "
-              f"{row['flop_tensor_tf32'] / (products * product):.4f} x {products} products")
+        print(
+            f"\n{path.parent.name} {direction}: TF32 {row['flop_tensor_tf32']:.6g} = "
+            f"{row['flop_tensor_tf32'] / (products * product):.4f} x {products} products"
+        )
         assert row["flop_tensor_tf32"] == 3 * products * product
 
 
@@ -315,8 +349,10 @@ def test_reconcile_puts_each_layer_beside_its_analytic_flops(path):
     assert modules["attn"]["measured_backward"] > 0, "backward ranges reach every module with grad inputs"
 
 
-@pytest.mark.parametrize("home", sorted(GPU_DATA.glob("*/flopscope_sweep/home")) or
-                         [pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE))])
+@pytest.mark.parametrize(
+    "home",
+    sorted(GPU_DATA.glob("*/flopscope_sweep/home")) or [pytest.param(None, marks=pytest.mark.skip(reason=NO_CAPTURE))],
+)
 def test_the_h100_batch_sweep_names_the_padding(home, tmp_path):
     """`flopscope sweep` run on the H100 (flopscope_sweep/sweep.stream.txt), its store opened here: the points
     have the captured reports' FLOPs (two processes, one kernel choice), and the findings say why FLOPs stop

@@ -80,9 +80,12 @@ def test_a_launch_with_no_flops_and_no_dram_bytes_is_bound_by_the_cache_it_strea
     Integer-MMA launches (A100 CUTLASS) stay unjudged."""
     path = fixture_path(H100)
     rows = read_report(path).kernels
-    idle = [i for i, a in enumerate(actions(path))
-            if value(a, "dram__bytes_read.sum") + value(a, "dram__bytes_write.sum") == 0
-            and value(a, "lts__t_sectors.sum") > 0]
+    idle = [
+        i
+        for i, a in enumerate(actions(path))
+        if value(a, "dram__bytes_read.sum") + value(a, "dram__bytes_write.sum") == 0
+        and value(a, "lts__t_sectors.sum") > 0
+    ]
     assert len(idle) == 6
     assert rows.loc[idle, ["bound", "roof"]].to_numpy().tolist() == [["memory", "l2"]] * len(idle)
     a100 = read_report(fixture_path(A100)).kernels
@@ -119,8 +122,9 @@ def test_a_kernel_compute_bound_by_dram_alone_is_l2_bound_on_the_hierarchy():
         # On the L2 roof, % of roof is its L2 bytes/s over the report's L2 peak (ncu's L2 1.07% is over its own).
         rate = SECTOR * value(a, "lts__t_sectors.sum.per_second")
         assert row["pct_of_roof"] == pytest.approx(100 * rate / report_l2_peak(path), rel=1e-9)
-        assert row["pct_of_roof"] == pytest.approx(value(a, "lts__t_sectors.avg.pct_of_peak_sustained_elapsed"),
-                                                   rel=2e-3)
+        assert row["pct_of_roof"] == pytest.approx(
+            value(a, "lts__t_sectors.avg.pct_of_peak_sustained_elapsed"), rel=2e-3
+        )
 
 
 def report_l2_peak(path) -> float:
@@ -137,14 +141,23 @@ def report_l2_peak(path) -> float:
 
 # Launches of the roofline metric set, values chosen here (1 ms each); each peak is per cycle x its clock.
 SIMT = [f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "dfh" for op in ("add", "mul", "fma")]
-UNITS = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
-         **dict.fromkeys(SIMT, "inst"), "sm__inst_executed_pipe_tensor.sum": "inst",
-         "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": "inst/cycle",
-         "dram__bytes_read.sum": "byte", "dram__bytes_write.sum": "byte",
-         "dram__bytes.sum.peak_sustained": "byte/cycle", "dram__cycles_elapsed.avg.per_second": "cycle/second",
-         "lts__t_bytes.sum": "byte", "l1tex__t_bytes.sum": "byte",
-         "lts__t_bytes.sum.peak_sustained": "byte/cycle", "lts__cycles_elapsed.avg.per_second": "cycle/second",
-         "l1tex__t_bytes.sum.peak_sustained": "byte/cycle", "l1tex__cycles_elapsed.avg.per_second": "cycle/second"}
+UNITS = {
+    "gpu__time_duration.sum": "nsecond",
+    "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+    **dict.fromkeys(SIMT, "inst"),
+    "sm__inst_executed_pipe_tensor.sum": "inst",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": "inst/cycle",
+    "dram__bytes_read.sum": "byte",
+    "dram__bytes_write.sum": "byte",
+    "dram__bytes.sum.peak_sustained": "byte/cycle",
+    "dram__cycles_elapsed.avg.per_second": "cycle/second",
+    "lts__t_bytes.sum": "byte",
+    "l1tex__t_bytes.sum": "byte",
+    "lts__t_bytes.sum.peak_sustained": "byte/cycle",
+    "lts__cycles_elapsed.avg.per_second": "cycle/second",
+    "l1tex__t_bytes.sum.peak_sustained": "byte/cycle",
+    "l1tex__cycles_elapsed.avg.per_second": "cycle/second",
+}
 SM_HZ, FMA_PER_CYCLE = 1.5e9, 8192  # FP32 peak 2 x 8192 x 1.5 GHz = 24.6 TFLOP/s
 DRAM_PER_CYCLE, DRAM_HZ = 1024, 1.5e9  # 1.536 TB/s
 L2_PER_CYCLE, L2_HZ = 2560, 1.6e9  # 4.096 TB/s
@@ -152,24 +165,36 @@ L1_PER_CYCLE, L1_HZ = 16384, 1.5e9  # 24.6 TB/s
 
 
 def launch(fma: float, dram: float, l2: float, l1: float, seconds: float = 1e-3, kernel: str = "k") -> dict:
-    return {"kernel": kernel, "gpu__time_duration.sum": seconds * 1e9, "smsp__cycles_elapsed.avg.per_second": SM_HZ,
-            **dict.fromkeys(SIMT, 0), "sm__inst_executed_pipe_tensor.sum": 0,
-            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": fma,
-            "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": FMA_PER_CYCLE,
-            "dram__bytes_read.sum": dram / 2, "dram__bytes_write.sum": dram / 2,
-            "dram__bytes.sum.peak_sustained": DRAM_PER_CYCLE, "dram__cycles_elapsed.avg.per_second": DRAM_HZ,
-            "lts__t_bytes.sum": l2, "l1tex__t_bytes.sum": l1,
-            "lts__t_bytes.sum.peak_sustained": L2_PER_CYCLE, "lts__cycles_elapsed.avg.per_second": L2_HZ,
-            "l1tex__t_bytes.sum.peak_sustained": L1_PER_CYCLE, "l1tex__cycles_elapsed.avg.per_second": L1_HZ}
+    return {
+        "kernel": kernel,
+        "gpu__time_duration.sum": seconds * 1e9,
+        "smsp__cycles_elapsed.avg.per_second": SM_HZ,
+        **dict.fromkeys(SIMT, 0),
+        "sm__inst_executed_pipe_tensor.sum": 0,
+        "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": fma,
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": FMA_PER_CYCLE,
+        "dram__bytes_read.sum": dram / 2,
+        "dram__bytes_write.sum": dram / 2,
+        "dram__bytes.sum.peak_sustained": DRAM_PER_CYCLE,
+        "dram__cycles_elapsed.avg.per_second": DRAM_HZ,
+        "lts__t_bytes.sum": l2,
+        "l1tex__t_bytes.sum": l1,
+        "lts__t_bytes.sum.peak_sustained": L2_PER_CYCLE,
+        "lts__cycles_elapsed.avg.per_second": L2_HZ,
+        "l1tex__t_bytes.sum.peak_sustained": L1_PER_CYCLE,
+        "l1tex__cycles_elapsed.avg.per_second": L1_HZ,
+    }
 
 
 @pytest.fixture
 def levels(tmp_path) -> Report:
     """Three launches, each bound by another level: DRAM, L2, L1; and one compute-bound launch."""
-    rows = [launch(5e8, dram=1.2e9, l2=1.3e9, l1=2e9, kernel="stream_dram"),
-            launch(5e8, dram=1e8, l2=3e9, l1=4e9, kernel="reuse_l2"),
-            launch(5e8, dram=1e8, l2=2e8, l1=2e10, kernel="thrash_l1"),
-            launch(1e10, dram=1e8, l2=2e8, l1=1e9, kernel="gemm")]
+    rows = [
+        launch(5e8, dram=1.2e9, l2=1.3e9, l1=2e9, kernel="stream_dram"),
+        launch(5e8, dram=1e8, l2=3e9, l1=4e9, kernel="reuse_l2"),
+        launch(5e8, dram=1e8, l2=2e8, l1=2e10, kernel="thrash_l1"),
+        launch(1e10, dram=1e8, l2=2e8, l1=1e9, kernel="gemm"),
+    ]
     return read_report(page(tmp_path / "levels.csv", UNITS, rows, gpu="NVIDIA H100 80GB HBM3", cc="9.0"))
 
 
@@ -184,8 +209,10 @@ def test_each_level_bounds_the_launch_whose_bytes_need_longest_at_its_peak(level
         assert row["roof"] == expected, name
         assert row["bound"] == ("compute" if expected == "compute" else "memory")
     # The roof by hand: min(compute peak, FLOP/bytes x peak at each level).
-    for name, fma, nbytes in (("reuse_l2", 5e8, {"dram": 1e8, "l2": 3e9, "l1": 4e9}),
-                              ("gemm", 1e10, {"dram": 1e8, "l2": 2e8, "l1": 1e9})):
+    for name, fma, nbytes in (
+        ("reuse_l2", 5e8, {"dram": 1e8, "l2": 3e9, "l1": 4e9}),
+        ("gemm", 1e10, {"dram": 1e8, "l2": 2e8, "l1": 1e9}),
+    ):
         flop = 2 * fma
         roof = min(compute, *(flop / nbytes[lvl] * peak[lvl] for lvl in peak))
         assert k.loc[name, "attainable_flop_per_s"] == pytest.approx(roof, rel=1e-12)

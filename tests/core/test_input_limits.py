@@ -44,14 +44,22 @@ def test_decompression_bomb_is_refused_within_a_memory_bound(tmp_path):
     assert bomb.stat().st_size < 8000
     temp = tmp_path / "tmp"
     temp.mkdir()
-    limited = ("import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20)); "
-               "sys.argv = ['flopscope', 'report', sys.argv[1]]; runpy.run_module('flopscope.tui.cli', "
-               "run_name='__main__')")
+    limited = (
+        "import resource, runpy, sys; resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20)); "
+        "sys.argv = ['flopscope', 'report', sys.argv[1]]; runpy.run_module('flopscope.tui.cli', "
+        "run_name='__main__')"
+    )
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", limited, str(bomb)], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "TMPDIR": str(temp)})
-    line = _one_line(done.returncode, done.stdout, done.stderr, str(bomb), "unpacks to more than 256M",
-                     "FLOPSCOPE_MAX_INPUT")
+    done = subprocess.run(
+        [sys.executable, "-c", limited, str(bomb)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TMPDIR": str(temp)},
+    )
+    line = _one_line(
+        done.returncode, done.stdout, done.stderr, str(bomb), "unpacks to more than 256M", "FLOPSCOPE_MAX_INPUT"
+    )
     assert "MemoryError" not in line
     assert time.monotonic() - start < 60
     assert list(temp.iterdir()) == []  # the partial copy is gone
@@ -61,8 +69,9 @@ def test_cap_is_configurable(tmp_path):
     bomb = tmp_path / "r.bz2"
     _bz2_bomb(bomb, 1 / 16)  # 64 MiB: under the default floor, over a cap of 16M
     _one_line(*run_in_process("report", bomb, env={"FLOPSCOPE_MAX_INPUT": "16M"}), "16M")
-    _one_line(*run_in_process("report", bomb, env={"FLOPSCOPE_MAX_INPUT": "lots"}), "FLOPSCOPE_MAX_INPUT=lots",
-              "not a size")
+    _one_line(
+        *run_in_process("report", bomb, env={"FLOPSCOPE_MAX_INPUT": "lots"}), "FLOPSCOPE_MAX_INPUT=lots", "not a size"
+    )
 
 
 def test_real_compressed_reports_still_open(tmp_path):
@@ -94,9 +103,16 @@ def test_named_pipe_with_a_slow_writer_is_read(tmp_path):
     """A writer that opens the pipe and writes only later (ncu profiling first) is waited for."""
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    writer = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1], 'wb'); "
-                               "time.sleep(1.5); f.write(open(sys.argv[2], 'rb').read()); f.close()",
-                               str(fifo), str(fixture_path(DETAILS))])
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; f = open(sys.argv[1], 'wb'); "
+            "time.sleep(1.5); f.write(open(sys.argv[2], 'rb').read()); f.close()",
+            str(fifo),
+            str(fixture_path(DETAILS)),
+        ]
+    )
     try:
         done = run_cli("report", fifo, env={"FLOPSCOPE_FIFO_WAIT": "5"}, timeout=60)
     finally:

@@ -23,7 +23,7 @@ _INSTANCED = re.compile(r"^(\S+) \(.*\)$")
 def _rows(text: str) -> list[list[str]]:
     """The header, units and launch rows (ncu's `==PROF==` lines before them left out)."""
     csv.field_size_limit(2**31 - 1)
-    return list(csv.reader(io.StringIO(text[text.index('"ID",'):], newline="")))
+    return list(csv.reader(io.StringIO(text[text.index('"ID",') :], newline="")))
 
 
 def _gunzip(path: Path) -> str:
@@ -50,8 +50,9 @@ def test_an_instanced_page_made_from_a_real_plain_one_gives_its_table(tmp_path):
     instanced = {h for h, c in zip(h100[0], h100[2], strict=True) if _INSTANCED.match(c) and "__" in h}
     cols = [k for k, h in enumerate(rows[0]) if h in instanced]
     assert len(cols) > 20  # launch__grid_dim_x, launch__registers_per_thread, ...
-    wrapped = [rows[0], rows[1]] + [[f"{c} (0: {c})" if k in cols and c and c[0].isdigit() else c
-                                     for k, c in enumerate(r)] for r in rows[2:]]
+    wrapped = [rows[0], rows[1]] + [
+        [f"{c} (0: {c})" if k in cols and c and c[0].isdigit() else c for k, c in enumerate(r)] for r in rows[2:]
+    ]
     _same_tables(_write(tmp_path / "plain.csv", rows), _write(tmp_path / "instanced.csv", wrapped))
 
 
@@ -62,7 +63,8 @@ def test_a_real_instanced_page_gives_the_table_of_its_totals(tmp_path, name):
     reads per instance)."""
     rows = _rows(_gunzip(H100 / f"{name}.csv.gz"))
     opcodes = {k for k, h in enumerate(rows[0]) if h.startswith("sass__thread_inst_executed_true_per_opcode")}
-    plain = [[m.group(1) if (m := _INSTANCED.match(c)) and k not in opcodes else c for k, c in enumerate(r)]
-             for r in rows]
+    plain = [
+        [m.group(1) if (m := _INSTANCED.match(c)) and k not in opcodes else c for k, c in enumerate(r)] for r in rows
+    ]
     assert plain != rows
     _same_tables(_write(tmp_path / "plain.csv", plain), _write(tmp_path / "instanced.csv", rows))

@@ -19,8 +19,7 @@ from flopscope.core.report import GROUPINGS
 from ..conftest import FIXTURES
 from ..helpers.cli import run_in_process
 
-REPORTS = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".csv", ".ncu-rep", ".log")) if FIXTURES.is_dir() \
-    else []
+REPORTS = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".csv", ".ncu-rep", ".log")) if FIXTURES.is_dir() else []
 
 
 def _same(a, b, where="") -> None:
@@ -66,17 +65,19 @@ def test_every_kind_of_cell_reads_back_as_the_per_row_encoding():
     or not, nullable integers, categories with a missing value, text that needs escaping, mixed objects."""
     floats = [0.1, 1.0, -0.0, 1e16, 1e20, 1e-7, 5e-324, 1.7976931348623157e308, 1 / 3, math.nan, math.inf, -math.inf]
     n = len(floats)
-    rows = pd.DataFrame({
-        "duration_s": floats,
-        "launch_id": [float(i) if i % 5 else math.nan for i in range(n)],  # whole: written as integers
-        "grid": ["(1, 2, 3)", None, *["(4, 4, 1)"] * (n - 2)],
-        "kernel_full": pd.Categorical(['k<"a">\\', None, "=cmd|' /C calc'!A0", "é\x1b\u2028", *["k"] * (n - 4)]),
-        "count": pd.array([*list(range(n - 1)), None], dtype="Int64"),
-        "registers": np.arange(n, dtype=np.int32),
-        "mixed": [1, "a", 2.5, None, math.nan, np.float64(3.0), np.int64(4), True, pd.NA, "b", 7, math.inf],
-        "flag": [True, False] * (n // 2),
-        "params": [{"batch_size": "8"}, [1, 2], *[None] * (n - 2)],
-    })
+    rows = pd.DataFrame(
+        {
+            "duration_s": floats,
+            "launch_id": [float(i) if i % 5 else math.nan for i in range(n)],  # whole: written as integers
+            "grid": ["(1, 2, 3)", None, *["(4, 4, 1)"] * (n - 2)],
+            "kernel_full": pd.Categorical(['k<"a">\\', None, "=cmd|' /C calc'!A0", "é\x1b\u2028", *["k"] * (n - 4)]),
+            "count": pd.array([*list(range(n - 1)), None], dtype="Int64"),
+            "registers": np.arange(n, dtype=np.int32),
+            "mixed": [1, "a", 2.5, None, math.nan, np.float64(3.0), np.int64(4), True, pd.NA, "b", 7, math.inf],
+            "flag": [True, False] * (n // 2),
+            "params": [{"batch_size": "8"}, [1, 2], *[None] * (n - 2)],
+        }
+    )
     meta = {"source": "x", "launches": n, "bad": math.nan, "np": np.float32(0.5)}
     _same(_after(meta, rows), _before(meta, rows), "table")
     _same(_after(meta, rows.iloc[:0]), _before(meta, rows.iloc[:0]), "empty")

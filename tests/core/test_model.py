@@ -74,8 +74,10 @@ def test_forward_flops_per_image_match_published_counts(name):
 
 @needs_torch
 def test_resnet50_batch32_training_on_meta_is_linear_in_batch():
-    one, many = count_model("resnet50", (1, 3, 224, 224), train=True), count_model("resnet50", (32, 3, 224, 224),
-                                                                                    train=True)
+    one, many = (
+        count_model("resnet50", (1, 3, 224, 224), train=True),
+        count_model("resnet50", (32, 3, 224, 224), train=True),
+    )
     assert many.forward_flop == 32 * one.forward_flop
     assert many.backward_flop == 32 * one.backward_flop
     assert many.activation_bytes == 32 * one.activation_bytes
@@ -110,8 +112,13 @@ def test_linear_forward_is_exactly_2bnk_bias_add_not_counted(batch):
 @needs_torch
 def test_mlp_backward_is_twice_forward():
     def mlp():
-        return torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512),
-                                   torch.nn.ReLU(), torch.nn.Linear(512, 10))
+        return torch.nn.Sequential(
+            torch.nn.Linear(512, 512),
+            torch.nn.ReLU(),
+            torch.nn.Linear(512, 512),
+            torch.nn.ReLU(),
+            torch.nn.Linear(512, 10),
+        )
 
     full = count_factory(mlp, (64, 512), train=True, input_requires_grad=True)
     assert full.backward_ratio == 2.0  # grad input + grad weight, each the size of the forward product
@@ -133,9 +140,12 @@ def conv_flop(n: int, cin: int, cout: int, hw_out: tuple[int, int], k: int, grou
 def test_conv_backward_is_twice_forward_for_grouped_and_depthwise(groups):
     """Backward of a convolution = grad input + grad weight, each the forward's products. torch 2.13's own formula
     counted grad weight `groups` times over (a depthwise layer's backward read 17x its forward)."""
+
     def net():  # a first conv (its input needs no grad), then the grouped one: 16 -> 16, 3x3, stride 1, pad 1
-        return torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, stride=2, padding=1),
-                                   torch.nn.Conv2d(16, 16, 3, padding=1, groups=groups, bias=False))
+        return torch.nn.Sequential(
+            torch.nn.Conv2d(3, 16, 3, stride=2, padding=1),
+            torch.nn.Conv2d(16, 16, 3, padding=1, groups=groups, bias=False),
+        )
 
     m = count_factory(net, (2, 3, 32, 32), train=True)
     first, grouped = conv_flop(2, 3, 16, (16, 16), 3), conv_flop(2, 16, 16, (16, 16), 3, groups)
@@ -150,8 +160,12 @@ def test_conv_backward_is_twice_forward_for_grouped_and_depthwise(groups):
 @needs_torch
 def test_grouped_transposed_conv_backward_is_twice_forward():
     # ConvTranspose2d(8 -> 4, groups 2, k3, stride 2): every input element meets Cout/groups x 3 x 3 weights.
-    m = count_factory(lambda: torch.nn.ConvTranspose2d(8, 4, 3, stride=2, groups=2), (2, 8, 8, 8), train=True,
-                      input_requires_grad=True)
+    m = count_factory(
+        lambda: torch.nn.ConvTranspose2d(8, 4, 3, stride=2, groups=2),
+        (2, 8, 8, 8),
+        train=True,
+        input_requires_grad=True,
+    )
     assert m.forward_flop == 2 * 2 * 8 * 8 * 8 * (4 // 2) * 3 * 3
     assert m.backward_flop == 2 * m.forward_flop
 
@@ -229,8 +243,12 @@ def test_attention_is_its_own_family_and_causal_counts_in_full(causal):
     m = count_factory(Attention, (b, t, 64), train=True)
     assert m.forward_ops == {"addmm": projection, "scaled_dot_product_attention": attention}
     assert m.backward_ops == {"mm": projection, "scaled_dot_product_attention_backward": 2 * attention}
-    assert m.family_share() == pytest.approx({"attention": 3 * attention / (3 * attention + 2 * projection),
-                                              "matmul": 2 * projection / (3 * attention + 2 * projection)})
+    assert m.family_share() == pytest.approx(
+        {
+            "attention": 3 * attention / (3 * attention + 2 * projection),
+            "matmul": 2 * projection / (3 * attention + 2 * projection),
+        }
+    )
     assert "causal attention counts in full" in CONVENTION
 
 
@@ -238,7 +256,8 @@ def test_attention_is_its_own_family_and_causal_counts_in_full(causal):
 def test_an_instance_spec_is_left_as_it_was_and_can_fall_back_to_cpu(tmp_path, monkeypatch):
     """module:instance names an nn.Module object: counting on meta moved that very object to meta, so the CPU
     retry failed with 'Tensor.item() cannot be called on meta tensors'."""
-    (tmp_path / "instmods.py").write_text(textwrap.dedent("""
+    (tmp_path / "instmods.py").write_text(
+        textwrap.dedent("""
         import torch
         class Item(torch.nn.Module):
             def __init__(self):
@@ -249,7 +268,8 @@ def test_an_instance_spec_is_left_as_it_was_and_can_fall_back_to_cpu(tmp_path, m
                 return y * (1.0 if y.abs().max().item() >= 0 else 0.0)
         item = Item()
         plain = torch.nn.Linear(16, 8)
-    """))
+    """)
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))  # what count_model adds (the working directory), undone after
     m = count_model("instmods:item", (6, 16))
@@ -303,13 +323,15 @@ def test_precision_defaults_to_the_parameters_dtype(tmp_path, monkeypatch, capsy
     """A .half() model was reported as fp32: 4-byte parameters and the FP32 SIMT peak."""
     from flopscope.tui.cli import main as cli
 
-    (tmp_path / "halfmods.py").write_text(textwrap.dedent("""
+    (tmp_path / "halfmods.py").write_text(
+        textwrap.dedent("""
         import torch
         def half():
             return torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)).half()
         def bf():
             return torch.nn.Linear(64, 64).to(torch.bfloat16)
-    """))
+    """)
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     params = 2 * (64 * 64 + 64)
@@ -341,12 +363,14 @@ def test_fp32_convolutions_are_predicted_on_tf32_tensor_cores(tmp_path, monkeypa
     ResNet on an A100 was predicted 8x too slow. A T4 has no TF32: all FP32 there."""
     from flopscope.tui.cli import main as cli
 
-    (tmp_path / "convnet.py").write_text(textwrap.dedent("""
+    (tmp_path / "convnet.py").write_text(
+        textwrap.dedent("""
         import torch
         def build():
             return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Flatten(),
                                        torch.nn.Linear(8 * 8 * 8, 10))
-    """))
+    """)
+    )
     monkeypatch.chdir(tmp_path)
     # Batch 2, 3x8x8 in, 8 channels out at 8x8, 3x3 kernels: 2 x MACs. The input takes no gradient, so the
     # convolution's backward is its weight gradient (1x forward); the linear layer's is 2x (input and weight).
@@ -392,19 +416,24 @@ def test_tf32_on_a_gpu_without_tf32_is_refused_like_bf16(capsys):
         assert caught.value.problem == "has no tf32 peak in the GPU database (tensor_tf32)"
     if torch is None:
         return
-    fixes = {"tf32": "choose another --dtype (fp32: without TF32 units, torch runs float32 as FP32) or GPU",
-             "bf16": "choose another --dtype or GPU"}
+    fixes = {
+        "tf32": "choose another --dtype (fp32: without TF32 units, torch runs float32 as FP32) or GPU",
+        "bf16": "choose another --dtype or GPU",
+    }
     for dtype, fix in fixes.items():
         assert cli.main(["model", "mlp", "--dtype", dtype, "--gpu", "t4", "--json"]) == 2
         out = capsys.readouterr()
-        assert out.out == "" and out.err == (f"flopscope: --gpu Tesla T4: has no {dtype} peak in the GPU database "
-                                             f"(tensor_{dtype}); {fix}\n")
+        assert out.out == "" and out.err == (
+            f"flopscope: --gpu Tesla T4: has no {dtype} peak in the GPU database (tensor_{dtype}); {fix}\n"
+        )
 
 
 def _strict_json(text: str) -> dict:
     """json.loads that refuses NaN and Infinity, which Python writes and JSON has not."""
+
     def refuse(constant: str):
         raise AssertionError(f"{constant} in --json output")
+
     return json.loads(text, parse_constant=refuse)
 
 
@@ -434,20 +463,24 @@ def test_a_model_module_that_exits_is_a_one_line_error(tmp_path, monkeypatch, ca
     from flopscope.tui.cli import main as cli
 
     (tmp_path / "exitmods.py").write_text("import sys\ndef build():\n    sys.exit(0)\n")
-    (tmp_path / "needsdata.py").write_text(textwrap.dedent("""
+    (tmp_path / "needsdata.py").write_text(
+        textwrap.dedent("""
         import argparse
         parser = argparse.ArgumentParser()
         parser.add_argument("--data", required=True)
         args = parser.parse_args()
-    """))
-    (tmp_path / "script.py").write_text(textwrap.dedent("""
+    """)
+    )
+    (tmp_path / "script.py").write_text(
+        textwrap.dedent("""
         import argparse, torch
         parser = argparse.ArgumentParser()
         parser.add_argument("--lr", type=float, default=0.1)
         args = parser.parse_args()
         def build():
             return torch.nn.Linear(10, 10)
-    """))
+    """)
+    )
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     assert cli.main(["model", "exitmods:build", "--input-shape", "2,10"]) == 2
@@ -457,8 +490,12 @@ def test_a_model_module_that_exits_is_a_one_line_error(tmp_path, monkeypatch, ca
     assert "if __name__ == '__main__'" in out.err
     assert cli.main(["model", "needsdata:f", "--input-shape", "2,10"]) == 2
     out = capsys.readouterr()
-    assert out.err.count("\n") == 1 and "importing needsdata called sys.exit(2) after printing 'needsdata: error: " \
-        "the following arguments are required: --data'" in out.err
+    assert (
+        out.err.count("\n") == 1
+        and "importing needsdata called sys.exit(2) after printing 'needsdata: error: "
+        "the following arguments are required: --data'"
+        in out.err
+    )
     # a script whose options all have defaults imports on an empty command line, not on flopscope's
     assert cli.main(["model", "script:build", "--input-shape", "2,10", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["forward_flop"] == 2 * 2 * 10 * 10
@@ -471,12 +508,14 @@ def test_file_path_specs(tmp_path, monkeypatch):
     models = tmp_path / "models"
     models.mkdir()
     (models / "helpers.py").write_text("WIDTH = 8\n")
-    (models / "nets.py").write_text(textwrap.dedent("""
+    (models / "nets.py").write_text(
+        textwrap.dedent("""
         import torch
         from helpers import WIDTH  # a file beside it
         def conv():
             return torch.nn.Conv2d(3, WIDTH, 3, padding=1)
-    """))
+    """)
+    )
     (models / "broken.py").write_text("def f(:\n")
     work = tmp_path / "work"
     work.mkdir()
@@ -489,13 +528,13 @@ def test_file_path_specs(tmp_path, monkeypatch):
     assert count_model("nets.py:conv", (2, 3, 16, 16)).forward_flop == expected
     errors = {
         "nets.py:nope": "model nets.py:nope: nets.py has no attribute nope; name a function or nn.Module defined in "
-                        "nets.py, as nets.py:NAME",
+        "nets.py, as nets.py:NAME",
         "missing.py:f": "model missing.py:f: no file missing.py; give an existing Python file, as "
-                        "path/to/file.py:NAME, or a module on the path, as module.path:NAME",
+        "path/to/file.py:NAME, or a module on the path, as module.path:NAME",
         "broken.py:f": "model broken.py:f: cannot import broken.py: SyntaxError: invalid syntax (broken.py, line 1); "
-                       "fix the error broken.py raises when run (`python broken.py` shows it)",
+        "fix the error broken.py raises when run (`python broken.py` shows it)",
         "nets.py": "model nets.py: neither a built-in model nor module.path:factory; name the factory after a colon: "
-                   "nets.py:NAME",
+        "nets.py:NAME",
         "x.json": "x.json: no such file; give the JSON `flopscope model --json` wrote",
     }
     for spec, line in errors.items():
@@ -522,12 +561,15 @@ class Detached(Argmax):
 
 
 @needs_torch
-@pytest.mark.parametrize(("factory", "why"), [
-    (torch.nn.ReLU if torch else None, "the model has no parameters"),
-    (lambda: torch.nn.Linear(4, 4).requires_grad_(False), "every parameter is frozen (requires_grad=False)"),
-    (Argmax, "the output is int64, which has no gradient (argmax or a comparison in forward?)"),
-    (Detached, "the output does not depend on the trainable parameters through differentiable operations"),
-])
+@pytest.mark.parametrize(
+    ("factory", "why"),
+    [
+        (torch.nn.ReLU if torch else None, "the model has no parameters"),
+        (lambda: torch.nn.Linear(4, 4).requires_grad_(False), "every parameter is frozen (requires_grad=False)"),
+        (Argmax, "the output is int64, which has no gradient (argmax or a comparison in forward?)"),
+        (Detached, "the output does not depend on the trainable parameters through differentiable operations"),
+    ],
+)
 def test_train_without_gradients_says_why(factory, why):
     """The --train error blamed frozen parameters for a model with none, or with an argmax output."""
     with pytest.raises(FlopscopeError) as caught:
@@ -553,7 +595,8 @@ def test_a_spec_naming_no_model_says_so_before_asking_for_a_shape(tmp_path, caps
     from flopscope.tui.cli import main as cli
 
     models = tmp_path / "m.py"
-    models.write_text(textwrap.dedent("""
+    models.write_text(
+        textwrap.dedent("""
         import torch
         not_module = 3
         def returns_int():
@@ -562,13 +605,16 @@ def test_a_spec_naming_no_model_says_so_before_asking_for_a_shape(tmp_path, caps
             raise ValueError("no weights here")
         def linear():
             return torch.nn.Linear(3, 3)
-    """))
-    problems = {"not_module": "not_module is int, not an nn.Module or a function that returns one; name an nn.Module "
-                              f"or a function returning one, as {models}:NAME",
-                "returns_int": "returns_int() returned int, not a torch.nn.Module; NAME is an nn.Module or a function "
-                               "that returns one (the model)",
-                "fails": "building it failed: ValueError: no weights here",
-                "linear": "needs --input-shape; e.g. --input-shape 32,3"}  # what Linear(3, 3) takes
+    """)
+    )
+    problems = {
+        "not_module": "not_module is int, not an nn.Module or a function that returns one; name an nn.Module "
+        f"or a function returning one, as {models}:NAME",
+        "returns_int": "returns_int() returned int, not a torch.nn.Module; NAME is an nn.Module or a function "
+        "that returns one (the model)",
+        "fails": "building it failed: ValueError: no weights here",
+        "linear": "needs --input-shape; e.g. --input-shape 32,3",
+    }  # what Linear(3, 3) takes
     for name, problem in problems.items():
         assert cli.main(["model", f"{models}:{name}"]) == 2
         assert capsys.readouterr().err == f"flopscope: model {models}:{name}: {problem}\n"
@@ -579,6 +625,7 @@ def test_a_spec_naming_no_model_says_so_before_asking_for_a_shape(tmp_path, caps
 
 
 # --- PALEO predictions (no torch) -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("gflop", [30.94, 3.0, 8.18])  # VGG16, GoogLeNet (1.5 GMAC), ResNet-50 forward per image
 def test_paleo_k80_per_gpu_and_per_board(gflop):
@@ -695,8 +742,7 @@ def make_report(rows: list[dict]) -> Report:
     """A Report from kernel rows with canonical raw columns, derived as the readers' output is."""
     gpu = find_gpu(A100)
     k = pd.DataFrame(rows)
-    for col in ("flop_fp64", "flop_fp16", "dram_bytes", "l2_bytes", "l1_bytes", "dram_read_bytes",
-                "dram_write_bytes"):
+    for col in ("flop_fp64", "flop_fp16", "dram_bytes", "l2_bytes", "l1_bytes", "dram_read_bytes", "dram_write_bytes"):
         k[col] = k.get(col, 0.0)
     k["launch_id"] = np.arange(len(k))
     k["kernel_full"] = k["kernel"]
@@ -734,7 +780,13 @@ def forward_kernels(model, scale: dict[str, float], extra: dict[str, float]) -> 
 
 def test_range_names_and_phases():
     assert range_names("train:step/forward/layer1/layer1.0 | aten::linear, seq = 12") == [
-        "train:step", "step", "forward", "layer1", "layer1.0", "aten::linear, seq = 12"]
+        "train:step",
+        "step",
+        "forward",
+        "layer1",
+        "layer1.0",
+        "aten::linear, seq = 12",
+    ]
     known = {"layer1": "layer1"}
     assert phase(["step", "AddmmBackward0, stashed seq = 12"], known) == "backward"
     assert phase(["step", "backward", "layer1"], known) == "backward"
@@ -874,25 +926,37 @@ def test_reconcile_says_why_launches_have_no_flop_count(resnet18_step):
 
     notes = reconcile(read_report(fixture_path("a10_spyinfer_linear_105k_basic.ncu-rep")), resnet18_step).notes
     note = next(n for n in notes if "no FLOP count" in n)
-    assert note.startswith("105 of 105 launches have no FLOP count (105 profiled, but no FLOP counters were "
-                           "collected: collect them with `ncu --metrics ")
+    assert note.startswith(
+        "105 of 105 launches have no FLOP count (105 profiled, but no FLOP counters were "
+        "collected: collect them with `ncu --metrics "
+    )
     assert "tensor-core counters missing" not in note
-    for metric in ("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-                   "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
-                   "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum", "sm__ops_path_tensor_src_fp16_dst_fp32.sum"):
+    for metric in (
+        "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+        "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+        "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
+    ):
         assert metric in note
     rows = [kernel("forward", 1e9), {**kernel("forward", 1e9), "flop_tensor": math.nan}]
     report = make_report([*rows, kernel("forward", 1e9)])
     report.kernels.loc[2, ["flop", "flop_fp32", "status"]] = [math.nan, math.nan, "not profiled"]
     note = next(n for n in reconcile(report, resnet18_step).notes if "no FLOP count" in n)
-    assert note.startswith("2 of 3 launches have no FLOP count (1 not profiled (ncu recorded no values for them); "
-                           "1 profiled, but flop_tensor not collected: collect them with `ncu --metrics ")
+    assert note.startswith(
+        "2 of 3 launches have no FLOP count (1 not profiled (ncu recorded no values for them); "
+        "1 profiled, but flop_tensor not collected: collect them with `ncu --metrics "
+    )
     # The A100's own tensor op counters (CC 8.0 in the report), as its ncu catalogue names them.
     assert "sm__ops_path_tensor_src_fp16_dst_fp32.sum" in note and "sm__ops_path_tensor_src_tf32_dst_fp32.sum" in note
 
 
-@pytest.mark.parametrize(("name", "header"), [("t4_mlp_matadd_full.ncu-rep", "FP32 2.84 TFLOP/s"),
-                                              ("a100pcie80_cutlass_gemm_full.ncu-rep", "FP32 14.4 TFLOP/s")])
+@pytest.mark.parametrize(
+    ("name", "header"),
+    [
+        ("t4_mlp_matadd_full.ncu-rep", "FP32 2.84 TFLOP/s"),
+        ("a100pcie80_cutlass_gemm_full.ncu-rep", "FP32 14.4 TFLOP/s"),
+    ],
+)
 def test_reconcile_judges_against_the_peak_report_shows(name, header):
     """reconcile took the datasheet boost peak (T4 8.1 TFLOP/s) where `flopscope report` shows the report's own
     peak counters x the measured clock (2.84): the same run read as two utilizations. An MLP is all matmuls, which
@@ -906,8 +970,11 @@ def test_reconcile_judges_against_the_peak_report_shows(name, header):
     path = fixture_path(name)
     report = read_report(path)
     out = run("report", path)
-    assert out.returncode == 0 and f"Ceilings: {header}" in out.stdout and "from report counters x measured clock" \
-        in out.stdout
+    assert (
+        out.returncode == 0
+        and f"Ceilings: {header}" in out.stdout
+        and "from report counters x measured clock" in out.stdout
+    )
     fp32 = next(c.value for c in report.ceilings() if c.name == "fp32")
     mlp_step = count_model("mlp", (8, 784), train=True)
     r = reconcile(report, mlp_step, step_time_s=0.1)
@@ -918,8 +985,10 @@ def test_reconcile_judges_against_the_peak_report_shows(name, header):
 
 
 @needs_torch
-@pytest.mark.parametrize(("dtype", "column"), [("fp16", "fp16_tensor_tflops"), ("tf32", "tf32_tensor_tflops"),
-                                               ("fp64", "fp64_tensor_tflops")])
+@pytest.mark.parametrize(
+    ("dtype", "column"),
+    [("fp16", "fp16_tensor_tflops"), ("tf32", "tf32_tensor_tflops"), ("fp64", "fp64_tensor_tflops")],
+)
 def test_reconcile_scales_a_datasheet_peak_to_the_measured_clock(dtype, column):
     """Without the report's own peak counters for a precision, reconcile took the datasheet peak at the boost
     clock (A100 PCIe FP16 tensor 312 TFLOP/s) while the run went at ~1.04 GHz and `report` scales its datasheet
@@ -955,12 +1024,14 @@ def test_reconcile_holds_fp32_convolutions_against_tf32_as_model_predicts(tmp_pa
 
     from ..conftest import fixture_path
 
-    (tmp_path / "convnet.py").write_text(textwrap.dedent("""
+    (tmp_path / "convnet.py").write_text(
+        textwrap.dedent("""
         import torch
         def build():
             return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Flatten(),
                                        torch.nn.Linear(8 * 8 * 8, 10))
-    """))
+    """)
+    )
     monkeypatch.chdir(tmp_path)
     # Batch 2, 3x8x8 in, 8x8x8 out, 3x3 kernels; training: the convolution's backward is its weight gradient
     # (1x forward, the input takes none), the linear layer's 2x (input and weight).
@@ -981,10 +1052,10 @@ def test_reconcile_holds_fp32_convolutions_against_tf32_as_model_predicts(tmp_pa
         assert doc["flop_by_ceiling"] == {"tensor_tf32": conv, "fp32": linear}
         assert doc["ceiling"] == "tensor_tf32+fp32"
         assert doc["peak_flop_per_s"] == pytest.approx(peak, rel=1e-9)
-        assert doc["utilization_analytic"] == pytest.approx((conv + linear) / (k["duration_s"].sum() * peak),
-                                                            rel=1e-9)
-        assert doc["peak_source"] == ("tensor_tf32: datasheet (NVIDIA A100 80GB PCIe) @ measured clock; "
-                                      "fp32: report counters x measured clock")
+        assert doc["utilization_analytic"] == pytest.approx((conv + linear) / (k["duration_s"].sum() * peak), rel=1e-9)
+        assert doc["peak_source"] == (
+            "tensor_tf32: datasheet (NVIDIA A100 80GB PCIe) @ measured clock; fp32: report counters x measured clock"
+        )
         note = next(n for n in doc["notes"] if n.startswith("--dtype fp32 is float32 under torch's defaults"))
         assert f"a100-pcie-80gb {tf32 / 1e12:.4g} TFLOP/s" in note and "harmonic mean of the two" in note
     # --dtype tf32 (matmuls allowed TF32 too): the whole step at the TF32 peak
@@ -1011,8 +1082,17 @@ def test_reconcile_counts_what_report_counts_and_says_why_the_rest_is_unknown(tm
     raw["op"] = raw["Metric Name"].str.extract(r"op_(\w+)_pred_on\.sum$", expand=False)
     ops = raw.dropna(subset=["op"]).pivot_table(index="ID", columns="op", values="Metric Value", aggfunc="sum")
     # FMA = 2 FLOPs; FP16 instructions are 2-lane HFMA2/HADD2/HMUL2 (ncu's half roofline: hfma x4, hadd/hmul x2)
-    simt = (2 * ops["ffma"] + ops["fadd"] + ops["fmul"] + 2 * ops["dfma"] + ops["dadd"] + ops["dmul"]
-            + 4 * ops["hfma"] + 2 * ops["hadd"] + 2 * ops["hmul"])
+    simt = (
+        2 * ops["ffma"]
+        + ops["fadd"]
+        + ops["fmul"]
+        + 2 * ops["dfma"]
+        + ops["dadd"]
+        + ops["dmul"]
+        + 4 * ops["hfma"]
+        + 2 * ops["hadd"]
+        + 2 * ops["hmul"]
+    )
     expected = float(simt.sum())
     assert expected > 6.8e13  # gemm_v0's 2 x 34.4 T FFMAs: the bulk reconcile left out
     r = reconcile(read_report(path, gpu="a100-sxm4-40gb"), count_model("mlp", (1, 784)))
@@ -1038,14 +1118,16 @@ def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
 
     reconcile_mlp = ["reconcile", "r.ncu-rep", "--model", "mlp"]
     # reconcile --tol -1 and --steps 0 both said "--steps must be >= 1 and --tol in (0, 1)": which one?
-    for argv, line in ((["model", "mlp", "--depth", "-1"], "--depth -1: a module depth is 0"),
-                       (["model", "mlp", "--input-shape", ""], "--input-shape '': not a list of positive integers"),
-                       ([*reconcile_mlp, "--depth", "-2"], "--depth -2: a module depth"),
-                       ([*reconcile_mlp, "--tol", "-1"], "--tol -1: a tolerance is a fraction between 0 and 1"),
-                       ([*reconcile_mlp, "--tol", "1"], "--tol 1: a tolerance is a fraction between 0 and 1"),
-                       ([*reconcile_mlp, "--tol", "nan"], "--tol nan: a tolerance is a fraction between 0 and 1"),
-                       ([*reconcile_mlp, "--steps", "0"], "--steps 0: a report holds 1 training step or more"),
-                       ([*reconcile_mlp, "--steps", "-3", "--tol", "2"], "--steps -3: a report holds 1 training")):
+    for argv, line in (
+        (["model", "mlp", "--depth", "-1"], "--depth -1: a module depth is 0"),
+        (["model", "mlp", "--input-shape", ""], "--input-shape '': not a list of positive integers"),
+        ([*reconcile_mlp, "--depth", "-2"], "--depth -2: a module depth"),
+        ([*reconcile_mlp, "--tol", "-1"], "--tol -1: a tolerance is a fraction between 0 and 1"),
+        ([*reconcile_mlp, "--tol", "1"], "--tol 1: a tolerance is a fraction between 0 and 1"),
+        ([*reconcile_mlp, "--tol", "nan"], "--tol nan: a tolerance is a fraction between 0 and 1"),
+        ([*reconcile_mlp, "--steps", "0"], "--steps 0: a report holds 1 training step or more"),
+        ([*reconcile_mlp, "--steps", "-3", "--tol", "2"], "--steps -3: a report holds 1 training"),
+    ):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"flopscope: {line}") and err.count("\n") == 1
@@ -1053,8 +1135,9 @@ def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
     result = reconcile(make_report(forward_kernels(m, {}, {})), m)
     _, rows = cli_model.reconcile_rows(result, True, 0)
     assert [str(r[0]) for r in rows] == ["(model: phase totals)"]
-    assert len(cli_model.reconcile_rows(result, True, 1)[1]) == 1 + sum(1 for r in result.modules if r.name and
-                                                                         "." not in r.name)
+    assert len(cli_model.reconcile_rows(result, True, 1)[1]) == 1 + sum(
+        1 for r in result.modules if r.name and "." not in r.name
+    )
     report = make_report([kernel("forward", 1e9)])
     monkeypatch.setattr(cli_model, "read_report", lambda path, gpu=None: report)
     good = m.to_json()
@@ -1062,8 +1145,10 @@ def test_edge_inputs_are_refused(resnet18_step, tmp_path, monkeypatch, capsys):
         "forward_flop is 'abc', not a number": {**good, "forward_flop": "abc"},
         "input_shape is [], not a list of positive integers": {**good, "input_shape": []},
         "modules is not a list of modules": {**good, "modules": []},
-        "modules[0] (the model): forward_flop is None": {**good, "modules": [{**good["modules"][0],
-                                                                               "forward_flop": None}]},
+        "modules[0] (the model): forward_flop is None": {
+            **good,
+            "modules": [{**good["modules"][0], "forward_flop": None}],
+        },
         "modules[1] has no name and type": {**good, "modules": [good["modules"][0], {"type": "Conv2d"}]},
         "a list, not an object": [1, 2],
         "no params": {k: v for k, v in good.items() if k != "params"},
@@ -1100,12 +1185,13 @@ def test_reconcile_cli_json_reads_the_model_json(resnet18_step, tmp_path, monkey
 
 # --- the command line -----------------------------------------------------------------------------------------
 
+
 def table_at(lines: list[str], header: str) -> tuple[list[str], list[str]]:
     """The header line that starts with `header`'s first title, and the rows under it up to a line that is no row
     (a blank cell-less line or prose)."""
     at = next(i for i, line in enumerate(lines) if line.split()[:1] == header.split()[:1] and "  " in line)
     rows = []
-    for line in lines[at + 1:]:
+    for line in lines[at + 1 :]:
         if "  " not in line.strip() or line.startswith(("Hidden", "--dtype", "FMA", "Measured per")):
             break
         rows.append(line)
@@ -1127,17 +1213,30 @@ def test_model_tables_read_whole_at_80_columns():
     1 is memory bound: its bytes and DRAM bandwidths from the datasheet (core/data/gpus.csv) give the times."""
     lines = readable_at_80(run("model", "mlp", columns=80))
     titles, rows = table_at(lines, "GPU")
-    assert [t.strip() for t in titles if t.strip()] == ["GPU", "Ceiling", "Peak FLOP/s", "DRAM B/s", "Time", "Bound",
-                                                        "Samples/s"]
+    assert [t.strip() for t in titles if t.strip()] == [
+        "GPU",
+        "Ceiling",
+        "Peak FLOP/s",
+        "DRAM B/s",
+        "Time",
+        "Bound",
+        "Samples/s",
+    ]
     params = (784 * 1024 + 1024) + (1024 * 1024 + 1024) + (1024 * 10 + 10)
     nbytes = 4 * params + (1024 + 1024 + 1024 + 1024 + 10) * 4
     assert len(rows) == 2
     for row, key in zip(rows, ("a100-sxm4-80gb", "h100-sxm"), strict=True):
         sheet = datasheet(key)
         seconds = nbytes / (sheet["dram_gb_per_s"] * 1e9)
-        assert row.split() == [key, "FP32", *fmt_si(sheet["fp32_tflops"] * 1e12).split(),
-                               *fmt_si(sheet["dram_gb_per_s"] * 1e9).split(), *fmt_seconds(seconds).split(), "memory",
-                               *fmt_si(1 / seconds).split()]
+        assert row.split() == [
+            key,
+            "FP32",
+            *fmt_si(sheet["fp32_tflops"] * 1e12).split(),
+            *fmt_si(sheet["dram_gb_per_s"] * 1e9).split(),
+            *fmt_seconds(seconds).split(),
+            "memory",
+            *fmt_si(1 / seconds).split(),
+        ]
     titles, rows = table_at(lines, "Module")
     assert [t.strip() for t in titles if t.strip()] == ["Module", "Type", "Fwd FLOP", "Params", "Act. bytes", "FLOP/B"]
     assert rows[0].split()[:3] == ["(model)", "MLP", *fmt_si(2 * (784 * 1024 + 1024 * 1024 + 1024 * 10)).split()[:1]]
@@ -1148,8 +1247,15 @@ def test_model_tables_read_whole_at_80_columns():
     assert [row.split()[:2] for row in rows] == [["a100-sxm4-80gb", "TF32"], ["h100-sxm", "TF32"]]
     assert all(row.split()[2] == "TC+FP32" for row in rows)
     titles, rows = table_at(lines, "Module")
-    assert [t.strip() for t in titles if t.strip()] == ["Module", "Type", "Fwd FLOP", "Bwd FLOP", "Params",
-                                                        "Act. bytes", "FLOP/B"]
+    assert [t.strip() for t in titles if t.strip()] == [
+        "Module",
+        "Type",
+        "Fwd FLOP",
+        "Bwd FLOP",
+        "Params",
+        "Act. bytes",
+        "FLOP/B",
+    ]
     assert rows[0].split()[:2] == ["(model)", "ResNet"] and any(r.split()[0] == "layer4.1" for r in rows)
 
 
@@ -1160,8 +1266,15 @@ def test_reconcile_table_reads_whole_at_80_columns(train):
     without the input's gradient: 2x for the last two layers, 1x for the first."""
     forward = 2 * (784 * 1024 + 1024 * 1024 + 1024 * 10)
     backward = 2 * forward - 2 * 784 * 1024
-    out = run("reconcile", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--model", "mlp", "--no-tui",
-              *(["--train"] if train else []), columns=80)
+    out = run(
+        "reconcile",
+        fixture_path("t4_mlp_matadd_full.ncu-rep"),
+        "--model",
+        "mlp",
+        "--no-tui",
+        *(["--train"] if train else []),
+        columns=80,
+    )
     lines = readable_at_80(out)
     titles, rows = table_at(lines, "Module")
     shown = [t.strip() for t in titles if t.strip()]
@@ -1173,14 +1286,35 @@ def test_reconcile_table_reads_whole_at_80_columns(train):
     if train:  # Type no longer fits: said, not silently gone
         assert "Hidden at 80 columns: Type; widen or use --json" in lines
 
+
 @needs_torch
 def test_model_json_shape():
-    out = run("model", "resnet50", "--input-shape", "32,3,224,224", "--train", "--gpu", "K80", "--gpu",
-              "Tesla V100-SXM2-16GB", "--ppp", "0.5", "--json")
+    out = run(
+        "model",
+        "resnet50",
+        "--input-shape",
+        "32,3,224,224",
+        "--train",
+        "--gpu",
+        "K80",
+        "--gpu",
+        "Tesla V100-SXM2-16GB",
+        "--ppp",
+        "0.5",
+        "--json",
+    )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert {"forward_flop", "backward_flop", "params", "activation_bytes", "modules", "op_share", "predictions",
-            "convention"} <= set(doc)
+    assert {
+        "forward_flop",
+        "backward_flop",
+        "params",
+        "activation_bytes",
+        "modules",
+        "op_share",
+        "predictions",
+        "convention",
+    } <= set(doc)
     assert doc["forward_flop"] == pytest.approx(32 * 8.178e9, rel=1e-3)
     assert 1.9 < doc["backward_flop"] / doc["forward_flop"] < 2.0
     assert {"name", "type", "forward_flop", "backward_flop", "params"} <= set(doc["modules"][0])
@@ -1200,16 +1334,23 @@ def test_ctrl_c_during_model_says_just_stopped(tmp_path):
     import signal
     import time
 
-    (tmp_path / "slow.py").write_text(textwrap.dedent("""
+    (tmp_path / "slow.py").write_text(
+        textwrap.dedent("""
         import pathlib, time, torch
         class Slow(torch.nn.Module):
             def forward(self, x):
                 pathlib.Path("started").touch()
                 time.sleep(60)
                 return x
-    """))
-    proc = subprocess.Popen([*CLI, "model", "slow:Slow", "--input-shape", "2,4"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """)
+    )
+    proc = subprocess.Popen(
+        [*CLI, "model", "slow:Slow", "--input-shape", "2,4"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not (tmp_path / "started").exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -1220,11 +1361,13 @@ def test_ctrl_c_during_model_says_just_stopped(tmp_path):
 
 @needs_torch
 def test_model_table_user_factory_and_errors(tmp_path):
-    (tmp_path / "mymodels.py").write_text(textwrap.dedent("""
+    (tmp_path / "mymodels.py").write_text(
+        textwrap.dedent("""
         import torch
         def tiny():
             return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
-    """))
+    """)
+    )
     out = run("model", "mymodels:tiny", "--input-shape", "16,32", "--gpu", "K80", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "FMA = 2 FLOPs" in out.stdout and "Tesla K80" in out.stdout and "ONE device" in out.stdout
@@ -1248,8 +1391,12 @@ sys.exit(main(sys.argv[1:]))
 
 
 def test_without_torch_model_is_a_one_line_error():
-    out = subprocess.run([sys.executable, "-c", BLOCK_TORCH, "model", "vgg16", "--input-shape", "1,3,224,224"],
-                         capture_output=True, text=True, env={"PATH": ""})
+    out = subprocess.run(
+        [sys.executable, "-c", BLOCK_TORCH, "model", "vgg16", "--input-shape", "1,3,224,224"],
+        capture_output=True,
+        text=True,
+        env={"PATH": ""},
+    )
     assert out.returncode == 2, out.stderr
     assert out.stderr == "flopscope: flopscope model needs PyTorch: pip install 'flopscope[torch]'\n"
     assert out.stdout == ""
@@ -1322,8 +1469,12 @@ def test_reconcile_takes_dtype_with_a_model_json(tmp_path, capsys):
 
 @pytest.mark.parametrize("value", ["-1", "0", "nan", "inf", "soon"])
 def test_step_time_must_be_a_positive_time(value, tmp_path):
-    out = subprocess.run([*CLI, "reconcile", "x.csv", "--model", "mlp",
-                          "--step-time", value], capture_output=True, text=True, cwd=tmp_path)
+    out = subprocess.run(
+        [*CLI, "reconcile", "x.csv", "--model", "mlp", "--step-time", value],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert out.returncode == 2 and "--step-time" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -1356,16 +1507,20 @@ def test_an_input_dtype_the_parameters_do_not_have_is_refused():
         for dtype in (torch.int64, torch.float16):  # what real (CPU) tensors do: refuse
             with pytest.raises(RuntimeError, match=r"should be the same|must have the same dtype"):
                 layer(torch.zeros(shape, dtype=dtype))
-    fixes = {("int64", "long int"): "the model takes floating-point input: leave out --input-dtype (it defaults to "
-                                    "the parameters')",
-             ("float16", "c10::Half"): "the input must have the parameters' dtype: leave out --input-dtype (it "
-                                       "defaults to theirs)"}
+    fixes = {
+        ("int64", "long int"): "the model takes floating-point input: leave out --input-dtype (it defaults to "
+        "the parameters')",
+        ("float16", "c10::Half"): "the input must have the parameters' dtype: leave out --input-dtype (it "
+        "defaults to theirs)",
+    }
     for (dtype, c10), fix in fixes.items():
         # Without a bias (as in a ResNet) the meta convolution checks nothing; with one, it checks the bias in
         # torch's own words: either way the fix names --input-dtype
-        for factory, shape, op in ((lambda: torch.nn.Linear(8, 4), (2, 8), "addmm"),
-                                   (lambda: torch.nn.Conv2d(3, 4, 3, bias=False), (1, 3, 8, 8), "convolution"),
-                                   (lambda: torch.nn.Conv2d(3, 4, 3), (1, 3, 8, 8), "")):
+        for factory, shape, op in (
+            (lambda: torch.nn.Linear(8, 4), (2, 8), "addmm"),
+            (lambda: torch.nn.Conv2d(3, 4, 3, bias=False), (1, 3, 8, 8), "convolution"),
+            (lambda: torch.nn.Conv2d(3, 4, 3), (1, 3, 8, 8), ""),
+        ):
             with pytest.raises(FlopscopeError) as caught:
                 count_factory(factory, shape, input_dtype=dtype, name="m")
             both = " and ".join(sorted(("float32", dtype)))
@@ -1375,8 +1530,9 @@ def test_an_input_dtype_the_parameters_do_not_have_is_refused():
             assert caught.value.fix == fix
     for train in (False, True):  # backward's products are checked too: a float64 weight gradient meets float32
         with pytest.raises(FlopscopeError, match="operands must have one dtype, but got float32 and float64"):
-            count_factory(lambda: torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 8).double()),
-                          (2, 8), train=train)
+            count_factory(
+                lambda: torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 8).double()), (2, 8), train=train
+            )
 
     class Casting(torch.nn.Module):
         def __init__(self) -> None:
@@ -1387,8 +1543,12 @@ def test_an_input_dtype_the_parameters_do_not_have_is_refused():
             return self.linear(x.float())
 
     assert count_factory(Casting, (2, 8), input_dtype="int64").forward_flop == 2 * 2 * 8 * 4
-    emb = count_factory(lambda: torch.nn.Sequential(torch.nn.Embedding(10, 8), torch.nn.Linear(8, 4)), (2, 5),
-                        input_dtype="int64", train=True)
+    emb = count_factory(
+        lambda: torch.nn.Sequential(torch.nn.Embedding(10, 8), torch.nn.Linear(8, 4)),
+        (2, 5),
+        input_dtype="int64",
+        train=True,
+    )
     assert (emb.forward_flop, emb.backward_flop) == (2 * 2 * 5 * 8 * 4, 2 * 2 * 2 * 5 * 8 * 4)
 
 
@@ -1398,20 +1558,24 @@ def test_model_cli_refuses_an_input_dtype_the_parameters_do_not_have(dtype):
     out = run("model", "mlp", "--input-dtype", dtype, "--json")
     assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     both = " and ".join(sorted(("float32", dtype)))
-    assert out.stderr.startswith(f"flopscope: model mlp: forward/backward failed: RuntimeError: addmm: operands must "
-                                 f"have one dtype, but got {both} (as CPU and CUDA kernels require); ")
+    assert out.stderr.startswith(
+        f"flopscope: model mlp: forward/backward failed: RuntimeError: addmm: operands must "
+        f"have one dtype, but got {both} (as CPU and CUDA kernels require); "
+    )
     assert "leave out --input-dtype" in out.stderr
 
 
 @needs_torch
 def test_model_cli_input_dtype_import_fix_and_frozen_train(tmp_path):
-    (tmp_path / "tokens.py").write_text(textwrap.dedent("""
+    (tmp_path / "tokens.py").write_text(
+        textwrap.dedent("""
         import torch
         def emb():
             return torch.nn.Sequential(torch.nn.Embedding(1000, 64), torch.nn.Linear(64, 10))
         def frozen():
             return torch.nn.Linear(8, 8).requires_grad_(False)
-    """))
+    """)
+    )
     (tmp_path / "broken.py").write_text("import no_such_dependency\n")
     out = run("model", "tokens:emb", "--input-shape", "4,16", "--input-dtype", "long", "--json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -1424,8 +1588,10 @@ def test_model_cli_input_dtype_import_fix_and_frozen_train(tmp_path):
     assert out.stderr.startswith("flopscope: model tokens:frozen: --train: no output requires grad")
     assert "leave out --train" in out.stderr
     out = run("model", "nosuchmodule:f", "--input-shape", "4,8", cwd=tmp_path)
-    assert out.stderr == ("flopscope: model nosuchmodule:f: cannot import nosuchmodule: ModuleNotFoundError: No module "
-                          "named 'nosuchmodule'; run flopscope from the folder holding nosuchmodule.py, or add that "
-                          "folder to PYTHONPATH\n")
+    assert out.stderr == (
+        "flopscope: model nosuchmodule:f: cannot import nosuchmodule: ModuleNotFoundError: No module "
+        "named 'nosuchmodule'; run flopscope from the folder holding nosuchmodule.py, or add that "
+        "folder to PYTHONPATH\n"
+    )
     out = run("model", "broken:f", "--input-shape", "4,8", cwd=tmp_path)
     assert out.returncode == 2 and "broken needs no_such_dependency: install it" in out.stderr

@@ -68,13 +68,21 @@ def test_cli_diff_and_runs_of_a_multi_gpu_run(tmp_path, monkeypatch):
     assert "4 kernel group(s)" in out.stdout
     assert f"A: multi (id 1, {H100} + {A100})" in out.stdout
     lines = [line for line in out.stdout.splitlines() if line.startswith(("dense", "stream"))]
-    assert sorted((line.split()[0], A100 in line) for line in lines) == [("dense", False), ("dense", True),
-                                                                          ("stream", False), ("stream", True)]
+    assert sorted((line.split()[0], A100 in line) for line in lines) == [
+        ("dense", False),
+        ("dense", True),
+        ("stream", False),
+        ("stream", True),
+    ]
     out = cli("diff", "single", "multi", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)["rows"]
     assert sorted((r["kernel"], r["gpu"], r["presence"]) for r in rows) == [
-        ("dense", A100, "both"), ("dense", H100, "only in B"), ("stream", A100, "both"), ("stream", H100, "only in B")]
+        ("dense", A100, "both"),
+        ("dense", H100, "only in B"),
+        ("stream", A100, "both"),
+        ("stream", H100, "only in B"),
+    ]
     listed = json.loads(cli("runs", "--json", home=tmp_path).stdout)
     assert {r["name"]: r["gpu"] for r in listed} == {"multi": f"{H100} + {A100}", "single": A100}
 
@@ -86,7 +94,8 @@ async def test_diff_screen_shows_the_gpu_and_enter_opens_that_gpus_group(tmp_pat
         table = await wait_for_rows(pilot, app.screen)
         cells = shown_cells(table)
         assert sorted((c["kernel"], c["gpu"]) for c in cells) == sorted(
-            (k, g.removeprefix("NVIDIA ")) for k in KERNELS for g in (A100, H100))
+            (k, g.removeprefix("NVIDIA ")) for k in KERNELS for g in (A100, H100)
+        )
         at = next(i for i in range(len(table.model)) if table.model.row(i)["gpu"] == A100)
         table.cursor_row = at
         await pilot.press("enter")  # both runs ran it: A's and B's rows side by side, each that GPU's group
@@ -127,9 +136,9 @@ async def test_at_80x24_a_short_table_leaves_the_summary_room_for_every_line(tmp
         summary = app.screen.query_one(Summary)
         whole = summary_text(app).splitlines()
         assert len(whole) > 24 * 35 // 100  # the old cap would cut it
-        shown = screen_lines(app)[summary.region.y:summary.region.bottom]  # below the breadcrumb
+        shown = screen_lines(app)[summary.region.y : summary.region.bottom]  # below the breadcrumb
         assert [line.strip() for line in shown] == [line.strip() for line in whole]
-        table = screen_lines(app)[summary.size.height:]
+        table = screen_lines(app)[summary.size.height :]
         assert sum(1 for line in table if "dense" in line or "stream" in line) >= 2  # the rows stay in view
         await pilot.resize_terminal(80, 15)  # smaller: cut again, and said so
         await pilot.pause()
@@ -145,9 +154,9 @@ async def test_at_80x15_the_capped_summary_says_whose_ceilings_it_cut(tmp_path):
         await ready(app, pilot)
         summary = app.screen.query_one(Summary)
         whole = summary_text(app).splitlines()  # every line, as `--no-tui` prints them
-        shown = screen_lines(app)[summary.region.y:summary.region.bottom]  # below the breadcrumb
+        shown = screen_lines(app)[summary.region.y : summary.region.bottom]  # below the breadcrumb
         assert len(whole) > len(shown), "the cap no longer cuts: this test says nothing"
-        assert [line.strip() for line in shown[:-1]] == [line.strip() for line in whole[:len(shown) - 1]]
+        assert [line.strip() for line in shown[:-1]] == [line.strip() for line in whole[: len(shown) - 1]]
         assert shown[-1].strip().startswith("… not shown: A100-PCIE-40GB ceilings (")
         assert "--no-tui prints all" in shown[-1]
         assert any("Ceilings, NVIDIA H100 PCIe" in line for line in shown)
@@ -177,7 +186,8 @@ async def test_the_roofline_screen_shows_each_gpus_kernels_against_its_own_ceili
             ffma, dram, _ = KERNELS["dense"]
             ridge = FP32[gpu] / DRAM[gpu]
             assert dense.ai == pytest.approx(2 * ffma / dram) and dense.bound == (
-                "compute" if dense.ai > ridge else "dram")  # no cache peaks here: DRAM is the only memory roof
+                "compute" if dense.ai > ridge else "dram"
+            )  # no cache peaks here: DRAM is the only memory roof
             shown = screen_lines(app)
             title = f"{gpu.removeprefix('NVIDIA ')} (GPU {1 + (gpu == A100)} of 2): its kernels and its ceilings"
             assert shown[0].strip().startswith(title), shown[0]
@@ -208,8 +218,10 @@ def test_a_single_gpu_run_against_a_multi_gpu_one_is_warned_of_the_gpu_only_b_us
         store.save(two_gpus(tmp_path), "multi")
     rows = diff_runs(a100_only(tmp_path), two_gpus(tmp_path))  # what the warning claims, row by row
     assert set(zip(rows["gpu"], rows["presence"], strict=True)) == {(A100, "both"), (H100, "only in B")}
-    warning = (f"B also ran on {H100}: groups are matched on name and GPU, so those groups are only in B; the "
-               f"others compare on the same GPU ({A100})")
+    warning = (
+        f"B also ran on {H100}: groups are matched on name and GPU, so those groups are only in B; the "
+        f"others compare on the same GPU ({A100})"
+    )
     for args in (("--no-tui",), ("--json",)):
         out = cli("diff", "single", "multi", *args, home=tmp_path)
         assert out.returncode == 0, out.stderr
@@ -222,8 +234,11 @@ def test_a_single_gpu_run_against_a_multi_gpu_one_is_warned_of_the_gpu_only_b_us
 
 async def test_the_diff_screen_says_b_also_ran_on_another_gpu(tmp_path):
     single, multi = a100_only(tmp_path), two_gpus(tmp_path)
-    app = FlopscopeApp(DiffScreen(diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label),
-                               reports=(single, multi)))
+    app = FlopscopeApp(
+        DiffScreen(
+            diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label), reports=(single, multi)
+        )
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for_rows(pilot, app.screen)
         text = " ".join(line.strip() for line in screen_lines(app))
@@ -234,8 +249,9 @@ async def test_the_diff_screen_says_b_also_ran_on_another_gpu(tmp_path):
 def test_runs_on_no_common_gpu_are_told_nothing_is_compared():
     assert gpus_apart([A100], [H100]).startswith(f"different GPUs ({A100} vs {H100})")  # name-only matching
     v100 = "Tesla V100-SXM2-32GB"  # B on two GPUs: matched on name and GPU, so no group meets its twin
-    assert gpus_apart([v100], [H100, A100]) == (f"no GPU in common ({v100} vs {H100} + {A100}): groups are matched "
-                                                "on name and GPU, so none is compared")
+    assert gpus_apart([v100], [H100, A100]) == (
+        f"no GPU in common ({v100} vs {H100} + {A100}): groups are matched on name and GPU, so none is compared"
+    )
     assert gpus_apart([H100, A100], [A100, H100]) is None and gpus_apart([], [A100]) is None
 
 
@@ -255,7 +271,9 @@ def test_gpu_option_judges_the_launches_of_its_compute_capability_and_leaves_the
     assert out.returncode == 0, out.stderr
     meta = json.loads(out.stdout)["meta"]
     assert [(g["name"], g["database_key"], g["gpu_source"]) for g in meta["gpus"]] == [
-        (H100, "h100-pcie", "report"), (A100, "a100-pcie-80gb", "--gpu")]
+        (H100, "h100-pcie", "report"),
+        (A100, "a100-pcie-80gb", "--gpu"),
+    ]
     dram = {c["gpu"]: c["value"] for c in meta["ceilings"] if c["name"] == "dram"}
     assert dram == {H100: pytest.approx(DRAM[H100]), A100: pytest.approx(DRAM_A100_80GB)}
     rows = json.loads(out.stdout)["rows"]
@@ -269,21 +287,27 @@ def test_gpu_option_judges_the_launches_of_its_compute_capability_and_leaves_the
             assert r["pct_of_roof"] == pytest.approx(100 * 2 * ffma / (ns * 1e-9) / roof, rel=1e-3)
     header = cli("report", path, "--gpu", "a100-pcie-80gb", home=tmp_path).stdout.splitlines()
     text = " ".join(header[:3])
-    assert (f"{A100} (CC 8.0, 2 launches, judged against NVIDIA A100 80GB PCIe ceilings (--gpu))" in text
-            and f"{H100} (CC 9.0, 4 launches)" in text)
+    assert (
+        f"{A100} (CC 8.0, 2 launches, judged against NVIDIA A100 80GB PCIe ceilings (--gpu))" in text
+        and f"{H100} (CC 9.0, 4 launches)" in text
+    )
     # a stored run is judged the same way by `open RUN --gpu`
     with Store() as store:
         store.save(report, "multi")
     opened = json.loads(cli("open", "multi", "--gpu", "a100-pcie-80gb", "--json", home=tmp_path).stdout)["meta"]
-    assert [(g["database_key"], g["gpu_source"]) for g in opened["gpus"]] == [("h100-pcie", "report"),
-                                                                              ("a100-pcie-80gb", "--gpu")]
+    assert [(g["database_key"], g["gpu_source"]) for g in opened["gpus"]] == [
+        ("h100-pcie", "report"),
+        ("a100-pcie-80gb", "--gpu"),
+    ]
     # no launch of the L4's CC 8.9: one line naming the file, the problem and the fix
     for args in (("report", path), ("open", "multi", "--no-tui")):
         bad = cli(*args, "--gpu", "l4", home=tmp_path)
         assert bad.returncode == 2 and "Traceback" not in bad.stderr and bad.stdout == ""
         (line,) = bad.stderr.strip().splitlines()
-        assert line.startswith(f"flopscope: {path}: --gpu l4 is NVIDIA L4 (CC 8.9), but the launches ran on {H100} "
-                               f"(CC 9.0), {A100} (CC 8.0); name a GPU of one of those compute capabilities")
+        assert line.startswith(
+            f"flopscope: {path}: --gpu l4 is NVIDIA L4 (CC 8.9), but the launches ran on {H100} "
+            f"(CC 9.0), {A100} (CC 8.0); name a GPU of one of those compute capabilities"
+        )
 
 
 async def test_r_opens_the_roofline_on_the_cursor_rows_point_and_gpu(tmp_path):
@@ -316,16 +340,21 @@ async def test_the_diff_screen_names_the_columns_80_columns_hide(tmp_path):
     so, where the CLI prints "Hidden at 80 columns". Now the status line names each column left out, in one
     line (the table keeps its rows), and `right` brings one back with the list following."""
     # Names as long as real ones (the H100 fixture's cub kernels): with them the name takes the room.
-    long = {"dense": "cub::DeviceReduceKernel<cub::DeviceReducePolicy<float>::Policy600>",
-            "stream": "cub::DeviceScanKernel<cub::DeviceScanPolicy<int>::Policy600>"}
+    long = {
+        "dense": "cub::DeviceReduceKernel<cub::DeviceReducePolicy<float>::Policy600>",
+        "stream": "cub::DeviceScanKernel<cub::DeviceScanPolicy<int>::Policy600>",
+    }
 
     def named(path, gpus):
         rows = [{**launch(k, g), "kernel": long[k]} for g in gpus for k in KERNELS]
         return read_report(page(path, UNITS, rows))
 
     single, multi = named(tmp_path / "a100.csv", [A100]), named(tmp_path / "two.csv", [A100, H100, H100])
-    app = FlopscopeApp(DiffScreen(diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label),
-                               reports=(single, multi)))
+    app = FlopscopeApp(
+        DiffScreen(
+            diff_runs(single, multi), "single", "multi", (single.gpu_label, multi.gpu_label), reports=(single, multi)
+        )
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         header = table.visible_text()[0]

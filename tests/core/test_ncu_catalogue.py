@@ -46,8 +46,9 @@ TENSOR = {
 
 @pytest.mark.parametrize("chip", sorted(TENSOR))
 def test_tensor_counters_cover_each_float_source_once(chip):
-    chosen = {m.removeprefix("sm__ops_path_tensor_src_").removesuffix(".sum")
-              for m in tensor_op_metrics(catalogue(chip))}
+    chosen = {
+        m.removeprefix("sm__ops_path_tensor_src_").removesuffix(".sum") for m in tensor_op_metrics(catalogue(chip))
+    }
     assert chosen == TENSOR[chip]
 
 
@@ -69,8 +70,9 @@ def test_argv_has_no_double_dash_and_the_program_follows_the_options():
     assert argv[-5:] == ["python", "train.py", "--", "--lr", "3"]  # the program's own `--` is its business
     assert "--" not in argv[:-5]
     assert "a__b.sum" in argv[argv.index("--metrics") + 1].split(",")
-    assert "a__b.sum" not in (metric_list(ProfileOptions(command=["x"], metrics="memory", tensor_metrics=["a__b.sum"]))
-                              or [])
+    assert "a__b.sum" not in (
+        metric_list(ProfileOptions(command=["x"], metrics="memory", tensor_metrics=["a__b.sum"])) or []
+    )
 
 
 def test_a_program_that_looks_like_an_option_is_refused():
@@ -82,9 +84,12 @@ def test_aggregate_and_per_destination_counters_are_not_added_twice(tmp_path):
     # A raw page holding GH100's aggregate next to per-destination counters of the same source type, as a
     # report made with a wider --metrics list could: one launch of 2*4096^3 tensor FLOPs.
     flop = 2 * 4096**3
-    cols = {"gpu__time_duration.sum": ("nsecond", 1_000_000), "sm__ops_path_tensor_src_fp16.sum": ("", flop),
-            "sm__ops_path_tensor_src_fp16_dst_fp32.sum": ("", flop),
-            "sm__ops_path_tensor_src_fp16_dst_fp16.sum": ("", 0)}
+    cols = {
+        "gpu__time_duration.sum": ("nsecond", 1_000_000),
+        "sm__ops_path_tensor_src_fp16.sum": ("", flop),
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum": ("", flop),
+        "sm__ops_path_tensor_src_fp16_dst_fp16.sum": ("", 0),
+    }
     row = read_report(one_launch(tmp_path / "raw.csv", cols, kernel="sm90_xmma_gemm")).kernels.iloc[0]
     assert row["flop_tensor"] == flop
     assert row["flop_tensor_fp16"] == flop
@@ -93,23 +98,38 @@ def test_aggregate_and_per_destination_counters_are_not_added_twice(tmp_path):
 # Blackwell's tensor counters, named as public ncu-based tooling lists them for ncu 2025 (ncu 2024.1.1, which
 # captured the catalogues here, knows no Blackwell chip): counters of several source types hold the ops of
 # the narrower ones, e.g. `src_fp4_fp6_fp8_dst_fp32` those of `src_fp4_fp6_dst_fp32` and `src_fp4_dst_fp32`.
-BLACKWELL = {f"sm__ops_path_tensor_src_{s}" for s in (
-    "fp4_dst_fp32", "fp4_fp6_dst_fp16", "fp4_fp6_dst_fp32", "fp4_fp6_fp8_dst_fp16", "fp4_fp6_fp8_dst_fp32",
-    "fp8_sparsity_off", "fp8_sparsity_on", "fp16", "bf16_dst_fp32", "tf32_dst_fp32", "fp64", "int8")}
+BLACKWELL = {
+    f"sm__ops_path_tensor_src_{s}"
+    for s in (
+        "fp4_dst_fp32",
+        "fp4_fp6_dst_fp16",
+        "fp4_fp6_dst_fp32",
+        "fp4_fp6_fp8_dst_fp16",
+        "fp4_fp6_fp8_dst_fp32",
+        "fp8_sparsity_off",
+        "fp8_sparsity_on",
+        "fp16",
+        "bf16_dst_fp32",
+        "tf32_dst_fp32",
+        "fp64",
+        "int8",
+    )
+}
 
 
 def test_nested_source_families_are_collected_once():
     chosen = {m.removeprefix("sm__ops_path_tensor_src_").removesuffix(".sum") for m in tensor_op_metrics(BLACKWELL)}
-    assert chosen == {"fp4_fp6_fp8_dst_fp16", "fp4_fp6_fp8_dst_fp32", "fp16", "bf16_dst_fp32", "tf32_dst_fp32",
-                      "fp64"}
+    assert chosen == {"fp4_fp6_fp8_dst_fp16", "fp4_fp6_fp8_dst_fp32", "fp16", "bf16_dst_fp32", "tf32_dst_fp32", "fp64"}
 
 
 def test_nested_source_families_are_read_once(tmp_path):
     # An FP4 GEMM of 2*4096^3 FLOPs seen by every counter that includes FP4 sources.
     flop = 2 * 4096**3
     names = ["fp4_dst_fp32", "fp4_fp6_dst_fp32", "fp4_fp6_fp8_dst_fp32"]
-    cols = {"gpu__time_duration.sum": ("nsecond", 1_000_000),
-            **{f"sm__ops_path_tensor_src_{n}.sum": ("", flop) for n in names}}
+    cols = {
+        "gpu__time_duration.sum": ("nsecond", 1_000_000),
+        **{f"sm__ops_path_tensor_src_{n}.sum": ("", flop) for n in names},
+    }
     row = read_report(one_launch(tmp_path / "raw.csv", cols, cc="10.0", kernel="fp4_gemm")).kernels.iloc[0]
     assert row["flop_tensor"] == flop
     assert "ncu counts fp4/fp6/fp8 together" in row["provenance"]
@@ -118,8 +138,9 @@ def test_nested_source_families_are_read_once(tmp_path):
 def test_partly_overlapping_counters_are_not_both_collected():
     # An FP8 aggregate next to a family counter that also holds FP8 ops (to FP32): summing both would count
     # the FP8-to-FP32 ops twice, so the wider family counter is kept and the aggregate left out.
-    chosen = tensor_op_metrics({"sm__ops_path_tensor_src_fp8", "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp32",
-                                "sm__ops_path_tensor_src_fp16"})
+    chosen = tensor_op_metrics(
+        {"sm__ops_path_tensor_src_fp8", "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp32", "sm__ops_path_tensor_src_fp16"}
+    )
     assert chosen == ["sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_fp4_fp6_fp8_dst_fp32.sum"]
 
 
@@ -129,8 +150,7 @@ def test_a_metric_one_of_several_gpus_lacks_is_not_offered():
         ga100 = f.read().splitlines()
     header = ga100[0] + ',"gh100"'
     gh100 = catalogue("gh100")
-    rows = [line + (',"1"' if next(iter(line.split('","')), "").strip('"') in gh100 else ',"0"')
-            for line in ga100[1:]]
+    rows = [line + (',"1"' if next(iter(line.split('","')), "").strip('"') in gh100 else ',"0"') for line in ga100[1:]]
     both = parse_catalogue("\n".join([header, *rows]))
     assert both == catalogue("ga100") & gh100
     assert "sm__ops_path_tensor_src_fp16_dst_fp32" not in both  # A100 has it, H100 does not
@@ -139,8 +159,10 @@ def test_a_metric_one_of_several_gpus_lacks_is_not_offered():
 def test_an_fp16_fp32_destination_pair_is_collected_instead_of_its_total():
     """The pair holds the same ops as the total and says which accumulated in FP16 (twice the rate on GeForce);
     a source type without both destinations keeps its total."""
-    catalogue = {f"sm__ops_path_tensor_src_{s}" for s in (
-        "fp16", "fp16_dst_fp16", "fp16_dst_fp32", "bf16", "bf16_dst_fp32", "tf32_dst_fp32")}
+    catalogue = {
+        f"sm__ops_path_tensor_src_{s}"
+        for s in ("fp16", "fp16_dst_fp16", "fp16_dst_fp32", "bf16", "bf16_dst_fp32", "tf32_dst_fp32")
+    }
     chosen = {m.removeprefix("sm__ops_path_tensor_src_").removesuffix(".sum") for m in tensor_op_metrics(catalogue)}
     assert chosen == {"fp16_dst_fp16", "fp16_dst_fp32", "bf16", "tf32_dst_fp32"}
 
@@ -170,8 +192,10 @@ def test_the_advice_for_a_report_names_its_own_chips_counters():
     assert "sm__ops_path_tensor_src_<type>.sum" in missing.fix() and "--query-metrics" in missing.problem()
 
 
-@pytest.mark.parametrize(("fixture", "chip"), [("t4_nsightful_copy_blocked_details.csv", "tu104"),
-                                               ("h100pcie_robocache_cmdline_details.csv", "gh100")])
+@pytest.mark.parametrize(
+    ("fixture", "chip"),
+    [("t4_nsightful_copy_blocked_details.csv", "tu104"), ("h100pcie_robocache_cmdline_details.csv", "gh100")],
+)
 def test_every_hint_to_collect_names_only_counters_the_chip_has(fixture, chip):
     """The app's header line, the kernel screen's `To collect` and `report --sort`'s fix each name the counters
     a report lacks: only ones its chip has (the first two named GA100's tensor counters, `src_fp16_dst_fp32`,

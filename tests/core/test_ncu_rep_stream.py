@@ -20,7 +20,8 @@ from ..conftest import FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURED = sorted((REPO / "tests" / "data" / "gpu").rglob("*.ncu-rep.xz")) + sorted(
-    (REPO / "tui" / "examples").glob("*.ncu-rep.xz"))
+    (REPO / "tui" / "examples").glob("*.ncu-rep.xz")
+)
 SHARED = sorted(FIXTURES.glob("*.ncu-rep")) if FIXTURES.is_dir() else []
 
 
@@ -82,7 +83,7 @@ def _with_version(source: Path, out: Path, version: int) -> Path:
     data = source.read_bytes()
     (size,) = struct.unpack_from("<I", data, 4)
     header = message_classes()["FileHeader"](Version=version).SerializeToString()
-    out.write_bytes(data[:4] + struct.pack("<I", len(header)) + header + data[8 + size:])
+    out.write_bytes(data[:4] + struct.pack("<I", len(header)) + header + data[8 + size :])
     return out
 
 
@@ -107,8 +108,9 @@ def test_a_truncated_report_is_refused_without_ncu_report(tmp_path, monkeypatch)
     cut.write_bytes(source.read_bytes()[: source.stat().st_size * 2 // 3])
     with pytest.raises(Damaged):
         read_table(cut)
-    monkeypatch.setattr(ncu_rep, "_read_with_ncu_report",
-                        lambda path, progress=None: pytest.fail("handed to ncu_report"))
+    monkeypatch.setattr(
+        ncu_rep, "_read_with_ncu_report", lambda path, progress=None: pytest.fail("handed to ncu_report")
+    )
     with pytest.raises(FlopscopeError) as err:
         read_metrics(cut)
     found = re.search(r"truncated after (\d+) intact launch", err.value.line())
@@ -124,7 +126,7 @@ def test_a_report_with_its_result_blocks_repeated_reads_every_copy(tmp_path):
     big = repeat_launches(source, tmp_path / "big.ncu-rep", copies=3)
     thrice = read_table(big)
     assert len(thrice) == 3 * len(once)
-    again = thrice.iloc[len(once):2 * len(once)].reset_index(drop=True)
+    again = thrice.iloc[len(once) : 2 * len(once)].reset_index(drop=True)
     pd.testing.assert_series_equal(again["gpu__time_duration.sum"], once["gpu__time_duration.sum"])
     assert (again["kernel_full"] == once["kernel_full"]).all()
     assert thrice["launch_id"].tolist() == list(range(len(thrice)))
@@ -151,18 +153,17 @@ def _strings_moved_to_the_end(source: Path, out: Path) -> Path:
     kinds = message_classes()
     data = source.read_bytes()
     (size,) = struct.unpack_from("<I", data, 4)
-    head, offset, blocks, strings = data[:8 + size], 8 + size, [], []
+    head, offset, blocks, strings = data[: 8 + size], 8 + size, [], []
     while offset < len(data):
         (size,) = struct.unpack_from("<I", data, offset)
-        header = kinds["BlockHeader"].FromString(data[offset + 4:offset + 4 + size])
-        payload = data[offset + 4 + size:offset + 4 + size + header.PayloadSize]
+        header = kinds["BlockHeader"].FromString(data[offset + 4 : offset + 4 + size])
+        payload = data[offset + 4 + size : offset + 4 + size + header.PayloadSize]
         offset += 4 + size + header.PayloadSize
         strings += header.StringTable.Strings
         header.ClearField("StringTable")
         blocks.append((header, payload))
     blocks[-1][0].StringTable.Strings.extend(strings)
-    body = b"".join(struct.pack("<I", len(h := header.SerializeToString())) + h + payload
-                    for header, payload in blocks)
+    body = b"".join(struct.pack("<I", len(h := header.SerializeToString())) + h + payload for header, payload in blocks)
     out.write_bytes(head + body)
     return out
 

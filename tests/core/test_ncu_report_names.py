@@ -19,5 +19,6 @@ def test_wanted_is_asked_once_per_metric_name_and_the_table_is_unchanged(monkeyp
     assert len(asked) == len(set(asked))  # each name once, however many launches hold it
     monkeypatch.setattr(ncu_rep, "wanted", real)
     stream = ncu_rep.read_table(path)
-    pd.testing.assert_series_equal(frame["gpu__time_duration.sum"].astype(float),
-                                   stream["gpu__time_duration.sum"].astype(float), check_names=False)
+    pd.testing.assert_series_equal(
+        frame["gpu__time_duration.sum"].astype(float), stream["gpu__time_duration.sum"].astype(float), check_names=False
+    )

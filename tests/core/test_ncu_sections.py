@@ -29,15 +29,22 @@ RAW = {
     "pipe_alu_pct": "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active",
     "pipe_tensor_pct": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
 }
-LIMITS = {"launch__occupancy_limit_registers": "registers", "launch__occupancy_limit_shared_mem": "shared memory",
-          "launch__occupancy_limit_warps": "warps", "launch__occupancy_limit_blocks": "blocks",
-          "launch__occupancy_limit_barriers": "barriers"}
+LIMITS = {
+    "launch__occupancy_limit_registers": "registers",
+    "launch__occupancy_limit_shared_mem": "shared memory",
+    "launch__occupancy_limit_warps": "warps",
+    "launch__occupancy_limit_blocks": "blocks",
+    "launch__occupancy_limit_barriers": "barriers",
+}
 
 
 def raw_rows(text: str) -> list[dict[str, str]]:
     """A raw page's launch rows by column name (its `==PROF==` lines and units row left out)."""
-    rows = list(csv.DictReader(io.StringIO("".join(line for line in text.splitlines(keepends=True)
-                                                   if not line.startswith("==")))))
+    rows = list(
+        csv.DictReader(
+            io.StringIO("".join(line for line in text.splitlines(keepends=True) if not line.startswith("==")))
+        )
+    )
     return rows[1:]  # the units row
 
 
@@ -87,12 +94,15 @@ def test_a_group_shows_the_time_weighted_mean_of_its_launches():
         assert row["pipe_fma_pct"] == pytest.approx((fma * duration).sum() / duration.sum(), rel=1e-9)
 
 
-@pytest.mark.parametrize("report", ["h100pcie_ee384_cub_agents_full.ncu-rep", "a100pcie80_cutlass_gemm_full.ncu-rep",
-                                    "t4_mlp_matadd_full.ncu-rep"])
+@pytest.mark.parametrize(
+    "report",
+    ["h100pcie_ee384_cub_agents_full.ncu-rep", "a100pcie80_cutlass_gemm_full.ncu-rep", "t4_mlp_matadd_full.ncu-rep"],
+)
 def test_a_full_set_report_reads_as_ncus_own_raw_page(real_ncu, report):
     path = fixture_path(report)
-    out = subprocess.run([*real_ncu, "--import", str(path), "--csv", "--page", "raw"], capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [*real_ncu, "--import", str(path), "--csv", "--page", "raw"], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     kernels = read_report(path).kernels
     assert kernels["sol_sm_pct"].notna().all() and kernels["occupancy_achieved_pct"].notna().all()
@@ -102,10 +112,16 @@ def test_a_full_set_report_reads_as_ncus_own_raw_page(real_ncu, report):
 def test_a_details_page_reads_its_section_labels():
     """The details layout names them by ncu's section labels (Compute (SM) Throughput, Block Limit Warps)."""
     path = fixture_path("t4_nsightful_copy_blocked_details.csv")
-    rows = [r for r in csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("=="))
-            if r["Metric Name"]]
-    value = {(r["Section Name"], r["Metric Name"]): float(r["Metric Value"].replace(",", "")) for r in rows
-             if r["Metric Value"].replace(",", "").replace(".", "").isdigit()}
+    rows = [
+        r
+        for r in csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("=="))
+        if r["Metric Name"]
+    ]
+    value = {
+        (r["Section Name"], r["Metric Name"]): float(r["Metric Value"].replace(",", ""))
+        for r in rows
+        if r["Metric Value"].replace(",", "").replace(".", "").isdigit()
+    }
     launch = read_report(path).kernels.iloc[0]
     sol = "GPU Speed Of Light Throughput"
     assert launch["sol_sm_pct"] == value[(sol, "Compute (SM) Throughput")]
@@ -116,13 +132,15 @@ def test_a_details_page_reads_its_section_labels():
     assert launch["occupancy_achieved_pct"] == value[("Occupancy", "Achieved Occupancy")]
     assert launch["occupancy_theoretical_pct"] == value[("Occupancy", "Theoretical Occupancy")]
     assert launch["waves_per_sm"] == value[("Launch Statistics", "Waves Per SM")]
-    limits = {label: value[("Occupancy", f"Block Limit {label}")]
-              for label in ("SM", "Registers", "Shared Mem", "Warps")}
+    limits = {
+        label: value[("Occupancy", f"Block Limit {label}")] for label in ("SM", "Registers", "Shared Mem", "Warps")
+    }
     assert launch["occupancy_limit_blocks"] == min(limits.values()) == limits["Warps"]
     assert launch["occupancy_limiter"] == "warps"
     # The byte/s "Memory Throughput" of the Memory Workload Analysis still gives the DRAM bandwidth.
-    assert launch["dram_bytes_per_s"] == pytest.approx(value[("Memory Workload Analysis", "Memory Throughput")],
-                                                       rel=1e-3)
+    assert launch["dram_bytes_per_s"] == pytest.approx(
+        value[("Memory Workload Analysis", "Memory Throughput")], rel=1e-3
+    )
 
 
 def test_a_stored_run_keeps_them_and_groups_them_as_the_file_does(tmp_path):
@@ -135,5 +153,6 @@ def test_a_stored_run_keeps_them_and_groups_them_as_the_file_does(tmp_path):
     columns = [*RAW, "occupancy_limit_blocks"]
     np.testing.assert_allclose(back.kernels[columns].to_numpy(float), report.kernels[columns].to_numpy(float))
     assert back.kernels["occupancy_limiter"].astype(str).tolist() == report.kernels["occupancy_limiter"].tolist()
-    np.testing.assert_allclose(back.group("name")[columns].to_numpy(float),
-                               report.group("name")[columns].to_numpy(float))
+    np.testing.assert_allclose(
+        back.group("name")[columns].to_numpy(float), report.group("name")[columns].to_numpy(float)
+    )

@@ -34,7 +34,7 @@ TOLERANCE = 1.01  # the engine's: 1% above a ceiling is clock/counter rounding, 
 def details_cells(path: Path) -> dict[tuple[str, str], tuple[str, str, float]]:
     """(launch ID, metric name) -> (kernel name, unit, value) of an ncu details CSV, read with the csv module."""
     lines = path.read_text(encoding="utf-8-sig").splitlines()
-    rows = csv.reader(lines[next(i for i, line in enumerate(lines) if line.startswith('"ID"')):])
+    rows = csv.reader(lines[next(i for i, line in enumerate(lines) if line.startswith('"ID"')) :])
     col = {h: i for i, h in enumerate(next(rows))}
     out = {}
     for r in rows:
@@ -71,7 +71,8 @@ def test_a_gemm_judged_by_a_slower_gpu_says_so_once_with_its_rate_and_ceiling():
         f"at {measured / 1e12:.0f} TFLOP/s, {100 * measured / ceiling:.1f}% of its tensor_bf16 ceiling "
         f"{ceiling / 1e12:.1f} TFLOP/s (datasheet of NVIDIA GeForce RTX 5070 @ measured clock {clock / 1e9:.2f} GHz); "
         "the ceiling or the FLOP count is wrong for it: check --gpu rtx5070 against the board it ran on (GPUs of "
-        "CC 12.0: rtx5090, rtx5070, rtx5060ti), or check the FLOP count")
+        "CC 12.0: rtx5090, rtx5070, rtx5060ti), or check the FLOP count"
+    )
     assert "230.9% of its tensor_bf16 ceiling 49.1 TFLOP/s" in lines[0]  # the arithmetic above, as read
 
 
@@ -110,8 +111,11 @@ def cfd_rates() -> dict[str, tuple[str, float]]:
     """The V100 CFD log's DRAM bandwidth per launch: ID -> (kernel, `Memory Throughput` in B/s). The log has
     throughput only, so the bytes are this rate x the duration, and bytes / duration is the rate again."""
     cells = details_cells(fixture_path(CFD))
-    rates = {launch: (kernel, value) for (launch, metric), (kernel, unit, value) in cells.items()
-             if metric == "Memory Throughput" and unit == "byte/second"}
+    rates = {
+        launch: (kernel, value)
+        for (launch, metric), (kernel, unit, value) in cells.items()
+        if metric == "Memory Throughput" and unit == "byte/second"
+    }
     assert len(rates) == 100
     return rates
 
@@ -128,9 +132,11 @@ def test_dram_above_a_wrongly_chosen_gpus_bandwidth_is_flagged_and_the_right_one
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stderr.splitlines() if "ceiling" in line]
     assert len(lines) == 1, out.stderr
-    assert lines[0].startswith(f"{fixture_path(CFD)}: {len(over)} launches measured above their DRAM ceiling, which "
-                               f"no kernel can do: worst {kernel} (launch {worst}) at {rate / 1e9:.0f} GB/s, "
-                               f"{100 * rate / T4_DRAM:.1f}% of its ceiling 320 GB/s (datasheet of Tesla T4); ")
+    assert lines[0].startswith(
+        f"{fixture_path(CFD)}: {len(over)} launches measured above their DRAM ceiling, which "
+        f"no kernel can do: worst {kernel} (launch {worst}) at {rate / 1e9:.0f} GB/s, "
+        f"{100 * rate / T4_DRAM:.1f}% of its ceiling 320 GB/s (datasheet of Tesla T4); "
+    )
     assert "check --gpu t4 against the board it ran on" in lines[0]
     assert "`ncu --metrics dram__bytes.sum.peak_sustained,dram__cycles_elapsed.avg.per_second`" in lines[0]
     assert lines[0].endswith("or check the DRAM byte count (its notes: dram_bytes derived from rates)")
@@ -153,34 +159,53 @@ def test_a_stored_report_judged_again_with_another_gpu_is_checked_again():
 CLOCK, FFMA_PER_CYCLE, DRAM_CLOCK, DRAM_PER_CYCLE, SECONDS = 1.41e9, 6912, 1.512e9, 1280, 1e-3
 FLOP_CEILING = 2 * FFMA_PER_CYCLE * CLOCK  # FFMA = 2 FLOPs: 19.49 TFLOP/s
 DRAM_CEILING = DRAM_PER_CYCLE * DRAM_CLOCK  # 1.94 TB/s
-SIMT = {f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst"
-        for p in "dfh" for op in ("add", "mul", "fma")}
-UNITS = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second", **SIMT,
-         "sm__inst_executed_pipe_tensor.sum": "inst",
-         "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": "inst/cycle",
-         "dram__bytes_read.sum": "byte", "dram__bytes_write.sum": "byte",
-         "dram__bytes.sum.peak_sustained": "byte/cycle", "dram__cycles_elapsed.avg.per_second": "cycle/second"}
+SIMT = {
+    f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst" for p in "dfh" for op in ("add", "mul", "fma")
+}
+UNITS = {
+    "gpu__time_duration.sum": "nsecond",
+    "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+    **SIMT,
+    "sm__inst_executed_pipe_tensor.sum": "inst",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": "inst/cycle",
+    "dram__bytes_read.sum": "byte",
+    "dram__bytes_write.sum": "byte",
+    "dram__bytes.sum.peak_sustained": "byte/cycle",
+    "dram__cycles_elapsed.avg.per_second": "cycle/second",
+}
 
 
 def a100_launch(kernel: str, of_flop_ceiling: float, of_dram_ceiling: float) -> dict:
-    return {**dict.fromkeys(SIMT, 0), "kernel": kernel, "gpu__time_duration.sum": SECONDS * 1e9,
-            "smsp__cycles_elapsed.avg.per_second": CLOCK, "sm__inst_executed_pipe_tensor.sum": 0,
-            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": of_flop_ceiling * FLOP_CEILING * SECONDS / 2,
-            "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": FFMA_PER_CYCLE,
-            "dram__bytes_read.sum": of_dram_ceiling * DRAM_CEILING * SECONDS, "dram__bytes_write.sum": 0,
-            "dram__bytes.sum.peak_sustained": DRAM_PER_CYCLE, "dram__cycles_elapsed.avg.per_second": DRAM_CLOCK}
+    return {
+        **dict.fromkeys(SIMT, 0),
+        "kernel": kernel,
+        "gpu__time_duration.sum": SECONDS * 1e9,
+        "smsp__cycles_elapsed.avg.per_second": CLOCK,
+        "sm__inst_executed_pipe_tensor.sum": 0,
+        "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": of_flop_ceiling * FLOP_CEILING * SECONDS / 2,
+        "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": FFMA_PER_CYCLE,
+        "dram__bytes_read.sum": of_dram_ceiling * DRAM_CEILING * SECONDS,
+        "dram__bytes_write.sum": 0,
+        "dram__bytes.sum.peak_sustained": DRAM_PER_CYCLE,
+        "dram__cycles_elapsed.avg.per_second": DRAM_CLOCK,
+    }
 
 
 def test_within_one_percent_is_rounding_and_above_it_the_count_is_named_as_the_suspect(tmp_path):
     """100.5% of its own counters' ceiling is clock/counter rounding: not flagged. 102% FLOP/s and 101.5% DRAM
     are: one finding per kind, and with the GPU's own peak counters as the ceiling only the count can be wrong."""
-    path = page(tmp_path / "a100.csv", UNITS, [a100_launch("within", 1.005, 1.005), a100_launch("above", 1.02, 1.015),
-                                                a100_launch("normal", 0.5, 0.3)], gpu="NVIDIA A100 80GB PCIe")
+    path = page(
+        tmp_path / "a100.csv",
+        UNITS,
+        [a100_launch("within", 1.005, 1.005), a100_launch("above", 1.02, 1.015), a100_launch("normal", 0.5, 0.3)],
+        gpu="NVIDIA A100 80GB PCIe",
+    )
     flop, dram = read_report(path).over_ceiling()
     assert (flop.kind, flop.launches, flop.kernel, flop.launch_id) == ("FLOP", 1, "above", 1)
     assert flop.measured == pytest.approx(1.02 * FLOP_CEILING) and flop.ceiling == pytest.approx(FLOP_CEILING)
-    assert "102.0% of its fp32 ceiling 19.5 TFLOP/s (report's peak counters x measured clock 1.41 GHz)" in \
-        flop.problem()
+    assert (
+        "102.0% of its fp32 ceiling 19.5 TFLOP/s (report's peak counters x measured clock 1.41 GHz)" in flop.problem()
+    )
     assert flop.fix == "its ceiling is the GPU's own peak counters at the measured clock, so check the FLOP count"
     assert (dram.kind, dram.launches, dram.kernel) == ("DRAM", 1, "above")
     assert dram.measured == pytest.approx(1.015 * DRAM_CEILING) and dram.ceiling == pytest.approx(DRAM_CEILING)
@@ -191,17 +216,26 @@ def test_a_short_launch_within_the_peak_at_its_own_dram_clock_is_not_flagged(tmp
     """The DRAM ceiling takes the report's duration-weighted DRAM clock; a 5 us launch reads its own clock 8%
     higher (H100 PCIe launches of 4-7 us: up to 11%). Moving 105% of the report-wide ceiling is within the peak
     at its own reading (108%): no finding. At 112% it is over both, and flagged."""
+
     def short(kernel: str, of_report_wide: float) -> dict:
         launch = a100_launch(kernel, 0.1, 0.0)
         seconds, own_clock = 5e-6, 1.08 * DRAM_CLOCK
         # The long launch's 1 ms at DRAM_CLOCK dominates the report-wide clock: (1e-3 x 1 + 5e-6 x 1.08) / 1.005e-3.
         wide = DRAM_PER_CYCLE * (1e-3 * DRAM_CLOCK + seconds * own_clock) / (1e-3 + seconds)
-        return {**launch, "gpu__time_duration.sum": seconds * 1e9, "dram__cycles_elapsed.avg.per_second": own_clock,
-                "dram__bytes_read.sum": of_report_wide * wide * seconds}
+        return {
+            **launch,
+            "gpu__time_duration.sum": seconds * 1e9,
+            "dram__cycles_elapsed.avg.per_second": own_clock,
+            "dram__bytes_read.sum": of_report_wide * wide * seconds,
+        }
 
     for of_report_wide, flagged in ((1.05, False), (1.12, True)):
-        path = page(tmp_path / f"short{of_report_wide}.csv", UNITS, [a100_launch("long", 0.5, 0.3),
-                    short("short", of_report_wide)], gpu="NVIDIA A100 80GB PCIe")
+        path = page(
+            tmp_path / f"short{of_report_wide}.csv",
+            UNITS,
+            [a100_launch("long", 0.5, 0.3), short("short", of_report_wide)],
+            gpu="NVIDIA A100 80GB PCIe",
+        )
         kinds = [f.kind for f in read_report(path).over_ceiling()]
         assert ("DRAM" in kinds) == flagged, (of_report_wide, kinds)
 
@@ -232,9 +266,10 @@ async def test_the_app_summary_warns_of_a_kernel_above_its_ceiling_in_three_line
     # Under the breadcrumb, the GPU line and the file line.
     at = next(i for i, line in enumerate(screen) if line.strip().startswith("Warning"))
     assert at == 3 and screen[1].strip().startswith("NVIDIA GeForce RTX 5070"), screen[:at]
-    assert " ".join(line.strip() for line in screen[at:at + 3]) == (
+    assert " ".join(line.strip() for line in screen[at : at + 3]) == (
         f"Warning: 1 launch above its FLOP ceiling (impossible): {short[:39]}… at {100 * measured / ceiling:.1f}% of "
-        f"TC BF16 {ceiling / 1e12:.1f} TFLOP/s; the ceiling or the FLOP count is wrong: check --gpu rtx5070")
+        f"TC BF16 {ceiling / 1e12:.1f} TFLOP/s; the ceiling or the FLOP count is wrong: check --gpu rtx5070"
+    )
     _, screen = await summary_of(read_report(fixture_path(GEMM), gpu="rtx5070"), size=(60, 16))
     assert screen[2].strip() == "Warning: 1 launch above its FLOP ceiling (impossible):"
     text, _ = await summary_of(read_report(fixture_path(GEMM), gpu="rtx5090"))

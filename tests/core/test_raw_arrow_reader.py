@@ -20,8 +20,13 @@ H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
 def _pages(tmp: Path) -> list[Path]:
     real = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
     out = [fixture_path("b200_torch_sdpa_auto_raw.csv")]
-    for name, kwargs in [("plain", {}), ("prof", {"prof_lines": True}), ("thousands", {"thousands": True}),
-                         ("na", {"na_metric": "dram__bytes.sum"}), ("scaled", {"scaled": True})]:
+    for name, kwargs in [
+        ("plain", {}),
+        ("prof", {"prof_lines": True}),
+        ("thousands", {"thousands": True}),
+        ("na", {"na_metric": "dram__bytes.sum"}),
+        ("scaled", {"scaled": True}),
+    ]:
         (tmp / f"{name}.csv").write_text(raw_csv(real, **kwargs))
         out.append(tmp / f"{name}.csv")
     (tmp / "h100.csv").write_bytes(gzip.decompress((H100 / "linear_bs32.csv.gz").read_bytes()))

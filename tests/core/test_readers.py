@@ -156,7 +156,8 @@ def test_other_threads_stderr_survives_a_report_read(tmp_path):
     """ncu_report's log is kept off the terminal by pointing fd 2 elsewhere while a report is read. A sweep
     prints progress from other threads meanwhile: every such line still reaches stderr, and no absl line does."""
     script = tmp_path / "ticks.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys, threading, time
         from flopscope.core.readers import read_metrics
         stop, sent = False, 0
@@ -172,7 +173,8 @@ def test_other_threads_stderr_survives_a_report_read(tmp_path):
             except Exception:
                 pass
         time.sleep(0.05); stop = True; t.join(); print(sent)
-    """))
+    """)
+    )
     data = fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep").read_bytes()
     (tmp_path / "cut.ncu-rep").write_bytes(data[:1_667_324])  # makes ncu_report log parse errors
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
@@ -183,9 +185,11 @@ def test_other_threads_stderr_survives_a_report_read(tmp_path):
 # ncu 2024.1's raw page of a100pcie80_cutlass_gemm_full.ncu-rep (`ncu -i ... --csv --page raw`): its NVTX cell
 # starts with the launching thread's id, and ranges pushed without a domain are in "<default domain>".
 NVTX_HEADER = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
-NVTX_CELLS = ['266595  "<default domain>:Non-fused-GEMM:none:none:none:none:none:none" ',
-              '266595  "<default domain>:Non-fused-GEMM:none:none:none:none:none:none" ',
-              '266595  "<default domain>:Fused-GEMM:none:none:none:none:none:none" ']
+NVTX_CELLS = [
+    '266595  "<default domain>:Non-fused-GEMM:none:none:none:none:none:none" ',
+    '266595  "<default domain>:Non-fused-GEMM:none:none:none:none:none:none" ',
+    '266595  "<default domain>:Fused-GEMM:none:none:none:none:none:none" ',
+]
 
 
 def test_nvtx_ranges_read_alike_from_the_report_and_its_csv(tmp_path):

@@ -13,9 +13,28 @@ from ..helpers.cli import run_cli
 
 # `report --json`'s meta keys, in the order the untyped meta dict always printed them (read from a saved output
 # of the build before ReportMeta: a script diffing two outputs sees no change).
-KEYS = ["source", "format", "reader_note", "captured", "gpu", "gpu_database_key", "gpu_database_name",
-        "gpu_source", "gpus", "compute_capability", "launches", "metrics_collected", "missing", "convention",
-        "params", "summary", "ceilings", "over_ceiling", "fma_convention", "columns"]
+KEYS = [
+    "source",
+    "format",
+    "reader_note",
+    "captured",
+    "gpu",
+    "gpu_database_key",
+    "gpu_database_name",
+    "gpu_source",
+    "gpus",
+    "compute_capability",
+    "launches",
+    "metrics_collected",
+    "missing",
+    "convention",
+    "params",
+    "summary",
+    "ceilings",
+    "over_ceiling",
+    "fma_convention",
+    "columns",
+]
 
 
 def test_meta_round_trips_through_its_json_object():
@@ -30,8 +49,25 @@ def test_report_json_prints_the_meta_fields_with_their_values(tmp_path):
     meta = json.loads(out.stdout)["meta"]
     assert list(meta) == KEYS
     assert (meta["format"], meta["gpu"], meta["gpu_source"], meta["compute_capability"]) == (
-        "ncu-rep", "Tesla T4", "report", "7.5")
-    assert meta["gpus"] == [{"name": "Tesla T4", "database_key": "t4", "compute_capability": "7.5",
-                             "launches": meta["launches"], "gpu_source": "report"}]
-    assert meta["missing"] == [{"column": "l1_bytes", "launches": 1, "problem": "l1_bytes not collected for 1 "
-                                "launch(es)", "fix": "ncu --metrics l1tex__t_bytes.sum"}]
+        "ncu-rep",
+        "Tesla T4",
+        "report",
+        "7.5",
+    )
+    assert meta["gpus"] == [
+        {
+            "name": "Tesla T4",
+            "database_key": "t4",
+            "compute_capability": "7.5",
+            "launches": meta["launches"],
+            "gpu_source": "report",
+        }
+    ]
+    assert meta["missing"] == [
+        {
+            "column": "l1_bytes",
+            "launches": 1,
+            "problem": "l1_bytes not collected for 1 launch(es)",
+            "fix": "ncu --metrics l1tex__t_bytes.sum",
+        }
+    ]

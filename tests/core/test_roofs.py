@@ -37,11 +37,13 @@ def test_each_roof_changes_pct_of_peak_by_the_ratio_of_its_fp32_ceiling(report):
     rows = fp32_launches(report.kernels).index
     assert len(rows) >= 3
     m, d, c = (r.kernels.loc[rows] for r in (measured, on_sheet, report))
-    assert (m["pct_of_peak"] / d["pct_of_peak"]).tolist() == pytest.approx([sheet["fp32"] / (0.89 * sheet["fp32"])]
-                                                                           * len(rows))
+    assert (m["pct_of_peak"] / d["pct_of_peak"]).tolist() == pytest.approx(
+        [sheet["fp32"] / (0.89 * sheet["fp32"])] * len(rows)
+    )
     # The clock roof is the report's own FP32 peak counter x the clock each launch ran at.
     assert (c["pct_of_peak"] / m["pct_of_peak"]).tolist() == pytest.approx(
-        (0.89 * sheet["fp32"] / c["report_peak_fp32_flop_per_s"]).tolist())
+        (0.89 * sheet["fp32"] / c["report_peak_fp32_flop_per_s"]).tolist()
+    )
     assert set(m["peak_source"]) == {"measured on node"} and set(d["peak_source"]) == {"datasheet"}
     assert set(c["peak_source"]) == {"report"}
     assert m["peak_dram_bytes_per_s"].tolist() == pytest.approx([0.86 * sheet["dram"]] * len(rows))
@@ -62,15 +64,18 @@ def test_the_run_ceilings_name_their_roof_and_what_it_lacks_stays_the_clock_roof
 def test_the_measured_roof_is_found_for_the_reports_gpu_or_says_why_not(report, tmp_path):
     with Store(tmp_path / "flopscope.db") as store:
         roof, why = measured_roof(report, store)
-        assert roof is None and why == ("no ceilings measured for NVIDIA H100 PCIe are stored; `flopscope ceilings "
-                                        "[--host HOST]` on a node with NVIDIA H100 PCIe measures them")
+        assert roof is None and why == (
+            "no ceilings measured for NVIDIA H100 PCIe are stored; `flopscope ceilings "
+            "[--host HOST]` on a node with NVIDIA H100 PCIe measures them"
+        )
         save(store, synthetic())  # an H100 SXM: another GPU
         assert measured_roof(report, store)[0] is None
         save(store, stored())
         roof, why = measured_roof(report, store)
     assert why == "" and roof.kind == "measured"
-    assert roof.measured == pytest.approx({"dram": 0.86 * datasheet("h100-pcie")["dram"],
-                                           "fp32": 0.89 * datasheet("h100-pcie")["fp32"]})
+    assert roof.measured == pytest.approx(
+        {"dram": 0.86 * datasheet("h100-pcie")["dram"], "fp32": 0.89 * datasheet("h100-pcie")["fp32"]}
+    )
 
 
 def test_on_a_file_of_two_gpus_the_measured_roof_judges_its_own_gpus_launches_only(tmp_path):
@@ -82,12 +87,15 @@ def test_on_a_file_of_two_gpus_the_measured_roof_judges_its_own_gpus_launches_on
         roof, _ = measured_roof(two, store)
     judged = two.against(roof)
     on_h100 = (judged.kernels["gpu"] == H100).to_numpy()
-    assert judged.kernels.loc[on_h100, "peak_flop_per_s"].tolist() == \
-        pytest.approx([0.89 * datasheet("h100-pcie")["fp32"]] * int(on_h100.sum()))
+    assert judged.kernels.loc[on_h100, "peak_flop_per_s"].tolist() == pytest.approx(
+        [0.89 * datasheet("h100-pcie")["fp32"]] * int(on_h100.sum())
+    )
     assert set(judged.kernels.loc[on_h100, "peak_source"]) == {"measured on node"}
     columns = ["peak_flop_per_s", "peak_dram_bytes_per_s", "peak_source"]
-    assert judged.kernels.loc[~on_h100, columns].astype(object).values.tolist() == \
-        two.kernels.loc[~on_h100, columns].astype(object).values.tolist()
+    assert (
+        judged.kernels.loc[~on_h100, columns].astype(object).values.tolist()
+        == two.kernels.loc[~on_h100, columns].astype(object).values.tolist()
+    )
     sources = {(c.gpu, c.name): c.source for c in judged.ceilings()}
     assert sources[(H100, "fp32")].startswith("synthetic (test data, not measured) on gpubox")
     assert "measured" not in sources[(A100, "fp32")] and "synthetic" not in sources[(A100, "dram")]

@@ -120,8 +120,10 @@ def test_runs_and_diff_commands(tmp_path):
     assert missing.returncode == 2 and "no such run" in missing.stderr
     # Before: "only in A" rows had B/A = 0.0 and "only in B" rows null, and counts were floats (4.0).
     rows = json.loads(cli("diff", "a", "b", "--json", home=tmp_path).stdout)["rows"]
-    launches = {side: read_report(fixture_path(f)).kernels["kernel_full"].value_counts()
-                for side, f in (("a", "t4_mlp_matadd_full.ncu-rep"), ("b", "v100_ncar_miniweather_fp64_full.ncu-rep"))}
+    launches = {
+        side: read_report(fixture_path(f)).kernels["kernel_full"].value_counts()
+        for side, f in (("a", "t4_mlp_matadd_full.ncu-rep"), ("b", "v100_ncar_miniweather_fp64_full.ncu-rep"))
+    }
     assert {r["presence"] for r in rows} == {"only in A", "only in B"}
     for row in rows:
         side, other = ("a", "b") if row["presence"] == "only in A" else ("b", "a")
@@ -233,8 +235,17 @@ def test_two_processes_saving_one_name_lose_nothing(tmp_path):
     80 runs named same, same-1 ... same-79 (choosing first and inserting after lost 35 of 80 to IntegrityError)."""
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
     report = fixture_path("t4_mlp_matadd_full.ncu-rep")
-    procs = [subprocess.Popen([sys.executable, "-c", SAVER, str(report)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SAVER, str(report)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
     for proc in procs:
         assert proc.stdout.readline().strip() == "ready"
     for proc in procs:
@@ -274,8 +285,9 @@ def test_bad_params_json_is_listed_with_a_warning_and_left_out_of_its_sweep(dama
     listed = json.loads(out.stdout)
     assert [r["name"] for r in listed] == ["s-bs1", "s-bs2", "s-bs4", "plain"]
     assert listed[1]["params"] == {}
-    assert out.stderr.strip() == ("flopscope: warning: run s-bs2: its parameters are not readable JSON; listed "
-                                  "without parameters")
+    assert out.stderr.strip() == (
+        "flopscope: warning: run s-bs2: its parameters are not readable JSON; listed without parameters"
+    )
     out = cli("runs", "--no-tui", home=damaged_home)
     assert out.returncode == 0 and "s-bs4" in out.stdout and "run s-bs2" in out.stderr
     out = cli("open", "s", "--json", home=damaged_home)
@@ -310,10 +322,13 @@ def test_a_library_user_loads_a_sweep_with_core_alone_and_is_warned_of_a_damaged
     assert imported == []
 
 
-@pytest.mark.parametrize(("column", "value", "what"), [
-    ("meta", "{not json", "JSONDecodeError"),
-    ("kernels", b"PAR1 this is no parquet", "ArrowInvalid"),
-])
+@pytest.mark.parametrize(
+    ("column", "value", "what"),
+    [
+        ("meta", "{not json", "JSONDecodeError"),
+        ("kernels", b"PAR1 this is no parquet", "ArrowInvalid"),
+    ],
+)
 def test_a_damaged_run_is_one_line_naming_it_and_the_others_still_open(damaged_home, column, value, what):
     damage(damaged_home, column, value, "plain")
     line = one_line(cli("open", "plain", "--json", home=damaged_home))
@@ -351,29 +366,56 @@ def test_a_run_stored_with_the_untyped_meta_of_earlier_builds_loads_and_is_kept_
     into ReportMeta, keeps the unknown key, and a second save writes every value back."""
     report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
     store.save(report, "old")
-    old = {"source": "/runs/old/report.ncu-rep", "format": "ncu-rep", "gpu": "Tesla T4",
-           "gpu_database_key": "t4", "gpu_database_name": "Tesla T4", "gpu_source": "report",
-           "gpus": [{"name": "Tesla T4", "database_key": "t4", "compute_capability": "7.5", "launches": 2}],
-           "compute_capability": "7.5", "launches": 2, "metrics_collected": ["gpu__time_duration.sum"],
-           "missing": [{"column": "l1_bytes", "metrics": ["l1tex__t_bytes.sum"], "launches": 2,
-                        "why": "not collected", "detail": ""}],
-           "convention": "FMA = 2 FLOPs", "params": {"host": "gpubox"}, "warning": "the command exited with code 3",
-           "sampled_by": "an older build", "listed_lower_bounds": []}
+    old = {
+        "source": "/runs/old/report.ncu-rep",
+        "format": "ncu-rep",
+        "gpu": "Tesla T4",
+        "gpu_database_key": "t4",
+        "gpu_database_name": "Tesla T4",
+        "gpu_source": "report",
+        "gpus": [{"name": "Tesla T4", "database_key": "t4", "compute_capability": "7.5", "launches": 2}],
+        "compute_capability": "7.5",
+        "launches": 2,
+        "metrics_collected": ["gpu__time_duration.sum"],
+        "missing": [
+            {
+                "column": "l1_bytes",
+                "metrics": ["l1tex__t_bytes.sum"],
+                "launches": 2,
+                "why": "not collected",
+                "detail": "",
+            }
+        ],
+        "convention": "FMA = 2 FLOPs",
+        "params": {"host": "gpubox"},
+        "warning": "the command exited with code 3",
+        "sampled_by": "an older build",
+        "listed_lower_bounds": [],
+    }
     store.db.execute("UPDATE runs SET meta = ? WHERE name = 'old'", (json.dumps(old),))
     store.db.commit()
     back = store.load("old")
     meta = back.meta
     assert (meta.source, meta.format, meta.gpu, meta.gpu_database_key, meta.launches) == (
-        "/runs/old/report.ncu-rep", "ncu-rep", "Tesla T4", "t4", 2)
-    assert (meta.reader_note, meta.captured, meta.run, meta.warning) == (None, None, "old",
-                                                                         "the command exited with code 3")
+        "/runs/old/report.ncu-rep",
+        "ncu-rep",
+        "Tesla T4",
+        "t4",
+        2,
+    )
+    assert (meta.reader_note, meta.captured, meta.run, meta.warning) == (
+        None,
+        None,
+        "old",
+        "the command exited with code 3",
+    )
     assert [(g.name, g.database_key, g.compute_capability, g.launches, g.gpu_source) for g in meta.gpus] == [
-        ("Tesla T4", "t4", "7.5", 2, None)]
+        ("Tesla T4", "t4", "7.5", 2, None)
+    ]
     assert meta.metrics_collected == ("gpu__time_duration.sum",) and meta.params == {"host": "gpubox"}
     assert meta.extra == {"sampled_by": "an older build"}
     assert [(m.column, m.fix()) for m in back.missing] == [("l1_bytes", "ncu --metrics l1tex__t_bytes.sum")]
     store.save(back, "again")
     again = json.loads(store.db.execute("SELECT meta FROM runs WHERE name = 'again'").fetchone()[0])
     # What the old row said, said again; the keys it lacked now written as unknown (null).
-    assert again == {**old, "reader_note": None, "captured": None,
-                     "gpus": [{**old["gpus"][0], "gpu_source": None}]}
+    assert again == {**old, "reader_note": None, "captured": None, "gpus": [{**old["gpus"][0], "gpu_source": None}]}

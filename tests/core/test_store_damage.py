@@ -149,16 +149,21 @@ def test_parameters_that_are_not_utf8_leave_the_run_out_of_its_sweep_only(tmp_pa
     db.close()
     out = cli("runs", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stderr == ("flopscope: warning: run s-bs2: its parameters are not UTF-8 text; listed without "
-                          "parameters\n")
+    assert out.stderr == (
+        "flopscope: warning: run s-bs2: its parameters are not UTF-8 text; listed without parameters\n"
+    )
     out = cli("open", "s", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
     assert [p["bs"] for p in json.loads(out.stdout)["analyses"][0]["points"]] == [1, 4]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(column=st.sampled_from(["meta", "params", "kernels", "name", "sweep", "host", "gpu", "kind"]),
-       cut=st.integers(0, 400), junk=st.binary(max_size=12), as_text=st.booleans())
+@given(
+    column=st.sampled_from(["meta", "params", "kernels", "name", "sweep", "host", "gpu", "kind"]),
+    cut=st.integers(0, 400),
+    junk=st.binary(max_size=12),
+    as_text=st.booleans(),
+)
 def test_any_damage_to_one_row_leaves_the_other_runs_listed_and_readable(home, column, cut, junk, as_text):
     """Fuzz: a row's column cut short and overwritten with random bytes, as text or as a blob. The list keeps
     every run; the other runs load whole; the damaged one loads or is one FlopscopeError line naming it."""
@@ -213,8 +218,9 @@ def damaged_file(tmp_path):
     return tmp_path, before
 
 
-def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact_runs(damaged_file, monkeypatch,
-                                                                                     capsys):
+def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact_runs(
+    damaged_file, monkeypatch, capsys
+):
     """Before: `open`/`diff` of a run on the zeroed page: "database disk image is malformed" traceback; `runs`:
     "not a usable database; move it aside" (so a user would set aside every run for one page) and listed none."""
     home, before = damaged_file
@@ -225,10 +231,14 @@ def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact
     assert readable and readable != set(before)  # the zeroed page holds some run's row, not all
     lost = sorted(set(before) - readable)
     line = one_line(cli("open", lost[0], "--json", home=home))
-    assert line.startswith(f"flopscope: {store}: the run store file is damaged (database disk image is malformed; "
-                           "quick_check: *** in database main *** ")
-    assert line.endswith("`flopscope recover` copies the runs on its intact pages into a new store in its place "
-                         "and keeps this file beside it, renamed")
+    assert line.startswith(
+        f"flopscope: {store}: the run store file is damaged (database disk image is malformed; "
+        "quick_check: *** in database main *** "
+    )
+    assert line.endswith(
+        "`flopscope recover` copies the runs on its intact pages into a new store in its place "
+        "and keeps this file beside it, renamed"
+    )
     code, out, err = flopscope(capsys, "runs", "--json")  # the list goes on around the damaged page
     listed = json.loads(out)
     assert code == 0 and [r["id"] for r in listed] == [1, 2, 3]
@@ -236,13 +246,15 @@ def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact
     assert {r["name"] for r in listed if r["damaged"] is None} == readable
     assert all(r["damaged"] == page for r in listed if r["name"] not in readable)
     assert err.count("flopscope: warning: run ") == len(lost)
-    assert one_error(flopscope(capsys, "diff", "a", lost[0])).startswith(f"flopscope: {store}: the run store file "
-                                                                         "is damaged (")
+    assert one_error(flopscope(capsys, "diff", "a", lost[0])).startswith(
+        f"flopscope: {store}: the run store file is damaged ("
+    )
     assert store.read_bytes() == damaged_bytes  # nothing written to it
     code, _, err = flopscope(capsys, "recover")
     kept = next(p for p in home.glob("flopscope.db.damaged-*") if not p.name.endswith(("-wal", "-shm")))
-    assert code == 1 and err.splitlines()[-1] == (f"flopscope: recovered {len(readable)} of 3 run(s) into a new "
-                                                  f"{store}; the damaged file is kept as {kept}")
+    assert code == 1 and err.splitlines()[-1] == (
+        f"flopscope: recovered {len(readable)} of 3 run(s) into a new {store}; the damaged file is kept as {kept}"
+    )
     assert kept.read_bytes() == damaged_bytes
     code, out, err = flopscope(capsys, "runs", "--json")
     assert code == 0 and err == ""
@@ -252,9 +264,11 @@ def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact
         assert code == 0 and json.loads(out)["rows"] == before[name]["rows"]
     imported = flopscope(capsys, "import", run_folder(home))
     assert imported[0] == 0, imported[2]
-    assert one_error(flopscope(capsys, "recover")).endswith("SQLite finds no damage in this run store (PRAGMA "
-                                                            "quick_check: ok); nothing to recover; `flopscope runs` "
-                                                            "lists its runs")
+    assert one_error(flopscope(capsys, "recover")).endswith(
+        "SQLite finds no damage in this run store (PRAGMA "
+        "quick_check: ok); nothing to recover; `flopscope runs` "
+        "lists its runs"
+    )
 
 
 def test_recover_leaves_a_store_whose_runs_are_all_unreadable_as_it_is(tmp_path, monkeypatch, capsys):
@@ -284,12 +298,14 @@ def test_recover_keeps_the_ceilings_measured_on_nodes(tmp_path, monkeypatch, cap
         for c in stored:
             save(store, c)
         for name in "abc":  # a page of run c is zeroed, not the ceilings
-            store.save(read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep" if name == "b" else SMALL)),
-                       name)
+            store.save(
+                read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep" if name == "b" else SMALL)), name
+            )
     zero_a_page_of_the_last_run(tmp_path / "flopscope.db")
     monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
     assert flopscope(capsys, "recover")[0] in (0, 1)
     with Store(tmp_path / "flopscope.db") as store:
         got = load_all(store)
-    assert [(c.host, c.gpu, c.driver, c.measured, c.values, c.how, c.origin) for c in got] == \
-        [(c.host, c.gpu, c.driver, c.measured, c.values, c.how, c.origin) for c in stored]
+    assert [(c.host, c.gpu, c.driver, c.measured, c.values, c.how, c.origin) for c in got] == [
+        (c.host, c.gpu, c.driver, c.measured, c.values, c.how, c.origin) for c in stored
+    ]

@@ -51,8 +51,11 @@ def _count_reads(monkeypatch) -> list:
 
 
 def _real_files() -> list[Path]:
-    shared = sorted(p for p in FIXTURES.glob("*") if p.stat().st_size >= table_cache.MIN_REPORT_BYTES) \
-        if FIXTURES.is_dir() else []
+    shared = (
+        sorted(p for p in FIXTURES.glob("*") if p.stat().st_size >= table_cache.MIN_REPORT_BYTES)
+        if FIXTURES.is_dir()
+        else []
+    )
     return [DEMO, *shared]
 
 
@@ -124,7 +127,8 @@ def test_a_killed_writer_leaves_a_usable_cache(report, cache_on, tmp_path):
         "from flopscope.core.readers import read_metrics\n"
         "frame, meta = read_metrics(sys.argv[1])\nentry = table_cache.entry_for(Path(sys.argv[1]))\n"
         "print('ready', flush=True)\n"
-        "while True:\n    table_cache.save(entry, frame, meta)\n")
+        "while True:\n    table_cache.save(entry, frame, meta)\n"
+    )
     env = {**os.environ, "FLOPSCOPE_HOME": str(cache_on.parent)}
     env.pop(table_cache.NO_CACHE_ENV, None)
     proc = subprocess.Popen([sys.executable, str(script), str(report)], stdout=subprocess.PIPE, env=env, text=True)

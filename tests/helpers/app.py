@@ -43,8 +43,16 @@ async def regrouped(app: FlopscopeApp, pilot, by: str) -> None:
 def screen_lines(app: FlopscopeApp) -> list[str]:
     """The screen as plain text lines, rendered the way `App.export_screenshot` renders its SVG."""
     width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), record=True, force_terminal=True,
-                      color_system="truecolor", legacy_windows=False, safe_box=False)
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        record=True,
+        force_terminal=True,
+        color_system="truecolor",
+        legacy_windows=False,
+        safe_box=False,
+    )
     console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
     return console.export_text().splitlines()
 
@@ -72,7 +80,7 @@ def shown_cells(table: KernelTable) -> list[dict[str, str]]:
     for line in table.visible_text()[1:]:
         cells, at = {}, 0
         for _, column, width in table.layout_columns:
-            cells[column.name] = line[at:at + width].strip()
+            cells[column.name] = line[at : at + width].strip()
             at += width + 1
         if any(cells.values()):
             out.append(cells)

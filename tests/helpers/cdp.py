@@ -60,11 +60,22 @@ class Browser:
         # Short and in /tmp: chromium puts a unix socket in it (108 bytes at most; pytest's tmp_path is longer)
         self.folder = tempfile.mkdtemp(prefix="cdp-")
         self.proc = await asyncio.create_subprocess_exec(
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
-            "--disable-extensions", "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
-            f"--window-size={self.size}", f"--user-data-dir={self.folder}", "about:blank",
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "TMPDIR": str(self.folder)})  # chromium leaves a socket folder in $TMPDIR
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+            f"--window-size={self.size}",
+            f"--user-data-dir={self.folder}",
+            "about:blank",
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "TMPDIR": str(self.folder)},
+        )  # chromium leaves a socket folder in $TMPDIR
         port = await self._devtools_port()
         self.drain = asyncio.create_task(self._drain())  # a full stderr pipe would stall chromium
         self.http = aiohttp.ClientSession()

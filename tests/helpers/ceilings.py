@@ -17,12 +17,21 @@ SYNTHETIC = "synthetic (test data, not measured)"
 def datasheet(key: str) -> dict[str, float]:
     """A GPU's datasheet figures (B/s, FLOP/s) from the database file: dram, fp32, fp64."""
     row = next(r for r in csv.DictReader(GPUS.open()) if r["key"] == key)
-    return {"dram": float(row["dram_gb_per_s"]) * 1e9, "fp32": float(row["fp32_tflops"]) * 1e12,
-            "fp64": float(row["fp64_tflops"]) * 1e12}
+    return {
+        "dram": float(row["dram_gb_per_s"]) * 1e9,
+        "fp32": float(row["fp32_tflops"]) * 1e12,
+        "fp64": float(row["fp64_tflops"]) * 1e12,
+    }
 
 
-def synthetic(gpu: str = "NVIDIA H100 80GB HBM3", key: str = "h100-sxm", host: str = "gpubox",
-              driver: str = "580.159.04", measured: float = 1.7e9, fp64: bool = False) -> Ceilings:
+def synthetic(
+    gpu: str = "NVIDIA H100 80GB HBM3",
+    key: str = "h100-sxm",
+    host: str = "gpubox",
+    driver: str = "580.159.04",
+    measured: float = 1.7e9,
+    fp64: bool = False,
+) -> Ceilings:
     """A stored-ceilings result for `gpu` at 86% of its datasheet DRAM and 89% of its FP32 (and 80% of its FP64)."""
     sheet = datasheet(key)
     values = {"dram_bytes_per_s": 0.86 * sheet["dram"], "fp32_flop_per_s": 0.89 * sheet["fp32"]}

@@ -10,9 +10,18 @@ from pathlib import Path
 CLI = (sys.executable, "-m", "flopscope.tui.cli")
 
 
-def run_cli(*args, home: Path | str | None = None, env: dict | None = None, clean_env: bool = False,
-            cwd: Path | str | None = None, columns: int = 200, timeout: float = 120, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, umask: int = -1) -> subprocess.CompletedProcess:
+def run_cli(
+    *args,
+    home: Path | str | None = None,
+    env: dict | None = None,
+    clean_env: bool = False,
+    cwd: Path | str | None = None,
+    columns: int = 200,
+    timeout: float = 120,
+    stdin=subprocess.DEVNULL,
+    stdout=subprocess.PIPE,
+    umask: int = -1,
+) -> subprocess.CompletedProcess:
     """Run the CLI as a script would: never a terminal on stdin or stdout.
 
     `clean_env` starts from an empty environment (no PATH, no HOME): what the command needs must come from
@@ -22,8 +31,17 @@ def run_cli(*args, home: Path | str | None = None, env: dict | None = None, clea
     if home is not None:
         base["FLOPSCOPE_HOME"] = str(home)
     base.update(env or {})
-    return subprocess.run([*CLI, *map(str, args)], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, text=True,
-                          cwd=cwd, env=base, umask=umask, timeout=timeout)
+    return subprocess.run(
+        [*CLI, *map(str, args)],
+        stdin=stdin,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=base,
+        umask=umask,
+        timeout=timeout,
+    )
 
 
 def run_in_process(*args, env: dict | None = None) -> tuple[int, str, str]:

@@ -27,22 +27,97 @@ from .mutate import read_table
 H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
 # Every real fixture, and a few of the project's own H100 capture (compressed as they are stored).
 SOURCES = sorted(p for p in FIXTURES.glob("*") if p.suffix != ".md") if FIXTURES.is_dir() else []
-SOURCES += [H100 / n for n in ("elementwise_half.csv.gz", "gemm_bf16_4096x4096x4096.details.csv.gz",
-                               "elementwise_float.ncu-rep.xz") if (H100 / n).exists()]
+SOURCES += [
+    H100 / n
+    for n in ("elementwise_half.csv.gz", "gemm_bf16_4096x4096x4096.details.csv.gz", "elementwise_float.ncu-rep.xz")
+    if (H100 / n).exists()
+]
 
-COMMANDS = {"report": ["report"], "json": ["report", "--json"], "csv": ["export", "-o", "out.csv"],
-            "json_export": ["export", "-o", "out.json"], "parquet": ["export", "-o", "out.parquet"],
-            "open": ["open", "--no-tui"]}
-NUMBERS = ["nan", "NaN", "inf", "-inf", "Infinity", "-1", "-0.0", "-177", "1e308", "1.7976931348623157e308",
-           "1e400", "1e20", "18446744073709551615", "1e-300", "0", "", "n/a", "9" * 400]
-UNITS = ["", "ns", "nsecond", "us", "usecond", "msecond", "second", "byte", "Kbyte", "Mbyte", "Gbyte", "Tbyte",
-         "byte/s", "Gbyte/s", "byte/second", "hz", "Ghz", "Mhz", "cycle/second", "cycle/nsecond", "inst", "cycle",
-         "inst/cycle", "byte/cycle", "%", "register/thread", "sector", "furlong", "Xbyte", "MB", "GHz", "1/s",
-         "s/byte", "byte/furlong", "\x1b[2J", "é"]
-GARBAGE = ["", "x", "\"", "\",\"", "\n", "\r", "=1+1", "(mixed)", "\x00", "\ufeff", "1,2,3", "a" * 3000, "\u202e"]
-CSV_KINDS = ["truncate", "bitflip", "drop_column", "dup_column", "dup_column_changed", "ragged_row",
-             "garbage_cell", "number_cell", "number_column", "units_cell", "dup_row_changed", "text_edit",
-             "utf16", "bom", "crlf", "empty"]
+COMMANDS = {
+    "report": ["report"],
+    "json": ["report", "--json"],
+    "csv": ["export", "-o", "out.csv"],
+    "json_export": ["export", "-o", "out.json"],
+    "parquet": ["export", "-o", "out.parquet"],
+    "open": ["open", "--no-tui"],
+}
+NUMBERS = [
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "Infinity",
+    "-1",
+    "-0.0",
+    "-177",
+    "1e308",
+    "1.7976931348623157e308",
+    "1e400",
+    "1e20",
+    "18446744073709551615",
+    "1e-300",
+    "0",
+    "",
+    "n/a",
+    "9" * 400,
+]
+UNITS = [
+    "",
+    "ns",
+    "nsecond",
+    "us",
+    "usecond",
+    "msecond",
+    "second",
+    "byte",
+    "Kbyte",
+    "Mbyte",
+    "Gbyte",
+    "Tbyte",
+    "byte/s",
+    "Gbyte/s",
+    "byte/second",
+    "hz",
+    "Ghz",
+    "Mhz",
+    "cycle/second",
+    "cycle/nsecond",
+    "inst",
+    "cycle",
+    "inst/cycle",
+    "byte/cycle",
+    "%",
+    "register/thread",
+    "sector",
+    "furlong",
+    "Xbyte",
+    "MB",
+    "GHz",
+    "1/s",
+    "s/byte",
+    "byte/furlong",
+    "\x1b[2J",
+    "é",
+]
+GARBAGE = ["", "x", '"', '","', "\n", "\r", "=1+1", "(mixed)", "\x00", "\ufeff", "1,2,3", "a" * 3000, "\u202e"]
+CSV_KINDS = [
+    "truncate",
+    "bitflip",
+    "drop_column",
+    "dup_column",
+    "dup_column_changed",
+    "ragged_row",
+    "garbage_cell",
+    "number_cell",
+    "number_column",
+    "units_cell",
+    "dup_row_changed",
+    "text_edit",
+    "utf16",
+    "bom",
+    "crlf",
+    "empty",
+]
 BINARY_KINDS = ["truncate", "bitflip", "zero_block", "dup_block", "empty"]
 WRAPS = ["none", "none", "none", "gzip", "bz2", "xz", "garbage_after_magic"]
 
@@ -95,18 +170,18 @@ def _where(rng, n: int) -> int:
 def _mutate_binary(rng, data: bytes, kind: str) -> bytes:
     buf = bytearray(data)
     if kind == "truncate":
-        return bytes(buf[:_where(rng, len(buf))])
+        return bytes(buf[: _where(rng, len(buf))])
     if kind == "bitflip":
         for _ in range(rng.choice([1, 8, 64])):
             buf[_where(rng, len(buf))] ^= 1 << rng.randint(0, 7)
         return bytes(buf)
     if kind == "zero_block":
         at, size = _where(rng, len(buf)), rng.choice([16, 4096, 65536])
-        buf[at:at + size] = bytes(len(buf[at:at + size]))
+        buf[at : at + size] = bytes(len(buf[at : at + size]))
         return bytes(buf)
     if kind == "dup_block":
         at, size = _where(rng, len(buf)), rng.choice([16, 4096])
-        return bytes(buf[:at] + buf[at:at + size] + buf[at:])
+        return bytes(buf[:at] + buf[at : at + size] + buf[at:])
     return b""
 
 
@@ -117,8 +192,11 @@ def _mutate_csv(rng, data: bytes, kind: str) -> bytes:
     if kind == "text_edit":
         return _text_edit(rng, text).encode()
     if kind in ("utf16", "bom", "crlf"):
-        return {"utf16": lambda: text.encode("utf-16"), "bom": lambda: b"\xef\xbb\xbf" + data,
-                "crlf": lambda: text.replace("\n", "\r\n").encode()}[kind]()
+        return {
+            "utf16": lambda: text.encode("utf-16"),
+            "bom": lambda: b"\xef\xbb\xbf" + data,
+            "crlf": lambda: text.replace("\n", "\r\n").encode(),
+        }[kind]()
     table = read_table(_Text(text))
     rows, header = table.rows, table.header
     if not rows:
@@ -136,7 +214,7 @@ def _mutate_csv(rng, data: bytes, kind: str) -> bytes:
             cell = row[c] if c < len(row) else ""
             row.append(rng.choice(NUMBERS) if kind == "dup_column_changed" else cell)
     elif kind == "ragged_row":
-        rows[r] = rows[r][:_where(rng, len(rows[r]))] if rng.random() < 0.5 else rows[r] + ["1"] * 3
+        rows[r] = rows[r][: _where(rng, len(rows[r]))] if rng.random() < 0.5 else rows[r] + ["1"] * 3
     elif kind == "garbage_cell":
         if c < len(rows[r]):
             rows[r][c] = rng.choice(GARBAGE)
@@ -187,15 +265,15 @@ def edit_text(text: str, edits: Iterable[tuple[str, float, str]]) -> str:
     for op, where, chunk in edits:
         i = int(where * len(text))
         if op == "delete":
-            text = text[:i] + text[i + len(chunk) + 1:]
+            text = text[:i] + text[i + len(chunk) + 1 :]
         elif op == "insert":
             text = text[:i] + chunk + text[i:]
         elif op == "replace":
-            text = text[:i] + chunk + text[i + len(chunk):]
+            text = text[:i] + chunk + text[i + len(chunk) :]
         else:
             lines = text.split("\n")
             j = int(where * (len(lines) - 1))
-            lines = lines[:j] + lines[j + 1:] if op == "cut_line" else lines[:j] + [lines[j]] * 2 + lines[j:]
+            lines = lines[:j] + lines[j + 1 :] if op == "cut_line" else lines[:j] + [lines[j]] * 2 + lines[j:]
             text = "\n".join(lines)
     return text
 
@@ -266,7 +344,7 @@ def check(case: Case, folder: Path, code: int, out: str, err: str) -> None:
     shown = out + err
     if case.command in ("report", "open", "csv", "json_export", "parquet"):
         bad = _NOT_A_NUMBER.search(_without_names(shown, case))
-        assert bad is None, (case, bad, shown[max(0, bad.start() - 300):bad.end() + 100])
+        assert bad is None, (case, bad, shown[max(0, bad.start() - 300) : bad.end() + 100])
     if case.command == "json":
         _check_rows(case, json.loads(out, parse_constant=_refuse_constant)["rows"])
     elif case.command == "json_export":
@@ -280,8 +358,7 @@ def check(case: Case, folder: Path, code: int, out: str, err: str) -> None:
 def _without_names(text: str, case: Case) -> str:
     """The output without the file's own text (kernel names, NVTX ranges may hold anything, `nan` included):
     only lines that are not table rows are checked as a whole; table rows from their first number on."""
-    return re.sub(r"^.*?(?=\s\d)", "", text, flags=re.MULTILINE) if case.kind in ("garbage_cell", "text_edit") \
-        else text
+    return re.sub(r"^.*?(?=\s\d)", "", text, flags=re.MULTILINE) if case.kind in ("garbage_cell", "text_edit") else text
 
 
 def _refuse_constant(name: str):

@@ -7,8 +7,13 @@ from flopscope.core import read_report
 from .accounting import SIMT, fp32_only
 from .raw_csv import page
 
-UNITS = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
-         "dram__bytes.sum": "byte", "sm__inst_executed_pipe_tensor.sum": "inst", **SIMT}
+UNITS = {
+    "gpu__time_duration.sum": "nsecond",
+    "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+    "dram__bytes.sum": "byte",
+    "sm__inst_executed_pipe_tensor.sum": "inst",
+    **SIMT,
+}
 
 
 A100, H100 = "NVIDIA A100-PCIE-40GB", "NVIDIA H100 PCIe"
@@ -26,9 +31,17 @@ KERNELS = {"dense": (1e9, 1e8, 1e6), "stream": (1e6, 1e9, 8e5)}  # FFMA, DRAM by
 
 def launch(kernel: str, gpu: str) -> dict:
     ffma, dram, ns = KERNELS[kernel]
-    return {"kernel": kernel, "gpu": gpu, "cc": CC[gpu], "gpu__time_duration.sum": ns, "dram__bytes.sum": dram,
-            "smsp__cycles_elapsed.avg.per_second": CLOCK[gpu], "sm__inst_executed_pipe_tensor.sum": 0,
-            **dict.fromkeys(SIMT, 0), **fp32_only(ffma)}
+    return {
+        "kernel": kernel,
+        "gpu": gpu,
+        "cc": CC[gpu],
+        "gpu__time_duration.sum": ns,
+        "dram__bytes.sum": dram,
+        "smsp__cycles_elapsed.avg.per_second": CLOCK[gpu],
+        "sm__inst_executed_pipe_tensor.sum": 0,
+        **dict.fromkeys(SIMT, 0),
+        **fp32_only(ffma),
+    }
 
 
 def two_gpus(tmp_path):

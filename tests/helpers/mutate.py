@@ -36,8 +36,12 @@ class Table:
         return path
 
     def copy(self) -> Table:
-        return Table(self.preamble, list(self.header), None if self.units is None else list(self.units),
-                     [list(r) for r in self.rows])
+        return Table(
+            self.preamble,
+            list(self.header),
+            None if self.units is None else list(self.units),
+            [list(r) for r in self.rows],
+        )
 
 
 def read_table(path: Path) -> Table:

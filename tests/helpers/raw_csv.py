@@ -10,8 +10,19 @@ import csv
 import io
 from pathlib import Path
 
-IDENT = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-         "Grid Size", "Device", "CC"]
+IDENT = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+]
 # metric -> (base unit, auto-scaled unit, scale divisor)
 UNITS = {
     "dram__bytes.sum": ("byte", "Mbyte", 1e6),
@@ -21,8 +32,11 @@ UNITS = {
     "sm__cycles_elapsed.avg.per_second": ("cycle/second", "Ghz", 1e9),
     "sm__inst_executed_pipe_tensor.sum": ("inst", "inst", 1.0),
     # every SIMT counter: a precision with any of add/mul/fma missing has unknown FLOPs
-    **{f"sm__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": ("inst", "inst", 1.0)
-       for p in "dfh" for op in ("add", "mul", "fma")},
+    **{
+        f"sm__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": ("inst", "inst", 1.0)
+        for p in "dfh"
+        for op in ("add", "mul", "fma")
+    },
 }
 
 
@@ -49,8 +63,16 @@ def simt_flop(row: dict) -> float:
     return total
 
 
-def raw_csv(rows: list[dict], *, scaled: bool = False, thousands: bool = False, blank_units: bool = False,
-            prof_lines: bool = False, na_metric: str | None = None, extra_cols: dict | None = None) -> str:
+def raw_csv(
+    rows: list[dict],
+    *,
+    scaled: bool = False,
+    thousands: bool = False,
+    blank_units: bool = False,
+    prof_lines: bool = False,
+    na_metric: str | None = None,
+    extra_cols: dict | None = None,
+) -> str:
     metrics = list(UNITS)
     extra_cols = extra_cols or {}
     buf = io.StringIO()
@@ -79,8 +101,11 @@ def raw_csv(rows: list[dict], *, scaled: bool = False, thousands: bool = False, 
 def one_launch(path: Path, cols: dict[str, tuple[str, float]], cc: str = "9.0", kernel: str = "kernel") -> Path:
     """A raw page (`ncu --csv --page raw --print-units base` layout) of one launch: metric -> (unit, value)."""
     values = ["0", "1", "python", "h", kernel, "1", "7", "(256, 1, 1)", "(132, 1, 1)", "0", cc]
-    lines = [[*IDENT, *cols], [""] * len(IDENT) + [u for u, _ in cols.values()],
-             values + [repr(v) for _, v in cols.values()]]
+    lines = [
+        [*IDENT, *cols],
+        [""] * len(IDENT) + [u for u, _ in cols.values()],
+        values + [repr(v) for _, v in cols.values()],
+    ]
     path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
     return path
 
@@ -94,8 +119,19 @@ def page(path: Path, units: dict[str, str], rows: list[dict], gpu: str = "", cc:
     head = [*IDENT, *extra, *units]
     lines = [head, [""] * (len(IDENT) + len(extra)) + list(units.values())]
     for i, row in enumerate(rows):
-        ident = [str(i), "1", "app", "h", row.get("kernel", f"kernel_{i}"), "1", "7", "(256, 1, 1)", "(64, 1, 1)",
-                 "0", row.get("cc", cc)]
+        ident = [
+            str(i),
+            "1",
+            "app",
+            "h",
+            row.get("kernel", f"kernel_{i}"),
+            "1",
+            "7",
+            "(256, 1, 1)",
+            "(64, 1, 1)",
+            "0",
+            row.get("cc", cc),
+        ]
         cells = ["" if row.get(m) is None else repr(float(row[m])) for m in units]
         lines.append(ident + ([row.get("gpu", gpu)] if named else []) + cells)
     path.write_text("\n".join(",".join(f'"{c}"' for c in line) for line in lines) + "\n")
@@ -105,15 +141,26 @@ def page(path: Path, units: dict[str, str], rows: list[dict], gpu: str = "", cc:
 def mixed_accumulate_hgemm(path: Path) -> Path:
     """One HGEMM launch on an RTX 4090 (1 s at 2.52 GHz), its tensor work accumulating 3/4 in FP16 and 1/4 in
     FP32, counted as ncu names those counters; no SIMT work. Its precision is a two-part tensor label."""
-    simt = {f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst" for p in "dfh"
-            for op in ("add", "mul", "fma")}
-    units = {"gpu__time_duration.sum": "nsecond", "smsp__cycles_elapsed.avg.per_second": "cycle/second",
-             "sm__ops_path_tensor_src_fp16.sum": "", "sm__ops_path_tensor_src_fp16_dst_fp16.sum": "",
-             "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "", **simt}
-    row = {"gpu__time_duration.sum": 1e9, "smsp__cycles_elapsed.avg.per_second": 2.52e9, **dict.fromkeys(simt, 0),
-           "sm__ops_path_tensor_src_fp16.sum": 4e14, "sm__ops_path_tensor_src_fp16_dst_fp16.sum": 3e14,
-           "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 1e14,
-           "kernel": "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn"}
+    simt = {
+        f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst" for p in "dfh" for op in ("add", "mul", "fma")
+    }
+    units = {
+        "gpu__time_duration.sum": "nsecond",
+        "smsp__cycles_elapsed.avg.per_second": "cycle/second",
+        "sm__ops_path_tensor_src_fp16.sum": "",
+        "sm__ops_path_tensor_src_fp16_dst_fp16.sum": "",
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum": "",
+        **simt,
+    }
+    row = {
+        "gpu__time_duration.sum": 1e9,
+        "smsp__cycles_elapsed.avg.per_second": 2.52e9,
+        **dict.fromkeys(simt, 0),
+        "sm__ops_path_tensor_src_fp16.sum": 4e14,
+        "sm__ops_path_tensor_src_fp16_dst_fp16.sum": 3e14,
+        "sm__ops_path_tensor_src_fp16_dst_fp32.sum": 1e14,
+        "kernel": "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn",
+    }
     return page(path, units, [row], gpu="NVIDIA GeForce RTX 4090", cc="8.9")
 
 
@@ -124,7 +171,7 @@ def with_details_cell(path: Path, out: Path, launch: int, metric: str, value: fl
     cell = f'"{metric}",'
     for i, line in enumerate(lines):
         if line.startswith(f'"{launch}",') and cell in line:
-            lines[i] = line[:line.rindex(',"')] + f',"{value:,.2f}"\n'
+            lines[i] = line[: line.rindex(',"')] + f',"{value:,.2f}"\n'
     out.write_text("".join(lines), encoding="utf-8")
     return out
 

@@ -69,8 +69,13 @@ class SlurmCluster:
 
     def jobs(self, *states: str) -> list[str]:
         """`squeue`'s lines (id and state) for this user's jobs, all states when none is named."""
-        done = subprocess.run(["squeue", "-h", "-u", getpass.getuser(), "-t", ",".join(states) or "all",
-                               "-o", "%i %T"], capture_output=True, text=True, env=self.env, timeout=30)
+        done = subprocess.run(
+            ["squeue", "-h", "-u", getpass.getuser(), "-t", ",".join(states) or "all", "-o", "%i %T"],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=30,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout.split("\n")[:-1]
 
@@ -97,8 +102,10 @@ def start_slurm(folder: Path) -> SlurmCluster:
     skip the test with the reason."""
     missing = [d for d in DAEMONS if not (SBIN / d).exists()] + [c for c in CLIENTS if shutil.which(c) is None]
     if missing:
-        pytest.skip(f"Slurm is not installed ({', '.join(missing)} missing: apt-get install slurmctld slurmd "
-                    "slurm-client munge)")
+        pytest.skip(
+            f"Slurm is not installed ({', '.join(missing)} missing: apt-get install slurmctld slurmd "
+            "slurm-client munge)"
+        )
     for sub in ("state", "spool", "log", "munge"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     (folder / "munge").chmod(0o700)
@@ -106,23 +113,54 @@ def start_slurm(folder: Path) -> SlurmCluster:
     key.write_bytes(os.urandom(1024))
     key.chmod(0o400)
     socket_path = folder / "munge" / "munge.socket"
-    processes = [subprocess.Popen(
-        [SBIN / "munged", "--foreground", "--force", f"--socket={socket_path}", f"--key-file={key}",
-         f"--pid-file={folder}/munge/munged.pid", f"--log-file={folder}/log/munged.log",
-         f"--seed-file={folder}/munge/munged.seed"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    processes = [
+        subprocess.Popen(
+            [
+                SBIN / "munged",
+                "--foreground",
+                "--force",
+                f"--socket={socket_path}",
+                f"--key-file={key}",
+                f"--pid-file={folder}/munge/munged.pid",
+                f"--log-file={folder}/log/munged.log",
+                f"--seed-file={folder}/munge/munged.seed",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    ]
     cluster = SlurmCluster(folder, {**os.environ, "SLURM_CONF": str(folder / "slurm.conf")}, processes)
     try:
         _wait(lambda: socket_path.exists(), "munged did not start", cluster)
-        (folder / "slurm.conf").write_text(CONF.format(ctld_port=_free_port(), slurmd_port=_free_port(),
-                                                       user=getpass.getuser(), d=folder))
-        processes.append(subprocess.Popen([SBIN / "slurmctld", "-D", "-f", folder / "slurm.conf"], env=cluster.env,
-                                          stdout=(folder / "log" / "slurmctld.out").open("w"),
-                                          stderr=subprocess.STDOUT))
-        processes.append(subprocess.Popen([SBIN / "slurmd", "-D", "-N", "testnode", "-f", folder / "slurm.conf"],
-                                          env=cluster.env, stdout=(folder / "log" / "slurmd.out").open("w"),
-                                          stderr=subprocess.STDOUT))
-        _wait(lambda: subprocess.run(["sinfo", "-h", "-o", "%t"], capture_output=True, text=True,
-                                     env=cluster.env).stdout.strip() == "idle", "the node never became idle", cluster)
+        (folder / "slurm.conf").write_text(
+            CONF.format(ctld_port=_free_port(), slurmd_port=_free_port(), user=getpass.getuser(), d=folder)
+        )
+        processes.append(
+            subprocess.Popen(
+                [SBIN / "slurmctld", "-D", "-f", folder / "slurm.conf"],
+                env=cluster.env,
+                stdout=(folder / "log" / "slurmctld.out").open("w"),
+                stderr=subprocess.STDOUT,
+            )
+        )
+        processes.append(
+            subprocess.Popen(
+                [SBIN / "slurmd", "-D", "-N", "testnode", "-f", folder / "slurm.conf"],
+                env=cluster.env,
+                stdout=(folder / "log" / "slurmd.out").open("w"),
+                stderr=subprocess.STDOUT,
+            )
+        )
+        _wait(
+            lambda: (
+                subprocess.run(
+                    ["sinfo", "-h", "-o", "%t"], capture_output=True, text=True, env=cluster.env
+                ).stdout.strip()
+                == "idle"
+            ),
+            "the node never became idle",
+            cluster,
+        )
     except BaseException:
         cluster.stop()
         raise

@@ -51,8 +51,9 @@ class SshServer:
         self.process.wait(timeout=10)
 
 
-def start_sshd(root: Path, alias: str = "gpubox", force_command: str | None = None,
-               set_env: dict[str, str] | None = None) -> SshServer:
+def start_sshd(
+    root: Path, alias: str = "gpubox", force_command: str | None = None, set_env: dict[str, str] | None = None
+) -> SshServer:
     """`force_command`: what sshd runs instead of the login shell (it finds the client's command line in
     $SSH_ORIGINAL_COMMAND), to stand for login shells and login scripts of other hosts. `set_env`: variables
     every session gets (a login node's SLURM_CONF)."""
@@ -72,14 +73,19 @@ def start_sshd(root: Path, alias: str = "gpubox", force_command: str | None = No
         "PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
         "PermitRootLogin prohibit-password\nStrictModes no\nUsePAM no\nLogLevel ERROR\n"
         + (f"ForceCommand {force_command}\n" if force_command else "")
-        + (f"SetEnv {' '.join(f'{k}={v}' for k, v in set_env.items())}\n" if set_env else ""))
-    process = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(root / "sshd_config")],
-                               stdout=subprocess.DEVNULL, stderr=(root / "sshd.log").open("w"))
+        + (f"SetEnv {' '.join(f'{k}={v}' for k, v in set_env.items())}\n" if set_env else "")
+    )
+    process = subprocess.Popen(
+        [str(SSHD), "-D", "-e", "-f", str(root / "sshd_config")],
+        stdout=subprocess.DEVNULL,
+        stderr=(root / "sshd.log").open("w"),
+    )
     config = root / "ssh_config"
     config.write_text(
         f"Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  User {getpass.getuser()}\n"
         f"  IdentityFile {root / 'client_key'}\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n"
-        "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n")
+        "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
+    )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         with socket.socket() as s:

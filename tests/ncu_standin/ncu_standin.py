@@ -30,9 +30,23 @@ import subprocess
 import sys
 import time
 
-KNOWN_OPTIONS_WITH_VALUE = {"--export", "-o", "--metrics", "--set", "--kernel-name", "-k", "--nvtx-include",
-                            "--launch-skip", "-s", "--launch-count", "-c", "--replay-mode", "--clock-control",
-                            "--target-processes", "--section"}
+KNOWN_OPTIONS_WITH_VALUE = {
+    "--export",
+    "-o",
+    "--metrics",
+    "--set",
+    "--kernel-name",
+    "-k",
+    "--nvtx-include",
+    "--launch-skip",
+    "-s",
+    "--launch-count",
+    "-c",
+    "--replay-mode",
+    "--clock-control",
+    "--target-processes",
+    "--section",
+}
 KNOWN_FLAGS = {"--force-overwrite", "-f", "--nvtx"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURED = os.path.join(HERE, "..", "data", "ncu_cli")
@@ -146,8 +160,11 @@ def kernel_names(report: str) -> list[str]:
     except ImportError:
         return ["kernel"]
     ctx = ncu_report.load_report(report)
-    return [ctx.range_by_idx(r).action_by_idx(i).name()
-            for r in range(ctx.num_ranges()) for i in range(ctx.range_by_idx(r).num_actions())]
+    return [
+        ctx.range_by_idx(r).action_by_idx(i).name()
+        for r in range(ctx.num_ranges())
+        for i in range(ctx.range_by_idx(r).num_actions())
+    ]
 
 
 def main(argv: list[str]) -> None:
@@ -175,16 +192,22 @@ def main(argv: list[str]) -> None:
     app = subprocess.Popen(command)
     print(f"==PROF== Connected to process {app.pid} ({exe})", flush=True)
     if scenario == "perm":
-        print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
-              "Counters on the target device 0. For instructions on enabling permissions and to get more "
-              "information see https://developer.nvidia.com/ERR_NVGPUCTRPERM", flush=True)
+        print(
+            "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
+            "Counters on the target device 0. For instructions on enabling permissions and to get more "
+            "information see https://developer.nvidia.com/ERR_NVGPUCTRPERM",
+            flush=True,
+        )
         app.wait()
         print(f"==PROF== Disconnected from process {app.pid}", flush=True)
         sys.exit(1)
     if scenario == "driver":
         print("==ERROR== An error was reported by the counter measurement library:", flush=True)
-        print("==ERROR== Failed to initialize the profiler: LibraryNotLoaded. Check that a compatible driver "
-              "library is loaded.", flush=True)
+        print(
+            "==ERROR== Failed to initialize the profiler: LibraryNotLoaded. Check that a compatible driver "
+            "library is loaded.",
+            flush=True,
+        )
         print("==PROF== Trying to shutdown target application", flush=True)
         app.kill()
         print("==ERROR== The application returned an error code (9).", flush=True)

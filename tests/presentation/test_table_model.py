@@ -11,14 +11,22 @@ from flopscope.tui.presentation.table_model import Query, TableModel, parse_filt
 
 
 def frame() -> pd.DataFrame:
-    return pd.DataFrame({
-        "kernel": ["gemm<float>", "Copy", "gemm<half>", "reduce", None],
-        "kernel_full": ["void gemm<float>(...)", "copy_kernel", "void gemm<half>(...)", "reduce [with T = int]", ""],
-        "count": [1, 2, 3, 4, 5],
-        "duration_s": [5.0, 4.0, 3.0, 2.0, 1.0],
-        "flop_per_s": [2e12, np.nan, 9e12, 2e12, 0.0],  # a tie, a NaN and a zero
-        "bound": ["compute", "memory", "compute", "memory", ""],
-    })
+    return pd.DataFrame(
+        {
+            "kernel": ["gemm<float>", "Copy", "gemm<half>", "reduce", None],
+            "kernel_full": [
+                "void gemm<float>(...)",
+                "copy_kernel",
+                "void gemm<half>(...)",
+                "reduce [with T = int]",
+                "",
+            ],
+            "count": [1, 2, 3, 4, 5],
+            "duration_s": [5.0, 4.0, 3.0, 2.0, 1.0],
+            "flop_per_s": [2e12, np.nan, 9e12, 2e12, 0.0],  # a tie, a NaN and a zero
+            "bound": ["compute", "memory", "compute", "memory", ""],
+        }
+    )
 
 
 def test_numeric_sort_matches_pandas_stable_sort_with_nan_last():
@@ -118,8 +126,11 @@ def test_distinct_cuts_keep_different_names_different(width):
     ellipsis a name already has (`traits<…>`)."""
     from flopscope.tui.presentation.names import distinct_cuts
 
-    names = _fixture_names("a100pcie80_cutlass_gemm_full.ncu-rep", "h100pcie_ee384_cub_agents_full.ncu-rep",
-                           "h800_sglang_flashattn_full.ncu-rep")
+    names = _fixture_names(
+        "a100pcie80_cutlass_gemm_full.ncu-rep",
+        "h100pcie_ee384_cub_agents_full.ncu-rep",
+        "h800_sglang_flashattn_full.ncu-rep",
+    )
     cuts = distinct_cuts(names, width)
     shown = [cuts.get(n, n) for n in names]
     assert set(cuts) == {n for n in names if len(n) > width}  # the names are ASCII: a cell per character
@@ -138,8 +149,12 @@ def test_fit_brings_back_a_narrow_column_a_wide_one_made_room_for():
     still does not fit, and without B there is room for A again."""
     from flopscope.tui.presentation.columns import Column, fit
 
-    cols = [Column("name", "Name", str, 0, 20, numeric=False), Column("a", "A", str, 2, 5),
-            Column("b", "B", str, 2, 10), Column("c", "C", str, 1, 8)]
+    cols = [
+        Column("name", "Name", str, 0, 20, numeric=False),
+        Column("a", "A", str, 2, 5),
+        Column("b", "B", str, 2, 10),
+        Column("c", "C", str, 1, 8),
+    ]
     assert [c.name for c in fit(cols, 36)] == ["name", "a", "c"]  # 20+5+8 + 2 gaps = 35; with B 46
     assert [c.name for c in fit(cols, 37, blank={"c"})] == ["name", "a", "b"]  # a blank column goes first
     assert [c.name for c in fit(cols, 36, keep={"b"})] == ["name", "b"]  # 20+10+1: no room for A or C

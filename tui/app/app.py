@@ -39,8 +39,15 @@ class SafeNotify:
     escaped: messages quote run names, kernel names and paths, which are never markup and never terminal
     codes (a name like `[link=...]x[/link]` or an ESC in a path shows as it is spelled)."""
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = True) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
         text = display_text(message, keep_newlines=True)
         text = f"{display_text(title)}: {text}" if title else text  # the title leads the message's line, not its own
         App.notify(self, text, title="", severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
@@ -63,9 +70,16 @@ class FlopscopeApp(SafeNotify, App[None]):
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
-    def __init__(self, first: Screen, *, path: str | Path | None = None, gpu: str | None = None,
-                 report: Report | None = None, live: ProfileScreen | None = None,
-                 keymap: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        first: Screen,
+        *,
+        path: str | Path | None = None,
+        gpu: str | None = None,
+        report: Report | None = None,
+        live: ProfileScreen | None = None,
+        keymap: Mapping[str, str] | None = None,
+    ) -> None:
         super().__init__()
         self.first = first
         self.path = Path(path) if path is not None else None
@@ -182,8 +196,12 @@ def _steady(driver: type[Driver]) -> type[Driver]:
         def __init__(self, *args, **kwargs) -> None:
             super().__init__(*args, **kwargs)
             stream = sys.__stderr__
-            self._file = open(os.dup(stream.fileno()), "w", encoding=stream.encoding or "utf-8",  # noqa: SIM115
-                              errors="replace")
+            self._file = open(  # noqa: SIM115
+                os.dup(stream.fileno()),
+                "w",
+                encoding=stream.encoding or "utf-8",
+                errors="replace",
+            )
 
         def close(self) -> None:
             super().close()

@@ -58,8 +58,9 @@ def _checked(path: Path, keymap: dict) -> dict[str, str]:
             fix = f"did you mean {close[0]!r}?" if close else f"use one of {', '.join(sorted(known))}"
             raise FlopscopeError(path, f"[keymap] names no binding {binding_id!r}", fix)
         if not isinstance(keys, str) or not keys.strip():
-            raise FlopscopeError(path, f"[keymap] {binding_id!r} is not a key string",
-                                 'write keys as a string, e.g. "r" or "R,ctrl+r"')
+            raise FlopscopeError(
+                path, f"[keymap] {binding_id!r} is not a key string", 'write keys as a string, e.g. "r" or "R,ctrl+r"'
+            )
     return keymap
 
 

@@ -23,8 +23,15 @@ from .screens.sweep import SweepScreen
 Keymap = Mapping[str, str] | None
 
 
-def kernels_app(path: str | Path, *, gpu: str | None = None, report: Report | None = None, by: str = "name",
-                live: ProfileScreen | None = None, keymap: Keymap = None) -> FlopscopeApp:
+def kernels_app(
+    path: str | Path,
+    *,
+    gpu: str | None = None,
+    report: Report | None = None,
+    by: str = "name",
+    live: ProfileScreen | None = None,
+    keymap: Keymap = None,
+) -> FlopscopeApp:
     """The Kernels screen of a report file, grouped `by` (or of a report already read, or of a live profile's,
     shown over it until ncu is done)."""
     return FlopscopeApp(KernelsScreen(by), path=path, gpu=gpu, report=report, live=live, keymap=keymap)
@@ -35,16 +42,18 @@ def runs_app(store_path: Path, sweep: str | None = None, *, keymap: Keymap = Non
     return FlopscopeApp(RunsScreen(store_path, sweep), path="runs", keymap=keymap)
 
 
-def sweep_app(lines: list[Slice], title: str, tolerance: float = 0.05, judged: str | None = None, *,
-              keymap: Keymap = None) -> FlopscopeApp:
+def sweep_app(
+    lines: list[Slice], title: str, tolerance: float = 0.05, judged: str | None = None, *, keymap: Keymap = None
+) -> FlopscopeApp:
     """The Sweep screen on a sweep's lines (at least one point). `tolerance` is `flopscope sweep --tolerance`
     (allowed drift of FLOP/param); `judged`: the --gpu whose ceilings judge the points, named in the header."""
     first = SweepScreen(lines, title, tolerance, judged=judged)
     return FlopscopeApp(first, path=title, report=lines[0].points[0][1], keymap=keymap)
 
 
-def run_kernels(path: str | Path, gpu: str | None = None, report: Report | None = None,
-                live: ProfileScreen | None = None) -> int:
+def run_kernels(
+    path: str | Path, gpu: str | None = None, report: Report | None = None, live: ProfileScreen | None = None
+) -> int:
     """`flopscope open FILE`, `open RUN`, `demo` and `profile`; 2 when the report cannot be read or the profile
     failed."""
     return run_app(kernels_app(path, gpu=gpu, report=report, live=live, keymap=load_keymap()))

@@ -25,8 +25,7 @@ COOKIE = "flopscope_session"
 class TokenServer(Server):
     """textual-serve's Server, its index and websocket behind a one-time token, then a session cookie."""
 
-    def __init__(self, command: str, host: str, port: int, public_url: str,
-                 announce: Callable[[str], None]) -> None:
+    def __init__(self, command: str, host: str, port: int, public_url: str, announce: Callable[[str], None]) -> None:
         super().__init__(command, host=host, port=port, title="flopscope", public_url=public_url)
         self.token: str | None = secrets.token_urlsafe(32)
         self.session = secrets.token_urlsafe(32)

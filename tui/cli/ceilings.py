@@ -62,8 +62,11 @@ def _measure(args: argparse.Namespace) -> Ceilings:
     except (ValueError, IndexError):
         last = (done.stderr or done.stdout).strip().splitlines()
         why = last[-1] if last else "no output"
-        raise FlopscopeError(f"ceilings on {transport.host}", f"the measurement failed ({why})",
-                             "it needs torch with CUDA and a GPU there: `flopscope doctor` checks both") from None
+        raise FlopscopeError(
+            f"ceilings on {transport.host}",
+            f"the measurement failed ({why})",
+            "it needs torch with CUDA and a GPU there: `flopscope doctor` checks both",
+        ) from None
     return from_bench(transport.host, doc)
 
 

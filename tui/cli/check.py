@@ -49,14 +49,30 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _json(result: Check, run_name: str, base_name: str) -> dict:
-    return {"passed": result.passed, "judged": result.judged, "run": run_name, "baseline": base_name, "by": result.by,
-            "max_drop": result.max_drop, "min_share": result.min_share,
-            "regressed": len(result.regressed), "rows": records(result.rows)}
+    return {
+        "passed": result.passed,
+        "judged": result.judged,
+        "run": run_name,
+        "baseline": base_name,
+        "by": result.by,
+        "max_drop": result.max_drop,
+        "min_share": result.min_share,
+        "regressed": len(result.regressed),
+        "rows": records(result.rows),
+    }
 
 
-_COLUMNS = [Spec("Verdict", numeric=False), Spec("Kernel", numeric=False), Spec("Share", priority=3),
-            Spec("Time/launch", priority=2), Spec("ΔTime", priority=2, pair="t"), Spec("FLOP/s", priority=4),
-            Spec("ΔFLOP/s", priority=3, pair="f"), Spec("%Roof", priority=4), Spec("Δ%Roof", priority=3, pair="r")]
+_COLUMNS = [
+    Spec("Verdict", numeric=False),
+    Spec("Kernel", numeric=False),
+    Spec("Share", priority=3),
+    Spec("Time/launch", priority=2),
+    Spec("ΔTime", priority=2, pair="t"),
+    Spec("FLOP/s", priority=4),
+    Spec("ΔFLOP/s", priority=3, pair="f"),
+    Spec("%Roof", priority=4),
+    Spec("Δ%Roof", priority=3, pair="r"),
+]
 
 
 def _change(value) -> str:
@@ -66,10 +82,20 @@ def _change(value) -> str:
 def _print(result: Check, run_name: str, base_name: str) -> None:
     out = console()
     rows = result.rows
-    cells = [[r.verdict.upper() if r.verdict == "regressed" else r.verdict, r.kernel, fmt.share(r.share),
-              fmt.seconds(r.time_per_launch_s_run), _change(r.time_per_launch_s_change),
-              fmt.si(r.flop_per_s_run, "FLOP/s"), _change(r.flop_per_s_change), fmt.pct(r.pct_of_roof_run),
-              _change(r.pct_of_roof_change)] for r in rows.itertuples()]
+    cells = [
+        [
+            r.verdict.upper() if r.verdict == "regressed" else r.verdict,
+            r.kernel,
+            fmt.share(r.share),
+            fmt.seconds(r.time_per_launch_s_run),
+            _change(r.time_per_launch_s_change),
+            fmt.si(r.flop_per_s_run, "FLOP/s"),
+            _change(r.flop_per_s_change),
+            fmt.pct(r.pct_of_roof_run),
+            _change(r.pct_of_roof_change),
+        ]
+        for r in rows.itertuples()
+    ]
     out.print(Text(f"{run_name} against baseline {base_name}, by {result.by}", style="bold"))
     table, hidden = fitted_table(_COLUMNS, cells, out.width, flex=1)
     out.print(table)
@@ -77,13 +103,20 @@ def _print(result: Check, run_name: str, base_name: str) -> None:
     counts = rows["verdict"].value_counts()
     words = ", ".join(f"{counts[v]} {v}" for v in ("regressed", "ok", "too small", "new", "vanished") if v in counts)
     gated = ", ".join(label for _, label, _ in GATED)
-    out.print(Text(f"{words} · a matched group regresses when {gated} moves the wrong way by more than "
-                   f"{fmt.share(result.max_drop)} (groups under {fmt.share(result.min_share)} of the baseline's "
-                   "time are not judged)", style="dim"))
+    out.print(
+        Text(
+            f"{words} · a matched group regresses when {gated} moves the wrong way by more than "
+            f"{fmt.share(result.max_drop)} (groups under {fmt.share(result.min_share)} of the baseline's "
+            "time are not judged)",
+            style="dim",
+        )
+    )
     if result.judged == 0:
-        say(f"flopscope check: FAILED: no kernel group of {display_text(run_name)} was judged against the baseline "
+        say(
+            f"flopscope check: FAILED: no kernel group of {display_text(run_name)} was judged against the baseline "
             f"(none matched {'by name' if result.by == 'name' else 'by NVTX range'}, or each took under "
-            f"{fmt.share(result.min_share)} of its time); try --by {'nvtx' if result.by == 'name' else 'name'}")
+            f"{fmt.share(result.min_share)} of its time); try --by {'nvtx' if result.by == 'name' else 'name'}"
+        )
         return
     verdict = "FAILED" if not result.passed else "passed"
     say(f"flopscope check: {verdict}: {len(result.regressed)} of {result.judged} judged group(s) regressed")

@@ -35,28 +35,44 @@ def _bundled() -> list:
     """The example reports shipped in the package (tui/examples/), captured by the project on a real GPU."""
     from importlib.resources import files
 
-    return sorted(p for p in files("flopscope.tui").joinpath("examples").iterdir()
-                  if p.name.endswith((".ncu-rep", ".ncu-rep.xz")))
+    return sorted(
+        p for p in files("flopscope.tui").joinpath("examples").iterdir() if p.name.endswith((".ncu-rep", ".ncu-rep.xz"))
+    )
 
 
 def bundled_example() -> str:
     """The example report shipped in the package, or the one-line error that there is none yet."""
     found = _bundled()
     if not found:
-        raise FlopscopeError("demo", "this build has no bundled example (tui/examples/ was left out of the "
-                             "package)", "reinstall flopscope, or open a report: flopscope report FILE.ncu-rep")
+        raise FlopscopeError(
+            "demo",
+            "this build has no bundled example (tui/examples/ was left out of the package)",
+            "reinstall flopscope, or open a report: flopscope report FILE.ncu-rep",
+        )
     return str(found[0])
 
 
 # Command -> the module (of this package) and function that run it. A command's module is imported only when it
 # runs: `--help`, `--version`, `gpus` and a usage error start without pandas, pyarrow and Textual.
-COMMANDS = {"report": ("view", "cmd_report"), "export": ("view", "cmd_export"), "open": ("view", "cmd_open"),
-            "demo": ("view", "cmd_demo"), "gpus": ("gpus", "cmd_gpus"), "profile": ("profile", "cmd_profile"),
-            "runs": ("runs", "cmd_runs"), "diff": ("runs", "cmd_diff"), "import": ("runs", "cmd_import"),
-            "recover": ("runs", "cmd_recover"), "sweep": ("sweep", "cmd_sweep"), "model": ("model", "cmd_model"),
-            "reconcile": ("model", "cmd_reconcile"), "check": ("check", "cmd_check"),
-            "doctor": ("doctor", "cmd_doctor"), "ceilings": ("ceilings", "cmd_ceilings"),
-            "serve": ("serve", "cmd_serve")}
+COMMANDS = {
+    "report": ("view", "cmd_report"),
+    "export": ("view", "cmd_export"),
+    "open": ("view", "cmd_open"),
+    "demo": ("view", "cmd_demo"),
+    "gpus": ("gpus", "cmd_gpus"),
+    "profile": ("profile", "cmd_profile"),
+    "runs": ("runs", "cmd_runs"),
+    "diff": ("runs", "cmd_diff"),
+    "import": ("runs", "cmd_import"),
+    "recover": ("runs", "cmd_recover"),
+    "sweep": ("sweep", "cmd_sweep"),
+    "model": ("model", "cmd_model"),
+    "reconcile": ("model", "cmd_reconcile"),
+    "check": ("check", "cmd_check"),
+    "doctor": ("doctor", "cmd_doctor"),
+    "ceilings": ("ceilings", "cmd_ceilings"),
+    "serve": ("serve", "cmd_serve"),
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,8 +19,13 @@ def cmd_plan(args: argparse.Namespace, opts: ProfileOptions, transport) -> int:
             gpu = target_gpu_name(transport)
         finally:
             transport.close()
-    print(display_text(f"plan for `{shlex.join(opts.command)}` on {transport.host}"
-                       + (f" ({gpu})" if gpu else "") + "; nothing was run"))
+    print(
+        display_text(
+            f"plan for `{shlex.join(opts.command)}` on {transport.host}"
+            + (f" ({gpu})" if gpu else "")
+            + "; nothing was run"
+        )
+    )
     for line in plan_lines(make_plan(opts, transport.host, gpu)):
         print(display_text(line))
     return 0

@@ -27,14 +27,24 @@ def options_from(args) -> ProfileOptions:
     try:
         ncu_args = shlex.split(args.ncu_args)
     except ValueError as err:
-        raise FlopscopeError(f"--ncu-args {args.ncu_args}", f"cannot be split into arguments ({err})",
-                             "close the quote: the value is split like a shell would, e.g. "
-                             "--ncu-args '--section \"Speed Of Light\"'") from None
+        raise FlopscopeError(
+            f"--ncu-args {args.ncu_args}",
+            f"cannot be split into arguments ({err})",
+            "close the quote: the value is split like a shell would, e.g. --ncu-args '--section \"Speed Of Light\"'",
+        ) from None
     return ProfileOptions(
-        command=list(args.child_command), metrics=args.metrics, kernel_name=args.kernel_name,
-        nvtx_include=args.nvtx_include, launch_skip=args.launch_skip, launch_count=args.launch_count,
-        replay_mode=args.replay_mode, clock_control=args.clock_control, target_processes=args.target_processes,
-        ncu_args=ncu_args, ncu=args.ncu)
+        command=list(args.child_command),
+        metrics=args.metrics,
+        kernel_name=args.kernel_name,
+        nvtx_include=args.nvtx_include,
+        launch_skip=args.launch_skip,
+        launch_count=args.launch_count,
+        replay_mode=args.replay_mode,
+        clock_control=args.clock_control,
+        target_processes=args.target_processes,
+        ncu_args=ncu_args,
+        ncu=args.ncu,
+    )
 
 
 def checked_options(args, cwds: list[str | None] | None = None) -> tuple[ProfileOptions, dict[str, str]]:
@@ -50,8 +60,9 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
     env = parse_env(args.env)
     check_env(env)
     if not opts.command:
-        raise FlopscopeError(args.command, "no command to profile",
-                             f"put it after `--`: flopscope {args.command} -- python x.py")
+        raise FlopscopeError(
+            args.command, "no command to profile", f"put it after `--`: flopscope {args.command} -- python x.py"
+        )
     if not opts.ncu.strip():
         raise FlopscopeError("--ncu ''", "an empty path", "leave --ncu out for ncu on PATH, or pass where it is")
     ncu_argv(opts, "report")  # the command line ncu would get: a bad --metrics, --ncu-args or command fails here
@@ -69,8 +80,7 @@ def _check_names_apart(name: str | None, sweep: str | None) -> None:
     if not (name or sweep) or not (data_home() / "flopscope.db").exists():
         return
     with Store() as store:
-        store.check_names_apart(name, sweep, f"--name {name}",
-                                f"--sweep-name {sweep}")
+        store.check_names_apart(name, sweep, f"--name {name}", f"--sweep-name {sweep}")
 
 
 def _check_ssh(hosts: list[str] | str | None, ssh_config: str | None) -> None:
@@ -79,21 +89,27 @@ def _check_ssh(hosts: list[str] | str | None, ssh_config: str | None) -> None:
         check_host(host)
     if ssh_config is not None and not (os.path.isfile(ssh_config) and os.access(ssh_config, os.R_OK)):
         why = "not a readable file" if os.path.exists(ssh_config) else "no such file"
-        raise FlopscopeError(f"--ssh-config {ssh_config}", why, "pass an ssh config file, or leave --ssh-config out "
-                             "for ~/.ssh/config")
+        raise FlopscopeError(
+            f"--ssh-config {ssh_config}", why, "pass an ssh config file, or leave --ssh-config out for ~/.ssh/config"
+        )
 
 
 def _check_local(ncu: str, cwds: list[str | None] | str | None) -> None:
     cwds = [cwds] if not isinstance(cwds, list) else cwds
     for cwd in cwds:
         if cwd and not os.path.isdir(cwd):
-            raise FlopscopeError(f"--remote-cwd {cwd}", "no such folder on this machine",
-                                 "pass an existing folder: it is the working directory of the command")
+            raise FlopscopeError(
+                f"--remote-cwd {cwd}",
+                "no such folder on this machine",
+                "pass an existing folder: it is the working directory of the command",
+            )
     relative_to_cwd = "/" in ncu and not os.path.isabs(ncu) and any(cwds)  # Popen looks for it in that cwd
     if not relative_to_cwd and shutil.which(ncu) is None:
-        raise FlopscopeError(f"--ncu {ncu}", "ncu not found on this machine, or not an executable file "
-                             "(searched PATH)", "pass --ncu /usr/local/cuda/bin/ncu (or wherever Nsight Compute is "
-                             "installed)")
+        raise FlopscopeError(
+            f"--ncu {ncu}",
+            "ncu not found on this machine, or not an executable file (searched PATH)",
+            "pass --ncu /usr/local/cuda/bin/ncu (or wherever Nsight Compute is installed)",
+        )
 
 
 def open_store() -> Store:
@@ -188,8 +204,16 @@ def _profile(args, opts: ProfileOptions, env: dict, run_dir: Path, on_event, on_
     try:
         transport = transport_from(args)
         try:
-            return profile(opts, transport, run_dir, on_event=on_event, env=env, cwd=args.remote_cwd, gpu=args.gpu,
-                           on_process=on_process)
+            return profile(
+                opts,
+                transport,
+                run_dir,
+                on_event=on_event,
+                env=env,
+                cwd=args.remote_cwd,
+                gpu=args.gpu,
+                on_process=on_process,
+            )
         finally:
             transport.close()
     except Exception:
@@ -203,13 +227,14 @@ def _store(result: ProfileResult, args, opts: ProfileOptions) -> bool:
     run_dir = result.run_dir
     try:
         with Store() as store:
-            name = store.save_unique(result.report, run_dir.name, host=args.host or "localhost",
-                                     command=opts.command)
+            name = store.save_unique(result.report, run_dir.name, host=args.host or "localhost", command=opts.command)
         result.notes.append(f"stored as run {name} ({store.path})")
         return True
     except StoreError as err:
-        result.notes.append(f"{err.line()}; the run is kept in {run_dir}: `flopscope import {run_dir}` stores it "
-                            f"once that is fixed, `flopscope open {run_dir / 'report.ncu-rep'}` opens it now")
+        result.notes.append(
+            f"{err.line()}; the run is kept in {run_dir}: `flopscope import {run_dir}` stores it "
+            f"once that is fixed, `flopscope open {run_dir / 'report.ncu-rep'}` opens it now"
+        )
         return False
 
 
@@ -228,6 +253,7 @@ def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int
             on_process(process)
             if screen.stopped:  # stopped before ncu started: it must not run on behind the user's back
                 process.terminate()
+
         try:
             result = _profile(args, opts, env, run_dir, on_event, started)
             if not screen.stopped:  # a stopped profile is not stored, whatever came back
@@ -253,5 +279,7 @@ def _say_stopped(run_dir: Path) -> None:
     if discard_unfinished(run_dir):
         say(f"flopscope: profile stopped; nothing was kept (run folder {run_dir} removed)")
     else:
-        say(f"flopscope: profile stopped, not stored; its report is in {run_dir}: "
-              f"`flopscope open {run_dir / 'report.ncu-rep'}`")
+        say(
+            f"flopscope: profile stopped, not stored; its report is in {run_dir}: "
+            f"`flopscope open {run_dir / 'report.ncu-rep'}`"
+        )

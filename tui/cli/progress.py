@@ -23,7 +23,7 @@ def read_progress(wanted: bool = True) -> Iterator[ReadProgress | None]:
     def draw(text: str) -> None:
         width = shutil.get_terminal_size((80, 24)).columns
         line = f"flopscope: reading {text}"
-        err.write("\r" + line[:max(width - 1, 1)] + "\x1b[K")  # one cell spare: no wrap at the last column
+        err.write("\r" + line[: max(width - 1, 1)] + "\x1b[K")  # one cell spare: no wrap at the last column
         err.flush()
 
     progress = ReadProgress(draw)

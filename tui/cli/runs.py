@@ -42,10 +42,21 @@ def _list_runs(store: Store, args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     out = console()
-    cells = [[str(r.id), f"{r.name} (damaged)" if r.damaged else r.name, fmt.when(r.created), r.sweep or "",
-              fmt.params(r.params), r.host or "", r.gpu or "",
-              fmt.integer(r.launches), fmt.at_least(fmt.seconds(r.total_time_s), "total_time_s" in r.lower_bounds),
-              fmt.at_least(fmt.si(r.total_flop), "total_flop" in r.lower_bounds)] for r in runs.itertuples()]
+    cells = [
+        [
+            str(r.id),
+            f"{r.name} (damaged)" if r.damaged else r.name,
+            fmt.when(r.created),
+            r.sweep or "",
+            fmt.params(r.params),
+            r.host or "",
+            r.gpu or "",
+            fmt.integer(r.launches),
+            fmt.at_least(fmt.seconds(r.total_time_s), "total_time_s" in r.lower_bounds),
+            fmt.at_least(fmt.si(r.total_flop), "total_flop" in r.lower_bounds),
+        ]
+        for r in runs.itertuples()
+    ]
     table, hidden = fitted_table(_RUNS_COLUMNS, cells, out.width, flex=1)
     out.print(table)
     print_hidden(out, hidden)
@@ -58,8 +69,11 @@ def _check_sweep(store: Store, sweep: str) -> None:
     if not store.runs(sweep).empty:
         return
     names = sorted({str(s) for s in store.runs()["sweep"] if s})
-    raise FlopscopeError(f"--sweep {sweep}", "no runs of this sweep in the store", f"sweeps stored: {', '.join(names)}"
-                         if names else "no sweep is stored yet (`flopscope sweep`)")
+    raise FlopscopeError(
+        f"--sweep {sweep}",
+        "no runs of this sweep in the store",
+        f"sweeps stored: {', '.join(names)}" if names else "no sweep is stored yet (`flopscope sweep`)",
+    )
 
 
 REPORT_SUFFIXES = ("", ".xz", ".gz", ".bz2")  # report.ncu-rep, and as xz, gzip or bzip2 compress it
@@ -70,13 +84,19 @@ def cmd_import(args: argparse.Namespace) -> int:
     run.json): for a profile whose store failed after ncu had finished."""
     folder = Path(args.folder)
     if not folder.is_dir():  # "no report.ncu-rep in this folder" would send one looking inside a folder not there
-        raise FlopscopeError(folder, "a file, not a run folder" if folder.exists() else "no such folder",
-                             "pass the run folder `flopscope profile` printed as it started (it holds report.ncu-rep)")
+        raise FlopscopeError(
+            folder,
+            "a file, not a run folder" if folder.exists() else "no such folder",
+            "pass the run folder `flopscope profile` printed as it started (it holds report.ncu-rep)",
+        )
     # Compressed as it is kept or sent on (`xz report.ncu-rep`): read as it is, as `open` reads it.
     found = [folder / f"report.ncu-rep{ext}" for ext in REPORT_SUFFIXES if (folder / f"report.ncu-rep{ext}").is_file()]
     if not found:
-        raise FlopscopeError(folder, "no report.ncu-rep in this folder",
-                             "pass a run folder made by `flopscope profile` (it prints the folder as it starts)")
+        raise FlopscopeError(
+            folder,
+            "no report.ncu-rep in this folder",
+            "pass a run folder made by `flopscope profile` (it prints the folder as it starts)",
+        )
     path = found[0]
     name = args.name if args.name is not None else folder.resolve().name  # `--name ''` is refused, not the default
     given = f"--name {args.name}" if args.name is not None else f"{folder} (its name)"
@@ -93,8 +113,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         store.check_names_apart(name, None, given, "")
         stored = store.stored_from(path)
         if stored and args.name is None:  # a second copy would show up in every list, diff and sweep
-            raise FlopscopeError(folder, f"already stored as run {stored}",
-                                 f"open it with `flopscope open {stored}`, or pass --name to store another copy")
+            raise FlopscopeError(
+                folder,
+                f"already stored as run {stored}",
+                f"open it with `flopscope open {stored}`, or pass --name to store another copy",
+            )
         created = _captured(report.meta.captured, meta)
         name = store.save_unique(report, name, host=host, command=command, created=created)
     say(f"flopscope: stored {folder} as run {name} ({store.path})")
@@ -122,8 +145,11 @@ def cmd_recover(args: argparse.Namespace) -> int:
     result = recover_store(path)
     for lost in result.lost:
         say(f"flopscope: warning: run {lost}: on a damaged page of the store, not recovered")
-    print(f"flopscope: recovered {len(result.kept)} of {len(result.kept) + len(result.lost)} run(s) into a new "
-          f"{path}; the damaged file is kept as {result.damaged}", file=sys.stderr)
+    print(
+        f"flopscope: recovered {len(result.kept)} of {len(result.kept) + len(result.lost)} run(s) into a new "
+        f"{path}; the damaged file is kept as {result.damaged}",
+        file=sys.stderr,
+    )
     return 1 if result.lost else 0
 
 
@@ -142,13 +168,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
         if apart:  # the Diff screen's warnings, word for word
             say(f"flopscope: warning: {apart}")
     if args.json:  # the runs by name and id, whichever was typed: `diff 6 5` names them too
-        json.dump({**diff_meta(rows, (name_a, name_b), (id_a, id_b), (gpu_a, gpu_b)), "rows": records(rows)},
-                  sys.stdout, indent=1)
+        json.dump(
+            {**diff_meta(rows, (name_a, name_b), (id_a, id_b), (gpu_a, gpu_b)), "rows": records(rows)},
+            sys.stdout,
+            indent=1,
+        )
         sys.stdout.write("\n")
         return 0
     out = console()
-    out.print(Text(display_text(f"A: {name_a} (id {id_a}, {gpu_a or 'unknown GPU'}) · B: {name_b} (id {id_b}, "
-                                f"{gpu_b or 'unknown GPU'})"), style="bold"))
+    out.print(
+        Text(
+            display_text(
+                f"A: {name_a} (id {id_a}, {gpu_a or 'unknown GPU'}) · B: {name_b} (id {id_b}, {gpu_b or 'unknown GPU'})"
+            ),
+            style="bold",
+        )
+    )
     by_gpu = bool(rows.attrs.get("by_gpu"))
     columns = [*_DIFF_COLUMNS[:1], _GPU_COLUMN, *_DIFF_COLUMNS[1:]] if by_gpu else _DIFF_COLUMNS
     shown = table_rows(rows)  # B/A as the app's Diff screen shows it: blank where one run never ran the group
@@ -162,24 +197,53 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 # The name is cut to fit, never a number: pairs of columns drop together, least telling first.
 # Numbers are never cut: lower-value columns drop whole at 80 columns (the ID last of them: it names a run).
-_RUNS_COLUMNS = [Spec("ID", priority=1), Spec("Name", numeric=False), Spec("Created", numeric=False, priority=3),
-                 Spec("Sweep", numeric=False, priority=4), Spec("Params", numeric=False, priority=2),
-                 Spec("Host", numeric=False, priority=5), Spec("GPU", numeric=False, priority=4),
-                 Spec("Launches", priority=3), Spec("Time"), Spec("FLOP")]
-_DIFF_COLUMNS = [Spec("Kernel", numeric=False), Spec("N A", priority=3, pair="N"), Spec("N B", priority=3, pair="N"),
-                 Spec("Time A"), Spec("Time B"), Spec("ΔTime"), Spec("B/A"), Spec("FLOP A", priority=2, pair="FLOP"),
-                 Spec("FLOP B", priority=2, pair="FLOP"), Spec("DRAM A", priority=4, pair="DRAM"),
-                 Spec("DRAM B", priority=4, pair="DRAM"), Spec("", numeric=False)]
+_RUNS_COLUMNS = [
+    Spec("ID", priority=1),
+    Spec("Name", numeric=False),
+    Spec("Created", numeric=False, priority=3),
+    Spec("Sweep", numeric=False, priority=4),
+    Spec("Params", numeric=False, priority=2),
+    Spec("Host", numeric=False, priority=5),
+    Spec("GPU", numeric=False, priority=4),
+    Spec("Launches", priority=3),
+    Spec("Time"),
+    Spec("FLOP"),
+]
+_DIFF_COLUMNS = [
+    Spec("Kernel", numeric=False),
+    Spec("N A", priority=3, pair="N"),
+    Spec("N B", priority=3, pair="N"),
+    Spec("Time A"),
+    Spec("Time B"),
+    Spec("ΔTime"),
+    Spec("B/A"),
+    Spec("FLOP A", priority=2, pair="FLOP"),
+    Spec("FLOP B", priority=2, pair="FLOP"),
+    Spec("DRAM A", priority=4, pair="DRAM"),
+    Spec("DRAM B", priority=4, pair="DRAM"),
+    Spec("", numeric=False),
+]
 # Groups matched on name and GPU (a run with launches on several GPUs): the GPU tells apart two rows of a name.
 _GPU_COLUMN = Spec("GPU", numeric=False)
 
 
 def _diff_cells(r, by_gpu: bool = False) -> list[str]:
     gpu = [str(r.gpu or "unknown GPU")] if by_gpu else []
-    return [str(r.kernel), *gpu, fmt.integer(r.count_a), fmt.integer(r.count_b), fmt.seconds(r.duration_s_a),
-            fmt.seconds(r.duration_s_b), fmt.seconds(r.duration_s_delta), fmt.ratio(r.time_ratio), fmt.si(r.flop_a),
-            fmt.si(r.flop_b), fmt.si(r.dram_bytes_a, "B"), fmt.si(r.dram_bytes_b, "B"),
-            "" if r.presence == "both" else r.presence]
+    return [
+        str(r.kernel),
+        *gpu,
+        fmt.integer(r.count_a),
+        fmt.integer(r.count_b),
+        fmt.seconds(r.duration_s_a),
+        fmt.seconds(r.duration_s_b),
+        fmt.seconds(r.duration_s_delta),
+        fmt.ratio(r.time_ratio),
+        fmt.si(r.flop_a),
+        fmt.si(r.flop_b),
+        fmt.si(r.dram_bytes_a, "B"),
+        fmt.si(r.dram_bytes_b, "B"),
+        "" if r.presence == "both" else r.presence,
+    ]
 
 
 def interactive(args: argparse.Namespace) -> bool:

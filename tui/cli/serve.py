@@ -21,29 +21,40 @@ def cmd_serve(args) -> int:
     if not _exists(path):
         _refuse_unknown(path)
     # What textual-serve starts per browser connection (through a shell, hence quoted); no token on it.
-    command = shlex.join([sys.executable, "-m", "flopscope.tui.cli", "open", path,
-                          *(["--gpu", args.gpu] if args.gpu else [])])
+    command = shlex.join(
+        [sys.executable, "-m", "flopscope.tui.cli", "open", path, *(["--gpu", args.gpu] if args.gpu else [])]
+    )
     loopback = _is_loopback(args.host)
     if not loopback:
-        say(f"flopscope: warning: serving on {args.host}, plain HTTP to the network: the token and every page "
-            "travel unencrypted; the default (localhost) with ssh -L is safer")
+        say(
+            f"flopscope: warning: serving on {args.host}, plain HTTP to the network: the token and every page "
+            "travel unencrypted; the default (localhost) with ssh -L is safer"
+        )
     public = "localhost" if loopback else _url_host(args.host)
     from ..app.web_server import serve  # textual-serve and aiohttp only for this command
 
     try:
-        serve(command, args.host, args.port, f"http://{public}:{args.port}", lambda url: _announce(url, args.port,
-                                                                                               loopback))
+        serve(
+            command,
+            args.host,
+            args.port,
+            f"http://{public}:{args.port}",
+            lambda url: _announce(url, args.port, loopback),
+        )
     except OSError as err:
-        raise FlopscopeError(f"{args.host}:{args.port}", f"cannot listen ({err.strerror or err})",
-                             "pick another --port (or --host)") from None
+        raise FlopscopeError(
+            f"{args.host}:{args.port}", f"cannot listen ({err.strerror or err})", "pick another --port (or --host)"
+        ) from None
     return 0
 
 
 def _announce(url: str, port: int, loopback: bool) -> None:
     print(f"flopscope serve: open {url}  (the token works once; Ctrl-C stops)", flush=True)
     if loopback:
-        print(f"from another machine: ssh -L {port}:localhost:{port} {socket.gethostname()}, then open the URL "
-              "there", flush=True)
+        print(
+            f"from another machine: ssh -L {port}:localhost:{port} {socket.gethostname()}, then open the URL there",
+            flush=True,
+        )
 
 
 def _is_loopback(host: str) -> bool:
@@ -73,5 +84,6 @@ def _refuse_unknown(ref: str) -> None:
             try:
                 store.resolve(ref)
             except FlopscopeError:
-                raise FlopscopeError(ref, "no such file, stored run or sweep",
-                                     "check the path (`flopscope runs` lists the stored runs)") from None
+                raise FlopscopeError(
+                    ref, "no such file, stored run or sweep", "check the path (`flopscope runs` lists the stored runs)"
+                ) from None

@@ -54,9 +54,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     _show(title, lines, args, results)
     if args.sources:  # a sweep that profiles stores its points; this one only reads, which it says
         points = sum(len(line.points) for line in lines)
-        print(f"flopscope: sweep --from read {points} point(s) and stored nothing (report files stay files: "
-              "`flopscope import FOLDER` stores a run folder, `flopscope sweep --param ...` profiles and stores "
-              "a sweep)", file=sys.stderr)
+        print(
+            f"flopscope: sweep --from read {points} point(s) and stored nothing (report files stay files: "
+            "`flopscope import FOLDER` stores a run folder, `flopscope sweep --param ...` profiles and stores "
+            "a sweep)",
+            file=sys.stderr,
+        )
     return code
 
 
@@ -83,8 +86,19 @@ def _profile_in_app(args) -> int:
 
     def job(**callbacks) -> tuple[list[Slice], str | None]:
         try:
-            results.extend(run_sweep(template, params, transports, sweep, resume=args.resume, env=env,
-                                     cwd=args.remote_cwd, gpu=args.gpu, **callbacks))
+            results.extend(
+                run_sweep(
+                    template,
+                    params,
+                    transports,
+                    sweep,
+                    resume=args.resume,
+                    env=env,
+                    cwd=args.remote_cwd,
+                    gpu=args.gpu,
+                    **callbacks,
+                )
+            )
         finally:
             finished.set()
         lines = _lines(sweep, said.append)
@@ -102,8 +116,10 @@ def _profile_in_app(args) -> int:
     for line in said:
         say(line)
     if screen.stopped:
-        say(f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
-            "points not stored yet")
+        say(
+            f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
+            "points not stored yet"
+        )
         return STOPPED
     return _summarise(results, params, sweep) or code
 
@@ -115,14 +131,19 @@ def _prepare(args) -> tuple:
     if not params:
         raise FlopscopeError("sweep", "no --param given", "e.g. --param batch_size=1,8,16 -- python x.py {batch_size}")
     if args.resume and not args.sweep_name:
-        raise FlopscopeError("--resume", "which sweep? a new sweep gets a new name, so nothing would be resumed",
-                             "pass --sweep-name NAME (`flopscope runs` lists the sweeps)")
+        raise FlopscopeError(
+            "--resume",
+            "which sweep? a new sweep gets a new name, so nothing would be resumed",
+            "pass --sweep-name NAME (`flopscope runs` lists the sweeps)",
+        )
     cwds = [substitute([args.remote_cwd], point)[0] for point in points(params)] if args.remote_cwd else None
     template, env = checked_options(args, cwds)
     _check_new_sweep(args.sweep_name, args.resume)
     for name in unused_params(template.command, params, env, args.remote_cwd):
-        say(f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its values would never "
-              "reach the program")
+        say(
+            f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its values would never "
+            "reach the program"
+        )
     with open_store() as store:
         sweep = args.sweep_name or store.new_sweep(time.strftime("sweep-%Y%m%d-%H%M%S"))
     return template, params, env, sweep
@@ -139,15 +160,22 @@ def _summarise(results: list, params: dict, sweep: str) -> int:
     # A --metrics name ncu 2025.3 profiled past: each point's line said so; the sweep exits 1 as profile does.
     unknown = [r for r in results if r.status == "stored" and r.unknown_metrics and not r.suspect and not r.gpu_refused]
     warned = len(suspect) + len(misjudged) + len(unknown)
-    say(f"flopscope: sweep {sweep}: {stored + skipped} of {total} point(s) stored"
-          + (f" ({skipped} by an earlier run)" if skipped else "") + (f", {failed} failed" if failed else "")
-          + (f", {warned} with a warning" if warned else ""))
+    say(
+        f"flopscope: sweep {sweep}: {stored + skipped} of {total} point(s) stored"
+        + (f" ({skipped} by an earlier run)" if skipped else "")
+        + (f", {failed} failed" if failed else "")
+        + (f", {warned} with a warning" if warned else "")
+    )
     for r in suspect:  # a crash or OOM at one size must not pass for a clean point in the fits
-        say(f"flopscope: warning: {fmt.params(r.params)} (run {r.run}) is in the analysis although {r.suspect}: "
-              "check it before trusting the fits")
+        say(
+            f"flopscope: warning: {fmt.params(r.params)} (run {r.run}) is in the analysis although {r.suspect}: "
+            "check it before trusting the fits"
+        )
     if misjudged:  # its own GPU judges it: what --gpu asked for was not done
-        say(f"flopscope: warning: {len(misjudged)} point(s) judged against their own GPU, not --gpu: "
-              f"{misjudged[0].gpu_refused}")
+        say(
+            f"flopscope: warning: {len(misjudged)} point(s) judged against their own GPU, not --gpu: "
+            f"{misjudged[0].gpu_refused}"
+        )
     return 2 if failed and not stored + skipped else 1 if failed or warned else 0
 
 
@@ -169,9 +197,11 @@ def _check_new_sweep(sweep: str | None, resume: bool) -> None:
     with Store() as store:
         if store.is_sweep(sweep):
             stored = len(store.runs(sweep))
-            raise FlopscopeError(f"--sweep-name {sweep}", f"a sweep of this name is stored already ({stored} "
-                                 "point(s))", "pass --resume to continue it (only the points it lacks are "
-                                 "profiled), or choose another --sweep-name")
+            raise FlopscopeError(
+                f"--sweep-name {sweep}",
+                f"a sweep of this name is stored already ({stored} point(s))",
+                "pass --resume to continue it (only the points it lacks are profiled), or choose another --sweep-name",
+            )
 
 
 def _run(args, template, params: dict, env: dict, sweep: str) -> list:
@@ -180,8 +210,14 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
     transports, opened = _transports(args, total)
     done = [0]
     err = Console(stderr=True, highlight=False)
-    bar = Progress(TextColumn("sweep {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=err, disable=not sys.stderr.isatty())
+    bar = Progress(
+        TextColumn("sweep {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not sys.stderr.isatty(),
+    )
     task = bar.add_task(sweep, total=total)
 
     def progress(line: str) -> None:
@@ -190,8 +226,11 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
     def on_point(result) -> None:
         done[0] += 1
         bar.advance(task)
-        what = {"stored": f"stored as {result.run}", "skipped": "already stored, skipped",
-                "failed": f"FAILED: {result.error}"}[result.status]
+        what = {
+            "stored": f"stored as {result.run}",
+            "skipped": "already stored, skipped",
+            "failed": f"FAILED: {result.error}",
+        }[result.status]
         if result.notes:  # the program's exit code, a partial report: said on the point's own line
             what += f" ({'; '.join(result.notes)})"
         where = f" on {result.host}" if result.host else ""
@@ -205,17 +244,31 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
         progress(f"    {fmt.params(point)}: {state.text}")
 
     def on_host_lost(host, reason) -> None:
-        progress(f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts take its "
-                 "points")
+        progress(
+            f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts take its points"
+        )
 
     try:
         with bar:
-            return run_sweep(template, params, transports, sweep, resume=args.resume, env=env, cwd=args.remote_cwd,
-                             gpu=args.gpu, on_point=on_point, on_event=on_event, on_state=on_state,
-                             on_host_lost=on_host_lost)
+            return run_sweep(
+                template,
+                params,
+                transports,
+                sweep,
+                resume=args.resume,
+                env=env,
+                cwd=args.remote_cwd,
+                gpu=args.gpu,
+                on_point=on_point,
+                on_event=on_event,
+                on_state=on_state,
+                on_host_lost=on_host_lost,
+            )
     except KeyboardInterrupt:  # the points under way were stopped and their unfinished run folders removed
-        say(f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
-              "points not stored yet")
+        say(
+            f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
+            "points not stored yet"
+        )
         raise
     finally:
         for t in opened:
@@ -228,8 +281,10 @@ def _transports(args, total: int) -> tuple[list, list]:
     (or this machine)."""
     options = _slurm_options(args) if args.slurm else None
     hosts = args.host or [None]
-    direct = [SshTransport(h, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config) if h
-              else LocalTransport() for h in hosts]
+    direct = [
+        SshTransport(h, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config) if h else LocalTransport()
+        for h in hosts
+    ]
     if options is None:
         return direct, direct
     jobs = [SlurmTransport(direct[0], options) for _ in range(min(total, JOBS_AT_ONCE))]
@@ -243,13 +298,19 @@ def _transports(args, total: int) -> tuple[list, list]:
 
 def _slurm_options(args) -> SlurmOptions:
     if len(args.host) > 1:
-        raise FlopscopeError("--slurm", "the jobs are submitted through one login node, and --host is given "
-                             f"{len(args.host)} times", "pass --host once (the scheduler spreads the points)")
+        raise FlopscopeError(
+            "--slurm",
+            f"the jobs are submitted through one login node, and --host is given {len(args.host)} times",
+            "pass --host once (the scheduler spreads the points)",
+        )
     try:
         extra = shlex.split(args.sbatch_args)
     except ValueError as err:
-        raise FlopscopeError(f"--sbatch-args {args.sbatch_args}", f"cannot be split into arguments ({err})",
-                             "quote it as a shell would, e.g. --sbatch-args '--qos=debug'") from None
+        raise FlopscopeError(
+            f"--sbatch-args {args.sbatch_args}",
+            f"cannot be split into arguments ({err})",
+            "quote it as a shell would, e.g. --sbatch-args '--qos=debug'",
+        ) from None
     return SlurmOptions(args.partition, args.gres, args.time, args.account, extra)
 
 
@@ -258,8 +319,11 @@ def slurm_only(args) -> None:
     given = [name for name in ("partition", "gres", "time", "account", "sbatch_args") if getattr(args, name)]
     if given and not args.slurm:
         flag = "--" + given[0].replace("_", "-")
-        raise FlopscopeError(flag, "is an sbatch option, and this sweep does not use Slurm",
-                             f"add --slurm to submit each point as a Slurm job, or leave {flag} out")
+        raise FlopscopeError(
+            flag,
+            "is an sbatch option, and this sweep does not use Slurm",
+            f"add --slurm to submit each point as a Slurm job, or leave {flag} out",
+        )
 
 
 def _from_sources(args) -> list[Slice]:
@@ -287,13 +351,18 @@ def _stored_run(store: Store, ref: str) -> tuple[str, dict]:
         return store.named_params(ref)
     except FlopscopeError:
         if "/" in ref or ref.endswith((".ncu-rep", ".csv")):  # meant as a file, as `open PATH` says
-            raise FlopscopeError(ref, "no such file (nor a stored run of that name)",
-                                 "check the path (`flopscope runs` lists the stored runs)") from None
+            raise FlopscopeError(
+                ref,
+                "no such file (nor a stored run of that name)",
+                "check the path (`flopscope runs` lists the stored runs)",
+            ) from None
         if not store.is_sweep(ref):
             raise
-        raise FlopscopeError(f"--from {ref}", "a sweep, not a run: --from takes stored runs or report files",
-                             f"`flopscope open {ref}` shows the sweep (`flopscope runs --sweep {ref}` lists its "
-                             "runs)") from None
+        raise FlopscopeError(
+            f"--from {ref}",
+            "a sweep, not a run: --from takes stored runs or report files",
+            f"`flopscope open {ref}` shows the sweep (`flopscope runs --sweep {ref}` lists its runs)",
+        ) from None
 
 
 def judged_against(lines: list[Slice], gpu: str | None) -> str | None:
@@ -303,8 +372,11 @@ def judged_against(lines: list[Slice], gpu: str | None) -> str | None:
     if spec is None:
         return None
     # A point of another compute capability keeps its own GPU (`sweep --gpu` says so per point): not this one.
-    used = {getattr(g, "key", None) for _, report in (p for line in lines for p in line.points)
-            for g in [report.gpu, *(report.gpus or {}).values()]}
+    used = {
+        getattr(g, "key", None)
+        for _, report in (p for line in lines for p in line.points)
+        for g in [report.gpu, *(report.gpus or {}).values()]
+    }
     return spec.name if spec.key in used else None
 
 
@@ -312,8 +384,11 @@ def _regex(text: str) -> re.Pattern:
     try:
         return re.compile(text)
     except re.error as err:
-        raise FlopscopeError(f"--param-from-name '{text}'", f"not a regular expression ({err})",
-                             r"use a regex with one group that captures the value, e.g. 'bs(\d+)'") from None
+        raise FlopscopeError(
+            f"--param-from-name '{text}'",
+            f"not a regular expression ({err})",
+            r"use a regex with one group that captures the value, e.g. 'bs(\d+)'",
+        ) from None
 
 
 def _value(name: str, stored: dict, pattern, param: str, source: str) -> float:
@@ -321,8 +396,11 @@ def _value(name: str, stored: dict, pattern, param: str, source: str) -> float:
         m = pattern.search(name)
         if not m:
             # The pattern as typed, not its repr (which doubles every backslash).
-            raise FlopscopeError(source, f"--param-from-name '{pattern.pattern}' does not match the name",
-                                 "use a regex with one group that captures the value, e.g. 'bs(\\d+)'")
+            raise FlopscopeError(
+                source,
+                f"--param-from-name '{pattern.pattern}' does not match the name",
+                "use a regex with one group that captures the value, e.g. 'bs(\\d+)'",
+            )
         return _number(m.group(1) if m.groups() else m.group(0))
     if stored:
         return _number(stored.get(param, next(iter(stored.values()))))
@@ -333,16 +411,29 @@ def _number(text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise FlopscopeError(f"value {text!r}", "a sweep parameter must be a number to be analysed",
-                             "sweep numeric values (batch sizes, sequence lengths)") from None
+        raise FlopscopeError(
+            f"value {text!r}",
+            "a sweep parameter must be a number to be analysed",
+            "sweep numeric values (batch sizes, sequence lengths)",
+        ) from None
 
 
 def _show(name: str, lines: list[Slice], args, results: list | None = None) -> None:
     if args.json:
         out = sweep_json(name, lines, args.tolerance, judged_against(lines, getattr(args, "gpu", None)))
         if results is not None:  # profiled now: how each point went, with its notes
-            out["runs"] = [{"params": r.params, "status": r.status, "run": r.run, "host": r.host, "error": r.error,
-                            "notes": r.notes, "suspect": r.suspect} for r in results]
+            out["runs"] = [
+                {
+                    "params": r.params,
+                    "status": r.status,
+                    "run": r.run,
+                    "host": r.host,
+                    "error": r.error,
+                    "notes": r.notes,
+                    "suspect": r.suspect,
+                }
+                for r in results
+            ]
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")
         return

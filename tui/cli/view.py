@@ -38,8 +38,11 @@ def _view(args):
     if sort and rows[sort].isna().all():
         needs = NEEDS.get(sort, (sort,))  # the raw columns whose ncu metrics would fill it
         fix = missing_fix(report.missing, needs)
-        raise FlopscopeError(args.path, f"no values for --sort {args.sort} in this report",
-                             f"collect them with `{fix}`" if fix else "sort by another column")
+        raise FlopscopeError(
+            args.path,
+            f"no values for --sort {args.sort} in this report",
+            f"collect them with `{fix}`" if fix else "sort by another column",
+        )
     top = getattr(args, "top", None)
     if top:
         _say_cut_unknowns(rows, sort or "duration_s", top, args.sort or "time")
@@ -52,15 +55,19 @@ def _say_cut_unknowns(rows, sort: str, top: int, title: str) -> None:
     1` does not silently pass over a kernel whose FLOPs are unknown (it may have done the most)."""
     cut = int(rows[sort].iloc[top:].isna().sum())
     if cut:
-        say(f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values sort last "
-              "either way); leave out --top to see them")
+        say(
+            f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values sort last "
+            "either way); leave out --top to see them"
+        )
 
 
 def cmd_report(args) -> int:
     report, rows = _view(args)
     if not (args.json or args.top or args.all) and len(rows) > TABLE_ROWS:
-        say(f"flopscope: showing the first {TABLE_ROWS} of {len(rows):,} rows; --top N for another number, --all "
-            "for every row (--json and export always have them all)")
+        say(
+            f"flopscope: showing the first {TABLE_ROWS} of {len(rows):,} rows; --top N for another number, --all "
+            "for every row (--json and export always have them all)"
+        )
         rows = rows.head(TABLE_ROWS)
     return _print(report, rows, args.json, args.by, args.sort)
 
@@ -132,8 +139,11 @@ def _refuse_missing_file(ref: str) -> None:
                 return
             store.resolve(ref)
         except FlopscopeError:
-            raise FlopscopeError(ref, "no such file (nor a stored run or sweep of that name)",
-                                 "check the path (`flopscope runs` lists the stored runs)") from None
+            raise FlopscopeError(
+                ref,
+                "no such file (nor a stored run or sweep of that name)",
+                "check the path (`flopscope runs` lists the stored runs)",
+            ) from None
 
 
 def _judged_lines(lines: list, gpu: str) -> list:

@@ -48,20 +48,36 @@ KERNEL_TABLE = [
 # Titles of the numeric columns the table does not show until it is sorted by one (`o`): then it is a column
 # like the others, reachable with left/right and flipped by `s`.
 _TITLES = {
-    **{c: f"{c.removeprefix('flop_').upper()} FLOP" for c in SIMT_FLOP}, "flop_tensor": "Tensor FLOP",
-    "dram_read_bytes": "DRAM rd B", "dram_write_bytes": "DRAM wr B", "l2_bytes": "L2 B", "l1_bytes": "L1 B",
-    "ai_l2": "AI L2", "ai_l1": "AI L1", "peak_flop_per_s": "Peak FLOP/s", "peak_dram_bytes_per_s": "Peak B/s",
-    "attainable_flop_per_s": "Roof FLOP/s", "pct_of_roof": "%Roof", "sm_clock_hz": "SM clock",
+    **{c: f"{c.removeprefix('flop_').upper()} FLOP" for c in SIMT_FLOP},
+    "flop_tensor": "Tensor FLOP",
+    "dram_read_bytes": "DRAM rd B",
+    "dram_write_bytes": "DRAM wr B",
+    "l2_bytes": "L2 B",
+    "l1_bytes": "L1 B",
+    "ai_l2": "AI L2",
+    "ai_l1": "AI L1",
+    "peak_flop_per_s": "Peak FLOP/s",
+    "peak_dram_bytes_per_s": "Peak B/s",
+    "attainable_flop_per_s": "Roof FLOP/s",
+    "pct_of_roof": "%Roof",
+    "sm_clock_hz": "SM clock",
 }
 _RENDER: dict[str, Callable[[object], str]] = {
-    "s": fmt.seconds, "%": fmt.pct, "FLOP/B": fmt.ratio, "FLOP": fmt.si, "FLOP/s": fmt.si,
-    "B": lambda v: fmt.si(v, "B"), "B/s": lambda v: fmt.si(v, "B/s"), "Hz": lambda v: fmt.si(v, "Hz"),
+    "s": fmt.seconds,
+    "%": fmt.pct,
+    "FLOP/B": fmt.ratio,
+    "FLOP": fmt.si,
+    "FLOP/s": fmt.si,
+    "B": lambda v: fmt.si(v, "B"),
+    "B/s": lambda v: fmt.si(v, "B/s"),
+    "Hz": lambda v: fmt.si(v, "Hz"),
 }
 
 
 def _extra(name: str, unit: str) -> Column:
-    title = _TITLES.get(name) or (_tensor_title(name.removeprefix("flop_tensor_")) if name.startswith("flop_tensor_")
-                                  else name)
+    title = _TITLES.get(name) or (
+        _tensor_title(name.removeprefix("flop_tensor_")) if name.startswith("flop_tensor_") else name
+    )
     return Column(name, title, _RENDER[unit], 6, max(len(title) + 1, 10 if "/" in unit or unit == "Hz" else 8))
 
 
@@ -71,8 +87,9 @@ def _tensor_title(dtype: str) -> str:
     return f"{fmt.precision(f'tensor_{dtype}')} FLOP"
 
 
-EXTRA_COLUMNS = {name: _extra(name, unit) for name, unit, _ in ALL
-                 if unit in _RENDER and name not in {c.name for c in KERNEL_TABLE}}
+EXTRA_COLUMNS = {
+    name: _extra(name, unit) for name, unit, _ in ALL if unit in _RENDER and name not in {c.name for c in KERNEL_TABLE}
+}
 
 
 def short_gpu(name: object) -> str:
@@ -121,8 +138,13 @@ def sweep_columns(param: str, warned: bool = False) -> list[Column]:
     ]
 
 
-def fit(columns: list[Column], width: int, keep: Collection[str] = (),
-        widths: Mapping[str, int] | None = None, blank: Collection[str] = ()) -> list[Column]:
+def fit(
+    columns: list[Column],
+    width: int,
+    keep: Collection[str] = (),
+    widths: Mapping[str, int] | None = None,
+    blank: Collection[str] = (),
+) -> list[Column]:
     """Drop the lowest-priority columns until the table fits `width` cells (`drop`), then bring back any
     dropped column that still fits (a wide one dropped first can leave room for a narrow one).
     Columns named in `keep` stay: the sort column (a table sorted by values it does not show reads as
@@ -134,9 +156,14 @@ def fit(columns: list[Column], width: int, keep: Collection[str] = (),
     def cells(chosen: list[Column]) -> int:
         return sum(size[c.name] for c in chosen) + len(chosen) - 1  # one space between columns
 
-    kept = drop([c.priority for c in columns], [size[c.name] for c in columns], width,
-                keep={i for i, c in enumerate(columns) if c.name in keep},
-                blank={i for i, c in enumerate(columns) if c.name in blank}, pairs=[c.pair for c in columns])
+    kept = drop(
+        [c.priority for c in columns],
+        [size[c.name] for c in columns],
+        width,
+        keep={i for i, c in enumerate(columns) if c.name in keep},
+        blank={i for i, c in enumerate(columns) if c.name in blank},
+        pairs=[c.pair for c in columns],
+    )
     chosen = [columns[i] for i in kept]
     for extra in sorted((c for c in columns if c not in chosen and c.name not in blank), key=lambda c: c.priority):
         unit = [c for c in columns if c is extra or (extra.pair and c.pair == extra.pair)]  # a pair comes back whole
@@ -145,8 +172,16 @@ def fit(columns: list[Column], width: int, keep: Collection[str] = (),
     return chosen
 
 
-def drop(priorities: Sequence[int], sizes: Sequence[int], width: int, *, gap: int = 1,
-         keep: Collection[int] = (), blank: Collection[int] = (), pairs: Sequence[str] = ()) -> list[int]:
+def drop(
+    priorities: Sequence[int],
+    sizes: Sequence[int],
+    width: int,
+    *,
+    gap: int = 1,
+    keep: Collection[int] = (),
+    blank: Collection[int] = (),
+    pairs: Sequence[str] = (),
+) -> list[int]:
     """Indexes of the columns left once the table fits `width` cells (`sizes`, `gap` cells between columns):
     blank ones go first (they say nothing), then the highest priority, leftmost on ties; priority 0 and
     `keep` never go. Columns of one non-empty `pairs` name go together (A and B of a comparison). The app's

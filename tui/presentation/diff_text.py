@@ -13,16 +13,26 @@ from ...core.export import json_ready
 from . import format as fmt
 
 
-def diff_meta(rows: pd.DataFrame, names: tuple[str, str], ids: tuple[int | None, int | None],
-              gpus: tuple[str | None, str | None]) -> dict:
+def diff_meta(
+    rows: pd.DataFrame, names: tuple[str, str], ids: tuple[int | None, int | None], gpus: tuple[str | None, str | None]
+) -> dict:
     """What a diff's rows are of: both runs by name and id, their GPUs, each run's known kernel time (as the
     run list and the totals line give it) and the launches ncu did not profile (not in that time). One copy
     for `flopscope diff --json` and the Diff screen's export, so that neither loses what the other says."""
-    return json_ready({"a": names[0], "b": names[1], "a_id": ids[0], "b_id": ids[1], "gpu_a": gpus[0],
-                       "gpu_b": gpus[1], "total_time_s_a": run_total(rows, "time_counted_s", "a"),
-                       "total_time_s_b": run_total(rows, "time_counted_s", "b"),
-                       "not_profiled_a": int(run_total(rows, "not_profiled", "a")),
-                       "not_profiled_b": int(run_total(rows, "not_profiled", "b"))})
+    return json_ready(
+        {
+            "a": names[0],
+            "b": names[1],
+            "a_id": ids[0],
+            "b_id": ids[1],
+            "gpu_a": gpus[0],
+            "gpu_b": gpus[1],
+            "total_time_s_a": run_total(rows, "time_counted_s", "a"),
+            "total_time_s_b": run_total(rows, "time_counted_s", "b"),
+            "not_profiled_a": int(run_total(rows, "not_profiled", "a")),
+            "not_profiled_b": int(run_total(rows, "not_profiled", "b")),
+        }
+    )
 
 
 def table_rows(rows: pd.DataFrame) -> pd.DataFrame:
@@ -49,10 +59,14 @@ def totals_line(rows: pd.DataFrame) -> str:
     (time_a, low_a), (time_b, low_b) = known_time(rows, "a"), known_time(rows, "b")
     change = fmt.seconds(time_b - time_a)
     if change:
-        change = f"{'≥ ' if low_b and not low_a else '≤ ' if low_a and not low_b else ''}" \
-                 f"{'+' if time_b > time_a else ''}{change}"
-    line = (f"kernel time {fmt.at_least(fmt.seconds(time_a), low_a) or 'n/a'} -> "
-            f"{fmt.at_least(fmt.seconds(time_b), low_b) or 'n/a'} ({change or 'n/a'}) · {len(rows)} kernel group(s)")
+        change = (
+            f"{'≥ ' if low_b and not low_a else '≤ ' if low_a and not low_b else ''}"
+            f"{'+' if time_b > time_a else ''}{change}"
+        )
+    line = (
+        f"kernel time {fmt.at_least(fmt.seconds(time_a), low_a) or 'n/a'} -> "
+        f"{fmt.at_least(fmt.seconds(time_b), low_b) or 'n/a'} ({change or 'n/a'}) · {len(rows)} kernel group(s)"
+    )
     skipped = [f"{side.upper()} {int(n)}" for side in "ab" if (n := run_total(rows, "not_profiled", side)) > 0]
     if skipped:
         line += f" · launches ncu did not profile (not in the times): {', '.join(skipped)}"

@@ -114,8 +114,12 @@ def params(values: dict) -> str:
 
 
 # A peak's source (a row's `peak_source`) as the roof it belongs to (issue 22), in a few words.
-PEAK_ROOFS = {"report": "at clock", "datasheet @ measured clock": "datasheet at clock", "datasheet": "datasheet",
-              "measured on node": "measured"}
+PEAK_ROOFS = {
+    "report": "at clock",
+    "datasheet @ measured clock": "datasheet at clock",
+    "datasheet": "datasheet",
+    "measured on node": "measured",
+}
 
 
 def peak_roof(source) -> str:

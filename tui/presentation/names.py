@@ -85,8 +85,11 @@ def _number(every: list[str], cuts: dict[str, str], width: int) -> None:
     numbered = [n for group in _collisions(every, cuts) for n in group if n in cuts]
     for i, name in enumerate(numbered, start=1):
         mark = f"#{i}"
-        cuts[name] = cut_end(name, width - len(mark)).rstrip(ELLIPSIS) + ELLIPSIS + mark if width > len(mark) + 1 \
+        cuts[name] = (
+            cut_end(name, width - len(mark)).rstrip(ELLIPSIS) + ELLIPSIS + mark
+            if width > len(mark) + 1
             else mark[-width:]
+        )
 
 
 def _shared(group: list[str]) -> int:

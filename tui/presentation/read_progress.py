@@ -44,8 +44,13 @@ class ReadProgress:
     """A progress callback for the readers that draws `progress_line` through `draw`, at most every `every_s`
     seconds and only once the read has taken `after_s` (`after_seconds()` unless given)."""
 
-    def __init__(self, draw: Callable[[str], None], every_s: float = 0.1, after_s: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        draw: Callable[[str], None],
+        every_s: float = 0.1,
+        after_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.draw, self.every_s, self.clock = draw, every_s, clock
         self.start = clock()
         self.next_at = self.start + (after_seconds() if after_s is None else after_s)

@@ -16,7 +16,10 @@ from . import format as fmt
 
 # The fitted columns: name, title and how their values read.
 FITTED: tuple[tuple[str, str, Callable[[float], str]], ...] = (
-    ("flop", "FLOP", fmt.si), ("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B")), ("duration_s", "Time", fmt.seconds))
+    ("flop", "FLOP", fmt.si),
+    ("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B")),
+    ("duration_s", "Time", fmt.seconds),
+)
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,14 @@ def sweep_json(name: str, lines: list[Slice], tolerance: float, judged: str | No
     doc = []
     for line in lines:
         a = analyse(line.points, line.param, tolerance)
-        doc.append({"param": line.param, "fixed": line.fixed, "points": records(a.table),
-                    "groups": records(a.groups.drop(columns=["kernel_full"])),
-                    "fits": {k: (v.__dict__ if v else None) for k, v in a.fits.items()}, "findings": a.notes})
+        doc.append(
+            {
+                "param": line.param,
+                "fixed": line.fixed,
+                "points": records(a.table),
+                "groups": records(a.groups.drop(columns=["kernel_full"])),
+                "fits": {k: (v.__dict__ if v else None) for k, v in a.fits.items()},
+                "findings": a.notes,
+            }
+        )
     return {"sweep": name, "judged_against": judged, "analyses": doc}

@@ -106,8 +106,10 @@ class SweepStates:
     def rows(self) -> list[tuple[str, str, str, str]]:
         """(point, host, state, elapsed) per point, as display text (hosts and errors come from elsewhere)."""
         now = self.clock()
-        return [(display_text(r.label), display_text(r.host), display_text(r.text()), r.elapsed(now))
-                for r in self.points.values()]
+        return [
+            (display_text(r.label), display_text(r.host), display_text(r.text()), r.elapsed(now))
+            for r in self.points.values()
+        ]
 
     def counts(self) -> str:
         """`3 of 8 done, 1 failed, 2 running`: the header's one line."""

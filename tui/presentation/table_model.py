@@ -159,8 +159,11 @@ class TableModel:
         """Why the index-th row shown has no values (its launches were not profiled), or None."""
         if self._unprofiled is None:
             status = self.rows.get("status")
-            self._unprofiled = np.zeros(len(self.rows), dtype=bool) if status is None else \
-                (status.notna() & (status.astype(object) != "ok")).to_numpy(dtype=bool)
+            self._unprofiled = (
+                np.zeros(len(self.rows), dtype=bool)
+                if status is None
+                else (status.notna() & (status.astype(object) != "ok")).to_numpy(dtype=bool)
+            )
         position = self.position(index)
         return str(self.rows["status"].iat[position]) if self._unprofiled[position] else None
 
@@ -249,8 +252,12 @@ class TableModel:
             if len(self._cells) > _CACHE_ROWS:
                 self._cells.clear()
             cached = self._cells[position] = [
-                fmt.at_least(_render(c, self._value(c.name, position)),
-                             bool(c.at_least and fmt.flagged(self._value(c.at_least, position)))) for c in self.columns]
+                fmt.at_least(
+                    _render(c, self._value(c.name, position)),
+                    bool(c.at_least and fmt.flagged(self._value(c.at_least, position))),
+                )
+                for c in self.columns
+            ]
         return cached
 
     def _value(self, name: str, position: int) -> object:

@@ -34,8 +34,9 @@ class Spec:
 _GAP = 2  # rich's padding (0, 1) on both neighbours, without edge padding
 
 
-def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int | None = 0,
-                 flex_min: int | None = None) -> tuple[Table, list[str]]:
+def fitted_table(
+    specs: list[Spec], rows: list[list[str]], width: int, flex: int | None = 0, flex_min: int | None = None
+) -> tuple[Table, list[str]]:
     """A table of `rows` (cells already text) no wider than `width`, and the titles of the columns dropped.
 
     Every column gets the width of its longest cell, except `flex` (the name), which takes what is left and is
@@ -55,8 +56,13 @@ def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int
     table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
     for i in keep:
         size = max(min(natural[i], spare), 1) if i == flex else natural[i]
-        table.add_column(specs[i].title, justify="right" if specs[i].numeric else "left", no_wrap=True,
-                         overflow="ellipsis", width=size)
+        table.add_column(
+            specs[i].title,
+            justify="right" if specs[i].numeric else "left",
+            no_wrap=True,
+            overflow="ellipsis",
+            width=size,
+        )
     if flex in keep and spare < natural[flex]:
         # Cut here, not by rich: names that differ stay different, and `k<…>` gets no second ellipsis.
         cuts = distinct_cuts((r[flex] for r in rows), max(spare, 1))
@@ -68,17 +74,23 @@ def fitted_table(specs: list[Spec], rows: list[list[str]], width: int, flex: int
     return table, list(dict.fromkeys(hidden))
 
 
-def _fit(specs: list[Spec], natural: list[int], blank: list[bool], width: int, flex: int | None,
-         flex_min: int) -> list[int]:
+def _fit(
+    specs: list[Spec], natural: list[int], blank: list[bool], width: int, flex: int | None, flex_min: int
+) -> list[int]:
     """Indexes of the columns kept, dropped in the app's order (`columns.drop`) until the name has `flex_min`
     cells."""
     sizes = [flex_min if i == flex else natural[i] for i in range(len(specs))]
-    return drop([s.priority for s in specs], sizes, width, gap=_GAP, blank={i for i, b in enumerate(blank) if b},
-                pairs=[s.pair for s in specs])
+    return drop(
+        [s.priority for s in specs],
+        sizes,
+        width,
+        gap=_GAP,
+        blank={i for i, b in enumerate(blank) if b},
+        pairs=[s.pair for s in specs],
+    )
 
 
 def print_hidden(console: Console, hidden: list[str]) -> None:
     """Say which columns a narrow terminal hid, so a missing column is never mistaken for missing data."""
     if hidden:
-        console.print(Text(f"Hidden at {console.width} columns: {', '.join(hidden)}; widen or use --json",
-                           style="dim"))
+        console.print(Text(f"Hidden at {console.width} columns: {', '.join(hidden)}; widen or use --json", style="dim"))

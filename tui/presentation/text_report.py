@@ -60,35 +60,52 @@ def header(report: Report) -> Header:
     cc = f" (CC {judged.compute_capability})" if judged.compute_capability else ""
     # several GPUs: each device says whose ceilings judge it, --gpu fitting only some of them
     gpu = " + ".join(map(_device, judged.devices)) or judged.gpu or f"unknown GPU{cc}"
-    totals = [f"Kernel time {_time(s)}",
-              f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
-              f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
-              f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}"]
+    totals = [
+        f"Kernel time {_time(s)}",
+        f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
+        f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
+        f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}",
+    ]
     if s.unknown_time_launches and not math.isnan(s.time_counted_s):  # the efficiencies cannot cover those
         known = s.launches - s.unknown_time_launches
         totals.append(f"(efficiencies of the {fmt.integer(known)} launch{'' if known == 1 else 'es'} of known time)")
     return Header(
-        gpu=gpu, cc=cc if judged.gpu and not judged.devices else "",
-        found=judged.found, against=judged.against,
+        gpu=gpu,
+        cc=cc if judged.gpu and not judged.devices else "",
+        found=judged.found,
+        against=judged.against,
         unused_gpu=f"--gpu {judged.unused_option} not used: the report's own peak counters (measured on this GPU) "
-                   "set every ceiling." if judged.unused_option else "",
-        source=meta.source, format=meta.format,
+        "set every ceiling."
+        if judged.unused_option
+        else "",
+        source=meta.source,
+        format=meta.format,
         launches=f"{fmt.integer(meta.launches)} launch{'' if meta.launches == 1 else 'es'}",
-        totals=totals, flop=f"FLOP {_flop(s)}", ceilings=_ceilings(report) if report.ceilings() else [],
+        totals=totals,
+        flop=f"FLOP {_flop(s)}",
+        ceilings=_ceilings(report) if report.ceilings() else [],
         no_datasheet=_no_datasheet(report),
         not_profiled=f"{fmt.integer(s.not_profiled)} launch(es) without values (ncu failed to profile them); kept, "
-                     "marked." if s.not_profiled else "",
-        warning=f"Warning: {meta.warning}; the numbers may not be the program's whole work." if meta.warning
-        else "")
+        "marked."
+        if s.not_profiled
+        else "",
+        warning=f"Warning: {meta.warning}; the numbers may not be the program's whole work." if meta.warning else "",
+    )
 
 
 def header_blocks(report: Report) -> list[Block]:
     """The CLI's header: GPU and file (bold), ceilings with their sources, run-level figures, notes."""
     h = header(report)
-    blocks = [Block([f"{h.gpu}{h.cc}{h.named()} ·"], "bold"),
-              Block([h.source, f"({h.format}, {h.launches})"], "bold", sep=" ", join=True),
-              Block([h.no_datasheet]), Block(h.ceilings, sep=" "), Block([h.totals[0], h.flop, *h.totals[1:]]),
-              Block([h.not_profiled]), Block([h.warning]), Block([h.unused_gpu])]
+    blocks = [
+        Block([f"{h.gpu}{h.cc}{h.named()} ·"], "bold"),
+        Block([h.source, f"({h.format}, {h.launches})"], "bold", sep=" ", join=True),
+        Block([h.no_datasheet]),
+        Block(h.ceilings, sep=" "),
+        Block([h.totals[0], h.flop, *h.totals[1:]]),
+        Block([h.not_profiled]),
+        Block([h.warning]),
+        Block([h.unused_gpu]),
+    ]
     return [block for block in blocks if any(block.items)]
 
 
@@ -99,8 +116,11 @@ def header_lines(report: Report, width: int = 200) -> list[str]:
 
 def _no_datasheet(report: Report) -> str:
     if isinstance(report.judged_by, dict):
-        return " ".join(f"No datasheet ceilings for {name}: its launches have only the report's own peak counters."
-                        for name, gpu in report.judged_by.items() if gpu is None)
+        return " ".join(
+            f"No datasheet ceilings for {name}: its launches have only the report's own peak counters."
+            for name, gpu in report.judged_by.items()
+            if gpu is None
+        )
     if report.gpu is not None:
         return ""
     cc = str(report.meta.compute_capability)
@@ -125,7 +145,8 @@ def _ceilings(report: Report) -> list[str]:
                     clocks.setdefault(c.source, c.sm_clock_hz)
                 by_source.setdefault(c.source, []).append(
                     f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.bandwidth else 'FLOP/s')}"
-                    + _datasheet_figure(report, c))
+                    + _datasheet_figure(report, c)
+                )
         items.append(f"Ceilings, {gpu}:" if len(gpus) > 1 and gpu else "Ceilings:")
         for i, (source, values) in enumerate(by_source.items()):
             last = i == len(by_source) - 1 and n == len(gpus) - 1
@@ -151,9 +172,13 @@ def _datasheet_figure(report: Report, ceiling: Ceiling) -> str:
 def _device(d: DeviceJudgement) -> str:
     """`NVIDIA A100-PCIE-40GB (CC 8.0, 2 launches, judged against NVIDIA A100-SXM4-80GB ceilings (--gpu))`: one
     device of a file with launches on several GPUs; whose ceilings only where --gpu gave them."""
-    return (f"{d.name} (" + (f"CC {d.compute_capability}, " if d.compute_capability else "")
-            + f"{d.launches} launch{'es' if d.launches != 1 else ''}"
-            + (f", judged against {d.against} ceilings (--gpu)" if d.against else "") + ")")
+    return (
+        f"{d.name} ("
+        + (f"CC {d.compute_capability}, " if d.compute_capability else "")
+        + f"{d.launches} launch{'es' if d.launches != 1 else ''}"
+        + (f", judged against {d.against} ceilings (--gpu)" if d.against else "")
+        + ")"
+    )
 
 
 def _time(s) -> str:
@@ -211,8 +236,12 @@ def warning_lines(report: Report) -> list[str]:
 
 
 # The counters the kernel table's columns are computed from, as the table's hint names them.
-_TABLE_COUNTERS = {"duration_s": "time", **{c: f"{c.removeprefix('flop_').upper()} FLOPs" for c in SIMT_FLOP},
-                   "flop_tensor": "tensor FLOPs", "dram_bytes": "DRAM bytes"}
+_TABLE_COUNTERS = {
+    "duration_s": "time",
+    **{c: f"{c.removeprefix('flop_').upper()} FLOPs" for c in SIMT_FLOP},
+    "flop_tensor": "tensor FLOPs",
+    "dram_bytes": "DRAM bytes",
+}
 
 
 def missing_hint(report: Report) -> str | None:
@@ -233,20 +262,31 @@ def missing_hint(report: Report) -> str | None:
     return f"{what} not collected{of}: {missing_fix(report.missing, gaps)}"
 
 
-def rich_table(rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False,
-               sort: str | None = None) -> tuple[Table, list[str]]:
+def rich_table(
+    rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False, sort: str | None = None
+) -> tuple[Table, list[str]]:
     """The kernel table as the app shows it for this grouping (its first column says what a row is; `gpus`:
     the next one says which GPU, for a file with launches on several). The `sort` column is always shown, as in
     the app: one the table lacks (FP32 FLOP) joins it last, and a narrow terminal never drops it (rows sorted
     by values not shown read as shuffled)."""
     columns = table_columns(by, gpus)
     if sort and sort not in {c.name for c in columns}:
-        columns.append(EXTRA_COLUMNS.get(sort) or Column(sort, sort, fmt.integer if sort in INTEGER else fmt.text, 0,
-                                                         len(sort), numeric=sort in INTEGER))
-    cells = [_marked([fmt.at_least(col.render(values.get(col.name)),
-                                   bool(col.at_least) and fmt.flagged(values.get(col.at_least)))
-                      for col in columns], values.get("status"))
-             for values in (row._asdict() for row in rows.itertuples(index=False))]
+        columns.append(
+            EXTRA_COLUMNS.get(sort)
+            or Column(sort, sort, fmt.integer if sort in INTEGER else fmt.text, 0, len(sort), numeric=sort in INTEGER)
+        )
+    cells = [
+        _marked(
+            [
+                fmt.at_least(
+                    col.render(values.get(col.name)), bool(col.at_least) and fmt.flagged(values.get(col.at_least))
+                )
+                for col in columns
+            ],
+            values.get("status"),
+        )
+        for values in (row._asdict() for row in rows.itertuples(index=False))
+    ]
     return fitted_table(specs(columns, sort), cells, width)
 
 
@@ -256,8 +296,20 @@ def specs(columns: list[Column], sort: str | None = None) -> list[Spec]:
 
 
 # The --json row keys most worth sorting by, for the --sort error and help (every key works).
-SORT_KEYS = ["duration_s", "flop", "flop_fp64", "flop_fp32", "flop_fp16", "flop_tensor", "dram_bytes", "l2_bytes",
-             "l1_bytes", "ai_dram", "pct_of_peak", "pct_of_roof"]
+SORT_KEYS = [
+    "duration_s",
+    "flop",
+    "flop_fp64",
+    "flop_fp32",
+    "flop_fp16",
+    "flop_tensor",
+    "dram_bytes",
+    "l2_bytes",
+    "l1_bytes",
+    "ai_dram",
+    "pct_of_peak",
+    "pct_of_roof",
+]
 
 
 def sort_column(text: str, by: str, gpus: bool, known: Iterable[str]) -> str:
@@ -273,9 +325,12 @@ def sort_column(text: str, by: str, gpus: bool, known: Iterable[str]) -> str:
     typed = {c.title.lower(): c.title for c in [*shown, *EXTRA_COLUMNS.values()]} | names  # as they are written
     close = difflib.get_close_matches(wanted, list(typed), n=1)
     hint = f"did you mean {typed[close[0]]}? " if close else ""
-    raise FlopscopeError(f"--sort {text}", "no such column",
-                         f"{hint}use a title of the table ({', '.join(c.title for c in shown)}, FP32 FLOP, L2 B, "
-                         f"...; any case) or a key of the --json rows ({', '.join(SORT_KEYS)}, ...)")
+    raise FlopscopeError(
+        f"--sort {text}",
+        "no such column",
+        f"{hint}use a title of the table ({', '.join(c.title for c in shown)}, FP32 FLOP, L2 B, "
+        f"...; any case) or a key of the --json rows ({', '.join(SORT_KEYS)}, ...)",
+    )
 
 
 def _marked(cells: list[str], status: object) -> list[str]:
@@ -283,11 +338,16 @@ def _marked(cells: list[str], status: object) -> list[str]:
     if is_missing(status) or status == "ok":
         return cells
     blank = next((i for i in range(1, len(cells)) if not cells[i]), None)
-    return cells if blank is None else [*cells[:blank], "not profiled", *cells[blank + 1:]]
+    return cells if blank is None else [*cells[:blank], "not profiled", *cells[blank + 1 :]]
 
 
-def print_report(report: Report, rows: pd.DataFrame, console: Console, by: str = "name",  # noqa: F811
-                 sort: str | None = None) -> None:
+def print_report(
+    report: Report,
+    rows: pd.DataFrame,
+    console: Console,  # noqa: F811
+    by: str = "name",
+    sort: str | None = None,
+) -> None:
     console.print(Group(*lines(header_blocks(report), console.width)), no_wrap=True)
     console.print()
     table, hidden = rich_table(rows, console.width, by, isinstance(report.judged_by, dict), sort)

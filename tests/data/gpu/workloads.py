@@ -19,8 +19,13 @@ import argparse
 import torch
 from torch import nn
 
-DTYPES = {"fp64": torch.float64, "fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16,
-          "bf16": torch.bfloat16}
+DTYPES = {
+    "fp64": torch.float64,
+    "fp32": torch.float32,
+    "tf32": torch.float32,
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+}
 DEVICE = "cuda"
 
 
@@ -119,8 +124,10 @@ def elementwise(args) -> None:
     elems = n // 2 if args.mode == "half2" else n  # half2 kernels take two halves per element
     threads = 256
     blocks = (elems + threads - 1) // threads
-    measure(lambda: kernel((blocks,), (threads,), (x, a, b, cp.int64(elems), cp.int32(iters))),
-            sync=cp.cuda.Device().synchronize)
+    measure(
+        lambda: kernel((blocks,), (threads,), (x, a, b, cp.int64(elems), cp.int32(iters))),
+        sync=cp.cuda.Device().synchronize,
+    )
 
 
 class Block(nn.Module):
@@ -138,10 +145,24 @@ class Block(nn.Module):
 
 def small_resnet() -> nn.Module:
     def block(cin, cout, stride):
-        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(),
-                             nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
-    return nn.Sequential(nn.Conv2d(3, 32, 3, 1, 1), nn.ReLU(), block(32, 64, 2), block(64, 128, 2),
-                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10))
+        return nn.Sequential(
+            nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU(),
+            nn.Conv2d(cout, cout, 3, 1, 1, bias=False),
+            nn.BatchNorm2d(cout),
+            nn.ReLU(),
+        )
+
+    return nn.Sequential(
+        nn.Conv2d(3, 32, 3, 1, 1),
+        nn.ReLU(),
+        block(32, 64, 2),
+        block(64, 128, 2),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(128, 10),
+    )
 
 
 def module_ranges(model: nn.Module) -> None:
@@ -155,6 +176,7 @@ def module_ranges(model: nn.Module) -> None:
     def push(name):  # a hook's return value replaces the module's input or output: return None
         def hook(*_):
             nvtx.range_push(name)
+
         return hook
 
     def pop(*_):
@@ -167,6 +189,7 @@ def module_ranges(model: nn.Module) -> None:
         def hook(*_):
             if started.get(name):
                 nvtx.range_end(started[name].pop())
+
         return hook
 
     for name, mod in model.named_modules():

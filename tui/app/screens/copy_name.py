@@ -25,5 +25,4 @@ def copy_full_name(app: App, row: pd.Series | None, name_column: str = "kernel")
         app.notify("no kernel selected: nothing copied", timeout=3)
         return
     app.copy_to_clipboard(name)
-    app.notify(f"{name[:60]}{'…' if len(name) > 60 else ''} ({len(name):,} characters)", title="Copied",
-               timeout=3)
+    app.notify(f"{name[:60]}{'…' if len(name) > 60 else ''} ({len(name):,} characters)", title="Copied", timeout=3)

@@ -65,8 +65,9 @@ def diff_columns(by: str, gpus: bool = False) -> list[Column]:
     ]
 
 
-def gpu_lines(names: tuple[str, str], gpus: tuple[str | None, str | None],
-              reports: tuple[Report, Report] | None = None) -> list[str]:
+def gpu_lines(
+    names: tuple[str, str], gpus: tuple[str | None, str | None], reports: tuple[Report, Report] | None = None
+) -> list[str]:
     """`A = name (GPU) · B = name (GPU)`, and a warning when the two did not run on the same GPUs (each run's
     devices from `reports`, else its GPU label) or are judged against different ceilings."""
     (a, b), (gpu_a, gpu_b) = names, gpus
@@ -96,10 +97,15 @@ class DiffScreen(TableScreen):
         BACK,
     ]
 
-    def __init__(self, rows: pd.DataFrame, name_a: str, name_b: str,
-                 gpus: tuple[str | None, str | None] = (None, None),
-                 reports: tuple[Report, Report] | None = None,
-                 ids: tuple[int | None, int | None] = (None, None)) -> None:
+    def __init__(
+        self,
+        rows: pd.DataFrame,
+        name_a: str,
+        name_b: str,
+        gpus: tuple[str | None, str | None] = (None, None),
+        reports: tuple[Report, Report] | None = None,
+        ids: tuple[int | None, int | None] = (None, None),
+    ) -> None:
         """`rows` from `core.diff.diff_runs`; `gpus`: the GPU each run was profiled on (None: not known);
         `reports`: the two runs, which `enter` opens a group of (without them `enter` is off); `ids`: the runs'
         store ids, which the export names beside their names."""
@@ -182,8 +188,7 @@ class DiffScreen(TableScreen):
         found = {side: self._group_row(side, key, gpu) for side in sides}
         missing = [side for side, row in found.items() if row is None]
         if missing:
-            self.app.call_from_thread(self.notify, f"{key} is not in run {'AB'[missing[0]]}", timeout=4,
-                                      markup=False)
+            self.app.call_from_thread(self.notify, f"{key} is not in run {'AB'[missing[0]]}", timeout=4, markup=False)
             return
         name_column = "nvtx" if self.by == "nvtx" else "kernel"
         if len(found) == 2:

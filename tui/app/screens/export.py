@@ -26,8 +26,15 @@ from .prompt import PromptScreen
 HINT = "enter: write · escape: cancel"
 
 
-async def ask_export(app: App, rows: Callable[[], pd.DataFrame], default: Path, what: str = "rows shown", *,
-                     kernels_of_a_run: bool = False, meta: dict | None = None) -> None:
+async def ask_export(
+    app: App,
+    rows: Callable[[], pd.DataFrame],
+    default: Path,
+    what: str = "rows shown",
+    *,
+    kernels_of_a_run: bool = False,
+    meta: dict | None = None,
+) -> None:
     """Prompt for a path (default filled in), then write `rows()` there off the UI thread and notify.
 
     `rows()` is called on the UI thread when the path is accepted and must return a frame of its own (an
@@ -69,8 +76,9 @@ class ExportScreen(PromptScreen):
 
     def __init__(self, rows: Callable[[], pd.DataFrame], default: Path, what: str, meta: dict | None) -> None:
         default = default.with_name(safe_file_name(default.name))  # named after a report: its name is untrusted
-        super().__init__(f"Export the {what} to (.csv, .parquet or .json by extension):", str(default), HINT,
-                         check=path_problem)
+        super().__init__(
+            f"Export the {what} to (.csv, .parquet or .json by extension):", str(default), HINT, check=path_problem
+        )
         self.rows = rows
         self.meta = meta
         self.writing: Path | None = None  # the file being written, while it is
@@ -83,11 +91,15 @@ class ExportScreen(PromptScreen):
         self.writing = path
         answer = self.query_one(Input)
         answer.disabled = answer.loading = True  # a spinner where the path was: it is working
-        self.query_one(".hint", Label).update(Text(display_text(
-            f"writing {len(frame):,} row(s) to {path} … · escape: keep working meanwhile (a message says when it "
-            "is done)")))
-        app.run_worker(lambda: self._write(app, frame, path, meta), thread=True, group="export",
-                       exit_on_error=False)
+        self.query_one(".hint", Label).update(
+            Text(
+                display_text(
+                    f"writing {len(frame):,} row(s) to {path} … · escape: keep working meanwhile "
+                    "(a message says when it is done)"
+                )
+            )
+        )
+        app.run_worker(lambda: self._write(app, frame, path, meta), thread=True, group="export", exit_on_error=False)
 
     def _write(self, app: App, frame: pd.DataFrame, path: Path, meta: dict | None) -> None:
         """Worker thread: write, then report on the UI thread."""
@@ -123,6 +135,7 @@ class ExportScreen(PromptScreen):
 
     def action_cancel(self) -> None:
         if self.writing is not None:
-            self.app.notify(f"still writing {self.writing}; a message will say when it is done", timeout=4,
-                            markup=False)
+            self.app.notify(
+                f"still writing {self.writing}; a message will say when it is done", timeout=4, markup=False
+            )
         self.dismiss(None)

@@ -45,8 +45,13 @@ def _where(node: object, screen: Screen, own: bool) -> str:
         return "everywhere"
     if node is screen:
         return "this screen" if own else "all screens"  # the latter: Textual's own (focus, copy)
-    for kind, words in ((KernelTable, "table"), (DataTable, "table"), (OptionList, "list"), (Input, "text field"),
-                        (ScrollableContainer, "scrolling pane")):
+    for kind, words in (
+        (KernelTable, "table"),
+        (DataTable, "table"),
+        (OptionList, "list"),
+        (Input, "text field"),
+        (ScrollableContainer, "scrolling pane"),
+    ):
         if isinstance(node, kind):
             return words
     return _words(type(node).__name__)

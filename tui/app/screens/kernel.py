@@ -65,65 +65,110 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     unprofiled = int(_v(row, "not_profiled") or 0)
     timed = count - unprofiled
     lower = unprofiled > 0 and duration is not None
-    time = [("Total time", fmt.at_least(num("duration_s", fmt.seconds), lower)),
-            ("Share of kernel time", num("pct_time", fmt.pct)),  # of the known time
-            ("Launches", fmt.integer(count) + (f" ({fmt.integer(unprofiled)} not profiled)" if lower else ""))]
+    time = [
+        ("Total time", fmt.at_least(num("duration_s", fmt.seconds), lower)),
+        ("Share of kernel time", num("pct_time", fmt.pct)),  # of the known time
+        ("Launches", fmt.integer(count) + (f" ({fmt.integer(unprofiled)} not profiled)" if lower else "")),
+    ]
     if duration is not None and timed > 1:
-        time.append(("Mean per launch" + (f" (of {fmt.integer(timed)} timed)" if lower else ""),
-                     fmt.seconds(duration / timed)))
+        time.append(
+            ("Mean per launch" + (f" (of {fmt.integer(timed)} timed)" if lower else ""), fmt.seconds(duration / timed))
+        )
     time.append(("SM clock", num("sm_clock_hz", fmt.si, "Hz")))
 
     compute = [("All FLOPs", num("flop", fmt.si, "FLOP")), ("FLOP/s", num("flop_per_s", fmt.si, "FLOP/s"))]
     compute += [(f"{c.removeprefix('flop_').upper()} SIMT", num(c, fmt.si, "FLOP")) for c in SIMT_FLOP]
     compute.append(("Tensor, all types", num("flop_tensor", fmt.si, "FLOP")))
     # Spelled as the table's Prec column and the sort list spell it (`TC fp16/acc16`), not a third way.
-    compute += [(fmt.precision(f"tensor_{d}"), num(f"flop_tensor_{d}", fmt.si, "FLOP")) for d in TENSOR_TYPES
-                if _v(row, f"flop_tensor_{d}")]
+    compute += [
+        (fmt.precision(f"tensor_{d}"), num(f"flop_tensor_{d}", fmt.si, "FLOP"))
+        for d in TENSOR_TYPES
+        if _v(row, f"flop_tensor_{d}")
+    ]
     judged = _precision(_v(row, "precision")) or (why_empty(row, "precision") if measured else "unknown")
-    compute += [("Precision judged", judged),
-                ("% of peak", num("pct_of_peak", fmt.pct) + _of_roof(row)), ("% of roof", num("pct_of_roof", fmt.pct)),
-                ("Attainable", num("attainable_flop_per_s", fmt.si, "FLOP/s")),
-                ("Bound", _bound(row))]
+    compute += [
+        ("Precision judged", judged),
+        ("% of peak", num("pct_of_peak", fmt.pct) + _of_roof(row)),
+        ("% of roof", num("pct_of_roof", fmt.pct)),
+        ("Attainable", num("attainable_flop_per_s", fmt.si, "FLOP/s")),
+        ("Bound", _bound(row)),
+    ]
 
-    memory = [("DRAM read", num("dram_read_bytes", fmt.si, "B")), ("DRAM write", num("dram_write_bytes", fmt.si, "B")),
-              ("DRAM total", num("dram_bytes", fmt.si, "B")),
-              ("DRAM bandwidth", num("dram_bytes_per_s", fmt.si, "B/s")),
-              ("L2", num("l2_bytes", fmt.si, "B")), ("L1/TEX", num("l1_bytes", fmt.si, "B")),
-              ("AI vs DRAM", num("ai_dram", _intensity)), ("AI vs L2", num("ai_l2", _intensity)),
-              ("AI vs L1", num("ai_l1", _intensity))]
+    memory = [
+        ("DRAM read", num("dram_read_bytes", fmt.si, "B")),
+        ("DRAM write", num("dram_write_bytes", fmt.si, "B")),
+        ("DRAM total", num("dram_bytes", fmt.si, "B")),
+        ("DRAM bandwidth", num("dram_bytes_per_s", fmt.si, "B/s")),
+        ("L2", num("l2_bytes", fmt.si, "B")),
+        ("L1/TEX", num("l1_bytes", fmt.si, "B")),
+        ("AI vs DRAM", num("ai_dram", _intensity)),
+        ("AI vs L2", num("ai_l2", _intensity)),
+        ("AI vs L1", num("ai_l1", _intensity)),
+    ]
 
-    launch = [("Grid", fmt.text(_v(row, "grid"))), ("Block", fmt.text(_v(row, "block"))),
-              ("Registers/thread", num("registers", fmt.integer)), ("Stream", num("stream", fmt.integer)),
-              ("Device", num("device", fmt.integer)), ("Process", fmt.text(_v(row, "process"))),
-              ("NVTX", fmt.text(_v(row, "nvtx"))), ("First launch ID", num("launch_id", fmt.integer)),
-              ("GPU", _gpu(row))]
+    launch = [
+        ("Grid", fmt.text(_v(row, "grid"))),
+        ("Block", fmt.text(_v(row, "block"))),
+        ("Registers/thread", num("registers", fmt.integer)),
+        ("Stream", num("stream", fmt.integer)),
+        ("Device", num("device", fmt.integer)),
+        ("Process", fmt.text(_v(row, "process"))),
+        ("NVTX", fmt.text(_v(row, "nvtx"))),
+        ("First launch ID", num("launch_id", fmt.integer)),
+        ("GPU", _gpu(row)),
+    ]
 
     peak, bw = _v(row, "peak_flop_per_s"), _v(row, "peak_dram_bytes_per_s")
-    ceilings = [("Compute ceiling", num("peak_flop_per_s", fmt.si, "FLOP/s") + _datasheet_beside(row)),
-                ("DRAM ceiling", num("peak_dram_bytes_per_s", fmt.si, "B/s")),
-                ("L2 ceiling", num("peak_l2_bytes_per_s", fmt.si, "B/s")),
-                ("L1 ceiling", num("peak_l1_bytes_per_s", fmt.si, "B/s")),
-                ("Ridge point", f"{fmt.ratio(peak / bw)} FLOP/B" if peak and bw else "n/a"),
-                ("Ceiling source", fmt.text(_v(row, "peak_source")) or _no_source(row))]
+    ceilings = [
+        ("Compute ceiling", num("peak_flop_per_s", fmt.si, "FLOP/s") + _datasheet_beside(row)),
+        ("DRAM ceiling", num("peak_dram_bytes_per_s", fmt.si, "B/s")),
+        ("L2 ceiling", num("peak_l2_bytes_per_s", fmt.si, "B/s")),
+        ("L1 ceiling", num("peak_l1_bytes_per_s", fmt.si, "B/s")),
+        ("Ridge point", f"{fmt.ratio(peak / bw)} FLOP/B" if peak and bw else "n/a"),
+        ("Ceiling source", fmt.text(_v(row, "peak_source")) or _no_source(row)),
+    ]
 
     # An empty estimated/provenance means "all counted" only where ncu measured something.
     nothing = "nothing measured: ncu recorded no values"
-    notes = [("Status", fmt.text(_v(row, "status")) or "ok"),
-             ("To collect", _to_collect(row, measured, earlier)),
-             ("Estimated", fmt.text(_v(row, "estimated")) or (_nothing_estimated(row) if measured else nothing)),
-             ("Provenance", fmt.text(_v(row, "provenance")) or ("counted .sum metrics" if measured else nothing)),
-             ("Convention", FMA_CONVENTION)]
-    identity = [("Name", fmt.text(_v(row, "kernel_full")) or fmt.text(_v(row, "kernel"))),
-                ("Short name", fmt.text(_v(row, "kernel")))]
+    notes = [
+        ("Status", fmt.text(_v(row, "status")) or "ok"),
+        ("To collect", _to_collect(row, measured, earlier)),
+        ("Estimated", fmt.text(_v(row, "estimated")) or (_nothing_estimated(row) if measured else nothing)),
+        ("Provenance", fmt.text(_v(row, "provenance")) or ("counted .sum metrics" if measured else nothing)),
+        ("Convention", FMA_CONVENTION),
+    ]
+    identity = [
+        ("Name", fmt.text(_v(row, "kernel_full")) or fmt.text(_v(row, "kernel"))),
+        ("Short name", fmt.text(_v(row, "kernel"))),
+    ]
     # The full name last: a template instantiation can fill a screen on its own.
-    return [("Time", time), ("Compute", compute), ("Memory", memory), *ncu_sections(row),
-            ("Launch configuration", launch), ("Ceilings", ceilings), ("Provenance", notes), ("Kernel", identity)]
+    return [
+        ("Time", time),
+        ("Compute", compute),
+        ("Memory", memory),
+        *ncu_sections(row),
+        ("Launch configuration", launch),
+        ("Ceilings", ceilings),
+        ("Provenance", notes),
+        ("Kernel", identity),
+    ]
 
 
-_SPEED_OF_LIGHT = [("SM (compute)", "sol_sm_pct"), ("Memory", "sol_memory_pct"), ("DRAM", "sol_dram_pct"),
-                   ("L2", "sol_l2_pct"), ("L1/TEX", "sol_l1_pct")]
-_PIPES = [("Tensor pipe", "pipe_tensor_pct"), ("FMA pipe", "pipe_fma_pct"), ("ALU pipe", "pipe_alu_pct"),
-          ("FP64 pipe", "pipe_fp64_pct"), ("LSU pipe", "pipe_lsu_pct"), ("XU pipe", "pipe_xu_pct")]
+_SPEED_OF_LIGHT = [
+    ("SM (compute)", "sol_sm_pct"),
+    ("Memory", "sol_memory_pct"),
+    ("DRAM", "sol_dram_pct"),
+    ("L2", "sol_l2_pct"),
+    ("L1/TEX", "sol_l1_pct"),
+]
+_PIPES = [
+    ("Tensor pipe", "pipe_tensor_pct"),
+    ("FMA pipe", "pipe_fma_pct"),
+    ("ALU pipe", "pipe_alu_pct"),
+    ("FP64 pipe", "pipe_fp64_pct"),
+    ("LSU pipe", "pipe_lsu_pct"),
+    ("XU pipe", "pipe_xu_pct"),
+]
 
 
 def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -167,8 +212,10 @@ def _of_roof(row: pd.Series) -> str:
 
 def _to_collect(row: pd.Series, measured: bool, earlier: int | None = None) -> str:
     if not measured:
-        return ("all of it: ncu recorded nothing for this launch; profile it again by putting this before "
-                f"your program's command: {shlex.join(recollect_argv(row, earlier))}")
+        return (
+            "all of it: ncu recorded nothing for this launch; profile it again by putting this before "
+            f"your program's command: {shlex.join(recollect_argv(row, earlier))}"
+        )
     cc = _v(row, "cc")  # the tensor counters to name are this GPU's
     option = collecting([c for c in COLLECTED if _v(row, c) is None], [] if cc is None else [cc])
     if option and ASK_FOR_TENSOR_COUNTERS in option:  # a GPU whose tensor counters flopscope does not know
@@ -179,18 +226,27 @@ def _to_collect(row: pd.Series, measured: bool, earlier: int | None = None) -> s
 
 
 # What a derived number is computed from: where one is empty, the first of these that is empty says why.
-_NEEDS = {"flop_per_s": ("flop", "duration_s"), "dram_bytes_per_s": ("dram_bytes", "duration_s"),
-          "ai_dram": ("flop", "dram_bytes"), "ai_l2": ("flop", "l2_bytes"), "ai_l1": ("flop", "l1_bytes"),
-          "pct_of_peak": ("flop", "duration_s", "peak_flop_per_s"),
-          "attainable_flop_per_s": ("flop", "dram_bytes", "peak_flop_per_s", "peak_dram_bytes_per_s"),
-          "pct_of_roof": ("duration_s", "flop", "dram_bytes", "peak_flop_per_s", "peak_dram_bytes_per_s"),
-          "bound": ("flop", "dram_bytes", "peak_flop_per_s", "peak_dram_bytes_per_s"),
-          "dram_bytes": ("dram_read_bytes",), "flop": FLOP_PARTS, "precision": FLOP_PARTS}
+_NEEDS = {
+    "flop_per_s": ("flop", "duration_s"),
+    "dram_bytes_per_s": ("dram_bytes", "duration_s"),
+    "ai_dram": ("flop", "dram_bytes"),
+    "ai_l2": ("flop", "l2_bytes"),
+    "ai_l1": ("flop", "l1_bytes"),
+    "pct_of_peak": ("flop", "duration_s", "peak_flop_per_s"),
+    "attainable_flop_per_s": ("flop", "dram_bytes", "peak_flop_per_s", "peak_dram_bytes_per_s"),
+    "pct_of_roof": ("duration_s", "flop", "dram_bytes", "peak_flop_per_s", "peak_dram_bytes_per_s"),
+    "bound": ("flop", "dram_bytes", "peak_flop_per_s", "peak_dram_bytes_per_s"),
+    "dram_bytes": ("dram_read_bytes",),
+    "flop": FLOP_PARTS,
+    "precision": FLOP_PARTS,
+}
 _JUDGED_BY_FLOPS = {"precision", "pct_of_peak", "attainable_flop_per_s", "peak_flop_per_s", "pct_of_roof", "bound"}
-_NO_CEILING = {"peak_flop_per_s": "none: no peak for this GPU (pass --gpu NAME to judge it against one)",
-               "peak_dram_bytes_per_s": "none: no DRAM peak for this GPU (pass --gpu NAME to judge it against one)",
-               "peak_l2_bytes_per_s": "none: the report has no L2 peak counter (ncu's --set full has it)",
-               "peak_l1_bytes_per_s": "none: ncu records no L1 peak rate, only its % of peak"}
+_NO_CEILING = {
+    "peak_flop_per_s": "none: no peak for this GPU (pass --gpu NAME to judge it against one)",
+    "peak_dram_bytes_per_s": "none: no DRAM peak for this GPU (pass --gpu NAME to judge it against one)",
+    "peak_l2_bytes_per_s": "none: the report has no L2 peak counter (ncu's --set full has it)",
+    "peak_l1_bytes_per_s": "none: ncu records no L1 peak rate, only its % of peak",
+}
 
 
 def why_empty(row: pd.Series, name: str) -> str:
@@ -306,8 +362,9 @@ def _precision(label: object) -> str:
 def _bound(row: pd.Series) -> str:
     """`compute`, or `memory (L2 roof)`: the ceiling of the hierarchical roofline that is lowest for it."""
     bound, roof = fmt.text(_v(row, "bound")), _v(row, "roof")
-    return f"{bound} ({fmt.roof(roof)} roof)" if bound == "memory" and fmt.roof(roof) else bound or \
-        why_empty(row, "bound")
+    return (
+        f"{bound} ({fmt.roof(roof)} roof)" if bound == "memory" and fmt.roof(roof) else bound or why_empty(row, "bound")
+    )
 
 
 def _intensity(value: float) -> str:
@@ -340,16 +397,18 @@ class KernelScreen(Screen):
         COPY_NAME,
     ]
 
-    def __init__(self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel",
-                 launches: pd.DataFrame | None = None) -> None:
+    def __init__(
+        self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel", launches: pd.DataFrame | None = None
+    ) -> None:
         """`launches`: the launches of the report `row` comes from (default: the app's report's), which the
         `--launch-skip` of the advice for an unprofiled launch counts."""
         super().__init__()
         self.row = row
         self.name_column = name_column
         self.launches = launches
-        self.roofline: Roofline = roofline_from(row.to_frame().T.infer_objects(), row_ceilings(row, ceilings),
-                                                name=name_column)
+        self.roofline: Roofline = roofline_from(
+            row.to_frame().T.infer_objects(), row_ceilings(row, ceilings), name=name_column
+        )
         self.title_text = fmt.text(_v(row, name_column) or _v(row, "kernel")) or "(unnamed)"
 
     @property
@@ -379,8 +438,11 @@ class KernelScreen(Screen):
         self.query_one("#kernel-body").focus()
         if not self.roofline.points:
             self.query_one(RooflinePlot).styles.display = "none"
-            self.query_one("#metrics").mount(Static(Text(
-                "Not on the roofline: it needs counted FLOPs and DRAM bytes (both above zero).", style="dim")))
+            self.query_one("#metrics").mount(
+                Static(
+                    Text("Not on the roofline: it needs counted FLOPs and DRAM bytes (both above zero).", style="dim")
+                )
+            )
 
     def on_resize(self, event: Resize) -> None:
         self.query_one("#kernel-body").set_class(event.size.width < WIDE, "narrow")
@@ -399,5 +461,6 @@ class KernelScreen(Screen):
         launch = _v(self.row, "launch_id")
         suffix = f"kernel-{int(launch)}" if launch is not None else "kernel"
         name = self.app.export_name(suffix)  # `<suffix>.csv` where no report file names it (a diff's row)
-        await ask_export(self.app, lambda: self.row.to_frame().T, name, what="metrics of this row",
-                         kernels_of_a_run=True)
+        await ask_export(
+            self.app, lambda: self.row.to_frame().T, name, what="metrics of this row", kernels_of_a_run=True
+        )

@@ -67,8 +67,7 @@ class KernelPairScreen(Screen):
         for title, items in paired(*self.rows):
             table.add_row(Text(title, style="bold"), "", "")
             for label, a, b in items:
-                table.add_row(Text(label), Text(display_text(a)),
-                              Text(display_text(b), style="bold" if a != b else ""))
+                table.add_row(Text(label), Text(display_text(a)), Text(display_text(b), style="bold" if a != b else ""))
             table.add_row("", "", "")
         return table
 

@@ -116,7 +116,7 @@ class KernelsScreen(TableScreen):
         if summary is not None:  # the first table of this report: the other groupings get ready meanwhile,
             self.query_one(Summary).show(summary)  # the one `g` shows next first
             at = GROUPS.index(by) if by in GROUPS else -1
-            self.app.warm_groupings([*GROUPS[at + 1:], *GROUPS[:max(at, 0)]])
+            self.app.warm_groupings([*GROUPS[at + 1 :], *GROUPS[: max(at, 0)]])
         self.by, self.model = by, model
         self.query_one(Breadcrumb).refresh()
         table = self.query_one(KernelTable)
@@ -220,17 +220,29 @@ class KernelsScreen(TableScreen):
         if self.model is None:
             return
         table = self.query_one(KernelTable)  # the cursor's row: its point selected, on its GPU's roofline
-        self.app.push_screen(RooflineScreen(self.model.rows, self.model.order, self.ceilings,
-                                            self.model.columns[0].name, self.by, at=table.cursor_position,
-                                            report=self.report))
+        self.app.push_screen(
+            RooflineScreen(
+                self.model.rows,
+                self.model.order,
+                self.ceilings,
+                self.model.columns[0].name,
+                self.by,
+                at=table.cursor_position,
+                report=self.report,
+            )
+        )
 
     async def action_export(self) -> None:
         if self.model is None:
             return
         model = self.model  # the rows as shown now, even if the view changes while the prompt is open
         order = model.order.copy()
-        await ask_export(self.app, lambda: model.rows.iloc[order].reset_index(drop=True), self.app.export_name(self.by),
-                         kernels_of_a_run=True)
+        await ask_export(
+            self.app,
+            lambda: model.rows.iloc[order].reset_index(drop=True),
+            self.app.export_name(self.by),
+            kernels_of_a_run=True,
+        )
 
 
 class PushedKernelsScreen(KernelsScreen):
@@ -271,7 +283,6 @@ class PushedKernelsScreen(KernelsScreen):
             yield Breadcrumb(id="point-title") if isinstance(widget, Breadcrumb) else widget
 
 
-
 def summary_blocks(report: Report) -> list[Block]:
     """The header above the table, 5 lines at 80 columns: what ran where (bold); warnings (bold: a stored one,
     launches measured above their ceiling); the run's time and efficiencies; its FLOPs beside the FMA
@@ -284,8 +295,11 @@ def summary_blocks(report: Report) -> list[Block]:
         blocks.append(Block([h.warning], "bold", what="warning"))
     # Next, for the same reason: launches above their own ceiling put every % of peak below in doubt.
     blocks += [_over_ceiling(w) for w in report.over_ceiling()]
-    blocks += [Block(h.totals, what="time and efficiencies"), Block([h.flop], what="FLOP total"),
-               Block([FMA_CONVENTION], "dim", join=True, what="FMA convention")]
+    blocks += [
+        Block(h.totals, what="time and efficiencies"),
+        Block([h.flop], what="FLOP total"),
+        Block([FMA_CONVENTION], "dim", join=True, what="FMA convention"),
+    ]
     blocks += [Block([note], what="notes") for note in (h.unused_gpu, h.no_datasheet, h.not_profiled) if note]
     hint = missing_hint(report)
     if hint:
@@ -300,10 +314,18 @@ def _over_ceiling(w: OverCeiling) -> Block:
     which ceiling, the worst kernel (cut), what to check first; `flopscope report` prints the rest."""
     many = w.launches > 1
     unit, count = ("FLOP/s", "FLOP count") if w.kind == "FLOP" else ("B/s", "DRAM byte count")
-    return Block([f"Warning: {fmt.integer(w.launches)} launch{'es' if many else ''} above {'their' if many else 'its'} "
-                  f"{w.kind} ceiling (impossible):", f"{'worst ' if many else ''}{cut_end(w.kernel, 40)}",
-                  f"at {fmt.pct(w.pct)} of {fmt.ceiling(w.precision)} {fmt.si(w.ceiling, unit)};",
-                  f"the ceiling or the {count} is wrong: {w.check}"], "bold", sep=" ", what=f"{w.kind} above ceiling")
+    return Block(
+        [
+            f"Warning: {fmt.integer(w.launches)} launch{'es' if many else ''} above {'their' if many else 'its'} "
+            f"{w.kind} ceiling (impossible):",
+            f"{'worst ' if many else ''}{cut_end(w.kernel, 40)}",
+            f"at {fmt.pct(w.pct)} of {fmt.ceiling(w.precision)} {fmt.si(w.ceiling, unit)};",
+            f"the ceiling or the {count} is wrong: {w.check}",
+        ],
+        "bold",
+        sep=" ",
+        what=f"{w.kind} above ceiling",
+    )
 
 
 def _per_gpu(ceilings: list[str]) -> list[list[str]]:

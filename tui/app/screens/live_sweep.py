@@ -76,10 +76,12 @@ class LiveSweepScreen(Screen):
     @work(thread=True, exclusive=True, group="sweep")
     def _run(self) -> None:
         try:
-            lines, judged = self.job(on_start=lambda p, h: self._from_thread(self.states.start, p, h),
-                                     on_state=lambda p, h, s: self._from_thread(self.states.job, p, h, s),
-                                     on_point=lambda r: self._from_thread(self.states.result, r),
-                                     on_host_lost=lambda h, why: self._from_thread(self._host_lost, h, why))
+            lines, judged = self.job(
+                on_start=lambda p, h: self._from_thread(self.states.start, p, h),
+                on_state=lambda p, h, s: self._from_thread(self.states.job, p, h, s),
+                on_point=lambda r: self._from_thread(self.states.result, r),
+                on_host_lost=lambda h, why: self._from_thread(self._host_lost, h, why),
+            )
         except FlopscopeError as err:
             self._from_thread(self._end, [], None, err.line())
             return
@@ -93,6 +95,7 @@ class LiveSweepScreen(Screen):
         def call() -> None:
             callback(*args)
             self._draw()
+
         with contextlib.suppress(RuntimeError):  # the app closed between the check and the call
             self.app.call_from_thread(call)
 
@@ -110,8 +113,11 @@ class LiveSweepScreen(Screen):
         self.query_one("#live-sweep-status", Static).update(Text(display_text(status)))
 
     def _host_lost(self, host: str, why: str) -> None:
-        self.app.notify(f"dropped host {host} for the rest of the sweep ({why}); the other hosts take its points",
-                        severity="warning", timeout=10)
+        self.app.notify(
+            f"dropped host {host} for the rest of the sweep ({why}); the other hosts take its points",
+            severity="warning",
+            timeout=10,
+        )
 
     def _end(self, lines: list[Slice], judged: str | None, error: str) -> None:
         """The sweep is over: the Sweep screen on what was stored, or this screen saying why there is none."""

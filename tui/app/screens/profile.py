@@ -106,22 +106,29 @@ class ProfileScreen(Screen):
         if what:
             self._last = what
         launches = sum(r[0] for r in self.rows.values())
-        self.query_one("#profile-status", Static).update(Text(
-            f"{time.monotonic() - self.started:6.1f} s · {launches} launch(es), {len(self.rows)} kernel(s) · "
-            f"{getattr(self, '_last', '')}"))
+        self.query_one("#profile-status", Static).update(
+            Text(
+                f"{time.monotonic() - self.started:6.1f} s · {launches} launch(es), {len(self.rows)} kernel(s) · "
+                f"{getattr(self, '_last', '')}"
+            )
+        )
 
     def _fail(self, err: FlopscopeError) -> None:
         """The reason, once: in the log under what ncu said (its error there already is not repeated), the
         status line saying where to look."""
         self.failed = err.line()
-        self.query_one("#profile-status", Static).update(Text(
-            f"failed after {time.monotonic() - self.started:.1f} s ({display_text(err.path)}): the reason is in the "
-            "log below",
-            style="bold"))
+        self.query_one("#profile-status", Static).update(
+            Text(
+                f"failed after {time.monotonic() - self.started:.1f} s ({display_text(err.path)}): "
+                "the reason is in the log below",
+                style="bold",
+            )
+        )
         said = any(err.problem.strip() in e or e in err.problem for e in self.errors)
         reason = err.fix if said and err.fix else err.line()
-        self.query_one(RichLog).write(Text(display_text(f"{'what to do: ' if said and err.fix else ''}{reason}"),
-                                           style="bold"))
+        self.query_one(RichLog).write(
+            Text(display_text(f"{'what to do: ' if said and err.fix else ''}{reason}"), style="bold")
+        )
         self.app.return_code_on_quit = 2
 
     def _done(self, result: ProfileResult) -> None:

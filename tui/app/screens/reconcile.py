@@ -47,8 +47,16 @@ class ReconcileScreen(TableScreen):
         BACK,
     ]
 
-    def __init__(self, title: str, result: Reconciliation, lines: list[str], train: bool,
-                 depth: int | None = None, report: Report | None = None, model: ModelFlops | None = None) -> None:
+    def __init__(
+        self,
+        title: str,
+        result: Reconciliation,
+        lines: list[str],
+        train: bool,
+        depth: int | None = None,
+        report: Report | None = None,
+        model: ModelFlops | None = None,
+    ) -> None:
         """`report` and `model`: what was reconciled, which `enter` drills into (without them `enter` is off)."""
         super().__init__()
         self.title_text, self.result, self.lines = title, result, lines
@@ -84,8 +92,9 @@ class ReconcileScreen(TableScreen):
         """The module's launches as a run of their own (matching every range of a big report takes a while)."""
         report = module_report(self.measured, self.analytic, name)
         if report.kernels.empty:
-            self.app.call_from_thread(self.notify, f"{shown}: no kernel of the report falls in its ranges",
-                                      timeout=4, markup=False)
+            self.app.call_from_thread(
+                self.notify, f"{shown}: no kernel of the report falls in its ranges", timeout=4, markup=False
+            )
             return
         label = f"Module {shown} · {len(report.kernels):,} launch(es)"
         stem = f"{Path(self.result.report).stem or 'reconcile'}-{name or 'model'}"

@@ -40,8 +40,10 @@ def _why_none(data: Roofline) -> str:
     if data.dropped > data.unknown:
         parts.append(f"{data.dropped - data.unknown} row(s) did no FLOPs or moved no DRAM bytes")
     if data.unknown:
-        parts.append(f"{data.unknown} row(s) lack counted FLOPs or DRAM bytes (the Kernel screen, enter on a "
-                     "row, names the ncu --metrics that collect them)")
+        parts.append(
+            f"{data.unknown} row(s) lack counted FLOPs or DRAM bytes (the Kernel screen, enter on a "
+            "row, names the ncu --metrics that collect them)"
+        )
     return "; ".join(parts)
 
 
@@ -59,20 +61,26 @@ def describe(data: Roofline, index: int | None, launch: int | None = None) -> Re
         return Text(f"No point to plot: {_why_none(data)}.")
     p: Point = data.points[index]
     source = f" ({fmt.peak_roof(p.source)})" if p.source else ""
-    peak = f" · {fmt.pct(p.pct_of_peak)} of {fmt.ceiling(p.precision)} peak{source}" \
-        if not math.isnan(p.pct_of_peak) else ""
+    peak = (
+        f" · {fmt.pct(p.pct_of_peak)} of {fmt.ceiling(p.precision)} peak{source}"
+        if not math.isnan(p.pct_of_peak)
+        else ""
+    )
     bound = f" · {fmt.roof(p.bound)}-bound" if p.bound else ""
     if p.bound and not math.isnan(p.pct_of_roof):
         bound += f", {fmt.pct(p.pct_of_roof)} of its roof"
-    levels = "".join(f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1))
-                     if not math.isnan(v))
+    levels = "".join(
+        f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1)) if not math.isnan(v)
+    )
     more = f" · {data.beyond} smaller not plotted" if data.beyond else ""
     name = Text(f"{index + 1}/{len(data.points)} by time · ", style="bold", no_wrap=True, overflow="ellipsis")
     if launch is not None:
         name.append(f"launch {launch} · ", style="bold")
     name.append(p.label)  # verbatim: `[with T = float]` is a name, not markup
-    numbers = Text(f"AI {fmt.ratio(p.ai)} FLOP/B · {fmt.si(p.flop_per_s, 'FLOP/s')} · {fmt.pct(p.share)} of time"
-                   f"{peak}{bound}{levels}{more}")
+    numbers = Text(
+        f"AI {fmt.ratio(p.ai)} FLOP/B · {fmt.si(p.flop_per_s, 'FLOP/s')} · {fmt.pct(p.share)} of time"
+        f"{peak}{bound}{levels}{more}"
+    )
     return Group(name, numbers)
 
 
@@ -92,8 +100,16 @@ class RooflineScreen(Screen):
         BACK,
     ]
 
-    def __init__(self, rows: pd.DataFrame, order: np.ndarray, ceilings: list[Ceiling], name_column: str,
-                 suffix: str, at: int | None = None, report: Report | None = None) -> None:
+    def __init__(
+        self,
+        rows: pd.DataFrame,
+        order: np.ndarray,
+        ceilings: list[Ceiling],
+        name_column: str,
+        suffix: str,
+        at: int | None = None,
+        report: Report | None = None,
+    ) -> None:
         """`at`: the frame position of the row under the table's cursor: its GPU is drawn and its point
         selected (the first point where the row has none: no FLOPs, or no DRAM bytes). `report`: the report the
         rows are `report.group(suffix, time_order=False)` of, judged again under another roof by `c`."""
@@ -129,8 +145,12 @@ class RooflineScreen(Screen):
         """Whose points and ceilings are drawn, and which GPU `g` shows next."""
         at = self.gpus.index(self.gpu)
         following = short_gpu(self.gpus[(at + 1) % len(self.gpus)])
-        return Text(f"{short_gpu(self.gpu)} (GPU {at + 1} of {len(self.gpus)}): its kernels and its ceilings · "
-                    f"g: {following}", style="bold", no_wrap=True, overflow="ellipsis")
+        return Text(
+            f"{short_gpu(self.gpu)} (GPU {at + 1} of {len(self.gpus)}): its kernels and its ceilings · g: {following}",
+            style="bold",
+            no_wrap=True,
+            overflow="ellipsis",
+        )
 
     def action_next_gpu(self) -> None:
         """The next GPU's points and ceilings: each GPU's kernels are read against their own roof."""
@@ -180,8 +200,9 @@ class RooflineScreen(Screen):
         self.data = roofline_from(rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu)
         plot = self.query_one(RooflinePlot)
         plot.data = self.data
-        self.selected = next((i for i, p in enumerate(self.data.points) if p.position == at),
-                             0 if self.data.points else None)
+        self.selected = next(
+            (i for i, p in enumerate(self.data.points) if p.position == at), 0 if self.data.points else None
+        )
         plot.select(self.selected)
         self.query_one("#roof-title", Static).update(roof_title(self.roof, self._following()))
         self.query_one("#point-info", Static).update(self._describe())
@@ -214,8 +235,13 @@ class RooflineScreen(Screen):
 
     async def action_export(self) -> None:
         positions = [p.position for p in self.data.points]
-        await ask_export(self.app, lambda: self.rows.iloc[positions].reset_index(drop=True),
-                         self.app.export_name(f"{self.suffix}-roofline"), what="points plotted", kernels_of_a_run=True)
+        await ask_export(
+            self.app,
+            lambda: self.rows.iloc[positions].reset_index(drop=True),
+            self.app.export_name(f"{self.suffix}-roofline"),
+            what="points plotted",
+            kernels_of_a_run=True,
+        )
 
     def action_back(self) -> None:
         self.dismiss()

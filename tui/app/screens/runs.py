@@ -44,8 +44,14 @@ def run_columns(marked: str | None = None) -> list[Column]:
     """The list's columns; run A's name carries MARK. Priority decides what drops first at 80 columns, as in
     the kernel table."""
     return [
-        Column("name", "Run", lambda v: f"{MARK}{v}" if marked is not None and v == marked else fmt.text(v), 0, 22,
-               numeric=False),
+        Column(
+            "name",
+            "Run",
+            lambda v: f"{MARK}{v}" if marked is not None and v == marked else fmt.text(v),
+            0,
+            22,
+            numeric=False,
+        ),
         Column("created", "Created", fmt.when, 2, 16),
         Column("params_text", "Params", fmt.text, 1, 14, numeric=False),
         Column("gpu", "GPU", fmt.text, 3, 14, numeric=False),
@@ -155,8 +161,11 @@ class RunsScreen(TableScreen):
         if self.marked is None:
             self.notify("mark run A with m, then press d on run B", timeout=4)
         elif self.marked == row["name"]:
-            self.notify(f"this is run A ({self.marked}); move to another run and press d to compare them",
-                        timeout=4, markup=False)
+            self.notify(
+                f"this is run A ({self.marked}); move to another run and press d to compare them",
+                timeout=4,
+                markup=False,
+            )
         else:
             self._diff(self.marked, str(row["name"]))
 
@@ -193,8 +202,9 @@ class RunsScreen(TableScreen):
     @work(thread=True, exclusive=True, group="runs")
     def _sweep(self, name: str) -> None:
         def warn(message: str) -> None:
-            self.app.call_from_thread(self.notify, f"flopscope: warning: {message}", severity="warning", timeout=8,
-                                      markup=False)
+            self.app.call_from_thread(
+                self.notify, f"flopscope: warning: {message}", severity="warning", timeout=8, markup=False
+            )
 
         lines = self._read(lambda store: load_sweep(name, store, warn))
         if lines:

@@ -109,8 +109,9 @@ class SweepScreen(BackScreen):
     """
     STATUS_ROWS = 2  # the cursor row's warning in full: it may wrap once at 80 columns
 
-    def __init__(self, lines: list[Slice], title: str, tolerance: float = 0.05, line: int = 0,
-                 judged: str | None = None) -> None:
+    def __init__(
+        self, lines: list[Slice], title: str, tolerance: float = 0.05, line: int = 0, judged: str | None = None
+    ) -> None:
         """`lines`: the sweep's lines (`core.scaling.slices`), `line` the one shown; `n` shows the next.
         `tolerance`: allowed drift of FLOP/param, as `flopscope sweep --tolerance`; `judged`: the GPU whose
         ceilings judge the points when --gpu was given."""
@@ -142,7 +143,8 @@ class SweepScreen(BackScreen):
 
     def on_mount(self) -> None:
         self.query_one("#sweep-findings", Static).update(
-            header(self.sweep_name, self.param, self.analysis, color=not self.app.no_color, judged=self.judged))
+            header(self.sweep_name, self.param, self.analysis, color=not self.app.no_color, judged=self.judged)
+        )
         table = self.query_one(KernelTable)
         table.set_model(TableModel(self.analysis.table, self.columns))
         table.focus()
@@ -170,8 +172,13 @@ class SweepScreen(BackScreen):
         metric = METRICS[self.metric]
         table = self.analysis.table
         values = table[metric.name].to_numpy(dtype=float, na_value=math.nan)
-        return Series(tuple(float(v) for v in table[self.param]), tuple(float(v) for v in values),
-                      self.param, metric.title.format(param=self.param), metric.text)
+        return Series(
+            tuple(float(v) for v in table[self.param]),
+            tuple(float(v) for v in values),
+            self.param,
+            metric.title.format(param=self.param),
+            metric.text,
+        )
 
     async def action_next_line(self) -> None:
         """Several parameters swept: the next line through the sweep (another parameter, or other values
@@ -198,7 +205,8 @@ class SweepScreen(BackScreen):
         row = self.analysis.table.iloc[index]
         why = fmt.warning(row["warning"]) or "no warning"
         self.query_one("#sweep-status", Static).update(
-            Text(display_text(f"{self.param} = {row[self.param]:g} (run {row['run']}): {why}")))
+            Text(display_text(f"{self.param} = {row[self.param]:g} (run {row['run']}): {why}"))
+        )
 
     # -- actions ----------------------------------------------------------------------------------
     def action_cycle_metric(self) -> None:
@@ -222,5 +230,10 @@ class SweepScreen(BackScreen):
     async def action_export(self) -> None:
         """JSON and Parquet exports carry what `open SWEEP --json` prints for this line: name, fits, findings."""
         meta = sweep_json(self.base_name, [self.lines[self.line]], self.tolerance, self.judged)
-        await ask_export(self.app, self.shown, Path.cwd() / f"{self.sweep_name.replace('/', '_')}-sweep.csv",
-                         what="per-point table", meta=meta)
+        await ask_export(
+            self.app,
+            self.shown,
+            Path.cwd() / f"{self.sweep_name.replace('/', '_')}-sweep.csv",
+            what="per-point table",
+            meta=meta,
+        )

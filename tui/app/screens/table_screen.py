@@ -89,7 +89,7 @@ class TableScreen(BackScreen):
         width = self._status_width()
         note = hidden_note(hidden, width - len(text) - 3)
         if len(text) + 3 + len(note) > width:  # `3 hidden` at least: the rest gives way (cut at its end)
-            text = text[:max(0, width - len(note) - 4)].rstrip() + "…"
+            text = text[: max(0, width - len(note) - 4)].rstrip() + "…"
         return f"{text} · {note}"
 
     def _status_width(self) -> int:
@@ -118,8 +118,12 @@ class TableScreen(BackScreen):
         if column is None or self.model is None:
             return
         if not self.model.has_values(column.name):  # sorting would reorder nothing and look like a bug
-            self.notify(f"{column.title} has no values in these rows: nothing to sort by.", title="Not sorted",
-                        severity="warning", markup=False)
+            self.notify(
+                f"{column.title} has no values in these rows: nothing to sort by.",
+                title="Not sorted",
+                severity="warning",
+                markup=False,
+            )
             return
         self._requery(sorted_by(self.query_state, column), top=True)
 

@@ -14,7 +14,7 @@ from ...presentation.breadcrumb import SEP, crumbs
 def trail(screen: Screen) -> list[str]:
     """The parts of every screen from the app's first up to `screen` (dialogs above it are not places)."""
     stack = screen.app.screen_stack
-    below = stack[:stack.index(screen) + 1] if screen in stack else [screen]
+    below = stack[: stack.index(screen) + 1] if screen in stack else [screen]
     return [part for s in below for part in (getattr(s, "crumbs", None) or [])]
 
 

@@ -89,5 +89,7 @@ class KeyFooter(Widget, can_focus=False):
 
     def _width(self, entries: list[list]) -> int:
         """Cells the keys take, gaps between them."""
-        return -_GAP + sum(cell_len(self.app.get_key_display(binding)) + (1 + cell_len(text) if text else 0) + _GAP
-                           for binding, _, _, text in entries)
+        return -_GAP + sum(
+            cell_len(self.app.get_key_display(binding)) + (1 + cell_len(text) if text else 0) + _GAP
+            for binding, _, _, text in entries
+        )

@@ -48,7 +48,9 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         Binding("right,l", "column(1)", "Column right", show=False, id="table.column_right"),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "kernel-table--header", "kernel-table--cursor", "kernel-table--cursor-cell",
+        "kernel-table--header",
+        "kernel-table--cursor",
+        "kernel-table--cursor-cell",
     }
     DEFAULT_CSS = """
     KernelTable { height: 1fr; overflow-x: hidden; overflow-y: auto; scrollbar-size-vertical: 1; }
@@ -160,8 +162,11 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         if [c.name for c in chosen] != before:  # a resize or a scrollbar: the status line's `hidden:` changes
             self.post_message(self.Moved())
         names = [c.name for c in chosen]
-        self.cursor_col = names.index(self._focus) if self._focus in names else \
-            min(self.cursor_col, max(0, len(self.layout_columns) - 1))
+        self.cursor_col = (
+            names.index(self._focus)
+            if self._focus in names
+            else min(self.cursor_col, max(0, len(self.layout_columns) - 1))
+        )
         self._cut_names(stretch if stretch in chosen else None)
 
     def _cut_names(self, column: Column | None) -> None:
@@ -278,9 +283,19 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         texts = self.model.cells(index)
         # Text from the report (names, paths) as display_text shows it: an ESC or a newline in a name can
         # neither drive the terminal nor break the line.
-        cells = [(self._cuts.get(texts[at], display_text(texts[at])) if at == self._name_at else
-                  texts[at] if column.numeric else display_text(texts[at]), size, column.numeric, 1)
-                 for at, column, size in self.layout_columns]
+        cells = [
+            (
+                self._cuts.get(texts[at], display_text(texts[at]))
+                if at == self._name_at
+                else texts[at]
+                if column.numeric
+                else display_text(texts[at]),
+                size,
+                column.numeric,
+                1,
+            )
+            for at, column, size in self.layout_columns
+        ]
         if why is not None:
             cells = _merge_blank_tail(cells, why)
         segments, col = [], 0

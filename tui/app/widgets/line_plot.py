@@ -97,8 +97,9 @@ def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
     return [math.log10(v) for v in nice_ticks(10.0**lo, 10.0**hi, 4) if v > 0]
 
 
-def spaced(positions: list[float], labels: list[str], lo: float, hi: float, cells: int,
-           vertical: bool = False) -> tuple[list[float], list[str]]:
+def spaced(
+    positions: list[float], labels: list[str], lo: float, hi: float, cells: int, vertical: bool = False
+) -> tuple[list[float], list[str]]:
     """Drop ticks whose labels would touch the previous kept one, `cells` cells spanning lo..hi."""
     kept: list[tuple[float, str]] = []
     for pos, label in sorted(zip(positions, labels, strict=True)):
@@ -150,12 +151,14 @@ def _marker(symbol: str, color: int | None) -> plt.marker:
     return plt.marker(symbol, color) if color is not None else plt.marker(symbol)
 
 
-def build_line_plot(series: Series, width: int, height: int, selected: int | None = None,
-                    color: bool = True) -> str:
+def build_line_plot(series: Series, width: int, height: int, selected: int | None = None, color: bool = True) -> str:
     """The plot as text with ANSI colours, exactly `width` x `height` cells. Pure: same input, same text."""
     scale = _Scale(is_log(series))
-    known = [i for i, (x, y) in enumerate(zip(series.x, series.y, strict=True))
-             if math.isfinite(x) and math.isfinite(y) and (not scale.log or (x > 0 and y > 0))]
+    known = [
+        i
+        for i, (x, y) in enumerate(zip(series.x, series.y, strict=True))
+        if math.isfinite(x) and math.isfinite(y) and (not scale.log or (x > 0 and y > 0))
+    ]
     xs, ys = [scale(series.x[i]) for i in known], [scale(series.y[i]) for i in known]
     # The x axis spans every swept value, known y or not: cycling the metric keeps the same x axis.
     x0, x1 = _limits([scale(x) for x in series.x if math.isfinite(x)] or [0.0, 1.0], scale.log)
@@ -171,8 +174,7 @@ def build_line_plot(series: Series, width: int, height: int, selected: int | Non
     if known:
         _draw(fig, xs, ys, known.index(selected) if selected in known else None, color)
     else:
-        fig.draw(fig.text((x0 + x1) / 2, (y0 + y1) / 2, f"{series.y_name}: unknown at every point",
-                          alignment="center"))
+        fig.draw(fig.text((x0 + x1) / 2, (y0 + y1) / 2, f"{series.y_name}: unknown at every point", alignment="center"))
     fig.ruler("x").lim(x0, x1)
     fig.ruler("y").lim(y0, y1)
     fig.ruler("x").ticks(*x_ticks)
@@ -226,7 +228,7 @@ class LinePlot(CachedPlot):
         head.truncate(max(width, 1), overflow="ellipsis")
         if width < MIN_WIDTH or height - 1 < MIN_HEIGHT:
             message = f"Too small for the plot ({width}x{height}): enlarge the terminal."
-            body = "\n".join(textwrap.wrap(message, max(width, 1))[:max(height - 1, 0)])
+            body = "\n".join(textwrap.wrap(message, max(width, 1))[: max(height - 1, 0)])
             return Text.assemble(head, "\n", body, no_wrap=True) if body else head
         plot = build_line_plot(self.series, width, height - 1, self.selected, color)
         text = head + Text("\n") + Text.from_ansi(plot.rstrip("\n"), no_wrap=True)

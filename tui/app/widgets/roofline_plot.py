@@ -74,8 +74,14 @@ class Roofline:
         return (self.points, self.compute, self.dram, self.caches)
 
 
-def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | None = None, limit: int = 500,
-                  name: str = "kernel", gpu: str | None = None) -> Roofline:
+def roofline_from(
+    rows: pd.DataFrame,
+    ceilings: list[Ceiling],
+    order: np.ndarray | None = None,
+    limit: int = 500,
+    name: str = "kernel",
+    gpu: str | None = None,
+) -> Roofline:
     """Rows (all, or the positions in `order`) with finite positive ai_dram and flop_per_s, highest time share
     first, at most `limit`: more points than that only pile up on a terminal-sized plot. In a file with
     launches on several GPUs, only the rows of one GPU (`gpu`, else the first of `roof_gpus`) against its own
@@ -88,8 +94,7 @@ def roofline_from(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray
     ai = rows["ai_dram"].to_numpy(dtype=float, na_value=np.nan)[candidates]
     rate = rows["flop_per_s"].to_numpy(dtype=float, na_value=np.nan)[candidates]
     ok = np.isfinite(ai) & np.isfinite(rate) & (ai > 0) & (rate > 0)
-    share = (rows["pct_time"].to_numpy(dtype=float, na_value=np.nan) if "pct_time" in rows
-             else np.zeros(len(rows)))
+    share = rows["pct_time"].to_numpy(dtype=float, na_value=np.nan) if "pct_time" in rows else np.zeros(len(rows))
     positions = candidates[ok]
     positions = positions[np.argsort(-np.nan_to_num(share[positions], nan=-1.0), kind="stable")]
     beyond = max(0, len(positions) - limit)
@@ -116,12 +121,20 @@ def roof_gpus(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | N
 
 def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray) -> Point:
     row = rows.iloc[position]
-    return Point(label=display_text(fmt.text(row[label_col])), ai=float(row["ai_dram"]),
-                 flop_per_s=float(row["flop_per_s"]),
-                 share=float(share[position]), position=position, precision=fmt.text(row.get("precision")),
-                 pct_of_peak=_finite(row.get("pct_of_peak")), source=fmt.text(row.get("peak_source")),
-                 bound=fmt.text(row.get("roof")), pct_of_roof=_finite(row.get("pct_of_roof")),
-                 ai_l2=_positive(row.get("ai_l2")), ai_l1=_positive(row.get("ai_l1")))
+    return Point(
+        label=display_text(fmt.text(row[label_col])),
+        ai=float(row["ai_dram"]),
+        flop_per_s=float(row["flop_per_s"]),
+        share=float(share[position]),
+        position=position,
+        precision=fmt.text(row.get("precision")),
+        pct_of_peak=_finite(row.get("pct_of_peak")),
+        source=fmt.text(row.get("peak_source")),
+        bound=fmt.text(row.get("roof")),
+        pct_of_roof=_finite(row.get("pct_of_roof")),
+        ai_l2=_positive(row.get("ai_l2")),
+        ai_l1=_positive(row.get("ai_l1")),
+    )
 
 
 def _finite(value) -> float:
@@ -140,7 +153,7 @@ def _positive(value) -> float:
 def decade_label(k: int) -> str:
     """10^k as people write it: 0.01, 1, 100, 10k, 1G."""
     if k < 0:
-        return f"{10.0 ** k:g}"
+        return f"{10.0**k:g}"
     prefix = ["", "k", "M", "G", "T", "P", "E", "Z"][min(k // 3, 7)]
     return f"{10 ** (k - 3 * min(k // 3, 7))}{prefix}"
 
@@ -155,8 +168,9 @@ def _axes(data: Roofline, selected: int | None = None) -> _Axes:
     """Decades that hold what is drawn: every point at its DRAM intensity, the selected one at its L2 and L1
     intensities too (only its ▲ ▼ are drawn: another kernel's L1 intensity stretched the axis for nothing)."""
     shown = [data.points[selected]] if selected is not None and data.points else []
-    xs = [math.log10(p.ai) for p in data.points] + \
-        [math.log10(v) for p in shown for v in (p.ai_l2, p.ai_l1) if not math.isnan(v)]
+    xs = [math.log10(p.ai) for p in data.points] + [
+        math.log10(v) for p in shown for v in (p.ai_l2, p.ai_l1) if not math.isnan(v)
+    ]
     ys = [math.log10(p.flop_per_s) for p in data.points]
     ys += [math.log10(c.value) for c in data.compute]
     if data.dram is not None:
@@ -205,8 +219,9 @@ def build_plot(data: Roofline, width: int, height: int, selected: int | None = N
     return draw_plot(data, width, height, selected, color)[0]
 
 
-def draw_plot(data: Roofline, width: int, height: int, selected: int | None = None, color: bool = True
-              ) -> tuple[Text, dict[int, list[int]]]:
+def draw_plot(
+    data: Roofline, width: int, height: int, selected: int | None = None, color: bool = True
+) -> tuple[Text, dict[int, list[int]]]:
     """The plot and its overlaps: point index -> the points hidden in its cell (see `stack`).
 
     plotext draws the axes and lines; the points are written into the cells their values land in, one marker per
@@ -313,14 +328,14 @@ class _Grid:
         return self.rows[0] <= row <= self.rows[1] and self.cols[0] <= col and col + n - 1 <= self.cols[1]
 
     def covers_point(self, row: int, col: int, n: int) -> bool:
-        return any(ch in POINT_GLYPHS for ch in self.cells[row][col:col + n])
+        return any(ch in POINT_GLYPHS for ch in self.cells[row][col : col + n])
 
     def blank(self, row: int, col: int, n: int) -> bool:
-        return self.inside(row, col, n) and not self.cells[row][col:col + n].strip()
+        return self.inside(row, col, n) and not self.cells[row][col : col + n].strip()
 
     def put(self, row: int, col: int, label: str, style: Style) -> None:
         line = self.lines[row]
-        self.lines[row] = line[:col] + Text(label, style) + line[col + len(label):]
+        self.lines[row] = line[:col] + Text(label, style) + line[col + len(label) :]
         self.cells[row] = self.lines[row].plain
 
     def text(self) -> Text:
@@ -366,19 +381,32 @@ def _label(grid: _Grid, data: Roofline, axes: _Axes, selected: int | None, color
         row = grid.line_row(math.log10(ceiling.value), COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)])
         short = grid.col_of(_ceiling_start(data, ceiling, axes.x[0])) > col - VISIBLE_LINE
         for r in (row - 1, row + 1) if short else (row, row - 1, row + 1):
-            if grid.inside(r, col, len(label)) and not grid.covers_point(r, col, len(label)) and \
-                    not any(ch.isalnum() for ch in grid.cells[r][col:col + len(label)]):
+            if (
+                grid.inside(r, col, len(label))
+                and not grid.covers_point(r, col, len(label))
+                and not any(ch.isalnum() for ch in grid.cells[r][col : col + len(label)])
+            ):
                 grid.put(r, col, label, tint(COMPUTE_COLORS[i % len(COMPUTE_COLORS)]))
                 break
     ridge = ridge_of(data, selected)
     if ridge is not None:
         x = math.log10(ridge.value / data.dram.value)
-        label = f"{_short(ridge)} ridge {fmt.ratio(10 ** x)}"
+        label = f"{_short(ridge)} ridge {fmt.ratio(10**x)}"
         glyph = COMPUTE_GLYPHS[data.compute.index(ridge) % len(COMPUTE_GLYPHS)]
         row, col = grid.line_row(math.log10(ridge.value), glyph), grid.col_of(x)
         # Under the ceiling right of the ridge, else left of it, else above: on blank cells only.
-        _first_blank(grid, [(row + 1, col + 1), (row + 1, col - len(label)), (row + 2, col + 1),
-                            (row - 1, col + 1), (row - 1, col - len(label))], label, Style(bold=True))
+        _first_blank(
+            grid,
+            [
+                (row + 1, col + 1),
+                (row + 1, col - len(label)),
+                (row + 2, col + 1),
+                (row - 1, col + 1),
+                (row - 1, col - len(label)),
+            ],
+            label,
+            Style(bold=True),
+        )
     if data.dram is not None:
         _label_slope(grid, data, axes, data.dram, tint(DRAM_COLOR))
     for cache in data.caches:
@@ -398,7 +426,7 @@ def _label_slope(grid: _Grid, data: Roofline, axes: _Axes, ceiling: Ceiling, sty
     for row in sorted(range(lo, hi + 1), key=lambda r: abs(r - aim)):
         col = grid.col_of(grid.y_at(row) - bw)
         start = max(col - 3, grid.cols[0])
-        near = grid.cells[row][start:col + 4]
+        near = grid.cells[row][start : col + 4]
         if near.strip():  # the slope's cells in this row, near where they should be
             left.append((row, start + len(near) - len(near.lstrip()) - len(label) - 1))
             right.append((row, start + len(near.rstrip()) + 1))
@@ -425,8 +453,10 @@ def precision_of(point: Point) -> str:
 def point_style(data: Roofline, point: Point) -> tuple[str, int]:
     """(glyph, 256-colour index) of a point by its precision: the colour of that precision's compute ceiling."""
     precision = precision_of(point)
-    tint = next((COMPUTE_COLORS[i % len(COMPUTE_COLORS)] for i, c in enumerate(data.compute)
-                 if c.name.lower() == precision), POINT_COLOR)
+    tint = next(
+        (COMPUTE_COLORS[i % len(COMPUTE_COLORS)] for i, c in enumerate(data.compute) if c.name.lower() == precision),
+        POINT_COLOR,
+    )
     return PRECISION_GLYPHS.get(precision.removeprefix("tensor_"), POINT), tint  # TC BF16 too: `+`
 
 
@@ -453,6 +483,7 @@ def _draw_points(grid: _Grid, data: Roofline, selected: int | None, color: bool)
     """Each point's marker in its cell, one per cell (`stack`): its rank for the top kernels, else its
     precision's glyph, ◆ for the selected; the selected one's ▲ ▼ at its L2 and L1 intensities. Returns the
     overlaps, which the legend lists."""
+
     def style(index: int | None) -> Style:
         return Style(color=f"color({index})") if color and index is not None else Style()
 
@@ -479,13 +510,15 @@ def _draw_points(grid: _Grid, data: Roofline, selected: int | None, color: bool)
     return overlaps
 
 
-def legend(data: Roofline, selected: int | None, color: bool = True,
-           overlaps: dict[int, list[int]] | None = None) -> list[tuple[str, Style]]:
+def legend(
+    data: Roofline, selected: int | None, color: bool = True, overlaps: dict[int, list[int]] | None = None
+) -> list[tuple[str, Style]]:
     """Legend entries (glyph + text, style): drawn under the plot so it never covers a point. `overlaps` (from
     `draw_plot`): a ranked kernel says how many points its marker hides (`+2`) or which marker hides it
     (`under 1`, `under ◆`); the points hidden under an unranked marker are counted in one entry."""
     overlaps = overlaps or {}
     under = {i: top for top, hidden in overlaps.items() for i in hidden}
+
     def tint(index: int) -> Style:
         return Style(color=f"color({index})") if color else Style()
 
@@ -496,8 +529,12 @@ def legend(data: Roofline, selected: int | None, color: bool = True,
         entries.append((f"{CACHE_LINES[cache.name]} {ceiling_label(cache)}", tint(LEVEL_GLYPHS[cache.name][1])))
     for i, ceiling in enumerate(data.compute):
         glyph = COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)]
-        entries.append((f"{LEGEND_GLYPHS.get(glyph, glyph)} {ceiling_label(ceiling)}",
-                        tint(COMPUTE_COLORS[i % len(COMPUTE_COLORS)])))
+        entries.append(
+            (
+                f"{LEGEND_GLYPHS.get(glyph, glyph)} {ceiling_label(ceiling)}",
+                tint(COMPUTE_COLORS[i % len(COMPUTE_COLORS)]),
+            )
+        )
     if data.points:
         ranks = numbered(data)
         for i in ranks:  # the rank, a name short enough to sit beside the others, its precision and time share
@@ -505,10 +542,12 @@ def legend(data: Roofline, selected: int | None, color: bool = True,
             label = p.label if len(p.label) <= 18 else p.label[:17] + "…"
             share = f"{p.share:.0f}%" if p.share >= 1 else "<1%"
             stacked = _stacked(i, overlaps, under, ranks, selected)
-            entries.append((f"{i + 1} {label} {precision_of(p) or '?'} {share}{stacked}",
-                            tint(point_style(data, p)[1])))
-        glyphs = dict.fromkeys((precision_of(p) or "kernel", point_style(data, p))
-                               for i, p in enumerate(data.points) if i not in ranks)
+            entries.append(
+                (f"{i + 1} {label} {precision_of(p) or '?'} {share}{stacked}", tint(point_style(data, p)[1]))
+            )
+        glyphs = dict.fromkeys(
+            (precision_of(p) or "kernel", point_style(data, p)) for i, p in enumerate(data.points) if i not in ranks
+        )
         for name, (glyph, index) in glyphs:  # the other kernels: a glyph per precision
             entries.append((f"{glyph} {name}", tint(index)))
         covered = f" +{len(overlaps[selected])}" if selected in overlaps else ""
@@ -529,8 +568,9 @@ def _marker_of(i: int, ranks: list[int], selected: int | None) -> str:
     return SELECTED if i == selected else str(i + 1) if i in ranks else "a marker"
 
 
-def _stacked(i: int, overlaps: dict[int, list[int]], under: dict[int, int], ranks: list[int],
-             selected: int | None) -> str:
+def _stacked(
+    i: int, overlaps: dict[int, list[int]], under: dict[int, int], ranks: list[int], selected: int | None
+) -> str:
     """` +2` (points hidden under rank i's marker), ` under 1` / ` under ◆` (the marker that hides it)."""
     if i in under:
         return f" under {_marker_of(under[i], ranks, selected)}"
@@ -599,7 +639,7 @@ class RooflinePlot(CachedPlot):
         for _ in range(3):  # the overlaps depend on the plot's height, which the legend's lines take from
             if width < MIN_WIDTH or height - len(extra) < MIN_HEIGHT:
                 message = f"Too small for a roofline ({width}x{height}): enlarge the terminal."
-                return Text("\n".join(textwrap.wrap(message, max(width, 1))[:max(height, 1)]), no_wrap=True)
+                return Text("\n".join(textwrap.wrap(message, max(width, 1))[: max(height, 1)]), no_wrap=True)
             text, overlaps = draw_plot(self.data, width, height - len(extra), self.selected, color)
             fitted = legend_lines(legend(self.data, self.selected, color, overlaps), width)
             if len(fitted) == len(extra):

@@ -40,7 +40,7 @@ class Summary(Widget):
         laid = laid_out(self.blocks, width)
         if height is None or len(laid) <= height:
             return Text("\n").join(line for line, _ in laid)
-        keep, cut = laid[:max(height - 1, 0)], laid[max(height - 1, 0):]
+        keep, cut = laid[: max(height - 1, 0)], laid[max(height - 1, 0) :]
         # A block split by the cut is named too: part of it is not shown.
         names = list(dict.fromkeys(b.what for _, blocks in cut for b in blocks if b.what)) or ["the rest"]
         marker = Block([cut_marker(names, len(cut), width)], "bold", clip=True)
