@@ -386,7 +386,19 @@ async def test_enter_opens_the_kernel_screen_and_escape_returns(h100):
         text = "\n".join(screen_lines(app))
         assert row["kernel"] in text and "Time" in text and "Compute" in text
         titles = [t for t, _ in sections(app.screen.row)]
-        assert titles == ["Time", "Compute", "Memory", "Launch configuration", "Ceilings", "Provenance", "Kernel"]
+        # A `--set full` capture: ncu recorded speed of light, occupancy and pipe utilisation for every launch.
+        assert titles == [
+            "Time",
+            "Compute",
+            "Memory",
+            "Speed of light",
+            "Occupancy",
+            "Pipe utilisation",
+            "Launch configuration",
+            "Ceilings",
+            "Provenance",
+            "Kernel",
+        ]
         await pilot.press("end")  # the metrics scroll by keyboard; the full name is last
         text = "\n".join(screen_lines(app))
         assert "Provenance" in text and "FMA = 2 FLOPs" in text and row["kernel_full"][:40] in text
