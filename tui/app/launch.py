@@ -6,19 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.screen import Screen
 
 from ...core import Report
-from ...core.scaling import Slice
 from ..presentation.text_report import say
 from .app import FlopscopeApp, run_app
 from .keymap import load_keymap
 from .screens.kernels import KernelsScreen
-from .screens.live_sweep import LiveSweepScreen
 from .screens.profile import ProfileScreen
-from .screens.runs import RunsScreen
-from .screens.sweep import SweepScreen
+
+if TYPE_CHECKING:
+    from ...core.scaling import Slice
+    from .screens.live_sweep import LiveSweepScreen
 
 Keymap = Mapping[str, str] | None
 
@@ -39,6 +40,8 @@ def kernels_app(
 
 def runs_app(store_path: Path, sweep: str | None = None, *, keymap: Keymap = None) -> FlopscopeApp:
     """The run store's Runs screen (of one sweep's runs); opening a run points `app.report` at it."""
+    from .screens.runs import RunsScreen  # here, not at the top: `open FILE` never loads the runs/sweep screens
+
     return FlopscopeApp(RunsScreen(store_path, sweep), path="runs", keymap=keymap)
 
 
@@ -47,6 +50,8 @@ def sweep_app(
 ) -> FlopscopeApp:
     """The Sweep screen on a sweep's lines (at least one point). `tolerance` is `flopscope sweep --tolerance`
     (allowed drift of FLOP/param); `judged`: the --gpu whose ceilings judge the points, named in the header."""
+    from .screens.sweep import SweepScreen
+
     first = SweepScreen(lines, title, tolerance, judged=judged)
     return FlopscopeApp(first, path=title, report=lines[0].points[0][1], keymap=keymap)
 
