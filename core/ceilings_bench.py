@@ -12,22 +12,58 @@ argv: DEVICE (a CUDA device index).
 import json
 import subprocess
 import sys
+import threading
+import time
 
 REPS = 10
+MIN_SECONDS = 0.4  # each ceiling runs at least this long, so the clock sampler sees it run
+TIMED = []  # (start, end) wall time of each _best_seconds loop, warm-up and compilation left out
 
 
 def _best_seconds(torch, fn, reps=REPS):
     fn()
     torch.cuda.synchronize()
-    best = float("inf")
-    for _ in range(reps):
+    best, spent, done, t0 = float("inf"), 0.0, 0, time.time()
+    while done < reps or spent < MIN_SECONDS:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         fn()
         end.record()
         end.synchronize()
-        best = min(best, start.elapsed_time(end) / 1e3)
+        seconds = start.elapsed_time(end) / 1e3
+        best, spent, done = min(best, seconds), spent + seconds, done + 1
+    TIMED.append((t0, time.time()))
     return best
+
+
+class ClockSampler:
+    """The SM clock (MHz) while the benchmarks run, from `nvidia-smi` called in a loop: a ceiling means little
+    without the clock it ran at (power or an admin's cap keep many nodes below the boost clock). Short calls,
+    not `nvidia-smi -lms`, whose piped output is buffered and lost when it is stopped."""
+
+    def __init__(self, index):
+        self.index, self.samples, self.running = str(index), [], True
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        query = ["nvidia-smi", "-i", self.index, "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"]
+        while self.running:
+            t0 = time.time()
+            try:
+                out = subprocess.run(query, capture_output=True, text=True, timeout=10).stdout
+                self.samples.append(((t0 + time.time()) / 2, float(out.split()[0])))
+            except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+                return  # no nvidia-smi: the ceilings are still measured, without their clock
+            time.sleep(0.02)
+
+    def median(self, t0, t1):
+        inside = sorted(mhz for t, mhz in self.samples if t0 <= t <= t1)
+        return inside[len(inside) // 2] if inside else None
+
+    def stop(self):
+        self.running = False
+        self.thread.join(timeout=15)
 
 
 def copy_rate(torch, nbytes):
@@ -37,23 +73,51 @@ def copy_rate(torch, nbytes):
     return 2 * n * 4 / _best_seconds(torch, lambda: dst.copy_(src))
 
 
-# Dependent FMA chains, 4 independent per element so the pipe stays full: 2 FLOPs per fma.
+def l2_copy_rate(torch, nbytes, copies=64):
+    """Like copy_rate for a working set that stays in L2, `copies` copies replayed as one CUDA graph: one copy
+    of a few MB takes microseconds, as long as launching it, so timed alone it measures the launch."""
+    n = nbytes // 4
+    src, dst = torch.rand(n, device="cuda"), torch.empty(n, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up on a side stream before capture, as torch's CUDA graph docs ask
+        dst.copy_(src)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(copies):
+            dst.copy_(src)
+    return copies * 2 * n * 4 / _best_seconds(torch, graph.replay)
+
+
+# CHAINS independent FMA chains per element, unrolled, so the FMA pipe stays full and loop overhead does not
+# take issue slots from it: 2 FLOPs per fma.
+CHAINS = 8
 _FMA_CODE = """template <typename T> T fma_chain(T x, T a, T b) {
-  T y = x + T(1), z = x + T(2), w = x + T(3);
-  for (int i = 0; i < %d; ++i) { x = x * a + b; y = y * a + b; z = z * a + b; w = w * a + b; }
-  return x + y + z + w;
+  T c[%(chains)d];
+  #pragma unroll
+  for (int j = 0; j < %(chains)d; ++j) c[j] = x + T(j);
+  #pragma unroll 16
+  for (int i = 0; i < %(iters)d; ++i) {
+    #pragma unroll
+    for (int j = 0; j < %(chains)d; ++j) c[j] = c[j] * a + b;
+  }
+  T s = T(0);
+  #pragma unroll
+  for (int j = 0; j < %(chains)d; ++j) s += c[j];
+  return s;
 }"""
 FMA_ITERS = 256
 
 
 def fma_rate(torch, dtype, elements):
     """FLOP/s of elementwise FMA chains (torch.cuda.jiterator, documented as beta): compute bound, since each
-    element does 8 * FMA_ITERS FLOPs for 2 memory accesses."""
-    fn = torch.cuda.jiterator._create_jit_fn(_FMA_CODE % FMA_ITERS)
+    element does 2 * CHAINS * FMA_ITERS FLOPs for 4 memory accesses."""
+    fn = torch.cuda.jiterator._create_jit_fn(_FMA_CODE % {"chains": CHAINS, "iters": FMA_ITERS})
     x = torch.rand(elements, device="cuda", dtype=dtype)
     a = torch.full_like(x, 0.999)
     b = torch.full_like(x, 1e-3)
-    return elements * 8 * FMA_ITERS / _best_seconds(torch, lambda: fn(x, a, b), reps=5)
+    return elements * 2 * CHAINS * FMA_ITERS / _best_seconds(torch, lambda: fn(x, a, b), reps=5)
 
 
 def gemm_rate(torch, dtype, n):
@@ -100,7 +164,7 @@ def measure(index):
     dram_bytes = max(2 * l2, 2**30)
     runs = [
         ("dram_bytes_per_s", lambda: copy_rate(torch, dram_bytes)),
-        ("l2_bytes_per_s", lambda: copy_rate(torch, l2 // 4)),
+        ("l2_bytes_per_s", lambda: l2_copy_rate(torch, l2 // 8)),
         ("fp32_flop_per_s", lambda: fma_rate(torch, torch.float32, props.multi_processor_count * 2048 * 8)),
         ("fp64_flop_per_s", lambda: fma_rate(torch, torch.float64, props.multi_processor_count * 2048 * 2)),
     ]
@@ -112,12 +176,16 @@ def measure(index):
         ]
     if (props.major, props.minor) >= (8, 9) and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"):
         runs.append(("tensor_fp8_flop_per_s", lambda: fp8_rate(torch, 8192)))
+    clock, clocks = ClockSampler(index), {}
     for key, run in runs:
+        TIMED.clear()
         try:
             values[key] = run()
         except Exception as exc:  # one ceiling torch cannot measure here must not lose the others
             errors[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+        clocks[key] = clock.median(*TIMED[-1]) if TIMED else None
         torch.cuda.empty_cache()
+    clock.stop()
     return {
         "gpu": torch.cuda.get_device_name(index),
         "driver": _driver(index),
@@ -127,11 +195,15 @@ def measure(index):
             "cuda": str(torch.version.cuda),
             "device": str(index),
             "dram_copy_bytes": str(dram_bytes),
-            "l2_copy_bytes": str(l2 // 4),
+            "l2_copy_bytes": str(l2 // 8),
+            "l2_copies_per_graph": "64",
             "gemm_n": "8192",
             "fma_iters": str(FMA_ITERS),
+            "fma_chains": str(CHAINS),
             "reps": str(REPS),
+            "min_seconds": str(MIN_SECONDS),
             "errors": json.dumps(errors),
+            "sm_clock_mhz": json.dumps({k: v for k, v in clocks.items() if v is not None}),
         },
     }
 

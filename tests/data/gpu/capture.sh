@@ -6,6 +6,8 @@
 #   bash tests/data/gpu/capture.sh b    # the nn.Linear batch sweep, training steps with NVTX ranges
 #   bash tests/data/gpu/capture.sh c    # bf16-autocast training steps (the bundled example)
 #   bash tests/data/gpu/capture.sh d    # the FP32 batch-8 training steps again (backward module ranges fixed)
+#   bash tests/data/gpu/capture.sh e    # doctor, ceilings (3x), the planner before and after a profile, the three
+#                                       # roofs, and ncu's full set (rule results, estimated speedups)
 # Run from the repo root on the GPU machine with flopscope importable. Never changes clocks, power or MIG:
 # ncu runs with --clock-control none. Writes $DEST/<gpu>/ (default: tests/data/gpu) and, when $OUT is set
 # (the device tool), packs what this part wrote as $OUT/capture_<part>.tgz. Every step's timeout ends by
@@ -148,6 +150,48 @@ part_c() {  # the bundled example: a bf16-autocast training step (cuBLAS nvjet k
 part_d() {  # the FP32 batch-8 training steps again, after workloads.py's backward module ranges were fixed
   [[ -f metrics_flopscope.txt ]] || prepare
   for model in resnet transformer; do prof "train_${model}_bs8" metrics_flopscope.txt train --model $model --batch-size 8; done
+}
+
+part_e() {  # before and around profiling (doctor, ceilings, planner) and ncu's rule results, on this node
+  export FLOPSCOPE_HOME=$PWD/home_e
+  { nvidia-smi -q | head -80; "$NCU" --version; "$NCU" --list-sets; } > environment_e.txt 2>&1
+  step doctor 90 bash -c 'flopscope doctor > doctor.txt 2>&1; echo "exit $?" >> doctor.txt'
+  step doctor_json 90 bash -c 'flopscope doctor --json > doctor.json 2> doctor.stderr.txt; echo "exit $?" > doctor.exit.txt'
+  # The probe's raw facts, what doctor judges: tests replay them.
+  step doctor_facts 90 bash -c '"$0" -c "import json; from flopscope.core.doctor import probe
+from flopscope.core.transport import LocalTransport
+t = LocalTransport(); t.connect(); print(json.dumps(probe(t, \"ncu\"), indent=1))" > doctor_facts.json 2>&1' "$PY"
+  for i in 1 2 3; do
+    step "ceilings_$i" 150 bash -c "flopscope ceilings --json > ceilings_$i.json 2> ceilings_$i.stderr.txt"
+  done
+  step ceilings_list 60 bash -c 'flopscope ceilings --list > ceilings_list.txt 2>&1'
+  local w=("$PY" "$HERE/workloads.py")
+  step plan_before 60 bash -c 'flopscope profile --plan --clock-control none -- "$@" linear --batch-size 8 \
+    > plan_before.txt 2>&1; echo "exit $?" >> plan_before.txt' _ "${w[@]}"
+  step profile_linear 200 bash -c 'flopscope profile --no-tui --clock-control none --name linear_bs8 -- "$@" \
+    linear --batch-size 8 > profile_linear.stream.txt 2>&1; echo "exit $?" >> profile_linear.stream.txt' _ "${w[@]}"
+  step plan_after 60 bash -c 'flopscope profile --plan --clock-control none -- "$@" linear --batch-size 8 \
+    > plan_after.txt 2>&1; echo "exit $?" >> plan_after.txt' _ "${w[@]}"
+  for roof in clock datasheet measured; do
+    step "roof_$roof" 60 bash -c 'flopscope report --roof "$0" "$FLOPSCOPE_HOME"/runs/linear_bs8/report.ncu-rep \
+      > "roof_$0.txt" 2>&1; echo "exit $?" >> "roof_$0.txt"' "$roof"
+  done
+  # ncu's full set through flopscope (rule results and their estimated speedups, and its passes in ncu.log).
+  step plan_full 60 bash -c 'flopscope profile --plan --metrics full --clock-control none -- "$@" gemm --dtype bf16 \
+    --m 1000 --n 1500 --k 700 > plan_full.txt 2>&1; echo "exit $?" >> plan_full.txt' _ "${w[@]}"
+  step profile_full 240 bash -c 'flopscope profile --no-tui --metrics full --clock-control none --name gemm_bf16_full \
+    --ncu-args "--profile-from-start off" -- "$@" gemm --dtype bf16 --m 1000 --n 1500 --k 700 \
+    > profile_full.stream.txt 2>&1; echo "exit $?" >> profile_full.stream.txt' _ "${w[@]}"
+  local rep=$FLOPSCOPE_HOME/runs/gemm_bf16_full/report.ncu-rep
+  if [[ -f $rep ]]; then
+    "$NCU" --import "$rep" --page details --print-rule-details > gemm_bf16_full.details.txt 2>&1
+    "$NCU" --import "$rep" --csv --page details --print-units base --print-rule-details \
+      > gemm_bf16_full.details.csv 2>&1
+    "$NCU" --import "$rep" --csv --page raw --print-units base > gemm_bf16_full.csv 2>&1
+    flopscope report "$rep" > gemm_bf16_full.report.txt 2>&1
+  fi
+  # Reports leave the store for size: xz them beside it.
+  find "$FLOPSCOPE_HOME" -name '*.ncu-rep' -exec xz -T16 -9 {} +
 }
 
 finish() {  # compress, report, and pack what this part wrote (the device returns files of 16 MiB at most)
