@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 # None: the datasheet has no such figure).
 KINDS = {
     "dram_bytes_per_s": ("DRAM: streaming copy, 2x L2 and at least 1 GiB, read + write bytes", "dram"),
-    "l2_bytes_per_s": ("L2: copy of a working set a quarter of L2, read + write bytes", None),
-    "fp32_flop_per_s": ("FP32 FMA: dependent fma chains per element (2 FLOPs each)", "fp32"),
-    "fp64_flop_per_s": ("FP64 FMA: dependent fma chains per element (2 FLOPs each)", "fp64"),
+    "l2_bytes_per_s": ("L2: 64 copies of a working set a quarter of L2 in one CUDA graph, read + write bytes", None),
+    "fp32_flop_per_s": ("FP32 FMA: 8 dependent FMA chains per element, unrolled (2 FLOPs each)", "fp32"),
+    "fp64_flop_per_s": ("FP64 FMA: 8 dependent FMA chains per element, unrolled (2 FLOPs each)", "fp64"),
     "tensor_tf32_flop_per_s": ("TF32 GEMM (torch.matmul, fp32 with TF32 allowed)", "tensor_tf32"),
     "tensor_fp16_flop_per_s": ("FP16 GEMM (torch.matmul)", "tensor_fp16"),
     "tensor_bf16_flop_per_s": ("BF16 GEMM (torch.matmul)", "tensor_bf16"),
@@ -56,6 +56,26 @@ class Ceilings:
             return None
         datasheet = gpu.dram_bytes_per_s if peak == "dram" else gpu.peak(peak)
         return self.values[key] / datasheet if datasheet else None
+
+    def clock_hz(self, key: str) -> float | None:
+        """The SM clock nvidia-smi reported while `key` was measured (None for measurements made before the
+        bench sampled it, or without nvidia-smi)."""
+        try:
+            mhz = json.loads(self.how.get("sm_clock_mhz", "{}") or "{}").get(key)
+        except (ValueError, AttributeError):
+            return None
+        return float(mhz) * 1e6 if isinstance(mhz, (int, float)) and mhz > 0 else None
+
+    def of_datasheet_at_clock(self, key: str) -> float | None:
+        """This compute ceiling as a fraction of the datasheet's scaled to the clock it ran at: what the
+        silicon delivered per clock, apart from how far power or a cap held the clock down. None for memory
+        (DRAM bandwidth does not follow the SM clock) and where the clock or the datasheet's is unknown."""
+        gpu, peak, clock = find_gpu(self.gpu), KINDS[key][1], self.clock_hz(key)
+        ratio = self.of_datasheet(key)
+        if gpu is None or peak in (None, "dram") or clock is None or ratio is None:
+            return None
+        quoted = gpu.clock_hz(peak)
+        return ratio * quoted / clock if quoted == quoted and quoted > 0 else None  # NaN: not published
 
 
 def from_bench(host: str, doc: dict) -> Ceilings:

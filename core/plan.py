@@ -14,22 +14,26 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from .gpus import find_gpu
-from .ncu_command import METRIC_SETS, ProfileOptions, metric_list
+from .ncu_command import ProfileOptions, metric_list
 from .profiler import ProfileResult
 from .runs import data_home
 
 # Passes ncu needed per launch, seen on real GPUs: (GPU, metric set, ncu version, passes, where it was seen).
-# The roofline set there is METRIC_SETS["roofline"] plus the H100 catalogue's tensor op counters
-# (tests/data/gpu/nvidia_h100_80gb_hbm3/metrics_flopscope.txt; tests/test_plan.py checks both against the
-# capture): every launch of the training steps and of `flopscope profile` took 7 passes.
+# The roofline and flops sets there are METRIC_SETS[...] plus the H100 catalogue's tensor op counters
+# (tests/data/gpu/nvidia_h100_80gb_hbm3/metrics_flopscope.txt); tests/cli/test_plan.py checks each row against
+# the ncu streams of the capture.
+_H100 = "tests/data/gpu/nvidia_h100_80gb_hbm3/"
 RECORDED = [
     (
         "NVIDIA H100 80GB HBM3",
         "roofline",
         "2025.3.1",
         7,
-        "tests/data/gpu/nvidia_h100_80gb_hbm3/train_*.stream.txt, flopscope_profile.stream.txt",
-    )
+        _H100 + "train_*.stream.txt, flopscope_profile.stream.txt, plan/ncu_roofline.log",
+    ),
+    ("NVIDIA H100 80GB HBM3", "flops", "2025.3.1", 7, _H100 + "plan/ncu_flops.log"),
+    ("NVIDIA H100 80GB HBM3", "memory", "2025.3.1", 1, _H100 + "plan/ncu_memory.log"),
+    ("NVIDIA H100 80GB HBM3", "full", "2025.3.1", 38, _H100 + "plan/ncu_full.log"),
 ]
 _PASSES = re.compile(r"^==PROF== Profiling .* - (\d+) pass(?:es)?\s*$")
 
@@ -48,19 +52,15 @@ def _known_replays(opts: ProfileOptions, gpu_name: str | None, last: dict | None
         return sum(last["passes"]) if not opts.launch_count else max(last["passes"]) * opts.launch_count
     recorded = _recorded(opts, gpu_name)
     launches = opts.launch_count or (last["launches"] if last else None)
-    return recorded * launches if recorded and launches else None
+    return recorded[3] * launches if recorded and launches else None
 
 
-def _recorded(opts: ProfileOptions, gpu_name: str | None) -> int | None:
+def _recorded(opts: ProfileOptions, gpu_name: str | None) -> tuple | None:
+    """RECORDED's row for this metric set on this GPU, if someone profiled it there."""
     gpu = find_gpu(gpu_name) if gpu_name else None
-    return next(
-        (
-            passes
-            for name, metrics, _, passes, _ in RECORDED
-            if opts.metrics == metrics and gpu is not None and gpu is find_gpu(name)
-        ),
-        None,
-    )
+    if gpu is None:
+        return None
+    return next((row for row in RECORDED if row[1] == opts.metrics and find_gpu(row[0]) is gpu), None)
 
 
 def make_plan(opts: ProfileOptions, host: str, gpu_name: str | None) -> Plan:
@@ -90,17 +90,14 @@ def _passes(opts: ProfileOptions, gpu_name: str | None, last: dict | None) -> st
     if last and last["passes"]:
         seen = "/".join(map(str, sorted(set(last["passes"]))))
         return f"{seen} per launch, as ncu needed at the last run of this command here (run {last['name']})"
-    if passes := _recorded(opts, gpu_name):
-        name, _, ncu, _, _ = RECORDED[0]
+    if row := _recorded(opts, gpu_name):
+        name, _, ncu, passes, _ = row
         return f"{passes} per launch (recorded on an {name} with ncu {ncu})"
-    if opts.metrics in METRIC_SETS and opts.metrics != "roofline":
-        return (
-            f"unknown for {gpu_name or 'this GPU'} (a part of the roofline set, which took "
-            f"{RECORDED[0][3]} on an {RECORDED[0][0]})"
-        )
+    elsewhere = next((row for row in RECORDED if row[1] == opts.metrics), None)
+    seen = f" (on an {elsewhere[0]} it took {elsewhere[3]})" if elsewhere else ""
     return (
-        f"unknown for {gpu_name or 'this GPU'}: ncu tells only once it profiles (each launch's progress line "
-        "says `N passes`)"
+        f"unknown for {gpu_name or 'this GPU'}{seen}: ncu tells only once it profiles (each launch's progress "
+        "line says `N passes`)"
     )
 
 

@@ -239,3 +239,24 @@ def test_the_real_ncus_version_is_judged_against_the_driver(tmp_path, driver, co
     assert checks["ncu"]["detail"] == f"{real}, version 2024.1.1.0"
     assert checks["ncu and driver"]["status"] == ("ok" if code == 0 else "fail")
     assert "525" in checks["ncu and driver"]["detail"]
+
+
+DOCTOR_RUN = H100.parent / "doctor"  # `flopscope doctor` run on the H100 itself (capture part e)
+
+
+def test_doctor_run_on_the_h100_found_it_ready_as_its_own_outputs_say():
+    """What doctor printed on the real node: every check OK, its facts those nvidia-smi and ncu printed there
+    (environment_e.txt, same call), and today's judgement of the facts its probe gathered there the same."""
+    from flopscope.core.doctor import as_json, judge
+
+    env = (H100.parent / "environment_e.txt").read_text()
+    run = json.loads((DOCTOR_RUN / "doctor.json").read_text())
+    assert run["ok"] and {c["status"] for c in run["checks"]} == {"ok"}
+    ncu = re.search(r"^Version (\S+)", env, re.M).group(1)
+    driver = re.search(r"^Driver Version\s*:\s*(\S+)", env, re.M).group(1)
+    detail = {c["name"]: c["detail"] for c in run["checks"]}
+    assert detail["ncu"].endswith(f"version {ncu}") and detail["driver"] == driver
+    assert detail["GPU 0"] == "NVIDIA H100 80GB HBM3, CC 9.0, MIG off, persistence on"
+    assert (DOCTOR_RUN / "doctor.txt").read_text().splitlines()[-2:] == ["localhost: ready to profile", "exit 0"]
+    facts = json.loads((DOCTOR_RUN / "doctor_facts.json").read_text())
+    assert as_json("localhost", judge(facts)) == run

@@ -22,7 +22,7 @@ from ..helpers.cli import run_cli as flopscope
 from ..helpers.h100_replay import H100, LINEAR_BS8, RUN, replay_ncu
 from ..helpers.profile import make_ncu
 
-PROFILING = re.compile(r'^==PROF== Profiling ".*" - \d+: .* - (\d+) passes$', re.M)
+PROFILING = re.compile(r"^==PROF== Profiling \".*\" - \d+: .* - (\d+) pass(?:es)?$", re.M)
 
 
 def passes_in(path: Path) -> list[int]:
@@ -41,6 +41,34 @@ def test_the_recorded_passes_are_what_the_h100_streams_show():
     seen += [int(p) for p in re.findall(r"\((\d+) passes\)", (H100 / "flopscope_profile.stream.txt").read_text())]
     assert len(seen) > 400 and set(seen) == {passes}
     assert gpu in (H100 / "environment.txt").read_text() and f"Version {ncu}" in (H100 / "environment.txt").read_text()
+
+
+@pytest.mark.parametrize("metrics", ["flops", "memory", "full"])
+def test_each_recorded_set_is_what_its_h100_run_took(metrics):
+    """The flops, memory and full rows: each from a `flopscope profile --metrics SET` run on the H100 (capture
+    part e), whose run.json names the set and whose ncu log says the passes of every launch."""
+    (gpu, _, ncu, passes, _) = next(row for row in RECORDED if row[1] == metrics)
+    plan = H100 / "plan"
+    run = json.loads((plan / f"run_{metrics}.json").read_text())
+    assert run["metrics"] == metrics and run["ncu_exit"] == 0
+    seen = passes_in(plan / f"ncu_{metrics}.log")
+    assert seen and set(seen) == {passes} and run["passes"] == seen
+    assert (
+        gpu in (H100 / "environment_e.txt").read_text() and f"Version {ncu}" in (H100 / "environment_e.txt").read_text()
+    )
+
+
+def test_plan_for_the_full_set_on_the_h100_says_its_passes(tmp_path):
+    expected = set(passes_in(H100 / "plan" / "ncu_full.log"))
+    assert len(expected) == 1
+    out = flopscope(
+        "profile", "--plan", "--metrics", "full", "--gpu", "NVIDIA H100 80GB HBM3", "--launch-count", "3",
+        "--ncu", make_ncu(tmp_path), "--", "python3", "never_run.py", home=tmp_path / "home",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    (passes,) = expected
+    assert f"passes    {passes} per launch (recorded on an NVIDIA H100 80GB HBM3 with ncu 2025.3.1)" in out.stdout
+    assert f"about {3 * passes} kernel runs" in out.stdout
 
 
 def h100_home(tmp_path: Path) -> tuple[Path, list[str]]:
@@ -102,7 +130,8 @@ def test_plan_for_a_gpu_nobody_recorded_says_unknown(tmp_path):
         home=tmp_path / "home",
     )
     assert out.returncode == 0, out.stderr
-    assert "passes    unknown for a100-sxm4-80gb" in out.stdout and "replays" not in out.stdout
+    assert "passes    unknown for a100-sxm4-80gb (on an NVIDIA H100 80GB HBM3 it took 7)" in out.stdout
+    assert "replays" not in out.stdout
 
 
 def cuts(stdout: str) -> list[str]:

@@ -1,5 +1,6 @@
 """`flopscope report --roof clock|datasheet|measured` (issue 22): the rows judged against the roof named, the
-measured one from the run store (SYNTHETIC ceilings: tests/helpers/ceilings.py), refused in one line without."""
+measured one from the run store (SYNTHETIC ceilings, and those measured on the H100 the report comes from:
+tests/helpers/ceilings.py), refused in one line without."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from flopscope.core.ceilings import save
+from flopscope.core.ceilings import from_bench, save
 from flopscope.core.store import Store
 
-from ..helpers.ceilings import datasheet, synthetic
+from ..helpers.ceilings import datasheet, recorded_doc, synthetic
 from ..helpers.cli import run_cli as flopscope
 
 GEMM = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "gemm_fp32_4096x4096x4096.ncu-rep.xz"
@@ -51,3 +52,20 @@ def test_report_roof_measured_without_stored_ceilings_is_one_line(tmp_path):
         "NVIDIA H100 80GB HBM3 measures them; or use --roof clock (the default) or "
         "--roof datasheet"
     )
+
+
+def test_report_roof_measured_with_the_ceilings_measured_on_that_h100(tmp_path):
+    """The FP32 GEMM captured on the H100 judged by what `flopscope ceilings` measured there: its %Peak is its
+    FLOP/s over the measured FP32 FMA rate, and the header names the node and the date."""
+    if not GEMM.exists():
+        pytest.skip(f"{GEMM} not in this checkout")
+    doc = recorded_doc(1)
+    with Store(tmp_path / "flopscope.db") as store:
+        save(store, from_bench("localhost", doc))
+    (row,) = rows(tmp_path, "measured")
+    fp32 = doc["values"]["fp32_flop_per_s"]
+    assert row["peak_flop_per_s"] == pytest.approx(fp32)
+    assert row["pct_of_peak"] == pytest.approx(100 * row["flop_per_s"] / fp32)
+    text = flopscope("report", GEMM, "--roof", "measured", home=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert f"FP32 {fp32 / 1e12:.1f} TFLOP/s" in text.stdout and "from measured on localhost" in text.stdout

@@ -1,9 +1,10 @@
 """`flopscope ceilings`: measured ceilings stored per host + GPU + driver and shown beside the datasheet.
 
-No GPU runs these tests, so the measuring code (core/ceilings_bench.py) is NOT verified here: the stored
-results below are SYNTHETIC, written by the test (not measured anywhere), with rates at the fractions of the
-H100 datasheet that published microbenchmarks report (DRAM ~86%, FP32 ~89%, issue 22). What is tested is
-storage, reload, the comparison with the datasheet and the refusal where torch sees no GPU."""
+No GPU runs these tests. Most stored results below are SYNTHETIC, written by the test (not measured anywhere),
+with rates at the fractions of the H100 datasheet that published microbenchmarks report (DRAM ~86%, FP32 ~89%,
+issue 22); one test lists what the bench (core/ceilings_bench.py) measured on a real H100, recorded in
+tests/data/gpu/ (checked against the hardware's limits in test_ceilings_h100.py). What is tested is storage,
+reload, the comparison with the datasheet and the refusal where torch sees no GPU."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from flopscope.core.ceilings import from_bench, load_all, save
 from flopscope.core.errors import FlopscopeError
 from flopscope.core.store import Store
 
-from ..helpers.ceilings import SYNTHETIC, datasheet, synthetic
+from ..helpers.ceilings import SYNTHETIC, datasheet, recorded_doc, synthetic
 from ..helpers.cli import run_cli as flopscope
 
 
@@ -50,8 +51,23 @@ def test_the_list_names_its_roof_and_each_ceiling_beside_the_datasheet(tmp_path,
     assert lines[0].startswith(f"{SYNTHETIC} on gpubox: NVIDIA H100 80GB HBM3, driver 580.159.04")
     dram = next(ln for ln in lines if "DRAM" in ln)
     fp32 = next(ln for ln in lines if "FP32" in ln)
-    assert "2.88 TB/s" in dram and "86% of the datasheet" in dram
-    assert "59.5 TFLOP/s" in fp32 and "89% of the datasheet" in fp32
+    assert "2.88 TB/s" in dram and "86% of datasheet" in dram
+    assert "59.5 TFLOP/s" in fp32 and "89% of datasheet" in fp32
+
+
+def test_the_list_of_a_real_h100_measurement_says_the_clock_of_each_ceiling(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    doc = recorded_doc(2)
+    with Store() as store:
+        save(store, from_bench("localhost", doc))
+    out = flopscope("ceilings", "--list", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    bf16 = next(ln for ln in out.stdout.splitlines() if "BF16 GEMM" in ln)
+    mhz = json.loads(doc["how"]["sm_clock_mhz"])["tensor_bf16_flop_per_s"]
+    bf16_per_clock = 132 * 4096  # H100 SXM: SMs x dense BF16 FLOP per clock per SM (Hopper whitepaper)
+    at_clock = doc["values"]["tensor_bf16_flop_per_s"] / (bf16_per_clock * mhz * 1e6)
+    assert f"SM {mhz / 1e3:.2f} GHz, {at_clock:.0%} at it" in bf16
+    assert f"{doc['values']['tensor_bf16_flop_per_s'] / 989.4e12:.0%} of datasheet" in bf16
 
 
 def test_measuring_where_torch_sees_no_gpu_is_one_line(tmp_path):

@@ -84,19 +84,33 @@ def _padded_mnk(m: int, n: int, k: int, tile: tuple[int, int, int]) -> set[int]:
     return {2 * _pad(m, a) * _pad(n, b) * _pad(k, kt), 2 * _pad(m, b) * _pad(n, a) * _pad(k, kt)}
 
 
-@pytest.mark.parametrize("path", _captures("gemm_*.ncu-rep*"))
+@pytest.mark.parametrize(
+    "path", [p for p in _captures("gemm_*.ncu-rep*") if not p.values[0] or GEMM.match(_stem(p.values[0]))]
+)
 def test_gemm_flops_are_2mnk(path):
     """Whole tiles: FLOPs = 2*M*N*K within 1%. Partial tiles: the counters count the padded work the kernel
     runs (zero rows included), which is exactly 2*M'*N'*K' over the tile-padded sizes."""
     spec = GEMM.match(_stem(path))
-    m, n, k = (int(spec[d]) for d in "mnk")
+    _check_2mnk(path, spec["dtype"], *(int(spec[d]) for d in "mnk"))
+
+
+@pytest.mark.parametrize("path", _captures("gemm_bf16_full.ncu-rep*"))
+def test_full_set_gemm_flops_are_2mnk(path):
+    """ncu's full set (rates per cycle, no tensor op counters of flopscope's set) counts the same padded
+    2*M'*N'*K': the shape is the one the profile ran, from the command its run.json recorded."""
+    command = json.loads((path.parent / "plan" / "run_full.json").read_text())["command"]
+    m, n, k = (int(command[command.index(f"--{d}") + 1]) for d in "mnk")
+    _check_2mnk(path, command[command.index("--dtype") + 1], m, n, k)
+
+
+def _check_2mnk(path: Path, dtype: str, m: int, n: int, k: int) -> None:
     analytic = 2 * m * n * k
     kernels = read_report(path).kernels
     assert len(kernels) == 1 and not kernels["flop"].isna().any(), "one launch, FLOPs known"
     row = kernels.iloc[0]
     ratio = row["flop"] / analytic
-    where = sum(row[c] for c in COLUMN[spec["dtype"]] if row[c] == row[c])
-    assert where / row["flop"] > 0.99, f"{spec['dtype']} FLOPs should land in {COLUMN[spec['dtype']]}"
+    where = sum(row[c] for c in COLUMN[dtype] if row[c] == row[c])
+    assert where / row["flop"] > 0.99, f"{dtype} FLOPs should land in {COLUMN[dtype]}"
     tensor = row["flop_tensor"] > 0
     main = row["flop_tensor"] if tensor else row["flop"]  # the MMA or FMA loop
     tile = _tile(row["kernel_full"])

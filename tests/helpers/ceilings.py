@@ -38,3 +38,15 @@ def synthetic(
     if fp64:
         values["fp64_flop_per_s"] = 0.80 * sheet["fp64"]
     return Ceilings(host, gpu, driver, values, measured=measured, how={"torch": "2.11.0+cu130"}, origin=SYNTHETIC)
+
+
+RECORDED_DIR = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "ceilings"
+
+
+def recorded_doc(n: int = 1) -> dict:
+    """The n-th `flopscope ceilings --json` measurement made on the project's H100 (capture part e, README
+    there): real numbers, unlike synthetic()."""
+    import json
+
+    (doc,) = json.loads((RECORDED_DIR / f"ceilings_{n}.json").read_text())
+    return doc

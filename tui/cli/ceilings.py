@@ -83,9 +83,12 @@ def ceilings_lines(c: Ceilings) -> list[str]:
         if key not in c.values:
             continue
         unit = "B/s" if key.endswith("bytes_per_s") else "FLOP/s"
-        ratio = c.of_datasheet(key)
-        versus = f"{ratio:.0%} of the datasheet" if ratio is not None else "no datasheet figure"
-        lines.append(f"  {fmt.si(c.values[key], unit):>12}  {versus:<22}  {what}")
+        ratio, clock = c.of_datasheet(key), c.clock_hz(key)
+        versus = f"{ratio:.0%} of datasheet" if ratio is not None else "no datasheet figure"
+        at = f"SM {clock / 1e9:.2f} GHz" if clock else "SM clock not sampled"
+        if (scaled := c.of_datasheet_at_clock(key)) is not None:
+            at += f", {scaled:.0%} at it"
+        lines.append(f"  {fmt.si(c.values[key], unit):>12}  {versus:<19}  {at:<24}  {what}")
     errors = json.loads(c.how.get("errors", "{}") or "{}")
     lines += [f"  not measured: {key} ({why})" for key, why in errors.items()]
     return lines
