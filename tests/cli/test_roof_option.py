@@ -69,3 +69,17 @@ def test_report_roof_measured_with_the_ceilings_measured_on_that_h100(tmp_path):
     text = flopscope("report", GEMM, "--roof", "measured", home=tmp_path)
     assert text.returncode == 0, text.stderr
     assert f"FP32 {fp32 / 1e12:.1f} TFLOP/s" in text.stdout and "from measured on localhost" in text.stdout
+
+
+def test_export_roof_writes_the_peaks_of_the_roof_named(tmp_path):
+    if not GEMM.exists():
+        pytest.skip(f"{GEMM} not in this checkout")
+    doc = recorded_doc(1)
+    with Store(tmp_path / "flopscope.db") as store:
+        save(store, from_bench("localhost", doc))
+    out_file = tmp_path / "gemm.json"
+    out = flopscope("export", GEMM, "-o", out_file, "--roof", "measured", home=tmp_path)
+    assert out.returncode == 0, out.stderr
+    (row,) = json.loads(out_file.read_text())["rows"]
+    assert row["peak_source"] == "measured on node"
+    assert row["peak_flop_per_s"] == pytest.approx(doc["values"]["fp32_flop_per_s"])

@@ -70,14 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"(--by launch of a long run) otherwise shows its first {TABLE_ROWS} and says how many it left out",
     )
     p.add_argument("--json", action="store_true", help="one JSON object: meta and rows")
-    p.add_argument(
-        "--roof",
-        choices=["clock", "datasheet", "measured"],
-        default="clock",
-        help="the roof %%Peak, %%Roof and Bound are judged against: the report's peaks at the measured "
-        "clock (default), the datasheet's as quoted, or the ceilings `flopscope ceilings` measured "
-        "for this GPU (stored)",
-    )
+    _roof_arg(p)
 
     p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")
     _view_args(p)
@@ -88,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write text cells of a CSV exactly as they are; by "
         "default a cell starting with = + - @ (a formula to a spreadsheet) gets a leading '",
     )
+    _roof_arg(p)
 
     p = sub.add_parser("gpus", help="list the GPU database with sources")
     p.add_argument(
@@ -125,6 +119,17 @@ def build_parser() -> argparse.ArgumentParser:
     _ceilings_command(sub)
     _serve_command(sub)
     return parser
+
+
+def _roof_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--roof",
+        choices=["clock", "datasheet", "measured"],
+        default="clock",
+        help="the roof %%Peak, %%Roof and Bound are judged against: the report's peaks at the measured "
+        "clock (default), the datasheet's as quoted, or the ceilings `flopscope ceilings` measured "
+        "for this GPU (stored)",
+    )
 
 
 def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
