@@ -74,3 +74,28 @@ def test_a_measurement_without_sampled_clocks_says_so():
     (v1,) = json.loads((RECORDED_DIR / "ceilings_v1_1.json").read_text())
     c = from_bench("localhost", v1)
     assert c.clock_hz("fp32_flop_per_s") is None and c.of_datasheet_at_clock("fp32_flop_per_s") is None
+
+
+def test_the_clock_sampler_reads_nvidia_smi_while_a_ceiling_runs(tmp_path, monkeypatch):
+    """The bench's ClockSampler with an nvidia-smi stand-in that prints one clock as the real one does
+    (`--query-gpu=clocks.sm --format=csv,noheader,nounits`: `1980`): samples inside a window count, none
+    outside; without nvidia-smi it stops and the clock is unknown."""
+    import time
+
+    from flopscope.core import ceilings_bench
+
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\necho 1755\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    sampler = ceilings_bench.ClockSampler(0)
+    t0 = time.time()
+    time.sleep(0.5)
+    t1 = time.time()
+    sampler.stop()
+    assert sampler.median(t0, t1) == 1755.0
+    assert sampler.median(t1 + 60, t1 + 120) is None
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    lost = ceilings_bench.ClockSampler(0)
+    lost.stop()
+    assert lost.samples == []
