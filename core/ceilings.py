@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .errors import FlopscopeError
@@ -163,10 +163,11 @@ def as_roof(c: Ceilings, device: str = "") -> Roof:
 
 
 def measured_roof(report: Report, store: Store | None = None) -> tuple[Roof | None, str]:
-    """(the measured roof of the report's GPU, "") from the newest stored ceilings of that GPU: measured on the
+    """(the measured roof of the report's GPUs, "") from the newest stored ceilings of each: measured on the
     host the report was profiled on where there is one, else on any host (the source names it); or (None, why
-    there is none, with the command that measures one). Only the report's main GPU (of most launches) is
-    judged by it: a file of several GPUs keeps the clock roof for the others."""
+    there is none, with the command that measures one). The main GPU (of most launches) must have ceilings; on
+    a file of several GPUs, each other GPU with stored ceilings is judged by its own (`Roof.others`), the rest
+    keep the clock roof."""
     gpu = report.meta.gpu
     if not gpu:
         return None, "the report names no GPU, so no measured ceilings can be matched to it"
@@ -178,17 +179,28 @@ def measured_roof(report: Report, store: Store | None = None) -> tuple[Roof | No
     except FlopscopeError as err:
         return None, f"the run store cannot be read ({err.line()})"
     try:
-        found = [c for c in load_all(own) if c.gpu.casefold() == str(gpu).casefold()]
+        stored = load_all(own)
     except FlopscopeError as err:
         return None, f"the stored ceilings cannot be read ({err.line()})"
     finally:
         if store is None:
             own.close()
-    if not found:
+    several = len(report.gpu_names) > 1
+    roofs = {}
+    for name in dict.fromkeys([str(gpu), *(report.gpu_names if several else [])]):
+        chosen = _newest_for(stored, name, report.meta.params.get("host"))
+        if chosen is not None:
+            roofs[name] = as_roof(chosen, name if several else "")
+    main = roofs.pop(str(gpu), None)
+    if main is None:
         return None, f"no ceilings measured for {gpu} are stored; {how}"
-    host = report.meta.params.get("host")
-    chosen = next((c for c in found if host and c.host == host), found[0])
-    return as_roof(chosen, str(gpu) if len(report.gpu_names) > 1 else ""), ""
+    return replace(main, others=tuple(roofs.values())), ""
+
+
+def _newest_for(stored: list[Ceilings], gpu: str, host: str | None) -> Ceilings | None:
+    """The newest stored ceilings of `gpu`: of `host` where it has some, else of any host."""
+    found = [c for c in stored if c.gpu.casefold() == gpu.casefold()]
+    return next((c for c in found if host and c.host == host), found[0] if found else None)
 
 
 def roof_named(report: Report, kind: str, store: Store | None = None) -> Roof:

@@ -81,13 +81,15 @@ class Roof:
     """Which roof judges the launches. `clock` (the default): the report's peak counters x the measured clock,
     else the datasheet scaled to the measured SM clock. `datasheet`: NVIDIA's figures as quoted (no datasheet
     gives cache bandwidth: L2/L1 keep the report's peaks). `measured`: what `flopscope ceilings` reached on a
-    node (`measured`: ceiling name -> value, for the launches on device `gpu`, all where empty); a ceiling it
-    did not measure (FP16 SIMT, L1, ...) stays the clock roof's, and its source says so."""
+    node (`measured`: ceiling name -> value, for the launches on device `gpu`, all where empty; `others`: the
+    same for the file's other GPUs); a ceiling it did not measure (FP16 SIMT, L1, ...) stays the clock roof's,
+    and its source says so."""
 
     kind: str = "clock"
     measured: Mapping[str, float] = field(default_factory=dict)  # fp32, tensor_bf16, dram, l2 -> FLOP/s or B/s
     gpu: str = ""
     source: str = "measured on node"  # the run-level ceilings' source: where and when they were measured
+    others: tuple[Roof, ...] = ()  # a file of several GPUs: the measured roof of each other GPU that has one
 
     def rows(self, k: pd.DataFrame) -> np.ndarray:
         """The rows the measured values judge (none for another kind)."""
@@ -96,6 +98,20 @@ class Roof:
         if not self.gpu or "gpu" not in k:
             return np.ones(len(k), dtype=bool)
         return (k["gpu"].astype(object) == self.gpu).to_numpy(dtype=bool)
+
+    def per_row(self, k: pd.DataFrame, name: str) -> np.ndarray:
+        """The measured ceiling `name` of every row, from the roof of the GPU it ran on (NaN: none measured)."""
+        out = np.full(len(k), np.nan)
+        for part in (self, *self.others):
+            if part.measured.get(name):
+                out[part.rows(k)] = part.measured[name]
+        return out
+
+    def of_gpu(self, name: str) -> Roof | None:
+        """The measured roof judging the launches on device `name` (None: no measured ceilings for it)."""
+        if self.kind != "measured":
+            return None
+        return next((part for part in (self, *self.others) if not part.gpu or part.gpu == name), None)
 
 
 CLOCK = Roof()
@@ -111,11 +127,10 @@ def precision_peaks(
     clock. The measured roof: its values first, then as the clock roof. The datasheet roof: as quoted."""
     peak = np.full((len(k), len(columns)), np.nan)
     source = np.zeros(peak.shape, dtype=np.int8)
-    measured = roof.rows(k)
     for j, i in enumerate(columns):
-        value = roof.measured.get(PRECISIONS[i][0]) if measured.any() else None
-        if value:
-            peak[measured, j], source[measured, j] = value, 4
+        value = roof.per_row(k, PRECISIONS[i][0])
+        measured = ~np.isnan(value)
+        peak[measured, j], source[measured, j] = value[measured], 4
         col = f"report_peak_{PRECISIONS[i][0]}_flop_per_s"
         if col in k and roof.kind != "datasheet":
             values = k[col].to_numpy(dtype=float, na_value=np.nan)
@@ -206,8 +221,8 @@ def dram_ceiling(k: pd.DataFrame, gpus: Gpus, roof: Roof = CLOCK) -> pd.Series:
         if "report_peak_dram_bytes_per_s" in k and roof.kind != "datasheet"
         else pd.Series(np.nan, index=k.index)
     )
-    if roof.measured.get("dram"):
-        dram = dram.mask(roof.rows(k), roof.measured["dram"])
+    measured = roof.per_row(k, "dram")
+    dram = dram.mask(~np.isnan(measured), pd.Series(measured, index=k.index))
     for rows, gpu, _ in gpu_rows(k, gpus):
         if gpu is not None and not math.isnan(gpu.dram_bytes_per_s):
             fill = dram.isna() if rows is None else dram.isna() & rows
@@ -247,10 +262,11 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False, roof: Roof = 
         k["peak_dram_bytes_per_s"] = dram_ceiling(k, gpu, roof)
         for level in MEMORY_LEVELS[1:]:  # no datasheet gives cache bandwidth: the report's peak counters or none
             k[f"peak_{level}_bytes_per_s"] = k.get(f"report_peak_{level}_bytes_per_s", np.nan)
-            if roof.measured.get(level):
+            measured = roof.per_row(k, level)
+            if not np.isnan(measured).all():
                 k[f"peak_{level}_bytes_per_s"] = pd.Series(
                     k[f"peak_{level}_bytes_per_s"], index=k.index, dtype=float
-                ).mask(roof.rows(k), roof.measured[level])
+                ).mask(~np.isnan(measured), pd.Series(measured, index=k.index))
     at_peak = _seconds_at_peak(k)
     # The roof is the lowest ceiling: compute, or a memory level's intensity x its bandwidth, which is the FLOPs
     # over the time the level's bytes need at its peak (the slowest level's is the lowest). A cache level whose
@@ -346,7 +362,7 @@ def run_ceilings(k: pd.DataFrame, gpus: Gpus, roof: Roof = CLOCK) -> list[Ceilin
     out = []
     for rows, gpu, name in gpu_rows(k, gpus):
         part = k if rows is None else k[rows]
-        measured = roof if roof.rows(part).any() else Roof("datasheet" if roof.kind == "datasheet" else "clock")
+        measured = roof.of_gpu(name) or Roof("datasheet" if roof.kind == "datasheet" else "clock")
         out += [Ceiling(c.name, c.value, c.source, name, c.sm_clock_hz) for c in _ceilings(part, gpu, measured)]
     return out
 

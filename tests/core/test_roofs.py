@@ -99,3 +99,25 @@ def test_on_a_file_of_two_gpus_the_measured_roof_judges_its_own_gpus_launches_on
     sources = {(c.gpu, c.name): c.source for c in judged.ceilings()}
     assert sources[(H100, "fp32")].startswith("synthetic (test data, not measured) on gpubox")
     assert "measured" not in sources[(A100, "fp32")] and "synthetic" not in sources[(A100, "dram")]
+
+
+def test_on_a_file_of_two_gpus_each_gpu_with_stored_ceilings_is_judged_by_its_own(tmp_path):
+    from ..helpers.multi_gpu import A100, H100, two_gpus
+
+    two = two_gpus(tmp_path)
+    with Store(tmp_path / "flopscope.db") as store:
+        save(store, stored())
+        save(store, synthetic(gpu=A100, key="a100-pcie-40gb", host="other"))  # another node's A100
+        roof, why = measured_roof(two, store)
+    assert why == "" and [r.gpu for r in roof.others] == [A100]
+    judged = two.against(roof)
+    k = judged.kernels
+    for gpu, key in ((H100, "h100-pcie"), (A100, "a100-pcie-40gb")):
+        rows = (k["gpu"] == gpu).to_numpy()
+        sheet = datasheet(key)
+        assert k.loc[rows, "peak_flop_per_s"].tolist() == pytest.approx([0.89 * sheet["fp32"]] * int(rows.sum()))
+        assert k.loc[rows, "peak_dram_bytes_per_s"].tolist() == pytest.approx([0.86 * sheet["dram"]] * int(rows.sum()))
+        assert set(k.loc[rows, "peak_source"]) == {"measured on node"}
+    sources = {(c.gpu, c.name): c.source for c in judged.ceilings()}
+    assert sources[(A100, "fp32")].startswith("synthetic (test data, not measured) on other (")
+    assert sources[(H100, "dram")].startswith("synthetic (test data, not measured) on gpubox (")
