@@ -78,11 +78,21 @@ class JobState:
     node: str = ""
 
     @property
+    def why(self) -> str:
+        """The reason a pending job waits, "" where squeue/scontrol give none (`None`)."""
+        return self.reason if self.reason not in ("", "None") else ""
+
+    @property
+    def where(self) -> str:
+        """The node a job runs on, "" before Slurm names one (`(null)`)."""
+        return self.node if self.node not in ("", "(null)") else ""
+
+    @property
     def text(self) -> str:
         if self.state == "PENDING":
-            return f"job {self.job} queued" + (f" ({self.reason})" if self.reason not in ("", "None") else "")
+            return f"job {self.job} queued" + (f" ({self.why})" if self.why else "")
         if self.state == "RUNNING":
-            return f"job {self.job} running" + (f" on {self.node}" if self.node not in ("", "(null)") else "")
+            return f"job {self.job} running" + (f" on {self.where}" if self.where else "")
         return f"job {self.job} {self.state.lower()}"
 
 

@@ -65,12 +65,10 @@ class SweepStates:
         """A Slurm job's state (core.slurm.JobState): queued with its reason, running on its node, or over."""
         row = self._of(point)
         row.host = host
-        reason = state.reason if state.reason not in ("", "None") else ""
         if state.state == "PENDING":
-            row.state, row.detail = QUEUED, f"job {state.job}" + (f": {reason}" if reason else "")
+            row.state, row.detail = QUEUED, f"job {state.job}" + (f": {state.why}" if state.why else "")
         elif state.state == "RUNNING":
-            node = state.node if state.node not in ("", "(null)") else "?"
-            row.state, row.detail = RUNNING, f"on {node} (job {state.job})"
+            row.state, row.detail = RUNNING, f"on {state.where or '?'} (job {state.job})"
         elif state.state == "COMPLETED":  # the report is copied back and stored next
             row.state, row.detail = STORING, f"job {state.job} completed"
         else:
