@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 from rich.table import Table
 from rich.text import Text
@@ -24,8 +25,8 @@ def row_rule_results(report: Report, row: pd.Series, by: str = "name") -> tuple[
     launches = report.launches_of(row, by)
     if launches.empty:
         return LaunchFindings(report.meta.source, None, (), "none: the row names no launch of this report"), ""
-    duration = pd.to_numeric(launches["duration_s"], errors="coerce")
-    launch = launches.loc[duration.idxmax()] if duration.notna().any() else launches.iloc[0]
+    duration = pd.to_numeric(launches["duration_s"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    launch = launches.iloc[int(np.nanargmax(duration)) if not np.isnan(duration).all() else 0]
     launch_id = int(launch["launch_id"])
     which = f"ID {launch_id}"
     if len(launches) > 1:
