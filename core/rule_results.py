@@ -26,10 +26,11 @@ from .readers.ncu_rep_stream import MAGIC, Damaged, Unsupported
 
 # What to run for a report that has none (`flopscope profile --metrics full` is ncu's `--set full`).
 COLLECT = "profile with ncu's sections (`flopscope profile --metrics full`, or ncu `--set full`)"
-NO_SECTIONS = (
-    "none: ncu applies its rules only to sections, and this launch was profiled with metrics alone (ncu "
-    f"--metrics, as flopscope's roofline, flops and memory sets do); {COLLECT}"
+_METRICS_ALONE = (
+    "ncu applies its rules only to sections, and this launch was profiled with metrics alone (ncu --metrics, "
+    f"as flopscope's roofline, flops and memory sets do); {COLLECT}"
 )
+NO_SECTIONS = f"none: {_METRICS_ALONE}"
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,9 @@ def read_rule_results(path: str | Path, launch_id: int | None, kernel_full: str 
             with handle:
                 if (_peek(handle) if opener else head) == MAGIC:
                     return _from_ncu_rep(source, launch_id, kernel_full, handle)
-                text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="")
+                # Windows PowerShell's `>` writes UTF-16 with a byte-order mark; ncu itself writes UTF-8
+                utf16 = head[:2] in (b"\xff\xfe", b"\xfe\xff") and not opener
+                text = io.TextIOWrapper(handle, encoding="utf-16" if utf16 else "utf-8", errors="replace", newline="")
                 return _from_csv(source, launch_id, kernel_full, text)
     except FileNotFoundError:
         return none(f"not read: the report file is no longer at {source}")
@@ -148,8 +151,8 @@ def _from_csv(source: str, launch_id: int, kernel_full: str | None, lines) -> La
             source,
             launch_id,
             (),
-            "none in this file: only ncu's details page has rule results (`ncu --import R.ncu-rep --csv --page "
-            "details`, ncu 2023 or later), and the .ncu-rep itself",
+            "none in this file: ncu prints rule results on its details page (`ncu --import R.ncu-rep --csv "
+            "--page details`) and keeps them in the .ncu-rep",
         )
     if found is None:
         return LaunchFindings(source, launch_id, (), f"not read: the file has no launch {launch_id} (changed?)")
@@ -157,7 +160,7 @@ def _from_csv(source: str, launch_id: int, kernel_full: str | None, lines) -> La
     if kernel_full and name and name != kernel_full:
         return LaunchFindings(source, launch_id, (), _changed(launch_id))
     findings = tuple(by_speedup([_finding(f) for f in raw]))
-    reason = None if findings else "none: ncu printed no rule results for this launch (" + NO_SECTIONS[6:] + ")"
+    reason = None if findings else f"none: ncu printed no rule results for this launch ({_METRICS_ALONE})"
     return LaunchFindings(source, launch_id, findings, reason)
 
 

@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from .ncu_rep_stream import MAGIC, VERIFIED_VERSIONS, Damaged, Unsupported, message_classes
+from .ncu_rep_stream import MAGIC, VERIFIED_VERSIONS, Damaged, Unsupported, _text, message_classes
 
 # RuleResultMessageType (RuleResults.proto) in the words ncu's console prints before each message; None (0)
 # it prints without one, and its CSV with an empty Rule Type.
@@ -77,23 +77,25 @@ def launch_rules(handle: BinaryIO, launch_id: int) -> LaunchRules | None:
 
 
 def _launch(result) -> LaunchRules:
+    # _text: text that is not UTF-8 (protobuf hands it back as bytes) is a damaged file, as for the table
+    function = _text(result.KernelFunctionName or result.KernelMangledName)
     out = LaunchRules(
-        kernel_full=result.KernelDemangledName or result.KernelFunctionName or result.KernelMangledName,
-        function=result.KernelFunctionName or result.KernelMangledName,
-        sections=[s.Identifier for s in result.Sections],
+        kernel_full=_text(result.KernelDemangledName) or function,
+        function=function,
+        sections=[_text(s.Identifier) for s in result.Sections],
         rules_run=len(result.RuleResults),
     )
     for rule in result.RuleResults:
         for item in rule.Body.Items:
-            text = item.Message.Message if item.HasField("Message") else ""
+            text = _text(item.Message.Message) if item.HasField("Message") else ""
             if not text.strip():
                 continue  # a rule that ran and had nothing to say (ncu prints nothing for it either)
             speedup = item.Speedup if item.HasField("Speedup") else None
             out.findings.append(
                 RawFinding(
                     kind=KINDS.get(item.Message.Type, ""),
-                    rule=rule.Identifier,
-                    name=rule.DisplayName or rule.Identifier,
+                    rule=_text(rule.Identifier),
+                    name=_text(rule.DisplayName or rule.Identifier),
                     message=text,
                     speedup=speedup.Value if speedup is not None and speedup.HasField("Value") else None,
                     speedup_type=SPEEDUP_TYPES.get(speedup.SpeedupType) if speedup is not None else None,

@@ -230,3 +230,13 @@ def test_by_speedup_puts_global_before_local_and_estimates_before_none():
     globals_ = [f.speedup_pct for f in found if f.speedup_type == "global"]
     assert globals_ == sorted(globals_, reverse=True)
     assert [f.kind for f in found if f.speedup_pct is None] == ["OPT", "INF"]
+
+
+def test_a_utf16_copy_of_the_details_csv_reads_the_same(tmp_path):
+    """Windows PowerShell's `>` writes ncu's CSV as UTF-16 with a byte-order mark."""
+    text = gzip.decompress((H100 / "gemm_bf16_full.details.csv.gz").read_bytes()).decode()
+    copy = tmp_path / "details.csv"
+    copy.write_text(text, encoding="utf-16")
+    found = read_rule_results(copy, 0).findings
+    assert len(found) == 14
+    assert found == read_rule_results(H100 / "gemm_bf16_full.details.csv.gz", 0).findings
