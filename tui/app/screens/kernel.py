@@ -18,6 +18,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Static
+from textual.worker import get_current_worker
 
 from ....core import FMA_CONVENTION
 from ....core.columns import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES
@@ -455,11 +456,13 @@ class KernelScreen(Screen):
         else:
             by = "nvtx" if self.name_column == "nvtx" else "name"
             items = rule_items(*row_rule_results(report, self.row, by))
-        self.app.call_from_thread(self._show_rules, items)
+        if not get_current_worker().is_cancelled:  # the screen closed meanwhile
+            self.app.call_from_thread(self._show_rules, items)
 
     def _show_rules(self, items: list[tuple[str, str]]) -> None:
-        self.query_one("#rules", Static).update(rules_table(items))
-        self.rules_read = True
+        if self.is_attached:  # `escape` before the file was read: nothing left to show them in
+            self.query_one("#rules", Static).update(rules_table(items))
+            self.rules_read = True
 
     def on_mount(self) -> None:
         self._read_rules()
