@@ -10,6 +10,7 @@ compressed file as it unpacks. The messages are text from the report: views pass
 from __future__ import annotations
 
 import bz2
+import csv
 import gzip
 import io
 import lzma
@@ -146,6 +147,8 @@ def _from_ncu_rep(source: str, launch_id: int, kernel_full: str | None, handle) 
 def _from_csv(source: str, launch_id: int, kernel_full: str | None, lines) -> LaunchFindings:
     try:
         found = csv_launch_rules(lines, launch_id)
+    except csv.Error as exc:
+        return LaunchFindings(source, launch_id, (), f"not read: a malformed CSV ({exc})")
     except NoRuleColumns:
         return LaunchFindings(
             source,
