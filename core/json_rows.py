@@ -20,15 +20,19 @@ from .export import json_ready, whole_integers
 _CHUNK = 16384  # rows encoded at a time: the text of a chunk, not of the whole table, is in memory at once
 
 
-def write_json_doc(meta: dict, rows: pd.DataFrame, out: IO[str]) -> None:
-    """`{"meta": META, "rows": [...]}` to `out`, one row per line (strict JSON: no NaN nor Infinity)."""
+def write_json_doc(meta: dict, rows: pd.DataFrame, out: IO[str], extra: dict | None = None) -> None:
+    """`{"meta": META, "rows": [...]}` to `out`, one row per line (strict JSON: no NaN nor Infinity); the keys
+    of `extra` after them (`ncu_rules` of a one-row report)."""
     head = json.dumps(json_ready(meta), indent=1, allow_nan=False).replace("\n", "\n ")
     out.write('{\n "meta": ' + head + ',\n "rows": [')
     first = True
     for text in row_chunks(rows):
         out.write(("\n  " if first else ",\n  ") + text)
         first = False
-    out.write("\n ]\n}\n" if not first else "]\n}\n")
+    out.write("\n ]" if not first else "]")
+    for key, value in (extra or {}).items():
+        out.write(f",\n {json.dumps(key)}: " + json.dumps(json_ready(value), allow_nan=False))
+    out.write("\n}\n")
 
 
 def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK) -> Iterator[str]:

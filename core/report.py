@@ -121,6 +121,25 @@ class Report:
         rows.attrs["time_ordered"] = True
         return rows
 
+    def launches_of(self, row: pd.Series, by: str = "name") -> pd.DataFrame:
+        """The launches a row of `group(by)` stands for, in launch order: itself for a launch (count 1), else
+        those sharing its full name (NVTX range, normalised as `group` does) and, in a file of several GPUs,
+        its GPU."""
+        k = self.kernels
+        if (row.get("count") or 1) <= 1 or GROUPINGS.get(by) is None:
+            return k[k["launch_id"] == row.get("launch_id")]
+        key = GROUPINGS[by]
+        values = k[key].astype(object).fillna(NO_RANGE if key == "nvtx" else "")
+        if key == "nvtx":
+            codes, uniques = pd.factorize(values, sort=False)
+            wanted = normalize_nvtx(str(row.get(key)))
+            hit = np.array([normalize_nvtx(str(u)) == wanted for u in uniques] + [False])[codes]
+        else:
+            hit = (values == row.get(key)).to_numpy(dtype=bool)
+        if isinstance(self.judged_by, dict):
+            hit &= (k["gpu"].astype(object) == row.get("gpu")).to_numpy(dtype=bool)
+        return k[hit]
+
     def _aggregated(self, key: str) -> pd.DataFrame:
         several = isinstance(self.judged_by, dict)  # launches of one name on two GPUs are two rows
         rows = ordered(derive(_aggregate(self.kernels, key, by_gpu=several), self.judged_by, launch_peaks=True))

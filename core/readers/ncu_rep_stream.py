@@ -378,6 +378,21 @@ _SCHEMA = {
     "DomainInfo": [("Id", 1, "u64"), ("Name", 2, "str")],
     "Thread": [("TID", 1, "u32"), ("PushPopDomains", 2, "*PushPopDomain")],
     "Nvtx": [("Domains", 1, "*DomainInfo"), ("Threads", 2, "*Thread"), ("StartEndDomains", 3, "*StartEndDomain")],
+    # ncu's rule results (RuleResults.proto, package NV.RuleSystem), read for one launch at a time by
+    # ncu_rep_rules.py: never part of the table.
+    "RuleMessage": [("Message", 1, "str"), ("Type", 2, "u32")],
+    "RuleSpeedup": [("SpeedupType", 1, "u32"), ("Value", 2, "double")],
+    "RuleItem": [("Message", 1, "RuleMessage"), ("Speedup", 10, "RuleSpeedup")],
+    "RuleBody": [("Items", 1, "*RuleItem")],
+    "Rule": [("Identifier", 1, "str"), ("DisplayName", 2, "str"), ("Body", 3, "RuleBody")],
+    "Section": [("Identifier", 1, "str")],
+    "RuleView": [
+        ("KernelMangledName", 5, "str"),
+        ("KernelFunctionName", 6, "str"),
+        ("KernelDemangledName", 7, "str"),
+        ("Sections", 17, "*Section"),
+        ("RuleResults", 19, "*Rule"),
+    ],
     "Result": [
         ("ThreadID", 1, "u32"),
         ("APICallID", 2, "u64"),

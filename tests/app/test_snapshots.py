@@ -59,7 +59,8 @@ async def test_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapsho
         await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
         shots = {"kernels": app.export_screenshot()}
         await pilot.press("enter")
-        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
+        # its "ncu rules" section is read from the file after the screen shows: the shot waits for it
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen) and app.screen.rules_read)
         shots["kernel"] = app.export_screenshot()
         await pilot.press("escape", "r")
         await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
@@ -79,7 +80,8 @@ async def test_wide_demo_screens_match_their_snapshots(tmp_path, monkeypatch, sn
         await pilot.pause(0.1)
         shots = {"kernels-120x40": app.export_screenshot()}
         await pilot.press("enter")
-        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
+        # its "ncu rules" section is read from the file after the screen shows: the shot waits for it
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen) and app.screen.rules_read)
         await pilot.pause(0.1)
         shots["kernel-120x40"] = app.export_screenshot()
     for name, svg in shots.items():

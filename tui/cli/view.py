@@ -13,6 +13,7 @@ from ...core.export import run_meta, write_table
 from ...core.report import Report, with_gpu
 from ...core.scaling import load_sweep
 from ...core.store import Store
+from ..presentation.rules import row_rule_results, rule_items, rules_table
 from ..presentation.text_report import (
     console,
     print_report,
@@ -75,12 +76,19 @@ def cmd_report(args) -> int:
 def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = None) -> int:
     for line in warning_lines(report):
         say(line)
+    # One row (one kernel, or --top 1) is a kernel's view: ncu's rule results for it follow, read from the file.
+    rules = row_rule_results(report, rows.iloc[0], by) if len(rows) == 1 else None
     if as_json:
         from ...core.json_rows import write_json_doc
 
-        write_json_doc(run_meta(report), rows, sys.stdout)  # column by column: 100k rows in a second, not 18
+        extra = {"ncu_rules": {**rules[0].as_dict(), "launch": rules[1]}} if rules else None
+        write_json_doc(run_meta(report), rows, sys.stdout, extra)  # column by column: 100k rows in a second, not 18
     else:
-        print_report(report, rows, console(), by, sort)
+        out = console()
+        print_report(report, rows, out, by, sort)
+        if rules:
+            out.print()
+            out.print(rules_table(rule_items(*rules)))
     return 0
 
 

@@ -196,7 +196,7 @@ class DiffScreen(TableScreen):
         else:
             side, row = next(iter(found.items()))
             report = self.reports[side]
-            screen = KernelScreen(row, report.ceilings(), name_column, launches=report.kernels)
+            screen = KernelScreen(row, report.ceilings(), name_column, launches=report.kernels, report=report)
         self.app.call_from_thread(self.app.push_screen, screen)
 
     def _group_row(self, side: int, key: object, gpu: str | None) -> pd.Series | None:

@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 from rich.table import Table
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Static
+from textual.worker import get_current_worker
 
 from ....core import FMA_CONVENTION
 from ....core.columns import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES
@@ -25,9 +27,11 @@ from ....core.display_text import display_text
 from ....core.gpus import find_gpu
 from ....core.kernel_names import function_name
 from ....core.ncu_catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
+from ....core.report import Report
 from ....core.roofline import Ceiling
 from ....core.units import is_missing
 from ...presentation import format as fmt
+from ...presentation.rules import row_rule_results, rule_items, rules_table
 from ...presentation.text_report import FLOPSCOPE_METRICS
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
@@ -398,14 +402,22 @@ class KernelScreen(Screen):
     ]
 
     def __init__(
-        self, row: pd.Series, ceilings: list[Ceiling], name_column: str = "kernel", launches: pd.DataFrame | None = None
+        self,
+        row: pd.Series,
+        ceilings: list[Ceiling],
+        name_column: str = "kernel",
+        launches: pd.DataFrame | None = None,
+        report: Report | None = None,
     ) -> None:
         """`launches`: the launches of the report `row` comes from (default: the app's report's), which the
-        `--launch-skip` of the advice for an unprofiled launch counts."""
+        `--launch-skip` of the advice for an unprofiled launch counts; `report`: that report (default: the
+        app's), whose file ncu's rule results are read from."""
         super().__init__()
         self.row = row
         self.name_column = name_column
         self.launches = launches
+        self.report = report
+        self.rules_read = False  # set once the "ncu rules" section shows what the file holds
         self.roofline: Roofline = roofline_from(
             row.to_frame().T.infer_objects(), row_ceilings(row, ceilings), name=name_column
         )
@@ -422,6 +434,8 @@ class KernelScreen(Screen):
         with VerticalScroll(id="kernel-body"):
             with Vertical(id="metrics"):
                 for title, items in sections(self.row, self._earlier()):
+                    if title == "Launch configuration":  # after ncu's own figures: its findings on them
+                        yield Static(rules_table([("Launch", "reading the report…")]), id="rules", classes="section")
                     yield Static(section_table(title, items), classes="section")
             yield RooflinePlot(self.roofline, id="kernel-roofline")
         yield KeyFooter()
@@ -433,7 +447,25 @@ class KernelScreen(Screen):
         launches = self.launches if self.launches is not None else report.kernels if report is not None else None
         return earlier_launches(launches, self.row) if launches is not None else None
 
+    @work(thread=True, exclusive=True, group="kernel-rules")
+    def _read_rules(self) -> None:
+        """ncu's rule results for this row, read from the report file now (never part of the kernels table)."""
+        report = self.report if self.report is not None else getattr(self.app, "report", None)
+        if report is None:
+            items = [("Findings", "none: no report file behind this row")]
+        else:
+            by = "nvtx" if self.name_column == "nvtx" else "name"
+            items = rule_items(*row_rule_results(report, self.row, by))
+        if not get_current_worker().is_cancelled:  # the screen closed meanwhile
+            self.app.call_from_thread(self._show_rules, items)
+
+    def _show_rules(self, items: list[tuple[str, str]]) -> None:
+        if self.is_attached:  # `escape` before the file was read: nothing left to show them in
+            self.query_one("#rules", Static).update(rules_table(items))
+            self.rules_read = True
+
     def on_mount(self) -> None:
+        self._read_rules()
         self.query_one("#kernel-body").set_class(self.app.size.width < WIDE, "narrow")
         self.query_one("#kernel-body").focus()
         if not self.roofline.points:
