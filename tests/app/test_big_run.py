@@ -1,11 +1,9 @@
 """A big stored run in the app, as `flopscope open RUN` shows it: 10k real launches (a real report's, repeated)
-saved to a run store and read back in the app's worker (`load`); the table has one row per kernel name in time
-order, and `s` sorts it. The expected rows come from plain pandas over the stored launches, not from the
-engine's grouping."""
+saved to a run store and loaded back; the table has one row per kernel name in time order, and `s` sorts it.
+The expected rows come from plain pandas over the stored launches, not from the engine's grouping."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,21 +39,11 @@ def stored(store_path) -> Report:
         return store.load("big")
 
 
-def load(store_path: Path) -> Callable[[], Report]:
-    """What `open RUN` hands the app: a read of the run from the store, in the app's worker thread."""
-
-    def read() -> Report:
-        with Store(store_path) as store:
-            return store.load("big")
-
-    return read
-
-
-async def test_a_big_stored_run_shows_one_row_per_kernel_in_time_order(stored, store_path):
+async def test_a_big_stored_run_shows_one_row_per_kernel_in_time_order(stored):
     launches = stored.kernels
     assert len(launches) == LAUNCHES
     time_per_name = launches.groupby("kernel", observed=True)["duration_s"].sum().sort_values(ascending=False)
-    app = kernels_app("big", load=load(store_path))
+    app = kernels_app("big", report=stored)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(app, pilot)
         model = screen.model
@@ -66,9 +54,9 @@ async def test_a_big_stored_run_shows_one_row_per_kernel_in_time_order(stored, s
         assert launches_shown == LAUNCHES
 
 
-async def test_s_sorts_a_big_stored_run_by_launch_count(stored, store_path):
+async def test_s_sorts_a_big_stored_run_by_launch_count(stored):
     per_name = stored.kernels.groupby("kernel", observed=True).size()
-    app = kernels_app("big", load=load(store_path))
+    app = kernels_app("big", report=stored)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(app, pilot)
         table = screen.query_one(KernelTable)

@@ -57,10 +57,10 @@ class FlopscopeApp(SafeNotify, App[None]):
     """The one App: `first` is the screen it opens on (Kernels, Runs, Sweep, Diff, Reconcile, or a Kernel
     screen in tests); every screen gets the same CSS, help, quit, notifications and keymap.
 
-    A KernelsScreen first shows `report`, else calls `load` (a stored run) or reads `path` in a worker, else
-    (`live`, a running profile) shows the profile's screen over it until ncu hands over the report. `path`
-    also names exports (`<stem>-<what>.csv`); `report` is also what another first screen's exports describe (a
-    sweep's first point). `keymap`: binding id -> keys, over the defaults (see keymap.py)."""
+    A KernelsScreen first shows `report`, else reads `path` in a worker, else (`live`, a running profile)
+    shows the profile's screen over it until ncu hands over the report. `path` also names exports
+    (`<stem>-<what>.csv`); `report` is also what another first screen's exports describe (a sweep's first
+    point). `keymap`: binding id -> keys, over the defaults (see keymap.py)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "flopscope"
@@ -79,14 +79,12 @@ class FlopscopeApp(SafeNotify, App[None]):
         report: Report | None = None,
         live: ProfileScreen | None = None,
         keymap: Mapping[str, str] | None = None,
-        load: Callable[[], Report] | None = None,
     ) -> None:
         super().__init__()
         self.first = first
         self.path = Path(path) if path is not None else None
         self.gpu = gpu
         self.report = report
-        self.load = load
         self.live = live
         self.keymap = dict(keymap or {})
         # The screen a report read here (or handed over by a live profile) is shown on; None when the app
@@ -118,7 +116,7 @@ class FlopscopeApp(SafeNotify, App[None]):
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
         try:
-            report = self.load() if self.load else read_report(self.path, gpu=self.gpu, progress=self._load_progress())
+            report = read_report(self.path, gpu=self.gpu, progress=self._load_progress())
         except _LoadStopped:  # the app is closing: nothing to show
             return
         except FlopscopeError as err:

@@ -4,7 +4,7 @@ caller that adds the user's keymap and runs it, returning the process exit code.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,11 +32,10 @@ def kernels_app(
     by: str = "name",
     live: ProfileScreen | None = None,
     keymap: Keymap = None,
-    load: Callable[[], Report] | None = None,
 ) -> FlopscopeApp:
-    """The Kernels screen of a report file, grouped `by` (or of a report already read, or `load`ed in a worker
-    while the screen is up, or of a live profile's, shown over it until ncu is done)."""
-    return FlopscopeApp(KernelsScreen(by), path=path, gpu=gpu, report=report, live=live, keymap=keymap, load=load)
+    """The Kernels screen of a report file, grouped `by` (or of a report already read, or of a live profile's,
+    shown over it until ncu is done)."""
+    return FlopscopeApp(KernelsScreen(by), path=path, gpu=gpu, report=report, live=live, keymap=keymap)
 
 
 def runs_app(store_path: Path, sweep: str | None = None, *, keymap: Keymap = None) -> FlopscopeApp:
@@ -58,15 +57,11 @@ def sweep_app(
 
 
 def run_kernels(
-    path: str | Path,
-    gpu: str | None = None,
-    report: Report | None = None,
-    live: ProfileScreen | None = None,
-    load: Callable[[], Report] | None = None,
+    path: str | Path, gpu: str | None = None, report: Report | None = None, live: ProfileScreen | None = None
 ) -> int:
-    """`flopscope open FILE`, `open RUN` (`load` reads it from the store), `demo` and `profile`; 2 when the report
-    cannot be read or the profile failed."""
-    return run_app(kernels_app(path, gpu=gpu, report=report, live=live, keymap=load_keymap(), load=load))
+    """`flopscope open FILE`, `open RUN`, `demo` and `profile`; 2 when the report cannot be read or the profile
+    failed."""
+    return run_app(kernels_app(path, gpu=gpu, report=report, live=live, keymap=load_keymap()))
 
 
 def run_runs(store_path: Path, sweep: str | None = None) -> int:

@@ -109,7 +109,7 @@ def cmd_open(args) -> int:
     with Store() as store:
         sweep = load_sweep(args.path, store, print_warning)  # a stored sweep by name
         # else a stored run by name or id (one-line error if there is none)
-        run = store.identify(args.path)[1] if sweep is None else None
+        report = store.load(args.path) if sweep is None else None
     if sweep is not None:
         sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
         if not app:
@@ -120,21 +120,12 @@ def cmd_open(args) -> int:
 
         return run_sweep(sweep, title=args.path, judged=judged_against(sweep, args.gpu))
 
+    report = with_gpu(report, args.gpu) if args.gpu else report
     if not app:
-        report = _load_run(run, args.gpu)
         return _print(report, report.group("name"), args.json)
     from ..app.launch import run_kernels
 
-    # Read in the app's worker: its screen is up meanwhile, and its start-up overlaps the read.
-    return run_kernels(args.path, gpu=args.gpu, load=lambda: _load_run(run, args.gpu))
-
-
-def _load_run(name: str, gpu: str | None) -> Report:
-    """A stored run, judged against --gpu's ceilings if given. A Store of its own: the app calls this from a
-    worker thread, and an SQLite connection stays in the thread that opened it."""
-    with Store() as store:
-        report = store.load(name)
-    return with_gpu(report, gpu) if gpu else report
+    return run_kernels(args.path, gpu=args.gpu, report=report)
 
 
 def _refuse_missing_file(ref: str) -> None:
