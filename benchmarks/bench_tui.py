@@ -1,15 +1,20 @@
-"""How fast the terminal app is on big reports: first paint, sort, filter, cursor step. Prints a table.
+"""How fast the terminal app is on big reports: command start to a painted table, sort, filter, cursor step.
 
-    python benchmarks/bench_tui.py [--sizes 100000 1000000] [--fixture PATH] [--no-tmux]
+    python benchmarks/bench_tui.py [--sizes 100000 1000000] [--runs 3] [--baseline REV] [--no-tmux] [--no-headless]
 
 A synthetic Report repeats the launches of a real fixture (read once with `read_report`) up to each size,
-so every column holds real values. The app runs headless (`App.run_test`, 120x40); a frame is timed when
+so every column holds real values. Two tables:
+
+tmux (what a user waits for, issue 25.5): `flopscope open RUN` (the synthetic report stored in a temporary
+FLOPSCOPE_HOME) and `flopscope open FILE.csv` (bench_engine's raw page of that many launches) started in a
+fresh tmux pane (120x40), timed until a row of the table is on its screen (polled every 10 ms): start-up, the
+read, the app and its first paint. Median of --runs; --baseline REV times a git revision beside this checkout,
+taking turns (bench_startup's `checkout`), the bytecode of both cached first as an installed flopscope has it.
+
+headless (the app's own part, from a report already read): `App.run_test` at 120x40; a frame is timed when
 Textual hands the compositor's update to the driver, encoded to terminal bytes as a real terminal would
 get them. Textual paces frames at 60 per second, so up to ~17 ms of any number is waiting for the frame.
 
-    tmux          `flopscope open RUN` typed -> rows of the table on a real terminal (tmux, 120x40), the report
-                  stored as a run first (a temporary FLOPSCOPE_HOME): start-up, the store's Parquet read, the
-                  app and first paint, as a person waits for them (issue 25.5); polled every 10 ms
     screen        app start -> first frame (the Kernels screen, loading): what a person waits to see anything
     first paint   app start -> first frame showing rows of the per-launch view (includes Report.group)
     engine        the engine's part of first paint: Report.group("launch") inside the app
@@ -25,8 +30,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
-import shutil
+import shlex
 import statistics
 import subprocess
 import sys
@@ -45,6 +51,7 @@ from textual import events
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 FIXTURE = FIXTURES / "v100_ncar_miniweather_fp64_full.ncu-rep"
+TMUX_TARGET = "<= 3 s at 100k, <= 10 s at 1M launches (issues 18 and 25)"
 TARGETS = {"first paint": {100_000: 0.5, 1_000_000: 1.5}, "sort": 0.15, "filter": 0.15, "regroup": 0.15, "cursor": 0.05}
 
 
@@ -128,52 +135,67 @@ async def measure(report: Report, size: int) -> dict[str, float]:
     }
 
 
-def painted_in_tmux(report: Report, row_text: str, timeout: float = 120.0) -> float:
-    """Seconds from starting `flopscope open RUN` in a fresh tmux pane until `row_text` is on its screen."""
-    with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "FLOPSCOPE_HOME": home}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed flopscope has its bytecode cached
-        env["PYTHONPYCACHEPREFIX"] = str(Path(home) / "pyc")
-        subprocess.run([sys.executable, "-c", "import flopscope.tui.app.app"], env=env, check=True)  # caches it
-        os.environ["FLOPSCOPE_HOME"] = home
-        try:
-            from flopscope.core.store import Store
+_PANES = itertools.count()
 
-            with Store() as store:
-                store.save(report, "bench")
-        finally:
-            del os.environ["FLOPSCOPE_HOME"]
-        socket = f"flopscope-bench-{os.getpid()}"
-        tmux = ["tmux", "-L", socket]
-        command = f"{shutil.which('flopscope') or 'flopscope'} open bench"
-        try:
-            start = time.perf_counter()
-            subprocess.run(
-                [
-                    *tmux,
-                    "new-session",
-                    "-d",
-                    "-s",
-                    "bench",
-                    "-x",
-                    "120",
-                    "-y",
-                    "40",
-                    *(a for k, v in env.items() if k.startswith(("FLOPSCOPE", "PYTHON")) for a in ("-e", f"{k}={v}")),
-                    command,
-                ],
-                check=True,
-            )
-            while time.perf_counter() - start < timeout:
-                shown = subprocess.run(
-                    [*tmux, "capture-pane", "-p", "-t", "bench"], capture_output=True, text=True
-                ).stdout
-                if row_text in shown:
-                    return time.perf_counter() - start
-                time.sleep(0.01)
-            raise TimeoutError(f"no {row_text!r} on the screen after {timeout:.0f} s")
-        finally:
-            subprocess.run([*tmux, "kill-server"], capture_output=True)
+
+def painted_in_tmux(argv: list[str], env: dict[str, str], row_text: str, timeout: float = 120.0) -> float:
+    """Seconds from starting `flopscope ARGV` in a fresh tmux pane (120x40) until `row_text` is on its screen,
+    polled every 10 ms: start-up, the read, the app and its first paint, as a person waits for them."""
+    socket = f"flopscope-bench-{os.getpid()}-{next(_PANES)}"  # a server of its own: one being killed refuses
+    tmux = ["tmux", "-L", socket]
+    command = shlex.join([sys.executable, "-m", "flopscope.tui.cli", *argv])
+    passed = (a for k, v in env.items() if k.startswith(("FLOPSCOPE", "PYTHON")) for a in ("-e", f"{k}={v}"))
+    try:
+        start = time.perf_counter()
+        subprocess.run(
+            [*tmux, "new-session", "-d", "-s", "bench", "-x", "120", "-y", "40", *passed, command], check=True
+        )
+        while time.perf_counter() - start < timeout:
+            shown = subprocess.run([*tmux, "capture-pane", "-p", "-t", "bench"], capture_output=True, text=True).stdout
+            if row_text in shown:
+                return time.perf_counter() - start
+            time.sleep(0.01)
+        raise TimeoutError(f"no {row_text!r} on the screen after {timeout:.0f} s")
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)
+
+
+def tmux_rows(report: Report, sizes: list[int], baseline: str | None, runs: int) -> list[dict]:
+    """Median seconds to a painted table in tmux per size, for `open RUN` (the report stored in a temporary
+    FLOPSCOPE_HOME) and `open FILE.csv` (a raw page of that many launches, bench_engine's), this checkout and
+    `baseline` (a git revision) taking turns."""
+    from bench_engine import build_raw_csv
+    from bench_startup import checkout
+
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(folder) / "pyc")  # an installed flopscope has its bytecode cached
+        env["FLOPSCOPE_HOME"] = str(Path(folder) / "home")
+        versions = {"this checkout": env}
+        if baseline:
+            versions[baseline] = {**env, "PYTHONPATH": str(checkout(baseline, Path(folder)))}
+        for version in versions.values():  # caches the bytecode
+            subprocess.run([sys.executable, "-c", "import flopscope.tui.app.launch"], env=version, check=True)
+        for size in sizes:
+            csv = Path(folder) / f"raw_{size}.csv"
+            build_raw_csv(size, csv)
+            os.environ["FLOPSCOPE_HOME"] = env["FLOPSCOPE_HOME"]
+            try:
+                from flopscope.core.store import Store
+
+                with Store() as store:
+                    store.save(synthetic(report, size), f"bench{size}")
+            finally:
+                del os.environ["FLOPSCOPE_HOME"]
+            cases = {"run": ([f"bench{size}"], "compute_tendencies"), "csv": ([str(csv)], "InitializeMatrix")}
+            times: dict[tuple[str, str], list[float]] = {}
+            for _ in range(runs):
+                for name, version in versions.items():
+                    for case, (argv, text) in cases.items():
+                        times.setdefault((case, name), []).append(painted_in_tmux(["open", *argv], version, text))
+            rows.append({"launches": size, **{key: statistics.median(t) for key, t in times.items()}})
+    return rows
 
 
 async def _key(app: FlopscopeApp, frames: Frames, key: str, changed) -> float:
@@ -187,19 +209,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--fixture", type=Path, default=FIXTURE)
-    parser.add_argument("--no-tmux", action="store_true", help="leave out the tmux column (no tmux installed)")
+    parser.add_argument("--runs", type=int, default=3, help="tmux runs per case (median)")
+    parser.add_argument("--baseline", metavar="REV", help="a git revision to time in tmux beside this checkout")
+    parser.add_argument("--no-tmux", action="store_true", help="leave out the tmux table (no tmux installed)")
+    parser.add_argument("--no-headless", action="store_true", help="leave out the headless table")
     args = parser.parse_args()
     if not args.fixture.exists():
         raise SystemExit(f"fixture not found: {args.fixture} (pass --fixture PATH to an ncu report)")
     report = read_report(args.fixture)
+    if not args.no_tmux:
+        rows = tmux_rows(report, args.sizes, args.baseline, args.runs)
+        versions = ["this checkout", *([args.baseline] if args.baseline else [])]
+        print(f"command start -> table rows on a real terminal (tmux 120x40), median of {args.runs}, seconds")
+        print(
+            f"(target {TMUX_TARGET}); `open RUN`: {args.fixture.name} stored, `open FILE.csv`: bench_engine's raw page"
+        )
+        print(f"{'launches':>10}" + "".join(f"{f'{case} {v}':>26}" for case in ("run", "csv") for v in versions))
+        for r in rows:
+            print(
+                f"{r['launches']:>10,}" + "".join(f"{r[(case, v)]:>26.2f}" for case in ("run", "csv") for v in versions)
+            )
+    if args.no_headless:
+        return
     rows = [asyncio.run(measure(report, size)) for size in args.sizes]
-    for row in rows:
-        big = synthetic(report, row["launches"])
-        row["tmux"] = None if args.no_tmux else painted_in_tmux(big, "compute_tendencies")
-    print(f"fixture: {args.fixture.name} ({len(report.kernels)} launches repeated); times in ms, target in ()")
+    print(f"headless (App.run_test) from a report already read: {args.fixture.name} ({len(report.kernels)} launches")
+    print("repeated); times in ms, target in ()")
     titles = [
         ("launches", 10),
-        ("tmux", 8),
         ("screen", 7),
         ("first paint", 18),
         ("engine", 8),
@@ -219,8 +255,7 @@ def main() -> None:
             *(_cell(r, name, TARGETS[name] if n <= 100_000 else None) for name in ("sort", "filter", "regroup")),
             _cell(r, "cursor", TARGETS["cursor"]),
         ]
-        tmux = "-" if r["tmux"] is None else f"{1000 * r['tmux']:.0f}"
-        print(f"{n:>10,} {tmux:>8} {1000 * r['screen']:7.0f} " + " ".join(cells))
+        print(f"{n:>10,} {1000 * r['screen']:7.0f} " + " ".join(cells))
 
 
 def _cell(row: dict, name: str, target: float | None) -> str:

@@ -379,7 +379,7 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None, roof: Roof) -> list[Ceiling]:
         value, source, clock = roof.measured.get(name) or math.nan, roof.source, math.nan
         if math.isnan(value) and roof.kind != "datasheet":
             value, source = _weighted(k, col), REPORT_SOURCE
-            clock = _weighted(k[k[col].notna()], "sm_clock_hz") if col in k else math.nan
+            clock = _weighted(k, "sm_clock_hz", among=k[col].notna()) if col in k else math.nan
         if math.isnan(value) and gpu is not None:
             value, source, clock = (
                 _datasheet(k, gpu, name)
@@ -418,11 +418,14 @@ def _datasheet(k: pd.DataFrame, gpu: Gpu, name: str) -> tuple[float, str, float]
     return gpu.peak(name) * scale, f"datasheet ({gpu.name}) @ measured clock", scale * gpu.clock_hz(name)
 
 
-def _weighted(k: pd.DataFrame, col: str) -> float:
+def _weighted(k: pd.DataFrame, col: str, among: pd.Series | None = None) -> float:
+    """The time-weighted mean of `col` over the launches (`among` them) that have it and a time."""
     if col not in k:
         return math.nan
-    rows = k[k[col].notna() & k["duration_s"].notna()]
-    if rows.empty:
+    keep = k[col].notna() & k["duration_s"].notna()
+    keep = keep if among is None else keep & among
+    if not keep.any():
         return math.nan
-    weight = rows["duration_s"].sum()
-    return float((rows[col] * rows["duration_s"]).sum() / weight) if weight else float(rows[col].mean())
+    values, duration = k[col][keep], k["duration_s"][keep]  # two columns, not every row of the frame copied
+    weight = duration.sum()
+    return float((values * duration).sum() / weight) if weight else float(values.mean())

@@ -141,3 +141,16 @@ def test_the_start_up_probe_sees_the_data_stack_when_a_report_is_read():
 
     modules = _cli_modules("report", "--json", str(bundled_example()))
     assert {"pandas", "flopscope.core.readers"} <= modules
+
+
+def test_the_app_loads_no_plot_library_until_a_plot_is_drawn():
+    """plotext takes ~0.3 s to import, a tenth of the 3 s budget of `open` on 100k launches; the Kernels screen
+    draws no plot (the roofline's `r` does). The probe can fail: drawing a roofline loads it."""
+    modules = _modules_after("import flopscope.tui.app.launch")
+    assert "flopscope.tui.app.screens.kernels" in modules
+    assert _loaded(modules, ("plotext",)) == []
+    drawn = _modules_after(
+        "from flopscope.tui.app.widgets.roofline_plot import Roofline, build_plot\n"
+        "build_plot(Roofline(points=(), compute=(), dram=None), 40, 12)"
+    )
+    assert "plotext" in drawn

@@ -116,7 +116,8 @@ class KernelsScreen(TableScreen):
         if summary is not None:  # the first table of this report: the other groupings get ready meanwhile,
             self.query_one(Summary).show(summary)  # the one `g` shows next first
             at = GROUPS.index(by) if by in GROUPS else -1
-            self.app.warm_groupings([*GROUPS[at + 1 :], *GROUPS[: max(at, 0)]])
+            # After the first paint: a grouping started now would hold the GIL while the table is drawn.
+            self.call_after_refresh(self.app.warm_groupings, [*GROUPS[at + 1 :], *GROUPS[: max(at, 0)]])
         self.by, self.model = by, model
         self.query_one(Breadcrumb).refresh()
         table = self.query_one(KernelTable)

@@ -13,11 +13,14 @@ import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import plotext as plt
 from rich.text import Text
 
 from .roofline_plot import POINT, POINT_COLOR, SELECTED, SELECTED_COLOR, CachedPlot, decade_label
+
+if TYPE_CHECKING:
+    import plotext as plt
 
 LINE_COLOR = 12  # 256-colour palette index, as the roofline's DRAM line
 MIN_WIDTH, MIN_HEIGHT = 30, 7  # below this the axes leave no room for the line
@@ -148,6 +151,8 @@ _TRAILING_ZEROS = re.compile(r"(?:\.0+|(\.\d*?[1-9])0+)(?=\D|$)")
 
 
 def _marker(symbol: str, color: int | None) -> plt.marker:
+    import plotext as plt
+
     return plt.marker(symbol, color) if color is not None else plt.marker(symbol)
 
 
@@ -166,6 +171,8 @@ def build_line_plot(series: Series, width: int, height: int, selected: int | Non
     y_ticks = _y_ticks(series, scale, y0, y1, max(2, height - 3)) if known else ([], [])
     label_cells = max((len(label) for label in y_ticks[1]), default=1)
     x_ticks = _x_ticks(series, scale, x0, x1, max(10, width - label_cells - 3))
+    import plotext as plt  # here, not at the top: its import takes ~0.3 s (see roofline_plot.py)
+
     fig = plt.figure
     fig.clear()
     plt.terminal.limit(False, False)  # plotext caps plots at its own idea of the terminal (80x22 with no tty)

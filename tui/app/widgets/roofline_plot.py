@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 import textwrap
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import plotext as plt
 from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
@@ -22,6 +22,9 @@ from textual.widget import Widget
 from ....core.display_text import display_text
 from ....core.roofline import Ceiling
 from ...presentation import format as fmt
+
+if TYPE_CHECKING:
+    import plotext as plt
 
 # 256-colour palette indices (legible without truecolor, e.g. over SSH with no COLORTERM).
 DRAM_COLOR = 12
@@ -193,10 +196,14 @@ def _ticks(lo: float, hi: float, room: int, label_cells: int) -> tuple[list[int]
 
 
 def _marker(symbol: str, color: int | None) -> plt.marker:
+    import plotext as plt
+
     return plt.marker(symbol, color) if color is not None else plt.marker(symbol)
 
 
 def _line_marker(color: int | None, glyph: str = "hd") -> plt.marker:
+    import plotext as plt
+
     return plt.marker(glyph, color) if color is not None else plt.marker(glyph)
 
 
@@ -228,6 +235,8 @@ def draw_plot(
     cell (the selected, else the highest-ranked: issue 19.8), then the labels (each compute ceiling's name at
     the right end of its own line, the selected precision's ridge, DRAM along its slope), only where they cover
     no point: a label that finds no such room is moved, then dropped."""
+    import plotext as plt  # here, not at the top: its import takes ~0.3 s, and `open` draws no plot until `r`
+
     fig = plt.figure
     fig.clear()
     plt.terminal.limit(False, False)  # plotext caps plots at its own idea of the terminal (80x22 with no tty)
