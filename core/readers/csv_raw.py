@@ -16,7 +16,7 @@ import pandas as pd
 from ..errors import FlopscopeError
 from ..units import metric_unit_factor, parse_number
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
-from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, objects, wanted
+from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 _INSTANCED = (OPCODE_METRIC, MODIFIER_METRIC)
 _TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name", *_INSTANCED}
@@ -162,10 +162,9 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
     import pyarrow.csv as pacsv
 
     names = [str(k) for k in range(len(header))]
-    text = pa.dictionary(pa.int32(), pa.string())
     convert = pacsv.ConvertOptions(
         include_columns=[names[k] for k in keep],
-        column_types={names[k]: pa.float64() if k in numeric else text for k in keep},
+        column_types={names[k]: pa.float64() if k in numeric else pa.string() for k in keep},
         null_values=sorted(_NA_TEXT),
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
@@ -176,12 +175,23 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
     table = pacsv.read_csv(
         handle, read_options=pacsv.ReadOptions(column_names=names), parse_options=parse, convert_options=convert
     )
-    frame = table.to_pandas()
-    frame.columns = [int(c) for c in frame.columns]
-    for k in frame.columns:  # categories sorted, as pandas makes them (group order follows them)
-        if isinstance(frame[k].dtype, pd.CategoricalDtype):
-            frame[k] = frame[k].cat.reorder_categories(frame[k].cat.categories.sort_values())
-    return frame
+    # Column by column, no whole-table to_pandas: it would make each text column a categorical of unsorted,
+    # per-block dictionaries, only for them to be merged and sorted again.
+    return pd.DataFrame({int(name): _column(table.column(name)) for name in table.column_names}, copy=False)
+
+
+def _column(col) -> np.ndarray | pd.Categorical:
+    """One Arrow column as pandas holds it: numbers as float64 (missing as NaN), text as a categorical whose
+    categories are sorted, as pandas makes them (group order follows them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_string(col.type):
+        return col.to_numpy()
+    labels = pc.unique(col).drop_null()
+    labels = labels.take(pc.array_sort_indices(labels))
+    codes = pc.index_in(col, value_set=labels).fill_null(-1).to_numpy()
+    return pd.Categorical.from_codes(codes, categories=pd.Index(labels.to_pandas()), validate=False)
 
 
 def _parse(source, header: list[str], keep: list[int], numeric: dict) -> pd.DataFrame:
@@ -244,27 +254,32 @@ def _numbers(cells: np.ndarray) -> np.ndarray:
 def _process(frame: pd.DataFrame, header: list[str]) -> pd.Series | None:
     if "Process Name" not in header and "Process ID" not in header:
         return None
+    cols = [frame[header.index(t)] if t in header else None for t in ("Process Name", "Process ID")]
+    return _per_distinct(frame.index, cols, lambda name, pid: process_label(name, pid))
 
-    def col(title: str) -> np.ndarray:
-        if title not in header:
-            return np.full(len(frame), None, dtype=object)
-        return objects(frame[header.index(title)])
 
-    pairs = list(zip(col("Process Name"), col("Process ID"), strict=True))
-    labels = {pair: process_label(*pair) for pair in set(pairs)}
-    return pd.Series([labels[p] for p in pairs], index=frame.index, dtype=object)
+def _per_distinct(index: pd.Index, cols: list[pd.Series | None], label) -> pd.Series:
+    """`label(*cells)` of each row, computed once per distinct combination of cells (a million launches of a
+    few processes or ranges: a few calls, not a million), then spread by the combination's codes."""
+    codes, values = [], []
+    for col in cols:
+        cats = pd.Categorical(col) if col is not None else pd.Categorical([None] * len(index))
+        codes.append(cats.codes.astype(np.int64) + 1)  # 0: missing
+        values.append(np.concatenate([[None], cats.categories.to_numpy(dtype=object)]))
+    combined = np.zeros(len(index), dtype=np.int64)
+    for c, v in zip(codes, values, strict=True):
+        combined = pd.factorize(combined * len(v) + c)[0]  # renumbered each step: stays below the row count
+    _, first, at = np.unique(combined, return_index=True, return_inverse=True)
+    labels = np.empty(len(first), dtype=object)  # object, not numpy's fixed-width text
+    labels[:] = [label(*(v[c[i]] for c, v in zip(codes, values, strict=True))) for i in first]
+    return pd.Series(labels[at.reshape(-1)], index=index, dtype=object)
 
 
 def _nvtx(frame: pd.DataFrame, header: list[str], nv: list[int]) -> list | None:
     if not nv:
         return None
-    cells = [objects(frame[k]) for k in nv]
-    memo: dict[tuple, str | None] = {}
-    out = []
-    for row in zip(*cells, strict=True):
-        if row not in memo:
-            memo[row] = (
-                " | ".join(filter(None, (nvtx_label(header[k], c) for k, c in zip(nv, row, strict=True)))) or None
-            )
-        out.append(memo[row])
-    return out
+
+    def label(*cells) -> str | None:
+        return " | ".join(filter(None, (nvtx_label(header[k], c) for k, c in zip(nv, cells, strict=True)))) or None
+
+    return _per_distinct(frame.index, [frame[k] for k in nv], label).tolist()
