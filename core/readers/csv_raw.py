@@ -58,12 +58,17 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         if _nothing_left(handle):  # a header (and units) alone: the caller says "no kernel rows"
             return pd.DataFrame(), {"format": "csv-raw"}
         at = handle.tell()
-        try:
-            # Straight from disk, typed, by Arrow's reader (several times pandas' C parser, issue 18); a page it
-            # cannot type (thousands separators, instanced cells, odd rows) goes to pandas below.
-            frame = _parse_arrow(handle, header, keep, set(numeric))
-        except (ValueError, OSError):  # pyarrow.ArrowInvalid is a ValueError
-            frame = None
+        # Straight from disk by Arrow's reader (several times pandas' C parser, issue 18): the metrics whose
+        # first cell is a plain number typed as float64 by Arrow, the others (instanced cells `128 (0: 128)`,
+        # flopscope's own import arguments; thousands separators) as text whose distinct cells are parsed once
+        # (issue 25.2). A later row that breaks the first row's pattern: every metric as text; rows Arrow cannot
+        # read at all (the wrong width) go to pandas below.
+        typed = _plain_in_first_row(handle, numeric, len(header))
+        frame = None
+        for floats in dict.fromkeys((frozenset(typed), frozenset())):
+            handle.seek(at)
+            if (frame := _parse_arrow_text(handle, header, keep, numeric, floats)) is not None:
+                break
         try:
             # Straight from disk, typed; ncu's own `==` lines between rows land as rows with an `==` ID.
             if frame is None:
@@ -180,6 +185,32 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
     return pd.DataFrame({int(name): _column(table.column(name)) for name in table.column_names}, copy=False)
 
 
+def _parse_arrow_text(
+    handle, header: list[str], keep: list[int], numeric: list[int], floats: frozenset[int]
+) -> pd.DataFrame | None:
+    """`_parse_arrow` with the metrics of `floats` typed by Arrow and the other `numeric` ones read as text and
+    parsed by `_numeric`; None where Arrow cannot read the rows or a cell is not what its column holds."""
+    try:
+        frame = _parse_arrow(handle, header, keep, set(floats))
+    except (ValueError, OSError):  # pyarrow.ArrowInvalid is a ValueError
+        return None
+    for k in numeric:
+        if k not in floats:
+            frame[k] = _numeric(frame[k])
+    return frame
+
+
+def _plain_in_first_row(handle, numeric: list[int], width: int) -> set[int]:
+    """The metric columns whose cell in the next row is a plain number (or missing); the position is kept."""
+    at = handle.tell()
+    line = handle.readline()
+    handle.seek(at)
+    cells = next(csv.reader([line.decode("utf-8", errors="replace")]), [])
+    if len(cells) != width:  # a cell spanning lines, or no row: no guess
+        return set(numeric)
+    return {k for k in numeric if cells[k].strip() in _NA_TEXT or _PLAIN_RE.match(cells[k].strip())}
+
+
 def _column(col) -> np.ndarray | pd.Categorical:
     """One Arrow column as pandas holds it: numbers as float64 (missing as NaN), text as a categorical whose
     categories are sorted, as pandas makes them (group order follows them)."""
@@ -226,6 +257,7 @@ def _units_row(source, width: int) -> list[str]:
 # (`--print-metric-instances details`): the total, then its instances in parentheses, `128 (0: 128)`.
 _PLAIN = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
 _INSTANCES = r"^(\S+) \(.*\)$"
+_PLAIN_RE = re.compile(_PLAIN)
 
 
 def _numeric(col: pd.Series) -> pd.Series:
