@@ -13,6 +13,7 @@ from ..errors import FlopscopeError
 from ..ncu_metrics import OCCUPANCY_LIMITS
 from ..units import UnitError, is_time_unit, metric_unit_factor, parse_number, unit_dimension
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
+from .progress_file import ByteProgress
 from .wanted import IDENTITY, wanted
 
 _FLOP_OPS = {f"{p}{o}": f"{p.lower()}{o.lower()}" for p in "FDH" for o in ("FMA", "ADD", "MUL")}
@@ -72,7 +73,7 @@ def _dimension_ok(required: str | None, unit: str) -> bool:
     return "byte/" in unit  # byte-rate
 
 
-def read_details(doc: CsvText) -> tuple[pd.DataFrame, dict]:
+def read_details(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.DataFrame, dict]:
     header = doc.header
     col = {h: k for k, h in enumerate(header)}
     i_name, i_unit, i_value = col["Metric Name"], col["Metric Unit"], col["Metric Value"]

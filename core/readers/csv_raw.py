@@ -16,6 +16,7 @@ import pandas as pd
 from ..errors import FlopscopeError
 from ..units import metric_unit_factor, parse_number
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
+from .progress_file import ByteProgress, counted
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 _INSTANCED = (OPCODE_METRIC, MODIFIER_METRIC)
@@ -45,7 +46,8 @@ _NA_TEXT = {
 _INSTANCE = re.compile(r"([A-Z0-9_.]+): ([0-9][0-9,.]*)")
 
 
-def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
+def read_raw(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.DataFrame, dict]:
+    """The page's launches (identity and metrics in SI units); `progress` told the bytes read (progress_file.py)."""
     header = doc.header
     nv = nvtx_columns(header)
     keep = sorted({k for k, h in enumerate(header) if h in _TEXT_HEADERS or wanted(h)} | set(nv))
@@ -67,13 +69,13 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         frame = None
         for floats in dict.fromkeys((frozenset(typed), frozenset())):
             handle.seek(at)
-            if (frame := _parse_arrow_text(handle, header, keep, numeric, floats)) is not None:
+            if (frame := _parse_arrow_text(counted(handle, progress), header, keep, numeric, floats)) is not None:
                 break
         try:
             # Straight from disk, typed; ncu's own `==` lines between rows land as rows with an `==` ID.
             if frame is None:
                 handle.seek(at)
-                frame = _parse(handle, header, keep, {k: np.float64 for k in numeric})
+                frame = _parse(counted(handle, progress), header, keep, {k: np.float64 for k in numeric})
         except ValueError:  # a cell the typed parser refused: without ncu's lines, parse cell by cell
             source = io.BytesIO(doc.body_bytes())
             _units_row(source, len(header))
