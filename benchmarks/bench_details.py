@@ -1,8 +1,9 @@
 """Whole `flopscope report` processes on big `ncu --csv --page details` pages (one row per launch, section and
 metric), beside a bare `pandas.read_csv` of the same file (issue 18.5: the details reader at pyarrow's speed).
 
-The pages repeat the launches of ../shared/fixtures/ncu/v100_cutlass_gemm_nersc_flops_details.csv (a real
-details page, ~15 rows a launch) with fresh launch IDs. Median of --repeat fresh processes; peak RSS by GNU time.
+The pages repeat the launches of ../shared/fixtures/ncu/a100_gemm_printfp_details.csv (a real details page, ncu's
+default sections, ~3.6 KB a launch: 100k launches are 360 MB) with fresh launch IDs; --source another page.
+Median of --repeat fresh processes; peak RSS by GNU time.
 
     python benchmarks/bench_details.py [--sizes 10000 100000] [--repeat 3]
     PYTHONPATH=/path/to/other/checkout/shim python benchmarks/bench_details.py   # the same for another version
@@ -20,12 +21,12 @@ from pathlib import Path
 from bench_outputs import median_run
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
-SOURCE = FIXTURES / "v100_cutlass_gemm_nersc_flops_details.csv"
+SOURCE = FIXTURES / "a100_gemm_printfp_details.csv"
 
 
-def build(n: int, out: Path) -> None:
+def build(n: int, out: Path, source: Path = SOURCE) -> None:
     """`n` launches: the source's launches in turn, each row's ID cell replaced by the new launch's."""
-    lines = SOURCE.read_bytes().splitlines(keepends=True)
+    lines = source.read_bytes().splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if line.startswith(b'"ID"'))
     rows: dict[bytes, list[bytes]] = defaultdict(list)
     for line in lines[start + 1 :]:
@@ -43,6 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--source", type=Path, default=SOURCE)
     args = parser.parse_args()
     env = {**os.environ, "COLUMNS": "160", "FLOPSCOPE_NO_CACHE": "1"}
     env.pop("PYTHONUNBUFFERED", None)
@@ -51,7 +53,7 @@ def main() -> None:
         env["FLOPSCOPE_HOME"] = tmp
         for n in args.sizes:
             path = Path(tmp) / f"details_{n}.csv"
-            build(n, path)
+            build(n, path, args.source)
             size = path.stat().st_size / 1e6
             bare = [sys.executable, "-c", f"import pandas; pandas.read_csv({str(path)!r}, low_memory=False)"]
             base_s, base_rss = median_run(bare, env, args.repeat)

@@ -1,4 +1,7 @@
-"""`ncu --csv` details layout: one row per (launch, section, metric), in every header variant seen."""
+"""`ncu --csv` details layout: one row per (launch, section, metric), in every header variant seen.
+
+Read by Arrow and pivoted at once (`_read_arrow`); the row-by-row reader (`_read_rows`, the csv module) defines
+the rules and reads the pages Arrow cannot (tests/core/test_details_arrow_reader.py keeps the two equal)."""
 
 from __future__ import annotations
 
