@@ -1,5 +1,5 @@
 """A big CSV's read shows its progress on a terminal's stderr as bytes of the file (issue 18.3 for CSVs), and
-nothing into a pipe or under --json; Ctrl-C stops it in one line."""
+nothing into a pipe or under --json; Ctrl-C stops it in one line. The app shows the same on its status line."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.presentation.read_progress import progress_line
 
-from ..conftest import fixture_path
+from ..conftest import fixture_path, settle
 from ..helpers.terminal import in_terminal
 
 # The real 475-column raw page (16 B200 launches) repeated with fresh IDs: ~3 KB a launch, so 40,000 launches
@@ -77,3 +78,21 @@ def test_ctrl_c_stops_a_big_csv_read_in_one_line(big_csv):
     assert "Traceback" not in out
     after = out.rsplit("\r\x1b[K", 1)[1]  # the progress line cleared first
     assert after.strip() == "flopscope: stopped", repr(after)
+
+
+async def test_the_app_shows_a_csvs_progress_then_the_table(big_csv, monkeypatch):
+    monkeypatch.setenv("FLOPSCOPE_PROGRESS_AFTER", "0")
+    app = kernels_app(big_csv, by="launch")
+    seen: list[str] = []
+    async with app.run_test(size=(120, 30)) as pilot:
+        status = app.kernels.query_one("#status")
+
+        def table_shown() -> bool:
+            text = str(status.render())
+            if " MB" in text:
+                seen.append(text)
+            return app.kernels.model is not None
+
+        await settle(pilot, table_shown, tries=3000)
+        assert any("reading the report: " in s and " MB/s" in s for s in seen), seen
+        assert len(app.kernels.model) == LAUNCHES
