@@ -67,7 +67,8 @@ def report_file(path: str | Path) -> Path:
 
 def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     """Read `path` (a report file or a run folder) and return (metric table, reader meta). Raises FlopscopeError
-    on bad input. `progress(launches read, launches in all)` is called as an .ncu-rep is read.
+    on bad input. `progress(launches read, launches in all)` is called as an .ncu-rep is read, and
+    `progress(bytes read, file size, "bytes")` as a CSV is.
 
     `-` is standard input; it, a named pipe or a process substitution (`<(ncu --csv ...)`) is first copied
     to a temporary file, since the readers seek (a CSV's last row is checked before its first is read).
@@ -113,7 +114,7 @@ def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFra
         elif head[:2] in _UTF16_BOMS:
             frame, meta = _read_utf16(path)
         else:
-            frame, meta = _read_csv(path, head)
+            frame, meta = _read_csv(path, head, progress)
     except UnitError as exc:
         raise FlopscopeError(
             path,
@@ -293,7 +294,7 @@ def _read_utf16(path: Path) -> tuple[pd.DataFrame, dict]:
             raise FlopscopeError(path, err.problem, err.fix) from None
 
 
-def _read_csv(path: Path, head: bytes) -> tuple[pd.DataFrame, dict]:
+def _read_csv(path: Path, head: bytes, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
     if path.stat().st_size == 0 or (len(head) < 4 and not head.strip()):
         raise FlopscopeError(path, "the file is empty", "profile again or pass the right file")
     with path.open("rb") as handle:
@@ -307,7 +308,7 @@ def _read_csv(path: Path, head: bytes) -> tuple[pd.DataFrame, dict]:
     try:
         doc = split_csv(path)
         layout = read_details if _check_shape(path, doc.header) else read_raw
-        frame, meta = layout(doc)
+        frame, meta = layout(doc, progress)
     except (ValueError, KeyError, IndexError, csv.Error, pd.errors.ParserError) as exc:
         raise FlopscopeError(
             path,

@@ -16,7 +16,8 @@ import pandas as pd
 from ..errors import FlopscopeError
 from ..units import metric_unit_factor, parse_number
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
-from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, objects, wanted
+from .progress_file import ByteProgress, counted
+from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 _INSTANCED = (OPCODE_METRIC, MODIFIER_METRIC)
 _TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name", *_INSTANCED}
@@ -45,7 +46,8 @@ _NA_TEXT = {
 _INSTANCE = re.compile(r"([A-Z0-9_.]+): ([0-9][0-9,.]*)")
 
 
-def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
+def read_raw(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.DataFrame, dict]:
+    """The page's launches (identity and metrics in SI units); `progress` told the bytes read (progress_file.py)."""
     header = doc.header
     nv = nvtx_columns(header)
     keep = sorted({k for k, h in enumerate(header) if h in _TEXT_HEADERS or wanted(h)} | set(nv))
@@ -58,17 +60,22 @@ def read_raw(doc: CsvText) -> tuple[pd.DataFrame, dict]:
         if _nothing_left(handle):  # a header (and units) alone: the caller says "no kernel rows"
             return pd.DataFrame(), {"format": "csv-raw"}
         at = handle.tell()
-        try:
-            # Straight from disk, typed, by Arrow's reader (several times pandas' C parser, issue 18); a page it
-            # cannot type (thousands separators, instanced cells, odd rows) goes to pandas below.
-            frame = _parse_arrow(handle, header, keep, set(numeric))
-        except (ValueError, OSError):  # pyarrow.ArrowInvalid is a ValueError
-            frame = None
+        # Straight from disk by Arrow's reader (several times pandas' C parser, issue 18): the metrics whose
+        # first cell is a plain number typed as float64 by Arrow, the others (instanced cells `128 (0: 128)`,
+        # flopscope's own import arguments; thousands separators) as text whose distinct cells are parsed once
+        # (issue 25.2). A later row that breaks the first row's pattern: every metric as text; rows Arrow cannot
+        # read at all (the wrong width) go to pandas below.
+        typed = _plain_in_first_row(handle, numeric, len(header))
+        frame = None
+        for floats in dict.fromkeys((frozenset(typed), frozenset())):
+            handle.seek(at)
+            if (frame := _parse_arrow_text(counted(handle, progress), header, keep, numeric, floats)) is not None:
+                break
         try:
             # Straight from disk, typed; ncu's own `==` lines between rows land as rows with an `==` ID.
             if frame is None:
                 handle.seek(at)
-                frame = _parse(handle, header, keep, {k: np.float64 for k in numeric})
+                frame = _parse(counted(handle, progress), header, keep, {k: np.float64 for k in numeric})
         except ValueError:  # a cell the typed parser refused: without ncu's lines, parse cell by cell
             source = io.BytesIO(doc.body_bytes())
             _units_row(source, len(header))
@@ -162,10 +169,9 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
     import pyarrow.csv as pacsv
 
     names = [str(k) for k in range(len(header))]
-    text = pa.dictionary(pa.int32(), pa.string())
     convert = pacsv.ConvertOptions(
         include_columns=[names[k] for k in keep],
-        column_types={names[k]: pa.float64() if k in numeric else text for k in keep},
+        column_types={names[k]: pa.float64() if k in numeric else pa.string() for k in keep},
         null_values=sorted(_NA_TEXT),
         strings_can_be_null=True,
         quoted_strings_can_be_null=True,
@@ -176,12 +182,49 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
     table = pacsv.read_csv(
         handle, read_options=pacsv.ReadOptions(column_names=names), parse_options=parse, convert_options=convert
     )
-    frame = table.to_pandas()
-    frame.columns = [int(c) for c in frame.columns]
-    for k in frame.columns:  # categories sorted, as pandas makes them (group order follows them)
-        if isinstance(frame[k].dtype, pd.CategoricalDtype):
-            frame[k] = frame[k].cat.reorder_categories(frame[k].cat.categories.sort_values())
+    # Column by column, no whole-table to_pandas: it would make each text column a categorical of unsorted,
+    # per-block dictionaries, only for them to be merged and sorted again.
+    return pd.DataFrame({int(name): _column(table.column(name)) for name in table.column_names}, copy=False)
+
+
+def _parse_arrow_text(
+    handle, header: list[str], keep: list[int], numeric: list[int], floats: frozenset[int]
+) -> pd.DataFrame | None:
+    """`_parse_arrow` with the metrics of `floats` typed by Arrow and the other `numeric` ones read as text and
+    parsed by `_numeric`; None where Arrow cannot read the rows or a cell is not what its column holds."""
+    try:
+        frame = _parse_arrow(handle, header, keep, set(floats))
+    except (ValueError, OSError):  # pyarrow.ArrowInvalid is a ValueError
+        return None
+    for k in numeric:
+        if k not in floats:
+            frame[k] = _numeric(frame[k])
     return frame
+
+
+def _plain_in_first_row(handle, numeric: list[int], width: int) -> set[int]:
+    """The metric columns whose cell in the next row is a plain number (or missing); the position is kept."""
+    at = handle.tell()
+    line = handle.readline()
+    handle.seek(at)
+    cells = next(csv.reader([line.decode("utf-8", errors="replace")]), [])
+    if len(cells) != width:  # a cell spanning lines, or no row: no guess
+        return set(numeric)
+    return {k for k in numeric if cells[k].strip() in _NA_TEXT or _PLAIN_RE.match(cells[k].strip())}
+
+
+def _column(col) -> np.ndarray | pd.Categorical:
+    """One Arrow column as pandas holds it: numbers as float64 (missing as NaN), text as a categorical whose
+    categories are sorted, as pandas makes them (group order follows them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_string(col.type):
+        return col.to_numpy()
+    labels = pc.unique(col).drop_null()
+    labels = labels.take(pc.array_sort_indices(labels))
+    codes = pc.index_in(col, value_set=labels).fill_null(-1).to_numpy()
+    return pd.Categorical.from_codes(codes, categories=pd.Index(labels.to_pandas()), validate=False)
 
 
 def _parse(source, header: list[str], keep: list[int], numeric: dict) -> pd.DataFrame:
@@ -216,6 +259,7 @@ def _units_row(source, width: int) -> list[str]:
 # (`--print-metric-instances details`): the total, then its instances in parentheses, `128 (0: 128)`.
 _PLAIN = r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$"
 _INSTANCES = r"^(\S+) \(.*\)$"
+_PLAIN_RE = re.compile(_PLAIN)
 
 
 def _numeric(col: pd.Series) -> pd.Series:
@@ -244,27 +288,32 @@ def _numbers(cells: np.ndarray) -> np.ndarray:
 def _process(frame: pd.DataFrame, header: list[str]) -> pd.Series | None:
     if "Process Name" not in header and "Process ID" not in header:
         return None
+    cols = [frame[header.index(t)] if t in header else None for t in ("Process Name", "Process ID")]
+    return _per_distinct(frame.index, cols, lambda name, pid: process_label(name, pid))
 
-    def col(title: str) -> np.ndarray:
-        if title not in header:
-            return np.full(len(frame), None, dtype=object)
-        return objects(frame[header.index(title)])
 
-    pairs = list(zip(col("Process Name"), col("Process ID"), strict=True))
-    labels = {pair: process_label(*pair) for pair in set(pairs)}
-    return pd.Series([labels[p] for p in pairs], index=frame.index, dtype=object)
+def _per_distinct(index: pd.Index, cols: list[pd.Series | None], label) -> pd.Series:
+    """`label(*cells)` of each row, computed once per distinct combination of cells (a million launches of a
+    few processes or ranges: a few calls, not a million), then spread by the combination's codes."""
+    codes, values = [], []
+    for col in cols:
+        cats = pd.Categorical(col) if col is not None else pd.Categorical([None] * len(index))
+        codes.append(cats.codes.astype(np.int64) + 1)  # 0: missing
+        values.append(np.concatenate([[None], cats.categories.to_numpy(dtype=object)]))
+    combined = np.zeros(len(index), dtype=np.int64)
+    for c, v in zip(codes, values, strict=True):
+        combined = pd.factorize(combined * len(v) + c)[0]  # renumbered each step: stays below the row count
+    _, first, at = np.unique(combined, return_index=True, return_inverse=True)
+    labels = np.empty(len(first), dtype=object)  # object, not numpy's fixed-width text
+    labels[:] = [label(*(v[c[i]] for c, v in zip(codes, values, strict=True))) for i in first]
+    return pd.Series(labels[at.reshape(-1)], index=index, dtype=object)
 
 
 def _nvtx(frame: pd.DataFrame, header: list[str], nv: list[int]) -> list | None:
     if not nv:
         return None
-    cells = [objects(frame[k]) for k in nv]
-    memo: dict[tuple, str | None] = {}
-    out = []
-    for row in zip(*cells, strict=True):
-        if row not in memo:
-            memo[row] = (
-                " | ".join(filter(None, (nvtx_label(header[k], c) for k, c in zip(nv, row, strict=True)))) or None
-            )
-        out.append(memo[row])
-    return out
+
+    def label(*cells) -> str | None:
+        return " | ".join(filter(None, (nvtx_label(header[k], c) for k, c in zip(nv, cells, strict=True)))) or None
+
+    return _per_distinct(frame.index, [frame[k] for k in nv], label).tolist()

@@ -5,12 +5,8 @@ by repeating its result blocks (benchmarks/make_big_report.py), big enough that 
 from __future__ import annotations
 
 import os
-import pty
-import select
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +14,7 @@ from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.presentation.read_progress import ReadProgress, after_seconds, progress_line
 
 from ..conftest import settle
+from ..helpers.terminal import in_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "train_transformer_bs8.ncu-rep.xz"
@@ -68,40 +65,9 @@ def test_progress_is_drawn_late_and_throttled():
     assert progress.drawn
 
 
-def _in_terminal(argv: list[str], interrupt_when: bytes | None = None, timeout: float = 120) -> tuple[int, str]:
-    """Run flopscope with stdin, stdout and stderr on a real pseudo-terminal; with `interrupt_when`, send SIGINT
-    once that text is on the screen (as Ctrl-C does). Returns (exit code, everything written)."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: flopscope on the terminal
-        os.environ["COLUMNS"] = "150"
-        # From the first launch: a faster machine reads this report in under the default half second (CI did).
-        os.environ["FLOPSCOPE_PROGRESS_AFTER"] = "0"
-        os.execv(sys.executable, [sys.executable, "-m", "flopscope.tui.cli", *argv])
-    out = b""
-    deadline = time.monotonic() + timeout
-    interrupted = False
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 1.0)
-        if not ready:
-            continue
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        out += chunk
-        if interrupt_when and not interrupted and interrupt_when in out:
-            os.kill(pid, signal.SIGINT)
-            interrupted = True
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
-
-
 def test_a_long_read_shows_progress_on_a_terminal_then_the_table(big):
     path, launches = big
-    code, out = _in_terminal(["report", "--no-cache", "--by", "launch", "--top", "3", str(path)])
+    code, out = in_terminal(["report", "--no-cache", "--by", "launch", "--top", "3", str(path)])
     assert code == 0, out
     lines = [part for part in out.split("\r") if "flopscope: reading" in part]
     assert lines, out[-2000:]
@@ -126,14 +92,14 @@ def test_no_progress_when_stderr_is_not_a_terminal(big):
 
 def test_no_progress_under_json_on_a_terminal(big):
     path, _ = big
-    code, out = _in_terminal(["report", "--no-cache", "--json", str(path)])
+    code, out = in_terminal(["report", "--no-cache", "--json", str(path)])
     assert code == 0
     assert "flopscope: reading" not in out
 
 
 def test_ctrl_c_stops_a_long_read_in_one_line(big):
     path, _ = big
-    code, out = _in_terminal(["report", "--no-cache", str(path)], interrupt_when=b"flopscope: reading")
+    code, out = in_terminal(["report", "--no-cache", str(path)], interrupt_when=b"flopscope: reading")
     assert code == 130, out[-2000:]
     assert "Traceback" not in out
     after = out.rsplit("\r\x1b[K", 1)[1]  # the progress line cleared first

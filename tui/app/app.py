@@ -125,7 +125,7 @@ class FlopscopeApp(SafeNotify, App[None]):
             return
         self.call_from_thread(self._loaded, report)
 
-    def _load_progress(self) -> Callable[[int, int], None]:
+    def _load_progress(self) -> Callable[..., None]:
         """Launches read so far, on the Kernels screen's status line; stops the read once the app closes (a
         worker thread cannot be killed, and a 100k-launch read would hold the exit for a minute)."""
         worker = get_current_worker()
@@ -133,10 +133,10 @@ class FlopscopeApp(SafeNotify, App[None]):
         def draw(text: str) -> None:
             self.call_from_thread(self.kernels.show_progress, text)
 
-        def progress(done: int, total: int) -> None:
+        def progress(done: int, total: int, unit: str = "launches") -> None:  # unit "bytes": a CSV
             if worker.is_cancelled:
                 raise _LoadStopped
-            shown(done, total)
+            shown(done, total, unit)
 
         shown = ReadProgress(draw)
         return progress
