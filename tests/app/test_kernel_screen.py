@@ -382,3 +382,27 @@ async def test_a_report_without_them_shows_no_such_sections():
     text = await kernel_screen_text(read_report(fixture_path("a100_gemm_printfp_details.csv")))
     assert "Time" in text
     assert "Speed of light" not in text and "Occupancy" not in text and "Pipe utilisation" not in text
+
+
+async def test_blackwell_pipes_show_on_a_b200_and_nowhere_else():
+    """The B200's tcgen05 tensor core and TMEM pipes, as ncu printed them (the csv module; a group's are its
+    launches' time-weighted means); a Hopper report has no such rows, not even empty ones."""
+    import csv
+
+    path = fixture_path("b200_torch_sdpa_auto_raw.csv")
+    rows = list(csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("==")))[1:]
+    report = read_report(path)
+    first = report.group("name").iloc[0]
+    mine = [r for r in rows if r["Kernel Name"] == first["kernel_full"]]
+    assert len(mine) == 8  # the attention kernel: the most time
+
+    def mean(metric: str) -> float:
+        weights = [float(r["gpu__time_duration.sum"]) for r in mine]
+        return sum(float(r[metric]) * w for r, w in zip(mine, weights, strict=True)) / sum(weights)
+
+    text = await kernel_screen_text(report, size=(120, 40))
+    assert f"Tensor pipe tcgen05 {mean('sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_active'):.1f}%" in text
+    assert f"TMEM pipe {mean('sm__inst_executed_pipe_tmem.avg.pct_of_peak_sustained_active'):.1f}%" in text
+    assert f"Uniform pipe {mean('sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active'):.1f}%" in text
+    hopper = await kernel_screen_text(read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")))
+    assert "Tensor pipe" in hopper and "tcgen05" not in hopper and "TMEM" not in hopper

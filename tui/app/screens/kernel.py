@@ -163,11 +163,14 @@ _SPEED_OF_LIGHT = [
 ]
 _PIPES = [
     ("Tensor pipe", "pipe_tensor_pct"),
+    ("Tensor pipe tcgen05", "pipe_tc_pct"),  # Blackwell's 5th-generation tensor core
+    ("TMEM pipe", "pipe_tmem_pct"),  # Blackwell's tensor memory
     ("FMA pipe", "pipe_fma_pct"),
     ("ALU pipe", "pipe_alu_pct"),
     ("FP64 pipe", "pipe_fp64_pct"),
     ("LSU pipe", "pipe_lsu_pct"),
     ("XU pipe", "pipe_xu_pct"),
+    ("Uniform pipe", "pipe_uniform_pct"),
 ]
 
 
