@@ -9,8 +9,9 @@ import shlex
 
 import pytest
 from flopscope.core import read_report
-from flopscope.tui.app.screens.kernel import KernelScreen, earlier_launches, recollect_argv, sections
+from flopscope.tui.app.screens.kernel import KernelScreen, sections
 from flopscope.tui.presentation import format as fmt
+from flopscope.tui.presentation.reprofile import earlier_launches, recollect_argv
 from textual.containers import VerticalScroll
 
 from ..conftest import fixture_path
@@ -32,8 +33,8 @@ def ncu_function_names(path) -> list[str]:
     return names
 
 
-def to_collect(row, earlier=None) -> str:
-    return dict(dict(sections(row, earlier))["Provenance"])["To collect"]
+def to_collect(row, launches=None) -> str:
+    return dict(dict(sections(row, launches))["Provenance"])["To collect"]
 
 
 def test_the_unprofiled_launch_gets_a_command_a_shell_runs_as_written():
@@ -44,7 +45,7 @@ def test_the_unprofiled_launch_gets_a_command_a_shell_runs_as_written():
     row = dead.iloc[0]
     real = ncu_function_names(path)[int(row["launch_id"])]
     assert real == "flash_fwd_kernel"
-    told = to_collect(row, earlier_launches(report.kernels, row))
+    told = to_collect(row, report.kernels)
     command = told.rsplit(": ", 1)[1]
     # It was `ncu -k regex:flash_fwd_kernel<Flash_fwd_kernel_traits<…>, (bool)0, …> -c 1`: a display
     # ellipsis, regex metacharacters and shell redirections.
@@ -52,7 +53,7 @@ def test_the_unprofiled_launch_gets_a_command_a_shell_runs_as_written():
     for group in ("name", "launch"):  # the same advice whichever grouping the screen was opened from
         rows = report.group(group)
         flash = rows[rows["kernel"].astype(str).str.startswith("flash_fwd")].iloc[0]
-        assert shlex.split(to_collect(flash, earlier_launches(report.kernels, flash)).rsplit(": ", 1)[1]) == [
+        assert shlex.split(to_collect(flash, report.kernels).rsplit(": ", 1)[1]) == [
             "ncu",
             "-k",
             real,

@@ -144,7 +144,7 @@ class KernelsScreen(TableScreen):
         if details.display and self.model is not None:
             row = self.current_row()
             name = self.model.columns[0].name
-            details.show(row, "" if row is None else fmt.text(row.get(name)))
+            details.show(row, "" if row is None else fmt.text(row.get(name)), self.report.kernels)
 
     def on_kernel_table_moved(self, event: KernelTable.Moved) -> None:
         super().on_kernel_table_moved(event)

@@ -25,16 +25,16 @@ class KernelDetails(VerticalScroll, can_focus=False):
     def compose(self):
         yield Static(Text("no row selected", style="dim"), id="details-body")
 
-    def show(self, row: pd.Series | None, name: str = "") -> None:
-        """`row`'s sections under `name` (the row's name as the table shows it); None: no row is shown."""
+    def show(self, row: pd.Series | None, name: str = "", launches: pd.DataFrame | None = None) -> None:
+        """`row`'s sections under `name` (the row's name as the table shows it); None: no row is shown.
+        `launches`: its report's, whose earlier launches the re-profile advice for an unprofiled launch skips."""
         body = self.query_one("#details-body", Static)
         if row is None:
             body.update(Text("no row selected", style="dim"))
             return
-        # The name first, on one line (the Kernel section at the end has it whole), then each section; an
-        # unprofiled launch's re-profile advice counts no earlier launches here (the Kernel screen does).
+        # The name first, on one line (the Kernel section at the end has it whole), then each section.
         parts: list = [Text(display_text(name), style="bold", no_wrap=True, overflow="ellipsis"), Text()]
-        for title, items in sections(row):
+        for title, items in sections(row, launches):
             parts += [section_table(title, items), Text()]
         body.update(Group(*parts))
         self.scroll_home(animate=False)
