@@ -116,3 +116,32 @@ async def test_the_split_gives_the_kernel_screens_command_for_an_unprofiled_laun
     assert command in opened
     # The pane is narrow: it folds a long name inside a word, so compared without the spaces.
     assert command.replace(" ", "") in beside.replace(" ", "")
+
+
+KEY_COLUMNS = ["Time", "%Time", "FLOP/s", "%Peak", "Bound"]  # what a GPU engineer reads a kernel by
+
+
+@pytest.mark.parametrize("size", [(120, 40), (160, 50)])
+@pytest.mark.parametrize("report", ["demo", H100])
+async def test_beside_the_details_the_table_keeps_its_key_columns(size, report, monkeypatch):
+    """From 120 columns the details are beside the table, and the table still shows Time, %Time, FLOP/s, %Peak
+    and Bound: its header line has them, and the status line's `hidden:` names none of them."""
+    from pathlib import Path
+
+    from flopscope.tui.cli.main import bundled_example
+
+    path = Path(bundled_example()) if report == "demo" else fixture_path(report)
+    app = make_app(read_report(path))
+    async with app.run_test(size=size) as pilot:
+        screen = await ready(app, pilot)
+        await pilot.pause(0.1)
+        details = screen.query_one(KernelDetails)
+        table = screen.query_one(KernelTable)
+        assert details.display and details.region.width >= 40  # room for its labels and values
+        assert table.region.right <= details.region.x
+        header = screen_lines(app)[table.region.y][: table.region.right].split()
+        status = " ".join(screen_lines(app)[-2].split())
+        for title in KEY_COLUMNS:
+            assert title in header, (title, header)
+        hidden = status.split("hidden:", 1)[1] if "hidden:" in status else ""
+        assert not set(KEY_COLUMNS) & {h.strip(" ,") for h in hidden.replace("(←/→)", "").split(",")}, status
