@@ -92,7 +92,14 @@ EXTRA: list[tuple[str, str, str]] = [
     ("pipe_fp64_pct", "%", "FP64 pipe utilisation, % of peak while active"),
     ("pipe_lsu_pct", "%", "LSU pipe utilisation, % of peak while active"),
     ("pipe_xu_pct", "%", "XU (transcendental) pipe utilisation, % of peak while active"),
+    ("pipe_uniform_pct", "%", "uniform pipe utilisation, % of peak while active"),
     ("pipe_tensor_pct", "%", "tensor pipe utilisation: cycles active, % of peak while active"),
+    (
+        "pipe_tc_pct",
+        "%",
+        "Blackwell 5th-generation tensor core pipe (tcgen05 MMA) utilisation: cycles active, % of peak while active",
+    ),
+    ("pipe_tmem_pct", "%", "Blackwell tensor memory (TMEM) pipe utilisation, % of peak while active"),
     ("provenance", "", "numbers derived from rates or other exact sources"),
     ("status", "", "ok, or why ncu recorded no values for the launch"),
 ]

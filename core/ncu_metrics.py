@@ -105,12 +105,16 @@ OCCUPANCY_LIMITS = {
     "blocks": "launch__occupancy_limit_blocks",
     "barriers": "launch__occupancy_limit_barriers",
 }
-# Pipe utilisation, % of peak while the SM was active (ncu's Compute Workload Analysis).
+# Pipe utilisation, % of peak while the SM was active (ncu's Compute Workload Analysis). The uniform pipe is in
+# Turing's and later reports' full set; the TMEM pipe (tcgen05 loads and stores of tensor memory) and the
+# 5th-generation tensor core's own pipe `tc` (tcgen05 MMA, beside the mma.sync `tensor` pipe) only on Blackwell
+# (CC 10.x): a report without them leaves them empty, and the kernel screen shows no row for them.
 PIPES = {
     f"pipe_{pipe}_pct": [f"sm__inst_executed_pipe_{pipe}.avg.pct_of_peak_sustained_active"]
-    for pipe in ("alu", "fma", "fp64", "lsu", "xu")
+    for pipe in ("alu", "fma", "fp64", "lsu", "xu", "uniform", "tmem")
 }
 PIPES["pipe_tensor_pct"] = ["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]
+PIPES["pipe_tc_pct"] = ["sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_active"]
 INSIGHT = {**SPEED_OF_LIGHT, **OCCUPANCY, **PIPES}
 _INSIGHT_METRICS = frozenset([*(m for names in INSIGHT.values() for m in names), *OCCUPANCY_LIMITS.values()])
 

@@ -9,8 +9,9 @@ import shlex
 
 import pytest
 from flopscope.core import read_report
-from flopscope.tui.app.screens.kernel import KernelScreen, earlier_launches, recollect_argv, sections
+from flopscope.tui.app.screens.kernel import KernelScreen, sections
 from flopscope.tui.presentation import format as fmt
+from flopscope.tui.presentation.reprofile import earlier_launches, recollect_argv
 from textual.containers import VerticalScroll
 
 from ..conftest import fixture_path
@@ -32,8 +33,8 @@ def ncu_function_names(path) -> list[str]:
     return names
 
 
-def to_collect(row, earlier=None) -> str:
-    return dict(dict(sections(row, earlier))["Provenance"])["To collect"]
+def to_collect(row, launches=None) -> str:
+    return dict(dict(sections(row, launches))["Provenance"])["To collect"]
 
 
 def test_the_unprofiled_launch_gets_a_command_a_shell_runs_as_written():
@@ -44,7 +45,7 @@ def test_the_unprofiled_launch_gets_a_command_a_shell_runs_as_written():
     row = dead.iloc[0]
     real = ncu_function_names(path)[int(row["launch_id"])]
     assert real == "flash_fwd_kernel"
-    told = to_collect(row, earlier_launches(report.kernels, row))
+    told = to_collect(row, report.kernels)
     command = told.rsplit(": ", 1)[1]
     # It was `ncu -k regex:flash_fwd_kernel<Flash_fwd_kernel_traits<…>, (bool)0, …> -c 1`: a display
     # ellipsis, regex metacharacters and shell redirections.
@@ -52,7 +53,7 @@ def test_the_unprofiled_launch_gets_a_command_a_shell_runs_as_written():
     for group in ("name", "launch"):  # the same advice whichever grouping the screen was opened from
         rows = report.group(group)
         flash = rows[rows["kernel"].astype(str).str.startswith("flash_fwd")].iloc[0]
-        assert shlex.split(to_collect(flash, earlier_launches(report.kernels, flash)).rsplit(": ", 1)[1]) == [
+        assert shlex.split(to_collect(flash, report.kernels).rsplit(": ", 1)[1]) == [
             "ncu",
             "-k",
             real,
@@ -382,3 +383,27 @@ async def test_a_report_without_them_shows_no_such_sections():
     text = await kernel_screen_text(read_report(fixture_path("a100_gemm_printfp_details.csv")))
     assert "Time" in text
     assert "Speed of light" not in text and "Occupancy" not in text and "Pipe utilisation" not in text
+
+
+async def test_blackwell_pipes_show_on_a_b200_and_nowhere_else():
+    """The B200's tcgen05 tensor core and TMEM pipes, as ncu printed them (the csv module; a group's are its
+    launches' time-weighted means); a Hopper report has no such rows, not even empty ones."""
+    import csv
+
+    path = fixture_path("b200_torch_sdpa_auto_raw.csv")
+    rows = list(csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("==")))[1:]
+    report = read_report(path)
+    first = report.group("name").iloc[0]
+    mine = [r for r in rows if r["Kernel Name"] == first["kernel_full"]]
+    assert len(mine) == 8  # the attention kernel: the most time
+
+    def mean(metric: str) -> float:
+        weights = [float(r["gpu__time_duration.sum"]) for r in mine]
+        return sum(float(r[metric]) * w for r, w in zip(mine, weights, strict=True)) / sum(weights)
+
+    text = await kernel_screen_text(report, size=(120, 40))
+    assert f"Tensor pipe tcgen05 {mean('sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_active'):.1f}%" in text
+    assert f"TMEM pipe {mean('sm__inst_executed_pipe_tmem.avg.pct_of_peak_sustained_active'):.1f}%" in text
+    assert f"Uniform pipe {mean('sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active'):.1f}%" in text
+    hopper = await kernel_screen_text(read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")))
+    assert "Tensor pipe" in hopper and "tcgen05" not in hopper and "TMEM" not in hopper

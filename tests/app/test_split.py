@@ -3,6 +3,7 @@ the table, following the cursor; below 120 the table has the whole width and `en
 
 from __future__ import annotations
 
+import pytest
 from flopscope.core import read_report
 from flopscope.tui.app.screens.kernel import KernelScreen
 from flopscope.tui.app.widgets.kernel_details import KernelDetails
@@ -61,3 +62,86 @@ async def test_below_120_columns_the_table_has_the_whole_width():
         await pilot.pause(0.2)
         assert app.screen.query_one(KernelDetails).display
         assert details_lines(app)[0] == top_kernels(report, 1)[0][0]
+
+
+async def details_text(app, pilot) -> str:
+    """Every line of the details pane, scrolled through, as one line of words (values wrap in the pane)."""
+    details = app.screen.query_one(KernelDetails)
+    details.scroll_home(animate=False)
+    await pilot.pause()
+    text = []
+    while True:
+        text += details_lines(app)
+        if details.scroll_y >= details.max_scroll_y:
+            break
+        details.scroll_to(y=details.scroll_y + details.region.height, animate=False)
+        await pilot.pause()
+    return " ".join(" ".join(text).split())
+
+
+async def test_the_split_gives_the_kernel_screens_command_for_an_unprofiled_launch():
+    """The last of 45 launches of one kernel was not profiled: the details beside the table name the window
+    that profiles only it (`--launch-skip` past the 44 before it, counted here with ncu_report), as the Kernel
+    screen does, not the first launch of the kernel again."""
+    ncu_report = pytest.importorskip("ncu_report")
+    path = fixture_path("rtx5060ti_transpose_45k_basic.ncu-rep")
+    context = ncu_report.load_report(str(path))
+    names = [
+        context.range_by_idx(i).action_by_idx(j).name()
+        for i in range(context.num_ranges())
+        for j in range(context.range_by_idx(i).num_actions())
+    ]
+    unprofiled = len(names) - 1
+    before = names[:unprofiled].count(names[unprofiled])
+    assert before == 44
+    command = f"ncu -k {names[unprofiled]} --launch-skip {before} -c 1"
+    app = make_app(read_report(path), by="launch")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        shown = screen.model.shown()
+        await pilot.press(*["j"] * int((shown["launch_id"] == unprofiled).to_numpy().argmax()))
+        await pilot.pause(0.1)
+        assert screen.current_row()["launch_id"] == unprofiled
+        beside = await details_text(app, pilot)
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
+        body = app.screen.query_one("#kernel-body")
+        full = []
+        while True:
+            full += screen_lines(app)
+            if body.scroll_y >= body.max_scroll_y:
+                break
+            await pilot.press("pagedown")
+        opened = " ".join(" ".join(line.strip() for line in full).split())
+    assert command in opened
+    # The pane is narrow: it folds a long name inside a word, so compared without the spaces.
+    assert command.replace(" ", "") in beside.replace(" ", "")
+
+
+KEY_COLUMNS = ["Time", "%Time", "FLOP/s", "%Peak", "Bound"]  # what a GPU engineer reads a kernel by
+
+
+@pytest.mark.parametrize("size", [(120, 40), (160, 50)])
+@pytest.mark.parametrize("report", ["demo", H100])
+async def test_beside_the_details_the_table_keeps_its_key_columns(size, report, monkeypatch):
+    """From 120 columns the details are beside the table, and the table still shows Time, %Time, FLOP/s, %Peak
+    and Bound: its header line has them, and the status line's `hidden:` names none of them."""
+    from pathlib import Path
+
+    from flopscope.tui.cli.main import bundled_example
+
+    path = Path(bundled_example()) if report == "demo" else fixture_path(report)
+    app = make_app(read_report(path))
+    async with app.run_test(size=size) as pilot:
+        screen = await ready(app, pilot)
+        await pilot.pause(0.1)
+        details = screen.query_one(KernelDetails)
+        table = screen.query_one(KernelTable)
+        assert details.display and details.region.width >= 40  # room for its labels and values
+        assert table.region.right <= details.region.x
+        header = screen_lines(app)[table.region.y][: table.region.right].split()
+        status = " ".join(screen_lines(app)[-2].split())
+        for title in KEY_COLUMNS:
+            assert title in header, (title, header)
+        hidden = status.split("hidden:", 1)[1] if "hidden:" in status else ""
+        assert not set(KEY_COLUMNS) & {h.strip(" ,") for h in hidden.replace("(←/→)", "").split(",")}, status

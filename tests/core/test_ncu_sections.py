@@ -5,15 +5,19 @@ csv module on a raw or details page, or `ncu --import --csv --page raw` of a rep
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import subprocess
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import pytest
 from flopscope.core import read_report
 
 from ..conftest import fixture_path
+
+H100_CAPTURE = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"  # the project's own capture
 
 # Canonical column -> the raw page's column (metric names as ncu prints them; not taken from flopscope).
 RAW = {
@@ -28,6 +32,12 @@ RAW = {
     "pipe_fma_pct": "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
     "pipe_alu_pct": "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active",
     "pipe_tensor_pct": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "pipe_uniform_pct": "sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active",
+}
+# Blackwell's (CC 10.x) own pipes: the 5th-generation tensor core's (tcgen05 MMA) and tensor memory's.
+BLACKWELL = {
+    "pipe_tc_pct": "sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_active",
+    "pipe_tmem_pct": "sm__inst_executed_pipe_tmem.avg.pct_of_peak_sustained_active",
 }
 LIMITS = {
     "launch__occupancy_limit_registers": "registers",
@@ -60,7 +70,7 @@ def check_against_raw(kernels, rows: list[dict[str, str]]) -> int:
     compared = 0
     for _, launch in kernels.iterrows():
         raw = by_id[int(launch["launch_id"])]
-        for column, metric in RAW.items():
+        for column, metric in {**RAW, **BLACKWELL}.items():
             if not raw.get(metric):
                 assert np.isnan(launch[column]), (column, launch["launch_id"])
                 continue
@@ -80,6 +90,31 @@ def test_the_b200_raw_page_keeps_occupancy_waves_and_pipes_as_ncu_printed_them()
     assert check_against_raw(kernels, raw_rows(path.read_text())) >= 16 * 5
     # The page has no speed-of-light columns: none are made up.
     assert kernels[["sol_sm_pct", "sol_memory_pct", "occupancy_achieved_pct"]].isna().all(axis=None)
+
+
+def test_blackwell_pipes_are_read_where_the_file_has_them():
+    """The B200 raw page's tcgen05, TMEM and uniform pipes, launch by launch as ncu printed them; the attention
+    kernel's tcgen05 pipe is far busier than the mma.sync tensor pipe, so the tensor pipe alone would mislead."""
+    path = fixture_path("b200_torch_sdpa_auto_raw.csv")
+    rows = {int(r["ID"]): r for r in raw_rows(path.read_text())}
+    kernels = read_report(path).kernels
+    pipes = {**BLACKWELL, "pipe_uniform_pct": RAW["pipe_uniform_pct"]}
+    for column, metric in pipes.items():
+        expected = [float(rows[int(i)][metric]) for i in kernels["launch_id"]]
+        np.testing.assert_allclose(kernels[column].to_numpy(float), expected, atol=0.005 + 1e-9)
+    sdpa = kernels[kernels["kernel_full"].str.contains("sdpa")]
+    assert len(sdpa) == 8 and (sdpa["pipe_tc_pct"] > 5 * sdpa["pipe_tensor_pct"]).all()
+
+
+def test_a_hopper_report_has_no_blackwell_pipes():
+    """H100 (CC 9.0): the uniform pipe is there, the tcgen05 and TMEM pipes are not, and are left empty."""
+    path = H100_CAPTURE / "gemm_bf16_full.csv.gz"
+    with gzip.open(path, "rt") as f:
+        rows = raw_rows(f.read())
+    assert not any(metric in rows[0] for metric in BLACKWELL.values())
+    kernels = read_report(path).kernels
+    assert check_against_raw(kernels, rows) == len(kernels) * len(RAW)
+    assert kernels[list(BLACKWELL)].isna().all(axis=None)
 
 
 def test_a_group_shows_the_time_weighted_mean_of_its_launches():

@@ -210,9 +210,13 @@ def damaged_file(tmp_path):
     """A store of runs a, b, c with a page of run c's data zeroed (a disk or copy fault);
     returns its folder and each run's `open --json` from before the damage."""
     files = {"a": SMALL, "b": "v100_ncar_miniweather_fp64_full.ncu-rep", "c": SMALL}
+    # Run c's long command (stored before its meta) puts the meta past the zeroed page, so the run list, which
+    # reads the meta, meets the broken chain: else where the row splits between its leaf and overflow pages,
+    # which moves with the size of every stored column, decides whether the list sees the damage.
+    long_command = ["python3", "train.py", *(f"--layer{i}.weight=checkpoints/step_{i:05d}.pt" for i in range(200))]
     with Store(tmp_path / "flopscope.db") as store:
         for name, fixture in files.items():
-            store.save(read_report(fixture_path(fixture)), name)
+            store.save(read_report(fixture_path(fixture)), name, command=long_command if name == "c" else None)
     before = {name: json.loads(cli("open", name, "--json", home=tmp_path).stdout) for name in files}
     zero_a_page_of_the_last_run(tmp_path / "flopscope.db")
     return tmp_path, before

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import shlex
 from typing import ClassVar
 
-import numpy as np
 import pandas as pd
 from rich.table import Table
 from rich.text import Text
@@ -25,12 +23,12 @@ from ....core.columns import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES
 from ....core.counters import collecting
 from ....core.display_text import display_text
 from ....core.gpus import find_gpu
-from ....core.kernel_names import function_name
 from ....core.ncu_catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
 from ....core.report import Report
 from ....core.roofline import Ceiling
 from ....core.units import is_missing
 from ...presentation import format as fmt
+from ...presentation.reprofile import reprofile_advice
 from ...presentation.rules import row_rule_results, rule_items, rules_table
 from ...presentation.text_report import FLOPSCOPE_METRICS
 from ..widgets.breadcrumb import Breadcrumb
@@ -48,10 +46,10 @@ def _v(row: pd.Series, name: str):
     return None if is_missing(value) else value
 
 
-def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(section title, [(label, value)]) for every metric the row holds; missing numbers read 'not collected'.
-    `earlier`: for one launch, how many launches of the same function the report holds before it (the
-    `--launch-skip` that profiles it again), None when not known."""
+def sections(row: pd.Series, launches: pd.DataFrame | None = None) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(section title, [(label, value)]) for every metric the row holds; missing numbers say why.
+    `launches`: the launches of the row's report, whose earlier launches of the same function the advice for
+    a launch ncu did not profile skips (`--launch-skip`); None: not known."""
 
     measured = _measured(row)
 
@@ -136,7 +134,7 @@ def sections(row: pd.Series, earlier: int | None = None) -> list[tuple[str, list
     nothing = "nothing measured: ncu recorded no values"
     notes = [
         ("Status", fmt.text(_v(row, "status")) or "ok"),
-        ("To collect", _to_collect(row, measured, earlier)),
+        ("To collect", _to_collect(row, measured, launches)),
         ("Estimated", fmt.text(_v(row, "estimated")) or (_nothing_estimated(row) if measured else nothing)),
         ("Provenance", fmt.text(_v(row, "provenance")) or ("counted .sum metrics" if measured else nothing)),
         ("Convention", FMA_CONVENTION),
@@ -167,11 +165,14 @@ _SPEED_OF_LIGHT = [
 ]
 _PIPES = [
     ("Tensor pipe", "pipe_tensor_pct"),
+    ("Tensor pipe tcgen05", "pipe_tc_pct"),  # Blackwell's 5th-generation tensor core
+    ("TMEM pipe", "pipe_tmem_pct"),  # Blackwell's tensor memory
     ("FMA pipe", "pipe_fma_pct"),
     ("ALU pipe", "pipe_alu_pct"),
     ("FP64 pipe", "pipe_fp64_pct"),
     ("LSU pipe", "pipe_lsu_pct"),
     ("XU pipe", "pipe_xu_pct"),
+    ("Uniform pipe", "pipe_uniform_pct"),
 ]
 
 
@@ -214,12 +215,9 @@ def _of_roof(row: pd.Series) -> str:
     return f" ({roof})" if roof and _v(row, "pct_of_peak") is not None else ""
 
 
-def _to_collect(row: pd.Series, measured: bool, earlier: int | None = None) -> str:
+def _to_collect(row: pd.Series, measured: bool, launches: pd.DataFrame | None) -> str:
     if not measured:
-        return (
-            "all of it: ncu recorded nothing for this launch; profile it again by putting this before "
-            f"your program's command: {shlex.join(recollect_argv(row, earlier))}"
-        )
+        return reprofile_advice(row, launches)
     cc = _v(row, "cc")  # the tensor counters to name are this GPU's
     option = collecting([c for c in COLLECTED if _v(row, c) is None], [] if cc is None else [cc])
     if option and ASK_FOR_TENSOR_COUNTERS in option:  # a GPU whose tensor counters flopscope does not know
@@ -325,32 +323,6 @@ def _nothing_estimated(row: pd.Series) -> str:
     return f"nothing; {len(absent)} of {len(COLLECTED)} counters not collected (To collect, above)"
 
 
-def recollect_argv(row: pd.Series, earlier: int | None = None) -> list[str]:
-    """The ncu arguments that profile this row's launch again: `-k` matches ncu's function name exactly (its
-    default `--kernel-name-base function`: no namespace, template arguments or parameters), and
-    `--launch-skip` passes the `earlier` launches of that function when their number is known."""
-    name = function_name(fmt.text(_v(row, "kernel_full")) or fmt.text(_v(row, "kernel"))) or "NAME"
-    skip = ["--launch-skip", str(earlier)] if earlier else []
-    return ["ncu", "-k", name, *skip, "-c", "1"]
-
-
-def earlier_launches(launches: pd.DataFrame, row: pd.Series) -> int | None:
-    """How many launches in `launches` (a report's, in launch order) share `row`'s function name and come
-    before it; None unless `row` is one launch of that report."""
-    launch, full = _v(row, "launch_id"), _v(row, "kernel_full")
-    if launch is None or full is None or (_v(row, "count") or 1) != 1 or "launch_id" not in launches:
-        return None
-    names = launches["kernel_full"].astype("category")
-    codes = names.cat.codes.to_numpy()
-    ids = pd.to_numeric(launches["launch_id"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    own = names.cat.categories.get_indexer([full])[0]
-    if own < 0 or not ((codes == own) & (ids == float(launch))).any():
-        return None  # the row is not a launch of this report
-    target = function_name(str(full))
-    same = np.array([function_name(str(c)) == target for c in names.cat.categories] + [False])
-    return int((same[codes] & (ids < float(launch))).sum())
-
-
 def _measured(row: pd.Series) -> bool:
     """False for a launch ncu recorded no values for (a group is that only if all its launches are)."""
     return not (fmt.text(_v(row, "status")) or "ok").startswith("not profiled")
@@ -433,19 +405,16 @@ class KernelScreen(Screen):
         # One scroll for everything: narrow terminals get the metrics, then the plot below them.
         with VerticalScroll(id="kernel-body"):
             with Vertical(id="metrics"):
-                for title, items in sections(self.row, self._earlier()):
+                for title, items in sections(self.row, self._launches()):
                     if title == "Launch configuration":  # after ncu's own figures: its findings on them
                         yield Static(rules_table([("Launch", "reading the report…")]), id="rules", classes="section")
                     yield Static(section_table(title, items), classes="section")
             yield RooflinePlot(self.roofline, id="kernel-roofline")
         yield KeyFooter()
 
-    def _earlier(self) -> int | None:
-        if _measured(self.row):
-            return None  # only the advice for a launch ncu did not profile counts earlier launches
+    def _launches(self) -> pd.DataFrame | None:
         report = getattr(self.app, "report", None)
-        launches = self.launches if self.launches is not None else report.kernels if report is not None else None
-        return earlier_launches(launches, self.row) if launches is not None else None
+        return self.launches if self.launches is not None else report.kernels if report is not None else None
 
     @work(thread=True, exclusive=True, group="kernel-rules")
     def _read_rules(self) -> None:

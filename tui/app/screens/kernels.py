@@ -25,7 +25,7 @@ from ...presentation.table_model import BOUNDS, Query, TableModel
 from ...presentation.text_report import header, missing_hint
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
-from ..widgets.kernel_details import SPLIT, KernelDetails
+from ..widgets.kernel_details import KernelDetails
 from ..widgets.kernel_table import KernelTable
 from ..widgets.summary import Summary
 from .copy_name import copy_full_name
@@ -76,7 +76,7 @@ class KernelsScreen(TableScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one(KernelDetails).display = self.app.size.width >= SPLIT
+        self.query_one(KernelDetails).fit(self.app.size.width)
         table = self.query_one(KernelTable)
         table.loading = True
         table.focus()
@@ -134,10 +134,7 @@ class KernelsScreen(TableScreen):
     # -- the list + details split (120 columns and wider) -----------------------------------------
     def _split(self) -> None:
         """Details beside the table from SPLIT columns on (below, `enter` opens them on a screen of their own)."""
-        wide = self.app.size.width >= SPLIT
-        details = self.query_one(KernelDetails)
-        if details.display != wide:
-            details.display = wide
+        if self.query_one(KernelDetails).fit(self.app.size.width):
             self._show_details()
 
     def _show_details(self) -> None:
@@ -145,7 +142,7 @@ class KernelsScreen(TableScreen):
         if details.display and self.model is not None:
             row = self.current_row()
             name = self.model.columns[0].name
-            details.show(row, "" if row is None else fmt.text(row.get(name)))
+            details.show(row, "" if row is None else fmt.text(row.get(name)), self.report.kernels)
 
     def on_kernel_table_moved(self, event: KernelTable.Moved) -> None:
         super().on_kernel_table_moved(event)
