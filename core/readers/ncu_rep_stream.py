@@ -122,6 +122,7 @@ class _Launches:
                     self._pending_bytes += size
                     if self._pending_bytes >= _BATCH_BYTES:
                         self._flush()
+                        _forget(data, offset)
                     if progress is not None:
                         progress(self.count + len(self._pending), total)
         except Damaged:
@@ -198,6 +199,13 @@ class _Launches:
         columns["nvtx"] = self.nvtx
         columns.update((name, cells[name]) for name in names if metrics.first_launch(name) > 0)
         return pd.DataFrame(columns)
+
+
+def _forget(data: mmap.mmap, end: int) -> None:
+    """Hand the file's pages before `end` back (they are read): the mapped pages of a file read from end to
+    end otherwise count in this process's memory, a 2 GB report's 2 GB. The kernel keeps them cached."""
+    if hasattr(mmap, "MADV_DONTNEED"):  # not on Windows
+        data.madvise(mmap.MADV_DONTNEED, 0, end - end % mmap.PAGESIZE)
 
 
 def _refuse_result(raw: bytes) -> None:
@@ -304,11 +312,13 @@ def _wanted_columns(data, offset: int) -> tuple[dict[int, Column], int]:
     only a later block's table defines (seen in the H800 fixture): so the table is read first, from the block
     headers alone."""
     strings: list[str] = []
-    launches = 0
+    launches = forgotten = 0
     try:
-        for block, _ in _blocks(data, offset):
+        for block, at in _blocks(data, offset):
             strings.extend(_text(name) for name in block.StringTable.Strings)
             launches += block.NumResults
+            if at - forgotten > _BATCH_BYTES:  # a page read for each header adds up to the whole file
+                _forget(data, forgotten := at)
     except Damaged:
         pass  # the reading pass meets it again after the launches before it, and says how many were whole
     return {i: column for i, name in enumerate(strings) if (column := _column(name)) is not None}, launches
