@@ -149,20 +149,21 @@ class _Launches:
         if fields.broken is not None:
             self._whole = self.count + fields.broken
             _refuse_result(raw[starts[fields.broken] : ends[fields.broken]])
-        launch, metric_starts, metric_ends = fields.repeated
-        self.metrics.add(buf, launch + self.count, metric_starts, metric_ends)
         threads = (fields.varints[_THREAD] & np.uint64(0xFFFFFFFF)).tolist()
         text = self._text
         spans = [zip(*(a.tolist() for a in fields.spans[f]), strict=True) for f in (*_NAMES, _NVTX)]
-        for mangled, function, demangled, state, thread in zip(*spans, threads, strict=True):
+        for i, (mangled, function, demangled, state, thread) in enumerate(zip(*spans, threads, strict=True)):
+            self._whole = self.count + i
             # A kernel with C linkage (`extern "C"`, nvjet, cuBLAS' xmma) has no demangled name: ncu_report then
             # names it by its function name, and so does this reader.
             base = text(raw, *function) or text(raw, *mangled) or None
             self.kernel_base.append(base)
             self.kernel_full.append(text(raw, *demangled) or base)
             self.nvtx.append(None if state[0] < 0 else self._nvtx(raw[state[0] : state[1]], thread))
+        self._whole = self.count + len(starts)  # unless a metric of one of them is damaged (metrics.decoding)
+        launch, metric_starts, metric_ends = fields.repeated
+        self.metrics.add(buf, launch + self.count, metric_starts, metric_ends)
         self.count += len(starts)
-        self._whole = self.count
 
     def _text(self, raw: bytes, start: int, end: int) -> str:
         if start < 0:
