@@ -84,7 +84,17 @@ def walk_fields(
     live = np.flatnonzero(walk.pos < walk.ends)
     at, limit = walk.pos[live], walk.ends[live]
     while len(live):
-        low, high = buf[at + 1], buf[at + 2].astype(np.int64)  # the length: one byte, or two
+        low = buf[at + 1]
+        if (low < 0x80).all() and (buf[at] == run_tag).all():  # most steps: a metric, under 128 bytes, in each
+            end = at + 2 + low
+            if (end <= limit).all():
+                quick_found.append((live, at + 2, end))
+                at = end
+                going = at < limit
+                if not going.all():
+                    live, at, limit = live[going], at[going], limit[going]
+                continue
+        high = buf[at + 2].astype(np.int64)  # the length: one byte, or two
         long = low >= 0x80
         start = at + 2 + long
         end = start + np.where(long, (low & 0x7F) | (high << 7), low)

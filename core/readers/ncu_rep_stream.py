@@ -26,6 +26,7 @@ from __future__ import annotations
 import mmap
 import struct
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
 
@@ -95,7 +96,8 @@ class _Launches:
         self.kernel_base: list[str | None] = []
         self.kernel_full: list[str | None] = []
         self.nvtx: list[str | None] = []
-        self._pending: list[bytes] = []  # results read, not yet decoded
+        self._starts: list[int] = []  # where in the file the results read but not yet decoded are
+        self._ends: list[int] = []
         self._pending_bytes = 0
         self._texts: dict[bytes, str] = {}  # kernel names repeat from launch to launch: one string each
         self._nvtx_seen: dict[tuple[bytes, int], str | None] = {}  # and so do NVTX states
@@ -106,44 +108,51 @@ class _Launches:
         header, first_block = _message(data, 4, "FileHeader")
         if header.Version not in VERIFIED_VERSIONS:
             raise Unsupported(f"file format version {header.Version}")
-        columns, total = _wanted_columns(data, first_block)
+        columns, blocks, damage = _wanted_columns(data, first_block)
+        total = sum(results for _, _, results in blocks)
         self.metrics = MetricColumns(columns, total, _name_id, _cells)
         try:
-            for block, offset in _blocks(data, first_block):
-                for _ in range(block.NumSources):
+            for offset, sources, results in blocks:
+                for _ in range(sources):
                     offset = _skip(data, offset)
-                for _ in range(block.NumResults):
+                for _ in range(results):
                     start = offset + 4
                     (size,) = _U32.unpack_from(data, offset)
                     offset = start + size
                     if offset > len(data):
                         raise Damaged("cut short inside a message", truncated=True)
-                    self._pending.append(data[start:offset])
+                    self._starts.append(start)
+                    self._ends.append(offset)
                     self._pending_bytes += size
                     if self._pending_bytes >= _BATCH_BYTES:
-                        self._flush()
+                        self._flush(data)
                         _forget(data, offset)
                     if progress is not None:
-                        progress(self.count + len(self._pending), total)
+                        progress(self.count + len(self._starts), total)
+            if damage is not None:
+                raise damage
         except Damaged:
-            self._flush()  # the launches before the damage: a damaged one among them is the first damage
+            self._flush(data)  # the launches before the damage: a damaged one among them is the first damage
             raise
-        self._flush()
+        self._flush(data)
 
     @property
     def whole(self) -> int:
         """How many launches were read whole before the damage that stopped the read."""
         return min(self._whole, self.metrics.decoding) if self.metrics is not None else 0
 
-    def _flush(self) -> None:
-        """Decode the results read since the last flush, joined in one buffer."""
-        results, self._pending, self._pending_bytes = self._pending, [], 0
-        if not results:
+    def _flush(self, data: mmap.mmap) -> None:
+        """Decode the results read since the last flush, where they are in the mapped file (no copy); the
+        last ones of the file are copied, with PAD after them."""
+        if not self._starts:
             return
-        ends = np.cumsum(np.fromiter(map(len, results), np.int64, len(results)))
-        starts = np.concatenate(([0], ends[:-1]))
-        raw = b"".join([*results, PAD])
-        del results
+        raw, starts, ends = data, np.array(self._starts, np.int64), np.array(self._ends, np.int64)
+        if ends[-1] + len(PAD) > len(data):
+            results = [data[a:b] for a, b in zip(self._starts, self._ends, strict=True)]
+            ends = np.cumsum(ends - starts)
+            starts = np.concatenate(([0], ends[:-1]))
+            raw = b"".join([*results, PAD])
+        self._starts, self._ends, self._pending_bytes = [], [], 0
         buf = np.frombuffer(raw, np.uint8)
         fields = walk_fields(buf, starts, ends, _METRICS, (*_NAMES, _NVTX), (_THREAD,))
         if fields.broken is not None:
@@ -287,11 +296,19 @@ def capture_time(path: Path) -> float | None:
     return float(created) if created else None
 
 
-def _mapped(handle):
+@contextmanager
+def _mapped(handle) -> Iterator[mmap.mmap]:
     try:
-        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except ValueError:  # an empty file cannot be mapped
         raise Unsupported("empty file") from None
+    try:
+        yield data
+    finally:
+        # An array over it may live on in the traceback of an error being raised: then it is unmapped when
+        # that is freed.
+        with suppress(BufferError):
+            data.close()
 
 
 def _blocks(data, offset: int) -> Iterator[tuple[object, int]]:
@@ -307,22 +324,27 @@ def _blocks(data, offset: int) -> Iterator[tuple[object, int]]:
         offset = end
 
 
-def _wanted_columns(data, offset: int) -> tuple[dict[int, Column], int]:
-    """String id -> column, for the wanted metrics' names, from the whole report's string table, and the
-    number of launches in the file. A block's table extends the report's, and a launch may name a metric that
-    only a later block's table defines (seen in the H800 fixture): so the table is read first, from the block
-    headers alone."""
+def _wanted_columns(data, offset: int) -> tuple[dict[int, Column], list[tuple[int, int, int]], Damaged | None]:
+    """String id -> column, for the wanted metrics' names, from the whole report's string table; each block's
+    (payload offset, sources, results); and the damage that ended the blocks early, if any. A block's table
+    extends the report's, and a launch may name a metric that only a later block's table defines (seen in the
+    H800 fixture): so the table is read first, from the block headers alone."""
     strings: list[str] = []
-    launches = forgotten = 0
+    blocks: list[tuple[int, int, int]] = []
+    forgotten = 0
     try:
         for block, at in _blocks(data, offset):
             strings.extend(_text(name) for name in block.StringTable.Strings)
-            launches += block.NumResults
+            blocks.append((at, block.NumSources, block.NumResults))
             if at - forgotten > _BATCH_BYTES:  # a page read for each header adds up to the whole file
                 _forget(data, forgotten := at)
-    except Damaged:
-        pass  # the reading pass meets it again after the launches before it, and says how many were whole
-    return {i: column for i, name in enumerate(strings) if (column := _column(name)) is not None}, launches
+    except Damaged as damage:  # raised after the launches before it are read, to say how many were whole
+        return _columns(strings), blocks, damage
+    return _columns(strings), blocks, None
+
+
+def _columns(strings: list[str]) -> dict[int, Column]:
+    return {i: column for i, name in enumerate(strings) if (column := _column(name)) is not None}
 
 
 def _message(data, offset: int, kind: str):
