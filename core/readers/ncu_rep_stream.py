@@ -1,4 +1,4 @@
-"""Binary `.ncu-rep` reports read directly, one result at a time: what flopscope uses, and nothing else.
+"""Binary `.ncu-rep` reports read directly, in batches of launches: what flopscope uses, and nothing else.
 
 `ncu_report` (NVIDIA's module, see ncu_rep.py) loads a whole report into memory first: 4.4 GB and 13 s for
 10,000 launches. The file is a stream of protobuf messages, described by the `.proto` files Nsight Compute
@@ -11,7 +11,9 @@ numbers those files give):
 
 A block's string table extends the report's one table (metric names are ids into it). Each ProfileResult is
 one launch: its metrics (device attributes included), grid, block, stream and NVTX state. The SASS and
-source of every kernel (SourceData, most of a report's bytes) are skipped unparsed.
+source of every kernel (SourceData, most of a report's bytes) are skipped unparsed. The results of ~32 MB of
+launches are decoded together, column-wise, by ncu_rep_columns.py; this module frames the file, names the
+columns and builds the table.
 
 Anything this reader was not checked on (a file version other than `VERIFIED_VERSIONS`, range/graph results
 of `--replay-mode range`, a report with no launch) raises `Unsupported`, and the caller reads the file with
