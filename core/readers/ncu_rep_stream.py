@@ -1,4 +1,4 @@
-"""Binary `.ncu-rep` reports read directly, one result at a time: what flopscope uses, and nothing else.
+"""Binary `.ncu-rep` reports read directly, in batches of launches: what flopscope uses, and nothing else.
 
 `ncu_report` (NVIDIA's module, see ncu_rep.py) loads a whole report into memory first: 4.4 GB and 13 s for
 10,000 launches. The file is a stream of protobuf messages, described by the `.proto` files Nsight Compute
@@ -11,7 +11,9 @@ numbers those files give):
 
 A block's string table extends the report's one table (metric names are ids into it). Each ProfileResult is
 one launch: its metrics (device attributes included), grid, block, stream and NVTX state. The SASS and
-source of every kernel (SourceData, most of a report's bytes) are skipped unparsed.
+source of every kernel (SourceData, most of a report's bytes) are skipped unparsed. The results of ~32 MB of
+launches are decoded together, column-wise, by ncu_rep_columns.py; this module frames the file, names the
+columns and builds the table.
 
 Anything this reader was not checked on (a file version other than `VERIFIED_VERSIONS`, range/graph results
 of `--replay-mode range`, a report with no launch) raises `Unsupported`, and the caller reads the file with
@@ -26,20 +28,26 @@ from __future__ import annotations
 import mmap
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..units import is_missing, metric_unit_factor
 from .csv_text import DEFAULT_DOMAINS
+from .ncu_rep_columns import PAD, Column, MetricColumns, walk_fields
 from .wanted import MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 MAGIC = b"NVR\x00"
 # FileHeader.Version of the reports the equality test covers (ncu 2019.5 to 2025.3 all write 7).
 VERIFIED_VERSIONS = frozenset({7})
 _U32 = struct.Struct("<I")
+# ProfileResult fields the table reads: its metrics (repeated), the kernel's mangled, function and demangled
+# names, the NVTX state and the launching thread.
+_METRICS, _NAMES, _NVTX, _THREAD = 13, (5, 6, 7), 21, 1
+_BATCH_BYTES = 32 << 20  # results decoded together (~1,600 launches of the H100 capture)
 # Called as a long read goes: (launches read, launches in the file). The caller draws it (core draws nothing).
 Progress = Callable[[int, int], None]
 
@@ -59,48 +67,218 @@ class Damaged(Exception):
         self.launches = 0
 
 
-@dataclass(frozen=True)
-class _Column:
-    """How one metric name id becomes table cells, decided once per report (names repeat in every launch)."""
-
-    name: str
-    factor: float
-    instanced: bool
-
-
 def read_table(path: Path, progress: Progress | None = None) -> pd.DataFrame:
     """One row per profiled launch: identity columns and wanted metrics in SI units, columns in the order
-    they first appear (as `pd.DataFrame(rows)` orders them). `progress(launches read, launches in the file)`
-    is called after each launch. Raises Unsupported."""
-    columns: dict[str, list] = {}
-    count = 0
-    try:
-        for row in read_rows(path, progress):
-            for name, value in row.items():
-                cells = columns.get(name)
-                if cells is None:
-                    cells = columns[name] = [None] * count
-                elif len(cells) < count:
-                    cells.extend([None] * (count - len(cells)))
-                cells.append(value)
-            count += 1
-    except Damaged as exc:
-        exc.launches = count
-        raise
-    if not count:
-        raise Unsupported("no launch in the file")  # ncu_report words why (cut short, or nothing profiled)
-    for cells in columns.values():
-        cells.extend([None] * (count - len(cells)))
-    return pd.DataFrame(columns)
-
-
-def read_rows(path: Path, progress: Progress | None = None) -> Iterator[dict]:
-    """Each profiled launch as a row, one at a time. Raises Unsupported."""
+    they first appear (as `pd.DataFrame(rows)` of one dict per launch orders them). `progress(launches read,
+    launches in the file)` is called after each launch. Raises Unsupported."""
     with path.open("rb") as handle, _mapped(handle) as data:
+        launches = _Launches()
         try:
-            yield from _launches(data, progress)
+            launches.read(data, progress)
         except (IndexError, struct.error, UnicodeDecodeError) as exc:  # bytes cut or damaged mid-message
-            raise Damaged(f"damaged data ({type(exc).__name__})") from None
+            damage = Damaged(f"damaged data ({type(exc).__name__})")
+            damage.launches = launches.whole
+            raise damage from None
+        except Damaged as damage:
+            damage.launches = launches.whole
+            raise
+    if not launches.count:
+        raise Unsupported("no launch in the file")  # ncu_report words why (cut short, or nothing profiled)
+    return launches.frame()
+
+
+class _Launches:
+    """The launches of one report as they are read: their serialized results gathered into batches, each
+    batch decoded at once (ncu_rep_columns.py), names and NVTX state into lists, metrics into MetricColumns."""
+
+    def __init__(self) -> None:
+        self.count = 0  # launches decoded
+        self._whole = 0  # launches read whole before any damage found
+        self.metrics: MetricColumns | None = None
+        self.kernel_base: list[str | None] = []
+        self.kernel_full: list[str | None] = []
+        self.nvtx: list[str | None] = []
+        self._starts: list[int] = []  # where in the file the results read but not yet decoded are
+        self._ends: list[int] = []
+        self._pending_bytes = 0
+        self._texts: dict[bytes, str] = {}  # kernel names repeat from launch to launch: one string each
+        self._nvtx_seen: dict[tuple[bytes, int], str | None] = {}  # and so do NVTX states
+
+    def read(self, data, progress: Progress | None) -> None:
+        if data[:4] != MAGIC:
+            raise Unsupported("no NVR magic")
+        header, first_block = _message(data, 4, "FileHeader")
+        if header.Version not in VERIFIED_VERSIONS:
+            raise Unsupported(f"file format version {header.Version}")
+        columns, blocks, damage = _wanted_columns(data, first_block)
+        total = sum(results for _, _, results in blocks)
+        self.metrics = MetricColumns(columns, total, _name_id, _cells)
+        try:
+            for offset, sources, results in blocks:
+                for _ in range(sources):
+                    offset = _skip(data, offset)
+                for _ in range(results):
+                    start = offset + 4
+                    (size,) = _U32.unpack_from(data, offset)
+                    offset = start + size
+                    if offset > len(data):
+                        raise Damaged("cut short inside a message", truncated=True)
+                    self._starts.append(start)
+                    self._ends.append(offset)
+                    self._pending_bytes += size
+                    if self._pending_bytes >= _BATCH_BYTES:
+                        self._flush(data)
+                        _forget(data, offset)
+                    if progress is not None:
+                        progress(self.count + len(self._starts), total)
+            if damage is not None:
+                raise damage
+        except Damaged:
+            self._flush(data)  # the launches before the damage: a damaged one among them is the first damage
+            raise
+        self._flush(data)
+
+    @property
+    def whole(self) -> int:
+        """How many launches were read whole before the damage that stopped the read."""
+        return min(self._whole, self.metrics.decoding) if self.metrics is not None else 0
+
+    def _flush(self, data: mmap.mmap) -> None:
+        """Decode the results read since the last flush, where they are in the mapped file (no copy); the
+        last ones of the file are copied, with PAD after them."""
+        if not self._starts:
+            return
+        raw, starts, ends = data, np.array(self._starts, np.int64), np.array(self._ends, np.int64)
+        if ends[-1] + len(PAD) > len(data):
+            results = [data[a:b] for a, b in zip(self._starts, self._ends, strict=True)]
+            ends = np.cumsum(ends - starts)
+            starts = np.concatenate(([0], ends[:-1]))
+            raw = b"".join([*results, PAD])
+        self._starts, self._ends, self._pending_bytes = [], [], 0
+        buf = np.frombuffer(raw, np.uint8)
+        fields = walk_fields(buf, starts, ends, _METRICS, (*_NAMES, _NVTX), (_THREAD,))
+        if fields.broken is not None:
+            self._whole = self.count + fields.broken
+            _refuse_result(raw[starts[fields.broken] : ends[fields.broken]])
+        threads = (fields.varints[_THREAD] & np.uint64(0xFFFFFFFF)).tolist()
+        text = self._text
+        spans = [zip(*(a.tolist() for a in fields.spans[f]), strict=True) for f in (*_NAMES, _NVTX)]
+        for i, (mangled, function, demangled, state, thread) in enumerate(zip(*spans, threads, strict=True)):
+            self._whole = self.count + i
+            # A kernel with C linkage (`extern "C"`, nvjet, cuBLAS' xmma) has no demangled name: ncu_report then
+            # names it by its function name, and so does this reader.
+            base = text(raw, *function) or text(raw, *mangled) or None
+            self.kernel_base.append(base)
+            self.kernel_full.append(text(raw, *demangled) or base)
+            self.nvtx.append(None if state[0] < 0 else self._nvtx(raw[state[0] : state[1]], thread))
+        self._whole = self.count + len(starts)  # unless a metric of one of them is damaged (metrics.decoding)
+        launch, metric_starts, metric_ends = fields.repeated
+        self.metrics.add(buf, launch + self.count, metric_starts, metric_ends)
+        self.count += len(starts)
+
+    def _text(self, raw: bytes, start: int, end: int) -> str:
+        if start < 0:
+            return ""
+        key = raw[start:end]
+        text = self._texts.get(key)
+        if text is None:
+            if len(self._texts) > 65536:  # bounded: a report whose every launch differs gains nothing
+                self._texts.clear()
+            try:
+                text = self._texts[key] = key.decode()
+            except UnicodeDecodeError:
+                raise Damaged("text that is not UTF-8") from None
+        return text
+
+    def _nvtx(self, state: bytes, thread: int) -> str | None:
+        key = (state, thread)
+        if key not in self._nvtx_seen:
+            if len(self._nvtx_seen) > 4096:
+                self._nvtx_seen.clear()
+            self._nvtx_seen[key] = _nvtx(_parse("Nvtx", state), thread)
+        return self._nvtx_seen[key]
+
+    def frame(self) -> pd.DataFrame:
+        """The table: launch id and names, the metrics the first launch holds (by name), the identity
+        columns, then the metrics later launches add, each where its first launch would list it."""
+        count, metrics = self.count, self.metrics
+        names = metrics.order()
+        cells = {name: metrics.column(name, count) for name in names}
+        columns: dict = {"launch_id": np.arange(count), "kernel_base": self.kernel_base}
+        columns["kernel_full"] = self.kernel_full
+        columns.update((name, cells[name]) for name in names if metrics.first_launch(name) == 0)
+        columns.update(identity_columns(cells, count))
+        columns["nvtx"] = self.nvtx
+        columns.update((name, cells[name]) for name in names if metrics.first_launch(name) > 0)
+        return pd.DataFrame(columns)
+
+
+def _forget(data: mmap.mmap, end: int) -> None:
+    """Hand the file's pages before `end` back (they are read): the mapped pages of a file read from end to
+    end otherwise count in this process's memory, a 2 GB report's 2 GB. The kernel keeps them cached."""
+    if hasattr(mmap, "MADV_DONTNEED"):  # not on Windows
+        data.madvise(mmap.MADV_DONTNEED, 0, end - end % mmap.PAGESIZE)
+
+
+def _refuse_result(raw: bytes) -> None:
+    """A result whose top-level fields the batch walk could not follow: damaged if protobuf cannot parse it
+    either, else encoded in a way this reader was not checked on (ncu_report reads it)."""
+    _parse("Result", raw)
+    raise Unsupported("a launch whose fields are encoded unlike ncu's")
+
+
+def _parse(kind: str, raw: bytes):
+    from google.protobuf.message import DecodeError
+
+    try:
+        return message_classes()[kind].FromString(raw)
+    except DecodeError as exc:
+        raise Damaged(f"a {kind} message does not parse ({exc})") from None
+
+
+def identity_columns(cells: dict, count: int) -> dict:
+    """grid, block, registers, stream, device, gpu and cc of every launch from its launch__/device__ metric
+    columns: `fill_identity`, a table at a time."""
+
+    def given(name: str) -> np.ndarray | list:
+        return cells.get(name, [None] * count)
+
+    return {
+        "grid": _texts(_dims, *(given(f"launch__grid_dim_{a}") for a in "xyz")),
+        "block": _texts(_dims, *(given(f"launch__block_dim_{a}") for a in "xyz")),
+        "registers": given("launch__registers_per_thread"),
+        "stream": given("launch__stream_id"),
+        "device": given("launch__device_id"),
+        "gpu": given("device__attribute_display_name"),
+        "cc": _texts(
+            _compute_capability,
+            given("device__attribute_compute_capability_major"),
+            given("device__attribute_compute_capability_minor"),
+        ),
+    }
+
+
+def _texts(text: Callable[..., str | None], *columns) -> list[str | None]:
+    """`text(*cells)` for every launch, computed once per distinct combination of cells."""
+    seen: dict = {}
+    out = []
+    for key in zip(*(c.tolist() if isinstance(c, np.ndarray) else c for c in columns), strict=True):
+        if key not in seen:
+            seen[key] = text(*key)
+        out.append(seen[key])
+    return out
+
+
+def _dims(*vals) -> str | None:
+    if any(is_missing(v) for v in vals):
+        return None
+    return "(" + ", ".join(str(int(v)) for v in vals) + ")"
+
+
+def _compute_capability(major, minor) -> str | None:
+    if is_missing(major) or is_missing(minor):
+        return None
+    return f"{int(major)}.{int(minor)}"
 
 
 def capture_time(path: Path) -> float | None:
@@ -120,30 +298,19 @@ def capture_time(path: Path) -> float | None:
     return float(created) if created else None
 
 
-def _mapped(handle):
+@contextmanager
+def _mapped(handle) -> Iterator[mmap.mmap]:
     try:
-        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except ValueError:  # an empty file cannot be mapped
         raise Unsupported("empty file") from None
-
-
-def _launches(data, progress: Progress | None = None) -> Iterator[dict]:
-    if data[:4] != MAGIC:
-        raise Unsupported("no NVR magic")
-    header, first_block = _message(data, 4, "FileHeader")
-    if header.Version not in VERIFIED_VERSIONS:
-        raise Unsupported(f"file format version {header.Version}")
-    columns, total = _wanted_columns(data, first_block)
-    index = 0
-    for block, offset in _blocks(data, first_block):
-        for _ in range(block.NumSources):
-            offset = _skip(data, offset)
-        for _ in range(block.NumResults):
-            result, offset = _message(data, offset, "Result")
-            yield _row(result, columns, index)
-            index += 1
-            if progress is not None:
-                progress(index, total)
+    try:
+        yield data
+    finally:
+        # An array over it may live on in the traceback of an error being raised: then it is unmapped when
+        # that is freed.
+        with suppress(BufferError):
+            data.close()
 
 
 def _blocks(data, offset: int) -> Iterator[tuple[object, int]]:
@@ -159,20 +326,27 @@ def _blocks(data, offset: int) -> Iterator[tuple[object, int]]:
         offset = end
 
 
-def _wanted_columns(data, offset: int) -> tuple[dict[int, _Column], int]:
-    """String id -> column, for the wanted metrics' names, from the whole report's string table, and the
-    number of launches in the file. A block's table extends the report's, and a launch may name a metric that
-    only a later block's table defines (seen in the H800 fixture): so the table is read first, from the block
-    headers alone."""
+def _wanted_columns(data, offset: int) -> tuple[dict[int, Column], list[tuple[int, int, int]], Damaged | None]:
+    """String id -> column, for the wanted metrics' names, from the whole report's string table; each block's
+    (payload offset, sources, results); and the damage that ended the blocks early, if any. A block's table
+    extends the report's, and a launch may name a metric that only a later block's table defines (seen in the
+    H800 fixture): so the table is read first, from the block headers alone."""
     strings: list[str] = []
-    launches = 0
+    blocks: list[tuple[int, int, int]] = []
+    forgotten = 0
     try:
-        for block, _ in _blocks(data, offset):
+        for block, at in _blocks(data, offset):
             strings.extend(_text(name) for name in block.StringTable.Strings)
-            launches += block.NumResults
-    except Damaged:
-        pass  # the reading pass meets it again after the launches before it, and says how many were whole
-    return {i: column for i, name in enumerate(strings) if (column := _column(name)) is not None}, launches
+            blocks.append((at, block.NumSources, block.NumResults))
+            if at - forgotten > _BATCH_BYTES:  # a page read for each header adds up to the whole file
+                _forget(data, forgotten := at)
+    except Damaged as damage:  # raised after the launches before it are read, to say how many were whole
+        return _columns(strings), blocks, damage
+    return _columns(strings), blocks, None
+
+
+def _columns(strings: list[str]) -> dict[int, Column]:
+    return {i: column for i, name in enumerate(strings) if (column := _column(name)) is not None}
 
 
 def _message(data, offset: int, kind: str):
@@ -196,43 +370,26 @@ def _skip(data, offset: int) -> int:
     return offset + 4 + size
 
 
-def _column(name: str) -> _Column | None:
+def _column(name: str) -> Column | None:
     if not wanted(name):
         return None
     # Values are stored in the metric's base unit: a duration in nanoseconds, which metric_unit_factor assumes
     # for a blank unit; every other wanted metric's base unit is already SI (bytes, counts, hertz, /second).
-    return _Column(name, metric_unit_factor(name, ""), name in (OPCODE_METRIC, MODIFIER_METRIC))
+    return Column(name, metric_unit_factor(name, ""), name in (OPCODE_METRIC, MODIFIER_METRIC))
 
 
-def _row(result, columns: dict[int, _Column], index: int) -> dict:
-    base = _text(result.KernelFunctionName or result.KernelMangledName) or None
-    # A kernel with C linkage (`extern "C"`, nvjet, cuBLAS' xmma) has no demangled name: ncu_report then
-    # names it by its function name, and so does this reader.
-    row: dict = {"launch_id": index, "kernel_base": base, "kernel_full": _text(result.KernelDemangledName) or base}
-    found = []
-    wanted_column = columns.get
-    # Raw bytes, not parsed messages: parsing all ~400 metrics of a launch to keep ~50 took most of the time.
-    # NameId is the message's first field, a varint: two bytes for ids under 16384 (inlined), else _name_id.
-    for raw in result.MetricResults:
-        low = raw[1]
-        if raw[0] != 8 or (low > 127 and raw[2] > 127):
-            column = wanted_column(_name_id(raw))
-        else:
-            column = wanted_column((low & 127) | (raw[2] << 7) if low > 127 else low)
-        if column is not None:
-            found.append((column.name, column, raw))
-    found.sort(key=lambda item: item[0])  # ncu_report lists a launch's metrics by name; the table keeps that order
-    parse = message_classes()["Metric"].FromString
-    for name, column, raw in found:
-        metric = parse(raw)
-        if column.instanced:
-            row.update(_instances(name, metric.MetricValueList))
-            continue
-        value = _value(metric.MetricValue)
-        row[name] = value * column.factor if isinstance(value, float) else value
-    fill_identity(row)
-    row["nvtx"] = _nvtx(result.Nvtx, result.ThreadID) if result.HasField("Nvtx") else None
-    return row
+def _cells(raw: bytes, column: Column) -> dict:
+    """A metric the column-wise decoder does not read itself (text, instances, any other encoding), parsed as a
+    message: {column name: value}."""
+    metric = _parse_metric(raw)
+    if column.instanced:
+        return _instances(column.name, metric.MetricValueList)
+    value = _value(metric.MetricValue)
+    return {column.name: value * column.factor if isinstance(value, float) else value}
+
+
+def _parse_metric(raw: bytes):
+    return _parse("Metric", raw)
 
 
 def _name_id(raw: bytes) -> int:
@@ -244,7 +401,7 @@ def _name_id(raw: bytes) -> int:
             if byte < 0x80:
                 return value
             shift += 7
-    return message_classes()["Metric"].FromString(raw).NameId
+    return _parse_metric(raw).NameId
 
 
 def _value(value) -> float | str | None:

@@ -174,3 +174,78 @@ def test_metrics_named_before_their_string_table_still_read(tmp_path):
     moved = read_table(_strings_moved_to_the_end(source, tmp_path / "moved.ncu-rep"))
     assert "gpu__time_duration.sum" in moved
     pd.testing.assert_frame_equal(moved, expected)
+
+
+def _results(path: Path) -> list[bytes]:
+    """Every serialized ProfileResult of a report, in order, from its framing."""
+    kinds = message_classes()
+    data = path.read_bytes()
+    (size,) = struct.unpack_from("<I", data, 4)
+    offset, results = 8 + size, []
+    while offset < len(data):
+        (size,) = struct.unpack_from("<I", data, offset)
+        header = kinds["BlockHeader"].FromString(data[offset + 4 : offset + 4 + size])
+        cursor = offset + 4 + size
+        for _ in range(header.NumSources):
+            cursor += 4 + struct.unpack_from("<I", data, cursor)[0]
+        for _ in range(header.NumResults):
+            (n,) = struct.unpack_from("<I", data, cursor)
+            results.append(data[cursor + 4 : cursor + 4 + n])
+            cursor += 4 + n
+        offset += 4 + size + header.PayloadSize
+    return results
+
+
+def _walk(results: list[bytes], lockstep: bool, cut: int | None = None):
+    import numpy as np
+    from flopscope.core.readers.ncu_rep_columns import PAD, walk_fields
+
+    ends = np.cumsum([len(r) for r in results])
+    starts = ends - [len(r) for r in results]
+    if cut is not None:  # a message that ends in the middle of a field
+        ends[cut] -= 3
+    buf = np.frombuffer(b"".join([*results, PAD]), np.uint8)
+    fields = walk_fields(buf, starts, ends, 13, (5, 6, 7, 21), (1, 2), lockstep=lockstep)
+    order = np.lexsort((fields.repeated[1], fields.repeated[0]))
+    return (
+        [a[order].tolist() for a in fields.repeated],
+        {f: [a.tolist() for a in pair] for f, pair in fields.spans.items()},
+        {f: a.tolist() for f, a in fields.varints.items()},
+        fields.broken,
+    )
+
+
+@pytest.mark.parametrize("report", SHARED + CAPTURED, ids=lambda p: p.name)
+def test_the_walk_of_all_launches_at_once_finds_what_one_at_a_time_finds(report, tmp_path):
+    """The two ways ncu_rep_columns.walk_fields steps through results (in lockstep with numpy for many launches,
+    in Python for a few) give the same fields, and stop at the same broken message."""
+    results = _results(_plain(report, tmp_path))
+    one_by_one = _walk(results, lockstep=False)
+    assert one_by_one == _walk(results, lockstep=True)
+    metrics = message_classes()["Result"].FromString(results[0]).MetricResults
+    start, end = one_by_one[0][1][0], one_by_one[0][2][0]  # the first launch's first metric, as protobuf reads it
+    assert b"".join(results)[start:end] == metrics[0]
+    assert one_by_one[3] is None
+    broken = len(results) // 2
+    assert _walk(results, lockstep=False, cut=broken)[3] == _walk(results, lockstep=True, cut=broken)[3] == broken
+
+
+def test_a_launch_with_a_damaged_metric_is_refused_and_counted(tmp_path):
+    """A metric whose bytes do not parse (framing intact): Damaged, naming how many launches came before it,
+    not a protobuf traceback."""
+    source = _plain(REPO / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz", tmp_path)
+    kinds = message_classes()
+    data = bytearray(source.read_bytes())
+    results = _results(source)
+    damaged = 5
+    first = kinds["Result"].FromString(results[damaged]).MetricResults[0]
+    at = data.find(results[damaged]) + bytes(results[damaged]).find(first)
+    assert first[0] == 0x08
+    data[at] = 0x0F  # the name id's tag becomes wire type 7, which protobuf refuses
+    bad = tmp_path / "bad.ncu-rep"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(Damaged) as err:
+        read_table(bad)
+    assert err.value.launches == damaged
+    with pytest.raises(FlopscopeError, match=r"cannot read this \.ncu-rep"):
+        read_metrics(bad)

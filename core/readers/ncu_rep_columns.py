@@ -1,0 +1,371 @@
+"""Many launches' ProfileResult messages decoded together with numpy: the streaming reader's hot path.
+
+A launch holds ~400 metrics (ProfileMetricResult messages, ~40 bytes each) and flopscope keeps ~50. Parsing
+them one message at a time in Python was most of a read (5.7 s of 8 for 10,000 launches); even protobuf's C
+parser spends most of its time making a Python object of each. Here the serialized results of a batch of
+launches sit in one buffer and are read in lockstep: `walk_fields` steps through the top-level fields of every
+launch at once (one numpy pass per field position, not per launch), and `MetricColumns` reads each metric's
+name id (field 1, a varint, first) and value (field 2, a ProfileMetricValue holding exactly one double, float,
+uint32 or uint64) by vectorised byte arithmetic. A metric in any other shape (text, per-instance values the
+table keeps as columns, an encoding not expected here) goes to `cells`, the reader's message parser: the fast
+path takes only what it reads exactly as protobuf would.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+# Wire types and bytes. A field's tag is (number << 3 | wire type).
+_VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
+_NAME_ID = 0x08  # ProfileMetricResult.NameId, varint
+_VALUE = 0x12  # ProfileMetricResult.MetricValue, length-delimited
+_DOUBLE, _FLOAT, _UINT32, _UINT64 = 0x19, 0x15, 0x20, 0x28  # ProfileMetricValue's numeric fields
+PAD = bytes(32)
+LOCKSTEP_FROM = (
+    64  # messages  # after a batch's last message: reading a few varints past an offset stays inside the buffer
+)
+
+
+@dataclass(frozen=True)
+class Column:
+    """How one metric name becomes table cells, decided once per report (names repeat in every launch)."""
+
+    name: str
+    factor: float
+    instanced: bool
+
+
+@dataclass
+class Fields:
+    """What `walk_fields` found in each message of a batch (index i: the i-th message)."""
+
+    # (message, start, end) of each value of the repeated field; a message's values in the order it holds them
+    repeated: tuple[np.ndarray, np.ndarray, np.ndarray]
+    spans: dict[int, tuple[np.ndarray, np.ndarray]]  # field -> (start, end) of its last value, -1 where absent
+    varints: dict[int, np.ndarray]  # field -> its last value, 0 where absent
+    broken: int | None  # the first message whose fields do not follow protobuf's framing
+
+
+def walk_fields(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    repeated: int,
+    spans: tuple[int, ...],
+    varints: tuple[int, ...],
+    lockstep: bool | None = None,
+) -> Fields:
+    """The top-level fields of the messages at buf[starts[i]:ends[i]], all messages a field at a time: the
+    values of length-delimited field `repeated` (under 16) in order, and the last value of each field in
+    `spans` (length-delimited) and `varints`. A field of another wire type is skipped, as protobuf skips it.
+    Most fields of a ProfileResult are its metrics, one after the other: a step where a message is at one
+    (a length of one or two bytes) takes a few array operations; any other field goes through `_step`.
+    `buf` must hold PAD after the last message. Under LOCKSTEP_FROM messages (a report of a few launches with
+    thousands of metrics each: the `--set full`), or with `lockstep=False`, each message is walked on its own
+    in Python instead: a step of array operations costs as much for one message as for thousands."""
+    if not (len(starts) >= LOCKSTEP_FROM if lockstep is None else lockstep):
+        return _walk_each(buf, starts, ends, repeated, spans, varints)
+    n = len(starts)
+    walk = _Walk(
+        pos=starts.astype(np.int64),
+        ends=ends.astype(np.int64),
+        repeated=repeated,
+        found=[],
+        spans={f: (np.full(n, -1, np.int64), np.full(n, -1, np.int64)) for f in spans},
+        varints={f: np.zeros(n, np.uint64) for f in varints},
+        broken=np.zeros(n, bool),
+    )
+    run_tag = repeated << 3 | _LENGTH
+    quick_found = []
+    live = np.flatnonzero(walk.pos < walk.ends)
+    at, limit = walk.pos[live], walk.ends[live]
+    while len(live):
+        low = buf[at + 1]
+        if (low < 0x80).all() and (buf[at] == run_tag).all():  # most steps: a metric, under 128 bytes, in each
+            end = at + 2 + low
+            if (end <= limit).all():
+                quick_found.append((live, at + 2, end))
+                at = end
+                going = at < limit
+                if not going.all():
+                    live, at, limit = live[going], at[going], limit[going]
+                continue
+        high = buf[at + 2].astype(np.int64)  # the length: one byte, or two
+        long = low >= 0x80
+        start = at + 2 + long
+        end = start + np.where(long, (low & 0x7F) | (high << 7), low)
+        quick = (buf[at] == run_tag) & (high < 0x80 | ~long) & (end <= limit)
+        if quick.all():
+            quick_found.append((live, start, end))
+            at = end
+        else:
+            quick_found.append((live[quick], start[quick], end[quick]))
+            walk.pos[live] = np.where(quick, end, at)
+            _step(buf, live[~quick], walk)
+            at = walk.pos[live]
+        going = at < limit
+        if not going.all():
+            live, at, limit = live[going], at[going], limit[going]
+    found = quick_found + walk.found
+    at, start, end = (np.concatenate([f[k] for f in found]) if found else np.zeros(0, np.int64) for k in range(3))
+    first_broken = np.flatnonzero(walk.broken)
+    return Fields((at, start, end), walk.spans, walk.varints, int(first_broken[0]) if len(first_broken) else None)
+
+
+def _walk_each(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    repeated: int,
+    spans: tuple[int, ...],
+    varints: tuple[int, ...],
+) -> Fields:
+    """`walk_fields`, one message after the other."""
+    data = memoryview(buf)
+    n = len(starts)
+    found: tuple[list, list, list] = ([], [], [])
+    span_at = {f: ([-1] * n, [-1] * n) for f in spans}
+    value_of = {f: [0] * n for f in varints}
+    broken = None
+    for i, (pos, limit) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        while pos < limit:
+            tag, after_tag = _varint(data, pos, 5)
+            field, wire = tag >> 3, tag & 7
+            number, after = _varint(data, after_tag, 10)
+            end = {
+                _VARINT: after,
+                _FIXED64: after_tag + 8,
+                _LENGTH: after + min(number, 1 << 40),
+                _FIXED32: after_tag + 4,
+            }
+            pos = end.get(wire, limit + 1)
+            if pos > limit or field == 0:
+                broken = i
+                break
+            if wire == _LENGTH:
+                if field == repeated:
+                    found[0].append(i)
+                    found[1].append(after)
+                    found[2].append(pos)
+                if field in span_at:
+                    span_at[field][0][i], span_at[field][1][i] = after, pos
+            elif wire == _VARINT and field in value_of:
+                value_of[field][i] = number
+        if broken is not None:
+            break
+    return Fields(
+        tuple(np.array(f, np.int64) for f in found),
+        {f: (np.array(a, np.int64), np.array(b, np.int64)) for f, (a, b) in span_at.items()},
+        {f: np.array(v, np.uint64) for f, v in value_of.items()},
+        broken,
+    )
+
+
+def _varint(data: memoryview, at: int, most: int) -> tuple[int, int]:
+    """The varint at `at` (at most `most` bytes; 64 bits kept, as protobuf keeps them) and the offset after it;
+    an offset past the end of the buffer where it is longer."""
+    value = 0
+    for k in range(most):
+        byte = data[at + k]
+        value |= (byte & 0x7F) << (7 * k)
+        if byte < 0x80:
+            return value & 0xFFFFFFFFFFFFFFFF, at + k + 1
+    return 0, len(data) + 1
+
+
+@dataclass
+class _Walk:
+    pos: np.ndarray  # where each message's next field starts
+    ends: np.ndarray
+    repeated: int
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    spans: dict[int, tuple[np.ndarray, np.ndarray]]
+    varints: dict[int, np.ndarray]
+    broken: np.ndarray
+
+
+def _step(buf: np.ndarray, live: np.ndarray, walk: _Walk) -> None:
+    """One field of each message in `live`, of any wire type; a message whose field does not fit its length,
+    or has no valid wire type, is broken and stops there."""
+    at, limit = walk.pos[live], walk.ends[live]
+    tag, after_tag = _varints(buf, at, 5)
+    field, wire = tag >> np.uint64(3), (tag & np.uint64(7)).astype(np.int64)
+    number, after = _varints(buf, after_tag, 10)  # a varint field's value, or a length
+    size = np.minimum(number, np.uint64(1 << 40)).astype(np.int64)
+    end = np.select(
+        [wire == _VARINT, wire == _FIXED64, wire == _LENGTH, wire == _FIXED32],
+        [after, after_tag + 8, after + size, after_tag + 4],
+        limit + 1,
+    )
+    bad = (end > limit) | (field == 0)
+    walk.broken[live[bad]] = True
+    walk.pos[live[bad]] = limit[bad]  # stops
+    keep = ~bad
+    live, end, field, wire, after, number = (a[keep] for a in (live, end, field, wire, after, number))
+    length = wire == _LENGTH
+    hit = length & (field == walk.repeated)
+    walk.found.append((live[hit], after[hit], end[hit]))
+    for f, (first, last) in walk.spans.items():
+        hit = length & (field == f)
+        first[live[hit]] = after[hit]
+        last[live[hit]] = end[hit]
+    for f, values in walk.varints.items():
+        hit = (wire == _VARINT) & (field == f)
+        values[live[hit]] = number[hit]
+    walk.pos[live] = end
+
+
+class MetricColumns:
+    """The wanted metrics of every launch, added batch by batch, as one array (or list) per column.
+
+    `columns` maps string-table ids to columns; `launches` is how many launches the file holds. `name_id(raw)`
+    and `cells(raw, column)` parse one serialized metric as a message: its name id, and its cells as
+    {column name: value} (a `name:INSTANCE` column per instance for an instanced metric)."""
+
+    def __init__(
+        self,
+        columns: dict[int, Column],
+        launches: int,
+        name_id: Callable[[bytes], int],
+        cells: Callable[[bytes, Column], dict],
+    ) -> None:
+        self._columns = list({c.name: c for c in columns.values()}.values())  # one per name
+        index = {c.name: k for k, c in enumerate(self._columns)}
+        self._lookup = np.full(max(columns, default=-1) + 2, -1, np.int64)  # the last slot: any id beyond
+        for i, column in columns.items():
+            self._lookup[i] = index[column.name]
+        self._factor = np.array([c.factor for c in self._columns] + [1.0])
+        self._numeric = np.array([not c.instanced for c in self._columns] + [False])
+        self._name_id, self._cells = name_id, cells
+        self._launches = launches
+        self._values: dict[str, np.ndarray] = {}  # float64 per launch, NaN where the launch has no value
+        self._objects: dict[str, dict[int, object]] = {}  # text (or an empty value) by launch
+        self._first: dict[str, tuple[int, str, int]] = {}  # (first launch, row-order name, instance position)
+        self._parsed: dict[tuple[bytes, str], dict] = {}  # text metrics (the GPU's name) repeat in every launch
+        self.decoding = launches  # the launch whose metric is parsed as a message now (which one was damaged)
+
+    def add(self, buf: np.ndarray, launch: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+        """The metrics at buf[starts[i]:ends[i]], of launches `launch` (in order; the buffer ends in PAD)."""
+        ids, after = _varints(buf, starts + 1, 5)
+        plain = (buf[starts] == _NAME_ID) & (after <= ends)  # the name id first, as ncu writes it
+        after[~plain] = starts[~plain]  # an offset inside the buffer: the value is not read there
+        col = np.full(len(starts), -1, np.int64)
+        col[plain] = self._lookup[np.minimum(ids[plain], len(self._lookup) - 1)]
+        for i in np.flatnonzero(~plain):  # any other field order: parsed as a message
+            self.decoding = int(launch[i])
+            found = self._name_id(buf[starts[i] : ends[i]].tobytes())
+            col[i] = self._lookup[found] if 0 <= found < len(self._lookup) else -1
+        kept = np.flatnonzero(col >= 0)
+        col, at, end, launch, starts = col[kept], after[kept], ends[kept], launch[kept], starts[kept]
+        values, done = _numbers(buf, at, end, plain[kept] & self._numeric[col])
+        self._store(launch[done], col[done], values[done] * self._factor[col[done]])
+        for i in np.flatnonzero(~done):
+            self.decoding = int(launch[i])
+            self._store_cells(int(launch[i]), self._columns[col[i]], buf[starts[i] : end[i]].tobytes())
+        self.decoding = self._launches
+
+    def order(self) -> list[str]:
+        """Column names in the order rows built one launch at a time would first show them: by the launch
+        that first holds each, then by name (a launch's metrics are listed by name, ncu_report's order),
+        instances in the order the launch lists them."""
+        return sorted(self._first, key=self._first.__getitem__)
+
+    def first_launch(self, name: str) -> int:
+        return self._first[name][0]
+
+    def column(self, name: str, count: int) -> np.ndarray | list:
+        """The cells of `name` for the first `count` launches: a float64 array, or a list where some are text."""
+        values = self._values.get(name)
+        objects = self._objects.get(name)
+        if objects is None:
+            return values[:count]
+        numbers = [None] * count if values is None else [None if v != v else v for v in values[:count].tolist()]
+        for launch, value in objects.items():
+            numbers[launch] = value
+        return numbers
+
+    def _store(self, launch: np.ndarray, col: np.ndarray, values: np.ndarray) -> None:
+        if not len(col):
+            return
+        order = np.argsort(col, kind="stable")  # a launch's values stay in order: the last one wins
+        launch, col, values = launch[order], col[order], values[order]
+        bounds = [0, *(np.flatnonzero(np.diff(col)) + 1).tolist(), len(col)]
+        for a, b in itertools.pairwise(bounds):
+            name = self._columns[col[a]].name
+            self._array(name)[launch[a:b]] = values[a:b]
+            self._seen(name, int(launch[a:b].min()), name, -1)
+
+    def _store_cells(self, launch: int, column: Column, raw: bytes) -> None:
+        key = (raw, column.name)
+        cells = self._parsed.get(key)
+        if cells is None:
+            if len(self._parsed) > 4096:  # bounded: metrics that differ in every launch gain nothing
+                self._parsed.clear()
+            cells = self._parsed[key] = self._cells(raw, column)
+        for position, (name, value) in enumerate(cells.items()):
+            if isinstance(value, float):
+                self._array(name)[launch] = value
+                self._objects.get(name, {}).pop(launch, None)
+            else:
+                self._objects.setdefault(name, {})[launch] = value
+            self._seen(name, launch, column.name, position if column.instanced else -1)
+
+    def _array(self, name: str) -> np.ndarray:
+        values = self._values.get(name)
+        if values is None:
+            values = self._values[name] = np.full(self._launches, np.nan)
+        return values
+
+    def _seen(self, name: str, launch: int, row_name: str, position: int) -> None:
+        first = self._first.get(name)
+        if first is None or launch < first[0]:
+            self._first[name] = (launch, row_name, position)
+
+
+def _varints(buf: np.ndarray, at: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
+    """The varints starting at offsets `at` (at most `most` bytes each): their values and the offsets after
+    them; an offset past the end of the buffer where one is longer."""
+    byte = buf[at]
+    value = (byte & 0x7F).astype(np.uint64)
+    after = np.where(byte < 0x80, at + 1, len(buf) + 1)
+    going = np.flatnonzero(byte >= 0x80)
+    for k in range(1, most):
+        if not len(going):
+            break
+        byte = buf[at[going] + k]
+        value[going] |= (byte & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        ends = byte < 0x80
+        after[going[ends]] = at[going[ends]] + k + 1
+        going = going[~ends]
+    value[going] = 0
+    return value, after
+
+
+def _numbers(buf: np.ndarray, at: np.ndarray, end: np.ndarray, eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The numeric values of the metrics whose MetricValue field starts at `at` (each metric ending at `end`):
+    float64 values, and which were read. A value is read only where it is the one field of a length under 128."""
+    size = buf[at + 1].astype(np.int64)
+    inner = at + 2
+    ok = eligible & (buf[at] == _VALUE) & (size < 0x80) & (inner + size <= end)
+    tag = buf[inner]
+    values = np.full(len(at), np.nan)
+    double = ok & (tag == _DOUBLE) & (size == 9)
+    values[double] = _gather(buf, inner[double] + 1, 8).view("<f8").ravel()
+    single = ok & (tag == _FLOAT) & (size == 5)
+    values[single] = _gather(buf, inner[single] + 1, 4).view("<f4").ravel()
+    integer = np.flatnonzero(ok & ((tag == _UINT32) | (tag == _UINT64)))
+    number, after = _varints(buf, inner[integer] + 1, 10)
+    exact = (after == inner[integer] + size[integer]) & ((tag[integer] == _UINT64) | (number < 1 << 32))
+    values[integer[exact]] = number[exact].astype(np.float64)
+    done = double | single
+    done[integer[exact]] = True
+    return values, done
+
+
+def _gather(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
+    """`width` bytes from each offset, one row each (a contiguous copy, to view as numbers)."""
+    return np.ascontiguousarray(buf[at[:, None] + np.arange(width)])
