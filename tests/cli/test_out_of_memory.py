@@ -16,8 +16,9 @@ from ..conftest import fixture_path
 _CAPPED = """import sys
 sys.argv = ['flopscope', 'report', {path!r}, '--no-cache']
 from flopscope.tui.cli.main import build_parser, main
-build_parser()  # imports every command's module: the limit is for the read
-import ncu_report, pyarrow, pandas, numpy, pickle
+build_parser()
+import flopscope.tui.cli.view  # `report`'s module and what it imports: the limit is for the read
+import ncu_report, pyarrow, pandas, numpy, pickle, sqlite3
 import flopscope.core.readers.ncu_rep_stream
 vm = [int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmSize')][0] * 1024
 import resource
