@@ -183,14 +183,20 @@ def _killed(code: int) -> int | None:
 def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on_event, on_process) -> int:
     job = transport.popen(argv, cwd, env)
     on_process(job)  # lets a UI stop the run
+    outputs = 0  # lines of the program's output in result.events
     try:
         with log_path.open("w") as log:
             for line in job.stdout:
                 log.write(line)
                 log.flush()
                 event = parse_line(line)
-                _keep(result.events, event)
+                result.events.append(event)
+                if event.kind == "output":
+                    outputs += 1
+                    if outputs > max(2 * KEPT_OUTPUT, len(result.events) // 2):  # amortised: O(1) a line
+                        outputs = _trim_output(result.events, outputs)
                 on_event(event)
+        _trim_output(result.events, outputs)
     except BaseException as exc:
         job.terminate()  # Ctrl-C, a full disk, or a UI callback that failed: ncu must not run on unwatched
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -203,12 +209,23 @@ def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on
     return code
 
 
-def _keep(events: list[Event], event: Event) -> None:
-    """Every ncu event, but only the program's last lines of output: a chatty program must not fill memory
-    (ncu.log has all of it)."""
-    if event.kind == "output" and len(events) > 200 and events[-200].kind == "output":
-        del events[-200]
-    events.append(event)
+KEPT_OUTPUT = 200  # lines of the program's output a result keeps: a chatty program must not fill memory
+
+
+def _trim_output(events: list[Event], outputs: int) -> int:
+    """Drop all but the last KEPT_OUTPUT lines of the program's output from `events` (which holds `outputs`
+    of them), keeping every ncu event wherever it sits (ncu.log has everything); the lines left."""
+    extra = outputs - KEPT_OUTPUT
+    if extra <= 0:
+        return outputs
+    kept = []
+    for event in events:
+        if extra > 0 and event.kind == "output":
+            extra -= 1
+        else:
+            kept.append(event)
+    events[:] = kept
+    return KEPT_OUTPUT
 
 
 def _save_raw_page(transport, opts: ProfileOptions, report: str, out: Path, result: ProfileResult) -> None:

@@ -245,6 +245,24 @@ def test_a_chatty_program_does_not_fill_memory_but_every_ncu_event_is_kept(tmp_p
     assert (tmp_path / "run" / "ncu.log").read_text().count("line ") == lines  # the log has everything
 
 
+def test_output_between_ncu_events_is_trimmed_to_the_last_lines_and_every_ncu_event_stays():
+    """ncu's lines interleaved with the program's (how they arrive under load): the result keeps all of ncu's
+    and only the program's last 200. The trim once looked 200 events back only, so an ncu event there let
+    older output pile up (a CI run saw more than 200)."""
+    from flopscope.core.ncu_progress import Event
+    from flopscope.core.profiler import KEPT_OUTPUT, _trim_output
+
+    events = []
+    for i in range(3000):
+        events.append(Event("output", f"line {i}"))
+        if i % 3 == 0:
+            events.append(Event("kernel", f"kernel {i}"))
+    left = _trim_output(events, 3000)
+    outputs = [e.text for e in events if e.kind == "output"]
+    assert left == KEPT_OUTPUT == len(outputs) and outputs == [f"line {i}" for i in range(2800, 3000)]
+    assert [e.text for e in events if e.kind == "kernel"] == [f"kernel {i}" for i in range(0, 3000, 3)]
+
+
 def _blocked(pid: int, tid: int) -> int:
     status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
     return int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigBlk:")), 16)
