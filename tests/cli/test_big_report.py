@@ -14,7 +14,8 @@ from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.presentation.read_progress import ReadProgress, after_seconds, progress_line
 
 from ..conftest import settle
-from ..helpers.terminal import in_terminal
+from ..helpers.app import statuses_until_table
+from ..helpers.terminal import in_terminal, stopped_in_one_line
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "train_transformer_bs8.ncu-rep.xz"
@@ -100,10 +101,7 @@ def test_no_progress_under_json_on_a_terminal(big):
 def test_ctrl_c_stops_a_long_read_in_one_line(big):
     path, _ = big
     code, out = in_terminal(["report", "--no-cache", str(path)], interrupt_when=b"flopscope: reading")
-    assert code == 130, out[-2000:]
-    assert "Traceback" not in out
-    after = out.rsplit("\r\x1b[K", 1)[1]  # the progress line cleared first
-    assert after.strip() == "flopscope: stopped", repr(after)
+    stopped_in_one_line(code, out)
 
 
 async def test_the_app_shows_progress_then_the_table(big, monkeypatch):
@@ -111,17 +109,9 @@ async def test_the_app_shows_progress_then_the_table(big, monkeypatch):
     monkeypatch.setenv("FLOPSCOPE_NO_CACHE", "1")  # read it, not an earlier test's cached table
     monkeypatch.setenv("FLOPSCOPE_PROGRESS_AFTER", "0")
     app = kernels_app(path, by="launch")
-    seen: list[str] = []
     async with app.run_test(size=(120, 30)) as pilot:
+        seen = await statuses_until_table(app, pilot, "launches")
         status = app.kernels.query_one("#status")
-
-        def table_shown() -> bool:
-            text = str(status.render())
-            if "launches" in text:
-                seen.append(text)
-            return app.kernels.model is not None
-
-        await settle(pilot, table_shown, tries=3000)
         assert any("reading the report: " in s and f"/ {launches:,} launches" in s for s in seen), seen
         assert len(app.kernels.model) == launches == len(app.report.kernels)
         assert "launches" not in str(status.render())  # the status line is the table's now

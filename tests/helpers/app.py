@@ -91,3 +91,18 @@ async def wait_for_rows(pilot, screen) -> KernelTable:
     table = screen.query_one(KernelTable)
     await settle(pilot, lambda: table.layout_columns and table.model is not None)
     return table
+
+
+async def statuses_until_table(app: FlopscopeApp, pilot, marker: str) -> list[str]:
+    """The Kernels status line's texts holding `marker` (a read's progress), polled until the table is there."""
+    status = app.kernels.query_one("#status")
+    seen: list[str] = []
+
+    def table_shown() -> bool:
+        text = str(status.render())
+        if marker in text:
+            seen.append(text)
+        return app.kernels.model is not None
+
+    await settle(pilot, table_shown, tries=3000)
+    return seen

@@ -39,3 +39,11 @@ def in_terminal(argv: list[str], interrupt_when: bytes | None = None, timeout: f
     _, status = os.waitpid(pid, 0)
     os.close(fd)
     return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+def stopped_in_one_line(code: int, out: str) -> None:
+    """A read stopped by Ctrl-C: exit 130, no traceback, and after the progress line is cleared, one line."""
+    assert code == 130, out[-2000:]
+    assert "Traceback" not in out
+    after = out.rsplit("\r\x1b[K", 1)[1]  # the progress line cleared first
+    assert after.strip() == "flopscope: stopped", repr(after)
