@@ -9,6 +9,7 @@ core/ceilings_bench.py, run on the target.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -75,7 +76,7 @@ class Ceilings:
         if gpu is None or peak in (None, "dram") or clock is None or ratio is None:
             return None
         quoted = gpu.clock_hz(peak)
-        return ratio * quoted / clock if quoted == quoted and quoted > 0 else None  # NaN: not published
+        return ratio * quoted / clock if not math.isnan(quoted) and quoted > 0 else None  # NaN: not published
 
 
 def from_bench(host: str, doc: dict) -> Ceilings:
