@@ -6,7 +6,9 @@ Builds each report from a real capture (make_big_report.py: its result blocks re
 block per launch), then runs, each `--repeat` times (medians printed):
   stream       flopscope report FILE               the streaming reader, cache off
   ncu_report   the same with FLOPSCOPE_NCU_REP_READER=ncu_report (the reader before the streaming one)
-  cached       flopscope report FILE, second open  (the table cache's Parquet entry)
+  cached       flopscope report FILE, second open  (the finished report's cache entry, report_cache.py)
+  start-up     a process importing what `report` imports, and no more: `cached - start-up` is the work
+               a cached re-open does after start-up (the target: 0.5 s at 100k)
   ncu --import ncu --import FILE --csv --page raw  (when FLOPSCOPE_REAL_NCU names an ncu; .ci/fetch_ncu.sh)
 Each cell: wall seconds, user+system CPU seconds (on a shared machine the steadier of the two) and peak
 resident memory, by GNU time (/usr/bin/time); `x ncu` is how many times faster than ncu's import (wall, CPU).
@@ -31,6 +33,12 @@ from make_big_report import plain_copy, repeat_launches
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "train_transformer_bs8.ncu-rep.xz"
 FLOPSCOPE = [sys.executable, "-m", "flopscope.tui.cli"] if not shutil.which("flopscope") else ["flopscope"]
+# What `flopscope report FILE` has imported before it opens FILE.
+START_UP = [
+    sys.executable,
+    "-c",
+    "import flopscope.tui.cli.main, flopscope.tui.cli.view, flopscope.core.report, pyarrow.parquet, pandas",
+]
 
 
 def _run(cmd: list[str], env: dict) -> tuple[float, float, float]:
@@ -83,7 +91,13 @@ def main() -> None:
         if not ncu:
             print("(no FLOPSCOPE_REAL_NCU: ncu's import not timed)")
         names = ("stream", "cached", "ncu_report", "ncu --import")
-        print(f"{'launches':>8} {'MB':>5}  " + "  ".join(f"{n:>27}" for n in names) + f"  {'x ncu':>11}")
+        start_up = _median(START_UP, base, args.repeat)
+        print(f"start-up (imports of `report`): {start_up[0]:.2f} s, {start_up[1]:.2f} cpu")
+        print(
+            f"{'launches':>8} {'MB':>5}  "
+            + "  ".join(f"{n:>27}" for n in names)
+            + f"  {'x ncu':>11}  {'cached - start-up':>17}"
+        )
         for launches in args.launches:
             report = repeat_launches(source, folder / f"{launches}.ncu-rep", launches=launches)
             cmd = [*FLOPSCOPE, "report", str(report)]
@@ -99,7 +113,8 @@ def main() -> None:
             ratio = f"{imported[0] / stream[0]:4.1f} {imported[1] / stream[1]:4.1f}" if imported else "-"
             size = report.stat().st_size / 1e6
             cells = "  ".join(_cell(c) for c in (stream, cached, whole, imported))
-            print(f"{launches:>8} {size:>5.0f}  {cells}  {ratio:>11}", flush=True)
+            work = f"{cached[0] - start_up[0]:.2f} s"
+            print(f"{launches:>8} {size:>5.0f}  {cells}  {ratio:>11}  {work:>17}", flush=True)
             report.unlink()
             shutil.rmtree(home / "cache", ignore_errors=True)
 

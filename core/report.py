@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import report_cache
 from .columns import ALL, COUNTED, FMA_CONVENTION, GROUPINGS, REPORT_PEAKS
 from .counters import Missing, count_kernels
 from .errors import FlopscopeError
@@ -318,6 +319,11 @@ def read_report(
     """Read any ncu output (detected by content) into a Report with derived metrics. `progress(launches read,
     launches in all)` is called as a .ncu-rep is read (a plain callback: the CLI and the app draw it)."""
     path = report_file(path)  # a run folder: its report.ncu-rep, which meta.source then names
+    entry = report_cache.entry_for(path, gpu)
+    if (cached := report_cache.load(entry)) is not None:
+        kernels, meta, missing = cached
+        meta = replace(meta, source=str(Path(path)), params=dict(params or {}))
+        return Report(meta=meta, kernels=kernels, gpu=find_gpu(meta.gpu_database_key), missing=missing)
     metrics, reader_meta = read_metrics(path, progress)
     counted = count_kernels(metrics)
     k = counted.kernels
@@ -372,7 +378,9 @@ def read_report(
         convention=FMA_CONVENTION,
         params=dict(params or {}),
     )
-    return Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing, gpus=several)
+    report = Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing, gpus=several)
+    report_cache.save(entry, report)
+    return report
 
 
 def _datasheets(gpu: str, ccs: dict[str, object], own: dict[str, Gpu | None], where: object) -> dict[str, Gpu | None]:

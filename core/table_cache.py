@@ -1,8 +1,10 @@
-"""A cache of the metric tables read from report files, so a second open of a big report costs a Parquet read.
+"""A cache of the tables read from report files, so a second open of a big report costs a Parquet read.
 
-One Parquet file per report under `<data home>/cache/`, named by a hash of what identifies the report as read:
-its resolved path, size, modification time and inode, and flopscope's version (a new version may read
-differently). A report changed in place gets a new name; the old entry ages out.
+Two kinds of entry per report: its metric table as the readers made it (readers/__init__.py), and the finished
+report, counted and derived, for each `--gpu` it was opened with (report_cache.py). One Parquet file per entry
+under `<data home>/cache/`, named by a hash of what identifies the report as read: its resolved path, size,
+modification time and inode, the entry's kind, flopscope's version and a digest of the code that made it. A
+report changed in place gets a new name; the old entry ages out.
 
 Safe without locks: an entry is written to a temporary file beside it and renamed into place (atomic on
 POSIX), so a reader sees a whole entry or none, and a killed writer leaves only a `.tmp-*` file, removed by the
@@ -50,18 +52,30 @@ def cache_folder() -> Path | None:
 
 @functools.cache
 def readers_code() -> str:
-    """A digest of the code that makes a cached table (the readers and the metric vocabulary they keep): a
-    table read by other code, an older flopscope or a working copy being edited, is never handed back."""
+    """A digest of the code that makes a cached metric table (the readers and the metric vocabulary they keep):
+    a table read by other code, an older flopscope or a working copy being edited, is never handed back."""
     here = Path(__file__).parent
+    return _digest([*(here / "readers").glob("*.py"), here / "ncu_metrics.py", here / "units.py"])
+
+
+@functools.cache
+def engine_code() -> str:
+    """A digest of all of core/, its GPU datasheets included: what counts and derives a finished report."""
+    here = Path(__file__).parent
+    return _digest([p for p in here.rglob("*") if p.suffix in (".py", ".csv", ".txt") and p.is_file()])
+
+
+def _digest(sources: list[Path]) -> str:
     digest = hashlib.sha256()
-    for source in sorted([*(here / "readers").glob("*.py"), here / "ncu_metrics.py", here / "units.py"]):
-        digest.update(source.name.encode())
+    for source in sorted(sources):
+        digest.update(str(source.relative_to(Path(__file__).parent)).encode())
         digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def entry_for(path: Path) -> Path | None:
-    """Where the table of `path` is (or would be) cached; None when it is not worth caching or cannot be."""
+def entry_for(path: Path, *kind: object, code: str | None = None) -> Path | None:
+    """Where the table of `path` is (or would be) cached: its metric table, or with `kind` another entry of it
+    (`"report", gpu`) made by `code`. None when it is not worth caching or cannot be."""
     try:
         info = path.stat()
     except OSError:
@@ -71,40 +85,61 @@ def entry_for(path: Path) -> Path | None:
     folder = cache_folder()
     if folder is None:
         return None
-    key = json.dumps([str(path.resolve()), info.st_size, info.st_mtime_ns, info.st_ino, __version__, readers_code()])
-    return folder / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.parquet"
+    from .readers.ncu_rep import READER_ENV
+
+    made_by = code if code is not None else readers_code()
+    reader = os.environ.get(READER_ENV, "")  # a table ncu_report read is not one the streaming reader read
+    key = [str(path.resolve()), info.st_size, info.st_mtime_ns, info.st_ino, __version__, made_by, reader, *kind]
+    return folder / f"{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]}.parquet"
 
 
 def load(entry: Path) -> tuple[pd.DataFrame, dict] | None:
-    """The cached (table, reader meta), or None when there is no usable entry."""
+    """The cached (table, its meta), or None when there is no usable entry."""
     import pyarrow.parquet as pq
 
     try:
         table = pq.read_table(entry)
         stored = json.loads(table.schema.metadata[_META_KEY])
-        frame = _objects_again(table.to_pandas(), stored["object_columns"])
+        frame = _objects_again(table.to_pandas(), stored["object_columns"], stored.get("object_categories", []))
     except Exception:  # absent, or damaged by something other than this module: read the report instead
         return None
     os.utime(entry)  # most recently used, for eviction
     return frame, stored["reader_meta"]
 
 
-def _objects_again(frame: pd.DataFrame, names: list[str]) -> pd.DataFrame:
-    """Text columns as the readers make them (object, None where missing): Arrow hands back pandas' string
-    dtype, with NaN for missing, which later steps compare and serialise differently."""
+def _objects_again(frame: pd.DataFrame, names: list[str], categorical: list[str]) -> pd.DataFrame:
+    """Text columns as the readers make them (object, None where missing), and categorical names with object
+    categories: Arrow hands back pandas' string dtype, with NaN for missing, which later steps compare and
+    serialise differently."""
     for name in names:
         frame[name] = pd.Series(frame[name].to_numpy(dtype=object, na_value=None), index=frame.index, dtype=object)
+    for name in categorical:
+        column = frame[name].cat
+        categories = pd.Index(column.categories.to_numpy(dtype=object), dtype=object)
+        frame[name] = pd.Categorical.from_codes(column.codes, categories=categories, ordered=column.ordered)
     return frame
 
 
+def _object_categories(frame: pd.DataFrame) -> list[str]:
+    return [
+        c
+        for c in frame.columns
+        if isinstance(frame[c].dtype, pd.CategoricalDtype) and frame[c].cat.categories.dtype == object
+    ]
+
+
 def save(entry: Path, frame: pd.DataFrame, meta: dict) -> None:
-    """Store (table, reader meta) atomically; on any failure leave no entry."""
+    """Store (table, its meta: a JSON object) atomically; on any failure leave no entry."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
         table = pa.Table.from_pandas(frame, preserve_index=False)
-        stored = {"reader_meta": meta, "object_columns": [c for c in frame.columns if frame[c].dtype == object]}
+        stored = {
+            "reader_meta": meta,
+            "object_columns": [c for c in frame.columns if frame[c].dtype == object],
+            "object_categories": _object_categories(frame),
+        }
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: json.dumps(stored)})
         with tempfile.NamedTemporaryFile(dir=entry.parent, prefix=".tmp-", suffix=".parquet", delete=False) as tmp:
             pq.write_table(table, tmp.name)

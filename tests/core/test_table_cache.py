@@ -174,7 +174,7 @@ def test_the_cli_caches_and_no_cache_bypasses(report, tmp_path):
     assert bypassed.returncode == 0, bypassed.stderr
     assert not list((home / "cache").glob("*.parquet"))
     first = run_cli("report", report, "--json", home=home, env=env)
-    assert len(list((home / "cache").glob("*.parquet"))) == 1
+    assert len(list((home / "cache").glob("*.parquet"))) == 2  # its metric table, and the finished report
     second = run_cli("report", report, "--json", home=home, env=env)
     assert first.returncode == second.returncode == 0
     assert first.stdout == second.stdout
