@@ -5,7 +5,6 @@ capture, the bundled demo), distinct full names get distinct names wherever a na
 from __future__ import annotations
 
 import csv
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -20,22 +19,12 @@ from flopscope.tui.cli.runs import _DIFF_COLUMNS, _diff_cells
 from flopscope.tui.presentation.diff_text import table_rows
 from flopscope.tui.presentation.text_report import fitted_table, rich_table
 
-from ..conftest import FIXTURES, settle
+from ..conftest import settle
 from ..helpers.app import make_app, ready
 from ..helpers.cli import run_cli
+from ..helpers.real_files import DEMO, H100, real_files, report_of
 
-ROOT = Path(__file__).resolve().parents[2]
-H100 = ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
-DEMO = ROOT / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
 WIDTHS = [80, 120]
-
-
-def real_files() -> list[Path]:
-    shared = (
-        sorted(p for p in FIXTURES.glob("*") if p.suffix in {".ncu-rep", ".csv", ".log"}) if FIXTURES.is_dir() else []
-    )
-    return [*shared, *sorted(H100.glob("*.ncu-rep.xz")), *sorted(H100.glob("*.csv.gz")), DEMO]
-
 
 FILES = real_files()
 # Files of several kernel names: the app's table (a Pilot run each) is checked on these.
@@ -47,12 +36,6 @@ MANY = [
     and not p.name.endswith(".csv.gz")
     and p.name != DEMO.name
 ] + [DEMO]
-
-
-@cache
-def report_of(path: Path):
-    """Each file read once for all the tests here (each reads it only)."""
-    return read_report(path)
 
 
 def collide(full: list[str], shown: list[str]) -> dict[str, list[str]]:

@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 from flopscope.core.report import _same_or_mixed
 
-from .test_distinct_names import FILES, report_of
+from ..helpers.real_files import real_files, report_of
+
+FILES = real_files()
 
 
 def by_pandas(column: pd.Series, group: np.ndarray) -> pd.Series:

@@ -12,7 +12,9 @@ from flopscope.core import report as report_module
 from flopscope.core import table_cache
 from flopscope.core.report import read_report
 
-from .test_distinct_names import FILES
+from ..helpers.real_files import real_files
+
+FILES = real_files()
 
 
 @pytest.fixture
