@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from .display_text import display_text
 
 _TAG = re.compile(r"^==(?P<tag>ERROR|WARNING|PROF)== ?")
+_TAG_INSIDE = re.compile(r"==(?:ERROR|WARNING|PROF)== ")
 # Matched on the line without its tag.
 _PROFILING = re.compile(r'^Profiling "(?P<name>.*)" - (?P<index>\d+):.*?(?:- (?P<passes>\d+) pass(?:es)?)?\s*$')
 _PROF_KINDS = (
@@ -24,6 +25,17 @@ class Event:
     name: str = ""
     index: int | None = None
     passes: int | None = None
+
+
+def parse_lines(line: str) -> list[Event]:
+    """The events of one line read from ncu's console: usually one. A program's output that did not end its
+    line (a progress bar redrawn with `\r`, a block-buffered chunk cut mid-line) has ncu's next line glued to
+    it, `epoch 1 50%==PROF== Profiling "gemm" - 3: ...`: that is the program's output, then ncu's event."""
+    line = line.rstrip("\r\n")
+    inside = _TAG_INSIDE.search(line, 1)
+    if inside is None:
+        return [parse_line(line)]
+    return [Event("output", line[: inside.start()]), parse_line(line[inside.start() :])]
 
 
 def parse_line(line: str) -> Event:

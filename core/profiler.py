@@ -15,7 +15,7 @@ from .doctor import preflight
 from .errors import FlopscopeError
 from .ncu_catalogue import parse_catalogue, query_argv, tensor_op_metrics
 from .ncu_command import METRIC_SETS, ProfileOptions, import_raw_argv, metric_list, ncu_argv
-from .ncu_progress import Event, app_exit_code, explain, parse_line
+from .ncu_progress import Event, app_exit_code, explain, parse_lines
 from .readers.ncu_rep import absent_metrics
 from .report import Report, read_report
 from .transport import LocalTransport, SshTransport
@@ -189,13 +189,13 @@ def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on
             for line in job.stdout:
                 log.write(line)
                 log.flush()
-                event = parse_line(line)
-                result.events.append(event)
-                if event.kind == "output":
-                    outputs += 1
-                    if outputs > max(2 * KEPT_OUTPUT, len(result.events) // 2):  # amortised: O(1) a line
-                        outputs = _trim_output(result.events, outputs)
-                on_event(event)
+                for event in parse_lines(line):
+                    result.events.append(event)
+                    if event.kind == "output":
+                        outputs += 1
+                        if outputs > max(2 * KEPT_OUTPUT, len(result.events) // 2):  # amortised: O(1) a line
+                            outputs = _trim_output(result.events, outputs)
+                    on_event(event)
         _trim_output(result.events, outputs)
     except BaseException as exc:
         job.terminate()  # Ctrl-C, a full disk, or a UI callback that failed: ncu must not run on unwatched

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.ncu_progress import describe, parse_line
+from flopscope.core.ncu_progress import describe, parse_line, parse_lines
 
 from ..conftest import fixture_path
 from ..helpers.cli import CLI
@@ -686,3 +686,36 @@ def test_a_store_full_after_profiling_keeps_the_run_and_says_how_to_store_it(tmp
     assert cli.main(["runs", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [(r["name"], r["host"], r["launches"]) for r in listed] == [("full", "localhost", 1)]
+
+
+def test_an_ncu_line_glued_to_unfinished_program_output_is_still_ncus():
+    """A progress bar redrawn with `\\r` (tqdm) or a block-buffered chunk cut mid-line leaves the line open, and
+    ncu's next line lands on it: the program's part stays output, ncu's part is its event."""
+    glued = parse_lines('\r epoch 1:  50%|#####     |==PROF== Profiling "gemm" - 3: 0%....50%....100% - 7 passes\n')
+    assert (glued[0].kind, glued[0].text) == ("output", "\r epoch 1:  50%|#####     |")
+    assert (glued[1].kind, glued[1].name, glued[1].index, glued[1].passes) == ("kernel", "gemm", 3, 7)
+    rc = parse_lines("lin==ERROR== The application returned an error code (3).")
+    assert [e.kind for e in rc] == ["output", "error"] and rc[1].text.endswith("error code (3).")
+    assert [e.kind for e in parse_lines("==PROF== Disconnected from process 7\n")] == ["disconnected"]
+    assert [(e.kind, e.text) for e in parse_lines("loss 0.31 == PROF == fine\n")] == [
+        ("output", "loss 0.31 == PROF == fine")
+    ]
+
+
+def test_kernels_profiled_while_the_program_leaves_its_line_open_are_all_counted(tmp_path):
+    """End to end: the program prints a progress line without ending it and keeps running while ncu profiles:
+    every kernel ncu names is counted, and the program's text is its output."""
+    from flopscope.core.ncu_command import ProfileOptions
+    from flopscope.core.profiler import profile
+    from flopscope.core.transport import LocalTransport
+
+    opts = ProfileOptions(
+        command=["sh", "-c", "printf 'epoch 1: 10%%'; sleep 2"],
+        ncu=str(make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep", delay=0.2)),
+    )
+    (tmp_path / "run").mkdir()
+    result = profile(opts, LocalTransport(), tmp_path / "run")
+    kernels = read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")).kernels
+    assert "epoch 1: 10%==PROF== Profiling" in (tmp_path / "run" / "ncu.log").read_text()  # glued, as it came
+    assert result.kernels_profiled == len(kernels)
+    assert [e.text for e in result.events if e.kind == "output"] == ["epoch 1: 10%"]

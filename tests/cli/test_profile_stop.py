@@ -233,8 +233,8 @@ def test_a_chatty_program_does_not_fill_memory_but_every_ncu_event_is_kept(tmp_p
 
     lines = 5000
     opts = ProfileOptions(
-        # whole lines (flush): a block-buffered program's chunk can end mid-line, and an ncu line written then
-        # joins it (a limitation of reading one pipe; here it made the kernel lines read as output under load)
+        # whole lines (flush), so the output lines counted below stay whole: a block-buffered chunk can end
+        # mid-line, and ncu's line written then is glued to it (parse_lines splits it off again)
         command=[sys.executable, "-c", f"for i in range({lines}): print('line', i, flush=True)"],
         ncu=str(make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep")),
     )
