@@ -83,3 +83,54 @@ def test_export_roof_writes_the_peaks_of_the_roof_named(tmp_path):
     (row,) = json.loads(out_file.read_text())["rows"]
     assert row["peak_source"] == "measured on node"
     assert row["peak_flop_per_s"] == pytest.approx(doc["values"]["fp32_flop_per_s"])
+
+
+def test_open_roof_judges_a_file_and_a_stored_run_and_needs_ceilings_stored_for_measured(tmp_path):
+    """`open --roof` (piped: the table `report` prints) as `report --roof`: a file, and a stored run by name."""
+    if not GEMM.exists():
+        pytest.skip(f"{GEMM} not in this checkout")
+    from flopscope.core import read_report
+
+    doc = recorded_doc(1)
+    with Store(tmp_path / "flopscope.db") as store:
+        save(store, from_bench("localhost", doc))
+        store.save(read_report(GEMM), "gemm")
+    fp32, sheet = doc["values"]["fp32_flop_per_s"], datasheet("h100-sxm")["fp32"]
+    for ref, roof, peak in ((GEMM, "measured", fp32), ("gemm", "measured", fp32), ("gemm", "datasheet", sheet)):
+        out = flopscope("open", ref, "--json", "--roof", roof, home=tmp_path)
+        assert out.returncode == 0, out.stderr
+        (row,) = json.loads(out.stdout)["rows"]
+        assert row["peak_flop_per_s"] == pytest.approx(peak), (ref, roof)
+        assert row["pct_of_peak"] == pytest.approx(100 * row["flop_per_s"] / peak)
+    bare = tmp_path / "bare"
+    out = flopscope("open", GEMM, "--no-tui", "--roof", "measured", home=bare)
+    assert out.returncode == 2 and out.stderr.startswith("flopscope: --roof measured: no ceilings measured")
+
+
+async def test_the_app_opens_a_file_judged_by_the_roof_named(tmp_path, monkeypatch):
+    """`open FILE --roof measured` in a terminal: the app's table is judged by the stored ceilings, and with
+    none stored the app ends with exit code 2 (the CLI's one line)."""
+    if not GEMM.exists():
+        pytest.skip(f"{GEMM} not in this checkout")
+    from flopscope.tui.app.launch import kernels_app
+
+    from ..helpers.app import ready
+
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    doc = recorded_doc(1)
+    with Store(tmp_path / "flopscope.db") as store:
+        save(store, from_bench("localhost", doc))
+    app = kernels_app(GEMM, roof="measured")
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await ready(app, pilot)
+        (row,) = screen.model.rows.to_dict("records")
+    assert app.report.roof.kind == "measured"
+    assert row["peak_flop_per_s"] == pytest.approx(doc["values"]["fp32_flop_per_s"])
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path / "bare"))
+    app = kernels_app(GEMM, roof="measured")
+    async with app.run_test() as pilot:
+        for _ in range(200):
+            if app.return_code is not None:
+                break
+            await pilot.pause(0.05)
+    assert app.return_code == 2

@@ -27,6 +27,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from ...core import FlopscopeError, Report, read_report
+from ...core.ceilings import roof_named
 from ...core.display_text import display_text
 from ..presentation.read_progress import ReadProgress
 from .screens.help import HelpScreen
@@ -79,6 +80,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         report: Report | None = None,
         live: ProfileScreen | None = None,
         keymap: Mapping[str, str] | None = None,
+        roof: str = "clock",
     ) -> None:
         super().__init__()
         self.first = first
@@ -86,6 +88,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         self.gpu = gpu
         self.report = report
         self.live = live
+        self.roof = roof  # what a report read here is judged against: clock, datasheet or measured
         self.keymap = dict(keymap or {})
         # The screen a report read here (or handed over by a live profile) is shown on; None when the app
         # opens on another screen (a run or sweep point opened from it gets its own PushedKernelsScreen).
@@ -117,6 +120,8 @@ class FlopscopeApp(SafeNotify, App[None]):
     def _load(self) -> None:
         try:
             report = read_report(self.path, gpu=self.gpu, progress=self._load_progress())
+            if self.roof != "clock":  # refused in one line, as by the CLI, where `measured` has nothing stored
+                report = report.against(roof_named(report, self.roof))
         except _LoadStopped:  # the app is closing: nothing to show
             return
         except FlopscopeError as err:

@@ -32,10 +32,11 @@ def kernels_app(
     by: str = "name",
     live: ProfileScreen | None = None,
     keymap: Keymap = None,
+    roof: str = "clock",
 ) -> FlopscopeApp:
     """The Kernels screen of a report file, grouped `by` (or of a report already read, or of a live profile's,
-    shown over it until ncu is done)."""
-    return FlopscopeApp(KernelsScreen(by), path=path, gpu=gpu, report=report, live=live, keymap=keymap)
+    shown over it until ncu is done); a file read here is judged against `roof` (`open --roof`)."""
+    return FlopscopeApp(KernelsScreen(by), path=path, gpu=gpu, report=report, live=live, keymap=keymap, roof=roof)
 
 
 def runs_app(store_path: Path, sweep: str | None = None, *, keymap: Keymap = None) -> FlopscopeApp:
@@ -57,11 +58,15 @@ def sweep_app(
 
 
 def run_kernels(
-    path: str | Path, gpu: str | None = None, report: Report | None = None, live: ProfileScreen | None = None
+    path: str | Path,
+    gpu: str | None = None,
+    report: Report | None = None,
+    live: ProfileScreen | None = None,
+    roof: str = "clock",
 ) -> int:
     """`flopscope open FILE`, `open RUN`, `demo` and `profile`; 2 when the report cannot be read or the profile
     failed."""
-    return run_app(kernels_app(path, gpu=gpu, report=report, live=live, keymap=load_keymap()))
+    return run_app(kernels_app(path, gpu=gpu, report=report, live=live, keymap=load_keymap(), roof=roof))
 
 
 def run_runs(store_path: Path, sweep: str | None = None) -> int:

@@ -110,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-tui", action="store_true", help="print the kernel table instead of opening the app")
     p.add_argument("--json", action="store_true", help="print one JSON object, meta and rows, instead of the app")
+    _roof_arg(p)
     _no_cache_arg(p)
     _runs_commands(sub)
     _sweep_command(sub)

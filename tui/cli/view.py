@@ -32,8 +32,7 @@ from .sweep import _show, judged_against
 def _view(args):
     with read_progress(not getattr(args, "json", False)) as progress:
         report = read_report(args.path, gpu=args.gpu, progress=progress)
-    if getattr(args, "roof", "clock") != "clock":
-        report = report.against(roof_named(report, args.roof))
+    report = _judged(report, args)
     sort = args.sort and sort_column(args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns)
     rows = report.view(args.by, sort=sort, descending=not args.asc)
     if sort and rows[sort].isna().all():
@@ -49,6 +48,12 @@ def _view(args):
         _say_cut_unknowns(rows, sort or "duration_s", top, args.sort or "time")
     args.sort = sort  # the column, for the table to show it
     return report, rows.head(top) if top else rows
+
+
+def _judged(report: Report, args) -> Report:
+    """The report against the roof `--roof` names (one line, exit 2, where `measured` has no stored ceilings)."""
+    kind = getattr(args, "roof", "clock")
+    return report if kind == "clock" else report.against(roof_named(report, kind))
 
 
 def _say_cut_unknowns(rows, sort: str, top: int, title: str) -> None:
@@ -108,17 +113,21 @@ def cmd_open(args) -> int:
     if args.path == "-" or _exists(args.path):
         if not app:
             with read_progress(not args.json) as progress:
-                report = read_report(args.path, gpu=args.gpu, progress=progress)
+                report = _judged(read_report(args.path, gpu=args.gpu, progress=progress), args)
             return _print(report, report.group("name"), args.json)
         from ..app.launch import run_kernels
 
-        return run_kernels(args.path, gpu=args.gpu)
+        return run_kernels(args.path, gpu=args.gpu, roof=args.roof)
     _refuse_missing_file(args.path)
     with Store() as store:
         sweep = load_sweep(args.path, store, print_warning)  # a stored sweep by name
         # else a stored run by name or id (one-line error if there is none)
         report = store.load(args.path) if sweep is None else None
     if sweep is not None:
+        if args.roof != "clock":
+            raise FlopscopeError(
+                f"--roof {args.roof}", "judges one report or run, not a sweep", "open one of its points by name"
+            )
         sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
         if not app:
             # 0.05: the app's tolerance
@@ -128,7 +137,7 @@ def cmd_open(args) -> int:
 
         return run_sweep(sweep, title=args.path, judged=judged_against(sweep, args.gpu))
 
-    report = with_gpu(report, args.gpu) if args.gpu else report
+    report = _judged(with_gpu(report, args.gpu) if args.gpu else report, args)
     if not app:
         return _print(report, report.group("name"), args.json)
     from ..app.launch import run_kernels
