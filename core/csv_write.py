@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .json_rows import concatenated, float_text
+from .json_rows import by_code, concatenated, float_text
 
 _CHUNK = 65536  # rows made into text at a time
 
@@ -50,8 +50,7 @@ def _by_distinct_value(col: pd.Series) -> pa.Array:
     if not isinstance(col.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(col) not in ("string", "empty"):
         return pa.array([None if _missing(v) else _quoted(_text(v)) for v in col.astype(object)], type=pa.string())
     codes, uniques = pd.factorize(col, use_na_sentinel=True)
-    texts = np.array([*(_quoted(_text(u)) for u in uniques), None], dtype=object)
-    return pa.array(texts[codes], type=pa.string())  # code -1 (missing) lands on the appended None
+    return by_code(codes, [*(_quoted(_text(u)) for u in uniques), None])
 
 
 def _text(value: object) -> str:

@@ -92,8 +92,12 @@ def _by_distinct_value(col: pd.Series) -> pa.Array:
     if not isinstance(col.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(col) not in ("string", "empty"):
         return pa.array([_dumps(v) for v in col.astype(object)], type=pa.string())
     codes, uniques = pd.factorize(col, use_na_sentinel=True)
-    texts = np.array([*(_dumps(u) for u in uniques), "null"], dtype=object)
-    return pa.array(texts[codes], type=pa.string())  # code -1 (missing) lands on the appended "null"
+    return by_code(codes, [*(_dumps(u) for u in uniques), "null"])
+
+
+def by_code(codes: np.ndarray, texts: list[str | None]) -> pa.Array:
+    """`texts[code]` for each code, -1 (missing) taking the last text: taken by Arrow, no Python string per row."""
+    return pa.array(texts, type=pa.string()).take(pa.array(np.where(codes < 0, len(texts) - 1, codes)))
 
 
 def _dumps(value: object) -> str:
