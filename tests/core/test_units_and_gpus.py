@@ -219,3 +219,24 @@ def test_gpu_flag_refuses_another_architecture_and_suggests_close_names():
     line = unknown.value.line()
     assert all(k in line for k in ("v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-16gb", "v100-pcie-32gb"))
     assert "flopscope gpus" in line
+
+
+@pytest.mark.parametrize(
+    ("cells", "dtype", "expected"),
+    [
+        (["1", "2", None, "7"], "Int64", [1, 2, None, 7]),  # Arrow's one cast
+        (["-3", "40000000000"], "Int64", [-3, 40000000000]),
+        (["1", "n/a"], "Int64", [1, None]),  # ncu's n/a: the general path
+        (["1.0", "2"], "Int64", [1, 2]),
+        ([" 5"], "Int64", [5]),
+        (["9007199254740993"], "object", ["9007199254740993"]),  # beyond float64's exact integers: kept as text
+        (["(mixed)", "1"], "object", ["(mixed)", "1"]),
+    ],
+)
+def test_ids_read_as_text_become_whole_numbers_where_every_one_is(cells, dtype, expected):
+    from flopscope.core.units import whole_numbers
+
+    for col in (pd.Series(cells, dtype=object), pd.Series(cells, dtype="str")):
+        got = whole_numbers(col)
+        assert str(got.dtype) == dtype if dtype == "Int64" else not isinstance(got.dtype, pd.Int64Dtype)
+        assert [None if pd.isna(v) else v for v in got.tolist()] == expected
