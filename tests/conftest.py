@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,12 @@ FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 # Every test reads its files afresh (the CLI in subprocesses too): a table cached by one test would hide what
 # another injects into a reader. tests/core/test_table_cache.py turns the cache on where it is the subject.
 os.environ["FLOPSCOPE_NO_CACHE"] = "1"
+
+# The Ctrl-C tests press Ctrl-C as in a terminal. A test run started in the background by a non-interactive
+# shell (`nohup ... &`, some CI runners) inherits SIGINT ignored, and so would every flopscope it starts: the
+# signal would never arrive. A handled signal reverts to its default in an exec'd child, an ignored one does not.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def fixture_path(name: str) -> Path:
