@@ -27,7 +27,7 @@ from textual import events
 from textual.widgets import Input, OptionList
 
 from ..conftest import settle
-from ..helpers.app import H100, focus_column, make_app, ready, regrouped, screen_lines, summary_text
+from ..helpers.app import H100, exited, focus_column, make_app, ready, regrouped, screen_lines, summary_text
 from ..helpers.raw_csv import partial_warp_sgemm
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "ncu"
@@ -93,11 +93,7 @@ async def test_unreadable_report_exits_with_code_2(tmp_path):
     bad.write_bytes(b"NVR\x00" + b"\x07" * 64)
     app = kernels_app(bad)
     async with app.run_test() as pilot:
-        for _ in range(100):
-            if app.return_code is not None:
-                break
-            await pilot.pause(0.05)
-    assert app.return_code == 2
+        assert await exited(app, pilot, tries=100) == 2
 
 
 # -- kernels screen: sort, filter, grouping ----------------------------------------------------------

@@ -17,6 +17,18 @@ from ..helpers.cli import run_cli as flopscope
 GEMM = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "gemm_fp32_4096x4096x4096.ncu-rep.xz"
 
 
+@pytest.fixture
+def measured(tmp_path) -> dict:
+    """The first ceilings `flopscope ceilings` measured on the H100, stored in tmp_path's run store (the
+    FP32 GEMM captured there is the report they judge)."""
+    if not GEMM.exists():
+        pytest.skip(f"{GEMM} not in this checkout")
+    doc = recorded_doc(1)
+    with Store(tmp_path / "flopscope.db") as store:
+        save(store, from_bench("localhost", doc))
+    return doc
+
+
 def rows(home: Path, roof: str) -> list[dict]:
     out = flopscope("report", GEMM, "--json", "--roof", roof, home=home)
     assert out.returncode == 0, out.stderr
@@ -54,14 +66,10 @@ def test_report_roof_measured_without_stored_ceilings_is_one_line(tmp_path):
     )
 
 
-def test_report_roof_measured_with_the_ceilings_measured_on_that_h100(tmp_path):
+def test_report_roof_measured_with_the_ceilings_measured_on_that_h100(tmp_path, measured):
     """The FP32 GEMM captured on the H100 judged by what `flopscope ceilings` measured there: its %Peak is its
     FLOP/s over the measured FP32 FMA rate, and the header names the node and the date."""
-    if not GEMM.exists():
-        pytest.skip(f"{GEMM} not in this checkout")
-    doc = recorded_doc(1)
-    with Store(tmp_path / "flopscope.db") as store:
-        save(store, from_bench("localhost", doc))
+    doc = measured
     (row,) = rows(tmp_path, "measured")
     fp32 = doc["values"]["fp32_flop_per_s"]
     assert row["peak_flop_per_s"] == pytest.approx(fp32)
@@ -71,12 +79,8 @@ def test_report_roof_measured_with_the_ceilings_measured_on_that_h100(tmp_path):
     assert f"FP32 {fp32 / 1e12:.1f} TFLOP/s" in text.stdout and "from measured on localhost" in text.stdout
 
 
-def test_export_roof_writes_the_peaks_of_the_roof_named(tmp_path):
-    if not GEMM.exists():
-        pytest.skip(f"{GEMM} not in this checkout")
-    doc = recorded_doc(1)
-    with Store(tmp_path / "flopscope.db") as store:
-        save(store, from_bench("localhost", doc))
+def test_export_roof_writes_the_peaks_of_the_roof_named(tmp_path, measured):
+    doc = measured
     out_file = tmp_path / "gemm.json"
     out = flopscope("export", GEMM, "-o", out_file, "--roof", "measured", home=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -85,17 +89,13 @@ def test_export_roof_writes_the_peaks_of_the_roof_named(tmp_path):
     assert row["peak_flop_per_s"] == pytest.approx(doc["values"]["fp32_flop_per_s"])
 
 
-def test_open_roof_judges_a_file_and_a_stored_run_and_needs_ceilings_stored_for_measured(tmp_path):
+def test_open_roof_judges_a_file_and_a_stored_run_and_needs_ceilings_stored_for_measured(tmp_path, measured):
     """`open --roof` (piped: the table `report` prints) as `report --roof`: a file, and a stored run by name."""
-    if not GEMM.exists():
-        pytest.skip(f"{GEMM} not in this checkout")
     from flopscope.core import read_report
 
-    doc = recorded_doc(1)
     with Store(tmp_path / "flopscope.db") as store:
-        save(store, from_bench("localhost", doc))
         store.save(read_report(GEMM), "gemm")
-    fp32, sheet = doc["values"]["fp32_flop_per_s"], datasheet("h100-sxm")["fp32"]
+    fp32, sheet = measured["values"]["fp32_flop_per_s"], datasheet("h100-sxm")["fp32"]
     for ref, roof, peak in ((GEMM, "measured", fp32), ("gemm", "measured", fp32), ("gemm", "datasheet", sheet)):
         out = flopscope("open", ref, "--json", "--roof", roof, home=tmp_path)
         assert out.returncode == 0, out.stderr
@@ -107,30 +107,21 @@ def test_open_roof_judges_a_file_and_a_stored_run_and_needs_ceilings_stored_for_
     assert out.returncode == 2 and out.stderr.startswith("flopscope: --roof measured: no ceilings measured")
 
 
-async def test_the_app_opens_a_file_judged_by_the_roof_named(tmp_path, monkeypatch):
+async def test_the_app_opens_a_file_judged_by_the_roof_named(tmp_path, monkeypatch, measured):
     """`open FILE --roof measured` in a terminal: the app's table is judged by the stored ceilings, and with
     none stored the app ends with exit code 2 (the CLI's one line)."""
-    if not GEMM.exists():
-        pytest.skip(f"{GEMM} not in this checkout")
     from flopscope.tui.app.launch import kernels_app
 
-    from ..helpers.app import ready
+    from ..helpers.app import exited, ready
 
     monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
-    doc = recorded_doc(1)
-    with Store(tmp_path / "flopscope.db") as store:
-        save(store, from_bench("localhost", doc))
     app = kernels_app(GEMM, roof="measured")
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(app, pilot)
         (row,) = screen.model.rows.to_dict("records")
     assert app.report.roof.kind == "measured"
-    assert row["peak_flop_per_s"] == pytest.approx(doc["values"]["fp32_flop_per_s"])
+    assert row["peak_flop_per_s"] == pytest.approx(measured["values"]["fp32_flop_per_s"])
     monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path / "bare"))
     app = kernels_app(GEMM, roof="measured")
     async with app.run_test() as pilot:
-        for _ in range(200):
-            if app.return_code is not None:
-                break
-            await pilot.pause(0.05)
-    assert app.return_code == 2
+        assert await exited(app, pilot) == 2

@@ -20,6 +20,15 @@ def make_app(report: Report, by: str = "name") -> FlopscopeApp:
     return kernels_app(report.meta.source, report=report, by=by)
 
 
+async def exited(app: FlopscopeApp, pilot, tries: int = 200) -> int | None:
+    """The app's exit code once it has ended by itself (a report it could not read: 2), or None after `tries`."""
+    for _ in range(tries):
+        if app.return_code is not None:
+            break
+        await pilot.pause(0.05)
+    return app.return_code
+
+
 async def ready(app: FlopscopeApp, pilot) -> KernelsScreen:
     """Wait until the kernels table has rows from a finished grouping worker."""
     screen = app.kernels
