@@ -506,8 +506,9 @@ def _no_tensor_cores(cc: pd.Series) -> pd.Series:
 
 
 def _cc_key(cc: pd.Series) -> pd.Series:
-    """Compute capability as text ('7.0'), '' where unknown; one conversion per distinct value."""
-    return cc.map({v: ("" if is_missing(v) else str(v)) for v in pd.unique(cc)}).astype(object)
+    """Compute capability as text ('7.0'), '' where unknown; one conversion per distinct value, and a
+    categorical, so what is looked up or compared per launch is looked up once per distinct CC."""
+    return cc.map({v: ("" if is_missing(v) else str(v)) for v in pd.unique(cc)}).astype("category")
 
 
 def _major(cc: str) -> float:

@@ -149,16 +149,22 @@ def _per_opcode(cells: pd.Series, name: str) -> pd.DataFrame:
 
 
 def _without_prof_rows(frame: pd.DataFrame, id_col: int | None) -> pd.DataFrame:
-    """Only the launches: every row of ncu's table has a launch number as its ID. ncu's own `==` lines
-    between rows, and what the program printed after the table (`Done.`), land as rows with other IDs."""
-    if id_col is None or frame.empty:
+    """Only the launches, their IDs as numbers (int64, float64 where one is missing), as the Arrow path
+    reads them: every row of ncu's table has a launch number as its ID. ncu's own `==` lines between rows,
+    and what the program printed after the table (`Done.`), land as rows with other IDs."""
+    if id_col is None or frame.empty or pd.api.types.is_numeric_dtype(frame[id_col]):  # numbers: all launches
         return frame
-    ids = frame[id_col]
-    labels = ids.cat.categories if isinstance(ids.dtype, pd.CategoricalDtype) else pd.Index(ids.dropna().unique())
-    stray = labels[~pd.Index(labels.astype(str)).str.strip().str.isdigit()]  # 100k launch IDs: vectorised
-    if not len(stray):
-        return frame
-    return frame[~ids.isin(stray)].reset_index(drop=True)
+    ids = frame[id_col].astype("category")  # each distinct ID looked at once: 100k launches, vectorised
+    labels = pd.Index(ids.cat.categories.astype(str)).str.strip()
+    launch = np.asarray(labels.str.fullmatch(r"[0-9]+"), dtype=bool)
+    number = np.array([int(t) if ok else -1 for t, ok in zip(labels, launch, strict=True)] + [-1], dtype=np.int64)
+    codes = ids.cat.codes.to_numpy()
+    keep = (codes < 0) | np.append(launch, False)[codes]
+    frame = frame[keep].reset_index(drop=True)
+    codes = codes[keep]
+    values = number[codes]
+    frame[id_col] = values if (codes >= 0).all() else np.where(codes >= 0, values, np.nan)
+    return frame
 
 
 def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) -> pd.DataFrame:
@@ -184,7 +190,19 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
     )
     # Column by column, no whole-table to_pandas: it would make each text column a categorical of unsorted,
     # per-block dictionaries, only for them to be merged and sorted again.
-    return pd.DataFrame({int(name): _column(table.column(name)) for name in table.column_names}, copy=False)
+    columns = {int(name): table.column(name) for name in table.column_names}
+    return pd.DataFrame({k: _launch_ids(col) if k == 0 else _column(col) for k, col in columns.items()}, copy=False)
+
+
+def _launch_ids(col) -> np.ndarray | pd.Categorical:
+    """The ID column: launch numbers as numbers where every cell is one (a category per launch would hash and
+    sort 100k strings for nothing), else as `_column` gives it, for `_without_prof_rows` to drop the others."""
+    import pyarrow as pa
+
+    try:
+        return col.cast(pa.int64()).to_numpy()  # missing IDs: NaN (float64)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return _column(col)
 
 
 def _parse_arrow_text(
@@ -221,10 +239,14 @@ def _column(col) -> np.ndarray | pd.Categorical:
 
     if not pa.types.is_string(col.type):
         return col.to_numpy()
-    labels = pc.unique(col).drop_null()
-    labels = labels.take(pc.array_sort_indices(labels))
-    codes = pc.index_in(col, value_set=labels).fill_null(-1).to_numpy()
-    return pd.Categorical.from_codes(codes, categories=pd.Index(labels.to_pandas()), validate=False)
+    # One hash pass (a dictionary shared by every block), then the few distinct labels sorted.
+    encoded = col.dictionary_encode().unify_dictionaries()
+    labels = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], pa.string())
+    order = pc.array_sort_indices(labels).to_numpy()
+    rank = np.empty(len(order) + 1, dtype=np.int64)
+    rank[order], rank[-1] = np.arange(len(order)), -1  # a missing cell's index (filled as -1) stays -1
+    indices = pc.fill_null(pa.chunked_array([c.indices for c in encoded.chunks], pa.int32()), -1).to_numpy()
+    return pd.Categorical.from_codes(rank[indices], categories=pd.Index(labels.take(order).to_pandas()), validate=False)
 
 
 def _parse(source, header: list[str], keep: list[int], numeric: dict) -> pd.DataFrame:
