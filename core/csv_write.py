@@ -26,11 +26,11 @@ def write_csv(df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK) -> None:
         pieces = []
         for k in range(len(df.columns)):
             pieces += [*([","] if k else []), _cells(part.iloc[:, k])]
-        out.write(concatenated(pc.binary_join_element_wise(*pieces, "\n", "")).encode())
+        out.write(concatenated(pc.binary_join_element_wise(*pieces, "\n", "", null_handling="replace")))
 
 
 def _cells(col: pd.Series) -> pa.Array:
-    """Each cell's CSV text, empty where missing (as pandas writes NaN and None)."""
+    """Each cell's CSV text; null (empty once joined, as pandas writes NaN and None) where missing."""
     kind = col.dtype.kind
     if kind == "f" and not isinstance(col.dtype, pd.CategoricalDtype):
         text = float_text(col.to_numpy(dtype=np.float64, na_value=np.nan))
@@ -41,7 +41,7 @@ def _cells(col: pd.Series) -> pa.Array:
         text = pc.if_else(pa.array(col.isna().to_numpy()), pa.scalar(None, pa.string()), text)
     else:
         text = _by_distinct_value(col)
-    return pc.fill_null(text, "")
+    return text  # nulls: empty once joined
 
 
 def _by_distinct_value(col: pd.Series) -> pa.Array:

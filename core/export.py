@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -90,10 +89,7 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw
                 # strict JSON: null for unknown and non-finite numbers (json.dumps would write NaN and Infinity)
                 from .json_rows import write_json_doc  # imports this module
 
-                text = io.TextIOWrapper(handle, encoding="utf-8")
-                write_json_doc(meta or {}, df, text)
-                text.flush()
-                text.detach()  # the handle stays open for the fsync below
+                write_json_doc(meta or {}, df, handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, out)

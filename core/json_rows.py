@@ -6,8 +6,9 @@ numbers, floats that round-trip, counts and ids as integers, text as it is."""
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO
 
 import numpy as np
@@ -20,45 +21,59 @@ from .export import json_ready, whole_integers
 _CHUNK = 16384  # rows encoded at a time: the text of a chunk, not of the whole table, is in memory at once
 
 
-def write_json_doc(meta: dict, rows: pd.DataFrame, out: IO[str], extra: dict | None = None) -> None:
+def write_json_doc(meta: dict, rows: pd.DataFrame, out: IO[bytes] | IO[str], extra: dict | None = None) -> None:
     """`{"meta": META, "rows": [...]}` to `out`, one row per line (strict JSON: no NaN nor Infinity); the keys
-    of `extra` after them (`ncu_rules` of a one-row report)."""
+    of `extra` after them (`ncu_rules` of a one-row report). `out`: a binary stream, or a text one (written
+    through its byte buffer where it has one: 100k rows are ~230 MB, not to be decoded and encoded again)."""
+    write = _byte_writer(out)
     head = json.dumps(json_ready(meta), indent=1, allow_nan=False).replace("\n", "\n ")
-    out.write('{\n "meta": ' + head + ',\n "rows": [')
+    write(('{\n "meta": ' + head + ',\n "rows": [').encode())
     first = True
     for text in row_chunks(rows):
-        out.write(("\n  " if first else ",\n  ") + text)
+        write(b"\n  " if first else b",\n  ")
+        write(text)
         first = False
-    out.write("\n ]" if not first else "]")
+    tail = "\n ]" if not first else "]"
     for key, value in (extra or {}).items():
-        out.write(f",\n {json.dumps(key)}: " + json.dumps(json_ready(value), allow_nan=False))
-    out.write("\n}\n")
+        tail += f",\n {json.dumps(key)}: " + json.dumps(json_ready(value), allow_nan=False)
+    write((tail + "\n}\n").encode())
 
 
-def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK) -> Iterator[str]:
-    """The rows of `df` as JSON objects, `chunk` rows per piece joined by `,\\n  `."""
+def _byte_writer(out: IO[bytes] | IO[str]) -> Callable[[bytes | memoryview], object]:
+    if not isinstance(out, io.TextIOBase):
+        return out.write
+    raw = getattr(out, "buffer", None)
+    if raw is None:  # a StringIO (tests capturing stdout)
+        return lambda data: out.write(bytes(data).decode("utf-8"))
+    out.flush()  # what the text layer holds goes first
+    return raw.write
+
+
+def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK) -> Iterator[memoryview | bytes]:
+    """The rows of `df` as JSON objects in UTF-8, `chunk` rows per piece joined by `,\\n  `."""
     df = whole_integers(df)
     keys = [json.dumps({col: 0})[1:-2] for col in df.columns]
     for start in range(0, len(df), chunk):
         part = df.iloc[start : start + chunk]
         if not keys:
-            yield ",\n  ".join(["{}"] * len(part))
+            yield ",\n  ".join(["{}"] * len(part)).encode()
             continue
         # one join per chunk: `{"a": ` 1, `, "b": ` 2.5, ..., `}` (text pieces are broadcast to every row)
         pieces = []
         for k, key in enumerate(keys):
             pieces += [("{" if k == 0 else ", ") + key, _values(part.iloc[:, k])]
-        yield concatenated(pc.binary_join_element_wise(*pieces, "},\n  ", ""))[:-4]
+        joined = pc.binary_join_element_wise(*pieces, "},\n  ", "", null_handling="replace", null_replacement="null")
+        yield concatenated(joined)[:-4]
 
 
-def concatenated(text: pa.Array) -> str:
-    """A string array's cells end to end: its data buffer as it is (no Python string per row)."""
+def concatenated(text: pa.Array) -> memoryview:
+    """A string array's cells end to end, as UTF-8: a view of its data buffer (no copy, no Python string)."""
     offsets = np.frombuffer(text.buffers()[1], dtype=np.int32, count=len(text) + 1, offset=text.offset * 4)
-    return text.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]].decode("utf-8")
+    return memoryview(text.buffers()[2])[offsets[0] : offsets[-1]]
 
 
 def _values(col: pd.Series) -> pa.Array:
-    """Each cell's JSON text, `null` where missing or not finite."""
+    """Each cell's JSON text; null (`null` once joined) where missing or not finite."""
     kind = col.dtype.kind
     if isinstance(col.dtype, pd.CategoricalDtype) or kind in "OSUmMV" or pd.api.types.is_string_dtype(col.dtype):
         return _by_distinct_value(col)
@@ -71,15 +86,30 @@ def _values(col: pd.Series) -> pa.Array:
         text = pc.cast(pa.array(col, from_pandas=True), pa.string())
     else:
         return _by_distinct_value(col)
-    return pc.fill_null(text, "null")
+    return text  # nulls: `null` in the row's join
 
 
 def float_text(values: np.ndarray) -> pa.Array:
-    """Floats as the shortest text that reads back to the same float, null for NaN; a whole value keeps its
-    `.0` (Arrow writes 1.0 as "1"), so a float stays a float when read back, as Python's repr writes it."""
-    text = pc.cast(pa.array(values, from_pandas=True), pa.string())
+    """Floats as text that reads back to the same float, null for NaN. A whole value below 1e16 (counts of
+    FLOPs and bytes: most cells) is written as Python's repr writes it, digits and `.0`, from its int64: Arrow
+    writes 1.0 as "1" and 1e15 as "1e+15", and its integer format is several times faster than its float one.
+    Other values in Arrow's shortest round-trip form ("1e-7", "0.000025")."""
     with np.errstate(invalid="ignore"):
-        whole = np.isfinite(values) & (values == np.trunc(values))  # written with no point: "7", or "1e+16"
+        whole = np.isfinite(values) & (values == np.trunc(values))
+        small = whole & (np.abs(values) < 1e16) & ~((values == 0) & np.signbit(values))  # -0.0: int64 drops the -
+    if not small.any():
+        return _shortest(values, whole)
+    digits = pa.array(np.where(small, values, 0).astype(np.int64), mask=~small)
+    ints = pc.binary_join_element_wise(pc.cast(digits, pa.string()), ".0", "")  # null where not small
+    if np.array_equal(small, ~np.isnan(values)):  # every known value small and whole: NaN the only nulls
+        return ints
+    return pc.if_else(pa.array(small), ints, _shortest(values, whole & ~small))
+
+
+def _shortest(values: np.ndarray, whole: np.ndarray) -> pa.Array:
+    """Arrow's shortest round-trip text; a whole value it writes with no point ("-0") gets its `.0`, so it
+    reads back as a float."""
+    text = pc.cast(pa.array(values, from_pandas=True), pa.string())
     if not whole.any():
         return text
     plain = pc.and_(pa.array(whole), pc.invert(pc.match_substring(text, "e")))

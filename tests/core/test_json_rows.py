@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import json_ready, records, run_meta, write_table
-from flopscope.core.json_rows import write_json_doc
+from flopscope.core.json_rows import float_text, write_json_doc
 from flopscope.core.report import GROUPINGS
 
 from ..conftest import FIXTURES
@@ -63,7 +63,8 @@ def test_json_equals_the_per_row_encoding_on_every_real_fixture(path):
 def test_every_kind_of_cell_reads_back_as_the_per_row_encoding():
     """Values real reports rarely hold, in each dtype the tables use: extreme and non-finite floats, ids whole
     or not, nullable integers, categories with a missing value, text that needs escaping, mixed objects."""
-    floats = [0.1, 1.0, -0.0, 1e16, 1e20, 1e-7, 5e-324, 1.7976931348623157e308, 1 / 3, math.nan, math.inf, -math.inf]
+    floats = [0.1, 1.0, -0.0, 1e15, -5.0, 9999999999999998.0, 1e16, 12345678901234567890.0, 1e20, 1e-7, 5e-324]
+    floats += [1.7976931348623157e308, 1 / 3, math.nan, math.inf, -math.inf]
     n = len(floats)
     rows = pd.DataFrame(
         {
@@ -73,7 +74,21 @@ def test_every_kind_of_cell_reads_back_as_the_per_row_encoding():
             "kernel_full": pd.Categorical(['k<"a">\\', None, "=cmd|' /C calc'!A0", "é\x1b\u2028", *["k"] * (n - 4)]),
             "count": pd.array([*list(range(n - 1)), None], dtype="Int64"),
             "registers": np.arange(n, dtype=np.int32),
-            "mixed": [1, "a", 2.5, None, math.nan, np.float64(3.0), np.int64(4), True, pd.NA, "b", 7, math.inf],
+            "mixed": [
+                1,
+                "a",
+                2.5,
+                None,
+                math.nan,
+                np.float64(3.0),
+                np.int64(4),
+                True,
+                pd.NA,
+                "b",
+                7,
+                math.inf,
+                *[None] * (n - 12),
+            ],
             "flag": [True, False] * (n // 2),
             "params": [{"batch_size": "8"}, [1, 2], *[None] * (n - 2)],
         }
@@ -94,3 +109,19 @@ def test_report_and_export_json_read_back_as_before(tmp_path):
     _same(json.loads(out), _before(run_meta(report), rows), "report --json")
     write_table(rows, tmp_path / "k.json", meta=run_meta(report))
     _same(json.loads((tmp_path / "k.json").read_text()), _before(run_meta(report), rows), "export .json")
+
+
+def test_whole_floats_are_written_as_python_writes_them():
+    """Counts of FLOPs and bytes are whole floats: written from their int64 (the fast path), they must still
+    be the text json.dumps gives, sign of -0.0 included, so each reads back as the same float, not an int."""
+    values = [0.0, -0.0, 1.0, -5.0, 1e15, 9999999999999998.0, -9999999999999998.0, 2.0**52, 123456789012345.0]
+    values += [1e16, 2.0**60, 0.5, math.nan]  # past the fast path, or not whole: each still a float
+    texts = float_text(np.array(values)).to_pylist()
+    for value, text in zip(values, texts, strict=True):
+        if math.isnan(value):
+            assert text is None
+            continue
+        back = json.loads(text)
+        assert type(back) is float and back == value and math.copysign(1, back) == math.copysign(1, value), text
+        if abs(value) < 1e16 and value == int(value):
+            assert text == json.dumps(value), (text, json.dumps(value))
