@@ -328,6 +328,8 @@ def read_report(
     counted = count_kernels(metrics)
     k = counted.kernels
     devices = _devices(k, metrics)
+    collected = tuple(sorted(c for c in metrics.columns if "__" in c))
+    del metrics  # at 1M launches ~0.5 GB that derive's new columns reuse: it set the peak
     device_name = next(iter(devices), None)  # the GPU of most launches
     ccs = {str(c) for c in pd.unique(k["cc"].dropna())}
     device_cc = {name: _most_common(k.loc[k["gpu"] == name, "cc"]) for name in devices}
@@ -374,7 +376,7 @@ def read_report(
         ),
         compute_capability=_most_common(k["cc"]),
         launches=len(k),
-        metrics_collected=tuple(sorted(c for c in metrics.columns if "__" in c)),
+        metrics_collected=collected,
         convention=FMA_CONVENTION,
         params=dict(params or {}),
     )

@@ -191,7 +191,12 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
     # Column by column, no whole-table to_pandas: it would make each text column a categorical of unsorted,
     # per-block dictionaries, only for them to be merged and sorted again.
     columns = {int(name): table.column(name) for name in table.column_names}
-    return pd.DataFrame({k: _launch_ids(col) if k == 0 else _column(col) for k, col in columns.items()}, copy=False)
+    frame = pd.DataFrame({k: _launch_ids(col) if k == 0 else _column(col) for k, col in columns.items()}, copy=False)
+    del table, columns
+    # Arrow's allocator keeps the pages of the parse (the table, the blocks read) for reuse: at 1M launches
+    # ~0.9 GB of RSS that nothing uses any more while pandas copies the columns into SI units next.
+    pa.default_memory_pool().release_unused()
+    return frame
 
 
 def _launch_ids(col) -> np.ndarray | pd.Categorical:
