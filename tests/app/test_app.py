@@ -79,8 +79,15 @@ async def test_first_screen_shows_before_the_report_is_read(monkeypatch):
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.1)
         assert isinstance(app.screen, KernelsScreen)
-        assert app.kernels.query_one(KernelTable).loading  # a LoadingIndicator over the table
+        assert app.kernels.query_one(KernelTable).loading  # a label over the table
         assert any("Loading" in line for line in screen_lines(app))
+        # What covers the table does not animate: Textual's spinner redrew 16 times a second, taking the GIL
+        # from the read (a copy of it, mounted where the test can see it: Textual keeps the cover private).
+        cover = app.kernels.query_one(KernelTable).get_loading_widget()
+        await app.screen.mount(cover)
+        await pilot.pause()
+        assert cover.auto_refresh is None and "loading" in str(cover.render())
+        await cover.remove()
         release.set()
         screen = await ready(app, pilot)
         assert len(screen.model) == len(app.report.group("name"))
