@@ -75,3 +75,15 @@ def test_odd_cells_read_back_as_pandas_wrote_them():
     new, old = _both(df)
     _same_csv(new, old)
     assert new.splitlines()[0] == "f,i,n,b,t,c,m" and "\n-2.0," in new.replace("\n0.1", "")  # -2.0, as pandas
+
+
+def test_chunks_written_by_several_threads_come_out_in_row_order():
+    """Chunks are made into text in parallel (json_rows.in_order): the file is the one-chunk file, byte for
+    byte, its rows in order."""
+    n = 500
+    df = pd.DataFrame({"id": np.arange(n), "x": np.arange(n) / 7.0, "t": [f"k{i % 3}" for i in range(n)]})
+    one, many = io.BytesIO(), io.BytesIO()
+    write_csv(df, one, chunk=n)
+    write_csv(df, many, chunk=7)
+    assert many.getvalue() == one.getvalue()
+    assert pd.read_csv(io.BytesIO(many.getvalue()))["id"].tolist() == list(range(n))

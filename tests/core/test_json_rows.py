@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from flopscope.core import FlopscopeError, read_report
 from flopscope.core.export import json_ready, records, run_meta, write_table
-from flopscope.core.json_rows import float_text, write_json_doc
+from flopscope.core.json_rows import float_text, row_chunks, write_json_doc
 from flopscope.core.report import GROUPINGS
 
 from ..conftest import FIXTURES
@@ -125,3 +125,16 @@ def test_whole_floats_are_written_as_python_writes_them():
         assert type(back) is float and back == value and math.copysign(1, back) == math.copysign(1, value), text
         if abs(value) < 1e16 and value == int(value):
             assert text == json.dumps(value), (text, json.dumps(value))
+
+
+def test_chunks_encoded_by_several_threads_come_out_in_row_order():
+    """Chunks are encoded in parallel (json_rows.in_order); the text is the one-chunk text, row for row."""
+    report = read_report(REPORTS[0]) if REPORTS else None
+    if report is None:
+        pytest.skip("no shared fixture")
+    rows = pd.concat([report.view("launch")] * (200 // max(len(report.kernels), 1) + 1), ignore_index=True)
+    rows["launch_id"] = np.arange(len(rows))
+    whole = bytes(next(row_chunks(rows, chunk=len(rows))))
+    pieces = [bytes(c) for c in row_chunks(rows, chunk=7)]
+    assert len(pieces) > 8 and b",\n  ".join(pieces) == whole
+    assert [r["launch_id"] for r in json.loads(b"[" + whole + b"]")] == list(range(len(rows)))
