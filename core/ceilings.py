@@ -204,6 +204,12 @@ def _newest_for(stored: list[Ceilings], gpu: str, host: str | None) -> Ceilings 
     return next((c for c in found if host and c.host == host), found[0] if found else None)
 
 
+def judged_by(report: Report, kind: str) -> Report:
+    """`report` judged against the roof `--roof KIND` names (`report`, `export`, `open`, in the CLI and the
+    app alike); itself for `clock`, the roof it was read with."""
+    return report if kind == "clock" else report.against(roof_named(report, kind))
+
+
 def roof_named(report: Report, kind: str, store: Store | None = None) -> Roof:
     """The roof `--roof KIND` names for `report`; `measured` refused (one line, with the command that measures
     one) where no ceilings of the report's GPU are stored."""

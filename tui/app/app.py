@@ -27,7 +27,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from ...core import FlopscopeError, Report, read_report
-from ...core.ceilings import roof_named
+from ...core.ceilings import judged_by
 from ...core.display_text import display_text
 from ..presentation.read_progress import ReadProgress
 from .screens.help import HelpScreen
@@ -119,9 +119,8 @@ class FlopscopeApp(SafeNotify, App[None]):
     @work(thread=True, exclusive=True, group="load")
     def _load(self) -> None:
         try:
-            report = read_report(self.path, gpu=self.gpu, progress=self._load_progress())
-            if self.roof != "clock":  # refused in one line, as by the CLI, where `measured` has nothing stored
-                report = report.against(roof_named(report, self.roof))
+            # Refused in one line, as by the CLI, where `--roof measured` has nothing stored.
+            report = judged_by(read_report(self.path, gpu=self.gpu, progress=self._load_progress()), self.roof)
         except _LoadStopped:  # the app is closing: nothing to show
             return
         except FlopscopeError as err:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ...core import FlopscopeError, read_report
-from ...core.ceilings import roof_named
+from ...core.ceilings import judged_by
 from ...core.columns import NEEDS
 from ...core.counters import missing_fix
 from ...core.export import run_meta, write_table
@@ -52,8 +52,7 @@ def _view(args):
 
 def _judged(report: Report, args) -> Report:
     """The report against the roof `--roof` names (one line, exit 2, where `measured` has no stored ceilings)."""
-    kind = getattr(args, "roof", "clock")
-    return report if kind == "clock" else report.against(roof_named(report, kind))
+    return judged_by(report, getattr(args, "roof", "clock"))
 
 
 def _say_cut_unknowns(rows, sort: str, top: int, title: str) -> None:
