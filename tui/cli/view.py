@@ -68,31 +68,51 @@ def _say_cut_unknowns(rows, sort: str, top: int, title: str) -> None:
 
 def cmd_report(args) -> int:
     report, rows = _view(args)
-    if not (args.json or args.top or args.all) and len(rows) > TABLE_ROWS:
+    if args.json:  # what the document needs from the report, then the report let go (see cmd_export)
+        doc = _json_doc(report, rows, args.by)
+        del report
+        return _print_json(rows, *doc)
+    if not (args.top or args.all) and len(rows) > TABLE_ROWS:
         say(
             f"flopscope: showing the first {TABLE_ROWS} of {len(rows):,} rows; --top N for another number, --all "
             "for every row (--json and export always have them all)"
         )
         rows = rows.head(TABLE_ROWS)
-    return _print(report, rows, args.json, args.by, args.sort)
+    return _print(report, rows, False, args.by, args.sort)
 
 
 def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = None) -> int:
+    if as_json:
+        return _print_json(rows, *_json_doc(report, rows, by))
     for line in warning_lines(report):
         say(line)
-    # One row (one kernel, or --top 1) is a kernel's view: ncu's rule results for it follow, read from the file.
-    rules = row_rule_results(report, rows.iloc[0], by) if len(rows) == 1 else None
-    if as_json:
-        from ...core.json_rows import write_json_doc
+    rules = _rules(report, rows, by)
+    out = console()
+    print_report(report, rows, out, by, sort)
+    if rules:
+        out.print()
+        out.print(rules_table(rule_items(*rules)))
+    return 0
 
-        extra = {"ncu_rules": {**rules[0].as_dict(), "launch": rules[1]}} if rules else None
-        write_json_doc(run_meta(report), rows, sys.stdout, extra)  # column by column: 100k rows in a second, not 18
-    else:
-        out = console()
-        print_report(report, rows, out, by, sort)
-        if rules:
-            out.print()
-            out.print(rules_table(rule_items(*rules)))
+
+def _rules(report, rows, by: str):
+    """One row (one kernel, or --top 1) is a kernel's view: ncu's rule results for it follow, read from the file."""
+    return row_rule_results(report, rows.iloc[0], by) if len(rows) == 1 else None
+
+
+def _json_doc(report, rows, by: str) -> tuple[list[str], dict, dict | None]:
+    """What `--json` takes from the report: its warnings, its meta, and a kernel's rule results (`ncu_rules`)."""
+    rules = _rules(report, rows, by)
+    extra = {"ncu_rules": {**rules[0].as_dict(), "launch": rules[1]}} if rules else None
+    return warning_lines(report), run_meta(report), extra
+
+
+def _print_json(rows, warnings: list[str], meta: dict, extra: dict | None) -> int:
+    from ...core.json_rows import write_json_doc
+
+    for line in warnings:
+        say(line)
+    write_json_doc(meta, rows, sys.stdout, extra)  # column by column: 100k rows in a second, not 18
     return 0
 
 
