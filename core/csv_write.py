@@ -21,8 +21,7 @@ def write_csv(df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK) -> None:
     out.write((",".join(_quoted(str(c)) for c in df.columns) + "\n").encode())
     if not len(df.columns):
         return
-    parts = (df.iloc[start : start + chunk] for start in range(0, len(df), chunk))
-    for text in in_order(_lines, parts):
+    for text in in_order(_lines, df, chunk):
         out.write(text)
 
 

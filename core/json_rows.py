@@ -58,17 +58,17 @@ def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK) -> Iterator[memoryview | b
     are encoded on every core (Arrow's kernels let go of the GIL), a few ahead of the one being written."""
     df = whole_integers(df)
     keys = [json.dumps({col: 0})[1:-2] for col in df.columns]
-    parts = (df.iloc[start : start + chunk] for start in range(0, len(df), chunk))
-    yield from in_order(lambda part: _chunk_text(part, keys), parts)
+    yield from in_order(lambda part: _chunk_text(part, keys), df, chunk)
 
 
-def in_order(encode: Callable[[pd.DataFrame], T], parts: Iterator[pd.DataFrame]) -> Iterator[T]:
-    """`encode(part)` for each part, in order, by a thread per core (up to 4), one part more in memory than
-    threads: the text of a few chunks, never of the whole table."""
+def in_order(encode: Callable[[pd.DataFrame], T], df: pd.DataFrame, chunk: int) -> Iterator[T]:
+    """`encode(part)` for each `chunk` rows of `df`, in row order, by a thread per core (up to 4), one part more
+    in memory than threads: the text of a few chunks, never of the whole table."""
     workers = max(1, min(os.cpu_count() or 1, 4))
     with ThreadPoolExecutor(workers) as pool:
         pending: deque = deque()
-        for part in parts:
+        for start in range(0, len(df), chunk):
+            part = df.iloc[start : start + chunk]
             pending.append(pool.submit(encode, part))
             if len(pending) > workers:
                 yield pending.popleft().result()
