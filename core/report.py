@@ -9,32 +9,19 @@ import numpy as np
 import pandas as pd
 
 from . import report_cache
-from .columns import ALL, COUNTED, FMA_CONVENTION, GROUPINGS, REPORT_PEAKS
+from .columns import ALL, FMA_CONVENTION, GROUPINGS
 from .counters import Missing, count_kernels
 from .errors import FlopscopeError
 from .gpu_judgement import GpuJudgement, judge_gpu
 from .gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
-from .ncu_metrics import INSIGHT
+from .grouping import NO_RANGE, aggregate, unprofiled
 from .nvtx import normalize_nvtx
 from .over_ceiling import OverCeiling, over_ceiling
 from .readers import Progress, read_metrics, report_file
 from .report_meta import DeviceMeta, ReportMeta
-from .roofline import CLOCK, Ceiling, Roof, derive, integer_mma, run_ceilings
+from .roofline import CLOCK, Ceiling, Roof, derive, run_ceilings
 from .run_summary import RunSummary, summarize
 from .units import is_missing
-
-# Ceilings, clocks and ncu's per-launch percentages (speed of light, occupancy, waves, pipes): a group's is its
-# launches', weighted by their time (the kernel screen says so).
-_WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + [
-    "sm_clock_hz",
-    "peak_flop_per_s",
-    "peak_dram_bytes_per_s",
-    "peak_l2_bytes_per_s",
-    "peak_l1_bytes_per_s",
-    *INSIGHT,
-]
-_NOTES = ["estimated", "provenance"]
-NO_RANGE = "(no NVTX range)"
 
 
 @dataclass
@@ -143,7 +130,7 @@ class Report:
 
     def _aggregated(self, key: str) -> pd.DataFrame:
         several = isinstance(self.judged_by, dict)  # launches of one name on two GPUs are two rows
-        rows = ordered(derive(_aggregate(self.kernels, key, by_gpu=several), self.judged_by, launch_peaks=True))
+        rows = ordered(derive(aggregate(self.kernels, key, by_gpu=several), self.judged_by, launch_peaks=True))
         rows["pct_time"] = pct_time(rows["duration_s"], self.kernels["duration_s"].sum())
         return rows
 
@@ -169,7 +156,7 @@ def with_launch_shares(kernels: pd.DataFrame) -> pd.DataFrame:
     A shallow copy: the caller's frame keeps its columns, and the new one shares theirs instead of copying."""
     out = kernels.copy(deep=False)
     out["count"] = 1
-    out["not_profiled"] = _unprofiled(out).astype(np.int64)
+    out["not_profiled"] = unprofiled(out).astype(np.int64)
     out["pct_time"] = pct_time(out["duration_s"], out["duration_s"].sum())
     out.attrs["time_ordered"] = False
     return out
@@ -193,124 +180,6 @@ def ordered(df: pd.DataFrame) -> pd.DataFrame:
             df[name] = np.nan
     rest = [c for c in df.columns if c not in names]
     return df[names + rest]
-
-
-def _aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
-    # Factorize the key once: hashing long C++ kernel names for every aggregate dominated grouping time.
-    codes, uniques = pd.factorize(k[key].fillna(NO_RANGE if key == "nvtx" else ""), sort=False)
-    if key == "nvtx":  # emit_nvtx's call numbers and shapes left out: one group per range, not per call
-        merged, uniques = pd.factorize(np.array([normalize_nvtx(str(u)) for u in uniques], dtype=object), sort=False)
-        codes = merged[codes]
-    key_of_group = None
-    if by_gpu:  # one group per (key, GPU): a kernel's launches on an A100 and on an H100 are not one kernel
-        gpu_codes, _ = pd.factorize(k["gpu"].astype(object), sort=False)
-        pairs, _ = pd.factorize(codes.astype(np.int64) * (int(gpu_codes.max()) + 2) + gpu_codes + 1, sort=False)
-        key_of_group = pd.Series(codes).groupby(pairs, sort=True).first().to_numpy()
-        codes = pairs
-    codes = pd.Series(codes, index=k.index, name="group")
-    grouped = k.groupby(codes, sort=True)
-    summed = [c for c in COUNTED if c in k]  # a stored run from before a tensor data type had its column
-    # A group's sum is unknown if any launch ncu profiled lacks the value: a partial sum would pass for the
-    # whole (FLOPs of 5 of 6 launches over the time of all 6). Launches ncu could not profile add nothing.
-    profiled = ~_unprofiled(k)
-    gaps = pd.DataFrame(k[summed].isna().to_numpy() & profiled[:, None], columns=summed, index=k.index)
-    out = grouped[summed].sum(min_count=1).mask(gaps.groupby(codes, sort=True).any())
-    out["count"] = grouped.size()
-    # Their time is unknown, so the group's Time is the others': a lower bound (`≥`), and its mean per launch
-    # is over count - not_profiled.
-    out["not_profiled"] = pd.Series(~profiled, index=k.index).groupby(codes, sort=True).sum()
-    weighted = [c for c in _WEIGHTED if c in k and (c not in INSIGHT or k[c].notna().any())]  # few of INSIGHT's
-    if weighted:  # one grouping for all of them: a groupby per column was a third of the time at 100k launches
-        values = k[weighted].astype(float)
-        dur = k["duration_s"].fillna(0.0).to_numpy(dtype=float)
-        # Over the time of the launches that have the value: a launch without it (its metric set lacked the
-        # counter) would otherwise count as a peak of 0 and lower the group's ceiling.
-        both = values.notna() & (dur > 0)[:, None]
-        num = values.mul(dur, axis=0).where(both).groupby(codes, sort=True).sum(min_count=1)
-        weight = both.mul(dur, axis=0).groupby(codes, sort=True).sum()
-        plain = values.groupby(codes, sort=True).mean()
-        out[weighted] = (num / weight.where(weight > 0)).fillna(plain)
-    shared = [
-        "kernel",
-        "kernel_full",
-        "nvtx",
-        "process",
-        "device",
-        "stream",
-        "grid",
-        "block",
-        "registers",
-        "gpu",
-        "cc",
-        *(c for c in ("occupancy_limiter", "occupancy_limit_blocks") if c in k),
-    ]
-    group = codes.to_numpy()
-    for col in shared:
-        out[col] = _same_or_mixed(k[col], group, len(out))
-    group_keys = out.index.to_numpy() if key_of_group is None else key_of_group[out.index.to_numpy()]
-    out[key] = np.asarray(uniques, dtype=object)[group_keys]
-    out["peak_source"] = _sources(k["peak_source"], codes)
-    for col in _NOTES:
-        out[col] = _by_distinct(
-            k[col], group, lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v for x in v.split("; ")))
-        )
-    if "integer_mma" in k:  # a group of integer-MMA launches only is judged by no FLOP ceiling, as they are
-        out["integer_mma"] = integer_mma(k).groupby(codes, sort=True).all()
-    out["status"] = _by_distinct(k["status"], group, lambda s: "ok" if (s == "ok").any() else s.iloc[0])
-    out["launch_id"] = grouped["launch_id"].min()
-    return out.reset_index(drop=True)
-
-
-def _unprofiled(k: pd.DataFrame) -> np.ndarray:
-    """Launches ncu did not profile (status not `ok`): they have no values, time included."""
-    return (k["status"] != "ok").to_numpy(dtype=bool) if "status" in k else np.zeros(len(k), dtype=bool)
-
-
-def _sources(source: pd.Series, codes: pd.Series) -> pd.Series:
-    """Each group's peak sources, every distinct one once ('report + datasheet @ measured clock')."""
-    parts = list(dict.fromkeys(p for v in pd.unique(source.dropna()) for p in str(v).split(" + ") if p))
-    if len(parts) <= 1:
-        has = source.notna() & (source.astype(object) != "")
-        return has.groupby(codes, sort=True).any().map({True: parts[0] if parts else "", False: ""})
-    # Which parts each distinct source names, then each launch's row of that: 1M launches hold a few sources.
-    value_codes, values = pd.factorize(source.astype(object).fillna(""))
-    names = np.array([[p in str(v) for p in parts] for v in values], dtype=bool).reshape(len(values), len(parts))
-    found = pd.DataFrame(names[value_codes], index=source.index, columns=parts).groupby(codes, sort=True).any()
-    return found.apply(lambda row: " + ".join(p for p in parts if row[p]), axis=1)
-
-
-def _by_distinct(column: pd.Series, group: np.ndarray, func) -> pd.Series:
-    """`column.groupby(group, sort=True).agg(func)` for a `func` that looks only at a group's distinct values in
-    the order they first appear (and so at its first value): run over those rows alone, the first launch of each
-    (group, value). A million launches hold a few hundred names, devices or notes, and a pure-Python agg over
-    every launch took ~1 s per 100k."""
-    values, _ = pd.factorize(column, use_na_sentinel=True)  # missing: -1, one row of it kept per group too
-    pairs, _ = pd.factorize(group.astype(np.int64) * (int(values.max(initial=-1)) + 2) + values + 1)
-    # factorize numbers the pairs in the order they first appear: a pair's first row is where the count grows.
-    seen = np.maximum.accumulate(pairs)
-    first = np.flatnonzero(np.r_[True, seen[1:] > seen[:-1]])
-    return column.iloc[first].groupby(group[first], sort=True).agg(func)
-
-
-def _same_or_mixed(column: pd.Series, group: np.ndarray, groups: int) -> pd.Series:
-    """Per group (numbered 0..groups-1): its one known value, "(mixed)" where it has several, None where none.
-    Counted over distinct (group, value) pairs with numpy: a Python call per group and column was most of the
-    time of grouping 100k launches by name."""
-    values, uniques = pd.factorize(column, use_na_sentinel=True)
-    known = values >= 0
-    width = len(uniques) + 1
-    pairs = np.unique(group[known].astype(np.int64) * width + values[known])  # sorted by group, then value
-    owner = pairs // width
-    distinct = np.bincount(owner, minlength=groups)
-    out = np.full(groups, None, dtype=object)
-    out[distinct > 1] = "(mixed)"
-    one = np.flatnonzero(distinct == 1)
-    out[one] = np.asarray(uniques, dtype=object)[pairs[np.searchsorted(owner, one)] % width]
-    result = pd.Series(out.tolist(), name=column.name)  # typed as pandas types its own aggregations
-    fits = isinstance(column.dtype, pd.StringDtype) or not (distinct > 1).any()  # "(mixed)" is text
-    if isinstance(column.dtype, pd.api.extensions.ExtensionDtype) and fits:
-        result = result.astype(column.dtype)  # categorical names, nullable integers, Arrow strings: kept
-    return result
 
 
 def read_report(

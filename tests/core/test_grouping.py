@@ -1,13 +1,15 @@
 """A group's shared columns (device, grid, GPU, ...): its one known value, "(mixed)" where its launches differ,
-nothing where none has one. The vectorised count is checked against pandas' own per-group aggregation, on
-random columns of every dtype the readers make and on the real files."""
+nothing where none has one. The vectorised count (a table of (group, value) counts, or a sort of the pairs where
+that table would be big) is checked against pandas' own per-group aggregation, on random columns of every dtype
+the readers make and on the real files."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-from flopscope.core.report import _same_or_mixed
+from flopscope.core import grouping
+from flopscope.core.grouping import _same_or_mixed
 
 from ..helpers.real_files import real_files, report_of
 
@@ -47,8 +49,11 @@ def random_columns(rng: np.random.Generator, n: int) -> dict[str, pd.Series]:
     }
 
 
+@pytest.mark.parametrize("counted_by", ["table", "sort"])
 @pytest.mark.parametrize("seed", range(8))
-def test_each_group_has_its_one_value_mixed_or_none_on_random_columns(seed: int) -> None:
+def test_each_group_has_its_one_value_mixed_or_none_on_random_columns(seed: int, counted_by: str, monkeypatch) -> None:
+    if counted_by == "sort":
+        monkeypatch.setattr(grouping, "COUNT_TABLE_MAX", 0)
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 400))
     group = pd.factorize(rng.integers(0, max(1, n // 8), n))[0]  # 0..k-1, as grouping numbers them
