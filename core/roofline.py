@@ -243,7 +243,7 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False, roof: Roof = 
 
     `launch_peaks`: the rows are groups that carry their launches' duration-weighted ceilings; keep them, so
     a group's % of peak is its FLOPs over sum(duration x peak) of its launches, as for the whole run."""
-    k = finite(k.copy())
+    k = finite(k.copy(deep=False))  # copy-on-write: the caller's frame keeps its columns, none is copied
     k["flop"] = total_flop(k)
     dur = k["duration_s"]
     k["flop_per_s"] = _div(k["flop"], dur)
