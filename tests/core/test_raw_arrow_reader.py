@@ -62,3 +62,37 @@ def test_a_row_arrow_refuses_is_read_by_pandas(tmp_path, cut, monkeypatch):
     path.write_text(text)
     frame, _ = read_metrics(path)
     assert len(frame) == len(real) + (cut == "row")  # pandas keeps a short row (its cells unknown), drops `Done.`
+
+
+def test_rows_one_per_line_are_cut_at_line_ends_and_a_quoted_line_break_is_read_too(tmp_path, monkeypatch):
+    """Arrow parses a page in blocks cut at line ends (newlines_in_values off: every core at work). A kernel
+    name holding a line break where a block is cut makes that parse fail, and the page is read again allowing
+    line breaks in values: by Arrow still, not by pandas, and every value as on the page."""
+    import pyarrow.csv as pacsv
+
+    monkeypatch.setenv("FLOPSCOPE_NO_CACHE", "1")
+    modes: list[bool] = []
+    real_read = pacsv.read_csv
+
+    def spy(source, *, read_options, parse_options, **kwargs):
+        modes.append(parse_options.newlines_in_values)
+        read_options.block_size = 16384  # blocks of a few rows: a cut lands in a name (Arrow's default: 1 MB)
+        return real_read(source, read_options=read_options, parse_options=parse_options, **kwargs)
+
+    monkeypatch.setattr(pacsv, "read_csv", spy)
+    rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv")) * 20
+    plain = tmp_path / "plain.csv"
+    plain.write_text(raw_csv(rows))
+    expected = read_metrics(plain)[0]
+    assert modes == [False]
+
+    rows = [{**row, "Kernel Name": row["Kernel Name"] + "\n  second line\n"} for row in rows]
+    broken = tmp_path / "line_breaks.csv"
+    broken.write_text(raw_csv(rows))
+    modes.clear()
+    frame = read_metrics(broken)[0]
+    assert modes == [False, True]  # Arrow both times: pandas' parser would be a third read
+    names = [str(name) for name in frame["kernel_full"]]
+    assert names == [row["Kernel Name"] for row in rows]
+    others = [c for c in expected.columns if c not in ("kernel", "kernel_full")]
+    pd.testing.assert_frame_equal(frame[others], expected[others], check_categorical=False)
