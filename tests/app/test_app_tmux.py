@@ -50,3 +50,20 @@ def test_app_in_tmux_help_group_quit(tmp_path):
         assert status.read_text().strip() == "0"
     finally:
         tmux("kill-server")
+
+
+def test_app_in_tmux_draws_while_ncu_report_reads_ahead(tmp_path):
+    """`open FILE` starts reading before Textual starts, and ncu_report's read points fd 2 (where Textual
+    draws) at a log sink meanwhile: the app still draws on the terminal, whose stderr the read-ahead took
+    first."""
+    pytest.importorskip("ncu_report")
+    tmux = Tmux()
+    env = "env -u COLORTERM TERM=xterm-256color FLOPSCOPE_NCU_REP_READER=ncu_report FLOPSCOPE_NO_CACHE=1"
+    command = f"{env} {shlex.quote(sys.executable)} -m flopscope.tui.cli open {shlex.quote(str(REPORT))}; sleep 30"
+    tmux("new-session", "-d", "-s", "app", "-x", "80", "-y", "24", command)
+    try:
+        shown = tmux.wait_for("rows · by name")
+        assert "NVIDIA H100 PCIe" in shown and "generate_encoded_signal" in shown
+        tmux("send-keys", "-t", "app", "q")
+    finally:
+        tmux("kill-server")

@@ -30,6 +30,7 @@ from ...core import FlopscopeError, Report, read_report
 from ...core.ceilings import judged_by
 from ...core.display_text import display_text
 from ..presentation.read_progress import ReadProgress
+from .read_ahead import ReadAhead, ReadStopped
 from .screens.help import HelpScreen
 from .screens.kernels import KernelsScreen
 from .screens.profile import ProfileScreen
@@ -81,6 +82,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         live: ProfileScreen | None = None,
         keymap: Mapping[str, str] | None = None,
         roof: str = "clock",
+        read_ahead: ReadAhead | None = None,
     ) -> None:
         super().__init__()
         self.first = first
@@ -89,6 +91,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         self.report = report
         self.live = live
         self.roof = roof  # what a report read here is judged against: clock, datasheet or measured
+        self.read_ahead = read_ahead  # `path` being read since the command started
         self.keymap = dict(keymap or {})
         # The screen a report read here (or handed over by a live profile) is shown on; None when the app
         # opens on another screen (a run or sweep point opened from it gets its own PushedKernelsScreen).
@@ -120,8 +123,13 @@ class FlopscopeApp(SafeNotify, App[None]):
     def _load(self) -> None:
         try:
             # Refused in one line, as by the CLI, where `--roof measured` has nothing stored.
-            report = judged_by(read_report(self.path, gpu=self.gpu, progress=self._load_progress()), self.roof)
-        except _LoadStopped:  # the app is closing: nothing to show
+            if self.read_ahead is not None:
+                self.read_ahead.listen(self._load_progress())
+                report = self.read_ahead.result()
+            else:
+                report = read_report(self.path, gpu=self.gpu, progress=self._load_progress())
+            report = judged_by(report, self.roof)
+        except ReadStopped:  # the app is closing: nothing to show
             return
         except FlopscopeError as err:
             # The same one line as the CLI, printed after the terminal is restored; exit code 2 like the CLI.
@@ -139,7 +147,7 @@ class FlopscopeApp(SafeNotify, App[None]):
 
         def progress(done: int, total: int, unit: str = "launches") -> None:  # unit "bytes": a CSV
             if worker.is_cancelled:
-                raise _LoadStopped
+                raise ReadStopped
             shown(done, total, unit)
 
         shown = ReadProgress(draw)
@@ -184,24 +192,22 @@ class FlopscopeApp(SafeNotify, App[None]):
         return _steady(driver) if driver.__name__ == "LinuxDriver" else driver
 
 
-class _LoadStopped(Exception):
-    """Raised by the read's progress callback when the app closes before the report is read."""
-
-
 def _steady(driver: type[Driver]) -> type[Driver]:
     """The driver, drawing on a private duplicate of the terminal's stderr.
 
     Why: the engine points fd 2 at a temp file while ncu_report loads (its C++ layer logs there), and Textual
     draws on fd 2. With the load in a worker thread, frames drawn meanwhile would vanish and the screen would
-    stay corrupt. A duplicated descriptor keeps pointing at the terminal whatever happens to fd 2.
+    stay corrupt. A duplicated descriptor keeps pointing at the terminal whatever happens to fd 2; with a read
+    ahead (read_ahead.py), started before the driver, it duplicates the terminal the read-ahead took first.
     """
 
     class SteadyDriver(driver):  # type: ignore[misc, valid-type]
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
+        def __init__(self, app: FlopscopeApp, *args, **kwargs) -> None:
+            super().__init__(app, *args, **kwargs)
             stream = sys.__stderr__
+            ahead = getattr(app, "read_ahead", None)  # reading since before Textual started: its fd 2 is taken
             self._file = open(  # noqa: SIM115
-                os.dup(stream.fileno()),
+                os.dup(ahead.stderr_fd if ahead is not None else stream.fileno()),
                 "w",
                 encoding=stream.encoding or "utf-8",
                 errors="replace",

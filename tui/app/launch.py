@@ -14,6 +14,7 @@ from ...core import Report
 from ..presentation.text_report import say
 from .app import FlopscopeApp, run_app
 from .keymap import load_keymap
+from .read_ahead import ReadAhead
 from .screens.kernels import KernelsScreen
 from .screens.profile import ProfileScreen
 
@@ -33,10 +34,14 @@ def kernels_app(
     live: ProfileScreen | None = None,
     keymap: Keymap = None,
     roof: str = "clock",
+    read_ahead: ReadAhead | None = None,
 ) -> FlopscopeApp:
     """The Kernels screen of a report file, grouped `by` (or of a report already read, or of a live profile's,
-    shown over it until ncu is done); a file read here is judged against `roof` (`open --roof`)."""
-    return FlopscopeApp(KernelsScreen(by), path=path, gpu=gpu, report=report, live=live, keymap=keymap, roof=roof)
+    shown over it until ncu is done); a file read here (or by `read_ahead`) is judged against `roof` (`open
+    --roof`)."""
+    return FlopscopeApp(
+        KernelsScreen(by), path=path, gpu=gpu, report=report, live=live, keymap=keymap, roof=roof, read_ahead=read_ahead
+    )
 
 
 def runs_app(store_path: Path, sweep: str | None = None, *, keymap: Keymap = None) -> FlopscopeApp:
@@ -63,10 +68,16 @@ def run_kernels(
     report: Report | None = None,
     live: ProfileScreen | None = None,
     roof: str = "clock",
+    read_ahead: ReadAhead | None = None,
 ) -> int:
     """`flopscope open FILE`, `open RUN`, `demo` and `profile`; 2 when the report cannot be read or the profile
-    failed."""
-    return run_app(kernels_app(path, gpu=gpu, report=report, live=live, keymap=load_keymap(), roof=roof))
+    failed. `read_ahead`: `path` already being read (see read_ahead.py), stopped if the app closes first."""
+    app = kernels_app(path, gpu=gpu, report=report, live=live, keymap=load_keymap(), roof=roof, read_ahead=read_ahead)
+    try:
+        return run_app(app)
+    finally:
+        if read_ahead is not None:
+            read_ahead.stop()
 
 
 def run_runs(store_path: Path, sweep: str | None = None) -> int:

@@ -136,9 +136,13 @@ def cmd_open(args) -> int:
             with read_progress(not args.json) as progress:
                 report = _judged(read_report(args.path, gpu=args.gpu, progress=progress), args)
             return _print(report, report.group("name"), args.json)
+        # The read starts now, beside Textual's import and the app's start-up (read_ahead.py).
+        from ..app.read_ahead import ReadAhead
+
+        ahead = None if args.path == "-" else ReadAhead(lambda p: read_report(args.path, gpu=args.gpu, progress=p))
         from ..app.launch import run_kernels
 
-        return run_kernels(args.path, gpu=args.gpu, roof=args.roof)
+        return run_kernels(args.path, gpu=args.gpu, roof=args.roof, read_ahead=ahead)
     _refuse_missing_file(args.path)
     with Store() as store:
         sweep = load_sweep(args.path, store, print_warning)  # a stored sweep by name
