@@ -34,6 +34,8 @@ class Report:
     missing: list[Missing] = field(default_factory=list)
     gpus: dict[str, Gpu | None] | None = None  # device name -> database GPU, where launches ran on several
     roof: Roof = CLOCK  # the roof the launches are judged against (see `against`)
+    # (what they were computed from, the ceilings): the header alone asks several times
+    _ceilings: tuple[tuple, list[Ceiling]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.kernels = with_launch_shares(self.kernels)
@@ -66,7 +68,11 @@ class Report:
         return summarize(self.kernels)
 
     def ceilings(self) -> list[Ceiling]:
-        return run_ceilings(self.kernels, self.judged_by, self.roof)
+        """The run's ceilings, computed once per launches table, GPUs and roof (1M launches: 0.07 s each)."""
+        basis = (self.kernels, self.gpu, self.gpus, self.roof)
+        if self._ceilings is None or any(a is not b for a, b in zip(self._ceilings[0], basis, strict=True)):
+            self._ceilings = (basis, run_ceilings(self.kernels, self.judged_by, self.roof))
+        return list(self._ceilings[1])
 
     def against(self, roof: Roof) -> Report:
         """This report judged against another roof (datasheet, clock, measured on a node): every peak, % of peak,

@@ -121,3 +121,26 @@ def test_on_a_file_of_two_gpus_each_gpu_with_stored_ceilings_is_judged_by_its_ow
     sources = {(c.gpu, c.name): c.source for c in judged.ceilings()}
     assert sources[(A100, "fp32")].startswith("synthetic (test data, not measured) on other (")
     assert sources[(H100, "dram")].startswith("synthetic (test data, not measured) on gpubox (")
+
+
+def test_ceilings_are_computed_once_per_launches_gpus_and_roof(monkeypatch):
+    """The header asks for the ceilings several times (1M launches: 0.07 s each): computed once, and anew for
+    another roof, GPU or launches table, never stale."""
+    from flopscope.core import report as report_module
+    from flopscope.core.report import with_gpu
+
+    calls = []
+    real = report_module.run_ceilings
+    monkeypatch.setattr(report_module, "run_ceilings", lambda *a: calls.append(a[2]) or real(*a))
+    report = read_report(fixture_path(H100))
+    first = report.ceilings()
+    assert report.ceilings() == first == report.ceilings() and len(calls) == 1
+    report.ceilings().clear()  # a caller's list is its own
+    assert report.ceilings() == first
+    on_sheet = report.against(Roof("datasheet"))
+    assert on_sheet.ceilings() != first and len(calls) == 2
+    with_gpu(report, "h100-sxm").ceilings()  # the same figures here (the report's own counters set them)
+    assert len(calls) == 3
+    report.kernels = report.kernels.head(3)
+    report.ceilings()
+    assert len(calls) == 4
