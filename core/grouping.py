@@ -44,15 +44,26 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     # A group's sum is unknown if any launch ncu profiled lacks the value: a partial sum would pass for the
     # whole (FLOPs of 5 of 6 launches over the time of all 6). Launches ncu could not profile add nothing.
     profiled = ~unprofiled(k)
-    gaps = pd.DataFrame(k[summed].isna().to_numpy() & profiled[:, None], columns=summed, index=k.index)
-    out = grouped[summed].sum(min_count=1).mask(gaps.groupby(codes, sort=True).any())
+    known = {c: k[c].notna().to_numpy() for c in summed}
+    # Only columns some launch has are summed, and only those some profiled launch lacks can have a gap: a
+    # groupby per column is ~8 ms at a million launches, and a report collects a few of the counted columns.
+    some = [c for c in summed if known[c].any()]
+    out = pd.DataFrame(index=pd.RangeIndex(groups), columns=summed, dtype=float)
+    if some:
+        out = grouped[some].sum(min_count=1).reindex(columns=summed)
+    partial = [c for c in some if (profiled & ~known[c]).any()]
+    if partial:
+        gaps = pd.DataFrame({c: profiled & ~known[c] for c in partial}, index=k.index)
+        out[partial] = out[partial].mask(gaps.groupby(codes, sort=True).any())
     out["count"] = grouped.size()
     # Their time is unknown, so the group's Time is the others': a lower bound (`≥`), and its mean per launch
     # is over count - not_profiled.
     out["not_profiled"] = pd.Series(~profiled, index=k.index).groupby(codes, sort=True).sum()
     weighted = [c for c in WEIGHTED if c in k and (c not in INSIGHT or k[c].notna().any())]  # few of INSIGHT's
-    if weighted:  # one grouping for all of them: a groupby per column was a third of the time at 100k launches
-        out[weighted] = _time_weighted(k[weighted].astype(float), k["duration_s"], codes)
+    with_values = [c for c in weighted if k[c].notna().any()]  # the others stay unknown
+    out[weighted] = np.nan
+    if with_values:  # one grouping for all of them: a groupby per column was a third of the time at 100k launches
+        out[with_values] = _time_weighted(k[with_values].astype(float), k["duration_s"], codes)
     for col in [*SHARED, *(c for c in ("occupancy_limiter", "occupancy_limit_blocks") if c in k)]:
         out[col] = _same_or_mixed(k[col], codes, groups)
     out[key] = keys
@@ -97,8 +108,11 @@ def _time_weighted(values: pd.DataFrame, duration: pd.Series, codes: np.ndarray)
     both = values.notna() & (dur > 0)[:, None]
     num = values.mul(dur, axis=0).where(both).groupby(codes, sort=True).sum(min_count=1)
     weight = both.mul(dur, axis=0).groupby(codes, sort=True).sum()
-    plain = values.groupby(codes, sort=True).mean()
-    return (num / weight.where(weight > 0)).fillna(plain)
+    out = num / weight.where(weight > 0)
+    untimed = [c for c in out.columns if out[c].isna().any()]  # rare: only those need the plain mean
+    if untimed:
+        out[untimed] = out[untimed].fillna(values[untimed].groupby(codes, sort=True).mean())
+    return out
 
 
 def _same_or_mixed(column: pd.Series, group: np.ndarray, groups: int) -> pd.Series:
