@@ -70,7 +70,9 @@ class ReadAhead:
         return self._report
 
     def stop(self) -> None:
-        """End the read at its next progress call and wait for it: the process then exits with nothing running."""
+        """End the read at its next progress call and wait for that, up to 2 s: ncu_report's load of a whole
+        .ncu-rep (the fallback reader) calls none for minutes, and `q` must not wait for it (the thread is a
+        daemon: it ends with the process)."""
         self._stopped.set()
-        self._thread.join()
+        self._thread.join(timeout=2)
         os.close(self.stderr_fd)
