@@ -188,8 +188,8 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
             newlines_in_values=newlines_in_values,
             invalid_row_handler=lambda row: "skip" if row.text.startswith("==") else "error",
         )
-        read = pacsv.ReadOptions(column_names=names)
-        return pacsv.read_csv(handle, read_options=read, parse_options=parse, convert_options=convert)
+        options = pacsv.ReadOptions(column_names=names)
+        return pacsv.read_csv(handle, read_options=options, parse_options=parse, convert_options=convert)
 
     at = handle.tell()
     try:

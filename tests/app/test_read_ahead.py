@@ -15,21 +15,15 @@ from flopscope.tui.app.read_ahead import ReadAhead, ReadStopped
 
 from ..conftest import fixture_path
 from ..helpers.app import H100, exited, ready, statuses_until_table
+from ..helpers.raw_csv import repeated_raw_page
 
 LAUNCHES = 20_000  # of the real 475-column raw page, ~3 KB each: a read of a second or two
 
 
 @pytest.fixture(scope="module")
 def big_csv(tmp_path_factory) -> Path:
-    lines = fixture_path("b200_torch_sdpa_auto_raw.csv").read_bytes().splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if line.startswith(b'"ID"'))
-    header, units, rows = lines[start], lines[start + 1], lines[start + 2 :]
-    rows = [row.split(b",", 1)[1] for row in rows if row.startswith(b'"')]  # without their ID cell
-    path = tmp_path_factory.mktemp("ahead") / "big.csv"
-    with path.open("wb") as out:
-        out.write(header + units)
-        out.writelines(b'"%d",%s' % (i, rows[i % len(rows)]) for i in range(LAUNCHES))
-    return path
+    out = tmp_path_factory.mktemp("ahead") / "big.csv"
+    return repeated_raw_page(fixture_path("b200_torch_sdpa_auto_raw.csv"), out, LAUNCHES)
 
 
 @pytest.fixture(autouse=True)

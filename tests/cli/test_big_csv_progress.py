@@ -15,6 +15,7 @@ from flopscope.tui.presentation.read_progress import progress_line
 
 from ..conftest import fixture_path
 from ..helpers.app import statuses_until_table
+from ..helpers.raw_csv import repeated_raw_page
 from ..helpers.terminal import in_terminal, stopped_in_one_line
 
 # The real 475-column raw page (16 B200 launches) repeated with fresh IDs: ~3 KB a launch, so 40,000 launches
@@ -24,15 +25,8 @@ LAUNCHES = 40_000
 
 @pytest.fixture(scope="module")
 def big_csv(tmp_path_factory) -> Path:
-    lines = fixture_path("b200_torch_sdpa_auto_raw.csv").read_bytes().splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if line.startswith(b'"ID"'))
-    header, units, rows = lines[start], lines[start + 1], lines[start + 2 :]
-    rows = [row.split(b",", 1)[1] for row in rows if row.startswith(b'"')]  # without their ID cell
-    path = tmp_path_factory.mktemp("bigcsv") / "big.csv"
-    with path.open("wb") as out:
-        out.write(header + units)
-        out.writelines(b'"%d",%s' % (i, rows[i % len(rows)]) for i in range(LAUNCHES))
-    return path
+    out = tmp_path_factory.mktemp("bigcsv") / "big.csv"
+    return repeated_raw_page(fixture_path("b200_torch_sdpa_auto_raw.csv"), out, LAUNCHES)
 
 
 def test_progress_line_in_bytes_says_megabytes_rate_and_time_left():

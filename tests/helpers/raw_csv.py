@@ -183,3 +183,16 @@ def partial_warp_sgemm(path: Path, out: Path) -> Path:
     rows = csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig")))
     value = next(float(r[-1].replace(",", "")) for r in rows if r and r[0] == "2" and r[-3] == hfma)
     return with_details_cell(path, out, 2, hfma, value - 1)
+
+
+def repeated_raw_page(source: Path, out: Path, launches: int) -> Path:
+    """A big raw page: the launches of the real raw page `source` repeated to `launches` rows, each with a
+    fresh ID, its header and units rows as ncu printed them."""
+    lines = source.read_bytes().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(b'"ID"'))
+    header, units, rows = lines[start], lines[start + 1], lines[start + 2 :]
+    rows = [row.split(b",", 1)[1] for row in rows if row.startswith(b'"')]  # without their ID cell
+    with out.open("wb") as handle:
+        handle.write(header + units)
+        handle.writelines(b'"%d",%s' % (i, rows[i % len(rows)]) for i in range(launches))
+    return out
