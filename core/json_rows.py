@@ -80,11 +80,46 @@ def _chunk_text(part: pd.DataFrame, keys: list[str]) -> memoryview | bytes:
     if not keys:
         return ",\n  ".join(["{}"] * len(part)).encode()
     # one join per chunk: `{"a": ` 1, `, "b": ` 2.5, ..., `}` (text pieces are broadcast to every row)
-    pieces = []
+    pieces: list[str | pa.Array] = []
     for k, key in enumerate(keys):
-        pieces += [("{" if k == 0 else ", ") + key, _values(part.iloc[:, k])]
-    joined = pc.binary_join_element_wise(*pieces, "},\n  ", "", null_handling="replace", null_replacement="null")
+        col = part.iloc[:, k]
+        prefix = ("{" if k == 0 else ", ") + key
+        pieces += (
+            [prefix + (_values(col.iloc[:1])[0].as_py() or "null")]
+            if same_in_every_row(col)
+            else [prefix, _values(col)]
+        )
+    pieces = merged([*pieces, "},\n  "], "")
+    if len(pieces) == 1:  # every column the same in every row
+        return (pieces[0] * len(part)).encode()[:-4]
+    joined = pc.binary_join_element_wise(*pieces, "", null_handling="replace", null_replacement="null")
     return concatenated(joined)[:-4]
+
+
+def same_in_every_row(col: pd.Series) -> bool:
+    """Whether every cell of `col` holds the same value, bit for bit (NaN as NaN, -0.0 not 0.0): its text is then
+    made once, not once a row. Metrics a report lacks are NaN in every row, a GPU's name and peaks are one value;
+    the join's cost grows with the columns it joins. Text and mixed columns are not looked at."""
+    dtype = col.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        codes = col.cat.codes.to_numpy()
+    elif isinstance(dtype, np.dtype) and dtype.kind in "fiub":
+        codes = col.to_numpy()
+        codes = codes.view(f"i{dtype.itemsize}") if dtype.kind == "f" else codes  # bits: NaN equals NaN
+    else:
+        return False
+    return len(codes) > 0 and bool((codes == codes[0]).all())
+
+
+def merged(pieces: list[str | pa.Array], sep: str) -> list[str | pa.Array]:
+    """`pieces` with each run of texts (the same in every row) joined by `sep` into one."""
+    out: list[str | pa.Array] = []
+    for piece in pieces:
+        if isinstance(piece, str) and out and isinstance(out[-1], str):
+            out[-1] += sep + piece
+        else:
+            out.append(piece)
+    return out
 
 
 def concatenated(text: pa.Array) -> memoryview:
