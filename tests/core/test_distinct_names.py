@@ -47,7 +47,7 @@ def collide(full: list[str], shown: list[str]) -> dict[str, list[str]]:
 
 
 def cells(table, column: int = 0) -> list[str]:
-    return [str(c) for c in table.columns[column]._cells]
+    return [row[column] for row in table.rows]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)

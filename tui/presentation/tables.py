@@ -7,8 +7,9 @@ import shutil
 from dataclasses import dataclass
 
 from rich.cells import cell_len
-from rich.console import Console
-from rich.table import Table
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 
 from ...core.display_text import display_text
@@ -31,12 +32,50 @@ class Spec:
     pair: str = ""  # columns with the same pair drop together (A and B of a comparison)
 
 
-_GAP = 2  # rich's padding (0, 1) on both neighbours, without edge padding
+_GAP = 2  # spaces between columns
+
+
+@dataclass(frozen=True)
+class TextTable:
+    """A table of text cells in columns of known widths, printed as lines: titles (bold), then a line a row.
+    rich's Table measured, wrapped and padded each cell again (0.8 s for the 1,000 rows `report --by launch`
+    prints), though `fitted_table` has already given every column its width and cut what does not fit."""
+
+    titles: list[str]
+    widths: list[int]
+    right: list[bool]  # right-aligned (numbers)
+    rows: list[list[str]]
+
+    def column(self, title: str) -> list[str]:
+        """The cells of the column titled `title`, as laid out (a cut name with its ellipsis)."""
+        k = self.titles.index(title)
+        return [row[k] for row in self.rows]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not self.titles:
+            return
+        yield Segment(self._line(self.titles), Style(bold=True))
+        yield Segment.line()
+        for row in self.rows:
+            yield Segment(self._line(row))
+            yield Segment.line()
+
+    def _line(self, cells: list[str]) -> str:
+        return (" " * _GAP).join(_placed(c, w, r) for c, w, r in zip(cells, self.widths, self.right, strict=True))
+
+
+def _placed(cell: str, width: int, right: bool) -> str:
+    if cell_len(cell) > width:  # a title wider than its cut column
+        text = Text(cell)
+        text.truncate(width, overflow="ellipsis")
+        cell = text.plain
+    pad = " " * (width - cell_len(cell))
+    return pad + cell if right else cell + pad
 
 
 def fitted_table(
     specs: list[Spec], rows: list[list[str]], width: int, flex: int | None = 0, flex_min: int | None = None
-) -> tuple[Table, list[str]]:
+) -> tuple[TextTable, list[str]]:
     """A table of `rows` (cells already text) no wider than `width`, and the titles of the columns dropped.
 
     Every column gets the width of its longest cell, except `flex` (the name), which takes what is left and is
@@ -53,23 +92,17 @@ def fitted_table(
         flex_min = min(natural[flex], max(16, width * 2 // 5))
     keep = _fit(specs, natural, blank, width, flex, flex_min or 0)
     spare = width - sum(natural[i] for i in keep if i != flex) - _GAP * (len(keep) - 1)
-    table = Table(box=None, header_style="bold", pad_edge=False, expand=False)
-    for i in keep:
-        size = max(min(natural[i], spare), 1) if i == flex else natural[i]
-        table.add_column(
-            specs[i].title,
-            justify="right" if specs[i].numeric else "left",
-            no_wrap=True,
-            overflow="ellipsis",
-            width=size,
-        )
+    sizes = [max(min(natural[i], spare), 1) if i == flex else natural[i] for i in range(len(specs))]
     if flex in keep and spare < natural[flex]:
-        # Cut here, not by rich: names that differ stay different, and `k<…>` gets no second ellipsis.
+        # Cut here: names that differ stay different, and `k<…>` gets no second ellipsis.
         cuts = distinct_cuts((r[flex] for r in rows), max(spare, 1))
         rows = [[cuts.get(c, c) if i == flex else c for i, c in enumerate(r)] for r in rows]
-    for row in rows:
-        # Text, not markup: kernel names like `f<T>[with T = float]` must print verbatim.
-        table.add_row(*(Text(row[i]) for i in keep))
+    table = TextTable(
+        [specs[i].title for i in keep],
+        [sizes[i] for i in keep],
+        [specs[i].numeric for i in keep],
+        [[row[i] for i in keep] for row in rows],
+    )
     hidden = [specs[i].pair or specs[i].title for i in range(len(specs)) if i not in keep and not blank[i]]
     return table, list(dict.fromkeys(hidden))
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 from rich.console import Console, Group
-from rich.table import Table
 from rich.text import Text
 
 from ...core import FMA_CONVENTION, FlopscopeError, Report, all_gpus
@@ -24,7 +23,7 @@ from . import format as fmt
 from .blocks import Block, lines
 from .columns import EXTRA_COLUMNS, Column, table_columns
 from .messages import print_warning, say  # noqa: F401 (the CLI imports them here)
-from .tables import Spec, console, fitted_table, print_hidden  # noqa: F401 (the CLI imports them here)
+from .tables import Spec, TextTable, console, fitted_table, print_hidden  # noqa: F401 (the CLI imports them here)
 
 
 @dataclass(frozen=True)
@@ -264,7 +263,7 @@ def missing_hint(report: Report) -> str | None:
 
 def rich_table(
     rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False, sort: str | None = None
-) -> tuple[Table, list[str]]:
+) -> tuple[TextTable, list[str]]:
     """The kernel table as the app shows it for this grouping (its first column says what a row is; `gpus`:
     the next one says which GPU, for a file with launches on several). The `sort` column is always shown, as in
     the app: one the table lacks (FP32 FLOP) joins it last, and a narrow terminal never drops it (rows sorted
