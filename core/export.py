@@ -133,11 +133,12 @@ def _defused_column(col: pd.Series) -> pd.Series | None:
     """The column with its formula-like cells defused, or None when it has none (each distinct value is
     looked at once: a kernel launched 10k times is one name)."""
     codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    uniques = list(uniques)  # once: Arrow-backed text makes a new str object each time it is iterated
     fixed = [_defused(u) for u in uniques]
     if all(f is u for f, u in zip(fixed, uniques, strict=True)):
         return None
     values = np.array([*fixed, None], dtype=object)  # code -1 (missing) lands on the appended None
-    return pd.Series(values[codes], index=col.index, name=col.name)
+    return pd.Series(values[codes], index=col.index, name=col.name, dtype=object)  # not copied into Arrow text
 
 
 def _defused(value: object) -> object:

@@ -109,3 +109,19 @@ def test_columns_the_same_in_every_row_of_a_chunk_are_written_as_pandas_writes_t
     out = io.BytesIO()
     write_csv(df, out, chunk=4)
     assert out.getvalue().decode() == df.to_csv(index=False)  # text for text: -0.0 keeps its sign
+
+
+def test_text_with_nothing_to_defuse_is_left_as_it_is():
+    """spreadsheet_safe looks at each distinct text once and rebuilds only a column it changed: Arrow-backed
+    text (pandas' `str`) makes new str objects each time it is read, which once made every such column look
+    changed and be copied, a second per million launches."""
+    df = pd.DataFrame(
+        {
+            "s": pd.array(["a", "b", None] * 4, dtype="str"),
+            "o": ["x", "-1", "+2e3"] * 4,
+            "c": pd.Categorical(["k"] * 12),
+        }
+    )
+    assert spreadsheet_safe(df) is df
+    changed = spreadsheet_safe(df.assign(s=pd.array(["=1+1", "b", None] * 4, dtype="str")))
+    assert changed["s"].tolist()[:3] == ["'=1+1", "b", None]
