@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -202,10 +204,13 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
         handle.seek(at)
         table = read(newlines_in_values=True)
     # Column by column, no whole-table to_pandas: it would make each text column a categorical of unsorted,
-    # per-block dictionaries, only for them to be merged and sorted again.
+    # per-block dictionaries, only for them to be merged and sorted again. On every core: Arrow's hashing of
+    # the text columns and its joining of each column's blocks let go of the GIL (1M launches: 0.4 -> 0.2 s).
     columns = {int(name): table.column(name) for name in table.column_names}
-    frame = pd.DataFrame({k: _launch_ids(col) if k == 0 else _column(col) for k, col in columns.items()}, copy=False)
-    del table, columns
+    with ThreadPoolExecutor(max(1, min(os.cpu_count() or 1, 4))) as pool:
+        converted = list(pool.map(lambda kc: _launch_ids(kc[1]) if kc[0] == 0 else _column(kc[1]), columns.items()))
+    frame = pd.DataFrame(dict(zip(columns, converted, strict=True)), copy=False)
+    del table, columns, converted
     # Arrow's allocator keeps the pages of the parse (the table, the blocks read) for reuse: at 1M launches
     # ~0.9 GB of RSS that nothing uses any more while pandas copies the columns into SI units next.
     pa.default_memory_pool().release_unused()
