@@ -529,13 +529,13 @@ def test_report_marks_the_launch_ncu_did_not_profile_and_cuts_names_once(by):
 
 def test_report_table_never_doubles_an_ellipsis_at_any_width():
     """`flash_fwd_kernel<Flash_fwd_kernel_traits<…>, ...`: wherever the name column ends, one ellipsis."""
-    from flopscope.tui.presentation.text_report import rich_table
+    from flopscope.tui.presentation.text_report import printed_kernel_table
     from rich.console import Console
 
     rows = read_report(fixture_path("h800_sglang_flashattn_full.ncu-rep")).group("launch")
     for width in range(60, 161):
         console = Console(width=width, file=io.StringIO(), record=True)
-        console.print(rich_table(rows, width, "launch")[0])
+        console.print(printed_kernel_table(rows, width, "launch")[0])
         text = console.export_text()
         assert "……" not in text and "flash_fwd_kernel<" in text, width
 

@@ -17,7 +17,7 @@ from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.cli.runs import _DIFF_COLUMNS, _diff_cells
 from flopscope.tui.presentation.diff_text import table_rows
-from flopscope.tui.presentation.text_report import fitted_table, rich_table
+from flopscope.tui.presentation.text_report import fitted_table, printed_kernel_table
 
 from ..conftest import settle
 from ..helpers.app import make_app, ready
@@ -58,7 +58,7 @@ def test_short_names_and_printed_table_keep_kernels_apart(path):
     assert len(set(full)) == len(rows)  # grouped by full name: one row each
     assert not collide(full, list(rows["kernel"]))
     for width in WIDTHS:
-        table, _ = rich_table(rows, width)
+        table, _ = printed_kernel_table(rows, width)
         assert not collide(full, cells(table)), width
 
 

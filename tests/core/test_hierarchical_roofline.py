@@ -338,7 +338,7 @@ def test_the_tables_bound_column_speaks_the_exports_roof_words(tmp_path):
     """Issue 19.4: the table said `DRAM`/`L2` where the export's `roof` says `dram`/`l2` and `bound:` takes them."""
     import csv
 
-    from flopscope.tui.presentation.text_report import rich_table
+    from flopscope.tui.presentation.text_report import printed_kernel_table
 
     path = fixture_path(V100)
     out = tmp_path / "k.csv"
@@ -346,7 +346,7 @@ def test_the_tables_bound_column_speaks_the_exports_roof_words(tmp_path):
     with out.open() as f:
         exported = {r["kernel_full"]: r["roof"] for r in csv.DictReader(f)}
     rows = read_report(path).group("name")
-    table, _ = rich_table(rows, 200)
+    table, _ = printed_kernel_table(rows, 200)
     shown = table.column("Bound")
     assert shown == [exported[f] for f in rows["kernel_full"]]
     assert set(shown) >= {"compute", "dram"}

@@ -261,7 +261,7 @@ def missing_hint(report: Report) -> str | None:
     return f"{what} not collected{of}: {missing_fix(report.missing, gaps)}"
 
 
-def rich_table(
+def printed_kernel_table(
     rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False, sort: str | None = None
 ) -> tuple[TextTable, list[str]]:
     """The kernel table as the app shows it for this grouping (its first column says what a row is; `gpus`:
@@ -349,7 +349,7 @@ def print_report(
 ) -> None:
     console.print(Group(*lines(header_blocks(report), console.width)), no_wrap=True)
     console.print()
-    table, hidden = rich_table(rows, console.width, by, isinstance(report.judged_by, dict), sort)
+    table, hidden = printed_kernel_table(rows, console.width, by, isinstance(report.judged_by, dict), sort)
     console.print(table)
     console.print(Text(f"{fmt.integer(len(rows))} row(s) · {FMA_CONVENTION}", style="dim"))
     print_hidden(console, hidden)
