@@ -82,18 +82,20 @@ def _chunk_text(part: pd.DataFrame, keys: list[str]) -> memoryview | bytes:
     # one join per chunk: `{"a": ` 1, `, "b": ` 2.5, ..., `}` (text pieces are broadcast to every row)
     pieces: list[str | pa.Array] = []
     for k, key in enumerate(keys):
-        col = part.iloc[:, k]
-        prefix = ("{" if k == 0 else ", ") + key
-        pieces += (
-            [prefix + (_values(col.iloc[:1])[0].as_py() or "null")]
-            if same_in_every_row(col)
-            else [prefix, _values(col)]
-        )
+        pieces += [("{" if k == 0 else ", ") + key, column_text(part.iloc[:, k], _values, "null")]
     pieces = merged([*pieces, "},\n  "], "")
     if len(pieces) == 1:  # every column the same in every row
         return (pieces[0] * len(part)).encode()[:-4]
     joined = pc.binary_join_element_wise(*pieces, "", null_handling="replace", null_replacement="null")
     return concatenated(joined)[:-4]
+
+
+def column_text(col: pd.Series, encode: Callable[[pd.Series], pa.Array], missing: str) -> pa.Array | str:
+    """`encode(col)`, each cell's text; for a column the same in every row, its one text (`missing` where
+    unknown), which `merged` joins with the text pieces beside it."""
+    if same_in_every_row(col):
+        return encode(col.iloc[:1])[0].as_py() or missing
+    return encode(col)
 
 
 def same_in_every_row(col: pd.Series) -> bool:

@@ -17,6 +17,7 @@ from flopscope.core.export import nested_as_json, spreadsheet_safe, whole_intege
 from flopscope.core.report import GROUPINGS
 
 from ..conftest import FIXTURES
+from ..helpers.text_chunks import same_in_some_chunks
 
 REPORTS = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".csv", ".ncu-rep", ".log")) if FIXTURES.is_dir() else []
 
@@ -89,23 +90,9 @@ def test_chunks_written_by_several_threads_come_out_in_row_order():
     assert pd.read_csv(io.BytesIO(many.getvalue()))["id"].tolist() == list(range(n))
 
 
-def _same_in_chunks() -> pd.DataFrame:
-    """Chunks of 4 rows in which each column is the same in every row in some chunks and not in others (a
-    column the same in a whole chunk is made into text once): -0.0 beside 0.0, NaN, a category, every column."""
-    return pd.DataFrame(
-        {
-            "zero": [0.0] * 4 + [-0.0] * 4 + [0.0, -0.0, 0.0, 0.0],
-            "nan": [math.nan] * 8 + [1.5, math.nan, math.nan, math.nan],
-            "i": [7] * 12,
-            "b": [True] * 4 + [False] * 4 + [True, False, True, True],
-            "c": pd.Categorical(["a,b"] * 4 + [None] * 4 + ["x", "x", "y", "x"]),
-        }
-    )
-
-
 @pytest.mark.parametrize("text_column", [False, True], ids=["every column alike", "with a text column"])
 def test_columns_the_same_in_every_row_of_a_chunk_are_written_as_pandas_writes_them(text_column):
-    df = _same_in_chunks().assign(**({"t": ["k"] * 12} if text_column else {}))
+    df = same_in_some_chunks().assign(**({"t": ["k"] * 12} if text_column else {}))
     out = io.BytesIO()
     write_csv(df, out, chunk=4)
     assert out.getvalue().decode() == df.to_csv(index=False)  # text for text: -0.0 keeps its sign

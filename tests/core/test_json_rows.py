@@ -18,6 +18,7 @@ from flopscope.core.report import GROUPINGS
 
 from ..conftest import FIXTURES
 from ..helpers.cli import run_in_process
+from ..helpers.text_chunks import same_in_some_chunks
 
 REPORTS = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".csv", ".ncu-rep", ".log")) if FIXTURES.is_dir() else []
 
@@ -140,21 +141,7 @@ def test_chunks_encoded_by_several_threads_come_out_in_row_order():
     assert [r["launch_id"] for r in json.loads(b"[" + whole + b"]")] == list(range(len(rows)))
 
 
-def _same_in_chunks() -> pd.DataFrame:
-    """Chunks of 4 rows in which each column is the same in every row in some chunks and not in others (a
-    column the same in a whole chunk is made into text once): -0.0 beside 0.0, NaN, a category, every column."""
-    return pd.DataFrame(
-        {
-            "zero": [0.0] * 4 + [-0.0] * 4 + [0.0, -0.0, 0.0, 0.0],
-            "nan": [math.nan] * 8 + [1.5, math.nan, math.nan, math.nan],
-            "i": [7] * 12,
-            "b": [True] * 4 + [False] * 4 + [True, False, True, True],
-            "c": pd.Categorical(["a,b"] * 4 + [None] * 4 + ["x", "x", "y", "x"]),
-        }
-    )
-
-
 def test_columns_the_same_in_every_row_of_a_chunk_are_written_as_json_dumps_writes_them():
-    rows = _same_in_chunks()
+    rows = same_in_some_chunks()
     text = b",\n  ".join(bytes(c) for c in row_chunks(rows, chunk=4)).decode()
     assert text.split(",\n  ") == [json.dumps(r, allow_nan=False) for r in records(rows)]  # -0.0 keeps its sign
