@@ -18,3 +18,8 @@ class FlopscopeError(Exception):
         """The line as shown: a path or problem quoting a file or a remote host cannot drive the terminal."""
         text = f"{self.path}: {self.problem}"
         return display_text(f"{text}; {self.fix}" if self.fix else text)
+
+
+class OutOfMemory(FlopscopeError):
+    """Memory ran out (readers/limits.py words the line): after it, the process is best ended at once, as a
+    library's threads may never let its teardown finish."""

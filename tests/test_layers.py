@@ -84,9 +84,10 @@ def _cli_modules(*argv: str) -> set[str]:
         "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    # The worker, which ran the command, prints them; its watcher ends inside main() (tui/cli/watcher.py).
     line = [x for x in done.stderr.splitlines() if x.startswith("MODULES ")]
-    assert line, done.stderr
-    return set(json.loads(line[-1][len("MODULES ") :]))
+    assert len(line) == 1, done.stderr
+    return set(json.loads(line[0][len("MODULES ") :]))
 
 
 @pytest.mark.parametrize(

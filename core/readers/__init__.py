@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import bz2
 import csv
-import errno
 import gzip
 import io
 import lzma
@@ -32,7 +31,7 @@ from ..units import UnitError, whole_numbers
 from .csv_details import read_details
 from .csv_raw import read_raw
 from .csv_text import split_csv
-from .limits import fifo_wait_s, out_of_memory, too_big, unpack_limit
+from .limits import fifo_wait_s, out_of_memory, ran_out_of_memory, too_big, unpack_limit
 from .ncu_rep import MAGIC, read_ncu_rep
 from .ncu_rep_stream import Progress
 from .values import refuse_impossible
@@ -81,12 +80,10 @@ def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd
         return cached
     try:
         frame, meta = _read_file(path, progress)
-    except MemoryError:  # one line naming the limit, not a traceback (nothing is stored yet to lose)
+    except Exception as exc:  # out of memory: one line naming the limit, not a traceback
+        if not ran_out_of_memory(exc):
+            raise
         raise out_of_memory(path) from None
-    except OSError as exc:  # mmap of a big report under an address-space limit
-        if exc.errno == errno.ENOMEM:
-            raise out_of_memory(path) from None
-        raise
     if entry is not None:
         table_cache.save(entry, frame, meta)
     return frame, meta

@@ -5,12 +5,15 @@ the file, the limit and the fix, exit 2; never a traceback, nor a silent SIGABRT
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 
 import pytest
 
 from ..conftest import fixture_path
+from ..helpers.cli import CLI
+from ..helpers.raw_csv import repeated_raw_page
 
 # Imports what the read needs, then caps the address space a few MiB above what the process holds.
 _CAPPED = """import sys
@@ -49,3 +52,40 @@ def test_a_read_out_of_memory_is_one_line_and_exit_2(reader, tmp_path):
         refused += 1
         break
     assert refused, "no limit was small enough to hit"
+
+
+# The imports of a `report` of a raw CSV, then the worker's address space: the limit is set a few MiB above it.
+_WORKER_SIZE = """import flopscope.tui.cli.main, flopscope.tui.cli.view, flopscope.core.readers.csv_raw, pyarrow.csv
+vm = [int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmSize')][0] * 1024
+print(vm)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads VmSize from /proc")
+def test_a_raw_csv_read_out_of_memory_is_one_line_and_exit_2_however_it_ends(tmp_path):
+    """`prlimit --as=N flopscope report big.csv` as a user runs it. At different limits the read ends in a
+    MemoryError, an abort in Arrow's CSV reader, a thread that cannot start, or glibc's `_exit(127)`: each must
+    end in flopscope's one line and exit 2, never silently or in a traceback. Native code may print its own
+    line first (Arrow's "Out of memory"): that is kept."""
+    path = repeated_raw_page(fixture_path("b200_torch_sdpa_auto_raw.csv"), tmp_path / "big.csv", 20_000)
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
+    vm = int(subprocess.run([sys.executable, "-c", _WORKER_SIZE], capture_output=True, text=True).stdout)
+    ends = []
+    for mib in (0, 4, 16, 32, 64, 96, 128):
+        limit = vm + mib * 2**20
+        done = subprocess.run(
+            [*CLI, "report", str(path), "--by", "launch", "--no-cache"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=lambda limit=limit: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)),
+        )
+        if done.returncode == 0:
+            continue
+        ours = [line for line in done.stderr.splitlines() if line.startswith("flopscope: ")]
+        assert done.returncode == 2 and len(ours) == 1, f"{mib} MiB: exit {done.returncode}\n{done.stderr}"
+        assert done.stderr.rstrip().endswith(ours[0]) and "Traceback" not in done.stderr, done.stderr
+        assert ours[0].startswith(f"flopscope: {path}: out of memory") and "ulimit -v" in ours[0]
+        ends.append(ours[0])
+    assert ends, "no limit was small enough to hit"

@@ -21,6 +21,7 @@ from flopscope.core import read_report
 from ..conftest import fixture_path
 from ..helpers.cli import CLI
 from ..helpers.cli import run_cli as flopscope
+from ..helpers.processes import reading_a_pipe, worker_of
 from ..helpers.profile import make_ncu, one_error_line, remote
 from ..helpers.sshd import start_sshd
 
@@ -138,21 +139,6 @@ def test_stopping_flopscope_stops_ncu_and_the_program(tmp_path, request, where, 
     assert "run folder" in stderr and "removed" in stderr
 
 
-def _reading_a_pipe(pid: int, within_s: float = 20.0) -> bool:
-    """Whether process `pid` comes to wait in a read of a pipe (its imports done, its signal handlers set)."""
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        try:
-            wchan = Path(f"/proc/{pid}/wchan").read_text()
-            syscall = Path(f"/proc/{pid}/syscall").read_text().split()
-        except OSError:
-            return False
-        if "pipe_read" in wchan or syscall[:1] == ["0"]:  # read(2) is syscall 0 on x86-64
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_stopping_a_command_that_runs_no_ncu_says_just_stopped(tmp_path, sig):
     """`report -` (or a FIFO) stopped while it waits for input: before, it said "stopped (ncu and the program it
@@ -167,7 +153,7 @@ def test_stopping_a_command_that_runs_no_ncu_says_just_stopped(tmp_path, sig):
     )
     proc.stdin.write('"ID","Kernel Name"\n')  # a page that has begun and not ended
     proc.stdin.flush()
-    assert _reading_a_pipe(proc.pid)
+    assert reading_a_pipe(worker_of(proc.pid))
     proc.send_signal(sig)
     assert proc.wait(timeout=30) == 130
     assert proc.stderr.read() == "flopscope: stopped\n"
@@ -280,10 +266,11 @@ def test_only_the_main_thread_can_take_a_stop_signal(tmp_path, sig):
     proc = _start(tmp_path, [], marker)
     assert _alive(marker)
     stops = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGHUP - 1))
-    others = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
+    worker = worker_of(proc.pid)  # the process that runs the command's threads
+    others = [int(t) for t in os.listdir(f"/proc/{worker}/task") if int(t) != worker]
     assert others, "flopscope runs no other thread: nothing to check"
-    assert [t for t in others if _blocked(proc.pid, t) & stops != stops] == []
-    assert _blocked(proc.pid, proc.pid) & stops == 0
+    assert [t for t in others if _blocked(worker, t) & stops != stops] == []
+    assert _blocked(worker, worker) & stops == 0
     proc.send_signal(sig)
     assert proc.wait(timeout=30) == 130
     assert _gone(marker), "ncu's program still runs after flopscope stopped"

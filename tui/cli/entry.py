@@ -33,6 +33,13 @@ def stop_signals_blocked() -> Iterator[None]:
 
 
 def main() -> int:
+    """The `flopscope` command: the work runs in a watched worker process (see watcher.py)."""
+    from .watcher import watched
+
+    return watched(_work)
+
+
+def _work() -> int:
     with stop_signals_blocked():
         from .main import main as cli_main
     return cli_main()

@@ -11,12 +11,13 @@ import sys
 import threading
 from importlib import import_module
 
-from ...core.errors import FlopscopeError
+from ...core.errors import FlopscopeError, OutOfMemory
 from ..presentation.messages import say
 from .args import build_parser, split_command
 from .entry import stop_signals_blocked
+from .watcher import leave_now  # here, not when memory has run out
 
-__all__ = ["COMMANDS", "build_parser", "bundled_example", "main"]
+__all__ = ["COMMANDS", "build_parser", "bundled_example", "main", "parsed"]
 
 
 def _exists(path: str) -> bool:
@@ -75,22 +76,31 @@ COMMANDS = {
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser()
+def parsed(argv: list[str]) -> argparse.Namespace:
+    """The command's arguments. `flopscope PATH` and `flopscope -` mean `open`; a missing file that was meant as
+    one is a FlopscopeError, where argparse would answer with the list of commands."""
     if argv and argv[0] == "-":
         argv = ["open", *argv]  # `ncu --csv ... | flopscope -`: the table, as for a file
     elif argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         if _exists(argv[0]):
             argv = ["open", *argv]  # `flopscope PATH` opens the app
         elif "." in argv[0] or "/" in argv[0]:  # meant as a file: "invalid choice" would name the commands
-            say(f"flopscope: {argv[0]}: no such file; check the path (`flopscope --help` lists the commands)")
-            return 2
+            raise FlopscopeError(argv[0], "no such file", "check the path (`flopscope --help` lists the commands)")
+    parser = build_parser()
     argv, command = split_command(argv)
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # from the command's own parser, so the message points to its --help, not flopscope's
         _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     args.child_command = command
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parsed(sys.argv[1:] if argv is None else argv)
+    except FlopscopeError as err:
+        say(f"flopscope: {err.line()}")
+        return 2
     if getattr(args, "no_cache", False):
         from ...core.table_cache import NO_CACHE_ENV
 
@@ -103,14 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     except FlopscopeError as err:
         say(f"flopscope: {err.line()}")
-        return 2
+        return _out_of_memory_exit() if isinstance(err, OutOfMemory) else 2
     except BrokenPipeError:
         return 0
-    except MemoryError:  # outside a reader (they name their file themselves): still one line, exit 2
-        from ...core.readers.limits import out_of_memory
-
-        say(f"flopscope: {out_of_memory(getattr(args, 'path', None) or args.command).line()}")
-        return 2
     except KeyboardInterrupt:
         from ...core.transport import stop_all, stopped_running_job  # imported already if it started anything
 
@@ -119,8 +124,20 @@ def main(argv: list[str] | None = None) -> int:
         stopped = " (ncu and the program it profiled were stopped too)" if stopped_running_job() else ""
         say(f"flopscope: stopped{stopped}")
         return 130
+    except Exception as exc:  # out of memory outside a reader (they name their file): still one line, exit 2
+        from ...core.readers.limits import out_of_memory, ran_out_of_memory
+
+        if not ran_out_of_memory(exc):
+            raise
+        say(f"flopscope: {out_of_memory(getattr(args, 'path', None) or args.command).line()}")
+        return _out_of_memory_exit()
     finally:
         restore()
+
+
+def _out_of_memory_exit() -> int:
+    leave_now(2)  # the line is said and nothing was stored: no teardown that might hang
+    return 2
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
@@ -137,6 +154,8 @@ def _stop_on_signals():
     def stop(signum, frame):
         from ...core.transport import stop_all
 
+        for sig in before:  # once: the same stop sent twice (to the process and its group) must not cut the first
+            signal.signal(sig, signal.SIG_IGN)
         stop_all()
         raise KeyboardInterrupt
 

@@ -1,0 +1,181 @@
+"""The `flopscope` command runs its work in a worker process and watches it (tui/cli/watcher.py).
+
+These tests end a real worker the ways native code does (abort, a kill, glibc's `_exit`) and check what the
+user sees: one line naming the file, how the worker ended, the memory it reached and the fix, exit 2. They
+also check that everything else behaves as one process would: exit statuses, stop signals sent to the command
+or to its whole process group, a SIGKILL to the command, and a terminal the app had in raw mode."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import resource
+import select
+import signal
+import subprocess
+import sys
+import termios
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from ..helpers.cli import CLI
+from ..helpers.processes import gone, reading_a_pipe, worker_of
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+@contextmanager
+def _reading_a_fifo(tmp_path: Path, address_space: int | None = None, **popen):
+    """flopscope reading a FIFO named page.csv that holds the start of a page: (process, its worker, the path)."""
+    fifo = tmp_path / "page.csv"
+    os.mkfifo(fifo)
+    limit = (lambda: resource.setrlimit(resource.RLIMIT_AS, (address_space,) * 2)) if address_space else None
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen(
+        [*CLI, "report", str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=limit, **popen,
+    )  # fmt: skip
+    writer = _open_for_writing(fifo)
+    try:
+        os.write(writer, b'"ID","Kernel Name"\n')  # a page that has begun and not ended
+        worker = worker_of(proc.pid)
+        assert reading_a_pipe(worker)
+        yield proc, worker, fifo
+    finally:
+        os.close(writer)
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def _open_for_writing(fifo: Path, within_s: float = 30.0) -> int:
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO until flopscope opens it to read
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def _one_line(proc: subprocess.Popen) -> str:
+    _, err = proc.communicate(timeout=60)
+    lines = err.splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, f"exit {proc.returncode}\n{err}"
+    return lines[0]
+
+
+def test_a_worker_ended_by_abort_is_one_line_and_exit_2(tmp_path):
+    with _reading_a_fifo(tmp_path) as (proc, worker, fifo):
+        os.kill(worker, signal.SIGABRT)
+        line = _one_line(proc)
+    assert line.startswith(f"flopscope: {fifo}: a native library crashed (SIGABRT after it reached ")
+    assert "GiB)" in line and "damaged" in line
+
+
+def test_an_abort_under_an_address_space_limit_says_out_of_memory_and_the_limit(tmp_path):
+    with _reading_a_fifo(tmp_path, address_space=48 << 30) as (proc, worker, fifo):
+        os.kill(worker, signal.SIGABRT)
+        line = _one_line(proc)
+    assert line.startswith(f"flopscope: {fifo}: out of memory, most likely: a native library ended it (SIGABRT")
+    assert "address-space limit (ulimit -v) of 48 GiB; raise the limit" in line
+
+
+def test_a_worker_killed_by_sigkill_is_one_line_and_exit_2(tmp_path):
+    with _reading_a_fifo(tmp_path) as (proc, worker, fifo):
+        os.kill(worker, signal.SIGKILL)
+        line = _one_line(proc)
+    assert line.startswith(f"flopscope: {fifo}: ") and "(SIGKILL after it reached " in line
+    # Where the cgroup's count of out-of-memory kills can be read, a kill from outside is not called one.
+    assert "killed from outside flopscope" in line or "out-of-memory killer ended it, most likely" in line
+
+
+def _watched(work: str, *argv: str) -> subprocess.CompletedProcess:
+    """`watched(work)` in a fresh interpreter, for a command line of `argv`."""
+    code = (
+        f"import ctypes, sys\nsys.argv = ['flopscope', *{list(argv)!r}]\n"
+        f"from flopscope.tui.cli.watcher import watched\nsys.exit(watched(lambda: {work}))\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_a_worker_that_exits_around_python_is_a_crash(tmp_path):
+    """glibc ends a process that cannot allocate a new thread's data with `_exit(127)`, no signal: the status
+    alone does not tell it from the command's own, but Python's exit never ran."""
+    done = _watched("ctypes.CDLL(None)._exit(127)", "report", "big.csv")
+    assert done.returncode == 2
+    assert done.stderr.startswith("flopscope: big.csv: a native library crashed (exit status 127 after it reached")
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_the_workers_own_exit_status_and_traceback_pass_through():
+    assert (_watched("7", "gpus").returncode, _watched("7", "gpus").stderr) == (7, "")
+    failed = _watched("1 / 0", "gpus")
+    assert failed.returncode == 1 and failed.stderr.rstrip().endswith("ZeroDivisionError: division by zero")
+    assert "flopscope:" not in failed.stderr
+
+
+def test_a_sigkill_to_the_command_ends_its_worker(tmp_path):
+    with _reading_a_fifo(tmp_path) as (proc, worker, _):
+        os.kill(proc.pid, signal.SIGKILL)
+        assert gone(worker), "the worker outlived the command"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_stop_sent_to_the_whole_group_stops_once(tmp_path, sig):
+    """`timeout`, `kill -- -PGID` and Slurm signal every process: the worker has the signal from the sender and
+    again from the watcher, which cannot tell. The second must not cut the first's clean stop short."""
+    with _reading_a_fifo(tmp_path, start_new_session=True) as (proc, _, _):
+        os.killpg(proc.pid, sig)
+        _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, "flopscope: stopped\n")
+
+
+def test_a_worker_ended_by_another_signal_ends_the_command_by_it(tmp_path):
+    with _reading_a_fifo(tmp_path) as (proc, worker, _):
+        os.kill(worker, signal.SIGUSR1)
+        _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (-signal.SIGUSR1, "")
+
+
+def test_an_app_that_crashed_leaves_the_terminal_as_it_found_it():
+    """The app puts the terminal in raw mode on the alternate screen; a worker that dies there cannot undo
+    it. The watcher restores the settings, leaves the alternate screen and then prints its line."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.update(COLUMNS="100", LINES="30", TERM="xterm-256color")
+        os.execv(sys.executable, [sys.executable, "-m", "flopscope.tui.cli", "demo"])
+    shown = _read_until(fd, b"FLOP")  # the kernels table is up
+    assert not termios.tcgetattr(fd)[3] & termios.ICANON, "the app did not put the terminal in raw mode"
+    os.kill(worker_of(pid), signal.SIGABRT)
+    after = _read_until(fd, None)
+    _, status = os.waitpid(pid, 0)
+    assert termios.tcgetattr(fd)[3] & termios.ECHO and termios.tcgetattr(fd)[3] & termios.ICANON
+    os.close(fd)
+    assert b"\x1b[?1049h" in shown and os.waitstatus_to_exitcode(status) == 2
+    # Off the alternate screen and the cursor shown, then the line, on the screen the shell is on.
+    assert b"\x1b[?1049l" in after and b"\x1b[?25h" in after.rsplit(b"\x1b[?1049l", 1)[1]
+    line = re.sub(rb"\x1b\[[?<>]?[0-9;]*[A-Za-z]", b"", after.rsplit(b"\x1b[?1049l", 1)[1]).strip()
+    assert line.startswith(b"flopscope: demo: a native library crashed (SIGABRT"), after[-500:]
+
+
+def _read_until(fd: int, text: bytes | None, within_s: float = 90.0) -> bytes:
+    """What the terminal shows until `text` appears (None: until the last process lets go of it)."""
+    out = b""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline and (text is None or text not in out):
+        if select.select([fd], [], [], 0.5)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # EIO: nobody holds the terminal any more
+                return out
+            if not chunk:
+                return out
+            out += chunk
+    assert text is None or text in out, out[-2000:]
+    return out
