@@ -27,11 +27,12 @@ import pandas as pd
 
 from .. import table_cache
 from ..errors import FlopscopeError
+from ..memory import out_of_memory, ran_out_of_memory
 from ..units import UnitError, whole_numbers
 from .csv_details import read_details
 from .csv_raw import read_raw
 from .csv_text import split_csv
-from .limits import fifo_wait_s, out_of_memory, ran_out_of_memory, too_big, unpack_limit
+from .limits import fifo_wait_s, too_big, unpack_limit
 from .ncu_rep import MAGIC, read_ncu_rep
 from .ncu_rep_stream import Progress
 from .values import refuse_impossible

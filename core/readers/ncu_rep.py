@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import FlopscopeError
+from ..errors import FlopscopeError, OutOfMemory
+from ..memory import memory_limit
 from ..units import metric_unit_factor
-from .limits import memory_limit
 from .ncu_rep_stream import MAGIC, Damaged, Progress, Unsupported, capture_time, fill_identity, nvtx_path, read_table
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
@@ -162,7 +162,7 @@ def _crashed(path: Path, log, signum: int | None) -> FlopscopeError:
     log.truncate(0)  # said in the one line below, not again after it (the capture passes on what it kept)
     out_of_memory = any("bad_alloc" in w or "out of memory" in w.lower() for w in words)
     if out_of_memory or signum is None:
-        return FlopscopeError(
+        return OutOfMemory(
             path,
             f"ncu_report ran out of memory reading it ({memory_limit()})",
             f"read it where more memory is free, or export it with `ncu --import {path} --csv "

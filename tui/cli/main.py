@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"flopscope: stopped{stopped}")
         return 130
     except Exception as exc:  # out of memory outside a reader (they name their file): still one line, exit 2
-        from ...core.readers.limits import out_of_memory, ran_out_of_memory
+        from ...core.memory import out_of_memory, ran_out_of_memory
 
         if not ran_out_of_memory(exc):
             raise

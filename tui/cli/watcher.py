@@ -34,9 +34,9 @@ except ImportError:  # Windows
 CRASHES = {signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGKILL}
 PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _SI_KERNEL = 0x80  # si_code of a signal the kernel itself sent: a terminal's Ctrl-C or hang-up
+_goodbye: int | None = None  # in a worker: the pipe its Python exit writes to (see _said_goodbye)
 # Leave the alternate screen, show the cursor, stop mouse reports, bracketed paste, focus events and the
 # kitty keyboard protocol: what a full-screen app turns on and a crash leaves on.
-_goodbye: int | None = None  # in a worker: the pipe its Python exit writes to (see _said_goodbye)
 _TERMINAL_RESET = "\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[<u"
 
 
@@ -207,7 +207,7 @@ def _crash_line(ending: str, peak_bytes: int, oom_killed: bool | None) -> str:
     give): what it worked on, how it ended, the memory it had reached, the likely cause and its fix.
     `oom_killed`: whether the out-of-memory killer ended a process of this cgroup meanwhile (None: not known)."""
     from ...core.errors import FlopscopeError
-    from ...core.readers.limits import address_space_limit, out_of_memory
+    from ...core.memory import address_space_limit, out_of_memory
 
     what = _what_it_worked_on()
     how = f"{ending} after it reached {peak_bytes / 2**30:.2f} GiB"
