@@ -179,3 +179,54 @@ def _read_until(fd: int, text: bytes | None, within_s: float = 90.0) -> bytes:
             out += chunk
     assert text is None or text in out, out[-2000:]
     return out
+
+
+def test_ctrl_c_on_the_terminal_stops_the_worker_once(tmp_path):
+    """Ctrl-C typed on a terminal stops the command as it did one process: one "stopped" line, exit 130."""
+    fifo = tmp_path / "page.csv"
+    os.mkfifo(fifo)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["FLOPSCOPE_HOME"] = str(tmp_path / "home")
+        os.execv(sys.executable, [sys.executable, "-m", "flopscope.tui.cli", "report", str(fifo)])
+    writer = _open_for_writing(fifo)
+    os.write(writer, b'"ID","Kernel Name"\n')
+    assert reading_a_pipe(worker_of(pid))
+    os.write(fd, b"\x03")  # what the key sends; the terminal turns it into SIGINT
+    out = _read_until(fd, None)
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    os.close(writer)
+    assert os.waitstatus_to_exitcode(status) == 130, out
+    assert out.replace(b"^C", b"").strip() == b"flopscope: stopped", out
+
+
+# Counts deliveries as the C-level handler sees them (a byte each on the wakeup fd), not Python's handler
+# calls, which merge deliveries that come before Python gets to run it.
+_COUNTS_SIGINT = """import os, signal, sys, time
+from flopscope.tui.cli.watcher import watched
+def work():
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    os.set_blocking(r, False)
+    signal.set_wakeup_fd(w)
+    signal.signal(signal.SIGINT, lambda *_: None)
+    print('ready', flush=True)
+    time.sleep(2)
+    print('SIGINTs', len(os.read(r, 100)), flush=True)
+    return 0
+sys.exit(watched(work))
+"""
+
+
+def test_a_signal_from_the_terminal_reaches_the_worker_once():
+    """The terminal sends Ctrl-C's SIGINT to the worker and its watcher both: passing it on would make two."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(sys.executable, [sys.executable, "-c", _COUNTS_SIGINT])
+    _read_until(fd, b"ready")
+    os.write(fd, b"\x03")
+    out = _read_until(fd, None)
+    os.waitpid(pid, 0)
+    os.close(fd)
+    assert b"SIGINTs 1" in out, out
