@@ -219,9 +219,9 @@ def test_a_chatty_program_does_not_fill_memory_but_every_ncu_event_is_kept(tmp_p
 
     lines = 5000
     opts = ProfileOptions(
-        # whole lines (flush), so the output lines counted below stay whole: a block-buffered chunk can end
-        # mid-line, and ncu's line written then is glued to it (parse_lines splits it off again)
-        command=[sys.executable, "-c", f"for i in range({lines}): print('line', i, flush=True)"],
+        # each line one write(2), so the lines counted below stay whole: print() flushes its buffer whenever it
+        # fills, mid-line, and ncu's lines written meanwhile land inside that line (a CI run counted 4999)
+        command=[sys.executable, "-c", f"import os\nfor i in range({lines}): os.write(1, b'line %d\\n' % i)"],
         ncu=str(make_ncu(tmp_path, "v100_ncar_miniweather_fp64_full.ncu-rep")),
     )
     (tmp_path / "run").mkdir()
