@@ -7,6 +7,7 @@ or to its whole process group, a SIGKILL to the command, and a terminal the app 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import re
@@ -230,3 +231,36 @@ def test_a_signal_from_the_terminal_reaches_the_worker_once():
     os.waitpid(pid, 0)
     os.close(fd)
     assert b"SIGINTs 1" in out, out
+
+
+@pytest.mark.parametrize("command", [["report", "{fifo}"], ["demo"]])
+def test_a_terminal_that_goes_away_ends_the_worker(tmp_path, command):
+    """A closed tmux pane or a dropped SSH session hangs the terminal up: the kernel sends SIGHUP to the session
+    leader only, which is the watcher. It must pass it on, or the worker outlives the terminal (the app then
+    spun on a dead terminal, found after a benchmark left 16 of them running)."""
+    fifo = tmp_path / "page.csv"
+    os.mkfifo(fifo)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.update(FLOPSCOPE_HOME=str(tmp_path / "home"), TERM="xterm-256color")
+        argv = [a.format(fifo=fifo) for a in command]
+        os.execv(sys.executable, [sys.executable, "-m", "flopscope.tui.cli", *argv])
+    if command[0] == "report":
+        writer = _open_for_writing(fifo)
+        os.write(writer, b'"ID","Kernel Name"\n')
+        assert reading_a_pipe(worker_of(pid))
+    else:
+        writer = None
+        _read_until(fd, b"FLOP")  # the app is up
+    worker = worker_of(pid)
+    os.close(fd)  # the terminal goes away
+    try:
+        assert gone(worker, within_s=20), "the worker outlived its terminal"
+        assert gone(pid, within_s=20), "the command outlived its terminal"
+    finally:
+        for process in (worker, pid):
+            with contextlib.suppress(OSError):
+                os.kill(process, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        if writer is not None:
+            os.close(writer)

@@ -8,8 +8,8 @@ worker ended, the memory it had reached and the limit, and the fix; exit 2 (issu
 
 Everything else passes through as if there were one process:
 - the worker's exit status is the command's;
-- stop signals: a terminal sends Ctrl-C and its hang-up to its whole foreground process group, the worker
-  included, so only a signal sent to the parent alone by kill(2) is passed on;
+- stop signals: a terminal sends Ctrl-C to its whole foreground process group, the worker included; a
+  SIGHUP, or any signal sent to the parent by kill(2), is passed on;
 - a worker ended by any other signal ends the parent by the same signal;
 - the worker dies with its parent (PR_SET_PDEATHSIG): a SIGKILL to flopscope still stops the work;
 - a terminal the worker left in raw mode (the app) is restored before the line is printed.
@@ -33,7 +33,10 @@ except ImportError:  # Windows
 # How a process ends when native code gives up on it: abort(), a bad access, or the out-of-memory killer.
 CRASHES = {signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGKILL}
 PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-_SI_KERNEL = 0x80  # si_code of a signal the kernel itself sent: a terminal's Ctrl-C or hang-up
+# si_code of a signal the kernel itself sent. A terminal's Ctrl-C goes to its whole foreground process group,
+# the worker included; its hang-up only to the session leader, which this process may be (a tmux pane, an SSH
+# session), so a SIGHUP is always passed on (the worker takes a second one as the same stop).
+_SI_KERNEL = 0x80
 _goodbye: int | None = None  # in a worker: the pipe its Python exit writes to (see _said_goodbye)
 # Leave the alternate screen, show the cursor, stop mouse reports, bracketed paste, focus events and the
 # kitty keyboard protocol: what a full-screen app turns on and a crash leaves on.
@@ -129,7 +132,7 @@ def _wait(pid: int, waits: set[int]) -> tuple[int, os.struct_rusage]:
             done, status, usage = os.wait4(pid, os.WNOHANG)
             if done == pid:  # a worker that stopped (Ctrl-Z) is not reported without WUNTRACED: keep waiting
                 return status, usage
-        elif info.si_code != _SI_KERNEL:  # sent to this process alone: the worker has not had it
+        elif info.si_code != _SI_KERNEL or info.si_signo == signal.SIGHUP:  # the worker has not had it
             os.kill(pid, info.si_signo)
 
 
