@@ -34,11 +34,18 @@ def _reading_a_fifo(tmp_path: Path, address_space: int | None = None, **popen):
     """flopscope reading a FIFO named page.csv that holds the start of a page: (process, its worker, the path)."""
     fifo = tmp_path / "page.csv"
     os.mkfifo(fifo)
-    limit = (lambda: resource.setrlimit(resource.RLIMIT_AS, (address_space,) * 2)) if address_space else None
+    setup = popen.pop("preexec_fn", None)
+
+    def preexec() -> None:
+        if address_space:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space,) * 2)
+        if setup:
+            setup()
+
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
     proc = subprocess.Popen(
         [*CLI, "report", str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        preexec_fn=limit, **popen,
+        preexec_fn=preexec, **popen,
     )  # fmt: skip
     writer = _open_for_writing(fifo)
     try:
@@ -264,3 +271,17 @@ def test_a_terminal_that_goes_away_ends_the_worker(tmp_path, command):
         os.waitpid(pid, 0)
         if writer is not None:
             os.close(writer)
+
+
+def test_a_hang_up_under_nohup_is_ignored_as_nohup_asks(tmp_path):
+    """`nohup flopscope sweep ... &` then logging out: the hang-up must not stop the work (it did even before
+    the watcher: the stop handler replaced the ignored SIGHUP)."""
+    ignore = lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)  # noqa: E731 - what nohup does
+    with _reading_a_fifo(tmp_path, preexec_fn=ignore) as (proc, worker, _):
+        os.kill(proc.pid, signal.SIGHUP)
+        os.kill(worker, signal.SIGHUP)
+        time.sleep(1.0)
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, "flopscope: stopped\n")

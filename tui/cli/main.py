@@ -159,5 +159,7 @@ def _stop_on_signals():
         stop_all()
         raise KeyboardInterrupt
 
-    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # A signal the command was started with ignored (`nohup flopscope sweep ...`) stays ignored.
+    taken = [sig for sig in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(sig) is not signal.SIG_IGN]
+    before = {sig: signal.signal(sig, stop) for sig in taken}
     return lambda: [signal.signal(sig, handler) for sig, handler in before.items()]

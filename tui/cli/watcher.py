@@ -49,7 +49,8 @@ def watched(work: Callable[[], int]) -> int:
     `work()`."""
     if not hasattr(os, "fork") or not hasattr(signal, "sigwaitinfo"):
         return work()
-    waits = {*PASSED_ON, signal.SIGCHLD}
+    # One the command was started with ignored (`nohup`, SIGINT under `&`) stays ignored: not waited for.
+    waits = {sig for sig in PASSED_ON if signal.getsignal(sig) is not signal.SIG_IGN} | {signal.SIGCHLD}
     before = signal.pthread_sigmask(signal.SIG_BLOCK, waits)  # from here on, the parent takes them one by one
     terminal = _terminal_state()
     oom_kills = _oom_kills()
