@@ -20,6 +20,11 @@ os.environ["FLOPSCOPE_NO_CACHE"] = "1"
 # signal would never arrive. A handled signal reverts to its default in an exec'd child, an ignored one does not.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+# Likewise `nohup` leaves SIGHUP ignored, and flopscope keeps a stop signal it was started with ignored (as
+# nohup asks): the hang-up tests need it to arrive. (A SIGHUP to the test run itself then ends it.)
+for _stop in (signal.SIGHUP, signal.SIGTERM):
+    if signal.getsignal(_stop) is signal.SIG_IGN:
+        signal.signal(_stop, signal.SIG_DFL)
 
 
 def fixture_path(name: str) -> Path:
