@@ -12,6 +12,7 @@ import threading
 from importlib import import_module
 
 from ...core.errors import FlopscopeError, OutOfMemory
+from ...core.memory import out_of_memory, ran_out_of_memory  # light; imported before memory runs out
 from ..presentation.messages import say
 from .args import build_parser, split_command
 from .entry import stop_signals_blocked
@@ -125,8 +126,6 @@ def main(argv: list[str] | None = None) -> int:
         say(f"flopscope: stopped{stopped}")
         return 130
     except Exception as exc:  # out of memory outside a reader (they name their file): still one line, exit 2
-        from ...core.memory import out_of_memory, ran_out_of_memory
-
         if not ran_out_of_memory(exc):
             raise
         say(f"flopscope: {out_of_memory(getattr(args, 'path', None) or args.command).line()}")
