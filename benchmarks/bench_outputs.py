@@ -8,10 +8,16 @@ The pages repeat the 16 real launches of ../shared/fixtures/ncu/b200_torch_sdpa_
   +inst      the same with `--print-metric-instances details` cells (`128 (0: 128)`) in the columns ncu prints
              instanced (those of the project's H100 capture that hold one, tests/data/gpu/...)
 Each command runs in a fresh process (median of --repeat runs; peak RSS by GNU time). Targets: every variant
-within 2x the bare read and under 1 GB at 100k launches.
+within 2x the bare read and under 1 GB at 100k launches; `export` within 1.5x (issue 18).
 
     python benchmarks/bench_outputs.py [--sizes 100000] [--variants narrow narrow+inst wide wide+inst]
-    PYTHONPATH=/path/to/other/checkout/shim python benchmarks/bench_outputs.py   # the same for another version
+    python benchmarks/bench_outputs.py --baseline REV   # a git revision's flopscope beside this checkout's
+
+--baseline REV unpacks REV (`bench_startup.checkout`) and runs its commands too, each run of one right after the
+same run of the other, so a slow spell on a noisy machine falls on both columns alike. Bytecode is cached in a
+temporary folder and each command runs once before timing, as an installed flopscope (whose pip install compiled
+it) runs: this machine's PYTHONDONTWRITEBYTECODE would otherwise compile ~60 modules on every start, ~0.1 s that
+the bare read, all of whose libraries come compiled, does not pay.
 """
 
 from __future__ import annotations
@@ -99,9 +105,13 @@ def timed(argv: list[str], env: dict) -> tuple[float, float]:
     return float(wall), int(rss) / 1024
 
 
-def median_run(argv: list[str], env: dict, repeat: int) -> tuple[float, float]:
-    runs = [timed(argv, env) for _ in range(repeat)]
-    return statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+def median_runs(runs: list[tuple[list[str], dict]], repeat: int) -> list[tuple[float, float]]:
+    """Median wall seconds and peak RSS of each (argv, env), after one untimed run each (it writes the bytecode
+    cache); they take turns run by run, so a slow spell of a noisy machine falls on all of them alike."""
+    for argv, env in runs:
+        timed(argv, env)
+    times = [[timed(argv, env) for argv, env in runs] for _ in range(repeat)]
+    return [(statistics.median(t[k][0] for t in times), max(t[k][1] for t in times)) for k in range(len(runs))]
 
 
 def main() -> None:
@@ -110,24 +120,30 @@ def main() -> None:
     parser.add_argument("--variants", nargs="*", default=["narrow", "narrow+inst", "wide", "wide+inst"])
     parser.add_argument("--commands", nargs="*", default=list(COMMANDS), choices=list(COMMANDS), metavar="CMD")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", metavar="REV", help="a git revision to time beside this checkout")
     args = parser.parse_args()
-    env = {**os.environ, "COLUMNS": "160", "FLOPSCOPE_NO_CACHE": "1"}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     env.pop("PYTHONUNBUFFERED", None)
-    print(f"{'launches':>9} {'variant':<12} {'MB':>6} {'command':<28} {'s':>7} {'x read':>7} {'RSS MB':>7}")
+    env.update(COLUMNS="160", FLOPSCOPE_NO_CACHE="1")
+    columns = f"{'s':>7} {'x read':>7} {'RSS MB':>7}"
+    head = f"{'launches':>9} {'variant':<12} {'MB':>6} {'command':<28} {'read s':>7} {'RSS MB':>7}   {columns}"
+    print(head + (f"   {columns}  ({args.baseline})" if args.baseline else ""))
     with tempfile.TemporaryDirectory() as tmp:
         env["FLOPSCOPE_HOME"] = tmp  # the table cache and store of a throwaway home
+        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pyc")
+        envs = [env]
+        if args.baseline:
+            from bench_startup import checkout
+
+            base = Path(tmp) / "baseline"
+            base.mkdir()
+            envs.append({**env, "PYTHONPATH": str(checkout(args.baseline, base))})
         for n in args.sizes:
             for variant in args.variants:
                 path = Path(tmp) / f"raw_{n}_{variant}.csv"
                 build(n, variant, path)
                 size = path.stat().st_size / 1e6
                 bare = [sys.executable, "-c", f"import pandas; pandas.read_csv({str(path)!r}, low_memory=False)"]
-                base_s, base_rss = median_run(bare, env, args.repeat)
-                print(
-                    f"{n:>9} {variant:<12} {size:>6.0f} {'pandas.read_csv':<28} {base_s:>7.2f} {1:>7.2f} "
-                    f"{base_rss:>7.0f}",
-                    flush=True,
-                )
                 for name in args.commands:
                     argv = [
                         sys.executable,
@@ -136,9 +152,12 @@ def main() -> None:
                         *(a.format(path=path, out=Path(tmp) / "out") for a in COMMANDS[name]),
                         "--no-cache",
                     ]
-                    s, rss = median_run(argv, env, args.repeat)
+                    # the bare read beside each command: the ratio is to reads made in the same minutes
+                    (read_s, read_rss), *ours = median_runs([(bare, env), *((argv, e) for e in envs)], args.repeat)
+                    cells = [f"{s:>7.2f} {s / read_s:>7.2f} {rss:>7.0f}" for s, rss in ours]
                     print(
-                        f"{n:>9} {variant:<12} {size:>6.0f} {name:<28} {s:>7.2f} {s / base_s:>7.2f} {rss:>7.0f}",
+                        f"{n:>9} {variant:<12} {size:>6.0f} {name:<28} {read_s:>7.2f} {read_rss:>7.0f}   "
+                        + "   ".join(cells),
                         flush=True,
                     )
                 path.unlink()
