@@ -20,7 +20,8 @@ from ...core.profiler import ProfileResult, profile
 from ...core.runs import check_run_name, data_home, discard_unfinished, new_run_dir
 from ...core.store import Store, StoreError
 from ...core.transport import LocalTransport, SshTransport, check_env, check_host, stop_all
-from ..presentation.text_report import console, print_report, report_json, say, warning_lines
+from ..presentation.text_report import console, print_report, report_json, say
+from ..presentation.warnings import warning_lines
 
 
 def options_from(args) -> ProfileOptions:

@@ -11,22 +11,15 @@ from ...core.columns import NEEDS
 from ...core.counters import missing_fix
 from ...core.export import run_meta, write_table
 from ...core.report import Report, with_gpu
-from ...core.scaling import load_sweep
-from ...core.store import Store
-from ..presentation.rules import row_rule_results, rule_items, rules_table
-from ..presentation.text_report import (
-    console,
-    print_report,
-    print_warning,
-    say,
-    sort_column,
-    warning_lines,
-)
+from ..presentation.columns import sort_column
+from ..presentation.messages import print_warning, say
+from ..presentation.warnings import warning_lines
 from .args import TABLE_ROWS, build_parser
 from .main import _exists, bundled_example
 from .progress import read_progress
-from .runs import interactive
-from .sweep import _show, judged_against
+
+# The printed table (rich), ncu's rule results, stored sweeps and the app are imported where they are used:
+# `export` and `--json` need none of them (~60 ms of imports, a tenth of a bare read of 100k launches).
 
 
 def _view(args):
@@ -84,6 +77,9 @@ def cmd_report(args) -> int:
 def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = None) -> int:
     if as_json:
         return _print_json(rows, *_json_doc(report, rows, by))
+    from ..presentation.rules import rule_items, rules_table
+    from ..presentation.text_report import console, print_report
+
     for line in warning_lines(report):
         say(line)
     rules = _rules(report, rows, by)
@@ -97,7 +93,11 @@ def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = Non
 
 def _rules(report, rows, by: str):
     """One row (one kernel, or --top 1) is a kernel's view: ncu's rule results for it follow, read from the file."""
-    return row_rule_results(report, rows.iloc[0], by) if len(rows) == 1 else None
+    if len(rows) != 1:
+        return None
+    from ..presentation.rules import row_rule_results
+
+    return row_rule_results(report, rows.iloc[0], by)
 
 
 def _json_doc(report, rows, by: str) -> tuple[list[str], dict, dict | None]:
@@ -130,6 +130,8 @@ def cmd_export(args) -> int:
 def cmd_open(args) -> int:
     """The app in a terminal; with stdin or stdout not a terminal (a script, `> out.txt`), what `report` prints,
     as `runs` and `diff` decide: the app there would write escape codes into a file and wait for keys forever."""
+    from .runs import interactive
+
     app = interactive(args)
     if args.path == "-" or _exists(args.path):
         if not app:
@@ -144,6 +146,10 @@ def cmd_open(args) -> int:
 
         return run_kernels(args.path, gpu=args.gpu, roof=args.roof, read_ahead=ahead)
     _refuse_missing_file(args.path)
+    from ...core.scaling import load_sweep
+    from ...core.store import Store
+    from .sweep import _show, judged_against
+
     with Store() as store:
         sweep = load_sweep(args.path, store, print_warning)  # a stored sweep by name
         # else a stored run by name or id (one-line error if there is none)
@@ -175,6 +181,8 @@ def _refuse_missing_file(ref: str) -> None:
     sweep was meant as a file: say "no such file", not "no such run in the store"."""
     if "/" not in ref and not ref.endswith((".ncu-rep", ".csv")):
         return
+    from ...core.store import Store
+
     with Store() as store:
         try:
             if not store.runs(ref).empty:  # a sweep of that name
@@ -201,6 +209,8 @@ def _judged_lines(lines: list, gpu: str) -> list:
 
 
 def cmd_demo(args) -> int:
+    from .runs import interactive
+
     path = bundled_example()
     if not interactive(args):
         return cmd_report(build_parser().parse_args(["report", path, *(["--json"] if args.json else [])]))

@@ -5,11 +5,13 @@ Priority decides what drops first on a narrow terminal (higher number drops firs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+import difflib
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ...core.columns import ALL, SIMT_FLOP
 from ...core.display_text import display_text
+from ...core.errors import FlopscopeError
 from . import format as fmt
 
 
@@ -203,3 +205,41 @@ def drop(
         pair = pairs[worst] if pairs else ""
         kept = [i for i in kept if i != worst and not (pair and pairs[i] == pair)]
     return kept
+
+
+# The --json row keys most worth sorting by, for the --sort error and help (every key works).
+SORT_KEYS = [
+    "duration_s",
+    "flop",
+    "flop_fp64",
+    "flop_fp32",
+    "flop_fp16",
+    "flop_tensor",
+    "dram_bytes",
+    "l2_bytes",
+    "l1_bytes",
+    "ai_dram",
+    "pct_of_peak",
+    "pct_of_roof",
+]
+
+
+def sort_column(text: str, by: str, gpus: bool, known: Iterable[str]) -> str:
+    """`--sort` as typed -> the column: a title of the table or of a column it adds when sorted by it (`FLOP`,
+    `%peak`, `FP32 FLOP`; any case), or a column name, the keys of `--json` rows (`known`)."""
+    wanted = " ".join(text.split()).lower()
+    names = {name.lower(): name for name in known}
+    shown = table_columns(by, gpus)
+    titles = {c.title.lower(): c.name for c in [*shown, *EXTRA_COLUMNS.values()]}
+    found = names.get(wanted) or titles.get(wanted)
+    if found:
+        return found
+    typed = {c.title.lower(): c.title for c in [*shown, *EXTRA_COLUMNS.values()]} | names  # as they are written
+    close = difflib.get_close_matches(wanted, list(typed), n=1)
+    hint = f"did you mean {typed[close[0]]}? " if close else ""
+    raise FlopscopeError(
+        f"--sort {text}",
+        "no such column",
+        f"{hint}use a title of the table ({', '.join(c.title for c in shown)}, FP32 FLOP, L2 B, "
+        f"...; any case) or a key of the --json rows ({', '.join(SORT_KEYS)}, ...)",
+    )

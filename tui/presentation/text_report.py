@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import difflib
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
 from rich.console import Console, Group
 from rich.text import Text
 
-from ...core import FMA_CONVENTION, FlopscopeError, Report, all_gpus
+from ...core import FMA_CONVENTION, Report, all_gpus
 from ...core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
 from ...core.counters import missing_fix
-from ...core.display_text import display_text
 from ...core.export import json_ready, records, run_meta
 from ...core.gpu_judgement import DeviceJudgement
 from ...core.roofline import Ceiling
@@ -204,36 +201,6 @@ def _flop(s) -> str:
     return f"≥ {fmt.si(s.flop_counted)} (unknown for {' and '.join(left_out)})"
 
 
-FLOPSCOPE_METRICS = "flopscope profile --metrics"  # collects what `ncu --metrics` would, and stores the run
-
-
-def missing_lines(report: Report) -> list[str]:
-    """The counters a report lacks: one line, with the one option that collects them all (six lines, each with
-    its own option, read as six problems and were run as six profiles)."""
-    source, missing = report.meta.source, report.missing
-    if len(missing) == 1:
-        return [f"{source}: {missing[0].problem()}; collect it with `{missing[0].fix()}`"]
-    if not missing:
-        return []
-    every = (missing_fix(missing, [m.column for m in missing]) or "").replace("ncu --metrics", FLOPSCOPE_METRICS, 1)
-    fix = f"; collect them all with `{every}`" if every else ""
-    return [f"{source}: {'; '.join(m.problem() for m in missing)}{fix}"]
-
-
-def over_ceiling_lines(report: Report) -> list[str]:
-    """One line per kind (FLOP, DRAM) of launches measured above their own ceiling, the worst named."""
-    return [f"{report.meta.source}: {w.problem()}; {w.fix}" for w in report.over_ceiling()]
-
-
-def warning_lines(report: Report) -> list[str]:
-    """Every warning about a report's numbers, as `report`, `open --no-tui` and `profile` print them on stderr:
-    how the file was read where that is worth knowing (the streaming .ncu-rep reader handed it to ncu_report),
-    counters not collected, then launches above their ceiling (last: nearest the table they put in doubt).
-    Each line is safe to print (they name the source file and kernels)."""
-    notes = [f"{report.meta.source}: {report.meta.reader_note}"] if report.meta.reader_note else []
-    return [display_text(line) for line in notes + missing_lines(report) + over_ceiling_lines(report)]
-
-
 # The counters the kernel table's columns are computed from, as the table's hint names them.
 _TABLE_COUNTERS = {
     "duration_s": "time",
@@ -292,44 +259,6 @@ def printed_kernel_table(
 def specs(columns: list[Column], sort: str | None = None) -> list[Spec]:
     """The app's columns as the printed table's: same titles, alignment and priorities (`sort` never drops)."""
     return [Spec(col.title, col.numeric, 0 if col.name == sort else col.priority) for col in columns]
-
-
-# The --json row keys most worth sorting by, for the --sort error and help (every key works).
-SORT_KEYS = [
-    "duration_s",
-    "flop",
-    "flop_fp64",
-    "flop_fp32",
-    "flop_fp16",
-    "flop_tensor",
-    "dram_bytes",
-    "l2_bytes",
-    "l1_bytes",
-    "ai_dram",
-    "pct_of_peak",
-    "pct_of_roof",
-]
-
-
-def sort_column(text: str, by: str, gpus: bool, known: Iterable[str]) -> str:
-    """`--sort` as typed -> the column: a title of the table or of a column it adds when sorted by it (`FLOP`,
-    `%peak`, `FP32 FLOP`; any case), or a column name, the keys of `--json` rows (`known`)."""
-    wanted = " ".join(text.split()).lower()
-    names = {name.lower(): name for name in known}
-    shown = table_columns(by, gpus)
-    titles = {c.title.lower(): c.name for c in [*shown, *EXTRA_COLUMNS.values()]}
-    found = names.get(wanted) or titles.get(wanted)
-    if found:
-        return found
-    typed = {c.title.lower(): c.title for c in [*shown, *EXTRA_COLUMNS.values()]} | names  # as they are written
-    close = difflib.get_close_matches(wanted, list(typed), n=1)
-    hint = f"did you mean {typed[close[0]]}? " if close else ""
-    raise FlopscopeError(
-        f"--sort {text}",
-        "no such column",
-        f"{hint}use a title of the table ({', '.join(c.title for c in shown)}, FP32 FLOP, L2 B, "
-        f"...; any case) or a key of the --json rows ({', '.join(SORT_KEYS)}, ...)",
-    )
 
 
 def _marked(cells: list[str], status: object) -> list[str]:

@@ -30,7 +30,7 @@ from ....core.units import is_missing
 from ...presentation import format as fmt
 from ...presentation.reprofile import reprofile_advice
 from ...presentation.rules import row_rule_results, rule_items, rules_table
-from ...presentation.text_report import FLOPSCOPE_METRICS
+from ...presentation.warnings import FLOPSCOPE_METRICS
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
 from ..widgets.roofline_plot import Roofline, RooflinePlot, roofline_from
