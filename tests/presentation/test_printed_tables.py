@@ -45,3 +45,13 @@ def test_titles_are_bold_in_a_terminal_and_cells_are_text_not_markup():
     text = printed(table, 40, terminal=True)
     assert text.startswith("\x1b[1mKernel")
     assert "[bold]k\\x1b[31m" in text and "\x1b[31m" not in text  # the escape shown, never sent
+
+
+def test_a_numeric_column_escapes_control_characters_too():
+    """Numeric columns are text by the time they are printed, and some come from stored values (a sweep's
+    parameter, a run's fields): a cell there must not reach the terminal as a sequence either."""
+    specs = [Spec("Kernel", numeric=False), Spec("N")]
+    table, _ = fitted_table(specs, [["gemm", "1\x1b]52;c;cHduZWQ=\x07"], ["copy", "3\u202e"]], 60)
+    text = printed(table, 60, terminal=True)
+    assert "1\\x1b]52;c;cHduZWQ=\\x07" in text and "3\\u202e" in text
+    assert "\x1b]52" not in text and "\u202e" not in text and "\x07" not in text

@@ -80,12 +80,12 @@ def fitted_table(
 
     Every column gets the width of its longest cell, except `flex` (the name), which takes what is left and is
     ellipsized: rich would otherwise squeeze every column, numbers included, to fit a long C++ name.
-    Every table the CLI prints passes here: text cells (names, paths from a report) show control characters
-    as escapes (`\x1b`), so they can neither drive the terminal nor break a row in two. Numeric cells are
-    flopscope's own formatting: left as they are (1M rows would spend seconds on them).
+    Every table the CLI prints passes here: every cell shows control characters as escapes (`\x1b`), so no
+    cell can drive the terminal or break a row in two. Text cells (names, paths from a report) are where they
+    come from, but a numeric column's cells are text too, and some callers fill them from stored values; a
+    printable cell (every number flopscope formats) costs one `isprintable` check.
     """
-    text = [i for i, s in enumerate(specs) if not s.numeric]
-    rows = [[display_text(c) if i in text else c for i, c in enumerate(row)] for row in rows]
+    rows = [[c if c.isprintable() else display_text(c) for c in row] for row in rows]
     natural = [max([cell_len(s.title), *(cell_len(r[i]) for r in rows)]) for i, s in enumerate(specs)]
     blank = [not any(r[i] for r in rows) for i in range(len(specs))]
     if flex is not None and flex_min is None:
