@@ -144,6 +144,30 @@ def test_a_stop_sent_to_the_whole_group_stops_once(tmp_path, sig):
     assert (proc.returncode, err) == (130, "flopscope: stopped\n")
 
 
+def _state(pid: int, want: str, within_s: float = 20.0) -> str:
+    """Process `pid`'s state letter (`T` stopped, `S` sleeping, ...) once it is `want`, or as it is at the end."""
+    deadline = time.monotonic() + within_s
+    while True:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        if state == want or time.monotonic() > deadline:
+            return state
+        time.sleep(0.02)
+
+
+def test_a_worker_stopped_alone_stops_the_command_and_continues_with_it(tmp_path):
+    """A `kill -STOP` (or a debugger) that stops the worker alone stops the command too, so the shell sees the
+    job stopped; a SIGCONT to the command alone continues both; the work then ends as it would have."""
+    with _reading_a_fifo(tmp_path) as (proc, worker, _):
+        os.kill(worker, signal.SIGSTOP)
+        assert _state(proc.pid, "T") == "T", "the command did not stop with its worker"
+        os.kill(proc.pid, signal.SIGCONT)
+        assert _state(proc.pid, "S") != "T" and _state(worker, "S") != "T", "the worker stayed stopped"
+        assert reading_a_pipe(worker)
+        os.kill(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (130, "flopscope: stopped\n")
+
+
 def test_a_worker_ended_by_another_signal_ends_the_command_by_it(tmp_path):
     with _reading_a_fifo(tmp_path) as (proc, worker, _):
         os.kill(worker, signal.SIGUSR1)

@@ -12,6 +12,7 @@ Everything else passes through as if there were one process:
   SIGHUP, or any signal sent to the parent by kill(2), is passed on;
 - a worker ended by any other signal ends the parent by the same signal;
 - the worker dies with its parent (PR_SET_PDEATHSIG): a SIGKILL to flopscope still stops the work;
+- a worker stopped alone stops the parent, and the parent continued continues it (job control);
 - a terminal the worker left in raw mode (the app) is restored before the line is printed.
 """
 
@@ -130,11 +131,23 @@ def _wait(pid: int, waits: set[int]) -> tuple[int, os.struct_rusage]:
     while True:
         info = signal.sigwaitinfo(waits)
         if info.si_signo == signal.SIGCHLD:
-            done, status, usage = os.wait4(pid, os.WNOHANG)
-            if done == pid:  # a worker that stopped (Ctrl-Z) is not reported without WUNTRACED: keep waiting
+            done, status, usage = os.wait4(pid, os.WNOHANG | os.WUNTRACED)
+            if done == pid and os.WIFSTOPPED(status):
+                _stop_beside(pid)
+            elif done == pid:
                 return status, usage
         elif info.si_code != _SI_KERNEL or info.si_signo == signal.SIGHUP:  # the worker has not had it
             os.kill(pid, info.si_signo)
+
+
+def _stop_beside(pid: int) -> None:
+    """The worker stopped: stop too, so the shell sees the job stopped, as it would see one process (a
+    `kill -STOP` or a debugger's stop of the worker alone; Ctrl-Z and a background write under `stty tostop`
+    stop the whole process group anyway, this process with it). Once continued (`fg` continues the group, a
+    `kill -CONT` may reach this process only), continue the worker."""
+    os.kill(os.getpid(), signal.SIGSTOP)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGCONT)
 
 
 def _end_with(parent: int) -> None:
