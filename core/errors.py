@@ -20,6 +20,12 @@ class FlopscopeError(Exception):
         return display_text(f"{text}; {self.fix}" if self.fix else text)
 
 
+def permission_denied(path: object) -> FlopscopeError:
+    """The line for a file the user may not read or write, or one behind a folder they may not enter."""
+    problem = "permission denied (the file, or a folder above it)"
+    return FlopscopeError(path, problem, "check its permissions (a folder needs x to be entered)")
+
+
 class OutOfMemory(FlopscopeError):
     """Memory ran out (readers/limits.py words the line): after it, the process is best ended at once, as a
     library's threads may never let its teardown finish."""

@@ -26,7 +26,7 @@ from typing import BinaryIO
 import pandas as pd
 
 from .. import table_cache
-from ..errors import FlopscopeError
+from ..errors import FlopscopeError, permission_denied
 from ..memory import out_of_memory, ran_out_of_memory
 from ..units import UnitError, whole_numbers
 from .csv_details import read_details
@@ -54,10 +54,13 @@ def report_file(path: str | Path) -> Path:
     """The report `path` names: itself, or for a run folder (what `flopscope profile` prints) its report.ncu-rep,
     so `open FOLDER` opens it instead of failing with "Is a directory"."""
     path = Path(path)
-    if not path.is_dir():
-        return path
-    if (path / "report.ncu-rep").is_file():
-        return path / "report.ncu-rep"
+    try:  # Path.is_dir and is_file raise where a folder on the way cannot be searched
+        if not path.is_dir():
+            return path
+        if (path / "report.ncu-rep").is_file():
+            return path / "report.ncu-rep"
+    except PermissionError as exc:
+        raise permission_denied(exc.filename or path) from None
     raise FlopscopeError(
         path,
         "a folder with no report.ncu-rep in it",
@@ -97,11 +100,7 @@ def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFra
     except (FileNotFoundError, NotADirectoryError):  # worded as `flopscope PATH` and `open PATH` say it
         raise FlopscopeError(path, "no such file", "check the path") from None
     except PermissionError:
-        raise FlopscopeError(
-            path,
-            "permission denied (the file, or a folder above it)",
-            "check its permissions (a folder needs x to be entered)",
-        ) from None
+        raise permission_denied(path) from None
     except OSError as exc:
         raise FlopscopeError(path, f"cannot open ({exc.strerror or exc})", "check the path") from None
     if (opener := _compressed(head)) is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import fixture_path
-from ..helpers.cli import run_cli, run_in_process
+from ..helpers.cli import permissions_bind, run_cli, run_in_process
 
 DETAILS = "t4_nsightful_copy_blocked_details.csv"
 
@@ -151,31 +151,49 @@ def test_compressed_twice_is_refused(tmp_path):
     _one_line(*run_in_process("report", path), "compressed twice")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root enters every folder: run as a user to test permissions")
-@pytest.mark.parametrize("command", ["report", "open"])
-def test_folder_without_search_permission(tmp_path, command):
-    """A report in a folder without x: PermissionError traceback from `report`, "no such file" from `open`."""
+def _permissions_bind() -> tuple[str, ...]:
+    prefix = permissions_bind()
+    if prefix is None:
+        pytest.skip("root cannot drop CAP_DAC_OVERRIDE here (no setpriv, or no CAP_SETPCAP): permissions never bind")
+    return prefix
+
+
+@pytest.mark.parametrize(
+    ("command", "target"),
+    [("report", "locked/r.csv"), ("open", "locked/r.csv"), ("report", "locked"), ("import", "locked")],
+)
+def test_folder_without_search_permission(tmp_path, command, target):
+    """A report in a folder without x, or such a run folder itself: one line saying permission denied, never
+    a traceback (Path.is_dir raises there) nor "no such run". As root (CI), run without the capabilities that
+    let root into any folder."""
+    prefix = _permissions_bind()
     folder = tmp_path / "locked"
     folder.mkdir()
     (folder / "r.csv").write_bytes(fixture_path(DETAILS).read_bytes())
+    (folder / "report.ncu-rep").write_bytes(fixture_path(DETAILS).read_bytes())
     folder.chmod(0o600)
     try:
-        done = run_cli(command, folder / "r.csv", *(["--no-tui"] if command == "open" else []), home=tmp_path / "h")
+        extra = ["--no-tui"] if command == "open" else []
+        done = run_cli(command, tmp_path / target, *extra, home=tmp_path / "h", prefix=prefix)
     finally:
         folder.chmod(0o700)
-    _one_line(done.returncode, done.stdout, done.stderr, "permission denied")
+    _one_line(done.returncode, done.stdout, done.stderr, str(folder), "permission denied")
 
 
 def test_unreadable_file(tmp_path):
-    """The same for a file without r (as root, a folder: reading it is refused for every user)."""
+    """The same for a file without r."""
+    prefix = _permissions_bind()
     path = tmp_path / "r.csv"
-    if os.geteuid() == 0:
-        path.mkdir()
-        _one_line(*run_in_process("report", path), str(path), "folder")
-        return
     path.write_bytes(fixture_path(DETAILS).read_bytes())
     path.chmod(0)
-    _one_line(*run_in_process("report", path), str(path), "permission denied")
+    done = run_cli("report", path, home=tmp_path / "h", prefix=prefix)
+    _one_line(done.returncode, done.stdout, done.stderr, str(path), "permission denied")
+
+
+def test_a_folder_given_as_a_report_is_refused(tmp_path):
+    path = tmp_path / "r.csv"
+    path.mkdir()
+    _one_line(*run_in_process("report", path), str(path), "folder")
 
 
 def test_duplicated_block_in_an_ncu_rep_does_not_abort(tmp_path):

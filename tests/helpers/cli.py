@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 CLI = (sys.executable, "-m", "flopscope.tui.cli")
@@ -21,18 +25,20 @@ def run_cli(
     stdin=subprocess.DEVNULL,
     stdout=subprocess.PIPE,
     umask: int = -1,
+    prefix: Sequence[str] = (),
 ) -> subprocess.CompletedProcess:
     """Run the CLI as a script would: never a terminal on stdin or stdout.
 
     `clean_env` starts from an empty environment (no PATH, no HOME): what the command needs must come from
-    its arguments. `home` is FLOPSCOPE_HOME, the run store's folder."""
+    its arguments. `home` is FLOPSCOPE_HOME, the run store's folder. `prefix` runs it under another command
+    (`permissions_bind()`)."""
     base = {} if clean_env else dict(os.environ)
     base.update({"COLUMNS": str(columns)}, **({"PATH": ""} if clean_env else {}))
     if home is not None:
         base["FLOPSCOPE_HOME"] = str(home)
     base.update(env or {})
     return subprocess.run(
-        [*CLI, *map(str, args)],
+        [*prefix, *CLI, *map(str, args)],
         stdin=stdin,
         stdout=stdout,
         stderr=subprocess.PIPE,
@@ -65,3 +71,31 @@ def run_in_process(*args, env: dict | None = None) -> tuple[int, str, str]:
             else:
                 os.environ[k] = v
     return code, out.getvalue(), err.getvalue()
+
+
+# What lets root past file permissions: reading and writing anything, searching any folder.
+_BYPASS = "-dac_override,-dac_read_search"
+
+
+@functools.cache
+def permissions_bind() -> tuple[str, ...] | None:
+    """A command prefix under which file permissions bind, as they do for a user: none for a user; for root
+    (CI runs as root), util-linux's setpriv without the capabilities that let root past them, still uid 0, so
+    the interpreter in root's folders stays readable. None where root cannot drop them (no setpriv, a
+    container without CAP_SETPCAP): checked on a folder without permissions, not assumed."""
+    if os.geteuid() != 0:
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    prefix = (setpriv, "--bounding-set", _BYPASS, "--inh-caps", _BYPASS)
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "f").write_text("x")
+        os.chmod(folder, 0o600)
+        try:
+            probe = subprocess.run([*prefix, "cat", f"{folder}/f"], capture_output=True, timeout=30)
+        except OSError:
+            return None
+        finally:
+            os.chmod(folder, 0o700)
+    return prefix if probe.returncode != 0 else None
