@@ -26,6 +26,14 @@ def permission_denied(path: object) -> FlopscopeError:
     return FlopscopeError(path, problem, "check its permissions (a folder needs x to be entered)")
 
 
+def path_error(path: object, exc: OSError) -> FlopscopeError:
+    """The line for `exc` met on `path`: permission denied as above, anything else (a name too long, a loop of
+    symbolic links, an I/O error) in the system's words."""
+    if isinstance(exc, PermissionError):
+        return permission_denied(path)
+    return FlopscopeError(path, (exc.strerror or str(exc)).lower(), "check the path")
+
+
 class OutOfMemory(FlopscopeError):
     """Memory ran out (readers/limits.py words the line): after it, the process is best ended at once, as a
     library's threads may never let its teardown finish."""

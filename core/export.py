@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .columns import CANONICAL, FMA_CONVENTION, INTEGER
-from .errors import FlopscopeError
+from .errors import FlopscopeError, path_error
 from .units import whole_numbers
 
 if TYPE_CHECKING:
@@ -178,10 +178,13 @@ def check_target(out: Path) -> str:
             out, f"unknown export format {out.suffix or '(none)'}", "use a .csv, .parquet or .json file name"
         )
     directory = out.parent if str(out.parent) else Path(".")
-    if not directory.is_dir():
-        raise FlopscopeError(out, "the folder does not exist", "create it or choose another path")
-    if out.is_dir():
-        raise FlopscopeError(out, "is a folder", f"name a file in it, e.g. {out / ('kernels' + out.suffix)}")
+    try:  # Path.is_dir raises for a name too long, or a folder on the way that cannot be searched
+        if not directory.is_dir():
+            raise FlopscopeError(out, "the folder does not exist", "create it or choose another path")
+        if out.is_dir():
+            raise FlopscopeError(out, "is a folder", f"name a file in it, e.g. {out / ('kernels' + out.suffix)}")
+    except OSError as exc:
+        raise path_error(out, exc) from None
     return kind
 
 

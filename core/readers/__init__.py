@@ -26,7 +26,7 @@ from typing import BinaryIO
 import pandas as pd
 
 from .. import table_cache
-from ..errors import FlopscopeError, permission_denied
+from ..errors import FlopscopeError, path_error, permission_denied
 from ..memory import out_of_memory, ran_out_of_memory
 from ..units import UnitError, whole_numbers
 from .csv_details import read_details
@@ -54,13 +54,13 @@ def report_file(path: str | Path) -> Path:
     """The report `path` names: itself, or for a run folder (what `flopscope profile` prints) its report.ncu-rep,
     so `open FOLDER` opens it instead of failing with "Is a directory"."""
     path = Path(path)
-    try:  # Path.is_dir and is_file raise where a folder on the way cannot be searched
+    try:  # Path.is_dir and is_file raise where a folder on the way cannot be searched, or the name is too long
         if not path.is_dir():
             return path
         if (path / "report.ncu-rep").is_file():
             return path / "report.ncu-rep"
-    except PermissionError as exc:
-        raise permission_denied(exc.filename or path) from None
+    except OSError as exc:
+        raise path_error(exc.filename or path, exc) from None
     raise FlopscopeError(
         path,
         "a folder with no report.ncu-rep in it",

@@ -190,6 +190,21 @@ def test_unreadable_file(tmp_path):
     _one_line(done.returncode, done.stdout, done.stderr, str(path), "permission denied")
 
 
+@pytest.mark.parametrize("command", ["report", "open", "import", "export"])
+def test_a_name_too_long_for_the_filesystem_is_one_line(tmp_path, command):
+    """ENAMETOOLONG from Path.is_dir (which Python 3.11 raises, not answers) had been a traceback."""
+    long = tmp_path / ("a" * 300 + ".csv")
+    args = {
+        "report": [long],
+        "open": [long, "--no-tui"],
+        "import": [long],
+        "export": [fixture_path(DETAILS), "-o", long],
+    }[command]
+    done = run_cli(command, *args, home=tmp_path / "h")
+    _one_line(done.returncode, done.stdout, done.stderr, str(long))
+    assert "too long" in done.stderr or "no such file" in done.stderr  # `open` looks for a stored run too
+
+
 def test_a_folder_given_as_a_report_is_refused(tmp_path):
     path = tmp_path / "r.csv"
     path.mkdir()

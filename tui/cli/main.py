@@ -11,7 +11,7 @@ import sys
 import threading
 from importlib import import_module
 
-from ...core.errors import FlopscopeError, OutOfMemory, permission_denied
+from ...core.errors import FlopscopeError, OutOfMemory, path_error
 from ...core.memory import out_of_memory, ran_out_of_memory  # light; imported before memory runs out
 from ..presentation.messages import say
 from .args import build_parser, split_command
@@ -125,16 +125,14 @@ def main(argv: list[str] | None = None) -> int:
         stopped = " (ncu and the program it profiled were stopped too)" if stopped_running_job() else ""
         say(f"flopscope: stopped{stopped}")
         return 130
-    except PermissionError as exc:  # a file the readers did not open themselves (a run folder's, a store's)
-        if exc.filename is None:
-            raise
-        say(f"flopscope: {permission_denied(exc.filename).line()}")
-        return 2
-    except Exception as exc:  # out of memory outside a reader (they name their file): still one line, exit 2
-        if not ran_out_of_memory(exc):
-            raise
-        say(f"flopscope: {out_of_memory(getattr(args, 'path', None) or args.command).line()}")
-        return _out_of_memory_exit()
+    except Exception as exc:
+        if ran_out_of_memory(exc):  # outside a reader (they name their file): still one line, exit 2
+            say(f"flopscope: {out_of_memory(getattr(args, 'path', None) or args.command).line()}")
+            return _out_of_memory_exit()
+        if isinstance(exc, OSError) and exc.filename is not None:  # a path no reader opened (a run folder's)
+            say(f"flopscope: {path_error(exc.filename, exc).line()}")
+            return 2
+        raise
     finally:
         restore()
 
