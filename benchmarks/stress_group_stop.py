@@ -16,11 +16,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.helpers.processes import reading_a_pipe, worker_of
+from tests.helpers.processes import open_for_writing, reading_a_pipe, worker_of
 
 
 def one_stop(sig: signal.Signals, folder: Path) -> tuple[int, str]:
@@ -30,12 +29,7 @@ def one_stop(sig: signal.Signals, folder: Path) -> tuple[int, str]:
     env = {**os.environ, "FLOPSCOPE_HOME": str(folder / "home")}
     command = [sys.executable, "-m", "flopscope.tui.cli", "report", str(fifo)]
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-    while True:
-        try:
-            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO until flopscope opens it
-            break
-        except OSError:
-            time.sleep(0.02)
+    writer = open_for_writing(fifo)
     try:
         os.write(writer, b'"ID","Kernel Name"\n')
         if not reading_a_pipe(worker_of(proc.pid)):

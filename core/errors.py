@@ -31,7 +31,7 @@ def path_error(path: object, exc: OSError) -> FlopscopeError:
     symbolic links, an I/O error) in the system's words."""
     if isinstance(exc, PermissionError):
         return permission_denied(path)
-    return FlopscopeError(path, (exc.strerror or str(exc)).lower(), "check the path")
+    return FlopscopeError(path, f"cannot open ({exc.strerror or exc})", "check the path")
 
 
 class OutOfMemory(FlopscopeError):

@@ -26,7 +26,7 @@ from typing import BinaryIO
 import pandas as pd
 
 from .. import table_cache
-from ..errors import FlopscopeError, path_error, permission_denied
+from ..errors import FlopscopeError, path_error
 from ..memory import out_of_memory, ran_out_of_memory
 from ..units import UnitError, whole_numbers
 from .csv_details import read_details
@@ -99,10 +99,8 @@ def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFra
             head = handle.read(4)
     except (FileNotFoundError, NotADirectoryError):  # worded as `flopscope PATH` and `open PATH` say it
         raise FlopscopeError(path, "no such file", "check the path") from None
-    except PermissionError:
-        raise permission_denied(path) from None
     except OSError as exc:
-        raise FlopscopeError(path, f"cannot open ({exc.strerror or exc})", "check the path") from None
+        raise path_error(path, exc) from None
     if (opener := _compressed(head)) is not None:
         return _read_compressed(path, opener, progress)
     try:

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from ..helpers.cli import CLI
-from ..helpers.processes import gone, reading_a_pipe, worker_of
+from ..helpers.processes import gone, open_for_writing, reading_a_pipe, worker_of
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -47,7 +47,7 @@ def _reading_a_fifo(tmp_path: Path, address_space: int | None = None, **popen):
         [*CLI, "report", str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         preexec_fn=preexec, **popen,
     )  # fmt: skip
-    writer = _open_for_writing(fifo)
+    writer = open_for_writing(fifo)
     try:
         os.write(writer, b'"ID","Kernel Name"\n')  # a page that has begun and not ended
         worker = worker_of(proc.pid)
@@ -58,17 +58,6 @@ def _reading_a_fifo(tmp_path: Path, address_space: int | None = None, **popen):
         if proc.poll() is None:
             proc.kill()
         proc.communicate()
-
-
-def _open_for_writing(fifo: Path, within_s: float = 30.0) -> int:
-    deadline = time.monotonic() + within_s
-    while True:
-        try:
-            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO until flopscope opens it to read
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
 
 
 def _one_line(proc: subprocess.Popen) -> str:
@@ -155,7 +144,7 @@ def _state(pid: int, want: str, within_s: float = 20.0) -> str:
 
 
 def test_a_worker_stopped_alone_stops_the_command_and_continues_with_it(tmp_path):
-    """A `kill -STOP` (or a debugger) that stops the worker alone stops the command too, so the shell sees the
+    """A `kill -STOP` that stops the worker alone stops the command too, so the shell sees the
     job stopped; a SIGCONT to the command alone continues both; the work then ends as it would have."""
     with _reading_a_fifo(tmp_path) as (proc, worker, _):
         os.kill(worker, signal.SIGSTOP)
@@ -221,7 +210,7 @@ def test_ctrl_c_on_the_terminal_stops_the_worker_once(tmp_path):
     if pid == 0:
         os.environ["FLOPSCOPE_HOME"] = str(tmp_path / "home")
         os.execv(sys.executable, [sys.executable, "-m", "flopscope.tui.cli", "report", str(fifo)])
-    writer = _open_for_writing(fifo)
+    writer = open_for_writing(fifo)
     os.write(writer, b'"ID","Kernel Name"\n')
     assert reading_a_pipe(worker_of(pid))
     os.write(fd, b"\x03")  # what the key sends; the terminal turns it into SIGINT
@@ -277,7 +266,7 @@ def test_a_terminal_that_goes_away_ends_the_worker(tmp_path, command):
         argv = [a.format(fifo=fifo) for a in command]
         os.execv(sys.executable, [sys.executable, "-m", "flopscope.tui.cli", *argv])
     if command[0] == "report":
-        writer = _open_for_writing(fifo)
+        writer = open_for_writing(fifo)
         os.write(writer, b'"ID","Kernel Name"\n')
         assert reading_a_pipe(worker_of(pid))
     else:

@@ -3,6 +3,7 @@ which does the work, holds the threads and reads the input."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -16,6 +17,18 @@ def worker_of(pid: int, within_s: float = 20.0) -> int:
             return int(children[0])
         time.sleep(0.02)
     raise AssertionError(f"flopscope ({pid}) started no worker within {within_s} s")
+
+
+def open_for_writing(fifo: Path, within_s: float = 30.0) -> int:
+    """The write end of `fifo`, once a reader has opened it (flopscope reading it as a report)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO until a reader opens it
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def reading_a_pipe(pid: int, within_s: float = 20.0) -> bool:

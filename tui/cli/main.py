@@ -153,22 +153,19 @@ def _stop_on_signals():
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
-    stopped = []
-
     def stop(signum, frame):
         # Once, first thing: the same stop sent twice (to the process and its group; the watcher passes on what
         # kill(2) sent it) must not cut the first short, nor land in the import below half done.
         for sig in before:
             signal.signal(sig, signal.SIG_IGN)
-        stopped.append(signum)
         from ...core.transport import stop_all
 
         stop_all()
         raise KeyboardInterrupt
 
     def restore() -> None:
-        if not stopped:  # after a stop, a late second copy would end the process by the signal: it stays ignored
-            for sig, handler in before.items():
+        for sig, handler in before.items():
+            if signal.getsignal(sig) is stop:  # after a stop it stays ignored: a late second copy would end us
                 signal.signal(sig, handler)
 
     # A signal the command was started with ignored (`nohup flopscope sweep ...`) stays ignored.

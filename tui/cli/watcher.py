@@ -142,8 +142,8 @@ def _wait(pid: int, waits: set[int]) -> tuple[int, os.struct_rusage]:
 
 def _stop_beside(pid: int) -> None:
     """The worker stopped: stop too, so the shell sees the job stopped, as it would see one process (a
-    `kill -STOP` or a debugger's stop of the worker alone; Ctrl-Z and a background write under `stty tostop`
-    stop the whole process group anyway, this process with it). Once continued (`fg` continues the group, a
+    `kill -STOP` of the worker alone; Ctrl-Z and a background write under `stty tostop` stop the whole
+    process group anyway, this process with it). Once continued (`fg` continues the group, a
     `kill -CONT` may reach this process only), continue the worker."""
     os.kill(os.getpid(), signal.SIGSTOP)
     with contextlib.suppress(ProcessLookupError):

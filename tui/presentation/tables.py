@@ -83,9 +83,9 @@ def fitted_table(
     Every table the CLI prints passes here: every cell shows control characters as escapes (`\x1b`), so no
     cell can drive the terminal or break a row in two. Text cells (names, paths from a report) are where they
     come from, but a numeric column's cells are text too, and some callers fill them from stored values; a
-    printable cell (every number flopscope formats) costs one `isprintable` check.
+    printable cell (every number flopscope formats) costs display_text one `isprintable` check.
     """
-    rows = [[c if c.isprintable() else display_text(c) for c in row] for row in rows]
+    rows = [[display_text(c) for c in row] for row in rows]
     natural = [max([cell_len(s.title), *(cell_len(r[i]) for r in rows)]) for i, s in enumerate(specs)]
     blank = [not any(r[i] for r in rows) for i in range(len(specs))]
     if flex is not None and flex_min is None:
