@@ -260,3 +260,21 @@ def test_doctor_run_on_the_h100_found_it_ready_as_its_own_outputs_say():
     assert (DOCTOR_RUN / "doctor.txt").read_text().splitlines()[-2:] == ["localhost: ready to profile", "exit 0"]
     facts = json.loads((DOCTOR_RUN / "doctor_facts.json").read_text())
     assert as_json("localhost", judge(facts)) == run
+
+
+H200_RUN = H100.parent.parent / "nvidia_h200"  # `flopscope doctor` on an H200 (capture part h)
+
+
+def test_doctor_run_on_the_h200_found_it_ready_and_its_facts_judge_the_same_today():
+    """What doctor printed on a real H200 (doctor.txt) against today's judgement of the facts its probe gathered
+    there (doctor_facts.json): every check OK with the same detail, the GPU as nvidia-smi named it there."""
+    from flopscope.core.doctor import judge
+
+    printed = (H200_RUN / "doctor.txt").read_text().splitlines()
+    assert printed[-2:] == ["localhost: ready to profile", "exit 0"]
+    checks = judge(json.loads((H200_RUN / "doctor_facts.json").read_text()))
+    assert {c.status for c in checks} == {"ok"}
+    for check in checks:
+        assert any(ln.startswith("OK") and check.name in ln and ln.endswith(check.detail) for ln in printed), check
+    name = re.search(r"^    Product Name\s*:\s*(.+)$", (H200_RUN / "environment.txt").read_text(), re.M).group(1)
+    assert next(c.detail for c in checks if c.name == "GPU 0").startswith(f"{name}, CC 9.0")

@@ -22,7 +22,7 @@ from flopscope.tui.presentation.text_report import fitted_table, printed_kernel_
 from ..conftest import settle
 from ..helpers.app import make_app, ready
 from ..helpers.cli import run_cli
-from ..helpers.real_files import DEMO, H100, real_files, report_of
+from ..helpers.real_files import DEMO, H100, file_id, real_files, report_of
 
 WIDTHS = [80, 120]
 
@@ -50,7 +50,7 @@ def cells(table, column: int = 0) -> list[str]:
     return [row[column] for row in table.rows]
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES, ids=file_id)
 def test_short_names_and_printed_table_keep_kernels_apart(path):
     report = report_of(path)
     rows = report.group("name")
@@ -80,7 +80,7 @@ def test_demo_csv_names_the_elementwise_kernels_apart(tmp_path):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("path", MANY, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", MANY, ids=file_id)
 async def test_app_table_keeps_kernels_apart(path, width):
     report = report_of(path)
     app = make_app(report)

@@ -249,16 +249,17 @@ def test_every_metric_flopscope_asks_for_exists_on_the_device(gpu_dir):
     from flopscope.core.ncu_command import METRIC_SETS
 
     catalogue = parse_catalogue(gzip.decompress((gpu_dir / "query_metrics.txt.gz").read_bytes()).decode())
-    page = _raw_page(gpu_dir / "linear_bs8.csv.gz")
+    page = _raw_page(gpu_dir / "gemm_bf16_4096x4096x4096.csv.gz")  # profiled with metrics.txt, the roofline set in it
     for name, metrics in METRIC_SETS.items():
         counters = [m for m in metrics if not m.startswith(("launch__", "device__"))]
         assert [m for m in counters if m.split(".")[0] not in catalogue] == [], name
         assert all(m in page for m in metrics if m not in counters), name
     # The table flopscope keeps per compute capability (from ncu 2024.1's offline catalogues) names what the
     # device's own ncu 2025.3 offers.
-    cc = str(read_report(gpu_dir / "linear_bs8.ncu-rep.xz").kernels["cc"].iloc[0])
+    cc = str(read_report(gpu_dir / "gemm_bf16_4096x4096x4096.ncu-rep.xz").kernels["cc"].iloc[0])
     assert tensor_op_metrics(catalogue) == TENSOR_COUNTERS_BY_CC[cc]
-    assert "(!) n/a" in (gpu_dir / "fail_bad_metric.stream.txt").read_text()
+    if (failed := gpu_dir / "fail_bad_metric.stream.txt").exists():  # captured on the H100 only
+        assert "(!) n/a" in failed.read_text()
 
 
 @pytest.mark.parametrize("path", _captures("gemm_bf16_4096x4096x4096.ncu-rep*"))

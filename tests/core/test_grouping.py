@@ -11,7 +11,7 @@ import pytest
 from flopscope.core import grouping
 from flopscope.core.grouping import _same_or_mixed
 
-from ..helpers.real_files import real_files, report_of
+from ..helpers.real_files import file_id, real_files, report_of
 
 FILES = real_files()
 
@@ -63,7 +63,7 @@ def test_each_group_has_its_one_value_mixed_or_none_on_random_columns(seed: int,
         assert got.dtype == want.dtype, (column.dtype, got.dtype, want.dtype)  # categorical stays categorical
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+@pytest.mark.parametrize("path", FILES, ids=file_id)
 def test_each_group_of_a_real_file_has_the_value_pandas_finds(path) -> None:
     report = report_of(path)
     k = report.kernels

@@ -50,7 +50,7 @@ def test_the_real_reports_are_all_here():
     assert len(SHARED) >= 9
 
 
-@pytest.mark.parametrize("report", SHARED + CAPTURED, ids=lambda p: p.name)
+@pytest.mark.parametrize("report", SHARED + CAPTURED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_streaming_reader_equals_ncu_report_column_by_column(report, tmp_path):
     path = _plain(report, tmp_path)
     expected, meta = ncu_rep._read_with_ncu_report(path)
@@ -215,7 +215,7 @@ def _walk(results: list[bytes], lockstep: bool, cut: int | None = None):
     )
 
 
-@pytest.mark.parametrize("report", SHARED + CAPTURED, ids=lambda p: p.name)
+@pytest.mark.parametrize("report", SHARED + CAPTURED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_walk_of_all_launches_at_once_finds_what_one_at_a_time_finds(report, tmp_path):
     """The two ways ncu_rep_columns.walk_fields steps through results (in lockstep with numpy for many launches,
     in Python for a few) give the same fields, and stop at the same broken message."""

@@ -12,7 +12,7 @@ from flopscope.core import report as report_module
 from flopscope.core import table_cache
 from flopscope.core.report import read_report
 
-from ..helpers.real_files import real_files
+from ..helpers.real_files import file_id, real_files
 
 FILES = real_files()
 
@@ -46,7 +46,7 @@ def same_report(cached, fresh) -> None:
     assert cached.gpu == fresh.gpu and cached.gpus == fresh.gpus and cached.roof == fresh.roof
 
 
-@pytest.mark.parametrize("path", [p for p in FILES if not p.name.endswith(".log")], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in FILES if not p.name.endswith(".log")], ids=file_id)
 def test_a_report_opened_again_is_the_report_read_afresh(path, cache_on, counted, monkeypatch):
     fresh = read_report(path, params={"n": 1})
     assert len(counted) == 1

@@ -1,4 +1,4 @@
-"""Every real ncu file the project holds: the shared fixtures, the H100 capture and the bundled demo."""
+"""Every real ncu file the project holds: the shared fixtures, the GPU captures (H100, H200) and the bundled demo."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from flopscope.core import read_report
 from ..conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
-H100 = ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
+GPU_DATA = ROOT / "tests" / "data" / "gpu"
+H100 = GPU_DATA / "nvidia_h100_80gb_hbm3"
 DEMO = ROOT / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
 
 
@@ -18,7 +19,12 @@ def real_files() -> list[Path]:
     shared = (
         sorted(p for p in FIXTURES.glob("*") if p.suffix in {".ncu-rep", ".csv", ".log"}) if FIXTURES.is_dir() else []
     )
-    return [*shared, *sorted(H100.glob("*.ncu-rep.xz")), *sorted(H100.glob("*.csv.gz")), DEMO]
+    return [*shared, *sorted(GPU_DATA.glob("*/*.ncu-rep.xz")), *sorted(GPU_DATA.glob("*/*.csv.gz")), DEMO]
+
+
+def file_id(path: Path) -> str:
+    """A test id for a real file: a capture's GPU folder before its name (the H100 and the H200 share names)."""
+    return f"{path.parent.name}/{path.name}" if path.parent.parent == GPU_DATA else path.name
 
 
 @cache

@@ -8,6 +8,7 @@
 #   bash tests/data/gpu/capture.sh d    # the FP32 batch-8 training steps again (backward module ranges fixed)
 #   bash tests/data/gpu/capture.sh e    # doctor, ceilings (3x), the planner before and after a profile, the three
 #                                       # roofs, and ncu's full set (rule results, estimated speedups)
+#   bash tests/data/gpu/capture.sh h    # another GPU in one call: what a, c and e check that tests read
 # Run from the repo root on the GPU machine with flopscope importable. Never changes clocks, power or MIG:
 # ncu runs with --clock-control none. Writes $DEST/<gpu>/ (default: tests/data/gpu) and, when $OUT is set
 # (the device tool), packs what this part wrote as $OUT/capture_<part>.tgz. Every step's timeout ends by
@@ -192,6 +193,27 @@ t = LocalTransport(); t.connect(); print(json.dumps(probe(t, \"ncu\"), indent=1)
   fi
   # Reports leave the store for size: xz them beside it.
   find "$FLOPSCOPE_HOME" -name '*.ncu-rep' -exec xz -T16 -9 {} +
+}
+
+part_h() {  # a second GPU in one device call: the GEMM matrix at 4096^3, one odd shape, FMA weighting, the bf16
+  # training step, and flopscope's own doctor, ceilings and profile on the node. Reports xz-compressed here.
+  prepare
+  for dtype in bf16 fp16 fp8 tf32 fp32 fp64; do
+    prof "gemm_${dtype}_4096x4096x4096" metrics.txt gemm --dtype $dtype --m 4096 --n 4096 --k 4096
+  done
+  prof gemm_bf16_1000x1500x700 metrics.txt gemm --dtype bf16 --m 1000 --n 1500 --k 700
+  for mode in half2 float; do prof "elementwise_$mode" metrics.txt elementwise --mode $mode --iters 16; done
+  prof train_transformer_bf16_bs8 metrics_flopscope.txt train --model transformer --batch-size 8 --amp bf16
+  export FLOPSCOPE_HOME=$PWD/flopscope_home
+  step doctor 90 bash -c 'flopscope doctor > doctor.txt 2>&1; echo "exit $?" >> doctor.txt'
+  step doctor_facts 90 bash -c '"$0" -c "import json; from flopscope.core.doctor import probe
+from flopscope.core.transport import LocalTransport
+t = LocalTransport(); t.connect(); print(json.dumps(probe(t, \"ncu\"), indent=1))" > doctor_facts.json 2>&1' "$PY"
+  step ceilings 150 bash -c 'flopscope ceilings --json > ceilings.json 2> ceilings.stderr.txt'
+  step flopscope_profile 120 bash -c 'flopscope profile --no-tui --clock-control none --name linear_bs8 -- "$0" "$1" \
+    linear --batch-size 8 > flopscope_profile.stream.txt 2>&1; echo "exit $?" >> flopscope_profile.stream.txt' \
+    "$PY" "$HERE/workloads.py"
+  find . -name '*.ncu-rep' -exec xz -T16 -9 {} +
 }
 
 finish() {  # compress, report, and pack what this part wrote (the device returns files of 16 MiB at most)
