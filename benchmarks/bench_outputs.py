@@ -12,6 +12,12 @@ within 2x the bare read and under 1 GB at 100k launches; `export` within 1.5x (i
 
     python benchmarks/bench_outputs.py [--sizes 100000] [--variants narrow narrow+inst wide wide+inst]
     python benchmarks/bench_outputs.py --baseline REV   # a git revision's flopscope beside this checkout's
+    python benchmarks/bench_outputs.py --cache first    # a user's first open: the table cache written too
+    python benchmarks/bench_outputs.py --cache warm     # a later open of the same file: read from the cache
+
+--cache off (the default, as in earlier tables) passes --no-cache: the read and the work alone. `first` empties
+the cache before each run, so every run reads the CSV and writes the cache entries, as the first open of a
+file does; `warm` fills the cache once and times the opens that follow.
 
 --baseline REV unpacks REV (`bench_startup.checkout`) and runs its commands too, each run of one right after the
 same run of the other, so a slow spell on a noisy machine falls on both columns alike. Bytecode is cached in a
@@ -26,6 +32,7 @@ import argparse
 import csv
 import gzip
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,6 +40,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+FRESH_CACHE_ENV = "BENCH_FRESH_CACHE"  # set in a run's environment (by --cache first): no entry survives to it
 SOURCE = ROOT.parent / "shared" / "fixtures" / "ncu" / "b200_torch_sdpa_auto_raw.csv"
 INSTANCED_FROM = ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "gemm_bf16_4096x4096x4096.csv.gz"
 IDENT = {
@@ -92,7 +100,9 @@ def build(n: int, variant: str, out: Path) -> None:
 
 
 def timed(argv: list[str], env: dict) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one process, by GNU time."""
+    """Wall seconds and peak RSS (MB) of one process, by GNU time; `--cache first` empties the cache first."""
+    if env.get(FRESH_CACHE_ENV):
+        shutil.rmtree(Path(env["FLOPSCOPE_HOME"]) / "cache", ignore_errors=True)
     with tempfile.NamedTemporaryFile("r", suffix=".time") as log:
         subprocess.run(
             ["/usr/bin/time", "-f", "%e %M", "-o", log.name, *argv],
@@ -121,12 +131,16 @@ def main() -> None:
     parser.add_argument("--commands", nargs="*", default=list(COMMANDS), choices=list(COMMANDS), metavar="CMD")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", metavar="REV", help="a git revision to time beside this checkout")
+    parser.add_argument("--cache", choices=["off", "first", "warm"], default="off", help="see the docstring")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     env.pop("PYTHONUNBUFFERED", None)
-    env.update(COLUMNS="160", FLOPSCOPE_NO_CACHE="1")
+    env.update(COLUMNS="160", FLOPSCOPE_NO_CACHE="1" if args.cache == "off" else "0")
+    if args.cache == "first":
+        env[FRESH_CACHE_ENV] = "1"
     columns = f"{'s':>7} {'x read':>7} {'RSS MB':>7}"
     head = f"{'launches':>9} {'variant':<12} {'MB':>6} {'command':<28} {'read s':>7} {'RSS MB':>7}   {columns}"
+    print(f"cache: {args.cache}")
     print(head + (f"   {columns}  ({args.baseline})" if args.baseline else ""))
     with tempfile.TemporaryDirectory() as tmp:
         env["FLOPSCOPE_HOME"] = tmp  # the table cache and store of a throwaway home
@@ -150,7 +164,7 @@ def main() -> None:
                         "-m",
                         "flopscope.tui.cli",
                         *(a.format(path=path, out=Path(tmp) / "out") for a in COMMANDS[name]),
-                        "--no-cache",
+                        *(["--no-cache"] if args.cache == "off" else []),
                     ]
                     # the bare read beside each command: the ratio is to reads made in the same minutes
                     (read_s, read_rss), *ours = median_runs([(bare, env), *((argv, e) for e in envs)], args.repeat)
