@@ -396,6 +396,26 @@ def test_every_raw_page_reads_as_its_report(page):
     assert from_page[columns].to_numpy() == pytest.approx(from_report[columns].to_numpy(), rel=1e-6, nan_ok=True)
 
 
+@pytest.mark.parametrize("path", _captures("many_launches.ncu-rep*"))
+def test_a_real_many_launch_report_counts_each_launch_of_its_loop(path):
+    """capture_many.sh: `flopscope profile --launch-count 869` of a loop of `x.mul_(0.999).add_(w, alpha=0.001)`
+    on 2^16 floats, `x.sum()` every 8th step, after two `randn`. Every launch is read, in launch order, and each
+    elementwise launch counts the loop body's math exactly: the multiply 2^16 FLOPs, the add with alpha 2^16
+    FMAs, 2 x 2^16 FLOPs."""
+    n, steps = 1 << 16, 408
+    k = read_report(path).kernels
+    assert k["launch_id"].tolist() == list(range(869))
+    body = ["MulFunctor", "CUDAFunctor_add"]
+    order = ["normal", "normal"] + [
+        f for i in range(steps) for f in [*body, *(["reduce_kernel"] if i % 8 == 0 else [])]
+    ]
+    kinds = ("normal", *body, "reduce_kernel")
+    assert [next((w for w in kinds if w in name), name) for name in k["kernel_full"]] == order
+    for functor, flop in (("MulFunctor", n), ("CUDAFunctor_add", 2 * n)):
+        launches = k[k["kernel_full"].str.contains(functor)]
+        assert len(launches) == steps and (launches["flop_fp32"] == flop).all() and (launches["flop"] == flop).all()
+
+
 def _conv_flop(batch: int, c_in: int, c_out: int, out_hw: int, k: int = 3) -> int:
     return 2 * batch * c_in * c_out * k * k * out_hw * out_hw
 
