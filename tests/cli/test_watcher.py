@@ -110,6 +110,18 @@ def test_a_worker_that_exits_around_python_is_a_crash(tmp_path):
     assert len(done.stderr.splitlines()) == 1
 
 
+@pytest.mark.parametrize("code", [0, 130])
+def test_a_teardown_that_aborts_cannot_fail_a_finished_or_stopped_command(code):
+    """Arrow's threads can abort the interpreter's teardown at random after a command finished, or after Ctrl-C
+    stopped a read (std::terminate, apache/arrow#34314; a CI run saw it after "flopscope: stopped"). The
+    worker skips that teardown; an exit handler that aborts stands in for it."""
+    aborts = "(__import__('atexit').register(__import__('os').abort), {})[1]"
+    unwatched = subprocess.run([sys.executable, "-c", f"import sys; sys.exit({aborts.format(code)})"], timeout=60)
+    assert unwatched.returncode == -signal.SIGABRT  # the stand-in does abort a teardown
+    done = _watched(aborts.format(code), "report", "big.csv")
+    assert (done.returncode, done.stderr) == (code, "")
+
+
 def test_the_workers_own_exit_status_and_traceback_pass_through():
     assert (_watched("7", "gpus").returncode, _watched("7", "gpus").stderr) == (7, "")
     failed = _watched("1 / 0", "gpus")

@@ -11,12 +11,11 @@ import sys
 import threading
 from importlib import import_module
 
-from ...core.errors import FlopscopeError, OutOfMemory, path_error
+from ...core.errors import FlopscopeError, path_error
 from ...core.memory import out_of_memory, ran_out_of_memory  # light; imported before memory runs out
 from ..presentation.messages import say
 from .args import build_parser, split_command
 from .entry import stop_signals_blocked
-from .watcher import leave_now  # here, not when memory has run out
 
 __all__ = ["COMMANDS", "build_parser", "bundled_example", "main", "parsed"]
 
@@ -114,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     except FlopscopeError as err:
         say(f"flopscope: {err.line()}")
-        return _out_of_memory_exit() if isinstance(err, OutOfMemory) else 2
+        return 2
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
@@ -128,18 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if ran_out_of_memory(exc):  # outside a reader (they name their file): still one line, exit 2
             say(f"flopscope: {out_of_memory(getattr(args, 'path', None) or args.command).line()}")
-            return _out_of_memory_exit()
+            return 2
         if isinstance(exc, OSError) and exc.filename is not None:  # a path no reader opened (a run folder's)
             say(f"flopscope: {path_error(exc.filename, exc).line()}")
             return 2
         raise
     finally:
         restore()
-
-
-def _out_of_memory_exit() -> int:
-    leave_now(2)  # the line is said and nothing was stored: no teardown that might hang
-    return 2
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:

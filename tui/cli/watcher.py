@@ -45,9 +45,9 @@ _TERMINAL_RESET = "\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?10
 
 
 def watched(work: Callable[[], int]) -> int:
-    """Run `work()` in a forked worker: in the worker, return what `work()` returns; the command's process ends
-    with the worker's exit status (or 2, after the line for a crash). Where there is no fork (Windows), just
-    `work()`."""
+    """Run `work()` in a forked worker, which ends with what `work()` returns (or raises); the command's process
+    ends with the worker's exit status (or 2, after the line for a crash). Where there is no fork (Windows), just
+    return `work()`."""
     if not hasattr(os, "fork") or not hasattr(signal, "sigwaitinfo"):
         return work()
     # One the command was started with ignored (`nohup`, SIGINT under `&`) stays ignored: not waited for.
@@ -69,7 +69,7 @@ def watched(work: Callable[[], int]) -> int:
         _goodbye = said
         atexit.register(_say_goodbye)  # Python's own exit (a traceback's too), never native code's
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
-        return work()
+        _leave(work())
     os.close(said)
     _exit(_watch(pid, waits, goodbye, terminal, oom_kills))
 
@@ -102,12 +102,12 @@ def _exit(code: int) -> NoReturn:
     os._exit(code)
 
 
-def leave_now(code: int) -> None:
-    """In a worker, end at once with `code`, Python's and the libraries' teardown skipped; elsewhere nothing.
-    After running out of memory, a library's threads may never let the teardown finish: Arrow's readahead,
-    cut short by a failed allocation, leaves a thread that its pool's shutdown waits for forever."""
-    if _goodbye is None:
-        return
+def _leave(code: int) -> NoReturn:
+    """End the worker once its command returned, Python's and the libraries' teardown skipped: everything was
+    said and stored, and that teardown can still fail a finished command. A native thread still alive then can
+    abort it (std::terminate, "terminate called without an active exception": apache/arrow#34314, and once
+    in a full test run after "flopscope: stopped"); after running out of memory, Arrow's readahead may leave a
+    thread that its pool's shutdown waits for forever."""
     _say_goodbye()
     _exit(code)
 
