@@ -3,7 +3,7 @@ metric), beside a bare `pandas.read_csv` of the same file (issue 18.5: the detai
 
 The pages repeat the launches of ../shared/fixtures/ncu/a100_gemm_printfp_details.csv (a real details page, ncu's
 default sections, ~3.6 KB a launch: 100k launches are 360 MB) with fresh launch IDs; --source another page.
-Median of --repeat fresh processes; peak RSS by GNU time.
+Median of --repeat fresh processes, the two taking turns; peak RSS by GNU time.
 
     python benchmarks/bench_details.py [--sizes 10000 100000] [--repeat 3]
     PYTHONPATH=/path/to/other/checkout/shim python benchmarks/bench_details.py   # the same for another version
@@ -18,7 +18,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from bench_outputs import median_run
+from bench_outputs import median_runs
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 SOURCE = FIXTURES / "a100_gemm_printfp_details.csv"
@@ -56,10 +56,9 @@ def main() -> None:
             build(n, path, args.source)
             size = path.stat().st_size / 1e6
             bare = [sys.executable, "-c", f"import pandas; pandas.read_csv({str(path)!r}, low_memory=False)"]
-            base_s, base_rss = median_run(bare, env, args.repeat)
-            print(f"{n:>9} {size:>6.0f} {'pandas.read_csv':<28} {base_s:>7.2f} {1:>7.2f} {base_rss:>7.0f}", flush=True)
             argv = [sys.executable, "-m", "flopscope.tui.cli", "report", str(path), "--no-cache"]
-            s, rss = median_run(argv, env, args.repeat)
+            (base_s, base_rss), (s, rss) = median_runs([(bare, env), (argv, env)], args.repeat)
+            print(f"{n:>9} {size:>6.0f} {'pandas.read_csv':<28} {base_s:>7.2f} {1:>7.2f} {base_rss:>7.0f}", flush=True)
             print(f"{n:>9} {size:>6.0f} {'report':<28} {s:>7.2f} {s / base_s:>7.2f} {rss:>7.0f}", flush=True)
             path.unlink()
 

@@ -40,7 +40,6 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FRESH_CACHE_ENV = "BENCH_FRESH_CACHE"  # set in a run's environment (by --cache first): no entry survives to it
 SOURCE = ROOT.parent / "shared" / "fixtures" / "ncu" / "b200_torch_sdpa_auto_raw.csv"
 INSTANCED_FROM = ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "gemm_bf16_4096x4096x4096.csv.gz"
 IDENT = {
@@ -99,9 +98,10 @@ def build(n: int, variant: str, out: Path) -> None:
             w.writerow([str(i), *launches[i % len(launches)][1:]])
 
 
-def timed(argv: list[str], env: dict) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one process, by GNU time; `--cache first` empties the cache first."""
-    if env.get(FRESH_CACHE_ENV):
+def timed(argv: list[str], env: dict, empty_cache: bool = False) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one process, by GNU time; with `empty_cache` (`--cache first`), after
+    emptying the table cache of its FLOPSCOPE_HOME."""
+    if empty_cache:
         shutil.rmtree(Path(env["FLOPSCOPE_HOME"]) / "cache", ignore_errors=True)
     with tempfile.NamedTemporaryFile("r", suffix=".time") as log:
         subprocess.run(
@@ -115,12 +115,14 @@ def timed(argv: list[str], env: dict) -> tuple[float, float]:
     return float(wall), int(rss) / 1024
 
 
-def median_runs(runs: list[tuple[list[str], dict]], repeat: int) -> list[tuple[float, float]]:
+def median_runs(
+    runs: list[tuple[list[str], dict]], repeat: int, empty_cache: bool = False
+) -> list[tuple[float, float]]:
     """Median wall seconds and peak RSS of each (argv, env), after one untimed run each (it writes the bytecode
     cache); they take turns run by run, so a slow spell of a noisy machine falls on all of them alike."""
     for argv, env in runs:
-        timed(argv, env)
-    times = [[timed(argv, env) for argv, env in runs] for _ in range(repeat)]
+        timed(argv, env, empty_cache)
+    times = [[timed(argv, env, empty_cache) for argv, env in runs] for _ in range(repeat)]
     return [(statistics.median(t[k][0] for t in times), max(t[k][1] for t in times)) for k in range(len(runs))]
 
 
@@ -136,8 +138,6 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     env.pop("PYTHONUNBUFFERED", None)
     env.update(COLUMNS="160", FLOPSCOPE_NO_CACHE="1" if args.cache == "off" else "0")
-    if args.cache == "first":
-        env[FRESH_CACHE_ENV] = "1"
     columns = f"{'s':>7} {'x read':>7} {'RSS MB':>7}"
     head = f"{'launches':>9} {'variant':<12} {'MB':>6} {'command':<28} {'read s':>7} {'RSS MB':>7}   {columns}"
     print(f"cache: {args.cache}")
@@ -167,7 +167,9 @@ def main() -> None:
                         *(["--no-cache"] if args.cache == "off" else []),
                     ]
                     # the bare read beside each command: the ratio is to reads made in the same minutes
-                    (read_s, read_rss), *ours = median_runs([(bare, env), *((argv, e) for e in envs)], args.repeat)
+                    (read_s, read_rss), *ours = median_runs(
+                        [(bare, env), *((argv, e) for e in envs)], args.repeat, empty_cache=args.cache == "first"
+                    )
                     cells = [f"{s:>7.2f} {s / read_s:>7.2f} {rss:>7.0f}" for s, rss in ours]
                     print(
                         f"{n:>9} {variant:<12} {size:>6.0f} {name:<28} {read_s:>7.2f} {read_rss:>7.0f}   "

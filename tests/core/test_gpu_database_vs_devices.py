@@ -6,19 +6,15 @@ the device reported 60 MiB."""
 
 from __future__ import annotations
 
-import csv
-import gzip
-import lzma
 import math
-import shutil
 from pathlib import Path
 
 import pytest
 from flopscope.core.gpus import find_gpu
 
 from ..conftest import FIXTURES
+from ..helpers.real_files import GPU_DATA, first_launch, plain_copy
 
-GPU_DATA = Path(__file__).parents[1] / "data" / "gpu"
 ATTRIBUTES = (
     "display_name",
     "multiprocessor_count",
@@ -36,12 +32,7 @@ def _sources() -> list:
 
 def _from_report(path: Path, tmp_path: Path) -> dict[str, str | int]:
     ncu_report = pytest.importorskip("ncu_report")
-    if path.suffix == ".xz":
-        plain = tmp_path / path.stem
-        with lzma.open(path) as src, plain.open("wb") as dst:
-            shutil.copyfileobj(src, dst)
-        path = plain
-    launch = ncu_report.load_report(str(path)).range_by_idx(0).action_by_idx(0)
+    launch = ncu_report.load_report(str(plain_copy(path, tmp_path))).range_by_idx(0).action_by_idx(0)
     found = {}
     for name in ATTRIBUTES:
         metric = launch.metric_by_name(f"device__attribute_{name}")
@@ -51,13 +42,7 @@ def _from_report(path: Path, tmp_path: Path) -> dict[str, str | int]:
 
 
 def _from_raw_page(path: Path) -> dict[str, str | int]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", newline="", encoding="utf-8-sig") as handle:
-        rows = [r for r in csv.reader(handle) if r]
-    header = next(r for r in rows if r[0] == "ID")
-    at = rows.index(header) + 1
-    first = rows[at + 1] if rows[at][0] == "" else rows[at]  # past the units row
-    cells = dict(zip(header, first, strict=True))
+    cells = first_launch(path)
     found = {}
     for name in ATTRIBUTES:
         if (cell := cells.get(f"device__attribute_{name}")) is not None:

@@ -8,7 +8,6 @@ prints its measured ratio (`pytest -s`). Reports are stored xz-compressed (flops
 
 from __future__ import annotations
 
-import csv
 import gzip
 import itertools
 import json
@@ -22,8 +21,8 @@ import pytest
 from flopscope.core import read_report
 
 from ..helpers.cli import run_cli
+from ..helpers.real_files import GPU_DATA, first_launch
 
-GPU_DATA = Path(__file__).parents[1] / "data" / "gpu"
 NO_CAPTURE = "no GPU capture committed yet: run tests/data/gpu/capture.sh on a GPU (tests/data/gpu/README.md)"
 GEMM = re.compile(r"^gemm_(?P<dtype>fp64|fp32|tf32|fp16|bf16|fp8)_(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)$")
 # Where each GEMM's FLOPs must land: the SIMT column for FP32 with TF32 off, a tensor column otherwise
@@ -186,20 +185,13 @@ def test_linear_flops_follow_batch_size_in_whole_tiles(gpu_dir):
 ELEMENTWISE_FMAS = 2**24 * 16  # workloads.py elementwise: 2^24 values, x = x*a + b 16 times (capture.sh)
 
 
-def _raw_page(csv_page: Path) -> dict[str, str]:
-    """The first launch of ncu's raw CSV page as {metric: value}, read without the engine."""
-    with gzip.open(csv_page, "rt", newline="") as handle:
-        header, _units, row = list(csv.reader(handle))[:3]
-    return dict(zip(header, row, strict=True))
-
-
 def _number(text: str) -> float:
     return float(text.replace(",", ""))
 
 
 def _per_opcode(csv_page: Path, metric: str) -> dict[str, float]:
     """One launch's `sass__..._per_opcode...` instances from ncu's raw CSV page, read without the engine."""
-    listing = _raw_page(csv_page)[metric]
+    listing = first_launch(csv_page)[metric]
     return {op: _number(n) for op, n in re.findall(r"([A-Z0-9_.]+): ([\d,]+)", listing)}
 
 
@@ -249,7 +241,7 @@ def test_every_metric_flopscope_asks_for_exists_on_the_device(gpu_dir):
     from flopscope.core.ncu_command import METRIC_SETS
 
     catalogue = parse_catalogue(gzip.decompress((gpu_dir / "query_metrics.txt.gz").read_bytes()).decode())
-    page = _raw_page(gpu_dir / "gemm_bf16_4096x4096x4096.csv.gz")  # profiled with metrics.txt, the roofline set in it
+    page = first_launch(gpu_dir / "gemm_bf16_4096x4096x4096.csv.gz")  # profiled with metrics.txt
     for name, metrics in METRIC_SETS.items():
         counters = [m for m in metrics if not m.startswith(("launch__", "device__"))]
         assert [m for m in counters if m.split(".")[0] not in catalogue] == [], name
@@ -267,7 +259,7 @@ def test_roofline_ceilings_come_from_the_live_peak_counters(path):
     """`--metrics roofline` collects each level's peak per cycle and its clock; the ceilings are their
     products (recomputed here from ncu's raw page), and DRAM's matches the H100 SXM datasheet, 3.35 TB/s."""
     row = read_report(path).kernels.iloc[0]
-    page = _raw_page(path.with_name(_stem(path) + ".csv.gz"))
+    page = first_launch(path.with_name(_stem(path) + ".csv.gz"))
     for level, bytes_metric, clock in (
         ("dram", "dram__bytes", "dram__cycles_elapsed"),
         ("l2", "lts__t_bytes", "lts__cycles_elapsed"),

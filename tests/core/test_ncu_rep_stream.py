@@ -4,9 +4,7 @@ and hands what it cannot vouch for to ncu_report instead of guessing."""
 
 from __future__ import annotations
 
-import lzma
 import math
-import shutil
 import struct
 from pathlib import Path
 
@@ -17,21 +15,10 @@ from flopscope.core.readers import ncu_rep, read_metrics
 from flopscope.core.readers.ncu_rep_stream import Damaged, Unsupported, message_classes, read_table
 
 from ..conftest import FIXTURES
+from ..helpers.real_files import DEMO, GPU_DATA, ROOT, plain_copy
 
-REPO = Path(__file__).resolve().parents[2]
-CAPTURED = sorted((REPO / "tests" / "data" / "gpu").rglob("*.ncu-rep.xz")) + sorted(
-    (REPO / "tui" / "examples").glob("*.ncu-rep.xz")
-)
+CAPTURED = sorted(GPU_DATA.rglob("*.ncu-rep.xz")) + sorted((ROOT / "tui" / "examples").glob("*.ncu-rep.xz"))
 SHARED = sorted(FIXTURES.glob("*.ncu-rep")) if FIXTURES.is_dir() else []
-
-
-def _plain(path: Path, tmp_path: Path) -> Path:
-    if path.suffix != ".xz":
-        return path
-    out = tmp_path / path.stem
-    with lzma.open(path) as src, out.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return out
 
 
 def _same(a: object, b: object) -> bool:
@@ -52,7 +39,7 @@ def test_the_real_reports_are_all_here():
 
 @pytest.mark.parametrize("report", SHARED + CAPTURED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_streaming_reader_equals_ncu_report_column_by_column(report, tmp_path):
-    path = _plain(report, tmp_path)
+    path = plain_copy(report, tmp_path)
     expected, meta = ncu_rep._read_with_ncu_report(path)
     assert meta["reader"] == "ncu_report"
     got = read_table(path)
@@ -68,14 +55,14 @@ def test_streaming_reader_equals_ncu_report_column_by_column(report, tmp_path):
 
 
 def test_read_metrics_uses_the_streaming_reader_and_says_which(tmp_path):
-    frame, meta = read_metrics(_plain(CAPTURED[0], tmp_path))
+    frame, meta = read_metrics(plain_copy(CAPTURED[0], tmp_path))
     assert meta["reader"] == "stream" and "note" not in meta
     assert len(frame) > 0
 
 
 def test_the_ncu_report_reader_can_be_forced(tmp_path, monkeypatch):
     monkeypatch.setenv(ncu_rep.READER_ENV, "ncu_report")
-    _, meta = read_metrics(_plain(CAPTURED[0], tmp_path))
+    _, meta = read_metrics(plain_copy(CAPTURED[0], tmp_path))
     assert meta["reader"] == "ncu_report"
 
 
@@ -89,7 +76,7 @@ def _with_version(source: Path, out: Path, version: int) -> Path:
 
 def test_an_unknown_file_version_is_read_by_ncu_report_with_a_note(tmp_path):
     """A newer ncu may store values differently: never guess, let NVIDIA's reader read it."""
-    report = _with_version(_plain(CAPTURED[0], tmp_path), tmp_path / "v99.ncu-rep", 99)
+    report = _with_version(plain_copy(CAPTURED[0], tmp_path), tmp_path / "v99.ncu-rep", 99)
     with pytest.raises(Unsupported, match="version 99"):
         read_table(report)
     frame, meta = read_metrics(report)
@@ -102,7 +89,7 @@ def test_a_truncated_report_is_refused_without_ncu_report(tmp_path, monkeypatch)
     (its C++ aborts the process on some damaged files)."""
     import re
 
-    source = _plain(CAPTURED[-1], tmp_path)
+    source = plain_copy(CAPTURED[-1], tmp_path)
     total = len(read_table(source))
     cut = tmp_path / "cut.ncu-rep"
     cut.write_bytes(source.read_bytes()[: source.stat().st_size * 2 // 3])
@@ -121,7 +108,7 @@ def test_a_report_with_its_result_blocks_repeated_reads_every_copy(tmp_path):
     """What the benchmark does to make a 10k-launch report: the copies read as launches of their own."""
     from benchmarks.make_big_report import repeat_launches
 
-    source = _plain(REPO / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz", tmp_path)
+    source = plain_copy(DEMO, tmp_path)
     once = read_table(source)
     big = repeat_launches(source, tmp_path / "big.ncu-rep", copies=3)
     thrice = read_table(big)
@@ -139,7 +126,7 @@ def test_the_fallback_note_is_one_line_on_stderr_and_in_json(tmp_path):
 
     from ..helpers.cli import run_cli
 
-    report = _with_version(_plain(CAPTURED[0], tmp_path), tmp_path / "v99.ncu-rep", 99)
+    report = _with_version(plain_copy(CAPTURED[0], tmp_path), tmp_path / "v99.ncu-rep", 99)
     done = run_cli("report", report, "--json", home=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "version 99" in json.loads(done.stdout)["meta"]["reader_note"]
@@ -169,7 +156,7 @@ def _strings_moved_to_the_end(source: Path, out: Path) -> Path:
 
 
 def test_metrics_named_before_their_string_table_still_read(tmp_path):
-    source = _plain(CAPTURED[-1], tmp_path)
+    source = plain_copy(CAPTURED[-1], tmp_path)
     expected = read_table(source)
     moved = read_table(_strings_moved_to_the_end(source, tmp_path / "moved.ncu-rep"))
     assert "gpu__time_duration.sum" in moved
@@ -219,7 +206,7 @@ def _walk(results: list[bytes], lockstep: bool, cut: int | None = None):
 def test_the_walk_of_all_launches_at_once_finds_what_one_at_a_time_finds(report, tmp_path):
     """The two ways ncu_rep_columns.walk_fields steps through results (in lockstep with numpy for many launches,
     in Python for a few) give the same fields, and stop at the same broken message."""
-    results = _results(_plain(report, tmp_path))
+    results = _results(plain_copy(report, tmp_path))
     one_by_one = _walk(results, lockstep=False)
     assert one_by_one == _walk(results, lockstep=True)
     metrics = message_classes()["Result"].FromString(results[0]).MetricResults
@@ -233,7 +220,7 @@ def test_the_walk_of_all_launches_at_once_finds_what_one_at_a_time_finds(report,
 def test_a_launch_with_a_damaged_metric_is_refused_and_counted(tmp_path):
     """A metric whose bytes do not parse (framing intact): Damaged, naming how many launches came before it,
     not a protobuf traceback."""
-    source = _plain(REPO / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz", tmp_path)
+    source = plain_copy(DEMO, tmp_path)
     kinds = message_classes()
     data = bytearray(source.read_bytes())
     results = _results(source)

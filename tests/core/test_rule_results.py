@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import lzma
 import re
 import subprocess
 from pathlib import Path
@@ -19,8 +18,8 @@ from flopscope.core import read_report
 from flopscope.core.rule_results import NO_SECTIONS, by_speedup, plain_message, read_rule_results
 
 from ..conftest import fixture_path
+from ..helpers.real_files import H100, plain_copy
 
-H100 = Path(__file__).resolve().parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
 GEMM_FULL = H100 / "gemm_bf16_full.ncu-rep.xz"
 # ncu's finding header line: `    OPT   Est. Local Speedup: 84.36%`, or the kind and the message's first words.
 _HEADER = re.compile(r"^    (OPT|WRN|INF|ERR)   (?:Est\. (Local )?Speedup: ([\d.]+)%|(\S.*?))\s*$")
@@ -141,9 +140,7 @@ def test_every_launch_of_full_set_fixtures_matches_ncu_report(name):
 
 
 def test_the_h100_capture_matches_ncu_report(tmp_path):
-    plain = tmp_path / "gemm.ncu-rep"  # ncu_report reads a path, not an xz stream
-    plain.write_bytes(lzma.decompress(GEMM_FULL.read_bytes()))
-    same_as_ncu_report(plain)
+    same_as_ncu_report(plain_copy(GEMM_FULL, tmp_path))
 
 
 def same_as_ncu_report(path: Path) -> None:
@@ -216,8 +213,7 @@ def test_a_file_that_changed_since_it_was_read_is_not_trusted(tmp_path):
 
 
 def test_an_uncompressed_copy_reads_the_same(tmp_path):
-    plain = tmp_path / "gemm.ncu-rep"
-    plain.write_bytes(lzma.decompress(GEMM_FULL.read_bytes()))
+    plain = plain_copy(GEMM_FULL, tmp_path)
     assert read_rule_results(plain, 0).findings == read_rule_results(GEMM_FULL, 0).findings
 
 

@@ -3,9 +3,7 @@ writer, a damaged entry and --no-cache all give the table read afresh."""
 
 from __future__ import annotations
 
-import lzma
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,9 +16,7 @@ from flopscope.core import table_cache
 from flopscope.core.readers import ncu_rep, read_metrics
 
 from ..conftest import FIXTURES
-
-REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
+from ..helpers.real_files import DEMO, plain_copy
 
 
 @pytest.fixture
@@ -32,10 +28,7 @@ def cache_on(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def report(tmp_path) -> Path:
-    out = tmp_path / "step.ncu-rep"
-    with lzma.open(DEMO) as src, out.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return out
+    return plain_copy(DEMO, tmp_path)
 
 
 def _count_reads(monkeypatch) -> list:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import gzip
+import lzma
+import shutil
 from functools import cache
 from pathlib import Path
 
@@ -25,6 +29,29 @@ def real_files() -> list[Path]:
 def file_id(path: Path) -> str:
     """A test id for a real file: a capture's GPU folder before its name (the H100 and the H200 share names)."""
     return f"{path.parent.name}/{path.name}" if path.parent.parent == GPU_DATA else path.name
+
+
+def plain_copy(path: Path, folder: Path) -> Path:
+    """`path` itself, or for an xz-compressed report its decompressed copy in `folder`: NVIDIA's ncu_report, and a
+    test that rewrites the bytes, read a plain file."""
+    if path.suffix != ".xz":
+        return path
+    out = folder / path.stem
+    with lzma.open(path) as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
+
+
+def first_launch(page: Path) -> dict[str, str]:
+    """The first launch of an `ncu --csv --page raw` page (plain or gzip) as {column: cell}, read by the csv
+    module, not the engine: past any `==PROF==` lines before the header and the units row after it."""
+    opener = gzip.open if page.suffix == ".gz" else open
+    with opener(page, "rt", newline="", encoding="utf-8-sig") as handle:
+        rows = [r for r in csv.reader(handle) if r]
+    header = next(r for r in rows if r[0] == "ID")
+    at = rows.index(header) + 1
+    first = rows[at + 1] if rows[at][0] == "" else rows[at]
+    return dict(zip(header, first, strict=True))
 
 
 @cache
