@@ -78,13 +78,18 @@ def _cli_modules(*argv: str) -> set[str]:
     """sys.modules after the flopscope command ran with these arguments, through its real entry point."""
     code = (
         "import json, sys\n"
+        "from flopscope.tui.cli import watcher\n"
         "from flopscope.tui.cli.entry import main\n"
+        "def probe(code, leave=watcher._leave):\n"
+        "    sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')\n"
+        "    leave(code)\n"
+        "watcher._leave = probe\n"
         f"sys.argv = ['flopscope', *{list(argv)!r}]\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "sys.stderr.write('MODULES ' + json.dumps(sorted(sys.modules)) + '\\n')"
+        "try:\n    main()\nexcept SystemExit:\n    probe(0, sys.exit)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    # The worker, which ran the command, prints them; its watcher ends inside main() (tui/cli/watcher.py).
+    # The worker, which ran the command, prints them as it leaves (tui/cli/watcher.py); an argparse exit (--help)
+    # leaves through SystemExit, unwatched or not.
     line = [x for x in done.stderr.splitlines() if x.startswith("MODULES ")]
     assert len(line) == 1, done.stderr
     return set(json.loads(line[0][len("MODULES ") :]))
