@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import csv
 import gzip
-import lzma
-import shutil
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -18,6 +17,10 @@ GPU_DATA = ROOT / "tests" / "data" / "gpu"
 H100 = GPU_DATA / "nvidia_h100_80gb_hbm3"
 DEMO = ROOT / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
 
+# An xz report unpacked for NVIDIA's ncu_report, which reads a plain file: the benchmarks' helper, one for both.
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from make_big_report import plain_copy as plain_copy  # noqa: E402
+
 
 def real_files() -> list[Path]:
     shared = (
@@ -29,17 +32,6 @@ def real_files() -> list[Path]:
 def file_id(path: Path) -> str:
     """A test id for a real file: a capture's GPU folder before its name (the H100 and the H200 share names)."""
     return f"{path.parent.name}/{path.name}" if path.parent.parent == GPU_DATA else path.name
-
-
-def plain_copy(path: Path, folder: Path) -> Path:
-    """`path` itself, or for an xz-compressed report its decompressed copy in `folder`: NVIDIA's ncu_report, and a
-    test that rewrites the bytes, read a plain file."""
-    if path.suffix != ".xz":
-        return path
-    out = folder / path.stem
-    with lzma.open(path) as src, out.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return out
 
 
 def first_launch(page: Path) -> dict[str, str]:
