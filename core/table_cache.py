@@ -1,7 +1,8 @@
 """A cache of the tables read from report files, so a second open of a big report costs a Parquet read.
 
-Two kinds of entry per report: its metric table as the readers made it (readers/__init__.py), and the finished
-report, counted and derived, for each `--gpu` it was opened with (report_cache.py). One Parquet file per entry
+Two kinds of entry per report: its metric table as the readers made it (readers/__init__.py; an .ncu-rep's
+only, as a CSV parses about as fast), and the finished report, counted and derived, for each `--gpu` it was
+opened with (report_cache.py). One Parquet file per entry
 under `<data home>/cache/`, named by a hash of what identifies the report as read: its resolved path, size,
 modification time and inode, the entry's kind, flopscope's version and a digest of the code that made it. A
 report changed in place gets a new name; the old entry ages out.

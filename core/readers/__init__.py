@@ -75,7 +75,7 @@ def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd
 
     `-` is standard input; it, a named pipe or a process substitution (`<(ncu --csv ...)`) is first copied
     to a temporary file, since the readers seek (a CSV's last row is checked before its first is read).
-    A report file of 1 MB or more is read once: later reads take its table from the cache (table_cache.py)."""
+    An .ncu-rep of 1 MB or more is read once: later reads take its table from the cache (table_cache.py)."""
     if str(path) == "-" or _is_stream(Path(path)):
         return _read_stream(Path(path), progress)
     path = report_file(path)
@@ -88,7 +88,9 @@ def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd
         if not ran_out_of_memory(exc):
             raise
         raise out_of_memory(path) from None
-    if entry is not None:
+    if entry is not None and meta["format"] == "ncu-rep":
+        # Only an .ncu-rep's table gets an entry of its own: a CSV is parsed in about the time its entry takes
+        # to write, and the finished report's entry (report_cache.py) already spares its later opens the parse.
         table_cache.save(entry, frame, meta)
     return frame, meta
 

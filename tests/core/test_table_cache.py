@@ -101,6 +101,28 @@ def test_no_cache_bypasses_it(report, cache_on, monkeypatch):
     assert not cache_on.exists() or not list(cache_on.glob("*.parquet"))
 
 
+@pytest.mark.parametrize("name", ["gemm_bf16_4096x4096x4096.csv.gz", "gemm_bf16_4096x4096x4096.details.csv.gz"])
+def test_a_csv_gets_only_its_finished_report_entry(name, cache_on, monkeypatch):
+    """A CSV's metric table is not kept (it parses about as fast as an entry is written and read back), but its
+    finished report is: a second open neither parses nor counts, and another --gpu parses it again."""
+    from flopscope.core import report as report_module
+    from flopscope.core.report import read_report
+
+    from ..helpers.real_files import H100
+
+    monkeypatch.setattr(table_cache, "MIN_REPORT_BYTES", 0)  # the capture's pages are small
+    parsed = []
+    real = report_module.read_metrics
+    monkeypatch.setattr(report_module, "read_metrics", lambda *a, **k: parsed.append(a) or real(*a, **k))
+    fresh = read_report(H100 / name)
+    assert len(list(cache_on.glob("*.parquet"))) == 1  # the finished report's, no metric table's
+    again = read_report(H100 / name)
+    assert len(parsed) == 1, "the second open parsed the CSV again"
+    pd.testing.assert_frame_equal(again.kernels, fresh.kernels, check_exact=True)
+    read_report(H100 / name, gpu="h100-pcie")
+    assert len(parsed) == 2 and len(list(cache_on.glob("*.parquet"))) == 2
+
+
 def test_a_damaged_entry_is_read_past_and_replaced(report, cache_on, monkeypatch):
     read_metrics(report)
     (entry,) = cache_on.glob("*.parquet")
