@@ -143,7 +143,7 @@ def save(entry: Path, frame: pd.DataFrame, meta: dict) -> None:
         }
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: json.dumps(stored)})
         with tempfile.NamedTemporaryFile(dir=entry.parent, prefix=".tmp-", suffix=".parquet", delete=False) as tmp:
-            pq.write_table(table, tmp.name)
+            pq.write_table(table, tmp.name, write_statistics=False)  # read whole: no filter needs min/max
         os.replace(tmp.name, entry)
     except Exception:  # a column Arrow cannot type, a full disk: the report was read, only not cached
         if "tmp" in locals():
