@@ -26,7 +26,7 @@ from flopscope.tui.presentation import format as fmt
 from textual import events
 from textual.widgets import Input, OptionList
 
-from ..conftest import settle
+from ..conftest import fixture_path, settle
 from ..helpers.app import H100, exited, focus_column, make_app, ready, regrouped, screen_lines, summary_text
 from ..helpers.raw_csv import partial_warp_sgemm
 
@@ -101,6 +101,28 @@ async def test_unreadable_report_exits_with_code_2(tmp_path):
     app = kernels_app(bad)
     async with app.run_test() as pilot:
         assert await exited(app, pilot, tries=100) == 2
+
+
+@pytest.mark.parametrize(
+    "error", [MemoryError(), RuntimeError("can't start new thread")], ids=["MemoryError", "no-thread"]
+)
+async def test_memory_running_out_after_the_read_exits_2_in_the_clis_one_line(error, capfd, monkeypatch):
+    """Counting, deriving or judging a big report can run out of memory once the reader (which words that itself)
+    is done: the app ends with the CLI's one line and exit 2, not Textual's traceback. No memory limit makes it
+    fail at one chosen point, so the judging step after the real read raises what Python and CPython's threads
+    raise then."""
+
+    def out_of_memory(report, roof):
+        raise error
+
+    monkeypatch.setattr(app_module, "judged_by", out_of_memory)
+    path = fixture_path(H100)
+    app = kernels_app(path)
+    async with app.run_test() as pilot:
+        assert await exited(app, pilot, tries=100) == 2
+    said = "".join(capfd.readouterr().err.split())  # spaces out: the console wraps the line at its width
+    assert "".join(f"flopscope: {path}: out of memory reading it".split()) in said
+    assert "Traceback" not in said
 
 
 # -- kernels screen: sort, filter, grouping ----------------------------------------------------------

@@ -29,6 +29,7 @@ from textual.worker import get_current_worker
 from ...core import FlopscopeError, Report, read_report
 from ...core.ceilings import judged_by
 from ...core.display_text import display_text
+from ...core.memory import out_of_memory, ran_out_of_memory
 from ..presentation.read_progress import ReadProgress
 from .read_ahead import ReadAhead, ReadStopped
 from .screens.help import HelpScreen
@@ -131,8 +132,12 @@ class FlopscopeApp(SafeNotify, App[None]):
             report = judged_by(report, self.roof)
         except ReadStopped:  # the app is closing: nothing to show
             return
-        except FlopscopeError as err:
-            # The same one line as the CLI, printed after the terminal is restored; exit code 2 like the CLI.
+        except Exception as exc:
+            # The same one line as the CLI, printed after the terminal is restored; exit code 2 like the CLI. The
+            # readers word running out of memory themselves; counting or deriving past them can run out too.
+            if not isinstance(exc, FlopscopeError) and not ran_out_of_memory(exc):
+                raise
+            err = exc if isinstance(exc, FlopscopeError) else out_of_memory(self.path)
             self.call_from_thread(self.exit, None, 2, Text(f"flopscope: {err.line()}"))
             return
         self.call_from_thread(self._loaded, report)
