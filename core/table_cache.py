@@ -2,10 +2,10 @@
 
 Two kinds of entry per report: its metric table as the readers made it (readers/__init__.py; an .ncu-rep's
 only, as a CSV parses about as fast), and the finished report, counted and derived, for each `--gpu` it was
-opened with (report_cache.py). One Parquet file per entry
-under `<data home>/cache/`, named by a hash of what identifies the report as read: its resolved path, size,
-modification time and inode, the entry's kind, flopscope's version and a digest of the code that made it. A
-report changed in place gets a new name; the old entry ages out.
+opened with (report_cache.py). One Parquet file per entry under `<data home>/cache/`, named by a hash of what
+identifies the report as read: its resolved path, size, modification time and inode, the entry's kind,
+flopscope's version and a digest of the code that made it. A report changed in place gets a new name; the old
+entry ages out.
 
 Safe without locks: an entry is written to a temporary file beside it and renamed into place (atomic on
 POSIX), so a reader sees a whole entry or none, and a killed writer leaves only a `.tmp-*` file, removed by the
