@@ -195,6 +195,26 @@ def test_an_app_that_crashed_leaves_the_terminal_as_it_found_it():
     assert b"\x1b[?1049l" in after and b"\x1b[?25h" in after.rsplit(b"\x1b[?1049l", 1)[1]
     line = re.sub(rb"\x1b\[[?<>]?[0-9;]*[A-Za-z]", b"", after.rsplit(b"\x1b[?1049l", 1)[1]).strip()
     assert line.startswith(b"flopscope: demo: a native library crashed (SIGABRT"), after[-500:]
+    # Every terminal mode the app changed is back as a fresh terminal has it before the line is printed: with
+    # line wrap left off (Textual turns it off), the line and the shell's long lines after it were cut at the
+    # right margin.
+    before_line = after[: after.index(b"flopscope: demo")]
+    left = {mode: on for mode, on in _private_modes(shown).items() if on != (mode in _ON_IN_A_FRESH_TERMINAL)}
+    assert left, "the app changed no terminal mode: nothing was checked"
+    restored = _private_modes(before_line)
+    assert {mode: restored.get(mode) for mode in left} == {mode: not on for mode, on in left.items()}
+
+
+_ON_IN_A_FRESH_TERMINAL = {7, 25}  # DEC private modes: line wrap and the cursor on, every other one off
+
+
+def _private_modes(text: bytes) -> dict[int, bool]:
+    """The DEC private modes `text` sets (`ESC [ ? N h`) or resets (`ESC [ ? N l`): each one's last state."""
+    modes: dict[int, bool] = {}
+    for numbers, final in re.findall(rb"\x1b\[\?([0-9;]+)([hl])", text):
+        for number in numbers.split(b";"):
+            modes[int(number)] = final == b"h"
+    return modes
 
 
 def _read_until(fd: int, text: bytes | None, within_s: float = 90.0) -> bytes:

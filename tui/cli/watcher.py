@@ -39,9 +39,13 @@ PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # session), so a SIGHUP is always passed on (the worker takes a second one as the same stop).
 _SI_KERNEL = 0x80
 _goodbye: int | None = None  # in a worker: the pipe its Python exit writes to (see _said_goodbye)
-# Leave the alternate screen, show the cursor, stop mouse reports, bracketed paste, focus events and the
-# kitty keyboard protocol: what a full-screen app turns on and a crash leaves on.
-_TERMINAL_RESET = "\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[<u"
+# Leave the alternate screen, show the cursor, turn line wrap back on, stop mouse reports, bracketed paste,
+# focus events, in-band resize reports and the kitty keyboard protocol: what a full-screen app (Textual)
+# changes and a crash leaves changed. Line wrap left off cut flopscope's one line, and the shell's long lines
+# after it, at the right margin.
+_TERMINAL_RESET = (
+    "\x1b[?1049l\x1b[?25h\x1b[?7h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?2048l\x1b[<u"
+)
 
 
 def watched(work: Callable[[], int]) -> int:
