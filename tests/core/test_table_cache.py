@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from flopscope.core import report as report_module
 from flopscope.core import table_cache
 from flopscope.core.readers import ncu_rep, read_metrics
+from flopscope.core.report import read_report
 
 from ..conftest import FIXTURES
-from ..helpers.real_files import DEMO, plain_copy
+from ..helpers.real_files import DEMO, H100, plain_copy
 
 
 @pytest.fixture
@@ -105,11 +107,6 @@ def test_no_cache_bypasses_it(report, cache_on, monkeypatch):
 def test_a_csv_gets_only_its_finished_report_entry(name, cache_on, monkeypatch):
     """A CSV's metric table is not kept (it parses about as fast as an entry is written and read back), but its
     finished report is: a second open neither parses nor counts, and another --gpu parses it again."""
-    from flopscope.core import report as report_module
-    from flopscope.core.report import read_report
-
-    from ..helpers.real_files import H100
-
     monkeypatch.setattr(table_cache, "MIN_REPORT_BYTES", 0)  # the capture's pages are small
     parsed = []
     real = report_module.read_metrics
