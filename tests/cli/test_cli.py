@@ -328,6 +328,13 @@ def test_export_to_a_folder_or_an_unwritable_place_is_one_line(tmp_path):
         one_line_error(run("export", path, "-o", "/proc/out.csv"), "/proc/out.csv", "cannot create")
 
 
+def test_export_says_a_target_it_cannot_write_before_it_reads_the_report(tmp_path):
+    """A 100k-launch report takes seconds to read: a target that cannot be written is said first, not after."""
+    damaged = tmp_path / "damaged.ncu-rep"
+    damaged.write_bytes(b"NVR\0" + b"\xff" * 64)  # reading it would say it is truncated
+    one_line_error(run("export", damaged, "-o", tmp_path / "no" / "out.csv"), "out.csv", "folder does not exist")
+
+
 @pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
 def test_export_mode_follows_the_umask(tmp_path, umask):
     out = run("export", fixture_path("t4_mlp_matadd_full.ncu-rep"), "-o", tmp_path / "k.csv", umask=umask)

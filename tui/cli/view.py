@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ...core import FlopscopeError, read_report
 from ...core.ceilings import judged_by
 from ...core.columns import NEEDS
 from ...core.counters import missing_fix
-from ...core.export import run_meta, write_table
+from ...core.export import check_target, run_meta, write_table
 from ...core.report import Report, with_gpu
 from ..presentation.columns import sort_column
 from ..presentation.messages import print_warning, say
@@ -117,8 +118,10 @@ def _print_json(rows, warnings: list[str], meta: dict, extra: dict | None) -> in
 
 
 def cmd_export(args) -> int:
+    kind = check_target(Path(args.output))  # a target that cannot be written is said before the read, not after
     report, rows = _view(args)
-    meta, warnings = run_meta(report), warning_lines(report)
+    # A CSV has no place for the run's meta (its warnings are printed instead): not made for one.
+    meta, warnings = (None if kind == "csv" else run_meta(report)), warning_lines(report)
     del report  # its launches table need not stay beside the sorted copy being written (1M launches: 0.8 GB)
     out = write_table(rows, args.output, meta=meta, raw_csv=args.raw_csv)
     for line in warnings:  # a CSV has no meta to carry them; after the write: a refusal is one line
