@@ -62,14 +62,18 @@ def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK) -> Iterator[memoryview | b
 
 
 def in_order(encode: Callable[[pd.DataFrame], T], df: pd.DataFrame, chunk: int) -> Iterator[T]:
-    """`encode(part)` for each `chunk` rows of `df`, in row order, by a thread per core (up to 4), one part more
-    in memory than threads: the text of a few chunks, never of the whole table."""
+    """`encode(part)` for each `chunk` rows of `df`, in row order, as `in_ranges` runs them."""
+    return in_ranges(lambda start, stop: encode(df.iloc[start:stop]), len(df), chunk)
+
+
+def in_ranges(encode: Callable[[int, int], T], rows: int, chunk: int) -> Iterator[T]:
+    """`encode(start, stop)` for each `chunk` rows of `rows`, in row order, by a thread per core (up to 4), one
+    chunk more in memory than threads: the text of a few chunks, never of the whole table."""
     workers = max(1, min(os.cpu_count() or 1, 4))
     with ThreadPoolExecutor(workers) as pool:
         pending: deque = deque()
-        for start in range(0, len(df), chunk):
-            part = df.iloc[start : start + chunk]
-            pending.append(pool.submit(encode, part))
+        for start in range(0, rows, chunk):
+            pending.append(pool.submit(encode, start, min(start + chunk, rows)))
             if len(pending) > workers:
                 yield pending.popleft().result()
         while pending:

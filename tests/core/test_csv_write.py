@@ -112,3 +112,23 @@ def test_text_with_nothing_to_defuse_is_left_as_it_is():
     assert spreadsheet_safe(df) is df
     changed = spreadsheet_safe(df.assign(s=pd.array(["=1+1", "b", None] * 4, dtype="str")))
     assert changed["s"].tolist()[:3] == ["'=1+1", "b", None]
+
+
+@pytest.mark.parametrize("names", [127, 128, 40000], ids=["int8 codes, full", "int16 codes", "int32 codes"])
+def test_categorical_text_with_missing_cells_reads_back_as_pandas_wrote_it_across_chunks(names):
+    """A categorical's text is taken by its own codes, as small an integer as its categories allow: a missing
+    cell (code -1) must take the empty text, past the last category, whatever their number."""
+    labels = [f"k{i}" for i in range(names)]
+    cells = [*labels, None, "k0", None]  # every category used, missing cells after the last one
+    df = pd.DataFrame({"name": pd.Categorical(cells, categories=labels), "n": np.arange(len(cells))})
+    out = io.BytesIO()
+    write_csv(df, out, chunk=7)
+    assert out.getvalue().decode() == df.to_csv(index=False)
+
+
+def test_a_column_of_text_in_some_chunks_and_mixed_cells_in_others_reads_back_as_pandas_wrote_it():
+    cells = ["a", "b,c", None, "d", 1, True, 2.5, None, "=x", math.nan, "e", "f"]
+    df = pd.DataFrame({"m": cells, "n": np.arange(len(cells))})
+    out = io.BytesIO()
+    write_csv(df, out, chunk=4)
+    assert out.getvalue().decode() == df.to_csv(index=False)
