@@ -79,7 +79,8 @@ def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd
     if str(path) == "-" or _is_stream(Path(path)):
         return _read_stream(Path(path), progress)
     path = report_file(path)
-    entry = table_cache.entry_for(path)
+    # Only an .ncu-rep's table is kept (below), compressed or not: a CSV's lookup would always miss.
+    entry = table_cache.entry_for(path) if _head(path) == MAGIC else None
     if entry is not None and (cached := table_cache.load(entry)) is not None:
         return cached
     try:
@@ -93,6 +94,20 @@ def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd
         # to write, and the finished report's entry (report_cache.py) already spares its later opens the parse.
         table_cache.save(entry, frame, meta)
     return frame, meta
+
+
+def _head(path: Path) -> bytes:
+    """The first 4 bytes of the file, or of what it unpacks to; b"" where it cannot be read (_read_file says
+    why)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4)
+        if (opener := _compressed(head)) is not None:
+            with opener(path, "rb") as handle:
+                head = handle.read(4)
+        return head
+    except (OSError, EOFError, lzma.LZMAError, zlib.error):
+        return b""
 
 
 def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:

@@ -111,8 +111,12 @@ def test_a_csv_gets_only_its_finished_report_entry(name, cache_on, monkeypatch):
     parsed = []
     real = report_module.read_metrics
     monkeypatch.setattr(report_module, "read_metrics", lambda *a, **k: parsed.append(a) or real(*a, **k))
+    looked_up = []
+    real_load = table_cache.load
+    monkeypatch.setattr(table_cache, "load", lambda entry: looked_up.append(entry) or real_load(entry))
     fresh = read_report(H100 / name)
     assert len(list(cache_on.glob("*.parquet"))) == 1  # the finished report's, no metric table's
+    assert len(looked_up) == 1, "a metric table the CSV never gets was looked for"  # the finished report's
     again = read_report(H100 / name)
     assert len(parsed) == 1, "the second open parsed the CSV again"
     pd.testing.assert_frame_equal(again.kernels, fresh.kernels, check_exact=True)
