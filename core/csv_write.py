@@ -4,7 +4,6 @@ value (text), then joined into lines by Arrow. pandas' `to_csv` formats every ce
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import BinaryIO
 
 import numpy as np
@@ -12,12 +11,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .json_rows import concatenated, float_text, in_ranges, merged, same_in_every_row
+from .json_rows import Cells, column_cells, concatenated, distinct_codes, float_text, in_ranges, merged, text_by_code
 
 _CHUNK = 16384  # rows made into text at a time, by several threads (json_rows.in_ranges)
-# A column's cells from row `start` to `stop` as text (an Arrow array, null where missing), or the one text of
-# a column the same in every row.
-Cells = Callable[[int, int], "pa.Array | str"]
 
 
 def write_csv(df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK) -> None:
@@ -25,9 +21,7 @@ def write_csv(df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK) -> None:
     out.write((",".join(_quoted(str(c)) for c in df.columns) + "\n").encode())
     if not len(df.columns):
         return
-    # What every chunk of a column shares is made once, here: a million launches are 62 chunks, and a column
-    # looked at again in each (pandas' indexing, the type's checks, factorizing its text) cost ~0.3 ms a time.
-    columns = [_column_cells(df.iloc[:, k]) for k in range(len(df.columns))]
+    columns = [column_cells(df.iloc[:, k], _cells_of, "") for k in range(len(df.columns))]
     for text in in_ranges(lambda start, stop: _lines(columns, start, stop), len(df), chunk):
         out.write(text)
 
@@ -45,19 +39,10 @@ def _lines(columns: list[Cells], start: int, stop: int) -> memoryview | bytes:
     return concatenated(pc.binary_join_element_wise(*cells, last, ",", null_handling="replace"))
 
 
-def _column_cells(col: pd.Series) -> Cells:
-    """The column's cells as CSV text, a range of rows at a time; for a column the same in every row (a metric
-    the report lacks, a GPU's name), its one text, empty where unknown."""
-    cells = _cells_of(col)
-    if same_in_every_row(col):
-        text = cells(0, 1)[0].as_py() or ""
-        return lambda start, stop: text
-    return cells
-
-
 def _cells_of(col: pd.Series) -> Cells:
     """Each cell's CSV text; null (empty once joined, as pandas writes NaN and None) where missing. Numbers
-    are viewed as numpy or Arrow once, not copied; text is taken from its distinct values, each made once."""
+    are viewed as numpy or Arrow, not copied; text is taken by its codes from its distinct values, each made
+    into text once."""
     kind, categorical = col.dtype.kind, isinstance(col.dtype, pd.CategoricalDtype)
     if kind == "f" and not categorical:
         floats = col.to_numpy() if col.dtype == np.float64 else col.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -68,11 +53,9 @@ def _cells_of(col: pd.Series) -> Cells:
     if kind == "b" and col.dtype != object:
         flags = col.array
         return lambda start, stop: _bool_text(flags[start:stop])
-    if categorical:  # the column's own codes: no hashing of a million names
-        return _by_code(col.cat.codes.to_numpy(), col.cat.categories)
-    if pd.api.types.infer_dtype(col) in ("string", "empty"):
-        codes, uniques = pd.factorize(col, use_na_sentinel=True)
-        return _by_code(codes.astype(np.int32) if len(uniques) < 2**31 - 1 else codes, uniques)
+    if (distinct := distinct_codes(col)) is not None:
+        codes, uniques = distinct
+        return text_by_code(codes, [*(_quoted(_text(u)) for u in uniques), None])
     # Mixed cells (1 and True hash alike): one by one, as `str()` writes them.
     return lambda start, stop: pa.array(
         [None if _missing(v) else _quoted(_text(v)) for v in col.iloc[start:stop].astype(object)], type=pa.string()
@@ -83,19 +66,6 @@ def _bool_text(flags) -> pa.Array:
     """`True`/`False` as Python writes them, null where missing (a nullable boolean's NA)."""
     text = pa.array(np.where(np.asarray(flags.to_numpy(dtype=bool, na_value=False)), "True", "False"))
     return pc.if_else(pa.array(np.asarray(flags.isna())), pa.scalar(None, pa.string()), text)
-
-
-def _by_code(codes: np.ndarray, uniques) -> Cells:
-    """Text cells by their codes into `uniques` (-1: missing), each distinct value made into text once (a
-    kernel launched 10k times is one name) and taken by Arrow: no Python string per row."""
-    texts = pa.array([*(_quoted(_text(u)) for u in uniques), None], type=pa.string())
-    missing = len(texts) - 1  # one past the last code: it fits the codes' integer type, as pandas chooses it
-
-    def cells(start: int, stop: int) -> pa.Array:
-        part = codes[start:stop]
-        return texts.take(pa.array(np.where(part < 0, missing, part)))
-
-    return cells
 
 
 def _text(value: object) -> str:

@@ -22,6 +22,9 @@ import pyarrow.compute as pc
 from .export import json_ready, whole_integers
 
 T = TypeVar("T")
+# A column's cells from row `start` to `stop` as text (an Arrow array, null where missing), or the one text of
+# a column the same in every row.
+Cells = Callable[[int, int], "pa.Array | str"]
 _CHUNK = 8192  # rows encoded at a time (~19 MB of text at 80 columns), by several threads
 
 
@@ -58,12 +61,8 @@ def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK) -> Iterator[memoryview | b
     are encoded on every core (Arrow's kernels let go of the GIL), a few ahead of the one being written."""
     df = whole_integers(df)
     keys = [json.dumps({col: 0})[1:-2] for col in df.columns]
-    yield from in_order(lambda part: _chunk_text(part, keys), df, chunk)
-
-
-def in_order(encode: Callable[[pd.DataFrame], T], df: pd.DataFrame, chunk: int) -> Iterator[T]:
-    """`encode(part)` for each `chunk` rows of `df`, in row order, as `in_ranges` runs them."""
-    return in_ranges(lambda start, stop: encode(df.iloc[start:stop]), len(df), chunk)
+    columns = [column_cells(df.iloc[:, k], _values_of, "null") for k in range(len(df.columns))]
+    yield from in_ranges(lambda start, stop: _chunk_text(columns, keys, start, stop), len(df), chunk)
 
 
 def in_ranges(encode: Callable[[int, int], T], rows: int, chunk: int) -> Iterator[T]:
@@ -80,26 +79,55 @@ def in_ranges(encode: Callable[[int, int], T], rows: int, chunk: int) -> Iterato
             yield pending.popleft().result()
 
 
-def _chunk_text(part: pd.DataFrame, keys: list[str]) -> memoryview | bytes:
+def _chunk_text(columns: list[Cells], keys: list[str], start: int, stop: int) -> memoryview | bytes:
+    rows = stop - start
     if not keys:
-        return ",\n  ".join(["{}"] * len(part)).encode()
+        return ",\n  ".join(["{}"] * rows).encode()
     # one join per chunk: `{"a": ` 1, `, "b": ` 2.5, ..., `}` (text pieces are broadcast to every row)
     pieces: list[str | pa.Array] = []
     for k, key in enumerate(keys):
-        pieces += [("{" if k == 0 else ", ") + key, column_text(part.iloc[:, k], _values, "null")]
+        pieces += [("{" if k == 0 else ", ") + key, columns[k](start, stop)]
     pieces = merged([*pieces, "},\n  "], "")
     if len(pieces) == 1:  # every column the same in every row
-        return (pieces[0] * len(part)).encode()[:-4]
+        return (pieces[0] * rows).encode()[:-4]
     joined = pc.binary_join_element_wise(*pieces, "", null_handling="replace", null_replacement="null")
     return concatenated(joined)[:-4]
 
 
-def column_text(col: pd.Series, encode: Callable[[pd.Series], pa.Array], missing: str) -> pa.Array | str:
-    """`encode(col)`, each cell's text; for a column the same in every row, its one text (`missing` where
-    unknown), which `merged` joins with the text pieces beside it."""
+def column_cells(col: pd.Series, cells_of: Callable[[pd.Series], Cells], missing: str) -> Cells:
+    """`cells_of(col)`, the column's cells as text a range of rows at a time; for a column the same in every
+    row, its one text (`missing` where unknown), which `merged` joins with the text pieces beside it. Made once
+    for the whole column: what every chunk shares (the column's numbers viewed as numpy, its distinct texts)
+    looked at again for each chunk (pandas' indexing, the type's checks, factorizing) cost ~0.3 ms a column
+    a chunk, most of a chunk's time, and held the GIL the writer threads share."""
+    cells = cells_of(col)
     if same_in_every_row(col):
-        return encode(col.iloc[:1])[0].as_py() or missing
-    return encode(col)
+        text = cells(0, 1)[0].as_py() or missing
+        return lambda start, stop: text
+    return cells
+
+
+def text_by_code(codes: np.ndarray, texts: list[str | None]) -> Cells:
+    """Cells `texts[code]` by each row's code, -1 (missing) taking the last text: taken by Arrow, no Python
+    string per row. The last text's index fits the codes' integer type (as pandas chooses a categorical's)."""
+    table, missing = pa.array(texts, type=pa.string()), len(texts) - 1
+
+    def cells(start: int, stop: int) -> pa.Array:
+        part = codes[start:stop]
+        return table.take(pa.array(np.where(part < 0, missing, part)))
+
+    return cells
+
+
+def distinct_codes(col: pd.Series) -> tuple[np.ndarray, object] | None:
+    """(codes, distinct values) of a text or categorical column (its own codes where categorical: no hashing
+    of a million names); None for mixed cells (1 and True hash alike; a dict not at all)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        return col.cat.codes.to_numpy(), col.cat.categories
+    if pd.api.types.infer_dtype(col) not in ("string", "empty"):
+        return None
+    codes, uniques = pd.factorize(col, use_na_sentinel=True)
+    return (codes.astype(np.int32) if len(uniques) < 2**31 - 1 else codes), uniques
 
 
 def same_in_every_row(col: pd.Series) -> bool:
@@ -134,21 +162,26 @@ def concatenated(text: pa.Array) -> memoryview:
     return memoryview(text.buffers()[2])[offsets[0] : offsets[-1]]
 
 
-def _values(col: pd.Series) -> pa.Array:
+def _values_of(col: pd.Series) -> Cells:
     """Each cell's JSON text; null (`null` once joined) where missing or not finite."""
     kind = col.dtype.kind
     if isinstance(col.dtype, pd.CategoricalDtype) or kind in "OSUmMV" or pd.api.types.is_string_dtype(col.dtype):
         return _by_distinct_value(col)
     if kind == "b":
-        text = pa.array(np.where(col.to_numpy(), "true", "false"))
-    elif kind == "f":
-        values = col.to_numpy(dtype=np.float64, na_value=np.nan)
-        text = float_text(np.where(np.isfinite(values), values, np.nan))
-    elif kind in "iu" or pd.api.types.is_integer_dtype(col.dtype):  # numpy or nullable Int64
-        text = pc.cast(pa.array(col, from_pandas=True), pa.string())
-    else:
-        return _by_distinct_value(col)
-    return text  # nulls: `null` in the row's join
+        flags = col.to_numpy()
+        return lambda start, stop: pa.array(np.where(flags[start:stop], "true", "false"))
+    if kind == "f":
+        floats = col.to_numpy() if col.dtype == np.float64 else col.to_numpy(dtype=np.float64, na_value=np.nan)
+
+        def cells(start: int, stop: int) -> pa.Array:
+            values = floats[start:stop]
+            return float_text(np.where(np.isfinite(values), values, np.nan))
+
+        return cells
+    if kind in "iu" or pd.api.types.is_integer_dtype(col.dtype):  # numpy or nullable Int64: a slice is a view
+        ints = col.array
+        return lambda start, stop: pc.cast(pa.array(ints[start:stop], from_pandas=True), pa.string())
+    return _by_distinct_value(col)  # nulls: `null` in the row's join
 
 
 def float_text(values: np.ndarray) -> pa.Array:
@@ -178,18 +211,13 @@ def _shortest(values: np.ndarray, whole: np.ndarray) -> pa.Array:
     return pc.if_else(plain, pc.binary_join_element_wise(text, ".0", ""), text)
 
 
-def _by_distinct_value(col: pd.Series) -> pa.Array:
+def _by_distinct_value(col: pd.Series) -> Cells:
     """Text, categories, mixed objects: each distinct value encoded once by json.dumps (a kernel launched 10k
-    times is one name); mixed cells (1 and True hash alike; a dict not at all) one by one."""
-    if not isinstance(col.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(col) not in ("string", "empty"):
-        return pa.array([_dumps(v) for v in col.astype(object)], type=pa.string())
-    codes, uniques = pd.factorize(col, use_na_sentinel=True)
-    return by_code(codes, [*(_dumps(u) for u in uniques), "null"])
-
-
-def by_code(codes: np.ndarray, texts: list[str | None]) -> pa.Array:
-    """`texts[code]` for each code, -1 (missing) taking the last text: taken by Arrow, no Python string per row."""
-    return pa.array(texts, type=pa.string()).take(pa.array(np.where(codes < 0, len(texts) - 1, codes)))
+    times is one name); mixed cells one by one."""
+    if (distinct := distinct_codes(col)) is None:
+        return lambda start, stop: pa.array([_dumps(v) for v in col.iloc[start:stop].astype(object)], type=pa.string())
+    codes, uniques = distinct
+    return text_by_code(codes, [*(_dumps(u) for u in uniques), "null"])
 
 
 def _dumps(value: object) -> str:

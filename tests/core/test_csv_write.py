@@ -79,7 +79,7 @@ def test_odd_cells_read_back_as_pandas_wrote_them():
 
 
 def test_chunks_written_by_several_threads_come_out_in_row_order():
-    """Chunks are made into text in parallel (json_rows.in_order): the file is the one-chunk file, byte for
+    """Chunks are made into text in parallel (json_rows.in_ranges): the file is the one-chunk file, byte for
     byte, its rows in order."""
     n = 500
     df = pd.DataFrame({"id": np.arange(n), "x": np.arange(n) / 7.0, "t": [f"k{i % 3}" for i in range(n)]})

@@ -129,7 +129,7 @@ def test_whole_floats_are_written_as_python_writes_them():
 
 
 def test_chunks_encoded_by_several_threads_come_out_in_row_order():
-    """Chunks are encoded in parallel (json_rows.in_order); the text is the one-chunk text, row for row."""
+    """Chunks are encoded in parallel (json_rows.in_ranges); the text is the one-chunk text, row for row."""
     report = read_report(REPORTS[0]) if REPORTS else None
     if report is None:
         pytest.skip("no shared fixture")
