@@ -59,6 +59,7 @@ COMMANDS = {
     "report": ["report", "{path}"],
     "report --by launch": ["report", "{path}", "--by", "launch"],
     "report --by launch --json": ["report", "{path}", "--by", "launch", "--json"],
+    "export .csv": ["export", "{path}", "-o", "{out}.csv"],  # by kernel name, the default
     "export --by launch .csv": ["export", "{path}", "--by", "launch", "-o", "{out}.csv"],
     "export --by launch .parquet": ["export", "{path}", "--by", "launch", "-o", "{out}.parquet"],
     "export --by launch .json": ["export", "{path}", "--by", "launch", "-o", "{out}.json"],
