@@ -27,7 +27,7 @@ from textual import events
 from textual.widgets import Input, OptionList
 
 from ..conftest import fixture_path, settle
-from ..helpers.app import H100, exited, focus_column, make_app, ready, regrouped, screen_lines, summary_text
+from ..helpers.app import H100, exited, focus_column, make_app, ready, regrouped, screen_lines, shows_path, summary_text
 from ..helpers.raw_csv import partial_warp_sgemm
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "ncu"
@@ -355,7 +355,8 @@ async def test_e_exports_exactly_the_rows_shown(h100, tmp_path):
     expected = expected[expected["bound"] == "memory"].reset_index(drop=True)
     assert len(written) == len(expected) == len(screen.model) > 0
     same_numbers(written, expected, columns=("duration_s", "flop", "flop_per_s", "dram_bytes", "ai_dram"))
-    assert notes == [f"Wrote {len(expected):,} row(s) to {out.resolve()}"]
+    ((first, where),) = [note.split("\n") for note in notes]
+    assert first == f"Wrote {len(expected):,} row(s) to" and shows_path(where, out.resolve())
 
 
 async def test_an_export_over_an_existing_file_says_it_replaced_it(h100, tmp_path):
@@ -372,7 +373,9 @@ async def test_an_export_over_an_existing_file_says_it_replaced_it(h100, tmp_pat
         await app.workers.wait_for_complete()
         await pilot.pause()
     assert len(pd.read_csv(out)) == len(h100.group("name"))
-    assert notes == [f"Wrote {len(h100.group('name')):,} row(s) to {out.resolve()}, replacing the file there"]
+    ((first, where),) = [note.split("\n") for note in notes]
+    assert first == f"Wrote {len(h100.group('name')):,} row(s), replacing the file there, to"
+    assert shows_path(where, out.resolve())
 
 
 async def test_export_to_a_missing_folder_says_why_and_keeps_the_path(h100, tmp_path):

@@ -17,7 +17,7 @@ from flopscope.tui.app.widgets.kernel_table import KernelTable
 from textual.widgets import Input
 
 from ..conftest import fixture_path, settle
-from ..helpers.app import H100, make_app, ready, screen_lines
+from ..helpers.app import H100, make_app, ready, screen_lines, shows_path
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,8 @@ async def test_the_dialog_shows_it_is_writing_and_escape_leaves_it_writing(h100,
         gate.set()
         await settle(pilot, lambda: any(m.startswith("Wrote") for m, _ in notes))
     assert notes[0] == (f"still writing {out}; a message will say when it is done", "information")
-    assert notes[-1] == (f"Wrote {rows:,} row(s) to {out.resolve()}", "information")
+    (first, where), severity = notes[-1][0].split("\n"), notes[-1][1]
+    assert first == f"Wrote {rows:,} row(s) to" and shows_path(where, out.resolve()) and severity == "information"
     assert len(pd.read_csv(out)) == rows
 
 

@@ -55,6 +55,11 @@ class SafeNotify:
         text = f"{display_text(title)}: {text}" if title else text  # the title leads the message's line, not its own
         App.notify(self, text, title="", severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
 
+    def message_width(self) -> int:
+        """The cells a message's line holds: the screen's width less the message's left border and padding
+        (app.tcss, Toast). A message of two such lines covers only the status and key lines."""
+        return max(20, self.size.width - 3)  # type: ignore[attr-defined]
+
 
 class FlopscopeApp(SafeNotify, App[None]):
     """The one App: `first` is the screen it opens on (Kernels, Runs, Sweep, Diff, Reconcile, or a Kernel

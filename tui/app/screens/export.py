@@ -21,6 +21,7 @@ from textual.widgets import Input, Label
 from ....core import FlopscopeError, Report
 from ....core.display_text import display_text, safe_file_name
 from ....core.export import check_target, run_meta, write_table
+from ...presentation.names import cut_middle
 from .prompt import PromptScreen
 
 HINT = "enter: write · escape: cancel"
@@ -112,11 +113,14 @@ class ExportScreen(PromptScreen):
         except OSError as err:
             app.call_from_thread(self._failed, app, f"{path}: {err.strerror or err}")
             return
-        note = f"Wrote {len(frame):,} row(s) to {out.resolve()}" + (", replacing the file there" if replaced else "")
-        app.call_from_thread(self._written, app, note)
+        app.call_from_thread(self._written, app, len(frame), out.resolve(), replaced)
 
-    def _written(self, app: App, note: str) -> None:
+    def _written(self, app: App, rows: int, out: Path, replaced: bool) -> None:
+        """Two lines, so the message covers no row of the table (issue 19.9): what was written, then where, a
+        path longer than the line cut in its middle (its file name kept; the dialog showed it whole)."""
         self.writing = None
+        where = cut_middle(str(out), app.message_width()) if hasattr(app, "message_width") else str(out)
+        note = f"Wrote {rows:,} row(s)" + (", replacing the file there," if replaced else "") + f" to\n{where}"
         app.notify(note, title="Exported", markup=False)
         if app.screen is self:
             self.dismiss(note)
