@@ -188,6 +188,7 @@ def test_runs_table_prints_sweep_and_plain_runs(store_path, reports, monkeypatch
     from flopscope.tui.cli.main import main
 
     monkeypatch.setenv("FLOPSCOPE_HOME", str(store_path.parent))
+    monkeypatch.delenv("COLUMNS", raising=False)  # pytest-xdist's workers set 80: GPU and Sweep would give way
     store_path.rename(store_path.parent / "flopscope.db")
     assert main(["runs", "--no-tui"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -477,3 +478,19 @@ async def test_the_status_line_names_the_columns_80_columns_hide(tmp_path, repor
     async with app.run_test(size=(160, 24)) as pilot:  # room for every column: nothing to say
         await pilot.pause()
         assert "hidden" not in status(app)
+
+
+async def test_a_store_under_a_deep_folder_keeps_the_title_to_one_line(tmp_path, reports):
+    """The title names the store; a path longer than the line is cut in its middle (its file name kept), so the
+    table keeps its rows at 80x24: it once wrapped to three lines and took two of them."""
+    deep = tmp_path / ("a-folder-whose-name-is-longer-than-a-line-of-the-screen-" * 2)
+    deep.mkdir()
+    with Store(deep / "runs.db") as store:
+        store.save(reports["h100"], "h100")
+    app = runs_app(deep / "runs.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        first, second = screen_lines(app)[:2]
+        assert first.startswith("Runs in /") and first.rstrip().endswith("/runs.db") and "…" in first
+        assert second.split()[:2] == ["Run", "Created"]  # the table's header, right under the title
+        assert app.first.query_one(KernelTable).size.height == 21

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -19,7 +18,6 @@ from textual.widgets import Static
 
 from ....core import FlopscopeError
 from ....core.diff import diff_runs
-from ....core.display_text import display_text
 from ....core.scaling import load_sweep
 from ....core.store import Store
 from ...presentation import format as fmt
@@ -27,6 +25,7 @@ from ...presentation.columns import Column
 from ...presentation.table_model import TableModel
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
+from ..widgets.path_title import PathTitle
 from .diff import DiffScreen
 from .export import ask_export
 from .kernels import PushedKernelsScreen
@@ -107,7 +106,7 @@ class RunsScreen(TableScreen):
         self.marked: str | None = None  # name of run A
 
     def compose(self) -> ComposeResult:
-        yield Static(id="runs-title")
+        yield PathTitle(id="runs-title")
         yield KernelTable(id="table")
         yield Static(id="status")
         yield KeyFooter()
@@ -119,7 +118,7 @@ class RunsScreen(TableScreen):
         for name, what in problems.items():
             self.notify(f"run {name}: {what}", severity="warning", timeout=8, markup=False)
         what = f"Runs of sweep {self.sweep}" if self.sweep else "Runs"
-        self.query_one("#runs-title", Static).update(Text(display_text(f"{what} in {self.store_path}"), style="bold"))
+        self.query_one("#runs-title", PathTitle).show(f"{what} in ", self.store_path)
         table = self.query_one(KernelTable)
         table.set_model(self.model)
         table.focus()
