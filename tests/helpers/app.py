@@ -117,11 +117,9 @@ async def statuses_until_table(app: FlopscopeApp, pilot, marker: str) -> list[st
     return seen
 
 
-def shows_path(line: str, path: object, width: int = 77) -> bool:
-    """Whether a message's `line` shows `path` as the app's messages do at 80 columns (77 cells of text): whole,
-    or cut in its middle to the line's width, its start and its file name kept."""
+def shows_path(line: str, path: object) -> bool:
+    """Whether a message's `line` shows `path` as the app's messages do: whole, or cut in its middle to the line's
+    width (shorter than the path), its start and its file name kept."""
     text = str(path)
-    if len(text) <= width:
-        return line == text
     head, cut, tail = line.partition("…")
-    return bool(cut) and len(line) == width and text.startswith(head) and text.endswith(tail)
+    return line == text or (bool(cut) and len(line) < len(text) and text.startswith(head) and text.endswith(tail))
