@@ -24,7 +24,11 @@ def table_rows_unchanged(app, table, before: list[str]) -> None:
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)])
-@pytest.mark.parametrize("folder", ["", "a-folder-whose-name-is-longer-than-a-line-of-the-screen-" * 3])
+@pytest.mark.parametrize(
+    "folder",
+    ["", "a-folder-whose-name-is-longer-than-a-line-of-the-screen-" * 3, "esc\x1b[2J" * 9],
+    ids=["short", "long", "escapes"],  # escapes: wider once shown escaped than the bytes they stand for
+)
 async def test_the_export_message_leaves_the_table_rows_visible(tmp_path, size, folder):
     """However long the path, the message is two lines: a path longer than a line (a deep folder, or pytest's
     own under xdist, which once made it three) is cut in its middle, its file name kept."""
