@@ -89,3 +89,20 @@ def test_a_raw_csv_read_out_of_memory_is_one_line_and_exit_2_however_it_ends(tmp
         assert ours[0].startswith(f"flopscope: {path}: out of memory") and "ulimit -v" in ours[0]
         ends.append(ours[0])
     assert ends, "no limit was small enough to hit"
+
+
+def test_the_out_of_memory_line_starts_a_line_of_its_own_after_a_native_librarys_unended_one(monkeypatch, capfd):
+    """Under an address-space limit Arrow's fatal message can reach stderr without a line end (`... malloc of size
+    1050944 failed`); flopscope's line came right after it, on the same line (seen once under two workers)."""
+    from flopscope.core.memory import out_of_memory
+    from flopscope.tui.cli import view
+    from flopscope.tui.cli.main import main
+
+    def short_of_memory(path, **_):
+        os.write(2, b"/arrow/cpp/src/arrow/result.cc:27: Out of memory: malloc of size 1050944 failed")
+        raise out_of_memory(path)
+
+    monkeypatch.setattr(view, "read_report", short_of_memory)
+    assert main(["report", str(fixture_path("b200_torch_sdpa_auto_raw.csv"))]) == 2
+    last = capfd.readouterr().err.splitlines()[-1]
+    assert last.startswith("flopscope: ") and "out of memory" in last

@@ -11,7 +11,7 @@ import sys
 import threading
 from importlib import import_module
 
-from ...core.errors import FlopscopeError, path_error
+from ...core.errors import FlopscopeError, OutOfMemory, path_error
 from ...core.memory import out_of_memory, ran_out_of_memory  # light; imported before memory runs out
 from ..presentation.messages import say
 from .args import build_parser, split_command
@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             run = getattr(import_module(f".{module}", __package__), name)
         return run(args)
     except FlopscopeError as err:
+        if isinstance(err, OutOfMemory):  # a native library may have left its own line unended: start a new one
+            sys.stderr.write("\n")
         say(f"flopscope: {err.line()}")
         return 2
     except BrokenPipeError:
@@ -126,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:
         if ran_out_of_memory(exc):  # outside a reader (they name their file): still one line, exit 2
+            sys.stderr.write("\n")  # after whatever a native library left unended
             say(f"flopscope: {out_of_memory(getattr(args, 'path', None) or args.command).line()}")
             return 2
         if isinstance(exc, OSError) and exc.filename is not None:  # a path no reader opened (a run folder's)
