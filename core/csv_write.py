@@ -11,7 +11,18 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .json_rows import Cells, column_cells, concatenated, distinct_codes, float_text, in_ranges, merged, text_by_code
+from .json_rows import (
+    Cells,
+    column_cells,
+    concatenated,
+    distinct_codes,
+    float_text,
+    float_values,
+    in_ranges,
+    integer_cells,
+    merged,
+    text_by_code,
+)
 
 _CHUNK = 16384  # rows made into text at a time, by several threads (json_rows.in_ranges)
 
@@ -45,11 +56,10 @@ def _cells_of(col: pd.Series) -> Cells:
     into text once."""
     kind, categorical = col.dtype.kind, isinstance(col.dtype, pd.CategoricalDtype)
     if kind == "f" and not categorical:
-        floats = col.to_numpy() if col.dtype == np.float64 else col.to_numpy(dtype=np.float64, na_value=np.nan)
+        floats = float_values(col)
         return lambda start, stop: float_text(floats[start:stop])
-    if kind in "iu" and not categorical:  # numpy or nullable Int64: a slice of its array is a view
-        ints = col.array
-        return lambda start, stop: pc.cast(pa.array(ints[start:stop], from_pandas=True), pa.string())
+    if kind in "iu" and not categorical:
+        return integer_cells(col)
     if kind == "b" and col.dtype != object:
         flags = col.array
         return lambda start, stop: _bool_text(flags[start:stop])

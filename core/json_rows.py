@@ -171,17 +171,28 @@ def _values_of(col: pd.Series) -> Cells:
         flags = col.to_numpy()
         return lambda start, stop: pa.array(np.where(flags[start:stop], "true", "false"))
     if kind == "f":
-        floats = col.to_numpy() if col.dtype == np.float64 else col.to_numpy(dtype=np.float64, na_value=np.nan)
+        floats = float_values(col)
 
         def cells(start: int, stop: int) -> pa.Array:
             values = floats[start:stop]
             return float_text(np.where(np.isfinite(values), values, np.nan))
 
         return cells
-    if kind in "iu" or pd.api.types.is_integer_dtype(col.dtype):  # numpy or nullable Int64: a slice is a view
-        ints = col.array
-        return lambda start, stop: pc.cast(pa.array(ints[start:stop], from_pandas=True), pa.string())
+    if kind in "iu" or pd.api.types.is_integer_dtype(col.dtype):
+        return integer_cells(col)
     return _by_distinct_value(col)  # nulls: `null` in the row's join
+
+
+def float_values(col: pd.Series) -> np.ndarray:
+    """A float column as float64, missing as NaN: a view of a numpy column, not a copy."""
+    return col.to_numpy() if col.dtype == np.float64 else col.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def integer_cells(col: pd.Series) -> Cells:
+    """An integer column's cells as decimal text, null where missing (numpy or nullable Int64: a slice of its
+    array is a view)."""
+    ints = col.array
+    return lambda start, stop: pc.cast(pa.array(ints[start:stop], from_pandas=True), pa.string())
 
 
 def float_text(values: np.ndarray) -> pa.Array:

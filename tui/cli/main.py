@@ -99,8 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parsed(sys.argv[1:] if argv is None else argv)
     except FlopscopeError as err:
-        say(f"flopscope: {err.line()}")
-        return 2
+        return _refused(err)
     if getattr(args, "no_cache", False):
         from ...core.table_cache import NO_CACHE_ENV
 
@@ -112,10 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             run = getattr(import_module(f".{module}", __package__), name)
         return run(args)
     except FlopscopeError as err:
-        if isinstance(err, OutOfMemory):  # a native library may have left its own line unended: start a new one
-            sys.stderr.write("\n")
-        say(f"flopscope: {err.line()}")
-        return 2
+        return _refused(err)
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
@@ -128,15 +124,21 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:
         if ran_out_of_memory(exc):  # outside a reader (they name their file): still one line, exit 2
-            sys.stderr.write("\n")  # after whatever a native library left unended
-            say(f"flopscope: {out_of_memory(getattr(args, 'path', None) or args.command).line()}")
-            return 2
+            return _refused(out_of_memory(getattr(args, "path", None) or args.command))
         if isinstance(exc, OSError) and exc.filename is not None:  # a path no reader opened (a run folder's)
             say(f"flopscope: {path_error(exc.filename, exc).line()}")
             return 2
         raise
     finally:
         restore()
+
+
+def _refused(err: FlopscopeError) -> int:
+    """The command's one line for `err`, and its exit status."""
+    if isinstance(err, OutOfMemory):  # a native library may have left its own line unended: start a new one
+        sys.stderr.write("\n")
+    say(f"flopscope: {err.line()}")
+    return 2
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:

@@ -119,8 +119,8 @@ class ExportScreen(PromptScreen):
         """Two lines, so the message covers no row of the table (issue 19.9): what was written, then where, a
         path longer than the line cut in its middle (its file name kept; the dialog showed it whole)."""
         self.writing = None
-        where = display_text(str(out))  # escaped before it is cut: an escape is wider than the byte it stands for
-        where = cut_middle(where, app.message_width()) if hasattr(app, "message_width") else where
+        # escaped before it is cut: an escape is wider than the byte it stands for
+        where = cut_middle(display_text(str(out)), app.message_width())
         note = f"Wrote {rows:,} row(s)" + (", replacing the file there," if replaced else "") + f" to\n{where}"
         app.notify(note, title="Exported", markup=False)
         if app.screen is self:
