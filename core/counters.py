@@ -653,10 +653,11 @@ def _over_report(per_launch: pd.Series, out: pd.DataFrame, device: np.ndarray) -
 
 
 def _devices(out: pd.DataFrame) -> np.ndarray:
-    """Each launch's device (GPU name and index) as a number from 0."""
-    gpu, _ = pd.factorize(out["gpu"].astype(object).fillna(""))
-    index, _ = pd.factorize(out["device"].astype(object).fillna(""))
-    return pd.factorize(gpu.astype(np.int64) * (int(index.max(initial=0)) + 1) + index)[0]
+    """Each launch's device (GPU name and index) as a number from 0. Unknown is a value of its own (-1, then
+    shifted to 0); a categorical or integer column is factorized without a Python object per launch."""
+    gpu = pd.factorize(out["gpu"])[0].astype(np.int64) + 1
+    index = pd.factorize(out["device"])[0].astype(np.int64) + 1
+    return pd.factorize(gpu * (int(index.max(initial=0)) + 1) + index)[0]
 
 
 _FIXES = {column: COLUMN_METRICS[column] for column in COLLECTED}  # every collected column has its ncu metrics

@@ -4,6 +4,8 @@ value (text), then joined into lines by Arrow. pandas' `to_csv` formats every ce
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import BinaryIO
 
 import numpy as np
@@ -11,6 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .export import defused
 from .json_rows import (
     Cells,
     column_cells,
@@ -27,14 +30,18 @@ from .json_rows import (
 _CHUNK = 16384  # rows made into text at a time, by several threads (json_rows.in_ranges)
 
 
-def write_csv(df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK) -> None:
-    """`df` (no index) as CSV with a header row, UTF-8, `\\n` line ends, a cell quoted only where it must be."""
-    out.write((",".join(_quoted(str(c)) for c in df.columns) + "\n").encode())
+def write_csv(df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK, safe: bool = False) -> None:
+    """`df` (no index) as CSV with a header row, UTF-8, `\\n` line ends, a cell quoted only where it must be.
+    `safe`: every text cell and column name that a spreadsheet would run as a formula is `defused`; a column's
+    distinct texts are, as they are made into text once anyway (defusing the table first cost as much again)."""
+    text = _safe_text if safe else _text
+    names = [defused(c) for c in df.columns] if safe else df.columns
+    out.write((",".join(_quoted(str(c)) for c in names) + "\n").encode())
     if not len(df.columns):
         return
-    columns = [column_cells(df.iloc[:, k], _cells_of, "") for k in range(len(df.columns))]
-    for text in in_ranges(lambda start, stop: _lines(columns, start, stop), len(df), chunk):
-        out.write(text)
+    columns = [column_cells(df.iloc[:, k], partial(_cells_of, text=text), "") for k in range(len(df.columns))]
+    for lines in in_ranges(lambda start, stop: _lines(columns, start, stop), len(df), chunk):
+        out.write(lines)
 
 
 def _lines(columns: list[Cells], start: int, stop: int) -> memoryview | bytes:
@@ -50,7 +57,7 @@ def _lines(columns: list[Cells], start: int, stop: int) -> memoryview | bytes:
     return concatenated(pc.binary_join_element_wise(*cells, last, ",", null_handling="replace"))
 
 
-def _cells_of(col: pd.Series) -> Cells:
+def _cells_of(col: pd.Series, text: Callable[[object], str]) -> Cells:
     """Each cell's CSV text; null (empty once joined, as pandas writes NaN and None) where missing. Numbers
     are viewed as numpy or Arrow, not copied; text is taken by its codes from its distinct values, each made
     into text once."""
@@ -65,10 +72,10 @@ def _cells_of(col: pd.Series) -> Cells:
         return lambda start, stop: _bool_text(flags[start:stop])
     if (distinct := distinct_codes(col)) is not None:
         codes, uniques = distinct
-        return text_by_code(codes, [*(_quoted(_text(u)) for u in uniques), None])
+        return text_by_code(codes, [*(_quoted(text(u)) for u in uniques), None])
     # Mixed cells (1 and True hash alike): one by one, as `str()` writes them.
     return lambda start, stop: pa.array(
-        [None if _missing(v) else _quoted(_text(v)) for v in col.iloc[start:stop].astype(object)], type=pa.string()
+        [None if _missing(v) else _quoted(text(v)) for v in col.iloc[start:stop].astype(object)], type=pa.string()
     )
 
 
@@ -82,6 +89,10 @@ def _text(value: object) -> str:
     if isinstance(value, float | np.floating):
         return float_text(np.array([value], dtype=np.float64))[0].as_py() or ""
     return str(value)
+
+
+def _safe_text(value: object) -> str:
+    return _text(defused(value))
 
 
 def _missing(value: object) -> bool:

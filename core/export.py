@@ -66,7 +66,7 @@ def json_ready(value: object) -> object:
 
 def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw_csv: bool = False) -> Path:
     """Write `df` to `out` in the format its extension names; the target appears whole or not at all. A CSV's
-    text cells that a spreadsheet would run as a formula are defused (`spreadsheet_safe`) unless `raw_csv`."""
+    text cells that a spreadsheet would run as a formula are `defused` unless `raw_csv`."""
     out = Path(out)
     kind = check_target(out)
     directory = out.parent if str(out.parent) else Path(".")
@@ -82,8 +82,7 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw
             if kind == "csv":
                 from .csv_write import write_csv  # imports this module
 
-                table = nested_as_json(df)
-                write_csv(table if raw_csv else spreadsheet_safe(table), handle)
+                write_csv(nested_as_json(df), handle, safe=not raw_csv)
             elif kind == "parquet":
                 _write_parquet(nested_as_json(df), handle, meta)
             else:
@@ -111,37 +110,11 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
-def spreadsheet_safe(df: pd.DataFrame) -> pd.DataFrame:
-    """`df` with each text cell (and column name) that starts like a formula prefixed with `'`, as OWASP
-    recommends: a spreadsheet shows it as text instead of running it. Kernel names come from the profiled
-    program, and CSV exports get opened in spreadsheets. Numbers are left alone, in numeric columns and as
-    text (`-5`, `+1e3`: a spreadsheet reads them as the number either way)."""
-    text = [
-        col
-        for col in df.columns
-        if df[col].dtype == object
-        or isinstance(df[col].dtype, pd.CategoricalDtype)
-        or pd.api.types.is_string_dtype(df[col].dtype)
-    ]
-    changed = {col: fixed for col in text if (fixed := _defused_column(df[col])) is not None}
-    out = df.assign(**changed) if changed else df
-    names = {col: _defused(col) for col in out.columns if isinstance(col, str) and _defused(col) != col}
-    return out.rename(columns=names) if names else out
-
-
-def _defused_column(col: pd.Series) -> pd.Series | None:
-    """The column with its formula-like cells defused, or None when it has none (each distinct value is
-    looked at once: a kernel launched 10k times is one name)."""
-    codes, uniques = pd.factorize(col, use_na_sentinel=True)
-    uniques = list(uniques)  # once: Arrow-backed text makes a new str object each time it is iterated
-    fixed = [_defused(u) for u in uniques]
-    if all(f is u for f, u in zip(fixed, uniques, strict=True)):
-        return None
-    values = np.array([*fixed, None], dtype=object)  # code -1 (missing) lands on the appended None
-    return pd.Series(values[codes], index=col.index, name=col.name, dtype=object)  # not copied into Arrow text
-
-
-def _defused(value: object) -> object:
+def defused(value: object) -> object:
+    """Text that starts like a formula prefixed with `'`, as OWASP recommends: a spreadsheet shows it as text
+    instead of running it (kernel names come from the profiled program, and CSV exports get opened in
+    spreadsheets). Numbers are left alone, as numbers and as text (`-5`, `+1e3`: a spreadsheet reads them as
+    the number either way); anything else is returned as it is."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
         return "'" + value
     return value

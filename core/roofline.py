@@ -253,12 +253,9 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False, roof: Roof = 
     k["precision"], peak, source = judge(k, gpu, roof)
     integer = integer_mma(k)  # judged by no FLOP ceiling: precision, % of peak, % of roof and bound stay empty
     if integer.any():
-        k["precision"] = k["precision"].astype(object).mask(integer, "").astype("category")
+        k["precision"] = _blank_where(k["precision"], integer)
     if not launch_peaks:
-        k["peak_flop_per_s"], k["peak_source"] = (
-            peak.mask(integer),
-            source.astype(object).mask(integer, "").astype("category"),
-        )
+        k["peak_flop_per_s"], k["peak_source"] = peak.mask(integer), _blank_where(source, integer)
         k["peak_dram_bytes_per_s"] = dram_ceiling(k, gpu, roof)
         for level in MEMORY_LEVELS[1:]:  # no datasheet gives cache bandwidth: the report's peak counters or none
             k[f"peak_{level}_bytes_per_s"] = k.get(f"report_peak_{level}_bytes_per_s", np.nan)
@@ -288,18 +285,27 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False, roof: Roof = 
     return finite(k)
 
 
+def _blank_where(labels: pd.Series, rows: pd.Series) -> pd.Series:
+    """Categorical `labels` with "" at `rows`, its categories the labels it holds, sorted (as `astype("category")`
+    makes them): worked on the categories, not on a Python object per row."""
+    labels = labels.astype("category")
+    if rows.any() and "" not in labels.cat.categories:
+        labels = labels.cat.add_categories("")
+    labels = labels.mask(rows, "").cat.remove_unused_categories()
+    return labels.cat.reorder_categories(sorted(labels.cat.categories))
+
+
 def finite(k: pd.DataFrame) -> pd.DataFrame:
     """`k` with ±inf as unknown (NaN) in every float column but the intensities (FLOPs over 0 bytes are
     infinitely intense, and say so). The readers refuse non-finite and absurd counters, but arithmetic on sane
     ones can still overflow (bytes over a duration of 1e-300 s): an infinite rate is no measurement, and a
     table or JSON must not show one as if it were."""
-    for col in k.columns:
-        if str(col).startswith("ai_") or k[col].dtype != np.float64:
+    for col, dtype in k.dtypes.items():
+        if dtype != np.float64 or str(col).startswith("ai_"):
             continue
         values = k[col].to_numpy()
-        infinite = np.isinf(values)
-        if infinite.any():
-            k[col] = np.where(infinite, np.nan, values)
+        if np.isinf(values).any():
+            k[col] = np.where(np.isinf(values), np.nan, values)
     return k
 
 
@@ -317,6 +323,8 @@ def integer_mma(k: pd.DataFrame) -> pd.Series:
     `integer_mma`, absent (all False) in a run stored before it existed."""
     if "integer_mma" not in k:
         return pd.Series(False, index=k.index)
+    if k["integer_mma"].dtype == bool:  # as counted; a stored run's may hold nulls
+        return k["integer_mma"]
     return k["integer_mma"].astype(object).fillna(False).astype(bool)
 
 
