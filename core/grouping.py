@@ -105,9 +105,13 @@ def _time_weighted(values: pd.DataFrame, duration: pd.Series, codes: np.ndarray)
     metric set lacked the counter) would otherwise count as a peak of 0 and lower the group's ceiling. The plain
     mean where the group's launches with the value took no known time."""
     dur = duration.fillna(0.0).to_numpy(dtype=float)
-    both = values.notna() & (dur > 0)[:, None]
-    num = values.mul(dur, axis=0).where(both).groupby(codes, sort=True).sum(min_count=1)
-    weight = both.mul(dur, axis=0).groupby(codes, sort=True).sum()
+    # As one 2-D block: the launches table holds its columns in blocks of their own, which pandas would
+    # group one at a time (a third of grouping 100k launches by name).
+    x = values.to_numpy(dtype=float, na_value=np.nan)
+    both = ~np.isnan(x) & (dur > 0)[:, None]
+    weighted = np.where(both, x * dur[:, None], np.nan)
+    num = pd.DataFrame(weighted, columns=values.columns).groupby(codes, sort=True).sum(min_count=1)
+    weight = pd.DataFrame(both * dur[:, None], columns=values.columns).groupby(codes, sort=True).sum()
     out = num / weight.where(weight > 0)
     untimed = [c for c in out.columns if out[c].isna().any()]  # rare: only those need the plain mean
     if untimed:
