@@ -15,7 +15,7 @@ from ...core.errors import FlopscopeError, OutOfMemory, path_error
 from ...core.memory import out_of_memory, ran_out_of_memory  # light; imported before memory runs out
 from ..presentation.messages import say
 from .args import build_parser, split_command
-from .entry import stop_signals_blocked
+from .entry import collector_paused, stop_signals_blocked
 
 __all__ = ["COMMANDS", "build_parser", "bundled_example", "main", "parsed"]
 
@@ -100,15 +100,16 @@ def main(argv: list[str] | None = None) -> int:
         args = parsed(sys.argv[1:] if argv is None else argv)
     except FlopscopeError as err:
         return _refused(err)
-    if getattr(args, "no_cache", False):
-        from ...core.table_cache import NO_CACHE_ENV
-
-        os.environ[NO_CACHE_ENV] = "1"  # read_metrics checks it; also passed on to anything flopscope starts
     restore = _stop_on_signals()
     try:
         module, name = COMMANDS[args.command]
-        with stop_signals_blocked():  # the command's imports start native threads (pyarrow, BLAS): see entry.py
+        # The command's imports start native threads (pyarrow, BLAS) and make ~120k objects: see entry.py.
+        with stop_signals_blocked(), collector_paused():
             run = getattr(import_module(f".{module}", __package__), name)
+            if getattr(args, "no_cache", False):
+                from ...core.table_cache import NO_CACHE_ENV  # imports pandas
+
+                os.environ[NO_CACHE_ENV] = "1"  # read_metrics checks it; also passed on to anything flopscope starts
         return run(args)
     except FlopscopeError as err:
         return _refused(err)
