@@ -405,7 +405,8 @@ def _fill_identity(frame: pd.DataFrame) -> None:
         "device": "launch__device_id",
     }
     for ident, metric in pairs.items():
-        if metric in frame:
+        # Nothing to fill in a column that whole_numbers makes Int64 next: left as it is (no object per launch).
+        if metric in frame and (ident not in _WHOLE_IDENTITY or frame[ident].isna().any()):
             values = objects(frame[ident])
             fill = objects(frame[metric])
             missing = pd.isna(values)
