@@ -8,7 +8,7 @@ with the launch's own cycles or duration and say so; FMA counts as 2 FLOPs; tens
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -150,16 +150,41 @@ def _col(df: pd.DataFrame, name: str) -> pd.Series:
     return pd.Series(np.nan, index=df.index)
 
 
-def _first(df: pd.DataFrame, prov: _Provenance, column: str, sources: list[tuple[pd.Series, str | None]]) -> pd.Series:
-    """Take each row's value from the first source that has it; note which rows needed rates."""
+def _first(
+    df: pd.DataFrame, prov: _Provenance, column: str, sources: list[tuple[Callable[[], pd.Series | None], str | None]]
+) -> pd.Series:
+    """Take each row's value from the first source that has it; note which rows needed rates. A source is
+    computed only while some row lacks a value (None: it has none): most reports hold the first, and the rest
+    (rates x time, of counters a report mostly lacks) would be computed for nothing."""
     out = pd.Series(np.nan, index=df.index)
-    for values, note in sources:
-        take = out.isna() & values.notna()
+    for source, note in sources:
+        gap = out.isna()
+        if not gap.any():
+            break
+        values = source()
+        if values is None:
+            continue
+        take = gap & values.notna()
         if take.any():
             out[take] = values[take]
             if note:
                 prov.add("provenance", take, f"{column} {note}")
     return out
+
+
+def _metric(df: pd.DataFrame, name: str, *factors: float | pd.Series) -> Callable[[], pd.Series | None]:
+    """A `_first` source: metric `name` x `factors` (a constant; the launch's duration or cycles, for a rate),
+    computed when `_first` asks for it; None where the table has no such metric."""
+
+    def values() -> pd.Series | None:
+        if name not in df:
+            return None  # no value for any launch, whatever its factors
+        out = _col(df, name)
+        for factor in factors:
+            out = out * factor
+        return out
+
+    return values
 
 
 def count_kernels(metrics: pd.DataFrame) -> Counted:
@@ -176,13 +201,16 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
         prov,
         "duration_s",
         [
-            (_col(df, "gpu__time_duration.sum"), None),
-            (_col(df, "gpu__time_duration.avg"), None),
+            (_metric(df, "gpu__time_duration.sum"), None),
+            (_metric(df, "gpu__time_duration.avg"), None),
             (
-                _col(df, "smsp__cycles_elapsed.avg") / _col(df, "smsp__cycles_elapsed.avg.per_second"),
+                lambda: _col(df, "smsp__cycles_elapsed.avg") / _col(df, "smsp__cycles_elapsed.avg.per_second"),
                 "from cycles / clock",
             ),
-            (_col(df, "sm__cycles_elapsed.avg") / _col(df, "sm__cycles_elapsed.avg.per_second"), "from cycles / clock"),
+            (
+                lambda: _col(df, "sm__cycles_elapsed.avg") / _col(df, "sm__cycles_elapsed.avg.per_second"),
+                "from cycles / clock",
+            ),
         ],
     )
     dur = out["duration_s"]
@@ -191,10 +219,10 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
         prov,
         "cycles",
         [
-            (_col(df, "smsp__cycles_elapsed.avg"), None),
-            (_col(df, "sm__cycles_elapsed.avg"), None),
-            (_col(df, "smsp__cycles_elapsed.avg.per_second") * dur, None),
-            (_col(df, "sm__cycles_elapsed.avg.per_second") * dur, None),
+            (_metric(df, "smsp__cycles_elapsed.avg"), None),
+            (_metric(df, "sm__cycles_elapsed.avg"), None),
+            (_metric(df, "smsp__cycles_elapsed.avg.per_second", dur), None),
+            (_metric(df, "sm__cycles_elapsed.avg.per_second", dur), None),
         ],
     )
     out["sm_clock_hz"] = (
@@ -282,11 +310,11 @@ def _simt_flop(
             prov,
             column,
             [
-                (_col(df, f"smsp__{base}"), None),
-                (_col(df, f"sm__{base}"), None),
-                (_col(df, f"smsp__{base}.per_cycle_elapsed") * cycles, RATE),
-                (_col(df, f"smsp__{base}.per_second") * dur, RATE),
-                (_col(df, f"sm__{base}.per_second") * dur, RATE),
+                (_metric(df, f"smsp__{base}"), None),
+                (_metric(df, f"sm__{base}"), None),
+                (_metric(df, f"smsp__{base}.per_cycle_elapsed", cycles), RATE),
+                (_metric(df, f"smsp__{base}.per_second", dur), RATE),
+                (_metric(df, f"sm__{base}.per_second", dur), RATE),
             ],
         )
         known &= inst.notna()
@@ -539,9 +567,9 @@ def _bytes(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, dur: pd.Serie
             prov,
             f"dram_{way}_bytes",
             [
-                (_col(df, f"dram__bytes_{way}.sum"), None),
-                (_col(df, f"dram__bytes_op_{way}.sum"), None),
-                (_col(df, f"dram__bytes_{way}.sum.per_second") * dur, RATE),
+                (_metric(df, f"dram__bytes_{way}.sum"), None),
+                (_metric(df, f"dram__bytes_op_{way}.sum"), None),
+                (_metric(df, f"dram__bytes_{way}.sum.per_second", dur), RATE),
             ],
         )
     out["dram_bytes"] = _first(
@@ -549,9 +577,9 @@ def _bytes(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, dur: pd.Serie
         prov,
         "dram_bytes",
         [
-            (_col(df, "dram__bytes.sum"), None),
-            (out["dram_read_bytes"] + out["dram_write_bytes"], None),
-            (_col(df, "dram__bytes.sum.per_second") * dur, RATE),
+            (_metric(df, "dram__bytes.sum"), None),
+            (lambda: out["dram_read_bytes"] + out["dram_write_bytes"], None),
+            (_metric(df, "dram__bytes.sum.per_second", dur), RATE),
         ],
     )
     for level, unit in (("l2", "lts__t"), ("l1", "l1tex__t")):
@@ -562,10 +590,10 @@ def _bytes(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, dur: pd.Serie
             prov,
             f"{level}_bytes",
             [
-                (_col(df, f"{unit}_bytes.sum"), None),
-                (_col(df, f"{unit}_sectors.sum") * SECTOR_BYTES, None),
-                (_col(df, f"{unit}_bytes.sum.per_second") * dur, RATE),
-                (_col(df, f"{unit}_sectors.sum.per_second") * SECTOR_BYTES * dur, RATE),
+                (_metric(df, f"{unit}_bytes.sum"), None),
+                (_metric(df, f"{unit}_sectors.sum", SECTOR_BYTES), None),
+                (_metric(df, f"{unit}_bytes.sum.per_second", dur), RATE),
+                (_metric(df, f"{unit}_sectors.sum.per_second", SECTOR_BYTES, dur), RATE),
             ],
         )
 
