@@ -158,10 +158,10 @@ def judge(k: pd.DataFrame, gpus: Gpus, roof: Roof = CLOCK) -> tuple[pd.Series, p
     (its FLOPs are taken at the others' rate); if the precision with most FLOPs has none, the peak is
     unknown. A row without FLOPs is held against the FP32 peak (0% of it)."""
     cols = [c for _, c, _ in PRECISIONS]
-    flops = np.nan_to_num(k[cols].to_numpy(dtype=float, na_value=np.nan), nan=0.0)
     fp32 = cols.index("flop_fp32")
-    used = [j for j in range(len(cols)) if j == fp32 or (flops[:, j] > 0).any()]  # few columns, a million rows
-    flops = flops[:, used]
+    values = [k[c].to_numpy(dtype=float, na_value=np.nan) for c in cols]  # not the table's other columns
+    used = [j for j, v in enumerate(values) if j == fp32 or (v > 0).any()]  # few columns, a million rows
+    flops = np.nan_to_num(np.column_stack([values[j] for j in used]).reshape(len(k), -1), nan=0.0)
     peaks, sources = precision_peaks(k, gpus, used, roof)
     rows = np.arange(len(k))
     did = flops.max(axis=1, initial=0.0) > 0
@@ -273,7 +273,7 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False, roof: Roof = 
         k["ai_dram"].notna() & k["peak_dram_bytes_per_s"].notna() & k["peak_flop_per_s"].notna()
     )
     k["pct_of_peak"] = 100.0 * _div(k["flop_per_s"], k["peak_flop_per_s"])
-    k["bound"], k["roof"] = _bound(k, at_peak)
+    k["bound"], k["roof"], judged = _bound(k, at_peak)
     # % of roof: the time the limiting resource (the roof) needs at its peak, over the time taken. With FLOPs,
     # that is FLOP/s over the attainable FLOP/s; without (a copy, a fill, a cast), the bandwidth reached at the
     # limiting memory level over that level's peak: the number that matters for them.
@@ -281,7 +281,7 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False, roof: Roof = 
         np.fmax((k["flop"] / k["peak_flop_per_s"]).to_numpy(dtype=float), at_peak.max(axis=1).to_numpy(dtype=float)),
         index=k.index,
     )
-    k["pct_of_roof"] = (100.0 * _div(needed, dur)).where(k["bound"] != "")
+    k["pct_of_roof"] = (100.0 * _div(needed, dur)).where(judged)
     return finite(k)
 
 
@@ -328,12 +328,12 @@ def integer_mma(k: pd.DataFrame) -> pd.Series:
     return k["integer_mma"].astype(object).fillna(False).astype(bool)
 
 
-def _bound(k: pd.DataFrame, at_peak: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """(bound, roof) by the time each resource needs at its peak: compute where the FLOPs need at least as long
-    as any memory level's bytes (the ridge included), else memory; the roof names the level whose bytes need
-    longest (DRAM on a tie), or compute. For kernels with FLOPs that is the lowest ceiling of the roofline; for
-    those without, still the level that limits them. Empty where the compute peak or DRAM's time is unknown,
-    and where nothing is done (no FLOPs, no bytes at any level)."""
+def _bound(k: pd.DataFrame, at_peak: pd.DataFrame) -> tuple[pd.Series, pd.Series, np.ndarray]:
+    """(bound, roof, where bound is known) by the time each resource needs at its peak: compute where the FLOPs
+    need at least as long as any memory level's bytes (the ridge included), else memory; the roof names the level
+    whose bytes need longest (DRAM on a tie), or compute. For kernels with FLOPs that is the lowest ceiling of the
+    roofline; for those without, still the level that limits them. Empty where the compute peak or DRAM's time is
+    unknown, and where nothing is done (no FLOPs, no bytes at any level)."""
     at_peak = at_peak.to_numpy()
     longest = np.where(np.isnan(at_peak), -np.inf, at_peak)
     level = np.array(MEMORY_LEVELS, dtype=object)[longest.argmax(axis=1)] if len(k) else np.array([], dtype=object)
@@ -343,11 +343,15 @@ def _bound(k: pd.DataFrame, at_peak: pd.DataFrame) -> tuple[pd.Series, pd.Series
     # yet one that streams through L2 (a thrust fill on the H100, 1.4 MB) is L2-bound all the same.
     known = ~np.isnan(at_peak[:, 0]) & ~np.isnan(compute) & ((compute > 0) | (slowest > 0))
     memory = known & (slowest > compute)
-    bound = np.where(memory, "memory", np.where(known, "compute", ""))
+    bound = _BOUNDS[known.astype(np.int8) + memory]  # the three texts shared, not one made per row
     return (
         pd.Series(bound, index=k.index, dtype=object),
         pd.Series(np.where(memory, level, bound), index=k.index, dtype=object),
+        known,
     )
+
+
+_BOUNDS = np.array(["", "compute", "memory"], dtype=object)  # by known + memory
 
 
 @dataclass
