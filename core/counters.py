@@ -445,7 +445,11 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
         by_dtype[column] = ops if prev is None else prev.add(ops, fill_value=0.0)
     for column in TENSOR_TYPES:
         out[f"flop_tensor_{column}"] = by_dtype.get(column, pd.Series(np.nan, index=df.index))
-    counted = out[[f"flop_tensor_{c}" for c in TENSOR_TYPES]].sum(axis=1, min_count=1)
+    counted = (
+        out[[f"flop_tensor_{c}" for c in TENSOR_TYPES]].sum(axis=1, min_count=1)
+        if by_dtype
+        else pd.Series(np.nan, index=df.index)  # no tensor op counters in the table
+    )
     inst = _tensor_inst(df)
     cc = _cc_key(out["cc"])
     factor = cc.map({k: f for k, (f, _, _) in TENSOR_FLOP_PER_INST.items()}).astype(float)
@@ -468,7 +472,7 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
         (idle & ~integer, "tensor pipes idle"),
         (idle & integer, "floating-point tensor pipes idle (the integer one ran IMMA)"),
         (_no_mma_opcodes(df), "no floating-point MMA in SASS opcode counts"),
-        (_no_tensor_cores(out["cc"]), "GPU has no tensor cores"),
+        (_no_tensor_cores(cc), "GPU has no tensor cores"),
     ):
         use = flop.isna() & mask
         flop[use] = 0.0
@@ -528,8 +532,8 @@ _INTEGER_MMA = re.compile(r"^(UTC)?[IB]G?MMA")
 _INTEGER_PIPE = re.compile(r"_(op|subpipe)_[ib]mma")
 
 
-def _no_tensor_cores(cc: pd.Series) -> pd.Series:
-    key = _cc_key(cc)
+def _no_tensor_cores(key: pd.Series) -> pd.Series:
+    """`key`: `_cc_key` of the launches' compute capabilities."""
     return key.map({v: bool(_major(v) < 7) for v in pd.unique(key)}).astype(bool)
 
 
