@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from .export import defused
 from .json_rows import (
     Cells,
+    Rows,
     column_cells,
     concatenated,
     distinct_codes,
@@ -24,32 +25,39 @@ from .json_rows import (
     in_ranges,
     integer_cells,
     merged,
+    row_count,
+    rows_of,
     text_by_code,
 )
 
 _CHUNK = 16384  # rows made into text at a time, by several threads (json_rows.in_ranges)
 
 
-def write_csv(df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK, safe: bool = False) -> None:
+def write_csv(
+    df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK, safe: bool = False, order: np.ndarray | None = None
+) -> None:
     """`df` (no index) as CSV with a header row, UTF-8, `\\n` line ends, a cell quoted only where it must be.
     `safe`: every text cell and column name that a spreadsheet would run as a formula is `defused`; a column's
-    distinct texts are, as they are made into text once anyway (defusing the table first cost as much again)."""
+    distinct texts are, as they are made into text once anyway (defusing the table first cost as much again).
+    `order`: the rows' positions in the order to write them, where not the table's: each chunk takes its rows
+    (a sorted copy of a million-launch table was ~250 MB and a fifth of the export's time)."""
     text = _safe_text if safe else _text
     names = [defused(c) for c in df.columns] if safe else df.columns
     out.write((",".join(_quoted(str(c)) for c in names) + "\n").encode())
     if not len(df.columns):
         return
     columns = [column_cells(df.iloc[:, k], partial(_cells_of, text=text), "") for k in range(len(df.columns))]
-    for lines in in_ranges(lambda start, stop: _lines(columns, start, stop), len(df), chunk):
+    count = len(df) if order is None else len(order)
+    for lines in in_ranges(lambda start, stop: _lines(columns, rows_of(order, start, stop)), count, chunk):
         out.write(lines)
 
 
-def _lines(columns: list[Cells], start: int, stop: int) -> memoryview | bytes:
-    """The lines of rows `start` to `stop`: each column's cells joined by `,` in one Arrow join. Commas as the
-    join's separator, not as pieces of their own: half the pieces, ~2x faster."""
-    *cells, last = merged([cells(start, stop) for cells in columns], ",")
+def _lines(columns: list[Cells], rows: Rows) -> memoryview | bytes:
+    """The lines of `rows`: each column's cells joined by `,` in one Arrow join. Commas as the join's separator,
+    not as pieces of their own: half the pieces, ~2x faster."""
+    *cells, last = merged([cells(rows) for cells in columns], ",")
     if isinstance(last, str) and not cells:  # every column the same in every row
-        return ((last + "\n") * (stop - start)).encode()
+        return ((last + "\n") * row_count(rows)).encode()
     # the line end goes with the last column (a null there is an empty cell, then the line end)
     last = (
         last + "\n" if isinstance(last, str) else pc.binary_join_element_wise(last, "\n", "", null_handling="replace")
@@ -64,18 +72,18 @@ def _cells_of(col: pd.Series, text: Callable[[object], str]) -> Cells:
     kind, categorical = col.dtype.kind, isinstance(col.dtype, pd.CategoricalDtype)
     if kind == "f" and not categorical:
         floats = float_values(col)
-        return lambda start, stop: float_text(floats[start:stop])
+        return lambda rows: float_text(floats[rows])
     if kind in "iu" and not categorical:
         return integer_cells(col)
     if kind == "b" and col.dtype != object:
         flags = col.array
-        return lambda start, stop: _bool_text(flags[start:stop])
+        return lambda rows: _bool_text(flags[rows])
     if (distinct := distinct_codes(col)) is not None:
         codes, uniques = distinct
         return text_by_code(codes, [*(_quoted(text(u)) for u in uniques), None])
     # Mixed cells (1 and True hash alike): one by one, as `str()` writes them.
-    return lambda start, stop: pa.array(
-        [None if _missing(v) else _quoted(text(v)) for v in col.iloc[start:stop].astype(object)], type=pa.string()
+    return lambda rows: pa.array(
+        [None if _missing(v) else _quoted(text(v)) for v in col.iloc[rows].astype(object)], type=pa.string()
     )
 
 

@@ -64,9 +64,17 @@ def json_ready(value: object) -> object:
     return None if value is pd.NA else _plain(value)
 
 
-def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw_csv: bool = False) -> Path:
+def write_table(
+    df: pd.DataFrame,
+    out: str | Path,
+    meta: dict | None = None,
+    raw_csv: bool = False,
+    order: np.ndarray | None = None,
+) -> Path:
     """Write `df` to `out` in the format its extension names; the target appears whole or not at all. A CSV's
-    text cells that a spreadsheet would run as a formula are `defused` unless `raw_csv`."""
+    text cells that a spreadsheet would run as a formula are `defused` unless `raw_csv`. `order`: the rows'
+    positions in the order to write them (`Report.view_order`), where not the table's: CSV and JSON take each
+    chunk's rows in it, so a million-launch table is never copied sorted."""
     out = Path(out)
     kind = check_target(out)
     directory = out.parent if str(out.parent) else Path(".")
@@ -82,14 +90,15 @@ def write_table(df: pd.DataFrame, out: str | Path, meta: dict | None = None, raw
             if kind == "csv":
                 from .csv_write import write_csv  # imports this module
 
-                write_csv(nested_as_json(df), handle, safe=not raw_csv)
+                write_csv(nested_as_json(df), handle, safe=not raw_csv, order=order)
             elif kind == "parquet":
-                _write_parquet(nested_as_json(df), handle, meta)
+                rows = df if order is None else df.take(order).reset_index(drop=True)
+                _write_parquet(nested_as_json(rows), handle, meta)
             else:
                 # strict JSON: null for unknown and non-finite numbers (json.dumps would write NaN and Infinity)
                 from .json_rows import write_json_doc  # imports this module
 
-                write_json_doc(meta or {}, df, handle)
+                write_json_doc(meta or {}, df, handle, order=order)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, out)

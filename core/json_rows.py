@@ -22,21 +22,27 @@ import pyarrow.compute as pc
 from .export import json_ready, whole_integers
 
 T = TypeVar("T")
-# A column's cells from row `start` to `stop` as text (an Arrow array, null where missing), or the one text of
-# a column the same in every row.
-Cells = Callable[[int, int], "pa.Array | str"]
+# The rows to make into text, in the order written: a range of the table's rows (a slice, a view of its
+# columns), or their positions (a writer taking them in a view's order instead of a sorted copy of the table).
+Rows = slice | np.ndarray
+# A column's cells of those rows as text (an Arrow array, null where missing), or the one text of a column the
+# same in every row.
+Cells = Callable[[Rows], "pa.Array | str"]
 _CHUNK = 8192  # rows encoded at a time (~19 MB of text at 80 columns), by several threads
 
 
-def write_json_doc(meta: dict, rows: pd.DataFrame, out: IO[bytes] | IO[str], extra: dict | None = None) -> None:
+def write_json_doc(
+    meta: dict, rows: pd.DataFrame, out: IO[bytes] | IO[str], extra: dict | None = None, order: np.ndarray | None = None
+) -> None:
     """`{"meta": META, "rows": [...]}` to `out`, one row per line (strict JSON: no NaN nor Infinity); the keys
     of `extra` after them (`ncu_rules` of a one-row report). `out`: a binary stream, or a text one (written
-    through its byte buffer where it has one: 100k rows are ~230 MB, not to be decoded and encoded again)."""
+    through its byte buffer where it has one: 100k rows are ~230 MB, not to be decoded and encoded again).
+    `order`: the rows' positions in the order to write them (`row_chunks`)."""
     write = _byte_writer(out)
     head = json.dumps(json_ready(meta), indent=1, allow_nan=False).replace("\n", "\n ")
     write(('{\n "meta": ' + head + ',\n "rows": [').encode())
     first = True
-    for text in row_chunks(rows):
+    for text in row_chunks(rows, order=order):
         write(b"\n  " if first else b",\n  ")
         write(text)
         first = False
@@ -56,13 +62,24 @@ def _byte_writer(out: IO[bytes] | IO[str]) -> Callable[[bytes | memoryview], obj
     return raw.write
 
 
-def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK) -> Iterator[memoryview | bytes]:
-    """The rows of `df` as JSON objects in UTF-8, `chunk` rows per piece joined by `,\\n  `, in order. Chunks
-    are encoded on every core (Arrow's kernels let go of the GIL), a few ahead of the one being written."""
+def row_chunks(df: pd.DataFrame, chunk: int = _CHUNK, order: np.ndarray | None = None) -> Iterator[memoryview | bytes]:
+    """The rows of `df` as JSON objects in UTF-8, `chunk` rows per piece joined by `,\\n  `, in order (`order`:
+    the rows' positions in the order to write them, where not the table's). Chunks are encoded on every core
+    (Arrow's kernels let go of the GIL), a few ahead of the one being written."""
     df = whole_integers(df)
     keys = [json.dumps({col: 0})[1:-2] for col in df.columns]
     columns = [column_cells(df.iloc[:, k], _values_of, "null") for k in range(len(df.columns))]
-    yield from in_ranges(lambda start, stop: _chunk_text(columns, keys, start, stop), len(df), chunk)
+    count = len(df) if order is None else len(order)
+    yield from in_ranges(lambda start, stop: _chunk_text(columns, keys, rows_of(order, start, stop)), count, chunk)
+
+
+def rows_of(order: np.ndarray | None, start: int, stop: int) -> Rows:
+    """Rows `start` to `stop` of the output: a slice of the table's, or their positions taken from `order`."""
+    return slice(start, stop) if order is None else order[start:stop]
+
+
+def row_count(rows: Rows) -> int:
+    return rows.stop - rows.start if isinstance(rows, slice) else len(rows)
 
 
 def in_ranges(encode: Callable[[int, int], T], rows: int, chunk: int) -> Iterator[T]:
@@ -79,17 +96,17 @@ def in_ranges(encode: Callable[[int, int], T], rows: int, chunk: int) -> Iterato
             yield pending.popleft().result()
 
 
-def _chunk_text(columns: list[Cells], keys: list[str], start: int, stop: int) -> memoryview | bytes:
-    rows = stop - start
+def _chunk_text(columns: list[Cells], keys: list[str], rows: Rows) -> memoryview | bytes:
+    count = row_count(rows)
     if not keys:
-        return ",\n  ".join(["{}"] * rows).encode()
+        return ",\n  ".join(["{}"] * count).encode()
     # one join per chunk: `{"a": ` 1, `, "b": ` 2.5, ..., `}` (text pieces are broadcast to every row)
     pieces: list[str | pa.Array] = []
     for k, key in enumerate(keys):
-        pieces += [("{" if k == 0 else ", ") + key, columns[k](start, stop)]
+        pieces += [("{" if k == 0 else ", ") + key, columns[k](rows)]
     pieces = merged([*pieces, "},\n  "], "")
     if len(pieces) == 1:  # every column the same in every row
-        return (pieces[0] * rows).encode()[:-4]
+        return (pieces[0] * count).encode()[:-4]
     joined = pc.binary_join_element_wise(*pieces, "", null_handling="replace", null_replacement="null")
     return concatenated(joined)[:-4]
 
@@ -102,8 +119,8 @@ def column_cells(col: pd.Series, cells_of: Callable[[pd.Series], Cells], missing
     a chunk, most of a chunk's time, and held the GIL the writer threads share."""
     cells = cells_of(col)
     if same_in_every_row(col):
-        text = cells(0, 1)[0].as_py() or missing
-        return lambda start, stop: text
+        text = cells(slice(0, 1))[0].as_py() or missing
+        return lambda rows: text
     return cells
 
 
@@ -112,8 +129,8 @@ def text_by_code(codes: np.ndarray, texts: list[str | None]) -> Cells:
     string per row. The last text's index fits the codes' integer type (as pandas chooses a categorical's)."""
     table, missing = pa.array(texts, type=pa.string()), len(texts) - 1
 
-    def cells(start: int, stop: int) -> pa.Array:
-        part = codes[start:stop]
+    def cells(rows: Rows) -> pa.Array:
+        part = codes[rows]
         return table.take(pa.array(np.where(part < 0, missing, part)))
 
     return cells
@@ -169,12 +186,12 @@ def _values_of(col: pd.Series) -> Cells:
         return _by_distinct_value(col)
     if kind == "b":
         flags = col.to_numpy()
-        return lambda start, stop: pa.array(np.where(flags[start:stop], "true", "false"))
+        return lambda rows: pa.array(np.where(flags[rows], "true", "false"))
     if kind == "f":
         floats = float_values(col)
 
-        def cells(start: int, stop: int) -> pa.Array:
-            values = floats[start:stop]
+        def cells(rows: Rows) -> pa.Array:
+            values = floats[rows]
             return float_text(np.where(np.isfinite(values), values, np.nan))
 
         return cells
@@ -192,7 +209,7 @@ def integer_cells(col: pd.Series) -> Cells:
     """An integer column's cells as decimal text, null where missing (numpy or nullable Int64: a slice of its
     array is a view)."""
     ints = col.array
-    return lambda start, stop: pc.cast(pa.array(ints[start:stop], from_pandas=True), pa.string())
+    return lambda rows: pc.cast(pa.array(ints[rows], from_pandas=True), pa.string())
 
 
 def float_text(values: np.ndarray) -> pa.Array:
@@ -226,7 +243,7 @@ def _by_distinct_value(col: pd.Series) -> Cells:
     """Text, categories, mixed objects: each distinct value encoded once by json.dumps (a kernel launched 10k
     times is one name); mixed cells one by one."""
     if (distinct := distinct_codes(col)) is None:
-        return lambda start, stop: pa.array([_dumps(v) for v in col.iloc[start:stop].astype(object)], type=pa.string())
+        return lambda rows: pa.array([_dumps(v) for v in col.iloc[rows].astype(object)], type=pa.string())
     codes, uniques = distinct
     return text_by_code(codes, [*(_dumps(u) for u in uniques), "null"])
 

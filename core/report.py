@@ -108,12 +108,7 @@ class Report:
         if GROUPINGS[by] is None and not time_order:
             return self.kernels
         rows = self.kernels if GROUPINGS[by] is None else self._aggregated(GROUPINGS[by])
-        # One take in time order (longest first, unknown last) is the only copy, even at a million launches.
-        duration = rows["duration_s"].to_numpy(dtype=float)
-        rows = rows.take(np.argsort(np.where(np.isnan(duration), np.inf, -duration), kind="stable"))
-        rows.index = pd.RangeIndex(len(rows))
-        rows.attrs["time_ordered"] = True
-        return rows
+        return in_order(rows, by_time(rows))  # the only copy, even at a million launches
 
     def launches_of(self, row: pd.Series, by: str = "name") -> pd.DataFrame:
         """The launches a row of `group(by)` stands for, in launch order: itself for a launch (count 1), else
@@ -143,7 +138,18 @@ class Report:
     def view(
         self, by: str = "name", sort: str | None = None, top: int | None = None, descending: bool = True
     ) -> pd.DataFrame:
-        rows = self.group(by)
+        """The rows `by` a grouping, in time order (longest first, unknown last), or sorted by column `sort`
+        (unknown last either way, ties in time order), the first `top` of them."""
+        return in_order(*self.view_order(by, sort, top, descending))
+
+    def view_order(
+        self, by: str = "name", sort: str | None = None, top: int | None = None, descending: bool = True
+    ) -> tuple[pd.DataFrame, np.ndarray]:
+        """`view` as rows and the positions it shows them in (`rows.take(order)` is the view), the launches
+        table uncopied: a writer taking each chunk's rows in that order spares it a sorted copy of a million
+        launches."""
+        rows = self.group(by, time_order=False)
+        order = by_time(rows)
         if sort:
             if sort not in rows:
                 raise FlopscopeError(
@@ -151,10 +157,24 @@ class Report:
                     "no such column",
                     "use a canonical column name, e.g. duration_s, flop, pct_of_peak",
                 )
-            rows = rows.sort_values(
-                sort, ascending=not descending, na_position="last", kind="stable", key=_sort_key
-            ).reset_index(drop=True)
-        return rows.head(top) if top else rows
+            keys = rows[sort].take(order).reset_index(drop=True)
+            ranked = keys.sort_values(ascending=not descending, na_position="last", kind="stable", key=_sort_key)
+            order = order[ranked.index.to_numpy()]
+        return rows, order[:top] if top else order
+
+
+def by_time(rows: pd.DataFrame) -> np.ndarray:
+    """The rows' positions by time taken, longest first, unknown last (ties as they are)."""
+    duration = rows["duration_s"].to_numpy(dtype=float)
+    return np.argsort(np.where(np.isnan(duration), np.inf, -duration), kind="stable")
+
+
+def in_order(rows: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
+    """`rows` at positions `order`, as a table of its own (`view_order`'s rows and order: the view)."""
+    out = rows.take(order)
+    out.index = pd.RangeIndex(len(out))
+    out.attrs["time_ordered"] = True  # the engine ordered it (the app's table sorts launch-order frames itself)
+    return out
 
 
 def with_launch_shares(kernels: pd.DataFrame) -> pd.DataFrame:
