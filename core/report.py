@@ -103,12 +103,16 @@ class Report:
         `time_order=False` with `by="launch"` returns the launches table itself, uncopied, in launch order
         (`attrs["time_ordered"]` says which): a view that sorts on its own saves copying a million rows.
         """
+        rows = self._rows(by)
+        if GROUPINGS[by] is None and not time_order:
+            return rows
+        return in_order(rows, by_time(rows))  # the only copy, even at a million launches
+
+    def _rows(self, by: str) -> pd.DataFrame:
+        """The rows of a grouping in no particular order: the launches table itself, or the aggregated groups."""
         if by not in GROUPINGS:
             raise ValueError(f"group by one of {', '.join(GROUPINGS)}")
-        if GROUPINGS[by] is None and not time_order:
-            return self.kernels
-        rows = self.kernels if GROUPINGS[by] is None else self._aggregated(GROUPINGS[by])
-        return in_order(rows, by_time(rows))  # the only copy, even at a million launches
+        return self.kernels if GROUPINGS[by] is None else self._aggregated(GROUPINGS[by])
 
     def launches_of(self, row: pd.Series, by: str = "name") -> pd.DataFrame:
         """The launches a row of `group(by)` stands for, in launch order: itself for a launch (count 1), else
@@ -148,7 +152,7 @@ class Report:
         """`view` as rows and the positions it shows them in (`rows.take(order)` is the view), the launches
         table uncopied: a writer taking each chunk's rows in that order spares it a sorted copy of a million
         launches."""
-        rows = self.group(by, time_order=False)
+        rows = self._rows(by)  # sorted once, here: the groups are not put in time order first
         order = by_time(rows)
         if sort:
             if sort not in rows:

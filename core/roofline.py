@@ -159,9 +159,14 @@ def judge(k: pd.DataFrame, gpus: Gpus, roof: Roof = CLOCK) -> tuple[pd.Series, p
     unknown. A row without FLOPs is held against the FP32 peak (0% of it)."""
     cols = [c for _, c, _ in PRECISIONS]
     fp32 = cols.index("flop_fp32")
-    # Few precisions ran, over a million rows: only their columns are copied out of the table, one at a time.
-    used = [j for j, c in enumerate(cols) if j == fp32 or (_floats(k[c]) > 0).any()]
-    flops = np.nan_to_num(np.column_stack([_floats(k[cols[j]]) for j in used]).reshape(len(k), -1), nan=0.0)
+    # Few precisions ran, over a million rows: only their columns are kept, read one at a time.
+    used, ran = [], []
+    for j, col in enumerate(cols):
+        values = k[col].to_numpy(dtype=float, na_value=np.nan)
+        if j == fp32 or (values > 0).any():
+            used.append(j)
+            ran.append(values)
+    flops = np.nan_to_num(np.column_stack(ran), nan=0.0)
     peaks, sources = precision_peaks(k, gpus, used, roof)
     rows = np.arange(len(k))
     did = flops.max(axis=1, initial=0.0) > 0
@@ -176,10 +181,6 @@ def judge(k: pd.DataFrame, gpus: Gpus, roof: Roof = CLOCK) -> tuple[pd.Series, p
     weight = np.where(np.isnan(peak)[:, None], flops, time)  # what judges the row: time at peak, else FLOPs
     bits = np.bitwise_or.reduce(np.left_shift(1, sources.astype(np.int64)) * ran, axis=1)
     return _label(weight, did, names, k.index), pd.Series(peak, index=k.index), _combined_sources(bits, k.index)
-
-
-def _floats(col: pd.Series) -> np.ndarray:
-    return col.to_numpy(dtype=float, na_value=np.nan)
 
 
 def _label(weight: np.ndarray, did: np.ndarray, names: list[str], index: pd.Index) -> pd.Series:
