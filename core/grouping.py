@@ -87,7 +87,7 @@ def unprofiled(k: pd.DataFrame) -> np.ndarray:
 def _group_codes(k: pd.DataFrame, key: str, by_gpu: bool) -> tuple[np.ndarray, np.ndarray]:
     """Each launch's group number (0, 1, ... in order of first appearance) and each group's `key` value."""
     # Factorized once: hashing long C++ kernel names for every aggregate dominated grouping time.
-    codes, uniques = pd.factorize(k[key].fillna(NO_RANGE if key == "nvtx" else ""), sort=False)
+    codes, uniques = factorize_filled(k[key], NO_RANGE if key == "nvtx" else "")
     if key == "nvtx":  # emit_nvtx's call numbers and shapes left out: one group per range, not per call
         merged, uniques = pd.factorize(np.array([normalize_nvtx(str(u)) for u in uniques], dtype=object), sort=False)
         codes = merged[codes]
@@ -98,6 +98,21 @@ def _group_codes(k: pd.DataFrame, key: str, by_gpu: bool) -> tuple[np.ndarray, n
         first = np.unique(pairs, return_index=True)[1]  # each pair's first launch
         return pairs, keys[codes[first]]
     return codes, keys
+
+
+def factorize_filled(column: pd.Series, fill: str) -> tuple[np.ndarray, np.ndarray]:
+    """`pd.factorize(column.fillna(fill), sort=False)` for any dtype: a categorical refuses a fill outside its
+    categories in pandas 2.x, and casting a million names to objects first costs more than the factorizing."""
+    codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
+    values = np.asarray(uniques, dtype=object)
+    missing = codes < 0
+    if not missing.any():
+        return codes, values
+    at = np.flatnonzero(values == fill)  # a real `fill` value and the missing ones are one group
+    codes = np.where(missing, at[0] if len(at) else len(values), codes)
+    values = values if len(at) else np.append(values, np.array([fill], dtype=object))
+    codes, order = pd.factorize(codes, sort=False)  # numbered again in order of first appearance
+    return codes, values[order]
 
 
 def _time_weighted(values: pd.DataFrame, duration: pd.Series, codes: np.ndarray) -> pd.DataFrame:

@@ -205,7 +205,7 @@ def module_report(report: Report, model: ModelFlops, module: str) -> Report:
     else:
         paths = ranges.loc[ranges["phase"].isin(["forward", "backward"]), "nvtx"]
     k = report.kernels
-    chosen = k[k["nvtx"].fillna(NO_RANGE).isin(set(paths)).to_numpy()].reset_index(drop=True)
+    chosen = k[k["nvtx"].astype(object).fillna(NO_RANGE).isin(set(paths)).to_numpy()].reset_index(drop=True)
     return Report(
         replace(report.meta, launches=len(chosen)), chosen, report.gpu, report.missing, report.gpus, report.roof
     )
@@ -218,7 +218,7 @@ def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
     # uncounted launch unknown): the known precisions of a launch whose total is unknown count too, the range's
     # figure then a lower bound, and `_unknown_notes` says what was left out and why.
     k = report.kernels
-    by = k["nvtx"].fillna(NO_RANGE).to_numpy()
+    by = k["nvtx"].astype(object).fillna(NO_RANGE).to_numpy()
     flop = counted_flop(k).groupby(by, sort=False).sum(min_count=1)
     partial = k["flop"].isna().groupby(by, sort=False).any()
     grouped = pd.DataFrame(

@@ -130,7 +130,7 @@ class Report:
         else:
             hit = (values == row.get(key)).to_numpy(dtype=bool)
         if isinstance(self.judged_by, dict):
-            hit &= (k["gpu"].astype(object) == row.get("gpu")).to_numpy(dtype=bool)
+            hit = hit & (k["gpu"].astype(object) == row.get("gpu")).to_numpy(dtype=bool)
         return k[hit]
 
     def _aggregated(self, key: str) -> pd.DataFrame:
