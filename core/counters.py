@@ -276,7 +276,7 @@ def _unmeasured(df: pd.DataFrame, numbers: pd.DataFrame) -> pd.Series:
         return pd.Series(False, index=numbers.index)
     if empty.any():  # a launch with only rates, or an add count without mul and fma, was measured all the same
         measured = [c for c in df.columns if "__" in c and not _RECORDED_ANYWAY.search(c)]
-        empty[empty] = ~df.loc[empty, measured].notna().any(axis=1)
+        empty.loc[empty] = ~df.loc[empty, measured].notna().any(axis=1).to_numpy(dtype=bool)
     return empty
 
 

@@ -262,7 +262,8 @@ def _counted_causes(report: Report, rows: pd.Series) -> list[str]:
     """Why profiled launches ROWS have no total: a FLOP column the provenance calls unknown (counted, but no
     checked factor), else one ncu did not collect."""
     k = report.kernels.loc[rows]
-    provenance = k["provenance"].fillna("").astype(str) if "provenance" in k else pd.Series("", index=k.index)
+    empty = pd.Series("", index=k.index)
+    provenance = k["provenance"].astype(object).fillna("").astype(str) if "provenance" in k else empty
     causes, lacking, uncollected = [], [], pd.Series(False, index=k.index)
     for col in FLOP_PARTS:
         na = k[col].isna()

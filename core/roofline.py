@@ -330,7 +330,8 @@ def integer_mma(k: pd.DataFrame) -> pd.Series:
         return pd.Series(False, index=k.index)
     if k["integer_mma"].dtype == bool:  # as counted; a stored run's may hold nulls
         return k["integer_mma"]
-    return k["integer_mma"].astype(object).fillna(False).astype(bool)
+    values = k["integer_mma"]
+    return values.notna() & values.astype(object).eq(True)  # no fillna on objects: pandas 2.x warns of a downcast
 
 
 def _bound(k: pd.DataFrame, at_peak: pd.DataFrame) -> tuple[pd.Series, pd.Series, np.ndarray]:

@@ -38,14 +38,15 @@ def test_pages_are_sent_to_disk_as_they_are_written(tmp_path, monkeypatch, suffi
 
     size, sent = out.stat().st_size, advised[-1][0] + advised[-1][1] if advised else 0
     # back to back from the first byte, each at least a step, most of the file before the closing fsync
-    assert len(advised) >= 3 and advised[0][0] == 0
+    # pyarrow's Parquet writer hands over a row group at once (in older releases, all of this table)
+    assert len(advised) >= (2 if suffix == ".parquet" else 3) and advised[0][0] == 0
     assert all(a + n == b for (a, n), (b, _) in itertools.pairwise(advised))
     assert all(n >= 64 << 10 for _, n in advised)
     assert size / 2 < sent <= size
     if suffix == ".json":
         assert len(json.loads(out.read_text())["rows"]) == len(rows)
     elif suffix == ".csv":
-        assert pd.read_csv(out)["flop"].tolist() == rows["flop"].tolist()
+        assert pd.read_csv(out, float_precision="round_trip")["flop"].tolist() == rows["flop"].tolist()
     else:
         assert pq.read_table(out).num_rows == len(rows)
 

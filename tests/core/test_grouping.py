@@ -67,11 +67,12 @@ def test_each_group_has_its_one_value_mixed_or_none_on_random_columns(seed: int,
 def test_each_group_of_a_real_file_has_the_value_pandas_finds(path) -> None:
     report = report_of(path)
     k = report.kernels
-    group = pd.factorize(k["kernel_full"].fillna(""))[0]
+    group = pd.factorize(k["kernel_full"].astype(object).fillna(""))[0]
     rows = report.group("name", time_order=False)
     for col in ["kernel", "device", "stream", "grid", "block", "registers", "gpu", "cc"]:
         want = by_pandas(k[col], group)
         same(_same_or_mixed(k[col], group, int(group.max(initial=-1)) + 1), want)
         # and the grouped table shows it, in the order of its first launch of each name
-        shown = rows.set_index("kernel_full")[col].reindex(pd.unique(k["kernel_full"].fillna(""))).tolist()
+        names = pd.unique(k["kernel_full"].astype(object).fillna(""))
+        shown = rows.set_index("kernel_full")[col].reindex(names).tolist()
         same(pd.Series(shown, dtype=object), want)
