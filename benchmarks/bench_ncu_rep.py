@@ -37,7 +37,7 @@ FLOPSCOPE = [sys.executable, "-m", "flopscope.tui.cli"] if not shutil.which("flo
 START_UP = [
     sys.executable,
     "-c",
-    "import flopscope.tui.cli.main, flopscope.tui.cli.view, flopscope.core.report, pyarrow.parquet, pandas",
+    "import flopscope.tui.cli.main, flopscope.tui.cli.view, flopscope.core.report.report, pyarrow.parquet, pandas",
 ]
 
 

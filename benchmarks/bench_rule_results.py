@@ -36,7 +36,7 @@ def _median(run, repeat: int) -> float:
 
 def main() -> None:
     from flopscope.core import read_report
-    from flopscope.core.rule_results import read_rule_results
+    from flopscope.core.report.rules import read_rule_results
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--launches", type=int, nargs="+", default=[1000, 10000])

@@ -26,7 +26,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         os.environ["FLOPSCOPE_HOME"] = home
         from flopscope.core import Report, read_report
-        from flopscope.core.store import Store
+        from flopscope.core.store.run_store import Store
 
         base = read_report(FIXTURE)
         with Store() as store:

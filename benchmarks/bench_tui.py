@@ -188,7 +188,7 @@ def tmux_rows(report: Report, sizes: list[int], baseline: str | None, runs: int)
             build_raw_csv(size, csv)
             os.environ["FLOPSCOPE_HOME"] = env["FLOPSCOPE_HOME"]
             try:
-                from flopscope.core.store import Store
+                from flopscope.core.store.run_store import Store
 
                 with Store() as store:
                     store.save(synthetic(report, size), f"bench{size}")

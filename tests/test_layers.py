@@ -160,7 +160,7 @@ def test_outputs_without_a_table_load_no_table_renderer(argv, tmp_path):
 
     fill = {"demo": str(bundled_example()), "out": str(tmp_path / "kernels.csv")}
     modules = _cli_modules(*(a.format(**fill) for a in argv))
-    assert "flopscope.core.export" in modules
+    assert "flopscope.core.export.write" in modules
     assert _loaded(modules, ("rich", "flopscope.tui.presentation.text_report", "flopscope.tui.cli.sweep")) == []
     assert "rich" in _cli_modules("report", fill["demo"])
 
@@ -176,3 +176,63 @@ def test_the_app_loads_no_plot_library_until_a_plot_is_drawn():
         "build_plot(Roofline(points=(), compute=(), dram=None), 40, 12)"
     )
     assert "plotext" in drawn
+
+
+STAGES = ("common", "ncu", "table", "report", "export", "store", "profiling", "analysis")
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_each_stage_package_exports_what_it_names(stage):
+    """A stage's `__init__` names its public surface lazily: every name there must resolve to the module it says,
+    and `__all__` must list exactly those names (mypy and readers of the package see `__all__`)."""
+    import importlib
+
+    package = importlib.import_module(f"flopscope.core.{stage}")
+    assert sorted(package.__all__) == sorted(package._EXPORTS)
+    for name, module in package._EXPORTS.items():
+        defined = importlib.import_module(f"flopscope.core.{stage}.{module}")
+        assert getattr(package, name) is getattr(defined, name), (stage, name)
+
+
+def _cycles(graph, modules: set[str]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(m: str) -> None:
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        for n in graph.find_modules_directly_imported_by(m) & modules:
+            if n not in index:
+                visit(n)
+                low[m] = min(low[m], low[n])
+            elif n in stack:
+                low[m] = min(low[m], index[n])
+        if low[m] == index[m]:
+            component = []
+            while True:
+                n = stack.pop()
+                component.append(n)
+                if n == m:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for m in sorted(modules):
+        if m not in index:
+            visit(m)
+    return found
+
+
+def test_no_import_cycle_anywhere(tmp_path, monkeypatch):
+    """Not between modules, type-only imports included, and not through a package's `__init__`: a cycle makes
+    the import order matter and the layers a drawing cannot show."""
+    grimp = pytest.importorskip("grimp")
+    tree = _linked_tree(tmp_path)
+    monkeypatch.syspath_prepend(str(tree))
+    for name in [m for m in sys.modules if m == "flopscope" or m.startswith("flopscope.")]:
+        monkeypatch.delitem(sys.modules, name)
+    graph = grimp.build_graph("flopscope", cache_dir=None)
+    assert _cycles(graph, set(graph.modules)) == []

@@ -25,10 +25,10 @@ from typing import BinaryIO
 
 import pandas as pd
 
-from .. import table_cache
-from ..errors import FlopscopeError, path_error
-from ..memory import out_of_memory, ran_out_of_memory
-from ..units import UnitError, whole_numbers
+from ..common.errors import FlopscopeError, path_error
+from ..common.memory import out_of_memory, ran_out_of_memory
+from ..common.units import UnitError, whole_numbers
+from . import table_cache
 from .csv_details import read_details
 from .csv_raw import read_raw
 from .csv_text import split_csv

@@ -15,9 +15,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import FlopscopeError
-from ..ncu_metrics import OCCUPANCY_LIMITS
-from ..units import UnitError, is_time_unit, metric_unit_factor, parse_number, unit_dimension
+from ..common.errors import FlopscopeError
+from ..common.units import UnitError, is_time_unit, metric_unit_factor, parse_number, unit_dimension
+from ..ncu.metrics import OCCUPANCY_LIMITS
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
 from .progress_file import ByteProgress, counted
 from .wanted import IDENTITY, wanted

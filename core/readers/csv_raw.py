@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pandas as pd
 
-from ..errors import FlopscopeError
-from ..units import metric_unit_factor, parse_number
+from ..common.errors import FlopscopeError
+from ..common.units import metric_unit_factor, parse_number
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
 from .progress_file import ByteProgress, counted
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted

@@ -12,7 +12,7 @@ import csv
 import math
 from collections.abc import Iterable, Iterator
 
-from ..units import parse_number
+from ..common.units import parse_number
 from .ncu_rep_rules import RawFinding
 
 RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description")

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import FlopscopeError
+from ..common.errors import FlopscopeError
 
 # ncu's CSV identity headers mapped to canonical identity columns.
 IDENTITY_HEADERS = {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..errors import FlopscopeError
+from ..common.errors import FlopscopeError
 
 MAX_INPUT_ENV = "FLOPSCOPE_MAX_INPUT"
 FIFO_WAIT_ENV = "FLOPSCOPE_FIFO_WAIT"

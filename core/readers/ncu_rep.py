@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..errors import FlopscopeError, OutOfMemory
-from ..memory import memory_limit
-from ..units import metric_unit_factor
+from ..common.errors import FlopscopeError, OutOfMemory
+from ..common.memory import memory_limit
+from ..common.units import metric_unit_factor
 from .ncu_rep_stream import MAGIC, Damaged, Progress, Unsupported, capture_time, fill_identity, nvtx_path, read_table
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..units import is_missing, metric_unit_factor
+from ..common.units import is_missing, metric_unit_factor
 from .csv_text import DEFAULT_DOMAINS
 from .ncu_rep_columns import PAD, Column, MetricColumns, walk_fields
 from .wanted import MODIFIER_METRIC, OPCODE_METRIC, wanted

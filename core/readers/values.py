@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import FlopscopeError
+from ..common.errors import FlopscopeError
 
 # Far beyond any counter in SI units (a day of an H100 at peak is 1e20 FLOP; rates reach 1e13 B/s): a value past
 # it is a damaged cell, and products of two such values stay finite in float64.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..ncu_metrics import MODIFIER_METRIC, OPCODE_METRIC, is_read
+from ..ncu.metrics import MODIFIER_METRIC, OPCODE_METRIC, is_read
 
 __all__ = ["IDENTITY", "MODIFIER_METRIC", "OPCODE_METRIC", "objects", "wanted"]
 

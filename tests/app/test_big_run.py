@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from flopscope.core import Report, read_report
-from flopscope.core.store import Store
+from flopscope.core.store.run_store import Store
 from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 

@@ -10,8 +10,8 @@ import re
 import pandas as pd
 import pytest
 from flopscope.core import Report, read_report
-from flopscope.core.diff import diff_runs
-from flopscope.core.store import Store
+from flopscope.core.analysis.diff import diff_runs
+from flopscope.core.store.run_store import Store
 from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.help import HelpScreen

@@ -12,9 +12,9 @@ import threading
 import time
 
 import pytest
-from flopscope.core.scaling import Slice
-from flopscope.core.slurm import JobState
-from flopscope.core.sweep import PointResult
+from flopscope.core.analysis.scaling import Slice
+from flopscope.core.profiling.slurm import JobState
+from flopscope.core.profiling.sweep import PointResult
 from flopscope.tui.app.launch import live_sweep_app
 from flopscope.tui.app.screens.live_sweep import LiveSweepScreen
 from flopscope.tui.app.screens.sweep import SweepScreen
@@ -26,8 +26,9 @@ from ..helpers.profile import make_ncu
 from ..helpers.tmux import Tmux
 
 P1, P2, P3 = {"bs": "1"}, {"bs": "2"}, {"bs": "4"}
-# What a Slurm sweep of three points over two job slots calls, in order (core/sweep.py, core/slurm.py), and
-# each point's (host, state) after it: bs=4 waits for a free slot; bs=2's job fails; bs=4 is cancelled.
+# What a Slurm sweep of three points over two job slots calls, in order (core/profiling/sweep.py,
+# core/profiling/slurm.py), and each point's (host, state) after it: bs=4 waits for a free slot; bs=2's job
+# fails; bs=4 is cancelled.
 STEPS = [
     ("on_start", (P1, "slurm"), {"bs=1": ("slurm", "profiling"), "bs=2": ("", "waiting"), "bs=4": ("", "waiting")}),
     (

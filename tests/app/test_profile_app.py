@@ -4,10 +4,10 @@ the report that came back (ncu replaced by the stand-in that replays captured ou
 from __future__ import annotations
 
 from flopscope.core import read_report
-from flopscope.core.ncu_command import ProfileOptions
-from flopscope.core.profiler import profile
-from flopscope.core.store import Store
-from flopscope.core.transport import LocalTransport
+from flopscope.core.ncu.command import ProfileOptions
+from flopscope.core.profiling.profiler import profile
+from flopscope.core.profiling.transport import LocalTransport
+from flopscope.core.store.run_store import Store
 from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.screens.kernels import KernelsScreen

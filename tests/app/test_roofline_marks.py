@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from flopscope.core import read_report
-from flopscope.core.roofline import Ceiling
+from flopscope.core.table.roofline import Ceiling
 from flopscope.tui.app.screens.roofline import RooflineScreen
 from flopscope.tui.app.widgets import roofline_plot
 from flopscope.tui.app.widgets.roofline_plot import build_plot, legend, roofline_from

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from flopscope.core.roofline import Ceiling
+from flopscope.core.table.roofline import Ceiling
 from flopscope.tui.app.widgets import roofline_plot
 from flopscope.tui.app.widgets.roofline_plot import (
     Point,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.ceilings import save
-from flopscope.core.store import Store
+from flopscope.core.store.ceilings import save
+from flopscope.core.store.run_store import Store
 from flopscope.tui.app.screens.kernel import KernelScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
 

@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import pytest
 from flopscope.core import Report, read_report
-from flopscope.core.diff import diff_runs
-from flopscope.core.store import Store
+from flopscope.core.analysis.diff import diff_runs
+from flopscope.core.store.run_store import Store
 from flopscope.tui.app.launch import runs_app
 from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.kernels import PushedKernelsScreen

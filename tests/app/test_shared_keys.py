@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.diff import diff_runs
-from flopscope.core.scaling import Slice
-from flopscope.core.store import Store
+from flopscope.core.analysis.diff import diff_runs
+from flopscope.core.analysis.scaling import Slice
+from flopscope.core.store.run_store import Store
 from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.launch import runs_app, sweep_app
 from flopscope.tui.app.screens.diff import DiffScreen

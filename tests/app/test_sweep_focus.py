@@ -3,7 +3,7 @@ focus is shows with NO_COLOR too: a bar at the findings' left edge, not only a b
 
 from __future__ import annotations
 
-from flopscope.core.scaling import Slice
+from flopscope.core.analysis.scaling import Slice
 from flopscope.tui.app.launch import sweep_app
 
 from ..conftest import settle

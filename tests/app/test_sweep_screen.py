@@ -13,8 +13,8 @@ import pandas as pd
 import plotext as plt
 import pytest
 from flopscope.core import Report, read_report
-from flopscope.core.scaling import Slice, load_sweep, point_table, slices
-from flopscope.core.store import Store
+from flopscope.core.analysis.scaling import Slice, load_sweep, point_table, slices
+from flopscope.core.store.run_store import Store
 from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.launch import run_sweep, sweep_app
 from flopscope.tui.app.screens.help import HelpScreen

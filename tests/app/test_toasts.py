@@ -52,7 +52,7 @@ async def test_the_export_message_leaves_the_table_rows_visible(tmp_path, size, 
 
 
 async def test_a_runs_screen_hint_leaves_the_runs_visible(tmp_path):
-    from flopscope.core.store import Store
+    from flopscope.core.store.run_store import Store
 
     store = Store(tmp_path / "runs.db")
     store.save(read_report(fixture_path(H100)), "h100")

@@ -28,7 +28,7 @@ GEMM = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "g
 def gpu_host(tmp_path_factory):
     """A host whose python3 replays the H100's measurement, once it has checked its argv."""
     root = tmp_path_factory.mktemp("ceilings_host")
-    bench = files("flopscope.core").joinpath("ceilings_bench.py").read_text()
+    bench = files("flopscope.core.profiling").joinpath("ceilings_bench.py").read_text()
     standin = root / "python3_standin.py"
     standin.write_text(
         "import hashlib, json, sys\n"

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from flopscope.core.store import Store
+from flopscope.core.store.run_store import Store
 from flopscope.tui.cli.args import _fraction as parse_fraction
 
 from ..helpers.cli import run_cli

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from flopscope.core import NAMES, FlopscopeError, read_report
-from flopscope.core.store import Store
+from flopscope.core.store.run_store import Store
 from rich.cells import cell_len
 
 from ..conftest import fixture_path

@@ -223,7 +223,7 @@ def test_sweep_refuses_a_host_with_admin_only_counters_before_any_point(tmp_path
 def test_each_ncu_needs_the_driver_of_its_cuda_release(version, expected):
     """NVIDIA's conda labels (cuda-11.8.0 -> 2022.3.0, cuda-12.0.0 -> 2022.4.0, cuda-12.9.1 -> 2025.2.1,
     cuda-13.0.0 -> 2025.3.0) and the CUDA 11.x/12.x/13.x driver floors 450/525/580."""
-    from flopscope.core.doctor import ncu_needs
+    from flopscope.core.profiling.doctor import ncu_needs
 
     assert ncu_needs(version) == expected
 
@@ -247,7 +247,7 @@ DOCTOR_RUN = H100.parent / "doctor"  # `flopscope doctor` run on the H100 itself
 def test_doctor_run_on_the_h100_found_it_ready_as_its_own_outputs_say():
     """What doctor printed on the real node: every check OK, its facts those nvidia-smi and ncu printed there
     (environment_e.txt, same call), and today's judgement of the facts its probe gathered there the same."""
-    from flopscope.core.doctor import as_json, judge
+    from flopscope.core.profiling.doctor import doctor_json, judge
 
     env = (H100.parent / "environment_e.txt").read_text()
     run = json.loads((DOCTOR_RUN / "doctor.json").read_text())
@@ -259,7 +259,7 @@ def test_doctor_run_on_the_h100_found_it_ready_as_its_own_outputs_say():
     assert detail["GPU 0"] == "NVIDIA H100 80GB HBM3, CC 9.0, MIG off, persistence on"
     assert (DOCTOR_RUN / "doctor.txt").read_text().splitlines()[-2:] == ["localhost: ready to profile", "exit 0"]
     facts = json.loads((DOCTOR_RUN / "doctor_facts.json").read_text())
-    assert as_json("localhost", judge(facts)) == run
+    assert doctor_json("localhost", judge(facts)) == run
 
 
 H200_RUN = H100.parent.parent / "nvidia_h200"  # `flopscope doctor` on an H200 (capture part h)
@@ -268,7 +268,7 @@ H200_RUN = H100.parent.parent / "nvidia_h200"  # `flopscope doctor` on an H200 (
 def test_doctor_run_on_the_h200_found_it_ready_and_its_facts_judge_the_same_today():
     """What doctor printed on a real H200 (doctor.txt) against today's judgement of the facts its probe gathered
     there (doctor_facts.json): every check OK with the same detail, the GPU as nvidia-smi named it there."""
-    from flopscope.core.doctor import judge
+    from flopscope.core.profiling.doctor import judge
 
     printed = (H200_RUN / "doctor.txt").read_text().splitlines()
     assert printed[-2:] == ["localhost: ready to profile", "exit 0"]

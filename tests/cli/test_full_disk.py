@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.store import Store
+from flopscope.core.store.run_store import Store
 
 from ..conftest import fixture_path
 from ..helpers.cli import CLI

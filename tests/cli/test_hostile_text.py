@@ -22,9 +22,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.display_text import display_text
-from flopscope.core.export import write_table
-from flopscope.core.ncu_progress import describe, parse_line
+from flopscope.core.common.safe_text import display_text
+from flopscope.core.export.write import write_table
+from flopscope.core.ncu.progress import describe, parse_line
 
 from ..conftest import fixture_path, settle
 from ..helpers.cli import run_cli
@@ -352,7 +352,7 @@ def test_the_app_in_tmux_keeps_the_pane_title_and_shows_every_row(pages, tmp_pat
 def stored(pages, tmp_path_factory) -> Path:
     """A store holding the hostile raw page twice (runs `a` and `b`, hostile names, a hostile GPU name)."""
     from flopscope.core import Report
-    from flopscope.core.store import Store
+    from flopscope.core.store.run_store import Store
 
     home = tmp_path_factory.mktemp("store")
     report = read_report(pages["raw"])
@@ -386,8 +386,8 @@ def test_a_sweep_from_hostile_files_prints_escaped_names(pages, tmp_path):
 
 
 async def test_the_diff_screen_shows_escaped_names(stored):
-    from flopscope.core.diff import diff_runs
-    from flopscope.core.store import Store
+    from flopscope.core.analysis.diff import diff_runs
+    from flopscope.core.store.run_store import Store
     from flopscope.tui.app.app import FlopscopeApp
     from flopscope.tui.app.screens.diff import DiffScreen
     from flopscope.tui.app.widgets.kernel_table import KernelTable
@@ -447,7 +447,7 @@ async def test_the_live_profile_screen_escapes_ncu_and_program_output():
 
 async def test_the_runs_and_sweep_screens_show_escaped_names(stored, pages, tmp_path):
     """The Runs screen lists the hostile GPU name; the Sweep screen's findings name a hostile kernel."""
-    from flopscope.core.scaling import Slice
+    from flopscope.core.analysis.scaling import Slice
     from flopscope.tui.app.launch import runs_app, sweep_app
     from flopscope.tui.app.widgets.kernel_table import KernelTable
 
@@ -473,7 +473,7 @@ async def test_the_runs_and_sweep_screens_show_escaped_names(stored, pages, tmp_
 
 async def test_the_reconcile_screen_escapes_module_names_and_notes():
     """Module names come from the report's NVTX ranges; the title names the report file."""
-    from flopscope.core.reconcile import ModuleRow, Reconciliation
+    from flopscope.core.analysis.reconciliation import ModuleRow, Reconciliation
     from flopscope.tui.app.app import FlopscopeApp
     from flopscope.tui.app.screens.reconcile import ReconcileScreen
 

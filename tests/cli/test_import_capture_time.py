@@ -10,7 +10,7 @@ import gzip
 import json
 import shutil
 
-from flopscope.core.store import default_path
+from flopscope.core.store.run_store import default_path
 from flopscope.tui.app.launch import runs_app
 
 from ..conftest import fixture_path

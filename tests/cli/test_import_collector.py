@@ -1,4 +1,4 @@
-"""A command's imports run with Python's cycle collector paused (tui/cli/entry.collector_paused): pandas' and
+"""A command's imports run with Python's cycle collector paused (tui/cli/import_guards.collector_paused): pandas' and
 pyarrow's ~120k objects would otherwise be walked over and over as they pile up (30-40 ms of a 100k-launch
 export). The collector must be back on for the command itself, which makes and drops big tables."""
 
@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from flopscope.tui.cli.entry import collector_paused
+from flopscope.tui.cli.import_guards import collector_paused
 from flopscope.tui.cli.main import bundled_example
 
 

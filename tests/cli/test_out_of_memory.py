@@ -94,7 +94,7 @@ def test_a_raw_csv_read_out_of_memory_is_one_line_and_exit_2_however_it_ends(tmp
 def test_the_out_of_memory_line_starts_a_line_of_its_own_after_a_native_librarys_unended_one(monkeypatch, capfd):
     """Under an address-space limit Arrow's fatal message can reach stderr without a line end (`... malloc of size
     1050944 failed`); flopscope's line came right after it, on the same line (seen once under two workers)."""
-    from flopscope.core.memory import out_of_memory
+    from flopscope.core.common.memory import out_of_memory
     from flopscope.tui.cli import view
     from flopscope.tui.cli.main import main
 

@@ -14,9 +14,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from flopscope.core.ncu_catalogue import parse_catalogue, tensor_op_metrics
-from flopscope.core.ncu_command import METRIC_SETS
-from flopscope.core.plan import RECORDED
+from flopscope.core.ncu.catalogue import parse_catalogue, tensor_op_metrics
+from flopscope.core.ncu.command import METRIC_SETS
+from flopscope.core.profiling.plan import RECORDED
 
 from ..helpers.cli import run_cli as flopscope
 from ..helpers.h100_replay import H100, LINEAR_BS8, RUN, replay_ncu

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.ncu_progress import describe, parse_line, parse_lines
+from flopscope.core.ncu.progress import describe, parse_line, parse_lines
 
 from ..conftest import fixture_path
 from ..helpers.cli import CLI
@@ -652,7 +652,7 @@ def test_a_run_name_is_stored_as_typed_or_refused_by_every_command(tmp_path):
 
 def full_disk_store(monkeypatch) -> None:
     """Every store connection as on a full disk: SQLite's page limit at the database's current size."""
-    from flopscope.core.store import Store
+    from flopscope.core.store.run_store import Store
 
     opened = Store.__init__
 
@@ -705,9 +705,9 @@ def test_an_ncu_line_glued_to_unfinished_program_output_is_still_ncus():
 def test_kernels_profiled_while_the_program_leaves_its_line_open_are_all_counted(tmp_path):
     """End to end: the program prints a progress line without ending it and keeps running while ncu profiles:
     every kernel ncu names is counted, and the program's text is its output."""
-    from flopscope.core.ncu_command import ProfileOptions
-    from flopscope.core.profiler import profile
-    from flopscope.core.transport import LocalTransport
+    from flopscope.core.ncu.command import ProfileOptions
+    from flopscope.core.profiling.profiler import profile
+    from flopscope.core.profiling.transport import LocalTransport
 
     opts = ProfileOptions(
         command=["sh", "-c", "printf 'epoch 1: 10%%'; sleep 2"],

@@ -213,9 +213,9 @@ def test_stopping_a_sweep_stops_every_point_and_cleans_up(tmp_path, request, whe
 
 
 def test_a_chatty_program_does_not_fill_memory_but_every_ncu_event_is_kept(tmp_path):
-    from flopscope.core.ncu_command import ProfileOptions
-    from flopscope.core.profiler import profile
-    from flopscope.core.transport import LocalTransport
+    from flopscope.core.ncu.command import ProfileOptions
+    from flopscope.core.profiling.profiler import profile
+    from flopscope.core.profiling.transport import LocalTransport
 
     lines = 5000
     opts = ProfileOptions(
@@ -237,8 +237,8 @@ def test_output_between_ncu_events_is_trimmed_to_the_last_lines_and_every_ncu_ev
     """ncu's lines interleaved with the program's (how they arrive under load): the result keeps all of ncu's
     and only the program's last 200. The trim once looked 200 events back only, so an ncu event there let
     older output pile up (a CI run saw more than 200)."""
-    from flopscope.core.ncu_progress import Event
-    from flopscope.core.profiler import KEPT_OUTPUT, _trim_output
+    from flopscope.core.ncu.progress import Event
+    from flopscope.core.profiling.profiler import KEPT_OUTPUT, _trim_output
 
     events = []
     for i in range(3000):

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from flopscope.core.ceilings import from_bench, save
-from flopscope.core.store import Store
+from flopscope.core.store.ceilings import from_bench, save
+from flopscope.core.store.run_store import Store
 
 from ..helpers.ceilings import datasheet, recorded_doc, synthetic
 from ..helpers.cli import run_cli as flopscope

@@ -478,8 +478,8 @@ def test_dram_ceiling_uses_the_reports_steady_memory_clock_not_a_short_kernels_r
 def test_a_launch_ncu_failed_is_not_profiled_even_alone():
     """H800 report: ncu recorded nothing for flash_fwd_kernel (launch 4). Read on its own, as `ncu -k flash_fwd
     -c 1` would give it, it is still a launch ncu failed to profile, not one whose counters were not asked for."""
-    from flopscope.core.counters import count_kernels
     from flopscope.core.readers import read_metrics
+    from flopscope.core.table.counters import count_kernels
 
     frame, _ = read_metrics(fixture_path("h800_sglang_flashattn_full.ncu-rep"))
     alone = count_kernels(frame.iloc[[4]].reset_index(drop=True))
@@ -683,7 +683,7 @@ def test_each_launch_is_judged_against_its_own_gpu(tmp_path, monkeypatch):
     """One file, one kernel, launches on an A100 (1.41 GHz) and on an H100 PCIe (1.755 GHz): each launch gets
     its own GPU's ceilings (A100 FP32: 108 SMs x 128 FLOP/clk, H100: 114 x 256), grouping by name keeps the GPUs
     apart, the header names both, and a stored run comes back the same."""
-    from flopscope.core.store import Store
+    from flopscope.core.store.run_store import Store
     from flopscope.tui.presentation.text_report import header_lines
 
     from ..helpers.raw_csv import page

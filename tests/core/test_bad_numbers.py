@@ -10,8 +10,8 @@ import re
 from decimal import Decimal
 
 import pytest
-from flopscope.core.si import si
-from flopscope.core.units import UnitError, metric_unit_factor
+from flopscope.core.common.si_format import si
+from flopscope.core.common.units import UnitError, metric_unit_factor
 
 from ..conftest import fixture_path
 from ..helpers.cli import run_in_process

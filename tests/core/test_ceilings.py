@@ -2,7 +2,7 @@
 
 No GPU runs these tests. Most stored results below are SYNTHETIC, written by the test (not measured anywhere),
 with rates at the fractions of the H100 datasheet that published microbenchmarks report (DRAM ~86%, FP32 ~89%,
-issue 22); one test lists what the bench (core/ceilings_bench.py) measured on a real H100, recorded in
+issue 22); one test lists what the bench (core/profiling/ceilings_bench.py) measured on a real H100, recorded in
 tests/data/gpu/ (checked against the hardware's limits in test_ceilings_h100.py). What is tested is storage,
 reload, the comparison with the datasheet and the refusal where torch sees no GPU."""
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from flopscope.core.ceilings import from_bench, load_all, save
-from flopscope.core.errors import FlopscopeError
-from flopscope.core.store import Store
+from flopscope.core.common.errors import FlopscopeError
+from flopscope.core.store.ceilings import from_bench, load_all, save
+from flopscope.core.store.run_store import Store
 
 from ..helpers.ceilings import SYNTHETIC, datasheet, recorded_doc, synthetic
 from ..helpers.cli import run_cli as flopscope

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from flopscope.core.ceilings import from_bench
+from flopscope.core.store.ceilings import from_bench
 
 from ..helpers.ceilings import RECORDED_DIR, datasheet, recorded_doc
 
@@ -82,7 +82,7 @@ def test_the_clock_sampler_reads_nvidia_smi_while_a_ceiling_runs(tmp_path, monke
     outside; without nvidia-smi it stops and the clock is unknown."""
     import time
 
-    from flopscope.core import ceilings_bench
+    from flopscope.core.profiling import ceilings_bench
 
     smi = tmp_path / "nvidia-smi"
     smi.write_text("#!/bin/sh\necho 1755\n")

@@ -1,4 +1,4 @@
-"""core/columns.py declares every column a kernels table holds, and the lists of counted columns that every
+"""core/table/columns.py declares every column a kernels table holds, and the lists of counted columns that every
 module shares: a column added in one place only is caught here."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from flopscope.core import Report, read_report
-from flopscope.core.columns import ALL, DECLARED
+from flopscope.core.table.columns import ALL, DECLARED
 
 from ..conftest import fixture_path
 
@@ -15,7 +15,7 @@ AMOUNT_UNITS = ("s", "FLOP", "B")
 
 
 def test_every_column_of_a_read_report_is_declared(fixtures_dir):
-    """Launches and groups of every fixture hold only columns core/columns.py names, units and describes."""
+    """Launches and groups of every fixture hold only columns core/table/columns.py names, units and describes."""
     declared = {name for name, _, _ in DECLARED}
     files = sorted(p for p in fixtures_dir.iterdir() if p.suffix != ".md")
     assert len(files) > 10
@@ -23,7 +23,7 @@ def test_every_column_of_a_read_report_is_declared(fixtures_dir):
         report = read_report(path)
         for by in ("launch", "name", "nvtx"):
             undeclared = set(report.group(by).columns) - declared
-            assert not undeclared, f"{path.name} by {by}: {sorted(undeclared)} not in core/columns.py"
+            assert not undeclared, f"{path.name} by {by}: {sorted(undeclared)} not in core/table/columns.py"
 
 
 def test_a_group_row_sums_every_counted_column():

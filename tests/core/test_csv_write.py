@@ -1,4 +1,4 @@
-"""CSV exports are made into text a column at a time (core/csv_write.py); each cell must read back as what
+"""CSV exports are made into text a column at a time (core/export/csv_writer.py); each cell must read back as what
 pandas' `to_csv` (the writer before) wrote: the same text in text cells, the same number in numeric ones, on
 every real fixture and every grouping."""
 
@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.csv_write import write_csv
-from flopscope.core.export import defused, nested_as_json, whole_integers
-from flopscope.core.report import GROUPINGS
+from flopscope.core.export.cells import defused, nested_as_json, whole_integers
+from flopscope.core.export.csv_writer import write_csv
+from flopscope.core.report.report import GROUPINGS
 
 from ..conftest import FIXTURES
 from ..helpers.text_chunks import same_in_some_chunks

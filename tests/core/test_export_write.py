@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from flopscope.core import export
-from flopscope.core.export import write_table
+from flopscope.core.export import write as export
+from flopscope.core.export.write import write_table
 
 
 def _rows(n: int) -> pd.DataFrame:

@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
-from flopscope.core.gpus import find_gpu
+from flopscope.core.common.gpus import find_gpu
 
 from ..conftest import FIXTURES
 from ..helpers.real_files import GPU_DATA, first_launch, plain_copy

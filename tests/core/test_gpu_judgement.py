@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from flopscope.core import read_report
-from flopscope.core.gpu_judgement import DeviceJudgement, GpuJudgement
-from flopscope.core.report import with_gpu
+from flopscope.core.report.judgement import DeviceJudgement, GpuJudgement
+from flopscope.core.report.report import with_gpu
 from flopscope.tui.presentation.text_report import header
 
 from ..conftest import fixture_path

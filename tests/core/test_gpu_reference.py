@@ -237,8 +237,8 @@ def test_every_metric_flopscope_asks_for_exists_on_the_device(gpu_dir):
     """The metric sets against the device's own catalogue (`ncu --query-metrics` there): a name ncu 2025.3
     does not know is no error but an `(!) n/a` column (fail_bad_metric.stream.txt), so a typo would pass
     silently. Launch and device attributes are no counters: the captured raw pages hold them instead."""
-    from flopscope.core.ncu_catalogue import TENSOR_COUNTERS_BY_CC, parse_catalogue, tensor_op_metrics
-    from flopscope.core.ncu_command import METRIC_SETS
+    from flopscope.core.ncu.catalogue import TENSOR_COUNTERS_BY_CC, parse_catalogue, tensor_op_metrics
+    from flopscope.core.ncu.command import METRIC_SETS
 
     catalogue = parse_catalogue(gzip.decompress((gpu_dir / "query_metrics.txt.gz").read_bytes()).decode())
     page = first_launch(gpu_dir / "gemm_bf16_4096x4096x4096.csv.gz")  # profiled with metrics.txt

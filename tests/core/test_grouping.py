@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from flopscope.core import grouping
-from flopscope.core.grouping import _same_or_mixed
+from flopscope.core.table import grouping
+from flopscope.core.table.grouping import _same_or_mixed
 
 from ..helpers.real_files import file_id, real_files, report_of
 

@@ -10,8 +10,8 @@ import math
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.ncu_command import METRIC_SETS
-from flopscope.core.report import Report
+from flopscope.core.ncu.command import METRIC_SETS
+from flopscope.core.report.report import Report
 from flopscope.tui.app.screens.kernel import KernelScreen
 from flopscope.tui.app.widgets.roofline_plot import build_plot, legend, roofline_from
 from flopscope.tui.presentation import format as fmt

@@ -1,4 +1,4 @@
-"""`--json` and JSON exports are encoded a column at a time (core/json_rows.py); what they read back to must be
+"""`--json` and JSON exports are encoded a column at a time (core/export/json_writer.py); what they read back to must be
 what the per-row encoder (`export.records` through `json.dumps`, the code path before) gave, on every real
 fixture, value for value and type for type (7 stays an int, 7.0 a float, unknown a null)."""
 
@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.export import json_ready, records, run_meta, write_table
-from flopscope.core.json_rows import float_text, row_chunks, write_json_doc
-from flopscope.core.report import GROUPINGS
+from flopscope.core.export.cells import json_ready, records
+from flopscope.core.export.json_writer import float_text, row_chunks, write_json_doc
+from flopscope.core.export.write import run_meta, write_table
+from flopscope.core.report.report import GROUPINGS
 
 from ..conftest import FIXTURES
 from ..helpers.cli import run_in_process

@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from flopscope.core import FlopscopeError, find_gpu
-from flopscope.core.predict import BOARDS, paleo_seconds, peak_for, predict, predict_all
-from flopscope.core.reconcile import phase, range_names, reconcile
-from flopscope.core.report import Report, ordered
-from flopscope.core.report_meta import ReportMeta
-from flopscope.core.roofline import derive
+from flopscope.core.analysis.predict import BOARDS, paleo_seconds, peak_for, predict, predict_all
+from flopscope.core.analysis.reconciliation import phase, range_names, reconcile
+from flopscope.core.report.meta import ReportMeta
+from flopscope.core.report.report import Report, ordered
+from flopscope.core.table.roofline import derive
 from flopscope.tui.presentation.format import seconds as fmt_seconds
 from flopscope.tui.presentation.format import si as fmt_si
 
@@ -35,7 +35,7 @@ from ..helpers.cli import CLI, run_cli
 
 try:
     import torch
-    from flopscope.core.model_flops import count_factory, count_model
+    from flopscope.core.analysis.model_flops import count_factory, count_model
 except ImportError:  # torch is optional: the tests that count need it, the arithmetic ones do not
     torch = None
 
@@ -226,7 +226,7 @@ def test_attention_counted_on_the_cpu_fallback():
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_is_its_own_family_and_causal_counts_in_full(causal):
     """On meta (and CPU, math backend) attention runs as bmm: the 'attention' family never appeared."""
-    from flopscope.core.model_flops import CONVENTION
+    from flopscope.core.analysis.model_flops import CONVENTION
 
     class Attention(torch.nn.Module):
         def __init__(self) -> None:
@@ -1384,7 +1384,8 @@ class NoTorch:
         if name == "torch" or name.startswith("torch."):
             raise ModuleNotFoundError("No module named 'torch'")
 sys.meta_path.insert(0, NoTorch())
-import flopscope.core, flopscope.core.predict, flopscope.core.reconcile, flopscope.core.model_flops
+import flopscope.core, flopscope.core.analysis.predict, flopscope.core.analysis.reconciliation
+import flopscope.core.analysis.model_flops
 from flopscope.tui.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """

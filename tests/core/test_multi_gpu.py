@@ -7,8 +7,8 @@ import json
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.diff import diff_runs, gpus_apart
-from flopscope.core.store import Store
+from flopscope.core.analysis.diff import diff_runs, gpus_apart
+from flopscope.core.store.run_store import Store
 from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.help import HelpScreen

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.ncu_catalogue import parse_catalogue, tensor_counters_for, tensor_op_metrics
-from flopscope.core.ncu_command import METRIC_SETS, ProfileOptions, metric_list, ncu_argv
+from flopscope.core.ncu.catalogue import parse_catalogue, tensor_counters_for, tensor_op_metrics
+from flopscope.core.ncu.command import METRIC_SETS, ProfileOptions, metric_list, ncu_argv
 
 from ..helpers.raw_csv import one_launch
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.columns import COLLECTED
-from flopscope.core.counters import collecting
-from flopscope.core.ncu_catalogue import TENSOR_COUNTERS_BY_CC
-from flopscope.core.ncu_metrics import COLUMN_METRICS, METRIC_SETS, ON_REQUEST, RATE_FORMS, is_read
+from flopscope.core.ncu.catalogue import TENSOR_COUNTERS_BY_CC
+from flopscope.core.ncu.metrics import COLUMN_METRICS, METRIC_SETS, ON_REQUEST, RATE_FORMS, is_read
+from flopscope.core.table.columns import COLLECTED
+from flopscope.core.table.counters import collecting
 
 from ..helpers.raw_csv import one_launch
 

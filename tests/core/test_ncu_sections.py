@@ -179,7 +179,7 @@ def test_a_details_page_reads_its_section_labels():
 
 
 def test_a_stored_run_keeps_them_and_groups_them_as_the_file_does(tmp_path):
-    from flopscope.core.store import Store
+    from flopscope.core.store.run_store import Store
 
     report = read_report(fixture_path("b200_torch_sdpa_auto_raw.csv"))
     with Store(tmp_path / "s.db") as store:

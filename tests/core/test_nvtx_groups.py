@@ -9,8 +9,8 @@ from functools import cache
 from pathlib import Path
 
 from flopscope.core import read_report
-from flopscope.core.diff import diff_runs
-from flopscope.core.store import Store
+from flopscope.core.analysis.diff import diff_runs
+from flopscope.core.store.run_store import Store
 from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.screens.diff import DiffScreen
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.report import with_gpu
+from flopscope.core.report.report import with_gpu
 
 from ..conftest import fixture_path, settle
 from ..helpers.cli import run_cli

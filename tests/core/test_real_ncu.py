@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 from flopscope.core import read_report
-from flopscope.core.ncu_command import ProfileOptions, import_raw_argv, ncu_argv
+from flopscope.core.ncu.command import ProfileOptions, import_raw_argv, ncu_argv
 
 from ..conftest import fixture_path
 
@@ -52,7 +52,7 @@ def test_ncu_accepts_every_option_flopscope_passes(real_ncu, tmp_path):
 @pytest.mark.parametrize("given", ["--expo", "--metr", "--nvtx-inc", "--launch-co", "--print-su"])
 def test_ncu_reads_an_options_beginning_as_flopscope_resolves_it(real_ncu, given):
     """Without its value ncu names the option it took the abbreviation for: the one --ncu-args checks refuse."""
-    from flopscope.core.ncu_command import resolve_long
+    from flopscope.core.ncu.command import resolve_long
 
     out = subprocess.run([*real_ncu, given], capture_output=True, text=True, timeout=60)
     assert f"option '{resolve_long(given)}' is missing" in out.stdout + out.stderr

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from flopscope.core import report as report_module
-from flopscope.core import table_cache
-from flopscope.core.report import read_report
+from flopscope.core.readers import table_cache
+from flopscope.core.report import report as report_module
+from flopscope.core.report.report import read_report
 
 from ..helpers.real_files import file_id, real_files
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from flopscope.core import read_report
-from flopscope.core.export import run_meta
-from flopscope.core.report_meta import ReportMeta
+from flopscope.core.export.write import run_meta
+from flopscope.core.report.meta import ReportMeta
 
 from ..conftest import fixture_path
 from ..helpers.cli import run_cli

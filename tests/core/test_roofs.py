@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.ceilings import as_roof, measured_roof, save
-from flopscope.core.roofline import Roof
-from flopscope.core.store import Store
+from flopscope.core.store.ceilings import as_roof, measured_roof, save
+from flopscope.core.store.run_store import Store
+from flopscope.core.table.roofline import Roof
 
 from ..conftest import fixture_path
 from ..helpers.ceilings import datasheet, synthetic
@@ -126,8 +126,8 @@ def test_on_a_file_of_two_gpus_each_gpu_with_stored_ceilings_is_judged_by_its_ow
 def test_ceilings_are_computed_once_per_launches_gpus_and_roof(monkeypatch):
     """The header asks for the ceilings several times (1M launches: 0.07 s each): computed once, and anew for
     another roof, GPU or launches table, never stale."""
-    from flopscope.core import report as report_module
-    from flopscope.core.report import with_gpu
+    from flopscope.core.report import report as report_module
+    from flopscope.core.report.report import with_gpu
 
     calls = []
     real = report_module.run_ceilings

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.rule_results import NO_SECTIONS, by_speedup, plain_message, read_rule_results
+from flopscope.core.report.rules import NO_SECTIONS, by_speedup, plain_message, read_rule_results
 
 from ..conftest import fixture_path
 from ..helpers.real_files import H100, plain_copy

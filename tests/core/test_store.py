@@ -13,8 +13,8 @@ import time
 
 import pytest
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.diff import diff_runs
-from flopscope.core.store import Store
+from flopscope.core.analysis.diff import diff_runs
+from flopscope.core.store.run_store import Store
 
 from ..conftest import fixture_path
 from ..helpers.cli import run_cli as cli
@@ -67,7 +67,7 @@ def test_names_are_unique_and_unknown_runs_are_one_line_errors(store):
 WRITER = """
 import sys
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.store import Store
+from flopscope.core.store.run_store import Store
 report = read_report(sys.argv[1])
 store = Store()
 for i in range(10_000):
@@ -220,7 +220,7 @@ def test_a_read_only_store_reads_and_says_read_only_before_profiling(read_only_h
 SAVER = """
 import sys
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.store import Store
+from flopscope.core.store.run_store import Store
 report = read_report(sys.argv[1])
 store = Store()
 print("ready", flush=True)
@@ -302,8 +302,8 @@ def test_a_library_user_loads_a_sweep_with_core_alone_and_is_warned_of_a_damaged
     damage(damaged_home, "kernels", b"PAR1 this is no parquet", "s-bs2")
     script = textwrap.dedent(f"""
         import json, sys, warnings
-        from flopscope.core.scaling import load_sweep
-        from flopscope.core.store import Store
+        from flopscope.core.analysis.scaling import load_sweep
+        from flopscope.core.store.run_store import Store
         with warnings.catch_warnings(record=True) as caught, Store({str(damaged_home / "flopscope.db")!r}) as store:
             warnings.simplefilter("always")
             lines = load_sweep("s", store)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import FlopscopeError, read_report
-from flopscope.core.ceilings import load_all, save
-from flopscope.core.store import Store
+from flopscope.core.store.ceilings import load_all, save
+from flopscope.core.store.run_store import Store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

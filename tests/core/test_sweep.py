@@ -18,11 +18,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from flopscope.core import read_report
-from flopscope.core.ncu_command import ProfileOptions
-from flopscope.core.scaling import findings, linear_fit
-from flopscope.core.store import Store
-from flopscope.core.sweep import parse_params, points, run_sweep, substitute, unused_params
-from flopscope.core.transport import LocalTransport
+from flopscope.core.analysis.scaling import findings, linear_fit
+from flopscope.core.ncu.command import ProfileOptions
+from flopscope.core.profiling.sweep import parse_params, points, run_sweep, substitute, unused_params
+from flopscope.core.profiling.transport import LocalTransport
+from flopscope.core.store.run_store import Store
 
 from ..conftest import fixture_path
 from ..helpers.cli import CLI
@@ -815,7 +815,7 @@ def test_a_store_that_cannot_be_written_stops_the_sweep_cleanly(tmp_path, monkey
 # -- names, --resume, --from run ids, placeholders, checks before anything runs -----------------------------------
 RESERVER = """
 import sys
-from flopscope.core.store import Store
+from flopscope.core.store.run_store import Store
 store = Store()
 print("ready", flush=True)
 sys.stdin.readline()

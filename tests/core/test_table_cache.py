@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from flopscope.core import report as report_module
-from flopscope.core import table_cache
-from flopscope.core.readers import ncu_rep, read_metrics
-from flopscope.core.report import read_report
+from flopscope.core.readers import ncu_rep, read_metrics, table_cache
+from flopscope.core.report import report as report_module
+from flopscope.core.report.report import read_report
 
 from ..conftest import FIXTURES
 from ..helpers.real_files import DEMO, H100, plain_copy
@@ -139,7 +138,7 @@ def test_a_killed_writer_leaves_a_usable_cache(report, cache_on, tmp_path):
     next read works (and removes the temporary files once they are stale)."""
     script = tmp_path / "writer.py"
     script.write_text(
-        "import sys\nfrom pathlib import Path\nfrom flopscope.core import table_cache\n"
+        "import sys\nfrom pathlib import Path\nfrom flopscope.core.readers import table_cache\n"
         "from flopscope.core.readers import read_metrics\n"
         "frame, meta = read_metrics(sys.argv[1])\nentry = table_cache.entry_for(Path(sys.argv[1]))\n"
         "print('ready', flush=True)\n"
@@ -194,3 +193,14 @@ def test_the_cli_caches_and_no_cache_bypasses(report, tmp_path):
     second = run_cli("report", report, "--json", home=home, env=env)
     assert first.returncode == second.returncode == 0
     assert first.stdout == second.stdout
+
+
+def test_the_code_digests_cover_what_makes_a_table_wherever_the_modules_live():
+    """The keys hash the code that made a cached table: after core/ moved into stage packages, a digest over
+    the old paths would have hashed nothing of the readers and handed back tables made by other code."""
+    sources = table_cache.reader_sources()
+    assert all(p.is_file() for p in sources)
+    names = {p.name for p in sources}
+    assert {"ncu_rep_stream.py", "csv_raw.py", "metrics.py", "units.py"} <= names
+    engine = Path(table_cache.__file__).parents[1]
+    assert {p.name for p in engine.rglob("*.py")} >= {"counters.py", "roofline.py", "report.py"}

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from flopscope.core.gpus import all_gpus, find_gpu, gpu_in_text
-from flopscope.core.kernel_names import short_name
-from flopscope.core.units import is_missing, parse_number, unit_factor
+from flopscope.core.common.gpus import all_gpus, find_gpu, gpu_in_text
+from flopscope.core.common.units import is_missing, parse_number, unit_factor
+from flopscope.core.table.names import short_name
 
 
 @pytest.mark.parametrize(
@@ -207,7 +207,7 @@ def test_a_gpu_in_program_output_is_a_whole_name_of_the_files_cc(text, cc, key):
 
 def test_gpu_flag_refuses_another_architecture_and_suggests_close_names():
     from flopscope.core import FlopscopeError
-    from flopscope.core.gpus import require_gpu
+    from flopscope.core.common.gpus import require_gpu
 
     with pytest.raises(FlopscopeError) as wrong_cc:
         require_gpu("T4", {"7.0"})
@@ -234,7 +234,7 @@ def test_gpu_flag_refuses_another_architecture_and_suggests_close_names():
     ],
 )
 def test_ids_read_as_text_become_whole_numbers_where_every_one_is(cells, dtype, expected):
-    from flopscope.core.units import whole_numbers
+    from flopscope.core.common.units import whole_numbers
 
     for col in (pd.Series(cells, dtype=object), pd.Series(cells, dtype="str")):
         got = whole_numbers(col)

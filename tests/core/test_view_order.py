@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from flopscope.core import read_report
-from flopscope.core.export import nested_as_json, whole_integers, write_table
-from flopscope.core.report import GROUPINGS, in_order
+from flopscope.core.export.cells import nested_as_json, whole_integers
+from flopscope.core.export.write import write_table
+from flopscope.core.report.report import GROUPINGS, in_order
 
 from ..conftest import fixture_path
 
@@ -68,8 +69,8 @@ def test_a_table_written_in_an_order_is_the_sorted_table_written(ext, tmp_path):
 
 
 def test_csv_and_json_chunks_take_an_order_that_crosses_them():
-    from flopscope.core.csv_write import write_csv
-    from flopscope.core.json_rows import row_chunks
+    from flopscope.core.export.csv_writer import write_csv
+    from flopscope.core.export.json_writer import row_chunks
 
     report = read_report(fixture_path(REPORTS[0]))
     rows, order = report.view_order("launch", sort="flop")

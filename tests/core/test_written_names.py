@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from flopscope.core import FlopscopeError
-from flopscope.core.runs import new_run_dir
+from flopscope.core.store.run_folders import new_run_dir
 
 from ..conftest import fixture_path
 from ..helpers.cli import run_cli

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from flopscope.core.ceilings import Ceilings
+from flopscope.core.store.ceilings import Ceilings
 
 GPUS = Path(__file__).parents[2] / "core" / "data" / "gpus.csv"
 SYNTHETIC = "synthetic (test data, not measured)"

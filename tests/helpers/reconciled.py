@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from flopscope.core import Report, read_report
-from flopscope.core.model_flops import ModelFlops, count_model
-from flopscope.core.reconcile import Reconciliation, reconcile
+from flopscope.core.analysis.model_flops import ModelFlops, count_model
+from flopscope.core.analysis.reconciliation import Reconciliation, reconcile
 from flopscope.tui.cli.main import bundled_example
 
 WORKLOADS = Path(__file__).parents[1] / "data" / "gpu" / "workloads.py"

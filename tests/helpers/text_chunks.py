@@ -1,4 +1,4 @@
-"""A table for the writers' chunk-at-a-time text (core/csv_write.py, core/json_rows.py)."""
+"""A table for the writers' chunk-at-a-time text (core/export/csv_writer.py, core/export/json_writer.py)."""
 
 from __future__ import annotations
 

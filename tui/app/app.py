@@ -27,9 +27,8 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from ...core import FlopscopeError, Report, read_report
-from ...core.ceilings import judged_by
-from ...core.display_text import display_text
-from ...core.memory import out_of_memory, ran_out_of_memory
+from ...core.common import display_text, out_of_memory, ran_out_of_memory
+from ...core.store import judged_by
 from ..presentation.read_progress import ReadProgress
 from .read_ahead import ReadAhead, ReadStopped
 from .screens.help import HelpScreen

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.dom import DOMNode
 
 from ...core import FlopscopeError
-from ...core.runs import home_folder
+from ...core.common import home_folder
 
 CONFIG_FILE = "config.toml"
 

@@ -19,7 +19,7 @@ from .screens.kernels import KernelsScreen
 from .screens.profile import ProfileScreen
 
 if TYPE_CHECKING:
-    from ...core.scaling import Slice
+    from ...core.analysis import Slice
     from .screens.live_sweep import LiveSweepScreen
 
 Keymap = Mapping[str, str] | None

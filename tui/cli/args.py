@@ -9,10 +9,9 @@ import math
 from typing import NoReturn
 
 from ... import __version__
-from ...core.columns import GROUPINGS
-from ...core.model_flops import DTYPE_BYTES, INPUT_DTYPES
-from ...core.ncu_command import METRIC_SETS, REPLAY_MODES
-from ...core.predict import DEFAULT_GPUS
+from ...core.analysis import DEFAULT_GPUS, DTYPE_BYTES, INPUT_DTYPES
+from ...core.ncu import METRIC_SETS, REPLAY_MODES
+from ...core.table import GROUPINGS
 
 # Rows a printed table shows unless --top or --all says otherwise: a terminal never needs 100k formatted rows
 # (formatting them took 100 s and 1.3 GB for a 100k-launch `--by launch`); --json always has every row.

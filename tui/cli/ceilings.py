@@ -1,4 +1,4 @@
-"""`flopscope ceilings`: measure this node's ceilings (core/ceilings_bench.py through torch on the target) and
+"""`flopscope ceilings`: measure this node's ceilings (core/profiling/ceilings_bench.py through torch on the target) and
 keep them in the run store per host + GPU + driver; `--list` shows what is stored."""
 
 from __future__ import annotations
@@ -10,18 +10,16 @@ import time
 from importlib.resources import files
 from typing import TYPE_CHECKING
 
-from ...core.display_text import display_text
-from ...core.errors import FlopscopeError
-from ...core.transport import LocalTransport, SshTransport, check_host
+from ...core.common import FlopscopeError, display_text
+from ...core.profiling import LocalTransport, SshTransport, check_host
 
 if TYPE_CHECKING:
-    from ...core.ceilings import Ceilings
+    from ...core.store import Ceilings
 
 
 def cmd_ceilings(args: argparse.Namespace) -> int:
     # Imported here: the store brings pandas, which `flopscope --help` must not wait for.
-    from ...core.ceilings import as_json, load_all, save
-    from ...core.store import Store
+    from ...core.store import Store, ceilings_json, load_all, save
 
     if args.list:
         with Store() as store:
@@ -31,7 +29,7 @@ def cmd_ceilings(args: argparse.Namespace) -> int:
         with Store() as store:
             save(store, found[0])
     if args.json:
-        json.dump([as_json(c) for c in found], sys.stdout, indent=1)
+        json.dump([ceilings_json(c) for c in found], sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
     if not found:
@@ -43,7 +41,7 @@ def cmd_ceilings(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace) -> Ceilings:
-    from ...core.ceilings import from_bench
+    from ...core.store import from_bench
 
     if args.host:
         check_host(args.host)
@@ -51,7 +49,7 @@ def _measure(args: argparse.Namespace) -> Ceilings:
     else:
         transport = LocalTransport()
     python = sys.executable if transport.host == "localhost" else "python3"
-    source = files("flopscope.core").joinpath("ceilings_bench.py").read_text()
+    source = files("flopscope.core.profiling").joinpath("ceilings_bench.py").read_text()
     try:
         transport.connect()
         done = transport.output([python, "-c", source, str(args.device)])
@@ -73,7 +71,7 @@ def _measure(args: argparse.Namespace) -> Ceilings:
 def ceilings_lines(c: Ceilings) -> list[str]:
     """One measurement as text: which roof it is (measured where, on what), then each ceiling beside the
     datasheet's."""
-    from ...core.ceilings import KINDS
+    from ...core.store import KINDS
     from ..presentation import format as fmt
 
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.measured))

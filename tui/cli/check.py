@@ -10,11 +10,10 @@ import sys
 from rich.text import Text
 
 from ...core import FlopscopeError, Report, read_report
-from ...core.check import GATED, Check, check_runs
-from ...core.display_text import display_text
+from ...core.analysis import GATED, Check, check_runs
+from ...core.common import display_text, is_missing
 from ...core.export import records
 from ...core.store import Store
-from ...core.units import is_missing
 from ..presentation import format as fmt
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden, say
 

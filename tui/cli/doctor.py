@@ -6,9 +6,8 @@ import argparse
 import json
 import sys
 
-from ...core.display_text import display_text
-from ...core.doctor import as_json, failed, judge, probe
-from ...core.transport import LocalTransport, SshTransport, check_host
+from ...core.common import display_text
+from ...core.profiling import LocalTransport, SshTransport, check_host, doctor_json, failed, judge, probe
 
 FAILED = 1  # a blocking check failed: ncu would fail there
 
@@ -25,7 +24,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     finally:
         transport.close()
     if args.json:
-        json.dump(as_json(transport.host, checks), sys.stdout, indent=1)
+        json.dump(doctor_json(transport.host, checks), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         width = max(len(c.name) for c in checks)

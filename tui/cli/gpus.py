@@ -9,7 +9,7 @@ import sys
 
 from rich.text import Text
 
-from ...core.gpus import Gpu, all_gpus
+from ...core.common import Gpu, all_gpus
 from ..presentation import format as fmt
 from ..presentation.tables import Spec, console, fitted_table, print_hidden
 

@@ -11,11 +11,16 @@ import sys
 import threading
 from importlib import import_module
 
-from ...core.errors import FlopscopeError, OutOfMemory, path_error
-from ...core.memory import out_of_memory, ran_out_of_memory  # light; imported before memory runs out
+from ...core.common import (  # light; imported before memory runs out
+    FlopscopeError,
+    OutOfMemory,
+    out_of_memory,
+    path_error,
+    ran_out_of_memory,
+)
 from ..presentation.messages import say
 from .args import build_parser, split_command
-from .entry import collector_paused, stop_signals_blocked
+from .import_guards import collector_paused, stop_signals_blocked
 
 __all__ = ["COMMANDS", "build_parser", "bundled_example", "main", "parsed"]
 
@@ -107,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         with stop_signals_blocked(), collector_paused():
             run = getattr(import_module(f".{module}", __package__), name)
             if getattr(args, "no_cache", False):
-                from ...core.table_cache import NO_CACHE_ENV  # imports pandas
+                from ...core.readers.table_cache import NO_CACHE_ENV  # imports pandas
 
                 os.environ[NO_CACHE_ENV] = "1"  # read_metrics checks it; also passed on to anything flopscope starts
         return run(args)
@@ -116,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
-        from ...core.transport import stop_all, stopped_running_job  # imported already if it started anything
+        from ...core.profiling import stop_all, stopped_running_job  # imported already if it started anything
 
         stop_all()
         # Only where a running ncu was stopped: `report FIFO` stopped while reading has none to speak of.
@@ -158,7 +163,7 @@ def _stop_on_signals():
         # kill(2) sent it) must not cut the first short, nor land in the import below half done.
         for sig in before:
             signal.signal(sig, signal.SIG_IGN)
-        from ...core.transport import stop_all
+        from ...core.profiling import stop_all
 
         stop_all()
         raise KeyboardInterrupt

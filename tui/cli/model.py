@@ -13,20 +13,23 @@ from rich.console import Console
 from rich.text import Text
 
 from ...core import FlopscopeError, read_report
-from ...core.display_text import display_text
-from ...core.export import json_ready
-from ...core.model_flops import (
+from ...core.analysis import (
     ACTIVATIONS,
     BYTES,
     CONVENTION,
     INTENSITY,
     ModelFlops,
+    Prediction,
+    Reconciliation,
+    check_ppp,
     count_model,
     load_model_json,
     parse_shape,
+    predict_all,
+    reconcile,
 )
-from ...core.predict import Prediction, check_ppp, predict_all
-from ...core.reconcile import Reconciliation, reconcile
+from ...core.common import display_text
+from ...core.export import json_ready
 from ..presentation import format as fmt
 from ..presentation.reconcile_table import TOTALS, shown_modules
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden

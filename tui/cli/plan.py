@@ -1,13 +1,13 @@
-"""`flopscope profile --plan`: the cost of a profile before it runs (core/plan.py), and after it."""
+"""`flopscope profile --plan`: the cost of a profile before it runs (core/profiling/plan.py), and after it."""
 
 from __future__ import annotations
 
 import argparse
 import shlex
 
-from ...core.display_text import display_text
-from ...core.ncu_command import ProfileOptions
-from ...core.plan import make_plan, plan_lines, target_gpu_name
+from ...core.common import display_text
+from ...core.ncu import ProfileOptions
+from ...core.profiling import make_plan, plan_lines, target_gpu_name
 
 
 def cmd_plan(args: argparse.Namespace, opts: ProfileOptions, transport) -> int:

@@ -12,14 +12,19 @@ import time
 from pathlib import Path
 
 from ...core import FlopscopeError
-from ...core.gpus import require_gpu
-from ...core.ncu_command import ProfileOptions, ncu_argv
-from ...core.ncu_progress import Event, describe
-from ...core.plan import cost_line
-from ...core.profiler import ProfileResult, profile
-from ...core.runs import check_run_name, data_home, discard_unfinished, new_run_dir
-from ...core.store import Store, StoreError
-from ...core.transport import LocalTransport, SshTransport, check_env, check_host, stop_all
+from ...core.common import data_home, require_gpu
+from ...core.ncu import Event, ProfileOptions, describe, ncu_argv
+from ...core.profiling import (
+    LocalTransport,
+    ProfileResult,
+    SshTransport,
+    check_env,
+    check_host,
+    cost_line,
+    profile,
+    stop_all,
+)
+from ...core.store import Store, StoreError, check_run_name, discard_unfinished, new_run_dir
 from ..presentation.text_report import console, print_report, report_json, say
 from ..presentation.warnings import warning_lines
 

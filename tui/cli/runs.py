@@ -11,12 +11,10 @@ from pathlib import Path
 from rich.text import Text
 
 from ...core import FlopscopeError, read_report
-from ...core.diff import ceilings_apart, diff_runs, gpus_apart
-from ...core.display_text import display_text
+from ...core.analysis import ceilings_apart, diff_runs, gpus_apart
+from ...core.common import display_text
 from ...core.export import records
-from ...core.runs import check_run_name
-from ...core.store import Store, default_path
-from ...core.store_recover import recover_store
+from ...core.store import Store, check_run_name, default_path, recover_store
 from ..presentation import format as fmt
 from ..presentation.diff_text import diff_meta, table_rows, totals_line
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden, say

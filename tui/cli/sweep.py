@@ -17,16 +17,25 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from ...core import FlopscopeError, read_report
-from ...core.display_text import display_text
-from ...core.gpus import find_gpu
-from ...core.ncu_progress import describe
+from ...core.analysis import Slice, slices, sweep_points
+from ...core.common import data_home, display_text, find_gpu
+from ...core.ncu import describe
+from ...core.profiling import (
+    JOBS_AT_ONCE,
+    STOP_WAIT_S,
+    LocalTransport,
+    SlurmOptions,
+    SlurmTransport,
+    SshTransport,
+    parse_params,
+    points,
+    run_sweep,
+    stop_all,
+    substitute,
+    unused_params,
+)
 from ...core.report import with_gpu
-from ...core.runs import data_home
-from ...core.scaling import Slice, slices, sweep_points
-from ...core.slurm import JOBS_AT_ONCE, SlurmOptions, SlurmTransport
 from ...core.store import Store
-from ...core.sweep import STOP_WAIT_S, parse_params, points, run_sweep, substitute, unused_params
-from ...core.transport import LocalTransport, SshTransport, stop_all
 from ..presentation import format as fmt
 from ..presentation.columns import WARNING_CELLS, sweep_columns
 from ..presentation.sweep_analysis import FITTED, Analysis, analyse, fit_line, sweep_json

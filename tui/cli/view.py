@@ -7,11 +7,10 @@ import sys
 from pathlib import Path
 
 from ...core import FlopscopeError, read_report
-from ...core.ceilings import judged_by
-from ...core.columns import NEEDS
-from ...core.counters import missing_fix
 from ...core.export import check_target, run_meta, write_table
 from ...core.report import Report, in_order, with_gpu
+from ...core.store import judged_by
+from ...core.table import NEEDS, missing_fix
 from ..presentation.columns import sort_column
 from ..presentation.messages import print_warning, say
 from ..presentation.warnings import warning_lines
@@ -116,7 +115,7 @@ def _json_doc(report, rows, by: str) -> tuple[list[str], dict, dict | None]:
 
 
 def _print_json(rows, warnings: list[str], meta: dict, extra: dict | None) -> int:
-    from ...core.json_rows import write_json_doc
+    from ...core.export import write_json_doc
 
     for line in warnings:
         say(line)
@@ -158,7 +157,7 @@ def cmd_open(args) -> int:
 
         return run_kernels(args.path, gpu=args.gpu, roof=args.roof, read_ahead=ahead)
     _refuse_missing_file(args.path)
-    from ...core.scaling import load_sweep
+    from ...core.analysis import load_sweep
     from ...core.store import Store
     from .sweep import _show, judged_against
 

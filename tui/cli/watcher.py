@@ -227,8 +227,7 @@ def _crash_line(ending: str, peak_bytes: int, oom_killed: bool | None) -> str:
     """The one line for a worker that native code ended (`ending`: the signal, or an exit status Python did not
     give): what it worked on, how it ended, the memory it had reached, the likely cause and its fix.
     `oom_killed`: whether the out-of-memory killer ended a process of this cgroup meanwhile (None: not known)."""
-    from ...core.errors import FlopscopeError
-    from ...core.memory import address_space_limit, out_of_memory
+    from ...core.common import FlopscopeError, address_space_limit, out_of_memory
 
     what = _what_it_worked_on()
     how = f"{ending} after it reached {peak_bytes / 2**30:.2f} GiB"
@@ -254,7 +253,7 @@ def _crash_line(ending: str, peak_bytes: int, oom_killed: bool | None) -> str:
 
 def _what_it_worked_on() -> str:
     """The report the command was given, or the command itself: what the one line names."""
-    from ...core.errors import FlopscopeError
+    from ...core.common import FlopscopeError
     from .main import parsed
 
     try:

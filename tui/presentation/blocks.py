@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from rich.text import Text
 
-from ...core.display_text import display_text
+from ...core.common import display_text
 from .names import cut_end
 
 

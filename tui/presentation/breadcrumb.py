@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.cells import cell_len
 
-from ...core.display_text import display_text
+from ...core.common import display_text
 from .names import cut_end
 
 SEP = " › "

@@ -9,9 +9,8 @@ import difflib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ...core.columns import ALL, SIMT_FLOP
-from ...core.display_text import display_text
-from ...core.errors import FlopscopeError
+from ...core.common import FlopscopeError, display_text
+from ...core.table import ALL, SIMT_FLOP
 from . import format as fmt
 
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ...core.diff import run_total
+from ...core.analysis import run_total
 from ...core.export import json_ready
 from . import format as fmt
 

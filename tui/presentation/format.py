@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from ...core.si import infinite as _infinite
-from ...core.si import si as si  # fmt.si: the tables' numbers, spelled as core's warning lines spell them
-from ...core.si import significant as _significant
-from ...core.units import is_missing
+from ...core.common import infinite as _infinite
+from ...core.common import is_missing
+from ...core.common import si as si  # fmt.si: the tables' numbers, spelled as core's warning lines spell them
+from ...core.common import significant as _significant
 
 
 def seconds(value) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from ...core.display_text import display_text
+from ...core.common import display_text
 
 # A sweep's threads say their lines at once (a Slurm job's state, a kernel): one write per line, under a lock,
 # so no line is ever glued to another's middle.
@@ -19,7 +19,7 @@ def print_warning(message: str) -> None:
 
 def say(line: str) -> None:
     """One line on stderr, as every CLI message goes: text from a report or a remote host in it (a kernel
-    name, a path, ncu's output) shown with its control characters escaped (core/display_text.py)."""
+    name, a path, ncu's output) shown with its control characters escaped (core/common/safe_text.py)."""
     with _ONE_AT_A_TIME:
         sys.stderr.write(display_text(line) + "\n")
         sys.stderr.flush()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...core.reconcile import Reconciliation
+from ...core.analysis import Reconciliation
 from . import format as fmt
 from .columns import Column
 

@@ -8,8 +8,8 @@ import shlex
 import numpy as np
 import pandas as pd
 
-from ...core.kernel_names import function_name
-from ...core.units import is_missing
+from ...core.common import is_missing
+from ...core.table import function_name
 from . import format as fmt
 
 

@@ -10,9 +10,8 @@ import pandas as pd
 from rich.table import Table
 from rich.text import Text
 
-from ...core.display_text import display_text
-from ...core.report import Report
-from ...core.rule_results import Finding, LaunchFindings, read_rule_results
+from ...core.common import display_text
+from ...core.report import Finding, LaunchFindings, Report, read_rule_results
 from . import format as fmt
 
 TITLE = "ncu rules"

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ...core import Report
+from ...core.analysis import Fit, Slice, findings, group_table, linear_fit, point_table
 from ...core.export import records
-from ...core.scaling import Fit, Slice, findings, group_table, linear_fit, point_table
 from . import format as fmt
 
 # The fitted columns: name, title and how their values read.

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...core.display_text import display_text
+from ...core.common import display_text
 from . import format as fmt
 
 WAITING, PROFILING, QUEUED, RUNNING, STORING = "waiting", "profiling", "queued", "running", "storing"

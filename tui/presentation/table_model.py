@@ -15,9 +15,8 @@ import numpy as np
 import pandas as pd
 from rich.cells import cell_len
 
-from ...core.display_text import display_text
-from ...core.roofline import MEMORY_LEVELS
-from ...core.units import is_missing
+from ...core.common import display_text, is_missing
+from ...core.table import MEMORY_LEVELS
 from . import format as fmt
 from .columns import EXTRA_COLUMNS, Column
 

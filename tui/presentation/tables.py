@@ -12,7 +12,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from ...core.display_text import display_text
+from ...core.common import display_text
 from .columns import drop
 from .names import distinct_cuts
 

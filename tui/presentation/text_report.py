@@ -10,12 +10,10 @@ from rich.console import Console, Group
 from rich.text import Text
 
 from ...core import FMA_CONVENTION, Report, all_gpus
-from ...core.columns import FLOP_PARTS, INTEGER, SIMT_FLOP
-from ...core.counters import missing_fix
+from ...core.common import is_missing
 from ...core.export import json_ready, records, run_meta
-from ...core.gpu_judgement import DeviceJudgement
-from ...core.roofline import Ceiling
-from ...core.units import is_missing
+from ...core.report import DeviceJudgement
+from ...core.table import FLOP_PARTS, INTEGER, SIMT_FLOP, Ceiling, missing_fix
 from . import format as fmt
 from .blocks import Block, lines
 from .columns import EXTRA_COLUMNS, Column, table_columns

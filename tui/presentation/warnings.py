@@ -3,9 +3,9 @@ CLI prints them on stderr. Plain text, no rich: `export` prints them without imp
 
 from __future__ import annotations
 
-from ...core.counters import missing_fix
-from ...core.display_text import display_text
+from ...core.common import display_text
 from ...core.report import Report
+from ...core.table import missing_fix
 
 FLOPSCOPE_METRICS = "flopscope profile --metrics"  # collects what `ncu --metrics` would, and stores the run
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from textual.app import App
 
-from ....core.display_text import display_text
+from ....core.common import display_text
 
 
 def full_name(row: pd.Series, name_column: str = "kernel") -> str:

@@ -20,8 +20,8 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from ....core import Report
-from ....core.diff import ceilings_apart, diff_runs, gpus_apart
-from ....core.display_text import display_text
+from ....core.analysis import ceilings_apart, diff_runs, gpus_apart
+from ....core.common import display_text
 from ...presentation import format as fmt
 from ...presentation.columns import Column, short_gpu
 from ...presentation.diff_text import diff_meta, table_rows, totals_line

@@ -19,7 +19,7 @@ from textual.app import App
 from textual.widgets import Input, Label
 
 from ....core import FlopscopeError, Report
-from ....core.display_text import display_text, safe_file_name
+from ....core.common import display_text, safe_file_name
 from ....core.export import check_target, run_meta, write_table
 from ...presentation.names import cut_middle
 from .prompt import PromptScreen

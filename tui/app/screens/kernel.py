@@ -19,14 +19,10 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from ....core import FMA_CONVENTION
-from ....core.columns import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES
-from ....core.counters import collecting
-from ....core.display_text import display_text
-from ....core.gpus import find_gpu
-from ....core.ncu_catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
+from ....core.common import display_text, find_gpu, is_missing
+from ....core.ncu import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
 from ....core.report import Report
-from ....core.roofline import Ceiling
-from ....core.units import is_missing
+from ....core.table import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES, Ceiling, collecting
 from ...presentation import format as fmt
 from ...presentation.reprofile import reprofile_advice
 from ...presentation.rules import row_rule_results, rule_items, rules_table

@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ....core.display_text import display_text
+from ....core.common import display_text
 from ...presentation import format as fmt
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter

@@ -15,8 +15,8 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from ....core import FMA_CONVENTION, Report
-from ....core.over_ceiling import OverCeiling
-from ....core.roofline import ROOFS, Ceiling
+from ....core.report import OverCeiling
+from ....core.table import ROOFS, Ceiling
 from ...presentation import format as fmt
 from ...presentation.blocks import Block
 from ...presentation.columns import short_gpu, table_columns

@@ -21,9 +21,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from ....core import FlopscopeError
-from ....core.display_text import display_text
-from ....core.scaling import Slice
-from ....core.transport import stop_all
+from ....core.analysis import Slice
+from ....core.common import display_text
+from ....core.profiling import stop_all
 from ...presentation.sweep_states import SweepStates
 from ..widgets.footer import KeyFooter
 from .sweep import SweepScreen

@@ -20,9 +20,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, RichLog, Static
 
 from ....core import FlopscopeError
-from ....core.display_text import display_text
-from ....core.ncu_progress import Event, describe
-from ....core.profiler import ProfileResult
+from ....core.common import display_text
+from ....core.ncu import Event, describe
+from ....core.profiling import ProfileResult
 from ..widgets.footer import KeyFooter
 
 # job(on_event, on_process) -> ProfileResult; raises FlopscopeError with the one-line reason.

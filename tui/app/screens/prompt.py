@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from ....core.display_text import display_text
+from ....core.common import display_text
 
 # check(text) -> None when the answer can be used, else the reason it cannot (shown in the dialog).
 Check = Callable[[str], str | None]

@@ -18,9 +18,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from ....core import Report
-from ....core.display_text import display_text
-from ....core.model_flops import ModelFlops
-from ....core.reconcile import Reconciliation, module_report
+from ....core.analysis import ModelFlops, Reconciliation, module_report
+from ....core.common import display_text
 from ...presentation.reconcile_table import reconcile_columns, reconcile_frame
 from ...presentation.table_model import TableModel
 from ..widgets.footer import KeyFooter

@@ -18,10 +18,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Static
 
-from ....core.ceilings import measured_roof
+from ....core.common import is_missing
 from ....core.report import Report
-from ....core.roofline import CLOCK, ROOFS, Ceiling, Roof
-from ....core.units import is_missing
+from ....core.store import measured_roof
+from ....core.table import CLOCK, ROOFS, Ceiling, Roof
 from ...presentation import format as fmt
 from ...presentation.columns import short_gpu
 from ..widgets.footer import KeyFooter

@@ -17,8 +17,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from ....core import FlopscopeError
-from ....core.diff import diff_runs
-from ....core.scaling import load_sweep
+from ....core.analysis import diff_runs, load_sweep
 from ....core.store import Store
 from ...presentation import format as fmt
 from ...presentation.columns import Column

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from ....core.columns import DESCRIPTIONS
+from ....core.table import DESCRIPTIONS
 from ...presentation.columns import EXTRA_COLUMNS, Column
 
 

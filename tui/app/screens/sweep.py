@@ -22,8 +22,8 @@ from textual.containers import VerticalScroll
 from textual.events import Resize
 from textual.widgets import Static
 
-from ....core.display_text import display_text
-from ....core.scaling import Slice
+from ....core.analysis import Slice
+from ....core.common import display_text
 from ...presentation import format as fmt
 from ...presentation.columns import sweep_columns
 from ...presentation.sweep_analysis import FITTED, Analysis, analyse, fit_line, sweep_json

@@ -13,7 +13,7 @@ import pandas as pd
 from rich.text import Text
 from textual.widgets import Static
 
-from ....core.display_text import display_text
+from ....core.common import display_text
 from ...presentation.table_model import Query, TableModel, filter_problem, parse_filter, sorted_by
 from ..widgets.kernel_table import KernelTable
 from .back import BackScreen, can_go_back

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ....core.display_text import display_text
+from ....core.common import display_text
 from ..screens.kernel import section_table, sections
 
 SPLIT = 120  # from this many columns the Kernels screen shows the details beside the table

@@ -22,7 +22,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ....core.display_text import display_text
+from ....core.common import display_text
 from ...presentation.columns import Column, fit
 from ...presentation.names import cut_end, distinct_cuts
 from ...presentation.table_model import Query, TableModel

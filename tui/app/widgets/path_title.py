@@ -10,7 +10,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widget import Widget
 
-from ....core.display_text import display_text
+from ....core.common import display_text
 from ...presentation.names import cut_middle
 
 

@@ -19,8 +19,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from ....core.display_text import display_text
-from ....core.roofline import Ceiling
+from ....core.common import display_text
+from ....core.table import Ceiling
 from ...presentation import format as fmt
 
 if TYPE_CHECKING:

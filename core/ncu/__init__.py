@@ -1,0 +1,35 @@
+"""Nsight Compute itself: the metrics flopscope reads, ncu's per-chip catalogue, the ncu command line it builds and
+the progress ncu prints while it runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..common.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
+    from .command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
+    from .progress import Event, describe
+
+_EXPORTS = {
+    "ASK_FOR_TENSOR_COUNTERS": "catalogue",
+    "WHICH_TENSOR_COUNTERS": "catalogue",
+    "METRIC_SETS": "command",
+    "ProfileOptions": "command",
+    "REPLAY_MODES": "command",
+    "ncu_argv": "command",
+    "Event": "progress",
+    "describe": "progress",
+}
+__all__ = [
+    "ASK_FOR_TENSOR_COUNTERS",
+    "METRIC_SETS",
+    "REPLAY_MODES",
+    "WHICH_TENSOR_COUNTERS",
+    "Event",
+    "ProfileOptions",
+    "describe",
+    "ncu_argv",
+]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,180 @@
+"""A cache of the tables read from report files, so a second open of a big report costs a Parquet read.
+
+Two kinds of entry per report: its metric table as the readers made it (readers/__init__.py; an .ncu-rep's
+only, as a CSV parses about as fast), and the finished report, counted and derived, for each `--gpu` it was
+opened with (report_cache.py). One Parquet file per entry under `<data home>/cache/`, named by a hash of what
+identifies the report as read: its resolved path, size, modification time and inode, the entry's kind,
+flopscope's version and a digest of the code that made it. A report changed in place gets a new name; the old
+entry ages out.
+
+Safe without locks: an entry is written to a temporary file beside it and renamed into place (atomic on
+POSIX), so a reader sees a whole entry or none, and a killed writer leaves only a `.tmp-*` file, removed by the
+next eviction. An entry that cannot be read is ignored and rewritten. The cache never fails a read: a
+read-only or full disk only means no entry. `FLOPSCOPE_NO_CACHE=1` (the CLI's `--no-cache`) bypasses it;
+`FLOPSCOPE_CACHE_MAX_BYTES` caps its size (default 4 GB), oldest entries evicted first.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from ... import __version__
+
+NO_CACHE_ENV = "FLOPSCOPE_NO_CACHE"
+MAX_BYTES_ENV = "FLOPSCOPE_CACHE_MAX_BYTES"
+DEFAULT_MAX_BYTES = 4 << 30
+MIN_REPORT_BYTES = 1 << 20  # smaller reports read faster than a Parquet file opens
+_META_KEY = b"flopscope.reader_meta"
+_STALE_TMP_SECONDS = 3600
+
+
+def enabled() -> bool:
+    return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
+
+
+def cache_folder() -> Path | None:
+    from ..common.home import data_home
+
+    try:
+        folder = data_home() / "cache"
+        folder.mkdir(exist_ok=True)
+    except Exception:  # OSError, or FlopscopeError from data_home: no cache, and the read goes on
+        return None
+    return folder
+
+
+_CORE = Path(__file__).parents[1]  # core/: this module is core/readers/table_cache.py
+
+
+@functools.cache
+def readers_code() -> str:
+    """A digest of the code that makes a cached metric table (the readers and the metric vocabulary they keep):
+    a table read by other code, an older flopscope or a working copy being edited, is never handed back."""
+    return _digest(reader_sources())
+
+
+def reader_sources() -> list[Path]:
+    return [*(_CORE / "readers").glob("*.py"), _CORE / "ncu" / "metrics.py", _CORE / "common" / "units.py"]
+
+
+@functools.cache
+def engine_code() -> str:
+    """A digest of all of core/, its GPU datasheets included: what counts and derives a finished report."""
+    return _digest([p for p in _CORE.rglob("*") if p.suffix in (".py", ".csv", ".txt") and p.is_file()])
+
+
+def _digest(sources: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for source in sorted(sources):
+        digest.update(str(source.relative_to(_CORE)).encode())
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def entry_for(path: Path, *kind: object, code: str | None = None) -> Path | None:
+    """Where the table of `path` is (or would be) cached: its metric table, or with `kind` another entry of it
+    (`"report", gpu`) made by `code`. None when it is not worth caching or cannot be."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    if info.st_size < MIN_REPORT_BYTES or not enabled():
+        return None
+    folder = cache_folder()
+    if folder is None:
+        return None
+    from .ncu_rep import READER_ENV
+
+    made_by = code if code is not None else readers_code()
+    reader = os.environ.get(READER_ENV, "")  # a table ncu_report read is not one the streaming reader read
+    key = [str(path.resolve()), info.st_size, info.st_mtime_ns, info.st_ino, __version__, made_by, reader, *kind]
+    return folder / f"{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]}.parquet"
+
+
+def load(entry: Path) -> tuple[pd.DataFrame, dict] | None:
+    """The cached (table, its meta), or None when there is no usable entry."""
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(entry)
+        stored = json.loads(table.schema.metadata[_META_KEY])
+        frame = _objects_again(table.to_pandas(), stored["object_columns"], stored.get("object_categories", []))
+    except Exception:  # absent, or damaged by something other than this module: read the report instead
+        return None
+    os.utime(entry)  # most recently used, for eviction
+    return frame, stored["reader_meta"]
+
+
+def _objects_again(frame: pd.DataFrame, names: list[str], categorical: list[str]) -> pd.DataFrame:
+    """Text columns as the readers make them (object, None where missing), and categorical names with object
+    categories: Arrow hands back pandas' string dtype, with NaN for missing, which later steps compare and
+    serialise differently."""
+    for name in names:
+        frame[name] = pd.Series(frame[name].to_numpy(dtype=object, na_value=None), index=frame.index, dtype=object)
+    for name in categorical:
+        column = frame[name].cat
+        categories = pd.Index(column.categories.to_numpy(dtype=object), dtype=object)
+        frame[name] = pd.Categorical.from_codes(column.codes, categories=categories, ordered=column.ordered)
+    return frame
+
+
+def _object_categories(frame: pd.DataFrame) -> list[str]:
+    return [
+        c
+        for c in frame.columns
+        if isinstance(frame[c].dtype, pd.CategoricalDtype) and frame[c].cat.categories.dtype == object
+    ]
+
+
+def save(entry: Path, frame: pd.DataFrame, meta: dict) -> None:
+    """Store (table, its meta: a JSON object) atomically; on any failure leave no entry."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        stored = {
+            "reader_meta": meta,
+            "object_columns": [c for c in frame.columns if frame[c].dtype == object],
+            "object_categories": _object_categories(frame),
+        }
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: json.dumps(stored)})
+        with tempfile.NamedTemporaryFile(dir=entry.parent, prefix=".tmp-", suffix=".parquet", delete=False) as tmp:
+            pq.write_table(table, tmp.name, write_statistics=False)  # read whole: no filter needs min/max
+        os.replace(tmp.name, entry)
+    except Exception:  # a column Arrow cannot type, a full disk: the report was read, only not cached
+        if "tmp" in locals():
+            Path(tmp.name).unlink(missing_ok=True)
+        return
+    evict(entry.parent)
+
+
+def evict(folder: Path, max_bytes: int | None = None) -> None:
+    """Remove the least recently used entries past the size cap, and temporary files of killed writers."""
+    max_bytes = max_bytes if max_bytes is not None else int(os.environ.get(MAX_BYTES_ENV, DEFAULT_MAX_BYTES))
+    now = time.time()
+    entries = []
+    for item in folder.iterdir():
+        try:
+            info = item.stat()
+        except OSError:
+            continue
+        if item.name.startswith(".tmp-"):
+            if now - info.st_mtime > _STALE_TMP_SECONDS:
+                item.unlink(missing_ok=True)
+            continue
+        entries.append((info.st_mtime, info.st_size, item))
+    total = sum(size for _, size, _ in entries)
+    for _, size, item in sorted(entries):
+        if total <= max_bytes:
+            break
+        item.unlink(missing_ok=True)
+        total -= size
