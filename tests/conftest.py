@@ -91,3 +91,20 @@ def snapshot_update(request) -> bool:
     """Whether screen snapshots are rewritten instead of compared: `pytest --snapshot-update` or
     FLOPSCOPE_SNAPSHOT_UPDATE=1."""
     return bool(request.config.getoption("--snapshot-update") or os.environ.get("FLOPSCOPE_SNAPSHOT_UPDATE"))
+
+
+# Modules whose tests start real processes or servers (sshd, Slurm, tmux, chromium, ncu stand-ins, mypy) or
+# read large generated inputs: `-m "not slow"` leaves them out for a quick loop while working; CI runs all.
+SLOW_MODULES = {
+    "test_app_tmux", "test_big_run", "test_live_sweep", "test_profile_app", "test_serve",
+    "test_big_csv_progress", "test_big_outputs", "test_big_report", "test_ceilings_remote", "test_full_disk",
+    "test_out_of_memory", "test_profile", "test_profile_h100_replay", "test_profile_modules", "test_profile_stop",
+    "test_sweep_slurm", "test_unreachable_host", "test_watcher", "test_fuzz", "test_sweep", "test_types",
+    "test_layers", "test_hostile_text", "test_store_damage", "test_module_ranges",
+}  # fmt: skip
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        if item.path.stem in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..common.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .check import GATED, Check, check_runs
+    from .check import GATED, Check, check_runs, other_gpus, other_metrics
     from .diff import ceilings_apart, diff_runs, gpus_apart, run_total
     from .model_flops import (
         ACTIVATIONS,
@@ -30,6 +30,8 @@ _EXPORTS = {
     "Check": "check",
     "GATED": "check",
     "check_runs": "check",
+    "other_gpus": "check",
+    "other_metrics": "check",
     "ceilings_apart": "diff",
     "diff_runs": "diff",
     "gpus_apart": "diff",
@@ -88,6 +90,8 @@ __all__ = [
     "load_model_json",
     "load_sweep",
     "module_report",
+    "other_gpus",
+    "other_metrics",
     "parse_shape",
     "point_table",
     "predict_all",

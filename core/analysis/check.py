@@ -19,6 +19,7 @@ from .diff import diff_runs
 
 # (column of diff_runs, what it is, +1 where higher is better, -1 where lower is)
 GATED = [("time_per_launch_s", "time/launch", -1), ("flop_per_s", "FLOP/s", +1), ("pct_of_roof", "% of roof", +1)]
+EVERY_METRIC = tuple(column for column, _, _ in GATED)
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class Check:
     max_drop: float
     min_share: float
     by: str
+    judged_on: tuple[str, ...] = EVERY_METRIC  # the GATED columns a group can regress on
 
     @property
     def regressed(self) -> pd.DataFrame:
@@ -48,10 +50,33 @@ class Check:
         return self.regressed.empty and self.judged > 0
 
 
+def other_gpus(run: Report, baseline: Report) -> str | None:
+    """How the run's GPUs differ from the baseline's (`H100 80GB HBM3 vs H200`), None where they are the same or
+    either is unknown: time per launch and FLOP/s then compare the hardware, not the code."""
+    a, b = run.gpu_names, baseline.gpu_names
+    if not a or not b or set(a) == set(b):
+        return None
+    return f"{' + '.join(a)} vs {' + '.join(b)}"
+
+
+def other_metrics(run: Report, baseline: Report) -> str | None:
+    """Where the two reports collected different ncu metrics: a column one lacks compares as unknown."""
+    a, b = set(run.meta.metrics_collected), set(baseline.meta.metrics_collected)
+    if not a or not b or a == b:
+        return None
+    return f"{len(a - b)} ncu metric(s) only in the run, {len(b - a)} only in the baseline"
+
+
 def check_runs(
-    run: Report, baseline: Report, by: str = "name", max_drop: float = 0.05, min_share: float = 0.01
+    run: Report,
+    baseline: Report,
+    by: str = "name",
+    max_drop: float = 0.05,
+    min_share: float = 0.01,
+    judged_on: tuple[str, ...] = EVERY_METRIC,
 ) -> Check:
-    """`run` judged against `baseline`, group by group (matched as `flopscope diff` matches them)."""
+    """`run` judged against `baseline`, group by group (matched as `flopscope diff` matches them), on the GATED
+    metrics `judged_on` (runs on other GPUs: % of roof alone, each against its own GPU's roof)."""
     if not 0 < max_drop < 1:
         raise ValueError("max_drop is a fraction between 0 and 1")
     diff = diff_runs(baseline, run, by=by)
@@ -73,13 +98,14 @@ def check_runs(
             base, now = rows[f"{column}_base"], rows[f"{column}_run"]
             rows[f"{column}_change"] = (now / base.where(base > 0) - 1).where(rows["presence"] == "both")
             wrong_way.append(-better * rows[f"{column}_change"])  # > 0: moved the wrong way by that fraction
-    worse = np.column_stack([w.to_numpy(dtype=float) for w in wrong_way])
+    judged = [k for k, (column, _, _) in enumerate(GATED) if column in judged_on]
+    worse = np.column_stack([wrong_way[k].to_numpy(dtype=float) for k in judged])
     known = ~np.isnan(worse).all(axis=1)
     pick = np.nan_to_num(worse, nan=-np.inf).argmax(axis=1)
-    names = np.array([c for c, _, _ in GATED], dtype=object)
+    names = np.array([GATED[k][0] for k in judged], dtype=object)
     rows["worst"] = np.where(known, names[pick], None)
-    better = np.array([b for _, _, b in GATED])
-    rows["worst_change"] = np.where(known, -better[pick] * worse[np.arange(len(pick)), pick], np.nan)
+    signs = np.array([GATED[k][2] for k in judged])  # each metric's `better`
+    rows["worst_change"] = np.where(known, -signs[pick] * worse[np.arange(len(pick)), pick], np.nan)
     rows["gated"] = (rows["presence"] == "both") & (rows["share"] >= min_share)
     regressed = rows["gated"] & known & (np.nan_to_num(worse, nan=-np.inf).max(axis=1) > max_drop)
     rows["verdict"] = np.select(
@@ -91,4 +117,4 @@ def check_runs(
     rows = rows.sort_values(
         ["verdict", "share"], key=lambda s: s.map(order) if s.name == "verdict" else -s, kind="stable"
     ).reset_index(drop=True)
-    return Check(rows, max_drop, min_share, by)
+    return Check(rows, max_drop, min_share, by, judged_on)

@@ -1,3 +1,5 @@
+# mypy: allow-subclassing-any
+# torch is not followed (pyproject.toml), so the torch classes subclassed here are Any to mypy.
 """Analytic FLOPs of a PyTorch model, per module, forward and backward (`flopscope model`).
 
 Counting is torch's own `torch.utils.flop_counter.FlopCounterMode`: it counts matrix products, convolutions
@@ -160,7 +162,7 @@ class ModelFlops:
     def module(self, name: str) -> ModuleFlops | None:
         return next((m for m in self.modules if m.name == name), None)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         doc = asdict(self)
         doc["input_shape"] = list(self.input_shape)
         doc["modules"] = [{**asdict(m), "intensity": _finite(m.intensity)} for m in self.modules]
@@ -177,7 +179,7 @@ class ModelFlops:
         return doc
 
     @classmethod
-    def from_json(cls, doc: dict) -> ModelFlops:
+    def from_json(cls, doc: dict[str, Any]) -> ModelFlops:
         fields = {k: doc[k] for k in cls.__dataclass_fields__ if k in doc}
         fields["input_shape"] = tuple(doc["input_shape"])
         fields["modules"] = [
@@ -266,7 +268,8 @@ def _import_factory(spec: str) -> Callable[[], Any]:
             f"{attr} is {type(obj).__name__}, not an nn.Module or a function that returns one",
             f"name an nn.Module or a function returning one, as {target}:NAME",
         )
-    return obj
+    factory: Callable[[], Any] = obj  # a callable: a factory, as far as can be told before calling it
+    return factory
 
 
 def _import_module(spec: str, module_name: str) -> Any:
@@ -299,11 +302,13 @@ def _import_file(spec: str, target: str) -> Any:
     if folder not in sys.path:
         sys.path.insert(0, folder)
     name = f"_flopscope_model_{path.stem}"  # a name of its own: a file called torch.py shadows nothing
-    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location(name, path))
+    found = importlib.util.spec_from_file_location(name, path)
+    assert found is not None and found.loader is not None  # a .py file's: a source file loader
+    module = importlib.util.module_from_spec(found)
     sys.modules[name] = module  # dataclasses and pickling look classes up by module name
     try:
         with _user_code(spec, f"importing {path}"):
-            module.__spec__.loader.exec_module(module)
+            found.loader.exec_module(module)  # module.__spec__'s
     except FlopscopeError:
         raise
     except Exception as err:  # the user's file may raise anything on import
@@ -548,7 +553,7 @@ class _Counting:
     input_requires_grad: bool
     input_dtype: Any  # a torch dtype, or None for the parameters' own
 
-    def __call__(self, model: Any, shape: tuple[int, ...], torch: Any) -> dict:
+    def __call__(self, model: Any, shape: tuple[int, ...], torch: Any) -> dict[str, Any]:
         from torch.nn.attention import SDPBackend, sdpa_kernel
         from torch.utils.flop_counter import FlopCounterMode
 
@@ -612,7 +617,9 @@ def _attention_meter(torch: Any) -> Any:
     class AttentionMeter(TorchFunctionMode):
         forward = backward = 0
 
-        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        def __torch_function__(
+            self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+        ) -> Any:
             kwargs = kwargs or {}
             if func is sdpa:
                 q, k, v = (args[i] if len(args) > i else kwargs[n] for i, n in enumerate(("query", "key", "value")))
@@ -647,7 +654,9 @@ def _same_dtype_check(torch: Any) -> Any:
     checked = {getattr(torch.ops.aten, op) for op in _SAME_DTYPE_OPS}
 
     class SameDtype(TorchDispatchMode):
-        def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+        ) -> Any:
             kwargs = kwargs or {}
             if func.overloadpacket in checked:
                 dtypes = sorted(
@@ -677,7 +686,7 @@ def _relabel(ops: dict[str, int], source: str, target: str, flop: int) -> None:
             del ops[source]
 
 
-def _corrected_formulas(torch: Any) -> dict:
+def _corrected_formulas(torch: Any) -> dict[Any, Callable[..., int]]:  # aten operator -> its formula
     """FlopCounterMode formulas that replace torch's own where torch's are wrong (custom_mapping)."""
     return {torch.ops.aten.convolution_backward: _conv_backward_flop}
 
@@ -703,7 +712,7 @@ def _conv_backward_flop(
     sums over N x output positions, which is the forward product count, whatever the grouping."""
     from torch.utils.flop_counter import conv_flop_count
 
-    forward = conv_flop_count(x_shape, w_shape, grad_out_shape, transposed=transposed)
+    forward: int = conv_flop_count(x_shape, w_shape, grad_out_shape, transposed=transposed)
     return forward * (int(bool(output_mask[0])) + int(bool(output_mask[1])))
 
 
@@ -719,17 +728,17 @@ def _param_precision(model: Any, torch: Any) -> str:
         if p.is_floating_point():
             name = str(p.dtype).removeprefix("torch.")
             sizes[name] = sizes.get(name, 0) + p.numel()
-    top = max(sizes, key=sizes.get) if sizes else "float32"
+    top = max(sizes, key=sizes.__getitem__) if sizes else "float32"
     return _PRECISIONS.get(top, "fp32")
 
 
-def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, int], list]:
+def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, int], list[Any]]:
     """Forward hooks on leaf modules adding their output bytes (every call) to a dict by name."""
     leaves: dict[str, int] = {}
-    handles = []
+    handles: list[Any] = []  # torch's hook handles
 
-    def hook_for(name: str) -> Callable:
-        def hook(_module, _inputs, output) -> None:
+    def hook_for(name: str) -> Callable[[Any, Any, Any], None]:
+        def hook(_module: Any, _inputs: Any, output: Any) -> None:
             tensors = [t for t in torch.utils._pytree.tree_leaves(output) if isinstance(t, torch.Tensor)]
             leaves[name] = leaves.get(name, 0) + sum(
                 t.numel() * (nbytes if t.is_floating_point() else t.element_size()) for t in tensors
@@ -779,7 +788,13 @@ def _why_no_grad(out: Any, torch: Any, model: Any) -> tuple[str, str]:
     )
 
 
-def _tabulate(model: Any, forward: dict, total: dict | None, leaves: dict[str, int], dtype: str) -> dict:
+def _tabulate(
+    model: Any,
+    forward: dict[str, dict[Any, int]],
+    total: dict[str, dict[Any, int]] | None,
+    leaves: dict[str, int],
+    dtype: str,
+) -> dict[str, Any]:
     root = type(model).__name__
     nbytes = DTYPE_BYTES[dtype]
     modules = []
@@ -827,12 +842,12 @@ def _inside(leaf: str, name: str) -> bool:
     return not name or leaf == name or leaf.startswith(name + ".")
 
 
-def _ops(counts: dict) -> dict[str, int]:
+def _ops(counts: dict[Any, int]) -> dict[str, int]:
     # Keys are aten overload packets (aten.convolution); keep the operator's name.
     return {str(op).removeprefix("aten."): int(v) for op, v in counts.items() if v}
 
 
-def _scale(counted: dict, batch: int) -> dict:
+def _scale(counted: dict[str, Any], batch: int) -> dict[str, Any]:
     out = dict(counted)
     out["forward_flop"] *= batch
     if out["backward_flop"] is not None:
@@ -903,7 +918,7 @@ def _check_model_doc(doc: Any) -> None:
             raise ValueError(f"{key} is not an object of operator: FLOPs")
 
 
-def _check_numbers(doc: dict, where: str) -> None:
+def _check_numbers(doc: dict[str, Any], where: str) -> None:
     for key, nullable in _NUMBERS.items():
         if key not in doc:
             raise ValueError(f"{where}no {key}")

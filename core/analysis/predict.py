@@ -12,7 +12,9 @@ Communication (PALEO's third term) is not modelled.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from ..common.errors import FlopscopeError
 from ..common.gpus import Gpu, require_gpu
@@ -63,7 +65,7 @@ class Prediction:
     bound: str = "compute"  # the larger of the two terms: compute or memory
     flop_by_ceiling: dict[str, float] = field(default_factory=dict)  # FLOPs held against each ceiling
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -99,7 +101,7 @@ def peak_for(gpu: Gpu, precision: str) -> float:
 
 
 def flop_by_ceiling(
-    flop: float, gpu: Gpu, precision: str, families: dict[str, float] | None = None
+    flop: float, gpu: Gpu, precision: str, families: Mapping[str, float] | None = None
 ) -> dict[str, float]:
     """FLOPs per database ceiling, most first: all at `ceiling_for`, except that at fp32 the TF32_BY_DEFAULT
     families' FLOPs (`families`: FLOPs per operator family) go to the TF32 tensor peak on a GPU that has one."""
@@ -132,7 +134,7 @@ def predict(
     ppp: float = 0.5,
     batch: int = 1,
     nbytes: float | None = None,
-    families: dict[str, float] | None = None,
+    families: Mapping[str, float] | None = None,
 ) -> Prediction:
     """max(FLOPs / (peak x PPP), NBYTES / DRAM bandwidth); without NBYTES (or a known bandwidth), compute only.
     `families` (FLOPs per operator family) lets fp32 convolutions run at the TF32 peak (`flop_by_ceiling`); the
@@ -172,7 +174,7 @@ def predict_all(
     ppp: float = 0.5,
     batch: int = 1,
     nbytes: float | None = None,
-    families: dict[str, float] | None = None,
+    families: Mapping[str, float] | None = None,
 ) -> tuple[list[Prediction], list[str]]:
     """Predictions for every --gpu (an error if one lacks the precision), else for DEFAULT_GPUS; and notes.
     `families`: FLOPs per operator family (`ModelFlops.family_flops`), for fp32's TF32 convolutions."""

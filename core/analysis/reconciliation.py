@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any, cast
 
 import pandas as pd
 
 from ..common.errors import FlopscopeError
 from ..common.gpus import Gpu, require_gpu
 from ..export.cells import json_ready
-from ..report.report import NO_RANGE, Report
+from ..report.report import Report
 from ..table.columns import FLOP_PARTS
 from ..table.counters import collecting, missing_fix
+from ..table.grouping import NO_RANGE
 from ..table.nvtx import is_emit_nvtx_op, normalize_nvtx
-from ..table.roofline import PRECISIONS, datasheet_peak
+from ..table.roofline import PRECISIONS, Ceiling, datasheet_peak
 from ..table.summary import counted_flop
 from .model_flops import ModelFlops
 from .predict import DTYPE_OF_CEILING, ceiling_for, flop_by_ceiling, fp32_note, harmonic_peak, peak_for, utilization
@@ -83,8 +85,8 @@ class Reconciliation:
     # an unknown total, of which only the known precisions are counted (as `flopscope report`'s "FLOP ≥")
     lower_bounds: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict:
-        return json_ready(asdict(self))
+    def to_json(self) -> dict[str, Any]:
+        return cast("dict[str, Any]", json_ready(asdict(self)))  # json_ready keeps a dict a dict
 
 
 def range_names(path: str | None) -> list[str]:
@@ -425,13 +427,13 @@ def _peak(report: Report, gpu: Gpu | None, split: dict[str, float]) -> tuple[flo
     missing = next((note for _, _, note in found.values() if note), "")
     if missing:
         return None, "", missing, {}
-    peaks = {name: peak for name, (peak, _, _) in found.items()}
+    peaks = {name: peak for name, (peak, _, _) in found.items() if peak is not None}  # None only with a note
     sources = list(dict.fromkeys(source for _, source, _ in found.values()))
     source = sources[0] if len(sources) == 1 else "; ".join(f"{n}: {s}" for n, (_, s, _) in found.items())
     return harmonic_peak(split, peaks), source, "", peaks
 
 
-def _ceiling(report: Report, ceilings: dict, gpu: Gpu | None, name: str) -> tuple[float | None, str, str]:
+def _ceiling(report: Report, ceilings: dict[str, Ceiling], gpu: Gpu | None, name: str) -> tuple[float | None, str, str]:
     """(FLOP/s, source, a note) of the database ceiling NAME: the report's own where it has one, the one
     `flopscope report` judges the run against (its peak counters x the measured clock: 2.84 TFLOP/s FP32 in a
     T4 report, not the datasheet's 8.1); else the datasheet's, scaled to the measured SM clock as report does."""
@@ -462,7 +464,7 @@ def _precision_note(report: Report, dtype: str) -> str:
     total = sum(flops.values())
     if not total:
         return ""
-    top = max(flops, key=flops.get)
+    top = max(flops, key=flops.__getitem__)
     suggested = DTYPE_OF_CEILING.get(top)
     if suggested == dtype or flops[top] < 0.5 * total:
         return ""

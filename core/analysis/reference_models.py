@@ -1,3 +1,5 @@
+# mypy: allow-subclassing-any
+# torch is not followed (pyproject.toml), so the torch classes subclassed here are Any to mypy.
 """Reference models in plain PyTorch (torchvision is not a dependency), for `flopscope model NAME`.
 
 VGG and ResNet follow torchvision's definitions layer for layer and use its module names, so parameter counts
@@ -10,19 +12,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Literal
 
 import torch
 from torch import nn
 
 # VGG configurations D (16 layers) and E (19 layers) from Simonyan & Zisserman 2014; "M" is a 2x2 max pool.
-_VGG = {
+_VGG: dict[str, list[int | Literal["M"]]] = {
     "vgg16": [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"],
     "vgg19": [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M"],
 }
 
 
 class VGG(nn.Module):
-    def __init__(self, config: list, num_classes: int = 1000) -> None:
+    def __init__(self, config: list[int | Literal["M"]], num_classes: int = 1000) -> None:
         super().__init__()
         layers: list[nn.Module] = []
         channels = 3

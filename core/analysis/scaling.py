@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -51,7 +52,7 @@ class Slice:
         return f"{self.param} at {held}" if held else self.param
 
 
-def slices(runs: list[tuple[dict, Report]], where: str = "sweep") -> list[Slice]:
+def slices(runs: list[tuple[dict[str, Any], Report]], where: str = "sweep") -> list[Slice]:
     """A sweep's runs (their parameter values, their reports) as lines to analyse: along every numeric
     parameter that varies, one line per combination of the others. A cartesian product of batch size and
     sequence length gives each batch-size line at each sequence length, and the other way round; mixing
@@ -68,7 +69,7 @@ def slices(runs: list[tuple[dict, Report]], where: str = "sweep") -> list[Slice]
         )
     out = []
     for param in numeric:
-        lines: dict[tuple, list[tuple[float, Report]]] = {}
+        lines: dict[tuple[tuple[str, Any], ...], list[tuple[float, Report]]] = {}
         for params, report in runs:
             held = tuple((n, params.get(n)) for n in names if n != param)
             lines.setdefault(held, []).append((float(params[param]), report))
@@ -84,7 +85,9 @@ def _python_warning(message: str) -> None:
     warnings.warn(message, stacklevel=3)
 
 
-def sweep_points(name: str, store: Store, warn: Callable[[str], None] = _python_warning) -> list[tuple[dict, Report]]:
+def sweep_points(
+    name: str, store: Store, warn: Callable[[str], None] = _python_warning
+) -> list[tuple[dict[str, Any], Report]]:
     """(parameters, report) of every readable run of sweep `name`, in the order stored. A damaged run is left
     out with one `warn(message)` naming it (default: a Python warning), so one bad row does not hide the rest."""
     runs = store.runs(name)
@@ -120,7 +123,7 @@ def load_sweep(name: str, store: Store, warn: Callable[[str], None] = _python_wa
     return slices(stored, f"sweep {name}")
 
 
-def _is_number(value) -> bool:
+def _is_number(value: Any) -> bool:  # a sweep parameter's value as stored: any JSON value
     try:
         float(value)
     except (TypeError, ValueError):

@@ -45,7 +45,7 @@ class Gpu:
     sms: int | None
     boost_clock_hz: float
     tensor_clock_hz: float  # the clock the tensor peaks are quoted at (AT_TENSOR_CLOCK); the boost clock if empty
-    peaks: dict  # ceiling name -> FLOP/s (NaN where the GPU has no such unit)
+    peaks: dict[str, float]  # ceiling name -> FLOP/s (NaN where the GPU has no such unit)
     dram_bytes_per_s: float
     l2_bytes: float
     memory_bytes: float
@@ -71,7 +71,7 @@ def _num(text: str) -> float:
         return math.nan
 
 
-def _row(row: dict) -> Gpu:
+def _row(row: dict[str, str]) -> Gpu:
     sms = _num(row["sms"])
     peaks = {c: _num(row[col]) * TFLOPS for c, col in CEILINGS.items()}
     for acc16, acc32 in ACC16_OF.items():

@@ -14,6 +14,8 @@ What is escaped, and why:
   because they too move neutral characters (`.`, `_`, digits) across a name, and a kernel name has no use for
   an invisible mark.
 - Line and paragraph separators (U+2028, U+2029): some terminals and widgets break the line there.
+- Zero-width characters (U+200B-200D, U+2060, U+FEFF): invisible, so two names that differ only by one look
+  identical, and some terminals give them a cell while others do not, which shifts the rest of a table row.
 Backslashes are left alone: Windows paths stay readable; an escape is therefore a hint, not a proof, that the
 original held a control character (JSON output says exactly what it held).
 """
@@ -24,7 +26,8 @@ import re
 
 _SHORT = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}\u2028\u2029]")
+_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}{_ZERO_WIDTH}\u2028\u2029]")
 
 
 def _escape(char: str) -> str:

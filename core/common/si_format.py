@@ -5,6 +5,7 @@ same in each."""
 from __future__ import annotations
 
 import math
+from typing import SupportsFloat, cast
 
 from .units import is_missing
 
@@ -16,24 +17,24 @@ def infinite(value: float) -> str | None:
     return None if math.isfinite(value) else ("-∞" if value < 0 else "∞")
 
 
-def si(value, unit: str = "", digits: int = 3) -> str:
+def si(value: object, unit: str = "", digits: int = 3) -> str:
     """1.2e12 -> '1.20 T' + unit: always `digits` significant digits, so a column reads at a glance;
     blank for missing values."""
     if is_missing(value):
         return ""
-    value = float(value)
-    if infinite(value):
-        return f"{infinite(value)} {unit}".rstrip()
-    if value == 0:
+    number = float(cast(SupportsFloat, value))  # any table cell: not missing, so a number
+    if infinite(number):
+        return f"{infinite(number)} {unit}".rstrip()
+    if number == 0:
         return f"0 {unit}".rstrip()
-    rounded = float(f"{value:.{digits - 1}e}")  # round first: 999.96e9 is '1.00 T', not '1.00e+03 G'
+    rounded = float(f"{number:.{digits - 1}e}")  # round first: 999.96e9 is '1.00 T', not '1.00e+03 G'
     if abs(rounded) >= 1e21 or infinite(rounded):  # past the largest prefix (and 1.798e308, which rounds to inf)
-        return f"{value:.{digits - 1}e} {unit}".rstrip()
-    value = rounded
+        return f"{number:.{digits - 1}e} {unit}".rstrip()
+    number = rounded
     for scale, prefix in _PREFIXES:
-        if abs(value) >= scale:
-            return f"{significant(value / scale, digits)} {prefix}{unit}".rstrip()
-    plain = str(int(value)) if value.is_integer() else significant(value, digits)  # 12 B, not 12.0 B
+        if abs(number) >= scale:
+            return f"{significant(number / scale, digits)} {prefix}{unit}".rstrip()
+    plain = str(int(number)) if number.is_integer() else significant(number, digits)  # 12 B, not 12.0 B
     return f"{plain} {unit}".rstrip()
 
 

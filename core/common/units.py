@@ -241,7 +241,7 @@ def whole_numbers(col: pd.Series) -> pd.Series:
     return numbers.astype("Int64")
 
 
-def _whole_text(col):
+def _whole_text(col: pd.Series) -> pd.Series | None:
     """`whole_numbers` of a text column whose every cell is an integer ("7", missing as None), parsed by Arrow in
     one cast: a launch id column has a distinct text per launch, and pandas' to_numeric took 50 ms per 100k.
     None for anything else (a "7.0", an "n/a", a huge id), which the general path judges."""

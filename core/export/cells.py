@@ -14,14 +14,14 @@ from ..common.units import whole_numbers
 from ..table.columns import INTEGER
 
 
-def records(df: pd.DataFrame) -> list[dict]:
+def records(df: pd.DataFrame) -> list[dict[str, object]]:
     """Rows as plain dicts, NaN as None, numpy scalars as Python numbers, counts and ids as integers."""
     df = whole_integers(df)
     clean = df.astype(object).where(df.notna(), None)
     return [{k: _plain(v) for k, v in row.items()} for row in clean.to_dict(orient="records")]
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
@@ -47,12 +47,20 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
+_AFTER_BREAK = re.compile(r"([\r\n]+)([=+\-@\t])")
+
+
 def defused(value: object) -> object:
     """Text that starts like a formula prefixed with `'`, as OWASP recommends: a spreadsheet shows it as text
     instead of running it (kernel names come from the profiled program, and CSV exports get opened in
     spreadsheets). Numbers are left alone, as numbers and as text (`-5`, `+1e3`: a spreadsheet reads them as
-    the number either way); anything else is returned as it is."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+    the number either way); anything else is returned as it is. Each line of a text with line breaks is defused
+    the same way."""
+    if not isinstance(value, str):
+        return value
+    if "\n" in value or "\r" in value:  # a spreadsheet may start a line of the cell, or a row, at each break
+        value = _AFTER_BREAK.sub(r"\1'\2", value)
+    if value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
         return "'" + value
     return value
 

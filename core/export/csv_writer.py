@@ -87,7 +87,7 @@ def _cells_of(col: pd.Series, text: Callable[[object], str]) -> Cells:
     )
 
 
-def _bool_text(flags) -> pa.Array:
+def _bool_text(flags: pd.api.extensions.ExtensionArray) -> pa.Array:
     """`True`/`False` as Python writes them, null where missing (a nullable boolean's NA)."""
     text = pa.array(np.where(np.asarray(flags.to_numpy(dtype=bool, na_value=False)), "True", "False"))
     return pc.if_else(pa.array(np.asarray(flags.isna())), pa.scalar(None, pa.string()), text)
@@ -108,8 +108,8 @@ def _missing(value: object) -> bool:
 
 
 def _quoted(text: str) -> str:
-    """Python csv's minimal quoting, as pandas writes: a cell with a comma, a quote or a newline in quotes, its
-    quotes doubled (a lone CR stays as it is)."""
-    if "," in text or '"' in text or "\n" in text:
+    """Python csv's minimal quoting: a cell with a comma, a quote, a line feed or a carriage return in quotes,
+    its quotes doubled. A bare CR ends a row for spreadsheets and for Python's, pandas' and Arrow's readers."""
+    if "," in text or '"' in text or "\n" in text or "\r" in text:
         return '"' + text.replace('"', '""') + '"'
     return text

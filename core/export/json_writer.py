@@ -10,9 +10,9 @@ import io
 import json
 import os
 from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from typing import IO, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import IO, Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,11 @@ _CHUNK = 8192  # rows encoded at a time (~19 MB of text at 80 columns), by sever
 
 
 def write_json_doc(
-    meta: dict, rows: pd.DataFrame, out: IO[bytes] | IO[str], extra: dict | None = None, order: np.ndarray | None = None
+    meta: dict[str, Any],
+    rows: pd.DataFrame,
+    out: IO[bytes] | IO[str],
+    extra: dict[str, Any] | None = None,
+    order: np.ndarray | None = None,
 ) -> None:
     """`{"meta": META, "rows": [...]}` to `out`, one row per line (strict JSON: no NaN nor Infinity); the keys
     of `extra` after them (`ncu_rules` of a one-row report). `out`: a binary stream, or a text one (written
@@ -54,8 +58,8 @@ def write_json_doc(
 
 def _byte_writer(out: IO[bytes] | IO[str]) -> Callable[[bytes | memoryview], object]:
     if not isinstance(out, io.TextIOBase):
-        return out.write
-    raw = getattr(out, "buffer", None)
+        return cast(IO[bytes], out).write  # not a text stream: a binary one
+    raw: IO[bytes] | None = getattr(out, "buffer", None)
     if raw is None:  # a StringIO (tests capturing stdout)
         return lambda data: out.write(bytes(data).decode("utf-8"))
     out.flush()  # what the text layer holds goes first
@@ -87,7 +91,7 @@ def in_ranges(encode: Callable[[int, int], T], rows: int, chunk: int) -> Iterato
     chunk more in memory than threads: the text of a few chunks, never of the whole table."""
     workers = max(1, min(os.cpu_count() or 1, 4))
     with ThreadPoolExecutor(workers) as pool:
-        pending: deque = deque()
+        pending: deque[Future[T]] = deque()
         for start in range(0, rows, chunk):
             pending.append(pool.submit(encode, start, min(start + chunk, rows)))
             if len(pending) > workers:
@@ -119,7 +123,8 @@ def column_cells(col: pd.Series, cells_of: Callable[[pd.Series], Cells], missing
     a chunk, most of a chunk's time, and held the GIL the writer threads share."""
     cells = cells_of(col)
     if same_in_every_row(col):
-        text = cells(slice(0, 1))[0].as_py() or missing
+        first = cast("pa.Array", cells(slice(0, 1)))  # `cells_of` gives Arrow arrays; only this makes one text
+        text = first[0].as_py() or missing
         return lambda rows: text
     return cells
 
@@ -136,7 +141,7 @@ def text_by_code(codes: np.ndarray, texts: list[str | None]) -> Cells:
     return cells
 
 
-def distinct_codes(col: pd.Series) -> tuple[np.ndarray, object] | None:
+def distinct_codes(col: pd.Series) -> tuple[np.ndarray, Iterable[object]] | None:
     """(codes, distinct values) of a text or categorical column (its own codes where categorical: no hashing
     of a million names); None for mixed cells (1 and True hash alike; a dict not at all)."""
     if isinstance(col.dtype, pd.CategoricalDtype):
@@ -202,7 +207,8 @@ def _values_of(col: pd.Series) -> Cells:
 
 def float_values(col: pd.Series) -> np.ndarray:
     """A float column as float64, missing as NaN: a view of a numpy column, not a copy."""
-    return col.to_numpy() if col.dtype == np.float64 else col.to_numpy(dtype=np.float64, na_value=np.nan)
+    values: np.ndarray = col.to_numpy() if col.dtype == np.float64 else col.to_numpy(dtype=np.float64, na_value=np.nan)
+    return values
 
 
 def integer_cells(col: pd.Series) -> Cells:

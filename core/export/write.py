@@ -7,7 +7,7 @@ import json
 import os
 import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -17,12 +17,14 @@ from ..table.columns import CANONICAL, FMA_CONVENTION
 from .cells import arrow_safe, json_ready, nested_as_json, whole_integers
 
 if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
+
     from ..report.report import Report
 
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json"}
 
 
-def run_meta(report: Report) -> dict:
+def run_meta(report: Report) -> dict[str, Any]:
     """What a reader of the rows needs beside them: the run's meta, its totals, the ceilings it is judged
     against, the launches measured above theirs, the FMA convention its FLOPs follow and what each canonical
     column means, in which unit (`report --json`, JSON and Parquet exports alike)."""
@@ -40,7 +42,7 @@ def run_meta(report: Report) -> dict:
 def write_table(
     df: pd.DataFrame,
     out: str | Path,
-    meta: dict | None = None,
+    meta: dict[str, Any] | None = None,
     raw_csv: bool = False,
     order: np.ndarray | None = None,
 ) -> Path:
@@ -89,7 +91,7 @@ def write_table(
 _PARQUET_ROWS = 131072  # rows per row group written
 
 
-def _write_parquet(df: pd.DataFrame, handle, meta: dict | None) -> None:
+def _write_parquet(df: pd.DataFrame, handle: BinaryIO, meta: dict[str, Any] | None) -> None:
     """Rows, with the run's meta as JSON under the schema key `flopscope` (pyarrow keeps pandas' own key)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -147,11 +149,11 @@ class _WrittenBackAsItGoes(io.FileIO):
 
     STEP = 16 << 20
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # io.FileIO's
         super().__init__(*args, **kwargs)
         self._written = self._advised = 0
 
-    def write(self, data) -> int:
+    def write(self, data: ReadableBuffer) -> int:
         n = super().write(data)
         self._written += n or 0
         if self._written - self._advised >= self.STEP and hasattr(os, "posix_fadvise"):

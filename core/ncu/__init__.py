@@ -9,13 +9,14 @@ from ..common.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
-    from .command import METRIC_SETS, REPLAY_MODES, ProfileOptions, ncu_argv
+    from .command import REPLAY_MODES, ProfileOptions, ncu_argv
+    from .metrics import METRIC_SETS
     from .progress import Event, describe
 
 _EXPORTS = {
     "ASK_FOR_TENSOR_COUNTERS": "catalogue",
     "WHICH_TENSOR_COUNTERS": "catalogue",
-    "METRIC_SETS": "command",
+    "METRIC_SETS": "metrics",
     "ProfileOptions": "command",
     "REPLAY_MODES": "command",
     "ncu_argv": "command",

@@ -54,7 +54,7 @@ def by_accumulator(paths: dict[K, TensorPath]) -> dict[K, TensorPath]:
     """Leave out a source type's all-destination total where its FP16- and FP32-destination counters are both
     there: an MMA accumulates in one or the other, so the pair holds the same ops, and it says which ran at
     the FP16-accumulate rate (twice the FP32-accumulate one on GeForce)."""
-    destinations: dict[frozenset[str], set] = {}
+    destinations: dict[frozenset[str], set[str | None]] = {}
     for types, dst in paths.values():
         destinations.setdefault(types, set()).add(dst)
     return {
@@ -122,8 +122,9 @@ WHICH_TENSOR_COUNTERS = "`ncu --query-metrics | grep ops_path_tensor_src` lists 
 def tensor_counters_for(ccs: list[str]) -> list[str]:
     """The tensor op counters to collect on GPUs of these compute capabilities: only names every one of them
     has, since ncu refuses a whole profile for one it lacks."""
-    known = [TENSOR_COUNTERS_BY_CC.get(_cc(c)) for c in ccs]
-    if not known or any(k is None for k in known):
+    looked_up = [TENSOR_COUNTERS_BY_CC.get(_cc(c)) for c in ccs]
+    known = [k for k in looked_up if k is not None]
+    if not known or len(known) < len(looked_up):
         return [ASK_FOR_TENSOR_COUNTERS]
     return [m for m in known[0] if all(m in k for k in known[1:])] or [ASK_FOR_TENSOR_COUNTERS]
 

@@ -52,6 +52,7 @@ class ProfileOptions:
     ncu: str = "ncu"
     compute_capability: str | None = None  # of the target GPU, when known
     tensor_metrics: list[str] | None = None  # tensor op counters the target's ncu offers; None: ask it
+    modules: bool = False  # NVTX ranges per PyTorch module (core/profiling/module_ranges.py): ncu records them
 
 
 def metric_list(opts: ProfileOptions) -> list[str] | None:
@@ -89,6 +90,8 @@ def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
         argv += ["--kernel-name", opts.kernel_name]
     for nvtx in opts.nvtx_include:
         argv += ["--nvtx", "--nvtx-include", nvtx]
+    if opts.modules and not opts.nvtx_include:
+        argv += ["--nvtx"]
     if opts.launch_skip is not None:
         argv += ["--launch-skip", str(opts.launch_skip)]
     if opts.launch_count is not None:

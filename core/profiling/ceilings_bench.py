@@ -9,18 +9,23 @@ can reach, so the fastest run is the one to keep.
 argv: DEVICE (a CUDA device index).
 """
 
+from __future__ import annotations
+
 import json
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from types import ModuleType
 
 REPS = 10
 MIN_SECONDS = 0.4  # each ceiling runs at least this long, so the clock sampler sees it run
-TIMED = []  # (start, end) wall time of each _best_seconds loop, warm-up and compilation left out
+# (start, end) wall time of each _best_seconds loop, warm-up and compilation left out
+TIMED: list[tuple[float, float]] = []
 
 
-def _best_seconds(torch, fn, reps=REPS):
+def _best_seconds(torch: ModuleType, fn: Callable[[], object], reps: int = REPS) -> float:
     fn()
     torch.cuda.synchronize()
     best, spent, done, t0 = float("inf"), 0.0, 0, time.time()
@@ -41,12 +46,13 @@ class ClockSampler:
     without the clock it ran at (power or an admin's cap keep many nodes below the boost clock). Short calls,
     not `nvidia-smi -lms`, whose piped output is buffered and lost when it is stopped."""
 
-    def __init__(self, index):
-        self.index, self.samples, self.running = str(index), [], True
+    def __init__(self, index: int) -> None:
+        self.index, self.running = str(index), True
+        self.samples: list[tuple[float, float]] = []  # (wall time, MHz)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
-    def _run(self):
+    def _run(self) -> None:
         query = ["nvidia-smi", "-i", self.index, "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"]
         while self.running:
             t0 = time.time()
@@ -57,23 +63,23 @@ class ClockSampler:
                 return  # no nvidia-smi: the ceilings are still measured, without their clock
             time.sleep(0.02)
 
-    def median(self, t0, t1):
+    def median(self, t0: float, t1: float) -> float | None:
         inside = sorted(mhz for t, mhz in self.samples if t0 <= t <= t1)
         return inside[len(inside) // 2] if inside else None
 
-    def stop(self):
+    def stop(self) -> None:
         self.running = False
         self.thread.join(timeout=15)
 
 
-def copy_rate(torch, nbytes):
+def copy_rate(torch: ModuleType, nbytes: int) -> float:
     """Bytes read + written per second by a device-to-device copy of `nbytes`."""
     n = nbytes // 4
     src, dst = torch.rand(n, device="cuda"), torch.empty(n, device="cuda")
     return 2 * n * 4 / _best_seconds(torch, lambda: dst.copy_(src))
 
 
-def l2_copy_rate(torch, nbytes, copies=64):
+def l2_copy_rate(torch: ModuleType, nbytes: int, copies: int = 64) -> float:
     """Like copy_rate for a working set that stays in L2, `copies` copies replayed as one CUDA graph: one copy
     of a few MB takes microseconds, as long as launching it, so timed alone it measures the launch."""
     n = nbytes // 4
@@ -110,7 +116,7 @@ _FMA_CODE = """template <typename T> T fma_chain(T x, T a, T b) {
 FMA_ITERS = 256
 
 
-def fma_rate(torch, dtype, elements):
+def fma_rate(torch: ModuleType, dtype: object, elements: int) -> float:
     """FLOP/s of elementwise FMA chains (torch.cuda.jiterator, documented as beta): compute bound, since each
     element does 2 * CHAINS * FMA_ITERS FLOPs for 4 memory accesses."""
     fn = torch.cuda.jiterator._create_jit_fn(_FMA_CODE % {"chains": CHAINS, "iters": FMA_ITERS})
@@ -120,13 +126,13 @@ def fma_rate(torch, dtype, elements):
     return elements * 2 * CHAINS * FMA_ITERS / _best_seconds(torch, lambda: fn(x, a, b), reps=5)
 
 
-def gemm_rate(torch, dtype, n):
+def gemm_rate(torch: ModuleType, dtype: object, n: int) -> float:
     a = torch.randn(n, n, device="cuda").to(dtype)
     b = torch.randn(n, n, device="cuda").to(dtype)
     return 2 * n**3 / _best_seconds(torch, lambda: torch.matmul(a, b), reps=5)
 
 
-def fp8_rate(torch, n):
+def fp8_rate(torch: ModuleType, n: int) -> float:
     a = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn)
     b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t()  # _scaled_mm wants b column-major
     one = torch.tensor(1.0, device="cuda")
@@ -139,7 +145,7 @@ def fp8_rate(torch, n):
     )
 
 
-def _driver(index):
+def _driver(index: int) -> str:
     try:
         out = subprocess.run(
             ["nvidia-smi", "-i", str(index), "--query-gpu=driver_version", "--format=csv,noheader"],
@@ -152,7 +158,7 @@ def _driver(index):
     return out.splitlines()[0] if out else "unknown"
 
 
-def measure(index):
+def measure(index: int) -> dict[str, object]:
     import torch
 
     if not torch.cuda.is_available():
@@ -160,9 +166,10 @@ def measure(index):
     torch.cuda.set_device(index)
     props = torch.cuda.get_device_properties(index)
     l2 = getattr(props, "L2_cache_size", 0) or 50 * 2**20
-    values, errors = {}, {}
+    values: dict[str, float] = {}
+    errors: dict[str, str] = {}
     dram_bytes = max(2 * l2, 2**30)
-    runs = [
+    runs: list[tuple[str, Callable[[], float]]] = [
         ("dram_bytes_per_s", lambda: copy_rate(torch, dram_bytes)),
         ("l2_bytes_per_s", lambda: l2_copy_rate(torch, l2 // 8)),
         ("fp32_flop_per_s", lambda: fma_rate(torch, torch.float32, props.multi_processor_count * 2048 * 8)),
@@ -176,7 +183,8 @@ def measure(index):
         ]
     if (props.major, props.minor) >= (8, 9) and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"):
         runs.append(("tensor_fp8_flop_per_s", lambda: fp8_rate(torch, 8192)))
-    clock, clocks = ClockSampler(index), {}
+    clock = ClockSampler(index)
+    clocks: dict[str, float | None] = {}
     for key, run in runs:
         TIMED.clear()
         try:
@@ -208,7 +216,7 @@ def measure(index):
     }
 
 
-def _tf32(torch):
+def _tf32(torch: ModuleType) -> float:
     before = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = True
     try:

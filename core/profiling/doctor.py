@@ -13,10 +13,15 @@ import re
 import sys
 from dataclasses import asdict, dataclass
 from importlib.resources import files
+from typing import TYPE_CHECKING, Any
 
 from ..common.errors import FlopscopeError
 
+if TYPE_CHECKING:
+    from .transport import Transport
+
 ROOT_ENV = "FLOPSCOPE_DOCTOR_ROOT"  # tests: read every file and command under this prefix (fabricated trees)
+Facts = dict[str, Any]  # the probe's JSON object (doctor_probe.py): its shape is that script's, read by key
 
 # The driver each ncu needs: ncu YEAR.N ships with one CUDA toolkit (NVIDIA's conda channel labels each
 # nsight-compute build with its toolkit: cuda-11.8.0 -> 2022.3.0, cuda-12.0.0 -> 2022.4.0, cuda-12.9.1 ->
@@ -44,13 +49,14 @@ def root_prefix() -> str:
     return os.environ.get(ROOT_ENV, "").rstrip("/")
 
 
-def probe(transport, ncu: str, mode: str = "all") -> dict:
+def probe(transport: Transport, ncu: str, mode: str = "all") -> Facts:
     """The probe's facts from the target: one command, whatever the transport."""
     python = sys.executable if transport.host == "localhost" else "python3"
     source = files(__package__).joinpath("doctor_probe.py").read_text()
     done = transport.output([python, "-c", source, root_prefix(), ncu, mode])
     try:
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        facts: Facts = json.loads(done.stdout.strip().splitlines()[-1])
+        return facts
     except (ValueError, IndexError):
         last = (done.stderr or done.stdout).strip().splitlines()
         why = last[-1] if last else "no output"
@@ -61,7 +67,7 @@ def probe(transport, ncu: str, mode: str = "all") -> dict:
         ) from None
 
 
-def ncu_check(facts: dict) -> Check:
+def ncu_check(facts: Facts) -> Check:
     ncu = facts["ncu"]
     if not ncu.get("path"):
         if ncu.get("usual"):
@@ -85,7 +91,7 @@ def ncu_check(facts: dict) -> Check:
     return Check("ncu", "ok", f"{ncu['path']}, version {ncu['version']}")
 
 
-def permission_checks(facts: dict) -> list[Check]:
+def permission_checks(facts: Facts) -> list[Check]:
     perm = facts["permission"]
     checks = []
     if perm["admin_only"] is None:
@@ -121,7 +127,7 @@ def permission_checks(facts: dict) -> list[Check]:
     return checks
 
 
-def _container_check(perm: dict) -> Check:
+def _container_check(perm: dict[str, Any]) -> Check:
     has = {True: "has", False: "lacks", None: "cannot tell whether it has"}[perm["sys_admin"]]
     if perm["admin_only"] and perm["sys_admin"] is not True:
         return Check(
@@ -138,12 +144,13 @@ def _container_check(perm: dict) -> Check:
     return Check("container", "ok", f"inside a container that {has} CAP_SYS_ADMIN{why}")
 
 
-def driver_version(facts: dict) -> str | None:
+def driver_version(facts: Facts) -> str | None:
     gpus = facts["gpu"]["gpus"]
-    return (gpus[0]["driver_version"] if gpus else None) or facts["gpu"]["proc_driver"]
+    driver: str | None = (gpus[0]["driver_version"] if gpus else None) or facts["gpu"]["proc_driver"]
+    return driver
 
 
-def driver_checks(facts: dict) -> list[Check]:
+def driver_checks(facts: Facts) -> list[Check]:
     driver = driver_version(facts)
     if driver is None:
         why = facts["gpu"]["nvidia_smi_error"] or "no nvidia-smi and no /proc/driver/nvidia/version"
@@ -187,7 +194,7 @@ def ncu_needs(version: str | None) -> tuple[str, int] | None:
     return next(((cuda, least) for first, cuda, least in NCU_DRIVER if have >= first), None)
 
 
-def gpu_checks(facts: dict) -> list[Check]:
+def gpu_checks(facts: Facts) -> list[Check]:
     checks = []
     for gpu in facts["gpu"]["gpus"]:
         name = f"GPU {gpu['index']}"
@@ -232,7 +239,7 @@ def gpu_checks(facts: dict) -> list[Check]:
     return checks
 
 
-def writable_checks(facts: dict) -> list[Check]:
+def writable_checks(facts: Facts) -> list[Check]:
     w = facts["writable"]
     checks = []
     for key, label, fix in (
@@ -254,7 +261,7 @@ def writable_checks(facts: dict) -> list[Check]:
     return checks
 
 
-def torch_check(facts: dict) -> Check:
+def torch_check(facts: Facts) -> Check:
     torch = facts["torch"]
     if not torch["installed"]:
         return Check("torch", "ok", f"not installed for python {facts['python']} (only `flopscope ceilings` uses it)")
@@ -268,7 +275,7 @@ def torch_check(facts: dict) -> Check:
     return Check("torch", "ok", f"{torch['version']}, built with CUDA {torch['cuda']}")
 
 
-def judge(facts: dict) -> list[Check]:
+def judge(facts: Facts) -> list[Check]:
     """Every check, in the order a user would fix them."""
     checks = [ncu_check(facts)]
     if "gpu" in facts:
@@ -283,11 +290,11 @@ def failed(checks: list[Check]) -> list[Check]:
     return [c for c in checks if c.status == "fail"]
 
 
-def doctor_json(host: str, checks: list[Check]) -> dict:
+def doctor_json(host: str, checks: list[Check]) -> dict[str, Any]:
     return {"host": host, "ok": not failed(checks), "checks": [asdict(c) for c in checks]}
 
 
-def preflight(transport, ncu: str) -> None:
+def preflight(transport: Transport, ncu: str) -> None:
     """The fast part of doctor, before a profile starts anything: raises the first blocking finding with its
     fix. A host without python3 (the probe cannot run) is not refused: ncu's own errors are explained after."""
     try:

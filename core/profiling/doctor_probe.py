@@ -10,6 +10,8 @@ argv: ROOT NCU MODE, MODE "fast" (ncu and the profiling permission: what `profil
 anything) or "all".
 """
 
+from __future__ import annotations  # annotations stay strings: `X | None` and `dict[...]` on Python 3.7
+
 import json
 import os
 import re
@@ -20,7 +22,7 @@ _GPU_FIELDS = "index,name,compute_cap,mig.mode.current,persistence_mode,driver_v
 _CAP_SYS_ADMIN = 21  # bit of CapEff (linux/capability.h)
 
 
-def _read(root, path):
+def _read(root: str, path: str) -> str | None:
     try:
         with open(root + path, errors="replace") as f:
             return f.read()
@@ -28,7 +30,7 @@ def _read(root, path):
         return None
 
 
-def _which(root, name):
+def _which(root: str, name: str) -> str | None:
     """NAME as given when it is a path, else the first executable of that name on PATH, each folder under
     ROOT: the PATH ncu itself would be started with."""
     if "/" in name:
@@ -40,7 +42,7 @@ def _which(root, name):
     return None
 
 
-def _run(argv):
+def _run(argv: list[str]) -> tuple[int, str]:
     try:
         done = subprocess.run(
             argv, capture_output=True, text=True, errors="replace", timeout=30, stdin=subprocess.DEVNULL
@@ -50,7 +52,7 @@ def _run(argv):
     return done.returncode, done.stdout + done.stderr
 
 
-def ncu_facts(root, ncu, ask_version):
+def ncu_facts(root: str, ncu: str, ask_version: bool) -> dict[str, str | None]:
     path = _which(root, ncu)
     if path is None:
         usual = root + "/usr/local/cuda/bin/ncu"
@@ -66,7 +68,7 @@ def ncu_facts(root, ncu, ask_version):
     }
 
 
-def permission_facts(root):
+def permission_facts(root: str) -> dict[str, bool | int | None]:
     params = _read(root, "/proc/driver/nvidia/params")
     admin_only = None
     if params is not None:
@@ -90,9 +92,10 @@ def permission_facts(root):
     }
 
 
-def gpu_facts(root):
+def gpu_facts(root: str) -> dict[str, object]:
     smi = _which(root, "nvidia-smi")
-    gpus, smi_error = [], None
+    gpus: list[dict[str, str]] = []
+    smi_error: str | None = None
     if smi:
         code, out = _run([smi, f"--query-gpu={_GPU_FIELDS}", "--format=csv,noheader"])
         if code == 0:
@@ -112,8 +115,8 @@ def gpu_facts(root):
     }
 
 
-def writable_facts(root):
-    def writable(path):
+def writable_facts(root: str) -> dict[str, str | bool]:
+    def writable(path: str) -> bool:
         return bool(path) and os.path.isdir(root + path) and os.access(root + path, os.W_OK | os.X_OK)
 
     tmp = os.environ.get("TMPDIR") or "/tmp"
@@ -121,7 +124,7 @@ def writable_facts(root):
     return {"tmp": tmp, "tmp_writable": writable(tmp), "home": home, "home_writable": writable(home)}
 
 
-def torch_facts():
+def torch_facts() -> dict[str, bool | str | None]:
     """torch's version and CUDA build from its files, without importing it (seconds, and a CUDA init)."""
     import importlib.util
 
@@ -138,9 +141,9 @@ def torch_facts():
     }
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     root, ncu, mode = argv[1], argv[2], argv[3]
-    facts = {"ncu": ncu_facts(root, ncu, mode == "all"), "permission": permission_facts(root)}
+    facts: dict[str, object] = {"ncu": ncu_facts(root, ncu, mode == "all"), "permission": permission_facts(root)}
     if mode == "all":
         facts.update(
             gpu=gpu_facts(root), writable=writable_facts(root), torch=torch_facts(), python=sys.version.split()[0]

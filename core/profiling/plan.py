@@ -12,18 +12,24 @@ import json
 import re
 import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from ..common.gpus import find_gpu
 from ..common.home import data_home
 from ..ncu.command import ProfileOptions, metric_list
 from .profiler import ProfileResult
 
+if TYPE_CHECKING:
+    from .transport import Transport
+
 # Passes ncu needed per launch, seen on real GPUs: (GPU, metric set, ncu version, passes, where it was seen).
 # The roofline and flops sets there are METRIC_SETS[...] plus the H100 catalogue's tensor op counters
 # (tests/data/gpu/nvidia_h100_80gb_hbm3/metrics_flopscope.txt); tests/cli/test_plan.py checks each row against
 # the ncu streams of the capture.
 _H100 = "tests/data/gpu/nvidia_h100_80gb_hbm3/"
-RECORDED = [
+Recorded = tuple[str, str, str, int, str]  # (GPU, metric set, ncu version, passes, where it was seen)
+RECORDED: list[Recorded] = [
     (
         "NVIDIA H100 80GB HBM3",
         "roofline",
@@ -38,6 +44,15 @@ RECORDED = [
 _PASSES = re.compile(r"^==PROF== Profiling .* - (\d+) pass(?:es)?\s*$")
 
 
+class LastRun(TypedDict):
+    """The latest stored run of a command on a host (last_run)."""
+
+    name: str
+    launches: int | None  # the store's count, NULL where it has none
+    passes: list[int]  # per launch, from its ncu.log
+    filtered: bool
+
+
 @dataclass
 class Plan:
     metrics: str  # what is collected, in words
@@ -47,7 +62,7 @@ class Plan:
     replays: int | None = None  # launches x passes, when both are known
 
 
-def _known_replays(opts: ProfileOptions, gpu_name: str | None, last: dict | None) -> int | None:
+def _known_replays(opts: ProfileOptions, gpu_name: str | None, last: LastRun | None) -> int | None:
     if last and last["passes"]:
         return sum(last["passes"]) if not opts.launch_count else max(last["passes"]) * opts.launch_count
     recorded = _recorded(opts, gpu_name)
@@ -55,7 +70,7 @@ def _known_replays(opts: ProfileOptions, gpu_name: str | None, last: dict | None
     return recorded[3] * launches if recorded and launches else None
 
 
-def _recorded(opts: ProfileOptions, gpu_name: str | None) -> tuple | None:
+def _recorded(opts: ProfileOptions, gpu_name: str | None) -> Recorded | None:
     """RECORDED's row for this metric set on this GPU, if someone profiled it there."""
     gpu = find_gpu(gpu_name) if gpu_name else None
     if gpu is None:
@@ -86,7 +101,7 @@ def _metrics(opts: ProfileOptions) -> str:
     return f"{opts.metrics}: {len(names)} metrics{tensor}"
 
 
-def _passes(opts: ProfileOptions, gpu_name: str | None, last: dict | None) -> str:
+def _passes(opts: ProfileOptions, gpu_name: str | None, last: LastRun | None) -> str:
     if last and last["passes"]:
         seen = "/".join(map(str, sorted(set(last["passes"]))))
         return f"{seen} per launch, as ncu needed at the last run of this command here (run {last['name']})"
@@ -101,7 +116,7 @@ def _passes(opts: ProfileOptions, gpu_name: str | None, last: dict | None) -> st
     )
 
 
-def _launches(opts: ProfileOptions, last: dict | None) -> str:
+def _launches(opts: ProfileOptions, last: LastRun | None) -> str:
     if opts.launch_count:
         return f"at most {opts.launch_count} (--launch-count)" + (
             f" after skipping {opts.launch_skip}" if opts.launch_skip else ""
@@ -125,7 +140,7 @@ def _cuts(opts: ProfileOptions) -> list[tuple[str, str]]:
     ]
 
 
-def last_run(command: list[str], host: str) -> dict | None:
+def last_run(command: list[str], host: str) -> LastRun | None:
     """The latest stored run of this exact command on this host: its launches and the passes its ncu.log
     shows. Read-only: no store is created for a plan."""
     db = data_home() / "flopscope.db"
@@ -149,10 +164,11 @@ def last_run(command: list[str], host: str) -> dict | None:
         ]
     except OSError:
         passes = []
-    return {"name": row[0], "launches": row[1], "passes": passes, "filtered": _filtered(run_json)}
+    found: LastRun = {"name": row[0], "launches": row[1], "passes": passes, "filtered": _filtered(run_json)}
+    return found
 
 
-def _filtered(run_json) -> bool:
+def _filtered(run_json: Path) -> bool:
     """Did that run profile only some launches (ncu's kernel, launch or NVTX filters)?"""
     try:
         argv = json.loads(run_json.read_text())["ncu_argv"]
@@ -172,7 +188,7 @@ def _filtered(run_json) -> bool:
     )
 
 
-def target_gpu_name(transport) -> str | None:
+def target_gpu_name(transport: Transport) -> str | None:
     """The first GPU's name as nvidia-smi on the target says it; None where it cannot (no driver here)."""
     done = transport.output(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"])
     lines = done.stdout.strip().splitlines() if done.returncode == 0 else []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -13,12 +14,14 @@ from pathlib import Path
 from ..common.disk import write_error, write_text_whole
 from ..common.errors import FlopscopeError
 from ..ncu.catalogue import parse_catalogue, query_argv, tensor_op_metrics
-from ..ncu.command import METRIC_SETS, ProfileOptions, import_raw_argv, metric_list, ncu_argv
+from ..ncu.command import ProfileOptions, import_raw_argv, metric_list, ncu_argv
+from ..ncu.metrics import METRIC_SETS
 from ..ncu.progress import Event, app_exit_code, explain, parse_lines
 from ..readers.ncu_rep import absent_metrics
 from ..report.report import Report, read_report
 from .doctor import preflight
-from .transport import LocalTransport, SshTransport
+from .module_ranges import sitecustomize_source
+from .transport import RunningJob, Transport
 
 EXIT_NOT_FOUND = 127
 
@@ -56,13 +59,13 @@ class ProfileResult:
 
 def profile(
     opts: ProfileOptions,
-    transport: LocalTransport | SshTransport,
+    transport: Transport,
     run_dir: Path,
     on_event: Callable[[Event], None] = lambda e: None,
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     gpu: str | None = None,
-    on_process: Callable[[object], None] = lambda p: None,
+    on_process: Callable[[RunningJob], None] = lambda p: None,
 ) -> ProfileResult:
     """Run `opts.command` under ncu through `transport`; keep everything in `run_dir`."""
     started = time.time()
@@ -76,6 +79,8 @@ def profile(
     workdir = transport.make_workdir()
     keep = False  # a report that could not be copied stays on the host, and the error says where
     try:
+        if opts.modules:
+            env = module_hooks(transport, workdir, env)
         stem = f"{workdir}/report"
         argv = ncu_argv(opts, stem)
         _write_meta(run_dir, opts, transport.host, argv, started, cwd, env)
@@ -108,13 +113,15 @@ def profile(
     return result
 
 
-def detect_compute_capability(transport) -> str | None:
+def detect_compute_capability(transport: Transport) -> str | None:
     done = transport.output(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"])
     lines = done.stdout.strip().splitlines() if done.returncode == 0 else []
     return lines[0].strip() if lines and lines[0].strip().replace(".", "").isdigit() else None
 
 
-def target_tensor_metrics(transport, ncu: str, notes: list[str], env: dict[str, str] | None = None) -> list[str]:
+def target_tensor_metrics(
+    transport: Transport, ncu: str, notes: list[str], env: dict[str, str] | None = None
+) -> list[str]:
     """The tensor op counters the target's ncu offers for its GPU; none (with a note) if it cannot say.
     Asked with the profile's own `env`: CUDA_VISIBLE_DEVICES there picks the GPU whose counters count."""
     done = transport.output(query_argv(ncu), env)
@@ -156,6 +163,30 @@ def _read(path: Path, gpu: str | None, opts: ProfileOptions, host: str, ncu_exit
         ) from None
 
 
+# Writes the hooks file on the target with the target's own python3 (the program's Python may be another).
+_WRITE_HOOKS = (
+    "import os, sys; os.makedirs(sys.argv[1], exist_ok=True); "
+    "open(os.path.join(sys.argv[1], 'sitecustomize.py'), 'w', encoding='utf-8').write(sys.argv[2])"
+)
+
+
+def module_hooks(transport: Transport, workdir: str, env: dict[str, str] | None) -> dict[str, str]:
+    """`--modules`: the hooks (module_ranges.py) as the program's sitecustomize, in the run's work folder on the
+    target, first on the program's PYTHONPATH (after it, the PYTHONPATH of --env, or of this process when the
+    target is this machine). The program itself is run as given."""
+    hooks = f"{workdir}/hooks"
+    done = transport.output(["python3", "-c", _WRITE_HOOKS, hooks, sitecustomize_source()])
+    if done.returncode != 0:
+        raise FlopscopeError(
+            f"--modules on {transport.host}",
+            f"cannot write the module hooks ({_last_line(done.stderr.splitlines()) or f'exit {done.returncode}'})",
+            "check that python3 runs there, or profile without --modules and use flopscope.torch.annotate(model)",
+        )
+    given = dict(env or {})
+    rest = given.get("PYTHONPATH") or (os.environ.get("PYTHONPATH", "") if transport.host == "localhost" else "")
+    return {**given, "PYTHONPATH": hooks + (os.pathsep + rest if rest else "")}
+
+
 def _check_named_metrics(opts: ProfileOptions, report: Path, result: ProfileResult) -> None:
     """A metric named in --metrics that ncu did not know: older ncu refused the profile (explain() names it),
     ncu 2025.3.1 profiles without it and exits 0, so only the report's metric names tell (a typo would otherwise
@@ -180,7 +211,16 @@ def _killed(code: int) -> int | None:
     return code - 128 if 128 < code < 160 else None
 
 
-def _stream(transport, argv, cwd, env, log_path: Path, result: ProfileResult, on_event, on_process) -> int:
+def _stream(
+    transport: Transport,
+    argv: list[str],
+    cwd: str | None,
+    env: dict[str, str] | None,
+    log_path: Path,
+    result: ProfileResult,
+    on_event: Callable[[Event], None],
+    on_process: Callable[[RunningJob], None],
+) -> int:
     job = transport.popen(argv, cwd, env)
     on_process(job)  # lets a UI stop the run
     outputs = 0  # lines of the program's output in result.events
@@ -228,7 +268,7 @@ def _trim_output(events: list[Event], outputs: int) -> int:
     return KEPT_OUTPUT
 
 
-def _save_raw_page(transport, opts: ProfileOptions, report: str, out: Path, result: ProfileResult) -> None:
+def _save_raw_page(transport: Transport, opts: ProfileOptions, report: str, out: Path, result: ProfileResult) -> None:
     # Per-instance values make a full-set page 10-16x larger; only per-opcode counts need them.
     metrics = metric_list(opts)
     instances = metrics is None or any(m.startswith("sass__") for m in metrics)
@@ -290,11 +330,10 @@ def _telling(errors: list[str]) -> str:
     return (specific or errors or [""])[-1]
 
 
-def _last_line(lines) -> str:
-    if isinstance(lines, str):
-        lines = lines.splitlines()
-    lines = [ln.strip() for ln in lines if ln.strip()]
-    return lines[-1] if lines else ""
+def _last_line(lines: str | list[str]) -> str:
+    given = lines.splitlines() if isinstance(lines, str) else lines
+    kept = [ln.strip() for ln in given if ln.strip()]
+    return kept[-1] if kept else ""
 
 
 def _write_meta(
@@ -304,10 +343,10 @@ def _write_meta(
     argv: list[str],
     started: float,
     cwd: str | None,
-    env: dict | None,
+    env: dict[str, str] | None,
     result: ProfileResult | None = None,
 ) -> None:
-    meta = {
+    meta: dict[str, object] = {
         "host": host,
         "command": opts.command,
         "ncu_argv": argv,

@@ -15,11 +15,12 @@ import os
 import shlex
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..common.errors import FlopscopeError
-from .transport import env_argv, refuse_when_stopping, stopped_running, stopping, track, untrack
+from .transport import JobState, Transport, env_argv, refuse_when_stopping, stopped_running, stopping, track, untrack
 
 # Where a job is not over yet; every other state (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL,
 # OUT_OF_MEMORY, PREEMPTED, ...) is final.
@@ -67,40 +68,11 @@ class SlurmOptions:
         return [f"--{name}={value}" for name, value in given.items() if value is not None] + list(self.extra)
 
 
-@dataclass(frozen=True)
-class JobState:
-    """What the scheduler says of a point's job: queued (PENDING, with its reason), RUNNING on a node, or
-    its final state."""
-
-    job: str
-    state: str
-    reason: str = ""
-    node: str = ""
-
-    @property
-    def why(self) -> str:
-        """The reason a pending job waits, "" where squeue/scontrol give none (`None`)."""
-        return self.reason if self.reason not in ("", "None") else ""
-
-    @property
-    def where(self) -> str:
-        """The node a job runs on, "" before Slurm names one (`(null)`)."""
-        return self.node if self.node not in ("", "(null)") else ""
-
-    @property
-    def text(self) -> str:
-        if self.state == "PENDING":
-            return f"job {self.job} queued" + (f" ({self.why})" if self.why else "")
-        if self.state == "RUNNING":
-            return f"job {self.job} running" + (f" on {self.where}" if self.where else "")
-        return f"job {self.job} {self.state.lower()}"
-
-
 class SlurmTransport:
     """A transport for `core.profiler.profile`: each `popen` is one batch job; the rest goes to `base`. One
     profile at a time, as every transport; a sweep makes one per job it keeps in the queue at once."""
 
-    def __init__(self, base, options: SlurmOptions) -> None:
+    def __init__(self, base: Transport, options: SlurmOptions) -> None:
         self.base = base
         self.options = options
         self.host = "slurm" if base.host == "localhost" else f"slurm@{base.host}"
@@ -131,7 +103,7 @@ class SlurmTransport:
             )
             raise self._refused
 
-    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return self.base.output(argv, env)
 
     def make_workdir(self) -> str:
@@ -177,7 +149,7 @@ class SlurmTransport:
             submitted.terminate()
         return submitted
 
-    def fetch(self, remote: str, local) -> bool:
+    def fetch(self, remote: str, local: Path) -> bool:
         return self.base.fetch(remote, local)
 
     def remove(self, workdir: str) -> None:
@@ -192,7 +164,7 @@ class SlurmJob:
     """A submitted job as `transport.Job` is a process: its output lines as they are written, its exit status,
     `terminate()` (scancel). `on_state` hears each change of state (queued, running, done)."""
 
-    def __init__(self, base, job: str, log: str) -> None:
+    def __init__(self, base: Transport, job: str, log: str) -> None:
         self.base, self.job, self.log = base, job, log
         self.on_state: Callable[[JobState], None] = lambda state: None
         self.connection_lost = False
@@ -203,7 +175,7 @@ class SlurmJob:
         track(self)  # so that stop_all (Ctrl-C, SIGTERM) cancels it
 
     @property
-    def stdout(self):
+    def stdout(self) -> Iterator[str]:
         while True:
             over = self._poll()
             yield from self._new_lines(final=over)
@@ -253,12 +225,13 @@ class SlurmJob:
         return self._status
 
     def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        start = time.monotonic()
         while not self._poll():
-            if deadline is not None and time.monotonic() > deadline:
+            if timeout is not None and time.monotonic() > start + timeout:
                 raise subprocess.TimeoutExpired(f"job {self.job}", timeout)
             time.sleep(poll_seconds())
         untrack(self)
+        assert self._status is not None  # _poll() is True only once the status is set
         return self._status
 
     def terminate(self) -> None:

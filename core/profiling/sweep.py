@@ -17,14 +17,22 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..common.errors import FlopscopeError
 from ..ncu.command import ProfileOptions
+from ..ncu.progress import Event
 from ..store.run_folders import discard_unfinished, folder_name, new_run_dir
 from ..store.run_store import Store, StoreError
 from .doctor import preflight
 from .profiler import profile
-from .transport import LocalTransport, stop_all, stopping
+from .transport import LocalTransport, RunningJob, Transport, stop_all, stopping
+
+if TYPE_CHECKING:
+    from .transport import JobState
+
+# on_state(point, host, state): a point's Slurm job was queued, started or ended
+OnState = Callable[[dict[str, str], str, "JobState"], None]
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
@@ -119,7 +127,7 @@ class _Pending:
 def run_sweep(
     template: ProfileOptions,
     params: dict[str, list[str]],
-    transports: list,
+    transports: list[Transport],
     sweep: str,
     *,
     resume: bool = False,
@@ -127,8 +135,8 @@ def run_sweep(
     cwd: str | None = None,
     gpu: str | None = None,
     on_point: Callable[[PointResult], None] = lambda r: None,
-    on_event: Callable = lambda host, event: None,
-    on_state: Callable = lambda point, host, state: None,
+    on_event: Callable[[str, Event], None] = lambda host, event: None,
+    on_state: OnState = lambda point, host, state: None,
     on_start: Callable[[dict[str, str], str], None] = lambda point, host: None,
     on_host_lost: Callable[[str, str], None] = lambda host, reason: None,
 ) -> list[PointResult]:
@@ -157,13 +165,13 @@ def run_sweep(
             results.append(result)
         on_point(result)
 
-    def worker(transport, finished: threading.Event) -> None:
+    def worker(transport: Transport, finished: threading.Event) -> None:
         try:
             _work(transport)
         finally:
             finished.set()
 
-    def _work(transport) -> None:
+    def _work(transport: Transport) -> None:
         try:
             store = Store()  # one SQLite connection per thread
         except FlopscopeError as err:
@@ -234,7 +242,16 @@ def _wait(finished: list[threading.Event], seconds: float | None) -> None:
 
 
 def _one_point(
-    template, point, transport, store: Store, sweep, env, cwd, gpu, on_event, on_state=lambda point, host, state: None
+    template: ProfileOptions,
+    point: dict[str, str],
+    transport: Transport,
+    store: Store,
+    sweep: str,
+    env: dict[str, str],
+    cwd: str | None,
+    gpu: str | None,
+    on_event: Callable[[str, Event], None],
+    on_state: OnState = lambda point, host, state: None,
 ) -> PointResult:
     """Profile and store one point; never raises: whatever goes wrong is this point's one-line error."""
     opts = dataclasses.replace(
@@ -246,7 +263,8 @@ def _one_point(
     label = sweep + "-" + folder_name("-".join(f"{k}={v}" for k, v in point.items()))  # values may hold a `/`
     failed = PointResult(point, "failed", host=transport.host)
 
-    def watch(job) -> None:  # a Slurm job says when it is queued, running and over; a process never calls it
+    # a Slurm job says when it is queued, running and over; a process never calls it
+    def watch(job: RunningJob) -> None:
         job.on_state = lambda state: on_state(point, transport.host, state)
 
     try:
@@ -265,6 +283,7 @@ def _one_point(
             gpu=gpu,
             on_process=watch,
         )
+        assert result.report is not None  # profile() raises where ncu wrote no report (profiler._finish)
         name = store.save_unique(
             result.report,
             run_dir.name,
@@ -302,7 +321,7 @@ def _one_point(
     return failed
 
 
-def _host_lost(transport, error: str) -> bool:
+def _host_lost(transport: Transport, error: str) -> bool:
     """Did the point fail because its host went away (not because of the program or ncu)? Asked of the host
     itself: ssh exits 255 when it cannot connect, whatever message the failure carried."""
     if isinstance(transport, LocalTransport):

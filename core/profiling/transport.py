@@ -24,11 +24,43 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Protocol
 
 from ..common.disk import partial_file, write_error
 from ..common.errors import FlopscopeError
+
+
+@dataclass(frozen=True)
+class JobState:
+    """What a scheduler (core/profiling/slurm.py) says of a point's job: queued (PENDING, with its reason),
+    RUNNING on a node, or its final state."""
+
+    job: str
+    state: str
+    reason: str = ""
+    node: str = ""
+
+    @property
+    def why(self) -> str:
+        """The reason a pending job waits, "" where squeue/scontrol give none (`None`)."""
+        return self.reason if self.reason not in ("", "None") else ""
+
+    @property
+    def where(self) -> str:
+        """The node a job runs on, "" before Slurm names one (`(null)`)."""
+        return self.node if self.node not in ("", "(null)") else ""
+
+    @property
+    def text(self) -> str:
+        if self.state == "PENDING":
+            return f"job {self.job} queued" + (f" ({self.why})" if self.why else "")
+        if self.state == "RUNNING":
+            return f"job {self.job} running" + (f" on {self.where}" if self.where else "")
+        return f"job {self.job} {self.state.lower()}"
+
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SSH_LOST = 255  # ssh's own exit status for connection failures
@@ -58,24 +90,66 @@ def check_host(host: str) -> None:
         raise FlopscopeError(f"--host {host}", "a host name cannot start with '-'", "pass a host name or alias")
 
 
+class RunningJob(Protocol):
+    """What a transport's `popen` returns: a process here or over ssh (Job), or a Slurm job
+    (core/profiling/slurm.py)."""
+
+    on_state: Callable[[JobState], None]
+
+    @property
+    def stdout(self) -> Iterator[str]: ...
+
+    @property
+    def connection_lost(self) -> bool: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def terminate(self) -> None: ...
+
+
+class Transport(Protocol):
+    """Where a profile runs: LocalTransport, SshTransport, or SlurmTransport (core/profiling/slurm.py)."""
+
+    @property
+    def host(self) -> str: ...
+
+    def connect(self) -> None: ...
+
+    def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> RunningJob: ...
+
+    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]: ...
+
+    def make_workdir(self) -> str: ...
+
+    def fetch(self, remote: str, local: Path) -> bool: ...
+
+    def remove(self, workdir: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class Job:
     """A running command whose every process can be stopped: its output lines (stdout and stderr merged), its
     exit status, and `terminate()`."""
 
-    def __init__(self, proc: subprocess.Popen, stop, exit_mark: str | None = None) -> None:
+    def __init__(self, proc: subprocess.Popen[str], stop: Callable[[], None], exit_mark: str | None = None) -> None:
         self._proc, self._stop, self._mark = proc, stop, exit_mark
         self._status: int | None = None
-        self.on_state = lambda state: None  # heard from a scheduler's job only (core/profiling/slurm.py)
+        # heard from a scheduler's job only (core/profiling/slurm.py)
+        self.on_state: Callable[[JobState], None] = lambda state: None
         track(self)
 
     @property
     def stdout(self) -> Iterator[str]:
+        assert self._proc.stdout is not None  # every transport's Popen pipes stdout
+        mark = self._mark
         for line in self._proc.stdout:
-            at = line.find(self._mark) if self._mark else -1
-            if at < 0:
+            if not mark or (at := line.find(mark)) < 0:
                 yield line
                 continue
-            self._status = int(line[at + len(self._mark) :].split()[0])
+            self._status = int(line[at + len(mark) :].split()[0])
             if at:
                 yield line[:at] + "\n"
 
@@ -99,19 +173,19 @@ class Job:
             self._stop()
 
 
-_JOBS: set[Job] = set()
+_JOBS: set[RunningJob] = set()
 _LOCK = threading.RLock()  # re-entrant: stop_all also runs from signal handlers
 _STOPPING = threading.Event()
 _STOPPED_RUNNING = threading.Event()  # a job (ncu and its program) was stopped while it ran
 
 
-def track(job) -> None:
+def track(job: RunningJob) -> None:
     """A job stop_all stops: a process here or on a host (Job), a Slurm job (core/profiling/slurm.py)."""
     with _LOCK:
         _JOBS.add(job)
 
 
-def untrack(job) -> None:
+def untrack(job: RunningJob) -> None:
     with _LOCK:
         _JOBS.discard(job)
 
@@ -175,7 +249,7 @@ class LocalTransport:
             raise FlopscopeError(cwd, "not a directory", "pass an existing --remote-cwd") from None
         return Job(proc, lambda: _kill_group(proc.pid))
 
-    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         check_env(env or {})
         try:
             return subprocess.run(
@@ -293,11 +367,12 @@ class SshTransport:
             errors="replace",
             bufsize=1,
         )
+        assert proc.stdin is not None  # stdin=PIPE above
         proc.stdin.write(script)
         proc.stdin.flush()  # kept open: closing it is how the remote side learns to stop
         return Job(proc, lambda: _hang_up(proc), exit_mark=mark)
 
-    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         mark = f"FLOPSCOPE-OUT-{secrets.token_hex(8)}"
         script = f"printf '%s\\n' {mark}\nexec {shlex.join([*env_argv(env or {}), *argv])}\n"
         try:
@@ -343,6 +418,7 @@ class SshTransport:
             f"exec cat -- {shlex.quote(remote)}\n"
         )
         proc = subprocess.Popen(self._ssh(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None  # all PIPE above
         proc.stdin.write(script.encode())
         proc.stdin.close()
         kept = (
@@ -385,16 +461,22 @@ def _control_dir() -> str:
     return tempfile.mkdtemp(prefix="fs-ssh.", dir="/tmp" if len(base) > 30 and os.path.isdir("/tmp") else base)
 
 
-def _hang_up(proc: subprocess.Popen) -> None:
+def _hang_up(proc: subprocess.Popen[str]) -> None:
     """Close ssh's standard input, which stops the remote session; end ssh itself if the host does not answer."""
+    assert proc.stdin is not None  # SshTransport.popen pipes it
     with contextlib.suppress(OSError):
         proc.stdin.close()
-    timer = threading.Timer(15, lambda: proc.poll() is None and proc.terminate())
+
+    def end_ssh() -> None:
+        if proc.poll() is None:
+            proc.terminate()
+
+    timer = threading.Timer(15, end_ssh)
     timer.daemon = True
     timer.start()
 
 
-def _copy_after(mark: bytes, source, sink) -> bool:
+def _copy_after(mark: bytes, source: IO[bytes], sink: IO[bytes]) -> bool:
     """Copy `source` to `sink` from after the first `mark`; False if the mark never came."""
     head = b""
     while True:

@@ -21,7 +21,7 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 import pandas as pd
 
@@ -37,6 +37,9 @@ from .ncu_rep import MAGIC, read_ncu_rep
 from .ncu_rep_stream import Progress
 from .values import refuse_impossible
 from .wanted import objects
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 __all__ = ["Progress", "read_metrics", "report_file"]
 
@@ -68,7 +71,7 @@ def report_file(path: str | Path) -> Path:
     )
 
 
-def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
+def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read `path` (a report file or a run folder) and return (metric table, reader meta). Raises FlopscopeError
     on bad input. `progress(launches read, launches in all)` is called as an .ncu-rep is read, and
     `progress(bytes read, file size, "bytes")` as a CSV is.
@@ -110,7 +113,7 @@ def _head(path: Path) -> bytes:
         return b""
 
 
-def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
+def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     try:
         with path.open("rb") as handle:
             head = handle.read(4)
@@ -148,7 +151,7 @@ def _is_stream(path: Path) -> bool:
         return False  # read_metrics says why it cannot be opened
 
 
-def _read_stream(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
+def _read_stream(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     stdin = str(path) == "-"
     if stdin and sys.stdin.isatty():  # would wait for typing, silently
         raise FlopscopeError(
@@ -156,15 +159,20 @@ def _read_stream(path: Path, progress: Progress | None = None) -> tuple[pd.DataF
             "is the terminal, not a report",
             "pipe one in: `ncu --import R.ncu-rep --csv --page raw | flopscope report -`",
         )
+
+    def unreadable(exc: Exception) -> FlopscopeError:  # an OSError: the only kind _read_copy catches here
+        reason = exc.strerror if isinstance(exc, OSError) else None
+        return FlopscopeError(path, f"cannot read it ({reason or exc})", "check the path")
+
     return _read_copy(
         lambda: sys.stdin.buffer if stdin else _open_stream(path),
         "standard input" if stdin else path,
-        lambda exc: FlopscopeError(path, f"cannot read it ({exc.strerror or exc})", "check the path"),
+        unreadable,
         progress=progress,
     )
 
 
-def _open_stream(path: Path) -> BinaryIO:
+def _open_stream(path: Path) -> BinaryIO | _PipeReader:
     """A named pipe opened without blocking on its writer: `open` would wait forever for one that never comes.
     Nothing written within FLOPSCOPE_FIFO_WAIT seconds (10 by default) is refused in one line."""
     if not stat.S_ISFIFO(path.stat().st_mode):
@@ -198,19 +206,21 @@ class _PipeReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
-        if self.pending:
-            n = min(len(buffer), len(self.pending))
-            buffer[:n], self.pending = self.pending[:n], self.pending[n:]
-            return n
-        while True:
-            try:
-                data = os.read(self.fd, len(buffer))
-            except BlockingIOError:
-                select.select([self.fd], [], [])
-                continue
-            buffer[: len(data)] = data
-            return len(data)
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        # A view released on return: RawIOBase.read resizes the bytearray it passed, refused while a view is held.
+        with memoryview(buffer) as view:
+            if self.pending:
+                n = min(len(view), len(self.pending))
+                view[:n], self.pending = self.pending[:n], self.pending[n:]
+                return n
+            while True:
+                try:
+                    data = os.read(self.fd, len(view))
+                except BlockingIOError:
+                    select.select([self.fd], [], [])
+                    continue
+                view[: len(data)] = data
+                return len(data)
 
     def close(self) -> None:
         if not self.closed:
@@ -218,15 +228,22 @@ class _PipeReader(io.RawIOBase):
         super().close()
 
 
-def _compressed(head: bytes):
+# gzip.open, lzma.open or bz2.open, as the readers call them.
+_Opener = Callable[[Path, Literal["rb"]], io.BufferedIOBase]
+
+
+def _compressed(head: bytes) -> _Opener | None:
     """The stdlib opener for a gzip, xz or bzip2 file (by magic bytes, as the readers choose by content)."""
-    for magic, opener in ((b"\x1f\x8b", gzip.open), (b"\xfd7zX", lzma.open), (b"BZh", bz2.open)):
+    openers: tuple[tuple[bytes, _Opener], ...] = ((b"\x1f\x8b", gzip.open), (b"\xfd7zX", lzma.open), (b"BZh", bz2.open))
+    for magic, opener in openers:
         if head.startswith(magic):
             return opener
     return None
 
 
-def _read_compressed(path: Path, opener, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
+def _read_compressed(
+    path: Path, opener: _Opener, progress: Progress | None = None
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """A compressed report or CSV (reports of cuBLAS kernels shrink 14x with xz: they embed the cubin) is
     unpacked to a temporary file first: ncu_report loads from a path, and the CSV readers seek."""
 
@@ -248,13 +265,13 @@ def _read_compressed(path: Path, opener, progress: Progress | None = None) -> tu
 
 
 def _read_copy(
-    source: Callable[[], BinaryIO],
+    source: Callable[[], BinaryIO | io.BufferedIOBase | io.RawIOBase],
     shown: str | Path,
     failed: Callable[[Exception], FlopscopeError],
     broken: tuple[type[Exception], ...] = (OSError,),
     packed: int | None = None,
     progress: Progress | None = None,
-) -> tuple[pd.DataFrame, dict]:
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Read a temporary copy of what `source` opens (a pipe, a compressed file): the readers need a file they
     can seek, or a path. `failed` words an error of `broken` while copying; the readers' errors name `shown`,
     what the user passed, not the copy. The copy stops at `limits.unpack_limit` (`packed`: the compressed
@@ -289,7 +306,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _WHOLE_IDENTITY = ("device", "stream", "registers")
 
 
-def _read_utf16(path: Path) -> tuple[pd.DataFrame, dict]:
+def _read_utf16(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The CSV readers work on UTF-8 bytes at file offsets: transcode to a temporary UTF-8 copy first."""
     with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
         copy = Path(folder) / path.name
@@ -306,7 +323,7 @@ def _read_utf16(path: Path) -> tuple[pd.DataFrame, dict]:
             raise FlopscopeError(path, err.problem, err.fix) from None
 
 
-def _read_csv(path: Path, head: bytes, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
+def _read_csv(path: Path, head: bytes, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     if path.stat().st_size == 0 or (len(head) < 4 and not head.strip()):
         raise FlopscopeError(path, "the file is empty", "profile again or pass the right file")
     with path.open("rb") as handle:

@@ -9,6 +9,7 @@ import csv
 import io
 import math
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,9 +19,12 @@ import pyarrow.compute as pc
 from ..common.errors import FlopscopeError
 from ..common.units import UnitError, is_time_unit, metric_unit_factor, parse_number, unit_dimension
 from ..ncu.metrics import OCCUPANCY_LIMITS
-from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
+from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_text, process_label
 from .progress_file import ByteProgress, counted
 from .wanted import IDENTITY, wanted
+
+# One launch's cells by column, as the row-by-row reader builds them: text identity, metric values in SI units.
+_Row = dict[str, str | float | None]
 
 _FLOP_OPS = {f"{p}{o}": f"{p.lower()}{o.lower()}" for p in "FDH" for o in ("FMA", "ADD", "MUL")}
 
@@ -79,7 +83,7 @@ def _dimension_ok(required: str | None, unit: str) -> bool:
     return "byte/" in unit  # byte-rate
 
 
-def read_details(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.DataFrame, dict]:
+def read_details(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """One row per launch out of the page's rows per (launch, section, metric), by Arrow's reader and one pivot
     (`_read_arrow`); a page Arrow cannot read (rows of odd widths) row by row, below."""
     frame = _read_arrow(doc, progress)
@@ -98,9 +102,11 @@ def _read_rows(doc: CsvText) -> pd.DataFrame:
     i_name, i_unit, i_value = col["Metric Name"], col["Metric Unit"], col["Metric Value"]
     nv = nvtx_columns(header)
     i_section = col.get("Section Name")
-    launches: OrderedDict[tuple, dict] = OrderedDict()
-    origins: dict[tuple, dict] = {}  # per launch: metric column -> (the row's metric name, its value)
-    sequences: OrderedDict[tuple, list] = OrderedDict()  # each launch's (section, metric) rows, in file order
+    launches: OrderedDict[tuple[str, str], _Row] = OrderedDict()
+    # per launch: metric column -> (the row's metric name, its value)
+    origins: dict[tuple[str, str], dict[str, tuple[str, float]]] = {}
+    # each launch's (section, metric) rows, in file order
+    sequences: OrderedDict[tuple[str, str], list[tuple[str, str]]] = OrderedDict()
     for cells in csv.reader(io.StringIO(doc.body_text())):
         if len(cells) <= i_value:
             continue
@@ -118,7 +124,7 @@ def _read_rows(doc: CsvText) -> pd.DataFrame:
     return pd.DataFrame(list(launches.values()))
 
 
-def _refuse_cut_launch(doc: CsvText, sequences: OrderedDict[tuple, list]) -> None:
+def _refuse_cut_launch(doc: CsvText, sequences: OrderedDict[tuple[str, str], list[tuple[str, str]]]) -> None:
     """ncu writes each launch's metrics in one fixed order. A last launch whose (section, metric) rows are a
     strict prefix of an earlier launch's is a file cut at a line break inside it (a cut inside a row is caught
     before, by the readers' last-row check): its missing metrics would read as counters never collected."""
@@ -135,17 +141,17 @@ def _refuse_cut_launch(doc: CsvText, sequences: OrderedDict[tuple, list]) -> Non
             )
 
 
-def _identity(cells: list[str], header: list[str], col: dict, nv: list[int]) -> dict:
-    row = {canon: (cells[col[h]] or None) for h, canon in IDENTITY_HEADERS.items() if h in col}
+def _identity(cells: list[str], header: list[str], col: dict[str, int], nv: list[int]) -> _Row:
+    row: _Row = {canon: (cells[col[h]] or None) for h, canon in IDENTITY_HEADERS.items() if h in col}
     row["process"] = process_label(
         cells[col["Process Name"]] if "Process Name" in col else None,
         cells[col["Process ID"]] if "Process ID" in col else None,
     )
-    row["nvtx"] = " | ".join(filter(None, (nvtx_label(header[k], cells[k]) for k in nv))) or None
+    row["nvtx"] = nvtx_text(header, nv, [cells[k] for k in nv])
     return row
 
 
-def _add_metric(row: dict, name: str, unit: str, cell: str, origin: dict, doc: CsvText) -> None:
+def _add_metric(row: _Row, name: str, unit: str, cell: str, origin: dict[str, tuple[str, float]], doc: CsvText) -> None:
     if not name:
         return
     if wanted(name):
@@ -174,7 +180,7 @@ def _add_metric(row: dict, name: str, unit: str, cell: str, origin: dict, doc: C
     row[target] = value
 
 
-def _refuse_conflict(doc: CsvText, row: dict, name: str, first: float, second: float) -> None:
+def _refuse_conflict(doc: CsvText, row: _Row, name: str, first: float, second: float) -> None:
     """One launch's metric printed twice (in two sections, or a duplicated row) must say one thing: ncu rounds
     each printing to its own unit (10.08 usecond, 10,080 nsecond), so values 1% apart are one value; more is a
     damaged or edited file, and picking either would be a guess."""
@@ -214,11 +220,11 @@ def _read_arrow(doc: CsvText, progress: ByteProgress | None = None) -> pd.DataFr
     return pd.concat([frame, metrics], axis=1) if len(metrics.columns) else frame
 
 
-def _flat(array) -> pa.Array:
+def _flat(array: pa.Array | pa.ChunkedArray) -> pa.Array:
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
-def _codes(*columns) -> np.ndarray:
+def _codes(*columns: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """Codes of the rows' combinations of cells in `columns`, numbered in order of first appearance."""
     out = np.zeros(len(columns[0]), dtype=np.int64)
     for column in columns:
@@ -249,7 +255,7 @@ def _refuse_cut(doc: CsvText, launch: np.ndarray, seq: np.ndarray, ids: list[str
             )
 
 
-def _arrow_rows(doc: CsvText, progress: ByteProgress | None):
+def _arrow_rows(doc: CsvText, progress: ByteProgress | None) -> pa.Table | None:
     """Every cell of the metric rows as text. Skipped as `_read_rows` skips them: rows too short to hold a metric
     value, ncu's `==` lines, and rule rows (as wide as a header with rule columns, wider than the metric rows;
     they hold no metric). None where a row has another width (for `_read_rows`)."""
@@ -265,7 +271,7 @@ def _arrow_rows(doc: CsvText, progress: ByteProgress | None):
     nv = nvtx_columns(header)
     keep = [k for k, h in enumerate(header[:width]) if h in wanted_cols or h in IDENTITY_HEADERS or k in nv]
 
-    def odd_row(row) -> str:
+    def odd_row(row: pacsv.InvalidRow) -> str:
         short = row.actual_columns <= i_value
         rule = row.actual_columns == len(header) > width
         return "skip" if short or rule else "error"
@@ -295,7 +301,7 @@ def _first_row_width(doc: CsvText) -> int:
     return len(next(csv.reader([line]), [])) if line.startswith('"') else 0
 
 
-def _launch_identity(rows, header: list[str], col: dict, firsts: np.ndarray) -> pd.DataFrame:
+def _launch_identity(rows: pa.Table, header: list[str], col: dict[str, int], firsts: np.ndarray) -> pd.DataFrame:
     """Each launch's identity from its first row, as `_identity` makes it."""
     nv = nvtx_columns(header)
     first = rows.take(pa.array(firsts, type=pa.int64())).to_pylist()
@@ -304,7 +310,15 @@ def _launch_identity(rows, header: list[str], col: dict, firsts: np.ndarray) -> 
     )
 
 
-def _metrics(doc: CsvText, launch, name, unit, cell, identity: pd.DataFrame, has_shape: bool) -> pd.DataFrame:
+def _metrics(
+    doc: CsvText,
+    launch: np.ndarray,
+    name: pa.ChunkedArray,
+    unit: pa.ChunkedArray,
+    cell: pa.ChunkedArray,
+    identity: pd.DataFrame,
+    has_shape: bool,
+) -> pd.DataFrame:
     """The metric columns, one row per launch: each row's kind and target column decided once per distinct
     (name, unit); per (launch, column) the value `_add_metric` applied in file order would leave."""
     pairs = _codes(name, unit)
@@ -373,17 +387,19 @@ def _accepted(t: pd.DataFrame) -> pd.DataFrame:
     return t[keep.astype(bool)].reset_index(drop=True)
 
 
-def _factors(rules: list, units: list, t: pd.DataFrame) -> np.ndarray:
+def _factors(rules: list[tuple[int, str | None]], units: list[str], t: pd.DataFrame) -> np.ndarray:
     """Each applied row's factor to SI, once per (name, unit), in file order: a unit wrong for its metric raises
     at its first applied row, as `_add_metric` does (a row it skips raises nothing)."""
-    factors = {}
+    factors: dict[int, float] = {}
     for pair in pd.unique(t["pair"]):
         kind, target = rules[pair]
+        assert target is not None  # an applied row has a target column
         factors[pair] = 1.0 if kind == _SHAPE else metric_unit_factor(target, units[pair])
-    return t["pair"].map(factors).to_numpy(dtype=float)
+    out: np.ndarray = t["pair"].map(factors).to_numpy(dtype=float)
+    return out
 
 
-def _parse_numbers(cells) -> np.ndarray:
+def _parse_numbers(cells: pa.Array) -> np.ndarray:
     """`parse_number` of each cell, once per distinct cell."""
     codes, distinct = pd.factorize(pd.Series(cells.to_numpy(zero_copy_only=False), dtype=object))
     return np.array([parse_number(c) for c in distinct], dtype=float)[codes] if len(codes) else np.zeros(0)
@@ -403,13 +419,13 @@ def _refuse_conflicts(doc: CsvText, t: pd.DataFrame, identity: pd.DataFrame) -> 
         _refuse_conflict(doc, identity.iloc[t["launch"].iloc[at]].to_dict(), t["name"].iloc[at], a[at], b[at])
 
 
-def _pivot(t: pd.DataFrame, cells, shape: np.ndarray, launches: int) -> pd.DataFrame:
+def _pivot(t: pd.DataFrame, cells: pa.Array, shape: np.ndarray, launches: int) -> pd.DataFrame:
     """One column per target, the last applied row's value per launch (NaN where none), in the order the columns
     first get a value (as a DataFrame of the per-launch dicts orders them)."""
     last = t.groupby(["launch", "target"], sort=False).tail(1)
     order = t.groupby("target", sort=False)[["launch", "row"]].min().sort_values(["launch", "row"]).index
     text = pd.Series(cells.to_numpy(zero_copy_only=False), dtype=object).str.replace(",", "", regex=False)
-    out = {}
+    out: dict[str, pd.Series | np.ndarray] = {}
     for target in order:
         rows = last[last["target"] == target]
         if shape[rows.index[0]]:

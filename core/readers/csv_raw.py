@@ -10,16 +10,21 @@ import csv
 import io
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 import pandas as pd
 
 from ..common.errors import FlopscopeError
 from ..common.units import metric_unit_factor, parse_number
-from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_label, process_label
-from .progress_file import ByteProgress, counted
+from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_text, process_label
+from .progress_file import ByteProgress, ProgressFile, counted
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _INSTANCED = (OPCODE_METRIC, MODIFIER_METRIC)
 _TEXT_HEADERS = {*IDENTITY_HEADERS, "Process ID", "Process Name", *_INSTANCED}
@@ -48,7 +53,7 @@ _NA_TEXT = {
 _INSTANCE = re.compile(r"([A-Z0-9_.]+): ([0-9][0-9,.]*)")
 
 
-def read_raw(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.DataFrame, dict]:
+def read_raw(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The page's launches (identity and metrics in SI units); `progress` told the bytes read (progress_file.py)."""
     header = doc.header
     nv = nvtx_columns(header)
@@ -124,7 +129,7 @@ def _refuse_conflict(doc: CsvText, name: str, first: pd.Series, second: pd.Serie
     )
 
 
-def _nothing_left(handle, window: int = 1 << 16) -> bool:
+def _nothing_left(handle: BinaryIO, window: int = 1 << 16) -> bool:
     """Whether only blank space follows (checked within a window, then the position is restored)."""
     at = handle.tell()
     rest = handle.read(window)
@@ -169,7 +174,9 @@ def _without_prof_rows(frame: pd.DataFrame, id_col: int | None) -> pd.DataFrame:
     return frame
 
 
-def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) -> pd.DataFrame:
+def _parse_arrow(
+    handle: BinaryIO | ProgressFile, header: list[str], keep: list[int], numeric: set[int]
+) -> pd.DataFrame:
     """The rows as `_parse` reads them, by pyarrow's CSV reader: metrics as float64, text as categories, the
     same cells missing. ncu's own `==` lines between rows are skipped; any other row of the wrong width, and
     any cell that is not what its column holds, raises (pyarrow.ArrowInvalid), for pandas to read."""
@@ -217,7 +224,7 @@ def _parse_arrow(handle, header: list[str], keep: list[int], numeric: set[int]) 
     return frame
 
 
-def _launch_ids(col) -> np.ndarray | pd.Categorical:
+def _launch_ids(col: pa.ChunkedArray) -> np.ndarray | pd.Categorical:
     """The ID column: launch numbers as numbers where every cell is one (a category per launch would hash and
     sort 100k strings for nothing), else as `_column` gives it, for `_without_prof_rows` to drop the others."""
     import pyarrow as pa
@@ -229,7 +236,7 @@ def _launch_ids(col) -> np.ndarray | pd.Categorical:
 
 
 def _parse_arrow_text(
-    handle, header: list[str], keep: list[int], numeric: list[int], floats: frozenset[int]
+    handle: BinaryIO | ProgressFile, header: list[str], keep: list[int], numeric: list[int], floats: frozenset[int]
 ) -> pd.DataFrame | None:
     """`_parse_arrow` with the metrics of `floats` typed by Arrow and the other `numeric` ones read as text and
     parsed by `_numeric`; None where Arrow cannot read the rows or a cell is not what its column holds."""
@@ -243,7 +250,7 @@ def _parse_arrow_text(
     return frame
 
 
-def _plain_in_first_row(handle, numeric: list[int], width: int) -> set[int]:
+def _plain_in_first_row(handle: BinaryIO, numeric: list[int], width: int) -> set[int]:
     """The metric columns whose cell in the next row is a plain number (or missing); the position is kept."""
     at = handle.tell()
     line = handle.readline()
@@ -254,7 +261,7 @@ def _plain_in_first_row(handle, numeric: list[int], width: int) -> set[int]:
     return {k for k in numeric if cells[k].strip() in _NA_TEXT or _PLAIN_RE.match(cells[k].strip())}
 
 
-def _column(col) -> np.ndarray | pd.Categorical:
+def _column(col: pa.ChunkedArray) -> np.ndarray | pd.Categorical:
     """One Arrow column as pandas holds it: numbers as float64 (missing as NaN), text as a categorical whose
     categories are sorted, as pandas makes them (group order follows them)."""
     import pyarrow as pa
@@ -272,7 +279,9 @@ def _column(col) -> np.ndarray | pd.Categorical:
     return pd.Categorical.from_codes(rank[indices], categories=pd.Index(labels.take(order).to_pandas()), validate=False)
 
 
-def _parse(source, header: list[str], keep: list[int], numeric: dict) -> pd.DataFrame:
+def _parse(
+    source: BinaryIO | ProgressFile, header: list[str], keep: list[int], numeric: dict[int, type[np.float64]]
+) -> pd.DataFrame:
     dtype = {k: numeric.get(k, "category") for k in keep}
     return pd.read_csv(
         source,
@@ -289,7 +298,7 @@ def _parse(source, header: list[str], keep: list[int], numeric: dict) -> pd.Data
     )
 
 
-def _units_row(source, width: int) -> list[str]:
+def _units_row(source: BinaryIO, width: int) -> list[str]:
     """ncu prints a units row right after the header; its first cell (the ID) is empty."""
     start = source.tell()
     line = source.readline()
@@ -323,8 +332,8 @@ def _numbers(cells: np.ndarray) -> np.ndarray:
     text = pc.replace_substring_regex(text, _INSTANCES, r"\1")
     text = pc.replace_substring(text, ",", "")
     plain = pc.match_substring_regex(text, _PLAIN).to_numpy(zero_copy_only=False)
-    out = pc.cast(pc.if_else(pa.array(plain), text, pa.scalar(None, pa.string())), pa.float64())
-    out = out.to_numpy(zero_copy_only=False).astype(np.float64)
+    numbers = pc.cast(pc.if_else(pa.array(plain), text, pa.scalar(None, pa.string())), pa.float64())
+    out: np.ndarray = numbers.to_numpy(zero_copy_only=False).astype(np.float64)
     for k in np.flatnonzero(~plain):
         out[k] = parse_number(cells[k])
     return out
@@ -337,10 +346,11 @@ def _process(frame: pd.DataFrame, header: list[str]) -> pd.Series | None:
     return _per_distinct(frame.index, cols, lambda name, pid: process_label(name, pid))
 
 
-def _per_distinct(index: pd.Index, cols: list[pd.Series | None], label) -> pd.Series:
+def _per_distinct(index: pd.Index, cols: list[pd.Series | None], label: Callable[..., str | None]) -> pd.Series:
     """`label(*cells)` of each row, computed once per distinct combination of cells (a million launches of a
     few processes or ranges: a few calls, not a million), then spread by the combination's codes."""
-    codes, values = [], []
+    codes: list[np.ndarray] = []
+    values: list[np.ndarray] = []
     for col in cols:
         cats = pd.Categorical(col) if col is not None else pd.Categorical([None] * len(index))
         codes.append(cats.codes.astype(np.int64) + 1)  # 0: missing
@@ -354,11 +364,12 @@ def _per_distinct(index: pd.Index, cols: list[pd.Series | None], label) -> pd.Se
     return pd.Series(labels[at.reshape(-1)], index=index, dtype=object)
 
 
-def _nvtx(frame: pd.DataFrame, header: list[str], nv: list[int]) -> list | None:
+def _nvtx(frame: pd.DataFrame, header: list[str], nv: list[int]) -> list[str | None] | None:
     if not nv:
         return None
 
-    def label(*cells) -> str | None:
-        return " | ".join(filter(None, (nvtx_label(header[k], c) for k, c in zip(nv, cells, strict=True)))) or None
+    def label(*cells: str | None) -> str | None:
+        return nvtx_text(header, nv, cells)
 
-    return _per_distinct(frame.index, [frame[k] for k in nv], label).tolist()
+    labels: list[str | None] = _per_distinct(frame.index, [frame[k] for k in nv], label).tolist()
+    return labels

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ IDENTITY_HEADERS = {
 }
 _NVTX_HEADER = re.compile(r"(Push/Pop_Range|Start/Stop_Range)")
 _THREAD = re.compile(r'^\s*"?\s*\d+\s+')
+_QUOTED = re.compile(r'"([^"]*)"')
 # How ncu names the NVTX domain of ranges pushed without one: labels leave it out, as the app's user wrote none.
 DEFAULT_DOMAINS = ("", "<default domain>", "<default>")
 
@@ -99,23 +101,49 @@ def process_label(name: str | None, pid: str | None) -> str | None:
     return f"{name} ({pid})" if pid else name
 
 
-def nvtx_label(header: str, cell: str | None) -> str | None:
-    """The range name out of ncu's colon-separated NVTX cell, located by the header's field list."""
-    if not cell:
-        return None
-    cell = cell.strip().strip('"').strip()
-    if not cell:
-        return None
+def nvtx_text(header: list[str], nv: list[int], cells: Sequence[str | None]) -> str | None:
+    """A launch's NVTX ranges as the .ncu-rep readers write them (`nvtx_path`): per domain its push/pop ranges,
+    outermost first, then its start/end ranges, from ncu's NVTX cells (one per kind; `cells[i]` is column
+    `nv[i]`'s)."""
+    domains: dict[str, list[str]] = {}
+    for k, cell in zip(nv, cells, strict=True):
+        for domain, name in nvtx_ranges(header[k], cell):
+            domains.setdefault(domain, []).append(name)
+    return nvtx_path(list(domains.items()))
+
+
+def nvtx_ranges(header: str, cell: str | None) -> list[tuple[str, str]]:
+    """(domain, range name) of each range in an NVTX cell, outermost first. A cell holds one quoted entry per
+    range (`637  "<default domain>:measure:none:..."  "<default domain>:aten::mm:none:..."`), its fields as
+    the header lists them; a name may hold colons (`aten::mm`), so it is what the fields around it leave."""
+    if not cell or not cell.strip():
+        return []
     fields = header.split(":")
     match = next((k for k, f in enumerate(fields) if _NVTX_HEADER.search(f)), None)
-    parts = cell.split(":")
-    if match is None or match >= len(parts):
-        return cell
-    # ncu 2024.1 starts the cell with the launching thread's id (`266595  "<default domain>:range:...`): the
-    # header's first field is "thread Domain", space-separated.
-    domain = _THREAD.sub("", parts[match - 1]).strip().strip('"') if match >= 1 else ""
-    name = parts[match]
-    return name if domain in DEFAULT_DOMAINS else f"{domain}:{name}"
+    entries = _QUOTED.findall(cell) or [_THREAD.sub("", cell.strip()).strip('"')]
+    if match is None:
+        return [("", e) for e in entries if e]
+    after = len(fields) - match - 1
+    out = []
+    for entry in entries:
+        parts = entry.split(":")
+        if len(parts) < match + 1:
+            out.append(("", entry))
+            continue
+        # ncu 2024.1 starts the cell with the launching thread's id (`266595  "<default domain>:...`): the
+        # header's first field is "thread Domain", space-separated.
+        domain = _THREAD.sub("", parts[match - 1]).strip().strip('"') if match >= 1 else ""
+        rest = parts[match:]
+        name = ":".join(rest[: len(rest) - after] if len(rest) > after else rest[:1])
+        out.append(("" if domain in DEFAULT_DOMAINS else domain, name))
+    return out
+
+
+def nvtx_path(domains: list[tuple[str, list[str]]]) -> str | None:
+    """(domain name, its open ranges outermost first) per domain as one text, `domain:range/range | ...`; the
+    default domain is not named (every reader)."""
+    parts = [("" if name in DEFAULT_DOMAINS else f"{name}:") + "/".join(stack) for name, stack in domains if stack]
+    return " | ".join(parts) or None
 
 
 def nvtx_columns(header: list[str]) -> list[int]:

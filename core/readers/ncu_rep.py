@@ -9,22 +9,29 @@ import re
 import signal
 import tempfile
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 import pandas as pd
 
 from ..common.errors import FlopscopeError, OutOfMemory
 from ..common.memory import memory_limit
 from ..common.units import metric_unit_factor
-from .ncu_rep_stream import MAGIC, Damaged, Progress, Unsupported, capture_time, fill_identity, nvtx_path, read_table
+from .csv_text import nvtx_path
+from .ncu_rep_stream import MAGIC, Damaged, Progress, Unsupported, capture_time, fill_identity, read_table
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
+
+if TYPE_CHECKING:
+    from ncu_report import IAction, IContext, IMetric
 
 __all__ = ["MAGIC", "absent_metrics", "read_ncu_rep"]
 
 # `ncu_report` forces the reader NVIDIA ships (to compare, or to get past a streaming-reader bug); unset, the
 # streaming reader reads what it can vouch for.
 READER_ENV = "FLOPSCOPE_NCU_REP_READER"
+_T = TypeVar("_T")
 
 
 # fd 2 is one per process: two threads reading reports at once (a sweep over two hosts) would each save the
@@ -38,7 +45,7 @@ _NCU_REPORT_LOG = re.compile(
 
 
 @contextmanager
-def _captured_stderr():
+def _captured_stderr() -> Iterator[IO[bytes]]:
     """ncu_report's C++ layer logs protobuf/absl errors straight to fd 2; keep them out of the terminal.
 
     Reading a large report takes seconds to minutes, and other threads (a sweep's progress lines) write to
@@ -58,7 +65,7 @@ def _captured_stderr():
                 os.write(2, others)
 
 
-def read_ncu_rep(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
+def read_ncu_rep(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """One row per profiled launch: identity columns plus wanted metrics in SI units. The streaming reader
     reads it in a fraction of the time and memory; a file it was not checked on (or cannot parse) is read
     by `ncu_report`, with a note in meta saying why, so a damaged file gets ncu_report's diagnosis."""
@@ -100,7 +107,7 @@ def _with_identity(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _read_with_ncu_report(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict]:
+def _read_with_ncu_report(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     # The C++ layer also logs while actions are read (a cut-short file parses lazily): capture it throughout.
     with _captured_stderr() as log:
         rows = _in_child(path, log, lambda: _ncu_report_rows(path, log))
@@ -109,7 +116,7 @@ def _read_with_ncu_report(path: Path, progress: Progress | None = None) -> tuple
     return _with_identity(pd.DataFrame(rows)), {"format": "ncu-rep", "reader": "ncu_report"}
 
 
-def _in_child(path: Path, log, read):
+def _in_child(path: Path, log: IO[bytes], read: Callable[[], _T]) -> _T:
     """`read()` in a forked child, its result handed back pickled: out of memory, ncu_report's C++ aborts the
     process (std::bad_alloc, SIGABRT) and a damaged file can crash it, which would end flopscope without a
     word (its stderr is being captured). From here the crash is one line naming the file, what happened and
@@ -120,14 +127,15 @@ def _in_child(path: Path, log, read):
         pid = os.fork()
         if pid == 0:  # the child: never returns into the caller's code
             code = 0
+            sent: object  # read()'s result, or what went wrong
             try:
-                out = read()
+                sent = read()
             except FlopscopeError as exc:
-                out, code = ("refused", exc.path, exc.problem, exc.fix), 3
+                sent, code = ("refused", exc.path, exc.problem, exc.fix), 3
             except BaseException as exc:  # MemoryError, KeyboardInterrupt, ...: the parent raises its kind
-                out, code = ("error", type(exc).__name__, str(exc)), 3
+                sent, code = ("error", type(exc).__name__, str(exc)), 3
             try:
-                pickle.dump(out, result, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(sent, result, protocol=pickle.HIGHEST_PROTOCOL)
                 result.flush()
             except BaseException:
                 code = 4
@@ -146,7 +154,7 @@ def _in_child(path: Path, log, read):
             raise FlopscopeError(*out[1:])
         kind = {"MemoryError": MemoryError, "KeyboardInterrupt": KeyboardInterrupt}.get(out[1], RuntimeError)
         raise kind(out[2])
-    return out
+    return cast(_T, out)  # what read() returned in the child
 
 
 def _stop_child(pid: int) -> None:
@@ -157,7 +165,7 @@ def _stop_child(pid: int) -> None:
         pass
 
 
-def _crashed(path: Path, log, signum: int | None) -> FlopscopeError:
+def _crashed(path: Path, log: IO[bytes], signum: int | None) -> FlopscopeError:
     words = _log_lines(log)
     log.truncate(0)  # said in the one line below, not again after it (the capture passes on what it kept)
     out_of_memory = any("bad_alloc" in w or "out of memory" in w.lower() for w in words)
@@ -177,7 +185,7 @@ def _crashed(path: Path, log, signum: int | None) -> FlopscopeError:
     )
 
 
-def _ncu_report_rows(path: Path, log) -> list[dict]:
+def _ncu_report_rows(path: Path, log: IO[bytes]) -> list[dict[str, Any]]:
     import ncu_report
 
     try:
@@ -215,8 +223,8 @@ def absent_metrics(path: Path, names: list[str]) -> list[str]:
     return [n for n in names if ":" not in n and n not in held and not any(h.startswith(f"{n}.") for h in held)]
 
 
-def _rows(path: Path, ctx) -> list[dict]:
-    rows = []
+def _rows(path: Path, ctx: IContext) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     kept = _WantedNames()
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
@@ -233,12 +241,12 @@ def _rows(path: Path, ctx) -> list[dict]:
     return rows
 
 
-def _log_lines(log) -> list[str]:
+def _log_lines(log: IO[bytes]) -> list[str]:
     log.seek(0)
     return [line for line in log.read().decode(errors="replace").splitlines() if line.strip()]
 
 
-def _damaged(path: Path, log, fallback: str) -> FlopscopeError:
+def _damaged(path: Path, log: IO[bytes], fallback: str) -> FlopscopeError:
     lines = _log_lines(log)
     reason = lines[-1] if lines else fallback
     return FlopscopeError(
@@ -257,7 +265,7 @@ class _WantedNames:
         self._lists: dict[tuple[str, ...], list[str]] = {}
         self._names: dict[str, bool] = {}  # lists differ a little between launches; names repeat
 
-    def __call__(self, names) -> list[str]:
+    def __call__(self, names: Iterable[str]) -> list[str]:
         key = tuple(names)
         if key not in self._lists:
             self._lists[key] = [name for name in key if self._wanted(name)]
@@ -269,10 +277,10 @@ class _WantedNames:
         return self._names[name]
 
 
-def _action_row(action, index: int, kept: _WantedNames | None = None) -> dict:
+def _action_row(action: IAction, index: int, kept: _WantedNames | None = None) -> dict[str, Any]:
     import ncu_report
 
-    row: dict = {
+    row: dict[str, Any] = {
         "launch_id": index,
         "kernel_base": action.name(),
         "kernel_full": action.name(ncu_report.IAction.NameBase_DEMANGLED),
@@ -292,14 +300,14 @@ def _action_row(action, index: int, kept: _WantedNames | None = None) -> dict:
     return row
 
 
-def _per_opcode(metric, name: str) -> dict:
+def _per_opcode(metric: IMetric, name: str) -> dict[str, float]:
     ids = metric.correlation_ids()
     if ids is None:
         return {}
     return {f"{name}:{ids.as_string(j)}": float(metric.as_uint64(j)) for j in range(metric.num_instances())}
 
 
-def _nvtx(action) -> str | None:
+def _nvtx(action: IAction) -> str | None:
     """Push/pop ranges of every domain, outermost first, joined as `domain:range/range`."""
     state = action.nvtx_state()
     if state is None:

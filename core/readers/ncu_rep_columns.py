@@ -14,7 +14,7 @@ path takes only what it reads exactly as protobuf would.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,9 +125,9 @@ def _walk_each(
     varints: tuple[int, ...],
 ) -> Fields:
     """`walk_fields`, one message after the other."""
-    data = memoryview(buf)
+    data = buf.data  # memoryview(buf)
     n = len(starts)
-    found: tuple[list, list, list] = ([], [], [])
+    found: tuple[list[int], list[int], list[int]] = ([], [], [])
     span_at = {f: ([-1] * n, [-1] * n) for f in spans}
     value_of = {f: [0] * n for f in varints}
     broken = None
@@ -157,8 +157,9 @@ def _walk_each(
                 value_of[field][i] = number
         if broken is not None:
             break
+    messages, value_starts, value_ends = (np.array(f, np.int64) for f in found)
     return Fields(
-        tuple(np.array(f, np.int64) for f in found),
+        (messages, value_starts, value_ends),
         {f: (np.array(a, np.int64), np.array(b, np.int64)) for f, (a, b) in span_at.items()},
         {f: np.array(v, np.uint64) for f, v in value_of.items()},
         broken,
@@ -231,7 +232,7 @@ class MetricColumns:
         columns: dict[int, Column],
         launches: int,
         name_id: Callable[[bytes], int],
-        cells: Callable[[bytes, Column], dict],
+        cells: Callable[[bytes, Column], Mapping[str, float | str | None]],
     ) -> None:
         self._columns = list({c.name: c for c in columns.values()}.values())  # one per name
         index = {c.name: k for k, c in enumerate(self._columns)}
@@ -245,7 +246,9 @@ class MetricColumns:
         self._values: dict[str, np.ndarray] = {}  # float64 per launch, NaN where the launch has no value
         self._objects: dict[str, dict[int, object]] = {}  # text (or an empty value) by launch
         self._first: dict[str, tuple[int, str, int]] = {}  # (first launch, row-order name, instance position)
-        self._parsed: dict[tuple[bytes, str], dict] = {}  # text metrics (the GPU's name) repeat in every launch
+        self._parsed: dict[
+            tuple[bytes, str], Mapping[str, float | str | None]
+        ] = {}  # text metrics (the GPU's name) repeat in every launch
         self.decoding = launches  # the launch whose metric is parsed as a message now (which one was damaged)
 
     def add(self, buf: np.ndarray, launch: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
@@ -277,13 +280,16 @@ class MetricColumns:
     def first_launch(self, name: str) -> int:
         return self._first[name][0]
 
-    def column(self, name: str, count: int) -> np.ndarray | list:
+    def column(self, name: str, count: int) -> np.ndarray | list[object]:
         """The cells of `name` for the first `count` launches: a float64 array, or a list where some are text."""
         values = self._values.get(name)
         objects = self._objects.get(name)
         if objects is None:
+            assert values is not None  # a name seen holds numbers where it holds no text
             return values[:count]
-        numbers = [None] * count if values is None else [None if v != v else v for v in values[:count].tolist()]
+        numbers: list[object] = (
+            [None] * count if values is None else [None if v != v else v for v in values[:count].tolist()]
+        )
         for launch, value in objects.items():
             numbers[launch] = value
         return numbers

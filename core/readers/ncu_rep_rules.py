@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Literal, overload
 
 from .ncu_rep_stream import MAGIC, VERIFIED_VERSIONS, Damaged, Unsupported, _text, message_classes
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
 
 # RuleResultMessageType (RuleResults.proto) in the words ncu's console prints before each message; None (0)
 # it prints without one, and its CSV with an empty Rule Type.
@@ -76,7 +79,7 @@ def launch_rules(handle: BinaryIO, launch_id: int) -> LaunchRules | None:
         return _launch(_parse(_exactly(handle, _length(handle)), "RuleView"))
 
 
-def _launch(result) -> LaunchRules:
+def _launch(result: Message) -> LaunchRules:
     # _text: text that is not UTF-8 (protobuf hands it back as bytes) is a damaged file, as for the table
     function = _text(result.KernelFunctionName or result.KernelMangledName)
     out = LaunchRules(
@@ -104,13 +107,19 @@ def _launch(result) -> LaunchRules:
     return out
 
 
+@overload
+def _length(handle: BinaryIO, end_ok: Literal[False] = False) -> int: ...
+@overload
+def _length(handle: BinaryIO, end_ok: bool) -> int | None: ...
 def _length(handle: BinaryIO, end_ok: bool = False) -> int | None:
+    """The next length prefix; None at the end of the file only where `end_ok`."""
     prefix = handle.read(4)
     if not prefix and end_ok:
         return None
     if len(prefix) < 4:
         raise Damaged("cut short inside a length prefix", truncated=True)
-    return struct.unpack("<I", prefix)[0]
+    size: int = struct.unpack("<I", prefix)[0]
+    return size
 
 
 def _exactly(handle: BinaryIO, size: int) -> bytes:
@@ -127,11 +136,11 @@ def _skip(handle: BinaryIO, size: int) -> None:
         raise Damaged("cut short inside a message", truncated=True)
 
 
-def _message(handle: BinaryIO, kind: str):
+def _message(handle: BinaryIO, kind: str) -> Message:
     return _parse(_exactly(handle, _length(handle)), kind)
 
 
-def _parse(data: bytes, kind: str):
+def _parse(data: bytes, kind: str) -> Message:
     from google.protobuf.message import DecodeError
 
     try:

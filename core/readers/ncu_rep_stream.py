@@ -27,18 +27,22 @@ from __future__ import annotations
 
 import mmap
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 import numpy as np
 import pandas as pd
 
 from ..common.units import is_missing, metric_unit_factor
-from .csv_text import DEFAULT_DOMAINS
+from .csv_text import nvtx_path
 from .ncu_rep_columns import PAD, Column, MetricColumns, walk_fields
 from .wanted import MODIFIER_METRIC, OPCODE_METRIC, wanted
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
 
 MAGIC = b"NVR\x00"
 # FileHeader.Version of the reports the equality test covers (ncu 2019.5 to 2025.3 all write 7).
@@ -48,8 +52,13 @@ _U32 = struct.Struct("<I")
 # names, the NVTX state and the launching thread.
 _METRICS, _NAMES, _NVTX, _THREAD = 13, (5, 6, 7), 21, 1
 _BATCH_BYTES = 32 << 20  # results decoded together (~1,600 launches of the H100 capture)
-# Called as a long read goes: (launches read, launches in the file). The caller draws it (core draws nothing).
-Progress = Callable[[int, int], None]
+
+
+class Progress(Protocol):
+    """Called as a long read goes: (launches read, launches in the file); a CSV's read passes a third argument,
+    `progress(bytes read, file size, "bytes")` (progress_file.py). The caller draws it (core draws nothing)."""
+
+    def __call__(self, done: int, total: int, unit: str = "launches", /) -> None: ...
 
 
 class Unsupported(Exception):
@@ -104,7 +113,7 @@ class _Launches:
         self._texts: dict[bytes, str] = {}  # kernel names repeat from launch to launch: one string each
         self._nvtx_seen: dict[tuple[bytes, int], str | None] = {}  # and so do NVTX states
 
-    def read(self, data, progress: Progress | None) -> None:
+    def read(self, data: mmap.mmap, progress: Progress | None) -> None:
         if data[:4] != MAGIC:
             raise Unsupported("no NVR magic")
         header, first_block = _message(data, 4, "FileHeader")
@@ -148,7 +157,8 @@ class _Launches:
         last ones of the file are copied, with PAD after them."""
         if not self._starts:
             return
-        raw, starts, ends = data, np.array(self._starts, np.int64), np.array(self._ends, np.int64)
+        raw: mmap.mmap | bytes = data  # the results are copied out of the mapping where PAD cannot follow them
+        starts, ends = np.array(self._starts, np.int64), np.array(self._ends, np.int64)
         if ends[-1] + len(PAD) > len(data):
             results = [data[a:b] for a, b in zip(self._starts, self._ends, strict=True)]
             ends = np.cumsum(ends - starts)
@@ -173,10 +183,11 @@ class _Launches:
             self.nvtx.append(None if state[0] < 0 else self._nvtx(raw[state[0] : state[1]], thread))
         self._whole = self.count + len(starts)  # unless a metric of one of them is damaged (metrics.decoding)
         launch, metric_starts, metric_ends = fields.repeated
+        assert self.metrics is not None  # made by `read` before its first flush
         self.metrics.add(buf, launch + self.count, metric_starts, metric_ends)
         self.count += len(starts)
 
-    def _text(self, raw: bytes, start: int, end: int) -> str:
+    def _text(self, raw: mmap.mmap | bytes, start: int, end: int) -> str:
         if start < 0:
             return ""
         key = raw[start:end]
@@ -202,9 +213,13 @@ class _Launches:
         """The table: launch id and names, the metrics the first launch holds (by name), the identity
         columns, then the metrics later launches add, each where its first launch would list it."""
         count, metrics = self.count, self.metrics
+        assert metrics is not None  # a table is made only of a file read, with a launch
         names = metrics.order()
         cells = {name: metrics.column(name, count) for name in names}
-        columns: dict = {"launch_id": np.arange(count), "kernel_base": self.kernel_base}
+        columns: dict[str, np.ndarray | Sequence[object]] = {
+            "launch_id": np.arange(count),
+            "kernel_base": self.kernel_base,
+        }
         columns["kernel_full"] = self.kernel_full
         columns.update((name, cells[name]) for name in names if metrics.first_launch(name) == 0)
         columns.update(identity_columns(cells, count))
@@ -227,7 +242,7 @@ def _refuse_result(raw: bytes) -> None:
     raise Unsupported("a launch whose fields are encoded unlike ncu's")
 
 
-def _parse(kind: str, raw: bytes):
+def _parse(kind: str, raw: bytes) -> Message:
     from google.protobuf.message import DecodeError
 
     try:
@@ -236,11 +251,13 @@ def _parse(kind: str, raw: bytes):
         raise Damaged(f"a {kind} message does not parse ({exc})") from None
 
 
-def identity_columns(cells: dict, count: int) -> dict:
+def identity_columns(
+    cells: Mapping[str, np.ndarray | Sequence[object]], count: int
+) -> dict[str, np.ndarray | Sequence[object]]:
     """grid, block, registers, stream, device, gpu and cc of every launch from its launch__/device__ metric
     columns: `fill_identity`, a table at a time."""
 
-    def given(name: str) -> np.ndarray | list:
+    def given(name: str) -> np.ndarray | Sequence[object]:
         return cells.get(name, [None] * count)
 
     return {
@@ -258,10 +275,10 @@ def identity_columns(cells: dict, count: int) -> dict:
     }
 
 
-def _texts(text: Callable[..., str | None], *columns) -> list[str | None]:
+def _texts(text: Callable[..., str | None], *columns: np.ndarray | Sequence[object]) -> list[str | None]:
     """`text(*cells)` for every launch, computed once per distinct combination of cells."""
-    seen: dict = {}
-    out = []
+    seen: dict[tuple[object, ...], str | None] = {}
+    out: list[str | None] = []
     for key in zip(*(c.tolist() if isinstance(c, np.ndarray) else c for c in columns), strict=True):
         if key not in seen:
             seen[key] = text(*key)
@@ -269,16 +286,16 @@ def _texts(text: Callable[..., str | None], *columns) -> list[str | None]:
     return out
 
 
-def _dims(*vals) -> str | None:
+def _dims(*vals: float | None) -> str | None:
     if any(is_missing(v) for v in vals):
         return None
-    return "(" + ", ".join(str(int(v)) for v in vals) + ")"
+    return "(" + ", ".join(str(int(cast(float, v))) for v in vals) + ")"  # none missing: numbers
 
 
-def _compute_capability(major, minor) -> str | None:
+def _compute_capability(major: float | None, minor: float | None) -> str | None:
     if is_missing(major) or is_missing(minor):
         return None
-    return f"{int(major)}.{int(minor)}"
+    return f"{int(cast(float, major))}.{int(cast(float, minor))}"  # neither missing: numbers
 
 
 def capture_time(path: Path) -> float | None:
@@ -299,7 +316,7 @@ def capture_time(path: Path) -> float | None:
 
 
 @contextmanager
-def _mapped(handle) -> Iterator[mmap.mmap]:
+def _mapped(handle: BinaryIO) -> Iterator[mmap.mmap]:
     try:
         data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except ValueError:  # an empty file cannot be mapped
@@ -313,7 +330,7 @@ def _mapped(handle) -> Iterator[mmap.mmap]:
             data.close()
 
 
-def _blocks(data, offset: int) -> Iterator[tuple[object, int]]:
+def _blocks(data: mmap.mmap, offset: int) -> Iterator[tuple[Message, int]]:
     """Each BlockHeader and the offset of its payload."""
     while offset < len(data):
         block, offset = _message(data, offset, "BlockHeader")
@@ -326,7 +343,9 @@ def _blocks(data, offset: int) -> Iterator[tuple[object, int]]:
         offset = end
 
 
-def _wanted_columns(data, offset: int) -> tuple[dict[int, Column], list[tuple[int, int, int]], Damaged | None]:
+def _wanted_columns(
+    data: mmap.mmap, offset: int
+) -> tuple[dict[int, Column], list[tuple[int, int, int]], Damaged | None]:
     """String id -> column, for the wanted metrics' names, from the whole report's string table; each block's
     (payload offset, sources, results); and the damage that ended the blocks early, if any. A block's table
     extends the report's, and a launch may name a metric that only a later block's table defines (seen in the
@@ -349,7 +368,7 @@ def _columns(strings: list[str]) -> dict[int, Column]:
     return {i: column for i, name in enumerate(strings) if (column := _column(name)) is not None}
 
 
-def _message(data, offset: int, kind: str):
+def _message(data: mmap.mmap, offset: int, kind: str) -> tuple[Message, int]:
     """The length-prefixed message at `offset`, parsed as `kind`, and the offset after it."""
     start = offset + 4
     if start > len(data):
@@ -365,7 +384,8 @@ def _message(data, offset: int, kind: str):
         raise Damaged(f"a {kind} message does not parse ({exc})") from None
 
 
-def _skip(data, offset: int) -> int:
+def _skip(data: mmap.mmap, offset: int) -> int:
+    size: int
     (size,) = _U32.unpack_from(data, offset)
     return offset + 4 + size
 
@@ -378,7 +398,7 @@ def _column(name: str) -> Column | None:
     return Column(name, metric_unit_factor(name, ""), name in (OPCODE_METRIC, MODIFIER_METRIC))
 
 
-def _cells(raw: bytes, column: Column) -> dict:
+def _cells(raw: bytes, column: Column) -> Mapping[str, float | str | None]:
     """A metric the column-wise decoder does not read itself (text, instances, any other encoding), parsed as a
     message: {column name: value}."""
     metric = _parse_metric(raw)
@@ -388,7 +408,7 @@ def _cells(raw: bytes, column: Column) -> dict:
     return {column.name: value * column.factor if isinstance(value, float) else value}
 
 
-def _parse_metric(raw: bytes):
+def _parse_metric(raw: bytes) -> Message:
     return _parse("Metric", raw)
 
 
@@ -401,10 +421,11 @@ def _name_id(raw: bytes) -> int:
             if byte < 0x80:
                 return value
             shift += 7
-    return _parse_metric(raw).NameId
+    name_id: int = _parse_metric(raw).NameId
+    return name_id
 
 
-def _value(value) -> float | str | None:
+def _value(value: Message) -> float | str | None:
     """A ProfileMetricValue as ncu_report's `value()` gives it: numbers as float, text as text."""
     fields = value.ListFields()
     if not fields:
@@ -421,9 +442,9 @@ def _text(value: str | bytes) -> str:
     return value
 
 
-def _instances(name: str, elements) -> dict:
+def _instances(name: str, elements: Iterable[Message]) -> dict[str, float]:
     """Instanced metrics (one count per SASS opcode) as `name:OPCODE` columns."""
-    out = {}
+    out: dict[str, float] = {}
     for element in elements:
         key = _value(element.CorrelationId)
         if isinstance(key, float):
@@ -432,14 +453,14 @@ def _instances(name: str, elements) -> dict:
     return out
 
 
-def fill_identity(row: dict) -> None:
+def fill_identity(row: dict[str, Any]) -> None:
     """The identity columns of a launch's row, from its launch__/device__ metrics (both .ncu-rep readers)."""
 
     def dims(kind: str) -> str | None:
         vals = [row.get(f"launch__{kind}_dim_{a}") for a in "xyz"]
         if any(is_missing(v) for v in vals):
             return None
-        return "(" + ", ".join(str(int(v)) for v in vals) + ")"
+        return "(" + ", ".join(str(int(cast(float, v))) for v in vals) + ")"  # none missing: numbers
 
     row["grid"] = dims("grid")
     row["block"] = dims("block")
@@ -452,14 +473,7 @@ def fill_identity(row: dict) -> None:
     row["cc"] = f"{int(major)}.{int(minor)}" if major is not None and minor is not None else None
 
 
-def nvtx_path(domains: list[tuple[str, list[str]]]) -> str | None:
-    """(domain name, its open ranges outermost first) per domain as one text, `domain:range/range | ...`; the
-    default domain is not named (both .ncu-rep readers)."""
-    parts = [("" if name in DEFAULT_DOMAINS else f"{name}:") + "/".join(stack) for name, stack in domains if stack]
-    return " | ".join(parts) or None
-
-
-def _nvtx(state, thread: int) -> str | None:
+def _nvtx(state: Message, thread: int) -> str | None:
     """Push/pop ranges of the launching thread, then start/end ranges, per domain (as ncu_report gives them)."""
     pushed = {
         d.Id: [_text(r.Name) for r in d.Stack] for t in state.Threads if thread == t.TID for d in t.PushPopDomains
@@ -469,7 +483,7 @@ def _nvtx(state, thread: int) -> str | None:
 
 
 @cache
-def message_classes() -> dict[str, type]:
+def message_classes() -> dict[str, type[Message]]:
     """Message classes for the fields read, built from field numbers at first use (protobuf is imported only
     when a report is read). Every field is optional here: a file missing one parses, and the row says unknown.
     Fields not declared are kept as unknown fields, so a parsed message serializes back whole (the benchmark

@@ -7,7 +7,7 @@ launches. Counting costs one call per block: nothing measurable beside parsing t
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 # The readers' progress callback (ncu_rep_stream.Progress) called with a third argument, the unit "bytes".
@@ -29,7 +29,7 @@ class ProgressFile:
     def readline(self, size: int = -1) -> bytes:
         return self.handle.readline(size)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
         return iter(self.readline, b"")
 
     def seek(self, offset: int, whence: int = 0) -> int:

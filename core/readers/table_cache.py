@@ -23,6 +23,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -99,13 +100,16 @@ def entry_for(path: Path, *kind: object, code: str | None = None) -> Path | None
     return folder / f"{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]}.parquet"
 
 
-def load(entry: Path) -> tuple[pd.DataFrame, dict] | None:
-    """The cached (table, its meta), or None when there is no usable entry."""
+def load(entry: Path) -> tuple[pd.DataFrame, dict[str, Any]] | None:
+    """The cached (table, its meta), or None when there is no usable entry. An entry carries its own name (its
+    key's digest): a file copied or moved over another entry's name is not that report's table."""
     import pyarrow.parquet as pq
 
     try:
         table = pq.read_table(entry)
         stored = json.loads(table.schema.metadata[_META_KEY])
+        if stored.get("entry") != entry.name:
+            return None
         frame = _objects_again(table.to_pandas(), stored["object_columns"], stored.get("object_categories", []))
     except Exception:  # absent, or damaged by something other than this module: read the report instead
         return None
@@ -134,7 +138,7 @@ def _object_categories(frame: pd.DataFrame) -> list[str]:
     ]
 
 
-def save(entry: Path, frame: pd.DataFrame, meta: dict) -> None:
+def save(entry: Path, frame: pd.DataFrame, meta: dict[str, Any]) -> None:
     """Store (table, its meta: a JSON object) atomically; on any failure leave no entry."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -142,6 +146,7 @@ def save(entry: Path, frame: pd.DataFrame, meta: dict) -> None:
     try:
         table = pa.Table.from_pandas(frame, preserve_index=False)
         stored = {
+            "entry": entry.name,
             "reader_meta": meta,
             "object_columns": [c for c in frame.columns if frame[c].dtype == object],
             "object_categories": _object_categories(frame),

@@ -41,7 +41,7 @@ def judge_gpu(meta: ReportMeta, gpu: Gpu | None, judged_by: JudgedBy, ceilings: 
     overridden = bool(gpu and meta.gpu_source == "--gpu" and meta.gpus)
     used = overridden and any("datasheet" in c.source for c in ceilings)
     option = gpu.name if gpu else ""  # the GPU --gpu named (on several GPUs: of those it judged)
-    if several and overridden:
+    if isinstance(judged_by, dict) and overridden:  # `several`, tested here so that it narrows judged_by
         chosen = [judged_by[g.name] for g in meta.gpus if g.gpu_source == "--gpu"]
         option = chosen[0].name if chosen and chosen[0] else option
         used = bool(by_option)
@@ -65,7 +65,7 @@ def _by_option(meta: ReportMeta, judged_by: JudgedBy, ceilings: list[Ceiling]) -
     gpus = judged_by if isinstance(judged_by, dict) else {}
     datasheet = {c.gpu for c in ceilings if "datasheet" in c.source}
     return {
-        g.name: gpus[g.name].name
+        g.name: gpu.name
         for g in meta.gpus
-        if g.gpu_source == "--gpu" and gpus.get(g.name) and g.name in datasheet
+        if g.gpu_source == "--gpu" and (gpu := gpus.get(g.name)) and g.name in datasheet
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from ..table.columns import FMA_CONVENTION
 
@@ -21,7 +22,7 @@ class DeviceMeta:
     gpu_source: str | None = "report"  # `--gpu` where --gpu's datasheet replaced its own; None: stored before
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> DeviceMeta:
+    def from_dict(cls, d: Mapping[str, Any]) -> DeviceMeta:
         return cls(
             name=d["name"],
             database_key=d.get("database_key"),
@@ -30,7 +31,7 @@ class DeviceMeta:
             gpu_source=d.get("gpu_source"),
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "database_key": self.database_key,
@@ -57,13 +58,13 @@ class ReportMeta:
     launches: int = 0
     metrics_collected: tuple[str, ...] = ()  # the ncu metric names the file holds
     convention: str = FMA_CONVENTION  # how its FLOPs count an FMA
-    params: dict = field(default_factory=dict)  # the command, host and sweep values it was profiled with
+    params: dict[str, Any] = field(default_factory=dict)  # the command, host and sweep values it was profiled with
     warning: str | None = None  # stored although the program failed or the report is partial: why
     run: str | None = None  # the name a stored run is loaded under
-    extra: dict = field(default_factory=dict)  # keys of a stored run this build does not know, kept as they were
+    extra: dict[str, Any] = field(default_factory=dict)  # a stored run's keys this build does not know, as they were
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> ReportMeta:
+    def from_dict(cls, d: Mapping[str, Any]) -> ReportMeta:
         """The meta `to_dict` wrote (a stored run's, by this build or an earlier one: absent keys take defaults)."""
         known = {f.name for f in fields(cls)} - {"extra"}
         values = {k: v for k, v in d.items() if k in known}
@@ -72,10 +73,10 @@ class ReportMeta:
         values["params"] = dict(d.get("params") or {})
         return cls(**values, extra={k: v for k, v in d.items() if k not in known and k != "missing"})
 
-    def to_dict(self, missing: Iterable[dict] = ()) -> dict:
+    def to_dict(self, missing: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
         """The JSON object runs are stored with and `--json` prints, `missing` (the counters not collected, as
         the caller writes them) in its place; `warning` and `run` only where set, as before they were typed."""
-        out = {
+        out: dict[str, Any] = {
             "source": self.source,
             "format": self.format,
             "reader_note": self.reader_note,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,8 +15,8 @@ import pandas as pd
 from ..common.gpus import Gpu, all_gpus, find_gpu, same_cc
 from ..common.si_format import si
 from ..common.units import is_missing
-from ..ncu.metrics import PEAKS, TIME
-from ..table.counters import PRECISION_LETTER, Missing
+from ..ncu.metrics import PEAKS, PRECISION_LETTER, TIME
+from ..table.counters import Missing
 from .meta import ReportMeta
 
 # How far above its ceiling a launch may measure before it is flagged. Both sides of the ratio carry rounding
@@ -64,7 +65,7 @@ class OverCeiling:
             f"({self.source})"
         )
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """For `--json` and export meta: the numbers in SI units, and the line's two halves as text."""
         return {**asdict(self), "pct_of_ceiling": self.pct, "problem": self.problem()}
 

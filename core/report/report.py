@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +16,7 @@ from ..readers import Progress, read_metrics, report_file
 from ..table.columns import ALL, FMA_CONVENTION, GROUPINGS
 from ..table.counters import Missing, count_kernels
 from ..table.grouping import NO_RANGE, aggregate, unprofiled
+from ..table.module_tree import module_tree
 from ..table.nvtx import normalize_nvtx
 from ..table.roofline import CLOCK, Ceiling, Roof, derive, run_ceilings
 from ..table.summary import RunSummary, summarize
@@ -35,7 +37,9 @@ class Report:
     gpus: dict[str, Gpu | None] | None = None  # device name -> database GPU, where launches ran on several
     roof: Roof = CLOCK  # the roof the launches are judged against (see `against`)
     # (what they were computed from, the ceilings): the header alone asks several times
-    _ceilings: tuple[tuple, list[Ceiling]] | None = field(default=None, init=False, repr=False, compare=False)
+    _ceilings: tuple[tuple[object, ...], list[Ceiling]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self.kernels = with_launch_shares(self.kernels)
@@ -97,6 +101,11 @@ class Report:
         launches each time, never stored in meta: judged again with another --gpu, a stored run says anew."""
         return over_ceiling(self.kernels, self.meta)
 
+    def module_tree(self) -> pd.DataFrame:
+        """The model's module tree from the launches' NVTX ranges, each node rolled up over its subtree and
+        judged as a group is (core/table/module_tree.py)."""
+        return ordered(module_tree(self.kernels, self.judged_by))
+
     def group(self, by: str = "name", time_order: bool = True) -> pd.DataFrame:
         """Rows per kernel name, NVTX range or launch; same columns as launches; sorted by time.
 
@@ -112,7 +121,8 @@ class Report:
         """The rows of a grouping in no particular order: the launches table itself, or the aggregated groups."""
         if by not in GROUPINGS:
             raise ValueError(f"group by one of {', '.join(GROUPINGS)}")
-        return self.kernels if GROUPINGS[by] is None else self._aggregated(GROUPINGS[by])
+        key = GROUPINGS[by]
+        return self.kernels if key is None else self._aggregated(key)
 
     def launches_of(self, row: pd.Series, by: str = "name") -> pd.DataFrame:
         """The launches a row of `group(by)` stands for, in launch order: itself for a launch (count 1), else
@@ -213,7 +223,7 @@ def ordered(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_report(
-    path: str | Path, gpu: str | None = None, params: dict | None = None, progress: Progress | None = None
+    path: str | Path, gpu: str | None = None, params: dict[str, Any] | None = None, progress: Progress | None = None
 ) -> Report:
     """Read any ncu output (detected by content) into a Report with derived metrics. `progress(launches read,
     launches in all)` is called as a .ncu-rep is read (a plain callback: the CLI and the app draw it)."""
@@ -235,6 +245,7 @@ def read_report(
     own = {name: find_gpu(name, sms) for name, (sms, _) in devices.items()}
     if gpu and len(devices) > 1:  # the launches of --gpu's compute capability get its ceilings; the others keep theirs
         specs = _datasheets(gpu, device_cc, own, path)
+        assert device_name is not None  # devices is not empty
         spec = specs[device_name]
         source = "--gpu" if _chosen(specs, own) else "report"
     elif gpu:  # replaces the ceilings of every launch; the device stays the one the report names
@@ -244,6 +255,7 @@ def read_report(
         source = "report" if devices and not _chosen(specs, own) else "--gpu"
     elif devices:
         specs, source = dict(own), "report"
+        assert device_name is not None  # devices is not empty
         spec = specs[device_name]
     else:
         spec = gpu_in_text(reader_meta.get("preamble", ""), _most_common(k["cc"]))
@@ -266,7 +278,7 @@ def read_report(
         gpus=tuple(
             DeviceMeta(
                 name,
-                specs[name].key if specs.get(name) else None,
+                sheet.key if (sheet := specs.get(name)) else None,
                 device_cc[name],
                 n,
                 "--gpu" if name in _chosen(specs, own) else "report",
@@ -318,7 +330,7 @@ def _devices(k: pd.DataFrame, metrics: pd.DataFrame) -> dict[str, tuple[int | No
     return out
 
 
-def _most_common(s: pd.Series):
+def _most_common(s: pd.Series) -> Any:  # a cell of `s`, as pandas holds it
     s = s.dropna()
     if s.empty:
         return None
@@ -341,11 +353,13 @@ def with_gpu(report: Report, gpu: str) -> Report:
     if len(named) > 1:
         specs = _datasheets(gpu, {g.name: g.compute_capability for g in named}, own, report.meta.source)
         spec = specs[named[0].name]
+        device = report.meta.gpu
     else:
         spec = require_gpu(gpu, {str(c) for c in pd.unique(k["cc"].dropna())})
         specs = {g.name: spec for g in named}
-    if not named:  # no device name in the file: --gpu names the GPU, as in read_report
-        k["gpu"] = spec.name
+        if not named:  # no device name in the file: --gpu names the GPU, as in read_report
+            k["gpu"] = spec.name
+        device = report.meta.gpu if named else spec.name
     chosen = _chosen(specs, own)
     devices = tuple(
         replace(
@@ -356,7 +370,7 @@ def with_gpu(report: Report, gpu: str) -> Report:
     several = specs if len(named) > 1 else None
     meta = replace(
         report.meta,
-        gpu=report.meta.gpu if named else spec.name,
+        gpu=device,
         gpu_database_key=getattr(spec, "key", None),
         gpu_database_name=getattr(spec, "name", None),
         gpu_source="report" if named and not chosen else "--gpu",

@@ -18,8 +18,10 @@ import math
 import re
 import stat
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any, BinaryIO, cast
 
 from ..readers.csv_rules import NoRuleColumns, csv_launch_rules
 from ..readers.ncu_rep_rules import METRICS_ONLY_SECTION, LaunchRules, RawFinding, launch_rules
@@ -46,7 +48,7 @@ class Finding:
     speedup_pct: float | None
     speedup_type: str | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -60,7 +62,7 @@ class LaunchFindings:
     findings: tuple[Finding, ...] = ()
     reason: str | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "launch_id": self.launch_id,
             "findings": [f.as_dict() for f in self.findings],
@@ -110,7 +112,7 @@ def by_speedup(findings: list[Finding] | tuple[Finding, ...]) -> list[Finding]:
     those ncu gives no kind; file order among equals."""
     order = {"OPT": 0, "WRN": 1, "ERR": 2, "INF": 3}
 
-    def key(f: Finding) -> tuple:
+    def key(f: Finding) -> tuple[int, float, int]:
         tier = {"global": 0, "local": 1}.get(f.speedup_type or "", 2) if f.speedup_pct is not None else 2
         return (tier, -(f.speedup_pct or 0.0), order.get(f.kind, 4))
 
@@ -129,7 +131,7 @@ def plain_message(text: str) -> str:
     return " ".join(text.split())
 
 
-def _from_ncu_rep(source: str, launch_id: int, kernel_full: str | None, handle) -> LaunchFindings:
+def _from_ncu_rep(source: str, launch_id: int, kernel_full: str | None, handle: BinaryIO) -> LaunchFindings:
     try:
         launch = launch_rules(handle, launch_id)
     except Unsupported as why:
@@ -144,7 +146,7 @@ def _from_ncu_rep(source: str, launch_id: int, kernel_full: str | None, handle) 
     return LaunchFindings(source, launch_id, findings, None if findings else _why_none(launch))
 
 
-def _from_csv(source: str, launch_id: int, kernel_full: str | None, lines) -> LaunchFindings:
+def _from_csv(source: str, launch_id: int, kernel_full: str | None, lines: Iterable[str]) -> LaunchFindings:
     try:
         found = csv_launch_rules(lines, launch_id)
     except csv.Error as exc:
@@ -194,15 +196,17 @@ def _finding(raw: RawFinding) -> Finding:
     )
 
 
-def _opener(head: bytes):
+def _opener(head: bytes) -> Callable[[BinaryIO], BinaryIO] | None:
     """The stdlib opener for a gzip, xz or bzip2 file (by magic bytes), which also takes an open file, or None."""
     for magic, opener in ((b"\x1f\x8b", gzip.open), (b"\xfd7zX", lzma.open), (b"BZh", bz2.open)):
         if head.startswith(magic):
-            return opener
+            # its GzipFile, LZMAFile or BZ2File reads as a binary file does (typeshed derives them from
+            # io.BufferedIOBase, not typing.BinaryIO)
+            return cast("Callable[[BinaryIO], BinaryIO]", opener)
     return None
 
 
-def _peek(handle) -> bytes:
+def _peek(handle: BinaryIO) -> bytes:
     """The first 4 bytes of a decompressing stream, which is then back at its start."""
     head = handle.read(4)
     handle.seek(0)

@@ -13,7 +13,7 @@ import math
 import sqlite3
 import time
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..common.errors import FlopscopeError
 from ..common.gpus import find_gpu
@@ -79,7 +79,7 @@ class Ceilings:
         return ratio * quoted / clock if not math.isnan(quoted) and quoted > 0 else None  # NaN: not published
 
 
-def from_bench(host: str, doc: dict) -> Ceilings:
+def from_bench(host: str, doc: dict[str, Any]) -> Ceilings:
     """The bench script's JSON as Ceilings; a result without a GPU or a driver is refused."""
     if isinstance(doc, dict) and "error" in doc:
         raise FlopscopeError(
@@ -148,7 +148,7 @@ def for_gpu(store: Store, host: str, gpu: str) -> Ceilings | None:
     return next((c for c in load_all(store, host) if c.gpu == gpu), None)
 
 
-def ceilings_json(c: Ceilings) -> dict:
+def ceilings_json(c: Ceilings) -> dict[str, Any]:
     doc = asdict(c)
     doc["of_datasheet"] = {k: c.of_datasheet(k) for k in c.values}
     return doc

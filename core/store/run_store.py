@@ -17,11 +17,13 @@ import math
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
+import numpy as np
 import pandas as pd
 
 from ..common.errors import FlopscopeError
@@ -66,6 +68,7 @@ _ROW_PROBLEM = """CASE
     WHEN typeof(kernels) != 'blob' OR length(kernels) < 12 THEN 'its kernels table is missing or cut short'
 END AS damaged"""
 _ON_DAMAGED_PAGE = "its row is on a damaged page of the store file"
+_NUMBERS = ["created", "launches", "total_time_s", "total_flop"]  # listed columns that hold numbers
 
 
 class StoreError(FlopscopeError):
@@ -162,11 +165,15 @@ def _connected(db: sqlite3.Connection) -> sqlite3.Connection:
     return db
 
 
-def _reading(method):
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _reading(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
     """A read of the store: SQLite's failure (a damaged file, a vanished disk) is one StoreError line."""
 
     @functools.wraps(method)
-    def read(self, *args, **kwargs):
+    def read(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as exc:
@@ -273,7 +280,7 @@ class Store:
         *,
         kind: str = "profile",
         sweep: str | None = None,
-        params: dict | None = None,
+        params: dict[str, Any] | None = None,
         host: str | None = None,
         command: list[str] | None = None,
         unique: bool = False,
@@ -297,7 +304,7 @@ class Store:
             ) from None
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, f"cannot store run {name}") from None
-        return int(cur.lastrowid)
+        return int(cast(int, cur.lastrowid))  # an INSERT's row id: never None
 
     @_reading
     def stored_from(self, report_path: Path) -> str | None:
@@ -311,8 +318,9 @@ class Store:
                 return str(name)
         return None
 
+    # `self, /`: no field can be named self, as `_reading`'s signature requires; `fields`: `save`'s keywords
     @_reading
-    def save_unique(self, report: Report, base: str, **fields) -> str:
+    def save_unique(self, /, report: Report, base: str, **fields: Any) -> str:
         """Store one run under `base`, or `base-N` if taken; returns the name it got. The choice and the insert
         are one transaction, so concurrent savers of one name never collide."""
         run_id = self.save(report, base, unique=True, **fields)
@@ -338,7 +346,7 @@ class Store:
         stored row, None if nothing. One bad row must not hide the others: a row whose parameters cannot be read
         is kept with no parameters and named in `self.damaged`; every damaged row is named in `self.problems`."""
         sql = f"SELECT {', '.join(LISTED)}, {_LOWER_BOUNDS}, {_ROW_PROBLEM} FROM runs"
-        args: tuple = ()
+        args: tuple[str, ...] = ()
         if sweep is not None:
             sql += " WHERE sweep = ?"
             args = (sweep,)
@@ -354,12 +362,25 @@ class Store:
         frame["params"] = [self._params(row[at[0]], row[at[1]]) for row in rows]
         frame["lower_bounds"] = [_names(text) for text in frame["lower_bounds"]]
         frame["damaged"] = [self._problem(row, problem) for row, problem in zip(rows, frame["damaged"], strict=True)]
+        self._numbers(frame, rows)
         # pandas reads a text column's NULLs as NaN once any row has text: None is what they mean.
         text = ["name", "kind", "sweep", "host", "gpu", "damaged"]
         frame[text] = frame[text].astype(object).where(frame[text].notna(), None)
         return frame
 
-    def _rows_around_damage(self, sql: str, args: tuple) -> list[tuple]:
+    def _numbers(self, frame: pd.DataFrame, rows: list[tuple[Any, ...]]) -> None:
+        """The listed numbers as numbers: one a row holds as text or a blob (`created = 'abc'`) is shown blank
+        and the row named as damaged, never a traceback in every list of runs."""
+        for column in _NUMBERS:
+            values = pd.to_numeric(frame[column], errors="coerce")
+            wrong = values.isna() & frame[column].notna()
+            frame[column] = values
+            for at in np.flatnonzero(wrong.to_numpy()):
+                name = str(rows[at][LISTED.index("name")])
+                problem = self.problems.get(name) or f"its {column} is not a number: listed blank"
+                self.problems[name] = frame.at[at, "damaged"] = problem
+
+    def _rows_around_damage(self, sql: str, args: tuple[str, ...]) -> list[tuple[Any, ...]]:
         """The listed rows of a store file with a damaged page, one at a time: a row on the damaged page is
         listed by id alone (its sweep unknown, so not in a sweep's list), the others as they are."""
         rows, blank = [], [None] * (len(LISTED) + 1)
@@ -374,7 +395,7 @@ class Store:
                 rows.append(row)
         return rows
 
-    def _problem(self, row: tuple, problem: object) -> str | None:
+    def _problem(self, row: tuple[Any, ...], problem: object) -> str | None:
         """What is wrong with one listed row and what that costs, noted in `problems`: SQL's finding (a row
         `load` refuses), else unreadable parameters, else listed text that is not UTF-8."""
         name = str(row[LISTED.index("name")])
@@ -393,7 +414,7 @@ class Store:
         self.problems[name] = problem
         return problem
 
-    def _params(self, name: str, text: object) -> dict:
+    def _params(self, name: str, text: object) -> dict[str, Any]:
         try:
             params = json.loads(text)  # type: ignore[arg-type]
             if isinstance(params, dict) and not isinstance(text, Undecodable):
@@ -456,7 +477,7 @@ class Store:
         return Report(meta=meta, kernels=kernels, gpu=find_gpu(meta.gpu_database_key), missing=missing)
 
     @_reading
-    def named_params(self, ref: str | int) -> tuple[str, dict]:
+    def named_params(self, ref: str | int) -> tuple[str, dict[str, Any]]:
         """A run's name and the parameters it was stored with (a sweep point's values), by id or name."""
         run_id = self.resolve(ref)
         name, text = self.db.execute("SELECT name, params FROM runs WHERE id = ?", (run_id,)).fetchone()
@@ -501,7 +522,7 @@ class Store:
             )
 
     @_reading
-    def find(self, sweep: str, params: dict) -> int | None:
+    def find(self, sweep: str, params: dict[str, Any]) -> int | None:
         row = self.db.execute(
             "SELECT id FROM runs WHERE sweep = ? AND params = ?", (sweep, json.dumps(params, sort_keys=True))
         ).fetchone()
@@ -544,7 +565,7 @@ class _DamagedRow(ValueError):
     """What is wrong with a row, said as is (not as the type of a parser's exception)."""
 
 
-def _meta(name: str, text: object) -> dict:
+def _meta(name: str, text: object) -> dict[str, Any]:
     """A row's meta, or _DamagedRow: it is kept as a JSON object of UTF-8 text."""
     for column, value in (("name", name), ("meta", text)):
         if isinstance(value, Undecodable):
@@ -604,11 +625,11 @@ def _row(
     report: Report,
     kind: str,
     sweep: str | None,
-    params: dict | None,
+    params: dict[str, Any] | None,
     host: str | None,
     command: list[str] | None,
     created: float | None = None,
-) -> tuple:
+) -> tuple[object, ...]:
     """Every column of a run but its name."""
     blob = io.BytesIO()
     arrow_safe(report.kernels).to_parquet(blob, index=False)

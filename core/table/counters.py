@@ -88,7 +88,7 @@ class Missing:
     def problem(self) -> str:
         return f"{self.column} {self.why} for {self.launches} launch(es)" + (f" ({self.detail})" if self.detail else "")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str | int]:
         """As `--json` and exports list it in meta's `missing`: the column, its launches, the problem and the fix."""
         return {"column": self.column, "launches": self.launches, "problem": self.problem(), "fix": self.fix()}
 
@@ -285,8 +285,8 @@ _RECORDED_ANYWAY = re.compile(r"^(device__|launch__)|\.peak_sustained$|^derived_
 
 
 def _simt_flop(
-    df,
-    prov,
+    df: pd.DataFrame,
+    prov: _Provenance,
     precision: str,
     cycles: pd.Series,
     dur: pd.Series,
@@ -433,6 +433,7 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
         if (src, dst) not in widest:
             continue
         dtype = _tensor_dtype(src)
+        assert dtype is not None  # `groups` holds the sources of a float type only
         column = f"{dtype}_acc16" if dst == "fp16" and dtype in ACC16 else dtype
         # sparsity_on/off split the same ops; use the total when ncu gives it.
         parts = [variants[""]] if "" in variants else list(variants.values())
@@ -689,7 +690,8 @@ def _devices(out: pd.DataFrame) -> np.ndarray:
     shifted to 0); a categorical or integer column is factorized without a Python object per launch."""
     gpu = pd.factorize(out["gpu"])[0].astype(np.int64) + 1
     index = pd.factorize(out["device"])[0].astype(np.int64) + 1
-    return pd.factorize(gpu * (int(index.max(initial=0)) + 1) + index)[0]
+    numbers: np.ndarray = pd.factorize(gpu * (int(index.max(initial=0)) + 1) + index)[0]
+    return numbers
 
 
 _FIXES = {column: COLUMN_METRICS[column] for column in COLLECTED}  # every collected column has its ncu metrics

@@ -7,7 +7,7 @@ launch in Python."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import numpy as np
 import pandas as pd
@@ -142,8 +142,8 @@ def _same_or_mixed(column: pd.Series, group: np.ndarray, groups: int) -> pd.Seri
     known = values >= 0
     width = len(uniques) + 1
     if groups * width <= COUNT_TABLE_MAX:  # a table of (group, value) counts: no sort of a million pairs
-        present = np.bincount(group[known] * width + values[known], minlength=groups * width).reshape(groups, width)
-        present = present > 0
+        counts = np.bincount(group[known] * width + values[known], minlength=groups * width).reshape(groups, width)
+        present = counts > 0
         distinct, value = present.sum(axis=1), present.argmax(axis=1)
     else:
         pairs = np.unique(group[known].astype(np.int64) * width + values[known])  # sorted by group, then value
@@ -162,7 +162,7 @@ def _same_or_mixed(column: pd.Series, group: np.ndarray, groups: int) -> pd.Seri
     return result
 
 
-def _numbered(column: pd.Series) -> tuple[np.ndarray, object]:
+def _numbered(column: pd.Series) -> tuple[np.ndarray, Collection[object]]:
     """Each value's number (-1: missing) and the values numbered: a categorical's own codes, no hashing."""
     if isinstance(column.dtype, pd.CategoricalDtype):
         return column.cat.codes.to_numpy().astype(np.int64), column.cat.categories

@@ -97,7 +97,8 @@ class Roof:
             return np.zeros(len(k), dtype=bool)
         if not self.gpu or "gpu" not in k:
             return np.ones(len(k), dtype=bool)
-        return (k["gpu"].astype(object) == self.gpu).to_numpy(dtype=bool)
+        rows: np.ndarray = (k["gpu"].astype(object) == self.gpu).to_numpy(dtype=bool)
+        return rows
 
     def per_row(self, k: pd.DataFrame, name: str) -> np.ndarray:
         """The measured ceiling `name` of every row, from the roof of the GPU it ran on (NaN: none measured)."""
@@ -140,11 +141,11 @@ def precision_peaks(
         if gpu is None:
             continue
         for j, i in enumerate(columns):
-            value = gpu.peak(PRECISIONS[i][2])
+            quoted = gpu.peak(PRECISIONS[i][2])
             take = np.isnan(peak[:, j]) if rows is None else np.isnan(peak[:, j]) & rows
-            if not math.isnan(value) and take.any():
+            if not math.isnan(quoted) and take.any():
                 scale = _clock_scale(k, gpu.clock_hz(PRECISIONS[i][2])) if roof.kind != "datasheet" else np.ones(len(k))
-                peak[take, j] = value * scale[take]
+                peak[take, j] = quoted * scale[take]
                 source[take, j] = np.where(scale[take] != 1.0, 3, 2)
     return peak, source
 
@@ -239,7 +240,8 @@ def _clock_scale(k: pd.DataFrame, reference_hz: float) -> np.ndarray:
     """Measured SM clock over the clock a datasheet peak is quoted at; 1 where either is unknown."""
     if "sm_clock_hz" not in k or not reference_hz or math.isnan(reference_hz):
         return np.ones(len(k))
-    return np.nan_to_num(k["sm_clock_hz"].to_numpy(dtype=float, na_value=np.nan) / reference_hz, nan=1.0)
+    clock: np.ndarray = k["sm_clock_hz"].to_numpy(dtype=float, na_value=np.nan)
+    return np.nan_to_num(clock / reference_hz, nan=1.0)
 
 
 def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False, roof: Roof = CLOCK) -> pd.DataFrame:
@@ -273,8 +275,8 @@ def derive(k: pd.DataFrame, gpu: Gpus, launch_peaks: bool = False, roof: Roof = 
     # The roof is the lowest ceiling: compute, or a memory level's intensity x its bandwidth, which is the FLOPs
     # over the time the level's bytes need at its peak (the slowest level's is the lowest). A cache level whose
     # bytes or peak are unknown sets none; without the DRAM roof or the compute peak there is no roof.
-    roof = np.fmin(k["peak_flop_per_s"], k["flop"].astype(float) / at_peak.max(axis=1))
-    k["attainable_flop_per_s"] = roof.where(
+    lowest = np.fmin(k["peak_flop_per_s"], k["flop"].astype(float) / at_peak.max(axis=1))
+    k["attainable_flop_per_s"] = lowest.where(
         k["ai_dram"].notna() & k["peak_dram_bytes_per_s"].notna() & k["peak_flop_per_s"].notna()
     )
     k["pct_of_peak"] = 100.0 * _div(k["flop_per_s"], k["peak_flop_per_s"])

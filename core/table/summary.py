@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -36,7 +37,7 @@ class RunSummary:
     unknown_time_launches: int = 0  # launches of unknown time (not profiled, or no duration collected)
     unknown_flop_untimed_launches: int = 0  # of those, launches whose FLOPs are unknown too (in no share of time)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, float | None]:
         return {k: (None if is_missing(v) else v) for k, v in self.__dict__.items()}
 
     def known(self, total: str) -> tuple[float, bool]:
@@ -81,9 +82,10 @@ def summarize(k: pd.DataFrame) -> RunSummary:
         unknown_flop_untimed_launches=int((untimed & k["flop"].isna()).sum()),
     )
     # A sum or ratio that overflowed float64 is no figure (see `finite`): unknown, not "∞%".
-    return RunSummary(
-        **{name: math.nan if isinstance(v, float) and math.isinf(v) else v for name, v in figures.items()}
-    )
+    values: dict[str, Any] = {  # RunSummary(**values): its counts and figures
+        name: math.nan if isinstance(v, float) and math.isinf(v) else v for name, v in figures.items()
+    }
+    return RunSummary(**values)
 
 
 def _counted(ok: pd.DataFrame) -> float:

@@ -305,13 +305,18 @@ async def test_a_filter_matching_nothing_says_so(h100):
         assert str(screen.query_one("#status").render()).startswith("no rows match zz_no_such_kernel")
 
 
-async def test_g_cycles_grouping_name_launch_nvtx(h100):
+async def test_g_cycles_grouping_name_launch_nvtx_then_the_module_tree(h100):
+    from flopscope.tui.app.screens.module_tree import ModuleTreeScreen
+
     app = make_app(h100)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(app, pilot)
         seen = [(screen.by, len(screen.model))]
         for by in ("launch", "nvtx", "name"):
             await pilot.press("g")
+            if by == "name":  # after NVTX ranges, the module tree; its `g` goes on to the kernel names
+                await settle(pilot, lambda: isinstance(app.screen, ModuleTreeScreen))
+                await pilot.press("g")
             await regrouped(app, pilot, by)
             seen.append((screen.by, len(screen.model)))
         assert seen == [("name", 7), ("launch", 18), ("nvtx", 2), ("name", 7)]

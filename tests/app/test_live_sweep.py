@@ -13,8 +13,8 @@ import time
 
 import pytest
 from flopscope.core.analysis.scaling import Slice
-from flopscope.core.profiling.slurm import JobState
 from flopscope.core.profiling.sweep import PointResult
+from flopscope.core.profiling.transport import JobState
 from flopscope.tui.app.launch import live_sweep_app
 from flopscope.tui.app.screens.live_sweep import LiveSweepScreen
 from flopscope.tui.app.screens.sweep import SweepScreen

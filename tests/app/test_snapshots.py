@@ -86,3 +86,22 @@ async def test_wide_demo_screens_match_their_snapshots(tmp_path, monkeypatch, sn
         shots["kernel-120x40"] = app.export_screenshot()
     for name, svg in shots.items():
         check(name, svg, snapshot_update, tmp_path)
+
+
+async def test_the_module_tree_matches_its_snapshot(tmp_path, monkeypatch, snapshot_update):
+    """`g` three times on the demo: the model's module tree at 80x24, its first level open."""
+    from flopscope.tui.app.screens.module_tree import ModuleTreeScreen
+
+    demo = Path(bundled_example())
+    monkeypatch.chdir(demo.parent)
+    app = kernels_app(demo.name)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.kernels
+        for by in ("name", "launch", "nvtx"):
+            await settle(pilot, lambda b=by: screen.by == b and not screen.query_one(KernelTable).loading, 500)
+            await pilot.press("g")
+        await settle(pilot, lambda: isinstance(app.screen, ModuleTreeScreen))
+        await pilot.press("asterisk")
+        await pilot.pause(0.1)
+        svg = app.export_screenshot()
+    check("module-tree", svg, snapshot_update, tmp_path)

@@ -86,3 +86,14 @@ def test_sweep_from_says_it_stores_nothing(tmp_path):
     assert "sweep --from read 3 point(s) and stored nothing" in done.stderr
     listed = run_cli("runs", "--json", home=home)
     assert json.loads(listed.stdout) == []
+
+
+def test_a_report_named_like_an_option_is_read_after_double_dash(tmp_path):
+    """`--` ends the options of every command (argparse's own rule); only profile and sweep read the program
+    after it (it was refused: `the following arguments are required: path`)."""
+    from ..helpers.real_files import H100
+
+    shutil.copy(H100 / "linear_bs8.csv.gz", tmp_path / "-dash.csv.gz")
+    done = run_cli("report", "--json", "--", "-dash.csv.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["meta"]["source"].endswith("-dash.csv.gz")

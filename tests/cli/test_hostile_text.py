@@ -43,7 +43,7 @@ HOSTILE = [
     '=HYPERLINK("http://x","y")',  # spreadsheet formulas (OWASP CSV injection)
     "+cmd|' /C calc'!A0",
     "@SUM(1)",
-    "-2+3\x9b2J\x7f\x00nul",  # formula, an 8-bit CSI (C1), DEL and NUL
+    "-2+3\x9b2J\x7f\x00nul\u200bzw\ufeff",  # formula, an 8-bit CSI (C1), DEL, NUL, zero-width space and BOM
 ]
 FORMULAS = {"=HYPERLINK(", "+cmd|", "@SUM(1)", "-2+3"}
 
@@ -60,6 +60,7 @@ UNSAFE = {
     *map(chr, range(0x2066, 0x206A)),
     "\u2028",
     "\u2029",
+    *"\u200b\u200c\u200d\u2060\ufeff",  # zero-width: two names that look the same, a row shifted
 }
 
 
@@ -139,6 +140,11 @@ def _renamed_details(path: Path, out: Path) -> Path:
         "\u061c",  # bidi marks
         "\u2028",
         "\u2029",  # line and paragraph separators
+        "\u200b",
+        "\u200c",
+        "\u200d",
+        "\u2060",
+        "\ufeff",  # zero-width
     ],
 )
 def test_each_unsafe_character_becomes_its_python_escape(char):
@@ -151,9 +157,9 @@ def test_safe_text_is_unchanged_and_escaping_twice_changes_nothing():
         "µs ≥ 1.2 · 日本",
         "[bold]x[/bold]",
         "C:\\path\\x1b",
-        "zero\u200bwidth",
     ]:
         assert display_text(text) == text
+    assert display_text("zero\u200bwidth") == "zero\\u200bwidth"  # invisible: two names would look alike
     once = display_text(HOSTILE[0])
     assert once == "clear\\x1b[2J\\x1b[Hscreen" and display_text(once) == once
     assert display_text("a\x1b\nb\tc", keep_newlines=True) == "a\\x1b\nb\\tc"
@@ -248,14 +254,14 @@ def test_csv_defuses_text_cells_only_never_a_negative_number(tmp_path):
     assert [next(csv.reader([line])) for line in lines[1:3]] == [["'-cmd", "-1.5", "'@SUM(1)"], ["'=1+1", "-2.0", "a"]]
     with open(tmp_path / "out.csv", newline="") as handle:
         text = handle.read()
-    assert "\n'\r=x," in text  # Python's csv leaves a lone CR unquoted: the cell is checked in the text
-    cells = list(csv.reader(io.StringIO(text.replace("'\r=x", "'CR=x"), newline="")))[1:]
-    assert [c[0] for c in cells] == ["'-cmd", "'=1+1", "'\tx", "'CR=x", "ok", "-5", "+1e3", ""]
+    assert "\n\"'\r'=x\"," in text  # a CR quoted (a bare one ends the row), the line after it defused too
+    cells = list(csv.reader(io.StringIO(text, newline="")))[1:]
+    assert [c[0] for c in cells] == ["'-cmd", "'=1+1", "'\tx", "'\r'=x", "ok", "-5", "+1e3", ""]
     assert [float(c[1]) for c in cells] == list(frame["delta_s"])
     write_table(frame, tmp_path / "raw.csv", raw_csv=True)
     with open(tmp_path / "raw.csv", newline="") as handle:
         raw = handle.read()
-    assert all(f"\n{line}" in raw for line in ["-cmd,-1.5,@SUM(1)\n", "=1+1,", "\tx,", "\r=x,", "-5,"])
+    assert all(f"\n{line}" in raw for line in ["-cmd,-1.5,@SUM(1)\n", "=1+1,", "\tx,", '"\r=x",', "-5,"])
 
 
 # -- the app ----------------------------------------------------------------------------------------

@@ -48,7 +48,11 @@ def _both(df: pd.DataFrame, safe: bool = False) -> tuple[str, str]:
     `safe`)."""
     out = io.BytesIO()
     write_csv(df, out, safe=safe)
-    return out.getvalue().decode(), (_defused_cell_by_cell(df) if safe else df).to_csv(index=False)
+    # Python's csv quotes a cell with a CR only when its row ends in one: pandas' `\n` rows leave a bare CR,
+    # which every reader takes as the row's end (issue 38); write_csv quotes it.
+    return out.getvalue().decode(), (_defused_cell_by_cell(df) if safe else df).to_csv(
+        index=False, lineterminator="\r\n"
+    )
 
 
 def _defused_cell_by_cell(df: pd.DataFrame) -> pd.DataFrame:

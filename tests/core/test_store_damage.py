@@ -313,3 +313,32 @@ def test_recover_keeps_the_ceilings_measured_on_nodes(tmp_path, monkeypatch, cap
     assert [(c.host, c.gpu, c.driver, c.measured, c.values, c.how, c.origin) for c in got] == [
         (c.host, c.gpu, c.driver, c.measured, c.values, c.how, c.origin) for c in stored
     ]
+
+
+@pytest.mark.parametrize("column", ["created", "launches", "total_time_s", "total_flop"])
+def test_a_listed_number_stored_as_text_is_blank_and_named_not_a_traceback(home, monkeypatch, capsys, column):
+    """`created = 'abc'` gave a traceback in `runs` and killed the app's Runs screen."""
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(home))
+    damage_row(home, f"{column} = 'abc'")
+    code, out, err = flopscope(capsys, "runs", "--json")
+    assert code == 0, err
+    listed = json.loads(out)
+    assert [r["name"] for r in listed] == ["a", "b", "c"] and listed[1][column] is None
+    assert listed[1]["damaged"] == f"its {column} is not a number: listed blank"
+    assert err == f"flopscope: warning: run b: {listed[1]['damaged']}\n"
+    code, out, _ = flopscope(capsys, "runs", "--no-tui")
+    assert code == 0 and "b (damaged)" in out
+    assert flopscope(capsys, "open", "b", "--json")[0] == 0  # its data is whole: it still opens
+
+
+async def test_the_runs_screen_lists_a_run_whose_time_is_text(home):
+    from flopscope.tui.app.launch import runs_app
+    from flopscope.tui.app.widgets.kernel_table import KernelTable
+
+    from ..conftest import settle
+
+    damage_row(home, "created = 'abc'")
+    app = runs_app(home / "flopscope.db")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: app.screen.query(KernelTable) and app.first.model is not None)
+        assert sorted(app.first.model.rows["name"].tolist()) == ["a", "b", "c"]

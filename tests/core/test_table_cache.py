@@ -204,3 +204,22 @@ def test_the_code_digests_cover_what_makes_a_table_wherever_the_modules_live():
     assert {"ncu_rep_stream.py", "csv_raw.py", "metrics.py", "units.py"} <= names
     engine = Path(table_cache.__file__).parents[1]
     assert {p.name for p in engine.rglob("*.py")} >= {"counters.py", "roofline.py", "report.py"}
+
+
+def test_an_entry_moved_over_another_reports_entry_is_not_handed_back(cache_on):
+    """Each entry carries its own name, its key's digest: another report's table under this name is refused, and
+    the report is read afresh (it showed the other report's table)."""
+    first, second = (
+        FIXTURES / name
+        for name in ("h100pcie_ee384_cub_agents_full.ncu-rep", "v100_ncar_miniweather_fp64_full.ncu-rep")
+    )
+    tables = {}
+    for path in (first, second):
+        frame, meta = read_metrics(path)
+        entry = table_cache.entry_for(path)
+        table_cache.save(entry, frame, meta)
+        tables[path] = (entry, len(frame))
+    (first_entry, _), (second_entry, second_rows) = tables[first], tables[second]
+    os.replace(first_entry, second_entry)  # the first report's table now sits under the second's name
+    assert table_cache.load(second_entry) is None
+    assert len(read_metrics(second)[0]) == second_rows

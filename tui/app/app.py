@@ -122,6 +122,7 @@ class FlopscopeApp(SafeNotify, App[None]):
     def show_report(self, report: Report) -> None:
         """A report arrived (from a live profile): the Kernels screen shows it."""
         self.report = report
+        assert self.kernels is not None  # a live profile is handed over only on a Kernels screen (on_mount)
         self.kernels.start(report)
 
     @work(thread=True, exclusive=True, group="load")
@@ -132,6 +133,7 @@ class FlopscopeApp(SafeNotify, App[None]):
                 self.read_ahead.listen(self._load_progress())
                 report = self.read_ahead.result()
             else:
+                assert self.path is not None  # with no report and no read-ahead, the app was given a path
                 report = read_report(self.path, gpu=self.gpu, progress=self._load_progress())
             report = judged_by(report, self.roof)
         except ReadStopped:  # the app is closing: nothing to show
@@ -150,9 +152,11 @@ class FlopscopeApp(SafeNotify, App[None]):
         """Launches read so far, on the Kernels screen's status line; stops the read once the app closes (a
         worker thread cannot be killed, and a 100k-launch read would hold the exit for a minute)."""
         worker = get_current_worker()
+        kernels = self.kernels
+        assert kernels is not None  # a report is read here only for a Kernels screen (on_mount)
 
         def draw(text: str) -> None:
-            self.call_from_thread(self.kernels.show_progress, text)
+            self.call_from_thread(kernels.show_progress, text)
 
         def progress(done: int, total: int, unit: str = "launches") -> None:  # unit "bytes": a CSV
             if worker.is_cancelled:
@@ -164,17 +168,20 @@ class FlopscopeApp(SafeNotify, App[None]):
 
     def _loaded(self, report: Report) -> None:
         self.report = report
+        assert self.kernels is not None  # a report is read here only for a Kernels screen (on_mount)
         self.kernels.start(report)
 
     def grouped(self, by: str) -> pd.DataFrame:
         """The report grouped `by`, computed once (call from a worker thread: 1M launches take seconds)."""
         with self._group_lock:
-            if self._grouped_for is not self.report:
+            report = self.report
+            assert report is not None  # grouped only once a table shows the report
+            if self._grouped_for is not report:
                 self._groups.clear()
-                self._grouped_for = self.report
+                self._grouped_for = report
             if by not in self._groups:
                 start = time.perf_counter()
-                self._groups[by] = self.report.group(by, time_order=False)  # the table sorts on its own
+                self._groups[by] = report.group(by, time_order=False)  # the table sorts on its own
                 self.group_seconds[by] = time.perf_counter() - start
             return self._groups[by]
 
@@ -214,6 +221,7 @@ def _steady(driver: type[Driver]) -> type[Driver]:
         def __init__(self, app: FlopscopeApp, *args, **kwargs) -> None:
             super().__init__(app, *args, **kwargs)
             stream = sys.__stderr__
+            assert stream is not None  # Textual chose the LinuxDriver: the process has a terminal's stderr
             ahead = getattr(app, "read_ahead", None)  # reading since before Textual started: its fd 2 is taken
             self._file = open(  # noqa: SIM115
                 os.dup(ahead.stderr_fd if ahead is not None else stream.fileno()),

@@ -51,7 +51,7 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
 
 
 def _checked(path: Path, keymap: dict) -> dict[str, str]:
-    known = {binding.id for _, binding in app_bindings()}
+    known = {binding.id for _, binding in app_bindings() if binding.id is not None}  # ids are what a keymap names
     for binding_id, keys in keymap.items():
         if binding_id not in known:
             close = difflib.get_close_matches(binding_id, known, n=1, cutoff=0.8)
@@ -83,7 +83,7 @@ def _declared(cls: type[DOMNode]) -> Iterator[tuple[type[DOMNode], Binding]]:
             yield cls, binding
 
 
-def _subclasses(cls: type) -> Iterator[type]:
+def _subclasses(cls: type[DOMNode]) -> Iterator[type[DOMNode]]:
     for sub in cls.__subclasses__():
         yield sub
         yield from _subclasses(sub)

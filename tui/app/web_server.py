@@ -63,7 +63,7 @@ class TokenServer(Server):
         response.headers["Cache-Control"] = "no-store"
         return response
 
-    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         origin = request.headers.get("Origin")
         if origin is not None and origin != self.public_url:  # another site's page (websocket hijacking)
             raise web.HTTPForbidden(text="flopscope serve: foreign origin")

@@ -21,6 +21,9 @@ BUILTINS = "vgg16, vgg19, resnet18, resnet34, resnet50, googlenet, mlp, transfor
 DESCRIPTION = "`flopscope`: the command line. Every view has a non-interactive form (table or JSON)."
 
 
+_DEPTH = "with --by module: nodes down to depth N only (the root is 0; default: every node)"
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage mistakes are one line, like every other input error (argparse would print its usage block too)."""
 
@@ -28,9 +31,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message}; see `{self.prog} --help`\n")
 
 
-def _view_args(p: argparse.ArgumentParser) -> None:
+def _view_args(p: argparse.ArgumentParser, modules: bool = False) -> None:
     p.add_argument("path", help="an .ncu-rep report or ncu CSV (raw or details page)")
-    p.add_argument("--by", choices=list(GROUPINGS), default="name", help="group rows (default: name)")
+    by = [*GROUPINGS, *(["module"] if modules else [])]
+    p.add_argument(
+        "--by",
+        choices=by,
+        default="name",
+        help="group rows (default: name)"
+        + ("; module: the model's module tree from its NVTX ranges (profile --modules)" if modules else ""),
+    )
     p.add_argument(
         "--sort",
         metavar="COLUMN",
@@ -58,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("report", help="print the kernel table of a report")
-    _view_args(p)
+    _view_args(p, modules=True)
+    p.add_argument("--depth", type=whole(0, "leave it out for the whole tree"), metavar="N", help=_DEPTH)
     p.add_argument(
         "--top", type=whole(1, "leave it out for every row"), metavar="N", help="only the first N rows (N >= 1)"
     )
@@ -72,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     _roof_arg(p)
 
     p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")
-    _view_args(p)
+    _view_args(p, modules=True)
+    p.add_argument("--depth", type=whole(0, "leave it out for the whole tree"), metavar="N", help=_DEPTH)
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.csv, OUT.parquet or OUT.json")
     p.add_argument(
         "--raw-csv",
@@ -156,6 +168,12 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
     )
     p.add_argument("-k", "--kernel-name", metavar="FILTER", help="ncu's kernel filter, e.g. regex:gemm")
     p.add_argument("--nvtx-include", action="append", default=[], metavar="EXPR", help="ncu's NVTX filter (repeat)")
+    p.add_argument(
+        "--modules",
+        action="store_true",
+        help="a PyTorch program, unchanged: each module call an NVTX range (forward, backward), each "
+        "optimizer.step() a step, for `report --by module`; ncu's NVTX support on",
+    )
     p.add_argument("--launch-skip", type=whole(0), metavar="N", help="kernel launches to skip first (N >= 0)")
     p.add_argument("--launch-count", type=whole(1), metavar="N", help="kernel launches to profile (N >= 1)")
     p.add_argument(
@@ -412,6 +430,11 @@ def _check_command(sub: argparse._SubParsersAction) -> None:
         help="match kernel groups by kernel name or by NVTX range (default: name)",
     )
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings, for both runs")
+    p.add_argument(
+        "--allow-other-gpu",
+        action="store_true",
+        help="judge a run on other GPUs than the baseline's (refused otherwise, exit 2) on %% of roof alone",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object: verdict, thresholds, a row per group")
 
 

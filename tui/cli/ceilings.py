@@ -43,6 +43,7 @@ def cmd_ceilings(args: argparse.Namespace) -> int:
 def _measure(args: argparse.Namespace) -> Ceilings:
     from ...core.store import from_bench
 
+    transport: SshTransport | LocalTransport
     if args.host:
         check_host(args.host)
         transport = SshTransport(args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config)

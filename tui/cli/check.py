@@ -10,7 +10,7 @@ import sys
 from rich.text import Text
 
 from ...core import FlopscopeError, Report, read_report
-from ...core.analysis import GATED, Check, check_runs
+from ...core.analysis import GATED, Check, check_runs, other_gpus, other_metrics
 from ...core.common import display_text, is_missing
 from ...core.export import records
 from ...core.store import Store
@@ -35,8 +35,22 @@ def _load(ref: str, gpu: str | None) -> tuple[Report, str]:
 def cmd_check(args: argparse.Namespace) -> int:
     run, run_name = _load(args.run, args.gpu)
     base, base_name = _load(args.baseline, args.gpu)
+    judged_on = tuple(c for c, _, _ in GATED)
+    if gpus := other_gpus(run, base):
+        if not args.allow_other_gpu:
+            raise FlopscopeError(
+                args.run,
+                f"it ran on other GPUs than the baseline ({gpus}): its times would compare the hardware",
+                "compare runs of one GPU, or pass --allow-other-gpu to judge each group on % of roof alone",
+            )
+        judged_on = ("pct_of_roof",)
+        say(f"flopscope check: other GPUs ({display_text(gpus)}): judged on % of roof alone, each on its own GPU")
+    if metrics := other_metrics(run, base):
+        say(f"flopscope check: the two reports collected different metrics ({metrics})")
     try:
-        result = check_runs(run, base, by=args.by, max_drop=args.max_drop, min_share=args.min_share)
+        result = check_runs(
+            run, base, by=args.by, max_drop=args.max_drop, min_share=args.min_share, judged_on=judged_on
+        )
     except ValueError as exc:
         raise FlopscopeError(args.run, str(exc), "see `flopscope check --help`") from None
     if args.json:
@@ -55,6 +69,7 @@ def _json(result: Check, run_name: str, base_name: str) -> dict:
         "baseline": base_name,
         "by": result.by,
         "max_drop": result.max_drop,
+        "judged_on": list(result.judged_on),
         "min_share": result.min_share,
         "regressed": len(result.regressed),
         "rows": records(result.rows),
@@ -101,7 +116,7 @@ def _print(result: Check, run_name: str, base_name: str) -> None:
     print_hidden(out, hidden)
     counts = rows["verdict"].value_counts()
     words = ", ".join(f"{counts[v]} {v}" for v in ("regressed", "ok", "too small", "new", "vanished") if v in counts)
-    gated = ", ".join(label for _, label, _ in GATED)
+    gated = ", ".join(label for column, label, _ in GATED if column in result.judged_on)
     out.print(
         Text(
             f"{words} · a matched group regresses when {gated} moves the wrong way by more than "

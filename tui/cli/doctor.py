@@ -13,6 +13,7 @@ FAILED = 1  # a blocking check failed: ncu would fail there
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    transport: SshTransport | LocalTransport
     if args.host:
         check_host(args.host)
         transport = SshTransport(args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config)

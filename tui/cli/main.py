@@ -92,7 +92,9 @@ def parsed(argv: list[str]) -> argparse.Namespace:
         elif "." in argv[0] or "/" in argv[0]:  # meant as a file: "invalid choice" would name the commands
             raise FlopscopeError(argv[0], "no such file", "check the path (`flopscope --help` lists the commands)")
     parser = build_parser()
-    argv, command = split_command(argv)
+    # `--` ends flopscope's options before the program profile and sweep run; elsewhere it is argparse's own
+    # end of options (`report -- -dash.csv`)
+    argv, command = split_command(argv) if argv[:1] in (["profile"], ["sweep"]) else (argv, [])
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # from the command's own parser, so the message points to its --help, not flopscope's
         _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")

@@ -78,8 +78,8 @@ def cmd_model(args: argparse.Namespace) -> int:
         out_console.print(line)
     _print_table(out_console, f"Modules (depth <= {args.depth})", *_modules_table(model, args.depth))
     _print_table(out_console, _predictions_title(predictions, model), *_predictions_table(predictions))
-    for line in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + ".", BYTES[0].upper() + BYTES[1:] + "."]:
-        out_console.print(Text(line))
+    for note in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + ".", BYTES[0].upper() + BYTES[1:] + "."]:
+        out_console.print(Text(note))
     return 0
 
 

@@ -50,6 +50,7 @@ def options_from(args) -> ProfileOptions:
         target_processes=args.target_processes,
         ncu_args=ncu_args,
         ncu=args.ncu,
+        modules=args.modules,
     )
 
 
@@ -231,6 +232,7 @@ def _store(result: ProfileResult, args, opts: ProfileOptions) -> bool:
     """Keep the run in the store; a note says under which name, or why not and how to get at the run folder
     (left as it is)."""
     run_dir = result.run_dir
+    assert result.report is not None  # profile() returns only with its report (it raises otherwise)
     try:
         with Store() as store:
             name = store.save_unique(result.report, run_dir.name, host=args.host or "localhost", command=opts.command)

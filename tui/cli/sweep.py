@@ -11,6 +11,7 @@ import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -145,7 +146,9 @@ def _prepare(args) -> tuple:
             "which sweep? a new sweep gets a new name, so nothing would be resumed",
             "pass --sweep-name NAME (`flopscope runs` lists the sweeps)",
         )
-    cwds = [substitute([args.remote_cwd], point)[0] for point in points(params)] if args.remote_cwd else None
+    cwds: list[str | None] | None = (
+        [substitute([args.remote_cwd], point)[0] for point in points(params)] if args.remote_cwd else None
+    )
     template, env = checked_options(args, cwds)
     _check_new_sweep(args.sweep_name, args.resume)
     for name in unused_params(template.command, params, env, args.remote_cwd):
@@ -340,6 +343,7 @@ def _from_sources(args) -> list[Slice]:
     param = args.param[0].split("=")[0] if args.param else "param"
     store = None
     pts = []
+    stored: dict[str, Any]  # the run's stored parameters ({} for a file)
     with ExitStack() as opened:  # the store is opened for the first stored run named, if any
         for source in args.sources:
             if Path(source).exists():
@@ -354,7 +358,7 @@ def _from_sources(args) -> list[Slice]:
     return [Slice(param, {}, pts)] if pts else []
 
 
-def _stored_run(store: Store, ref: str) -> tuple[str, dict]:
+def _stored_run(store: Store, ref: str) -> tuple[str, dict[str, Any]]:
     """A stored run's name and parameters; a sweep's name is told apart from a typo (--from takes runs)."""
     try:
         return store.named_params(ref)

@@ -24,8 +24,13 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from types import ModuleType
+from typing import TYPE_CHECKING, NoReturn
 
+if TYPE_CHECKING:
+    from resource import struct_rusage  # what os.wait4 returns (no `resource` module on Windows)
+
+termios: ModuleType | None  # None on Windows
 try:  # imported before any limit bites: a worker's crash must not leave the watcher short of it
     import termios
 except ImportError:  # Windows
@@ -78,7 +83,7 @@ def watched(work: Callable[[], int]) -> int:
     _exit(_watch(pid, waits, goodbye, terminal, oom_kills))
 
 
-def _watch(pid: int, waits: set[int], goodbye: int, terminal: list | None, oom_kills: int | None) -> int:
+def _watch(pid: int, waits: set[signal.Signals], goodbye: int, terminal: list | None, oom_kills: int | None) -> int:
     """In the command's process: wait for the worker and return the command's exit status."""
     status, usage = _wait(pid, waits)
     # The stop signals stay blocked: one that arrives now was meant for the worker, not for this last step.
@@ -117,6 +122,7 @@ def _leave(code: int) -> NoReturn:
 
 
 def _say_goodbye() -> None:
+    assert _goodbye is not None  # called only in a worker, which has its pipe (watched)
     with contextlib.suppress(OSError):
         os.write(_goodbye, b"1")
 
@@ -131,7 +137,7 @@ def _said_goodbye(goodbye: int) -> bool:
         return False
 
 
-def _wait(pid: int, waits: set[int]) -> tuple[int, os.struct_rusage]:
+def _wait(pid: int, waits: set[signal.Signals]) -> tuple[int, struct_rusage]:
     while True:
         info = signal.sigwaitinfo(waits)
         if info.si_signo == signal.SIGCHLD:
@@ -189,6 +195,7 @@ def _restore(saved: list | None) -> None:
     """Put the terminal back as the worker found it, if it left it changed (the app in raw mode)."""
     if saved is None or _terminal_state() == saved:
         return
+    assert termios is not None  # the saved settings came from it (_terminal_state)
     try:
         termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, saved)
         if sys.stdout.isatty():

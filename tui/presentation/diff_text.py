@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -15,11 +16,11 @@ from . import format as fmt
 
 def diff_meta(
     rows: pd.DataFrame, names: tuple[str, str], ids: tuple[int | None, int | None], gpus: tuple[str | None, str | None]
-) -> dict:
+) -> dict[str, object]:
     """What a diff's rows are of: both runs by name and id, their GPUs, each run's known kernel time (as the
     run list and the totals line give it) and the launches ncu did not profile (not in that time). One copy
     for `flopscope diff --json` and the Diff screen's export, so that neither loses what the other says."""
-    return json_ready(
+    meta = json_ready(
         {
             "a": names[0],
             "b": names[1],
@@ -33,6 +34,7 @@ def diff_meta(
             "not_profiled_b": int(run_total(rows, "not_profiled", "b")),
         }
     )
+    return cast("dict[str, object]", meta)  # json_ready keeps a dict a dict
 
 
 def table_rows(rows: pd.DataFrame) -> pd.DataFrame:

@@ -44,8 +44,8 @@ def share(value) -> str:
 def ratio(value) -> str:
     if is_missing(value):
         return ""
-    if _infinite(float(value)):
-        return _infinite(float(value))
+    if infinite := _infinite(float(value)):
+        return infinite
     value = float(f"{float(value):.2e}")
     if value == 0 or abs(value) >= 1e4 or abs(value) < 1e-3:
         return f"{value:.3g}" if value == 0 else f"{value:.2e}"

@@ -117,7 +117,7 @@ class DiffScreen(TableScreen):
         self.ids = ids
         self.by = str(rows.attrs.get("by", "name"))
         self.by_gpu = bool(rows.attrs.get("by_gpu"))
-        self.model = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu))
+        self.model: TableModel = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu))  # never None here
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="diff-title")
@@ -162,6 +162,7 @@ class DiffScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="diff-group")
     def _regroup(self, by: str) -> None:
+        assert self.reports is not None  # `g` regroups only with both runs (check_action)
         rows = diff_runs(*self.reports, by=by)
         self.app.call_from_thread(self._show, rows)
 
@@ -191,15 +192,18 @@ class DiffScreen(TableScreen):
             self.app.call_from_thread(self.notify, f"{key} is not in run {'AB'[missing[0]]}", timeout=4, markup=False)
             return
         name_column = "nvtx" if self.by == "nvtx" else "kernel"
+        screen: KernelPairScreen | KernelScreen
         if len(found) == 2:
             screen = KernelPairScreen(found[0], found[1], self.names, name_column)
         else:
             side, row = next(iter(found.items()))
+            assert self.reports is not None  # `enter` opens a group only with both runs (check_action)
             report = self.reports[side]
             screen = KernelScreen(row, report.ceilings(), name_column, launches=report.kernels, report=report)
         self.app.call_from_thread(self.app.push_screen, screen)
 
     def _group_row(self, side: int, key: object, gpu: str | None) -> pd.Series | None:
+        assert self.reports is not None  # `enter` opens a group only with both runs (check_action)
         groups = self.reports[side].group(self.by)
         column = "kernel_full" if self.by == "name" else self.by
         found = groups[groups[column].astype(object) == key]

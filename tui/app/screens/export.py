@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pandas as pd
 from rich.text import Text
@@ -23,6 +24,9 @@ from ....core.common import display_text, safe_file_name
 from ....core.export import check_target, run_meta, write_table
 from ...presentation.names import cut_middle
 from .prompt import PromptScreen
+
+if TYPE_CHECKING:
+    from ..app import FlopscopeApp
 
 HINT = "enter: write · escape: cancel"
 
@@ -120,7 +124,7 @@ class ExportScreen(PromptScreen):
         path longer than the line cut in its middle (its file name kept; the dialog showed it whole)."""
         self.writing = None
         # escaped before it is cut: an escape is wider than the byte it stands for
-        where = cut_middle(display_text(str(out)), app.message_width())
+        where = cut_middle(display_text(str(out)), cast("FlopscopeApp", app).message_width())
         note = f"Wrote {rows:,} row(s)" + (", replacing the file there," if replaced else "") + f" to\n{where}"
         app.notify(note, title="Exported", markup=False)
         if app.screen is self:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 import pandas as pd
 from rich.table import Table
@@ -33,6 +33,9 @@ from ..widgets.roofline_plot import Roofline, RooflinePlot, roofline_from
 from .copy_name import copy_full_name
 from .export import ask_export
 from .keys import BACK, COPY_NAME, EXPORT
+
+if TYPE_CHECKING:
+    from ..app import FlopscopeApp
 
 WIDE = 110  # from this many columns, metrics and roofline sit side by side
 
@@ -457,7 +460,8 @@ class KernelScreen(Screen):
     async def action_export(self) -> None:
         launch = _v(self.row, "launch_id")
         suffix = f"kernel-{int(launch)}" if launch is not None else "kernel"
-        name = self.app.export_name(suffix)  # `<suffix>.csv` where no report file names it (a diff's row)
+        # `<suffix>.csv` where no report file names it (a diff's row)
+        name = cast("FlopscopeApp", self.app).export_name(suffix)
         await ask_export(
             self.app, lambda: self.row.to_frame().T, name, what="metrics of this row", kernels_of_a_run=True
         )

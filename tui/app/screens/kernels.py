@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Static
@@ -36,6 +36,9 @@ from .roofline import RooflineScreen
 from .sort import SortScreen, sort_choices
 from .table_screen import TableScreen
 
+if TYPE_CHECKING:
+    from ..app import FlopscopeApp
+
 GROUPS = ("name", "launch", "nvtx")
 
 
@@ -62,9 +65,16 @@ class KernelsScreen(TableScreen):
         self.ceilings: list[Ceiling] = []
 
     @property
+    def flopscope(self) -> FlopscopeApp:
+        """The app, as the FlopscopeApp it is: the report's path, its groupings and export names live there."""
+        return cast("FlopscopeApp", self.app)
+
+    @property
     def crumbs(self) -> list[str]:
         """Its parts of the breadcrumb: the report, the grouping."""
-        return [self.app.path.name, f"by {self.by}"]
+        path = self.flopscope.path
+        assert path is not None  # the app's own Kernels screen shows the report file it was given
+        return [path.name, f"by {self.by}"]
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="breadcrumb")
@@ -80,7 +90,7 @@ class KernelsScreen(TableScreen):
         table = self.query_one(KernelTable)
         table.loading = True
         table.focus()
-        self.query_one(Summary).show([Block([f"Loading {self.app.path} …"])])
+        self.query_one(Summary).show([Block([f"Loading {self.flopscope.path} …"])])
         self.query_one("#status", Static).update(Text("reading the report"))
 
     def show_progress(self, text: str) -> None:
@@ -98,17 +108,19 @@ class KernelsScreen(TableScreen):
         """The same launches judged against another roof (the Roofline's `c`, issue 22): the header's ceilings
         (naming their source), the table's %Peak, %Roof and Bound anew; sort, filter and cursor stay."""
         keep = self.query_one(KernelTable).cursor_position if self.model is not None else None
-        self.app.report, self.report, self.model = report, report, None  # model None: the header is redone too
+        self.flopscope.report, self.report, self.model = report, report, None  # model None: the header is redone too
         self._regroup(self.by, keep)
 
     @work(thread=True, exclusive=True, group="group")
     def _regroup(self, by: str, keep: int | None = None) -> None:
+        report = self.report
+        assert report is not None  # set by start() or rejudge() before any grouping
         summary = None
         if self.model is None:  # first time: the header is computed here too (1M launches: ~0.2 s)
-            summary = summary_blocks(self.report)
-            self.ceilings = self.report.ceilings()
-        rows = self.app.grouped(by)
-        model = TableModel(rows, table_columns(by, isinstance(self.report.judged_by, dict)), self.query_state)
+            summary = summary_blocks(report)
+            self.ceilings = report.ceilings()
+        rows = self.flopscope.grouped(by)
+        model = TableModel(rows, table_columns(by, isinstance(report.judged_by, dict)), self.query_state)
         if not get_current_worker().is_cancelled:  # `g` pressed again meanwhile: the newer grouping wins
             self.app.call_from_thread(self._show, model, by, summary, keep)
 
@@ -117,7 +129,7 @@ class KernelsScreen(TableScreen):
             self.query_one(Summary).show(summary)  # the one `g` shows next first
             at = GROUPS.index(by) if by in GROUPS else -1
             # After the first paint: a grouping started now would hold the GIL while the table is drawn.
-            self.call_after_refresh(self.app.warm_groupings, [*GROUPS[at + 1 :], *GROUPS[: max(at, 0)]])
+            self.call_after_refresh(self.flopscope.warm_groupings, [*GROUPS[at + 1 :], *GROUPS[: max(at, 0)]])
         self.by, self.model = by, model
         self.query_one(Breadcrumb).refresh()
         table = self.query_one(KernelTable)
@@ -140,6 +152,7 @@ class KernelsScreen(TableScreen):
     def _show_details(self) -> None:
         details = self.query_one(KernelDetails)
         if details.display and self.model is not None:
+            assert self.report is not None  # a model is only ever made from the report
             row = self.current_row()
             name = self.model.columns[0].name
             details.show(row, "" if row is None else fmt.text(row.get(name)), self.report.kernels)
@@ -199,16 +212,24 @@ class KernelsScreen(TableScreen):
 
     # -- other screens ----------------------------------------------------------------------------
     def action_cycle_group(self) -> None:
+        """name -> launch -> NVTX range -> the module tree (a screen of its own, whose `g` comes back by name)."""
         if self.model is None:
             return
-        by = GROUPS[(GROUPS.index(self.by) + 1) % len(GROUPS)]
+        if self.by == GROUPS[-1] and self.report is not None:
+            from .module_tree import ModuleTreeScreen
+
+            self.app.push_screen(ModuleTreeScreen(self.report, self.flopscope.export_name("modules")))
+            return
+        self.regroup(GROUPS[(GROUPS.index(self.by) + 1) % len(GROUPS)])
+
+    def regroup(self, by: str) -> None:
         self.query_one(KernelTable).loading = True
         self.query_one("#status", Static).update(Text(f"grouping by {by} …"))
         self._regroup(by)
 
     def action_open_row(self) -> None:
         row = self.current_row()
-        if row is not None:
+        if row is not None and self.model is not None:  # a row is shown only with a model
             self.app.push_screen(KernelScreen(row, self.ceilings, self.model.columns[0].name))
 
     def action_copy_name(self) -> None:
@@ -238,7 +259,7 @@ class KernelsScreen(TableScreen):
         await ask_export(
             self.app,
             lambda: model.rows.iloc[order].reset_index(drop=True),
-            self.app.export_name(self.by),
+            self.flopscope.export_name(self.by),
             kernels_of_a_run=True,
         )
 
@@ -260,7 +281,7 @@ class PushedKernelsScreen(KernelsScreen):
         self.label = label
 
     @classmethod
-    async def open(cls, app: App, report: Report, label: str, stem: str) -> PushedKernelsScreen:
+    async def open(cls, app: FlopscopeApp, report: Report, label: str, stem: str) -> PushedKernelsScreen:
         """Push the Kernels screen of `report`. KernelsScreen reads its groupings through `app.grouped()`,
         from `app.report`, and names its exports from `app.path`'s stem (`stem`): both are aimed at this
         report (the app keys its grouping cache on the report). The dummy suffix keeps a value like 0.5 whole

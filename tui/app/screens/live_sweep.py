@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual import work
@@ -27,6 +27,9 @@ from ....core.profiling import stop_all
 from ...presentation.sweep_states import SweepStates
 from ..widgets.footer import KeyFooter
 from .sweep import SweepScreen
+
+if TYPE_CHECKING:
+    from ..app import FlopscopeApp
 
 # job(on_start, on_state, on_point, on_host_lost) -> (the stored sweep's lines, the --gpu judging them or None):
 # runs the sweep with these callbacks, from a worker thread.
@@ -122,7 +125,7 @@ class LiveSweepScreen(Screen):
     def _end(self, lines: list[Slice], judged: str | None, error: str) -> None:
         """The sweep is over: the Sweep screen on what was stored, or this screen saying why there is none."""
         if lines and lines[0].points:
-            self.app.report = lines[0].points[0][1]  # what the Sweep screen's exports describe
+            cast("FlopscopeApp", self.app).report = lines[0].points[0][1]  # what the Sweep screen's exports describe
             self.app.switch_screen(SweepScreen(lines, self.title_text, self.tolerance, judged=judged))
             return
         self.over = error or "no point was stored, nothing to analyse"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
 from textual import work
@@ -24,6 +24,9 @@ from ....core.common import display_text
 from ....core.ncu import Event, describe
 from ....core.profiling import ProfileResult
 from ..widgets.footer import KeyFooter
+
+if TYPE_CHECKING:
+    from ..app import FlopscopeApp
 
 # job(on_event, on_process) -> ProfileResult; raises FlopscopeError with the one-line reason.
 Job = Callable[[Callable[[Event], None], Callable[[object], None]], ProfileResult]
@@ -129,12 +132,12 @@ class ProfileScreen(Screen):
         self.query_one(RichLog).write(
             Text(display_text(f"{'what to do: ' if said and err.fix else ''}{reason}"), style="bold")
         )
-        self.app.return_code_on_quit = 2
 
     def _done(self, result: ProfileResult) -> None:
         for note in result.notes:
             self.app.notify(note, timeout=10)
-        self.app.show_report(result.report)
+        assert result.report is not None  # a profile that came back has its report (profile() raises otherwise)
+        cast("FlopscopeApp", self.app).show_report(result.report)
         self.dismiss()
 
     def action_stop(self) -> None:

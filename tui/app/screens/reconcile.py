@@ -60,7 +60,7 @@ class ReconcileScreen(TableScreen):
         super().__init__()
         self.title_text, self.result, self.lines = title, result, lines
         self.measured, self.analytic = report, model  # not `report`: exports look for a screen's run there
-        self.model = TableModel(reconcile_frame(result, depth), reconcile_columns(train))
+        self.model: TableModel = TableModel(reconcile_frame(result, depth), reconcile_columns(train))  # never None
 
     def compose(self) -> ComposeResult:
         yield Static(Text(display_text(self.title_text), style="bold"), id="reconcile-title")
@@ -89,6 +89,7 @@ class ReconcileScreen(TableScreen):
     @work(thread=True, exclusive=True, group="reconcile-open")
     def _open(self, name: str, shown: str) -> None:
         """The module's launches as a run of their own (matching every range of a big report takes a while)."""
+        assert self.measured is not None and self.analytic is not None  # checked by action_open_module
         report = module_report(self.measured, self.analytic, name)
         if report.kernels.empty:
             self.app.call_from_thread(
@@ -97,7 +98,8 @@ class ReconcileScreen(TableScreen):
             return
         label = f"Module {shown} · {len(report.kernels):,} launch(es)"
         stem = f"{Path(self.result.report).stem or 'reconcile'}-{name or 'model'}"
-        self.app.call_from_thread(PushedKernelsScreen.open, self.app, report, label, stem)
+        # mypy solves Textual's `T | Awaitable[T]` callback as Awaitable[Never] for a coroutine function
+        self.app.call_from_thread(PushedKernelsScreen.open, self.app, report, label, stem)  # type: ignore[arg-type]
 
     async def action_export(self) -> None:
         # The modules as shown (sorted, filtered), named as the report's ranges name them ("" the totals row).

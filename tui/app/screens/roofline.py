@@ -6,7 +6,7 @@ datasheet, or the ceilings `flopscope ceilings` measured on a node; the core jud
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,9 @@ from ..widgets.roofline_plot import Point, Roofline, RooflinePlot, roof_gpus, ro
 from .export import ask_export
 from .kernel import KernelScreen
 from .keys import BACK, EXPORT
+
+if TYPE_CHECKING:
+    from ..app import FlopscopeApp
 
 
 def _why_none(data: Roofline) -> str:
@@ -143,6 +146,7 @@ class RooflineScreen(Screen):
 
     def _gpu_title(self) -> Text:
         """Whose points and ceilings are drawn, and which GPU `g` shows next."""
+        assert self.gpu is not None  # shown only with two GPUs or more: one of them is drawn
         at = self.gpus.index(self.gpu)
         following = short_gpu(self.gpus[(at + 1) % len(self.gpus)])
         return Text(
@@ -154,6 +158,7 @@ class RooflineScreen(Screen):
 
     def action_next_gpu(self) -> None:
         """The next GPU's points and ceilings: each GPU's kernels are read against their own roof."""
+        assert self.gpu is not None  # `g` works only with two GPUs or more: one of them is drawn
         self.gpu = self.gpus[(self.gpus.index(self.gpu) + 1) % len(self.gpus)]
         self.data = roofline_from(self.rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu)
         plot = self.query_one(RooflinePlot)
@@ -187,6 +192,7 @@ class RooflineScreen(Screen):
     def _judge(self, roof: Roof) -> None:
         """Every launch judged against `roof`, then grouped as the rows shown are: same rows, same positions,
         other peaks. Off the UI thread: 100k launches take ~1.1 s here, mostly the grouping."""
+        assert self.report is not None  # action_next_roof judges only a screen that has its report
         report = self.report.against(roof)
         rows = report.group(self.suffix, time_order=False)
         self.app.call_from_thread(self._show_roof, report, rows)
@@ -238,7 +244,7 @@ class RooflineScreen(Screen):
         await ask_export(
             self.app,
             lambda: self.rows.iloc[positions].reset_index(drop=True),
-            self.app.export_name(f"{self.suffix}-roofline"),
+            cast("FlopscopeApp", self.app).export_name(f"{self.suffix}-roofline"),
             what="points plotted",
             kernels_of_a_run=True,
         )

@@ -126,9 +126,11 @@ class RunsScreen(TableScreen):
     # -- what is shown ----------------------------------------------------------------------------
     def shown(self) -> pd.DataFrame:
         """The runs as shown (sorted, filtered), as `flopscope runs --json` gives them: what the export writes."""
+        assert self.model is not None  # exported only once the runs are read (action_export)
         return self.model.shown().drop(columns=SHOWN_ONLY)
 
     def _status_text(self) -> str:
+        assert self.model is not None  # _status writes the line only once there is a model
         if not self.model.total:
             return "no runs stored yet: `flopscope profile` and `flopscope sweep` store each run they make"
         return super()._status_text()
@@ -144,7 +146,7 @@ class RunsScreen(TableScreen):
 
     def action_mark(self) -> None:
         row = self.current_row()
-        if row is not None:
+        if row is not None and self.model is not None:  # a row is shown only with a model
             self.marked = None if self.marked == row["name"] else str(row["name"])
             table = self.query_one(KernelTable)
             # A new model, not the old one's cached cells: the names are drawn again with the mark.
@@ -186,7 +188,8 @@ class RunsScreen(TableScreen):
         report = self._read(lambda store: store.load(name))
         if report is not None:
             label = f"Run {name} · {report.gpu_label or 'GPU unknown'}"
-            self.app.call_from_thread(PushedKernelsScreen.open, self.app, report, label, name)
+            # mypy solves Textual's `T | Awaitable[T]` callback as Awaitable[Never] for a coroutine function
+            self.app.call_from_thread(PushedKernelsScreen.open, self.app, report, label, name)  # type: ignore[arg-type]
 
     @work(thread=True, exclusive=True, group="runs")
     def _diff(self, a: str, b: str) -> None:

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,9 @@ from .back import BackScreen
 from .export import ask_export
 from .kernels import PushedKernelsScreen
 from .keys import BACK, EXPORT
+
+if TYPE_CHECKING:
+    from ..app import FlopscopeApp
 
 
 @dataclass(frozen=True)
@@ -219,7 +222,8 @@ class SweepScreen(BackScreen):
             return
         value, report = self.points[index]
         label = f"Sweep {self.sweep_name} · {self.param} = {value:g} (point {index + 1} of {len(self.points)})"
-        await PushedKernelsScreen.open(self.app, report, label, f"{self.sweep_name}-{self.param}{value:g}")
+        app = cast("FlopscopeApp", self.app)
+        await PushedKernelsScreen.open(app, report, label, f"{self.sweep_name}-{self.param}{value:g}")
 
     def shown(self) -> pd.DataFrame:
         """The per-point table as shown: its columns, in its order, at full precision, then each point's stored

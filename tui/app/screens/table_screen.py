@@ -72,7 +72,9 @@ class TableScreen(BackScreen):
             self.query_one("#status", Static).update(Text(display_text(self._status_text())))
 
     def _status_text(self) -> str:
-        model, query = self.model, self.model.query
+        model = self.model
+        assert model is not None  # _status writes the line only once there is a model
+        query = model.query
         if query.text() and not len(model):
             return f"{self.NO_MATCH} {query.text()} · escape shows all"
         parts = [f"{len(model):,}/{model.total:,} {self.NOUN}", *self._status_extra()]

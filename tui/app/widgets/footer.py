@@ -19,6 +19,7 @@ from textual.events import Click
 from textual.widget import Widget
 
 _GAP = 1  # cells after each key
+_Key = tuple[Binding, bool, str, str]  # (binding, enabled, tooltip, description shown)
 
 
 class KeyFooter(Widget, can_focus=False):
@@ -68,26 +69,29 @@ class KeyFooter(Widget, can_focus=False):
         if key is not None:
             self.app.simulate_key(key)
 
-    def keys(self, width: int) -> list[tuple[Binding, bool, str, str]]:
+    def keys(self, width: int) -> list[_Key]:
         """(binding, enabled, tooltip, description shown) per key, `escape` and the app's keys last, within
         `width`."""
-        own, back, app_keys, seen = [], [], [], set()
+        own: list[_Key] = []
+        back: list[_Key] = []
+        app_keys: list[_Key] = []
+        seen: set[str] = set()
         for node, binding, enabled, tooltip in self.screen.active_bindings.values():
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
             group = app_keys if node is self.app else back if binding.key == "escape" else own
-            group.append([binding, enabled, tooltip, binding.description])
-        shown = [*own, *back, *app_keys]
-        for entry in reversed(own):  # descriptions go first, from the right
-            if self._width(shown) <= width:
+            group.append((binding, enabled, tooltip, binding.description))
+        for index in reversed(range(len(own))):  # descriptions go first, from the right
+            if self._width([*own, *back, *app_keys]) <= width:
                 break
-            entry[3] = ""
-        while own and self._width(shown) > width:  # then whole keys, from the right
-            shown.remove(own.pop())
-        return [tuple(entry) for entry in shown]
+            binding, enabled, tooltip, _ = own[index]
+            own[index] = (binding, enabled, tooltip, "")
+        while own and self._width([*own, *back, *app_keys]) > width:  # then whole keys, from the right
+            own.pop()
+        return [*own, *back, *app_keys]
 
-    def _width(self, entries: list[list]) -> int:
+    def _width(self, entries: list[_Key]) -> int:
         """Cells the keys take, gaps between them."""
         return -_GAP + sum(
             cell_len(self.app.get_key_display(binding)) + (1 + cell_len(text) if text else 0) + _GAP

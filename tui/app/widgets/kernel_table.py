@@ -112,8 +112,10 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         """Apply a new sort/filter to the model shown; the cursor stays on its row if that row is still shown,
         or goes to the first row (`top`: after a sort, the rows that now come first are the news)."""
         keep = None if top else self.cursor_position
-        self.model.apply(query)
-        self.set_model(self.model, keep)
+        model = self.model
+        assert model is not None  # a screen requeries only the table it gave a model
+        model.apply(query)
+        self.set_model(model, keep)
 
     def focus_column(self, name: str) -> None:
         """Put the cursor on the model's column `name` (brought on screen if a narrow terminal dropped it)."""
@@ -166,7 +168,8 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         stretch = next((c for c in model.columns if not c.numeric), None)
         sizes = {c.name: min(c.width, natural[c.name]) if not c.numeric else natural[c.name] for c in model.columns}
         blank = {c.name for c in model.columns if not model.has_values(c.name)}
-        chosen = fit(model.columns, self._width, keep={model.query.sort, self._focus}, widths=sizes, blank=blank)
+        keep = {name for name in (model.query.sort, self._focus) if name is not None}
+        chosen = fit(model.columns, self._width, keep=keep, widths=sizes, blank=blank)
         spare = max(0, self._width - sum(sizes[c.name] + 1 for c in chosen) + 1)
         cells = {c.name: sizes[c.name] for c in chosen}
         _shrink_text(chosen, cells, self._width)
@@ -191,6 +194,7 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         if column is None:
             self._name_at, self._cuts = -1, {}
             return
+        assert self.model is not None  # called by _fit_columns, which has a model
         at, _, cells = next(entry for entry in self.layout_columns if entry[1] is column)
         key = (self.model, column.name, cells)  # the model itself, not its id(): ids are reused
         if key != self._cut_for:
@@ -288,6 +292,7 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         return Strip(segments[:-1]).adjust_cell_length(width, base)
 
     def _row_line(self, index: int, width: int) -> Strip:
+        assert self.model is not None  # called by render_line, which has a model
         base = self.rich_style
         why = self.model.not_profiled(index)
         if why is not None:  # no values: the row is dim and says why instead of showing blank cells

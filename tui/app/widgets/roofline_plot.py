@@ -275,8 +275,10 @@ def _draw_ceilings(fig, data: Roofline, axes: _Axes, color: bool) -> None:
         fig.draw(fig.segment([start, end], [start + bw, end + bw], marker=_line_marker(tint if color else None, glyph)))
     for i, ceiling in enumerate(data.compute):
         y, left = math.log10(ceiling.value), _ceiling_start(data, ceiling, x0)
-        tint = COMPUTE_COLORS[i % len(COMPUTE_COLORS)] if color else None
-        fig.draw(fig.segment([left, x1], [y, y], marker=_line_marker(tint, COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)])))
+        compute_tint = COMPUTE_COLORS[i % len(COMPUTE_COLORS)] if color else None
+        fig.draw(
+            fig.segment([left, x1], [y, y], marker=_line_marker(compute_tint, COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)]))
+        )
 
 
 def _ceiling_start(data: Roofline, ceiling: Ceiling, x0: float) -> float:
@@ -370,6 +372,8 @@ class _Linear:
 
 def _linear(ticks: list[int], at: list[int], span: tuple[float, float], cells: tuple[int, int]) -> _Linear:
     """Fitted through the ticks drawn (two or more), else through the frame's ends."""
+    v0: float
+    v1: float
     if len(ticks) == len(at) and len(at) >= 2:
         (v0, c0), (v1, c1) = (ticks[0], at[0]), (ticks[-1], at[-1])
     else:
@@ -398,7 +402,7 @@ def _label(grid: _Grid, data: Roofline, axes: _Axes, selected: int | None, color
                 grid.put(r, col, label, tint(COMPUTE_COLORS[i % len(COMPUTE_COLORS)]))
                 break
     ridge = ridge_of(data, selected)
-    if ridge is not None:
+    if ridge is not None and data.dram is not None:  # a ridge is only ever where there is a DRAM slope
         x = math.log10(ridge.value / data.dram.value)
         label = f"{_short(ridge)} ridge {fmt.ratio(10**x)}"
         glyph = COMPUTE_GLYPHS[data.compute.index(ridge) % len(COMPUTE_GLYPHS)]

@@ -1,0 +1,139 @@
+"""The Kernels screen's `g` after NVTX ranges: the model's module tree (Report.module_tree), one collapsible
+node per module, each with its rolled-up time, share, forward/backward split, %Roof and bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Static, Tree
+from textual.widgets.tree import TreeNode
+
+from ....core.common import display_text
+from ...presentation import format as fmt
+from ..widgets.breadcrumb import Breadcrumb
+from ..widgets.footer import KeyFooter
+from .export import ask_export
+from .keys import BACK, EXPORT
+
+if TYPE_CHECKING:
+    from ....core.report import Report
+
+
+def label(node: dict[str, object]) -> Text:
+    """`mlp.0  64.4 us  12.2%  fwd 19.1 us · bwd 45.3 us  %Roof 24.2% compute`: a module and its roll-up."""
+    text = Text(display_text(str(node["name"])), style="bold")
+    parts = [fmt.seconds(node.get("duration_s")), fmt.pct(node.get("pct_time"))]
+    parts.append(
+        f"fwd {fmt.seconds(node.get('forward_duration_s'))} · bwd {fmt.seconds(node.get('backward_duration_s'))}"
+    )
+    roof = fmt.pct(node.get("pct_of_roof"))
+    if roof:
+        parts.append(f"%Roof {roof} {fmt.roof(node.get('roof'))}")
+    text.append("  " + "  ".join(p for p in parts if p), style="")
+    return text
+
+
+class ModuleTreeScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        BACK,
+        Binding("j", "move(1)", "Down", show=False, id="moduletree.down"),
+        Binding("k", "move(-1)", "Up", show=False, id="moduletree.up"),
+        Binding("l", "expand", "Expand", id="moduletree.expand"),
+        Binding("h", "collapse", "Collapse", id="moduletree.collapse"),
+        Binding("asterisk", "expand_all", "Expand all", id="moduletree.expand_all"),
+        Binding("g", "next_group", "Group", id="moduletree.group"),
+        EXPORT,
+    ]
+
+    def __init__(self, report: Report, export_to: Path) -> None:
+        super().__init__()
+        self.tree_rows = report.module_tree()
+        self.export_to = export_to
+        self.no_ranges = bool(report.kernels["nvtx"].isna().all())
+
+    @property
+    def crumbs(self) -> list[str]:
+        return ["by module"]
+
+    def compose(self) -> ComposeResult:
+        yield Breadcrumb(id="modules-title")
+        if self.no_ranges:
+            yield Static(
+                "No NVTX ranges in this report, so its module tree is one node: profile the program with "
+                "`flopscope profile --modules -- python train.py` (any PyTorch program, unchanged), or use "
+                "flopscope.torch.annotate(model) in it.",
+                id="modules-empty",
+            )
+        yield self._tree()
+        yield KeyFooter()
+
+    def _tree(self) -> Tree[dict[str, object]]:
+        rows = self.tree_rows.to_dict(orient="records")
+        tree: Tree[dict[str, object]] = Tree(label(rows[0]), data=rows[0], id="modules")
+        at: list[TreeNode[dict[str, object]]] = [tree.root]
+        for row in rows[1:]:
+            depth = int(str(row["depth"]))
+            del at[depth:]
+            at.append(at[-1].add(label(row), data=row))
+        for node in at[:1]:
+            node.expand()
+        for child in tree.root.children:
+            child.expand()  # the first level open: the model's top modules at a glance
+        return tree
+
+    def on_mount(self) -> None:
+        self.query_one(Tree).focus()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def _cursor(self) -> TreeNode[dict[str, object]] | None:
+        return self.query_one(Tree).cursor_node
+
+    def action_move(self, step: int) -> None:
+        tree = self.query_one(Tree)
+        tree.action_cursor_down() if step > 0 else tree.action_cursor_up()
+
+    def action_expand(self) -> None:
+        node = self._cursor()
+        if node is not None:
+            node.expand()
+
+    def action_collapse(self) -> None:
+        node = self._cursor()
+        if node is None:
+            return
+        if node.is_expanded and node.children:
+            node.collapse()
+        elif node.parent is not None:  # on a closed node, `h` goes to its parent, as in a file tree
+            self.query_one(Tree).move_cursor(node.parent)
+
+    def action_expand_all(self) -> None:
+        self.query_one(Tree).root.expand_all()
+
+    def action_next_group(self) -> None:
+        """`g` goes on round the groupings: back to the Kernels screen, by kernel name."""
+        self.dismiss()
+        regroup = getattr(self.app.screen, "regroup", None)
+        if callable(regroup):
+            regroup("name")
+
+    async def action_export(self) -> None:
+        rows = self.tree_rows
+        await ask_export(self.app, lambda: rows, self.export_to, what="module tree")
+
+
+def shown_names(screen: ModuleTreeScreen) -> list[str]:
+    """The names of the nodes shown (expanded down to), top to bottom, for tests and the help text."""
+    tree = screen.query_one(Tree)
+    names = []
+    for line in range(tree.last_line + 1):
+        node = tree.get_node_at_line(line)
+        if node is not None and node.data is not None:
+            names.append(str(node.data["name"]))
+    return names

@@ -1,0 +1,53 @@
+"""The module tree (`report --by module`) as the CLI prints it, an indented table, and as nested JSON rows."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pandas as pd
+
+from ...core.export import records
+from . import format as fmt
+from .tables import Spec, TextTable, fitted_table
+
+INDENT = "  "
+# (title, canonical column, how a cell reads, right-aligned, drop priority: higher drops first; 0 never)
+COLUMNS: list[tuple[str, str, Any, bool, int]] = [
+    ("Module", "name", fmt.text, False, 0),
+    ("N", "count", fmt.integer, True, 4),
+    ("Time", "duration_s", fmt.seconds, True, 0),
+    ("%Time", "pct_time", fmt.pct, True, 0),
+    ("Fwd", "forward_duration_s", fmt.seconds, True, 2),
+    ("Bwd", "backward_duration_s", fmt.seconds, True, 2),
+    ("Own", "own_duration_s", fmt.seconds, True, 5),
+    ("FLOP", "flop", fmt.si, True, 3),
+    ("FLOP/s", "flop_per_s", fmt.si, True, 3),
+    ("%Peak", "pct_of_peak", fmt.pct, True, 6),
+    ("%Roof", "pct_of_roof", fmt.pct, True, 1),
+    ("Bound", "roof", fmt.roof, False, 1),
+]
+
+
+def tree_table(tree: pd.DataFrame, width: int) -> tuple[TextTable, list[str]]:
+    """One line a node, indented by depth under the root; `Own` is the time of its launches outside children."""
+    specs = [Spec(title, right, priority) for title, _, _, right, priority in COLUMNS]
+    rows = []
+    for node in tree.to_dict(orient="records"):
+        cells = [render(node.get(column)) for _, column, render, _, _ in COLUMNS]
+        cells[0] = INDENT * int(node["depth"]) + cells[0]
+        rows.append(cells)
+    return fitted_table(specs, rows, width, flex=0)
+
+
+def tree_json(tree: pd.DataFrame) -> list[dict[str, Any]]:
+    """The nodes nested: each a JSON row of its columns (`path`, `depth`, ...) with its `children`, in the order
+    printed (tree is depth first)."""
+    out: list[dict[str, Any]] = []
+    stack: list[dict[str, Any]] = []
+    for row in records(tree):
+        row["children"] = []
+        depth = cast(int, row["depth"])
+        del stack[depth:]
+        (stack[-1]["children"] if stack else out).append(row)
+        stack.append(row)
+    return out
