@@ -289,6 +289,12 @@ def _read_copy(
                             "is compressed twice (an archive inside an archive)",
                             "unpack it once, or pass the report itself",
                         )
+                    if not copied and not _could_be_report(chunk):
+                        raise FlopscopeError(
+                            shown,
+                            "is not an ncu report: its first bytes are neither an .ncu-rep's nor text",
+                            "pass an .ncu-rep or an ncu CSV (`ncu --import R.ncu-rep --csv --page raw`)",
+                        )
                     copied += len(chunk)
                     if copied > cap:
                         raise too_big(shown, cap, packed is not None)
@@ -299,6 +305,21 @@ def _read_copy(
             return _read_file(copy, progress)  # not read_metrics: a temporary copy is not worth a cache entry
         except FlopscopeError as err:
             raise FlopscopeError(shown, err.problem, err.fix) from None
+
+
+def _could_be_report(first: bytes) -> bool:
+    """Whether a stream's first chunk can begin a report: an .ncu-rep's magic, or text (an ncu CSV or log: no
+    NUL, UTF-8 or UTF-16 with its mark). /dev/zero or /dev/urandom is refused at once, not after the size cap."""
+    head = first[: 1 << 16]
+    if head.startswith((MAGIC, *_UTF16_BOMS)) or _compressed(head[:4]):
+        return True
+    if b"\0" in head:
+        return False
+    try:
+        head[:-4].decode("utf-8")  # the chunk may end inside a character
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 # Windows PowerShell's `>` writes UTF-16 with a byte-order mark; ncu itself writes UTF-8.

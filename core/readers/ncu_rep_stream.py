@@ -333,6 +333,10 @@ def _mapped(handle: BinaryIO) -> Iterator[mmap.mmap]:
 def _blocks(data: mmap.mmap, offset: int) -> Iterator[tuple[Message, int]]:
     """Each BlockHeader and the offset of its payload."""
     while offset < len(data):
+        if data[offset : offset + 4] == b"\0\0\0\0":  # an empty header: no block ncu writes has none
+            raise Damaged(
+                f"zero bytes where a block should start, at byte {offset:,} of {len(data):,} (a padded or damaged copy)"
+            )
         block, offset = _message(data, offset, "BlockHeader")
         if block.NumRangeResults or block.NumCmdlistResults or block.NumGraphResults:
             raise Unsupported("range, command-list or graph results (--replay-mode range)")

@@ -31,17 +31,18 @@ def _one_line(code: int, out: str, err: str, *words: str) -> str:
 
 
 def _bz2_bomb(path, gib: float) -> None:
-    """`gib` GiB of zeros as repeated bzip2 streams (bz2 reads concatenated streams as one file): a few KB."""
-    one = bz2.compress(b"\0" * (16 << 20))
+    """`gib` GiB of CSV-like text as repeated bzip2 streams (bz2 reads concatenated streams as one file): a few
+    KB. Text, since a stream whose first bytes are neither an .ncu-rep's nor text is refused at once."""
+    one = bz2.compress(b'"1","k"\n' * (2 << 20))
     path.write_bytes(one * int(gib * 64))
 
 
 def test_decompression_bomb_is_refused_within_a_memory_bound(tmp_path):
-    """A few KB of bzip2 that unpack to 1 GiB wrote all of it to $TMPDIR; now the default cap (1000x the file,
+    """~64 KB of bzip2 that unpack to 1 GiB wrote all of it to $TMPDIR; now the default cap (1000x the file,
     at least 256 MiB) stops it, in a process limited to 1.5 GiB of address space, with its temporary folder gone."""
     bomb = tmp_path / "report.csv.bz2"
     _bz2_bomb(bomb, 1)
-    assert bomb.stat().st_size < 8000
+    assert bomb.stat().st_size < 100_000  # ~64 KB: the cap is its floor, 256 MiB, not 1000x the file
     temp = tmp_path / "tmp"
     temp.mkdir()
     limited = (
@@ -82,11 +83,24 @@ def test_real_compressed_reports_still_open(tmp_path):
         assert code == 0, err
 
 
-def test_endless_character_device_is_capped():
-    """`report /dev/zero` copied 2.7 GB into $TMPDIR in 5 s, and on."""
-    if not os.path.exists("/dev/zero"):
-        pytest.skip("no /dev/zero")
-    _one_line(*run_in_process("report", "/dev/zero", env={"FLOPSCOPE_MAX_INPUT": "8M"}), "/dev/zero", "8M")
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_an_endless_device_of_junk_is_refused_at_its_first_bytes(device):
+    """`report /dev/zero` copied 2.7 GB into $TMPDIR in 5 s, and on; later it stopped at the 4 GiB cap after
+    ~20 s. Its first bytes are neither an .ncu-rep's nor text: refused before any copy grows."""
+    if not os.path.exists(device):
+        pytest.skip(f"no {device}")
+    _one_line(*run_in_process("report", device), device, "is not an ncu report")
+
+
+def test_an_endless_text_stream_is_capped():
+    """Text that never ends (`yes` on standard input) stops at the size cap, one line."""
+    writer = subprocess.Popen(["yes", '"1","k"'], stdout=subprocess.PIPE)
+    try:
+        done = run_cli("report", "-", stdin=writer.stdout, env={"FLOPSCOPE_MAX_INPUT": "8M"}, timeout=60)
+    finally:
+        writer.kill()
+        writer.wait()
+    _one_line(done.returncode, done.stdout, done.stderr, "standard input", "8M")
 
 
 def test_named_pipe_without_writer_is_refused(tmp_path):
@@ -220,3 +234,17 @@ def test_duplicated_block_in_an_ncu_rep_does_not_abort(tmp_path):
     path.write_bytes(data[:277500] + data[277500:277516] + data[277500:])  # 16 bytes at 277500 twice
     done = run_cli("report", path, timeout=120)
     _one_line(done.returncode, done.stdout, done.stderr, str(path))
+
+
+def test_a_report_padded_with_zero_bytes_is_refused_where_the_padding_starts(tmp_path):
+    """16 MiB of zeros after a real report: each 4 zero bytes read as an empty block (20 s, 560 MB for this one);
+    no block ncu writes is empty, so the first is refused, naming where."""
+    import lzma
+
+    from ..helpers.real_files import DEMO
+
+    real = lzma.decompress(DEMO.read_bytes())
+    padded = tmp_path / "padded.ncu-rep"
+    padded.write_bytes(real + b"\0" * (16 << 20))
+    line = _one_line(*run_in_process("report", padded, "--no-cache"), "zero bytes where a block should start")
+    assert f"at byte {len(real):,}" in line
