@@ -94,7 +94,8 @@ def snapshot_update(request) -> bool:
 
 
 # Modules whose tests start real processes or servers (sshd, Slurm, tmux, chromium, ncu stand-ins, mypy) or
-# read large generated inputs: `-m "not slow"` leaves them out for a quick loop while working; CI runs all.
+# read large generated inputs, and every test of tests/app: `-m "not slow"` leaves them out for a quick loop
+# while working; CI runs all.
 SLOW_MODULES = {
     "test_app_tmux", "test_big_run", "test_live_sweep", "test_profile_app", "test_serve",
     "test_big_csv_progress", "test_big_outputs", "test_big_report", "test_ceilings_remote", "test_full_disk",
@@ -105,6 +106,6 @@ SLOW_MODULES = {
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    for item in items:
-        if item.path.stem in SLOW_MODULES:
+    for item in items:  # the app's screens, driven by Pilot, are slow too: seconds each
+        if item.path.stem in SLOW_MODULES or item.path.parent.name == "app":
             item.add_marker(pytest.mark.slow)
