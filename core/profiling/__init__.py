@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from ..common.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from .ceilings_run import measure_ceilings
     from .doctor import doctor_json, failed, judge, probe
     from .plan import cost_line, make_plan, plan_lines, target_gpu_name
     from .profiler import ProfileResult, profile
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from .transport import LocalTransport, SshTransport, check_env, check_host, stop_all, stopped_running_job
 
 _EXPORTS = {
+    "measure_ceilings": "ceilings_run",
     "doctor_json": "doctor",
     "failed": "doctor",
     "judge": "doctor",
@@ -56,6 +58,7 @@ __all__ = [
     "failed",
     "judge",
     "make_plan",
+    "measure_ceilings",
     "parse_params",
     "plan_lines",
     "points",

@@ -15,7 +15,7 @@ from flopscope.tui.app import app as app_module
 from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.screens.help import HelpScreen
-from flopscope.tui.app.screens.kernel import KernelScreen, sections
+from flopscope.tui.app.screens.kernel import KernelScreen
 from flopscope.tui.app.screens.kernels import KernelsScreen
 from flopscope.tui.app.screens.prompt import PromptScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
@@ -23,6 +23,7 @@ from flopscope.tui.app.screens.sort import SortScreen
 from flopscope.tui.app.widgets.footer import KeyFooter
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.presentation import format as fmt
+from flopscope.tui.presentation.kernel_sections import sections
 from textual import events
 from textual.widgets import Input, OptionList
 

@@ -9,8 +9,9 @@ import shlex
 
 import pytest
 from flopscope.core import read_report
-from flopscope.tui.app.screens.kernel import KernelScreen, sections
+from flopscope.tui.app.screens.kernel import KernelScreen
 from flopscope.tui.presentation import format as fmt
+from flopscope.tui.presentation.kernel_sections import sections
 from flopscope.tui.presentation.reprofile import earlier_launches, recollect_argv
 from textual.containers import VerticalScroll
 

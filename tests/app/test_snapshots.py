@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,46 @@ async def test_the_module_tree_matches_its_snapshot(tmp_path, monkeypatch, snaps
         await pilot.pause(0.1)
         svg = app.export_screenshot()
     check("module-tree", svg, snapshot_update, tmp_path)
+
+
+async def test_the_dialogs_and_the_wide_roofline_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):
+    """The Kernels screen's dialogs at 80x24 (help `?`, the sort picker `o`, the export prompt `e`, the filter
+    prompt `/`) and the Roofline screen at 160x48, where its legend names points whole."""
+    from flopscope.tui.app.screens.export import ExportScreen
+    from flopscope.tui.app.screens.help import HelpScreen
+    from flopscope.tui.app.screens.prompt import PromptScreen
+    from flopscope.tui.app.screens.sort import SortScreen
+
+    # The export prompt shows the default path's end: the demo in a folder of a fixed, long name, so what shows
+    # is the same wherever the tests run.
+    demo = tmp_path / ("snapshot-" + "x" * 40) / "examples" / Path(bundled_example()).name
+    demo.parent.mkdir(parents=True)
+    shutil.copyfile(bundled_example(), demo)
+    monkeypatch.chdir(demo.parent)
+    shots = {}
+    app = kernels_app(demo.name)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.kernels
+        await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
+        for key, kind, name in (
+            ("question_mark", HelpScreen, "help"),
+            ("o", SortScreen, "sort-picker"),
+            ("e", ExportScreen, "export-prompt"),
+            ("slash", PromptScreen, "filter-prompt"),
+        ):
+            await pilot.press(key)
+            await settle(pilot, lambda k=kind: isinstance(app.screen, k))
+            await pilot.pause(0.1)
+            shots[name] = app.export_screenshot()
+            await pilot.press("escape")
+            await settle(pilot, lambda: app.screen is screen)
+    app = kernels_app(demo.name)
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = app.kernels
+        await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
+        await pilot.press("r")
+        await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
+        await pilot.pause(0.1)
+        shots["roofline-160x48"] = app.export_screenshot()
+    for name, svg in shots.items():
+        check(name, svg, snapshot_update, tmp_path)

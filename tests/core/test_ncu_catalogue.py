@@ -200,7 +200,7 @@ def test_every_hint_to_collect_names_only_counters_the_chip_has(fixture, chip):
     """The app's header line, the kernel screen's `To collect` and `report --sort`'s fix each name the counters
     a report lacks: only ones its chip has (the first two named GA100's tensor counters, `src_fp16_dst_fp32`,
     which ncu on a T4 or an H100 refuses, and with it the whole profile)."""
-    from flopscope.tui.app.screens.kernel import sections
+    from flopscope.tui.presentation.kernel_sections import sections
     from flopscope.tui.presentation.text_report import missing_hint
 
     from ..conftest import fixture_path

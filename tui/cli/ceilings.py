@@ -1,5 +1,5 @@
-"""`flopscope ceilings`: measure this node's ceilings (core/profiling/ceilings_bench.py through torch on the target) and
-keep them in the run store per host + GPU + driver; `--list` shows what is stored."""
+"""`flopscope ceilings`: measure a node's ceilings (core/profiling/ceilings_run.py) and keep them in the run
+store per host + GPU + driver; `--list` shows what is stored."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ import argparse
 import json
 import sys
 import time
-from importlib.resources import files
 from typing import TYPE_CHECKING
 
-from ...core.common import FlopscopeError, display_text
+from ...core.common import display_text
 from ...core.profiling import LocalTransport, SshTransport, check_host
 
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ def cmd_ceilings(args: argparse.Namespace) -> int:
 
 
 def _measure(args: argparse.Namespace) -> Ceilings:
-    from ...core.store import from_bench
+    from ...core.profiling import measure_ceilings
 
     transport: SshTransport | LocalTransport
     if args.host:
@@ -50,23 +49,7 @@ def _measure(args: argparse.Namespace) -> Ceilings:
     else:
         transport = LocalTransport()
     python = sys.executable if transport.host == "localhost" else "python3"
-    source = files("flopscope.core.profiling").joinpath("ceilings_bench.py").read_text()
-    try:
-        transport.connect()
-        done = transport.output([python, "-c", source, str(args.device)])
-    finally:
-        transport.close()
-    try:
-        doc = json.loads(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        last = (done.stderr or done.stdout).strip().splitlines()
-        why = last[-1] if last else "no output"
-        raise FlopscopeError(
-            f"ceilings on {transport.host}",
-            f"the measurement failed ({why})",
-            "it needs torch with CUDA and a GPU there: `flopscope doctor` checks both",
-        ) from None
-    return from_bench(transport.host, doc)
+    return measure_ceilings(transport, args.device, python)
 
 
 def ceilings_lines(c: Ceilings) -> list[str]:

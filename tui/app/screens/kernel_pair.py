@@ -17,10 +17,10 @@ from textual.widgets import Static
 
 from ....core.common import display_text
 from ...presentation import format as fmt
+from ...presentation.kernel_sections import sections
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
 from .export import ask_export
-from .kernel import sections
 from .keys import BACK, EXPORT
 
 

@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from ....core.common import display_text
-from ..screens.kernel import section_table, sections
+from ...presentation.kernel_sections import section_table, sections
 
 SPLIT = 120  # from this many columns the Kernels screen shows the details beside the table
 # The cells the table keeps beside them: its key columns (Time, %Time, FLOP/s, %Peak, Bound) fit, as at 80x24.
