@@ -97,3 +97,16 @@ def test_a_report_named_like_an_option_is_read_after_double_dash(tmp_path):
     done = run_cli("report", "--json", "--", "-dash.csv.gz", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["meta"]["source"].endswith("-dash.csv.gz")
+
+
+def test_serve_on_a_taken_port_is_one_line_and_prints_no_url():
+    """The URL was printed once a connection to the port succeeded: on a port another server holds, it did at
+    once, and the URL never worked."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = run_cli("serve", "--port", port, "--host", "127.0.0.1", timeout=60)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    (line,) = done.stderr.splitlines()
+    assert f"127.0.0.1:{port}" in line and "cannot listen" in line

@@ -14,6 +14,7 @@ import asyncio
 import hmac
 import logging
 import secrets
+import socket
 from collections.abc import Callable
 
 from aiohttp import web
@@ -92,5 +93,8 @@ class TokenServer(Server):
 
 def serve(command: str, host: str, port: int, public_url: str, announce: Callable[[str], None]) -> None:
     """Serve `command` (a shell command line, quoted) until SIGINT or SIGTERM; `announce` gets the one-time URL
-    once listening. Raises OSError when it cannot listen (the port taken, the address not here)."""
+    once listening. Raises OSError when it cannot listen (the port taken, the address not here): checked by
+    binding it first, since the announcement's probe would also reach another server on a taken port."""
+    with socket.create_server((host, port)):
+        pass
     TokenServer(command, host, port, public_url, announce).serve()
