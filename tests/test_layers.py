@@ -12,25 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from .helpers.linked_tree import linked_tree
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _linked_tree(tmp_path: Path) -> Path:
-    """import-linter walks one folder per package; ours maps three (pyproject's package-dir), so lay them out
-    as the import path reads: flopscope/ with core/ and tui/ inside, as links to the real folders."""
-    pkg = tmp_path / "flopscope"
-    pkg.mkdir()
-    shutil.copy(ROOT / "flopscope_pkg" / "__init__.py", pkg / "__init__.py")
-    for layer in ("core", "tui"):
-        (pkg / layer).symlink_to(ROOT / layer, target_is_directory=True)
-    return tmp_path
 
 
 def test_import_contracts_hold(tmp_path):
     lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     if lint is None:
         pytest.skip("import-linter is not installed (pip install -e '.[test]')")
-    tree = _linked_tree(tmp_path)
+    tree = linked_tree(tmp_path)
     done = subprocess.run(
         [lint, "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
         cwd=tree,
@@ -231,7 +222,7 @@ def test_no_import_cycle_anywhere(tmp_path, monkeypatch):
     stages are layers a drawing shows). The app's screens name FlopscopeApp for the checker only, as Textual
     screens name their App."""
     grimp = pytest.importorskip("grimp")
-    tree = _linked_tree(tmp_path)
+    tree = linked_tree(tmp_path)
     monkeypatch.syspath_prepend(str(tree))
     for name in [m for m in sys.modules if m == "flopscope" or m.startswith("flopscope.")]:
         monkeypatch.delitem(sys.modules, name)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..common.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .check import GATED, Check, check_runs, other_gpus, other_metrics
+    from .check import EVERY_METRIC, GATED, Check, check_runs, other_gpus, other_metrics
     from .diff import ceilings_apart, diff_runs, gpus_apart, run_total
     from .model_flops import (
         ACTIVATIONS,
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .scaling import Fit, Slice, findings, group_table, linear_fit, load_sweep, point_table, slices, sweep_points
 
 _EXPORTS = {
+    "EVERY_METRIC": "check",
     "Check": "check",
     "GATED": "check",
     "check_runs": "check",
@@ -69,6 +70,7 @@ __all__ = [
     "CONVENTION",
     "DEFAULT_GPUS",
     "DTYPE_BYTES",
+    "EVERY_METRIC",
     "GATED",
     "INPUT_DTYPES",
     "INTENSITY",

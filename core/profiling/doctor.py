@@ -7,15 +7,14 @@ transport (one ssh connection); this module only judges them. `preflight` is the
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
 from dataclasses import asdict, dataclass
-from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 from ..common.errors import FlopscopeError
+from .target_script import script_json
 
 if TYPE_CHECKING:
     from .transport import Transport
@@ -52,19 +51,16 @@ def root_prefix() -> str:
 def probe(transport: Transport, ncu: str, mode: str = "all") -> Facts:
     """The probe's facts from the target: one command, whatever the transport."""
     python = sys.executable if transport.host == "localhost" else "python3"
-    source = files(__package__).joinpath("doctor_probe.py").read_text()
-    done = transport.output([python, "-c", source, root_prefix(), ncu, mode])
-    try:
-        facts: Facts = json.loads(done.stdout.strip().splitlines()[-1])
-        return facts
-    except (ValueError, IndexError):
-        last = (done.stderr or done.stdout).strip().splitlines()
-        why = last[-1] if last else "no output"
-        raise FlopscopeError(
-            f"doctor on {transport.host}",
-            f"the check did not run ({why})",
-            "doctor runs python3 on the host: install it or put it on the PATH of a non-interactive shell",
-        ) from None
+    facts: Facts = script_json(
+        transport,
+        python,
+        "doctor_probe.py",
+        [root_prefix(), ncu, mode],
+        command="doctor",
+        problem="the check did not run",
+        fix="doctor runs python3 on the host: install it or put it on the PATH of a non-interactive shell",
+    )
+    return facts
 
 
 def ncu_check(facts: Facts) -> Check:

@@ -36,8 +36,9 @@ _NO_TORCH = "flopscope: --modules: the program never imported torch, so no modul
 class ModuleRanges:
     """The hooks of one program. Names are qualified within the largest module tree seen calling a module."""
 
-    def __init__(self, torch: Any) -> None:
+    def __init__(self, torch: Any, timed: bool = False) -> None:
         self.torch = torch
+        self.timed = timed  # the timing run: each step's wall time, the GPU synchronised at its ends
         self.names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.tree_size: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self.calls: dict[int, list[_Call]] = {}  # id(module) -> its calls whose forward runs
@@ -67,7 +68,7 @@ class ModuleRanges:
         for handle in self.handles:
             handle.remove()
         self.handles.clear()
-        self._close_step(timed=False)
+        self._close_step(whole=False)
 
     def name_of(self, module: Any) -> str:
         """Its qualified name: within the largest tree seen (a block called alone first is renamed when its
@@ -102,23 +103,23 @@ class ModuleRanges:
                     tensor.register_hook(call.start)
 
     def _stepped(self, optimizer: object, args: object, kwargs: object) -> None:
-        self._close_step(timed=True)
+        self._close_step(whole=True)
         self._open_step()
 
     def _open_step(self) -> None:
         self.step += 1
-        self.step_started = self._now()
+        self.step_started = self._now() if self.timed else 0.0
         self.step_range = self._nvtx().range_start(f"{STEP}{self.step}")
 
-    def _close_step(self, timed: bool) -> None:
+    def _close_step(self, whole: bool) -> None:
         """A step ends at optimizer.step(): so do backward ranges a module never closed (no gradient reached
-        its inputs), which would otherwise claim every later launch. `timed`: a whole step, whose wall time
+        its inputs), which would otherwise claim every later launch. `whole`: a whole step, whose wall time
         counts (not the one the program's end cut short)."""
         for call in reversed(list(self.backward)):  # innermost first
             call.end(None)
         if self.step_range is not None:
             self._nvtx().range_end(self.step_range)
-            if timed:
+            if whole and self.timed:
                 self.step_times.append({"step": self.step, "wall_s": self._now() - self.step_started})
             self.step_range = None
 
@@ -192,9 +193,9 @@ def install_when_torch_imported() -> None:
 
 
 def _install(torch: Any) -> None:
-    ranges = ModuleRanges(torch)
-    ranges.install()
     path = os.environ.get(TIMES_ENV)
+    ranges = ModuleRanges(torch, timed=bool(path))
+    ranges.install()
     atexit.register(ranges.remove)
     if path:
         atexit.register(ranges.write_times, path)  # atexit runs last in, first out: the times, then remove

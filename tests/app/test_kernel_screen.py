@@ -18,6 +18,7 @@ from textual.containers import VerticalScroll
 from ..conftest import fixture_path
 from ..helpers.app import make_app, ready, regrouped, screen_lines
 from ..helpers.cli import run_cli
+from ..helpers.raw_csv import SECONDS
 
 H800 = "h800_sglang_flashattn_full.ncu-rep"  # launch 4 (flash_fwd_kernel): ncu recorded no values
 RADIX = "a100pcie40_cub_radixsort_154k_basic.ncu-rep"
@@ -133,7 +134,7 @@ def raw_durations(path) -> list[float]:
     """Each launch's gpu__time_duration.sum in seconds, read with ncu_report (NaN: ncu recorded none)."""
     ncu_report = pytest.importorskip("ncu_report")
     context = ncu_report.load_report(str(path))
-    scale = {"ns": 1e-9, "us": 1e-6, "usecond": 1e-6, "nsecond": 1e-9}
+    scale = SECONDS
     out = []
     for i in range(context.num_ranges()):
         launches = context.range_by_idx(i)

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import pandas as pd
 from flopscope.tui.app.screens.kernels import KernelsScreen
-from flopscope.tui.app.screens.module_tree import ModuleTreeScreen, shown_names
+from flopscope.tui.app.screens.module_tree import ModuleTreeScreen
 from textual.widgets import Tree
 
 from ..conftest import settle
 from ..helpers.app import make_app, ready, regrouped
 from ..helpers.real_files import DEMO, report_of
+
+
+def shown_names(screen: ModuleTreeScreen) -> list[str]:
+    """The names of the nodes shown, top to bottom."""
+    tree = screen.query_one(Tree)
+    nodes = (tree.get_node_at_line(line) for line in range(tree.last_line + 1))
+    return [str(node.data["name"]) for node in nodes if node is not None and node.data is not None]
 
 
 async def _open_tree(app, pilot) -> ModuleTreeScreen:

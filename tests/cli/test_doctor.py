@@ -16,7 +16,6 @@ import pytest
 
 from ..helpers.cli import run_cli as flopscope
 from ..helpers.profile import make_ncu
-from ..helpers.sshd import start_sshd
 
 H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "environment.txt"
 ROOT_ENV = "FLOPSCOPE_DOCTOR_ROOT"
@@ -88,13 +87,6 @@ def host_tree(
     if home:
         (root / str(Path.home()).lstrip("/")).mkdir(parents=True)
     return root
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield srv
-    srv.stop()
 
 
 def where_args(request, where: str) -> list:

@@ -24,7 +24,6 @@ from ..conftest import fixture_path
 from ..helpers.cli import CLI
 from ..helpers.cli import run_cli as flopscope
 from ..helpers.profile import STANDIN, make_ncu, one_error_line, remote
-from ..helpers.sshd import start_sshd
 
 BIG = "v100_ncar_miniweather_fp64_full.ncu-rep"  # 1.5 MB: more than the small disk holds
 SMALL = "t4_mlp_matadd_full.ncu-rep"
@@ -159,13 +158,6 @@ def test_storing_on_a_full_disk_is_one_line_and_keeps_the_stored_runs(tmp_path, 
 
 
 # -- a file size limit: EFBIG, no root needed ----------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield srv
-    srv.stop()
-
-
 def unlimited_ncu(tmp_path: Path) -> Path:
     """The stand-in ncu, free of the limit flopscope runs under: the report it writes is whole."""
     script = tmp_path / "ncu-unlimited"

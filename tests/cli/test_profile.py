@@ -19,14 +19,6 @@ from ..conftest import fixture_path
 from ..helpers.cli import CLI
 from ..helpers.cli import run_cli as flopscope
 from ..helpers.profile import make_ncu, one_error_line, remote
-from ..helpers.sshd import start_sshd
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield srv
-    srv.stop()
 
 
 @pytest.mark.parametrize("where", ["local", "ssh"])

@@ -18,18 +18,10 @@ import pytest
 from ..helpers.cli import run_cli as flopscope
 from ..helpers.h100_replay import H100, LINEAR_BS8, RUN, WORKLOADS, replay_ncu
 from ..helpers.profile import make_ncu, one_error_line, remote
-from ..helpers.sshd import start_sshd
 
 RAW_NOTE = "flopscope: raw CSV page not saved"  # no real ncu to import with (over ssh, or none installed)
 COST_NOTE = "flopscope: profiled "  # the time and passes a run took (tests/test_plan.py), printed since the capture
 WIDTH = 160  # the table's width on the H100: printed to a file, flopscope takes 160 columns
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield srv
-    srv.stop()
 
 
 def captured_flopscope() -> tuple[list[str], list[str]]:

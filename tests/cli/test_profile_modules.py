@@ -12,7 +12,6 @@ import pytest
 
 from ..helpers.cli import run_cli as flopscope
 from ..helpers.profile import make_ncu, remote
-from ..helpers.sshd import start_sshd
 
 pytest.importorskip("torch", reason="PyTorch is not installed")
 
@@ -35,13 +34,6 @@ model(torch.ones(3, 4)).sum().backward()
 opt.step()
 json.dump(calls, open(sys.argv[1], "w"))
 """
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield srv
-    srv.stop()
 
 
 @pytest.mark.parametrize("where", ["local", "ssh"])

@@ -29,13 +29,6 @@ BANNER = "Welcome to gpubox! Last login: yesterday"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
 def chatty_host(tmp_path_factory):
     """A host whose login runs a script that prints to standard output, and that logs each command line the
     login shell is handed."""

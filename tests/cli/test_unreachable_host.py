@@ -15,7 +15,6 @@ import pytest
 
 from ..helpers.cli import run_cli as flopscope
 from ..helpers.profile import make_ncu, one_error_line
-from ..helpers.sshd import start_sshd
 
 
 class SilentHost:
@@ -74,13 +73,6 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
         for end in (source, sink):
             with contextlib.suppress(OSError):
                 end.shutdown(socket.SHUT_RDWR)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from flopscope.core.table.module_tree import ROOT, module_tree
 
+from ..helpers.raw_csv import SECONDS
 from ..helpers.real_files import H100, file_id, real_files, report_of
 
 PAGE = H100 / "train_transformer_bf16_bs8.csv.gz"
@@ -29,7 +30,7 @@ def _expected() -> dict[str, tuple[float, float]]:
     pushed_col = next(i for i, h in enumerate(header) if "Push/Pop_Range" in h)
     started_col = next(i for i, h in enumerate(header) if "Start/Stop_Range" in h)
     time_col = header.index("gpu__time_duration.sum")
-    scale = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6}[units[time_col]]
+    scale = SECONDS[units[time_col]]
     out = {m: [0.0, 0.0] for m in MODULES}
     for row in rows:
         seconds = float(row[time_col].replace(",", "")) * scale

@@ -39,6 +39,19 @@ UNITS = {
     },
 }
 
+# A time unit in seconds, as ncu spells it (with `--print-units base` or without), for tests that read a raw
+# page's durations without the engine.
+SECONDS = {
+    "ns": 1e-9,
+    "nsecond": 1e-9,
+    "us": 1e-6,
+    "usecond": 1e-6,
+    "ms": 1e-3,
+    "msecond": 1e-3,
+    "s": 1.0,
+    "second": 1.0,
+}
+
 
 def launches(details: Path) -> list[dict]:
     lines = details.read_text(encoding="utf-8-sig").splitlines()

@@ -8,9 +8,10 @@ import gzip
 from collections import defaultdict
 from pathlib import Path
 
+from .raw_csv import SECONDS
+
 SOURCE = Path(__file__).parents[1] / "data/gpu/nvidia_h100_80gb_hbm3/train_transformer_bf16_bs8.csv.gz"
 OTHER = "NVIDIA H100 PCIe"
-NS = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "msecond": 1e-3, "s": 1.0, "second": 1.0}
 
 
 def two_gpu_page(folder: Path) -> Path:
@@ -32,7 +33,7 @@ def time_per_gpu(path: Path) -> dict[str, tuple[int, float]]:
     with path.open(newline="") as f:
         header, units, *rows = csv.reader(f)
     gpu, time = header.index("device__attribute_display_name"), header.index("gpu__time_duration.sum")
-    scale = NS[units[time]]
+    scale = SECONDS[units[time]]
     out: dict[str, list] = defaultdict(lambda: [0, 0.0])
     for row in rows:
         out[row[gpu]][0] += 1

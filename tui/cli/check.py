@@ -10,7 +10,7 @@ import sys
 from rich.text import Text
 
 from ...core import FlopscopeError, Report, read_report
-from ...core.analysis import GATED, Check, check_runs, other_gpus, other_metrics
+from ...core.analysis import EVERY_METRIC, GATED, Check, check_runs, other_gpus, other_metrics
 from ...core.common import display_text, is_missing
 from ...core.export import records
 from ...core.store import Store
@@ -35,7 +35,7 @@ def _load(ref: str, gpu: str | None) -> tuple[Report, str]:
 def cmd_check(args: argparse.Namespace) -> int:
     run, run_name = _load(args.run, args.gpu)
     base, base_name = _load(args.baseline, args.gpu)
-    judged_on = tuple(c for c, _, _ in GATED)
+    judged_on = EVERY_METRIC
     if gpus := other_gpus(run, base):
         if not args.allow_other_gpu:
             raise FlopscopeError(

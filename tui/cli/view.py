@@ -31,9 +31,7 @@ def _view(args):
 
 def _view_order(args):
     """The report, and the rows the command shows in the order it shows them (Report.view_order)."""
-    with read_progress(not getattr(args, "json", False)) as progress:
-        report = read_report(args.path, gpu=args.gpu, progress=progress)
-    report = _judged(report, args)
+    report = _read(args)
     sort = args.sort and sort_column(args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns)
     rows, order = report.view_order(args.by, sort=sort, descending=not args.asc)
     if sort and rows[sort].isna().all():
@@ -49,6 +47,13 @@ def _view_order(args):
         _say_cut_unknowns(rows[sort or "duration_s"].take(order), top, args.sort or "time")
     args.sort = sort  # the column, for the table to show it
     return report, rows, order[:top] if top else order
+
+
+def _read(args) -> Report:
+    """The report `args.path` names, read with progress on stderr (not for --json) and judged by `--roof`."""
+    with read_progress(not getattr(args, "json", False)) as progress:
+        report = read_report(args.path, gpu=args.gpu, progress=progress)
+    return _judged(report, args)
 
 
 def _judged(report: Report, args) -> Report:
@@ -87,8 +92,7 @@ def cmd_report(args) -> int:
 
 def _module_tree(args):
     """The report and its module tree down to `--depth`; a report without NVTX ranges says what would fill it."""
-    with read_progress(not getattr(args, "json", False)) as progress:
-        report = _judged(read_report(args.path, gpu=args.gpu, progress=progress), args)
+    report = _read(args)
     tree = report.module_tree()
     if args.depth is not None:
         tree = tree[tree["depth"] <= args.depth].reset_index(drop=True)
@@ -199,8 +203,7 @@ def cmd_open(args) -> int:
     app = interactive(args)
     if args.path == "-" or _exists(args.path):
         if not app:
-            with read_progress(not args.json) as progress:
-                report = _judged(read_report(args.path, gpu=args.gpu, progress=progress), args)
+            report = _read(args)
             return _print(report, report.group("name"), args.json)
         # The read starts now, beside Textual's import and the app's start-up (read_ahead.py).
         from ..app.read_ahead import ReadAhead

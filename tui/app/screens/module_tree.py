@@ -80,8 +80,7 @@ class ModuleTreeScreen(Screen[None]):
             depth = int(str(row["depth"]))
             del at[depth:]
             at.append(at[-1].add(label(row), data=row))
-        for node in at[:1]:
-            node.expand()
+        tree.root.expand()
         for child in tree.root.children:
             child.expand()  # the first level open: the model's top modules at a glance
         return tree
@@ -126,14 +125,3 @@ class ModuleTreeScreen(Screen[None]):
     async def action_export(self) -> None:
         rows = self.tree_rows
         await ask_export(self.app, lambda: rows, self.export_to, what="module tree")
-
-
-def shown_names(screen: ModuleTreeScreen) -> list[str]:
-    """The names of the nodes shown (expanded down to), top to bottom, for tests and the help text."""
-    tree = screen.query_one(Tree)
-    names = []
-    for line in range(tree.last_line + 1):
-        node = tree.get_node_at_line(line)
-        if node is not None and node.data is not None:
-            names.append(str(node.data["name"]))
-    return names
