@@ -162,7 +162,9 @@ def measure(index: int) -> dict[str, object]:
     import torch
 
     if not torch.cuda.is_available():
-        return {"error": f"torch {torch.__version__} sees no CUDA GPU (built with CUDA {torch.version.cuda})"}
+        # torch.version.cuda is None in a CPU-only build: say that, not "built with CUDA None"
+        built = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+        return {"error": f"torch {torch.__version__} sees no CUDA GPU ({built})"}
     torch.cuda.set_device(index)
     props = torch.cuda.get_device_properties(index)
     l2 = getattr(props, "L2_cache_size", 0) or 50 * 2**20

@@ -362,7 +362,7 @@ async def test_e_exports_exactly_the_rows_shown(h100, tmp_path):
     assert len(written) == len(expected) == len(screen.model) > 0
     same_numbers(written, expected, columns=("duration_s", "flop", "flop_per_s", "dram_bytes", "ai_dram"))
     ((first, where),) = [note.split("\n") for note in notes]
-    assert first == f"Wrote {len(expected):,} row(s) to" and shows_path(where, out.resolve())
+    assert first == f"Exported {len(expected):,} rows to" and shows_path(where, out.resolve())
 
 
 async def test_an_export_over_an_existing_file_says_it_replaced_it(h100, tmp_path):
@@ -380,7 +380,7 @@ async def test_an_export_over_an_existing_file_says_it_replaced_it(h100, tmp_pat
         await pilot.pause()
     assert len(pd.read_csv(out)) == len(h100.group("name"))
     ((first, where),) = [note.split("\n") for note in notes]
-    assert first == f"Wrote {len(h100.group('name')):,} row(s), replacing the file there, to"
+    assert first == f"Exported {len(h100.group('name')):,} rows, replacing the file there, to"
     assert shows_path(where, out.resolve())
 
 

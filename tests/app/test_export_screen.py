@@ -90,10 +90,10 @@ async def test_the_dialog_shows_it_is_writing_and_escape_leaves_it_writing(h100,
         await pilot.press("j", "j")
         assert screen.query_one(KernelTable).cursor_row == 2  # keys answered while the writer is busy
         gate.set()
-        await settle(pilot, lambda: any(m.startswith("Wrote") for m, _ in notes))
+        await settle(pilot, lambda: any(m.startswith("Exported") for m, _ in notes))
     assert notes[0] == (f"still writing {out}; a message will say when it is done", "information")
     (first, where), severity = notes[-1][0].split("\n"), notes[-1][1]
-    assert first == f"Wrote {rows:,} row(s) to" and shows_path(where, out.resolve()) and severity == "information"
+    assert first == f"Exported {rows:,} rows to" and shows_path(where, out.resolve()) and severity == "information"
     assert len(pd.read_csv(out)) == rows
 
 

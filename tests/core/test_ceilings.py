@@ -79,6 +79,9 @@ def test_measuring_where_torch_sees_no_gpu_is_one_line(tmp_path):
     out = flopscope("ceilings", home=tmp_path)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and "sees no CUDA GPU" in out.stderr and "flopscope doctor" in out.stderr
+    assert "None" not in out.stderr  # torch.version.cuda is None in a CPU-only build: said in words
+    built = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+    assert built in out.stderr
     assert json.loads(flopscope("ceilings", "--list", "--json", home=tmp_path).stdout) == []  # nothing stored
 
 

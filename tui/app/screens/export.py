@@ -125,8 +125,10 @@ class ExportScreen(PromptScreen):
         self.writing = None
         # escaped before it is cut: an escape is wider than the byte it stands for
         where = cut_middle(display_text(str(out)), cast("FlopscopeApp", app).message_width())
-        note = f"Wrote {rows:,} row(s)" + (", replacing the file there," if replaced else "") + f" to\n{where}"
-        app.notify(note, title="Exported", markup=False)
+        # One sentence, no title: a toast's title and message read as one line (`Exported: Wrote 26 row(s)`).
+        counted = f"{rows:,} row{'' if rows == 1 else 's'}"
+        note = f"Exported {counted}" + (", replacing the file there," if replaced else "") + f" to\n{where}"
+        app.notify(note, markup=False)
         if app.screen is self:
             self.dismiss(note)
 
