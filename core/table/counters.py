@@ -492,9 +492,14 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
         prov.add(
             "provenance",
             no_factor & (cc == key),
-            f"flop_tensor unknown: tensor instructions counted, no checked FLOP/instruction for CC {key}",
+            f"flop_tensor unknown: tensor instructions counted, no checked FLOP/instruction {_for_cc(key)}",
         )
     return no_factor
+
+
+def _for_cc(cc: str) -> str:
+    """`for CC 8.0`; '' (a details CSV without its CC column) in words that read right without one."""
+    return f"for CC {cc}" if cc else "for an unknown compute capability: the report names none"
 
 
 def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
@@ -760,7 +765,7 @@ def _missing(
                         int(settle.sum()),
                         "unknown",
                         f"tensor instructions were counted, "
-                        f"but flopscope has no checked FLOPs per instruction for CC {cc}",
+                        f"but flopscope has no checked FLOPs per instruction {_for_cc(cc)}",
                     )
                 )
             unknown &= ~no_factor
