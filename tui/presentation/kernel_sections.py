@@ -123,7 +123,7 @@ def sections(row: pd.Series, launches: pd.DataFrame | None = None) -> list[tuple
         ("Short name", fmt.text(row_value(row, "kernel"))),
     ]
     # The full name last: a template instantiation can fill a screen on its own.
-    return [
+    out = [
         ("Time", time),
         ("Compute", compute),
         ("Memory", memory),
@@ -133,6 +133,8 @@ def sections(row: pd.Series, launches: pd.DataFrame | None = None) -> list[tuple
         ("Provenance", notes),
         ("Kernel", identity),
     ]
+    # A label with nothing beside it (a .ncu-rep names no process) says nothing: left out, the section kept.
+    return [(title, [(label, value) for label, value in items if value]) for title, items in out]
 
 
 _SPEED_OF_LIGHT = [
