@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
+from flopscope.core import read_report
+from flopscope.core.store.run_store import Store
+
 from ..conftest import fixture_path
 from ..helpers.cli import run_cli
 from ..helpers.mutate import read_table
@@ -25,3 +30,21 @@ def test_unknown_tensor_flops_read_right_without_a_cc_column(tmp_path):
     assert "for an unknown compute capability: the report names none);" in line
     with_cc = run_cli("report", tmp_path / "sgemm.csv")  # the CC column kept: it is named
     assert "no checked FLOPs per instruction for CC 8.0)" in with_cc.stderr
+
+
+def test_report_takes_a_stored_runs_name_or_id_as_open_does(tmp_path):
+    """`report RUN` once said "no such file" for a run `open RUN`, `diff` and `check` take."""
+    home = tmp_path / "home"
+    path = fixture_path("t4_mlp_matadd_full.ncu-rep")
+    store = Store(home / "flopscope.db")
+    store.save(read_report(path), "matadd")
+    store.close()
+    from_file = json.loads(run_cli("report", path, "--json", home=home).stdout)["rows"]
+    for ref in ("matadd", "1"):
+        out = run_cli("report", ref, "--json", home=home)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["rows"] == from_file
+    printed = run_cli("report", "matadd", home=home)
+    assert printed.returncode == 0 and printed.stdout == run_cli("open", "matadd", "--no-tui", home=home).stdout
+    one_line = run_cli("report", "nosuch", home=home)
+    assert one_line.returncode == 2 and "run nosuch: no such run in the store" in one_line.stderr

@@ -32,7 +32,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _view_args(p: argparse.ArgumentParser, modules: bool = False) -> None:
-    p.add_argument("path", help="an .ncu-rep report or ncu CSV (raw or details page)")
+    p.add_argument(
+        "path", help="an .ncu-rep report or ncu CSV (raw or details page), or the name or id of a stored run"
+    )
     by = [*GROUPINGS, *(["module"] if modules else [])]
     p.add_argument(
         "--by",

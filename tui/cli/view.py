@@ -50,10 +50,23 @@ def _view_order(args):
 
 
 def _read(args) -> Report:
-    """The report `args.path` names, read with progress on stderr (not for --json) and judged by `--roof`."""
+    """The report `args.path` names, read with progress on stderr (not for --json) and judged by `--roof`: a
+    file, else a stored run by name or id, as `open`, `diff` and `check` take it."""
+    if args.path != "-" and not _exists(args.path):
+        return _judged(_stored_run(args.path, args.gpu), args)
     with read_progress(not getattr(args, "json", False)) as progress:
         report = read_report(args.path, gpu=args.gpu, progress=progress)
     return _judged(report, args)
+
+
+def _stored_run(ref: str, gpu: str | None) -> Report:
+    """The stored run `ref` names (one line if none; a path-like ref that names nothing: "no such file")."""
+    _refuse_missing_file(ref)
+    from ...core.store import Store
+
+    with Store() as store:
+        report = store.load(ref)
+    return with_gpu(report, gpu) if gpu else report
 
 
 def _judged(report: Report, args) -> Report:
