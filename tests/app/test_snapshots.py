@@ -9,12 +9,9 @@ FLOPSCOPE_SNAPSHOT_UPDATE=1); review the SVGs in the diff (a browser shows them)
 
 from __future__ import annotations
 
-import difflib
-import re
 import shutil
 from pathlib import Path
 
-import pytest
 from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.screens.kernel import KernelScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
@@ -22,33 +19,7 @@ from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.cli.main import bundled_example
 
 from ..conftest import settle
-
-SNAPSHOTS = Path(__file__).parents[1] / "snapshots"
-SIZE = (80, 24)
-# Textual names the SVG's CSS classes after a hash of the whole picture: equal pictures, equal names; kept
-# out of the comparison so that a difference shows as the text or style that changed, not every line.
-_HASH = re.compile(r"terminal-\d+")
-
-
-def normalised(svg: str) -> list[str]:
-    return _HASH.sub("terminal", svg).splitlines()
-
-
-def check(name: str, svg: str, update: bool, tmp_path: Path) -> None:
-    stored = SNAPSHOTS / f"{name}.svg"
-    if update or not stored.exists():
-        stored.write_text(svg, encoding="utf-8")
-        if not update:
-            pytest.fail(f"{stored} did not exist and was written: review it and run again")
-        return
-    expected, got = normalised(stored.read_text(encoding="utf-8")), normalised(svg)
-    if expected != got:
-        (tmp_path / stored.name).write_text(svg, encoding="utf-8")
-        diff = "\n".join(list(difflib.unified_diff(expected, got, str(stored), "now", lineterm="", n=0))[:40])
-        pytest.fail(
-            f"the {name} screen differs from {stored} (now: {tmp_path / stored.name}; if meant, "
-            f"run with --snapshot-update):\n{diff}"
-        )
+from ..helpers.snapshots import SIZE, check
 
 
 async def test_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):
