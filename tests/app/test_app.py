@@ -93,7 +93,7 @@ async def test_first_screen_shows_before_the_report_is_read(monkeypatch):
         screen = await ready(app, pilot)
         assert len(screen.model) == len(app.report.group("name"))
         text = "\n".join(screen_lines(app))
-        assert "NVIDIA H100 PCIe" in text and "Ceilings:" in text and "FLOPS eff" in text
+        assert "NVIDIA H100 PCIe" in text and "Ceilings:" in text and "FLOP %Peak" in text
 
 
 async def test_unreadable_report_exits_with_code_2(tmp_path):
@@ -849,7 +849,7 @@ async def test_the_summary_takes_five_lines_at_80x24_and_names_the_ceiling_sourc
         assert len(text.splitlines()) == 5
         assert "\n".join(lines).count("report counters x measured clock") == 1
         # Its three INT8 (IMMA) GEMMs are judged by no FLOP ceiling: no launch for a FLOPS efficiency.
-        assert "FMA = 2 FLOPs" in text and "FLOPS eff n/a" in text
+        assert "FMA = 2 FLOPs" in text and "FLOP %Peak n/a" in text
         assert all(line.rstrip() == "" or not line.lstrip().startswith("·") for line in text.splitlines())
 
 
@@ -865,7 +865,7 @@ async def test_the_summary_of_a_run_with_an_unprofiled_launch_gives_lower_bounds
         text = " ".join(summary_text(app).split())
     assert f"Kernel time ≥ {fmt.seconds(known)}" in text
     assert f"FLOP ≥ {fmt.si(s.flop_counted)} (unknown for 1 launch of unknown time)" in text
-    assert "(efficiencies of the 4 launches of known time)" in text
+    assert "(shares of the 4 launches of known time)" in text
 
 
 async def test_at_60x20_the_footer_keeps_help_and_quit():

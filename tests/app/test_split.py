@@ -118,13 +118,13 @@ async def test_the_split_gives_the_kernel_screens_command_for_an_unprofiled_laun
     assert command.replace(" ", "") in beside.replace(" ", "")
 
 
-KEY_COLUMNS = ["Time", "%Time", "FLOP/s", "%Peak", "Bound"]  # what a GPU engineer reads a kernel by
+KEY_COLUMNS = ["Time", "%Time", "FLOP/s", "%Roof", "Bound"]  # what a GPU engineer reads a kernel by
 
 
 @pytest.mark.parametrize("size", [(120, 40), (160, 50)])
 @pytest.mark.parametrize("report", ["demo", H100])
 async def test_beside_the_details_the_table_keeps_its_key_columns(size, report, monkeypatch):
-    """From 120 columns the details are beside the table, and the table still shows Time, %Time, FLOP/s, %Peak
+    """From 120 columns the details are beside the table, and the table still shows Time, %Time, FLOP/s, %Roof
     and Bound: its header line has them, and the status line's `hidden:` names none of them."""
     from pathlib import Path
 

@@ -37,7 +37,7 @@ def test_report_table_has_header_ceilings_and_rows():
     assert out.returncode == 0, out.stderr
     assert "Tesla V100-SXM2-32GB" in out.stdout
     assert "Ceilings: FP32" in out.stdout and "report counters" in out.stdout
-    assert "FLOPS eff" in out.stdout and "compute eff" in out.stdout and "bandwidth eff" in out.stdout
+    assert "FLOP %Peak" in out.stdout and "arith. time" in out.stdout and "DRAM %Peak" in out.stdout
     assert "compute_tendencies_x_279_gpu" in out.stdout
     assert "FMA = 2 FLOPs" in out.stdout
     lines = out.stdout.splitlines()

@@ -507,7 +507,7 @@ def test_a_precision_without_its_counters_is_unknown_not_zero(tmp_path):
     assert math.isnan(s.total_flop) and math.isnan(s.compute_efficiency) and math.isnan(s.flops_efficiency)
     assert s.flop_counted == 2e9 and s.unknown_flop_time_share == 1.0
     header = "\n".join(header_lines(report))
-    assert "FLOP ≥ 2.00 G (unknown for 100.0% of kernel time)" in header and "compute eff n/a" in header
+    assert "FLOP ≥ 2.00 G (unknown for 100.0% of kernel time)" in header and "arith. time n/a" in header
     fix = {m.column: m.fix() for m in report.missing}
     assert fix["flop_fp64"] == "ncu --metrics " + ",".join(
         f"smsp__sass_thread_inst_executed_op_d{op}_pred_on.sum" for op in ("add", "mul", "fma")
@@ -843,7 +843,7 @@ def test_a_run_with_an_unprofiled_launch_reads_as_a_lower_bound():
     assert (
         f"Kernel time ≥ {fmt_seconds(known)} · FLOP ≥ {fmt_si(flop)} (unknown for 1 launch of unknown time)" in header
     )
-    assert "(efficiencies of the 4 launches of known time)" in header
+    assert "(shares of the 4 launches of known time)" in header
     doc = json.loads(run_cli("report", path, "--json").stdout)["meta"]["summary"]
     assert doc["total_time_s"] is None and doc["total_flop"] is None
     assert doc["time_counted_s"] == pytest.approx(known) and doc["unknown_time_launches"] == 1

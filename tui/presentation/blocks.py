@@ -1,5 +1,5 @@
 """Blocks of items laid out in lines that break only between items: the run summary of the app and the
-CLI's header share it. Why not word wrapping: it splits `FLOPS eff` from its `0.3%` and starts lines with `·`;
+CLI's header share it. Why not word wrapping: it splits `FLOP %Peak` from its `0.3%` and starts lines with `·`;
 here a block wraps only between its items, short blocks share a line, and a hint too long for one line is cut.
 """
 

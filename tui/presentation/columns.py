@@ -39,7 +39,10 @@ KERNEL_TABLE = [
     Column("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B"), 4, 7),
     Column("dram_bytes_per_s", "DRAM B/s", lambda v: fmt.si(v, "B/s"), 2, 9),
     Column("ai_dram", "AI", fmt.ratio, 3, 8),  # `1.16e+04`
-    Column("pct_of_peak", "%Peak", fmt.pct, 1, 6),
+    # % of roof, not % of peak: a memory-bound row is judged by its limiting level's bandwidth (rmsnorm: 89.1%
+    # of its roof, 6.7% of the FLOP peak). Where compute bounds the row the two are one number, so %Peak is
+    # left to the sort picker (`o`, `--sort %peak`) and the Kernel screen.
+    Column("pct_of_roof", "%Roof", fmt.pct, 1, 6),
     # The lowest ceiling of the hierarchical roofline: `compute`, or the memory level (`DRAM`, `L2`, `L1`).
     Column("roof", "Bound", fmt.roof, 2, 7, numeric=False),
     # As wide as its longest label (three parts, `TC fp8/acc16+TC fp16/acc16+fp32`, take 31): never cut.
@@ -60,8 +63,10 @@ _TITLES = {
     "peak_flop_per_s": "Peak FLOP/s",
     "peak_dram_bytes_per_s": "Peak B/s",
     "attainable_flop_per_s": "Roof FLOP/s",
-    "pct_of_roof": "%Roof",
+    "pct_of_peak": "%Peak",
     "sm_clock_hz": "SM clock",
+    "sol_sm_pct": "SM%",
+    "sol_memory_pct": "Mem%",
 }
 _RENDER: dict[str, Callable[[object], str]] = {
     "s": fmt.seconds,
@@ -98,10 +103,32 @@ def short_gpu(name: object) -> str:
     return display_text(fmt.text(name).removeprefix("NVIDIA ").removeprefix("Tesla "))
 
 
-def table_columns(by: str, gpus: bool = False) -> list[Column]:
+# ncu's speed of light (its Compute (SM) and Memory Throughput, % of peak): what a `--set basic` report has in
+# place of FLOP and byte counters, so the table shows them where no row has a roof to be judged against.
+SPEED_OF_LIGHT = [
+    Column("sol_sm_pct", "SM%", fmt.pct, 1, 6),
+    Column("sol_memory_pct", "Mem%", fmt.pct, 1, 6),
+]
+
+
+def shows_speed_of_light(rows) -> bool:
+    """Whether the kernel table of `rows` (a DataFrame) shows SPEED_OF_LIGHT: no row has a %Roof (no FLOP or
+    byte counters, or no ceilings) and some row has ncu's speed of light."""
+
+    def known(name: str) -> bool:
+        return name in rows and bool(rows[name].notna().any())
+
+    return not known("pct_of_roof") and any(known(c.name) for c in SPEED_OF_LIGHT)
+
+
+def table_columns(by: str, gpus: bool = False, speed_of_light: bool = False) -> list[Column]:
     """KERNEL_TABLE, with the first columns saying what a row is in this grouping (and on which GPU, where a
-    file holds launches on several: its name groups are per GPU)."""
+    file holds launches on several: its name groups are per GPU); `speed_of_light` (`shows_speed_of_light`):
+    ncu's SM% and Mem% in the place of %Roof, which no row has then."""
     columns = list(KERNEL_TABLE)
+    if speed_of_light:
+        at = next(i for i, c in enumerate(columns) if c.name == "pct_of_roof")
+        columns[at : at + 1] = SPEED_OF_LIGHT
     if gpus:
         # Priority 1, not 0: on a narrow terminal numbers matter more than which GPU (the header names both).
         columns.insert(1, Column("gpu", "GPU", short_gpu, 1, 16, numeric=False))
@@ -239,6 +266,6 @@ def sort_column(text: str, by: str, gpus: bool, known: Iterable[str]) -> str:
     raise FlopscopeError(
         f"--sort {text}",
         "no such column",
-        f"{hint}use a title of the table ({', '.join(c.title for c in shown)}, FP32 FLOP, L2 B, "
+        f"{hint}use a title of the table ({', '.join(c.title for c in shown)}, %Peak, FP32 FLOP, L2 B, "
         f"...; any case) or a key of the --json rows ({', '.join(SORT_KEYS)}, ...)",
     )

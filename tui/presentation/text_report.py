@@ -16,7 +16,7 @@ from ...core.report import DeviceJudgement
 from ...core.table import FLOP_PARTS, INTEGER, SIMT_FLOP, Ceiling, missing_fix
 from . import format as fmt
 from .blocks import Block, lines
-from .columns import EXTRA_COLUMNS, Column, table_columns
+from .columns import EXTRA_COLUMNS, Column, shows_speed_of_light, table_columns
 from .messages import print_warning, say  # noqa: F401 (the CLI imports them here)
 from .tables import Spec, TextTable, console, fitted_table, print_hidden  # noqa: F401 (the CLI imports them here)
 
@@ -24,7 +24,7 @@ from .tables import Spec, TextTable, console, fitted_table, print_hidden  # noqa
 @dataclass(frozen=True)
 class Header:
     """The parts of a report's header, each a list of items: the CLI prints them as lines, the app wraps
-    them between items (so `FLOPS eff 0.3%` never splits) and arranges them to fit 80 columns."""
+    them between items (so `FLOP %Peak 0.3%` never splits) and arranges them to fit 80 columns."""
 
     gpu: str  # `NVIDIA A100 80GB PCIe`, or `unknown GPU (CC 8.0)`
     cc: str  # ` (CC 8.0)`, or "" when unknown or already in `gpu`
@@ -33,7 +33,7 @@ class Header:
     source: str
     format: str
     launches: str  # `105 launches`
-    totals: list[str]  # `Kernel time 1.83 ms`, `FLOPS eff 40.0%`, ...
+    totals: list[str]  # `Kernel time 1.83 ms`, `FLOP %Peak 40.0%`, ...
     flop: str  # `FLOP 2.36 M`
     ceilings: list[str]  # `Ceilings:`, `FP32 14.4 TFLOP/s,`, ..., `from <source>`: separators included
     no_datasheet: str  # "" unless the GPU has no datasheet entry
@@ -49,20 +49,32 @@ class Header:
         return f", named by {self.found}" if self.found and (say_report or self.found != "report") else ""
 
 
+# The header's words for RunSummary's figures (their --json keys): the run's FLOP/s as a share of its peak (the
+# table's %Peak over the whole run), the share of kernel time in kernels doing arithmetic, and the run's DRAM
+# bytes/s as a share of the DRAM peak.
+RUN_FIGURES = {
+    "flops_efficiency": "FLOP %Peak",
+    "compute_efficiency": "arith. time",
+    "bandwidth_efficiency": "DRAM %Peak",
+}
+
+
 def header(report: Report) -> Header:
     meta, s, judged = report.meta, report.summary(), report.gpu_judgement()
     cc = f" (CC {judged.compute_capability})" if judged.compute_capability else ""
     # several GPUs: each device says whose ceilings judge it, --gpu fitting only some of them
     gpu = " + ".join(map(_device, judged.devices)) or judged.gpu or f"unknown GPU{cc}"
+    # Each run-level figure named for what it is (docs/method.md), never an "efficiency": `compute eff 99.2%`
+    # beside `FLOPS eff 1.2%` read as near-perfect, though it is only the share of time in kernels that compute.
     totals = [
         f"Kernel time {_time(s)}",
-        f"FLOPS eff {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
-        f"compute eff {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
-        f"bandwidth eff {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}",
+        f"{RUN_FIGURES['flops_efficiency']} {fmt.pct(100 * s.flops_efficiency) or 'n/a'}",
+        f"{RUN_FIGURES['compute_efficiency']} {fmt.pct(100 * s.compute_efficiency) or 'n/a'}",
+        f"{RUN_FIGURES['bandwidth_efficiency']} {fmt.pct(100 * s.bandwidth_efficiency) or 'n/a'}",
     ]
-    if s.unknown_time_launches and not math.isnan(s.time_counted_s):  # the efficiencies cannot cover those
+    if s.unknown_time_launches and not math.isnan(s.time_counted_s):  # the shares cannot cover those
         known = s.launches - s.unknown_time_launches
-        totals.append(f"(efficiencies of the {fmt.integer(known)} launch{'' if known == 1 else 'es'} of known time)")
+        totals.append(f"(shares of the {fmt.integer(known)} launch{'' if known == 1 else 'es'} of known time)")
     return Header(
         gpu=gpu,
         cc=cc if judged.gpu and not judged.devices else "",
@@ -104,7 +116,7 @@ def header_blocks(report: Report) -> list[Block]:
 
 
 def header_lines(report: Report, width: int = 200) -> list[str]:
-    """The header laid out for `width` columns, breaking only between items (never inside `FLOPS eff 0.3%`)."""
+    """The header laid out for `width` columns, breaking only between items (never inside `FLOP %Peak 0.3%`)."""
     return [line.plain for line in lines(header_blocks(report), width)]
 
 
@@ -233,7 +245,7 @@ def printed_kernel_table(
     the next one says which GPU, for a file with launches on several). The `sort` column is always shown, as in
     the app: one the table lacks (FP32 FLOP) joins it last, and a narrow terminal never drops it (rows sorted
     by values not shown read as shuffled)."""
-    columns = table_columns(by, gpus)
+    columns = table_columns(by, gpus, shows_speed_of_light(rows))
     if sort and sort not in {c.name for c in columns}:
         columns.append(
             EXTRA_COLUMNS.get(sort)

@@ -19,7 +19,7 @@ from ....core.report import OverCeiling
 from ....core.table import ROOFS, Ceiling
 from ...presentation import format as fmt
 from ...presentation.blocks import Block
-from ...presentation.columns import short_gpu, table_columns
+from ...presentation.columns import short_gpu, shows_speed_of_light, table_columns
 from ...presentation.names import cut_end
 from ...presentation.table_model import BOUNDS, Query, TableModel
 from ...presentation.text_report import header, missing_hint
@@ -120,7 +120,8 @@ class KernelsScreen(TableScreen):
             summary = summary_blocks(report)
             self.ceilings = report.ceilings()
         rows = self.flopscope.grouped(by)
-        model = TableModel(rows, table_columns(by, isinstance(report.judged_by, dict)), self.query_state)
+        columns = table_columns(by, isinstance(report.judged_by, dict), shows_speed_of_light(rows))
+        model = TableModel(rows, columns, self.query_state)
         if not get_current_worker().is_cancelled:  # `g` pressed again meanwhile: the newer grouping wins
             self.app.call_from_thread(self._show, model, by, summary, keep)
 

@@ -13,7 +13,7 @@ from ....core.common import display_text
 from ...presentation.kernel_sections import section_table, sections
 
 SPLIT = 120  # from this many columns the Kernels screen shows the details beside the table
-# The cells the table keeps beside them: its key columns (Time, %Time, FLOP/s, %Peak, Bound) fit, as at 80x24.
+# The cells the table keeps beside them: its key columns (Time, %Time, FLOP/s, %Roof, Bound) fit, as at 80x24.
 TABLE_KEEPS = 80
 
 
