@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from .ceilings import KINDS, Ceilings, ceilings_json, from_bench, judged_by, load_all, measured_roof, save
     from .recover import recover_store
     from .run_folders import check_run_name, discard_unfinished, new_run_dir
-    from .run_store import Store, StoreError, default_path
+    from .run_store import Store, StoreError, default_path, newest_first
 
 _EXPORTS = {
     "KINDS": "ceilings",
@@ -28,6 +28,7 @@ _EXPORTS = {
     "Store": "run_store",
     "StoreError": "run_store",
     "default_path": "run_store",
+    "newest_first": "run_store",
 }
 __all__ = [
     "KINDS",
@@ -43,6 +44,7 @@ __all__ = [
     "load_all",
     "measured_roof",
     "new_run_dir",
+    "newest_first",
     "recover_store",
     "save",
 ]

@@ -342,9 +342,10 @@ class Store:
 
     @_reading
     def runs(self, sweep: str | None = None) -> pd.DataFrame:
-        """The listed columns of every run (of `sweep`), oldest first, and `damaged`: what is wrong with a run's
-        stored row, None if nothing. One bad row must not hide the others: a row whose parameters cannot be read
-        is kept with no parameters and named in `self.damaged`; every damaged row is named in `self.problems`."""
+        """The listed columns of every run (of `sweep`), in the order stored (`newest_first`: as lists show them),
+        and `damaged`: what is wrong with a run's stored row, None if nothing. One bad row must not hide the
+        others: a row whose parameters cannot be read is kept with no parameters and named in `self.damaged`;
+        every damaged row is named in `self.problems`."""
         sql = f"SELECT {', '.join(LISTED)}, {_LOWER_BOUNDS}, {_ROW_PROBLEM} FROM runs"
         args: tuple[str, ...] = ()
         if sweep is not None:
@@ -653,3 +654,10 @@ def _row(
         json.dumps(meta, default=str),
         blob.getvalue(),
     )
+
+
+def newest_first(runs: pd.DataFrame) -> pd.DataFrame:
+    """`Store.runs()` in the one order every list of runs shows (`runs`, its `--json`, the Runs screen): newest
+    first by when each run was captured, which an imported run keeps, so the store's id order is not time order;
+    the later stored first at equal times, a run whose time cannot be read last."""
+    return runs.sort_values(["created", "id"], ascending=False, na_position="last").reset_index(drop=True)

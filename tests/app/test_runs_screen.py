@@ -192,8 +192,9 @@ def test_runs_table_prints_sweep_and_plain_runs(store_path, reports, monkeypatch
     store_path.rename(store_path.parent / "flopscope.db")
     assert main(["runs", "--no-tui"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[1] for line in lines[1:]] == ["h100", "mw", "gemm-bs1", "gemm-bs2", "gemm-bs4"]
-    assert "batch_size=4" in lines[-1] and "gemm" in lines[-1]
+    # newest first, as the Runs screen lists them
+    assert [line.split()[1] for line in lines[1:]] == ["gemm-bs4", "gemm-bs2", "gemm-bs1", "mw", "h100"]
+    assert "batch_size=4" in lines[1] and "gemm" in lines[1]
 
 
 async def test_a_bound_filter_on_runs_is_refused_not_a_crash(store_path):
@@ -439,7 +440,8 @@ async def test_the_runs_export_writes_the_rows_runs_json_gives(store_path, tmp_p
             app.screen.query_one(Input).value = str(out)
             await pilot.press("enter")
             await settle(pilot, lambda out=out: out.exists() and app.screen is app.first)
-    newest_first = listed[::-1]
+    newest_first = sorted(listed, key=lambda r: r["created"], reverse=True)  # `runs --json`'s order too
+    assert listed == newest_first
     assert json.loads((tmp_path / "runs.json").read_text())["rows"] == newest_first
     for written in (pd.read_csv(tmp_path / "runs.csv"), pd.read_parquet(tmp_path / "runs.parquet")):
         assert written.columns.tolist() == list(listed[0])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from flopscope.core import read_report
+from flopscope.core.store.run_store import Store
+from flopscope.tui.app.launch import runs_app
 from flopscope.tui.app.screens.kernel import KernelScreen
 
 from ..conftest import fixture_path
@@ -26,3 +28,19 @@ async def test_the_kernel_screen_shows_no_label_without_a_value():
     assert not [line for line in lines if line in TEXT_LABELS]  # a label alone on its line: an empty value
     grid = next(line for line in lines if line.startswith("Grid"))
     assert grid.removeprefix("Grid").strip().startswith("(")  # `Grid  (1024, 1, 1)`
+
+
+async def test_the_runs_screen_is_newest_first_as_its_status_says(tmp_path):
+    """It reversed the store's id order: an imported run, stored last with its own older capture time, came
+    first under "newest first"."""
+    store = Store(tmp_path / "runs.db")
+    report = read_report(fixture_path(H100))
+    for name, day in (("middle", 2), ("oldest", 1), ("newest", 3)):
+        store.save(report, name, created=1_760_000_000 + day * 86400.0)
+    store.close()
+    app = runs_app(tmp_path / "runs.db")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        model = app.first.model
+        assert [model.row(i)["name"] for i in range(len(model))] == ["newest", "middle", "oldest"]
+        assert "newest first" in str(app.first.query_one("#status").render())

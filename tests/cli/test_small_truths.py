@@ -48,3 +48,33 @@ def test_report_takes_a_stored_runs_name_or_id_as_open_does(tmp_path):
     assert printed.returncode == 0 and printed.stdout == run_cli("open", "matadd", "--no-tui", home=home).stdout
     one_line = run_cli("report", "nosuch", home=home)
     assert one_line.returncode == 2 and "run nosuch: no such run in the store" in one_line.stderr
+
+
+DAY = 86400.0
+
+
+def stored_out_of_order(home) -> list[str]:
+    """Three real runs stored in an order other than their capture times (as `import` keeps a run's own time):
+    the names newest capture first."""
+    store = Store(home / "flopscope.db")
+    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    for name, day in (("middle", 2), ("oldest", 1), ("newest", 3)):
+        store.save(report, name, created=1_760_000_000 + day * DAY)
+    store.close()
+    return ["newest", "middle", "oldest"]
+
+
+def test_runs_lists_newest_first_as_the_app_does(tmp_path):
+    """`runs --no-tui` listed by id, oldest first, while the Runs screen said "newest first"."""
+    home = tmp_path / "home"
+    newest_first = stored_out_of_order(home)
+    listed = json.loads(run_cli("runs", "--json", home=home).stdout)
+    assert [r["name"] for r in listed] == newest_first
+    assert [r["created"] for r in listed] == sorted((r["created"] for r in listed), reverse=True)
+    table = run_cli("runs", "--no-tui", home=home).stdout.splitlines()
+    rows = [
+        next(n for n in newest_first if f" {n} " in line)
+        for line in table
+        if any(f" {n} " in line for n in newest_first)
+    ]
+    assert rows == newest_first

@@ -113,7 +113,7 @@ def test_runs_and_diff_commands(tmp_path):
     store.save(read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")), "b")
 
     listed = json.loads(cli("runs", "--json", home=tmp_path).stdout)
-    assert [r["name"] for r in listed] == ["a", "b"]
+    assert [r["name"] for r in listed] == ["b", "a"]  # newest first
     out = cli("diff", "a", "b", home=tmp_path)
     assert out.returncode == 0 and "matrix_addition2D" in out.stdout and "only in A" in out.stdout
     missing = cli("diff", "a", "zzz", home=tmp_path)
@@ -283,8 +283,8 @@ def test_bad_params_json_is_listed_with_a_warning_and_left_out_of_its_sweep(dama
     out = cli("runs", "--json", home=damaged_home)
     assert out.returncode == 0, out.stderr
     listed = json.loads(out.stdout)
-    assert [r["name"] for r in listed] == ["s-bs1", "s-bs2", "s-bs4", "plain"]
-    assert listed[1]["params"] == {}
+    assert [r["name"] for r in listed] == ["plain", "s-bs4", "s-bs2", "s-bs1"]  # newest first
+    assert listed[2]["params"] == {}
     assert out.stderr.strip() == (
         "flopscope: warning: run s-bs2: its parameters are not readable JSON; listed without parameters"
     )
@@ -356,7 +356,8 @@ def test_import_stores_a_run_folder_the_store_could_not_take(tmp_path):
     again = one_line(cli("import", run, home=tmp_path))  # a second copy would show up in every list and diff
     assert "already stored as run mw" in again and "--name" in again
     assert cli("import", run, "--name", "mw", home=tmp_path).returncode == 0  # asked for: a second copy
-    assert [r["name"] for r in json.loads(cli("runs", "--json", home=tmp_path).stdout)] == ["mw", "mw-1"]
+    # newest first; one capture time (ncu's, kept by the import): the later stored first
+    assert [r["name"] for r in json.loads(cli("runs", "--json", home=tmp_path).stdout)] == ["mw-1", "mw"]
     assert "no report.ncu-rep" in one_line(cli("import", tmp_path, home=tmp_path))
 
 

@@ -84,7 +84,7 @@ def test_a_damaged_row_is_marked_and_costs_only_its_own_run(home, monkeypatch, c
     code, out, err = flopscope(capsys, "runs", "--json")
     assert code == 0, err
     listed = json.loads(out)
-    assert [(r["id"], r["name"]) for r in listed] == [(1, "a"), (2, name), (3, "c")]
+    assert [(r["id"], r["name"]) for r in listed] == [(3, "c"), (2, name), (1, "a")]  # newest first
     assert [r["damaged"] for r in listed][::2] == [None, None]
     assert listed[1]["damaged"] == f"{problem}: `open` and `diff` of it fail; the other runs are intact"
     assert err == f"flopscope: warning: run {name}: {listed[1]['damaged']}\n"
@@ -97,7 +97,8 @@ def test_a_damaged_row_is_marked_and_costs_only_its_own_run(home, monkeypatch, c
     assert flopscope(capsys, "diff", "a", "c", "--json")[0] == 0
     code, _, err = flopscope(capsys, "import", run_folder(home))
     assert code == 0, err
-    assert [r["name"] for r in json.loads(flopscope(capsys, "runs", "--json")[1])] == ["a", name, "c", "new"]
+    # newest capture first: the import keeps its report's own (older) capture time
+    assert [r["name"] for r in json.loads(flopscope(capsys, "runs", "--json")[1])] == ["c", name, "a", "new"]
     assert flopscope(capsys, "open", "new", "--json")[0] == 0
 
 
@@ -245,7 +246,7 @@ def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact
     )
     code, out, err = flopscope(capsys, "runs", "--json")  # the list goes on around the damaged page
     listed = json.loads(out)
-    assert code == 0 and [r["id"] for r in listed] == [1, 2, 3]
+    assert code == 0 and sorted(r["id"] for r in listed) == [1, 2, 3]
     page = "its row is on a damaged page of the store file: `flopscope recover` copies the other runs into a new store"
     assert {r["name"] for r in listed if r["damaged"] is None} == readable
     assert all(r["damaged"] == page for r in listed if r["name"] not in readable)
@@ -322,10 +323,10 @@ def test_a_listed_number_stored_as_text_is_blank_and_named_not_a_traceback(home,
     damage_row(home, f"{column} = 'abc'")
     code, out, err = flopscope(capsys, "runs", "--json")
     assert code == 0, err
-    listed = json.loads(out)
-    assert [r["name"] for r in listed] == ["a", "b", "c"] and listed[1][column] is None
-    assert listed[1]["damaged"] == f"its {column} is not a number: listed blank"
-    assert err == f"flopscope: warning: run b: {listed[1]['damaged']}\n"
+    listed = {r["name"]: r for r in json.loads(out)}  # newest first: b last where its time is unreadable
+    assert sorted(listed) == ["a", "b", "c"] and listed["b"][column] is None
+    assert listed["b"]["damaged"] == f"its {column} is not a number: listed blank"
+    assert err == f"flopscope: warning: run b: {listed['b']['damaged']}\n"
     code, out, _ = flopscope(capsys, "runs", "--no-tui")
     assert code == 0 and "b (damaged)" in out
     assert flopscope(capsys, "open", "b", "--json")[0] == 0  # its data is whole: it still opens

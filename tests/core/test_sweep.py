@@ -1060,7 +1060,7 @@ def test_a_run_and_a_sweep_of_one_name_are_refused_before_ncu_runs(tmp_path):
         assert out.returncode == 2 and out.stdout == "" and len(out.stderr.splitlines()) == 1, out.stderr
         assert out.stderr.startswith(f"flopscope: {needle}") and "Traceback" not in out.stderr
     assert not ran.exists() and not (home / "runs").exists()
-    assert [r["name"] for r in json.loads(cli("runs", "--json", home=home).stdout)] == ["t4a", "bs-n=1"]
+    assert [r["name"] for r in json.loads(cli("runs", "--json", home=home).stdout)] == ["bs-n=1", "t4a"]  # newest first
     # A sweep resumed under its own name is no collision, and a default sweep name skips a run's name.
     with Store(home / "flopscope.db") as store:
         store.save(report, "sweep-x")

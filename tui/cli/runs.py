@@ -14,7 +14,7 @@ from ...core import FlopscopeError, read_report
 from ...core.analysis import ceilings_apart, diff_runs, gpus_apart
 from ...core.common import display_text
 from ...core.export import records
-from ...core.store import Store, check_run_name, default_path, recover_store
+from ...core.store import Store, check_run_name, default_path, newest_first, recover_store
 from ..presentation import format as fmt
 from ..presentation.diff_text import diff_meta, table_rows, totals_line
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden, say
@@ -32,7 +32,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _list_runs(store: Store, args: argparse.Namespace) -> int:
-    runs = store.runs(args.sweep)
+    runs = newest_first(store.runs(args.sweep))  # the Runs screen's order
     for name, what in store.problems.items():
         say(f"flopscope: warning: run {name}: {what}")
     if args.json:

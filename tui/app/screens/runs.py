@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from ....core import FlopscopeError
 from ....core.analysis import diff_runs, load_sweep
-from ....core.store import Store
+from ....core.store import Store, newest_first
 from ...presentation import format as fmt
 from ...presentation.columns import Column
 from ...presentation.table_model import TableModel
@@ -71,9 +71,9 @@ class RunsModel(TableModel):
 
 
 def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """`Store.runs()` as the screen shows it: newest first, with SHOWN_ONLY columns: parameters as typed
-    (`batch_size=8`, what `/` matches) and which totals read `≥`."""
-    table = runs.iloc[::-1].reset_index(drop=True)
+    """`Store.runs()` as the screen shows it: newest first (as `flopscope runs` lists them), with SHOWN_ONLY
+    columns: parameters as typed (`batch_size=8`, what `/` matches) and which totals read `≥`."""
+    table = newest_first(runs)
     table["params_text"] = table["params"].map(fmt.params)
     for total, marker in (("total_time_s", "time_at_least"), ("total_flop", "flop_at_least")):
         table[marker] = [total in names for names in table["lower_bounds"]]
