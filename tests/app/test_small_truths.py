@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
 from flopscope.core import read_report
 from flopscope.core.store.run_store import Store
 from flopscope.tui.app.launch import runs_app
 from flopscope.tui.app.screens.kernel import KernelScreen
+from textual.widgets import Input
 
 from ..conftest import fixture_path
 from ..helpers.app import H100, make_app, ready, screen_lines
@@ -44,3 +52,36 @@ async def test_the_runs_screen_is_newest_first_as_its_status_says(tmp_path):
         model = app.first.model
         assert [model.row(i)["name"] for i in range(len(model))] == ["newest", "middle", "oldest"]
         assert "newest first" in str(app.first.query_one("#status").render())
+
+
+SWEEP_HOME = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "flopscope_sweep" / "home"
+
+
+def stored_batch_sizes(db: Path) -> dict[str, str]:
+    """Each run's batch_size as the store holds it (sqlite3 and json, not the code under test)."""
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        return {name: json.loads(params)["batch_size"] for name, params in con.execute("SELECT name, params FROM runs")}
+
+
+async def filtered_runs(db: Path, typed: str) -> set[str]:
+    app = runs_app(db)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("slash")
+        app.screen.query_one(Input).value = typed
+        await pilot.press("enter")
+        await pilot.pause()
+        model = app.first.model
+        return {str(model.row(i)["name"]) for i in range(len(model))}
+
+
+async def test_a_parameter_filter_matches_the_whole_value(tmp_path):
+    """The project's batch-size sweep (1, 8, 16, 32, 64, 1024): `/ batch_size=1` also listed 16 and 1024."""
+    shutil.copytree(SWEEP_HOME, tmp_path / "home")
+    db = tmp_path / "home" / "flopscope.db"
+    sizes = stored_batch_sizes(db)
+    assert {"1", "16", "1024"} <= set(sizes.values())
+    assert await filtered_runs(db, "batch_size=1") == {n for n, bs in sizes.items() if bs == "1"}
+    assert await filtered_runs(db, "batch_size=1|batch_size=8") == {n for n, bs in sizes.items() if bs in ("1", "8")}
+    # a value written as a regex is still one: 1 followed by digits
+    assert await filtered_runs(db, r"batch_size=1\d+") == {n for n, bs in sizes.items() if re.fullmatch(r"1\d+", bs)}

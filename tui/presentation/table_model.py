@@ -66,6 +66,17 @@ def parse_filter(text: str, query: Query) -> Query:
     return replace(query, pattern=pattern, bound=bound)
 
 
+# `name=value` typed as it is written (letters, digits, `.`, `-`), ending the filter or one of its alternatives.
+_TYPED_VALUE = re.compile(r"(?<=\w=)([\w.-]+)(?=$|[\s|)])")
+
+
+def whole_values(pattern: str) -> str:
+    """The filter as matched: a parameter's value typed whole matches that value whole, so `batch_size=1` finds
+    `batch_size=1` (before a space, `-`, `,` or the end) and not `batch_size=16` or `=1024`; a value written as a
+    regex (`batch_size=1\\d+`, `=(1|8)`) is left to mean what it says."""
+    return _TYPED_VALUE.sub(lambda typed: typed.group(1) + r"(?![\w.])", pattern)
+
+
 def filter_problem(text: str, query: Query, no_bound: str = "") -> str | None:
     """Why `text` cannot filter these rows (a bad regex; a bound where rows have none, `no_bound` saying so),
     or None: the filter dialogs stay open with the reason instead of dropping what was typed."""
@@ -201,7 +212,7 @@ class TableModel:
     def _mask(self, query: Query) -> np.ndarray | None:
         keep = None
         if query.pattern:
-            regex = re.compile(query.pattern, re.IGNORECASE)
+            regex = re.compile(whole_values(query.pattern), re.IGNORECASE)
             for name in self._name_columns():
                 hits = self._matches(name, regex)
                 keep = hits if keep is None else keep | hits
