@@ -13,7 +13,8 @@ from flopscope.core import read_report
 from flopscope.core.store.run_store import Store
 from flopscope.tui.app.launch import runs_app
 from flopscope.tui.app.screens.kernel import KernelScreen
-from textual.widgets import Input
+from flopscope.tui.app.screens.sort import SortScreen
+from textual.widgets import Input, OptionList
 
 from ..conftest import fixture_path
 from ..helpers.app import H100, make_app, ready, screen_lines
@@ -85,3 +86,23 @@ async def test_a_parameter_filter_matches_the_whole_value(tmp_path):
     assert await filtered_runs(db, "batch_size=1|batch_size=8") == {n for n, bs in sizes.items() if bs in ("1", "8")}
     # a value written as a regex is still one: 1 followed by digits
     assert await filtered_runs(db, r"batch_size=1\d+") == {n for n, bs in sizes.items() if re.fullmatch(r"1\d+", bs)}
+
+
+async def test_the_sort_picker_names_every_column_by_its_title():
+    """It listed `peak_l2_bytes_per_s`, `sol_dram_pct` and `pipe_fma_pct` among the titles. The H100 capture
+    (`--set full`) has ncu's speed of light, occupancy and pipes, so they are offered."""
+    report = read_report(fixture_path(H100))
+    app = make_app(report)
+    keys = set(report.kernels.columns) | set(report.group("name").columns)  # the keys --json and exports use
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("o")
+        assert isinstance(app.screen, SortScreen)
+        options = app.screen.query_one(OptionList)
+        labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        empty = list(app.screen.empty)
+        offered = {name for name, _ in app.screen.choices}
+    titles = [label.split(" · ")[0] for label in labels]
+    assert {"peak_l2_bytes_per_s", "sol_dram_pct", "pipe_fma_pct"} <= offered
+    assert not [t for t in [*titles, *empty] if t in keys]  # a key where a title belongs
+    assert len(set(titles)) == len(titles)  # and no two columns offered under one title

@@ -67,6 +67,19 @@ _TITLES = {
     "sm_clock_hz": "SM clock",
     "sol_sm_pct": "SM%",
     "sol_memory_pct": "Mem%",
+    # Every column offered (the sort picker, a sorted table) by a title with its unit, never its key.
+    "peak_l2_bytes_per_s": "Peak L2 B/s",
+    "peak_l1_bytes_per_s": "Peak L1 B/s",
+    "sol_dram_pct": "DRAM%",  # ncu's speed of light, as SM% and Mem%
+    "sol_l2_pct": "L2%",
+    "sol_l1_pct": "L1%",
+    "occupancy_achieved_pct": "Occupancy%",
+    "occupancy_theoretical_pct": "Theor. occ.%",
+    **{f"pipe_{p}_pct": f"{p.upper()} pipe%" for p in ("alu", "fma", "fp64", "lsu", "xu")},
+    "pipe_uniform_pct": "Uniform pipe%",
+    "pipe_tensor_pct": "Tensor pipe%",
+    "pipe_tc_pct": "tcgen05 pipe%",  # Blackwell's 5th-generation tensor core
+    "pipe_tmem_pct": "TMEM pipe%",
 }
 _RENDER: dict[str, Callable[[object], str]] = {
     "s": fmt.seconds,
