@@ -9,7 +9,7 @@ from ..common.lazy import lazy_exports
 if TYPE_CHECKING:
     from .ceilings_run import measure_ceilings
     from .doctor import doctor_json, failed, judge, probe
-    from .plan import cost_line, make_plan, plan_lines, target_gpu_name
+    from .plan import cost_line, local_ncu_found, make_plan, plan_lines, target_gpu_name
     from .profiler import ProfileResult, profile
     from .slurm import JOBS_AT_ONCE, SlurmOptions, SlurmTransport
     from .sweep import STOP_WAIT_S, parse_params, points, run_sweep, substitute, unused_params
@@ -22,6 +22,7 @@ _EXPORTS = {
     "judge": "doctor",
     "probe": "doctor",
     "cost_line": "plan",
+    "local_ncu_found": "plan",
     "make_plan": "plan",
     "plan_lines": "plan",
     "target_gpu_name": "plan",
@@ -57,6 +58,7 @@ __all__ = [
     "doctor_json",
     "failed",
     "judge",
+    "local_ncu_found",
     "make_plan",
     "measure_ceilings",
     "parse_params",

@@ -9,8 +9,11 @@ run of the same command on that host (its ncu.log), else the passes recorded on 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -186,6 +189,13 @@ def _filtered(run_json: Path) -> bool:
             "--filter-mode",
         )
     )
+
+
+def local_ncu_found(ncu: str, cwds: Sequence[str | None]) -> bool:
+    """Whether `--ncu` names an executable on this machine (one relative to the command's cwd is looked for there
+    by Popen: taken as found). A plan needs none; `profile` refuses to start without it."""
+    relative_to_cwd = "/" in ncu and not os.path.isabs(ncu) and any(cwds)
+    return relative_to_cwd or shutil.which(ncu) is not None
 
 
 def target_gpu_name(transport: Transport) -> str | None:

@@ -10,6 +10,7 @@ from flopscope.core.store.run_store import Store
 from ..conftest import fixture_path
 from ..helpers.cli import run_cli
 from ..helpers.mutate import read_table
+from ..helpers.profile import make_ncu
 from ..helpers.raw_csv import partial_warp_sgemm
 
 
@@ -78,3 +79,21 @@ def test_runs_lists_newest_first_as_the_app_does(tmp_path):
         if any(f" {n} " in line for n in newest_first)
     ]
     assert rows == newest_first
+
+
+def test_a_plan_for_a_named_gpu_needs_no_ncu(tmp_path):
+    """`profile --plan --gpu h100-sxm` was refused with "ncu not found", though a plan runs nothing: it plans,
+    from the passes recorded on an H100, and says the profile itself will need ncu."""
+    no_ncu = {"PATH": str(tmp_path / "empty-bin")}  # nothing to find there
+    home = tmp_path / "home"
+    out = run_cli("profile", "--plan", "--gpu", "h100-sxm", "--", "python3", "train.py", home=home, env=no_ncu)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "plan for `python3 train.py` on localhost (h100-sxm); nothing was run"
+    passes = next(line for line in lines if line.startswith("passes "))
+    assert "recorded on an NVIDIA H100" in passes and "unknown" not in passes
+    assert lines[-1].startswith("ncu       not found here (--ncu ncu, searched PATH): the plan needs none, the profile")
+    profile = run_cli("profile", "--no-tui", "--", "python3", "train.py", home=home, env=no_ncu)
+    assert profile.returncode == 2 and "ncu not found on this machine" in profile.stderr  # the profile does need it
+    with_ncu = run_cli("profile", "--plan", "--gpu", "h100-sxm", "--ncu", make_ncu(tmp_path), "--", "true", home=home)
+    assert with_ncu.returncode == 0 and "not found" not in with_ncu.stdout

@@ -7,7 +7,7 @@ import shlex
 
 from ...core.common import display_text
 from ...core.ncu import ProfileOptions
-from ...core.profiling import make_plan, plan_lines, target_gpu_name
+from ...core.profiling import local_ncu_found, make_plan, plan_lines, target_gpu_name
 
 
 def cmd_plan(args: argparse.Namespace, opts: ProfileOptions, transport) -> int:
@@ -28,4 +28,11 @@ def cmd_plan(args: argparse.Namespace, opts: ProfileOptions, transport) -> int:
     )
     for line in plan_lines(make_plan(opts, transport.host, gpu)):
         print(display_text(line))
+    if not args.host and not local_ncu_found(opts.ncu, [args.remote_cwd]):  # a plan needs none; the profile does
+        print(
+            display_text(
+                f"ncu       not found here (--ncu {opts.ncu}, searched PATH): the plan needs none, the profile "
+                "will (pass --ncu /usr/local/cuda/bin/ncu, or wherever Nsight Compute is installed)"
+            )
+        )
     return 0

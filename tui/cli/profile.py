@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import sys
 import threading
 import time
@@ -21,6 +20,7 @@ from ...core.profiling import (
     check_env,
     check_host,
     cost_line,
+    local_ncu_found,
     profile,
     stop_all,
 )
@@ -77,7 +77,8 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
         require_gpu(args.gpu)
     _check_ssh(args.host, args.ssh_config)
     if not args.host:  # this machine: what would fail only once ncu is launched can be checked now
-        _check_local(opts.ncu, args.remote_cwd if cwds is None else cwds)
+        # --plan runs nothing: it says itself where ncu is not found
+        _check_local(opts.ncu, args.remote_cwd if cwds is None else cwds, needs_ncu=not getattr(args, "plan", False))
     return opts, env
 
 
@@ -101,7 +102,7 @@ def _check_ssh(hosts: list[str] | str | None, ssh_config: str | None) -> None:
         )
 
 
-def _check_local(ncu: str, cwds: list[str | None] | str | None) -> None:
+def _check_local(ncu: str, cwds: list[str | None] | str | None, needs_ncu: bool = True) -> None:
     cwds = [cwds] if not isinstance(cwds, list) else cwds
     for cwd in cwds:
         if cwd and not os.path.isdir(cwd):
@@ -110,8 +111,7 @@ def _check_local(ncu: str, cwds: list[str | None] | str | None) -> None:
                 "no such folder on this machine",
                 "pass an existing folder: it is the working directory of the command",
             )
-    relative_to_cwd = "/" in ncu and not os.path.isabs(ncu) and any(cwds)  # Popen looks for it in that cwd
-    if not relative_to_cwd and shutil.which(ncu) is None:
+    if needs_ncu and not local_ncu_found(ncu, cwds):
         raise FlopscopeError(
             f"--ncu {ncu}",
             "ncu not found on this machine, or not an executable file (searched PATH)",
