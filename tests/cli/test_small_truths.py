@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from flopscope.core import read_report
 from flopscope.core.store.run_store import Store
@@ -97,3 +98,24 @@ def test_a_plan_for_a_named_gpu_needs_no_ncu(tmp_path):
     assert profile.returncode == 2 and "ncu not found on this machine" in profile.stderr  # the profile does need it
     with_ncu = run_cli("profile", "--plan", "--gpu", "h100-sxm", "--ncu", make_ncu(tmp_path), "--", "true", home=home)
     assert with_ncu.returncode == 0 and "not found" not in with_ncu.stdout
+
+
+def test_import_stores_a_bare_report_file_as_a_new_run(tmp_path):
+    """`import FILE` said "a file, not a run folder": a report with no run folder around it (the bundled demo,
+    compressed; a CSV) is stored as a run named after the file, at ncu's capture time, once."""
+    home = tmp_path / "home"
+    demo = Path(__file__).parents[2] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
+    csv_report = fixture_path("h100pcie_robocache_cmdline_details.csv")
+    for path, name in ((demo, "train_transformer_bf16_bs8"), (csv_report, "h100pcie_robocache_cmdline_details")):
+        out = run_cli("import", path, home=home)
+        assert out.returncode == 0, out.stderr
+        assert f"stored {path} as run {name}" in out.stderr
+        from_file = json.loads(run_cli("report", path, "--json", home=home).stdout)
+        stored = json.loads(run_cli("report", name, "--json", home=home).stdout)
+        assert stored["rows"] == from_file["rows"]
+        listed = {r["name"]: r for r in json.loads(run_cli("runs", "--json", home=home).stdout)}
+        if from_file["meta"].get("captured"):  # the .ncu-rep says when ncu captured it: listed then
+            assert listed[name]["created"] == from_file["meta"]["captured"]
+    assert set(listed) == {"train_transformer_bf16_bs8", "h100pcie_robocache_cmdline_details"}
+    again = run_cli("import", demo, home=home)
+    assert again.returncode == 2 and "already stored as run train_transformer_bf16_bs8" in again.stderr

@@ -265,9 +265,17 @@ def _runs_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="one JSON object: both runs, their GPUs, a row per group")
     p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
-    p = sub.add_parser("import", help="store a run folder that was profiled but not stored (e.g. the disk was full)")
-    p.add_argument("folder", help="the run folder `flopscope profile` printed (it holds report.ncu-rep)")
-    p.add_argument("--name", metavar="RUN", help="run name (default: the folder's name)")
+    p = sub.add_parser(
+        "import",
+        help="store a report file, or a run folder that was profiled but not stored (e.g. the disk was full)",
+    )
+    p.add_argument(
+        "folder",
+        metavar="PATH",
+        help="a report file (.ncu-rep, compressed or not, or an ncu CSV), or the run folder `flopscope profile` "
+        "printed (it holds report.ncu-rep)",
+    )
+    p.add_argument("--name", metavar="RUN", help="run name (default: the file's or folder's name)")
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings")
     sub.add_parser(
         "recover",

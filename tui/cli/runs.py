@@ -79,31 +79,14 @@ REPORT_SUFFIXES = ("", ".xz", ".gz", ".bz2")  # report.ncu-rep, and as xz, gzip 
 
 def cmd_import(args: argparse.Namespace) -> int:
     """A run folder into the store, as `flopscope profile` would have stored it (host and command from its
-    run.json): for a profile whose store failed after ncu had finished."""
-    folder = Path(args.folder)
-    if not folder.is_dir():  # "no report.ncu-rep in this folder" would send one looking inside a folder not there
-        raise FlopscopeError(
-            folder,
-            "a file, not a run folder" if folder.exists() else "no such folder",
-            "pass the run folder `flopscope profile` printed as it started (it holds report.ncu-rep)",
-        )
-    # Compressed as it is kept or sent on (`xz report.ncu-rep`): read as it is, as `open` reads it.
-    found = [folder / f"report.ncu-rep{ext}" for ext in REPORT_SUFFIXES if (folder / f"report.ncu-rep{ext}").is_file()]
-    if not found:
-        raise FlopscopeError(
-            folder,
-            "no report.ncu-rep in this folder",
-            "pass a run folder made by `flopscope profile` (it prints the folder as it starts)",
-        )
-    path = found[0]
-    name = args.name if args.name is not None else folder.resolve().name  # `--name ''` is refused, not the default
-    given = f"--name {args.name}" if args.name is not None else f"{folder} (its name)"
+    run.json): for a profile whose store failed after ncu had finished. A report file on its own (an .ncu-rep, a
+    compressed one, an ncu CSV) is stored as a new run too, named after the file."""
+    target = Path(args.folder)
+    path, meta = (target, {}) if target.is_file() else (_folder_report(target), _run_json(target))
+    default = _report_name(target) if target.is_file() else target.resolve().name
+    name = args.name if args.name is not None else default  # `--name ''` is refused, not the default
+    given = f"--name {args.name}" if args.name is not None else f"{target} (its name)"
     check_run_name(name, given)
-    try:
-        meta = json.loads((folder / "run.json").read_text())
-    except (OSError, ValueError):
-        meta = {}
-    meta = meta if isinstance(meta, dict) else {}
     command = meta.get("command") if isinstance(meta.get("command"), list) else None
     host = meta.get("host") if isinstance(meta.get("host"), str) else None
     report = read_report(path, gpu=args.gpu, params={"command": command, "host": host})
@@ -112,14 +95,50 @@ def cmd_import(args: argparse.Namespace) -> int:
         stored = store.stored_from(path)
         if stored and args.name is None:  # a second copy would show up in every list, diff and sweep
             raise FlopscopeError(
-                folder,
+                target,
                 f"already stored as run {stored}",
                 f"open it with `flopscope open {stored}`, or pass --name to store another copy",
             )
         created = _captured(report.meta.captured, meta)
         name = store.save_unique(report, name, host=host, command=command, created=created)
-    say(f"flopscope: stored {folder} as run {name} ({store.path})")
+    say(f"flopscope: stored {target} as run {name} ({store.path})")
     return 0
+
+
+def _folder_report(folder: Path) -> Path:
+    """The report in a run folder: report.ncu-rep, or compressed as it is kept or sent on (`xz report.ncu-rep`),
+    read as it is, as `open` reads it."""
+    if not folder.is_dir():  # "no report.ncu-rep in this folder" would send one looking inside a folder not there
+        raise FlopscopeError(
+            folder,
+            "no such file or folder",
+            "pass a report file, or the run folder `flopscope profile` printed as it started (it holds report.ncu-rep)",
+        )
+    found = [folder / f"report.ncu-rep{ext}" for ext in REPORT_SUFFIXES if (folder / f"report.ncu-rep{ext}").is_file()]
+    if not found:
+        raise FlopscopeError(
+            folder,
+            "no report.ncu-rep in this folder",
+            "pass a run folder made by `flopscope profile` (it prints the folder as it starts), or a report file",
+        )
+    return found[0]
+
+
+def _run_json(folder: Path) -> dict:
+    """What `flopscope profile` wrote beside the report (host, command, start); {} where there is none."""
+    try:
+        meta = json.loads((folder / "run.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _report_name(file: Path) -> str:
+    """`train_bs8.ncu-rep.xz` -> `train_bs8`: a report file's name without its report and compression suffixes."""
+    name = file.name
+    for suffix in (*REPORT_SUFFIXES[1:], ".ncu-rep", ".csv"):
+        name = name.removesuffix(suffix)
+    return name
 
 
 LAST_DATE = 253402300800  # 10000-01-01 UTC, in Unix seconds
