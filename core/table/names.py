@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -18,7 +19,41 @@ def short_name(full: str | None) -> str:
     name = _strip_params(full.strip())
     if name.startswith("void "):
         name = name[5:]
-    return _elide_templates(name)
+    return _with_tile(_elide_templates(name), name)
+
+
+# CUTLASS's element types as its kernel names (`cutlass_80_tensorop_bf16_s16816gemm_...`) spell them.
+_ELEMENT = {
+    "signed char": "s8",
+    "unsigned char": "u8",
+    "int": "s32",
+    "float": "f32",
+    "double": "f64",
+    "__half": "f16",
+    "cutlass::half_t": "f16",
+    "cutlass::bfloat16_t": "bf16",
+    "__nv_bfloat16": "bf16",
+    "cutlass::tfloat32_t": "tf32",
+    "cutlass::float_e4m3_t": "e4m3",
+    "cutlass::float_e5m2_t": "e5m2",
+    "cutlass::int4b_t": "s4",
+    "cutlass::uint4b_t": "u4",
+}
+_TILE = re.compile(r"GemmShape<\(int\)(\d+), \(int\)(\d+), \(int\)(\d+)>")
+_TYPES = "|".join(map(re.escape, _ELEMENT))
+_FIRST_ELEMENT = re.compile(rf"(?:(?<=[<,] )|(?<=<))({_TYPES})(?=[,>])")  # a template argument, not `(int)32`
+
+
+def _with_tile(short: str, name: str) -> str:
+    """A CUTLASS kernel's short name with the threadblock tile and element type its elided template arguments
+    hold: `cutlass::Kernel<cutlass::gemm::kernel::Gemm<…>>` -> `...::Gemm<128x96x64 s8…>>`. Without them two
+    GEMMs of one kernel template read alike however wide the column."""
+    tile = _TILE.search(name)
+    if tile is None or "<…" not in short:
+        return short
+    element = _FIRST_ELEMENT.search(name)
+    digest = "x".join(tile.groups()) + (f" {_ELEMENT[element.group(1)]}" if element else "")
+    return short.replace("<…", f"<{digest}…", 1)
 
 
 def distinct_short_names(fulls: Iterable[str]) -> dict[str, str]:

@@ -88,7 +88,7 @@ async def test_app_table_keeps_kernels_apart(path, width):
         screen = await ready(app, pilot)
         table = screen.query_one(KernelTable)
         rows = screen.model.rows
-        shown = [table._cuts.get(str(k), str(k)) for k in rows["kernel"]]
+        shown = [table.shown_text("kernel", str(k)) for k in rows["kernel"]]
         assert all(len(s) <= width for s in shown)
         assert not collide([str(f) for f in rows["kernel_full"]], shown)
 
@@ -116,9 +116,9 @@ async def test_diff_keeps_kernels_apart(pair):
             table = app.screen.query_one(KernelTable)
             model = app.screen.model
             names = [str(model.rows["kernel"].iat[i]) for i in range(len(model.rows))]
-            assert not collide([str(f) for f in model.rows["kernel_full"]], [table._cuts.get(n, n) for n in names]), (
-                width
-            )
+            assert not collide(
+                [str(f) for f in model.rows["kernel_full"]], [table.shown_text("kernel", n) for n in names]
+            ), width
 
 
 RUN_NAMES = [f"train_transformer_bf16_seq128_sweep-batch_size={n}" for n in (1, 1024, 16, 8)]
@@ -144,4 +144,4 @@ async def test_run_list_keeps_runs_apart(runs_store, width):
         await pilot.pause()
         table = app.first.query_one(KernelTable)
         names = [str(app.first.model.rows["name"].iat[i]) for i in range(len(RUN_NAMES))]
-        assert len({table._cuts.get(n, n) for n in names}) == len(RUN_NAMES)
+        assert len({table.shown_text("name", n) for n in names}) == len(RUN_NAMES)

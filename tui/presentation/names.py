@@ -7,7 +7,10 @@ cut in the middle instead, and where that still collides, around the place where
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterable
+from itertools import pairwise
 
 from rich.cells import cell_len, set_cell_size
 
@@ -56,12 +59,80 @@ def cut_at_difference(text: str, width: int, differs_at: int, head_share: int = 
     return head + ELLIPSIS + cut_end(text[start:], room).lstrip(ELLIPSIS)
 
 
+# A word: `aten::mm`, `autograd::engine::evaluate_function`, `mlp.0`, `batch_size=1024`, `Optimizer.step#SGD`.
+_WORD = re.compile(r"[\w.#=+-]+(?:::[\w.#=+-]+)*")
+
+
+def cut_shared(text: str, width: int, group: Iterable[str], every: Iterable[str] = ()) -> str | None:
+    """`text` in `width` cells with the words it shares with the other names of `group` left out, each run of
+    them one ellipsis, so that what stays is where it differs: the NVTX paths `autograd::engine::
+    evaluate_function: ToCopyBackward0/ToCopyBackward0/aten::to/.../backward/mlp/backward/mlp.0` and `.../attn`
+    show as `…: ToCopyBackward0/…/mlp.0` and `…/attn`. A word repeated within the name goes first (it says
+    nothing new), then the words every name of `group` has, the most common in `every` (the column's names)
+    first, then the others alike; what still fits is taken back. None where only words no other name of
+    `group` has would be left out, and for C++ signatures (see cut_at_difference)."""
+    if any(c in text for c in "<(["):  # C++ signatures: words without their brackets read as noise
+        return None
+    others = [set(_WORD.findall(n)) for n in group if n != text]
+    common = Counter(w for n in dict.fromkeys([*every, *group]) for w in set(_WORD.findall(n)))
+    spans = [m.span() for m in _WORD.finditer(text)]
+    words = [text[a:b] for a, b in spans]
+    shared = [sum(w in o for o in others) for w in words]
+    order = sorted(
+        range(len(words)),
+        key=lambda i: (words[i] in words[:i], shared[i] == len(others), shared[i], common[words[i]], i > 0),
+        reverse=True,
+    )
+    dropped: list[int] = []
+    for i in order:
+        if not shared[i] and words[i] not in words[:i]:
+            return None  # only words of its own are left: cutting them would hide where it differs
+        dropped.append(i)
+        if cell_len(_without(text, spans, set(dropped))) <= width:
+            break
+    else:
+        return None
+    # Then take back what still fits, the words dropped last first: dropping one at a time can leave room.
+    for i in reversed(dropped[:-1]):
+        fewer = set(dropped) - {i}
+        if cell_len(_without(text, spans, fewer)) <= width:
+            dropped.remove(i)
+    return _without(text, spans, set(dropped))
+
+
+def _without(text: str, spans: list[tuple[int, int]], dropped: set[int]) -> str:
+    """`text` with the words at `dropped` (indexes into `spans`) left out, each run of them (and what stands
+    between them) one ellipsis."""
+    out, at, i = [], 0, 0
+    while i < len(spans):
+        if i not in dropped:
+            i += 1
+            continue
+        first = i
+        while i + 1 < len(spans) and i + 1 in dropped:
+            i += 1
+        out += [text[at : spans[first][0]], ELLIPSIS]
+        at = spans[i][1]
+        i += 1
+    return "".join(out) + text[at:]
+
+
 def distinct_cuts(names: Iterable[str], width: int) -> dict[str, str]:
     """How to show each name longer than `width` cells, so that names which differ still differ on screen
-    (as far as `width` allows): cut at the end; where those cuts collide, in the middle; where those still
-    collide, around the first character the colliding names do not share."""
+    (as far as `width` allows): cut at the end; where those cuts collide, with the words the colliding names
+    share left out (`cut_shared`); where that cannot fit, in the middle; where those still collide, around the
+    first character the colliding names do not share."""
     every = list(dict.fromkeys(names))
     cuts = {n: cut_end(n, width) for n in every if cell_len(n) > width}
+    parts = _parts_at(every)
+    for name in cuts:  # cut just past where it parts from another (`cutlass::…::kernel::B2…`): cut there instead
+        if parts[name] + _PAST > width - 1:
+            near = [n for n in every if n.startswith(name[: parts[name]])]
+            cuts[name] = cut_shared(name, width, near, every) or cut_at_difference(name, width, parts[name], 3)
+    for group in _collisions(every, cuts):  # first, keep the words where they differ and leave out the shared
+        for name in group:
+            if name in cuts:
+                cuts[name] = cut_shared(name, width, group, every) or cuts[name]
     at_difference = [lambda n, group: cut_at_difference(n, width, _shared(group))] * 3  # groups split further
     # A longer head where two groups' windows read alike (`at::nativ…CUDAFunctor_add<…>` of an unrolled and of a
     # vectorized kernel): `at::native::unroll…CUDAFunctor_add`.
@@ -76,6 +147,18 @@ def distinct_cuts(names: Iterable[str], width: int) -> dict[str, str]:
                     cuts[name] = recut(name, group)
     _number(every, cuts, width)
     return cuts
+
+
+# Characters an end cut must show past the place where a name parts from the one nearest to it: `…kernel::B2…`
+# and `…kernel::Ge…` differ, but say nothing of the B2bGemm and the Gemm they are.
+_PAST = 8
+
+
+def _parts_at(every: list[str]) -> dict[str, int]:
+    """Per name, how many leading characters it shares with the name nearest to it (in sorted order)."""
+    ordered = sorted(every)
+    shared = [_shared([a, b]) for a, b in pairwise(ordered)]  # between neighbours
+    return {n: max([*shared[max(i - 1, 0) : i + 1], 0]) for i, n in enumerate(ordered)}
 
 
 def _number(every: list[str], cuts: dict[str, str], width: int) -> None:

@@ -165,6 +165,12 @@ class TableModel:
         """The distinct values of a column, as text."""
         return self._factors(name)[1]
 
+    def texts(self, column: Column) -> list[str]:
+        """The distinct cells of a text column, as the table renders them."""
+        if column.name not in self.rows:
+            return []
+        return list(dict.fromkeys(_render(column, value) for value in self.distinct(column.name)))
+
     def not_profiled(self, index: int) -> str | None:
         """Why the index-th row shown has no values (its launches were not profiled), or None."""
         if self._unprofiled is None:

@@ -83,8 +83,9 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.layout_columns: list[tuple[int, Column, int]] = []  # (model column, column, cells wide)
         self._fitted_width = -1
         self._focus: str | None = None  # the column the cursor moved to: kept when the table is refitted
-        self._name_at = -1  # the model column of the names, cut so that different names stay different
-        self._cuts: dict[str, str] = {}  # name -> how it shows at the name column's width
+        # Per model column of text, each value's cell at the column's width: cut so that different values stay
+        # different (kernel names; `batch_size=16` and `=1024`, which an end cut shows alike as `batch_size=1…`)
+        self._cuts: dict[int, dict[str, str]] = {}
         self._cut_for: tuple | None = None
 
     def get_loading_widget(self) -> Widget:
@@ -187,22 +188,28 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
             if self._focus in names
             else min(self.cursor_col, max(0, len(self.layout_columns) - 1))
         )
-        self._cut_names(stretch if stretch in chosen else None)
+        self._cut_texts()
 
-    def _cut_names(self, column: Column | None) -> None:
-        """How each name shows at the name column's width: cut so that different names stay different."""
-        if column is None:
-            self._name_at, self._cuts = -1, {}
+    def shown_text(self, column: str, text: str) -> str:
+        """How the cell `text` of the text column named `column` shows at its width (cut, or whole)."""
+        assert self.model is not None
+        at = next((i for i, c in enumerate(self.model.columns) if c.name == column), -1)
+        return self._cuts.get(at, {}).get(text) or display_text(text)
+
+    def _cut_texts(self) -> None:
+        """How each text column's values show at its width: cut so that different values stay different."""
+        model = self.model
+        assert model is not None  # called by _fit_columns, which has a model
+        key = (model, tuple((c.name, cells) for _, c, cells in self.layout_columns if not c.numeric))
+        if key == self._cut_for:  # the model itself, not its id(): ids are reused
             return
-        assert self.model is not None  # called by _fit_columns, which has a model
-        at, _, cells = next(entry for entry in self.layout_columns if entry[1] is column)
-        key = (self.model, column.name, cells)  # the model itself, not its id(): ids are reused
-        if key != self._cut_for:
-            shown = {name: display_text(name) for name in self.model.distinct(column.name)}
-            cuts = distinct_cuts(shown.values(), cells)
-            self._cuts = {name: cuts[text] for name, text in shown.items() if text in cuts}
-            self._cut_for = key
-        self._name_at = at
+        self._cuts = {}
+        for at, column, cells in self.layout_columns:
+            if not column.numeric:
+                shown = {text: display_text(text) for text in model.texts(column)}
+                cuts = distinct_cuts(shown.values(), cells)
+                self._cuts[at] = {text: cuts[safe] for text, safe in shown.items() if safe in cuts}
+        self._cut_for = key
 
     def _refresh_size(self) -> None:
         rows = len(self.model) if self.model is not None else 0
@@ -307,11 +314,7 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         # neither drive the terminal nor break the line.
         cells = [
             (
-                self._cuts.get(texts[at], display_text(texts[at]))
-                if at == self._name_at
-                else texts[at]
-                if column.numeric
-                else display_text(texts[at]),
+                texts[at] if column.numeric else self._cuts.get(at, {}).get(texts[at]) or display_text(texts[at]),
                 size,
                 column.numeric,
                 1,
