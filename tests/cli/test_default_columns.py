@@ -156,3 +156,35 @@ def test_the_run_level_figures_say_what_they_are():
     assert f"FLOP %Peak {100 * flops:.1f}%" in header and f"arith. time {100 * arith:.1f}%" in header
     assert "DRAM %Peak" in header
     assert not any(word in header for word in ("FLOPS eff", "compute eff", "bandwidth eff"))
+
+
+def test_a_basic_reports_export_holds_its_speed_of_light(tmp_path):
+    """`export` writes the speed-of-light columns at full precision, as ncu_report reads them."""
+    path = fixture_path("a10_spyinfer_linear_105k_basic.ncu-rep")
+    out = tmp_path / "k.csv"
+    done = run_cli("export", path, "-o", out)
+    assert done.returncode == 0, done.stderr
+    with out.open(newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    sm, memory = _speed_of_light(path)[row["kernel_full"]]
+    assert float(row["sol_sm_pct"]) == pytest.approx(sm) and float(row["sol_memory_pct"]) == pytest.approx(memory)
+
+
+def test_the_speed_of_light_is_what_the_real_ncu_prints(real_ncu):
+    """Per launch, sol_sm_pct and sol_memory_pct as `ncu --import FILE --page raw --csv` prints them."""
+    import subprocess
+
+    path = fixture_path("a10_spyinfer_linear_105k_basic.ncu-rep")
+    raw = subprocess.run(
+        [*real_ncu, "--import", str(path), "--page", "raw", "--csv"], capture_output=True, text=True, check=True
+    ).stdout
+    lines = raw[raw.index('"ID"') :].splitlines()
+    header, _units, *launches = list(csv.reader(lines))
+    sm_at = header.index("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+    memory_at = header.index("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed")
+    rows = {r["launch_id"]: r for r in _json_rows(path, "--by", "launch")}
+    assert len(rows) == len(launches)
+    for launch in launches:
+        row = rows[int(launch[header.index("ID")])]
+        assert row["sol_sm_pct"] == pytest.approx(float(launch[sm_at].replace(",", "")), rel=1e-3)
+        assert row["sol_memory_pct"] == pytest.approx(float(launch[memory_at].replace(",", "")), rel=1e-3)
