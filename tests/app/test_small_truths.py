@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import re
 import shutil
@@ -10,14 +11,19 @@ import sqlite3
 from pathlib import Path
 
 from flopscope.core import read_report
+from flopscope.core.analysis.diff import diff_runs
 from flopscope.core.store.run_store import Store
+from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.launch import runs_app
+from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.kernel import KernelScreen
+from flopscope.tui.app.screens.kernel_pair import KernelPairScreen
 from flopscope.tui.app.screens.sort import SortScreen
+from flopscope.tui.presentation import format as fmt
 from textual.widgets import Input, OptionList
 
-from ..conftest import fixture_path
-from ..helpers.app import H100, make_app, ready, screen_lines
+from ..conftest import fixture_path, settle
+from ..helpers.app import H100, make_app, ready, screen_lines, wait_for_rows
 
 # Labels whose values are text from the report, which a report may not hold (a .ncu-rep names no process).
 TEXT_LABELS = ("Process", "NVTX", "Grid", "Block")
@@ -106,3 +112,36 @@ async def test_the_sort_picker_names_every_column_by_its_title():
     assert {"peak_l2_bytes_per_s", "sol_dram_pct", "pipe_fma_pct"} <= offered
     assert not [t for t in [*titles, *empty] if t in keys]  # a key where a title belongs
     assert len(set(titles)) == len(titles)  # and no two columns offered under one title
+
+
+def raw_duration_s(run: str) -> float:
+    """The run's kernel time from ncu's own raw page in its folder (csv module: ns, thousands separators)."""
+    with (SWEEP_HOME / "runs" / run / "raw.csv").open(newline="") as f:
+        rows = list(csv.reader(f))
+    at = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
+    column = rows[at].index("gpu__time_duration.sum")
+    assert rows[at + 1][column] == "ns"
+    return sum(float(r[column].replace(",", "")) for r in rows[at + 2 :] if r) * 1e-9
+
+
+async def test_the_diffs_side_by_side_has_a_change_column(tmp_path):
+    """The project's H100 sweep: batch 8 against batch 16 ran one GEMM; `enter` on it showed A and B with no
+    change beside them. Now a Δ column: B - A and its % of A."""
+    shutil.copytree(SWEEP_HOME, tmp_path / "home")
+    names = ("linear_h100-batch_size=8", "linear_h100-batch_size=16")
+    with Store(tmp_path / "home" / "flopscope.db") as store:
+        a, b = (store.load(n) for n in names)
+    app = FlopscopeApp(DiffScreen(diff_runs(a, b), *names, reports=(a, b)))
+    async with app.run_test(size=(140, 60)) as pilot:
+        await wait_for_rows(pilot, app.screen)
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, KernelPairScreen))
+        await pilot.pause()
+        lines = screen_lines(app)
+    header = next(line for line in lines if line.lstrip().startswith("A: "))
+    assert "Δ B - A" in header
+    ta, tb = (raw_duration_s(n) for n in names)
+    assert ta != tb
+    delta = f"{'+' if tb > ta else ''}{fmt.seconds(tb - ta)} ({'+' if tb > ta else ''}{fmt.pct(100 * (tb - ta) / ta)})"
+    total = next(line for line in lines if line.lstrip().startswith("Total time"))
+    assert total.rstrip().endswith(delta), total

@@ -73,3 +73,48 @@ def totals_line(rows: pd.DataFrame) -> str:
     if skipped:
         line += f" · launches ncu did not profile (not in the times): {', '.join(skipped)}"
     return line
+
+
+def _bytes(v) -> str:
+    return fmt.si(v, "B")
+
+
+# The Kernel screen's labels (kernel_sections) whose change from run A to run B is a number: (column, format).
+CHANGES = {
+    "Total time": ("duration_s", fmt.seconds),
+    "Launches": ("count", fmt.integer),
+    "SM clock": ("sm_clock_hz", lambda v: fmt.si(v, "Hz")),
+    "All FLOPs": ("flop", lambda v: fmt.si(v, "FLOP")),
+    "FLOP/s": ("flop_per_s", lambda v: fmt.si(v, "FLOP/s")),
+    "% of peak": ("pct_of_peak", None),  # percentage points, not a % of a %
+    "% of roof": ("pct_of_roof", None),
+    "DRAM read": ("dram_read_bytes", _bytes),
+    "DRAM write": ("dram_write_bytes", _bytes),
+    "DRAM total": ("dram_bytes", _bytes),
+    "DRAM bandwidth": ("dram_bytes_per_s", lambda v: fmt.si(v, "B/s")),
+    "L2": ("l2_bytes", _bytes),
+    "L1/TEX": ("l1_bytes", _bytes),
+}
+
+
+def change(label: str, a: pd.Series, b: pd.Series) -> str:
+    """The diff's side by side Δ of one metric, B - A: `+3.10 us (+12.0%)` (of A's value), `-1.5 pp` for a
+    percentage; "" where the label is no number or either run lacks it."""
+    column, render = CHANGES.get(label, ("", None))
+    va, vb = _number(a.get(column)), _number(b.get(column))
+    if not column or va is None or vb is None:
+        return ""
+    delta = vb - va
+    sign = "+" if delta > 0 else ""
+    if render is None:
+        return f"{sign}{delta:.1f} pp"
+    relative = f" ({sign}{fmt.pct(100 * delta / va)})" if va else ""
+    return f"{sign}{render(delta)}{relative}"
+
+
+def _number(value: object) -> float | None:
+    """A finite number, else None (missing, text such as "(mixed)")."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None

@@ -1,5 +1,5 @@
 """The diff's `enter` on a group both runs ran: the Kernel screen's sections of run A and run B side by side,
-one line per metric, the B value bold where it differs from A's."""
+one line per metric, the B value bold where it differs from A's, and its change B - A (with % of A) beside it."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from textual.widgets import Static
 
 from ....core.common import display_text
 from ...presentation import format as fmt
+from ...presentation.diff_text import change
 from ...presentation.kernel_sections import sections
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
@@ -64,11 +65,17 @@ class KernelPairScreen(Screen):
         table.add_column("", no_wrap=True, style="dim")
         for side, name in zip("AB", self.names, strict=True):
             table.add_column(Text(display_text(f"{side}: {name}"), style="bold"), overflow="fold", ratio=1)
+        table.add_column(Text("Δ B - A", style="bold"), no_wrap=True)
         for title, items in paired(*self.rows):
-            table.add_row(Text(title, style="bold"), "", "")
+            table.add_row(Text(title, style="bold"), "", "", "")
             for label, a, b in items:
-                table.add_row(Text(label), Text(display_text(a)), Text(display_text(b), style="bold" if a != b else ""))
-            table.add_row("", "", "")
+                table.add_row(
+                    Text(label),
+                    Text(display_text(a)),
+                    Text(display_text(b), style="bold" if a != b else ""),
+                    Text(change(label, *self.rows)),
+                )
+            table.add_row("", "", "", "")
         return table
 
     def on_mount(self) -> None:
