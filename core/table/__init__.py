@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from .columns import ALL, COLLECTED, DESCRIPTIONS, FLOP_PARTS, GROUPINGS, INTEGER, NEEDS, SIMT_FLOP, TENSOR_TYPES
     from .counters import collecting, missing_fix
     from .names import function_name
-    from .roofline import CLOCK, MEMORY_LEVELS, ROOFS, Ceiling, Roof
+    from .roofline import CLOCK, CLOCKS, MEMORY_LEVELS, ROOFS, Ceiling, Roof
 
 _EXPORTS = {
     "ALL": "columns",
@@ -27,6 +27,7 @@ _EXPORTS = {
     "missing_fix": "counters",
     "function_name": "names",
     "CLOCK": "roofline",
+    "CLOCKS": "roofline",
     "Ceiling": "roofline",
     "MEMORY_LEVELS": "roofline",
     "ROOFS": "roofline",
@@ -35,6 +36,7 @@ _EXPORTS = {
 __all__ = [
     "ALL",
     "CLOCK",
+    "CLOCKS",
     "COLLECTED",
     "DESCRIPTIONS",
     "FLOP_PARTS",

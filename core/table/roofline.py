@@ -6,6 +6,7 @@ against, %Peak, %Roof, Bound) and the ceilings a run is judged against (run_summ
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -368,7 +369,8 @@ class Ceiling:
     value: float  # FLOP/s or B/s
     source: str
     gpu: str = ""  # the device it belongs to, in a file with launches on several GPUs
-    sm_clock_hz: float = math.nan  # the measured SM clock a FLOP ceiling is taken at (NaN: the datasheet's)
+    sm_clock_hz: float = math.nan  # the SM clock a FLOP ceiling is taken at (NaN: none known)
+    clock: str = ""  # which clock that is (CLOCKS); "" for a bandwidth ceiling
 
     @property
     def bandwidth(self) -> bool:
@@ -383,31 +385,40 @@ def run_ceilings(k: pd.DataFrame, gpus: Gpus, roof: Roof = CLOCK) -> list[Ceilin
     for rows, gpu, name in gpu_rows(k, gpus):
         part = k if rows is None else k[rows]
         measured = roof.of_gpu(name) or Roof("datasheet" if roof.kind == "datasheet" else "clock")
-        out += [Ceiling(c.name, c.value, c.source, name, c.sm_clock_hz) for c in _ceilings(part, gpu, measured)]
+        out += [dataclasses.replace(c, gpu=name) for c in _ceilings(part, gpu, measured)]
     return out
 
 
 REPORT_SOURCE = "report counters x measured clock"
+# The clock a run's FLOP ceiling is taken at (Ceiling.clock): one per GPU, so that ceilings from the report's
+# counters and from the datasheet stand side by side at the same clock.
+CLOCKS = {
+    "run": "the launches' measured SM clock, time-weighted",
+    "datasheet": "the clock the datasheet quotes",
+    "node": "as measured on the node",
+}
+
+
+def run_clock(k: pd.DataFrame) -> float:
+    """The run's SM clock: the launches' measured clocks weighted by their time (NaN where none is known). A
+    run's FLOP ceilings are all taken at it; each launch is judged at its own."""
+    return _weighted(k, "sm_clock_hz")
 
 
 def _ceilings(k: pd.DataFrame, gpu: Gpu | None, roof: Roof) -> list[Ceiling]:
     used = [p for p, col, _ in PRECISIONS if col in k and (k[col].fillna(0) > 0).any()]
     names = list(dict.fromkeys(["fp32", "fp64", *used]))
+    clock = run_clock(k) if roof.kind != "datasheet" else math.nan
     out = []
     for name in names:
-        col = f"report_peak_{name}_flop_per_s"
-        value, source, clock = roof.measured.get(name) or math.nan, roof.source, math.nan
+        value, source, at = roof.measured.get(name) or math.nan, roof.source, "node"
         if math.isnan(value) and roof.kind != "datasheet":
-            value, source = _weighted(k, col), REPORT_SOURCE
-            clock = _weighted(k, "sm_clock_hz", among=k[col].notna()) if col in k else math.nan
+            value, source, at = _report_peak(k, name, clock), REPORT_SOURCE, "run"
         if math.isnan(value) and gpu is not None:
-            value, source, clock = (
-                _datasheet(k, gpu, name)
-                if roof.kind != "datasheet"
-                else (gpu.peak(name), f"datasheet ({gpu.name})", math.nan)
-            )
+            value, source, at = _datasheet_at(gpu, name, clock)
         if not math.isnan(value):
-            out.append(Ceiling(name, value, source, sm_clock_hz=clock))
+            hz = clock if at == "run" else math.nan
+            out.append(Ceiling(name, value, source, sm_clock_hz=hz, clock=at))
     dram, source = roof.measured.get("dram") or math.nan, roof.source
     if math.isnan(dram) and roof.kind != "datasheet":
         dram, source = _weighted(k, "report_peak_dram_bytes_per_s"), REPORT_SOURCE
@@ -424,28 +435,41 @@ def _ceilings(k: pd.DataFrame, gpu: Gpu | None, roof: Roof) -> list[Ceiling]:
     return out
 
 
+def _report_peak(k: pd.DataFrame, name: str, clock: float) -> float:
+    """The report's peak counter for precision NAME at the run's clock: its peak per cycle (peak over the
+    launch's clock, time-weighted) x that clock; without clocks, the counters' time-weighted mean."""
+    col = f"report_peak_{name}_flop_per_s"
+    if col not in k or "sm_clock_hz" not in k or math.isnan(clock):
+        return _weighted(k, col)
+    per_cycle = _weighted_values(k[col].astype(float) / k["sm_clock_hz"].astype(float), k["duration_s"])
+    return per_cycle * clock if not math.isnan(per_cycle) else _weighted(k, col)
+
+
 def datasheet_peak(k: pd.DataFrame, gpu: Gpu, name: str) -> tuple[float, str]:
     """(FLOP/s, source) of GPU's datasheet ceiling NAME for launches K: scaled from the clock it is quoted at to
-    the launches' median measured SM clock, as every run-level datasheet ceiling is (NaN where GPU has none)."""
-    return _datasheet(k, gpu, name)[:2]
+    the run's clock, as every run-level datasheet ceiling is (NaN where GPU has none)."""
+    return _datasheet_at(gpu, name, run_clock(k))[:2]
 
 
-def _datasheet(k: pd.DataFrame, gpu: Gpu, name: str) -> tuple[float, str, float]:
-    """datasheet_peak, and the SM clock it is taken at (NaN: the datasheet's own, no measured clock)."""
-    scale = float(np.median(_clock_scale(k, gpu.clock_hz(name)))) if len(k) else 1.0
-    if scale == 1.0:
-        return gpu.peak(name), f"datasheet ({gpu.name})", math.nan
-    return gpu.peak(name) * scale, f"datasheet ({gpu.name}) @ measured clock", scale * gpu.clock_hz(name)
+def _datasheet_at(gpu: Gpu, name: str, clock: float) -> tuple[float, str, str]:
+    """(FLOP/s, source, Ceiling.clock) of a datasheet peak at `clock` (NaN: as quoted)."""
+    quoted = gpu.clock_hz(name)
+    if math.isnan(clock) or not quoted or math.isnan(quoted):
+        return gpu.peak(name), f"datasheet ({gpu.name})", "datasheet"
+    return gpu.peak(name) * clock / quoted, f"datasheet ({gpu.name}) @ measured clock", "run"
 
 
-def _weighted(k: pd.DataFrame, col: str, among: pd.Series | None = None) -> float:
-    """The time-weighted mean of `col` over the launches (`among` them) that have it and a time."""
+def _weighted(k: pd.DataFrame, col: str) -> float:
+    """The time-weighted mean of `col` over the launches that have it and a time."""
     if col not in k:
         return math.nan
-    keep = k[col].notna() & k["duration_s"].notna()
-    keep = keep if among is None else keep & among
+    return _weighted_values(k[col], k["duration_s"])
+
+
+def _weighted_values(values: pd.Series, duration: pd.Series) -> float:
+    keep = values.notna() & duration.notna()
     if not keep.any():
         return math.nan
-    values, duration = k[col][keep], k["duration_s"][keep]  # two columns, not every row of the frame copied
+    values, duration = values[keep], duration[keep]  # two columns, not every row of the frame copied
     weight = duration.sum()
     return float((values * duration).sum() / weight) if weight else float(values.mean())

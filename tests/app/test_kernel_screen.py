@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shlex
 
 import pytest
@@ -261,7 +262,14 @@ def test_a_kernel_without_flops_is_judged_by_memory_with_a_number():
         if fp:
             continue
         values = screen_values(rows[rows["launch_id"] == i].iloc[0])
-        assert values["% of roof"].endswith("%"), values["% of roof"]
+        # A number, and what it is of (issue 41.6): the bandwidth reached at the level that bounds it, of its peak.
+        judged = re.fullmatch(
+            r"([\d.]+)% of the (DRAM|L2|L1) roof: ([\d.]+) (\w?)B/s of ([\d.]+) (\w?)B/s", values["% of roof"]
+        )
+        assert judged, values["% of roof"]
+        scale = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+        rate, peak = (float(judged[i]) * scale[judged[i + 1]] for i in (3, 5))
+        assert float(judged[1]) == pytest.approx(100 * rate / peak, rel=0.015, abs=0.06)
         assert "no FLOPs" in values["Precision judged"] and "memory" in values["Precision judged"]
         checked += 1
     assert checked == 2
@@ -325,15 +333,17 @@ async def test_the_kernel_screens_plot_uses_the_peak_its_numbers_use_with_the_da
 
 def test_the_header_gives_the_datasheet_figure_beside_the_clock_scaled_ceiling():
     """Demo header: `TC BF16 1.07 PFLOP/s` above NVIDIA's 989.4 T read as a bug; the figure it was scaled from is
-    beside it now, and the two measured clocks a line apart say which is which."""
+    beside it now, and the header names the one clock every ceiling of the run is taken at (issue 41.2)."""
     from pathlib import Path
 
     demo = Path(__file__).resolve().parents[2] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
     out = run_cli("report", demo)
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())  # the header wraps where the terminal ends
-    assert "TC BF16 1.07 PFLOP/s (datasheet 989 T at 1.83 GHz) from datasheet" in text, text
-    assert "@ measured clock (median SM " in text, text
+    clock = re.search(r"Ceilings at SM ([\d.]+) GHz:", text)
+    assert clock and "median" not in text, text
+    bf16 = 989.4e12 * float(clock.group(1)) * 1e9 / 1830e6  # NVIDIA's figure at its tensor clock, at the run's
+    assert f"TC BF16 {fmt.si(bf16, 'FLOP/s')} (datasheet 989 T at 1.83 GHz) from datasheet" in text, text
 
 
 # -- issue 19: what ncu recorded beside the roofline (speed of light, occupancy, waves, pipes) -------------------------

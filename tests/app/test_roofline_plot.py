@@ -14,10 +14,10 @@ from flopscope.tui.app.widgets.roofline_plot import (
     Point,
     Roofline,
     RooflinePlot,
+    below_plot,
     build_plot,
     decade_label,
     legend,
-    legend_lines,
     roofline_from,
 )
 from rich.cells import cell_len
@@ -124,7 +124,7 @@ def test_colours_are_256_palette_and_none_without_colour():
 def test_legend_names_every_ceiling_and_marker():
     labels = [text for text, _ in legend(roofline_from(rows(), CEILINGS), selected=0)]
     assert labels[:3] == ["━ DRAM 900 GB/s", "━ FP32 13.2 TFLOP/s", "─ FP64 6.60 TFLOP/s"]
-    assert "◆ selected" in labels and "▲ selected at L2 AI" in labels
+    assert "◆ selected" in labels and "▲ its L2 AI" in labels
 
 
 def test_no_points_and_no_ceilings_still_draw():
@@ -253,7 +253,7 @@ async def test_roofline_keys_walk_the_points_like_table_rows(monkeypatch):
         await pilot.press("r")
         roof = app.screen
         assert isinstance(roof, RooflineScreen)
-        last = len(roof.data.points) - 1
+        last = len(roof.data.kernels) - 1  # every row shown, plotted or not: the table's rows
         assert last >= 3
         steps = [
             ("down", 1),
@@ -273,7 +273,7 @@ async def test_roofline_keys_walk_the_points_like_table_rows(monkeypatch):
         for key, expected in steps:
             await pilot.press(key)
             assert roof.selected == expected, key
-            assert roof.query_one(RooflinePlot).selected == expected
+            assert roof.query_one(RooflinePlot).selected == roof.data.plot_index(roof.data.kernels[expected])
 
 
 async def test_roofline_opened_on_a_lower_row_draws_that_rows_point_selected():
@@ -295,40 +295,40 @@ async def test_roofline_opened_on_a_lower_row_draws_that_rows_point_selected():
         await pilot.pause()
         roof = app.screen
         assert isinstance(roof, RooflineScreen)
-        named = roof.data.points[roof.selected]
+        named = roof.data.kernels[roof.selected]
         assert named.label == third
         launches = report.kernels[report.kernels["kernel"] == third]
         assert named.ai == pytest.approx(launches["flop"].sum() / launches["dram_bytes"].sum(), rel=1e-6)
         plot = roof.query_one(RooflinePlot)
-        assert plot.selected == roof.selected
+        assert plot.selected == roof.data.points.index(named)
 
         def diamond(text: str) -> list[tuple[int, int]]:
             return [(r, line.index("◆")) for r, line in enumerate(text.split("\n")) if "◆" in line]
 
         # The ◆ on screen is where this kernel's point goes, not where the first kernel's does.
         width, height = plot.size
-        below = len(legend_lines(legend(roof.data, roof.selected, False), width))
+        below = below_plot(roof.data, width, None, False)
         on_screen = diamond("\n".join(plot.render().plain.split("\n")[: height - below]))
-        assert on_screen == diamond(build_plot(roof.data, width, height - below, roof.selected, False).plain)
+        assert on_screen == diamond(build_plot(roof.data, width, height - below, plot.selected, False).plain)
         assert on_screen != diamond(build_plot(roof.data, width, height - below, 0, False).plain)
         levels = " ".join(entry for entry, _ in legend(roof.data, plot.selected, False))
-        assert ("selected at L1 AI" in levels) == (not math.isnan(named.ai_l1))
+        assert ("its L1 AI" in levels) == (not math.isnan(named.ai_l1))
 
 
-def test_the_axis_fits_what_is_drawn_not_an_unselected_kernels_l1_intensity():
-    """Issue 19.8: an unselected kernel's L1 intensity (no ▼ drawn for it) stretched the x axis to its decade."""
+def test_the_axes_stand_still_while_the_selection_walks():
+    """Issue 41.6: the x axis rescaled while walking the points (the selected kernel's L1 intensity stretched it),
+    so every point moved under the user's eyes. The axes now hold every point and ridge whichever is selected; a
+    ▼ beyond them is not drawn (the text under the plot gives its value)."""
     frame = rows()
-    frame.loc[frame["kernel"] == "gemm", "ai_l1"] = 1e6  # 10^6 FLOP/B at L1: drawn only when gemm is selected
+    frame.loc[frame["kernel"] == "gemm", "ai_l1"] = 1e6  # 10^6 FLOP/B at L1: far right of every other value
     data = roofline_from(frame, CEILINGS)
     gemm = [p.label for p in data.points].index("gemm")
-    other = next(i for i in range(len(data.points)) if i != gemm)
 
-    def right_label(selected: int) -> str:
-        axis = next(
-            line for line in plain(build_plot(data, 100, 20, selected, color=False)) if "┴" in line or "┬" in line
-        )
-        labels = plain(build_plot(data, 100, 20, selected, color=False))
-        return " ".join(labels[labels.index(axis) + 1].split())
+    def frame_and_axis(selected: int) -> list[str]:
+        lines = plain(build_plot(data, 100, 20, selected, color=False))
+        axis = next(r for r, line in enumerate(lines) if "┴" in line or "┬" in line)
+        return [line[:6] for line in lines[:axis]] + lines[axis : axis + 2]
 
-    assert "1M" in right_label(gemm)  # the ▼ at 10^6 is on the plot
-    assert "1M" not in right_label(other) and "100k" not in right_label(other)
+    shown = {tuple(frame_and_axis(i)) for i in range(len(data.points))}
+    assert len(shown) == 1  # the same ticks, labels and frame for every selection
+    assert "1M" not in frame_and_axis(gemm)[-1] and "▼" not in build_plot(data, 100, 20, gemm, color=False).plain

@@ -36,7 +36,7 @@ def test_report_table_has_header_ceilings_and_rows():
     out = run("report", path)
     assert out.returncode == 0, out.stderr
     assert "Tesla V100-SXM2-32GB" in out.stdout
-    assert "Ceilings: FP32" in out.stdout and "report counters" in out.stdout
+    assert re.search(r"Ceilings at SM [\d.]+ GHz: FP32", out.stdout) and "report counters" in out.stdout
     assert "FLOP %Peak" in out.stdout and "arith. time" in out.stdout and "DRAM %Peak" in out.stdout
     assert "compute_tendencies_x_279_gpu" in out.stdout
     assert "FMA = 2 FLOPs" in out.stdout
@@ -551,7 +551,7 @@ def test_report_table_never_doubles_an_ellipsis_at_any_width():
 def test_report_names_each_ceiling_source_once():
     """V100 CUTLASS: three compute ceilings from the datasheet at the measured clock, DRAM from the datasheet."""
     out = run("report", fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"), columns=300)
-    line = next(line for line in out.stdout.splitlines() if line.startswith("Ceilings:"))
+    line = next(line for line in out.stdout.splitlines() if line.startswith("Ceilings at SM "))
     assert line.count("from datasheet (Tesla V100-PCIE-32GB) @ measured clock") == 1
     assert line.count("from datasheet (Tesla V100-PCIE-32GB)") == 2  # that one, and DRAM's own
     assert line.index("FP32") < line.index("@ measured clock") < line.index("DRAM")

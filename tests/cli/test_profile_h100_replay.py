@@ -44,8 +44,15 @@ def normalized(lines: list[str], home: str) -> list[str]:
 
 
 def table(lines: list[str]) -> list[str]:
-    """A printed report from its ceilings line on (the line above names the file it was read from)."""
-    return lines[next(i for i, line in enumerate(lines) if line.startswith("Ceilings: ")) :]
+    """A printed report from its ceilings line on (the line above names the file it was read from), the run's
+    clock as the H100 printed it then (at the end, `(SM 1.97 GHz)`; now once, at the start: issue 41.2)."""
+    lines = lines[next(i for i, line in enumerate(lines) if line.startswith("Ceilings")) :]
+    clock = re.match(r"Ceilings at SM (\S+ [GM]Hz): ", lines[0])
+    if clock:
+        lines[0] = lines[0].replace(clock.group(0), "Ceilings: ")
+        at = next(i for i, line in enumerate(lines) if "from report counters x measured clock" in line)
+        lines[at] = lines[at].replace("measured clock", f"measured clock (SM {clock.group(1)})", 1)
+    return lines
 
 
 def bound_words(lines: list[str]) -> list[str]:

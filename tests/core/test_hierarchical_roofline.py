@@ -227,7 +227,7 @@ def test_grouped_rows_keep_their_launches_cache_ceilings(levels):
 
 def test_the_header_names_the_cache_ceilings_in_bytes_per_second(levels):
     result = run_cli("report", levels.meta.source)
-    ceilings = next(line for line in result.stdout.splitlines() if line.startswith("Ceilings:"))
+    ceilings = next(line for line in result.stdout.splitlines() if line.startswith("Ceilings"))
     assert f"L2 {fmt.si(L2_PER_CYCLE * L2_HZ, 'B/s')}" in ceilings
     assert f"L1 {fmt.si(L1_PER_CYCLE * L1_HZ, 'B/s')}" in ceilings
 

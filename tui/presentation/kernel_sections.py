@@ -70,7 +70,7 @@ def sections(row: pd.Series, launches: pd.DataFrame | None = None) -> list[tuple
     compute += [
         ("Precision judged", judged),
         ("% of peak", num("pct_of_peak", fmt.pct) + _of_roof(row)),
-        ("% of roof", num("pct_of_roof", fmt.pct)),
+        ("% of roof", num("pct_of_roof", fmt.pct) + _roof_is(row)),
         ("Attainable", num("attainable_flop_per_s", fmt.si, "FLOP/s")),
         ("Bound", _bound(row)),
     ]
@@ -194,6 +194,25 @@ def _of_roof(row: pd.Series) -> str:
     """` (measured)`: the roof the % of peak is of (issue 22), where there is one."""
     roof = fmt.peak_roof(row_value(row, "peak_source"))
     return f" ({roof})" if roof and row_value(row, "pct_of_peak") is not None else ""
+
+
+def _roof_is(row: pd.Series) -> str:
+    """What the % of roof is of: for a memory-bound row, the bandwidth it reached at the level that bounds it
+    over that level's ceiling (` of the L2 roof: 900 GB/s of 13.0 TB/s`); for a compute-bound one, its FLOP/s
+    over its peak."""
+    if row_value(row, "pct_of_roof") is None:
+        return ""
+    level = fmt.roof(row_value(row, "roof"))
+    if level in ("dram", "l2", "l1"):
+        nbytes, duration = row_value(row, f"{level}_bytes"), row_value(row, "duration_s")
+        peak = row_value(row, f"peak_{level}_bytes_per_s")
+        if nbytes is not None and duration and peak:
+            rate = fmt.si(nbytes / duration, "B/s")
+            return f" of the {fmt.ceiling(level)} roof: {rate} of {fmt.si(peak, 'B/s')}"
+        return f" of the {fmt.ceiling(level)} roof"
+    if level == "compute" and row_value(row, "peak_flop_per_s"):
+        return f" of the compute roof: {fmt.si(row_value(row, 'peak_flop_per_s'), 'FLOP/s')}"
+    return ""
 
 
 def _to_collect(row: pd.Series, measured: bool, launches: pd.DataFrame | None) -> str:

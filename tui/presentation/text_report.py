@@ -136,31 +136,27 @@ def _no_datasheet(report: Report) -> str:
 
 
 def _ceilings(report: Report) -> list[str]:
-    """`Ceilings: FP32 14.4 TFLOP/s, FP64 7.21 TFLOP/s, DRAM 1.93 TB/s from <source>`: each source said once,
-    after the ceilings it gave (sources differ when a datasheet fills in what the report lacks); a file with
-    launches on several GPUs gets one such group per GPU."""
+    """`Ceilings at SM 1.94 GHz: FP32 14.4 TFLOP/s, FP64 7.21 TFLOP/s, DRAM 1.93 TB/s from <source>`: the one
+    SM clock the GPU's FLOP ceilings are taken at, named once; each source said once, after the ceilings it
+    gave (sources differ when a datasheet fills in what the report lacks); one such group per GPU."""
     ceilings = report.ceilings()
     gpus = list(dict.fromkeys(c.gpu for c in ceilings))
     items = []
     for n, gpu in enumerate(gpus):
+        mine = [c for c in ceilings if c.gpu == gpu]
         by_source: dict[str, list[str]] = {}
-        clocks: dict[str, float] = {}  # the SM clock a source's FLOP ceilings are at: a T4's 2.84 T needs its 554 MHz
-        for c in ceilings:
-            if c.gpu == gpu:
-                if not math.isnan(c.sm_clock_hz):
-                    clocks.setdefault(c.source, c.sm_clock_hz)
-                by_source.setdefault(c.source, []).append(
-                    f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.bandwidth else 'FLOP/s')}"
-                    + _datasheet_figure(report, c)
-                )
-        items.append(f"Ceilings, {gpu}:" if len(gpus) > 1 and gpu else "Ceilings:")
+        for c in mine:
+            by_source.setdefault(c.source, []).append(
+                f"{fmt.ceiling(c.name)} {fmt.si(c.value, 'B/s' if c.bandwidth else 'FLOP/s')}"
+                + _datasheet_figure(report, c)
+            )
+        clock = next((c.sm_clock_hz for c in mine if c.clock == "run"), math.nan)
+        # The run's one SM clock (time-weighted over its launches): every FLOP ceiling below is taken at it.
+        at = f" at SM {fmt.si(clock, 'Hz')}" if not math.isnan(clock) else ""
+        items.append(f"Ceilings, {gpu}{at}:" if len(gpus) > 1 and gpu else f"Ceilings{at}:")
         for i, (source, values) in enumerate(by_source.items()):
             last = i == len(by_source) - 1 and n == len(gpus) - 1
-            # A datasheet peak is scaled to the median clock of the launches using it, the report's own peak
-            # counters to the time-weighted clock of theirs: two clocks, so each says which it is.
-            how = "median " if "datasheet" in source else ""
-            clock = f" ({how}SM {fmt.si(clocks[source], 'Hz')})" if source in clocks else ""
-            items += [f"{v}," for v in values[:-1]] + [values[-1], f"from {source}{clock}{'' if last else ';'}"]
+            items += [f"{v}," for v in values[:-1]] + [values[-1], f"from {source}{'' if last else ';'}"]
     return items
 
 

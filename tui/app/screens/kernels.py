@@ -359,6 +359,7 @@ def _per_gpu(ceilings: list[str]) -> list[list[str]]:
 
 
 def _whose(first: str) -> str:
-    """`Ceilings, NVIDIA A100-PCIE-40GB:` -> `A100-PCIE-40GB ceilings`, as the table's GPU column names it."""
-    gpu = first.removeprefix("Ceilings").removeprefix(",").removesuffix(":").strip()
+    """`Ceilings, NVIDIA A100-PCIE-40GB at SM 1.41 GHz:` -> `A100-PCIE-40GB ceilings`, as the table's GPU
+    column names it."""
+    gpu = first.removeprefix("Ceilings").removeprefix(",").removesuffix(":").split(" at SM ")[0].strip()
     return f"{short_gpu(gpu)} ceilings" if gpu else "ceilings"

@@ -25,7 +25,7 @@ from ....core.table import CLOCK, ROOFS, Ceiling, Roof
 from ...presentation import format as fmt
 from ...presentation.columns import short_gpu
 from ..widgets.footer import KeyFooter
-from ..widgets.roofline_plot import Point, Roofline, RooflinePlot, roof_gpus, roofline_from
+from ..widgets.roofline_plot import NOWHERE, PLOT, Point, Roofline, RooflinePlot, own_roof, roof_gpus, roofline_from
 from .export import ask_export
 from .kernel import KernelScreen
 from .keys import BACK, EXPORT
@@ -57,34 +57,61 @@ def roof_title(roof: Roof, following: str) -> Text:
 
 
 def describe(data: Roofline, index: int | None, launch: int | None = None) -> RenderableType:
-    """The selected point's name (verbatim, on one line: a template name would push the numbers off an
-    80x24 screen) and its numbers, or why there is nothing to select. `launch`: the launch ID, which tells
-    apart the launches of one kernel when each launch is a point."""
-    if index is None or not data.points:
+    """The selected row's name (verbatim, on one line: a template name would push the numbers off an 80x24
+    screen) and its numbers, or why there is nothing to select. `index`: into `data.kernels`, every row shown
+    (plotted or not). `launch`: the launch ID, which tells apart the launches of one kernel when each launch is
+    a row."""
+    kernels = data.kernels
+    if index is None or not kernels:
         return Text(f"No point to plot: {_why_none(data)}.")
-    p: Point = data.points[index]
-    source = f" ({fmt.peak_roof(p.source)})" if p.source else ""
-    peak = (
-        f" · {fmt.pct(p.pct_of_peak)} of {fmt.ceiling(p.precision)} peak{source}"
-        if not math.isnan(p.pct_of_peak)
-        else ""
-    )
+    p: Point = kernels[index]
+    name = Text(f"{index + 1}/{len(kernels)} by time · ", style="bold", no_wrap=True, overflow="ellipsis")
+    if launch is not None:
+        name.append(f"launch {launch} · ", style="bold")
+    name.append(p.label)  # verbatim: `[with T = float]` is a name, not markup
+    if p.place == PLOT:
+        return Group(name, Text(_plotted(data, p)))
+    return Group(name, Text(_off_plot(p)))
+
+
+def _plotted(data: Roofline, p: Point) -> str:
+    """AI, FLOP/s, share; % of its peak, which names the clock it is at where that is not the run's roof drawn."""
+    peak = ""
+    if not math.isnan(p.pct_of_peak):
+        peak = f" · {fmt.pct(p.pct_of_peak)} of {fmt.ceiling(p.precision)} peak"
+        own = own_roof(data, data.points.index(p))
+        if not math.isnan(own):  # not a roof drawn for the run: its own, at the clock its launches ran at
+            clock = f" at its SM {fmt.si(p.sm_clock_hz, 'Hz')}" if not math.isnan(p.sm_clock_hz) else ""
+            peak += f" {fmt.si(own, 'FLOP/s')}{clock} ┈"
+        elif p.source:
+            peak += f" ({fmt.peak_roof(p.source)})"
     bound = f" · {fmt.roof(p.bound)}-bound" if p.bound else ""
     if p.bound and not math.isnan(p.pct_of_roof):
         bound += f", {fmt.pct(p.pct_of_roof)} of its roof"
     levels = "".join(
         f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1)) if not math.isnan(v)
     )
-    more = f" · {data.beyond} smaller not plotted" if data.beyond else ""
-    name = Text(f"{index + 1}/{len(data.points)} by time · ", style="bold", no_wrap=True, overflow="ellipsis")
-    if launch is not None:
-        name.append(f"launch {launch} · ", style="bold")
-    name.append(p.label)  # verbatim: `[with T = float]` is a name, not markup
-    numbers = Text(
+    more = f" · {data.beyond} smaller not shown" if data.beyond else ""
+    return (
         f"AI {fmt.ratio(p.ai)} FLOP/B · {fmt.si(p.flop_per_s, 'FLOP/s')} · {fmt.pct(p.share)} of time"
         f"{peak}{bound}{levels}{more}"
     )
-    return Group(name, numbers)
+
+
+def _off_plot(p: Point) -> str:
+    """Why a row is not on the plot, and what judges it instead: the bandwidth of the level that bounds it."""
+    share = f"{fmt.pct(p.share)} of time"
+    if p.place == NOWHERE:
+        return f"{share} · not drawn: its FLOPs or DRAM bytes are unknown (enter: the Kernel screen names the counters)"
+    why = "0 FLOP" if not p.flop_per_s > 0 else "0 DRAM B"
+    if p.bound in ("dram", "l2", "l1") and not math.isnan(p.level_bytes_per_s):
+        judged = (
+            f"{p.bound}-bound: {fmt.si(p.level_bytes_per_s, 'B/s')}, {fmt.pct(p.pct_of_roof)} of "
+            f"{fmt.ceiling(p.bound)} {fmt.si(p.level_peak, 'B/s')}"
+        )
+    else:
+        judged = f"{fmt.roof(p.bound) or 'compute'}-bound, {fmt.pct(p.pct_of_roof)} of its roof"
+    return f"Strip ({why}) · {share} · {judged}"
 
 
 class RooflineScreen(Screen):
@@ -129,15 +156,18 @@ class RooflineScreen(Screen):
         self.gpu = self.gpus[0] if self.gpus else None
         if at is not None and len(self.gpus) > 1 and rows["gpu"].iat[at] in self.gpus:
             self.gpu = rows["gpu"].iat[at]
-        self.data = roofline_from(rows, ceilings, order, name=name_column, gpu=self.gpu)
-        at_point = next((i for i, p in enumerate(self.data.points) if p.position == at), 0)
-        self.selected: int | None = at_point if self.data.points else None
+        self.data = roofline_from(rows, ceilings, order, name=name_column, gpu=self.gpu, keep=at)
+        # The row under the table's cursor, plotted or not (a copy has no FLOPs: it is on the strip).
+        at_kernel = next((i for i, p in enumerate(self.data.kernels) if p.position == at), 0)
+        self.selected: int | None = at_kernel if self.data.kernels else None
 
     def compose(self) -> ComposeResult:
         if len(self.gpus) > 1:
             yield Static(self._gpu_title(), id="roofline-gpu")
         yield Static(roof_title(self.roof, self._following()), id="roof-title")
-        yield RooflinePlot(self.data, self.selected, id="roofline")
+        plot = RooflinePlot(self.data, None, id="roofline")
+        plot.select(*self._plot_selection())
+        yield plot
         yield Static(self._describe(), id="point-info")
         yield KeyFooter()
 
@@ -164,8 +194,8 @@ class RooflineScreen(Screen):
         plot = self.query_one(RooflinePlot)
         plot.data = self.data
         self.query_one("#roofline-gpu", Static).update(self._gpu_title())
-        self.selected = 0 if self.data.points else None
-        plot.select(self.selected)
+        self.selected = 0 if self.data.kernels else None
+        plot.select(*self._plot_selection())
         self.query_one("#point-info", Static).update(self._describe())
 
     def _following(self) -> str:
@@ -198,18 +228,18 @@ class RooflineScreen(Screen):
         self.app.call_from_thread(self._show_roof, report, rows)
 
     def _show_roof(self, report: Report, rows: pd.DataFrame) -> None:
-        at = self.data.points[self.selected].position if self.selected is not None else None
+        at = self.data.kernels[self.selected].position if self.selected is not None else None
         self.report, self.roof, self.rows, self.ceilings = report, report.roof, rows, report.ceilings()
         kernels = getattr(self.app, "kernels", None)
         if kernels is not None and kernels.report is not None:  # the table behind follows the roof chosen
             kernels.rejudge(report)
-        self.data = roofline_from(rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu)
+        self.data = roofline_from(rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu, keep=at)
         plot = self.query_one(RooflinePlot)
         plot.data = self.data
         self.selected = next(
-            (i for i, p in enumerate(self.data.points) if p.position == at), 0 if self.data.points else None
+            (i for i, p in enumerate(self.data.kernels) if p.position == at), 0 if self.data.kernels else None
         )
-        plot.select(self.selected)
+        plot.select(*self._plot_selection())
         self.query_one("#roof-title", Static).update(roof_title(self.roof, self._following()))
         self.query_one("#point-info", Static).update(self._describe())
 
@@ -220,32 +250,39 @@ class RooflineScreen(Screen):
 
     def action_edge(self, end: int) -> None:
         if self.selected is not None:
-            self._select(len(self.data.points) - 1 if end else 0)
+            self._select(len(self.data.kernels) - 1 if end else 0)
 
     def _select(self, index: int) -> None:
-        self.selected = max(0, min(index, len(self.data.points) - 1))
-        self.query_one(RooflinePlot).select(self.selected)
+        self.selected = max(0, min(index, len(self.data.kernels) - 1))
+        self.query_one(RooflinePlot).select(*self._plot_selection())
         self.query_one("#point-info", Static).update(self._describe())
+
+    def _plot_selection(self) -> tuple[int | None, Point | None]:
+        """(index of the selected row among the plot's points, None off the plot; the row itself)."""
+        if self.selected is None:
+            return None, None
+        kernel = self.data.kernels[self.selected]
+        return self.data.plot_index(kernel), kernel
 
     def _describe(self) -> RenderableType:
         launch = None
         if self.suffix == "launch" and self.selected is not None:  # suffix: the grouping the rows come from
-            value = self.rows.iloc[self.data.points[self.selected].position].get("launch_id")
+            value = self.rows.iloc[self.data.kernels[self.selected].position].get("launch_id")
             launch = None if is_missing(value) else int(value)
         return describe(self.data, self.selected, launch)
 
     def action_open(self) -> None:
         if self.selected is not None:
-            row = self.rows.iloc[self.data.points[self.selected].position]
+            row = self.rows.iloc[self.data.kernels[self.selected].position]
             self.app.push_screen(KernelScreen(row, self.ceilings, self.name_column))  # judged by this roof
 
     async def action_export(self) -> None:
-        positions = [p.position for p in self.data.points]
+        positions = [p.position for p in self.data.kernels]
         await ask_export(
             self.app,
             lambda: self.rows.iloc[positions].reset_index(drop=True),
             cast("FlopscopeApp", self.app).export_name(f"{self.suffix}-roofline"),
-            what="points plotted",
+            what="rows on the roofline screen",
             kernels_of_a_run=True,
         )
 

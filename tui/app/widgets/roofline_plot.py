@@ -8,9 +8,11 @@ and the widget renders `figure.build()` itself. plotext keeps one global figure:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import textwrap
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,10 +35,14 @@ COMPUTE_COLORS = (10, 14, 13, 11, 6, 2, 4)
 COMPUTE_GLYPHS = ("hd", "─", "┄", "·", "=", "~", "-")
 LEGEND_GLYPHS = {"hd": "━"}
 POINT_COLOR = 7
-SELECTED_COLOR = 9
+SELECTED_COLOR = 9  # the selected kernel's own roof line
+# The selected marker in reverse video: no series shares it (a bright red ◆ read as the BF16 ceiling's magenta).
+SELECTED_STYLE = Style(color="color(0)", bgcolor="color(15)", bold=True)
 LEVEL_GLYPHS = {"l2": ("▲", 3), "l1": ("▼", 5)}  # the selected kernel at its L2 and L1 intensities
+LEVEL_TINTS = {"dram": DRAM_COLOR, "l2": 3, "l1": 5}  # a memory level's slope, and the strip's kernels it bounds
 CACHE_LINES = {"l2": "/", "l1": ":"}  # the L2 and L1 ceilings' slopes, in their points' tints
 POINT, SELECTED = "•", "◆"
+PLOT, STRIP, NOWHERE = "plot", "strip", "nowhere"  # where a kernel is drawn (Point.place)
 # A point's glyph says its precision (with NO_COLOR too); its colour is its precision's ceiling's. The kernels
 # of the largest time shares are drawn as their rank instead, named in the legend (issue 19.8).
 PRECISION_GLYPHS = {"fp64": "○", "fp32": "•", "tf32": "◇", "bf16": "+", "fp16": "×", "fp8": "∗", "int8": "□"}
@@ -46,7 +52,7 @@ MIN_WIDTH, MIN_HEIGHT = 30, 8
 
 @dataclass(frozen=True)
 class Point:
-    """One kernel row on the plot."""
+    """One kernel row: on the plot, on the strip under it, or nowhere (`place`)."""
 
     label: str
     ai: float  # FLOP per DRAM byte
@@ -60,21 +66,52 @@ class Point:
     pct_of_roof: float = math.nan  # the time its limiting resource needs at that ceiling, over the time taken
     ai_l2: float = math.nan
     ai_l1: float = math.nan
+    peak: float = math.nan  # its own FLOP ceiling: at its launches' SM clock, which need not be the run's
+    sm_clock_hz: float = math.nan  # its launches' SM clock (time-weighted)
+    level_bytes_per_s: float = math.nan  # the bandwidth it reached at the memory level that bounds it
+    level_peak: float = math.nan  # that level's ceiling (B/s)
+    place: str = PLOT  # PLOT, STRIP (no FLOPs or no DRAM bytes: drawn by % of roof) or NOWHERE (unknown)
 
 
 @dataclass(frozen=True)
 class Roofline:
-    points: tuple[Point, ...]  # by time share, highest first: the order the selection walks
+    points: tuple[Point, ...]  # on the plot, by time share, highest first: the order the plot's ranks follow
     compute: tuple[Ceiling, ...]  # FLOP/s ceilings, one per precision
     dram: Ceiling | None  # B/s
     caches: tuple[Ceiling, ...] = ()  # L2 and L1 bandwidth ceilings (B/s), where the report has their peaks
     dropped: int = 0  # rows without a finite positive AI and FLOP/s
     unknown: int = 0  # of those, rows whose AI or FLOP/s is unknown (the others did no FLOPs or moved no bytes)
-    beyond: int = 0  # plottable rows past the limit (the smallest time shares)
+    beyond: int = 0  # rows past the limit (the smallest time shares)
+    others: tuple[Point, ...] = ()  # the rows not on the plot (place STRIP or NOWHERE), by time share
 
     @property
     def key(self) -> tuple:
-        return (self.points, self.compute, self.dram, self.caches)
+        return (self.points, self.compute, self.dram, self.caches, self.others)
+
+    @cached_property
+    def kernels(self) -> tuple[Point, ...]:
+        """Every row shown, plotted or not, by time share: the order the selection walks, as the table's."""
+        if not self.others:
+            return self.points
+        return tuple(sorted((*self.points, *self.others), key=lambda p: (-_order_share(p), p.position)))
+
+    @property
+    def strip(self) -> tuple[Point, ...]:
+        return tuple(p for p in self.others if p.place == STRIP)
+
+    def plot_index(self, kernel: Point | None) -> int | None:
+        """The index in `points` of a kernel on the plot (None: not on it)."""
+        if kernel is None or kernel.place != PLOT:
+            return None
+        return next((i for i, p in enumerate(self.points) if p.position == kernel.position), None)
+
+    def rank(self, kernel: Point) -> int:
+        """1 for the largest time share among every row shown, as the table counts."""
+        return next(i for i, p in enumerate(self.kernels) if p.position == kernel.position) + 1
+
+
+def _order_share(p: Point) -> float:
+    return -1.0 if math.isnan(p.share) else p.share
 
 
 def roofline_from(
@@ -84,12 +121,14 @@ def roofline_from(
     limit: int = 500,
     name: str = "kernel",
     gpu: str | None = None,
+    keep: int | None = None,
 ) -> Roofline:
-    """Rows (all, or the positions in `order`) with finite positive ai_dram and flop_per_s, highest time share
-    first, at most `limit`: more points than that only pile up on a terminal-sized plot. In a file with
-    launches on several GPUs, only the rows of one GPU (`gpu`, else the first of `roof_gpus`) against its own
-    ceilings: a point read against another GPU's roof is misplaced (an A100 kernel compute bound on its own
-    roof sits under an H100's ridge)."""
+    """Rows (all, or the positions in `order`), highest time share first, at most `limit` (more points only
+    pile up on a terminal-sized plot; `keep`, a row position, is kept whatever its share): those with finite
+    positive ai_dram and flop_per_s on the plot, the others beside it (`others`: by % of roof where they have
+    one). In a file with launches on several GPUs, only the rows of one GPU (`gpu`, else the first of
+    `roof_gpus`) against its own ceilings: a point read against another GPU's roof is misplaced (an A100
+    kernel compute bound on its own roof sits under an H100's ridge)."""
     candidates = np.arange(len(rows)) if order is None else np.asarray(order, dtype=np.int64)
     main = gpu or next(iter(roof_gpus(rows, ceilings, candidates)), "")
     if len({c.gpu for c in ceilings}) > 1 and "gpu" in rows:
@@ -98,17 +137,41 @@ def roofline_from(
     rate = rows["flop_per_s"].to_numpy(dtype=float, na_value=np.nan)[candidates]
     ok = np.isfinite(ai) & np.isfinite(rate) & (ai > 0) & (rate > 0)
     share = rows["pct_time"].to_numpy(dtype=float, na_value=np.nan) if "pct_time" in rows else np.zeros(len(rows))
-    positions = candidates[ok]
-    positions = positions[np.argsort(-np.nan_to_num(share[positions], nan=-1.0), kind="stable")]
-    beyond = max(0, len(positions) - limit)
-    positions = positions[:limit]
     label_col = name if name in rows else "kernel"
-    points = tuple(_point(rows, int(p), label_col, share) for p in positions)
+    plotted, beyond = _by_share(candidates[ok], share, limit, keep)
+    others, beyond_others = _by_share(candidates[~ok], share, limit, keep)
+    points = tuple(_point(rows, int(p), label_col, share) for p in plotted)
     compute = tuple(c for c in ceilings if not c.bandwidth and c.gpu == main)
     dram = next((c for c in ceilings if c.name == "dram" and c.gpu == main), None)
     caches = tuple(c for c in ceilings if c.name in CACHE_LINES and c.gpu == main) if dram is not None else ()
     unknown = int((np.isnan(ai) | np.isnan(rate)).sum())  # infinite AI is known: no DRAM bytes moved
-    return Roofline(points, compute, dram, caches, dropped=int((~ok).sum()), unknown=unknown, beyond=beyond)
+    return Roofline(
+        points,
+        compute,
+        dram,
+        caches,
+        dropped=int((~ok).sum()),
+        unknown=unknown,
+        beyond=beyond + beyond_others,
+        others=tuple(_beside(_point(rows, int(p), label_col, share)) for p in others),
+    )
+
+
+def _by_share(positions: np.ndarray, share: np.ndarray, limit: int, keep: int | None) -> tuple[np.ndarray, int]:
+    """The positions by time share, highest first, cut at `limit` (keeping `keep`), and how many were cut."""
+    positions = positions[np.argsort(-np.nan_to_num(share[positions], nan=-1.0), kind="stable")]
+    if len(positions) <= limit:
+        return positions, 0
+    kept = positions[:limit]
+    if keep is not None and keep in positions[limit:]:
+        kept = np.append(kept[: limit - 1], keep) if limit else np.array([keep])
+    return kept, len(positions) - len(kept)
+
+
+def _beside(point: Point) -> Point:
+    """A row off the plot: on the strip where its % of roof is known, else nowhere."""
+    place = STRIP if point.pct_of_roof > 0 else NOWHERE
+    return dataclasses.replace(point, place=place)
 
 
 def roof_gpus(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | None = None) -> list[str]:
@@ -137,7 +200,20 @@ def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray)
         pct_of_roof=_finite(row.get("pct_of_roof")),
         ai_l2=_positive(row.get("ai_l2")),
         ai_l1=_positive(row.get("ai_l1")),
+        peak=_finite(row.get("peak_flop_per_s")),
+        sm_clock_hz=_finite(row.get("sm_clock_hz")),
+        level_bytes_per_s=_level_rate(row),
+        level_peak=_finite(row.get(f"peak_{fmt.text(row.get('roof'))}_bytes_per_s")),
     )
+
+
+def _level_rate(row: pd.Series) -> float:
+    """The bandwidth the row reached at the memory level that bounds it (NaN: compute-bound or unknown)."""
+    level = fmt.text(row.get("roof"))
+    if level not in ("dram", "l2", "l1"):
+        return math.nan
+    nbytes, duration = _finite(row.get(f"{level}_bytes")), _finite(row.get("duration_s"))
+    return nbytes / duration if duration > 0 else math.nan
 
 
 def _finite(value) -> float:
@@ -167,13 +243,11 @@ class _Axes:
     y: tuple[float, float]
 
 
-def _axes(data: Roofline, selected: int | None = None) -> _Axes:
-    """Decades that hold what is drawn: every point at its DRAM intensity, the selected one at its L2 and L1
-    intensities too (only its ▲ ▼ are drawn: another kernel's L1 intensity stretched the axis for nothing)."""
-    shown = [data.points[selected]] if selected is not None and data.points else []
-    xs = [math.log10(p.ai) for p in data.points] + [
-        math.log10(v) for p in shown for v in (p.ai_l2, p.ai_l1) if not math.isnan(v)
-    ]
+def _axes(data: Roofline) -> _Axes:
+    """Decades that hold every point at its DRAM intensity and every ridge: the same whichever point is
+    selected, so the plot stands still while the selection walks (the selected point's ▲ ▼ at its L2 and L1
+    intensities are drawn where they fall inside; the text under the plot gives their values)."""
+    xs = [math.log10(p.ai) for p in data.points]
     ys = [math.log10(p.flop_per_s) for p in data.points]
     ys += [math.log10(c.value) for c in data.compute]
     if data.dram is not None:
@@ -242,8 +316,9 @@ def draw_plot(
     plt.terminal.limit(False, False)  # plotext caps plots at its own idea of the terminal (80x22 with no tty)
     fig.theme("simple" if color else "colorless")
     fig.plot_size(width, height)
-    axes = _axes(data, selected)
+    axes = _axes(data)
     (x0, x1), (y0, y1) = axes.x, axes.y
+    _draw_own_roof(fig, data, axes, selected, color)  # first: a run's ceiling on the same row stays on top
     _draw_ceilings(fig, data, axes, color)
     fig.ruler("x").lim(x0, x1)
     fig.ruler("y").lim(y0, y1)
@@ -279,6 +354,31 @@ def _draw_ceilings(fig, data: Roofline, axes: _Axes, color: bool) -> None:
         fig.draw(
             fig.segment([left, x1], [y, y], marker=_line_marker(compute_tint, COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)]))
         )
+
+
+def own_roof(data: Roofline, selected: int | None) -> float:
+    """The selected point's own FLOP ceiling where no drawn ceiling is it (within 0.5%): a kernel is judged at
+    its launches' SM clock, the run's ceilings are at the run's, and a mixed-precision kernel's peak lies between
+    its precisions'. NaN where a drawn ceiling is its own."""
+    if selected is None or not data.points:
+        return math.nan
+    peak = data.points[selected].peak
+    if math.isnan(peak) or any(abs(c.value / peak - 1) <= OWN_ROOF_TOLERANCE for c in data.compute):
+        return math.nan
+    return peak
+
+
+OWN_ROOF_TOLERANCE = 0.005
+
+
+def _draw_own_roof(fig, data: Roofline, axes: _Axes, selected: int | None, color: bool) -> None:
+    """The selected kernel's own FLOP ceiling, dotted in its marker's colour, from its ridge to the right edge."""
+    peak = own_roof(data, selected)
+    if math.isnan(peak) or not axes.y[0] < math.log10(peak) < axes.y[1]:
+        return
+    y = math.log10(peak)
+    left = max(axes.x[0], y - math.log10(data.dram.value)) if data.dram is not None else axes.x[0]
+    fig.draw(fig.segment([left, axes.x[1]], [y, y], marker=_line_marker(SELECTED_COLOR if color else None, "┈")))
 
 
 def _ceiling_start(data: Roofline, ceiling: Ceiling, x0: float) -> float:
@@ -473,9 +573,14 @@ def point_style(data: Roofline, point: Point) -> tuple[str, int]:
     return PRECISION_GLYPHS.get(precision.removeprefix("tensor_"), POINT), tint  # TC BF16 too: `+`
 
 
-def numbered(data: Roofline) -> list[int]:
-    """The points drawn as their rank (1 = largest time share): the first NUMBERED, points being in that order."""
-    return list(range(min(NUMBERED, len(data.points)))) if len(data.points) > 1 else []
+def numbered(data: Roofline) -> dict[int, int]:
+    """Plotted points drawn as their rank (1 = the largest time share of every row shown, as the table's order):
+    point index -> rank, for the ranks up to NUMBERED that are on the plot."""
+    kernels = data.kernels
+    if len(kernels) < 2:
+        return {}
+    top = {k.position: rank for rank, k in enumerate(kernels[:NUMBERED], start=1)}
+    return {i: top[p.position] for i, p in enumerate(data.points) if p.position in top}
 
 
 def stack(cells: list[tuple[int, int]], selected: int | None) -> dict[int, list[int]]:
@@ -518,23 +623,65 @@ def _draw_points(grid: _Grid, data: Roofline, selected: int | None, color: bool)
         if i == selected:
             glyph, tint = SELECTED, SELECTED_COLOR
         elif i in ranks:
-            glyph = str(i + 1)
-        grid.put(*cells[i], glyph, style(tint) + (Style(bold=True) if i == selected else Style()))
+            glyph = str(ranks[i])
+        grid.put(*cells[i], glyph, SELECTED_STYLE if i == selected and color else style(tint))
     return overlaps
 
 
 def legend(
-    data: Roofline, selected: int | None, color: bool = True, overlaps: dict[int, list[int]] | None = None
+    data: Roofline,
+    selected: int | None,
+    color: bool = True,
+    overlaps: dict[int, list[int]] | None = None,
+    width: int = 80,
 ) -> list[tuple[str, Style]]:
-    """Legend entries (glyph + text, style): drawn under the plot so it never covers a point. `overlaps` (from
-    `draw_plot`): a ranked kernel says how many points its marker hides (`+2`) or which marker hides it
-    (`under 1`, `under ◆`); the points hidden under an unranked marker are counted in one entry."""
+    """Legend entries (glyph + text, style): drawn under the plot so it never covers a point (`legend_parts`)."""
+    main, chosen = legend_parts(data, selected, color, overlaps, width)
+    return main + chosen
+
+
+def legend_parts(
+    data: Roofline,
+    selected: int | None,
+    color: bool = True,
+    overlaps: dict[int, list[int]] | None = None,
+    width: int = 80,
+    kernel: Point | None = None,
+) -> tuple[list[tuple[str, Style]], list[tuple[str, Style]]]:
+    """(entries of the plot, entries of the selection), the second on a line of its own so that walking the
+    points never moves the plot. `overlaps` (from `draw_plot`): a ranked kernel says how many points its marker
+    hides (`+2`) or which marker hides it (`under 1`, `under ◆`); the points hidden under an unranked marker are
+    counted in one entry. `kernel`: the selected row where it is not on the plot (the strip's, or none)."""
     overlaps = overlaps or {}
-    under = {i: top for top, hidden in overlaps.items() for i in hidden}
 
     def tint(index: int) -> Style:
         return Style(color=f"color({index})") if color else Style()
 
+    entries = _ceiling_entries(data, tint)
+    if data.points or data.others:
+        entries += _kernel_entries(data, selected, overlaps, width, tint)
+    chosen: list[tuple[str, Style]] = []
+    if selected is not None and data.points:
+        covered = f" +{len(overlaps[selected])}" if selected in overlaps else ""
+        chosen.append((f"{SELECTED} selected{covered}", SELECTED_STYLE if color else Style()))
+        p = data.points[selected]
+        for level, (glyph, index) in LEVEL_GLYPHS.items():
+            if not math.isnan(getattr(p, f"ai_{level}")):
+                chosen.append((f"{glyph} its {level.upper()} AI", tint(index)))
+        peak = own_roof(data, selected)
+        if not math.isnan(peak):
+            chosen.append((f"┈ its own roof {fmt.si(peak, 'FLOP/s')}{_at_clock(p)}", tint(SELECTED_COLOR)))
+    elif kernel is not None:
+        where = "on the strip" if kernel.place == STRIP else "not drawn: its counters are missing"
+        chosen.append((f"{SELECTED} selected: {where}", SELECTED_STYLE if color else Style()))
+    return entries, chosen
+
+
+def _at_clock(p: Point) -> str:
+    return f" at SM {fmt.si(p.sm_clock_hz, 'Hz')}" if not math.isnan(p.sm_clock_hz) else ""
+
+
+def _ceiling_entries(data: Roofline, tint) -> list[tuple[str, Style]]:
     entries = []
     if data.dram is not None:
         entries.append((f"━ {ceiling_label(data.dram)}", tint(DRAM_COLOR)))
@@ -548,41 +695,95 @@ def legend(
                 tint(COMPUTE_COLORS[i % len(COMPUTE_COLORS)]),
             )
         )
-    if data.points:
-        ranks = numbered(data)
-        for i in ranks:  # the rank, a name short enough to sit beside the others, its precision and time share
-            p = data.points[i]
-            label = p.label if len(p.label) <= 18 else p.label[:17] + "…"
-            share = f"{p.share:.0f}%" if p.share >= 1 else "<1%"
-            stacked = _stacked(i, overlaps, under, ranks, selected)
-            entries.append(
-                (f"{i + 1} {label} {precision_of(p) or '?'} {share}{stacked}", tint(point_style(data, p)[1]))
-            )
-        glyphs = dict.fromkeys(
-            (precision_of(p) or "kernel", point_style(data, p)) for i, p in enumerate(data.points) if i not in ranks
-        )
-        for name, (glyph, index) in glyphs:  # the other kernels: a glyph per precision
-            entries.append((f"{glyph} {name}", tint(index)))
-        covered = f" +{len(overlaps[selected])}" if selected in overlaps else ""
-        entries.append((f"{SELECTED} selected{covered}", tint(SELECTED_COLOR) + Style(bold=True)))
-        # Under an unranked marker (a cell of unranked points only: a ranked one would be drawn on top).
-        others = sum(len(hidden) for top, hidden in overlaps.items() if top not in ranks and top != selected)
-        if others:
-            entries.append((f"+{others} under other markers", Style()))
-    if selected is not None and data.points:
-        p = data.points[selected]
-        for level, (glyph, index) in LEVEL_GLYPHS.items():
-            if getattr(p, f"ai_{level}") == getattr(p, f"ai_{level}"):
-                entries.append((f"{glyph} selected at {level.upper()} AI", tint(index)))
     return entries
 
 
-def _marker_of(i: int, ranks: list[int], selected: int | None) -> str:
-    return SELECTED if i == selected else str(i + 1) if i in ranks else "a marker"
+def _kernel_entries(
+    data: Roofline, selected: int | None, overlaps: dict[int, list[int]], width: int, tint
+) -> list[tuple[str, Style]]:
+    """Where the rows are (plot, strip, nowhere), the ranked kernels by name, a glyph per precision, and the
+    points hidden under unranked markers."""
+    under = {i: top for top, hidden in overlaps.items() for i in hidden}
+    ranks = numbered(data)
+    entries = [(_where(data), Style())] if data.others else []
+    kernels = data.kernels
+    top = kernels[:NUMBERED] if len(kernels) > 1 else ()
+    labels = distinct_cut([k.label for k in top], max(18, width // 3 - 14))
+    for rank, (k, label) in enumerate(zip(top, labels, strict=True), start=1):
+        share = f"{k.share:.0f}%" if k.share >= 1 else "<1%"
+        i = data.plot_index(k)
+        stacked = _stacked(i, overlaps, under, ranks, selected) if i is not None else _off_plot(k)
+        what = fmt.precision(k.precision.split("+")[0]) or ("0 FLOP" if k.place != PLOT else "?")
+        entries.append((f"{rank} {label} {what} {share}{stacked}", tint(_tint_of(data, k))))
+    glyphs = dict.fromkeys(
+        (precision_of(p) or "kernel", point_style(data, p)) for i, p in enumerate(data.points) if i not in ranks
+    )
+    for name, (glyph, index) in glyphs:  # the other kernels: a glyph per precision
+        entries.append((f"{glyph} {name}", tint(index)))
+    # Under an unranked marker (a cell of unranked points only: a ranked one would be drawn on top).
+    others = sum(len(hidden) for top_, hidden in overlaps.items() if top_ not in ranks and top_ != selected)
+    if others:
+        entries.append((f"+{others} under other markers", Style()))
+    return entries
+
+
+def _where(data: Roofline) -> str:
+    """`26 on the plot · 7 on the strip (no FLOPs or no DRAM bytes: by % of roof) · 2 not drawn`."""
+    strip, nowhere = len(data.strip), len(data.others) - len(data.strip)
+    parts = [f"{len(data.points)} plotted"]
+    if strip:
+        parts.append(f"{strip} on the strip (0 FLOP or 0 DRAM B, by % of roof)")
+    if nowhere:
+        parts.append(f"{nowhere} not drawn (no % of roof)")
+    if data.beyond:
+        parts.append(f"{data.beyond} smaller not shown")
+    return " · ".join(parts)
+
+
+def _off_plot(k: Point) -> str:
+    return "" if k.place == STRIP else " not drawn"  # a ranked row on the strip is drawn there as its rank
+
+
+def _tint_of(data: Roofline, k: Point) -> int:
+    return point_style(data, k)[1] if k.place == PLOT else LEVEL_TINTS.get(k.bound, POINT_COLOR)
+
+
+def distinct_cut(labels: list[str], budget: int) -> list[str]:
+    """Each label cut to `budget` characters where it differs from the others: its head where the difference
+    lies in it, else a short head, `…`, and the part from just before the first character that tells it apart
+    (`nvjet_sm90_tst_64x64_64x13_2x1_v_bz_NNT` and `..._128x128_...`: `nvjet_…_64x64_64x13_2x…`)."""
+    out = []
+    for label in labels:
+        if len(label) <= budget:
+            out.append(label)
+            continue
+        same = max((_common_prefix(label, o) for o in labels if o != label), default=0)
+        if same < budget - 1:
+            out.append(label[: budget - 1] + "…")
+            continue
+        head = max(4, budget // 3)
+        room = budget - head - 1
+        start = max(head, min(same - 3, len(label) - room))
+        tail = label[start:]
+        out.append(label[:head] + "…" + (tail if len(tail) <= room else tail[: room - 1] + "…"))
+    return out
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _marker_of(i: int, ranks: dict[int, int], selected: int | None) -> str:
+    return SELECTED if i == selected else str(ranks[i]) if i in ranks else "a marker"
 
 
 def _stacked(
-    i: int, overlaps: dict[int, list[int]], under: dict[int, int], ranks: list[int], selected: int | None
+    i: int, overlaps: dict[int, list[int]], under: dict[int, int], ranks: dict[int, int], selected: int | None
 ) -> str:
     """` +2` (points hidden under rank i's marker), ` under 1` / ` under ◆` (the marker that hides it)."""
     if i in under:
@@ -627,8 +828,52 @@ class CachedPlot(Widget):
         return self._drawn[1]
 
 
+STRIP_LOW, STRIP_HIGH = -1, 2  # the strip's axis: 0.1% to 100% of roof (log10), lower where a kernel is lower
+
+
+def strip_line(data: Roofline, kernel: Point | None, width: int, color: bool = True) -> Text | None:
+    """The rows off the plot (no FLOPs, or no DRAM bytes: no place on a log-log plot) on one line, by their %
+    of roof on a log axis, the selected as ◆, the ranked by their rank, the others as • in the colour of the
+    memory level that bounds them. None where there are none."""
+    strip = data.strip
+    if not strip:
+        return None
+    low = max(-3, min(STRIP_LOW, math.floor(min(math.log10(k.pct_of_roof) for k in strip))))
+    head, left, right = "% of roof: ", f"{_pct_tick(low)}┤", "├100%"
+    cells = width - len(head) - len(left) - len(right)
+    if cells < 10:
+        return None
+    dim = Style(dim=True)
+    track = [("┊" if _is_decade(c, cells, low) else " ", dim) for c in range(cells)]
+    ranks = {k.position: rank for rank, k in enumerate(data.kernels[:NUMBERED], start=1)}
+    chosen = kernel.position if kernel is not None and kernel.place == STRIP else None
+    # Smallest share first, so that a larger one (and last the selected) is drawn over it in a shared cell.
+    for k in sorted(strip, key=lambda k: (k.position == chosen, _order_share(k))):
+        at = (min(math.log10(k.pct_of_roof), STRIP_HIGH) - low) / (STRIP_HIGH - low)
+        cell = min(cells - 1, max(0, round(at * (cells - 1))))
+        glyph = SELECTED if k.position == chosen else str(ranks[k.position]) if k.position in ranks else POINT
+        tint = Style(color=f"color({LEVEL_TINTS.get(k.bound, POINT_COLOR)})") if color else Style()
+        track[cell] = (glyph, SELECTED_STYLE if glyph == SELECTED and color else tint)
+    line = Text(head + left, no_wrap=True)
+    for glyph, style in track:
+        line.append(glyph, style)
+    line.append(right)
+    return line
+
+
+def _pct_tick(decade: int) -> str:
+    return f"{10.0**decade:g}%"
+
+
+def _is_decade(cell: int, cells: int, low: int) -> bool:
+    """A dim tick where 1%, 10% (every decade inside the axis) fall."""
+    return any(round((k - low) / (STRIP_HIGH - low) * (cells - 1)) == cell for k in range(low + 1, STRIP_HIGH))
+
+
 class RooflinePlot(CachedPlot):
-    """Renders a `Roofline` to fit the widget; rebuilt only when size, data or selection change."""
+    """Renders a `Roofline` to fit the widget: the plot, the strip of the rows off it, the legend; rebuilt only
+    when size, data or selection change. The legend's height does not depend on the selection, so the plot
+    stands still while the selection walks."""
 
     DEFAULT_CSS = "RooflinePlot { height: 1fr; min-height: 8; }"
 
@@ -637,30 +882,51 @@ class RooflinePlot(CachedPlot):
         super().__init__(id=id)
         self.data = data
         self.selected = selected if data is not None and data.points else None
+        self.kernel: Point | None = None  # the selected row where it is off the plot
 
-    def select(self, index: int | None) -> None:
+    def select(self, index: int | None, kernel: Point | None = None) -> None:
+        """Select point `index` of the plot, or (None) the row `kernel` off it."""
         self.selected = index
+        self.kernel = kernel if index is None else None
         self.refresh()
 
     def data_key(self) -> object:
-        return self.data.key if self.data else None
+        return (self.data.key, self.kernel) if self.data else None
 
     def draw(self, width: int, height: int, color: bool) -> Text:
         if self.data is None:
             return Text("No data yet.")
-        extra = legend_lines(legend(self.data, self.selected, color), width)
-        for _ in range(3):  # the overlaps depend on the plot's height, which the legend's lines take from
-            if width < MIN_WIDTH or height - len(extra) < MIN_HEIGHT:
-                message = f"Too small for a roofline ({width}x{height}): enlarge the terminal."
-                return Text("\n".join(textwrap.wrap(message, max(width, 1))[: max(height, 1)]), no_wrap=True)
-            text, overlaps = draw_plot(self.data, width, height - len(extra), self.selected, color)
-            fitted = legend_lines(legend(self.data, self.selected, color, overlaps), width)
-            if len(fitted) == len(extra):
-                break
-            extra = fitted
-        extra = fitted
+        data = self.data
+        strip = strip_line(data, self.kernel, width, color)
+        main_room, chosen_room = legend_room(data, width, color)
+        room = main_room + chosen_room + (strip is not None)
+        if width < MIN_WIDTH or height - room < MIN_HEIGHT:
+            message = f"Too small for a roofline ({width}x{height}): enlarge the terminal."
+            return Text("\n".join(textwrap.wrap(message, max(width, 1))[: max(height, 1)]), no_wrap=True)
+        text, overlaps = draw_plot(data, width, height - room, self.selected, color)
+        main, chosen = legend_parts(data, self.selected, color, overlaps, width, self.kernel)
+        extra = [strip] if strip is not None else []
+        extra += legend_lines(main, width)[:main_room]
+        extra += legend_lines(chosen, width)[:chosen_room] if chosen else []
         for line in extra:
             text.append("\n")
             text.append_text(line)
         text.no_wrap, text.overflow = True, "crop"
         return text
+
+
+def legend_room(data: Roofline, width: int, color: bool = True) -> tuple[int, int]:
+    """(lines for the plot's entries, lines for the selection's) under a plot of `width`: the same whichever row
+    is selected, so the plot above them never moves."""
+    return len(legend_lines(_worst_case(data, color, width), width)), 1 if data.points or data.others else 0
+
+
+def below_plot(data: Roofline, width: int, kernel: Point | None = None, color: bool = True) -> int:
+    """How many lines the strip and the legend take under the plot."""
+    return sum(legend_room(data, width, color)) + (strip_line(data, kernel, width, color) is not None)
+
+
+def _worst_case(data: Roofline, color: bool, width: int) -> list[tuple[str, Style]]:
+    """The plot's entries as long as overlaps can make them (every ranked point `under a marker`, a count of
+    hidden points), so the lines kept for them hold whatever the selection hides."""
+    return legend_parts(data, None, color, {-1: list(range(len(data.points)))}, width)[0]
