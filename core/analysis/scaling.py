@@ -330,13 +330,13 @@ def _saturation(table: pd.DataFrame, param: str) -> list[str]:
     first = near.idxmax()  # the smallest param value within 90% of the best
     if not near.iloc[-1]:
         return [
-            f"FLOPS efficiency falls after {param} = {eff.idxmax():g} (best {best:.1%}) to "
+            f"FLOP %Peak falls after {param} = {eff.idxmax():g} (best {best:.1%}) to "
             f"{eff.iloc[-1]:.1%} at {param} = {eff.index[-1]:g}"
         ]
     if eff.index[0] < first < eff.index[-1] and near.loc[first:].all():
         # The value measured there, as the table shows it: 90% of the best is only the threshold.
         return [
-            f"FLOPS efficiency saturates from {param} = {first:g} (reaches {eff.loc[first]:.1%}, ≥ 90% of "
+            f"FLOP %Peak saturates from {param} = {first:g} (reaches {eff.loc[first]:.1%}, ≥ 90% of "
             f"its best {best:.1%})"
         ]
     return []

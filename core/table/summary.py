@@ -1,4 +1,6 @@
-"""Run-level figures (RunSummary): totals, FLOPS, compute and bandwidth efficiency, with what is unknown said."""
+"""Run-level figures (RunSummary): totals, and FLOP/s and DRAM B/s as shares of peak and the share of time in
+arithmetic kernels (the *_efficiency fields; the views word them `FLOP %Peak`, `arith. time`, `DRAM %Peak`), with
+what is unknown said."""
 
 from __future__ import annotations
 

@@ -293,7 +293,7 @@ def test_line_plot_builds_are_pure_and_exactly_sized(color):
 def test_a_flat_series_keeps_distinct_ticks_and_no_false_trend():
     """Efficiency within 0.1% at every point: the axis spans at least a tenth of a decade, labelled twice."""
     series = Series(
-        (1.0, 2.0, 4.0, 8.0), (0.938, 0.938, 0.937, 0.938), "batch_size", "FLOPS efficiency", lambda v: fmt.pct(100 * v)
+        (1.0, 2.0, 4.0, 8.0), (0.938, 0.938, 0.937, 0.938), "batch_size", "FLOP %Peak", lambda v: fmt.pct(100 * v)
     )
     text = plt.uncolorize(build_line_plot(series, 70, 11, selected=0))
     ticks = re.findall(r"([\d.]+%)┤", text)
@@ -656,8 +656,8 @@ def oom_cells(db: Path) -> dict[int, dict[str, str]]:
                 "DRAM B": fmt.si(s.dram_bytes, "B"),
                 "Time": fmt.seconds(s.total_time_s),
                 "FLOP/s": fmt.si(s.flop_per_s),
-                "FLOPS eff": fmt.share(s.flops_efficiency),
-                "BW eff": fmt.share(s.bandwidth_efficiency),
+                "FLOP %Peak": fmt.share(s.flops_efficiency),
+                "DRAM %Peak": fmt.share(s.bandwidth_efficiency),
                 "Kernels": "2",
             }
     return out
@@ -667,7 +667,7 @@ def oom_cells(db: Path) -> dict[int, dict[str, str]]:
 async def test_with_a_warning_column_every_column_comes_back_whole(oom_store, size):
     """Before, at 80x24 the 48-cell Warning column (never dropped) left no room: `right` three times showed
     FLOP/batch_size as `FLOP/batch_` over `2` (for 202 M), then a header `Time F` over blank cells, and FLOP/s,
-    FLOPS eff, BW eff and Kernels never appeared. Now the Warning column gives way (shortened) and `right`
+    FLOP %Peak, DRAM %Peak and Kernels never appeared. Now the Warning column gives way (shortened) and `right`
     brings every column whole, as on the Kernels screen."""
     with Store(oom_store) as store:
         lines = load_sweep("bs", store)

@@ -537,19 +537,19 @@ def efficiency_table(values: list[float], efficiency: list[float]) -> pd.DataFra
         # there (the finding quoted 45.0%, the threshold, a value no point had)
         (
             [0.1, 0.3, 0.46, 0.5, 0.48],
-            "FLOPS efficiency saturates from bs = 4 (reaches 46.0%, ≥ 90% of its best 50.0%)",
+            "FLOP %Peak saturates from bs = 4 (reaches 46.0%, ≥ 90% of its best 50.0%)",
         ),
         # best at the first point, then down to 0.2%: it falls (the reviewers' sweep said "saturates from 1")
-        ([0.127, 0.1, 0.02, 0.005, 0.002], "FLOPS efficiency falls after bs = 1 (best 12.7%) to 0.2% at bs = 16"),
+        ([0.127, 0.1, 0.02, 0.005, 0.002], "FLOP %Peak falls after bs = 1 (best 12.7%) to 0.2% at bs = 16"),
         # rises, peaks, falls below 90% of the peak by the end
-        ([0.1, 0.4, 0.5, 0.3, 0.2], "FLOPS efficiency falls after bs = 4 (best 50.0%) to 20.0% at bs = 16"),
+        ([0.1, 0.4, 0.5, 0.3, 0.2], "FLOP %Peak falls after bs = 4 (best 50.0%) to 20.0% at bs = 16"),
         ([0.1, 0.2, 0.3, 0.4, 0.5], None),  # still rising at the largest value: neither
         ([0.3, 0.31, 0.3, 0.305, 0.3], None),  # flat within 10%
     ],
 )
 def test_efficiency_saturates_only_when_it_rises_then_levels(efficiency, expected):
     notes = findings(efficiency_table([1, 2, 4, 8, 16], efficiency), pd.DataFrame(), "bs")
-    trend = [n for n in notes if n.startswith("FLOPS efficiency")]
+    trend = [n for n in notes if n.startswith("FLOP %Peak")]
     assert trend == ([expected] if expected else [])
 
 
@@ -915,10 +915,9 @@ def test_saturation_quotes_the_efficiency_measured_where_it_saturates(tmp_path):
     out = cli("open", "sat", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)["analyses"][0]
-    said = next(f for f in doc["findings"] if f.startswith("FLOPS efficiency"))
+    said = next(f for f in doc["findings"] if f.startswith("FLOP %Peak"))
     assert said == (
-        f"FLOPS efficiency saturates from batch_size = {first} (reaches {measured[first]:.1%}, ≥ 90% of "
-        f"its best {best:.1%})"
+        f"FLOP %Peak saturates from batch_size = {first} (reaches {measured[first]:.1%}, ≥ 90% of its best {best:.1%})"
     )
     shown = cli("open", "sat", "--no-tui", home=tmp_path, columns=200).stdout
     row = next(line for line in shown.splitlines() if line.split()[:1] == [str(first)])

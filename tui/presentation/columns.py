@@ -173,8 +173,8 @@ def sweep_columns(param: str, warned: bool = False) -> list[Column]:
         Column("dram_bytes", "DRAM B", lambda v: fmt.si(v, "B"), 2, 8),
         Column("duration_s", "Time", fmt.seconds, 0, 9),
         Column("flop_per_s", "FLOP/s", lambda v: fmt.si(v), 1, 8),
-        Column("flops_efficiency", "FLOPS eff", fmt.share, 2, 9),
-        Column("bandwidth_efficiency", "BW eff", fmt.share, 3, 7),
+        Column("flops_efficiency", "FLOP %Peak", fmt.share, 2, 10),  # the header's words for them
+        Column("bandwidth_efficiency", "DRAM %Peak", fmt.share, 3, 10),
         Column("kernels", "Kernels", fmt.integer, 4, 7),
     ]
 

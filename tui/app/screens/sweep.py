@@ -71,7 +71,7 @@ METRICS = (
     Metric("dram_bytes", "DRAM bytes", _si("B")),
     Metric("duration_s", "Time", fmt.seconds),
     Metric("flop_per_s", "FLOP/s", _si("FLOP/s")),
-    Metric("flops_efficiency", "FLOPS efficiency", fmt.share),
+    Metric("flops_efficiency", "FLOP %Peak", fmt.share),
 )
 PLOT_ROWS = 11  # the plot's least: caption, 7 rows of plot area (two y labels or more), the x axis and ticks
 
