@@ -332,3 +332,38 @@ def test_the_axes_stand_still_while_the_selection_walks():
     shown = {tuple(frame_and_axis(i)) for i in range(len(data.points))}
     assert len(shown) == 1  # the same ticks, labels and frame for every selection
     assert "1M" not in frame_and_axis(gemm)[-1] and "▼" not in build_plot(data, 100, 20, gemm, color=False).plain
+
+
+async def test_walking_the_rows_moves_neither_the_frame_nor_the_axes():
+    """Issue 41.6: the plot shifted a row as the legend under it changed with the selection, and the x axis
+    rescaled: walking every row of the demo, the frame and both axes' labels stay where they were."""
+    from flopscope.tui.app.screens.roofline import RooflineScreen
+
+    from ..helpers.app import make_app, ready, screen_lines
+    from ..helpers.real_files import DEMO, report_of
+
+    app = make_app(report_of(DEMO))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        roof = app.screen
+        assert isinstance(roof, RooflineScreen)
+        seen = set()
+        for _ in range(len(roof.data.kernels)):
+            lines = screen_lines(app)
+            top = next(r for r, line in enumerate(lines) if "┌" in line)
+            bottom = next(r for r, line in enumerate(lines) if "└" in line)
+            seen.add((top, bottom, tuple(line[:5] for line in lines[top:bottom]), lines[bottom + 1]))
+            await pilot.press("j")
+        assert len(seen) == 1, seen
+
+
+def test_the_selected_marker_is_unlike_every_series():
+    """Issue 41.6: the selected ◆ was bright red beside a magenta BF16 series; it is in reverse video now, a
+    style no ceiling, slope or point uses."""
+    data = roofline_from(rows(), CEILINGS)
+    drawn = build_plot(data, 80, 20, selected=0, color=True)
+    marked = [span.style for span in drawn.spans if drawn.plain[span.start : span.end] == "◆"]
+    others = [span.style for span in drawn.spans if drawn.plain[span.start : span.end] != "◆"]
+    assert marked and all(style.bgcolor is not None for style in marked)
+    assert all(getattr(style, "bgcolor", None) is None for style in others)

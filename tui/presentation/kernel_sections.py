@@ -191,9 +191,17 @@ def _percent(value) -> str:
 
 
 def _of_roof(row: pd.Series) -> str:
-    """` (measured)`: the roof the % of peak is of (issue 22), where there is one."""
+    """` (at clock) of 67.2 TFLOP/s at SM 1.99 GHz`: the roof the % of peak is of (issue 22), and the peak and
+    clock it is judged at: the kernel's own launches' clock, which need not be the run's (issue 41.2)."""
+    if row_value(row, "pct_of_peak") is None:
+        return ""
     roof = fmt.peak_roof(row_value(row, "peak_source"))
-    return f" ({roof})" if roof and row_value(row, "pct_of_peak") is not None else ""
+    peak, clock = row_value(row, "peak_flop_per_s"), row_value(row, "sm_clock_hz")
+    at_clock = bool(peak and clock and "clock" in roof)
+    if at_clock:  # `at clock`, `datasheet at clock`: said once, with the clock, after the peak
+        roof = " + ".join(part.removesuffix("at clock").strip() or "report" for part in roof.split(" + "))
+    out = (f" ({roof})" if roof else "") + (f" of {fmt.si(peak, 'FLOP/s')}" if peak else "")
+    return out + (f" at its SM clock {fmt.si(clock, 'Hz')}" if at_clock else "")
 
 
 def _roof_is(row: pd.Series) -> str:
