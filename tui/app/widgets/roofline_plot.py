@@ -24,6 +24,7 @@ from textual.widget import Widget
 from ....core.common import display_text
 from ....core.table import Ceiling
 from ...presentation import format as fmt
+from ...presentation.names import distinct_cuts
 
 if TYPE_CHECKING:
     import plotext as plt
@@ -708,8 +709,10 @@ def _kernel_entries(
     entries = [(_where(data), Style())] if data.others else []
     kernels = data.kernels
     top = kernels[:NUMBERED] if len(kernels) > 1 else ()
-    labels = distinct_cut([k.label for k in top], max(18, width // 3 - 14))
-    for rank, (k, label) in enumerate(zip(top, labels, strict=True), start=1):
+    # Cut where they differ from every row's name (issue 41.5: `nvjet_sm90_tst_64…` three times at 160 columns).
+    cuts = distinct_cuts([k.label for k in kernels], max(18, width // 3 - 14)) if top else {}
+    for rank, k in enumerate(top, start=1):
+        label = cuts.get(k.label, k.label)
         share = f"{k.share:.0f}%" if k.share >= 1 else "<1%"
         i = data.plot_index(k)
         stacked = _stacked(i, overlaps, under, ranks, selected) if i is not None else _off_plot(k)
@@ -746,36 +749,6 @@ def _off_plot(k: Point) -> str:
 
 def _tint_of(data: Roofline, k: Point) -> int:
     return point_style(data, k)[1] if k.place == PLOT else LEVEL_TINTS.get(k.bound, POINT_COLOR)
-
-
-def distinct_cut(labels: list[str], budget: int) -> list[str]:
-    """Each label cut to `budget` characters where it differs from the others: its head where the difference
-    lies in it, else a short head, `…`, and the part from just before the first character that tells it apart
-    (`nvjet_sm90_tst_64x64_64x13_2x1_v_bz_NNT` and `..._128x128_...`: `nvjet_…_64x64_64x13_2x…`)."""
-    out = []
-    for label in labels:
-        if len(label) <= budget:
-            out.append(label)
-            continue
-        same = max((_common_prefix(label, o) for o in labels if o != label), default=0)
-        if same < budget - 1:
-            out.append(label[: budget - 1] + "…")
-            continue
-        head = max(4, budget // 3)
-        room = budget - head - 1
-        start = max(head, min(same - 3, len(label) - room))
-        tail = label[start:]
-        out.append(label[:head] + "…" + (tail if len(tail) <= room else tail[: room - 1] + "…"))
-    return out
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _marker_of(i: int, ranks: dict[int, int], selected: int | None) -> str:
