@@ -120,3 +120,22 @@ async def test_r_opens_on_the_cursors_kernel_even_without_flops():
         await pilot.pause()
         assert roof.data.kernels[roof.selected].place == PLOT and roof.query_one(RooflinePlot).selected is not None
         assert first is None or first["kernel"] == name
+
+
+@pytest.mark.parametrize("width", [80, 160])
+def test_the_legend_tells_the_ranked_kernels_apart(width):
+    """Issue 41.5: the legend cut every name at 19 characters even at 160 columns (`nvjet_sm90_tst_64…` three
+    times in the demo). Now the ranked rows read apart at any width, and whole where the width allows."""
+    from flopscope.tui.app.widgets.roofline_plot import NUMBERED, legend
+
+    report = report_of(DEMO)
+    rows = report.group("name")
+    data = roofline_from(rows, report.ceilings())
+    top = [k.label for k in data.kernels[:NUMBERED]]
+    entries = [text for text, _ in legend(data, None, width=width)]
+    ranked = [next(e for e in entries if e.startswith(f"{rank} ")) for rank in range(1, NUMBERED + 1)]
+    assert len(set(ranked)) == NUMBERED
+    shown = [e.split(" ", 1)[1] for e in ranked]
+    assert len({s.rsplit(" ", 2)[0] for s in shown}) == NUMBERED  # the names differ, not just their shares
+    if width >= 160:  # the demo's GEMM names (39 characters) fit whole
+        assert all(name in entry for name, entry in zip(top, ranked, strict=True) if len(name) <= 39)
