@@ -31,6 +31,10 @@ MW = "v100_ncar_miniweather_fp64_full.ncu-rep"
 H800 = "h800_sglang_flashattn_full.ncu-rep"  # its flash_fwd launch: ncu recorded no values
 
 
+def signed(seconds: float) -> str:
+    return ("+" if seconds > 0 else "") + fmt.seconds(seconds)
+
+
 @pytest.fixture
 def rows() -> pd.DataFrame:
     return diff_runs(read_report(fixture_path(H100)), read_report(fixture_path(MW)))
@@ -95,7 +99,7 @@ async def test_at_80x24_the_times_sit_beside_the_names_and_the_gpus_head_the_scr
                 (
                     fmt.seconds(time_a.get(f, math.nan)),
                     fmt.seconds(time_b.get(f, math.nan)),
-                    fmt.seconds(time_b.get(f, 0.0) - time_a.get(f, 0.0)),
+                    signed(time_b.get(f, 0.0) - time_a.get(f, 0.0)),  # B took longer: `+`, as the totals line
                 )
                 for f in names
             ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import re
 import shutil
@@ -24,6 +23,7 @@ from textual.widgets import Input, OptionList
 
 from ..conftest import fixture_path, settle
 from ..helpers.app import H100, make_app, ready, screen_lines, wait_for_rows
+from ..helpers.raw_csv import raw_kernel_time_s
 
 # Labels whose values are text from the report, which a report may not hold (a .ncu-rep names no process).
 TEXT_LABELS = ("Process", "NVTX", "Grid", "Block")
@@ -115,13 +115,7 @@ async def test_the_sort_picker_names_every_column_by_its_title():
 
 
 def raw_duration_s(run: str) -> float:
-    """The run's kernel time from ncu's own raw page in its folder (csv module: ns, thousands separators)."""
-    with (SWEEP_HOME / "runs" / run / "raw.csv").open(newline="") as f:
-        rows = list(csv.reader(f))
-    at = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
-    column = rows[at].index("gpu__time_duration.sum")
-    assert rows[at + 1][column] == "ns"
-    return sum(float(r[column].replace(",", "")) for r in rows[at + 2 :] if r) * 1e-9
+    return raw_kernel_time_s(SWEEP_HOME / "runs" / run / "raw.csv")  # ncu's own page in the run's folder
 
 
 async def test_the_diffs_side_by_side_has_a_change_column(tmp_path):

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from flopscope.core import read_report
 from flopscope.core.store.run_store import Store
+from flopscope.tui.presentation import format as fmt
 
 from ..conftest import fixture_path
 from ..helpers.cli import run_cli
 from ..helpers.mutate import read_table
 from ..helpers.profile import make_ncu
-from ..helpers.raw_csv import partial_warp_sgemm
+from ..helpers.raw_csv import partial_warp_sgemm, raw_kernel_time_s
+
+SWEEP_HOME = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "flopscope_sweep" / "home"
 
 
 def test_unknown_tensor_flops_read_right_without_a_cc_column(tmp_path):
@@ -119,3 +123,18 @@ def test_import_stores_a_bare_report_file_as_a_new_run(tmp_path):
     assert set(listed) == {"train_transformer_bf16_bs8", "h100pcie_robocache_cmdline_details"}
     again = run_cli("import", demo, home=home)
     assert again.returncode == 2 and "already stored as run train_transformer_bf16_bs8" in again.stderr
+
+
+def test_diff_signs_its_time_change_as_its_totals_line_does(tmp_path):
+    """The project's H100 sweep, batch 8 against 16 and back: ΔTime read `288 ns` either way, while the totals
+    line said `+288 ns`; it is signed: B - A from ncu's raw pages in the run folders."""
+    shutil.copytree(SWEEP_HOME, tmp_path / "home")
+    runs = ("linear_h100-batch_size=8", "linear_h100-batch_size=16")
+    times = [raw_kernel_time_s(SWEEP_HOME / "runs" / run / "raw.csv") for run in runs]
+    for (a, b), (ta, tb) in ((runs, times), (runs[::-1], times[::-1])):
+        out = run_cli("diff", a, b, "--no-tui", home=tmp_path / "home")
+        assert out.returncode == 0, out.stderr
+        change = f"{'+' if tb > ta else '-'}{fmt.seconds(abs(tb - ta))}"
+        (row,) = [line for line in out.stdout.splitlines() if line.startswith("sm80_xmma_gemm")]
+        assert f" {change} " in row  # the ΔTime cell
+        assert f"({change})" in out.stdout  # the totals line

@@ -209,3 +209,14 @@ def repeated_raw_page(source: Path, out: Path, launches: int) -> Path:
         handle.write(header + units)
         handle.writelines(b'"%d",%s' % (i, rows[i % len(rows)]) for i in range(launches))
     return out
+
+
+def raw_kernel_time_s(page: Path) -> float:
+    """The kernel time of an ncu raw page (a run folder's raw.csv), summed with the csv module: its
+    gpu__time_duration.sum column in the unit its units row names (ns), thousands separators dropped."""
+    with page.open(newline="") as f:
+        rows = list(csv.reader(f))
+    at = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
+    column = rows[at].index("gpu__time_duration.sum")
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[rows[at + 1][column]]
+    return sum(float(r[column].replace(",", "")) for r in rows[at + 2 :] if r) * scale

@@ -16,7 +16,7 @@ from ...core.common import display_text
 from ...core.export import records
 from ...core.store import Store, check_run_name, default_path, newest_first, recover_store
 from ..presentation import format as fmt
-from ..presentation.diff_text import diff_meta, table_rows, totals_line
+from ..presentation.diff_text import diff_meta, table_rows, time_change, totals_line
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden, say
 
 
@@ -253,7 +253,7 @@ def _diff_cells(r, by_gpu: bool = False) -> list[str]:
         fmt.integer(r.count_b),
         fmt.seconds(r.duration_s_a),
         fmt.seconds(r.duration_s_b),
-        fmt.seconds(r.duration_s_delta),
+        time_change(r.duration_s_delta),
         fmt.ratio(r.time_ratio),
         fmt.si(r.flop_a),
         fmt.si(r.flop_b),

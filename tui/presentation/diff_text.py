@@ -75,6 +75,12 @@ def totals_line(rows: pd.DataFrame) -> str:
     return line
 
 
+def time_change(seconds) -> str:
+    """A ΔTime cell, signed as the totals line signs it: `+288 ns` where B took longer, `-1.20 us` where less."""
+    text = fmt.seconds(seconds)
+    return f"+{text}" if text and float(seconds) > 0 else text
+
+
 def _bytes(v) -> str:
     return fmt.si(v, "B")
 

@@ -24,7 +24,7 @@ from ....core.analysis import ceilings_apart, diff_runs, gpus_apart
 from ....core.common import display_text
 from ...presentation import format as fmt
 from ...presentation.columns import Column, short_gpu
-from ...presentation.diff_text import diff_meta, table_rows, totals_line
+from ...presentation.diff_text import diff_meta, table_rows, time_change, totals_line
 from ...presentation.table_model import TableModel
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
@@ -53,7 +53,7 @@ def diff_columns(by: str, gpus: bool = False) -> list[Column]:
         *gpu,
         Column("duration_s_a", "Time A", fmt.seconds, 1, 9, pair="time"),
         Column("duration_s_b", "Time B", fmt.seconds, 1, 9, pair="time"),
-        Column("duration_s_delta", "ΔTime", fmt.seconds, 0, 9),
+        Column("duration_s_delta", "ΔTime", time_change, 0, 9),
         Column("time_ratio", "B/A", fmt.ratio, 2, 6),
         Column("only_in", "Only in", fmt.text, 2, 7, numeric=False),
         Column("count_a", "N A", fmt.integer, 4, 6, pair="n"),
