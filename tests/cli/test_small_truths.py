@@ -77,7 +77,9 @@ def test_runs_lists_newest_first_as_the_app_does(tmp_path):
     listed = json.loads(run_cli("runs", "--json", home=home).stdout)
     assert [r["name"] for r in listed] == newest_first
     assert [r["created"] for r in listed] == sorted((r["created"] for r in listed), reverse=True)
-    table = run_cli("runs", "--no-tui", home=home).stdout.splitlines()
+    printed = run_cli("runs", "--no-tui", home=home)
+    assert printed.stderr.endswith("3 run(s) in " + str(home / "flopscope.db") + ", newest first\n")
+    table = printed.stdout.splitlines()
     rows = [
         next(n for n in newest_first if f" {n} " in line)
         for line in table

@@ -58,7 +58,7 @@ def _list_runs(store: Store, args: argparse.Namespace) -> int:
     table, hidden = fitted_table(_RUNS_COLUMNS, cells, out.width, flex=1)
     out.print(table)
     print_hidden(out, hidden)
-    say(f"{len(runs)} run(s) in {store.path}")
+    say(f"{len(runs)} run(s) in {store.path}, newest first")  # the order the Runs screen names too
     return 0
 
 
