@@ -10,13 +10,14 @@ from ..common.lazy import lazy_exports
 if TYPE_CHECKING:
     from .judgement import DeviceJudgement
     from .over_ceiling import OverCeiling
-    from .report import Report, in_order, with_gpu
+    from .report import Report, by_time, in_order, with_gpu
     from .rules import Finding, LaunchFindings, read_rule_results
 
 _EXPORTS = {
     "DeviceJudgement": "judgement",
     "OverCeiling": "over_ceiling",
     "Report": "report",
+    "by_time": "report",
     "in_order": "report",
     "with_gpu": "report",
     "Finding": "rules",
@@ -29,6 +30,7 @@ __all__ = [
     "LaunchFindings",
     "OverCeiling",
     "Report",
+    "by_time",
     "in_order",
     "read_rule_results",
     "with_gpu",

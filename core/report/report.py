@@ -16,7 +16,7 @@ from ..readers import Progress, read_metrics, report_file
 from ..table.columns import ALL, FMA_CONVENTION, GROUPINGS
 from ..table.counters import Missing, count_kernels
 from ..table.grouping import NO_RANGE, aggregate, unprofiled
-from ..table.module_tree import module_tree
+from ..table.module_tree import launches_under, module_tree
 from ..table.nvtx import normalize_nvtx
 from ..table.roofline import CLOCK, Ceiling, Roof, derive, run_ceilings
 from ..table.summary import RunSummary, summarize
@@ -105,6 +105,13 @@ class Report:
         """The model's module tree from the launches' NVTX ranges, each node rolled up over its subtree and
         judged as a group is (core/table/module_tree.py)."""
         return ordered(module_tree(self.kernels, self.judged_by))
+
+    def under_module(self, path: str) -> Report:
+        """The launches a node of `module_tree()` rolls up (its `path`; "" the root), as a Report of their own,
+        judged as this one is."""
+        chosen = self.kernels[launches_under(self.kernels, path)].reset_index(drop=True)
+        meta = replace(self.meta, launches=len(chosen))
+        return Report(meta, chosen, self.gpu, self.missing, self.gpus, self.roof)
 
     def group(self, by: str = "name", time_order: bool = True) -> pd.DataFrame:
         """Rows per kernel name, NVTX range or launch; same columns as launches; sorted by time.

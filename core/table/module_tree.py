@@ -144,16 +144,42 @@ def _depth_first(rows: pd.DataFrame) -> pd.DataFrame:
     """Parents before children, siblings longest first."""
     rows["depth"] = rows["path"].map(lambda p: 0 if p == "" else p.count("/") + 1)
     rows["name"] = rows["path"].map(lambda p: p.rsplit("/", 1)[-1] if p else ROOT)
-    time = dict(zip(rows["path"], rows["duration_s"].fillna(0.0), strict=True))
-    children: dict[str, list[str]] = {}
-    for path in rows["path"]:
-        if path:
-            children.setdefault(path.rsplit("/", 1)[0] if "/" in path else "", []).append(path)
-    order: list[str] = []
-    stack = [""] if "" in time else []
+    return sort_siblings(rows, "duration_s")
+
+
+def sort_siblings(tree: pd.DataFrame, column: str, descending: bool = True) -> pd.DataFrame:
+    """The same tree (rows with a `path`), parents before children, each node's children ordered by `column`
+    (unknown last either way, ties as they were)."""
+    return tree.iloc[tree_order(tree["path"].tolist(), tree[column], descending)].reset_index(drop=True)
+
+
+def parent_path(path: str) -> str:
+    """`measure/forward/mlp` -> `measure/forward`; a top node's parent is the root, ""."""
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def tree_order(paths: list[str], keys: pd.Series, descending: bool = True) -> np.ndarray:
+    """The positions of the nodes `paths` depth first, siblings by `keys` (one per path; unknown last). A node
+    whose parent is not among them (a cut tree) counts as a child of the root."""
+    ranked = keys.reset_index(drop=True).sort_values(ascending=not descending, na_position="last", kind="stable")
+    present = set(paths)
+    children: dict[str, list[int]] = {}
+    for i in ranked.index.to_numpy():
+        if paths[i]:
+            parent = parent_path(paths[i])
+            children.setdefault(parent if parent in present else "", []).append(i)
+    order = [i for i, p in enumerate(paths) if p == ""][:1]
+    stack = list(reversed(children.get("", [])))
     while stack:
-        path = stack.pop()
-        order.append(path)
-        stack.extend(sorted(children.get(path, []), key=lambda c: time[c]))  # longest popped first
-    position = {p: i for i, p in enumerate(order)}
-    return rows.iloc[np.argsort(rows["path"].map(position).to_numpy(), kind="stable")].reset_index(drop=True)
+        at = stack.pop()
+        order.append(at)
+        stack.extend(reversed(children.get(paths[at], [])))  # the first sibling popped first
+    return np.array(order, dtype=np.intp)
+
+
+def launches_under(kernels: pd.DataFrame, path: str) -> np.ndarray:
+    """Which launches a node's roll-up holds (its subtree's): as `module_tree` places them; "" is every one."""
+    codes, placed = placements(kernels["nvtx"])
+    node = tuple(path.split("/")) if path else ()
+    under = np.array([p.node[: len(node)] == node for p in placed], dtype=bool)
+    return under[codes]

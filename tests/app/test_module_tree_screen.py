@@ -1,12 +1,16 @@
 """The module tree in the app: `g` after NVTX ranges opens it on the bundled training step; `l`/`h`/`*` open
-and close nodes; `e` exports it; `g` goes on to the Kernels screen by name."""
+and close nodes; `o`/`s` sort each node's children; `r` draws a node's launches on the Roofline screen; `e`
+exports it; `g` goes on to the Kernels screen by name."""
 
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from flopscope.tui.app.screens.kernels import KernelsScreen
 from flopscope.tui.app.screens.module_tree import ModuleTreeScreen
-from textual.widgets import Tree
+from flopscope.tui.app.screens.roofline import RooflineScreen
+from flopscope.tui.app.screens.sort import SortScreen
+from textual.widgets import OptionList, Tree
 
 from ..conftest import settle
 from ..helpers.app import make_app, ready, regrouped
@@ -53,3 +57,80 @@ async def test_g_opens_the_tree_and_its_keys_open_close_and_leave_it(tmp_path, m
         assert len(written) == len(screen.tree_rows) and {"path", "depth"} <= set(written.columns)
         await pilot.press("g")
         await settle(pilot, lambda: isinstance(app.screen, KernelsScreen) and app.screen.by == "name")
+
+
+def _subtree_launches(report, module: str) -> pd.Series:
+    """Which launches of the demo step a top module of `forward` holds, read from each launch's NVTX text alone:
+    its forward launches name the module as a range (`measure/forward/mlp/mlp.0/aten::linear...`), its backward
+    launches run inside the start/end range `backward/<module>` (the capture's own hooks)."""
+
+    def holds(nvtx) -> bool:
+        tokens = str(nvtx).split("/") if isinstance(nvtx, str) else []
+        after_backward = {b for a, b in zip(tokens, tokens[1:], strict=False) if a == "backward"}
+        return module in after_backward or (module in tokens and "forward" in tokens)
+
+    return report.kernels["nvtx"].map(holds).astype(bool)
+
+
+def children_of(screen: ModuleTreeScreen, name: str) -> list[str]:
+    tree = screen.query_one(Tree)
+    nodes = [tree.get_node_at_line(line) for line in range(tree.last_line + 1)]
+    (node,) = [n for n in nodes if n is not None and n.data["name"] == name]
+    return [str(child.data["name"]) for child in node.children]
+
+
+async def _pick_sort(app, pilot, column: str) -> None:
+    await pilot.press("o")
+    picker = app.screen
+    assert isinstance(picker, SortScreen)
+    names = [name for name, _ in picker.choices]
+    picker.query_one(OptionList).highlighted = names.index(column)
+    await pilot.press("enter")
+    await settle(pilot, lambda: isinstance(app.screen, ModuleTreeScreen))
+
+
+async def test_o_sorts_each_nodes_children_by_a_column_and_s_flips_it_keeping_the_tree(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report = report_of(DEMO)
+    modules = ("attn", "mlp", "norm1", "norm2")
+    flop = {m: float(report.kernels.loc[_subtree_launches(report, m), "flop"].sum()) for m in modules}
+    app = make_app(report)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open_tree(app, pilot)
+        await pilot.press("j", "j", "l")
+        assert screen.query_one(Tree).cursor_node.data["name"] == "forward"
+        await _pick_sort(app, pilot, "flop")
+        assert children_of(screen, "forward") == sorted(modules, key=flop.get, reverse=True)
+        assert screen.query_one(Tree).cursor_node.data["name"] == "forward"  # the cursor stays on its node
+        assert "sorted by FLOP ↓" in screen.crumbs
+        await pilot.press("s")
+        assert children_of(screen, "forward") == sorted(modules, key=flop.get)
+        assert "attn" in shown_names(screen) and "mlp.0" not in shown_names(screen)  # open and closed as they were
+        await pilot.press("asterisk")
+        assert set(children_of(screen, "mlp")) == {"mlp.0", "mlp.1", "mlp.2"}  # the shape is the same
+
+
+async def test_r_draws_the_launches_under_the_node_by_kernel_name_and_c_leaves_the_table_behind_whole(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    report = report_of(DEMO)
+    mine = report.kernels[_subtree_launches(report, "mlp")]
+    app = make_app(report)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await _open_tree(app, pilot)
+        await pilot.press("j", "j", "l")
+        tree = screen.query_one(Tree)
+        while tree.cursor_node.data["name"] != "mlp":
+            await pilot.press("j")
+        await pilot.press("r")
+        await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
+        roofline = app.screen
+        rows = roofline.rows
+        assert int(rows["count"].sum()) == len(mine) and len(rows) == mine["kernel_full"].nunique()
+        assert set(rows["kernel_full"]) == set(mine["kernel_full"])
+        assert rows["duration_s"].sum() == pytest.approx(mine["duration_s"].sum(), rel=1e-12)
+        await pilot.press("c")  # judged against the datasheet: the module's launches, not the table behind
+        await settle(pilot, lambda: roofline.roof.kind != "clock")
+        assert int(roofline.rows["count"].sum()) == len(mine)
+        assert len(app.kernels.report.kernels) == len(report.kernels)

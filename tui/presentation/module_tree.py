@@ -7,6 +7,7 @@ from typing import Any, cast
 import pandas as pd
 
 from ...core.export import records
+from ...core.table import DESCRIPTIONS
 from . import format as fmt
 from .tables import Spec, TextTable, fitted_table
 
@@ -26,6 +27,26 @@ COLUMNS: list[tuple[str, str, Any, bool, int]] = [
     ("%Roof", "pct_of_roof", fmt.pct, True, 1),
     ("Bound", "roof", fmt.roof, False, 1),
 ]
+# What the tree's own columns hold (the canonical ones are described in core.table.DESCRIPTIONS).
+_TREE_DESCRIPTIONS = {
+    "name": "the module (or NVTX range) name",
+    "forward_duration_s": "time of its forward launches",
+    "backward_duration_s": "time of its backward launches (the module whose backward ran them)",
+    "own_duration_s": "time of its launches outside its children",
+}
+
+
+def sort_choices(tree: pd.DataFrame) -> tuple[list[tuple[str, str]], list[str]]:
+    """The sort picker's (column, label) for each of the tree's columns with a value, and the titles of those
+    without (as the Kernels screen's picker offers its columns)."""
+    has = [(title, column) for title, column, *_ in COLUMNS if column in tree and tree[column].notna().any()]
+    choices = [(c, f"{t} · {_TREE_DESCRIPTIONS.get(c) or DESCRIPTIONS.get(c, c)}") for t, c in has]
+    return choices, [title for title, column, *_ in COLUMNS if (title, column) not in has]
+
+
+def column_title(column: str) -> str:
+    """The title a tree column is printed under: `duration_s` -> `Time`."""
+    return next((title for title, c, *_ in COLUMNS if c == column), column)
 
 
 def tree_table(tree: pd.DataFrame, width: int) -> tuple[TextTable, list[str]]:

@@ -1,5 +1,7 @@
 """The Kernels screen's `g` after NVTX ranges: the model's module tree (Report.module_tree), one collapsible
-node per module, each with its rolled-up time, share, forward/backward split, %Roof and bound."""
+node per module, each with its rolled-up time, share, forward/backward split, %Roof and bound. `o` sorts each
+node's children by a column (the tree's shape stays), `s` flips that order, `r` draws the launches under the
+cursor's node on the Roofline screen, by kernel name."""
 
 from __future__ import annotations
 
@@ -14,11 +16,16 @@ from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
 from ....core.common import display_text
+from ....core.report import by_time
+from ....core.table.module_tree import sort_siblings
 from ...presentation import format as fmt
+from ...presentation.module_tree import column_title, sort_choices
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
 from .export import ask_export
 from .keys import BACK, EXPORT
+from .roofline import RooflineScreen
+from .sort import SortScreen
 
 if TYPE_CHECKING:
     from ....core.report import Report
@@ -46,19 +53,29 @@ class ModuleTreeScreen(Screen[None]):
         Binding("l", "expand", "Expand", id="moduletree.expand"),
         Binding("h", "collapse", "Collapse", id="moduletree.collapse"),
         Binding("asterisk", "expand_all", "Expand all", id="moduletree.expand_all"),
+        Binding("o", "sort_pick", "Sort…", id="moduletree.sort_pick"),
+        Binding("s", "flip_sort", "Flip sort", id="moduletree.sort"),
+        Binding("r", "roofline", "Roofline", id="moduletree.roofline"),
         Binding("g", "next_group", "Group", id="moduletree.group"),
         EXPORT,
     ]
+    DEFAULT_SORT = ("duration_s", True)  # Report.module_tree's order: siblings longest first
 
     def __init__(self, report: Report, export_to: Path) -> None:
         super().__init__()
+        self.report = report
         self.tree_rows = report.module_tree()
+        self.sort = self.DEFAULT_SORT
         self.export_to = export_to
         self.no_ranges = bool(report.kernels["nvtx"].isna().all())
 
     @property
     def crumbs(self) -> list[str]:
-        return ["by module"]
+        column, descending = self.sort
+        order = (
+            [] if self.sort == self.DEFAULT_SORT else [f"sorted by {column_title(column)} {'↓' if descending else '↑'}"]
+        )
+        return ["by module", *order]
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="modules-title")
@@ -75,15 +92,23 @@ class ModuleTreeScreen(Screen[None]):
     def _tree(self) -> Tree[dict[str, object]]:
         rows = self.tree_rows.to_dict(orient="records")
         tree: Tree[dict[str, object]] = Tree(label(rows[0]), data=rows[0], id="modules")
-        at: list[TreeNode[dict[str, object]]] = [tree.root]
-        for row in rows[1:]:
-            depth = int(str(row["depth"]))
-            del at[depth:]
-            at.append(at[-1].add(label(row), data=row))
+        self._fill(tree, rows)
         tree.root.expand()
         for child in tree.root.children:
             child.expand()  # the first level open: the model's top modules at a glance
         return tree
+
+    @staticmethod
+    def _fill(tree: Tree[dict[str, object]], rows: list[dict[str, object]]) -> dict[str, TreeNode[dict[str, object]]]:
+        """The nodes below the root from the rows (depth first, the root first), by path."""
+        at: list[TreeNode[dict[str, object]]] = [tree.root]
+        by_path = {"": tree.root}
+        for row in rows[1:]:
+            depth = int(str(row["depth"]))
+            del at[depth:]
+            at.append(at[-1].add(label(row), data=row))
+            by_path[str(row["path"])] = at[-1]
+        return by_path
 
     def on_mount(self) -> None:
         self.query_one(Tree).focus()
@@ -115,6 +140,47 @@ class ModuleTreeScreen(Screen[None]):
     def action_expand_all(self) -> None:
         self.query_one(Tree).root.expand_all()
 
+    # -- sort: `o` picks the column, `s` flips the order; children are reordered, the tree keeps its shape ----
+    def action_sort_pick(self) -> None:
+        choices, empty = sort_choices(self.tree_rows)
+
+        def picked(column: str | None) -> None:
+            if column:  # numbers largest first, names from A
+                self._resort(column, column not in ("name", "roof"))
+
+        self.app.push_screen(SortScreen(choices, self.sort[0], empty), picked)
+
+    def action_flip_sort(self) -> None:
+        self._resort(self.sort[0], not self.sort[1])
+
+    def _resort(self, column: str, descending: bool) -> None:
+        """Each node's children in the new order; the nodes open stay open and the cursor stays on its node."""
+        self.sort = (column, descending)
+        self.tree_rows = sort_siblings(self.tree_rows, column, descending)
+        tree = self.query_one(Tree)
+        opened = {str(n.data["path"]) for n in _walk(tree.root) if n.is_expanded and n.data is not None}
+        cursor = tree.cursor_node
+        at = str(cursor.data["path"]) if cursor is not None and cursor.data is not None else ""
+        nodes = self._fill(tree.clear(), self.tree_rows.to_dict(orient="records"))
+        for path, node in nodes.items():
+            if path in opened:
+                node.expand()
+        tree.last_line  # noqa: B018 - lays out the lines, so that the node below has its line to move to
+        tree.move_cursor(nodes.get(at, tree.root))
+        self.query_one(Breadcrumb).refresh()
+
+    # -- other screens --------------------------------------------------------------------------------------
+    def action_roofline(self) -> None:
+        """The launches under the cursor's node, by kernel name, on the Roofline screen (`c` judges them again)."""
+        node = self._cursor()
+        if node is None or node.data is None:
+            return
+        launches = self.report.under_module(str(node.data["path"]))
+        rows = launches.group("name", time_order=False)
+        self.app.push_screen(
+            RooflineScreen(rows, by_time(rows), launches.ceilings(), "kernel", "name", report=launches)
+        )
+
     def action_next_group(self) -> None:
         """`g` goes on round the groupings: back to the Kernels screen, by kernel name."""
         self.dismiss()
@@ -125,3 +191,8 @@ class ModuleTreeScreen(Screen[None]):
     async def action_export(self) -> None:
         rows = self.tree_rows
         await ask_export(self.app, lambda: rows, self.export_to, what="module tree")
+
+
+def _walk(node: TreeNode[dict[str, object]]) -> list[TreeNode[dict[str, object]]]:
+    """A node and every node below it."""
+    return [node, *(n for child in node.children for n in _walk(child))]

@@ -229,9 +229,11 @@ class RooflineScreen(Screen):
 
     def _show_roof(self, report: Report, rows: pd.DataFrame) -> None:
         at = self.data.kernels[self.selected].position if self.selected is not None else None
+        shown = self.report
         self.report, self.roof, self.rows, self.ceilings = report, report.roof, rows, report.ceilings()
         kernels = getattr(self.app, "kernels", None)
-        if kernels is not None and kernels.report is not None:  # the table behind follows the roof chosen
+        # The table behind follows the roof chosen, where it shows these launches (not a module's, a run's).
+        if kernels is not None and kernels.report is not None and kernels.report is shown:
             kernels.rejudge(report)
         self.data = roofline_from(rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu, keep=at)
         plot = self.query_one(RooflinePlot)
