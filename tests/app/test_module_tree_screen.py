@@ -4,6 +4,8 @@ exports it; `g` goes on to the Kernels screen by name."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pandas as pd
 import pytest
 from flopscope.tui.app.screens.kernels import KernelsScreen
@@ -66,7 +68,7 @@ def _subtree_launches(report, module: str) -> pd.Series:
 
     def holds(nvtx) -> bool:
         tokens = str(nvtx).split("/") if isinstance(nvtx, str) else []
-        after_backward = {b for a, b in zip(tokens, tokens[1:], strict=False) if a == "backward"}
+        after_backward = {b for a, b in pairwise(tokens) if a == "backward"}
         return module in after_backward or (module in tokens and "forward" in tokens)
 
     return report.kernels["nvtx"].map(holds).astype(bool)
