@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from .stalls import STALL_COLUMNS, stall_metric
+
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}  # ncu's letter for a SIMT precision
 SIMT_OPS = ("add", "mul", "fma")
 
@@ -115,7 +117,9 @@ PIPES = {
 }
 PIPES["pipe_tensor_pct"] = ["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]
 PIPES["pipe_tc_pct"] = ["sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_active"]
-INSIGHT = {**SPEED_OF_LIGHT, **OCCUPANCY, **PIPES}
+# Why warps stall, per reason: cycles per issued instruction (ncu's Warp State Statistics; core/ncu/stalls.py).
+STALLS = {column: [stall_metric(r.reason)] for column, r in STALL_COLUMNS.items()}
+INSIGHT = {**SPEED_OF_LIGHT, **OCCUPANCY, **PIPES, **STALLS}
 _INSIGHT_METRICS = frozenset([*(m for names in INSIGHT.values() for m in names), *OCCUPANCY_LIMITS.values()])
 
 OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"  # instanced: one value per SASS opcode

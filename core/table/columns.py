@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..ncu.stalls import STALL_COLUMNS
+
 # (name, unit, description). The order is the export order.
 CANONICAL: list[tuple[str, str, str]] = [
     ("launch_id", "", "launch number in the report (ncu's ID); a group row: its first launch's"),
@@ -100,6 +102,10 @@ EXTRA: list[tuple[str, str, str]] = [
         "Blackwell 5th-generation tensor core pipe (tcgen05 MMA) utilisation: cycles active, % of peak while active",
     ),
     ("pipe_tmem_pct", "%", "Blackwell tensor memory (TMEM) pipe utilisation, % of peak while active"),
+    *(
+        (column, "cycles", f"warp stall, {r.title.lower()}: cycles per issued instruction a warp spent {r.meaning}")
+        for column, r in STALL_COLUMNS.items()
+    ),
     ("provenance", "", "numbers derived from rates or other exact sources"),
     ("status", "", "ok, or why ncu recorded no values for the launch"),
 ]

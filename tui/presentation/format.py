@@ -125,3 +125,13 @@ PEAK_ROOFS = {
 def peak_roof(source) -> str:
     """`measured on node + report` -> `measured + at clock`: which roof(s) a % of peak is of; "" where none."""
     return " + ".join(PEAK_ROOFS.get(part, part) for part in text(source).split(" + ") if part)
+
+
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def bar(fraction: float, cells: int) -> str:
+    """A horizontal bar `fraction` (0-1) of `cells` wide, in eighths of a cell: `█████▍`."""
+    eighths = round(max(0.0, min(fraction, 1.0)) * cells * 8)
+    whole, part = divmod(eighths, 8)
+    return "█" * whole + (_EIGHTHS[part] if part else "")

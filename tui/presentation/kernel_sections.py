@@ -14,6 +14,7 @@ from rich.text import Text
 from ...core import FMA_CONVENTION
 from ...core.common import display_text, find_gpu, is_missing
 from ...core.ncu import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
+from ...core.ncu.stalls import STALL_COLUMNS
 from ...core.table import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES, Ceiling, collecting
 from . import format as fmt
 from .reprofile import reprofile_advice
@@ -182,6 +183,27 @@ def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     pipes = pcts(_PIPES)
     if pipes:
         out.append(("Pipe utilisation", per + pipes))  # % of peak while the SM was active
+    stalls = warp_stalls(row)
+    if stalls:
+        out.append(("Warp stalls, cycles per issued instruction", per + stalls))
+    return out
+
+
+STALL_BAR = 16  # cells of the largest reason's bar
+
+
+def warp_stalls(row: pd.Series) -> list[tuple[str, str]]:
+    """ncu's warp state reasons, largest first, each as cycles per issued instruction, its share of all and a
+    bar; then what the top stall (not `selected`, the issue itself) means and what usually helps."""
+    values = [(r, float(v)) for column, r in STALL_COLUMNS.items() if isinstance(v := row_value(row, column), float)]
+    values = sorted(((r, v) for r, v in values if v >= 0.005), key=lambda rv: -rv[1])  # 0.00 says nothing
+    if not values:
+        return []
+    total, top = sum(v for _, v in values), values[0][1]
+    out = [(r.title, f"{v:6.2f} {100 * v / total:5.1f}% {fmt.bar(v / top, STALL_BAR)}") for r, v in values]
+    worst = next((r for r, _ in values if r.reason != "selected"), None)
+    if worst is not None:
+        out.append(("Top stall", f"{worst.title}: {worst.meaning}; helps: {worst.fix}"))
     return out
 
 
