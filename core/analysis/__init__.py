@@ -9,7 +9,7 @@ from ..common.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .check import EVERY_METRIC, GATED, Check, check_runs, other_gpus, other_metrics
-    from .diff import ceilings_apart, diff_runs, gpus_apart, run_total
+    from .diff import ceilings_apart, diff_runs, gpus_apart, group_key, groups_of, run_total
     from .model_flops import (
         ACTIVATIONS,
         BYTES,
@@ -36,6 +36,8 @@ _EXPORTS = {
     "ceilings_apart": "diff",
     "diff_runs": "diff",
     "gpus_apart": "diff",
+    "group_key": "diff",
+    "groups_of": "diff",
     "run_total": "diff",
     "ACTIVATIONS": "model_flops",
     "BYTES": "model_flops",
@@ -87,7 +89,9 @@ __all__ = [
     "diff_runs",
     "findings",
     "gpus_apart",
+    "group_key",
     "group_table",
+    "groups_of",
     "linear_fit",
     "load_model_json",
     "load_sweep",

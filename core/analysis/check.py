@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..report.report import Report
-from .diff import diff_runs
+from .diff import MODULE, diff_runs
 
 # (column of diff_runs, what it is, +1 where higher is better, -1 where lower is)
 GATED = [("time_per_launch_s", "time/launch", -1), ("flop_per_s", "FLOP/s", +1), ("pct_of_roof", "% of roof", +1)]
@@ -75,8 +75,9 @@ def check_runs(
     min_share: float = 0.01,
     judged_on: tuple[str, ...] = EVERY_METRIC,
 ) -> Check:
-    """`run` judged against `baseline`, group by group (matched as `flopscope diff` matches them), on the GATED
-    metrics `judged_on` (runs on other GPUs: % of roof alone, each against its own GPU's roof)."""
+    """`run` judged against `baseline`, group by group (matched as `flopscope diff` matches them: `by="module"`,
+    module tree nodes by path, each node's share of the baseline's time its roll-up's), on the GATED metrics
+    `judged_on` (runs on other GPUs: % of roof alone, each against its own GPU's roof)."""
     if not 0 < max_drop < 1:
         raise ValueError("max_drop is a fraction between 0 and 1")
     diff = diff_runs(baseline, run, by=by)
@@ -91,7 +92,8 @@ def check_runs(
             )
             rows[f"flop_per_s_{side}"] = diff[f"flop_per_s{suffix}"]
             rows[f"pct_of_roof_{side}"] = diff[f"pct_of_roof{suffix}"]
-        total = diff["duration_s_a"].sum()
+        # A module tree holds each launch once per node on its path: the root's time is the baseline's.
+        total = diff.loc[diff["path"] == "", "duration_s_a"].sum() if by == MODULE else diff["duration_s_a"].sum()
         rows["share"] = diff["duration_s_a"] / total if total > 0 else np.nan
         wrong_way = []
         for column, _, better in GATED:

@@ -6,12 +6,24 @@ import numpy as np
 import pandas as pd
 
 from ..report.report import Report
+from ..table.module_tree import ROOT, tree_order
 from ..table.names import distinct_short_names
 
 COMPARED = ["count", "duration_s", "flop", "dram_bytes", "flop_per_s", "pct_of_peak", "pct_of_roof"]
 # Totals: a kernel a run never launched spent no time and did no work there, so the side it is absent from
 # counts as 0 in the change. Rates of a kernel that never ran are not 0 but undefined.
 ADDITIVE = {"count", "duration_s", "flop", "dram_bytes"}
+MODULE = "module"  # `--by module`: the nodes of the runs' module trees, matched by path
+
+
+def group_key(by: str) -> str:
+    """The column a grouping's rows are matched on: the full kernel name, the NVTX range, a module's path."""
+    return {"name": "kernel_full", MODULE: "path"}.get(by, by)
+
+
+def groups_of(report: Report, by: str) -> pd.DataFrame:
+    """A run's rows `by` a grouping, or its module tree's nodes."""
+    return report.module_tree() if by == MODULE else report.group(by)
 
 
 def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
@@ -23,17 +35,23 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
 
     Where either run has launches on several GPUs its groups are one per (name, GPU), so groups are matched
     on name and GPU (`attrs["by_gpu"]`, a `gpu` column): a kernel that ran on another GPU in the other run is
-    "only in" each, not compared across hardware by accident."""
-    key = "kernel_full" if by == "name" else by
-    by_gpu = isinstance(a.judged_by, dict) or isinstance(b.judged_by, dict)
+    "only in" each, not compared across hardware by accident.
+
+    `by="module"`: the nodes of both runs' module trees matched by path (a node's roll-up spans its GPUs), with
+    their `depth`, in tree order, each node's children largest time change first."""
+    key = group_key(by)
+    by_gpu = by != MODULE and (isinstance(a.judged_by, dict) or isinstance(b.judged_by, dict))
     keys = [key, "gpu"] if by_gpu else [key]
-    ga, gb = (_keyed(r.group(by), keys) for r in (a, b))
+    ga, gb = (_keyed(groups_of(r, by), keys) for r in (a, b))
     out = pd.DataFrame(index=ga.index.union(gb.index, sort=False))
     fulls = out.index.get_level_values(key)
     # Each run shortened its names among its own kernels: two kernels only in A and only in B could read the same.
     if by == "name":
         short = distinct_short_names(fulls)
         out["kernel"] = [short[f] for f in fulls]
+    elif by == MODULE:
+        out["kernel"] = [f or ROOT for f in fulls]
+        out["depth"] = [f.count("/") + 1 if f else 0 for f in fulls]
     else:
         out["kernel"] = fulls
     absent_a, absent_b = ~out.index.isin(ga.index), ~out.index.isin(gb.index)
@@ -47,8 +65,11 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
         # B/A of a group one run never launched is not 0 (or infinite): there is nothing to compare.
         out[f"{col}_ratio"] = (side_b / side_a.where(side_a != 0)).mask(absent_a | absent_b)
     out["presence"] = np.select([absent_a, absent_b], ["only in B", "only in A"], "both")
-    order = out["duration_s_delta"].abs().sort_values(ascending=False, kind="stable").index
-    out = out.loc[order].reset_index(names=keys)
+    if by == MODULE:
+        out = out.iloc[tree_order(list(fulls), out["duration_s_delta"].abs())].reset_index(names=keys)
+    else:
+        order = out["duration_s_delta"].abs().sort_values(ascending=False, kind="stable").index
+        out = out.loc[order].reset_index(names=keys)
     # Plain values only: pandas writes attrs into Parquet metadata as JSON.
     out.attrs.update(by=by, by_gpu=by_gpu, runs={"a": a.summary().as_dict(), "b": b.summary().as_dict()})
     return out

@@ -4,8 +4,6 @@ exports it; `g` goes on to the Kernels screen by name."""
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import pandas as pd
 import pytest
 from flopscope.tui.app.screens.kernels import KernelsScreen
@@ -16,6 +14,7 @@ from textual.widgets import OptionList, Tree
 
 from ..conftest import settle
 from ..helpers.app import make_app, ready, regrouped
+from ..helpers.modules import TOP_MODULES, module_launches
 from ..helpers.real_files import DEMO, report_of
 
 
@@ -61,19 +60,6 @@ async def test_g_opens_the_tree_and_its_keys_open_close_and_leave_it(tmp_path, m
         await settle(pilot, lambda: isinstance(app.screen, KernelsScreen) and app.screen.by == "name")
 
 
-def _subtree_launches(report, module: str) -> pd.Series:
-    """Which launches of the demo step a top module of `forward` holds, read from each launch's NVTX text alone:
-    its forward launches name the module as a range (`measure/forward/mlp/mlp.0/aten::linear...`), its backward
-    launches run inside the start/end range `backward/<module>` (the capture's own hooks)."""
-
-    def holds(nvtx) -> bool:
-        tokens = str(nvtx).split("/") if isinstance(nvtx, str) else []
-        after_backward = {b for a, b in pairwise(tokens) if a == "backward"}
-        return module in after_backward or (module in tokens and "forward" in tokens)
-
-    return report.kernels["nvtx"].map(holds).astype(bool)
-
-
 def children_of(screen: ModuleTreeScreen, name: str) -> list[str]:
     tree = screen.query_one(Tree)
     nodes = [tree.get_node_at_line(line) for line in range(tree.last_line + 1)]
@@ -94,8 +80,8 @@ async def _pick_sort(app, pilot, column: str) -> None:
 async def test_o_sorts_each_nodes_children_by_a_column_and_s_flips_it_keeping_the_tree(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     report = report_of(DEMO)
-    modules = ("attn", "mlp", "norm1", "norm2")
-    flop = {m: float(report.kernels.loc[_subtree_launches(report, m), "flop"].sum()) for m in modules}
+    modules = TOP_MODULES
+    flop = {m: float(report.kernels.loc[module_launches(report.kernels, m), "flop"].sum()) for m in modules}
     app = make_app(report)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open_tree(app, pilot)
@@ -117,7 +103,7 @@ async def test_r_draws_the_launches_under_the_node_by_kernel_name_and_c_leaves_t
 ):
     monkeypatch.chdir(tmp_path)
     report = report_of(DEMO)
-    mine = report.kernels[_subtree_launches(report, "mlp")]
+    mine = report.kernels[module_launches(report.kernels, "mlp")]
     app = make_app(report)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open_tree(app, pilot)

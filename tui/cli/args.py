@@ -259,9 +259,9 @@ def _runs_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_b", metavar="RUN_B", help="the run compared with RUN_A (time changes are B - A)")
     p.add_argument(
         "--by",
-        choices=["name", "nvtx"],
+        choices=["name", "nvtx", "module"],
         default="name",
-        help="match kernel groups by kernel name or by NVTX range (default: name)",
+        help="match kernel groups by kernel name, by NVTX range, or module tree nodes by path (default: name)",
     )
     p.add_argument("--json", action="store_true", help="one JSON object: both runs, their GPUs, a row per group")
     p.add_argument("--no-tui", action="store_true", help="print the table instead of opening the app")
@@ -435,9 +435,10 @@ def _check_command(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--by",
-        choices=["name", "nvtx"],
+        choices=["name", "nvtx", "module"],
         default="name",
-        help="match kernel groups by kernel name or by NVTX range (default: name)",
+        help="match kernel groups by kernel name, by NVTX range, or module tree nodes by path, each node "
+        "judged on its roll-up (default: name)",
     )
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings, for both runs")
     p.add_argument(

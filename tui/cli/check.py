@@ -89,6 +89,9 @@ _COLUMNS = [
 ]
 
 
+_MATCHED = {"name": "by name", "nvtx": "by NVTX range", "module": "by module path"}
+
+
 def _change(value) -> str:
     return "" if is_missing(value) else f"{100 * float(value):+.1f}%"
 
@@ -111,7 +114,8 @@ def _print(result: Check, run_name: str, base_name: str) -> None:
         for r in rows.itertuples()
     ]
     out.print(Text(f"{run_name} against baseline {base_name}, by {result.by}", style="bold"))
-    table, hidden = fitted_table(_COLUMNS, cells, out.width, flex=1)
+    columns = [_COLUMNS[0], Spec("Module", numeric=False), *_COLUMNS[2:]] if result.by == "module" else _COLUMNS
+    table, hidden = fitted_table(columns, cells, out.width, flex=1)
     out.print(table)
     print_hidden(out, hidden)
     counts = rows["verdict"].value_counts()
@@ -128,8 +132,8 @@ def _print(result: Check, run_name: str, base_name: str) -> None:
     if result.judged == 0:
         say(
             f"flopscope check: FAILED: no kernel group of {display_text(run_name)} was judged against the baseline "
-            f"(none matched {'by name' if result.by == 'name' else 'by NVTX range'}, or each took under "
-            f"{fmt.share(result.min_share)} of its time); try --by {'nvtx' if result.by == 'name' else 'name'}"
+            f"(none matched {_MATCHED[result.by]}, or each took under {fmt.share(result.min_share)} of its time); "
+            f"try --by {'nvtx' if result.by == 'name' else 'name'}"
         )
         return
     verdict = "FAILED" if not result.passed else "passed"

@@ -202,12 +202,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
         )
     )
     by_gpu = bool(rows.attrs.get("by_gpu"))
-    columns = [*_DIFF_COLUMNS[:1], _GPU_COLUMN, *_DIFF_COLUMNS[1:]] if by_gpu else _DIFF_COLUMNS
+    name = [Spec("Module", numeric=False)] if args.by == "module" else _DIFF_COLUMNS[:1]
+    columns = [*name, *([_GPU_COLUMN] if by_gpu else []), *_DIFF_COLUMNS[1:]]
     shown = table_rows(rows)  # B/A as the app's Diff screen shows it: blank where one run never ran the group
     table, hidden = fitted_table(columns, [_diff_cells(r, by_gpu) for r in shown.itertuples()], out.width)
     out.print(table)
     out.print(Text(totals_line(rows)))
-    out.print(Text("largest time change first · ΔTime = B - A, B/A = Time B / Time A", style="dim"))
+    order = "depth first, each node's children" if args.by == "module" else ""
+    out.print(Text(f"{order} largest time change first · ΔTime = B - A, B/A = Time B / Time A".strip(), style="dim"))
     print_hidden(out, hidden)
     return 0
 

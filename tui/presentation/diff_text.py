@@ -67,7 +67,8 @@ def totals_line(rows: pd.DataFrame) -> str:
         )
     line = (
         f"kernel time {fmt.at_least(fmt.seconds(time_a), low_a) or 'n/a'} -> "
-        f"{fmt.at_least(fmt.seconds(time_b), low_b) or 'n/a'} ({change or 'n/a'}) · {len(rows)} kernel group(s)"
+        f"{fmt.at_least(fmt.seconds(time_b), low_b) or 'n/a'} ({change or 'n/a'}) · {len(rows)} "
+        f"{'module node(s)' if rows.attrs.get('by') == 'module' else 'kernel group(s)'}"
     )
     skipped = [f"{side.upper()} {int(n)}" for side in "ab" if (n := run_total(rows, "not_profiled", side)) > 0]
     if skipped:

@@ -20,7 +20,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from ....core import Report
-from ....core.analysis import ceilings_apart, diff_runs, gpus_apart
+from ....core.analysis import ceilings_apart, diff_runs, gpus_apart, group_key, groups_of
 from ....core.common import display_text
 from ...presentation import format as fmt
 from ...presentation.columns import Column, short_gpu
@@ -49,7 +49,7 @@ def diff_columns(by: str, gpus: bool = False) -> list[Column]:
     # Short (`A100-PCIE-40GB`), as in the kernel table: with the full name `Time A`/`Time B` no longer fit at 80.
     gpu = [Column("gpu", "GPU", short_gpu, 0, 16, numeric=False)] if gpus else []
     return [
-        Column("kernel", "NVTX range" if by == "nvtx" else "Kernel", fmt.text, 0, 28, numeric=False),
+        Column("kernel", {"nvtx": "NVTX range", "module": "Module"}.get(by, "Kernel"), fmt.text, 0, 28, numeric=False),
         *gpu,
         Column("duration_s_a", "Time A", fmt.seconds, 1, 9, pair="time"),
         Column("duration_s_b", "Time B", fmt.seconds, 1, 9, pair="time"),
@@ -79,7 +79,7 @@ def gpu_lines(
     return lines
 
 
-GROUPS = {"name": "nvtx", "nvtx": "name"}  # what `g` compares by next
+GROUPS = {"name": "nvtx", "nvtx": "name", "module": "name"}  # what `g` compares by next
 
 
 class DiffScreen(TableScreen):
@@ -177,7 +177,7 @@ class DiffScreen(TableScreen):
         row = self.current_row()
         if self.reports is None or row is None:
             return
-        key = "kernel_full" if self.by == "name" else self.by
+        key = group_key(self.by)
         sides = [0] if row["presence"] == "only in A" else [1] if row["presence"] == "only in B" else [0, 1]
         self._open(sides, row[key], row["gpu"] if self.by_gpu else None)
 
@@ -191,7 +191,7 @@ class DiffScreen(TableScreen):
         if missing:
             self.app.call_from_thread(self.notify, f"{key} is not in run {'AB'[missing[0]]}", timeout=4, markup=False)
             return
-        name_column = "nvtx" if self.by == "nvtx" else "kernel"
+        name_column = {"nvtx": "nvtx", "module": "name"}.get(self.by, "kernel")
         screen: KernelPairScreen | KernelScreen
         if len(found) == 2:
             screen = KernelPairScreen(found[0], found[1], self.names, name_column)
@@ -204,8 +204,8 @@ class DiffScreen(TableScreen):
 
     def _group_row(self, side: int, key: object, gpu: str | None) -> pd.Series | None:
         assert self.reports is not None  # `enter` opens a group only with both runs (check_action)
-        groups = self.reports[side].group(self.by)
-        column = "kernel_full" if self.by == "name" else self.by
+        groups = groups_of(self.reports[side], self.by)
+        column = group_key(self.by)
         found = groups[groups[column].astype(object) == key]
         if gpu is not None:
             found = found[found["gpu"].astype(object).fillna("") == gpu]
