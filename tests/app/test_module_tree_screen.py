@@ -4,8 +4,12 @@ exports it; `g` goes on to the Kernels screen by name."""
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import pandas as pd
 import pytest
+from flopscope.core.store.run_store import Store
 from flopscope.tui.app.screens.kernels import KernelsScreen
 from flopscope.tui.app.screens.module_tree import ModuleTreeScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
@@ -13,9 +17,10 @@ from flopscope.tui.app.screens.sort import SortScreen
 from textual.widgets import OptionList, Tree
 
 from ..conftest import settle
-from ..helpers.app import make_app, ready, regrouped
+from ..helpers.app import make_app, ready, regrouped, screen_lines
+from ..helpers.cli import run_cli
 from ..helpers.modules import TOP_MODULES, module_launches
-from ..helpers.real_files import DEMO, report_of
+from ..helpers.real_files import DEMO, H100, report_of
 
 
 def shown_names(screen: ModuleTreeScreen) -> list[str]:
@@ -122,3 +127,21 @@ async def test_r_draws_the_launches_under_the_node_by_kernel_name_and_c_leaves_t
         await settle(pilot, lambda: roofline.roof.kind != "clock")
         assert int(roofline.rows["count"].sum()) == len(mine)
         assert len(app.kernels.report.kernels) == len(report.kernels)
+
+
+async def test_a_run_without_nvtx_ranges_says_why_its_tree_is_one_node_and_the_command_that_fills_it(tmp_path):
+    """A stored run profiled without --modules: the screen names its own command again, with --modules."""
+    folder = tmp_path / "bench-run"
+    folder.mkdir()
+    shutil.copy(H100 / "gemm_bf16_full.ncu-rep.xz", folder / "report.ncu-rep.xz")  # no NVTX ranges
+    (folder / "run.json").write_text(json.dumps({"command": ["python3", "bench.py", "--n", "8 16"], "host": "node2"}))
+    home = tmp_path / "home"
+    assert run_cli("import", folder, home=home).returncode == 0
+    with Store(home / "flopscope.db") as store:
+        report = store.load("bench-run")
+    app = make_app(report)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _open_tree(app, pilot)
+        text = " ".join(line.strip() for line in screen_lines(app))
+        assert "no NVTX ranges, so its module tree is one node" in text
+        assert "`flopscope profile --modules --host node2 -- python3 bench.py --n '8 16'`" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 
 import pytest
 
@@ -65,3 +66,29 @@ def test_the_raw_page_of_the_same_step_prints_the_same_tree():
     page = H100 / "train_transformer_bf16_bs8.csv.gz"
     rows = [json.loads(run_cli("report", p, "--by", "module", "--json").stdout)["rows"] for p in (page, DEMO)]
     assert [r["count"] for r in rows[0]] == [r["count"] for r in rows[1]]
+
+
+NO_RANGES = H100 / "gemm_bf16_full.ncu-rep.xz"  # one GEMM launch, captured without NVTX ranges
+
+
+def test_a_file_without_nvtx_ranges_names_profile_modules_with_a_program_to_put_in():
+    assert report_of(NO_RANGES).kernels["nvtx"].isna().all()
+    done = run_cli("report", NO_RANGES, "--by", "module")
+    assert done.returncode == 0, done.stderr
+    assert "`flopscope profile --modules -- python train.py` (your program in the place of" in done.stderr
+
+
+def test_a_stored_run_without_nvtx_ranges_names_the_exact_command_that_fills_its_tree(tmp_path):
+    """A run folder as `flopscope profile` leaves it (run.json: the program and the host it ran on), imported:
+    its tree's hint is that very command with --modules, quoted for a shell."""
+    folder = tmp_path / "bench-run"
+    folder.mkdir()
+    shutil.copy(NO_RANGES, folder / "report.ncu-rep.xz")
+    command = ["python3", "bench.py", "--shape", "4096 4096"]
+    (folder / "run.json").write_text(json.dumps({"command": command, "host": "gpu7", "started": 0}))
+    home = tmp_path / "home"
+    assert run_cli("import", folder, home=home).returncode == 0
+    done = run_cli("report", "bench-run", "--by", "module", home=home)
+    assert done.returncode == 0, done.stderr
+    expected = "flopscope profile --modules --host gpu7 -- python3 bench.py --shape '4096 4096'"
+    assert f"`{expected}` (the command it was profiled with" in done.stderr

@@ -110,11 +110,9 @@ def _module_tree(args):
     if args.depth is not None:
         tree = tree[tree["depth"] <= args.depth].reset_index(drop=True)
     if report.kernels["nvtx"].isna().all():
-        say(
-            f"flopscope: {display_text(str(args.path))} has no NVTX ranges, so its module tree is one node; profile "
-            "the program with `flopscope profile --modules -- python train.py` (any PyTorch program, unchanged: "
-            "each module call becomes a range) or with `flopscope.torch.annotate(model)` in it"
-        )
+        from ..presentation.module_tree import modules_hint
+
+        say(f"flopscope: {display_text(str(args.path))} has {modules_hint(report.meta)}")
     return report, tree
 
 

@@ -1,15 +1,21 @@
-"""The module tree (`report --by module`) as the CLI prints it, an indented table, and as nested JSON rows."""
+"""The module tree (`report --by module`) as the CLI prints it, an indented table, and as nested JSON rows; the
+app's sort choices for it; what a report without NVTX ranges says instead."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+import shlex
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
+from ...core.common import display_text
 from ...core.export import records
 from ...core.table import DESCRIPTIONS
 from . import format as fmt
 from .tables import Spec, TextTable, fitted_table
+
+if TYPE_CHECKING:
+    from ...core.report.meta import ReportMeta
 
 INDENT = "  "
 # (title, canonical column, how a cell reads, right-aligned, drop priority: higher drops first; 0 never)
@@ -47,6 +53,25 @@ def sort_choices(tree: pd.DataFrame) -> tuple[list[tuple[str, str]], list[str]]:
 def column_title(column: str) -> str:
     """The title a tree column is printed under: `duration_s` -> `Time`."""
     return next((title for title, c, *_ in COLUMNS if c == column), column)
+
+
+EXAMPLE = "python train.py"  # the program in the hint where the report does not say which one ran
+
+
+def modules_hint(meta: ReportMeta) -> str:
+    """Why a report without NVTX ranges has a one-node tree, and the `flopscope profile --modules` that fills it:
+    the command and host a stored run was profiled with, word for word, else an example to put the program in."""
+    command, host = meta.params.get("command"), meta.params.get("host")
+    known = isinstance(command, list) and bool(command) and all(isinstance(w, str) for w in command)
+    on = f"--host {shlex.quote(host)} " if isinstance(host, str) and host and host != "localhost" else ""
+    line = f"flopscope profile --modules {on if known else ''}-- {shlex.join(command) if known else EXAMPLE}"
+    how = (
+        "(the command it was profiled with" if known else f"(your program in the place of `{EXAMPLE}`"
+    ) + "; any PyTorch program, unchanged: each module call becomes a range)"
+    return display_text(
+        f"no NVTX ranges, so its module tree is one node; profile it with `{line}` {how}, or use "
+        "flopscope.torch.annotate(model) in the program"
+    )
 
 
 def tree_table(tree: pd.DataFrame, width: int) -> tuple[TextTable, list[str]]:

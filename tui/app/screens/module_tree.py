@@ -19,7 +19,7 @@ from ....core.common import display_text
 from ....core.report import by_time
 from ....core.table.module_tree import sort_siblings
 from ...presentation import format as fmt
-from ...presentation.module_tree import column_title, sort_choices
+from ...presentation.module_tree import column_title, modules_hint, sort_choices
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
 from .export import ask_export
@@ -80,12 +80,8 @@ class ModuleTreeScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="modules-title")
         if self.no_ranges:
-            yield Static(
-                "No NVTX ranges in this report, so its module tree is one node: profile the program with "
-                "`flopscope profile --modules -- python train.py` (any PyTorch program, unchanged), or use "
-                "flopscope.torch.annotate(model) in it.",
-                id="modules-empty",
-            )
+            hint = modules_hint(self.report.meta)
+            yield Static(Text(f"This report has {hint}."), id="modules-empty")  # Text: the command is verbatim
         yield self._tree()
         yield KeyFooter()
 
