@@ -99,6 +99,8 @@ def test_a_basic_report_shows_ncus_speed_of_light(name, columns):
     assert out.returncode == 0, out.stderr
     titles, lines = _table(out.stdout)
     assert {"SM%", "Mem%"} <= set(titles.split()) and "%Roof" not in titles, titles
+    if any("…" in line for line in lines):  # names cut: no column without a value takes their room
+        assert not {"FLOP/s", "Bound"} & set(titles.split()), titles
     rows = _json_rows(path)
     assert {r["kernel_full"] for r in rows} == set(expected)
     for row, line in zip(rows, lines, strict=True):

@@ -92,6 +92,9 @@ def fitted_table(
         flex_min = min(natural[flex], max(16, width * 2 // 5))
     keep = _fit(specs, natural, blank, width, flex, flex_min or 0)
     spare = width - sum(natural[i] for i in keep if i != flex) - _GAP * (len(keep) - 1)
+    if flex in keep and spare < natural[flex]:  # the names would be cut: blank columns give them their room first
+        keep = [i for i in keep if i == flex or not blank[i]]
+        spare = width - sum(natural[i] for i in keep if i != flex) - _GAP * (len(keep) - 1)
     sizes = [max(min(natural[i], spare), 1) if i == flex else natural[i] for i in range(len(specs))]
     if flex in keep and spare < natural[flex]:
         # Cut here: names that differ stay different, and `k<…>` gets no second ellipsis.

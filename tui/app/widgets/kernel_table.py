@@ -171,6 +171,12 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         blank = {c.name for c in model.columns if not model.has_values(c.name)}
         keep = {name for name in (model.query.sort, self._focus) if name is not None}
         chosen = fit(model.columns, self._width, keep=keep, widths=sizes, blank=blank)
+        # Names that would be cut get the room of the columns without a value first (those say nothing).
+        wanted = (
+            sum(sizes[c.name] + 1 for c in chosen) - 1 + (natural[stretch.name] - sizes[stretch.name] if stretch else 0)
+        )
+        if stretch in chosen and wanted > self._width:
+            chosen = [c for c in chosen if c.name not in blank or c.name in keep]
         spare = max(0, self._width - sum(sizes[c.name] + 1 for c in chosen) + 1)
         cells = {c.name: sizes[c.name] for c in chosen}
         _shrink_text(chosen, cells, self._width)
