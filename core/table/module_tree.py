@@ -182,4 +182,5 @@ def launches_under(kernels: pd.DataFrame, path: str) -> np.ndarray:
     codes, placed = placements(kernels["nvtx"])
     node = tuple(path.split("/")) if path else ()
     under = np.array([p.node[: len(node)] == node for p in placed], dtype=bool)
-    return under[codes]
+    chosen: np.ndarray = under[codes]
+    return chosen

@@ -62,9 +62,10 @@ def modules_hint(meta: ReportMeta) -> str:
     """Why a report without NVTX ranges has a one-node tree, and the `flopscope profile --modules` that fills it:
     the command and host a stored run was profiled with, word for word, else an example to put the program in."""
     command, host = meta.params.get("command"), meta.params.get("host")
-    known = isinstance(command, list) and bool(command) and all(isinstance(w, str) for w in command)
+    words = [str(w) for w in command] if isinstance(command, list) else []
+    known = bool(words) and words == command
     on = f"--host {shlex.quote(host)} " if isinstance(host, str) and host and host != "localhost" else ""
-    line = f"flopscope profile --modules {on if known else ''}-- {shlex.join(command) if known else EXAMPLE}"
+    line = f"flopscope profile --modules {on if known else ''}-- {shlex.join(words) if known else EXAMPLE}"
     how = (
         "(the command it was profiled with" if known else f"(your program in the place of `{EXAMPLE}`"
     ) + "; any PyTorch program, unchanged: each module call becomes a range)"
