@@ -101,6 +101,14 @@ async def test_o_sorts_each_nodes_children_by_a_column_and_s_flips_it_keeping_th
         assert "attn" in shown_names(screen) and "mlp.0" not in shown_names(screen)  # open and closed as they were
         await pilot.press("asterisk")
         assert set(children_of(screen, "mlp")) == {"mlp.0", "mlp.1", "mlp.2"}  # the shape is the same
+        await pilot.press("e")  # the export writes the nodes in the order shown
+        await pilot.pause()
+        await pilot.press("enter")
+        out = tmp_path / "train_transformer_bf16_bs8.ncu-rep-modules.csv"
+        await settle(pilot, out.exists)
+        written = pd.read_csv(out, keep_default_na=False)
+        tops = [p.rsplit("/", 1)[-1] for p in written["path"] if p.count("/") == 2 and "/forward/" in p]
+        assert tops == sorted(modules, key=flop.get)
 
 
 async def test_r_draws_the_launches_under_the_node_by_kernel_name_and_c_leaves_the_table_behind_whole(
