@@ -109,7 +109,12 @@ class Report:
     def under_module(self, path: str) -> Report:
         """The launches a node of `module_tree()` rolls up (its `path`; "" the root), as a Report of their own,
         judged as this one is."""
-        chosen = self.kernels[launches_under(self.kernels, path)].reset_index(drop=True)
+        return self.only(launches_under(self.kernels, path))
+
+    def only(self, keep: np.ndarray | pd.Series) -> Report:
+        """The launches where `keep` (a boolean per launch) holds, as a Report of their own, judged as this one
+        is: a module tree node's, or `check --where`'s."""
+        chosen = self.kernels[np.asarray(keep, dtype=bool)].reset_index(drop=True)
         meta = replace(self.meta, launches=len(chosen))
         return Report(meta, chosen, self.gpu, self.missing, self.gpus, self.roof)
 

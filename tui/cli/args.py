@@ -51,8 +51,19 @@ def _view_args(p: argparse.ArgumentParser, modules: bool = False) -> None:
         "unknown values last either way (default: Time)",
     )
     p.add_argument("--asc", action="store_true", help="sort ascending")
+    _where_arg(p, "keep the rows where EXPR holds")
     p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings (see `flopscope gpus`)")
     _no_cache_arg(p)
+
+
+def _where_arg(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--where",
+        metavar="EXPR",
+        help=f"{what}: `time > 5us and bound == dram`, `prec ~ tc`, `not kernel ~ nccl`; a column by its "
+        "title or --json key, numbers with units (5us, 1GB, 2TFLOP/s, 10%%), == != < <= > >= on numbers, "
+        "== != and ~ !~ (regex) on text, and/or/not, parentheses (docs/cli.md)",
+    )
 
 
 def _no_cache_arg(p: argparse.ArgumentParser) -> None:
@@ -446,6 +457,7 @@ def _check_command(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="judge a run on other GPUs than the baseline's (refused otherwise, exit 2) on %% of roof alone",
     )
+    _where_arg(p, "judge only the launches of both runs where EXPR holds (each launch's own values)")
     p.add_argument("--json", action="store_true", help="one JSON object: verdict, thresholds, a row per group")
 
 

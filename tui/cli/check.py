@@ -35,6 +35,8 @@ def _load(ref: str, gpu: str | None) -> tuple[Report, str]:
 def cmd_check(args: argparse.Namespace) -> int:
     run, run_name = _load(args.run, args.gpu)
     base, base_name = _load(args.baseline, args.gpu)
+    if args.where:  # both runs alike: a group is judged on the launches the expression keeps
+        run, base = _launches_where(run, args.where), _launches_where(base, args.where)
     judged_on = EVERY_METRIC
     if gpus := other_gpus(run, base):
         if not args.allow_other_gpu:
@@ -59,6 +61,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         _print(result, run_name, base_name)
     return 0 if result.passed else 1
+
+
+def _launches_where(report: Report, where: str) -> Report:
+    """The launches of `report` where `where` holds, each on its own values (as `report --by launch` shows it)."""
+    from ..presentation.columns import table_columns
+    from ..presentation.where import where_mask
+
+    launches = report.group("launch", time_order=False)
+    return report.only(where_mask(where, launches, table_columns("launch", isinstance(report.judged_by, dict))))
 
 
 def _json(result: Check, run_name: str, base_name: str) -> dict:

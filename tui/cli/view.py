@@ -13,7 +13,7 @@ from ...core.export import check_target, json_ready, run_meta, write_table
 from ...core.report import Report, in_order, with_gpu
 from ...core.store import judged_by
 from ...core.table import NEEDS, missing_fix
-from ..presentation.columns import sort_column
+from ..presentation.columns import sort_column, table_columns
 from ..presentation.messages import print_warning, say
 from ..presentation.warnings import warning_lines
 from .args import TABLE_ROWS, build_parser
@@ -34,6 +34,11 @@ def _view_order(args):
     report = _read(args)
     sort = args.sort and sort_column(args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns)
     rows, order = report.view_order(args.by, sort=sort, descending=not args.asc)
+    if args.where:  # the rows the expression keeps, in the view's order
+        from ..presentation.where import where_mask
+
+        keep = where_mask(args.where, rows, table_columns(args.by, isinstance(report.judged_by, dict)))
+        order = order[keep[order]]
     if sort and rows[sort].isna().all():
         needs = NEEDS.get(sort, (sort,))  # the raw columns whose ncu metrics would fill it
         fix = missing_fix(report.missing, needs)
@@ -105,6 +110,10 @@ def cmd_report(args) -> int:
 
 def _module_tree(args):
     """The report and its module tree down to `--depth`; a report without NVTX ranges says what would fill it."""
+    if getattr(args, "where", None):
+        raise FlopscopeError(
+            f"--where {args.where}", "filters the kernel table, not the module tree", "leave out --by module"
+        )
     report = _read(args)
     tree = report.module_tree()
     if args.depth is not None:

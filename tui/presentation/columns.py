@@ -111,6 +111,26 @@ EXTRA_COLUMNS = {
 }
 
 
+# Words people say for a column, beside its title and its --json key: `duration > 5us`, `share > 1%`.
+FILTER_WORDS = {"duration": "duration_s", "share": "pct_time", "name": "kernel"}
+
+
+def filter_names(columns: Iterable[Column], keys: Iterable[str]) -> dict[str, str]:
+    """Every name a filter expression (`--where`, the table's `/`) may give a column of a table with `keys`,
+    lower case -> key: the --json keys, the words above, the titles of the extra columns and of the table's
+    `columns`. A title wins over a key it shadows: `bound` is the Bound column, as shown (the roof)."""
+    present = set(keys)
+    names = {key.lower(): key for key in present}
+    names |= {word: key for word, key in FILTER_WORDS.items() if key in present}
+    titled = [*EXTRA_COLUMNS.values(), *SPEED_OF_LIGHT, *KERNEL_TABLE, *columns]
+    return names | {c.title.lower(): c.name for c in titled if c.name in present}
+
+
+def shown_texts(columns: Iterable[Column]) -> dict[str, Callable[[object], str]]:
+    """A text column's values as the table shows them (`TC bf16` for `tensor_bf16`): a filter matches those too."""
+    return {c.name: c.render for c in columns if not c.numeric}
+
+
 def short_gpu(name: object) -> str:
     """`NVIDIA A100-PCIE-40GB` -> `A100-PCIE-40GB`: the vendor says nothing in a column of GPUs."""
     return display_text(fmt.text(name).removeprefix("NVIDIA ").removeprefix("Tesla "))
