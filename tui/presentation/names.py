@@ -8,8 +8,10 @@ cut in the middle instead, and where that still collides, around the place where
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
+from functools import cached_property
 from itertools import pairwise
 
 from rich.cells import cell_len, set_cell_size
@@ -63,24 +65,49 @@ def cut_at_difference(text: str, width: int, differs_at: int, head_share: int = 
 _WORD = re.compile(r"[\w.#=+-]+(?:::[\w.#=+-]+)*")
 
 
-def cut_shared(text: str, width: int, group: Iterable[str], every: Iterable[str] = ()) -> str | None:
-    """`text` in `width` cells with the words it shares with the other names of `group` left out, each run of
-    them one ellipsis, so that what stays is where it differs: the NVTX paths `autograd::engine::
-    evaluate_function: ToCopyBackward0/ToCopyBackward0/aten::to/.../backward/mlp/backward/mlp.0` and `.../attn`
-    show as `…: ToCopyBackward0/…/mlp.0` and `…/attn`. A word repeated within the name goes first (it says
-    nothing new), then the words every name of `group` has, the most common in `every` (the column's names)
-    first, then the others alike; what still fits is taken back. None where only words no other name of
-    `group` has would be left out, and for C++ signatures (see cut_at_difference)."""
-    if any(c in text for c in "<(["):  # C++ signatures: words without their brackets read as noise
+def _signature(name: str) -> bool:
+    """A C++ signature (`k<float>(int *)`): its words without their brackets read as noise."""
+    return any(c in name for c in "<([")
+
+
+class Words:
+    """The words of a column's names, counted once (when first asked): how many names hold each, in the column
+    and in a group."""
+
+    def __init__(self, every: list[str]) -> None:
+        self.every = every
+
+    @cached_property
+    def of(self) -> dict[str, frozenset[str]]:
+        return {n: frozenset(_WORD.findall(n)) for n in self.every}
+
+    @cached_property
+    def common(self) -> Counter[str]:
+        return Counter(w for words in self.of.values() for w in words)
+
+    def group(self, names: Iterable[str]) -> tuple[Counter[str], int]:
+        """How many names of `names` hold each word, and how many names there are."""
+        names = list(names)
+        return Counter(w for n in names for w in self.of[n]), len(names)
+
+
+def cut_shared(text: str, width: int, group: tuple[Counter[str], int], words_of: Words) -> str | None:
+    """`text` in `width` cells with the words it shares with the other names of its `group` (`Words.group`:
+    `text` among them) left out, each run of them one ellipsis, so that what stays is where it differs: the NVTX
+    paths `autograd::engine::evaluate_function: ToCopyBackward0/ToCopyBackward0/aten::to/.../backward/mlp/
+    backward/mlp.0` and `.../attn` show as `…: ToCopyBackward0/…/mlp.0` and `…/attn`. A word repeated within
+    the name goes first (it says nothing new), then the words every name of the group has, the most common in
+    the column first, then the others alike; what still fits is taken back. None where only words no other
+    name of the group has would be left out, and for C++ signatures (see cut_at_difference)."""
+    if _signature(text):
         return None
-    others = [set(_WORD.findall(n)) for n in group if n != text]
-    common = Counter(w for n in dict.fromkeys([*every, *group]) for w in set(_WORD.findall(n)))
+    in_group, size = group
     spans = [m.span() for m in _WORD.finditer(text)]
     words = [text[a:b] for a, b in spans]
-    shared = [sum(w in o for o in others) for w in words]
+    shared = [in_group[w] - 1 for w in words]  # the other names of the group that hold it
     order = sorted(
         range(len(words)),
-        key=lambda i: (words[i] in words[:i], shared[i] == len(others), shared[i], common[words[i]], i > 0),
+        key=lambda i: (words[i] in words[:i], shared[i] == size - 1, shared[i], words_of.common[words[i]], i > 0),
         reverse=True,
     )
     dropped: list[int] = []
@@ -88,16 +115,21 @@ def cut_shared(text: str, width: int, group: Iterable[str], every: Iterable[str]
         if not shared[i] and words[i] not in words[:i]:
             return None  # only words of its own are left: cutting them would hide where it differs
         dropped.append(i)
-        if cell_len(_without(text, spans, set(dropped))) <= width:
+        if _cells(_without(text, spans, set(dropped))) <= width:
             break
     else:
         return None
     # Then take back what still fits, the words dropped last first: dropping one at a time can leave room.
     for i in reversed(dropped[:-1]):
         fewer = set(dropped) - {i}
-        if cell_len(_without(text, spans, fewer)) <= width:
+        if _cells(_without(text, spans, fewer)) <= width:
             dropped.remove(i)
     return _without(text, spans, set(dropped))
+
+
+def _cells(text: str) -> int:
+    """cell_len, without its per-character walk where every character is one cell (ASCII and `…`)."""
+    return len(text) if text.replace(ELLIPSIS, "").isascii() else cell_len(text)
 
 
 def _without(text: str, spans: list[tuple[int, int]], dropped: set[int]) -> str:
@@ -124,15 +156,25 @@ def distinct_cuts(names: Iterable[str], width: int) -> dict[str, str]:
     first character the colliding names do not share."""
     every = list(dict.fromkeys(names))
     cuts = {n: cut_end(n, width) for n in every if cell_len(n) > width}
-    parts = _parts_at(every)
+    words, ordered = Words(every), sorted(every)
+    parts, near = _parts_at(ordered), {}
     for name in cuts:  # cut just past where it parts from another (`cutlass::…::kernel::B2…`): cut there instead
         if parts[name] + _PAST > width - 1:
-            near = [n for n in every if n.startswith(name[: parts[name]])]
-            cuts[name] = cut_shared(name, width, near, every) or cut_at_difference(name, width, parts[name], 3)
+            prefix = name[: parts[name]]
+            if _signature(name):
+                cuts[name] = cut_at_difference(name, width, len(prefix), 3)
+                continue
+            if prefix not in near:  # the names that share it: side by side in sorted order
+                at = bisect_left(ordered, prefix)
+                near[prefix] = words.group(ordered[at : bisect_left(ordered, prefix + "\U0010ffff", at)])
+            cuts[name] = cut_shared(name, width, near[prefix], words) or cut_at_difference(name, width, len(prefix), 3)
     for group in _collisions(every, cuts):  # first, keep the words where they differ and leave out the shared
+        if all(_signature(n) for n in group):
+            continue
+        counted = words.group(group)
         for name in group:
             if name in cuts:
-                cuts[name] = cut_shared(name, width, group, every) or cuts[name]
+                cuts[name] = cut_shared(name, width, counted, words) or cuts[name]
     at_difference = [lambda n, group: cut_at_difference(n, width, _shared(group))] * 3  # groups split further
     # A longer head where two groups' windows read alike (`at::nativ…CUDAFunctor_add<…>` of an unrolled and of a
     # vectorized kernel): `at::native::unroll…CUDAFunctor_add`.
@@ -154,9 +196,8 @@ def distinct_cuts(names: Iterable[str], width: int) -> dict[str, str]:
 _PAST = 8
 
 
-def _parts_at(every: list[str]) -> dict[str, int]:
-    """Per name, how many leading characters it shares with the name nearest to it (in sorted order)."""
-    ordered = sorted(every)
+def _parts_at(ordered: list[str]) -> dict[str, int]:
+    """Per name (`ordered`: sorted), how many leading characters it shares with the name nearest to it."""
     shared = [_shared([a, b]) for a, b in pairwise(ordered)]  # between neighbours
     return {n: max([*shared[max(i - 1, 0) : i + 1], 0]) for i, n in enumerate(ordered)}
 
