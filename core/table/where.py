@@ -384,18 +384,15 @@ class _Build:
 
 
 def looks_like_where(text: str, names: Mapping[str, str]) -> bool:
-    """Whether a filter typed is an expression rather than a name pattern (`gemm`, `batch_size=1`, which keep
-    their meaning): it starts with `(` or `not`, or with a column's name and an operator, or holds an operator
-    between spaces (` > `: no kernel-name regex does; `tme > 5us` is then told "no column 'tme'")."""
-    stripped = text.lstrip()
-    if stripped.startswith("(") or re.match(r"not(?![\w%])", stripped, re.IGNORECASE):
-        return True
+    """Whether a filter typed is an expression rather than a name pattern (`gemm`, `(gemm|conv)`,
+    `batch_size=1`, which keep their meaning): past any `(` and `not`, it starts with a column's name and an
+    operator, or it holds an operator between spaces (` > `: no kernel-name regex does; `tme > 5us` is then
+    told "no column 'tme'")."""
     if re.search(r"\s(==|!=|<=|>=|!~|=~|<|>|~|=)\s", f" {text} "):
         return True
-    lowered = stripped.lower()
+    start = re.sub(r"^(\s*(\(|not(?![\w%])))*\s*", "", text, flags=re.IGNORECASE).lower()
     for name in sorted(names, key=len, reverse=True):
-        if lowered.startswith(name):
-            rest = stripped[len(name) :].lstrip()
-            op = _OP.match(rest)
+        if start.startswith(name):
+            op = _OP.match(start[len(name) :].lstrip())
             return bool(op) and op.group() != "="  # `batch_size=1`: a name's value, as before
     return False

@@ -161,10 +161,18 @@ def test_units():
 
 def test_what_reads_as_an_expression():
     names = {"time": "duration_s", "kernel": "kernel", "batch_size": "batch_size"}
-    for text in ["time > 5us", "time>5us", "tme > 5us", "(time > 1us)", "not kernel ~ x", "kernel ~ gemm"]:
+    for text in [
+        "time > 5us",
+        "time>5us",
+        "tme > 5us",
+        "(time > 1us)",
+        "not kernel ~ x",
+        "kernel ~ gemm",
+        "((not time<1",
+    ]:
         assert looks_like_where(text, names), text
     # the name filters of before keep their meaning: a regex, a template, a parameter's value typed whole
-    for text in ["gemm", "gemm<float>", "batch_size=1", "bound:memory", "sm90_xmma"]:
+    for text in ["gemm", "gemm<float>", "batch_size=1", "bound:memory", "sm90_xmma", "(gemm|conv)", "(", "not gemm"]:
         assert not looks_like_where(text, names), text
 
 

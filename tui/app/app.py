@@ -105,6 +105,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         self._grouped_for: Report | None = None  # the report the cached groupings belong to
         self._group_lock = threading.Lock()
         self.group_seconds: dict[str, float] = {}  # engine time per grouping (the benchmark reports it)
+        self.recent_filters: list[str] = []  # the table filters given, oldest first: `up` in the prompt recalls them
 
     async def on_mount(self) -> None:
         if self.keymap:

@@ -17,8 +17,9 @@ from rich.cells import cell_len
 
 from ...core.common import display_text, is_missing
 from ...core.table import MEMORY_LEVELS
+from ...core.table.where import Where, WhereError, looks_like_where, parse
 from . import format as fmt
-from .columns import EXTRA_COLUMNS, Column
+from .columns import EXTRA_COLUMNS, Column, filter_names, shown_texts
 
 BOUNDS = ("all", "memory", "compute")  # what `b` cycles through
 LEVELS = MEMORY_LEVELS  # `bound:l2`: the rows whose lowest ceiling is that memory level's
@@ -33,11 +34,17 @@ class Query:
     descending: bool = True
     pattern: str = ""  # regex over the row's name, case-insensitive
     bound: str = "all"
+    where: str = ""  # an expression over the columns (core/table/where.py): `time > 5us and bound == dram`
 
     def text(self) -> str:
-        """The filter as typed: `regex bound:memory`."""
-        parts = [self.pattern] if self.pattern else []
+        """The filter as typed: `regex bound:memory`, `time > 5us bound:memory`."""
+        typed = self.where or self.pattern
+        parts = [typed] if typed else []
         return " ".join([*parts, f"bound:{self.bound}"] if self.bound != "all" else parts)
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.pattern or self.where) or self.bound != "all"
 
 
 def sorted_by(query: Query, column: Column) -> Query:
@@ -48,8 +55,10 @@ def sorted_by(query: Query, column: Column) -> Query:
     return replace(query, sort=column.name, descending=column.numeric)
 
 
-def parse_filter(text: str, query: Query) -> Query:
-    """`gemm bound:memory` -> pattern 'gemm', bound 'memory'. Raises ValueError with a readable reason."""
+def parse_filter(text: str, query: Query, names: dict[str, str] | None = None) -> Query:
+    """`gemm bound:memory` -> pattern 'gemm', bound 'memory'; with the table's column `names`
+    (`TableModel.names`), an expression (`time > 5us`, `looks_like_where`) -> `where`, checked as far as it can
+    be without the rows. Raises ValueError with a readable reason (WhereError: with the position)."""
     bound, words = "all", []
     for word in text.split(" "):
         if word.lower().startswith("bound:"):
@@ -59,11 +68,20 @@ def parse_filter(text: str, query: Query) -> Query:
         else:
             words.append(word)
     pattern = " ".join(words).strip()
+    if names is not None and looks_like_where(pattern, names):
+        parse(pattern, names)  # WhereError where it cannot be one
+        return replace(query, pattern="", where=pattern, bound=bound)
     try:
         re.compile(pattern)
     except re.error as err:
         raise ValueError(f"not a regular expression ({err})") from None
-    return replace(query, pattern=pattern, bound=bound)
+    return replace(query, pattern=pattern, where="", bound=bound)
+
+
+def problem_text(err: ValueError) -> str:
+    """A filter's problem in one line: an expression's with its position and the fix (`no column 'tme' at
+    character 1: did you mean time?`)."""
+    return f"{err}: {err.hint}" if isinstance(err, WhereError) and err.hint else str(err)
 
 
 # `name=value` typed as it is written (letters, digits, `.`, `-`), ending the filter or one of its alternatives.
@@ -77,13 +95,16 @@ def whole_values(pattern: str) -> str:
     return _TYPED_VALUE.sub(lambda typed: typed.group(1) + r"(?![\w.])", pattern)
 
 
-def filter_problem(text: str, query: Query, no_bound: str = "") -> str | None:
-    """Why `text` cannot filter these rows (a bad regex; a bound where rows have none, `no_bound` saying so),
-    or None: the filter dialogs stay open with the reason instead of dropping what was typed."""
+def filter_problem(text: str, query: Query, no_bound: str = "", model: TableModel | None = None) -> str | None:
+    """Why `text` cannot filter these rows (a bad regex or expression; a bound where rows have none, `no_bound`
+    saying so), or None: the filter dialogs stay open with the reason instead of dropping what was typed.
+    `model`: the rows, whose columns an expression names and whose values it is tried on."""
     try:
-        parsed = parse_filter(text, query)
+        parsed = parse_filter(text, query, model.names if model is not None else None)
+        if model is not None and parsed.where:
+            model.where(parsed.where).mask(model.rows, model.shown_as, model.factors)
     except ValueError as err:
-        return str(err)
+        return problem_text(err)
     return no_bound if no_bound and parsed.bound != "all" else None
 
 
@@ -101,6 +122,9 @@ class TableModel:
         self._widths: dict[str, int] = {}
         self._valued: dict[str, bool] = {}
         self._unprofiled: np.ndarray | None = None
+        self._wheres: dict[str, Where] = {}
+        self.names = filter_names(columns, self.rows.columns)  # what an expression may call a column
+        self.shown_as = shown_texts([*columns, *EXTRA_COLUMNS.values()])
         if query is not None:
             self.apply(query)
 
@@ -215,8 +239,23 @@ class TableModel:
         ranks[-1] = np.nan  # code -1: missing
         return ranks[codes]
 
+    def where(self, text: str) -> Where:
+        """`text` parsed over these rows' columns, once (typed live, the same text comes back as it grows)."""
+        if text not in self._wheres:
+            self._wheres[text] = parse(text, self.names)
+        return self._wheres[text]
+
+    def factors(self, name: str) -> tuple[np.ndarray, list[str]]:
+        """(code per row, distinct values as text) of a column, computed once: what an expression matches."""
+        return self._factors(name)
+
     def _mask(self, query: Query) -> np.ndarray | None:
         keep = None
+        if query.where:
+            try:
+                keep = self.where(query.where).mask(self.rows, self.shown_as, self.factors)
+            except WhereError:  # an expression of another grouping's columns: no row matches it here
+                keep = np.zeros(len(self.rows), dtype=bool)
         if query.pattern:
             regex = re.compile(whole_values(query.pattern), re.IGNORECASE)
             for name in self._name_columns():

@@ -44,7 +44,10 @@ GROUPS = ("name", "launch", "nvtx")
 
 class KernelsScreen(TableScreen):
     HELP_TITLE = "Kernels"
-    FILTER_HINT = "regex on the name, any case; bound:memory|compute|dram|l2|l1 · empty: all"
+    FILTER_HINT = (
+        "a name regex, bound:memory|compute|dram|l2|l1, or an expression: time > 5us and bound == dram, "
+        "prec ~ tc (== != < > ~, and/or/not, units) · ↑↓ recent · empty: all"
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_row", "Open", id="kernels.open"),
         SORT,

@@ -8,6 +8,7 @@ no values and said so in its status line, where the Kernels screen refused with 
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, cast
 
 import pandas as pd
 from rich.text import Text
@@ -18,6 +19,9 @@ from ...presentation.table_model import Query, TableModel, filter_problem, parse
 from ..widgets.kernel_table import KernelTable
 from .back import BackScreen, can_go_back
 from .prompt import PromptScreen
+
+if TYPE_CHECKING:
+    from ..app import FlopscopeApp
 
 
 def hidden_note(titles: list[str], room: int) -> str:
@@ -44,7 +48,7 @@ class TableScreen(BackScreen):
     NO_MATCH = "no rows match"  # `no rows match gemm · escape shows all`
     DEFAULT_ORDER = "sort Time↓"  # the status line's order when no column is sorted: the model's own order
     FILTER_QUESTION = "Filter rows:"
-    FILTER_HINT = "regex on the name, case-insensitive · empty: show all"
+    FILTER_HINT = "regex on the name, any case, or an expression over the columns (time > 5us) · ↑↓ recent · empty: all"
     NO_BOUND = ""  # why `bound:` cannot filter these rows, where they have no bound
 
     def __init__(self) -> None:
@@ -57,7 +61,7 @@ class TableScreen(BackScreen):
     # -- what is shown ----------------------------------------------------------------------------
     @property
     def filtered(self) -> bool:
-        return bool(self.query_state.pattern) or self.query_state.bound != "all"
+        return self.query_state.filtered
 
     def current_row(self) -> pd.Series | None:
         """The row under the cursor, or None when no row is shown."""
@@ -130,20 +134,39 @@ class TableScreen(BackScreen):
         self._requery(sorted_by(self.query_state, column), top=True)
 
     async def action_filter(self) -> None:
+        """The filter prompt, live: the rows follow the text as it is typed (a pause in the typing applies it);
+        a problem shows under it at once, with its position; escape puts back the filter it opened on."""
         # Also while the rows load: the filter typed then applies to them (`_requery` keeps it).
-        def check(text: str) -> str | None:
-            return filter_problem(text, self.query_state, self.NO_BOUND)
+        before = self.query_state
+
+        def problem(text: str) -> str | None:
+            return filter_problem(text, before, self.NO_BOUND, self.model)
+
+        def live(text: str) -> str | None:
+            reason = problem(text)
+            if reason is None:
+                self._requery(parse_filter(text, before, self._names()))
+            return reason
 
         def typed(text: str | None) -> None:
-            if text is not None:
-                self._requery(parse_filter(text, self.query_state))
+            self._requery(before if text is None else parse_filter(text, before, self._names()))
 
-        prompt = PromptScreen(self.FILTER_QUESTION, self.query_state.text(), self.FILTER_HINT, check)
+        prompt = PromptScreen(
+            self.FILTER_QUESTION, before.text(), self.FILTER_HINT, problem, live=live, history=self._recent_filters()
+        )
         await self.app.push_screen(prompt, typed)
+
+    def _names(self) -> dict[str, str] | None:
+        """What an expression may call the columns (None while the rows load: the text is a name pattern)."""
+        return self.model.names if self.model is not None else None
+
+    def _recent_filters(self) -> list[str]:
+        """The filters given in this app, oldest first (`up` in the prompt recalls them), shared by its tables."""
+        return cast("FlopscopeApp", self.app).recent_filters
 
     def action_clear_filter(self) -> None:
         if self.filtered:
-            self._requery(dataclasses.replace(self.query_state, pattern="", bound="all"))
+            self._requery(dataclasses.replace(self.query_state, pattern="", where="", bound="all"))
 
     # -- escape, where it is bound to `back` ------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
