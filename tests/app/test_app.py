@@ -93,7 +93,7 @@ async def test_first_screen_shows_before_the_report_is_read(monkeypatch):
         screen = await ready(app, pilot)
         assert len(screen.model) == len(app.report.group("name"))
         text = "\n".join(screen_lines(app))
-        assert "NVIDIA H100 PCIe" in text and "Ceilings:" in text and "FLOP %Peak" in text
+        assert "NVIDIA H100 PCIe" in text and "Ceilings at SM " in text and "FLOP %Peak" in text
 
 
 async def test_unreadable_report_exits_with_code_2(tmp_path):
@@ -428,13 +428,21 @@ async def test_enter_opens_the_kernel_screen_and_escape_returns(h100):
             "Speed of light",
             "Occupancy",
             "Pipe utilisation",
+            "Warp stalls, cycles per issued instruction",
             "Launch configuration",
             "Ceilings",
             "Provenance",
             "Kernel",
         ]
-        await pilot.press("end")  # the metrics scroll by keyboard; the full name is last
-        text = "\n".join(screen_lines(app))
+        await pilot.press("end")  # the panels scroll by keyboard, to the bottom of the longest column
+        body = app.screen.query_one("#kernel-body")
+        assert body.scroll_y == body.max_scroll_y > 0
+        await pilot.press("home")
+        lines = screen_lines(app)
+        while body.scroll_y < body.max_scroll_y:  # every panel, a page at a time
+            await pilot.press("pagedown")
+            lines += screen_lines(app)
+        text = "\n".join(lines)
         assert "Provenance" in text and "FMA = 2 FLOPs" in text and row["kernel_full"][:40] in text
         await pilot.press("escape")
         assert app.screen is screen
@@ -465,15 +473,18 @@ async def test_r_opens_the_roofline_and_keys_move_the_selection(h100):
         plotted = rows[(rows["ai_dram"] > 0) & (rows["flop_per_s"] > 0)]
         by_time = plotted.sort_values("pct_time", ascending=False)["kernel"].tolist()
         assert [p.label for p in roof.data.points] == by_time
+        # The keys walk every row, plotted or on the strip, in the table's order (issue 41.1).
+        every = rows.sort_values("pct_time", ascending=False, kind="stable")["kernel"].tolist()
+        assert [k.label for k in roof.data.kernels] == every
         assert roof.selected == 0
         await pilot.press("right")
         assert roof.selected == 1
-        await pilot.press("j", "j", "j", "j")  # stops at the last point
-        assert roof.selected == len(roof.data.points) - 1
+        await pilot.press(*["j"] * len(every))  # stops at the last row
+        assert roof.selected == len(every) - 1
         await pilot.press("k", "left")
-        assert roof.selected == len(roof.data.points) - 3
-        label = roof.data.points[roof.selected].label
-        assert label in "\n".join(screen_lines(app))
+        assert roof.selected == len(every) - 3
+        label = roof.data.kernels[roof.selected].label
+        assert label[:60] in "\n".join(screen_lines(app))  # its name line (cut with … where longer)
         await pilot.press("enter")
         assert isinstance(app.screen, KernelScreen) and app.screen.row["kernel"] == label
         await pilot.press("escape", "escape")
@@ -652,8 +663,11 @@ async def test_roofline_at_80x24_keeps_the_numbers_line_under_a_long_name():
         await ready(app, pilot)
         await pilot.press("r")
         await pilot.pause()
+        roof = app.screen
+        while roof.data.kernels[roof.selected].label != launches["kernel"].iloc[0]:  # to the one plotted
+            await pilot.press("j")
         lines = screen_lines(app)
-        name = next(i for i, line in enumerate(lines) if "1/1 by time · " in line)
+        name = next(i for i, line in enumerate(lines) if " by time · " in line)
         assert lines[name].rstrip().endswith("…") and str(launches["kernel"].iloc[0])[:30] in lines[name]
         numbers = " ".join(lines[name + 1 : -1])
         assert f"AI {fmt.ratio(ai)} FLOP/B" in numbers and "dram-bound" in numbers

@@ -391,7 +391,8 @@ async def test_a_group_says_its_numbers_are_time_weighted_means():
     first = report.group("name").iloc[0]
     assert first["count"] == 2
     text = await kernel_screen_text(report, size=(120, 40))
-    assert text.count("Per launch time-weighted mean of 2 launches") == 3  # speed of light, occupancy, pipes
+    # speed of light, occupancy, pipes, warp stalls
+    assert text.count("Per launch time-weighted mean of 2 launches") == 4
     assert f"SM (compute) {first['sol_sm_pct']:.1f}%" in text and "Tensor pipe" in text
 
 

@@ -165,7 +165,12 @@ def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     per = [("Per launch", f"time-weighted mean of {fmt.integer(count)} launches")] if count > 1 else []
 
     def pcts(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        return [(label, _percent(row_value(row, name))) for label, name in items if row_value(row, name) is not None]
+        """Each % as ncu prints it, with a bar of it (the speed-of-light chart of NVIDIA's GUI, in cells)."""
+        return [
+            (label, f"{_percent(value):>6} {_pct_bar(value)}")
+            for label, name in items
+            if (value := row_value(row, name)) is not None
+        ]
 
     out = []
     light = pcts(_SPEED_OF_LIGHT)
@@ -205,6 +210,13 @@ def warp_stalls(row: pd.Series) -> list[tuple[str, str]]:
     if worst is not None:
         out.append(("Top stall", f"{worst.title}: {worst.meaning}; helps: {worst.fix}"))
     return out
+
+
+PCT_BAR = 20  # cells of a 100% bar
+
+
+def _pct_bar(value) -> str:
+    return fmt.bar(float(value) / 100, PCT_BAR) if isinstance(value, (int, float)) else ""
 
 
 def _percent(value) -> str:
@@ -389,7 +401,8 @@ def _gpu(row: pd.Series) -> str:
 
 
 def section_table(title: str, items: list[tuple[str, str]]) -> Table:
-    table = Table(box=None, show_header=False, title=Text(title, style="bold"), title_justify="left", pad_edge=False)
+    heading = Text(title, style="bold") if title else None  # none in a panel, whose title says it
+    table = Table(box=None, show_header=False, title=heading, title_justify="left", pad_edge=False)
     table.add_column("what", no_wrap=True, style="dim")
     table.add_column("value", overflow="fold")
     for label, value in items:

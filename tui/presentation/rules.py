@@ -58,7 +58,8 @@ def label(finding: Finding) -> str:
 
 def rules_table(items: list[tuple[str, str]], title: str = TITLE) -> Table:
     """The items as a two-column table: labels on one line, text wrapped to the width; report text made inert."""
-    table = Table(box=None, show_header=False, title=Text(title, style="bold"), title_justify="left", pad_edge=False)
+    heading = Text(title, style="bold") if title else None  # none in a panel, whose title says it
+    table = Table(box=None, show_header=False, title=heading, title_justify="left", pad_edge=False)
     table.add_column("what", no_wrap=True, style="dim")
     table.add_column("value", overflow="fold")
     for what, value in items:

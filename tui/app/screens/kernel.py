@@ -9,10 +9,11 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widget import Widget
+from textual.widgets import Collapsible, Static
 from textual.worker import get_current_worker
 
 from ....core.report import Report
@@ -30,7 +31,14 @@ from .keys import BACK, COPY_NAME, EXPORT
 if TYPE_CHECKING:
     from ..app import FlopscopeApp
 
-WIDE = 110  # from this many columns, metrics and roofline sit side by side
+PANELS_FROM = 120  # from this many columns, the panels sit in two columns (three from 3 x 60)
+PANEL_WIDTH = 60
+ROOFLINE_LINES = 20
+RULES_TITLE = "ncu rules"
+
+
+def panel_columns(width: int) -> int:
+    return 1 if width < PANELS_FROM else max(2, min(3, width // PANEL_WIDTH))
 
 
 class KernelScreen(Screen):
@@ -42,6 +50,8 @@ class KernelScreen(Screen):
         Binding("k", "scroll('up')", "Scroll up", show=False, id="kernel.scroll_up"),
         Binding("space", "scroll('page_down')", "Page down", show=False, id="kernel.page_down"),
         COPY_NAME,
+        # tab / shift+tab walk the panels' titles, enter folds or unfolds the one focused (Textual's Collapsible).
+        Binding("z", "fold", "Fold all", id="kernel.fold_all"),
     ]
 
     def __init__(
@@ -61,6 +71,8 @@ class KernelScreen(Screen):
         self.launches = launches
         self.report = report
         self.rules_read = False  # set once the "ncu rules" section shows what the file holds
+        self.folded: set[str] = set()  # titles of the panels folded, kept when the panels are dealt again
+        self.rule_items: list[tuple[str, str]] | None = None  # ncu's rule results, once read
         self.roofline: Roofline = roofline_from(
             row.to_frame().T.infer_objects(), row_ceilings(row, ceilings), name=name_column
         )
@@ -73,15 +85,51 @@ class KernelScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="kernel-title")
-        # One scroll for everything: narrow terminals get the metrics, then the plot below them.
-        with VerticalScroll(id="kernel-body"):
-            with Vertical(id="metrics"):
-                for title, items in sections(self.row, self._launches()):
-                    if title == "Launch configuration":  # after ncu's own figures: its findings on them
-                        yield Static(rules_table([("Launch", "reading the report…")]), id="rules", classes="section")
-                    yield Static(section_table(title, items), classes="section")
-            yield RooflinePlot(self.roofline, id="kernel-roofline")
+        # One scroll for everything; the panels in one column on a narrow terminal (the roofline last), in two
+        # or three from PANELS_FROM columns on (the roofline at the top of the last), each foldable.
+        with VerticalScroll(id="kernel-body"), Horizontal(id="metrics"):
+            for column in self._columns():
+                with Vertical(classes="panel-column"):
+                    yield from column
         yield KeyFooter()
+
+    def _panels(self) -> list[tuple[int, Widget]]:
+        """(estimated lines, panel) for every section, ncu's rules before the launch configuration (its findings
+        on it), and the roofline."""
+        out: list[tuple[int, Widget]] = []
+        for title, items in sections(self.row, self._launches()):
+            if title == "Launch configuration":
+                rules = Static(
+                    rules_table(self.rule_items or [("Launch", "reading the report…")], title=""), id="rules"
+                )
+                out.append((12, self._panel(RULES_TITLE, rules, "panel-rules")))
+            out.append((len(items) + 2, self._panel(title, Static(section_table("", items)))))
+        plot: Widget = RooflinePlot(self.roofline, id="kernel-roofline")
+        if not self.roofline.points:
+            why = "Not on the roofline: it needs counted FLOPs and DRAM bytes (both above zero)."
+            plot = Static(Text(why, style="dim"), id="kernel-roofline-none")
+        out.append((ROOFLINE_LINES, self._panel("Roofline", plot, "panel-roofline")))
+        return out
+
+    def _panel(self, title: str, body: Widget, id: str | None = None) -> Collapsible:
+        return Collapsible(body, title=title, collapsed=title in self.folded, id=id, classes="panel")
+
+    def _columns(self) -> list[list[Widget]]:
+        """The panels dealt into columns, each to the shortest so far; on two or three columns the roofline
+        goes first into the last, so the plot is in view beside the numbers."""
+        panels = self._panels()
+        count = panel_columns(self.app.size.width)
+        columns: list[list[Widget]] = [[] for _ in range(count)]
+        heights = [0] * count
+        if count > 1:
+            lines, plot = panels.pop()
+            columns[-1].append(plot)
+            heights[-1] = lines
+        for lines, panel in panels:
+            at = heights.index(min(heights))
+            columns[at].append(panel)
+            heights[at] += lines
+        return columns
 
     def _launches(self) -> pd.DataFrame | None:
         report = getattr(self.app, "report", None)
@@ -101,23 +149,27 @@ class KernelScreen(Screen):
 
     def _show_rules(self, items: list[tuple[str, str]]) -> None:
         if self.is_attached:  # `escape` before the file was read: nothing left to show them in
-            self.query_one("#rules", Static).update(rules_table(items))
+            self.rule_items = items
+            self.query_one("#rules", Static).update(rules_table(items, title=""))
             self.rules_read = True
 
     def on_mount(self) -> None:
         self._read_rules()
-        self.query_one("#kernel-body").set_class(self.app.size.width < WIDE, "narrow")
         self.query_one("#kernel-body").focus()
-        if not self.roofline.points:
-            self.query_one(RooflinePlot).styles.display = "none"
-            self.query_one("#metrics").mount(
-                Static(
-                    Text("Not on the roofline: it needs counted FLOPs and DRAM bytes (both above zero).", style="dim")
-                )
-            )
 
-    def on_resize(self, event: Resize) -> None:
-        self.query_one("#kernel-body").set_class(event.size.width < WIDE, "narrow")
+    async def on_resize(self, event: Resize) -> None:
+        """Panels dealt again where the terminal now takes another number of columns (folds kept)."""
+        if len(self.query(".panel-column")) != panel_columns(event.size.width):
+            self.folded = {str(c.title) for c in self.query(Collapsible) if c.collapsed}
+            await self.recompose()
+            self.query_one("#kernel-body").focus()
+
+    def action_fold(self) -> None:
+        """Fold every panel, or unfold them all where all are folded."""
+        panels = list(self.query(".panel").results(Collapsible))
+        fold = not all(p.collapsed for p in panels)
+        for panel in panels:
+            panel.collapsed = fold
 
     def action_back(self) -> None:
         self.dismiss()

@@ -1,0 +1,72 @@
+"""Issue 42.1: the Kernel screen as foldable panels, in one column at 80x24 and in two or three from 120 columns,
+the roofline at the top of the last; ncu's speed of light drawn as bars."""
+
+from __future__ import annotations
+
+import re
+
+from flopscope.core import read_report
+from flopscope.tui.app.screens.kernel import KernelScreen
+from textual.widgets import Collapsible
+
+from ..conftest import fixture_path, settle
+from ..helpers.app import make_app, ready, screen_lines
+
+CUB = "h100pcie_ee384_cub_agents_full.ncu-rep"
+
+
+async def open_kernel(pilot, app) -> KernelScreen:
+    await ready(app, pilot)
+    await pilot.press("enter")
+    await settle(pilot, lambda: isinstance(app.screen, KernelScreen) and app.screen.rules_read)
+    return app.screen
+
+
+async def test_panels_sit_side_by_side_when_wide_and_stack_when_narrow():
+    app = make_app(read_report(fixture_path(CUB)))
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await open_kernel(pilot, app)
+        titles = [line for line in screen_lines(app) if line.count("▼") >= 2]
+        assert any(re.search(r"▼ Time .*▼ Roofline", line) for line in titles), titles  # the plot in view at once
+        assert len(screen.query(".panel-column")) == 2
+        await pilot.resize_terminal(200, 48)
+        await pilot.pause()
+        assert len(screen.query(".panel-column")) == 3
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert len(screen.query(".panel-column")) == 1
+        assert all(line.count("▼") <= 1 for line in screen_lines(app))
+
+
+async def test_z_folds_every_panel_and_a_fold_survives_a_resize():
+    app = make_app(read_report(fixture_path(CUB)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_kernel(pilot, app)
+        panels = list(screen.query(".panel").results(Collapsible))
+        assert len(panels) >= 10 and not any(p.collapsed for p in panels)
+        await pilot.press("z")
+        assert all(p.collapsed for p in screen.query(".panel").results(Collapsible))
+        text = screen_lines(app)
+        assert sum(line.lstrip().startswith("▶ ") for line in text) >= 10  # one title a line, all in view
+        await pilot.press("z")
+        assert not any(p.collapsed for p in screen.query(".panel").results(Collapsible))
+        await pilot.press("tab", "enter")  # the first panel's title, folded by itself
+        first = str(next(iter(screen.query(".panel").results(Collapsible))).title)
+        assert [str(p.title) for p in screen.query(".panel").results(Collapsible) if p.collapsed] == [first]
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        assert [str(p.title) for p in screen.query(".panel").results(Collapsible) if p.collapsed] == [first]
+
+
+async def test_speed_of_light_is_drawn_as_bars_of_its_percentages():
+    report = read_report(fixture_path(CUB))
+    row = report.group("name").iloc[0]
+    app = make_app(report)
+    async with app.run_test(size=(80, 60)) as pilot:
+        await open_kernel(pilot, app)
+        lines = [" ".join(line.split()) for line in screen_lines(app)]
+    for label, column in (("SM (compute)", "sol_sm_pct"), ("Memory", "sol_memory_pct"), ("L2", "sol_l2_pct")):
+        line = next(line for line in lines if line.startswith(f"{label} {row[column]:.1f}%"))
+        bar = line.split("%", 1)[1].strip()
+        cells = sum(1 if ch == "█" else 0.5 for ch in bar if ch in "█▏▎▍▌▋▊▉")  # a whole cell, or part of one
+        assert abs(cells - row[column] / 100 * 20) <= 1, (line, row[column])  # 20 cells: 100%
