@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, cast
 
+import pandas as pd
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -14,20 +15,30 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from ....core import FMA_CONVENTION, Report
+from ....core import FMA_CONVENTION, FlopscopeError, Report
 from ....core.report import OverCeiling
-from ....core.table import ROOFS, Ceiling
+from ....core.table import ALL, ROOFS, Ceiling
 from ...presentation import format as fmt
 from ...presentation.blocks import Block
-from ...presentation.columns import short_gpu, shows_speed_of_light, table_columns
+from ...presentation.columns import (
+    Column,
+    chosen_columns,
+    column_for,
+    is_number_column,
+    short_gpu,
+    shows_speed_of_light,
+    table_columns,
+)
 from ...presentation.names import cut_end
 from ...presentation.table_model import BOUNDS, Query, TableModel
 from ...presentation.text_report import header, missing_hint
+from ..column_choice import save_columns
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_details import KernelDetails
 from ..widgets.kernel_table import KernelTable
 from ..widgets.summary import Summary
+from .columns import Choice, ColumnsScreen
 from .copy_name import copy_full_name
 from .export import ask_export
 from .kernel import KernelScreen
@@ -40,6 +51,7 @@ if TYPE_CHECKING:
     from ..app import FlopscopeApp
 
 GROUPS = ("name", "launch", "nvtx")
+TABLE = "kernels"  # the table's name in config.toml's [columns]
 
 
 class KernelsScreen(TableScreen):
@@ -56,6 +68,7 @@ class KernelsScreen(TableScreen):
         Binding("b", "cycle_bound", "Bound", id="kernels.bound"),
         GROUP,
         Binding("r", "roofline", "Roofline", id="kernels.roofline"),
+        Binding("C", "choose_columns", "Columns", show=False, id="kernels.columns"),
         EXPORT,
         COPY_NAME,
         CLEAR_FILTER,
@@ -123,8 +136,7 @@ class KernelsScreen(TableScreen):
             summary = summary_blocks(report)
             self.ceilings = report.ceilings()
         rows = self.flopscope.grouped(by)
-        columns = table_columns(by, isinstance(report.judged_by, dict), shows_speed_of_light(rows))
-        model = TableModel(rows, columns, self.query_state)
+        model = TableModel(rows, self._columns(report, rows, by), self.query_state)
         if not get_current_worker().is_cancelled:  # `g` pressed again meanwhile: the newer grouping wins
             self.app.call_from_thread(self._show, model, by, summary, keep)
 
@@ -191,7 +203,7 @@ class KernelsScreen(TableScreen):
     def _status_extra(self) -> list[str]:
         # Another roof than the default (the Roofline's `c`): said here too, as the header's ceilings may be cut.
         roof = self.report.roof.kind if self.report is not None else "clock"
-        return [f"by {self.by}"] + ([f"%Peak vs {ROOFS[roof]} roof"] if roof != "clock" else [])
+        return [f"by {self.by}"] + ([f"judged against the {ROOFS[roof]} roof"] if roof != "clock" else [])
 
     # -- sort and filter: TableScreen's, and `o`, `b` ----------------------------------------------
     def action_sort_pick(self) -> None:
@@ -213,6 +225,43 @@ class KernelsScreen(TableScreen):
         now = self.query_state.bound if self.query_state.bound in BOUNDS else "memory"
         bound = BOUNDS[(BOUNDS.index(now) + 1) % len(BOUNDS)]
         self._requery(dataclasses.replace(self.query_state, bound=bound))
+
+    # -- columns: the table's own, or as chosen (`C`, kept in config.toml) ----------------------------
+    def _default_columns(self, report: Report, rows: pd.DataFrame, by: str) -> list[Column]:
+        return table_columns(by, isinstance(report.judged_by, dict), shows_speed_of_light(rows))
+
+    def _columns(self, report: Report, rows: pd.DataFrame, by: str) -> list[Column]:
+        chosen = self.flopscope.columns.get(TABLE)
+        return chosen_columns(self._default_columns(report, rows, by), chosen, lambda k: is_number_column(rows, k))
+
+    def action_choose_columns(self) -> None:
+        if self.model is None or self.report is None:
+            return
+        model, report = self.model, self.report
+        first = model.table_columns[0]
+        default = [c.name for c in self._default_columns(report, model.rows, self.by)[1:]]
+        present = [(k, u, d) for k, u, d in ALL if k in model.rows and k != first.name]
+        choices = [Choice(k, column_for(k, is_number_column(model.rows, k)).title, u, d) for k, u, d in present]
+
+        def chosen(keys: list[str] | None) -> None:
+            if keys is None or self.model is None or self.report is None:
+                return
+            self.flopscope.columns[TABLE] = keys
+            try:
+                where = save_columns(TABLE, keys)
+            except (OSError, FlopscopeError) as exc:
+                self.notify(f"Not saved: {exc}", title="Columns", severity="warning", markup=False)
+            else:
+                self.notify(f"Saved in {where}", title="Columns", markup=False)
+            table = self.query_one(KernelTable)
+            keep = table.cursor_position
+            rows = self.model.rows
+            self.model = TableModel(rows, self._columns(self.report, rows, self.by), self.query_state)
+            table.set_model(self.model, keep)
+            self._status()
+
+        shown = [c.name for c in model.table_columns[1:]]
+        self.app.push_screen(ColumnsScreen(choices, shown, default, first.title), chosen)
 
     # -- other screens ----------------------------------------------------------------------------
     def action_cycle_group(self) -> None:
