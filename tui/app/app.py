@@ -86,6 +86,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         report: Report | None = None,
         live: ProfileScreen | None = None,
         keymap: Mapping[str, str] | None = None,
+        columns: Mapping[str, list[str]] | None = None,
         roof: str = "clock",
         read_ahead: ReadAhead | None = None,
     ) -> None:
@@ -106,6 +107,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         self._group_lock = threading.Lock()
         self.group_seconds: dict[str, float] = {}  # engine time per grouping (the benchmark reports it)
         self.recent_filters: list[str] = []  # the table filters given, oldest first: `up` in the prompt recalls them
+        self.columns = dict(columns or {})  # each table's chosen columns (column_choice.py): `C` changes them
 
     async def on_mount(self) -> None:
         if self.keymap:

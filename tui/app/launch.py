@@ -13,6 +13,7 @@ from textual.screen import Screen
 from ...core import Report
 from ..presentation.text_report import say
 from .app import FlopscopeApp, run_app
+from .column_choice import load_columns
 from .keymap import load_keymap
 from .read_ahead import ReadAhead
 from .screens.kernels import KernelsScreen
@@ -35,12 +36,21 @@ def kernels_app(
     keymap: Keymap = None,
     roof: str = "clock",
     read_ahead: ReadAhead | None = None,
+    columns: Mapping[str, list[str]] | None = None,
 ) -> FlopscopeApp:
     """The Kernels screen of a report file, grouped `by` (or of a report already read, or of a live profile's,
     shown over it until ncu is done); a file read here (or by `read_ahead`) is judged against `roof` (`open
-    --roof`)."""
+    --roof`). `columns`: the tables' chosen columns (column_choice.load_columns)."""
     return FlopscopeApp(
-        KernelsScreen(by), path=path, gpu=gpu, report=report, live=live, keymap=keymap, roof=roof, read_ahead=read_ahead
+        KernelsScreen(by),
+        path=path,
+        gpu=gpu,
+        report=report,
+        live=live,
+        keymap=keymap,
+        roof=roof,
+        read_ahead=read_ahead,
+        columns=columns,
     )
 
 
@@ -72,7 +82,16 @@ def run_kernels(
 ) -> int:
     """`flopscope open FILE`, `open RUN`, `demo` and `profile`; 2 when the report cannot be read or the profile
     failed. `read_ahead`: `path` already being read (see read_ahead.py), stopped if the app closes first."""
-    app = kernels_app(path, gpu=gpu, report=report, live=live, keymap=load_keymap(), roof=roof, read_ahead=read_ahead)
+    app = kernels_app(
+        path,
+        gpu=gpu,
+        report=report,
+        live=live,
+        keymap=load_keymap(),
+        roof=roof,
+        read_ahead=read_ahead,
+        columns=load_columns(),
+    )
     try:
         return run_app(app)
     finally:
@@ -82,7 +101,9 @@ def run_kernels(
 
 def run_runs(store_path: Path, sweep: str | None = None) -> int:
     """`flopscope runs`."""
-    return run_app(runs_app(store_path, sweep, keymap=load_keymap()))
+    app = runs_app(store_path, sweep, keymap=load_keymap())
+    app.columns = load_columns()  # for the Kernels screen of a run opened from it
+    return run_app(app)
 
 
 def run_sweep(lines: list[Slice], title: str, tolerance: float = 0.05, judged: str | None = None) -> int:
@@ -90,7 +111,9 @@ def run_sweep(lines: list[Slice], title: str, tolerance: float = 0.05, judged: s
     if not lines or not lines[0].points:
         say(f"flopscope: sweep {title}: no points to show")
         return 2
-    return run_app(sweep_app(lines, title, tolerance, judged, keymap=load_keymap()))
+    app = sweep_app(lines, title, tolerance, judged, keymap=load_keymap())
+    app.columns = load_columns()  # for the Kernels screen of a point opened from it
+    return run_app(app)
 
 
 def live_sweep_app(live: LiveSweepScreen, *, keymap: Keymap = None) -> FlopscopeApp:

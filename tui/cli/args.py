@@ -93,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
         f"(--by launch of a long run) otherwise shows its first {TABLE_ROWS} and says how many it left out",
     )
     p.add_argument("--json", action="store_true", help="one JSON object: meta and rows")
+    p.add_argument(
+        "--columns",
+        metavar="A,B,C",
+        help="the printed table's columns, in this order after the name: titles or --json keys, any case "
+        "(Time,%%Roof,registers,sol_dram_pct); the app's column chooser (C) saves its own (--json: every key)",
+    )
     _roof_arg(p)
 
     p = sub.add_parser("export", help="write the kernel table to CSV, Parquet or JSON (by extension)")

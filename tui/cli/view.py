@@ -95,6 +95,7 @@ def cmd_report(args) -> int:
     if args.by == "module":
         return _report_modules(args)
     report, rows = _view(args)
+    columns = _chosen(args, report, rows)
     if args.json:  # what the document needs from the report, then the report let go (see cmd_export)
         doc = _json_doc(report, rows, args.by)
         del report
@@ -105,15 +106,25 @@ def cmd_report(args) -> int:
             "for every row (--json and export always have them all)"
         )
         rows = rows.head(TABLE_ROWS)
-    return _print(report, rows, False, args.by, args.sort)
+    return _print(report, rows, False, args.by, args.sort, columns)
+
+
+def _chosen(args, report, rows) -> list[str] | None:
+    """`--columns` as column keys (None: the table's own); a name that is no column: one line, exit 2."""
+    if not args.columns:
+        return None
+    from ..presentation.columns import column_keys, filter_names
+
+    return column_keys(args.columns, filter_names(table_columns(args.by, isinstance(report.judged_by, dict)), rows))
 
 
 def _module_tree(args):
     """The report and its module tree down to `--depth`; a report without NVTX ranges says what would fill it."""
-    if getattr(args, "where", None):
-        raise FlopscopeError(
-            f"--where {args.where}", "filters the kernel table, not the module tree", "leave out --by module"
-        )
+    for option, value in (("--where", getattr(args, "where", None)), ("--columns", getattr(args, "columns", None))):
+        if value:
+            raise FlopscopeError(
+                f"{option} {value}", "is for the kernel table, not the module tree", "leave out --by module"
+            )
     report = _read(args)
     tree = report.module_tree()
     if args.depth is not None:
@@ -153,7 +164,9 @@ def _report_modules(args) -> int:
     return 0
 
 
-def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = None) -> int:
+def _print(
+    report, rows, as_json: bool, by: str = "name", sort: str | None = None, columns: list[str] | None = None
+) -> int:
     if as_json:
         return _print_json(rows, *_json_doc(report, rows, by))
     from ..presentation.rules import rule_items, rules_table
@@ -163,7 +176,7 @@ def _print(report, rows, as_json: bool, by: str = "name", sort: str | None = Non
         say(line)
     rules = _rules(report, rows, by)
     out = console()
-    print_report(report, rows, out, by, sort)
+    print_report(report, rows, out, by, sort, columns)
     if rules:
         out.print()
         out.print(rules_table(rule_items(*rules)))

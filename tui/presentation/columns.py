@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ...core.common import FlopscopeError, display_text
-from ...core.table import ALL, SIMT_FLOP
+from ...core.table import ALL, INTEGER, SIMT_FLOP
 from . import format as fmt
 
 
@@ -172,6 +172,65 @@ def table_columns(by: str, gpus: bool = False, speed_of_light: bool = False) -> 
         at = next(i for i, c in enumerate(columns) if c.name == "count")
         columns[at] = Column("launch_id", "ID", fmt.integer, 0, 7)
     return columns
+
+
+def column_for(name: str, numeric: bool) -> Column:
+    """Any column of the canonical table as the table shows it (the column chooser, `--columns`): the table's
+    own or an extra column's look, else one made from the key (`registers`, `grid`: titled by it), `numeric`
+    saying whether its values are numbers."""
+    known = {c.name: c for c in [*EXTRA_COLUMNS.values(), *SPEED_OF_LIGHT, *KERNEL_TABLE]}
+    if name in known:
+        return known[name]
+    if name == "gpu":
+        return Column("gpu", "GPU", short_gpu, 1, 16, numeric=False)
+    if name == "launch_id":
+        return Column("launch_id", "ID", fmt.integer, 0, 7)
+    if not numeric:
+        return Column(name, name, fmt.text, 6, max(len(name) + 1, 12), numeric=False)
+    return Column(name, name, fmt.integer if name in INTEGER else fmt.ratio, 6, max(len(name) + 1, 8))
+
+
+def is_number_column(rows, key: str) -> bool:
+    """Whether column `key` of `rows` (a DataFrame) holds numbers: a text or categorical one, or a flag, is shown
+    as text."""
+    values = rows.get(key)
+    dtype = getattr(values, "dtype", None)
+    return (
+        dtype is not None
+        and dtype.kind in "iuf"  # numpy's and pandas' nullable integers and floats; not bool, text or category
+        and not hasattr(dtype, "categories")
+    )
+
+
+def chosen_columns(default: list[Column], keys: Sequence[str] | None, numeric: Callable[[str], bool]) -> list[Column]:
+    """The table's columns as a person chose them (`keys`, in their order; None: `default`, the table's own):
+    the grouping's first column stays first (what a row is), and so does the GPU on a file of several (which
+    one a row ran on); a launch's ID takes the launch count's place (one launch each)."""
+    if keys is None:
+        return default
+    by_name = {c.name: c for c in default}
+    wanted = ["launch_id" if k == "count" and "launch_id" in by_name else k for k in keys]
+    if "gpu" in by_name and "gpu" not in wanted:
+        wanted.insert(0, "gpu")
+    first = default[0]
+    picked = (by_name.get(k) or column_for(k, numeric(k)) for k in dict.fromkeys(wanted) if k != first.name)
+    return [first, *picked]
+
+
+def column_keys(text: str, names: Mapping[str, str], option: str = "--columns") -> list[str]:
+    """`--columns Time,%Roof,registers` -> keys: each a title of the table or a --json key (any case), in the
+    order given; one that names no column is one line naming it (exit 2)."""
+    keys = []
+    for typed in (t.strip() for t in text.split(",")):
+        key = names.get(typed.lower())
+        if key is None:
+            close = difflib.get_close_matches(typed.lower(), list(names), n=1)
+            fix = f"did you mean {close[0]}? " if close else ""
+            raise FlopscopeError(
+                f"{option} {text}", f"no column {typed!r}", f"{fix}use titles or --json keys, comma-separated"
+            )
+        keys.append(key)
+    return keys
 
 
 # The Warning column's least width: `! the comman…`. It is never dropped, so it must never take the numbers'

@@ -16,7 +16,7 @@ from ...core.report import DeviceJudgement
 from ...core.table import FLOP_PARTS, INTEGER, SIMT_FLOP, Ceiling, missing_fix
 from . import format as fmt
 from .blocks import Block, lines
-from .columns import EXTRA_COLUMNS, Column, shows_speed_of_light, table_columns
+from .columns import EXTRA_COLUMNS, Column, chosen_columns, is_number_column, shows_speed_of_light, table_columns
 from .messages import print_warning, say  # noqa: F401 (the CLI imports them here)
 from .tables import Spec, TextTable, console, fitted_table, print_hidden  # noqa: F401 (the CLI imports them here)
 
@@ -235,13 +235,20 @@ def missing_hint(report: Report) -> str | None:
 
 
 def printed_kernel_table(
-    rows: pd.DataFrame, width: int, by: str = "name", gpus: bool = False, sort: str | None = None
+    rows: pd.DataFrame,
+    width: int,
+    by: str = "name",
+    gpus: bool = False,
+    sort: str | None = None,
+    chosen: list[str] | None = None,
 ) -> tuple[TextTable, list[str]]:
     """The kernel table as the app shows it for this grouping (its first column says what a row is; `gpus`:
     the next one says which GPU, for a file with launches on several). The `sort` column is always shown, as in
     the app: one the table lacks (FP32 FLOP) joins it last, and a narrow terminal never drops it (rows sorted
-    by values not shown read as shuffled)."""
-    columns = table_columns(by, gpus, shows_speed_of_light(rows))
+    by values not shown read as shuffled). `chosen`: the columns `--columns` named, in its order."""
+    columns = chosen_columns(
+        table_columns(by, gpus, shows_speed_of_light(rows)), chosen, lambda k: is_number_column(rows, k)
+    )
     if sort and sort not in {c.name for c in columns}:
         columns.append(
             EXTRA_COLUMNS.get(sort)
@@ -281,10 +288,11 @@ def print_report(
     console: Console,  # noqa: F811
     by: str = "name",
     sort: str | None = None,
+    columns: list[str] | None = None,
 ) -> None:
     console.print(Group(*lines(header_blocks(report), console.width)), no_wrap=True)
     console.print()
-    table, hidden = printed_kernel_table(rows, console.width, by, isinstance(report.judged_by, dict), sort)
+    table, hidden = printed_kernel_table(rows, console.width, by, isinstance(report.judged_by, dict), sort, columns)
     console.print(table)
     console.print(Text(f"{fmt.integer(len(rows))} row(s) · {FMA_CONVENTION}", style="dim"))
     print_hidden(console, hidden)
