@@ -90,18 +90,22 @@ def read_raw(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.Dat
             for k in numeric:
                 frame[k] = _numeric(frame[k])
     frame = _without_prof_rows(frame, keep[0] if keep and keep[0] == 0 else None)
-    out = pd.DataFrame(index=frame.index)
+    # The columns gathered first, then made one frame: a full set's hundreds of metrics, inserted one at a
+    # time, fragment the frame (pandas warns, and every later column op pays for it).
+    columns: dict[str, pd.Series] = {}
     for k in keep:
         name = header[k]
         if name in IDENTITY_HEADERS:
-            out[IDENTITY_HEADERS[name]] = frame[k]  # categorical: repeated text stored once
+            columns[IDENTITY_HEADERS[name]] = frame[k]  # categorical: repeated text stored once
         elif name == "device__attribute_display_name":
-            out["gpu"] = frame[k]
+            columns["gpu"] = frame[k]
         elif k in numeric:
             values = frame[k].astype(np.float64) * metric_unit_factor(name, units[k])
-            if name in out:
-                _refuse_conflict(doc, name, out[name], values, frame[keep[0]] if keep and keep[0] == 0 else None)
-            out[name] = values
+            if name in columns:
+                ids = frame[keep[0]] if keep and keep[0] == 0 else None
+                _refuse_conflict(doc, name, columns[name], values, ids)
+            columns[name] = values
+    out = pd.DataFrame(columns, index=frame.index)
     out["process"] = _process(frame, header)
     out["nvtx"] = _nvtx(frame, header, nv)
     for name in _INSTANCED:

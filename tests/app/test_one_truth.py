@@ -139,3 +139,45 @@ def test_the_legend_tells_the_ranked_kernels_apart(width):
     assert len({s.rsplit(" ", 2)[0] for s in shown}) == NUMBERED  # the names differ, not just their shares
     if width >= 160:  # the demo's GEMM names (39 characters) fit whole
         assert all(name in entry for name, entry in zip(top, ranked, strict=True) if len(name) <= 39)
+
+
+@pytest.mark.parametrize("path", real_files(), ids=file_id)
+def test_the_table_the_kernel_screen_the_roofline_and_the_export_agree(path, tmp_path):
+    """Issue 41: for every row of every real file, the four views print one time, one FLOP/s, one % of roof and
+    name one ceiling: the table's cells (what the app and `report` show), the Kernel screen, the Roofline screen's
+    text, and the CSV export read back with the csv module."""
+    import csv as csv_module
+
+    from flopscope.core.export import write_table
+    from flopscope.tui.presentation.columns import table_columns
+    from flopscope.tui.presentation.table_model import TableModel
+
+    report = report_of(path)
+    if not single_gpu(report):
+        pytest.skip("launches on several GPUs: tests/cli/test_two_gpu_capture.py")
+    rows = report.group("name")
+    columns = table_columns("name")
+    model = TableModel(rows, columns)
+    data = roofline_from(rows, report.ceilings())
+    at = {k.position: i for i, k in enumerate(data.kernels)}
+    out = write_table(rows, tmp_path / "rows.csv")
+    with open(out, newline="", encoding="utf-8") as handle:
+        exported = list(csv_module.DictReader(handle))
+    assert len(exported) == len(rows) == len(model)
+    for index in range(len(model)):
+        position = model.position(index)
+        row, cells = rows.iloc[position], dict(zip([c.title for c in columns], model.cells(index), strict=True))
+        shown, written = kernel_screen(row), exported[position]
+        if written["duration_s"]:  # else the table's cell is empty and the Kernel screen says why
+            assert cells["Time"].lstrip("≥ ") == shown["Total time"].lstrip("≥ ")
+            assert fmt.seconds(float(written["duration_s"])) == cells["Time"].lstrip("≥ ")
+        if written["flop_per_s"] and shown["FLOP/s"][0].isdigit():
+            assert number(cells["FLOP/s"]) == pytest.approx(number(shown["FLOP/s"]), rel=0.006)
+            assert number(shown["FLOP/s"]) == pytest.approx(float(written["flop_per_s"]), rel=0.006)
+        roof = cells.get("%Roof", "")
+        if written["pct_of_roof"]:
+            assert roof == fmt.pct(float(written["pct_of_roof"])) and shown["% of roof"].startswith(roof)
+            text = " ".join(part.plain for part in describe(data, at[position]).renderables)
+            assert f"{roof} of" in text, text
+        if written["peak_flop_per_s"] and shown["Compute ceiling"][0].isdigit():
+            assert shown["Compute ceiling"].startswith(fmt.si(float(written["peak_flop_per_s"]), "FLOP/s"))
