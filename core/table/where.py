@@ -173,7 +173,8 @@ class _Join(Predicate):
 
     def mask(self, rows: _Rows) -> np.ndarray:
         masks = [part.mask(rows) for part in self.parts]
-        return np.logical_and.reduce(masks) if self.every else np.logical_or.reduce(masks)
+        joined: np.ndarray = np.logical_and.reduce(masks) if self.every else np.logical_or.reduce(masks)
+        return joined
 
 
 @dataclass(frozen=True)
@@ -216,8 +217,9 @@ class _Compare(Predicate):
                 f"{self.column.typed} is a number, not {self.value.text!r}", self.value.start, "e.g. time > 5us"
             )
         with np.errstate(invalid="ignore"):
-            hits = _NUMERIC_OPS[self.op](values, self.value.number)
-        return hits & ~np.isnan(values)  # unknown matches nothing, `!=` included
+            hits: np.ndarray = _NUMERIC_OPS[self.op](values, self.value.number)
+        known: np.ndarray = hits & ~np.isnan(values)  # unknown matches nothing, `!=` included
+        return known
 
     def _texts(self, codes: np.ndarray, uniques: list[str], shown: Callable[[object], str] | None) -> np.ndarray:
         # Each distinct text once (a kernel launched 10k times is one name), as stored and as the table shows it
@@ -239,7 +241,8 @@ class _Compare(Predicate):
         found = np.fromiter(hits, dtype=bool, count=len(hits))
         if self.op in ("!=", "not in"):
             found = ~found
-        return np.append(found, False)[codes]  # code -1 (unknown) matches nothing
+        per_row: np.ndarray = np.append(found, False)[codes]  # code -1 (unknown) matches nothing
+        return per_row
 
 
 # `bound == memory` where the Bound column holds the memory level that bounds the row: any of them.
@@ -394,5 +397,5 @@ def looks_like_where(text: str, names: Mapping[str, str]) -> bool:
     for name in sorted(names, key=len, reverse=True):
         if start.startswith(name):
             op = _OP.match(start[len(name) :].lstrip())
-            return bool(op) and op.group() != "="  # `batch_size=1`: a name's value, as before
+            return op is not None and op.group() != "="  # `batch_size=1`: a name's value, as before
     return False

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ...core import FlopscopeError
 from ...core.table import ALL
-from .keymap import config_path
+from .config_file import config_path
 
 SECTION = "columns"
 KNOWN = {name for name, _, _ in ALL}  # every column of the canonical table

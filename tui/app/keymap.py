@@ -21,14 +21,7 @@ from textual.binding import Binding
 from textual.dom import DOMNode
 
 from ...core import FlopscopeError
-from ...core.common import home_folder
-
-CONFIG_FILE = "config.toml"
-
-
-def config_path() -> Path:
-    """Where the keymap is read from: `config.toml` in flopscope's home (FLOPSCOPE_HOME)."""
-    return home_folder() / CONFIG_FILE
+from .config_file import CONFIG_FILE, config_path  # noqa: F401 (where the keymap is read from)
 
 
 def load_keymap(path: Path | None = None) -> dict[str, str]:

@@ -30,7 +30,7 @@ class ColumnsScreen(ModalScreen[list[str] | None]):
     """Dismisses with the keys shown, in order (None: cancelled)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("space", "toggle", "Show/hide", id="columns.toggle"),
+        Binding("space", "show_hide", "Show/hide", id="columns.toggle"),
         Binding("K,shift+up", "move(-1)", "Move up", id="columns.move_up"),
         Binding("J,shift+down", "move(1)", "Move down", id="columns.move_down"),
         Binding("r", "reset", "Table's own", id="columns.reset"),
@@ -87,7 +87,7 @@ class ColumnsScreen(ModalScreen[list[str] | None]):
     def on_mount(self) -> None:
         self.styles.align = ("center", "middle")
 
-    def action_toggle(self) -> None:
+    def action_show_hide(self) -> None:
         at = self.cursor
         if at is not None:
             self.shown ^= {self.order[at]}
