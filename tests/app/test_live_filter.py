@@ -125,3 +125,27 @@ async def test_up_and_down_recall_the_filters_given(demo):
         await pilot.press("down", "down")
         assert answer.value == "draft"  # back to the text being typed
         assert len(screen.query_one(KernelTable).model) == len(screen.model)
+
+
+async def test_the_diff_table_filters_by_expression_over_its_own_columns():
+    """The Runs, Diff and Reconcile screens share TableScreen: the same live expressions, over their columns
+    (here the Diff's `ΔTime` by title and `count_b` by key)."""
+    from flopscope.core.analysis.diff import diff_runs
+    from flopscope.tui.app.app import FlopscopeApp
+    from flopscope.tui.app.screens.diff import DiffScreen
+
+    h100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
+    a, b = (read_report(h100 / f"train_transformer_bf16_bs{n}.ncu-rep.xz") for n in (8, 32))
+    rows = diff_runs(a, b)
+    slower = rows["duration_s_delta"] > 10e-6
+    expected = int((slower & (rows["count_b"] >= 2)).sum())
+    assert 0 < expected < len(rows)
+    app = FlopscopeApp(DiffScreen(rows, "bs8", "bs32", (a.meta.gpu, b.meta.gpu)))
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = app.screen
+        await settle(pilot, lambda: screen.model is not None)
+        await pilot.press("slash")
+        await _type(pilot, "ΔTime > 10us and count_b >= 2")
+        await settle(pilot, lambda: len(screen.model) == expected)
+        kept = screen.model.shown()
+        assert (kept["duration_s_delta"] > 10e-6).all() and (kept["count_b"] >= 2).all()
