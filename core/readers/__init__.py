@@ -21,7 +21,7 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal
+from typing import TYPE_CHECKING, BinaryIO, Literal, cast
 
 import pandas as pd
 
@@ -35,13 +35,14 @@ from .csv_text import split_csv
 from .limits import fifo_wait_s, too_big, unpack_limit
 from .ncu_rep import MAGIC, read_ncu_rep
 from .ncu_rep_stream import Progress
+from .result import MetricTable, ReaderMeta
 from .values import refuse_impossible
 from .wanted import objects
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["Progress", "read_metrics", "report_file"]
+__all__ = ["MetricTable", "Progress", "ReaderMeta", "read_metrics", "report_file"]
 
 # ncu's raw page lists instanced metrics in one cell (per opcode; per SASS address for
 # `thread_inst_executed_true`: 170 kB for one cuBLAS GEMM on an H100), past the csv module's 128 kB default.
@@ -71,7 +72,7 @@ def report_file(path: str | Path) -> Path:
     )
 
 
-def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def read_metrics(path: str | Path, progress: Progress | None = None) -> MetricTable:
     """Read `path` (a report file or a run folder) and return (metric table, reader meta). Raises FlopscopeError
     on bad input. `progress(launches read, launches in all)` is called as an .ncu-rep is read, and
     `progress(bytes read, file size, "bytes")` as a CSV is.
@@ -85,7 +86,7 @@ def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd
     # Only an .ncu-rep's table is kept (below), compressed or not: a CSV's lookup would always miss.
     entry = table_cache.entry_for(path) if _head(path) == MAGIC else None
     if entry is not None and (cached := table_cache.load(entry)) is not None:
-        return cached
+        return MetricTable(cached[0], cast(ReaderMeta, cached[1]))  # stored by the read below
     try:
         frame, meta = _read_file(path, progress)
     except Exception as exc:  # out of memory: one line naming the limit, not a traceback
@@ -96,7 +97,7 @@ def read_metrics(path: str | Path, progress: Progress | None = None) -> tuple[pd
         # Only an .ncu-rep's table gets an entry of its own: a CSV is parsed in about the time its entry takes
         # to write, and the finished report's entry (report_cache.py) already spares its later opens the parse.
         table_cache.save(entry, frame, meta)
-    return frame, meta
+    return MetricTable(frame, meta)
 
 
 def _head(path: Path) -> bytes:
@@ -113,7 +114,7 @@ def _head(path: Path) -> bytes:
         return b""
 
 
-def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read_file(path: Path, progress: Progress | None = None) -> MetricTable:
     try:
         with path.open("rb") as handle:
             head = handle.read(4)
@@ -141,7 +142,7 @@ def _read_file(path: Path, progress: Progress | None = None) -> tuple[pd.DataFra
     _fill_identity(frame)
     for ident in _WHOLE_IDENTITY:
         frame[ident] = whole_numbers(frame[ident])
-    return frame, meta
+    return MetricTable(frame, meta)
 
 
 def _is_stream(path: Path) -> bool:
@@ -151,7 +152,7 @@ def _is_stream(path: Path) -> bool:
         return False  # read_metrics says why it cannot be opened
 
 
-def _read_stream(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read_stream(path: Path, progress: Progress | None = None) -> MetricTable:
     stdin = str(path) == "-"
     if stdin and sys.stdin.isatty():  # would wait for typing, silently
         raise FlopscopeError(
@@ -241,9 +242,7 @@ def _compressed(head: bytes) -> _Opener | None:
     return None
 
 
-def _read_compressed(
-    path: Path, opener: _Opener, progress: Progress | None = None
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read_compressed(path: Path, opener: _Opener, progress: Progress | None = None) -> MetricTable:
     """A compressed report or CSV (reports of cuBLAS kernels shrink 14x with xz: they embed the cubin) is
     unpacked to a temporary file first: ncu_report loads from a path, and the CSV readers seek."""
 
@@ -271,7 +270,7 @@ def _read_copy(
     broken: tuple[type[Exception], ...] = (OSError,),
     packed: int | None = None,
     progress: Progress | None = None,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> MetricTable:
     """Read a temporary copy of what `source` opens (a pipe, a compressed file): the readers need a file they
     can seek, or a path. `failed` words an error of `broken` while copying; the readers' errors name `shown`,
     what the user passed, not the copy. The copy stops at `limits.unpack_limit` (`packed`: the compressed
@@ -327,7 +326,7 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _WHOLE_IDENTITY = ("device", "stream", "registers")
 
 
-def _read_utf16(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read_utf16(path: Path) -> MetricTable:
     """The CSV readers work on UTF-8 bytes at file offsets: transcode to a temporary UTF-8 copy first."""
     with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
         copy = Path(folder) / path.name
@@ -344,7 +343,7 @@ def _read_utf16(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
             raise FlopscopeError(path, err.problem, err.fix) from None
 
 
-def _read_csv(path: Path, head: bytes, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read_csv(path: Path, head: bytes, progress: Progress | None = None) -> MetricTable:
     if path.stat().st_size == 0 or (len(head) < 4 and not head.strip()):
         raise FlopscopeError(path, "the file is empty", "profile again or pass the right file")
     with path.open("rb") as handle:
@@ -372,7 +371,7 @@ def _read_csv(path: Path, head: bytes, progress: Progress | None = None) -> tupl
             "the run profiled no kernels; check ncu's filters (-k, --launch-count)",
         )
     meta["preamble"] = doc.preamble[-4000:]
-    return frame, meta
+    return MetricTable(frame, meta)
 
 
 _DETAILS = {"Metric Name", "Metric Unit", "Metric Value"}

@@ -9,7 +9,6 @@ import csv
 import io
 import math
 from collections import OrderedDict
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,6 +20,7 @@ from ..common.units import UnitError, is_time_unit, metric_unit_factor, parse_nu
 from ..ncu.metrics import OCCUPANCY_LIMITS
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_text, process_label
 from .progress_file import ByteProgress, counted
+from .result import MetricTable
 from .wanted import IDENTITY, wanted
 
 # One launch's cells by column, as the row-by-row reader builds them: text identity, metric values in SI units.
@@ -83,7 +83,7 @@ def _dimension_ok(required: str | None, unit: str) -> bool:
     return "byte/" in unit  # byte-rate
 
 
-def read_details(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def read_details(doc: CsvText, progress: ByteProgress | None = None) -> MetricTable:
     """One row per launch out of the page's rows per (launch, section, metric), by Arrow's reader and one pivot
     (`_read_arrow`); a page Arrow cannot read (rows of odd widths) row by row, below."""
     frame = _read_arrow(doc, progress)
@@ -92,7 +92,7 @@ def read_details(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd
     for name in IDENTITY:
         if name not in frame:
             frame[name] = None
-    return frame, {"format": "csv-details"}
+    return MetricTable(frame, {"format": "csv-details"})
 
 
 def _read_rows(doc: CsvText) -> pd.DataFrame:

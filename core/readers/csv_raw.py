@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,7 @@ from ..common.errors import FlopscopeError
 from ..common.units import metric_unit_factor, parse_number
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_text, process_label
 from .progress_file import ByteProgress, ProgressFile, counted
+from .result import MetricTable
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ _NA_TEXT = {
 _INSTANCE = re.compile(r"([A-Z0-9_.]+): ([0-9][0-9,.]*)")
 
 
-def read_raw(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def read_raw(doc: CsvText, progress: ByteProgress | None = None) -> MetricTable:
     """The page's launches (identity and metrics in SI units); `progress` told the bytes read (progress_file.py)."""
     header = doc.header
     nv = nvtx_columns(header)
@@ -65,7 +66,7 @@ def read_raw(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.Dat
         handle.seek(doc.data_offset)
         units = _units_row(handle, len(header))
         if _nothing_left(handle):  # a header (and units) alone: the caller says "no kernel rows"
-            return pd.DataFrame(), {"format": "csv-raw"}
+            return MetricTable(pd.DataFrame(), {"format": "csv-raw"})
         at = handle.tell()
         # Straight from disk by Arrow's reader (several times pandas' C parser, issue 18): the metrics whose
         # first cell is a plain number typed as float64 by Arrow, the others (instanced cells `128 (0: 128)`,
@@ -114,7 +115,7 @@ def read_raw(doc: CsvText, progress: ByteProgress | None = None) -> tuple[pd.Dat
     for col in IDENTITY:
         if col not in out:
             out[col] = None
-    return out, {"format": "csv-raw"}
+    return MetricTable(out, {"format": "csv-raw"})
 
 
 def _refuse_conflict(doc: CsvText, name: str, first: pd.Series, second: pd.Series, ids: pd.Series | None) -> None:

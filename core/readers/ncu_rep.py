@@ -21,6 +21,7 @@ from ..common.memory import memory_limit
 from ..common.units import metric_unit_factor
 from .csv_text import nvtx_path
 from .ncu_rep_stream import MAGIC, Damaged, Progress, Unsupported, capture_time, fill_identity, read_table
+from .result import MetricTable
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def _captured_stderr() -> Iterator[IO[bytes]]:
                 os.write(2, others)
 
 
-def read_ncu_rep(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def read_ncu_rep(path: Path, progress: Progress | None = None) -> MetricTable:
     """One row per profiled launch: identity columns plus wanted metrics in SI units. The streaming reader
     reads it in a fraction of the time and memory; a file it was not checked on (or cannot parse) is read
     by `ncu_report`, with a note in meta saying why, so a damaged file gets ncu_report's diagnosis."""
@@ -78,12 +79,14 @@ def read_ncu_rep(path: Path, progress: Progress | None = None) -> tuple[pd.DataF
         except Unsupported as why:
             note = f"read with NVIDIA's ncu_report (slower): the streaming reader does not read {why}"
         else:
-            return _with_identity(frame), {"format": "ncu-rep", "reader": "stream", "captured": capture_time(path)}
+            return MetricTable(
+                _with_identity(frame), {"format": "ncu-rep", "reader": "stream", "captured": capture_time(path)}
+            )
     frame, meta = _read_with_ncu_report(path, progress)
     meta["captured"] = capture_time(path)
     if note and not str(note).endswith("no launch in the file"):
         meta["note"] = note
-    return frame, meta
+    return MetricTable(frame, meta)
 
 
 def _refused(path: Path, damage: Damaged) -> FlopscopeError:
@@ -107,13 +110,13 @@ def _with_identity(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _read_with_ncu_report(path: Path, progress: Progress | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read_with_ncu_report(path: Path, progress: Progress | None = None) -> MetricTable:
     # The C++ layer also logs while actions are read (a cut-short file parses lazily): capture it throughout.
     with _captured_stderr() as log:
         rows = _in_child(path, log, lambda: _ncu_report_rows(path, log))
     if progress is not None:  # read in a child process (see _in_child): the count is known only at the end
         progress(len(rows), len(rows))
-    return _with_identity(pd.DataFrame(rows)), {"format": "ncu-rep", "reader": "ncu_report"}
+    return MetricTable(_with_identity(pd.DataFrame(rows)), {"format": "ncu-rep", "reader": "ncu_report"})
 
 
 def _in_child(path: Path, log: IO[bytes], read: Callable[[], _T]) -> _T:

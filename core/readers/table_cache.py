@@ -22,6 +22,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,9 @@ def entry_for(path: Path, *kind: object, code: str | None = None) -> Path | None
 
 
 def load(entry: Path) -> tuple[pd.DataFrame, dict[str, Any]] | None:
-    """The cached (table, its meta), or None when there is no usable entry. An entry carries its own name (its
-    key's digest): a file copied or moved over another entry's name is not that report's table."""
+    """The cached (table, the JSON object stored with it: a reader's meta, or a finished report's), or None
+    when there is no usable entry. An entry carries its own name (its key's digest): a file copied or moved
+    over another entry's name is not that report's table."""
     import pyarrow.parquet as pq
 
     try:
@@ -138,7 +140,7 @@ def _object_categories(frame: pd.DataFrame) -> list[str]:
     ]
 
 
-def save(entry: Path, frame: pd.DataFrame, meta: dict[str, Any]) -> None:
+def save(entry: Path, frame: pd.DataFrame, meta: Mapping[str, Any]) -> None:
     """Store (table, its meta: a JSON object) atomically; on any failure leave no entry."""
     import pyarrow as pa
     import pyarrow.parquet as pq
