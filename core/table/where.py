@@ -120,8 +120,15 @@ def _token(text: str, at: int, names: Mapping[str, str], by_length: list[str]) -
     if _NUMBER.match(text, at) or _QUOTED.match(text, at):
         return _value(text, at, "")
     word = _WORD.match(text, at)
-    assert word is not None  # every other character starts a word
+    if word is None:  # a lone `!`, `'` or `"`
+        raise _stray(text, at)
     return Token("word", word.group(), at, word.end(), typed=word.group())
+
+
+def _stray(text: str, at: int) -> WhereError:
+    if text[at] in "'\"":
+        return WhereError(f"{text[at]} is never closed", at, f"end the text with {text[at]}")
+    return WhereError(f"unexpected {text[at]!r}", at, "operators: == != < <= > >= ~ !~")
 
 
 def _value(text: str, at: int, after: str) -> Token:
@@ -144,7 +151,8 @@ def _value(text: str, at: int, after: str) -> Token:
             typed = text[at:end]
             return Token("value", typed, at, end, float(number.group()) * found[0], found[1], typed)
     word = (_REGEX if regex else _WORD).match(text, at)
-    assert word is not None  # a space or a parenthesis was ruled out above
+    if word is None:  # a lone `!`, `'` or `"`
+        raise _stray(text, at)
     return Token("value", word.group(), at, word.end(), typed=word.group())
 
 

@@ -181,3 +181,48 @@ def test_a_real_launches_table_of_another_gpu():
     launches = report.group("launch")
     d = launches["duration_s"]
     assert parse("time > 10us", names_of(launches.columns) | TITLES).mask(launches).tolist() == (d > 1e-5).tolist()
+
+
+def test_any_text_parses_or_is_one_where_error(rows):
+    """Typed live, every prefix of every text reaches the parser: each one is an expression or a WhereError,
+    never another exception (a traceback in the app, a crash in the CLI)."""
+    import random
+
+    names = names_of(rows.columns) | TITLES
+    pieces = [
+        "time",
+        "%Roof",
+        "kernel",
+        " ",
+        "(",
+        ")",
+        "'",
+        '"',
+        "!",
+        "=",
+        "==",
+        "~",
+        "<",
+        ">",
+        "5us",
+        "1GB",
+        "x",
+        "and",
+        "or",
+        "not",
+        "1e",
+        ".",
+        "-",
+        "%",
+        "µs",
+        "[",
+        "\\",
+        "\t",
+    ]
+    chance = random.Random(43)
+    texts = ["".join(chance.choice(pieces) for _ in range(chance.randint(1, 9))) for _ in range(3000)]
+    for text in [*texts, "time ! 3", "kernel == 'abc", 'prec ~ "tc', "!", "'"]:
+        try:
+            parse(text, names).mask(rows)
+        except WhereError as err:
+            assert 0 <= err.position <= len(text), text
