@@ -189,7 +189,7 @@ def _metric_dimension(metric: str) -> str:
         return "byte-rate" if "_bytes" in metric else "rate"
     if metric.endswith((".peak_sustained", ".per_cycle_elapsed")):
         return "per-cycle"
-    if re.match(r"^(dram__bytes|\w+__t_bytes)\w*\.sum$", metric):
+    if re.match(r"^(dram__bytes|\w+__t_bytes|\w+__m_\w+_bytes)\w*\.sum$", metric):  # __m_: crossbar traffic
         return "byte"
     return "count"
 

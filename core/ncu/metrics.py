@@ -120,7 +120,27 @@ PIPES["pipe_tc_pct"] = ["sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_act
 # Why warps stall, per reason: cycles per issued instruction (ncu's Warp State Statistics; core/ncu/stalls.py).
 STALLS = {column: [stall_metric(r.reason)] for column, r in STALL_COLUMNS.items()}
 INSIGHT = {**SPEED_OF_LIGHT, **OCCUPANCY, **PIPES, **STALLS}
-_INSIGHT_METRICS = frozenset([*(m for names in INSIGHT.values() for m in names), *OCCUPANCY_LIMITS.values()])
+# The memory chart's counts (ncu's Memory Workload Analysis, `--set full`): column -> its ncu metric. Amounts, so
+# a group's are its launches' sums; hit rates, sectors per request and bank conflicts per wavefront are ratios of
+# them, made where they are shown.
+MEMORY_CHART = {
+    "mem_global_ld_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "mem_global_ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "mem_global_ld_hit_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+    "mem_global_st_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "mem_global_st_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "mem_local_ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    "mem_local_st_sectors": "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    "mem_shared_wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    "mem_shared_bank_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "mem_l2_to_l1_bytes": "l1tex__m_xbar2l1tex_read_bytes.sum",
+    "mem_l1_to_l2_bytes": "l1tex__m_l1tex2xbar_write_bytes.sum",
+    "mem_l2_sectors": "lts__t_sectors.sum",
+    "mem_l2_hit_sectors": "lts__t_sectors_lookup_hit.sum",
+}
+_INSIGHT_METRICS = frozenset(
+    [*(m for names in INSIGHT.values() for m in names), *OCCUPANCY_LIMITS.values(), *MEMORY_CHART.values()]
+)
 
 OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"  # instanced: one value per SASS opcode
 MODIFIER_METRIC = OPCODE_METRIC + "_with_modifier_all"  # the same per opcode and modifiers (HFMA2.MMA)

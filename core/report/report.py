@@ -227,11 +227,10 @@ def _sort_key(col: pd.Series) -> pd.Series:
 def ordered(df: pd.DataFrame) -> pd.DataFrame:
     """Canonical columns first, in their order, then extras; internal columns last."""
     names = [n for n, _, _ in ALL]
-    for name in names:
-        if name not in df:
-            df[name] = np.nan
     rest = [c for c in df.columns if c not in names]
-    return df[names + rest]
+    # One reindex: the absent canonical columns come as NaN and every column in order in one pass (added one at
+    # a time they fragmented the frame: pandas warns past a hundred).
+    return df.reindex(columns=names + rest)
 
 
 def read_report(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..ncu.metrics import MEMORY_CHART
 from ..ncu.stalls import STALL_COLUMNS
 
 # (name, unit, description). The order is the export order.
@@ -106,6 +107,19 @@ EXTRA: list[tuple[str, str, str]] = [
         (column, "cycles", f"warp stall, {r.title.lower()}: cycles per issued instruction a warp spent {r.meaning}")
         for column, r in STALL_COLUMNS.items()
     ),
+    ("mem_global_ld_requests", "", "global load requests to L1/TEX (memory chart)"),
+    ("mem_global_ld_sectors", "", "32-byte sectors those loads touched in L1/TEX"),
+    ("mem_global_ld_hit_sectors", "", "of those sectors, the ones that hit in L1/TEX"),
+    ("mem_global_st_requests", "", "global store requests to L1/TEX"),
+    ("mem_global_st_sectors", "", "32-byte sectors those stores touched"),
+    ("mem_local_ld_sectors", "", "local-memory load sectors (register spills, local arrays)"),
+    ("mem_local_st_sectors", "", "local-memory store sectors"),
+    ("mem_shared_wavefronts", "", "shared-memory wavefronts (passes of the data pipe for shared loads and stores)"),
+    ("mem_shared_bank_conflicts", "", "shared-memory bank conflicts (extra wavefronts)"),
+    ("mem_l2_to_l1_bytes", "B", "bytes L1/TEX read from L2 (through the crossbar)"),
+    ("mem_l1_to_l2_bytes", "B", "bytes L1/TEX wrote to L2"),
+    ("mem_l2_sectors", "", "32-byte sectors requested of L2, from every unit"),
+    ("mem_l2_hit_sectors", "", "of those, the ones that hit in L2"),
     ("provenance", "", "numbers derived from rates or other exact sources"),
     ("status", "", "ok, or why ncu recorded no values for the launch"),
 ]
@@ -153,6 +167,7 @@ COUNTED = (
     "l2_bytes",
     "l1_bytes",
     *TENSOR_FLOP,
+    *MEMORY_CHART,
 )
 # Derived columns -> the counted columns they are computed from (a derived value is missing when one is).
 NEEDS: dict[str, tuple[str, ...]] = {

@@ -25,6 +25,7 @@ from ..ncu.catalogue import (
 from ..ncu.metrics import (
     COLUMN_METRICS,
     INSIGHT,
+    MEMORY_CHART,
     MODIFIER_METRIC,
     OCCUPANCY_LIMITS,
     OPCODE_METRIC,
@@ -618,6 +619,9 @@ def _insight(df: pd.DataFrame, out: pd.DataFrame) -> None:
             for name in present[1:]:
                 values = values.fillna(_col(df, name))
             out[column] = values
+    for column, name in MEMORY_CHART.items():  # counts: a column only where the report has the metric
+        if name in df:
+            out[column] = _col(df, name)
     limits = pd.DataFrame({what: _col(df, name) for what, name in OCCUPANCY_LIMITS.items() if name in df})
     if limits.empty or limits.isna().all(axis=None):
         return

@@ -426,6 +426,7 @@ async def test_enter_opens_the_kernel_screen_and_escape_returns(h100):
             "Compute",
             "Memory",
             "Speed of light",
+            "Memory chart",
             "Occupancy",
             "Pipe utilisation",
             "Warp stalls, cycles per issued instruction",

@@ -176,6 +176,9 @@ def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     light = pcts(_SPEED_OF_LIGHT)
     if light:
         out.append(("Speed of light", per + light))  # % of peak, ncu's GPU Speed Of Light section
+    chart = memory_chart(row)
+    if chart:
+        out.append(("Memory chart", chart))  # ncu's Memory Workload Analysis chart, as edges between units
     occupancy = pcts([("Achieved", "occupancy_achieved_pct"), ("Theoretical", "occupancy_theoretical_pct")])
     limiter, blocks = row_value(row, "occupancy_limiter"), row_value(row, "occupancy_limit_blocks")
     if limiter is not None:
@@ -192,6 +195,69 @@ def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     if stalls:
         out.append(("Warp stalls, cycles per issued instruction", per + stalls))
     return out
+
+
+def memory_chart(row: pd.Series) -> list[tuple[str, str]]:
+    """The memory hierarchy as NVIDIA's chart draws it, edge by edge: kernel -> L1/TEX (requests, sectors per
+    request, hit rate), local and shared memory (bank conflicts), L1/TEX <-> L2 and L2 <-> DRAM (bytes each way,
+    L2's hit rate), and the bandwidth each level reached against its peak. Empty where the report has no chart
+    (`--set full` collects it)."""
+
+    def v(name: str) -> float | None:
+        value = row_value(row, name)
+        return float(value) if isinstance(value, (int, float)) else None
+
+    if v("mem_global_ld_requests") is None and v("mem_l2_sectors") is None:
+        return []
+    out = [
+        ("Kernel → L1/TEX", _requests(v, "ld", "loads")),
+        ("", _requests(v, "st", "stores")),
+    ]
+    local = [v("mem_local_ld_sectors"), v("mem_local_st_sectors")]
+    if any(local):
+        out.append(("Local (spills)", f"{fmt.si(local[0] or 0)} load, {fmt.si(local[1] or 0)} store sectors"))
+    waves, conflicts = v("mem_shared_wavefronts"), v("mem_shared_bank_conflicts")
+    if waves:
+        share = f" ({fmt.pct(100 * (conflicts or 0) / waves)} of wavefronts)" if conflicts is not None else ""
+        out.append(("Shared memory", f"{fmt.si(waves)} wavefronts, {fmt.si(conflicts or 0)} bank conflicts{share}"))
+    out.append(
+        ("L1/TEX ⇄ L2", f"← {_bytes(v('mem_l2_to_l1_bytes'))} read, → {_bytes(v('mem_l1_to_l2_bytes'))} written")
+    )
+    out.append(
+        ("L2", f"{fmt.si(v('mem_l2_sectors') or 0)} sectors, {_hit(v('mem_l2_hit_sectors'), v('mem_l2_sectors'))}")
+    )
+    out.append(("L2 ⇄ DRAM", f"← {_bytes(v('dram_read_bytes'))} read, → {_bytes(v('dram_write_bytes'))} written"))
+    out += [
+        (f"{title} bandwidth", _bandwidth(v, level))
+        for title, level in (("L1/TEX", "l1"), ("L2", "l2"), ("DRAM", "dram"))
+    ]
+    return [(label, value) for label, value in out if value]
+
+
+def _requests(v, op: str, what: str) -> str:
+    requests, sectors = v(f"mem_global_{op}_requests"), v(f"mem_global_{op}_sectors")
+    if not requests:
+        return f"no global {what}" if requests == 0 else ""
+    per = f" ({fmt.ratio(sectors / requests)} sectors/request)" if sectors is not None else ""
+    hits = f", {_hit(v(f'mem_global_{op}_hit_sectors'), sectors)}" if op == "ld" else ""
+    return f"{fmt.si(requests)} global {what}{per}{hits}"
+
+
+def _hit(hits: float | None, total: float | None) -> str:
+    return f"hit {fmt.pct(100 * hits / total)}" if hits is not None and total else "hit rate unknown"
+
+
+def _bytes(value: float | None) -> str:
+    return fmt.si(value, "B") if value is not None else "?"
+
+
+def _bandwidth(v, level: str) -> str:
+    """`362 GB/s, 4.3% of 8.41 TB/s`: the level's bytes over the time, against its ceiling."""
+    nbytes, duration, peak = v(f"{level}_bytes"), v("duration_s"), v(f"peak_{level}_bytes_per_s")
+    if nbytes is None or not duration:
+        return ""
+    rate = nbytes / duration
+    return f"{fmt.si(rate, 'B/s')}" + (f", {fmt.pct(100 * rate / peak)} of {fmt.si(peak, 'B/s')}" if peak else "")
 
 
 STALL_BAR = 16  # cells of the largest reason's bar
