@@ -367,3 +367,18 @@ def test_the_selected_marker_is_unlike_every_series():
     others = [span.style for span in drawn.spans if drawn.plain[span.start : span.end] != "◆"]
     assert marked and all(style.bgcolor is not None for style in marked)
     assert all(getattr(style, "bgcolor", None) is None for style in others)
+
+
+def test_a_kernel_judged_at_its_own_clock_has_its_own_roof_drawn():
+    """Issue 41.2: a kernel whose launches ran at a lower clock is judged against its peak at that clock; the
+    roof drawn for it is that peak (≈, in its own row when far enough from the run's), named with its clock."""
+    frame = rows()
+    frame["peak_flop_per_s"] = [9.9e12, 3.3e12, 13.2e12, 13.2e12, np.nan, np.nan]  # gemm at 3/4 of the run's clock
+    frame["sm_clock_hz"] = [1.0e9, 1.33e9, 1.33e9, 1.33e9, np.nan, np.nan]
+    data = roofline_from(frame, CEILINGS)
+    gemm = [p.label for p in data.points].index("gemm")
+    drawn = build_plot(data, 100, 30, gemm, color=False).plain
+    assert "≈" in drawn
+    assert "≈" not in build_plot(data, 100, 30, [p.label for p in data.points].index("copy"), color=False).plain
+    entries = [text for text, _ in legend(data, gemm, color=False)]
+    assert "≈ its own roof 9.90 TFLOP/s at SM 1.00 GHz" in entries

@@ -25,7 +25,17 @@ from ....core.table import CLOCK, ROOFS, Ceiling, Roof
 from ...presentation import format as fmt
 from ...presentation.columns import short_gpu
 from ..widgets.footer import KeyFooter
-from ..widgets.roofline_plot import NOWHERE, PLOT, Point, Roofline, RooflinePlot, own_roof, roof_gpus, roofline_from
+from ..widgets.roofline_plot import (
+    NOWHERE,
+    OWN_ROOF,
+    PLOT,
+    Point,
+    Roofline,
+    RooflinePlot,
+    own_roof,
+    roof_gpus,
+    roofline_from,
+)
 from .export import ask_export
 from .kernel import KernelScreen
 from .keys import BACK, EXPORT
@@ -82,7 +92,7 @@ def _plotted(data: Roofline, p: Point) -> str:
         own = own_roof(data, data.points.index(p))
         if not math.isnan(own):  # not a roof drawn for the run: its own, at the clock its launches ran at
             clock = f" at its SM {fmt.si(p.sm_clock_hz, 'Hz')}" if not math.isnan(p.sm_clock_hz) else ""
-            peak += f" {fmt.si(own, 'FLOP/s')}{clock} ┈"
+            peak += f" {fmt.si(own, 'FLOP/s')}{clock} {OWN_ROOF}"
         elif p.source:
             peak += f" ({fmt.peak_roof(p.source)})"
     bound = f" · {fmt.roof(p.bound)}-bound" if p.bound else ""

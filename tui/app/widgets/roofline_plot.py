@@ -370,6 +370,7 @@ def own_roof(data: Roofline, selected: int | None) -> float:
 
 
 OWN_ROOF_TOLERANCE = 0.005
+OWN_ROOF = "≈"  # its line's glyph: none of COMPUTE_GLYPHS, so it reads apart without colour too
 
 
 def _draw_own_roof(fig, data: Roofline, axes: _Axes, selected: int | None, color: bool) -> None:
@@ -379,7 +380,7 @@ def _draw_own_roof(fig, data: Roofline, axes: _Axes, selected: int | None, color
         return
     y = math.log10(peak)
     left = max(axes.x[0], y - math.log10(data.dram.value)) if data.dram is not None else axes.x[0]
-    fig.draw(fig.segment([left, axes.x[1]], [y, y], marker=_line_marker(SELECTED_COLOR if color else None, "┈")))
+    fig.draw(fig.segment([left, axes.x[1]], [y, y], marker=_line_marker(SELECTED_COLOR if color else None, OWN_ROOF)))
 
 
 def _ceiling_start(data: Roofline, ceiling: Ceiling, x0: float) -> float:
@@ -671,7 +672,7 @@ def legend_parts(
                 chosen.append((f"{glyph} its {level.upper()} AI", tint(index)))
         peak = own_roof(data, selected)
         if not math.isnan(peak):
-            chosen.append((f"┈ its own roof {fmt.si(peak, 'FLOP/s')}{_at_clock(p)}", tint(SELECTED_COLOR)))
+            chosen.append((f"{OWN_ROOF} its own roof {fmt.si(peak, 'FLOP/s')}{_at_clock(p)}", tint(SELECTED_COLOR)))
     elif kernel is not None:
         where = "on the strip" if kernel.place == STRIP else "not drawn: its counters are missing"
         chosen.append((f"{SELECTED} selected: {where}", SELECTED_STYLE if color else Style()))
