@@ -40,3 +40,15 @@ def fp32_only(ffma: float, fadd: float = 0, fmul: float = 0) -> dict:
         "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": fadd,
         "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": fmul,
     }
+
+
+def samples_by_address(action) -> dict[int, int]:
+    """Warp samples per SASS address, summed here over ncu_report's per-reason sampling metrics."""
+    samples: dict[int, int] = {}
+    for name in action.metric_names():
+        if name.startswith("smsp__pcsamp_warps_issue_stalled_") and not name.endswith("_not_issued"):
+            metric = action.metric_by_name(name)
+            ids = metric.correlation_ids()
+            for i in range(metric.num_instances()):
+                samples[ids.as_uint64(i)] = samples.get(ids.as_uint64(i), 0) + metric.as_uint64(i)
+    return samples

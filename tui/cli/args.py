@@ -94,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="one JSON object: meta and rows")
     p.add_argument(
+        "--source",
+        metavar="LAUNCH_ID_OR_NAME",
+        help="the hottest SASS lines of one launch (by warp samples; --top N lines, 20 by default): a launch ID, "
+        "or a kernel name regex (its longest launch); an .ncu-rep with ncu's SourceCounters (--set full)",
+    )
+    p.add_argument(
         "--columns",
         metavar="A,B,C",
         help="the printed table's columns, in this order after the name: titles or --json keys, any case "

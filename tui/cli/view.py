@@ -94,6 +94,10 @@ def _say_cut_unknowns(sorted_by, top: int, title: str) -> None:
 def cmd_report(args) -> int:
     if args.by == "module":
         return _report_modules(args)
+    if args.source:
+        from .source import print_source
+
+        return print_source(_read(args), args.source, args.top, args.json)
     report, rows = _view(args)
     columns = _chosen(args, report, rows)
     if args.json:  # what the document needs from the report, then the report let go (see cmd_export)

@@ -21,9 +21,21 @@ SPEEDUP_NOTE = "ncu's estimate of the run time a fix saves; local: of that unit'
 def row_rule_results(report: Report, row: pd.Series, by: str = "name") -> tuple[LaunchFindings, str]:
     """The findings for `row` of `report.group(by)` and which launch they are of: the row's own for a launch,
     the longest launch's for a group (ncu judges each launch alone; the longest is where a fix saves most)."""
+    launch_id, which, full = _longest(report, row, by)
+    if launch_id is None:
+        return LaunchFindings(report.meta.source, None, (), "none: the row names no launch of this report"), ""
+    return read_rule_results(report.meta.source, launch_id, full), which
+
+
+def longest_launch(report: Report, row: pd.Series, by: str = "name") -> tuple[int | None, str]:
+    """(the launch ID a row's per-launch views read: its own, or its group's longest; that launch in words)."""
+    return _longest(report, row, by)[:2]
+
+
+def _longest(report: Report, row: pd.Series, by: str) -> tuple[int | None, str, str | None]:
     launches = report.launches_of(row, by)
     if launches.empty:
-        return LaunchFindings(report.meta.source, None, (), "none: the row names no launch of this report"), ""
+        return None, "", None
     duration = pd.to_numeric(launches["duration_s"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     launch = launches.iloc[int(np.nanargmax(duration)) if not np.isnan(duration).all() else 0]
     launch_id = int(launch["launch_id"])
@@ -31,8 +43,7 @@ def row_rule_results(report: Report, row: pd.Series, by: str = "name") -> tuple[
     if len(launches) > 1:
         which += f", the longest of the {fmt.integer(len(launches))} launches (ncu judges each launch alone)"
     full = launch.get("kernel_full")
-    found = read_rule_results(report.meta.source, launch_id, None if pd.isna(full) else str(full))
-    return found, which
+    return launch_id, which, None if pd.isna(full) else str(full)
 
 
 def rule_items(found: LaunchFindings, which: str) -> list[tuple[str, str]]:

@@ -52,6 +52,7 @@ class KernelScreen(Screen):
         COPY_NAME,
         # tab / shift+tab walk the panels' titles, enter folds or unfolds the one focused (Textual's Collapsible).
         Binding("z", "fold", "Fold all", id="kernel.fold_all"),
+        Binding("v", "source", "Source", id="kernel.source"),
     ]
 
     def __init__(
@@ -163,6 +164,20 @@ class KernelScreen(Screen):
             self.folded = {str(c.title) for c in self.query(Collapsible) if c.collapsed}
             await self.recompose()
             self.query_one("#kernel-body").focus()
+
+    def action_source(self) -> None:
+        """The launch's SASS lines with ncu's warp samples (its group's longest launch)."""
+        report = self.report if self.report is not None else getattr(self.app, "report", None)
+        if report is None:
+            self.notify("No report file behind this row", severity="warning")
+            return
+        if report.meta.format != "ncu-rep":
+            self.notify("Source lines are kept only in an .ncu-rep, not in a CSV", severity="warning", timeout=8)
+            return
+        from .source import SourceScreen
+
+        by = "nvtx" if self.name_column == "nvtx" else "name"
+        self.app.push_screen(SourceScreen(report, self.row, by))
 
     def action_fold(self) -> None:
         """Fold every panel, or unfold them all where all are folded."""

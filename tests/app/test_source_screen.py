@@ -1,0 +1,43 @@
+"""Issue 42.4: the Kernel screen's `v`: one launch's SASS lines, the cursor on the hottest, `n` the next."""
+
+from __future__ import annotations
+
+from flopscope.core import read_report
+
+from ..conftest import fixture_path
+from ..helpers.accounting import report_actions, samples_by_address
+
+CUB = "h100pcie_ee384_cub_agents_full.ncu-rep"
+
+
+async def test_v_on_the_kernel_screen_opens_the_launchs_sass_on_its_hottest_line():
+    from flopscope.tui.app.screens.kernel import KernelScreen
+    from flopscope.tui.app.screens.source import SourceScreen
+    from textual.widgets import DataTable
+
+    from ..conftest import settle
+    from ..helpers.app import make_app, ready
+
+    report = read_report(fixture_path(CUB))
+    samples = samples_by_address(report_actions(fixture_path(CUB))[3])  # summed here, not by the reader
+    hottest = sorted(samples, key=lambda a: (-samples[a], a))[:2]
+    app = make_app(report, by="launch")
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await ready(app, pilot)
+        shown = screen.model.shown()
+        await pilot.press(*["j"] * int((shown["launch_id"] == 3).to_numpy().argmax()), "enter")
+        assert isinstance(app.screen, KernelScreen)
+        await pilot.press("v")
+        await settle(pilot, lambda: isinstance(app.screen, SourceScreen) and app.screen.page is not None)
+        table = app.screen.query_one(DataTable)
+
+        def at_cursor() -> int:
+            return int(str(table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value))
+
+        assert at_cursor() == hottest[0]
+        await pilot.press("n")
+        assert at_cursor() == hottest[1]
+        await pilot.press("o")  # hottest first: the cursor stays on its line
+        assert at_cursor() == hottest[1] and table.cursor_row == 1
+        await pilot.press("escape")
+        assert isinstance(app.screen, KernelScreen)
