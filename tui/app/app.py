@@ -12,14 +12,15 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
 from rich.text import Text
 from textual import work
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
@@ -71,10 +72,11 @@ class FlopscopeApp(SafeNotify, App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "flopscope"
-    ENABLE_COMMAND_PALETTE = False  # every action is a key on the screen, listed by `?`
+    # Textual's command palette (`:` or ctrl+p): every action of the screen shown, fuzzy-matched, with its key.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("colon,ctrl+p", "command_palette", "Commands", key_display=":", show=False, id="app.commands"),
     ]
 
     def __init__(
@@ -108,6 +110,26 @@ class FlopscopeApp(SafeNotify, App[None]):
         self.group_seconds: dict[str, float] = {}  # engine time per grouping (the benchmark reports it)
         self.recent_filters: list[str] = []  # the table filters given, oldest first: `up` in the prompt recalls them
         self.columns = dict(columns or {})  # each table's chosen columns (column_choice.py): `C` changes them
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The palette's commands: each action the screen's keys reach (its own and the app's), named as the
+        footer and help name it, with its keys; then Textual's own (theme, screenshot, ...)."""
+        keys: dict[tuple[int, str], list[str]] = {}
+        actions = {}
+        for key, active in screen.active_bindings.items():
+            binding = active.binding
+            if active.enabled and binding.description:
+                at = (id(active.node), binding.action)
+                keys.setdefault(at, []).append(self.get_key_display(binding) or key)
+                actions.setdefault(at, active)
+        for at, active in actions.items():
+            binding, shown = active.binding, ", ".join(dict.fromkeys(keys[at]))
+            yield SystemCommand(
+                f"{binding.description} ({shown})",
+                binding.tooltip or f"press {shown} on this screen",
+                partial(self.run_action, binding.action, active.node),
+            )
+        yield from super().get_system_commands(screen)
 
     async def on_mount(self) -> None:
         if self.keymap:
