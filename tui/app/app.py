@@ -77,6 +77,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("colon,ctrl+p", "command_palette", "Commands", key_display=":", show=False, id="app.commands"),
+        Binding("ctrl+s", "picture", "Save picture", show=False, id="app.picture"),
     ]
 
     def __init__(
@@ -223,6 +224,18 @@ class FlopscopeApp(SafeNotify, App[None]):
         """Default export path: `<report-stem>-<suffix>.csv` in the working directory (`<suffix>.csv` where the
         app has no report file: a diff, a reconcile)."""
         return Path.cwd() / (f"{self.path.stem}-{suffix}.csv" if self.path is not None else f"{suffix}.csv")
+
+    def action_picture(self) -> None:
+        """The screen as an SVG (Textual's own export) in the working directory, named after the report and the
+        screen; written where the app runs (over SSH: on the node), its path said."""
+        screen = type(self.screen).__name__.removesuffix("Screen").lower() or "screen"
+        target = self.export_name(screen).with_suffix(".svg")
+        try:
+            written = self.save_screenshot(filename=target.name, path=str(target.parent))
+        except OSError as exc:
+            self.notify(f"Could not save the picture: {exc.strerror} ({target})", severity="error", timeout=10)
+            return
+        self.notify(f"Saved {written}", timeout=8)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

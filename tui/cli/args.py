@@ -56,6 +56,17 @@ def _view_args(p: argparse.ArgumentParser, modules: bool = False) -> None:
     _no_cache_arg(p)
 
 
+def _size(text: str) -> tuple[int, int]:
+    """`120x40` -> (120, 40): a picture's width and height in cells, at least a readable roofline's."""
+    try:
+        width, height = (int(part) for part in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not WxH (120x40)") from None
+    if width < 60 or height < 20 or width > 1000 or height > 500:
+        raise argparse.ArgumentTypeError(f"{text!r}: give at least 60x20 and at most 1000x500")
+    return width, height
+
+
 def _where_arg(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument(
         "--where",
@@ -94,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="one JSON object: meta and rows")
     p.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write the printed report as a picture instead: OUT.svg or OUT.html (rich's own export), or OUT.txt",
+    )
+    p.add_argument(
         "--source",
         metavar="LAUNCH_ID_OR_NAME",
         help="the hottest SASS lines of one launch (by warp samples; --top N lines, 20 by default): a launch ID, "
@@ -116,6 +133,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write text cells of a CSV exactly as they are; by "
         "default a cell starting with = + - @ (a formula to a spreadsheet) gets a leading '",
+    )
+    _roof_arg(p)
+
+    p = sub.add_parser("roofline", help="write the roofline of a report as a picture (SVG, HTML or text)")
+    _view_args(p)
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.svg, OUT.html or OUT.txt")
+    p.add_argument(
+        "--size",
+        type=_size,
+        default=(120, 40),
+        metavar="WxH",
+        help="the picture's size in terminal cells (default 120x40)",
     )
     _roof_arg(p)
 

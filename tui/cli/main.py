@@ -66,6 +66,7 @@ COMMANDS = {
     "open": ("view", "cmd_open"),
     "demo": ("view", "cmd_demo"),
     "gpus": ("gpus", "cmd_gpus"),
+    "roofline": ("roofline", "cmd_roofline"),
     "profile": ("profile", "cmd_profile"),
     "runs": ("runs", "cmd_runs"),
     "diff": ("runs", "cmd_diff"),

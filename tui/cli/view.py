@@ -110,7 +110,7 @@ def cmd_report(args) -> int:
             "for every row (--json and export always have them all)"
         )
         rows = rows.head(TABLE_ROWS)
-    return _print(report, rows, False, args.by, args.sort, columns)
+    return _print(report, rows, False, args.by, args.sort, columns, getattr(args, "output", None))
 
 
 def _chosen(args, report, rows) -> list[str] | None:
@@ -169,7 +169,13 @@ def _report_modules(args) -> int:
 
 
 def _print(
-    report, rows, as_json: bool, by: str = "name", sort: str | None = None, columns: list[str] | None = None
+    report,
+    rows,
+    as_json: bool,
+    by: str = "name",
+    sort: str | None = None,
+    columns: list[str] | None = None,
+    picture: str | None = None,
 ) -> int:
     if as_json:
         return _print_json(rows, *_json_doc(report, rows, by))
@@ -179,12 +185,33 @@ def _print(
     for line in warning_lines(report):
         say(line)
     rules = _rules(report, rows, by)
-    out = console()
+    out = console(record=picture is not None)
     print_report(report, rows, out, by, sort, columns)
     if rules:
         out.print()
         out.print(rules_table(rule_items(*rules)))
+    if picture is not None:
+        save_picture(out, picture, f"flopscope report {Path(report.meta.source).name}")
     return 0
+
+
+def save_picture(out, target: str, title: str) -> None:
+    """What `out` recorded, as OUT.svg or OUT.html (rich's own export) or OUT.txt; its path said on stderr."""
+    path = Path(target)
+    kind = path.suffix.lower()
+    if kind not in (".svg", ".html", ".txt"):
+        raise FlopscopeError(target, "is no picture file flopscope writes", "name it OUT.svg, OUT.html or OUT.txt")
+    try:
+        if kind == ".svg":
+            out.save_svg(str(path), title=title)
+        elif kind == ".html":
+            out.save_html(str(path))
+        else:
+            out.save_text(str(path))
+    except OSError as exc:
+        why = f"cannot be written ({exc.strerror})"
+        raise FlopscopeError(target, why, "choose a folder you can write to") from None
+    say(f"flopscope: wrote {path.resolve()}")
 
 
 def _rules(report, rows, by: str):

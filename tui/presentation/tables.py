@@ -3,6 +3,7 @@ through, light enough that `gpus` starts without the engine's data stack."""
 
 from __future__ import annotations
 
+import io
 import shutil
 from dataclasses import dataclass
 
@@ -17,9 +18,13 @@ from .columns import drop
 from .names import distinct_cuts
 
 
-def console() -> Console:
-    """Rich console for the CLI tables; piped output keeps a wide table instead of rich's 80-column default."""
-    return Console(highlight=False, width=shutil.get_terminal_size((160, 24)).columns)
+def console(record: bool = False) -> Console:
+    """Rich console for the CLI tables; piped output keeps a wide table instead of rich's 80-column default.
+    `record`: kept for a picture (`save_svg`/`save_html`), not printed."""
+    width = shutil.get_terminal_size((160, 24)).columns
+    if record:
+        return Console(highlight=False, width=width, record=True, file=io.StringIO(), force_terminal=True)
+    return Console(highlight=False, width=width)
 
 
 @dataclass(frozen=True)
