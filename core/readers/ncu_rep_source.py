@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import re
-import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..common.errors import FlopscopeError
 from .limits import unpack_limit
@@ -152,8 +152,12 @@ def plain_report(path: Path) -> Iterator[Path]:
     """`path`, or for a gzip/xz/bzip2 report a temporary unpacked copy of it (removed after)."""
     with path.open("rb") as handle:
         head = handle.read(6)
-    opener = {b"\x1f\x8b": gzip.open, b"\xfd7zXZ": lzma.open, b"BZh": bz2.open}
-    chosen = next((open_ for magic, open_ in opener.items() if head.startswith(magic)), None)
+    openers: dict[bytes, Callable[[Path, Literal["rb"]], io.BufferedIOBase]] = {
+        b"\x1f\x8b": gzip.open,
+        b"\xfd7zXZ": lzma.open,
+        b"BZh": bz2.open,
+    }
+    chosen = next((open_ for magic, open_ in openers.items() if head.startswith(magic)), None)
     if chosen is None:
         yield path
         return
@@ -161,7 +165,8 @@ def plain_report(path: Path) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="flopscope-source-") as folder:
         copy = Path(folder) / "report.ncu-rep"
         with chosen(path, "rb") as src, copy.open("wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-            if dst.tell() > cap:
-                raise FlopscopeError(path, f"unpacks to more than {cap} bytes", "unpack it yourself and pass that")
+            while chunk := src.read(1 << 20):  # stopped at the cap, not after it: a bomb fills no disk
+                if dst.tell() + len(chunk) > cap:
+                    raise FlopscopeError(path, f"unpacks to more than {cap} bytes", "unpack it and pass that")
+                dst.write(chunk)
         yield copy

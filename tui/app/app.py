@@ -21,7 +21,7 @@ import pandas as pd
 from rich.text import Text
 from textual import work
 from textual.app import App, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import ActiveBinding, Binding, BindingType
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -116,7 +116,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         """The palette's commands: each action the screen's keys reach (its own and the app's), named as the
         footer and help name it, with its keys; then Textual's own (theme, screenshot, ...)."""
         keys: dict[tuple[int, str], list[str]] = {}
-        actions = {}
+        actions: dict[tuple[int, str], ActiveBinding] = {}
         for key, active in screen.active_bindings.items():
             binding = active.binding
             if active.enabled and binding.description:
