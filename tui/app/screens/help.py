@@ -75,6 +75,7 @@ def sentence_case(text: str) -> str:
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark", "close", "Close help", id="help.close"),
+        Binding("q", "app.quit", "Quit", id="help.quit"),  # as everywhere: a modal held the app's `q` back
         # the keys that move on every screen move here too (issue 19.7): the list is longer than 24 rows
         Binding("j,down", "scroll_by(1)", "Scroll down", show=False, id="help.scroll_down"),
         Binding("k,up", "scroll_by(-1)", "Scroll up", show=False, id="help.scroll_up"),

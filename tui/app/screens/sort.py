@@ -38,7 +38,15 @@ def empty_note(titles: list[str], shown: int) -> str:
 
 
 class SortScreen(ModalScreen[str | None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="sort.cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="sort.cancel"),
+        # the keys every list moves with (a modal held the app's `q` back: it quits here too)
+        Binding("j", "move('cursor_down')", "Down", show=False, id="sort.down"),
+        Binding("k", "move('cursor_up')", "Up", show=False, id="sort.up"),
+        Binding("g", "move('first')", "First", show=False, id="sort.first"),
+        Binding("G", "move('last')", "Last", show=False, id="sort.last"),
+        Binding("q", "app.quit", "Quit", show=False, id="sort.quit"),
+    ]
 
     def __init__(self, choices: list[tuple[str, str]], current: str | None, empty: list[str] | None = None) -> None:
         super().__init__()
@@ -54,6 +62,9 @@ class SortScreen(ModalScreen[str | None]):
                 yield Label(Text(empty_note(self.empty, len(self.empty))), classes="hint", id="empty")
             # Text, not markup: descriptions hold brackets and the names are verbatim.
             yield OptionList(*(Option(Text(label), id=name) for name, label in self.choices), id="choices")
+
+    def action_move(self, how: str) -> None:
+        getattr(self.query_one("#choices", OptionList), f"action_{how}")()
 
     def on_resize(self) -> None:
         if self.empty:
