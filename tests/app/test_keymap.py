@@ -134,7 +134,10 @@ def test_the_keymap_file_in_flopscope_home(tmp_path, monkeypatch):
     ("text", "problem"),
     [
         ('[keymap]\n"kernels.rooflin" = "R"\n', "names no binding 'kernels.rooflin'; did you mean 'kernels.roofline'?"),
-        ('[keymap]\n"open" = "R"\n', "names no binding 'open'; use one of app.commands, app.help, app.picture, app.quit, columns.cancel,"),
+        (
+            '[keymap]\n"open" = "R"\n',
+            "names no binding 'open'; use one of app.commands, app.help, app.picture, app.quit, columns.cancel,",
+        ),
         ('[keymap]\n"kernels.roofline" = 3\n', "'kernels.roofline' is not a key string"),
         ("[keymap\n", "not TOML"),
         ('keymap = "R"\n', "`keymap` is not a table"),

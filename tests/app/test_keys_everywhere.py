@@ -36,6 +36,6 @@ async def test_q_quits_from_the_help_and_the_sort_picker():
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(app, pilot)
             await pilot.press(opener)
-            await settle(pilot, lambda d=dialog: isinstance(app.screen, d))
+            await settle(pilot, lambda a=app, d=dialog: isinstance(a.screen, d))
             await pilot.press("q")
             assert await exited(app, pilot) is not None or not app.is_running, dialog
