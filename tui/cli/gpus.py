@@ -37,7 +37,9 @@ def cmd_gpus(args) -> int:
     ]
     out = console()
     # A narrow terminal loses whole columns, least used first, never digits of a number.
-    table, hidden = fitted_table(_GPU_COLUMNS, rows, out.width, flex=len(_GPU_COLUMNS) - 1, flex_min=30)
+    table, hidden = fitted_table(
+        _GPU_COLUMNS, rows, out.width, flex=len(_GPU_COLUMNS) - 1, flex_min=30, distinct=False
+    )  # links cut at the end
     out.print(table)
     print_hidden(out, hidden)
     out.print(

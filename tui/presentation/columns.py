@@ -10,6 +10,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ...core.common import FlopscopeError, display_text
+from ...core.ncu.stalls import STALL_COLUMNS
 from ...core.table import ALL, INTEGER, SIMT_FLOP
 from . import format as fmt
 
@@ -80,6 +81,9 @@ _TITLES = {
     "pipe_tensor_pct": "Tensor pipe%",
     "pipe_tc_pct": "tcgen05 pipe%",  # Blackwell's 5th-generation tensor core
     "pipe_tmem_pct": "TMEM pipe%",
+    "mem_l2_to_l1_bytes": "L2→L1 B",  # the memory chart's crossbar bytes
+    "mem_l1_to_l2_bytes": "L1→L2 B",
+    **{column: f"{r.title} stall" for column, r in STALL_COLUMNS.items()},  # cycles per issued instruction
 }
 _RENDER: dict[str, Callable[[object], str]] = {
     "s": fmt.seconds,
@@ -90,6 +94,7 @@ _RENDER: dict[str, Callable[[object], str]] = {
     "B": lambda v: fmt.si(v, "B"),
     "B/s": lambda v: fmt.si(v, "B/s"),
     "Hz": lambda v: fmt.si(v, "Hz"),
+    "cycles": fmt.ratio,
 }
 
 

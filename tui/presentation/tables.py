@@ -15,7 +15,7 @@ from rich.text import Text
 
 from ...core.common import display_text
 from .columns import drop
-from .names import distinct_cuts
+from .names import cut_end, distinct_cuts
 
 
 def console(record: bool = False) -> Console:
@@ -79,7 +79,12 @@ def _placed(cell: str, width: int, right: bool) -> str:
 
 
 def fitted_table(
-    specs: list[Spec], rows: list[list[str]], width: int, flex: int | None = 0, flex_min: int | None = None
+    specs: list[Spec],
+    rows: list[list[str]],
+    width: int,
+    flex: int | None = 0,
+    flex_min: int | None = None,
+    distinct: bool = True,
 ) -> tuple[TextTable, list[str]]:
     """A table of `rows` (cells already text) no wider than `width`, and the titles of the columns dropped.
 
@@ -103,7 +108,9 @@ def fitted_table(
     sizes = [max(min(natural[i], spare), 1) if i == flex else natural[i] for i in range(len(specs))]
     if flex in keep and spare < natural[flex]:
         # Cut here: names that differ stay different, and `k<…>` gets no second ellipsis.
-        cuts = distinct_cuts((r[flex] for r in rows), max(spare, 1))
+        cuts = distinct_cuts((r[flex] for r in rows), max(spare, 1)) if distinct else {}
+        if not distinct:  # a link or a path reads from its start: cut at its end
+            cuts = {r[flex]: cut_end(r[flex], max(spare, 1)) for r in rows}
         rows = [[cuts.get(c, c) if i == flex else c for i, c in enumerate(r)] for r in rows]
     table = TextTable(
         [specs[i].title for i in keep],
