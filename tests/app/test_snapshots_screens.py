@@ -200,3 +200,40 @@ async def test_reconcile_matches_its_snapshot(tmp_path, snapshot_update):
         await pilot.pause(0.1)
         svg = app.export_screenshot()
     check("reconcile", svg, snapshot_update, tmp_path)
+
+
+async def test_the_source_page_and_the_column_chooser_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):
+    """This round's new screens: the Kernel screen's `v` (the demo has no source counters, so the shared H100
+    CUB full-set report's launch 3) and the column chooser (`C`). The command palette is Textual's own, its
+    styles numbered in the order its search answers: tests/app/test_command_palette.py drives it instead."""
+    from flopscope.tui.app.screens.kernel import KernelScreen
+    from flopscope.tui.app.screens.source import SourceScreen
+
+    from ..conftest import fixture_path
+    from ..helpers.app import make_app, ready
+
+    cub = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
+    shutil.copy(cub, tmp_path / cub.name)
+    monkeypatch.chdir(tmp_path)
+    app = make_app(read_report(cub.name), by="launch")
+    shots = {}
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await ready(app, pilot)
+        shown = screen.model.shown()
+        await pilot.press(*["j"] * int((shown["launch_id"] == 3).to_numpy().argmax()), "enter")
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
+        await pilot.press("v")
+        await settle(pilot, lambda: isinstance(app.screen, SourceScreen) and app.screen.page is not None)
+        await pilot.pause(0.1)
+        shots["source"] = app.export_screenshot()
+    demo = Path(bundled_example())
+    monkeypatch.chdir(demo.parent)
+    app = kernels_app(demo.name)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.kernels
+        await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
+        await pilot.press("C")
+        await pilot.pause(0.2)
+        shots["column-chooser"] = app.export_screenshot()
+    for name, svg in shots.items():
+        check(name, svg, snapshot_update, tmp_path)

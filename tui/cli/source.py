@@ -46,7 +46,7 @@ def print_source(report: Report, which: str, top: int | None, as_json: bool) -> 
             f"{fmt.integer(len(shown))} hottest:"
         )
     )
-    table, hidden = fitted_table(SPECS, [line_cells(line, page.samples) for line in shown], out.width, flex=6)
+    table, hidden = fitted_table(SPECS, [line_cells(line, page.samples) for line in shown], out.width, flex=3)
     out.print(table)
     print_hidden(out, hidden)
     return 0
