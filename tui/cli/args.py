@@ -137,7 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     _roof_arg(p)
 
     p = sub.add_parser("roofline", help="write the roofline of a report as a picture (SVG, HTML or text)")
-    _view_args(p)
+    p.add_argument("path", help="an .ncu-rep report or ncu CSV, or the name or id of a stored run")
+    p.add_argument("--by", choices=list(GROUPINGS), default="name", help="one point per (default: name)")
+    p.add_argument("--gpu", metavar="NAME", help="GPU for datasheet ceilings (see `flopscope gpus`)")
+    _no_cache_arg(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.svg, OUT.html or OUT.txt")
     p.add_argument(
         "--size",
