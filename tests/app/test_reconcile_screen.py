@@ -103,3 +103,20 @@ async def test_columns_that_do_not_fit_are_named_hidden():
         await pilot.pause(0.05)
         assert "hidden" not in status(app)
         assert "Bwd measured" in app.screen.query_one(KernelTable).visible_text()[0]
+
+
+async def test_the_notes_pane_shows_its_focus_and_scrolls_with_j():
+    """Issue 43.4: tab focused the notes with no mark on screen, and only the arrows scrolled them."""
+    report, model, result = demo_reconciled()
+    app = reconcile_app(report, model, result)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: isinstance(app.screen, ReconcileScreen))
+        notes = app.screen.query_one("#reconcile-notes")
+        rows = range(notes.region.y, notes.region.bottom)
+        assert not any(screen_lines(app)[r].startswith("▌") for r in rows)
+        await pilot.press("tab")
+        await settle(pilot, lambda: app.screen.focused is notes)
+        assert all(screen_lines(app)[r].startswith("▌") for r in rows)  # a bar at its left edge, NO_COLOR too
+        if notes.max_scroll_y:
+            await pilot.press("j")
+            assert notes.scroll_y == 1

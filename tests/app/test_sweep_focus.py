@@ -24,3 +24,22 @@ async def test_focused_findings_show_a_bar_at_their_left_edge(reports):
         after = [screen_lines(app)[r] for r in rows]
         assert all(line.startswith("▌") for line in after), after
         assert [a[1:].strip() for a in after] == [b.strip() for b in before]  # the same words, not reflowed
+
+
+async def test_focused_findings_scroll_with_j_k_g_G_as_every_list_does(reports):
+    """Issue 43.4: the findings scrolled with the arrows only."""
+    app = sweep_app([Slice("batch_size", {}, shuffled(reports))], "sweep")
+    async with app.run_test(size=(80, 16)) as pilot:  # short: the findings do not all fit
+        await settle(pilot, lambda: app.screen.query("#sweep-table"))
+        header = app.screen.query_one("#sweep-header")
+        await pilot.press("tab")
+        await settle(pilot, lambda: app.screen.focused is header)
+        assert header.max_scroll_y > 0, "the findings fit: this test says nothing"
+        await pilot.press("j")
+        assert header.scroll_y == 1
+        await pilot.press("G")
+        assert header.scroll_y == header.max_scroll_y
+        await pilot.press("k")
+        assert header.scroll_y == header.max_scroll_y - 1
+        await pilot.press("g")
+        assert header.scroll_y == 0

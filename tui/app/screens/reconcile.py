@@ -14,7 +14,6 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from ....core import Report
@@ -24,6 +23,7 @@ from ...presentation.reconcile_table import reconcile_columns, reconcile_frame
 from ...presentation.table_model import TableModel
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
+from ..widgets.key_scroll import KeyScroll
 from .export import ask_export
 from .kernels import PushedKernelsScreen
 from .keys import BACK, EXPORT, FILTER, SORT
@@ -66,7 +66,7 @@ class ReconcileScreen(TableScreen):
         yield Static(Text(display_text(self.title_text), style="bold"), id="reconcile-title")
         yield KernelTable(id="table")
         yield Static(id="status")
-        with VerticalScroll(id="reconcile-notes"):
+        with KeyScroll(id="reconcile-notes"):  # tab: focused, marked, scrolled with j/k as the table is
             yield Static(Text("\n".join(display_text(line) for line in self.lines)))
         yield KeyFooter()
 

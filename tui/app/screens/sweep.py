@@ -18,7 +18,6 @@ import pandas as pd
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
 from textual.events import Resize
 from textual.widgets import Static
 
@@ -30,6 +29,7 @@ from ...presentation.sweep_analysis import FITTED, Analysis, analyse, fit_line, 
 from ...presentation.table_model import TableModel
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
+from ..widgets.key_scroll import KeyScroll
 from ..widgets.line_plot import LinePlot, Series
 from .back import BackScreen
 from .export import ask_export
@@ -106,7 +106,6 @@ class SweepScreen(BackScreen):
     # up to 30% of the screen; the findings get the rest and scroll (tab focuses them) when they need more.
     DEFAULT_CSS = """
     SweepScreen #sweep-header { height: auto; padding: 0 1; scrollbar-size-vertical: 1; }
-    SweepScreen #sweep-header:focus { background: $boost; outline-left: outer $accent; }  /* over the padding */
     SweepScreen #sweep-plot { height: 1fr; }
     SweepScreen #sweep-status { height: auto; max-height: 2; padding: 0 1; }
     """
@@ -136,7 +135,7 @@ class SweepScreen(BackScreen):
     # -- layout -----------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         # Scrollable and focusable (tab): on a small terminal the findings may not all fit, and there is no mouse.
-        with VerticalScroll(id="sweep-header"):
+        with KeyScroll(id="sweep-header"):
             yield Static(id="sweep-findings")
         yield KernelTable(id="sweep-table")
         if self.warned:  # the Warning column is shortened to leave the numbers their room: here it is whole
