@@ -16,9 +16,9 @@ class KeyScroll(VerticalScroll):
     KeyScroll:focus { background: $boost; outline-left: outer $accent; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "scroll_down", "Down", show=False, id="pane.down"),
-        Binding("k", "scroll_up", "Up", show=False, id="pane.up"),
-        Binding("g", "scroll_home", "Top", show=False, id="pane.top"),
-        Binding("G", "scroll_end", "Bottom", show=False, id="pane.bottom"),
-        Binding("space", "page_down", "Page down", show=False, id="pane.page_down"),
+        Binding("j", "scroll_down", "Down", show=False, id="keyscroll.down"),
+        Binding("k", "scroll_up", "Up", show=False, id="keyscroll.up"),
+        Binding("g", "scroll_home", "Top", show=False, id="keyscroll.top"),
+        Binding("G", "scroll_end", "Bottom", show=False, id="keyscroll.bottom"),
+        Binding("space", "page_down", "Page down", show=False, id="keyscroll.page_down"),
     ]
