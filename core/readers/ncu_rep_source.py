@@ -9,17 +9,13 @@ report from a path: a compressed report is unpacked to a temporary file first, a
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import io
-import lzma
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..common.errors import FlopscopeError
 from .limits import unpack_limit
@@ -150,14 +146,10 @@ def _files(action: Any) -> dict[str, str]:
 @contextmanager
 def plain_report(path: Path) -> Iterator[Path]:
     """`path`, or for a gzip/xz/bzip2 report a temporary unpacked copy of it (removed after)."""
+    from . import _compressed  # the readers' own choice of format by magic bytes
+
     with path.open("rb") as handle:
-        head = handle.read(6)
-    openers: dict[bytes, Callable[[Path, Literal["rb"]], io.BufferedIOBase]] = {
-        b"\x1f\x8b": gzip.open,
-        b"\xfd7zXZ": lzma.open,
-        b"BZh": bz2.open,
-    }
-    chosen = next((open_ for magic, open_ in openers.items() if head.startswith(magic)), None)
+        chosen = _compressed(handle.read(6))
     if chosen is None:
         yield path
         return

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import subprocess
 
@@ -17,15 +16,9 @@ from flopscope.tui.presentation.kernel_sections import sections
 
 from ..conftest import FIXTURES, fixture_path
 from ..helpers.accounting import report_actions
-from ..helpers.cli import run_cli
+from ..helpers.cli import launches_json
 
 FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep")) if FIXTURES.is_dir() else []
-
-
-def launches_json(path) -> list[dict]:
-    out = run_cli("report", path, "--by", "launch", "--json")
-    assert out.returncode == 0, out.stderr
-    return sorted(json.loads(out.stdout)["rows"], key=lambda row: row["launch_id"])
 
 
 @pytest.mark.parametrize("name", FULL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -99,3 +100,10 @@ def permissions_bind() -> tuple[str, ...] | None:
         finally:
             os.chmod(folder, 0o700)
     return prefix if probe.returncode != 0 else None
+
+
+def launches_json(path) -> list[dict]:
+    """`report PATH --by launch --json`'s rows, in launch order (the order ncu_report walks a report's launches)."""
+    out = run_cli("report", path, "--by", "launch", "--json")
+    assert out.returncode == 0, out.stderr
+    return sorted(json.loads(out.stdout)["rows"], key=lambda row: row["launch_id"])

@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import tomllib
 from pathlib import Path
 
 from ...core import FlopscopeError
 from ...core.table import ALL
-from .config_file import config_path
+from .config_file import config_path, read_section
 
 SECTION = "columns"
 KNOWN = {name for name, _, _ in ALL}  # every column of the canonical table
@@ -50,18 +49,7 @@ def save_columns(table: str, keys: list[str] | None, path: Path | None = None) -
 
 
 def _read(path: Path) -> dict[str, list[str]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FlopscopeError(path, f"cannot read it ({exc})", "fix or remove the file") from None
-    try:
-        chosen = tomllib.loads(text).get(SECTION, {})
-    except tomllib.TOMLDecodeError as exc:
-        raise FlopscopeError(path, f"not TOML ({exc})", "fix the line named, or remove the file") from None
-    if not isinstance(chosen, dict):
-        raise FlopscopeError(path, f"`{SECTION}` is not a table", f'write it as [{SECTION}] then kernels = ["..."]')
+    chosen = read_section(path, SECTION, 'kernels = ["..."]')
     for table, keys in chosen.items():
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
             raise FlopscopeError(path, f"[{SECTION}] {table} is not a list of column keys", 'write ["duration_s", ...]')

@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,26 +20,14 @@ from textual.binding import Binding
 from textual.dom import DOMNode
 
 from ...core import FlopscopeError
-from .config_file import CONFIG_FILE, config_path  # noqa: F401 (where the keymap is read from)
+from .config_file import CONFIG_FILE, config_path, read_section  # noqa: F401 (where the keymap is read from)
 
 
 def load_keymap(path: Path | None = None) -> dict[str, str]:
     """The `[keymap]` table of `path` (default `config_path()`); {} when there is no such file. A file that is
     not TOML, or names a binding the app does not have, is one FlopscopeError line (the CLI exits 2)."""
     path = path or config_path()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FlopscopeError(path, f"cannot read it ({exc})", "fix or remove the file") from None
-    try:
-        keymap = tomllib.loads(text).get("keymap", {})
-    except tomllib.TOMLDecodeError as exc:
-        raise FlopscopeError(path, f"not TOML ({exc})", "fix the line named, or remove the file") from None
-    if not isinstance(keymap, dict):
-        raise FlopscopeError(path, "`keymap` is not a table", 'write it as [keymap] then "binding.id" = "keys"')
-    return _checked(path, keymap)
+    return _checked(path, read_section(path, "keymap", '"binding.id" = "keys"'))
 
 
 def _checked(path: Path, keymap: dict) -> dict[str, str]:
