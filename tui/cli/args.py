@@ -129,6 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=whole(0, "leave it out for the whole tree"), metavar="N", help=_DEPTH)
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="OUT.csv, OUT.parquet or OUT.json")
     p.add_argument(
+        "--columns",
+        metavar="A,B,C",
+        help="only these columns, in this order after the name, as `report --columns` takes them: titles or "
+        "--json keys, any case (Time,%%Roof,registers); default: every column of the rows",
+    )
+    p.add_argument(
         "--raw-csv",
         action="store_true",
         help="write text cells of a CSV exactly as they are; by "

@@ -62,7 +62,7 @@ def bundled_example() -> str:
 # runs: `--help`, `--version`, `gpus` and a usage error start without pandas, pyarrow and Textual.
 COMMANDS = {
     "report": ("view", "cmd_report"),
-    "export": ("view", "cmd_export"),
+    "export": ("export", "cmd_export"),
     "open": ("view", "cmd_open"),
     "demo": ("view", "cmd_demo"),
     "gpus": ("gpus", "cmd_gpus"),

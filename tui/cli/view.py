@@ -1,4 +1,4 @@
-"""The commands that read one report and show it: `report`, `export`, `open` and `demo`."""
+"""The commands that read one report and show it: `report`, `open` and `demo` (`export` writes it: export.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...core import FlopscopeError, read_report
 from ...core.common import display_text
-from ...core.export import check_target, json_ready, run_meta, write_table
+from ...core.export import json_ready, run_meta
 from ...core.report import Report, in_order, with_gpu
 from ...core.store import judged_by
 from ...core.table import NEEDS, missing_fix
@@ -100,7 +100,7 @@ def cmd_report(args) -> int:
         return print_source(_read(args), args.source, args.top, args.json)
     report, rows = _view(args)
     columns = _chosen(args, report, rows)
-    if args.json:  # what the document needs from the report, then the report let go (see cmd_export)
+    if args.json:  # what the document needs from the report, then the report let go (see export.cmd_export)
         doc = _json_doc(report, rows, args.by)
         del report
         return _print_json(rows, *doc)
@@ -236,26 +236,6 @@ def _print_json(rows, warnings: list[str], meta: dict, extra: dict | None) -> in
     for line in warnings:
         say(line)
     write_json_doc(meta, rows, sys.stdout, extra)  # column by column: 100k rows in a second, not 18
-    return 0
-
-
-def cmd_export(args) -> int:
-    kind = check_target(Path(args.output))  # a target that cannot be written is said before the read, not after
-    if args.by == "module":
-        report, tree = _module_tree(args)
-        out = write_table(tree, args.output, meta=None if kind == "csv" else run_meta(report), raw_csv=args.raw_csv)
-        say(f"wrote {len(tree)} rows to {out}")
-        return 0
-    # The rows unsorted and their order: the writer takes each chunk's rows in it, so a million launches are
-    # never copied sorted (~250 MB, a fifth of a 100k-launch CSV export's time beside the bare read).
-    report, rows, order = _view_order(args)
-    # A CSV has no place for the run's meta (its warnings are printed instead): not made for one.
-    meta, warnings = (None if kind == "csv" else run_meta(report)), warning_lines(report)
-    del report  # what the rows do not hold need not stay while they are written
-    out = write_table(rows, args.output, meta=meta, raw_csv=args.raw_csv, order=order)
-    for line in warnings:  # a CSV has no meta to carry them; after the write: a refusal is one line
-        say(line)
-    say(f"wrote {len(order)} rows to {out}")
     return 0
 
 
