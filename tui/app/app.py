@@ -31,6 +31,7 @@ from ...core import FlopscopeError, Report, read_report
 from ...core.common import display_text, out_of_memory, ran_out_of_memory
 from ...core.store import judged_by
 from ..presentation.read_progress import ReadProgress
+from .filter_history import FilterHistory
 from .read_ahead import ReadAhead, ReadStopped
 from .screens.help import HelpScreen
 from .screens.kernels import KernelsScreen
@@ -92,6 +93,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         columns: Mapping[str, list[str]] | None = None,
         roof: str = "clock",
         read_ahead: ReadAhead | None = None,
+        history: FilterHistory | None = None,
     ) -> None:
         super().__init__()
         self.first = first
@@ -109,8 +111,22 @@ class FlopscopeApp(SafeNotify, App[None]):
         self._grouped_for: Report | None = None  # the report the cached groupings belong to
         self._group_lock = threading.Lock()
         self.group_seconds: dict[str, float] = {}  # engine time per grouping (the benchmark reports it)
-        self.recent_filters: list[str] = []  # the table filters given, oldest first: `up` in the prompt recalls them
+        # The table filters given, oldest first: `up` in the prompt recalls them; kept across restarts where the
+        # app was given its `history` (the CLI's apps; a test's app keeps its own).
+        self.history = history
+        self.recent_filters: list[str] = history.entries if history is not None else []
         self.columns = dict(columns or {})  # each table's chosen columns (column_choice.py): `C` changes them
+
+    def remember_filters(self) -> None:
+        """Keep the filters given for the next app (a filter prompt took one); a file that cannot be written
+        is said once, and the filters stay recalled in this app."""
+        if self.history is None:
+            return
+        try:
+            self.history.save()
+        except OSError as exc:
+            self.notify(f"Filters not kept for next time: {exc}", severity="warning", timeout=6)
+            self.history = None
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """The palette's commands: each action the screen's keys reach (its own and the app's), named as the

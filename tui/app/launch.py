@@ -14,6 +14,7 @@ from ...core import Report
 from ..presentation.text_report import say
 from .app import FlopscopeApp, run_app
 from .column_choice import load_columns
+from .filter_history import FilterHistory, history_path
 from .keymap import load_keymap
 from .read_ahead import ReadAhead
 from .screens.kernels import KernelsScreen
@@ -37,10 +38,12 @@ def kernels_app(
     roof: str = "clock",
     read_ahead: ReadAhead | None = None,
     columns: Mapping[str, list[str]] | None = None,
+    history: FilterHistory | None = None,
 ) -> FlopscopeApp:
     """The Kernels screen of a report file, grouped `by` (or of a report already read, or of a live profile's,
     shown over it until ncu is done); a file read here (or by `read_ahead`) is judged against `roof` (`open
-    --roof`). `columns`: the tables' chosen columns (column_choice.load_columns)."""
+    --roof`). `columns`: the tables' chosen columns (column_choice.load_columns); `history`: the filters given
+    before (filter_history.py), where they are kept."""
     return FlopscopeApp(
         KernelsScreen(by),
         path=path,
@@ -51,14 +54,17 @@ def kernels_app(
         roof=roof,
         read_ahead=read_ahead,
         columns=columns,
+        history=history,
     )
 
 
-def runs_app(store_path: Path, sweep: str | None = None, *, keymap: Keymap = None) -> FlopscopeApp:
+def runs_app(
+    store_path: Path, sweep: str | None = None, *, keymap: Keymap = None, history: FilterHistory | None = None
+) -> FlopscopeApp:
     """The run store's Runs screen (of one sweep's runs); opening a run points `app.report` at it."""
     from .screens.runs import RunsScreen  # here, not at the top: `open FILE` never loads the runs/sweep screens
 
-    return FlopscopeApp(RunsScreen(store_path, sweep), path="runs", keymap=keymap)
+    return FlopscopeApp(RunsScreen(store_path, sweep), path="runs", keymap=keymap, history=history)
 
 
 def sweep_app(
@@ -91,6 +97,7 @@ def run_kernels(
         roof=roof,
         read_ahead=read_ahead,
         columns=load_columns(),
+        history=FilterHistory(history_path()),
     )
     try:
         return run_app(app)
@@ -101,7 +108,7 @@ def run_kernels(
 
 def run_runs(store_path: Path, sweep: str | None = None) -> int:
     """`flopscope runs`."""
-    app = runs_app(store_path, sweep, keymap=load_keymap())
+    app = runs_app(store_path, sweep, keymap=load_keymap(), history=FilterHistory(history_path()))
     app.columns = load_columns()  # for the Kernels screen of a run opened from it
     return run_app(app)
 
@@ -112,6 +119,8 @@ def run_sweep(lines: list[Slice], title: str, tolerance: float = 0.05, judged: s
         say(f"flopscope: sweep {title}: no points to show")
         return 2
     app = sweep_app(lines, title, tolerance, judged, keymap=load_keymap())
+    app.history = FilterHistory(history_path())  # the filters given before: `up` in the points' filter
+    app.recent_filters = app.history.entries
     app.columns = load_columns()  # for the Kernels screen of a point opened from it
     return run_app(app)
 
@@ -128,4 +137,4 @@ def run_live_sweep(live: LiveSweepScreen) -> int:
 
 def run_screen(screen: Screen) -> int:
     """`flopscope diff` and `model --reconcile`: one screen, its exports carrying no report's meta."""
-    return run_app(FlopscopeApp(screen, keymap=load_keymap()))
+    return run_app(FlopscopeApp(screen, keymap=load_keymap(), history=FilterHistory(history_path())))

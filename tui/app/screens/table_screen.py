@@ -150,6 +150,8 @@ class TableScreen(BackScreen):
 
         def typed(text: str | None) -> None:
             self._requery(before if text is None else parse_filter(text, before, self._names()))
+            if text is not None:
+                cast("FlopscopeApp", self.app).remember_filters()  # the prompt added it: kept for the next app
 
         prompt = PromptScreen(
             self.FILTER_QUESTION, before.text(), self.FILTER_HINT, problem, live=live, history=self._recent_filters()
@@ -161,7 +163,8 @@ class TableScreen(BackScreen):
         return self.model.names if self.model is not None else None
 
     def _recent_filters(self) -> list[str]:
-        """The filters given in this app, oldest first (`up` in the prompt recalls them), shared by its tables."""
+        """The filters given, oldest first (`up` in the prompt recalls them), shared by the app's tables and kept
+        across restarts (filter_history.py)."""
         return cast("FlopscopeApp", self.app).recent_filters
 
     def action_clear_filter(self) -> None:
