@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from .ceilings import KINDS, Ceilings, ceilings_json, from_bench, judged_by, load_all, measured_roof, save
     from .recover import recover_store
     from .run_folders import check_run_name, discard_unfinished, new_run_dir
-    from .run_store import Store, StoreError, default_path, newest_first
+    from .run_store import AlreadyStored, Store, StoreError, default_path, newest_first
 
 _EXPORTS = {
     "KINDS": "ceilings",
@@ -25,6 +25,7 @@ _EXPORTS = {
     "check_run_name": "run_folders",
     "discard_unfinished": "run_folders",
     "new_run_dir": "run_folders",
+    "AlreadyStored": "run_store",
     "Store": "run_store",
     "StoreError": "run_store",
     "default_path": "run_store",
@@ -32,6 +33,7 @@ _EXPORTS = {
 }
 __all__ = [
     "KINDS",
+    "AlreadyStored",
     "Ceilings",
     "Store",
     "StoreError",

@@ -158,6 +158,14 @@ def _is_utf8(data: object) -> bool:
     return True
 
 
+class AlreadyStored(Exception):
+    """`Store.save(once_from=...)` found a run stored from that report file; `name` is that run's."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
 def _connected(db: sqlite3.Connection) -> sqlite3.Connection:
     """A connection on which no row's text can fail a whole query (see Undecodable)."""
     db.text_factory = _decode
@@ -285,13 +293,18 @@ class Store:
         command: list[str] | None = None,
         unique: bool = False,
         created: float | None = None,
+        once_from: Path | None = None,
     ) -> int:
         """Store one run in a single transaction; returns its id. `unique`: if `name` is taken, the first free
         `name-N`, chosen inside the same transaction (see `save_unique`). `created`: when the run was captured
-        (an imported run keeps its own time); now if not given."""
+        (an imported run keeps its own time); now if not given. `once_from`: the report file the run is read
+        from; if a run stored from it is already there, AlreadyStored, checked in the same transaction, so two
+        imports of one folder at once store it once."""
         row = _row(report, kind, sweep, params, host, command, created)
         try:
             with self._transaction():
+                if once_from is not None and (stored := self._source_run(once_from)) is not None:
+                    raise AlreadyStored(stored)
                 chosen = self._free_name(name) if unique else name
                 cur = self.db.execute(
                     "INSERT INTO runs (name, created, kind, sweep, params, host, command, gpu, launches,"
@@ -309,6 +322,9 @@ class Store:
     @_reading
     def stored_from(self, report_path: Path) -> str | None:
         """The run stored from this report file, if any (its path as read, resolved)."""
+        return self._source_run(report_path)
+
+    def _source_run(self, report_path: Path) -> str | None:
         target = Path(report_path).resolve()
         # A damaged row's meta is skipped (json_extract would fail the query): it cannot be the stored copy.
         for name, source in self.db.execute(

@@ -14,7 +14,7 @@ from ...core import FlopscopeError, read_report
 from ...core.analysis import ceilings_apart, diff_runs, gpus_apart
 from ...core.common import display_text
 from ...core.export import records
-from ...core.store import Store, check_run_name, default_path, newest_first, recover_store
+from ...core.store import AlreadyStored, Store, check_run_name, default_path, newest_first, recover_store
 from ..presentation import format as fmt
 from ..presentation.diff_text import diff_meta, table_rows, time_change, totals_line
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden, say
@@ -92,15 +92,18 @@ def cmd_import(args: argparse.Namespace) -> int:
     report = read_report(path, gpu=args.gpu, params={"command": command, "host": host})
     with Store() as store:
         store.check_names_apart(name, None, given, "")
-        stored = store.stored_from(path)
-        if stored and args.name is None:  # a second copy would show up in every list, diff and sweep
+        created = _captured(report.meta.captured, meta)
+        # A second copy would show up in every list, diff and sweep: the check is in the insert's transaction,
+        # so two imports of one folder at once store it once.
+        once = path if args.name is None else None
+        try:
+            name = store.save_unique(report, name, host=host, command=command, created=created, once_from=once)
+        except AlreadyStored as stored:
             raise FlopscopeError(
                 target,
-                f"already stored as run {stored}",
-                f"open it with `flopscope open {stored}`, or pass --name to store another copy",
-            )
-        created = _captured(report.meta.captured, meta)
-        name = store.save_unique(report, name, host=host, command=command, created=created)
+                f"already stored as run {stored.name}",
+                f"open it with `flopscope open {stored.name}`, or pass --name to store another copy",
+            ) from None
     say(f"flopscope: stored {target} as run {name} ({store.path})")
     return 0
 
