@@ -3,6 +3,7 @@
 
     [columns]
     kernels = ["duration_s", "pct_time", "pct_of_roof", "roof", "registers"]
+    runs = ["total_time_s", "gpu", "params_text"]
 
 The file is the person's: writing a choice rewrites only the `[columns]` table, keeping every other line
 (the keymap, comments) as it was, and replaces the file whole (temporary file, then rename).
@@ -20,7 +21,26 @@ from ...core.table import ALL
 from .config_file import config_path, read_section
 
 SECTION = "columns"
-KNOWN = {name for name, _, _ in ALL}  # every column of the canonical table
+KNOWN = {name for name, _, _ in ALL}  # every column of the canonical table: what the Kernels screen offers
+
+
+def known_keys(table: str) -> set[str]:
+    """The columns `table` can show: the Runs, Diff and Reconcile tables their own (every grouping's and
+    layout's), any other the canonical table's."""
+    # Imported here: the screens import this module (to save a choice).
+    if table == "runs":
+        from .screens.runs import run_columns
+
+        return {c.name for c in run_columns()}
+    if table == "diff":
+        from .screens.diff import diff_columns
+
+        return {c.name for by in ("name", "nvtx", "module") for c in diff_columns(by, gpus=True)}
+    if table == "reconcile":
+        from ..presentation.reconcile_table import reconcile_columns
+
+        return {c.name for c in reconcile_columns(train=True)}
+    return KNOWN
 
 
 def load_columns(path: Path | None = None) -> dict[str, list[str]]:
@@ -53,7 +73,8 @@ def _read(path: Path) -> dict[str, list[str]]:
     for table, keys in chosen.items():
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
             raise FlopscopeError(path, f"[{SECTION}] {table} is not a list of column keys", 'write ["duration_s", ...]')
-        unknown = [k for k in keys if k not in KNOWN]
+        known = known_keys(table)
+        unknown = [k for k in keys if k not in known]
         if unknown:
             raise FlopscopeError(
                 path, f"[{SECTION}] {table} names no column {unknown[0]!r}", "use --json keys, or remove the line"

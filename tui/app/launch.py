@@ -109,7 +109,7 @@ def run_kernels(
 def run_runs(store_path: Path, sweep: str | None = None) -> int:
     """`flopscope runs`."""
     app = runs_app(store_path, sweep, keymap=load_keymap(), history=FilterHistory(history_path()))
-    app.columns = load_columns()  # for the Kernels screen of a run opened from it
+    app.columns = load_columns()  # its own, and the Kernels screen's of a run opened from it
     return run_app(app)
 
 
@@ -137,4 +137,5 @@ def run_live_sweep(live: LiveSweepScreen) -> int:
 
 def run_screen(screen: Screen) -> int:
     """`flopscope diff` and `model --reconcile`: one screen, its exports carrying no report's meta."""
-    return run_app(FlopscopeApp(screen, keymap=load_keymap(), history=FilterHistory(history_path())))
+    app = FlopscopeApp(screen, keymap=load_keymap(), columns=load_columns(), history=FilterHistory(history_path()))
+    return run_app(app)

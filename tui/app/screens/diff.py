@@ -93,9 +93,11 @@ class DiffScreen(TableScreen):
         SORT,
         FILTER,
         GROUP,
+        Binding("C", "choose_columns", "Columns", show=False, id="diff.columns"),
         EXPORT,
         BACK,
     ]
+    CHOOSER = "diff"  # its name in config.toml's [columns]
 
     def __init__(
         self,
@@ -134,10 +136,20 @@ class DiffScreen(TableScreen):
         return text
 
     def on_mount(self) -> None:
+        self.model = self._model_for(self._chosen_columns())  # the app's choice: known once mounted
         table = self.query_one(KernelTable)
         table.set_model(self.model)
         table.focus()
         self._status()
+
+    def _own_columns(self) -> list[Column]:
+        return diff_columns(self.by, self.by_gpu)
+
+    def _kept_columns(self) -> list[str]:
+        return ["gpu"] if self.by_gpu else []  # it tells two rows of a name apart
+
+    def _model_for(self, columns: list[Column]) -> TableModel:
+        return TableModel(table_rows(self.rows), columns, self.query_state)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("open", "cycle_group"):
@@ -168,7 +180,7 @@ class DiffScreen(TableScreen):
 
     def _show(self, rows: pd.DataFrame) -> None:
         self.rows, self.by = rows, str(rows.attrs["by"])
-        self.model = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu), self.query_state)
+        self.model = self._model_for(self._chosen_columns())
         self.query_one(KernelTable).set_model(self.model)
         self.query_one("#diff-title", Static).update(self._title())
         self._status()

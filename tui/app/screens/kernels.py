@@ -15,7 +15,7 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from ....core import FMA_CONVENTION, FlopscopeError, Report
+from ....core import FMA_CONVENTION, Report
 from ....core.report import OverCeiling
 from ....core.table import ALL, ROOFS, Ceiling
 from ...presentation import format as fmt
@@ -32,7 +32,6 @@ from ...presentation.columns import (
 from ...presentation.names import cut_end
 from ...presentation.table_model import BOUNDS, Query, TableModel
 from ...presentation.text_report import header, missing_hint
-from ..column_choice import save_columns
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_details import KernelDetails
@@ -43,6 +42,7 @@ from .copy_name import copy_full_name
 from .export import ask_export
 from .kernel import KernelScreen
 from .keys import BACK, CLEAR_FILTER, COPY_NAME, EXPORT, FILTER, GROUP, SORT
+from .own_columns import keep_choice
 from .roofline import RooflineScreen
 from .sort import SortScreen, sort_choices
 from .table_screen import TableScreen
@@ -56,6 +56,7 @@ TABLE = "kernels"  # the table's name in config.toml's [columns]
 
 class KernelsScreen(TableScreen):
     HELP_TITLE = "Kernels"
+    CHOOSER = TABLE  # `C` offers every canonical column the rows have (action_choose_columns)
     FILTER_HINT = (
         "a name regex, bound:memory|compute|dram|l2|l1, or an expression: time > 5us and bound == dram, "
         "prec ~ tc (== != < > ~, and/or/not, units) · ↑↓ recent · empty: all"
@@ -247,12 +248,7 @@ class KernelsScreen(TableScreen):
             if keys is None or self.model is None or self.report is None:
                 return
             self.flopscope.columns[TABLE] = keys
-            try:
-                where = save_columns(TABLE, keys)
-            except (OSError, FlopscopeError) as exc:
-                self.notify(f"Not saved: {exc}", title="Columns", severity="warning", markup=False)
-            else:
-                self.notify(f"Saved in {where}", title="Columns", markup=False)
+            keep_choice(self, TABLE, keys)
             table = self.query_one(KernelTable)
             keep = table.cursor_position
             rows = self.model.rows

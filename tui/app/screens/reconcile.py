@@ -19,6 +19,7 @@ from textual.widgets import Static
 from ....core import Report
 from ....core.analysis import ModelFlops, Reconciliation, module_report
 from ....core.common import display_text
+from ...presentation.columns import Column
 from ...presentation.reconcile_table import reconcile_columns, reconcile_frame
 from ...presentation.table_model import TableModel
 from ..widgets.footer import KeyFooter
@@ -42,9 +43,11 @@ class ReconcileScreen(TableScreen):
         Binding("enter", "open_module", "Kernels", id="reconcile.open_module"),
         SORT,
         FILTER,
+        Binding("C", "choose_columns", "Columns", show=False, id="reconcile.columns"),
         EXPORT,
         BACK,
     ]
+    CHOOSER = "reconcile"  # its name in config.toml's [columns]
 
     def __init__(
         self,
@@ -60,6 +63,7 @@ class ReconcileScreen(TableScreen):
         super().__init__()
         self.title_text, self.result, self.lines = title, result, lines
         self.measured, self.analytic = report, model  # not `report`: exports look for a screen's run there
+        self.train = train
         self.model: TableModel = TableModel(reconcile_frame(result, depth), reconcile_columns(train))  # never None
 
     def compose(self) -> ComposeResult:
@@ -71,10 +75,17 @@ class ReconcileScreen(TableScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self.model = self._model_for(self._chosen_columns())  # the app's choice: known once mounted
         table = self.query_one(KernelTable)
         table.set_model(self.model)
         table.focus()
         self._status()
+
+    def _own_columns(self) -> list[Column]:
+        return reconcile_columns(self.train)
+
+    def _model_for(self, columns: list[Column]) -> TableModel:
+        return TableModel(self.model.rows, columns, self.query_state)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "open_module":

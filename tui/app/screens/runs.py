@@ -94,9 +94,11 @@ class RunsScreen(TableScreen):
         Binding("w", "sweep", "Sweep", id="runs.sweep"),
         SORT,
         FILTER,
+        Binding("C", "choose_columns", "Columns", show=False, id="runs.columns"),
         EXPORT,
         CLEAR_FILTER,
     ]
+    CHOOSER = "runs"  # its name in config.toml's [columns]
 
     def __init__(self, store_path: Path, sweep: str | None = None) -> None:
         """The runs in the store at `store_path`; only those of `sweep` if given."""
@@ -112,7 +114,7 @@ class RunsScreen(TableScreen):
 
     def on_mount(self) -> None:
         with Store(self.store_path) as store:
-            self.model = RunsModel(runs_table(store.runs(self.sweep)), run_columns())
+            self.model = RunsModel(runs_table(store.runs(self.sweep)), self._chosen_columns())
             problems = dict(store.problems)  # every damaged row listed, as `flopscope runs` warns of them
         for name, what in problems.items():
             self.notify(f"run {name}: {what}", severity="warning", timeout=8, markup=False)
@@ -124,6 +126,13 @@ class RunsScreen(TableScreen):
         self._status()
 
     # -- what is shown ----------------------------------------------------------------------------
+    def _own_columns(self) -> list[Column]:
+        return run_columns(self.marked)
+
+    def _model_for(self, columns: list[Column]) -> TableModel:
+        assert self.model is not None  # the runs are read in on_mount, before any choice
+        return RunsModel(self.model.rows, columns, self.query_state)
+
     def shown(self) -> pd.DataFrame:
         """The runs as shown (sorted, filtered), as `flopscope runs --json` gives them: what the export writes."""
         assert self.model is not None  # exported only once the runs are read (action_export)
@@ -148,11 +157,7 @@ class RunsScreen(TableScreen):
         row = self.current_row()
         if row is not None and self.model is not None:  # a row is shown only with a model
             self.marked = None if self.marked == row["name"] else str(row["name"])
-            table = self.query_one(KernelTable)
-            # A new model, not the old one's cached cells: the names are drawn again with the mark.
-            self.model = RunsModel(self.model.rows, run_columns(self.marked), self.query_state)
-            table.set_model(self.model, table.cursor_position)
-            self._status()
+            self._show_chosen_columns()  # a new model, not the old one's cached cells: names drawn with the mark
 
     def action_diff(self) -> None:
         row = self.current_row()

@@ -15,9 +15,12 @@ from rich.text import Text
 from textual.widgets import Static
 
 from ....core.common import display_text
+from ...presentation.columns import Column
 from ...presentation.table_model import Query, TableModel, filter_problem, parse_filter, sorted_by
 from ..widgets.kernel_table import KernelTable
 from .back import BackScreen, can_go_back
+from .columns import ColumnsScreen
+from .own_columns import keep_choice, own_choices, own_chosen
 from .prompt import PromptScreen
 
 if TYPE_CHECKING:
@@ -50,6 +53,7 @@ class TableScreen(BackScreen):
     FILTER_QUESTION = "Filter rows:"
     FILTER_HINT = "regex on the name, any case, or an expression over the columns (time > 5us) · ↑↓ recent · empty: all"
     NO_BOUND = ""  # why `bound:` cannot filter these rows, where they have no bound
+    CHOOSER = ""  # the table's name in config.toml's [columns], where `C` chooses among its own columns
 
     def __init__(self) -> None:
         super().__init__()
@@ -171,10 +175,57 @@ class TableScreen(BackScreen):
         if self.filtered:
             self._requery(dataclasses.replace(self.query_state, pattern="", where="", bound="all"))
 
+    # -- columns: the table's own, or as chosen (`C`, kept in config.toml) ---------------------------
+    def _own_columns(self) -> list[Column]:
+        """The table's columns as it shows them unchosen, the first what a row is (CHOOSER's tables)."""
+        raise NotImplementedError
+
+    def _kept_columns(self) -> list[str]:
+        """Columns shown whatever the choice (they tell rows apart)."""
+        return []
+
+    def _model_for(self, columns: list[Column]) -> TableModel:
+        """The rows shown with `columns` (the sort and filter kept)."""
+        raise NotImplementedError
+
+    def _chosen_columns(self) -> list[Column]:
+        """The table's columns as the person chose them (the table's own without a choice)."""
+        chosen = cast("FlopscopeApp", self.app).columns.get(self.CHOOSER)
+        return own_chosen(self._own_columns(), chosen, self._kept_columns())
+
+    def _show_chosen_columns(self) -> None:
+        """The rows again with the chosen columns, the cursor on its row."""
+        table = self.query_one(KernelTable)
+        keep = table.cursor_position if self.model is not None else None
+        self.model = self._model_for(self._chosen_columns())
+        table.set_model(self.model, keep)
+        self._status()
+
+    def check_columns(self) -> bool:
+        return bool(self.CHOOSER) and self.model is not None
+
+    def action_choose_columns(self) -> None:
+        if not self.check_columns():
+            return
+        assert self.model is not None  # check_columns
+        own = self._own_columns()
+
+        def chosen(keys: list[str] | None) -> None:
+            if keys is not None:
+                cast("FlopscopeApp", self.app).columns[self.CHOOSER] = keys
+                keep_choice(self, self.CHOOSER, keys)
+                self._show_chosen_columns()
+
+        shown = [c.name for c in self.model.table_columns[1:]]
+        default = [c.name for c in own[1:]]
+        self.app.push_screen(ColumnsScreen(own_choices(own), shown, default, own[0].title), chosen)
+
     # -- escape, where it is bound to `back` ------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "back":  # escape clears a filter first
             return self.filtered or can_go_back(self)
+        if action == "choose_columns":
+            return self.check_columns()
         return True
 
     def action_back(self) -> None:
