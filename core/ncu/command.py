@@ -53,6 +53,7 @@ class ProfileOptions:
     compute_capability: str | None = None  # of the target GPU, when known
     tensor_metrics: list[str] | None = None  # tensor op counters the target's ncu offers; None: ask it
     modules: bool = False  # NVTX ranges per PyTorch module (core/profiling/module_ranges.py): ncu records them
+    timing: bool = True  # with modules: the program once more without ncu, its steps timed (timing_run.py)
 
 
 def metric_list(opts: ProfileOptions) -> list[str] | None:

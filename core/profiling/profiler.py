@@ -21,6 +21,7 @@ from ..readers.ncu_rep import absent_metrics
 from ..report.report import Report, read_report
 from .doctor import preflight
 from .module_ranges import sitecustomize_source
+from .timing_run import timing_run
 from .transport import RunningJob, Transport
 
 EXIT_NOT_FOUND = 127
@@ -96,6 +97,8 @@ def profile(
             have = False  # the connection is gone: _finish says so
         if have:
             _save_raw_page(transport, opts, f"{stem}.ncu-rep", run_dir / "raw.csv", result)
+        if have and opts.modules and opts.timing and env is not None and not result.connection_lost:
+            result.notes.append(timing_run(transport, opts.command, workdir, run_dir, env, cwd, on_process))
     finally:
         if not keep:
             transport.remove(workdir)

@@ -67,3 +67,62 @@ def test_without_modules_the_program_gets_no_hooks(tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads(calls.read_text()) == []
     assert "--nvtx" not in json.loads((tmp_path / "home" / "runs" / "plain" / "run.json").read_text())["ncu_argv"]
+
+
+TWO_STEPS = """
+import os, sys, torch
+from torch import nn
+
+class Recorder:
+    def range_push(self, name): pass
+    def range_pop(self): pass
+    def range_start(self, name): return 1
+    def range_end(self, range_id): pass
+
+torch.cuda.nvtx = Recorder()
+with open(sys.argv[1], "a") as log:  # which run this is: the timing run is told where to write its step times
+    log.write("timed\\n" if os.environ.get("FLOPSCOPE_STEP_TIMES") else "profiled\\n")
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    model(torch.ones(3, 4)).sum().backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize("where", ["local", "ssh"])
+def test_modules_runs_the_program_again_without_ncu_and_stores_its_step_times(tmp_path, request, where):
+    script, runs = tmp_path / "train.py", tmp_path / "runs.log"
+    script.write_text(TWO_STEPS)
+    host = remote(request.getfixturevalue("server")) if where == "ssh" else []
+    out = flopscope(
+        "profile", *host, "--ncu", make_ncu(tmp_path), "--modules", "--no-tui", "--name", "timed",
+        "--", sys.executable, str(script), str(runs),
+        home=tmp_path / "home",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert runs.read_text().splitlines() == ["profiled", "timed"]  # under the ncu stand-in, then alone
+    folder = tmp_path / "home" / "runs" / "timed"
+    steps = json.loads((folder / "timing.json").read_text())["steps"]
+    assert [s["step"] for s in steps] == [1, 2] and all(0 < s["wall_s"] < 60 for s in steps)
+    said = [ln for ln in out.stderr.splitlines() if "timing run without ncu: 2 step(s)" in ln]
+    assert len(said) == 1 and f"median wall {steps[1]['wall_s']:.4g} s after the first" in said[0]
+    assert any("timing run without ncu" in note for note in json.loads((folder / "run.json").read_text())["notes"])
+    # the stored run's report finds them: its launches have no step ranges (the stand-in replays a capture
+    # without them), so the steps are the timing run's alone
+    doc = json.loads(flopscope("report", "timed", "--by", "module", "--json", home=tmp_path / "home").stdout)
+    assert [(s["step"], s["wall_s"]) for s in doc["steps"]["steps"]] == [(s["step"], s["wall_s"]) for s in steps]
+
+
+def test_no_timing_runs_the_program_once(tmp_path):
+    script, runs = tmp_path / "train.py", tmp_path / "runs.log"
+    script.write_text(TWO_STEPS)
+    out = flopscope(
+        "profile", "--ncu", make_ncu(tmp_path), "--modules", "--no-timing", "--no-tui", "--name", "once",
+        "--", sys.executable, str(script), str(runs),
+        home=tmp_path / "home",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert runs.read_text().splitlines() == ["profiled"]
+    assert not (tmp_path / "home" / "runs" / "once" / "timing.json").exists()
+    assert "timing run" not in out.stderr

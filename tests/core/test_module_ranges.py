@@ -165,3 +165,60 @@ def test_a_module_that_writes_in_place_keeps_working(monkeypatch):
         model(torch.ones(2, 4)).sum().backward()
     started = [c[1] for c in scope["calls"] if c[0] == "start"]
     assert {"0 [backward]", "2 [backward]", "Sequential [backward]"} <= set(started)
+
+
+class _TimedCuda:
+    """torch.cuda as the timing run sees it on a GPU: available, and each synchronize recorded with the clock it
+    preceded (the hooks must wait for the GPU before reading the clock)."""
+
+    def __init__(self, nvtx, clock):
+        self.nvtx, self.clock, self.synced = nvtx, clock, []
+
+    def is_available(self):
+        return True
+
+    def synchronize(self):
+        self.synced.append(self.clock.now)
+
+
+class _Clock:
+    """time.perf_counter moved by hand: each reading 0.25 s after the one before, so every step's wall time is
+    the readings apart."""
+
+    def __init__(self):
+        self.now, self.readings = 10.0, []
+
+    def __call__(self):
+        self.now += 0.25
+        self.readings.append(self.now)
+        return self.now
+
+
+def test_the_timing_run_synchronises_then_reads_the_clock_at_each_step_end(monkeypatch, tmp_path):
+    import types
+
+    from flopscope.core.profiling import module_ranges
+
+    scope: dict = {"torch": torch}
+    exec(RECORDER + MODEL, scope)
+    clock = _Clock()
+    monkeypatch.setattr(module_ranges.time, "perf_counter", clock)
+    cuda = _TimedCuda(scope["Recorder"](), clock)
+    ranges = module_ranges.ModuleRanges(types.SimpleNamespace(cuda=cuda), timed=True)
+    ranges.install()
+    try:
+        exec(TRAIN, scope)
+    finally:
+        ranges.remove()
+    ranges.write_times(str(tmp_path / "times.json"))
+    steps = json.loads((tmp_path / "times.json").read_text())["steps"]
+    # step 1 opens at the first module call, each optimizer.step() closes one and opens the next; the third
+    # (cut short by the end) has no wall time
+    t = clock.readings
+    assert steps == [{"step": 1, "wall_s": t[1] - t[0]}, {"step": 2, "wall_s": t[3] - t[2]}]
+    assert cuda.synced == [10.0, *t[:-1]]  # a synchronize before every reading of the clock
+    assert [c[1] for c in scope["calls"] if c[0] == "start" and c[1].startswith("step")] == [
+        "step 1",
+        "step 2",
+        "step 3",
+    ]

@@ -237,6 +237,12 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
         help="a PyTorch program, unchanged: each module call an NVTX range (forward, backward), each "
         "optimizer.step() a step, for `report --by module`; ncu's NVTX support on",
     )
+    p.add_argument(
+        "--no-timing",
+        action="store_true",
+        help="with --modules: skip the timing run (the program once more without ncu, each step's wall time "
+        "for MFU and GPU idle time per step)",
+    )
     p.add_argument("--launch-skip", type=whole(0), metavar="N", help="kernel launches to skip first (N >= 0)")
     p.add_argument("--launch-count", type=whole(1), metavar="N", help="kernel launches to profile (N >= 1)")
     p.add_argument(

@@ -51,6 +51,7 @@ def options_from(args) -> ProfileOptions:
         ncu_args=ncu_args,
         ncu=args.ncu,
         modules=args.modules,
+        timing=not getattr(args, "no_timing", False),
     )
 
 

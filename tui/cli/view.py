@@ -146,12 +146,19 @@ def _report_modules(args) -> int:
 
     from ..presentation.blocks import lines
     from ..presentation.module_tree import tree_json, tree_table
+    from ..presentation.step_mfu import load_steps
     from ..presentation.tables import print_hidden
     from ..presentation.text_report import console, header_blocks
 
     report, tree = _module_tree(args)
+    steps = load_steps(report)
     if args.json:
-        json.dump({"meta": json_ready(run_meta(report)), "rows": tree_json(tree)}, sys.stdout, allow_nan=False)
+        doc = {"meta": json_ready(run_meta(report)), "rows": tree_json(tree)}
+        if steps is not None:
+            from ..presentation.step_mfu import steps_json
+
+            doc["steps"] = json_ready(steps_json(steps))
+        json.dump(doc, sys.stdout, allow_nan=False)
         sys.stdout.write("\n")
         return 0
     out = console()
@@ -165,7 +172,25 @@ def _report_modules(args) -> int:
         Text(f"{len(tree)} node(s) · Fwd/Bwd: forward and backward time · Own: outside its children", style="dim")
     )
     print_hidden(out, hidden)
+    if steps is not None:
+        _print_steps(out, report, steps)
     return 0
+
+
+def _print_steps(out, report, steps) -> None:
+    from rich.text import Text
+
+    from ..presentation.step_mfu import no_timing_hint, sources, steps_table
+    from ..presentation.tables import print_hidden
+
+    out.print()
+    table, hidden = steps_table(steps, out.width)
+    out.print(table)
+    for line in sources(steps):
+        out.print(Text(line, style="dim"))
+    print_hidden(out, hidden)
+    if not steps.timing_file:
+        say(f"flopscope: {no_timing_hint(report.meta)}")
 
 
 def _print(

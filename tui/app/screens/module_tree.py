@@ -20,6 +20,7 @@ from ....core.report import by_time
 from ....core.table.module_tree import sort_siblings
 from ...presentation import format as fmt
 from ...presentation.module_tree import column_title, modules_hint, sort_choices
+from ...presentation.step_mfu import screen_line
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
 from .export import ask_export
@@ -68,6 +69,7 @@ class ModuleTreeScreen(Screen[None]):
         self.sort = self.DEFAULT_SORT
         self.export_to = export_to
         self.no_ranges = bool(report.kernels["nvtx"].isna().all())
+        self.steps_line = screen_line(report)
 
     @property
     def crumbs(self) -> list[str]:
@@ -79,6 +81,8 @@ class ModuleTreeScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="modules-title")
+        if self.steps_line:  # the median step's wall, kernel time, idle share and MFU (profile --modules)
+            yield Static(Text(self.steps_line), id="modules-steps")
         if self.no_ranges:
             hint = modules_hint(self.report.meta)
             yield Static(Text(f"This report has {hint}."), id="modules-empty")  # Text: the command is verbatim

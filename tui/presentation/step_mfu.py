@@ -1,0 +1,132 @@
+"""The per-step block of `report --by module` (and its --json key, and the module tree screen's header line):
+each step's wall time, kernel time, idle share, FLOPs and MFU, with where each number comes from."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...core.analysis.step_mfu import StepFigures, StepMfu, figures_json, step_mfu
+from ...core.common import FlopscopeError, display_text
+from ...core.report.meta import ReportMeta
+from ...core.store.step_times import read_step_times, timing_path
+from . import format as fmt
+
+if TYPE_CHECKING:
+    from ...core.report import Report
+    from .tables import TextTable
+
+# (title, how a step's cell reads, drop priority: higher drops first; 0 never)
+COLUMNS: list[tuple[str, Any, int]] = [
+    ("Step", lambda s: "median" if s.step is None else str(s.step), 0),
+    ("Wall", lambda s: fmt.seconds(s.wall_s), 0),
+    ("Kernel", lambda s: fmt.seconds(s.kernel_s), 0),
+    ("Idle", lambda s: fmt.share(s.idle_share), 0),
+    ("FLOP", lambda s: fmt.si(s.flop_total), 2),
+    ("MFU wall", lambda s: fmt.share(s.mfu_wall), 0),
+    ("MFU kernel", lambda s: fmt.share(s.mfu_kernel), 1),
+]
+KERNEL_SOURCE = (
+    "kernel time: ncu's, the profiled launches under the step's range, each measured alone (ncu serialises them)"
+)
+
+
+def load_steps(report: Report) -> StepMfu | None:
+    """Per-step figures where the launches ran under `step N` ranges (profile --modules), with the wall times
+    of the timing file beside the report (a file read from elsewhere, or stdin, has none); a bad timing file
+    raises its one line."""
+    source = Path(report.meta.source)
+    return step_mfu(report, read_step_times(timing_path(source)) if source.is_file() else None)
+
+
+def screen_line(report: Report) -> str:
+    """The module tree screen's line: the median step's figures, how to get them, or what is wrong with the
+    timing file ("" for a report without steps)."""
+    try:
+        steps = load_steps(report)
+    except FlopscopeError as err:
+        return err.line()
+    if steps is None:
+        return ""
+    return header_line(steps) if steps.timing_file else no_timing_hint(report.meta)
+
+
+def steps_table(s: StepMfu, width: int) -> tuple[TextTable, list[str]]:
+    """One line a step, then the median step's."""
+    from .tables import Spec, fitted_table  # rich: not for --json
+
+    specs = [Spec(title, True, priority) for title, _, priority in COLUMNS]
+    rows = [[cell(step) for _, cell, _ in COLUMNS] for step in [*s.steps, *([s.median] if s.median else [])]]
+    return fitted_table(specs, rows, width, flex=None)
+
+
+def sources(s: StepMfu) -> list[str]:
+    """Where each number comes from, one line each."""
+    return [
+        f"wall: {wall_source(s)}",
+        KERNEL_SOURCE,
+        "idle: (wall - kernel time) / wall: launch overhead, host work, data loading",
+        f"MFU: FLOPs (ncu) / (time x peak), each precision against its peak: {peaks_line(s)}",
+    ]
+
+
+def wall_source(s: StepMfu) -> str:
+    if not s.timing_file:
+        return "no timing file"
+    median = f"median of {len(s.median_of)} step(s)" if s.median_of else "no step with both times"
+    warm = "; step 1 (warm-up) left out" if s.median_of and s.median_of[0] != 1 and _has_step_one(s) else ""
+    return f"the timing run without ncu ({s.timing_file}), {median}{warm}"
+
+
+def _has_step_one(s: StepMfu) -> bool:
+    return any(step.step == 1 for step in s.steps)
+
+
+def peaks_line(s: StepMfu) -> str:
+    used = {name for step in s.steps for name in step.flop}
+    shown = [
+        f"{fmt.ceiling(name)} {fmt.si(value)}FLOP/s ({source})"
+        for name, (value, source) in s.peaks.items()
+        if name in used
+    ]
+    return "; ".join(shown) or "no FLOP ceiling known (pass --gpu NAME)"
+
+
+def no_timing_hint(meta: ReportMeta) -> str:
+    """A report with steps but no timing file: the profile that makes one."""
+    command = meta.params.get("command")
+    words = [str(w) for w in command] if isinstance(command, list) else ["python", "train.py"]
+    return display_text(
+        "no timing file, so no wall time, idle share or MFU over wall time per step: "
+        f"`flopscope profile --modules -- {shlex.join(words)}` runs the program once more without ncu and "
+        "times each step (not with --no-timing)"
+    )
+
+
+def header_line(s: StepMfu) -> str:
+    """The module tree screen's one line: the median step (or the only one) and where its numbers come from."""
+    row: StepFigures | None = s.median or (s.steps[0] if len(s.steps) == 1 else None)
+    if row is None:
+        return f"{len(s.steps)} step(s); {wall_source(s)}"
+    label = f"median of {len(s.median_of)}" if s.median else f"step {row.step}"
+    return (
+        f"Step ({label}): wall {fmt.seconds(row.wall_s) or 'unknown'} (timing run, no ncu)"
+        f" · kernel {fmt.seconds(row.kernel_s) or 'unknown'} (ncu) · idle {fmt.share(row.idle_share) or 'unknown'}"
+        f" · MFU {fmt.share(row.mfu_wall) or 'unknown'} of wall, {fmt.share(row.mfu_kernel) or 'unknown'} of kernel"
+    )
+
+
+def steps_json(s: StepMfu) -> dict[str, Any]:
+    """The `steps` key of `report --by module --json`."""
+    return {
+        "steps": [figures_json(step) for step in s.steps],
+        "median": figures_json(s.median) if s.median else None,
+        "median_of": s.median_of,
+        "peaks": {name: {"flop_per_s": value, "source": source} for name, (value, source) in s.peaks.items()},
+        "sources": {
+            "wall": wall_source(s),
+            "kernel": KERNEL_SOURCE,
+            "timing_file": s.timing_file or None,
+        },
+    }
