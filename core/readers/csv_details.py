@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from ..common.errors import FlopscopeError
 from ..common.units import UnitError, is_time_unit, metric_unit_factor, parse_number, unit_dimension
+from ..common.utf8_repair import Utf8Repaired
 from ..ncu.metrics import OCCUPANCY_LIMITS
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_text, process_label
 from .progress_file import ByteProgress, counted
@@ -280,7 +281,7 @@ def _arrow_rows(doc: CsvText, progress: ByteProgress | None) -> pa.Table | None:
         with doc.path.open("rb") as handle:
             handle.seek(doc.data_offset)
             return pacsv.read_csv(
-                counted(handle, progress),
+                Utf8Repaired(counted(handle, progress)),  # odd bytes in a rule row: no pyarrow noise
                 read_options=pacsv.ReadOptions(column_names=names),
                 parse_options=pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=odd_row),
                 convert_options=pacsv.ConvertOptions(

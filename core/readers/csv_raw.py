@@ -19,6 +19,7 @@ import pandas as pd
 
 from ..common.errors import FlopscopeError
 from ..common.units import metric_unit_factor, parse_number
+from ..common.utf8_repair import Utf8Repaired
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_text, process_label
 from .progress_file import ByteProgress, ProgressFile, counted
 from .result import MetricTable
@@ -203,7 +204,9 @@ def _parse_arrow(
             invalid_row_handler=lambda row: "skip" if row.text.startswith("==") else "error",
         )
         options = pacsv.ReadOptions(column_names=names)
-        return pacsv.read_csv(handle, read_options=options, parse_options=parse, convert_options=convert)
+        # Odd bytes in a row of the wrong width: replaced, not pyarrow's "Exception ignored" on stderr.
+        source = Utf8Repaired(handle)
+        return pacsv.read_csv(source, read_options=options, parse_options=parse, convert_options=convert)
 
     at = handle.tell()
     try:
