@@ -98,7 +98,8 @@ def profile(
         if have:
             _save_raw_page(transport, opts, f"{stem}.ncu-rep", run_dir / "raw.csv", result)
         if have and opts.modules and opts.timing and env is not None and not result.connection_lost:
-            result.notes.append(timing_run(transport, opts.command, workdir, run_dir, env, cwd, on_process))
+            said = timing_run(transport, opts.command, workdir, run_dir, env, cwd, on_process, on_event)
+            result.notes.append(said)
     finally:
         if not keep:
             transport.remove(workdir)

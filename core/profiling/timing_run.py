@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..common.errors import FlopscopeError
+from ..ncu.progress import Event
 from ..store.step_times import TIMING_FILE, read_step_times
 from .module_ranges import TIMES_ENV
 from .transport import RunningJob, Transport
@@ -28,10 +29,12 @@ def timing_run(
     env: dict[str, str],
     cwd: str | None,
     on_process: Callable[[RunningJob], None] = lambda p: None,
+    on_event: Callable[[Event], None] = lambda e: None,
 ) -> str:
     """Run `command` with the hooks' `env` (their PYTHONPATH) and the timing file's path; its output goes to
     run_dir/timing.log. The line that says what came of it (the run is kept whatever it says)."""
     remote = f"{workdir}/{TIMING_FILE}"
+    on_event(Event("prof", "timing run: the program once more, without ncu, each step timed (--no-timing skips it)"))
     job = transport.popen(command, cwd, {**env, TIMES_ENV: remote})
     on_process(job)  # a stop reaches this run as it does ncu's
     try:
