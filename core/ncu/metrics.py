@@ -113,13 +113,19 @@ OCCUPANCY_LIMITS = {
 # (CC 10.x): a report without them leaves them empty, and the kernel screen shows no row for them.
 PIPES = {
     f"pipe_{pipe}_pct": [f"sm__inst_executed_pipe_{pipe}.avg.pct_of_peak_sustained_active"]
-    for pipe in ("alu", "fma", "fp64", "lsu", "xu", "uniform", "tmem")
+    for pipe in ("alu", "fma", "fp64", "fp16", "lsu", "xu", "adu", "cbu", "tex", "uniform", "tmem")
 }
 PIPES["pipe_tensor_pct"] = ["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]
 PIPES["pipe_tc_pct"] = ["sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_active"]
 # Why warps stall, per reason: cycles per issued instruction (ncu's Warp State Statistics; core/ncu/stalls.py).
 STALLS = {column: [stall_metric(r.reason)] for column, r in STALL_COLUMNS.items()}
-INSIGHT = {**SPEED_OF_LIGHT, **OCCUPANCY, **PIPES, **STALLS}
+# How busy the SM's issue was (ncu's Compute Workload Analysis): SM Busy %, and instructions executed per active
+# cycle (Executed Ipc Active).
+ISSUE = {
+    "sm_busy_pct": ["sm__instruction_throughput.avg.pct_of_peak_sustained_active"],
+    "ipc_active": ["sm__inst_executed.avg.per_cycle_active"],
+}
+INSIGHT = {**SPEED_OF_LIGHT, **OCCUPANCY, **PIPES, **ISSUE, **STALLS}
 # The memory chart's counts (ncu's Memory Workload Analysis, `--set full`): column -> its ncu metric. Amounts, so
 # a group's are its launches' sums; hit rates, sectors per request and bank conflicts per wavefront are ratios of
 # them, made where they are shown.
@@ -138,8 +144,26 @@ MEMORY_CHART = {
     "mem_l2_sectors": "lts__t_sectors.sum",
     "mem_l2_hit_sectors": "lts__t_sectors_lookup_hit.sum",
 }
+# The instruction mix (ncu's Instruction Statistics and Memory Workload Analysis, `--set full`): warp-level
+# instructions executed, in all and of each kind the full set counts per launch (ncu keeps no count per pipe,
+# only each pipe's utilisation: PIPES). Amounts, summed per group like MEMORY_CHART.
+INSTRUCTION_MIX = {
+    "inst_executed": "smsp__inst_executed.sum",
+    "inst_global_ld": "smsp__sass_inst_executed_op_global_ld.sum",
+    "inst_global_st": "smsp__sass_inst_executed_op_global_st.sum",
+    "inst_shared_ld": "smsp__sass_inst_executed_op_shared_ld.sum",
+    "inst_shared_st": "smsp__sass_inst_executed_op_shared_st.sum",
+    "inst_local_ld": "smsp__sass_inst_executed_op_local_ld.sum",
+    "inst_local_st": "smsp__sass_inst_executed_op_local_st.sum",
+    "inst_branch": "smsp__inst_executed_op_branch.sum",
+}
 _INSIGHT_METRICS = frozenset(
-    [*(m for names in INSIGHT.values() for m in names), *OCCUPANCY_LIMITS.values(), *MEMORY_CHART.values()]
+    [
+        *(m for names in INSIGHT.values() for m in names),
+        *OCCUPANCY_LIMITS.values(),
+        *MEMORY_CHART.values(),
+        *INSTRUCTION_MIX.values(),
+    ]
 )
 
 OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"  # instanced: one value per SASS opcode

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..ncu.metrics import MEMORY_CHART
+from ..ncu.metrics import INSTRUCTION_MIX, MEMORY_CHART
 from ..ncu.stalls import STALL_COLUMNS
 
 # (name, unit, description). The order is the export order.
@@ -95,6 +95,10 @@ EXTRA: list[tuple[str, str, str]] = [
     ("pipe_fp64_pct", "%", "FP64 pipe utilisation, % of peak while active"),
     ("pipe_lsu_pct", "%", "LSU pipe utilisation, % of peak while active"),
     ("pipe_xu_pct", "%", "XU (transcendental) pipe utilisation, % of peak while active"),
+    ("pipe_fp16_pct", "%", "FP16 pipe utilisation, % of peak while active"),
+    ("pipe_adu_pct", "%", "ADU (address divergence: branches, jumps) pipe utilisation, % of peak while active"),
+    ("pipe_cbu_pct", "%", "CBU (convergence barrier: warp-level branches, barriers) pipe utilisation, % of peak"),
+    ("pipe_tex_pct", "%", "TEX (texture, surface) pipe utilisation, % of peak while active"),
     ("pipe_uniform_pct", "%", "uniform pipe utilisation, % of peak while active"),
     ("pipe_tensor_pct", "%", "tensor pipe utilisation: cycles active, % of peak while active"),
     (
@@ -103,6 +107,8 @@ EXTRA: list[tuple[str, str, str]] = [
         "Blackwell 5th-generation tensor core pipe (tcgen05 MMA) utilisation: cycles active, % of peak while active",
     ),
     ("pipe_tmem_pct", "%", "Blackwell tensor memory (TMEM) pipe utilisation, % of peak while active"),
+    ("sm_busy_pct", "%", "SM busy: the busiest issue pipe's instruction throughput, % of peak while active"),
+    ("ipc_active", "", "warp instructions executed per cycle an SM was active (ncu's Executed Ipc Active)"),
     *(
         (column, "cycles", f"warp stall, {r.title.lower()}: cycles per issued instruction a warp spent {r.meaning}")
         for column, r in STALL_COLUMNS.items()
@@ -120,6 +126,14 @@ EXTRA: list[tuple[str, str, str]] = [
     ("mem_l1_to_l2_bytes", "B", "bytes L1/TEX wrote to L2"),
     ("mem_l2_sectors", "", "32-byte sectors requested of L2, from every unit"),
     ("mem_l2_hit_sectors", "", "of those, the ones that hit in L2"),
+    ("inst_executed", "", "warp-level instructions executed (ncu's Executed Instructions)"),
+    ("inst_global_ld", "", "of those, global-memory loads"),
+    ("inst_global_st", "", "global-memory stores"),
+    ("inst_shared_ld", "", "shared-memory loads"),
+    ("inst_shared_st", "", "shared-memory stores"),
+    ("inst_local_ld", "", "local-memory loads (register spills, local arrays)"),
+    ("inst_local_st", "", "local-memory stores"),
+    ("inst_branch", "", "branch instructions"),
     ("provenance", "", "numbers derived from rates or other exact sources"),
     ("status", "", "ok, or why ncu recorded no values for the launch"),
 ]
@@ -168,6 +182,7 @@ COUNTED = (
     "l1_bytes",
     *TENSOR_FLOP,
     *MEMORY_CHART,
+    *INSTRUCTION_MIX,
 )
 # Derived columns -> the counted columns they are computed from (a derived value is missing when one is).
 NEEDS: dict[str, tuple[str, ...]] = {

@@ -25,6 +25,7 @@ from ..ncu.catalogue import (
 from ..ncu.metrics import (
     COLUMN_METRICS,
     INSIGHT,
+    INSTRUCTION_MIX,
     MEMORY_CHART,
     MODIFIER_METRIC,
     OCCUPANCY_LIMITS,
@@ -239,7 +240,9 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     no_factor = _tensor_flop(df, prov, out, only_moves)
     _bytes(df, prov, out, dur)
     _report_peaks(df, out)
-    _insight(df, out)
+    # One block: a full set's ~90 columns inserted one by one fragment the frame (pandas warns; later inserts slow).
+    out = pd.concat([out, _insight(df)], axis=1)
+    _occupancy_limiter(df, out)
     _note_simt_beside_tensor(prov, out)
     out["estimated"] = prov.column("estimated")
     out["provenance"] = prov.column("provenance")
@@ -609,19 +612,26 @@ def _bytes(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, dur: pd.Serie
         )
 
 
-def _insight(df: pd.DataFrame, out: pd.DataFrame) -> None:
-    """What ncu's sections show beside the roofline (speed of light, occupancy, waves, pipes), as ncu recorded
-    it per launch; a column only where some launch has it, so a report without them gains no empty columns."""
+def _insight(df: pd.DataFrame) -> pd.DataFrame:
+    """What ncu's sections show beside the roofline (speed of light, occupancy, waves, pipes, stalls, memory
+    chart, instruction mix), as ncu recorded it per launch; a column only where some launch has it, so a report
+    without them gains no empty columns."""
+    columns: dict[str, pd.Series] = {}
     for column, names in INSIGHT.items():
         present = [name for name in names if name in df]
         if present:
             values = _col(df, present[0])
             for name in present[1:]:
                 values = values.fillna(_col(df, name))
-            out[column] = values
-    for column, name in MEMORY_CHART.items():  # counts: a column only where the report has the metric
+            columns[column] = values
+    for column, name in {**MEMORY_CHART, **INSTRUCTION_MIX}.items():  # counts: only where the report has them
         if name in df:
-            out[column] = _col(df, name)
+            columns[column] = _col(df, name)
+    return pd.DataFrame(columns, index=df.index, dtype=float)
+
+
+def _occupancy_limiter(df: pd.DataFrame, out: pd.DataFrame) -> None:
+    """The resource(s) allowing the fewest blocks per SM (ncu's Occupancy section), and how many."""
     limits = pd.DataFrame({what: _col(df, name) for what, name in OCCUPANCY_LIMITS.items() if name in df})
     if limits.empty or limits.isna().all(axis=None):
         return

@@ -76,7 +76,8 @@ _TITLES = {
     "sol_l1_pct": "L1%",
     "occupancy_achieved_pct": "Occupancy%",
     "occupancy_theoretical_pct": "Theor. occ.%",
-    **{f"pipe_{p}_pct": f"{p.upper()} pipe%" for p in ("alu", "fma", "fp64", "lsu", "xu")},
+    **{f"pipe_{p}_pct": f"{p.upper()} pipe%" for p in ("alu", "fma", "fp64", "fp16", "lsu", "xu", "adu", "cbu", "tex")},
+    "sm_busy_pct": "SM busy%",
     "pipe_uniform_pct": "Uniform pipe%",
     "pipe_tensor_pct": "Tensor pipe%",
     "pipe_tc_pct": "tcgen05 pipe%",  # Blackwell's 5th-generation tensor core

@@ -14,6 +14,7 @@ from rich.text import Text
 from ...core import FMA_CONVENTION
 from ...core.common import display_text, find_gpu, is_missing
 from ...core.ncu import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
+from ...core.ncu.panel_sections import collect_hint
 from ...core.ncu.stalls import STALL_COLUMNS
 from ...core.table import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES, Ceiling, collecting
 from . import format as fmt
@@ -152,10 +153,26 @@ _PIPES = [
     ("FMA pipe", "pipe_fma_pct"),
     ("ALU pipe", "pipe_alu_pct"),
     ("FP64 pipe", "pipe_fp64_pct"),
+    ("FP16 pipe", "pipe_fp16_pct"),
     ("LSU pipe", "pipe_lsu_pct"),
     ("XU pipe", "pipe_xu_pct"),
+    ("ADU pipe", "pipe_adu_pct"),
+    ("CBU pipe", "pipe_cbu_pct"),
+    ("TEX pipe", "pipe_tex_pct"),
     ("Uniform pipe", "pipe_uniform_pct"),
 ]
+# The kinds of warp instruction ncu's full set counts per launch (INSTRUCTION_MIX), as the panel names them.
+_INSTRUCTION_KINDS = [
+    ("Global loads", "inst_global_ld"),
+    ("Global stores", "inst_global_st"),
+    ("Shared loads", "inst_shared_ld"),
+    ("Shared stores", "inst_shared_st"),
+    ("Local loads", "inst_local_ld"),
+    ("Local stores", "inst_local_st"),
+    ("Branches", "inst_branch"),
+]
+# What collects the instruction mix, said where a measured report lacks it (a `--set basic` report).
+INSTRUCTION_MIX_NEEDS = collect_hint("Instruction mix")
 
 
 def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -188,13 +205,60 @@ def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
         occupancy.append(("Waves per SM", fmt.ratio(row_value(row, "waves_per_sm"))))
     if occupancy:
         out.append(("Occupancy", per + occupancy))
-    pipes = pcts(_PIPES)
+    mix = instruction_mix(row)
+    if mix:
+        out.append(("Instruction mix", mix))
+    pipes = pcts([("SM busy", "sm_busy_pct"), *_PIPES])
     if pipes:
         out.append(("Pipe utilisation", per + pipes))  # % of peak while the SM was active
     stalls = warp_stalls(row)
     if stalls:
         out.append(("Warp stalls, cycles per issued instruction", per + stalls))
     return out
+
+
+def instruction_mix(row: pd.Series) -> list[tuple[str, str]]:
+    """Warp instructions executed and each kind's count and share of them as a bar (the rest: arithmetic, moves,
+    conversions), the FLOPs counted beside, and the busiest pipe: an "FP32" kernel whose LSU pipe is the busiest
+    waits on its loads, not its math. A row profiled with ncu's sections but not these (`--set basic`) says
+    what collects them; one profiled with metrics alone has the ncu rules panel's advice instead."""
+    executed = _number(row, "inst_executed")
+    if executed is None:
+        with_sections = _measured(row) and row_value(row, "sol_sm_pct") is not None
+        return [("Instructions", INSTRUCTION_MIX_NEEDS)] if with_sections else []
+    ipc = _number(row, "ipc_active")
+    out = [("Executed", f"{fmt.si(executed)} warp instructions" + (f", IPC {fmt.ratio(ipc)}" if ipc else ""))]
+    known = 0.0
+    for label, column in _INSTRUCTION_KINDS:
+        count = _number(row, column)
+        if count:
+            known += count
+            out.append((label, _share(count, executed)))
+    if executed and known <= executed:
+        out.append(("Other (math, ...)", _share(executed - known, executed)))
+    flops = [(p, _number(row, f"flop_{p}")) for p in ("fp32", "fp64", "fp16", "tensor")]
+    counted = ", ".join(f"{p.upper() if p != 'tensor' else 'tensor'} {fmt.si(n)}" for p, n in flops if n)
+    if counted:
+        out.append(("FLOPs", counted))
+    busiest = max(
+        ((label, v) for label, name in _PIPES if (v := _number(row, name)) is not None),
+        key=lambda lv: lv[1],
+        default=None,
+    )
+    if busiest is not None:
+        out.append(("Busiest pipe", f"{busiest[0]}, {fmt.pct(busiest[1])} of its peak"))
+    return out
+
+
+def _number(row: pd.Series, name: str) -> float | None:
+    value = row_value(row, name)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _share(count: float, executed: float) -> str:
+    """`1.23 M  45.0% ████`: a kind's warp instructions and their share of all executed, as a bar."""
+    fraction = count / executed if executed else 0.0
+    return f"{fmt.si(count):>7} {fmt.pct(100 * fraction):>6} {fmt.bar(fraction, PCT_BAR)}"
 
 
 def memory_chart(row: pd.Series) -> list[tuple[str, str]]:
