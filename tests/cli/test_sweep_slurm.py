@@ -341,3 +341,41 @@ def test_the_app_shows_each_jobs_state_and_q_cancels_the_jobs(cluster, tmp_path)
     assert cluster.jobs(*ACTIVE) == []  # scancel'ed, not left to sleep on
     listed = cli("runs", "--json", home=tmp_path / "store")
     assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr  # nothing half-stored
+
+
+TIMED_PROGRAM = """
+import os, sys, torch
+from torch import nn
+
+class Recorder:
+    def range_push(self, name): pass
+    def range_pop(self): pass
+    def range_start(self, name): return 1
+    def range_end(self, range_id): pass
+
+torch.cuda.nvtx = Recorder()
+with open(sys.argv[1], "a") as log:  # which run this is: the timing run is told where to write its step times
+    log.write("timed\\n" if os.environ.get("FLOPSCOPE_STEP_TIMES") else "profiled\\n")
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    model(torch.ones(3, 4)).sum().backward()
+    opt.step()
+"""
+
+
+def test_modules_timing_run_is_a_job_of_its_own_and_its_step_times_are_stored(cluster, tmp_path):
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    script, runs = tmp_path / "train.py", tmp_path / "runs.log"
+    script.write_text(TIMED_PROGRAM)
+    out = cli(
+        "sweep", "--slurm", "--partition", "debug", "--time", "5:00", "--param", "n=1", "--modules",
+        "--ncu", make_ncu(tmp_path), "--sweep-name", "timed", "--json",
+        "--", sys.executable, str(script), str(runs), "{n}",
+        home=tmp_path / "store", env=_env(cluster, tmp_path),
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert runs.read_text().splitlines() == ["profiled", "timed"]
+    folder = next((tmp_path / "store" / "runs").iterdir())
+    steps = json.loads((folder / "timing.json").read_text())["steps"]
+    assert [s["step"] for s in steps] == [1, 2] and all(0 < s["wall_s"] < 60 for s in steps)
