@@ -63,6 +63,7 @@ class Plan:
     launches: str  # how many launches will be profiled, when known
     cuts: list[tuple[str, str]] = field(default_factory=list)  # (what it does, the exact flopscope options)
     replays: int | None = None  # launches x passes, when both are known
+    timing: str = ""  # --modules' timing run, when it follows
 
 
 def _known_replays(opts: ProfileOptions, gpu_name: str | None, last: LastRun | None) -> int | None:
@@ -89,7 +90,11 @@ def make_plan(opts: ProfileOptions, host: str, gpu_name: str | None) -> Plan:
         _launches(opts, last),
         _cuts(opts),
         _known_replays(opts, gpu_name, last),
+        TIMING_RUN if opts.modules and opts.timing else "",
     )
+
+
+TIMING_RUN = "then the program once more, without ncu, each training step timed (--no-timing skips it)"
 
 
 def _metrics(opts: ProfileOptions) -> str:
@@ -209,6 +214,8 @@ def plan_lines(plan: Plan) -> list[str]:
     lines = [f"metrics   {plan.metrics}", f"passes    {plan.passes}", f"launches  {plan.launches}"]
     if plan.replays:
         lines.append(f"replays   about {plan.replays} kernel runs under ncu (launches x passes)")
+    if plan.timing:
+        lines.append(f"timing    {plan.timing}")
     lines.append("each profiled launch is replayed once per pass; to profile less:")
     width = max(len(what) for what, _ in plan.cuts)
     return lines + [f"  {what:{width}}  {flags}" for what, flags in plan.cuts]

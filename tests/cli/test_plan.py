@@ -170,3 +170,17 @@ def test_after_a_run_the_summary_says_time_and_passes(tmp_path):
     assert (int(line.group(1)), line.group(3), int(line.group(4))) == (len(passes), "7", sum(passes))
     meta = json.loads((tmp_path / "home" / "runs" / "r" / "run.json").read_text())
     assert meta["passes"] == passes and 0 < meta["ncu_seconds"] == pytest.approx(float(line.group(2)), abs=0.06)
+
+
+@pytest.mark.parametrize("timing", [True, False])
+def test_plan_with_modules_says_the_timing_run_follows_unless_no_timing(tmp_path, timing):
+    flags = ["--modules", *([] if timing else ["--no-timing"])]
+    out = flopscope(
+        "profile", "--plan", "--gpu", "NVIDIA H100 80GB HBM3", *flags, "--ncu", make_ncu(tmp_path),
+        "--", "python3", "never_run.py",
+        home=tmp_path / "home",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    said = [line for line in out.stdout.splitlines() if line.startswith("timing ")]
+    assert said == (["timing    then the program once more, without ncu, each training step timed "
+                     "(--no-timing skips it)"] if timing else [])  # fmt: skip
