@@ -1,7 +1,9 @@
 """The Kernels screen's `g` after NVTX ranges: the model's module tree (Report.module_tree), one collapsible
 node per module, each with its rolled-up time, share, forward/backward split, %Roof and bound. `o` sorts each
 node's children by a column (the tree's shape stays), `s` flips that order, `r` draws the launches under the
-cursor's node on the Roofline screen, by kernel name."""
+cursor's node on the Roofline screen, by kernel name. `/` filters the nodes as the tables do (live_filter.py):
+a module name regex or an expression over the tree's columns; the nodes that match show with the modules they
+sit in (dimmed where those do not match), all open."""
 
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
@@ -19,17 +20,43 @@ from ....core.common import display_text
 from ....core.report import by_time
 from ....core.table.module_tree import sort_siblings
 from ...presentation import format as fmt
-from ...presentation.module_tree import column_title, modules_hint, sort_choices
+from ...presentation.columns import Column
+from ...presentation.module_tree import COLUMNS, column_title, modules_hint, sort_choices
 from ...presentation.step_mfu import screen_line
+from ...presentation.table_model import Query, TableModel
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
 from .export import ask_export
-from .keys import BACK, EXPORT
+from .keys import BACK, EXPORT, FILTER
+from .live_filter import LiveFilter
 from .roofline import RooflineScreen
 from .sort import SortScreen
 
 if TYPE_CHECKING:
     from ....core.report import Report
+
+
+# The tree's columns as a filter names them: `time > 50us`, `bound == dram`, `fwd > 10us`, `module ~ mlp`.
+TREE_COLUMNS = [
+    Column(column, title, render, priority, 10, numeric=right) for title, column, render, right, priority in COLUMNS
+]
+
+
+class ModulesModel(TableModel):
+    """The tree's nodes as a filter sees them: plain text matches a module's name."""
+
+    def _name_columns(self) -> list[str]:
+        return ["name"]
+
+
+def with_ancestors(paths: list[str], matched: set[str]) -> set[str]:
+    """The paths of the matched nodes and of every node they sit in (`a/b/c`: `a`, `a/b`), the root's ("")."""
+    keep = {""}
+    for path in paths:
+        if path in matched:
+            parts = path.split("/")
+            keep.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+    return keep
 
 
 def label(node: dict[str, object]) -> Text:
@@ -43,10 +70,20 @@ def label(node: dict[str, object]) -> Text:
     if roof:
         parts.append(f"%Roof {roof} {fmt.roof(node.get('roof'))}")
     text.append("  " + "  ".join(p for p in parts if p), style="")
+    if node.get("dimmed"):  # shown only for the filtered nodes in it
+        text.stylize("dim")
     return text
 
 
-class ModuleTreeScreen(Screen[None]):
+class ModuleTreeScreen(LiveFilter):
+    FILTER_QUESTION = "Filter modules:"
+    FILTER_HINT = (
+        "a module name regex, or an expression: time > 50us, bound == dram, fwd > 10us · ↑↓ recent · empty: all"
+    )
+    DEFAULT_CSS = """
+    ModuleTreeScreen #modules-status { height: 1; padding: 0 1; display: none; }
+    ModuleTreeScreen #modules-status.shown { display: block; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         BACK,
         Binding("j", "move(1)", "Down", show=False, id="moduletree.down"),
@@ -58,6 +95,7 @@ class ModuleTreeScreen(Screen[None]):
         Binding("s", "flip_sort", "Flip sort", id="moduletree.sort"),
         Binding("r", "roofline", "Roofline", id="moduletree.roofline"),
         Binding("g", "next_group", "Group", id="moduletree.group"),
+        FILTER,
         EXPORT,
     ]
     DEFAULT_SORT = ("duration_s", True)  # Report.module_tree's order: siblings longest first
@@ -69,6 +107,9 @@ class ModuleTreeScreen(Screen[None]):
         self.sort = self.DEFAULT_SORT
         self.export_to = export_to
         self.no_ranges = bool(report.kernels["nvtx"].isna().all())
+        self.query_state = Query()
+        self.model: TableModel | None = ModulesModel(self.tree_rows, TREE_COLUMNS)
+        self._opened: set[str] | None = None  # the nodes open before a filter opened them all
         self.steps_line = screen_line(report)
 
     @property
@@ -87,6 +128,7 @@ class ModuleTreeScreen(Screen[None]):
             hint = modules_hint(self.report.meta)
             yield Static(Text(f"This report has {hint}."), id="modules-empty")  # Text: the command is verbatim
         yield self._tree()
+        yield Static(id="modules-status")  # what `/` keeps, while it keeps less than all
         yield KeyFooter()
 
     def _tree(self) -> Tree[dict[str, object]]:
@@ -112,9 +154,6 @@ class ModuleTreeScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one(Tree).focus()
-
-    def action_back(self) -> None:
-        self.dismiss()
 
     def _cursor(self) -> TreeNode[dict[str, object]] | None:
         return self.query_one(Tree).cursor_node
@@ -157,17 +196,48 @@ class ModuleTreeScreen(Screen[None]):
         """Each node's children in the new order; the nodes open stay open and the cursor stays on its node."""
         self.sort = (column, descending)
         self.tree_rows = sort_siblings(self.tree_rows, column, descending)
+        self.model = ModulesModel(self.tree_rows, TREE_COLUMNS, self.query_state)
+        self._refill(self._open_paths())
+        self.query_one(Breadcrumb).refresh()
+
+    def _open_paths(self) -> set[str]:
+        return {str(n.data["path"]) for n in _walk(self.query_one(Tree).root) if n.is_expanded and n.data is not None}
+
+    def _refill(self, opened: set[str] | None) -> None:
+        """The tree again from `tree_rows`, only the nodes the filter keeps (and those they sit in); `opened`:
+        the nodes to open (None: all); the cursor stays on its node where it is still shown."""
         tree = self.query_one(Tree)
-        opened = {str(n.data["path"]) for n in _walk(tree.root) if n.is_expanded and n.data is not None}
         cursor = tree.cursor_node
         at = str(cursor.data["path"]) if cursor is not None and cursor.data is not None else ""
-        nodes = self._fill(tree.clear(), self.tree_rows.to_dict(orient="records"))
+        rows = self.tree_rows.to_dict(orient="records")
+        if self.filtered and self.model is not None:
+            paths = [str(r["path"]) for r in rows]
+            matched = {paths[i] for i in self.model.order}
+            kept = with_ancestors(paths, matched)
+            rows = [r for r in rows if str(r["path"]) in kept]
+            for row in rows:
+                row["dimmed"] = str(row["path"]) not in matched
+        nodes = self._fill(tree.clear(), rows)
         for path, node in nodes.items():
-            if path in opened:
+            if opened is None or path in opened:
                 node.expand()
         tree.last_line  # noqa: B018 - lays out the lines, so that the node below has its line to move to
         tree.move_cursor(nodes.get(at, tree.root))
-        self.query_one(Breadcrumb).refresh()
+
+    def _requery(self, query: Query, top: bool = False) -> None:
+        """The nodes `query` keeps, all open (escape shows the tree as it was, its nodes open as they were)."""
+        if not self.filtered and query.filtered:
+            self._opened = self._open_paths()
+        self.query_state = query
+        assert self.model is not None  # made with the screen
+        self.model.apply(query)
+        self._refill(None if query.filtered else self._opened)
+        status = self.query_one("#modules-status", Static)
+        text = query.text()
+        matched = len(self.model)
+        line = f"{matched}/{self.model.total} nodes" if matched else "no module matches"
+        status.update(Text(display_text(f"{line} · filter {text} · escape shows all")))
+        status.set_class(query.filtered, "shown")
 
     # -- other screens --------------------------------------------------------------------------------------
     def action_roofline(self) -> None:

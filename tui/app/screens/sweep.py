@@ -26,7 +26,7 @@ from ....core.common import display_text
 from ...presentation import format as fmt
 from ...presentation.columns import sweep_columns
 from ...presentation.sweep_analysis import FITTED, Analysis, analyse, fit_line, sweep_json
-from ...presentation.table_model import TableModel
+from ...presentation.table_model import Query, TableModel
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
 from ..widgets.key_scroll import KeyScroll
@@ -34,7 +34,8 @@ from ..widgets.line_plot import LinePlot, Series
 from .back import BackScreen
 from .export import ask_export
 from .kernels import PushedKernelsScreen
-from .keys import BACK, EXPORT
+from .keys import BACK, EXPORT, FILTER
+from .live_filter import LiveFilter
 
 if TYPE_CHECKING:
     from ..app import FlopscopeApp
@@ -94,20 +95,33 @@ def header(title: str, param: str, analysis: Analysis, color: bool = True, judge
     return text
 
 
-class SweepScreen(BackScreen):
+class PointsModel(TableModel):
+    """The per-point table; `/`'s plain text matches a point's run and warning (its first column is a number)."""
+
+    def _name_columns(self) -> list[str]:
+        return [c for c in ("run", "warning") if c in self.rows]
+
+
+class SweepScreen(LiveFilter, BackScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open point", id="sweep.open"),
         Binding("m", "cycle_metric", "Next metric", id="sweep.metric"),
         Binding("n", "next_line", "Next line", id="sweep.next_line"),
+        FILTER,
         EXPORT,
         BACK,
     ]
+    FILTER_QUESTION = "Filter points:"
+    FILTER_HINT = "an expression over the columns (time > 1ms, kernels > 40) or a run regex · ↑↓ recent · empty: all"
+    NO_BOUND = "sweep points have no bound: filter them with an expression over their columns"
     # The plot keeps PLOT_ROWS (caption, a 7-row plot area, axes: two y labels or more); the table its points
     # up to 30% of the screen; the findings get the rest and scroll (tab focuses them) when they need more.
     DEFAULT_CSS = """
     SweepScreen #sweep-header { height: auto; padding: 0 1; scrollbar-size-vertical: 1; }
     SweepScreen #sweep-plot { height: 1fr; }
     SweepScreen #sweep-status { height: auto; max-height: 2; padding: 0 1; }
+    SweepScreen #sweep-filter { height: 1; padding: 0 1; display: none; }
+    SweepScreen #sweep-filter.shown { display: block; }
     """
     STATUS_ROWS = 2  # the cursor row's warning in full: it may wrap once at 80 columns
 
@@ -131,6 +145,8 @@ class SweepScreen(BackScreen):
         self.warned = bool(self.analysis.table["warning"].any())
         self.columns = sweep_columns(self.param, self.warned)
         self.metric = 0
+        self.query_state = Query()
+        self.model: TableModel | None = PointsModel(self.analysis.table, self.columns)
 
     # -- layout -----------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -138,6 +154,7 @@ class SweepScreen(BackScreen):
         with KeyScroll(id="sweep-header"):
             yield Static(id="sweep-findings")
         yield KernelTable(id="sweep-table")
+        yield Static(id="sweep-filter")  # what `/` keeps, shown while it keeps less than all
         if self.warned:  # the Warning column is shortened to leave the numbers their room: here it is whole
             yield Static(id="sweep-status")
         yield LinePlot(id="sweep-plot")
@@ -148,7 +165,8 @@ class SweepScreen(BackScreen):
             header(self.sweep_name, self.param, self.analysis, color=not self.app.no_color, judged=self.judged)
         )
         table = self.query_one(KernelTable)
-        table.set_model(TableModel(self.analysis.table, self.columns))
+        assert self.model is not None  # made with the screen
+        table.set_model(self.model)
         table.focus()
         self._fit_heights(self.app.size.height)
         self._plot()
@@ -163,7 +181,7 @@ class SweepScreen(BackScreen):
         scrolled beyond that."""
         table = min(len(self.points) + 1, max(3, int(0.3 * height)))
         self.query_one(KernelTable).styles.height = table
-        status = self.STATUS_ROWS if self.warned else 0
+        status = (self.STATUS_ROWS if self.warned else 0) + (1 if self.filtered else 0)
         self.query_one("#sweep-header").styles.max_height = max(3, height - 1 - table - status - PLOT_ROWS)
 
     @property
@@ -199,6 +217,21 @@ class SweepScreen(BackScreen):
         self._plot()
         self._status()
 
+    def _requery(self, query: Query, top: bool = False) -> None:
+        """The points `/` keeps (`escape` shows all again); the plot marks the cursor's point among all."""
+        self.query_state = query
+        assert self.model is not None  # made with the screen
+        self.query_one(KernelTable).requery(query, top=top)
+        shown = self.query_one("#sweep-filter", Static)
+        text = query.text()
+        shown.update(
+            Text(display_text(f"{len(self.model)}/{self.model.total} points · filter {text} · escape shows all"))
+        )
+        shown.set_class(bool(text), "shown")
+        self._fit_heights(self.app.size.height)
+        self._plot()
+        self._status()
+
     def _status(self) -> None:
         """The cursor row's point, its run and, on a sweep with warnings, its own warning in full."""
         index = self.selected
@@ -227,7 +260,8 @@ class SweepScreen(BackScreen):
     def shown(self) -> pd.DataFrame:
         """The per-point table as shown: its columns, in its order, at full precision, then each point's stored
         run (its report file where it was not stored), so an exported row can be traced to what it measured."""
-        table = self.analysis.table[[*(c.name for c in self.columns), "run"]].reset_index(drop=True)
+        shown = self.analysis.table if self.model is None else self.model.shown()  # as filtered
+        table = shown[[*(c.name for c in self.columns), "run"]].reset_index(drop=True)
         return whole_numbers(table, [self.param, "launches", "kernels", "flop", "dram_bytes"])
 
     async def action_export(self) -> None:

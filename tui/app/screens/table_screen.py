@@ -7,7 +7,6 @@ no values and said so in its status line, where the Kernels screen refused with 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, cast
 
 import pandas as pd
@@ -16,12 +15,12 @@ from textual.widgets import Static
 
 from ....core.common import display_text
 from ...presentation.columns import Column
-from ...presentation.table_model import Query, TableModel, filter_problem, parse_filter, sorted_by
+from ...presentation.table_model import Query, TableModel, sorted_by
 from ..widgets.kernel_table import KernelTable
-from .back import BackScreen, can_go_back
+from .back import BackScreen
 from .columns import ColumnsScreen
+from .live_filter import LiveFilter
 from .own_columns import keep_choice, own_choices, own_chosen
-from .prompt import PromptScreen
 
 if TYPE_CHECKING:
     from ..app import FlopscopeApp
@@ -43,16 +42,13 @@ def hidden_note(titles: list[str], room: int) -> str:
     return short + keys if len(short + keys) <= room else short
 
 
-class TableScreen(BackScreen):
+class TableScreen(LiveFilter, BackScreen):
     """A screen of one KernelTable (`#status` below it). Subclasses compose the table and status, set `model`
     (None while loading) and say what a row is."""
 
     NOUN = "rows"  # `3/10 rows` in the status line
     NO_MATCH = "no rows match"  # `no rows match gemm · escape shows all`
     DEFAULT_ORDER = "sort Time↓"  # the status line's order when no column is sorted: the model's own order
-    FILTER_QUESTION = "Filter rows:"
-    FILTER_HINT = "regex on the name, any case, or an expression over the columns (time > 5us) · ↑↓ recent · empty: all"
-    NO_BOUND = ""  # why `bound:` cannot filter these rows, where they have no bound
     CHOOSER = ""  # the table's name in config.toml's [columns], where `C` chooses among its own columns
 
     def __init__(self) -> None:
@@ -63,10 +59,6 @@ class TableScreen(BackScreen):
         self.query_state = Query()
 
     # -- what is shown ----------------------------------------------------------------------------
-    @property
-    def filtered(self) -> bool:
-        return self.query_state.filtered
-
     def current_row(self) -> pd.Series | None:
         """The row under the cursor, or None when no row is shown."""
         table = self.query_one(KernelTable)
@@ -137,44 +129,6 @@ class TableScreen(BackScreen):
             return
         self._requery(sorted_by(self.query_state, column), top=True)
 
-    async def action_filter(self) -> None:
-        """The filter prompt, live: the rows follow the text as it is typed (a pause in the typing applies it);
-        a problem shows under it at once, with its position; escape puts back the filter it opened on."""
-        # Also while the rows load: the filter typed then applies to them (`_requery` keeps it).
-        before = self.query_state
-
-        def problem(text: str) -> str | None:
-            return filter_problem(text, before, self.NO_BOUND, self.model)
-
-        def live(text: str) -> str | None:
-            reason = problem(text)
-            if reason is None:
-                self._requery(parse_filter(text, before, self._names()))
-            return reason
-
-        def typed(text: str | None) -> None:
-            self._requery(before if text is None else parse_filter(text, before, self._names()))
-            if text is not None:
-                cast("FlopscopeApp", self.app).remember_filters()  # the prompt added it: kept for the next app
-
-        prompt = PromptScreen(
-            self.FILTER_QUESTION, before.text(), self.FILTER_HINT, problem, live=live, history=self._recent_filters()
-        )
-        await self.app.push_screen(prompt, typed)
-
-    def _names(self) -> dict[str, str] | None:
-        """What an expression may call the columns (None while the rows load: the text is a name pattern)."""
-        return self.model.names if self.model is not None else None
-
-    def _recent_filters(self) -> list[str]:
-        """The filters given, oldest first (`up` in the prompt recalls them), shared by the app's tables and kept
-        across restarts (filter_history.py)."""
-        return cast("FlopscopeApp", self.app).recent_filters
-
-    def action_clear_filter(self) -> None:
-        if self.filtered:
-            self._requery(dataclasses.replace(self.query_state, pattern="", where="", bound="all"))
-
     # -- columns: the table's own, or as chosen (`C`, kept in config.toml) ---------------------------
     def _own_columns(self) -> list[Column]:
         """The table's columns as it shows them unchosen, the first what a row is (CHOOSER's tables)."""
@@ -220,16 +174,7 @@ class TableScreen(BackScreen):
         default = [c.name for c in own[1:]]
         self.app.push_screen(ColumnsScreen(own_choices(own), shown, default, own[0].title), chosen)
 
-    # -- escape, where it is bound to `back` ------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "back":  # escape clears a filter first
-            return self.filtered or can_go_back(self)
         if action == "choose_columns":
             return self.check_columns()
-        return True
-
-    def action_back(self) -> None:
-        if self.filtered:
-            self.action_clear_filter()  # a second escape goes back
-        else:
-            super().action_back()
+        return super().check_action(action, parameters)
