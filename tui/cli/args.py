@@ -93,6 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="print the kernel table of a report")
     _view_args(p, modules=True)
+    p.add_argument(
+        "--model",
+        metavar="MODEL.json",
+        help="with --by module: the analytic FLOPs of `flopscope model ... --json` beside each module's measured",
+    )
     p.add_argument("--depth", type=whole(0, "leave it out for the whole tree"), metavar="N", help=_DEPTH)
     p.add_argument(
         "--top", type=whole(1, "leave it out for every row"), metavar="N", help="only the first N rows (N >= 1)"

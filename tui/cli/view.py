@@ -94,6 +94,10 @@ def _say_cut_unknowns(sorted_by, top: int, title: str) -> None:
 def cmd_report(args) -> int:
     if args.by == "module":
         return _report_modules(args)
+    if getattr(args, "model", None):
+        raise FlopscopeError(
+            f"--model {args.model}", "is for the module tree", "add --by module (or use `flopscope reconcile`)"
+        )
     if args.source:
         from .source import print_source
 
@@ -131,6 +135,11 @@ def _module_tree(args):
             )
     report = _read(args)
     tree = report.module_tree()
+    if getattr(args, "model", None):
+        from ...core.analysis.model_flops import load_model_json
+        from ...core.analysis.module_model import steps_held, with_model_flops
+
+        tree = with_model_flops(tree, load_model_json(args.model), steps_held(report.kernels["nvtx"]))
     if args.depth is not None:
         tree = tree[tree["depth"] <= args.depth].reset_index(drop=True)
     if report.kernels["nvtx"].isna().all():

@@ -33,6 +33,12 @@ COLUMNS: list[tuple[str, str, Any, bool, int]] = [
     ("%Roof", "pct_of_roof", fmt.pct, True, 1),
     ("Bound", "roof", fmt.roof, False, 1),
 ]
+# With `report --by module --model MODEL.json` (core/analysis/module_model.py): the analytic FLOPs beside the
+# measured ones. Only in the CLI's table and JSON, and only when asked for.
+MODEL_COLUMNS: list[tuple[str, str, Any, bool, int]] = [
+    ("Model", "model_flop", fmt.si, True, 0),
+    ("/Model", "flop_vs_model", fmt.ratio, True, 0),
+]
 # What the tree's own columns hold (the canonical ones are described in core.table.DESCRIPTIONS).
 _TREE_DESCRIPTIONS = {
     "name": "the module (or NVTX range) name",
@@ -76,11 +82,13 @@ def modules_hint(meta: ReportMeta) -> str:
 
 
 def tree_table(tree: pd.DataFrame, width: int) -> tuple[TextTable, list[str]]:
-    """One line a node, indented by depth under the root; `Own` is the time of its launches outside children."""
-    specs = [Spec(title, right, priority) for title, _, _, right, priority in COLUMNS]
+    """One line a node, indented by depth under the root; `Own` is the time of its launches outside children;
+    the model's FLOPs and measured / model where the tree has them."""
+    columns = COLUMNS + [c for c in MODEL_COLUMNS if c[1] in tree]
+    specs = [Spec(title, right, priority) for title, _, _, right, priority in columns]
     rows = []
     for node in tree.to_dict(orient="records"):
-        cells = [render(node.get(column)) for _, column, render, _, _ in COLUMNS]
+        cells = [render(node.get(column)) for _, column, render, _, _ in columns]
         cells[0] = INDENT * int(node["depth"]) + cells[0]
         rows.append(cells)
     return fitted_table(specs, rows, width, flex=0)
