@@ -30,9 +30,8 @@ _TIME = {
 _WORD = re.compile(r"^([KkMGTP]?)([A-Za-z%]+)$")
 
 
-# Units ncu uses for a metric when the report or CSV leaves the unit blank (an ncu importing a report from a
-# newer GPU than it knows prints no units at all); a blank duration read as seconds would be off by 1e9.
-_BLANK_UNIT = (("__time_duration", "nsecond"),)
+# The unit a report stores a metric's values in (its base unit) where it is not SI: a duration in nanoseconds.
+_BASE_UNIT = (("__time_duration", "nsecond"),)
 
 
 def is_missing(value: object) -> bool:
@@ -52,15 +51,23 @@ class UnitError(Exception):
 
     def __init__(self, metric: str, unit: str, expected: str) -> None:
         self.metric, self.unit, self.expected = metric, unit, expected
-        super().__init__(f"{metric} is in unit {unit!r}, which is not {expected}")
+        if unit.strip():
+            super().__init__(f"{metric} is in unit {unit!r}, which is not {expected}")
+        else:
+            super().__init__(f"{metric} has no unit, where ncu prints {expected}")
 
 
 def metric_unit_factor(metric: str, unit: str) -> float:
-    """The factor to SI base units of `metric`'s value in `unit`, with ncu's base unit assumed for a blank unit.
-    Raises UnitError when the unit is unknown or measures something else than the metric (a time in bytes)."""
-    if not (unit or "").strip():
-        unit = next((u for part, u in _BLANK_UNIT if part in metric), "")
-    return _checked_factor(_metric_dimension(metric), unit.strip(), metric)
+    """The factor to SI base units of `metric`'s value in `unit` (a blank unit: the value is in SI units already).
+    Raises UnitError when the unit is unknown or measures something else than the metric (a time in bytes), and
+    for a duration without a unit: ncu prints every duration with its unit, and a blank one read as seconds or
+    as nanoseconds is a guess off by 1e9 either way."""
+    return _checked_factor(_metric_dimension(metric), (unit or "").strip(), metric)
+
+
+def base_unit_factor(metric: str) -> float:
+    """The factor to SI base units of `metric`'s value as a report stores it: in the metric's base unit."""
+    return metric_unit_factor(metric, next((u for part, u in _BASE_UNIT if part in metric), ""))
 
 
 @lru_cache(maxsize=1024)
@@ -157,10 +164,10 @@ def _word_dimension(word: str) -> str | None:
     return None
 
 
-# What each kind of metric may be measured in. Every kind takes a blank unit: an ncu importing a report from a
-# newer GPU prints none, and its values are then in base units.
+# What each kind of metric may be measured in. A blank unit is taken for the SI base unit (bytes, counts, hertz,
+# percent), which is what every such value is in; never for a duration, whose base unit (ns) is not SI.
 _ACCEPTS = {
-    "time": {"time", "blank"},
+    "time": {"time"},
     "byte": {"byte", "blank"},
     "byte-rate": {"byte-rate", "blank"},
     "rate": {"rate", "blank"},
@@ -207,9 +214,20 @@ def parse_number(cell: str | float | int | None) -> float:
     if text in _NA:
         return math.nan
     try:
-        return float(text.replace(",", ""))
+        value = float(text.replace(",", ""))
     except ValueError:
         return math.nan
+    if not text.isascii():  # Python's float() reads "１２３" (fullwidth) and other scripts' digits
+        raise NumberError(text)
+    return value
+
+
+class NumberError(ValueError):
+    """A cell holding a number in digits other than 0-9, which no ncu writes: the file was edited or damaged.
+    Refused, as a number read from it would be as silently taken as a wrong one."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(f"the cell {text[:40]!r} is a number in digits other than 0-9, which ncu never writes")
 
 
 def is_time_unit(unit: str) -> bool:

@@ -12,7 +12,7 @@ import csv
 import math
 from collections.abc import Iterable, Iterator
 
-from ..common.units import parse_number
+from ..common.units import NumberError, parse_number
 from .ncu_rep_rules import RawFinding
 
 RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description")
@@ -44,7 +44,10 @@ def csv_launch_rules(lines: Iterable[str], launch_id: int) -> tuple[str | None, 
 
 
 def _finding(cells: list[str], col: dict[str, int]) -> RawFinding:
-    speedup = parse_number(_cell(cells, col, "Estimated Speedup"))  # NaN where empty: no estimate
+    try:
+        speedup = parse_number(_cell(cells, col, "Estimated Speedup"))  # NaN where empty: no estimate
+    except NumberError:  # digits other than 0-9: an estimate no ncu wrote is shown as none
+        speedup = math.nan
     return RawFinding(
         kind=_cell(cells, col, "Rule Type"),
         rule=_cell(cells, col, "Rule Name"),

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..common.errors import FlopscopeError, OutOfMemory
 from ..common.memory import memory_limit
-from ..common.units import metric_unit_factor
+from ..common.units import base_unit_factor, metric_unit_factor
 from .csv_text import nvtx_path
 from .ncu_rep_stream import MAGIC, Damaged, Progress, Unsupported, capture_time, fill_identity, read_table
 from .result import MetricTable
@@ -295,7 +295,8 @@ def _action_row(action: IAction, index: int, kept: _WantedNames | None = None) -
             continue
         value = metric.value()
         if isinstance(value, (int, float)):
-            row[name] = float(value) * metric_unit_factor(name, metric.unit())
+            unit = metric.unit()  # blank: the value is in the metric's base unit, as the report stores it
+            row[name] = float(value) * (metric_unit_factor(name, unit) if unit else base_unit_factor(name))
         else:
             row[name] = value
     fill_identity(row)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 import numpy as np
 import pandas as pd
 
-from ..common.units import is_missing, metric_unit_factor
+from ..common.units import base_unit_factor, is_missing
 from .csv_text import nvtx_path
 from .ncu_rep_columns import PAD, Column, MetricColumns, walk_fields
 from .wanted import MODIFIER_METRIC, OPCODE_METRIC, wanted
@@ -397,9 +397,9 @@ def _skip(data: mmap.mmap, offset: int) -> int:
 def _column(name: str) -> Column | None:
     if not wanted(name):
         return None
-    # Values are stored in the metric's base unit: a duration in nanoseconds, which metric_unit_factor assumes
-    # for a blank unit; every other wanted metric's base unit is already SI (bytes, counts, hertz, /second).
-    return Column(name, metric_unit_factor(name, ""), name in (OPCODE_METRIC, MODIFIER_METRIC))
+    # Values are stored in the metric's base unit: a duration in nanoseconds; every other wanted metric's base
+    # unit is already SI (bytes, counts, hertz, /second).
+    return Column(name, base_unit_factor(name), name in (OPCODE_METRIC, MODIFIER_METRIC))
 
 
 def _cells(raw: bytes, column: Column) -> Mapping[str, float | str | None]:

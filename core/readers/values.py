@@ -13,6 +13,11 @@ from ..common.errors import FlopscopeError
 # Far beyond any counter in SI units (a day of an H100 at peak is 1e20 FLOP; rates reach 1e13 B/s): a value past
 # it is a damaged cell, and products of two such values stay finite in float64.
 ABSURD = 1e30
+# What one launch can take: ncu times it in whole nanoseconds, and no profiled launch runs a day. Outside these, a
+# duration (1e21 s, or 1e-309 s, a subnormal float whose inverse is infinite) is a damaged cell. Zero is left to
+# the readers' callers (a launch ncu could not time), as it was.
+SHORTEST_LAUNCH_S = 1e-12
+LONGEST_LAUNCH_S = 86400.0
 
 
 def refuse_impossible(frame: pd.DataFrame, path: str | Path) -> None:
@@ -37,6 +42,22 @@ def refuse_impossible(frame: pd.DataFrame, path: str | Path) -> None:
                 "counter): the file is damaged or was edited",
                 "export it again from the .ncu-rep, or profile again",
             )
+        if "__time_duration" in str(name):
+            _refuse_impossible_duration(frame, name, values, path)
+
+
+def _refuse_impossible_duration(frame: pd.DataFrame, name: str, seconds: np.ndarray, path: str | Path) -> None:
+    """A launch's duration (in seconds by now) outside what one launch can take, zero apart."""
+    with np.errstate(invalid="ignore"):
+        bad = ((seconds > 0) & (seconds < SHORTEST_LAUNCH_S)) | (seconds > LONGEST_LAUNCH_S)
+    if bad.any():
+        at = int(np.argmax(bad))
+        raise FlopscopeError(
+            path,
+            f"{_launch(frame, at)}: {name} is {seconds[at]:g} s (a launch takes between 1 ps and a day; ncu "
+            "writes no such duration): the file is damaged or was edited",
+            "export it again from the .ncu-rep, or profile again",
+        )
 
 
 def _launch(frame: pd.DataFrame, row: int) -> str:
