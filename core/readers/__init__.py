@@ -19,7 +19,8 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Literal, cast
 
@@ -32,7 +33,8 @@ from . import table_cache
 from .csv_details import read_details
 from .csv_raw import read_raw
 from .csv_text import split_csv
-from .limits import fifo_wait_s, too_big, unpack_limit
+from .junk import Watch, refuse_junk_file, watch_for
+from .limits import fifo_wait_s, no_room_for_copy, too_big, unpack_limit
 from .ncu_rep import MAGIC, read_ncu_rep
 from .ncu_rep_stream import Progress
 from .result import MetricTable, ReaderMeta
@@ -276,10 +278,13 @@ def _read_copy(
     what the user passed, not the copy. The copy stops at `limits.unpack_limit` (`packed`: the compressed
     file's size), refused in one line."""
     cap = unpack_limit(packed)
+    watch: Watch | None = None
     with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
         copy = Path(folder) / "copy"
         try:
-            with source() as src, copy.open("wb") as dst:
+            # Unbuffered: a full disk is seen at the write that hits it, not at a close that words it as the
+            # source's damage.
+            with source() as src, _opened_for_copy(copy, shown, packed is not None) as dst:
                 copied = 0
                 while chunk := src.read(1 << 20):
                     if not copied and packed is not None and _compressed(chunk[:4]):
@@ -294,16 +299,39 @@ def _read_copy(
                             "is not an ncu report: its first bytes are neither an .ncu-rep's nor text",
                             "pass an .ncu-rep or an ncu CSV (`ncu --import R.ncu-rep --csv --page raw`)",
                         )
+                    watch = watch or watch_for(chunk, shown, "of what it unpacks to" if packed is not None else "")
+                    watch.feed(chunk, copied)  # junk refused where it starts, before the cap is reached
                     copied += len(chunk)
                     if copied > cap:
                         raise too_big(shown, cap, packed is not None)
-                    dst.write(chunk)
+                    _write_all(dst, chunk, copy, shown, packed is not None)
         except broken as exc:
             raise failed(exc) from None
         try:
             return _read_file(copy, progress)  # not read_metrics: a temporary copy is not worth a cache entry
         except FlopscopeError as err:
             raise FlopscopeError(shown, err.problem, err.fix) from None
+
+
+@contextmanager
+def _opened_for_copy(copy: Path, shown: str | Path, unpacking: bool) -> Iterator[io.FileIO]:
+    try:
+        handle = io.FileIO(copy, "wb")
+    except OSError as exc:
+        raise no_room_for_copy(shown, copy.parent.parent, exc, unpacking) from None
+    with handle:
+        yield handle
+
+
+def _write_all(dst: io.FileIO, chunk: bytes, copy: Path, shown: str | Path, unpacking: bool) -> None:
+    """The whole chunk written (an unbuffered write may write part of it); a refusing disk is worded as the
+    temporary folder's, not as the source's damage."""
+    view = memoryview(chunk)
+    try:
+        while view:
+            view = view[dst.write(view) or 0 :]
+    except OSError as exc:
+        raise no_room_for_copy(shown, copy.parent.parent, exc, unpacking) from None
 
 
 def _could_be_report(first: bytes) -> bool:
@@ -354,6 +382,7 @@ def _read_csv(path: Path, head: bytes, progress: Progress | None = None) -> Metr
         # ncu's CSV starts with a quoted cell or its ==PROF== lines; past that, a NUL is just a character of
         # some cell (a hostile kernel name), read and escaped like any other control character.
         raise FlopscopeError(path, "unknown binary format", _HINT)
+    refuse_junk_file(path)  # zero padding, holes, endless or repeated lines: before a parser holds them in memory
     try:
         doc = split_csv(path)
         layout = read_details if _check_shape(path, doc.header) else read_raw

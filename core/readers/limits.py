@@ -4,8 +4,10 @@ $TMPDIR, and a FIFO nobody writes to would block forever."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+from pathlib import Path
 
 from ..common.errors import FlopscopeError
 
@@ -65,3 +67,28 @@ def _human(size: int) -> str:
         if size >= scale:
             return f"{size / scale:g}{unit}"
     return str(size)
+
+
+# errno -> the problem, for the ways a disk refuses the temporary copy
+_NO_ROOM = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large for this file system or for the process's file size limit",
+}
+
+
+def no_room_for_copy(shown: object, folder: Path, exc: OSError, unpacking: bool) -> FlopscopeError:
+    """The temporary copy (of a compressed file or a stream) could not be written: the disk holding $TMPDIR is
+    full, not the input damaged."""
+    doing = "unpack" if unpacking else "copy"
+    problem = _NO_ROOM.get(exc.errno or 0, exc.strerror or str(exc))
+    fix = (
+        "raise the limit (`ulimit -f`), or set TMPDIR"
+        if exc.errno == errno.EFBIG
+        else "free space there, or set TMPDIR"
+    )
+    return FlopscopeError(
+        shown,
+        f"cannot {doing} it into {folder} (the temporary folder): {problem}",
+        f"{fix} to a folder on a disk with room",
+    )
