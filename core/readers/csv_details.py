@@ -218,6 +218,9 @@ def _read_arrow(doc: CsvText, progress: ByteProgress | None = None) -> pd.DataFr
     _refuse_cut(doc, launch[named], _codes(section, name)[named], ids)
     frame = _launch_identity(rows, header, col, firsts)
     metrics = _metrics(doc, launch, name, unit, rows[str(col["Metric Value"])], frame, "Block Size" in col)
+    # Block or Grid Size both in the header and as metric rows (one of the two header columns missing): the
+    # header's cell wins, as in `_read_rows`, rather than two columns of one name.
+    metrics = metrics.drop(columns=[c for c in metrics.columns if c in frame.columns])
     return pd.concat([frame, metrics], axis=1) if len(metrics.columns) else frame
 
 
@@ -346,7 +349,8 @@ def _metrics(
     cells = _flat(cell).take(pa.array(t["row"].to_numpy()))
     shape = t["kind"].to_numpy() == _SHAPE
     value = np.full(len(t), np.nan)
-    value[~shape] = _parse_numbers(cells.filter(pa.array(~shape))) * factor[~shape]
+    with np.errstate(over="ignore"):  # 1e308 Gbyte is inf bytes, which values.refuse_impossible refuses
+        value[~shape] = _parse_numbers(cells.filter(pa.array(~shape))) * factor[~shape]
     t["value"] = value
     _refuse_conflicts(doc, t, identity)
     return _pivot(t, cells, shape, len(identity))
