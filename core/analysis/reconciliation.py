@@ -137,9 +137,11 @@ def reconcile(
     step_time_s: float | None = None,
     gpu: str | None = None,
     precision: str | None = None,
+    step_time_source: str = "--step-time",
 ) -> Reconciliation:
     """Line up MODEL's analytic FLOPs with REPORT's measured FLOPs per NVTX range; see the module docstring.
-    PRECISION (a --dtype) picks the peak for utilization; default: the model's."""
+    PRECISION (a --dtype) picks the peak for utilization; default: the model's. STEP_TIME_SOURCE says where a
+    given STEP_TIME_S comes from (--step-time, or the run's timing run)."""
     precision = precision or model.dtype
     ranges = _ranges(report, model)
     notes = _unknown_notes(report)
@@ -163,6 +165,7 @@ def reconcile(
             "under torch.autograd.profiler.emit_nvtx, or push module names"
         )
     time_s, source = _step_time(report, step_time_s, steps)
+    source = step_time_source if step_time_s else source
     spec = require_gpu(gpu) if gpu else report.gpu
     split = _analytic_split(model, spec, precision)
     peak, peak_source, peak_note, peaks = _peak(report, spec, split)

@@ -84,6 +84,14 @@ def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
     return StepMfu(steps, _median(steps, median_of), median_of, peaks, str(times.path) if times else "")
 
 
+def median_wall(times: StepTimes) -> tuple[float, list[int]] | None:
+    """The timing run's median step wall time and the steps it is over (step 1, the warm-up, left out where
+    there are others); None without a whole step."""
+    steps = list(times.wall_s)
+    chosen = steps[1:] if len(steps) > 1 and steps[0] == 1 else steps
+    return (float(statistics.median(times.wall_s[n] for n in chosen)), chosen) if chosen else None
+
+
 def _peaks(report: Report) -> dict[str, tuple[float, str]]:
     """Each precision's FLOP ceiling the run is judged against (the first GPU's, where it ran on several)."""
     out: dict[str, tuple[float, str]] = {}

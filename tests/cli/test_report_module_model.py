@@ -69,3 +69,23 @@ def test_model_without_by_module_and_a_file_that_is_no_model_are_one_line(tmp_pa
     bad.write_text('{"model": 1}')
     line = one_error_line(flopscope("report", TRAIN_STEP, "--by", "module", "--model", bad))
     assert str(bad) in line and "not the JSON of `flopscope model --json`" in line
+
+
+def test_reconcile_takes_its_step_time_from_the_timing_run_unless_given(tmp_path, model_json):
+    import statistics
+
+    from ..helpers.steps import write_timing
+
+    page = two_step_page(tmp_path / "raw.csv", steps=3)
+    walls = {1: 0.0412, 2: 0.00311, 3: 0.00297}
+    write_timing(tmp_path, walls)
+    args = ["reconcile", page, "--model", model_json, "--steps", "3", "--json"]
+    doc = json.loads(flopscope(*args).stdout)
+    wall = statistics.median([walls[2], walls[3]])  # step 1, the warm-up, left out
+    assert doc["step_time_s"] == pytest.approx(wall, rel=1e-12)
+    assert "timing run without ncu" in doc["step_time_source"] and "median of 2 step(s)" in doc["step_time_source"]
+    assert doc["utilization_measured"] == pytest.approx(
+        doc["measured_step"] / (wall * doc["peak_flop_per_s"]), rel=1e-9
+    )
+    given = json.loads(flopscope(*args, "--step-time", "0.01").stdout)
+    assert given["step_time_s"] == 0.01 and given["step_time_source"] == "--step-time"

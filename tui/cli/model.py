@@ -32,6 +32,7 @@ from ...core.common import display_text
 from ...core.export import json_ready
 from ..presentation import format as fmt
 from ..presentation.reconcile_table import TOTALS, shown_modules
+from ..presentation.step_mfu import timed_step
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden
 
 
@@ -243,8 +244,18 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     _check_depth(args.depth)
     model = _analytic(args)
     report = read_report(args.path, gpu=args.gpu)
+    step_time, source = args.step_time, "--step-time"
+    if step_time is None and (timed := timed_step(report)) is not None:  # profile --modules' timing run
+        step_time, source = timed
     result = reconcile(
-        report, model, tol=args.tol, steps=args.steps, step_time_s=args.step_time, gpu=args.gpu, precision=args.dtype
+        report,
+        model,
+        tol=args.tol,
+        steps=args.steps,
+        step_time_s=step_time,
+        gpu=args.gpu,
+        precision=args.dtype,
+        step_time_source=source,
     )
     if args.json:
         _dump({**result.to_json(), "convention": CONVENTION, "analytic": model.to_json()})

@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core.analysis.step_mfu import StepFigures, StepMfu, figures_json, step_mfu
+from ...core.analysis.step_mfu import StepFigures, StepMfu, figures_json, median_wall, step_mfu
 from ...core.common import FlopscopeError, display_text
 from ...core.report.meta import ReportMeta
 from ...core.store.step_times import read_step_times, timing_path
@@ -38,6 +38,19 @@ def load_steps(report: Report) -> StepMfu | None:
     raises its one line."""
     source = Path(report.meta.source)
     return step_mfu(report, read_step_times(timing_path(source)) if source.is_file() else None)
+
+
+def timed_step(report: Report) -> tuple[float, str] | None:
+    """A step's wall time from the timing file beside the report, for `reconcile`'s utilization, and where it
+    comes from; None without one (a bad one raises its one line)."""
+    source = Path(report.meta.source)
+    times = read_step_times(timing_path(source)) if source.is_file() else None
+    median = median_wall(times) if times else None
+    if times is None or median is None:
+        return None
+    wall, chosen = median
+    warm = ", step 1 (warm-up) left out" if chosen[0] != 1 else ""
+    return wall, f"the timing run without ncu ({times.path}), median of {len(chosen)} step(s){warm}"
 
 
 def screen_line(report: Report) -> str:
