@@ -356,6 +356,7 @@ _WHOLE_IDENTITY = ("device", "stream", "registers")
 
 def _read_utf16(path: Path) -> MetricTable:
     """The CSV readers work on UTF-8 bytes at file offsets: transcode to a temporary UTF-8 copy first."""
+    refuse_junk_file(path)  # before a copy as big as the junk is made; its offsets are the user's file's
     with tempfile.TemporaryDirectory(prefix="flopscope-") as folder:
         copy = Path(folder) / path.name
         with (

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ..helpers.cli import CLI, run_in_process
+from ..helpers.cli import CLI, run_cli, run_in_process
 from ..helpers.peak_rss import run_measured
 
 H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
@@ -65,6 +65,26 @@ def test_a_sparse_file_is_refused_at_once(tmp_path, content):
     _one_line(done.returncode, done.stdout, done.stderr, str(sparse), *words)
     assert elapsed < 20, elapsed  # ~1.5 s, most of it the interpreter's start
     assert peak < 300 * MIB, peak
+
+
+def test_zeros_piped_in_are_refused_as_they_are_copied(tmp_path):
+    """`cat padded.csv | flopscope report -`: the copy of standard input stops at the zeros."""
+    raw = _raw()
+    padded = tmp_path / "padded.csv"
+    padded.write_bytes(raw + b"\0" * (64 * MIB))
+    with padded.open("rb") as stdin:
+        done = run_cli("report", "-", "--no-cache", stdin=stdin, env={"TMPDIR": str(tmp_path)})
+    _one_line(done.returncode, done.stdout, done.stderr, "standard input", f"zero bytes from byte {len(raw):,} ")
+
+
+def test_a_utf16_csv_padded_with_zeros_is_refused_at_its_own_byte(tmp_path):
+    """PowerShell's `>` writes UTF-16: the offset named is the file's, not its UTF-8 copy's, and no copy as big as
+    the padding is made."""
+    text = _raw().decode("utf-8").encode("utf-16")
+    padded = tmp_path / "padded.csv"
+    padded.write_bytes(text + b"\0" * (8 * MIB))
+    first_zero = len(text.rstrip(b"\0"))  # the last character, `\n` in UTF-16LE, ends with a zero byte
+    _one_line(*run_in_process("report", padded, "--no-cache"), f"zero bytes from byte {first_zero:,} ")
 
 
 def test_zeros_in_a_file_without_holes_are_found_by_reading(tmp_path):
