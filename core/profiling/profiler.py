@@ -98,8 +98,7 @@ def profile(
         if have:
             _save_raw_page(transport, opts, f"{stem}.ncu-rep", run_dir / "raw.csv", result)
         if have and opts.modules and opts.timing and env is not None and not result.connection_lost:
-            said = timing_run(transport, opts.command, workdir, run_dir, env, cwd, on_process, on_event)
-            result.notes.append(said)
+            result.notes.append(_timed(transport, opts.command, workdir, run_dir, env, cwd, on_process, on_event))
     finally:
         if not keep:
             transport.remove(workdir)
@@ -115,6 +114,23 @@ def profile(
     except FlopscopeError as err:  # the report is whole: it is still shown and stored
         result.notes.append(f"warning: {err.line()}")
     return result
+
+
+def _timed(
+    transport: Transport,
+    command: list[str],
+    workdir: str,
+    run_dir: Path,
+    env: dict[str, str],
+    cwd: str | None,
+    on_process: Callable[[RunningJob], None],
+    on_event: Callable[[Event], None],
+) -> str:
+    """The timing run's note: one that fails (a lost connection, a full disk) costs the profile nothing."""
+    try:
+        return timing_run(transport, command, workdir, run_dir, env, cwd, on_process, on_event)
+    except FlopscopeError as err:
+        return f"timing run: no step times ({err.line()})"
 
 
 def detect_compute_capability(transport: Transport) -> str | None:

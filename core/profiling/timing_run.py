@@ -14,6 +14,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from ..common.disk import write_error
 from ..common.errors import FlopscopeError
 from ..ncu.progress import Event
 from ..store.step_times import TIMING_FILE, read_step_times
@@ -37,14 +38,17 @@ def timing_run(
     on_event(Event("prof", "timing run: the program once more, without ncu, each step timed (--no-timing skips it)"))
     job = transport.popen(command, cwd, {**env, TIMES_ENV: remote})
     on_process(job)  # a stop reaches this run as it does ncu's
+    log_path = run_dir / "timing.log"
     try:
-        with (run_dir / "timing.log").open("w") as log:
+        with log_path.open("w") as log:
             for line in job.stdout:
                 log.write(line)
-    except BaseException:
+    except BaseException as exc:
         job.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             job.wait(timeout=10)
+        if isinstance(exc, OSError):
+            raise write_error(log_path, exc, "cannot write the timing run's output (the run was stopped)") from None
         raise
     code = job.wait()
     local = run_dir / TIMING_FILE

@@ -34,6 +34,8 @@ def timing_path(report_source: str | Path) -> Path:
 def read_step_times(path: Path) -> StepTimes | None:
     """The step times in `path`; None when there is no such file (a run profiled without a timing run)."""
     try:
+        if not path.is_file() and path.exists():  # a FIFO or a folder would block or fail the read
+            raise FlopscopeError(path, "not a regular file", _FIX)
         if path.stat().st_size > MAX_BYTES:
             raise FlopscopeError(path, f"a timing file over {MAX_BYTES // 2**20} MiB", _FIX)
         text = path.read_text(encoding="utf-8")

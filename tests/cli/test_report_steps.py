@@ -110,3 +110,10 @@ def test_a_damaged_timing_file_is_one_line_naming_it(tmp_path, text, problem):
     (tmp_path / "timing.json").write_text(text)
     line = one_error_line(flopscope("report", page, "--by", "module"))
     assert str(tmp_path / "timing.json") in line and problem in line and "profile again with --modules" in line
+
+
+def test_a_timing_file_that_is_no_regular_file_is_one_line(tmp_path):
+    page = two_step_page(tmp_path / "raw.csv")
+    (tmp_path / "timing.json").mkdir()
+    line = one_error_line(flopscope("report", page, "--by", "module"))
+    assert f"{tmp_path / 'timing.json'}: not a regular file" in line
