@@ -1,8 +1,9 @@
-"""The column chooser (`C` on the Kernels screen): every column of the canonical table the rows have, with its
-unit and meaning; `space` shows or hides the one under the cursor, `K`/`J` (or shift+up/down) move it, `r` puts
-back the table's own, `enter` takes the choice (the screen saves it, column_choice.py), `escape` drops it.
-The list opens with the shown columns first, in their order, the hidden ones after them in the canonical
-order; showing or hiding moves nothing, and the table shows the ticked ones in the list's order."""
+"""The column chooser (`C` on the Kernels, Runs, Diff and Reconcile tables): the columns the table can show,
+with unit and meaning; `space` shows or hides the one under the cursor, `K`/`J` (or shift+up/down) move it,
+`r` puts back the table's own, `j`/`k`/`g`/`G` move the cursor as in every list, `enter` takes the choice (the
+screen saves it, column_choice.py), `escape` drops it. The list opens with the shown columns first, in their
+order, the hidden ones after them in the canonical order; showing or hiding moves nothing, and the table shows
+the ticked ones in the list's order."""
 
 from __future__ import annotations
 
@@ -35,6 +36,13 @@ class ColumnsScreen(ModalScreen[list[str] | None]):
         Binding("J,shift+down", "move(1)", "Move down", id="columns.move_down"),
         Binding("r", "reset", "Table's own", id="columns.reset"),
         Binding("escape", "cancel", "Cancel", id="columns.cancel"),
+        # The keys every list here moves with (OptionList has the arrows, page keys, home and end), and `q`,
+        # which a modal would otherwise hold back from the app.
+        Binding("j", "move_cursor('cursor_down')", "Down", show=False, id="columns.down"),
+        Binding("k", "move_cursor('cursor_up')", "Up", show=False, id="columns.up"),
+        Binding("g", "move_cursor('first')", "First", show=False, id="columns.first"),
+        Binding("G", "move_cursor('last')", "Last", show=False, id="columns.last"),
+        Binding("q", "app.quit", "Quit", show=False, id="columns.quit"),
     ]
 
     def __init__(self, choices: list[Choice], shown: list[str], default: list[str], first: str) -> None:
@@ -108,6 +116,9 @@ class ColumnsScreen(ModalScreen[list[str] | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()  # enter: the choice is made
         self.dismiss(self.chosen)
+
+    def action_move_cursor(self, how: str) -> None:
+        getattr(self.query_one(OptionList), f"action_{how}")()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

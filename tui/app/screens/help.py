@@ -81,8 +81,8 @@ class HelpScreen(ModalScreen[None]):
         Binding("k,up", "scroll_by(-1)", "Scroll up", show=False, id="help.scroll_up"),
         Binding("pagedown,space", "page(1)", "Page down", show=False, id="help.page_down"),
         Binding("pageup", "page(-1)", "Page up", show=False, id="help.page_up"),
-        Binding("home", "edge(0)", "Top", show=False, id="help.top"),
-        Binding("end", "edge(1)", "Bottom", show=False, id="help.bottom"),
+        Binding("home,g", "edge(0)", "Top", show=False, id="help.top"),
+        Binding("end,G", "edge(1)", "Bottom", show=False, id="help.bottom"),
     ]
 
     def __init__(self, target: Screen) -> None:

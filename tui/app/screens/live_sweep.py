@@ -26,6 +26,7 @@ from ....core.common import display_text
 from ....core.profiling import stop_all
 from ...presentation.sweep_states import SweepStates
 from ..widgets.footer import KeyFooter
+from ..widgets.key_data_table import KeyDataTable
 from .sweep import SweepScreen
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class LiveSweepScreen(Screen):
         title = f"sweep {self.title_text}: {len(self.states.points)} point(s)"
         yield Static(Text(display_text(title)), id="live-sweep-title")
         yield Static(id="live-sweep-status")
-        yield DataTable(id="live-sweep-table", cursor_type="row", zebra_stripes=True)
+        yield KeyDataTable(id="live-sweep-table", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
 
     def on_mount(self) -> None:

@@ -24,6 +24,7 @@ from ....core.common import display_text
 from ....core.ncu import Event, describe
 from ....core.profiling import ProfileResult
 from ..widgets.footer import KeyFooter
+from ..widgets.key_data_table import KeyDataTable
 
 if TYPE_CHECKING:
     from ..app import FlopscopeApp
@@ -51,7 +52,7 @@ class ProfileScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(Text(display_text(self.title_text)), id="profile-title")
         yield Static(id="profile-status")
-        yield DataTable(id="profile-table", cursor_type="row", zebra_stripes=True)
+        yield KeyDataTable(id="profile-table", cursor_type="row", zebra_stripes=True)
         yield RichLog(id="profile-log", max_lines=500, wrap=True, markup=False)
         yield KeyFooter()
 
