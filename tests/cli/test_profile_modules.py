@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ..helpers.cli import run_cli as flopscope
-from ..helpers.profile import make_ncu, remote
+from ..helpers.profile import make_ncu, one_error_line, remote
 
 pytest.importorskip("torch", reason="PyTorch is not installed")
 
@@ -126,3 +126,14 @@ def test_no_timing_runs_the_program_once(tmp_path):
     assert runs.read_text().splitlines() == ["profiled"]
     assert not (tmp_path / "home" / "runs" / "once" / "timing.json").exists()
     assert "timing run" not in out.stderr
+
+
+def test_no_timing_without_modules_is_one_line_and_runs_nothing(tmp_path):
+    out = flopscope(
+        "profile", "--ncu", make_ncu(tmp_path), "--no-timing", "--no-tui", "--", sys.executable, "-c", "pass",
+        home=tmp_path / "home",
+    )  # fmt: skip
+    assert (
+        one_error_line(out) == "flopscope: --no-timing: skips the timing run, which only --modules makes; leave it out"
+    )
+    assert not (tmp_path / "home" / "runs").exists()

@@ -65,6 +65,8 @@ def checked_options(args, cwds: list[str | None] | None = None) -> tuple[Profile
         check_run_name(args.sweep_name, f"--sweep-name {args.sweep_name}", "--sweep-name", "sweep")
     _check_names_apart(getattr(args, "name", None), getattr(args, "sweep_name", None))
     opts = options_from(args)
+    if not opts.timing and not opts.modules:
+        raise FlopscopeError("--no-timing", "skips the timing run, which only --modules makes", "leave it out")
     env = parse_env(args.env)
     check_env(env)
     if not opts.command:
