@@ -55,3 +55,16 @@ def test_details_value_that_overflows_in_its_unit_is_refused_without_a_warning(t
     code, _, err = _run(tmp_path, path, command)
     assert code == 2
     assert "dram__bytes_write.sum is inf (not finite" in err
+
+
+def test_details_page_whose_longest_launch_has_no_id(tmp_path):
+    """Seed 0, case 1860 (garbage_cell): the gpu__time_duration.sum row's ID cell made a byte-order mark, so that
+    row is a launch of its own with a missing launch_id, the longest of its group; the rules section under `open
+    --no-tui`'s table raised "cannot convert float NaN to integer". It says the row names no launch instead."""
+    table = read_table(fixture_path("rtx5070_win_bom_crlf_details.csv"))
+    names = table.col("Metric Name")
+    next(r for r in table.rows if r[names] == "gpu__time_duration.sum")[table.col("ID")] = "\ufeff"
+    path = table.write(tmp_path / "no_id.csv")
+    code, out, _ = _run(tmp_path, path, "open")
+    assert code == 0
+    assert "none: the row names no launch of this report" in out

@@ -38,7 +38,10 @@ def _longest(report: Report, row: pd.Series, by: str) -> tuple[int | None, str, 
         return None, "", None
     duration = pd.to_numeric(launches["duration_s"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     launch = launches.iloc[int(np.nanargmax(duration)) if not np.isnan(duration).all() else 0]
-    launch_id = int(launch["launch_id"])
+    try:
+        launch_id = int(launch["launch_id"])
+    except (TypeError, ValueError, OverflowError):  # no ID (its cell was empty) or no integer: none to look up
+        return None, "", None
     which = f"ID {launch_id}"
     if len(launches) > 1:
         which += f", the longest of the {fmt.integer(len(launches))} launches (ncu judges each launch alone)"
