@@ -34,7 +34,7 @@ from .csv_details import read_details
 from .csv_raw import read_raw
 from .csv_text import split_csv
 from .junk import Watch, refuse_junk_file, watch_for
-from .limits import fifo_wait_s, no_room_for_copy, too_big, unpack_limit
+from .limits import fifo_wait_s, no_room_for_copy, too_big, unpack_limit, write_copy
 from .ncu_rep import MAGIC, read_ncu_rep
 from .ncu_rep_stream import Progress
 from .result import MetricTable, ReaderMeta
@@ -304,7 +304,7 @@ def _read_copy(
                     copied += len(chunk)
                     if copied > cap:
                         raise too_big(shown, cap, packed is not None)
-                    _write_all(dst, chunk, copy, shown, packed is not None)
+                    write_copy(dst, chunk, shown, copy.parent.parent, packed is not None)
         except broken as exc:
             raise failed(exc) from None
         try:
@@ -321,17 +321,6 @@ def _opened_for_copy(copy: Path, shown: str | Path, unpacking: bool) -> Iterator
         raise no_room_for_copy(shown, copy.parent.parent, exc, unpacking) from None
     with handle:
         yield handle
-
-
-def _write_all(dst: io.FileIO, chunk: bytes, copy: Path, shown: str | Path, unpacking: bool) -> None:
-    """The whole chunk written (an unbuffered write may write part of it); a refusing disk is worded as the
-    temporary folder's, not as the source's damage."""
-    view = memoryview(chunk)
-    try:
-        while view:
-            view = view[dst.write(view) or 0 :]
-    except OSError as exc:
-        raise no_room_for_copy(shown, copy.parent.parent, exc, unpacking) from None
 
 
 def _could_be_report(first: bytes) -> bool:

@@ -5,6 +5,7 @@ $TMPDIR, and a FIFO nobody writes to would block forever."""
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 from pathlib import Path
@@ -92,3 +93,14 @@ def no_room_for_copy(shown: object, folder: Path, exc: OSError, unpacking: bool)
         f"cannot {doing} it into {folder} (the temporary folder): {problem}",
         f"{fix} to a folder on a disk with room",
     )
+
+
+def write_copy(dst: io.FileIO, chunk: bytes, shown: object, folder: Path, unpacking: bool) -> None:
+    """`chunk` written whole to the unbuffered temporary copy (such a write may write part of it); a refusing
+    disk is worded as `folder`'s (no_room_for_copy), not as the source's damage."""
+    view = memoryview(chunk)
+    try:
+        while view:
+            view = view[dst.write(view) or 0 :]
+    except OSError as exc:
+        raise no_room_for_copy(shown, folder, exc, unpacking) from None

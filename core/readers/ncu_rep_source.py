@@ -9,6 +9,7 @@ report from a path: a compressed report is unpacked to a temporary file first, a
 
 from __future__ import annotations
 
+import io
 import re
 import tempfile
 from collections.abc import Iterator
@@ -18,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..common.errors import FlopscopeError
-from .limits import unpack_limit
+from .junk import Watch, watch_for
+from .limits import too_big, unpack_limit, write_copy
 
 # What collects the page, in the words of ncu's options (a report without it says so).
 COLLECT = (
@@ -156,9 +158,16 @@ def plain_report(path: Path) -> Iterator[Path]:
     cap = unpack_limit(path.stat().st_size)
     with tempfile.TemporaryDirectory(prefix="flopscope-source-") as folder:
         copy = Path(folder) / "report.ncu-rep"
-        with chosen(path, "rb") as src, copy.open("wb") as dst:
-            while chunk := src.read(1 << 20):  # stopped at the cap, not after it: a bomb fills no disk
-                if dst.tell() + len(chunk) > cap:
-                    raise FlopscopeError(path, f"unpacks to more than {cap} bytes", "unpack it and pass that")
-                dst.write(chunk)
+        # The readers' caps and checks (junk.py, limits.py): stopped at the cap or where junk starts, not after
+        # it, so a bomb fills no disk; a full disk is worded as the temporary folder's.
+        watch: Watch | None = None
+        with chosen(path, "rb") as src, io.FileIO(copy, "wb") as dst:
+            copied = 0
+            while chunk := src.read(1 << 20):
+                watch = watch or watch_for(chunk, path, "of what it unpacks to")
+                watch.feed(chunk, copied)
+                copied += len(chunk)
+                if copied > cap:
+                    raise too_big(path, cap, compressed=True)
+                write_copy(dst, chunk, path, Path(folder).parent, unpacking=True)
         yield copy

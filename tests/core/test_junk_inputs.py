@@ -206,3 +206,17 @@ def test_a_file_size_limit_while_unpacking_says_so(tmp_path):
         "file system or for the process's file size limit; raise the limit (`ulimit -f`), or set TMPDIR to a "
         "folder on a disk with room"
     )
+
+
+def test_the_source_pages_unpacked_copy_takes_the_same_checks(tmp_path):
+    """`report --source` and the Kernel screen's `v` unpack a compressed report again, for NVIDIA's ncu_report:
+    before, padded with zeros, it was unpacked whole and handed over."""
+    from flopscope.core.common.errors import FlopscopeError
+    from flopscope.core.readers.ncu_rep_source import plain_report
+
+    report = lzma.decompress(REPORT.read_bytes())
+    path = tmp_path / "padded.ncu-rep.xz"
+    path.write_bytes(lzma.compress(report + b"\0" * (16 * MIB), preset=1))
+    expected = f"zero bytes where a block should start, at byte {len(report):,} of what it unpacks to"
+    with pytest.raises(FlopscopeError, match=expected), plain_report(path):
+        pass
