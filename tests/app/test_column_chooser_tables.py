@@ -15,10 +15,10 @@ from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.column_choice import load_columns
 from flopscope.tui.app.launch import runs_app
 from flopscope.tui.app.screens.columns import ColumnsScreen
-from flopscope.tui.app.screens.diff import DiffScreen, diff_columns
+from flopscope.tui.app.screens.diff import DiffScreen
 from flopscope.tui.app.screens.help import binding_rows
 from flopscope.tui.app.screens.reconcile import ReconcileScreen
-from flopscope.tui.app.screens.runs import run_columns
+from flopscope.tui.app.screens.table_columns import diff_columns, run_columns
 from flopscope.tui.presentation.reconcile_table import reconcile_columns
 from textual.widgets import OptionList
 

@@ -18,7 +18,9 @@ from pathlib import Path
 
 from ...core import FlopscopeError
 from ...core.table import ALL
+from ..presentation.reconcile_table import reconcile_columns
 from .config_file import config_path, read_section
+from .screens.table_columns import diff_columns, run_columns
 
 SECTION = "columns"
 KNOWN = {name for name, _, _ in ALL}  # every column of the canonical table: what the Kernels screen offers
@@ -27,18 +29,11 @@ KNOWN = {name for name, _, _ in ALL}  # every column of the canonical table: wha
 def known_keys(table: str) -> set[str]:
     """The columns `table` can show: the Runs, Diff and Reconcile tables their own (every grouping's and
     layout's), any other the canonical table's."""
-    # Imported here: the screens import this module (to save a choice).
     if table == "runs":
-        from .screens.runs import run_columns
-
         return {c.name for c in run_columns()}
     if table == "diff":
-        from .screens.diff import diff_columns
-
         return {c.name for by in ("name", "nvtx", "module") for c in diff_columns(by, gpus=True)}
     if table == "reconcile":
-        from ..presentation.reconcile_table import reconcile_columns
-
         return {c.name for c in reconcile_columns(train=True)}
     return KNOWN
 

@@ -22,9 +22,8 @@ from textual.widgets import Static
 from ....core import Report
 from ....core.analysis import ceilings_apart, diff_runs, gpus_apart, group_key, groups_of
 from ....core.common import display_text
-from ...presentation import format as fmt
-from ...presentation.columns import Column, short_gpu
-from ...presentation.diff_text import diff_meta, table_rows, time_change, totals_line
+from ...presentation.columns import Column
+from ...presentation.diff_text import diff_meta, table_rows, totals_line
 from ...presentation.table_model import TableModel
 from ..widgets.footer import KeyFooter
 from ..widgets.kernel_table import KernelTable
@@ -32,37 +31,11 @@ from .export import ask_export
 from .kernel import KernelScreen
 from .kernel_pair import KernelPairScreen
 from .keys import BACK, EXPORT, FILTER, GROUP, SORT
+from .table_columns import diff_columns
 from .table_screen import TableScreen
 
 # Columns the screen adds to diff_runs' rows for display only (the export leaves them out).
 SHOWN_ONLY = ["time_ratio", "only_in"]
-
-
-def diff_columns(by: str, gpus: bool = False) -> list[Column]:
-    """Priority decides what drops first (higher first), as in the kernel table: at 80 columns both times and
-    the change fit beside the name, and `Only in` too unless a GPU column takes its room. A and B of a number
-    (`pair`) drop and come back together, as in `flopscope diff --no-tui`: one side alone reads as the other
-    run's number, and a group only that run ran would show none. Only the name and the change are never
-    dropped, so that on a narrow terminal `left`/`right` still have room to show each other column beside them.
-    `gpus`: groups matched on name and GPU (a run with launches on several), whose GPU, never dropped, tells
-    two rows of a name apart."""
-    # Short (`A100-PCIE-40GB`), as in the kernel table: with the full name `Time A`/`Time B` no longer fit at 80.
-    gpu = [Column("gpu", "GPU", short_gpu, 0, 16, numeric=False)] if gpus else []
-    return [
-        Column("kernel", {"nvtx": "NVTX range", "module": "Module"}.get(by, "Kernel"), fmt.text, 0, 28, numeric=False),
-        *gpu,
-        Column("duration_s_a", "Time A", fmt.seconds, 1, 9, pair="time"),
-        Column("duration_s_b", "Time B", fmt.seconds, 1, 9, pair="time"),
-        Column("duration_s_delta", "ΔTime", time_change, 0, 9),
-        Column("time_ratio", "B/A", fmt.ratio, 2, 6),
-        Column("only_in", "Only in", fmt.text, 2, 7, numeric=False),
-        Column("count_a", "N A", fmt.integer, 4, 6, pair="n"),
-        Column("count_b", "N B", fmt.integer, 4, 6, pair="n"),
-        Column("flop_a", "FLOP A", fmt.si, 3, 8, pair="flop"),
-        Column("flop_b", "FLOP B", fmt.si, 3, 8, pair="flop"),
-        Column("dram_bytes_a", "DRAM A", lambda v: fmt.si(v, "B"), 5, 8, pair="dram"),
-        Column("dram_bytes_b", "DRAM B", lambda v: fmt.si(v, "B"), 5, 8, pair="dram"),
-    ]
 
 
 def gpu_lines(

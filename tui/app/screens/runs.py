@@ -30,36 +30,12 @@ from .export import ask_export
 from .kernels import PushedKernelsScreen
 from .keys import CLEAR_FILTER, EXPORT, FILTER, SORT
 from .sweep import SweepScreen
+from .table_columns import run_columns
 from .table_screen import TableScreen
 
-MARK = "[A] "  # before run A's name in the list: text, not colour, so it shows with NO_COLOR too
 SEARCHED = ["name", "gpu", "sweep", "params_text"]  # what `/` matches
 # Columns runs_table adds for display only: the export writes `runs --json`'s rows, parameters as a dict.
 SHOWN_ONLY = ["params_text", "time_at_least", "flop_at_least"]
-
-
-def run_columns(marked: str | None = None) -> list[Column]:
-    """The list's columns; run A's name carries MARK. Priority decides what drops first at 80 columns, as in
-    the kernel table."""
-    return [
-        Column(
-            "name",
-            "Run",
-            lambda v: f"{MARK}{v}" if marked is not None and v == marked else fmt.text(v),
-            0,
-            22,
-            numeric=False,
-        ),
-        Column("created", "Created", fmt.when, 2, 16),
-        Column("params_text", "Params", fmt.text, 1, 14, numeric=False),
-        Column("gpu", "GPU", fmt.text, 3, 14, numeric=False),
-        Column("launches", "Launches", fmt.integer, 3, 8),
-        Column("total_time_s", "Time", fmt.seconds, 0, 9, at_least="time_at_least"),
-        Column("total_flop", "FLOP", fmt.si, 1, 8, at_least="flop_at_least"),
-        Column("sweep", "Sweep", fmt.text, 4, 12, numeric=False),
-        Column("host", "Host", fmt.text, 5, 12, numeric=False),
-        Column("id", "ID", fmt.integer, 5, 5),
-    ]
 
 
 class RunsModel(TableModel):
