@@ -19,6 +19,7 @@ import statistics
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from ..report.report import Report
 from ..store.step_times import StepTimes
@@ -90,6 +91,25 @@ def median_wall(times: StepTimes) -> tuple[float, list[int]] | None:
     steps = list(times.wall_s)
     chosen = steps[1:] if len(steps) > 1 and steps[0] == 1 else steps
     return (float(statistics.median(times.wall_s[n] for n in chosen)), chosen) if chosen else None
+
+
+def with_node_mfu(tree: pd.DataFrame, s: StepMfu, steps: int) -> pd.DataFrame:
+    """The module tree with each node's MFU: `mfu_kernel`, its FLOPs' time at peak over its kernel time, and
+    `mfu_wall`, that time per step (the report holding `steps`) over the median step's wall time: the node's part
+    of the step's MFU (children add up to at most their parent's)."""
+    at_peak = pd.Series(0.0, index=tree.index)
+    for name, col, _ in PRECISIONS:
+        if col not in tree:
+            continue
+        flop = tree[col].astype(float).fillna(0.0)
+        peak = s.peaks[name][0] if name in s.peaks else math.nan
+        at_peak = at_peak + (flop / peak).where(flop > 0, 0.0)
+    at_peak = at_peak.where(tree["flop"].notna())
+    out = tree.copy()
+    out["mfu_kernel"] = at_peak / tree["duration_s"].where(tree["duration_s"] > 0)
+    wall = s.median.wall_s if s.median else math.nan
+    out["mfu_wall"] = at_peak / steps / wall if wall and not math.isnan(wall) else math.nan
+    return out
 
 
 def _peaks(report: Report) -> dict[str, tuple[float, str]]:

@@ -67,13 +67,13 @@ class TextWatch:
         )
 
     def _line(self, chunk: bytes, offset: int) -> None:
-        cut = chunk.rfind(b"\n")
+        cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))  # a progress bar's `\r` updates end lines too
         if cut >= 0:
             self.line_start = offset + cut + 1
         if offset + len(chunk) - self.line_start > MAX_LINE:
             raise FlopscopeError(
                 self.shown,
-                f"a line of more than {MAX_LINE >> 20} MiB from byte {self.line_start:,}{self.what} "
+                f"a line of more than {MAX_LINE / (1 << 20):g} MiB from byte {self.line_start:,}{self.what} "
                 "(no ncu output has one: junk, or not ncu text)",
                 _FIX,
             )

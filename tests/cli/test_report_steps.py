@@ -12,7 +12,7 @@ import pytest
 
 from ..helpers.cli import run_cli as flopscope
 from ..helpers.profile import one_error_line
-from ..helpers.steps import page_steps, two_step_page, write_timing
+from ..helpers.steps import module_rows, page_steps, two_step_page, write_timing
 
 # H100 SXM's dense TF32 tensor peak and the boost clock it is quoted at (NVIDIA H100 Tensor Core GPU
 # whitepaper, table 3): a run's datasheet ceiling is scaled to its measured clock.
@@ -117,3 +117,25 @@ def test_a_timing_file_that_is_no_regular_file_is_one_line(tmp_path):
     (tmp_path / "timing.json").mkdir()
     line = one_error_line(flopscope("report", page, "--by", "module"))
     assert f"{tmp_path / 'timing.json'}: not a regular file" in line
+
+
+@pytest.mark.parametrize("module", ["attn", "mlp"])
+def test_each_modules_mfu_over_its_kernel_time_and_its_part_of_the_steps_over_wall(steps_page, module):
+    page, walls = steps_page
+    out = flopscope("report", page, "--by", "module", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    nodes = [n for row in doc["rows"] for n in _walk(row) if n["name"] == module]
+    assert len(nodes) == 1
+    _, _, peak32, clock = page_steps(page)
+    seconds, fp32, tf32 = module_rows(page, module)
+    at_peak = fp32 / peak32 + tf32 / (H100_TF32 * clock / H100_BOOST_HZ)
+    assert nodes[0]["mfu_kernel"] == pytest.approx(at_peak / seconds, rel=1e-4)
+    wall = statistics.median([walls[2], walls[3]])
+    assert nodes[0]["mfu_wall"] == pytest.approx(at_peak / 3 / wall, rel=1e-4)  # the page holds 3 steps
+
+
+def _walk(row: dict):
+    yield row
+    for child in row["children"]:
+        yield from _walk(child)

@@ -220,3 +220,19 @@ def test_the_source_pages_unpacked_copy_takes_the_same_checks(tmp_path):
     expected = f"zero bytes where a block should start, at byte {len(report):,} of what it unpacks to"
     with pytest.raises(FlopscopeError, match=expected), plain_report(path):
         pass
+
+
+def test_a_progress_bars_updates_are_no_endless_line(tmp_path, monkeypatch):
+    """A program's progress bar (`\\r` updates, no line break) in ncu's console output ends lines as `\\n` does;
+    `a` with neither is refused, naming where the line starts."""
+    from flopscope.core.common.errors import FlopscopeError
+    from flopscope.core.readers import junk
+
+    monkeypatch.setattr(junk, "MAX_LINE", 1 << 16)
+    raw = _raw()
+    path = tmp_path / "console.csv"
+    path.write_bytes(b"".join(b"\r%3d%%|###  | step %d" % (k % 100, k) for k in range(20000)) + b"\n" + raw)
+    junk.refuse_junk_file(path, chunk_size=1 << 14)
+    path.write_bytes(raw + b"a" * (1 << 17))
+    with pytest.raises(FlopscopeError, match=f"a line of more than 0.0625 MiB from byte {len(raw):,} "):
+        junk.refuse_junk_file(path, chunk_size=1 << 14)

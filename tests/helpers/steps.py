@@ -73,3 +73,28 @@ def page_steps(page: Path) -> tuple[dict[int, float], dict[int, float], float, f
         total += seconds
     clock_hz = weighted / total
     return dict(time), dict(flop), 2 * float(rows[2][col[_FFMA_PEAK]].replace(",", "")) * clock_hz, clock_hz
+
+
+def module_rows(page: Path, module: str) -> tuple[float, float, float]:
+    """A module's launches on the page, by their NVTX cells alone: forward ones inside its push/pop range
+    (`<default domain>:attn:`), backward ones inside its start/end range (`backward/attn`, the capture's own
+    hooks). Their summed seconds, FP32 FLOPs (add + mul + 2 x fma) and TF32 tensor FLOPs (ops, one FLOP each)."""
+    with page.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    header, units = rows[0], rows[1]
+    col = {h: i for i, h in enumerate(header)}
+    push = next(i for i, h in enumerate(header) if "Push/Pop_Range" in h)
+    start = next(i for i, h in enumerate(header) if _START_STOP in h)
+    scale = SECONDS[units[col["gpu__time_duration.sum"]]]
+
+    def number(r: list[str], name: str) -> float:
+        return float(r[col[name]].replace(",", "") or 0)
+
+    seconds = fp32 = tf32 = 0.0
+    for r in rows[2:]:
+        if f"<default domain>:{module}:" in r[push] or f"<default domain>:backward/{module}:" in r[start]:
+            seconds += number(r, "gpu__time_duration.sum") * scale
+            ops = [number(r, f"smsp__sass_thread_inst_executed_op_f{op}_pred_on.sum") for op in ("add", "mul", "fma")]
+            fp32 += ops[0] + ops[1] + 2 * ops[2]
+            tf32 += number(r, "sm__ops_path_tensor_src_tf32_dst_fp32.sum")
+    return seconds, fp32, tf32

@@ -161,6 +161,11 @@ def _report_modules(args) -> int:
 
     report, tree = _module_tree(args)
     steps = load_steps(report)
+    if steps is not None and steps.median is not None:  # a timing file: each node's MFU beside its time
+        from ...core.analysis.module_model import steps_held
+        from ...core.analysis.step_mfu import with_node_mfu
+
+        tree = with_node_mfu(tree, steps, steps_held(report.kernels["nvtx"]))
     if args.json:
         doc = {"meta": json_ready(run_meta(report)), "rows": tree_json(tree)}
         if steps is not None:

@@ -39,6 +39,12 @@ MODEL_COLUMNS: list[tuple[str, str, Any, bool, int]] = [
     ("Model", "model_flop", fmt.si, True, 0),
     ("/Model", "flop_vs_model", fmt.ratio, True, 0),
 ]
+# With a timing file (profile --modules' timing run; core/analysis/step_mfu.py): each node's MFU over its
+# kernel time and its part of the median step's MFU over wall time. Only in the CLI's table and JSON.
+MFU_COLUMNS: list[tuple[str, str, Any, bool, int]] = [
+    ("MFU krn", "mfu_kernel", fmt.share, True, 7),
+    ("MFU wall", "mfu_wall", fmt.share, True, 7),
+]
 # What the tree's own columns hold (the canonical ones are described in core.table.DESCRIPTIONS).
 _TREE_DESCRIPTIONS = {
     "name": "the module (or NVTX range) name",
@@ -84,7 +90,7 @@ def modules_hint(meta: ReportMeta) -> str:
 def tree_table(tree: pd.DataFrame, width: int) -> tuple[TextTable, list[str]]:
     """One line a node, indented by depth under the root; `Own` is the time of its launches outside children;
     the model's FLOPs and measured / model where the tree has them."""
-    columns = COLUMNS + [c for c in MODEL_COLUMNS if c[1] in tree]
+    columns = COLUMNS + [c for c in (*MFU_COLUMNS, *MODEL_COLUMNS) if c[1] in tree]
     specs = [Spec(title, right, priority) for title, _, _, right, priority in columns]
     rows = []
     for node in tree.to_dict(orient="records"):
