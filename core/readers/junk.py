@@ -24,6 +24,9 @@ MAX_LINE = 64 << 20
 # One line filling half of this many 1 MiB chunks in a row: every ncu row carries its launch's ID, so no row
 # repeats; a program printing one line for 64 MiB is not a profile either.
 REPEATED_CHUNKS = 64
+# The longest block header of every real report here is 135 KB (its string table): junk read as a length prefix
+# is mostly far longer.
+MAX_HEADER = 16 << 20
 _U32 = struct.Struct("<I")
 _FIX = "pass the report itself: re-export or copy it again from the GPU host"
 
@@ -101,29 +104,27 @@ class TextWatch:
 
 class RepWatch:
     """An .ncu-rep's framing as it streams by ("NVR\\0", a length-prefixed FileHeader, then blocks: a
-    length-prefixed BlockHeader and PayloadSize bytes): a block that starts with zero bytes (padding) or whose
-    header does not parse (junk) is refused there, not after the whole stream is unpacked. Payloads are skipped
-    unread; only a block header is held, while it is incomplete."""
+    length-prefixed BlockHeader and PayloadSize bytes): a block that starts with zero bytes (padding), or whose
+    header is longer than MAX_HEADER or does not parse (junk), is refused there, not after the whole stream is
+    unpacked. Payloads are skipped unread; only a block header is held, while it is incomplete."""
 
     def __init__(self, shown: object, what: str = "") -> None:
         self.shown, self.what = shown, f" {what}" if what else ""
         self.next_at = len(MAGIC)  # where the next length prefix is
         self.held = bytearray()  # bytes from next_at on, while a header is incomplete
         self.in_blocks = False
-        self.off = False
 
     def feed(self, chunk: bytes, offset: int) -> None:
         end = offset + len(chunk)
-        if self.off or end <= self.next_at:
+        if end <= self.next_at:
             return
         self.held += chunk[max(0, self.next_at - offset) :]
-        while not self.off and len(self.held) >= 4:
+        while len(self.held) >= 4:
             (size,) = _U32.unpack_from(self.held, 0)
             if self.in_blocks and size == 0:
                 raise self._refused(f"zero bytes where a block should start, at byte {self.next_at:,}{self.what}")
-            if size > MAX_LINE:  # a header this long is damage the reader words; not worth holding here
-                self.off = True
-                return
+            if size > MAX_HEADER:
+                raise self._refused(f"a header {size:,} bytes long at byte {self.next_at:,}{self.what}")
             if len(self.held) < 4 + size:
                 return
             step = 4 + size + (self._payload(bytes(self.held[4 : 4 + size])) if self.in_blocks else 0)

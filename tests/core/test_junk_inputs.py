@@ -236,3 +236,16 @@ def test_a_progress_bars_updates_are_no_endless_line(tmp_path, monkeypatch):
     path.write_bytes(raw + b"a" * (1 << 17))
     with pytest.raises(FlopscopeError, match=f"a line of more than 0.0625 MiB from byte {len(raw):,} "):
         junk.refuse_junk_file(path, chunk_size=1 << 14)
+
+
+def test_a_compressed_report_followed_by_repeated_junk_is_refused_at_the_reports_end(tmp_path):
+    """Junk that is not zeros (a pattern repeated: it compresses as well) read as the next block's length prefix:
+    far longer than any block header ncu writes. Before: unpacked up to the cap."""
+    report = lzma.decompress(REPORT.read_bytes())
+    path = tmp_path / "junk.ncu-rep.xz"
+    path.write_bytes(lzma.compress(report + b"ABCD" * (16 * MIB), preset=1))
+    size = int.from_bytes(b"ABCD", "little")
+    _one_line(
+        *run_in_process("report", path, "--no-cache"),
+        f"a header {size:,} bytes long at byte {len(report):,} of what it unpacks to",
+    )
