@@ -4,11 +4,8 @@ NVIDIA's own CLI prints for the same launch (`ncu --import FILE --page source --
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
-import subprocess
 
 import pytest
 from flopscope.core.readers.ncu_rep_source import read_source
@@ -16,37 +13,10 @@ from flopscope.core.readers.ncu_rep_source import read_source
 from ..conftest import FIXTURES, fixture_path
 from ..helpers.accounting import report_actions, samples_by_address
 from ..helpers.cli import run_cli
+from ..helpers.ncu_source import cell, count, first_launch_page
 
 FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep")) if FIXTURES.is_dir() else []
 CUB = "h100pcie_ee384_cub_agents_full.ncu-rep"
-
-
-def first_launch_page(real_ncu, path) -> dict[int, dict[str, str]]:
-    """ncu's source page of the report's first launch, by address. ncu 2024.1 prints the source page of every
-    launch, several blocks (one per function) each under its "Kernel Name" line, and ignores --launch-skip
-    there: the first launch's blocks are those before an address comes round again."""
-    out = subprocess.run(
-        [*real_ncu, "--import", str(path), "--page", "source", "--csv", "--print-source", "sass"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    blocks = [b for b in out.stdout.split('"Kernel Name",') if '"Address"' in b]
-    rows: dict[int, dict[str, str]] = {}
-    for block in blocks:
-        body = block[block.index('"Address"') :]
-        page = {int(r["Address"], 16): r for r in csv.DictReader(io.StringIO(body))}
-        if set(page) & set(rows):
-            break
-        rows |= page
-    return rows
-
-
-def cell(row: dict[str, str], which: str) -> str:
-    return row.get(f"Warp Stall Sampling ({which} Samples)", row.get(f"Warp Stall Sampling ({which} Cycles)", ""))
-
-
-def count(cell: str) -> int:
-    return int(cell.replace(",", "")) if cell not in ("", "-") else 0
 
 
 @pytest.mark.parametrize("name", FULL)

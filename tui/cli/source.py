@@ -11,13 +11,28 @@ from rich.text import Text
 from ...core import FlopscopeError
 from ...core.common import display_text
 from ...core.readers.ncu_rep_source import COLLECT, SourcePage, read_source
+from ...core.readers.source_cuda import by_cuda_line, file_lines, hottest_cuda
 from ...core.report import Report
 from ..presentation import format as fmt
-from ..presentation.source_page import COLUMNS, line_cells, line_record, row_source
+from ..presentation.source_page import (
+    CUDA,
+    CUDA_COLUMNS,
+    cuda_cells,
+    cuda_record,
+    line_cells,
+    line_record,
+    page_columns,
+    row_source,
+)
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden
 
 TOP = 20  # lines printed unless --top says otherwise
-SPECS = [Spec(title, numeric=title not in ("Top stall", "SASS", "Source")) for title in COLUMNS]
+TEXT = ("Top stall", "SASS", "Source", CUDA)
+
+
+def _specs(titles: tuple[str, ...]) -> list[Spec]:
+    # The CUDA text beside the SASS drops first on a narrow terminal: the by-line table below shows it.
+    return [Spec(t, numeric=t not in TEXT, priority=1 if t == CUDA and "SASS" in titles else 0) for t in titles]
 
 
 def print_source(report: Report, which: str, top: int | None, as_json: bool) -> int:
@@ -28,9 +43,11 @@ def print_source(report: Report, which: str, top: int | None, as_json: bool) -> 
             f"pass the .ncu-rep itself; {COLLECT}",
         )
     page, launch = _page(report, which)
+    files = file_lines(page) if page.files else None
     if as_json:
         doc = {"launch_id": page.launch_id, "launch": launch, "kernel": page.kernel, "samples": page.samples}
-        doc |= {"reason": page.reason or None, "lines": [line_record(line) for line in page.hottest(top)]}
+        doc |= {"reason": page.reason or None, "lines": [line_record(line, files) for line in page.hottest(top)]}
+        doc["cuda_lines"] = [cuda_record(c) for c in hottest_cuda(by_cuda_line(page), top)]
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")
         return 0
@@ -46,10 +63,25 @@ def print_source(report: Report, which: str, top: int | None, as_json: bool) -> 
             f"{fmt.integer(len(shown))} hottest:"
         )
     )
-    table, hidden = fitted_table(SPECS, [line_cells(line, page.samples) for line in shown], out.width, flex=3)
+    cells = [line_cells(line, page.samples, files) for line in shown]
+    table, hidden = fitted_table(_specs(page_columns(page)), cells, out.width, flex=3)
     out.print(table)
     print_hidden(out, hidden)
+    _print_cuda_lines(out, page, top or TOP)
     return 0
+
+
+def _print_cuda_lines(out, page: SourcePage, top: int) -> None:
+    """The hottest CUDA lines, each its SASS lines summed, where the report resolves lines (`-lineinfo`)."""
+    lines = by_cuda_line(page)
+    if not lines:
+        return
+    shown = hottest_cuda(lines, top)
+    out.print(Text(f"By CUDA line ({fmt.integer(len(lines))} lines), the {fmt.integer(len(shown))} hottest:"))
+    cells = [cuda_cells(line, page.samples) for line in shown]
+    table, hidden = fitted_table(_specs(CUDA_COLUMNS), cells, out.width, flex=3)
+    out.print(table)
+    print_hidden(out, hidden)
 
 
 def _page(report: Report, which: str) -> tuple[SourcePage, str]:
