@@ -70,3 +70,19 @@ async def test_speed_of_light_is_drawn_as_bars_of_its_percentages():
         bar = line.split("%", 1)[1].strip()
         cells = sum(1 if ch == "█" else 0.5 for ch in bar if ch in "█▏▎▍▌▋▊▉")  # a whole cell, or part of one
         assert abs(cells - row[column] / 100 * 20) <= 1, (line, row[column])  # 20 cells: 100%
+
+
+async def test_the_instruction_mix_panel_shows_each_kind_and_the_busiest_pipe():
+    """The T4 matrix add (FP32 FLOPs only) on the Kernel screen: its Instruction mix panel, folded open, says
+    its warp instructions, the global loads' share of them, and that LSU is its busiest pipe."""
+    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    row = report.group("name").iloc[0]
+    app = make_app(report)
+    async with app.run_test(size=(80, 80)) as pilot:
+        screen = await open_kernel(pilot, app)
+        titles = [str(c.title) for c in screen.query(Collapsible)]
+        assert "Instruction mix" in titles and "Pipe utilisation" in titles
+        lines = [" ".join(line.split()) for line in screen_lines(app)]
+    share = f"{100 * row['inst_global_ld'] / row['inst_executed']:.1f}%"
+    assert any(line.startswith("Global loads") and share in line for line in lines), share
+    assert any(line.startswith("Busiest pipe LSU pipe") for line in lines)
