@@ -34,6 +34,9 @@ class StepFigures:
     kernel_s: float  # NaN where ncu profiled no launch under it
     flop: dict[str, float]  # per precision (ceiling name) with FLOPs
     at_peak_s: float  # Σ FLOPs_p / peak_p: NaN where a precision with FLOPs has no peak
+    # Some launch's total FLOPs (or time) unknown: FLOPs, at_peak_s (or kernel_s) are the known part, a lower bound
+    flop_partial: bool = False
+    time_partial: bool = False
 
     @property
     def flop_total(self) -> float:
@@ -74,12 +77,22 @@ def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
         return None
     peaks = _peaks(report)
     kernel_s = in_step["duration_s"].groupby(keys).sum(min_count=1)
+    flop_partial = in_step["flop"].isna().groupby(keys).any()
+    time_partial = in_step["duration_s"].isna().groupby(keys).any()
     flops = {name: in_step[col].groupby(keys).sum(min_count=1) for name, col, _ in PRECISIONS if col in in_step}
     steps = []
     for n in numbers:
         flop = {name: float(f[n]) for name, f in flops.items() if n in f.index and f[n] > 0}
         steps.append(
-            StepFigures(n, walls.get(n, math.nan), float(kernel_s.get(n, math.nan)), flop, _at_peak(flop, peaks))
+            StepFigures(
+                n,
+                walls.get(n, math.nan),
+                float(kernel_s.get(n, math.nan)),
+                flop,
+                _at_peak(flop, peaks),
+                bool(flop_partial.get(n, False)),
+                bool(time_partial.get(n, False)),
+            )
         )
     median_of = _median_steps(steps)
     return StepMfu(steps, _median(steps, median_of), median_of, peaks, str(times.path) if times else "")
@@ -145,6 +158,8 @@ def _median(steps: list[StepFigures], chosen: list[int]) -> StepFigures | None:
         _median_of([s.kernel_s for s in rows]),
         {name: _median_of([s.flop.get(name, 0.0) for s in rows]) for name in names},
         _median_of([s.at_peak_s for s in rows]),
+        any(s.flop_partial for s in rows),
+        any(s.time_partial for s in rows),
     )
 
 
@@ -172,4 +187,6 @@ def figures_json(s: StepFigures) -> dict[str, object]:
         "flop_by_precision": s.flop,
         "mfu_wall": num(s.mfu_wall),
         "mfu_kernel": num(s.mfu_kernel),
+        "flop_lower_bound": s.flop_partial,  # FLOPs and MFU count only the launches whose FLOPs are known
+        "kernel_time_lower_bound": s.time_partial,  # a launch without a time (not profiled)
     }

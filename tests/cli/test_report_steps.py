@@ -12,7 +12,7 @@ import pytest
 
 from ..helpers.cli import run_cli as flopscope
 from ..helpers.profile import one_error_line
-from ..helpers.steps import module_rows, page_steps, two_step_page, write_timing
+from ..helpers.steps import module_rows, page_steps, two_step_page, without_cell, write_timing
 
 # H100 SXM's dense TF32 tensor peak and the boost clock it is quoted at (NVIDIA H100 Tensor Core GPU
 # whitepaper, table 3): a run's datasheet ceiling is scaled to its measured clock.
@@ -139,3 +139,43 @@ def _walk(row: dict):
     yield row
     for child in row["children"]:
         yield from _walk(child)
+
+
+def test_a_step_with_a_launch_of_unknown_flops_reads_as_at_least(steps_page):
+    """A step whose launch lacks an FP32 counter: its FLOPs and MFU are the known part, flagged, printed `≥`."""
+    page, _ = steps_page
+    fp32 = page_steps(page)[1]
+    add = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"
+    launch, lost = next(
+        (n, fp32_of) for n in range(81, 162) if (fp32_of := _launch_fp32(page, n)) > 0 and not _tensor(page, n)
+    )  # a launch of step 2 with FP32 work and no tensor work
+    without_cell(page, launch, add)
+    doc = json.loads(flopscope("report", page, "--by", "module", "--json").stdout)["steps"]
+    two = doc["steps"][1]
+    assert two["flop_lower_bound"] and not doc["steps"][0]["flop_lower_bound"]
+    assert two["flop_by_precision"]["fp32"] == pytest.approx(fp32[2] - lost, rel=1e-9)
+    assert doc["median"]["flop_lower_bound"]  # steps 2 and 3
+    out = flopscope("report", page, "--by", "module", "--depth", "0", columns=160)
+    row = next(line for line in out.stdout.splitlines() if line.split()[:1] == ["2"])
+    assert row.count("≥") == 3  # FLOP, MFU wall, MFU kernel
+
+
+def _launch_fp32(page, launch: int) -> float:
+    import csv
+
+    with page.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    col = {h: i for i, h in enumerate(rows[0])}
+    row = next(r for r in rows[2:] if r[0] == str(launch))
+    ops = [float(row[col[f"smsp__sass_thread_inst_executed_op_f{op}_pred_on.sum"]].replace(",", "") or 0)
+           for op in ("add", "mul", "fma")]  # fmt: skip
+    return ops[0] + ops[1] + 2 * ops[2]
+
+
+def _tensor(page, launch: int) -> bool:
+    import csv
+
+    with page.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    at = rows[0].index("sm__ops_path_tensor_src_tf32_dst_fp32.sum")
+    return float(next(r for r in rows[2:] if r[0] == str(launch))[at].replace(",", "") or 0) > 0

@@ -98,3 +98,15 @@ def module_rows(page: Path, module: str) -> tuple[float, float, float]:
             fp32 += ops[0] + ops[1] + 2 * ops[2]
             tf32 += number(r, "sm__ops_path_tensor_src_tf32_dst_fp32.sum")
     return seconds, fp32, tf32
+
+
+def without_cell(page: Path, launch: int, metric: str) -> float:
+    """Empty one launch's METRIC cell on the page (a counter ncu did not collect for it); the value it held."""
+    with page.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    at = rows[0].index(metric)
+    row = next(r for r in rows[2:] if r[0] == str(launch))
+    value, row[at] = float(row[at].replace(",", "") or 0), ""
+    with page.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    return value

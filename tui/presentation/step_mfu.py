@@ -18,15 +18,28 @@ if TYPE_CHECKING:
     from .tables import TextTable
 
 # (title, how a step's cell reads, drop priority: higher drops first; 0 never)
+# A known part of an unknown total reads `≥` (`≤` for the idle share it leaves an upper bound of); MFU over kernel
+# time is `≥` or `≤` where one of its parts is short, unknown (empty) where both are.
 COLUMNS: list[tuple[str, Any, int]] = [
     ("Step", lambda s: "median" if s.step is None else str(s.step), 0),
     ("Wall", lambda s: fmt.seconds(s.wall_s), 0),
-    ("Kernel", lambda s: fmt.seconds(s.kernel_s), 0),
-    ("Idle", lambda s: fmt.share(s.idle_share), 0),
-    ("FLOP", lambda s: fmt.si(s.flop_total), 2),
-    ("MFU wall", lambda s: fmt.share(s.mfu_wall), 0),
-    ("MFU kernel", lambda s: fmt.share(s.mfu_kernel), 1),
+    ("Kernel", lambda s: fmt.at_least(fmt.seconds(s.kernel_s), s.time_partial), 0),
+    ("Idle", lambda s: _at_most(fmt.share(s.idle_share), s.time_partial), 0),
+    ("FLOP", lambda s: fmt.at_least(fmt.si(s.flop_total), s.flop_partial), 2),
+    ("MFU wall", lambda s: fmt.at_least(fmt.share(s.mfu_wall), s.flop_partial), 0),
+    ("MFU kernel", lambda s: "" if s.time_partial and s.flop_partial else _mfu_kernel(s), 1),
 ]
+
+
+def _at_most(shown: str, upper_bound: bool) -> str:
+    return f"≤ {shown}" if shown and upper_bound else shown
+
+
+def _mfu_kernel(s: StepFigures) -> str:
+    shown = fmt.share(s.mfu_kernel)
+    return fmt.at_least(shown, s.flop_partial) if not s.time_partial else _at_most(shown, True)
+
+
 KERNEL_SOURCE = (
     "kernel time: ncu's, the profiled launches under the step's range, each measured alone (ncu serialises them)"
 )
@@ -123,10 +136,10 @@ def header_line(s: StepMfu) -> str:
     if row is None:
         return f"{len(s.steps)} step(s); {wall_source(s)}"
     label = f"median of {len(s.median_of)}" if s.median else f"step {row.step}"
+    cell = {title: render(row) or "unknown" for title, render, _ in COLUMNS}
     return (
-        f"Step ({label}): wall {fmt.seconds(row.wall_s) or 'unknown'} (timing run, no ncu)"
-        f" · kernel {fmt.seconds(row.kernel_s) or 'unknown'} (ncu) · idle {fmt.share(row.idle_share) or 'unknown'}"
-        f" · MFU {fmt.share(row.mfu_wall) or 'unknown'} of wall, {fmt.share(row.mfu_kernel) or 'unknown'} of kernel"
+        f"Step ({label}): wall {cell['Wall']} (timing run, no ncu) · kernel {cell['Kernel']} (ncu) · idle "
+        f"{cell['Idle']} · MFU {cell['MFU wall']} of wall, {cell['MFU kernel']} of kernel"
     )
 
 
