@@ -1,6 +1,7 @@
-"""Which ncu sections fill each panel of the Kernel screen beyond the roofline, as data: the "not collected"
-hints name them, and tests/cli/test_full_set_panels.py checks that ncu's `full` set (what `flopscope profile
---metrics full` asks for) lists every one, and that a `--metrics full` capture fills every panel."""
+"""Which ncu sections fill each panel of the Kernel screen beyond the roofline, as data: the Not collected panel
+of a report profiled with fewer sections (`--set basic`) names them, and tests/cli/test_full_set_panels.py
+checks that ncu's `full` set (what `flopscope profile --metrics full` asks for) lists every one, and that a
+`--metrics full` capture fills every panel."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ PANEL_SECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def collect_hint(panel: str) -> str:
-    """`not collected: ncu --section A --section B (all in --set full; flopscope profile --metrics full)`."""
-    sections = " ".join(f"--section {s}" for s in PANEL_SECTIONS[panel])
-    return f"not collected: ncu {sections} (all in --set full; flopscope profile --metrics full)"
+# Where a report lacks a panel: one ncu option that collects them all.
+EVERY_PANEL = "ncu --set full (flopscope profile --metrics full) collects them all"
+
+
+def section_options(panel: str) -> str:
+    """`ncu --section A --section B`: the ncu options that collect `panel`."""
+    return "ncu " + " ".join(f"--section {s}" for s in PANEL_SECTIONS[panel])

@@ -15,7 +15,7 @@ import pytest
 from flopscope.core import read_report
 from flopscope.core.ncu.metrics import INSTRUCTION_MIX, ISSUE, PIPES
 from flopscope.tui.presentation import format as fmt
-from flopscope.tui.presentation.kernel_sections import INSTRUCTION_MIX_NEEDS, sections
+from flopscope.tui.presentation.kernel_sections import sections
 
 from ..conftest import FIXTURES, fixture_path
 from ..helpers.accounting import counter, report_actions
@@ -168,6 +168,10 @@ def test_a_group_sums_its_launches_counts():
 
 def test_a_basic_report_says_what_collects_the_instruction_mix():
     report = read_report(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))
-    panel = dict(sections(report.group("name").iloc[0]))["Instruction mix"]
-    assert panel == [("Instructions", INSTRUCTION_MIX_NEEDS)]
-    assert "--section InstructionStats" in INSTRUCTION_MIX_NEEDS and "--set full" in INSTRUCTION_MIX_NEEDS
+    panels = dict(sections(report.group("name").iloc[0]))
+    assert "Instruction mix" not in panels
+    missing = dict(panels["Not collected"])
+    assert missing["Instruction mix"] == (
+        "ncu --section InstructionStats --section ComputeWorkloadAnalysis --section SourceCounters"
+    )
+    assert "--set full" in missing[""]

@@ -14,7 +14,7 @@ from rich.text import Text
 from ...core import FMA_CONVENTION
 from ...core.common import display_text, find_gpu, is_missing
 from ...core.ncu import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
-from ...core.ncu.panel_sections import collect_hint
+from ...core.ncu.panel_sections import EVERY_PANEL, PANEL_SECTIONS, section_options
 from ...core.ncu.stalls import STALL_COLUMNS
 from ...core.table import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES, Ceiling, collecting
 from . import format as fmt
@@ -171,8 +171,6 @@ _INSTRUCTION_KINDS = [
     ("Local stores", "inst_local_st"),
     ("Branches", "inst_branch"),
 ]
-# What collects the instruction mix, said where a measured report lacks it (a `--set basic` report).
-INSTRUCTION_MIX_NEEDS = collect_hint("Instruction mix")
 
 
 def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -214,18 +212,30 @@ def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     stalls = warp_stalls(row)
     if stalls:
         out.append(("Warp stalls, cycles per issued instruction", per + stalls))
+    missing = not_collected(row, {title for title, _ in out})
+    if missing:
+        out.append(("Not collected", missing))
     return out
+
+
+def not_collected(row: pd.Series, shown: set[str]) -> list[tuple[str, str]]:
+    """For a row profiled with some of ncu's sections but not all the panels need (`--set basic`): each panel
+    it lacks and the ncu options that collect it. A row profiled with metrics alone (flopscope's roofline set)
+    has the ncu rules panel's advice instead, and the Source page (`v`) says its own."""
+    if not (_measured(row) and row_value(row, "sol_sm_pct") is not None):
+        return []
+    # Each panel by its title's first words (`Warp stalls`), its options beside it.
+    lacking = [(p.split(",")[0], section_options(p)) for p in PANEL_SECTIONS if p not in shown and p != "Source"]
+    return [*lacking, ("", EVERY_PANEL)] if lacking else []
 
 
 def instruction_mix(row: pd.Series) -> list[tuple[str, str]]:
     """Warp instructions executed and each kind's count and share of them as a bar (the rest: arithmetic, moves,
     conversions), the FLOPs counted beside, and the busiest pipe: an "FP32" kernel whose LSU pipe is the busiest
-    waits on its loads, not its math. A row profiled with ncu's sections but not these (`--set basic`) says
-    what collects them; one profiled with metrics alone has the ncu rules panel's advice instead."""
+    waits on its loads, not its math."""
     executed = _number(row, "inst_executed")
     if executed is None:
-        with_sections = _measured(row) and row_value(row, "sol_sm_pct") is not None
-        return [("Instructions", INSTRUCTION_MIX_NEEDS)] if with_sections else []
+        return []
     ipc = _number(row, "ipc_active")
     out = [("Executed", f"{fmt.si(executed)} warp instructions" + (f", IPC {fmt.ratio(ipc)}" if ipc else ""))]
     known = 0.0
