@@ -68,14 +68,20 @@ def runs_app(
 
 
 def sweep_app(
-    lines: list[Slice], title: str, tolerance: float = 0.05, judged: str | None = None, *, keymap: Keymap = None
+    lines: list[Slice],
+    title: str,
+    tolerance: float = 0.05,
+    judged: str | None = None,
+    *,
+    keymap: Keymap = None,
+    history: FilterHistory | None = None,
 ) -> FlopscopeApp:
     """The Sweep screen on a sweep's lines (at least one point). `tolerance` is `flopscope sweep --tolerance`
     (allowed drift of FLOP/param); `judged`: the --gpu whose ceilings judge the points, named in the header."""
     from .screens.sweep import SweepScreen
 
     first = SweepScreen(lines, title, tolerance, judged=judged)
-    return FlopscopeApp(first, path=title, report=lines[0].points[0][1], keymap=keymap)
+    return FlopscopeApp(first, path=title, report=lines[0].points[0][1], keymap=keymap, history=history)
 
 
 def run_kernels(
@@ -118,21 +124,21 @@ def run_sweep(lines: list[Slice], title: str, tolerance: float = 0.05, judged: s
     if not lines or not lines[0].points:
         say(f"flopscope: sweep {title}: no points to show")
         return 2
-    app = sweep_app(lines, title, tolerance, judged, keymap=load_keymap())
-    app.history = FilterHistory(history_path())  # the filters given before: `up` in the points' filter
-    app.recent_filters = app.history.entries
+    app = sweep_app(lines, title, tolerance, judged, keymap=load_keymap(), history=FilterHistory(history_path()))
     app.columns = load_columns()  # for the Kernels screen of a point opened from it
     return run_app(app)
 
 
-def live_sweep_app(live: LiveSweepScreen, *, keymap: Keymap = None) -> FlopscopeApp:
+def live_sweep_app(
+    live: LiveSweepScreen, *, keymap: Keymap = None, history: FilterHistory | None = None
+) -> FlopscopeApp:
     """A sweep being profiled: its points' states, then the Sweep screen on what was stored."""
-    return FlopscopeApp(live, path=live.title_text, keymap=keymap)
+    return FlopscopeApp(live, path=live.title_text, keymap=keymap, history=history)
 
 
 def run_live_sweep(live: LiveSweepScreen) -> int:
     """`flopscope sweep` profiling in a terminal; 130 when stopped, 2 when nothing was stored."""
-    return run_app(live_sweep_app(live, keymap=load_keymap()))
+    return run_app(live_sweep_app(live, keymap=load_keymap(), history=FilterHistory(history_path())))
 
 
 def run_screen(screen: Screen) -> int:
