@@ -9,7 +9,7 @@ Prints a table of outcomes by input format x command (ok: exit 0 with a sane tab
 line naming the file; traceback; broke another rule; hang; crash), the worst time and the worst peak memory
 over the forked process's start, against the input's useful size (its bytes once decompressed).
 
-    python benchmarks/fuzz_long.py [--cases 10000] [--seed 0] [--workers 2] [--timeout 60] [--max-size 1000000]
+    python benchmarks/fuzz_long.py [--cases 10000] [--first 0] [--seed 0] [--workers 2] [--timeout 60] [--max-size BYTES]
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def main() -> int:
     os.environ.update(FLOPSCOPE_HOME=str(tmp / "home"), FLOPSCOPE_FIFO_WAIT="0.3", NO_COLOR="1")
     _warm_up(tmp)
     baseline = _baseline_rss()
-    cases = [int(i) for i in args.only.split(",")] if args.only else range(args.cases)
+    cases = [int(i) for i in args.only.split(",")] if args.only else range(args.first, args.first + args.cases)
     start = time.monotonic()
     results = _run_all(cases, args, tmp, baseline)
     total = time.monotonic() - start
@@ -64,6 +64,7 @@ def main() -> int:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--first", type=int, default=0, help="index of the first case (a run continued)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default=None, help="replay these cases of the seed (comma-separated indexes)")
     parser.add_argument("--workers", type=int, default=2, help="cases run at once, each in its own process")
