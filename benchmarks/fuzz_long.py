@@ -9,7 +9,7 @@ Prints a table of outcomes by input format x command (ok: exit 0 with a sane tab
 line naming the file; traceback; broke another rule; hang; crash), the worst time and the worst peak memory
 over the forked process's start, against the input's useful size (its bytes once decompressed).
 
-    python benchmarks/fuzz_long.py [--cases 10000] [--first 0] [--seed 0] [--workers 2] [--timeout 60] [--max-size BYTES]
+    python benchmarks/fuzz_long.py [--cases 10000] [--first 0] [--seed 0] [--workers 2] [--timeout 60] [--max-size B]
 """
 
 from __future__ import annotations
