@@ -44,6 +44,8 @@ KEPT = Path(tempfile.gettempdir()) / "flopscope-fuzz-kept"  # inputs of the case
 
 def main() -> int:
     args = _arguments()
+    if args.table:
+        return _table_of(args.table)
     sources = [s for s in fuzz_cases.SOURCES if len(fuzz_cases._plain_bytes(s)) <= args.max_size]
     if not sources:
         sys.exit("no fixtures: ../shared/fixtures/ncu is missing")
@@ -57,7 +59,9 @@ def main() -> int:
     results = _run_all(cases, args, tmp, baseline)
     total = time.monotonic() - start
     shutil.rmtree(tmp, ignore_errors=True)
-    _print_table(results, args, total, baseline, sources)
+    print(f"cases: {len(results)} in {total:.0f} s on {args.workers} workers (seed {args.seed}); {_counts(results)}")
+    print(f"sources: {len(sources)} real fixtures of at most {args.max_size:,} bytes decompressed")
+    _print_table(results)
     return 0 if all(r["outcome"] in ("ok", "refused") for r in results) else 1
 
 
@@ -71,6 +75,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--timeout", type=int, default=60, help="seconds one case may take: past it, a hang")
     parser.add_argument("--max-size", type=int, default=1_000_000, help="skip fixtures larger (decompressed)")
     parser.add_argument("--results", type=Path, default=None, help="also append each case's result here (JSON lines)")
+    parser.add_argument("--table", type=Path, nargs="+", help="run nothing: the table of these --results files")
     return parser.parse_args()
 
 
@@ -125,6 +130,7 @@ def _run_all(cases, args, tmp: Path, baseline: float) -> list[dict]:
         index, began, folder = running.pop(pid)
         result = _result(index, folder, os.waitstatus_to_exitcode(status), time.monotonic() - began)
         result["growth_mb"] = max(0.0, usage.ru_maxrss / 1024 - baseline)
+        result["baseline_mb"] = baseline
         results.append(result)
         if args.results:
             with args.results.open("a") as out:
@@ -254,6 +260,10 @@ def _keep(result: dict, folder: Path, log: Path, seed: int) -> None:
         out.write(result["why"] + result["stderr"] + "\n")
 
 
+def _baseline(result: dict) -> str:
+    return f" ({result['baseline_mb']:.0f} MB)" if "baseline_mb" in result else ""
+
+
 def _counts(results: list[dict]) -> str:
     counts = collections.Counter(r["outcome"] for r in results)
     return ", ".join(f"{k} {counts[k]}" for k in OUTCOMES if counts[k])
@@ -263,9 +273,20 @@ def _short(r: dict) -> str:
     return f"{r.get('source')} {r.get('kind')}/{r.get('wrap')} via {r.get('command')}"
 
 
-def _print_table(results: list[dict], args, total: float, baseline: float, sources: list[Path]) -> None:
-    print(f"cases: {len(results)} in {total:.0f} s on {args.workers} workers (seed {args.seed}); {_counts(results)}")
-    print(f"sources: {len(sources)} real fixtures of at most {args.max_size:,} bytes decompressed")
+def _table_of(files: list[Path]) -> int:
+    """The table of runs' --results files (a run and its continuation): a case's last result counts."""
+    by_case = {}
+    for path in files:
+        for line in path.read_text().splitlines():
+            result = json.loads(line)
+            by_case[result["index"]] = result
+    results = [by_case[k] for k in sorted(by_case)]
+    print(f"cases: {len(results)} (indexes {results[0]['index']} to {results[-1]['index']}); {_counts(results)}")
+    _print_table(results)
+    return 0 if all(r["outcome"] in ("ok", "refused") for r in results) else 1
+
+
+def _print_table(results: list[dict]) -> None:
     print()
     print("| format | command | cases | ok | refused | traceback | rule | hang | crash | worst s | worst MB |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -278,13 +299,17 @@ def _print_table(results: list[dict], args, total: float, baseline: float, sourc
         worst_mb = max(r["growth_mb"] for r in rs)
         counts = " | ".join(str(n[k]) for k in OUTCOMES)
         print(f"| {fmt} | {command} | {len(rs)} | {counts} | {worst_s:.1f} | {worst_mb:.0f} |")
+    n = collections.Counter(r["outcome"] for r in results)
+    worst_s, worst_mb = max(r["seconds"] for r in results), max(r["growth_mb"] for r in results)
+    counts = " | ".join(str(n[k]) for k in OUTCOMES)
+    print(f"| **all** | | {len(results)} | {counts} | {worst_s:.1f} | {worst_mb:.0f} |")
     print()
     slow = max(results, key=lambda r: r["seconds"])
     print(f"worst time: {slow['seconds']:.1f} s (case {slow['index']}: {_short(slow)})")
     big = max(results, key=lambda r: r["growth_mb"])
     largest = max(r["useful_bytes"] for r in results) / 1e6
     print(
-        f"worst peak memory over a forked case's start ({baseline:.0f} MB): {big['growth_mb']:.0f} MB (case "
+        f"worst peak memory over a forked case's start{_baseline(big)}: {big['growth_mb']:.0f} MB (case "
         f"{big['index']}: {_short(big)}, useful size {big['useful_bytes'] / 1e6:.2f} MB); largest input's useful "
         f"size {largest:.2f} MB, 4x that {4 * largest:.1f} MB"
     )
