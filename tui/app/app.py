@@ -77,7 +77,7 @@ class FlopscopeApp(SafeNotify, App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
-        Binding("colon,ctrl+p", "command_palette", "Commands", key_display=":", show=False, id="app.commands"),
+        Binding("colon,ctrl+p", "command_palette", "Commands", show=False, id="app.commands"),  # help: `:, ^p`
         Binding("ctrl+s", "picture", "Save picture", show=False, id="app.picture"),
     ]
 
