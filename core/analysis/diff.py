@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from ..report.report import Report
-from ..table.module_tree import ROOT, tree_order
+from ..table.module_tree import ROOT, display_path, path_names, tree_order
 from ..table.names import distinct_short_names
 
 COMPARED = ["count", "duration_s", "flop", "dram_bytes", "flop_per_s", "pct_of_peak", "pct_of_roof"]
@@ -50,8 +50,8 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
         short = distinct_short_names(fulls)
         out["kernel"] = [short[f] for f in fulls]
     elif by == MODULE:
-        out["kernel"] = [f or ROOT for f in fulls]
-        out["depth"] = [f.count("/") + 1 if f else 0 for f in fulls]
+        out["kernel"] = [display_path(f) or ROOT for f in fulls]
+        out["depth"] = [len(path_names(f)) for f in fulls]
     else:
         out["kernel"] = fulls
     absent_a, absent_b = ~out.index.isin(ga.index), ~out.index.isin(gb.index)

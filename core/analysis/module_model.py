@@ -16,13 +16,14 @@ import numpy as np
 import pandas as pd
 
 from ..table.module_tree import ROOT, placements
+from ..table.nvtx import stacks_of
 from .model_flops import ModelFlops
 from .reconciliation import module_names
 
 
-def steps_held(nvtx: pd.Series) -> int:
+def steps_held(kernels: pd.DataFrame) -> int:
     """How many training steps the launches hold (see the module docstring)."""
-    codes, placed = placements(nvtx)
+    codes, placed = placements(stacks_of(kernels))
     used = np.unique(codes) if len(codes) else np.array([], dtype=int)
     steps = {placed[c].step for c in used if placed[c].step is not None and not placed[c].backward and placed[c].node}
     return len(steps) or 1

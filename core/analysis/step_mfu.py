@@ -24,6 +24,7 @@ import pandas as pd
 from ..report.report import Report
 from ..store.step_times import StepTimes
 from ..table.module_tree import placements
+from ..table.nvtx import stacks_of
 from ..table.roofline import PRECISIONS
 
 
@@ -67,7 +68,7 @@ class StepMfu:
 def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
     """Each step's figures (None when no launch ran under a `step N` range and there are no step times)."""
     kernels = report.kernels
-    codes, placed = placements(kernels["nvtx"])
+    codes, placed = placements(stacks_of(kernels))
     step_of = np.array([np.nan if p.step is None else p.step for p in placed], dtype=float)[codes]
     in_step = kernels[~np.isnan(step_of)]
     keys = step_of[~np.isnan(step_of)].astype(int)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..common.errors import FlopscopeError, path_error
-from ..table.columns import CANONICAL, FMA_CONVENTION
+from ..table.columns import CANONICAL, FMA_CONVENTION, NOT_WRITTEN
 from .cells import arrow_safe, json_ready, nested_as_json, whole_integers
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def write_table(
     out = Path(out)
     kind = check_target(out)
     directory = out.parent if str(out.parent) else Path(".")
-    df = whole_integers(df)
+    df = whole_integers(df.drop(columns=[c for c in NOT_WRITTEN if c in df]))
     try:
         fd, tmp = _new_temp(directory, out.name)
     except OSError as exc:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..common.errors import FlopscopeError
+from ..common.nvtx_stack import DEFAULT_DOMAINS, encode_stack
 
 # ncu's CSV identity headers mapped to canonical identity columns.
 IDENTITY_HEADERS = {
@@ -23,8 +24,6 @@ IDENTITY_HEADERS = {
 _NVTX_HEADER = re.compile(r"(Push/Pop_Range|Start/Stop_Range)")
 _THREAD = re.compile(r'^\s*"?\s*\d+\s+')
 _QUOTED = re.compile(r'"([^"]*)"')
-# How ncu names the NVTX domain of ranges pushed without one: labels leave it out, as the app's user wrote none.
-DEFAULT_DOMAINS = ("", "<default domain>", "<default>")
 
 
 @dataclass
@@ -102,7 +101,7 @@ def process_label(name: str | None, pid: str | None) -> str | None:
 
 
 def nvtx_text(header: list[str], nv: list[int], cells: Sequence[str | None]) -> str | None:
-    """A launch's NVTX ranges as the .ncu-rep readers write them (`nvtx_path`): per domain its push/pop ranges,
+    """A launch's NVTX stack as the .ncu-rep readers write it (`nvtx_path`): per domain its push/pop ranges,
     outermost first, then its start/end ranges, from ncu's NVTX cells (one per kind; `cells[i]` is column
     `nv[i]`'s)."""
     domains: dict[str, list[str]] = {}
@@ -140,10 +139,10 @@ def nvtx_ranges(header: str, cell: str | None) -> list[tuple[str, str]]:
 
 
 def nvtx_path(domains: list[tuple[str, list[str]]]) -> str | None:
-    """(domain name, its open ranges outermost first) per domain as one text, `domain:range/range | ...`; the
-    default domain is not named (every reader)."""
-    parts = [("" if name in DEFAULT_DOMAINS else f"{name}:") + "/".join(stack) for name, stack in domains if stack]
-    return " | ".join(parts) or None
+    """(domain name, its open ranges outermost first) per domain as the launch's structured NVTX stack
+    (`core/common/nvtx_stack.py`: names kept whole, the default domain unnamed), which every reader writes in its
+    `nvtx` column; counting the kernels table makes `nvtx_stack` of it and the joined `nvtx` label."""
+    return encode_stack(domains)
 
 
 def nvtx_columns(header: list[str]) -> list[int]:

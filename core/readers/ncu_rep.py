@@ -312,7 +312,7 @@ def _per_opcode(metric: IMetric, name: str) -> dict[str, float]:
 
 
 def _nvtx(action: IAction) -> str | None:
-    """Push/pop ranges of every domain, outermost first, joined as `domain:range/range`."""
+    """Push/pop then start/end ranges of every domain, outermost first, as the structured stack (`nvtx_path`)."""
     state = action.nvtx_state()
     if state is None:
         return None

@@ -155,7 +155,13 @@ REPORT_PEAKS: list[tuple[str, str, str]] = [
     ("report_peak_l2_bytes_per_s", "B/s", "L2 bandwidth ceiling (lts__t_bytes) from the report's peak counters"),
     ("report_peak_l1_bytes_per_s", "B/s", "L1/TEX bandwidth ceiling (l1tex__t_bytes) from the report's peak counters"),
 ]
-DECLARED = ALL + REPORT_PEAKS  # every column a kernels table (launches or groups) may hold
+# The launch's NVTX stack, structured (core/common/nvtx_stack.py: names kept whole, parts apart by control
+# characters): what the module tree reads. Exports and --json write the `nvtx` label in its place.
+NVTX_STACK: list[tuple[str, str, str]] = [
+    ("nvtx_stack", "", "NVTX ranges open at launch, per domain, each name whole (internal: the module tree's)"),
+]
+NOT_WRITTEN = ("nvtx_stack",)
+DECLARED = ALL + REPORT_PEAKS + NVTX_STACK  # every column a kernels table (launches or groups) may hold
 UNITS = {name: unit for name, unit, _ in DECLARED}
 DESCRIPTIONS = {name: text for name, _, text in DECLARED}
 # Whole numbers: exports write 7, not 7.0.

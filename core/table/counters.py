@@ -36,6 +36,7 @@ from ..ncu.metrics import (
 from ..readers.wanted import objects
 from .columns import COLLECTED, SIMT_FLOP, TENSOR_TYPES
 from .names import distinct_short_names
+from .nvtx import stack_columns
 
 FMA_WEIGHTS = {"add": 1.0, "mul": 1.0, "fma": 2.0}  # FMA = 2 FLOPs, everywhere
 # FLOPs per counted thread instruction. The half counters count HFMA2/HADD2/HMUL2 thread instructions, two
@@ -196,7 +197,8 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     out = pd.DataFrame(index=df.index)
     out["launch_id"] = pd.to_numeric(df["launch_id"], errors="coerce")
     out["kernel_full"], out["kernel"] = kernel_names(df)
-    for ident in ("nvtx", "process", "device", "stream", "grid", "block", "registers", "gpu", "cc"):
+    out["nvtx_stack"], out["nvtx"] = stack_columns(df["nvtx"])
+    for ident in ("process", "device", "stream", "grid", "block", "registers", "gpu", "cc"):
         out[ident] = df[ident]
     out["duration_s"] = _first(
         df,

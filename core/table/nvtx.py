@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+import pandas as pd
+
+from ..common.nvtx_stack import stack_from_label, stack_label
+
 # From the first emit_nvtx argument up to the end of that range's name: argument values hold no `/` or `|`,
 # which separate ranges in a path.
 _EMIT_NVTX_ARGS = re.compile(r", (?:stashed seq|seq|op_id|sizes|input_op_ids) = [^/|]*")
@@ -24,3 +29,27 @@ def normalize_nvtx(path: str) -> str:
 def is_emit_nvtx_op(name: str) -> bool:
     """Whether a range name is an emit_nvtx operator range (it carries a `seq` number: a forward op's)."""
     return bool(_EMIT_NVTX_OP.search(name))
+
+
+def stack_columns(stacks: pd.Series) -> tuple[pd.Categorical, pd.Series]:
+    """The readers' NVTX column (each launch's structured stack, `core/common/nvtx_stack.py`) as the table's
+    `nvtx_stack` (a category per distinct stack: a code per launch) and its joined `nvtx` label, each label
+    made once per distinct stack."""
+    codes, uniques = pd.factorize(stacks, sort=False, use_na_sentinel=True)
+    texts = [u if isinstance(u, str) and u else None for u in np.asarray(uniques, dtype=object)]
+    distinct = pd.Index([t for t in dict.fromkeys(texts) if t is not None], dtype=object)
+    at = np.array([distinct.get_loc(t) if t is not None else -1 for t in texts], dtype=np.int64)
+    stack = pd.Categorical.from_codes(at[codes] if len(at) else np.full(len(codes), -1), categories=distinct)
+    labels = np.array([stack_label(t) for t in distinct] + [None], dtype=object)
+    chosen = np.where(codes < 0, -1, at[codes] if len(at) else -1)
+    return stack, pd.Series(labels[chosen], index=stacks.index, dtype=object)
+
+
+def stacks_of(kernels: pd.DataFrame) -> pd.Series:
+    """Each launch's structured NVTX stack: `nvtx_stack`, or for a table stored without it (a run saved before
+    it) read back from the joined `nvtx` labels, as best they can be split."""
+    if "nvtx_stack" in kernels:
+        return kernels["nvtx_stack"]
+    codes, labels = pd.factorize(kernels["nvtx"], sort=False, use_na_sentinel=True)
+    texts = np.array([stack_from_label(t) for t in labels] + [None], dtype=object)
+    return pd.Series(texts[codes], index=kernels.index, dtype=object)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from flopscope.core.analysis.scaling import Slice
+from flopscope.core.table.module_tree import NODE_SEP
 from flopscope.tui.app.launch import sweep_app
 from flopscope.tui.app.screens.kernels import KernelsScreen, PushedKernelsScreen
 from flopscope.tui.app.screens.module_tree import ModuleTreeScreen
@@ -72,7 +73,7 @@ async def test_the_module_tree_filters_as_it_is_typed_with_the_modules_they_sit_
         await settle(pilot, lambda: app.screen is screen)
         named = set(paths[tree["name"].astype(str).str.contains("mlp", case=False)])
         assert len(named) == 4 and named <= shown_paths(screen)
-        assert all(p in named or any(n.startswith(p + "/") or p == "" for n in named) for p in shown_paths(screen))
+        assert all(p in named or any(n.startswith(p + NODE_SEP) or p == "" for n in named) for p in shown_paths(screen))
         await pilot.press("escape")  # clears the filter: the tree as it was, its nodes open as they were
         await pilot.pause(0.1)
         assert app.screen is screen and shown_paths(screen) == before

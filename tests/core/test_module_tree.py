@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 import pytest
-from flopscope.core.table.module_tree import ROOT, module_tree
+from flopscope.core.table.module_tree import NODE_SEP, ROOT, module_tree
 
 from ..helpers.raw_csv import SECONDS
 from ..helpers.real_files import H100, file_id, real_files, report_of
@@ -55,8 +55,8 @@ def test_each_module_holds_its_forward_and_its_backward(path):
 
 
 def _children(tree, path: str):
-    depth = 0 if path == "" else path.count("/") + 1
-    prefix = path + "/" if path else ""
+    depth = 0 if path == "" else path.count(NODE_SEP) + 1
+    prefix = path + NODE_SEP if path else ""
     return tree[(tree["depth"] == depth + 1) & tree["path"].str.startswith(prefix)]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...core.export import check_target, run_meta, write_table
+from ...core.table.module_tree import with_public_paths
 from ..presentation.columns import chosen_columns, is_number_column, shows_speed_of_light, table_columns
 from ..presentation.messages import say
 from ..presentation.warnings import warning_lines
@@ -18,7 +19,9 @@ def cmd_export(args) -> int:
     kind = check_target(Path(args.output))  # a target that cannot be written is said before the read, not after
     if args.by == "module":
         report, tree = _module_tree(args)  # refuses --columns and --where: they are the kernel table's
-        out = write_table(tree, args.output, meta=None if kind == "csv" else run_meta(report), raw_csv=args.raw_csv)
+        out = write_table(
+            with_public_paths(tree), args.output, meta=None if kind == "csv" else run_meta(report), raw_csv=args.raw_csv
+        )
         say(f"wrote {len(tree)} rows to {out}")
         return 0
     # The rows unsorted and their order: the writer takes each chunk's rows in it, so a million launches are

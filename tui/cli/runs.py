@@ -15,6 +15,7 @@ from ...core.analysis import ceilings_apart, diff_runs, gpus_apart
 from ...core.common import display_text
 from ...core.export import records
 from ...core.store import AlreadyStored, Store, check_run_name, default_path, newest_first, recover_store
+from ...core.table.module_tree import with_public_paths
 from ..presentation import format as fmt
 from ..presentation.diff_text import diff_meta, table_rows, time_change, totals_line
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden, say
@@ -189,7 +190,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
             say(f"flopscope: warning: {apart}")
     if args.json:  # the runs by name and id, whichever was typed: `diff 6 5` names them too
         json.dump(
-            {**diff_meta(rows, (name_a, name_b), (id_a, id_b), (gpu_a, gpu_b)), "rows": records(rows)},
+            {
+                **diff_meta(rows, (name_a, name_b), (id_a, id_b), (gpu_a, gpu_b)),
+                "rows": records(with_public_paths(rows) if args.by == "module" else rows),
+            },
             sys.stdout,
             indent=1,
         )

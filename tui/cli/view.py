@@ -139,7 +139,7 @@ def _module_tree(args):
         from ...core.analysis.model_flops import load_model_json
         from ...core.analysis.module_model import steps_held, with_model_flops
 
-        tree = with_model_flops(tree, load_model_json(args.model), steps_held(report.kernels["nvtx"]))
+        tree = with_model_flops(tree, load_model_json(args.model), steps_held(report.kernels))
     if args.depth is not None:
         tree = tree[tree["depth"] <= args.depth].reset_index(drop=True)
     if report.kernels["nvtx"].isna().all():
@@ -165,7 +165,7 @@ def _report_modules(args) -> int:
         from ...core.analysis.module_model import steps_held
         from ...core.analysis.step_mfu import with_node_mfu
 
-        tree = with_node_mfu(tree, steps, steps_held(report.kernels["nvtx"]))
+        tree = with_node_mfu(tree, steps, steps_held(report.kernels))
     if args.json:
         doc = {"meta": json_ready(run_meta(report)), "rows": tree_json(tree)}
         if steps is not None:

@@ -11,6 +11,7 @@ import pandas as pd
 from ...core.common import display_text
 from ...core.export import records
 from ...core.table import DESCRIPTIONS
+from ...core.table.module_tree import with_public_paths
 from . import format as fmt
 from .tables import Spec, TextTable, fitted_table
 
@@ -102,10 +103,11 @@ def tree_table(tree: pd.DataFrame, width: int) -> tuple[TextTable, list[str]]:
 
 def tree_json(tree: pd.DataFrame) -> list[dict[str, Any]]:
     """The nodes nested: each a JSON row of its columns (`path`, `depth`, ...) with its `children`, in the order
-    printed (tree is depth first)."""
+    printed (tree is depth first). `path_names` is a node's path as the list of its names (the canonical one: a
+    name may hold `/`); `path` the same joined with `/`, as it was before there was the list."""
     out: list[dict[str, Any]] = []
     stack: list[dict[str, Any]] = []
-    for row in records(tree):
+    for row in records(with_public_paths(tree)):
         row["children"] = []
         depth = cast(int, row["depth"])
         del stack[depth:]

@@ -14,6 +14,7 @@ from ...core.common import is_missing
 from ...core.export import json_ready, records, run_meta
 from ...core.report import DeviceJudgement
 from ...core.table import FLOP_PARTS, INTEGER, SIMT_FLOP, Ceiling, missing_fix
+from ...core.table.columns import NOT_WRITTEN
 from . import format as fmt
 from .blocks import Block, lines
 from .columns import EXTRA_COLUMNS, Column, chosen_columns, is_number_column, shows_speed_of_light, table_columns
@@ -300,4 +301,5 @@ def print_report(
 
 def report_json(report: Report, rows: pd.DataFrame) -> dict:
     """Meta and rows as strict JSON values: null for what is unknown or not finite, never NaN or Infinity."""
+    rows = rows.drop(columns=[c for c in NOT_WRITTEN if c in rows])  # the `nvtx` label stands for the stack
     return {"meta": json_ready(run_meta(report)), "rows": records(rows)}  # records() already writes null

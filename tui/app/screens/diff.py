@@ -22,6 +22,7 @@ from textual.widgets import Static
 from ....core import Report
 from ....core.analysis import ceilings_apart, diff_runs, gpus_apart, group_key, groups_of
 from ....core.common import display_text
+from ....core.table.module_tree import with_public_paths
 from ...presentation.columns import Column
 from ...presentation.diff_text import diff_meta, table_rows, totals_line
 from ...presentation.table_model import TableModel
@@ -132,7 +133,8 @@ class DiffScreen(TableScreen):
     # -- what is shown ----------------------------------------------------------------------------
     def shown(self) -> pd.DataFrame:
         """The rows as shown (sorted, filtered), with diff_runs' columns: what the export writes."""
-        return self.model.shown().drop(columns=SHOWN_ONLY)
+        shown = self.model.shown().drop(columns=SHOWN_ONLY)
+        return with_public_paths(shown) if self.by == "module" else shown
 
     def _status_extra(self) -> list[str]:
         # Only the grouping `g` switches to: at 80 columns the status line has no room to spare for the default.

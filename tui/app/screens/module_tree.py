@@ -18,7 +18,7 @@ from textual.widgets.tree import TreeNode
 
 from ....core.common import display_text
 from ....core.report import by_time
-from ....core.table.module_tree import sort_siblings
+from ....core.table.module_tree import NODE_SEP, path_names, sort_siblings, with_public_paths
 from ...presentation import format as fmt
 from ...presentation.columns import Column
 from ...presentation.module_tree import COLUMNS, column_title, modules_hint, sort_choices
@@ -54,8 +54,8 @@ def with_ancestors(paths: list[str], matched: set[str]) -> set[str]:
     keep = {""}
     for path in paths:
         if path in matched:
-            parts = path.split("/")
-            keep.update("/".join(parts[:n]) for n in range(1, len(parts) + 1))
+            parts = path_names(path)
+            keep.update(NODE_SEP.join(parts[:n]) for n in range(1, len(parts) + 1))
     return keep
 
 
@@ -259,7 +259,7 @@ class ModuleTreeScreen(LiveFilter):
             regroup("name")
 
     async def action_export(self) -> None:
-        rows = self.tree_rows
+        rows = with_public_paths(self.tree_rows)
         await ask_export(self.app, lambda: rows, self.export_to, what="module tree")
 
 

@@ -1,0 +1,120 @@
+"""`report --by module` from the launches' structured NVTX stacks: a range name holding `/` and `:` is one node
+(the H100 training step's raw page with its `attn` ranges renamed), and a file of two GPUs is split per GPU under
+the root, each GPU's figures those read from the page with `csv` alone."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import re
+from collections import defaultdict
+
+import pytest
+
+from ..helpers.cli import run_cli
+from ..helpers.raw_csv import SECONDS
+from ..helpers.two_gpu_capture import SOURCE, two_gpu_page
+
+RENAMED = "attn/qkv:proj"  # a module name as a program may push it: both separators of the joined label
+MODULES = ("attn", "norm1", "norm2", "mlp.0", "mlp.1", "mlp.2")
+_PUSHED = re.compile(r'"<default domain>:(.*?):none:none:none:none:none:none"')
+
+
+def _source_text() -> str:
+    with gzip.open(SOURCE, "rt", newline="") as f:
+        return f.read()
+
+
+def _renamed_page(folder):
+    """The page with every `attn` range (forward, pushed; backward, `backward/attn` started) renamed."""
+    text = _source_text().replace("<default domain>:attn:", f"<default domain>:{RENAMED}:")
+    text = text.replace("<default domain>:backward/attn:", f"<default domain>:backward/{RENAMED}:")
+    page = folder / "renamed.csv"
+    page.write_text(text, newline="")
+    return page
+
+
+def _forward_seconds(page, by_gpu: bool = False) -> dict[tuple[str, str], float]:
+    """(GPU name or "", module) -> seconds of the launches with that module among their pushed ranges."""
+    with page.open(newline="") as f:
+        header, units, *rows = csv.reader(f)
+    pushed = next(i for i, h in enumerate(header) if "Push/Pop_Range" in h)
+    time, gpu = header.index("gpu__time_duration.sum"), header.index("device__attribute_display_name")
+    out: dict[tuple[str, str], float] = defaultdict(float)
+    for row in rows:
+        for name in set(_PUSHED.findall(row[pushed])):
+            out[(row[gpu] if by_gpu else "", name)] += float(row[time].replace(",", "")) * SECONDS[units[time]]
+    return out
+
+
+def _tree(page):
+    done = run_cli("report", page, "--by", "module", "--json")
+    assert done.returncode == 0, done.stderr
+    (root,) = json.loads(done.stdout)["rows"]
+    return root
+
+
+def _walk(node):
+    kids = node["children"]
+    if kids:  # every roll-up is its own launches plus its children's
+        assert node["duration_s"] == pytest.approx(node["own_duration_s"] + sum(k["duration_s"] for k in kids))
+        assert node["count"] >= sum(k["count"] for k in kids)
+    yield node
+    for kid in kids:
+        yield from _walk(kid)
+
+
+def test_a_range_name_holding_a_slash_and_a_colon_is_one_node(tmp_path):
+    page = _renamed_page(tmp_path)
+    nodes = list(_walk(_tree(page)))
+    named = [n for n in nodes if n["name"] == RENAMED]
+    assert len(named) == 1
+    (node,) = named
+    assert node["path_names"] == ["measure", "forward", RENAMED] and node["depth"] == 3
+    assert node["path"] == "measure/forward/" + RENAMED  # the joined path, as before path_names
+    assert not {"attn", "qkv:proj", "qkv", "proj"} & {n["name"] for n in nodes}
+    expected = _forward_seconds(page)[("", RENAMED)]
+    assert expected > 0 and node["forward_duration_s"] == pytest.approx(expected, rel=1e-9)
+    assert node["backward_duration_s"] > 0  # its `backward/attn/qkv:proj` range found the module
+
+
+def test_export_writes_the_names_of_a_nodes_path_as_a_list(tmp_path):
+    out = tmp_path / "tree.csv"
+    done = run_cli("export", _renamed_page(tmp_path), "--by", "module", "-o", out)
+    assert done.returncode == 0, done.stderr
+    rows = {r["name"]: r for r in csv.DictReader(out.open(newline=""))}
+    assert json.loads(rows[RENAMED]["path_names"]) == ["measure", "forward", RENAMED]
+
+
+def test_two_gpus_are_the_level_under_the_root_each_with_its_own_modules(tmp_path):
+    page = two_gpu_page(tmp_path)
+    root = _tree(page)
+    assert len(list(_walk(root))) > 10  # every roll-up checked
+    with page.open(newline="") as f:
+        header, units, *rows = csv.reader(f)
+    gpu, time = header.index("device__attribute_display_name"), header.index("gpu__time_duration.sum")
+    per_gpu: dict[str, list] = defaultdict(lambda: [0, 0.0])
+    for row in rows:
+        per_gpu[row[gpu]][0] += 1
+        per_gpu[row[gpu]][1] += float(row[time].replace(",", "")) * SECONDS[units[time]]
+    assert len(per_gpu) == 2
+    tops = {next(g for g in per_gpu if n["name"].endswith(": " + g)): n for n in root["children"]}
+    assert len(root["children"]) == 2 and set(tops) == set(per_gpu)
+    for name, (count, seconds) in per_gpu.items():
+        assert tops[name]["count"] == count and tops[name]["duration_s"] == pytest.approx(seconds, rel=1e-9)
+    assert root["duration_s"] == pytest.approx(sum(t for _, t in per_gpu.values()), rel=1e-9)
+    forward = _forward_seconds(page, by_gpu=True)
+    for name, top in tops.items():
+        under = {n["name"]: n for n in _walk(top)}
+        assert all(n["path_names"][0] == top["name"] for n in under.values())
+        assert sum(m in under for m in MODULES) >= 4  # launches alternate GPUs: a one-launch module is on one
+        for module in MODULES:  # a module none of a GPU's launches ran forward in: absent there, or backward only
+            got = under[module]["forward_duration_s"] if module in under else 0.0
+            assert got == pytest.approx(forward.get((name, module), 0.0), rel=1e-9, abs=1e-15), (name, module)
+
+
+def test_one_gpu_has_no_gpu_level(tmp_path):
+    page = tmp_path / "one.csv"
+    page.write_text(_source_text(), newline="")
+    assert [n["name"] for n in _tree(page)["children"]] == ["measure"]
