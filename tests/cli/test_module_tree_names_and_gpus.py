@@ -5,34 +5,20 @@ the root, each GPU's figures those read from the page with `csv` alone."""
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import re
 from collections import defaultdict
 
 import pytest
+from flopscope.core import read_report
 
 from ..helpers.cli import run_cli
 from ..helpers.raw_csv import SECONDS
-from ..helpers.two_gpu_capture import SOURCE, two_gpu_page
+from ..helpers.renamed_range import RENAMED, renamed_page, source_text
+from ..helpers.two_gpu_capture import time_per_gpu, two_gpu_page
 
-RENAMED = "attn/qkv:proj"  # a module name as a program may push it: both separators of the joined label
 MODULES = ("attn", "norm1", "norm2", "mlp.0", "mlp.1", "mlp.2")
 _PUSHED = re.compile(r'"<default domain>:(.*?):none:none:none:none:none:none"')
-
-
-def _source_text() -> str:
-    with gzip.open(SOURCE, "rt", newline="") as f:
-        return f.read()
-
-
-def _renamed_page(folder):
-    """The page with every `attn` range (forward, pushed; backward, `backward/attn` started) renamed."""
-    text = _source_text().replace("<default domain>:attn:", f"<default domain>:{RENAMED}:")
-    text = text.replace("<default domain>:backward/attn:", f"<default domain>:backward/{RENAMED}:")
-    page = folder / "renamed.csv"
-    page.write_text(text, newline="")
-    return page
 
 
 def _forward_seconds(page, by_gpu: bool = False) -> dict[tuple[str, str], float]:
@@ -66,7 +52,7 @@ def _walk(node):
 
 
 def test_a_range_name_holding_a_slash_and_a_colon_is_one_node(tmp_path):
-    page = _renamed_page(tmp_path)
+    page = renamed_page(tmp_path)
     nodes = list(_walk(_tree(page)))
     named = [n for n in nodes if n["name"] == RENAMED]
     assert len(named) == 1
@@ -81,7 +67,7 @@ def test_a_range_name_holding_a_slash_and_a_colon_is_one_node(tmp_path):
 
 def test_export_writes_the_names_of_a_nodes_path_as_a_list(tmp_path):
     out = tmp_path / "tree.csv"
-    done = run_cli("export", _renamed_page(tmp_path), "--by", "module", "-o", out)
+    done = run_cli("export", renamed_page(tmp_path), "--by", "module", "-o", out)
     assert done.returncode == 0, done.stderr
     rows = {r["name"]: r for r in csv.DictReader(out.open(newline=""))}
     assert json.loads(rows[RENAMED]["path_names"]) == ["measure", "forward", RENAMED]
@@ -116,5 +102,17 @@ def test_two_gpus_are_the_level_under_the_root_each_with_its_own_modules(tmp_pat
 
 def test_one_gpu_has_no_gpu_level(tmp_path):
     page = tmp_path / "one.csv"
-    page.write_text(_source_text(), newline="")
+    page.write_text(source_text(), newline="")
     assert [n["name"] for n in _tree(page)["children"]] == ["measure"]
+
+
+def test_a_gpu_nodes_launches_are_that_gpus(tmp_path):
+    """`r` on a node draws `Report.under_module(path)`: on a GPU node, that GPU's launches, as the page counts."""
+    page = two_gpu_page(tmp_path)
+    report = read_report(page)
+    tree = report.module_tree()
+    expected = time_per_gpu(page)
+    for _, node in tree[tree["depth"] == 1].iterrows():
+        launches = report.under_module(node["path"]).kernels
+        (gpu,) = set(launches["gpu"])
+        assert node["name"].endswith(": " + gpu) and len(launches) == expected[gpu][0] == node["count"]

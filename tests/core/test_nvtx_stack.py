@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import subprocess
 
+import pandas as pd
 import pytest
 from flopscope.core.common.nvtx_stack import decode_stack, encode_stack, stack_label
+from flopscope.core.table.module_tree import module_tree
 
 from ..helpers.nvtx_cells import page_stacks
 from ..helpers.real_files import file_id, plain_copy, real_files, report_of
@@ -60,3 +62,12 @@ def test_a_name_with_separators_or_control_characters_stays_one_range():
     assert decode_stack(text) == (("", ("a/b", "c:d", "x\ufffdy")), ("mine", ("e | f",)))
     assert stack_label(text) == "a/b/c:d/x\ufffdy | mine:e | f"
     assert encode_stack([("", [])]) is None and decode_stack(None) == ()
+
+
+def test_a_table_stored_without_the_stack_gets_the_same_module_tree_from_its_labels():
+    """A run stored before `nvtx_stack`: its tree from the joined `nvtx` labels (no name there holds `/`)."""
+    report = report_of(next(p for p in FILES if p.name == "train_transformer_bf16_bs8.ncu-rep.xz"))
+    with_stack = module_tree(report.kernels, report.judged_by)
+    without = module_tree(report.kernels.drop(columns=["nvtx_stack"]), report.judged_by)
+    assert len(with_stack) > 10
+    pd.testing.assert_frame_equal(with_stack, without)
