@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..report.report import Report
+from ..table.module_tree import path_names
 from .diff import MODULE, diff_runs
 
 # (column of diff_runs, what it is, +1 where higher is better, -1 where lower is)
@@ -82,6 +83,8 @@ def check_runs(
         raise ValueError("max_drop is a fraction between 0 and 1")
     diff = diff_runs(baseline, run, by=by)
     rows = pd.DataFrame({"kernel": diff["kernel"]})
+    if by == MODULE:  # `kernel` joins a node's names with `/`; the list is exact where a name holds one
+        rows["path_names"] = [path_names(p) for p in diff["path"]]
     if "gpu" in diff:
         rows["gpu"] = diff["gpu"]
     rows["presence"] = diff["presence"].map({"both": "both", "only in B": "new", "only in A": "vanished"})

@@ -116,3 +116,19 @@ def test_a_gpu_nodes_launches_are_that_gpus(tmp_path):
         launches = report.under_module(node["path"]).kernels
         (gpu,) = set(launches["gpu"])
         assert node["name"].endswith(": " + gpu) and len(launches) == expected[gpu][0] == node["count"]
+
+
+@pytest.mark.parametrize("make", [renamed_page, two_gpu_page], ids=["renamed", "two-gpus"])
+def test_check_by_module_matches_the_nodes_and_writes_their_names_as_a_list(tmp_path, make):
+    page = make(tmp_path)
+    done = run_cli("check", page, "--baseline", page, "--by", "module", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["rows"]
+    assert all(r["kernel"] == ("/".join(r["path_names"]) or "(all launches)") for r in rows)
+    names = {tuple(r["path_names"]) for r in rows}
+    tree_names = {tuple(n["path_names"]) for n in _walk(_tree(page))}
+    assert names <= tree_names and len(names) > 10
+    if make is renamed_page:
+        assert ("measure", "forward", RENAMED) in names
+    else:
+        assert len({n[0] for n in names if n}) == 2  # a GPU level
