@@ -126,6 +126,9 @@ def _objects_again(frame: pd.DataFrame, names: list[str], categorical: list[str]
     for name in names:
         frame[name] = pd.Series(frame[name].to_numpy(dtype=object, na_value=None), index=frame.index, dtype=object)
     for name in categorical:
+        if not isinstance(frame[name].dtype, pd.CategoricalDtype):  # every value missing: Arrow kept no dictionary
+            frame[name] = pd.Categorical([None] * len(frame), categories=pd.Index([], dtype=object))
+            continue
         column = frame[name].cat
         categories = pd.Index(column.categories.to_numpy(dtype=object), dtype=object)
         frame[name] = pd.Categorical.from_codes(column.codes, categories=categories, ordered=column.ordered)
