@@ -93,19 +93,22 @@ def snapshot_update(request) -> bool:
     return bool(request.config.getoption("--snapshot-update") or os.environ.get("FLOPSCOPE_SNAPSHOT_UPDATE"))
 
 
-# Modules whose tests start real processes or servers (sshd, Slurm, tmux, chromium, ncu stand-ins, mypy) or
-# read large generated inputs, and every test of tests/app: `-m "not slow"` leaves them out for a quick loop
-# while working; CI runs all.
+# `-m "not slow"` is the quick loop while working (about a minute and a half on 2 cores); CI runs all.
+# Slow: every test of tests/cli (each starts the CLI as a process, ~0.6 s of start-up a call) and tests/app
+# (the Textual app driven by Pilot, seconds a test), and the modules of tests/core that start real processes
+# or servers (sshd, Slurm, ncu, torch, mypy) or read every large real report, at seconds a test.
+SLOW_FOLDERS = {"app", "cli"}
 SLOW_MODULES = {
-    "test_app_tmux", "test_big_run", "test_live_sweep", "test_profile_app", "test_serve",
-    "test_big_csv_progress", "test_big_outputs", "test_big_report", "test_ceilings_remote", "test_full_disk",
-    "test_out_of_memory", "test_profile", "test_profile_h100_replay", "test_profile_modules", "test_profile_stop",
-    "test_sweep_slurm", "test_unreachable_host", "test_watcher", "test_fuzz", "test_sweep", "test_types",
-    "test_layers", "test_hostile_text", "test_store_damage", "test_module_ranges",
+    "test_fuzz", "test_sweep", "test_types", "test_layers", "test_store_damage", "test_module_ranges",
+    "test_model", "test_gpu_reference", "test_names_that_differ", "test_input_limits", "test_memory_chart",
+    "test_details_arrow_reader", "test_multi_gpu", "test_json_rows", "test_store", "test_real_ncu",
+    "test_hierarchical_roofline", "test_warp_stalls", "test_source_page", "test_ceilings", "test_columns",
+    "test_junk_inputs", "test_instruction_mix", "test_source_cuda", "test_written_names",
+    "test_instanced_pages", "test_nvtx_groups", "test_over_ceiling", "test_table_cache",
 }  # fmt: skip
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    for item in items:  # the app's screens, driven by Pilot, are slow too: seconds each
-        if item.path.stem in SLOW_MODULES or item.path.parent.name == "app":
+    for item in items:
+        if item.path.stem in SLOW_MODULES or item.path.parent.name in SLOW_FOLDERS:
             item.add_marker(pytest.mark.slow)
