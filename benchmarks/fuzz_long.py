@@ -7,7 +7,9 @@ screen (the Kernels screen, driven headless by Textual's run_test until its tabl
 
 Prints a table of outcomes by input format x command (ok: exit 0 with a sane table; refused: exit 2 with one
 line naming the file; traceback; broke another rule; hang; crash), the worst time and the worst peak memory
-over the forked process's start, against the input's useful size (its bytes once decompressed).
+over the forked process's start, against the input's useful size (its bytes once decompressed). The children
+import some modules only when a command needs them: in a checkout others are editing, run it from a frozen copy
+(`git archive HEAD | tar -x -C DIR`), or a half-made edit there reads as the engine's traceback.
 
     python benchmarks/fuzz_long.py [--cases 10000] [--first 0] [--seed 0] [--workers 2] [--timeout 60] [--max-size B]
 """
