@@ -12,6 +12,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import forked_cli
+
 CLI = (sys.executable, "-m", "flopscope.tui.cli")
 
 
@@ -30,14 +32,18 @@ def run_cli(
 ) -> subprocess.CompletedProcess:
     """Run the CLI as a script would: never a terminal on stdin or stdout.
 
-    `clean_env` starts from an empty environment (no PATH, no HOME): what the command needs must come from
-    its arguments. `home` is FLOPSCOPE_HOME, the run store's folder. `prefix` runs it under another command
-    (`permissions_bind()`)."""
+    It runs as a child forked from a process with the libraries imported (`forked_cli`) where that is the
+    same as a fresh interpreter, else as one. `clean_env` starts from an empty environment (no PATH, no
+    HOME): what the command needs must come from its arguments. `home` is FLOPSCOPE_HOME, the run store's
+    folder. `prefix` runs it under another command (`permissions_bind()`)."""
     base = {} if clean_env else dict(os.environ)
     base.update({"COLUMNS": str(columns)}, **({"PATH": ""} if clean_env else {}))
     if home is not None:
         base["FLOPSCOPE_HOME"] = str(home)
     base.update(env or {})
+    plain_streams = stdin == subprocess.DEVNULL and stdout == subprocess.PIPE
+    if not prefix and plain_streams and forked_cli.can_fork(base):
+        return forked_cli.run(list(map(str, args)), base, None if cwd is None else str(cwd), umask, timeout)
     return subprocess.run(
         [*prefix, *CLI, *map(str, args)],
         stdin=stdin,

@@ -1,0 +1,47 @@
+"""The tests' forked CLI (tests/helpers/forked_cli.py) prints and exits as `python -m flopscope.tui.cli` does:
+each command run both ways, outputs compared byte for byte."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from .helpers import forked_cli
+from .helpers.cli import CLI
+
+DEMO = "tui/examples/train_transformer_bf16_bs8.ncu-rep.xz"
+
+
+def _fresh(args: list[str], env: dict, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*CLI, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, cwd=cwd, timeout=120
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--version"],
+        ["report", DEMO, "--top", "3"],
+        ["report", DEMO, "--top", "2", "--json"],
+        ["report", "no/such/file.csv"],
+        ["report", DEMO, "--no-such-option"],
+        ["report", "-"],
+    ],
+    ids=["version", "report", "json", "missing file", "bad option", "stdin /dev/null"],
+)
+def test_a_forked_command_prints_and_exits_as_a_fresh_interpreter(args, tmp_path):
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home"), "COLUMNS": "120", "FLOPSCOPE_NO_CACHE": "1"}
+    assert forked_cli.can_fork(env)
+    forked = forked_cli.run(args, env, repo, -1, 120)
+    fresh = _fresh(args, env, repo)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+
+
+def test_an_interpreter_setting_in_the_environment_gets_a_fresh_interpreter():
+    assert not forked_cli.can_fork({**os.environ, "PYTHONPATH": "/elsewhere"})
+    assert not forked_cli.can_fork({**os.environ, "LC_ALL": "C.ISO-8859-1"})
+    assert forked_cli.can_fork({k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
