@@ -77,9 +77,7 @@ TEXT = [("j", TYPES), ("k", TYPES), ("q", TYPES), ("escape", BACK)]  # `?` and `
 WALK: list[tuple[str, str, str]] = [
     *(("kernels", k, e) for k, e in [*MOVES, ("escape", STAYS), ("q", QUITS)]),
     *(("kernel", k, e) for k, e in [*MOVES, ("escape", BACK), ("q", QUITS)]),
-    # The Source page's home/end scroll its DataTable without its cursor (widgets/key_data_table.py would take
-    # it): that screen is issue 42's, left to it.
-    *(("source", k, e) for k, e in [("j", DOWN), ("k", UP), ("escape", BACK)]),
+    *(("source", k, e) for k, e in [*MOVES_G, ("escape", BACK)]),
     *(("source", k, e) for k, e in [("q", QUITS)]),
     *(("roofline", k, e) for k, e in [*MOVES, ("escape", BACK), ("q", QUITS)]),
     *(("module tree", k, e) for k, e in [*MOVES, ("escape", BACK), ("q", QUITS)]),

@@ -24,6 +24,7 @@ from ....core.report import Report
 from ...presentation import format as fmt
 from ...presentation.source_page import CUDA_COLUMNS, cuda_cells, line_cells, page_columns, row_source
 from ..widgets.footer import KeyFooter
+from ..widgets.key_data_table import KeyDataTable
 from .keys import BACK
 
 
@@ -49,7 +50,7 @@ class SourceScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Reading the launch's source counters…", style="dim"), id="source-title")
-        yield DataTable(id="source-table", cursor_type="row", zebra_stripes=True)
+        yield KeyDataTable(id="source-table", cursor_type="row", zebra_stripes=True)
         yield KeyFooter()
 
     def on_mount(self) -> None:
