@@ -19,6 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..table.columns import NOT_WRITTEN
 from .cells import json_ready, whole_integers
 
 T = TypeVar("T")
@@ -42,6 +43,7 @@ def write_json_doc(
     of `extra` after them (`ncu_rules` of a one-row report). `out`: a binary stream, or a text one (written
     through its byte buffer where it has one: 100k rows are ~230 MB, not to be decoded and encoded again).
     `order`: the rows' positions in the order to write them (`row_chunks`)."""
+    rows = rows.drop(columns=[c for c in NOT_WRITTEN if c in rows.columns])  # `nvtx` stands for the stack
     write = _byte_writer(out)
     head = json.dumps(json_ready(meta), indent=1, allow_nan=False).replace("\n", "\n ")
     write(('{\n "meta": ' + head + ',\n "rows": [').encode())
