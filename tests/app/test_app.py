@@ -432,6 +432,7 @@ async def test_enter_opens_the_kernel_screen_and_escape_returns(h100):
             "Speed of light",
             "Memory chart",
             "Occupancy",
+            "Instruction mix",
             "Pipe utilisation",
             "Warp stalls, cycles per issued instruction",
             "Launch configuration",
