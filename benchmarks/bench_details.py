@@ -1,12 +1,15 @@
-"""Whole `flopscope report` processes on big `ncu --csv --page details` pages (one row per launch, section and
-metric), beside a bare `pandas.read_csv` of the same file (issue 18.5: the details reader at pyarrow's speed).
+"""Whole `flopscope report` processes on big `ncu --csv --page details` pages (one row per launch,
+section and metric), beside a bare `pandas.read_csv` of the same file (issue 18.5: the details
+reader at pyarrow's speed).
 
-The pages repeat the launches of ../shared/fixtures/ncu/a100_gemm_printfp_details.csv (a real details page, ncu's
-default sections, ~3.6 KB a launch: 100k launches are 360 MB) with fresh launch IDs; --source another page.
-Median of --repeat fresh processes, the two taking turns; peak RSS by GNU time.
+The pages repeat the launches of ../shared/fixtures/ncu/a100_gemm_printfp_details.csv (a real
+details page, ncu's default sections, ~3.6 KB a launch: 100k launches are 360 MB) with fresh launch
+IDs; --source another page. Median of --repeat fresh processes, the two taking turns; peak RSS by
+GNU time.
 
     python benchmarks/bench_details.py [--sizes 10000 100000] [--repeat 3]
-    PYTHONPATH=/path/to/other/checkout/shim python benchmarks/bench_details.py   # the same for another version
+    # the same for another version:
+    PYTHONPATH=/path/to/other/checkout/shim python benchmarks/bench_details.py
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ SOURCE = FIXTURES / "a100_gemm_printfp_details.csv"
 
 
 def build(n: int, out: Path, source: Path = SOURCE) -> None:
-    """`n` launches: the source's launches in turn, each row's ID cell replaced by the new launch's."""
+    """`n` launches: the source's launches in turn, each row's ID cell replaced by the new
+    launch's."""
     lines = source.read_bytes().splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if line.startswith(b'"ID"'))
     rows: dict[bytes, list[bytes]] = defaultdict(list)
@@ -55,11 +59,22 @@ def main() -> None:
             path = Path(tmp) / f"details_{n}.csv"
             build(n, path, args.source)
             size = path.stat().st_size / 1e6
-            bare = [sys.executable, "-c", f"import pandas; pandas.read_csv({str(path)!r}, low_memory=False)"]
+            bare = [
+                sys.executable,
+                "-c",
+                f"import pandas; pandas.read_csv({str(path)!r}, low_memory=False)",
+            ]
             argv = [sys.executable, "-m", "flopscope.tui.cli", "report", str(path), "--no-cache"]
             (base_s, base_rss), (s, rss) = median_runs([(bare, env), (argv, env)], args.repeat)
-            print(f"{n:>9} {size:>6.0f} {'pandas.read_csv':<28} {base_s:>7.2f} {1:>7.2f} {base_rss:>7.0f}", flush=True)
-            print(f"{n:>9} {size:>6.0f} {'report':<28} {s:>7.2f} {s / base_s:>7.2f} {rss:>7.0f}", flush=True)
+            print(
+                f"{n:>9} {size:>6.0f} {'pandas.read_csv':<28} {base_s:>7.2f} {1:>7.2f}"
+                f" {base_rss:>7.0f}",
+                flush=True,
+            )
+            print(
+                f"{n:>9} {size:>6.0f} {'report':<28} {s:>7.2f} {s / base_s:>7.2f} {rss:>7.0f}",
+                flush=True,
+            )
             path.unlink()
 
 

@@ -1,8 +1,10 @@
-"""Engine speed and memory: parse + derive a raw-page CSV of 100k and 1M launches; .ncu-rep kernels/s.
+"""Engine speed and memory: parse + derive a raw-page CSV of 100k and 1M launches; .ncu-rep
+kernels/s.
 
-The CSV repeats the real launches of ../shared/fixtures/ncu/v100_cutlass_gemm_nersc_flops_details.csv,
-written as `ncu --csv --page raw --print-units base` would. Each measurement runs in a fresh process so
-its peak RSS is its own. Targets (issue 2, 2-core machine): 100k <= 1.5 s; 1M <= 15 s within 1.5 GB.
+The CSV repeats the real launches of
+../shared/fixtures/ncu/v100_cutlass_gemm_nersc_flops_details.csv, written as `ncu --csv --page raw
+--print-units base` would. Each measurement runs in a fresh process so its peak RSS is its own.
+Targets (issue 2, 2-core machine): 100k <= 1.5 s; 1M <= 15 s within 1.5 GB.
 
     python benchmarks/bench_engine.py [--sizes 100000 1000000]
 """
@@ -45,7 +47,9 @@ def build_raw_csv(n: int, out: Path) -> None:
 
     frame, _ = read_metrics(SOURCE)
     metrics = [c for c in frame.columns if "__" in c]
-    frame["gpu__time_duration.sum"] = frame["sm__cycles_elapsed.avg"] / frame["sm__cycles_elapsed.avg.per_second"]
+    frame["gpu__time_duration.sum"] = (
+        frame["sm__cycles_elapsed.avg"] / frame["sm__cycles_elapsed.avg.per_second"]
+    )
     metrics.append("gpu__time_duration.sum")
     units = ["nsecond" if m.startswith("gpu__time") else "" for m in metrics]
     rows = []
@@ -107,17 +111,22 @@ def main() -> None:
     if args.one:
         one(args.one)
         return
-    print(f"{'launches':>10} {'CSV MB':>8} {'parse+derive s':>15} {'+group s':>9} {'peak RSS MB':>12}")
+    print(
+        f"{'launches':>10} {'CSV MB':>8} {'parse+derive s':>15} {'+group s':>9} {'peak RSS MB':>12}"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
             path = Path(tmp) / f"raw_{n}.csv"
             build_raw_csv(n, path)
             res = subprocess.run(
-                [sys.executable, __file__, "--one", str(path)], capture_output=True, text=True, check=True
+                [sys.executable, __file__, "--one", str(path)],
+                capture_output=True,
+                text=True,
+                check=True,
             ).stdout.split()
             print(
-                f"{int(res[0]):>10} {path.stat().st_size / 1e6:>8.1f} {float(res[1]):>15.2f} {float(res[2]):>9.2f}"
-                f" {float(res[3]):>12.0f}"
+                f"{int(res[0]):>10} {path.stat().st_size / 1e6:>8.1f} {float(res[1]):>15.2f}"
+                f" {float(res[2]):>9.2f} {float(res[3]):>12.0f}"
             )
     print()
     print(f"{'.ncu-rep':<46} {'launches':>8} {'launches/s':>11}")

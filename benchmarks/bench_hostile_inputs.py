@@ -1,9 +1,11 @@
-"""Issue 38: what hostile inputs built from real ncu files cost `flopscope report FILE --no-cache`: wall time,
-peak RSS (`/usr/bin/time -v`), the most bytes $TMPDIR held (sampled every 20 ms) and the exit code.
+"""Issue 38: what hostile inputs built from real ncu files cost `flopscope report FILE --no-cache`:
+wall time, peak RSS (`/usr/bin/time -v`), the most bytes $TMPDIR held (sampled every 20 ms) and the
+exit code.
 
     python benchmarks/bench_hostile_inputs.py [--runs 3] [--only NAME] [--timeout 90]
 
-Inputs (built once in a temporary folder, from the H100 capture's raw CSV and the bundled demo report):
+Inputs (built once in a temporary folder, from the H100 capture's raw CSV and the bundled demo
+report):
   csv-zeros-end     the raw CSV followed by 256 MiB of zero bytes
   csv-zeros-middle  the raw CSV with 64 MiB of zero bytes after its 40th line
   csv-sparse-2g     the raw CSV, then `truncate -s 2G` (holes: ~1 MB on disk)
@@ -37,7 +39,8 @@ MIB = 1 << 20
 
 
 def _gzip_repeated(path: Path, head: bytes, unit: bytes, total: int) -> None:
-    """`head`, then `unit` repeated to `total` bytes, as concatenated gzip members (gzip reads them as one)."""
+    """`head`, then `unit` repeated to `total` bytes, as concatenated gzip members (gzip reads them
+    as one)."""
     member = gzip.compress(unit * max(1, (16 * MIB) // len(unit)), 9)
     per = len(unit) * max(1, (16 * MIB) // len(unit))
     with path.open("wb") as out:
@@ -60,7 +63,12 @@ def build(folder: Path) -> dict[str, Path]:
         return path
 
     write("csv-zeros-end.csv", raw, b"\0" * (256 * MIB))
-    write("csv-zeros-middle.csv", b"\n".join(lines[:40]) + b"\n", b"\0" * (64 * MIB), b"\n".join(lines[40:]))
+    write(
+        "csv-zeros-middle.csv",
+        b"\n".join(lines[:40]) + b"\n",
+        b"\0" * (64 * MIB),
+        b"\n".join(lines[40:]),
+    )
     os.truncate(write("csv-sparse-2g.csv", raw), 2 << 30)
     os.truncate(write("holes-2g.csv"), 2 << 30)
     report = lzma.decompress(DEMO.read_bytes())
@@ -102,13 +110,25 @@ def run_one(path: Path, timeout: float) -> tuple[float, int, int, int, str]:
     sampler.start()
     home = Path(tempfile.mkdtemp(prefix="bench-home-"))
     env = {**os.environ, "TMPDIR": str(temp), "FLOPSCOPE_HOME": str(home)}
-    cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "flopscope.tui.cli", "report", str(path), "--no-cache"]
+    cmd = [
+        "/usr/bin/time",
+        "-v",
+        sys.executable,
+        "-m",
+        "flopscope.tui.cli",
+        "report",
+        str(path),
+        "--no-cache",
+    ]
     start = time.monotonic()
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
         code, err = done.returncode, done.stderr
     except subprocess.TimeoutExpired as exc:
-        code, err = 124, (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+        code, err = (
+            124,
+            ((exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else ""),
+        )
     wall = time.monotonic() - start
     stop.set()
     sampler.join()
@@ -120,14 +140,18 @@ def run_one(path: Path, timeout: float) -> tuple[float, int, int, int, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", default="")
     parser.add_argument("--timeout", type=float, default=90)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hostile-") as folder:
         made = build(Path(folder))
-        print("| input | on disk | wall s (median) | max RSS MiB | peak $TMPDIR MiB | exit | says |")
+        print(
+            "| input | on disk | wall s (median) | max RSS MiB | peak $TMPDIR MiB | exit | says |"
+        )
         print("|---|---|---|---|---|---|---|")
         for name, path in made.items():
             if args.only and args.only not in name:
@@ -137,7 +161,10 @@ def main() -> None:
             rss = statistics.median(r[1] for r in runs) / 1024
             temp = max(r[2] for r in runs) / MIB
             disk = os.stat(path).st_blocks * 512 / MIB
-            print(f"| {name} | {disk:.1f} MiB | {wall:.2f} | {rss:.0f} | {temp:.0f} | {runs[-1][3]} | {runs[-1][4]} |")
+            print(
+                f"| {name} | {disk:.1f} MiB | {wall:.2f} | {rss:.0f} | {temp:.0f} | {runs[-1][3]} |"
+                f" {runs[-1][4]} |"
+            )
             sys.stdout.flush()
 
 

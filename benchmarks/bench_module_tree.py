@@ -2,12 +2,12 @@
 
     python benchmarks/bench_module_tree.py [--launches 100000 1000000] [--runs 3]
 
-A synthetic kernels table repeats the launches of the bundled demo (a training step: 91 launches, emit_nvtx
-ranges nested up to 8 deep; read once, every column real) up to each size. Timed: `stack_columns` (the readers'
-NVTX stacks into the categorical `nvtx_stack` and the joined `nvtx` labels, as `count_kernels` makes them),
-`module_tree` on one GPU, and `module_tree` with the launches alternating between two GPUs (a GPU level under
-the root). Medians of --runs; the table printed is markdown.
-"""
+A synthetic kernels table repeats the launches of the bundled demo (a training step: 91 launches,
+emit_nvtx ranges nested up to 8 deep; read once, every column real) up to each size. Timed:
+`stack_columns` (the readers' NVTX stacks into the categorical `nvtx_stack` and the joined `nvtx`
+labels, as `count_kernels` makes them), `module_tree` on one GPU, and `module_tree` with the
+launches alternating between two GPUs (a GPU level under the root). Medians of --runs; the table
+printed is markdown."""
 
 from __future__ import annotations
 
@@ -23,7 +23,12 @@ from flopscope.core import read_report
 from flopscope.core.table.module_tree import module_tree
 from flopscope.core.table.nvtx import stack_columns
 
-DEMO = Path(__file__).resolve().parents[1] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
+DEMO = (
+    Path(__file__).resolve().parents[1]
+    / "tui"
+    / "examples"
+    / "train_transformer_bf16_bs8.ncu-rep.xz"
+)
 
 
 def _median(runs: int, work) -> float:
@@ -42,7 +47,9 @@ def main() -> None:
     args = parser.parse_args()
     report = read_report(DEMO)
     gpus = {"NVIDIA H100 80GB HBM3": report.judged_by}
-    print("| launches | stack_columns | module_tree, 1 GPU | module_tree, 2 GPUs | nodes (2 GPUs) |")
+    print(
+        "| launches | stack_columns | module_tree, 1 GPU | module_tree, 2 GPUs | nodes (2 GPUs) |"
+    )
     print("|---:|---:|---:|---:|---:|")
     for n in args.launches:
         at = np.tile(np.arange(len(report.kernels)), -(-n // len(report.kernels)))[:n]

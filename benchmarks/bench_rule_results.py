@@ -1,11 +1,13 @@
-"""ncu's rule results of one launch, read on demand: how long the Kernel screen waits for its "ncu rules".
+"""ncu's rule results of one launch, read on demand: how long the Kernel screen waits for its "ncu
+rules".
 
     python benchmarks/bench_rule_results.py [--launches 1000 10000] [--repeat 5]
 
-Builds each report from a real H100 capture (make_big_report.py: its result blocks repeated, as ncu appends
-one block per launch; the default, bench_ncu_rep.py's, is of the roofline set: the time to find a launch is the
-same with or without findings), then times, per file (medians):
-  first / last   read_rule_results for launch 0 and for the last launch (the worst case: every block before it
+Builds each report from a real H100 capture (make_big_report.py: its result blocks repeated, as ncu
+appends one block per launch; the default, bench_ncu_rep.py's, is of the roofline set: the time to
+find a launch is the same with or without findings), then times, per file (medians):
+  first / last   read_rule_results for launch 0 and for the last launch (the worst case: every block
+  before it
                  is skipped), plain .ncu-rep and xz-compressed
   whole read     read_report of the whole file (the streaming reader; the table), for scale
 """
@@ -22,7 +24,9 @@ from pathlib import Path
 from make_big_report import plain_copy, repeat_launches
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCE = REPO / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "train_transformer_bs8.ncu-rep.xz"
+SOURCE = (
+    REPO / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "train_transformer_bs8.ncu-rep.xz"
+)
 
 
 def _median(run, repeat: int) -> float:
@@ -43,7 +47,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--source", type=Path, default=SOURCE)
     args = parser.parse_args()
-    print(f"{'launches':>9} {'file':>6} {'MB':>8} {'first ms':>9} {'last ms':>9} {'whole read s':>13}")
+    print(
+        f"{'launches':>9} {'file':>6} {'MB':>8} {'first ms':>9} {'last ms':>9} {'whole read s':>13}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         source = plain_copy(args.source, Path(folder))
         for n in args.launches:
@@ -57,8 +63,8 @@ def main() -> None:
                 last = _median(lambda p=path, k=n - 1: read_rule_results(p, k), args.repeat)
                 kind = "xz" if path is packed else "plain"
                 print(
-                    f"{n:>9} {kind:>6} {path.stat().st_size / 1e6:>8.1f} {first * 1e3:>9.1f} {last * 1e3:>9.1f} "
-                    f"{whole if path is plain else float('nan'):>13.2f}"
+                    f"{n:>9} {kind:>6} {path.stat().st_size / 1e6:>8.1f} {first * 1e3:>9.1f}"
+                    f" {last * 1e3:>9.1f} {whole if path is plain else float('nan'):>13.2f}"
                 )
 
 

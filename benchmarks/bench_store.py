@@ -30,7 +30,10 @@ def main() -> None:
 
         base = read_report(FIXTURE)
         with Store() as store:
-            print(f"{'launches':>10} {'store s':>8} {'reload s':>9} {'total s':>8} {'target':>7} {'DB MB':>7}")
+            print(
+                f"{'launches':>10} {'store s':>8} {'reload s':>9} {'total s':>8} {'target':>7}"
+                f" {'DB MB':>7}"
+            )
             for n in args.sizes:
                 kernels = pd.concat([base.kernels] * (n // len(base.kernels)), ignore_index=True)
                 report = Report(meta=base.meta, kernels=kernels, gpu=base.gpu, missing=base.missing)
@@ -43,8 +46,8 @@ def main() -> None:
                 size = sum(p.stat().st_size for p in Path(home).glob("flopscope.db*")) / 1e6
                 target = "1 s" if n == 100_000 else ""
                 print(
-                    f"{n:>10} {stored - start:>8.2f} {loaded - stored:>9.2f} {loaded - start:>8.2f} {target:>7} "
-                    f"{size:>7.1f}"
+                    f"{n:>10} {stored - start:>8.2f} {loaded - stored:>9.2f} {loaded - start:>8.2f}"
+                    f" {target:>7} {size:>7.1f}"
                 )
 
 

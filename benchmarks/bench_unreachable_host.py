@@ -1,8 +1,9 @@
-"""What a host that never answers costs `flopscope profile --host`: wall time and ssh connections made.
+"""What a host that never answers costs `flopscope profile --host`: wall time and ssh connections
+made.
 
-The host is a TCP listener on 127.0.0.1 that accepts and never speaks (a firewall that drops packets looks the
-same to ssh: it waits out ConnectTimeout). Target (issue 24): one connection timeout, not one per step; before
-the fix, 3 connections and ~31 s at the default --connect-timeout 10.
+The host is a TCP listener on 127.0.0.1 that accepts and never speaks (a firewall that drops packets
+looks the same to ssh: it waits out ConnectTimeout). Target (issue 24): one connection timeout, not
+one per step; before the fix, 3 connections and ~31 s at the default --connect-timeout 10.
 
     python benchmarks/bench_unreachable_host.py [--timeouts 2 10] [--runs 3]
 """
@@ -80,7 +81,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for timeout in args.timeouts:
             results = [one_run(timeout, Path(tmp)) for _ in range(args.runs)]
-            print(f"{timeout:>18} {statistics.median(w for w, _ in results):>14.1f} {max(c for _, c in results):>12}")
+            print(
+                f"{timeout:>18} {statistics.median(w for w, _ in results):>14.1f}"
+                f" {max(c for _, c in results):>12}"
+            )
 
 
 if __name__ == "__main__":

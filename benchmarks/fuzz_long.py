@@ -1,17 +1,20 @@
-"""The long fuzz run: many more damaged inputs than CI runs (tests/core/test_fuzz.py). Case I of seed S is the
-real fixture, mutation, compression and command that `random.Random(f"{S}:{I}")` draws (tests/helpers/
-fuzz_cases.py builds it), so `--seed S --only I,J` replays those. Each case runs in a forked process (the engine and
-Textual imported once, before forking): a hang is killed, a crash is its own, and its peak memory is measured
-alone. Commands: `report`, `report --json`, `export` (CSV, JSON, Parquet), `open --no-tui` and the app's first
-screen (the Kernels screen, driven headless by Textual's run_test until its table fills or the app exits 2).
+"""The long fuzz run: many more damaged inputs than CI runs (tests/core/test_fuzz.py). Case I of
+seed S is the real fixture, mutation, compression and command that `random.Random(f"{S}:{I}")` draws
+(tests/helpers/ fuzz_cases.py builds it), so `--seed S --only I,J` replays those. Each case runs in
+a forked process (the engine and Textual imported once, before forking): a hang is killed, a crash
+is its own, and its peak memory is measured alone. Commands: `report`, `report --json`, `export`
+(CSV, JSON, Parquet), `open --no-tui` and the app's first screen (the Kernels screen, driven
+headless by Textual's run_test until its table fills or the app exits 2).
 
-Prints a table of outcomes by input format x command (ok: exit 0 with a sane table; refused: exit 2 with one
-line naming the file; traceback; broke another rule; hang; crash), the worst time and the worst peak memory
-over the forked process's start, against the input's useful size (its bytes once decompressed). The children
-import some modules only when a command needs them: in a checkout others are editing, run it from a frozen copy
-(`git archive HEAD | tar -x -C DIR`), or a half-made edit there reads as the engine's traceback.
+Prints a table of outcomes by input format x command (ok: exit 0 with a sane table; refused: exit 2
+with one line naming the file; traceback; broke another rule; hang; crash), the worst time and the
+worst peak memory over the forked process's start, against the input's useful size (its bytes once
+decompressed). The children import some modules only when a command needs them: in a checkout others
+are editing, run it from a frozen copy (`git archive HEAD | tar -x -C DIR`), or a half-made edit
+there reads as the engine's traceback.
 
-    python benchmarks/fuzz_long.py [--cases 10000] [--first 0] [--seed 0] [--workers 2] [--timeout 60] [--max-size B]
+    python benchmarks/fuzz_long.py [--cases 10000] [--first 0] [--seed 0] [--workers 2] [--timeout
+    60] [--max-size B]
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ from tests.helpers import fuzz_cases
 COMMANDS = [*fuzz_cases.COMMANDS, "app"]
 OUTCOMES = ["ok", "refused", "traceback", "rule", "hang", "crash"]
 EXIT = {"ok": 0, "refused": 2, "traceback": 3, "rule": 4, "hang": 5}
-KEPT = Path(tempfile.gettempdir()) / "flopscope-fuzz-kept"  # inputs of the cases that broke the rule, to replay
+# inputs of the cases that broke the rule, to replay
+KEPT = Path(tempfile.gettempdir()) / "flopscope-fuzz-kept"
 
 
 def main() -> int:
@@ -56,12 +60,19 @@ def main() -> int:
     os.environ.update(FLOPSCOPE_HOME=str(tmp / "home"), FLOPSCOPE_FIFO_WAIT="0.3", NO_COLOR="1")
     _warm_up(tmp)
     baseline = _baseline_rss()
-    cases = [int(i) for i in args.only.split(",")] if args.only else range(args.first, args.first + args.cases)
+    cases = (
+        [int(i) for i in args.only.split(",")]
+        if args.only
+        else range(args.first, args.first + args.cases)
+    )
     start = time.monotonic()
     results = _run_all(cases, args, tmp, baseline)
     total = time.monotonic() - start
     shutil.rmtree(tmp, ignore_errors=True)
-    print(f"cases: {len(results)} in {total:.0f} s on {args.workers} workers (seed {args.seed}); {_counts(results)}")
+    print(
+        f"cases: {len(results)} in {total:.0f} s on {args.workers} workers (seed {args.seed});"
+        f" {_counts(results)}"
+    )
     print(f"sources: {len(sources)} real fixtures of at most {args.max_size:,} bytes decompressed")
     _print_table(results)
     return 0 if all(r["outcome"] in ("ok", "refused") for r in results) else 1
@@ -70,19 +81,37 @@ def main() -> int:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=1000)
-    parser.add_argument("--first", type=int, default=0, help="index of the first case (a run continued)")
+    parser.add_argument(
+        "--first", type=int, default=0, help="index of the first case (a run continued)"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--only", default=None, help="replay these cases of the seed (comma-separated indexes)")
-    parser.add_argument("--workers", type=int, default=2, help="cases run at once, each in its own process")
-    parser.add_argument("--timeout", type=int, default=60, help="seconds one case may take: past it, a hang")
-    parser.add_argument("--max-size", type=int, default=1_000_000, help="skip fixtures larger (decompressed)")
-    parser.add_argument("--results", type=Path, default=None, help="also append each case's result here (JSON lines)")
-    parser.add_argument("--table", type=Path, nargs="+", help="run nothing: the table of these --results files")
+    parser.add_argument(
+        "--only", default=None, help="replay these cases of the seed (comma-separated indexes)"
+    )
+    parser.add_argument(
+        "--workers", type=int, default=2, help="cases run at once, each in its own process"
+    )
+    parser.add_argument(
+        "--timeout", type=int, default=60, help="seconds one case may take: past it, a hang"
+    )
+    parser.add_argument(
+        "--max-size", type=int, default=1_000_000, help="skip fixtures larger (decompressed)"
+    )
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        help="also append each case's result here (JSON lines)",
+    )
+    parser.add_argument(
+        "--table", type=Path, nargs="+", help="run nothing: the table of these --results files"
+    )
     return parser.parse_args()
 
 
 def _warm_up(tmp: Path) -> None:
-    """Import what every command and the app import, once, so each forked case starts with them loaded."""
+    """Import what every command and the app import, once, so each forked case starts with them
+    loaded."""
     import pyarrow.csv
     import pyarrow.parquet  # noqa: F401
     from flopscope.tui.app.launch import kernels_app  # noqa: F401
@@ -101,7 +130,8 @@ def _warm_up(tmp: Path) -> None:
 
 
 def _baseline_rss() -> float:
-    """A forked process's peak RSS (MB) before it does anything: the parent's resident pages it inherits."""
+    """A forked process's peak RSS (MB) before it does anything: the parent's resident pages it
+    inherits."""
     pid = os.fork()
     if pid == 0:
         os._exit(0)
@@ -110,7 +140,8 @@ def _baseline_rss() -> float:
 
 
 def _run_all(cases, args, tmp: Path, baseline: float) -> list[dict]:
-    """Every case, `args.workers` at a time, each in a forked child; a child past the timeout is killed."""
+    """Every case, `args.workers` at a time, each in a forked child; a child past the timeout is
+    killed."""
     todo = list(cases)
     running: dict[int, tuple[int, float, Path]] = {}
     results: list[dict] = []
@@ -146,7 +177,8 @@ def _run_all(cases, args, tmp: Path, baseline: float) -> list[dict]:
 
 
 def _kill_late(running: dict[int, tuple[int, float, Path]], limit_s: float) -> None:
-    """A case still running past its limit (its own alarm did not fire: stuck in native code) is killed."""
+    """A case still running past its limit (its own alarm did not fire: stuck in native code) is
+    killed."""
     for pid, (_, began, folder) in running.items():
         if time.monotonic() - began > limit_s and not (folder / "killed").exists():
             (folder / "killed").touch()
@@ -154,37 +186,52 @@ def _kill_late(running: dict[int, tuple[int, float, Path]], limit_s: float) -> N
 
 
 def _child(index: int, folder: Path, args) -> int:
-    """Build case `index`, run it; the outcome as the exit status, what happened in folder/case.json."""
+    """Build case `index`, run it; the outcome as the exit status, what happened in
+    folder/case.json."""
     rng = random.Random(f"{args.seed}:{index}")
     case = fuzz_cases.build(rng, folder)
     case.command = rng.choice(COMMANDS)
-    meta = {"index": index, "source": case.source, "kind": case.kind, "wrap": case.wrap, "command": case.command}
+    meta = {
+        "index": index,
+        "source": case.source,
+        "kind": case.kind,
+        "wrap": case.wrap,
+        "command": case.command,
+    }
     meta["format"] = _format(case)
     meta["useful_bytes"] = len(_unpacked(case.path.read_bytes()))
     (folder / "case.json").write_text(json.dumps(meta))
     err = os.open(folder / "stderr.txt", os.O_WRONLY | os.O_CREAT)
-    os.dup2(err, 2)  # what reaches the real stderr (a native library's or Textual's print) is checked too
+    # what reaches the real stderr (a native library's or Textual's print) is checked too
+    os.dup2(err, 2)
     outcome = "rule"
     try:
-        code = _run_app(case, args.timeout) if case.command == "app" else fuzz_cases.run(case, folder, args.timeout)[0]
+        code = (
+            _run_app(case, args.timeout)
+            if case.command == "app"
+            else fuzz_cases.run(case, folder, args.timeout)[0]
+        )
         outcome = {0: "ok", 2: "refused"}.get(code, "rule")
     except fuzz_cases.Hang:
         outcome = "hang"
-    except AssertionError as exc:  # the rule broken: a traceback printed, or another check (NaN shown, ...)
+    # the rule broken: a traceback printed, or another check (NaN shown, ...)
+    except AssertionError as exc:
         outcome = "traceback" if "Traceback" in str(exc) else "rule"
         (folder / "why.txt").write_text(traceback.format_exc()[-4000:])
     except BaseException:
         outcome = "traceback"
         (folder / "why.txt").write_text(traceback.format_exc()[-4000:])
     sys.stderr.flush()
-    if outcome in ("ok", "refused") and "Traceback" in (folder / "stderr.txt").read_text(errors="replace"):
+    if outcome in ("ok", "refused") and "Traceback" in (folder / "stderr.txt").read_text(
+        errors="replace"
+    ):
         outcome = "traceback"
     return EXIT[outcome]
 
 
 def _run_app(case: fuzz_cases.Case, limit_s: int) -> int:
-    """The app's first screen on the case: 0 once the Kernels table has filled, 2 when the app exits with the
-    CLI's one line (the read refused the file)."""
+    """The app's first screen on the case: 0 once the Kernels table has filled, 2 when the app exits
+    with the CLI's one line (the read refused the file)."""
     from flopscope.tui.app.launch import kernels_app
     from flopscope.tui.app.widgets.kernel_table import KernelTable
 
@@ -212,7 +259,8 @@ def _run_app(case: fuzz_cases.Case, limit_s: int) -> int:
 
 
 def _format(case: fuzz_cases.Case) -> str:
-    """What the case's input is at heart (raw CSV, details CSV or log, .ncu-rep) and how it is wrapped."""
+    """What the case's input is at heart (raw CSV, details CSV or log, .ncu-rep) and how it is
+    wrapped."""
     source = fuzz_cases._plain_bytes(next(s for s in fuzz_cases.SOURCES if s.name == case.source))
     if source.startswith(b"NVR\x00"):
         kind = "ncu-rep"
@@ -222,7 +270,11 @@ def _format(case: fuzz_cases.Case) -> str:
 
 
 def _unpacked(data: bytes) -> bytes:
-    for magic, unpack in ((b"\x1f\x8b", gzip.decompress), (b"\xfd7zX", lzma.decompress), (b"BZh", bz2.decompress)):
+    for magic, unpack in (
+        (b"\x1f\x8b", gzip.decompress),
+        (b"\xfd7zX", lzma.decompress),
+        (b"BZh", bz2.decompress),
+    ):
         if data.startswith(magic):
             try:
                 return unpack(data)
@@ -258,7 +310,10 @@ def _keep(result: dict, folder: Path, log: Path, seed: int) -> None:
     if inputs:
         shutil.copyfile(inputs[0], kept)
     with log.open("a") as out:
-        out.write(f"--- {result['outcome']}: case {result['index']} ({_short(result)}), input kept as {kept}\n")
+        out.write(
+            f"--- {result['outcome']}: case {result['index']} ({_short(result)}), input kept as"
+            f" {kept}\n"
+        )
         out.write(result["why"] + result["stderr"] + "\n")
 
 
@@ -276,21 +331,28 @@ def _short(r: dict) -> str:
 
 
 def _table_of(files: list[Path]) -> int:
-    """The table of runs' --results files (a run and its continuation): a case's last result counts."""
+    """The table of runs' --results files (a run and its continuation): a case's last result
+    counts."""
     by_case = {}
     for path in files:
         for line in path.read_text().splitlines():
             result = json.loads(line)
             by_case[result["index"]] = result
     results = [by_case[k] for k in sorted(by_case)]
-    print(f"cases: {len(results)} (indexes {results[0]['index']} to {results[-1]['index']}); {_counts(results)}")
+    print(
+        f"cases: {len(results)} (indexes {results[0]['index']} to {results[-1]['index']});"
+        f" {_counts(results)}"
+    )
     _print_table(results)
     return 0 if all(r["outcome"] in ("ok", "refused") for r in results) else 1
 
 
 def _print_table(results: list[dict]) -> None:
     print()
-    print("| format | command | cases | ok | refused | traceback | rule | hang | crash | worst s | worst MB |")
+    print(
+        "| format | command | cases | ok | refused | traceback | rule | hang | crash | worst s |"
+        " worst MB |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     cells: dict[tuple[str, str], list[dict]] = collections.defaultdict(list)
     for r in results:
@@ -311,13 +373,16 @@ def _print_table(results: list[dict]) -> None:
     big = max(results, key=lambda r: r["growth_mb"])
     largest = max(r["useful_bytes"] for r in results) / 1e6
     print(
-        f"worst peak memory over a forked case's start{_baseline(big)}: {big['growth_mb']:.0f} MB (case "
-        f"{big['index']}: {_short(big)}, useful size {big['useful_bytes'] / 1e6:.2f} MB); largest input's useful "
-        f"size {largest:.2f} MB, 4x that {4 * largest:.1f} MB"
+        f"worst peak memory over a forked case's start{_baseline(big)}: {big['growth_mb']:.0f} MB"
+        f" (case {big['index']}: {_short(big)}, useful size {big['useful_bytes'] / 1e6:.2f} MB);"
+        f" largest input's useful size {largest:.2f} MB, 4x that {4 * largest:.1f} MB"
     )
     for r in results:
         if r["outcome"] not in ("ok", "refused"):
-            print(f"\n--- {r['outcome']}: case {r['index']} ({_short(r)}, {r['format']})\n{r['why']}{r['stderr']}")
+            print(
+                f"\n--- {r['outcome']}: case {r['index']} ({_short(r)},"
+                f" {r['format']})\n{r['why']}{r['stderr']}"
+            )
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
-"""Build a real-size .ncu-rep from a real one: its result blocks repeated, as ncu appends one block per launch.
+"""Build a real-size .ncu-rep from a real one: its result blocks repeated, as ncu appends one block
+per launch.
 
     python benchmarks/make_big_report.py SOURCE.ncu-rep[.xz] OUT.ncu-rep --launches 10000
 
-Each copy of a result block gets fresh, increasing APICallIDs and no string table of its own (the copied
-results name their metrics by the ids the first copy's table defined), so NVIDIA's ncu_report, `ncu --import`
-and flopscope all read it as a report of that many launches.
-"""
+Each copy of a result block gets fresh, increasing APICallIDs and no string table of its own (the
+copied results name their metrics by the ids the first copy's table defined), so NVIDIA's
+ncu_report, `ncu --import` and flopscope all read it as a report of that many launches."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ _U32 = struct.Struct("<I")
 
 
 def repeat_launches(source: Path, out: Path, copies: int = 0, launches: int = 0) -> Path:
-    """Write `source` followed by its result blocks again, `copies` times in all (or until `launches`)."""
+    """Write `source` followed by its result blocks again, `copies` times in all (or until
+    `launches`)."""
     from flopscope.core.readers.ncu_rep_stream import message_classes
 
     kinds = message_classes()
@@ -49,8 +50,8 @@ def repeat_launches(source: Path, out: Path, copies: int = 0, launches: int = 0)
 
 
 def _result_blocks(data: bytes, kinds: dict) -> tuple[list, int, int]:
-    """(header bytes, length-prefixed sources, result bytes) of every block with results; the largest
-    APICallID; the number of results."""
+    """(header bytes, length-prefixed sources, result bytes) of every block with results; the
+    largest APICallID; the number of results."""
     (size,) = _U32.unpack_from(data, 4)
     offset = 8 + size
     blocks, last_call, count = [], 0, 0

@@ -1,11 +1,13 @@
-"""Stop signals sent to flopscope's whole process group, many times over: how often the command does not end as
-one clean stop (exit 130, the one line `flopscope: stopped`). `timeout`, `kill -- -PGID` and Slurm signal every
-process; the worker then has the signal twice (from the sender, and passed on by the watcher), and a race
-between the two shows only now and then: too rarely and too slowly for the test suite
-(tests/cli/test_watcher.py::test_a_stop_sent_to_the_whole_group_stops_once runs it once per signal).
+"""Stop signals sent to flopscope's whole process group, many times over: how often the command does
+not end as one clean stop (exit 130, the one line `flopscope: stopped`). `timeout`, `kill -- -PGID`
+and Slurm signal every process; the worker then has the signal twice (from the sender, and passed on
+by the watcher), and a race between the two shows only now and then: too rarely and too slowly for
+the test suite (tests/cli/test_watcher.py::test_a_stop_sent_to_the_whole_group_stops_once runs it
+once per signal).
 
     python benchmarks/stress_group_stop.py [--runs 30] [--signals SIGTERM SIGHUP SIGINT]
-    PYTHONPATH=/path/to/other/checkout/shim python benchmarks/stress_group_stop.py   # another version
+    # another version:
+    PYTHONPATH=/path/to/other/checkout/shim python benchmarks/stress_group_stop.py
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ from tests.helpers.processes import open_for_writing, reading_a_pipe, worker_of
 
 
 def one_stop(sig: signal.Signals, folder: Path) -> tuple[int, str]:
-    """flopscope reading a FIFO that holds the start of a page, stopped by `sig` to its group: (exit, stderr)."""
+    """flopscope reading a FIFO that holds the start of a page, stopped by `sig` to its group:
+    (exit, stderr)."""
     fifo = folder / "page.csv"
     os.mkfifo(fifo)
     env = {**os.environ, "FLOPSCOPE_HOME": str(folder / "home")}
     command = [sys.executable, "-m", "flopscope.tui.cli", "report", str(fifo)]
-    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        command, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+    )
     writer = open_for_writing(fifo)
     try:
         os.write(writer, b'"ID","Kernel Name"\n')
@@ -53,7 +58,9 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as folder:
                 code, err = one_stop(signal.Signals[name], Path(folder))
             if (code, err) != (130, "flopscope: stopped\n"):
-                bad.append(f"exit {code}: {err.strip().splitlines()[-1] if err.strip() else '(nothing)'}")
+                bad.append(
+                    f"exit {code}: {err.strip().splitlines()[-1] if err.strip() else '(nothing)'}"
+                )
         print(f"{name:<8} {args.runs:>5} {len(bad):>8}  {bad[0] if bad else ''}", flush=True)
 
 

@@ -8,20 +8,19 @@ No Textual here: `core` is usable as a library.
     report.group("name")    # the same columns per kernel name (or "nvtx", "launch")
     report.summary()        # run-level figures
 
-The names below are imported on first use (PEP 562): `flopscope --version` or `gpus` imports this package
-without pandas and pyarrow, which `Report` and `read_report` need.
+The names below are imported on first use (PEP 562): `flopscope --version` or `gpus` imports this
+package without pandas and pyarrow, which `Report` and `read_report` need.
 
-The engine is laid out by the stages a report goes through, each a package naming its public surface in its
-`__init__`; a stage imports only those below it (pyproject's import-linter contract, tests/test_layers.py):
+The engine is laid out by the stages a report goes through, each a package naming its public surface
+in its `__init__`; a stage imports only those below it (pyproject's import-linter contract,
+tests/test_layers.py):
 
-    analysis | profiling   runs against runs and models  |  running ncu here, over SSH, through Slurm
-    store                  the run store
-    export                 tables written out
-    report                 the Report: a read file's table, ceilings, meta, cache
-    table                  the canonical kernels table: columns, counters, roofline, grouping
-    readers                every ncu output read into raw metric rows
-    ncu                    ncu's metrics, catalogue, command line, progress
-    common                 errors, units, safe text, the data home, the GPU database
+    analysis | profiling   runs against runs and models  |  running ncu here, over SSH, through
+    Slurm store                  the run store export                 tables written out report
+    the Report: a read file's table, ceilings, meta, cache table                  the canonical
+    kernels table: columns, counters, roofline, grouping readers                every ncu output
+    read into raw metric rows ncu                    ncu's metrics, catalogue, command line,
+    progress common                 errors, units, safe text, the data home, the GPU database
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Shared test fixtures: the real ncu outputs in ../shared/fixtures/ncu (CI has them beside the repo)."""
+"""Shared test fixtures: the real ncu outputs in ../shared/fixtures/ncu (CI has them beside the
+repo)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,20 @@ import pytest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 
-# Every test reads its files afresh (the CLI in subprocesses too): a table cached by one test would hide what
-# another injects into a reader. tests/core/test_table_cache.py turns the cache on where it is the subject.
+# Every test reads its files afresh (the CLI in subprocesses too): a table cached by one test would
+# hide what another injects into a reader. tests/core/test_table_cache.py turns the cache on where
+# it is the subject.
 os.environ["FLOPSCOPE_NO_CACHE"] = "1"
 
-# The Ctrl-C tests press Ctrl-C as in a terminal. A test run started in the background by a non-interactive
-# shell (`nohup ... &`, some CI runners) inherits SIGINT ignored, and so would every flopscope it starts: the
-# signal would never arrive. A handled signal reverts to its default in an exec'd child, an ignored one does not.
+# The Ctrl-C tests press Ctrl-C as in a terminal. A test run started in the background by a
+# non-interactive shell (`nohup ... &`, some CI runners) inherits SIGINT ignored, and so would every
+# flopscope it starts: the signal would never arrive. A handled signal reverts to its default in an
+# exec'd child, an ignored one does not.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
-# Likewise `nohup` leaves SIGHUP ignored, and flopscope keeps a stop signal it was started with ignored (as
-# nohup asks): the hang-up tests need it to arrive. (A SIGHUP to the test run itself then ends it.)
+# Likewise `nohup` leaves SIGHUP ignored, and flopscope keeps a stop signal it was started with
+# ignored (as nohup asks): the hang-up tests need it to arrive. (A SIGHUP to the test run itself
+# then ends it.)
 for _stop in (signal.SIGHUP, signal.SIGTERM):
     if signal.getsignal(_stop) is signal.SIG_IGN:
         signal.signal(_stop, signal.SIG_DFL)
@@ -30,7 +34,10 @@ for _stop in (signal.SIGHUP, signal.SIGTERM):
 def fixture_path(name: str) -> Path:
     path = FIXTURES / name
     if not path.exists():
-        pytest.skip(f"shared ncu fixture {name} not found at {FIXTURES} (CI keeps ../shared beside the repo)")
+        pytest.skip(
+            f"shared ncu fixture {name} not found at {FIXTURES} (CI keeps ../shared beside the"
+            " repo)"
+        )
     return path
 
 
@@ -43,20 +50,22 @@ def fixtures_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def real_ncu(tmp_path_factory) -> list[str]:
-    """The real ncu CLI (no GPU needed to import reports or parse arguments), as `env HOME=... ncu`."""
+    """The real ncu CLI (no GPU needed to import reports or parse arguments), as `env HOME=...
+    ncu`."""
     ncu = os.environ.get("FLOPSCOPE_REAL_NCU")
     if not ncu or not shutil.which(ncu):
         pytest.skip(
-            "no real ncu: set FLOPSCOPE_REAL_NCU to an ncu binary (.ci/fetch_ncu.sh unpacks one; no GPU needed)"
+            "no real ncu: set FLOPSCOPE_REAL_NCU to an ncu binary (.ci/fetch_ncu.sh unpacks one; no"
+            " GPU needed)"
         )
     return ["env", f"HOME={tmp_path_factory.mktemp('ncuhome')}", ncu]
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """CI names the tools it installed (FLOPSCOPE_MUST_RUN, `|`-separated words of their skip reasons): a
-    test that would skip for one of them fails instead, so the SSH, tmux and real-ncu tests cannot drop out of
-    CI unnoticed. Run by hand, a missing tool still only skips."""
+    """CI names the tools it installed (FLOPSCOPE_MUST_RUN, `|`-separated words of their skip
+    reasons): a test that would skip for one of them fails instead, so the SSH, tmux and real-ncu
+    tests cannot drop out of CI unnoticed. Run by hand, a missing tool still only skips."""
     outcome = yield
     report = outcome.get_result()
     must = [word for word in os.environ.get("FLOPSCOPE_MUST_RUN", "").split("|") if word]
@@ -68,8 +77,8 @@ def pytest_runtest_makereport(item, call):
 
 
 async def settle(pilot, until=lambda: True, tries: int = 250) -> None:
-    """Let a Pilot-driven app run until `until()` holds (workers finishing, screens mounting); fail after
-    `tries` x 20 ms."""
+    """Let a Pilot-driven app run until `until()` holds (workers finishing, screens mounting); fail
+    after `tries` x 20 ms."""
     for _ in range(tries):
         await pilot.pause(0.02)
         if until():
@@ -82,7 +91,9 @@ def pytest_addoption(parser) -> None:
     parser.addoption(
         "--snapshot-update",
         action="store_true",
-        help="rewrite tests/snapshots/*.svg from the screens as they are now (then review the diff)",
+        help=(
+            "rewrite tests/snapshots/*.svg from the screens as they are now (then review the diff)"
+        ),
     )
 
 
@@ -90,21 +101,25 @@ def pytest_addoption(parser) -> None:
 def snapshot_update(request) -> bool:
     """Whether screen snapshots are rewritten instead of compared: `pytest --snapshot-update` or
     FLOPSCOPE_SNAPSHOT_UPDATE=1."""
-    return bool(request.config.getoption("--snapshot-update") or os.environ.get("FLOPSCOPE_SNAPSHOT_UPDATE"))
+    return bool(
+        request.config.getoption("--snapshot-update") or os.environ.get("FLOPSCOPE_SNAPSHOT_UPDATE")
+    )
 
 
-# `-m "not slow"` is the quick loop while working (about a minute and a half on 2 cores); CI runs all.
-# Slow: every test of tests/cli (each starts the CLI as a process, ~0.6 s of start-up a call) and tests/app
-# (the Textual app driven by Pilot, seconds a test), and the modules of tests/core that start real processes
-# or servers (sshd, Slurm, ncu, torch, mypy) or read every large real report, at seconds a test.
+# `-m "not slow"` is the quick loop while working (about a minute and a half on 2 cores); CI runs
+# all. Slow: every test of tests/cli (each starts the CLI as a process, ~0.6 s of start-up a call)
+# and tests/app (the Textual app driven by Pilot, seconds a test), and the modules of tests/core
+# that start real processes or servers (sshd, Slurm, ncu, torch, mypy) or read every large real
+# report, at seconds a test.
 SLOW_FOLDERS = {"app", "cli"}
 SLOW_MODULES = {
-    "test_fuzz", "test_sweep", "test_types", "test_layers", "test_store_damage", "test_module_ranges",
-    "test_model", "test_gpu_reference", "test_names_that_differ", "test_input_limits", "test_memory_chart",
-    "test_details_arrow_reader", "test_multi_gpu", "test_json_rows", "test_store", "test_real_ncu",
-    "test_hierarchical_roofline", "test_warp_stalls", "test_source_page", "test_ceilings", "test_columns",
-    "test_junk_inputs", "test_instruction_mix", "test_source_cuda", "test_written_names",
-    "test_instanced_pages", "test_nvtx_groups", "test_over_ceiling", "test_table_cache",
+    "test_fuzz", "test_sweep", "test_types", "test_layers", "test_store_damage",
+    "test_module_ranges", "test_model", "test_gpu_reference", "test_names_that_differ",
+    "test_input_limits", "test_memory_chart", "test_details_arrow_reader", "test_multi_gpu",
+    "test_json_rows", "test_store", "test_real_ncu", "test_hierarchical_roofline",
+    "test_warp_stalls", "test_source_page", "test_ceilings", "test_columns", "test_junk_inputs",
+    "test_instruction_mix", "test_source_cuda", "test_written_names", "test_instanced_pages",
+    "test_nvtx_groups", "test_over_ceiling", "test_table_cache",
 }  # fmt: skip
 
 

@@ -1,5 +1,6 @@
-"""pyproject.toml's lower bounds and .ci/lowest.txt, which CI installs to run the tests against them, are one list:
-a bound raised or a dependency added without its pin would leave its lowest version untested."""
+"""pyproject.toml's lower bounds and .ci/lowest.txt, which CI installs to run the tests against
+them, are one list: a bound raised or a dependency added without its pin would leave its lowest
+version untested."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The tests' forked CLI (tests/helpers/forked_cli.py) prints and exits as `python -m flopscope.tui.cli` does:
-each command run both ways, outputs compared byte for byte."""
+"""The tests' forked CLI (tests/helpers/forked_cli.py) prints and exits as `python -m
+flopscope.tui.cli` does: each command run both ways, outputs compared byte for byte."""
 
 from __future__ import annotations
 
@@ -16,7 +16,13 @@ DEMO = "tui/examples/train_transformer_bf16_bs8.ncu-rep.xz"
 
 def _fresh(args: list[str], env: dict, cwd) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [*CLI, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, cwd=cwd, timeout=120
+        [*CLI, *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
     )
 
 
@@ -34,11 +40,20 @@ def _fresh(args: list[str], env: dict, cwd) -> subprocess.CompletedProcess:
 )
 def test_a_forked_command_prints_and_exits_as_a_fresh_interpreter(args, tmp_path):
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home"), "COLUMNS": "120", "FLOPSCOPE_NO_CACHE": "1"}
+    env = {
+        **os.environ,
+        "FLOPSCOPE_HOME": str(tmp_path / "home"),
+        "COLUMNS": "120",
+        "FLOPSCOPE_NO_CACHE": "1",
+    }
     assert forked_cli.can_fork(env)
     forked = forked_cli.run(args, env, repo, -1, 120)
     fresh = _fresh(args, env, repo)
-    assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        fresh.returncode,
+        fresh.stdout,
+        fresh.stderr,
+    )
 
 
 def test_an_interpreter_setting_in_the_environment_gets_a_fresh_interpreter():

@@ -1,6 +1,6 @@
-"""Layer contracts, as tests: what the pyproject's import-linter contracts say statically, and what each entry
-point actually loads at run time (deferred imports are allowed by the static rules, so sys.modules is the truth
-for "the CLI never loads Textual")."""
+"""Layer contracts, as tests: what the pyproject's import-linter contracts say statically, and what
+each entry point actually loads at run time (deferred imports are allowed by the static rules, so
+sys.modules is the truth for "the CLI never loads Textual")."""
 
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ def test_import_contracts_hold(tmp_path):
 
 def _modules_after(code: str) -> set[str]:
     probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return set(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -50,7 +52,9 @@ def _package_modules(package: str) -> str:
 
 
 def _loaded(modules: set[str], roots: tuple[str, ...]) -> list[str]:
-    return sorted(m for m in modules if m.split(".")[0] in roots or any(m.startswith(r + ".") for r in roots))
+    return sorted(
+        m for m in modules if m.split(".")[0] in roots or any(m.startswith(r + ".") for r in roots)
+    )
 
 
 def test_the_engine_loads_no_ui_at_run_time():
@@ -66,7 +70,8 @@ def test_presentation_loads_no_textual_at_run_time():
 
 
 def _cli_modules(*argv: str) -> set[str]:
-    """sys.modules after the flopscope command ran with these arguments, through its real entry point."""
+    """sys.modules after the flopscope command ran with these arguments, through its real entry
+    point."""
     code = (
         "import json, sys\n"
         "from flopscope.tui.cli import watcher\n"
@@ -79,8 +84,8 @@ def _cli_modules(*argv: str) -> set[str]:
         "try:\n    main()\nexcept SystemExit:\n    probe(0, sys.exit)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    # The worker, which ran the command, prints them as it leaves (tui/cli/watcher.py); an argparse exit (--help)
-    # leaves through SystemExit, unwatched or not.
+    # The worker, which ran the command, prints them as it leaves (tui/cli/watcher.py); an argparse
+    # exit (--help) leaves through SystemExit, unwatched or not.
     line = [x for x in done.stderr.splitlines() if x.startswith("MODULES ")]
     assert len(line) == 1, done.stderr
     return set(json.loads(line[0][len("MODULES ") :]))
@@ -108,8 +113,17 @@ def test_the_cli_never_loads_textual(argv):
     assert _loaded(modules, ("textual", "flopscope.tui.app")) == []
 
 
-# What start-up must not load (issue 18.4): the data stack (seconds on a login node), the app, the report readers.
-HEAVY = ("pandas", "pyarrow", "numpy", "textual", "ncu_report", "flopscope.core.readers", "flopscope.tui.app")
+# What start-up must not load (issue 18.4): the data stack (seconds on a login node), the app, the
+# report readers.
+HEAVY = (
+    "pandas",
+    "pyarrow",
+    "numpy",
+    "textual",
+    "ncu_report",
+    "flopscope.core.readers",
+    "flopscope.tui.app",
+)
 
 
 @pytest.mark.parametrize(
@@ -141,24 +155,32 @@ def test_the_start_up_probe_sees_the_data_stack_when_a_report_is_read():
 
 
 @pytest.mark.parametrize(
-    "argv", [("export", "{demo}", "-o", "{out}"), ("report", "--json", "{demo}")], ids=["export", "--json"]
+    "argv",
+    [("export", "{demo}", "-o", "{out}"), ("report", "--json", "{demo}")],
+    ids=["export", "--json"],
 )
 def test_outputs_without_a_table_load_no_table_renderer(argv, tmp_path):
-    """`export` and `--json` write no table: rich (and the rule results' tables, stored sweeps) stay unloaded, ~60 ms
-    of a 100k-launch export whose budget is 1.5x a bare read (issue 18). The probe can fail: the printed table
-    loads rich."""
+    """`export` and `--json` write no table: rich (and the rule results' tables, stored sweeps) stay
+    unloaded, ~60 ms of a 100k-launch export whose budget is 1.5x a bare read (issue 18). The probe
+    can fail: the printed table loads rich."""
     from flopscope.tui.cli.main import bundled_example
 
     fill = {"demo": str(bundled_example()), "out": str(tmp_path / "kernels.csv")}
     modules = _cli_modules(*(a.format(**fill) for a in argv))
     assert "flopscope.core.export.write" in modules
-    assert _loaded(modules, ("rich", "flopscope.tui.presentation.text_report", "flopscope.tui.cli.sweep")) == []
+    assert (
+        _loaded(
+            modules, ("rich", "flopscope.tui.presentation.text_report", "flopscope.tui.cli.sweep")
+        )
+        == []
+    )
     assert "rich" in _cli_modules("report", fill["demo"])
 
 
 def test_the_app_loads_no_plot_library_until_a_plot_is_drawn():
-    """plotext takes ~0.3 s to import, a tenth of the 3 s budget of `open` on 100k launches; the Kernels screen
-    draws no plot (the roofline's `r` does). The probe can fail: drawing a roofline loads it."""
+    """plotext takes ~0.3 s to import, a tenth of the 3 s budget of `open` on 100k launches; the
+    Kernels screen draws no plot (the roofline's `r` does). The probe can fail: drawing a roofline
+    loads it."""
     modules = _modules_after("import flopscope.tui.app.launch")
     assert "flopscope.tui.app.screens.kernels" in modules
     assert _loaded(modules, ("plotext",)) == []
@@ -174,8 +196,9 @@ STAGES = ("common", "ncu", "table", "report", "export", "store", "profiling", "a
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_each_stage_package_exports_what_it_names(stage):
-    """A stage's `__init__` names its public surface lazily: every name there must resolve to the module it says,
-    and `__all__` must list exactly those names (mypy and readers of the package see `__all__`)."""
+    """A stage's `__init__` names its public surface lazily: every name there must resolve to the
+    module it says, and `__all__` must list exactly those names (mypy and readers of the package see
+    `__all__`)."""
     import importlib
 
     package = importlib.import_module(f"flopscope.core.{stage}")
@@ -218,9 +241,9 @@ def _cycles(graph, modules: set[str]) -> list[list[str]]:
 
 
 def test_no_import_cycle_anywhere(tmp_path, monkeypatch):
-    """No module imports one that imports it back: nowhere at run time, and in the engine not even for types (its
-    stages are layers a drawing shows). The app's screens name FlopscopeApp for the checker only, as Textual
-    screens name their App."""
+    """No module imports one that imports it back: nowhere at run time, and in the engine not even
+    for types (its stages are layers a drawing shows). The app's screens name FlopscopeApp for the
+    checker only, as Textual screens name their App."""
     grimp = pytest.importorskip("grimp")
     tree = linked_tree(tmp_path)
     monkeypatch.syspath_prepend(str(tree))

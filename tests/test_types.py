@@ -1,7 +1,7 @@
-"""The type checker, as CI runs it: mypy over the installed package layout (flopscope.core, flopscope.tui), with
-pyproject.toml's settings (strict on core/), over the package as its import path reads
-(tests/helpers/linked_tree.py: no mypy option remaps pyproject's package-dir), kept in .mypy_tree/ beside its
-cache, so a second run checks only what changed."""
+"""The type checker, as CI runs it: mypy over the installed package layout (flopscope.core,
+flopscope.tui), with pyproject.toml's settings (strict on core/), over the package as its import
+path reads (tests/helpers/linked_tree.py: no mypy option remaps pyproject's package-dir), kept in
+.mypy_tree/ beside its cache, so a second run checks only what changed."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Reading runs against each other and against a model: diff, the CI check, sweep scaling fits, PyTorch FLOP
-counts, predictions and their reconciliation with what ncu measured."""
+"""Reading runs against each other and against a model: diff, the CI check, sweep scaling fits,
+PyTorch FLOP counts, predictions and their reconciliation with what ncu measured."""
 
 from __future__ import annotations
 
@@ -24,7 +24,17 @@ if TYPE_CHECKING:
     )
     from .predict import DEFAULT_GPUS, Prediction, check_ppp, predict_all
     from .reconciliation import Reconciliation, module_report, reconcile
-    from .scaling import Fit, Slice, findings, group_table, linear_fit, load_sweep, point_table, slices, sweep_points
+    from .scaling import (
+        Fit,
+        Slice,
+        findings,
+        group_table,
+        linear_fit,
+        load_sweep,
+        point_table,
+        slices,
+        sweep_points,
+    )
 
 _EXPORTS = {
     "EVERY_METRIC": "check",

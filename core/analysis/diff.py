@@ -10,14 +10,15 @@ from ..table.module_tree import ROOT, display_path, path_names, tree_order
 from ..table.names import distinct_short_names
 
 COMPARED = ["count", "duration_s", "flop", "dram_bytes", "flop_per_s", "pct_of_peak", "pct_of_roof"]
-# Totals: a kernel a run never launched spent no time and did no work there, so the side it is absent from
-# counts as 0 in the change. Rates of a kernel that never ran are not 0 but undefined.
+# Totals: a kernel a run never launched spent no time and did no work there, so the side it is
+# absent from counts as 0 in the change. Rates of a kernel that never ran are not 0 but undefined.
 ADDITIVE = {"count", "duration_s", "flop", "dram_bytes"}
 MODULE = "module"  # `--by module`: the nodes of the runs' module trees, matched by path
 
 
 def group_key(by: str) -> str:
-    """The column a grouping's rows are matched on: the full kernel name, the NVTX range, a module's path."""
+    """The column a grouping's rows are matched on: the full kernel name, the NVTX range, a module's
+    path."""
     return {"name": "kernel_full", MODULE: "path"}.get(by, by)
 
 
@@ -27,25 +28,27 @@ def groups_of(report: Report, by: str) -> pd.DataFrame:
 
 
 def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
-    """One row per group present in either run; `_a`, `_b`, `_delta` (b - a) and `_ratio` (b / a) columns.
+    """One row per group present in either run; `_a`, `_b`, `_delta` (b - a) and `_ratio` (b / a)
+    columns.
 
-    A value unknown on a side where the group ran (ncu recorded nothing) leaves its delta and ratio unknown
-    (NaN), never 0. `attrs["by"]` is the grouping; `attrs["runs"]` holds each run's `RunSummary.as_dict()`
-    ("a", "b"): the run totals, as the run list shows them (see `run_total`).
+    A value unknown on a side where the group ran (ncu recorded nothing) leaves its delta and ratio
+    unknown (NaN), never 0. `attrs["by"]` is the grouping; `attrs["runs"]` holds each run's
+    `RunSummary.as_dict()` ("a", "b"): the run totals, as the run list shows them (see `run_total`).
 
-    Where either run has launches on several GPUs its groups are one per (name, GPU), so groups are matched
-    on name and GPU (`attrs["by_gpu"]`, a `gpu` column): a kernel that ran on another GPU in the other run is
-    "only in" each, not compared across hardware by accident.
+    Where either run has launches on several GPUs its groups are one per (name, GPU), so groups are
+    matched on name and GPU (`attrs["by_gpu"]`, a `gpu` column): a kernel that ran on another GPU in
+    the other run is "only in" each, not compared across hardware by accident.
 
-    `by="module"`: the nodes of both runs' module trees matched by path (a node's roll-up spans its GPUs), with
-    their `depth`, in tree order, each node's children largest time change first."""
+    `by="module"`: the nodes of both runs' module trees matched by path (a node's roll-up spans its
+    GPUs), with their `depth`, in tree order, each node's children largest time change first."""
     key = group_key(by)
     by_gpu = by != MODULE and (isinstance(a.judged_by, dict) or isinstance(b.judged_by, dict))
     keys = [key, "gpu"] if by_gpu else [key]
     ga, gb = (_keyed(groups_of(r, by), keys) for r in (a, b))
     out = pd.DataFrame(index=ga.index.union(gb.index, sort=False))
     fulls = out.index.get_level_values(key)
-    # Each run shortened its names among its own kernels: two kernels only in A and only in B could read the same.
+    # Each run shortened its names among its own kernels: two kernels only in A and only in B could
+    # read the same.
     if by == "name":
         short = distinct_short_names(fulls)
         out["kernel"] = [short[f] for f in fulls]
@@ -66,44 +69,54 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
         out[f"{col}_ratio"] = (side_b / side_a.where(side_a != 0)).mask(absent_a | absent_b)
     out["presence"] = np.select([absent_a, absent_b], ["only in B", "only in A"], "both")
     if by == MODULE:
-        out = out.iloc[tree_order(list(fulls), out["duration_s_delta"].abs())].reset_index(names=keys)
+        out = out.iloc[tree_order(list(fulls), out["duration_s_delta"].abs())].reset_index(
+            names=keys
+        )
     else:
         order = out["duration_s_delta"].abs().sort_values(ascending=False, kind="stable").index
         out = out.loc[order].reset_index(names=keys)
     # Plain values only: pandas writes attrs into Parquet metadata as JSON.
-    out.attrs.update(by=by, by_gpu=by_gpu, runs={"a": a.summary().as_dict(), "b": b.summary().as_dict()})
+    out.attrs.update(
+        by=by, by_gpu=by_gpu, runs={"a": a.summary().as_dict(), "b": b.summary().as_dict()}
+    )
     return out
 
 
 def gpus_apart(a: list[str], b: list[str]) -> str | None:
-    """A warning where runs A and B (their devices, `Report.gpu_names`) did not run on the same GPUs, saying what
-    that does to the diff. Where either ran on several, groups are matched on name and GPU (`diff_runs`): a
-    GPU only one run used gives groups only in that run, while those on a shared GPU still compare like with
-    like, so "different GPUs" would overstate it. None where either run's GPU is unknown."""
+    """A warning where runs A and B (their devices, `Report.gpu_names`) did not run on the same
+    GPUs, saying what that does to the diff. Where either ran on several, groups are matched on name
+    and GPU (`diff_runs`): a GPU only one run used gives groups only in that run, while those on a
+    shared GPU still compare like with like, so "different GPUs" would overstate it. None where
+    either run's GPU is unknown."""
     if not a or not b or set(a) == set(b):
         return None
     if len(a) == 1 and len(b) == 1:
-        return f"different GPUs ({a[0]} vs {b[0]}): time changes include the hardware, not only the code"
+        return (
+            f"different GPUs ({a[0]} vs {b[0]}): time changes include the hardware, not only the"
+            " code"
+        )
     common = [g for g in a if g in b]
     if not common:
         return (
-            f"no GPU in common ({' + '.join(a)} vs {' + '.join(b)}): groups are matched on name and GPU, so "
-            "none is compared"
+            f"no GPU in common ({' + '.join(a)} vs {' + '.join(b)}): groups are matched on name and"
+            " GPU, so none is compared"
         )
     only = {side: [g for g in mine if g not in common] for side, mine in (("A", a), ("B", b))}
     only = {side: gpus for side, gpus in only.items() if gpus}
     said = ", ".join(f"{side} also ran on {' + '.join(gpus)}" for side, gpus in only.items())
-    where = f"only in {next(iter(only))}" if len(only) == 1 else "only in the run that used that GPU"
+    where = (
+        f"only in {next(iter(only))}" if len(only) == 1 else "only in the run that used that GPU"
+    )
     return (
-        f"{said}: groups are matched on name and GPU, so those groups are {where}; the others compare on "
-        f"the same GPU ({' + '.join(common)})"
+        f"{said}: groups are matched on name and GPU, so those groups are {where}; the others"
+        f" compare on the same GPU ({' + '.join(common)})"
     )
 
 
 def ceilings_apart(a: Report, b: Report) -> str | None:
-    """A warning where two runs of one GPU are judged against different datasheet ceilings (one stored or
-    opened with `--gpu`): their % of peak then compares the ceilings as well as the code. Runs on different
-    GPUs get the louder different-GPU warning instead."""
+    """A warning where two runs of one GPU are judged against different datasheet ceilings (one
+    stored or opened with `--gpu`): their % of peak then compares the ceilings as well as the code.
+    Runs on different GPUs get the louder different-GPU warning instead."""
     if set(a.gpu_names) != set(b.gpu_names):
         return None
     judged = [r.meta.gpu_database_name for r in (a, b)]
@@ -113,20 +126,25 @@ def ceilings_apart(a: Report, b: Report) -> str | None:
         f"{name or 'no datasheet'}{' (--gpu)' if r.meta.gpu_source == '--gpu' else ''}"
         for name, r in zip(judged, (a, b), strict=True)
     ]
-    return f"A is judged against {how[0]} ceilings, B against {how[1]}: % of peak compares the ceilings too"
+    return (
+        f"A is judged against {how[0]} ceilings, B against {how[1]}: % of peak compares the"
+        " ceilings too"
+    )
 
 
 def _keyed(groups: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Groups indexed by `keys`; an unknown GPU is "" so that it still matches (NaN keys never do)."""
+    """Groups indexed by `keys`; an unknown GPU is "" so that it still matches (NaN keys never
+    do)."""
     if "gpu" in keys:
         groups = groups.assign(gpu=groups["gpu"].astype(object).fillna(""))
     return groups.set_index(keys[0] if len(keys) == 1 else keys)
 
 
 def run_total(rows: pd.DataFrame, field: str, side: str) -> float:
-    """A `RunSummary` field (`total_time_s`, `not_profiled`, ...) of run `side` ("a" or "b") of a diff: the
-    run's own figure, as `flopscope runs` shows it. Launches ncu failed to profile are counted there, not
-    summed, so one of them does not make the run's time unknown; a group's row cannot tell that apart from
-    a profiled launch that lacks its time, so the total is not re-added from the rows. NaN when unknown."""
+    """A `RunSummary` field (`total_time_s`, `not_profiled`, ...) of run `side` ("a" or "b") of a
+    diff: the run's own figure, as `flopscope runs` shows it. Launches ncu failed to profile are
+    counted there, not summed, so one of them does not make the run's time unknown; a group's row
+    cannot tell that apart from a profiled launch that lacks its time, so the total is not re-added
+    from the rows. NaN when unknown."""
     value = rows.attrs.get("runs", {}).get(side, {}).get(field)
     return float("nan") if value is None else float(value)

@@ -2,14 +2,15 @@
 # torch is not followed (pyproject.toml), so the torch classes subclassed here are Any to mypy.
 """Analytic FLOPs of a PyTorch model, per module, forward and backward (`flopscope model`).
 
-Counting is torch's own `torch.utils.flop_counter.FlopCounterMode`: it counts matrix products, convolutions
-and attention from tensor shapes (FMA = 2 FLOPs: a multiply-add of an m x k by k x n product is 2*m*n*k) and
-counts nothing for elementwise work, normalization, pooling or a linear layer's bias add. Models run on the
-meta device (shapes only, no arithmetic) so ResNet-50 at batch 32 takes a fraction of a second; a model that
-cannot run on meta runs on CPU at batch 1 and its FLOPs and activation bytes are multiplied by the batch size.
+Counting is torch's own `torch.utils.flop_counter.FlopCounterMode`: it counts matrix products,
+convolutions and attention from tensor shapes (FMA = 2 FLOPs: a multiply-add of an m x k by k x n
+product is 2*m*n*k) and counts nothing for elementwise work, normalization, pooling or a linear
+layer's bias add. Models run on the meta device (shapes only, no arithmetic) so ResNet-50 at batch
+32 takes a fraction of a second; a model that cannot run on meta runs on CPU at batch 1 and its
+FLOPs and activation bytes are multiplied by the batch size.
 
-torch is imported inside functions only: `ModelFlops` (the result) is plain data that `reconcile` and the
-CLI use without torch, e.g. when reading the JSON of an earlier `flopscope model --json`.
+torch is imported inside functions only: `ModelFlops` (the result) is plain data that `reconcile`
+and the CLI use without torch, e.g. when reading the JSON of an earlier `flopscope model --json`.
 """
 
 from __future__ import annotations
@@ -31,20 +32,23 @@ from typing import Any
 from ..common.errors import FlopscopeError
 
 CONVENTION = (
-    "FMA = 2 FLOPs (torch.utils.flop_counter): matmul, convolution and attention only; elementwise, "
-    "normalization, pooling and bias adds count 0; causal attention counts in full (a causal kernel "
-    "skips about half)"
+    "FMA = 2 FLOPs (torch.utils.flop_counter): matmul, convolution and attention only; elementwise,"
+    " normalization, pooling and bias adds count 0; causal attention counts in full (a causal"
+    " kernel skips about half)"
 )
 INTENSITY = "arithmetic intensity = forward FLOPs / (parameter bytes + activation bytes)"
-ACTIVATIONS = "activation bytes = sum of the output tensors of every leaf module in one forward pass"
+ACTIVATIONS = (
+    "activation bytes = sum of the output tensors of every leaf module in one forward pass"
+)
 BYTES = (
-    "predicted DRAM bytes = parameter bytes + activation bytes per forward pass (each parameter read once, "
-    "each leaf's output written once; the input, re-reads and caches are not modelled), x3 for a training "
-    "step (backward reads both again and writes a gradient of each)"
+    "predicted DRAM bytes = parameter bytes + activation bytes per forward pass (each parameter"
+    " read once, each leaf's output written once; the input, re-reads and caches are not modelled),"
+    " x3 for a training step (backward reads both again and writes a gradient of each)"
 )
 # Storage bytes per element of floating-point tensors at each --dtype (tf32 is stored as fp32).
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
-# --input-dtype names (torch's, and their usual aliases) -> torch dtype name. Integer inputs are token ids.
+# --input-dtype names (torch's, and their usual aliases) -> torch dtype name. Integer inputs are
+# token ids.
 INPUT_DTYPES = {
     "float32": "float32",
     "float": "float32",
@@ -75,7 +79,9 @@ def require_torch(command: str = "model") -> Any:
     try:
         import torch
     except (ImportError, OSError) as err:  # OSError: a torch whose shared libraries do not load
-        raise FlopscopeError(f"flopscope {command} needs PyTorch", "pip install 'flopscope[torch]'") from err
+        raise FlopscopeError(
+            f"flopscope {command} needs PyTorch", "pip install 'flopscope[torch]'"
+        ) from err
     return torch
 
 
@@ -116,7 +122,8 @@ class ModelFlops:
     backward_ops: dict[str, int]
     method: str  # how it was counted: meta device, or CPU at batch 1 scaled
     notes: list[str] = field(default_factory=list)
-    input_dtype: str = ""  # the input tensor's torch dtype (float32, int64, ...); "" in JSON made before it
+    # the input tensor's torch dtype (float32, int64, ...); "" in JSON made before it
+    input_dtype: str = ""
 
     @property
     def batch(self) -> int:
@@ -144,11 +151,13 @@ class ModelFlops:
         return (self.param_bytes + self.activation_bytes) * (3 if self.train else 1)
 
     def op_share(self) -> dict[str, float]:
-        """Share of the step's FLOPs per aten operator (forward + backward when trained), largest first."""
+        """Share of the step's FLOPs per aten operator (forward + backward when trained), largest
+        first."""
         return _shares(_merge(self.forward_ops, self.backward_ops))
 
     def family_flops(self) -> dict[str, int]:
-        """The step's FLOPs per operator family: convolution (forward and backward), matmul, attention, other."""
+        """The step's FLOPs per operator family: convolution (forward and backward), matmul,
+        attention, other."""
         families: dict[str, int] = {}
         for op, flop in _merge(self.forward_ops, self.backward_ops).items():
             family = FAMILIES.get(op, "attention" if "attention" in op else "other")
@@ -183,7 +192,8 @@ class ModelFlops:
         fields = {k: doc[k] for k in cls.__dataclass_fields__ if k in doc}
         fields["input_shape"] = tuple(doc["input_shape"])
         fields["modules"] = [
-            ModuleFlops(**{k: m[k] for k in ModuleFlops.__dataclass_fields__ if k in m}) for m in doc["modules"]
+            ModuleFlops(**{k: m[k] for k in ModuleFlops.__dataclass_fields__ if k in m})
+            for m in doc["modules"]
         ]
         return cls(**fields)
 
@@ -210,7 +220,9 @@ def parse_shape(text: str) -> tuple[int, ...]:
     """'32,3,224,224' (or 32x3x224x224) -> (32, 3, 224, 224)."""
     if not re.fullmatch(r"\d+([,x]\d+)*", text.replace(" ", "")):
         raise FlopscopeError(
-            f"--input-shape {text or repr(text)}", "not a list of positive integers", "e.g. 32,3,224,224"
+            f"--input-shape {text or repr(text)}",
+            "not a list of positive integers",
+            "e.g. 32,3,224,224",
         )
     shape = tuple(int(p) for p in re.split(r"[,x]", text.replace(" ", "")))
     if any(n <= 0 for n in shape):
@@ -219,7 +231,8 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 
 def resolve_model(spec: str) -> tuple[Callable[[], Any], tuple[int, ...] | None]:
-    """(factory, default input shape) for a built-in name, `module.path:factory` or `path/to/file.py:factory`."""
+    """(factory, default input shape) for a built-in name, `module.path:factory` or
+    `path/to/file.py:factory`."""
     require_torch()
     from .reference_models import MODELS
 
@@ -240,13 +253,16 @@ def resolve_model(spec: str) -> tuple[Callable[[], Any], tuple[int, ...] | None]
             if spec.endswith(".py")
             else f"built-ins: {', '.join(MODELS)}"
         )
-        raise FlopscopeError(f"model {spec}", "neither a built-in model nor module.path:factory", fix)
+        raise FlopscopeError(
+            f"model {spec}", "neither a built-in model nor module.path:factory", fix
+        )
     return _import_factory(spec), None
 
 
 def _import_factory(spec: str) -> Callable[[], Any]:
     target, _, attr = spec.rpartition(":")
-    if target.endswith(".py") or "/" in target or os.sep in target:  # a file path, not a module name
+    # a file path, not a module name
+    if target.endswith(".py") or "/" in target or os.sep in target:
         obj: Any = _import_file(spec, target)
     else:
         obj = _import_module(spec, target)
@@ -258,7 +274,8 @@ def _import_factory(spec: str) -> Callable[[], Any]:
                 f"name a function or nn.Module defined in {target}, as {target}:NAME",
             )
         obj = getattr(obj, part)
-    # module.path:attr may name a factory or an nn.Module instance (callable too, but not a factory).
+    # module.path:attr may name a factory or an nn.Module instance (callable too, but not a
+    # factory).
     torch = require_torch()
     if isinstance(obj, torch.nn.Module):
         return lambda: obj
@@ -268,12 +285,14 @@ def _import_factory(spec: str) -> Callable[[], Any]:
             f"{attr} is {type(obj).__name__}, not an nn.Module or a function that returns one",
             f"name an nn.Module or a function returning one, as {target}:NAME",
         )
-    factory: Callable[[], Any] = obj  # a callable: a factory, as far as can be told before calling it
+    # a callable: a factory, as far as can be told before calling it
+    factory: Callable[[], Any] = obj
     return factory
 
 
 def _import_module(spec: str, module_name: str) -> Any:
-    # The console script does not put the working directory on sys.path; `python -m` does. Users expect both.
+    # The console script does not put the working directory on sys.path; `python -m` does. Users
+    # expect both.
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
@@ -283,12 +302,15 @@ def _import_module(spec: str, module_name: str) -> Any:
         raise
     except Exception as err:  # the user's module may raise anything on import
         raise FlopscopeError(
-            f"model {spec}", f"cannot import {module_name}: {type(err).__name__}: {err}", _import_fix(module_name, err)
+            f"model {spec}",
+            f"cannot import {module_name}: {type(err).__name__}: {err}",
+            _import_fix(module_name, err),
         ) from err
 
 
 def _import_file(spec: str, target: str) -> Any:
-    """The module in file TARGET (`.py` may be left out), its folder on sys.path for the files beside it."""
+    """The module in file TARGET (`.py` may be left out), its folder on sys.path for the files
+    beside it."""
     import importlib.util
 
     path = Path(target if target.endswith(".py") else target + ".py").expanduser()
@@ -296,12 +318,14 @@ def _import_file(spec: str, target: str) -> Any:
         raise FlopscopeError(
             f"model {spec}",
             f"no file {path}",
-            "give an existing Python file, as path/to/file.py:NAME, or a module on the path, as module.path:NAME",
+            "give an existing Python file, as path/to/file.py:NAME, or a module on the path, as"
+            " module.path:NAME",
         )
     folder = str(path.resolve().parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    name = f"_flopscope_model_{path.stem}"  # a name of its own: a file called torch.py shadows nothing
+    # a name of its own: a file called torch.py shadows nothing
+    name = f"_flopscope_model_{path.stem}"
     found = importlib.util.spec_from_file_location(name, path)
     assert found is not None and found.loader is not None  # a .py file's: a source file loader
     module = importlib.util.module_from_spec(found)
@@ -318,20 +342,26 @@ def _import_file(spec: str, target: str) -> Any:
             if missing
             else f"fix the error {path} raises when run (`python {path}` shows it)"
         )
-        raise FlopscopeError(f"model {spec}", f"cannot import {path}: {type(err).__name__}: {err}", fix) from err
+        raise FlopscopeError(
+            f"model {spec}", f"cannot import {path}: {type(err).__name__}: {err}", fix
+        ) from err
     return module
 
 
 def _import_fix(module_name: str, err: Exception) -> str:
     missing = getattr(err, "name", None) if isinstance(err, ModuleNotFoundError) else None
-    if missing and module_name.split(".")[0] == missing.split(".")[0]:  # the module itself is not on the path
+    # the module itself is not on the path
+    if missing and module_name.split(".")[0] == missing.split(".")[0]:
         return (
-            f"run flopscope from the folder holding {module_name.replace('.', '/')}.py, or add that folder to "
-            "PYTHONPATH"
+            f"run flopscope from the folder holding {module_name.replace('.', '/')}.py, or add that"
+            " folder to PYTHONPATH"
         )
     if missing:  # the module imports something not installed
         return f"{module_name} needs {missing}: install it in this Python environment"
-    return f"fix the error {module_name} raises when imported (`python -c 'import {module_name}'` shows it)"
+    return (
+        f"fix the error {module_name} raises when imported (`python -c 'import {module_name}'`"
+        " shows it)"
+    )
 
 
 def count_model(
@@ -342,15 +372,21 @@ def count_model(
     input_requires_grad: bool = False,
     input_dtype: str | None = None,
 ) -> ModelFlops:
-    """Analytic FLOPs of SPEC (built-in, module.path:NAME or path/to/file.py:NAME) on one input of INPUT_SHAPE.
-    DTYPE (DTYPE_BYTES): the precision for byte sizes and peaks; default: that of the model's parameters."""
+    """Analytic FLOPs of SPEC (built-in, module.path:NAME or path/to/file.py:NAME) on one input of
+    INPUT_SHAPE. DTYPE (DTYPE_BYTES): the precision for byte sizes and peaks; default: that of the
+    model's parameters."""
     if dtype is not None and dtype not in DTYPE_BYTES:
-        raise FlopscopeError(f"--dtype {dtype}", "unknown precision", f"use one of {', '.join(DTYPE_BYTES)}")
+        raise FlopscopeError(
+            f"--dtype {dtype}", "unknown precision", f"use one of {', '.join(DTYPE_BYTES)}"
+        )
     factory, default_shape = resolve_model(spec)
     shape = input_shape or default_shape
     if shape is None:
-        model = _build_to_check(factory, spec)  # the real problem first: a function that returns no nn.Module
-        raise FlopscopeError(f"model {spec}", "needs --input-shape", f"e.g. {_shape_example(model)}")
+        # the real problem first: a function that returns no nn.Module
+        model = _build_to_check(factory, spec)
+        raise FlopscopeError(
+            f"model {spec}", "needs --input-shape", f"e.g. {_shape_example(model)}"
+        )
     return count_factory(
         factory,
         shape,
@@ -363,22 +399,29 @@ def count_model(
 
 
 def _build_to_check(factory: Callable[[], Any], name: str) -> Any:
-    """Build the model on meta only to raise `_build`'s one-line error where it would fail once a shape is given
-    (its factory returns no nn.Module, raises or exits); the model, or None where only meta fails."""
+    """Build the model on meta only to raise `_build`'s one-line error where it would fail once a
+    shape is given (its factory returns no nn.Module, raises or exits); the model, or None where
+    only meta fails."""
     try:
         return _build(factory, require_torch(), name, meta=True)
     except FlopscopeError:
         raise
-    except Exception:  # a meta-only failure (.item() in the factory): the CPU retry handles it later
+    # a meta-only failure (.item() in the factory): the CPU retry handles it later
+    except Exception:
         return None
 
 
 def _shape_example(model: Any) -> str:
-    """An --input-shape that fits the model's first layer: an image batch for a 2-D convolution, `32,in_features`
-    for a Linear, token ids for an Embedding (an image shape offered for a Linear model would not even run)."""
+    """An --input-shape that fits the model's first layer: an image batch for a 2-D convolution,
+    `32,in_features` for a Linear, token ids for an Embedding (an image shape offered for a Linear
+    model would not even run)."""
     torch = require_torch()
     nn = torch.nn
-    first = next((m for m in model.modules() if not list(m.children())), None) if model is not None else None
+    first = (
+        next((m for m in model.modules() if not list(m.children())), None)
+        if model is not None
+        else None
+    )
     if isinstance(first, nn.Linear):
         return f"--input-shape 32,{first.in_features}"
     if isinstance(first, nn.Embedding):
@@ -400,30 +443,45 @@ def count_factory(
     input_requires_grad: bool = False,
     input_dtype: str | None = None,
 ) -> ModelFlops:
-    """Count on the meta device; fall back to CPU at batch 1 x batch size when the model cannot run on meta.
-    `input_dtype` (INPUT_DTYPES): the input's dtype; default: the model's floating-point parameters' dtype."""
+    """Count on the meta device; fall back to CPU at batch 1 x batch size when the model cannot run
+    on meta. `input_dtype` (INPUT_DTYPES): the input's dtype; default: the model's floating-point
+    parameters' dtype."""
     torch = require_torch()
     if input_dtype is not None and input_dtype not in INPUT_DTYPES:
-        raise FlopscopeError(f"--input-dtype {input_dtype}", "unknown dtype", f"use one of {', '.join(INPUT_DTYPES)}")
+        raise FlopscopeError(
+            f"--input-dtype {input_dtype}", "unknown dtype", f"use one of {', '.join(INPUT_DTYPES)}"
+        )
     count = _Counting(
-        name, train, dtype, input_requires_grad, getattr(torch, INPUT_DTYPES[input_dtype]) if input_dtype else None
+        name,
+        train,
+        dtype,
+        input_requires_grad,
+        getattr(torch, INPUT_DTYPES[input_dtype]) if input_dtype else None,
     )
     try:
         model = _build(factory, torch, name, meta=True)
         with _user_code(name, "its forward/backward"):
             counted = count(model, shape, torch)
         return ModelFlops(
-            model=name, input_shape=tuple(shape), train=train, method="meta device (shapes only, full batch)", **counted
+            model=name,
+            input_shape=tuple(shape),
+            train=train,
+            method="meta device (shapes only, full batch)",
+            **counted,
         )
     except FlopscopeError:
         raise
     except Exception as meta_error:
         reason = _one_line(meta_error)
-        if not _meta_only(meta_error):  # a wrong shape or dtype fails on CPU too: say so now, build nothing real
+        # a wrong shape or dtype fails on CPU too: say so now, build nothing real
+        if not _meta_only(meta_error):
             raise FlopscopeError(
-                f"model {name}", f"forward/backward failed: {reason}", _input_fix(meta_error, count.input_dtype, torch)
+                f"model {name}",
+                f"forward/backward failed: {reason}",
+                _input_fix(meta_error, count.input_dtype, torch),
             ) from meta_error
-    # .item(), an operator without a meta kernel, a tensor made on CPU in forward: retry with real tensors
+    # .item(), an operator without a meta kernel, a tensor made on CPU in forward: retry with real
+    # tensors
     model = _build(factory, torch, name, meta=False)
     one = (1, *shape[1:])
     try:
@@ -434,7 +492,8 @@ def count_factory(
     except Exception as err:
         raise FlopscopeError(
             f"model {name}",
-            f"forward/backward failed on the meta device ({reason}) and then on CPU at batch 1 ({_one_line(err)})",
+            f"forward/backward failed on the meta device ({reason}) and then on CPU at batch 1"
+            f" ({_one_line(err)})",
             _cpu_fix(err, count, torch),
         ) from err
     scaled = _scale(counted, shape[0])
@@ -443,7 +502,11 @@ def count_factory(
         f"multiplied FLOPs and activation bytes by {shape[0]} (assumes both are linear in batch)"
     )
     return ModelFlops(
-        model=name, input_shape=tuple(shape), train=train, method=f"CPU at batch 1, x{shape[0]}", **scaled
+        model=name,
+        input_shape=tuple(shape),
+        train=train,
+        method=f"CPU at batch 1, x{shape[0]}",
+        **scaled,
     )
 
 
@@ -453,24 +516,33 @@ def _one_line(err: BaseException) -> str:
 
 
 def _meta_only(err: Exception) -> bool:
-    """Whether ERR is one that real tensors would not raise: .item() or .tolist() on a meta tensor, an operator
-    with no meta kernel (NotImplementedError), a CPU tensor made in forward meeting a meta one. Torch names the
-    meta device in each of these; a shape or dtype mismatch names no device."""
-    return isinstance(err, NotImplementedError) or re.search(r"\bmeta\b", str(err), re.IGNORECASE) is not None
+    """Whether ERR is one that real tensors would not raise: .item() or .tolist() on a meta tensor,
+    an operator with no meta kernel (NotImplementedError), a CPU tensor made in forward meeting a
+    meta one. Torch names the meta device in each of these; a shape or dtype mismatch names no
+    device."""
+    return (
+        isinstance(err, NotImplementedError)
+        or re.search(r"\bmeta\b", str(err), re.IGNORECASE) is not None
+    )
 
 
 def _cpu_fix(err: Exception, count: _Counting, torch: Any) -> str:
-    if count.train and "Expected more than 1 value per channel" in str(err):  # BatchNorm training on 1 sample
+    # BatchNorm training on 1 sample
+    if count.train and "Expected more than 1 value per channel" in str(err):
         return (
-            "the CPU retry runs one sample, which BatchNorm cannot train on: make forward run on the meta "
-            "device (no .item() or Python branching on tensor values), or leave out --train"
+            "the CPU retry runs one sample, which BatchNorm cannot train on: make forward run on"
+            " the meta device (no .item() or Python branching on tensor values), or leave out"
+            " --train"
         )
     return _input_fix(err, count.input_dtype, torch)
 
 
 def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any:
     try:
-        with _user_code(name, "building it"), torch.device("meta") if meta else contextlib.nullcontext():
+        with (
+            _user_code(name, "building it"),
+            torch.device("meta") if meta else contextlib.nullcontext(),
+        ):
             model = factory()
     except FlopscopeError:
         raise
@@ -490,20 +562,24 @@ def _build(factory: Callable[[], Any], torch: Any, name: str, meta: bool) -> Any
 
 @contextlib.contextmanager
 def _user_code(spec: str, doing: str) -> Iterator[None]:
-    """Run the user's code (import, factory, forward) on an empty command line, holding back what it prints on
-    stderr until it returns: a sys.exit there (a script's argparse or exit at import) becomes one error line that
-    quotes its last words, instead of flopscope exiting silently or under argparse's usage text."""
+    """Run the user's code (import, factory, forward) on an empty command line, holding back what it
+    prints on stderr until it returns: a sys.exit there (a script's argparse or exit at import)
+    becomes one error line that quotes its last words, instead of flopscope exiting silently or
+    under argparse's usage text."""
     argv, sys.argv = sys.argv, [spec.partition(":")[0]]
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said):
             yield
     except SystemExit as stop:
-        last = next((line.strip() for line in reversed(said.getvalue().splitlines()) if line.strip()), "")
+        last = next(
+            (line.strip() for line in reversed(said.getvalue().splitlines()) if line.strip()), ""
+        )
         said = io.StringIO()  # quoted below, not printed
         raise FlopscopeError(
             f"model {spec}",
-            f"{doing} called sys.exit({stop.code!r})" + (f" after printing {last!r}" if last else ""),
+            f"{doing} called sys.exit({stop.code!r})"
+            + (f" after printing {last!r}" if last else ""),
             "a model's module must not exit or parse the command line when imported or built: "
             "guard script code with `if __name__ == '__main__':`",
         ) from None
@@ -513,16 +589,21 @@ def _user_code(spec: str, doing: str) -> Iterator[None]:
 
 
 def _on_meta(model: Any, torch: Any) -> Any:
-    """MODEL with its tensors on meta. A module built under torch.device("meta") moves in place; one with real
-    tensors (an instance given as module.path:obj, or created with device="cpu") is copied with meta tensors
-    instead, so that the CPU retry finds it as it was and no weights are copied."""
+    """MODEL with its tensors on meta. A module built under torch.device("meta") moves in place; one
+    with real tensors (an instance given as module.path:obj, or created with device="cpu") is copied
+    with meta tensors instead, so that the CPU retry finds it as it was and no weights are
+    copied."""
     tensors = [*model.parameters(), *model.buffers()]
     if all(t.device.type == "meta" for t in tensors):
         return model.to("meta")
     memo: dict[int, Any] = {}
     for t in tensors:
         empty = torch.empty_like(t, device="meta")
-        memo[id(t)] = torch.nn.Parameter(empty, t.requires_grad) if isinstance(t, torch.nn.Parameter) else empty
+        memo[id(t)] = (
+            torch.nn.Parameter(empty, t.requires_grad)
+            if isinstance(t, torch.nn.Parameter)
+            else empty
+        )
     # deepcopy takes these from the memo; the .to moves what is no parameter or buffer
     return copy.deepcopy(model, memo).to("meta")
 
@@ -532,14 +613,21 @@ def _input_fix(err: Exception, input_dtype: Any, torch: Any) -> str:
     text = str(err)
     if "indices" in text or "Long, Int" in text or "expected scalar type Long" in text:
         return "the model takes integer ids (an nn.Embedding first?): pass --input-dtype int64"
-    # "should be the same": the words of torch's own convolution check, which meta runs for integer inputs
+    # "should be the same": the words of torch's own convolution check, which meta runs for integer
+    # inputs
     if input_dtype is not None and ("dtype" in text.lower() or "should be the same" in text):
         if not input_dtype.is_floating_point:
-            return "the model takes floating-point input: leave out --input-dtype (it defaults to the parameters')"
-        return "the input must have the parameters' dtype: leave out --input-dtype (it defaults to theirs)"
+            return (
+                "the model takes floating-point input: leave out --input-dtype (it defaults to the"
+                " parameters')"
+            )
+        return (
+            "the input must have the parameters' dtype: leave out --input-dtype (it defaults to"
+            " theirs)"
+        )
     return (
-        "check --input-shape (and --input-dtype: int64 for token ids, default the parameters' dtype) against "
-        "what the model expects"
+        "check --input-shape (and --input-dtype: int64 for token ids, default the parameters'"
+        " dtype) against what the model expects"
     )
 
 
@@ -562,16 +650,20 @@ class _Counting:
         dtype = self.dtype or _param_precision(model, torch)
         leaves, handles = _activation_hooks(model, DTYPE_BYTES[dtype], torch)
         try:
-            # The math attention backend, as on meta: on CPU, scaled_dot_product_attention would otherwise run
-            # _scaled_dot_product_flash_attention_for_cpu, which FlopCounterMode has no formula for (counts 0).
+            # The math attention backend, as on meta: on CPU, scaled_dot_product_attention would
+            # otherwise run _scaled_dot_product_flash_attention_for_cpu, which FlopCounterMode has
+            # no formula for (counts 0).
             with (
                 sdpa_kernel(SDPBackend.MATH),
                 _attention_meter(torch) as attention,
-                FlopCounterMode(display=False, custom_mapping=_corrected_formulas(torch)) as counter,
+                FlopCounterMode(
+                    display=False, custom_mapping=_corrected_formulas(torch)
+                ) as counter,
                 _same_dtype_check(torch),
             ):
                 out = model(x)
-                forward = counter.get_flop_counts()  # snapshot: what backward adds is the difference
+                # snapshot: what backward adds is the difference
+                forward = counter.get_flop_counts()
                 if self.train:
                     _backward(out, torch, self.name, model)
                 total = counter.get_flop_counts()
@@ -579,21 +671,30 @@ class _Counting:
             for h in handles:
                 h.remove()
         counted = _tabulate(model, forward, total if self.train else None, leaves, dtype)
-        # the math backend's products are bmm: name attention's share as such (module totals are unchanged)
+        # the math backend's products are bmm: name attention's share as such (module totals are
+        # unchanged)
         _relabel(counted["forward_ops"], "bmm", "scaled_dot_product_attention", attention.forward)
-        _relabel(counted["backward_ops"], "bmm", "scaled_dot_product_attention_backward", attention.backward)
+        _relabel(
+            counted["backward_ops"],
+            "bmm",
+            "scaled_dot_product_attention_backward",
+            attention.backward,
+        )
         counted["input_dtype"] = str(x.dtype).removeprefix("torch.")
         counted["dtype"] = dtype
         if not self.dtype and dtype != "fp32":
             counted["notes"].append(
-                f"precision {dtype}, that of the model's {_TORCH_NAMES[dtype]} parameters (--dtype overrides)"
+                f"precision {dtype}, that of the model's {_TORCH_NAMES[dtype]} parameters (--dtype"
+                " overrides)"
             )
         return counted
 
     def _input(self, model: Any, shape: tuple[int, ...], torch: Any) -> Any:
         """Random floats, or token id 0 (valid for any embedding table) for an integer dtype."""
         device = next((p.device for p in model.parameters()), torch.device("meta"))
-        dtype = self.input_dtype or next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+        dtype = self.input_dtype or next(
+            (p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32
+        )
         if device.type == "meta":
             x = torch.empty(shape, device=device, dtype=dtype)
         elif dtype.is_floating_point:
@@ -606,10 +707,10 @@ class _Counting:
 
 
 def _attention_meter(torch: Any) -> Any:
-    """A TorchFunctionMode adding up the products of each scaled_dot_product_attention call: the math backend
-    (meta, and CPU here) computes them as bmm, so FlopCounterMode reports attention as matmul. It sees the calls
-    the model's own code makes; calls inside torch's Python functions (nn.MultiheadAttention's forward) run
-    with the mode off and stay matmul."""
+    """A TorchFunctionMode adding up the products of each scaled_dot_product_attention call: the
+    math backend (meta, and CPU here) computes them as bmm, so FlopCounterMode reports attention as
+    matmul. It sees the calls the model's own code makes; calls inside torch's Python functions
+    (nn.MultiheadAttention's forward) run with the mode off and stay matmul."""
     from torch.overrides import TorchFunctionMode
 
     sdpa = torch.nn.functional.scaled_dot_product_attention
@@ -618,44 +719,57 @@ def _attention_meter(torch: Any) -> Any:
         forward = backward = 0
 
         def __torch_function__(
-            self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+            self,
+            func: Any,
+            types: Any,
+            args: tuple[Any, ...] = (),
+            kwargs: dict[str, Any] | None = None,
         ) -> Any:
             kwargs = kwargs or {}
             if func is sdpa:
-                q, k, v = (args[i] if len(args) > i else kwargs[n] for i, n in enumerate(("query", "key", "value")))
+                q, k, v = (
+                    args[i] if len(args) > i else kwargs[n]
+                    for i, n in enumerate(("query", "key", "value"))
+                )
                 self._add(q, k, v)
             return func(*args, **kwargs)
 
         def _add(self, q: Any, k: Any, v: Any) -> None:
-            # Q K^T and P V over every leading (batch, head) index; causal or not, both products in full
+            # Q K^T and P V over every leading (batch, head) index; causal or not, both products in
+            # full
             batch, (sq, d), sk, dv = math.prod(q.shape[:-2]), q.shape[-2:], k.shape[-2], v.shape[-1]
             qk, pv = 2 * batch * sq * sk * d, 2 * batch * sq * sk * dv
             self.forward += qk + pv
-            if torch.is_grad_enabled():  # dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q, as far as needed
-                self.backward += pv * (v.requires_grad + (q.requires_grad or k.requires_grad)) + qk * (
-                    q.requires_grad + k.requires_grad
-                )
+            # dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q, as far as needed
+            if torch.is_grad_enabled():
+                self.backward += pv * (
+                    v.requires_grad + (q.requires_grad or k.requires_grad)
+                ) + qk * (q.requires_grad + k.requires_grad)
 
     return AttentionMeter()
 
 
-# aten operators whose CPU and CUDA kernels refuse operands of different dtypes (an int64 input meeting a float32
-# weight: "mat1 and mat2 must have the same dtype"), which their meta kernels let through. `_scaled_mm` is left
-# out: FP8 operands with float32 scales are its normal use.
+# aten operators whose CPU and CUDA kernels refuse operands of different dtypes (an int64 input
+# meeting a float32 weight: "mat1 and mat2 must have the same dtype"), which their meta kernels let
+# through. `_scaled_mm` is left out: FP8 operands with float32 scales are its normal use.
 _SAME_DTYPE_OPS = ("mm", "addmm", "bmm", "baddbmm", "convolution", "convolution_backward")
 
 
 def _same_dtype_check(torch: Any) -> Any:
-    """A TorchDispatchMode raising, as a real device would, where a matrix product or convolution meets operands
-    of different dtypes: the meta device checks shapes only, so `model mlp --input-dtype int64` counted FLOPs a
-    GPU would refuse to run."""
+    """A TorchDispatchMode raising, as a real device would, where a matrix product or convolution
+    meets operands of different dtypes: the meta device checks shapes only, so `model mlp
+    --input-dtype int64` counted FLOPs a GPU would refuse to run."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     checked = {getattr(torch.ops.aten, op) for op in _SAME_DTYPE_OPS}
 
     class SameDtype(TorchDispatchMode):
         def __torch_dispatch__(
-            self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+            self,
+            func: Any,
+            types: Any,
+            args: tuple[Any, ...] = (),
+            kwargs: dict[str, Any] | None = None,
         ) -> Any:
             kwargs = kwargs or {}
             if func.overloadpacket in checked:
@@ -686,8 +800,10 @@ def _relabel(ops: dict[str, int], source: str, target: str, flop: int) -> None:
             del ops[source]
 
 
-def _corrected_formulas(torch: Any) -> dict[Any, Callable[..., int]]:  # aten operator -> its formula
-    """FlopCounterMode formulas that replace torch's own where torch's are wrong (custom_mapping)."""
+# aten operator -> its formula
+def _corrected_formulas(torch: Any) -> dict[Any, Callable[..., int]]:
+    """FlopCounterMode formulas that replace torch's own where torch's are wrong
+    (custom_mapping)."""
     return {torch.ops.aten.convolution_backward: _conv_backward_flop}
 
 
@@ -706,17 +822,19 @@ def _conv_backward_flop(
     out_shape: Any = None,
     **_kwargs: Any,
 ) -> int:
-    """Convolution backward: grad input and grad weight each cost what the forward convolution costs.
-    torch 2.13's formula counts grad weight as a convolution over all Cin input channels, `groups` times too much
-    for a grouped convolution (32x for a 32-channel depthwise one); every weight element (Cout x Cin/groups x k)
-    sums over N x output positions, which is the forward product count, whatever the grouping."""
+    """Convolution backward: grad input and grad weight each cost what the forward convolution
+    costs. torch 2.13's formula counts grad weight as a convolution over all Cin input channels,
+    `groups` times too much for a grouped convolution (32x for a 32-channel depthwise one); every
+    weight element (Cout x Cin/groups x k) sums over N x output positions, which is the forward
+    product count, whatever the grouping."""
     from torch.utils.flop_counter import conv_flop_count
 
     forward: int = conv_flop_count(x_shape, w_shape, grad_out_shape, transposed=transposed)
     return forward * (int(bool(output_mask[0])) + int(bool(output_mask[1])))
 
 
-# torch dtype name -> the --dtype its parameters default to (tf32 is fp32 storage: only --dtype picks it)
+# torch dtype name -> the --dtype its parameters default to (tf32 is fp32 storage: only --dtype
+# picks it)
 _PRECISIONS = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}
 _TORCH_NAMES = {v: k for k, v in _PRECISIONS.items()}
 
@@ -739,7 +857,9 @@ def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, in
 
     def hook_for(name: str) -> Callable[[Any, Any, Any], None]:
         def hook(_module: Any, _inputs: Any, output: Any) -> None:
-            tensors = [t for t in torch.utils._pytree.tree_leaves(output) if isinstance(t, torch.Tensor)]
+            tensors = [
+                t for t in torch.utils._pytree.tree_leaves(output) if isinstance(t, torch.Tensor)
+            ]
             leaves[name] = leaves.get(name, 0) + sum(
                 t.numel() * (nbytes if t.is_floating_point() else t.element_size()) for t in tensors
             )
@@ -753,18 +873,23 @@ def _activation_hooks(model: Any, nbytes: int, torch: Any) -> tuple[dict[str, in
 
 
 def _backward(out: Any, torch: Any, name: str, model: Any) -> None:
-    tensors = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor) and t.requires_grad]
+    tensors = [
+        t
+        for t in torch.utils._pytree.tree_leaves(out)
+        if isinstance(t, torch.Tensor) and t.requires_grad
+    ]
     if not tensors:
         why, fix = _why_no_grad(out, torch, model)
         raise FlopscopeError(f"model {name}", f"--train: no output requires grad: {why}", fix)
-    # loss = sum of the outputs (the sum and its backward count 0 FLOPs). Not out.backward(ones): autograd runs no
-    # hooks on the tensor backward starts from, so ModuleTracker would attribute no backward to the last modules.
+    # loss = sum of the outputs (the sum and its backward count 0 FLOPs). Not out.backward(ones):
+    # autograd runs no hooks on the tensor backward starts from, so ModuleTracker would attribute no
+    # backward to the last modules.
     torch.autograd.backward([t.sum() for t in tensors])
 
 
 def _why_no_grad(out: Any, torch: Any, model: Any) -> tuple[str, str]:
-    """(why, fix) when a training step has nothing to differentiate: no parameters, all of them frozen, or an
-    output cut off from them."""
+    """(why, fix) when a training step has nothing to differentiate: no parameters, all of them
+    frozen, or an output cut off from them."""
     forward_only = "leave out --train to count the forward pass"
     params = list(model.parameters())
     if not params:
@@ -782,8 +907,10 @@ def _why_no_grad(out: Any, torch: Any, model: Any) -> tuple[str, str]:
             f"return the floating-point scores, or {forward_only}",
         )
     return (
-        "the output does not depend on the trainable parameters through differentiable operations "
-        "(torch.no_grad or .detach() in forward?)",
+        (
+            "the output does not depend on the trainable parameters through differentiable"
+            " operations (torch.no_grad or .detach() in forward?)"
+        ),
         forward_only,
     )
 
@@ -799,7 +926,8 @@ def _tabulate(
     nbytes = DTYPE_BYTES[dtype]
     modules = []
     for name, module in model.named_modules():
-        key = root if not name else f"{root}.{name}"  # torch's ModuleTracker names: root type + dotted path
+        # torch's ModuleTracker names: root type + dotted path
+        key = root if not name else f"{root}.{name}"
         fwd = sum(forward.get(key, {}).values())
         bwd = None if total is None else sum(total.get(key, {}).values()) - fwd
         params = sum(p.numel() for p in module.parameters())
@@ -820,7 +948,9 @@ def _tabulate(
         {}
         if total is None
         else {
-            k: v - forward_ops.get(k, 0) for k, v in _ops(total.get("Global", {})).items() if v - forward_ops.get(k, 0)
+            k: v - forward_ops.get(k, 0)
+            for k, v in _ops(total.get("Global", {})).items()
+            if v - forward_ops.get(k, 0)
         }
     )
     params = modules[0].params
@@ -901,7 +1031,11 @@ def _check_model_doc(doc: Any) -> None:
         raise ValueError(f"a {type(doc).__name__}, not an object")
     _check_numbers(doc, "")
     shape = doc.get("input_shape")
-    if not isinstance(shape, list) or not shape or not all(_is_number(n) and n > 0 and n == int(n) for n in shape):
+    if (
+        not isinstance(shape, list)
+        or not shape
+        or not all(_is_number(n) and n > 0 and n == int(n) for n in shape)
+    ):
         raise ValueError(f"input_shape is {shape!r}, not a list of positive integers")
     if doc.get("dtype") not in DTYPE_BYTES:
         raise ValueError(f"dtype is {doc.get('dtype')!r}, not one of {', '.join(DTYPE_BYTES)}")
@@ -909,7 +1043,11 @@ def _check_model_doc(doc: Any) -> None:
     if not isinstance(modules, list) or not modules:
         raise ValueError("modules is not a list of modules")
     for i, m in enumerate(modules):
-        if not isinstance(m, dict) or not isinstance(m.get("name"), str) or not isinstance(m.get("type"), str):
+        if (
+            not isinstance(m, dict)
+            or not isinstance(m.get("name"), str)
+            or not isinstance(m.get("type"), str)
+        ):
             raise ValueError(f"modules[{i}] has no name and type")
         _check_numbers(m, f"modules[{i}] ({m['name'] or 'the model'}): ")
     for key in ("forward_ops", "backward_ops"):

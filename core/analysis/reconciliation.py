@@ -1,18 +1,20 @@
 """Analytic FLOPs of a model next to the FLOPs ncu measured per NVTX range (`flopscope reconcile`).
 
-No torch here: the analytic side is a `ModelFlops` (counted now, or read from `flopscope model --json`).
+No torch here: the analytic side is a `ModelFlops` (counted now, or read from `flopscope model
+--json`).
 
-Matching rule. A kernel's NVTX path (e.g. `train/forward/layer1.0.conv1`, domains joined by ` | `) is split on
-`/` and ` | ` into range names; a domain prefix `domain:` on a name is ignored. A module matches a kernel when
-one of the names equals the module's fully-qualified name (`layer1.0.conv1`, as `model.named_modules()` spells
-it) or that name prefixed by the model's class and a dot (`ResNet.layer1.0.conv1`, as torch's ModuleTracker
-spells it). Modules are inclusive: `layer1` gets every kernel under `layer1/...`, like its analytic count.
+Matching rule. A kernel's NVTX path (e.g. `train/forward/layer1.0.conv1`, domains joined by ` | `)
+is split on `/` and ` | ` into range names; a domain prefix `domain:` on a name is ignored. A module
+matches a kernel when one of the names equals the module's fully-qualified name (`layer1.0.conv1`,
+as `model.named_modules()` spells it) or that name prefixed by the model's class and a dot
+(`ResNet.layer1.0.conv1`, as torch's ModuleTracker spells it). Modules are inclusive: `layer1` gets
+every kernel under `layer1/...`, like its analytic count.
 
-Phase rule, first match wins: backward if a name contains "backward" (any case; autograd's `AddmmBackward0`,
-a user's `backward` range) or emit_nvtx's "stashed seq"; optimizer if a name starts with "optim" or contains
-"zero_grad"; forward if a name contains "forward", names a module of the model or its class, or is an
-emit_nvtx forward op (`aten::linear, seq = 12`); other for remaining ranged kernels; unranged without a range.
-"""
+Phase rule, first match wins: backward if a name contains "backward" (any case; autograd's
+`AddmmBackward0`, a user's `backward` range) or emit_nvtx's "stashed seq"; optimizer if a name
+starts with "optim" or contains "zero_grad"; forward if a name contains "forward", names a module of
+the model or its class, or is an emit_nvtx forward op (`aten::linear, seq = 12`); other for
+remaining ranged kernels; unranged without a range."""
 
 from __future__ import annotations
 
@@ -33,7 +35,15 @@ from ..table.nvtx import is_emit_nvtx_op, normalize_nvtx
 from ..table.roofline import PRECISIONS, Ceiling, datasheet_peak
 from ..table.summary import counted_flop
 from .model_flops import ModelFlops
-from .predict import DTYPE_OF_CEILING, ceiling_for, flop_by_ceiling, fp32_note, harmonic_peak, peak_for, utilization
+from .predict import (
+    DTYPE_OF_CEILING,
+    ceiling_for,
+    flop_by_ceiling,
+    fp32_note,
+    harmonic_peak,
+    peak_for,
+    utilization,
+)
 
 PHASES = ("forward", "backward", "optimizer", "other", "unranged")
 
@@ -49,7 +59,8 @@ class ModuleRow:
     ratio_forward: float | None  # measured / analytic
     ratio_backward: float | None
     flag: str  # over, under, ok, or "" when nothing to compare
-    # "forward"/"backward" where the measured figure leaves out FLOPs of launches whose total is unknown (≥)
+    # "forward"/"backward" where the measured figure leaves out FLOPs of launches whose total is
+    # unknown (≥)
     lower_bound: list[str] = field(default_factory=list)
 
 
@@ -71,18 +82,21 @@ class Reconciliation:
     utilization_analytic: float | None  # analytic step FLOPs / (step time x peak)
     utilization_measured: float | None  # measured FLOP per step / (step time x peak)
     notes: list[str] = field(default_factory=list)
-    # Without forward/backward ranges, the only comparison: every measured FLOP per step / analytic step FLOPs
+    # Without forward/backward ranges, the only comparison: every measured FLOP per step / analytic
+    # step FLOPs
     measured_step: float | None = None
     analytic_step: float | None = None
-    peak_source: str = ""  # where peak_flop_per_s comes from, as `flopscope report` says for its ceilings
-    # The analytic step's FLOPs per database ceiling, as `flopscope model` predicts them (fp32: TF32 convolutions);
-    # with several, peak_flop_per_s is their peaks' FLOP-weighted harmonic mean
+    # where peak_flop_per_s comes from, as `flopscope report` says for its ceilings
+    peak_source: str = ""
+    # The analytic step's FLOPs per database ceiling, as `flopscope model` predicts them (fp32: TF32
+    # convolutions); with several, peak_flop_per_s is their peaks' FLOP-weighted harmonic mean
     ceiling: str = ""
     flop_by_ceiling: dict[str, float] = field(default_factory=dict)
     whole_run_ratio: float | None = None
     whole_run_flag: str = ""
-    # Phases (and "step", the whole report) whose measured figure is a lower bound: some of their launches have
-    # an unknown total, of which only the known precisions are counted (as `flopscope report`'s "FLOP ≥")
+    # Phases (and "step", the whole report) whose measured figure is a lower bound: some of their
+    # launches have an unknown total, of which only the known precisions are counted (as `flopscope
+    # report`'s "FLOP ≥")
     lower_bounds: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -99,7 +113,8 @@ def range_names(path: str | None) -> list[str]:
             name = name.strip()
             if name:
                 names.append(name)
-                # `domain:range` from the readers; a C++ name such as aten::linear has `::` and is kept whole.
+                # `domain:range` from the readers; a C++ name such as aten::linear has `::` and is
+                # kept whole.
                 head, sep, tail = name.partition(":")
                 if sep and not tail.startswith(":") and head and "::" not in name:
                     names.append(tail)
@@ -124,7 +139,11 @@ def phase(names: list[str], known: dict[str, str]) -> str:
         return "backward"
     if any(n.startswith("optim") or "zero_grad" in n for n in lowered):
         return "optimizer"
-    if any("forward" in n for n in lowered) or any(n in known for n in names) or any(is_emit_nvtx_op(n) for n in names):
+    if (
+        any("forward" in n for n in lowered)
+        or any(n in known for n in names)
+        or any(is_emit_nvtx_op(n) for n in names)
+    ):
         return "forward"
     return "other"
 
@@ -139,37 +158,46 @@ def reconcile(
     precision: str | None = None,
     step_time_source: str = "--step-time",
 ) -> Reconciliation:
-    """Line up MODEL's analytic FLOPs with REPORT's measured FLOPs per NVTX range; see the module docstring.
-    PRECISION (a --dtype) picks the peak for utilization; default: the model's. STEP_TIME_SOURCE says where a
-    given STEP_TIME_S comes from (--step-time, or the run's timing run)."""
+    """Line up MODEL's analytic FLOPs with REPORT's measured FLOPs per NVTX range; see the module
+    docstring. PRECISION (a --dtype) picks the peak for utilization; default: the model's.
+    STEP_TIME_SOURCE says where a given STEP_TIME_S comes from (--step-time, or the run's timing
+    run)."""
     precision = precision or model.dtype
     ranges = _ranges(report, model)
     notes = _unknown_notes(report)
     measured = {p: _sum(ranges.loc[ranges["phase"] == p, "flop"]) for p in PHASES}
     measured = {p: None if v is None else v / steps for p, v in measured.items()}
-    lower = [p for p in PHASES if measured[p] is not None and ranges.loc[ranges["phase"] == p, "partial"].any()]
+    lower = [
+        p
+        for p in PHASES
+        if measured[p] is not None and ranges.loc[ranges["phase"] == p, "partial"].any()
+    ]
     if ranges["partial"].any() and _sum(ranges["flop"]) is not None:
         lower.append("step")
     rows = [_total_row(model, measured, tol, lower), *_module_rows(model, ranges, steps, tol)]
     notes += _count_hints(model, rows, measured, steps, tol)
     if len(rows) == 1:
         notes.append(
-            "no NVTX range names a module of the model: push module names (e.g. from forward hooks) to "
-            "compare per module; totals compare by phase only"
+            "no NVTX range names a module of the model: push module names (e.g. from forward hooks)"
+            " to compare per module; totals compare by phase only"
         )
     no_phases = not measured["forward"] and not measured["backward"]
     if no_phases:
         notes.append(
-            "no kernel falls in a forward or backward range, so only the whole report compares (every "
-            "profiled kernel, input setup and copies included): name ranges `forward` / `backward`, run "
-            "under torch.autograd.profiler.emit_nvtx, or push module names"
+            "no kernel falls in a forward or backward range, so only the whole report compares"
+            " (every profiled kernel, input setup and copies included): name ranges `forward` /"
+            " `backward`, run under torch.autograd.profiler.emit_nvtx, or push module names"
         )
     time_s, source = _step_time(report, step_time_s, steps)
     source = step_time_source if step_time_s else source
     spec = require_gpu(gpu) if gpu else report.gpu
     split = _analytic_split(model, spec, precision)
     peak, peak_source, peak_note, peaks = _peak(report, spec, split)
-    notes += [n for n in (peak_note, _fp32_note(spec, precision, peaks), _precision_note(report, precision)) if n]
+    notes += [
+        n
+        for n in (peak_note, _fp32_note(spec, precision, peaks), _precision_note(report, precision))
+        if n
+    ]
     step_measured = _sum(ranges["flop"])
     step_measured = None if step_measured is None else step_measured / steps
     return Reconciliation(
@@ -201,27 +229,35 @@ def reconcile(
 
 
 def module_report(report: Report, model: ModelFlops, module: str) -> Report:
-    """The launches MODULE's measured FLOPs come from, as a Report of their own (the reconcile screen's
-    drill-down): every launch in a range naming the module, by the matching rule above, in any phase; "" (the
-    model's totals row) is every launch of a forward or backward range."""
+    """The launches MODULE's measured FLOPs come from, as a Report of their own (the reconcile
+    screen's drill-down): every launch in a range naming the module, by the matching rule above, in
+    any phase; "" (the model's totals row) is every launch of a forward or backward range."""
     ranges = _ranges(report, model)
     if module:
         paths = ranges.loc[[module in names for names in ranges["modules"]], "nvtx"]
     else:
         paths = ranges.loc[ranges["phase"].isin(["forward", "backward"]), "nvtx"]
     k = report.kernels
-    chosen = k[k["nvtx"].astype(object).fillna(NO_RANGE).isin(set(paths)).to_numpy()].reset_index(drop=True)
+    chosen = k[k["nvtx"].astype(object).fillna(NO_RANGE).isin(set(paths)).to_numpy()].reset_index(
+        drop=True
+    )
     return Report(
-        replace(report.meta, launches=len(chosen)), chosen, report.gpu, report.missing, report.gpus, report.roof
+        replace(report.meta, launches=len(chosen)),
+        chosen,
+        report.gpu,
+        report.missing,
+        report.gpus,
+        report.roof,
     )
 
 
 def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
-    """One row per NVTX path: measured FLOPs, whether they are a lower bound (`partial`), range names, phase and
-    the modules it matches."""
-    # Counted FLOPs summed per range, as `flopscope report` sums them (Report.group would leave a range with one
-    # uncounted launch unknown): the known precisions of a launch whose total is unknown count too, the range's
-    # figure then a lower bound, and `_unknown_notes` says what was left out and why.
+    """One row per NVTX path: measured FLOPs, whether they are a lower bound (`partial`), range
+    names, phase and the modules it matches."""
+    # Counted FLOPs summed per range, as `flopscope report` sums them (Report.group would leave a
+    # range with one uncounted launch unknown): the known precisions of a launch whose total is
+    # unknown count too, the range's figure then a lower bound, and `_unknown_notes` says what was
+    # left out and why.
     k = report.kernels
     by = k["nvtx"].astype(object).fillna(NO_RANGE).to_numpy()
     flop = counted_flop(k).groupby(by, sort=False).sum(min_count=1)
@@ -234,7 +270,8 @@ def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
         }
     )
     known = module_names(model)
-    # The phase reads emit_nvtx's arguments (`seq`, `stashed seq`); modules are matched on the names without them.
+    # The phase reads emit_nvtx's arguments (`seq`, `stashed seq`); modules are matched on the names
+    # without them.
     grouped["phase"] = [phase(range_names(p), known) for p in grouped["nvtx"]]
     names = [range_names(normalize_nvtx(p)) for p in grouped["nvtx"]]
     grouped["modules"] = [{known[n] for n in ns if known.get(n)} for ns in names]
@@ -242,16 +279,21 @@ def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
 
 
 def _unknown_notes(report: Report) -> list[str]:
-    """How many launches have no total FLOP count, and why: ncu did not profile them; it did without (some of)
-    the FLOP counters, named with the `ncu --metrics` option that collects them; or it counted tensor
-    instructions flopscope has no checked FLOPs-per-instruction factor for (the rows' provenance says so)."""
+    """How many launches have no total FLOP count, and why: ncu did not profile them; it did without
+    (some of) the FLOP counters, named with the `ncu --metrics` option that collects them; or it
+    counted tensor instructions flopscope has no checked FLOPs-per-instruction factor for (the rows'
+    provenance says so)."""
     k = report.kernels
     unknown = k["flop"].isna()
     if not unknown.any():
         return []
     skipped = unknown & (k["status"] != "ok") if "status" in k else unknown & False
     counted = unknown & ~skipped
-    causes = [f"{int(skipped.sum())} not profiled (ncu recorded no values for them)"] if skipped.any() else []
+    causes = (
+        [f"{int(skipped.sum())} not profiled (ncu recorded no values for them)"]
+        if skipped.any()
+        else []
+    )
     if counted.any():
         causes += _counted_causes(report, counted)
     partial = counted & k[list(FLOP_PARTS)].notna().any(axis=1)
@@ -260,15 +302,20 @@ def _unknown_notes(report: Report) -> list[str]:
         if partial.any()
         else "measured figures leave them out and under-count"
     )
-    return [f"{int(unknown.sum())} of {len(k)} launches have no FLOP count ({'; '.join(causes)}): {effect}"]
+    return [
+        f"{int(unknown.sum())} of {len(k)} launches have no FLOP count ({'; '.join(causes)}):"
+        f" {effect}"
+    ]
 
 
 def _counted_causes(report: Report, rows: pd.Series) -> list[str]:
-    """Why profiled launches ROWS have no total: a FLOP column the provenance calls unknown (counted, but no
-    checked factor), else one ncu did not collect."""
+    """Why profiled launches ROWS have no total: a FLOP column the provenance calls unknown
+    (counted, but no checked factor), else one ncu did not collect."""
     k = report.kernels.loc[rows]
     empty = pd.Series("", index=k.index)
-    provenance = k["provenance"].astype(object).fillna("").astype(str) if "provenance" in k else empty
+    provenance = (
+        k["provenance"].astype(object).fillna("").astype(str) if "provenance" in k else empty
+    )
     causes, lacking, uncollected = [], [], pd.Series(False, index=k.index)
     for col in FLOP_PARTS:
         na = k[col].isna()
@@ -292,9 +339,12 @@ def _counted_causes(report: Report, rows: pd.Series) -> list[str]:
         )
         ccs = [str(c) for c in pd.unique(k.loc[uncollected, "cc"].dropna())] if "cc" in k else []
         collected_not = [m for m in report.missing if m.why == "not collected"]
-        fix = missing_fix(collected_not, lacking) or collecting(lacking, ccs)  # the chips' own counter names
+        # the chips' own counter names
+        fix = missing_fix(collected_not, lacking) or collecting(lacking, ccs)
         causes.insert(
-            0, f"{int(uncollected.sum())} profiled, but {what}" + (f": collect them with `{fix}`" if fix else "")
+            0,
+            f"{int(uncollected.sum())} profiled, but {what}"
+            + (f": collect them with `{fix}`" if fix else ""),
         )
     return causes
 
@@ -309,7 +359,8 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def flag(ratio: float | None, tol: float) -> str:
-    """over: measured > analytic x (1+tol); under: measured < analytic x (1-tol); ok between; "" if unknown."""
+    """over: measured > analytic x (1+tol); under: measured < analytic x (1-tol); ok between; "" if
+    unknown."""
     if ratio is None:
         return ""
     if ratio > 1 + tol:
@@ -320,13 +371,18 @@ def flag(ratio: float | None, tol: float) -> str:
 
 
 def _row_flag(pairs: list[tuple[float | None, float | None]], tol: float) -> str:
-    """One flag for (measured, analytic) pairs; measured work where the analytic count is 0 is over-counting."""
-    flags = [flag(_ratio(m, a), tol) if a else "over" for m, a in pairs if m is not None and (a or m)]
+    """One flag for (measured, analytic) pairs; measured work where the analytic count is 0 is
+    over-counting."""
+    flags = [
+        flag(_ratio(m, a), tol) if a else "over" for m, a in pairs if m is not None and (a or m)
+    ]
     bad = list(dict.fromkeys(f for f in flags if f != "ok"))
     return "/".join(bad) if bad else ("ok" if flags else "")
 
 
-def _total_row(model: ModelFlops, measured: dict[str, float | None], tol: float, lower: list[str]) -> ModuleRow:
+def _total_row(
+    model: ModelFlops, measured: dict[str, float | None], tol: float, lower: list[str]
+) -> ModuleRow:
     fwd, bwd = measured["forward"], measured["backward"] if model.train else None
     shown = ("forward", "backward")
     return ModuleRow(
@@ -339,15 +395,22 @@ def _total_row(model: ModelFlops, measured: dict[str, float | None], tol: float,
         ratio_forward=_ratio(fwd, model.forward_flop),
         ratio_backward=_ratio(bwd, model.backward_flop),
         flag=_row_flag([(fwd, model.forward_flop), (bwd, model.backward_flop)], tol),
-        lower_bound=[p for p, v in zip(shown, (fwd, bwd), strict=True) if v is not None and p in lower],
+        lower_bound=[
+            p for p, v in zip(shown, (fwd, bwd), strict=True) if v is not None and p in lower
+        ],
     )
 
 
-def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float) -> list[ModuleRow]:
-    # One pass over the ranges: (module, phase) -> measured FLOPs (None while only unknown counts were seen).
+def _module_rows(
+    model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float
+) -> list[ModuleRow]:
+    # One pass over the ranges: (module, phase) -> measured FLOPs (None while only unknown counts
+    # were seen).
     measured: dict[tuple[str, str], float | None] = {}
     partial: set[tuple[str, str]] = set()  # (module, phase) with a launch whose total is unknown
-    for mods, ph, flop, part in zip(ranges["modules"], ranges["phase"], ranges["flop"], ranges["partial"], strict=True):
+    for mods, ph, flop, part in zip(
+        ranges["modules"], ranges["phase"], ranges["flop"], ranges["partial"], strict=True
+    ):
         for name in mods:
             before = measured.get((name, ph))
             measured[(name, ph)] = before if math.isnan(flop) else (before or 0.0) + float(flop)
@@ -372,7 +435,9 @@ def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float
                 ratio_backward=_ratio(bwd, m.backward_flop),
                 flag=_row_flag([(fwd, m.forward_flop), (bwd, m.backward_flop)], tol),
                 lower_bound=[
-                    p for p, v in (("forward", fwd), ("backward", bwd)) if v is not None and (m.name, p) in partial
+                    p
+                    for p, v in (("forward", fwd), ("backward", bwd))
+                    if v is not None and (m.name, p) in partial
                 ],
             )
         )
@@ -380,14 +445,20 @@ def _module_rows(model: ModelFlops, ranges: pd.DataFrame, steps: int, tol: float
 
 
 def _count_hints(
-    model: ModelFlops, rows: list[ModuleRow], measured: dict[str, float | None], steps: int, tol: float
+    model: ModelFlops,
+    rows: list[ModuleRow],
+    measured: dict[str, float | None],
+    steps: int,
+    tol: float,
 ) -> list[str]:
-    """What the user likely forgot when measured and analytic differ wholesale: --train, or --steps."""
+    """What the user likely forgot when measured and analytic differ wholesale: --train, or
+    --steps."""
     hints = []
     if model.backward_flop is None and measured["backward"]:
         hints.append(
-            f"the report has {measured['backward']:.3g} FLOP per step in backward ranges but the analytic "
-            "count is a forward pass: pass --train to count a training step (forward + backward)"
+            f"the report has {measured['backward']:.3g} FLOP per step in backward ranges but the"
+            " analytic count is a forward pass: pass --train to count a training step (forward +"
+            " backward)"
         )
     ratios = [r for row in rows for r in (row.ratio_forward, row.ratio_backward) if r is not None]
     factor = round(ratios[0]) if ratios else 0
@@ -403,67 +474,92 @@ def _step_time(report: Report, given: float | None, steps: int) -> tuple[float |
     if given:
         return given, "--step-time"
     kernel = (
-        float(report.kernels["duration_s"].sum(min_count=1)) if report.kernels["duration_s"].notna().any() else math.nan
+        float(report.kernels["duration_s"].sum(min_count=1))
+        if report.kernels["duration_s"].notna().any()
+        else math.nan
     )
     if math.isnan(kernel) or not kernel:
         return None, "unknown"
-    return kernel / steps, (
-        "sum of kernel durations: ncu serializes kernels and a real step also waits on the CPU, "
-        "so utilization from it is an upper bound; pass --step-time for a measured step"
+    return (
+        kernel / steps,
+        (
+            "sum of kernel durations: ncu serializes kernels and a real step also waits on the CPU,"
+            " so utilization from it is an upper bound; pass --step-time for a measured step"
+        ),
     )
 
 
 def _analytic_split(model: ModelFlops, gpu: Gpu | None, precision: str) -> dict[str, float]:
-    """The analytic step's FLOPs per database ceiling, as `flopscope model` predicts them (predict.flop_by_ceiling:
-    at fp32, convolutions on the TF32 tensor cores of a GPU that has them)."""
+    """The analytic step's FLOPs per database ceiling, as `flopscope model` predicts them
+    (predict.flop_by_ceiling: at fp32, convolutions on the TF32 tensor cores of a GPU that has
+    them)."""
     if gpu is None:
         return {ceiling_for(None, precision): model.step_flop}
     return flop_by_ceiling(model.step_flop, gpu, precision, model.family_flops())
 
 
-def _peak(report: Report, gpu: Gpu | None, split: dict[str, float]) -> tuple[float | None, str, str, dict[str, float]]:
-    """(peak FLOP/s, its source, a note, each ceiling's peak) for the analytic FLOPs SPLIT per ceiling: each
-    ceiling as `_ceiling` takes it, several making their FLOP-weighted harmonic mean (predict.harmonic_peak; an
-    fp32 ResNet's convolutions held against the FP32 peak alone read as 1538% of it on an A100)."""
+def _peak(
+    report: Report, gpu: Gpu | None, split: dict[str, float]
+) -> tuple[float | None, str, str, dict[str, float]]:
+    """(peak FLOP/s, its source, a note, each ceiling's peak) for the analytic FLOPs SPLIT per
+    ceiling: each ceiling as `_ceiling` takes it, several making their FLOP-weighted harmonic mean
+    (predict.harmonic_peak; an fp32 ResNet's convolutions held against the FP32 peak alone read as
+    1538% of it on an A100)."""
     ceilings = {c.name: c for c in report.ceilings()}
     found = {name: _ceiling(report, ceilings, gpu, name) for name in split}
     missing = next((note for _, _, note in found.values() if note), "")
     if missing:
         return None, "", missing, {}
-    peaks = {name: peak for name, (peak, _, _) in found.items() if peak is not None}  # None only with a note
+    # None only with a note
+    peaks = {name: peak for name, (peak, _, _) in found.items() if peak is not None}
     sources = list(dict.fromkeys(source for _, source, _ in found.values()))
-    source = sources[0] if len(sources) == 1 else "; ".join(f"{n}: {s}" for n, (_, s, _) in found.items())
+    source = (
+        sources[0]
+        if len(sources) == 1
+        else "; ".join(f"{n}: {s}" for n, (_, s, _) in found.items())
+    )
     return harmonic_peak(split, peaks), source, "", peaks
 
 
-def _ceiling(report: Report, ceilings: dict[str, Ceiling], gpu: Gpu | None, name: str) -> tuple[float | None, str, str]:
-    """(FLOP/s, source, a note) of the database ceiling NAME: the report's own where it has one, the one
-    `flopscope report` judges the run against (its peak counters x the measured clock: 2.84 TFLOP/s FP32 in a
-    T4 report, not the datasheet's 8.1); else the datasheet's, scaled to the measured SM clock as report does."""
+def _ceiling(
+    report: Report, ceilings: dict[str, Ceiling], gpu: Gpu | None, name: str
+) -> tuple[float | None, str, str]:
+    """(FLOP/s, source, a note) of the database ceiling NAME: the report's own where it has one, the
+    one `flopscope report` judges the run against (its peak counters x the measured clock: 2.84
+    TFLOP/s FP32 in a T4 report, not the datasheet's 8.1); else the datasheet's, scaled to the
+    measured SM clock as report does."""
     if name in ceilings:
         return ceilings[name].value, ceilings[name].source, ""
     if gpu is None:
         return None, "", "no GPU known for the peak: pass --gpu NAME"
     try:
         peak_for(gpu, DTYPE_OF_CEILING[name])  # a one-line reason where the GPU has no such unit
-    except FlopscopeError as err:  # the GPU lacks this precision: keep the FLOP comparison, skip utilization
+    # the GPU lacks this precision: keep the FLOP comparison, skip utilization
+    except FlopscopeError as err:
         return None, "", f"no utilization: {err.line()}"
-    # `report`'s rule for a ceiling it has no counters for: the datasheet's, at the clock the launches ran at.
+    # `report`'s rule for a ceiling it has no counters for: the datasheet's, at the clock the
+    # launches ran at.
     peak, source = datasheet_peak(report.kernels, gpu, name)
     return peak, source, ""
 
 
 def _fp32_note(gpu: Gpu | None, precision: str, peaks: dict[str, float]) -> str:
-    """`flopscope model`'s note on what fp32 means (predict.fp32_note), naming the TF32 peak as taken here."""
-    if precision != "fp32" or gpu is None or not peaks:  # without a GPU, whether it has TF32 units is unknown
+    """`flopscope model`'s note on what fp32 means (predict.fp32_note), naming the TF32 peak as
+    taken here."""
+    # without a GPU, whether it has TF32 units is unknown
+    if precision != "fp32" or gpu is None or not peaks:
         return ""
     return fp32_note({gpu.key: peaks["tensor_tf32"]} if "tensor_tf32" in peaks else {})
 
 
 def _precision_note(report: Report, dtype: str) -> str:
-    """Say so when most measured FLOPs ran in another precision than the peak utilization is taken against
-    (FP16 tensor work judged against the FP32 peak reads as 285% of it)."""
-    flops = {name: float(report.kernels[col].sum()) for name, col, _ in PRECISIONS if col in report.kernels}
+    """Say so when most measured FLOPs ran in another precision than the peak utilization is taken
+    against (FP16 tensor work judged against the FP32 peak reads as 285% of it)."""
+    flops = {
+        name: float(report.kernels[col].sum())
+        for name, col, _ in PRECISIONS
+        if col in report.kernels
+    }
     total = sum(flops.values())
     if not total:
         return ""
@@ -473,8 +569,8 @@ def _precision_note(report: Report, dtype: str) -> str:
         return ""
     fix = f"pass --dtype {suggested}" if suggested else "read utilization with care"
     return (
-        f"{100 * flops[top] / total:.0f}% of the measured FLOPs ran as {top}, but utilization is against the "
-        f"{dtype} peak: {fix}"
+        f"{100 * flops[top] / total:.0f}% of the measured FLOPs ran as {top}, but utilization is"
+        f" against the {dtype} peak: {fix}"
     )
 
 

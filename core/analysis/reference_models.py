@@ -2,11 +2,11 @@
 # torch is not followed (pyproject.toml), so the torch classes subclassed here are Any to mypy.
 """Reference models in plain PyTorch (torchvision is not a dependency), for `flopscope model NAME`.
 
-VGG and ResNet follow torchvision's definitions layer for layer and use its module names, so parameter counts
-match torchvision's published `num_params` and NVTX ranges named after torchvision modules line up. GoogLeNet
-follows the paper (Szegedy et al. 2014, Table 1: true 5x5 branches, LRN, no batch norm, no auxiliary heads),
-not torchvision's variant (3x3 in the "5x5" branch, batch norm). Importing this module needs torch.
-"""
+VGG and ResNet follow torchvision's definitions layer for layer and use its module names, so
+parameter counts match torchvision's published `num_params` and NVTX ranges named after torchvision
+modules line up. GoogLeNet follows the paper (Szegedy et al. 2014, Table 1: true 5x5 branches, LRN,
+no batch norm, no auxiliary heads), not torchvision's variant (3x3 in the "5x5" branch, batch norm).
+Importing this module needs torch."""
 
 from __future__ import annotations
 
@@ -17,10 +17,52 @@ from typing import Literal
 import torch
 from torch import nn
 
-# VGG configurations D (16 layers) and E (19 layers) from Simonyan & Zisserman 2014; "M" is a 2x2 max pool.
+# VGG configurations D (16 layers) and E (19 layers) from Simonyan & Zisserman 2014; "M" is a 2x2
+# max pool.
 _VGG: dict[str, list[int | Literal["M"]]] = {
-    "vgg16": [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"],
-    "vgg19": [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M", 512, 512, 512, 512, "M"],
+    "vgg16": [
+        64,
+        64,
+        "M",
+        128,
+        128,
+        "M",
+        256,
+        256,
+        256,
+        "M",
+        512,
+        512,
+        512,
+        "M",
+        512,
+        512,
+        512,
+        "M",
+    ],
+    "vgg19": [
+        64,
+        64,
+        "M",
+        128,
+        128,
+        "M",
+        256,
+        256,
+        256,
+        256,
+        "M",
+        512,
+        512,
+        512,
+        512,
+        "M",
+        512,
+        512,
+        512,
+        512,
+        "M",
+    ],
 }
 
 
@@ -33,7 +75,10 @@ class VGG(nn.Module):
             if item == "M":
                 layers.append(nn.MaxPool2d(kernel_size=2, stride=2))
             else:
-                layers += [nn.Conv2d(channels, item, kernel_size=3, padding=1), nn.ReLU(inplace=True)]
+                layers += [
+                    nn.Conv2d(channels, item, kernel_size=3, padding=1),
+                    nn.ReLU(inplace=True),
+                ]
                 channels = item
         self.features = nn.Sequential(*layers)
         self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
@@ -63,7 +108,9 @@ def _conv1x1(cin: int, cout: int, stride: int = 1) -> nn.Conv2d:
 class BasicBlock(nn.Module):
     expansion = 1
 
-    def __init__(self, cin: int, planes: int, stride: int = 1, downsample: nn.Module | None = None) -> None:
+    def __init__(
+        self, cin: int, planes: int, stride: int = 1, downsample: nn.Module | None = None
+    ) -> None:
         super().__init__()
         self.conv1 = _conv3x3(cin, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
@@ -84,7 +131,9 @@ class Bottleneck(nn.Module):
 
     expansion = 4
 
-    def __init__(self, cin: int, planes: int, stride: int = 1, downsample: nn.Module | None = None) -> None:
+    def __init__(
+        self, cin: int, planes: int, stride: int = 1, downsample: nn.Module | None = None
+    ) -> None:
         super().__init__()
         self.conv1 = _conv1x1(cin, planes)
         self.bn1 = nn.BatchNorm2d(planes)
@@ -104,7 +153,9 @@ class Bottleneck(nn.Module):
 
 
 class ResNet(nn.Module):
-    def __init__(self, block: type[BasicBlock | Bottleneck], layers: list[int], num_classes: int = 1000) -> None:
+    def __init__(
+        self, block: type[BasicBlock | Bottleneck], layers: list[int], num_classes: int = 1000
+    ) -> None:
         super().__init__()
         self.inplanes = 64
         self.conv1 = nn.Conv2d(3, 64, kernel_size=7, stride=2, padding=3, bias=False)
@@ -118,11 +169,14 @@ class ResNet(nn.Module):
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
         self.fc = nn.Linear(512 * block.expansion, num_classes)
 
-    def _layer(self, block: type[BasicBlock | Bottleneck], planes: int, blocks: int, stride: int = 1) -> nn.Sequential:
+    def _layer(
+        self, block: type[BasicBlock | Bottleneck], planes: int, blocks: int, stride: int = 1
+    ) -> nn.Sequential:
         downsample = None
         if stride != 1 or self.inplanes != planes * block.expansion:
             downsample = nn.Sequential(
-                _conv1x1(self.inplanes, planes * block.expansion, stride), nn.BatchNorm2d(planes * block.expansion)
+                _conv1x1(self.inplanes, planes * block.expansion, stride),
+                nn.BatchNorm2d(planes * block.expansion),
             )
         layers = [block(self.inplanes, planes, stride, downsample)]
         self.inplanes = planes * block.expansion
@@ -137,7 +191,9 @@ class ResNet(nn.Module):
 
 class ConvReLU(nn.Sequential):
     def __init__(self, cin: int, cout: int, kernel: int, stride: int = 1) -> None:
-        super().__init__(nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2), nn.ReLU(inplace=True))
+        super().__init__(
+            nn.Conv2d(cin, cout, kernel, stride=stride, padding=kernel // 2), nn.ReLU(inplace=True)
+        )
 
 
 class Inception(nn.Module):
@@ -148,14 +204,17 @@ class Inception(nn.Module):
         self.branch1 = ConvReLU(cin, c1, 1)
         self.branch2 = nn.Sequential(ConvReLU(cin, c3r, 1), ConvReLU(c3r, c3, 3))
         self.branch3 = nn.Sequential(ConvReLU(cin, c5r, 1), ConvReLU(c5r, c5, 5))
-        self.branch4 = nn.Sequential(nn.MaxPool2d(3, stride=1, padding=1, ceil_mode=True), ConvReLU(cin, pool, 1))
+        self.branch4 = nn.Sequential(
+            nn.MaxPool2d(3, stride=1, padding=1, ceil_mode=True), ConvReLU(cin, pool, 1)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.cat([self.branch1(x), self.branch2(x), self.branch3(x), self.branch4(x)], 1)
 
 
 class GoogLeNet(nn.Module):
-    """GoogLeNet as in the paper's Table 1 (inference graph: the auxiliary classifiers are dropped)."""
+    """GoogLeNet as in the paper's Table 1 (inference graph: the auxiliary classifiers are
+    dropped)."""
 
     def __init__(self, num_classes: int = 1000) -> None:
         super().__init__()
@@ -208,7 +267,8 @@ class MLP(nn.Module):
 
 
 class SelfAttention(nn.Module):
-    """Multi-head self-attention written with plain matmuls, so every product is visible to the counter."""
+    """Multi-head self-attention written with plain matmuls, so every product is visible to the
+    counter."""
 
     def __init__(self, dim: int, heads: int) -> None:
         super().__init__()
@@ -225,7 +285,8 @@ class SelfAttention(nn.Module):
 
 
 class TransformerBlock(nn.Module):
-    """A pre-norm transformer encoder block: x + attn(ln(x)), then x + mlp(ln(x)); GELU, 4x hidden."""
+    """A pre-norm transformer encoder block: x + attn(ln(x)), then x + mlp(ln(x)); GELU, 4x
+    hidden."""
 
     def __init__(self, dim: int = 512, heads: int = 8, hidden: int = 2048) -> None:
         super().__init__()
@@ -241,12 +302,40 @@ class TransformerBlock(nn.Module):
 
 # name -> (factory, default input shape, one-line description)
 MODELS: dict[str, tuple[Callable[[], nn.Module], tuple[int, ...], str]] = {
-    "vgg16": (lambda: VGG(_VGG["vgg16"]), (1, 3, 224, 224), "VGG-16 (configuration D), torchvision layout"),
-    "vgg19": (lambda: VGG(_VGG["vgg19"]), (1, 3, 224, 224), "VGG-19 (configuration E), torchvision layout"),
-    "resnet18": (lambda: ResNet(BasicBlock, [2, 2, 2, 2]), (1, 3, 224, 224), "ResNet-18, torchvision layout"),
-    "resnet34": (lambda: ResNet(BasicBlock, [3, 4, 6, 3]), (1, 3, 224, 224), "ResNet-34, torchvision layout"),
-    "resnet50": (lambda: ResNet(Bottleneck, [3, 4, 6, 3]), (1, 3, 224, 224), "ResNet-50 v1.5, torchvision layout"),
-    "googlenet": (GoogLeNet, (1, 3, 224, 224), "GoogLeNet as in the paper (5x5 branches, LRN, no aux heads)"),
+    "vgg16": (
+        lambda: VGG(_VGG["vgg16"]),
+        (1, 3, 224, 224),
+        "VGG-16 (configuration D), torchvision layout",
+    ),
+    "vgg19": (
+        lambda: VGG(_VGG["vgg19"]),
+        (1, 3, 224, 224),
+        "VGG-19 (configuration E), torchvision layout",
+    ),
+    "resnet18": (
+        lambda: ResNet(BasicBlock, [2, 2, 2, 2]),
+        (1, 3, 224, 224),
+        "ResNet-18, torchvision layout",
+    ),
+    "resnet34": (
+        lambda: ResNet(BasicBlock, [3, 4, 6, 3]),
+        (1, 3, 224, 224),
+        "ResNet-34, torchvision layout",
+    ),
+    "resnet50": (
+        lambda: ResNet(Bottleneck, [3, 4, 6, 3]),
+        (1, 3, 224, 224),
+        "ResNet-50 v1.5, torchvision layout",
+    ),
+    "googlenet": (
+        GoogLeNet,
+        (1, 3, 224, 224),
+        "GoogLeNet as in the paper (5x5 branches, LRN, no aux heads)",
+    ),
     "mlp": (MLP, (1, 784), "MLP 784-1024-1024-10, ReLU"),
-    "transformer": (TransformerBlock, (1, 128, 512), "pre-norm transformer block, d=512, 8 heads, 2048 hidden"),
+    "transformer": (
+        TransformerBlock,
+        (1, 128, 512),
+        "pre-norm transformer block, d=512, 8 heads, 2048 hidden",
+    ),
 }

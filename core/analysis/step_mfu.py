@@ -1,16 +1,17 @@
-"""MFU and GPU idle time per training step: the timing run's wall time of each step (no ncu) beside the kernel
-time and FLOPs ncu measured under that step's `step N` range (profile --modules).
+"""MFU and GPU idle time per training step: the timing run's wall time of each step (no ncu) beside
+the kernel time and FLOPs ncu measured under that step's `step N` range (profile --modules).
 
-- kernel time: the summed durations of the step's profiled launches, as ncu measured them, one launch at a time
-  (replayed, serialised: launches that overlapped in the program count in full here);
-- idle share: (wall - kernel time) / wall, the GPU waiting on launch overhead, host work and data loading;
-- MFU: the step's FLOPs over (time x peak), each precision's FLOPs against its own peak (the run's ceilings, as
-  `report` judges the run), so Σ FLOPs_p / peak_p is the time the step's work needs at peak; over the wall time
-  (what the program got) and over the kernel time (what its kernels got).
+- kernel time: the summed durations of the step's profiled launches, as ncu measured them, one
+  launch at a time (replayed, serialised: launches that overlapped in the program count in full
+  here);
+- idle share: (wall - kernel time) / wall, the GPU waiting on launch overhead, host work and data
+  loading;
+- MFU: the step's FLOPs over (time x peak), each precision's FLOPs against its own peak (the run's
+  ceilings, as `report` judges the run), so Σ FLOPs_p / peak_p is the time the step's work needs at
+  peak; over the wall time (what the program got) and over the kernel time (what its kernels got).
 
-The first step warms up (allocator, cuDNN autotuning, compilation), so the median leaves it out where there is
-another.
-"""
+The first step warms up (allocator, cuDNN autotuning, compilation), so the median leaves it out
+where there is another."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ class StepFigures:
     kernel_s: float  # NaN where ncu profiled no launch under it
     flop: dict[str, float]  # per precision (ceiling name) with FLOPs
     at_peak_s: float  # Σ FLOPs_p / peak_p: NaN where a precision with FLOPs has no peak
-    # Some launch's total FLOPs (or time) unknown: FLOPs, at_peak_s (or kernel_s) are the known part, a lower bound
+    # Some launch's total FLOPs (or time) unknown: FLOPs, at_peak_s (or kernel_s) are the known
+    # part, a lower bound
     flop_partial: bool = False
     time_partial: bool = False
 
@@ -61,12 +63,14 @@ class StepMfu:
     steps: list[StepFigures]
     median: StepFigures | None  # over median_of
     median_of: list[int]  # the steps with both times, the first left out where there are others
-    peaks: dict[str, tuple[float, str]] = field(default_factory=dict)  # precision -> (FLOP/s, where from)
+    # precision -> (FLOP/s, where from)
+    peaks: dict[str, tuple[float, str]] = field(default_factory=dict)
     timing_file: str = ""
 
 
 def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
-    """Each step's figures (None when no launch ran under a `step N` range and there are no step times)."""
+    """Each step's figures (None when no launch ran under a `step N` range and there are no step
+    times)."""
     kernels = report.kernels
     codes, placed = placements(stacks_of(kernels))
     step_of = np.array([np.nan if p.step is None else p.step for p in placed], dtype=float)[codes]
@@ -80,7 +84,11 @@ def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
     kernel_s = in_step["duration_s"].groupby(keys).sum(min_count=1)
     flop_partial = in_step["flop"].isna().groupby(keys).any()
     time_partial = in_step["duration_s"].isna().groupby(keys).any()
-    flops = {name: in_step[col].groupby(keys).sum(min_count=1) for name, col, _ in PRECISIONS if col in in_step}
+    flops = {
+        name: in_step[col].groupby(keys).sum(min_count=1)
+        for name, col, _ in PRECISIONS
+        if col in in_step
+    }
     steps = []
     for n in numbers:
         flop = {name: float(f[n]) for name, f in flops.items() if n in f.index and f[n] > 0}
@@ -96,21 +104,23 @@ def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
             )
         )
     median_of = _median_steps(steps)
-    return StepMfu(steps, _median(steps, median_of), median_of, peaks, str(times.path) if times else "")
+    return StepMfu(
+        steps, _median(steps, median_of), median_of, peaks, str(times.path) if times else ""
+    )
 
 
 def median_wall(times: StepTimes) -> tuple[float, list[int]] | None:
-    """The timing run's median step wall time and the steps it is over (step 1, the warm-up, left out where
-    there are others); None without a whole step."""
+    """The timing run's median step wall time and the steps it is over (step 1, the warm-up, left
+    out where there are others); None without a whole step."""
     steps = list(times.wall_s)
     chosen = steps[1:] if len(steps) > 1 and steps[0] == 1 else steps
     return (float(statistics.median(times.wall_s[n] for n in chosen)), chosen) if chosen else None
 
 
 def with_node_mfu(tree: pd.DataFrame, s: StepMfu, steps: int) -> pd.DataFrame:
-    """The module tree with each node's MFU: `mfu_kernel`, its FLOPs' time at peak over its kernel time, and
-    `mfu_wall`, that time per step (the report holding `steps`) over the median step's wall time: the node's part
-    of the step's MFU (children add up to at most their parent's)."""
+    """The module tree with each node's MFU: `mfu_kernel`, its FLOPs' time at peak over its kernel
+    time, and `mfu_wall`, that time per step (the report holding `steps`) over the median step's
+    wall time: the node's part of the step's MFU (children add up to at most their parent's)."""
     at_peak = pd.Series(0.0, index=tree.index)
     for name, col, _ in PRECISIONS:
         if col not in tree:
@@ -127,7 +137,8 @@ def with_node_mfu(tree: pd.DataFrame, s: StepMfu, steps: int) -> pd.DataFrame:
 
 
 def _peaks(report: Report) -> dict[str, tuple[float, str]]:
-    """Each precision's FLOP ceiling the run is judged against (the first GPU's, where it ran on several)."""
+    """Each precision's FLOP ceiling the run is judged against (the first GPU's, where it ran on
+    several)."""
     out: dict[str, tuple[float, str]] = {}
     for ceiling in report.ceilings():
         if not ceiling.bandwidth and ceiling.name not in out and ceiling.value > 0:
@@ -142,13 +153,17 @@ def _at_peak(flop: dict[str, float], peaks: dict[str, tuple[float, str]]) -> flo
 
 
 def _median_steps(steps: list[StepFigures]) -> list[int]:
-    both = [s.step for s in steps if s.step is not None and not math.isnan(s.wall_s) and not math.isnan(s.kernel_s)]
+    both = [
+        s.step
+        for s in steps
+        if s.step is not None and not math.isnan(s.wall_s) and not math.isnan(s.kernel_s)
+    ]
     return both[1:] if len(both) > 1 and both[0] == 1 else both
 
 
 def _median(steps: list[StepFigures], chosen: list[int]) -> StepFigures | None:
-    """The median step: the median of each of wall time, kernel time, FLOPs and time at peak over the chosen
-    steps; its idle share and MFU follow from those (a ratio of medians)."""
+    """The median step: the median of each of wall time, kernel time, FLOPs and time at peak over
+    the chosen steps; its idle share and MFU follow from those (a ratio of medians)."""
     rows = [s for s in steps if s.step in chosen]
     if not rows:
         return None
@@ -188,6 +203,7 @@ def figures_json(s: StepFigures) -> dict[str, object]:
         "flop_by_precision": s.flop,
         "mfu_wall": num(s.mfu_wall),
         "mfu_kernel": num(s.mfu_kernel),
-        "flop_lower_bound": s.flop_partial,  # FLOPs and MFU count only the launches whose FLOPs are known
+        # FLOPs and MFU count only the launches whose FLOPs are known
+        "flop_lower_bound": s.flop_partial,
         "kernel_time_lower_bound": s.time_partial,  # a launch without a time (not profiled)
     }

@@ -1,5 +1,5 @@
-"""What every stage uses: errors as one line, units and SI prefixes, safe text for terminals, the data home,
-disk and memory refusals, and the GPU datasheet database."""
+"""What every stage uses: errors as one line, units and SI prefixes, safe text for terminals, the
+data home, disk and memory refusals, and the GPU datasheet database."""
 
 from __future__ import annotations
 

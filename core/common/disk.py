@@ -1,5 +1,6 @@
-"""Writing to this machine's disk: a full disk, a quota or a file size limit is one line with the fix, and a
-file is written whole or not at all (a later run must never take a half-written report for a whole one)."""
+"""Writing to this machine's disk: a full disk, a quota or a file size limit is one line with the
+fix, and a file is written whole or not at all (a later run must never take a half-written report
+for a whole one)."""
 
 from __future__ import annotations
 
@@ -25,16 +26,19 @@ _REFUSALS = {
 
 
 def write_error(path: Path | str, exc: OSError, doing: str, kept: str = "") -> FlopscopeError:
-    """`path: DOING: PROBLEM; FIX` for a failed write. `kept`: where what was being written can still be had,
-    said after the fix."""
-    problem, fix = _REFUSALS.get(exc.errno or 0, (exc.strerror or str(exc), f"check the disk holding it, {_HOME}"))
+    """`path: DOING: PROBLEM; FIX` for a failed write. `kept`: where what was being written can
+    still be had, said after the fix."""
+    problem, fix = _REFUSALS.get(
+        exc.errno or 0, (exc.strerror or str(exc), f"check the disk holding it, {_HOME}")
+    )
     return FlopscopeError(path, f"{doing}: {problem}", f"{fix}{'; ' + kept if kept else ''}")
 
 
 @contextlib.contextmanager
 def partial_file(path: Path) -> Iterator[Path]:
-    """A file written under a `.partial` name and renamed to `path` only once the `with` block ends without an
-    error; on an error the partial file is removed. So `path` is whole or absent, whatever stops the write."""
+    """A file written under a `.partial` name and renamed to `path` only once the `with` block ends
+    without an error; on an error the partial file is removed. So `path` is whole or absent,
+    whatever stops the write."""
     partial = path.with_name(path.name + ".partial")
     try:
         yield partial

@@ -1,4 +1,5 @@
-"""The GPU datasheet database (core/data/gpus.csv): ceilings when a report carries no peak counters."""
+"""The GPU datasheet database (core/data/gpus.csv): ceilings when a report carries no peak
+counters."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from .errors import FlopscopeError
 
 TFLOPS = 1e12
 GBPS = 1e9
-# Ceiling name -> database column (TFLOP/s). Tensor rates are dense, with FP32 accumulate except *_acc16.
+# Ceiling name -> database column (TFLOP/s). Tensor rates are dense, with FP32 accumulate except
+# *_acc16.
 CEILINGS = {
     "fp64": "fp64_tflops",
     "fp32": "fp32_tflops",
@@ -27,13 +29,20 @@ CEILINGS = {
     "tensor_fp16_acc16": "fp16_acc16_tensor_tflops",
     "tensor_fp8_acc16": "fp8_acc16_tensor_tflops",
 }
-# FP16-accumulate tensor rates: where the database leaves them empty, the FP32-accumulate rate (the same on
-# data-center parts; GeForce runs FP32 accumulate at half rate and lists both).
+# FP16-accumulate tensor rates: where the database leaves them empty, the FP32-accumulate rate (the
+# same on data-center parts; GeForce runs FP32 accumulate at half rate and lists both).
 ACC16_OF = {"tensor_fp16_acc16": "tensor_fp16", "tensor_fp8_acc16": "tensor_fp8"}
-# Ceilings NVIDIA quotes at the tensor reference clock: Hopper's TF32/FP16/BF16/FP8 tensor peaks are at a
-# lower clock than its SIMT peaks (H100 SXM: 989.4e12 / (132 SMs x 4096 FLOP/clk) = 1830 MHz, not 1980);
-# its FP64 tensor peak is at the boost clock (66.9 = 2 x the FP64 SIMT 33.5).
-AT_TENSOR_CLOCK = {"tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_fp16_acc16", "tensor_fp8_acc16"}
+# Ceilings NVIDIA quotes at the tensor reference clock: Hopper's TF32/FP16/BF16/FP8 tensor peaks are
+# at a lower clock than its SIMT peaks (H100 SXM: 989.4e12 / (132 SMs x 4096 FLOP/clk) = 1830 MHz,
+# not 1980); its FP64 tensor peak is at the boost clock (66.9 = 2 x the FP64 SIMT 33.5).
+AT_TENSOR_CLOCK = {
+    "tensor_tf32",
+    "tensor_fp16",
+    "tensor_bf16",
+    "tensor_fp8",
+    "tensor_fp16_acc16",
+    "tensor_fp8_acc16",
+}
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,8 @@ class Gpu:
     compute_capability: str
     sms: int | None
     boost_clock_hz: float
-    tensor_clock_hz: float  # the clock the tensor peaks are quoted at (AT_TENSOR_CLOCK); the boost clock if empty
+    # the clock the tensor peaks are quoted at (AT_TENSOR_CLOCK); the boost clock if empty
+    tensor_clock_hz: float
     peaks: dict[str, float]  # ceiling name -> FLOP/s (NaN where the GPU has no such unit)
     dram_bytes_per_s: float
     l2_bytes: float
@@ -113,30 +123,42 @@ def find_gpu(name: str | None, sms: int | None = None) -> Gpu | None:
     if not name:
         return None
     wanted = _norm(name)
-    hits = [g for g in all_gpus() if wanted == _norm(g.key) or any(wanted == _norm(n) for n in g.names)]
+    hits = [
+        g for g in all_gpus() if wanted == _norm(g.key) or any(wanted == _norm(n) for n in g.names)
+    ]
     if sms is not None and len(hits) > 1:
         hits = [g for g in hits if g.sms == sms] or hits
     return hits[0] if hits else None
 
 
 def require_gpu(name: str, cc: set[str] | None = None) -> Gpu:
-    """The database GPU `--gpu NAME` names; refused, with the close names, where it names none, and where its
-    compute capability is not the report's (`cc`): another architecture's ceilings say nothing about it."""
+    """The database GPU `--gpu NAME` names; refused, with the close names, where it names none, and
+    where its compute capability is not the report's (`cc`): another architecture's ceilings say
+    nothing about it."""
     gpu = find_gpu(name)
     if gpu is None:
         close = similar(name)
         hint = f"did you mean {', '.join(close)}? " if close else ""
         raise FlopscopeError(
-            f"--gpu {name}", "not in the GPU database", f"{hint}run `flopscope gpus` for the names it knows"
+            f"--gpu {name}",
+            "not in the GPU database",
+            f"{hint}run `flopscope gpus` for the names it knows",
         )
-    wrong = {c for c in (cc or set()) if _cc(c) != _cc(gpu.compute_capability)}
+    wrong = {c for c in cc or set() if _cc(c) != _cc(gpu.compute_capability)}
     if wrong:
         ran = ", ".join(sorted(wrong))
-        same = [g.key for g in all_gpus() if any(_cc(g.compute_capability) == _cc(c) for c in wrong)]
-        hint = f"GPUs of CC {ran}: {', '.join(same[:6])}" if same else "`flopscope gpus` lists the GPUs it knows"
+        same = [
+            g.key for g in all_gpus() if any(_cc(g.compute_capability) == _cc(c) for c in wrong)
+        ]
+        hint = (
+            f"GPUs of CC {ran}: {', '.join(same[:6])}"
+            if same
+            else "`flopscope gpus` lists the GPUs it knows"
+        )
         raise FlopscopeError(
             f"--gpu {name}",
-            f"{gpu.name} is compute capability {gpu.compute_capability}, but the report's launches ran on CC {ran}",
+            f"{gpu.name} is compute capability {gpu.compute_capability}, but the report's launches"
+            f" ran on CC {ran}",
             hint,
         )
     return gpu
@@ -148,13 +170,16 @@ def same_cc(a: object, b: object) -> bool:
 
 
 def similar(name: str, n: int = 6) -> list[str]:
-    """Database keys close to a name: those containing it as a word ('V100' -> every V100), then difflib's."""
+    """Database keys close to a name: those containing it as a word ('V100' -> every V100), then
+    difflib's."""
     wanted = _norm(name)
     pattern = re.compile(r"(?<![\w])" + re.escape(wanted) + r"(?![\w])")
     labels = {g.key: [_norm(g.key), *(_norm(x) for x in g.names)] for g in all_gpus()}
     contained = [key for key, texts in labels.items() if any(pattern.search(t) for t in texts)]
     everything = {t: key for key, texts in labels.items() for t in texts}
-    close = [everything[t] for t in difflib.get_close_matches(wanted, list(everything), n=n, cutoff=0.6)]
+    close = [
+        everything[t] for t in difflib.get_close_matches(wanted, list(everything), n=n, cutoff=0.6)
+    ]
     return list(dict.fromkeys(contained + close))[:n]
 
 
@@ -167,14 +192,15 @@ def _cc(text: object) -> tuple[int, ...] | str:
         return str(text).strip()
 
 
-# Words after a name that make it another product: "RTX 4090 D", "RTX 5070 Ti", "H100 NVL", "RTX 4090 Laptop".
+# Words after a name that make it another product: "RTX 4090 D", "RTX 5070 Ti", "H100 NVL", "RTX
+# 4090 Laptop".
 _VARIANT = re.compile(r"\s+(?:ti|super|d|laptop|mobile|max-q|nvl|ada)\b", re.IGNORECASE)
 
 
 def gpu_in_text(text: str, cc: str | None = None) -> Gpu | None:
-    """A GPU named in free text (a program's output before ncu's CSV): the longest database name found as
-    whole words ("NVIDIA A10" is not in "NVIDIA A100" or "NVIDIA A10G", "RTX 5070" not in "RTX 5070 Ti"), of
-    the compute capability `cc` where the file gives one."""
+    """A GPU named in free text (a program's output before ncu's CSV): the longest database name
+    found as whole words ("NVIDIA A10" is not in "NVIDIA A100" or "NVIDIA A10G", "RTX 5070" not in
+    "RTX 5070 Ti"), of the compute capability `cc` where the file gives one."""
     if not text:
         return None
     best = None

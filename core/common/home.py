@@ -1,5 +1,5 @@
-"""flopscope's data home: `$FLOPSCOPE_HOME`, else the user's data directory; the run store, the table cache and
-the config live there."""
+"""flopscope's data home: `$FLOPSCOPE_HOME`, else the user's data directory; the run store, the
+table cache and the config live there."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def data_home() -> Path:
 
 
 def ensure_folder(path: Path) -> None:
-    """`mkdir -p`, or one line naming the folder and the fix: a file in the way, a read-only or full disk."""
+    """`mkdir -p`, or one line naming the folder and the fix: a file in the way, a read-only or full
+    disk."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -40,7 +41,8 @@ def folder_error(path: Path, exc: OSError) -> FlopscopeError:
         return FlopscopeError(where, "a file is in the way: the run store needs a folder here", fix)
     if exc.errno == errno.EROFS:
         return FlopscopeError(where, "cannot write here: read-only file system", fix)
-    if exc.errno == errno.ENAMETOOLONG:  # not FLOPSCOPE_HOME's fault: the run's name (a long sweep point's)
+    # not FLOPSCOPE_HOME's fault: the run's name (a long sweep point's)
+    if exc.errno == errno.ENAMETOOLONG:
         return FlopscopeError(
             path.name[:40] + "...",
             "a run name too long for its folder",

@@ -1,5 +1,5 @@
-"""Lazy re-exports for the stage packages' `__init__` (PEP 562): `from flopscope.core.report import Report`
-imports only the module that defines it, so `flopscope --version` never pays for pandas."""
+"""Lazy re-exports for the stage packages' `__init__` (PEP 562): `from flopscope.core.report import
+Report` imports only the module that defines it, so `flopscope --version` never pays for pandas."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from collections.abc import Callable
 from importlib import import_module
 
 
-def lazy_exports(package: str, exports: dict[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, exports: dict[str, str]
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """`__getattr__` and `__dir__` for PACKAGE, whose name N is `getattr(PACKAGE.exports[N], N)`."""
 
     def __getattr__(name: str) -> object:

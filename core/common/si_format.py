@@ -1,6 +1,6 @@
-"""Numbers for people: 3 significant digits and an SI prefix (`113 TFLOP/s`, `1.25 MB`). One spelling for
-the tables, the headers and the warning lines core writes (core/report/over_ceiling.py), so a number reads the
-same in each."""
+"""Numbers for people: 3 significant digits and an SI prefix (`113 TFLOP/s`, `1.25 MB`). One
+spelling for the tables, the headers and the warning lines core writes
+(core/report/over_ceiling.py), so a number reads the same in each."""
 
 from __future__ import annotations
 
@@ -27,19 +27,23 @@ def si(value: object, unit: str = "", digits: int = 3) -> str:
         return f"{infinite(number)} {unit}".rstrip()
     if number == 0:
         return f"0 {unit}".rstrip()
-    rounded = float(f"{number:.{digits - 1}e}")  # round first: 999.96e9 is '1.00 T', not '1.00e+03 G'
-    if abs(rounded) >= 1e21 or infinite(rounded):  # past the largest prefix (and 1.798e308, which rounds to inf)
+    # round first: 999.96e9 is '1.00 T', not '1.00e+03 G'
+    rounded = float(f"{number:.{digits - 1}e}")
+    # past the largest prefix (and 1.798e308, which rounds to inf)
+    if abs(rounded) >= 1e21 or infinite(rounded):
         return f"{number:.{digits - 1}e} {unit}".rstrip()
     number = rounded
     for scale, prefix in _PREFIXES:
         if abs(number) >= scale:
             return f"{significant(number / scale, digits)} {prefix}{unit}".rstrip()
-    plain = str(int(number)) if number.is_integer() else significant(number, digits)  # 12 B, not 12.0 B
+    # 12 B, not 12.0 B
+    plain = str(int(number)) if number.is_integer() else significant(number, digits)
     return f"{plain} {unit}".rstrip()
 
 
 def significant(value: float, digits: int) -> str:
-    """`digits` significant digits in plain notation, trailing zeros kept (1.20, 12.0, 120, 1200)."""
+    """`digits` significant digits in plain notation, trailing zeros kept (1.20, 12.0, 120,
+    1200)."""
     if value == 0:
         return "0"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))

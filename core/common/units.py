@@ -1,8 +1,7 @@
 """Nsight Compute unit strings and number cells, converted to SI base units.
 
-ncu auto-scales units per row (`Kbyte`, `Mbyte`, `usecond`, `Ghz`, `cycle/second`, `Gbyte/s`), so every value
-is multiplied by the factor of its own unit before anything else sees it.
-"""
+ncu auto-scales units per row (`Kbyte`, `Mbyte`, `usecond`, `Ghz`, `cycle/second`, `Gbyte/s`), so
+every value is multiplied by the factor of its own unit before anything else sees it."""
 
 from __future__ import annotations
 
@@ -30,16 +29,18 @@ _TIME = {
 _WORD = re.compile(r"^([KkMGTP]?)([A-Za-z%]+)$")
 
 
-# A metric's base unit where it is not SI: a duration in nanoseconds. A report stores values in it, and ncu's CSV
-# pages print values in it with the unit left blank when ncu does not know the GPU (the 2025 CLI importing an RTX
-# 5060 Ti report leaves 263 of 272 metric units blank, gpu__time_duration.sum's among them).
+# A metric's base unit where it is not SI: a duration in nanoseconds. A report stores values in it,
+# and ncu's CSV pages print values in it with the unit left blank when ncu does not know the GPU
+# (the 2025 CLI importing an RTX 5060 Ti report leaves 263 of 272 metric units blank,
+# gpu__time_duration.sum's among them).
 _BASE_UNIT = (("__time_duration", "nsecond"),)
 
 
 def is_missing(value: object) -> bool:
-    """True for a cell with no value: None, pandas' NA (a nullable integer column's: device, stream, registers)
-    or NaN (Python or numpy float). For a value sure to be a float, `math.isnan` says the same. (Without
-    pandas imported no value can be its NA: `gpus` and `--version` start without it.)"""
+    """True for a cell with no value: None, pandas' NA (a nullable integer column's: device, stream,
+    registers) or NaN (Python or numpy float). For a value sure to be a float, `math.isnan` says the
+    same. (Without pandas imported no value can be its NA: `gpus` and `--version` start without
+    it.)"""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return True
     pandas = sys.modules.get("pandas")
@@ -47,9 +48,9 @@ def is_missing(value: object) -> bool:
 
 
 class UnitError(Exception):
-    """A metric's unit that ncu never prints for it (`gpu__time_duration.sum` in `Ghz`, `furlong`). Raised
-    instead of guessing a factor: a wrong factor is a wrong number that looks right. The readers' entry point
-    (`readers.read_metrics`) words it as a FlopscopeError naming the file."""
+    """A metric's unit that ncu never prints for it (`gpu__time_duration.sum` in `Ghz`, `furlong`).
+    Raised instead of guessing a factor: a wrong factor is a wrong number that looks right. The
+    readers' entry point (`readers.read_metrics`) words it as a FlopscopeError naming the file."""
 
     def __init__(self, metric: str, unit: str, expected: str) -> None:
         self.metric, self.unit, self.expected = metric, unit, expected
@@ -60,15 +61,16 @@ class UnitError(Exception):
 
 
 def metric_unit_factor(metric: str, unit: str) -> float:
-    """The factor to SI base units of `metric`'s value in `unit`, a blank unit being the metric's base unit (ns
-    for a duration). Raises UnitError when the unit is unknown or measures something else than the metric (a
-    time in bytes)."""
+    """The factor to SI base units of `metric`'s value in `unit`, a blank unit being the metric's
+    base unit (ns for a duration). Raises UnitError when the unit is unknown or measures something
+    else than the metric (a time in bytes)."""
     unit = (unit or "").strip() or next((u for part, u in _BASE_UNIT if part in metric), "")
     return _checked_factor(_metric_dimension(metric), unit, metric)
 
 
 def base_unit_factor(metric: str) -> float:
-    """The factor to SI base units of `metric`'s value as a report stores it: in the metric's base unit."""
+    """The factor to SI base units of `metric`'s value as a report stores it: in the metric's base
+    unit."""
     return metric_unit_factor(metric, "")
 
 
@@ -82,7 +84,8 @@ def _checked_factor(dimension: str, unit: str, metric: str) -> float:
 
 @lru_cache(maxsize=512)
 def unit_factor(unit: str) -> float:
-    """Factor that turns a value in `unit` into SI base units (seconds, bytes, hertz, plain counts)."""
+    """Factor that turns a value in `unit` into SI base units (seconds, bytes, hertz, plain
+    counts)."""
     unit = (unit or "").strip()
     if not unit:
         return 1.0
@@ -102,15 +105,29 @@ def _part_factor(part: str) -> float:
     match = _WORD.match(part)
     if match and match.group(2) not in _TIME:
         prefix, word = match.groups()
-        # "Mbyte" is a prefixed byte, but "Minst"-like words only scale when the rest is a known unit word.
+        # "Mbyte" is a prefixed byte, but "Minst"-like words only scale when the rest is a known
+        # unit word.
         if prefix and word in _SCALABLE:
             return _PREFIX[prefix]
     return 1.0
 
 
-_SCALABLE = {"byte", "inst", "cycle", "sector", "request", "warp", "thread", "block", "op", "ops", "flop"}
-# What ncu counts, as its units rows and reports name it (every fixture's and the H100 capture's units, plus
-# the prefixed forms its auto-scaling prints). A word outside this list is refused, not read as a plain count.
+_SCALABLE = {
+    "byte",
+    "inst",
+    "cycle",
+    "sector",
+    "request",
+    "warp",
+    "thread",
+    "block",
+    "op",
+    "ops",
+    "flop",
+}
+# What ncu counts, as its units rows and reports name it (every fixture's and the H100 capture's
+# units, plus the prefixed forms its auto-scaling prints). A word outside this list is refused, not
+# read as a plain count.
 _COUNT_WORDS = _SCALABLE | {
     "1",
     "sectors",
@@ -131,9 +148,9 @@ _COUNT_WORDS = _SCALABLE | {
 
 
 def unit_dimension(unit: str) -> str | None:
-    """What a unit measures: "time", "byte", "count", "percent", "rate" (per second: hz, cycle/second, 1/s),
-    "byte-rate" (byte/s), "per-count" (inst/cycle, byte/cycle, register/thread) or "blank"; None when it is
-    no unit ncu prints."""
+    """What a unit measures: "time", "byte", "count", "percent", "rate" (per second: hz,
+    cycle/second, 1/s), "byte-rate" (byte/s), "per-count" (inst/cycle, byte/cycle, register/thread)
+    or "blank"; None when it is no unit ncu prints."""
     unit = (unit or "").strip()
     if not unit:
         return "blank"
@@ -166,15 +183,17 @@ def _word_dimension(word: str) -> str | None:
     return None
 
 
-# What each kind of metric may be measured in. A blank unit is the base unit (bytes, counts, hertz, percent), which
-# is SI for all but a duration (`metric_unit_factor` makes its blank nanoseconds first).
+# What each kind of metric may be measured in. A blank unit is the base unit (bytes, counts, hertz,
+# percent), which is SI for all but a duration (`metric_unit_factor` makes its blank nanoseconds
+# first).
 _ACCEPTS = {
     "time": {"time"},
     "byte": {"byte", "blank"},
     "byte-rate": {"byte-rate", "blank"},
     "rate": {"rate", "blank"},
     "percent": {"percent", "blank"},
-    "per-cycle": {"per-count", "count", "byte", "blank"},  # ncu 2019-2021 print `inst` and `cycle` for these
+    # ncu 2019-2021 print `inst` and `cycle` for these
+    "per-cycle": {"per-count", "count", "byte", "blank"},
     "count": {"count", "per-count", "blank"},
 }
 _EXPECTED = {
@@ -192,13 +211,15 @@ def _metric_dimension(metric: str) -> str:
     """What an ncu metric measures, by its name (the kind `_ACCEPTS` checks its unit against)."""
     if "__time_duration" in metric:
         return "time"
-    if ".pct_of_peak" in metric or metric.endswith("_pct"):  # sm__maximum_warps_per_active_cycle_pct
+    # sm__maximum_warps_per_active_cycle_pct
+    if ".pct_of_peak" in metric or metric.endswith("_pct"):
         return "percent"
     if metric.endswith(".per_second"):
         return "byte-rate" if "_bytes" in metric else "rate"
     if metric.endswith((".peak_sustained", ".per_cycle_elapsed")):
         return "per-cycle"
-    if re.match(r"^(dram__bytes|\w+__t_bytes|\w+__m_\w+_bytes)\w*\.sum$", metric):  # __m_: crossbar traffic
+    # __m_: crossbar traffic
+    if re.match(r"^(dram__bytes|\w+__t_bytes|\w+__m_\w+_bytes)\w*\.sum$", metric):
         return "byte"
     return "count"
 
@@ -225,11 +246,13 @@ def parse_number(cell: str | float | int | None) -> float:
 
 
 class NumberError(ValueError):
-    """A cell holding a number in digits other than 0-9, which no ncu writes: the file was edited or damaged.
-    Refused, as a number read from it would be as silently taken as a wrong one."""
+    """A cell holding a number in digits other than 0-9, which no ncu writes: the file was edited or
+    damaged. Refused, as a number read from it would be as silently taken as a wrong one."""
 
     def __init__(self, text: str) -> None:
-        super().__init__(f"the cell {text[:40]!r} is a number in digits other than 0-9, which ncu never writes")
+        super().__init__(
+            f"the cell {text[:40]!r} is a number in digits other than 0-9, which ncu never writes"
+        )
 
 
 def is_time_unit(unit: str) -> bool:
@@ -237,17 +260,21 @@ def is_time_unit(unit: str) -> bool:
 
 
 def whole_numbers(col: pd.Series) -> pd.Series:
-    """Ids and counts as nullable integers where every value is whole, whichever reader saw them (7.0 from a
-    report, "7" from a CSV), so JSON and exports say 7 for both. ncu's "n/a" is missing; any other text (a
-    grouped row's "(mixed)") leaves the column as it was rather than lose a value."""
+    """Ids and counts as nullable integers where every value is whole, whichever reader saw them
+    (7.0 from a report, "7" from a CSV), so JSON and exports say 7 for both. ncu's "n/a" is missing;
+    any other text (a grouped row's "(mixed)") leaves the column as it was rather than lose a
+    value."""
     import numpy as np
     import pandas as pd
 
-    if isinstance(col.dtype, pd.CategoricalDtype):  # a million launches share a few labels: convert those
+    # a million launches share a few labels: convert those
+    if isinstance(col.dtype, pd.CategoricalDtype):
         labels = whole_numbers(pd.Series(np.asarray(col.cat.categories, dtype=object)))
         if labels.dtype != "Int64":
             return col
-        return pd.Series(labels.array.take(col.cat.codes.to_numpy(), allow_fill=True), index=col.index)
+        return pd.Series(
+            labels.array.take(col.cat.codes.to_numpy(), allow_fill=True), index=col.index
+        )
     if (fast := _whole_text(col)) is not None:
         return fast
     numbers = pd.to_numeric(col, errors="coerce")
@@ -255,16 +282,21 @@ def whole_numbers(col: pd.Series) -> pd.Series:
     if lost.any() and not all(str(v).strip() in ("", "n/a") for v in pd.unique(col[lost])):
         return col
     known = numbers.dropna().to_numpy(dtype=float)
-    # Whole and within float64's exact integers (inf or 1e20 in a damaged Stream cell is no id to cast).
-    if not (np.isfinite(known) & (np.abs(known) < 2.0**53)).all() or not (known == np.floor(known)).all():
+    # Whole and within float64's exact integers (inf or 1e20 in a damaged Stream cell is no id to
+    # cast).
+    if (
+        not (np.isfinite(known) & (np.abs(known) < 2.0**53)).all()
+        or not (known == np.floor(known)).all()
+    ):
         return col
     return numbers.astype("Int64")
 
 
 def _whole_text(col: pd.Series) -> pd.Series | None:
-    """`whole_numbers` of a text column whose every cell is an integer ("7", missing as None), parsed by Arrow in
-    one cast: a launch id column has a distinct text per launch, and pandas' to_numeric took 50 ms per 100k.
-    None for anything else (a "7.0", an "n/a", a huge id), which the general path judges."""
+    """`whole_numbers` of a text column whose every cell is an integer ("7", missing as None),
+    parsed by Arrow in one cast: a launch id column has a distinct text per launch, and pandas'
+    to_numeric took 50 ms per 100k. None for anything else (a "7.0", an "n/a", a huge id), which the
+    general path judges."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
@@ -278,6 +310,9 @@ def _whole_text(col: pd.Series) -> pd.Series | None:
     values = ints.to_numpy(zero_copy_only=False)
     if ints.null_count:
         values = np.where(np.asarray(ints.is_null()), 0, values)
-    if (np.abs(values) >= 2**53).any():  # beyond float64's exact integers: as the general path, left as it is
+    # beyond float64's exact integers: as the general path, left as it is
+    if (np.abs(values) >= 2**53).any():
         return None
-    return pd.Series(pd.arrays.IntegerArray(values.astype(np.int64), np.asarray(ints.is_null())), index=col.index)
+    return pd.Series(
+        pd.arrays.IntegerArray(values.astype(np.int64), np.asarray(ints.is_null())), index=col.index
+    )

@@ -1,9 +1,11 @@
-"""A binary file read as valid UTF-8: every byte sequence that is no UTF-8 becomes U+FFFD (shown as �).
+"""A binary file read as valid UTF-8: every byte sequence that is no UTF-8 becomes U+FFFD (shown as
+�).
 
-ncu writes UTF-8, but a kernel name or an NVTX range holds whatever bytes the program gave it. pyarrow's CSV
-reader decodes a row it cannot fit (a rule row, a ragged row) to hand it to the invalid-row handler; invalid
-UTF-8 there raises inside pyarrow, which prints "Exception ignored ... UnicodeDecodeError" on stderr and fails
-the read. Fed through this, the same bytes read as the slow readers read them (errors="replace")."""
+ncu writes UTF-8, but a kernel name or an NVTX range holds whatever bytes the program gave it.
+pyarrow's CSV reader decodes a row it cannot fit (a rule row, a ragged row) to hand it to the
+invalid-row handler; invalid UTF-8 there raises inside pyarrow, which prints "Exception ignored ...
+UnicodeDecodeError" on stderr and fails the read. Fed through this, the same bytes read as the slow
+readers read them (errors="replace")."""
 
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ class _Readable(Protocol):
 
 
 class Utf8Repaired:
-    """`raw` (a binary file open for reading, from where it stands) as a stream of valid UTF-8. A `read(n)`
-    returns at most n bytes, as Arrow requires of a Python file (a replaced byte grows to three)."""
+    """`raw` (a binary file open for reading, from where it stands) as a stream of valid UTF-8. A
+    `read(n)` returns at most n bytes, as Arrow requires of a Python file (a replaced byte grows to
+    three)."""
 
     def __init__(self, raw: _Readable) -> None:
         self._raw = raw
@@ -41,7 +44,8 @@ class Utf8Repaired:
     def _feed(self, chunk: bytes) -> None:
         self._eof = not chunk
         data, self._tail = self._tail + chunk, b""
-        for cut in (0, 1, 2, 3) if chunk else (0,):  # valid UTF-8 but for a character cut at the end
+        # valid UTF-8 but for a character cut at the end
+        for cut in (0, 1, 2, 3) if chunk else (0,):
             head = data[: len(data) - cut]
             try:
                 head.decode("utf-8")
@@ -52,7 +56,8 @@ class Utf8Repaired:
             return
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._out += decoder.decode(data, final=self._eof).encode("utf-8")
-        self._tail = decoder.getstate()[0]  # a character cut at the end, completed by the next chunk
+        # a character cut at the end, completed by the next chunk
+        self._tail = decoder.getstate()[0]
 
     def readable(self) -> bool:
         return True

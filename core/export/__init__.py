@@ -1,4 +1,5 @@
-"""Tables written out: CSV, Parquet or JSON, atomically, with cells a spreadsheet will not run as formulas."""
+"""Tables written out: CSV, Parquet or JSON, atomically, with cells a spreadsheet will not run as
+formulas."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""How a value becomes a cell of an export: JSON-ready values, whole counts as integers, nested values as JSON
-text, Arrow-safe text columns, and CSV text a spreadsheet will not run as a formula."""
+"""How a value becomes a cell of an export: JSON-ready values, whole counts as integers, nested
+values as JSON text, Arrow-safe text columns, and CSV text a spreadsheet will not run as a
+formula."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from ..table.columns import INTEGER
 
 
 def records(df: pd.DataFrame) -> list[dict[str, object]]:
-    """Rows as plain dicts, NaN as None, numpy scalars as Python numbers, counts and ids as integers."""
+    """Rows as plain dicts, NaN as None, numpy scalars as Python numbers, counts and ids as
+    integers."""
     df = whole_integers(df)
     clean = df.astype(object).where(df.notna(), None)
     return [{k: _plain(v) for k, v in row.items()} for row in clean.to_dict(orient="records")]
@@ -30,8 +32,8 @@ def _plain(value: object) -> object:
 
 
 def json_ready(value: object) -> object:
-    """VALUE (nested dicts, lists, tuples) for strict JSON: NaN, ±inf and pandas' NA as null (Python's json
-    writes NaN and Infinity, which JSON has not), numpy scalars as Python numbers."""
+    """VALUE (nested dicts, lists, tuples) for strict JSON: NaN, ±inf and pandas' NA as null
+    (Python's json writes NaN and Infinity, which JSON has not), numpy scalars as Python numbers."""
     if isinstance(value, dict):
         return {k: json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -51,14 +53,15 @@ _AFTER_BREAK = re.compile(r"([\r\n]+)([=+\-@\t])")
 
 
 def defused(value: object) -> object:
-    """Text that starts like a formula prefixed with `'`, as OWASP recommends: a spreadsheet shows it as text
-    instead of running it (kernel names come from the profiled program, and CSV exports get opened in
-    spreadsheets). Numbers are left alone, as numbers and as text (`-5`, `+1e3`: a spreadsheet reads them as
-    the number either way); anything else is returned as it is. Each line of a text with line breaks is defused
-    the same way."""
+    """Text that starts like a formula prefixed with `'`, as OWASP recommends: a spreadsheet shows
+    it as text instead of running it (kernel names come from the profiled program, and CSV exports
+    get opened in spreadsheets). Numbers are left alone, as numbers and as text (`-5`, `+1e3`: a
+    spreadsheet reads them as the number either way); anything else is returned as it is. Each line
+    of a text with line breaks is defused the same way."""
     if not isinstance(value, str):
         return value
-    if "\n" in value or "\r" in value:  # a spreadsheet may start a line of the cell, or a row, at each break
+    # a spreadsheet may start a line of the cell, or a row, at each break
+    if "\n" in value or "\r" in value:
         value = _AFTER_BREAK.sub(r"\1'\2", value)
     if value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
         return "'" + value
@@ -66,8 +69,8 @@ def defused(value: object) -> object:
 
 
 def whole_integers(df: pd.DataFrame) -> pd.DataFrame:
-    """Ids and counts (`columns.INTEGER`) as nullable integers where every value is whole, so a CSV says 7,
-    not 7.0."""
+    """Ids and counts (`columns.INTEGER`) as nullable integers where every value is whole, so a CSV
+    says 7, not 7.0."""
     converted = {
         col: whole_numbers(df[col])
         for col in df.columns
@@ -84,9 +87,9 @@ def _integer(column: object) -> bool:
 
 
 def nested_as_json(df: pd.DataFrame) -> pd.DataFrame:
-    """Dict and list cells (a run's `params`, its `lower_bounds`) as JSON text, for formats with no nested
-    values: CSV would write Python's repr (`{'batch_size': '8'}`) and Arrow refuses a column of lists, while JSON
-    text reads back as the dict or list `--json` and a JSON export give."""
+    """Dict and list cells (a run's `params`, its `lower_bounds`) as JSON text, for formats with no
+    nested values: CSV would write Python's repr (`{'batch_size': '8'}`) and Arrow refuses a column
+    of lists, while JSON text reads back as the dict or list `--json` and a JSON export give."""
     nested = [
         col
         for col in df.columns
@@ -95,15 +98,21 @@ def nested_as_json(df: pd.DataFrame) -> pd.DataFrame:
         and df[col].map(lambda v: isinstance(v, dict | list)).any()
     ]
     return (
-        df.assign(**{col: df[col].map(lambda v: json.dumps(v) if isinstance(v, dict | list) else v) for col in nested})
+        df.assign(
+            **{
+                col: df[col].map(lambda v: json.dumps(v) if isinstance(v, dict | list) else v)
+                for col in nested
+            }
+        )
         if nested
         else df
     )
 
 
 def arrow_safe(df: pd.DataFrame) -> pd.DataFrame:
-    """Object columns (ids that are numbers in one report and text in another) become text categories,
-    which Arrow accepts and stores once per distinct value. The other columns are shared, not copied."""
+    """Object columns (ids that are numbers in one report and text in another) become text
+    categories, which Arrow accepts and stores once per distinct value. The other columns are
+    shared, not copied."""
     df = df.copy(deep=False)  # replacing a column of the copy leaves the caller's frame as it was
     for col in df.columns:
         if df[col].dtype == object:
@@ -113,6 +122,8 @@ def arrow_safe(df: pd.DataFrame) -> pd.DataFrame:
 
 def _text_category(col: pd.Series) -> pd.Categorical:
     codes, uniques = pd.factorize(col, use_na_sentinel=True)
-    labels, remap = np.unique(np.array([str(u) for u in uniques], dtype=object), return_inverse=True)
+    labels, remap = np.unique(
+        np.array([str(u) for u in uniques], dtype=object), return_inverse=True
+    )
     codes = np.where(codes >= 0, remap[np.maximum(codes, 0)] if len(remap) else -1, -1)
     return pd.Categorical.from_codes(codes, categories=pd.Index(labels, dtype=object))

@@ -1,6 +1,7 @@
-"""A table as CSV text, a column at a time: cells are made into text by Arrow (numbers) or once per distinct
-value (text), then joined into lines by Arrow. pandas' `to_csv` formats every cell in Python (9 s for a
-100k-launch table; 112 s at 1M); this writes what it wrote (Python's csv quoting, `-2.0`, empty for unknown)."""
+"""A table as CSV text, a column at a time: cells are made into text by Arrow (numbers) or once per
+distinct value (text), then joined into lines by Arrow. pandas' `to_csv` formats every cell in
+Python (9 s for a 100k-launch table; 112 s at 1M); this writes what it wrote (Python's csv quoting,
+`-2.0`, empty for unknown)."""
 
 from __future__ import annotations
 
@@ -34,41 +35,53 @@ _CHUNK = 16384  # rows made into text at a time, by several threads (json_rows.i
 
 
 def write_csv(
-    df: pd.DataFrame, out: BinaryIO, chunk: int = _CHUNK, safe: bool = False, order: np.ndarray | None = None
+    df: pd.DataFrame,
+    out: BinaryIO,
+    chunk: int = _CHUNK,
+    safe: bool = False,
+    order: np.ndarray | None = None,
 ) -> None:
-    """`df` (no index) as CSV with a header row, UTF-8, `\\n` line ends, a cell quoted only where it must be.
-    `safe`: every text cell and column name that a spreadsheet would run as a formula is `defused`; a column's
-    distinct texts are, as they are made into text once anyway (defusing the table first cost as much again).
-    `order`: the rows' positions in the order to write them, where not the table's: each chunk takes its rows
-    (a sorted copy of a million-launch table was ~250 MB and a fifth of the export's time)."""
+    """`df` (no index) as CSV with a header row, UTF-8, `\\n` line ends, a cell quoted only where it
+    must be. `safe`: every text cell and column name that a spreadsheet would run as a formula is
+    `defused`; a column's distinct texts are, as they are made into text once anyway (defusing the
+    table first cost as much again). `order`: the rows' positions in the order to write them, where
+    not the table's: each chunk takes its rows (a sorted copy of a million-launch table was ~250 MB
+    and a fifth of the export's time)."""
     text = _safe_text if safe else _text
     names = [defused(c) for c in df.columns] if safe else df.columns
     out.write((",".join(_quoted(str(c)) for c in names) + "\n").encode())
     if not len(df.columns):
         return
-    columns = [column_cells(df.iloc[:, k], partial(_cells_of, text=text), "") for k in range(len(df.columns))]
+    columns = [
+        column_cells(df.iloc[:, k], partial(_cells_of, text=text), "")
+        for k in range(len(df.columns))
+    ]
     count = len(df) if order is None else len(order)
-    for lines in in_ranges(lambda start, stop: _lines(columns, rows_of(order, start, stop)), count, chunk):
+    for lines in in_ranges(
+        lambda start, stop: _lines(columns, rows_of(order, start, stop)), count, chunk
+    ):
         out.write(lines)
 
 
 def _lines(columns: list[Cells], rows: Rows) -> memoryview | bytes:
-    """The lines of `rows`: each column's cells joined by `,` in one Arrow join. Commas as the join's separator,
-    not as pieces of their own: half the pieces, ~2x faster."""
+    """The lines of `rows`: each column's cells joined by `,` in one Arrow join. Commas as the
+    join's separator, not as pieces of their own: half the pieces, ~2x faster."""
     *cells, last = merged([cells(rows) for cells in columns], ",")
     if isinstance(last, str) and not cells:  # every column the same in every row
         return ((last + "\n") * row_count(rows)).encode()
     # the line end goes with the last column (a null there is an empty cell, then the line end)
     last = (
-        last + "\n" if isinstance(last, str) else pc.binary_join_element_wise(last, "\n", "", null_handling="replace")
+        last + "\n"
+        if isinstance(last, str)
+        else pc.binary_join_element_wise(last, "\n", "", null_handling="replace")
     )
     return concatenated(pc.binary_join_element_wise(*cells, last, ",", null_handling="replace"))
 
 
 def _cells_of(col: pd.Series, text: Callable[[object], str]) -> Cells:
-    """Each cell's CSV text; null (empty once joined, as pandas writes NaN and None) where missing. Numbers
-    are viewed as numpy or Arrow, not copied; text is taken by its codes from its distinct values, each made
-    into text once."""
+    """Each cell's CSV text; null (empty once joined, as pandas writes NaN and None) where missing.
+    Numbers are viewed as numpy or Arrow, not copied; text is taken by its codes from its distinct
+    values, each made into text once."""
     kind, categorical = col.dtype.kind, isinstance(col.dtype, pd.CategoricalDtype)
     if kind == "f" and not categorical:
         floats = float_values(col)
@@ -83,13 +96,16 @@ def _cells_of(col: pd.Series, text: Callable[[object], str]) -> Cells:
         return text_by_code(codes, [*(_quoted(text(u)) for u in uniques), None])
     # Mixed cells (1 and True hash alike): one by one, as `str()` writes them.
     return lambda rows: pa.array(
-        [None if _missing(v) else _quoted(text(v)) for v in col.iloc[rows].astype(object)], type=pa.string()
+        [None if _missing(v) else _quoted(text(v)) for v in col.iloc[rows].astype(object)],
+        type=pa.string(),
     )
 
 
 def _bool_text(flags: pd.api.extensions.ExtensionArray) -> pa.Array:
     """`True`/`False` as Python writes them, null where missing (a nullable boolean's NA)."""
-    text = pa.array(np.where(np.asarray(flags.to_numpy(dtype=bool, na_value=False)), "True", "False"))
+    text = pa.array(
+        np.where(np.asarray(flags.to_numpy(dtype=bool, na_value=False)), "True", "False")
+    )
     return pc.if_else(pa.array(np.asarray(flags.isna())), pa.scalar(None, pa.string()), text)
 
 
@@ -108,8 +124,9 @@ def _missing(value: object) -> bool:
 
 
 def _quoted(text: str) -> str:
-    """Python csv's minimal quoting: a cell with a comma, a quote, a line feed or a carriage return in quotes,
-    its quotes doubled. A bare CR ends a row for spreadsheets and for Python's, pandas' and Arrow's readers."""
+    """Python csv's minimal quoting: a cell with a comma, a quote, a line feed or a carriage return
+    in quotes, its quotes doubled. A bare CR ends a row for spreadsheets and for Python's, pandas'
+    and Arrow's readers."""
     if "," in text or '"' in text or "\n" in text or "\r" in text:
         return '"' + text.replace('"', '""') + '"'
     return text

@@ -1,4 +1,5 @@
-"""Write tables atomically (CSV, Parquet or JSON by extension) and turn them into JSON-ready rows."""
+"""Write tables atomically (CSV, Parquet or JSON by extension) and turn them into JSON-ready
+rows."""
 
 from __future__ import annotations
 
@@ -25,14 +26,15 @@ FORMATS = {".csv": "csv", ".parquet": "parquet", ".json": "json"}
 
 
 def run_meta(report: Report) -> dict[str, Any]:
-    """What a reader of the rows needs beside them: the run's meta, its totals, the ceilings it is judged
-    against, the launches measured above theirs, the FMA convention its FLOPs follow and what each canonical
-    column means, in which unit (`report --json`, JSON and Parquet exports alike)."""
+    """What a reader of the rows needs beside them: the run's meta, its totals, the ceilings it is
+    judged against, the launches measured above theirs, the FMA convention its FLOPs follow and what
+    each canonical column means, in which unit (`report --json`, JSON and Parquet exports alike)."""
     return {
         **report.meta.to_dict(m.as_dict() for m in report.missing),
         "summary": report.summary().as_dict(),
         "ceilings": [json_ready(c.__dict__) for c in report.ceilings()],
-        # launches measured above their own ceiling: the ceiling or the count is wrong (over_ceiling.py)
+        # launches measured above their own ceiling: the ceiling or the count is wrong
+        # (over_ceiling.py)
         "over_ceiling": [json_ready(w.as_dict()) for w in report.over_ceiling()],
         "fma_convention": FMA_CONVENTION,
         "columns": {name: {"unit": unit, "meaning": meaning} for name, unit, meaning in CANONICAL},
@@ -46,10 +48,11 @@ def write_table(
     raw_csv: bool = False,
     order: np.ndarray | None = None,
 ) -> Path:
-    """Write `df` to `out` in the format its extension names; the target appears whole or not at all. A CSV's
-    text cells that a spreadsheet would run as a formula are `defused` unless `raw_csv`. `order`: the rows'
-    positions in the order to write them (`Report.view_order`), where not the table's: CSV and JSON take each
-    chunk's rows in it, so a million-launch table is never copied sorted."""
+    """Write `df` to `out` in the format its extension names; the target appears whole or not at
+    all. A CSV's text cells that a spreadsheet would run as a formula are `defused` unless
+    `raw_csv`. `order`: the rows' positions in the order to write them (`Report.view_order`), where
+    not the table's: CSV and JSON take each chunk's rows in it, so a million-launch table is never
+    copied sorted."""
     out = Path(out)
     kind = check_target(out)
     directory = out.parent if str(out.parent) else Path(".")
@@ -58,7 +61,9 @@ def write_table(
         fd, tmp = _new_temp(directory, out.name)
     except OSError as exc:
         raise FlopscopeError(
-            out, f"cannot create a file in {directory} ({exc.strerror or exc})", "choose a folder you can write to"
+            out,
+            f"cannot create a file in {directory} ({exc.strerror or exc})",
+            "choose a folder you can write to",
         ) from None
     try:
         with io.BufferedWriter(_WrittenBackAsItGoes(fd, "wb")) as handle:
@@ -70,7 +75,8 @@ def write_table(
                 rows = df if order is None else df.take(order).reset_index(drop=True)
                 _write_parquet(nested_as_json(rows), handle, meta)
             else:
-                # strict JSON: null for unknown and non-finite numbers (json.dumps would write NaN and Infinity)
+                # strict JSON: null for unknown and non-finite numbers (json.dumps would write NaN
+                # and Infinity)
                 from .json_writer import write_json_doc
 
                 write_json_doc(meta or {}, df, handle, order=order)
@@ -92,7 +98,8 @@ _PARQUET_ROWS = 131072  # rows per row group written
 
 
 def _write_parquet(df: pd.DataFrame, handle: BinaryIO, meta: dict[str, Any] | None) -> None:
-    """Rows, with the run's meta as JSON under the schema key `flopscope` (pyarrow keeps pandas' own key)."""
+    """Rows, with the run's meta as JSON under the schema key `flopscope` (pyarrow keeps pandas' own
+    key)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -102,8 +109,8 @@ def _write_parquet(df: pd.DataFrame, handle: BinaryIO, meta: dict[str, Any] | No
     if df.attrs:  # as pandas' own to_parquet keeps them (a diff's run totals)
         extra[b"PANDAS_ATTRS"] = json.dumps(df.attrs, default=str).encode()
     schema = schema.with_metadata({**(schema.metadata or {}), **extra})
-    # A slice of rows at a time, one row group each: the whole table in Arrow beside the frame was 1.2 GB more
-    # at the peak of a 1M-launch export.
+    # A slice of rows at a time, one row group each: the whole table in Arrow beside the frame was
+    # 1.2 GB more at the peak of a 1M-launch export.
     with pq.ParquetWriter(handle, schema) as writer:
         for start in range(0, max(len(safe), 1), _PARQUET_ROWS):
             part = safe.iloc[start : start + _PARQUET_ROWS]
@@ -111,41 +118,54 @@ def _write_parquet(df: pd.DataFrame, handle: BinaryIO, meta: dict[str, Any] | No
 
 
 def check_target(out: Path) -> str:
-    """The format `out` names ("csv", "parquet", "json"); FlopscopeError when it cannot be written there: an
-    unknown extension, a missing folder, a folder in its place. Cheap: a dialog checks before it closes."""
+    """The format `out` names ("csv", "parquet", "json"); FlopscopeError when it cannot be written
+    there: an unknown extension, a missing folder, a folder in its place. Cheap: a dialog checks
+    before it closes."""
     kind = FORMATS.get(out.suffix.lower())
     if kind is None:
         raise FlopscopeError(
-            out, f"unknown export format {out.suffix or '(none)'}", "use a .csv, .parquet or .json file name"
+            out,
+            f"unknown export format {out.suffix or '(none)'}",
+            "use a .csv, .parquet or .json file name",
         )
     directory = out.parent if str(out.parent) else Path(".")
     try:  # Path.is_dir raises for a name too long, or a folder on the way that cannot be searched
         if not directory.is_dir():
-            raise FlopscopeError(out, "the folder does not exist", "create it or choose another path")
+            raise FlopscopeError(
+                out, "the folder does not exist", "create it or choose another path"
+            )
         if out.is_dir():
-            raise FlopscopeError(out, "is a folder", f"name a file in it, e.g. {out / ('kernels' + out.suffix)}")
+            raise FlopscopeError(
+                out, "is a folder", f"name a file in it, e.g. {out / ('kernels' + out.suffix)}"
+            )
     except OSError as exc:
         raise path_error(out, exc) from None
     return kind
 
 
 def _new_temp(directory: Path, name: str) -> tuple[int, str]:
-    """A fresh temporary file beside the target. Unlike mkstemp (mode 0600) it is opened with 0666, so the
-    export ends with the umask's mode like any file a tool writes."""
+    """A fresh temporary file beside the target. Unlike mkstemp (mode 0600) it is opened with 0666,
+    so the export ends with the umask's mode like any file a tool writes."""
     for _ in range(100):
         tmp = str(directory / f".{name}.{secrets.token_hex(4)}.tmp")
         try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), tmp
+            return (
+                os.open(
+                    tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666
+                ),
+                tmp,
+            )
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary name in {directory}")
 
 
 class _WrittenBackAsItGoes(io.FileIO):
-    """A file whose pages start going to disk every 16 MB as they are written, so the fsync that ends an export
-    waits for the last few MB instead of all of them (the kernel alone would start after ~30 s): 0.4 s of a
-    100k-launch JSON export's 230 MB on the 2-core machine. posix_fadvise(DONTNEED) starts the write-back and
-    returns; where the OS has no posix_fadvise, the fsync does it all as before."""
+    """A file whose pages start going to disk every 16 MB as they are written, so the fsync that
+    ends an export waits for the last few MB instead of all of them (the kernel alone would start
+    after ~30 s): 0.4 s of a 100k-launch JSON export's 230 MB on the 2-core machine.
+    posix_fadvise(DONTNEED) starts the write-back and returns; where the OS has no posix_fadvise,
+    the fsync does it all as before."""
 
     STEP = 16 << 20
 
@@ -157,6 +177,8 @@ class _WrittenBackAsItGoes(io.FileIO):
         n = super().write(data)
         self._written += n or 0
         if self._written - self._advised >= self.STEP and hasattr(os, "posix_fadvise"):
-            os.posix_fadvise(self.fileno(), self._advised, self._written - self._advised, os.POSIX_FADV_DONTNEED)
+            os.posix_fadvise(
+                self.fileno(), self._advised, self._written - self._advised, os.POSIX_FADV_DONTNEED
+            )
             self._advised = self._written
         return n

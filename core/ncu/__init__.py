@@ -1,5 +1,5 @@
-"""Nsight Compute itself: the metrics flopscope reads, ncu's per-chip catalogue, the ncu command line it builds and
-the progress ncu prints while it runs."""
+"""Nsight Compute itself: the metrics flopscope reads, ncu's per-chip catalogue, the ncu command
+line it builds and the progress ncu prints while it runs."""
 
 from __future__ import annotations
 

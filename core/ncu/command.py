@@ -1,4 +1,5 @@
-"""The ncu command line for a profile: the smallest metric set that answers the question, as an argv list."""
+"""The ncu command line for a profile: the smallest metric set that answers the question, as an argv
+list."""
 
 from __future__ import annotations
 
@@ -11,21 +12,26 @@ from .metrics import METRIC_SETS
 
 REPLAY_MODES = ("kernel", "application", "range")
 
-# ncu options flopscope passes on every profile, or whose output it must see, with what to use instead: given
-# again in --ncu-args, ncu writes the report elsewhere, refuses the option twice or prints nothing flopscope reads.
+# ncu options flopscope passes on every profile, or whose output it must see, with what to use
+# instead: given again in --ncu-args, ncu writes the report elsewhere, refuses the option twice or
+# prints nothing flopscope reads.
 _PRINTED = "flopscope prints the report itself (`--json`; `flopscope export` writes CSV)"
 ALWAYS_SET = {
     ("--export", "-o"): "the report goes to the run folder, named by --name RUN",
     ("--force-overwrite", "-f"): "each run gets a run folder of its own (--name RUN)",
     ("--metrics", None): "flopscope's --metrics roofline|flops|memory|full|NAME,...",
     ("--set", None): "flopscope's --metrics full (ncu's full set) or --metrics NAME,...",
-    ("--log-file", None): "flopscope reads ncu's console output and keeps it in the run folder's ncu.log",
+    (
+        "--log-file",
+        None,
+    ): "flopscope reads ncu's console output and keeps it in the run folder's ncu.log",
     ("--import", "-i"): "`flopscope open FILE` reads a report made before",
     ("--csv", None): _PRINTED,
     ("--page", None): _PRINTED,
     ("--print-summary", None): _PRINTED,
 }
-# ncu options flopscope has its own option for: refused in --ncu-args only when that option is given too.
+# ncu options flopscope has its own option for: refused in --ncu-args only when that option is given
+# too.
 OWN_OPTION = {
     ("--kernel-name", "-k"): "kernel_name",
     ("--launch-skip", "-s"): "launch_skip",
@@ -51,9 +57,12 @@ class ProfileOptions:
     ncu_args: list[str] = field(default_factory=list)
     ncu: str = "ncu"
     compute_capability: str | None = None  # of the target GPU, when known
-    tensor_metrics: list[str] | None = None  # tensor op counters the target's ncu offers; None: ask it
-    modules: bool = False  # NVTX ranges per PyTorch module (core/profiling/module_ranges.py): ncu records them
-    timing: bool = True  # with modules: the program once more without ncu, its steps timed (timing_run.py)
+    # tensor op counters the target's ncu offers; None: ask it
+    tensor_metrics: list[str] | None = None
+    # NVTX ranges per PyTorch module (core/profiling/module_ranges.py): ncu records them
+    modules: bool = False
+    # with modules: the program once more without ncu, its steps timed (timing_run.py)
+    timing: bool = True
 
 
 def metric_list(opts: ProfileOptions) -> list[str] | None:
@@ -65,18 +74,24 @@ def metric_list(opts: ProfileOptions) -> list[str] | None:
         return names + (opts.tensor_metrics or []) if opts.metrics != "memory" else names
     names = [m.strip() for m in opts.metrics.split(",") if m.strip()]
     if not names:
-        raise FlopscopeError("--metrics", "no metric names given", "use roofline, flops, memory, full or NAME,...")
+        raise FlopscopeError(
+            "--metrics", "no metric names given", "use roofline, flops, memory, full or NAME,..."
+        )
     return names
 
 
 def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
-    """ncu's argument list; the user's command follows ncu's options untouched, one argv element per argument.
+    """ncu's argument list; the user's command follows ncu's options untouched, one argv element per
+    argument.
 
-    ncu takes no `--` (it reads it as an ambiguous option and exits), so the program must not look like an
-    option either.
-    """
+    ncu takes no `--` (it reads it as an ambiguous option and exits), so the program must not look
+    like an option either."""
     if not opts.command:
-        raise FlopscopeError("profile", "no command to profile", "put it after `--`: flopscope profile -- python x.py")
+        raise FlopscopeError(
+            "profile",
+            "no command to profile",
+            "put it after `--`: flopscope profile -- python x.py",
+        )
     if opts.command[0].startswith("-"):
         raise FlopscopeError(
             "profile",
@@ -100,7 +115,9 @@ def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
     if opts.replay_mode:
         if opts.replay_mode not in REPLAY_MODES:
             raise FlopscopeError(
-                "--replay-mode", f"unknown mode {opts.replay_mode!r}", "use kernel, application or range"
+                "--replay-mode",
+                f"unknown mode {opts.replay_mode!r}",
+                "use kernel, application or range",
             )
         argv += ["--replay-mode", opts.replay_mode]
     if opts.clock_control:
@@ -111,13 +128,15 @@ def ncu_argv(opts: ProfileOptions, report_stem: str) -> list[str]:
 
 
 def check_ncu_args(opts: ProfileOptions) -> None:
-    """Refuse an --ncu-args option that flopscope sets itself (ALWAYS_SET, or OWN_OPTION when its flopscope
-    option is given too): one line naming it and flopscope's way, before anything runs."""
+    """Refuse an --ncu-args option that flopscope sets itself (ALWAYS_SET, or OWN_OPTION when its
+    flopscope option is given too): one line naming it and flopscope's way, before anything runs."""
     for token in opts.ncu_args:
         for (long, short), instead in ALWAYS_SET.items():
             if _is_option(token, long, short):
                 raise FlopscopeError(
-                    f"--ncu-args {token}", f"flopscope sets ncu's {long} itself", f"leave it out: {instead}"
+                    f"--ncu-args {token}",
+                    f"flopscope sets ncu's {long} itself",
+                    f"leave it out: {instead}",
                 )
         for (long, short), field_name in OWN_OPTION.items():
             if _is_option(token, long, short) and getattr(opts, field_name) not in (None, []):
@@ -129,15 +148,17 @@ def check_ncu_args(opts: ProfileOptions) -> None:
 
 
 def _is_option(token: str, long: str, short: str | None) -> bool:
-    """`--export x`, `--export=x`, `--expo x`, `-o x`, `-ox`: ncu's (boost's) spellings of one option."""
+    """`--export x`, `--export=x`, `--expo x`, `-o x`, `-ox`: ncu's (boost's) spellings of one
+    option."""
     if token.startswith("--"):
         return resolve_long(token.split("=", 1)[0]) == long
     return short is not None and token.startswith(short)
 
 
 def resolve_long(name: str) -> str:
-    """The long option ncu reads `name` as: itself where ncu has it (`--nvtx`), else the one option it begins
-    (ncu takes `--expo` for `--export`); unchanged where it begins none or several (ncu refuses those)."""
+    """The long option ncu reads `name` as: itself where ncu has it (`--nvtx`), else the one option
+    it begins (ncu takes `--expo` for `--export`); unchanged where it begins none or several (ncu
+    refuses those)."""
     options = _ncu_options()
     if name in options:
         return name
@@ -152,8 +173,8 @@ def _ncu_options() -> frozenset[str]:
 
 
 def import_raw_argv(ncu: str, report: str, instances: bool = True) -> list[str]:
-    """ncu re-reading a report to print its raw CSV page: every metric, base units, and (`instances`) the
-    per-instance values (per-opcode instruction counts) that the page otherwise sums away. ncu 2022.3 and
-    older have no `--print-metric-instances details`."""
+    """ncu re-reading a report to print its raw CSV page: every metric, base units, and
+    (`instances`) the per-instance values (per-opcode instruction counts) that the page otherwise
+    sums away. ncu 2022.3 and older have no `--print-metric-instances details`."""
     argv = [ncu, "--import", report, "--csv", "--page", "raw", "--print-units", "base"]
     return [*argv, "--print-metric-instances", "details"] if instances else argv

@@ -1,8 +1,9 @@
-"""The ncu metric names flopscope uses, in one table: what `flopscope profile --metrics SET` asks ncu for
-(METRIC_SETS), which metrics the readers keep (`READ`, everything else in a report is skipped for speed),
-and which metrics fill each counted column of the kernels table (COLUMN_METRICS: the "collect it with"
-hints). tests/core/test_ncu_metrics.py checks that they agree: every metric a set collects is read, and every
-metric a column is filled from is in a set or named here as collected only on request.
+"""The ncu metric names flopscope uses, in one table: what `flopscope profile --metrics SET` asks
+ncu for (METRIC_SETS), which metrics the readers keep (`READ`, everything else in a report is
+skipped for speed), and which metrics fill each counted column of the kernels table (COLUMN_METRICS:
+the "collect it with" hints). tests/core/test_ncu_metrics.py checks that they agree: every metric a
+set collects is read, and every metric a column is filled from is in a set or named here as
+collected only on request.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ SIMT_OPS = ("add", "mul", "fma")
 
 DURATION = "gpu__time_duration.sum"
 SM_CLOCK = "smsp__cycles_elapsed.avg.per_second"
-# The SIMT add/mul/fma thread-instruction counters of each precision (FLOPs come from them, FMA = 2).
+# The SIMT add/mul/fma thread-instruction counters of each precision (FLOPs come from them, FMA =
+# 2).
 SIMT = {
     p: [f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum" for op in SIMT_OPS]
     for p, letter in PRECISION_LETTER.items()
 }
 TENSOR_INSTRUCTIONS = "sm__inst_executed_pipe_tensor.sum"
-# Tensor FLOPs come from op counters named per chip (ncu_catalogue picks the target's); these are GA100's, the
-# hint's example where no chip is known. Collected only on request: another chip's names make ncu refuse.
+# Tensor FLOPs come from op counters named per chip (ncu_catalogue picks the target's); these are
+# GA100's, the hint's example where no chip is known. Collected only on request: another chip's
+# names make ncu refuse.
 TENSOR_OPS_GA100 = [
     "sm__ops_path_tensor_src_fp16_dst_fp32.sum",
     "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
@@ -42,11 +45,15 @@ TIME = [
     "launch__registers_per_thread",
     "device__attribute_display_name",
 ]
-FLOPS = [*(m for p in PRECISION_LETTER for m in SIMT[p]), TENSOR_INSTRUCTIONS]  # + the target's tensor ops
+# + the target's tensor ops
+FLOPS = [*(m for p in PRECISION_LETTER for m in SIMT[p]), TENSOR_INSTRUCTIONS]
 MEMORY = [*DRAM_BYTES, *L2_BYTES, *L1_BYTES]
 DRAM_PEAKS = ["dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"]
-PEAKS = [f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained" for letter in "dfh"] + DRAM_PEAKS
-# The L2 and L1 ceilings of the hierarchical roofline: the peak rate of the counters MEMORY reads, at their clocks.
+PEAKS = [
+    f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained" for letter in "dfh"
+] + DRAM_PEAKS
+# The L2 and L1 ceilings of the hierarchical roofline: the peak rate of the counters MEMORY reads,
+# at their clocks.
 CACHE_PEAKS = [
     m
     for unit in ("lts", "l1tex")
@@ -58,7 +65,8 @@ METRIC_SETS = {
     "memory": [*TIME, *MEMORY, *DRAM_PEAKS, *CACHE_PEAKS],
 }
 
-# The ncu metrics that fill each counted column of the kernels table, named in "collect it with" hints.
+# The ncu metrics that fill each counted column of the kernels table, named in "collect it with"
+# hints.
 COLUMN_METRICS = {
     "duration_s": [DURATION],
     **{f"flop_{p}": SIMT[p] for p in PRECISION_LETTER},
@@ -67,13 +75,16 @@ COLUMN_METRICS = {
     "l2_bytes": L2_BYTES,
     "l1_bytes": L1_BYTES,
 }
-# Metrics a column is filled from that no set collects as named (the target's tensor op counters replace them).
+# Metrics a column is filled from that no set collects as named (the target's tensor op counters
+# replace them).
 ON_REQUEST = frozenset(TENSOR_OPS_GA100)
 
 # Rate forms of each counted column: with them but no duration, the duration is what is missing.
 RATE_FORMS = {
     **{
-        f"flop_{p}": re.compile(rf"^smsp?__sass_thread_inst_executed_op_{letter}(add|mul|fma)_pred_on\.sum\.per_")
+        f"flop_{p}": re.compile(
+            rf"^smsp?__sass_thread_inst_executed_op_{letter}(add|mul|fma)_pred_on\.sum\.per_"
+        )
         for p, letter in PRECISION_LETTER.items()
     },
     "dram_bytes": re.compile(r"^dram__bytes\w*\.sum\.per_second$"),
@@ -81,9 +92,9 @@ RATE_FORMS = {
     "l1_bytes": re.compile(r"^l1tex__t_bytes\.sum\.per_second$"),
 }
 
-# What ncu's own sections show beside the roofline, read where the report has them (`--set full`, or the launch
-# statistics every report holds) and kept per launch as canonical columns: column -> its ncu metrics, the
-# first one a launch has wins. All are % of peak, except the waves (a count).
+# What ncu's own sections show beside the roofline, read where the report has them (`--set full`, or
+# the launch statistics every report holds) and kept per launch as canonical columns: column -> its
+# ncu metrics, the first one a launch has wins. All are % of peak, except the waves (a count).
 SPEED_OF_LIGHT = {
     "sol_sm_pct": ["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
     "sol_memory_pct": ["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"],
@@ -99,7 +110,8 @@ OCCUPANCY = {
     "occupancy_theoretical_pct": ["sm__maximum_warps_per_active_cycle_pct"],
     "waves_per_sm": ["launch__waves_per_multiprocessor"],
 }
-# Blocks per SM each resource allows (ncu's Occupancy section): the smallest is the occupancy limiter.
+# Blocks per SM each resource allows (ncu's Occupancy section): the smallest is the occupancy
+# limiter.
 OCCUPANCY_LIMITS = {
     "registers": "launch__occupancy_limit_registers",
     "shared memory": "launch__occupancy_limit_shared_mem",
@@ -107,28 +119,30 @@ OCCUPANCY_LIMITS = {
     "blocks": "launch__occupancy_limit_blocks",
     "barriers": "launch__occupancy_limit_barriers",
 }
-# Pipe utilisation, % of peak while the SM was active (ncu's Compute Workload Analysis). The uniform pipe is in
-# Turing's and later reports' full set; the TMEM pipe (tcgen05 loads and stores of tensor memory) and the
-# 5th-generation tensor core's own pipe `tc` (tcgen05 MMA, beside the mma.sync `tensor` pipe) only on Blackwell
-# (CC 10.x): a report without them leaves them empty, and the kernel screen shows no row for them.
+# Pipe utilisation, % of peak while the SM was active (ncu's Compute Workload Analysis). The uniform
+# pipe is in Turing's and later reports' full set; the TMEM pipe (tcgen05 loads and stores of tensor
+# memory) and the 5th-generation tensor core's own pipe `tc` (tcgen05 MMA, beside the mma.sync
+# `tensor` pipe) only on Blackwell (CC 10.x): a report without them leaves them empty, and the
+# kernel screen shows no row for them.
 PIPES = {
     f"pipe_{pipe}_pct": [f"sm__inst_executed_pipe_{pipe}.avg.pct_of_peak_sustained_active"]
     for pipe in ("alu", "fma", "fp64", "fp16", "lsu", "xu", "adu", "cbu", "tex", "uniform", "tmem")
 }
 PIPES["pipe_tensor_pct"] = ["sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"]
 PIPES["pipe_tc_pct"] = ["sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_active"]
-# Why warps stall, per reason: cycles per issued instruction (ncu's Warp State Statistics; core/ncu/stalls.py).
+# Why warps stall, per reason: cycles per issued instruction (ncu's Warp State Statistics;
+# core/ncu/stalls.py).
 STALLS = {column: [stall_metric(r.reason)] for column, r in STALL_COLUMNS.items()}
-# How busy the SM's issue was (ncu's Compute Workload Analysis): SM Busy %, and instructions executed per active
-# cycle (Executed Ipc Active).
+# How busy the SM's issue was (ncu's Compute Workload Analysis): SM Busy %, and instructions
+# executed per active cycle (Executed Ipc Active).
 ISSUE = {
     "sm_busy_pct": ["sm__instruction_throughput.avg.pct_of_peak_sustained_active"],
     "ipc_active": ["sm__inst_executed.avg.per_cycle_active"],
 }
 INSIGHT = {**SPEED_OF_LIGHT, **OCCUPANCY, **PIPES, **ISSUE, **STALLS}
-# The memory chart's counts (ncu's Memory Workload Analysis, `--set full`): column -> its ncu metric. Amounts, so
-# a group's are its launches' sums; hit rates, sectors per request and bank conflicts per wavefront are ratios of
-# them, made where they are shown.
+# The memory chart's counts (ncu's Memory Workload Analysis, `--set full`): column -> its ncu
+# metric. Amounts, so a group's are its launches' sums; hit rates, sectors per request and bank
+# conflicts per wavefront are ratios of them, made where they are shown.
 MEMORY_CHART = {
     "mem_global_ld_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
     "mem_global_ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -144,9 +158,10 @@ MEMORY_CHART = {
     "mem_l2_sectors": "lts__t_sectors.sum",
     "mem_l2_hit_sectors": "lts__t_sectors_lookup_hit.sum",
 }
-# The instruction mix (ncu's Instruction Statistics and Memory Workload Analysis, `--set full`): warp-level
-# instructions executed, in all and of each kind the full set counts per launch (ncu keeps no count per pipe,
-# only each pipe's utilisation: PIPES). Amounts, summed per group like MEMORY_CHART.
+# The instruction mix (ncu's Instruction Statistics and Memory Workload Analysis, `--set full`):
+# warp-level instructions executed, in all and of each kind the full set counts per launch (ncu
+# keeps no count per pipe, only each pipe's utilisation: PIPES). Amounts, summed per group like
+# MEMORY_CHART.
 INSTRUCTION_MIX = {
     "inst_executed": "smsp__inst_executed.sum",
     "inst_global_ld": "smsp__sass_inst_executed_op_global_ld.sum",
@@ -167,11 +182,12 @@ _INSIGHT_METRICS = frozenset(
 )
 
 OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"  # instanced: one value per SASS opcode
-MODIFIER_METRIC = OPCODE_METRIC + "_with_modifier_all"  # the same per opcode and modifiers (HFMA2.MMA)
+# the same per opcode and modifiers (HFMA2.MMA)
+MODIFIER_METRIC = OPCODE_METRIC + "_with_modifier_all"
 
-# Every metric the readers keep (besides INSIGHT's and OCCUPANCY_LIMITS'): the sets' metrics, and the other
-# spellings of them that ncu's --set full, older ncu versions and CSV pages carry (sm__ vs smsp__, rates, % of
-# peak, per-opcode counts, launch ids).
+# Every metric the readers keep (besides INSIGHT's and OCCUPANCY_LIMITS'): the sets' metrics, and
+# the other spellings of them that ncu's --set full, older ncu versions and CSV pages carry (sm__ vs
+# smsp__, rates, % of peak, per-opcode counts, launch ids).
 READ = re.compile(
     r"^(?:gpu__time_duration\.(?:sum|avg)"
     r"|sm(?:sp)?__sass_thread_inst_executed_op_[dfh](?:add|mul|fma)_pred_on\.sum(?:\.per_cycle_elapsed|\.per_second|\.peak_sustained)?"

@@ -1,12 +1,13 @@
-"""Which ncu sections fill each panel of the Kernel screen beyond the roofline, as data: the Not collected panel
-of a report profiled with fewer sections (`--set basic`) names them, and tests/cli/test_full_set_panels.py
-checks that ncu's `full` set (what `flopscope profile --metrics full` asks for) lists every one, and that a
-`--metrics full` capture fills every panel."""
+"""Which ncu sections fill each panel of the Kernel screen beyond the roofline, as data: the Not
+collected panel of a report profiled with fewer sections (`--set basic`) names them, and
+tests/cli/test_full_set_panels.py checks that ncu's `full` set (what `flopscope profile --metrics
+full` asks for) lists every one, and that a `--metrics full` capture fills every panel."""
 
 from __future__ import annotations
 
-# Panel title (as the Kernel screen names it) -> the ncu section identifiers (`ncu --list-sections`) whose
-# metrics fill it. The Source page (`v`) is a panel too: its SASS lines' warp samples come from SourceCounters.
+# Panel title (as the Kernel screen names it) -> the ncu section identifiers (`ncu --list-sections`)
+# whose metrics fill it. The Source page (`v`) is a panel too: its SASS lines' warp samples come
+# from SourceCounters.
 PANEL_SECTIONS: dict[str, tuple[str, ...]] = {
     "Speed of light": ("SpeedOfLight",),
     "Memory chart": ("MemoryWorkloadAnalysis_Chart", "MemoryWorkloadAnalysis_Tables"),

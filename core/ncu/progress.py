@@ -1,4 +1,5 @@
-"""ncu's console stream as events (a kernel profiled, warnings, errors), and errors turned into fixes."""
+"""ncu's console stream as events (a kernel profiled, warnings, errors), and errors turned into
+fixes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from ..common.safe_text import display_text
 _TAG = re.compile(r"^==(?P<tag>ERROR|WARNING|PROF)== ?")
 _TAG_INSIDE = re.compile(r"==(?:ERROR|WARNING|PROF)== ")
 # Matched on the line without its tag.
-_PROFILING = re.compile(r'^Profiling "(?P<name>.*)" - (?P<index>\d+):.*?(?:- (?P<passes>\d+) pass(?:es)?)?\s*$')
+_PROFILING = re.compile(
+    r'^Profiling "(?P<name>.*)" - (?P<index>\d+):.*?(?:- (?P<passes>\d+) pass(?:es)?)?\s*$'
+)
 _PROF_KINDS = (
     ("connected", re.compile(r"^Connected to process (?P<pid>\d+)(?: \((?P<exe>.*)\))?")),
     ("disconnected", re.compile(r"^Disconnected from process (?P<pid>\d+)")),
@@ -20,17 +23,20 @@ _PROF_KINDS = (
 
 @dataclass
 class Event:
-    kind: str  # connected, kernel, disconnected, report, prof (other ==PROF== lines), warning, error, output
-    text: str  # the line without ncu's `==PROF== ` / `==ERROR== ` / `==WARNING== ` tag (ncu.log keeps it)
+    # connected, kernel, disconnected, report, prof (other ==PROF== lines), warning, error, output
+    kind: str
+    # the line without ncu's `==PROF== ` / `==ERROR== ` / `==WARNING== ` tag (ncu.log keeps it)
+    text: str
     name: str = ""
     index: int | None = None
     passes: int | None = None
 
 
 def parse_lines(line: str) -> list[Event]:
-    """The events of one line read from ncu's console: usually one. A program's output that did not end its
-    line (a progress bar redrawn with `\r`, a block-buffered chunk cut mid-line) has ncu's next line glued to
-    it, `epoch 1 50%==PROF== Profiling "gemm" - 3: ...`: that is the program's output, then ncu's event."""
+    """The events of one line read from ncu's console: usually one. A program's output that did not
+    end its line (a progress bar redrawn with `\r`, a block-buffered chunk cut mid-line) has ncu's
+    next line glued to it, `epoch 1 50%==PROF== Profiling "gemm" - 3: ...`: that is the program's
+    output, then ncu's event."""
     line = line.rstrip("\r\n")
     inside = _TAG_INSIDE.search(line, 1)
     if inside is None:
@@ -49,18 +55,25 @@ def parse_line(line: str) -> Event:
     if m := _PROFILING.match(text):
         passes = m.group("passes")
         return Event(
-            "kernel", text, name=m.group("name"), index=int(m.group("index")), passes=int(passes) if passes else None
+            "kernel",
+            text,
+            name=m.group("name"),
+            index=int(m.group("index")),
+            passes=int(passes) if passes else None,
         )
     for kind, pattern in _PROF_KINDS:
         if m := pattern.match(text):
-            return Event(kind, text, name=m.groupdict().get("exe") or m.groupdict().get("path") or "")
+            return Event(
+                kind, text, name=m.groupdict().get("exe") or m.groupdict().get("path") or ""
+            )
     return Event("prof", text)
 
 
 def describe(event: Event) -> str:
-    """The event as one line for people, the same in the CLI's progress and the app's log: `kernel 3: gemm
-    (31 passes)`, `ncu error: ...`, the program's own output as it printed it, its control characters (colour
-    codes, a clear-screen) as visible escapes: the line is the program's or a remote host's text."""
+    """The event as one line for people, the same in the CLI's progress and the app's log: `kernel
+    3: gemm (31 passes)`, `ncu error: ...`, the program's own output as it printed it, its control
+    characters (colour codes, a clear-screen) as visible escapes: the line is the program's or a
+    remote host's text."""
     if event.kind == "kernel":
         passes = f" ({event.passes} passes)" if event.passes else ""
         return display_text(f"kernel {event.index}: {event.name}{passes}")
@@ -81,17 +94,18 @@ def explain(errors: list[str], host: str) -> str | None:
     where = f" on {host}" if host != "localhost" else ""
     if "ERR_NVGPUCTRPERM" in text:
         return (
-            f"GPU performance counters are restricted to admin users{where}: run ncu with the needed privilege "
-            "(e.g. sudo), or have an admin load the driver with NVreg_RestrictProfilingToAdminUsers=0 "
-            "(https://developer.nvidia.com/ERR_NVGPUCTRPERM); inside a container the host must grant it "
-            "(e.g. docker --cap-add=SYS_ADMIN)"
+            f"GPU performance counters are restricted to admin users{where}: run ncu with the"
+            " needed privilege (e.g. sudo), or have an admin load the driver with"
+            " NVreg_RestrictProfilingToAdminUsers=0"
+            " (https://developer.nvidia.com/ERR_NVGPUCTRPERM); inside a container the host must"
+            " grant it (e.g. docker --cap-add=SYS_ADMIN)"
         )
     if any(map(_NO_PROGRAM.match, errors)):
         return _program_fix(host)
     if m := _METRIC.search(text):
         return (
-            f"metric {m.group('name')} does not exist for this GPU or ncu version{where}; "
-            "drop it from --metrics (or use --metrics roofline); `ncu --query-metrics` lists what exists"
+            f"metric {m.group('name')} does not exist for this GPU or ncu version{where}; drop it"
+            " from --metrics (or use --metrics roofline); `ncu --query-metrics` lists what exists"
         )
     if re.search(
         r"LibraryNotLoaded|compatible driver|failed to connect to the CUDA driver|"
@@ -100,19 +114,19 @@ def explain(errors: list[str], host: str) -> str | None:
         re.I,
     ):
         return (
-            f"ncu and the NVIDIA driver{where} do not match: use the ncu that ships with the installed CUDA "
-            "toolkit (--ncu PATH) or update the driver"
+            f"ncu and the NVIDIA driver{where} do not match: use the ncu that ships with the"
+            " installed CUDA toolkit (--ncu PATH) or update the driver"
         )
     return None
 
 
 def _program_fix(host: str) -> str:
-    """ncu's own advice (an absolute path) leaves out where a relative path starts from: on a remote host,
-    the login folder, not the folder flopscope was started in."""
+    """ncu's own advice (an absolute path) leaves out where a relative path starts from: on a remote
+    host, the login folder, not the folder flopscope was started in."""
     start = f"the login folder on {host}" if host != "localhost" else "the folder flopscope runs in"
     return (
-        f"ncu looks a bare name up on PATH and a relative path up from --remote-cwd (else {start}): pass the "
-        "program's absolute path or --remote-cwd, and check that it is executable"
+        f"ncu looks a bare name up on PATH and a relative path up from --remote-cwd (else {start}):"
+        " pass the program's absolute path or --remote-cwd, and check that it is executable"
     )
 
 

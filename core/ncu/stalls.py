@@ -1,11 +1,10 @@
 """Why warps stall: ncu's warp state reasons, what each means and what usually helps, as data.
 
-ncu's Warp State Statistics section breaks a warp's cycles between two issued instructions down by reason:
-`smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio` is the average number of warps stalled for
-that reason per issue cycle, which ncu charts as cycles per issued instruction. The words below follow NVIDIA's
-Kernel Profiling Guide (section "Warp Stall Reasons"), shortened to one line each; the report's own metric
-descriptions say the same in ncu's terms.
-"""
+ncu's Warp State Statistics section breaks a warp's cycles between two issued instructions down by
+reason: `smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio` is the average number of
+warps stalled for that reason per issue cycle, which ncu charts as cycles per issued instruction.
+The words below follow NVIDIA's Kernel Profiling Guide (section "Warp Stall Reasons"), shortened to
+one line each; the report's own metric descriptions say the same in ncu's terms."""
 
 from __future__ import annotations
 
@@ -24,7 +23,8 @@ STALL_REASONS = (
         "long_scoreboard",
         "Long scoreboard",
         "waiting for data from L1TEX: global, local, surface or texture memory",
-        "coalesce and reuse accesses (shared memory), prefetch, more warps in flight to hide the latency",
+        "coalesce and reuse accesses (shared memory), prefetch, more warps in flight to hide the"
+        " latency",
     ),
     StallReason(
         "short_scoreboard",

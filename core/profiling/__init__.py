@@ -1,4 +1,5 @@
-"""Running ncu: locally, over SSH or through Slurm; doctor and ceilings on the target; sweeps and their plans."""
+"""Running ncu: locally, over SSH or through Slurm; doctor and ceilings on the target; sweeps and
+their plans."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ if TYPE_CHECKING:
     from .profiler import ProfileResult, profile
     from .slurm import JOBS_AT_ONCE, SlurmOptions, SlurmTransport
     from .sweep import STOP_WAIT_S, parse_params, points, run_sweep, substitute, unused_params
-    from .transport import LocalTransport, SshTransport, check_env, check_host, stop_all, stopped_running_job
+    from .transport import (
+        LocalTransport,
+        SshTransport,
+        check_env,
+        check_host,
+        stop_all,
+        stopped_running_job,
+    )
 
 _EXPORTS = {
     "measure_ceilings": "ceilings_run",

@@ -1,10 +1,11 @@
-"""Microbenchmarks of one GPU's ceilings through torch, run on the target as `python3 -c` (like the doctor's
-probe: standard library and torch only, nothing of flopscope's). Prints one JSON object: the GPU's name, the
-driver, each measured rate (SI) and how it was measured. A few seconds in all; clocks, power and MIG are left
-as they are (nothing here touches them), so the numbers are what this node delivers as it is configured.
+"""Microbenchmarks of one GPU's ceilings through torch, run on the target as `python3 -c` (like the
+doctor's probe: standard library and torch only, nothing of flopscope's). Prints one JSON object:
+the GPU's name, the driver, each measured rate (SI) and how it was measured. A few seconds in all;
+clocks, power and MIG are left as they are (nothing here touches them), so the numbers are what this
+node delivers as it is configured.
 
-Each rate is the best of REPS timed repetitions (CUDA events) after a warm-up: a ceiling is what the hardware
-can reach, so the fastest run is the one to keep.
+Each rate is the best of REPS timed repetitions (CUDA events) after a warm-up: a ceiling is what the
+hardware can reach, so the fastest run is the one to keep.
 
 argv: DEVICE (a CUDA device index).
 """
@@ -42,9 +43,10 @@ def _best_seconds(torch: ModuleType, fn: Callable[[], object], reps: int = REPS)
 
 
 class ClockSampler:
-    """The SM clock (MHz) while the benchmarks run, from `nvidia-smi` called in a loop: a ceiling means little
-    without the clock it ran at (power or an admin's cap keep many nodes below the boost clock). Short calls,
-    not `nvidia-smi -lms`, whose piped output is buffered and lost when it is stopped."""
+    """The SM clock (MHz) while the benchmarks run, from `nvidia-smi` called in a loop: a ceiling
+    means little without the clock it ran at (power or an admin's cap keep many nodes below the
+    boost clock). Short calls, not `nvidia-smi -lms`, whose piped output is buffered and lost when
+    it is stopped."""
 
     def __init__(self, index: int) -> None:
         self.index, self.running = str(index), True
@@ -53,7 +55,13 @@ class ClockSampler:
         self.thread.start()
 
     def _run(self) -> None:
-        query = ["nvidia-smi", "-i", self.index, "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"]
+        query = [
+            "nvidia-smi",
+            "-i",
+            self.index,
+            "--query-gpu=clocks.sm",
+            "--format=csv,noheader,nounits",
+        ]
         while self.running:
             t0 = time.time()
             try:
@@ -80,13 +88,15 @@ def copy_rate(torch: ModuleType, nbytes: int) -> float:
 
 
 def l2_copy_rate(torch: ModuleType, nbytes: int, copies: int = 64) -> float:
-    """Like copy_rate for a working set that stays in L2, `copies` copies replayed as one CUDA graph: one copy
-    of a few MB takes microseconds, as long as launching it, so timed alone it measures the launch."""
+    """Like copy_rate for a working set that stays in L2, `copies` copies replayed as one CUDA
+    graph: one copy of a few MB takes microseconds, as long as launching it, so timed alone it
+    measures the launch."""
     n = nbytes // 4
     src, dst = torch.rand(n, device="cuda"), torch.empty(n, device="cuda")
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up on a side stream before capture, as torch's CUDA graph docs ask
+    # warm-up on a side stream before capture, as torch's CUDA graph docs ask
+    with torch.cuda.stream(side):
         dst.copy_(src)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
@@ -96,8 +106,8 @@ def l2_copy_rate(torch: ModuleType, nbytes: int, copies: int = 64) -> float:
     return copies * 2 * n * 4 / _best_seconds(torch, graph.replay)
 
 
-# CHAINS independent FMA chains per element, unrolled, so the FMA pipe stays full and loop overhead does not
-# take issue slots from it: 2 FLOPs per fma.
+# CHAINS independent FMA chains per element, unrolled, so the FMA pipe stays full and loop overhead
+# does not take issue slots from it: 2 FLOPs per fma.
 CHAINS = 8
 _FMA_CODE = """template <typename T> T fma_chain(T x, T a, T b) {
   T c[%(chains)d];
@@ -117,8 +127,8 @@ FMA_ITERS = 256
 
 
 def fma_rate(torch: ModuleType, dtype: object, elements: int) -> float:
-    """FLOP/s of elementwise FMA chains (torch.cuda.jiterator, documented as beta): compute bound, since each
-    element does 2 * CHAINS * FMA_ITERS FLOPs for 4 memory accesses."""
+    """FLOP/s of elementwise FMA chains (torch.cuda.jiterator, documented as beta): compute bound,
+    since each element does 2 * CHAINS * FMA_ITERS FLOPs for 4 memory accesses."""
     fn = torch.cuda.jiterator._create_jit_fn(_FMA_CODE % {"chains": CHAINS, "iters": FMA_ITERS})
     x = torch.rand(elements, device="cuda", dtype=dtype)
     a = torch.full_like(x, 0.999)
@@ -134,13 +144,16 @@ def gemm_rate(torch: ModuleType, dtype: object, n: int) -> float:
 
 def fp8_rate(torch: ModuleType, n: int) -> float:
     a = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn)
-    b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t()  # _scaled_mm wants b column-major
+    # _scaled_mm wants b column-major
+    b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t()
     one = torch.tensor(1.0, device="cuda")
     return (
         2
         * n**3
         / _best_seconds(
-            torch, lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16), reps=5
+            torch,
+            lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
+            reps=5,
         )
     )
 
@@ -163,7 +176,9 @@ def measure(index: int) -> dict[str, object]:
 
     if not torch.cuda.is_available():
         # torch.version.cuda is None in a CPU-only build: say that, not "built with CUDA None"
-        built = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+        built = (
+            f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
+        )
         return {"error": f"torch {torch.__version__} sees no CUDA GPU ({built})"}
     torch.cuda.set_device(index)
     props = torch.cuda.get_device_properties(index)
@@ -174,8 +189,14 @@ def measure(index: int) -> dict[str, object]:
     runs: list[tuple[str, Callable[[], float]]] = [
         ("dram_bytes_per_s", lambda: copy_rate(torch, dram_bytes)),
         ("l2_bytes_per_s", lambda: l2_copy_rate(torch, l2 // 8)),
-        ("fp32_flop_per_s", lambda: fma_rate(torch, torch.float32, props.multi_processor_count * 2048 * 8)),
-        ("fp64_flop_per_s", lambda: fma_rate(torch, torch.float64, props.multi_processor_count * 2048 * 2)),
+        (
+            "fp32_flop_per_s",
+            lambda: fma_rate(torch, torch.float32, props.multi_processor_count * 2048 * 8),
+        ),
+        (
+            "fp64_flop_per_s",
+            lambda: fma_rate(torch, torch.float64, props.multi_processor_count * 2048 * 2),
+        ),
     ]
     if props.major >= 8:
         runs += [
@@ -183,7 +204,11 @@ def measure(index: int) -> dict[str, object]:
             ("tensor_fp16_flop_per_s", lambda: gemm_rate(torch, torch.float16, 8192)),
             ("tensor_bf16_flop_per_s", lambda: gemm_rate(torch, torch.bfloat16, 8192)),
         ]
-    if (props.major, props.minor) >= (8, 9) and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"):
+    if (
+        (props.major, props.minor) >= (8, 9)
+        and hasattr(torch, "float8_e4m3fn")
+        and hasattr(torch, "_scaled_mm")
+    ):
         runs.append(("tensor_fp8_flop_per_s", lambda: fp8_rate(torch, 8192)))
     clock = ClockSampler(index)
     clocks: dict[str, float | None] = {}
@@ -192,7 +217,9 @@ def measure(index: int) -> dict[str, object]:
         try:
             values[key] = run()
         except Exception as exc:  # one ceiling torch cannot measure here must not lose the others
-            errors[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+            errors[key] = (
+                f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+            )
         clocks[key] = clock.median(*TIMED[-1]) if TIMED else None
         torch.cuda.empty_cache()
     clock.stop()

@@ -1,5 +1,5 @@
-"""`flopscope ceilings` on a target: the bench (ceilings_bench.py, standard library and torch) run there, its
-answer read as the node's measured ceilings."""
+"""`flopscope ceilings` on a target: the bench (ceilings_bench.py, standard library and torch) run
+there, its answer read as the node's measured ceilings."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from .transport import Transport
 
 
 def measure_ceilings(transport: Transport, device: int, python: str = "python3") -> Ceilings:
-    """The ceilings of GPU `device` on the transport's host, measured by the bench run with `python` there."""
+    """The ceilings of GPU `device` on the transport's host, measured by the bench run with `python`
+    there."""
     try:
         transport.connect()
         doc = script_json(

@@ -1,9 +1,10 @@
-"""`flopscope doctor`: what would stop ncu on a host, found before a long launch, each finding with its fix.
+"""`flopscope doctor`: what would stop ncu on a host, found before a long launch, each finding with
+its fix.
 
-The facts come from core/profiling/doctor_probe.py, run as one `python3 -c` on the target through the profile's own
-transport (one ssh connection); this module only judges them. `preflight` is the fast part `profile` and
-`sweep` run first: ncu present, and GPU counters not restricted to admin users.
-"""
+The facts come from core/profiling/doctor_probe.py, run as one `python3 -c` on the target through
+the profile's own transport (one ssh connection); this module only judges them. `preflight` is the
+fast part `profile` and `sweep` run first: ncu present, and GPU counters not restricted to admin
+users."""
 
 from __future__ import annotations
 
@@ -19,27 +20,31 @@ from .target_script import script_json
 if TYPE_CHECKING:
     from .transport import Transport
 
-ROOT_ENV = "FLOPSCOPE_DOCTOR_ROOT"  # tests: read every file and command under this prefix (fabricated trees)
-Facts = dict[str, Any]  # the probe's JSON object (doctor_probe.py): its shape is that script's, read by key
+# tests: read every file and command under this prefix (fabricated trees)
+ROOT_ENV = "FLOPSCOPE_DOCTOR_ROOT"
+# the probe's JSON object (doctor_probe.py): its shape is that script's, read by key
+Facts = dict[str, Any]
 
-# The driver each ncu needs: ncu YEAR.N ships with one CUDA toolkit (NVIDIA's conda channel labels each
-# nsight-compute build with its toolkit: cuda-11.8.0 -> 2022.3.0, cuda-12.0.0 -> 2022.4.0, cuda-12.9.1 ->
-# 2025.2.1, cuda-13.0.0 -> 2025.3.0, https://anaconda.org/nvidia/nsight-compute), and a toolkit of CUDA 11.x,
-# 12.x, 13.x needs a driver >= 450, 525, 580 ("CUDA Toolkit Driver Version Ranges",
-# https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html). (first ncu, CUDA, driver)
+# The driver each ncu needs: ncu YEAR.N ships with one CUDA toolkit (NVIDIA's conda channel labels
+# each nsight-compute build with its toolkit: cuda-11.8.0 -> 2022.3.0, cuda-12.0.0 -> 2022.4.0,
+# cuda-12.9.1 -> 2025.2.1, cuda-13.0.0 -> 2025.3.0, https://anaconda.org/nvidia/nsight-compute), and
+# a toolkit of CUDA 11.x, 12.x, 13.x needs a driver >= 450, 525, 580 ("CUDA Toolkit Driver Version
+# Ranges", https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html).
+# (first ncu, CUDA, driver)
 NCU_DRIVER = [((2025, 3), "13.x", 580), ((2022, 4), "12.x", 525), ((2020, 2), "11.x", 450)]
 
 _FIX_ADMIN = (
-    "as root, add `options nvidia NVreg_RestrictProfilingToAdminUsers=0` to a file in /etc/modprobe.d/ "
-    "and reboot (or reload the nvidia module), or run the profile as root "
-    "(https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+    "as root, add `options nvidia NVreg_RestrictProfilingToAdminUsers=0` to a file in"
+    " /etc/modprobe.d/ and reboot (or reload the nvidia module), or run the profile as root"
+    " (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
 )
 
 
 @dataclass
 class Check:
     name: str
-    status: str  # ok, warn (worth knowing, profiling can go on), fail (ncu would fail: doctor exits 1)
+    # ok, warn (worth knowing, profiling can go on), fail (ncu would fail: doctor exits 1)
+    status: str
     detail: str
     fix: str = ""
 
@@ -58,7 +63,10 @@ def probe(transport: Transport, ncu: str, mode: str = "all") -> Facts:
         [root_prefix(), ncu, mode],
         command="doctor",
         problem="the check did not run",
-        fix="doctor runs python3 on the host: install it or put it on the PATH of a non-interactive shell",
+        fix=(
+            "doctor runs python3 on the host: install it or put it on the PATH of a non-interactive"
+            " shell"
+        ),
     )
     return facts
 
@@ -67,7 +75,12 @@ def ncu_check(facts: Facts) -> Check:
     ncu = facts["ncu"]
     if not ncu.get("path"):
         if ncu.get("usual"):
-            return Check("ncu", "fail", f"not on PATH, but {ncu['usual']} exists", f"pass --ncu {ncu['usual']}")
+            return Check(
+                "ncu",
+                "fail",
+                f"not on PATH, but {ncu['usual']} exists",
+                f"pass --ncu {ncu['usual']}",
+            )
         return Check(
             "ncu",
             "fail",
@@ -95,16 +108,25 @@ def permission_checks(facts: Facts) -> list[Check]:
             Check(
                 "profiling permission",
                 "warn",
-                "cannot tell: no RmProfilingAdminOnly in /proc/driver/nvidia/params (no NVIDIA driver loaded here?)",
+                "cannot tell: no RmProfilingAdminOnly in /proc/driver/nvidia/params (no NVIDIA"
+                " driver loaded here?)",
                 "if ncu then says ERR_NVGPUCTRPERM: " + _FIX_ADMIN,
             )
         )
     elif not perm["admin_only"]:
-        checks.append(Check("profiling permission", "ok", "any user may read GPU counters (RmProfilingAdminOnly: 0)"))
+        checks.append(
+            Check(
+                "profiling permission",
+                "ok",
+                "any user may read GPU counters (RmProfilingAdminOnly: 0)",
+            )
+        )
     elif perm["euid"] == 0:
         checks.append(
             Check(
-                "profiling permission", "ok", "counters are for admin users (RmProfilingAdminOnly: 1); running as root"
+                "profiling permission",
+                "ok",
+                "counters are for admin users (RmProfilingAdminOnly: 1); running as root",
             )
         )
     else:
@@ -142,7 +164,9 @@ def _container_check(perm: dict[str, Any]) -> Check:
 
 def driver_version(facts: Facts) -> str | None:
     gpus = facts["gpu"]["gpus"]
-    driver: str | None = (gpus[0]["driver_version"] if gpus else None) or facts["gpu"]["proc_driver"]
+    driver: str | None = (gpus[0]["driver_version"] if gpus else None) or facts["gpu"][
+        "proc_driver"
+    ]
     return driver
 
 
@@ -170,19 +194,25 @@ def driver_checks(facts: Facts) -> list[Check]:
                     "fail",
                     f"ncu {facts['ncu']['version']} is from CUDA {cuda}, "
                     f"which needs driver >= {least}; this host has {driver}",
-                    f"update the driver to >= {least}, or pass --ncu the ncu of an older CUDA toolkit "
-                    "that this driver supports (e.g. /usr/local/cuda-12.x/bin/ncu for driver 525-579)",
+                    f"update the driver to >= {least}, or pass --ncu the ncu of an older CUDA"
+                    " toolkit that this driver supports (e.g. /usr/local/cuda-12.x/bin/ncu for"
+                    " driver 525-579)",
                 )
             )
         else:
             checks.append(
-                Check("ncu and driver", "ok", f"ncu {facts['ncu']['version']} (CUDA {cuda}) needs driver >= {least}")
+                Check(
+                    "ncu and driver",
+                    "ok",
+                    f"ncu {facts['ncu']['version']} (CUDA {cuda}) needs driver >= {least}",
+                )
             )
     return checks
 
 
 def ncu_needs(version: str | None) -> tuple[str, int] | None:
-    """(CUDA release, least driver major) for an ncu version; None when unknown (older than the table)."""
+    """(CUDA release, least driver major) for an ncu version; None when unknown (older than the
+    table)."""
     found = re.match(r"(\d+)\.(\d+)", version or "")
     if not found:
         return None
@@ -206,9 +236,9 @@ def gpu_checks(facts: Facts) -> list[Check]:
                     name,
                     "fail",
                     detail + ": ncu profiles one MIG instance at a time and cannot lock its clocks",
-                    f"disable MIG (`sudo nvidia-smi -i {gpu['index']} -mig 0`, then "
-                    "a GPU reset) to profile the whole GPU, or profile inside one MIG instance with "
-                    "--clock-control none",
+                    f"disable MIG (`sudo nvidia-smi -i {gpu['index']} -mig 0`, then a GPU reset) to"
+                    " profile the whole GPU, or profile inside one MIG instance with"
+                    " --clock-control none",
                 )
             )
         elif not persistent:
@@ -216,7 +246,8 @@ def gpu_checks(facts: Facts) -> list[Check]:
                 Check(
                     name,
                     "warn",
-                    detail + ": the driver unloads between programs, so each start pays its initialisation",
+                    detail + ": the driver unloads between programs, so each start pays its"
+                    " initialisation",
                     f"`sudo nvidia-smi -i {gpu['index']} -pm 1`",
                 )
             )
@@ -228,7 +259,11 @@ def gpu_checks(facts: Facts) -> list[Check]:
                 "GPUs",
                 "fail",
                 "nvidia-smi lists no GPU"
-                + (f" ({facts['gpu']['nvidia_smi_error']})" if facts["gpu"]["nvidia_smi_error"] else ""),
+                + (
+                    f" ({facts['gpu']['nvidia_smi_error']})"
+                    if facts["gpu"]["nvidia_smi_error"]
+                    else ""
+                ),
                 "check the driver with `nvidia-smi`; in a container, pass the GPUs in (--gpus all)",
             )
         )
@@ -260,7 +295,11 @@ def writable_checks(facts: Facts) -> list[Check]:
 def torch_check(facts: Facts) -> Check:
     torch = facts["torch"]
     if not torch["installed"]:
-        return Check("torch", "ok", f"not installed for python {facts['python']} (only `flopscope ceilings` uses it)")
+        return Check(
+            "torch",
+            "ok",
+            f"not installed for python {facts['python']} (only `flopscope ceilings` uses it)",
+        )
     if not torch["cuda"]:
         return Check(
             "torch",
@@ -291,14 +330,16 @@ def doctor_json(host: str, checks: list[Check]) -> dict[str, Any]:
 
 
 def preflight(transport: Transport, ncu: str) -> None:
-    """The fast part of doctor, before a profile starts anything: raises the first blocking finding with its
-    fix. A host without python3 (the probe cannot run) is not refused: ncu's own errors are explained after."""
+    """The fast part of doctor, before a profile starts anything: raises the first blocking finding
+    with its fix. A host without python3 (the probe cannot run) is not refused: ncu's own errors are
+    explained after."""
     try:
         facts = probe(transport, ncu, "fast")
     except FlopscopeError:
         return
     checks = judge(facts)
-    if "/" in ncu and not ncu.startswith("/"):  # relative to --remote-cwd: only ncu's own start can tell
+    # relative to --remote-cwd: only ncu's own start can tell
+    if "/" in ncu and not ncu.startswith("/"):
         checks = checks[1:]
     where = "this machine" if transport.host == "localhost" else transport.host
     for check in failed(checks):

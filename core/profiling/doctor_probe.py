@@ -1,16 +1,16 @@
 """What `flopscope doctor` needs to know about a host, gathered by ONE process on that host.
 
-This file is sent as it is to `python3 -c` on the target (over ssh: one connection), so it imports nothing
-but the standard library and nothing of flopscope's, and runs on the Python 3.7 of older GPU hosts. It only
-gathers facts and prints them as one JSON object; core/profiling/doctor.py judges them. Every file and command is looked
-up under ROOT (argv[1], "" for the real host): tests point it at a fabricated /proc-like tree with stand-in
-`nvidia-smi` and `ncu` executables.
+This file is sent as it is to `python3 -c` on the target (over ssh: one connection), so it imports
+nothing but the standard library and nothing of flopscope's, and runs on the Python 3.7 of older GPU
+hosts. It only gathers facts and prints them as one JSON object; core/profiling/doctor.py judges
+them. Every file and command is looked up under ROOT (argv[1], "" for the real host): tests point it
+at a fabricated /proc-like tree with stand-in `nvidia-smi` and `ncu` executables.
 
-argv: ROOT NCU MODE, MODE "fast" (ncu and the profiling permission: what `profile` checks before it runs
-anything) or "all".
-"""
+argv: ROOT NCU MODE, MODE "fast" (ncu and the profiling permission: what `profile` checks before it
+runs anything) or "all"."""
 
-from __future__ import annotations  # annotations stay strings: `X | None` and `dict[...]` on Python 3.7
+# annotations stay strings: `X | None` and `dict[...]` on Python 3.7
+from __future__ import annotations
 
 import json
 import os
@@ -31,8 +31,8 @@ def _read(root: str, path: str) -> str | None:
 
 
 def _which(root: str, name: str) -> str | None:
-    """NAME as given when it is a path, else the first executable of that name on PATH, each folder under
-    ROOT: the PATH ncu itself would be started with."""
+    """NAME as given when it is a path, else the first executable of that name on PATH, each folder
+    under ROOT: the PATH ncu itself would be started with."""
     if "/" in name:
         return name if os.access(name, os.X_OK) and os.path.isfile(name) else None
     for folder in os.environ.get("PATH", "").split(os.pathsep):
@@ -45,7 +45,12 @@ def _which(root: str, name: str) -> str | None:
 def _run(argv: list[str]) -> tuple[int, str]:
     try:
         done = subprocess.run(
-            argv, capture_output=True, text=True, errors="replace", timeout=30, stdin=subprocess.DEVNULL
+            argv,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=30,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return 127, str(exc)
@@ -56,7 +61,10 @@ def ncu_facts(root: str, ncu: str, ask_version: bool) -> dict[str, str | None]:
     path = _which(root, ncu)
     if path is None:
         usual = root + "/usr/local/cuda/bin/ncu"
-        return {"path": None, "usual": "/usr/local/cuda/bin/ncu" if os.access(usual, os.X_OK) else None}
+        return {
+            "path": None,
+            "usual": "/usr/local/cuda/bin/ncu" if os.access(usual, os.X_OK) else None,
+        }
     if not ask_version:  # the fast part: present is enough, ncu's start takes a while
         return {"path": path}
     _, out = _run([path, "--version"])
@@ -117,15 +125,23 @@ def gpu_facts(root: str) -> dict[str, object]:
 
 def writable_facts(root: str) -> dict[str, str | bool]:
     def writable(path: str) -> bool:
-        return bool(path) and os.path.isdir(root + path) and os.access(root + path, os.W_OK | os.X_OK)
+        return (
+            bool(path) and os.path.isdir(root + path) and os.access(root + path, os.W_OK | os.X_OK)
+        )
 
     tmp = os.environ.get("TMPDIR") or "/tmp"
     home = os.environ.get("HOME") or ""
-    return {"tmp": tmp, "tmp_writable": writable(tmp), "home": home, "home_writable": writable(home)}
+    return {
+        "tmp": tmp,
+        "tmp_writable": writable(tmp),
+        "home": home,
+        "home_writable": writable(home),
+    }
 
 
 def torch_facts() -> dict[str, bool | str | None]:
-    """torch's version and CUDA build from its files, without importing it (seconds, and a CUDA init)."""
+    """torch's version and CUDA build from its files, without importing it (seconds, and a CUDA
+    init)."""
     import importlib.util
 
     spec = importlib.util.find_spec("torch")
@@ -143,10 +159,16 @@ def torch_facts() -> dict[str, bool | str | None]:
 
 def main(argv: list[str]) -> None:
     root, ncu, mode = argv[1], argv[2], argv[3]
-    facts: dict[str, object] = {"ncu": ncu_facts(root, ncu, mode == "all"), "permission": permission_facts(root)}
+    facts: dict[str, object] = {
+        "ncu": ncu_facts(root, ncu, mode == "all"),
+        "permission": permission_facts(root),
+    }
     if mode == "all":
         facts.update(
-            gpu=gpu_facts(root), writable=writable_facts(root), torch=torch_facts(), python=sys.version.split()[0]
+            gpu=gpu_facts(root),
+            writable=writable_facts(root),
+            torch=torch_facts(),
+            python=sys.version.split()[0],
         )
     print(json.dumps(facts))
 

@@ -1,19 +1,19 @@
-"""NVTX ranges named after a PyTorch program's modules, pushed from outside the program (`profile --modules`).
+"""NVTX ranges named after a PyTorch program's modules, pushed from outside the program (`profile
+--modules`).
 
-Every `nn.Module` call pushes its qualified name (`encoder.layers.3.attn`, relative to the outermost module
-called) as an NVTX push/pop range around its forward. Backward runs on autograd's threads, inside its own
-push/pop ranges, so a module's backward is a start/end range `<name> [backward]`, opened when the gradient of
-its output arrives and closed when the gradient of its input is done (hooks on those tensors: a module's full
-backward hooks would wrap its output, and autograd then refuses the in-place write of a following
-`ReLU(inplace=True)`). Each `optimizer.step()` closes a start/end range
-`step N` and opens the next, so a step's time runs from one step's end to the next's (data loading and host
-work included); the first opens at the first module call. ncu records both kinds of range per launch;
-core/table/module_tree.py reads them back as a tree.
+Every `nn.Module` call pushes its qualified name (`encoder.layers.3.attn`, relative to the outermost
+module called) as an NVTX push/pop range around its forward. Backward runs on autograd's threads,
+inside its own push/pop ranges, so a module's backward is a start/end range `<name> [backward]`,
+opened when the gradient of its output arrives and closed when the gradient of its input is done
+(hooks on those tensors: a module's full backward hooks would wrap its output, and autograd then
+refuses the in-place write of a following `ReLU(inplace=True)`). Each `optimizer.step()` closes a
+start/end range `step N` and opens the next, so a step's time runs from one step's end to the next's
+(data loading and host work included); the first opens at the first module call. ncu records both
+kinds of range per launch; core/table/module_tree.py reads them back as a tree.
 
-This file runs inside the profiled program, on the GPU host: standard library only, torch when the program
-imports it. `profile --modules` ships its source as that program's `sitecustomize` (see `sitecustomize_source`);
-`flopscope.torch.annotate(model)` does the same from inside a program.
-"""
+This file runs inside the profiled program, on the GPU host: standard library only, torch when the
+program imports it. `profile --modules` ships its source as that program's `sitecustomize` (see
+`sitecustomize_source`); `flopscope.torch.annotate(model)` does the same from inside a program."""
 
 from __future__ import annotations
 
@@ -29,27 +29,34 @@ from typing import Any
 
 BACKWARD = " [backward]"  # suffix of a module's backward start/end range
 STEP = "step "  # prefix of a step's start/end range: `step 1`, `step 2`, ...
-TIMES_ENV = "FLOPSCOPE_STEP_TIMES"  # a path: write each step's wall time there (the timing run, no ncu)
-_NO_TORCH = "flopscope: --modules: the program never imported torch, so no module ranges were recorded"
+# a path: write each step's wall time there (the timing run, no ncu)
+TIMES_ENV = "FLOPSCOPE_STEP_TIMES"
+_NO_TORCH = (
+    "flopscope: --modules: the program never imported torch, so no module ranges were recorded"
+)
 
 
 class ModuleRanges:
-    """The hooks of one program. Names are qualified within the largest module tree seen calling a module."""
+    """The hooks of one program. Names are qualified within the largest module tree seen calling a
+    module."""
 
     def __init__(self, torch: Any, timed: bool = False) -> None:
         self.torch = torch
-        self.timed = timed  # the timing run: each step's wall time, the GPU synchronised at its ends
+        # the timing run: each step's wall time, the GPU synchronised at its ends
+        self.timed = timed
         self.names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.tree_size: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self.calls: dict[int, list[_Call]] = {}  # id(module) -> its calls whose forward runs
-        self.backward: dict[_Call, None] = {}  # calls whose backward range is open, in the order opened
+        # calls whose backward range is open, in the order opened
+        self.backward: dict[_Call, None] = {}
         self.step = 0
         self.step_range: int | None = None
         self.step_started = 0.0
         self.step_times: list[dict[str, float]] = []
         self.handles: list[Any] = []
 
-    # -- the NVTX calls, looked up at each call so a test can stand in for torch.cuda.nvtx ----------------------
+    # -- the NVTX calls, looked up at each call so a test can stand in for torch.cuda.nvtx
+    # ----------------------
     def _nvtx(self) -> Any:
         return self.torch.cuda.nvtx
 
@@ -71,8 +78,8 @@ class ModuleRanges:
         self._close_step(whole=False)
 
     def name_of(self, module: Any) -> str:
-        """Its qualified name: within the largest tree seen (a block called alone first is renamed when its
-        model runs); the outermost module of a tree is named after its class."""
+        """Its qualified name: within the largest tree seen (a block called alone first is renamed
+        when its model runs); the outermost module of a tree is named after its class."""
         name = self.names.get(module)
         if name is None:
             subs = list(module.named_modules())
@@ -112,19 +119,22 @@ class ModuleRanges:
         self.step_range = self._nvtx().range_start(f"{STEP}{self.step}")
 
     def _close_step(self, whole: bool) -> None:
-        """A step ends at optimizer.step(): so do backward ranges a module never closed (no gradient reached
-        its inputs), which would otherwise claim every later launch. `whole`: a whole step, whose wall time
-        counts (not the one the program's end cut short)."""
+        """A step ends at optimizer.step(): so do backward ranges a module never closed (no gradient
+        reached its inputs), which would otherwise claim every later launch. `whole`: a whole step,
+        whose wall time counts (not the one the program's end cut short)."""
         for call in reversed(list(self.backward)):  # innermost first
             call.end(None)
         if self.step_range is not None:
             self._nvtx().range_end(self.step_range)
             if whole and self.timed:
-                self.step_times.append({"step": self.step, "wall_s": self._now() - self.step_started})
+                self.step_times.append(
+                    {"step": self.step, "wall_s": self._now() - self.step_started}
+                )
             self.step_range = None
 
     def _now(self) -> float:
-        """Host time after the GPU finished what the step queued (the timing run's wall time per step)."""
+        """Host time after the GPU finished what the step queued (the timing run's wall time per
+        step)."""
         if self.torch.cuda.is_available():
             self.torch.cuda.synchronize()
         return time.perf_counter()
@@ -135,8 +145,9 @@ class ModuleRanges:
 
 
 class _Call:
-    """One call of a module: its backward range opens at the first gradient of an output (start) and closes at
-    the first of an input (end); a call whose inputs need no gradient closes with its step."""
+    """One call of a module: its backward range opens at the first gradient of an output (start) and
+    closes at the first of an input (end); a call whose inputs need no gradient closes with its
+    step."""
 
     def __init__(self, ranges: ModuleRanges, name: str) -> None:
         self.ranges, self.name = ranges, name
@@ -157,7 +168,8 @@ class _Call:
 
 
 def _tensors(value: object) -> Iterator[Any]:
-    """The tensors in a module's arguments or output (a tensor, or tuples, lists and dicts of them)."""
+    """The tensors in a module's arguments or output (a tensor, or tuples, lists and dicts of
+    them)."""
     if hasattr(value, "requires_grad") and hasattr(value, "register_hook"):
         yield value
     elif isinstance(value, tuple | list):
@@ -170,12 +182,14 @@ def _tensors(value: object) -> Iterator[Any]:
 
 @contextmanager
 def annotate(torch: Any, model: Any = None) -> Iterator[ModuleRanges]:
-    """Module ranges for the modules called inside the block (`flopscope.torch.annotate`); MODEL's modules are
-    named (and their backward hooked) from the start, which modules built before the block need."""
+    """Module ranges for the modules called inside the block (`flopscope.torch.annotate`); MODEL's
+    modules are named (and their backward hooked) from the start, which modules built before the
+    block need."""
     ranges = ModuleRanges(torch)
     ranges.install()
     if model is not None:
-        ranges.name_of(model)  # its qualified names from the start, whichever of its modules runs first
+        # its qualified names from the start, whichever of its modules runs first
+        ranges.name_of(model)
     try:
         yield ranges
     finally:
@@ -183,8 +197,8 @@ def annotate(torch: Any, model: Any = None) -> Iterator[ModuleRanges]:
 
 
 def install_when_torch_imported() -> None:
-    """The program's own `import torch` installs the hooks (a program that never imports torch pays nothing
-    and is told so at exit)."""
+    """The program's own `import torch` installs the hooks (a program that never imports torch pays
+    nothing and is told so at exit)."""
     if "torch" in sys.modules:
         _install(sys.modules["torch"])
         return
@@ -198,7 +212,8 @@ def _install(torch: Any) -> None:
     ranges.install()
     atexit.register(ranges.remove)
     if path:
-        atexit.register(ranges.write_times, path)  # atexit runs last in, first out: the times, then remove
+        # atexit runs last in, first out: the times, then remove
+        atexit.register(ranges.write_times, path)
 
 
 class _TorchWatcher:
@@ -222,12 +237,14 @@ class _TorchWatcher:
             load(module)
             self.then(module)
 
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # this one spec's loader only
+        # this one spec's loader only
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
 
 def chain_sitecustomize(own_dir: str) -> None:
-    """Run the `sitecustomize` this one shadows (a site's or a virtual environment's), as Python would have."""
+    """Run the `sitecustomize` this one shadows (a site's or a virtual environment's), as Python
+    would have."""
     sys.modules.pop("sitecustomize", None)
     rest = [p for p in sys.path if os.path.abspath(p or ".") != os.path.abspath(own_dir)]
     saved, sys.path[:] = sys.path[:], rest
@@ -249,7 +266,8 @@ install_when_torch_imported()
 
 
 def sitecustomize_source() -> str:
-    """This file as a `sitecustomize.py`: a folder holding it, put first on the program's PYTHONPATH, installs
-    the hooks in any Python program started there, and then runs the site's own sitecustomize."""
+    """This file as a `sitecustomize.py`: a folder holding it, put first on the program's
+    PYTHONPATH, installs the hooks in any Python program started there, and then runs the site's own
+    sitecustomize."""
     with open(__file__, encoding="utf-8") as source:
         return source.read() + _FOOTER

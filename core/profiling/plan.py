@@ -1,10 +1,11 @@
-"""The collection planner (`profile --plan`): what a profile will cost before it runs, and what cuts it.
+"""The collection planner (`profile --plan`): what a profile will cost before it runs, and what cuts
+it.
 
-ncu replays each profiled launch once per pass, and how many passes a metric set needs depends on the GPU and
-the ncu version. ncu cannot say it without a GPU (`--list-sets` gives metric counts, `--query-metrics` the
-catalogue, neither passes: checked with ncu 2024.1.1), so the count comes from where it was seen: the last
-run of the same command on that host (its ncu.log), else the passes recorded on a real GPU (RECORDED).
-"""
+ncu replays each profiled launch once per pass, and how many passes a metric set needs depends on
+the GPU and the ncu version. ncu cannot say it without a GPU (`--list-sets` gives metric counts,
+`--query-metrics` the catalogue, neither passes: checked with ncu 2024.1.1), so the count comes from
+where it was seen: the last run of the same command on that host (its ncu.log), else the passes
+recorded on a real GPU (RECORDED)."""
 
 from __future__ import annotations
 
@@ -26,12 +27,13 @@ from .profiler import ProfileResult
 if TYPE_CHECKING:
     from .transport import Transport
 
-# Passes ncu needed per launch, seen on real GPUs: (GPU, metric set, ncu version, passes, where it was seen).
-# The roofline and flops sets there are METRIC_SETS[...] plus the H100 catalogue's tensor op counters
-# (tests/data/gpu/nvidia_h100_80gb_hbm3/metrics_flopscope.txt); tests/cli/test_plan.py checks each row against
-# the ncu streams of the capture.
+# Passes ncu needed per launch, seen on real GPUs: (GPU, metric set, ncu version, passes, where it
+# was seen). The roofline and flops sets there are METRIC_SETS[...] plus the H100 catalogue's tensor
+# op counters (tests/data/gpu/nvidia_h100_80gb_hbm3/metrics_flopscope.txt); tests/cli/test_plan.py
+# checks each row against the ncu streams of the capture.
 _H100 = "tests/data/gpu/nvidia_h100_80gb_hbm3/"
-Recorded = tuple[str, str, str, int, str]  # (GPU, metric set, ncu version, passes, where it was seen)
+# (GPU, metric set, ncu version, passes, where it was seen)
+Recorded = tuple[str, str, str, int, str]
 RECORDED: list[Recorded] = [
     (
         "NVIDIA H100 80GB HBM3",
@@ -61,14 +63,19 @@ class Plan:
     metrics: str  # what is collected, in words
     passes: str  # passes per launch and where that number comes from
     launches: str  # how many launches will be profiled, when known
-    cuts: list[tuple[str, str]] = field(default_factory=list)  # (what it does, the exact flopscope options)
+    # (what it does, the exact flopscope options)
+    cuts: list[tuple[str, str]] = field(default_factory=list)
     replays: int | None = None  # launches x passes, when both are known
     timing: str = ""  # --modules' timing run, when it follows
 
 
 def _known_replays(opts: ProfileOptions, gpu_name: str | None, last: LastRun | None) -> int | None:
     if last and last["passes"]:
-        return sum(last["passes"]) if not opts.launch_count else max(last["passes"]) * opts.launch_count
+        return (
+            sum(last["passes"])
+            if not opts.launch_count
+            else max(last["passes"]) * opts.launch_count
+        )
     recorded = _recorded(opts, gpu_name)
     launches = opts.launch_count or (last["launches"] if last else None)
     return recorded[3] * launches if recorded and launches else None
@@ -79,7 +86,9 @@ def _recorded(opts: ProfileOptions, gpu_name: str | None) -> Recorded | None:
     gpu = find_gpu(gpu_name) if gpu_name else None
     if gpu is None:
         return None
-    return next((row for row in RECORDED if row[1] == opts.metrics and find_gpu(row[0]) is gpu), None)
+    return next(
+        (row for row in RECORDED if row[1] == opts.metrics and find_gpu(row[0]) is gpu), None
+    )
 
 
 def make_plan(opts: ProfileOptions, host: str, gpu_name: str | None) -> Plan:
@@ -94,7 +103,9 @@ def make_plan(opts: ProfileOptions, host: str, gpu_name: str | None) -> Plan:
     )
 
 
-TIMING_RUN = "then the program once more, without ncu, each training step timed (--no-timing skips it)"
+TIMING_RUN = (
+    "then the program once more, without ncu, each training step timed (--no-timing skips it)"
+)
 
 
 def _metrics(opts: ProfileOptions) -> str:
@@ -112,15 +123,18 @@ def _metrics(opts: ProfileOptions) -> str:
 def _passes(opts: ProfileOptions, gpu_name: str | None, last: LastRun | None) -> str:
     if last and last["passes"]:
         seen = "/".join(map(str, sorted(set(last["passes"]))))
-        return f"{seen} per launch, as ncu needed at the last run of this command here (run {last['name']})"
+        return (
+            f"{seen} per launch, as ncu needed at the last run of this command here (run"
+            f" {last['name']})"
+        )
     if row := _recorded(opts, gpu_name):
         name, _, ncu, passes, _ = row
         return f"{passes} per launch (recorded on an {name} with ncu {ncu})"
     elsewhere = next((row for row in RECORDED if row[1] == opts.metrics), None)
     seen = f" (on an {elsewhere[0]} it took {elsewhere[3]})" if elsewhere else ""
     return (
-        f"unknown for {gpu_name or 'this GPU'}{seen}: ncu tells only once it profiles (each launch's progress "
-        "line says `N passes`)"
+        f"unknown for {gpu_name or 'this GPU'}{seen}: ncu tells only once it profiles (each"
+        " launch's progress line says `N passes`)"
     )
 
 
@@ -131,7 +145,10 @@ def _launches(opts: ProfileOptions, last: LastRun | None) -> str:
         )
     if last:
         filtered = ", which had launch filters" if last["filtered"] else ""
-        return f"{last['launches']} at the last run of this command here (run {last['name']}{filtered})"
+        return (
+            f"{last['launches']} at the last run of this command here (run"
+            f" {last['name']}{filtered})"
+        )
     return "every kernel launch of the program (unknown until it runs)"
 
 
@@ -141,23 +158,30 @@ def _cuts(opts: ProfileOptions) -> list[tuple[str, str]]:
             "profile each distinct kernel launch configuration (grid, block, shared memory) once",
             '--ncu-args "--filter-mode per-launch-config" --launch-count 1',
         ),
-        ("profile a window of launches: skip the warm-up, then N", "--launch-skip 100 --launch-count 20"),
+        (
+            "profile a window of launches: skip the warm-up, then N",
+            "--launch-skip 100 --launch-count 20",
+        ),
         ("profile only inside an NVTX range (push one around the step)", '--nvtx-include "step/"'),
         ("profile one kernel (a name or a regex)", "-k regex:gemm"),
-        ("collect fewer metrics: FLOPs only, or bytes only", "--metrics flops  (or --metrics memory)"),
+        (
+            "collect fewer metrics: FLOPs only, or bytes only",
+            "--metrics flops  (or --metrics memory)",
+        ),
     ]
 
 
 def last_run(command: list[str], host: str) -> LastRun | None:
-    """The latest stored run of this exact command on this host: its launches and the passes its ncu.log
-    shows. Read-only: no store is created for a plan."""
+    """The latest stored run of this exact command on this host: its launches and the passes its
+    ncu.log shows. Read-only: no store is created for a plan."""
     db = data_home() / "flopscope.db"
     if not db.exists():
         return None
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
             row = conn.execute(
-                "SELECT name, launches FROM runs WHERE command = ? AND host = ? ORDER BY id DESC LIMIT 1",
+                "SELECT name, launches FROM runs WHERE command = ? AND host = ? ORDER BY id DESC"
+                " LIMIT 1",
                 (json.dumps(command), host),
             ).fetchone()
     except sqlite3.Error:
@@ -168,11 +192,18 @@ def last_run(command: list[str], host: str) -> LastRun | None:
     run_json = log.with_name("run.json")
     try:
         passes = [
-            int(m.group(1)) for line in log.read_text(errors="replace").splitlines() if (m := _PASSES.match(line))
+            int(m.group(1))
+            for line in log.read_text(errors="replace").splitlines()
+            if (m := _PASSES.match(line))
         ]
     except OSError:
         passes = []
-    found: LastRun = {"name": row[0], "launches": row[1], "passes": passes, "filtered": _filtered(run_json)}
+    found: LastRun = {
+        "name": row[0],
+        "launches": row[1],
+        "passes": passes,
+        "filtered": _filtered(run_json),
+    }
     return found
 
 
@@ -197,14 +228,16 @@ def _filtered(run_json: Path) -> bool:
 
 
 def local_ncu_found(ncu: str, cwds: Sequence[str | None]) -> bool:
-    """Whether `--ncu` names an executable on this machine (one relative to the command's cwd is looked for there
-    by Popen: taken as found). A plan needs none; `profile` refuses to start without it."""
+    """Whether `--ncu` names an executable on this machine (one relative to the command's cwd is
+    looked for there by Popen: taken as found). A plan needs none; `profile` refuses to start
+    without it."""
     relative_to_cwd = "/" in ncu and not os.path.isabs(ncu) and any(cwds)
     return relative_to_cwd or shutil.which(ncu) is not None
 
 
 def target_gpu_name(transport: Transport) -> str | None:
-    """The first GPU's name as nvidia-smi on the target says it; None where it cannot (no driver here)."""
+    """The first GPU's name as nvidia-smi on the target says it; None where it cannot (no driver
+    here)."""
     done = transport.output(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"])
     lines = done.stdout.strip().splitlines() if done.returncode == 0 else []
     return lines[0].strip() if lines else None
@@ -222,9 +255,12 @@ def plan_lines(plan: Plan) -> list[str]:
 
 
 def cost_line(result: ProfileResult) -> str:
-    """After a run: how long ncu took and the passes it used (from its `N passes` progress lines)."""
+    """After a run: how long ncu took and the passes it used (from its `N passes` progress
+    lines)."""
     passes = [e.passes for e in result.events if e.kind == "kernel" and e.passes]
     launches = result.kernels_profiled
     each = "/".join(map(str, sorted(set(passes)))) if passes else "unknown"
     replays = f", {sum(passes)} replays in all" if passes else ""
-    return f"profiled {launches} launch(es) in {result.ncu_seconds:.1f} s, {each} passes each{replays}"
+    return (
+        f"profiled {launches} launch(es) in {result.ncu_seconds:.1f} s, {each} passes each{replays}"
+    )

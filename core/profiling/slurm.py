@@ -1,13 +1,14 @@
-"""Sweep points as Slurm jobs (`flopscope sweep --slurm`): a transport whose `popen` submits the ncu command line
-as a batch job through the transport it wraps, this machine or a login node over SSH (`--host`).
+"""Sweep points as Slurm jobs (`flopscope sweep --slurm`): a transport whose `popen` submits the ncu
+command line as a batch job through the transport it wraps, this machine or a login node over SSH
+(`--host`).
 
-Everything but the job itself runs where sbatch runs: the work folder, reading the job's output, copying the
-report back, `ncu --import`, and the checks before a profile. So the work folder is made in the home folder
-there, which a cluster's compute nodes share (a node's /tmp is its own). The command line reaches the job's
-shell through `sbatch --wrap`, quoted with shlex.join; sbatch's own options are single arguments
-(`--partition=VALUE`), so no value given to flopscope runs anything. The job's state comes from `scontrol`
-(sacct needs an accounting database many clusters lack), and stopping it is `scancel`.
-"""
+Everything but the job itself runs where sbatch runs: the work folder, reading the job's output,
+copying the report back, `ncu --import`, and the checks before a profile. So the work folder is made
+in the home folder there, which a cluster's compute nodes share (a node's /tmp is its own). The
+command line reaches the job's shell through `sbatch --wrap`, quoted with shlex.join; sbatch's own
+options are single arguments (`--partition=VALUE`), so no value given to flopscope runs anything.
+The job's state comes from `scontrol` (sacct needs an accounting database many clusters lack), and
+stopping it is `scancel`."""
 
 from __future__ import annotations
 
@@ -20,7 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..common.errors import FlopscopeError
-from .transport import JobState, Transport, env_argv, refuse_when_stopping, stopped_running, stopping, track, untrack
+from .transport import (
+    JobState,
+    Transport,
+    env_argv,
+    refuse_when_stopping,
+    stopped_running,
+    stopping,
+    track,
+    untrack,
+)
 
 # Where a job is not over yet; every other state (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL,
 # OUT_OF_MEMORY, PREEMPTED, ...) is final.
@@ -39,14 +49,18 @@ ACTIVE = {
     "STAGE_OUT",
     "RESV_DEL_HOLD",
 }
-JOBS_AT_ONCE = 16  # jobs a sweep keeps submitted at once: the scheduler queues them, flopscope polls each
-GIVE_UP = 30  # scontrol failures in a row (the login node or slurmctld gone) after which the job counts as lost
-WORKDIR_SCRIPT = 'mkdir -p "$HOME/.cache/flopscope" && exec mktemp -d "$HOME/.cache/flopscope/slurm.XXXXXX"'
+# jobs a sweep keeps submitted at once: the scheduler queues them, flopscope polls each
+JOBS_AT_ONCE = 16
+# scontrol failures in a row (the login node or slurmctld gone) after which the job counts as lost
+GIVE_UP = 30
+WORKDIR_SCRIPT = (
+    'mkdir -p "$HOME/.cache/flopscope" && exec mktemp -d "$HOME/.cache/flopscope/slurm.XXXXXX"'
+)
 
 
 def poll_seconds() -> float:
-    """How often a job's state and output are read: FLOPSCOPE_SLURM_POLL seconds (default 2: scontrol is a
-    question to the cluster's controller, which many users share)."""
+    """How often a job's state and output are read: FLOPSCOPE_SLURM_POLL seconds (default 2:
+    scontrol is a question to the cluster's controller, which many users share)."""
     try:
         return max(0.05, float(os.environ.get("FLOPSCOPE_SLURM_POLL", "2")))
     except ValueError:
@@ -64,13 +78,21 @@ class SlurmOptions:
     extra: list[str] = field(default_factory=list)  # --sbatch-args, split like a shell would
 
     def sbatch_args(self) -> list[str]:
-        given = {"partition": self.partition, "gres": self.gres, "time": self.time, "account": self.account}
-        return [f"--{name}={value}" for name, value in given.items() if value is not None] + list(self.extra)
+        given = {
+            "partition": self.partition,
+            "gres": self.gres,
+            "time": self.time,
+            "account": self.account,
+        }
+        return [f"--{name}={value}" for name, value in given.items() if value is not None] + list(
+            self.extra
+        )
 
 
 class SlurmTransport:
-    """A transport for `core.profiler.profile`: each `popen` is one batch job; the rest goes to `base`. One
-    profile at a time, as every transport; a sweep makes one per job it keeps in the queue at once."""
+    """A transport for `core.profiler.profile`: each `popen` is one batch job; the rest goes to
+    `base`. One profile at a time, as every transport; a sweep makes one per job it keeps in the
+    queue at once."""
 
     def __init__(self, base: Transport, options: SlurmOptions) -> None:
         self.base = base
@@ -80,30 +102,36 @@ class SlurmTransport:
         self._workdir: str | None = None
 
     def connect(self) -> None:
-        """The login node answers and takes these options: `sbatch --test-only` checks the partition, account,
-        time and gres without submitting anything. Asked once."""
+        """The login node answers and takes these options: `sbatch --test-only` checks the
+        partition, account, time and gres without submitting anything. Asked once."""
         if self._refused is not None:
             raise self._refused
         self.base.connect()
-        done = self.base.output(["sbatch", "--test-only", *self.options.sbatch_args(), "--wrap", "true"])
+        done = self.base.output(
+            ["sbatch", "--test-only", *self.options.sbatch_args(), "--wrap", "true"]
+        )
         if done.returncode != 0:
             where = "this machine" if self.base.host == "localhost" else self.base.host
             self._refused = (
                 FlopscopeError(
                     "--slurm",
                     f"sbatch not found on {where}",
-                    "run flopscope where Slurm's commands are, or on a login node with --host LOGIN",
+                    "run flopscope where Slurm's commands are, or on a login node with --host"
+                    " LOGIN",
                 )
                 if done.returncode == 127
                 else FlopscopeError(
                     "--slurm",
                     f"sbatch on {where} refused the job: {_last_line(done.stderr or done.stdout)}",
-                    "check --partition, --gres, --time and --account (`sinfo` lists the partitions)",
+                    "check --partition, --gres, --time and --account (`sinfo` lists the"
+                    " partitions)",
                 )
             )
             raise self._refused
 
-    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def output(
+        self, argv: list[str], env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return self.base.output(argv, env)
 
     def make_workdir(self) -> str:
@@ -118,8 +146,11 @@ class SlurmTransport:
         self._workdir = lines[-1]
         return self._workdir
 
-    def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> SlurmJob:
-        """Submit `argv` (in `cwd`, with `env`) as a batch job writing its output to the work folder."""
+    def popen(
+        self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None
+    ) -> SlurmJob:
+        """Submit `argv` (in `cwd`, with `env`) as a batch job writing its output to the work
+        folder."""
         log = f"{self._workdir or self.make_workdir()}/job.log"
         script = (
             f"cd -- {shlex.quote(cwd)} || exit 125\n" if cwd else ""
@@ -161,8 +192,9 @@ class SlurmTransport:
 
 
 class SlurmJob:
-    """A submitted job as `transport.Job` is a process: its output lines as they are written, its exit status,
-    `terminate()` (scancel). `on_state` hears each change of state (queued, running, done)."""
+    """A submitted job as `transport.Job` is a process: its output lines as they are written, its
+    exit status, `terminate()` (scancel). `on_state` hears each change of state (queued, running,
+    done)."""
 
     def __init__(self, base: Transport, job: str, log: str) -> None:
         self.base, self.job, self.log = base, job, log
@@ -199,7 +231,8 @@ class SlurmJob:
             return True
         done = self.base.output(["scontrol", "-o", "show", "job", self.job])
         if done.returncode != 0:
-            if "Invalid job id" in done.stderr:  # forgotten by the controller (MinJobAge): over, status unknown
+            # forgotten by the controller (MinJobAge): over, status unknown
+            if "Invalid job id" in done.stderr:
                 self._status = 0
                 return True
             self._failures += 1
@@ -211,7 +244,10 @@ class SlurmJob:
         self._failures = 0
         fields = _fields(done.stdout)
         state = JobState(
-            self.job, fields.get("JobState", "UNKNOWN"), fields.get("Reason", ""), fields.get("NodeList", "")
+            self.job,
+            fields.get("JobState", "UNKNOWN"),
+            fields.get("Reason", ""),
+            fields.get("NodeList", ""),
         )
         if state != self._seen:
             self._seen = state
@@ -241,8 +277,8 @@ class SlurmJob:
 
 
 def _fields(line: str) -> dict[str, str]:
-    """`scontrol -o show job`'s `Key=Value ...`, each key's first value (JobState and ExitCode come before
-    the fields a user's values can reach: WorkDir, Command)."""
+    """`scontrol -o show job`'s `Key=Value ...`, each key's first value (JobState and ExitCode come
+    before the fields a user's values can reach: WorkDir, Command)."""
     fields: dict[str, str] = {}
     for word in line.split():
         key, sep, value = word.partition("=")
@@ -252,7 +288,8 @@ def _fields(line: str) -> dict[str, str]:
 
 
 def _exit_status(code: str) -> int:
-    """`ExitCode=N:S`: N, or 128+S when a signal ended it (as a shell says; core.profiler reads both)."""
+    """`ExitCode=N:S`: N, or 128+S when a signal ended it (as a shell says; core.profiler reads
+    both)."""
     status, _, signal = code.partition(":")
     try:
         return 128 + int(signal) if int(signal or 0) else int(status)

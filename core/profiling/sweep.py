@@ -1,10 +1,10 @@
 """Flow 3, sweep: a command template x parameter values -> one profile per point, spread over hosts.
 
-`{name}` in an argument is replaced inside that argument only; the result stays one argv element and never
-passes through a shell. Every point is stored as a run as soon as it finishes. A host that goes away is
-dropped and its point profiled by the hosts left; nothing a point raises stops the other points, except a
-store or data folder that cannot be written (every later point would fail the same way).
-"""
+`{name}` in an argument is replaced inside that argument only; the result stays one argv element and
+never passes through a shell. Every point is stored as a run as soon as it finishes. A host that
+goes away is dropped and its point profiled by the hosts left; nothing a point raises stops the
+other points, except a store or data folder that cannot be written (every later point would fail the
+same way)."""
 
 from __future__ import annotations
 
@@ -44,8 +44,11 @@ def parse_params(specs: list[str]) -> dict[str, list[str]]:
     for spec in specs:
         name, sep, values = spec.partition("=")
         if not sep or not _NAME.match(name) or not values:
-            raise FlopscopeError(f"--param {spec}", "expected NAME=V1,V2,...", "e.g. --param batch_size=1,8,16")
-        if name in params:  # a later --param would replace the earlier values: points silently not profiled
+            raise FlopscopeError(
+                f"--param {spec}", "expected NAME=V1,V2,...", "e.g. --param batch_size=1,8,16"
+            )
+        # a later --param would replace the earlier values: points silently not profiled
+        if name in params:
             raise FlopscopeError(
                 f"--param {spec}",
                 f"{name} is given by an earlier --param too",
@@ -58,7 +61,10 @@ def parse_params(specs: list[str]) -> dict[str, list[str]]:
 
 def points(params: dict[str, list[str]]) -> list[dict[str, str]]:
     names = list(params)
-    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(params[n] for n in names))]
+    return [
+        dict(zip(names, combo, strict=True))
+        for combo in itertools.product(*(params[n] for n in names))
+    ]
 
 
 def substitute(args: list[str], point: dict[str, str]) -> list[str]:
@@ -68,9 +74,11 @@ def substitute(args: list[str], point: dict[str, str]) -> list[str]:
 def unused_params(
     command: list[str], params: dict[str, list[str]], env: dict[str, str], cwd: str | None = None
 ) -> list[str]:
-    """Parameters nothing mentions (argument, --env value, --remote-cwd): their values would never reach the
-    program."""
-    used = {m.group(1) for a in [*command, *env.values(), cwd or ""] for m in _PLACEHOLDER.finditer(a)}
+    """Parameters nothing mentions (argument, --env value, --remote-cwd): their values would never
+    reach the program."""
+    used = {
+        m.group(1) for a in [*command, *env.values(), cwd or ""] for m in _PLACEHOLDER.finditer(a)
+    }
     return [p for p in params if p not in used]
 
 
@@ -81,17 +89,23 @@ class PointResult:
     run: str = ""
     host: str = ""
     error: str = ""
-    notes: list[str] = field(default_factory=list)  # the profile's notes: a program that failed, a partial report
-    suspect: str = ""  # why a stored point's numbers may lie: the program exited non-zero, the report is partial
-    gpu_refused: str = ""  # --gpu was of another compute capability: the point is judged by its own GPU
-    unknown_metrics: list[str] = field(default_factory=list)  # named in --metrics, absent from the report
-    lost: bool = field(default=False, repr=False)  # the host went away: the point goes to another host
-    fatal: bool = field(default=False, repr=False)  # the store or the run folders failed: stop the sweep
+    # the profile's notes: a program that failed, a partial report
+    notes: list[str] = field(default_factory=list)
+    # why a stored point's numbers may lie: the program exited non-zero, the report is partial
+    suspect: str = ""
+    # --gpu was of another compute capability: the point is judged by its own GPU
+    gpu_refused: str = ""
+    # named in --metrics, absent from the report
+    unknown_metrics: list[str] = field(default_factory=list)
+    # the host went away: the point goes to another host
+    lost: bool = field(default=False, repr=False)
+    # the store or the run folders failed: stop the sweep
+    fatal: bool = field(default=False, repr=False)
 
 
 class _Pending:
-    """Points not yet profiled. A worker waits while others still hold points, since a point whose host is
-    lost comes back for the hosts left."""
+    """Points not yet profiled. A worker waits while others still hold points, since a point whose
+    host is lost comes back for the hosts left."""
 
     def __init__(self, todo: list[dict[str, str]]) -> None:
         self._todo = deque(todo)
@@ -142,10 +156,11 @@ def run_sweep(
 ) -> list[PointResult]:
     """Profile every point, at most one at a time per transport (host), all hosts at once.
 
-    A host that cannot be reached (or whose connection drops) is dropped and its point goes back to the
-    others; a store that cannot be written stops the sweep. Every point ends with exactly one result.
-    `on_state(point, host, state)`: a point's Slurm job was queued, started or ended (core/profiling/slurm.py);
-    `on_start(point, host)`: a host took the point (its profile or job submission begins)."""
+    A host that cannot be reached (or whose connection drops) is dropped and its point goes back to
+    the others; a store that cannot be written stops the sweep. Every point ends with exactly one
+    result. `on_state(point, host, state)`: a point's Slurm job was queued, started or ended
+    (core/profiling/slurm.py); `on_start(point, host)`: a host took the point (its profile or job
+    submission begins)."""
     env = env or {}
     results: list[PointResult] = []
     todo = []
@@ -180,7 +195,8 @@ def run_sweep(
         try:
             transport.connect()
             reachable = True
-        except FlopscopeError:  # its first point says so and hands itself back (_one_point), with no second wait
+        # its first point says so and hands itself back (_one_point), with no second wait
+        except FlopscopeError:
             reachable = False
         try:  # no ncu, counters for admins only: this host takes no point, the others take them
             if reachable:
@@ -190,18 +206,22 @@ def run_sweep(
             lost.append(f"{transport.host}: {err.line()}")
             on_host_lost(transport.host, err.line())
             return
-        host_template = dataclasses.replace(template)  # this host's GPU: its tensor counters, asked once
+        # this host's GPU: its tensor counters, asked once
+        host_template = dataclasses.replace(template)
         with store:
             while (point := pending.take()) is not None:
                 on_start(point, transport.host)
-                result = _one_point(host_template, point, transport, store, sweep, env, cwd, gpu, on_event, on_state)
+                result = _one_point(
+                    host_template, point, transport, store, sweep, env, cwd, gpu, on_event, on_state
+                )
                 if result.lost:
                     pending.done(again=point)
                     lost.append(f"{transport.host}: {result.error}")
                     on_host_lost(transport.host, result.error)
                     return
                 pending.done()
-                if stopping() and result.status == "failed":  # stopped by the user: not this point's failure
+                # stopped by the user: not this point's failure
+                if stopping() and result.status == "failed":
                     return
                 record(result)
                 if result.fatal:
@@ -212,7 +232,8 @@ def run_sweep(
         threading.Thread(target=worker, args=(transport, event), daemon=True).start()
     try:
         _wait(finished, None)
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: each worker stops its ncu and cleans up before we leave
+    # Ctrl-C or SIGTERM: each worker stops its ncu and cleans up before we leave
+    except KeyboardInterrupt:
         pending.stop("stopped")
         stop_all()
         _wait(finished, STOP_WAIT_S)
@@ -220,22 +241,25 @@ def run_sweep(
     why = (
         f"not profiled: the sweep stopped ({pending.stopped})"
         if pending.stopped
-        else f"not profiled: no host left to run it (last lost {lost[-1]})"
-        if lost
-        else "not profiled"
+        else (
+            f"not profiled: no host left to run it (last lost {lost[-1]})"
+            if lost
+            else "not profiled"
+        )
     )
     for point in pending.left():
         record(PointResult(point, "failed", error=why))
     return results
 
 
-STOP_WAIT_S = 15  # how long a stop waits for the workers to remove their work folders and unfinished runs
+# how long a stop waits for the workers to remove their work folders and unfinished runs
+STOP_WAIT_S = 15
 
 
 def _wait(finished: list[threading.Event], seconds: float | None) -> None:
-    """Wait for every worker, `seconds` in all (None: no limit); they are daemons, killed where they stand when
-    Python exits. Not Thread.join: a join that Ctrl-C interrupts marks its thread as ended (CPython < 3.13), so a
-    second join would not wait."""
+    """Wait for every worker, `seconds` in all (None: no limit); they are daemons, killed where they
+    stand when Python exits. Not Thread.join: a join that Ctrl-C interrupts marks its thread as
+    ended (CPython < 3.13), so a second join would not wait."""
     deadline = None if seconds is None else time.monotonic() + seconds
     for event in finished:
         event.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
@@ -253,14 +277,16 @@ def _one_point(
     on_event: Callable[[str, Event], None],
     on_state: OnState = lambda point, host, state: None,
 ) -> PointResult:
-    """Profile and store one point; never raises: whatever goes wrong is this point's one-line error."""
+    """Profile and store one point; never raises: whatever goes wrong is this point's one-line
+    error."""
     opts = dataclasses.replace(
         template,
         command=substitute(template.command, point),
         nvtx_include=list(template.nvtx_include),
         ncu_args=list(template.ncu_args),
     )
-    label = sweep + "-" + folder_name("-".join(f"{k}={v}" for k, v in point.items()))  # values may hold a `/`
+    # values may hold a `/`
+    label = sweep + "-" + folder_name("-".join(f"{k}={v}" for k, v in point.items()))
     failed = PointResult(point, "failed", host=transport.host)
 
     # a Slurm job says when it is queued, running and over; a process never calls it
@@ -283,7 +309,8 @@ def _one_point(
             gpu=gpu,
             on_process=watch,
         )
-        assert result.report is not None  # profile() raises where ncu wrote no report (profiler._finish)
+        # profile() raises where ncu wrote no report (profiler._finish)
+        assert result.report is not None
         name = store.save_unique(
             result.report,
             run_dir.name,
@@ -308,25 +335,32 @@ def _one_point(
         return failed
     except FlopscopeError as err:
         failed.error = err.line()
-    except Exception as exc:  # SQLite, a full disk, a timeout: this point fails, the others still run
-        failed.error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else 'no detail'}"
+    # SQLite, a full disk, a timeout: this point fails, the others still run
+    except Exception as exc:
+        failed.error = (
+            f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else 'no detail'}"
+        )
     finally:
-        if opts.tensor_metrics:  # asked of this host once; a failed query is asked again at the next point
+        # asked of this host once; a failed query is asked again at the next point
+        if opts.tensor_metrics:
             template.tensor_metrics = opts.tensor_metrics
-    discard_unfinished(run_dir)  # one without a report goes: its name stays free for --resume or the next host
+    # one without a report goes: its name stays free for --resume or the next host
+    discard_unfinished(run_dir)
     if stopping():  # the user stopped the sweep: not this point's failure
         failed.error = "stopped"
         return failed
-    failed.lost = _host_lost(transport, failed.error)  # profiled again on another host, under this name
+    # profiled again on another host, under this name
+    failed.lost = _host_lost(transport, failed.error)
     return failed
 
 
 def _host_lost(transport: Transport, error: str) -> bool:
-    """Did the point fail because its host went away (not because of the program or ncu)? Asked of the host
-    itself: ssh exits 255 when it cannot connect, whatever message the failure carried."""
+    """Did the point fail because its host went away (not because of the program or ncu)? Asked of
+    the host itself: ssh exits 255 when it cannot connect, whatever message the failure carried."""
     if isinstance(transport, LocalTransport):
         return False
-    if error.startswith(f"--host {transport.host}:"):  # unreachable or connection lost, as profile() says it
+    # unreachable or connection lost, as profile() says it
+    if error.startswith(f"--host {transport.host}:"):
         return True
     try:
         return transport.output(["true"]).returncode != 0

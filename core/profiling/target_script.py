@@ -1,5 +1,6 @@
-"""A standalone script of this package (doctor_probe.py, ceilings_bench.py: standard library, torch for the
-bench) run on the target as one `python -c`, its last output line read as the JSON it prints."""
+"""A standalone script of this package (doctor_probe.py, ceilings_bench.py: standard library, torch
+for the bench) run on the target as one `python -c`, its last output line read as the JSON it
+prints."""
 
 from __future__ import annotations
 
@@ -12,10 +13,17 @@ from .transport import Transport
 
 
 def script_json(
-    transport: Transport, python: str, script: str, args: list[str], *, command: str, problem: str, fix: str
+    transport: Transport,
+    python: str,
+    script: str,
+    args: list[str],
+    *,
+    command: str,
+    problem: str,
+    fix: str,
 ) -> Any:
-    """What `script` prints last, as JSON; else one line: `COMMAND on HOST: PROBLEM (the target's last output
-    line); FIX`."""
+    """What `script` prints last, as JSON; else one line: `COMMAND on HOST: PROBLEM (the target's
+    last output line); FIX`."""
     source = files(__package__).joinpath(script).read_text()
     done = transport.output([python, "-c", source, *args])
     try:

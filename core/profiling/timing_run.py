@@ -1,10 +1,11 @@
-"""`profile --modules`' timing run: the program once more, without ncu, its step wall times written by the
-injected hooks (module_ranges.py, told by FLOPSCOPE_STEP_TIMES) and brought back as the run's timing file.
+"""`profile --modules`' timing run: the program once more, without ncu, its step wall times written
+by the injected hooks (module_ranges.py, told by FLOPSCOPE_STEP_TIMES) and brought back as the run's
+timing file.
 
-Under ncu each kernel is replayed and measured alone, so the profiled run's wall time says nothing of the
-program's own; this run's does. Each step is timed from one `optimizer.step()` to the next, the GPU
-synchronised at both ends, so a step's wall time holds its kernels, launch overhead, host work and data loading.
-"""
+Under ncu each kernel is replayed and measured alone, so the profiled run's wall time says nothing
+of the program's own; this run's does. Each step is timed from one `optimizer.step()` to the next,
+the GPU synchronised at both ends, so a step's wall time holds its kernels, launch overhead, host
+work and data loading."""
 
 from __future__ import annotations
 
@@ -32,10 +33,17 @@ def timing_run(
     on_process: Callable[[RunningJob], None] = lambda p: None,
     on_event: Callable[[Event], None] = lambda e: None,
 ) -> str:
-    """Run `command` with the hooks' `env` (their PYTHONPATH) and the timing file's path; its output goes to
-    run_dir/timing.log. The line that says what came of it (the run is kept whatever it says)."""
+    """Run `command` with the hooks' `env` (their PYTHONPATH) and the timing file's path; its output
+    goes to run_dir/timing.log. The line that says what came of it (the run is kept whatever it
+    says)."""
     remote = f"{workdir}/{TIMING_FILE}"
-    on_event(Event("prof", "timing run: the program once more, without ncu, each step timed (--no-timing skips it)"))
+    on_event(
+        Event(
+            "prof",
+            "timing run: the program once more, without ncu, each step timed (--no-timing"
+            " skips it)",
+        )
+    )
     job = transport.popen(command, cwd, {**env, TIMES_ENV: remote})
     on_process(job)  # a stop reaches this run as it does ncu's
     log_path = run_dir / "timing.log"
@@ -48,12 +56,17 @@ def timing_run(
         with contextlib.suppress(subprocess.TimeoutExpired):
             job.wait(timeout=10)
         if isinstance(exc, OSError):
-            raise write_error(log_path, exc, "cannot write the timing run's output (the run was stopped)") from None
+            raise write_error(
+                log_path, exc, "cannot write the timing run's output (the run was stopped)"
+            ) from None
         raise
     code = job.wait()
     local = run_dir / TIMING_FILE
     if not transport.fetch(remote, local):
-        return f"timing run: no step times (the program exited with code {code}; timing.log has its output)"
+        return (
+            f"timing run: no step times (the program exited with code {code}; timing.log has its"
+            " output)"
+        )
     return _said(local, code)
 
 
@@ -69,6 +82,7 @@ def _said(local: Path, code: int) -> str:
         return f"timing run: no whole step (no optimizer.step() after a module call){exited}"
     kept = walls[1:] or walls  # the first step warms up (allocator, autotuning, compilation)
     return (
-        f"timing run without ncu: {len(walls)} step(s), median wall {statistics.median(kept):.4g} s"
-        f"{' after the first' if len(walls) > 1 else ''} (`report --by module` shows MFU and idle time){exited}"
+        f"timing run without ncu: {len(walls)} step(s), median wall {statistics.median(kept):.4g}"
+        f" s{' after the first' if len(walls) > 1 else ''} (`report --by module` shows MFU and idle"
+        f" time){exited}"
     )

@@ -1,16 +1,15 @@
-"""Where ncu runs: this machine, or a remote host through the system OpenSSH client (core/profiling/slurm.py
-wraps either to run it as a Slurm job).
+"""Where ncu runs: this machine, or a remote host through the system OpenSSH client
+(core/profiling/slurm.py wraps either to run it as a Slurm job).
 
-Remote commands are argument lists joined with `shlex.join` into a POSIX `sh` script that travels on ssh's
-standard input; the command line ssh hands to the remote login shell is only `sh -s`. So every user value
-reaches the remote program as one literal argument whatever that login shell is (fish and csh read quotes
-differently from sh): `;`, `$(...)`, backticks, quotes and newlines run nothing. OpenSSH is used as users
-already have it (`~/.ssh/config`, ProxyJump, agent); flopscope adds a ControlMaster socket of its own so
-the later copy of the report reuses the profiling connection.
+Remote commands are argument lists joined with `shlex.join` into a POSIX `sh` script that travels on
+ssh's standard input; the command line ssh hands to the remote login shell is only `sh -s`. So every
+user value reaches the remote program as one literal argument whatever that login shell is (fish and
+csh read quotes differently from sh): `;`, `$(...)`, backticks, quotes and newlines run nothing.
+OpenSSH is used as users already have it (`~/.ssh/config`, ProxyJump, agent); flopscope adds a
+ControlMaster socket of its own so the later copy of the report reuses the profiling connection.
 
-A profile is a `Job`: stopping it (the app's stop key, Ctrl-C, SIGTERM, or flopscope dying) stops ncu and the
-program under it, here or on the remote host, instead of leaving them to run on.
-"""
+A profile is a `Job`: stopping it (the app's stop key, Ctrl-C, SIGTERM, or flopscope dying) stops
+ncu and the program under it, here or on the remote host, instead of leaving them to run on."""
 
 from __future__ import annotations
 
@@ -35,8 +34,8 @@ from ..common.errors import FlopscopeError
 
 @dataclass(frozen=True)
 class JobState:
-    """What a scheduler (core/profiling/slurm.py) says of a point's job: queued (PENDING, with its reason),
-    RUNNING on a node, or its final state."""
+    """What a scheduler (core/profiling/slurm.py) says of a point's job: queued (PENDING, with its
+    reason), RUNNING on a node, or its final state."""
 
     job: str
     state: str
@@ -85,9 +84,13 @@ def env_argv(env: dict[str, str]) -> list[str]:
 def check_host(host: str) -> None:
     """A host ssh would read as an option, or no host at all, refused before anything runs."""
     if not host.strip():
-        raise FlopscopeError("--host ''", "an empty host name", "pass a host name or an alias from your ssh config")
+        raise FlopscopeError(
+            "--host ''", "an empty host name", "pass a host name or an alias from your ssh config"
+        )
     if host.startswith("-"):
-        raise FlopscopeError(f"--host {host}", "a host name cannot start with '-'", "pass a host name or alias")
+        raise FlopscopeError(
+            f"--host {host}", "a host name cannot start with '-'", "pass a host name or alias"
+        )
 
 
 class RunningJob(Protocol):
@@ -110,16 +113,21 @@ class RunningJob(Protocol):
 
 
 class Transport(Protocol):
-    """Where a profile runs: LocalTransport, SshTransport, or SlurmTransport (core/profiling/slurm.py)."""
+    """Where a profile runs: LocalTransport, SshTransport, or SlurmTransport
+    (core/profiling/slurm.py)."""
 
     @property
     def host(self) -> str: ...
 
     def connect(self) -> None: ...
 
-    def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> RunningJob: ...
+    def popen(
+        self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None
+    ) -> RunningJob: ...
 
-    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]: ...
+    def output(
+        self, argv: list[str], env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]: ...
 
     def make_workdir(self) -> str: ...
 
@@ -131,10 +139,12 @@ class Transport(Protocol):
 
 
 class Job:
-    """A running command whose every process can be stopped: its output lines (stdout and stderr merged), its
-    exit status, and `terminate()`."""
+    """A running command whose every process can be stopped: its output lines (stdout and stderr
+    merged), its exit status, and `terminate()`."""
 
-    def __init__(self, proc: subprocess.Popen[str], stop: Callable[[], None], exit_mark: str | None = None) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[str], stop: Callable[[], None], exit_mark: str | None = None
+    ) -> None:
         self._proc, self._stop, self._mark = proc, stop, exit_mark
         self._status: int | None = None
         # heard from a scheduler's job only (core/profiling/slurm.py)
@@ -160,8 +170,8 @@ class Job:
 
     @property
     def connection_lost(self) -> bool:
-        """ssh exits 255 for a lost connection, but ncu does too, on a bad option: only the status line the
-        remote script prints last tells them apart."""
+        """ssh exits 255 for a lost connection, but ncu does too, on a bad option: only the status
+        line the remote script prints last tells them apart."""
         return self._mark is not None and self._status is None and self._proc.poll() == SSH_LOST
 
     def poll(self) -> int | None:
@@ -180,7 +190,8 @@ _STOPPED_RUNNING = threading.Event()  # a job (ncu and its program) was stopped 
 
 
 def track(job: RunningJob) -> None:
-    """A job stop_all stops: a process here or on a host (Job), a Slurm job (core/profiling/slurm.py)."""
+    """A job stop_all stops: a process here or on a host (Job), a Slurm job
+    (core/profiling/slurm.py)."""
     with _LOCK:
         _JOBS.add(job)
 
@@ -196,7 +207,8 @@ def stopped_running() -> None:
 
 
 def stopped_running_job() -> bool:
-    """Was ncu (a job) stopped while it ran? What a stop message may claim: `report` and `open` start none."""
+    """Was ncu (a job) stopped while it ran? What a stop message may claim: `report` and `open`
+    start none."""
     return _STOPPED_RUNNING.is_set()
 
 
@@ -210,7 +222,8 @@ def stop_all() -> None:
 
 
 def stopping() -> bool:
-    """Has flopscope been told to stop (stop_all)? Work that fails then failed because of the stop."""
+    """Has flopscope been told to stop (stop_all)? Work that fails then failed because of the
+    stop."""
     return _STOPPING.is_set()
 
 
@@ -222,7 +235,9 @@ def refuse_when_stopping() -> None:
 class LocalTransport:
     host = "localhost"
 
-    def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> Job:
+    def popen(
+        self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None
+    ) -> Job:
         check_env(env or {})
         refuse_when_stopping()
         try:
@@ -249,7 +264,9 @@ class LocalTransport:
             raise FlopscopeError(cwd, "not a directory", "pass an existing --remote-cwd") from None
         return Job(proc, lambda: _kill_group(proc.pid))
 
-    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def output(
+        self, argv: list[str], env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         check_env(env or {})
         try:
             return subprocess.run(
@@ -271,8 +288,8 @@ class LocalTransport:
         return tempfile.mkdtemp(prefix="flopscope.")
 
     def fetch(self, remote: str, local: Path) -> bool:
-        """Copy the report into the run folder, whole or not at all: on a full disk it stays in its work folder
-        (the caller keeps that) and the error says where."""
+        """Copy the report into the run folder, whole or not at all: on a full disk it stays in its
+        work folder (the caller keeps that) and the error says where."""
         if not Path(remote).is_file():
             return False
         try:
@@ -301,15 +318,17 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGTERM)
 
 
-# Runs the command in a session of its own and stops that whole session when ssh's standard input ends: when
-# flopscope closes it to stop the run, or when flopscope or the connection dies. Without a terminal, nothing
-# else tells the remote host that nobody is waiting any more. `kill -s SIG -- -PGID` is the form dash takes.
+# Runs the command in a session of its own and stops that whole session when ssh's standard input
+# ends: when flopscope closes it to stop the run, or when flopscope or the connection dies. Without
+# a terminal, nothing else tells the remote host that nobody is waiting any more. `kill -s SIG --
+# -PGID` is the form dash takes.
 _WATCHED = """{{
 exec 3<&0
 s=; command -v setsid >/dev/null 2>&1 && s=setsid
 {cd}$s {command} </dev/null 2>&1 &
 job=$!
-$s sh -c 'trap "exit 0" TERM; cat >/dev/null; kill -s TERM -- -"$1" 2>/dev/null || kill -s TERM "$1"' \
+$s sh -c 'trap "exit 0" TERM; cat >/dev/null
+  kill -s TERM -- -"$1" 2>/dev/null || kill -s TERM "$1"' \
   watchdog "$job" <&3 >/dev/null 2>&1 &
 watch=$!
 exec 3<&-
@@ -323,11 +342,17 @@ exit "$status"
 
 class SshTransport:
     def __init__(
-        self, host: str, *, connect_timeout: int = 10, ssh_config: str | None = None, ssh: str = "ssh"
+        self,
+        host: str,
+        *,
+        connect_timeout: int = 10,
+        ssh_config: str | None = None,
+        ssh: str = "ssh",
     ) -> None:
         check_host(host)
         self.host = host
-        self._no_answer: str | None = None  # ssh's stderr when the connection check failed (see connect)
+        # ssh's stderr when the connection check failed (see connect)
+        self._no_answer: str | None = None
         self._control = _control_dir()
         self._base = [
             ssh,
@@ -353,11 +378,15 @@ class SshTransport:
         # The remote login shell sees `sh -s` and nothing else; the script comes on standard input.
         return [*self._base, self.host, "--", "sh -s"]
 
-    def popen(self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> Job:
+    def popen(
+        self, argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None
+    ) -> Job:
         refuse_when_stopping()
         mark = f"FLOPSCOPE-EXIT-{secrets.token_hex(8)}:"
         cd = f"cd -- {shlex.quote(cwd)} || exit 125\n" if cwd else ""
-        script = _WATCHED.format(cd=cd, command=shlex.join([*env_argv(env or {}), *argv]), mark=mark)
+        script = _WATCHED.format(
+            cd=cd, command=shlex.join([*env_argv(env or {}), *argv]), mark=mark
+        )
         proc = subprocess.Popen(
             self._ssh(),
             stdin=subprocess.PIPE,
@@ -372,24 +401,35 @@ class SshTransport:
         proc.stdin.flush()  # kept open: closing it is how the remote side learns to stop
         return Job(proc, lambda: _hang_up(proc), exit_mark=mark)
 
-    def output(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def output(
+        self, argv: list[str], env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         mark = f"FLOPSCOPE-OUT-{secrets.token_hex(8)}"
         script = f"printf '%s\\n' {mark}\nexec {shlex.join([*env_argv(env or {}), *argv])}\n"
         try:
             done = subprocess.run(
-                self._ssh(), input=script, capture_output=True, text=True, errors="replace", timeout=120
+                self._ssh(),
+                input=script,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=120,
             )
         except subprocess.TimeoutExpired as exc:
-            return subprocess.CompletedProcess(argv, 124, "", f"no answer from {self.host} in {exc.timeout:g} s")
+            return subprocess.CompletedProcess(
+                argv, 124, "", f"no answer from {self.host} in {exc.timeout:g} s"
+            )
         before, found, after = done.stdout.partition(mark + "\n")
-        done.stdout = after if found else before  # what the login shell printed before the command is not its output
+        # what the login shell printed before the command is not its output
+        done.stdout = after if found else before
         return done
 
     def connect(self) -> None:
-        """One connection check before anything else is asked of the host, so that a host that does not answer
-        costs one ConnectTimeout, not one per question asked of it (three, 33 s at the default, before). The
-        connection it opens is the ControlMaster every later command of the profile reuses."""
-        if self._no_answer is not None:  # asked again (a sweep's worker, then its first point): not waited for twice
+        """One connection check before anything else is asked of the host, so that a host that does
+        not answer costs one ConnectTimeout, not one per question asked of it. The connection it
+        opens is the ControlMaster every later command of the profile reuses."""
+        # asked again (a sweep's worker, then its first point): not waited for twice
+        if self._no_answer is not None:
             raise self._unreachable(self._no_answer)
         done = self.output(["true"])
         if done.returncode != 0:
@@ -410,27 +450,32 @@ class SshTransport:
         return done.stdout.strip().splitlines()[-1]
 
     def fetch(self, remote: str, local: Path) -> bool:
-        """Copy `remote` to `local`; False when it does not exist. Bytes a login script prints to standard
-        output come before a marker and are dropped: they would otherwise open the report."""
+        """Copy `remote` to `local`; False when it does not exist. Bytes a login script prints to
+        standard output come before a marker and are dropped: they would otherwise open the
+        report."""
         mark = f"FLOPSCOPE-DATA-{secrets.token_hex(8)}\n".encode()
         script = (
             f"[ -f {shlex.quote(remote)} ] || exit 3\nprintf '%s\\n' {mark.decode().strip()}\n"
             f"exec cat -- {shlex.quote(remote)}\n"
         )
-        proc = subprocess.Popen(self._ssh(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None  # all PIPE above
+        proc = subprocess.Popen(
+            self._ssh(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        # all PIPE above
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         proc.stdin.write(script.encode())
         proc.stdin.close()
         kept = (
-            f"the report is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)} .` then "
-            "`flopscope open report.ncu-rep`"
+            f"the report is kept on the host: `scp {shlex.quote(self.host)}:{shlex.quote(remote)}"
+            " .` then `flopscope open report.ncu-rep`"
         )
         partial = local.with_name(local.name + ".partial")  # `local` appears whole or not at all
         try:
             try:
                 with partial.open("wb") as handle:
                     copied = _copy_after(mark, proc.stdout, handle)
-            except OSError as exc:  # this disk is full: the copy stops, the report stays on the host
+            # this disk is full: the copy stops, the report stays on the host
+            except OSError as exc:
                 proc.kill()
                 proc.wait()
                 raise write_error(local, exc, "cannot copy the report here", kept) from None
@@ -443,7 +488,9 @@ class SshTransport:
             partial.unlink(missing_ok=True)
         if code == 3:
             return False
-        raise FlopscopeError(f"{self.host}:{remote}", f"copying the report failed ({_ssh_reason(stderr)})", kept)
+        raise FlopscopeError(
+            f"{self.host}:{remote}", f"copying the report failed ({_ssh_reason(stderr)})", kept
+        )
 
     def remove(self, workdir: str) -> None:
         self.output(["rm", "-rf", "--", workdir])
@@ -454,15 +501,18 @@ class SshTransport:
 
 
 def _control_dir() -> str:
-    """A folder for ssh's ControlMaster socket. A socket's path holds at most 104-108 bytes, and ssh puts its
-    40-character %C and a 17-character suffix under this folder: a long TMPDIR (macOS's, a test's) made every
-    ssh command fail with "ControlPath too long", so /tmp is used then."""
+    """A folder for ssh's ControlMaster socket. A socket's path holds at most 104-108 bytes, and ssh
+    puts its 40-character %C and a 17-character suffix under this folder: a long TMPDIR (macOS's, a
+    test's) made every ssh command fail with "ControlPath too long", so /tmp is used then."""
     base = tempfile.gettempdir()
-    return tempfile.mkdtemp(prefix="fs-ssh.", dir="/tmp" if len(base) > 30 and os.path.isdir("/tmp") else base)
+    return tempfile.mkdtemp(
+        prefix="fs-ssh.", dir="/tmp" if len(base) > 30 and os.path.isdir("/tmp") else base
+    )
 
 
 def _hang_up(proc: subprocess.Popen[str]) -> None:
-    """Close ssh's standard input, which stops the remote session; end ssh itself if the host does not answer."""
+    """Close ssh's standard input, which stops the remote session; end ssh itself if the host does
+    not answer."""
     assert proc.stdin is not None  # SshTransport.popen pipes it
     with contextlib.suppress(OSError):
         proc.stdin.close()

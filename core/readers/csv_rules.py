@@ -1,10 +1,10 @@
 """ncu's rule results of one launch from a `--csv --page details` export, read on demand.
 
-ncu (2023+) prints each rule message as a row of its own after its section's metrics, with an empty Metric
-Name and the columns "Rule Name", "Rule Type" (OPT/WRN/INF), "Rule Description", "Estimated Speedup Type"
-(local/global) and "Estimated Speedup" (%, four significant digits). The details reader skips these rows; this
-reads them for the launch a view shows, from any text stream (a compressed file is read as it unpacks).
-"""
+ncu (2023+) prints each rule message as a row of its own after its section's metrics, with an empty
+Metric Name and the columns "Rule Name", "Rule Type" (OPT/WRN/INF), "Rule Description", "Estimated
+Speedup Type" (local/global) and "Estimated Speedup" (%, four significant digits). The details
+reader skips these rows; this reads them for the launch a view shows, from any text stream (a
+compressed file is read as it unpacks)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,15 @@ RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description")
 
 
 class NoRuleColumns(Exception):
-    """The CSV is not a details page with ncu's rule columns (a raw page, or an export before ncu had them)."""
+    """The CSV is not a details page with ncu's rule columns (a raw page, or an export before ncu
+    had them)."""
 
 
-def csv_launch_rules(lines: Iterable[str], launch_id: int) -> tuple[str | None, list[RawFinding]] | None:
-    """(the launch's kernel name, its rule messages in file order) for the launch whose ID is `launch_id`, or
-    None when the file has no such launch. Raises NoRuleColumns."""
+def csv_launch_rules(
+    lines: Iterable[str], launch_id: int
+) -> tuple[str | None, list[RawFinding]] | None:
+    """(the launch's kernel name, its rule messages in file order) for the launch whose ID is
+    `launch_id`, or None when the file has no such launch. Raises NoRuleColumns."""
     rows = csv.reader(_table_lines(lines))
     header = next(rows, None)
     if header is None or not all(c in header for c in RULE_COLUMNS):
@@ -45,13 +48,15 @@ def csv_launch_rules(lines: Iterable[str], launch_id: int) -> tuple[str | None, 
 
 def _finding(cells: list[str], col: dict[str, int]) -> RawFinding:
     try:
-        speedup = parse_number(_cell(cells, col, "Estimated Speedup"))  # NaN where empty: no estimate
+        # NaN where empty: no estimate
+        speedup = parse_number(_cell(cells, col, "Estimated Speedup"))
     except NumberError:  # digits other than 0-9: an estimate no ncu wrote is shown as none
         speedup = math.nan
     return RawFinding(
         kind=_cell(cells, col, "Rule Type"),
         rule=_cell(cells, col, "Rule Name"),
-        name=_cell(cells, col, "Rule Name"),  # the CSV has no display name: the identifier stands for it
+        # the CSV has no display name: the identifier stands for it
+        name=_cell(cells, col, "Rule Name"),
         message=_cell(cells, col, "Rule Description"),
         speedup=None if math.isnan(speedup) else speedup,
         speedup_type=_cell(cells, col, "Estimated Speedup Type") or None,
@@ -64,8 +69,8 @@ def _cell(cells: list[str], col: dict[str, int], name: str) -> str:
 
 
 def _table_lines(lines: Iterable[str]) -> Iterator[str]:
-    """The header row and the rows after it: the program's output and ncu's `==PROF==` lines before the table
-    (a UTF-8 BOM, CRLF) are left out, as are ncu's `==` lines between rows."""
+    """The header row and the rows after it: the program's output and ncu's `==PROF==` lines before
+    the table (a UTF-8 BOM, CRLF) are left out, as are ncu's `==` lines between rows."""
     started = False
     for line in lines:
         if not started:

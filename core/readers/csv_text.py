@@ -28,7 +28,8 @@ _QUOTED = re.compile(r'"([^"]*)"')
 
 @dataclass
 class CsvText:
-    """Where ncu's table starts in a file; the rows themselves stay on disk until a layout reads them."""
+    """Where ncu's table starts in a file; the rows themselves stay on disk until a layout reads
+    them."""
 
     path: Path
     preamble: str
@@ -36,7 +37,8 @@ class CsvText:
     data_offset: int  # byte offset of the first line after the header
 
     def body_bytes(self) -> bytes:
-        """The rows, with ncu's own `==PROF==`/`==WARNING==` lines between them removed (a whole-file read)."""
+        """The rows, with ncu's own `==PROF==`/`==WARNING==` lines between them removed (a
+        whole-file read)."""
         with self.path.open("rb") as handle:
             handle.seek(self.data_offset)
             body = handle.read()
@@ -54,11 +56,13 @@ _CHUNK = 1 << 22
 
 def _no_header(path: Path, head: bytes) -> FlopscopeError:
     """ncu's console output without its table: its own warning says why when it profiled nothing."""
-    if b"== No kernels were profiled" in head:  # ==WARNING== today, ==PROF== in 2019's nv-nsight-cu-cli
+    # ==WARNING== today, ==PROF== in 2019's nv-nsight-cu-cli
+    if b"== No kernels were profiled" in head:
         return FlopscopeError(
             path,
             "ncu profiled no kernels (its output says `No kernels were profiled`)",
-            "check that the program launches CUDA kernels and that ncu's -k, -c and --launch-skip match them",
+            "check that the program launches CUDA kernels and that ncu's -k, -c and --launch-skip"
+            " match them",
         )
     return FlopscopeError(
         path,
@@ -101,9 +105,9 @@ def process_label(name: str | None, pid: str | None) -> str | None:
 
 
 def nvtx_text(header: list[str], nv: list[int], cells: Sequence[str | None]) -> str | None:
-    """A launch's NVTX stack as the .ncu-rep readers write it (`nvtx_path`): per domain its push/pop ranges,
-    outermost first, then its start/end ranges, from ncu's NVTX cells (one per kind; `cells[i]` is column
-    `nv[i]`'s)."""
+    """A launch's NVTX stack as the .ncu-rep readers write it (`nvtx_path`): per domain its push/pop
+    ranges, outermost first, then its start/end ranges, from ncu's NVTX cells (one per kind;
+    `cells[i]` is column `nv[i]`'s)."""
     domains: dict[str, list[str]] = {}
     for k, cell in zip(nv, cells, strict=True):
         for domain, name in nvtx_ranges(header[k], cell):
@@ -112,9 +116,10 @@ def nvtx_text(header: list[str], nv: list[int], cells: Sequence[str | None]) -> 
 
 
 def nvtx_ranges(header: str, cell: str | None) -> list[tuple[str, str]]:
-    """(domain, range name) of each range in an NVTX cell, outermost first. A cell holds one quoted entry per
-    range (`637  "<default domain>:measure:none:..."  "<default domain>:aten::mm:none:..."`), its fields as
-    the header lists them; a name may hold colons (`aten::mm`), so it is what the fields around it leave."""
+    """(domain, range name) of each range in an NVTX cell, outermost first. A cell holds one quoted
+    entry per range (`637  "<default domain>:measure:none:..."  "<default
+    domain>:aten::mm:none:..."`), its fields as the header lists them; a name may hold colons
+    (`aten::mm`), so it is what the fields around it leave."""
     if not cell or not cell.strip():
         return []
     fields = header.split(":")
@@ -129,8 +134,8 @@ def nvtx_ranges(header: str, cell: str | None) -> list[tuple[str, str]]:
         if len(parts) < match + 1:
             out.append(("", entry))
             continue
-        # ncu 2024.1 starts the cell with the launching thread's id (`266595  "<default domain>:...`): the
-        # header's first field is "thread Domain", space-separated.
+        # ncu 2024.1 starts the cell with the launching thread's id (`266595  "<default
+        # domain>:...`): the header's first field is "thread Domain", space-separated.
         domain = _THREAD.sub("", parts[match - 1]).strip().strip('"') if match >= 1 else ""
         rest = parts[match:]
         name = ":".join(rest[: len(rest) - after] if len(rest) > after else rest[:1])
@@ -139,9 +144,10 @@ def nvtx_ranges(header: str, cell: str | None) -> list[tuple[str, str]]:
 
 
 def nvtx_path(domains: list[tuple[str, list[str]]]) -> str | None:
-    """(domain name, its open ranges outermost first) per domain as the launch's structured NVTX stack
-    (`core/common/nvtx_stack.py`: names kept whole, the default domain unnamed), which every reader writes in its
-    `nvtx` column; counting the kernels table makes `nvtx_stack` of it and the joined `nvtx` label."""
+    """(domain name, its open ranges outermost first) per domain as the launch's structured NVTX
+    stack (`core/common/nvtx_stack.py`: names kept whole, the default domain unnamed), which every
+    reader writes in its `nvtx` column; counting the kernels table makes `nvtx_stack` of it and the
+    joined `nvtx` label."""
     return encode_stack(domains)
 
 

@@ -1,5 +1,6 @@
-"""Binary `.ncu-rep` reports: the streaming reader (ncu_rep_stream.py) first, NVIDIA's `ncu_report` module
-(PyPI `ncu-report`; needs no GPU) for what it cannot vouch for, and for what it does not read."""
+"""Binary `.ncu-rep` reports: the streaming reader (ncu_rep_stream.py) first, NVIDIA's `ncu_report`
+module (PyPI `ncu-report`; needs no GPU) for what it cannot vouch for, and for what it does not
+read."""
 
 from __future__ import annotations
 
@@ -20,7 +21,15 @@ from ..common.errors import FlopscopeError, OutOfMemory
 from ..common.memory import memory_limit
 from ..common.units import base_unit_factor, metric_unit_factor
 from .csv_text import nvtx_path
-from .ncu_rep_stream import MAGIC, Damaged, Progress, Unsupported, capture_time, fill_identity, read_table
+from .ncu_rep_stream import (
+    MAGIC,
+    Damaged,
+    Progress,
+    Unsupported,
+    capture_time,
+    fill_identity,
+    read_table,
+)
 from .result import MetricTable
 from .wanted import IDENTITY, MODIFIER_METRIC, OPCODE_METRIC, wanted
 
@@ -29,16 +38,18 @@ if TYPE_CHECKING:
 
 __all__ = ["MAGIC", "absent_metrics", "read_ncu_rep"]
 
-# `ncu_report` forces the reader NVIDIA ships (to compare, or to get past a streaming-reader bug); unset, the
-# streaming reader reads what it can vouch for.
+# `ncu_report` forces the reader NVIDIA ships (to compare, or to get past a streaming-reader bug);
+# unset, the streaming reader reads what it can vouch for.
 READER_ENV = "FLOPSCOPE_NCU_REP_READER"
 _T = TypeVar("_T")
 
 
-# fd 2 is one per process: two threads reading reports at once (a sweep over two hosts) would each save the
-# other's sink as "the terminal", and stderr would stay pointed at a deleted file. One capture at a time.
+# fd 2 is one per process: two threads reading reports at once (a sweep over two hosts) would each
+# save the other's sink as "the terminal", and stderr would stay pointed at a deleted file. One
+# capture at a time.
 _FD2 = threading.Lock()
-# What ncu_report's C++ layer writes: absl's prefix line, its log lines (`E0000 00:00:...`), protobuf's.
+# What ncu_report's C++ layer writes: absl's prefix line, its log lines (`E0000 00:00:...`),
+# protobuf's.
 _NCU_REPORT_LOG = re.compile(
     rb"^(WARNING: All log messages before absl::InitializeLog|[EWIF]\d{4} \d\d:\d\d:|"
     rb"\[libprotobuf )"
@@ -47,11 +58,13 @@ _NCU_REPORT_LOG = re.compile(
 
 @contextmanager
 def _captured_stderr() -> Iterator[IO[bytes]]:
-    """ncu_report's C++ layer logs protobuf/absl errors straight to fd 2; keep them out of the terminal.
+    """ncu_report's C++ layer logs protobuf/absl errors straight to fd 2; keep them out of the
+    terminal.
 
-    Reading a large report takes seconds to minutes, and other threads (a sweep's progress lines) write to
-    fd 2 meanwhile: whatever is not ncu_report's own log is passed on to the real stderr afterwards, late
-    but not lost. (The app draws on its own duplicate of the terminal, unaffected.)"""
+    Reading a large report takes seconds to minutes, and other threads (a sweep's progress lines)
+    write to fd 2 meanwhile: whatever is not ncu_report's own log is passed on to the real stderr
+    afterwards, late but not lost. (The app draws on its own duplicate of the terminal,
+    unaffected.)"""
     with _FD2, tempfile.TemporaryFile() as sink:
         saved = os.dup(2)
         os.dup2(sink.fileno(), 2)
@@ -67,9 +80,10 @@ def _captured_stderr() -> Iterator[IO[bytes]]:
 
 
 def read_ncu_rep(path: Path, progress: Progress | None = None) -> MetricTable:
-    """One row per profiled launch: identity columns plus wanted metrics in SI units. The streaming reader
-    reads it in a fraction of the time and memory; a file it was not checked on (or cannot parse) is read
-    by `ncu_report`, with a note in meta saying why, so a damaged file gets ncu_report's diagnosis."""
+    """One row per profiled launch: identity columns plus wanted metrics in SI units. The streaming
+    reader reads it in a fraction of the time and memory; a file it was not checked on (or cannot
+    parse) is read by `ncu_report`, with a note in meta saying why, so a damaged file gets
+    ncu_report's diagnosis."""
     note = None
     if os.environ.get(READER_ENV) != "ncu_report":
         try:
@@ -77,10 +91,13 @@ def read_ncu_rep(path: Path, progress: Progress | None = None) -> MetricTable:
         except Damaged as damage:
             raise _refused(path, damage) from None
         except Unsupported as why:
-            note = f"read with NVIDIA's ncu_report (slower): the streaming reader does not read {why}"
+            note = (
+                f"read with NVIDIA's ncu_report (slower): the streaming reader does not read {why}"
+            )
         else:
             return MetricTable(
-                _with_identity(frame), {"format": "ncu-rep", "reader": "stream", "captured": capture_time(path)}
+                _with_identity(frame),
+                {"format": "ncu-rep", "reader": "stream", "captured": capture_time(path)},
             )
     frame, meta = _read_with_ncu_report(path, progress)
     meta["captured"] = capture_time(path)
@@ -111,19 +128,24 @@ def _with_identity(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _read_with_ncu_report(path: Path, progress: Progress | None = None) -> MetricTable:
-    # The C++ layer also logs while actions are read (a cut-short file parses lazily): capture it throughout.
+    # The C++ layer also logs while actions are read (a cut-short file parses lazily): capture it
+    # throughout.
     with _captured_stderr() as log:
         rows = _in_child(path, log, lambda: _ncu_report_rows(path, log))
-    if progress is not None:  # read in a child process (see _in_child): the count is known only at the end
+    # read in a child process (see _in_child): the count is known only at the end
+    if progress is not None:
         progress(len(rows), len(rows))
-    return MetricTable(_with_identity(pd.DataFrame(rows)), {"format": "ncu-rep", "reader": "ncu_report"})
+    return MetricTable(
+        _with_identity(pd.DataFrame(rows)), {"format": "ncu-rep", "reader": "ncu_report"}
+    )
 
 
 def _in_child(path: Path, log: IO[bytes], read: Callable[[], _T]) -> _T:
-    """`read()` in a forked child, its result handed back pickled: out of memory, ncu_report's C++ aborts the
-    process (std::bad_alloc, SIGABRT) and a damaged file can crash it, which would end flopscope without a
-    word (its stderr is being captured). From here the crash is one line naming the file, what happened and
-    the fix. Python's own errors in the child (a refusal, MemoryError) are raised here as they were there."""
+    """`read()` in a forked child, its result handed back pickled: out of memory, ncu_report's C++
+    aborts the process (std::bad_alloc, SIGABRT) and a damaged file can crash it, which would end
+    flopscope without a word (its stderr is being captured). From here the crash is one line naming
+    the file, what happened and the fix. Python's own errors in the child (a refusal, MemoryError)
+    are raised here as they were there."""
     if not hasattr(os, "fork"):
         return read()
     with tempfile.TemporaryFile() as result:
@@ -135,7 +157,8 @@ def _in_child(path: Path, log: IO[bytes], read: Callable[[], _T]) -> _T:
                 sent = read()
             except FlopscopeError as exc:
                 sent, code = ("refused", exc.path, exc.problem, exc.fix), 3
-            except BaseException as exc:  # MemoryError, KeyboardInterrupt, ...: the parent raises its kind
+            # MemoryError, KeyboardInterrupt, ...: the parent raises its kind
+            except BaseException as exc:
                 sent, code = ("error", type(exc).__name__, str(exc)), 3
             try:
                 pickle.dump(sent, result, protocol=pickle.HIGHEST_PROTOCOL)
@@ -155,7 +178,9 @@ def _in_child(path: Path, log: IO[bytes], read: Callable[[], _T]) -> _T:
     if os.waitstatus_to_exitcode(status) == 3:
         if out[0] == "refused":
             raise FlopscopeError(*out[1:])
-        kind = {"MemoryError": MemoryError, "KeyboardInterrupt": KeyboardInterrupt}.get(out[1], RuntimeError)
+        kind = {"MemoryError": MemoryError, "KeyboardInterrupt": KeyboardInterrupt}.get(
+            out[1], RuntimeError
+        )
         raise kind(out[2])
     return cast(_T, out)  # what read() returned in the child
 
@@ -170,7 +195,8 @@ def _stop_child(pid: int) -> None:
 
 def _crashed(path: Path, log: IO[bytes], signum: int | None) -> FlopscopeError:
     words = _log_lines(log)
-    log.truncate(0)  # said in the one line below, not again after it (the capture passes on what it kept)
+    # said in the one line below, not again after it (the capture passes on what it kept)
+    log.truncate(0)
     out_of_memory = any("bad_alloc" in w or "out of memory" in w.lower() for w in words)
     if out_of_memory or signum is None:
         return OutOfMemory(
@@ -209,10 +235,11 @@ def _ncu_report_rows(path: Path, log: IO[bytes]) -> list[dict[str, Any]]:
 
 
 def absent_metrics(path: Path, names: list[str]) -> list[str]:
-    """Those of `names` that no launch of the report holds. ncu 2025.3.1 profiles with a metric it does not know
-    (captured on the H100: tests/data/gpu/.../unknown_metric.*; older ncu refused the profile), prints
-    `(!) n/a` for it only in a console table and leaves it out of the report. A base name (`dram__bytes`) is
-    held by its rollups (`dram__bytes.sum`); `regex:`/`group:`/`breakdown:` names cannot be told apart."""
+    """Those of `names` that no launch of the report holds. ncu 2025.3.1 profiles with a metric it
+    does not know (captured on the H100: tests/data/gpu/.../unknown_metric.*; older ncu refused the
+    profile), prints `(!) n/a` for it only in a console table and leaves it out of the report. A
+    base name (`dram__bytes`) is held by its rollups (`dram__bytes.sum`);
+    `regex:`/`group:`/`breakdown:` names cannot be told apart."""
     import ncu_report
 
     with _captured_stderr():
@@ -223,7 +250,11 @@ def absent_metrics(path: Path, names: list[str]) -> list[str]:
             for i in range(ctx.range_by_idx(r).num_actions())
             for name in ctx.range_by_idx(r).action_by_idx(i).metric_names()
         }
-    return [n for n in names if ":" not in n and n not in held and not any(h.startswith(f"{n}.") for h in held)]
+    return [
+        n
+        for n in names
+        if ":" not in n and n not in held and not any(h.startswith(f"{n}.") for h in held)
+    ]
 
 
 def _rows(path: Path, ctx: IContext) -> list[dict[str, Any]]:
@@ -260,9 +291,9 @@ def _damaged(path: Path, log: IO[bytes], fallback: str) -> FlopscopeError:
 
 
 class _WantedNames:
-    """The wanted metrics among a launch's ~380 names, decided once per distinct list of names: launches of a
-    report repeat the same list, and the `wanted` regex on every name of every launch was an eighth of the
-    read."""
+    """The wanted metrics among a launch's ~380 names, decided once per distinct list of names:
+    launches of a report repeat the same list, and the `wanted` regex on every name of every launch
+    was an eighth of the read."""
 
     def __init__(self) -> None:
         self._lists: dict[tuple[str, ...], list[str]] = {}
@@ -295,8 +326,11 @@ def _action_row(action: IAction, index: int, kept: _WantedNames | None = None) -
             continue
         value = metric.value()
         if isinstance(value, (int, float)):
-            unit = metric.unit()  # blank: the value is in the metric's base unit, as the report stores it
-            row[name] = float(value) * (metric_unit_factor(name, unit) if unit else base_unit_factor(name))
+            # blank: the value is in the metric's base unit, as the report stores it
+            unit = metric.unit()
+            row[name] = float(value) * (
+                metric_unit_factor(name, unit) if unit else base_unit_factor(name)
+            )
         else:
             row[name] = value
     fill_identity(row)
@@ -308,15 +342,22 @@ def _per_opcode(metric: IMetric, name: str) -> dict[str, float]:
     ids = metric.correlation_ids()
     if ids is None:
         return {}
-    return {f"{name}:{ids.as_string(j)}": float(metric.as_uint64(j)) for j in range(metric.num_instances())}
+    return {
+        f"{name}:{ids.as_string(j)}": float(metric.as_uint64(j))
+        for j in range(metric.num_instances())
+    }
 
 
 def _nvtx(action: IAction) -> str | None:
-    """Push/pop then start/end ranges of every domain, outermost first, as the structured stack (`nvtx_path`)."""
+    """Push/pop then start/end ranges of every domain, outermost first, as the structured stack
+    (`nvtx_path`)."""
     state = action.nvtx_state()
     if state is None:
         return None
     domains = [state.domain_by_id(i) for i in state.domains()]
     return nvtx_path(
-        [(d.name() or "", [str(n) for n in (*d.push_pop_ranges(), *d.start_end_ranges())]) for d in domains]
+        [
+            (d.name() or "", [str(n) for n in (*d.push_pop_ranges(), *d.start_end_ranges())])
+            for d in domains
+        ]
     )

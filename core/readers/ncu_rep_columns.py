@@ -1,15 +1,16 @@
-"""Many launches' ProfileResult messages decoded together with numpy: the streaming reader's hot path.
+"""Many launches' ProfileResult messages decoded together with numpy: the streaming reader's hot
+path.
 
-A launch holds ~400 metrics (ProfileMetricResult messages, ~40 bytes each) and flopscope keeps ~50. Parsing
-them one message at a time in Python was most of a read (5.7 s of 8 for 10,000 launches); even protobuf's C
-parser spends most of its time making a Python object of each. Here the serialized results of a batch of
-launches sit in one buffer and are read in lockstep: `walk_fields` steps through the top-level fields of every
-launch at once (one numpy pass per field position, not per launch), and `MetricColumns` reads each metric's
-name id (field 1, a varint, first) and value (field 2, a ProfileMetricValue holding exactly one double, float,
-uint32 or uint64) by vectorised byte arithmetic. A metric in any other shape (text, per-instance values the
-table keeps as columns, an encoding not expected here) goes to `cells`, the reader's message parser: the fast
-path takes only what it reads exactly as protobuf would.
-"""
+A launch holds ~400 metrics (ProfileMetricResult messages, ~40 bytes each) and flopscope keeps ~50.
+Parsing them one message at a time in Python was most of a read (5.7 s of 8 for 10,000 launches);
+even protobuf's C parser spends most of its time making a Python object of each. Here the serialized
+results of a batch of launches sit in one buffer and are read in lockstep: `walk_fields` steps
+through the top-level fields of every launch at once (one numpy pass per field position, not per
+launch), and `MetricColumns` reads each metric's name id (field 1, a varint, first) and value (field
+2, a ProfileMetricValue holding exactly one double, float, uint32 or uint64) by vectorised byte
+arithmetic. A metric in any other shape (text, per-instance values the table keeps as columns, an
+encoding not expected here) goes to `cells`, the reader's message parser: the fast path takes only
+what it reads exactly as protobuf would."""
 
 from __future__ import annotations
 
@@ -26,13 +27,16 @@ _VALUE = 0x12  # ProfileMetricResult.MetricValue, length-delimited
 _DOUBLE, _FLOAT, _UINT32, _UINT64 = 0x19, 0x15, 0x20, 0x28  # ProfileMetricValue's numeric fields
 PAD = bytes(32)
 LOCKSTEP_FROM = (
-    64  # messages  # after a batch's last message: reading a few varints past an offset stays inside the buffer
+    # messages  # after a batch's last message: reading a few varints past an offset stays inside
+    # the buffer
+    64
 )
 
 
 @dataclass(frozen=True)
 class Column:
-    """How one metric name becomes table cells, decided once per report (names repeat in every launch)."""
+    """How one metric name becomes table cells, decided once per report (names repeat in every
+    launch)."""
 
     name: str
     factor: float
@@ -43,9 +47,11 @@ class Column:
 class Fields:
     """What `walk_fields` found in each message of a batch (index i: the i-th message)."""
 
-    # (message, start, end) of each value of the repeated field; a message's values in the order it holds them
+    # (message, start, end) of each value of the repeated field; a message's values in the order it
+    # holds them
     repeated: tuple[np.ndarray, np.ndarray, np.ndarray]
-    spans: dict[int, tuple[np.ndarray, np.ndarray]]  # field -> (start, end) of its last value, -1 where absent
+    # field -> (start, end) of its last value, -1 where absent
+    spans: dict[int, tuple[np.ndarray, np.ndarray]]
     varints: dict[int, np.ndarray]  # field -> its last value, 0 where absent
     broken: int | None  # the first message whose fields do not follow protobuf's framing
 
@@ -59,14 +65,15 @@ def walk_fields(
     varints: tuple[int, ...],
     lockstep: bool | None = None,
 ) -> Fields:
-    """The top-level fields of the messages at buf[starts[i]:ends[i]], all messages a field at a time: the
-    values of length-delimited field `repeated` (under 16) in order, and the last value of each field in
-    `spans` (length-delimited) and `varints`. A field of another wire type is skipped, as protobuf skips it.
-    Most fields of a ProfileResult are its metrics, one after the other: a step where a message is at one
-    (a length of one or two bytes) takes a few array operations; any other field goes through `_step`.
-    `buf` must hold PAD after the last message. Under LOCKSTEP_FROM messages (a report of a few launches with
-    thousands of metrics each: the `--set full`), or with `lockstep=False`, each message is walked on its own
-    in Python instead: a step of array operations costs as much for one message as for thousands."""
+    """The top-level fields of the messages at buf[starts[i]:ends[i]], all messages a field at a
+    time: the values of length-delimited field `repeated` (under 16) in order, and the last value of
+    each field in `spans` (length-delimited) and `varints`. A field of another wire type is skipped,
+    as protobuf skips it. Most fields of a ProfileResult are its metrics, one after the other: a
+    step where a message is at one (a length of one or two bytes) takes a few array operations; any
+    other field goes through `_step`. `buf` must hold PAD after the last message. Under
+    LOCKSTEP_FROM messages (a report of a few launches with thousands of metrics each: the `--set
+    full`), or with `lockstep=False`, each message is walked on its own in Python instead: a step of
+    array operations costs as much for one message as for thousands."""
     if not (len(starts) >= LOCKSTEP_FROM if lockstep is None else lockstep):
         return _walk_each(buf, starts, ends, repeated, spans, varints)
     n = len(starts)
@@ -85,7 +92,8 @@ def walk_fields(
     at, limit = walk.pos[live], walk.ends[live]
     while len(live):
         low = buf[at + 1]
-        if (low < 0x80).all() and (buf[at] == run_tag).all():  # most steps: a metric, under 128 bytes, in each
+        # most steps: a metric, under 128 bytes, in each
+        if (low < 0x80).all() and (buf[at] == run_tag).all():
             end = at + 2 + low
             if (end <= limit).all():
                 quick_found.append((live, at + 2, end))
@@ -111,9 +119,16 @@ def walk_fields(
         if not going.all():
             live, at, limit = live[going], at[going], limit[going]
     found = quick_found + walk.found
-    at, start, end = (np.concatenate([f[k] for f in found]) if found else np.zeros(0, np.int64) for k in range(3))
+    at, start, end = (
+        np.concatenate([f[k] for f in found]) if found else np.zeros(0, np.int64) for k in range(3)
+    )
     first_broken = np.flatnonzero(walk.broken)
-    return Fields((at, start, end), walk.spans, walk.varints, int(first_broken[0]) if len(first_broken) else None)
+    return Fields(
+        (at, start, end),
+        walk.spans,
+        walk.varints,
+        int(first_broken[0]) if len(first_broken) else None,
+    )
 
 
 def _walk_each(
@@ -167,8 +182,8 @@ def _walk_each(
 
 
 def _varint(data: memoryview, at: int, most: int) -> tuple[int, int]:
-    """The varint at `at` (at most `most` bytes; 64 bits kept, as protobuf keeps them) and the offset after it;
-    an offset past the end of the buffer where it is longer."""
+    """The varint at `at` (at most `most` bytes; 64 bits kept, as protobuf keeps them) and the
+    offset after it; an offset past the end of the buffer where it is longer."""
     value = 0
     for k in range(most):
         byte = data[at + k]
@@ -190,8 +205,8 @@ class _Walk:
 
 
 def _step(buf: np.ndarray, live: np.ndarray, walk: _Walk) -> None:
-    """One field of each message in `live`, of any wire type; a message whose field does not fit its length,
-    or has no valid wire type, is broken and stops there."""
+    """One field of each message in `live`, of any wire type; a message whose field does not fit its
+    length, or has no valid wire type, is broken and stops there."""
     at, limit = walk.pos[live], walk.ends[live]
     tag, after_tag = _varints(buf, at, 5)
     field, wire = tag >> np.uint64(3), (tag & np.uint64(7)).astype(np.int64)
@@ -206,7 +221,9 @@ def _step(buf: np.ndarray, live: np.ndarray, walk: _Walk) -> None:
     walk.broken[live[bad]] = True
     walk.pos[live[bad]] = limit[bad]  # stops
     keep = ~bad
-    live, end, field, wire, after, number = (a[keep] for a in (live, end, field, wire, after, number))
+    live, end, field, wire, after, number = (
+        a[keep] for a in (live, end, field, wire, after, number)
+    )
     length = wire == _LENGTH
     hit = length & (field == walk.repeated)
     walk.found.append((live[hit], after[hit], end[hit]))
@@ -223,9 +240,10 @@ def _step(buf: np.ndarray, live: np.ndarray, walk: _Walk) -> None:
 class MetricColumns:
     """The wanted metrics of every launch, added batch by batch, as one array (or list) per column.
 
-    `columns` maps string-table ids to columns; `launches` is how many launches the file holds. `name_id(raw)`
-    and `cells(raw, column)` parse one serialized metric as a message: its name id, and its cells as
-    {column name: value} (a `name:INSTANCE` column per instance for an instanced metric)."""
+    `columns` maps string-table ids to columns; `launches` is how many launches the file holds.
+    `name_id(raw)` and `cells(raw, column)` parse one serialized metric as a message: its name id,
+    and its cells as {column name: value} (a `name:INSTANCE` column per instance for an instanced
+    metric)."""
 
     def __init__(
         self,
@@ -236,23 +254,30 @@ class MetricColumns:
     ) -> None:
         self._columns = list({c.name: c for c in columns.values()}.values())  # one per name
         index = {c.name: k for k, c in enumerate(self._columns)}
-        self._lookup = np.full(max(columns, default=-1) + 2, -1, np.int64)  # the last slot: any id beyond
+        # the last slot: any id beyond
+        self._lookup = np.full(max(columns, default=-1) + 2, -1, np.int64)
         for i, column in columns.items():
             self._lookup[i] = index[column.name]
         self._factor = np.array([c.factor for c in self._columns] + [1.0])
         self._numeric = np.array([not c.instanced for c in self._columns] + [False])
         self._name_id, self._cells = name_id, cells
         self._launches = launches
-        self._values: dict[str, np.ndarray] = {}  # float64 per launch, NaN where the launch has no value
+        # float64 per launch, NaN where the launch has no value
+        self._values: dict[str, np.ndarray] = {}
         self._objects: dict[str, dict[int, object]] = {}  # text (or an empty value) by launch
-        self._first: dict[str, tuple[int, str, int]] = {}  # (first launch, row-order name, instance position)
+        # (first launch, row-order name, instance position)
+        self._first: dict[str, tuple[int, str, int]] = {}
         self._parsed: dict[
             tuple[bytes, str], Mapping[str, float | str | None]
         ] = {}  # text metrics (the GPU's name) repeat in every launch
-        self.decoding = launches  # the launch whose metric is parsed as a message now (which one was damaged)
+        # the launch whose metric is parsed as a message now (which one was damaged)
+        self.decoding = launches
 
-    def add(self, buf: np.ndarray, launch: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
-        """The metrics at buf[starts[i]:ends[i]], of launches `launch` (in order; the buffer ends in PAD)."""
+    def add(
+        self, buf: np.ndarray, launch: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    ) -> None:
+        """The metrics at buf[starts[i]:ends[i]], of launches `launch` (in order; the buffer ends in
+        PAD)."""
         ids, after = _varints(buf, starts + 1, 5)
         plain = (buf[starts] == _NAME_ID) & (after <= ends)  # the name id first, as ncu writes it
         after[~plain] = starts[~plain]  # an offset inside the buffer: the value is not read there
@@ -263,32 +288,43 @@ class MetricColumns:
             found = self._name_id(buf[starts[i] : ends[i]].tobytes())
             col[i] = self._lookup[found] if 0 <= found < len(self._lookup) else -1
         kept = np.flatnonzero(col >= 0)
-        col, at, end, launch, starts = col[kept], after[kept], ends[kept], launch[kept], starts[kept]
+        col, at, end, launch, starts = (
+            col[kept],
+            after[kept],
+            ends[kept],
+            launch[kept],
+            starts[kept],
+        )
         values, done = _numbers(buf, at, end, plain[kept] & self._numeric[col])
         self._store(launch[done], col[done], values[done] * self._factor[col[done]])
         for i in np.flatnonzero(~done):
             self.decoding = int(launch[i])
-            self._store_cells(int(launch[i]), self._columns[col[i]], buf[starts[i] : end[i]].tobytes())
+            self._store_cells(
+                int(launch[i]), self._columns[col[i]], buf[starts[i] : end[i]].tobytes()
+            )
         self.decoding = self._launches
 
     def order(self) -> list[str]:
-        """Column names in the order rows built one launch at a time would first show them: by the launch
-        that first holds each, then by name (a launch's metrics are listed by name, ncu_report's order),
-        instances in the order the launch lists them."""
+        """Column names in the order rows built one launch at a time would first show them: by the
+        launch that first holds each, then by name (a launch's metrics are listed by name,
+        ncu_report's order), instances in the order the launch lists them."""
         return sorted(self._first, key=self._first.__getitem__)
 
     def first_launch(self, name: str) -> int:
         return self._first[name][0]
 
     def column(self, name: str, count: int) -> np.ndarray | list[object]:
-        """The cells of `name` for the first `count` launches: a float64 array, or a list where some are text."""
+        """The cells of `name` for the first `count` launches: a float64 array, or a list where some
+        are text."""
         values = self._values.get(name)
         objects = self._objects.get(name)
         if objects is None:
             assert values is not None  # a name seen holds numbers where it holds no text
             return values[:count]
         numbers: list[object] = (
-            [None] * count if values is None else [None if v != v else v for v in values[:count].tolist()]
+            [None] * count
+            if values is None
+            else [None if v != v else v for v in values[:count].tolist()]
         )
         for launch, value in objects.items():
             numbers[launch] = value
@@ -309,7 +345,8 @@ class MetricColumns:
         key = (raw, column.name)
         cells = self._parsed.get(key)
         if cells is None:
-            if len(self._parsed) > 4096:  # bounded: metrics that differ in every launch gain nothing
+            # bounded: metrics that differ in every launch gain nothing
+            if len(self._parsed) > 4096:
                 self._parsed.clear()
             cells = self._parsed[key] = self._cells(raw, column)
         for position, (name, value) in enumerate(cells.items()):
@@ -333,8 +370,8 @@ class MetricColumns:
 
 
 def _varints(buf: np.ndarray, at: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
-    """The varints starting at offsets `at` (at most `most` bytes each): their values and the offsets after
-    them; an offset past the end of the buffer where one is longer."""
+    """The varints starting at offsets `at` (at most `most` bytes each): their values and the
+    offsets after them; an offset past the end of the buffer where one is longer."""
     byte = buf[at]
     value = (byte & 0x7F).astype(np.uint64)
     after = np.where(byte < 0x80, at + 1, len(buf) + 1)
@@ -351,9 +388,12 @@ def _varints(buf: np.ndarray, at: np.ndarray, most: int) -> tuple[np.ndarray, np
     return value, after
 
 
-def _numbers(buf: np.ndarray, at: np.ndarray, end: np.ndarray, eligible: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The numeric values of the metrics whose MetricValue field starts at `at` (each metric ending at `end`):
-    float64 values, and which were read. A value is read only where it is the one field of a length under 128."""
+def _numbers(
+    buf: np.ndarray, at: np.ndarray, end: np.ndarray, eligible: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The numeric values of the metrics whose MetricValue field starts at `at` (each metric ending
+    at `end`): float64 values, and which were read. A value is read only where it is the one field
+    of a length under 128."""
     size = buf[at + 1].astype(np.int64)
     inner = at + 2
     ok = eligible & (buf[at] == _VALUE) & (size < 0x80) & (inner + size <= end)
@@ -365,7 +405,9 @@ def _numbers(buf: np.ndarray, at: np.ndarray, end: np.ndarray, eligible: np.ndar
     values[single] = _gather(buf, inner[single] + 1, 4).view("<f4").ravel()
     integer = np.flatnonzero(ok & ((tag == _UINT32) | (tag == _UINT64)))
     number, after = _varints(buf, inner[integer] + 1, 10)
-    exact = (after == inner[integer] + size[integer]) & ((tag[integer] == _UINT64) | (number < 1 << 32))
+    exact = (after == inner[integer] + size[integer]) & (
+        (tag[integer] == _UINT64) | (number < 1 << 32)
+    )
     values[integer[exact]] = number[exact].astype(np.float64)
     done = double | single
     done[integer[exact]] = True

@@ -1,11 +1,12 @@
-"""ncu's rule results of one launch of an `.ncu-rep`, read on demand (the kernel screen, `report` of one row).
+"""ncu's rule results of one launch of an `.ncu-rep`, read on demand (the kernel screen, `report` of
+one row).
 
-The findings of ncu's guided analysis (OPT/WRN/INF messages, estimated speedups) are field 19 of a launch's
-ProfileResult (`RuleResults.proto`). They are never part of the kernels table: a view asks for the launch it
-shows, and only that launch's message is parsed. The file is read front to back through any file object
-(plain, or a gzip/xz/bzip2 stream, without a temporary copy): block headers and lengths are read, every other
-launch and all SASS are skipped unparsed, and the read stops at the launch asked for.
-"""
+The findings of ncu's guided analysis (OPT/WRN/INF messages, estimated speedups) are field 19 of a
+launch's ProfileResult (`RuleResults.proto`). They are never part of the kernels table: a view asks
+for the launch it shows, and only that launch's message is parsed. The file is read front to back
+through any file object (plain, or a gzip/xz/bzip2 stream, without a temporary copy): block headers
+and lengths are read, every other launch and all SASS are skipped unparsed, and the read stops at
+the launch asked for."""
 
 from __future__ import annotations
 
@@ -18,18 +19,20 @@ from .ncu_rep_stream import MAGIC, VERIFIED_VERSIONS, Damaged, Unsupported, _tex
 if TYPE_CHECKING:
     from google.protobuf.message import Message
 
-# RuleResultMessageType (RuleResults.proto) in the words ncu's console prints before each message; None (0)
-# it prints without one, and its CSV with an empty Rule Type.
+# RuleResultMessageType (RuleResults.proto) in the words ncu's console prints before each message;
+# None (0) it prints without one, and its CSV with an empty Rule Type.
 KINDS = {0: "", 1: "INF", 2: "WRN", 3: "ERR", 4: "OPT"}
 # RuleResultSpeedupType: Local is a unit's efficiency in isolation, Global the kernel's run time.
 SPEEDUP_TYPES = {1: "local", 2: "global"}
-# The section ncu files `--metrics` results under: a launch with it alone was profiled without sections.
+# The section ncu files `--metrics` results under: a launch with it alone was profiled without
+# sections.
 METRICS_ONLY_SECTION = "section0"
 
 
 @dataclass
 class RawFinding:
-    """One message of a rule, as the report holds it (text untouched: the caller renders ncu's markup)."""
+    """One message of a rule, as the report holds it (text untouched: the caller renders ncu's
+    markup)."""
 
     kind: str
     rule: str
@@ -41,8 +44,8 @@ class RawFinding:
 
 @dataclass
 class LaunchRules:
-    """What the report holds for one launch: its names (to check it is the launch meant), its sections, the
-    number of rules ncu ran on it, and their messages."""
+    """What the report holds for one launch: its names (to check it is the launch meant), its
+    sections, the number of rules ncu ran on it, and their messages."""
 
     kernel_full: str
     function: str
@@ -52,9 +55,10 @@ class LaunchRules:
 
 
 def launch_rules(handle: BinaryIO, launch_id: int) -> LaunchRules | None:
-    """The rule results of launch `launch_id` (0-based, in file order, as the readers number launches) from a
-    binary file object at its start; None when the file has fewer launches. Raises Unsupported for a file
-    version or result kind the streaming reader was not checked on, Damaged for broken framing."""
+    """The rule results of launch `launch_id` (0-based, in file order, as the readers number
+    launches) from a binary file object at its start; None when the file has fewer launches. Raises
+    Unsupported for a file version or result kind the streaming reader was not checked on, Damaged
+    for broken framing."""
     if handle.read(4) != MAGIC:
         raise Unsupported("no NVR magic")
     header = _message(handle, "FileHeader")
@@ -80,7 +84,8 @@ def launch_rules(handle: BinaryIO, launch_id: int) -> LaunchRules | None:
 
 
 def _launch(result: Message) -> LaunchRules:
-    # _text: text that is not UTF-8 (protobuf hands it back as bytes) is a damaged file, as for the table
+    # _text: text that is not UTF-8 (protobuf hands it back as bytes) is a damaged file, as for the
+    # table
     function = _text(result.KernelFunctionName or result.KernelMangledName)
     out = LaunchRules(
         kernel_full=_text(result.KernelDemangledName) or function,
@@ -92,7 +97,8 @@ def _launch(result: Message) -> LaunchRules:
         for item in rule.Body.Items:
             text = _text(item.Message.Message) if item.HasField("Message") else ""
             if not text.strip():
-                continue  # a rule that ran and had nothing to say (ncu prints nothing for it either)
+                # a rule that ran and had nothing to say (ncu prints nothing for it either)
+                continue
             speedup = item.Speedup if item.HasField("Speedup") else None
             out.findings.append(
                 RawFinding(
@@ -100,8 +106,12 @@ def _launch(result: Message) -> LaunchRules:
                     rule=_text(rule.Identifier),
                     name=_text(rule.DisplayName or rule.Identifier),
                     message=text,
-                    speedup=speedup.Value if speedup is not None and speedup.HasField("Value") else None,
-                    speedup_type=SPEEDUP_TYPES.get(speedup.SpeedupType) if speedup is not None else None,
+                    speedup=(
+                        speedup.Value if speedup is not None and speedup.HasField("Value") else None
+                    ),
+                    speedup_type=(
+                        SPEEDUP_TYPES.get(speedup.SpeedupType) if speedup is not None else None
+                    ),
                 )
             )
     return out

@@ -1,11 +1,12 @@
-"""One launch's source page of an `.ncu-rep`, read on demand (the Kernel screen's `v`, `report --source`): per SASS
-instruction its address, text, the instructions executed there, the warp samples ncu took there (all, and those
-of warps not issuing) by stall reason, and the CUDA file and line where the report resolves them.
+"""One launch's source page of an `.ncu-rep`, read on demand (the Kernel screen's `v`, `report
+--source`): per SASS instruction its address, text, the instructions executed there, the warp
+samples ncu took there (all, and those of warps not issuing) by stall reason, and the CUDA file and
+line where the report resolves them.
 
-ncu fills this page with its SourceCounters section (`--set full`, or `--section SourceCounters`); PC sampling
-gives the samples, `-lineinfo` at compile time the CUDA lines. Read with NVIDIA's ncu_report, which loads a
-report from a path: a compressed report is unpacked to a temporary file first, as the readers do.
-"""
+ncu fills this page with its SourceCounters section (`--set full`, or `--section SourceCounters`);
+PC sampling gives the samples, `-lineinfo` at compile time the CUDA lines. Read with NVIDIA's
+ncu_report, which loads a report from a path: a compressed report is unpacked to a temporary file
+first, as the readers do."""
 
 from __future__ import annotations
 
@@ -24,13 +25,14 @@ from .limits import too_big, unpack_limit, write_copy
 
 # What collects the page, in the words of ncu's options (a report without it says so).
 COLLECT = (
-    "profile with ncu's SourceCounters section (`flopscope profile --metrics full`, or ncu `--set full` or "
-    "`--section SourceCounters`); for CUDA lines too, compile with `-lineinfo` (and ncu `--import-source yes` "
-    "to embed the files)"
+    "profile with ncu's SourceCounters section (`flopscope profile --metrics full`, or ncu `--set"
+    " full` or `--section SourceCounters`); for CUDA lines too, compile with `-lineinfo` (and ncu"
+    " `--import-source yes` to embed the files)"
 )
 EXECUTED = "inst_executed"  # warp-level instructions executed, per SASS address
 STALL = re.compile(r"^smsp__pcsamp_warps_issue_stalled_(\w+?)(_not_issued)?$")
-LABEL = re.compile(r"`\([^)]*\) ")  # a branch target's label (`BRA `(.L_x_0) 0x...`): ncu prints the address alone
+# a branch target's label (`BRA `(.L_x_0) 0x...`): ncu prints the address alone
+LABEL = re.compile(r"`\([^)]*\) ")
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,8 @@ class SourceLine:
     address: int
     sass: str
     executed: int | None  # warp-level instructions executed at this address (None: not collected)
-    samples: int  # warp samples taken at it, over every stall reason (ncu's "Warp Stall Sampling (All)")
+    # warp samples taken at it, over every stall reason (ncu's "Warp Stall Sampling (All)")
+    samples: int
     not_issued: int  # of them, samples of warps that did not issue (ncu's "(Not-issued Samples)")
     stalls: dict[str, int] = field(default_factory=dict)  # reason -> samples, those above zero
     file: str = ""  # the CUDA file, where the report resolves the address
@@ -57,7 +60,8 @@ class SourcePage:
     kernel: str
     lines: tuple[SourceLine, ...] = ()  # in address order
     reason: str = ""  # why there are none, in words
-    files: dict[str, str] = field(default_factory=dict)  # CUDA file -> its text, where the report embeds it
+    # CUDA file -> its text, where the report embeds it
+    files: dict[str, str] = field(default_factory=dict)
 
     @property
     def samples(self) -> int:
@@ -70,17 +74,24 @@ class SourcePage:
 
 
 def read_source(path: str | Path, launch_id: int) -> SourcePage:
-    """The source page of launch `launch_id` (0-based, in file order, as the readers number launches)."""
+    """The source page of launch `launch_id` (0-based, in file order, as the readers number
+    launches)."""
     import ncu_report
 
     with plain_report(Path(path)) as plain:
         try:
             context = ncu_report.load_report(str(plain))
         except Exception as exc:  # ncu_report raises its own kinds for a file it cannot load
-            raise FlopscopeError(path, f"ncu_report could not load it ({str(exc)[:120]})", "pass an .ncu-rep") from None
+            raise FlopscopeError(
+                path, f"ncu_report could not load it ({str(exc)[:120]})", "pass an .ncu-rep"
+            ) from None
         action = _action(context, launch_id)
         if action is None:
-            raise FlopscopeError(path, f"has no launch {launch_id}", "pass a launch ID that `report --by launch` lists")
+            raise FlopscopeError(
+                path,
+                f"has no launch {launch_id}",
+                "pass a launch ID that `report --by launch` lists",
+            )
         return _page(action, launch_id)
 
 
@@ -111,13 +122,18 @@ def _page(action: Any, launch_id: int) -> SourcePage:
     addresses = sorted({*executed, *samples})
     if not addresses:
         return SourcePage(launch_id, kernel, reason=f"no source counters in this launch: {COLLECT}")
-    # An address sampled but never counted as executed ran no instruction to completion there: 0, as ncu prints.
+    # An address sampled but never counted as executed ran no instruction to completion there: 0, as
+    # ncu prints.
     counted = (lambda a: executed.get(a, 0)) if executed else (lambda a: None)
-    lines = tuple(_line(action, a, counted(a), samples.get(a, {}), not_issued.get(a, 0)) for a in addresses)
+    lines = tuple(
+        _line(action, a, counted(a), samples.get(a, {}), not_issued.get(a, 0)) for a in addresses
+    )
     return SourcePage(launch_id, kernel, lines, files=_files(action))
 
 
-def _line(action: Any, address: int, executed: int | None, stalls: dict[str, int], not_issued: int) -> SourceLine:
+def _line(
+    action: Any, address: int, executed: int | None, stalls: dict[str, int], not_issued: int
+) -> SourceLine:
     info = action.source_info(address)
     return SourceLine(
         address=address,
@@ -158,8 +174,9 @@ def plain_report(path: Path) -> Iterator[Path]:
     cap = unpack_limit(path.stat().st_size)
     with tempfile.TemporaryDirectory(prefix="flopscope-source-") as folder:
         copy = Path(folder) / "report.ncu-rep"
-        # The readers' caps and checks (junk.py, limits.py): stopped at the cap or where junk starts, not after
-        # it, so a bomb fills no disk; a full disk is worded as the temporary folder's.
+        # The readers' caps and checks (junk.py, limits.py): stopped at the cap or where junk
+        # starts, not after it, so a bomb fills no disk; a full disk is worded as the temporary
+        # folder's.
         watch: Watch | None = None
         with chosen(path, "rb") as src, io.FileIO(copy, "wb") as dst:
             copied = 0

@@ -1,27 +1,27 @@
-"""Binary `.ncu-rep` reports read directly, in batches of launches: what flopscope uses, and nothing else.
+"""Binary `.ncu-rep` reports read directly, in batches of launches: what flopscope uses, and nothing
+else.
 
-`ncu_report` (NVIDIA's module, see ncu_rep.py) loads a whole report into memory first: 4.4 GB and 13 s for
-10,000 launches. The file is a stream of protobuf messages, described by the `.proto` files Nsight Compute
-ships in `extras/FileFormat` (not copied here: the messages below declare only the fields read, by the field
-numbers those files give):
+`ncu_report` (NVIDIA's module, see ncu_rep.py) loads a whole report into memory first: 4.4 GB and 13
+s for 10,000 launches. The file is a stream of protobuf messages, described by the `.proto` files
+Nsight Compute ships in `extras/FileFormat` (not copied here: the messages below declare only the
+fields read, by the field numbers those files give):
 
     "NVR\\0", uint32 n, FileHeader (n bytes), then blocks until the end of the file:
     uint32 n, BlockHeader (n bytes), then PayloadSize bytes: NumSources x (uint32 m, SourceData),
     NumResults x (uint32 m, ProfileResult), then range, command-list and graph results.
 
-A block's string table extends the report's one table (metric names are ids into it). Each ProfileResult is
-one launch: its metrics (device attributes included), grid, block, stream and NVTX state. The SASS and
-source of every kernel (SourceData, most of a report's bytes) are skipped unparsed. The results of ~32 MB of
-launches are decoded together, column-wise, by ncu_rep_columns.py; this module frames the file, names the
-columns and builds the table.
+A block's string table extends the report's one table (metric names are ids into it). Each
+ProfileResult is one launch: its metrics (device attributes included), grid, block, stream and NVTX
+state. The SASS and source of every kernel (SourceData, most of a report's bytes) are skipped
+unparsed. The results of ~32 MB of launches are decoded together, column-wise, by
+ncu_rep_columns.py; this module frames the file, names the columns and builds the table.
 
-Anything this reader was not checked on (a file version other than `VERIFIED_VERSIONS`, range/graph results
-of `--replay-mode range`, a report with no launch) raises `Unsupported`, and the caller reads the file with
-`ncu_report` instead: a slower read, never a wrong number. A file of a known version whose framing is broken
-(cut short, a message that does not parse) raises `Damaged`: the caller refuses it in one line.
-tests/core/test_ncu_rep_stream.py checks the two readers
-give the same table on every real report the project has.
-"""
+Anything this reader was not checked on (a file version other than `VERIFIED_VERSIONS`, range/graph
+results of `--replay-mode range`, a report with no launch) raises `Unsupported`, and the caller
+reads the file with `ncu_report` instead: a slower read, never a wrong number. A file of a known
+version whose framing is broken (cut short, a message that does not parse) raises `Damaged`: the
+caller refuses it in one line. tests/core/test_ncu_rep_stream.py checks the two readers give the
+same table on every real report the project has."""
 
 from __future__ import annotations
 
@@ -48,15 +48,16 @@ MAGIC = b"NVR\x00"
 # FileHeader.Version of the reports the equality test covers (ncu 2019.5 to 2025.3 all write 7).
 VERIFIED_VERSIONS = frozenset({7})
 _U32 = struct.Struct("<I")
-# ProfileResult fields the table reads: its metrics (repeated), the kernel's mangled, function and demangled
-# names, the NVTX state and the launching thread.
+# ProfileResult fields the table reads: its metrics (repeated), the kernel's mangled, function and
+# demangled names, the NVTX state and the launching thread.
 _METRICS, _NAMES, _NVTX, _THREAD = 13, (5, 6, 7), 21, 1
 _BATCH_BYTES = 32 << 20  # results decoded together (~1,600 launches of the H100 capture)
 
 
 class Progress(Protocol):
-    """Called as a long read goes: (launches read, launches in the file); a CSV's read passes a third argument,
-    `progress(bytes read, file size, "bytes")` (progress_file.py). The caller draws it (core draws nothing)."""
+    """Called as a long read goes: (launches read, launches in the file); a CSV's read passes a
+    third argument, `progress(bytes read, file size, "bytes")` (progress_file.py). The caller draws
+    it (core draws nothing)."""
 
     def __call__(self, done: int, total: int, unit: str = "launches", /) -> None: ...
 
@@ -66,9 +67,10 @@ class Unsupported(Exception):
 
 
 class Damaged(Exception):
-    """The file's framing is broken: a version this reader knows, whose bytes end mid-message, or hold a message
-    that does not parse. Not handed to ncu_report, whose C++ aborts the whole process on some such files
-    (tests/core/test_input_limits.py). `launches` is how many whole launches came before the damage."""
+    """The file's framing is broken: a version this reader knows, whose bytes end mid-message, or
+    hold a message that does not parse. Not handed to ncu_report, whose C++ aborts the whole process
+    on some such files (tests/core/test_input_limits.py). `launches` is how many whole launches came
+    before the damage."""
 
     def __init__(self, why: str, truncated: bool = False):
         super().__init__(why)
@@ -77,14 +79,16 @@ class Damaged(Exception):
 
 
 def read_table(path: Path, progress: Progress | None = None) -> pd.DataFrame:
-    """One row per profiled launch: identity columns and wanted metrics in SI units, columns in the order
-    they first appear (as `pd.DataFrame(rows)` of one dict per launch orders them). `progress(launches read,
-    launches in the file)` is called after each launch. Raises Unsupported."""
+    """One row per profiled launch: identity columns and wanted metrics in SI units, columns in the
+    order they first appear (as `pd.DataFrame(rows)` of one dict per launch orders them).
+    `progress(launches read, launches in the file)` is called after each launch. Raises
+    Unsupported."""
     with path.open("rb") as handle, _mapped(handle) as data:
         launches = _Launches()
         try:
             launches.read(data, progress)
-        except (IndexError, struct.error, UnicodeDecodeError) as exc:  # bytes cut or damaged mid-message
+        # bytes cut or damaged mid-message
+        except (IndexError, struct.error, UnicodeDecodeError) as exc:
             damage = Damaged(f"damaged data ({type(exc).__name__})")
             damage.launches = launches.whole
             raise damage from None
@@ -92,13 +96,15 @@ def read_table(path: Path, progress: Progress | None = None) -> pd.DataFrame:
             damage.launches = launches.whole
             raise
     if not launches.count:
-        raise Unsupported("no launch in the file")  # ncu_report words why (cut short, or nothing profiled)
+        # ncu_report words why (cut short, or nothing profiled)
+        raise Unsupported("no launch in the file")
     return launches.frame()
 
 
 class _Launches:
-    """The launches of one report as they are read: their serialized results gathered into batches, each
-    batch decoded at once (ncu_rep_columns.py), names and NVTX state into lists, metrics into MetricColumns."""
+    """The launches of one report as they are read: their serialized results gathered into batches,
+    each batch decoded at once (ncu_rep_columns.py), names and NVTX state into lists, metrics into
+    MetricColumns."""
 
     def __init__(self) -> None:
         self.count = 0  # launches decoded
@@ -110,7 +116,8 @@ class _Launches:
         self._starts: list[int] = []  # where in the file the results read but not yet decoded are
         self._ends: list[int] = []
         self._pending_bytes = 0
-        self._texts: dict[bytes, str] = {}  # kernel names repeat from launch to launch: one string each
+        # kernel names repeat from launch to launch: one string each
+        self._texts: dict[bytes, str] = {}
         self._nvtx_seen: dict[tuple[bytes, int], str | None] = {}  # and so do NVTX states
 
     def read(self, data: mmap.mmap, progress: Progress | None) -> None:
@@ -143,7 +150,8 @@ class _Launches:
             if damage is not None:
                 raise damage
         except Damaged:
-            self._flush(data)  # the launches before the damage: a damaged one among them is the first damage
+            # the launches before the damage: a damaged one among them is the first damage
+            self._flush(data)
             raise
         self._flush(data)
 
@@ -153,11 +161,12 @@ class _Launches:
         return min(self._whole, self.metrics.decoding) if self.metrics is not None else 0
 
     def _flush(self, data: mmap.mmap) -> None:
-        """Decode the results read since the last flush, where they are in the mapped file (no copy); the
-        last ones of the file are copied, with PAD after them."""
+        """Decode the results read since the last flush, where they are in the mapped file (no
+        copy); the last ones of the file are copied, with PAD after them."""
         if not self._starts:
             return
-        raw: mmap.mmap | bytes = data  # the results are copied out of the mapping where PAD cannot follow them
+        # the results are copied out of the mapping where PAD cannot follow them
+        raw: mmap.mmap | bytes = data
         starts, ends = np.array(self._starts, np.int64), np.array(self._ends, np.int64)
         if ends[-1] + len(PAD) > len(data):
             results = [data[a:b] for a, b in zip(self._starts, self._ends, strict=True)]
@@ -173,15 +182,18 @@ class _Launches:
         threads = (fields.varints[_THREAD] & np.uint64(0xFFFFFFFF)).tolist()
         text = self._text
         spans = [zip(*(a.tolist() for a in fields.spans[f]), strict=True) for f in (*_NAMES, _NVTX)]
-        for i, (mangled, function, demangled, state, thread) in enumerate(zip(*spans, threads, strict=True)):
+        for i, (mangled, function, demangled, state, thread) in enumerate(
+            zip(*spans, threads, strict=True)
+        ):
             self._whole = self.count + i
-            # A kernel with C linkage (`extern "C"`, nvjet, cuBLAS' xmma) has no demangled name: ncu_report then
-            # names it by its function name, and so does this reader.
+            # A kernel with C linkage (`extern "C"`, nvjet, cuBLAS' xmma) has no demangled name:
+            # ncu_report then names it by its function name, and so does this reader.
             base = text(raw, *function) or text(raw, *mangled) or None
             self.kernel_base.append(base)
             self.kernel_full.append(text(raw, *demangled) or base)
             self.nvtx.append(None if state[0] < 0 else self._nvtx(raw[state[0] : state[1]], thread))
-        self._whole = self.count + len(starts)  # unless a metric of one of them is damaged (metrics.decoding)
+        # unless a metric of one of them is damaged (metrics.decoding)
+        self._whole = self.count + len(starts)
         launch, metric_starts, metric_ends = fields.repeated
         assert self.metrics is not None  # made by `read` before its first flush
         self.metrics.add(buf, launch + self.count, metric_starts, metric_ends)
@@ -193,7 +205,8 @@ class _Launches:
         key = raw[start:end]
         text = self._texts.get(key)
         if text is None:
-            if len(self._texts) > 65536:  # bounded: a report whose every launch differs gains nothing
+            # bounded: a report whose every launch differs gains nothing
+            if len(self._texts) > 65536:
                 self._texts.clear()
             try:
                 text = self._texts[key] = key.decode()
@@ -210,8 +223,9 @@ class _Launches:
         return self._nvtx_seen[key]
 
     def frame(self) -> pd.DataFrame:
-        """The table: launch id and names, the metrics the first launch holds (by name), the identity
-        columns, then the metrics later launches add, each where its first launch would list it."""
+        """The table: launch id and names, the metrics the first launch holds (by name), the
+        identity columns, then the metrics later launches add, each where its first launch would
+        list it."""
         count, metrics = self.count, self.metrics
         assert metrics is not None  # a table is made only of a file read, with a launch
         names = metrics.order()
@@ -229,15 +243,16 @@ class _Launches:
 
 
 def _forget(data: mmap.mmap, end: int) -> None:
-    """Hand the file's pages before `end` back (they are read): the mapped pages of a file read from end to
-    end otherwise count in this process's memory, a 2 GB report's 2 GB. The kernel keeps them cached."""
+    """Hand the file's pages before `end` back (they are read): the mapped pages of a file read from
+    end to end otherwise count in this process's memory, a 2 GB report's 2 GB. The kernel keeps them
+    cached."""
     if hasattr(mmap, "MADV_DONTNEED"):  # not on Windows
         data.madvise(mmap.MADV_DONTNEED, 0, end - end % mmap.PAGESIZE)
 
 
 def _refuse_result(raw: bytes) -> None:
-    """A result whose top-level fields the batch walk could not follow: damaged if protobuf cannot parse it
-    either, else encoded in a way this reader was not checked on (ncu_report reads it)."""
+    """A result whose top-level fields the batch walk could not follow: damaged if protobuf cannot
+    parse it either, else encoded in a way this reader was not checked on (ncu_report reads it)."""
     _parse("Result", raw)
     raise Unsupported("a launch whose fields are encoded unlike ncu's")
 
@@ -254,8 +269,8 @@ def _parse(kind: str, raw: bytes) -> Message:
 def identity_columns(
     cells: Mapping[str, np.ndarray | Sequence[object]], count: int
 ) -> dict[str, np.ndarray | Sequence[object]]:
-    """grid, block, registers, stream, device, gpu and cc of every launch from its launch__/device__ metric
-    columns: `fill_identity`, a table at a time."""
+    """grid, block, registers, stream, device, gpu and cc of every launch from its launch__/device__
+    metric columns: `fill_identity`, a table at a time."""
 
     def given(name: str) -> np.ndarray | Sequence[object]:
         return cells.get(name, [None] * count)
@@ -275,7 +290,9 @@ def identity_columns(
     }
 
 
-def _texts(text: Callable[..., str | None], *columns: np.ndarray | Sequence[object]) -> list[str | None]:
+def _texts(
+    text: Callable[..., str | None], *columns: np.ndarray | Sequence[object]
+) -> list[str | None]:
     """`text(*cells)` for every launch, computed once per distinct combination of cells."""
     seen: dict[tuple[object, ...], str | None] = {}
     out: list[str | None] = []
@@ -299,8 +316,9 @@ def _compute_capability(major: float | None, minor: float | None) -> str | None:
 
 
 def capture_time(path: Path) -> float | None:
-    """When ncu started the capture (Unix seconds), from the first block's SessionDetails: what ncu's
-    `--page session` prints as Created. None where the file does not say (or is not a version read here)."""
+    """When ncu started the capture (Unix seconds), from the first block's SessionDetails: what
+    ncu's `--page session` prints as Created. None where the file does not say (or is not a version
+    read here)."""
     try:
         with path.open("rb") as handle, _mapped(handle) as data:
             if data[:4] != MAGIC:
@@ -324,8 +342,8 @@ def _mapped(handle: BinaryIO) -> Iterator[mmap.mmap]:
     try:
         yield data
     finally:
-        # An array over it may live on in the traceback of an error being raised: then it is unmapped when
-        # that is freed.
+        # An array over it may live on in the traceback of an error being raised: then it is
+        # unmapped when that is freed.
         with suppress(BufferError):
             data.close()
 
@@ -333,9 +351,11 @@ def _mapped(handle: BinaryIO) -> Iterator[mmap.mmap]:
 def _blocks(data: mmap.mmap, offset: int) -> Iterator[tuple[Message, int]]:
     """Each BlockHeader and the offset of its payload."""
     while offset < len(data):
-        if data[offset : offset + 4] == b"\0\0\0\0":  # an empty header: no block ncu writes has none
+        # an empty header: no block ncu writes has none
+        if data[offset : offset + 4] == b"\0\0\0\0":
             raise Damaged(
-                f"zero bytes where a block should start, at byte {offset:,} of {len(data):,} (a padded or damaged copy)"
+                f"zero bytes where a block should start, at byte {offset:,} of {len(data):,} (a"
+                " padded or damaged copy)"
             )
         block, offset = _message(data, offset, "BlockHeader")
         if block.NumRangeResults or block.NumCmdlistResults or block.NumGraphResults:
@@ -350,10 +370,11 @@ def _blocks(data: mmap.mmap, offset: int) -> Iterator[tuple[Message, int]]:
 def _wanted_columns(
     data: mmap.mmap, offset: int
 ) -> tuple[dict[int, Column], list[tuple[int, int, int]], Damaged | None]:
-    """String id -> column, for the wanted metrics' names, from the whole report's string table; each block's
-    (payload offset, sources, results); and the damage that ended the blocks early, if any. A block's table
-    extends the report's, and a launch may name a metric that only a later block's table defines (seen in the
-    H800 fixture): so the table is read first, from the block headers alone."""
+    """String id -> column, for the wanted metrics' names, from the whole report's string table;
+    each block's (payload offset, sources, results); and the damage that ended the blocks early, if
+    any. A block's table extends the report's, and a launch may name a metric that only a later
+    block's table defines (seen in the H800 fixture): so the table is read first, from the block
+    headers alone."""
     strings: list[str] = []
     blocks: list[tuple[int, int, int]] = []
     forgotten = 0
@@ -361,9 +382,11 @@ def _wanted_columns(
         for block, at in _blocks(data, offset):
             strings.extend(_text(name) for name in block.StringTable.Strings)
             blocks.append((at, block.NumSources, block.NumResults))
-            if at - forgotten > _BATCH_BYTES:  # a page read for each header adds up to the whole file
+            # a page read for each header adds up to the whole file
+            if at - forgotten > _BATCH_BYTES:
                 _forget(data, forgotten := at)
-    except Damaged as damage:  # raised after the launches before it are read, to say how many were whole
+    # raised after the launches before it are read, to say how many were whole
+    except Damaged as damage:
         return _columns(strings), blocks, damage
     return _columns(strings), blocks, None
 
@@ -397,14 +420,14 @@ def _skip(data: mmap.mmap, offset: int) -> int:
 def _column(name: str) -> Column | None:
     if not wanted(name):
         return None
-    # Values are stored in the metric's base unit: a duration in nanoseconds; every other wanted metric's base
-    # unit is already SI (bytes, counts, hertz, /second).
+    # Values are stored in the metric's base unit: a duration in nanoseconds; every other wanted
+    # metric's base unit is already SI (bytes, counts, hertz, /second).
     return Column(name, base_unit_factor(name), name in (OPCODE_METRIC, MODIFIER_METRIC))
 
 
 def _cells(raw: bytes, column: Column) -> Mapping[str, float | str | None]:
-    """A metric the column-wise decoder does not read itself (text, instances, any other encoding), parsed as a
-    message: {column name: value}."""
+    """A metric the column-wise decoder does not read itself (text, instances, any other encoding),
+    parsed as a message: {column name: value}."""
     metric = _parse_metric(raw)
     if column.instanced:
         return _instances(column.name, metric.MetricValueList)
@@ -417,7 +440,8 @@ def _parse_metric(raw: bytes) -> Message:
 
 
 def _name_id(raw: bytes) -> int:
-    """ProfileMetricResult.NameId (field 1, a varint, serialized first) read off the message's bytes."""
+    """ProfileMetricResult.NameId (field 1, a varint, serialized first) read off the message's
+    bytes."""
     if raw[:1] == b"\x08":
         value = shift = 0
         for byte in raw[1:11]:
@@ -439,8 +463,8 @@ def _value(value: Message) -> float | str | None:
 
 
 def _text(value: str | bytes) -> str:
-    """A proto2 string field as text. protobuf hands back bytes where they are not UTF-8: ncu writes UTF-8, so
-    the file is damaged."""
+    """A proto2 string field as text. protobuf hands back bytes where they are not UTF-8: ncu writes
+    UTF-8, so the file is damaged."""
     if isinstance(value, bytes):
         raise Damaged("text that is not UTF-8")
     return value
@@ -458,13 +482,15 @@ def _instances(name: str, elements: Iterable[Message]) -> dict[str, float]:
 
 
 def fill_identity(row: dict[str, Any]) -> None:
-    """The identity columns of a launch's row, from its launch__/device__ metrics (both .ncu-rep readers)."""
+    """The identity columns of a launch's row, from its launch__/device__ metrics (both .ncu-rep
+    readers)."""
 
     def dims(kind: str) -> str | None:
         vals = [row.get(f"launch__{kind}_dim_{a}") for a in "xyz"]
         if any(is_missing(v) for v in vals):
             return None
-        return "(" + ", ".join(str(int(cast(float, v))) for v in vals) + ")"  # none missing: numbers
+        # none missing: numbers
+        return "(" + ", ".join(str(int(cast(float, v))) for v in vals) + ")"
 
     row["grid"] = dims("grid")
     row["block"] = dims("block")
@@ -478,20 +504,26 @@ def fill_identity(row: dict[str, Any]) -> None:
 
 
 def _nvtx(state: Message, thread: int) -> str | None:
-    """Push/pop ranges of the launching thread, then start/end ranges, per domain (as ncu_report gives them)."""
+    """Push/pop ranges of the launching thread, then start/end ranges, per domain (as ncu_report
+    gives them)."""
     pushed = {
-        d.Id: [_text(r.Name) for r in d.Stack] for t in state.Threads if thread == t.TID for d in t.PushPopDomains
+        d.Id: [_text(r.Name) for r in d.Stack]
+        for t in state.Threads
+        if thread == t.TID
+        for d in t.PushPopDomains
     }
     started = {d.Id: [_text(r.Name) for r in d.Ranges] for d in state.StartEndDomains}
-    return nvtx_path([(_text(d.Name), pushed.get(d.Id, []) + started.get(d.Id, [])) for d in state.Domains])
+    return nvtx_path(
+        [(_text(d.Name), pushed.get(d.Id, []) + started.get(d.Id, [])) for d in state.Domains]
+    )
 
 
 @cache
 def message_classes() -> dict[str, type[Message]]:
-    """Message classes for the fields read, built from field numbers at first use (protobuf is imported only
-    when a report is read). Every field is optional here: a file missing one parses, and the row says unknown.
-    Fields not declared are kept as unknown fields, so a parsed message serializes back whole (the benchmark
-    builds large reports this way)."""
+    """Message classes for the fields read, built from field numbers at first use (protobuf is
+    imported only when a report is read). Every field is optional here: a file missing one parses,
+    and the row says unknown. Fields not declared are kept as unknown fields, so a parsed message
+    serializes back whole (the benchmark builds large reports this way)."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     field = descriptor_pb2.FieldDescriptorProto
@@ -503,14 +535,18 @@ def message_classes() -> dict[str, type[Message]]:
         "double": field.TYPE_DOUBLE,
         "bytes": field.TYPE_BYTES,
     }
-    file = descriptor_pb2.FileDescriptorProto(name="flopscope_ncu_rep.proto", package="ncurep", syntax="proto2")
+    file = descriptor_pb2.FileDescriptorProto(
+        name="flopscope_ncu_rep.proto", package="ncurep", syntax="proto2"
+    )
     for name, fields in _SCHEMA.items():
         message = file.message_type.add(name=name)
         for field_name, number, kind in fields:
             repeated = kind.startswith("*")
             kind = kind.lstrip("*")
             spec = message.field.add(
-                name=field_name, number=number, label=field.LABEL_REPEATED if repeated else field.LABEL_OPTIONAL
+                name=field_name,
+                number=number,
+                label=field.LABEL_REPEATED if repeated else field.LABEL_OPTIONAL,
             )
             if kind in scalar:
                 spec.type = scalar[kind]
@@ -518,11 +554,15 @@ def message_classes() -> dict[str, type[Message]]:
                 spec.type, spec.type_name = field.TYPE_MESSAGE, f".ncurep.{kind}"
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
-    return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"ncurep.{name}")) for name in _SCHEMA}
+    return {
+        name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"ncurep.{name}"))
+        for name in _SCHEMA
+    }
 
 
-# Message -> (field, number, type); `*` repeated. Numbers from ProfilerReport.proto, ProfilerResultsCommon.proto,
-# ProfilerReportCommon.proto, ProfilerStringTable.proto and Nvtx.proto of Nsight Compute 2024.1.
+# Message -> (field, number, type); `*` repeated. Numbers from ProfilerReport.proto,
+# ProfilerResultsCommon.proto, ProfilerReportCommon.proto, ProfilerStringTable.proto and Nvtx.proto
+# of Nsight Compute 2024.1.
 _SCHEMA = {
     "FileHeader": [("Version", 1, "u32")],
     "StringTable": [("Strings", 1, "*str")],
@@ -545,16 +585,24 @@ _SCHEMA = {
         ("Uint64Value", 5, "u64"),
     ],
     "ListElement": [("CorrelationId", 1, "Value"), ("ElementValue", 2, "Value")],
-    "Metric": [("NameId", 1, "u32"), ("MetricValue", 2, "Value"), ("MetricValueList", 3, "*ListElement")],
+    "Metric": [
+        ("NameId", 1, "u32"),
+        ("MetricValue", 2, "Value"),
+        ("MetricValueList", 3, "*ListElement"),
+    ],
     "PushPopRange": [("Name", 1, "str")],
     "PushPopDomain": [("Id", 1, "u64"), ("Stack", 3, "*PushPopRange")],
     "StartEndRange": [("Id", 1, "u64"), ("Name", 2, "str")],
     "StartEndDomain": [("Id", 1, "u64"), ("Ranges", 3, "*StartEndRange")],
     "DomainInfo": [("Id", 1, "u64"), ("Name", 2, "str")],
     "Thread": [("TID", 1, "u32"), ("PushPopDomains", 2, "*PushPopDomain")],
-    "Nvtx": [("Domains", 1, "*DomainInfo"), ("Threads", 2, "*Thread"), ("StartEndDomains", 3, "*StartEndDomain")],
-    # ncu's rule results (RuleResults.proto, package NV.RuleSystem), read for one launch at a time by
-    # ncu_rep_rules.py: never part of the table.
+    "Nvtx": [
+        ("Domains", 1, "*DomainInfo"),
+        ("Threads", 2, "*Thread"),
+        ("StartEndDomains", 3, "*StartEndDomain"),
+    ],
+    # ncu's rule results (RuleResults.proto, package NV.RuleSystem), read for one launch at a time
+    # by ncu_rep_rules.py: never part of the table.
     "RuleMessage": [("Message", 1, "str"), ("Type", 2, "u32")],
     "RuleSpeedup": [("SpeedupType", 1, "u32"), ("Value", 2, "double")],
     "RuleItem": [("Message", 1, "RuleMessage"), ("Speedup", 10, "RuleSpeedup")],

@@ -1,8 +1,9 @@
 """A CSV read's progress, in bytes: the file the parsers read from, counting what they take.
 
-A CSV's launches are known only once it is parsed (pyarrow and pandas read it in blocks of about a MB), so its
-progress is told as bytes of the file read, `progress(bytes read, file size, "bytes")`; an .ncu-rep's as
-launches. Counting costs one call per block: nothing measurable beside parsing the block."""
+A CSV's launches are known only once it is parsed (pyarrow and pandas read it in blocks of about a
+MB), so its progress is told as bytes of the file read, `progress(bytes read, file size, "bytes")`;
+an .ncu-rep's as launches. Counting costs one call per block: nothing measurable beside parsing the
+block."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import os
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-# The readers' progress callback (ncu_rep_stream.Progress) called with a third argument, the unit "bytes".
+# The readers' progress callback (ncu_rep_stream.Progress) called with a third argument, the unit
+# "bytes".
 ByteProgress = Callable[[int, int, str], None]
 
 
 class ProgressFile:
-    """`handle` (a binary file open for reading) whose `read`s report the position reached to `progress`."""
+    """`handle` (a binary file open for reading) whose `read`s report the position reached to
+    `progress`."""
 
     def __init__(self, handle: BinaryIO, progress: ByteProgress) -> None:
         self.handle, self.progress = handle, progress

@@ -1,7 +1,7 @@
-"""CUDA source beside the SASS: the text of each SASS line's file:line, where the report embeds the file (ncu
-`--import-source yes`), and the source page by CUDA line: each CUDA line's SASS lines, their samples and
-instructions summed, as ncu's `cuda,sass` source view sums them. The text is the report's, untrusted: whoever
-shows it makes it inert (`display_text`)."""
+"""CUDA source beside the SASS: the text of each SASS line's file:line, where the report embeds the
+file (ncu `--import-source yes`), and the source page by CUDA line: each CUDA line's SASS lines,
+their samples and instructions summed, as ncu's `cuda,sass` source view sums them. The text is the
+report's, untrusted: whoever shows it makes it inert (`display_text`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ from dataclasses import dataclass, field
 from .ncu_rep_source import SourceLine, SourcePage
 
 # What a page without CUDA lines needs, in the words of the compiler's and ncu's options.
-NO_CUDA_LINES = "no CUDA lines: compile with -lineinfo (nvcc), and profile with ncu --import-source yes for their text"
+NO_CUDA_LINES = (
+    "no CUDA lines: compile with -lineinfo (nvcc), and profile with ncu --import-source yes for"
+    " their text"
+)
 
 
 @dataclass(frozen=True)
@@ -31,13 +34,17 @@ class CudaLine:
 
 
 def file_lines(page: SourcePage) -> dict[str, list[str]]:
-    """Each embedded file as its lines, numbered from 1 as the compiler numbers them (split at newlines only: a
-    form feed or a lone CR inside a line does not start a new one)."""
-    return {name: [ln.removesuffix("\r") for ln in text.split("\n")] for name, text in page.files.items()}
+    """Each embedded file as its lines, numbered from 1 as the compiler numbers them (split at
+    newlines only: a form feed or a lone CR inside a line does not start a new one)."""
+    return {
+        name: [ln.removesuffix("\r") for ln in text.split("\n")]
+        for name, text in page.files.items()
+    }
 
 
 def cuda_text(lines: dict[str, list[str]], file: str, line: int | None) -> str | None:
-    """The text of `file`:`line`, from `file_lines(page)`; None where the report does not hold it."""
+    """The text of `file`:`line`, from `file_lines(page)`; None where the report does not hold
+    it."""
     text = lines.get(file)
     if text is None or line is None or not 1 <= line <= len(text):
         return None
@@ -45,13 +52,17 @@ def cuda_text(lines: dict[str, list[str]], file: str, line: int | None) -> str |
 
 
 def by_cuda_line(page: SourcePage) -> list[CudaLine]:
-    """The page's SASS lines grouped by CUDA file:line (those the report resolves), in file and line order."""
+    """The page's SASS lines grouped by CUDA file:line (those the report resolves), in file and line
+    order."""
     groups: dict[tuple[str, int], list[SourceLine]] = {}
     for sass in page.lines:
         if sass.file and sass.line is not None:
             groups.setdefault((sass.file, sass.line), []).append(sass)
     lines = file_lines(page)
-    return [_summed(file, line, cuda_text(lines, file, line), group) for (file, line), group in sorted(groups.items())]
+    return [
+        _summed(file, line, cuda_text(lines, file, line), group)
+        for (file, line), group in sorted(groups.items())
+    ]
 
 
 def hottest_cuda(lines: list[CudaLine], top: int | None = None) -> list[CudaLine]:

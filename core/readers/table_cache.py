@@ -1,18 +1,19 @@
-"""A cache of the tables read from report files, so a second open of a big report costs a Parquet read.
+"""A cache of the tables read from report files, so a second open of a big report costs a Parquet
+read.
 
-Two kinds of entry per report: its metric table as the readers made it (readers/__init__.py; an .ncu-rep's
-only, as a CSV parses about as fast), and the finished report, counted and derived, for each `--gpu` it was
-opened with (report_cache.py). One Parquet file per entry under `<data home>/cache/`, named by a hash of what
-identifies the report as read: its resolved path, size, modification time and inode, the entry's kind,
-flopscope's version and a digest of the code that made it. A report changed in place gets a new name; the old
-entry ages out.
+Two kinds of entry per report: its metric table as the readers made it (readers/__init__.py; an
+.ncu-rep's only, as a CSV parses about as fast), and the finished report, counted and derived, for
+each `--gpu` it was opened with (report_cache.py). One Parquet file per entry under `<data
+home>/cache/`, named by a hash of what identifies the report as read: its resolved path, size,
+modification time and inode, the entry's kind, flopscope's version and a digest of the code that
+made it. A report changed in place gets a new name; the old entry ages out.
 
-Safe without locks: an entry is written to a temporary file beside it and renamed into place (atomic on
-POSIX), so a reader sees a whole entry or none, and a killed writer leaves only a `.tmp-*` file, removed by the
-next eviction. An entry that cannot be read is ignored and rewritten. The cache never fails a read: a
-read-only or full disk only means no entry. `FLOPSCOPE_NO_CACHE=1` (the CLI's `--no-cache`) bypasses it;
-`FLOPSCOPE_CACHE_MAX_BYTES` caps its size (default 4 GB), oldest entries evicted first.
-"""
+Safe without locks: an entry is written to a temporary file beside it and renamed into place (atomic
+on POSIX), so a reader sees a whole entry or none, and a killed writer leaves only a `.tmp-*` file,
+removed by the next eviction. An entry that cannot be read is ignored and rewritten. The cache never
+fails a read: a read-only or full disk only means no entry. `FLOPSCOPE_NO_CACHE=1` (the CLI's
+`--no-cache`) bypasses it; `FLOPSCOPE_CACHE_MAX_BYTES` caps its size (default 4 GB), oldest entries
+evicted first."""
 
 from __future__ import annotations
 
@@ -58,19 +59,27 @@ _CORE = Path(__file__).parents[1]  # core/: this module is core/readers/table_ca
 
 @functools.cache
 def readers_code() -> str:
-    """A digest of the code that makes a cached metric table (the readers and the metric vocabulary they keep):
-    a table read by other code, an older flopscope or a working copy being edited, is never handed back."""
+    """A digest of the code that makes a cached metric table (the readers and the metric vocabulary
+    they keep): a table read by other code, an older flopscope or a working copy being edited, is
+    never handed back."""
     return _digest(reader_sources())
 
 
 def reader_sources() -> list[Path]:
-    return [*(_CORE / "readers").glob("*.py"), _CORE / "ncu" / "metrics.py", _CORE / "common" / "units.py"]
+    return [
+        *(_CORE / "readers").glob("*.py"),
+        _CORE / "ncu" / "metrics.py",
+        _CORE / "common" / "units.py",
+    ]
 
 
 @functools.cache
 def engine_code() -> str:
-    """A digest of all of core/, its GPU datasheets included: what counts and derives a finished report."""
-    return _digest([p for p in _CORE.rglob("*") if p.suffix in (".py", ".csv", ".txt") and p.is_file()])
+    """A digest of all of core/, its GPU datasheets included: what counts and derives a finished
+    report."""
+    return _digest(
+        [p for p in _CORE.rglob("*") if p.suffix in (".py", ".csv", ".txt") and p.is_file()]
+    )
 
 
 def _digest(sources: list[Path]) -> str:
@@ -82,8 +91,8 @@ def _digest(sources: list[Path]) -> str:
 
 
 def entry_for(path: Path, *kind: object, code: str | None = None) -> Path | None:
-    """Where the table of `path` is (or would be) cached: its metric table, or with `kind` another entry of it
-    (`"report", gpu`) made by `code`. None when it is not worth caching or cannot be."""
+    """Where the table of `path` is (or would be) cached: its metric table, or with `kind` another
+    entry of it (`"report", gpu`) made by `code`. None when it is not worth caching or cannot be."""
     try:
         info = path.stat()
     except OSError:
@@ -96,15 +105,25 @@ def entry_for(path: Path, *kind: object, code: str | None = None) -> Path | None
     from .ncu_rep import READER_ENV
 
     made_by = code if code is not None else readers_code()
-    reader = os.environ.get(READER_ENV, "")  # a table ncu_report read is not one the streaming reader read
-    key = [str(path.resolve()), info.st_size, info.st_mtime_ns, info.st_ino, __version__, made_by, reader, *kind]
+    # a table ncu_report read is not one the streaming reader read
+    reader = os.environ.get(READER_ENV, "")
+    key = [
+        str(path.resolve()),
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ino,
+        __version__,
+        made_by,
+        reader,
+        *kind,
+    ]
     return folder / f"{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]}.parquet"
 
 
 def load(entry: Path) -> tuple[pd.DataFrame, dict[str, Any]] | None:
-    """The cached (table, the JSON object stored with it: a reader's meta, or a finished report's), or None
-    when there is no usable entry. An entry carries its own name (its key's digest): a file copied or moved
-    over another entry's name is not that report's table."""
+    """The cached (table, the JSON object stored with it: a reader's meta, or a finished report's),
+    or None when there is no usable entry. An entry carries its own name (its key's digest): a file
+    copied or moved over another entry's name is not that report's table."""
     import pyarrow.parquet as pq
 
     try:
@@ -112,26 +131,34 @@ def load(entry: Path) -> tuple[pd.DataFrame, dict[str, Any]] | None:
         stored = json.loads(table.schema.metadata[_META_KEY])
         if stored.get("entry") != entry.name:
             return None
-        frame = _objects_again(table.to_pandas(), stored["object_columns"], stored.get("object_categories", []))
-    except Exception:  # absent, or damaged by something other than this module: read the report instead
+        frame = _objects_again(
+            table.to_pandas(), stored["object_columns"], stored.get("object_categories", [])
+        )
+    # absent, or damaged by something other than this module: read the report instead
+    except Exception:
         return None
     os.utime(entry)  # most recently used, for eviction
     return frame, stored["reader_meta"]
 
 
 def _objects_again(frame: pd.DataFrame, names: list[str], categorical: list[str]) -> pd.DataFrame:
-    """Text columns as the readers make them (object, None where missing), and categorical names with object
-    categories: Arrow hands back pandas' string dtype, with NaN for missing, which later steps compare and
-    serialise differently."""
+    """Text columns as the readers make them (object, None where missing), and categorical names
+    with object categories: Arrow hands back pandas' string dtype, with NaN for missing, which later
+    steps compare and serialise differently."""
     for name in names:
-        frame[name] = pd.Series(frame[name].to_numpy(dtype=object, na_value=None), index=frame.index, dtype=object)
+        frame[name] = pd.Series(
+            frame[name].to_numpy(dtype=object, na_value=None), index=frame.index, dtype=object
+        )
     for name in categorical:
-        if not isinstance(frame[name].dtype, pd.CategoricalDtype):  # every value missing: Arrow kept no dictionary
+        # every value missing: Arrow kept no dictionary
+        if not isinstance(frame[name].dtype, pd.CategoricalDtype):
             frame[name] = pd.Categorical([None] * len(frame), categories=pd.Index([], dtype=object))
             continue
         column = frame[name].cat
         categories = pd.Index(column.categories.to_numpy(dtype=object), dtype=object)
-        frame[name] = pd.Categorical.from_codes(column.codes, categories=categories, ordered=column.ordered)
+        frame[name] = pd.Categorical.from_codes(
+            column.codes, categories=categories, ordered=column.ordered
+        )
     return frame
 
 
@@ -139,7 +166,8 @@ def _object_categories(frame: pd.DataFrame) -> list[str]:
     return [
         c
         for c in frame.columns
-        if isinstance(frame[c].dtype, pd.CategoricalDtype) and frame[c].cat.categories.dtype == object
+        if isinstance(frame[c].dtype, pd.CategoricalDtype)
+        and frame[c].cat.categories.dtype == object
     ]
 
 
@@ -156,11 +184,17 @@ def save(entry: Path, frame: pd.DataFrame, meta: Mapping[str, Any]) -> None:
             "object_columns": [c for c in frame.columns if frame[c].dtype == object],
             "object_categories": _object_categories(frame),
         }
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), _META_KEY: json.dumps(stored)})
-        with tempfile.NamedTemporaryFile(dir=entry.parent, prefix=".tmp-", suffix=".parquet", delete=False) as tmp:
-            pq.write_table(table, tmp.name, write_statistics=False)  # read whole: no filter needs min/max
+        table = table.replace_schema_metadata(
+            {**(table.schema.metadata or {}), _META_KEY: json.dumps(stored)}
+        )
+        with tempfile.NamedTemporaryFile(
+            dir=entry.parent, prefix=".tmp-", suffix=".parquet", delete=False
+        ) as tmp:
+            # read whole: no filter needs min/max
+            pq.write_table(table, tmp.name, write_statistics=False)
         os.replace(tmp.name, entry)
-    except Exception:  # a column Arrow cannot type, a full disk: the report was read, only not cached
+    # a column Arrow cannot type, a full disk: the report was read, only not cached
+    except Exception:
         if "tmp" in locals():
             Path(tmp.name).unlink(missing_ok=True)
         return
@@ -168,8 +202,13 @@ def save(entry: Path, frame: pd.DataFrame, meta: Mapping[str, Any]) -> None:
 
 
 def evict(folder: Path, max_bytes: int | None = None) -> None:
-    """Remove the least recently used entries past the size cap, and temporary files of killed writers."""
-    max_bytes = max_bytes if max_bytes is not None else int(os.environ.get(MAX_BYTES_ENV, DEFAULT_MAX_BYTES))
+    """Remove the least recently used entries past the size cap, and temporary files of killed
+    writers."""
+    max_bytes = (
+        max_bytes
+        if max_bytes is not None
+        else int(os.environ.get(MAX_BYTES_ENV, DEFAULT_MAX_BYTES))
+    )
     now = time.time()
     entries = []
     for item in folder.iterdir():

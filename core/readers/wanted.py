@@ -1,5 +1,5 @@
-"""What every reader shares: the identity columns, the allow-list of ncu metrics (from ncu_metrics.READ), and
-turning a column into Python values."""
+"""What every reader shares: the identity columns, the allow-list of ncu metrics (from
+ncu_metrics.READ), and turning a column into Python values."""
 
 from __future__ import annotations
 
@@ -25,16 +25,16 @@ IDENTITY = [
     "gpu",
     "cc",
 ]
-wanted = is_read  # the readers' allow-list of ncu metrics, kept in ncu_metrics beside the sets that collect them
+# the readers' allow-list of ncu metrics, kept in ncu_metrics beside the sets that collect them
+wanted = is_read
 
 
 def objects(col: pd.Series) -> np.ndarray:
     """A column as an object array of shared Python values, None where missing.
 
-    Categorical text from the CSV parser keeps its categories in Arrow; `to_numpy` would build one new
-    string per row (gigabytes for a million launches with kilobyte kernel names). Taking from the few
-    categories shares them instead.
-    """
+    Categorical text from the CSV parser keeps its categories in Arrow; `to_numpy` would build one
+    new string per row (gigabytes for a million launches with kilobyte kernel names). Taking from
+    the few categories shares them instead."""
     if isinstance(col.dtype, pd.CategoricalDtype):
         cats = np.asarray(col.cat.categories.to_numpy(dtype=object), dtype=object)
         codes = col.cat.codes.to_numpy()

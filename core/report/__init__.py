@@ -1,5 +1,5 @@
-"""A read report: the `Report` (its kernels table, groupings, ceilings), its meta, its cache, which GPU judges it,
-launches above their ceiling, and ncu's own rule results."""
+"""A read report: the `Report` (its kernels table, groupings, ceilings), its meta, its cache, which
+GPU judges it, launches above their ceiling, and ncu's own rule results."""
 
 from __future__ import annotations
 

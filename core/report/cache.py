@@ -1,9 +1,10 @@
-"""The finished-report cache: a big report opened again skips counting and deriving as well as reading.
+"""The finished-report cache: a big report opened again skips counting and deriving as well as
+reading.
 
-`read_report` keeps, per report file and `--gpu`, the kernels table it made and the meta beside it, as an entry
-of the table cache (table_cache.py: its key, atomic writes, size cap and `--no-cache` apply). The entry's key
-holds a digest of all of core/, so a report derived by other code is never handed back.
-"""
+`read_report` keeps, per report file and `--gpu`, the kernels table it made and the meta beside it,
+as an entry of the table cache (table_cache.py: its key, atomic writes, size cap and `--no-cache`
+apply). The entry's key holds a digest of all of core/, so a report derived by other code is never
+handed back."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def entry_for(path: Path, gpu: str | None) -> Path | None:
 
 
 def load(entry: Path | None) -> tuple[pd.DataFrame, ReportMeta, list[Missing]] | None:
-    """(kernels, meta, missing) as `read_report` made them, or None when there is no usable entry."""
+    """(kernels, meta, missing) as `read_report` made them, or None when there is no usable
+    entry."""
     cached = table_cache.load(entry) if entry is not None else None
     if cached is None:
         return None
@@ -29,10 +31,13 @@ def load(entry: Path | None) -> tuple[pd.DataFrame, ReportMeta, list[Missing]] |
     try:
         missing = [Missing(**m) for m in stored.pop("missing", [])]
         return kernels, ReportMeta.from_dict(stored), missing
-    except (TypeError, ValueError):  # written by a build whose meta had other fields: read the report instead
+    # written by a build whose meta had other fields: read the report instead
+    except (TypeError, ValueError):
         return None
 
 
-def save(entry: Path | None, kernels: pd.DataFrame, meta: ReportMeta, missing: list[Missing]) -> None:
+def save(
+    entry: Path | None, kernels: pd.DataFrame, meta: ReportMeta, missing: list[Missing]
+) -> None:
     if entry is not None:
         table_cache.save(entry, kernels, meta.to_dict(m.__dict__ for m in missing))

@@ -1,4 +1,5 @@
-"""`Report`: meta (report_meta.py) + the canonical kernels table, grouped any way every view needs."""
+"""`Report`: meta (report_meta.py) + the canonical kernels table, grouped any way every view
+needs."""
 
 from __future__ import annotations
 
@@ -29,12 +30,14 @@ from .over_ceiling import OverCeiling, over_ceiling
 @dataclass
 class Report:
     meta: ReportMeta
-    # One row per launch, canonical + extra columns, derived metrics included. The frame passed in is left as it
-    # is: the Report holds a new frame sharing its columns (no copy of a million launches) plus its own.
+    # One row per launch, canonical + extra columns, derived metrics included. The frame passed in
+    # is left as it is: the Report holds a new frame sharing its columns (no copy of a million
+    # launches) plus its own.
     kernels: pd.DataFrame
     gpu: Gpu | None = None  # the GPU of most launches
     missing: list[Missing] = field(default_factory=list)
-    gpus: dict[str, Gpu | None] | None = None  # device name -> database GPU, where launches ran on several
+    # device name -> database GPU, where launches ran on several
+    gpus: dict[str, Gpu | None] | None = None
     roof: Roof = CLOCK  # the roof the launches are judged against (see `against`)
     # (what they were computed from, the ceilings): the header alone asks several times
     _ceilings: tuple[tuple[object, ...], list[Ceiling]] | None = field(
@@ -45,7 +48,9 @@ class Report:
         self.kernels = with_launch_shares(self.kernels)
         if "roof" not in self.kernels and "bound" in self.kernels:
             # Stored before the hierarchical roofline: DRAM was its only memory roof.
-            self.kernels["roof"] = self.kernels["bound"].where(self.kernels["bound"] != "memory", "dram")
+            self.kernels["roof"] = self.kernels["bound"].where(
+                self.kernels["bound"] != "memory", "dram"
+            )
         if self.gpus is None and len(self.meta.gpus) > 1:  # a stored run: rebuild from its meta
             self.gpus = {g.name: find_gpu(g.database_key) for g in self.meta.gpus}
 
@@ -56,15 +61,17 @@ class Report:
 
     @property
     def gpu_label(self) -> str | None:
-        """The run's GPU as the run list and the diff name it: `meta.gpu` (the GPU of most launches), or,
-        where launches ran on several, every one, most launches first: `NVIDIA H100 PCIe + NVIDIA A100-...`."""
+        """The run's GPU as the run list and the diff name it: `meta.gpu` (the GPU of most
+        launches), or, where launches ran on several, every one, most launches first: `NVIDIA H100
+        PCIe + NVIDIA A100-...`."""
         if isinstance(self.judged_by, dict):
             return " + ".join(g.name for g in self.meta.gpus) or " + ".join(self.judged_by)
         return self.meta.gpu
 
     @property
     def gpu_names(self) -> list[str]:
-        """Every device the launches ran on, most launches first; none where the report names no device."""
+        """Every device the launches ran on, most launches first; none where the report names no
+        device."""
         named = [str(g.name) for g in self.meta.gpus]
         return named or ([str(self.meta.gpu)] if self.meta.gpu else [])
 
@@ -72,15 +79,19 @@ class Report:
         return summarize(self.kernels)
 
     def ceilings(self) -> list[Ceiling]:
-        """The run's ceilings, computed once per launches table, GPUs and roof (1M launches: 0.07 s each)."""
+        """The run's ceilings, computed once per launches table, GPUs and roof (1M launches: 0.07 s
+        each)."""
         basis = (self.kernels, self.gpu, self.gpus, self.roof)
-        if self._ceilings is None or any(a is not b for a, b in zip(self._ceilings[0], basis, strict=True)):
+        if self._ceilings is None or any(
+            a is not b for a, b in zip(self._ceilings[0], basis, strict=True)
+        ):
             self._ceilings = (basis, run_ceilings(self.kernels, self.judged_by, self.roof))
         return list(self._ceilings[1])
 
     def against(self, roof: Roof) -> Report:
-        """This report judged against another roof (datasheet, clock, measured on a node): every peak, % of peak,
-        % of roof and bound derived anew; the launches, their order and meta stay as they are."""
+        """This report judged against another roof (datasheet, clock, measured on a node): every
+        peak, % of peak, % of roof and bound derived anew; the launches, their order and meta stay
+        as they are."""
         if roof == self.roof:
             return self
         return Report(
@@ -93,27 +104,29 @@ class Report:
         )
 
     def gpu_judgement(self) -> GpuJudgement:
-        """Whose ceilings judge the launches, and whether --gpu's datasheet set any (see gpu_judgement.py)."""
+        """Whose ceilings judge the launches, and whether --gpu's datasheet set any (see
+        gpu_judgement.py)."""
         return judge_gpu(self.meta, self.gpu, self.judged_by, self.ceilings())
 
     def over_ceiling(self) -> list[OverCeiling]:
-        """Launches measured above their own ceiling, one finding per kind (FLOP, DRAM). Computed from the
-        launches each time, never stored in meta: judged again with another --gpu, a stored run says anew."""
+        """Launches measured above their own ceiling, one finding per kind (FLOP, DRAM). Computed
+        from the launches each time, never stored in meta: judged again with another --gpu, a stored
+        run says anew."""
         return over_ceiling(self.kernels, self.meta)
 
     def module_tree(self) -> pd.DataFrame:
-        """The model's module tree from the launches' NVTX ranges, each node rolled up over its subtree and
-        judged as a group is (core/table/module_tree.py)."""
+        """The model's module tree from the launches' NVTX ranges, each node rolled up over its
+        subtree and judged as a group is (core/table/module_tree.py)."""
         return ordered(module_tree(self.kernels, self.judged_by))
 
     def under_module(self, path: str) -> Report:
-        """The launches a node of `module_tree()` rolls up (its `path`; "" the root), as a Report of their own,
-        judged as this one is."""
+        """The launches a node of `module_tree()` rolls up (its `path`; "" the root), as a Report of
+        their own, judged as this one is."""
         return self.only(launches_under(self.kernels, path))
 
     def only(self, keep: np.ndarray | pd.Series) -> Report:
-        """The launches where `keep` (a boolean per launch) holds, as a Report of their own, judged as this one
-        is: a module tree node's, or `check --where`'s."""
+        """The launches where `keep` (a boolean per launch) holds, as a Report of their own, judged
+        as this one is: a module tree node's, or `check --where`'s."""
         chosen = self.kernels[np.asarray(keep, dtype=bool)].reset_index(drop=True)
         meta = replace(self.meta, launches=len(chosen))
         return Report(meta, chosen, self.gpu, self.missing, self.gpus, self.roof)
@@ -121,25 +134,26 @@ class Report:
     def group(self, by: str = "name", time_order: bool = True) -> pd.DataFrame:
         """Rows per kernel name, NVTX range or launch; same columns as launches; sorted by time.
 
-        `time_order=False` with `by="launch"` returns the launches table itself, uncopied, in launch order
-        (`attrs["time_ordered"]` says which): a view that sorts on its own saves copying a million rows.
-        """
+        `time_order=False` with `by="launch"` returns the launches table itself, uncopied, in launch
+        order (`attrs["time_ordered"]` says which): a view that sorts on its own saves copying a
+        million rows."""
         rows = self._rows(by)
         if GROUPINGS[by] is None and not time_order:
             return rows
         return in_order(rows, by_time(rows))  # the only copy, even at a million launches
 
     def _rows(self, by: str) -> pd.DataFrame:
-        """The rows of a grouping in no particular order: the launches table itself, or the aggregated groups."""
+        """The rows of a grouping in no particular order: the launches table itself, or the
+        aggregated groups."""
         if by not in GROUPINGS:
             raise ValueError(f"group by one of {', '.join(GROUPINGS)}")
         key = GROUPINGS[by]
         return self.kernels if key is None else self._aggregated(key)
 
     def launches_of(self, row: pd.Series, by: str = "name") -> pd.DataFrame:
-        """The launches a row of `group(by)` stands for, in launch order: itself for a launch (count 1), else
-        those sharing its full name (NVTX range, normalised as `group` does) and, in a file of several GPUs,
-        its GPU."""
+        """The launches a row of `group(by)` stands for, in launch order: itself for a launch (count
+        1), else those sharing its full name (NVTX range, normalised as `group` does) and, in a file
+        of several GPUs, its GPU."""
         k = self.kernels
         if (row.get("count") or 1) <= 1 or GROUPINGS.get(by) is None:
             return k[k["launch_id"] == row.get("launch_id")]
@@ -157,23 +171,33 @@ class Report:
 
     def _aggregated(self, key: str) -> pd.DataFrame:
         several = isinstance(self.judged_by, dict)  # launches of one name on two GPUs are two rows
-        rows = ordered(derive(aggregate(self.kernels, key, by_gpu=several), self.judged_by, launch_peaks=True))
+        rows = ordered(
+            derive(aggregate(self.kernels, key, by_gpu=several), self.judged_by, launch_peaks=True)
+        )
         rows["pct_time"] = pct_time(rows["duration_s"], self.kernels["duration_s"].sum())
         return rows
 
     def view(
-        self, by: str = "name", sort: str | None = None, top: int | None = None, descending: bool = True
+        self,
+        by: str = "name",
+        sort: str | None = None,
+        top: int | None = None,
+        descending: bool = True,
     ) -> pd.DataFrame:
-        """The rows `by` a grouping, in time order (longest first, unknown last), or sorted by column `sort`
-        (unknown last either way, ties in time order), the first `top` of them."""
+        """The rows `by` a grouping, in time order (longest first, unknown last), or sorted by
+        column `sort` (unknown last either way, ties in time order), the first `top` of them."""
         return in_order(*self.view_order(by, sort, top, descending))
 
     def view_order(
-        self, by: str = "name", sort: str | None = None, top: int | None = None, descending: bool = True
+        self,
+        by: str = "name",
+        sort: str | None = None,
+        top: int | None = None,
+        descending: bool = True,
     ) -> tuple[pd.DataFrame, np.ndarray]:
-        """`view` as rows and the positions it shows them in (`rows.take(order)` is the view), the launches
-        table uncopied: a writer taking each chunk's rows in that order spares it a sorted copy of a million
-        launches."""
+        """`view` as rows and the positions it shows them in (`rows.take(order)` is the view), the
+        launches table uncopied: a writer taking each chunk's rows in that order spares it a sorted
+        copy of a million launches."""
         rows = self._rows(by)  # sorted once, here: the groups are not put in time order first
         order = by_time(rows)
         if sort:
@@ -184,7 +208,9 @@ class Report:
                     "use a canonical column name, e.g. duration_s, flop, pct_of_peak",
                 )
             keys = rows[sort].take(order).reset_index(drop=True)
-            ranked = keys.sort_values(ascending=not descending, na_position="last", kind="stable", key=_sort_key)
+            ranked = keys.sort_values(
+                ascending=not descending, na_position="last", kind="stable", key=_sort_key
+            )
             order = order[ranked.index.to_numpy()]
         return rows, order[:top] if top else order
 
@@ -196,16 +222,19 @@ def by_time(rows: pd.DataFrame) -> np.ndarray:
 
 
 def in_order(rows: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
-    """`rows` at positions `order`, as a table of its own (`view_order`'s rows and order: the view)."""
+    """`rows` at positions `order`, as a table of its own (`view_order`'s rows and order: the
+    view)."""
     out = rows.take(order)
     out.index = pd.RangeIndex(len(out))
-    out.attrs["time_ordered"] = True  # the engine ordered it (the app's table sorts launch-order frames itself)
+    # the engine ordered it (the app's table sorts launch-order frames itself)
+    out.attrs["time_ordered"] = True
     return out
 
 
 def with_launch_shares(kernels: pd.DataFrame) -> pd.DataFrame:
-    """`kernels` with per-launch `count` (1) and `pct_time`, so the launches table is a finished view by itself.
-    A shallow copy: the caller's frame keeps its columns, and the new one shares theirs instead of copying."""
+    """`kernels` with per-launch `count` (1) and `pct_time`, so the launches table is a finished
+    view by itself. A shallow copy: the caller's frame keeps its columns, and the new one shares
+    theirs instead of copying."""
     out = kernels.copy(deep=False)
     out["count"] = 1
     out["not_profiled"] = unprofiled(out).astype(np.int64)
@@ -215,7 +244,8 @@ def with_launch_shares(kernels: pd.DataFrame) -> pd.DataFrame:
 
 
 def pct_time(duration: pd.Series, total: float) -> pd.Series | float:
-    """Each row's share of the run's kernel time `total`, in %; NaN when the run took no (known) time."""
+    """Each row's share of the run's kernel time `total`, in %; NaN when the run took no (known)
+    time."""
     return 100.0 * duration / total if total else np.nan
 
 
@@ -228,22 +258,28 @@ def ordered(df: pd.DataFrame) -> pd.DataFrame:
     """Canonical columns first, in their order, then extras; internal columns last."""
     names = [n for n, _, _ in ALL]
     rest = [c for c in df.columns if c not in names]
-    # One reindex: the absent canonical columns come as NaN and every column in order in one pass (added one at
-    # a time they fragmented the frame: pandas warns past a hundred).
+    # One reindex: the absent canonical columns come as NaN and every column in order in one pass
+    # (added one at a time they fragmented the frame: pandas warns past a hundred).
     return df.reindex(columns=names + rest)
 
 
 def read_report(
-    path: str | Path, gpu: str | None = None, params: dict[str, Any] | None = None, progress: Progress | None = None
+    path: str | Path,
+    gpu: str | None = None,
+    params: dict[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> Report:
-    """Read any ncu output (detected by content) into a Report with derived metrics. `progress(launches read,
-    launches in all)` is called as a .ncu-rep is read (a plain callback: the CLI and the app draw it)."""
+    """Read any ncu output (detected by content) into a Report with derived metrics.
+    `progress(launches read, launches in all)` is called as a .ncu-rep is read (a plain callback:
+    the CLI and the app draw it)."""
     path = report_file(path)  # a run folder: its report.ncu-rep, which meta.source then names
     entry = report_cache.entry_for(path, gpu)
     if (cached := report_cache.load(entry)) is not None:
         kernels, meta, missing = cached
         meta = replace(meta, source=str(Path(path)), params=dict(params or {}))
-        return Report(meta=meta, kernels=kernels, gpu=find_gpu(meta.gpu_database_key), missing=missing)
+        return Report(
+            meta=meta, kernels=kernels, gpu=find_gpu(meta.gpu_database_key), missing=missing
+        )
     metrics, reader_meta = read_metrics(path, progress)
     counted = count_kernels(metrics)
     k = counted.kernels
@@ -254,7 +290,8 @@ def read_report(
     ccs = {str(c) for c in pd.unique(k["cc"].dropna())}
     device_cc = {name: _most_common(k.loc[k["gpu"] == name, "cc"]) for name in devices}
     own = {name: find_gpu(name, sms) for name, (sms, _) in devices.items()}
-    if gpu and len(devices) > 1:  # the launches of --gpu's compute capability get its ceilings; the others keep theirs
+    # the launches of --gpu's compute capability get its ceilings; the others keep theirs
+    if gpu and len(devices) > 1:
         specs = _datasheets(gpu, device_cc, own, path)
         assert device_name is not None  # devices is not empty
         spec = specs[device_name]
@@ -282,7 +319,8 @@ def read_report(
         reader_note=reader_meta.get("note"),
         captured=reader_meta.get("captured"),
         gpu=device_name or (spec.name if spec else None),
-        # the datasheet ceilings used (of the GPU of most launches): --gpu's where given and of its CC
+        # the datasheet ceilings used (of the GPU of most launches): --gpu's where given and of its
+        # CC
         gpu_database_key=spec.key if spec else None,
         gpu_database_name=spec.name if spec else None,
         gpu_source=source if (spec or device_name) else None,
@@ -307,17 +345,23 @@ def read_report(
     return report
 
 
-def _datasheets(gpu: str, ccs: dict[str, object], own: dict[str, Gpu | None], where: object) -> dict[str, Gpu | None]:
-    """Device name -> the database GPU whose ceilings judge its launches, under `--gpu NAME` in a file (`where`)
-    with launches on several GPUs: NAME for the devices of its compute capability, each other device its own
-    (one architecture's datasheet says nothing of another's). Refused where NAME fits no device."""
+def _datasheets(
+    gpu: str, ccs: dict[str, object], own: dict[str, Gpu | None], where: object
+) -> dict[str, Gpu | None]:
+    """Device name -> the database GPU whose ceilings judge its launches, under `--gpu NAME` in a
+    file (`where`) with launches on several GPUs: NAME for the devices of its compute capability,
+    each other device its own (one architecture's datasheet says nothing of another's). Refused
+    where NAME fits no device."""
     spec = require_gpu(gpu)
-    fits = {name for name, cc in ccs.items() if is_missing(cc) or same_cc(cc, spec.compute_capability)}
+    fits = {
+        name for name, cc in ccs.items() if is_missing(cc) or same_cc(cc, spec.compute_capability)
+    }
     if not fits:
         ran = ", ".join(f"{name} (CC {cc})" for name, cc in ccs.items())
         raise FlopscopeError(
             where,
-            f"--gpu {gpu} is {spec.name} (CC {spec.compute_capability}), but the launches ran on {ran}",
+            f"--gpu {gpu} is {spec.name} (CC {spec.compute_capability}), but the launches ran on"
+            f" {ran}",
             "name a GPU of one of those compute capabilities (`flopscope gpus` lists "
             "them): its launches get that GPU's ceilings, the others keep their own",
         )
@@ -326,7 +370,11 @@ def _datasheets(gpu: str, ccs: dict[str, object], own: dict[str, Gpu | None], wh
 
 def _chosen(specs: dict[str, Gpu | None], own: dict[str, Gpu | None]) -> set[str]:
     """The devices whose ceilings --gpu changed (naming a device's own GPU changes nothing)."""
-    return {name for name, gpu in specs.items() if getattr(gpu, "key", None) != getattr(own.get(name), "key", None)}
+    return {
+        name
+        for name, gpu in specs.items()
+        if getattr(gpu, "key", None) != getattr(own.get(name), "key", None)
+    }
 
 
 def _devices(k: pd.DataFrame, metrics: pd.DataFrame) -> dict[str, tuple[int | None, int]]:
@@ -350,19 +398,25 @@ def _most_common(s: pd.Series) -> Any:  # a cell of `s`, as pandas holds it
 
 
 def with_gpu(report: Report, gpu: str) -> Report:
-    """A report already read (a stored run, a sweep point) judged against `--gpu`'s datasheet ceilings, as
-    `read_report(path, gpu=...)` would have judged it: refused the same way (unknown name, another compute
-    capability), and on several GPUs given to the launches of its compute capability only. The devices the
-    report names stay its devices."""
+    """A report already read (a stored run, a sweep point) judged against `--gpu`'s datasheet
+    ceilings, as `read_report(path, gpu=...)` would have judged it: refused the same way (unknown
+    name, another compute capability), and on several GPUs given to the launches of its compute
+    capability only. The devices the report names stay its devices."""
     k = report.kernels.copy()
     named = report.meta.gpus
     # Each device's own GPU: the one its name found, not one an earlier --gpu put in its place.
     own = {
-        g.name: find_gpu(g.name) if (g.gpu_source or report.meta.gpu_source) == "--gpu" else find_gpu(g.database_key)
+        g.name: (
+            find_gpu(g.name)
+            if (g.gpu_source or report.meta.gpu_source) == "--gpu"
+            else find_gpu(g.database_key)
+        )
         for g in named
     }
     if len(named) > 1:
-        specs = _datasheets(gpu, {g.name: g.compute_capability for g in named}, own, report.meta.source)
+        specs = _datasheets(
+            gpu, {g.name: g.compute_capability for g in named}, own, report.meta.source
+        )
         spec = specs[named[0].name]
         device = report.meta.gpu
     else:
@@ -374,7 +428,9 @@ def with_gpu(report: Report, gpu: str) -> Report:
     chosen = _chosen(specs, own)
     devices = tuple(
         replace(
-            g, database_key=getattr(specs[g.name], "key", None), gpu_source="--gpu" if g.name in chosen else "report"
+            g,
+            database_key=getattr(specs[g.name], "key", None),
+            gpu_source="--gpu" if g.name in chosen else "report",
         )
         for g in named
     )
@@ -388,5 +444,9 @@ def with_gpu(report: Report, gpu: str) -> Report:
         gpus=devices,
     )
     return Report(
-        meta=meta, kernels=ordered(derive(k, several or spec)), gpu=spec, missing=report.missing, gpus=several
+        meta=meta,
+        kernels=ordered(derive(k, several or spec)),
+        gpu=spec,
+        missing=report.missing,
+        gpus=several,
     )

@@ -1,4 +1,5 @@
-"""The run store: stored runs in SQLite, their folders and names, and recovery of a damaged store."""
+"""The run store: stored runs in SQLite, their folders and names, and recovery of a damaged
+store."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ from typing import TYPE_CHECKING
 from ..common.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .ceilings import KINDS, Ceilings, ceilings_json, from_bench, judged_by, load_all, measured_roof, save
+    from .ceilings import (
+        KINDS,
+        Ceilings,
+        ceilings_json,
+        from_bench,
+        judged_by,
+        load_all,
+        measured_roof,
+        save,
+    )
     from .recover import recover_store
     from .run_folders import check_run_name, discard_unfinished, new_run_dir
     from .run_store import AlreadyStored, Store, StoreError, default_path, newest_first

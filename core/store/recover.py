@@ -1,7 +1,8 @@
-"""`flopscope recover`: the runs on the intact pages of a damaged store file, copied into a new store that takes
-its place, with the sweep names and the ceilings measured on nodes (`flopscope ceilings`) that can be read.
-The damaged file is never changed or deleted: it is renamed, with its -wal and -shm, beside the new
-one. (`sqlite3 .recover` would do more, but many builds of the sqlite3 tool lack it, Debian's among them.)"""
+"""`flopscope recover`: the runs on the intact pages of a damaged store file, copied into a new
+store that takes its place, with the sweep names and the ceilings measured on nodes (`flopscope
+ceilings`) that can be read. The damaged file is never changed or deleted: it is renamed, with its
+-wal and -shm, beside the new one. (`sqlite3 .recover` would do more, but many builds of the sqlite3
+tool lack it, Debian's among them.)"""
 
 from __future__ import annotations
 
@@ -31,19 +32,22 @@ _COLUMNS = (
     "meta",
     "kernels",
 )
-_TEXT = {"name", "kind", "sweep", "params", "host", "command", "gpu", "meta"}  # copied as the bytes they hold
+# copied as the bytes they hold
+_TEXT = {"name", "kind", "sweep", "params", "host", "command", "gpu", "meta"}
 
 
 @dataclass
 class Recovered:
     kept: list[str] = field(default_factory=list)  # names of the runs copied
-    lost: list[str] = field(default_factory=list)  # `name (id N)` of the runs whose row could not be read
+    # `name (id N)` of the runs whose row could not be read
+    lost: list[str] = field(default_factory=list)
     damaged: Path | None = None  # where the damaged file now is
 
 
 def recover_store(path: Path) -> Recovered:
-    """Copy every readable run of the damaged store at `path` into a new store file, then move the damaged file
-    aside (renamed) and the new one into its place. Refused for a store SQLite finds no damage in."""
+    """Copy every readable run of the damaged store at `path` into a new store file, then move the
+    damaged file aside (renamed) and the new one into its place. Refused for a store SQLite finds no
+    damage in."""
     found = quick_check(path)
     if not found:
         raise FlopscopeError(
@@ -55,7 +59,8 @@ def recover_store(path: Path) -> Recovered:
     fresh = path.with_name(f"{path.name}.recovering-{stamp}")
     result = Recovered()
     try:
-        old = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)  # not even a checkpoint into it
+        # not even a checkpoint into it
+        old = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         old.text_factory = bytes  # text copied byte for byte, even where it is not UTF-8
     except sqlite3.Error as exc:
         raise store_error(path, exc, "cannot open the damaged run store") from None
@@ -67,7 +72,8 @@ def recover_store(path: Path) -> Recovered:
                 raise FlopscopeError(
                     path,
                     f"no run in this damaged store could be read ({found})",
-                    "it is left as it is; restore it from a backup, or move it aside to start a new store",
+                    "it is left as it is; restore it from a backup, or move it aside to start a new"
+                    " store",
                 )
             _copy_sweeps(old, new)
             _copy_ceilings(old, new)
@@ -116,7 +122,8 @@ def _name(old: sqlite3.Connection, run_id: int) -> str | None:
 
 
 def _copy_sweeps(old: sqlite3.Connection, new: Store) -> None:
-    """Reserved sweep names, so a later sweep does not take one a stored run belongs to; best effort."""
+    """Reserved sweep names, so a later sweep does not take one a stored run belongs to; best
+    effort."""
     try:
         rows = old.execute("SELECT name, created FROM sweeps").fetchall()
     except sqlite3.Error:
@@ -125,8 +132,9 @@ def _copy_sweeps(old: sqlite3.Connection, new: Store) -> None:
 
 
 def _copy_ceilings(old: sqlite3.Connection, new: Store) -> None:
-    """The ceilings measured on nodes (a few rows, each costly to measure again: it needs the GPU), row by row
-    so a damaged row costs only itself; a store from before `flopscope ceilings` has none."""
+    """The ceilings measured on nodes (a few rows, each costly to measure again: it needs the GPU),
+    row by row so a damaged row costs only itself; a store from before `flopscope ceilings` has
+    none."""
     try:
         rowids = [r[0] for r in old.execute("SELECT rowid FROM ceilings").fetchall()]
     except sqlite3.Error:

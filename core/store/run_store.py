@@ -1,11 +1,11 @@
 """The run store: one SQLite file in the data directory holding every run (meta + kernels).
 
-Kernels are kept as a Parquet blob per run (a 100k-launch table stores and loads in well under a second);
-each run is written in one transaction, so a process killed mid-write leaves earlier runs intact and the
-half-written one absent. A run's name is chosen inside the transaction that inserts it, so two processes
-saving `x` at once get `x` and `x-1`, never an error. SQLite's own failures (disk full, locked, read-only,
-not a database) become one StoreError line with the fix for that case.
-"""
+Kernels are kept as a Parquet blob per run (a 100k-launch table stores and loads in well under a
+second); each run is written in one transaction, so a process killed mid-write leaves earlier runs
+intact and the half-written one absent. A run's name is chosen inside the transaction that inserts
+it, so two processes saving `x` at once get `x` and `x-1`, never an error. SQLite's own failures
+(disk full, locked, read-only, not a database) become one StoreError line with the fix for that
+case."""
 
 from __future__ import annotations
 
@@ -55,32 +55,50 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE INDEX IF NOT EXISTS runs_sweep ON runs (sweep);
 CREATE TABLE IF NOT EXISTS sweeps (name TEXT PRIMARY KEY, created REAL NOT NULL);
 """
-LISTED = ["id", "name", "created", "kind", "sweep", "params", "host", "gpu", "launches", "total_time_s", "total_flop"]
-LOWER_BOUNDS = "listed_lower_bounds"  # in a stored run's meta: which of its listed totals are only the known part
+LISTED = [
+    "id",
+    "name",
+    "created",
+    "kind",
+    "sweep",
+    "params",
+    "host",
+    "gpu",
+    "launches",
+    "total_time_s",
+    "total_flop",
+]
+# in a stored run's meta: which of its listed totals are only the known part
+LOWER_BOUNDS = "listed_lower_bounds"
 # json_valid first: a damaged row's meta must not fail the whole list.
-_LOWER_BOUNDS = f"CASE WHEN json_valid(meta) THEN json_extract(meta, '$.{LOWER_BOUNDS}') END AS lower_bounds"
-# What `load` would refuse in a row, found without reading its kernels (a list must not read every table):
-# the blob's length is in its row header, its bytes are not.
+_LOWER_BOUNDS = (
+    f"CASE WHEN json_valid(meta) THEN json_extract(meta, '$.{LOWER_BOUNDS}') END AS lower_bounds"
+)
+# What `load` would refuse in a row, found without reading its kernels (a list must not read every
+# table): the blob's length is in its row header, its bytes are not.
 _ROW_PROBLEM = """CASE
     WHEN typeof(meta) != 'text' OR NOT is_utf8(CAST(meta AS BLOB)) THEN 'its meta is not UTF-8 text'
     WHEN NOT json_valid(meta) THEN 'its meta is not valid JSON'
     WHEN json_type(meta) != 'object' THEN 'its meta is not a JSON object'
-    WHEN typeof(kernels) != 'blob' OR length(kernels) < 12 THEN 'its kernels table is missing or cut short'
+    WHEN typeof(kernels) != 'blob' OR length(kernels) < 12
+        THEN 'its kernels table is missing or cut short'
 END AS damaged"""
 _ON_DAMAGED_PAGE = "its row is on a damaged page of the store file"
 _NUMBERS = ["created", "launches", "total_time_s", "total_flop"]  # listed columns that hold numbers
 
 
 class StoreError(FlopscopeError):
-    """The store itself failed (not one run's data): nothing more can be stored until it is fixed."""
+    """The store itself failed (not one run's data): nothing more can be stored until it is
+    fixed."""
 
 
 def store_error(path: Path, exc: sqlite3.Error, doing: str) -> StoreError:
-    """SQLite's failure as one line whose fix fits the cause: a healthy database on a full or read-only disk
-    must not be "moved aside"."""
+    """SQLite's failure as one line whose fix fits the cause: a healthy database on a full or
+    read-only disk must not be "moved aside"."""
     text = str(exc)
     home = "or set FLOPSCOPE_HOME to a folder on another disk"
-    # Opening a store on a full disk fails to make its -shm file: SQLite says only "disk I/O error" then.
+    # Opening a store on a full disk fails to make its -shm file: SQLite says only "disk I/O error"
+    # then.
     if "full" in text or ("I/O" in text and _no_space_left(path.parent)):
         return StoreError(path, f"{doing}: the disk is full ({text})", f"free space on it, {home}")
     if "locked" in text or "busy" in text:
@@ -90,11 +108,18 @@ def store_error(path: Path, exc: sqlite3.Error, doing: str) -> StoreError:
             "let the other flopscope (or sqlite3) finish, then run this again",
         )
     if "readonly" in text or "read-only" in text or "unable to open" in text:
-        why = "it is on a read-only file system" if _read_only_fs(path.parent) else "it or its folder is not writable"
-        return StoreError(
-            path, f"{doing}: {why} ({text})", f"make {path.parent} writable, or set FLOPSCOPE_HOME to a writable folder"
+        why = (
+            "it is on a read-only file system"
+            if _read_only_fs(path.parent)
+            else "it or its folder is not writable"
         )
-    if isinstance(exc, sqlite3.OperationalError):  # I/O errors and the like: the file is not to blame
+        return StoreError(
+            path,
+            f"{doing}: {why} ({text})",
+            f"make {path.parent} writable, or set FLOPSCOPE_HOME to a writable folder",
+        )
+    # I/O errors and the like: the file is not to blame
+    if isinstance(exc, sqlite3.OperationalError):
         return StoreError(path, f"{doing}: {text}", f"check the disk holding it, {home}")
     if is_damaged_file(exc):
         return damaged_file(path, text)
@@ -106,13 +131,17 @@ def store_error(path: Path, exc: sqlite3.Error, doing: str) -> StoreError:
 
 
 def is_damaged_file(exc: sqlite3.Error) -> bool:
-    """SQLITE_CORRUPT: a page of the file is damaged, not the whole file foreign (that is "not a database")."""
-    return "malformed" in str(exc) or getattr(exc, "sqlite_errorname", "").startswith("SQLITE_CORRUPT")
+    """SQLITE_CORRUPT: a page of the file is damaged, not the whole file foreign (that is "not a
+    database")."""
+    return "malformed" in str(exc) or getattr(exc, "sqlite_errorname", "").startswith(
+        "SQLITE_CORRUPT"
+    )
 
 
 def damaged_file(path: Path, text: str) -> StoreError:
-    """A store file with damaged pages (a disk or copy fault): the runs on its intact pages can still be had,
-    so the fix is copying them out (core/store/recover.py), never deleting or rewriting this file."""
+    """A store file with damaged pages (a disk or copy fault): the runs on its intact pages can
+    still be had, so the fix is copying them out (core/store/recover.py), never deleting or
+    rewriting this file."""
     found = quick_check(path)
     return StoreError(
         path,
@@ -123,8 +152,8 @@ def damaged_file(path: Path, text: str) -> StoreError:
 
 
 def quick_check(path: Path) -> str:
-    """SQLite's first complaint about the file (`PRAGMA quick_check`), "" if it cannot say: the detail a
-    recovery needs, e.g. which page is damaged."""
+    """SQLite's first complaint about the file (`PRAGMA quick_check`), "" if it cannot say: the
+    detail a recovery needs, e.g. which page is damaged."""
     try:
         db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
@@ -137,8 +166,9 @@ def quick_check(path: Path) -> str:
 
 
 class Undecodable(str):
-    """Text a row holds that is not UTF-8 (a damaged page, another program writing the file): read with U+FFFD
-    in place of the bad bytes, so that listing goes on and the row is named as damaged."""
+    """Text a row holds that is not UTF-8 (a damaged page, another program writing the file): read
+    with U+FFFD in place of the bad bytes, so that listing goes on and the row is named as
+    damaged."""
 
 
 def _decode(data: bytes) -> str:
@@ -159,7 +189,8 @@ def _is_utf8(data: object) -> bool:
 
 
 class AlreadyStored(Exception):
-    """`Store.save(once_from=...)` found a run stored from that report file; `name` is that run's."""
+    """`Store.save(once_from=...)` found a run stored from that report file; `name` is that
+    run's."""
 
     def __init__(self, name: str):
         super().__init__(name)
@@ -178,7 +209,8 @@ R = TypeVar("R")
 
 
 def _reading(method: Callable[Concatenate[Store, P], R]) -> Callable[Concatenate[Store, P], R]:
-    """A read of the store: SQLite's failure (a damaged file, a vanished disk) is one StoreError line."""
+    """A read of the store: SQLite's failure (a damaged file, a vanished disk) is one StoreError
+    line."""
 
     @functools.wraps(method)
     def read(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -214,8 +246,10 @@ class Store:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path else default_path()
-        self.damaged: dict[str, str] = {}  # run name -> what is wrong, for rows whose parameters are unreadable
-        self.problems: dict[str, str] = {}  # run name -> what is wrong, for every damaged row `runs()` listed
+        # run name -> what is wrong, for rows whose parameters are unreadable
+        self.damaged: dict[str, str] = {}
+        # run name -> what is wrong, for every damaged row `runs()` listed
+        self.problems: dict[str, str] = {}
         self.read_only = False  # opened from a read-only file system: readable, every write refused
         if path:
             ensure_folder(self.path.parent)
@@ -228,8 +262,9 @@ class Store:
 
     def _open(self) -> sqlite3.Connection:
         db = _connected(sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None))
-        # Switching a new store to WAL while another process does the same answers "database is locked" at
-        # once, without SQLite's busy wait (two sweeps started together: one failed): retried up to `timeout`.
+        # Switching a new store to WAL while another process does the same answers "database is
+        # locked" at once, without SQLite's busy wait (two sweeps started together: one failed):
+        # retried up to `timeout`.
         deadline = time.monotonic() + self.timeout
         while True:
             try:
@@ -248,12 +283,14 @@ class Store:
                 raise
 
     def _open_read_only(self) -> sqlite3.Connection:
-        """A store on a read-only file system (a backup, a read-only bind mount) can still be listed, opened
-        and diffed: WAL mode needs a writable -shm file, but nothing can change the file under us there, so
-        SQLite may treat it as immutable."""
+        """A store on a read-only file system (a backup, a read-only bind mount) can still be
+        listed, opened and diffed: WAL mode needs a writable -shm file, but nothing can change the
+        file under us there, so SQLite may treat it as immutable."""
         try:
             db = _connected(
-                sqlite3.connect(f"{self.path.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None)
+                sqlite3.connect(
+                    f"{self.path.resolve().as_uri()}?immutable=1", uri=True, isolation_level=None
+                )
             )
             db.execute("SELECT 1 FROM runs LIMIT 1")
         except sqlite3.Error as exc:
@@ -262,10 +299,14 @@ class Store:
         return db
 
     def check_writable(self) -> None:
-        """Take and release the write lock: a read-only or locked store fails here, before a profile is run
-        whose result it could not keep."""
+        """Take and release the write lock: a read-only or locked store fails here, before a profile
+        is run whose result it could not keep."""
         if self.read_only:
-            raise store_error(self.path, sqlite3.OperationalError("readonly database"), "cannot write the run store")
+            raise store_error(
+                self.path,
+                sqlite3.OperationalError("readonly database"),
+                "cannot write the run store",
+            )
         try:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("ROLLBACK")
@@ -295,11 +336,12 @@ class Store:
         created: float | None = None,
         once_from: Path | None = None,
     ) -> int:
-        """Store one run in a single transaction; returns its id. `unique`: if `name` is taken, the first free
-        `name-N`, chosen inside the same transaction (see `save_unique`). `created`: when the run was captured
-        (an imported run keeps its own time); now if not given. `once_from`: the report file the run is read
-        from; if a run stored from it is already there, AlreadyStored, checked in the same transaction, so two
-        imports of one folder at once store it once."""
+        """Store one run in a single transaction; returns its id. `unique`: if `name` is taken, the
+        first free `name-N`, chosen inside the same transaction (see `save_unique`). `created`: when
+        the run was captured (an imported run keeps its own time); now if not given. `once_from`:
+        the report file the run is read from; if a run stored from it is already there,
+        AlreadyStored, checked in the same transaction, so two imports of one folder at once store
+        it once."""
         row = _row(report, kind, sweep, params, host, command, created)
         try:
             with self._transaction():
@@ -307,13 +349,16 @@ class Store:
                     raise AlreadyStored(stored)
                 chosen = self._free_name(name) if unique else name
                 cur = self.db.execute(
-                    "INSERT INTO runs (name, created, kind, sweep, params, host, command, gpu, launches,"
-                    " total_time_s, total_flop, meta, kernels) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO runs (name, created, kind, sweep, params, host, command, gpu,"
+                    " launches, total_time_s, total_flop, meta, kernels) VALUES"
+                    " (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (chosen, *row),
                 )
         except sqlite3.IntegrityError:
             raise FlopscopeError(
-                f"run {name}", "a run of this name is already stored", "pick another name (`flopscope runs` lists them)"
+                f"run {name}",
+                "a run of this name is already stored",
+                "pick another name (`flopscope runs` lists them)",
             ) from None
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, f"cannot store run {name}") from None
@@ -326,25 +371,29 @@ class Store:
 
     def _source_run(self, report_path: Path) -> str | None:
         target = Path(report_path).resolve()
-        # A damaged row's meta is skipped (json_extract would fail the query): it cannot be the stored copy.
+        # A damaged row's meta is skipped (json_extract would fail the query): it cannot be the
+        # stored copy.
         for name, source in self.db.execute(
-            "SELECT name, CASE WHEN json_valid(meta) THEN json_extract(meta, '$.source') END FROM runs ORDER BY id"
+            "SELECT name, CASE WHEN json_valid(meta) THEN json_extract(meta, '$.source') END FROM"
+            " runs ORDER BY id"
         ):
             if isinstance(source, str) and source and Path(source).resolve() == target:
                 return str(name)
         return None
 
-    # `self, /`: no field can be named self, as `_reading`'s signature requires; `fields`: `save`'s keywords
+    # `self, /`: no field can be named self, as `_reading`'s signature requires; `fields`: `save`'s
+    # keywords
     @_reading
     def save_unique(self, /, report: Report, base: str, **fields: Any) -> str:
-        """Store one run under `base`, or `base-N` if taken; returns the name it got. The choice and the insert
-        are one transaction, so concurrent savers of one name never collide."""
+        """Store one run under `base`, or `base-N` if taken; returns the name it got. The choice and
+        the insert are one transaction, so concurrent savers of one name never collide."""
         run_id = self.save(report, base, unique=True, **fields)
         return str(self.db.execute("SELECT name FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error: a run is stored whole or not at all."""
+        """BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on any error: a run is stored whole or not at
+        all."""
         if self.read_only:  # an immutable connection would not even take the lock
             raise sqlite3.OperationalError("attempt to write a readonly database")
         self.db.execute("BEGIN IMMEDIATE")
@@ -358,10 +407,10 @@ class Store:
 
     @_reading
     def runs(self, sweep: str | None = None) -> pd.DataFrame:
-        """The listed columns of every run (of `sweep`), in the order stored (`newest_first`: as lists show them),
-        and `damaged`: what is wrong with a run's stored row, None if nothing. One bad row must not hide the
-        others: a row whose parameters cannot be read is kept with no parameters and named in `self.damaged`;
-        every damaged row is named in `self.problems`."""
+        """The listed columns of every run (of `sweep`), in the order stored (`newest_first`: as
+        lists show them), and `damaged`: what is wrong with a run's stored row, None if nothing. One
+        bad row must not hide the others: a row whose parameters cannot be read is kept with no
+        parameters and named in `self.damaged`; every damaged row is named in `self.problems`."""
         sql = f"SELECT {', '.join(LISTED)}, {_LOWER_BOUNDS}, {_ROW_PROBLEM} FROM runs"
         args: tuple[str, ...] = ()
         if sweep is not None:
@@ -372,13 +421,19 @@ class Store:
         except sqlite3.DatabaseError as exc:
             if not is_damaged_file(exc):
                 raise
-            rows = self._rows_around_damage(sql + (" AND" if sweep is not None else " WHERE") + " id = ?", args)
-        frame = pd.DataFrame.from_records(rows, columns=[*LISTED, "lower_bounds", "damaged"], coerce_float=True)
+            rows = self._rows_around_damage(
+                sql + (" AND" if sweep is not None else " WHERE") + " id = ?", args
+            )
+        frame = pd.DataFrame.from_records(
+            rows, columns=[*LISTED, "lower_bounds", "damaged"], coerce_float=True
+        )
         # From the rows as read: pandas gives back plain str for Undecodable.
         at = LISTED.index("name"), LISTED.index("params")
         frame["params"] = [self._params(row[at[0]], row[at[1]]) for row in rows]
         frame["lower_bounds"] = [_names(text) for text in frame["lower_bounds"]]
-        frame["damaged"] = [self._problem(row, problem) for row, problem in zip(rows, frame["damaged"], strict=True)]
+        frame["damaged"] = [
+            self._problem(row, problem) for row, problem in zip(rows, frame["damaged"], strict=True)
+        ]
         self._numbers(frame, rows)
         # pandas reads a text column's NULLs as NaN once any row has text: None is what they mean.
         text = ["name", "kind", "sweep", "host", "gpu", "damaged"]
@@ -386,8 +441,8 @@ class Store:
         return frame
 
     def _numbers(self, frame: pd.DataFrame, rows: list[tuple[Any, ...]]) -> None:
-        """The listed numbers as numbers: one a row holds as text or a blob (`created = 'abc'`) is shown blank
-        and the row named as damaged, never a traceback in every list of runs."""
+        """The listed numbers as numbers: one a row holds as text or a blob (`created = 'abc'`) is
+        shown blank and the row named as damaged, never a traceback in every list of runs."""
         for column in _NUMBERS:
             values = pd.to_numeric(frame[column], errors="coerce")
             wrong = values.isna() & frame[column].notna()
@@ -398,8 +453,9 @@ class Store:
                 self.problems[name] = frame.at[at, "damaged"] = problem
 
     def _rows_around_damage(self, sql: str, args: tuple[str, ...]) -> list[tuple[Any, ...]]:
-        """The listed rows of a store file with a damaged page, one at a time: a row on the damaged page is
-        listed by id alone (its sweep unknown, so not in a sweep's list), the others as they are."""
+        """The listed rows of a store file with a damaged page, one at a time: a row on the damaged
+        page is listed by id alone (its sweep unknown, so not in a sweep's list), the others as they
+        are."""
         rows, blank = [], [None] * (len(LISTED) + 1)
         for run_id in run_ids(self.db):
             try:
@@ -413,10 +469,14 @@ class Store:
         return rows
 
     def _problem(self, row: tuple[Any, ...], problem: object) -> str | None:
-        """What is wrong with one listed row and what that costs, noted in `problems`: SQL's finding (a row
-        `load` refuses), else unreadable parameters, else listed text that is not UTF-8."""
+        """What is wrong with one listed row and what that costs, noted in `problems`: SQL's finding
+        (a row `load` refuses), else unreadable parameters, else listed text that is not UTF-8."""
         name = str(row[LISTED.index("name")])
-        bad = [column for column, value in zip(LISTED, row, strict=False) if isinstance(value, Undecodable)]
+        bad = [
+            column
+            for column, value in zip(LISTED, row, strict=False)
+            if isinstance(value, Undecodable)
+        ]
         if problem == _ON_DAMAGED_PAGE:
             problem = f"{problem}: `flopscope recover` copies the other runs into a new store"
         elif isinstance(problem, str) or "name" in bad:
@@ -425,7 +485,10 @@ class Store:
         elif name in self.damaged:
             problem = f"{self.damaged[name]}; listed without parameters"
         elif bad:
-            problem = f"its {bad[0]} is not UTF-8 text; shown with U+FFFD in place of the bytes that are not"
+            problem = (
+                f"its {bad[0]} is not UTF-8 text; shown with U+FFFD in place of the bytes that"
+                " are not"
+            )
         else:
             return None
         self.problems[name] = problem
@@ -454,15 +517,20 @@ class Store:
             row = self.db.execute("SELECT id FROM runs WHERE id = ?", (int(text),)).fetchone()
         if row is None:
             raise FlopscopeError(
-                f"run {text}", "no such run in the store", f"`flopscope runs` lists them (store: {self.path})"
+                f"run {text}",
+                "no such run in the store",
+                f"`flopscope runs` lists them (store: {self.path})",
             )
         return int(row[0])
 
     @_reading
     def identify(self, ref: str | int) -> tuple[int, str]:
-        """A run's id and name from either: what to print for a run typed as `6`, so output names the run."""
+        """A run's id and name from either: what to print for a run typed as `6`, so output names
+        the run."""
         run_id = self.resolve(ref)
-        return run_id, str(self.db.execute("SELECT name FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+        return run_id, str(
+            self.db.execute("SELECT name FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
+        )
 
     @_reading
     def load(self, ref: str | int) -> Report:
@@ -474,13 +542,18 @@ class Store:
             stored = _meta(name, meta_text)
             kernels = pd.read_parquet(io.BytesIO(blob))
             missing = [Missing(**m) for m in stored.pop("missing", [])]
-            stored.pop(LOWER_BOUNDS, None)  # the list's business: the report's summary says it again
+            # the list's business: the report's summary says it again
+            stored.pop(LOWER_BOUNDS, None)
             meta = ReportMeta.from_dict(stored)
-        except Exception as exc:  # JSON, Arrow or a field that changed: any of them means this row is damaged
+        # JSON, Arrow or a field that changed: any of them means this row is damaged
+        except Exception as exc:
             why = (
                 str(exc)
                 if isinstance(exc, _DamagedRow)
-                else (f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'}")
+                else (
+                    f"{type(exc).__name__}:"
+                    f" {str(exc).splitlines()[0][:120] if str(exc) else 'unreadable'}"
+                )
             )
             raise FlopscopeError(
                 f"run {name}",
@@ -488,16 +561,22 @@ class Store:
                 "the other runs are intact; profile it again (its run folder, if kept, "
                 "opens with `flopscope open FOLDER/report.ncu-rep`)",
             ) from None
-        # The values a sweep stored the run with (`batch_size`), beside the command and host the report had,
-        # and the name it is stored under: a sweep point's file or folder name may differ (`name-1`, an import).
+        # The values a sweep stored the run with (`batch_size`), beside the command and host the
+        # report had, and the name it is stored under: a sweep point's file or folder name may
+        # differ (`name-1`, an import).
         meta = replace(meta, params={**meta.params, **self._params(name, params)}, run=str(name))
-        return Report(meta=meta, kernels=kernels, gpu=find_gpu(meta.gpu_database_key), missing=missing)
+        return Report(
+            meta=meta, kernels=kernels, gpu=find_gpu(meta.gpu_database_key), missing=missing
+        )
 
     @_reading
     def named_params(self, ref: str | int) -> tuple[str, dict[str, Any]]:
-        """A run's name and the parameters it was stored with (a sweep point's values), by id or name."""
+        """A run's name and the parameters it was stored with (a sweep point's values), by id or
+        name."""
         run_id = self.resolve(ref)
-        name, text = self.db.execute("SELECT name, params FROM runs WHERE id = ?", (run_id,)).fetchone()
+        name, text = self.db.execute(
+            "SELECT name, params FROM runs WHERE id = ?", (run_id,)
+        ).fetchone()
         params = self._params(name, text)
         if name in self.damaged:
             raise FlopscopeError(
@@ -512,7 +591,8 @@ class Store:
         """A sweep of this name has runs stored, or was reserved by one under way (`new_sweep`)."""
         return (
             self.db.execute(
-                "SELECT 1 FROM runs WHERE sweep = ? UNION ALL SELECT 1 FROM sweeps WHERE name = ?", (name, name)
+                "SELECT 1 FROM runs WHERE sweep = ? UNION ALL SELECT 1 FROM sweeps WHERE name = ?",
+                (name, name),
             ).fetchone()
             is not None
         )
@@ -521,27 +601,35 @@ class Store:
     def is_run(self, name: str) -> bool:
         return self.db.execute("SELECT 1 FROM runs WHERE name = ?", (name,)).fetchone() is not None
 
-    def check_names_apart(self, run: str | None, sweep: str | None, given_run: str, given_sweep: str) -> None:
-        """Refuse a new run named as a stored sweep, or a new sweep named as a stored run: `open NAME` looks for
-        a sweep first while `diff NAME` takes the run, so the two commands would show different things.
-        `given_*`: what the user typed, to name in the message (`--name bs`)."""
+    def check_names_apart(
+        self, run: str | None, sweep: str | None, given_run: str, given_sweep: str
+    ) -> None:
+        """Refuse a new run named as a stored sweep, or a new sweep named as a stored run: `open
+        NAME` looks for a sweep first while `diff NAME` takes the run, so the two commands would
+        show different things. `given_*`: what the user typed, to name in the message (`--name
+        bs`)."""
         if run and self.is_sweep(run):
             raise FlopscopeError(
                 given_run,
-                f"a sweep named {run} is stored: `open {run}` would show the sweep, `diff {run}` this run",
-                f"pick another name, e.g. --name {run}-run (`flopscope runs` lists the names taken)",
+                f"a sweep named {run} is stored: `open {run}` would show the sweep, `diff {run}`"
+                " this run",
+                f"pick another name, e.g. --name {run}-run (`flopscope runs` lists the names"
+                " taken)",
             )
         if sweep and self.is_run(sweep):
             raise FlopscopeError(
                 given_sweep,
-                f"a run named {sweep} is stored: `open {sweep}` would show this sweep, `diff {sweep}` that run",
-                f"pick another name, e.g. --sweep-name {sweep}-sweep (`flopscope runs` lists the names taken)",
+                f"a run named {sweep} is stored: `open {sweep}` would show this sweep, `diff"
+                f" {sweep}` that run",
+                f"pick another name, e.g. --sweep-name {sweep}-sweep (`flopscope runs` lists the"
+                " names taken)",
             )
 
     @_reading
     def find(self, sweep: str, params: dict[str, Any]) -> int | None:
         row = self.db.execute(
-            "SELECT id FROM runs WHERE sweep = ? AND params = ?", (sweep, json.dumps(params, sort_keys=True))
+            "SELECT id FROM runs WHERE sweep = ? AND params = ?",
+            (sweep, json.dumps(params, sort_keys=True)),
         ).fetchone()
         return None if row is None else int(row[0])
 
@@ -551,15 +639,16 @@ class Store:
             {
                 r[0]
                 for r in self.db.execute(
-                    "SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'", (base, _like_prefix(base) + "-%")
+                    "SELECT name FROM runs WHERE name = ? OR name LIKE ? ESCAPE '\\'",
+                    (base, _like_prefix(base) + "-%"),
                 )
             },
         )
 
     def new_sweep(self, base: str) -> str:
-        """Reserve a sweep name no stored run or earlier sweep uses: `base`, else `base-N`. Two sweeps started
-        in the same second get different names instead of merging; a run's name is skipped too (see
-        `check_names_apart`)."""
+        """Reserve a sweep name no stored run or earlier sweep uses: `base`, else `base-N`. Two
+        sweeps started in the same second get different names instead of merging; a run's name is
+        skipped too (see `check_names_apart`)."""
         try:
             with self._transaction():
                 taken = {
@@ -572,7 +661,9 @@ class Store:
                     )
                 }
                 name = _first_free(base, taken)
-                self.db.execute("INSERT INTO sweeps (name, created) VALUES (?, ?)", (name, time.time()))
+                self.db.execute(
+                    "INSERT INTO sweeps (name, created) VALUES (?, ?)", (name, time.time())
+                )
         except sqlite3.Error as exc:
             raise store_error(self.path, exc, "cannot write the run store") from None
         return name
@@ -594,8 +685,9 @@ def _meta(name: str, text: object) -> dict[str, Any]:
 
 
 def run_ids(db: sqlite3.Connection) -> list[int]:
-    """Every run id a store file with a damaged page may hold: those a scan reads, and every id up to the
-    highest ever given (AUTOINCREMENT's record), for the rows past a damaged page of the scan."""
+    """Every run id a store file with a damaged page may hold: those a scan reads, and every id up
+    to the highest ever given (AUTOINCREMENT's record), for the rows past a damaged page of the
+    scan."""
     ids: set[int] = set()
     with contextlib.suppress(sqlite3.Error):
         for (run_id,) in db.execute("SELECT id FROM runs ORDER BY id"):
@@ -625,7 +717,8 @@ def _first_free(base: str, taken: set[str]) -> str:
 
 
 def _names(text: object) -> list[str]:
-    """A JSON list of names read back from a row, [] where there is none (runs stored before it was kept)."""
+    """A JSON list of names read back from a row, [] where there is none (runs stored before it was
+    kept)."""
     try:
         names = json.loads(text) if isinstance(text, str) else []
     except ValueError:
@@ -651,12 +744,15 @@ def _row(
     blob = io.BytesIO()
     arrow_safe(report.kernels).to_parquet(blob, index=False)
     summary = report.summary()
-    # The list shows the known part of a total some launch lacks (one ncu did not profile, a FLOP counter not
-    # collected) and names it a lower bound, as the run's own header does.
+    # The list shows the known part of a total some launch lacks (one ncu did not profile, a FLOP
+    # counter not collected) and names it a lower bound, as the run's own header does.
     listed = {name: summary.known(name) for name in KNOWN_PART}
     lower = [name for name, (_, lower_bound) in listed.items() if lower_bound]
     # Not the name a loaded run had: the row's own name column is the one `load` gives.
-    meta = {**replace(report.meta, run=None).to_dict(m.__dict__ for m in report.missing), LOWER_BOUNDS: lower}
+    meta = {
+        **replace(report.meta, run=None).to_dict(m.__dict__ for m in report.missing),
+        LOWER_BOUNDS: lower,
+    }
     return (
         time.time() if created is None else created,
         kind,
@@ -673,7 +769,10 @@ def _row(
 
 
 def newest_first(runs: pd.DataFrame) -> pd.DataFrame:
-    """`Store.runs()` in the one order every list of runs shows (`runs`, its `--json`, the Runs screen): newest
-    first by when each run was captured, which an imported run keeps, so the store's id order is not time order;
-    the later stored first at equal times, a run whose time cannot be read last."""
-    return runs.sort_values(["created", "id"], ascending=False, na_position="last").reset_index(drop=True)
+    """`Store.runs()` in the one order every list of runs shows (`runs`, its `--json`, the Runs
+    screen): newest first by when each run was captured, which an imported run keeps, so the store's
+    id order is not time order; the later stored first at equal times, a run whose time cannot be
+    read last."""
+    return runs.sort_values(["created", "id"], ascending=False, na_position="last").reset_index(
+        drop=True
+    )

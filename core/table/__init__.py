@@ -1,5 +1,5 @@
-"""The canonical kernels table: its columns, the counters that make FLOPs and bytes, kernel names and NVTX ranges,
-the roofline judgement per launch, grouping, and run-level figures."""
+"""The canonical kernels table: its columns, the counters that make FLOPs and bytes, kernel names
+and NVTX ranges, the roofline judgement per launch, grouping, and run-level figures."""
 
 from __future__ import annotations
 
@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING
 from ..common.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .columns import ALL, COLLECTED, DESCRIPTIONS, FLOP_PARTS, GROUPINGS, INTEGER, NEEDS, SIMT_FLOP, TENSOR_TYPES
+    from .columns import (
+        ALL,
+        COLLECTED,
+        DESCRIPTIONS,
+        FLOP_PARTS,
+        GROUPINGS,
+        INTEGER,
+        NEEDS,
+        SIMT_FLOP,
+        TENSOR_TYPES,
+    )
     from .counters import collecting, missing_fix
     from .names import function_name
     from .roofline import CLOCK, CLOCKS, MEMORY_LEVELS, ROOFS, Ceiling, Roof

@@ -1,4 +1,5 @@
-"""The canonical kernels table: column names, units and meaning. Every view, export and script agrees."""
+"""The canonical kernels table: column names, units and meaning. Every view, export and script
+agrees."""
 
 from __future__ import annotations
 
@@ -30,23 +31,56 @@ CANONICAL: list[tuple[str, str, str]] = [
     ("l1_bytes", "B", "L1/TEX bytes (l1tex__t_bytes.sum)"),
     ("flop_per_s", "FLOP/s", "achieved FLOP rate"),
     ("dram_bytes_per_s", "B/s", "achieved DRAM bandwidth"),
-    ("ai_dram", "FLOP/B", "arithmetic intensity against DRAM bytes (inf: FLOPs with no DRAM bytes)"),
+    (
+        "ai_dram",
+        "FLOP/B",
+        "arithmetic intensity against DRAM bytes (inf: FLOPs with no DRAM bytes)",
+    ),
     ("ai_l2", "FLOP/B", "arithmetic intensity against L2 bytes"),
     ("ai_l1", "FLOP/B", "arithmetic intensity against L1 bytes"),
-    ("peak_flop_per_s", "FLOP/s", "compute ceiling: FLOP-weighted harmonic mean of the peaks of the precisions run"),
+    (
+        "peak_flop_per_s",
+        "FLOP/s",
+        "compute ceiling: FLOP-weighted harmonic mean of the peaks of the precisions run",
+    ),
     ("peak_dram_bytes_per_s", "B/s", "DRAM bandwidth ceiling"),
-    ("peak_l2_bytes_per_s", "B/s", "L2 bandwidth ceiling for l2_bytes (report peak counters; no datasheet has it)"),
-    ("peak_l1_bytes_per_s", "B/s", "L1/TEX bandwidth ceiling for l1_bytes (the report's peak counters)"),
+    (
+        "peak_l2_bytes_per_s",
+        "B/s",
+        "L2 bandwidth ceiling for l2_bytes (report peak counters; no datasheet has it)",
+    ),
+    (
+        "peak_l1_bytes_per_s",
+        "B/s",
+        "L1/TEX bandwidth ceiling for l1_bytes (the report's peak counters)",
+    ),
     (
         "attainable_flop_per_s",
         "FLOP/s",
-        "hierarchical roofline: min(peak, ai_dram x DRAM peak, ai_l2 x L2 peak, "
-        "ai_l1 x L1 peak), each cache level where its bytes and peak are known",
+        (
+            "hierarchical roofline: min(peak, ai_dram x DRAM peak, ai_l2 x L2 peak, "
+            "ai_l1 x L1 peak), each cache level where its bytes and peak are known"
+        ),
     ),
-    ("pct_of_peak", "%", "flop_per_s / peak_flop_per_s: time the FLOPs need at peak over the time taken"),
+    (
+        "pct_of_peak",
+        "%",
+        "flop_per_s / peak_flop_per_s: time the FLOPs need at peak over the time taken",
+    ),
     ("pct_of_roof", "%", "flop_per_s / attainable_flop_per_s"),
-    ("bound", "", "compute where the compute peak is the lowest ceiling of attainable_flop_per_s, else memory"),
-    ("roof", "", "what bounds the row: compute, or the memory level dram, l2 or l1 (dram on a tie)"),
+    (
+        "bound",
+        "",
+        (
+            "compute where the compute peak is the lowest ceiling of attainable_flop_per_s, else"
+            " memory"
+        ),
+    ),
+    (
+        "roof",
+        "",
+        "what bounds the row: compute, or the memory level dram, l2 or l1 (dram on a tie)",
+    ),
     ("estimated", "", "numbers of this row that were estimated, not counted"),
 ]
 NAMES = [c[0] for c in CANONICAL]
@@ -54,9 +88,17 @@ NAMES = [c[0] for c in CANONICAL]
 # Extra columns after the canonical ones: where numbers and ceilings came from.
 EXTRA: list[tuple[str, str, str]] = [
     ("count", "", "launches in the row (1 per launch; more when grouped)"),
-    ("not_profiled", "", "launches in the row ncu did not profile: not in its time, which is then a lower bound"),
+    (
+        "not_profiled",
+        "",
+        "launches in the row ncu did not profile: not in its time, which is then a lower bound",
+    ),
     ("pct_time", "%", "share of total kernel time"),
-    ("precision", "", "precisions whose ceilings judge the row, largest share of time at peak first"),
+    (
+        "precision",
+        "",
+        "precisions whose ceilings judge the row, largest share of time at peak first",
+    ),
     ("peak_source", "", "where peak_flop_per_s comes from: report counters or datasheet"),
     ("flop_tensor_fp64", "FLOP", "tensor FLOPs, FP64"),
     ("flop_tensor_tf32", "FLOP", "tensor FLOPs, TF32"),
@@ -73,21 +115,38 @@ EXTRA: list[tuple[str, str, str]] = [
     (
         "integer_mma",
         "",
-        "its work is integer tensor-core MMA (IMMA) and no floating-point MMA: no FLOP ceiling "
-        "judges it, so % of peak, % of roof and bound are empty",
+        (
+            "its work is integer tensor-core MMA (IMMA) and no floating-point MMA: no FLOP ceiling "
+            "judges it, so % of peak, % of roof and bound are empty"
+        ),
     ),
     ("sol_sm_pct", "%", "speed of light, SM: sm__throughput % of peak (ncu's Compute Throughput)"),
     (
         "sol_memory_pct",
         "%",
-        "speed of light, memory: gpu__compute_memory_throughput % of peak (ncu's Memory Throughput)",
+        (
+            "speed of light, memory: gpu__compute_memory_throughput % of peak (ncu's Memory"
+            " Throughput)"
+        ),
     ),
     ("sol_dram_pct", "%", "DRAM throughput, % of peak"),
     ("sol_l2_pct", "%", "L2 throughput, % of peak"),
     ("sol_l1_pct", "%", "L1/TEX throughput, % of peak while active"),
-    ("occupancy_achieved_pct", "%", "achieved occupancy: active warps per SM, % of the SM's maximum"),
-    ("occupancy_theoretical_pct", "%", "theoretical occupancy: the warps per SM the launch allows, % of the maximum"),
-    ("occupancy_limiter", "", "what limits theoretical occupancy: the resource(s) allowing the fewest blocks per SM"),
+    (
+        "occupancy_achieved_pct",
+        "%",
+        "achieved occupancy: active warps per SM, % of the SM's maximum",
+    ),
+    (
+        "occupancy_theoretical_pct",
+        "%",
+        "theoretical occupancy: the warps per SM the launch allows, % of the maximum",
+    ),
+    (
+        "occupancy_limiter",
+        "",
+        "what limits theoretical occupancy: the resource(s) allowing the fewest blocks per SM",
+    ),
     ("occupancy_limit_blocks", "", "blocks per SM the occupancy limiter allows"),
     ("waves_per_sm", "", "waves of blocks per SM (launch__waves_per_multiprocessor)"),
     ("pipe_alu_pct", "%", "ALU pipe utilisation, % of peak while active"),
@@ -96,21 +155,51 @@ EXTRA: list[tuple[str, str, str]] = [
     ("pipe_lsu_pct", "%", "LSU pipe utilisation, % of peak while active"),
     ("pipe_xu_pct", "%", "XU (transcendental) pipe utilisation, % of peak while active"),
     ("pipe_fp16_pct", "%", "FP16 pipe utilisation, % of peak while active"),
-    ("pipe_adu_pct", "%", "ADU (address divergence: branches, jumps) pipe utilisation, % of peak while active"),
-    ("pipe_cbu_pct", "%", "CBU (convergence barrier: warp-level branches, barriers) pipe utilisation, % of peak"),
+    (
+        "pipe_adu_pct",
+        "%",
+        "ADU (address divergence: branches, jumps) pipe utilisation, % of peak while active",
+    ),
+    (
+        "pipe_cbu_pct",
+        "%",
+        "CBU (convergence barrier: warp-level branches, barriers) pipe utilisation, % of peak",
+    ),
     ("pipe_tex_pct", "%", "TEX (texture, surface) pipe utilisation, % of peak while active"),
     ("pipe_uniform_pct", "%", "uniform pipe utilisation, % of peak while active"),
     ("pipe_tensor_pct", "%", "tensor pipe utilisation: cycles active, % of peak while active"),
     (
         "pipe_tc_pct",
         "%",
-        "Blackwell 5th-generation tensor core pipe (tcgen05 MMA) utilisation: cycles active, % of peak while active",
+        (
+            "Blackwell 5th-generation tensor core pipe (tcgen05 MMA) utilisation: cycles active, %"
+            " of peak while active"
+        ),
     ),
-    ("pipe_tmem_pct", "%", "Blackwell tensor memory (TMEM) pipe utilisation, % of peak while active"),
-    ("sm_busy_pct", "%", "SM busy: the busiest issue pipe's instruction throughput, % of peak while active"),
-    ("ipc_active", "", "warp instructions executed per cycle an SM was active (ncu's Executed Ipc Active)"),
+    (
+        "pipe_tmem_pct",
+        "%",
+        "Blackwell tensor memory (TMEM) pipe utilisation, % of peak while active",
+    ),
+    (
+        "sm_busy_pct",
+        "%",
+        "SM busy: the busiest issue pipe's instruction throughput, % of peak while active",
+    ),
+    (
+        "ipc_active",
+        "",
+        "warp instructions executed per cycle an SM was active (ncu's Executed Ipc Active)",
+    ),
     *(
-        (column, "cycles", f"warp stall, {r.title.lower()}: cycles per issued instruction a warp spent {r.meaning}")
+        (
+            column,
+            "cycles",
+            (
+                f"warp stall, {r.title.lower()}: cycles per issued instruction a warp spent"
+                f" {r.meaning}"
+            ),
+        )
         for column, r in STALL_COLUMNS.items()
     ),
     ("mem_global_ld_requests", "", "global load requests to L1/TEX (memory chart)"),
@@ -120,7 +209,11 @@ EXTRA: list[tuple[str, str, str]] = [
     ("mem_global_st_sectors", "", "32-byte sectors those stores touched"),
     ("mem_local_ld_sectors", "", "local-memory load sectors (register spills, local arrays)"),
     ("mem_local_st_sectors", "", "local-memory store sectors"),
-    ("mem_shared_wavefronts", "", "shared-memory wavefronts (passes of the data pipe for shared loads and stores)"),
+    (
+        "mem_shared_wavefronts",
+        "",
+        "shared-memory wavefronts (passes of the data pipe for shared loads and stores)",
+    ),
     ("mem_shared_bank_conflicts", "", "shared-memory bank conflicts (extra wavefronts)"),
     ("mem_l2_to_l1_bytes", "B", "bytes L1/TEX read from L2 (through the crossbar)"),
     ("mem_l1_to_l2_bytes", "B", "bytes L1/TEX wrote to L2"),
@@ -139,43 +232,65 @@ EXTRA: list[tuple[str, str, str]] = [
 ]
 ALL = CANONICAL + EXTRA
 
-# Internal columns, after all others in a launches or grouped table (and so in exports): the report's own
-# ceilings per launch (peak per cycle x measured clock), which win over the datasheet in `roofline.derive`.
+# Internal columns, after all others in a launches or grouped table (and so in exports): the
+# report's own ceilings per launch (peak per cycle x measured clock), which win over the datasheet
+# in `roofline.derive`.
 REPORT_PEAKS: list[tuple[str, str, str]] = [
     ("report_peak_fp64_flop_per_s", "FLOP/s", "FP64 SIMT ceiling from the report's peak counters"),
     ("report_peak_fp32_flop_per_s", "FLOP/s", "FP32 SIMT ceiling from the report's peak counters"),
     ("report_peak_fp16_flop_per_s", "FLOP/s", "FP16 SIMT ceiling from the report's peak counters"),
-    ("report_peak_dram_bytes_per_s", "B/s", "DRAM bandwidth ceiling from the report's peak counters"),
+    (
+        "report_peak_dram_bytes_per_s",
+        "B/s",
+        "DRAM bandwidth ceiling from the report's peak counters",
+    ),
     (
         "report_peak_dram_own_bytes_per_s",
         "B/s",
-        "DRAM ceiling at the launch's own DRAM clock reading (a short "
-        "launch's is noisy): the above-ceiling check's other bound",
+        (
+            "DRAM ceiling at the launch's own DRAM clock reading (a short "
+            "launch's is noisy): the above-ceiling check's other bound"
+        ),
     ),
-    ("report_peak_l2_bytes_per_s", "B/s", "L2 bandwidth ceiling (lts__t_bytes) from the report's peak counters"),
-    ("report_peak_l1_bytes_per_s", "B/s", "L1/TEX bandwidth ceiling (l1tex__t_bytes) from the report's peak counters"),
+    (
+        "report_peak_l2_bytes_per_s",
+        "B/s",
+        "L2 bandwidth ceiling (lts__t_bytes) from the report's peak counters",
+    ),
+    (
+        "report_peak_l1_bytes_per_s",
+        "B/s",
+        "L1/TEX bandwidth ceiling (l1tex__t_bytes) from the report's peak counters",
+    ),
 ]
-# The launch's NVTX stack, structured (core/common/nvtx_stack.py: names kept whole, parts apart by control
-# characters): what the module tree reads. Exports and --json write the `nvtx` label in its place.
+# The launch's NVTX stack, structured (core/common/nvtx_stack.py: names kept whole, parts apart by
+# control characters): what the module tree reads. Exports and --json write the `nvtx` label in its
+# place.
 NVTX_STACK: list[tuple[str, str, str]] = [
-    ("nvtx_stack", "", "NVTX ranges open at launch, per domain, each name whole (internal: the module tree's)"),
+    (
+        "nvtx_stack",
+        "",
+        "NVTX ranges open at launch, per domain, each name whole (internal: the module tree's)",
+    ),
 ]
 NOT_WRITTEN = ("nvtx_stack",)
-DECLARED = ALL + REPORT_PEAKS + NVTX_STACK  # every column a kernels table (launches or groups) may hold
+# every column a kernels table (launches or groups) may hold
+DECLARED = ALL + REPORT_PEAKS + NVTX_STACK
 UNITS = {name: unit for name, unit, _ in DECLARED}
 DESCRIPTIONS = {name: text for name, _, text in DECLARED}
-# Whole numbers: exports write 7, not 7.0.
-# How a kernels table groups: --by's choices -> the column a group shares (None: one row per launch).
+# Whole numbers: exports write 7, not 7.0. How a kernels table groups: --by's choices -> the column
+# a group shares (None: one row per launch).
 GROUPINGS = {"name": "kernel_full", "nvtx": "nvtx", "launch": None}
 INTEGER = ["launch_id", "device", "stream", "registers", "count", "not_profiled"]
 
 # The counted columns, named once for every module that treats them alike.
 SIMT_FLOP = ("flop_fp64", "flop_fp32", "flop_fp16")
 TENSOR_TYPES = ("fp64", "tf32", "fp16", "fp16_acc16", "bf16", "fp8", "fp8_acc16", "fp6", "fp4")
-TENSOR_FLOP = tuple(f"flop_tensor_{t}" for t in TENSOR_TYPES)  # per data type; they add up to flop_tensor
+# per data type; they add up to flop_tensor
+TENSOR_FLOP = tuple(f"flop_tensor_{t}" for t in TENSOR_TYPES)
 FLOP_PARTS = (*SIMT_FLOP, "flop_tensor")  # `flop` is their sum
-# What ncu counts per launch, one ncu option each (counters.collecting names it): a launch without any of them
-# was not profiled; a table lacking one says which counters to collect.
+# What ncu counts per launch, one ncu option each (counters.collecting names it): a launch without
+# any of them was not profiled; a table lacking one says which counters to collect.
 COLLECTED = ("duration_s", *FLOP_PARTS, "dram_bytes", "l2_bytes", "l1_bytes")
 # Every per-launch amount: a group's value is the sum of its launches'.
 COUNTED = (
@@ -190,7 +305,8 @@ COUNTED = (
     *MEMORY_CHART,
     *INSTRUCTION_MIX,
 )
-# Derived columns -> the counted columns they are computed from (a derived value is missing when one is).
+# Derived columns -> the counted columns they are computed from (a derived value is missing when one
+# is).
 NEEDS: dict[str, tuple[str, ...]] = {
     "flop": FLOP_PARTS,
     "flop_per_s": FLOP_PARTS,

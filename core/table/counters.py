@@ -1,9 +1,9 @@
 """ncu counters -> the canonical raw columns of the kernels table, with provenance for every number.
 
-Rules (DESIGN.md, "FLOP and byte accounting"): counts come from `.sum` counters; rate forms are converted
-with the launch's own cycles or duration and say so; FMA counts as 2 FLOPs; tensor FLOPs come from the
-`sm__ops_path_tensor_*` counters, and from instruction counts only as a flagged estimate.
-"""
+Rules (DESIGN.md, "FLOP and byte accounting"): counts come from `.sum` counters; rate forms are
+converted with the launch's own cycles or duration and say so; FMA counts as 2 FLOPs; tensor FLOPs
+come from the `sm__ops_path_tensor_*` counters, and from instruction counts only as a flagged
+estimate."""
 
 from __future__ import annotations
 
@@ -39,10 +39,11 @@ from .names import distinct_short_names
 from .nvtx import stack_columns
 
 FMA_WEIGHTS = {"add": 1.0, "mul": 1.0, "fma": 2.0}  # FMA = 2 FLOPs, everywhere
-# FLOPs per counted thread instruction. The half counters count HFMA2/HADD2/HMUL2 thread instructions, two
-# lanes each, so weights double, as in ncu's own half roofline (hfma x4, hadd x2, hmul x2); with these the
-# hfma peak counter gives the datasheet FP16 peaks (H100 SXM: 128/SM/cycle x 4 x 132 SMs x 1.98 GHz = 133.8
-# TFLOP/s). A scalar HFMA also issues as one (one-lane) instruction and is then counted twice over.
+# FLOPs per counted thread instruction. The half counters count HFMA2/HADD2/HMUL2 thread
+# instructions, two lanes each, so weights double, as in ncu's own half roofline (hfma x4, hadd x2,
+# hmul x2); with these the hfma peak counter gives the datasheet FP16 peaks (H100 SXM: 128/SM/cycle
+# x 4 x 132 SMs x 1.98 GHz = 133.8 TFLOP/s). A scalar HFMA also issues as one (one-lane) instruction
+# and is then counted twice over.
 OP_WEIGHTS = {"d": FMA_WEIGHTS, "f": FMA_WEIGHTS, "h": {op: 2 * w for op, w in FMA_WEIGHTS.items()}}
 # SASS opcodes by precision with FLOPs per thread instruction (packed x2 forms do two lanes).
 OPCODE_FLOPS = {
@@ -61,13 +62,14 @@ OPCODE_FLOPS = {
     "fp16": {"HADD": 1, "HMUL": 1, "HFMA": 2, "HADD2": 2, "HMUL2": 2, "HFMA2": 4},
 }
 TENSOR_DTYPES = ("fp64", "tf32", "fp16", "bf16", "fp8", "fp6", "fp4")
-# Data types whose MMAs may accumulate in FP16, at twice the FP32-accumulate rate on GeForce: their FP16-
-# accumulate FLOPs get columns (and ceilings) of their own, `flop_tensor_fp16_acc16`.
+# Data types whose MMAs may accumulate in FP16, at twice the FP32-accumulate rate on GeForce: their
+# FP16- accumulate FLOPs get columns (and ceilings) of their own, `flop_tensor_fp16_acc16`.
 ACC16 = ("fp16", "fp8")
 # FLOPs per warp-level tensor instruction, checked against 2*M*N*K on real data before being listed:
-# Volta HMMA.884 (V100 CUTLASS 20480^3 GEMM: 33,554,432,000 instructions = 2*20480^3 / 512).
-# Volta tensor cores do FP16 only, so the estimate also names its data type. The check was an FP32-accumulate
-# GEMM (s884gemm): FP16-accumulate HMMA.884 may do more FLOPs per instruction, and the estimate says so.
+# Volta HMMA.884 (V100 CUTLASS 20480^3 GEMM: 33,554,432,000 instructions = 2*20480^3 / 512). Volta
+# tensor cores do FP16 only, so the estimate also names its data type. The check was an
+# FP32-accumulate GEMM (s884gemm): FP16-accumulate HMMA.884 may do more FLOPs per instruction, and
+# the estimate says so.
 VOLTA_CHECK = "512 FLOP/instruction, checked on Volta HMMA.884 with FP32 accumulate only"
 TENSOR_FLOP_PER_INST = {"7.0": (512.0, "fp16", VOLTA_CHECK), "7.2": (512.0, "fp16", VOLTA_CHECK)}
 
@@ -77,7 +79,8 @@ SECTOR_BYTES = 32  # ncu's L1/L2 sector
 
 @dataclass
 class Missing:
-    """A canonical column ncu did not collect for some launches, and the ncu metrics that fill it."""
+    """A canonical column ncu did not collect for some launches, and the ncu metrics that fill
+    it."""
 
     column: str
     metrics: list[str]
@@ -89,11 +92,19 @@ class Missing:
         return "ncu --metrics " + ",".join(self.metrics)
 
     def problem(self) -> str:
-        return f"{self.column} {self.why} for {self.launches} launch(es)" + (f" ({self.detail})" if self.detail else "")
+        return f"{self.column} {self.why} for {self.launches} launch(es)" + (
+            f" ({self.detail})" if self.detail else ""
+        )
 
     def as_dict(self) -> dict[str, str | int]:
-        """As `--json` and exports list it in meta's `missing`: the column, its launches, the problem and the fix."""
-        return {"column": self.column, "launches": self.launches, "problem": self.problem(), "fix": self.fix()}
+        """As `--json` and exports list it in meta's `missing`: the column, its launches, the
+        problem and the fix."""
+        return {
+            "column": self.column,
+            "launches": self.launches,
+            "problem": self.problem(),
+            "fix": self.fix(),
+        }
 
 
 @dataclass
@@ -116,23 +127,33 @@ class _Provenance:
             self.notes[kind][text] = rows if seen is None else seen | rows
 
     def column(self, kind: str) -> pd.Series:
-        """Rows share one label per combination of notes (a million launches, a handful of labels)."""
+        """Rows share one label per combination of notes (a million launches, a handful of
+        labels)."""
         items = list(self.notes[kind].items())
         bits = np.zeros(len(self.index), dtype=np.int64)
         for i, (_, rows) in enumerate(items):
             bits |= rows.astype(np.int64) << i
         combos, codes = np.unique(bits, return_inverse=True)
-        labels = ["; ".join(text for i, (text, _) in enumerate(items) if combo >> i & 1) for combo in combos]
-        return pd.Series(pd.Categorical.from_codes(codes.reshape(-1), categories=labels), index=self.index)
+        labels = [
+            "; ".join(text for i, (text, _) in enumerate(items) if combo >> i & 1)
+            for combo in combos
+        ]
+        return pd.Series(
+            pd.Categorical.from_codes(codes.reshape(-1), categories=labels), index=self.index
+        )
 
 
 def kernel_names(df: pd.DataFrame) -> tuple[pd.Categorical, pd.Categorical]:
-    """(full, short) names as categoricals: a million launches share a handful of names of kilobytes each,
-    so every distinct name is hashed, stored and shortened once."""
+    """(full, short) names as categoricals: a million launches share a handful of names of kilobytes
+    each, so every distinct name is hashed, stored and shortened once."""
     col = df["kernel_full"]
     if isinstance(col.dtype, pd.CategoricalDtype) and (col.cat.codes >= 0).all():
-        # CSV pages arrive categorical: reuse the parser's codes instead of hashing a million names again.
-        codes, uniques = col.cat.codes.to_numpy(), np.asarray(col.cat.categories.to_numpy(dtype=object))
+        # CSV pages arrive categorical: reuse the parser's codes instead of hashing a million names
+        # again.
+        codes, uniques = (
+            col.cat.codes.to_numpy(),
+            np.asarray(col.cat.categories.to_numpy(dtype=object)),
+        )
     else:
         values = objects(col)
         base = objects(df["kernel_base"])
@@ -154,11 +175,15 @@ def _col(df: pd.DataFrame, name: str) -> pd.Series:
 
 
 def _first(
-    df: pd.DataFrame, prov: _Provenance, column: str, sources: list[tuple[Callable[[], pd.Series | None], str | None]]
+    df: pd.DataFrame,
+    prov: _Provenance,
+    column: str,
+    sources: list[tuple[Callable[[], pd.Series | None], str | None]],
 ) -> pd.Series:
-    """Take each row's value from the first source that has it; note which rows needed rates. A source is
-    computed only while some row lacks a value (None: it has none): most reports hold the first, and the rest
-    (rates x time, of counters a report mostly lacks) would be computed for nothing."""
+    """Take each row's value from the first source that has it; note which rows needed rates. A
+    source is computed only while some row lacks a value (None: it has none): most reports hold the
+    first, and the rest (rates x time, of counters a report mostly lacks) would be computed for
+    nothing."""
     out = pd.Series(np.nan, index=df.index)
     for source, note in sources:
         gap = out.isna()
@@ -175,9 +200,11 @@ def _first(
     return out
 
 
-def _metric(df: pd.DataFrame, name: str, *factors: float | pd.Series) -> Callable[[], pd.Series | None]:
-    """A `_first` source: metric `name` x `factors` (a constant; the launch's duration or cycles, for a rate),
-    computed when `_first` asks for it; None where the table has no such metric."""
+def _metric(
+    df: pd.DataFrame, name: str, *factors: float | pd.Series
+) -> Callable[[], pd.Series | None]:
+    """A `_first` source: metric `name` x `factors` (a constant; the launch's duration or cycles,
+    for a rate), computed when `_first` asks for it; None where the table has no such metric."""
 
     def values() -> pd.Series | None:
         if name not in df:
@@ -208,11 +235,17 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
             (_metric(df, "gpu__time_duration.sum"), None),
             (_metric(df, "gpu__time_duration.avg"), None),
             (
-                lambda: _col(df, "smsp__cycles_elapsed.avg") / _col(df, "smsp__cycles_elapsed.avg.per_second"),
+                lambda: (
+                    _col(df, "smsp__cycles_elapsed.avg")
+                    / _col(df, "smsp__cycles_elapsed.avg.per_second")
+                ),
                 "from cycles / clock",
             ),
             (
-                lambda: _col(df, "sm__cycles_elapsed.avg") / _col(df, "sm__cycles_elapsed.avg.per_second"),
+                lambda: (
+                    _col(df, "sm__cycles_elapsed.avg")
+                    / _col(df, "sm__cycles_elapsed.avg.per_second")
+                ),
                 "from cycles / clock",
             ),
         ],
@@ -242,7 +275,8 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     no_factor = _tensor_flop(df, prov, out, only_moves)
     _bytes(df, prov, out, dur)
     _report_peaks(df, out)
-    # One block: a full set's ~90 columns inserted one by one fragment the frame (pandas warns; later inserts slow).
+    # One block: a full set's ~90 columns inserted one by one fragment the frame (pandas warns;
+    # later inserts slow).
     out = pd.concat([out, _insight(df)], axis=1)
     _occupancy_limiter(df, out)
     _note_simt_beside_tensor(prov, out)
@@ -262,25 +296,31 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
 
 
 def _note_simt_beside_tensor(prov: _Provenance, out: pd.DataFrame) -> None:
-    """Counted tensor work with SIMT counters absent: the total is the tensor FLOPs plus the SIMT FLOPs that
-    were counted (a GEMM's epilogue is noise next to its MMAs, see roofline.total_flop); the row says so."""
+    """Counted tensor work with SIMT counters absent: the total is the tensor FLOPs plus the SIMT
+    FLOPs that were counted (a GEMM's epilogue is noise next to its MMAs, see roofline.total_flop);
+    the row says so."""
     unknown = out[list(SIMT_FLOP)].isna()
     tensor = out["flop_tensor"] > 0
     none = unknown.all(axis=1)
     prov.add("provenance", none & tensor, "flop is tensor work only (SIMT counters not collected)")
     for col in SIMT_FLOP:
-        prov.add("provenance", unknown[col] & ~none & tensor, f"flop leaves out {col} (counters not collected)")
+        prov.add(
+            "provenance",
+            unknown[col] & ~none & tensor,
+            f"flop leaves out {col} (counters not collected)",
+        )
 
 
 def _unmeasured(df: pd.DataFrame, numbers: pd.DataFrame) -> pd.Series:
-    """Launches ncu failed to profile: no value for any counted column. When the table holds no ncu metric at
-    all (a details CSV of throughput percentages only: the readers keep only what flopscope reads), ncu was
-    not asked for these counters rather than failing every launch: the launches count as profiled, and
-    `_missing` names the ncu option that collects what is absent."""
+    """Launches ncu failed to profile: no value for any counted column. When the table holds no ncu
+    metric at all (a details CSV of throughput percentages only: the readers keep only what
+    flopscope reads), ncu was not asked for these counters rather than failing every launch: the
+    launches count as profiled, and `_missing` names the ncu option that collects what is absent."""
     empty = numbers.isna().all(axis=1)
     if empty.all() and not any("__" in c for c in df.columns):
         return pd.Series(False, index=numbers.index)
-    if empty.any():  # a launch with only rates, or an add count without mul and fma, was measured all the same
+    # a launch with only rates, or an add count without mul and fma, was measured all the same
+    if empty.any():
         measured = [c for c in df.columns if "__" in c and not _RECORDED_ANYWAY.search(c)]
         empty.loc[empty] = ~df.loc[empty, measured].notna().any(axis=1).to_numpy(dtype=bool)
     return empty
@@ -299,11 +339,11 @@ def _simt_flop(
     absent: dict[str, pd.Series],
     insts: dict[str, pd.Series],
 ) -> pd.Series:
-    """add + mul + 2 x fma of one precision, known only where all three counters are: a missing add or mul
-    counter is not zero adds, and a total without it would pass for the whole. Per-opcode SASS counts fill
-    the rest (they list every executed opcode, so an opcode absent there ran 0 times). `absent` gets, per
-    counter, the rows that lack it, so the fix names only what is missing; `insts` each counter's thread
-    instructions ("hfma": ...)."""
+    """add + mul + 2 x fma of one precision, known only where all three counters are: a missing add
+    or mul counter is not zero adds, and a total without it would pass for the whole. Per-opcode
+    SASS counts fill the rest (they list every executed opcode, so an opcode absent there ran 0
+    times). `absent` gets, per counter, the rows that lack it, so the fix names only what is
+    missing; `insts` each counter's thread instructions ("hfma": ...)."""
     letter = PRECISION_LETTER[precision]
     column = f"flop_{precision}"
     total = pd.Series(0.0, index=df.index)
@@ -335,32 +375,43 @@ def _simt_flop(
 
 
 WARP = 32
-HFMA2_FLOP = OPCODE_FLOPS["fp16"]["HFMA2"]  # what the half counters credit each HFMA2(.MMA) thread instruction
+# what the half counters credit each HFMA2(.MMA) thread instruction
+HFMA2_FLOP = OPCODE_FLOPS["fp16"]["HFMA2"]
 
 
-def _register_moves(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, hfma: pd.Series) -> pd.Series:
-    """Take the compiler's register moves out of `flop_fp16`; return the launches whose tensor pipe ran only them.
+def _register_moves(
+    df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, hfma: pd.Series
+) -> pd.Series:
+    """Take the compiler's register moves out of `flop_fp16`; return the launches whose tensor pipe
+    ran only them.
 
-    The compiler moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`, issued on the MMA pipe:
-    ncu counts each as an HFMA2 (hfma and per-opcode counters) and as a tensor-pipe instruction. They are no
-    FP16 math, and no MMA. But from Ampere on the compiler also issues half2 math as HFMA2.MMA, to use both
-    pipes: an H100 loop of 16 `__hfma2` per thread ran 8 as HFMA2 and 8 as HFMA2.MMA (+1 move;
-    tests/data/gpu). So HFMA2.MMA count as moves only in launches that run no other HFMA2; elsewhere they stay
-    FP16 math, and the few moves among them are flagged. The HFMA2.MMA thread instructions are known from the
-    per-modifier SASS counts, else where tensor-pipe warp instructions x 32 equal the HFMA thread instructions
-    exactly: then every HFMA was one (a naive FP32 SGEMM on an A100: 104,857,600 x 32 = 3,355,443,200).
-    Partial warps or real MMAs break the equality, and the launch's tensor work stays unknown. On Turing,
-    whose FP16 math may itself issue on the MMA pipe, the moves are flagged, not removed."""
+    The compiler moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`, issued on
+    the MMA pipe: ncu counts each as an HFMA2 (hfma and per-opcode counters) and as a tensor-pipe
+    instruction. They are no FP16 math, and no MMA. But from Ampere on the compiler also issues
+    half2 math as HFMA2.MMA, to use both pipes: an H100 loop of 16 `__hfma2` per thread ran 8 as
+    HFMA2 and 8 as HFMA2.MMA (+1 move; tests/data/gpu). So HFMA2.MMA count as moves only in launches
+    that run no other HFMA2; elsewhere they stay FP16 math, and the few moves among them are
+    flagged. The HFMA2.MMA thread instructions are known from the per-modifier SASS counts, else
+    where tensor-pipe warp instructions x 32 equal the HFMA thread instructions exactly: then every
+    HFMA was one (a naive FP32 SGEMM on an A100: 104,857,600 x 32 = 3,355,443,200). Partial warps or
+    real MMAs break the equality, and the launch's tensor work stays unknown. On Turing, whose FP16
+    math may itself issue on the MMA pipe, the moves are flagged, not removed."""
     inst = _tensor_inst(df)
-    # Equal to the thread instruction (a count from rates x cycles carries float noise, not one instruction).
+    # Equal to the thread instruction (a count from rates x cycles carries float noise, not one
+    # instruction).
     tensor_moves = (inst > 0) & ((inst * WARP).round() == hfma.round())
     columns = [c for c in df.columns if c.startswith(MODIFIER_METRIC + ":")]
     per_modifier = pd.Series(np.nan, index=df.index)
     if columns:
-        per_modifier = _col(df, f"{MODIFIER_METRIC}:HFMA2.MMA").fillna(0.0).where(df[columns].notna().any(axis=1))
+        per_modifier = (
+            _col(df, f"{MODIFIER_METRIC}:HFMA2.MMA")
+            .fillna(0.0)
+            .where(df[columns].notna().any(axis=1))
+        )
     moves = per_modifier.fillna(hfma.where(tensor_moves))
     turing = _cc_key(out["cc"]) == "7.5"
-    with_math = (hfma - moves).round() > 0  # the launch runs other HFMA2s: its HFMA2.MMA may be math too
+    # the launch runs other HFMA2s: its HFMA2.MMA may be math too
+    with_math = (hfma - moves).round() > 0
     drop = (moves > 0) & out["flop_fp16"].notna() & ~turing & ~with_math
     out.loc[drop, "flop_fp16"] = (out["flop_fp16"] - HFMA2_FLOP * moves)[drop].clip(lower=0.0)
     prov.add(
@@ -371,25 +422,29 @@ def _register_moves(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, hfma
     prov.add(
         "provenance",
         drop & per_modifier.isna(),
-        "flop_fp16 leaves out the HFMAs: HFMA2.MMA register moves (tensor-pipe instructions x 32 = HFMAs)",
+        "flop_fp16 leaves out the HFMAs: HFMA2.MMA register moves (tensor-pipe instructions x 32 ="
+        " HFMAs)",
     )
     prov.add(
         "provenance",
         (moves > 0) & out["flop_fp16"].notna() & turing,
-        "flop_fp16 may include HFMA2.MMA register moves (kept: Turing may run FP16 math as HFMA2.MMA)",
+        "flop_fp16 may include HFMA2.MMA register moves (kept: Turing may run FP16 math as"
+        " HFMA2.MMA)",
     )
     prov.add(
         "provenance",
         (moves > 0) & out["flop_fp16"].notna() & ~turing & with_math,
-        "flop_fp16 counts HFMA2.MMA as FP16 math (the launch runs other HFMA2s too, and the compiler "
-        "splits half2 math across the FMA and MMA pipes): a few may be register moves",
+        "flop_fp16 counts HFMA2.MMA as FP16 math (the launch runs other HFMA2s too, and the"
+        " compiler splits half2 math across the FMA and MMA pipes): a few may be register moves",
     )
     return tensor_moves
 
 
 def _tensor_inst(df: pd.DataFrame) -> pd.Series:
     """Warp-level instructions issued on the tensor (MMA) pipe."""
-    return _col(df, "smsp__inst_executed_pipe_tensor.sum").fillna(_col(df, "sm__inst_executed_pipe_tensor.sum"))
+    return _col(df, "smsp__inst_executed_pipe_tensor.sum").fillna(
+        _col(df, "sm__inst_executed_pipe_tensor.sum")
+    )
 
 
 def _opcode_flop(df: pd.DataFrame, precision: str) -> pd.Series:
@@ -399,11 +454,15 @@ def _opcode_flop(df: pd.DataFrame, precision: str) -> pd.Series:
     if not any_opcode:
         return pd.Series(np.nan, index=df.index)
     has_row = df[any_opcode].notna().any(axis=1)
-    total = sum((_col(df, c).fillna(0.0) * cols[c] for c in present), pd.Series(0.0, index=df.index))
+    total = sum(
+        (_col(df, c).fillna(0.0) * cols[c] for c in present), pd.Series(0.0, index=df.index)
+    )
     return total.where(has_row)
 
 
-_TENSOR_OPS = re.compile(r"^sm__ops_path_tensor_src_(\w+?)(?:_dst_(\w+?))?(_sparsity_(?:on|off))?(?:\.sum)?$")
+_TENSOR_OPS = re.compile(
+    r"^sm__ops_path_tensor_src_(\w+?)(?:_dst_(\w+?))?(_sparsity_(?:on|off))?(?:\.sum)?$"
+)
 
 
 def _tensor_dtype(src: str) -> str | None:
@@ -422,19 +481,25 @@ def _tensor_dtype(src: str) -> str | None:
     return None
 
 
-def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_moves: pd.Series) -> pd.Series:
-    """flop_tensor and its per-type columns into `out`; returns the launches whose tensor instructions were
-    counted on an architecture without a checked FLOP-per-instruction factor (their tensor FLOPs unknown).
-    `only_moves`: launches whose tensor-pipe instructions were all HFMA2.MMA register moves (no MMA)."""
+def _tensor_flop(
+    df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_moves: pd.Series
+) -> pd.Series:
+    """flop_tensor and its per-type columns into `out`; returns the launches whose tensor
+    instructions were counted on an architecture without a checked FLOP-per-instruction factor
+    (their tensor FLOPs unknown). `only_moves`: launches whose tensor-pipe instructions were all
+    HFMA2.MMA register moves (no MMA)."""
     by_dtype: dict[str, pd.Series] = {}
     groups: dict[tuple[str, str | None], dict[str, str]] = {}
     for name in df.columns:
         m = _TENSOR_OPS.match(name)
         if m and _tensor_dtype(m.group(1)):
             groups.setdefault((m.group(1), m.group(2)), {})[m.group(3) or ""] = name
-    # Counters of one family overlap (an aggregate holds its per-destination counters): sum only the widest,
-    # except that an FP16/FP32-destination pair wins over its aggregate (the pair says how it accumulated).
-    widest = uncovered(by_accumulator({key: (frozenset(key[0].split("_")), key[1]) for key in groups}))
+    # Counters of one family overlap (an aggregate holds its per-destination counters): sum only the
+    # widest, except that an FP16/FP32-destination pair wins over its aggregate (the pair says how
+    # it accumulated).
+    widest = uncovered(
+        by_accumulator({key: (frozenset(key[0].split("_")), key[1]) for key in groups})
+    )
     for (src, dst), variants in groups.items():
         if (src, dst) not in widest:
             continue
@@ -446,7 +511,9 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
         ops = sum((_col(df, p) for p in parts), pd.Series(0.0, index=df.index))
         if "_" in src:  # one counter for several source types: its precision is a guess
             prov.add(
-                "provenance", ops.fillna(0) > 0, f"flop_tensor_{column}: ncu counts {src.replace('_', '/')} together"
+                "provenance",
+                ops.fillna(0) > 0,
+                f"flop_tensor_{column}: ncu counts {src.replace('_', '/')} together",
             )
         prev = by_dtype.get(column)
         by_dtype[column] = ops if prev is None else prev.add(ops, fill_value=0.0)
@@ -464,16 +531,25 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
     estimate = (inst * factor).where(inst != 0, 0.0).where(inst.notna())
     idle = _tensor_idle(df)
     flop = counted.copy()
-    moves = flop.isna() & only_moves  # before any estimate: a move x 512 FLOP/instruction would be invented
+    # before any estimate: a move x 512 FLOP/instruction would be invented
+    moves = flop.isna() & only_moves
     flop[moves] = 0.0
-    prov.add("provenance", moves, "flop_tensor 0: every tensor-pipe instruction an HFMA2.MMA register move, no HMMA")
+    prov.add(
+        "provenance",
+        moves,
+        "flop_tensor 0: every tensor-pipe instruction an HFMA2.MMA register move, no HMMA",
+    )
     use_est = flop.isna() & estimate.notna()
     flop[use_est] = estimate[use_est]
     for dtype in dtypes.dropna().unique():
         rows = use_est & (dtypes == dtype)
         out.loc[rows, f"flop_tensor_{dtype}"] = estimate[rows]
     for key, (_, _, checked) in TENSOR_FLOP_PER_INST.items():
-        prov.add("estimated", use_est & (inst != 0) & (cc == key), f"flop_tensor (tensor instructions x {checked})")
+        prov.add(
+            "estimated",
+            use_est & (inst != 0) & (cc == key),
+            f"flop_tensor (tensor instructions x {checked})",
+        )
     integer = _integer_mma(df)
     for mask, why in (
         (idle & ~integer, "tensor pipes idle"),
@@ -486,7 +562,8 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
         prov.add("provenance", use, f"flop_tensor 0: {why}")
     prov.add("provenance", integer, "integer tensor-core work (IMMA) is not FLOPs: not counted")
     out["flop_tensor"] = flop
-    # Its work is integer MMA: a FLOP ceiling (and the ridge point that decides bound) says nothing about it.
+    # Its work is integer MMA: a FLOP ceiling (and the ridge point that decides bound) says nothing
+    # about it.
     out["integer_mma"] = integer & (flop == 0)
     prov.add(
         "provenance",
@@ -498,22 +575,27 @@ def _tensor_flop(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, only_mo
         prov.add(
             "provenance",
             no_factor & (cc == key),
-            f"flop_tensor unknown: tensor instructions counted, no checked FLOP/instruction {_for_cc(key)}",
+            "flop_tensor unknown: tensor instructions counted, no checked FLOP/instruction"
+            f" {_for_cc(key)}",
         )
     return no_factor
 
 
 def _for_cc(cc: str) -> str:
-    """`for CC 8.0`; '' (a details CSV without its CC column) in words that read right without one."""
+    """`for CC 8.0`; '' (a details CSV without its CC column) in words that read right without
+    one."""
     return f"for CC {cc}" if cc else "for an unknown compute capability: the report names none"
 
 
 def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
-    """True where the SASS opcode counts show no floating-point MMA (integer IMMA/BMMA are not FLOPs)."""
+    """True where the SASS opcode counts show no floating-point MMA (integer IMMA/BMMA are not
+    FLOPs)."""
     ops = [c for c in df.columns if c.startswith(OPCODE_METRIC + ":")]
     if not ops:
         return pd.Series(False, index=df.index)
-    mma = [c for c in ops if "MMA" in c.split(":", 1)[1] and not _INTEGER_MMA.match(c.split(":", 1)[1])]
+    mma = [
+        c for c in ops if "MMA" in c.split(":", 1)[1] and not _INTEGER_MMA.match(c.split(":", 1)[1])
+    ]
     has_counts = df[ops].notna().any(axis=1)
     if not mma:
         return has_counts
@@ -522,7 +604,11 @@ def _no_mma_opcodes(df: pd.DataFrame) -> pd.Series:
 
 def _integer_mma(df: pd.DataFrame) -> pd.Series:
     """True where SASS opcode counts or per-op pipe utilisation show integer tensor-core work."""
-    cols = [c for c in df.columns if c.startswith(OPCODE_METRIC + ":") and _INTEGER_MMA.match(c.split(":", 1)[1])]
+    cols = [
+        c
+        for c in df.columns
+        if c.startswith(OPCODE_METRIC + ":") and _INTEGER_MMA.match(c.split(":", 1)[1])
+    ]
     cols += [c for c in _tensor_pipe_columns(df) if _INTEGER_PIPE.search(c)]
     if not cols:
         return pd.Series(False, index=df.index)
@@ -538,9 +624,11 @@ def _tensor_pipe_columns(df: pd.DataFrame) -> list[str]:
     ]
 
 
-# Integer and binary tensor instructions (Ampere IMMA/BMMA, Hopper IGMMA/BGMMA, Blackwell UTCIMMA): not FLOPs.
+# Integer and binary tensor instructions (Ampere IMMA/BMMA, Hopper IGMMA/BGMMA, Blackwell UTCIMMA):
+# not FLOPs.
 _INTEGER_MMA = re.compile(r"^(UTC)?[IB]G?MMA")
-# Their pipe, where ncu splits the tensor pipe per op (Ampere/Hopper `_op_imma`, Blackwell `_subpipe_imma`).
+# Their pipe, where ncu splits the tensor pipe per op (Ampere/Hopper `_op_imma`, Blackwell
+# `_subpipe_imma`).
 _INTEGER_PIPE = re.compile(r"_(op|subpipe)_[ib]mma")
 
 
@@ -550,9 +638,9 @@ def _no_tensor_cores(key: pd.Series) -> pd.Series:
 
 
 def _cc_key(cc: pd.Series) -> pd.Series:
-    """Compute capability as text ('7.0'), '' where unknown; one conversion per distinct value, and a
-    categorical, so what is looked up or compared per launch is looked up once per distinct CC."""
-    return cc.map({v: ("" if is_missing(v) else str(v)) for v in pd.unique(cc)}).astype("category")
+    """Compute capability as text ('7.0'), '' where unknown; one conversion per distinct value, and
+    a categorical, so what is looked up or compared per launch is looked up once per distinct CC."""
+    return cc.map({v: "" if is_missing(v) else str(v) for v in pd.unique(cc)}).astype("category")
 
 
 def _major(cc: str) -> float:
@@ -563,9 +651,10 @@ def _major(cc: str) -> float:
 
 
 def _tensor_idle(df: pd.DataFrame) -> pd.Series:
-    """True where ncu shows the floating-point tensor pipes at exactly 0% (so tensor FLOPs are exactly 0).
-    Where ncu splits the pipe by operation (`..._op_hmma`, `_op_dmma`, `_op_imma`), the integer op's
-    utilisation is not floating-point work and the all-ops aggregate would count it: only FP ops are read."""
+    """True where ncu shows the floating-point tensor pipes at exactly 0% (so tensor FLOPs are
+    exactly 0). Where ncu splits the pipe by operation (`..._op_hmma`, `_op_dmma`, `_op_imma`), the
+    integer op's utilisation is not floating-point work and the all-ops aggregate would count it:
+    only FP ops are read."""
     cols = _tensor_pipe_columns(df)
     per_op = [c for c in cols if "_op_" in c or "_subpipe_" in c]
     if per_op:
@@ -599,8 +688,8 @@ def _bytes(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, dur: pd.Serie
         ],
     )
     for level, unit in (("l2", "lts__t"), ("l1", "l1tex__t")):
-        # ncu defines its *_bytes as sectors x 32 B (a sector is an aligned 32-byte chunk); a --set full report
-        # holds only the sector counts.
+        # ncu defines its *_bytes as sectors x 32 B (a sector is an aligned 32-byte chunk); a --set
+        # full report holds only the sector counts.
         out[f"{level}_bytes"] = _first(
             df,
             prov,
@@ -615,9 +704,9 @@ def _bytes(df: pd.DataFrame, prov: _Provenance, out: pd.DataFrame, dur: pd.Serie
 
 
 def _insight(df: pd.DataFrame) -> pd.DataFrame:
-    """What ncu's sections show beside the roofline (speed of light, occupancy, waves, pipes, stalls, memory
-    chart, instruction mix), as ncu recorded it per launch; a column only where some launch has it, so a report
-    without them gains no empty columns."""
+    """What ncu's sections show beside the roofline (speed of light, occupancy, waves, pipes,
+    stalls, memory chart, instruction mix), as ncu recorded it per launch; a column only where some
+    launch has it, so a report without them gains no empty columns."""
     columns: dict[str, pd.Series] = {}
     for column, names in INSIGHT.items():
         present = [name for name in names if name in df]
@@ -626,7 +715,8 @@ def _insight(df: pd.DataFrame) -> pd.DataFrame:
             for name in present[1:]:
                 values = values.fillna(_col(df, name))
             columns[column] = values
-    for column, name in {**MEMORY_CHART, **INSTRUCTION_MIX}.items():  # counts: only where the report has them
+    # counts: only where the report has them
+    for column, name in {**MEMORY_CHART, **INSTRUCTION_MIX}.items():
         if name in df:
             columns[column] = _col(df, name)
     return pd.DataFrame(columns, index=df.index, dtype=float)
@@ -634,16 +724,23 @@ def _insight(df: pd.DataFrame) -> pd.DataFrame:
 
 def _occupancy_limiter(df: pd.DataFrame, out: pd.DataFrame) -> None:
     """The resource(s) allowing the fewest blocks per SM (ncu's Occupancy section), and how many."""
-    limits = pd.DataFrame({what: _col(df, name) for what, name in OCCUPANCY_LIMITS.items() if name in df})
+    limits = pd.DataFrame(
+        {what: _col(df, name) for what, name in OCCUPANCY_LIMITS.items() if name in df}
+    )
     if limits.empty or limits.isna().all(axis=None):
         return
     fewest = limits.min(axis=1)
     out["occupancy_limit_blocks"] = fewest
     # Every resource that allows only the fewest blocks per SM limits it (ties named together).
     # A bit per resource, one label per combination: a million launches share a handful of labels.
-    bits = sum(limits[what].eq(fewest).to_numpy(dtype=np.int64) << i for i, what in enumerate(limits))
+    bits = sum(
+        limits[what].eq(fewest).to_numpy(dtype=np.int64) << i for i, what in enumerate(limits)
+    )
     combos, codes = np.unique(bits, return_inverse=True)
-    labels = [" + ".join(what for i, what in enumerate(limits) if combo >> i & 1) or None for combo in combos]
+    labels = [
+        " + ".join(what for i, what in enumerate(limits) if combo >> i & 1) or None
+        for combo in combos
+    ]
     out["occupancy_limiter"] = pd.Series(
         np.array(labels, dtype=object)[codes.reshape(-1)], index=out.index, dtype=object
     )
@@ -654,26 +751,31 @@ def _report_peaks(df: pd.DataFrame, out: pd.DataFrame) -> None:
     clock = out["sm_clock_hz"]
     for precision, letter in PRECISION_LETTER.items():
         fma = OP_WEIGHTS[letter]["fma"]
-        per_cycle = _col(df, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x{fma:g}").fillna(
-            fma * _col(df, f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained")
+        per_cycle = _col(
+            df, f"derived__sm__sass_thread_inst_executed_op_{letter}fma_pred_on_x{fma:g}"
+        ).fillna(
+            fma
+            * _col(df, f"sm__sass_thread_inst_executed_op_{letter}fma_pred_on.sum.peak_sustained")
         )
         out[f"report_peak_{precision}_flop_per_s"] = per_cycle.where(per_cycle > 0) * clock
     dram_per_cycle = _col(df, "dram__bytes.sum.peak_sustained")
     device = _devices(out)  # once: three readings are averaged per device
     out["report_peak_dram_bytes_per_s"] = dram_per_cycle * _dram_clock(df, out, device)
-    out["report_peak_dram_own_bytes_per_s"] = dram_per_cycle * _col(df, "dram__cycles_elapsed.avg.per_second")
+    out["report_peak_dram_own_bytes_per_s"] = dram_per_cycle * _col(
+        df, "dram__cycles_elapsed.avg.per_second"
+    )
     for level, unit in (("l2", "lts"), ("l1", "l1tex")):
-        # Over the report, as DRAM's clock: a launch's own reading is its elapsed cycles over its duration,
-        # which for a short launch is off by up to 2x (V100 11-13 us: 1.18 and 1.52 TB/s against 2.50 for the
-        # long ones), and judged against DRAM's report-wide peak it would read as L2-bound when ncu's own
-        # percentages (DRAM 22.3%, L2 13.8%) say DRAM.
+        # Over the report, as DRAM's clock: a launch's own reading is its elapsed cycles over its
+        # duration, which for a short launch is off by up to 2x (V100 11-13 us: 1.18 and 1.52 TB/s
+        # against 2.50 for the long ones), and judged against DRAM's report-wide peak it would read
+        # as L2-bound when ncu's own percentages (DRAM 22.3%, L2 13.8%) say DRAM.
         out[f"report_peak_{level}_bytes_per_s"] = _over_report(_cache_peak(df, unit), out, device)
 
 
 def _cache_peak(df: pd.DataFrame, unit: str) -> pd.Series:
-    """The peak rate of the counter the level's intensity divides by (`{unit}__t_bytes`, ncu's sectors x 32 B):
-    peak per cycle x the unit's clock; a --set full report holds neither, only the sectors' rate and their
-    % of peak, whose ratio is the same peak rate."""
+    """The peak rate of the counter the level's intensity divides by (`{unit}__t_bytes`, ncu's
+    sectors x 32 B): peak per cycle x the unit's clock; a --set full report holds neither, only the
+    sectors' rate and their % of peak, whose ratio is the same peak rate."""
     per_cycle = _col(df, f"{unit}__t_bytes.sum.peak_sustained").fillna(
         SECTOR_BYTES * _col(df, f"{unit}__t_sectors.sum.peak_sustained")
     )
@@ -688,14 +790,16 @@ def _cache_peak(df: pd.DataFrame, unit: str) -> pd.Series:
 def _dram_clock(df: pd.DataFrame, out: pd.DataFrame, device: np.ndarray) -> pd.Series:
     """Each device's DRAM clock over the whole report: its cycles over its time, duration-weighted.
 
-    Memory does not boost per kernel, but ncu's per-launch reading is noisy for short kernels (V100 HBM2
-    runs at 877 MHz; 11 us kernels read 416-532 MHz), which would halve their bandwidth ceiling."""
+    Memory does not boost per kernel, but ncu's per-launch reading is noisy for short kernels (V100
+    HBM2 runs at 877 MHz; 11 us kernels read 416-532 MHz), which would halve their bandwidth
+    ceiling."""
     return _over_report(_col(df, "dram__cycles_elapsed.avg.per_second"), out, device)
 
 
 def _over_report(per_launch: pd.Series, out: pd.DataFrame, device: np.ndarray) -> pd.Series:
-    """Each device's duration-weighted mean of a per-launch reading over the whole report, for each launch of
-    it that has the reading; launches without a duration keep their own. `device`: `_devices(out)`."""
+    """Each device's duration-weighted mean of a per-launch reading over the whole report, for each
+    launch of it that has the reading; launches without a duration keep their own. `device`:
+    `_devices(out)`."""
     value = per_launch.to_numpy(dtype=float)
     dur = np.where(np.isnan(value), np.nan, out["duration_s"].to_numpy(dtype=float))
     both = ~np.isnan(value * dur)
@@ -707,46 +811,57 @@ def _over_report(per_launch: pd.Series, out: pd.DataFrame, device: np.ndarray) -
 
 
 def _devices(out: pd.DataFrame) -> np.ndarray:
-    """Each launch's device (GPU name and index) as a number from 0. Unknown is a value of its own (-1, then
-    shifted to 0); a categorical or integer column is factorized without a Python object per launch."""
+    """Each launch's device (GPU name and index) as a number from 0. Unknown is a value of its own
+    (-1, then shifted to 0); a categorical or integer column is factorized without a Python object
+    per launch."""
     gpu = pd.factorize(out["gpu"])[0].astype(np.int64) + 1
     index = pd.factorize(out["device"])[0].astype(np.int64) + 1
     numbers: np.ndarray = pd.factorize(gpu * (int(index.max(initial=0)) + 1) + index)[0]
     return numbers
 
 
-_FIXES = {column: COLUMN_METRICS[column] for column in COLLECTED}  # every collected column has its ncu metrics
+# every collected column has its ncu metrics
+_FIXES = {column: COLUMN_METRICS[column] for column in COLLECTED}
 
 
 def collecting(columns: Collection[str], ccs: Collection[str] = ()) -> str | None:
-    """The `ncu --metrics` option that collects these canonical columns on GPUs of compute capabilities `ccs`
-    (tensor op counters are named per chip: another chip's would make ncu refuse the whole profile; with no
-    known CC a placeholder says to look them up); None if none is a counted column."""
-    metrics = [m for c in columns for m in (_tensor_fix(ccs) if c == "flop_tensor" else _FIXES.get(c, []))]
+    """The `ncu --metrics` option that collects these canonical columns on GPUs of compute
+    capabilities `ccs` (tensor op counters are named per chip: another chip's would make ncu refuse
+    the whole profile; with no known CC a placeholder says to look them up); None if none is a
+    counted column."""
+    metrics = [
+        m for c in columns for m in (_tensor_fix(ccs) if c == "flop_tensor" else _FIXES.get(c, []))
+    ]
     return Missing("", list(dict.fromkeys(metrics)), 0).fix() if metrics else None
 
 
 def missing_fix(missing: list[Missing], columns: Collection[str]) -> str | None:
-    """The one `ncu --metrics` option that fills these columns where a report lacks them, from the report's
-    own `missing` (its chips' tensor counters, only the add/mul/fma counters absent); None if it lacks none."""
+    """The one `ncu --metrics` option that fills these columns where a report lacks them, from the
+    report's own `missing` (its chips' tensor counters, only the add/mul/fma counters absent); None
+    if it lacks none."""
     metrics = [x for m in missing if m.column in columns for x in m.metrics]
     return Missing("", list(dict.fromkeys(metrics)), 0).fix() if metrics else None
 
 
 def _tensor_fix(ccs: Collection[str]) -> list[str]:
-    """flop_tensor's metrics on these CCs: the op counters they all have, and the instruction count."""
+    """flop_tensor's metrics on these CCs: the op counters they all have, and the instruction
+    count."""
     return tensor_counters_for([str(c) for c in ccs]) + [
         m for m in _FIXES["flop_tensor"] if not m.startswith("sm__ops_path_tensor")
     ]
 
 
 def _missing(
-    out: pd.DataFrame, absent: dict[str, pd.Series], rate_only: dict[str, pd.Series], no_factor: pd.Series
+    out: pd.DataFrame,
+    absent: dict[str, pd.Series],
+    rate_only: dict[str, pd.Series],
+    no_factor: pd.Series,
 ) -> list[Missing]:
-    """Per column, the launches that lack it and the ncu metrics that fill it: for SIMT FLOPs only the
-    add/mul/fma counters those launches lack (a report with ffma alone needs fadd and fmul). A column whose
-    rates were collected lacks only the duration that turns them into counts; tensor instructions on an
-    architecture without a checked FLOP-per-instruction factor need the tensor op counters."""
+    """Per column, the launches that lack it and the ncu metrics that fill it: for SIMT FLOPs only
+    the add/mul/fma counters those launches lack (a report with ffma alone needs fadd and fmul). A
+    column whose rates were collected lacks only the duration that turns them into counts; tensor
+    instructions on an architecture without a checked FLOP-per-instruction factor need the tensor op
+    counters."""
     profiled = out["status"] == "ok"
     needs_time = pd.Series(False, index=out.index)
     for rows in rate_only.values():
@@ -767,8 +882,8 @@ def _missing(
         if column in rate_only:
             unknown &= ~rate_only[column]
         if column == "flop_tensor":
-            # The op counters differ by chip: name those this GPU's ncu has (GA100's on a GH100 would make ncu
-            # refuse the whole profile).
+            # The op counters differ by chip: name those this GPU's ncu has (GA100's on a GH100
+            # would make ncu refuse the whole profile).
             metrics = _tensor_fix(pd.unique(out.loc[unknown, "cc"].dropna()))
             settle = unknown & no_factor
             if settle.any():
@@ -780,7 +895,7 @@ def _missing(
                         ops,
                         int(settle.sum()),
                         "unknown",
-                        f"tensor instructions were counted, "
+                        "tensor instructions were counted, "
                         f"but flopscope has no checked FLOPs per instruction {_for_cc(cc)}",
                     )
                 )

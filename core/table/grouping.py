@@ -1,9 +1,10 @@
-"""Launches aggregated into one row per kernel name or NVTX range (`Report.group`): summed counts, time-weighted
-ceilings and percentages, and each group's one value of the columns its launches share.
+"""Launches aggregated into one row per kernel name or NVTX range (`Report.group`): summed counts,
+time-weighted ceilings and percentages, and each group's one value of the columns its launches
+share.
 
-Speed is the point at a million launches: the key is hashed once, sums run over many columns per groupby, and
-values shared by few distinct launches (names, devices, notes) are looked at once per distinct value, never per
-launch in Python."""
+Speed is the point at a million launches: the key is hashed once, sums run over many columns per
+groupby, and values shared by few distinct launches (names, devices, notes) are looked at once per
+distinct value, never per launch in Python."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from .columns import COUNTED, REPORT_PEAKS
 from .nvtx import normalize_nvtx
 from .roofline import integer_mma
 
-# Ceilings, clocks and ncu's per-launch percentages (speed of light, occupancy, waves, pipes): a group's is its
-# launches', weighted by their time (the kernel screen says so).
+# Ceilings, clocks and ncu's per-launch percentages (speed of light, occupancy, waves, pipes): a
+# group's is its launches', weighted by their time (the kernel screen says so).
 WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + [
     "sm_clock_hz",
     "peak_flop_per_s",
@@ -28,25 +29,42 @@ WEIGHTED = [name for name, _, _ in REPORT_PEAKS] + [
     *INSIGHT,
 ]
 # Launches of a group share these; a group's is their one value, or "(mixed)".
-SHARED = ("kernel", "kernel_full", "nvtx", "process", "device", "stream", "grid", "block", "registers", "gpu", "cc")
+SHARED = (
+    "kernel",
+    "kernel_full",
+    "nvtx",
+    "process",
+    "device",
+    "stream",
+    "grid",
+    "block",
+    "registers",
+    "gpu",
+    "cc",
+)
 NOTES = ["estimated", "provenance"]
 NO_RANGE = "(no NVTX range)"
-COUNT_TABLE_MAX = 1 << 22  # (group, value) cells counted in a table (32 MB); more are sorted instead
+# (group, value) cells counted in a table (32 MB); more are sorted instead
+COUNT_TABLE_MAX = 1 << 22
 
 
 def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
-    """One row per distinct `key` (and GPU with `by_gpu`: a kernel's launches on an A100 and on an H100 are not
-    one kernel), numbered in the order groups first appear; derived columns are left to `derive`."""
+    """One row per distinct `key` (and GPU with `by_gpu`: a kernel's launches on an A100 and on an
+    H100 are not one kernel), numbered in the order groups first appear; derived columns are left to
+    `derive`."""
     codes, keys = _group_codes(k, key, by_gpu)
     groups = len(keys)
     grouped = k.groupby(codes, sort=True)
-    summed = [c for c in COUNTED if c in k]  # a stored run from before a tensor data type had its column
-    # A group's sum is unknown if any launch ncu profiled lacks the value: a partial sum would pass for the
-    # whole (FLOPs of 5 of 6 launches over the time of all 6). Launches ncu could not profile add nothing.
+    # a stored run from before a tensor data type had its column
+    summed = [c for c in COUNTED if c in k]
+    # A group's sum is unknown if any launch ncu profiled lacks the value: a partial sum would pass
+    # for the whole (FLOPs of 5 of 6 launches over the time of all 6). Launches ncu could not
+    # profile add nothing.
     profiled = ~unprofiled(k)
     known = {c: k[c].notna().to_numpy() for c in summed}
-    # Only columns some launch has are summed, and only those some profiled launch lacks can have a gap: a
-    # groupby per column is ~8 ms at a million launches, and a report collects a few of the counted columns.
+    # Only columns some launch has are summed, and only those some profiled launch lacks can have a
+    # gap: a groupby per column is ~8 ms at a million launches, and a report collects a few of the
+    # counted columns.
     some = [c for c in summed if known[c].any()]
     out = pd.DataFrame(index=pd.RangeIndex(groups), columns=summed, dtype=float)
     if some:
@@ -56,13 +74,15 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
         gaps = pd.DataFrame({c: profiled & ~known[c] for c in partial}, index=k.index)
         out[partial] = out[partial].mask(gaps.groupby(codes, sort=True).any())
     out["count"] = grouped.size()
-    # Their time is unknown, so the group's Time is the others': a lower bound (`≥`), and its mean per launch
-    # is over count - not_profiled.
+    # Their time is unknown, so the group's Time is the others': a lower bound (`≥`), and its mean
+    # per launch is over count - not_profiled.
     out["not_profiled"] = pd.Series(~profiled, index=k.index).groupby(codes, sort=True).sum()
-    weighted = [c for c in WEIGHTED if c in k and (c not in INSIGHT or k[c].notna().any())]  # few of INSIGHT's
+    # few of INSIGHT's
+    weighted = [c for c in WEIGHTED if c in k and (c not in INSIGHT or k[c].notna().any())]
     with_values = [c for c in weighted if k[c].notna().any()]  # the others stay unknown
     out[weighted] = np.nan
-    if with_values:  # one grouping for all of them: a groupby per column was a third of the time at 100k launches
+    # one grouping for all of them: a groupby per column was a third of the time at 100k launches
+    if with_values:
         out[with_values] = _time_weighted(k[with_values].astype(float), k["duration_s"], codes)
     for col in [*SHARED, *(c for c in ("occupancy_limiter", "occupancy_limit_blocks") if c in k)]:
         out[col] = _same_or_mixed(k[col], codes, groups)
@@ -70,39 +90,55 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     out["peak_source"] = _sources(k["peak_source"], codes)
     for col in NOTES:
         out[col] = _by_distinct(
-            k[col], codes, lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v for x in v.split("; ")))
+            k[col],
+            codes,
+            lambda s: "; ".join(dict.fromkeys(x for v in s.unique() if v for x in v.split("; "))),
         )
-    if "integer_mma" in k:  # a group of integer-MMA launches only is judged by no FLOP ceiling, as they are
+    # a group of integer-MMA launches only is judged by no FLOP ceiling, as they are
+    if "integer_mma" in k:
         out["integer_mma"] = integer_mma(k).groupby(codes, sort=True).all()
-    out["status"] = _by_distinct(k["status"], codes, lambda s: "ok" if (s == "ok").any() else s.iloc[0])
+    out["status"] = _by_distinct(
+        k["status"], codes, lambda s: "ok" if (s == "ok").any() else s.iloc[0]
+    )
     out["launch_id"] = grouped["launch_id"].min()
     return out.reset_index(drop=True)
 
 
 def unprofiled(k: pd.DataFrame) -> np.ndarray:
     """Launches ncu did not profile (status not `ok`): they have no values, time included."""
-    return (k["status"] != "ok").to_numpy(dtype=bool) if "status" in k else np.zeros(len(k), dtype=bool)
+    return (
+        (k["status"] != "ok").to_numpy(dtype=bool)
+        if "status" in k
+        else np.zeros(len(k), dtype=bool)
+    )
 
 
 def _group_codes(k: pd.DataFrame, key: str, by_gpu: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Each launch's group number (0, 1, ... in order of first appearance) and each group's `key` value."""
+    """Each launch's group number (0, 1, ... in order of first appearance) and each group's `key`
+    value."""
     # Factorized once: hashing long C++ kernel names for every aggregate dominated grouping time.
     codes, uniques = factorize_filled(k[key], NO_RANGE if key == "nvtx" else "")
-    if key == "nvtx":  # emit_nvtx's call numbers and shapes left out: one group per range, not per call
-        merged, uniques = pd.factorize(np.array([normalize_nvtx(str(u)) for u in uniques], dtype=object), sort=False)
+    # emit_nvtx's call numbers and shapes left out: one group per range, not per call
+    if key == "nvtx":
+        merged, uniques = pd.factorize(
+            np.array([normalize_nvtx(str(u)) for u in uniques], dtype=object), sort=False
+        )
         codes = merged[codes]
     keys = np.asarray(uniques, dtype=object)
     if by_gpu:  # one group per (key, GPU)
         gpu_codes, _ = pd.factorize(k["gpu"].astype(object), sort=False)
-        pairs, _ = pd.factorize(codes.astype(np.int64) * (int(gpu_codes.max()) + 2) + gpu_codes + 1, sort=False)
+        pairs, _ = pd.factorize(
+            codes.astype(np.int64) * (int(gpu_codes.max()) + 2) + gpu_codes + 1, sort=False
+        )
         first = np.unique(pairs, return_index=True)[1]  # each pair's first launch
         return pairs, keys[codes[first]]
     return codes, keys
 
 
 def factorize_filled(column: pd.Series, fill: str) -> tuple[np.ndarray, np.ndarray]:
-    """`pd.factorize(column.fillna(fill), sort=False)` for any dtype: a categorical refuses a fill outside its
-    categories in pandas 2.x, and casting a million names to objects first costs more than the factorizing."""
+    """`pd.factorize(column.fillna(fill), sort=False)` for any dtype: a categorical refuses a fill
+    outside its categories in pandas 2.x, and casting a million names to objects first costs more
+    than the factorizing."""
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
     values = np.asarray(uniques, dtype=object)
     missing = codes < 0
@@ -116,37 +152,44 @@ def factorize_filled(column: pd.Series, fill: str) -> tuple[np.ndarray, np.ndarr
 
 
 def _time_weighted(values: pd.DataFrame, duration: pd.Series, codes: np.ndarray) -> pd.DataFrame:
-    """Each group's mean of each column over the time of the launches that have it: a launch without it (its
-    metric set lacked the counter) would otherwise count as a peak of 0 and lower the group's ceiling. The plain
-    mean where the group's launches with the value took no known time."""
+    """Each group's mean of each column over the time of the launches that have it: a launch without
+    it (its metric set lacked the counter) would otherwise count as a peak of 0 and lower the
+    group's ceiling. The plain mean where the group's launches with the value took no known time."""
     dur = duration.fillna(0.0).to_numpy(dtype=float)
-    # As one 2-D block: the launches table holds its columns in blocks of their own, which pandas would
-    # group one at a time (a third of grouping 100k launches by name).
+    # As one 2-D block: the launches table holds its columns in blocks of their own, which pandas
+    # would group one at a time (a third of grouping 100k launches by name).
     x = values.to_numpy(dtype=float, na_value=np.nan)
     both = ~np.isnan(x) & (dur > 0)[:, None]
     weighted = np.where(both, x * dur[:, None], np.nan)
     num = pd.DataFrame(weighted, columns=values.columns).groupby(codes, sort=True).sum(min_count=1)
-    weight = pd.DataFrame(both * dur[:, None], columns=values.columns).groupby(codes, sort=True).sum()
+    weight = (
+        pd.DataFrame(both * dur[:, None], columns=values.columns).groupby(codes, sort=True).sum()
+    )
     out = num / weight.where(weight > 0)
-    untimed = [c for c in out.columns if out[c].isna().any()]  # rare: only those need the plain mean
+    # rare: only those need the plain mean
+    untimed = [c for c in out.columns if out[c].isna().any()]
     if untimed:
         out[untimed] = out[untimed].fillna(values[untimed].groupby(codes, sort=True).mean())
     return out
 
 
 def _same_or_mixed(column: pd.Series, group: np.ndarray, groups: int) -> pd.Series:
-    """Per group (numbered 0..groups-1): its one known value, "(mixed)" where it has several, None where none.
-    Counted over distinct (group, value) pairs with numpy: a Python call per group and column was most of the
-    time of grouping 100k launches by name."""
+    """Per group (numbered 0..groups-1): its one known value, "(mixed)" where it has several, None
+    where none. Counted over distinct (group, value) pairs with numpy: a Python call per group and
+    column was most of the time of grouping 100k launches by name."""
     values, uniques = _numbered(column)
     known = values >= 0
     width = len(uniques) + 1
-    if groups * width <= COUNT_TABLE_MAX:  # a table of (group, value) counts: no sort of a million pairs
-        counts = np.bincount(group[known] * width + values[known], minlength=groups * width).reshape(groups, width)
+    # a table of (group, value) counts: no sort of a million pairs
+    if groups * width <= COUNT_TABLE_MAX:
+        counts = np.bincount(
+            group[known] * width + values[known], minlength=groups * width
+        ).reshape(groups, width)
         present = counts > 0
         distinct, value = present.sum(axis=1), present.argmax(axis=1)
     else:
-        pairs = np.unique(group[known].astype(np.int64) * width + values[known])  # sorted by group, then value
+        # sorted by group, then value
+        pairs = np.unique(group[known].astype(np.int64) * width + values[known])
         owner = pairs // width
         distinct = np.bincount(owner, minlength=groups)
         value = np.zeros(groups, dtype=np.int64)
@@ -158,12 +201,14 @@ def _same_or_mixed(column: pd.Series, group: np.ndarray, groups: int) -> pd.Seri
     result = pd.Series(out.tolist(), name=column.name)  # typed as pandas types its own aggregations
     fits = isinstance(column.dtype, pd.StringDtype) or not (distinct > 1).any()  # "(mixed)" is text
     if isinstance(column.dtype, pd.api.extensions.ExtensionDtype) and fits:
-        result = result.astype(column.dtype)  # categorical names, nullable integers, Arrow strings: kept
+        # categorical names, nullable integers, Arrow strings: kept
+        result = result.astype(column.dtype)
     return result
 
 
 def _numbered(column: pd.Series) -> tuple[np.ndarray, Collection[object]]:
-    """Each value's number (-1: missing) and the values numbered: a categorical's own codes, no hashing."""
+    """Each value's number (-1: missing) and the values numbered: a categorical's own codes, no
+    hashing."""
     if isinstance(column.dtype, pd.CategoricalDtype):
         return column.cat.codes.to_numpy().astype(np.int64), column.cat.categories
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
@@ -171,26 +216,40 @@ def _numbered(column: pd.Series) -> tuple[np.ndarray, Collection[object]]:
 
 
 def _sources(source: pd.Series, codes: np.ndarray) -> pd.Series:
-    """Each group's peak sources, every distinct one once ('report + datasheet @ measured clock')."""
-    parts = list(dict.fromkeys(p for v in pd.unique(source.dropna()) for p in str(v).split(" + ") if p))
+    """Each group's peak sources, every distinct one once ('report + datasheet @ measured
+    clock')."""
+    parts = list(
+        dict.fromkeys(p for v in pd.unique(source.dropna()) for p in str(v).split(" + ") if p)
+    )
     if len(parts) <= 1:
         has = source.notna() & (source.astype(object) != "")
         return has.groupby(codes, sort=True).any().map({True: parts[0] if parts else "", False: ""})
-    # Which parts each distinct source names, then each launch's row of that: 1M launches hold a few sources.
+    # Which parts each distinct source names, then each launch's row of that: 1M launches hold a few
+    # sources.
     value_codes, values = pd.factorize(source.astype(object).fillna(""))
-    names = np.array([[p in str(v) for p in parts] for v in values], dtype=bool).reshape(len(values), len(parts))
-    found = pd.DataFrame(names[value_codes], index=source.index, columns=parts).groupby(codes, sort=True).any()
+    names = np.array([[p in str(v) for p in parts] for v in values], dtype=bool).reshape(
+        len(values), len(parts)
+    )
+    found = (
+        pd.DataFrame(names[value_codes], index=source.index, columns=parts)
+        .groupby(codes, sort=True)
+        .any()
+    )
     return found.apply(lambda row: " + ".join(p for p in parts if row[p]), axis=1)
 
 
-def _by_distinct(column: pd.Series, group: np.ndarray, func: Callable[[pd.Series], object]) -> pd.Series:
-    """`column.groupby(group, sort=True).agg(func)` for a `func` that looks only at a group's distinct values in
-    the order they first appear (and so at its first value): run over those rows alone, the first launch of each
-    (group, value). A million launches hold a few hundred names, devices or notes, and a pure-Python agg over
-    every launch took ~1 s per 100k."""
-    values, _ = pd.factorize(column, use_na_sentinel=True)  # missing: -1, one row of it kept per group too
+def _by_distinct(
+    column: pd.Series, group: np.ndarray, func: Callable[[pd.Series], object]
+) -> pd.Series:
+    """`column.groupby(group, sort=True).agg(func)` for a `func` that looks only at a group's
+    distinct values in the order they first appear (and so at its first value): run over those rows
+    alone, the first launch of each (group, value). A million launches hold a few hundred names,
+    devices or notes, and a pure-Python agg over every launch took ~1 s per 100k."""
+    # missing: -1, one row of it kept per group too
+    values, _ = pd.factorize(column, use_na_sentinel=True)
     pairs, _ = pd.factorize(group.astype(np.int64) * (int(values.max(initial=-1)) + 2) + values + 1)
-    # factorize numbers the pairs in the order they first appear: a pair's first row is where the count grows.
+    # factorize numbers the pairs in the order they first appear: a pair's first row is where the
+    # count grows.
     seen = np.maximum.accumulate(pairs)
     first = np.flatnonzero(np.r_[True, seen[1:] > seen[:-1]])
     return column.iloc[first].groupby(group[first], sort=True).agg(func)

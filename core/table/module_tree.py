@@ -1,25 +1,27 @@
-"""A model's module tree from the launches' NVTX ranges: each launch placed at one node, every node rolled up over
-its subtree (time, FLOPs per precision, bytes per level, judged as any group is), split into forward and
-backward, its own launches beside its children's.
+"""A model's module tree from the launches' NVTX ranges: each launch placed at one node, every node
+rolled up over its subtree (time, FLOPs per precision, bytes per level, judged as any group is),
+split into forward and backward, its own launches beside its children's.
 
 Where a launch goes:
-- its push/pop ranges, outermost first, are its path (user ranges such as `measure`, and the module ranges
-  `profile --modules` pushes: `encoder`, `encoder.layers.0`, ...);
-- the operator ranges of torch's `emit_nvtx` (`aten::linear`, `autograd::engine::evaluate_function: MmBackward0`,
-  `MmBackward0`, `Optimizer.step#SGD.step`) fold into the node around them, so the tree reads as the model;
-- a backward launch runs on autograd's threads, outside the program's push/pop ranges: it goes to the node of
-  the innermost module whose backward start/end range (`attn [backward]`; `backward/attn` in captures made
-  before `--modules`) is open, at the path where that module ran forward; one outside every module's backward
-  goes to the root, as backward;
+- its push/pop ranges, outermost first, are its path (user ranges such as `measure`, and the module
+  ranges `profile --modules` pushes: `encoder`, `encoder.layers.0`, ...);
+- the operator ranges of torch's `emit_nvtx` (`aten::linear`, `autograd::engine::evaluate_function:
+  MmBackward0`, `MmBackward0`, `Optimizer.step#SGD.step`) fold into the node around them, so the
+  tree reads as the model;
+- a backward launch runs on autograd's threads, outside the program's push/pop ranges: it goes to
+  the node of the innermost module whose backward start/end range (`attn [backward]`;
+  `backward/attn` in captures made before `--modules`) is open, at the path where that module ran
+  forward; one outside every module's backward goes to the root, as backward;
 - a step's start/end range (`step 3`) names its step and is not part of the path.
 
-The ranges are the launches' structured NVTX stacks (`nvtx_stack`, core/common/nvtx_stack.py): a range name is
-one node whatever it holds (`/`, `:`). A node's `path` joins its names with NODE_SEP, a character the readers keep
-out of names; `path_names` gives them as a list and `display_path` as people read them (`a/b`).
+The ranges are the launches' structured NVTX stacks (`nvtx_stack`, core/common/nvtx_stack.py): a
+range name is one node whatever it holds (`/`, `:`). A node's `path` joins its names with NODE_SEP,
+a character the readers keep out of names; `path_names` gives them as a list and `display_path` as
+people read them (`a/b`).
 
-On a file whose launches ran on several GPUs, the level under the root is the GPU (`GPU 0: NVIDIA H100 ...`),
-each holding its launches' tree: a data-parallel step's ranks side by side, the root their sum.
-"""
+On a file whose launches ran on several GPUs, the level under the root is the GPU (`GPU 0: NVIDIA
+H100 ...`), each holding its launches' tree: a data-parallel step's ranks side by side, the root
+their sum."""
 
 from __future__ import annotations
 
@@ -36,12 +38,15 @@ from .roofline import Gpus, derive
 
 ROOT = "(all launches)"
 BACKWARD_SUFFIX = " [backward]"
-_LEGACY_BACKWARD = "backward"  # `backward/attn`: the project's H100 captures' own hooks (tests/data/gpu)
+# `backward/attn`: the project's H100 captures' own hooks (tests/data/gpu)
+_LEGACY_BACKWARD = "backward"
 _STEP = re.compile(r"step (\d+)")
-# emit_nvtx's operator ranges and record_function labels: `aten::mm`, `autograd::engine::...`, `MmBackward0`,
-# `Optimizer.step#SGD.step`. A module's qualified name has none of `::`, `#` or a `Backward<N>` ending.
+# emit_nvtx's operator ranges and record_function labels: `aten::mm`, `autograd::engine::...`,
+# `MmBackward0`, `Optimizer.step#SGD.step`. A module's qualified name has none of `::`, `#` or a
+# `Backward<N>` ending.
 _OPERATOR = re.compile(r"::|#|Backward\d*$")
-NODE_SEP = "\x1f"  # between the names of a node's path (no range name holds it: core/common/nvtx_stack.py)
+# between the names of a node's path (no range name holds it: core/common/nvtx_stack.py)
+NODE_SEP = "\x1f"
 
 
 @dataclass(frozen=True)
@@ -55,14 +60,15 @@ class Placed:
 
 
 def ranges_of(stack: object) -> list[str]:
-    """The default domain's ranges of a launch's NVTX stack (`nvtx_stack`; a lone named domain's where it is the
-    only one), push/pop then start/end, emit_nvtx's arguments left out."""
+    """The default domain's ranges of a launch's NVTX stack (`nvtx_stack`; a lone named domain's
+    where it is the only one), push/pop then start/end, emit_nvtx's arguments left out."""
     merged: list[str] = []
     for name in default_ranges(stack):
         token = normalize_nvtx(name)
         if not token:
             continue
-        if merged and merged[-1] == _LEGACY_BACKWARD:  # `backward` `attn` -> `backward/attn`, one range of the
+        # `backward` `attn` -> `backward/attn`, one range of the
+        if merged and merged[-1] == _LEGACY_BACKWARD:
             merged[-1] = f"{_LEGACY_BACKWARD}/{token}"  # earlier captures
         else:
             merged.append(token)
@@ -70,8 +76,8 @@ def ranges_of(stack: object) -> list[str]:
 
 
 def place(ranges: list[str]) -> Placed:
-    """The node, direction and step of a launch with these ranges (before backward modules are resolved to the
-    path where they ran forward)."""
+    """The node, direction and step of a launch with these ranges (before backward modules are
+    resolved to the path where they ran forward)."""
     path: list[str] = []
     modules: list[str] = []
     step = None
@@ -92,10 +98,11 @@ def place(ranges: list[str]) -> Placed:
 
 
 def placements(stacks: pd.Series) -> tuple[np.ndarray, list[Placed]]:
-    """Each launch's number among the distinct placements, and those placements: a backward launch's node is
-    where the innermost module whose backward range is open ran forward (its first forward launch's path; the
-    deepest such path, since a module's range opens when its output's gradient arrives, after its parent's
-    may have), else that module alone under the root. `stacks`: the launches' `nvtx_stack` (`stacks_of`)."""
+    """Each launch's number among the distinct placements, and those placements: a backward launch's
+    node is where the innermost module whose backward range is open ran forward (its first forward
+    launch's path; the deepest such path, since a module's range opens when its output's gradient
+    arrives, after its parent's may have), else that module alone under the root. `stacks`: the
+    launches' `nvtx_stack` (`stacks_of`)."""
     codes, texts = factorize_filled(stacks, "")
     raw = [place(ranges_of(t)) for t in texts]
     forward_at: dict[str, tuple[str, ...]] = {}
@@ -108,13 +115,16 @@ def placements(stacks: pd.Series) -> tuple[np.ndarray, list[Placed]]:
         paths = [forward_at.get(m, (m,)) for m in modules]
         return max(reversed(paths), key=len)  # the deepest; of equals, the last opened
 
-    resolved = [Placed(node_of(p.modules), True, p.step, p.modules) if p.modules else p for p in raw]
+    resolved = [
+        Placed(node_of(p.modules), True, p.step, p.modules) if p.modules else p for p in raw
+    ]
     return codes, resolved
 
 
 def launch_nodes(kernels: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, ...]], np.ndarray]:
-    """Each launch's number among the distinct nodes launches are placed at, those nodes (paths of names below
-    the root, the GPU first on a file of several) and whether each is a backward placement."""
+    """Each launch's number among the distinct nodes launches are placed at, those nodes (paths of
+    names below the root, the GPU first on a file of several) and whether each is a backward
+    placement."""
     codes, placed = placements(stacks_of(kernels))
     gpus = gpu_levels(kernels)
     if gpus is None:
@@ -127,7 +137,8 @@ def launch_nodes(kernels: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, ...
 
 
 def gpu_levels(kernels: pd.DataFrame) -> tuple[np.ndarray, list[str]] | None:
-    """Each launch's GPU (a number into the labels `GPU <device>: <name>`), None where all ran on one."""
+    """Each launch's GPU (a number into the labels `GPU <device>: <name>`), None where all ran on
+    one."""
     parts = [kernels[c].astype(object).fillna("") for c in ("device", "gpu") if c in kernels]
     if not parts:
         return None
@@ -146,10 +157,10 @@ def _gpu_label(pair: tuple[object, ...]) -> str:
 
 
 def module_tree(kernels: pd.DataFrame, gpu: Gpus) -> pd.DataFrame:
-    """One row per node, depth first, children longest first: `path` (the names joined by NODE_SEP, "" for the
-    root), `name`, `depth`, the canonical columns summed over the subtree and judged as a group is, `pct_time` of
-    all launches, `own_duration_s` (its launches outside its children), `forward_duration_s` and
-    `backward_duration_s`."""
+    """One row per node, depth first, children longest first: `path` (the names joined by NODE_SEP,
+    "" for the root), `name`, `depth`, the canonical columns summed over the subtree and judged as a
+    group is, `pct_time` of all launches, `own_duration_s` (its launches outside its children),
+    `forward_duration_s` and `backward_duration_s`."""
     codes, nodes, backward_of = launch_nodes(kernels)
     launch_rows, node_keys = _subtrees(codes, nodes)
     exploded = kernels.take(launch_rows).reset_index(drop=True)
@@ -159,7 +170,9 @@ def module_tree(kernels: pd.DataFrame, gpu: Gpus) -> pd.DataFrame:
     rows["pct_time"] = 100.0 * rows["duration_s"] / total if total else np.nan
     duration = exploded["duration_s"].fillna(0.0).to_numpy()
     backward = backward_of[codes][launch_rows]
-    split = pd.DataFrame({"f": np.where(backward, 0.0, duration), "b": np.where(backward, duration, 0.0)})
+    split = pd.DataFrame(
+        {"f": np.where(backward, 0.0, duration), "b": np.where(backward, duration, 0.0)}
+    )
     sums = split.groupby(node_keys, sort=False).sum()
     rows["forward_duration_s"] = rows["module_path"].map(sums["f"]).to_numpy()
     rows["backward_duration_s"] = rows["module_path"].map(sums["b"]).to_numpy()
@@ -170,11 +183,16 @@ def module_tree(kernels: pd.DataFrame, gpu: Gpus) -> pd.DataFrame:
 
 
 def _subtrees(codes: np.ndarray, nodes: list[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray]:
-    """Each launch once per node on its path (root included): the launch's row number and the node's key."""
+    """Each launch once per node on its path (root included): the launch's row number and the node's
+    key."""
     chains = [[NODE_SEP.join(n[:d]) for d in range(len(n) + 1)] for n in nodes]
     lengths = np.array([len(c) for c in chains])[codes]
     rows = np.repeat(np.arange(len(codes)), lengths)
-    keys = np.concatenate([np.asarray(chains[c], dtype=object) for c in codes]) if len(codes) else np.array([])
+    keys = (
+        np.concatenate([np.asarray(chains[c], dtype=object) for c in codes])
+        if len(codes)
+        else np.array([])
+    )
     return rows, keys
 
 
@@ -191,14 +209,14 @@ def path_names(path: str) -> list[str]:
 
 
 def display_path(path: str) -> str:
-    """A node's `path` as people read it, `measure/forward/mlp` (a name holding `/` reads as two here: the
-    `path_names` list is the exact one)."""
+    """A node's `path` as people read it, `measure/forward/mlp` (a name holding `/` reads as two
+    here: the `path_names` list is the exact one)."""
     return "/".join(path_names(path))
 
 
 def with_public_paths(tree: pd.DataFrame) -> pd.DataFrame:
-    """The tree as outputs write it: `path` joined with `/` (as before the stacks were structured) and
-    `path_names`, the list of names, the canonical one."""
+    """The tree as outputs write it: `path` joined with `/` (as before the stacks were structured)
+    and `path_names`, the list of names, the canonical one."""
     out = tree.copy()
     names = [path_names(str(p)) for p in tree["path"]]
     out["path"] = ["/".join(n) for n in names]
@@ -207,21 +225,25 @@ def with_public_paths(tree: pd.DataFrame) -> pd.DataFrame:
 
 
 def sort_siblings(tree: pd.DataFrame, column: str, descending: bool = True) -> pd.DataFrame:
-    """The same tree (rows with a `path`), parents before children, each node's children ordered by `column`
-    (unknown last either way, ties as they were)."""
-    return tree.iloc[tree_order(tree["path"].tolist(), tree[column], descending)].reset_index(drop=True)
+    """The same tree (rows with a `path`), parents before children, each node's children ordered by
+    `column` (unknown last either way, ties as they were)."""
+    return tree.iloc[tree_order(tree["path"].tolist(), tree[column], descending)].reset_index(
+        drop=True
+    )
 
 
 def parent_path(path: str) -> str:
-    """`measure/forward/mlp` (its names joined by NODE_SEP) -> `measure/forward`; a top node's parent is the
-    root, ""."""
+    """`measure/forward/mlp` (its names joined by NODE_SEP) -> `measure/forward`; a top node's
+    parent is the root, ""."""
     return path.rsplit(NODE_SEP, 1)[0] if NODE_SEP in path else ""
 
 
 def tree_order(paths: list[str], keys: pd.Series, descending: bool = True) -> np.ndarray:
-    """The positions of the nodes `paths` depth first, siblings by `keys` (one per path; unknown last). A node
-    whose parent is not among them (a cut tree) counts as a child of the root."""
-    ranked = keys.reset_index(drop=True).sort_values(ascending=not descending, na_position="last", kind="stable")
+    """The positions of the nodes `paths` depth first, siblings by `keys` (one per path; unknown
+    last). A node whose parent is not among them (a cut tree) counts as a child of the root."""
+    ranked = keys.reset_index(drop=True).sort_values(
+        ascending=not descending, na_position="last", kind="stable"
+    )
     present = set(paths)
     children: dict[str, list[int]] = {}
     for i in ranked.index.to_numpy():
@@ -238,7 +260,8 @@ def tree_order(paths: list[str], keys: pd.Series, descending: bool = True) -> np
 
 
 def launches_under(kernels: pd.DataFrame, path: str) -> np.ndarray:
-    """Which launches a node's roll-up holds (its subtree's): as `module_tree` places them; "" is every one."""
+    """Which launches a node's roll-up holds (its subtree's): as `module_tree` places them; "" is
+    every one."""
     codes, nodes, _ = launch_nodes(kernels)
     node = tuple(path_names(path))
     under = np.array([n[: len(node)] == node for n in nodes], dtype=bool)

@@ -11,9 +11,8 @@ from functools import lru_cache
 def short_name(full: str | None) -> str:
     """`void ns::k<float, Foo<int>>(float *, int)` -> `ns::k<float, Foo<…>>`.
 
-    Drops the return type and the parameter list, keeps the first level of template arguments (what tells
-    CUTLASS/cuBLAS instantiations apart) and elides deeper levels.
-    """
+    Drops the return type and the parameter list, keeps the first level of template arguments (what
+    tells CUTLASS/cuBLAS instantiations apart) and elides deeper levels."""
     if not full:
         return ""
     name = _strip_params(full.strip())
@@ -22,7 +21,8 @@ def short_name(full: str | None) -> str:
     return _with_tile(_elide_templates(name), name)
 
 
-# CUTLASS's element types as its kernel names (`cutlass_80_tensorop_bf16_s16816gemm_...`) spell them.
+# CUTLASS's element types as its kernel names (`cutlass_80_tensorop_bf16_s16816gemm_...`) spell
+# them.
 _ELEMENT = {
     "signed char": "s8",
     "unsigned char": "u8",
@@ -41,13 +41,14 @@ _ELEMENT = {
 }
 _TILE = re.compile(r"GemmShape<\(int\)(\d+), \(int\)(\d+), \(int\)(\d+)>")
 _TYPES = "|".join(map(re.escape, _ELEMENT))
-_FIRST_ELEMENT = re.compile(rf"(?:(?<=[<,] )|(?<=<))({_TYPES})(?=[,>])")  # a template argument, not `(int)32`
+# a template argument, not `(int)32`
+_FIRST_ELEMENT = re.compile(rf"(?:(?<=[<,] )|(?<=<))({_TYPES})(?=[,>])")
 
 
 def _with_tile(short: str, name: str) -> str:
-    """A CUTLASS kernel's short name with the threadblock tile and element type its elided template arguments
-    hold: `cutlass::Kernel<cutlass::gemm::kernel::Gemm<…>>` -> `...::Gemm<128x96x64 s8…>>`. Without them two
-    GEMMs of one kernel template read alike however wide the column."""
+    """A CUTLASS kernel's short name with the threadblock tile and element type its elided template
+    arguments hold: `cutlass::Kernel<cutlass::gemm::kernel::Gemm<…>>` -> `...::Gemm<128x96x64
+    s8…>>`. Without them two GEMMs of one kernel template read alike however wide the column."""
     tile = _TILE.search(name)
     if tile is None or "<…" not in short:
         return short
@@ -57,10 +58,11 @@ def _with_tile(short: str, name: str) -> str:
 
 
 def distinct_short_names(fulls: Iterable[str]) -> dict[str, str]:
-    """Each full name's short name, different for different full names. Two instantiations of one template
-    often differ only below the first level (`elementwise_kernel<128, 4, gpu_kernel_impl_nocast<CUDAFunctor_add<…>>`
-    vs `<…direct_copy_kernel_cuda…>`): those that would read the same keep one more level of template
-    arguments at a time, then their parameter list, then the whole signature, until they differ."""
+    """Each full name's short name, different for different full names. Two instantiations of one
+    template often differ only below the first level (`elementwise_kernel<128, 4,
+    gpu_kernel_impl_nocast<CUDAFunctor_add<…>>` vs `<…direct_copy_kernel_cuda…>`): those that would
+    read the same keep one more level of template arguments at a time, then their parameter list,
+    then the whole signature, until they differ."""
     every = list(dict.fromkeys(f or "" for f in fulls))
     level = dict.fromkeys(every, 0)
     shown = {f: short_name(f) for f in every}
@@ -78,8 +80,8 @@ def distinct_short_names(fulls: Iterable[str]) -> dict[str, str]:
 
 
 def _shortened(full: str, level: int) -> str:
-    """Level 0 is `short_name`; each level keeps one more depth of template arguments, up to the name without
-    its parameter list; then with it (no return type); then `full` itself."""
+    """Level 0 is `short_name`; each level keeps one more depth of template arguments, up to the
+    name without its parameter list; then with it (no return type); then `full` itself."""
     name = _strip_params(full.strip()).removeprefix("void ")
     depth = max(_depth(name), 1)
     if level < depth:
@@ -134,8 +136,9 @@ def _elide_templates(name: str, keep: int = 1) -> str:
 
 @lru_cache(maxsize=65536)
 def function_name(full: str | None) -> str:
-    """The name ncu's `--kernel-name` matches by default (`--kernel-name-base function`): no return type,
-    namespaces, template arguments or parameters. `void ns::k<float, F<int>>(float *)` -> `k`."""
+    """The name ncu's `--kernel-name` matches by default (`--kernel-name-base function`): no return
+    type, namespaces, template arguments or parameters. `void ns::k<float, F<int>>(float *)` ->
+    `k`."""
     if not full:
         return ""
     name = _strip_params(full.strip())

@@ -1,9 +1,10 @@
-"""NVTX range paths as people group them: the arguments `torch.autograd.profiler.emit_nvtx` appends to every
-range (`aten::linear, seq = 91, op_id = 786, sizes = [[128, 8, 512], ...], input_op_ids = [...]`) left out.
+"""NVTX range paths as people group them: the arguments `torch.autograd.profiler.emit_nvtx` appends
+to every range (`aten::linear, seq = 91, op_id = 786, sizes = [[128, 8, 512], ...], input_op_ids =
+[...]`) left out.
 
-Those arguments number every call (`seq`, `op_id`) and record shapes (`sizes`), so no two ranges of a training
-step read the same, and none of one run matches another's at a different batch size. One normaliser, used by
-the kernel table's NVTX grouping, the diff and reconcile alike."""
+Those arguments number every call (`seq`, `op_id`) and record shapes (`sizes`), so no two ranges of
+a training step read the same, and none of one run matches another's at a different batch size. One
+normaliser, used by the kernel table's NVTX grouping, the diff and reconcile alike."""
 
 from __future__ import annotations
 
@@ -14,40 +15,45 @@ import pandas as pd
 
 from ..common.nvtx_stack import stack_from_label, stack_label
 
-# From the first emit_nvtx argument up to the end of that range's name: argument values hold no `/` or `|`,
-# which separate ranges in a path.
+# From the first emit_nvtx argument up to the end of that range's name: argument values hold no `/`
+# or `|`, which separate ranges in a path.
 _EMIT_NVTX_ARGS = re.compile(r", (?:stashed seq|seq|op_id|sizes|input_op_ids) = [^/|]*")
-_EMIT_NVTX_OP = re.compile(r", seq = \d+")  # a forward op's range (a backward one has `stashed seq`)
+# a forward op's range (a backward one has `stashed seq`)
+_EMIT_NVTX_OP = re.compile(r", seq = \d+")
 
 
 def normalize_nvtx(path: str) -> str:
-    """`measure/forward/attn/aten::linear, seq = 91, op_id = 786, sizes = [[128, 8, 512]]/aten::mm, op_id = 9`
-    -> `measure/forward/attn/aten::linear/aten::mm`; a path without emit_nvtx arguments is returned as it is."""
+    """`measure/forward/attn/aten::linear, seq = 91, op_id = 786, sizes = [[128, 8, 512]]/aten::mm,
+    op_id = 9` -> `measure/forward/attn/aten::linear/aten::mm`; a path without emit_nvtx arguments
+    is returned as it is."""
     return _EMIT_NVTX_ARGS.sub("", path) if ", " in path else path
 
 
 def is_emit_nvtx_op(name: str) -> bool:
-    """Whether a range name is an emit_nvtx operator range (it carries a `seq` number: a forward op's)."""
+    """Whether a range name is an emit_nvtx operator range (it carries a `seq` number: a forward
+    op's)."""
     return bool(_EMIT_NVTX_OP.search(name))
 
 
 def stack_columns(stacks: pd.Series) -> tuple[pd.Categorical, pd.Series]:
-    """The readers' NVTX column (each launch's structured stack, `core/common/nvtx_stack.py`) as the table's
-    `nvtx_stack` (a category per distinct stack: a code per launch) and its joined `nvtx` label, each label
-    made once per distinct stack."""
+    """The readers' NVTX column (each launch's structured stack, `core/common/nvtx_stack.py`) as the
+    table's `nvtx_stack` (a category per distinct stack: a code per launch) and its joined `nvtx`
+    label, each label made once per distinct stack."""
     codes, uniques = pd.factorize(stacks, sort=False, use_na_sentinel=True)
     texts = [u if isinstance(u, str) and u else None for u in np.asarray(uniques, dtype=object)]
     distinct = pd.Index([t for t in dict.fromkeys(texts) if t is not None], dtype=object)
     at = np.array([distinct.get_loc(t) if t is not None else -1 for t in texts], dtype=np.int64)
-    stack = pd.Categorical.from_codes(at[codes] if len(at) else np.full(len(codes), -1), categories=distinct)
+    stack = pd.Categorical.from_codes(
+        at[codes] if len(at) else np.full(len(codes), -1), categories=distinct
+    )
     labels = np.array([stack_label(t) for t in distinct] + [None], dtype=object)
     chosen = np.where(codes < 0, -1, at[codes] if len(at) else -1)
     return stack, pd.Series(labels[chosen], index=stacks.index, dtype=object)
 
 
 def stacks_of(kernels: pd.DataFrame) -> pd.Series:
-    """Each launch's structured NVTX stack: `nvtx_stack`, or for a table stored without it (a run saved before
-    it) read back from the joined `nvtx` labels, as best they can be split."""
+    """Each launch's structured NVTX stack: `nvtx_stack`, or for a table stored without it (a run
+    saved before it) read back from the joined `nvtx` labels, as best they can be split."""
     if "nvtx_stack" in kernels:
         return kernels["nvtx_stack"]
     codes, labels = pd.factorize(kernels["nvtx"], sort=False, use_na_sentinel=True)

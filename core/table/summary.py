@@ -1,6 +1,6 @@
-"""Run-level figures (RunSummary): totals, and FLOP/s and DRAM B/s as shares of peak and the share of time in
-arithmetic kernels (the *_efficiency fields; the views word them `FLOP %Peak`, `arith. time`, `DRAM %Peak`), with
-what is unknown said."""
+"""Run-level figures (RunSummary): totals, and FLOP/s and DRAM B/s as shares of peak and the share
+of time in arithmetic kernels (the *_efficiency fields; the views word them `FLOP %Peak`, `arith.
+time`, `DRAM %Peak`), with what is unknown said."""
 
 from __future__ import annotations
 
@@ -14,15 +14,17 @@ from ..common.units import is_missing
 from .columns import FLOP_PARTS
 from .roofline import integer_mma
 
-KNOWN_PART = {"total_time_s": "time_counted_s", "total_flop": "flop_counted"}  # a total and its known part
+# a total and its known part
+KNOWN_PART = {"total_time_s": "time_counted_s", "total_flop": "flop_counted"}
 
 
 @dataclass
 class RunSummary:
-    """Run-level figures. A figure that needs a number some launch lacks (one ncu failed to profile included)
-    is NaN, never a partial sum: `time_counted_s`, `flop_counted`, `unknown_flop_time_share` and the
-    `unknown_*launches` counts say how much is known instead. The efficiencies are ratios over the launches
-    of known time (`unknown_time_launches` says how many are not among them)."""
+    """Run-level figures. A figure that needs a number some launch lacks (one ncu failed to profile
+    included) is NaN, never a partial sum: `time_counted_s`, `flop_counted`,
+    `unknown_flop_time_share` and the `unknown_*launches` counts say how much is known instead. The
+    efficiencies are ratios over the launches of known time (`unknown_time_launches` says how many
+    are not among them)."""
 
     launches: int
     not_profiled: int
@@ -34,31 +36,38 @@ class RunSummary:
     flop_per_s: float
     dram_bytes: float
     flop_counted: float  # every FLOP counted, unknown parts left out: a lower bound of total_flop
-    unknown_flop_time_share: float  # share of the known kernel time in launches whose FLOPs are unknown
-    time_counted_s: float = math.nan  # the kernel time of the launches of known time: a lower bound of total_time_s
-    unknown_time_launches: int = 0  # launches of unknown time (not profiled, or no duration collected)
-    unknown_flop_untimed_launches: int = 0  # of those, launches whose FLOPs are unknown too (in no share of time)
+    # share of the known kernel time in launches whose FLOPs are unknown
+    unknown_flop_time_share: float
+    # the kernel time of the launches of known time: a lower bound of total_time_s
+    time_counted_s: float = math.nan
+    # launches of unknown time (not profiled, or no duration collected)
+    unknown_time_launches: int = 0
+    # of those, launches whose FLOPs are unknown too (in no share of time)
+    unknown_flop_untimed_launches: int = 0
 
     def as_dict(self) -> dict[str, float | None]:
-        return {k: (None if is_missing(v) else v) for k, v in self.__dict__.items()}
+        return {k: None if is_missing(v) else v for k, v in self.__dict__.items()}
 
     def known(self, total: str) -> tuple[float, bool]:
-        """`total` (`total_time_s`, `total_flop`) as far as it is known: (the whole, False), or, where some
-        launch lacks it, (its known part, True): a lower bound, shown `≥`. NaN where neither is known."""
+        """`total` (`total_time_s`, `total_flop`) as far as it is known: (the whole, False), or,
+        where some launch lacks it, (its known part, True): a lower bound, shown `≥`. NaN where
+        neither is known."""
         whole, part = getattr(self, total), getattr(self, KNOWN_PART[total])
         return (part, not math.isnan(part)) if math.isnan(whole) else (whole, False)
 
 
 def summarize(k: pd.DataFrame) -> RunSummary:
-    """Run-level figures over launches (pass the per-launch table, not a grouped one). A launch ncu failed to
-    profile has no time and no FLOPs: the run's totals are unknown (their counted parts are lower bounds),
-    and the efficiencies are over the launches of known time."""
+    """Run-level figures over launches (pass the per-launch table, not a grouped one). A launch ncu
+    failed to profile has no time and no FLOPs: the run's totals are unknown (their counted parts
+    are lower bounds), and the efficiencies are over the launches of known time."""
     ok = k[k["status"] == "ok"] if "status" in k else k
     untimed = k["duration_s"].isna()
     timed = k[~untimed & ((k["status"] == "ok") if "status" in k else True)]
     counted_time = float(timed["duration_s"].sum(min_count=1))
     unknown_share = (
-        float(timed.loc[timed["flop"].isna(), "duration_s"].sum() / counted_time) if counted_time else math.nan
+        float(timed.loc[timed["flop"].isna(), "duration_s"].sum() / counted_time)
+        if counted_time
+        else math.nan
     )
     time, flop = _total(k["duration_s"]), _total(k["flop"])
     with_peak = timed[timed["peak_flop_per_s"].notna()]
@@ -85,7 +94,8 @@ def summarize(k: pd.DataFrame) -> RunSummary:
     )
     # A sum or ratio that overflowed float64 is no figure (see `finite`): unknown, not "∞%".
     values: dict[str, Any] = {  # RunSummary(**values): its counts and figures
-        name: math.nan if isinstance(v, float) and math.isinf(v) else v for name, v in figures.items()
+        name: math.nan if isinstance(v, float) and math.isinf(v) else v
+        for name, v in figures.items()
     }
     return RunSummary(**values)
 
@@ -96,21 +106,23 @@ def _counted(ok: pd.DataFrame) -> float:
 
 
 def counted_flop(k: pd.DataFrame) -> pd.Series:
-    """Per row, every FLOP that was counted: the total, else the known precisions of a row whose total is
-    unknown (an FP32 count stands even where FP64 counters are missing): a lower bound there. NaN where none."""
+    """Per row, every FLOP that was counted: the total, else the known precisions of a row whose
+    total is unknown (an FP32 count stands even where FP64 counters are missing): a lower bound
+    there. NaN where none."""
     return k["flop"].fillna(k[list(FLOP_PARTS)].sum(axis=1, min_count=1))
 
 
 def _total(values: pd.Series) -> float:
-    """The sum, or NaN if any value is unknown (or there are none): a partial sum would pass for the whole."""
+    """The sum, or NaN if any value is unknown (or there are none): a partial sum would pass for the
+    whole."""
     return float(values.sum()) if len(values) and values.notna().all() else math.nan
 
 
 def _compute_efficiency(ok: pd.DataFrame, time: float) -> float:
-    """Share of kernel time in launches that did arithmetic work: floating-point work, or integer tensor-core
-    MMA (an INT8 GEMM is the run's math as much as an FP16 one, though not FLOPs). A launch with some FLOPs
-    counted did, whatever else is unknown; one with none counted and some unknown cannot be placed, and then
-    neither can the share."""
+    """Share of kernel time in launches that did arithmetic work: floating-point work, or integer
+    tensor-core MMA (an INT8 GEMM is the run's math as much as an FP16 one, though not FLOPs). A
+    launch with some FLOPs counted did, whatever else is unknown; one with none counted and some
+    unknown cannot be placed, and then neither can the share."""
     parts = ok[list(FLOP_PARTS)]
     works = (parts > 0).any(axis=1) | integer_mma(ok)
     if not time or (ok["flop"].isna() & ~works).any():

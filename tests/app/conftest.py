@@ -1,3 +1,4 @@
 """Fixtures the app's tests share."""
 
-from ..helpers.sweep_reports import reports  # noqa: F401  (a fixture: a batch-size sweep of real launches)
+# (a fixture: a batch-size sweep of real launches)
+from ..helpers.sweep_reports import reports  # noqa: F401

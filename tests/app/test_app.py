@@ -1,4 +1,5 @@
-"""The terminal app, driven by Textual's Pilot: every binding, checked against the engine's own numbers."""
+"""The terminal app, driven by Textual's Pilot: every binding, checked against the engine's own
+numbers."""
 
 from __future__ import annotations
 
@@ -28,7 +29,17 @@ from textual import events
 from textual.widgets import Input, OptionList
 
 from ..conftest import fixture_path, settle
-from ..helpers.app import H100, exited, focus_column, make_app, ready, regrouped, screen_lines, shows_path, summary_text
+from ..helpers.app import (
+    H100,
+    exited,
+    focus_column,
+    make_app,
+    ready,
+    regrouped,
+    screen_lines,
+    shows_path,
+    summary_text,
+)
 from ..helpers.raw_csv import partial_warp_sgemm
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "ncu"
@@ -37,23 +48,31 @@ FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "ncu"
 def fixture_file(name: str) -> Path:
     path = FIXTURES / name
     if not path.exists():
-        pytest.skip(f"shared ncu fixture {name} not found at {FIXTURES} (CI keeps ../shared beside the repo)")
+        pytest.skip(
+            f"shared ncu fixture {name} not found at {FIXTURES} (CI keeps ../shared beside the"
+            " repo)"
+        )
     return path
 
 
 @pytest.fixture(scope="module")
 def h100() -> Report:
-    """The H100 report with two NVTX ranges added (no fixture has more than one), so grouping by NVTX shows."""
+    """The H100 report with two NVTX ranges added (no fixture has more than one), so grouping by
+    NVTX shows."""
     report = read_report(fixture_file(H100))
     kernels = report.kernels.copy()
     kernels["nvtx"] = np.where(np.arange(len(kernels)) < len(kernels) // 2, "setup", "solve")
     return Report(meta=report.meta, kernels=kernels, gpu=report.gpu, missing=report.missing)
 
 
-def same_numbers(shown: pd.DataFrame, expected: pd.DataFrame, columns=("duration_s", "flop", "flop_per_s")):
+def same_numbers(
+    shown: pd.DataFrame, expected: pd.DataFrame, columns=("duration_s", "flop", "flop_per_s")
+):
     assert shown["kernel_full"].tolist() == expected["kernel_full"].tolist()
     for col in columns:
-        np.testing.assert_allclose(shown[col].to_numpy(float), expected[col].to_numpy(float), rtol=1e-12)
+        np.testing.assert_allclose(
+            shown[col].to_numpy(float), expected[col].to_numpy(float), rtol=1e-12
+        )
 
 
 async def test_summary_names_the_device_and_the_gpu_whose_ceilings_judge_it():
@@ -66,7 +85,8 @@ async def test_summary_names_the_device_and_the_gpu_whose_ceilings_judge_it():
         assert "from datasheet (NVIDIA L4)" in text
 
 
-# -- loading -------------------------------------------------------------------------------------------
+# -- loading
+# -------------------------------------------------------------------------------------------
 async def test_first_screen_shows_before_the_report_is_read(monkeypatch):
     path = fixture_file(H100)
     release = threading.Event()
@@ -82,8 +102,9 @@ async def test_first_screen_shows_before_the_report_is_read(monkeypatch):
         assert isinstance(app.screen, KernelsScreen)
         assert app.kernels.query_one(KernelTable).loading  # a label over the table
         assert any("Loading" in line for line in screen_lines(app))
-        # What covers the table does not animate: Textual's spinner redrew 16 times a second, taking the GIL
-        # from the read (a copy of it, mounted where the test can see it: Textual keeps the cover private).
+        # What covers the table does not animate: Textual's spinner redrew 16 times a second, taking
+        # the GIL from the read (a copy of it, mounted where the test can see it: Textual keeps the
+        # cover private).
         cover = app.kernels.query_one(KernelTable).get_loading_widget()
         await app.screen.mount(cover)
         await pilot.pause()
@@ -105,13 +126,17 @@ async def test_unreadable_report_exits_with_code_2(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "error", [MemoryError(), RuntimeError("can't start new thread")], ids=["MemoryError", "no-thread"]
+    "error",
+    [MemoryError(), RuntimeError("can't start new thread")],
+    ids=["MemoryError", "no-thread"],
 )
-async def test_memory_running_out_after_the_read_exits_2_in_the_clis_one_line(error, capfd, monkeypatch):
-    """Counting, deriving or judging a big report can run out of memory once the reader (which words that itself)
-    is done: the app ends with the CLI's one line and exit 2, not Textual's traceback. No memory limit makes it
-    fail at one chosen point, so the judging step after the real read raises what Python and CPython's threads
-    raise then."""
+async def test_memory_running_out_after_the_read_exits_2_in_the_clis_one_line(
+    error, capfd, monkeypatch
+):
+    """Counting, deriving or judging a big report can run out of memory once the reader (which words
+    that itself) is done: the app ends with the CLI's one line and exit 2, not Textual's traceback.
+    No memory limit makes it fail at one chosen point, so the judging step after the real read
+    raises what Python and CPython's threads raise then."""
 
     def out_of_memory(report, roof):
         raise error
@@ -121,12 +146,14 @@ async def test_memory_running_out_after_the_read_exits_2_in_the_clis_one_line(er
     app = kernels_app(path)
     async with app.run_test() as pilot:
         assert await exited(app, pilot, tries=100) == 2
-    said = "".join(capfd.readouterr().err.split())  # spaces out: the console wraps the line at its width
+    # spaces out: the console wraps the line at its width
+    said = "".join(capfd.readouterr().err.split())
     assert "".join(f"flopscope: {path}: out of memory reading it".split()) in said
     assert "Traceback" not in said
 
 
-# -- kernels screen: sort, filter, grouping ----------------------------------------------------------
+# -- kernels screen: sort, filter, grouping
+# ----------------------------------------------------------
 async def test_s_sorts_by_the_focused_column_and_flips(h100):
     app = make_app(h100)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -141,7 +168,8 @@ async def test_s_sorts_by_the_focused_column_and_flips(h100):
         line = table.visible_text()[1]
         # the name as the table cuts it (where names differ, issue 41.5), then the row's time
         assert (
-            line.startswith(table.shown_text("kernel", top["kernel"])) and f" {fmt.seconds(top['duration_s'])} " in line
+            line.startswith(table.shown_text("kernel", top["kernel"]))
+            and f" {fmt.seconds(top['duration_s'])} " in line
         )
 
 
@@ -170,11 +198,14 @@ async def test_o_picks_the_sort_column_from_a_list(h100):
         options.highlighted = names.index("ai_dram")
         await pilot.press("enter")
         assert isinstance(app.screen, KernelsScreen)
-        same_numbers(screen.model.shown(), h100.view("name", sort="ai_dram"), columns=("ai_dram", "flop"))
+        same_numbers(
+            screen.model.shown(), h100.view("name", sort="ai_dram"), columns=("ai_dram", "flop")
+        )
 
 
 async def test_the_sort_column_is_always_shown_even_at_80_columns(h100):
-    """DRAM B drops first at 80 columns; sorted by it, it stays, and the values shown are the sort's."""
+    """DRAM B drops first at 80 columns; sorted by it, it stays, and the values shown are the
+    sort's."""
     app = make_app(h100)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
@@ -186,34 +217,46 @@ async def test_the_sort_column_is_always_shown_even_at_80_columns(h100):
         await pilot.press("enter")
         await pilot.pause()
         shown = [c.name for _, c, _ in table.layout_columns]
-        assert "dram_bytes" in shown and sum(w for _, _, w in table.layout_columns) + len(shown) - 1 <= 80
+        assert (
+            "dram_bytes" in shown
+            and sum(w for _, _, w in table.layout_columns) + len(shown) - 1 <= 80
+        )
         column = shown.index("dram_bytes")
-        cells = [table.model.cells(i)[table.layout_columns[column][0]] for i in range(len(table.model))]
+        cells = [
+            table.model.cells(i)[table.layout_columns[column][0]] for i in range(len(table.model))
+        ]
         expected = h100.view("name", sort="dram_bytes")["dram_bytes"]
         assert cells == [fmt.si(v, "B") for v in expected]
 
 
 async def test_right_reaches_every_column_at_80_columns(h100):
-    """Six columns drop at 80 columns; `right` moves through all of the table's columns, bringing a dropped one
-    back in place of another, and `s` then sorts by it with its values on screen."""
+    """Six columns drop at 80 columns; `right` moves through all of the table's columns, bringing a
+    dropped one back in place of another, and `s` then sorts by it with its values on screen."""
     app = make_app(h100)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
         table = screen.query_one(KernelTable)
-        hidden = {c.name for c in table.model.columns} - {c.name for _, c, _ in table.layout_columns}
+        hidden = {c.name for c in table.model.columns} - {
+            c.name for _, c, _ in table.layout_columns
+        }
         assert hidden
         seen = [table.focused_column.name]
         for _ in range(len(table.model.columns) - 1):
             await pilot.press("right")
             seen.append(table.focused_column.name)
             shown = [c.name for _, c, _ in table.layout_columns]
-            assert seen[-1] in shown and sum(w for _, _, w in table.layout_columns) + len(shown) - 1 <= 80
+            assert (
+                seen[-1] in shown
+                and sum(w for _, _, w in table.layout_columns) + len(shown) - 1 <= 80
+            )
         assert seen == [c.name for c in table.model.columns]
         while table.focused_column.name != "ai_dram":
             await pilot.press("left")
         await pilot.press("s")
         column = [c.name for _, c, _ in table.layout_columns].index("ai_dram")
-        cells = [table.model.cells(i)[table.layout_columns[column][0]] for i in range(len(table.model))]
+        cells = [
+            table.model.cells(i)[table.layout_columns[column][0]] for i in range(len(table.model))
+        ]
         assert cells == [fmt.ratio(v) for v in h100.view("name", sort="ai_dram")["ai_dram"]]
 
 
@@ -229,8 +272,13 @@ async def test_slash_filters_by_regex_and_bound(h100):
         assert 0 < len(screen.model) == len(hits) < len(rows)
         assert set(screen.model.shown()["kernel_full"]) == set(hits["kernel_full"])
         table = screen.query_one(KernelTable)
-        shown = {table.shown_text("kernel", name) for name in hits["kernel"]}  # as the table cuts them
-        assert all(any(line.startswith(s) for s in shown) for line in table.visible_text()[1:] if line.strip())
+        # as the table cuts them
+        shown = {table.shown_text("kernel", name) for name in hits["kernel"]}
+        assert all(
+            any(line.startswith(s) for s in shown)
+            for line in table.visible_text()[1:]
+            if line.strip()
+        )
 
         await pilot.press("slash")
         app.screen.query_one(Input).value = "bound:compute"
@@ -243,8 +291,8 @@ async def test_slash_filters_by_regex_and_bound(h100):
 
 
 async def test_keys_typed_in_a_burst_after_slash_reach_the_prompt(h100):
-    """Over SSH `/gemm⏎` arrives in one read: the keys after `/` are queued before the prompt exists. They
-    used to find nothing focused (or the table) and vanish; now they are the filter."""
+    """Over SSH `/gemm⏎` arrives in one read: the keys after `/` are queued before the prompt
+    exists. They used to find nothing focused (or the table) and vanish; now they are the filter."""
     app = make_app(h100)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
@@ -258,13 +306,14 @@ async def test_keys_typed_in_a_burst_after_slash_reach_the_prompt(h100):
             ("e", "e"),
             ("enter", "\r"),
         ]:
-            app.post_message(events.Key(key, char))  # queued at once, as the driver does with one read
+            # queued at once, as the driver does with one read
+            app.post_message(events.Key(key, char))
         await settle(pilot, lambda: screen.query_state.pattern == "device")
         assert app.screen is screen
         groups = h100.group("name")
-        expected = groups["kernel_full"].str.lower().str.contains("device") | groups["kernel"].str.lower().str.contains(
-            "device"
-        )
+        expected = groups["kernel_full"].str.lower().str.contains("device") | groups[
+            "kernel"
+        ].str.lower().str.contains("device")
         assert 0 < len(screen.model) == int(expected.sum()) < len(groups)
 
 
@@ -307,7 +356,9 @@ async def test_a_filter_matching_nothing_says_so(h100):
         await pilot.press("slash", *"zz_no_such_kernel", "enter")
         await pilot.pause()
         assert len(screen.model) == 0
-        assert str(screen.query_one("#status").render()).startswith("no rows match zz_no_such_kernel")
+        assert str(screen.query_one("#status").render()).startswith(
+            "no rows match zz_no_such_kernel"
+        )
 
 
 async def test_g_cycles_grouping_name_launch_nvtx_then_the_module_tree(h100):
@@ -319,13 +370,16 @@ async def test_g_cycles_grouping_name_launch_nvtx_then_the_module_tree(h100):
         seen = [(screen.by, len(screen.model))]
         for by in ("launch", "nvtx", "name"):
             await pilot.press("g")
-            if by == "name":  # after NVTX ranges, the module tree; its `g` goes on to the kernel names
+            # after NVTX ranges, the module tree; its `g` goes on to the kernel names
+            if by == "name":
                 await settle(pilot, lambda: isinstance(app.screen, ModuleTreeScreen))
                 await pilot.press("g")
             await regrouped(app, pilot, by)
             seen.append((screen.by, len(screen.model)))
         assert seen == [("name", 7), ("launch", 18), ("nvtx", 2), ("name", 7)]
-        assert [n for _, n in seen] == [len(h100.group(by)) for by in ("name", "launch", "nvtx", "name")]
+        assert [n for _, n in seen] == [
+            len(h100.group(by)) for by in ("name", "launch", "nvtx", "name")
+        ]
 
 
 async def test_grouping_keeps_sort_and_filter(h100):
@@ -338,10 +392,13 @@ async def test_grouping_keeps_sort_and_filter(h100):
         await pilot.press("g")
         await regrouped(app, pilot, "launch")
         launches = h100.view("launch", sort="flop_per_s")
-        same_numbers(screen.model.shown(), launches[launches["bound"] == "memory"].reset_index(drop=True))
+        same_numbers(
+            screen.model.shown(), launches[launches["bound"] == "memory"].reset_index(drop=True)
+        )
 
 
-# -- export ------------------------------------------------------------------------------------------
+# -- export
+# ------------------------------------------------------------------------------------------
 async def test_e_exports_exactly_the_rows_shown(h100, tmp_path):
     app = make_app(h100)
     notes = []
@@ -364,7 +421,9 @@ async def test_e_exports_exactly_the_rows_shown(h100, tmp_path):
     expected = h100.view("name", sort="flop_per_s")
     expected = expected[expected["bound"] == "memory"].reset_index(drop=True)
     assert len(written) == len(expected) == len(screen.model) > 0
-    same_numbers(written, expected, columns=("duration_s", "flop", "flop_per_s", "dram_bytes", "ai_dram"))
+    same_numbers(
+        written, expected, columns=("duration_s", "flop", "flop_per_s", "dram_bytes", "ai_dram")
+    )
     ((first, where),) = [note.split("\n") for note in notes]
     assert first == f"Exported {len(expected):,} rows to" and shows_path(where, out.resolve())
 
@@ -389,7 +448,8 @@ async def test_an_export_over_an_existing_file_says_it_replaced_it(h100, tmp_pat
 
 
 async def test_export_to_a_missing_folder_says_why_and_keeps_the_path(h100, tmp_path):
-    """The reason shows in the dialog, which stays open with the path as typed: corrected, not retyped."""
+    """The reason shows in the dialog, which stays open with the path as typed: corrected, not
+    retyped."""
     app = make_app(h100)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
@@ -401,9 +461,15 @@ async def test_export_to_a_missing_folder_says_why_and_keeps_the_path(h100, tmp_
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.screen is prompt and prompt.query_one(Input).value == typed
-        assert prompt.error == f"{typed}: the folder does not exist; create it or choose another path"
+        assert (
+            prompt.error == f"{typed}: the folder does not exist; create it or choose another path"
+        )
         # Wrapped in the dialog, whole: nothing cut at the edge of an 80-column screen.
-        boxed = [line[line.index("│") + 1 : line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
+        boxed = [
+            line[line.index("│") + 1 : line.rindex("│")]
+            for line in screen_lines(app)
+            if line.count("│") >= 2
+        ]
         assert "".join(prompt.error.split()) in "".join("".join(boxed).split())
         (tmp_path / "nonexistent" / "dir").mkdir(parents=True)
         await pilot.press("enter")
@@ -412,7 +478,8 @@ async def test_export_to_a_missing_folder_says_why_and_keeps_the_path(h100, tmp_
         assert app.screen is app.kernels and len(pd.read_csv(typed)) == len(h100.group("name"))
 
 
-# -- drill-down, roofline, help, quit ----------------------------------------------------------------
+# -- drill-down, roofline, help, quit
+# ----------------------------------------------------------------
 async def test_enter_opens_the_kernel_screen_and_escape_returns(h100):
     app = make_app(h100)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -424,7 +491,8 @@ async def test_enter_opens_the_kernel_screen_and_escape_returns(h100):
         text = "\n".join(screen_lines(app))
         assert row["kernel"] in text and "Time" in text and "Compute" in text
         titles = [t for t, _ in sections(app.screen.row)]
-        # A `--set full` capture: ncu recorded speed of light, occupancy and pipe utilisation for every launch.
+        # A `--set full` capture: ncu recorded speed of light, occupancy and pipe utilisation for
+        # every launch.
         assert titles == [
             "Time",
             "Compute",
@@ -440,7 +508,8 @@ async def test_enter_opens_the_kernel_screen_and_escape_returns(h100):
             "Provenance",
             "Kernel",
         ]
-        await pilot.press("end")  # the panels scroll by keyboard, to the bottom of the longest column
+        # the panels scroll by keyboard, to the bottom of the longest column
+        await pilot.press("end")
         body = app.screen.query_one("#kernel-body")
         assert body.scroll_y == body.max_scroll_y > 0
         await pilot.press("home")
@@ -509,7 +578,8 @@ async def test_question_mark_lists_every_binding_of_the_screen(h100, keys):
         assert isinstance(help_screen, HelpScreen) and help_screen.target is under
         listed = help_screen.text()
         for binding in [*type(under).BINDINGS, *FlopscopeApp.BINDINGS]:
-            if under.check_action(binding.action, ()) is False:  # off here (`g`, next GPU, on one GPU's file)
+            # off here (`g`, next GPU, on one GPU's file)
+            if under.check_action(binding.action, ()) is False:
                 assert binding.description not in listed, binding
                 continue
             assert binding.description in listed, binding
@@ -532,7 +602,8 @@ async def test_q_quits(h100):
 async def test_kernel_names_are_shown_verbatim_not_as_markup(h100):
     """`[with T = float]` and `[bold]` are parts of C++ names; Rich markup would eat them."""
     kernels = h100.kernels.copy()
-    kernels[["kernel", "kernel_full"]] = kernels[["kernel", "kernel_full"]].astype(object)  # may be categorical
+    # may be categorical
+    kernels[["kernel", "kernel_full"]] = kernels[["kernel", "kernel_full"]].astype(object)
     first = h100.group("name")["kernel_full"].iloc[0]
     mask = kernels["kernel_full"] == first
     kernels.loc[mask, "kernel"] = "scale<T>[with T = float]"
@@ -559,19 +630,23 @@ async def test_kernel_names_are_shown_verbatim_not_as_markup(h100):
     ],
 )
 def test_every_row_of_every_grouping_has_a_kernel_screen(name):
-    """Groups mix values ("(mixed)" registers), launches miss counters: the detail view takes them all."""
+    """Groups mix values ("(mixed)" registers), launches miss counters: the detail view takes them
+    all."""
     report = read_report(fixture_file(name))
     for by in ("name", "launch", "nvtx"):
         rows = report.group(by)
         for i in range(len(rows)):
-            screen = KernelScreen(rows.iloc[i], report.ceilings(), "nvtx" if by == "nvtx" else "kernel")
+            screen = KernelScreen(
+                rows.iloc[i], report.ceilings(), "nvtx" if by == "nvtx" else "kernel"
+            )
             assert next(t for t, _ in sections(screen.row)) == "Time"
             assert all(isinstance(v, str) for _, items in sections(screen.row) for _, v in items)
 
 
 def test_the_kernel_screen_names_the_ncu_metrics_a_row_lacks():
-    """H800 full set: no lts__t_bytes/l1tex__t_bytes sums were collected (L2 and L1 bytes unknown), and ncu
-    recorded nothing for flash_fwd_kernel. Each launch's screen says what to collect, from its own gaps."""
+    """H800 full set: no lts__t_bytes/l1tex__t_bytes sums were collected (L2 and L1 bytes unknown),
+    and ncu recorded nothing for flash_fwd_kernel. Each launch's screen says what to collect, from
+    its own gaps."""
     report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
     for _, row in report.kernels.iterrows():
         told = dict(dict(sections(row))["Provenance"])["To collect"]
@@ -581,12 +656,14 @@ def test_the_kernel_screen_names_the_ncu_metrics_a_row_lacks():
         assert ("lts__t_bytes.sum" in told) == pd.isna(row["l2_bytes"])
         assert ("l1tex__t_bytes.sum" in told) == pd.isna(row["l1_bytes"])
         assert ("gpu__time_duration.sum" in told) == pd.isna(row["duration_s"])
-        assert told.startswith("flopscope profile --metrics ") or told.startswith("nothing")  # issue 19.3
+        # issue 19.3
+        assert told.startswith("flopscope profile --metrics ") or told.startswith("nothing")
 
 
-# -- layout at 80x24 and 120x40 ----------------------------------------------------------------------
-# Each case saves Textual's own SVG screenshot and asserts on the screen's text and on widget regions, at two
-# sizes; test_snapshots.py compares the demo's screens at 80x24 with stored SVGs.
+# -- layout at 80x24 and 120x40
+# ---------------------------------------------------------------------- Each case saves Textual's
+# own SVG screenshot and asserts on the screen's text and on widget regions, at two sizes;
+# test_snapshots.py compares the demo's screens at 80x24 with stored SVGs.
 def no_overlaps(app: FlopscopeApp) -> None:
     screen = app.screen
     widgets = [w for w in screen.children if w.display]
@@ -603,7 +680,12 @@ async def test_screens_fit_without_overlap(h100, size, tmp_path):
     async with app.run_test(size=size) as pilot:
         screen = await ready(app, pilot)
         table = screen.query_one(KernelTable)
-        cases = {"kernels": (), "kernel": ("enter",), "roofline": ("escape", "r"), "help": ("question_mark",)}
+        cases = {
+            "kernels": (),
+            "kernel": ("enter",),
+            "roofline": ("escape", "r"),
+            "help": ("question_mark",),
+        }
         for name, keys in cases.items():
             await pilot.press(*keys)
             await pilot.pause()
@@ -620,7 +702,9 @@ async def test_screens_fit_without_overlap(h100, size, tmp_path):
                     at = header.index(column.title, at) + len(column.title)
                 assert "? Help" in lines[-1]
             if name == "roofline":
-                assert any("FLOP/s" in line for line in lines) and any("DRAM" in line for line in lines)
+                assert any("FLOP/s" in line for line in lines) and any(
+                    "DRAM" in line for line in lines
+                )
                 assert any("1T" in line for line in lines)  # decade ticks
             if name == "help":
                 assert any("Previous" in line for line in lines)  # over the roofline screen
@@ -635,7 +719,11 @@ async def test_columns_are_refitted_on_resize(h100):
         await pilot.resize_terminal(160, 40)
         await pilot.pause()
         wide = [c.name for _, c, _ in table.layout_columns]
-        assert set(narrow) < set(wide) and "dram_bytes_per_s" in wide and "dram_bytes_per_s" not in narrow
+        assert (
+            set(narrow) < set(wide)
+            and "dram_bytes_per_s" in wide
+            and "dram_bytes_per_s" not in narrow
+        )
         assert "DRAM B/s" in table.visible_text()[0]
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
@@ -651,30 +739,37 @@ async def test_no_color_keeps_the_cursor_and_plot_legible(h100, monkeypatch):
         table = screen.query_one(KernelTable)
         assert app.no_color
         cursor_styles = [seg.style for seg in table.render_line(1) if seg.style is not None]
-        assert any(style.reverse for style in cursor_styles)  # reverse video, not colour, marks the row
+        # reverse video, not colour, marks the row
+        assert any(style.reverse for style in cursor_styles)
         await pilot.press("r")
         plot = app.screen.query_one("#roofline").render()
         assert not any(span.style and getattr(span.style, "color", None) for span in plot.spans)
 
 
-# -- roofline at 80x24: the selected point's name on one line, its numbers always shown ------------------------------
+# -- roofline at 80x24: the selected point's name on one line, its numbers always shown
+# ------------------------------
 async def test_roofline_at_80x24_keeps_the_numbers_line_under_a_long_name():
     """The H800 report's one plotted kernel has a 300-character template name."""
     report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
     launches = report.kernels[report.kernels["flop"] > 0]
     assert launches["kernel"].nunique() == 1 and len(str(launches["kernel"].iloc[0])) > 200
-    ai = launches["flop"].sum() / launches["dram_bytes"].sum()  # the group's AI from its launches' counts
+    # the group's AI from its launches' counts
+    ai = launches["flop"].sum() / launches["dram_bytes"].sum()
     app = make_app(report)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
         await pilot.press("r")
         await pilot.pause()
         roof = app.screen
-        while roof.data.kernels[roof.selected].label != launches["kernel"].iloc[0]:  # to the one plotted
+        # to the one plotted
+        while roof.data.kernels[roof.selected].label != launches["kernel"].iloc[0]:
             await pilot.press("j")
         lines = screen_lines(app)
         name = next(i for i, line in enumerate(lines) if " by time · " in line)
-        assert lines[name].rstrip().endswith("…") and str(launches["kernel"].iloc[0])[:30] in lines[name]
+        assert (
+            lines[name].rstrip().endswith("…")
+            and str(launches["kernel"].iloc[0])[:30] in lines[name]
+        )
         numbers = " ".join(lines[name + 1 : -1])
         assert f"AI {fmt.ratio(ai)} FLOP/B" in numbers and "dram-bound" in numbers
         assert "? Help" in lines[-1]
@@ -683,7 +778,11 @@ async def test_roofline_at_80x24_keeps_the_numbers_line_under_a_long_name():
 async def test_roofline_in_launch_grouping_names_each_points_launch(h100):
     launches = h100.kernels
     plotted = launches[(launches["flop"] > 0) & (launches["dram_bytes"] > 0)]
-    by_time = plotted.sort_values("duration_s", ascending=False, kind="stable")["launch_id"].astype(int).tolist()
+    by_time = (
+        plotted.sort_values("duration_s", ascending=False, kind="stable")["launch_id"]
+        .astype(int)
+        .tolist()
+    )
     app = make_app(h100, by="launch")
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
@@ -698,8 +797,13 @@ async def test_roofline_in_launch_grouping_names_each_points_launch(h100):
 
 
 async def test_launch_grouping_at_80_columns_keeps_the_launch_id(h100):
-    """Launches of one kernel share its name: at 80 columns the ID column is what tells the rows apart."""
-    ids = h100.kernels.sort_values("duration_s", ascending=False, kind="stable")["launch_id"].astype(int).tolist()
+    """Launches of one kernel share its name: at 80 columns the ID column is what tells the rows
+    apart."""
+    ids = (
+        h100.kernels.sort_values("duration_s", ascending=False, kind="stable")["launch_id"]
+        .astype(int)
+        .tolist()
+    )
     app = make_app(h100, by="launch")
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
@@ -707,7 +811,8 @@ async def test_launch_grouping_at_80_columns_keeps_the_launch_id(h100):
         header, *rows = [line for line in table.visible_text() if line.strip()]
         names = [c.name for _, c, _ in table.layout_columns]
         assert "launch_id" in names
-        # The ID cells' place on the line: the widths of the columns before it, one space between each.
+        # The ID cells' place on the line: the widths of the columns before it, one space between
+        # each.
         start = sum(cells + 1 for _, _, cells in table.layout_columns[: names.index("launch_id")])
         width = table.layout_columns[names.index("launch_id")][2]
         assert header[start : start + width].strip() == "ID"
@@ -716,8 +821,13 @@ async def test_launch_grouping_at_80_columns_keeps_the_launch_id(h100):
 
 
 def on_screen(app) -> str:
-    """The text inside a modal's border, its wrapping undone (the screen beneath shows left and right of it)."""
-    inside = [line[line.index("│") + 1 : line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
+    """The text inside a modal's border, its wrapping undone (the screen beneath shows left and
+    right of it)."""
+    inside = [
+        line[line.index("│") + 1 : line.rindex("│")]
+        for line in screen_lines(app)
+        if line.count("│") >= 2
+    ]
     return re.sub(r"\s+", " ", " ".join(inside))
 
 
@@ -736,29 +846,39 @@ async def test_at_80x24_prompts_show_their_whole_question_and_hint(h100):
         await ready(app, pilot)
         await pilot.press("slash")
         assert isinstance(app.screen, PromptScreen)
-        assert await shows(pilot, app, KernelsScreen.FILTER_HINT)  # every word of it, wrapped in the dialog
+        # every word of it, wrapped in the dialog
+        assert await shows(pilot, app, KernelsScreen.FILTER_HINT)
         await pilot.press("escape", "enter", "e")
         assert isinstance(app.screen, PromptScreen)
-        assert await shows(pilot, app, "Export the metrics of this row to (.csv, .parquet or .json by extension):")
+        assert await shows(
+            pilot, app, "Export the metrics of this row to (.csv, .parquet or .json by extension):"
+        )
         await pilot.press("escape", "escape", "e")
-        assert await shows(pilot, app, "Export the rows shown to (.csv, .parquet or .json by extension):")
+        assert await shows(
+            pilot, app, "Export the rows shown to (.csv, .parquet or .json by extension):"
+        )
 
 
-# -- kernel screen: what an unprofiled launch, a missing number and a nameless GPU say ----------------------------
+# -- kernel screen: what an unprofiled launch, a missing number and a nameless GPU say
+# ----------------------------
 def items(row: pd.Series) -> dict[str, str]:
     return {label: value for _, section in sections(row) for label, value in section}
 
 
 def test_a_launch_ncu_did_not_profile_says_nothing_was_measured():
-    """H800: ncu recorded no values for the flash_fwd launch; nothing on its screen may claim it was counted."""
+    """H800: ncu recorded no values for the flash_fwd launch; nothing on its screen may claim it was
+    counted."""
     report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
     for by in ("name", "launch"):
         rows = report.group(by)
         shown = items(rows[rows["kernel"].astype(str).str.startswith("flash_fwd")].iloc[0])
         assert shown["Status"].startswith("not profiled")
-        assert shown["Estimated"] == shown["Provenance"] == "nothing measured: ncu recorded no values"
+        assert (
+            shown["Estimated"] == shown["Provenance"] == "nothing measured: ncu recorded no values"
+        )
         assert shown["All FLOPs"] == shown["AI vs L2"] == shown["Total time"] == "not measured"
-        own = {label: v for label, v in shown.items() if label != "Ridge point"}  # the GPU's, not the launch's
+        # the GPU's, not the launch's
+        own = {label: v for label, v in shown.items() if label != "Ridge point"}
         assert not any("FLOP/B" in v or "counted" in v for v in own.values())
 
 
@@ -767,15 +887,20 @@ def test_a_measured_row_keeps_its_units_and_a_missing_one_gets_none():
     row = report.group("name").iloc[0]
     first = report.kernels[report.kernels["kernel_full"] == row["kernel_full"]]
     shown = items(row)
-    assert shown["AI vs DRAM"] == f"{fmt.ratio(first['flop'].sum() / first['dram_bytes'].sum())} FLOP/B"
+    assert (
+        shown["AI vs DRAM"]
+        == f"{fmt.ratio(first['flop'].sum() / first['dram_bytes'].sum())} FLOP/B"
+    )
     assert shown["Estimated"] != "nothing measured: ncu recorded no values"
-    # The A100 details CSV names no GPU (its CC column says 8.0). Its SGEMM's FLOPs are its FP32 count (its
-    # tensor-pipe instructions were register moves): AI vs L2 is 2 x FFMA over lts__t_bytes (it once said
-    # "not collected", its FLOPs unknown).
+    # The A100 details CSV names no GPU (its CC column says 8.0). Its SGEMM's FLOPs are its FP32
+    # count (its tensor-pipe instructions were register moves): AI vs L2 is 2 x FFMA over
+    # lts__t_bytes (it once said "not collected", its FLOPs unknown).
     path = fixture_file("a100_gemm_printfp_details.csv")
     shown = items(read_report(path).group("name").iloc[0])
     assert shown["GPU"] == "unknown (CC 8.0)"
-    raw = pd.read_csv(path, thousands=",").pivot_table(index="ID", columns="Metric Name", values="Metric Value")
+    raw = pd.read_csv(path, thousands=",").pivot_table(
+        index="ID", columns="Metric Name", values="Metric Value"
+    )
     ffma = raw.loc[2, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"]
     assert shown["AI vs L2"] == f"{fmt.ratio(2 * ffma / raw.loc[2, 'lts__t_bytes.sum'])} FLOP/B"
 
@@ -786,14 +911,17 @@ async def test_kernel_screen_of_an_unprofiled_launch_at_80x24():
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
         names = screen.model.shown()["kernel"].astype(str).tolist()
-        await pilot.press(*["down"] * next(i for i, n in enumerate(names) if n.startswith("flash_fwd")), "enter")
+        await pilot.press(
+            *["down"] * next(i for i, n in enumerate(names) if n.startswith("flash_fwd")), "enter"
+        )
         await pilot.press("end")
         await pilot.pause()
         text = "\n".join(screen_lines(app))
         assert "nothing measured: ncu recorded no values" in text and "all counted" not in text
 
 
-# -- the table at 80 columns: names stay apart, space goes to numbers, unprofiled rows say so ------------------
+# -- the table at 80 columns: names stay apart, space goes to numbers, unprofiled rows say so
+# ------------------
 def name_cells(table: KernelTable) -> list[str]:
     """The name cell of each row on screen (the first column's cells, trailing padding removed)."""
     cells = table.layout_columns[0][2]
@@ -801,11 +929,14 @@ def name_cells(table: KernelTable) -> list[str]:
 
 
 @pytest.mark.parametrize("size", [(60, 20), (80, 24), (120, 40)])
-@pytest.mark.parametrize("name", ["a100pcie80_cutlass_gemm_full.ncu-rep", H100, "h800_sglang_flashattn_full.ncu-rep"])
+@pytest.mark.parametrize(
+    "name", ["a100pcie80_cutlass_gemm_full.ncu-rep", H100, "h800_sglang_flashattn_full.ncu-rep"]
+)
 async def test_different_kernels_never_look_alike(name, size):
-    """B2bGemm and Gemm share their first 39 characters, the two thrust agents their first 95: cut at the end
-    they read alike. Every row's name on screen differs from every other (as many distinct names as rows),
-    and an elided template (`traits<…>`) is never followed by a second ellipsis."""
+    """B2bGemm and Gemm share their first 39 characters, the two thrust agents their first 95: cut
+    at the end they read alike. Every row's name on screen differs from every other (as many
+    distinct names as rows), and an elided template (`traits<…>`) is never followed by a second
+    ellipsis."""
     report = read_report(fixture_file(name))
     app = make_app(report)
     async with app.run_test(size=size) as pilot:
@@ -818,9 +949,10 @@ async def test_different_kernels_never_look_alike(name, size):
 
 
 async def test_the_name_column_is_as_wide_as_the_longest_name_and_numbers_get_the_rest():
-    """MiniWeather's names are at most 28 characters: the name column takes 28 cells, not 36+, so at 80 columns
-    six numeric columns show (five before) and with 120 columns of its own every column does, DRAM B and Prec
-    included (a 200-column terminal: the selected row's details take 40% beside the table)."""
+    """MiniWeather's names are at most 28 characters: the name column takes 28 cells, not 36+, so at
+    80 columns six numeric columns show (five before) and with 120 columns of its own every column
+    does, DRAM B and Prec included (a 200-column terminal: the selected row's details take 40%
+    beside the table)."""
     report = read_report(fixture_file("v100_ncar_miniweather_fp64_full.ncu-rep"))
     longest = max(len(str(n)) for n in report.group("name")["kernel"])
     assert longest == 28
@@ -837,8 +969,8 @@ async def test_the_name_column_is_as_wide_as_the_longest_name_and_numbers_get_th
 
 
 async def test_a_launch_ncu_did_not_profile_is_marked_in_the_table():
-    """H800: ncu recorded nothing for the flash_fwd launch. Its row is dim and says why where numbers would be,
-    in both groupings; profiled rows are neither."""
+    """H800: ncu recorded nothing for the flash_fwd launch. Its row is dim and says why where
+    numbers would be, in both groupings; profiled rows are neither."""
     report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
     app = make_app(report)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -852,7 +984,9 @@ async def test_a_launch_ncu_did_not_profile_is_marked_in_the_table():
             at = next(i for i, n in enumerate(names) if n.startswith("flash_fwd"))
             await pilot.press("end" if at else "home")  # the cursor off the other rows
             lines = table.visible_text()
-            assert "not profiled" in lines[at + 1] and not any("not profiled" in line for line in lines[1 : at + 1])
+            assert "not profiled" in lines[at + 1] and not any(
+                "not profiled" in line for line in lines[1 : at + 1]
+            )
             styles = [s.style for s in table.render_line(at + 1) if s.style and s.text.strip()]
             assert styles and all(s.dim for s in styles)
             assert not any(s.style.dim for s in table.render_line(1 if at else 2) if s.style)
@@ -868,14 +1002,18 @@ async def test_the_summary_takes_five_lines_at_80x24_and_names_the_ceiling_sourc
         lines = screen_lines(app)
         assert len(text.splitlines()) == 5
         assert "\n".join(lines).count("report counters x measured clock") == 1
-        # Its three INT8 (IMMA) GEMMs are judged by no FLOP ceiling: no launch for a FLOPS efficiency.
+        # Its three INT8 (IMMA) GEMMs are judged by no FLOP ceiling: no launch for a FLOPS
+        # efficiency.
         assert "FMA = 2 FLOPs" in text and "FLOP %Peak n/a" in text
-        assert all(line.rstrip() == "" or not line.lstrip().startswith("·") for line in text.splitlines())
+        assert all(
+            line.rstrip() == "" or not line.lstrip().startswith("·") for line in text.splitlines()
+        )
 
 
 async def test_the_summary_of_a_run_with_an_unprofiled_launch_gives_lower_bounds():
-    """H800: flash_fwd was not profiled. The app's header read `Kernel time 87.1 us`, `FLOP 586 M`, as if
-    complete; it gives the same lower bounds as the CLI, and says the efficiencies are of the known launches."""
+    """H800: flash_fwd was not profiled. The app's header read `Kernel time 87.1 us`, `FLOP 586 M`,
+    as if complete; it gives the same lower bounds as the CLI, and says the efficiencies are of the
+    known launches."""
     report = read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep"))
     s = report.summary()
     known = report.kernels.loc[report.kernels["status"] == "ok", "duration_s"].sum()
@@ -894,12 +1032,14 @@ async def test_at_60x20_the_footer_keeps_help_and_quit():
         await ready(app, pilot)
         footer = screen_lines(app)[-1]
         assert footer.rstrip().endswith("? Help q Quit")
-        for key in ("⏎", "s", "o", "/", "b", "g", "r", "e"):  # every key of the screen, some without words
+        # every key of the screen, some without words
+        for key in ("⏎", "s", "o", "/", "b", "g", "r", "e"):
             assert f" {key} " in f" {footer} "
 
 
 async def test_a_click_on_a_footer_key_presses_it():
-    """The footer is drawn as text (public Textual API only); a click on `? Help` opens the help as `?` does."""
+    """The footer is drawn as text (public Textual API only); a click on `? Help` opens the help as
+    `?` does."""
     app = make_app(read_report(fixture_file(H100)))
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
@@ -910,7 +1050,8 @@ async def test_a_click_on_a_footer_key_presses_it():
 
 
 async def test_a_report_without_flop_counters_says_what_to_collect(tmp_path):
-    """Basic set: no FLOP or DRAM counters. One header line says so and starts the ncu option core gives."""
+    """Basic set: no FLOP or DRAM counters. One header line says so and starts the ncu option core
+    gives."""
     report = read_report(fixture_file("a10_spyinfer_linear_105k_basic.ncu-rep"))
     fixes = {m.column: m.fix() for m in report.missing}
     assert "flop_fp32" in fixes and "dram_bytes" in fixes
@@ -918,7 +1059,9 @@ async def test_a_report_without_flop_counters_says_what_to_collect(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
         hint = next(line for line in summary_text(app).splitlines() if "not collected" in line)
-        assert hint.startswith("FLOPs and DRAM bytes not collected: ncu --metrics smsp__sass_thread_inst_")
+        assert hint.startswith(
+            "FLOPs and DRAM bytes not collected: ncu --metrics smsp__sass_thread_inst_"
+        )
         assert len(hint) <= 78 and hint.endswith("…")
         # The metrics named are the FP64 SIMT counters core lists first.
         assert fixes["flop_fp64"].startswith(hint.split(": ", 1)[1].rstrip("…"))
@@ -926,24 +1069,38 @@ async def test_a_report_without_flop_counters_says_what_to_collect(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
         assert "not collected" not in summary_text(app)
-    # one launch of three lacks tensor FLOPs: one HFMA short of its tensor-pipe instructions all being moves
-    report = read_report(partial_warp_sgemm(fixture_file("a100_gemm_printfp_details.csv"), tmp_path / "gemm.csv"))
-    assert [(m.column, m.launches) for m in report.missing if m.column.startswith("flop")] == [("flop_tensor", 1)]
+    # one launch of three lacks tensor FLOPs: one HFMA short of its tensor-pipe instructions all
+    # being moves
+    report = read_report(
+        partial_warp_sgemm(fixture_file("a100_gemm_printfp_details.csv"), tmp_path / "gemm.csv")
+    )
+    assert [(m.column, m.launches) for m in report.missing if m.column.startswith("flop")] == [
+        ("flop_tensor", 1)
+    ]
     app = make_app(report)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
-        assert "tensor FLOPs not collected (1 of 3 launches): ncu --metrics sm__ops_path_tensor_" in summary_text(app)
+        assert (
+            "tensor FLOPs not collected (1 of 3 launches): ncu --metrics sm__ops_path_tensor_"
+            in summary_text(app)
+        )
 
 
 async def test_counts_in_the_header_and_status_have_thousands_separators(h100):
-    report = Report(meta=replace(h100.meta, launches=150123), kernels=h100.kernels, gpu=h100.gpu, missing=h100.missing)
+    report = Report(
+        meta=replace(h100.meta, launches=150123),
+        kernels=h100.kernels,
+        gpu=h100.gpu,
+        missing=h100.missing,
+    )
     app = make_app(report)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
         assert "150,123 launches" in summary_text(app)
 
 
-# -- sorting: `o` then `s`, columns outside the table, empty columns, back to the top ------------------------
+# -- sorting: `o` then `s`, columns outside the table, empty columns, back to the top
+# ------------------------
 async def test_after_o_picks_a_column_s_flips_it(h100):
     """The picker says `s` flips the order: the cursor lands on the picked column, so it does."""
     app = make_app(h100)
@@ -962,8 +1119,8 @@ async def test_after_o_picks_a_column_s_flips_it(h100):
 
 
 async def test_o_offers_columns_outside_the_table_by_title_and_shows_them_when_sorted(h100):
-    """FP32 FLOP is no table column: sorted by it, it appears (its values the sort's), `left`/`right` reach
-    it, and `s` flips it; sorted by something else, it goes again."""
+    """FP32 FLOP is no table column: sorted by it, it appears (its values the sort's),
+    `left`/`right` reach it, and `s` flips it; sorted by something else, it goes again."""
     app = make_app(h100)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
@@ -971,7 +1128,8 @@ async def test_o_offers_columns_outside_the_table_by_title_and_shows_them_when_s
         await pilot.press("o")
         labels = dict(app.screen.choices)
         assert labels["flop_fp32"].startswith("FP32 FLOP · ")
-        assert "l1_bytes" not in labels and h100.kernels["l1_bytes"].isna().all()  # never collected here
+        # never collected here
+        assert "l1_bytes" not in labels and h100.kernels["l1_bytes"].isna().all()
         app.screen.query_one(OptionList).highlighted = list(labels).index("flop_fp32")
         await pilot.press("enter")
         shown = [c.name for _, c, _ in table.layout_columns]
@@ -979,20 +1137,24 @@ async def test_o_offers_columns_outside_the_table_by_title_and_shows_them_when_s
         column = table.layout_columns[shown.index("flop_fp32")]
         assert "FP32 FLOP" in table.visible_text()[0]
         expected = h100.view("name", sort="flop_fp32")["flop_fp32"]
-        assert [table.model.cells(i)[column[0]] for i in range(len(table.model))] == [fmt.si(v) for v in expected]
+        assert [table.model.cells(i)[column[0]] for i in range(len(table.model))] == [
+            fmt.si(v) for v in expected
+        ]
         await pilot.press("left", "right")
         assert table.focused_column.name == "flop_fp32"
         await pilot.press("s")
-        assert screen.query_state == screen.query_state.__class__(sort="flop_fp32", descending=False)
+        assert screen.query_state == screen.query_state.__class__(
+            sort="flop_fp32", descending=False
+        )
         await pilot.press("home", "left")
         await pilot.press("s")  # sorted by the name now: FP32 FLOP leaves the table
         assert "flop_fp32" not in [c.name for c in table.model.columns]
 
 
 async def test_columns_without_values_are_not_offered_and_s_on_one_says_so():
-    """V100 CUTLASS details: DRAM read/write bytes were not collected (the CLI refuses `--sort dram_read_bytes`).
-    The picker leaves them out and names them; `s` on an empty column of the basic-set A10 report says why it
-    does not sort."""
+    """V100 CUTLASS details: DRAM read/write bytes were not collected (the CLI refuses `--sort
+    dram_read_bytes`). The picker leaves them out and names them; `s` on an empty column of the
+    basic-set A10 report says why it does not sort."""
     report = read_report(fixture_file("v100_cutlass_gemm_nersc_flops_details.csv"))
     assert report.group("name")["dram_read_bytes"].isna().all()
     app = make_app(report)
@@ -1000,9 +1162,13 @@ async def test_columns_without_values_are_not_offered_and_s_on_one_says_so():
         await ready(app, pilot)
         await pilot.press("o")
         picker = app.screen
-        assert "dram_read_bytes" not in [n for n, _ in picker.choices] and "DRAM rd B" in picker.empty
+        assert (
+            "dram_read_bytes" not in [n for n, _ in picker.choices] and "DRAM rd B" in picker.empty
+        )
         assert "flop" in [n for n, _ in picker.choices]
-        assert await shows(pilot, app, f"Not listed, no values in this report ({len(picker.empty)}): DRAM rd B")
+        assert await shows(
+            pilot, app, f"Not listed, no values in this report ({len(picker.empty)}): DRAM rd B"
+        )
     app = make_app(read_report(fixture_file("a10_spyinfer_linear_105k_basic.ncu-rep")))
     notes = []
     async with app.run_test(size=(120, 40)) as pilot:
@@ -1010,11 +1176,14 @@ async def test_columns_without_values_are_not_offered_and_s_on_one_says_so():
         app.notify = lambda message, **kw: notes.append(message)
         await focus_column(pilot, screen.query_one(KernelTable), "flop_per_s")
         await pilot.press("s")
-        assert screen.query_state.sort is None and notes == ["FLOP/s has no values in these rows: nothing to sort by."]
+        assert screen.query_state.sort is None and notes == [
+            "FLOP/s has no values in these rows: nothing to sort by."
+        ]
 
 
 async def test_after_a_sort_the_first_rows_are_on_screen(h100):
-    """18 launches at 80x24: at the last row, `s` sorts and the view goes to the top, cursor on the first row."""
+    """18 launches at 80x24: at the last row, `s` sorts and the view goes to the top, cursor on the
+    first row."""
     app = make_app(h100, by="launch")
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
@@ -1030,7 +1199,8 @@ async def test_after_a_sort_the_first_rows_are_on_screen(h100):
         assert "row 1 " in str(screen.query_one("#status").render()) + " "
 
 
-# -- help and footer of a Kernels screen opened from elsewhere ------------------------------------------------
+# -- help and footer of a Kernels screen opened from elsewhere
+# ------------------------------------------------
 async def test_kernels_opened_from_another_screen_keep_every_key_and_their_name(h100):
     from flopscope.tui.app.screens.kernels import PushedKernelsScreen
 
@@ -1068,8 +1238,8 @@ async def test_help_names_places_and_keys_in_words(h100, keys):
 
 
 async def test_a_stored_warning_stays_in_the_capped_summary_of_a_small_terminal():
-    """The summary's height is capped; the warning of a run whose program failed was placed after the FMA
-    convention and fell off at 50x20, while the convention stayed."""
+    """The summary's height is capped; the warning of a run whose program failed was placed after
+    the FMA convention and fell off at 50x20, while the convention stayed."""
     report = read_report(fixture_file("v100_ncar_miniweather_fp64_full.ncu-rep"))
     # as the profiler stores it (test_profile)
     report.meta = replace(report.meta, warning="the command exited with code 3")
@@ -1080,9 +1250,9 @@ async def test_a_stored_warning_stays_in_the_capped_summary_of_a_small_terminal(
 
 
 async def test_a_two_part_tensor_precision_reads_whole_at_80x24(tmp_path):
-    """Before, Prec showed `tensor_fp16_acc1…`: which accumulator, and that there was a second part, was cut.
-    Now its short spelling (`TC` = tensor core, `/acc16` = accumulating in FP16) fits whole at 80 columns,
-    while the row keeps the canonical label (what --json and export write)."""
+    """Before, Prec showed `tensor_fp16_acc1…`: which accumulator, and that there was a second part,
+    was cut. Now its short spelling (`TC` = tensor core, `/acc16` = accumulating in FP16) fits whole
+    at 80 columns, while the row keeps the canonical label (what --json and export write)."""
     from ..helpers.raw_csv import mixed_accumulate_hgemm
 
     report = read_report(mixed_accumulate_hgemm(tmp_path / "hgemm.csv"))
@@ -1090,7 +1260,8 @@ async def test_a_two_part_tensor_precision_reads_whole_at_80x24(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
         table = screen.query_one(KernelTable)
-        for _ in range(len(table.model.columns)):  # to the last column, Prec (80 columns drop it until then)
+        # to the last column, Prec (80 columns drop it until then)
+        for _ in range(len(table.model.columns)):
             await pilot.press("right")
         await pilot.pause()
         assert table.focused_column.name == "precision"
@@ -1098,16 +1269,19 @@ async def test_a_two_part_tensor_precision_reads_whole_at_80x24(tmp_path):
         assert "Prec" in header and row.rstrip().endswith(" TC fp16/acc16+TC fp16")
         assert screen.model.row(0)["precision"] == "tensor_fp16_acc16+tensor_fp16"
         assert all(len(line) <= 80 for line in screen_lines(app))
-        # The summary names its ceilings the same short way; the kernel's own screen links the two spellings.
-        assert "TC FP16/ACC16 330 TFLOP/s" in summary_text(app) and "TENSOR_" not in summary_text(app)
+        # The summary names its ceilings the same short way; the kernel's own screen links the two
+        # spellings.
+        assert "TC FP16/ACC16 330 TFLOP/s" in summary_text(app) and "TENSOR_" not in summary_text(
+            app
+        )
         items = dict(item for _, group in sections(screen.model.row(0)) for item in group)
         assert items["Precision judged"] == "TC fp16/acc16+TC fp16 (tensor_fp16_acc16+tensor_fp16)"
 
 
 async def test_the_kernels_status_line_names_the_columns_80_columns_hide(h100):
-    """Before: at 80x24 FLOP, DRAM B and others were dropped with nothing saying so (the CLI prints "Hidden at
-    80 columns"). Now the status line names them, in one line; `right` onto one brings it back and the list
-    follows."""
+    """Before: at 80x24 FLOP, DRAM B and others were dropped with nothing saying so (the CLI prints
+    "Hidden at 80 columns"). Now the status line names them, in one line; `right` onto one brings it
+    back and the list follows."""
     app = make_app(h100)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
@@ -1121,13 +1295,18 @@ async def test_the_kernels_status_line_names_the_columns_80_columns_hide(h100):
             await pilot.press("right")
         await pilot.pause()
         status = str(screen.query_one("#status").render())
-        assert " FLOP " in f" {table.visible_text()[0]} " and "FLOP," not in status and not status.endswith("FLOP")
+        assert (
+            " FLOP " in f" {table.visible_text()[0]} "
+            and "FLOP," not in status
+            and not status.endswith("FLOP")
+        )
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 24)])
 async def test_the_sort_picker_names_every_column_it_leaves_out_or_says_how_many_more(size):
-    """Before: at 80 columns `Not listed, no values in this report (10):` showed 6 names and cut the rest off
-    with no ellipsis. Now the names that fit two lines are whole and `+N more` counts the rest."""
+    """Before: at 80 columns `Not listed, no values in this report (10):` showed 6 names and cut the
+    rest off with no ellipsis. Now the names that fit two lines are whole and `+N more` counts the
+    rest."""
     report = read_report(fixture_file("v100_cutlass_gemm_nersc_flops_details.csv"))
     rows = report.group("name")
     app = make_app(report)
@@ -1141,7 +1320,8 @@ async def test_the_sort_picker_names_every_column_it_leaves_out_or_says_how_many
         listed = re.search(r"Not listed, no values in this report \((\d+)\): (.*?) ▊", text)
         count, names = int(listed[1]), listed[2].split(", ")
         more = int(names.pop()[1:].split()[0]) if names[-1].startswith("+") else 0
-        # Each name whole, one of the report's columns with no value in any row (the raw data says so).
+        # Each name whole, one of the report's columns with no value in any row (the raw data says
+        # so).
         assert names and all(name in picker.empty for name in names) and count == len(picker.empty)
         assert len(names) + more == count and more > 0
         assert rows["dram_read_bytes"].isna().all() and "DRAM rd B" in names
@@ -1159,10 +1339,11 @@ SUMMARY_NAMES = {
 
 @pytest.mark.parametrize("size", [(80, 9), (60, 12)])
 async def test_the_summary_cut_names_every_line_it_leaves_out_and_fits(size):
-    """H800, one launch unprofiled. Before: `… not shown: notes, ceilings (5 lines)` left out the FLOP total line
-    without naming it, and at 60 columns the marker itself was cut (`--no-tui prints a…`). Now it names what
-    each line left out holds, and fits (the `--no-tui` pointer gives way first). Terminals this short: the
-    summary may take all the room the table's two rows leave, so only they cut it."""
+    """H800, one launch unprofiled. Before: `… not shown: notes, ceilings (5 lines)` left out the
+    FLOP total line without naming it, and at 60 columns the marker itself was cut (`--no-tui prints
+    a…`). Now it names what each line left out holds, and fits (the `--no-tui` pointer gives way
+    first). Terminals this short: the summary may take all the room the table's two rows leave, so
+    only they cut it."""
     from flopscope.tui.app.widgets.summary import Summary
 
     app = make_app(read_report(fixture_file("h800_sglang_flashattn_full.ncu-rep")))
@@ -1172,18 +1353,29 @@ async def test_the_summary_cut_names_every_line_it_leaves_out_and_fits(size):
         whole = summary.text(summary.content_size.width).plain.splitlines()  # uncapped: every line
         shown = screen_lines(app)[summary.region.y : summary.region.bottom]  # below the breadcrumb
         marker = shown[-1].strip()
-        assert marker.startswith("… not shown: ") and not marker.endswith("…") and len(shown[-1]) <= size[0]
+        assert (
+            marker.startswith("… not shown: ")
+            and not marker.endswith("…")
+            and len(shown[-1]) <= size[0]
+        )
         left_out = whole[len(shown) - 1 :]
         assert f"({len(left_out)} lines)" in marker
-        named = {name for line in left_out for start, name in SUMMARY_NAMES.items() if line.startswith(start)}
+        named = {
+            name
+            for line in left_out
+            for start, name in SUMMARY_NAMES.items()
+            if line.startswith(start)
+        }
         assert "ceilings" in named and all(name in marker for name in named), (named, marker)
         if size == (80, 9):
-            assert "FLOP total" in marker  # the review's case: `FLOP ≥ 556 M` was among the lines cut
+            # the review's case: `FLOP ≥ 556 M` was among the lines cut
+            assert "FLOP total" in marker
 
 
 async def test_the_bundled_demo_drills_from_a_tensor_core_kernel_at_80x24():
-    """`flopscope demo`'s capture (an H100 bf16 training step), keyboard only at 80x24: filter to the nvjet
-    GEMMs, open the top one, and its screen shows the tensor-core FLOPs the engine counted for it."""
+    """`flopscope demo`'s capture (an H100 bf16 training step), keyboard only at 80x24: filter to
+    the nvjet GEMMs, open the top one, and its screen shows the tensor-core FLOPs the engine counted
+    for it."""
     from flopscope.tui.cli.main import bundled_example
 
     path = bundled_example()
@@ -1202,16 +1394,24 @@ async def test_the_bundled_demo_drills_from_a_tensor_core_kernel_at_80x24():
         text = "\n".join(screen_lines(app))
         assert top["kernel"][:30] in text
         assert top["flop_tensor_bf16"] == top["flop"] > 0
-        assert re.search(r"TC bf16 +" + re.escape(fmt.si(top["flop_tensor_bf16"], "FLOP")), text), text
+        assert re.search(r"TC bf16 +" + re.escape(fmt.si(top["flop_tensor_bf16"], "FLOP")), text), (
+            text
+        )
         assert re.search(r"Precision judged +TC bf16", text)
 
 
 async def test_the_header_leaves_the_table_its_rows_at_80x24():
-    """Issue 19.9: the demo's header took 7 of 24 lines. At most 5 now (what does not fit is named by the cut
-    marker), so the table shows the 16 rows left by the header, its title row, status and footer."""
+    """Issue 19.9: the demo's header took 7 of 24 lines. At most 5 now (what does not fit is named
+    by the cut marker), so the table shows the 16 rows left by the header, its title row, status and
+    footer."""
     from flopscope.tui.app.widgets.summary import Summary
 
-    demo = Path(__file__).resolve().parents[2] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
+    demo = (
+        Path(__file__).resolve().parents[2]
+        / "tui"
+        / "examples"
+        / "train_transformer_bf16_bs8.ncu-rep.xz"
+    )
     app = make_app(read_report(demo))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
@@ -1222,8 +1422,8 @@ async def test_the_header_leaves_the_table_its_rows_at_80x24():
 
 
 async def test_help_lists_no_key_that_does_nothing(h100):
-    """Issue 19.7: help listed `^c Copy selected text`, which copies a mouse selection the app never makes (it
-    never captures the mouse): a key that does nothing."""
+    """Issue 19.7: help listed `^c Copy selected text`, which copies a mouse selection the app never
+    makes (it never captures the mouse): a key that does nothing."""
     app = make_app(h100)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)

@@ -1,4 +1,5 @@
-"""Smoke test of the real app in a real terminal (tmux, 80x24, 256 colours): the keys a person would press."""
+"""Smoke test of the real app in a real terminal (tmux, 80x24, 256 colours): the keys a person would
+press."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "ncu"
 REPORT = FIXTURES / "h100pcie_ee384_cub_agents_full.ncu-rep"
 
 pytestmark = [
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install -y tmux)"),
+    pytest.mark.skipif(
+        shutil.which("tmux") is None, reason="tmux is not installed (apt-get install -y tmux)"
+    ),
     pytest.mark.skipif(not REPORT.exists(), reason=f"shared ncu fixture not found at {REPORT}"),
 ]
 
@@ -24,10 +27,11 @@ pytestmark = [
 def test_app_in_tmux_help_group_quit(tmp_path):
     tmux = Tmux()
     status = tmp_path / "exit"
-    # The module form of the console script, with this venv's Python; COLORTERM unset like a plain SSH login.
+    # The module form of the console script, with this venv's Python; COLORTERM unset like a plain
+    # SSH login.
     command = (
-        f"env -u COLORTERM TERM=xterm-256color {shlex.quote(sys.executable)} -m flopscope.tui.cli open "
-        f"{shlex.quote(str(REPORT))}; echo $? > {shlex.quote(str(status))}; sleep 30"
+        f"env -u COLORTERM TERM=xterm-256color {shlex.quote(sys.executable)} -m flopscope.tui.cli"
+        f" open {shlex.quote(str(REPORT))}; echo $? > {shlex.quote(str(status))}; sleep 30"
     )
     tmux("new-session", "-d", "-s", "app", "-x", "80", "-y", "24", command)
     try:
@@ -53,13 +57,19 @@ def test_app_in_tmux_help_group_quit(tmp_path):
 
 
 def test_app_in_tmux_draws_while_ncu_report_reads_ahead(tmp_path):
-    """`open FILE` starts reading before Textual starts, and ncu_report's read points fd 2 (where Textual
-    draws) at a log sink meanwhile: the app still draws on the terminal, whose stderr the read-ahead took
-    first."""
+    """`open FILE` starts reading before Textual starts, and ncu_report's read points fd 2 (where
+    Textual draws) at a log sink meanwhile: the app still draws on the terminal, whose stderr the
+    read-ahead took first."""
     pytest.importorskip("ncu_report")
     tmux = Tmux()
-    env = "env -u COLORTERM TERM=xterm-256color FLOPSCOPE_NCU_REP_READER=ncu_report FLOPSCOPE_NO_CACHE=1"
-    command = f"{env} {shlex.quote(sys.executable)} -m flopscope.tui.cli open {shlex.quote(str(REPORT))}; sleep 30"
+    env = (
+        "env -u COLORTERM TERM=xterm-256color FLOPSCOPE_NCU_REP_READER=ncu_report"
+        " FLOPSCOPE_NO_CACHE=1"
+    )
+    command = (
+        f"{env} {shlex.quote(sys.executable)} -m flopscope.tui.cli open {shlex.quote(str(REPORT))};"
+        " sleep 30"
+    )
     tmux("new-session", "-d", "-s", "app", "-x", "80", "-y", "24", command)
     try:
         shown = tmux.wait_for("rows · by name")

@@ -1,6 +1,7 @@
-"""A big stored run in the app, as `flopscope open RUN` shows it: 10k real launches (a real report's, repeated)
-saved to a run store and loaded back; the table has one row per kernel name in time order, and `s` sorts it.
-The expected rows come from plain pandas over the stored launches, not from the engine's grouping."""
+"""A big stored run in the app, as `flopscope open RUN` shows it: 10k real launches (a real
+report's, repeated) saved to a run store and loaded back; the table has one row per kernel name in
+time order, and `s` sorts it. The expected rows come from plain pandas over the stored launches, not
+from the engine's grouping."""
 
 from __future__ import annotations
 
@@ -24,9 +25,16 @@ LAUNCHES = 10_000
 def store_path(tmp_path_factory) -> Path:
     """A run store holding run `big`: the H100 fixture's 18 launches repeated to LAUNCHES."""
     base = read_report(fixture_path(H100))
-    kernels = base.kernels.iloc[np.resize(np.arange(len(base.kernels)), LAUNCHES)].reset_index(drop=True)
+    kernels = base.kernels.iloc[np.resize(np.arange(len(base.kernels)), LAUNCHES)].reset_index(
+        drop=True
+    )
     kernels["launch_id"] = np.arange(LAUNCHES)
-    big = Report(meta=replace(base.meta, launches=LAUNCHES), kernels=kernels, gpu=base.gpu, missing=base.missing)
+    big = Report(
+        meta=replace(base.meta, launches=LAUNCHES),
+        kernels=kernels,
+        gpu=base.gpu,
+        missing=base.missing,
+    )
     path = tmp_path_factory.mktemp("home") / "flopscope.db"
     with Store(path) as store:
         store.save(big, "big")
@@ -42,14 +50,20 @@ def stored(store_path) -> Report:
 async def test_a_big_stored_run_shows_one_row_per_kernel_in_time_order(stored):
     launches = stored.kernels
     assert len(launches) == LAUNCHES
-    time_per_name = launches.groupby("kernel", observed=True)["duration_s"].sum().sort_values(ascending=False)
+    time_per_name = (
+        launches.groupby("kernel", observed=True)["duration_s"].sum().sort_values(ascending=False)
+    )
     app = kernels_app("big", report=stored)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await ready(app, pilot)
         model = screen.model
         assert len(model) == model.total == len(time_per_name) == launches["kernel"].nunique()
-        assert [str(model.row(i)["kernel"]) for i in range(len(model))] == [str(n) for n in time_per_name.index]
-        assert f"{len(time_per_name)}/{len(time_per_name)} rows" in str(screen.query_one("#status").render())
+        assert [str(model.row(i)["kernel"]) for i in range(len(model))] == [
+            str(n) for n in time_per_name.index
+        ]
+        assert f"{len(time_per_name)}/{len(time_per_name)} rows" in str(
+            screen.query_one("#status").render()
+        )
         launches_shown = sum(int(model.row(i)["count"]) for i in range(len(model)))
         assert launches_shown == LAUNCHES
 

@@ -1,5 +1,6 @@
-"""Issue 19: a breadcrumb of where one is, on the Kernels and Kernel screens (`demo › by name › nvjet…`), within
-80x24's header budget (the Kernels header, breadcrumb included, takes at most 5 lines: issue 19.9)."""
+"""Issue 19: a breadcrumb of where one is, on the Kernels and Kernel screens (`demo › by name ›
+nvjet…`), within 80x24's header budget (the Kernels header, breadcrumb included, takes at most 5
+lines: issue 19.9)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ SEP = " › "
 
 async def test_the_kernels_and_kernel_screens_say_where_one_is():
     report = read_report(fixture_path(H100))
-    top = report.kernels.groupby("kernel", observed=True)["duration_s"].sum().idxmax()  # the first row by time
+    # the first row by time
+    top = report.kernels.groupby("kernel", observed=True)["duration_s"].sum().idxmax()
     app = make_app(report)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
@@ -42,8 +44,8 @@ async def test_at_80x24_the_header_with_its_breadcrumb_takes_5_lines_and_the_nam
         await pilot.press("enter")
         await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
         await pilot.pause(0.05)
-        # The demo's first kernel has a 150-cell name: the report and grouping give way to `…` first, then the
-        # name is cut at its end, within the 78 cells the line has.
+        # The demo's first kernel has a 150-cell name: the report and grouping give way to `…`
+        # first, then the name is cut at its end, within the 78 cells the line has.
         name = app.screen.title_text
         assert len(name) > 78
         assert screen_lines(app)[0].strip() == f"…{SEP}…{SEP}{name[: 78 - 2 * (1 + len(SEP)) - 1]}…"

@@ -1,6 +1,7 @@
-"""The column chooser (`C` on the Kernels screen, issue 43.2): every column of the canonical table the rows have,
-with its unit and meaning; show, hide and reorder; the choice kept in config.toml beside the keymap (its other
-lines untouched) and shown again by the next app, as `flopscope open` starts it."""
+"""The column chooser (`C` on the Kernels screen, issue 43.2): every column of the canonical table
+the rows have, with its unit and meaning; show, hide and reorder; the choice kept in config.toml
+beside the keymap (its other lines untouched) and shown again by the next app, as `flopscope open`
+starts it."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def home(tmp_path, monkeypatch) -> Path:
 
 
 def _app(report):
-    return kernels_app(report.meta.source, report=report, columns=load_columns())  # as run_kernels starts it
+    # as run_kernels starts it
+    return kernels_app(report.meta.source, report=report, columns=load_columns())
 
 
 async def _to(pilot, chooser: ColumnsScreen, key: str) -> None:
@@ -46,13 +48,16 @@ async def _to(pilot, chooser: ColumnsScreen, key: str) -> None:
         await pilot.press("down")
 
 
-async def test_c_lists_every_column_with_unit_and_meaning_and_the_choice_survives_a_restart(demo, home):
+async def test_c_lists_every_column_with_unit_and_meaning_and_the_choice_survives_a_restart(
+    demo, home
+):
     config = home / "config.toml"
     config.write_text('# mine\n[keymap]\n"kernels.roofline" = "R"\n', encoding="utf-8")
     app = _app(demo)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await ready(app, pilot)
-        assert ("C", "Columns") in [(keys, what) for _, keys, what in binding_rows(screen)]  # what `?` lists
+        # what `?` lists
+        assert ("C", "Columns") in [(keys, what) for _, keys, what in binding_rows(screen)]
         default = [c.name for c in screen.model.columns]
         await pilot.press("C")
         await settle(pilot, lambda: isinstance(app.screen, ColumnsScreen))
@@ -77,17 +82,24 @@ async def test_c_lists_every_column_with_unit_and_meaning_and_the_choice_survive
         await settle(pilot, lambda: app.screen is screen)
         assert [c.name for c in screen.model.columns] == ["kernel", *expected]
         table = screen.query_one(KernelTable)
-        assert "registers" in [c.name for _, c, _ in table.layout_columns] or "registers" in str(table.hidden_columns)
+        assert "registers" in [c.name for _, c, _ in table.layout_columns] or "registers" in str(
+            table.hidden_columns
+        )
     saved = tomllib.loads(config.read_text(encoding="utf-8"))
     assert saved["columns"]["kernels"] == expected
-    assert load_keymap(config) == {"kernels.roofline": "R"} and config.read_text().startswith("# mine\n")
+    assert load_keymap(config) == {"kernels.roofline": "R"} and config.read_text().startswith(
+        "# mine\n"
+    )
 
     again = _app(demo)  # a restart: config.toml read anew
     async with again.run_test(size=(100, 30)) as pilot:
         screen = await ready(again, pilot)
         assert [c.name for c in screen.model.columns] == ["kernel", *expected]
-        await pilot.press("g")  # every grouping: its own first column, then the choice (a launch: its ID for N)
-        await settle(pilot, lambda: screen.by == "launch" and not screen.query_one(KernelTable).loading)
+        # every grouping: its own first column, then the choice (a launch: its ID for N)
+        await pilot.press("g")
+        await settle(
+            pilot, lambda: screen.by == "launch" and not screen.query_one(KernelTable).loading
+        )
         assert [c.name for c in screen.model.columns] == [
             "kernel",
             *("launch_id" if k == "count" else k for k in expected),
@@ -112,12 +124,16 @@ async def test_escape_keeps_the_columns_and_r_puts_back_the_tables_own(demo, hom
         own = kernels_app(demo.meta.source, report=demo)  # no choice at all
         async with own.run_test(size=(100, 30)) as own_pilot:
             own_screen = await ready(own, own_pilot)
-            assert [c.name for c in screen.model.columns] == [c.name for c in own_screen.model.columns]
+            assert [c.name for c in screen.model.columns] == [
+                c.name for c in own_screen.model.columns
+            ]
     assert load_columns()["kernels"] == [c.name for c in screen.model.columns[1:]]
 
 
 def test_a_bad_choice_in_config_is_one_line_naming_the_fix(home):
-    (home / "config.toml").write_text('[columns]\nkernels = ["duration_s", "no_such"]\n', encoding="utf-8")
+    (home / "config.toml").write_text(
+        '[columns]\nkernels = ["duration_s", "no_such"]\n', encoding="utf-8"
+    )
     with pytest.raises(FlopscopeError, match="names no column 'no_such'"):
         load_columns()
     (home / "config.toml").write_text("[columns]\nkernels = 3\n", encoding="utf-8")

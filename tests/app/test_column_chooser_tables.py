@@ -1,6 +1,7 @@
-"""The column chooser (`C`) on the Runs, Diff and Reconcile tables (issue 43): their own columns offered, the
-first (what a row is) always first; hide and reorder; the choice kept per table in config.toml and shown by the
-next app, as `flopscope runs`, `diff` and `model --reconcile` start it (column_choice.load_columns)."""
+"""The column chooser (`C`) on the Runs, Diff and Reconcile tables (issue 43): their own columns
+offered, the first (what a row is) always first; hide and reorder; the choice kept per table in
+config.toml and shown by the next app, as `flopscope runs`, `diff` and `model --reconcile` start it
+(column_choice.load_columns)."""
 
 from __future__ import annotations
 
@@ -53,18 +54,26 @@ def _app(table: str, pair, home: Path) -> FlopscopeApp:
     if table == "diff":
         return FlopscopeApp(DiffScreen(diff_runs(*pair), "bs8", "bs32"), columns=load_columns())
     report, model, result = demo_reconciled()
-    screen = ReconcileScreen("Reconcile", result, ["a note"], model.train, report=report, model=model)
+    screen = ReconcileScreen(
+        "Reconcile", result, ["a note"], model.train, report=report, model=model
+    )
     return FlopscopeApp(screen, columns=load_columns())
 
 
 def _own(table: str) -> list[str]:
     """The table's columns as its own code lists them (not read from the screen)."""
-    columns = {"runs": run_columns(), "diff": diff_columns("name"), "reconcile": reconcile_columns(train=True)}
+    columns = {
+        "runs": run_columns(),
+        "diff": diff_columns("name"),
+        "reconcile": reconcile_columns(train=True),
+    }
     return [c.name for c in columns[table]]
 
 
 async def _shown(app, pilot):
-    await settle(pilot, lambda: getattr(app.screen, "model", None) is not None and app.screen.is_mounted)
+    await settle(
+        pilot, lambda: getattr(app.screen, "model", None) is not None and app.screen.is_mounted
+    )
     await pilot.pause(0.1)
     return app.screen
 
@@ -76,7 +85,9 @@ async def _to(pilot, chooser: ColumnsScreen, key: str) -> None:
 
 
 @pytest.mark.parametrize("table", ["runs", "diff", "reconcile"])
-async def test_c_chooses_the_tables_own_columns_and_the_choice_survives_a_restart(table, pair, home):
+async def test_c_chooses_the_tables_own_columns_and_the_choice_survives_a_restart(
+    table, pair, home
+):
     own = _own(table)
     hidden, moved = own[2], own[-1]  # hide the third column, bring the last up to second place
     expected = [own[0], moved, *(k for k in own[1:-1] if k != hidden)]
@@ -84,7 +95,8 @@ async def test_c_chooses_the_tables_own_columns_and_the_choice_survives_a_restar
     async with app.run_test(size=(120, 30)) as pilot:
         screen = await _shown(app, pilot)
         assert [c.name for c in screen.model.columns] == own
-        assert ("C", "Columns") in [(keys, what) for _, keys, what in binding_rows(screen)]  # what `?` lists
+        # what `?` lists
+        assert ("C", "Columns") in [(keys, what) for _, keys, what in binding_rows(screen)]
         await pilot.press("C")
         await settle(pilot, lambda: isinstance(app.screen, ColumnsScreen))
         chooser = app.screen
@@ -106,18 +118,26 @@ async def test_c_chooses_the_tables_own_columns_and_the_choice_survives_a_restar
 
 
 async def test_marking_run_a_keeps_the_runs_choice(pair, home):
-    (home / "config.toml").write_text('[columns]\nruns = ["total_time_s", "gpu"]\n', encoding="utf-8")
+    (home / "config.toml").write_text(
+        '[columns]\nruns = ["total_time_s", "gpu"]\n', encoding="utf-8"
+    )
     app = _app("runs", pair, home)
     async with app.run_test(size=(120, 30)) as pilot:
         screen = await _shown(app, pilot)
         assert [c.name for c in screen.model.columns] == ["name", "total_time_s", "gpu"]
         await pilot.press("m")
         await pilot.pause(0.1)
-        assert screen.marked and [c.name for c in screen.model.columns] == ["name", "total_time_s", "gpu"]
+        assert screen.marked and [c.name for c in screen.model.columns] == [
+            "name",
+            "total_time_s",
+            "gpu",
+        ]
         assert screen.model.cells(screen.query_one("KernelTable").cursor_row)[0].startswith("[A] ")
 
 
 def test_a_choice_of_a_column_the_table_has_not_is_one_line(home):
-    (home / "config.toml").write_text('[columns]\nruns = ["total_time_s", "registers"]\n', encoding="utf-8")
+    (home / "config.toml").write_text(
+        '[columns]\nruns = ["total_time_s", "registers"]\n', encoding="utf-8"
+    )
     with pytest.raises(FlopscopeError, match=r"\[columns\] runs names no column 'registers'"):
         load_columns()

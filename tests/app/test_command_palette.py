@@ -1,5 +1,5 @@
-"""Issue 43.3: a command palette (`:` and ctrl+p, Textual's own): every action of the screen, fuzzy-matched, with
-its key; running one does what its key does."""
+"""Issue 43.3: a command palette (`:` and ctrl+p, Textual's own): every action of the screen,
+fuzzy-matched, with its key; running one does what its key does."""
 
 from __future__ import annotations
 
@@ -40,4 +40,5 @@ async def test_the_palette_lists_every_key_of_the_screen_with_the_key():
             key = app.get_key_display(binding)
             listed = [t for t in titles if t.startswith(f"{binding.description} (")]
             assert listed and key in listed[0], (binding.description, titles)
-        assert any(title.startswith("Theme") or "theme" in title.lower() for title in titles)  # Textual's own
+        # Textual's own
+        assert any(title.startswith("Theme") or "theme" in title.lower() for title in titles)

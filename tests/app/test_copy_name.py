@@ -1,6 +1,6 @@
-"""`y` copies the selected kernel's full name (not the shortened one the table shows) to the clipboard, from
-the Kernels table and from a kernel's screen: Textual sends it to the terminal as OSC 52, so it reaches the
-clipboard of the machine one's SSH session runs on."""
+"""`y` copies the selected kernel's full name (not the shortened one the table shows) to the
+clipboard, from the Kernels table and from a kernel's screen: Textual sends it to the terminal as
+OSC 52, so it reaches the clipboard of the machine one's SSH session runs on."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from ..helpers.app import H100, make_app, ready
 
 async def test_y_copies_the_selected_kernels_full_name():
     report = read_report(fixture_path(H100))
-    names = report.group("name")["kernel_full"].tolist()  # the table's rows, in its first order (time)
+    # the table's rows, in its first order (time)
+    names = report.group("name")["kernel_full"].tolist()
     wanted = names[4]
     assert len(wanted) > 80  # a CUB template name: the table shows it shortened
     app = make_app(report)

@@ -1,5 +1,6 @@
-"""Issue 41.4 in the app: the Kernels screen judges rows by %Roof, shows ncu's SM% and Mem% for a report without
-FLOP or byte counters, and its header names the run-level figures for what they are."""
+"""Issue 41.4 in the app: the Kernels screen judges rows by %Roof, shows ncu's SM% and Mem% for a
+report without FLOP or byte counters, and its header names the run-level figures for what they
+are."""
 
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ async def test_the_kernels_screen_shows_percent_of_roof_not_peak(size):
 
 
 async def test_a_basic_report_shows_ncus_speed_of_light_in_the_app():
-    """A `--set basic` report of one kernel: the row's SM% and Mem% are its launches' time-weighted means, as
-    ncu_report reads them."""
+    """A `--set basic` report of one kernel: the row's SM% and Mem% are its launches' time-weighted
+    means, as ncu_report reads them."""
     path = fixture_path("a10_spyinfer_linear_105k_basic.ncu-rep")
     ctx = ncu_report.load_report(str(path))
     time = sm = memory = 0.0
@@ -43,9 +44,15 @@ async def test_a_basic_report_shows_ncus_speed_of_light_in_the_app():
             action = ctx.range_by_idx(r).action_by_idx(i)
             t = action.metric_by_name("gpu__time_duration.sum").value()
             time += t
-            sm += t * action.metric_by_name("sm__throughput.avg.pct_of_peak_sustained_elapsed").value()
+            sm += (
+                t
+                * action.metric_by_name("sm__throughput.avg.pct_of_peak_sustained_elapsed").value()
+            )
             memory += (
-                t * action.metric_by_name("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed").value()
+                t
+                * action.metric_by_name(
+                    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
+                ).value()
             )
     app = make_app(read_report(path))
     async with app.run_test(size=(80, 24)) as pilot:

@@ -1,5 +1,6 @@
-"""The Diff screen of `diff --by module`: the two transformer steps (batch 8 and 32, H100) node by node, `enter`
-on a node both ran shows A's and B's roll-up side by side. Expected figures from each report's launches."""
+"""The Diff screen of `diff --by module`: the two transformer steps (batch 8 and 32, H100) node by
+node, `enter` on a node both ran shows A's and B's roll-up side by side. Expected figures from each
+report's launches."""
 
 from __future__ import annotations
 
@@ -21,10 +22,14 @@ async def test_enter_on_a_module_node_shows_each_runs_roll_up():
     async with app.run_test(size=(120, 40)) as pilot:
         table = await wait_for_rows(pilot, app.screen)
         assert any(line.lstrip().startswith("Module") for line in screen_lines(app))
-        table.cursor_row = next(i for i in range(len(table.model)) if table.model.row(i)["kernel"].endswith("/mlp"))
+        table.cursor_row = next(
+            i for i in range(len(table.model)) if table.model.row(i)["kernel"].endswith("/mlp")
+        )
         await pilot.press("enter")
         await settle(pilot, lambda: isinstance(app.screen, KernelPairScreen))
         for row, run in zip(app.screen.rows, (a, b), strict=True):
             mine = module_launches(run.kernels, "mlp")
             assert row["count"] == mine.sum()
-            assert row["duration_s"] == pytest.approx(run.kernels.loc[mine, "duration_s"].sum(), rel=1e-9)
+            assert row["duration_s"] == pytest.approx(
+                run.kernels.loc[mine, "duration_s"].sum(), rel=1e-9
+            )

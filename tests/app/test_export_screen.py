@@ -1,7 +1,7 @@
-"""The export dialog (`e`): it says it is writing while the file is written off the UI thread, the app keeps
-answering keys meanwhile, and a path that cannot be used keeps the dialog open with the reason and the text
-as typed. The writer is held on an Event here so the "while writing" state can be looked at; the real
-`write_table` then writes the real rows."""
+"""The export dialog (`e`): it says it is writing while the file is written off the UI thread, the
+app keeps answering keys meanwhile, and a path that cannot be used keeps the dialog open with the
+reason and the text as typed. The writer is held on an Event here so the "while writing" state can
+be looked at; the real `write_table` then writes the real rows."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def h100():
 
 @pytest.fixture
 def gate(monkeypatch):
-    """write_table waits for `gate.set()`; `gate.fail` makes it raise that OSError instead of writing."""
+    """write_table waits for `gate.set()`; `gate.fail` makes it raise that OSError instead of
+    writing."""
     event = threading.Event()
     event.fail = None
     real = export_screen.write_table
@@ -45,7 +46,11 @@ def gate(monkeypatch):
 
 def dialog_text(app) -> str:
     """The text inside the dialog's border, its wrapped lines joined."""
-    boxed = [line[line.index("│") + 1 : line.rindex("│")] for line in screen_lines(app) if line.count("│") >= 2]
+    boxed = [
+        line[line.index("│") + 1 : line.rindex("│")]
+        for line in screen_lines(app)
+        if line.count("│") >= 2
+    ]
     return " ".join(" ".join(boxed).split())
 
 
@@ -84,20 +89,28 @@ async def test_the_dialog_shows_it_is_writing_and_escape_leaves_it_writing(h100,
         rows = len(h100.group("name"))
         assert app.screen is prompt and prompt.query_one(Input).loading
         wanted = f"writing {rows:,} row(s) to {out}"
-        assert wanted.replace(" ", "") in dialog_text(app).replace(" ", "")  # the path folds over lines
+        # the path folds over lines
+        assert wanted.replace(" ", "") in dialog_text(app).replace(" ", "")
         await pilot.press("escape")  # back to the table while the file is written
         assert app.screen is screen
         await pilot.press("j", "j")
-        assert screen.query_one(KernelTable).cursor_row == 2  # keys answered while the writer is busy
+        # keys answered while the writer is busy
+        assert screen.query_one(KernelTable).cursor_row == 2
         gate.set()
         await settle(pilot, lambda: any(m.startswith("Exported") for m, _ in notes))
     assert notes[0] == (f"still writing {out}; a message will say when it is done", "information")
     (first, where), severity = notes[-1][0].split("\n"), notes[-1][1]
-    assert first == f"Exported {rows:,} rows to" and shows_path(where, out.resolve()) and severity == "information"
+    assert (
+        first == f"Exported {rows:,} rows to"
+        and shows_path(where, out.resolve())
+        and severity == "information"
+    )
     assert len(pd.read_csv(out)) == rows
 
 
-async def test_a_write_that_fails_keeps_the_dialog_open_with_the_reason_and_the_path(h100, gate, tmp_path):
+async def test_a_write_that_fails_keeps_the_dialog_open_with_the_reason_and_the_path(
+    h100, gate, tmp_path
+):
     app = make_app(h100)
     out = tmp_path / "rows.csv"
     async with app.run_test(size=(80, 24)) as pilot:
@@ -110,7 +123,12 @@ async def test_a_write_that_fails_keeps_the_dialog_open_with_the_reason_and_the_
         gate.set()
         await settle(pilot, lambda: prompt.error)
         answer = prompt.query_one(Input)
-        assert app.screen is prompt and answer.value == str(out) and not answer.disabled and answer.has_focus
+        assert (
+            app.screen is prompt
+            and answer.value == str(out)
+            and not answer.disabled
+            and answer.has_focus
+        )
         assert prompt.error == f"{out}: No space left on device"
         gate.fail = None
         await pilot.press("enter")  # retried as typed

@@ -1,6 +1,7 @@
-"""The filters given are kept across restarts (issue 43): `up` in a new app's filter prompt recalls the last app's,
-from filter_history.json in flopscope's home; the file is read as untrusted (no control characters, no
-non-strings, no giant entries) and bounded; a damaged file is no history, not a refusal to start."""
+"""The filters given are kept across restarts (issue 43): `up` in a new app's filter prompt recalls
+the last app's, from filter_history.json in flopscope's home; the file is read as untrusted (no
+control characters, no non-strings, no giant entries) and bounded; a damaged file is no history, not
+a refusal to start."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def home(tmp_path, monkeypatch) -> Path:
 
 
 def _app(report):
-    return kernels_app(report.meta.source, report=report, history=FilterHistory(history_path()))  # as run_kernels
+    # as run_kernels
+    return kernels_app(report.meta.source, report=report, history=FilterHistory(history_path()))
 
 
 async def _give(app, pilot, screen, text: str) -> None:
@@ -77,7 +79,8 @@ async def test_the_file_is_untrusted_and_bounded(demo, home):
     hostile = ["\x1b]52;c;cm0gLXJmIH4=\x07", "ok\x1b[2J", 7, None, "x" * 5000, "  ", "\u009b31m"]
     (home / "filter_history.json").write_text(json.dumps([*typed[:10], *hostile, *typed[10:]]))
     app = _app(demo)
-    assert app.recent_filters == typed[-MAX_ENTRIES:]  # strings only, no control character, the newest 50
+    # strings only, no control character, the newest 50
+    assert app.recent_filters == typed[-MAX_ENTRIES:]
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await ready(app, pilot)
         assert await _recalled(app, pilot, 1) == typed[-1]

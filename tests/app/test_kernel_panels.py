@@ -1,5 +1,5 @@
-"""Issue 42.1: the Kernel screen as foldable panels, in one column at 80x24 and in two or three from 120 columns,
-the roofline at the top of the last; ncu's speed of light drawn as bars."""
+"""Issue 42.1: the Kernel screen as foldable panels, in one column at 80x24 and in two or three from
+120 columns, the roofline at the top of the last; ncu's speed of light drawn as bars."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ async def test_panels_sit_side_by_side_when_wide_and_stack_when_narrow():
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_kernel(pilot, app)
         titles = [line for line in screen_lines(app) if line.count("▼") >= 2]
-        assert any(re.search(r"▼ Time .*▼ Roofline", line) for line in titles), titles  # the plot in view at once
+        # the plot in view at once
+        assert any(re.search(r"▼ Time .*▼ Roofline", line) for line in titles), titles
         assert len(screen.query(".panel-column")) == 2
         await pilot.resize_terminal(200, 48)
         await pilot.pause()
@@ -47,15 +48,20 @@ async def test_z_folds_every_panel_and_a_fold_survives_a_resize():
         await pilot.press("z")
         assert all(p.collapsed for p in screen.query(".panel").results(Collapsible))
         text = screen_lines(app)
-        assert sum(line.lstrip().startswith("▶ ") for line in text) >= 10  # one title a line, all in view
+        # one title a line, all in view
+        assert sum(line.lstrip().startswith("▶ ") for line in text) >= 10
         await pilot.press("z")
         assert not any(p.collapsed for p in screen.query(".panel").results(Collapsible))
         await pilot.press("tab", "enter")  # the first panel's title, folded by itself
         first = str(next(iter(screen.query(".panel").results(Collapsible))).title)
-        assert [str(p.title) for p in screen.query(".panel").results(Collapsible) if p.collapsed] == [first]
+        assert [
+            str(p.title) for p in screen.query(".panel").results(Collapsible) if p.collapsed
+        ] == [first]
         await pilot.resize_terminal(160, 48)
         await pilot.pause()
-        assert [str(p.title) for p in screen.query(".panel").results(Collapsible) if p.collapsed] == [first]
+        assert [
+            str(p.title) for p in screen.query(".panel").results(Collapsible) if p.collapsed
+        ] == [first]
 
 
 async def test_speed_of_light_is_drawn_as_bars_of_its_percentages():
@@ -65,16 +71,22 @@ async def test_speed_of_light_is_drawn_as_bars_of_its_percentages():
     async with app.run_test(size=(80, 60)) as pilot:
         await open_kernel(pilot, app)
         lines = [" ".join(line.split()) for line in screen_lines(app)]
-    for label, column in (("SM (compute)", "sol_sm_pct"), ("Memory", "sol_memory_pct"), ("L2", "sol_l2_pct")):
+    for label, column in (
+        ("SM (compute)", "sol_sm_pct"),
+        ("Memory", "sol_memory_pct"),
+        ("L2", "sol_l2_pct"),
+    ):
         line = next(line for line in lines if line.startswith(f"{label} {row[column]:.1f}%"))
         bar = line.split("%", 1)[1].strip()
-        cells = sum(1 if ch == "█" else 0.5 for ch in bar if ch in "█▏▎▍▌▋▊▉")  # a whole cell, or part of one
+        # a whole cell, or part of one
+        cells = sum(1 if ch == "█" else 0.5 for ch in bar if ch in "█▏▎▍▌▋▊▉")
         assert abs(cells - row[column] / 100 * 20) <= 1, (line, row[column])  # 20 cells: 100%
 
 
 async def test_the_instruction_mix_panel_shows_each_kind_and_the_busiest_pipe():
-    """The T4 matrix add (FP32 FLOPs only) on the Kernel screen: its Instruction mix panel, folded open, says
-    its warp instructions, the global loads' share of them, and that LSU is its busiest pipe."""
+    """The T4 matrix add (FP32 FLOPs only) on the Kernel screen: its Instruction mix panel, folded
+    open, says its warp instructions, the global loads' share of them, and that LSU is its busiest
+    pipe."""
     report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
     row = report.group("name").iloc[0]
     app = make_app(report)

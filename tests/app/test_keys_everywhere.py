@@ -1,7 +1,7 @@
-"""Issue 43.4: keys that read alike everywhere: the sort picker moves with j/k and g/G like every list, and `q`
-quits from the help and the sort picker as help says it does everywhere (a modal held the app's `q` back); and
-the walk: one test through every screen and dialog pressing the shared keys, against a table of what each must
-do there (WALK)."""
+"""Issue 43.4: keys that read alike everywhere: the sort picker moves with j/k and g/G like every
+list, and `q` quits from the help and the sort picker as help says it does everywhere (a modal held
+the app's `q` back); and the walk: one test through every screen and dialog pressing the shared
+keys, against a table of what each must do there (WALK)."""
 
 from __future__ import annotations
 
@@ -63,15 +63,25 @@ async def test_q_quits_from_the_help_and_the_sort_picker():
             assert await exited(app, pilot) is not None or not app.is_running, dialog
 
 
-# -- the walk (issue 43): every screen and dialog, the shared keys on each, and what each must do there ---------
-# What a key does: DOWN/UP move the cursor or the text one step (a row, a line, a point); PAGE moves more than one;
-# LAST/FIRST go to the end and the start; BACK leaves the screen or closes the dialog; STAYS: a first screen has
-# nowhere to go back to; QUITS ends the app (the live screens: stop, exit 130); TYPES: a text field takes it.
+# -- the walk (issue 43): every screen and dialog, the shared keys on each, and what each must do
+# there --------- What a key does: DOWN/UP move the cursor or the text one step (a row, a line, a
+# point); PAGE moves more than one; LAST/FIRST go to the end and the start; BACK leaves the screen
+# or closes the dialog; STAYS: a first screen has nowhere to go back to; QUITS ends the app (the
+# live screens: stop, exit 130); TYPES: a text field takes it.
 DOWN, UP, PAGE, PAGE_BACK, LAST, FIRST = "down", "up", "page", "page back", "last", "first"
 BACK, STAYS, QUITS, TYPES = "back", "stays", "quits", "types"
-MOVES = [("j", DOWN), ("k", UP), ("pagedown", PAGE), ("pageup", PAGE_BACK), ("end", LAST), ("home", FIRST)]
-MOVES_G = [*MOVES, ("G", LAST), ("g", FIRST)]  # where `g` is no screen key of its own (Group, Next GPU)
-TEXT = [("j", TYPES), ("k", TYPES), ("q", TYPES), ("escape", BACK)]  # `?` and `q` are typed in a text field
+MOVES = [
+    ("j", DOWN),
+    ("k", UP),
+    ("pagedown", PAGE),
+    ("pageup", PAGE_BACK),
+    ("end", LAST),
+    ("home", FIRST),
+]
+# where `g` is no screen key of its own (Group, Next GPU)
+MOVES_G = [*MOVES, ("G", LAST), ("g", FIRST)]
+# `?` and `q` are typed in a text field
+TEXT = [("j", TYPES), ("k", TYPES), ("q", TYPES), ("escape", BACK)]
 
 # (screen or dialog, key, what it must do there): the table the walk checks, in the order pressed.
 WALK: list[tuple[str, str, str]] = [
@@ -111,8 +121,8 @@ def _blocking_job(done: threading.Event):
 
 
 def _walk_app(name: str, tmp_path: Path, reports, done: threading.Event):
-    """The app for `name`, and the steps from its start to `name`: (key to press or None, the screen class
-    or a test of the app once it is there)."""
+    """The app for `name`, and the steps from its start to `name`: (key to press or None, the screen
+    class or a test of the app once it is there)."""
     from flopscope.core import read_report
     from flopscope.core.analysis.diff import diff_runs
     from flopscope.core.analysis.scaling import Slice
@@ -139,14 +149,24 @@ def _walk_app(name: str, tmp_path: Path, reports, done: threading.Event):
         app = make_app(demo)
         steps.append((None, lambda a: a.kernels.model is not None))
         if name == "module tree":
-            steps += [("g", lambda a: a.kernels.by == "launch"), ("g", lambda a: a.kernels.by == "nvtx")]
+            steps += [
+                ("g", lambda a: a.kernels.by == "launch"),
+                ("g", lambda a: a.kernels.by == "nvtx"),
+            ]
             steps.append(("g", ModuleTreeScreen))
     elif name == "source":
-        app = make_app(report_of(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")), by="launch")
-        steps += [(None, lambda a: a.kernels.model is not None), ("enter", KernelScreen), ("v", SourceScreen)]
+        app = make_app(
+            report_of(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")), by="launch"
+        )
+        steps += [
+            (None, lambda a: a.kernels.model is not None),
+            ("enter", KernelScreen),
+            ("v", SourceScreen),
+        ]
     elif name == "runs":
         with Store(tmp_path / "runs.db") as store:
-            for n in range(30):  # more runs than the screen has rows: a page key has somewhere to go
+            # more runs than the screen has rows: a page key has somewhere to go
+            for n in range(30):
                 store.save(demo, f"run{n}")
         app = runs_app(tmp_path / "runs.db")
         steps.append((None, lambda a: getattr(a.screen, "model", None) is not None))
@@ -167,7 +187,9 @@ def _walk_app(name: str, tmp_path: Path, reports, done: threading.Event):
     elif name == "profile":
         from flopscope.tui.app.launch import kernels_app
 
-        app = kernels_app(tmp_path / "report.ncu-rep", live=ProfileScreen(_blocking_job(done), "ncu: true"))
+        app = kernels_app(
+            tmp_path / "report.ncu-rep", live=ProfileScreen(_blocking_job(done), "ncu: true")
+        )
         steps.append((None, ProfileScreen))
     else:
         assert name == "reconcile", name
@@ -184,21 +206,28 @@ def reconcile_screen():
     from ..helpers.reconciled import demo_reconciled
 
     report, model, result = demo_reconciled()
-    return ReconcileScreen("Reconcile", result, ["a note"] * 40, model.train, report=report, model=model)
+    return ReconcileScreen(
+        "Reconcile", result, ["a note"] * 40, model.train, report=report, model=model
+    )
 
 
 async def _reach(app, pilot, steps) -> None:
     for key, there in steps:
         if key is not None:
             await pilot.press(key)
-        test = there if not isinstance(there, type) else (lambda a, kind=there: isinstance(a.screen, kind))
+        test = (
+            there
+            if not isinstance(there, type)
+            else (lambda a, kind=there: isinstance(a.screen, kind))
+        )
         await settle(pilot, lambda t=test: t(app))
         await pilot.pause(0.1)
 
 
 def _where(app) -> tuple[object, object]:
-    """(where the reading is, where its end is): the cursor of the focused list, the text of the focused field,
-    the roofline's point, else how far the focused (or first scrolling) pane is scrolled."""
+    """(where the reading is, where its end is): the cursor of the focused list, the text of the
+    focused field, the roofline's point, else how far the focused (or first scrolling) pane is
+    scrolled."""
     from textual.widgets import DataTable, Input, OptionList, Tree
 
     screen = app.screen
@@ -231,7 +260,8 @@ def _did(effect: str, key: str, before, after, end, screen, app) -> bool:
     if effect == STAYS:
         return app.screen is screen and after == before
     if effect == TYPES:
-        return app.screen is screen and isinstance(after, str) and after.endswith(key)  # typed (over a selection)
+        # typed (over a selection)
+        return app.screen is screen and isinstance(after, str) and after.endswith(key)
     if app.screen is not screen or before is None or after is None:
         return False
     return {
@@ -245,15 +275,21 @@ def _did(effect: str, key: str, before, after, end, screen, app) -> bool:
 
 
 def _help_says_q(screen) -> bool:
-    """Whether `?` (the help's rows, read from the screen's active bindings) lists `q` as quitting there."""
-    return any("q" in keys.split(", ") and what in ("Quit", "Stop & quit") for _, keys, what in binding_rows(screen))
+    """Whether `?` (the help's rows, read from the screen's active bindings) lists `q` as quitting
+    there."""
+    return any(
+        "q" in keys.split(", ") and what in ("Quit", "Stop & quit")
+        for _, keys, what in binding_rows(screen)
+    )
 
 
-async def test_the_walk_every_screen_and_dialog_answers_the_shared_keys(tmp_path, reports, monkeypatch):
-    """ONE walk through every screen and dialog of the app, each reached as a user reaches it at 80x24, pressing
-    the keys every screen shares and checking what each must do there (WALK): a key that does nothing, or the
-    wrong thing, on any screen is a failure naming the screen and key. `escape` that leaves: the screen is
-    opened again for the keys after it."""
+async def test_the_walk_every_screen_and_dialog_answers_the_shared_keys(
+    tmp_path, reports, monkeypatch
+):
+    """ONE walk through every screen and dialog of the app, each reached as a user reaches it at
+    80x24, pressing the keys every screen shares and checking what each must do there (WALK): a key
+    that does nothing, or the wrong thing, on any screen is a failure naming the screen and key.
+    `escape` that leaves: the screen is opened again for the keys after it."""
     monkeypatch.setattr("flopscope.tui.app.screens.live_sweep.stop_all", lambda: None)
     failures = []
     for name in dict.fromkeys(n for n, _, _ in WALK):
@@ -265,7 +301,8 @@ async def test_the_walk_every_screen_and_dialog_answers_the_shared_keys(tmp_path
             for _, key, effect in (row for row in WALK if row[0] == name):
                 screen = app.screen
                 before, _ = _where(app)
-                if key == "q" and _help_says_q(screen) != (effect == QUITS):  # `?` lists what q does there
+                # `?` lists what q does there
+                if key == "q" and _help_says_q(screen) != (effect == QUITS):
                     failures.append((name, "q as help lists it", _help_says_q(screen)))
                 await pilot.press(key)
                 await pilot.pause(0.1)

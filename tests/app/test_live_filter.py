@@ -1,6 +1,7 @@
-"""The table filter is live (issue 43.1): the rows follow the text as it is typed, without Enter; an expression's
-problem shows under it at once with its position; escape puts back the filter before; `up`/`down` recall the
-filters given. Expected rows come from plain pandas comparisons on the engine's table."""
+"""The table filter is live (issue 43.1): the rows follow the text as it is typed, without Enter; an
+expression's problem shows under it at once with its position; escape puts back the filter before;
+`up`/`down` recall the filters given. Expected rows come from plain pandas comparisons on the
+engine's table."""
 
 from __future__ import annotations
 
@@ -30,7 +31,10 @@ async def _type(pilot, text: str) -> None:
 
 async def test_rows_follow_the_expression_as_it_is_typed(demo):
     rows = demo.group("name")
-    over_20us, over_2us = int((rows["duration_s"] > 20e-6).sum()), int((rows["duration_s"] > 2e-6).sum())
+    over_20us, over_2us = (
+        int((rows["duration_s"] > 20e-6).sum()),
+        int((rows["duration_s"] > 2e-6).sum()),
+    )
     assert 0 < over_20us < over_2us
     app = make_app(demo)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -40,7 +44,8 @@ async def test_rows_follow_the_expression_as_it_is_typed(demo):
         await settle(pilot, lambda: len(screen.model) == over_20us)
         assert isinstance(app.screen, PromptScreen)  # no Enter: the prompt is still open
         assert screen.query_state.where == "time > 20us"
-        await pilot.press("backspace", "backspace", "backspace")  # `time > 2`: two seconds, no kernel that long
+        # `time > 2`: two seconds, no kernel that long
+        await pilot.press("backspace", "backspace", "backspace")
         await settle(pilot, lambda: len(screen.model) == 0)
         await _type(pilot, "us")
         await settle(pilot, lambda: len(screen.model) == over_2us)
@@ -82,7 +87,10 @@ async def test_a_bad_expression_shows_its_problem_inline_and_escape_puts_back_th
         prompt.query_one(Input).value = ""
         await _type(pilot, "tme > 5us")
         await settle(pilot, lambda: bool(prompt.error))
-        assert "no column 'tme' at character 1" in prompt.error and "did you mean time?" in prompt.error
+        assert (
+            "no column 'tme' at character 1" in prompt.error
+            and "did you mean time?" in prompt.error
+        )
         error = str(prompt.query_one("#prompt-error").render())
         assert "no column 'tme'" in error
         # the rows are the last filter that could be applied on the way: `tme`, a name pattern then
@@ -91,7 +99,11 @@ async def test_a_bad_expression_shows_its_problem_inline_and_escape_puts_back_th
         assert app.screen is prompt
         await pilot.press("escape")
         await pilot.pause()
-        assert app.screen is screen and screen.query_state.where == "bound == dram" and len(screen.model) == dram
+        assert (
+            app.screen is screen
+            and screen.query_state.where == "bound == dram"
+            and len(screen.model) == dram
+        )
 
 
 async def test_up_and_down_recall_the_filters_given(demo):
@@ -116,7 +128,8 @@ async def test_up_and_down_recall_the_filters_given(demo):
         await _type(pilot, "draft")
         await pilot.press("up")
         assert answer.value == "prec ~ tc"
-        await settle(pilot, lambda: len(screen.model) == counts["prec ~ tc"])  # recalled: applied, live
+        # recalled: applied, live
+        await settle(pilot, lambda: len(screen.model) == counts["prec ~ tc"])
         await pilot.press("up")
         assert answer.value == "time > 20us"
         await settle(pilot, lambda: len(screen.model) == counts["time > 20us"])
@@ -128,8 +141,8 @@ async def test_up_and_down_recall_the_filters_given(demo):
 
 
 async def test_the_diff_table_filters_by_expression_over_its_own_columns():
-    """The Runs, Diff and Reconcile screens share TableScreen: the same live expressions, over their columns
-    (here the Diff's `ΔTime` by title and `count_b` by key)."""
+    """The Runs, Diff and Reconcile screens share TableScreen: the same live expressions, over their
+    columns (here the Diff's `ΔTime` by title and `count_b` by key)."""
     from flopscope.core.analysis.diff import diff_runs
     from flopscope.tui.app.app import FlopscopeApp
     from flopscope.tui.app.screens.diff import DiffScreen

@@ -1,6 +1,7 @@
-"""`/` on the module tree and on the sweep's points (issue 43) reads as on the tables: live as typed, a problem
-under the prompt with its position, `up` recalls, escape clears the filter and then goes back. Expected nodes
-and points come from plain pandas over the engine's tree and the swept values."""
+"""`/` on the module tree and on the sweep's points (issue 43) reads as on the tables: live as
+typed, a problem under the prompt with its position, `up` recalls, escape clears the filter and then
+goes back. Expected nodes and points come from plain pandas over the engine's tree and the swept
+values."""
 
 from __future__ import annotations
 
@@ -68,13 +69,18 @@ async def test_the_module_tree_filters_as_it_is_typed_with_the_modules_they_sit_
         await pilot.press("enter")  # refused: the dialog stays with the reason
         assert app.screen is prompt
         prompt.query_one(Input).value = ""
-        await _type(pilot, "mlp")  # a name regex: mlp, mlp.0, mlp.1, mlp.2 and the modules they sit in
+        # a name regex: mlp, mlp.0, mlp.1, mlp.2 and the modules they sit in
+        await _type(pilot, "mlp")
         await pilot.press("enter")
         await settle(pilot, lambda: app.screen is screen)
         named = set(paths[tree["name"].astype(str).str.contains("mlp", case=False)])
         assert len(named) == 4 and named <= shown_paths(screen)
-        assert all(p in named or any(n.startswith(p + NODE_SEP) or p == "" for n in named) for p in shown_paths(screen))
-        await pilot.press("escape")  # clears the filter: the tree as it was, its nodes open as they were
+        assert all(
+            p in named or any(n.startswith(p + NODE_SEP) or p == "" for n in named)
+            for p in shown_paths(screen)
+        )
+        # clears the filter: the tree as it was, its nodes open as they were
+        await pilot.press("escape")
         await pilot.pause(0.1)
         assert app.screen is screen and shown_paths(screen) == before
         assert not screen.query_one("#modules-status").display
@@ -101,19 +107,23 @@ async def test_the_sweep_points_filter_as_typed_and_enter_opens_the_point_under_
         assert [float(v) for v in table.model.shown()["batch_size"]] == [float(n) for n in kept]
         assert isinstance(app.screen, PromptScreen)
         app.screen.query_one(Input).value = "bound:memory"
-        await settle(pilot, lambda: "no bound" in app.screen.error)  # points have none: said, not applied
+        # points have none: said, not applied
+        await settle(pilot, lambda: "no bound" in app.screen.error)
         app.screen.query_one(Input).value = "batch_size >= 16"
         await pilot.press("enter")
         await settle(pilot, lambda: app.screen is screen)
         status = str(screen.query_one("#sweep-filter").render())
-        assert f"{len(kept)}/{len(reports)} points" in status and "filter batch_size >= 16" in status
+        assert (
+            f"{len(kept)}/{len(reports)} points" in status and "filter batch_size >= 16" in status
+        )
         assert len(screen.shown()) == len(kept)  # `e` writes the points shown
         await pilot.press("j", "enter")  # the second point shown: batch size 32
         await settle(pilot, lambda: isinstance(app.screen, PushedKernelsScreen))
         assert "batch_size = 32 " in app.screen.label
         await pilot.press("escape")
         await settle(pilot, lambda: app.screen is screen)
-        await pilot.press("escape")  # clears the filter; the sweep is the app's first screen: it stays
+        # clears the filter; the sweep is the app's first screen: it stays
+        await pilot.press("escape")
         await pilot.pause(0.1)
         assert app.screen is screen and len(table.model) == len(reports)
         assert not screen.query_one("#sweep-filter").display

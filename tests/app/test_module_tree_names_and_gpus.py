@@ -1,5 +1,5 @@
-"""The app's module tree from the structured NVTX stacks: a range named `attn/qkv:proj` is one node, and a file of
-two GPUs opens with a node per GPU under the root."""
+"""The app's module tree from the structured NVTX stacks: a range named `attn/qkv:proj` is one node,
+and a file of two GPUs opens with a node per GPU under the root."""
 
 from __future__ import annotations
 
@@ -45,5 +45,6 @@ async def test_two_gpus_open_as_a_node_each_under_the_root(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open(app, pilot)
         names = _shown(screen)
-        assert names[0] == "(all launches)" and names[2::2] == ["measure", "measure"]  # each GPU's tree, open
+        # each GPU's tree, open
+        assert names[0] == "(all launches)" and names[2::2] == ["measure", "measure"]
         assert sorted(n.split(": ", 1)[1] for n in names[1::2]) == sorted(time_per_gpu(page))

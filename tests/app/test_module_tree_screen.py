@@ -1,6 +1,6 @@
-"""The module tree in the app: `g` after NVTX ranges opens it on the bundled training step; `l`/`h`/`*` open
-and close nodes; `o`/`s` sort each node's children; `r` draws a node's launches on the Roofline screen; `e`
-exports it; `g` goes on to the Kernels screen by name."""
+"""The module tree in the app: `g` after NVTX ranges opens it on the bundled training step;
+`l`/`h`/`*` open and close nodes; `o`/`s` sort each node's children; `r` draws a node's launches on
+the Roofline screen; `e` exports it; `g` goes on to the Kernels screen by name."""
 
 from __future__ import annotations
 
@@ -62,7 +62,9 @@ async def test_g_opens_the_tree_and_its_keys_open_close_and_leave_it(tmp_path, m
         written = pd.read_csv(out, keep_default_na=False)
         assert len(written) == len(screen.tree_rows) and {"path", "depth"} <= set(written.columns)
         await pilot.press("g")
-        await settle(pilot, lambda: isinstance(app.screen, KernelsScreen) and app.screen.by == "name")
+        await settle(
+            pilot, lambda: isinstance(app.screen, KernelsScreen) and app.screen.by == "name"
+        )
 
 
 def children_of(screen: ModuleTreeScreen, name: str) -> list[str]:
@@ -82,11 +84,16 @@ async def _pick_sort(app, pilot, column: str) -> None:
     await settle(pilot, lambda: isinstance(app.screen, ModuleTreeScreen))
 
 
-async def test_o_sorts_each_nodes_children_by_a_column_and_s_flips_it_keeping_the_tree(tmp_path, monkeypatch):
+async def test_o_sorts_each_nodes_children_by_a_column_and_s_flips_it_keeping_the_tree(
+    tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     report = report_of(DEMO)
     modules = TOP_MODULES
-    flop = {m: float(report.kernels.loc[module_launches(report.kernels, m), "flop"].sum()) for m in modules}
+    flop = {
+        m: float(report.kernels.loc[module_launches(report.kernels, m), "flop"].sum())
+        for m in modules
+    }
     app = make_app(report)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _open_tree(app, pilot)
@@ -94,24 +101,29 @@ async def test_o_sorts_each_nodes_children_by_a_column_and_s_flips_it_keeping_th
         assert screen.query_one(Tree).cursor_node.data["name"] == "forward"
         await _pick_sort(app, pilot, "flop")
         assert children_of(screen, "forward") == sorted(modules, key=flop.get, reverse=True)
-        assert screen.query_one(Tree).cursor_node.data["name"] == "forward"  # the cursor stays on its node
+        # the cursor stays on its node
+        assert screen.query_one(Tree).cursor_node.data["name"] == "forward"
         assert "sorted by FLOP ↓" in screen.crumbs
         await pilot.press("s")
         assert children_of(screen, "forward") == sorted(modules, key=flop.get)
-        assert "attn" in shown_names(screen) and "mlp.0" not in shown_names(screen)  # open and closed as they were
+        # open and closed as they were
+        assert "attn" in shown_names(screen) and "mlp.0" not in shown_names(screen)
         await pilot.press("asterisk")
-        assert set(children_of(screen, "mlp")) == {"mlp.0", "mlp.1", "mlp.2"}  # the shape is the same
+        # the shape is the same
+        assert set(children_of(screen, "mlp")) == {"mlp.0", "mlp.1", "mlp.2"}
         await pilot.press("e")  # the export writes the nodes in the order shown
         await pilot.pause()
         await pilot.press("enter")
         out = tmp_path / "train_transformer_bf16_bs8.ncu-rep-modules.csv"
         await settle(pilot, out.exists)
         written = pd.read_csv(out, keep_default_na=False)
-        tops = [p.rsplit("/", 1)[-1] for p in written["path"] if p.count("/") == 2 and "/forward/" in p]
+        tops = [
+            p.rsplit("/", 1)[-1] for p in written["path"] if p.count("/") == 2 and "/forward/" in p
+        ]
         assert tops == sorted(modules, key=flop.get)
 
 
-async def test_r_draws_the_launches_under_the_node_by_kernel_name_and_c_leaves_the_table_behind_whole(
+async def test_r_draws_the_launches_under_the_node_by_name_and_c_leaves_the_table_behind_whole(
     tmp_path, monkeypatch
 ):
     monkeypatch.chdir(tmp_path)
@@ -131,18 +143,24 @@ async def test_r_draws_the_launches_under_the_node_by_kernel_name_and_c_leaves_t
         assert int(rows["count"].sum()) == len(mine) and len(rows) == mine["kernel_full"].nunique()
         assert set(rows["kernel_full"]) == set(mine["kernel_full"])
         assert rows["duration_s"].sum() == pytest.approx(mine["duration_s"].sum(), rel=1e-12)
-        await pilot.press("c")  # judged against the datasheet: the module's launches, not the table behind
+        # judged against the datasheet: the module's launches, not the table behind
+        await pilot.press("c")
         await settle(pilot, lambda: roofline.roof.kind != "clock")
         assert int(roofline.rows["count"].sum()) == len(mine)
         assert len(app.kernels.report.kernels) == len(report.kernels)
 
 
-async def test_a_run_without_nvtx_ranges_says_why_its_tree_is_one_node_and_the_command_that_fills_it(tmp_path):
-    """A stored run profiled without --modules: the screen names its own command again, with --modules."""
+async def test_a_run_without_nvtx_ranges_says_why_its_tree_is_one_node_and_what_fills_it(
+    tmp_path,
+):
+    """A stored run profiled without --modules: the screen names its own command again, with
+    --modules."""
     folder = tmp_path / "bench-run"
     folder.mkdir()
     shutil.copy(H100 / "gemm_bf16_full.ncu-rep.xz", folder / "report.ncu-rep.xz")  # no NVTX ranges
-    (folder / "run.json").write_text(json.dumps({"command": ["python3", "bench.py", "--n", "8 16"], "host": "node2"}))
+    (folder / "run.json").write_text(
+        json.dumps({"command": ["python3", "bench.py", "--n", "8 16"], "host": "node2"})
+    )
     home = tmp_path / "home"
     assert run_cli("import", folder, home=home).returncode == 0
     with Store(home / "flopscope.db") as store:

@@ -1,7 +1,8 @@
-"""The module tree screen's step line: a training step's launches under `step N` ranges with a timing file beside
-the report show the median step's wall time, kernel time, idle share and MFU above the tree, each number read
-here from the raw page and the timing file (tests/helpers/steps.py); without a timing file, how to get one;
-a damaged one, its one line (the tree still opens)."""
+"""The module tree screen's step line: a training step's launches under `step N` ranges with a
+timing file beside the report show the median step's wall time, kernel time, idle share and MFU
+above the tree, each number read here from the raw page and the timing file
+(tests/helpers/steps.py); without a timing file, how to get one; a damaged one, its one line (the
+tree still opens)."""
 
 from __future__ import annotations
 

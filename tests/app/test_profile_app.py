@@ -1,5 +1,6 @@
-"""`flopscope profile` in the app: the live screen fills in from ncu's progress, then the Kernels screen shows
-the report that came back (ncu replaced by the stand-in that replays captured output)."""
+"""`flopscope profile` in the app: the live screen fills in from ncu's progress, then the Kernels
+screen shows the report that came back (ncu replaced by the stand-in that replays captured
+output)."""
 
 from __future__ import annotations
 
@@ -32,12 +33,15 @@ async def wait_for(pilot, condition, what: str, tries: int = 400) -> None:
 
 
 def live_app(tmp_path, **standin) -> tuple[FlopscopeApp, ProfileScreen]:
-    """The app running a real profile of `true` through the stand-in ncu, as `flopscope profile` does."""
+    """The app running a real profile of `true` through the stand-in ncu, as `flopscope profile`
+    does."""
     opts = ProfileOptions(command=["true"], ncu=str(make_ncu(tmp_path, **standin)))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     screen = ProfileScreen(
-        lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event, on_process=on_process),
+        lambda on_event, on_process: profile(
+            opts, LocalTransport(), run_dir, on_event=on_event, on_process=on_process
+        ),
         "ncu on localhost: true",
     )
     return kernels_app(run_dir / "report.ncu-rep", live=screen), screen
@@ -47,7 +51,8 @@ async def test_live_profile_then_kernels(tmp_path):
     app, screen = live_app(tmp_path, report=MW, delay=0.3)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: len(screen.rows) >= 2, "two kernels announced")
-        assert isinstance(app.screen, ProfileScreen)  # still profiling: the table fills in as ncu goes
+        # still profiling: the table fills in as ncu goes
+        assert isinstance(app.screen, ProfileScreen)
         assert screen.query_one(DataTable).row_count == len(screen.rows) >= 2
         await wait_for(
             pilot,
@@ -69,9 +74,15 @@ async def test_failed_profile_stays_on_screen_with_the_reason(tmp_path):
         await wait_for(pilot, lambda: screen.failed is not None, "the failure")
         assert "ERR_NVGPUCTRPERM" in screen.failed
         await pilot.pause()
-        # ncu's message once (it was shown three times: status line, ncu's error, the failure), and what to do.
+        # ncu's message once (it was shown three times: status line, ncu's error, the failure), and
+        # what to do.
         text = " ".join(" ".join(screen_lines(app)).split())
-        assert text.count("The user does not have permission to access NVIDIA GPU Performance Counters") == 1
+        assert (
+            text.count(
+                "The user does not have permission to access NVIDIA GPU Performance Counters"
+            )
+            == 1
+        )
         assert text.count("NVreg_RestrictProfilingToAdminUsers=0") == 1
         assert "failed after" in text and "the reason is in the log below" in text
         assert "Connected to process" in text and "==PROF==" not in text and "==ERROR==" not in text
@@ -88,7 +99,9 @@ async def test_open_a_stored_run(tmp_path, monkeypatch):
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(
             pilot,
-            lambda: app.kernels.model is not None and not app.kernels.query_one(KernelTable).loading,
+            lambda: (
+                app.kernels.model is not None and not app.kernels.query_one(KernelTable).loading
+            ),
             "the stored run's kernels",
         )
         shown = app.kernels.model.shown()
@@ -99,15 +112,18 @@ async def test_q_while_profiling_stops_ncu_and_exits_130(tmp_path):
     """Before: `q` exited 0, as if the profile had finished."""
     app, screen = live_app(tmp_path, report=MW, delay=1.0)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: screen.rows and screen.process is not None, "ncu running, one kernel")
+        await wait_for(
+            pilot, lambda: screen.rows and screen.process is not None, "ncu running, one kernel"
+        )
         await pilot.press("q")
     assert app.return_code == 130 and screen.stopped
     assert screen.process.wait(timeout=10) is not None  # ncu was told to stop, not left running
 
 
 def test_a_stopped_profile_says_so_and_frees_its_name(tmp_path):
-    """`flopscope profile` in a real terminal, `q` while ncu runs: exit 130, one line saying it stopped, and the
-    run folder (only ncu.log and run.json) removed, so the next `--name stoprun` is stoprun again."""
+    """`flopscope profile` in a real terminal, `q` while ncu runs: exit 130, one line saying it
+    stopped, and the run folder (only ncu.log and run.json) removed, so the next `--name stoprun` is
+    stoprun again."""
     import shlex
     import shutil
     import subprocess
@@ -125,9 +141,9 @@ def test_a_stopped_profile_says_so_and_frees_its_name(tmp_path):
     ncu = make_ncu(tmp_path, report=MW, delay=1.0)
     # The app draws on stderr: the line after it is read off the terminal, not from a redirect.
     command = (
-        f"env FLOPSCOPE_HOME={shlex.quote(str(home))} TERM=xterm-256color {shlex.quote(sys.executable)} -m "
-        f"flopscope.tui.cli profile --ncu {shlex.quote(str(ncu))} --name stoprun -- true; "
-        f"echo $? > {shlex.quote(str(status))}; sleep 30"
+        f"env FLOPSCOPE_HOME={shlex.quote(str(home))} TERM=xterm-256color"
+        f" {shlex.quote(sys.executable)} -m flopscope.tui.cli profile --ncu {shlex.quote(str(ncu))}"
+        f" --name stoprun -- true; echo $? > {shlex.quote(str(status))}; sleep 30"
     )
     tmux("new-session", "-d", "-s", "app", "-x", "100", "-y", "30", command)
     try:
@@ -141,29 +157,39 @@ def test_a_stopped_profile_says_so_and_frees_its_name(tmp_path):
         shown = "".join(tmux.wait_for("profile stopped").splitlines())  # the line, unwrapped
     finally:
         tmux("kill-server")
-    assert f"flopscope: profile stopped; nothing was kept (run folder {home / 'runs' / 'stoprun'} removed)" in shown
+    assert (
+        f"flopscope: profile stopped; nothing was kept (run folder {home / 'runs' / 'stoprun'}"
+        " removed)" in shown
+    )
     assert not (home / "runs" / "stoprun").exists()
     assert (
         subprocess.run(
-            [*CLI, "runs", "--json"], capture_output=True, text=True, env={"FLOPSCOPE_HOME": str(home), "PATH": ""}
+            [*CLI, "runs", "--json"],
+            capture_output=True,
+            text=True,
+            env={"FLOPSCOPE_HOME": str(home), "PATH": ""},
         ).stdout.strip()
         == "[]"
     )
 
 
 async def test_a_failure_ncu_did_not_report_is_logged_whole(tmp_path):
-    """No ncu at the path given: no ncu error came before, so the log holds the whole reason, once."""
+    """No ncu at the path given: no ncu error came before, so the log holds the whole reason,
+    once."""
     opts = ProfileOptions(command=["true"], ncu=str(tmp_path / "no-such-ncu"))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     screen = ProfileScreen(
-        lambda on_event, on_process: profile(opts, LocalTransport(), run_dir, on_event=on_event, on_process=on_process),
+        lambda on_event, on_process: profile(
+            opts, LocalTransport(), run_dir, on_event=on_event, on_process=on_process
+        ),
         "ncu on localhost: true",
     )
     app = kernels_app(run_dir / "report.ncu-rep", live=screen)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: screen.failed is not None, "the failure")
         await pilot.pause()
-        # Spaces aside: the log folds a path longer than its width (pytest's own, under a long base folder).
+        # Spaces aside: the log folds a path longer than its width (pytest's own, under a long base
+        # folder).
         text = "".join("".join(screen_lines(app)).split())
         assert text.count("".join(screen.failed.split())) == 1 and "no-such-ncu" in screen.failed

@@ -1,6 +1,6 @@
-"""`flopscope open FILE` starts reading the file before Textual is imported (read_ahead.py): the app then shows
-what that read gives, its progress included, says a bad file's one line with exit code 2, and a read still
-running when the app closes is stopped, not left behind."""
+"""`flopscope open FILE` starts reading the file before Textual is imported (read_ahead.py): the app
+then shows what that read gives, its progress included, says a bad file's one line with exit code 2,
+and a read still running when the app closes is stopped, not left behind."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ async def test_the_app_shows_the_read_ahead_report_and_its_progress(big_csv, mon
     monkeypatch.setenv("FLOPSCOPE_PROGRESS_AFTER", "0")
     gate = threading.Event()
 
-    def read(progress):  # held at its first progress until the app listens: the progress is then replayed
+    # held at its first progress until the app listens: the progress is then replayed
+    def read(progress):
         def held(*args):
             gate.wait(10)
             progress(*args)
@@ -71,7 +72,8 @@ def test_a_late_listener_first_hears_where_the_read_has_got_to():
     assert reached.wait(10)
     heard: list[tuple] = []
     ahead.listen(lambda *args: heard.append(args))
-    assert heard == [(1_000, 4_000, "bytes")]  # replayed at once: the app's status line is not left blank
+    # replayed at once: the app's status line is not left blank
+    assert heard == [(1_000, 4_000, "bytes")]
     go_on.set()
     assert ahead.result().meta.launches > 0
     assert heard == [(1_000, 4_000, "bytes"), (4_000, 4_000, "bytes")]
@@ -96,5 +98,6 @@ async def test_a_bad_file_read_ahead_exits_with_code_2_and_its_one_line(tmp_path
     app = kernels_app(bad, read_ahead=ahead)
     async with app.run_test() as pilot:
         assert await exited(app, pilot, tries=100) == 2
-    said = "".join(capfd.readouterr().err.split())  # spaces out: the console wraps the line at its width
+    # spaces out: the console wraps the line at its width
+    said = "".join(capfd.readouterr().err.split())
     assert "".join(f"flopscope: {bad}: the report is truncated".split()) in said

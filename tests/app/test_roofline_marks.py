@@ -1,6 +1,7 @@
-"""Issue 19.8: roofline points tell precision and time share apart. The kernels of the largest time shares are
-drawn as their rank (1 = most time) and named in the legend with precision and share; the others get a glyph
-per precision (so NO_COLOR still tells fp64 from fp32) in the colour of their precision's compute ceiling."""
+"""Issue 19.8: roofline points tell precision and time share apart. The kernels of the largest time
+shares are drawn as their rank (1 = most time) and named in the legend with precision and share; the
+others get a glyph per precision (so NO_COLOR still tells fp64 from fp32) in the colour of their
+precision's compute ceiling."""
 
 from __future__ import annotations
 
@@ -16,11 +17,16 @@ from rich.style import Style
 from ..conftest import fixture_path, settle
 from ..helpers.app import H100, make_app, ready, screen_lines
 
-CEILINGS = [Ceiling("fp32", 13.2e12, "report"), Ceiling("fp64", 6.6e12, "report"), Ceiling("dram", 900e9, "report")]
+CEILINGS = [
+    Ceiling("fp32", 13.2e12, "report"),
+    Ceiling("fp64", 6.6e12, "report"),
+    Ceiling("dram", 900e9, "report"),
+]
 
 
 def eight_kernels() -> pd.DataFrame:
-    """Eight kernels far apart on the plot: the five of most time ranked, three others, fp64 and fp32."""
+    """Eight kernels far apart on the plot: the five of most time ranked, three others, fp64 and
+    fp32."""
     return pd.DataFrame(
         {
             "kernel": [f"k{i}" for i in range(8)],
@@ -34,7 +40,8 @@ def eight_kernels() -> pd.DataFrame:
 
 def test_ranks_for_the_top_kernels_and_a_glyph_per_precision_for_the_rest(monkeypatch):
     data = roofline_from(eight_kernels(), CEILINGS)
-    monkeypatch.setattr(roofline_plot, "_label", lambda *a: None)  # the ceilings' names hold digits too
+    # the ceilings' names hold digits too
+    monkeypatch.setattr(roofline_plot, "_label", lambda *a: None)
     lines = build_plot(data, 100, 30, selected=None, color=False).plain.split("\n")
     inside = "\n".join(line[5:-1] for line in lines[1:-3])  # the plot area: no tick labels
     for rank in "12345":
@@ -43,7 +50,8 @@ def test_ranks_for_the_top_kernels_and_a_glyph_per_precision_for_the_rest(monkey
     assert inside.count("○") == 2 and inside.count("•") == 1
     labels = [text for text, _ in legend(data, None)]
     ranked = ["1 k0 fp32 30%", "2 k1 fp32 20%", "3 k2 fp64 15%", "4 k3 fp32 12%", "5 k4 fp64 10%"]
-    assert [t for t in labels if t[0] in "12345•○"] == [*ranked, "○ fp64", "• fp32"]  # in time order
+    # in time order
+    assert [t for t in labels if t[0] in "12345•○"] == [*ranked, "○ fp64", "• fp32"]
 
 
 def test_a_point_has_its_precisions_ceiling_colour():
@@ -52,7 +60,9 @@ def test_a_point_has_its_precisions_ceiling_colour():
     tint = {c.name: roofline_plot.COMPUTE_COLORS[i] for i, c in enumerate(data.compute)}
     for glyph, precision in (("○", "fp64"), ("•", "fp32")):
         at = drawn.plain.index(glyph)
-        styles = [s.style for s in drawn.spans if s.start <= at < s.end and isinstance(s.style, Style)]
+        styles = [
+            s.style for s in drawn.spans if s.start <= at < s.end and isinstance(s.style, Style)
+        ]
         assert any(s.color and s.color.number == tint[precision] for s in styles), (glyph, styles)
 
 

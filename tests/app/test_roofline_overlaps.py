@@ -1,7 +1,8 @@
-"""Issue 19.8: markers that land in one cell of the roofline. The higher-ranked marker stays visible (the
-selected ◆ above all, then rank 1 before 2 ..., then the larger time share) and the legend says what it hides
-(`+2`, `under 2`, `+N under other markers`). The demo (a real H100 capture) at 80x24 has such cells: they are
-found here from the kernels table and the axis ticks drawn on the screen, not from the plot's own code."""
+"""Issue 19.8: markers that land in one cell of the roofline. The higher-ranked marker stays visible
+(the selected ◆ above all, then rank 1 before 2 ..., then the larger time share) and the legend says
+what it hides (`+2`, `under 2`, `+N under other markers`). The demo (a real H100 capture) at 80x24
+has such cells: they are found here from the kernels table and the axis ticks drawn on the screen,
+not from the plot's own code."""
 
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ from flopscope.tui.app.screens.roofline import RooflineScreen
 from ..conftest import settle
 from ..helpers.app import make_app, ready, screen_lines
 
-DEMO = Path(__file__).resolve().parents[2] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
+DEMO = (
+    Path(__file__).resolve().parents[2]
+    / "tui"
+    / "examples"
+    / "train_transformer_bf16_bs8.ncu-rep.xz"
+)
 PREFIX = {"": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15}
 
 
@@ -27,11 +33,16 @@ def decade(label: str) -> int:
 
 
 def axes(lines: list[str]) -> tuple[callable, callable, int, int]:
-    """(row of log10 FLOP/s, column of log10 AI) fitted through the ticks drawn, and the frame's rows."""
+    """(row of log10 FLOP/s, column of log10 AI) fitted through the ticks drawn, and the frame's
+    rows."""
     top = next(r for r, line in enumerate(lines) if "┌" in line)
     bottom = next(r for r, line in enumerate(lines) if "└" in line)
     left = lines[top].index("┌")
-    y = [(decade(lines[r][:left].strip()), r) for r in range(top + 1, bottom) if lines[r][left] == "┤"]
+    y = [
+        (decade(lines[r][:left].strip()), r)
+        for r in range(top + 1, bottom)
+        if lines[r][left] == "┤"
+    ]
     ticks = [c for c, ch in enumerate(lines[bottom]) if ch == "┬"]
     names = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", lines[bottom + 1])]
     x = [(decade(next(name for start, end, name in names if start <= c < end)), c) for c in ticks]
@@ -45,12 +56,20 @@ def axes(lines: list[str]) -> tuple[callable, callable, int, int]:
 
 async def test_a_cell_of_several_points_shows_the_highest_ranked_and_the_legend_names_the_rest():
     report = read_report(DEMO)
-    rows = report.group("name").sort_values("pct_time", ascending=False, kind="stable").reset_index(drop=True)
-    # Ranks count every row, as the table does (issue 41.1: rows without FLOPs are on the strip, with their rank).
+    rows = (
+        report.group("name")
+        .sort_values("pct_time", ascending=False, kind="stable")
+        .reset_index(drop=True)
+    )
+    # Ranks count every row, as the table does (issue 41.1: rows without FLOPs are on the strip,
+    # with their rank).
     rank = {name: i + 1 for i, name in enumerate(rows["kernel"][:5])}
     ai, rate = rows["ai_dram"].to_numpy(dtype=float), rows["flop_per_s"].to_numpy(dtype=float)
-    plotted = rows[np.isfinite(ai) & np.isfinite(rate) & (ai > 0) & (rate > 0)].reset_index(drop=True)
-    selected = plotted.index[plotted["kernel"] == rows["kernel"][1]][0]  # `down`: the table's 2nd row, plotted
+    plotted = rows[np.isfinite(ai) & np.isfinite(rate) & (ai > 0) & (rate > 0)].reset_index(
+        drop=True
+    )
+    # `down`: the table's 2nd row, plotted
+    selected = plotted.index[plotted["kernel"] == rows["kernel"][1]][0]
     app = make_app(report)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
@@ -65,23 +84,39 @@ async def test_a_cell_of_several_points_shows_the_highest_ranked_and_the_legend_
         cells.setdefault((row_of(math.log10(f)), col_of(math.log10(a))), []).append(i)
     shared = {cell: points for cell, points in cells.items() if len(points) > 1}
     ranked = {i: rank[name] for i, name in enumerate(plotted["kernel"]) if name in rank}
-    assert any(i in ranked for points in shared.values() for i in points), "the demo should share a ranked cell"
+    assert any(i in ranked for points in shared.values() for i in points), (
+        "the demo should share a ranked cell"
+    )
     legend = " ".join(lines[bottom + 2 :])
     hidden_unnamed = 0
     for (row, col), points in shared.items():
         # The selected, else the highest ranked, else the largest time share.
-        top_point = selected if selected in points else min(points, key=lambda i: (ranked.get(i, 99), i))
+        top_point = (
+            selected if selected in points else min(points, key=lambda i: (ranked.get(i, 99), i))
+        )
         drawn = lines[row][col]
-        marker = "◆" if top_point == selected else str(ranked[top_point]) if top_point in ranked else drawn
+        marker = (
+            "◆"
+            if top_point == selected
+            else str(ranked[top_point])
+            if top_point in ranked
+            else drawn
+        )
         assert drawn == marker, (row, col)
         for i in points:
-            if i != top_point and i in ranked:  # a ranked kernel hidden: the legend says under which marker
+            # a ranked kernel hidden: the legend says under which marker
+            if i != top_point and i in ranked:
                 under = marker if top_point == selected or top_point in ranked else "a marker"
-                assert re.search(rf"{ranked[i]} .+? (\d+%|<1%) under {re.escape(under)}", legend), (i, legend)
+                assert re.search(rf"{ranked[i]} .+? (\d+%|<1%) under {re.escape(under)}", legend), (
+                    i,
+                    legend,
+                )
         if top_point == selected:
             assert f"◆ selected +{len(points) - 1}" in legend
         elif top_point in ranked:
-            assert re.search(rf"{ranked[top_point]} .+? (\d+%|<1%) \+{len(points) - 1}\b", legend), legend
+            assert re.search(
+                rf"{ranked[top_point]} .+? (\d+%|<1%) \+{len(points) - 1}\b", legend
+            ), legend
         else:
             hidden_unnamed += sum(1 for i in points if i != top_point and i not in ranked)
     if hidden_unnamed:

@@ -1,4 +1,5 @@
-"""The roofline plot: log10 taken by us, plotext on linear axes, stable across repaints and resizes."""
+"""The roofline plot: log10 taken by us, plotext on linear axes, stable across repaints and
+resizes."""
 
 from __future__ import annotations
 
@@ -25,7 +26,11 @@ from rich.color import ColorType
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-CEILINGS = [Ceiling("fp32", 13.2e12, "report"), Ceiling("fp64", 6.6e12, "report"), Ceiling("dram", 900e9, "report")]
+CEILINGS = [
+    Ceiling("fp32", 13.2e12, "report"),
+    Ceiling("fp64", 6.6e12, "report"),
+    Ceiling("dram", 900e9, "report"),
+]
 
 
 def rows() -> pd.DataFrame:
@@ -50,7 +55,11 @@ def plain(text: Text) -> list[str]:
 
 
 def colours(text: Text) -> set:
-    return {span.style.color for span in text.spans if not isinstance(span.style, str) and span.style.color}
+    return {
+        span.style.color
+        for span in text.spans
+        if not isinstance(span.style, str) and span.style.color
+    }
 
 
 def test_points_are_finite_positive_and_ordered_by_time_share():
@@ -61,11 +70,15 @@ def test_points_are_finite_positive_and_ordered_by_time_share():
 
 
 def test_nothing_to_plot_says_why_per_row_kind():
-    """Rows with no FLOPs have no place on a log-log plot: they are not sent to collect counters they have."""
+    """Rows with no FLOPs have no place on a log-log plot: they are not sent to collect counters
+    they have."""
     from flopscope.tui.app.screens.roofline import describe
 
     no_work = roofline_from(rows().iloc[[4]], CEILINGS)
-    assert str(describe(no_work, None)) == "No point to plot: 1 row(s) did no FLOPs or moved no DRAM bytes."
+    assert (
+        str(describe(no_work, None))
+        == "No point to plot: 1 row(s) did no FLOPs or moved no DRAM bytes."
+    )
     both = str(describe(roofline_from(rows().iloc[[4, 5]], CEILINGS), None))
     assert "1 row(s) did no FLOPs" in both and "1 row(s) lack counted FLOPs or DRAM bytes" in both
     assert "ncu --metrics" in both
@@ -95,9 +108,11 @@ def test_decade_labels():
 def test_repeated_builds_and_resizes_give_identical_output(color):
     data = roofline_from(rows(), CEILINGS)
     first = build_plot(data, 80, 20, selected=0, color=color)
-    assert build_plot(data, 80, 20, selected=0, color=color) == first  # a second build changes nothing
+    # a second build changes nothing
+    assert build_plot(data, 80, 20, selected=0, color=color) == first
     other = roofline_from(rows().iloc[:2], CEILINGS[:1])
-    build_plot(other, 50, 12, selected=1, color=color)  # another plot in between must not leak into this one
+    # another plot in between must not leak into this one
+    build_plot(other, 50, 12, selected=1, color=color)
     build_plot(data, 60, 12, selected=2, color=color)
     assert build_plot(data, 80, 20, selected=0, color=color) == first
     lines = plain(first)
@@ -105,19 +120,22 @@ def test_repeated_builds_and_resizes_give_identical_output(color):
 
 
 def test_axes_ticks_and_labels():
-    lines = plain(build_plot(roofline_from(rows(), CEILINGS), 90, 24, selected=1))  # "reduce": L2 and L1 AI
+    # "reduce": L2 and L1 AI
+    lines = plain(build_plot(roofline_from(rows(), CEILINGS), 90, 24, selected=1))
     text = "\n".join(lines)
     for tick in ("0.01", "0.1", "1", "10", "100", "10G", "100G", "1T", "10T"):
         assert re.search(rf"(^|\s){re.escape(tick)}(┤|\s|$)", text), tick
     assert "arithmetic intensity, FLOP/byte (DRAM)" in text and "FLOP/s" in text
     assert "DRAM" in text and "FP32" in text and "ridge" in text
-    assert "◆" in text and "▲" in text and "▼" in text  # selected, its L2 and L1 AI (the others: their ranks)
+    # selected, its L2 and L1 AI (the others: their ranks)
+    assert "◆" in text and "▲" in text and "▼" in text
 
 
 def test_colours_are_256_palette_and_none_without_colour():
     data = roofline_from(rows(), CEILINGS)
     coloured = colours(build_plot(data, 80, 20, selected=0, color=True))
-    assert coloured and all(c.type != ColorType.TRUECOLOR for c in coloured)  # legible without truecolor
+    # legible without truecolor
+    assert coloured and all(c.type != ColorType.TRUECOLOR for c in coloured)
     assert not colours(build_plot(data, 80, 20, selected=0, color=False))
 
 
@@ -151,16 +169,20 @@ async def test_widget_survives_repaints_and_resizes():
             await pilot.resize_terminal(*size)
             await pilot.pause()
             lines = plot.render().plain.split("\n")
-            assert len(lines) <= plot.size.height and all(cell_len(line) <= plot.size.width for line in lines)
+            assert len(lines) <= plot.size.height and all(
+                cell_len(line) <= plot.size.width for line in lines
+            )
         assert plot.render().plain == first
         plot.select(2)
         assert plot.render().plain != first and math.isfinite(plot.data.points[2].ai)
 
 
-# -- labels never cover a point; every ceiling is named on its own line ------------------------------------------
+# -- labels never cover a point; every ceiling is named on its own line
+# ------------------------------------------
 MW = "v100_ncar_miniweather_fp64_full.ncu-rep"
 HALF = set("▀▄▌▐▖▗▘▝▚▞▙▛▜▟█")
-POINTS = {"◆", "▲", "▼", *roofline_plot.PRECISION_GLYPHS.values(), *"12345"}  # ranks: the top kernels
+# ranks: the top kernels
+POINTS = {"◆", "▲", "▼", *roofline_plot.PRECISION_GLYPHS.values(), *"12345"}
 
 
 def unlabelled(monkeypatch, data, width, height, selected) -> list[str]:
@@ -178,7 +200,8 @@ def check_labels(lines: list[str], bare: list[str], data: Roofline, selected: in
     text = "\n".join(lines)
     ridge = roofline_plot.ridge_of(data, selected)
     wanted = f"{ridge.name.upper()} ridge"
-    assert wanted in text or "ridge" not in text, text  # whole or not at all: `F◆64 ridge 7.38` was neither
+    # whole or not at all: `F◆64 ridge 7.38` was neither
+    assert wanted in text or "ridge" not in text, text
     for glyphs, name in ((HALF, "FP32"), ({"─"}, "FP64")):
         # The name at the right end of a row whose line (its own glyph) runs up to it.
         rows = [line for line in lines if line.endswith(f" {name}│")]
@@ -211,16 +234,21 @@ def test_a_point_where_a_label_would_go_keeps_its_cell(monkeypatch):
         bare = unlabelled(monkeypatch, data, 80, 20, selected)
         lines = plain(build_plot(data, 80, 20, selected))
         spot = next(
-            (r, c) for r, line in enumerate(bare) for c, ch in enumerate(line) if ch in POINTS and c > 70 and r < 6
+            (r, c)
+            for r, line in enumerate(bare)
+            for c, ch in enumerate(line)
+            if ch in POINTS and c > 70 and r < 6
         )
-        assert lines[spot[0]][spot[1]] == ("◆" if selected == gemm else str(gemm + 1))  # gemm: 3rd by time
+        # gemm: 3rd by time
+        assert lines[spot[0]][spot[1]] == ("◆" if selected == gemm else str(gemm + 1))
         assert "FP32" in "\n".join(lines)  # moved beside the point, not dropped
 
 
 def test_a_high_ceiling_whose_ridge_is_far_right_keeps_its_line_visible(monkeypatch, tmp_path):
-    """RTX 4090 HGEMM: the FP16-accumulate tensor ceiling (330 TFLOP/s, ridge at 330 FLOP/B on a 1 TB/s DRAM
-    slope) starts so far right that at 80 columns its name covered every cell of its line (a label, no line).
-    The name now goes above or below; its dotted line stays drawn where it was."""
+    """RTX 4090 HGEMM: the FP16-accumulate tensor ceiling (330 TFLOP/s, ridge at 330 FLOP/B on a 1
+    TB/s DRAM slope) starts so far right that at 80 columns its name covered every cell of its line
+    (a label, no line). The name now goes above or below; its dotted line stays drawn where it
+    was."""
     from flopscope.core import read_report
 
     from ..helpers.raw_csv import mixed_accumulate_hgemm
@@ -228,17 +256,22 @@ def test_a_high_ceiling_whose_ridge_is_far_right_keeps_its_line_visible(monkeypa
     report = read_report(mixed_accumulate_hgemm(tmp_path / "hgemm.csv"))
     data = roofline_from(report.group("name"), report.ceilings())
     top = next(c for c in data.compute if c.name == "tensor_fp16_acc16")
-    glyph = roofline_plot.COMPUTE_GLYPHS[data.compute.index(top) % len(roofline_plot.COMPUTE_GLYPHS)]
+    glyph = roofline_plot.COMPUTE_GLYPHS[
+        data.compute.index(top) % len(roofline_plot.COMPUTE_GLYPHS)
+    ]
     assert top.value / data.dram.value > 100  # the ridge is in the last decade of the plot
     bare = unlabelled(monkeypatch, data, 80, 18, 0)
     lines = plain(build_plot(data, 80, 18, 0))
     drawn = [r for r, line in enumerate(bare) if line.rstrip("│ ").endswith(glyph * 3)]
     assert drawn, "\n".join(bare)
-    assert lines[drawn[0]].rstrip("│ ").endswith(glyph * roofline_plot.VISIBLE_LINE), "\n".join(lines)
+    assert lines[drawn[0]].rstrip("│ ").endswith(glyph * roofline_plot.VISIBLE_LINE), "\n".join(
+        lines
+    )
     assert any(line.endswith(" TC FP16/ACC16│") for line in lines), "\n".join(lines)
 
 
-# -- the Roofline screen's keys: the table's ------------------------------------------------------------------------
+# -- the Roofline screen's keys: the table's
+# ------------------------------------------------------------------------
 async def test_roofline_keys_walk_the_points_like_table_rows(monkeypatch):
     from flopscope.core import read_report
     from flopscope.tui.app.screens.roofline import RooflineScreen
@@ -273,12 +306,14 @@ async def test_roofline_keys_walk_the_points_like_table_rows(monkeypatch):
         for key, expected in steps:
             await pilot.press(key)
             assert roof.selected == expected, key
-            assert roof.query_one(RooflinePlot).selected == roof.data.plot_index(roof.data.kernels[expected])
+            assert roof.query_one(RooflinePlot).selected == roof.data.plot_index(
+                roof.data.kernels[expected]
+            )
 
 
 async def test_roofline_opened_on_a_lower_row_draws_that_rows_point_selected():
-    """Issue 19.1: `j j r` named the third kernel while the plot's ◆ (and its L2/L1 legend) stayed on the first:
-    the plot was synced only when the selection moved."""
+    """Issue 19.1: `j j r` named the third kernel while the plot's ◆ (and its L2/L1 legend) stayed
+    on the first: the plot was synced only when the selection moved."""
     from flopscope.core import read_report
     from flopscope.tui.app.screens.roofline import RooflineScreen
 
@@ -287,7 +322,9 @@ async def test_roofline_opened_on_a_lower_row_draws_that_rows_point_selected():
 
     report = read_report(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep"))
     # The third kernel by total time, summed here from the launches' own durations.
-    third = report.kernels.groupby("kernel")["duration_s"].sum().sort_values(ascending=False).index[2]
+    third = (
+        report.kernels.groupby("kernel")["duration_s"].sum().sort_values(ascending=False).index[2]
+    )
     app = make_app(report)
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
@@ -298,7 +335,9 @@ async def test_roofline_opened_on_a_lower_row_draws_that_rows_point_selected():
         named = roof.data.kernels[roof.selected]
         assert named.label == third
         launches = report.kernels[report.kernels["kernel"] == third]
-        assert named.ai == pytest.approx(launches["flop"].sum() / launches["dram_bytes"].sum(), rel=1e-6)
+        assert named.ai == pytest.approx(
+            launches["flop"].sum() / launches["dram_bytes"].sum(), rel=1e-6
+        )
         plot = roof.query_one(RooflinePlot)
         assert plot.selected == roof.data.points.index(named)
 
@@ -309,18 +348,22 @@ async def test_roofline_opened_on_a_lower_row_draws_that_rows_point_selected():
         width, height = plot.size
         below = below_plot(roof.data, width, None, False)
         on_screen = diamond("\n".join(plot.render().plain.split("\n")[: height - below]))
-        assert on_screen == diamond(build_plot(roof.data, width, height - below, plot.selected, False).plain)
+        assert on_screen == diamond(
+            build_plot(roof.data, width, height - below, plot.selected, False).plain
+        )
         assert on_screen != diamond(build_plot(roof.data, width, height - below, 0, False).plain)
         levels = " ".join(entry for entry, _ in legend(roof.data, plot.selected, False))
         assert ("its L1 AI" in levels) == (not math.isnan(named.ai_l1))
 
 
 def test_the_axes_stand_still_while_the_selection_walks():
-    """Issue 41.6: the x axis rescaled while walking the points (the selected kernel's L1 intensity stretched it),
-    so every point moved under the user's eyes. The axes now hold every point and ridge whichever is selected; a
-    ▼ beyond them is not drawn (the text under the plot gives its value)."""
+    """Issue 41.6: the x axis rescaled while walking the points (the selected kernel's L1 intensity
+    stretched it), so every point moved under the user's eyes. The axes now hold every point and
+    ridge whichever is selected; a ▼ beyond them is not drawn (the text under the plot gives its
+    value)."""
     frame = rows()
-    frame.loc[frame["kernel"] == "gemm", "ai_l1"] = 1e6  # 10^6 FLOP/B at L1: far right of every other value
+    # 10^6 FLOP/B at L1: far right of every other value
+    frame.loc[frame["kernel"] == "gemm", "ai_l1"] = 1e6
     data = roofline_from(frame, CEILINGS)
     gemm = [p.label for p in data.points].index("gemm")
 
@@ -331,12 +374,16 @@ def test_the_axes_stand_still_while_the_selection_walks():
 
     shown = {tuple(frame_and_axis(i)) for i in range(len(data.points))}
     assert len(shown) == 1  # the same ticks, labels and frame for every selection
-    assert "1M" not in frame_and_axis(gemm)[-1] and "▼" not in build_plot(data, 100, 20, gemm, color=False).plain
+    assert (
+        "1M" not in frame_and_axis(gemm)[-1]
+        and "▼" not in build_plot(data, 100, 20, gemm, color=False).plain
+    )
 
 
 async def test_walking_the_rows_moves_neither_the_frame_nor_the_axes():
-    """Issue 41.6: the plot shifted a row as the legend under it changed with the selection, and the x axis
-    rescaled: walking every row of the demo, the frame and both axes' labels stay where they were."""
+    """Issue 41.6: the plot shifted a row as the legend under it changed with the selection, and the
+    x axis rescaled: walking every row of the demo, the frame and both axes' labels stay where they
+    were."""
     from flopscope.tui.app.screens.roofline import RooflineScreen
 
     from ..helpers.app import make_app, ready, screen_lines
@@ -353,14 +400,16 @@ async def test_walking_the_rows_moves_neither_the_frame_nor_the_axes():
             lines = screen_lines(app)
             top = next(r for r, line in enumerate(lines) if "┌" in line)
             bottom = next(r for r, line in enumerate(lines) if "└" in line)
-            seen.add((top, bottom, tuple(line[:5] for line in lines[top:bottom]), lines[bottom + 1]))
+            seen.add(
+                (top, bottom, tuple(line[:5] for line in lines[top:bottom]), lines[bottom + 1])
+            )
             await pilot.press("j")
         assert len(seen) == 1, seen
 
 
 def test_the_selected_marker_is_unlike_every_series():
-    """Issue 41.6: the selected ◆ was bright red beside a magenta BF16 series; it is in reverse video now, a
-    style no ceiling, slope or point uses."""
+    """Issue 41.6: the selected ◆ was bright red beside a magenta BF16 series; it is in reverse
+    video now, a style no ceiling, slope or point uses."""
     data = roofline_from(rows(), CEILINGS)
     drawn = build_plot(data, 80, 20, selected=0, color=True)
     marked = [span.style for span in drawn.spans if drawn.plain[span.start : span.end] == "◆"]
@@ -370,15 +419,22 @@ def test_the_selected_marker_is_unlike_every_series():
 
 
 def test_a_kernel_judged_at_its_own_clock_has_its_own_roof_drawn():
-    """Issue 41.2: a kernel whose launches ran at a lower clock is judged against its peak at that clock; the
-    roof drawn for it is that peak (≈, in its own row when far enough from the run's), named with its clock."""
+    """Issue 41.2: a kernel whose launches ran at a lower clock is judged against its peak at that
+    clock; the roof drawn for it is that peak (≈, in its own row when far enough from the run's),
+    named with its clock."""
     frame = rows()
-    frame["peak_flop_per_s"] = [9.9e12, 3.3e12, 13.2e12, 13.2e12, np.nan, np.nan]  # gemm at 3/4 of the run's clock
+    # gemm at 3/4 of the run's clock
+    frame["peak_flop_per_s"] = [9.9e12, 3.3e12, 13.2e12, 13.2e12, np.nan, np.nan]
     frame["sm_clock_hz"] = [1.0e9, 1.33e9, 1.33e9, 1.33e9, np.nan, np.nan]
     data = roofline_from(frame, CEILINGS)
     gemm = [p.label for p in data.points].index("gemm")
     drawn = build_plot(data, 100, 30, gemm, color=False).plain
     assert "≈" in drawn
-    assert "≈" not in build_plot(data, 100, 30, [p.label for p in data.points].index("copy"), color=False).plain
+    assert (
+        "≈"
+        not in build_plot(
+            data, 100, 30, [p.label for p in data.points].index("copy"), color=False
+        ).plain
+    )
     entries = [text for text, _ in legend(data, gemm, color=False)]
     assert "≈ its own roof 9.90 TFLOP/s at SM 1.00 GHz" in entries

@@ -1,6 +1,7 @@
-"""Issue 19.7: the keys every screen shares do the same thing everywhere, at 80x24 with no mouse: `j`/`k` and
-the page keys move (a row, or the text), `escape` leaves a pushed screen and closes help. Each screen is
-reached the way a user reaches it, and the key is checked for effect, not only for being bound."""
+"""Issue 19.7: the keys every screen shares do the same thing everywhere, at 80x24 with no mouse:
+`j`/`k` and the page keys move (a row, or the text), `escape` leaves a pushed screen and closes
+help. Each screen is reached the way a user reaches it, and the key is checked for effect, not only
+for being bound."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ MW = "v100_ncar_miniweather_fp64_full.ncu-rep"
 
 
 def position(app) -> tuple:
-    """Where the reading is: the focused widget's cursor row, or how far it is scrolled; the roofline's point."""
+    """Where the reading is: the focused widget's cursor row, or how far it is scrolled; the
+    roofline's point."""
     screen = app.screen
     if isinstance(screen, RooflineScreen):
         return ("point", screen.selected)
@@ -63,17 +65,27 @@ async def drive(name: str, tmp_path, sweep_points):
             "roofline": ("r", RooflineScreen),
             "help": ("question_mark", HelpScreen),
         }.get(name, (None, None))
-        return app, (lambda pilot: opened(pilot, app, key, kind)) if key else (lambda pilot: kernels(pilot, app))
+        return app, (
+            (lambda pilot: opened(pilot, app, key, kind))
+            if key
+            else (lambda pilot: kernels(pilot, app))
+        )
     if name == "runs":
         store = Store(tmp_path / "runs.db")
         for n in range(30):  # more runs than the screen has rows: a page key has somewhere to go
             store.save(read_report(fixture_path(H100)), f"run{n}")
         store.close()
         app = runs_app(tmp_path / "runs.db")
-        return app, lambda pilot: settle(pilot, lambda: app.screen is app.first and app.first.model is not None)
+        return app, lambda pilot: settle(
+            pilot, lambda: app.screen is app.first and app.first.model is not None
+        )
     if name == "diff":
         app = FlopscopeApp(
-            DiffScreen(diff_runs(read_report(fixture_path(MW)), read_report(fixture_path(H100))), "mw", "h100")
+            DiffScreen(
+                diff_runs(read_report(fixture_path(MW)), read_report(fixture_path(H100))),
+                "mw",
+                "h100",
+            )
         )
         return app, lambda pilot: settle(
             pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.model is not None
@@ -88,7 +100,8 @@ async def drive(name: str, tmp_path, sweep_points):
 
 
 def reconcile_screen() -> ReconcileScreen:
-    """The demo's training step reconciled with the Block it ran (8 modules, a page of 9 rows at 80x24)."""
+    """The demo's training step reconciled with the Block it ran (8 modules, a page of 9 rows at
+    80x24)."""
     report, model, result = demo_reconciled()
     return ReconcileScreen("Reconcile", result, ["a note"], model.train, report=report, model=model)
 
@@ -137,8 +150,8 @@ async def test_escape_leaves_a_reconcile_screen_opened_from_another(tmp_path, re
 
 @pytest.mark.parametrize("name", [s for s in SCREENS if s != "help"])
 async def test_question_mark_lists_the_keys_of_each_screen(name, tmp_path, reports):
-    """`?` on every screen: titled with the screen's name, each of its own keys (from its BINDINGS, shared ones
-    included) on a line with that key and its words, said to be this screen's."""
+    """`?` on every screen: titled with the screen's name, each of its own keys (from its BINDINGS,
+    shared ones included) on a line with that key and its words, said to be this screen's."""
     app, reach = await drive(name, tmp_path, shuffled(reports))
     async with app.run_test(size=SIZE) as pilot:
         await reach(pilot)
@@ -151,8 +164,11 @@ async def test_question_mark_lists_the_keys_of_each_screen(name, tmp_path, repor
         assert title.startswith(f"Keys: {screen_title(under)} screen"), title
         listed = {(what, where): keys for where, keys, what in help_screen.rows}
         for binding in type(under).BINDINGS:
-            if under.check_action(binding.action, ()) is False:  # off here (no filter to clear, one GPU)
+            # off here (no filter to clear, one GPU)
+            if under.check_action(binding.action, ()) is False:
                 continue
             keys = listed.get((sentence_case(binding.description), "this screen"))
             first = binding.key.split(",")[0]
-            assert keys is not None and app.get_key_display(Binding(first, binding.action)) in keys, (name, binding)
+            assert (
+                keys is not None and app.get_key_display(Binding(first, binding.action)) in keys
+            ), (name, binding)

@@ -1,9 +1,11 @@
-"""The app's screens at 80x24 (and at 120x40, where the Kernels screen shows the selected row's details beside
-the table) compared with stored SVG snapshots (Textual's own export, `App.export_screenshot`).
+"""The app's screens at 80x24 (and at 120x40, where the Kernels screen shows the selected row's
+details beside the table) compared with stored SVG snapshots (Textual's own export,
+`App.export_screenshot`).
 
-pytest-textual-snapshot does the same, but pins syrupy 4.8.0, which needs pytest < 9. The screens are those of
-the bundled demo (`flopscope demo`): Kernels, Kernel (enter on the first row) and Roofline (r). A change meant
-to change a screen updates the snapshots with `python -m pytest tests/app/test_snapshots.py --snapshot-update` (or
+pytest-textual-snapshot does the same, but pins syrupy 4.8.0, which needs pytest < 9. The screens
+are those of the bundled demo (`flopscope demo`): Kernels, Kernel (enter on the first row) and
+Roofline (r). A change meant to change a screen updates the snapshots with `python -m pytest
+tests/app/test_snapshots.py --snapshot-update` (or
 FLOPSCOPE_SNAPSHOT_UPDATE=1); review the SVGs in the diff (a browser shows them) before committing.
 """
 
@@ -24,14 +26,20 @@ from ..helpers.snapshots import SIZE, check
 
 async def test_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):
     demo = Path(bundled_example())
-    monkeypatch.chdir(demo.parent)  # the header names the file as opened: relative, the same on every machine
+    # the header names the file as opened: relative, the same on every machine
+    monkeypatch.chdir(demo.parent)
     app = kernels_app(demo.name)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.kernels
-        await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
+        await settle(
+            pilot,
+            lambda: screen.model is not None and not screen.query_one(KernelTable).loading,
+            500,
+        )
         shots = {"kernels": app.export_screenshot()}
         await pilot.press("enter")
-        # its "ncu rules" section is read from the file after the screen shows: the shot waits for it
+        # its "ncu rules" section is read from the file after the screen shows: the shot waits for
+        # it
         await settle(pilot, lambda: isinstance(app.screen, KernelScreen) and app.screen.rules_read)
         shots["kernel"] = app.export_screenshot()
         await pilot.press("escape", "r")
@@ -42,17 +50,23 @@ async def test_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapsho
 
 
 async def test_wide_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):
-    """120x40: the Kernels screen with its details beside the table (the split), and the Kernel screen."""
+    """120x40: the Kernels screen with its details beside the table (the split), and the Kernel
+    screen."""
     demo = Path(bundled_example())
     monkeypatch.chdir(demo.parent)
     app = kernels_app(demo.name)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.kernels
-        await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
+        await settle(
+            pilot,
+            lambda: screen.model is not None and not screen.query_one(KernelTable).loading,
+            500,
+        )
         await pilot.pause(0.1)
         shots = {"kernels-120x40": app.export_screenshot()}
         await pilot.press("enter")
-        # its "ncu rules" section is read from the file after the screen shows: the shot waits for it
+        # its "ncu rules" section is read from the file after the screen shows: the shot waits for
+        # it
         await settle(pilot, lambda: isinstance(app.screen, KernelScreen) and app.screen.rules_read)
         await pilot.pause(0.1)
         shots["kernel-120x40"] = app.export_screenshot()
@@ -70,7 +84,11 @@ async def test_the_module_tree_matches_its_snapshot(tmp_path, monkeypatch, snaps
     async with app.run_test(size=SIZE) as pilot:
         screen = app.kernels
         for by in ("name", "launch", "nvtx"):
-            await settle(pilot, lambda b=by: screen.by == b and not screen.query_one(KernelTable).loading, 500)
+            await settle(
+                pilot,
+                lambda b=by: screen.by == b and not screen.query_one(KernelTable).loading,
+                500,
+            )
             await pilot.press("g")
         await settle(pilot, lambda: isinstance(app.screen, ModuleTreeScreen))
         await pilot.press("asterisk")
@@ -79,16 +97,19 @@ async def test_the_module_tree_matches_its_snapshot(tmp_path, monkeypatch, snaps
     check("module-tree", svg, snapshot_update, tmp_path)
 
 
-async def test_the_dialogs_and_the_wide_roofline_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):
-    """The Kernels screen's dialogs at 80x24 (help `?`, the sort picker `o`, the export prompt `e`, the filter
-    prompt `/`) and the Roofline screen at 160x48, where its legend names points whole."""
+async def test_the_dialogs_and_the_wide_roofline_match_their_snapshots(
+    tmp_path, monkeypatch, snapshot_update
+):
+    """The Kernels screen's dialogs at 80x24 (help `?`, the sort picker `o`, the export prompt `e`,
+    the filter prompt `/`) and the Roofline screen at 160x48, where its legend names points
+    whole."""
     from flopscope.tui.app.screens.export import ExportScreen
     from flopscope.tui.app.screens.help import HelpScreen
     from flopscope.tui.app.screens.prompt import PromptScreen
     from flopscope.tui.app.screens.sort import SortScreen
 
-    # The export prompt shows the default path's end: the demo in a folder of a fixed, long name, so what shows
-    # is the same wherever the tests run.
+    # The export prompt shows the default path's end: the demo in a folder of a fixed, long name, so
+    # what shows is the same wherever the tests run.
     demo = tmp_path / ("snapshot-" + "x" * 40) / "examples" / Path(bundled_example()).name
     demo.parent.mkdir(parents=True)
     shutil.copyfile(bundled_example(), demo)
@@ -97,7 +118,11 @@ async def test_the_dialogs_and_the_wide_roofline_match_their_snapshots(tmp_path,
     app = kernels_app(demo.name)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.kernels
-        await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
+        await settle(
+            pilot,
+            lambda: screen.model is not None and not screen.query_one(KernelTable).loading,
+            500,
+        )
         for key, kind, name in (
             ("question_mark", HelpScreen, "help"),
             ("o", SortScreen, "sort-picker"),
@@ -113,7 +138,11 @@ async def test_the_dialogs_and_the_wide_roofline_match_their_snapshots(tmp_path,
     app = kernels_app(demo.name)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = app.kernels
-        await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
+        await settle(
+            pilot,
+            lambda: screen.model is not None and not screen.query_one(KernelTable).loading,
+            500,
+        )
         await pilot.press("r")
         await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
         await pilot.pause(0.1)

@@ -110,7 +110,9 @@ class FrozenClock:
         return self.now
 
 
-async def test_the_live_sweep_and_its_findings_match_their_snapshots(home, tmp_path, monkeypatch, snapshot_update):
+async def test_the_live_sweep_and_its_findings_match_their_snapshots(
+    home, tmp_path, monkeypatch, snapshot_update
+):
     """`flopscope sweep` of the captured sweep, its callbacks replayed from the runs it stored
     (started and finished as each run.json says): the live screen once every point is done, then
     the Sweep screen."""
@@ -193,7 +195,9 @@ async def test_reconcile_matches_its_snapshot(tmp_path, snapshot_update):
         f"input {'x'.join(map(str, model.input_shape))}, {result.precision}, {result.steps} step(s)"
     )
     app = FlopscopeApp(
-        ReconcileScreen(title, result, _reconcile_lines(result), model.train, report=report, model=model)
+        ReconcileScreen(
+            title, result, _reconcile_lines(result), model.train, report=report, model=model
+        )
     )
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, lambda: isinstance(app.screen, ReconcileScreen))
@@ -202,10 +206,13 @@ async def test_reconcile_matches_its_snapshot(tmp_path, snapshot_update):
     check("reconcile", svg, snapshot_update, tmp_path)
 
 
-async def test_the_source_page_and_the_column_chooser_match_their_snapshots(tmp_path, monkeypatch, snapshot_update):
-    """This round's new screens: the Kernel screen's `v` (the demo has no source counters, so the shared H100
-    CUB full-set report's launch 3) and the column chooser (`C`). The command palette is Textual's own, its
-    styles numbered in the order its search answers: tests/app/test_command_palette.py drives it instead."""
+async def test_the_source_page_and_the_column_chooser_match_their_snapshots(
+    tmp_path, monkeypatch, snapshot_update
+):
+    """This round's new screens: the Kernel screen's `v` (the demo has no source counters, so the
+    shared H100 CUB full-set report's launch 3) and the column chooser (`C`). The command palette is
+    Textual's own, its styles numbered in the order its search answers:
+    tests/app/test_command_palette.py drives it instead."""
     from flopscope.tui.app.screens.kernel import KernelScreen
     from flopscope.tui.app.screens.source import SourceScreen
 
@@ -223,7 +230,9 @@ async def test_the_source_page_and_the_column_chooser_match_their_snapshots(tmp_
         await pilot.press(*["j"] * int((shown["launch_id"] == 3).to_numpy().argmax()), "enter")
         await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
         await pilot.press("v")
-        await settle(pilot, lambda: isinstance(app.screen, SourceScreen) and app.screen.page is not None)
+        await settle(
+            pilot, lambda: isinstance(app.screen, SourceScreen) and app.screen.page is not None
+        )
         await pilot.pause(0.1)
         shots["source"] = app.export_screenshot()
     demo = Path(bundled_example())
@@ -231,7 +240,11 @@ async def test_the_source_page_and_the_column_chooser_match_their_snapshots(tmp_
     app = kernels_app(demo.name)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.kernels
-        await settle(pilot, lambda: screen.model is not None and not screen.query_one(KernelTable).loading, 500)
+        await settle(
+            pilot,
+            lambda: screen.model is not None and not screen.query_one(KernelTable).loading,
+            500,
+        )
         await pilot.press("C")
         await pilot.pause(0.2)
         shots["column-chooser"] = app.export_screenshot()

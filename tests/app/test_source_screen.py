@@ -1,4 +1,5 @@
-"""Issue 42.4: the Kernel screen's `v`: one launch's SASS lines, the cursor on the hottest, `n` the next."""
+"""Issue 42.4: the Kernel screen's `v`: one launch's SASS lines, the cursor on the hottest, `n` the
+next."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ async def test_v_on_the_kernel_screen_opens_the_launchs_sass_on_its_hottest_line
     from ..helpers.app import make_app, ready
 
     report = read_report(fixture_path(CUB))
-    samples = samples_by_address(report_actions(fixture_path(CUB))[3])  # summed here, not by the reader
+    # summed here, not by the reader
+    samples = samples_by_address(report_actions(fixture_path(CUB))[3])
     hottest = sorted(samples, key=lambda a: (-samples[a], a))[:2]
     app = make_app(report, by="launch")
     async with app.run_test(size=(120, 30)) as pilot:
@@ -28,7 +30,9 @@ async def test_v_on_the_kernel_screen_opens_the_launchs_sass_on_its_hottest_line
         await pilot.press(*["j"] * int((shown["launch_id"] == 3).to_numpy().argmax()), "enter")
         assert isinstance(app.screen, KernelScreen)
         await pilot.press("v")
-        await settle(pilot, lambda: isinstance(app.screen, SourceScreen) and app.screen.page is not None)
+        await settle(
+            pilot, lambda: isinstance(app.screen, SourceScreen) and app.screen.page is not None
+        )
         table = app.screen.query_one(DataTable)
 
         def at_cursor() -> int:
@@ -44,9 +48,9 @@ async def test_v_on_the_kernel_screen_opens_the_launchs_sass_on_its_hottest_line
 
 
 async def test_c_shows_the_page_by_cuda_line_with_its_text_and_back():
-    """The CUB report embeds its files: each SASS row ends in its CUDA line's text (as NVIDIA's ncu_report holds
-    the file), and `c` turns the page into one row per CUDA line, the cursor on the hottest (the samples of its
-    SASS lines summed here, from ncu_report's own counters)."""
+    """The CUB report embeds its files: each SASS row ends in its CUDA line's text (as NVIDIA's
+    ncu_report holds the file), and `c` turns the page into one row per CUDA line, the cursor on the
+    hottest (the samples of its SASS lines summed here, from ncu_report's own counters)."""
     from flopscope.tui.app.screens.kernel import KernelScreen
     from flopscope.tui.app.screens.source import SourceScreen
     from textual.widgets import DataTable
@@ -72,7 +76,9 @@ async def test_c_shows_the_page_by_cuda_line_with_its_text_and_back():
         await pilot.press(*["j"] * int((shown["launch_id"] == 3).to_numpy().argmax()), "enter")
         assert isinstance(app.screen, KernelScreen)
         await pilot.press("v")
-        await settle(pilot, lambda: isinstance(app.screen, SourceScreen) and app.screen.page is not None)
+        await settle(
+            pilot, lambda: isinstance(app.screen, SourceScreen) and app.screen.page is not None
+        )
         table = app.screen.query_one(DataTable)
         titles = [str(c.label) for c in table.columns.values()]
         assert titles[-1] == "CUDA"
@@ -88,4 +94,6 @@ async def test_c_shows_the_page_by_cuda_line_with_its_text_and_back():
         assert cells[3] == files[file][line - 1].strip()
         await pilot.press("c")
         assert next(str(c.label) for c in table.columns.values()) == "Address"
-        assert int(str(table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value)) == hottest
+        assert (
+            int(str(table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value)) == hottest
+        )

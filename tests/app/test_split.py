@@ -1,5 +1,6 @@
-"""Issue 19: the list + details split. From 120 columns the Kernels screen shows the selected row's metrics beside
-the table, following the cursor; below 120 the table has the whole width and `enter` opens them (unchanged)."""
+"""Issue 19: the list + details split. From 120 columns the Kernels screen shows the selected row's
+metrics beside the table, following the cursor; below 120 the table has the whole width and `enter`
+opens them (unchanged)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from ..helpers.app import H100, make_app, ready, screen_lines
 
 
 def top_kernels(report, n: int) -> list[tuple[str, int]]:
-    """The n kernels of most total time, with their launch counts, from the launches (not the app's grouping)."""
+    """The n kernels of most total time, with their launch counts, from the launches (not the app's
+    grouping)."""
     k = report.kernels
     time = k.groupby("kernel", observed=True)["duration_s"].sum().sort_values(ascending=False)
     count = k.groupby("kernel", observed=True).size()
@@ -24,10 +26,13 @@ def top_kernels(report, n: int) -> list[tuple[str, int]]:
 
 
 def details_lines(app) -> list[str]:
-    """The details pane's lines as on screen: the right part of each screen line, right of its left border."""
+    """The details pane's lines as on screen: the right part of each screen line, right of its left
+    border."""
     details = app.screen.query_one(KernelDetails)
     left = details.region.x + 1  # the border's cell
-    return [line[left:].strip() for line in screen_lines(app)[details.region.y : details.region.bottom]]
+    return [
+        line[left:].strip() for line in screen_lines(app)[details.region.y : details.region.bottom]
+    ]
 
 
 async def test_the_details_beside_the_table_follow_the_cursor_from_120_columns():
@@ -43,12 +48,17 @@ async def test_the_details_beside_the_table_follow_the_cursor_from_120_columns()
         assert table.region.right <= details.region.x  # beside, not over
         lines = details_lines(app)
         # (a line may end in the pane's scrollbar: the details of a full-set row outgrow the pane)
-        assert lines[0] == first and any(re.match(rf"Launches +{first_n}(\s|$)", line) for line in lines)
+        assert lines[0] == first and any(
+            re.match(rf"Launches +{first_n}(\s|$)", line) for line in lines
+        )
         await pilot.press("j")
         await pilot.pause(0.1)
         lines = details_lines(app)
-        assert lines[0] == second and any(re.match(rf"Launches +{second_n}(\s|$)", line) for line in lines)
-        await pilot.press("enter")  # the full Kernel screen (its roofline too) is still one key away
+        assert lines[0] == second and any(
+            re.match(rf"Launches +{second_n}(\s|$)", line) for line in lines
+        )
+        # the full Kernel screen (its roofline too) is still one key away
+        await pilot.press("enter")
         await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
         assert app.screen.title_text == second
 
@@ -68,7 +78,8 @@ async def test_below_120_columns_the_table_has_the_whole_width():
 
 
 async def details_text(app, pilot) -> str:
-    """Every line of the details pane, scrolled through, as one line of words (values wrap in the pane)."""
+    """Every line of the details pane, scrolled through, as one line of words (values wrap in the
+    pane)."""
     details = app.screen.query_one(KernelDetails)
     details.scroll_home(animate=False)
     await pilot.pause()
@@ -83,9 +94,9 @@ async def details_text(app, pilot) -> str:
 
 
 async def test_the_split_gives_the_kernel_screens_command_for_an_unprofiled_launch():
-    """The last of 45 launches of one kernel was not profiled: the details beside the table name the window
-    that profiles only it (`--launch-skip` past the 44 before it, counted here with ncu_report), as the Kernel
-    screen does, not the first launch of the kernel again."""
+    """The last of 45 launches of one kernel was not profiled: the details beside the table name the
+    window that profiles only it (`--launch-skip` past the 44 before it, counted here with
+    ncu_report), as the Kernel screen does, not the first launch of the kernel again."""
     ncu_report = pytest.importorskip("ncu_report")
     path = fixture_path("rtx5060ti_transpose_45k_basic.ncu-rep")
     context = ncu_report.load_report(str(path))
@@ -127,8 +138,9 @@ KEY_COLUMNS = ["Time", "%Time", "FLOP/s", "%Roof", "Bound"]  # what a GPU engine
 @pytest.mark.parametrize("size", [(120, 40), (160, 50)])
 @pytest.mark.parametrize("report", ["demo", H100])
 async def test_beside_the_details_the_table_keeps_its_key_columns(size, report, monkeypatch):
-    """From 120 columns the details are beside the table, and the table still shows Time, %Time, FLOP/s, %Roof
-    and Bound: its header line has them, and the status line's `hidden:` names none of them."""
+    """From 120 columns the details are beside the table, and the table still shows Time, %Time,
+    FLOP/s, %Roof and Bound: its header line has them, and the status line's `hidden:` names none of
+    them."""
     from pathlib import Path
 
     from flopscope.tui.cli.main import bundled_example
@@ -147,4 +159,6 @@ async def test_beside_the_details_the_table_keeps_its_key_columns(size, report, 
         for title in KEY_COLUMNS:
             assert title in header, (title, header)
         hidden = status.split("hidden:", 1)[1] if "hidden:" in status else ""
-        assert not set(KEY_COLUMNS) & {h.strip(" ,") for h in hidden.replace("(←/→)", "").split(",")}, status
+        assert not set(KEY_COLUMNS) & {
+            h.strip(" ,") for h in hidden.replace("(←/→)", "").split(",")
+        }, status

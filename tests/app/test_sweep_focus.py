@@ -1,5 +1,6 @@
-"""Issue 19.7: tab moves focus to the sweep's findings (they scroll there when they do not fit), and where the
-focus is shows with NO_COLOR too: a bar at the findings' left edge, not only a background tint."""
+"""Issue 19.7: tab moves focus to the sweep's findings (they scroll there when they do not fit), and
+where the focus is shows with NO_COLOR too: a bar at the findings' left edge, not only a background
+tint."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ async def test_focused_findings_show_a_bar_at_their_left_edge(reports):
         await settle(pilot, lambda: app.screen.focused is header)
         after = [screen_lines(app)[r] for r in rows]
         assert all(line.startswith("▌") for line in after), after
-        assert [a[1:].strip() for a in after] == [b.strip() for b in before]  # the same words, not reflowed
+        # the same words, not reflowed
+        assert [a[1:].strip() for a in after] == [b.strip() for b in before]
 
 
 async def test_focused_findings_scroll_with_j_k_g_G_as_every_list_does(reports):

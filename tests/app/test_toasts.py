@@ -1,5 +1,5 @@
-"""Issue 19.9: at 80x24 a message (Textual toast) sits over the status and key lines, never over the kernel
-table's rows: the rows one is reading stay readable while `Exported N rows to PATH` shows."""
+"""Issue 19.9: at 80x24 a message (Textual toast) sits over the status and key lines, never over the
+kernel table's rows: the rows one is reading stay readable while `Exported N rows to PATH` shows."""
 
 from __future__ import annotations
 
@@ -27,11 +27,12 @@ def table_rows_unchanged(app, table, before: list[str]) -> None:
 @pytest.mark.parametrize(
     "folder",
     ["", "a-folder-whose-name-is-longer-than-a-line-of-the-screen-" * 3, "esc\x1b[2J" * 9],
-    ids=["short", "long", "escapes"],  # escapes: wider once shown escaped than the bytes they stand for
+    # escapes: wider once shown escaped than the bytes they stand for
+    ids=["short", "long", "escapes"],
 )
 async def test_the_export_message_leaves_the_table_rows_visible(tmp_path, size, folder):
-    """However long the path, the message is two lines: a path longer than a line (a deep folder, or pytest's
-    own under xdist, which once made it three) is cut in its middle, its file name kept."""
+    """However long the path, the message is two lines: a path longer than a line (a deep folder, or
+    pytest's own under xdist, which once made it three) is cut in its middle, its file name kept."""
     report = read_report(fixture_path(H100))
     app = make_app(report)
     (tmp_path / folder).mkdir(exist_ok=True)
@@ -46,9 +47,13 @@ async def test_the_export_message_leaves_the_table_rows_visible(tmp_path, size, 
         await settle(pilot, lambda: app.screen is screen and toasts(app))
         await pilot.pause(0.3)  # the toast's layout settles
         lines = screen_lines(app)
-        (at,) = [k for k, line in enumerate(lines) if "Exported" in line]  # the message is there, readable
+        # the message is there, readable
+        (at,) = [k for k, line in enumerate(lines) if "Exported" in line]
         # one sentence (issue 41.6: the toast read `Exported: Wrote 26 row(s)`)
-        assert f"Exported {len(report.group('name'))} rows to" in lines[at] and "Wrote" not in lines[at]
+        assert (
+            f"Exported {len(report.group('name'))} rows to" in lines[at]
+            and "Wrote" not in lines[at]
+        )
         assert lines[at + 1].rstrip().endswith("rows.csv") and out.is_file()
         assert all(toast.region.height <= 2 for toast in toasts(app))
         table_rows_unchanged(app, table, before)

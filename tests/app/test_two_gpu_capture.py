@@ -1,5 +1,5 @@
-"""The app on a real capture whose launches ran on two GPUs: `enter` on every group opens that GPU's launches (it
-killed the app with a read-only array, issue 38), and the roofline walks both GPUs."""
+"""The app on a real capture whose launches ran on two GPUs: `enter` on every group opens that GPU's
+launches (it killed the app with a read-only array, issue 38), and the roofline walks both GPUs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the CLI tests share: a real OpenSSH server on loopback, one per test module that asks for it."""
+"""What the CLI tests share: a real OpenSSH server on loopback, one per test module that asks for
+it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""A big CSV's read shows its progress on a terminal's stderr as bytes of the file (issue 18.3 for CSVs), and
-nothing into a pipe or under --json; Ctrl-C stops it in one line. The app shows the same on its status line."""
+"""A big CSV's read shows its progress on a terminal's stderr as bytes of the file (issue 18.3 for
+CSVs), and nothing into a pipe or under --json; Ctrl-C stops it in one line. The app shows the same
+on its status line."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from ..helpers.app import statuses_until_table
 from ..helpers.raw_csv import repeated_raw_page
 from ..helpers.terminal import in_terminal, stopped_in_one_line
 
-# The real 475-column raw page (16 B200 launches) repeated with fresh IDs: ~3 KB a launch, so 40,000 launches
-# are ~130 MB, read in one to three seconds on the 2-core machine: long enough to see and to interrupt.
+# The real 475-column raw page (16 B200 launches) repeated with fresh IDs: ~3 KB a launch, so 40,000
+# launches are ~130 MB, read in one to three seconds on the 2-core machine: long enough to see and
+# to interrupt.
 LAUNCHES = 40_000
 
 
@@ -51,7 +53,16 @@ def test_a_big_csv_shows_its_progress_in_bytes_then_the_table(big_csv):
 
 def test_no_csv_progress_into_a_pipe(big_csv):
     done = subprocess.run(
-        [sys.executable, "-m", "flopscope.tui.cli", "report", "--no-cache", "--top", "1", str(big_csv)],
+        [
+            sys.executable,
+            "-m",
+            "flopscope.tui.cli",
+            "report",
+            "--no-cache",
+            "--top",
+            "1",
+            str(big_csv),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -68,7 +79,9 @@ def test_no_csv_progress_under_json_on_a_terminal(big_csv):
 
 
 def test_ctrl_c_stops_a_big_csv_read_in_one_line(big_csv):
-    code, out = in_terminal(["report", "--no-cache", str(big_csv)], interrupt_when=b"flopscope: reading")
+    code, out = in_terminal(
+        ["report", "--no-cache", str(big_csv)], interrupt_when=b"flopscope: reading"
+    )
     stopped_in_one_line(code, out)
 
 

@@ -1,5 +1,6 @@
-"""Long runs through every output path: a printed table caps its rows and says so, `--json` and exports keep
-them all. Built from real launches (tests/raw_csv.py), repeated with fresh launch IDs."""
+"""Long runs through every output path: a printed table caps its rows and says so, `--json` and
+exports keep them all. Built from real launches (tests/raw_csv.py), repeated with fresh launch
+IDs."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ def test_a_long_launch_table_prints_its_first_rows_and_says_how_many_it_left_out
 def test_all_prints_every_row_and_top_its_number_without_the_note(long_page):
     code, out, err = run_in_process("report", long_page, "--by", "launch", "--all", "--no-cache")
     assert code == 0 and _table_rows(out) == N and "showing the first" not in err
-    code, out, err = run_in_process("report", long_page, "--by", "launch", "--top", "1100", "--no-cache")
+    code, out, err = run_in_process(
+        "report", long_page, "--by", "launch", "--top", "1100", "--no-cache"
+    )
     assert code == 0 and _table_rows(out) == 1100 and "showing the first" not in err
 
 

@@ -1,6 +1,7 @@
-"""Long reads (issue 18.3, 18.6): progress on a terminal's stderr and on the app's loading screen, quiet
-elsewhere, and Ctrl-C stops a long read cleanly. The report is generated from the project's own H100 capture
-by repeating its result blocks (benchmarks/make_big_report.py), big enough that reading it takes over a second."""
+"""Long reads (issue 18.3, 18.6): progress on a terminal's stderr and on the app's loading screen,
+quiet elsewhere, and Ctrl-C stops a long read cleanly. The report is generated from the project's
+own H100 capture by repeating its result blocks (benchmarks/make_big_report.py), big enough that
+reading it takes over a second."""
 
 from __future__ import annotations
 
@@ -18,9 +19,11 @@ from ..helpers.app import statuses_until_table
 from ..helpers.terminal import in_terminal, stopped_in_one_line
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "train_transformer_bs8.ncu-rep.xz"
-# ~50 KB per launch: 2,000 launches are ~100 MB, written in about a second and read in one to two (the 10k of
-# issue 18.6 take 15 s to write and read on the 2-core machine: benchmarks/ has them).
+SOURCE = (
+    ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "train_transformer_bs8.ncu-rep.xz"
+)
+# ~50 KB per launch: 2,000 launches are ~100 MB, written in about a second and read in one to two
+# (the 10k of issue 18.6 take 15 s to write and read on the 2-core machine: benchmarks/ has them).
 LAUNCHES = 2000
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -29,7 +32,8 @@ from make_big_report import _result_blocks, plain_copy, repeat_launches  # noqa:
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory) -> tuple[Path, int]:
-    """(report, its number of launches), the number counted from the block headers of the copy made."""
+    """(report, its number of launches), the number counted from the block headers of the copy
+    made."""
     from flopscope.core.readers.ncu_rep_stream import message_classes
 
     folder = tmp_path_factory.mktemp("big")
@@ -81,7 +85,16 @@ def test_a_long_read_shows_progress_on_a_terminal_then_the_table(big):
 def test_no_progress_when_stderr_is_not_a_terminal(big):
     path, _ = big
     done = subprocess.run(
-        [sys.executable, "-m", "flopscope.tui.cli", "report", "--no-cache", "--top", "1", str(path)],
+        [
+            sys.executable,
+            "-m",
+            "flopscope.tui.cli",
+            "report",
+            "--no-cache",
+            "--top",
+            "1",
+            str(path),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -100,7 +113,9 @@ def test_no_progress_under_json_on_a_terminal(big):
 
 def test_ctrl_c_stops_a_long_read_in_one_line(big):
     path, _ = big
-    code, out = in_terminal(["report", "--no-cache", str(path)], interrupt_when=b"flopscope: reading")
+    code, out = in_terminal(
+        ["report", "--no-cache", str(path)], interrupt_when=b"flopscope: reading"
+    )
     stopped_in_one_line(code, out)
 
 
@@ -112,9 +127,12 @@ async def test_the_app_shows_progress_then_the_table(big, monkeypatch):
     async with app.run_test(size=(120, 30)) as pilot:
         seen = await statuses_until_table(app, pilot, "launches")
         status = app.kernels.query_one("#status")
-        assert any("reading the report: " in s and f"/ {launches:,} launches" in s for s in seen), seen
+        assert any("reading the report: " in s and f"/ {launches:,} launches" in s for s in seen), (
+            seen
+        )
         assert len(app.kernels.model) == launches == len(app.report.kernels)
         assert "launches" not in str(status.render())  # the status line is the table's now
-        # The other groupings are made in the background, `g`'s next one first, before anyone presses it.
+        # The other groupings are made in the background, `g`'s next one first, before anyone
+        # presses it.
         await settle(pilot, lambda: {"nvtx", "name"} <= set(app.group_seconds), tries=3000)
         assert list(app.group_seconds) == ["launch", "nvtx", "name"]

@@ -1,10 +1,11 @@
-"""`flopscope ceilings --host HOST` over a real SSH server on loopback: the bench script travels whole as one
-argument, runs there, and what it measured is stored for that host and judges its reports.
+"""`flopscope ceilings --host HOST` over a real SSH server on loopback: the bench script travels
+whole as one argument, runs there, and what it measured is stored for that host and judges its
+reports.
 
-The host has no GPU, so its `python3` is a stand-in that checks it was handed flopscope's bench source,
-byte for byte, and prints what `flopscope ceilings --json` printed on the project's H100 (capture part e,
-tests/data/gpu/nvidia_h100_80gb_hbm3/ceilings/). Without the stand-in, the host's own python3 runs the real
-bench, which finds no GPU (or no torch): one line, exit 2."""
+The host has no GPU, so its `python3` is a stand-in that checks it was handed flopscope's bench
+source, byte for byte, and prints what `flopscope ceilings --json` printed on the project's H100
+(capture part e, tests/data/gpu/nvidia_h100_80gb_hbm3/ceilings/). Without the stand-in, the host's
+own python3 runs the real bench, which finds no GPU (or no torch): one line, exit 2."""
 
 from __future__ import annotations
 
@@ -21,7 +22,13 @@ from ..helpers.cli import run_cli as flopscope
 from ..helpers.profile import remote
 from ..helpers.sshd import start_sshd
 
-GEMM = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "gemm_fp32_4096x4096x4096.ncu-rep.xz"
+GEMM = (
+    Path(__file__).parents[1]
+    / "data"
+    / "gpu"
+    / "nvidia_h100_80gb_hbm3"
+    / "gemm_fp32_4096x4096x4096.ncu-rep.xz"
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,13 +38,13 @@ def gpu_host(tmp_path_factory):
     bench = files("flopscope.core.profiling").joinpath("ceilings_bench.py").read_text()
     standin = root / "python3_standin.py"
     standin.write_text(
-        "import hashlib, json, sys\n"
-        f"BENCH, ROOT, DOC = {hashlib.sha256(bench.encode()).hexdigest()!r}, {str(root)!r}, {recorded_doc(1)!r}\n"
-        "if sys.argv[1:2] != ['-c'] or hashlib.sha256(sys.argv[2].encode()).hexdigest() != BENCH:\n"
-        "    sys.exit('python3 stand-in: not handed the ceilings bench: ' + repr(sys.argv[1:3])[:200])\n"
-        "open(ROOT + '/device', 'w').write(sys.argv[3])  # the --device asked for\n"
-        "print('torch: warming up')  # what a real run may print before its one JSON line\n"
-        "print(json.dumps(DOC))\n"
+        "import hashlib, json, sys\nBENCH, ROOT, DOC ="
+        f" {hashlib.sha256(bench.encode()).hexdigest()!r}, {str(root)!r}, {recorded_doc(1)!r}\nif"
+        " sys.argv[1:2] != ['-c'] or hashlib.sha256(sys.argv[2].encode()).hexdigest() != BENCH:\n "
+        "   sys.exit('python3 stand-in: not handed the ceilings bench: ' +"
+        " repr(sys.argv[1:3])[:200])\nopen(ROOT + '/device', 'w').write(sys.argv[3])  # the"
+        " --device asked for\nprint('torch: warming up')  # what a real run may print before its"
+        " one JSON line\nprint(json.dumps(DOC))\n"
     )
     bin_dir = root / "bin"
     bin_dir.mkdir()
@@ -51,17 +58,25 @@ def gpu_host(tmp_path_factory):
     srv.stop()
 
 
-def test_ceilings_measured_over_ssh_are_stored_for_that_host_and_judge_its_reports(gpu_host, tmp_path):
+def test_ceilings_measured_over_ssh_are_stored_for_that_host_and_judge_its_reports(
+    gpu_host, tmp_path
+):
     srv, root = gpu_host
     doc = recorded_doc(1)
     out = flopscope("ceilings", *remote(srv), "--device", "1", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
     (stored,) = json.loads(out.stdout)
     assert (root / "device").read_text() == "1"
-    assert stored["host"] == srv.alias and stored["gpu"] == doc["gpu"] and stored["driver"] == doc["driver"]
+    assert (
+        stored["host"] == srv.alias
+        and stored["gpu"] == doc["gpu"]
+        and stored["driver"] == doc["driver"]
+    )
     assert stored["values"] == pytest.approx({k: v for k, v in doc["values"].items() if v})
     listed = flopscope("ceilings", "--list", "--host", srv.alias, home=tmp_path)
-    assert listed.returncode == 0 and f"on {srv.alias}: {doc['gpu']}" in listed.stdout, listed.stdout
+    assert listed.returncode == 0 and f"on {srv.alias}: {doc['gpu']}" in listed.stdout, (
+        listed.stdout
+    )
     if GEMM.exists():  # the H100's own FP32 GEMM, judged by what was measured on gpubox
         judged = flopscope("report", GEMM, "--json", "--roof", "measured", home=tmp_path)
         assert judged.returncode == 0, judged.stderr

@@ -1,7 +1,8 @@
-"""`flopscope check`: the CI regression gate, on the runs of the H100 sweep (tests/data/gpu) and its reports.
+"""`flopscope check`: the CI regression gate, on the runs of the H100 sweep (tests/data/gpu) and its
+reports.
 
-Expected changes are computed here from each run's per-launch kernels table (time per launch and FLOP/s of a
-kernel from its launches' summed time and FLOPs), not by the code under test."""
+Expected changes are computed here from each run's per-launch kernels table (time per launch and
+FLOP/s of a kernel from its launches' summed time and FLOPs), not by the code under test."""
 
 from __future__ import annotations
 
@@ -28,12 +29,17 @@ def home(tmp_path, monkeypatch) -> Path:
 
 
 def _changes(home: Path) -> tuple[float, float]:
-    """The one kernel of both runs: its time per launch change and its FLOP/s drop, from the launches."""
+    """The one kernel of both runs: its time per launch change and its FLOP/s drop, from the
+    launches."""
     with Store(home / "flopscope.db") as store:
         base, run = (store.load(name).kernels for name in (BASE, RUN))
-    assert base["kernel_full"].nunique() == 1 and set(base["kernel_full"]) == set(run["kernel_full"])
+    assert base["kernel_full"].nunique() == 1 and set(base["kernel_full"]) == set(
+        run["kernel_full"]
+    )
     time = run["duration_s"].mean() / base["duration_s"].mean() - 1
-    rate = (run["flop"].sum() / run["duration_s"].sum()) / (base["flop"].sum() / base["duration_s"].sum()) - 1
+    rate = (run["flop"].sum() / run["duration_s"].sum()) / (
+        base["flop"].sum() / base["duration_s"].sum()
+    ) - 1
     return time, rate
 
 
@@ -56,7 +62,9 @@ def test_a_threshold_either_side_of_the_measured_change_fails_and_passes(home):
     assert passed.returncode == 0, passed.stderr
     assert "passed: 0 of 1 judged group(s) regressed" in passed.stderr
     table = run_cli("check", RUN, "--baseline", BASE, "--max-drop", below)
-    assert table.returncode == 1 and "REGRESSED" in table.stdout and "FAILED: 1 of 1" in table.stderr
+    assert (
+        table.returncode == 1 and "REGRESSED" in table.stdout and "FAILED: 1 of 1" in table.stderr
+    )
 
 
 def test_groups_in_one_run_only_are_listed_and_a_gate_that_judged_nothing_fails(home):
@@ -69,21 +77,27 @@ def test_groups_in_one_run_only_are_listed_and_a_gate_that_judged_nothing_fails(
 
 
 def test_report_files_by_nvtx_range(tmp_path):
-    """The bf16 transformer step at batch 32 against batch 8, as files: most ranges match and the 4x batch
-    regresses time per launch; the same file against itself passes."""
+    """The bf16 transformer step at batch 32 against batch 8, as files: most ranges match and the 4x
+    batch regresses time per launch; the same file against itself passes."""
     bs8, bs32 = (H100 / f"train_transformer_bf16_bs{n}.ncu-rep.xz" for n in (8, 32))
     done = run_cli("check", bs32, "--baseline", bs8, "--by", "nvtx", "--json")
     assert done.returncode == 1, done.stderr
     rows = json.loads(done.stdout)["rows"]
     both = [r for r in rows if r["presence"] == "both"]
     assert len(both) >= 0.8 * len(rows)
-    slower = [r for r in both if r["time_per_launch_s_change"] and r["time_per_launch_s_change"] > 0.05]
-    assert {r["kernel"] for r in rows if r["verdict"] == "regressed"} >= {r["kernel"] for r in slower if r["gated"]}
+    slower = [
+        r for r in both if r["time_per_launch_s_change"] and r["time_per_launch_s_change"] > 0.05
+    ]
+    assert {r["kernel"] for r in rows if r["verdict"] == "regressed"} >= {
+        r["kernel"] for r in slower if r["gated"]
+    }
     same = run_cli("check", bs8, "--baseline", bs8, "--by", "nvtx")
     assert same.returncode == 0, same.stderr
 
 
-@pytest.mark.parametrize("args", [["--baseline", "no-such-run"], ["--baseline", BASE, "--max-drop", "150%"]])
+@pytest.mark.parametrize(
+    "args", [["--baseline", "no-such-run"], ["--baseline", BASE, "--max-drop", "150%"]]
+)
 def test_bad_input_is_one_line_exit_2(home, args):
     done = run_cli("check", RUN, *args)
     assert done.returncode == 2 and "Traceback" not in done.stderr

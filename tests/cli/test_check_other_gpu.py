@@ -1,6 +1,6 @@
-"""`check` of an H100 run against an H200 baseline: refused in one line (exit 2) naming both GPUs, or with
---allow-other-gpu judged on % of roof alone, each group against its own GPU's roof (issue 41: it said
-`20 of 22 regressed`, exit 1, and never that the GPUs differ)."""
+"""`check` of an H100 run against an H200 baseline: refused in one line (exit 2) naming both GPUs,
+or with --allow-other-gpu judged on % of roof alone, each group against its own GPU's roof (issue
+41: it said `20 of 22 regressed`, exit 1, and never that the GPUs differ)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def test_allowed_it_is_judged_on_percent_of_roof_alone():
     assert "other GPUs (NVIDIA H100 80GB HBM3 vs NVIDIA H200)" in done.stderr
     doc = json.loads(done.stdout)
     assert doc["judged_on"] == ["pct_of_roof"]
-    # independently: per kernel name, % of roof of each report's own grouping (both GPUs judged on their own)
+    # independently: per kernel name, % of roof of each report's own grouping (both GPUs judged on
+    # their own)
     run, base = (report_of(p).group("name").set_index("kernel_full") for p in (H100, H200))
     total, checked = base["duration_s"].sum(), 0
     for row in doc["rows"]:

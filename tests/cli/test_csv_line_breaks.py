@@ -1,6 +1,6 @@
-"""Names with line breaks in a CSV export: a bare CR ends a row for spreadsheets and for every CSV reader, so a
-cell holding one is quoted, and each line inside a cell is defused as a cell's start is (issue 38: `\\r=1+1`
-was written unquoted and read back as a second row starting with a formula)."""
+"""Names with line breaks in a CSV export: a bare CR ends a row for spreadsheets and for every CSV
+reader, so a cell holding one is quoted, and each line inside a cell is defused as a cell's start is
+(issue 38: `\\r=1+1` was written unquoted and read back as a second row starting with a formula)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ def _lines_defused(name: str) -> bool:
 
 
 def test_each_name_reads_back_as_one_row_in_every_reader_with_every_line_defused(tmp_path):
-    rows = pd.DataFrame({"kernel_full": NAMES, "duration_s": [1e-6 * (i + 1) for i in range(len(NAMES))]})
+    rows = pd.DataFrame(
+        {"kernel_full": NAMES, "duration_s": [1e-6 * (i + 1) for i in range(len(NAMES))]}
+    )
     out = write_table(rows, tmp_path / "out.csv")
     for reader, names in _readers(out).items():
         assert len(names) == len(NAMES), reader

@@ -1,5 +1,6 @@
-"""Issue 41.4: the default kernel table judges each row by %Roof, shows ncu's speed of light where a report has
-no FLOP or byte counters (`--set basic`), and the header names its run-level figures for what they are."""
+"""Issue 41.4: the default kernel table judges each row by %Roof, shows ncu's speed of light where a
+report has no FLOP or byte counters (`--set basic`), and the header names its run-level figures for
+what they are."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def _table(stdout: str) -> tuple[str, list[str]]:
 
 
 def _cell(titles: str, line: str, title: str) -> str:
-    """The cell of a right-aligned (numeric) column in `line`: the word that ends where its title ends."""
+    """The cell of a right-aligned (numeric) column in `line`: the word that ends where its title
+    ends."""
     end = re.search(rf"(?<!\S){re.escape(title)}(?!\S)", titles).end()
     return "" if line[:end].endswith(" ") else line[:end].split()[-1]
 
@@ -39,8 +41,9 @@ def _json_rows(*args) -> list[dict]:
 
 @pytest.mark.parametrize("columns", [80, 160])
 def test_every_row_shows_its_percent_of_roof_and_peak_only_on_request(columns):
-    """The demo at 80 and 160 columns: %Roof beside Bound, no %Peak (rmsnorm read 6.7% of peak where its roof,
-    89.1%, is what matters). Where compute bounds a row the two are one number; `--sort %peak` shows %Peak."""
+    """The demo at 80 and 160 columns: %Roof beside Bound, no %Peak (rmsnorm read 6.7% of peak where
+    its roof, 89.1%, is what matters). Where compute bounds a row the two are one number; `--sort
+    %peak` shows %Peak."""
     from flopscope.tui.cli.main import bundled_example
 
     demo = bundled_example()
@@ -61,8 +64,8 @@ def test_every_row_shows_its_percent_of_roof_and_peak_only_on_request(columns):
 
 
 def _speed_of_light(path) -> dict[str, tuple[float, float]]:
-    """Per kernel (its demangled signature), ncu's SM and Memory Throughput % over its launches, weighted by
-    their time, read with ncu_report itself."""
+    """Per kernel (its demangled signature), ncu's SM and Memory Throughput % over its launches,
+    weighted by their time, read with ncu_report itself."""
     ctx = ncu_report.load_report(str(path))
     sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     for r in range(ctx.num_ranges()):
@@ -90,9 +93,10 @@ def _speed_of_light(path) -> dict[str, tuple[float, float]]:
 @pytest.mark.parametrize("name", BASIC)
 @pytest.mark.parametrize("columns", [80, 120])
 def test_a_basic_report_shows_ncus_speed_of_light(name, columns):
-    """Before: a `--set basic` report printed blank FLOP/s, %Peak and Bound on every row, though ncu's Compute
-    (SM) and Memory Throughput are in the file. Now SM% and Mem% stand in %Roof's place, each row's the
-    time-weighted mean of its launches' (as ncu_report reads them), in the table and in --json."""
+    """Before: a `--set basic` report printed blank FLOP/s, %Peak and Bound on every row, though
+    ncu's Compute (SM) and Memory Throughput are in the file. Now SM% and Mem% stand in %Roof's
+    place, each row's the time-weighted mean of its launches' (as ncu_report reads them), in the
+    table and in --json."""
     path = fixture_path(name)
     expected = _speed_of_light(path)
     out = run_cli("report", path, columns=columns)
@@ -105,8 +109,13 @@ def test_a_basic_report_shows_ncus_speed_of_light(name, columns):
     assert {r["kernel_full"] for r in rows} == set(expected)
     for row, line in zip(rows, lines, strict=True):
         sm, memory = expected[row["kernel_full"]]
-        assert row["sol_sm_pct"] == pytest.approx(sm) and row["sol_memory_pct"] == pytest.approx(memory)
-        assert _cell(titles, line, "SM%") == f"{sm:.1f}%" and _cell(titles, line, "Mem%") == f"{memory:.1f}%", line
+        assert row["sol_sm_pct"] == pytest.approx(sm) and row["sol_memory_pct"] == pytest.approx(
+            memory
+        )
+        assert (
+            _cell(titles, line, "SM%") == f"{sm:.1f}%"
+            and _cell(titles, line, "Mem%") == f"{memory:.1f}%"
+        ), line
 
 
 def test_a_details_csv_without_flops_shows_its_speed_of_light():
@@ -130,16 +139,18 @@ def test_a_details_csv_without_flops_shows_its_speed_of_light():
 
 
 def test_a_report_with_a_roof_keeps_speed_of_light_off_the_table():
-    """A full report judges rows by %Roof: SM% and Mem% stay out of its default table (they are in --json)."""
+    """A full report judges rows by %Roof: SM% and Mem% stay out of its default table (they are in
+    --json)."""
     out = run_cli("report", fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep"), columns=200)
     titles, _ = _table(out.stdout)
     assert "%Roof" in titles.split() and "SM%" not in titles and "Mem%" not in titles
 
 
 def test_the_run_level_figures_say_what_they_are():
-    """`FLOPS eff 13.0% · compute eff 65.4% · bandwidth eff 11.8%` read as near-perfect kernels: the figures
-    are named for what they measure (the run's FLOP/s and DRAM B/s as % of peak, the share of kernel time in
-    kernels doing arithmetic), the --json keys unchanged; each checked against the rows' own numbers."""
+    """`FLOPS eff 13.0% · compute eff 65.4% · bandwidth eff 11.8%` read as near-perfect kernels: the
+    figures are named for what they measure (the run's FLOP/s and DRAM B/s as % of peak, the share
+    of kernel time in kernels doing arithmetic), the --json keys unchanged; each checked against the
+    rows' own numbers."""
     from flopscope.tui.cli.main import bundled_example
 
     demo = bundled_example()
@@ -151,11 +162,15 @@ def test_the_run_level_figures_say_what_they_are():
     arith = sum(r["duration_s"] for r in rows if r["flop"]) / time
     assert summary["compute_efficiency"] == pytest.approx(arith)
     judged = [r for r in rows if r["peak_flop_per_s"] is not None]
-    flops = sum(r["flop"] for r in judged) / sum(r["duration_s"] * r["peak_flop_per_s"] for r in judged)
+    flops = sum(r["flop"] for r in judged) / sum(
+        r["duration_s"] * r["peak_flop_per_s"] for r in judged
+    )
     assert summary["flops_efficiency"] == pytest.approx(flops)
     text = run_cli("report", demo, columns=200).stdout
     header = next(line for line in text.splitlines() if line.startswith("Kernel time"))
-    assert f"FLOP %Peak {100 * flops:.1f}%" in header and f"arith. time {100 * arith:.1f}%" in header
+    assert (
+        f"FLOP %Peak {100 * flops:.1f}%" in header and f"arith. time {100 * arith:.1f}%" in header
+    )
     assert "DRAM %Peak" in header
     assert not any(word in header for word in ("FLOPS eff", "compute eff", "bandwidth eff"))
 
@@ -169,16 +184,22 @@ def test_a_basic_reports_export_holds_its_speed_of_light(tmp_path):
     with out.open(newline="") as f:
         (row,) = list(csv.DictReader(f))
     sm, memory = _speed_of_light(path)[row["kernel_full"]]
-    assert float(row["sol_sm_pct"]) == pytest.approx(sm) and float(row["sol_memory_pct"]) == pytest.approx(memory)
+    assert float(row["sol_sm_pct"]) == pytest.approx(sm) and float(
+        row["sol_memory_pct"]
+    ) == pytest.approx(memory)
 
 
 def test_the_speed_of_light_is_what_the_real_ncu_prints(real_ncu):
-    """Per launch, sol_sm_pct and sol_memory_pct as `ncu --import FILE --page raw --csv` prints them."""
+    """Per launch, sol_sm_pct and sol_memory_pct as `ncu --import FILE --page raw --csv` prints
+    them."""
     import subprocess
 
     path = fixture_path("a10_spyinfer_linear_105k_basic.ncu-rep")
     raw = subprocess.run(
-        [*real_ncu, "--import", str(path), "--page", "raw", "--csv"], capture_output=True, text=True, check=True
+        [*real_ncu, "--import", str(path), "--page", "raw", "--csv"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     lines = raw[raw.index('"ID"') :].splitlines()
     header, _units, *launches = list(csv.reader(lines))
@@ -189,4 +210,6 @@ def test_the_speed_of_light_is_what_the_real_ncu_prints(real_ncu):
     for launch in launches:
         row = rows[int(launch[header.index("ID")])]
         assert row["sol_sm_pct"] == pytest.approx(float(launch[sm_at].replace(",", "")), rel=1e-3)
-        assert row["sol_memory_pct"] == pytest.approx(float(launch[memory_at].replace(",", "")), rel=1e-3)
+        assert row["sol_memory_pct"] == pytest.approx(
+            float(launch[memory_at].replace(",", "")), rel=1e-3
+        )

@@ -1,6 +1,7 @@
-"""`diff --by module` and `check --by module`: the module trees of two training steps of one transformer block
-(batch 8 and 32, H100, tests/data/gpu) matched node by node on their path. Expected figures are summed here
-from each report's launches by their NVTX ranges (tests/helpers/modules.py), not by the code under test."""
+"""`diff --by module` and `check --by module`: the module trees of two training steps of one
+transformer block (batch 8 and 32, H100, tests/data/gpu) matched node by node on their path.
+Expected figures are summed here from each report's launches by their NVTX ranges
+(tests/helpers/modules.py), not by the code under test."""
 
 from __future__ import annotations
 
@@ -12,14 +13,20 @@ from ..helpers.cli import run_cli
 from ..helpers.modules import TOP_MODULES, module_launches
 from ..helpers.real_files import H100, report_of
 
-A, B = H100 / "train_transformer_bf16_bs8.ncu-rep.xz", H100 / "train_transformer_bf16_bs32.ncu-rep.xz"
+A, B = (
+    H100 / "train_transformer_bf16_bs8.ncu-rep.xz",
+    H100 / "train_transformer_bf16_bs32.ncu-rep.xz",
+)
 
 
 def _per_module(path) -> dict[str, tuple[int, float]]:
     """Per top module of the block: (launches, seconds) of its forward and backward launches."""
     k = report_of(path).kernels
     return {
-        m: (int(module_launches(k, m).sum()), float(k.loc[module_launches(k, m), "duration_s"].sum()))
+        m: (
+            int(module_launches(k, m).sum()),
+            float(k.loc[module_launches(k, m), "duration_s"].sum()),
+        )
         for m in TOP_MODULES
     }
 
@@ -43,10 +50,15 @@ def test_diff_by_module_matches_each_node_by_path(stored):
         assert (row["count_a"], row["count_b"]) == (a[module][0], b[module][0]), module
         assert row["duration_s_a"] == pytest.approx(a[module][1], rel=1e-9), module
         assert row["duration_s_b"] == pytest.approx(b[module][1], rel=1e-9), module
-        assert row["duration_s_delta"] == pytest.approx(b[module][1] - a[module][1], rel=1e-9), module
+        assert row["duration_s_delta"] == pytest.approx(b[module][1] - a[module][1], rel=1e-9), (
+            module
+        )
         assert row["depth"] == 3 and row["presence"] == "both"
     root = rows[""]
-    assert (root["count_a"], root["count_b"]) == (len(report_of(A).kernels), len(report_of(B).kernels))
+    assert (root["count_a"], root["count_b"]) == (
+        len(report_of(A).kernels),
+        len(report_of(B).kernels),
+    )
     assert root["kernel"] == "(all launches)" and root["depth"] == 0
     order = [r["path"] for r in json.loads(done.stdout)["rows"]]
     for at, path in enumerate(order[1:], 1):  # depth first: each node after its parent
@@ -66,9 +78,12 @@ def test_check_by_module_judges_each_node_on_its_share_and_time_per_launch():
     base, run = _per_module(A), _per_module(B)
     total = float(report_of(A).kernels["duration_s"].sum())
     change = {m: (run[m][1] / run[m][0]) / (base[m][1] / base[m][0]) - 1 for m in TOP_MODULES}
-    threshold = sorted(change.values())[1:3]  # between the second and third change: two regress, two pass
+    # between the second and third change: two regress, two pass
+    threshold = sorted(change.values())[1:3]
     limit = sum(threshold) / 2
-    done = run_cli("check", B, "--baseline", A, "--by", "module", "--max-drop", f"{100 * limit:.4f}%", "--json")
+    done = run_cli(
+        "check", B, "--baseline", A, "--by", "module", "--max-drop", f"{100 * limit:.4f}%", "--json"
+    )
     assert done.returncode == 1, done.stderr
     verdict = json.loads(done.stdout)
     assert verdict["by"] == "module" and verdict["passed"] is False

@@ -1,8 +1,10 @@
-"""`flopscope doctor` and the pre-flight of `profile` and `sweep`, here and over a real loopback sshd.
+"""`flopscope doctor` and the pre-flight of `profile` and `sweep`, here and over a real loopback
+sshd.
 
 Each host is a fabricated tree (FLOPSCOPE_DOCTOR_ROOT): /proc files as the kernel writes them, and
-`nvidia-smi` and `ncu` stand-ins that print what the H100 capture recorded (tests/data/gpu/.../environment.txt:
-`nvidia-smi -q` and `ncu --version` on the device), changed one fact at a time for each failure."""
+`nvidia-smi` and `ncu` stand-ins that print what the H100 capture recorded
+(tests/data/gpu/.../environment.txt: `nvidia-smi -q` and `ncu --version` on the device), changed one
+fact at a time for each failure."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ ROOT_ENV = "FLOPSCOPE_DOCTOR_ROOT"
 
 
 def recorded() -> dict:
-    """The H100's facts as the capture recorded them, read here independently of flopscope's probe."""
+    """The H100's facts as the capture recorded them, read here independently of flopscope's
+    probe."""
     text = H100.read_text()
     field = lambda label: re.search(rf"^\s*{label}\s*:\s*(.+)$", text, re.M).group(1).strip()  # noqa: E731
     mig = re.search(r"MIG Mode\s*\n\s*Current\s*:\s*(\w+)", text).group(1)
@@ -36,7 +39,8 @@ def recorded() -> dict:
         "ncu_version": "\n".join(
             line
             for line in text.splitlines()
-            if "Nsight Compute" in line or line.startswith(("Copyright (c) 2018-2025", "Version 20"))
+            if "Nsight Compute" in line
+            or line.startswith(("Copyright (c) 2018-2025", "Version 20"))
         ),
         "ncu": re.search(r"^Version (\S+)", text, re.M).group(1),
     }
@@ -66,7 +70,8 @@ def host_tree(
     root = tmp_path / "host"
     (root / "proc/driver/nvidia").mkdir(parents=True)
     (root / "proc/driver/nvidia/params").write_text(
-        f"ResmanDebugLevel: 4294967295\nRmLogonRC: 1\nRmProfilingAdminOnly: {admin_only}\nNumVirtualFunctions: 0\n"
+        "ResmanDebugLevel: 4294967295\nRmLogonRC: 1\nRmProfilingAdminOnly:"
+        f" {admin_only}\nNumVirtualFunctions: 0\n"
     )
     (root / "proc/self").mkdir(parents=True)
     (root / "proc/self/status").write_text(
@@ -78,10 +83,13 @@ def host_tree(
         (root / ".dockerenv").write_text("")
     _script(
         root / "usr/bin/nvidia-smi",
-        f"0, {h['name']}, {h['cc']}, {mig or h['mig']}, {h['persistence']}, {driver or h['driver']}",
+        f"0, {h['name']}, {h['cc']}, {mig or h['mig']}, {h['persistence']},"
+        f" {driver or h['driver']}",
     )
     if ncu:
-        version = h["ncu_version"].replace(h["ncu"], ncu_version) if ncu_version else h["ncu_version"]
+        version = (
+            h["ncu_version"].replace(h["ncu"], ncu_version) if ncu_version else h["ncu_version"]
+        )
         _script(root / "usr/bin/ncu", version)
     (root / "tmp").mkdir()
     if home:
@@ -114,7 +122,11 @@ def test_the_recorded_h100_is_ready_to_profile(tmp_path, request, where):
 
 
 FAILURES = {  # what is wrong with the host: (tree, the failing check, words of its fix)
-    "admin-only profiling": (dict(admin_only=1), "profiling permission", "NVreg_RestrictProfilingToAdminUsers=0"),
+    "admin-only profiling": (
+        dict(admin_only=1),
+        "profiling permission",
+        "NVreg_RestrictProfilingToAdminUsers=0",
+    ),
     "no ncu": (dict(ncu=False), "ncu", "install Nsight Compute"),
     "old ncu for the driver": (
         dict(ncu_version="2025.3.1.0", driver="570.133.20"),
@@ -123,7 +135,11 @@ FAILURES = {  # what is wrong with the host: (tree, the failing check, words of 
     ),
     "MIG on": (dict(mig="Enabled"), "GPU 0", "nvidia-smi -i 0 -mig 0"),
     "no writable home": (dict(home=False), "home folder", "--env HOME="),
-    "container without SYS_ADMIN": (dict(admin_only=1, uid=0, container=True), "container", "--cap-add=SYS_ADMIN"),
+    "container without SYS_ADMIN": (
+        dict(admin_only=1, uid=0, container=True),
+        "container",
+        "--cap-add=SYS_ADMIN",
+    ),
 }
 
 
@@ -171,7 +187,9 @@ def test_profile_refuses_admin_only_counters_before_ncu_runs(tmp_path, request, 
         env={ROOT_ENV: str(host_tree(tmp_path, admin_only=1))},
     )
     assert out.returncode == 2, out.stderr
-    errors = [ln for ln in out.stderr.splitlines() if ln.startswith("flopscope: profiling permission")]
+    errors = [
+        ln for ln in out.stderr.splitlines() if ln.startswith("flopscope: profiling permission")
+    ]
     assert len(errors) == 1 and "NVreg_RestrictProfilingToAdminUsers=0" in errors[0]
     assert "the program ran" not in out.stderr and "Connected to process" not in out.stderr
     assert not (tmp_path / "home" / "runs" / "r").exists()
@@ -213,14 +231,16 @@ def test_sweep_refuses_a_host_with_admin_only_counters_before_any_point(tmp_path
     ],
 )
 def test_each_ncu_needs_the_driver_of_its_cuda_release(version, expected):
-    """NVIDIA's conda labels (cuda-11.8.0 -> 2022.3.0, cuda-12.0.0 -> 2022.4.0, cuda-12.9.1 -> 2025.2.1,
-    cuda-13.0.0 -> 2025.3.0) and the CUDA 11.x/12.x/13.x driver floors 450/525/580."""
+    """NVIDIA's conda labels (cuda-11.8.0 -> 2022.3.0, cuda-12.0.0 -> 2022.4.0, cuda-12.9.1 ->
+    2025.2.1, cuda-13.0.0 -> 2025.3.0) and the CUDA 11.x/12.x/13.x driver floors 450/525/580."""
     from flopscope.core.profiling.doctor import ncu_needs
 
     assert ncu_needs(version) == expected
 
 
-@pytest.mark.skipif(not os.environ.get("FLOPSCOPE_REAL_NCU"), reason="no real ncu: set FLOPSCOPE_REAL_NCU")
+@pytest.mark.skipif(
+    not os.environ.get("FLOPSCOPE_REAL_NCU"), reason="no real ncu: set FLOPSCOPE_REAL_NCU"
+)
 @pytest.mark.parametrize(("driver", "code"), [("550.54.15", 0), ("520.61.05", 1)])
 def test_the_real_ncus_version_is_judged_against_the_driver(tmp_path, driver, code):
     """ncu 2024.1.1 (CUDA 12.4) as it prints its own version: fine on R550, too new for R520."""
@@ -237,8 +257,9 @@ DOCTOR_RUN = H100.parent / "doctor"  # `flopscope doctor` run on the H100 itself
 
 
 def test_doctor_run_on_the_h100_found_it_ready_as_its_own_outputs_say():
-    """What doctor printed on the real node: every check OK, its facts those nvidia-smi and ncu printed there
-    (environment_e.txt, same call), and today's judgement of the facts its probe gathered there the same."""
+    """What doctor printed on the real node: every check OK, its facts those nvidia-smi and ncu
+    printed there (environment_e.txt, same call), and today's judgement of the facts its probe
+    gathered there the same."""
     from flopscope.core.profiling.doctor import doctor_json, judge
 
     env = (H100.parent / "environment_e.txt").read_text()
@@ -249,7 +270,10 @@ def test_doctor_run_on_the_h100_found_it_ready_as_its_own_outputs_say():
     detail = {c["name"]: c["detail"] for c in run["checks"]}
     assert detail["ncu"].endswith(f"version {ncu}") and detail["driver"] == driver
     assert detail["GPU 0"] == "NVIDIA H100 80GB HBM3, CC 9.0, MIG off, persistence on"
-    assert (DOCTOR_RUN / "doctor.txt").read_text().splitlines()[-2:] == ["localhost: ready to profile", "exit 0"]
+    assert (DOCTOR_RUN / "doctor.txt").read_text().splitlines()[-2:] == [
+        "localhost: ready to profile",
+        "exit 0",
+    ]
     facts = json.loads((DOCTOR_RUN / "doctor_facts.json").read_text())
     assert doctor_json("localhost", judge(facts)) == run
 
@@ -258,8 +282,9 @@ H200_RUN = H100.parent.parent / "nvidia_h200"  # `flopscope doctor` on an H200 (
 
 
 def test_doctor_run_on_the_h200_found_it_ready_and_its_facts_judge_the_same_today():
-    """What doctor printed on a real H200 (doctor.txt) against today's judgement of the facts its probe gathered
-    there (doctor_facts.json): every check OK with the same detail, the GPU as nvidia-smi named it there."""
+    """What doctor printed on a real H200 (doctor.txt) against today's judgement of the facts its
+    probe gathered there (doctor_facts.json): every check OK with the same detail, the GPU as
+    nvidia-smi named it there."""
     from flopscope.core.profiling.doctor import judge
 
     printed = (H200_RUN / "doctor.txt").read_text().splitlines()
@@ -267,6 +292,10 @@ def test_doctor_run_on_the_h200_found_it_ready_and_its_facts_judge_the_same_toda
     checks = judge(json.loads((H200_RUN / "doctor_facts.json").read_text()))
     assert {c.status for c in checks} == {"ok"}
     for check in checks:
-        assert any(ln.startswith("OK") and check.name in ln and ln.endswith(check.detail) for ln in printed), check
-    name = re.search(r"^    Product Name\s*:\s*(.+)$", (H200_RUN / "environment.txt").read_text(), re.M).group(1)
+        assert any(
+            ln.startswith("OK") and check.name in ln and ln.endswith(check.detail) for ln in printed
+        ), check
+    name = re.search(
+        r"^    Product Name\s*:\s*(.+)$", (H200_RUN / "environment.txt").read_text(), re.M
+    ).group(1)
     assert next(c.detail for c in checks if c.name == "GPU 0").startswith(f"{name}, CC 9.0")

@@ -1,6 +1,7 @@
-"""`export --columns A,B,C` (issue 43.2): only those columns, after the name, in the order given, by title or
---json key, as `report --columns` takes them; the values are the full export's, row for row (read back with
-Python's csv, not the engine); a name that is no column is one line, exit 2, and no file."""
+"""`export --columns A,B,C` (issue 43.2): only those columns, after the name, in the order given, by
+title or --json key, as `report --columns` takes them; the values are the full export's, row for row
+(read back with Python's csv, not the engine); a name that is no column is one line, exit 2, and no
+file."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def test_export_columns_by_launch_and_to_json(tmp_path):
     done = run_cli("export", DEMO, "-o", out, "--by", "launch", "--columns", "count,Time")
     assert done.returncode == 0, done.stderr
     rows = json.loads(out.read_text())["rows"]
-    assert rows and all(list(r) == ["kernel", "launch_id", "duration_s"] for r in rows)  # count: a launch's ID
+    # count: a launch's ID
+    assert rows and all(list(r) == ["kernel", "launch_id", "duration_s"] for r in rows)
 
 
 def test_export_a_column_that_is_none_is_one_line_exit_2(tmp_path):
@@ -47,8 +49,8 @@ def test_export_a_column_that_is_none_is_one_line_exit_2(tmp_path):
     done = run_cli("export", DEMO, "-o", out, "--columns", "Time,regs")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
-        "flopscope: --columns Time,regs: no column 'regs'; did you mean registers? use titles or --json keys, "
-        "comma-separated"
+        "flopscope: --columns Time,regs: no column 'regs'; did you mean registers? use titles or"
+        " --json keys, comma-separated"
     ]
     assert not out.exists()
     tree = run_cli("export", DEMO, "-o", out, "--by", "module", "--columns", "Time")

@@ -1,8 +1,9 @@
-"""Issue 42.6: `flopscope profile --metrics full` collects what every Kernel-screen panel needs. It asks ncu for
-its `full` set; ncu itself (`--list-sets`, `--list-sections`, no GPU needed) says which sections that set holds,
-and the project's own `--metrics full` capture on an H100 (tests/data/gpu/nvidia_h100_80gb_hbm3/gemm_bf16_full.*)
-fills every panel. What the extra passes cost is `--plan`'s, checked in tests/cli/test_plan.py against the 38
-passes per launch ncu printed for that run."""
+"""Issue 42.6: `flopscope profile --metrics full` collects what every Kernel-screen panel needs. It
+asks ncu for its `full` set; ncu itself (`--list-sets`, `--list-sections`, no GPU needed) says which
+sections that set holds, and the project's own `--metrics full` capture on an H100
+(tests/data/gpu/nvidia_h100_80gb_hbm3/gemm_bf16_full.*) fills every panel. What the extra passes
+cost is `--plan`'s, checked in tests/cli/test_plan.py against the 38 passes per launch ncu printed
+for that run."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ NEEDED = sorted({s for needed in PANEL_SECTIONS.values() for s in needed})
 
 
 def listed(real_ncu, what: str) -> list[list[str]]:
-    """ncu's `--list-sets` / `--list-sections` table as rows of cells, a cell wrapped over lines joined again."""
+    """ncu's `--list-sets` / `--list-sections` table as rows of cells, a cell wrapped over lines
+    joined again."""
     out = subprocess.run([*real_ncu, what], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -45,7 +47,9 @@ def listed(real_ncu, what: str) -> list[list[str]]:
         if cells[0].strip():
             rows.append([c.strip() for c in cells])
         else:  # the same row's cells, wrapped: ncu cuts a long cell mid-word
-            rows[-1] = [f"{a}{b.rstrip()}" if b.strip() else a for a, b in zip(rows[-1], cells, strict=True)]
+            rows[-1] = [
+                f"{a}{b.rstrip()}" if b.strip() else a for a, b in zip(rows[-1], cells, strict=True)
+            ]
     return rows
 
 
@@ -62,14 +66,15 @@ def test_ncus_full_set_holds_every_section_the_panels_read(real_ncu):
     sets = {row[0]: row[1] for row in listed(real_ncu, "--list-sets")}
     full = {s.strip() for s in sets["full"].split(",")}
     assert set(NEEDED) <= full, sorted(set(NEEDED) - full)
-    assert not set(NEEDED) <= {s.strip() for s in sets["basic"].split(",")}  # so a basic report lacks them
+    # so a basic report lacks them
+    assert not set(NEEDED) <= {s.strip() for s in sets["basic"].split(",")}
     known = {row[0] for row in listed(real_ncu, "--list-sections")}
     assert set(NEEDED) <= known
 
 
 def test_the_full_capture_holds_those_sections_by_ncus_own_print(real_ncu):
-    """The capture's details page (ncu's `--page details --csv` of it) names each section, by its identifier or
-    the display name `--list-sections` gives it."""
+    """The capture's details page (ncu's `--page details --csv` of it) names each section, by its
+    identifier or the display name `--list-sections` gives it."""
     display = {row[0]: row[1] for row in listed(real_ncu, "--list-sections")}
     with gzip.open(H100 / "gemm_bf16_full.details.csv.gz", "rt") as f:
         printed = {line["Section Name"] for line in csv.DictReader(f)}
@@ -93,20 +98,32 @@ def test_the_json_of_a_full_capture_has_every_panels_columns():
     out = flopscope("report", CAPTURE, "--by", "launch", "--json")
     assert out.returncode == 0, out.stderr
     for row in json.loads(out.stdout)["rows"]:
-        for column in ("sol_sm_pct", "occupancy_achieved_pct", "mem_l2_sectors", "inst_executed", "pipe_lsu_pct"):
+        for column in (
+            "sol_sm_pct",
+            "occupancy_achieved_pct",
+            "mem_l2_sectors",
+            "inst_executed",
+            "pipe_lsu_pct",
+        ):
             assert row[column] is not None, column
         assert any(row[c] for c in row if c.startswith("stall_")), "warp stalls"
 
 
 @pytest.mark.parametrize("panel", [p for p in PANEL_SECTIONS if p != "Source"])
 def test_a_basic_report_has_each_panel_or_says_which_sections_collect_it(panel):
-    """A `--set basic` report (SpeedOfLight, Occupancy, LaunchStats, WorkloadDistribution) fills the panels of
-    those sections, and its Not collected panel names the sections of every other."""
+    """A `--set basic` report (SpeedOfLight, Occupancy, LaunchStats, WorkloadDistribution) fills the
+    panels of those sections, and its Not collected panel names the sections of every other."""
     report = read_report(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))
     panels = dict(sections(report.group("name").iloc[0]))
     missing = dict(panels["Not collected"])
-    label = panel.split(",")[0]  # `Warp stalls, cycles per issued instruction` is listed as `Warp stalls`
-    if set(PANEL_SECTIONS[panel]) <= {"SpeedOfLight", "Occupancy", "LaunchStats", "WorkloadDistribution"}:
+    # `Warp stalls, cycles per issued instruction` is listed as `Warp stalls`
+    label = panel.split(",")[0]
+    if set(PANEL_SECTIONS[panel]) <= {
+        "SpeedOfLight",
+        "Occupancy",
+        "LaunchStats",
+        "WorkloadDistribution",
+    }:
         assert panel in panels and label not in missing
     else:
         assert panel not in panels

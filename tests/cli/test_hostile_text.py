@@ -1,11 +1,10 @@
-"""Reports are untrusted input: kernel names and paths that carry terminal escape sequences, bidi overrides,
-line breaks, Rich markup or spreadsheet formulas reach no terminal and no spreadsheet as such, while JSON and
-Parquet keep them exactly.
+"""Reports are untrusted input: kernel names and paths that carry terminal escape sequences, bidi
+overrides, line breaks, Rich markup or spreadsheet formulas reach no terminal and no spreadsheet as
+such, while JSON and Parquet keep them exactly.
 
-The hostile pages are the real V100 CUTLASS launches (raw page and details page, from the shared fixture)
-with their kernel names replaced. What a name must look like on screen is computed here with Python's own
-`ascii()` escapes, not with the code under test.
-"""
+The hostile pages are the real V100 CUTLASS launches (raw page and details page, from the shared
+fixture) with their kernel names replaced. What a name must look like on screen is computed here
+with Python's own `ascii()` escapes, not with the code under test."""
 
 from __future__ import annotations
 
@@ -43,12 +42,13 @@ HOSTILE = [
     '=HYPERLINK("http://x","y")',  # spreadsheet formulas (OWASP CSV injection)
     "+cmd|' /C calc'!A0",
     "@SUM(1)",
-    "-2+3\x9b2J\x7f\x00nul\u200bzw\ufeff",  # formula, an 8-bit CSI (C1), DEL, NUL, zero-width space and BOM
+    # formula, an 8-bit CSI (C1), DEL, NUL, zero-width space and BOM
+    "-2+3\x9b2J\x7f\x00nul\u200bzw\ufeff",
 ]
 FORMULAS = {"=HYPERLINK(", "+cmd|", "@SUM(1)", "-2+3"}
 
-# What may never reach a terminal: C0 controls but the newline that ends a line, DEL, C1, bidi controls and
-# marks, line and paragraph separators.
+# What may never reach a terminal: C0 controls but the newline that ends a line, DEL, C1, bidi
+# controls and marks, line and paragraph separators.
 UNSAFE = {
     *map(chr, range(0x20)),
     "\x7f",
@@ -65,8 +65,8 @@ UNSAFE = {
 
 
 def escaped(text: str) -> str:
-    """`text` as it must show: each unsafe character as Python writes it in an ASCII literal (`\\x1b`,
-    `\\u202e`, `\\n`)."""
+    """`text` as it must show: each unsafe character as Python writes it in an ASCII literal
+    (`\\x1b`, `\\u202e`, `\\n`)."""
     return "".join(ascii(c)[1:-1] if c in UNSAFE else c for c in text)
 
 
@@ -77,8 +77,8 @@ def assert_clean(output: str) -> None:
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory) -> dict[str, Path]:
-    """The raw page and the details page, every launch renamed; the raw page also under a file name that
-    itself retitles the terminal (a path is shown in headers and error lines)."""
+    """The raw page and the details page, every launch renamed; the raw page also under a file name
+    that itself retitles the terminal (a path is shown in headers and error lines)."""
     details = fixture_path(DETAILS)
     folder = tmp_path_factory.mktemp("hostile")
     rows = launches(details)
@@ -89,12 +89,16 @@ def pages(tmp_path_factory) -> dict[str, Path]:
     raw.write_text(raw_csv(rows))
     named = folder / "r\x1b]0;pwned\x07\u202e.csv"
     named.write_text(raw.read_text())
-    return {"raw": raw, "details": _renamed_details(details, folder / "details.csv"), "named": named}
+    return {
+        "raw": raw,
+        "details": _renamed_details(details, folder / "details.csv"),
+        "named": named,
+    }
 
 
 def _renamed_details(path: Path, out: Path) -> Path:
-    """The details CSV with launch N's kernel named HOSTILE[N], every other byte of each row as ncu wrote it
-    (its preamble lines included), re-quoted by the csv module."""
+    """The details CSV with launch N's kernel named HOSTILE[N], every other byte of each row as ncu
+    wrote it (its preamble lines included), re-quoted by the csv module."""
     lines = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
     rows = list(csv.reader(lines[start:]))
@@ -159,7 +163,8 @@ def test_safe_text_is_unchanged_and_escaping_twice_changes_nothing():
         "C:\\path\\x1b",
     ]:
         assert display_text(text) == text
-    assert display_text("zero\u200bwidth") == "zero\\u200bwidth"  # invisible: two names would look alike
+    # invisible: two names would look alike
+    assert display_text("zero\u200bwidth") == "zero\\u200bwidth"
     once = display_text(HOSTILE[0])
     assert once == "clear\\x1b[2J\\x1b[Hscreen" and display_text(once) == once
     assert display_text("a\x1b\nb\tc", keep_newlines=True) == "a\\x1b\nb\\tc"
@@ -175,11 +180,18 @@ def test_ncu_progress_lines_from_the_program_and_ncu_are_escaped():
     kernel = parse_line('==PROF== Profiling "k\x1b]0;x\x07" - 0: 0%....50%....100% - 9 passes')
     assert kernel.name == "k\x1b]0;x\x07"
     assert describe(kernel) == "kernel 0: k\\x1b]0;x\\x07 (9 passes)"
-    assert describe(parse_line("\x1b[31mred\x1b[0m program output\r\n")) == "\\x1b[31mred\\x1b[0m program output"
-    assert describe(parse_line("==ERROR== bad \x1b]52;c;eA==\x07")) == "ncu error: bad \\x1b]52;c;eA==\\x07"
+    assert (
+        describe(parse_line("\x1b[31mred\x1b[0m program output\r\n"))
+        == "\\x1b[31mred\\x1b[0m program output"
+    )
+    assert (
+        describe(parse_line("==ERROR== bad \x1b]52;c;eA==\x07"))
+        == "ncu error: bad \\x1b]52;c;eA==\\x07"
+    )
 
 
-# -- the command line --------------------------------------------------------------------------------
+# -- the command line
+# --------------------------------------------------------------------------------
 @pytest.mark.parametrize("page", ["raw", "details"])
 @pytest.mark.parametrize("command", [["report"], ["open", "--no-tui"]])
 def test_the_table_escapes_every_name_and_shows_every_row(pages, page, command):
@@ -226,8 +238,11 @@ def test_exports_csv_defused_json_and_parquet_exact(pages, tmp_path):
         original = next(n for n in HOSTILE if n == row["kernel_full"].removeprefix("'"))
         formula = any(original.startswith(f) for f in FORMULAS)
         assert row["kernel_full"] == ("'" + original if formula else original)
-        assert float(row["duration_s"]) > 0 and not row["duration_s"].startswith("'")  # numbers stay numbers
-    assert sorted(r["kernel_full"] for r in json.loads((tmp_path / "out.json").read_text())["rows"]) == sorted(HOSTILE)
+        # numbers stay numbers
+        assert float(row["duration_s"]) > 0 and not row["duration_s"].startswith("'")
+    assert sorted(
+        r["kernel_full"] for r in json.loads((tmp_path / "out.json").read_text())["rows"]
+    ) == sorted(HOSTILE)
     assert sorted(pd.read_parquet(tmp_path / "out.parquet")["kernel_full"]) == sorted(HOSTILE)
     done = run_cli("export", pages["raw"], "-o", tmp_path / "raw.csv", "--raw-csv")
     assert done.returncode == 0, done.stderr
@@ -251,20 +266,27 @@ def test_csv_defuses_text_cells_only_never_a_negative_number(tmp_path):
     write_table(frame, tmp_path / "out.csv")
     lines = (tmp_path / "out.csv").read_text().splitlines()
     assert lines[0] == "name,delta_s,kind"
-    assert [next(csv.reader([line])) for line in lines[1:3]] == [["'-cmd", "-1.5", "'@SUM(1)"], ["'=1+1", "-2.0", "a"]]
+    assert [next(csv.reader([line])) for line in lines[1:3]] == [
+        ["'-cmd", "-1.5", "'@SUM(1)"],
+        ["'=1+1", "-2.0", "a"],
+    ]
     with open(tmp_path / "out.csv", newline="") as handle:
         text = handle.read()
-    assert "\n\"'\r'=x\"," in text  # a CR quoted (a bare one ends the row), the line after it defused too
+    # a CR quoted (a bare one ends the row), the line after it defused too
+    assert "\n\"'\r'=x\"," in text
     cells = list(csv.reader(io.StringIO(text, newline="")))[1:]
     assert [c[0] for c in cells] == ["'-cmd", "'=1+1", "'\tx", "'\r'=x", "ok", "-5", "+1e3", ""]
     assert [float(c[1]) for c in cells] == list(frame["delta_s"])
     write_table(frame, tmp_path / "raw.csv", raw_csv=True)
     with open(tmp_path / "raw.csv", newline="") as handle:
         raw = handle.read()
-    assert all(f"\n{line}" in raw for line in ["-cmd,-1.5,@SUM(1)\n", "=1+1,", "\tx,", '"\r=x",', "-5,"])
+    assert all(
+        f"\n{line}" in raw for line in ["-cmd,-1.5,@SUM(1)\n", "=1+1,", "\tx,", '"\r=x",', "-5,"]
+    )
 
 
-# -- the app ----------------------------------------------------------------------------------------
+# -- the app
+# ----------------------------------------------------------------------------------------
 async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(pages, monkeypatch):
     from flopscope.tui.app.launch import kernels_app
     from flopscope.tui.app.screens.kernel import KernelScreen
@@ -277,12 +299,20 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
     report = read_report(pages["named"])
     app = kernels_app(pages["named"], report=report)
     async with app.run_test(size=(160, 40)) as pilot:
-        await settle(pilot, lambda: app.kernels.model is not None and not app.kernels.query_one(KernelTable).loading)
+        await settle(
+            pilot,
+            lambda: (
+                app.kernels.model is not None and not app.kernels.query_one(KernelTable).loading
+            ),
+        )
         lines = app.kernels.query_one(KernelTable).visible_text()
         assert_clean("\n".join(lines))
         for name in report.group("name")["kernel"]:
-            assert sum(line.startswith(escaped(name)[:30]) for line in lines[1:]) == 1, escaped(name)
-        shown = "\n".join(str(w.render()) for w in app.screen.query(Summary))  # the header names the file
+            assert sum(line.startswith(escaped(name)[:30]) for line in lines[1:]) == 1, escaped(
+                name
+            )
+        # the header names the file
+        shown = "\n".join(str(w.render()) for w in app.screen.query(Summary))
         assert_clean(shown)
         assert escaped(pages["named"].name) in shown
         notes = []
@@ -290,11 +320,13 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
         app.notify("run a\x1b]0;x\x07 [bold]b[/bold]", title="t\x1b[2J")
         assert notes == [
             (
-                "t\\x1b[2J: run a\\x1b]0;x\\x07 [bold]b[/bold]",  # the title leads the message's line
+                # the title leads the message's line
+                "t\\x1b[2J: run a\\x1b]0;x\\x07 [bold]b[/bold]",
                 {"title": "", "severity": "information", "timeout": None, "markup": False},
             )
         ]
-        await pilot.press("e")  # the export dialog proposes a file named after the report: made safe
+        # the export dialog proposes a file named after the report: made safe
+        await pilot.press("e")
         await settle(pilot, lambda: app.screen.query(Input))
         proposed = app.screen.query_one(Input).value
         assert_clean(proposed)
@@ -304,7 +336,9 @@ async def test_the_app_shows_every_row_escaped_and_notifications_as_plain_text(p
         row = app.kernels.model.row(0)
         await app.push_screen(KernelScreen(row, report.ceilings()))
         await pilot.pause(0.1)
-        text = "\n".join(str(w.render()) for w in [*app.screen.query(Static), *app.screen.query(Breadcrumb)])
+        text = "\n".join(
+            str(w.render()) for w in [*app.screen.query(Static), *app.screen.query(Breadcrumb)]
+        )
         assert_clean(text)
         assert escaped(row["kernel"]) in text
 
@@ -318,20 +352,24 @@ def test_roofline_labels_are_escaped(pages):
     labels = [describe_point(data, i).renderables[0].plain for i in range(len(data.points))]
     assert data.points and all("\x1b" not in label and "\u202e" not in label for label in labels)
     assert any("bidi\\u202eexe.cu" in label for label in labels)  # the names with FLOPs are plotted
-    assert any("two\\nlines" in label for label in labels) and any("-2+3\\x9b2J\\x7f" in label for label in labels)
+    assert any("two\\nlines" in label for label in labels) and any(
+        "-2+3\\x9b2J\\x7f" in label for label in labels
+    )
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install -y tmux)")
+@pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install -y tmux)"
+)
 def test_the_app_in_tmux_keeps_the_pane_title_and_shows_every_row(pages, tmp_path):
-    """A real terminal: the OSC 0 in the file name and in a kernel name would retitle the pane, the CSI in
-    another would clear the table."""
+    """A real terminal: the OSC 0 in the file name and in a kernel name would retitle the pane, the
+    CSI in another would clear the table."""
     from ..helpers.tmux import Tmux
 
     tmux = Tmux()
     status = tmp_path / "exit"
     command = (
-        f"env -u COLORTERM TERM=xterm-256color {shlex.quote(sys.executable)} -m flopscope.tui.cli open "
-        f"{shlex.quote(str(pages['named']))}; echo $? > {shlex.quote(str(status))}; sleep 30"
+        f"env -u COLORTERM TERM=xterm-256color {shlex.quote(sys.executable)} -m flopscope.tui.cli"
+        f" open {shlex.quote(str(pages['named']))}; echo $? > {shlex.quote(str(status))}; sleep 30"
     )
     tmux("new-session", "-d", "-s", "app", "-x", "160", "-y", "30", "sleep 60")
     try:
@@ -353,10 +391,12 @@ def test_the_app_in_tmux_keeps_the_pane_title_and_shows_every_row(pages, tmp_pat
         tmux("kill-server")
 
 
-# -- stored runs: runs, diff and sweep views --------------------------------------------------------------
+# -- stored runs: runs, diff and sweep views
+# --------------------------------------------------------------
 @pytest.fixture(scope="module")
 def stored(pages, tmp_path_factory) -> Path:
-    """A store holding the hostile raw page twice (runs `a` and `b`, hostile names, a hostile GPU name)."""
+    """A store holding the hostile raw page twice (runs `a` and `b`, hostile names, a hostile GPU
+    name)."""
     from flopscope.core import Report
     from flopscope.core.store.run_store import Store
 
@@ -365,7 +405,10 @@ def stored(pages, tmp_path_factory) -> Path:
     meta = replace(report.meta, gpu="GPU\x1b]0;pwned\x07")
     with Store(home / "flopscope.db") as store:
         for name in ("a", "b"):
-            store.save(Report(meta=meta, kernels=report.kernels, gpu=report.gpu, missing=report.missing), name)
+            store.save(
+                Report(meta=meta, kernels=report.kernels, gpu=report.gpu, missing=report.missing),
+                name,
+            )
     return home
 
 
@@ -378,14 +421,19 @@ def test_runs_and_diff_print_escaped_names(stored):
 
 
 def test_a_sweep_from_hostile_files_prints_escaped_names(pages, tmp_path):
-    """At the second size one kernel has another (hostile) name: the finding that names it is escaped."""
+    """At the second size one kernel has another (hostile) name: the finding that names it is
+    escaped."""
     files = []
     for size in (1, 2):
         path = tmp_path / f"bs{size}\x1b[2J.csv"
         text = pages["raw"].read_text()
-        path.write_text(text if size == 1 else text.replace('"@SUM(1)"', '"@SUM(2)\x1b]0;pwned\x07"'))
+        path.write_text(
+            text if size == 1 else text.replace('"@SUM(1)"', '"@SUM(2)\x1b]0;pwned\x07"')
+        )
         files.append(path)
-    done = run_cli("sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--no-tui", home=tmp_path)
+    done = run_cli(
+        "sweep", "--from", *files, "--param-from-name", r"bs(\d+)", "--no-tui", home=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert_clean(done.stdout + done.stderr)
     assert "kernel @SUM(2)\\x1b]0;pwned\\x07 runs only at" in done.stdout
@@ -401,9 +449,13 @@ async def test_the_diff_screen_shows_escaped_names(stored):
 
     with Store(stored / "flopscope.db") as store:
         a, b = store.load("a"), store.load("b")
-    app = FlopscopeApp(DiffScreen(diff_runs(a, b), "a", "b", ("GPU\x1b]0;x\x07", "GPU\x1b]0;x\x07"), (a, b)))
+    app = FlopscopeApp(
+        DiffScreen(diff_runs(a, b), "a", "b", ("GPU\x1b]0;x\x07", "GPU\x1b]0;x\x07"), (a, b))
+    )
     async with app.run_test(size=(160, 40)) as pilot:
-        await settle(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.query(KernelTable))
+        await settle(
+            pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.query(KernelTable)
+        )
         await pilot.pause(0.1)
         lines = app.screen.query_one(KernelTable).visible_text()
         title = str(app.screen.query_one("#diff-title", Static).render())
@@ -413,8 +465,9 @@ async def test_the_diff_screen_shows_escaped_names(stored):
 
 
 async def test_the_live_profile_screen_escapes_ncu_and_program_output():
-    """ncu's lines and the program's own, as the profile job hands them over (parsed from the console
-    stream): a kernel name retitling the terminal, colour codes, an OSC 52 in an error, then the failure."""
+    """ncu's lines and the program's own, as the profile job hands them over (parsed from the
+    console stream): a kernel name retitling the terminal, colour codes, an OSC 52 in an error, then
+    the failure."""
     from flopscope.tui.app.launch import kernels_app
     from flopscope.tui.app.screens.profile import ProfileScreen
     from textual.widgets import DataTable
@@ -452,7 +505,8 @@ async def test_the_live_profile_screen_escapes_ncu_and_program_output():
 
 
 async def test_the_runs_and_sweep_screens_show_escaped_names(stored, pages, tmp_path):
-    """The Runs screen lists the hostile GPU name; the Sweep screen's findings name a hostile kernel."""
+    """The Runs screen lists the hostile GPU name; the Sweep screen's findings name a hostile
+    kernel."""
     from flopscope.core.analysis.scaling import Slice
     from flopscope.tui.app.launch import runs_app, sweep_app
     from flopscope.tui.app.widgets.kernel_table import KernelTable
@@ -489,12 +543,18 @@ async def test_the_reconcile_screen_escapes_module_names_and_notes():
     result = Reconciliation(
         "m", "r.ncu-rep", 0.1, 1, [module], {}, None, None, None, "", None, "fp32", None, None, None
     )
-    screen = ReconcileScreen("Reconcile r\x1b]0;pwned\x07.ncu-rep", result, ["note \x1b]52;c;eA==\x07"], False)
+    screen = ReconcileScreen(
+        "Reconcile r\x1b]0;pwned\x07.ncu-rep", result, ["note \x1b]52;c;eA==\x07"], False
+    )
     app = FlopscopeApp(screen)
     async with app.run_test(size=(120, 20)) as pilot:
         await settle(pilot, lambda: app.screen is screen)
         await pilot.pause(0.1)
         text = "\n".join(screen_lines(app))
         assert_clean(text)
-        for shown in ("r\\x1b]0;pwned\\x07.ncu-rep", "layer1\\x1b[2J\\u202e", "note \\x1b]52;c;eA==\\x07"):
+        for shown in (
+            "r\\x1b]0;pwned\\x07.ncu-rep",
+            "layer1\\x1b[2J\\u202e",
+            "note \\x1b]52;c;eA==\\x07",
+        ):
             assert shown in text, shown

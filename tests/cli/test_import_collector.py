@@ -1,6 +1,7 @@
-"""A command's imports run with Python's cycle collector paused (tui/cli/import_guards.collector_paused): pandas' and
-pyarrow's ~120k objects would otherwise be walked over and over as they pile up (30-40 ms of a 100k-launch
-export). The collector must be back on for the command itself, which makes and drops big tables."""
+"""A command's imports run with Python's cycle collector paused
+(tui/cli/import_guards.collector_paused): pandas' and pyarrow's ~120k objects would otherwise be
+walked over and over as they pile up (30-40 ms of a 100k-launch export). The collector must be back
+on for the command itself, which makes and drops big tables."""
 
 from __future__ import annotations
 
@@ -39,23 +40,23 @@ def test_a_collector_switched_off_before_stays_off():
 
 
 def test_a_real_command_runs_with_the_collector_on_and_its_imports_frozen(tmp_path):
-    """Through the real entry point, in the worker that ran `report --json`, as the command returns."""
+    """Through the real entry point, in the worker that ran `report --json`, as the command
+    returns."""
     code = (
-        "import gc, json, sys\n"
-        "from flopscope.tui.cli import watcher\n"
-        "from flopscope.tui.cli.entry import main\n"
-        "def probe(code, leave=watcher._leave):\n"
-        "    state = {'enabled': gc.isenabled(), 'frozen': gc.get_freeze_count(), 'pandas': 'pandas' in sys.modules}\n"
-        "    sys.stderr.write('GC ' + json.dumps(state) + '\\n')\n"
-        "    leave(code)\n"
-        "watcher._leave = probe\n"
-        f"sys.argv = ['flopscope', 'report', '--json', '--no-cache', {str(bundled_example())!r}]\n"
-        "main()\n"
+        "import gc, json, sys\nfrom flopscope.tui.cli import watcher\nfrom flopscope.tui.cli.entry"
+        " import main\ndef probe(code, leave=watcher._leave):\n    state = {'enabled':"
+        " gc.isenabled(), 'frozen': gc.get_freeze_count(), 'pandas': 'pandas' in sys.modules}\n  "
+        "  sys.stderr.write('GC ' + json.dumps(state) + '\\n')\n    leave(code)\nwatcher._leave ="
+        " probe\nsys.argv = ['flopscope', 'report', '--json', '--no-cache',"
+        f" {str(bundled_example())!r}]\nmain()\n"
     )
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+    )
     line = [x for x in done.stderr.splitlines() if x.startswith("GC ")]
     assert done.returncode == 0 and len(line) == 1, done.stderr
     state = json.loads(line[0][3:])
     assert state["pandas"] and state["enabled"]
-    assert state["frozen"] > 50_000  # pandas, numpy and pyarrow's objects, out of every later collection
+    # pandas, numpy and pyarrow's objects, out of every later collection
+    assert state["frozen"] > 50_000

@@ -1,6 +1,7 @@
-"""`report --by module` from the launches' structured NVTX stacks: a range name holding `/` and `:` is one node
-(the H100 training step's raw page with its `attn` ranges renamed), and a file of two GPUs is split per GPU under
-the root, each GPU's figures those read from the page with `csv` alone."""
+"""`report --by module` from the launches' structured NVTX stacks: a range name holding `/` and `:`
+is one node (the H100 training step's raw page with its `attn` ranges renamed), and a file of two
+GPUs is split per GPU under the root, each GPU's figures those read from the page with `csv`
+alone."""
 
 from __future__ import annotations
 
@@ -22,15 +23,21 @@ _PUSHED = re.compile(r'"<default domain>:(.*?):none:none:none:none:none:none"')
 
 
 def _forward_seconds(page, by_gpu: bool = False) -> dict[tuple[str, str], float]:
-    """(GPU name or "", module) -> seconds of the launches with that module among their pushed ranges."""
+    """(GPU name or "", module) -> seconds of the launches with that module among their pushed
+    ranges."""
     with page.open(newline="") as f:
         header, units, *rows = csv.reader(f)
     pushed = next(i for i, h in enumerate(header) if "Push/Pop_Range" in h)
-    time, gpu = header.index("gpu__time_duration.sum"), header.index("device__attribute_display_name")
+    time, gpu = (
+        header.index("gpu__time_duration.sum"),
+        header.index("device__attribute_display_name"),
+    )
     out: dict[tuple[str, str], float] = defaultdict(float)
     for row in rows:
         for name in set(_PUSHED.findall(row[pushed])):
-            out[(row[gpu] if by_gpu else "", name)] += float(row[time].replace(",", "")) * SECONDS[units[time]]
+            out[(row[gpu] if by_gpu else "", name)] += (
+                float(row[time].replace(",", "")) * SECONDS[units[time]]
+            )
     return out
 
 
@@ -44,7 +51,9 @@ def _tree(page):
 def _walk(node):
     kids = node["children"]
     if kids:  # every roll-up is its own launches plus its children's
-        assert node["duration_s"] == pytest.approx(node["own_duration_s"] + sum(k["duration_s"] for k in kids))
+        assert node["duration_s"] == pytest.approx(
+            node["own_duration_s"] + sum(k["duration_s"] for k in kids)
+        )
         assert node["count"] >= sum(k["count"] for k in kids)
     yield node
     for kid in kids:
@@ -79,7 +88,10 @@ def test_two_gpus_are_the_level_under_the_root_each_with_its_own_modules(tmp_pat
     assert len(list(_walk(root))) > 10  # every roll-up checked
     with page.open(newline="") as f:
         header, units, *rows = csv.reader(f)
-    gpu, time = header.index("device__attribute_display_name"), header.index("gpu__time_duration.sum")
+    gpu, time = (
+        header.index("device__attribute_display_name"),
+        header.index("gpu__time_duration.sum"),
+    )
     per_gpu: dict[str, list] = defaultdict(lambda: [0, 0.0])
     for row in rows:
         per_gpu[row[gpu]][0] += 1
@@ -88,16 +100,23 @@ def test_two_gpus_are_the_level_under_the_root_each_with_its_own_modules(tmp_pat
     tops = {next(g for g in per_gpu if n["name"].endswith(": " + g)): n for n in root["children"]}
     assert len(root["children"]) == 2 and set(tops) == set(per_gpu)
     for name, (count, seconds) in per_gpu.items():
-        assert tops[name]["count"] == count and tops[name]["duration_s"] == pytest.approx(seconds, rel=1e-9)
+        assert tops[name]["count"] == count and tops[name]["duration_s"] == pytest.approx(
+            seconds, rel=1e-9
+        )
     assert root["duration_s"] == pytest.approx(sum(t for _, t in per_gpu.values()), rel=1e-9)
     forward = _forward_seconds(page, by_gpu=True)
     for name, top in tops.items():
         under = {n["name"]: n for n in _walk(top)}
         assert all(n["path_names"][0] == top["name"] for n in under.values())
-        assert sum(m in under for m in MODULES) >= 4  # launches alternate GPUs: a one-launch module is on one
-        for module in MODULES:  # a module none of a GPU's launches ran forward in: absent there, or backward only
+        # launches alternate GPUs: a one-launch module is on one
+        assert sum(m in under for m in MODULES) >= 4
+        # a module none of a GPU's launches ran forward in: absent there, or backward only
+        for module in MODULES:
             got = under[module]["forward_duration_s"] if module in under else 0.0
-            assert got == pytest.approx(forward.get((name, module), 0.0), rel=1e-9, abs=1e-15), (name, module)
+            assert got == pytest.approx(forward.get((name, module), 0.0), rel=1e-9, abs=1e-15), (
+                name,
+                module,
+            )
 
 
 def test_one_gpu_has_no_gpu_level(tmp_path):
@@ -107,7 +126,8 @@ def test_one_gpu_has_no_gpu_level(tmp_path):
 
 
 def test_a_gpu_nodes_launches_are_that_gpus(tmp_path):
-    """`r` on a node draws `Report.under_module(path)`: on a GPU node, that GPU's launches, as the page counts."""
+    """`r` on a node draws `Report.under_module(path)`: on a GPU node, that GPU's launches, as the
+    page counts."""
     page = two_gpu_page(tmp_path)
     report = read_report(page)
     tree = report.module_tree()
@@ -115,7 +135,9 @@ def test_a_gpu_nodes_launches_are_that_gpus(tmp_path):
     for _, node in tree[tree["depth"] == 1].iterrows():
         launches = report.under_module(node["path"]).kernels
         (gpu,) = set(launches["gpu"])
-        assert node["name"].endswith(": " + gpu) and len(launches) == expected[gpu][0] == node["count"]
+        assert (
+            node["name"].endswith(": " + gpu) and len(launches) == expected[gpu][0] == node["count"]
+        )
 
 
 @pytest.mark.parametrize("make", [renamed_page, two_gpu_page], ids=["renamed", "two-gpus"])

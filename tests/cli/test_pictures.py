@@ -1,5 +1,6 @@
-"""Issue 43.5: pictures to share. `report -o OUT.svg|.html|.txt` and `roofline -o` write what the terminal would
-show (rich's own export), naming the run, GPU and roof; the app's ctrl+s saves the screen (Textual's export)."""
+"""Issue 43.5: pictures to share. `report -o OUT.svg|.html|.txt` and `roofline -o` write what the
+terminal would show (rich's own export), naming the run, GPU and roof; the app's ctrl+s saves the
+screen (Textual's export)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from ..helpers.real_files import DEMO
 def svg_text(path) -> str:
     """The text an SVG shows, its cells joined (rich writes one <text> per run of a style)."""
     body = path.read_text(encoding="utf-8")
-    return html.unescape(" ".join(re.findall(r"<text[^>]*>(.*?)</text>", body))).replace("\xa0", " ")
+    return html.unescape(" ".join(re.findall(r"<text[^>]*>(.*?)</text>", body))).replace(
+        "\xa0", " "
+    )
 
 
 def demo_rows() -> list[dict]:
@@ -41,7 +44,11 @@ def test_report_writes_the_printed_report_as_a_picture(tmp_path, kind):
 
 def test_a_picture_of_another_kind_is_one_line_exit_2(tmp_path):
     out = run_cli("report", DEMO, "-o", tmp_path / "table.png")
-    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and "OUT.svg" in out.stderr
+    assert (
+        out.returncode == 2
+        and len(out.stderr.strip().splitlines()) == 1
+        and "OUT.svg" in out.stderr
+    )
     assert not (tmp_path / "table.png").exists()
 
 
@@ -55,7 +62,10 @@ def test_roofline_writes_the_roofline_screens_picture(tmp_path):
     dram = np.array([r["dram_bytes"] or 0 for r in rows], dtype=float)
     plotted = int(((flop > 0) & (dram > 0)).sum())
     assert f"{plotted} plotted · {len(rows) - plotted} on the strip" in text
-    assert f"{DEMO.name} · NVIDIA H100 80GB HBM3 · by name · roof: theoretical at the measured clock" in text
+    assert (
+        f"{DEMO.name} · NVIDIA H100 80GB HBM3 · by name · roof: theoretical at the measured clock"
+        in text
+    )
     assert "arithmetic intensity, FLOP/byte (DRAM)" in text
 
 

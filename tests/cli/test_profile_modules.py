@@ -1,6 +1,6 @@
-"""`flopscope profile --modules` here and over SSH: ncu gets its NVTX support, and the program, run as given,
-gets the module hooks as its sitecustomize (ncu is the replaying stand-in: no GPU here; the program is a CPU
-PyTorch training step with a recording stand-in for torch.cuda.nvtx)."""
+"""`flopscope profile --modules` here and over SSH: ncu gets its NVTX support, and the program, run
+as given, gets the module hooks as its sitecustomize (ncu is the replaying stand-in: no GPU here;
+the program is a CPU PyTorch training step with a recording stand-in for torch.cuda.nvtx)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ json.dump(calls, open(sys.argv[1], "w"))
 
 
 @pytest.mark.parametrize("where", ["local", "ssh"])
-def test_the_program_runs_unchanged_with_module_ranges_and_ncu_records_nvtx(tmp_path, request, where):
+def test_the_program_runs_unchanged_with_module_ranges_and_ncu_records_nvtx(
+    tmp_path, request, where
+):
     script, calls = tmp_path / "train.py", tmp_path / "calls.json"
     script.write_text(PROGRAM)
     host = remote(request.getfixturevalue("server")) if where == "ssh" else []
@@ -66,7 +68,12 @@ def test_without_modules_the_program_gets_no_hooks(tmp_path):
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert json.loads(calls.read_text()) == []
-    assert "--nvtx" not in json.loads((tmp_path / "home" / "runs" / "plain" / "run.json").read_text())["ncu_argv"]
+    assert (
+        "--nvtx"
+        not in json.loads((tmp_path / "home" / "runs" / "plain" / "run.json").read_text())[
+            "ncu_argv"
+        ]
+    )
 
 
 TWO_STEPS = """
@@ -80,7 +87,8 @@ class Recorder:
     def range_end(self, range_id): pass
 
 torch.cuda.nvtx = Recorder()
-with open(sys.argv[1], "a") as log:  # which run this is: the timing run is told where to write its step times
+# which run this is: the timing run is told where to write its step times
+with open(sys.argv[1], "a") as log:
     log.write("timed\\n" if os.environ.get("FLOPSCOPE_STEP_TIMES") else "profiled\\n")
 model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -91,7 +99,9 @@ for _ in range(2):
 
 
 @pytest.mark.parametrize("where", ["local", "ssh"])
-def test_modules_runs_the_program_again_without_ncu_and_stores_its_step_times(tmp_path, request, where):
+def test_modules_runs_the_program_again_without_ncu_and_stores_its_step_times(
+    tmp_path, request, where
+):
     script, runs = tmp_path / "train.py", tmp_path / "runs.log"
     script.write_text(TWO_STEPS)
     host = remote(request.getfixturevalue("server")) if where == "ssh" else []
@@ -101,24 +111,33 @@ def test_modules_runs_the_program_again_without_ncu_and_stores_its_step_times(tm
         home=tmp_path / "home",
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert runs.read_text().splitlines() == ["profiled", "timed"]  # under the ncu stand-in, then alone
+    # under the ncu stand-in, then alone
+    assert runs.read_text().splitlines() == ["profiled", "timed"]
     folder = tmp_path / "home" / "runs" / "timed"
     steps = json.loads((folder / "timing.json").read_text())["steps"]
     assert [s["step"] for s in steps] == [1, 2] and all(0 < s["wall_s"] < 60 for s in steps)
     said = [ln for ln in out.stderr.splitlines() if "timing run without ncu: 2 step(s)" in ln]
     assert len(said) == 1 and f"median wall {steps[1]['wall_s']:.4g} s after the first" in said[0]
-    assert any("timing run without ncu" in note for note in json.loads((folder / "run.json").read_text())["notes"])
-    # the stored run's report finds them: its launches have no step ranges (the stand-in replays a capture
-    # without them), so the steps are the timing run's alone
-    doc = json.loads(flopscope("report", "timed", "--by", "module", "--json", home=tmp_path / "home").stdout)
-    assert [(s["step"], s["wall_s"]) for s in doc["steps"]["steps"]] == [(s["step"], s["wall_s"]) for s in steps]
+    assert any(
+        "timing run without ncu" in note
+        for note in json.loads((folder / "run.json").read_text())["notes"]
+    )
+    # the stored run's report finds them: its launches have no step ranges (the stand-in replays a
+    # capture without them), so the steps are the timing run's alone
+    doc = json.loads(
+        flopscope("report", "timed", "--by", "module", "--json", home=tmp_path / "home").stdout
+    )
+    assert [(s["step"], s["wall_s"]) for s in doc["steps"]["steps"]] == [
+        (s["step"], s["wall_s"]) for s in steps
+    ]
 
 
 def test_no_timing_runs_the_program_once(tmp_path):
     script, runs = tmp_path / "train.py", tmp_path / "runs.log"
     script.write_text(TWO_STEPS)
     out = flopscope(
-        "profile", "--ncu", make_ncu(tmp_path), "--modules", "--no-timing", "--no-tui", "--name", "once",
+        "profile", "--ncu", make_ncu(tmp_path), "--modules", "--no-timing", "--no-tui",
+        "--name", "once",
         "--", sys.executable, str(script), str(runs),
         home=tmp_path / "home",
     )  # fmt: skip
@@ -130,10 +149,12 @@ def test_no_timing_runs_the_program_once(tmp_path):
 
 def test_no_timing_without_modules_is_one_line_and_runs_nothing(tmp_path):
     out = flopscope(
-        "profile", "--ncu", make_ncu(tmp_path), "--no-timing", "--no-tui", "--", sys.executable, "-c", "pass",
+        "profile", "--ncu", make_ncu(tmp_path), "--no-timing", "--no-tui",
+        "--", sys.executable, "-c", "pass",
         home=tmp_path / "home",
     )  # fmt: skip
     assert (
-        one_error_line(out) == "flopscope: --no-timing: skips the timing run, which only --modules makes; leave it out"
+        one_error_line(out)
+        == "flopscope: --no-timing: skips the timing run, which only --modules makes; leave it out"
     )
     assert not (tmp_path / "home" / "runs").exists()

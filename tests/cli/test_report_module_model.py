@@ -1,7 +1,8 @@
-"""`report --by module --model MODEL.json`: the analytic FLOPs of `flopscope model --json` beside each module's
-measured FLOPs in the tree, on the project's H100 FP32 transformer training step (tests/data/gpu) and the model
-it ran (workloads.py's Block): each node named after a module gets that module's forward + backward FLOPs per
-step from the model's own JSON, times the steps the report holds; other nodes none."""
+"""`report --by module --model MODEL.json`: the analytic FLOPs of `flopscope model --json` beside
+each module's measured FLOPs in the tree, on the project's H100 FP32 transformer training step
+(tests/data/gpu) and the model it ran (workloads.py's Block): each node named after a module gets
+that module's forward + backward FLOPs per step from the model's own JSON, times the steps the
+report holds; other nodes none."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ pytest.importorskip("torch", reason="PyTorch is not installed")
 @pytest.fixture(scope="module")
 def model_json(tmp_path_factory):
     path = tmp_path_factory.mktemp("model") / "block.json"
-    out = flopscope("model", f"{WORKLOADS}:Block", "--input-shape", "8,128,512", "--train", "--json")
+    out = flopscope(
+        "model", f"{WORKLOADS}:Block", "--input-shape", "8,128,512", "--train", "--json"
+    )
     assert out.returncode == 0, out.stderr
     path.write_text(out.stdout)
     return path
@@ -53,7 +56,9 @@ def test_each_module_node_has_its_analytic_flops_over_the_steps_held(tmp_path, m
 
 
 def test_the_printed_tree_has_the_model_and_ratio_columns(model_json):
-    out = flopscope("report", TRAIN_STEP, "--by", "module", "--model", model_json, "--depth", "3", columns=200)
+    out = flopscope(
+        "report", TRAIN_STEP, "--by", "module", "--model", model_json, "--depth", "3", columns=200
+    )
     assert out.returncode == 0, out.stderr
     header = next(line for line in out.stdout.splitlines() if line.startswith("Module"))
     assert header.split()[-2:] == ["Model", "/Model"]
@@ -83,7 +88,10 @@ def test_reconcile_takes_its_step_time_from_the_timing_run_unless_given(tmp_path
     doc = json.loads(flopscope(*args).stdout)
     wall = statistics.median([walls[2], walls[3]])  # step 1, the warm-up, left out
     assert doc["step_time_s"] == pytest.approx(wall, rel=1e-12)
-    assert "timing run without ncu" in doc["step_time_source"] and "median of 2 step(s)" in doc["step_time_source"]
+    assert (
+        "timing run without ncu" in doc["step_time_source"]
+        and "median of 2 step(s)" in doc["step_time_source"]
+    )
     assert doc["utilization_measured"] == pytest.approx(
         doc["measured_step"] / (wall * doc["peak_flop_per_s"]), rel=1e-9
     )

@@ -1,5 +1,5 @@
-"""`report --by module` and `export --by module` on the bundled training step: the tree printed, nested in JSON,
-written with its path and depth, and what a report without NVTX ranges says."""
+"""`report --by module` and `export --by module` on the bundled training step: the tree printed,
+nested in JSON, written with its path and depth, and what a report without NVTX ranges says."""
 
 from __future__ import annotations
 
@@ -20,9 +20,16 @@ def test_the_printed_tree_nests_each_module_under_its_parent():
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("Module"))
-    indent = {line.split()[0]: len(line) - len(line.lstrip()) for line in lines[at + 1 :] if line.startswith(" ")}
+    indent = {
+        line.split()[0]: len(line) - len(line.lstrip())
+        for line in lines[at + 1 :]
+        if line.startswith(" ")
+    }
     assert set(indent) >= MODULES
-    assert indent["mlp.0"] == indent["mlp"] + 2 and indent["attn"] == indent["mlp"] == indent["forward"] + 2
+    assert (
+        indent["mlp.0"] == indent["mlp"] + 2
+        and indent["attn"] == indent["mlp"] == indent["forward"] + 2
+    )
     assert lines[at + 1].startswith("(all launches)")
 
 
@@ -35,7 +42,9 @@ def test_json_rows_nest_children_and_each_node_sums_them():
     def walk(node):
         kids = node["children"]
         if kids:
-            assert node["duration_s"] == pytest.approx(node["own_duration_s"] + sum(k["duration_s"] for k in kids))
+            assert node["duration_s"] == pytest.approx(
+                node["own_duration_s"] + sum(k["duration_s"] for k in kids)
+            )
         yield node
         for kid in kids:
             yield from walk(kid)
@@ -64,7 +73,10 @@ def test_a_report_without_nvtx_ranges_says_what_fills_the_tree():
 
 def test_the_raw_page_of_the_same_step_prints_the_same_tree():
     page = H100 / "train_transformer_bf16_bs8.csv.gz"
-    rows = [json.loads(run_cli("report", p, "--by", "module", "--json").stdout)["rows"] for p in (page, DEMO)]
+    rows = [
+        json.loads(run_cli("report", p, "--by", "module", "--json").stdout)["rows"]
+        for p in (page, DEMO)
+    ]
     assert [r["count"] for r in rows[0]] == [r["count"] for r in rows[1]]
 
 
@@ -75,12 +87,15 @@ def test_a_file_without_nvtx_ranges_names_profile_modules_with_a_program_to_put_
     assert report_of(NO_RANGES).kernels["nvtx"].isna().all()
     done = run_cli("report", NO_RANGES, "--by", "module")
     assert done.returncode == 0, done.stderr
-    assert "`flopscope profile --modules -- python train.py` (your program in the place of" in done.stderr
+    assert (
+        "`flopscope profile --modules -- python train.py` (your program in the place of"
+        in done.stderr
+    )
 
 
 def test_a_stored_run_without_nvtx_ranges_names_the_exact_command_that_fills_its_tree(tmp_path):
-    """A run folder as `flopscope profile` leaves it (run.json: the program and the host it ran on), imported:
-    its tree's hint is that very command with --modules, quoted for a shell."""
+    """A run folder as `flopscope profile` leaves it (run.json: the program and the host it ran on),
+    imported: its tree's hint is that very command with --modules, quoted for a shell."""
     folder = tmp_path / "bench-run"
     folder.mkdir()
     shutil.copy(NO_RANGES, folder / "report.ncu-rep.xz")

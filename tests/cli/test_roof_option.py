@@ -1,6 +1,6 @@
-"""`flopscope report --roof clock|datasheet|measured` (issue 22): the rows judged against the roof named, the
-measured one from the run store (SYNTHETIC ceilings, and those measured on the H100 the report comes from:
-tests/helpers/ceilings.py), refused in one line without."""
+"""`flopscope report --roof clock|datasheet|measured` (issue 22): the rows judged against the roof
+named, the measured one from the run store (SYNTHETIC ceilings, and those measured on the H100 the
+report comes from: tests/helpers/ceilings.py), refused in one line without."""
 
 from __future__ import annotations
 
@@ -14,13 +14,19 @@ from flopscope.core.store.run_store import Store
 from ..helpers.ceilings import datasheet, recorded_doc, synthetic
 from ..helpers.cli import run_cli as flopscope
 
-GEMM = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "gemm_fp32_4096x4096x4096.ncu-rep.xz"
+GEMM = (
+    Path(__file__).parents[1]
+    / "data"
+    / "gpu"
+    / "nvidia_h100_80gb_hbm3"
+    / "gemm_fp32_4096x4096x4096.ncu-rep.xz"
+)
 
 
 @pytest.fixture
 def measured(tmp_path) -> dict:
-    """The first ceilings `flopscope ceilings` measured on the H100, stored in tmp_path's run store (the
-    FP32 GEMM captured there is the report they judge)."""
+    """The first ceilings `flopscope ceilings` measured on the H100, stored in tmp_path's run store
+    (the FP32 GEMM captured there is the report they judge)."""
     if not GEMM.exists():
         pytest.skip(f"{GEMM} not in this checkout")
     doc = recorded_doc(1)
@@ -50,7 +56,9 @@ def test_report_roof_judges_against_the_roof_named(tmp_path):
     assert on_sheet["peak_flop_per_s"] == pytest.approx(sheet)
     assert measured["peak_flop_per_s"] == pytest.approx(0.89 * sheet)
     assert measured["pct_of_peak"] / on_sheet["pct_of_peak"] == pytest.approx(1 / 0.89)
-    assert clock["pct_of_peak"] / measured["pct_of_peak"] == pytest.approx(0.89 * sheet / clock["peak_flop_per_s"])
+    assert clock["pct_of_peak"] / measured["pct_of_peak"] == pytest.approx(
+        0.89 * sheet / clock["peak_flop_per_s"]
+    )
 
 
 def test_report_roof_measured_without_stored_ceilings_is_one_line(tmp_path):
@@ -58,8 +66,9 @@ def test_report_roof_measured_without_stored_ceilings_is_one_line(tmp_path):
         pytest.skip(f"{GEMM} not in this checkout")
     out = flopscope("report", GEMM, "--roof", "measured", home=tmp_path)
     assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr
-    assert out.stderr.strip() == (
-        "flopscope: --roof measured: no ceilings measured for NVIDIA H100 80GB HBM3 are "
+    assert (
+        out.stderr.strip()
+        == "flopscope: --roof measured: no ceilings measured for NVIDIA H100 80GB HBM3 are "
         "stored (no run store yet); `flopscope ceilings [--host HOST]` on a node with "
         "NVIDIA H100 80GB HBM3 measures them; or use --roof clock (the default) or "
         "--roof datasheet"
@@ -67,8 +76,9 @@ def test_report_roof_measured_without_stored_ceilings_is_one_line(tmp_path):
 
 
 def test_report_roof_measured_with_the_ceilings_measured_on_that_h100(tmp_path, measured):
-    """The FP32 GEMM captured on the H100 judged by what `flopscope ceilings` measured there: its %Peak is its
-    FLOP/s over the measured FP32 FMA rate, and the header names the node and the date."""
+    """The FP32 GEMM captured on the H100 judged by what `flopscope ceilings` measured there: its
+    %Peak is its FLOP/s over the measured FP32 FMA rate, and the header names the node and the
+    date."""
     doc = measured
     (row,) = rows(tmp_path, "measured")
     fp32 = doc["values"]["fp32_flop_per_s"]
@@ -76,7 +86,10 @@ def test_report_roof_measured_with_the_ceilings_measured_on_that_h100(tmp_path, 
     assert row["pct_of_peak"] == pytest.approx(100 * row["flop_per_s"] / fp32)
     text = flopscope("report", GEMM, "--roof", "measured", home=tmp_path)
     assert text.returncode == 0, text.stderr
-    assert f"FP32 {fp32 / 1e12:.1f} TFLOP/s" in text.stdout and "from measured on localhost" in text.stdout
+    assert (
+        f"FP32 {fp32 / 1e12:.1f} TFLOP/s" in text.stdout
+        and "from measured on localhost" in text.stdout
+    )
 
 
 def test_export_roof_writes_the_peaks_of_the_roof_named(tmp_path, measured):
@@ -89,14 +102,21 @@ def test_export_roof_writes_the_peaks_of_the_roof_named(tmp_path, measured):
     assert row["peak_flop_per_s"] == pytest.approx(doc["values"]["fp32_flop_per_s"])
 
 
-def test_open_roof_judges_a_file_and_a_stored_run_and_needs_ceilings_stored_for_measured(tmp_path, measured):
-    """`open --roof` (piped: the table `report` prints) as `report --roof`: a file, and a stored run by name."""
+def test_open_roof_judges_a_file_and_a_stored_run_and_needs_ceilings_stored_for_measured(
+    tmp_path, measured
+):
+    """`open --roof` (piped: the table `report` prints) as `report --roof`: a file, and a stored run
+    by name."""
     from flopscope.core import read_report
 
     with Store(tmp_path / "flopscope.db") as store:
         store.save(read_report(GEMM), "gemm")
     fp32, sheet = measured["values"]["fp32_flop_per_s"], datasheet("h100-sxm")["fp32"]
-    for ref, roof, peak in ((GEMM, "measured", fp32), ("gemm", "measured", fp32), ("gemm", "datasheet", sheet)):
+    for ref, roof, peak in (
+        (GEMM, "measured", fp32),
+        ("gemm", "measured", fp32),
+        ("gemm", "datasheet", sheet),
+    ):
         out = flopscope("open", ref, "--json", "--roof", roof, home=tmp_path)
         assert out.returncode == 0, out.stderr
         (row,) = json.loads(out.stdout)["rows"]
@@ -104,12 +124,14 @@ def test_open_roof_judges_a_file_and_a_stored_run_and_needs_ceilings_stored_for_
         assert row["pct_of_peak"] == pytest.approx(100 * row["flop_per_s"] / peak)
     bare = tmp_path / "bare"
     out = flopscope("open", GEMM, "--no-tui", "--roof", "measured", home=bare)
-    assert out.returncode == 2 and out.stderr.startswith("flopscope: --roof measured: no ceilings measured")
+    assert out.returncode == 2 and out.stderr.startswith(
+        "flopscope: --roof measured: no ceilings measured"
+    )
 
 
 async def test_the_app_opens_a_file_judged_by_the_roof_named(tmp_path, monkeypatch, measured):
-    """`open FILE --roof measured` in a terminal: the app's table is judged by the stored ceilings, and with
-    none stored the app ends with exit code 2 (the CLI's one line)."""
+    """`open FILE --roof measured` in a terminal: the app's table is judged by the stored ceilings,
+    and with none stored the app ends with exit code 2 (the CLI's one line)."""
     from flopscope.tui.app.launch import kernels_app
 
     from ..helpers.app import exited, ready

@@ -1,5 +1,6 @@
-"""`flopscope report` of one row (one kernel, or --top 1) ends with ncu's rule results for it, and its --json
-carries them as `ncu_rules`. Expected values are ncu's own details CSV of the H100 capture."""
+"""`flopscope report` of one row (one kernel, or --top 1) ends with ncu's rule results for it, and
+its --json carries them as `ncu_rules`. Expected values are ncu's own details CSV of the H100
+capture."""
 
 from __future__ import annotations
 
@@ -27,10 +28,16 @@ def test_a_one_kernel_report_ends_with_its_findings_largest_global_speedup_first
     lines = text.splitlines()
     assert lines[1].split() == ["Launch", "ID", "0"]
     globals_ = sorted(
-        (float(r["Estimated Speedup"]) for r in ncu_csv_rules() if r["Estimated Speedup Type"] == "global"),
+        (
+            float(r["Estimated Speedup"])
+            for r in ncu_csv_rules()
+            if r["Estimated Speedup Type"] == "global"
+        ),
         reverse=True,
     )
-    shown = [line.split()[1] for line in lines if line.startswith("OPT ") and "%" in line.split()[1]]
+    shown = [
+        line.split()[1] for line in lines if line.startswith("OPT ") and "%" in line.split()[1]
+    ]
     assert shown[: len(globals_)] == [f"{g:.4g}%" for g in globals_]
     assert lines[3].startswith("OPT 66.06%") and "Uncoalesced Global Accesses:" in lines[3]
 
@@ -43,11 +50,21 @@ def test_its_json_carries_the_findings_ncu_printed():
     rules = doc["ncu_rules"]
     assert rules["launch_id"] == 0 and rules["reason"] is None
     got = sorted(
-        (f["rule"], f["kind"], None if f["speedup_pct"] is None else f"{f['speedup_pct']:.4g}", f["speedup_type"])
+        (
+            f["rule"],
+            f["kind"],
+            None if f["speedup_pct"] is None else f"{f['speedup_pct']:.4g}",
+            f["speedup_type"],
+        )
         for f in rules["findings"]
     )
     expected = sorted(
-        (r["Rule Name"], r["Rule Type"], r["Estimated Speedup"] or None, r["Estimated Speedup Type"] or None)
+        (
+            r["Rule Name"],
+            r["Rule Type"],
+            r["Estimated Speedup"] or None,
+            r["Estimated Speedup Type"] or None,
+        )
         for r in ncu_csv_rules()
     )
     assert got == expected
@@ -57,7 +74,10 @@ def test_top_1_of_a_bigger_report_names_the_launch_and_a_table_of_several_has_no
     path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
     one = json.loads(run_cli("report", path, "--json", "--top", "1").stdout)
     assert one["rows"][0]["count"] == 2
-    assert "the longest of the 2 launches" in one["ncu_rules"]["launch"] and one["ncu_rules"]["findings"]
+    assert (
+        "the longest of the 2 launches" in one["ncu_rules"]["launch"]
+        and one["ncu_rules"]["findings"]
+    )
     several = run_cli("report", path, "--top", "2")
     assert several.returncode == 0 and "ncu rules" not in several.stdout
     assert "ncu_rules" not in json.loads(run_cli("report", path, "--json", "--top", "2").stdout)
@@ -72,7 +92,9 @@ def test_a_report_without_rules_says_why():
 
 def test_a_hostile_rule_message_prints_inert(tmp_path):
     text = gzip.decompress((H100 / "gemm_bf16_full.details.csv.gz").read_bytes()).decode()
-    text = text.replace("This kernel has uncoalesced", "\x1b]52;c;ZXZpbA==\x07\x1b[2JThis kernel has uncoalesced")
+    text = text.replace(
+        "This kernel has uncoalesced", "\x1b]52;c;ZXZpbA==\x07\x1b[2JThis kernel has uncoalesced"
+    )
     path = tmp_path / "hostile.csv"
     path.write_text(text)
     out = run_cli("report", path, columns=250)

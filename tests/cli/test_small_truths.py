@@ -1,4 +1,5 @@
-"""Issue 41.6's smaller untruths, as the command line prints them: each message reads right on a real file."""
+"""Issue 41.6's smaller untruths, as the command line prints them: each message reads right on a
+real file."""
 
 from __future__ import annotations
 
@@ -16,12 +17,19 @@ from ..helpers.mutate import read_table
 from ..helpers.profile import make_ncu
 from ..helpers.raw_csv import partial_warp_sgemm, raw_kernel_time_s
 
-SWEEP_HOME = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3" / "flopscope_sweep" / "home"
+SWEEP_HOME = (
+    Path(__file__).parents[1]
+    / "data"
+    / "gpu"
+    / "nvidia_h100_80gb_hbm3"
+    / "flopscope_sweep"
+    / "home"
+)
 
 
 def test_unknown_tensor_flops_read_right_without_a_cc_column(tmp_path):
-    """A details CSV without its CC column, tensor instructions counted with no checked factor: the message
-    once ended `for CC )`."""
+    """A details CSV without its CC column, tensor instructions counted with no checked factor: the
+    message once ended `for CC )`."""
     source = fixture_path("a100_gemm_printfp_details.csv")
     table = read_table(partial_warp_sgemm(source, tmp_path / "sgemm.csv"))
     at = table.col("CC")
@@ -51,7 +59,10 @@ def test_report_takes_a_stored_runs_name_or_id_as_open_does(tmp_path):
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["rows"] == from_file
     printed = run_cli("report", "matadd", home=home)
-    assert printed.returncode == 0 and printed.stdout == run_cli("open", "matadd", "--no-tui", home=home).stdout
+    assert (
+        printed.returncode == 0
+        and printed.stdout == run_cli("open", "matadd", "--no-tui", home=home).stdout
+    )
     one_line = run_cli("report", "nosuch", home=home)
     assert one_line.returncode == 2 and "run nosuch: no such run in the store" in one_line.stderr
 
@@ -60,8 +71,8 @@ DAY = 86400.0
 
 
 def stored_out_of_order(home) -> list[str]:
-    """Three real runs stored in an order other than their capture times (as `import` keeps a run's own time):
-    the names newest capture first."""
+    """Three real runs stored in an order other than their capture times (as `import` keeps a run's
+    own time): the names newest capture first."""
     store = Store(home / "flopscope.db")
     report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
     for name, day in (("middle", 2), ("oldest", 1), ("newest", 3)):
@@ -89,30 +100,49 @@ def test_runs_lists_newest_first_as_the_app_does(tmp_path):
 
 
 def test_a_plan_for_a_named_gpu_needs_no_ncu(tmp_path):
-    """`profile --plan --gpu h100-sxm` was refused with "ncu not found", though a plan runs nothing: it plans,
-    from the passes recorded on an H100, and says the profile itself will need ncu."""
+    """`profile --plan --gpu h100-sxm` was refused with "ncu not found", though a plan runs nothing:
+    it plans, from the passes recorded on an H100, and says the profile itself will need ncu."""
     no_ncu = {"PATH": str(tmp_path / "empty-bin")}  # nothing to find there
     home = tmp_path / "home"
-    out = run_cli("profile", "--plan", "--gpu", "h100-sxm", "--", "python3", "train.py", home=home, env=no_ncu)
+    out = run_cli(
+        "profile", "--plan", "--gpu", "h100-sxm", "--", "python3", "train.py", home=home, env=no_ncu
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "plan for `python3 train.py` on localhost (h100-sxm); nothing was run"
     passes = next(line for line in lines if line.startswith("passes "))
     assert "recorded on an NVIDIA H100" in passes and "unknown" not in passes
-    assert lines[-1].startswith("ncu       not found here (--ncu ncu, searched PATH): the plan needs none, the profile")
+    assert lines[-1].startswith(
+        "ncu       not found here (--ncu ncu, searched PATH): the plan needs none, the profile"
+    )
     profile = run_cli("profile", "--no-tui", "--", "python3", "train.py", home=home, env=no_ncu)
-    assert profile.returncode == 2 and "ncu not found on this machine" in profile.stderr  # the profile does need it
-    with_ncu = run_cli("profile", "--plan", "--gpu", "h100-sxm", "--ncu", make_ncu(tmp_path), "--", "true", home=home)
+    # the profile does need it
+    assert profile.returncode == 2 and "ncu not found on this machine" in profile.stderr
+    with_ncu = run_cli(
+        "profile",
+        "--plan",
+        "--gpu",
+        "h100-sxm",
+        "--ncu",
+        make_ncu(tmp_path),
+        "--",
+        "true",
+        home=home,
+    )
     assert with_ncu.returncode == 0 and "not found" not in with_ncu.stdout
 
 
 def test_import_stores_a_bare_report_file_as_a_new_run(tmp_path):
-    """`import FILE` said "a file, not a run folder": a report with no run folder around it (the bundled demo,
-    compressed; a CSV) is stored as a run named after the file, at ncu's capture time, once."""
+    """`import FILE` said "a file, not a run folder": a report with no run folder around it (the
+    bundled demo, compressed; a CSV) is stored as a run named after the file, at ncu's capture time,
+    once."""
     home = tmp_path / "home"
     demo = Path(__file__).parents[2] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
     csv_report = fixture_path("h100pcie_robocache_cmdline_details.csv")
-    for path, name in ((demo, "train_transformer_bf16_bs8"), (csv_report, "h100pcie_robocache_cmdline_details")):
+    for path, name in (
+        (demo, "train_transformer_bf16_bs8"),
+        (csv_report, "h100pcie_robocache_cmdline_details"),
+    ):
         out = run_cli("import", path, home=home)
         assert out.returncode == 0, out.stderr
         assert f"stored {path} as run {name}" in out.stderr
@@ -124,12 +154,14 @@ def test_import_stores_a_bare_report_file_as_a_new_run(tmp_path):
             assert listed[name]["created"] == from_file["meta"]["captured"]
     assert set(listed) == {"train_transformer_bf16_bs8", "h100pcie_robocache_cmdline_details"}
     again = run_cli("import", demo, home=home)
-    assert again.returncode == 2 and "already stored as run train_transformer_bf16_bs8" in again.stderr
+    assert (
+        again.returncode == 2 and "already stored as run train_transformer_bf16_bs8" in again.stderr
+    )
 
 
 def test_diff_signs_its_time_change_as_its_totals_line_does(tmp_path):
-    """The project's H100 sweep, batch 8 against 16 and back: ΔTime read `288 ns` either way, while the totals
-    line said `+288 ns`; it is signed: B - A from ncu's raw pages in the run folders."""
+    """The project's H100 sweep, batch 8 against 16 and back: ΔTime read `288 ns` either way, while
+    the totals line said `+288 ns`; it is signed: B - A from ncu's raw pages in the run folders."""
     shutil.copytree(SWEEP_HOME, tmp_path / "home")
     runs = ("linear_h100-batch_size=8", "linear_h100-batch_size=16")
     times = [raw_kernel_time_s(SWEEP_HOME / "runs" / run / "raw.csv") for run in runs]

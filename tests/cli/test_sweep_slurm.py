@@ -1,7 +1,7 @@
-"""`flopscope sweep --slurm` on a real private one-node Slurm cluster (tests/helpers/slurm.py), each point's ncu
-the stand-in: points run as jobs and are stored as SSH sweep points are, with the same analysis; their states
-show as they change; --resume submits only the points not stored; a stopped sweep leaves no job in the queue;
-hostile values run nothing."""
+"""`flopscope sweep --slurm` on a real private one-node Slurm cluster (tests/helpers/slurm.py), each
+point's ncu the stand-in: points run as jobs and are stored as SSH sweep points are, with the same
+analysis; their states show as they change; --resume submits only the points not stored; a stopped
+sweep leaves no job in the queue; hostile values run nothing."""
 
 from __future__ import annotations
 
@@ -30,20 +30,28 @@ def cluster(tmp_path_factory):
     cluster.stop()
 
 
-HOME = "home%j"  # sbatch reads %j in --output as the job id: the job's output file must still be found
+# sbatch reads %j in --output as the job id: the job's output file must still be found
+HOME = "home%j"
 
 
 def _env(cluster, tmp_path) -> dict:
-    """The cluster's SLURM_CONF, a HOME of the test's own (the jobs' work folders are made there), fast polls."""
+    """The cluster's SLURM_CONF, a HOME of the test's own (the jobs' work folders are made there),
+    fast polls."""
     (tmp_path / HOME).mkdir(exist_ok=True)
-    return {"SLURM_CONF": cluster.env["SLURM_CONF"], "HOME": str(tmp_path / HOME), "FLOPSCOPE_SLURM_POLL": "0.1"}
+    return {
+        "SLURM_CONF": cluster.env["SLURM_CONF"],
+        "HOME": str(tmp_path / HOME),
+        "FLOPSCOPE_SLURM_POLL": "0.1",
+    }
 
 
 def _runs(tmp_path, sweep: str) -> list[dict]:
     return json.loads(cli("runs", "--sweep", sweep, "--json", home=tmp_path / "store").stdout)
 
 
-def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_submits_only_the_rest(cluster, tmp_path):
+def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_submits_only_the_rest(
+    cluster, tmp_path
+):
     ncu = make_ncu(tmp_path, delay=1.0)  # each job runs long enough for a poll to see it running
     env = _env(cluster, tmp_path)
     before = len(cluster.jobs())
@@ -72,9 +80,13 @@ def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_subm
     for n in (1, 2):  # each point's job said it was running, then that it completed, as it happened
         running = re.search(rf"^    n={n}: job (\d+) running on testnode$", out.stderr, re.M)
         assert running, out.stderr
-        assert re.search(rf"^    n={n}: job {running.group(1)} completed$", out.stderr[running.end() :], re.M)
+        assert re.search(
+            rf"^    n={n}: job {running.group(1)} completed$", out.stderr[running.end() :], re.M
+        )
     points = json.loads(out.stdout)["runs"]
-    assert sorted(r["params"]["n"] for r in points) == ["1", "2"] and {r["host"] for r in points} == {"slurm"}
+    assert sorted(r["params"]["n"] for r in points) == ["1", "2"] and {
+        r["host"] for r in points
+    } == {"slurm"}
     assert {r["status"] for r in points} == {"stored"}
     assert len(cluster.jobs("COMPLETED")) >= 2 and len(cluster.jobs()) == before + 2
     assert not list((tmp_path / HOME / ".cache" / "flopscope").iterdir())  # work folders removed
@@ -95,10 +107,14 @@ def test_points_run_as_jobs_stored_and_analysed_as_a_local_sweep_and_resume_subm
     )
     assert local.returncode == 0, local.stderr
     on_slurm = json.loads(out.stdout)["analyses"]
-    here = json.loads(json.dumps(json.loads(local.stdout)["analyses"]).replace("localsweep", "onslurm"))
-    for analysis in on_slurm + here:  # kernel groups come in the order the points were stored: jobs end in any
+    here = json.loads(
+        json.dumps(json.loads(local.stdout)["analyses"]).replace("localsweep", "onslurm")
+    )
+    # kernel groups come in the order the points were stored: jobs end in any
+    for analysis in on_slurm + here:
         analysis["groups"].sort(key=lambda g: (g["n"], g["kernel"]))
-    assert on_slurm == here and on_slurm[0]["points"]  # same points, fits and findings as a sweep profiled here
+    # same points, fits and findings as a sweep profiled here
+    assert on_slurm == here and on_slurm[0]["points"]
 
     resumed = cli(
         "sweep",
@@ -144,7 +160,8 @@ def test_jobs_are_submitted_on_a_login_node_over_ssh(cluster, tmp_path):
             "--param",
             "n=1,2",
             "--ncu",
-            make_ncu(tmp_path, delay=3.0),  # a job that ends between two reads over SSH shows no state before
+            # a job that ends between two reads over SSH shows no state before
+            make_ncu(tmp_path, delay=3.0),
             "--sweep-name",
             "vialogin",
             "--",
@@ -160,7 +177,9 @@ def test_jobs_are_submitted_on_a_login_node_over_ssh(cluster, tmp_path):
         assert re.search(rf"^    n={n}: job \d+ running on testnode$", out.stderr, re.M), out.stderr
         assert re.search(rf"^    n={n}: job \d+ completed$", out.stderr, re.M), out.stderr
     stored = _runs(tmp_path, "vialogin")
-    assert sorted(r["params"]["n"] for r in stored) == ["1", "2"] and {r["host"] for r in stored} == {"slurm@login"}
+    assert sorted(r["params"]["n"] for r in stored) == ["1", "2"] and {
+        r["host"] for r in stored
+    } == {"slurm@login"}
 
 
 def test_a_stopped_sweep_cancels_its_jobs(cluster, tmp_path):
@@ -200,7 +219,8 @@ def test_a_stopped_sweep_cancels_its_jobs(cluster, tmp_path):
     assert cluster.jobs(*ACTIVE) == []  # scancel'ed, not left to sleep on
     assert len(cluster.jobs("CANCELLED")) >= 1
     listed = cli("runs", "--json", home=tmp_path / "store")
-    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr  # nothing half-stored
+    # nothing half-stored
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr
 
 
 def test_hostile_values_run_nothing(cluster, tmp_path):
@@ -227,8 +247,11 @@ def test_hostile_values_run_nothing(cluster, tmp_path):
         home=tmp_path / "store",
         env=env,
     )
-    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr  # (no accounts here: any --account goes)
-    assert out.stderr.startswith("flopscope: --slurm: sbatch on this machine refused the job"), out.stderr
+    # (no accounts here: any --account goes)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.startswith("flopscope: --slurm: sbatch on this machine refused the job"), (
+        out.stderr
+    )
     assert len(cluster.jobs()) == before  # refused before any job was submitted
     seen = tmp_path / "seen.txt"
     program = f"import sys; open({str(seen)!r}, 'a').write(sys.argv[1] + '\\n')"
@@ -277,22 +300,40 @@ def test_a_job_whose_program_fails_is_failed_and_its_point_warned_as_here(cluste
         env=_env(cluster, tmp_path),
     )
     assert out.returncode == 1, out.stderr  # stored with a warning, as a profile here
-    assert re.search(r"^    code=3: job \d+ failed$", out.stderr, re.M), out.stderr  # ncu exited 1 in its job
-    # among the point's warnings (the first of them, unless ncu's import failed too: no real ncu here)
+    # ncu exited 1 in its job
+    assert re.search(r"^    code=3: job \d+ failed$", out.stderr, re.M), out.stderr
+    # among the point's warnings (the first of them, unless ncu's import failed too: no real ncu
+    # here)
     stored = next(line for line in out.stderr.splitlines() if "code=3 on slurm: stored as" in line)
     assert "the command exited with code 3" in stored, out.stderr
 
 
 def test_slurm_options_without_slurm_and_two_login_nodes_are_refused(tmp_path):
     out = cli("sweep", "--partition", "gpu", "--param", "n=1", "--", "echo", "{n}", home=tmp_path)
-    assert out.returncode == 2 and out.stderr.startswith("flopscope: --partition: is an sbatch option"), out.stderr
-    out = cli("sweep", "--slurm", "--host", "a", "--host", "b", "--param", "n=1", "--", "echo", "{n}", home=tmp_path)
+    assert out.returncode == 2 and out.stderr.startswith(
+        "flopscope: --partition: is an sbatch option"
+    ), out.stderr
+    out = cli(
+        "sweep",
+        "--slurm",
+        "--host",
+        "a",
+        "--host",
+        "b",
+        "--param",
+        "n=1",
+        "--",
+        "echo",
+        "{n}",
+        home=tmp_path,
+    )
     assert out.returncode == 2 and "pass --host once" in out.stderr, out.stderr
 
 
 def test_the_app_shows_each_jobs_state_and_q_cancels_the_jobs(cluster, tmp_path):
-    """`flopscope sweep --slurm` in a real terminal: the live screen shows a point's job running on the node,
-    `q` stops the sweep as Ctrl-C does (exit 130, the --resume line) and no job is left in the queue."""
+    """`flopscope sweep --slurm` in a real terminal: the live screen shows a point's job running on
+    the node, `q` stops the sweep as Ctrl-C does (exit 130, the --resume line) and no job is left in
+    the queue."""
     import shlex
     import shutil
     import time
@@ -302,7 +343,11 @@ def test_the_app_shows_each_jobs_state_and_q_cancels_the_jobs(cluster, tmp_path)
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed (apt-get install -y tmux)")
     tmux, status = Tmux(), tmp_path / "exit"
-    env = {"FLOPSCOPE_HOME": str(tmp_path / "store"), **_env(cluster, tmp_path), "TERM": "xterm-256color"}
+    env = {
+        "FLOPSCOPE_HOME": str(tmp_path / "store"),
+        **_env(cluster, tmp_path),
+        "TERM": "xterm-256color",
+    }
     command = (
         shlex.join(
             [
@@ -327,7 +372,9 @@ def test_the_app_shows_each_jobs_state_and_q_cancels_the_jobs(cluster, tmp_path)
     tmux("new-session", "-d", "-s", "app", "-x", "120", "-y", "30", command)
     try:
         shown = tmux.wait_for("running on", timeout=60)
-        assert "sweep livestop: 3 point(s)" in shown and re.search(r"n=4\d +slurm +running on \S+ \(job \d+\)", shown)
+        assert "sweep livestop: 3 point(s)" in shown and re.search(
+            r"n=4\d +slurm +running on \S+ \(job \d+\)", shown
+        )
         assert cluster.jobs(*ACTIVE)
         tmux("send-keys", "-t", "app", "q")
         deadline = time.monotonic() + 60
@@ -337,10 +384,14 @@ def test_the_app_shows_each_jobs_state_and_q_cancels_the_jobs(cluster, tmp_path)
         said = "".join(tmux.wait_for("stopped").splitlines())
     finally:
         tmux("kill-server")
-    assert "flopscope: sweep livestop stopped; `flopscope sweep --resume --sweep-name livestop ...`" in said
+    assert (
+        "flopscope: sweep livestop stopped; `flopscope sweep --resume --sweep-name livestop ...`"
+        in said
+    )
     assert cluster.jobs(*ACTIVE) == []  # scancel'ed, not left to sleep on
     listed = cli("runs", "--json", home=tmp_path / "store")
-    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr  # nothing half-stored
+    # nothing half-stored
+    assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr
 
 
 TIMED_PROGRAM = """
@@ -354,7 +405,8 @@ class Recorder:
     def range_end(self, range_id): pass
 
 torch.cuda.nvtx = Recorder()
-with open(sys.argv[1], "a") as log:  # which run this is: the timing run is told where to write its step times
+# which run this is: the timing run is told where to write its step times
+with open(sys.argv[1], "a") as log:
     log.write("timed\\n" if os.environ.get("FLOPSCOPE_STEP_TIMES") else "profiled\\n")
 model = nn.Linear(4, 2)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)

@@ -1,5 +1,6 @@
-"""A real capture whose launches ran on two GPUs, through every command: each GPU's launches and time reach every
-output, and no command crashes (it did: a read-only array in `launches_of`, issue 38)."""
+"""A real capture whose launches ran on two GPUs, through every command: each GPU's launches and
+time reach every output, and no command crashes (it did: a read-only array in `launches_of`, issue
+38)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """A host that does not answer costs one connection timeout per remote command, not one per step.
 
-The "host" is a real TCP listener on 127.0.0.1 that accepts and never speaks, so the real OpenSSH client waits
-out its ConnectTimeout on the banner exchange, as it would for a host behind a firewall that drops packets;
-the listener counts the connections ssh made. The reachable case runs over the real loopback sshd."""
+The "host" is a real TCP listener on 127.0.0.1 that accepts and never speaks, so the real OpenSSH
+client waits out its ConnectTimeout on the banner exchange, as it would for a host behind a firewall
+that drops packets; the listener counts the connections ssh made. The reachable case runs over the
+real loopback sshd."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ class SilentHost:
 
 
 class CountingProxy(SilentHost):
-    """Forwards every connection to `port` on 127.0.0.1 and counts them: how many ssh connections a command made."""
+    """Forwards every connection to `port` on 127.0.0.1 and counts them: how many ssh connections a
+    command made."""
 
     def __init__(self, port: int) -> None:
         self.target = port
@@ -77,7 +79,8 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
 
 @pytest.fixture
 def silent(tmp_path, server):
-    """An ssh config whose host `gpubox` is the loopback sshd's entry with its port pointed at a SilentHost."""
+    """An ssh config whose host `gpubox` is the loopback sshd's entry with its port pointed at a
+    SilentHost."""
     host = SilentHost()
     config = tmp_path / "silent_config"
     config.write_text(server.config.read_text().replace(f"Port {server.port}", f"Port {host.port}"))
@@ -87,10 +90,19 @@ def silent(tmp_path, server):
 
 @pytest.mark.parametrize("command", ["profile", "sweep"])
 def test_a_host_that_never_answers_costs_one_connection_timeout(tmp_path, silent, command):
-    """Before: three ssh connections, each waiting out --connect-timeout (the GPU's compute capability, the
-    tensor counter catalogue, then the work folder: 33 s at the default 10 s)."""
+    """Before: three ssh connections, each waiting out --connect-timeout (the GPU's compute
+    capability, the tensor counter catalogue, then the work folder: 33 s at the default 10 s)."""
     host, config = silent
-    remote = ["--host", "gpubox", "--ssh-config", config, "--connect-timeout", "1", "--ncu", make_ncu(tmp_path)]
+    remote = [
+        "--host",
+        "gpubox",
+        "--ssh-config",
+        config,
+        "--connect-timeout",
+        "1",
+        "--ncu",
+        make_ncu(tmp_path),
+    ]
     points = ["--param", "n=1", "--no-tui"] if command == "sweep" else ["--no-tui"]
     out = flopscope(command, *remote, *points, "--", "true", "{n}", home=tmp_path / "home")
     assert host.connections == 1
@@ -98,7 +110,11 @@ def test_a_host_that_never_answers_costs_one_connection_timeout(tmp_path, silent
         line = one_error_line(out)
         assert "--host gpubox: cannot reach the host" in line and "timed out" in line, line
     else:
-        assert out.returncode != 0 and "cannot reach the host" in out.stderr and "Traceback" not in out.stderr
+        assert (
+            out.returncode != 0
+            and "cannot reach the host" in out.stderr
+            and "Traceback" not in out.stderr
+        )
 
 
 def test_a_reachable_host_still_profiles_with_hostile_values_inert(tmp_path, server):
@@ -130,11 +146,14 @@ def test_a_reachable_host_still_profiles_with_hostile_values_inert(tmp_path, ser
 
 
 def test_a_profile_over_ssh_makes_one_connection(tmp_path, server):
-    """Every remote step of a profile (the check, compute capability, catalogue, work folder, ncu, the copy,
-    the raw page, the clean-up) goes over the one ControlMaster connection the check opened."""
+    """Every remote step of a profile (the check, compute capability, catalogue, work folder, ncu,
+    the copy, the raw page, the clean-up) goes over the one ControlMaster connection the check
+    opened."""
     proxy = CountingProxy(server.port)
     config = tmp_path / "proxy_config"
-    config.write_text(server.config.read_text().replace(f"Port {server.port}", f"Port {proxy.port}"))
+    config.write_text(
+        server.config.read_text().replace(f"Port {server.port}", f"Port {proxy.port}")
+    )
     try:
         out = flopscope(
             "profile",
@@ -157,8 +176,9 @@ def test_a_profile_over_ssh_makes_one_connection(tmp_path, server):
 
 
 def test_a_long_tmpdir_does_not_break_ssh(tmp_path, server):
-    """Before: TMPDIR of 60+ characters (macOS's is about 50) put ssh's control socket past the 108-byte limit of
-    a socket's path: "cannot reach the host (ControlPath too long ...)" for every --host."""
+    """Before: TMPDIR of 60+ characters (macOS's is about 50) put ssh's control socket past the
+    108-byte limit of a socket's path: "cannot reach the host (ControlPath too long ...)" for every
+    --host."""
     tmpdir = tmp_path / ("long-temporary-folder-" * 3)
     tmpdir.mkdir()
     out = flopscope(

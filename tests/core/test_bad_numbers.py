@@ -1,6 +1,6 @@
-"""Issue 24: no silently wrong number. Units are checked against what each metric measures, impossible counters
-and conflicting duplicates are refused in one line, and huge or non-finite values never print as results or
-crash. Every damaged file is a real fixture with one edit."""
+"""Issue 24: no silently wrong number. Units are checked against what each metric measures,
+impossible counters and conflicting duplicates are refused in one line, and huge or non-finite
+values never print as results or crash. Every damaged file is a real fixture with one edit."""
 
 from __future__ import annotations
 
@@ -48,11 +48,13 @@ def test_time_in_a_unit_of_something_else_is_refused(tmp_path, unit):
     table = _raw()
     table.units[table.col("gpu__time_duration.sum")] = unit
     path = table.write(tmp_path / "units.csv")
-    if unit == "":  # blank: ncu's base unit for a duration (ns), as ncu prints it for a GPU it does not know
+    # blank: ncu's base unit for a duration (ns), as ncu prints it for a GPU it does not know
+    if unit == "":
         code, out, _ = run_in_process("report", path, "--json")
         assert code == 0
         assert json.loads(out)["meta"]["summary"]["total_time_s"] == pytest.approx(
-            sum(float(r[table.col("gpu__time_duration.sum")].replace(",", "")) for r in table.rows) * 1e-9
+            sum(float(r[table.col("gpu__time_duration.sum")].replace(",", "")) for r in table.rows)
+            * 1e-9
         )
         return
     line = _refused(path, "gpu__time_duration.sum", repr(unit), "time unit")
@@ -87,7 +89,8 @@ def test_details_duration_in_an_unknown_unit_is_refused(tmp_path):
     ],
 )
 def test_units_ncu_prints_are_accepted(metric, unit, factor):
-    """Every unit the fixtures and the H100 capture hold for a metric flopscope reads (and their prefixed forms)."""
+    """Every unit the fixtures and the H100 capture hold for a metric flopscope reads (and their
+    prefixed forms)."""
     assert metric_unit_factor(metric, unit) == pytest.approx(factor)
 
 
@@ -112,13 +115,16 @@ def test_an_impossible_counter_refuses_the_file(tmp_path, value):
     """ "Kernel time -177 us" was printed with exit 0."""
     table = _raw()
     table.rows[3][table.col("gpu__time_duration.sum")] = value
-    line = _refused(table.write(tmp_path / "bad.csv"), "gpu__time_duration.sum", f"launch {table.rows[3][0]}")
+    line = _refused(
+        table.write(tmp_path / "bad.csv"), "gpu__time_duration.sum", f"launch {table.rows[3][0]}"
+    )
     assert "damaged" in line
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "1e308", "-5", "1.7976931348623157e308"])
 def test_every_numeric_cell_damaged(tmp_path, value):
-    """NaN/inf/1e308 in every numeric cell of a raw or details page: pandas' cast raised a traceback."""
+    """NaN/inf/1e308 in every numeric cell of a raw or details page: pandas' cast raised a
+    traceback."""
     raw = _raw()
     numeric = [k for k, h in enumerate(raw.header) if "__" in h]
     for row in raw.rows:
@@ -147,7 +153,8 @@ def test_non_integer_stream_ids_do_not_crash(tmp_path, value):
 
 
 def test_conflicting_duplicate_column_names_both_values(tmp_path):
-    """A duplicated metric column whose copy says 1000x more: the last one silently won (177 us became 177 ms)."""
+    """A duplicated metric column whose copy says 1000x more: the last one silently won (177 us
+    became 177 ms)."""
     table = _raw()
     t = table.col("gpu__time_duration.sum")
     table.header.append("gpu__time_duration.sum")
@@ -155,7 +162,12 @@ def test_conflicting_duplicate_column_names_both_values(tmp_path):
     for row in table.rows:
         row.append(str(float(row[t].replace(",", "")) * 1000))
     first = float(table.rows[0][t].replace(",", "")) * 1e-9
-    line = _refused(table.write(tmp_path / "dup.csv"), "gpu__time_duration.sum", f"{first:g}", f"{first * 1000:g}")
+    line = _refused(
+        table.write(tmp_path / "dup.csv"),
+        "gpu__time_duration.sum",
+        f"{first:g}",
+        f"{first * 1000:g}",
+    )
     assert f"launch {table.rows[0][0]}" in line
 
 
@@ -176,7 +188,11 @@ def test_identical_duplicates_are_fine(tmp_path):
 def test_conflicting_duplicate_details_row(tmp_path):
     """The same launch's Duration twice, once in msecond: 1000x apart."""
     details = _details()
-    names, units, values = details.col("Metric Name"), details.col("Metric Unit"), details.col("Metric Value")
+    names, units, values = (
+        details.col("Metric Name"),
+        details.col("Metric Unit"),
+        details.col("Metric Value"),
+    )
     at = next(i for i, r in enumerate(details.rows) if r[names] == "Duration")
     twin = list(details.rows[at])
     assert twin[units] in ("usecond", "nsecond", "us", "ns", "msecond")
@@ -188,21 +204,25 @@ def test_conflicting_duplicate_details_row(tmp_path):
 
 @pytest.mark.parametrize("value", [1.7976931348623157e308, -1.7976931348623157e308, 1e21, 5e300])
 def test_si_never_overflows(value):
-    """A value near the largest double rounds to inf in si's 3-digit rounding: significant() raised OverflowError."""
+    """A value near the largest double rounds to inf in si's 3-digit rounding: significant() raised
+    OverflowError."""
     text = si(value, "B")
     assert "inf" not in text and "∞" not in text
     assert Decimal(text.split()[0]) == Decimal(f"{value:.2e}")
 
 
 def test_huge_but_finite_counters_print_no_infinity(tmp_path):
-    """Bytes of 1e29 over a duration of 1e-290 cycles at the SM clock: the rate overflows to inf in float64, which
-    printed as "∞ B/s" and "inf%" and went into JSON as Infinity. It is unknown instead; JSON is strict."""
-    raw = read_table(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))  # a details page with DRAM bytes
+    """Bytes of 1e29 over a duration of 1e-290 cycles at the SM clock: the rate overflows to inf in
+    float64, which printed as "∞ B/s" and "inf%" and went into JSON as Infinity. It is unknown
+    instead; JSON is strict."""
+    # a details page with DRAM bytes
+    raw = read_table(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
     names, values = raw.col("Metric Name"), raw.col("Metric Value")
     for row in raw.rows:
         if row[names] == "dram__bytes.sum":
             row[values] = "1e29"
-        if row[names] == "sm__cycles_elapsed.avg":  # this page has no duration: cycles over the clock give it
+        # this page has no duration: cycles over the clock give it
+        if row[names] == "sm__cycles_elapsed.avg":
             row[values] = "1e-290"
     path = raw.write(tmp_path / "huge.csv")
     code, out, err = run_in_process("report", path)
@@ -222,8 +242,11 @@ def _no_constant(name: str):
 
 def test_no_numpy_warnings(tmp_path, recwarn):
     test_huge_but_finite_counters_print_no_infinity(tmp_path)
-    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in recwarn]
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)], [
+        str(w.message) for w in recwarn
+    ]
 
 
 def test_nan_cells_are_missing_not_numbers():
-    assert math.isnan(float("nan"))  # documents the rule: NaN (ncu's n/a) is a missing value, never refused
+    # documents the rule: NaN (ncu's n/a) is a missing value, never refused
+    assert math.isnan(float("nan"))

@@ -1,10 +1,12 @@
-"""`flopscope ceilings`: measured ceilings stored per host + GPU + driver and shown beside the datasheet.
+"""`flopscope ceilings`: measured ceilings stored per host + GPU + driver and shown beside the
+datasheet.
 
-No GPU runs these tests. Most stored results below are SYNTHETIC, written by the test (not measured anywhere),
-with rates at the fractions of the H100 datasheet that published microbenchmarks report (DRAM ~86%, FP32 ~89%,
-issue 22); one test lists what the bench (core/profiling/ceilings_bench.py) measured on a real H100, recorded in
-tests/data/gpu/ (checked against the hardware's limits in test_ceilings_h100.py). What is tested is storage,
-reload, the comparison with the datasheet and the refusal where torch sees no GPU."""
+No GPU runs these tests. Most stored results below are SYNTHETIC, written by the test (not measured
+anywhere), with rates at the fractions of the H100 datasheet that published microbenchmarks report
+(DRAM ~86%, FP32 ~89%, issue 22); one test lists what the bench (core/profiling/ceilings_bench.py)
+measured on a real H100, recorded in tests/data/gpu/ (checked against the hardware's limits in
+test_ceilings_h100.py). What is tested is storage, reload, the comparison with the datasheet and the
+refusal where torch sees no GPU."""
 
 from __future__ import annotations
 
@@ -28,16 +30,30 @@ def test_ceilings_are_stored_per_host_gpu_and_driver_and_reload(tmp_path, monkey
     with Store() as store:
         save(store, synthetic())
         save(store, synthetic(measured=1.8e9))  # the same host, GPU and driver: replaces
-        save(store, synthetic(driver="570.133.20", measured=1.6e9))  # another driver: kept beside it
+        # another driver: kept beside it
+        save(store, synthetic(driver="570.133.20", measured=1.6e9))
     out = flopscope("ceilings", "--list", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert [(d["driver"], d["measured"]) for d in doc] == [("580.159.04", 1.8e9), ("570.133.20", 1.6e9)]
+    assert [(d["driver"], d["measured"]) for d in doc] == [
+        ("580.159.04", 1.8e9),
+        ("570.133.20", 1.6e9),
+    ]
     sheet = datasheet_h100()
-    assert doc[0]["values"] == {"dram_bytes_per_s": 0.86 * sheet["dram"], "fp32_flop_per_s": 0.89 * sheet["fp32"]}
-    assert doc[0]["of_datasheet"] == pytest.approx({"dram_bytes_per_s": 0.86, "fp32_flop_per_s": 0.89})
+    assert doc[0]["values"] == {
+        "dram_bytes_per_s": 0.86 * sheet["dram"],
+        "fp32_flop_per_s": 0.89 * sheet["fp32"],
+    }
+    assert doc[0]["of_datasheet"] == pytest.approx(
+        {"dram_bytes_per_s": 0.86, "fp32_flop_per_s": 0.89}
+    )
     assert doc[0]["origin"] == SYNTHETIC and doc[0]["how"] == {"torch": "2.11.0+cu130"}
-    assert json.loads(flopscope("ceilings", "--list", "--json", "--host", "elsewhere", home=tmp_path).stdout) == []
+    assert (
+        json.loads(
+            flopscope("ceilings", "--list", "--json", "--host", "elsewhere", home=tmp_path).stdout
+        )
+        == []
+    )
 
 
 def test_the_list_names_its_roof_and_each_ceiling_beside_the_datasheet(tmp_path, monkeypatch):
@@ -64,7 +80,8 @@ def test_the_list_of_a_real_h100_measurement_says_the_clock_of_each_ceiling(tmp_
     assert out.returncode == 0, out.stderr
     bf16 = next(ln for ln in out.stdout.splitlines() if "BF16 GEMM" in ln)
     mhz = json.loads(doc["how"]["sm_clock_mhz"])["tensor_bf16_flop_per_s"]
-    bf16_per_clock = 132 * 4096  # H100 SXM: SMs x dense BF16 FLOP per clock per SM (Hopper whitepaper)
+    # H100 SXM: SMs x dense BF16 FLOP per clock per SM (Hopper whitepaper)
+    bf16_per_clock = 132 * 4096
     at_clock = doc["values"]["tensor_bf16_flop_per_s"] / (bf16_per_clock * mhz * 1e6)
     assert f"SM {mhz / 1e3:.2f} GHz, {at_clock:.0%} at it" in bf16
     assert f"{doc['values']['tensor_bf16_flop_per_s'] / 989.4e12:.0%} of datasheet" in bf16
@@ -78,15 +95,21 @@ def test_measuring_where_torch_sees_no_gpu_is_one_line(tmp_path):
         pytest.skip("a GPU is here: this checks the refusal without one")
     out = flopscope("ceilings", home=tmp_path)
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr.count("\n") == 1 and "sees no CUDA GPU" in out.stderr and "flopscope doctor" in out.stderr
+    assert (
+        out.stderr.count("\n") == 1
+        and "sees no CUDA GPU" in out.stderr
+        and "flopscope doctor" in out.stderr
+    )
     assert "None" not in out.stderr  # torch.version.cuda is None in a CPU-only build: said in words
     built = f"built with CUDA {torch.version.cuda}" if torch.version.cuda else "a CPU-only build"
     assert built in out.stderr
-    assert json.loads(flopscope("ceilings", "--list", "--json", home=tmp_path).stdout) == []  # nothing stored
+    # nothing stored
+    assert json.loads(flopscope("ceilings", "--list", "--json", home=tmp_path).stdout) == []
 
 
 @pytest.mark.parametrize(
-    "doc", [{}, {"gpu": "x"}, {"gpu": "x", "driver": "1", "values": {"fp32_flop_per_s": "fast"}}, []]
+    "doc",
+    [{}, {"gpu": "x"}, {"gpu": "x", "driver": "1", "values": {"fp32_flop_per_s": "fast"}}, []],
 )
 def test_a_result_that_is_not_a_measurement_is_refused(doc):
     with pytest.raises(FlopscopeError, match="no usable result"):

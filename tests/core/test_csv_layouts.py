@@ -32,7 +32,10 @@ def test_raw_variants_give_the_same_numbers(tmp_path, real_rows, variant):
         assert row["dram_bytes"] == pytest.approx(src["dram__bytes.sum"], rel=1e-6)
         assert row["l2_bytes"] == pytest.approx(src["lts__t_bytes.sum"], rel=1e-6)
         assert row["l1_bytes"] == pytest.approx(src["l1tex__t_bytes.sum"], rel=1e-6)
-        fp32 = [src[f"sm__sass_thread_inst_executed_op_f{op}_pred_on.sum"] for op in ("add", "mul", "fma")]
+        fp32 = [
+            src[f"sm__sass_thread_inst_executed_op_f{op}_pred_on.sum"]
+            for op in ("add", "mul", "fma")
+        ]
         assert row["flop_fp32"] == pytest.approx(fp32[0] + fp32[1] + 2 * fp32[2])
         duration = src["sm__cycles_elapsed.avg"] / src["sm__cycles_elapsed.avg.per_second"]
         assert row["duration_s"] == pytest.approx(duration, rel=1e-6)
@@ -48,10 +51,18 @@ def test_na_cells_become_missing_not_zero(tmp_path, real_rows):
 
 
 def test_hostile_kernel_names_processes_devices_and_nvtx(tmp_path, real_rows):
-    names = ["void f<float, 2>(T1 *, int) [with T = float]", "k<\"quoted\", 'x'>(a, b)", "[bracketed], name"]
+    names = [
+        "void f<float, 2>(T1 *, int) [with T = float]",
+        "k<\"quoted\", 'x'>(a, b)",
+        "[bracketed], name",
+    ]
     for row, name in zip(real_rows, names * 4, strict=False):
         row["Kernel Name"] = name
-    real_rows[1]["Process ID"], real_rows[1]["Process Name"], real_rows[1]["Device"] = "999", "other", "1"
+    real_rows[1]["Process ID"], real_rows[1]["Process Name"], real_rows[1]["Device"] = (
+        "999",
+        "other",
+        "1",
+    )
     nvtx = {
         "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg": [
             ' "<default domain>:forward:none:none:none:none:none:none" ',

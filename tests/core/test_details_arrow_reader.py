@@ -1,6 +1,7 @@
-"""The details page's vectorised reader (Arrow's CSV reader and one pivot) reads what the row-by-row reader (the
-csv module, each metric row applied to its launch in file order: the reader before it) reads, on every real
-details page we have and on a page of many launches made from one; a page Arrow cannot read still reads."""
+"""The details page's vectorised reader (Arrow's CSV reader and one pivot) reads what the row-by-row
+reader (the csv module, each metric row applied to its launch in file order: the reader before it)
+reads, on every real details page we have and on a page of many launches made from one; a page Arrow
+cannot read still reads."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def _plain(path: Path, tmp: Path) -> Path:
 
 
 def _many(source: Path, out: Path, launches: int) -> Path:
-    """`launches` launches: the source's in turn, each row's ID cell replaced by the new launch's."""
+    """`launches` launches: the source's in turn, each row's ID cell replaced by the new
+    launch's."""
     lines = source.read_bytes().splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if line.startswith(b'"ID"'))
     rows: dict[bytes, list[bytes]] = {}
@@ -46,11 +48,14 @@ def _many(source: Path, out: Path, launches: int) -> Path:
 
 @pytest.mark.parametrize(
     "name",
-    [p.name for p in REAL] + ["gemm_bf16_4096x4096x4096.details.csv.gz", "gemm_bf16_full.details.csv.gz", "many"],
+    [p.name for p in REAL]
+    + ["gemm_bf16_4096x4096x4096.details.csv.gz", "gemm_bf16_full.details.csv.gz", "many"],
 )
 def test_the_vectorised_details_reader_reads_what_the_row_reader_reads(name, tmp_path, monkeypatch):
     if name == "many":
-        path = _many(FIXTURES / "t4_nsightful_copy_blocked_details.csv", tmp_path / "many.csv", 3000)
+        path = _many(
+            FIXTURES / "t4_nsightful_copy_blocked_details.csv", tmp_path / "many.csv", 3000
+        )
     else:
         path = _plain(FIXTURES / name if (FIXTURES / name).exists() else H100 / name, tmp_path)
     if not path.exists():
@@ -70,7 +75,8 @@ def test_a_row_wider_than_the_metric_rows_is_read_row_by_row(tmp_path):
         pytest.skip("fixture not found")
     lines = source.read_text().splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if line.startswith('"0",'))
-    lines.insert(at + 2, lines[at + 2].rstrip("\n") + ',"extra"\n')  # one metric row with a cell too many
+    # one metric row with a cell too many
+    lines.insert(at + 2, lines[at + 2].rstrip("\n") + ',"extra"\n')
     path = tmp_path / "odd.csv"
     path.write_text("".join(lines))
     doc = split_csv(path)

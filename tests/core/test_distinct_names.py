@@ -1,6 +1,7 @@
-"""Issue 19.2: different kernels never read the same. On every real file we have (the shared ncu fixtures, the H100
-capture, the bundled demo), distinct full names get distinct names wherever a name is shown: the `kernel` column
-(CSV, JSON), the printed table (`--no-tui`), the app's table at 80 and 120 columns, the diff, and the run list."""
+"""Issue 19.2: different kernels never read the same. On every real file we have (the shared ncu
+fixtures, the H100 capture, the bundled demo), distinct full names get distinct names wherever a
+name is shown: the `kernel` column (CSV, JSON), the printed table (`--no-tui`), the app's table at
+80 and 120 columns, the diff, and the run list."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ from ..helpers.real_files import DEMO, H100, file_id, real_files, report_of
 WIDTHS = [80, 120]
 
 FILES = real_files()
-# Files of several kernel names: the app's table (a Pilot run each) is checked on these.
-# (the H100 capture's CSVs hold the kernels of its .ncu-rep files; the demo is its bf16 batch-8 report).
+# Files of several kernel names: the app's table (a Pilot run each) is checked on these. (the H100
+# capture's CSVs hold the kernels of its .ncu-rep files; the demo is its bf16 batch-8 report).
 MANY = [
     p
     for p in FILES
@@ -63,7 +64,8 @@ def test_short_names_and_printed_table_keep_kernels_apart(path):
 
 
 def test_demo_csv_names_the_elementwise_kernels_apart(tmp_path):
-    """The demo's `direct_copy_kernel_cuda` and `CUDAFunctor_add<c10::BFloat16>` rows read the same in the CSV."""
+    """The demo's `direct_copy_kernel_cuda` and `CUDAFunctor_add<c10::BFloat16>` rows read the same
+    in the CSV."""
     out = tmp_path / "k.csv"
     done = run_cli("export", DEMO, "-o", out)
     assert done.returncode == 0, done.stderr
@@ -117,7 +119,8 @@ async def test_diff_keeps_kernels_apart(pair):
             model = app.screen.model
             names = [str(model.rows["kernel"].iat[i]) for i in range(len(model.rows))]
             assert not collide(
-                [str(f) for f in model.rows["kernel_full"]], [table.shown_text("kernel", n) for n in names]
+                [str(f) for f in model.rows["kernel_full"]],
+                [table.shown_text("kernel", n) for n in names],
             ), width
 
 

@@ -1,5 +1,6 @@
-"""How `write_table` puts an export on disk: whole or not at all, and its pages sent to disk as they are written,
-so the closing fsync of a 230 MB JSON export waits for its last few MB, not for all of it."""
+"""How `write_table` puts an export on disk: whole or not at all, and its pages sent to disk as they
+are written, so the closing fsync of a 230 MB JSON export waits for its last few MB, not for all of
+it."""
 
 from __future__ import annotations
 
@@ -32,13 +33,15 @@ def test_pages_are_sent_to_disk_as_they_are_written(tmp_path, monkeypatch, suffi
         real(fd, offset, length, advice)
 
     monkeypatch.setattr(os, "posix_fadvise", spy)
-    monkeypatch.setattr(export._WrittenBackAsItGoes, "STEP", 64 << 10)  # 64 KiB: a small table spans many
+    # 64 KiB: a small table spans many
+    monkeypatch.setattr(export._WrittenBackAsItGoes, "STEP", 64 << 10)
     rows = _rows(100_000)
     out = write_table(rows, tmp_path / f"k{suffix}", meta={"launches": len(rows)})
 
     size, sent = out.stat().st_size, advised[-1][0] + advised[-1][1] if advised else 0
-    # back to back from the first byte, each at least a step, most of the file before the closing fsync
-    # pyarrow's Parquet writer hands over a row group at once (in older releases, all of this table)
+    # back to back from the first byte, each at least a step, most of the file before the closing
+    # fsync pyarrow's Parquet writer hands over a row group at once (in older releases, all of this
+    # table)
     assert len(advised) >= (2 if suffix == ".parquet" else 3) and advised[0][0] == 0
     assert all(a + n == b for (a, n), (b, _) in itertools.pairwise(advised))
     assert all(n >= 64 << 10 for _, n in advised)
@@ -46,7 +49,9 @@ def test_pages_are_sent_to_disk_as_they_are_written(tmp_path, monkeypatch, suffi
     if suffix == ".json":
         assert len(json.loads(out.read_text())["rows"]) == len(rows)
     elif suffix == ".csv":
-        assert pd.read_csv(out, float_precision="round_trip")["flop"].tolist() == rows["flop"].tolist()
+        assert (
+            pd.read_csv(out, float_precision="round_trip")["flop"].tolist() == rows["flop"].tolist()
+        )
     else:
         assert pq.read_table(out).num_rows == len(rows)
 

@@ -1,5 +1,6 @@
-"""Damaged input never produces a traceback: either a Report or a one-line FlopscopeError; through the CLI, exit 0
-with a sane table or exit 2 with one line naming the file (tests/helpers/fuzz_cases.py)."""
+"""Damaged input never produces a traceback: either a Report or a one-line FlopscopeError; through
+the CLI, exit 0 with a sane table or exit 2 with one line naming the file
+(tests/helpers/fuzz_cases.py)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ CSV_FIXTURES = [
     "rtx5090_dsocr_cutlass_gemm_details.csv",
     "t4_nsightful_copy_blocked_details.csv",
 ]
-# About 700 damaged inputs per run through the reader: 200 edited real CSVs, 500 random byte strings, 12 damaged
-# reports (the CLI suite below mutates every fixture more ways; 1,500 CSV edits here took 2 of CI's minutes).
+# About 700 damaged inputs per run through the reader: 200 edited real CSVs, 500 random byte
+# strings, 12 damaged reports (the CLI suite below mutates every fixture more ways; 1,500 CSV edits
+# here took 2 of CI's minutes).
 CSV_SETTINGS = settings(
     max_examples=200,
     deadline=None,
@@ -59,7 +61,9 @@ def _sources() -> dict[str, str]:
 SOURCES = _sources()
 edits = st.lists(
     st.tuples(
-        st.sampled_from(fuzz_cases.EDITS), st.floats(0, 1), st.text(alphabet='",\n\r=0123456789.,a/%n', max_size=6)
+        st.sampled_from(fuzz_cases.EDITS),
+        st.floats(0, 1),
+        st.text(alphabet='",\n\r=0123456789.,a/%n', max_size=6),
     ),
     min_size=1,
     max_size=8,
@@ -96,15 +100,20 @@ def test_bit_flipped_and_truncated_ncu_rep(tmp_path, seed):
     _read(path)
 
 
-# --- The CLI over damaged copies of every real fixture (issue 20, item 3) -------------------------------------
-# Seeded (derandomized): CI runs the same cases each time. FLOPSCOPE_FUZZ_EXAMPLES sizes it; the long run with
-# counts, worst time and memory is benchmarks/fuzz_long.py.
+# --- The CLI over damaged copies of every real fixture (issue 20, item 3)
+# ------------------------------------- Seeded (derandomized): CI runs the same cases each time.
+# FLOPSCOPE_FUZZ_EXAMPLES sizes it; the long run with counts, worst time and memory is
+# benchmarks/fuzz_long.py.
 CLI_SETTINGS = settings(
     max_examples=int(os.environ.get("FLOPSCOPE_FUZZ_EXAMPLES", "60")),
     deadline=None,
     derandomize=True,
     database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
 )
 
 
@@ -144,7 +153,8 @@ def _special(tmp_path: Path, kind: str) -> Path:
             path.mkdir()
     elif kind == "bomb":
         path = tmp_path / "bomb.csv.bz2"
-        path.write_bytes(bz2.compress(b"0" * (16 << 20)) * 4)  # 64 MiB from ~200 bytes; capped at 8M below
+        # 64 MiB from ~200 bytes; capped at 8M below
+        path.write_bytes(bz2.compress(b"0" * (16 << 20)) * 4)
     elif kind == "gzip_garbage":
         path.write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(256)) * 4)
     elif kind == "nul_bytes":
@@ -157,7 +167,17 @@ def _special(tmp_path: Path, kind: str) -> Path:
 @pytest.mark.parametrize("command", list(fuzz_cases.COMMANDS))
 @pytest.mark.parametrize(
     "kind",
-    ["empty_file", "folder", "fifo", "unreadable", "bomb", "gzip_garbage", "nul_bytes", "header_only", "missing"],
+    [
+        "empty_file",
+        "folder",
+        "fifo",
+        "unreadable",
+        "bomb",
+        "gzip_garbage",
+        "nul_bytes",
+        "header_only",
+        "missing",
+    ],
 )
 def test_cli_on_what_is_no_report(tmp_path, kind, command):
     path = _special(tmp_path, kind)

@@ -29,20 +29,26 @@ def test_a_gpu_option_whose_datasheet_sets_no_ceiling_is_unused():
 
 
 def test_each_device_of_a_multi_gpu_file_is_judged_once_in_core(tmp_path):
-    # two_gpus: each of its 2 kernels once on the A100 and twice on the H100; --gpu fits the A100's CC only.
+    # two_gpus: each of its 2 kernels once on the A100 and twice on the H100; --gpu fits the A100's
+    # CC only.
     path = two_gpus(tmp_path).meta.source
     a100_sxm = "NVIDIA A100-SXM4-80GB"
     assert read_report(path, gpu="a100-sxm4-80gb").gpu_judgement() == GpuJudgement(
         gpu=H100,
         compute_capability="9.0",
         found="report",
-        devices=(DeviceJudgement(H100, "9.0", 4), DeviceJudgement(A100, "8.0", 2, against=a100_sxm)),
+        devices=(
+            DeviceJudgement(H100, "9.0", 4),
+            DeviceJudgement(A100, "8.0", 2, against=a100_sxm),
+        ),
     )
     assert read_report(path).gpu_judgement().devices == (
         DeviceJudgement(H100, "9.0", 4),
         DeviceJudgement(A100, "8.0", 2),
     )
     # The header words the decided devices, and reads nothing else to name them.
-    assert header(with_gpu(read_report(path), "a100-sxm4-80gb")).gpu == (
-        f"{H100} (CC 9.0, 4 launches) + {A100} (CC 8.0, 2 launches, judged against {a100_sxm} ceilings (--gpu))"
+    assert (
+        header(with_gpu(read_report(path), "a100-sxm4-80gb")).gpu
+        == f"{H100} (CC 9.0, 4 launches) + {A100} (CC 8.0, 2 launches, judged against {a100_sxm}"
+        " ceilings (--gpu))"
     )

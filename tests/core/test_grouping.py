@@ -1,7 +1,7 @@
-"""A group's shared columns (device, grid, GPU, ...): its one known value, "(mixed)" where its launches differ,
-nothing where none has one. The vectorised count (a table of (group, value) counts, or a sort of the pairs where
-that table would be big) is checked against pandas' own per-group aggregation, on random columns of every dtype
-the readers make and on the real files."""
+"""A group's shared columns (device, grid, GPU, ...): its one known value, "(mixed)" where its
+launches differ, nothing where none has one. The vectorised count (a table of (group, value) counts,
+or a sort of the pairs where that table would be big) is checked against pandas' own per-group
+aggregation, on random columns of every dtype the readers make and on the real files."""
 
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ def same(got: pd.Series, want: pd.Series) -> None:
 
 
 def random_columns(rng: np.random.Generator, n: int) -> dict[str, pd.Series]:
-    names = np.array(["void gemm<128>(float*)", "elementwise", "reduce_kernel", "(1, 2, 3)"], dtype=object)
+    names = np.array(
+        ["void gemm<128>(float*)", "elementwise", "reduce_kernel", "(1, 2, 3)"], dtype=object
+    )
     text = pd.Series(names[rng.integers(0, 4, n)], dtype=object)
     text[rng.random(n) < 0.3] = None
     ints = pd.Series(rng.integers(0, 3, n), dtype=np.int64)
@@ -51,7 +53,9 @@ def random_columns(rng: np.random.Generator, n: int) -> dict[str, pd.Series]:
 
 @pytest.mark.parametrize("counted_by", ["table", "sort"])
 @pytest.mark.parametrize("seed", range(8))
-def test_each_group_has_its_one_value_mixed_or_none_on_random_columns(seed: int, counted_by: str, monkeypatch) -> None:
+def test_each_group_has_its_one_value_mixed_or_none_on_random_columns(
+    seed: int, counted_by: str, monkeypatch
+) -> None:
     if counted_by == "sort":
         monkeypatch.setattr(grouping, "COUNT_TABLE_MAX", 0)
     rng = np.random.default_rng(seed)
@@ -60,7 +64,8 @@ def test_each_group_has_its_one_value_mixed_or_none_on_random_columns(seed: int,
     for column in random_columns(rng, n).values():
         got, want = _same_or_mixed(column, group, int(group.max()) + 1), by_pandas(column, group)
         same(got, want)
-        assert got.dtype == want.dtype, (column.dtype, got.dtype, want.dtype)  # categorical stays categorical
+        # categorical stays categorical
+        assert got.dtype == want.dtype, (column.dtype, got.dtype, want.dtype)
 
 
 @pytest.mark.parametrize("path", FILES, ids=file_id)

@@ -1,8 +1,8 @@
 """The hierarchical roofline: L2 and L1 ceilings beside DRAM's, and the level that bounds a kernel.
 
-Expected values come from ncu's own counters read with ncu_report (a second formula for the same peak, and
-ncu's own % of peak of the L2 counter), or from arithmetic on the numbers a test writes into a raw page.
-"""
+Expected values come from ncu's own counters read with ncu_report (a second formula for the same
+peak, and ncu's own % of peak of the L2 counter), or from arithmetic on the numbers a test writes
+into a raw page."""
 
 from __future__ import annotations
 
@@ -42,25 +42,34 @@ def value(action, name: str) -> float:
 
 @pytest.mark.parametrize("name", [T4, A100, H800])
 def test_the_l2_ceiling_of_a_full_set_report_is_its_slices_peak_over_the_reports_time(name):
-    """The engine takes sectors/s over ncu's % of peak; the same peak is also the slices' sectors per cycle x
-    their elapsed cycles (summed over slices) over the duration, which uses none of those counters. As DRAM's,
-    it is the device's over the whole report: all elapsed slice-cycles over all the time."""
+    """The engine takes sectors/s over ncu's % of peak; the same peak is also the slices' sectors
+    per cycle x their elapsed cycles (summed over slices) over the duration, which uses none of
+    those counters. As DRAM's, it is the device's over the whole report: all elapsed slice-cycles
+    over all the time."""
     path = fixture_path(name)
     engine = read_report(path).kernels["report_peak_l2_bytes_per_s"]
     cycles = seconds = 0.0
     for a in actions(path):
-        ns = value(a, "gpu__time_duration.sum")  # ns in these reports; NaN for H800's broken flash_fwd_kernel
+        # ns in these reports; NaN for H800's broken flash_fwd_kernel
+        ns = value(a, "gpu__time_duration.sum")
         if not math.isnan(ns):
-            cycles += SECTOR * value(a, "lts__t_sectors.avg.peak_sustained") * value(a, "lts__cycles_elapsed.sum")
+            cycles += (
+                SECTOR
+                * value(a, "lts__t_sectors.avg.peak_sustained")
+                * value(a, "lts__cycles_elapsed.sum")
+            )
             seconds += ns * 1e-9
-    assert engine.dropna().tolist() == pytest.approx([cycles / seconds] * len(engine.dropna()), rel=1e-9)
+    assert engine.dropna().tolist() == pytest.approx(
+        [cycles / seconds] * len(engine.dropna()), rel=1e-9
+    )
 
 
 def test_a_short_launch_is_bound_by_the_level_ncus_own_percentages_rank_first():
-    """V100 set_halo_values_x_419 (13 us): ncu says DRAM 22.3% and L2 13.8% of peak. Its own L2 reading
-    (elapsed cycles over its duration) is half the long launches' (1.18 against 2.50 TB/s); judged by that
-    against DRAM's report-wide peak, it read L2-bound. Every memory-bound launch of the full-set fixtures
-    takes the level ncu ranks first, wherever ncu's two percentages are clearly apart."""
+    """V100 set_halo_values_x_419 (13 us): ncu says DRAM 22.3% and L2 13.8% of peak. Its own L2
+    reading (elapsed cycles over its duration) is half the long launches' (1.18 against 2.50 TB/s);
+    judged by that against DRAM's report-wide peak, it read L2-bound. Every memory-bound launch of
+    the full-set fixtures takes the level ncu ranks first, wherever ncu's two percentages are
+    clearly apart."""
     for name in (V100, T4, H100, H800):
         path = fixture_path(name)
         rows = read_report(path).kernels
@@ -75,9 +84,9 @@ def test_a_short_launch_is_bound_by_the_level_ncus_own_percentages_rank_first():
 
 
 def test_a_launch_with_no_flops_and_no_dram_bytes_is_bound_by_the_cache_it_streams_through():
-    """Six H100 launches (thrust fills, CUB scan inits) move 1.2-1.4 MB through L2, none through DRAM, and do no
-    FLOPs: no DRAM intensity (0/0), yet L2 bounds them, as it does the same fills with 256 DRAM bytes.
-    Integer-MMA launches (A100 CUTLASS) stay unjudged."""
+    """Six H100 launches (thrust fills, CUB scan inits) move 1.2-1.4 MB through L2, none through
+    DRAM, and do no FLOPs: no DRAM intensity (0/0), yet L2 bounds them, as it does the same fills
+    with 256 DRAM bytes. Integer-MMA launches (A100 CUTLASS) stay unjudged."""
     path = fixture_path(H100)
     rows = read_report(path).kernels
     idle = [
@@ -89,12 +98,16 @@ def test_a_launch_with_no_flops_and_no_dram_bytes_is_bound_by_the_cache_it_strea
     assert len(idle) == 6
     assert rows.loc[idle, ["bound", "roof"]].to_numpy().tolist() == [["memory", "l2"]] * len(idle)
     a100 = read_report(fixture_path(A100)).kernels
-    assert a100["integer_mma"].all() and a100["roof"].tolist() == [""] * 3 and a100["bound"].tolist() == [""] * 3
+    assert (
+        a100["integer_mma"].all()
+        and a100["roof"].tolist() == [""] * 3
+        and a100["bound"].tolist() == [""] * 3
+    )
 
 
 def test_a_kernel_busier_at_l2_than_at_dram_is_l2_bound_at_ncus_own_l2_percentage():
-    """T4 matrix add: ncu says L2 49.98% and DRAM 44.8% of peak. The L2 roof is the lower one, and a kernel
-    on it runs at its L2 share of peak: % of roof is exactly ncu's L2 percentage."""
+    """T4 matrix add: ncu says L2 49.98% and DRAM 44.8% of peak. The L2 roof is the lower one, and a
+    kernel on it runs at its L2 share of peak: % of roof is exactly ncu's L2 percentage."""
     path = fixture_path(T4)
     a = actions(path)[0]
     l2_pct = value(a, "lts__t_sectors.sum.pct_of_peak_sustained_elapsed")
@@ -103,13 +116,15 @@ def test_a_kernel_busier_at_l2_than_at_dram_is_l2_bound_at_ncus_own_l2_percentag
     row = read_report(path).kernels.iloc[0]
     assert (row["bound"], row["roof"]) == ("memory", "l2")
     assert row["pct_of_roof"] == pytest.approx(l2_pct, rel=1e-9)
-    assert row["attainable_flop_per_s"] == pytest.approx(row["ai_l2"] * row["peak_l2_bytes_per_s"], rel=1e-12)
+    assert row["attainable_flop_per_s"] == pytest.approx(
+        row["ai_l2"] * row["peak_l2_bytes_per_s"], rel=1e-12
+    )
 
 
 def test_a_kernel_compute_bound_by_dram_alone_is_l2_bound_on_the_hierarchy():
-    """H100 generate_encoded_signal moves almost nothing through DRAM (AI 251 FLOP/B, past the FP32 ridge) but
-    works out of L2: judged by DRAM alone it read `compute` at 1% of peak. Its roof is L2's, and its % of roof
-    is ncu's own L2 percentage."""
+    """H100 generate_encoded_signal moves almost nothing through DRAM (AI 251 FLOP/B, past the FP32
+    ridge) but works out of L2: judged by DRAM alone it read `compute` at 1% of peak. Its roof is
+    L2's, and its % of roof is ncu's own L2 percentage."""
     path = fixture_path(H100)
     names = [a.name() for a in actions(path)]
     report = read_report(path)
@@ -117,9 +132,11 @@ def test_a_kernel_compute_bound_by_dram_alone_is_l2_bound_on_the_hierarchy():
         if names[i] != "generate_encoded_signal":
             continue
         row = report.kernels.iloc[i]
-        assert row["ai_dram"] * row["peak_dram_bytes_per_s"] > row["peak_flop_per_s"]  # DRAM alone: compute
+        # DRAM alone: compute
+        assert row["ai_dram"] * row["peak_dram_bytes_per_s"] > row["peak_flop_per_s"]
         assert (row["bound"], row["roof"]) == ("memory", "l2")
-        # On the L2 roof, % of roof is its L2 bytes/s over the report's L2 peak (ncu's L2 1.07% is over its own).
+        # On the L2 roof, % of roof is its L2 bytes/s over the report's L2 peak (ncu's L2 1.07% is
+        # over its own).
         rate = SECTOR * value(a, "lts__t_sectors.sum.per_second")
         assert row["pct_of_roof"] == pytest.approx(100 * rate / report_l2_peak(path), rel=1e-9)
         assert row["pct_of_roof"] == pytest.approx(
@@ -139,8 +156,13 @@ def report_l2_peak(path) -> float:
     return sum(p * t for p, t in zip(peaks, times, strict=True)) / sum(times)
 
 
-# Launches of the roofline metric set, values chosen here (1 ms each); each peak is per cycle x its clock.
-SIMT = [f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum" for p in "dfh" for op in ("add", "mul", "fma")]
+# Launches of the roofline metric set, values chosen here (1 ms each); each peak is per cycle x its
+# clock.
+SIMT = [
+    f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum"
+    for p in "dfh"
+    for op in ("add", "mul", "fma")
+]
 UNITS = {
     "gpu__time_duration.sum": "nsecond",
     "smsp__cycles_elapsed.avg.per_second": "cycle/second",
@@ -164,7 +186,9 @@ L2_PER_CYCLE, L2_HZ = 2560, 1.6e9  # 4.096 TB/s
 L1_PER_CYCLE, L1_HZ = 16384, 1.5e9  # 24.6 TB/s
 
 
-def launch(fma: float, dram: float, l2: float, l1: float, seconds: float = 1e-3, kernel: str = "k") -> dict:
+def launch(
+    fma: float, dram: float, l2: float, l1: float, seconds: float = 1e-3, kernel: str = "k"
+) -> dict:
     return {
         "kernel": kernel,
         "gpu__time_duration.sum": seconds * 1e9,
@@ -195,16 +219,29 @@ def levels(tmp_path) -> Report:
         launch(5e8, dram=1e8, l2=2e8, l1=2e10, kernel="thrash_l1"),
         launch(1e10, dram=1e8, l2=2e8, l1=1e9, kernel="gemm"),
     ]
-    return read_report(page(tmp_path / "levels.csv", UNITS, rows, gpu="NVIDIA H100 80GB HBM3", cc="9.0"))
+    return read_report(
+        page(tmp_path / "levels.csv", UNITS, rows, gpu="NVIDIA H100 80GB HBM3", cc="9.0")
+    )
 
 
 def test_each_level_bounds_the_launch_whose_bytes_need_longest_at_its_peak(levels):
-    peak = {"dram": DRAM_PER_CYCLE * DRAM_HZ, "l2": L2_PER_CYCLE * L2_HZ, "l1": L1_PER_CYCLE * L1_HZ}
+    peak = {
+        "dram": DRAM_PER_CYCLE * DRAM_HZ,
+        "l2": L2_PER_CYCLE * L2_HZ,
+        "l1": L1_PER_CYCLE * L1_HZ,
+    }
     compute = 2 * FMA_PER_CYCLE * SM_HZ
     k = levels.kernels.set_index("kernel")
     for level in peak:
-        assert k[f"peak_{level}_bytes_per_s"].tolist() == pytest.approx([peak[level]] * 4, rel=1e-12)
-    for name, expected in (("stream_dram", "dram"), ("reuse_l2", "l2"), ("thrash_l1", "l1"), ("gemm", "compute")):
+        assert k[f"peak_{level}_bytes_per_s"].tolist() == pytest.approx(
+            [peak[level]] * 4, rel=1e-12
+        )
+    for name, expected in (
+        ("stream_dram", "dram"),
+        ("reuse_l2", "l2"),
+        ("thrash_l1", "l1"),
+        ("gemm", "compute"),
+    ):
         row = k.loc[name]
         assert row["roof"] == expected, name
         assert row["bound"] == ("compute" if expected == "compute" else "memory")
@@ -222,7 +259,9 @@ def test_each_level_bounds_the_launch_whose_bytes_need_longest_at_its_peak(level
 def test_grouped_rows_keep_their_launches_cache_ceilings(levels):
     grouped = levels.group("name").set_index("kernel")
     assert grouped.loc["reuse_l2", "roof"] == "l2"
-    assert grouped.loc["thrash_l1", "peak_l1_bytes_per_s"] == pytest.approx(L1_PER_CYCLE * L1_HZ, rel=1e-12)
+    assert grouped.loc["thrash_l1", "peak_l1_bytes_per_s"] == pytest.approx(
+        L1_PER_CYCLE * L1_HZ, rel=1e-12
+    )
 
 
 def test_the_header_names_the_cache_ceilings_in_bytes_per_second(levels):
@@ -255,7 +294,10 @@ def test_the_plot_draws_and_names_the_l2_slope():
     assert data.caches[0].value == pytest.approx(expected, rel=1e-9)
     text = build_plot(data, 78, 18, 0, color=False).plain
     assert " L2 " in text and "/" in text, text
-    assert any(label.startswith(f"/ L2 {fmt.si(expected, 'B/s')}") for label, _ in legend(data, 0, color=False))
+    assert any(
+        label.startswith(f"/ L2 {fmt.si(expected, 'B/s')}")
+        for label, _ in legend(data, 0, color=False)
+    )
 
 
 async def test_the_app_shows_the_bounding_level_and_filters_by_it():
@@ -285,24 +327,29 @@ async def test_the_app_shows_the_bounding_level_and_filters_by_it():
 
 
 def test_a_group_keeps_the_cache_ceiling_of_the_launches_that_measured_it(tmp_path):
-    """Metric sets differ between launches of one report: a launch without the L2 peak counters has no L2
-    ceiling of its own, and must not count as a ceiling of 0 in its group's time-weighted one (it halved it)."""
+    """Metric sets differ between launches of one report: a launch without the L2 peak counters has
+    no L2 ceiling of its own, and must not count as a ceiling of 0 in its group's time-weighted one
+    (it halved it)."""
     lacking = launch(5e8, dram=1e8, l2=3e9, l1=4e9, kernel="reuse_l2")
     for metric in ("lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"):
         lacking[metric] = None
     rows = [launch(5e8, dram=1e8, l2=3e9, l1=4e9, kernel="reuse_l2"), lacking]
-    report = read_report(page(tmp_path / "mixed.csv", UNITS, rows, gpu="NVIDIA H100 80GB HBM3", cc="9.0"))
+    report = read_report(
+        page(tmp_path / "mixed.csv", UNITS, rows, gpu="NVIDIA H100 80GB HBM3", cc="9.0")
+    )
     assert math.isnan(report.kernels["peak_l2_bytes_per_s"].iloc[1])
     group = report.group("name").iloc[0]
     assert group["peak_l2_bytes_per_s"] == pytest.approx(L2_PER_CYCLE * L2_HZ, rel=1e-12)
     flop, seconds = 2 * 2 * 5e8, 2e-3
-    roof = flop / 6e9 * L2_PER_CYCLE * L2_HZ  # both launches' L2 bytes at the L2 peak: below compute and DRAM
+    # both launches' L2 bytes at the L2 peak: below compute and DRAM
+    roof = flop / 6e9 * L2_PER_CYCLE * L2_HZ
     assert group["attainable_flop_per_s"] == pytest.approx(roof, rel=1e-12)
     assert group["pct_of_roof"] == pytest.approx(100 * flop / seconds / roof, rel=1e-12)
 
 
 async def test_b_after_a_typed_level_filter_goes_on_to_compute():
-    """`/ bound:l2` then `b` raised ValueError ('l2' is not one of all|memory|compute) and closed the app."""
+    """`/ bound:l2` then `b` raised ValueError ('l2' is not one of all|memory|compute) and closed
+    the app."""
     app = make_app(read_report(fixture_path(T4)))
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await ready(app, pilot)
@@ -316,9 +363,9 @@ async def test_b_after_a_typed_level_filter_goes_on_to_compute():
 
 
 def test_a_kernel_without_flops_gets_its_percent_of_roof_at_the_limiting_memory_level():
-    """Issue 19.4: a copy or fill (no FLOPs) read `% of roof not collected` though its bytes are there. Its % of
-    roof is the bandwidth it reached at the level that limits it, over that level's peak: V100 set_halo (no
-    FLOPs, DRAM-bound), from ncu's own byte and time counters."""
+    """Issue 19.4: a copy or fill (no FLOPs) read `% of roof not collected` though its bytes are
+    there. Its % of roof is the bandwidth it reached at the level that limits it, over that level's
+    peak: V100 set_halo (no FLOPs, DRAM-bound), from ncu's own byte and time counters."""
     path = fixture_path(V100)
     rows = read_report(path).group("launch")
     checked = 0
@@ -329,13 +376,16 @@ def test_a_kernel_without_flops_gets_its_percent_of_roof_at_the_limiting_memory_
         assert row["flop"] == 0 and row["roof"] == "dram"
         dram = value(a, "dram__bytes_read.sum") + value(a, "dram__bytes_write.sum")
         seconds = value(a, "gpu__time_duration.sum") * 1e-9
-        assert row["pct_of_roof"] == pytest.approx(100 * dram / seconds / row["peak_dram_bytes_per_s"], rel=1e-6)
+        assert row["pct_of_roof"] == pytest.approx(
+            100 * dram / seconds / row["peak_dram_bytes_per_s"], rel=1e-6
+        )
         checked += 1
     assert checked == 2
 
 
 def test_the_tables_bound_column_speaks_the_exports_roof_words(tmp_path):
-    """Issue 19.4: the table said `DRAM`/`L2` where the export's `roof` says `dram`/`l2` and `bound:` takes them."""
+    """Issue 19.4: the table said `DRAM`/`L2` where the export's `roof` says `dram`/`l2` and
+    `bound:` takes them."""
     import csv
 
     from flopscope.tui.presentation.text_report import printed_kernel_table

@@ -1,8 +1,9 @@
-"""Issue 42.5: the instruction mix. Warp instructions executed (in all and per kind), pipe utilisation, SM busy
-and IPC are columns of the canonical table (`inst_*`, `pipe_*_pct`, `sm_busy_pct`, `ipc_active`) and the Kernel
-screen's Instruction mix and Pipe utilisation panels; every launch of every full-set report we hold is read
-here against NVIDIA's own readings of the file (ncu_report, `ncu --import --page raw --csv` and
-`--page details --csv`), never flopscope's reader."""
+"""Issue 42.5: the instruction mix. Warp instructions executed (in all and per kind), pipe
+utilisation, SM busy and IPC are columns of the canonical table (`inst_*`, `pipe_*_pct`,
+`sm_busy_pct`, `ipc_active`) and the Kernel screen's Instruction mix and Pipe utilisation panels;
+every launch of every full-set report we hold is read here against NVIDIA's own readings of the file
+(ncu_report, `ncu --import --page raw --csv` and `--page details --csv`), never flopscope's
+reader."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from ..helpers.accounting import counter, report_actions
 from ..helpers.cli import launches_json
 
 FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep")) if FIXTURES.is_dir() else []
-# Every column the panels show, with the one ncu metric it is (PIPES and ISSUE name one metric each).
+# Every column the panels show, with the one ncu metric it is (PIPES and ISSUE name one metric
+# each).
 SHOWN = {**INSTRUCTION_MIX, **{c: m[0] for c, m in {**PIPES, **ISSUE}.items()}}
 # The panel's lines for the instruction kinds, by column.
 KINDS = {
@@ -42,7 +44,10 @@ def measured(value) -> bool:
 
 def ncu_page(real_ncu, path, page: str) -> list[dict]:
     out = subprocess.run(
-        [*real_ncu, "--import", str(path), "--page", page, "--csv"], capture_output=True, text=True, timeout=180
+        [*real_ncu, "--import", str(path), "--page", page, "--csv"],
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert out.returncode == 0, out.stderr
     return list(csv.DictReader(io.StringIO(out.stdout)))
@@ -73,14 +78,16 @@ def test_every_launchs_instruction_mix_is_what_ncu_import_prints(name, real_ncu)
     assert len(table) == len(rows)
     compared = 0
     for printed, row in zip(table, rows, strict=True):
-        if row["status"] not in (None, "", "ok"):  # ncu could not profile it: no values (ncu prints some zeros)
+        # ncu could not profile it: no values (ncu prints some zeros)
+        if row["status"] not in (None, "", "ok"):
             continue
         for column, metric in SHOWN.items():
             cell = printed.get(metric, "").replace(",", "")
             if cell in ("", "n/a"):
                 assert row.get(column) is None, column
                 continue
-            # ncu prints counts whole and percentages to 2 decimals (3 significant digits for small ones)
+            # ncu prints counts whole and percentages to 2 decimals (3 significant digits for small
+            # ones)
             assert row[column] == pytest.approx(float(cell), rel=5e-3, abs=6e-3), column
             compared += 1
     assert compared >= len(rows) * 10
@@ -88,7 +95,8 @@ def test_every_launchs_instruction_mix_is_what_ncu_import_prints(name, real_ncu)
 
 @pytest.mark.parametrize("name", FULL)
 def test_executed_instructions_ipc_and_sm_busy_are_ncus_details_page(name, real_ncu):
-    """The Instruction Statistics and Compute Workload Analysis sections as ncu prints them, per launch."""
+    """The Instruction Statistics and Compute Workload Analysis sections as ncu prints them, per
+    launch."""
     path = fixture_path(name)
     details = ncu_page(real_ncu, path, "details")
     words = {
@@ -98,7 +106,8 @@ def test_executed_instructions_ipc_and_sm_busy_are_ncus_details_page(name, real_
     }
     rows = {row["launch_id"]: row for row in launches_json(path)}
     ids = sorted({int(line["ID"]) for line in details})
-    by_id = dict(zip(ids, sorted(rows), strict=True))  # ncu numbers the launches it printed from 0 or 1
+    # ncu numbers the launches it printed from 0 or 1
+    by_id = dict(zip(ids, sorted(rows), strict=True))
     compared = 0
     for line in details:
         column = words.get((line["Section Name"], line["Metric Name"]))
@@ -118,7 +127,8 @@ def test_executed_instructions_ipc_and_sm_busy_are_ncus_details_page(name, real_
 
 @pytest.mark.parametrize("name", FULL)
 def test_the_panel_prints_ncus_numbers_for_every_launch(name, real_ncu):
-    """The Instruction mix panel of each launch, against ncu's raw page: its counts, shares and busiest pipe."""
+    """The Instruction mix panel of each launch, against ncu's raw page: its counts, shares and
+    busiest pipe."""
     path = fixture_path(name)
     table = ncu_page(real_ncu, path, "raw")[1:]
     report = read_report(path)
@@ -131,7 +141,9 @@ def test_the_panel_prints_ncus_numbers_for_every_launch(name, real_ncu):
         panel = dict(dict(sections(launches.loc[launch])).get("Instruction mix", []))
         if not executed or math.isnan(executed):
             continue
-        assert panel["Executed"].startswith(f"{fmt.si(executed)} warp instructions"), panel["Executed"]
+        assert panel["Executed"].startswith(f"{fmt.si(executed)} warp instructions"), panel[
+            "Executed"
+        ]
         for column, label in KINDS.items():
             count = float(printed.get(INSTRUCTION_MIX[column], "0").replace(",", "") or 0)
             if count:
@@ -139,15 +151,21 @@ def test_the_panel_prints_ncus_numbers_for_every_launch(name, real_ncu):
                 assert panel[label].split()[: len(words)] == words, (label, panel[label])
             else:
                 assert label not in panel
-        pipes = {c: float(v) for c, m in PIPES.items() if (v := printed.get(m[0], "").replace(",", ""))}
+        pipes = {
+            c: float(v) for c, m in PIPES.items() if (v := printed.get(m[0], "").replace(",", ""))
+        }
         busiest = max(pipes.values())
-        assert panel["Busiest pipe"].endswith(f", {fmt.pct(busiest)} of its peak"), (panel["Busiest pipe"], busiest)
+        assert panel["Busiest pipe"].endswith(f", {fmt.pct(busiest)} of its peak"), (
+            panel["Busiest pipe"],
+            busiest,
+        )
         checked += 1
     assert checked
 
 
 def test_an_fp32_kernel_that_waits_on_loads_shows_its_lsu_pipe_busiest():
-    """The T4 matrix add: FP32 FLOPs only, and half its instructions global loads and stores: LSU is busiest."""
+    """The T4 matrix add: FP32 FLOPs only, and half its instructions global loads and stores: LSU is
+    busiest."""
     report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
     row = report.group("name").iloc[0]
     assert row["flop_fp32"] > 0 and not row["flop_fp64"] and not row["flop_tensor"]
@@ -171,7 +189,9 @@ def test_a_basic_report_says_what_collects_the_instruction_mix():
     panels = dict(sections(report.group("name").iloc[0]))
     assert "Instruction mix" not in panels
     missing = dict(panels["Not collected"])
-    assert missing["Instruction mix"] == (
-        "ncu --section InstructionStats --section ComputeWorkloadAnalysis --section SourceCounters"
+    assert (
+        missing["Instruction mix"]
+        == "ncu --section InstructionStats --section ComputeWorkloadAnalysis --section"
+        " SourceCounters"
     )
     assert "--set full" in missing[""]

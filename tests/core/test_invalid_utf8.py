@@ -1,6 +1,7 @@
-"""Issue 38.1a: bytes that are no UTF-8 in a CSV (a kernel name, an NVTX range or a program's own line holds
-whatever bytes it was given) are read, shown as U+FFFD, and nothing else reaches stderr: pyarrow's CSV reader
-printed "Exception ignored ... UnicodeDecodeError" when such a row was one it had to hand to its handler."""
+"""Issue 38.1a: bytes that are no UTF-8 in a CSV (a kernel name, an NVTX range or a program's own
+line holds whatever bytes it was given) are read, shown as U+FFFD, and nothing else reaches stderr:
+pyarrow's CSV reader printed "Exception ignored ... UnicodeDecodeError" when such a row was one it
+had to hand to its handler."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from flopscope.core.common.utf8_repair import Utf8Repaired
 from ..conftest import fixture_path
 from ..helpers.cli import run_cli
 
-DETAILS = "t4_nsightful_copy_blocked_details.csv"  # rule rows (wider than metric rows) in every launch
+# rule rows (wider than metric rows) in every launch
+DETAILS = "t4_nsightful_copy_blocked_details.csv"
 RAW = "b200_torch_sdpa_auto_raw.csv"  # ncu's ==PROF== lines before the header
 
 
 def _with_bad_name(data: bytes) -> bytes:
-    """Every row's kernel name (the fifth cell) with 0xFF 0xC3 in it: no UTF-8 (a lone lead byte, a cut one)."""
+    """Every row's kernel name (the fifth cell) with 0xFF 0xC3 in it: no UTF-8 (a lone lead byte, a
+    cut one)."""
     lines = data.split(b"\n")
     for k, line in enumerate(lines[1:], 1):
         cells = line.split(b'","')
@@ -30,15 +33,18 @@ def _with_bad_name(data: bytes) -> bytes:
 
 
 def _durations_ns(text: str) -> list[float]:
-    """gpu__time_duration.sum of each launch of the details page, by Python's csv (every value there is in ns)."""
+    """gpu__time_duration.sum of each launch of the details page, by Python's csv (every value there
+    is in ns)."""
     rows = list(csv.DictReader(io.StringIO(text)))
     assert {r["Metric Unit"] for r in rows if r["Metric Name"] == "Duration"} == {"ns"}
-    return [float(r["Metric Value"].replace(",", "")) for r in rows if r["Metric Name"] == "Duration"]
+    return [
+        float(r["Metric Value"].replace(",", "")) for r in rows if r["Metric Name"] == "Duration"
+    ]
 
 
 def _clean_run(path, tmp_path) -> tuple[int, str]:
-    """`flopscope report --json PATH` in its own process (pytest catches unraisable exceptions in its own);
-    (exit code, stdout), stderr holding nothing of Python's."""
+    """`flopscope report --json PATH` in its own process (pytest catches unraisable exceptions in
+    its own); (exit code, stdout), stderr holding nothing of Python's."""
     done = run_cli("report", "--json", path, home=tmp_path / "home")
     for said in ("UnicodeDecodeError", "Exception ignored", "Traceback"):
         assert said not in done.stderr, done.stderr
@@ -66,13 +72,19 @@ def test_raw_page_with_a_program_line_that_is_no_utf8(tmp_path):
     path.write_bytes(b"\n".join(lines))
     code, out = _clean_run(path, tmp_path)
     assert code == 0
-    table = [r for r in csv.reader(io.StringIO(fixture_path(RAW).read_text())) if r and not r[0].startswith("==")]
+    table = [
+        r
+        for r in csv.reader(io.StringIO(fixture_path(RAW).read_text()))
+        if r and not r[0].startswith("==")
+    ]
     assert len(json.loads(out)["rows"]) == len({r[4] for r in table[2:]})  # one row per kernel name
 
 
 def test_repaired_stream_keeps_reads_within_the_size_asked():
-    """Arrow refuses a Python file whose read(n) returns more than n bytes: a replaced byte grows to three."""
-    source = io.BytesIO(b"ab\xff\xfe\xfdcd" * 1000 + "é".encode() + b"\xe2\x82")  # ends inside a character
+    """Arrow refuses a Python file whose read(n) returns more than n bytes: a replaced byte grows to
+    three."""
+    # ends inside a character
+    source = io.BytesIO(b"ab\xff\xfe\xfdcd" * 1000 + "é".encode() + b"\xe2\x82")
     stream = Utf8Repaired(source)
     pieces = []
     while piece := stream.read(5):

@@ -1,6 +1,7 @@
-"""Issue 42.3: the memory chart. Its counts are columns of the canonical table (`mem_*`), read here against
-NVIDIA's own readings of every full-set report (ncu_report, and `ncu --import --page raw --csv`); the chart's hit
-rates, which flopscope makes from those counts, are checked against the hit-rate metrics ncu computed itself."""
+"""Issue 42.3: the memory chart. Its counts are columns of the canonical table (`mem_*`), read here
+against NVIDIA's own readings of every full-set report (ncu_report, and `ncu --import --page raw
+--csv`); the chart's hit rates, which flopscope makes from those counts, are checked against the
+hit-rate metrics ncu computed itself."""
 
 from __future__ import annotations
 
@@ -48,7 +49,10 @@ def test_every_launchs_memory_counts_are_ncu_reports_own(name):
 def test_every_launchs_memory_counts_are_what_ncu_import_prints(name, real_ncu):
     path = fixture_path(name)
     page = subprocess.run(
-        [*real_ncu, "--import", str(path), "--page", "raw", "--csv"], capture_output=True, text=True, timeout=120
+        [*real_ncu, "--import", str(path), "--page", "raw", "--csv"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert page.returncode == 0, page.stderr
     table = list(csv.DictReader(io.StringIO(page.stdout)))
@@ -67,7 +71,8 @@ def test_every_launchs_memory_counts_are_what_ncu_import_prints(name, real_ncu):
 
 @pytest.mark.parametrize("name", FULL)
 def test_the_charts_hit_rates_are_ncus_own(name):
-    """flopscope divides hit sectors by sectors; ncu computed `..._hit_rate.pct` itself, per launch."""
+    """flopscope divides hit sectors by sectors; ncu computed `..._hit_rate.pct` itself, per
+    launch."""
     path = fixture_path(name)
     report = read_report(path)
     actions = report_actions(path)
@@ -109,8 +114,8 @@ def test_a_basic_report_has_no_memory_chart():
 
 
 def test_the_raw_csv_page_and_the_report_give_the_same_chart():
-    """The H100 GEMM captured as a report and printed as ncu's raw page: the crossbar bytes are in `byte` there,
-    which the CSV reader refused as a count before it knew them for bytes."""
+    """The H100 GEMM captured as a report and printed as ncu's raw page: the crossbar bytes are in
+    `byte` there, which the CSV reader refused as a count before it knew them for bytes."""
     from ..helpers.real_files import H100
 
     report = read_report(H100 / "gemm_bf16_full.ncu-rep.xz").kernels

@@ -1,6 +1,7 @@
-"""Issue 41.5: names are cut where they differ, not at a fixed width, in every view. CUTLASS short names keep the
-tile shape and element type their elided template arguments hold; NVTX rows keep the words they differ by (no
-`autograd::engine::evaluate_function…#1`); a runs list keeps `batch_size=16` and `=1024` apart in every column."""
+"""Issue 41.5: names are cut where they differ, not at a fixed width, in every view. CUTLASS short
+names keep the tile shape and element type their elided template arguments hold; NVTX rows keep the
+words they differ by (no `autograd::engine::evaluate_function…#1`); a runs list keeps
+`batch_size=16` and `=1024` apart in every column."""
 
 from __future__ import annotations
 
@@ -24,12 +25,14 @@ CUTLASS = [
     "rtx5090_dsocr_cutlass_gemm_details.csv",
     "v100_cutlass_gemm_nersc_flops_details.csv",
 ]
-ELEMENT = {"signed char": "s8", "cutlass::half_t": "f16", "float": "f32"}  # those these files' GEMMs use
+# those these files' GEMMs use
+ELEMENT = {"signed char": "s8", "cutlass::half_t": "f16", "float": "f32"}
 
 
 def _tile_and_element(full: str) -> tuple[str, str] | None:
-    """The first `GemmShape<(int)M, (int)N, (int)K>` of a CUTLASS signature as `MxNxK`, and the first element
-    type among its template arguments, found by reading the text from left to right."""
+    """The first `GemmShape<(int)M, (int)N, (int)K>` of a CUTLASS signature as `MxNxK`, and the
+    first element type among its template arguments, found by reading the text from left to
+    right."""
     at = full.find("GemmShape<")
     if at < 0:
         return None
@@ -47,9 +50,9 @@ def _paths(name: str) -> Path:
 
 @pytest.mark.parametrize("name", CUTLASS)
 def test_cutlass_short_names_keep_tile_and_element_type(name):
-    """Before: `cutlass::Kernel<cutlass::gemm::kernel::Gemm<…>>` even in full-width output. Now the short name
-    (the `kernel` column of --json and exports) and the 200-column table hold the threadblock tile and element
-    type, read here from the full signature."""
+    """Before: `cutlass::Kernel<cutlass::gemm::kernel::Gemm<…>>` even in full-width output. Now the
+    short name (the `kernel` column of --json and exports) and the 200-column table hold the
+    threadblock tile and element type, read here from the full signature."""
     path = fixture_path(name)
     out = run_cli("report", path, "--json")
     rows = json.loads(out.stdout)["rows"]
@@ -76,10 +79,12 @@ def _names_in_table(stdout: str, first_title: str) -> list[str]:
 
 
 @pytest.mark.parametrize("columns", [80, 160])
-@pytest.mark.parametrize(("name", "by"), [*((n, "name") for n in CUTLASS), ("demo", "name"), ("demo", "nvtx")])
+@pytest.mark.parametrize(
+    ("name", "by"), [*((n, "name") for n in CUTLASS), ("demo", "name"), ("demo", "nvtx")]
+)
 def test_the_printed_table_shows_distinct_text_for_distinct_rows(name, by, columns):
-    """At 80 and 160 columns every two rows of the CLI's table read differently, NVTX ranges included, with no
-    numbered fallback (`…#1`) where the words that differ fit."""
+    """At 80 and 160 columns every two rows of the CLI's table read differently, NVTX ranges
+    included, with no numbered fallback (`…#1`) where the words that differ fit."""
     path = _paths(name)
     out = run_cli("report", path, "--by", by, columns=columns)
     assert out.returncode == 0, out.stderr
@@ -102,7 +107,9 @@ async def _app_names(path: Path, by: str, width: int) -> tuple[list[str], list[s
 
 
 @pytest.mark.parametrize("width", [80, 160])
-@pytest.mark.parametrize(("name", "by"), [*((n, "name") for n in CUTLASS), ("demo", "name"), ("demo", "nvtx")])
+@pytest.mark.parametrize(
+    ("name", "by"), [*((n, "name") for n in CUTLASS), ("demo", "name"), ("demo", "nvtx")]
+)
 async def test_the_app_table_shows_distinct_text_for_distinct_rows(name, by, width):
     names, shown = await _app_names(_paths(name), by, width)
     assert len(set(shown)) == len(set(names)) == len(names), shown
@@ -110,11 +117,14 @@ async def test_the_app_table_shows_distinct_text_for_distinct_rows(name, by, wid
 
 
 async def test_nvtx_rows_keep_the_op_they_differ_by():
-    """`autograd::engine::evaluate_function: ToCopyBackward0/.../backward/attn` and `.../mlp/backward/mlp.0`
-    read `autograd::engine::evaluate_function…#1` and `…#2` at 80 columns; now each shows the end it differs by."""
+    """`autograd::engine::evaluate_function: ToCopyBackward0/.../backward/attn` and
+    `.../mlp/backward/mlp.0` read `autograd::engine::evaluate_function…#1` and `…#2` at 80 columns;
+    now each shows the end it differs by."""
     names, shown = await _app_names(DEMO, "nvtx", 80)
     cut = dict(zip(names, shown, strict=True))
-    to_copy = [n for n in names if n.startswith("autograd::engine::evaluate_function: ToCopyBackward0")]
+    to_copy = [
+        n for n in names if n.startswith("autograd::engine::evaluate_function: ToCopyBackward0")
+    ]
     assert len(to_copy) >= 3
     for name in to_copy:
         last = name.rsplit("/", 1)[-1]  # attn, mlp.0, mlp.2: where these ranges differ
@@ -137,8 +147,9 @@ def sweep_store(tmp_path) -> Path:
 
 @pytest.mark.parametrize("width", [60, 80])
 async def test_the_runs_list_keeps_parameters_apart(sweep_store, width):
-    """`batch_size=1024` and `batch_size=1536` cut at the end both read `batch_size=1…` in a narrow Params
-    column: every text column of the runs list is cut so that different values stay different."""
+    """`batch_size=1024` and `batch_size=1536` cut at the end both read `batch_size=1…` in a narrow
+    Params column: every text column of the runs list is cut so that different values stay
+    different."""
     app = runs_app(sweep_store / "flopscope.db")
     async with app.run_test(size=(width, 24)) as pilot:
         await pilot.pause()

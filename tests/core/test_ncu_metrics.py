@@ -1,5 +1,5 @@
-"""The one table of ncu metric names agrees with itself: what a set collects is read, what a column is filled
-from is collected, and the "collect it with" hints name those metrics."""
+"""The one table of ncu metric names agrees with itself: what a set collects is read, what a column
+is filled from is collected, and the "collect it with" hints name those metrics."""
 
 from __future__ import annotations
 
@@ -33,13 +33,18 @@ def test_every_counted_column_is_filled_from_collected_metrics():
 
 @pytest.mark.parametrize("column", sorted(set(COLUMN_METRICS) - {"duration_s", "flop_tensor"}))
 def test_a_columns_metrics_fill_it(tmp_path, column):
-    # One launch holding only the duration and this column's metrics, valued 1, 2, 3...: the column is known,
-    # and is the sum of its metrics with an FMA counted twice (fp16's counters count 2-lane instructions).
+    # One launch holding only the duration and this column's metrics, valued 1, 2, 3...: the column
+    # is known, and is the sum of its metrics with an FMA counted twice (fp16's counters count
+    # 2-lane instructions).
     metrics = COLUMN_METRICS[column]
     cols = {"gpu__time_duration.sum": ("nsecond", 1000.0)}
-    cols |= {m: (UNIT.get(m.split("__")[0] + "__", "inst"), float(k + 1)) for k, m in enumerate(metrics)}
+    cols |= {
+        m: (UNIT.get(m.split("__")[0] + "__", "inst"), float(k + 1)) for k, m in enumerate(metrics)
+    }
     row = read_report(one_launch(tmp_path / "raw.csv", cols, cc="8.0")).kernels.iloc[0]
-    weights = {"flop_fp16": [2, 2, 4]}.get(column, [1, 1, 2] if column.startswith("flop_") else [1] * len(metrics))
+    weights = {"flop_fp16": [2, 2, 4]}.get(
+        column, [1, 1, 2] if column.startswith("flop_") else [1] * len(metrics)
+    )
     assert row[column] == sum(w * (k + 1) for k, w in enumerate(weights))
 
 

@@ -1,6 +1,6 @@
-"""The streaming .ncu-rep reader gives the table NVIDIA's ncu_report gives, on every real report the project has
-(shared fixtures from ncu 2019-2025 and GPUs from V100 to H800, the H100 capture from ncu 2025.3.1, the demo),
-and hands what it cannot vouch for to ncu_report instead of guessing."""
+"""The streaming .ncu-rep reader gives the table NVIDIA's ncu_report gives, on every real report the
+project has (shared fixtures from ncu 2019-2025 and GPUs from V100 to H800, the H100 capture from
+ncu 2025.3.1, the demo), and hands what it cannot vouch for to ncu_report instead of guessing."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from flopscope.core.readers.ncu_rep_stream import Damaged, Unsupported, message_
 from ..conftest import FIXTURES
 from ..helpers.real_files import DEMO, GPU_DATA, ROOT, plain_copy
 
-CAPTURED = sorted(GPU_DATA.rglob("*.ncu-rep.xz")) + sorted((ROOT / "tui" / "examples").glob("*.ncu-rep.xz"))
+CAPTURED = sorted(GPU_DATA.rglob("*.ncu-rep.xz")) + sorted(
+    (ROOT / "tui" / "examples").glob("*.ncu-rep.xz")
+)
 SHARED = sorted(FIXTURES.glob("*.ncu-rep")) if FIXTURES.is_dir() else []
 
 
@@ -50,7 +52,11 @@ def test_streaming_reader_equals_ncu_report_column_by_column(report, tmp_path):
     assert len(got) == len(expected) > 0
     for col in expected.columns:
         assert got[col].dtype == expected[col].dtype, col
-        bad = [(i, a, b) for i, (a, b) in enumerate(zip(expected[col], got[col], strict=True)) if not _same(a, b)]
+        bad = [
+            (i, a, b)
+            for i, (a, b) in enumerate(zip(expected[col], got[col], strict=True))
+            if not _same(a, b)
+        ]
         assert not bad, (col, bad[:3])
 
 
@@ -85,8 +91,8 @@ def test_an_unknown_file_version_is_read_by_ncu_report_with_a_note(tmp_path):
 
 
 def test_a_truncated_report_is_refused_without_ncu_report(tmp_path, monkeypatch):
-    """The fast reader finds the cut itself and says how many launches were whole; ncu_report is not asked
-    (its C++ aborts the process on some damaged files)."""
+    """The fast reader finds the cut itself and says how many launches were whole; ncu_report is not
+    asked (its C++ aborts the process on some damaged files)."""
     import re
 
     source = plain_copy(CAPTURED[-1], tmp_path)
@@ -96,7 +102,9 @@ def test_a_truncated_report_is_refused_without_ncu_report(tmp_path, monkeypatch)
     with pytest.raises(Damaged):
         read_table(cut)
     monkeypatch.setattr(
-        ncu_rep, "_read_with_ncu_report", lambda path, progress=None: pytest.fail("handed to ncu_report")
+        ncu_rep,
+        "_read_with_ncu_report",
+        lambda path, progress=None: pytest.fail("handed to ncu_report"),
     )
     with pytest.raises(FlopscopeError) as err:
         read_metrics(cut)
@@ -105,7 +113,8 @@ def test_a_truncated_report_is_refused_without_ncu_report(tmp_path, monkeypatch)
 
 
 def test_a_report_with_its_result_blocks_repeated_reads_every_copy(tmp_path):
-    """What the benchmark does to make a 10k-launch report: the copies read as launches of their own."""
+    """What the benchmark does to make a 10k-launch report: the copies read as launches of their
+    own."""
     from benchmarks.make_big_report import repeat_launches
 
     source = plain_copy(DEMO, tmp_path)
@@ -135,8 +144,9 @@ def test_the_fallback_note_is_one_line_on_stderr_and_in_json(tmp_path):
 
 
 def _strings_moved_to_the_end(source: Path, out: Path) -> Path:
-    """The same report with every string table moved, in order, into the last block's header: each launch
-    then names metrics before any table has defined them (as the H800 fixture does for a few)."""
+    """The same report with every string table moved, in order, into the last block's header: each
+    launch then names metrics before any table has defined them (as the H800 fixture does for a
+    few)."""
     kinds = message_classes()
     data = source.read_bytes()
     (size,) = struct.unpack_from("<I", data, 4)
@@ -150,7 +160,10 @@ def _strings_moved_to_the_end(source: Path, out: Path) -> Path:
         header.ClearField("StringTable")
         blocks.append((header, payload))
     blocks[-1][0].StringTable.Strings.extend(strings)
-    body = b"".join(struct.pack("<I", len(h := header.SerializeToString())) + h + payload for header, payload in blocks)
+    body = b"".join(
+        struct.pack("<I", len(h := header.SerializeToString())) + h + payload
+        for header, payload in blocks
+    )
     out.write_bytes(head + body)
     return out
 
@@ -204,22 +217,28 @@ def _walk(results: list[bytes], lockstep: bool, cut: int | None = None):
 
 @pytest.mark.parametrize("report", SHARED + CAPTURED, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_walk_of_all_launches_at_once_finds_what_one_at_a_time_finds(report, tmp_path):
-    """The two ways ncu_rep_columns.walk_fields steps through results (in lockstep with numpy for many launches,
-    in Python for a few) give the same fields, and stop at the same broken message."""
+    """The two ways ncu_rep_columns.walk_fields steps through results (in lockstep with numpy for
+    many launches, in Python for a few) give the same fields, and stop at the same broken
+    message."""
     results = _results(plain_copy(report, tmp_path))
     one_by_one = _walk(results, lockstep=False)
     assert one_by_one == _walk(results, lockstep=True)
     metrics = message_classes()["Result"].FromString(results[0]).MetricResults
-    start, end = one_by_one[0][1][0], one_by_one[0][2][0]  # the first launch's first metric, as protobuf reads it
+    # the first launch's first metric, as protobuf reads it
+    start, end = one_by_one[0][1][0], one_by_one[0][2][0]
     assert b"".join(results)[start:end] == metrics[0]
     assert one_by_one[3] is None
     broken = len(results) // 2
-    assert _walk(results, lockstep=False, cut=broken)[3] == _walk(results, lockstep=True, cut=broken)[3] == broken
+    assert (
+        _walk(results, lockstep=False, cut=broken)[3]
+        == _walk(results, lockstep=True, cut=broken)[3]
+        == broken
+    )
 
 
 def test_a_launch_with_a_damaged_metric_is_refused_and_counted(tmp_path):
-    """A metric whose bytes do not parse (framing intact): Damaged, naming how many launches came before it,
-    not a protobuf traceback."""
+    """A metric whose bytes do not parse (framing intact): Damaged, naming how many launches came
+    before it, not a protobuf traceback."""
     source = plain_copy(DEMO, tmp_path)
     kinds = message_classes()
     data = bytearray(source.read_bytes())

@@ -1,5 +1,5 @@
-"""The ncu_report path decides which metrics it reads once per report (per distinct list of metric names), not
-for every name of every launch: a 100k-launch report repeats one list 100k times."""
+"""The ncu_report path decides which metrics it reads once per report (per distinct list of metric
+names), not for every name of every launch: a 100k-launch report repeats one list 100k times."""
 
 from __future__ import annotations
 
@@ -20,5 +20,7 @@ def test_wanted_is_asked_once_per_metric_name_and_the_table_is_unchanged(monkeyp
     monkeypatch.setattr(ncu_rep, "wanted", real)
     stream = ncu_rep.read_table(path)
     pd.testing.assert_series_equal(
-        frame["gpu__time_duration.sum"].astype(float), stream["gpu__time_duration.sum"].astype(float), check_names=False
+        frame["gpu__time_duration.sum"].astype(float),
+        stream["gpu__time_duration.sum"].astype(float),
+        check_names=False,
     )

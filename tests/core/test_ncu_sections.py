@@ -1,6 +1,7 @@
-"""ncu's own per-launch figures (speed of light, occupancy and its limiter, waves per SM, pipe utilisation) kept
-as canonical columns: every reader's value equals the counter as ncu printed it, read here another way (the
-csv module on a raw or details page, or `ncu --import --csv --page raw` of a report)."""
+"""ncu's own per-launch figures (speed of light, occupancy and its limiter, waves per SM, pipe
+utilisation) kept as canonical columns: every reader's value equals the counter as ncu printed it,
+read here another way (the csv module on a raw or details page, or `ncu --import --csv --page raw`
+of a report)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,11 @@ from flopscope.core import read_report
 
 from ..conftest import fixture_path
 
-H100_CAPTURE = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"  # the project's own capture
+# the project's own capture
+H100_CAPTURE = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
 
-# Canonical column -> the raw page's column (metric names as ncu prints them; not taken from flopscope).
+# Canonical column -> the raw page's column (metric names as ncu prints them; not taken from
+# flopscope).
 RAW = {
     "sol_sm_pct": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
     "sol_memory_pct": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
@@ -34,7 +37,8 @@ RAW = {
     "pipe_tensor_pct": "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
     "pipe_uniform_pct": "sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active",
 }
-# Blackwell's (CC 10.x) own pipes: the 5th-generation tensor core's (tcgen05 MMA) and tensor memory's.
+# Blackwell's (CC 10.x) own pipes: the 5th-generation tensor core's (tcgen05 MMA) and tensor
+# memory's.
 BLACKWELL = {
     "pipe_tc_pct": "sm__pipe_tc_cycles_active.avg.pct_of_peak_sustained_active",
     "pipe_tmem_pct": "sm__inst_executed_pipe_tmem.avg.pct_of_peak_sustained_active",
@@ -52,20 +56,26 @@ def raw_rows(text: str) -> list[dict[str, str]]:
     """A raw page's launch rows by column name (its `==PROF==` lines and units row left out)."""
     rows = list(
         csv.DictReader(
-            io.StringIO("".join(line for line in text.splitlines(keepends=True) if not line.startswith("==")))
+            io.StringIO(
+                "".join(
+                    line for line in text.splitlines(keepends=True) if not line.startswith("==")
+                )
+            )
         )
     )
     return rows[1:]  # the units row
 
 
 def cell(text: str) -> tuple[float, float]:
-    """A printed number and half a unit of its last printed digit (the CSV rounds: 12.20 is 12.195-12.205)."""
+    """A printed number and half a unit of its last printed digit (the CSV rounds: 12.20 is
+    12.195-12.205)."""
     exponent = Decimal(text.replace(",", "")).as_tuple().exponent
     return float(text.replace(",", "")), 0.5 * 10.0 ** min(int(exponent), 0) + 1e-9
 
 
 def check_against_raw(kernels, rows: list[dict[str, str]]) -> int:
-    """Every canonical column against its raw cell, launch by launch; how many cells were compared."""
+    """Every canonical column against its raw cell, launch by launch; how many cells were
+    compared."""
     by_id = {int(r["ID"]): r for r in rows}
     compared = 0
     for _, launch in kernels.iterrows():
@@ -75,11 +85,18 @@ def check_against_raw(kernels, rows: list[dict[str, str]]) -> int:
                 assert np.isnan(launch[column]), (column, launch["launch_id"])
                 continue
             value, tolerance = cell(raw[metric])
-            assert abs(launch[column] - value) <= tolerance, (column, launch["launch_id"], launch[column], value)
+            assert abs(launch[column] - value) <= tolerance, (
+                column,
+                launch["launch_id"],
+                launch[column],
+                value,
+            )
             compared += 1
         limits = {what: float(raw[m]) for m, what in LIMITS.items() if raw.get(m)}
         fewest = min(limits.values())
-        assert set(launch["occupancy_limiter"].split(" + ")) == {w for w, v in limits.items() if v == fewest}
+        assert set(launch["occupancy_limiter"].split(" + ")) == {
+            w for w, v in limits.items() if v == fewest
+        }
         assert launch["occupancy_limit_blocks"] == fewest
     return compared
 
@@ -93,8 +110,9 @@ def test_the_b200_raw_page_keeps_occupancy_waves_and_pipes_as_ncu_printed_them()
 
 
 def test_blackwell_pipes_are_read_where_the_file_has_them():
-    """The B200 raw page's tcgen05, TMEM and uniform pipes, launch by launch as ncu printed them; the attention
-    kernel's tcgen05 pipe is far busier than the mma.sync tensor pipe, so the tensor pipe alone would mislead."""
+    """The B200 raw page's tcgen05, TMEM and uniform pipes, launch by launch as ncu printed them;
+    the attention kernel's tcgen05 pipe is far busier than the mma.sync tensor pipe, so the tensor
+    pipe alone would mislead."""
     path = fixture_path("b200_torch_sdpa_auto_raw.csv")
     rows = {int(r["ID"]): r for r in raw_rows(path.read_text())}
     kernels = read_report(path).kernels
@@ -107,7 +125,8 @@ def test_blackwell_pipes_are_read_where_the_file_has_them():
 
 
 def test_a_hopper_report_has_no_blackwell_pipes():
-    """H100 (CC 9.0): the uniform pipe is there, the tcgen05 and TMEM pipes are not, and are left empty."""
+    """H100 (CC 9.0): the uniform pipe is there, the tcgen05 and TMEM pipes are not, and are left
+    empty."""
     path = H100_CAPTURE / "gemm_bf16_full.csv.gz"
     with gzip.open(path, "rt") as f:
         rows = raw_rows(f.read())
@@ -126,30 +145,44 @@ def test_a_group_shows_the_time_weighted_mean_of_its_launches():
         duration = np.array([float(r["gpu__time_duration.sum"]) for r in mine])
         fma = np.array([float(r[RAW["pipe_fma_pct"]]) for r in mine])
         assert row["count"] == len(mine) > 1
-        assert row["pipe_fma_pct"] == pytest.approx((fma * duration).sum() / duration.sum(), rel=1e-9)
+        assert row["pipe_fma_pct"] == pytest.approx(
+            (fma * duration).sum() / duration.sum(), rel=1e-9
+        )
 
 
 @pytest.mark.parametrize(
     "report",
-    ["h100pcie_ee384_cub_agents_full.ncu-rep", "a100pcie80_cutlass_gemm_full.ncu-rep", "t4_mlp_matadd_full.ncu-rep"],
+    [
+        "h100pcie_ee384_cub_agents_full.ncu-rep",
+        "a100pcie80_cutlass_gemm_full.ncu-rep",
+        "t4_mlp_matadd_full.ncu-rep",
+    ],
 )
 def test_a_full_set_report_reads_as_ncus_own_raw_page(real_ncu, report):
     path = fixture_path(report)
     out = subprocess.run(
-        [*real_ncu, "--import", str(path), "--csv", "--page", "raw"], capture_output=True, text=True, timeout=120
+        [*real_ncu, "--import", str(path), "--csv", "--page", "raw"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     kernels = read_report(path).kernels
     assert kernels["sol_sm_pct"].notna().all() and kernels["occupancy_achieved_pct"].notna().all()
-    assert check_against_raw(kernels, raw_rows(out.stdout)) >= len(kernels) * len(RAW) - len(kernels)
+    assert check_against_raw(kernels, raw_rows(out.stdout)) >= len(kernels) * len(RAW) - len(
+        kernels
+    )
 
 
 def test_a_details_page_reads_its_section_labels():
-    """The details layout names them by ncu's section labels (Compute (SM) Throughput, Block Limit Warps)."""
+    """The details layout names them by ncu's section labels (Compute (SM) Throughput, Block Limit
+    Warps)."""
     path = fixture_path("t4_nsightful_copy_blocked_details.csv")
     rows = [
         r
-        for r in csv.DictReader(line for line in path.read_text().splitlines() if not line.startswith("=="))
+        for r in csv.DictReader(
+            line for line in path.read_text().splitlines() if not line.startswith("==")
+        )
         if r["Metric Name"]
     ]
     value = {
@@ -160,7 +193,8 @@ def test_a_details_page_reads_its_section_labels():
     launch = read_report(path).kernels.iloc[0]
     sol = "GPU Speed Of Light Throughput"
     assert launch["sol_sm_pct"] == value[(sol, "Compute (SM) Throughput")]
-    assert launch["sol_memory_pct"] == value[(sol, "Memory Throughput")]  # the %, not the byte/s of its namesake
+    # the %, not the byte/s of its namesake
+    assert launch["sol_memory_pct"] == value[(sol, "Memory Throughput")]
     assert launch["sol_dram_pct"] == value[(sol, "DRAM Throughput")]
     assert launch["sol_l2_pct"] == value[(sol, "L2 Cache Throughput")]
     assert launch["sol_l1_pct"] == value[(sol, "L1/TEX Cache Throughput")]
@@ -168,7 +202,8 @@ def test_a_details_page_reads_its_section_labels():
     assert launch["occupancy_theoretical_pct"] == value[("Occupancy", "Theoretical Occupancy")]
     assert launch["waves_per_sm"] == value[("Launch Statistics", "Waves Per SM")]
     limits = {
-        label: value[("Occupancy", f"Block Limit {label}")] for label in ("SM", "Registers", "Shared Mem", "Warps")
+        label: value[("Occupancy", f"Block Limit {label}")]
+        for label in ("SM", "Registers", "Shared Mem", "Warps")
     }
     assert launch["occupancy_limit_blocks"] == min(limits.values()) == limits["Warps"]
     assert launch["occupancy_limiter"] == "warps"
@@ -186,8 +221,13 @@ def test_a_stored_run_keeps_them_and_groups_them_as_the_file_does(tmp_path):
         store.save(report, "b200")
         back = store.load("b200")
     columns = [*RAW, "occupancy_limit_blocks"]
-    np.testing.assert_allclose(back.kernels[columns].to_numpy(float), report.kernels[columns].to_numpy(float))
-    assert back.kernels["occupancy_limiter"].astype(str).tolist() == report.kernels["occupancy_limiter"].tolist()
+    np.testing.assert_allclose(
+        back.kernels[columns].to_numpy(float), report.kernels[columns].to_numpy(float)
+    )
+    assert (
+        back.kernels["occupancy_limiter"].astype(str).tolist()
+        == report.kernels["occupancy_limiter"].tolist()
+    )
     np.testing.assert_allclose(
         back.group("name")[columns].to_numpy(float), report.group("name")[columns].to_numpy(float)
     )

@@ -1,6 +1,7 @@
-"""Issue 19.6: NVTX ranges from `torch.autograd.profiler.emit_nvtx` group and diff by the range, not by the call:
-its arguments (`seq`, `op_id`, `sizes`, `input_op_ids`, `stashed seq`) number every call and record shapes, so
-left in, grouping the demo by NVTX gave 88 groups of 91 launches and a diff across batch sizes matched nothing."""
+"""Issue 19.6: NVTX ranges from `torch.autograd.profiler.emit_nvtx` group and diff by the range, not
+by the call: its arguments (`seq`, `op_id`, `sizes`, `input_op_ids`, `stashed seq`) number every
+call and record shapes, so left in, grouping the demo by NVTX gave 88 groups of 91 launches and a
+diff across batch sizes matched nothing."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ from ..helpers.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 H100 = ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
-BS8, BS32 = H100 / "train_transformer_bf16_bs8.ncu-rep.xz", H100 / "train_transformer_bf16_bs32.ncu-rep.xz"
+BS8, BS32 = (
+    H100 / "train_transformer_bf16_bs8.ncu-rep.xz",
+    H100 / "train_transformer_bf16_bs32.ncu-rep.xz",
+)
 DEMO = ROOT / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
 
 
@@ -30,8 +34,8 @@ def report_of(path: Path):
 
 
 def ranges(path: Path) -> set[str]:
-    """The file's ranges by name: each range of a path cut at its first `, ` (emit_nvtx's arguments follow it;
-    no range name of these files holds one otherwise)."""
+    """The file's ranges by name: each range of a path cut at its first `, ` (emit_nvtx's arguments
+    follow it; no range name of these files holds one otherwise)."""
     paths = report_of(path).kernels["nvtx"].dropna().astype(str).unique()
     return {"/".join(part.split(", ")[0] for part in p.split("/")) for p in paths}
 
@@ -70,7 +74,9 @@ def test_diff_by_nvtx_across_batch_sizes_matches_the_ranges(tmp_path):
 
 async def test_g_in_the_diff_compares_by_nvtx_and_back():
     a, b = report_of(BS8), report_of(BS32)
-    app = FlopscopeApp(DiffScreen(diff_runs(a, b), "bs8", "bs32", (a.gpu_label, b.gpu_label), (a, b), (1, 2)))
+    app = FlopscopeApp(
+        DiffScreen(diff_runs(a, b), "bs8", "bs32", (a.gpu_label, b.gpu_label), (a, b), (1, 2))
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         screen = app.screen
         await settle(pilot, lambda: screen.model is not None)

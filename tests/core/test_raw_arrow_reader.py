@@ -1,6 +1,6 @@
-"""The raw page's fast path (pyarrow's CSV reader) reads what pandas' C parser, the path before, reads: the
-same metric table on real pages and on the layouts ncu prints (==PROF== lines between rows, thousands
-separators, n/a cells), with pandas still reading whatever Arrow refuses."""
+"""The raw page's fast path (pyarrow's CSV reader) reads what pandas' C parser, the path before,
+reads: the same metric table on real pages and on the layouts ncu prints (==PROF== lines between
+rows, thousands separators, n/a cells), with pandas still reading whatever Arrow refuses."""
 
 from __future__ import annotations
 
@@ -37,10 +37,13 @@ def test_the_arrow_reader_reads_what_pandas_reads(tmp_path, monkeypatch):
     monkeypatch.setenv("FLOPSCOPE_NO_CACHE", "1")
     used = []
     real = csv_raw._parse_arrow
-    monkeypatch.setattr(csv_raw, "_parse_arrow", lambda handle, *a: used.append(handle.name) or real(handle, *a))
+    monkeypatch.setattr(
+        csv_raw, "_parse_arrow", lambda handle, *a: used.append(handle.name) or real(handle, *a)
+    )
     pages = _pages(tmp_path)
     fast = [read_metrics(p)[0] for p in pages]
-    # every page read by Arrow (twice where a later row breaks the first row's pattern of plain numbers)
+    # every page read by Arrow (twice where a later row breaks the first row's pattern of plain
+    # numbers)
     assert sorted(set(used)) == sorted(str(p) for p in pages)
 
     def refuse(*_):
@@ -48,26 +51,38 @@ def test_the_arrow_reader_reads_what_pandas_reads(tmp_path, monkeypatch):
 
     monkeypatch.setattr(csv_raw, "_parse_arrow", refuse)
     for path, frame in zip(pages, fast, strict=True):
-        # pandas keeps the category of an `==WARNING==` line it read as a row and dropped; the values agree
-        pd.testing.assert_frame_equal(frame, read_metrics(path)[0], obj=path.name, check_categorical=False)
+        # pandas keeps the category of an `==WARNING==` line it read as a row and dropped; the
+        # values agree
+        pd.testing.assert_frame_equal(
+            frame, read_metrics(path)[0], obj=path.name, check_categorical=False
+        )
 
 
 @pytest.mark.parametrize("cut", ["row", "program output"])
 def test_a_row_arrow_refuses_is_read_by_pandas(tmp_path, cut, monkeypatch):
     monkeypatch.setenv("FLOPSCOPE_NO_CACHE", "1")
     real = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))
-    lines = raw_csv(real).splitlines(keepends=True)  # a short row mid-page (a short last one is refused)
-    text = "".join([*lines[:3], '"99","1"\n', *lines[3:]]) if cut == "row" else "".join(lines) + "Done.\n"
+    # a short row mid-page (a short last one is refused)
+    lines = raw_csv(real).splitlines(keepends=True)
+    text = (
+        "".join([*lines[:3], '"99","1"\n', *lines[3:]])
+        if cut == "row"
+        else "".join(lines) + "Done.\n"
+    )
     path = tmp_path / "page.csv"
     path.write_text(text)
     frame, _ = read_metrics(path)
-    assert len(frame) == len(real) + (cut == "row")  # pandas keeps a short row (its cells unknown), drops `Done.`
+    # pandas keeps a short row (its cells unknown), drops `Done.`
+    assert len(frame) == len(real) + (cut == "row")
 
 
-def test_rows_one_per_line_are_cut_at_line_ends_and_a_quoted_line_break_is_read_too(tmp_path, monkeypatch):
-    """Arrow parses a page in blocks cut at line ends (newlines_in_values off: every core at work). A kernel
-    name holding a line break where a block is cut makes that parse fail, and the page is read again allowing
-    line breaks in values: by Arrow still, not by pandas, and every value as on the page."""
+def test_rows_one_per_line_are_cut_at_line_ends_and_a_quoted_line_break_is_read_too(
+    tmp_path, monkeypatch
+):
+    """Arrow parses a page in blocks cut at line ends (newlines_in_values off: every core at work).
+    A kernel name holding a line break where a block is cut makes that parse fail, and the page is
+    read again allowing line breaks in values: by Arrow still, not by pandas, and every value as on
+    the page."""
     import pyarrow.csv as pacsv
 
     monkeypatch.setenv("FLOPSCOPE_NO_CACHE", "1")
@@ -76,7 +91,8 @@ def test_rows_one_per_line_are_cut_at_line_ends_and_a_quoted_line_break_is_read_
 
     def spy(source, *, read_options, parse_options, **kwargs):
         modes.append(parse_options.newlines_in_values)
-        read_options.block_size = 16384  # blocks of a few rows: a cut lands in a name (Arrow's default: 1 MB)
+        # blocks of a few rows: a cut lands in a name (Arrow's default: 1 MB)
+        read_options.block_size = 16384
         return real_read(source, read_options=read_options, parse_options=parse_options, **kwargs)
 
     monkeypatch.setattr(pacsv, "read_csv", spy)

@@ -1,4 +1,5 @@
-"""Every real ncu output in ../shared/fixtures/ncu parses, with its kernel count right (SOURCES.md)."""
+"""Every real ncu output in ../shared/fixtures/ncu parses, with its kernel count right
+(SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -68,8 +69,8 @@ def test_broken_launch_is_kept_and_marked():
 
 def test_nvtx_columns_of_details_layout():
     report = read_report(fixture_path("b200_nvtx_apprange_details_sanitized.csv"))
-    # "0:<default domain>:compute_kernel:profile:none:none:none:none:none:none": Id and domain before the name,
-    # six fields after it (the header's), a name may hold colons (`aten::mm`)
+    # "0:<default domain>:compute_kernel:profile:none:none:none:none:none:none": Id and domain
+    # before the name, six fields after it (the header's), a name may hold colons (`aten::mm`)
     assert report.kernels["nvtx"].iloc[0] == "compute_kernel:profile"
     assert report.kernels["process"].iloc[0] == "python (4242)"
     # 123480704 ns as printed in the file
@@ -83,7 +84,8 @@ def test_bom_crlf_and_new_dram_metric_names():
     assert row["dram_write_bytes"] == 3_377_920
     assert row["dram_bytes"] == 53_261_312 + 3_377_920
     assert row["duration_s"] == pytest.approx(10_195_552e-9)
-    assert report.meta.gpu == "NVIDIA GeForce RTX 5070"  # named in the program output before the CSV
+    # named in the program output before the CSV
+    assert report.meta.gpu == "NVIDIA GeForce RTX 5070"
 
 
 def test_identity_columns_from_ncu_rep():
@@ -102,9 +104,12 @@ def test_metric_tables_hold_si_units():
     assert row["smsp__cycles_elapsed.avg.per_second"] == pytest.approx(2.00e9)  # Ghz
 
 
-@pytest.mark.parametrize("name", ["rtx5070_win_bom_crlf_details.csv", "b200_torch_sdpa_auto_raw.csv"])
+@pytest.mark.parametrize(
+    "name", ["rtx5070_win_bom_crlf_details.csv", "b200_torch_sdpa_auto_raw.csv"]
+)
 def test_utf16_csv_as_powershell_redirect_writes_it(tmp_path, name):
-    """Windows PowerShell's `ncu --csv ... > out.csv` writes UTF-16 with a BOM: read it like the UTF-8 file."""
+    """Windows PowerShell's `ncu --csv ... > out.csv` writes UTF-16 with a BOM: read it like the
+    UTF-8 file."""
     src = fixture_path(name)
     text = src.read_bytes().decode("utf-8-sig")
     for encoding in ("utf-16-le", "utf-16-be"):
@@ -126,8 +131,8 @@ def test_utf16_file_that_is_not_ncu_output_names_the_users_file(tmp_path):
     assert err.value.path == str(path) and "ID" in err.value.problem
 
 
-# Device, stream and registers of launch 0 as the files print them (.ncu-rep: as `ncu --import F --csv --page raw`
-# prints them, checked with ncu 2024.1).
+# Device, stream and registers of launch 0 as the files print them (.ncu-rep: as `ncu --import F
+# --csv --page raw` prints them, checked with ncu 2024.1).
 IDS = {
     "t4_mlp_matadd_full.ncu-rep": (0, 7, 18),
     "a100pcie80_cutlass_gemm_full.ncu-rep": (1, 7, 188),
@@ -145,7 +150,9 @@ def test_device_stream_registers_are_integers_from_every_reader(name):
         assert str(k[col].dtype) == "Int64", col
     if name in IDS:
         first = k.sort_values("launch_id").iloc[0]
-        got = tuple(None if pd.isna(first[c]) else first[c] for c in ("device", "stream", "registers"))
+        got = tuple(
+            None if pd.isna(first[c]) else first[c] for c in ("device", "stream", "registers")
+        )
         assert got == IDS[name]
 
 
@@ -155,8 +162,9 @@ def test_ncu_na_stream_is_missing_not_text():
 
 
 def test_other_threads_stderr_survives_a_report_read(tmp_path):
-    """ncu_report's log is kept off the terminal by pointing fd 2 elsewhere while a report is read. A sweep
-    prints progress from other threads meanwhile: every such line still reaches stderr, and no absl line does."""
+    """ncu_report's log is kept off the terminal by pointing fd 2 elsewhere while a report is read.
+    A sweep prints progress from other threads meanwhile: every such line still reaches stderr, and
+    no absl line does."""
     script = tmp_path / "ticks.py"
     script.write_text(
         textwrap.dedent(f"""
@@ -166,12 +174,13 @@ def test_other_threads_stderr_survives_a_report_read(tmp_path):
         def tick():
             global sent
             while not stop:
-                sys.__stderr__.write("tick\\n"); sys.__stderr__.flush(); sent += 1; time.sleep(0.005)
+                sys.__stderr__.write("tick\\n"); sys.__stderr__.flush()
+                sent += 1; time.sleep(0.005)
         t = threading.Thread(target=tick); t.start(); time.sleep(0.05)
         for cut in (False, True):
             try:
-                read_metrics({str(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))!r} if not cut
-                             else {str(tmp_path / "cut.ncu-rep")!r})
+                whole = {str(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))!r}
+                read_metrics(whole if not cut else {str(tmp_path / "cut.ncu-rep")!r})
             except Exception:
                 pass
         time.sleep(0.05); stop = True; t.join(); print(sent)
@@ -184,8 +193,9 @@ def test_other_threads_stderr_survives_a_report_read(tmp_path):
     assert "absl" not in out.stderr and "Can't parse" not in out.stderr
 
 
-# ncu 2024.1's raw page of a100pcie80_cutlass_gemm_full.ncu-rep (`ncu -i ... --csv --page raw`): its NVTX cell
-# starts with the launching thread's id, and ranges pushed without a domain are in "<default domain>".
+# ncu 2024.1's raw page of a100pcie80_cutlass_gemm_full.ncu-rep (`ncu -i ... --csv --page raw`): its
+# NVTX cell starts with the launching thread's id, and ranges pushed without a domain are in
+# "<default domain>".
 NVTX_HEADER = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 NVTX_CELLS = [
     '266595  "<default domain>:Non-fused-GEMM:none:none:none:none:none:none" ',
@@ -195,8 +205,9 @@ NVTX_CELLS = [
 
 
 def test_nvtx_ranges_read_alike_from_the_report_and_its_csv(tmp_path):
-    """The .ncu-rep reader said '<default domain>:Fused-GEMM' (ncu_report names the default domain so) and the
-    CSV reader '266595  "<default domain>:Fused-GEMM' (the thread id ahead of it): both say 'Fused-GEMM' now."""
+    """The .ncu-rep reader said '<default domain>:Fused-GEMM' (ncu_report names the default domain
+    so) and the CSV reader '266595  "<default domain>:Fused-GEMM' (the thread id ahead of it): both
+    say 'Fused-GEMM' now."""
     from ..helpers.raw_csv import launches, raw_csv
 
     rep = read_report(fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")).kernels

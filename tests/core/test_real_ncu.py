@@ -1,5 +1,6 @@
-"""flopscope against the real ncu CLI, for what ncu does without a GPU: parse flopscope's arguments, and
-re-print shared reports as raw CSV pages (`--import`), which must read to the same numbers as the reports."""
+"""flopscope against the real ncu CLI, for what ncu does without a GPU: parse flopscope's arguments,
+and re-print shared reports as raw CSV pages (`--import`), which must read to the same numbers as
+the reports."""
 
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ REPORTS = [
     "a10_spyinfer_linear_105k_basic.ncu-rep",
 ]
 EXACT = ["duration_s", "dram_bytes", "l2_bytes", "l1_bytes", "flop_tensor"]
-# Counts ncu stores as per-cycle rates: the CSV prints the rate rounded (e.g. 1427.98), so the count read
-# from it differs from the report's by up to ~1e-3 (measured worst: 7.6e-4, H100 cub agents FP32).
+# Counts ncu stores as per-cycle rates: the CSV prints the rate rounded (e.g. 1427.98), so the count
+# read from it differs from the report's by up to ~1e-3 (measured worst: 7.6e-4, H100 cub agents
+# FP32).
 FROM_RATES = ["flop_fp64", "flop_fp32", "flop_fp16"]
 
 
@@ -44,14 +46,19 @@ def test_ncu_accepts_every_option_flopscope_passes(real_ncu, tmp_path):
     argv = ncu_argv(opts, str(tmp_path / "r"))
     out = subprocess.run([*real_ncu, *argv[1:]], capture_output=True, text=True, timeout=60)
     text = out.stdout + out.stderr
-    assert "unrecognised option" not in text and "ambiguous" not in text and "invalid" not in text.lower(), text
+    assert (
+        "unrecognised option" not in text
+        and "ambiguous" not in text
+        and "invalid" not in text.lower()
+    ), text
     # Without a GPU ncu stops at the driver, after its argument parsing.
     assert "driver" in text.lower() or "No kernels were profiled" in text, text
 
 
 @pytest.mark.parametrize("given", ["--expo", "--metr", "--nvtx-inc", "--launch-co", "--print-su"])
 def test_ncu_reads_an_options_beginning_as_flopscope_resolves_it(real_ncu, given):
-    """Without its value ncu names the option it took the abbreviation for: the one --ncu-args checks refuse."""
+    """Without its value ncu names the option it took the abbreviation for: the one --ncu-args
+    checks refuse."""
     from flopscope.core.ncu.command import resolve_long
 
     out = subprocess.run([*real_ncu, given], capture_output=True, text=True, timeout=60)
@@ -91,13 +98,15 @@ def test_raw_page_reads_like_the_report(real_ncu, tmp_path, name):
     from_csv = _page(real_ncu, tmp_path, import_raw_argv("ncu", str(report))[1:])
     from_rep = read_report(report).kernels
     _same(from_rep, from_csv, EXACT + FROM_RATES, dict.fromkeys(FROM_RATES, 1e-3))
-    assert list(from_csv["nvtx"].fillna("")) == list(from_rep["nvtx"].fillna(""))  # NVTX labels agree
+    # NVTX labels agree
+    assert list(from_csv["nvtx"].fillna("")) == list(from_rep["nvtx"].fillna(""))
 
 
 @pytest.mark.parametrize("name", REPORTS)
 def test_raw_page_in_auto_units_reads_like_the_report(real_ncu, tmp_path, name):
-    """ncu's own unit strings (usecond, Kbyte, Gbyte/second, ...) scale right. Auto units print about three
-    significant digits, hence the tolerance (measured worst: 0.5%, a 58.304 us kernel printed as 58.30)."""
+    """ncu's own unit strings (usecond, Kbyte, Gbyte/second, ...) scale right. Auto units print
+    about three significant digits, hence the tolerance (measured worst: 0.5%, a 58.304 us kernel
+    printed as 58.30)."""
     report = fixture_path(name)
     from_csv = _page(
         real_ncu,
@@ -120,19 +129,24 @@ def test_raw_page_in_auto_units_reads_like_the_report(real_ncu, tmp_path, name):
 
 @pytest.mark.parametrize("name", REPORTS)
 def test_details_page_reads_like_the_report(real_ncu, tmp_path, name):
-    """ncu's details page (the layout `ncu --csv` prints while profiling) shows only what the report's sections
-    display: every launch, and durations where a section shows them (Speed of Light), must agree."""
+    """ncu's details page (the layout `ncu --csv` prints while profiling) shows only what the
+    report's sections display: every launch, and durations where a section shows them (Speed of
+    Light), must agree."""
     report = fixture_path(name)
     from_csv = _page(
-        real_ncu, tmp_path, ["--import", str(report), "--csv", "--page", "details", "--print-units", "base"]
+        real_ncu,
+        tmp_path,
+        ["--import", str(report), "--csv", "--page", "details", "--print-units", "base"],
     )
     from_rep = read_report(report).kernels
     assert len(from_csv) == len(from_rep)
     shown = from_csv["duration_s"].notna().to_numpy()
     assert np.allclose(
-        from_csv["duration_s"].to_numpy(float)[shown], from_rep["duration_s"].to_numpy(float)[shown], rtol=1e-9
+        from_csv["duration_s"].to_numpy(float)[shown],
+        from_rep["duration_s"].to_numpy(float)[shown],
+        rtol=1e-9,
     )
-    # These sets include Speed of Light, hence a duration for every profiled launch; but ncu 2024.1 shows no
-    # section of an RTX 5060 Ti (a GPU newer than it), only the command-line metrics.
+    # These sets include Speed of Light, hence a duration for every profiled launch; but ncu 2024.1
+    # shows no section of an RTX 5060 Ti (a GPU newer than it), only the command-line metrics.
     if ("basic" in name or "full" in name) and "rtx5060ti" not in name:
         assert (shown == from_rep["duration_s"].notna().to_numpy()).all()

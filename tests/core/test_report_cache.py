@@ -1,5 +1,6 @@
-"""The finished-report cache: a report opened again (per --gpu) is the report read afresh, in every field, without
-counting or deriving again; another --gpu, other engine code or a changed file each read anew."""
+"""The finished-report cache: a report opened again (per --gpu) is the report read afresh, in every
+field, without counting or deriving again; another --gpu, other engine code or a changed file each
+read anew."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def counted(monkeypatch) -> list:
 
 
 def same_report(cached, fresh) -> None:
-    pd.testing.assert_frame_equal(cached.kernels, fresh.kernels, check_exact=True)  # Parquet keeps every bit
+    # Parquet keeps every bit
+    pd.testing.assert_frame_equal(cached.kernels, fresh.kernels, check_exact=True)
     assert cached.meta == fresh.meta
     assert cached.missing == fresh.missing
     assert cached.gpu == fresh.gpu and cached.gpus == fresh.gpus and cached.roof == fresh.roof
@@ -53,9 +55,11 @@ def test_a_report_opened_again_is_the_report_read_afresh(path, cache_on, counted
     cached = read_report(path, params={"n": 1})
     assert len(counted) == 1, "the second open counted the launches again"
     same_report(cached, fresh)
-    # (a group's time-weighted peaks may differ in the last bit: pandas sums a frame's columns in another order
-    # when they come from Parquet as separate arrays)
-    pd.testing.assert_frame_equal(cached.group("name"), fresh.group("name"), check_exact=False, rtol=1e-13)
+    # (a group's time-weighted peaks may differ in the last bit: pandas sums a frame's columns in
+    # another order when they come from Parquet as separate arrays)
+    pd.testing.assert_frame_equal(
+        cached.group("name"), fresh.group("name"), check_exact=False, rtol=1e-13
+    )
 
 
 def test_each_gpu_has_its_entry_and_other_code_reads_anew(cache_on, counted, monkeypatch):

@@ -1,4 +1,5 @@
-"""ReportMeta, the typed meta every view reads: its JSON object is the stored and `--json` format, unchanged."""
+"""ReportMeta, the typed meta every view reads: its JSON object is the stored and `--json` format,
+unchanged."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from flopscope.core.report.meta import ReportMeta
 from ..conftest import fixture_path
 from ..helpers.cli import run_cli
 
-# `report --json`'s meta keys, in the order the untyped meta dict always printed them (read from a saved output
-# of the build before ReportMeta: a script diffing two outputs sees no change).
+# `report --json`'s meta keys, in the order the untyped meta dict always printed them (read from a
+# saved output of the build before ReportMeta: a script diffing two outputs sees no change).
 KEYS = [
     "source",
     "format",
@@ -45,7 +46,9 @@ def test_meta_round_trips_through_its_json_object():
 
 
 def test_report_json_prints_the_meta_fields_with_their_values(tmp_path):
-    out = run_cli("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--json", "--no-cache", home=tmp_path)
+    out = run_cli(
+        "report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--json", "--no-cache", home=tmp_path
+    )
     meta = json.loads(out.stdout)["meta"]
     assert list(meta) == KEYS
     assert (meta["format"], meta["gpu"], meta["gpu_source"], meta["compute_capability"]) == (

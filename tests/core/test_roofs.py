@@ -1,7 +1,8 @@
-"""The three roofs a kernel is judged against (issue 22): the datasheet, the theoretical peak at the measured
-clock (the default), and ceilings measured on a node (`flopscope ceilings`, stored). A real H100 PCIe report;
-the stored ceilings are SYNTHETIC (tests/helpers/ceilings.py: no GPU runs the suite), the expected ratios come
-from core/data/gpus.csv and the report's own peak counters, read here."""
+"""The three roofs a kernel is judged against (issue 22): the datasheet, the theoretical peak at the
+measured clock (the default), and ceilings measured on a node (`flopscope ceilings`, stored). A real
+H100 PCIe report; the stored ceilings are SYNTHETIC (tests/helpers/ceilings.py: no GPU runs the
+suite), the expected ratios come from core/data/gpus.csv and the report's own peak counters, read
+here."""
 
 from __future__ import annotations
 
@@ -55,17 +56,23 @@ def test_the_run_ceilings_name_their_roof_and_what_it_lacks_stays_the_clock_roof
     assert ceilings["fp32"].value == pytest.approx(0.89 * sheet["fp32"])
     assert ceilings["fp32"].source.startswith("synthetic (test data, not measured) on gpubox (")
     assert ceilings["dram"].source == ceilings["fp32"].source
-    assert ceilings["fp64"].source == "report counters x measured clock"  # not measured: the clock roof's
+    # not measured: the clock roof's
+    assert ceilings["fp64"].source == "report counters x measured clock"
     on_sheet = {c.name: c for c in report.against(Roof("datasheet")).ceilings()}
-    assert on_sheet["fp64"].value == pytest.approx(sheet["fp64"]) and on_sheet["dram"].value == sheet["dram"]
+    assert (
+        on_sheet["fp64"].value == pytest.approx(sheet["fp64"])
+        and on_sheet["dram"].value == sheet["dram"]
+    )
     assert on_sheet["fp32"].source == "datasheet (NVIDIA H100 PCIe)"
 
 
 def test_the_measured_roof_is_found_for_the_reports_gpu_or_says_why_not(report, tmp_path):
     with Store(tmp_path / "flopscope.db") as store:
         roof, why = measured_roof(report, store)
-        assert roof is None and why == (
-            "no ceilings measured for NVIDIA H100 PCIe are stored; `flopscope ceilings "
+        assert (
+            roof is None
+            and why
+            == "no ceilings measured for NVIDIA H100 PCIe are stored; `flopscope ceilings "
             "[--host HOST]` on a node with NVIDIA H100 PCIe measures them"
         )
         save(store, synthetic())  # an H100 SXM: another GPU
@@ -74,7 +81,10 @@ def test_the_measured_roof_is_found_for_the_reports_gpu_or_says_why_not(report, 
         roof, why = measured_roof(report, store)
     assert why == "" and roof.kind == "measured"
     assert roof.measured == pytest.approx(
-        {"dram": 0.86 * datasheet("h100-pcie")["dram"], "fp32": 0.89 * datasheet("h100-pcie")["fp32"]}
+        {
+            "dram": 0.86 * datasheet("h100-pcie")["dram"],
+            "fp32": 0.89 * datasheet("h100-pcie")["fp32"],
+        }
     )
 
 
@@ -98,7 +108,8 @@ def test_on_a_file_of_two_gpus_the_measured_roof_judges_its_own_gpus_launches_on
     )
     sources = {(c.gpu, c.name): c.source for c in judged.ceilings()}
     assert sources[(H100, "fp32")].startswith("synthetic (test data, not measured) on gpubox")
-    # the A100's from its own counters or datasheet (at its launches' clock), not the H100 node's measurement
+    # the A100's from its own counters or datasheet (at its launches' clock), not the H100 node's
+    # measurement
     assert "synthetic" not in sources[(A100, "fp32")] and "synthetic" not in sources[(A100, "dram")]
 
 
@@ -116,8 +127,12 @@ def test_on_a_file_of_two_gpus_each_gpu_with_stored_ceilings_is_judged_by_its_ow
     for gpu, key in ((H100, "h100-pcie"), (A100, "a100-pcie-40gb")):
         rows = (k["gpu"] == gpu).to_numpy()
         sheet = datasheet(key)
-        assert k.loc[rows, "peak_flop_per_s"].tolist() == pytest.approx([0.89 * sheet["fp32"]] * int(rows.sum()))
-        assert k.loc[rows, "peak_dram_bytes_per_s"].tolist() == pytest.approx([0.86 * sheet["dram"]] * int(rows.sum()))
+        assert k.loc[rows, "peak_flop_per_s"].tolist() == pytest.approx(
+            [0.89 * sheet["fp32"]] * int(rows.sum())
+        )
+        assert k.loc[rows, "peak_dram_bytes_per_s"].tolist() == pytest.approx(
+            [0.86 * sheet["dram"]] * int(rows.sum())
+        )
         assert set(k.loc[rows, "peak_source"]) == {"measured on node"}
     sources = {(c.gpu, c.name): c.source for c in judged.ceilings()}
     assert sources[(A100, "fp32")].startswith("synthetic (test data, not measured) on other (")
@@ -125,8 +140,8 @@ def test_on_a_file_of_two_gpus_each_gpu_with_stored_ceilings_is_judged_by_its_ow
 
 
 def test_ceilings_are_computed_once_per_launches_gpus_and_roof(monkeypatch):
-    """The header asks for the ceilings several times (1M launches: 0.07 s each): computed once, and anew for
-    another roof, GPU or launches table, never stale."""
+    """The header asks for the ceilings several times (1M launches: 0.07 s each): computed once, and
+    anew for another roof, GPU or launches table, never stale."""
     from flopscope.core.report import report as report_module
     from flopscope.core.report.report import with_gpu
 
@@ -140,7 +155,8 @@ def test_ceilings_are_computed_once_per_launches_gpus_and_roof(monkeypatch):
     assert report.ceilings() == first
     on_sheet = report.against(Roof("datasheet"))
     assert on_sheet.ceilings() != first and len(calls) == 2
-    with_gpu(report, "h100-sxm").ceilings()  # the same figures here (the report's own counters set them)
+    # the same figures here (the report's own counters set them)
+    with_gpu(report, "h100-sxm").ceilings()
     assert len(calls) == 3
     report.kernels = report.kernels.head(3)
     report.ceilings()

@@ -1,8 +1,10 @@
-"""ncu's rule results (guided-analysis findings with estimated speedups), read for one launch on demand.
+"""ncu's rule results (guided-analysis findings with estimated speedups), read for one launch on
+demand.
 
-Expected values come from ncu itself: its console text with rule details and its details CSV, committed beside
-the H100 capture; NVIDIA's ncu_report module (another reader of the same files); and the real ncu CLI where
-FLOPSCOPE_REAL_NCU names one (its CSV of the shared fixtures, from ncu versions and GPUs other than ours)."""
+Expected values come from ncu itself: its console text with rule details and its details CSV,
+committed beside the H100 capture; NVIDIA's ncu_report module (another reader of the same files);
+and the real ncu CLI where FLOPSCOPE_REAL_NCU names one (its CSV of the shared fixtures, from ncu
+versions and GPUs other than ours)."""
 
 from __future__ import annotations
 
@@ -21,13 +23,14 @@ from ..conftest import fixture_path
 from ..helpers.real_files import H100, plain_copy
 
 GEMM_FULL = H100 / "gemm_bf16_full.ncu-rep.xz"
-# ncu's finding header line: `    OPT   Est. Local Speedup: 84.36%`, or the kind and the message's first words.
+# ncu's finding header line: `    OPT   Est. Local Speedup: 84.36%`, or the kind and the message's
+# first words.
 _HEADER = re.compile(r"^    (OPT|WRN|INF|ERR)   (?:Est\. (Local )?Speedup: ([\d.]+)%|(\S.*?))\s*$")
 
 
 def ncu_text_findings(text: str) -> list[tuple[str, str | None, str | None, str]]:
-    """(kind, speedup as ncu printed it, local or global, the message's first 40 characters) per finding of
-    ncu's `--page details --print-rule-details` text."""
+    """(kind, speedup as ncu printed it, local or global, the message's first 40 characters) per
+    finding of ncu's `--page details --print-rule-details` text."""
     lines = text.splitlines()
     out = []
     for i, line in enumerate(lines):
@@ -62,15 +65,23 @@ def test_the_h100_full_set_gemm_has_the_findings_ncu_printed():
     expected = ncu_text_findings((H100 / "gemm_bf16_full.details.txt").read_text())
     assert len(expected) == 14 and found.reason is None
     assert sorted(ours(found), key=str) == sorted(expected, key=str)
-    # Largest global estimate first (ncu's `Est. Speedup: 66.06%`), local ones after the global ones.
+    # Largest global estimate first (ncu's `Est. Speedup: 66.06%`), local ones after the global
+    # ones.
     first = found.findings[0]
-    assert (first.kind, f"{first.speedup_pct:.4g}", first.speedup_type) == ("OPT", "66.06", "global")
+    assert (first.kind, f"{first.speedup_pct:.4g}", first.speedup_type) == (
+        "OPT",
+        "66.06",
+        "global",
+    )
     assert first.name == "Uncoalesced Global Accesses"
     tiers = [f.speedup_type for f in found.findings]
     assert tiers == sorted(tiers, key=lambda t: {"global": 0, "local": 1}.get(t or "", 2))
     # ncu's links as its console prints them
     fp = next(f for f in found.findings if f.rule == "FPInstructions")
-    assert "their fused (https://docs.nvidia.com/cuda/floating-point/#cuda-and-floating-point), higher" in fp.message
+    assert (
+        "their fused (https://docs.nvidia.com/cuda/floating-point/#cuda-and-floating-point), higher"
+        in fp.message
+    )
     assert "@" not in " ".join(f.message for f in found.findings)
 
 
@@ -78,7 +89,12 @@ def test_the_details_csv_of_the_same_launch_reads_the_same():
     with gzip.open(H100 / "gemm_bf16_full.details.csv.gz", "rt", newline="") as handle:
         rows = [r for r in csv.DictReader(handle) if r["Rule Name"]]
     expected = sorted(
-        (r["Rule Name"], r["Rule Type"], r["Estimated Speedup"] or None, " ".join(r["Rule Description"].split()))
+        (
+            r["Rule Name"],
+            r["Rule Type"],
+            r["Estimated Speedup"] or None,
+            " ".join(r["Rule Description"].split()),
+        )
         for r in rows
     )
     for path in (H100 / "gemm_bf16_full.details.csv.gz", GEMM_FULL):
@@ -159,23 +175,33 @@ def same_as_ncu_report(path: Path) -> None:
             )
             for f in found.findings
         )
-        assert sorted(got, key=str) == sorted(((r, k, plain_message(m), s, t) for r, k, m, s, t in wanted), key=str)
+        assert sorted(got, key=str) == sorted(
+            ((r, k, plain_message(m), s, t) for r, k, m, s, t in wanted), key=str
+        )
         assert (found.reason is None) == bool(wanted)
 
 
 def test_an_older_ncus_report_reads_as_the_real_ncu_prints_it(real_ncu):
-    """The V100 report (ncu 2022; its optimisation hints are WRN, with no speedup estimates) against the real
-    ncu's own details CSV of it."""
+    """The V100 report (ncu 2022; its optimisation hints are WRN, with no speedup estimates) against
+    the real ncu's own details CSV of it."""
     path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
     out = subprocess.run(
-        [*real_ncu, "--import", str(path), "--csv", "--page", "details"], capture_output=True, text=True, check=True
+        [*real_ncu, "--import", str(path), "--csv", "--page", "details"],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     rows = [r for r in csv.DictReader(io.StringIO(out[out.index('"ID"') :])) if r["Rule Name"]]
     launches = sorted({int(r["ID"]) for r in rows})
     assert len(launches) == 5
     for launch in launches:
         expected = sorted(
-            (r["Rule Name"], r["Rule Type"], " ".join(r["Rule Description"].split()), r["Estimated Speedup"] or None)
+            (
+                r["Rule Name"],
+                r["Rule Type"],
+                " ".join(r["Rule Description"].split()),
+                r["Estimated Speedup"] or None,
+            )
             for r in rows
             if int(r["ID"]) == launch
         )

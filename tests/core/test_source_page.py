@@ -1,6 +1,6 @@
-"""Issue 42.4: one launch's source page (SASS lines, instructions executed, warp samples), read against what
-NVIDIA's own CLI prints for the same launch (`ncu --import FILE --page source --csv`), and shown by `report
---source` and the Kernel screen's `v`."""
+"""Issue 42.4: one launch's source page (SASS lines, instructions executed, warp samples), read
+against what NVIDIA's own CLI prints for the same launch (`ncu --import FILE --page source --csv`),
+and shown by `report --source` and the Kernel screen's `v`."""
 
 from __future__ import annotations
 
@@ -34,10 +34,14 @@ def test_the_first_launchs_sass_lines_are_what_ncu_prints(name, real_ncu):
         assert line.samples == count(cell(row, "All")), hex(line.address)
         assert line.not_issued == count(cell(row, "Not-issued")), hex(line.address)
         assert line.executed == count(row["Instructions Executed"]), hex(line.address)
-        if line.sass != "???":  # ncu_report's text, where it has one, is ncu's (commas and spaces aside)
-            assert re.sub(r"[\s,]", "", line.sass) == re.sub(r"[\s,]", "", row["Source"]), hex(line.address)
+        # ncu_report's text, where it has one, is ncu's (commas and spaces aside)
+        if line.sass != "???":
+            assert re.sub(r"[\s,]", "", line.sass) == re.sub(r"[\s,]", "", row["Source"]), hex(
+                line.address
+            )
             texts += 1
-    # ncu_report disassembles all of a launch or none of it (the V100 report: none, where ncu's CLI can)
+    # ncu_report disassembles all of a launch or none of it (the V100 report: none, where ncu's CLI
+    # can)
     assert texts == 0 or texts >= len(page.lines) * 0.9
 
 

@@ -45,8 +45,12 @@ def test_round_trip_keeps_every_number(store):
     store.save(report, "mw", params={"batch_size": "8"}, host="gpubox")
     back = store.load("mw")
     for col in ("duration_s", "flop", "dram_bytes", "peak_flop_per_s", "pct_of_peak", "ai_dram"):
-        assert back.kernels[col].tolist() == pytest.approx(report.kernels[col].tolist(), nan_ok=True)
-    assert back.kernels["kernel"].astype(str).tolist() == report.kernels["kernel"].astype(str).tolist()
+        assert back.kernels[col].tolist() == pytest.approx(
+            report.kernels[col].tolist(), nan_ok=True
+        )
+    assert (
+        back.kernels["kernel"].astype(str).tolist() == report.kernels["kernel"].astype(str).tolist()
+    )
     assert back.summary().total_flop == pytest.approx(report.summary().total_flop)
     assert back.gpu.key == report.gpu.key
     assert [m.fix() for m in back.missing] == [m.fix() for m in report.missing]
@@ -79,7 +83,9 @@ for i in range(10_000):
 def test_killing_a_writer_leaves_a_consistent_store(tmp_path):
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
     report = fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep")
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(report)], stdout=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(report)], stdout=subprocess.PIPE, text=True, env=env
+    )
     for line in proc.stdout:
         if int(line.split()[0]) >= 5:
             break
@@ -118,17 +124,26 @@ def test_runs_and_diff_commands(tmp_path):
     assert out.returncode == 0 and "matrix_addition2D" in out.stdout and "only in A" in out.stdout
     missing = cli("diff", "a", "zzz", home=tmp_path)
     assert missing.returncode == 2 and "no such run" in missing.stderr
-    # Before: "only in A" rows had B/A = 0.0 and "only in B" rows null, and counts were floats (4.0).
+    # Before: "only in A" rows had B/A = 0.0 and "only in B" rows null, and counts were floats
+    # (4.0).
     rows = json.loads(cli("diff", "a", "b", "--json", home=tmp_path).stdout)["rows"]
     launches = {
         side: read_report(fixture_path(f)).kernels["kernel_full"].value_counts()
-        for side, f in (("a", "t4_mlp_matadd_full.ncu-rep"), ("b", "v100_ncar_miniweather_fp64_full.ncu-rep"))
+        for side, f in (
+            ("a", "t4_mlp_matadd_full.ncu-rep"),
+            ("b", "v100_ncar_miniweather_fp64_full.ncu-rep"),
+        )
     }
     assert {r["presence"] for r in rows} == {"only in A", "only in B"}
     for row in rows:
         side, other = ("a", "b") if row["presence"] == "only in A" else ("b", "a")
-        assert all(row[f"{col}_ratio"] is None for col in ("count", "duration_s", "flop", "dram_bytes")), row
-        assert row[f"count_{side}"] == launches[side][row["kernel_full"]] and type(row[f"count_{side}"]) is int
+        assert all(
+            row[f"{col}_ratio"] is None for col in ("count", "duration_s", "flop", "dram_bytes")
+        ), row
+        assert (
+            row[f"count_{side}"] == launches[side][row["kernel_full"]]
+            and type(row[f"count_{side}"]) is int
+        )
         assert row[f"count_{other}"] is None
 
 
@@ -179,7 +194,10 @@ def test_a_file_that_is_not_a_database_is_to_be_moved_aside(tmp_path):
 def test_flopscope_home_that_is_a_file_is_one_line(tmp_path):
     home = tmp_path / "home"
     home.write_text("a file")
-    for args in (["runs", "--no-tui"], ["profile", "--no-tui", "--ncu", sys.executable, "--", "true"]):
+    for args in (
+        ["runs", "--no-tui"],
+        ["profile", "--no-tui", "--ncu", sys.executable, "--", "true"],
+    ):
         line = one_line(cli(*args, home=home))
         assert line.startswith(f"flopscope: {home} (FLOPSCOPE_HOME): a file is in the way")
         assert "set FLOPSCOPE_HOME to a writable folder" in line
@@ -187,10 +205,13 @@ def test_flopscope_home_that_is_a_file_is_one_line(tmp_path):
 
 @pytest.fixture
 def read_only_home(tmp_path):
-    """A real read-only file system (a tmpfs remounted read-only) holding a healthy store; needs root."""
+    """A real read-only file system (a tmpfs remounted read-only) holding a healthy store; needs
+    root."""
     home = tmp_path / "ro"
     home.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(home)], capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(home)], capture_output=True
+    ).returncode:
         pytest.skip("cannot mount a tmpfs here (needs root): the read-only case is not exercised")
     try:
         s = Store(home / "flopscope.db")
@@ -211,10 +232,25 @@ def test_a_read_only_store_reads_and_says_read_only_before_profiling(read_only_h
     direct = cli("report", fixture_path("t4_mlp_matadd_full.ncu-rep"), "--json", home=tmp_path)
     assert json.loads(opened.stdout)["rows"] == json.loads(direct.stdout)["rows"]
     assert cli("diff", "kept", "kept", "--json", home=read_only_home).returncode == 0
-    line = one_line(cli("profile", "--no-tui", "--ncu", sys.executable, "--", "true", home=read_only_home))
-    assert "read-only file system" in line  # refused before ncu ran: no profile whose result would be lost
-    line = one_line(cli("profile", "--no-tui", "--ncu", sys.executable, "--", "true", home=read_only_home / "new"))
-    assert line.startswith(f"flopscope: {read_only_home / 'new'} (FLOPSCOPE_HOME): cannot write here: read-only")
+    line = one_line(
+        cli("profile", "--no-tui", "--ncu", sys.executable, "--", "true", home=read_only_home)
+    )
+    # refused before ncu ran: no profile whose result would be lost
+    assert "read-only file system" in line
+    line = one_line(
+        cli(
+            "profile",
+            "--no-tui",
+            "--ncu",
+            sys.executable,
+            "--",
+            "true",
+            home=read_only_home / "new",
+        )
+    )
+    assert line.startswith(
+        f"flopscope: {read_only_home / 'new'} (FLOPSCOPE_HOME): cannot write here: read-only"
+    )
 
 
 SAVER = """
@@ -231,8 +267,9 @@ for _ in range(40):
 
 
 def test_two_processes_saving_one_name_lose_nothing(tmp_path):
-    """The name is chosen inside the insert's transaction: 80 saves of `same` from two processes at once give
-    80 runs named same, same-1 ... same-79 (choosing first and inserting after lost 35 of 80 to IntegrityError)."""
+    """The name is chosen inside the insert's transaction: 80 saves of `same` from two processes at
+    once give 80 runs named same, same-1 ... same-79 (choosing first and inserting after lost 35 of
+    80 to IntegrityError)."""
     env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path)}
     report = fixture_path("t4_mlp_matadd_full.ncu-rep")
     procs = [
@@ -258,10 +295,12 @@ def test_two_processes_saving_one_name_lose_nothing(tmp_path):
     assert names == {"same", *(f"same-{n}" for n in range(1, 80))}
 
 
-# -- one damaged row does not break the others -------------------------------------------------------------------
+# -- one damaged row does not break the others
+# -------------------------------------------------------------------
 @pytest.fixture
 def damaged_home(tmp_path):
-    """Three runs of sweep `s` (bs 1, 2, 4) and one plain run; tests then damage one row with raw SQL."""
+    """Three runs of sweep `s` (bs 1, 2, 4) and one plain run; tests then damage one row with raw
+    SQL."""
     s = Store(tmp_path / "flopscope.db")
     report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
     for bs in ("1", "2", "4"):
@@ -285,8 +324,10 @@ def test_bad_params_json_is_listed_with_a_warning_and_left_out_of_its_sweep(dama
     listed = json.loads(out.stdout)
     assert [r["name"] for r in listed] == ["plain", "s-bs4", "s-bs2", "s-bs1"]  # newest first
     assert listed[2]["params"] == {}
-    assert out.stderr.strip() == (
-        "flopscope: warning: run s-bs2: its parameters are not readable JSON; listed without parameters"
+    assert (
+        out.stderr.strip()
+        == "flopscope: warning: run s-bs2: its parameters are not readable JSON; listed without"
+        " parameters"
     )
     out = cli("runs", "--no-tui", home=damaged_home)
     assert out.returncode == 0 and "s-bs4" in out.stdout and "run s-bs2" in out.stderr
@@ -297,22 +338,27 @@ def test_bad_params_json_is_listed_with_a_warning_and_left_out_of_its_sweep(dama
 
 
 def test_a_library_user_loads_a_sweep_with_core_alone_and_is_warned_of_a_damaged_run(damaged_home):
-    """core.scaling.load_sweep needs no tui (nor Textual): a damaged run is left out with a Python warning, or
-    with the `warn` callback's message, the one the CLI prints after `flopscope: warning: `."""
+    """core.scaling.load_sweep needs no tui (nor Textual): a damaged run is left out with a Python
+    warning, or with the `warn` callback's message, the one the CLI prints after `flopscope:
+    warning: `."""
     damage(damaged_home, "kernels", b"PAR1 this is no parquet", "s-bs2")
     script = textwrap.dedent(f"""
         import json, sys, warnings
         from flopscope.core.analysis.scaling import load_sweep
         from flopscope.core.store.run_store import Store
-        with warnings.catch_warnings(record=True) as caught, Store({str(damaged_home / "flopscope.db")!r}) as store:
+        db = {str(damaged_home / "flopscope.db")!r}
+        with warnings.catch_warnings(record=True) as caught, Store(db) as store:
             warnings.simplefilter("always")
             lines = load_sweep("s", store)
             told = []
             assert load_sweep("s", store, told.append)[0].param == "bs"
-        print(json.dumps([[v for v, _ in lines[0].points], [str(w.message) for w in caught], told,
-                          sorted(m for m in sys.modules if m.startswith(("flopscope.tui", "textual")))]))
+        ui = sorted(m for m in sys.modules if m.startswith(("flopscope.tui", "textual")))
+        said = [str(w.message) for w in caught]
+        print(json.dumps([[v for v, _ in lines[0].points], said, told, ui]))
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     points, warned, told, imported = json.loads(out.stdout)
     assert points == [1.0, 4.0]
@@ -329,7 +375,9 @@ def test_a_library_user_loads_a_sweep_with_core_alone_and_is_warned_of_a_damaged
         ("kernels", b"PAR1 this is no parquet", "ArrowInvalid"),
     ],
 )
-def test_a_damaged_run_is_one_line_naming_it_and_the_others_still_open(damaged_home, column, value, what):
+def test_a_damaged_run_is_one_line_naming_it_and_the_others_still_open(
+    damaged_home, column, value, what
+):
     damage(damaged_home, column, value, "plain")
     line = one_line(cli("open", "plain", "--json", home=damaged_home))
     assert line.startswith("flopscope: run plain: its stored data is damaged (") and what in line
@@ -346,25 +394,35 @@ def test_a_damaged_run_is_one_line_naming_it_and_the_others_still_open(damaged_h
 def test_import_stores_a_run_folder_the_store_could_not_take(tmp_path):
     run = tmp_path / "runs" / "mw"
     run.mkdir(parents=True)
-    (run / "report.ncu-rep").write_bytes(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep").read_bytes())
-    (run / "run.json").write_text(json.dumps({"host": "gpubox", "command": ["./mw", "--steps", "3"]}))
+    (run / "report.ncu-rep").write_bytes(
+        fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep").read_bytes()
+    )
+    (run / "run.json").write_text(
+        json.dumps({"host": "gpubox", "command": ["./mw", "--steps", "3"]})
+    )
     out = cli("import", run, home=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "as run mw" in out.stderr
     listed = json.loads(cli("runs", "--json", home=tmp_path).stdout)
     assert [(r["name"], r["host"], r["launches"]) for r in listed] == [("mw", "gpubox", 5)]
-    again = one_line(cli("import", run, home=tmp_path))  # a second copy would show up in every list and diff
+    # a second copy would show up in every list and diff
+    again = one_line(cli("import", run, home=tmp_path))
     assert "already stored as run mw" in again and "--name" in again
-    assert cli("import", run, "--name", "mw", home=tmp_path).returncode == 0  # asked for: a second copy
+    # asked for: a second copy
+    assert cli("import", run, "--name", "mw", home=tmp_path).returncode == 0
     # newest first; one capture time (ncu's, kept by the import): the later stored first
-    assert [r["name"] for r in json.loads(cli("runs", "--json", home=tmp_path).stdout)] == ["mw-1", "mw"]
+    assert [r["name"] for r in json.loads(cli("runs", "--json", home=tmp_path).stdout)] == [
+        "mw-1",
+        "mw",
+    ]
     assert "no report.ncu-rep" in one_line(cli("import", tmp_path, home=tmp_path))
 
 
 def test_a_run_stored_with_the_untyped_meta_of_earlier_builds_loads_and_is_kept_as_it_was(store):
-    """Meta as earlier builds wrote it (`{**meta, "missing": [Missing.__dict__], "listed_lower_bounds": []}`): no
-    reader_note nor captured, a device without its gpu_source, and a key this build does not know. It loads
-    into ReportMeta, keeps the unknown key, and a second save writes every value back."""
+    """Meta as earlier builds wrote it (`{**meta, "missing": [Missing.__dict__],
+    "listed_lower_bounds": []}`): no reader_note nor captured, a device without its gpu_source, and
+    a key this build does not know. It loads into ReportMeta, keeps the unknown key, and a second
+    save writes every value back."""
     report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
     store.save(report, "old")
     old = {
@@ -374,7 +432,9 @@ def test_a_run_stored_with_the_untyped_meta_of_earlier_builds_loads_and_is_kept_
         "gpu_database_key": "t4",
         "gpu_database_name": "Tesla T4",
         "gpu_source": "report",
-        "gpus": [{"name": "Tesla T4", "database_key": "t4", "compute_capability": "7.5", "launches": 2}],
+        "gpus": [
+            {"name": "Tesla T4", "database_key": "t4", "compute_capability": "7.5", "launches": 2}
+        ],
         "compute_capability": "7.5",
         "launches": 2,
         "metrics_collected": ["gpu__time_duration.sum"],
@@ -410,13 +470,22 @@ def test_a_run_stored_with_the_untyped_meta_of_earlier_builds_loads_and_is_kept_
         "old",
         "the command exited with code 3",
     )
-    assert [(g.name, g.database_key, g.compute_capability, g.launches, g.gpu_source) for g in meta.gpus] == [
-        ("Tesla T4", "t4", "7.5", 2, None)
-    ]
-    assert meta.metrics_collected == ("gpu__time_duration.sum",) and meta.params == {"host": "gpubox"}
+    assert [
+        (g.name, g.database_key, g.compute_capability, g.launches, g.gpu_source) for g in meta.gpus
+    ] == [("Tesla T4", "t4", "7.5", 2, None)]
+    assert meta.metrics_collected == ("gpu__time_duration.sum",) and meta.params == {
+        "host": "gpubox"
+    }
     assert meta.extra == {"sampled_by": "an older build"}
-    assert [(m.column, m.fix()) for m in back.missing] == [("l1_bytes", "ncu --metrics l1tex__t_bytes.sum")]
+    assert [(m.column, m.fix()) for m in back.missing] == [
+        ("l1_bytes", "ncu --metrics l1tex__t_bytes.sum")
+    ]
     store.save(back, "again")
     again = json.loads(store.db.execute("SELECT meta FROM runs WHERE name = 'again'").fetchone()[0])
     # What the old row said, said again; the keys it lacked now written as unknown (null).
-    assert again == {**old, "reader_note": None, "captured": None, "gpus": [{**old["gpus"][0], "gpu_source": None}]}
+    assert again == {
+        **old,
+        "reader_note": None,
+        "captured": None,
+        "gpus": [{**old["gpus"][0], "gpu_source": None}],
+    }

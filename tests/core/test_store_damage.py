@@ -1,6 +1,6 @@
-"""A damaged store: one bad row costs only its own run; a damaged file is one line with the fix (`flopscope
-recover`), and nothing stored is lost. Real SQLite files, damaged with raw SQL or by overwriting a page.
-(A full disk: tests/cli/test_full_disk.py.)"""
+"""A damaged store: one bad row costs only its own run; a damaged file is one line with the fix
+(`flopscope recover`), and nothing stored is lost. Real SQLite files, damaged with raw SQL or by
+overwriting a page. (A full disk: tests/cli/test_full_disk.py.)"""
 
 from __future__ import annotations
 
@@ -49,11 +49,16 @@ def run_folder(home, name: str = "new"):
     return folder
 
 
-# Before: malformed meta broke every later `import` (json_extract: "malformed JSON" traceback); non-UTF-8 text
-# broke `open`/`diff` of the run ("Could not decode to UTF-8" traceback), and in a listed column every `runs`.
+# Before: malformed meta broke every later `import` (json_extract: "malformed JSON" traceback);
+# non-UTF-8 text broke `open`/`diff` of the run ("Could not decode to UTF-8" traceback), and in a
+# listed column every `runs`.
 DAMAGES = [
     ("meta = '{not json'", (), "its meta is not valid JSON"),
-    ("meta = CAST(? AS TEXT)", (b'{"source": "/tmp/r\xff.ncu-rep"}',), "its meta is not UTF-8 text"),
+    (
+        "meta = CAST(? AS TEXT)",
+        (b'{"source": "/tmp/r\xff.ncu-rep"}',),
+        "its meta is not UTF-8 text",
+    ),
     ("meta = ?", (b"\x00\xff",), "its meta is not UTF-8 text"),
     ("meta = '[1, 2]'", (), "its meta is not a JSON object"),
     ("kernels = ?", (b"PAR1",), "its kernels table is missing or cut short"),
@@ -77,7 +82,9 @@ def one_error(result: tuple[int, str, str]) -> str:
 
 
 @pytest.mark.parametrize(("assignment", "args", "problem"), DAMAGES)
-def test_a_damaged_row_is_marked_and_costs_only_its_own_run(home, monkeypatch, capsys, assignment, args, problem):
+def test_a_damaged_row_is_marked_and_costs_only_its_own_run(
+    home, monkeypatch, capsys, assignment, args, problem
+):
     monkeypatch.setenv("FLOPSCOPE_HOME", str(home))
     damage_row(home, assignment, *args)
     name = "b\ufffd" if assignment.startswith("name") else "b"
@@ -86,7 +93,10 @@ def test_a_damaged_row_is_marked_and_costs_only_its_own_run(home, monkeypatch, c
     listed = json.loads(out)
     assert [(r["id"], r["name"]) for r in listed] == [(3, "c"), (2, name), (1, "a")]  # newest first
     assert [r["damaged"] for r in listed][::2] == [None, None]
-    assert listed[1]["damaged"] == f"{problem}: `open` and `diff` of it fail; the other runs are intact"
+    assert (
+        listed[1]["damaged"]
+        == f"{problem}: `open` and `diff` of it fail; the other runs are intact"
+    )
     assert err == f"flopscope: warning: run {name}: {listed[1]['damaged']}\n"
     code, out, _ = flopscope(capsys, "runs", "--no-tui")
     assert code == 0 and f"{name} (damaged)" in out and " a " in out
@@ -98,13 +108,21 @@ def test_a_damaged_row_is_marked_and_costs_only_its_own_run(home, monkeypatch, c
     code, _, err = flopscope(capsys, "import", run_folder(home))
     assert code == 0, err
     # newest capture first: the import keeps its report's own (older) capture time
-    assert [r["name"] for r in json.loads(flopscope(capsys, "runs", "--json")[1])] == ["c", name, "a", "new"]
+    assert [r["name"] for r in json.loads(flopscope(capsys, "runs", "--json")[1])] == [
+        "c",
+        name,
+        "a",
+        "new",
+    ]
     assert flopscope(capsys, "open", "new", "--json")[0] == 0
 
 
 @pytest.mark.parametrize(("assignment", "args", "problem"), [DAMAGES[0], DAMAGES[4]])
-async def test_the_runs_screen_says_which_row_is_damaged(home, monkeypatch, assignment, args, problem):
-    """The app lists every run as `flopscope runs` does and says which row is damaged and what that costs."""
+async def test_the_runs_screen_says_which_row_is_damaged(
+    home, monkeypatch, assignment, args, problem
+):
+    """The app lists every run as `flopscope runs` does and says which row is damaged and what that
+    costs."""
     from flopscope.tui.app.launch import runs_app
     from flopscope.tui.app.widgets.kernel_table import KernelTable
     from textual.app import App
@@ -125,7 +143,9 @@ def test_a_damaged_row_is_one_line_from_the_command_line_too(home):
     """As a user runs it (a process of its own): the line, exit 2, no traceback."""
     damage_row(home, "meta = CAST(? AS TEXT)", b'{"source": "\xff"}')
     line = one_line(cli("open", "b", "--json", home=home))
-    assert line.startswith("flopscope: run b: its stored data is damaged (its meta is not UTF-8 text)")
+    assert line.startswith(
+        "flopscope: run b: its stored data is damaged (its meta is not UTF-8 text)"
+    )
 
 
 def test_text_that_is_not_utf8_in_a_listed_column_is_shown_and_the_run_still_opens(home):
@@ -145,36 +165,48 @@ def test_parameters_that_are_not_utf8_leave_the_run_out_of_its_sweep_only(tmp_pa
         for bs in ("1", "2", "4"):
             store.save(report, f"s-bs{bs}", kind="sweep", sweep="s", params={"bs": bs})
     db = sqlite3.connect(tmp_path / "flopscope.db")
-    db.execute("UPDATE runs SET params = CAST(? AS TEXT) WHERE name = 's-bs2'", (b'{"bs": "2\xff"}',))
+    db.execute(
+        "UPDATE runs SET params = CAST(? AS TEXT) WHERE name = 's-bs2'", (b'{"bs": "2\xff"}',)
+    )
     db.commit()
     db.close()
     out = cli("runs", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stderr == (
-        "flopscope: warning: run s-bs2: its parameters are not UTF-8 text; listed without parameters\n"
+    assert (
+        out.stderr
+        == "flopscope: warning: run s-bs2: its parameters are not UTF-8 text; listed without"
+        " parameters\n"
     )
     out = cli("open", "s", "--json", home=tmp_path)
     assert out.returncode == 0, out.stderr
     assert [p["bs"] for p in json.loads(out.stdout)["analyses"][0]["points"]] == [1, 4]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     column=st.sampled_from(["meta", "params", "kernels", "name", "sweep", "host", "gpu", "kind"]),
     cut=st.integers(0, 400),
     junk=st.binary(max_size=12),
     as_text=st.booleans(),
 )
-def test_any_damage_to_one_row_leaves_the_other_runs_listed_and_readable(home, column, cut, junk, as_text):
-    """Fuzz: a row's column cut short and overwritten with random bytes, as text or as a blob. The list keeps
-    every run; the other runs load whole; the damaged one loads or is one FlopscopeError line naming it."""
+def test_any_damage_to_one_row_leaves_the_other_runs_listed_and_readable(
+    home, column, cut, junk, as_text
+):
+    """Fuzz: a row's column cut short and overwritten with random bytes, as text or as a blob. The
+    list keeps every run; the other runs load whole; the damaged one loads or is one FlopscopeError
+    line naming it."""
     path = home / "fuzz.db"
     shutil.copyfile(home / "flopscope.db", path)
     db = sqlite3.connect(path)
     old = db.execute(f"SELECT CAST({column} AS BLOB) FROM runs WHERE id = 2").fetchone()[0] or b""
     new = old[:cut] + junk
     if column != "name" or new not in (b"a", b"c"):  # a name taken is refused by the UNIQUE column
-        db.execute(f"UPDATE runs SET {column} = {'CAST(? AS TEXT)' if as_text else '?'} WHERE id = 2", (new,))
+        db.execute(
+            f"UPDATE runs SET {column} = {'CAST(? AS TEXT)' if as_text else '?'} WHERE id = 2",
+            (new,),
+        )
     db.commit()
     db.close()
     with Store(path) as store:
@@ -189,15 +221,18 @@ def test_any_damage_to_one_row_leaves_the_other_runs_listed_and_readable(home, c
             assert err.path.startswith("run ") and "\n" not in err.line()
 
 
-# -- a damaged store file: one line with the fix, and `flopscope recover` ----------------------------------------
+# -- a damaged store file: one line with the fix, and `flopscope recover`
+# ----------------------------------------
 def zero_a_page_of_the_last_run(path: Path) -> None:
-    """Zero the first overflow page of the runs table's last row (run c's stored kernels table), the WAL
-    checkpointed first: a disk or copy fault in one run's data wherever SQLite laid the rows out (the file's
-    last page can be the end of a chain, whose loss quick_check cannot see)."""
+    """Zero the first overflow page of the runs table's last row (run c's stored kernels table), the
+    WAL checkpointed first: a disk or copy fault in one run's data wherever SQLite laid the rows out
+    (the file's last page can be the end of a chain, whose loss quick_check cannot see)."""
     db = sqlite3.connect(path)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     size = db.execute("PRAGMA page_size").fetchone()[0]
-    chains = db.execute("SELECT pageno, path FROM dbstat WHERE name = 'runs' AND pagetype = 'overflow'").fetchall()
+    chains = db.execute(
+        "SELECT pageno, path FROM dbstat WHERE name = 'runs' AND pagetype = 'overflow'"
+    ).fetchall()
     db.close()
     last = max(where.split("+")[0] for _, where in chains)
     page = next(number for number, where in chains if where == f"{last}+000000")
@@ -211,13 +246,22 @@ def damaged_file(tmp_path):
     """A store of runs a, b, c with a page of run c's data zeroed (a disk or copy fault);
     returns its folder and each run's `open --json` from before the damage."""
     files = {"a": SMALL, "b": "v100_ncar_miniweather_fp64_full.ncu-rep", "c": SMALL}
-    # Run c's long command (stored before its meta) puts the meta past the zeroed page, so the run list, which
-    # reads the meta, meets the broken chain: else where the row splits between its leaf and overflow pages,
-    # which moves with the size of every stored column, decides whether the list sees the damage.
-    long_command = ["python3", "train.py", *(f"--layer{i}.weight=checkpoints/step_{i:05d}.pt" for i in range(200))]
+    # Run c's long command (stored before its meta) puts the meta past the zeroed page, so the run
+    # list, which reads the meta, meets the broken chain: else where the row splits between its leaf
+    # and overflow pages, which moves with the size of every stored column, decides whether the list
+    # sees the damage.
+    long_command = [
+        "python3",
+        "train.py",
+        *(f"--layer{i}.weight=checkpoints/step_{i:05d}.pt" for i in range(200)),
+    ]
     with Store(tmp_path / "flopscope.db") as store:
         for name, fixture in files.items():
-            store.save(read_report(fixture_path(fixture)), name, command=long_command if name == "c" else None)
+            store.save(
+                read_report(fixture_path(fixture)),
+                name,
+                command=long_command if name == "c" else None,
+            )
     before = {name: json.loads(cli("open", name, "--json", home=tmp_path).stdout) for name in files}
     zero_a_page_of_the_last_run(tmp_path / "flopscope.db")
     return tmp_path, before
@@ -226,8 +270,9 @@ def damaged_file(tmp_path):
 def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact_runs(
     damaged_file, monkeypatch, capsys
 ):
-    """Before: `open`/`diff` of a run on the zeroed page: "database disk image is malformed" traceback; `runs`:
-    "not a usable database; move it aside" (so a user would set aside every run for one page) and listed none."""
+    """Before: `open`/`diff` of a run on the zeroed page: "database disk image is malformed"
+    traceback; `runs`: "not a usable database; move it aside" (so a user would set aside every run
+    for one page) and listed none."""
     home, before = damaged_file
     store = home / "flopscope.db"
     damaged_bytes = store.read_bytes()
@@ -247,7 +292,10 @@ def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact
     code, out, err = flopscope(capsys, "runs", "--json")  # the list goes on around the damaged page
     listed = json.loads(out)
     assert code == 0 and sorted(r["id"] for r in listed) == [1, 2, 3]
-    page = "its row is on a damaged page of the store file: `flopscope recover` copies the other runs into a new store"
+    page = (
+        "its row is on a damaged page of the store file: `flopscope recover` copies the other runs"
+        " into a new store"
+    )
     assert {r["name"] for r in listed if r["damaged"] is None} == readable
     assert all(r["damaged"] == page for r in listed if r["name"] not in readable)
     assert err.count("flopscope: warning: run ") == len(lost)
@@ -256,14 +304,21 @@ def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact
     )
     assert store.read_bytes() == damaged_bytes  # nothing written to it
     code, _, err = flopscope(capsys, "recover")
-    kept = next(p for p in home.glob("flopscope.db.damaged-*") if not p.name.endswith(("-wal", "-shm")))
-    assert code == 1 and err.splitlines()[-1] == (
-        f"flopscope: recovered {len(readable)} of 3 run(s) into a new {store}; the damaged file is kept as {kept}"
+    kept = next(
+        p for p in home.glob("flopscope.db.damaged-*") if not p.name.endswith(("-wal", "-shm"))
+    )
+    assert (
+        code == 1
+        and err.splitlines()[-1]
+        == f"flopscope: recovered {len(readable)} of 3 run(s) into a new {store}; the damaged file"
+        f" is kept as {kept}"
     )
     assert kept.read_bytes() == damaged_bytes
     code, out, err = flopscope(capsys, "runs", "--json")
     assert code == 0 and err == ""
-    assert {(r["id"], r["name"]) for r in json.loads(out)} == {(i, n) for i, n in enumerate("abc", 1) if n in readable}
+    assert {(r["id"], r["name"]) for r in json.loads(out)} == {
+        (i, n) for i, n in enumerate("abc", 1) if n in readable
+    }
     for name in readable:
         code, out, _ = flopscope(capsys, "open", name, "--json")
         assert code == 0 and json.loads(out)["rows"] == before[name]["rows"]
@@ -276,7 +331,9 @@ def test_a_damaged_store_file_is_one_line_naming_it_and_recover_keeps_the_intact
     )
 
 
-def test_recover_leaves_a_store_whose_runs_are_all_unreadable_as_it_is(tmp_path, monkeypatch, capsys):
+def test_recover_leaves_a_store_whose_runs_are_all_unreadable_as_it_is(
+    tmp_path, monkeypatch, capsys
+):
     with Store(tmp_path / "flopscope.db") as store:
         store.save(read_report(fixture_path(SMALL)), "only")
     db = sqlite3.connect(tmp_path / "flopscope.db")
@@ -284,27 +341,41 @@ def test_recover_leaves_a_store_whose_runs_are_all_unreadable_as_it_is(tmp_path,
     page = db.execute("PRAGMA page_size").fetchone()[0]
     root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'runs'").fetchone()[0]
     db.close()
-    with (tmp_path / "flopscope.db").open("r+b") as handle:  # the runs table's only leaf: every row goes
+    # the runs table's only leaf: every row goes
+    with (tmp_path / "flopscope.db").open("r+b") as handle:
         handle.seek((root - 1) * page)
         handle.write(b"\xff" * page)
     damaged = (tmp_path / "flopscope.db").read_bytes()
     monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
     line = one_error(flopscope(capsys, "recover"))
-    assert line.startswith(f"flopscope: {tmp_path / 'flopscope.db'}: no run in this damaged store could be read (")
-    assert {p.name for p in tmp_path.iterdir()} - {"flopscope.db-wal", "flopscope.db-shm"} == {"flopscope.db"}
+    assert line.startswith(
+        f"flopscope: {tmp_path / 'flopscope.db'}: no run in this damaged store could be read ("
+    )
+    assert {p.name for p in tmp_path.iterdir()} - {"flopscope.db-wal", "flopscope.db-shm"} == {
+        "flopscope.db"
+    }
     assert (tmp_path / "flopscope.db").read_bytes() == damaged
 
 
 def test_recover_keeps_the_ceilings_measured_on_nodes(tmp_path, monkeypatch, capsys):
-    """Before: `recover` copied runs and sweep names only, so every `flopscope ceilings` result (a GPU needed to
-    measure it again) was gone from the new store."""
-    stored = [synthetic(), synthetic(driver="570.133.20", measured=1.6e9), synthetic(host="other", measured=1.5e9)]
+    """Before: `recover` copied runs and sweep names only, so every `flopscope ceilings` result (a
+    GPU needed to measure it again) was gone from the new store."""
+    stored = [
+        synthetic(),
+        synthetic(driver="570.133.20", measured=1.6e9),
+        synthetic(host="other", measured=1.5e9),
+    ]
     with Store(tmp_path / "flopscope.db") as store:
         for c in stored:
             save(store, c)
         for name in "abc":  # a page of run c is zeroed, not the ceilings
             store.save(
-                read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep" if name == "b" else SMALL)), name
+                read_report(
+                    fixture_path(
+                        "v100_ncar_miniweather_fp64_full.ncu-rep" if name == "b" else SMALL
+                    )
+                ),
+                name,
             )
     zero_a_page_of_the_last_run(tmp_path / "flopscope.db")
     monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
@@ -317,13 +388,16 @@ def test_recover_keeps_the_ceilings_measured_on_nodes(tmp_path, monkeypatch, cap
 
 
 @pytest.mark.parametrize("column", ["created", "launches", "total_time_s", "total_flop"])
-def test_a_listed_number_stored_as_text_is_blank_and_named_not_a_traceback(home, monkeypatch, capsys, column):
+def test_a_listed_number_stored_as_text_is_blank_and_named_not_a_traceback(
+    home, monkeypatch, capsys, column
+):
     """`created = 'abc'` gave a traceback in `runs` and killed the app's Runs screen."""
     monkeypatch.setenv("FLOPSCOPE_HOME", str(home))
     damage_row(home, f"{column} = 'abc'")
     code, out, err = flopscope(capsys, "runs", "--json")
     assert code == 0, err
-    listed = {r["name"]: r for r in json.loads(out)}  # newest first: b last where its time is unreadable
+    # newest first: b last where its time is unreadable
+    listed = {r["name"]: r for r in json.loads(out)}
     assert sorted(listed) == ["a", "b", "c"] and listed["b"][column] is None
     assert listed["b"]["damaged"] == f"its {column} is not a number: listed blank"
     assert err == f"flopscope: warning: run b: {listed['b']['damaged']}\n"

@@ -1,5 +1,5 @@
-"""The table cache: a second read of a report comes from Parquet, equal to the first; a changed file, a killed
-writer, a damaged entry and --no-cache all give the table read afresh."""
+"""The table cache: a second read of a report comes from Parquet, equal to the first; a changed
+file, a killed writer, a damaged entry and --no-cache all give the table read afresh."""
 
 from __future__ import annotations
 
@@ -84,8 +84,8 @@ def test_a_changed_report_is_read_again(report, cache_on, monkeypatch):
 
 
 def test_a_table_read_by_other_reader_code_is_read_again(report, cache_on, monkeypatch):
-    """A cache written by another flopscope (or a working copy being edited) is never handed back: its key
-    holds a digest of the readers' code."""
+    """A cache written by another flopscope (or a working copy being edited) is never handed back:
+    its key holds a digest of the readers' code."""
     calls = _count_reads(monkeypatch)
     read_metrics(report)
     monkeypatch.setattr(table_cache, "readers_code", lambda: "other-code")
@@ -102,20 +102,28 @@ def test_no_cache_bypasses_it(report, cache_on, monkeypatch):
     assert not cache_on.exists() or not list(cache_on.glob("*.parquet"))
 
 
-@pytest.mark.parametrize("name", ["gemm_bf16_4096x4096x4096.csv.gz", "gemm_bf16_4096x4096x4096.details.csv.gz"])
+@pytest.mark.parametrize(
+    "name", ["gemm_bf16_4096x4096x4096.csv.gz", "gemm_bf16_4096x4096x4096.details.csv.gz"]
+)
 def test_a_csv_gets_only_its_finished_report_entry(name, cache_on, monkeypatch):
-    """A CSV's metric table is not kept (it parses about as fast as an entry is written and read back), but its
-    finished report is: a second open neither parses nor counts, and another --gpu parses it again."""
+    """A CSV's metric table is not kept (it parses about as fast as an entry is written and read
+    back), but its finished report is: a second open neither parses nor counts, and another --gpu
+    parses it again."""
     monkeypatch.setattr(table_cache, "MIN_REPORT_BYTES", 0)  # the capture's pages are small
     parsed = []
     real = report_module.read_metrics
-    monkeypatch.setattr(report_module, "read_metrics", lambda *a, **k: parsed.append(a) or real(*a, **k))
+    monkeypatch.setattr(
+        report_module, "read_metrics", lambda *a, **k: parsed.append(a) or real(*a, **k)
+    )
     looked_up = []
     real_load = table_cache.load
-    monkeypatch.setattr(table_cache, "load", lambda entry: looked_up.append(entry) or real_load(entry))
+    monkeypatch.setattr(
+        table_cache, "load", lambda entry: looked_up.append(entry) or real_load(entry)
+    )
     fresh = read_report(H100 / name)
     assert len(list(cache_on.glob("*.parquet"))) == 1  # the finished report's, no metric table's
-    assert len(looked_up) == 1, "a metric table the CSV never gets was looked for"  # the finished report's
+    # the finished report's
+    assert len(looked_up) == 1, "a metric table the CSV never gets was looked for"
     again = read_report(H100 / name)
     assert len(parsed) == 1, "the second open parsed the CSV again"
     pd.testing.assert_frame_equal(again.kernels, fresh.kernels, check_exact=True)
@@ -134,24 +142,27 @@ def test_a_damaged_entry_is_read_past_and_replaced(report, cache_on, monkeypatch
 
 
 def test_a_killed_writer_leaves_a_usable_cache(report, cache_on, tmp_path):
-    """SIGKILL a process while it writes entries: what it leaves is whole entries and temporary files, and the
-    next read works (and removes the temporary files once they are stale)."""
+    """SIGKILL a process while it writes entries: what it leaves is whole entries and temporary
+    files, and the next read works (and removes the temporary files once they are stale)."""
     script = tmp_path / "writer.py"
     script.write_text(
-        "import sys\nfrom pathlib import Path\nfrom flopscope.core.readers import table_cache\n"
-        "from flopscope.core.readers import read_metrics\n"
-        "frame, meta = read_metrics(sys.argv[1])\nentry = table_cache.entry_for(Path(sys.argv[1]))\n"
-        "print('ready', flush=True)\n"
-        "while True:\n    table_cache.save(entry, frame, meta)\n"
+        "import sys\nfrom pathlib import Path\nfrom flopscope.core.readers import table_cache\nfrom"
+        " flopscope.core.readers import read_metrics\nframe, meta ="
+        " read_metrics(sys.argv[1])\nentry ="
+        " table_cache.entry_for(Path(sys.argv[1]))\nprint('ready', flush=True)\nwhile True:\n   "
+        " table_cache.save(entry, frame, meta)\n"
     )
     env = {**os.environ, "FLOPSCOPE_HOME": str(cache_on.parent)}
     env.pop(table_cache.NO_CACHE_ENV, None)
-    proc = subprocess.Popen([sys.executable, str(script), str(report)], stdout=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(report)], stdout=subprocess.PIPE, env=env, text=True
+    )
     assert proc.stdout.readline().strip() == "ready"
     time.sleep(0.5)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    # pathlib's glob matches dot files too: a write the kill interrupted is a `.tmp-*.parquet`, not an entry
+    # pathlib's glob matches dot files too: a write the kill interrupted is a `.tmp-*.parquet`, not
+    # an entry
     entries = [path for path in cache_on.glob("*.parquet") if not path.name.startswith(".tmp-")]
     assert len(entries) == 1
     frame, _ = read_metrics(report)
@@ -189,15 +200,17 @@ def test_the_cli_caches_and_no_cache_bypasses(report, tmp_path):
     assert bypassed.returncode == 0, bypassed.stderr
     assert not list((home / "cache").glob("*.parquet"))
     first = run_cli("report", report, "--json", home=home, env=env)
-    assert len(list((home / "cache").glob("*.parquet"))) == 2  # its metric table, and the finished report
+    # its metric table, and the finished report
+    assert len(list((home / "cache").glob("*.parquet"))) == 2
     second = run_cli("report", report, "--json", home=home, env=env)
     assert first.returncode == second.returncode == 0
     assert first.stdout == second.stdout
 
 
 def test_the_code_digests_cover_what_makes_a_table_wherever_the_modules_live():
-    """The keys hash the code that made a cached table: after core/ moved into stage packages, a digest over
-    the old paths would have hashed nothing of the readers and handed back tables made by other code."""
+    """The keys hash the code that made a cached table: after core/ moved into stage packages, a
+    digest over the old paths would have hashed nothing of the readers and handed back tables made
+    by other code."""
     sources = table_cache.reader_sources()
     assert all(p.is_file() for p in sources)
     names = {p.name for p in sources}
@@ -207,11 +220,14 @@ def test_the_code_digests_cover_what_makes_a_table_wherever_the_modules_live():
 
 
 def test_an_entry_moved_over_another_reports_entry_is_not_handed_back(cache_on):
-    """Each entry carries its own name, its key's digest: another report's table under this name is refused, and
-    the report is read afresh (it showed the other report's table)."""
+    """Each entry carries its own name, its key's digest: another report's table under this name is
+    refused, and the report is read afresh (it showed the other report's table)."""
     first, second = (
         FIXTURES / name
-        for name in ("h100pcie_ee384_cub_agents_full.ncu-rep", "v100_ncar_miniweather_fp64_full.ncu-rep")
+        for name in (
+            "h100pcie_ee384_cub_agents_full.ncu-rep",
+            "v100_ncar_miniweather_fp64_full.ncu-rep",
+        )
     )
     tables = {}
     for path in (first, second):
@@ -220,6 +236,7 @@ def test_an_entry_moved_over_another_reports_entry_is_not_handed_back(cache_on):
         table_cache.save(entry, frame, meta)
         tables[path] = (entry, len(frame))
     (first_entry, _), (second_entry, second_rows) = tables[first], tables[second]
-    os.replace(first_entry, second_entry)  # the first report's table now sits under the second's name
+    # the first report's table now sits under the second's name
+    os.replace(first_entry, second_entry)
     assert table_cache.load(second_entry) is None
     assert len(read_metrics(second)[0]) == second_rows

@@ -66,8 +66,9 @@ def test_parse_number_missing(cell):
 
 
 def test_is_missing_knows_every_empty_cell_a_kernels_table_holds():
-    """Cells as views read them: a nullable integer column's NA (device, stream), a float column's NaN (numpy
-    or Python), a categorical's or object column's missing value; and values that only look empty."""
+    """Cells as views read them: a nullable integer column's NA (device, stream), a float column's
+    NaN (numpy or Python), a categorical's or object column's missing value; and values that only
+    look empty."""
     table = pd.DataFrame(
         {
             "device": pd.array([0, None], dtype="Int64"),
@@ -79,7 +80,9 @@ def test_is_missing_knows_every_empty_cell_a_kernels_table_holds():
     assert [is_missing(table[c].iloc[1]) for c in table] == [True] * 4
     assert [is_missing(table[c].iloc[0]) for c in table] == [False] * 4
     assert all(is_missing(v) for v in (None, math.nan, float("nan"), np.float64("nan"), pd.NA))
-    assert not any(is_missing(v) for v in (0, 0.0, "", "n/a", math.inf, -math.inf, np.int64(0), False))
+    assert not any(
+        is_missing(v) for v in (0, 0.0, "", "n/a", math.inf, -math.inf, np.int64(0), False)
+    )
 
 
 @pytest.mark.parametrize(
@@ -88,9 +91,14 @@ def test_is_missing_knows_every_empty_cell_a_kernels_table_holds():
         ("void gemm_v0<float>(float *, float *, float *, int)", "gemm_v0<float>"),
         ("ampere_sgemm_128x32_tn", "ampere_sgemm_128x32_tn"),
         (
-            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char *, 1>>"
-            "(int, T2, T3)",
-            "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<…>, std::array<…>>",
+            (
+                "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>,"
+                " std::array<char *, 1>>(int, T2, T3)"
+            ),
+            (
+                "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<…>,"
+                " std::array<…>>"
+            ),
         ),
         ("void f<T>(T) [with T = float]", "f<T>(T) [with T = float]"),
     ],
@@ -152,15 +160,32 @@ def test_lookup_by_key_name_and_free_text():
 
 @pytest.mark.parametrize(
     "key",
-    ["h100-sxm", "h100-pcie", "h100-nvl", "h800-sxm", "h800-pcie", "h200-sxm", "h200-nvl", "gh200-96gb", "gh200-144gb"],
+    [
+        "h100-sxm",
+        "h100-pcie",
+        "h100-nvl",
+        "h800-sxm",
+        "h800-pcie",
+        "h200-sxm",
+        "h200-nvl",
+        "gh200-96gb",
+        "gh200-144gb",
+    ],
 )
 def test_hopper_tensor_peaks_are_quoted_at_the_tensor_clock(key):
-    """Dense FP16 tensor peak = SMs x 4096 FLOP/clk (4 tensor cores x 1024) x the tensor clock; TF32 half,
-    FP8 twice that. FP64 tensor peaks (where not export-capped) are 2 x FP64 SIMT at the boost clock."""
+    """Dense FP16 tensor peak = SMs x 4096 FLOP/clk (4 tensor cores x 1024) x the tensor clock; TF32
+    half, FP8 twice that. FP64 tensor peaks (where not export-capped) are 2 x FP64 SIMT at the boost
+    clock."""
     gpu = next(g for g in all_gpus() if g.key == key)
-    assert gpu.peak("tensor_fp16") == pytest.approx(gpu.sms * 4096 * gpu.clock_hz("tensor_fp16"), rel=1e-3)
-    assert gpu.peak("tensor_tf32") == pytest.approx(gpu.sms * 2048 * gpu.clock_hz("tensor_tf32"), rel=1e-3)
-    assert gpu.peak("tensor_fp8") == pytest.approx(gpu.sms * 8192 * gpu.clock_hz("tensor_fp8"), rel=1e-3)
+    assert gpu.peak("tensor_fp16") == pytest.approx(
+        gpu.sms * 4096 * gpu.clock_hz("tensor_fp16"), rel=1e-3
+    )
+    assert gpu.peak("tensor_tf32") == pytest.approx(
+        gpu.sms * 2048 * gpu.clock_hz("tensor_tf32"), rel=1e-3
+    )
+    assert gpu.peak("tensor_fp8") == pytest.approx(
+        gpu.sms * 8192 * gpu.clock_hz("tensor_fp8"), rel=1e-3
+    )
     assert gpu.tensor_clock_hz < gpu.boost_clock_hz or math.isnan(gpu.boost_clock_hz)
     assert gpu.clock_hz("tensor_fp64") is gpu.boost_clock_hz
     if gpu.peak("fp64") > 5e12:
@@ -169,11 +194,22 @@ def test_hopper_tensor_peaks_are_quoted_at_the_tensor_clock(key):
 
 @pytest.mark.parametrize(
     "key",
-    ["h100-sxm", "h100-pcie", "h100-nvl", "h800-sxm", "h800-pcie", "h200-sxm", "h200-nvl", "gh200-96gb", "gh200-144gb"],
+    [
+        "h100-sxm",
+        "h100-pcie",
+        "h100-nvl",
+        "h800-sxm",
+        "h800-pcie",
+        "h200-sxm",
+        "h200-nvl",
+        "gh200-96gb",
+        "gh200-144gb",
+    ],
 )
 def test_every_hopper_has_a_simt_fp16_ceiling_twice_its_fp32(key):
-    """Hopper's half2 FMA does two FP16 FMAs per FP32 one: the whitepaper's H100 SXM/PCIe FP16 non-tensor peaks
-    are 133.8/102.4 TFLOP/s. Before, the H800 and NVL rows had none, so FP16 FLOPs were taken at the FP32 rate."""
+    """Hopper's half2 FMA does two FP16 FMAs per FP32 one: the whitepaper's H100 SXM/PCIe FP16
+    non-tensor peaks are 133.8/102.4 TFLOP/s. Before, the H800 and NVL rows had none, so FP16 FLOPs
+    were taken at the FP32 rate."""
     gpu = next(g for g in all_gpus() if g.key == key)
     whitepaper = {"h100-sxm": 133.8e12, "h100-pcie": 102.4e12}
     assert gpu.peak("fp16") == pytest.approx(whitepaper.get(key, 2 * gpu.peak("fp32")), rel=2e-3)
@@ -183,13 +219,15 @@ def test_every_hopper_has_a_simt_fp16_ceiling_twice_its_fp32(key):
 def test_tensor_clock_defaults_to_the_boost_clock():
     a100 = find_gpu("NVIDIA A100-SXM4-80GB")
     assert a100.tensor_clock_hz == a100.boost_clock_hz == 1410e6
-    assert a100.peak("tensor_fp16") == pytest.approx(108 * 2048 * 1410e6, rel=1e-3)  # Ampere: 2048 FLOP/clk/SM
+    # Ampere: 2048 FLOP/clk/SM
+    assert a100.peak("tensor_fp16") == pytest.approx(108 * 2048 * 1410e6, rel=1e-3)
 
 
 @pytest.mark.parametrize(
     ("text", "cc", "key"),
     [
-        ("Detected GPU: NVIDIA A100 (SM 8.0)", None, None),  # which A100? not the A10 inside its name
+        # which A100? not the A10 inside its name
+        ("Detected GPU: NVIDIA A100 (SM 8.0)", None, None),
         ("Running on NVIDIA A10G with 24 GB", None, None),  # the AWS part is not an A10
         ("Device 0: NVIDIA GeForce RTX 5070 Ti", None, None),
         ("Device 0: NVIDIA GeForce RTX 4090 D", None, None),
@@ -197,7 +235,8 @@ def test_tensor_clock_defaults_to_the_boost_clock():
         ("GPU: NVIDIA A10\n", "8.6", "a10"),
         ("GPU: NVIDIA H200 NVL", None, "h200-nvl"),  # the longest name wins over NVIDIA H200
         ("Device 0: NVIDIA GeForce RTX 5060 Ti", "12.0", "rtx5060ti"),
-        ("Device 0: NVIDIA GeForce RTX 4090", "8.0", None),  # the file's launches ran on CC 8.0: not a 4090
+        # the file's launches ran on CC 8.0: not a 4090
+        ("Device 0: NVIDIA GeForce RTX 4090", "8.0", None),
     ],
 )
 def test_a_gpu_in_program_output_is_a_whole_name_of_the_files_cc(text, cc, key):
@@ -211,13 +250,19 @@ def test_gpu_flag_refuses_another_architecture_and_suggests_close_names():
 
     with pytest.raises(FlopscopeError) as wrong_cc:
         require_gpu("T4", {"7.0"})
-    assert "Tesla T4 is compute capability 7.5, but the report's launches ran on CC 7.0" in wrong_cc.value.line()
+    assert (
+        "Tesla T4 is compute capability 7.5, but the report's launches ran on CC 7.0"
+        in wrong_cc.value.line()
+    )
     assert "v100-pcie-32gb" in wrong_cc.value.line()
-    assert require_gpu("T4", {"7.5"}).key == "t4" and require_gpu("T4").key == "t4"  # no CC known: accepted
+    # no CC known: accepted
+    assert require_gpu("T4", {"7.5"}).key == "t4" and require_gpu("T4").key == "t4"
     with pytest.raises(FlopscopeError) as unknown:
         require_gpu("V100")
     line = unknown.value.line()
-    assert all(k in line for k in ("v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-16gb", "v100-pcie-32gb"))
+    assert all(
+        k in line for k in ("v100-sxm2-16gb", "v100-sxm2-32gb", "v100-pcie-16gb", "v100-pcie-32gb")
+    )
     assert "flopscope gpus" in line
 
 
@@ -229,7 +274,8 @@ def test_gpu_flag_refuses_another_architecture_and_suggests_close_names():
         (["1", "n/a"], "Int64", [1, None]),  # ncu's n/a: the general path
         (["1.0", "2"], "Int64", [1, 2]),
         ([" 5"], "Int64", [5]),
-        (["9007199254740993"], "object", ["9007199254740993"]),  # beyond float64's exact integers: kept as text
+        # beyond float64's exact integers: kept as text
+        (["9007199254740993"], "object", ["9007199254740993"]),
         (["(mixed)", "1"], "object", ["(mixed)", "1"]),
     ],
 )
@@ -238,5 +284,9 @@ def test_ids_read_as_text_become_whole_numbers_where_every_one_is(cells, dtype, 
 
     for col in (pd.Series(cells, dtype=object), pd.Series(cells, dtype="str")):
         got = whole_numbers(col)
-        assert str(got.dtype) == dtype if dtype == "Int64" else not isinstance(got.dtype, pd.Int64Dtype)
+        assert (
+            str(got.dtype) == dtype
+            if dtype == "Int64"
+            else not isinstance(got.dtype, pd.Int64Dtype)
+        )
         assert [None if pd.isna(v) else v for v in got.tolist()] == expected

@@ -1,7 +1,8 @@
-"""`Report.view_order` gives a view as its rows and the positions it shows them in, so an export can write a
-million launches in order without a sorted copy of the table (tui/cli/view.cmd_export). The order must be the
-view's, row for row: checked against the view made another way, with pandas' own sort of a time-ordered copy,
-on real reports, every grouping, sorts by number and by text, both directions, and `--top`."""
+"""`Report.view_order` gives a view as its rows and the positions it shows them in, so an export can
+write a million launches in order without a sorted copy of the table (tui/cli/view.cmd_export). The
+order must be the view's, row for row: checked against the view made another way, with pandas' own
+sort of a time-ordered copy, on real reports, every grouping, sorts by number and by text, both
+directions, and `--top`."""
 
 from __future__ import annotations
 
@@ -18,12 +19,21 @@ from flopscope.core.report.report import GROUPINGS, in_order
 from ..conftest import fixture_path
 
 REPORTS = ["h800_sglang_flashattn_full.ncu-rep", "b200_nvtx_apprange_details_sanitized.csv"]
-SORTS = [(None, True, None), ("flop", True, None), ("dram_bytes", False, 7), ("kernel", False, None), (None, True, 3)]
+SORTS = [
+    (None, True, None),
+    ("flop", True, None),
+    ("dram_bytes", False, 7),
+    ("kernel", False, None),
+    (None, True, 3),
+]
 
 
-def _reference(report, by: str, sort: str | None, descending: bool, top: int | None) -> pd.DataFrame:
-    """The view as the app's first table was made: every row copied in time order (longest first, unknown
-    last), then pandas' stable sort of that copy (text A-Z, unknown last either way), then its head."""
+def _reference(
+    report, by: str, sort: str | None, descending: bool, top: int | None
+) -> pd.DataFrame:
+    """The view as the app's first table was made: every row copied in time order (longest first,
+    unknown last), then pandas' stable sort of that copy (text A-Z, unknown last either way), then
+    its head."""
     rows = report.group(by, time_order=False)
     seconds = rows["duration_s"].to_numpy(dtype=float)
     unknown = np.isnan(seconds)
@@ -49,15 +59,18 @@ def test_the_order_is_the_view_row_for_row(name, by, sort, descending, top):
     rows, order = report.view_order(by, sort=sort, top=top, descending=descending)
     expected = _reference(report, by, sort, descending, top)
     pd.testing.assert_frame_equal(in_order(rows, order), expected, check_exact=True)
-    pd.testing.assert_frame_equal(report.view(by, sort=sort, top=top, descending=descending), expected)
+    pd.testing.assert_frame_equal(
+        report.view(by, sort=sort, top=top, descending=descending), expected
+    )
     if by == "launch":
         assert rows is report.kernels  # the launches table itself: nothing copied
 
 
 @pytest.mark.parametrize("ext", ["csv", "json", "parquet"])
 def test_a_table_written_in_an_order_is_the_sorted_table_written(ext, tmp_path):
-    """Each chunk takes its rows in the order (CSV, JSON; chunks of a few rows here, so an order crosses them);
-    Parquet takes them first. The file is the one written from a sorted copy, byte for byte."""
+    """Each chunk takes its rows in the order (CSV, JSON; chunks of a few rows here, so an order
+    crosses them); Parquet takes them first. The file is the one written from a sorted copy, byte
+    for byte."""
     report = read_report(fixture_path(REPORTS[0]))
     rows, order = report.view_order("launch", sort="dram_bytes", descending=False)
     ordered = write_table(rows, tmp_path / f"ordered.{ext}", order=order)

@@ -1,6 +1,7 @@
-"""Issue 42.2: why warps stall. Every full-set report carries ncu's warp state reasons per launch; they are columns
-of the canonical table (`stall_<reason>`, cycles per issued instruction), read here against NVIDIA's own readings
-of the same file: its ncu_report module and `ncu --import FILE --page raw --csv`, never flopscope's reader."""
+"""Issue 42.2: why warps stall. Every full-set report carries ncu's warp state reasons per launch;
+they are columns of the canonical table (`stall_<reason>`, cycles per issued instruction), read here
+against NVIDIA's own readings of the same file: its ncu_report module and `ncu --import FILE --page
+raw --csv`, never flopscope's reader."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def test_every_launchs_stalls_are_ncu_reports_own(name):
     assert len(rows) == len(actions)
     compared, measured = 0, 0
     for row, action in zip(rows, actions, strict=True):
-        measured += row["status"] in (None, "", "ok")  # a launch ncu could not profile has no values
+        # a launch ncu could not profile has no values
+        measured += row["status"] in (None, "", "ok")
         for reason in STALL_REASONS:
             metric = action.metric_by_name(stall_metric(reason.reason))
             value = metric.value() if metric is not None else None
@@ -39,27 +41,34 @@ def test_every_launchs_stalls_are_ncu_reports_own(name):
                 continue
             assert shown == pytest.approx(value, rel=1e-12), reason.reason
             compared += 1
-    assert compared >= measured * 18 > 0  # all reasons but Hopper's gmma on every launch ncu measured
+    # all reasons but Hopper's gmma on every launch ncu measured
+    assert compared >= measured * 18 > 0
 
 
 @pytest.mark.parametrize("name", FULL)
 def test_every_launchs_stalls_are_what_ncu_import_prints(name, real_ncu):
     path = fixture_path(name)
     page = subprocess.run(
-        [*real_ncu, "--import", str(path), "--page", "raw", "--csv"], capture_output=True, text=True, timeout=120
+        [*real_ncu, "--import", str(path), "--page", "raw", "--csv"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert page.returncode == 0, page.stderr
     table = list(csv.DictReader(io.StringIO(page.stdout)))[1:]  # the row after the header: units
     rows = launches_json(path)
     assert len(table) == len(rows)
     for printed, row in zip(table, rows, strict=True):
-        if row["status"] not in (None, "", "ok"):  # ncu could not profile it: no values (ncu prints some zeros)
+        # ncu could not profile it: no values (ncu prints some zeros)
+        if row["status"] not in (None, "", "ok"):
             continue
         for reason in STALL_REASONS:
             cell = printed.get(stall_metric(reason.reason), "").replace(",", "")
             if cell in ("", "n/a") or math.isnan(float(cell)):
                 continue
-            assert row[f"stall_{reason.reason}"] == pytest.approx(float(cell), rel=5e-3, abs=6e-3), reason.reason
+            assert row[f"stall_{reason.reason}"] == pytest.approx(
+                float(cell), rel=5e-3, abs=6e-3
+            ), reason.reason
 
 
 def test_the_kernel_screen_sorts_the_stalls_and_explains_the_top_one():
@@ -70,11 +79,17 @@ def test_the_kernel_screen_sorts_the_stalls_and_explains_the_top_one():
         by_title = {r.title: r for r in STALL_REASONS}
         shown = [(label, float(value.split()[0])) for label, value in stalls if label in by_title]
         expected = sorted(
-            ((r.title, row[f"stall_{r.reason}"]) for r in STALL_REASONS if row[f"stall_{r.reason}"] >= 0.005),
+            (
+                (r.title, row[f"stall_{r.reason}"])
+                for r in STALL_REASONS
+                if row[f"stall_{r.reason}"] >= 0.005
+            ),
             key=lambda tv: -tv[1],
         )
         assert [t for t, _ in shown] == [t for t, _ in expected]
-        assert all(v == pytest.approx(e, abs=0.005) for (_, v), (_, e) in zip(shown, expected, strict=True))
+        assert all(
+            v == pytest.approx(e, abs=0.005) for (_, v), (_, e) in zip(shown, expected, strict=True)
+        )
         top = next(by_title[t] for t, _ in expected if by_title[t].reason != "selected")
         assert dict(stalls)["Top stall"].startswith(f"{top.title}: {top.meaning}")
 

@@ -1,5 +1,6 @@
-"""`core/table/where.py`: filter expressions over a kernels table (the app's live filter, `--where`). Each mask is
-held to one written here with plain pandas comparisons on the same real table, never to the engine's own."""
+"""`core/table/where.py`: filter expressions over a kernels table (the app's live filter,
+`--where`). Each mask is held to one written here with plain pandas comparisons on the same real
+table, never to the engine's own."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def test_text_equality_regex_and_the_shown_words(rows):
     roof = rows["roof"].astype(object)
     precision = rows["precision"].astype(str)
     assert _mask("bound == dram", rows).tolist() == (roof == "dram").tolist()
-    assert _mask("bound = DRAM", rows).tolist() == (roof == "dram").tolist()  # any case, `=` as `==`
+    # any case, `=` as `==`
+    assert _mask("bound = DRAM", rows).tolist() == (roof == "dram").tolist()
     # `memory` is any memory level, as `bound:memory` and the export's `bound` column say
     assert _mask("bound == memory", rows).tolist() == roof.isin(["dram", "l2", "l1"]).tolist()
     assert _mask("bound != dram", rows).tolist() == (roof.notna() & (roof != "dram")).tolist()
@@ -96,7 +98,8 @@ def test_unknown_values_match_no_comparison():
     assert _mask("x != 1", rows).tolist() == [False, False, True]
     assert _mask("x < 5", rows).tolist() == [True, False, True]
     assert _mask("t != a", rows).tolist() == [False, False, True]
-    assert _mask("not x < 5", rows).tolist() == [False, True, False]  # not: of the rows kept, the rest
+    # not: of the rows kept, the rest
+    assert _mask("not x < 5", rows).tolist() == [False, True, False]
 
 
 @pytest.mark.parametrize(
@@ -171,8 +174,18 @@ def test_what_reads_as_an_expression():
         "((not time<1",
     ]:
         assert looks_like_where(text, names), text
-    # the name filters of before keep their meaning: a regex, a template, a parameter's value typed whole
-    for text in ["gemm", "gemm<float>", "batch_size=1", "bound:memory", "sm90_xmma", "(gemm|conv)", "(", "not gemm"]:
+    # the name filters of before keep their meaning: a regex, a template, a parameter's value typed
+    # whole
+    for text in [
+        "gemm",
+        "gemm<float>",
+        "batch_size=1",
+        "bound:memory",
+        "sm90_xmma",
+        "(gemm|conv)",
+        "(",
+        "not gemm",
+    ]:
         assert not looks_like_where(text, names), text
 
 
@@ -180,12 +193,15 @@ def test_a_real_launches_table_of_another_gpu():
     report = read_report(fixture_path("h800_sglang_flashattn_full.ncu-rep"))
     launches = report.group("launch")
     d = launches["duration_s"]
-    assert parse("time > 10us", names_of(launches.columns) | TITLES).mask(launches).tolist() == (d > 1e-5).tolist()
+    assert (
+        parse("time > 10us", names_of(launches.columns) | TITLES).mask(launches).tolist()
+        == (d > 1e-5).tolist()
+    )
 
 
 def test_any_text_parses_or_is_one_where_error(rows):
-    """Typed live, every prefix of every text reaches the parser: each one is an expression or a WhereError,
-    never another exception (a traceback in the app, a crash in the CLI)."""
+    """Typed live, every prefix of every text reaches the parser: each one is an expression or a
+    WhereError, never another exception (a traceback in the app, a crash in the CLI)."""
     import random
 
     names = names_of(rows.columns) | TITLES
@@ -220,7 +236,9 @@ def test_any_text_parses_or_is_one_where_error(rows):
         "\t",
     ]
     chance = random.Random(43)
-    texts = ["".join(chance.choice(pieces) for _ in range(chance.randint(1, 9))) for _ in range(3000)]
+    texts = [
+        "".join(chance.choice(pieces) for _ in range(chance.randint(1, 9))) for _ in range(3000)
+    ]
     for text in [*texts, "time ! 3", "kernel == 'abc", 'prec ~ "tc', "!", "'"]:
         try:
             parse(text, names).mask(rows)

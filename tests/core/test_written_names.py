@@ -1,6 +1,6 @@
-"""Names flopscope writes stay inside the data folder or where the user pointed: a run name, a sweep name or
-an export path that tries to climb out (`../../x`), is absolute, or meets a symbolic link planted beside it
-is refused or replaces the link, never followed into another folder."""
+"""Names flopscope writes stay inside the data folder or where the user pointed: a run name, a sweep
+name or an export path that tries to climb out (`../../x`), is absolute, or meets a symbolic link
+planted beside it is refused or replaces the link, never followed into another folder."""
 
 from __future__ import annotations
 
@@ -22,10 +22,13 @@ def home(tmp_path, monkeypatch):
 
 def _outside_untouched(home) -> None:
     assert list((home / "outside").iterdir()) == []
-    assert {p.name for p in home.iterdir()} <= {"home", "outside"}  # the data folder, if made, and nothing else
+    # the data folder, if made, and nothing else
+    assert {p.name for p in home.iterdir()} <= {"home", "outside"}
 
 
-@pytest.mark.parametrize("name", ["../../x", "../outside/x", "runs/../../x", "a/b", "..", "ABSOLUTE"])
+@pytest.mark.parametrize(
+    "name", ["../../x", "../outside/x", "runs/../../x", "a/b", "..", "ABSOLUTE"]
+)
 def test_a_run_folder_name_that_is_not_one_folder_name_is_refused(home, name):
     name = str(home / "outside" / "x") if name == "ABSOLUTE" else name
     with pytest.raises(FlopscopeError, match="one folder name"):

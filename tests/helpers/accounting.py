@@ -20,17 +20,26 @@ def counter(action, name):
 
 
 def rate_flops(action, letter: str) -> float:
-    """add + mul + 2 x fma of one precision from a full-set report's per-cycle rates x elapsed cycles."""
+    """add + mul + 2 x fma of one precision from a full-set report's per-cycle rates x elapsed
+    cycles."""
     rate = {
-        op: counter(action, f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum.per_cycle_elapsed")
+        op: counter(
+            action, f"smsp__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum.per_cycle_elapsed"
+        )
         for op in ("add", "mul", "fma")
     }
-    cycles = counter(action, "smsp__cycles_elapsed.avg.per_second") * counter(action, "gpu__time_duration.sum") * 1e-9
+    cycles = (
+        counter(action, "smsp__cycles_elapsed.avg.per_second")
+        * counter(action, "gpu__time_duration.sum")
+        * 1e-9
+    )
     return (rate["add"] + rate["mul"] + 2 * rate["fma"]) * cycles
 
 
 SIMT = {
-    f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst" for p in "dfh" for op in ("add", "mul", "fma")
+    f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst"
+    for p in "dfh"
+    for op in ("add", "mul", "fma")
 }
 
 
@@ -46,7 +55,9 @@ def samples_by_address(action) -> dict[int, int]:
     """Warp samples per SASS address, summed here over ncu_report's per-reason sampling metrics."""
     samples: dict[int, int] = {}
     for name in action.metric_names():
-        if name.startswith("smsp__pcsamp_warps_issue_stalled_") and not name.endswith("_not_issued"):
+        if name.startswith("smsp__pcsamp_warps_issue_stalled_") and not name.endswith(
+            "_not_issued"
+        ):
             metric = action.metric_by_name(name)
             ids = metric.correlation_ids()
             for i in range(metric.num_instances()):

@@ -1,4 +1,5 @@
-"""Driving the Textual app under Pilot: make_app, ready (the table filled), the screen as text lines."""
+"""Driving the Textual app under Pilot: make_app, ready (the table filled), the screen as text
+lines."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ def make_app(report: Report, by: str = "name") -> FlopscopeApp:
 
 
 async def exited(app: FlopscopeApp, pilot, tries: int = 200) -> int | None:
-    """The app's exit code once it has ended by itself (a report it could not read: 2), or None after `tries`."""
+    """The app's exit code once it has ended by itself (a report it could not read: 2), or None
+    after `tries`."""
     for _ in range(tries):
         if app.return_code is not None:
             break
@@ -62,7 +64,9 @@ def screen_lines(app: FlopscopeApp) -> list[str]:
         legacy_windows=False,
         safe_box=False,
     )
-    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    console.print(
+        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    )
     return console.export_text().splitlines()
 
 
@@ -75,7 +79,8 @@ async def focus_column(pilot, table: KernelTable, name: str) -> None:
     raise AssertionError(f"column {name} not on screen")
 
 
-# -- the summary header -----------------------------------------------------------------------------------------
+# -- the summary header
+# -----------------------------------------------------------------------------------------
 def summary_text(app: FlopscopeApp) -> str:
     from flopscope.tui.app.widgets.summary import Summary
 
@@ -103,7 +108,8 @@ async def wait_for_rows(pilot, screen) -> KernelTable:
 
 
 async def statuses_until_table(app: FlopscopeApp, pilot, marker: str) -> list[str]:
-    """The Kernels status line's texts holding `marker` (a read's progress), polled until the table is there."""
+    """The Kernels status line's texts holding `marker` (a read's progress), polled until the table
+    is there."""
     status = app.kernels.query_one("#status")
     seen: list[str] = []
 
@@ -118,8 +124,10 @@ async def statuses_until_table(app: FlopscopeApp, pilot, marker: str) -> list[st
 
 
 def shows_path(line: str, path: object) -> bool:
-    """Whether a message's `line` shows `path` as the app's messages do: whole, or cut in its middle to the line's
-    width (shorter than the path), its start and its file name kept."""
+    """Whether a message's `line` shows `path` as the app's messages do: whole, or cut in its middle
+    to the line's width (shorter than the path), its start and its file name kept."""
     text = str(path)
     head, cut, tail = line.partition("…")
-    return line == text or (bool(cut) and len(line) < len(text) and text.startswith(head) and text.endswith(tail))
+    return line == text or (
+        bool(cut) and len(line) < len(text) and text.startswith(head) and text.endswith(tail)
+    )

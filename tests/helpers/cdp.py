@@ -1,5 +1,5 @@
-"""A real headless browser for tests: Debian's chromium driven over the DevTools protocol (CDP) with aiohttp,
-no browser-automation package.
+"""A real headless browser for tests: Debian's chromium driven over the DevTools protocol (CDP) with
+aiohttp, no browser-automation package.
 
     async with Browser() as page:
         await page.send("Page.navigate", url=url)
@@ -57,7 +57,8 @@ class Browser:
         self.size = f"{width},{height}"
 
     async def __aenter__(self) -> Page:
-        # Short and in /tmp: chromium puts a unix socket in it (108 bytes at most; pytest's tmp_path is longer)
+        # Short and in /tmp: chromium puts a unix socket in it (108 bytes at most; pytest's tmp_path
+        # is longer)
         self.folder = tempfile.mkdtemp(prefix="cdp-")
         self.proc = await asyncio.create_subprocess_exec(
             CHROMIUM,
@@ -89,7 +90,9 @@ class Browser:
         while True:  # chromium says where DevTools listens on stderr
             line = (await asyncio.wait_for(self.proc.stderr.readline(), 30)).decode()
             if not line:
-                raise RuntimeError("chromium exited before DevTools came up: " + "".join(said[-10:]))
+                raise RuntimeError(
+                    "chromium exited before DevTools came up: " + "".join(said[-10:])
+                )
             said.append(line)
             found = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
             if found:

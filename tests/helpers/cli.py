@@ -1,4 +1,5 @@
-"""The `flopscope` command line as the tests run it: a subprocess, stdin /dev/null, output captured."""
+"""The `flopscope` command line as the tests run it: a subprocess, stdin /dev/null, output
+captured."""
 
 from __future__ import annotations
 
@@ -32,10 +33,11 @@ def run_cli(
 ) -> subprocess.CompletedProcess:
     """Run the CLI as a script would: never a terminal on stdin or stdout.
 
-    It runs as a child forked from a process with the libraries imported (`forked_cli`) where that is the
-    same as a fresh interpreter, else as one. `clean_env` starts from an empty environment (no PATH, no
-    HOME): what the command needs must come from its arguments. `home` is FLOPSCOPE_HOME, the run store's
-    folder. `prefix` runs it under another command (`permissions_bind()`)."""
+    It runs as a child forked from a process with the libraries imported (`forked_cli`) where that
+    is the same as a fresh interpreter, else as one. `clean_env` starts from an empty environment
+    (no PATH, no HOME): what the command needs must come from its arguments. `home` is
+    FLOPSCOPE_HOME, the run store's folder. `prefix` runs it under another command
+    (`permissions_bind()`)."""
     base = {} if clean_env else dict(os.environ)
     base.update({"COLUMNS": str(columns)}, **({"PATH": ""} if clean_env else {}))
     if home is not None:
@@ -43,7 +45,9 @@ def run_cli(
     base.update(env or {})
     plain_streams = stdin == subprocess.DEVNULL and stdout == subprocess.PIPE
     if not prefix and plain_streams and forked_cli.can_fork(base):
-        return forked_cli.run(list(map(str, args)), base, None if cwd is None else str(cwd), umask, timeout)
+        return forked_cli.run(
+            list(map(str, args)), base, None if cwd is None else str(cwd), umask, timeout
+        )
     return subprocess.run(
         [*prefix, *CLI, *map(str, args)],
         stdin=stdin,
@@ -58,15 +62,15 @@ def run_cli(
 
 
 def run_in_process(*args, env: dict | None = None) -> tuple[int, str, str]:
-    """`flopscope ARGS` in this process (no interpreter start: 20x faster for the fuzz suite): (exit code,
-    stdout, stderr). A traceback propagates, as it would print in the real CLI."""
+    """`flopscope ARGS` in this process (no interpreter start: 20x faster for the fuzz suite): (exit
+    code, stdout, stderr). A traceback propagates, as it would print in the real CLI."""
     import contextlib
     import io
 
     from flopscope.tui.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
-    saved = {k: os.environ.get(k) for k in (env or {})}
+    saved = {k: os.environ.get(k) for k in env or {}}
     os.environ.update(env or {})
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -86,10 +90,11 @@ _BYPASS = "-dac_override,-dac_read_search"
 
 @functools.cache
 def permissions_bind() -> tuple[str, ...] | None:
-    """A command prefix under which file permissions bind, as they do for a user: none for a user; for root
-    (CI runs as root), util-linux's setpriv without the capabilities that let root past them, still uid 0, so
-    the interpreter in root's folders stays readable. None where root cannot drop them (no setpriv, a
-    container without CAP_SETPCAP): checked on a folder without permissions, not assumed."""
+    """A command prefix under which file permissions bind, as they do for a user: none for a user;
+    for root (CI runs as root), util-linux's setpriv without the capabilities that let root past
+    them, still uid 0, so the interpreter in root's folders stays readable. None where root cannot
+    drop them (no setpriv, a container without CAP_SETPCAP): checked on a folder without
+    permissions, not assumed."""
     if os.geteuid() != 0:
         return ()
     setpriv = shutil.which("setpriv")
@@ -109,7 +114,8 @@ def permissions_bind() -> tuple[str, ...] | None:
 
 
 def launches_json(path) -> list[dict]:
-    """`report PATH --by launch --json`'s rows, in launch order (the order ncu_report walks a report's launches)."""
+    """`report PATH --by launch --json`'s rows, in launch order (the order ncu_report walks a
+    report's launches)."""
     out = run_cli("report", path, "--by", "launch", "--json")
     assert out.returncode == 0, out.stderr
     return sorted(json.loads(out.stdout)["rows"], key=lambda row: row["launch_id"])

@@ -1,14 +1,14 @@
-"""The `flopscope` CLI as a child forked from a warm process, for the tests: what `python -m flopscope.tui.cli`
-does, without starting an interpreter and importing pandas, numpy, pyarrow, rich and torch again for every
-command (about 0.6 s a command, 2-3 s with torch; the suite runs over a thousand).
+"""The `flopscope` CLI as a child forked from a warm process, for the tests: what `python -m
+flopscope.tui.cli` does, without starting an interpreter and importing pandas, numpy, pyarrow, rich
+and torch again for every command (about 0.6 s a command, 2-3 s with torch; the suite runs over a
+thousand).
 
-One server process per test process imports those libraries, never flopscope, and forks a child per command:
-the child takes the command's environment, folder, umask, standard streams and arguments and runs the
-`flopscope.tui.cli` module as `-m` would, so flopscope itself is imported afresh by every command. Only what the
-interpreter decides at its start cannot differ from the server's (its PYTHON*/LD_* variables, its locale):
-`cli.run_cli` starts a real interpreter for those commands, for commands run under another program, and for
-streams other than /dev/null in and captured out.
-"""
+One server process per test process imports those libraries, never flopscope, and forks a child per
+command: the child takes the command's environment, folder, umask, standard streams and arguments
+and runs the `flopscope.tui.cli` module as `-m` would, so flopscope itself is imported afresh by
+every command. Only what the interpreter decides at its start cannot differ from the server's (its
+PYTHON*/LD_* variables, its locale): `cli.run_cli` starts a real interpreter for those commands, for
+commands run under another program, and for streams other than /dev/null in and captured out."""
 
 from __future__ import annotations
 
@@ -22,22 +22,37 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-# Read by an interpreter at its start: a command whose environment changes one of them gets a real interpreter.
-# (Writing bytecode and buffering stdout change nothing a test reads; an absent locale is coerced to UTF-8.)
+# Read by an interpreter at its start: a command whose environment changes one of them gets a real
+# interpreter. (Writing bytecode and buffering stdout change nothing a test reads; an absent locale
+# is coerced to UTF-8.)
 STARTUP_PREFIXES = ("PYTHON", "LD_")
 NO_EFFECT = {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"}
-PRELOADED = ("pandas", "numpy", "pyarrow", "pyarrow.csv", "pyarrow.parquet", "rich.console", "torch")
+PRELOADED = (
+    "pandas",
+    "numpy",
+    "pyarrow",
+    "pyarrow.csv",
+    "pyarrow.parquet",
+    "rich.console",
+    "torch",
+)
 
 
 def _startup_env(env: Mapping[str, str]) -> dict[str, str]:
     read = {k: v for k, v in env.items() if k.startswith(STARTUP_PREFIXES) and k not in NO_EFFECT}
-    utf8 = all("utf-8" in v.lower() or "utf8" in v.lower() for k, v in env.items() if k.startswith(("LANG", "LC_")))
+    utf8 = all(
+        "utf-8" in v.lower() or "utf8" in v.lower()
+        for k, v in env.items()
+        if k.startswith(("LANG", "LC_"))
+    )
     return {**read, "utf8": str(utf8)}
 
 
 def can_fork(env: Mapping[str, str]) -> bool:
     """Whether a command with this environment runs alike forked from the server."""
-    return os.environ.get("FLOPSCOPE_TEST_NO_FORK") != "1" and _startup_env(env) == _startup_env(os.environ)
+    return os.environ.get("FLOPSCOPE_TEST_NO_FORK") != "1" and _startup_env(env) == _startup_env(
+        os.environ
+    )
 
 
 class _Server:
@@ -68,7 +83,8 @@ _server: _Server | None = None
 def run(
     argv: list[str], env: Mapping[str, str], cwd: str | None, umask: int, timeout: float
 ) -> subprocess.CompletedProcess:
-    """`python -m flopscope.tui.cli ARGV` as a forked child: stdin /dev/null, stdout and stderr captured."""
+    """`python -m flopscope.tui.cli ARGV` as a forked child: stdin /dev/null, stdout and stderr
+    captured."""
     global _server
     if _server is None or _server.process.poll() is not None:
         _server = _Server()
@@ -84,7 +100,8 @@ def run(
 
 
 def _text(data: bytes) -> str:
-    """As `subprocess.run(text=True)` reads a stream: the locale's encoding, strict, newlines translated."""
+    """As `subprocess.run(text=True)` reads a stream: the locale's encoding, strict, newlines
+    translated."""
     import locale
 
     text = data.decode(locale.getpreferredencoding(False))
@@ -92,7 +109,8 @@ def _text(data: bytes) -> str:
 
 
 def serve() -> None:
-    """The server: import the libraries, then one forked child per request line; answer its exit status."""
+    """The server: import the libraries, then one forked child per request line; answer its exit
+    status."""
     import importlib
 
     for name in PRELOADED:
@@ -126,9 +144,10 @@ def _returncode(status: int) -> int:
 
 
 def _child(request: dict) -> None:
-    """Become the command: its streams, folder, umask and environment, then the CLI module as `-m` runs it.
-    Its end (SystemExit, or an exception the interpreter prints) leaves through the server's own stack, which
-    catches nothing: the child ends as an interpreter does, exit handlers and stream flushes included."""
+    """Become the command: its streams, folder, umask and environment, then the CLI module as `-m`
+    runs it. Its end (SystemExit, or an exception the interpreter prints) leaves through the
+    server's own stack, which catches nothing: the child ends as an interpreter does, exit handlers
+    and stream flushes included."""
     import io
     import runpy
 
@@ -142,9 +161,14 @@ def _child(request: dict) -> None:
         os.dup2(target, fd)
         os.close(target)
     sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+        io.FileIO(1, "w", closefd=False), encoding="utf-8"
+    )
     sys.stderr = sys.__stderr__ = io.TextIOWrapper(
-        io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", line_buffering=True
+        io.FileIO(2, "w", closefd=False),
+        encoding="utf-8",
+        errors="backslashreplace",
+        line_buffering=True,
     )
     if request["umask"] >= 0:
         os.umask(request["umask"])

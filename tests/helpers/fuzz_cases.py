@@ -1,7 +1,8 @@
-"""Damaged inputs for the CLI fuzz suite (tests/core/test_fuzz.py, benchmarks/fuzz_long.py): every real fixture,
-mutated the ways damaged or hostile files arrive, run through `report`, `report --json`, `export` (CSV, JSON,
-Parquet) and `open --no-tui`, and the one rule they must keep: exit 0 with a sane table, or exit 2 with one line
-naming the file. Never a traceback, a hang, Infinity/NaN in JSON, an infinite or negative number printed."""
+"""Damaged inputs for the CLI fuzz suite (tests/core/test_fuzz.py, benchmarks/fuzz_long.py): every
+real fixture, mutated the ways damaged or hostile files arrive, run through `report`, `report
+--json`, `export` (CSV, JSON, Parquet) and `open --no-tui`, and the one rule they must keep: exit 0
+with a sane table, or exit 2 with one line naming the file. Never a traceback, a hang, Infinity/NaN
+in JSON, an infinite or negative number printed."""
 
 from __future__ import annotations
 
@@ -29,7 +30,11 @@ H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
 SOURCES = sorted(p for p in FIXTURES.glob("*") if p.suffix != ".md") if FIXTURES.is_dir() else []
 SOURCES += [
     H100 / n
-    for n in ("elementwise_half.csv.gz", "gemm_bf16_4096x4096x4096.details.csv.gz", "elementwise_float.ncu-rep.xz")
+    for n in (
+        "elementwise_half.csv.gz",
+        "gemm_bf16_4096x4096x4096.details.csv.gz",
+        "elementwise_float.ncu-rep.xz",
+    )
     if (H100 / n).exists()
 ]
 
@@ -99,7 +104,21 @@ UNITS = [
     "\x1b[2J",
     "é",
 ]
-GARBAGE = ["", "x", '"', '","', "\n", "\r", "=1+1", "(mixed)", "\x00", "\ufeff", "1,2,3", "a" * 3000, "\u202e"]
+GARBAGE = [
+    "",
+    "x",
+    '"',
+    '","',
+    "\n",
+    "\r",
+    "=1+1",
+    "(mixed)",
+    "\x00",
+    "\ufeff",
+    "1,2,3",
+    "a" * 3000,
+    "\u202e",
+]
 CSV_KINDS = [
     "truncate",
     "bitflip",
@@ -145,9 +164,9 @@ def _is_csv(data: bytes) -> bool:
 
 
 def build(rng: random.Random, folder: Path) -> Case:
-    """One damaged input in `folder`. Every choice comes from `rng`, which the callers have hypothesis seed
-    (st.randoms): choices spread evenly over sources, mutations and commands (hypothesis' own draws favour the
-    first of each), and a seed replays a case."""
+    """One damaged input in `folder`. Every choice comes from `rng`, which the callers have
+    hypothesis seed (st.randoms): choices spread evenly over sources, mutations and commands
+    (hypothesis' own draws favour the first of each), and a seed replays a case."""
     source = rng.choice(SOURCES)
     data = _plain_bytes(source)
     if _is_csv(data):
@@ -214,7 +233,9 @@ def _mutate_csv(rng, data: bytes, kind: str) -> bytes:
             cell = row[c] if c < len(row) else ""
             row.append(rng.choice(NUMBERS) if kind == "dup_column_changed" else cell)
     elif kind == "ragged_row":
-        rows[r] = rows[r][: _where(rng, len(rows[r]))] if rng.random() < 0.5 else rows[r] + ["1"] * 3
+        rows[r] = (
+            rows[r][: _where(rng, len(rows[r]))] if rng.random() < 0.5 else rows[r] + ["1"] * 3
+        )
     elif kind == "garbage_cell":
         if c < len(rows[r]):
             rows[r][c] = rng.choice(GARBAGE)
@@ -238,7 +259,8 @@ def _mutate_csv(rng, data: bytes, kind: str) -> bytes:
 
 
 def _numeric_column(rng, table) -> int:
-    """A column of counter values: the details page's value column, else a metric column of the raw page."""
+    """A column of counter values: the details page's value column, else a metric column of the raw
+    page."""
     if "Metric Value" in table.header:
         return table.header.index("Metric Value")
     metrics = [k for k, h in enumerate(table.header) if "__" in h] or [0]
@@ -259,9 +281,10 @@ EDITS = ["delete", "insert", "replace", "cut_line", "dup_line"]
 
 
 def edit_text(text: str, edits: Iterable[tuple[str, float, str]]) -> str:
-    """TEXT with each edit applied in turn: (one of EDITS, where as a fraction of the text, a chunk of text).
-    `delete` removes len(chunk) + 1 characters, `insert` and `replace` put the chunk in, `cut_line` and
-    `dup_line` drop or double the line there (test_fuzz draws the edits with hypothesis, `build` with rng)."""
+    """TEXT with each edit applied in turn: (one of EDITS, where as a fraction of the text, a chunk
+    of text). `delete` removes len(chunk) + 1 characters, `insert` and `replace` put the chunk in,
+    `cut_line` and `dup_line` drop or double the line there (test_fuzz draws the edits with
+    hypothesis, `build` with rng)."""
     for op, where, chunk in edits:
         i = int(where * len(text))
         if op == "delete":
@@ -273,7 +296,11 @@ def edit_text(text: str, edits: Iterable[tuple[str, float, str]]) -> str:
         else:
             lines = text.split("\n")
             j = int(where * (len(lines) - 1))
-            lines = lines[:j] + lines[j + 1 :] if op == "cut_line" else lines[:j] + [lines[j]] * 2 + lines[j:]
+            lines = (
+                lines[:j] + lines[j + 1 :]
+                if op == "cut_line"
+                else lines[:j] + [lines[j]] * 2 + lines[j:]
+            )
             text = "\n".join(lines)
     return text
 
@@ -281,9 +308,16 @@ def edit_text(text: str, edits: Iterable[tuple[str, float, str]]) -> str:
 def _text_edit(rng, text: str) -> str:
     """Insertions, deletions, replacements of CSV-ish characters; cut and doubled lines."""
     edits = []
-    for _ in range(rng.randint(1, 6)):  # drawn in the order they always were: a seed replays the same case
+    # drawn in the order they always were: a seed replays the same case
+    for _ in range(rng.randint(1, 6)):
         op, where = rng.choice(EDITS), rng.random()
-        edits.append((op, where, "".join(rng.choice('",\n\r=0123456789.,a/%n-e') for _ in range(rng.randint(0, 6)))))
+        edits.append(
+            (
+                op,
+                where,
+                "".join(rng.choice('",\n\r=0123456789.,a/%n-e') for _ in range(rng.randint(0, 6))),
+            )
+        )
     return edit_text(text, edits)
 
 
@@ -301,11 +335,15 @@ def _wrap(rng, data: bytes, wrap: str) -> bytes:
 
 
 class Hang(BaseException):
-    """A case past its time limit (BaseException: the CLI's OSError handlers must not swallow it)."""
+    """A case past its time limit (BaseException: the CLI's OSError handlers must not swallow
+    it)."""
 
 
-def run(case: Case, folder: Path, limit_s: int = 60, env: dict | None = None) -> tuple[int, str, str]:
-    """Run the case's command in this process within `limit_s` seconds; check the rule; (code, out, err)."""
+def run(
+    case: Case, folder: Path, limit_s: int = 60, env: dict | None = None
+) -> tuple[int, str, str]:
+    """Run the case's command in this process within `limit_s` seconds; check the rule; (code, out,
+    err)."""
     args = [a if not a.startswith("out.") else str(folder / a) for a in COMMANDS[case.command]]
     args.insert(1, str(case.path))
 
@@ -317,7 +355,9 @@ def run(case: Case, folder: Path, limit_s: int = 60, env: dict | None = None) ->
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            code, out, err = run_in_process(*args, env={"FLOPSCOPE_FIFO_WAIT": "0.3", **(env or {})})
+            code, out, err = run_in_process(
+                *args, env={"FLOPSCOPE_FIFO_WAIT": "0.3", **(env or {})}
+            )
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, before)
@@ -328,7 +368,9 @@ def run(case: Case, folder: Path, limit_s: int = 60, env: dict | None = None) ->
 
 
 # What must never show in a table or a warning line: infinite or NaN results, negative times.
-_NOT_A_NUMBER = re.compile(r"∞ ?(B/s|FLOP/s|%)|\binf%|\bnan\b|NaN|(?<![\w.+-])-\d[\d.]*\s?(s|ms|us|ns|B|FLOP)\b")
+_NOT_A_NUMBER = re.compile(
+    r"∞ ?(B/s|FLOP/s|%)|\binf%|\bnan\b|NaN|(?<![\w.+-])-\d[\d.]*\s?(s|ms|us|ns|B|FLOP)\b"
+)
 _MAY_BE_NEGATIVE = {"launch_id"}
 
 
@@ -338,7 +380,9 @@ def check(case: Case, folder: Path, code: int, out: str, err: str) -> None:
     if code == 2:
         lines = err.strip("\n").split("\n")
         assert len(lines) == 1 and lines[0].startswith("flopscope: "), (case, err[-3000:])
-        assert str(case.path) in lines[0] or "standard input" in lines[0] or str(folder) in lines[0], (case, lines)
+        assert (
+            str(case.path) in lines[0] or "standard input" in lines[0] or str(folder) in lines[0]
+        ), (case, lines)
         assert out == "", (case, out[:500])
         return
     shown = out + err
@@ -348,7 +392,10 @@ def check(case: Case, folder: Path, code: int, out: str, err: str) -> None:
     if case.command == "json":
         _check_rows(case, json.loads(out, parse_constant=_refuse_constant)["rows"])
     elif case.command == "json_export":
-        _check_rows(case, json.loads((folder / "out.json").read_text(), parse_constant=_refuse_constant)["rows"])
+        _check_rows(
+            case,
+            json.loads((folder / "out.json").read_text(), parse_constant=_refuse_constant)["rows"],
+        )
     elif case.command == "csv":
         pd.read_csv(folder / "out.csv")
     elif case.command == "parquet":
@@ -356,10 +403,14 @@ def check(case: Case, folder: Path, code: int, out: str, err: str) -> None:
 
 
 def _without_names(text: str, case: Case) -> str:
-    """The output without the file's own text (kernel names, NVTX ranges may hold anything, `nan` included):
-    only lines that are not table rows are checked as a whole; table rows from their first number on."""
-    text_edited = ("garbage_cell", "text_edit", "dup_column_changed")  # a doubled Kernel Name column may say `NaN`
-    return re.sub(r"^.*?(?=\s\d)", "", text, flags=re.MULTILINE) if case.kind in text_edited else text
+    """The output without the file's own text (kernel names, NVTX ranges may hold anything, `nan`
+    included): only lines that are not table rows are checked as a whole; table rows from their
+    first number on."""
+    # a doubled Kernel Name column may say `NaN`
+    text_edited = ("garbage_cell", "text_edit", "dup_column_changed")
+    return (
+        re.sub(r"^.*?(?=\s\d)", "", text, flags=re.MULTILINE) if case.kind in text_edited else text
+    )
 
 
 def _refuse_constant(name: str):

@@ -1,6 +1,7 @@
-"""The package as its import path reads, for tools that walk folders (import-linter, grimp, mypy): pyproject's
-package-dir maps core/ and tui/ into flopscope/, which no such tool remaps, so flopscope/ is laid out in `at`
-with flopscope_pkg's modules copied and core/ and tui/ as links to the real folders."""
+"""The package as its import path reads, for tools that walk folders (import-linter, grimp, mypy):
+pyproject's package-dir maps core/ and tui/ into flopscope/, which no such tool remaps, so
+flopscope/ is laid out in `at` with flopscope_pkg's modules copied and core/ and tui/ as links to
+the real folders."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Which launches of the project's transformer training steps (tests/data/gpu, the bundled demo) a module holds,
-read from each launch's NVTX text alone, so that module tree figures are checked against a computation of
-their own."""
+"""Which launches of the project's transformer training steps (tests/data/gpu, the bundled demo) a
+module holds, read from each launch's NVTX text alone, so that module tree figures are checked
+against a computation of their own."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ TOP_MODULES = ("attn", "mlp", "norm1", "norm2")  # the block's modules under `me
 
 def module_launches(kernels: pd.DataFrame, module: str) -> pd.Series:
     """Whether each launch is MODULE's: its forward launches name the module as a range
-    (`measure/forward/mlp/mlp.0/aten::linear...`), its backward launches run inside the start/end range
-    `backward/<module>` (the capture's own hooks)."""
+    (`measure/forward/mlp/mlp.0/aten::linear...`), its backward launches run inside the start/end
+    range `backward/<module>` (the capture's own hooks)."""
 
     def holds(nvtx: object) -> bool:
         tokens = nvtx.split("/") if isinstance(nvtx, str) else []

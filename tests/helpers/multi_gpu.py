@@ -23,9 +23,9 @@ CLOCK = {A100: 1.41e9, H100: 1.755e9}
 CC = {A100: "8.0", H100: "9.0"}
 
 
-# "dense": 2e9 FLOP (1e9 FFMA) over 1e8 bytes, 20 FLOP/B: compute bound on the A100, memory bound on the H100.
-# "stream": 1e9 bytes in 0.8 ms, 1.25 TB/s, below both GPUs' DRAM peak (in 0.5 ms it moved 2 TB/s, which no
-# A100-PCIE-40GB can: flopscope now warns of a launch above its own ceiling).
+# "dense": 2e9 FLOP (1e9 FFMA) over 1e8 bytes, 20 FLOP/B: compute bound on the A100, memory bound on
+# the H100. "stream": 1e9 bytes in 0.8 ms, 1.25 TB/s, below both GPUs' DRAM peak (in 0.5 ms it moved
+# 2 TB/s, which no A100-PCIE-40GB can: flopscope now warns of a launch above its own ceiling).
 KERNELS = {"dense": (1e9, 1e8, 1e6), "stream": (1e6, 1e9, 8e5)}  # FFMA, DRAM bytes, ns
 
 

@@ -1,5 +1,5 @@
-"""Damaged copies of the real ncu fixtures: the tables parsed with the csv module (independently of the engine),
-edited, and written back in ncu's layout (every cell quoted)."""
+"""Damaged copies of the real ncu fixtures: the tables parsed with the csv module (independently of
+the engine), edited, and written back in ncu's layout (every cell quoted)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 @dataclass
 class Table:
-    """An ncu CSV page: what precedes the header, the header, the units row (raw pages only), the rows."""
+    """An ncu CSV page: what precedes the header, the header, the units row (raw pages only), the
+    rows."""
 
     preamble: str
     header: list[str]

@@ -1,5 +1,5 @@
-"""NVIDIA's own print of a report's source page (`ncu --import FILE --page source --csv`), read independently of
-flopscope's reader, for the source-page tests."""
+"""NVIDIA's own print of a report's source page (`ncu --import FILE --page source --csv`), read
+independently of flopscope's reader, for the source-page tests."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import subprocess
 
 
 def first_launch_page(real_ncu, path) -> dict[int, dict[str, str]]:
-    """ncu's source page of the report's first launch, by address. ncu 2024.1 prints the source page of every
-    launch, several blocks (one per function) each under its "Kernel Name" line, and ignores --launch-skip
-    there: the first launch's blocks are those before an address comes round again."""
+    """ncu's source page of the report's first launch, by address. ncu 2024.1 prints the source page
+    of every launch, several blocks (one per function) each under its "Kernel Name" line, and
+    ignores --launch-skip there: the first launch's blocks are those before an address comes round
+    again."""
     out = subprocess.run(
         [*real_ncu, "--import", str(path), "--page", "source", "--csv", "--print-source", "sass"],
         capture_output=True, text=True, timeout=120,
@@ -30,7 +31,10 @@ def first_launch_page(real_ncu, path) -> dict[int, dict[str, str]]:
 
 def cell(row: dict[str, str], which: str) -> str:
     """A warp-sampling cell: ncu names the columns "Samples", or "Cycles" for older GPUs (Volta)."""
-    return row.get(f"Warp Stall Sampling ({which} Samples)", row.get(f"Warp Stall Sampling ({which} Cycles)", ""))
+    return row.get(
+        f"Warp Stall Sampling ({which} Samples)",
+        row.get(f"Warp Stall Sampling ({which} Cycles)", ""),
+    )
 
 
 def count(cell: str) -> int:

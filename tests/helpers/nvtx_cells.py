@@ -1,5 +1,6 @@
-"""Each launch's NVTX ranges read from an ncu CSV page (raw or details) with `csv` alone, not the engine: per
-domain, its ranges in the order the page lists them (push/pop, then start/stop), each name whole."""
+"""Each launch's NVTX ranges read from an ncu CSV page (raw or details) with `csv` alone, not the
+engine: per domain, its ranges in the order the page lists them (push/pop, then start/stop), each
+name whole."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ _RANGE_FIELD = ("Push/Pop_Range", "Start/Stop_Range")
 
 
 def page_stacks(page: Path) -> dict[int, dict[str, tuple[str, ...]]]:
-    """{launch ID: {domain ("" for ncu's `<default domain>`): (outermost range, ..., innermost)}}; a launch
-    without ranges maps to {}. A details page repeats a launch on each of its metric rows: the first counts."""
+    """{launch ID: {domain ("" for ncu's `<default domain>`): (outermost range, ..., innermost)}}; a
+    launch without ranges maps to {}. A details page repeats a launch on each of its metric rows:
+    the first counts."""
     csv.field_size_limit(sys.maxsize)  # a page's instanced metrics hold long cells
     opener = gzip.open if page.suffix == ".gz" else open
     with opener(page, "rt", newline="", encoding="utf-8-sig", errors="replace") as handle:
@@ -24,7 +26,11 @@ def page_stacks(page: Path) -> dict[int, dict[str, tuple[str, ...]]]:
         columns = [k for k, h in enumerate(header) if any(f in h for f in _RANGE_FIELD)]
         out: dict[int, dict[str, tuple[str, ...]]] = {}
         for row in rows:
-            if len(row) <= max(columns, default=0) or not row[0].strip().isdigit() or int(row[0]) in out:
+            if (
+                len(row) <= max(columns, default=0)
+                or not row[0].strip().isdigit()
+                or int(row[0]) in out
+            ):
                 continue  # the units row, a details page's later rows of a launch
             stacks: dict[str, list[str]] = {}
             for k in columns:
@@ -35,8 +41,8 @@ def page_stacks(page: Path) -> dict[int, dict[str, tuple[str, ...]]]:
 
 
 def _cell_ranges(header: str, cell: str) -> list[tuple[str, str]]:
-    """(domain, name) per quoted entry: the entry's fields are the header's, so a name holding `:` is what the
-    fields before and after it leave."""
+    """(domain, name) per quoted entry: the entry's fields are the header's, so a name holding `:`
+    is what the fields before and after it leave."""
     fields = header.split(":")
     at = next(k for k, f in enumerate(fields) if f in _RANGE_FIELD)
     out = []

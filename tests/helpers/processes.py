@@ -1,5 +1,5 @@
-"""A running flopscope's processes: the command's own process only watches a worker (tui/cli/watcher.py),
-which does the work, holds the threads and reads the input."""
+"""A running flopscope's processes: the command's own process only watches a worker
+(tui/cli/watcher.py), which does the work, holds the threads and reads the input."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def open_for_writing(fifo: Path, within_s: float = 30.0) -> int:
 
 
 def reading_a_pipe(pid: int, within_s: float = 20.0) -> bool:
-    """Whether process `pid` comes to wait for a pipe or FIFO to have more (its imports done, its signal handlers
-    set): in read(2), or in select(2)/poll(2) as flopscope waits on a FIFO."""
+    """Whether process `pid` comes to wait for a pipe or FIFO to have more (its imports done, its
+    signal handlers set): in read(2), or in select(2)/poll(2) as flopscope waits on a FIFO."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         try:
@@ -41,7 +41,8 @@ def reading_a_pipe(pid: int, within_s: float = 20.0) -> bool:
             syscall = Path(f"/proc/{pid}/syscall").read_text().split()
         except OSError:
             return False
-        if "pipe_read" in wchan or syscall[:1] in (["0"], ["7"], ["23"], ["270"], ["271"]):  # x86-64 numbers
+        # x86-64 numbers
+        if "pipe_read" in wchan or syscall[:1] in (["0"], ["7"], ["23"], ["270"], ["271"]):
             return True
         time.sleep(0.05)
     return False

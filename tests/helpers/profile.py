@@ -1,4 +1,5 @@
-"""The ncu stand-in as an `ncu` script (make_ncu), the SSH options of a loopback server, one-line errors."""
+"""The ncu stand-in as an `ncu` script (make_ncu), the SSH options of a loopback server, one-line
+errors."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ STANDIN = Path(__file__).parents[1] / "ncu_standin" / "ncu_standin.py"
 
 
 def make_ncu(
-    tmp_path: Path, report: str = "t4_mlp_matadd_full.ncu-rep", scenario: str = "ok", delay: float = 0.0
+    tmp_path: Path,
+    report: str = "t4_mlp_matadd_full.ncu-rep",
+    scenario: str = "ok",
+    delay: float = 0.0,
 ) -> Path:
     """An `ncu` for --ncu: the stand-in, told which real report to hand back and what to replay."""
     return standin_script(
@@ -27,8 +31,11 @@ def make_ncu(
 
 
 def standin_script(script: Path, *standin_args) -> Path:
-    """An executable `ncu` at SCRIPT that runs the stand-in with STANDIN_ARGS before ncu's own arguments."""
-    script.write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} {" ".join(map(str, standin_args))} "$@"\n')
+    """An executable `ncu` at SCRIPT that runs the stand-in with STANDIN_ARGS before ncu's own
+    arguments."""
+    script.write_text(
+        f'#!/bin/sh\nexec {sys.executable} {STANDIN} {" ".join(map(str, standin_args))} "$@"\n'
+    )
     script.chmod(0o755)
     return script
 
@@ -40,4 +47,8 @@ def remote(server) -> list[str]:
 def one_error_line(out: subprocess.CompletedProcess) -> str:
     assert out.returncode == 2, out.stdout + out.stderr
     assert "Traceback" not in out.stderr
-    return [ln for ln in out.stderr.splitlines() if ln.startswith("flopscope: ") and "run folder" not in ln][-1]
+    return [
+        ln
+        for ln in out.stderr.splitlines()
+        if ln.startswith("flopscope: ") and "run folder" not in ln
+    ][-1]

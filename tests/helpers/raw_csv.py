@@ -1,8 +1,7 @@
 """Build `ncu --csv --page raw` text from real launches, in the layout variants ncu prints.
 
-The values come from a real details-layout fixture (V100 CUTLASS GEMMs) parsed here with the csv module,
-independently of the engine; only the layout around them changes.
-"""
+The values come from a real details-layout fixture (V100 CUTLASS GEMMs) parsed here with the csv
+module, independently of the engine; only the layout around them changes."""
 
 from __future__ import annotations
 
@@ -39,8 +38,8 @@ UNITS = {
     },
 }
 
-# A time unit in seconds, as ncu spells it (with `--print-units base` or without), for tests that read a raw
-# page's durations without the engine.
+# A time unit in seconds, as ncu spells it (with `--print-units base` or without), for tests that
+# read a raw page's durations without the engine.
 SECONDS = {
     "ns": 1e-9,
     "nsecond": 1e-9,
@@ -67,11 +66,14 @@ def launches(details: Path) -> list[dict]:
 
 
 def simt_flop(row: dict) -> float:
-    """SIMT FLOPs of a launch read by `launches`: add + mul + 2 x fma per precision; the half counters count
-    2-lane instructions (x2)."""
+    """SIMT FLOPs of a launch read by `launches`: add + mul + 2 x fma per precision; the half
+    counters count 2-lane instructions (x2)."""
     total = 0.0
     for letter, lanes in (("d", 1), ("f", 1), ("h", 2)):
-        ops = {op: row[f"sm__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"] for op in ("add", "mul", "fma")}
+        ops = {
+            op: row[f"sm__sass_thread_inst_executed_op_{letter}{op}_pred_on.sum"]
+            for op in ("add", "mul", "fma")
+        }
         total += lanes * (ops["add"] + ops["mul"] + 2 * ops["fma"])
     return total
 
@@ -105,14 +107,19 @@ def raw_csv(
                 cells.append(f"{value:,.2f}")
             else:
                 cells.append(repr(value) if scaled else f"{value:.0f}")
-        w.writerow([row.get(h, "") for h in IDENT] + [v[i % len(v)] for v in extra_cols.values()] + cells)
+        w.writerow(
+            [row.get(h, "") for h in IDENT] + [v[i % len(v)] for v in extra_cols.values()] + cells
+        )
         if prof_lines and i == 0:
             buf.write("==WARNING== Backing up device memory in system memory.\n")
     return buf.getvalue()
 
 
-def one_launch(path: Path, cols: dict[str, tuple[str, float]], cc: str = "9.0", kernel: str = "kernel") -> Path:
-    """A raw page (`ncu --csv --page raw --print-units base` layout) of one launch: metric -> (unit, value)."""
+def one_launch(
+    path: Path, cols: dict[str, tuple[str, float]], cc: str = "9.0", kernel: str = "kernel"
+) -> Path:
+    """A raw page (`ncu --csv --page raw --print-units base` layout) of one launch: metric -> (unit,
+    value)."""
     values = ["0", "1", "python", "h", kernel, "1", "7", "(256, 1, 1)", "(132, 1, 1)", "0", cc]
     lines = [
         [*IDENT, *cols],
@@ -123,10 +130,12 @@ def one_launch(path: Path, cols: dict[str, tuple[str, float]], cc: str = "9.0", 
     return path
 
 
-def page(path: Path, units: dict[str, str], rows: list[dict], gpu: str = "", cc: str = "8.0") -> Path:
-    """A raw page (`--print-units base` layout) of several launches. `units`: metric -> unit; each row:
-    metric -> value (absent or None: the cell ncu leaves empty), plus optional "kernel", "cc" and "gpu"
-    (the device__attribute_display_name column, written when any launch names a GPU)."""
+def page(
+    path: Path, units: dict[str, str], rows: list[dict], gpu: str = "", cc: str = "8.0"
+) -> Path:
+    """A raw page (`--print-units base` layout) of several launches. `units`: metric -> unit; each
+    row: metric -> value (absent or None: the cell ncu leaves empty), plus optional "kernel", "cc"
+    and "gpu" (the device__attribute_display_name column, written when any launch names a GPU)."""
     named = bool(gpu) or any(r.get("gpu") for r in rows)
     extra = ["device__attribute_display_name"] if named else []
     head = [*IDENT, *extra, *units]
@@ -152,10 +161,13 @@ def page(path: Path, units: dict[str, str], rows: list[dict], gpu: str = "", cc:
 
 
 def mixed_accumulate_hgemm(path: Path) -> Path:
-    """One HGEMM launch on an RTX 4090 (1 s at 2.52 GHz), its tensor work accumulating 3/4 in FP16 and 1/4 in
-    FP32, counted as ncu names those counters; no SIMT work. Its precision is a two-part tensor label."""
+    """One HGEMM launch on an RTX 4090 (1 s at 2.52 GHz), its tensor work accumulating 3/4 in FP16
+    and 1/4 in FP32, counted as ncu names those counters; no SIMT work. Its precision is a two-part
+    tensor label."""
     simt = {
-        f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst" for p in "dfh" for op in ("add", "mul", "fma")
+        f"smsp__sass_thread_inst_executed_op_{p}{op}_pred_on.sum": "inst"
+        for p in "dfh"
+        for op in ("add", "mul", "fma")
     }
     units = {
         "gpu__time_duration.sum": "nsecond",
@@ -178,8 +190,8 @@ def mixed_accumulate_hgemm(path: Path) -> Path:
 
 
 def with_details_cell(path: Path, out: Path, launch: int, metric: str, value: float) -> Path:
-    """A copy of details CSV `path` at `out` with one launch's `metric` cell set to `value` (ncu's --print-fp
-    form), the rest byte for byte: the real file with one counter changed."""
+    """A copy of details CSV `path` at `out` with one launch's `metric` cell set to `value` (ncu's
+    --print-fp form), the rest byte for byte: the real file with one counter changed."""
     lines = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
     cell = f'"{metric}",'
     for i, line in enumerate(lines):
@@ -190,8 +202,9 @@ def with_details_cell(path: Path, out: Path, launch: int, metric: str, value: fl
 
 
 def partial_warp_sgemm(path: Path, out: Path) -> Path:
-    """The A100 SGEMM CSV (a100_gemm_printfp_details.csv) with launch 2's HFMAs one short of 32 per tensor-pipe
-    instruction: no longer provably all register moves, so its tensor FLOPs are unknown (no checked factor)."""
+    """The A100 SGEMM CSV (a100_gemm_printfp_details.csv) with launch 2's HFMAs one short of 32 per
+    tensor-pipe instruction: no longer provably all register moves, so its tensor FLOPs are unknown
+    (no checked factor)."""
     hfma = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"
     rows = csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig")))
     value = next(float(r[-1].replace(",", "")) for r in rows if r and r[0] == "2" and r[-3] == hfma)
@@ -199,8 +212,8 @@ def partial_warp_sgemm(path: Path, out: Path) -> Path:
 
 
 def repeated_raw_page(source: Path, out: Path, launches: int) -> Path:
-    """A big raw page: the launches of the real raw page `source` repeated to `launches` rows, each with a
-    fresh ID, its header and units rows as ncu printed them."""
+    """A big raw page: the launches of the real raw page `source` repeated to `launches` rows, each
+    with a fresh ID, its header and units rows as ncu printed them."""
     lines = source.read_bytes().splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if line.startswith(b'"ID"'))
     header, units, rows = lines[start], lines[start + 1], lines[start + 2 :]
@@ -213,7 +226,8 @@ def repeated_raw_page(source: Path, out: Path, launches: int) -> Path:
 
 def raw_kernel_time_s(page: Path) -> float:
     """The kernel time of an ncu raw page (a run folder's raw.csv), summed with the csv module: its
-    gpu__time_duration.sum column in the unit its units row names (ns), thousands separators dropped."""
+    gpu__time_duration.sum column in the unit its units row names (ns), thousands separators
+    dropped."""
     with page.open(newline="") as f:
         rows = list(csv.reader(f))
     at = next(i for i, r in enumerate(rows) if r and r[0] == "ID")

@@ -1,5 +1,6 @@
-"""The bundled demo (the bf16 transformer training step of tests/data/gpu/) reconciled with the model it ran,
-workloads.py's Block: the reconcile screen's real input. Counted once per session (torch takes seconds)."""
+"""The bundled demo (the bf16 transformer training step of tests/data/gpu/) reconciled with the
+model it ran, workloads.py's Block: the reconcile screen's real input. Counted once per session
+(torch takes seconds)."""
 
 from __future__ import annotations
 

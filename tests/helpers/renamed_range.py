@@ -1,5 +1,6 @@
-"""The H100 training step's raw page with its `attn` module's ranges renamed to a name holding both separators
-of the joined NVTX label (`/` and `:`), as a program may push it: forward (pushed) and backward (started)."""
+"""The H100 training step's raw page with its `attn` module's ranges renamed to a name holding both
+separators of the joined NVTX label (`/` and `:`), as a program may push it: forward (pushed) and
+backward (started)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""A real private Slurm cluster for tests: munged, slurmctld and slurmd as the current user on 127.0.0.1, one
-node with 4 CPUs, everything (config, state, logs, munge key and socket) in one folder. Debian's slurm-wlm
-22.05 and munge 0.5; `.ci/run` installs them."""
+"""A real private Slurm cluster for tests: munged, slurmctld and slurmd as the current user on
+127.0.0.1, one node with 4 CPUs, everything (config, state, logs, munge key and socket) in one
+folder. Debian's slurm-wlm 22.05 and munge 0.5; `.ci/run` installs them."""
 
 from __future__ import annotations
 
@@ -70,7 +70,16 @@ class SlurmCluster:
     def jobs(self, *states: str) -> list[str]:
         """`squeue`'s lines (id and state) for this user's jobs, all states when none is named."""
         done = subprocess.run(
-            ["squeue", "-h", "-u", getpass.getuser(), "-t", ",".join(states) or "all", "-o", "%i %T"],
+            [
+                "squeue",
+                "-h",
+                "-u",
+                getpass.getuser(),
+                "-t",
+                ",".join(states) or "all",
+                "-o",
+                "%i %T",
+            ],
             capture_output=True,
             text=True,
             env=self.env,
@@ -80,12 +89,15 @@ class SlurmCluster:
         return done.stdout.split("\n")[:-1]
 
     def stop(self) -> None:
-        """Cancel every job and wait for them to end (a job's slurmstepd outlives a stopped slurmd), then stop
-        the daemons."""
+        """Cancel every job and wait for them to end (a job's slurmstepd outlives a stopped slurmd),
+        then stop the daemons."""
         subprocess.run(["scancel", "--user", getpass.getuser()], env=self.env, capture_output=True)
         deadline = time.monotonic() + 15
-        with contextlib.suppress(AssertionError, subprocess.TimeoutExpired):  # slurmctld gone: nothing to wait for
-            while time.monotonic() < deadline and self.jobs("PENDING", "CONFIGURING", "RUNNING", "COMPLETING"):
+        # slurmctld gone: nothing to wait for
+        with contextlib.suppress(AssertionError, subprocess.TimeoutExpired):
+            while time.monotonic() < deadline and self.jobs(
+                "PENDING", "CONFIGURING", "RUNNING", "COMPLETING"
+            ):
                 time.sleep(0.2)
         for proc in reversed(self.processes):
             proc.terminate()
@@ -98,13 +110,15 @@ class SlurmCluster:
 
 
 def start_slurm(folder: Path) -> SlurmCluster:
-    """Start the cluster in FOLDER (keep its path short: the munge socket's path holds at most 108 bytes), or
-    skip the test with the reason."""
-    missing = [d for d in DAEMONS if not (SBIN / d).exists()] + [c for c in CLIENTS if shutil.which(c) is None]
+    """Start the cluster in FOLDER (keep its path short: the munge socket's path holds at most 108
+    bytes), or skip the test with the reason."""
+    missing = [d for d in DAEMONS if not (SBIN / d).exists()] + [
+        c for c in CLIENTS if shutil.which(c) is None
+    ]
     if missing:
         pytest.skip(
-            f"Slurm is not installed ({', '.join(missing)} missing: apt-get install slurmctld slurmd "
-            "slurm-client munge)"
+            f"Slurm is not installed ({', '.join(missing)} missing: apt-get install slurmctld"
+            " slurmd slurm-client munge)"
         )
     for sub in ("state", "spool", "log", "munge"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
@@ -129,11 +143,15 @@ def start_slurm(folder: Path) -> SlurmCluster:
             stderr=subprocess.DEVNULL,
         )
     ]
-    cluster = SlurmCluster(folder, {**os.environ, "SLURM_CONF": str(folder / "slurm.conf")}, processes)
+    cluster = SlurmCluster(
+        folder, {**os.environ, "SLURM_CONF": str(folder / "slurm.conf")}, processes
+    )
     try:
         _wait(lambda: socket_path.exists(), "munged did not start", cluster)
         (folder / "slurm.conf").write_text(
-            CONF.format(ctld_port=_free_port(), slurmd_port=_free_port(), user=getpass.getuser(), d=folder)
+            CONF.format(
+                ctld_port=_free_port(), slurmd_port=_free_port(), user=getpass.getuser(), d=folder
+            )
         )
         processes.append(
             subprocess.Popen(
@@ -172,6 +190,8 @@ def _wait(ready, what: str, cluster: SlurmCluster, seconds: float = 30) -> None:
     while not ready():
         if time.monotonic() > deadline or any(p.poll() is not None for p in cluster.processes):
             logs = sorted((cluster.folder / "log").glob("*"))
-            tail = " | ".join(ln for f in logs for ln in f.read_text(errors="replace").splitlines()[-2:])
+            tail = " | ".join(
+                ln for f in logs for ln in f.read_text(errors="replace").splitlines()[-2:]
+            )
             pytest.skip(f"the private Slurm cluster could not start: {what} ({tail[-300:]})")
         time.sleep(0.1)

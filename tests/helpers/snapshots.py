@@ -34,7 +34,9 @@ def check(name: str, svg: str, update: bool, tmp_path: Path) -> None:
     expected, got = normalised(stored.read_text(encoding="utf-8")), normalised(svg)
     if expected != got:
         (tmp_path / stored.name).write_text(svg, encoding="utf-8")
-        diff = "\n".join(list(difflib.unified_diff(expected, got, str(stored), "now", lineterm="", n=0))[:40])
+        diff = "\n".join(
+            list(difflib.unified_diff(expected, got, str(stored), "now", lineterm="", n=0))[:40]
+        )
         pytest.fail(
             f"the {name} screen differs from {stored} (now: {tmp_path / stored.name}; if meant, "
             f"run with --snapshot-update):\n{diff}"

@@ -1,4 +1,5 @@
-"""A real OpenSSH server on 127.0.0.1 for tests, as the current user, with keys made for the test."""
+"""A real OpenSSH server on 127.0.0.1 for tests, as the current user, with keys made for the
+test."""
 
 from __future__ import annotations
 
@@ -52,21 +53,29 @@ class SshServer:
 
 
 def start_sshd(
-    root: Path, alias: str = "gpubox", force_command: str | None = None, set_env: dict[str, str] | None = None
+    root: Path,
+    alias: str = "gpubox",
+    force_command: str | None = None,
+    set_env: dict[str, str] | None = None,
 ) -> SshServer:
-    """`force_command`: what sshd runs instead of the login shell (it finds the client's command line in
-    $SSH_ORIGINAL_COMMAND), to stand for login shells and login scripts of other hosts. `set_env`: variables
-    every session gets (a login node's SLURM_CONF)."""
+    """`force_command`: what sshd runs instead of the login shell (it finds the client's command
+    line in $SSH_ORIGINAL_COMMAND), to stand for login shells and login scripts of other hosts.
+    `set_env`: variables every session gets (a login node's SLURM_CONF)."""
     if not SSHD.exists():
-        pytest.skip("OpenSSH server not installed (Debian package openssh-server; .ci/run installs it)")
+        pytest.skip(
+            "OpenSSH server not installed (Debian package openssh-server; .ci/run installs it)"
+        )
     root.mkdir(parents=True, exist_ok=True)
     for key in ("host_key", "client_key"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / key)], check=True)
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(root / key)], check=True
+        )
     (root / "authorized_keys").write_text((root / "client_key.pub").read_text())
     os.chmod(root / "authorized_keys", 0o600)
     port = _free_port()
     if os.geteuid() == 0:
-        Path("/run/sshd").mkdir(exist_ok=True)  # privilege separation directory sshd insists on as root
+        # privilege separation directory sshd insists on as root
+        Path("/run/sshd").mkdir(exist_ok=True)
     (root / "sshd_config").write_text(
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {root / 'host_key'}\n"
         f"AuthorizedKeysFile {root / 'authorized_keys'}\nPidFile {root / 'sshd.pid'}\n"

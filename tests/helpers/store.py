@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 
 
-# -- the store's own failures: one line with the fix for that cause, nothing stored lost -------------------------
+# -- the store's own failures: one line with the fix for that cause, nothing stored lost
+# -------------------------
 def one_line(out: subprocess.CompletedProcess) -> str:
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert "Traceback" not in out.stderr

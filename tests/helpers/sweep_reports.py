@@ -1,4 +1,5 @@
-"""A batch-size sweep made of real launches (the V100 CUTLASS fixture): N tensor-core GEMMs at batch N."""
+"""A batch-size sweep made of real launches (the V100 CUTLASS fixture): N tensor-core GEMMs at batch
+N."""
 
 from __future__ import annotations
 

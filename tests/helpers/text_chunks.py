@@ -1,4 +1,5 @@
-"""A table for the writers' chunk-at-a-time text (core/export/csv_writer.py, core/export/json_writer.py)."""
+"""A table for the writers' chunk-at-a-time text (core/export/csv_writer.py,
+core/export/json_writer.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import pandas as pd
 
 
 def same_in_some_chunks() -> pd.DataFrame:
-    """Chunks of 4 rows in which each column is the same in every row in some chunks and not in others (a
-    column the same in a whole chunk is made into text once): -0.0 beside 0.0, NaN, a category, every column."""
+    """Chunks of 4 rows in which each column is the same in every row in some chunks and not in
+    others (a column the same in a whole chunk is made into text once): -0.0 beside 0.0, NaN, a
+    category, every column."""
     return pd.DataFrame(
         {
             "zero": [0.0] * 4 + [-0.0] * 4 + [0.0, -0.0, 0.0, 0.0],

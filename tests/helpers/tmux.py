@@ -13,14 +13,16 @@ _servers = itertools.count()
 class Tmux:
     """One private tmux server (its own socket), so nothing else running in tmux is touched.
 
-    Each instance has a socket of its own: a test that reused the last test's socket could start its session
-    in the server that `kill-server` was still shutting down, and lose it (CI, stop 35)."""
+    Each instance has a socket of its own: a test that reused the last test's socket could start its
+    session in the server that `kill-server` was still shutting down, and lose it (CI, stop 35)."""
 
     def __init__(self) -> None:
         self.socket = f"flopscope-test-{os.getpid()}-{next(_servers)}"
 
     def __call__(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10)
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=10
+        )
         if args[0] == "new-session" and done.returncode != 0:
             raise AssertionError(f"tmux could not start the session: {done.stderr.strip()}")
         return done.stdout

@@ -1,5 +1,6 @@
-"""A real capture made into a two-GPU file: the H100 transformer step's raw page with every other launch's device
-renamed `NVIDIA H100 PCIe` (the repro of issue 38), and the expected figures read from that page with `csv` alone."""
+"""A real capture made into a two-GPU file: the H100 transformer step's raw page with every other
+launch's device renamed `NVIDIA H100 PCIe` (the repro of issue 38), and the expected figures read
+from that page with `csv` alone."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 
 from .raw_csv import SECONDS
 
-SOURCE = Path(__file__).parents[1] / "data/gpu/nvidia_h100_80gb_hbm3/train_transformer_bf16_bs8.csv.gz"
+SOURCE = (
+    Path(__file__).parents[1] / "data/gpu/nvidia_h100_80gb_hbm3/train_transformer_bf16_bs8.csv.gz"
+)
 OTHER = "NVIDIA H100 PCIe"
 
 
@@ -29,10 +32,14 @@ def two_gpu_page(folder: Path) -> Path:
 
 
 def time_per_gpu(path: Path) -> dict[str, tuple[int, float]]:
-    """Launches and summed `gpu__time_duration.sum` (seconds) per GPU name, read without flopscope."""
+    """Launches and summed `gpu__time_duration.sum` (seconds) per GPU name, read without
+    flopscope."""
     with path.open(newline="") as f:
         header, units, *rows = csv.reader(f)
-    gpu, time = header.index("device__attribute_display_name"), header.index("gpu__time_duration.sum")
+    gpu, time = (
+        header.index("device__attribute_display_name"),
+        header.index("gpu__time_duration.sum"),
+    )
     scale = SECONDS[units[time]]
     out: dict[str, list] = defaultdict(lambda: [0, 0.0])
     for row in rows:

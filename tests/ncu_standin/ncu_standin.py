@@ -1,23 +1,25 @@
 #!/usr/bin/env python3
-"""Stands in for `ncu` in tests: checks its arguments like ncu, runs the program, replays captured output.
+"""Stands in for `ncu` in tests: checks its arguments like ncu, runs the program, replays captured
+output.
 
-See PROVENANCE.md beside this file for where every line it prints comes from. Standard library only, plus
-`ncu_report` (optional) to read kernel names out of the report it copies.
+See PROVENANCE.md beside this file for where every line it prints comes from. Standard library only,
+plus `ncu_report` (optional) to read kernel names out of the report it copies.
 
 Usage (as flopscope calls ncu):
-  ncu_standin.py [--standin-report R] [--standin-scenario S] [--standin-delay SEC] [--standin-chip C]
-                 [--standin-capture CONSOLE]
-                 --export STEM --force-overwrite (--metrics A,B | --set full) [ncu filters] CMD ARGS...
+  ncu_standin.py [--standin-report R] [--standin-scenario S] [--standin-delay SEC] [--standin-chip
+  C]
+                 [--standin-capture CONSOLE] --export STEM --force-overwrite (--metrics A,B | --set
+                 full) [ncu filters] CMD ARGS...
   ncu_standin.py [--standin-...] --query-metrics --csv
   ncu_standin.py [--standin-...] --import REPORT --csv --page raw --print-units base
 
-Like ncu, the program is the first argument that is not an option, and `--` is refused. `--import` runs the
-real ncu named by $FLOPSCOPE_REAL_NCU (ncu imports reports without a GPU); without it the stand-in refuses.
+Like ncu, the program is the first argument that is not an option, and `--` is refused. `--import`
+runs the real ncu named by $FLOPSCOPE_REAL_NCU (ncu imports reports without a GPU); without it the
+stand-in refuses.
 
-`--standin-capture CONSOLE` replays a run captured on a real GPU (tests/data/gpu/): CONSOLE's lines verbatim
-(the program's own lines among them: the program itself is not run), the report R (.xz is decompressed)
-written where --export says, and the `==PROF== Report:` line naming that path.
-"""
+`--standin-capture CONSOLE` replays a run captured on a real GPU (tests/data/gpu/): CONSOLE's lines
+verbatim (the program's own lines among them: the program itself is not run), the report R (.xz is
+decompressed) written where --export says, and the `==PROF== Report:` line naming that path."""
 
 from __future__ import annotations
 
@@ -52,8 +54,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURED = os.path.join(HERE, "..", "data", "ncu_cli")
 H100 = os.path.join(HERE, "..", "data", "gpu", "nvidia_h100_80gb_hbm3")  # ncu 2025.3.1 on an H100
 METRIC_NAME = re.compile(r"^[a-z0-9]+__[a-z0-9_]+(\.[a-z0-9_]+)*$")
-PYTHON_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")  # `sys:1: UserWarning: ...`, as warnings.warn writes it
-NOT_ON_THIS_GPU = {"sm__ops_path_tensor_src_fp8_dst_fp32.sum"}  # e.g. asked for on a GPU without FP8
+# `sys:1: UserWarning: ...`, as warnings.warn writes it
+PYTHON_WARNING = re.compile(r"^\S+:\d+: \w*Warning: ")
+# e.g. asked for on a GPU without FP8
+NOT_ON_THIS_GPU = {"sm__ops_path_tensor_src_fp8_dst_fp32.sum"}
 
 
 def fail(message: str, code: int = 1) -> None:
@@ -85,7 +89,8 @@ def parse(argv: list[str]) -> tuple[dict, list[str]]:
 
 
 def replay(name: str) -> None:
-    """Print a captured ncu console stream (its last line, `exit N`, is the exit code) and exit like ncu."""
+    """Print a captured ncu console stream (its last line, `exit N`, is the exit code) and exit like
+    ncu."""
     with open(os.path.join(CAPTURED, name)) as f:
         *lines, last = f.read().splitlines()
     print("\n".join(lines), flush=True)
@@ -93,8 +98,8 @@ def replay(name: str) -> None:
 
 
 def console_lines(path: str) -> tuple[list[str], int]:
-    """A captured console and ncu's exit code: the `exit N` line capture.sh appends, else 0 (a run folder's
-    ncu.log has none: flopscope keeps the code in run.json, and that run exited 0)."""
+    """A captured console and ncu's exit code: the `exit N` line capture.sh appends, else 0 (a run
+    folder's ncu.log has none: flopscope keeps the code in run.json, and that run exited 0)."""
     with open(path) as f:
         lines = f.read().splitlines()
     if lines and re.fullmatch(r"exit -?\d+", lines[-1]):
@@ -103,10 +108,10 @@ def console_lines(path: str) -> tuple[list[str], int]:
 
 
 def replay_capture(console: str, report: str, stem: str | None, delay: float) -> None:
-    """Replay a GPU capture line for line, each on the stream it came on: ncu 2025.3.1 on the H100, captured
-    with stdout and stderr apart, wrote all its lines to stdout (stderr empty: .../console_split.txt), and
-    the workloads print to stdout; Python's warnings module writes to stderr. Only the report's path changes:
-    it is where --export says."""
+    """Replay a GPU capture line for line, each on the stream it came on: ncu 2025.3.1 on the H100,
+    captured with stdout and stderr apart, wrote all its lines to stdout (stderr empty:
+    .../console_split.txt), and the workloads print to stdout; Python's warnings module writes to
+    stderr. Only the report's path changes: it is where --export says."""
     lines, code = console_lines(console)
     for line in lines:
         if line.startswith('==PROF== Profiling "'):
@@ -128,8 +133,9 @@ def write_report(source: str, target: str) -> None:
 
 
 def refuse_missing_program(program: str) -> None:
-    """ncu checks the program before it starts anything (captured: fail_no_app.stream.txt, ncu 2025.3.1 on the
-    H100; ncu 2024.1.1 prints the same line). A bare name is looked up on PATH, as ncu found `python3`."""
+    """ncu checks the program before it starts anything (captured: fail_no_app.stream.txt, ncu
+    2025.3.1 on the H100; ncu 2024.1.1 prints the same line). A bare name is looked up on PATH, as
+    ncu found `python3`."""
     if shutil.which(program):
         return
     lines, code = console_lines(os.path.join(H100, "fail_no_app.stream.txt"))
@@ -150,7 +156,11 @@ def import_report(argv: list[str], scenario: str) -> None:
         replay("instances_details_2022.3.stream.txt")
     real = os.environ.get("FLOPSCOPE_REAL_NCU")
     if not real:
-        fail("flopscope ncu stand-in: no real ncu to import with (set FLOPSCOPE_REAL_NCU; see PROVENANCE.md)", 2)
+        fail(
+            "flopscope ncu stand-in: no real ncu to import with (set FLOPSCOPE_REAL_NCU; see"
+            " PROVENANCE.md)",
+            2,
+        )
     os.execv(real, [real, *argv])
 
 
@@ -193,9 +203,9 @@ def main(argv: list[str]) -> None:
     print(f"==PROF== Connected to process {app.pid} ({exe})", flush=True)
     if scenario == "perm":
         print(
-            "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
-            "Counters on the target device 0. For instructions on enabling permissions and to get more "
-            "information see https://developer.nvidia.com/ERR_NVGPUCTRPERM",
+            "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU"
+            " Performance Counters on the target device 0. For instructions on enabling permissions"
+            " and to get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM",
             flush=True,
         )
         app.wait()
@@ -204,8 +214,8 @@ def main(argv: list[str]) -> None:
     if scenario == "driver":
         print("==ERROR== An error was reported by the counter measurement library:", flush=True)
         print(
-            "==ERROR== Failed to initialize the profiler: LibraryNotLoaded. Check that a compatible driver "
-            "library is loaded.",
+            "==ERROR== Failed to initialize the profiler: LibraryNotLoaded. Check that a compatible"
+            " driver library is loaded.",
             flush=True,
         )
         print("==PROF== Trying to shutdown target application", flush=True)

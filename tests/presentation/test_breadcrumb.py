@@ -1,4 +1,5 @@
-"""The breadcrumb's line: the last part (what the screen shows) keeps its room; earlier parts are cut first."""
+"""The breadcrumb's line: the last part (what the screen shows) keeps its room; earlier parts are
+cut first."""
 
 from __future__ import annotations
 
@@ -7,14 +8,21 @@ from rich.cells import cell_len
 
 
 def test_parts_that_fit_are_left_whole():
-    assert crumbs(["demo.ncu-rep", "by name", "nvjet_hsh"], 80) == ["demo.ncu-rep", "by name", "nvjet_hsh"]
+    assert crumbs(["demo.ncu-rep", "by name", "nvjet_hsh"], 80) == [
+        "demo.ncu-rep",
+        "by name",
+        "nvjet_hsh",
+    ]
 
 
 def test_earlier_parts_give_way_before_the_last():
     kernel = "at::native::elementwise_kernel<128, 4, direct_copy_kernel_cuda>"  # 62 cells
     parts = crumbs(["train_transformer_bf16_bs8.ncu-rep.xz", "by name", kernel], 80)
     assert parts[-1] == kernel and parts[1] == "by name"
-    assert parts[0] == "train_transformer_bf16_bs8.ncu-rep.xz"[: 80 - 3 - 7 - 3 - len(kernel) - 1] + "…"
+    assert (
+        parts[0]
+        == "train_transformer_bf16_bs8.ncu-rep.xz"[: 80 - 3 - 7 - 3 - len(kernel) - 1] + "…"
+    )
     assert cell_len(SEP.join(parts)) == 80
 
 

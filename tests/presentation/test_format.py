@@ -1,5 +1,5 @@
-"""Numbers for people: a fixed count of significant digits, no exponent where a prefix exists, rounding that
-crosses a prefix boundary moves to the next prefix."""
+"""Numbers for people: a fixed count of significant digits, no exponent where a prefix exists,
+rounding that crosses a prefix boundary moves to the next prefix."""
 
 import pytest
 from flopscope.tui.presentation import format as fmt
@@ -42,7 +42,13 @@ def test_seconds_never_print_an_exponent(value, text):
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(9999.6, "1.00e+04"), (20.307, "20.3"), (4580.0, "4580"), (1.0, "1.00"), (0.0001234, "1.23e-04")],
+    [
+        (9999.6, "1.00e+04"),
+        (20.307, "20.3"),
+        (4580.0, "4580"),
+        (1.0, "1.00"),
+        (0.0001234, "1.23e-04"),
+    ],
 )
 def test_ratio(value, text):
     assert fmt.ratio(value) == text

@@ -1,6 +1,7 @@
-"""The CLI's tables are laid out by flopscope (tables.TextTable), not by rich's Table: titles in bold, numbers
-to the right, text to the left, two spaces between columns, widths in terminal cells (a CJK character is two),
-the name column cut to what is left with one ellipsis, and no line wider than the terminal."""
+"""The CLI's tables are laid out by flopscope (tables.TextTable), not by rich's Table: titles in
+bold, numbers to the right, text to the left, two spaces between columns, widths in terminal cells
+(a CJK character is two), the name column cut to what is left with one ellipsis, and no line wider
+than the terminal."""
 
 from __future__ import annotations
 
@@ -15,7 +16,12 @@ ROWS = [["gemm<float>", "12", "宽"], ["copy", "3", ""]]
 
 def printed(table, width: int, terminal: bool = False) -> str:
     out = io.StringIO()
-    Console(file=out, width=width, force_terminal=terminal, color_system="standard" if terminal else None).print(table)
+    Console(
+        file=out,
+        width=width,
+        force_terminal=terminal,
+        color_system="standard" if terminal else None,
+    ).print(table)
     return out.getvalue()
 
 
@@ -37,7 +43,8 @@ def test_a_narrow_terminal_cuts_the_name_then_drops_a_column_then_cuts_the_title
     # 16 = name + 2 + N (2) + 2 + Note (4): the name gets 6 cells, one of them the ellipsis
     assert lines(16) == (["Kernel   N  Note", "gemm<…  12  宽  ", "copy     3      "], [])
     assert lines(12) == (["Kernel     N", "gemm<fl…  12", "copy       3"], ["Note"])
-    assert lines(9) == (["Kern…   N", "gemm…  12", "copy    3"], ["Note"])  # one ellipsis, title and name alike
+    # one ellipsis, title and name alike
+    assert lines(9) == (["Kern…   N", "gemm…  12", "copy    3"], ["Note"])
 
 
 def test_titles_are_bold_in_a_terminal_and_cells_are_text_not_markup():
@@ -48,8 +55,9 @@ def test_titles_are_bold_in_a_terminal_and_cells_are_text_not_markup():
 
 
 def test_a_numeric_column_escapes_control_characters_too():
-    """Numeric columns are text by the time they are printed, and some come from stored values (a sweep's
-    parameter, a run's fields): a cell there must not reach the terminal as a sequence either."""
+    """Numeric columns are text by the time they are printed, and some come from stored values (a
+    sweep's parameter, a run's fields): a cell there must not reach the terminal as a sequence
+    either."""
     specs = [Spec("Kernel", numeric=False), Spec("N")]
     table, _ = fitted_table(specs, [["gemm", "1\x1b]52;c;cHduZWQ=\x07"], ["copy", "3\u202e"]], 60)
     text = printed(table, 60, terminal=True)

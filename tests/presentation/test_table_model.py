@@ -1,4 +1,5 @@
-"""TableModel: sort on real values, filter by regex and bound, cells formatted only when asked for."""
+"""TableModel: sort on real values, filter by regex and bound, cells formatted only when asked
+for."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ def test_numeric_sort_matches_pandas_stable_sort_with_nan_last():
     model = TableModel(frame(), KERNEL_TABLE)
     for descending in (True, False):
         model.apply(Query(sort="flop_per_s", descending=descending))
-        expected = frame().sort_values("flop_per_s", ascending=not descending, na_position="last", kind="stable")
+        expected = frame().sort_values(
+            "flop_per_s", ascending=not descending, na_position="last", kind="stable"
+        )
         assert model.order.tolist() == expected.index.tolist()
 
 
@@ -96,7 +99,8 @@ def test_fit_cell_pads_and_cuts_by_cells():
 
 
 def test_uncopied_launch_table_shows_longest_first():
-    """Report.group('launch', time_order=False) is the launches table in launch order; the model orders it."""
+    """Report.group('launch', time_order=False) is the launches table in launch order; the model
+    orders it."""
     from flopscope.core import read_report
     from flopscope.tui.presentation.columns import KERNEL_TABLE
     from flopscope.tui.presentation.table_model import TableModel
@@ -110,7 +114,8 @@ def test_uncopied_launch_table_shows_longest_first():
     assert shown["launch_id"].tolist() == report.group("launch")["launch_id"].tolist()
 
 
-# -- names cut to a width stay different (the table's and the CLI's) -------------------------------------
+# -- names cut to a width stay different (the table's and the CLI's)
+# -------------------------------------
 def _fixture_names(*files: str) -> list[str]:
     from flopscope.core import read_report
 
@@ -121,9 +126,9 @@ def _fixture_names(*files: str) -> list[str]:
 
 @pytest.mark.parametrize("width", [8, 12, 16, 20, 28, 36, 40, 60])
 def test_distinct_cuts_keep_different_names_different(width):
-    """Real names that share 39 characters (CUTLASS B2bGemm/Gemm) or 95 (two thrust agents): cut at the end
-    they read alike; every cut here fits the width, differs from every other name's, and never doubles the
-    ellipsis a name already has (`traits<…>`)."""
+    """Real names that share 39 characters (CUTLASS B2bGemm/Gemm) or 95 (two thrust agents): cut at
+    the end they read alike; every cut here fits the width, differs from every other name's, and
+    never doubles the ellipsis a name already has (`traits<…>`)."""
     from flopscope.tui.presentation.names import distinct_cuts
 
     names = _fixture_names(
@@ -133,7 +138,8 @@ def test_distinct_cuts_keep_different_names_different(width):
     )
     cuts = distinct_cuts(names, width)
     shown = [cuts.get(n, n) for n in names]
-    assert set(cuts) == {n for n in names if len(n) > width}  # the names are ASCII: a cell per character
+    # the names are ASCII: a cell per character
+    assert set(cuts) == {n for n in names if len(n) > width}
     assert all(len(s) <= width and "……" not in s for s in shown)
     assert len(set(shown)) == len(set(names))
     for name, cut in cuts.items():  # a cut keeps the name's start and marks what it left out
@@ -145,8 +151,8 @@ def test_fit_cell_cuts_once_after_an_elided_template():
 
 
 def test_fit_brings_back_a_narrow_column_a_wide_one_made_room_for():
-    """Drop by priority until the table fits, then refill: at 36 cells, A (5 cells) goes first, then B (10)
-    still does not fit, and without B there is room for A again."""
+    """Drop by priority until the table fits, then refill: at 36 cells, A (5 cells) goes first, then
+    B (10) still does not fit, and without B there is room for A again."""
     from flopscope.tui.presentation.columns import Column, fit
 
     cols = [
@@ -156,13 +162,17 @@ def test_fit_brings_back_a_narrow_column_a_wide_one_made_room_for():
         Column("c", "C", str, 1, 8),
     ]
     assert [c.name for c in fit(cols, 36)] == ["name", "a", "c"]  # 20+5+8 + 2 gaps = 35; with B 46
-    assert [c.name for c in fit(cols, 37, blank={"c"})] == ["name", "a", "b"]  # a blank column goes first
-    assert [c.name for c in fit(cols, 36, keep={"b"})] == ["name", "b"]  # 20+10+1: no room for A or C
-    assert [c.name for c in fit(cols, 46)] == ["name", "a", "b", "c"]  # 43 cells + 3 gaps: no gap after the last
+    # a blank column goes first
+    assert [c.name for c in fit(cols, 37, blank={"c"})] == ["name", "a", "b"]
+    # 20+10+1: no room for A or C
+    assert [c.name for c in fit(cols, 36, keep={"b"})] == ["name", "b"]
+    # 43 cells + 3 gaps: no gap after the last
+    assert [c.name for c in fit(cols, 46)] == ["name", "a", "b", "c"]
 
 
 def test_every_extra_column_has_a_title_of_its_own():
-    """The sort picker lists columns by title: FP16- and FP8-accumulate-in-FP16 tensor FLOPs once read alike."""
+    """The sort picker lists columns by title: FP16- and FP8-accumulate-in-FP16 tensor FLOPs once
+    read alike."""
     from flopscope.tui.presentation.columns import EXTRA_COLUMNS
 
     titles = [c.title for c in EXTRA_COLUMNS.values()]

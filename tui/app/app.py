@@ -1,10 +1,9 @@
-"""The terminal app (`flopscope open`, `runs`, `sweep`, `diff`, `profile`, `model --reconcile`): one App class,
-told which screen to open on. Screens live in screens/, widgets in widgets/.
+"""The terminal app (`flopscope open`, `runs`, `sweep`, `diff`, `profile`, `model --reconcile`): one
+App class, told which screen to open on. Screens live in screens/, widgets in widgets/.
 
-The report is read and grouped in worker threads, so the Kernels screen (with a loading indicator) is up
-before a large report has finished loading. The mouse is never captured: over SSH the terminal keeps its
-own selection and copy, and every action has a key (`?` lists them).
-"""
+The report is read and grouped in worker threads, so the Kernels screen (with a loading indicator)
+is up before a large report has finished loading. The mouse is never captured: over SSH the terminal
+keeps its own selection and copy, and every action has a key (`?` lists them)."""
 
 from __future__ import annotations
 
@@ -39,9 +38,10 @@ from .screens.profile import ProfileScreen
 
 
 class SafeNotify:
-    """Every notification of the app's, whatever screen sends it, as plain text with control characters
-    escaped: messages quote run names, kernel names and paths, which are never markup and never terminal
-    codes (a name like `[link=...]x[/link]` or an ESC in a path shows as it is spelled)."""
+    """Every notification of the app's, whatever screen sends it, as plain text with control
+    characters escaped: messages quote run names, kernel names and paths, which are never markup and
+    never terminal codes (a name like `[link=...]x[/link]` or an ESC in a path shows as it is
+    spelled)."""
 
     def notify(
         self,
@@ -53,31 +53,35 @@ class SafeNotify:
         markup: bool = True,
     ) -> None:
         text = display_text(message, keep_newlines=True)
-        text = f"{display_text(title)}: {text}" if title else text  # the title leads the message's line, not its own
+        # the title leads the message's line, not its own
+        text = f"{display_text(title)}: {text}" if title else text
         App.notify(self, text, title="", severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
 
     def message_width(self) -> int:
-        """The cells a message's line holds: the screen's width less the message's left border and padding
-        (app.tcss, Toast). A message of two such lines covers only the status and key lines."""
+        """The cells a message's line holds: the screen's width less the message's left border and
+        padding (app.tcss, Toast). A message of two such lines covers only the status and key
+        lines."""
         return max(20, self.size.width - 3)  # type: ignore[attr-defined]
 
 
 class FlopscopeApp(SafeNotify, App[None]):
-    """The one App: `first` is the screen it opens on (Kernels, Runs, Sweep, Diff, Reconcile, or a Kernel
-    screen in tests); every screen gets the same CSS, help, quit, notifications and keymap.
+    """The one App: `first` is the screen it opens on (Kernels, Runs, Sweep, Diff, Reconcile, or a
+    Kernel screen in tests); every screen gets the same CSS, help, quit, notifications and keymap.
 
-    A KernelsScreen first shows `report`, else reads `path` in a worker, else (`live`, a running profile)
-    shows the profile's screen over it until ncu hands over the report. `path` also names exports
-    (`<stem>-<what>.csv`); `report` is also what another first screen's exports describe (a sweep's first
-    point). `keymap`: binding id -> keys, over the defaults (see keymap.py)."""
+    A KernelsScreen first shows `report`, else reads `path` in a worker, else (`live`, a running
+    profile) shows the profile's screen over it until ncu hands over the report. `path` also names
+    exports (`<stem>-<what>.csv`); `report` is also what another first screen's exports describe (a
+    sweep's first point). `keymap`: binding id -> keys, over the defaults (see keymap.py)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "flopscope"
-    # Textual's command palette (`:` or ctrl+p): every action of the screen shown, fuzzy-matched, with its key.
+    # Textual's command palette (`:` or ctrl+p): every action of the screen shown, fuzzy-matched,
+    # with its key.
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
-        Binding("colon,ctrl+p", "command_palette", "Commands", show=False, id="app.commands"),  # help: `:, ^p`
+        # help: `:, ^p`
+        Binding("colon,ctrl+p", "command_palette", "Commands", show=False, id="app.commands"),
         Binding("ctrl+s", "picture", "Save picture", show=False, id="app.picture"),
     ]
 
@@ -104,22 +108,26 @@ class FlopscopeApp(SafeNotify, App[None]):
         self.roof = roof  # what a report read here is judged against: clock, datasheet or measured
         self.read_ahead = read_ahead  # `path` being read since the command started
         self.keymap = dict(keymap or {})
-        # The screen a report read here (or handed over by a live profile) is shown on; None when the app
-        # opens on another screen (a run or sweep point opened from it gets its own PushedKernelsScreen).
+        # The screen a report read here (or handed over by a live profile) is shown on; None when
+        # the app opens on another screen (a run or sweep point opened from it gets its own
+        # PushedKernelsScreen).
         self.kernels = first if isinstance(first, KernelsScreen) else None
         self._groups: dict[str, pd.DataFrame] = {}
         self._grouped_for: Report | None = None  # the report the cached groupings belong to
         self._group_lock = threading.Lock()
-        self.group_seconds: dict[str, float] = {}  # engine time per grouping (the benchmark reports it)
-        # The table filters given, oldest first: `up` in the prompt recalls them; kept across restarts where the
-        # app was given its `history` (the CLI's apps; a test's app keeps its own).
+        # engine time per grouping (the benchmark reports it)
+        self.group_seconds: dict[str, float] = {}
+        # The table filters given, oldest first: `up` in the prompt recalls them; kept across
+        # restarts where the app was given its `history` (the CLI's apps; a test's app keeps its
+        # own).
         self.history = history
         self.recent_filters: list[str] = history.entries if history is not None else []
-        self.columns = dict(columns or {})  # each table's chosen columns (column_choice.py): `C` changes them
+        # each table's chosen columns (column_choice.py): `C` changes them
+        self.columns = dict(columns or {})
 
     def remember_filters(self) -> None:
-        """Keep the filters given for the next app (a filter prompt took one); a file that cannot be written
-        is said once, and the filters stay recalled in this app."""
+        """Keep the filters given for the next app (a filter prompt took one); a file that cannot be
+        written is said once, and the filters stay recalled in this app."""
         if self.history is None:
             return
         try:
@@ -129,8 +137,9 @@ class FlopscopeApp(SafeNotify, App[None]):
             self.history = None
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """The palette's commands: each action the screen's keys reach (its own and the app's), named as the
-        footer and help name it, with its keys; then Textual's own (theme, screenshot, ...)."""
+        """The palette's commands: each action the screen's keys reach (its own and the app's),
+        named as the footer and help name it, with its keys; then Textual's own (theme, screenshot,
+        ...)."""
         keys: dict[tuple[int, str], list[str]] = {}
         actions: dict[tuple[int, str], ActiveBinding] = {}
         for key, active in screen.active_bindings.items():
@@ -164,7 +173,8 @@ class FlopscopeApp(SafeNotify, App[None]):
     def show_report(self, report: Report) -> None:
         """A report arrived (from a live profile): the Kernels screen shows it."""
         self.report = report
-        assert self.kernels is not None  # a live profile is handed over only on a Kernels screen (on_mount)
+        # a live profile is handed over only on a Kernels screen (on_mount)
+        assert self.kernels is not None
         self.kernels.start(report)
 
     @work(thread=True, exclusive=True, group="load")
@@ -175,14 +185,16 @@ class FlopscopeApp(SafeNotify, App[None]):
                 self.read_ahead.listen(self._load_progress())
                 report = self.read_ahead.result()
             else:
-                assert self.path is not None  # with no report and no read-ahead, the app was given a path
+                # with no report and no read-ahead, the app was given a path
+                assert self.path is not None
                 report = read_report(self.path, gpu=self.gpu, progress=self._load_progress())
             report = judged_by(report, self.roof)
         except ReadStopped:  # the app is closing: nothing to show
             return
         except Exception as exc:
-            # The same one line as the CLI, printed after the terminal is restored; exit code 2 like the CLI. The
-            # readers word running out of memory themselves; counting or deriving past them can run out too.
+            # The same one line as the CLI, printed after the terminal is restored; exit code 2 like
+            # the CLI. The readers word running out of memory themselves; counting or deriving past
+            # them can run out too.
             if not isinstance(exc, FlopscopeError) and not ran_out_of_memory(exc):
                 raise
             err = exc if isinstance(exc, FlopscopeError) else out_of_memory(self.path)
@@ -191,8 +203,9 @@ class FlopscopeApp(SafeNotify, App[None]):
         self.call_from_thread(self._loaded, report)
 
     def _load_progress(self) -> Callable[..., None]:
-        """Launches read so far, on the Kernels screen's status line; stops the read once the app closes (a
-        worker thread cannot be killed, and a 100k-launch read would hold the exit for a minute)."""
+        """Launches read so far, on the Kernels screen's status line; stops the read once the app
+        closes (a worker thread cannot be killed, and a 100k-launch read would hold the exit for a
+        minute)."""
         worker = get_current_worker()
         kernels = self.kernels
         assert kernels is not None  # a report is read here only for a Kernels screen (on_mount)
@@ -210,11 +223,13 @@ class FlopscopeApp(SafeNotify, App[None]):
 
     def _loaded(self, report: Report) -> None:
         self.report = report
-        assert self.kernels is not None  # a report is read here only for a Kernels screen (on_mount)
+        # a report is read here only for a Kernels screen (on_mount)
+        assert self.kernels is not None
         self.kernels.start(report)
 
     def grouped(self, by: str) -> pd.DataFrame:
-        """The report grouped `by`, computed once (call from a worker thread: 1M launches take seconds)."""
+        """The report grouped `by`, computed once (call from a worker thread: 1M launches take
+        seconds)."""
         with self._group_lock:
             report = self.report
             assert report is not None  # grouped only once a table shows the report
@@ -229,27 +244,34 @@ class FlopscopeApp(SafeNotify, App[None]):
 
     @work(thread=True, exclusive=True, group="warm")
     def warm_groupings(self, order: list[str]) -> None:
-        """Group the report these ways in the background once the first table is up, so `g` then shows a
-        grouping without waiting for it (100k launches: ~1 s each on a login node's core)."""
+        """Group the report these ways in the background once the first table is up, so `g` then
+        shows a grouping without waiting for it (100k launches: ~1 s each on a login node's
+        core)."""
         for by in order:
             if get_current_worker().is_cancelled:
                 return
             self.grouped(by)
 
     def export_name(self, suffix: str) -> Path:
-        """Default export path: `<report-stem>-<suffix>.csv` in the working directory (`<suffix>.csv` where the
-        app has no report file: a diff, a reconcile)."""
-        return Path.cwd() / (f"{self.path.stem}-{suffix}.csv" if self.path is not None else f"{suffix}.csv")
+        """Default export path: `<report-stem>-<suffix>.csv` in the working directory
+        (`<suffix>.csv` where the app has no report file: a diff, a reconcile)."""
+        return Path.cwd() / (
+            f"{self.path.stem}-{suffix}.csv" if self.path is not None else f"{suffix}.csv"
+        )
 
     def action_picture(self) -> None:
-        """The screen as an SVG (Textual's own export) in the working directory, named after the report and the
-        screen; written where the app runs (over SSH: on the node), its path said."""
+        """The screen as an SVG (Textual's own export) in the working directory, named after the
+        report and the screen; written where the app runs (over SSH: on the node), its path said."""
         screen = type(self.screen).__name__.removesuffix("Screen").lower() or "screen"
         target = self.export_name(screen).with_suffix(".svg")
         try:
             written = self.save_screenshot(filename=target.name, path=str(target.parent))
         except OSError as exc:
-            self.notify(f"Could not save the picture: {exc.strerror} ({target})", severity="error", timeout=10)
+            self.notify(
+                f"Could not save the picture: {exc.strerror} ({target})",
+                severity="error",
+                timeout=10,
+            )
             return
         self.notify(f"Saved {written}", timeout=8)
 
@@ -265,18 +287,20 @@ class FlopscopeApp(SafeNotify, App[None]):
 def _steady(driver: type[Driver]) -> type[Driver]:
     """The driver, drawing on a private duplicate of the terminal's stderr.
 
-    Why: the engine points fd 2 at a temp file while ncu_report loads (its C++ layer logs there), and Textual
-    draws on fd 2. With the load in a worker thread, frames drawn meanwhile would vanish and the screen would
-    stay corrupt. A duplicated descriptor keeps pointing at the terminal whatever happens to fd 2; with a read
-    ahead (read_ahead.py), started before the driver, it duplicates the terminal the read-ahead took first.
-    """
+    Why: the engine points fd 2 at a temp file while ncu_report loads (its C++ layer logs there),
+    and Textual draws on fd 2. With the load in a worker thread, frames drawn meanwhile would vanish
+    and the screen would stay corrupt. A duplicated descriptor keeps pointing at the terminal
+    whatever happens to fd 2; with a read ahead (read_ahead.py), started before the driver, it
+    duplicates the terminal the read-ahead took first."""
 
     class SteadyDriver(driver):  # type: ignore[misc, valid-type]
         def __init__(self, app: FlopscopeApp, *args, **kwargs) -> None:
             super().__init__(app, *args, **kwargs)
             stream = sys.__stderr__
-            assert stream is not None  # Textual chose the LinuxDriver: the process has a terminal's stderr
-            ahead = getattr(app, "read_ahead", None)  # reading since before Textual started: its fd 2 is taken
+            # Textual chose the LinuxDriver: the process has a terminal's stderr
+            assert stream is not None
+            # reading since before Textual started: its fd 2 is taken
+            ahead = getattr(app, "read_ahead", None)
             self._file = open(  # noqa: SIM115
                 os.dup(ahead.stderr_fd if ahead is not None else stream.fileno()),
                 "w",
@@ -292,7 +316,7 @@ def _steady(driver: type[Driver]) -> type[Driver]:
 
 
 def run_app(app: FlopscopeApp) -> int:
-    """Run `app` in the terminal, the mouse left to the terminal; returns the process exit code (2 when the
-    report cannot be read or a profile failed)."""
+    """Run `app` in the terminal, the mouse left to the terminal; returns the process exit code (2
+    when the report cannot be read or a profile failed)."""
     app.run(mouse=False)
     return app.return_code or 0

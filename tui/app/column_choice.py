@@ -1,12 +1,12 @@
-"""The columns a person chose for a table (the column chooser, `C`), kept in `config.toml` beside the keymap
-(keymap.py), one list of column keys per table, in the order shown after the name:
+"""The columns a person chose for a table (the column chooser, `C`), kept in `config.toml` beside
+the keymap (keymap.py), one list of column keys per table, in the order shown after the name:
 
     [columns]
     kernels = ["duration_s", "pct_time", "pct_of_roof", "roof", "registers"]
     runs = ["total_time_s", "gpu", "params_text"]
 
-The file is the person's: writing a choice rewrites only the `[columns]` table, keeping every other line
-(the keymap, comments) as it was, and replaces the file whole (temporary file, then rename).
+The file is the person's: writing a choice rewrites only the `[columns]` table, keeping every other
+line (the keymap, comments) as it was, and replaces the file whole (temporary file, then rename).
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from .config_file import config_path, read_section
 from .screens.table_columns import diff_columns, run_columns
 
 SECTION = "columns"
-KNOWN = {name for name, _, _ in ALL}  # every column of the canonical table: what the Kernels screen offers
+# every column of the canonical table: what the Kernels screen offers
+KNOWN = {name for name, _, _ in ALL}
 
 
 def known_keys(table: str) -> set[str]:
-    """The columns `table` can show: the Runs, Diff and Reconcile tables their own (every grouping's and
-    layout's), any other the canonical table's."""
+    """The columns `table` can show: the Runs, Diff and Reconcile tables their own (every grouping's
+    and layout's), any other the canonical table's."""
     if table == "runs":
         return {c.name for c in run_columns()}
     if table == "diff":
@@ -39,13 +40,15 @@ def known_keys(table: str) -> set[str]:
 
 
 def load_columns(path: Path | None = None) -> dict[str, list[str]]:
-    """Each table's chosen column keys (a table not named: its own columns). A file that is not TOML, or a
-    choice that is no list of known column keys, is one FlopscopeError line naming the fix (the CLI exits 2)."""
+    """Each table's chosen column keys (a table not named: its own columns). A file that is not
+    TOML, or a choice that is no list of known column keys, is one FlopscopeError line naming the
+    fix (the CLI exits 2)."""
     return _read(path or config_path())
 
 
 def save_columns(table: str, keys: list[str] | None, path: Path | None = None) -> Path:
-    """Keep `keys` as `table`'s choice (None: forget it, back to the table's own); returns the file written."""
+    """Keep `keys` as `table`'s choice (None: forget it, back to the table's own); returns the file
+    written."""
     path = path or config_path()
     chosen = _read(path)
     if keys is None:
@@ -67,12 +70,18 @@ def _read(path: Path) -> dict[str, list[str]]:
     chosen = read_section(path, SECTION, 'kernels = ["..."]')
     for table, keys in chosen.items():
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            raise FlopscopeError(path, f"[{SECTION}] {table} is not a list of column keys", 'write ["duration_s", ...]')
+            raise FlopscopeError(
+                path,
+                f"[{SECTION}] {table} is not a list of column keys",
+                'write ["duration_s", ...]',
+            )
         known = known_keys(table)
         unknown = [k for k in keys if k not in known]
         if unknown:
             raise FlopscopeError(
-                path, f"[{SECTION}] {table} names no column {unknown[0]!r}", "use --json keys, or remove the line"
+                path,
+                f"[{SECTION}] {table} names no column {unknown[0]!r}",
+                "use --json keys, or remove the line",
             )
     return chosen
 

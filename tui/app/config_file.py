@@ -1,4 +1,5 @@
-"""The user's `config.toml` in flopscope's home: `[keymap]` (keymap.py) and `[columns]` (column_choice.py)."""
+"""The user's `config.toml` in flopscope's home: `[keymap]` (keymap.py) and `[columns]`
+(column_choice.py)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ def config_path() -> Path:
 
 
 def read_section(path: Path, section: str, example: str) -> dict[str, Any]:
-    """The `[section]` table of the TOML file `path`; {} when there is no such file. A file that cannot be
-    read, is not TOML, or holds `section` as no table is one FlopscopeError line (`example`: how to write it)."""
+    """The `[section]` table of the TOML file `path`; {} when there is no such file. A file that
+    cannot be read, is not TOML, or holds `section` as no table is one FlopscopeError line
+    (`example`: how to write it)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -29,7 +31,11 @@ def read_section(path: Path, section: str, example: str) -> dict[str, Any]:
     try:
         table = tomllib.loads(text).get(section, {})
     except tomllib.TOMLDecodeError as exc:
-        raise FlopscopeError(path, f"not TOML ({exc})", "fix the line named, or remove the file") from None
+        raise FlopscopeError(
+            path, f"not TOML ({exc})", "fix the line named, or remove the file"
+        ) from None
     if not isinstance(table, dict):
-        raise FlopscopeError(path, f"`{section}` is not a table", f"write it as [{section}] then {example}")
+        raise FlopscopeError(
+            path, f"`{section}` is not a table", f"write it as [{section}] then {example}"
+        )
     return table

@@ -1,12 +1,12 @@
-"""The table filters given (`/`), kept across restarts in `filter_history.json` in flopscope's home, so that `up`
-in a new app's filter prompt recalls yesterday's `time > 5us and bound == dram`.
+"""The table filters given (`/`), kept across restarts in `filter_history.json` in flopscope's home,
+so that `up` in a new app's filter prompt recalls yesterday's `time > 5us and bound == dram`.
 
-The file is read as untrusted: only strings are taken, none holding a control character (an Input never holds
-one: a line edited in by hand could carry terminal codes), each at most MAX_CHARS long, the newest MAX_ENTRIES.
-A file that cannot be read or is not such a list is no history (the next filter given writes a good one): losing
-a recall list is no reason to refuse to start. Written whole or not at all (temporary file, then rename); two
-apps open at once: the last to take a filter writes the file.
-"""
+The file is read as untrusted: only strings are taken, none holding a control character (an Input
+never holds one: a line edited in by hand could carry terminal codes), each at most MAX_CHARS long,
+the newest MAX_ENTRIES. A file that cannot be read or is not such a list is no history (the next
+filter given writes a good one): losing a recall list is no reason to refuse to start. Written whole
+or not at all (temporary file, then rename); two apps open at once: the last to take a filter writes
+the file."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def history_path() -> Path:
 
 
 class FilterHistory:
-    """`entries`, oldest first: the list the filter prompt recalls from and adds to; `save()` keeps it."""
+    """`entries`, oldest first: the list the filter prompt recalls from and adds to; `save()` keeps
+    it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -47,7 +48,11 @@ def read_history(path: Path) -> list[str]:
         return []
     if not isinstance(loaded, list):
         return []
-    kept = [e for e in loaded if isinstance(e, str) and e.strip() and len(e) <= MAX_CHARS and not _CONTROL.search(e)]
+    kept = [
+        e
+        for e in loaded
+        if isinstance(e, str) and e.strip() and len(e) <= MAX_CHARS and not _CONTROL.search(e)
+    ]
     return list(dict.fromkeys(reversed(kept)))[:MAX_ENTRIES][::-1]  # each once, at its newest place
 
 

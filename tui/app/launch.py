@@ -1,6 +1,6 @@
-"""How each command opens the app: which screen comes first, and what it is given. A builder per way in
-(`kernels_app`, `runs_app`, `sweep_app`; a single screen is `FlopscopeApp(screen)`), and a `run_*` per CLI
-caller that adds the user's keymap and runs it, returning the process exit code."""
+"""How each command opens the app: which screen comes first, and what it is given. A builder per way
+in (`kernels_app`, `runs_app`, `sweep_app`; a single screen is `FlopscopeApp(screen)`), and a
+`run_*` per CLI caller that adds the user's keymap and runs it, returning the process exit code."""
 
 from __future__ import annotations
 
@@ -40,10 +40,11 @@ def kernels_app(
     columns: Mapping[str, list[str]] | None = None,
     history: FilterHistory | None = None,
 ) -> FlopscopeApp:
-    """The Kernels screen of a report file, grouped `by` (or of a report already read, or of a live profile's,
-    shown over it until ncu is done); a file read here (or by `read_ahead`) is judged against `roof` (`open
-    --roof`). `columns`: the tables' chosen columns (column_choice.load_columns); `history`: the filters given
-    before (filter_history.py), where they are kept."""
+    """The Kernels screen of a report file, grouped `by` (or of a report already read, or of a live
+    profile's, shown over it until ncu is done); a file read here (or by `read_ahead`) is judged
+    against `roof` (`open --roof`). `columns`: the tables' chosen columns
+    (column_choice.load_columns); `history`: the filters given before (filter_history.py), where
+    they are kept."""
     return FlopscopeApp(
         KernelsScreen(by),
         path=path,
@@ -59,10 +60,16 @@ def kernels_app(
 
 
 def runs_app(
-    store_path: Path, sweep: str | None = None, *, keymap: Keymap = None, history: FilterHistory | None = None
+    store_path: Path,
+    sweep: str | None = None,
+    *,
+    keymap: Keymap = None,
+    history: FilterHistory | None = None,
 ) -> FlopscopeApp:
-    """The run store's Runs screen (of one sweep's runs); opening a run points `app.report` at it."""
-    from .screens.runs import RunsScreen  # here, not at the top: `open FILE` never loads the runs/sweep screens
+    """The run store's Runs screen (of one sweep's runs); opening a run points `app.report` at
+    it."""
+    # here, not at the top: `open FILE` never loads the runs/sweep screens
+    from .screens.runs import RunsScreen
 
     return FlopscopeApp(RunsScreen(store_path, sweep), path="runs", keymap=keymap, history=history)
 
@@ -76,12 +83,15 @@ def sweep_app(
     keymap: Keymap = None,
     history: FilterHistory | None = None,
 ) -> FlopscopeApp:
-    """The Sweep screen on a sweep's lines (at least one point). `tolerance` is `flopscope sweep --tolerance`
-    (allowed drift of FLOP/param); `judged`: the --gpu whose ceilings judge the points, named in the header."""
+    """The Sweep screen on a sweep's lines (at least one point). `tolerance` is `flopscope sweep
+    --tolerance` (allowed drift of FLOP/param); `judged`: the --gpu whose ceilings judge the points,
+    named in the header."""
     from .screens.sweep import SweepScreen
 
     first = SweepScreen(lines, title, tolerance, judged=judged)
-    return FlopscopeApp(first, path=title, report=lines[0].points[0][1], keymap=keymap, history=history)
+    return FlopscopeApp(
+        first, path=title, report=lines[0].points[0][1], keymap=keymap, history=history
+    )
 
 
 def run_kernels(
@@ -92,8 +102,9 @@ def run_kernels(
     roof: str = "clock",
     read_ahead: ReadAhead | None = None,
 ) -> int:
-    """`flopscope open FILE`, `open RUN`, `demo` and `profile`; 2 when the report cannot be read or the profile
-    failed. `read_ahead`: `path` already being read (see read_ahead.py), stopped if the app closes first."""
+    """`flopscope open FILE`, `open RUN`, `demo` and `profile`; 2 when the report cannot be read or
+    the profile failed. `read_ahead`: `path` already being read (see read_ahead.py), stopped if the
+    app closes first."""
     app = kernels_app(
         path,
         gpu=gpu,
@@ -119,12 +130,16 @@ def run_runs(store_path: Path, sweep: str | None = None) -> int:
     return run_app(app)
 
 
-def run_sweep(lines: list[Slice], title: str, tolerance: float = 0.05, judged: str | None = None) -> int:
+def run_sweep(
+    lines: list[Slice], title: str, tolerance: float = 0.05, judged: str | None = None
+) -> int:
     """`flopscope open SWEEP` and `flopscope sweep`; 2 when there is nothing to show."""
     if not lines or not lines[0].points:
         say(f"flopscope: sweep {title}: no points to show")
         return 2
-    app = sweep_app(lines, title, tolerance, judged, keymap=load_keymap(), history=FilterHistory(history_path()))
+    app = sweep_app(
+        lines, title, tolerance, judged, keymap=load_keymap(), history=FilterHistory(history_path())
+    )
     app.columns = load_columns()  # for the Kernels screen of a point opened from it
     return run_app(app)
 
@@ -138,10 +153,15 @@ def live_sweep_app(
 
 def run_live_sweep(live: LiveSweepScreen) -> int:
     """`flopscope sweep` profiling in a terminal; 130 when stopped, 2 when nothing was stored."""
-    return run_app(live_sweep_app(live, keymap=load_keymap(), history=FilterHistory(history_path())))
+    return run_app(
+        live_sweep_app(live, keymap=load_keymap(), history=FilterHistory(history_path()))
+    )
 
 
 def run_screen(screen: Screen) -> int:
-    """`flopscope diff` and `model --reconcile`: one screen, its exports carrying no report's meta."""
-    app = FlopscopeApp(screen, keymap=load_keymap(), columns=load_columns(), history=FilterHistory(history_path()))
+    """`flopscope diff` and `model --reconcile`: one screen, its exports carrying no report's
+    meta."""
+    app = FlopscopeApp(
+        screen, keymap=load_keymap(), columns=load_columns(), history=FilterHistory(history_path())
+    )
     return run_app(app)

@@ -1,6 +1,6 @@
-"""A report read in a thread from the moment `flopscope open` knows its file, while Textual is imported and the
-app starts (~0.4 s on a login node): the read's Arrow parsing and file I/O let go of the GIL, so the two overlap.
-No Textual here: this module is imported before it."""
+"""A report read in a thread from the moment `flopscope open` knows its file, while Textual is
+imported and the app starts (~0.4 s on a login node): the read's Arrow parsing and file I/O let go
+of the GIL, so the two overlap. No Textual here: this module is imported before it."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ Progress = Callable[..., None]  # (done, total, unit="launches"), as read_report
 
 
 class ReadStopped(Exception):
-    """Raised inside the read by its progress callback: the app closed (or never started) before it ended."""
+    """Raised inside the read by its progress callback: the app closed (or never started) before it
+    ended."""
 
 
 class ReadAhead:
-    """`read(progress)` running in a daemon thread from construction. The app hands its own progress callback
-    to `listen` once its screen is up (the latest progress is replayed to it), waits in `result`, and `stop`s
-    the read when it closes first."""
+    """`read(progress)` running in a daemon thread from construction. The app hands its own progress
+    callback to `listen` once its screen is up (the latest progress is replayed to it), waits in
+    `result`, and `stop`s the read when it closes first."""
 
     def __init__(self, read: Callable[[Progress], Report]) -> None:
         self._read = read
@@ -31,8 +32,9 @@ class ReadAhead:
         self._done = threading.Event()
         self._report: Report | None = None
         self._error: BaseException | None = None
-        # The terminal's stderr, taken before the read can point fd 2 at ncu_report's log sink: the app draws
-        # on a duplicate of this (app._steady), not of whatever fd 2 is when Textual starts.
+        # The terminal's stderr, taken before the read can point fd 2 at ncu_report's log sink: the
+        # app draws on a duplicate of this (app._steady), not of whatever fd 2 is when Textual
+        # starts.
         self.stderr_fd = os.dup(2)
         self._thread = threading.Thread(target=self._run, name="flopscope-read-ahead", daemon=True)
         self._thread.start()
@@ -62,7 +64,8 @@ class ReadAhead:
             progress(*latest)
 
     def result(self) -> Report:
-        """The report, once read; what the read raised (a FlopscopeError: the file is bad) is raised here."""
+        """The report, once read; what the read raised (a FlopscopeError: the file is bad) is raised
+        here."""
         self._done.wait()
         if self._error is not None:
             raise self._error
@@ -70,9 +73,9 @@ class ReadAhead:
         return self._report
 
     def stop(self) -> None:
-        """End the read at its next progress call and wait for that, up to 2 s: ncu_report's load of a whole
-        .ncu-rep (the fallback reader) calls none for minutes, and `q` must not wait for it (the thread is a
-        daemon: it ends with the process)."""
+        """End the read at its next progress call and wait for that, up to 2 s: ncu_report's load of
+        a whole .ncu-rep (the fallback reader) calls none for minutes, and `q` must not wait for it
+        (the thread is a daemon: it ends with the process)."""
         self._stopped.set()
         self._thread.join(timeout=2)
         os.close(self.stderr_fd)

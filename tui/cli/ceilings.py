@@ -1,5 +1,5 @@
-"""`flopscope ceilings`: measure a node's ceilings (core/profiling/ceilings_run.py) and keep them in the run
-store per host + GPU + driver; `--list` shows what is stored."""
+"""`flopscope ceilings`: measure a node's ceilings (core/profiling/ceilings_run.py) and keep them in
+the run store per host + GPU + driver; `--list` shows what is stored."""
 
 from __future__ import annotations
 
@@ -32,7 +32,11 @@ def cmd_ceilings(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     if not found:
-        print("no ceilings stored" + (f" for {args.host}" if args.host else "") + "; `flopscope ceilings` measures")
+        print(
+            "no ceilings stored"
+            + (f" for {args.host}" if args.host else "")
+            + "; `flopscope ceilings` measures"
+        )
     for c in found:
         for line in ceilings_lines(c):
             print(display_text(line))
@@ -45,7 +49,9 @@ def _measure(args: argparse.Namespace) -> Ceilings:
     transport: SshTransport | LocalTransport
     if args.host:
         check_host(args.host)
-        transport = SshTransport(args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config)
+        transport = SshTransport(
+            args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config
+        )
     else:
         transport = LocalTransport()
     python = sys.executable if transport.host == "localhost" else "python3"
@@ -53,8 +59,8 @@ def _measure(args: argparse.Namespace) -> Ceilings:
 
 
 def ceilings_lines(c: Ceilings) -> list[str]:
-    """One measurement as text: which roof it is (measured where, on what), then each ceiling beside the
-    datasheet's."""
+    """One measurement as text: which roof it is (measured where, on what), then each ceiling beside
+    the datasheet's."""
     from ...core.store import KINDS
     from ..presentation import format as fmt
 

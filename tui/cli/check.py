@@ -1,4 +1,5 @@
-"""`flopscope check RUN --baseline RUN_OR_FILE`: the regression gate a CI job runs (exit 1 on a regression)."""
+"""`flopscope check RUN --baseline RUN_OR_FILE`: the regression gate a CI job runs (exit 1 on a
+regression)."""
 
 from __future__ import annotations
 
@@ -42,16 +43,26 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not args.allow_other_gpu:
             raise FlopscopeError(
                 args.run,
-                f"it ran on other GPUs than the baseline ({gpus}): its times would compare the hardware",
-                "compare runs of one GPU, or pass --allow-other-gpu to judge each group on % of roof alone",
+                f"it ran on other GPUs than the baseline ({gpus}): its times would compare the"
+                " hardware",
+                "compare runs of one GPU, or pass --allow-other-gpu to judge each group on % of"
+                " roof alone",
             )
         judged_on = ("pct_of_roof",)
-        say(f"flopscope check: other GPUs ({display_text(gpus)}): judged on % of roof alone, each on its own GPU")
+        say(
+            f"flopscope check: other GPUs ({display_text(gpus)}): judged on % of roof alone, each"
+            " on its own GPU"
+        )
     if metrics := other_metrics(run, base):
         say(f"flopscope check: the two reports collected different metrics ({metrics})")
     try:
         result = check_runs(
-            run, base, by=args.by, max_drop=args.max_drop, min_share=args.min_share, judged_on=judged_on
+            run,
+            base,
+            by=args.by,
+            max_drop=args.max_drop,
+            min_share=args.min_share,
+            judged_on=judged_on,
         )
     except ValueError as exc:
         raise FlopscopeError(args.run, str(exc), "see `flopscope check --help`") from None
@@ -64,12 +75,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _launches_where(report: Report, where: str) -> Report:
-    """The launches of `report` where `where` holds, each on its own values (as `report --by launch` shows it)."""
+    """The launches of `report` where `where` holds, each on its own values (as `report --by launch`
+    shows it)."""
     from ..presentation.columns import table_columns
     from ..presentation.where import where_mask
 
     launches = report.group("launch", time_order=False)
-    return report.only(where_mask(where, launches, table_columns("launch", isinstance(report.judged_by, dict))))
+    return report.only(
+        where_mask(where, launches, table_columns("launch", isinstance(report.judged_by, dict)))
+    )
 
 
 def _json(result: Check, run_name: str, base_name: str) -> dict:
@@ -125,27 +139,39 @@ def _print(result: Check, run_name: str, base_name: str) -> None:
         for r in rows.itertuples()
     ]
     out.print(Text(f"{run_name} against baseline {base_name}, by {result.by}", style="bold"))
-    columns = [_COLUMNS[0], Spec("Module", numeric=False), *_COLUMNS[2:]] if result.by == "module" else _COLUMNS
+    columns = (
+        [_COLUMNS[0], Spec("Module", numeric=False), *_COLUMNS[2:]]
+        if result.by == "module"
+        else _COLUMNS
+    )
     table, hidden = fitted_table(columns, cells, out.width, flex=1)
     out.print(table)
     print_hidden(out, hidden)
     counts = rows["verdict"].value_counts()
-    words = ", ".join(f"{counts[v]} {v}" for v in ("regressed", "ok", "too small", "new", "vanished") if v in counts)
+    words = ", ".join(
+        f"{counts[v]} {v}"
+        for v in ("regressed", "ok", "too small", "new", "vanished")
+        if v in counts
+    )
     gated = ", ".join(label for column, label, _ in GATED if column in result.judged_on)
     out.print(
         Text(
-            f"{words} · a matched group regresses when {gated} moves the wrong way by more than "
-            f"{fmt.share(result.max_drop)} (groups under {fmt.share(result.min_share)} of the baseline's "
-            "time are not judged)",
+            f"{words} · a matched group regresses when {gated} moves the wrong way by more than"
+            f" {fmt.share(result.max_drop)} (groups under {fmt.share(result.min_share)} of the"
+            " baseline's time are not judged)",
             style="dim",
         )
     )
     if result.judged == 0:
         say(
-            f"flopscope check: FAILED: no kernel group of {display_text(run_name)} was judged against the baseline "
-            f"(none matched {_MATCHED[result.by]}, or each took under {fmt.share(result.min_share)} of its time); "
-            f"try --by {'nvtx' if result.by == 'name' else 'name'}"
+            f"flopscope check: FAILED: no kernel group of {display_text(run_name)} was judged"
+            f" against the baseline (none matched {_MATCHED[result.by]}, or each took under"
+            f" {fmt.share(result.min_share)} of its time); try --by"
+            f" {'nvtx' if result.by == 'name' else 'name'}"
         )
         return
     verdict = "FAILED" if not result.passed else "passed"
-    say(f"flopscope check: {verdict}: {len(result.regressed)} of {result.judged} judged group(s) regressed")
+    say(
+        f"flopscope check: {verdict}: {len(result.regressed)} of {result.judged} judged group(s)"
+        " regressed"
+    )

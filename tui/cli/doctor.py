@@ -1,4 +1,5 @@
-"""`flopscope doctor`: the pre-flight of a host (this one, or --host through ssh), one line per check."""
+"""`flopscope doctor`: the pre-flight of a host (this one, or --host through ssh), one line per
+check."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import json
 import sys
 
 from ...core.common import display_text
-from ...core.profiling import LocalTransport, SshTransport, check_host, doctor_json, failed, judge, probe
+from ...core.profiling import (
+    LocalTransport,
+    SshTransport,
+    check_host,
+    doctor_json,
+    failed,
+    judge,
+    probe,
+)
 
 FAILED = 1  # a blocking check failed: ncu would fail there
 
@@ -16,7 +25,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     transport: SshTransport | LocalTransport
     if args.host:
         check_host(args.host)
-        transport = SshTransport(args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config)
+        transport = SshTransport(
+            args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config
+        )
     else:
         transport = LocalTransport()
     try:
@@ -30,8 +41,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     else:
         width = max(len(c.name) for c in checks)
         for c in checks:
-            line = f"{c.status.upper():4}  {c.name:{width}}  {c.detail}" + (f"; fix: {c.fix}" if c.fix else "")
+            line = f"{c.status.upper():4}  {c.name:{width}}  {c.detail}" + (
+                f"; fix: {c.fix}" if c.fix else ""
+            )
             print(display_text(line))  # details quote the host's own text
         bad = failed(checks)
-        print(f"{transport.host}: " + (f"{len(bad)} problem(s) would stop ncu" if bad else "ready to profile"))
+        print(
+            f"{transport.host}: "
+            + (f"{len(bad)} problem(s) would stop ncu" if bad else "ready to profile")
+        )
     return FAILED if failed(checks) else 0

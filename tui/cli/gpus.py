@@ -1,5 +1,5 @@
-"""`flopscope gpus`: the GPU datasheet database. Light on purpose (no pandas): it answers in a fraction of a
-second, like `--version`."""
+"""`flopscope gpus`: the GPU datasheet database. Light on purpose (no pandas): it answers in a
+fraction of a second, like `--version`."""
 
 from __future__ import annotations
 
@@ -44,15 +44,15 @@ def cmd_gpus(args) -> int:
     print_hidden(out, hidden)
     out.print(
         Text(
-            "Tensor peaks are dense with FP32 accumulate (FP16-accumulate rates: --json); per device as "
-            "CUDA sees it (a K80 board is 2 devices)."
+            "Tensor peaks are dense with FP32 accumulate (FP16-accumulate rates: --json); per"
+            " device as CUDA sees it (a K80 board is 2 devices)."
         )
     )
     return 0
 
 
-# Priorities: what drops first on a narrow terminal (higher first); Name, Key (what --gpu takes and error
-# messages suggest) and FP32 always stay.
+# Priorities: what drops first on a narrow terminal (higher first); Name, Key (what --gpu takes and
+# error messages suggest) and FP32 always stay.
 _GPU_COLUMNS = [
     Spec(title, numeric=title not in ("Name", "Key", "Source"), priority=p)
     for title, p in (
@@ -90,4 +90,6 @@ def _gpu_record(g: Gpu) -> dict:
         "notes": g.notes,
         "source": g.source,
     }
-    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()}
+    return {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()
+    }

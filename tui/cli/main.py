@@ -1,6 +1,7 @@
 """`flopscope`: the command line. Every view has a non-interactive form (table or JSON).
 
-This module parses the arguments (args.py) and runs the command's function, imported only then (COMMANDS)."""
+This module parses the arguments (args.py) and runs the command's function, imported only then
+(COMMANDS)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ __all__ = ["COMMANDS", "build_parser", "bundled_example", "main", "parsed"]
 
 
 def _exists(path: str) -> bool:
-    """Whether `path` names a file or folder, one behind a folder we may not enter included: reading it then
-    says "permission denied", where os.path.exists would send it to the store as a run name."""
+    """Whether `path` names a file or folder, one behind a folder we may not enter included: reading
+    it then says "permission denied", where os.path.exists would send it to the store as a run
+    name."""
     try:
         os.stat(path)
     except PermissionError:
@@ -38,11 +40,14 @@ def _exists(path: str) -> bool:
 
 
 def _bundled() -> list:
-    """The example reports shipped in the package (tui/examples/), captured by the project on a real GPU."""
+    """The example reports shipped in the package (tui/examples/), captured by the project on a real
+    GPU."""
     from importlib.resources import files
 
     return sorted(
-        p for p in files("flopscope.tui").joinpath("examples").iterdir() if p.name.endswith((".ncu-rep", ".ncu-rep.xz"))
+        p
+        for p in files("flopscope.tui").joinpath("examples").iterdir()
+        if p.name.endswith((".ncu-rep", ".ncu-rep.xz"))
     )
 
 
@@ -58,8 +63,9 @@ def bundled_example() -> str:
     return str(found[0])
 
 
-# Command -> the module (of this package) and function that run it. A command's module is imported only when it
-# runs: `--help`, `--version`, `gpus` and a usage error start without pandas, pyarrow and Textual.
+# Command -> the module (of this package) and function that run it. A command's module is imported
+# only when it runs: `--help`, `--version`, `gpus` and a usage error start without pandas, pyarrow
+# and Textual.
 COMMANDS = {
     "report": ("view", "cmd_report"),
     "export": ("export", "cmd_export"),
@@ -83,21 +89,25 @@ COMMANDS = {
 
 
 def parsed(argv: list[str]) -> argparse.Namespace:
-    """The command's arguments. `flopscope PATH` and `flopscope -` mean `open`; a missing file that was meant as
-    one is a FlopscopeError, where argparse would answer with the list of commands."""
+    """The command's arguments. `flopscope PATH` and `flopscope -` mean `open`; a missing file that
+    was meant as one is a FlopscopeError, where argparse would answer with the list of commands."""
     if argv and argv[0] == "-":
         argv = ["open", *argv]  # `ncu --csv ... | flopscope -`: the table, as for a file
     elif argv and argv[0] not in COMMANDS and not argv[0].startswith("-"):
         if _exists(argv[0]):
             argv = ["open", *argv]  # `flopscope PATH` opens the app
-        elif "." in argv[0] or "/" in argv[0]:  # meant as a file: "invalid choice" would name the commands
-            raise FlopscopeError(argv[0], "no such file", "check the path (`flopscope --help` lists the commands)")
+        # meant as a file: "invalid choice" would name the commands
+        elif "." in argv[0] or "/" in argv[0]:
+            raise FlopscopeError(
+                argv[0], "no such file", "check the path (`flopscope --help` lists the commands)"
+            )
     parser = build_parser()
-    # `--` ends flopscope's options before the program profile and sweep run; elsewhere it is argparse's own
-    # end of options (`report -- -dash.csv`)
+    # `--` ends flopscope's options before the program profile and sweep run; elsewhere it is
+    # argparse's own end of options (`report -- -dash.csv`)
     argv, command = split_command(argv) if argv[:1] in (["profile"], ["sweep"]) else (argv, [])
     args, unknown = parser.parse_known_args(argv)
-    if unknown:  # from the command's own parser, so the message points to its --help, not flopscope's
+    # from the command's own parser, so the message points to its --help, not flopscope's
+    if unknown:
         _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     args.child_command = command
     return args
@@ -111,30 +121,38 @@ def main(argv: list[str] | None = None) -> int:
     restore = _stop_on_signals()
     try:
         module, name = COMMANDS[args.command]
-        # The command's imports start native threads (pyarrow, BLAS) and make ~120k objects: see entry.py.
+        # The command's imports start native threads (pyarrow, BLAS) and make ~120k objects: see
+        # entry.py.
         with stop_signals_blocked(), collector_paused():
             run = getattr(import_module(f".{module}", __package__), name)
             if getattr(args, "no_cache", False):
                 from ...core.readers.table_cache import NO_CACHE_ENV  # imports pandas
 
-                os.environ[NO_CACHE_ENV] = "1"  # read_metrics checks it; also passed on to anything flopscope starts
+                # read_metrics checks it; also passed on to anything flopscope starts
+                os.environ[NO_CACHE_ENV] = "1"
         return run(args)
     except FlopscopeError as err:
         return _refused(err)
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
-        from ...core.profiling import stop_all, stopped_running_job  # imported already if it started anything
+        # imported already if it started anything
+        from ...core.profiling import stop_all, stopped_running_job
 
         stop_all()
-        # Only where a running ncu was stopped: `report FIFO` stopped while reading has none to speak of.
-        stopped = " (ncu and the program it profiled were stopped too)" if stopped_running_job() else ""
+        # Only where a running ncu was stopped: `report FIFO` stopped while reading has none to
+        # speak of.
+        stopped = (
+            " (ncu and the program it profiled were stopped too)" if stopped_running_job() else ""
+        )
         say(f"flopscope: stopped{stopped}")
         return 130
     except Exception as exc:
-        if ran_out_of_memory(exc):  # outside a reader (they name their file): still one line, exit 2
+        # outside a reader (they name their file): still one line, exit 2
+        if ran_out_of_memory(exc):
             return _refused(out_of_memory(getattr(args, "path", None) or args.command))
-        if isinstance(exc, OSError) and exc.filename is not None:  # a path no reader opened (a run folder's)
+        # a path no reader opened (a run folder's)
+        if isinstance(exc, OSError) and exc.filename is not None:
             say(f"flopscope: {path_error(exc.filename, exc).line()}")
             return 2
         raise
@@ -144,7 +162,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _refused(err: FlopscopeError) -> int:
     """The command's one line for `err`, and its exit status."""
-    if isinstance(err, OutOfMemory):  # a native library may have left its own line unended: start a new one
+    # a native library may have left its own line unended: start a new one
+    if isinstance(err, OutOfMemory):
         sys.stderr.write("\n")
     say(f"flopscope: {err.line()}")
     return 2
@@ -156,14 +175,16 @@ def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.A
 
 
 def _stop_on_signals():
-    """SIGTERM and SIGHUP (the SSH session went away) end flopscope like Ctrl-C does: every ncu it started,
-    and the program under it, here or on a remote host, is stopped first. Returns what undoes this."""
+    """SIGTERM and SIGHUP (the SSH session went away) end flopscope like Ctrl-C does: every ncu it
+    started, and the program under it, here or on a remote host, is stopped first. Returns what
+    undoes this."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
     def stop(signum, frame):
-        # Once, first thing: the same stop sent twice (to the process and its group; the watcher passes on what
-        # kill(2) sent it) must not cut the first short, nor land in the import below half done.
+        # Once, first thing: the same stop sent twice (to the process and its group; the watcher
+        # passes on what kill(2) sent it) must not cut the first short, nor land in the import below
+        # half done.
         for sig in before:
             signal.signal(sig, signal.SIG_IGN)
         from ...core.profiling import stop_all
@@ -173,10 +194,15 @@ def _stop_on_signals():
 
     def restore() -> None:
         for sig, handler in before.items():
-            if signal.getsignal(sig) is stop:  # after a stop it stays ignored: a late second copy would end us
+            # after a stop it stays ignored: a late second copy would end us
+            if signal.getsignal(sig) is stop:
                 signal.signal(sig, handler)
 
     # A signal the command was started with ignored (`nohup flopscope sweep ...`) stays ignored.
-    taken = [sig for sig in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(sig) is not signal.SIG_IGN]
+    taken = [
+        sig
+        for sig in (signal.SIGTERM, signal.SIGHUP)
+        if signal.getsignal(sig) is not signal.SIG_IGN
+    ]
     before = {sig: signal.signal(sig, stop) for sig in taken}
     return restore

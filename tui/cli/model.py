@@ -1,5 +1,6 @@
-"""`flopscope model` and `flopscope reconcile`: analytic FLOPs of a PyTorch model, PALEO-style predicted
-times, and the analytic count next to what ncu measured per NVTX range. torch is needed only to count."""
+"""`flopscope model` and `flopscope reconcile`: analytic FLOPs of a PyTorch model, PALEO-style
+predicted times, and the analytic count next to what ncu measured per NVTX range. torch is needed
+only to count."""
 
 from __future__ import annotations
 
@@ -37,13 +38,17 @@ from ..presentation.text_report import Spec, console, fitted_table, print_hidden
 
 
 def _count(args: argparse.Namespace) -> ModelFlops:
-    shape = parse_shape(args.input_shape) if args.input_shape is not None else None  # '' is an error, not unset
-    return count_model(args.spec, shape, train=args.train, dtype=args.dtype, input_dtype=args.input_dtype)
+    # '' is an error, not unset
+    shape = parse_shape(args.input_shape) if args.input_shape is not None else None
+    return count_model(
+        args.spec, shape, train=args.train, dtype=args.dtype, input_dtype=args.input_dtype
+    )
 
 
 def _stoppable(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Ctrl-C (or SIGTERM) during `model` / `reconcile`: exit 130 with just "stopped"; these commands run no ncu,
-    so the main handler's "(ncu and the program it profiled were stopped too)" would mislead."""
+    """Ctrl-C (or SIGTERM) during `model` / `reconcile`: exit 130 with just "stopped"; these
+    commands run no ncu, so the main handler's "(ncu and the program it profiled were stopped too)"
+    would mislead."""
 
     def run(args: argparse.Namespace) -> int:
         try:
@@ -77,17 +82,29 @@ def cmd_model(args: argparse.Namespace) -> int:
     out_console = console()
     for line in _model_lines(model):
         out_console.print(line)
-    _print_table(out_console, f"Modules (depth <= {args.depth})", *_modules_table(model, args.depth))
-    _print_table(out_console, _predictions_title(predictions, model), *_predictions_table(predictions))
-    for note in [*notes, CONVENTION + ".", INTENSITY + "; " + ACTIVATIONS + ".", BYTES[0].upper() + BYTES[1:] + "."]:
+    _print_table(
+        out_console, f"Modules (depth <= {args.depth})", *_modules_table(model, args.depth)
+    )
+    _print_table(
+        out_console, _predictions_title(predictions, model), *_predictions_table(predictions)
+    )
+    for note in [
+        *notes,
+        CONVENTION + ".",
+        INTENSITY + "; " + ACTIVATIONS + ".",
+        BYTES[0].upper() + BYTES[1:] + ".",
+    ]:
         out_console.print(Text(note))
     return 0
 
 
 def _check_steps_and_tol(steps: int, tol: float) -> None:
-    """Each bad option by its own name: one message for both left the user to guess which was wrong."""
+    """Each bad option by its own name: one message for both left the user to guess which was
+    wrong."""
     if steps < 1:
-        raise FlopscopeError(f"--steps {steps}", "a report holds 1 training step or more", "e.g. --steps 1")
+        raise FlopscopeError(
+            f"--steps {steps}", "a report holds 1 training step or more", "e.g. --steps 1"
+        )
     if not 0 < tol < 1:  # NaN fails both comparisons
         raise FlopscopeError(
             f"--tol {tol:g}",
@@ -98,11 +115,14 @@ def _check_steps_and_tol(steps: int, tol: float) -> None:
 
 def _check_depth(depth: int | None) -> None:
     if depth is not None and depth < 0:
-        raise FlopscopeError(f"--depth {depth}", "a module depth is 0 (the model alone) or more", "e.g. --depth 2")
+        raise FlopscopeError(
+            f"--depth {depth}", "a module depth is 0 (the model alone) or more", "e.g. --depth 2"
+        )
 
 
 def _dump(doc: dict) -> None:
-    # strict JSON: an unknown number is null, never NaN or Infinity (which json.dump writes and JSON has not)
+    # strict JSON: an unknown number is null, never NaN or Infinity (which json.dump writes and JSON
+    # has not)
     json.dump(json_ready(doc), sys.stdout, indent=1, allow_nan=False)
     sys.stdout.write("\n")
 
@@ -111,17 +131,24 @@ def _model_lines(m: ModelFlops) -> list[Text]:
     kind = "training step (forward + backward)" if m.train else "forward pass"
     shape = "x".join(map(str, m.input_shape)) + (f" {m.input_dtype}" if m.input_dtype else "")
     lines = [
-        Text(f"Model {m.model} ({m.model_type}), input {shape}, {m.dtype}, {kind}; counted on the {m.method}"),
         Text(
-            f"Parameters {fmt.si(m.params)} ({fmt.si(m.param_bytes, 'B')}); activations "
-            f"{fmt.si(m.activation_bytes, 'B')}; arithmetic intensity {fmt.ratio(m.intensity)} FLOP/B"
+            f"Model {m.model} ({m.model_type}), input {shape}, {m.dtype}, {kind}; counted on the"
+            f" {m.method}"
+        ),
+        Text(
+            f"Parameters {fmt.si(m.params)} ({fmt.si(m.param_bytes, 'B')}); activations"
+            f" {fmt.si(m.activation_bytes, 'B')}; arithmetic intensity {fmt.ratio(m.intensity)}"
+            " FLOP/B"
         ),
     ]
-    flops = f"Forward {fmt.si(m.forward_flop, 'FLOP')} ({fmt.si(m.forward_flop / m.batch, 'FLOP')} per sample)"
+    flops = (
+        f"Forward {fmt.si(m.forward_flop, 'FLOP')} ({fmt.si(m.forward_flop / m.batch, 'FLOP')} per"
+        " sample)"
+    )
     if m.backward_flop is not None:
         flops += (
-            f"; backward {fmt.si(m.backward_flop, 'FLOP')}; backward/forward {fmt.ratio(m.backward_ratio)}; "
-            f"step {fmt.si(m.step_flop, 'FLOP')}"
+            f"; backward {fmt.si(m.backward_flop, 'FLOP')}; backward/forward"
+            f" {fmt.ratio(m.backward_ratio)}; step {fmt.si(m.step_flop, 'FLOP')}"
         )
     lines.append(Text(flops))
     families = ", ".join(f"{k} {fmt.pct(100 * v)}" for k, v in m.family_share().items())
@@ -130,9 +157,12 @@ def _model_lines(m: ModelFlops) -> list[Text]:
     return lines
 
 
-def _print_table(out_console: Console, title: str, specs: list[Spec], rows: list[list[str]]) -> None:
-    """A title line, then the table laid out as `flopscope report`'s: every header and cell on one line, the
-    first column (a name) cut where it must be, and columns that do not fit dropped and named."""
+def _print_table(
+    out_console: Console, title: str, specs: list[Spec], rows: list[list[str]]
+) -> None:
+    """A title line, then the table laid out as `flopscope report`'s: every header and cell on one
+    line, the first column (a name) cut where it must be, and columns that do not fit dropped and
+    named."""
     out_console.print(Text(title))
     table, hidden = fitted_table(specs, rows, out_console.width)
     out_console.print(table)
@@ -180,18 +210,20 @@ CEILING_NAMES = {
 
 
 def _predictions_title(predictions: list[Prediction], m: ModelFlops) -> str:
-    """What every row shares (the FLOPs, bytes and PPP) is said once here rather than in a column of its own."""
+    """What every row shares (the FLOPs, bytes and PPP) is said once here rather than in a column of
+    its own."""
     what = "training step" if m.train else "forward pass"
     p = predictions[0]
     moved = f", {fmt.si(p.bytes, 'B')}" if p.bytes is not None else ""
     return (
-        f"Predicted time per {what} of {fmt.si(p.flop, 'FLOP')}{moved} at PPP {p.ppp:g} (roofline: the larger "
-        "of FLOPs / (peak x PPP) and bytes / DRAM bandwidth)"
+        f"Predicted time per {what} of {fmt.si(p.flop, 'FLOP')}{moved} at PPP {p.ppp:g} (roofline:"
+        " the larger of FLOPs / (peak x PPP) and bytes / DRAM bandwidth)"
     )
 
 
 def _predictions_table(predictions: list[Prediction]) -> tuple[list[Spec], list[list[str]]]:
-    """One row per GPU, named by its database key (`a100-sxm4-80gb`), which fits where its full name does not."""
+    """One row per GPU, named by its database key (`a100-sxm4-80gb`), which fits where its full name
+    does not."""
     specs = [
         Spec("GPU", False),
         Spec("Ceiling", False),
@@ -245,7 +277,8 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     model = _analytic(args)
     report = read_report(args.path, gpu=args.gpu)
     step_time, source = args.step_time, "--step-time"
-    if step_time is None and (timed := timed_step(report)) is not None:  # profile --modules' timing run
+    # profile --modules' timing run
+    if step_time is None and (timed := timed_step(report)) is not None:
         step_time, source = timed
     result = reconcile(
         report,
@@ -270,7 +303,13 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
         return run_screen(
             ReconcileScreen(
-                title, result, _reconcile_lines(result), model.train, args.depth, report=report, model=model
+                title,
+                result,
+                _reconcile_lines(result),
+                model.train,
+                args.depth,
+                report=report,
+                model=model,
             )
         )
     out_console = console()
@@ -287,9 +326,12 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     return 0
 
 
-def reconcile_rows(r: Reconciliation, train: bool, depth: int | None) -> tuple[list[str], list[list[Text]]]:
-    """Titles and cells of the reconciliation table: shared by the CLI table and the app's screen. FLOPs without
-    a unit (`3.72 M`; the title says FLOPs), so a value never wraps away from its unit."""
+def reconcile_rows(
+    r: Reconciliation, train: bool, depth: int | None
+) -> tuple[list[str], list[list[Text]]]:
+    """Titles and cells of the reconciliation table: shared by the CLI table and the app's screen.
+    FLOPs without a unit (`3.72 M`; the title says FLOPs), so a value never wraps away from its
+    unit."""
     titles = ["Module", "Type", "Fwd analytic", "Fwd measured", "Fwd ratio"]
     if train:
         titles += ["Bwd analytic", "Bwd measured", "Bwd ratio"]
@@ -313,41 +355,47 @@ def reconcile_rows(r: Reconciliation, train: bool, depth: int | None) -> tuple[l
 
 
 def _reconcile_spec(title: str) -> Spec:
-    """At 80 columns the measured FLOPs drop first (the ratio beside the analytic count gives them), then Type."""
+    """At 80 columns the measured FLOPs drop first (the ratio beside the analytic count gives them),
+    then Type."""
     if title in ("Module", "Type", "Flag"):
         return Spec(title, False, priority=1 if title == "Type" else 0)
     return Spec(title, priority=2 if "measured" in title else 0)
 
 
 def _at_least(text: str, lower_bound: bool) -> str:
-    """A measured figure (or a ratio of one); `≥` where launches with an unknown total add only their known
-    precisions."""
+    """A measured figure (or a ratio of one); `≥` where launches with an unknown total add only
+    their known precisions."""
     return f"≥ {text}" if lower_bound and text and text != "-" else text
 
 
 def _reconcile_lines(r: Reconciliation) -> list[str]:
-    phases = ", ".join(f"{k} {_at_least(fmt.si(v, 'FLOP'), k in r.lower_bounds)}" for k, v in r.measured.items() if v)
+    phases = ", ".join(
+        f"{k} {_at_least(fmt.si(v, 'FLOP'), k in r.lower_bounds)}"
+        for k, v in r.measured.items()
+        if v
+    )
     lines = [
         f"Measured per step by phase: {phases or 'no FLOP counts'}",
-        f"Backward/forward: analytic {fmt.ratio(r.analytic_backward_ratio) or '-'}, "
-        f"measured {fmt.ratio(r.measured_backward_ratio) or '-'}",
+        (
+            f"Backward/forward: analytic {fmt.ratio(r.analytic_backward_ratio) or '-'}, "
+            f"measured {fmt.ratio(r.measured_backward_ratio) or '-'}"
+        ),
     ]
     if r.whole_run_ratio is not None:
         lower = "step" in r.lower_bounds
         lines.append(
-            f"Whole report per step: measured {_at_least(fmt.si(r.measured_step, 'FLOP'), lower)} / "
-            f"analytic {fmt.si(r.analytic_step, 'FLOP')} {'≥' if lower else '='} "
-            f"{fmt.ratio(r.whole_run_ratio)} ({r.whole_run_flag})"
+            f"Whole report per step: measured {_at_least(fmt.si(r.measured_step, 'FLOP'), lower)} /"
+            f" analytic {fmt.si(r.analytic_step, 'FLOP')} {'≥' if lower else '='}"
+            f" {fmt.ratio(r.whole_run_ratio)} ({r.whole_run_flag})"
         )
     if r.step_time_s:
         lines.append(f"Step time {fmt.seconds(r.step_time_s)} ({r.step_time_source})")
     if r.step_time_s and r.peak_flop_per_s:
         lines.append(
-            f"Utilization against the {r.precision} peak {fmt.si(r.peak_flop_per_s, 'FLOP/s')} of {r.gpu} "
-            f"({r.peak_source}): "
-            f"analytic FLOPs {_pct(r.utilization_analytic)}, measured FLOPs "
-            f"{_at_least(_pct(r.utilization_measured), 'step' in r.lower_bounds)} "
-            "(FLOPs per step / (step time x peak))"
+            f"Utilization against the {r.precision} peak {fmt.si(r.peak_flop_per_s, 'FLOP/s')} of"
+            f" {r.gpu} ({r.peak_source}): analytic FLOPs {_pct(r.utilization_analytic)}, measured"
+            f" FLOPs {_at_least(_pct(r.utilization_measured), 'step' in r.lower_bounds)} (FLOPs per"
+            " step / (step time x peak))"
         )
     lines.append(
         f"Ratio = measured / analytic. over (> {1 + r.tol:g}): work the analytic count leaves out "

@@ -1,4 +1,5 @@
-"""`flopscope profile --plan`: the cost of a profile before it runs (core/profiling/plan.py), and after it."""
+"""`flopscope profile --plan`: the cost of a profile before it runs (core/profiling/plan.py), and
+after it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ...core.profiling import local_ncu_found, make_plan, plan_lines, target_gpu
 
 
 def cmd_plan(args: argparse.Namespace, opts: ProfileOptions, transport) -> int:
-    """Print the plan; the program does not run. Only nvidia-smi is asked (for the GPU's name), unless --gpu."""
+    """Print the plan; the program does not run. Only nvidia-smi is asked (for the GPU's name),
+    unless --gpu."""
     gpu = args.gpu
     if gpu is None:
         try:
@@ -28,11 +30,13 @@ def cmd_plan(args: argparse.Namespace, opts: ProfileOptions, transport) -> int:
     )
     for line in plan_lines(make_plan(opts, transport.host, gpu)):
         print(display_text(line))
-    if not args.host and not local_ncu_found(opts.ncu, [args.remote_cwd]):  # a plan needs none; the profile does
+    # a plan needs none; the profile does
+    if not args.host and not local_ncu_found(opts.ncu, [args.remote_cwd]):
         print(
             display_text(
-                f"ncu       not found here (--ncu {opts.ncu}, searched PATH): the plan needs none, the profile "
-                "will (pass --ncu /usr/local/cuda/bin/ncu, or wherever Nsight Compute is installed)"
+                f"ncu       not found here (--ncu {opts.ncu}, searched PATH): the plan needs none,"
+                " the profile will (pass --ncu /usr/local/cuda/bin/ncu, or wherever Nsight Compute"
+                " is installed)"
             )
         )
     return 0

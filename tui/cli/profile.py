@@ -36,7 +36,8 @@ def options_from(args) -> ProfileOptions:
         raise FlopscopeError(
             f"--ncu-args {args.ncu_args}",
             f"cannot be split into arguments ({err})",
-            "close the quote: the value is split like a shell would, e.g. --ncu-args '--section \"Speed Of Light\"'",
+            "close the quote: the value is split like a shell would, e.g. --ncu-args '--section"
+            ' "Speed Of Light"\'',
         ) from None
     return ProfileOptions(
         command=list(args.child_command),
@@ -55,33 +56,47 @@ def options_from(args) -> ProfileOptions:
     )
 
 
-def checked_options(args, cwds: list[str | None] | None = None) -> tuple[ProfileOptions, dict[str, str]]:
-    """The profile options and environment, or the one-line error, before anything runs or is written (no run
-    folder, no ssh connection). `cwds`: the working directories the command will get (a sweep substitutes
-    each point's values); default: --remote-cwd."""
-    if getattr(args, "name", None) is not None:  # stored as typed, as its folder's name (a sweep has no --name)
+def checked_options(
+    args, cwds: list[str | None] | None = None
+) -> tuple[ProfileOptions, dict[str, str]]:
+    """The profile options and environment, or the one-line error, before anything runs or is
+    written (no run folder, no ssh connection). `cwds`: the working directories the command will get
+    (a sweep substitutes each point's values); default: --remote-cwd."""
+    # stored as typed, as its folder's name (a sweep has no --name)
+    if getattr(args, "name", None) is not None:
         check_run_name(args.name, f"--name {args.name}")
     if getattr(args, "sweep_name", None) is not None:  # `open NAME` looks for a sweep first
         check_run_name(args.sweep_name, f"--sweep-name {args.sweep_name}", "--sweep-name", "sweep")
     _check_names_apart(getattr(args, "name", None), getattr(args, "sweep_name", None))
     opts = options_from(args)
     if not opts.timing and not opts.modules:
-        raise FlopscopeError("--no-timing", "skips the timing run, which only --modules makes", "leave it out")
+        raise FlopscopeError(
+            "--no-timing", "skips the timing run, which only --modules makes", "leave it out"
+        )
     env = parse_env(args.env)
     check_env(env)
     if not opts.command:
         raise FlopscopeError(
-            args.command, "no command to profile", f"put it after `--`: flopscope {args.command} -- python x.py"
+            args.command,
+            "no command to profile",
+            f"put it after `--`: flopscope {args.command} -- python x.py",
         )
     if not opts.ncu.strip():
-        raise FlopscopeError("--ncu ''", "an empty path", "leave --ncu out for ncu on PATH, or pass where it is")
-    ncu_argv(opts, "report")  # the command line ncu would get: a bad --metrics, --ncu-args or command fails here
+        raise FlopscopeError(
+            "--ncu ''", "an empty path", "leave --ncu out for ncu on PATH, or pass where it is"
+        )
+    # the command line ncu would get: a bad --metrics, --ncu-args or command fails here
+    ncu_argv(opts, "report")
     if args.gpu:  # its compute capability against the report's is known only once ncu has run
         require_gpu(args.gpu)
     _check_ssh(args.host, args.ssh_config)
     if not args.host:  # this machine: what would fail only once ncu is launched can be checked now
         # --plan runs nothing: it says itself where ncu is not found
-        _check_local(opts.ncu, args.remote_cwd if cwds is None else cwds, needs_ncu=not getattr(args, "plan", False))
+        _check_local(
+            opts.ncu,
+            args.remote_cwd if cwds is None else cwds,
+            needs_ncu=not getattr(args, "plan", False),
+        )
     return opts, env
 
 
@@ -95,13 +110,18 @@ def _check_names_apart(name: str | None, sweep: str | None) -> None:
 
 
 def _check_ssh(hosts: list[str] | str | None, ssh_config: str | None) -> None:
-    """What ssh would refuse, refused before a run folder is made (an unreachable host is known only later)."""
+    """What ssh would refuse, refused before a run folder is made (an unreachable host is known only
+    later)."""
     for host in [hosts] if isinstance(hosts, str) else hosts or []:
         check_host(host)
-    if ssh_config is not None and not (os.path.isfile(ssh_config) and os.access(ssh_config, os.R_OK)):
+    if ssh_config is not None and not (
+        os.path.isfile(ssh_config) and os.access(ssh_config, os.R_OK)
+    ):
         why = "not a readable file" if os.path.exists(ssh_config) else "no such file"
         raise FlopscopeError(
-            f"--ssh-config {ssh_config}", why, "pass an ssh config file, or leave --ssh-config out for ~/.ssh/config"
+            f"--ssh-config {ssh_config}",
+            why,
+            "pass an ssh config file, or leave --ssh-config out for ~/.ssh/config",
         )
 
 
@@ -123,7 +143,8 @@ def _check_local(ncu: str, cwds: list[str | None] | str | None, needs_ncu: bool 
 
 
 def open_store() -> Store:
-    """The run store, opened and write-locked once before a profile: a profile it could not keep is not run."""
+    """The run store, opened and write-locked once before a profile: a profile it could not keep is
+    not run."""
     store = Store()
     try:
         store.check_writable()
@@ -138,14 +159,18 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep:
-            raise FlopscopeError(f"--env {pair}", "expected NAME=VALUE", "e.g. --env CUDA_VISIBLE_DEVICES=0")
+            raise FlopscopeError(
+                f"--env {pair}", "expected NAME=VALUE", "e.g. --env CUDA_VISIBLE_DEVICES=0"
+            )
         env[name] = value
     return env
 
 
 def transport_from(args):
     if args.host:
-        return SshTransport(args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config)
+        return SshTransport(
+            args.host, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config
+        )
     return LocalTransport()
 
 
@@ -180,7 +205,8 @@ def cmd_profile(args) -> int:
     say(f"flopscope: profiling on {args.host or 'localhost'}; run folder {run_dir}")
     try:
         result = _profile(args, opts, env, run_dir, Progress())
-    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: ncu is stopped and its work folder removed by now
+    # Ctrl-C or SIGTERM: ncu is stopped and its work folder removed by now
+    except KeyboardInterrupt:
         stop_all()
         _say_stopped(run_dir)
         raise
@@ -203,14 +229,17 @@ def cmd_profile(args) -> int:
 
 
 def exit_code(result: ProfileResult, stored: bool) -> int:
-    """0: stored cleanly; 1: stored with a warning (the program exited non-zero, the report is partial, --gpu
-    did not fit), as `sweep` says of such a point; 2: not stored (a note says why and where the run folder is)."""
+    """0: stored cleanly; 1: stored with a warning (the program exited non-zero, the report is
+    partial, --gpu did not fit), as `sweep` says of such a point; 2: not stored (a note says why and
+    where the run folder is)."""
     return 2 if not stored else 1 if result.warned else 0
 
 
-def _profile(args, opts: ProfileOptions, env: dict, run_dir: Path, on_event, on_process=lambda p: None):
-    """Profile; the transport is closed whatever happens, and a run folder that got no report is removed, so
-    its name is free again (a stop says so itself: _say_stopped)."""
+def _profile(
+    args, opts: ProfileOptions, env: dict, run_dir: Path, on_event, on_process=lambda p: None
+):
+    """Profile; the transport is closed whatever happens, and a run folder that got no report is
+    removed, so its name is free again (a stop says so itself: _say_stopped)."""
     try:
         transport = transport_from(args)
         try:
@@ -232,13 +261,15 @@ def _profile(args, opts: ProfileOptions, env: dict, run_dir: Path, on_event, on_
 
 
 def _store(result: ProfileResult, args, opts: ProfileOptions) -> bool:
-    """Keep the run in the store; a note says under which name, or why not and how to get at the run folder
-    (left as it is)."""
+    """Keep the run in the store; a note says under which name, or why not and how to get at the run
+    folder (left as it is)."""
     run_dir = result.run_dir
     assert result.report is not None  # profile() returns only with its report (it raises otherwise)
     try:
         with Store() as store:
-            name = store.save_unique(result.report, run_dir.name, host=args.host or "localhost", command=opts.command)
+            name = store.save_unique(
+                result.report, run_dir.name, host=args.host or "localhost", command=opts.command
+            )
         result.notes.append(f"stored as run {name} ({store.path})")
         return True
     except StoreError as err:
@@ -262,7 +293,8 @@ def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int
     def job(on_event, on_process) -> ProfileResult:
         def started(process) -> None:
             on_process(process)
-            if screen.stopped:  # stopped before ncu started: it must not run on behind the user's back
+            # stopped before ncu started: it must not run on behind the user's back
+            if screen.stopped:
                 process.terminate()
 
         try:
@@ -273,20 +305,27 @@ def _profile_in_app(args, opts: ProfileOptions, env: dict, run_dir: Path) -> int
         finally:
             finished.set()
 
-    title = f"ncu on {args.host or 'localhost'}: {shlex.join(opts.command)}  ·  run folder {run_dir}"
+    title = (
+        f"ncu on {args.host or 'localhost'}: {shlex.join(opts.command)}  ·  run folder {run_dir}"
+    )
     screen = ProfileScreen(job, title)
     code = run_kernels(run_dir / "report.ncu-rep", gpu=args.gpu, live=screen)
     if not screen.stopped:
         return code or (outcome[0] if outcome else 0)
-    if not finished.wait(timeout=30):  # ncu was told to stop; the job still cleans up its remote work folder
-        say(f"flopscope: profile stopped; run folder {run_dir} left as it is (ncu did not end in 30 s)")
+    # ncu was told to stop; the job still cleans up its remote work folder
+    if not finished.wait(timeout=30):
+        say(
+            f"flopscope: profile stopped; run folder {run_dir} left as it is (ncu did not end in"
+            " 30 s)"
+        )
     else:
         _say_stopped(run_dir)
     return STOPPED
 
 
 def _say_stopped(run_dir: Path) -> None:
-    """A stopped profile is not stored: its folder goes (its name is free again) unless a report came back."""
+    """A stopped profile is not stored: its folder goes (its name is free again) unless a report
+    came back."""
     if discard_unfinished(run_dir):
         say(f"flopscope: profile stopped; nothing was kept (run folder {run_dir} removed)")
     else:

@@ -1,4 +1,5 @@
-"""A long report read's progress on stderr: one line, rewritten in place, cleared when the read ends."""
+"""A long report read's progress on stderr: one line, rewritten in place, cleared when the read
+ends."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from ..presentation.read_progress import ReadProgress
 
 @contextmanager
 def read_progress(wanted: bool = True) -> Iterator[ReadProgress | None]:
-    """The `progress` to pass to read_report: None (nothing drawn) unless `wanted` (not under --json) and stderr
-    is a terminal; a log or a pipe gets no carriage returns. The line is cleared however the read ends (Ctrl-C
-    included), so the next message starts on a clean line."""
+    """The `progress` to pass to read_report: None (nothing drawn) unless `wanted` (not under
+    --json) and stderr is a terminal; a log or a pipe gets no carriage returns. The line is cleared
+    however the read ends (Ctrl-C included), so the next message starts on a clean line."""
     err = sys.stderr
     if not wanted or not err.isatty():
         yield None
@@ -23,7 +24,8 @@ def read_progress(wanted: bool = True) -> Iterator[ReadProgress | None]:
     def draw(text: str) -> None:
         width = shutil.get_terminal_size((80, 24)).columns
         line = f"flopscope: reading {text}"
-        err.write("\r" + line[: max(width - 1, 1)] + "\x1b[K")  # one cell spare: no wrap at the last column
+        # one cell spare: no wrap at the last column
+        err.write("\r" + line[: max(width - 1, 1)] + "\x1b[K")
         err.flush()
 
     progress = ReadProgress(draw)

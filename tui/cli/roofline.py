@@ -1,6 +1,6 @@
-"""`flopscope roofline PATH -o roof.svg`: the Roofline screen's picture (the plot, the strip of rows off it and
-the legend, under a title naming the run, its GPU and the roof), written where the command runs: over SSH, on the
-node, its path printed."""
+"""`flopscope roofline PATH -o roof.svg`: the Roofline screen's picture (the plot, the strip of rows
+off it and the legend, under a title naming the run, its GPU and the roof), written where the
+command runs: over SSH, on the node, its path printed."""
 
 from __future__ import annotations
 

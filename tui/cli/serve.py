@@ -1,4 +1,5 @@
-"""`flopscope serve [PATH|RUN]`: the app in a browser (textual-serve), on localhost behind a one-time token."""
+"""`flopscope serve [PATH|RUN]`: the app in a browser (textual-serve), on localhost behind a
+one-time token."""
 
 from __future__ import annotations
 
@@ -20,15 +21,23 @@ def cmd_serve(args) -> int:
         raise FlopscopeError(f"--port {args.port}", "not a TCP port", "pick a port from 1 to 65535")
     if not _exists(path):
         _refuse_unknown(path)
-    # What textual-serve starts per browser connection (through a shell, hence quoted); no token on it.
+    # What textual-serve starts per browser connection (through a shell, hence quoted); no token on
+    # it.
     command = shlex.join(
-        [sys.executable, "-m", "flopscope.tui.cli", "open", path, *(["--gpu", args.gpu] if args.gpu else [])]
+        [
+            sys.executable,
+            "-m",
+            "flopscope.tui.cli",
+            "open",
+            path,
+            *(["--gpu", args.gpu] if args.gpu else []),
+        ]
     )
     loopback = _is_loopback(args.host)
     if not loopback:
         say(
-            f"flopscope: warning: serving on {args.host}, plain HTTP to the network: the token and every page "
-            "travel unencrypted; the default (localhost) with ssh -L is safer"
+            f"flopscope: warning: serving on {args.host}, plain HTTP to the network: the token and"
+            " every page travel unencrypted; the default (localhost) with ssh -L is safer"
         )
     public = "localhost" if loopback else _url_host(args.host)
     from ..app.web_server import serve  # textual-serve and aiohttp only for this command
@@ -43,7 +52,9 @@ def cmd_serve(args) -> int:
         )
     except OSError as err:
         raise FlopscopeError(
-            f"{args.host}:{args.port}", f"cannot listen ({err.strerror or err})", "pick another --port (or --host)"
+            f"{args.host}:{args.port}",
+            f"cannot listen ({err.strerror or err})",
+            "pick another --port (or --host)",
         ) from None
     return 0
 
@@ -52,7 +63,8 @@ def _announce(url: str, port: int, loopback: bool) -> None:
     print(f"flopscope serve: open {url}  (the token works once; Ctrl-C stops)", flush=True)
     if loopback:
         print(
-            f"from another machine: ssh -L {port}:localhost:{port} {socket.gethostname()}, then open the URL there",
+            f"from another machine: ssh -L {port}:localhost:{port} {socket.gethostname()}, then"
+            " open the URL there",
             flush=True,
         )
 
@@ -67,7 +79,8 @@ def _is_loopback(host: str) -> bool:
 
 
 def _url_host(host: str) -> str:
-    """The host part of the URL to print: this machine's name for a wildcard address, [v6] in brackets."""
+    """The host part of the URL to print: this machine's name for a wildcard address, [v6] in
+    brackets."""
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
@@ -78,12 +91,15 @@ def _url_host(host: str) -> str:
 
 
 def _refuse_unknown(ref: str) -> None:
-    """Neither a file nor a stored run or sweep: one line now, not a blank page in the browser later."""
+    """Neither a file nor a stored run or sweep: one line now, not a blank page in the browser
+    later."""
     with Store() as store:
         if store.runs(ref).empty:
             try:
                 store.resolve(ref)
             except FlopscopeError:
                 raise FlopscopeError(
-                    ref, "no such file, stored run or sweep", "check the path (`flopscope runs` lists the stored runs)"
+                    ref,
+                    "no such file, stored run or sweep",
+                    "check the path (`flopscope runs` lists the stored runs)",
                 ) from None

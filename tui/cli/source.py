@@ -1,4 +1,5 @@
-"""`flopscope report FILE --source WHICH [--top N]`: the hottest SASS lines of one launch, by warp samples."""
+"""`flopscope report FILE --source WHICH [--top N]`: the hottest SASS lines of one launch, by warp
+samples."""
 
 from __future__ import annotations
 
@@ -31,8 +32,12 @@ TEXT = ("Top stall", "SASS", "Source", CUDA)
 
 
 def _specs(titles: tuple[str, ...]) -> list[Spec]:
-    # The CUDA text beside the SASS drops first on a narrow terminal: the by-line table below shows it.
-    return [Spec(t, numeric=t not in TEXT, priority=1 if t == CUDA and "SASS" in titles else 0) for t in titles]
+    # The CUDA text beside the SASS drops first on a narrow terminal: the by-line table below shows
+    # it.
+    return [
+        Spec(t, numeric=t not in TEXT, priority=1 if t == CUDA and "SASS" in titles else 0)
+        for t in titles
+    ]
 
 
 def print_source(report: Report, which: str, top: int | None, as_json: bool) -> int:
@@ -45,8 +50,16 @@ def print_source(report: Report, which: str, top: int | None, as_json: bool) -> 
     page, launch = _page(report, which)
     files = file_lines(page) if page.files else None
     if as_json:
-        doc = {"launch_id": page.launch_id, "launch": launch, "kernel": page.kernel, "samples": page.samples}
-        doc |= {"reason": page.reason or None, "lines": [line_record(line, files) for line in page.hottest(top)]}
+        doc = {
+            "launch_id": page.launch_id,
+            "launch": launch,
+            "kernel": page.kernel,
+            "samples": page.samples,
+        }
+        doc |= {
+            "reason": page.reason or None,
+            "lines": [line_record(line, files) for line in page.hottest(top)],
+        }
         doc["cuda_lines"] = [cuda_record(c) for c in hottest_cuda(by_cuda_line(page), top)]
         json.dump(doc, sys.stdout)
         sys.stdout.write("\n")
@@ -59,8 +72,8 @@ def print_source(report: Report, which: str, top: int | None, as_json: bool) -> 
     shown = page.hottest(top or TOP)
     out.print(
         Text(
-            f"{fmt.integer(page.samples)} warp samples over {fmt.integer(len(page.lines))} SASS lines; the "
-            f"{fmt.integer(len(shown))} hottest:"
+            f"{fmt.integer(page.samples)} warp samples over {fmt.integer(len(page.lines))} SASS"
+            f" lines; the {fmt.integer(len(shown))} hottest:"
         )
     )
     cells = [line_cells(line, page.samples, files) for line in shown]
@@ -72,12 +85,18 @@ def print_source(report: Report, which: str, top: int | None, as_json: bool) -> 
 
 
 def _print_cuda_lines(out, page: SourcePage, top: int) -> None:
-    """The hottest CUDA lines, each its SASS lines summed, where the report resolves lines (`-lineinfo`)."""
+    """The hottest CUDA lines, each its SASS lines summed, where the report resolves lines
+    (`-lineinfo`)."""
     lines = by_cuda_line(page)
     if not lines:
         return
     shown = hottest_cuda(lines, top)
-    out.print(Text(f"By CUDA line ({fmt.integer(len(lines))} lines), the {fmt.integer(len(shown))} hottest:"))
+    out.print(
+        Text(
+            f"By CUDA line ({fmt.integer(len(lines))} lines), the {fmt.integer(len(shown))}"
+            " hottest:"
+        )
+    )
     cells = [cuda_cells(line, page.samples) for line in shown]
     table, hidden = fitted_table(_specs(CUDA_COLUMNS), cells, out.width, flex=3)
     out.print(table)
@@ -85,11 +104,14 @@ def _print_cuda_lines(out, page: SourcePage, top: int) -> None:
 
 
 def _page(report: Report, which: str) -> tuple[SourcePage, str]:
-    """A launch ID, else the kernel (by name, regex, any case) with the most time that matches, its longest."""
+    """A launch ID, else the kernel (by name, regex, any case) with the most time that matches, its
+    longest."""
     if which.isdigit():
         launch_id = int(which)
         if launch_id not in set(report.kernels["launch_id"].dropna().astype(int)):
-            raise FlopscopeError(report.meta.source, f"has no launch {launch_id}", "pass an ID `--by launch` lists")
+            raise FlopscopeError(
+                report.meta.source, f"has no launch {launch_id}", "pass an ID `--by launch` lists"
+            )
         return read_source(report.meta.source, launch_id), f"ID {launch_id}"
     try:
         pattern = re.compile(which, re.IGNORECASE)
@@ -103,4 +125,6 @@ def _page(report: Report, which: str) -> tuple[SourcePage, str]:
             page, launch = row_source(report, row, "name")
             if page is not None:
                 return page, launch
-    raise FlopscopeError(report.meta.source, f"has no kernel whose name matches {which!r}", "pass a launch ID")
+    raise FlopscopeError(
+        report.meta.source, f"has no kernel whose name matches {which!r}", "pass a launch ID"
+    )

@@ -1,4 +1,5 @@
-"""`flopscope sweep`: profile a command over parameter values, or analyse runs and files already made."""
+"""`flopscope sweep`: profile a command over parameter values, or analyse runs and files already
+made."""
 
 from __future__ import annotations
 
@@ -45,9 +46,10 @@ from .profile import checked_options, open_store
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """Exit 0 when every point is stored cleanly, 1 when some failed or were stored with a warning (the program
-    exited non-zero, the report is partial), 2 when none could be stored; the analysis of what was stored prints
-    either way. In a terminal the app shows each point's state as the sweep goes, then the analysis."""
+    """Exit 0 when every point is stored cleanly, 1 when some failed or were stored with a warning
+    (the program exited non-zero, the report is partial), 2 when none could be stored; the analysis
+    of what was stored prints either way. In a terminal the app shows each point's state as the
+    sweep goes, then the analysis."""
     code, results = 0, None
     in_app = not args.json and not args.no_tui and sys.stdin.isatty() and sys.stdout.isatty()
     if args.sources:
@@ -60,14 +62,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if lines and in_app:
         from ..app.launch import run_sweep  # Textual only for the app
 
-        return run_sweep(lines, title, tolerance=args.tolerance, judged=judged_against(lines, args.gpu)) or code
+        return (
+            run_sweep(
+                lines, title, tolerance=args.tolerance, judged=judged_against(lines, args.gpu)
+            )
+            or code
+        )
     _show(title, lines, args, results)
     if args.sources:  # a sweep that profiles stores its points; this one only reads, which it says
         points = sum(len(line.points) for line in lines)
         print(
-            f"flopscope: sweep --from read {points} point(s) and stored nothing (report files stay files: "
-            "`flopscope import FOLDER` stores a run folder, `flopscope sweep --param ...` profiles and stores "
-            "a sweep)",
+            f"flopscope: sweep --from read {points} point(s) and stored nothing (report files stay"
+            " files: `flopscope import FOLDER` stores a run folder, `flopscope sweep --param ...`"
+            " profiles and stores a sweep)",
             file=sys.stderr,
         )
     return code
@@ -81,8 +88,8 @@ def _profile_points(args) -> tuple[list[Slice], str, int, list]:
 
 
 def _profile_in_app(args) -> int:
-    """The sweep in a worker thread under the app's live screen; what the CLI says of it (the summary, damaged
-    runs) prints once the app is closed, so nothing writes over the screen."""
+    """The sweep in a worker thread under the app's live screen; what the CLI says of it (the
+    summary, damaged runs) prints once the app is closed, so nothing writes over the screen."""
     from ..app.keymap import load_keymap
     from ..app.launch import run_live_sweep
     from ..app.screens.live_sweep import STOPPED, LiveSweepScreen
@@ -118,7 +125,8 @@ def _profile_in_app(args) -> int:
     try:
         code = run_live_sweep(screen)
     finally:
-        if not finished.is_set():  # stopped (or the app failed): every point under way ends and is cleaned up
+        # stopped (or the app failed): every point under way ends and is cleaned up
+        if not finished.is_set():
             stop_all()
             finished.wait(STOP_WAIT_S + 5)
         for t in opened:
@@ -127,19 +135,24 @@ def _profile_in_app(args) -> int:
         say(line)
     if screen.stopped:
         say(
-            f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
-            "points not stored yet"
+            f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...`"
+            " profiles the points not stored yet"
         )
         return STOPPED
     return _summarise(results, params, sweep) or code
 
 
 def _prepare(args) -> tuple:
-    """The checked template, parameters and environment, and the sweep's name (a new one unless given)."""
+    """The checked template, parameters and environment, and the sweep's name (a new one unless
+    given)."""
     params = parse_params(args.param)
     slurm_only(args)
     if not params:
-        raise FlopscopeError("sweep", "no --param given", "e.g. --param batch_size=1,8,16 -- python x.py {batch_size}")
+        raise FlopscopeError(
+            "sweep",
+            "no --param given",
+            "e.g. --param batch_size=1,8,16 -- python x.py {batch_size}",
+        )
     if args.resume and not args.sweep_name:
         raise FlopscopeError(
             "--resume",
@@ -147,14 +160,16 @@ def _prepare(args) -> tuple:
             "pass --sweep-name NAME (`flopscope runs` lists the sweeps)",
         )
     cwds: list[str | None] | None = (
-        [substitute([args.remote_cwd], point)[0] for point in points(params)] if args.remote_cwd else None
+        [substitute([args.remote_cwd], point)[0] for point in points(params)]
+        if args.remote_cwd
+        else None
     )
     template, env = checked_options(args, cwds)
     _check_new_sweep(args.sweep_name, args.resume)
     for name in unused_params(template.command, params, env, args.remote_cwd):
         say(
-            f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its values would never "
-            "reach the program"
+            f"flopscope: warning: no argument uses {{{name}}} (nor --env, nor --remote-cwd): its"
+            " values would never reach the program"
         )
     with open_store() as store:
         sweep = args.sweep_name or store.new_sweep(time.strftime("sweep-%Y%m%d-%H%M%S"))
@@ -169,8 +184,13 @@ def _summarise(results: list, params: dict, sweep: str) -> int:
     failed = total - stored - skipped  # a point with no result at all counts as failed too
     suspect = [r for r in results if r.status == "stored" and r.suspect]
     misjudged = [r for r in results if r.status == "stored" and r.gpu_refused and not r.suspect]
-    # A --metrics name ncu 2025.3 profiled past: each point's line said so; the sweep exits 1 as profile does.
-    unknown = [r for r in results if r.status == "stored" and r.unknown_metrics and not r.suspect and not r.gpu_refused]
+    # A --metrics name ncu 2025.3 profiled past: each point's line said so; the sweep exits 1 as
+    # profile does.
+    unknown = [
+        r
+        for r in results
+        if r.status == "stored" and r.unknown_metrics and not r.suspect and not r.gpu_refused
+    ]
     warned = len(suspect) + len(misjudged) + len(unknown)
     say(
         f"flopscope: sweep {sweep}: {stored + skipped} of {total} point(s) stored"
@@ -180,30 +200,35 @@ def _summarise(results: list, params: dict, sweep: str) -> int:
     )
     for r in suspect:  # a crash or OOM at one size must not pass for a clean point in the fits
         say(
-            f"flopscope: warning: {fmt.params(r.params)} (run {r.run}) is in the analysis although {r.suspect}: "
-            "check it before trusting the fits"
+            f"flopscope: warning: {fmt.params(r.params)} (run {r.run}) is in the analysis although"
+            f" {r.suspect}: check it before trusting the fits"
         )
     if misjudged:  # its own GPU judges it: what --gpu asked for was not done
         say(
-            f"flopscope: warning: {len(misjudged)} point(s) judged against their own GPU, not --gpu: "
-            f"{misjudged[0].gpu_refused}"
+            f"flopscope: warning: {len(misjudged)} point(s) judged against their own GPU, not"
+            f" --gpu: {misjudged[0].gpu_refused}"
         )
     return 2 if failed and not stored + skipped else 1 if failed or warned else 0
 
 
 def _lines(sweep: str, tell=say) -> list[Slice]:
-    """The stored sweep's lines for the analysis, or none; `tell` hears the lines to print (a damaged run)."""
+    """The stored sweep's lines for the analysis, or none; `tell` hears the lines to print (a
+    damaged run)."""
     try:
         with Store() as store:
-            return slices(sweep_points(sweep, store, lambda m: tell(f"flopscope: warning: {m}")), f"sweep {sweep}")
+            return slices(
+                sweep_points(sweep, store, lambda m: tell(f"flopscope: warning: {m}")),
+                f"sweep {sweep}",
+            )
     except FlopscopeError as exc:
         tell(f"flopscope: {exc.problem}: runs stored, no scaling analysis")
         return []
 
 
 def _check_new_sweep(sweep: str | None, resume: bool) -> None:
-    """A --sweep-name already stored, without --resume, is refused before anything runs: its points would be
-    stored a second time beside the first, each value measured twice. No store yet: no sweep is taken."""
+    """A --sweep-name already stored, without --resume, is refused before anything runs: its points
+    would be stored a second time beside the first, each value measured twice. No store yet: no
+    sweep is taken."""
     if not sweep or resume or not (data_home() / "flopscope.db").exists():
         return
     with Store() as store:
@@ -212,7 +237,8 @@ def _check_new_sweep(sweep: str | None, resume: bool) -> None:
             raise FlopscopeError(
                 f"--sweep-name {sweep}",
                 f"a sweep of this name is stored already ({stored} point(s))",
-                "pass --resume to continue it (only the points it lacks are profiled), or choose another --sweep-name",
+                "pass --resume to continue it (only the points it lacks are profiled), or choose"
+                " another --sweep-name",
             )
 
 
@@ -257,7 +283,8 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
 
     def on_host_lost(host, reason) -> None:
         progress(
-            f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts take its points"
+            f"flopscope: dropped host {host} for the rest of the sweep ({reason}); the other hosts"
+            " take its points"
         )
 
     try:
@@ -276,10 +303,11 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
                 on_state=on_state,
                 on_host_lost=on_host_lost,
             )
-    except KeyboardInterrupt:  # the points under way were stopped and their unfinished run folders removed
+    # the points under way were stopped and their unfinished run folders removed
+    except KeyboardInterrupt:
         say(
-            f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...` profiles the "
-            "points not stored yet"
+            f"flopscope: sweep {sweep} stopped; `flopscope sweep --resume --sweep-name {sweep} ...`"
+            " profiles the points not stored yet"
         )
         raise
     finally:
@@ -288,13 +316,17 @@ def _run(args, template, params: dict, env: dict, sweep: str) -> list:
 
 
 def _transports(args, total: int) -> tuple[list, list]:
-    """What run_sweep spreads the points over, and what to close afterwards: a transport per --host (or this
-    machine); with --slurm, one Slurm transport per job kept submitted at once, all through the one login node
-    (or this machine)."""
+    """What run_sweep spreads the points over, and what to close afterwards: a transport per --host
+    (or this machine); with --slurm, one Slurm transport per job kept submitted at once, all through
+    the one login node (or this machine)."""
     options = _slurm_options(args) if args.slurm else None
     hosts = args.host or [None]
     direct = [
-        SshTransport(h, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config) if h else LocalTransport()
+        (
+            SshTransport(h, connect_timeout=args.connect_timeout, ssh_config=args.ssh_config)
+            if h
+            else LocalTransport()
+        )
         for h in hosts
     ]
     if options is None:
@@ -312,7 +344,8 @@ def _slurm_options(args) -> SlurmOptions:
     if len(args.host) > 1:
         raise FlopscopeError(
             "--slurm",
-            f"the jobs are submitted through one login node, and --host is given {len(args.host)} times",
+            f"the jobs are submitted through one login node, and --host is given {len(args.host)}"
+            " times",
             "pass --host once (the scheduler spreads the points)",
         )
     try:
@@ -327,8 +360,13 @@ def _slurm_options(args) -> SlurmOptions:
 
 
 def slurm_only(args) -> None:
-    """--partition, --gres, --time, --account and --sbatch-args without --slurm would be ignored: refused."""
-    given = [name for name in ("partition", "gres", "time", "account", "sbatch_args") if getattr(args, name)]
+    """--partition, --gres, --time, --account and --sbatch-args without --slurm would be ignored:
+    refused."""
+    given = [
+        name
+        for name in ("partition", "gres", "time", "account", "sbatch_args")
+        if getattr(args, name)
+    ]
     if given and not args.slurm:
         flag = "--" + given[0].replace("_", "-")
         raise FlopscopeError(
@@ -359,7 +397,8 @@ def _from_sources(args) -> list[Slice]:
 
 
 def _stored_run(store: Store, ref: str) -> tuple[str, dict[str, Any]]:
-    """A stored run's name and parameters; a sweep's name is told apart from a typo (--from takes runs)."""
+    """A stored run's name and parameters; a sweep's name is told apart from a typo (--from takes
+    runs)."""
     try:
         return store.named_params(ref)
     except FlopscopeError:
@@ -374,17 +413,20 @@ def _stored_run(store: Store, ref: str) -> tuple[str, dict[str, Any]]:
         raise FlopscopeError(
             f"--from {ref}",
             "a sweep, not a run: --from takes stored runs or report files",
-            f"`flopscope open {ref}` shows the sweep (`flopscope runs --sweep {ref}` lists its runs)",
+            f"`flopscope open {ref}` shows the sweep (`flopscope runs --sweep {ref}` lists its"
+            " runs)",
         ) from None
 
 
 def judged_against(lines: list[Slice], gpu: str | None) -> str | None:
-    """The GPU whose datasheet ceilings judge the points when --gpu was given (every point got it), else None:
-    the output says so, as `open RUN --gpu` does, so no one reads the points' own GPU's efficiencies."""
+    """The GPU whose datasheet ceilings judge the points when --gpu was given (every point got it),
+    else None: the output says so, as `open RUN --gpu` does, so no one reads the points' own GPU's
+    efficiencies."""
     spec = find_gpu(gpu)
     if spec is None:
         return None
-    # A point of another compute capability keeps its own GPU (`sweep --gpu` says so per point): not this one.
+    # A point of another compute capability keeps its own GPU (`sweep --gpu` says so per point): not
+    # this one.
     used = {
         getattr(g, "key", None)
         for _, report in (p for line in lines for p in line.points)
@@ -417,7 +459,9 @@ def _value(name: str, stored: dict, pattern, param: str, source: str) -> float:
         return _number(m.group(1) if m.groups() else m.group(0))
     if stored:
         return _number(stored.get(param, next(iter(stored.values()))))
-    raise FlopscopeError(source, "no parameter value for this file", r"pass --param-from-name REGEX, e.g. 'bs(\d+)'")
+    raise FlopscopeError(
+        source, "no parameter value for this file", r"pass --param-from-name REGEX, e.g. 'bs(\d+)'"
+    )
 
 
 def _number(text: str) -> float:
@@ -433,7 +477,9 @@ def _number(text: str) -> float:
 
 def _show(name: str, lines: list[Slice], args, results: list | None = None) -> None:
     if args.json:
-        out = sweep_json(name, lines, args.tolerance, judged_against(lines, getattr(args, "gpu", None)))
+        out = sweep_json(
+            name, lines, args.tolerance, judged_against(lines, getattr(args, "gpu", None))
+        )
         if results is not None:  # profiled now: how each point went, with its notes
             out["runs"] = [
                 {
@@ -461,16 +507,20 @@ def _show(name: str, lines: list[Slice], args, results: list | None = None) -> N
 
 
 def _print_analysis(param: str, analysis: Analysis, out_console) -> None:
-    """The Sweep screen's per-point table (its columns, the Warning one included), fitted to the terminal as
-    the kernel table is; then the fits and the findings."""
+    """The Sweep screen's per-point table (its columns, the Warning one included), fitted to the
+    terminal as the kernel table is; then the fits and the findings."""
     table = analysis.table
     columns = sweep_columns(param, bool(table["warning"].any()))
-    cells = [[col.render(values[col.name]) for col in columns] for values in table.to_dict("records")]
-    # The Warning column (never dropped) is the one cut to fit, never the numbers; the findings below give
-    # each warning whole.
+    cells = [
+        [col.render(values[col.name]) for col in columns] for values in table.to_dict("records")
+    ]
+    # The Warning column (never dropped) is the one cut to fit, never the numbers; the findings
+    # below give each warning whole.
     names = [col.name for col in columns]
     flex = names.index("warning") if "warning" in names else None
-    out, hidden = fitted_table(specs(columns), cells, out_console.width, flex=flex, flex_min=WARNING_CELLS)
+    out, hidden = fitted_table(
+        specs(columns), cells, out_console.width, flex=flex, flex_min=WARNING_CELLS
+    )
     out_console.print(out)
     print_hidden(out_console, hidden)
     for name, title, text in FITTED:

@@ -1,4 +1,5 @@
-"""The commands that read one report and show it: `report`, `open` and `demo` (`export` writes it: export.py)."""
+"""The commands that read one report and show it: `report`, `open` and `demo` (`export` writes it:
+export.py)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from .args import TABLE_ROWS, build_parser
 from .main import _exists, bundled_example
 from .progress import read_progress
 
-# The printed table (rich), ncu's rule results, stored sweeps and the app are imported where they are used:
-# `export` and `--json` need none of them (~60 ms of imports, a tenth of a bare read of 100k launches).
+# The printed table (rich), ncu's rule results, stored sweeps and the app are imported where they
+# are used: `export` and `--json` need none of them (~60 ms of imports, a tenth of a bare read of
+# 100k launches).
 
 
 def _view(args):
@@ -32,12 +34,16 @@ def _view(args):
 def _view_order(args):
     """The report, and the rows the command shows in the order it shows them (Report.view_order)."""
     report = _read(args)
-    sort = args.sort and sort_column(args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns)
+    sort = args.sort and sort_column(
+        args.sort, args.by, isinstance(report.judged_by, dict), report.kernels.columns
+    )
     rows, order = report.view_order(args.by, sort=sort, descending=not args.asc)
     if args.where:  # the rows the expression keeps, in the view's order
         from ..presentation.where import where_mask
 
-        keep = where_mask(args.where, rows, table_columns(args.by, isinstance(report.judged_by, dict)))
+        keep = where_mask(
+            args.where, rows, table_columns(args.by, isinstance(report.judged_by, dict))
+        )
         order = order[keep[order]]
     if sort and rows[sort].isna().all():
         needs = NEEDS.get(sort, (sort,))  # the raw columns whose ncu metrics would fill it
@@ -55,8 +61,8 @@ def _view_order(args):
 
 
 def _read(args) -> Report:
-    """The report `args.path` names, read with progress on stderr (not for --json) and judged by `--roof`: a
-    file, else a stored run by name or id, as `open`, `diff` and `check` take it."""
+    """The report `args.path` names, read with progress on stderr (not for --json) and judged by
+    `--roof`: a file, else a stored run by name or id, as `open`, `diff` and `check` take it."""
     if args.path != "-" and not _exists(args.path):
         return _judged(_stored_run(args.path, args.gpu), args)
     with read_progress(not getattr(args, "json", False)) as progress:
@@ -65,7 +71,8 @@ def _read(args) -> Report:
 
 
 def _stored_run(ref: str, gpu: str | None) -> Report:
-    """The stored run `ref` names (one line if none; a path-like ref that names nothing: "no such file")."""
+    """The stored run `ref` names (one line if none; a path-like ref that names nothing: "no such
+    file")."""
     _refuse_missing_file(ref)
     from ...core.store import Store
 
@@ -75,19 +82,20 @@ def _stored_run(ref: str, gpu: str | None) -> Report:
 
 
 def _judged(report: Report, args) -> Report:
-    """The report against the roof `--roof` names (one line, exit 2, where `measured` has no stored ceilings)."""
+    """The report against the roof `--roof` names (one line, exit 2, where `measured` has no stored
+    ceilings)."""
     return judged_by(report, getattr(args, "roof", "clock"))
 
 
 def _say_cut_unknowns(sorted_by, top: int, title: str) -> None:
-    """Rows whose sort value is unknown sort last either way; --top cutting them says so, so `--sort flop --top
-    1` does not silently pass over a kernel whose FLOPs are unknown (it may have done the most). `sorted_by`:
-    the sort column's values, in the rows' order."""
+    """Rows whose sort value is unknown sort last either way; --top cutting them says so, so `--sort
+    flop --top 1` does not silently pass over a kernel whose FLOPs are unknown (it may have done the
+    most). `sorted_by`: the sort column's values, in the rows' order."""
     cut = int(sorted_by.iloc[top:].isna().sum())
     if cut:
         say(
-            f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values sort last "
-            "either way); leave out --top to see them"
+            f"flopscope: --top {top} left out {cut} row(s) whose {title} is unknown (unknown values"
+            " sort last either way); leave out --top to see them"
         )
 
 
@@ -96,7 +104,9 @@ def cmd_report(args) -> int:
         return _report_modules(args)
     if getattr(args, "model", None):
         raise FlopscopeError(
-            f"--model {args.model}", "is for the module tree", "add --by module (or use `flopscope reconcile`)"
+            f"--model {args.model}",
+            "is for the module tree",
+            "add --by module (or use `flopscope reconcile`)",
         )
     if args.source:
         from .source import print_source
@@ -104,34 +114,44 @@ def cmd_report(args) -> int:
         return print_source(_read(args), args.source, args.top, args.json)
     report, rows = _view(args)
     columns = _chosen(args, report, rows)
-    if args.json:  # what the document needs from the report, then the report let go (see export.cmd_export)
+    # what the document needs from the report, then the report let go (see export.cmd_export)
+    if args.json:
         doc = _json_doc(report, rows, args.by)
         del report
         return _print_json(rows, *doc)
     if not (args.top or args.all) and len(rows) > TABLE_ROWS:
         say(
-            f"flopscope: showing the first {TABLE_ROWS} of {len(rows):,} rows; --top N for another number, --all "
-            "for every row (--json and export always have them all)"
+            f"flopscope: showing the first {TABLE_ROWS} of {len(rows):,} rows; --top N for another"
+            " number, --all for every row (--json and export always have them all)"
         )
         rows = rows.head(TABLE_ROWS)
     return _print(report, rows, False, args.by, args.sort, columns, getattr(args, "output", None))
 
 
 def _chosen(args, report, rows) -> list[str] | None:
-    """`--columns` as column keys (None: the table's own); a name that is no column: one line, exit 2."""
+    """`--columns` as column keys (None: the table's own); a name that is no column: one line, exit
+    2."""
     if not args.columns:
         return None
     from ..presentation.columns import column_keys, filter_names
 
-    return column_keys(args.columns, filter_names(table_columns(args.by, isinstance(report.judged_by, dict)), rows))
+    return column_keys(
+        args.columns, filter_names(table_columns(args.by, isinstance(report.judged_by, dict)), rows)
+    )
 
 
 def _module_tree(args):
-    """The report and its module tree down to `--depth`; a report without NVTX ranges says what would fill it."""
-    for option, value in (("--where", getattr(args, "where", None)), ("--columns", getattr(args, "columns", None))):
+    """The report and its module tree down to `--depth`; a report without NVTX ranges says what
+    would fill it."""
+    for option, value in (
+        ("--where", getattr(args, "where", None)),
+        ("--columns", getattr(args, "columns", None)),
+    ):
         if value:
             raise FlopscopeError(
-                f"{option} {value}", "is for the kernel table, not the module tree", "leave out --by module"
+                f"{option} {value}",
+                "is for the kernel table, not the module tree",
+                "leave out --by module",
             )
     report = _read(args)
     tree = report.module_tree()
@@ -161,7 +181,8 @@ def _report_modules(args) -> int:
 
     report, tree = _module_tree(args)
     steps = load_steps(report)
-    if steps is not None and steps.median is not None:  # a timing file: each node's MFU beside its time
+    # a timing file: each node's MFU beside its time
+    if steps is not None and steps.median is not None:
         from ...core.analysis.module_model import steps_held
         from ...core.analysis.step_mfu import with_node_mfu
 
@@ -183,7 +204,10 @@ def _report_modules(args) -> int:
     table, hidden = tree_table(tree, out.width)
     out.print(table)
     out.print(
-        Text(f"{len(tree)} node(s) · Fwd/Bwd: forward and backward time · Own: outside its children", style="dim")
+        Text(
+            f"{len(tree)} node(s) · Fwd/Bwd: forward and backward time · Own: outside its children",
+            style="dim",
+        )
     )
     print_hidden(out, hidden)
     if steps is not None:
@@ -235,11 +259,14 @@ def _print(
 
 
 def save_picture(out, target: str, title: str) -> None:
-    """What `out` recorded, as OUT.svg or OUT.html (rich's own export) or OUT.txt; its path said on stderr."""
+    """What `out` recorded, as OUT.svg or OUT.html (rich's own export) or OUT.txt; its path said on
+    stderr."""
     path = Path(target)
     kind = path.suffix.lower()
     if kind not in (".svg", ".html", ".txt"):
-        raise FlopscopeError(target, "is no picture file flopscope writes", "name it OUT.svg, OUT.html or OUT.txt")
+        raise FlopscopeError(
+            target, "is no picture file flopscope writes", "name it OUT.svg, OUT.html or OUT.txt"
+        )
     try:
         if kind == ".svg":
             out.save_svg(str(path), title=title)
@@ -254,7 +281,8 @@ def save_picture(out, target: str, title: str) -> None:
 
 
 def _rules(report, rows, by: str):
-    """One row (one kernel, or --top 1) is a kernel's view: ncu's rule results for it follow, read from the file."""
+    """One row (one kernel, or --top 1) is a kernel's view: ncu's rule results for it follow, read
+    from the file."""
     if len(rows) != 1:
         return None
     from ..presentation.rules import row_rule_results
@@ -263,7 +291,8 @@ def _rules(report, rows, by: str):
 
 
 def _json_doc(report, rows, by: str) -> tuple[list[str], dict, dict | None]:
-    """What `--json` takes from the report: its warnings, its meta, and a kernel's rule results (`ncu_rules`)."""
+    """What `--json` takes from the report: its warnings, its meta, and a kernel's rule results
+    (`ncu_rules`)."""
     rules = _rules(report, rows, by)
     extra = {"ncu_rules": {**rules[0].as_dict(), "launch": rules[1]}} if rules else None
     return warning_lines(report), run_meta(report), extra
@@ -279,8 +308,9 @@ def _print_json(rows, warnings: list[str], meta: dict, extra: dict | None) -> in
 
 
 def cmd_open(args) -> int:
-    """The app in a terminal; with stdin or stdout not a terminal (a script, `> out.txt`), what `report` prints,
-    as `runs` and `diff` decide: the app there would write escape codes into a file and wait for keys forever."""
+    """The app in a terminal; with stdin or stdout not a terminal (a script, `> out.txt`), what
+    `report` prints, as `runs` and `diff` decide: the app there would write escape codes into a file
+    and wait for keys forever."""
     from .runs import interactive
 
     app = interactive(args)
@@ -291,7 +321,11 @@ def cmd_open(args) -> int:
         # The read starts now, beside Textual's import and the app's start-up (read_ahead.py).
         from ..app.read_ahead import ReadAhead
 
-        ahead = None if args.path == "-" else ReadAhead(lambda p: read_report(args.path, gpu=args.gpu, progress=p))
+        ahead = (
+            None
+            if args.path == "-"
+            else ReadAhead(lambda p: read_report(args.path, gpu=args.gpu, progress=p))
+        )
         from ..app.launch import run_kernels
 
         return run_kernels(args.path, gpu=args.gpu, roof=args.roof, read_ahead=ahead)
@@ -307,12 +341,16 @@ def cmd_open(args) -> int:
     if sweep is not None:
         if args.roof != "clock":
             raise FlopscopeError(
-                f"--roof {args.roof}", "judges one report or run, not a sweep", "open one of its points by name"
+                f"--roof {args.roof}",
+                "judges one report or run, not a sweep",
+                "open one of its points by name",
             )
         sweep = _judged_lines(sweep, args.gpu) if args.gpu else sweep
         if not app:
             # 0.05: the app's tolerance
-            _show(args.path, sweep, argparse.Namespace(json=args.json, tolerance=0.05, gpu=args.gpu))
+            _show(
+                args.path, sweep, argparse.Namespace(json=args.json, tolerance=0.05, gpu=args.gpu)
+            )
             return 0
         from ..app.launch import run_sweep  # Textual only for the app
 
@@ -328,8 +366,8 @@ def cmd_open(args) -> int:
 
 
 def _refuse_missing_file(ref: str) -> None:
-    """A ref that looks like a path (a slash, a report or CSV suffix), exists nowhere and names no stored run or
-    sweep was meant as a file: say "no such file", not "no such run in the store"."""
+    """A ref that looks like a path (a slash, a report or CSV suffix), exists nowhere and names no
+    stored run or sweep was meant as a file: say "no such file", not "no such run in the store"."""
     if "/" not in ref and not ref.endswith((".ncu-rep", ".csv")):
         return
     from ...core.store import Store
@@ -348,7 +386,8 @@ def _refuse_missing_file(ref: str) -> None:
 
 
 def _judged_lines(lines: list, gpu: str) -> list:
-    """A stored sweep's points judged against --gpu's ceilings (a point on several lines is judged once)."""
+    """A stored sweep's points judged against --gpu's ceilings (a point on several lines is judged
+    once)."""
     from dataclasses import replace
 
     judged: dict[int, Report] = {}
@@ -356,7 +395,10 @@ def _judged_lines(lines: list, gpu: str) -> list:
         for _, report in line.points:
             if id(report) not in judged:
                 judged[id(report)] = with_gpu(report, gpu)
-    return [replace(line, points=[(value, judged[id(report)]) for value, report in line.points]) for line in lines]
+    return [
+        replace(line, points=[(value, judged[id(report)]) for value, report in line.points])
+        for line in lines
+    ]
 
 
 def cmd_demo(args) -> int:
@@ -364,7 +406,9 @@ def cmd_demo(args) -> int:
 
     path = bundled_example()
     if not interactive(args):
-        return cmd_report(build_parser().parse_args(["report", path, *(["--json"] if args.json else [])]))
+        return cmd_report(
+            build_parser().parse_args(["report", path, *(["--json"] if args.json else [])])
+        )
     from ..app.launch import run_kernels
 
     return run_kernels(path)

@@ -1,15 +1,16 @@
 """flopscope runs as two processes: a worker does everything, and its parent only watches it.
 
-A native library can end a process without Python ever hearing of it: Arrow's CSV reader calls abort() when
-it cannot allocate a buffer under an address-space limit, a parser may crash on a damaged file, the kernel's
-out-of-memory killer sends SIGKILL. The user would see nothing, or one line of C++ and the shell's "Aborted".
-The parent holds next to nothing, outlives such an end, and says it in flopscope's one line: the file, how the
-worker ended, the memory it had reached and the limit, and the fix; exit 2 (issue 25).
+A native library can end a process without Python ever hearing of it: Arrow's CSV reader calls
+abort() when it cannot allocate a buffer under an address-space limit, a parser may crash on a
+damaged file, the kernel's out-of-memory killer sends SIGKILL. The user would see nothing, or one
+line of C++ and the shell's "Aborted". The parent holds next to nothing, outlives such an end, and
+says it in flopscope's one line: the file, how the worker ended, the memory it had reached and the
+limit, and the fix; exit 2 (issue 25).
 
 Everything else passes through as if there were one process:
 - the worker's exit status is the command's;
-- stop signals: a terminal sends Ctrl-C to its whole foreground process group, the worker included; a
-  SIGHUP, or any signal sent to the parent by kill(2), is passed on;
+- stop signals: a terminal sends Ctrl-C to its whole foreground process group, the worker included;
+  a SIGHUP, or any signal sent to the parent by kill(2), is passed on;
 - a worker ended by any other signal ends the parent by the same signal;
 - the worker dies with its parent (PR_SET_PDEATHSIG): a SIGKILL to flopscope still stops the work;
 - a worker stopped alone stops the parent, and the parent continued continues it (job control);
@@ -36,32 +37,46 @@ try:  # imported before any limit bites: a worker's crash must not leave the wat
 except ImportError:  # Windows
     termios = None
 
-# How a process ends when native code gives up on it: abort(), a bad access, or the out-of-memory killer.
-CRASHES = {signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGKILL}
+# How a process ends when native code gives up on it: abort(), a bad access, or the out-of-memory
+# killer.
+CRASHES = {
+    signal.SIGABRT,
+    signal.SIGSEGV,
+    signal.SIGBUS,
+    signal.SIGILL,
+    signal.SIGFPE,
+    signal.SIGKILL,
+}
 PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-# si_code of a signal the kernel itself sent. A terminal's Ctrl-C goes to its whole foreground process group,
-# the worker included; its hang-up only to the session leader, which this process may be (a tmux pane, an SSH
-# session), so a SIGHUP is always passed on (the worker takes a second one as the same stop).
+# si_code of a signal the kernel itself sent. A terminal's Ctrl-C goes to its whole foreground
+# process group, the worker included; its hang-up only to the session leader, which this process may
+# be (a tmux pane, an SSH session), so a SIGHUP is always passed on (the worker takes a second one
+# as the same stop).
 _SI_KERNEL = 0x80
 _goodbye: int | None = None  # in a worker: the pipe its Python exit writes to (see _said_goodbye)
-# Leave the alternate screen, show the cursor, turn line wrap back on, stop mouse reports, bracketed paste,
-# focus events, in-band resize reports and the kitty keyboard protocol: what a full-screen app (Textual)
-# changes and a crash leaves changed. Line wrap left off cut flopscope's one line, and the shell's long lines
-# after it, at the right margin.
+# Leave the alternate screen, show the cursor, turn line wrap back on, stop mouse reports, bracketed
+# paste, focus events, in-band resize reports and the kitty keyboard protocol: what a full-screen
+# app (Textual) changes and a crash leaves changed. Line wrap left off cut flopscope's one line, and
+# the shell's long lines after it, at the right margin.
 _TERMINAL_RESET = (
-    "\x1b[?1049l\x1b[?25h\x1b[?7h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[?2048l\x1b[<u"
+    "\x1b[?1049l\x1b[?25h\x1b[?7h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
+    "\x1b[?1004l\x1b[?2048l\x1b[<u"
 )
 
 
 def watched(work: Callable[[], int]) -> int:
-    """Run `work()` in a forked worker, which ends with what `work()` returns (or raises); the command's process
-    ends with the worker's exit status (or 2, after the line for a crash). Where there is no fork (Windows), just
-    return `work()`."""
+    """Run `work()` in a forked worker, which ends with what `work()` returns (or raises); the
+    command's process ends with the worker's exit status (or 2, after the line for a crash). Where
+    there is no fork (Windows), just return `work()`."""
     if not hasattr(os, "fork") or not hasattr(signal, "sigwaitinfo"):
         return work()
-    # One the command was started with ignored (`nohup`, SIGINT under `&`) stays ignored: not waited for.
-    waits = {sig for sig in PASSED_ON if signal.getsignal(sig) is not signal.SIG_IGN} | {signal.SIGCHLD}
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, waits)  # from here on, the parent takes them one by one
+    # One the command was started with ignored (`nohup`, SIGINT under `&`) stays ignored: not waited
+    # for.
+    waits = {sig for sig in PASSED_ON if signal.getsignal(sig) is not signal.SIG_IGN} | {
+        signal.SIGCHLD
+    }
+    # from here on, the parent takes them one by one
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, waits)
     terminal = _terminal_state()
     oom_kills = _oom_kills()
     parent = os.getpid()
@@ -83,28 +98,42 @@ def watched(work: Callable[[], int]) -> int:
     _exit(_watch(pid, waits, goodbye, terminal, oom_kills))
 
 
-def _watch(pid: int, waits: set[signal.Signals], goodbye: int, terminal: list | None, oom_kills: int | None) -> int:
+def _watch(
+    pid: int, waits: set[signal.Signals], goodbye: int, terminal: list | None, oom_kills: int | None
+) -> int:
     """In the command's process: wait for the worker and return the command's exit status."""
     status, usage = _wait(pid, waits)
-    # The stop signals stay blocked: one that arrives now was meant for the worker, not for this last step.
+    # The stop signals stay blocked: one that arrives now was meant for the worker, not for this
+    # last step.
     signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     if signum is None and _said_goodbye(goodbye):
         return os.waitstatus_to_exitcode(status)
     _restore(terminal)
     if signum is not None and signum not in CRASHES:
         _end_by(signum)
-    ending = signal.Signals(signum).name if signum else f"exit status {os.waitstatus_to_exitcode(status)}"
+    ending = (
+        signal.Signals(signum).name
+        if signum
+        else f"exit status {os.waitstatus_to_exitcode(status)}"
+    )
     try:
         from ..presentation.messages import say
 
-        say(f"flopscope: {_crash_line(ending, usage.ru_maxrss * 1024, _more(oom_kills, _oom_kills()))}")
+        say(
+            "flopscope:"
+            f" {_crash_line(ending, usage.ru_maxrss * 1024, _more(oom_kills, _oom_kills()))}"
+        )
     except Exception:  # this process, too, short of memory for the imports the line needs: say less
-        os.write(2, f"flopscope: the process doing the work ended by {ending}, most likely out of memory\n".encode())
+        said = (
+            f"flopscope: the process doing the work ended by {ending}, most likely out of memory\n"
+        )
+        os.write(2, said.encode())
     return 2
 
 
 def _exit(code: int) -> NoReturn:
-    """End the command's process: it has nothing to tear down, and Python's teardown costs a start-up's tenth."""
+    """End the command's process: it has nothing to tear down, and Python's teardown costs a
+    start-up's tenth."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError, AttributeError):
             stream.flush()
@@ -112,11 +141,12 @@ def _exit(code: int) -> NoReturn:
 
 
 def _leave(code: int) -> NoReturn:
-    """End the worker once its command returned, Python's and the libraries' teardown skipped: everything was
-    said and stored, and that teardown can still fail a finished command. A native thread still alive then can
-    abort it (std::terminate, "terminate called without an active exception": apache/arrow#34314, and once
-    in a full test run after "flopscope: stopped"); after running out of memory, Arrow's readahead may leave a
-    thread that its pool's shutdown waits for forever."""
+    """End the worker once its command returned, Python's and the libraries' teardown skipped:
+    everything was said and stored, and that teardown can still fail a finished command. A native
+    thread still alive then can abort it (std::terminate, "terminate called without an active
+    exception": apache/arrow#34314, and once in a full test run after "flopscope: stopped"); after
+    running out of memory, Arrow's readahead may leave a thread that its pool's shutdown waits for
+    forever."""
     _say_goodbye()
     _exit(code)
 
@@ -128,8 +158,8 @@ def _say_goodbye() -> None:
 
 
 def _said_goodbye(goodbye: int) -> bool:
-    """Whether the worker ended through Python's exit: glibc, out of memory for a new thread's data, `_exit`s
-    with 127 without a signal."""
+    """Whether the worker ended through Python's exit: glibc, out of memory for a new thread's data,
+    `_exit`s with 127 without a signal."""
     os.set_blocking(goodbye, False)
     try:
         return os.read(goodbye, 1) == b"1"
@@ -146,14 +176,15 @@ def _wait(pid: int, waits: set[signal.Signals]) -> tuple[int, struct_rusage]:
                 _stop_beside(pid)
             elif done == pid:
                 return status, usage
-        elif info.si_code != _SI_KERNEL or info.si_signo == signal.SIGHUP:  # the worker has not had it
+        # the worker has not had it
+        elif info.si_code != _SI_KERNEL or info.si_signo == signal.SIGHUP:
             os.kill(pid, info.si_signo)
 
 
 def _stop_beside(pid: int) -> None:
-    """The worker stopped: stop too, so the shell sees the job stopped, as it would see one process (a
-    `kill -STOP` of the worker alone; Ctrl-Z and a background write under `stty tostop` stop the whole
-    process group anyway, this process with it). Once continued (`fg` continues the group, a
+    """The worker stopped: stop too, so the shell sees the job stopped, as it would see one process
+    (a `kill -STOP` of the worker alone; Ctrl-Z and a background write under `stty tostop` stop the
+    whole process group anyway, this process with it). Once continued (`fg` continues the group, a
     `kill -CONT` may reach this process only), continue the worker."""
     os.kill(os.getpid(), signal.SIGSTOP)
     with contextlib.suppress(ProcessLookupError):
@@ -167,14 +198,16 @@ def _end_with(parent: int) -> None:
             import ctypes
 
             ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (ImportError, OSError):  # no memory left to load it: the worker merely outlives a killed parent
+        # no memory left to load it: the worker merely outlives a killed parent
+        except (ImportError, OSError):
             pass
     if os.getppid() != parent:  # the parent died before the line above
         os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _end_by(signum: int) -> None:
-    """End this process by `signum`, as the worker ended: the shell then reports what it would have."""
+    """End this process by `signum`, as the worker ended: the shell then reports what it would
+    have."""
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
@@ -210,8 +243,8 @@ def _more(before: int | None, after: int | None) -> bool | None:
 
 
 def _oom_kills() -> int | None:
-    """How many processes the kernel's out-of-memory killer has ended in this process's memory cgroup (v2's
-    memory.events or v1's memory.oom_control), or None where neither can be read."""
+    """How many processes the kernel's out-of-memory killer has ended in this process's memory
+    cgroup (v2's memory.events or v1's memory.oom_control), or None where neither can be read."""
     try:
         with open("/proc/self/cgroup") as handle:
             lines = [line.strip().split(":", 2) for line in handle]
@@ -220,7 +253,10 @@ def _oom_kills() -> int | None:
     places = [f"/sys/fs/cgroup{path}/memory.events" for _, names, path in lines if names == ""]
     for _, names, path in lines:
         if "memory" in names.split(","):  # a container sees its own cgroup as the mount's root
-            places += [f"/sys/fs/cgroup/memory{path}/memory.oom_control", "/sys/fs/cgroup/memory/memory.oom_control"]
+            places += [
+                f"/sys/fs/cgroup/memory{path}/memory.oom_control",
+                "/sys/fs/cgroup/memory/memory.oom_control",
+            ]
     for place in places:
         try:
             with open(place) as handle:
@@ -231,9 +267,10 @@ def _oom_kills() -> int | None:
 
 
 def _crash_line(ending: str, peak_bytes: int, oom_killed: bool | None) -> str:
-    """The one line for a worker that native code ended (`ending`: the signal, or an exit status Python did not
-    give): what it worked on, how it ended, the memory it had reached, the likely cause and its fix.
-    `oom_killed`: whether the out-of-memory killer ended a process of this cgroup meanwhile (None: not known)."""
+    """The one line for a worker that native code ended (`ending`: the signal, or an exit status
+    Python did not give): what it worked on, how it ended, the memory it had reached, the likely
+    cause and its fix. `oom_killed`: whether the out-of-memory killer ended a process of this cgroup
+    meanwhile (None: not known)."""
     from ...core.common import FlopscopeError, address_space_limit, out_of_memory
 
     what = _what_it_worked_on()
@@ -241,20 +278,23 @@ def _crash_line(ending: str, peak_bytes: int, oom_killed: bool | None) -> str:
     limit = address_space_limit()
     if ending == "SIGKILL" and oom_killed is not False:
         likely = "" if oom_killed else ", most likely"
-        return out_of_memory(what, f"out of memory: the kernel's out-of-memory killer ended it{likely} ({how})").line()
+        return out_of_memory(
+            what, f"out of memory: the kernel's out-of-memory killer ended it{likely} ({how})"
+        ).line()
     if ending == "SIGKILL":
         return FlopscopeError(what, f"killed from outside flopscope ({how})", "run it again").line()
     if limit is not None:
         return out_of_memory(
             what,
-            f"out of memory, most likely: a native library ended it ({how}) under an address-space limit "
-            f"(ulimit -v) of {limit / 2**30:.2g} GiB",
+            f"out of memory, most likely: a native library ended it ({how}) under an address-space"
+            f" limit (ulimit -v) of {limit / 2**30:.2g} GiB",
         ).line()
     return FlopscopeError(
         what,
         f"a native library crashed ({how})",
-        "the file may be damaged: copy it again from the GPU host; if it is whole, this is a bug in flopscope "
-        "or a library it uses: run it again under `python -X faulthandler -m flopscope.tui.cli` to see where",
+        "the file may be damaged: copy it again from the GPU host; if it is whole, this is a bug in"
+        " flopscope or a library it uses: run it again under `python -X faulthandler -m"
+        " flopscope.tui.cli` to see where",
     ).line()
 
 

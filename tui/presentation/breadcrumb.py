@@ -1,4 +1,5 @@
-"""Where a screen is, as one line: `demo.ncu-rep › by name › nvjet_hsh_…` (the Kernels and Kernel screens)."""
+"""Where a screen is, as one line: `demo.ncu-rep › by name › nvjet_hsh_…` (the Kernels and Kernel
+screens)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ SEP = " › "
 
 
 def crumbs(parts: list[str], width: int) -> list[str]:
-    """`parts` (escaped: they are report and run names) fitted into `width` cells with SEP between them. The last
-    part is what the screen shows and keeps its room: the earlier ones are cut first, from the first (`trai…`),
-    to one cell (`…`) at the least; the last is cut at its end only when the others cannot give more."""
+    """`parts` (escaped: they are report and run names) fitted into `width` cells with SEP between
+    them. The last part is what the screen shows and keeps its room: the earlier ones are cut first,
+    from the first (`trai…`), to one cell (`…`) at the least; the last is cut at its end only when
+    the others cannot give more."""
     parts = [display_text(p) for p in parts]
     for i in range(len(parts) - 1):
         excess = cell_len(SEP.join(parts)) - width

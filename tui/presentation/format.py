@@ -6,7 +6,9 @@ import datetime as dt
 
 from ...core.common import infinite as _infinite
 from ...core.common import is_missing
-from ...core.common import si as si  # fmt.si: the tables' numbers, spelled as core's warning lines spell them
+
+# fmt.si: the tables' numbers, spelled as core's warning lines spell them
+from ...core.common import si as si
 from ...core.common import significant as _significant
 
 
@@ -19,7 +21,8 @@ def seconds(value) -> str:
     if value == 0:
         return "0 s"
     value = float(f"{value:.2e}")
-    if not 1e-12 <= abs(value) < 1e6:  # a damaged or absurd duration: no run of digits hundreds long
+    # a damaged or absurd duration: no run of digits hundreds long
+    if not 1e-12 <= abs(value) < 1e6:
         return f"{value:.2e} s"
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
         if abs(value) >= scale:
@@ -31,7 +34,8 @@ def pct(value) -> str:
     if is_missing(value):
         return ""
     value = float(value)
-    if not _infinite(value) and abs(value) >= 1e6:  # past any real share: no run of digits hundreds long
+    # past any real share: no run of digits hundreds long
+    if not _infinite(value) and abs(value) >= 1e6:
         return f"{value:.2e}%"
     return f"{_infinite(value) or f'{value:.1f}'}%"
 
@@ -64,7 +68,8 @@ def at_least(shown: str, lower_bound: bool) -> str:
 
 
 def flagged(marker: object) -> bool:
-    """A lower-bound marker (a flag, or a count of launches not profiled) that is set: missing is not."""
+    """A lower-bound marker (a flag, or a count of launches not profiled) that is set: missing is
+    not."""
     return not is_missing(marker) and bool(marker)
 
 
@@ -73,16 +78,22 @@ def text(value) -> str:
 
 
 def roof(value) -> str:
-    """The ceiling that bounds a row: `compute`, `dram`, `l2`, `l1`, the words of the export's `roof` column and
-    of the `bound:` filter, so that the table, the filter and the export read alike."""
+    """The ceiling that bounds a row: `compute`, `dram`, `l2`, `l1`, the words of the export's
+    `roof` column and of the `bound:` filter, so that the table, the filter and the export read
+    alike."""
     return "" if is_missing(value) or not value else str(value).lower()
 
 
 def precision(value) -> str:
-    """A `precision` label as tables show it: `tensor_fp16_acc16+tensor_fp16` -> `TC fp16/acc16+TC fp16`
-    (TC: tensor cores; /acc16: accumulating in FP16), short enough to read whole at 80 columns. SIMT labels
-    (`fp64+fp32`) are already short; --json and exports keep the canonical label."""
-    return "" if is_missing(value) else "+".join(_precision_part(part) for part in str(value).split("+"))
+    """A `precision` label as tables show it: `tensor_fp16_acc16+tensor_fp16` -> `TC fp16/acc16+TC
+    fp16` (TC: tensor cores; /acc16: accumulating in FP16), short enough to read whole at 80
+    columns. SIMT labels (`fp64+fp32`) are already short; --json and exports keep the canonical
+    label."""
+    return (
+        ""
+        if is_missing(value)
+        else "+".join(_precision_part(part) for part in str(value).split("+"))
+    )
 
 
 def ceiling(name: str) -> str:
@@ -98,14 +109,18 @@ def _precision_part(part: str) -> str:
 
 
 def warning(value) -> str:
-    """Why a sweep point's numbers may lie (its program failed, its report is partial), marked `!` as the
-    findings are, in words: legible without colour. "" for a clean point."""
+    """Why a sweep point's numbers may lie (its program failed, its report is partial), marked `!`
+    as the findings are, in words: legible without colour. "" for a clean point."""
     return "" if is_missing(value) or not value else f"! {value}"
 
 
 def when(epoch) -> str:
     """A Unix time as local `YYYY-MM-DD HH:MM`."""
-    return "" if is_missing(epoch) else dt.datetime.fromtimestamp(float(epoch)).strftime("%Y-%m-%d %H:%M")
+    return (
+        ""
+        if is_missing(epoch)
+        else dt.datetime.fromtimestamp(float(epoch)).strftime("%Y-%m-%d %H:%M")
+    )
 
 
 def params(values: dict) -> str:
@@ -123,7 +138,8 @@ PEAK_ROOFS = {
 
 
 def peak_roof(source) -> str:
-    """`measured on node + report` -> `measured + at clock`: which roof(s) a % of peak is of; "" where none."""
+    """`measured on node + report` -> `measured + at clock`: which roof(s) a % of peak is of; ""
+    where none."""
     return " + ".join(PEAK_ROOFS.get(part, part) for part in text(source).split(" + ") if part)
 
 

@@ -1,5 +1,5 @@
-"""The module tree (`report --by module`) as the CLI prints it, an indented table, and as nested JSON rows; the
-app's sort choices for it; what a report without NVTX ranges says instead."""
+"""The module tree (`report --by module`) as the CLI prints it, an indented table, and as nested
+JSON rows; the app's sort choices for it; what a report without NVTX ranges says instead."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from ...core.report.meta import ReportMeta
 
 INDENT = "  "
-# (title, canonical column, how a cell reads, right-aligned, drop priority: higher drops first; 0 never)
+# (title, canonical column, how a cell reads, right-aligned, drop priority: higher drops first; 0
+# never)
 COLUMNS: list[tuple[str, str, Any, bool, int]] = [
     ("Module", "name", fmt.text, False, 0),
     ("N", "count", fmt.integer, True, 4),
@@ -34,14 +35,15 @@ COLUMNS: list[tuple[str, str, Any, bool, int]] = [
     ("%Roof", "pct_of_roof", fmt.pct, True, 1),
     ("Bound", "roof", fmt.roof, False, 1),
 ]
-# With `report --by module --model MODEL.json` (core/analysis/module_model.py): the analytic FLOPs beside the
-# measured ones. Only in the CLI's table and JSON, and only when asked for.
+# With `report --by module --model MODEL.json` (core/analysis/module_model.py): the analytic FLOPs
+# beside the measured ones. Only in the CLI's table and JSON, and only when asked for.
 MODEL_COLUMNS: list[tuple[str, str, Any, bool, int]] = [
     ("Model", "model_flop", fmt.si, True, 0),
     ("/Model", "flop_vs_model", fmt.ratio, True, 0),
 ]
-# With a timing file (profile --modules' timing run; core/analysis/step_mfu.py): each node's MFU over its
-# kernel time and its part of the median step's MFU over wall time. Only in the CLI's table and JSON.
+# With a timing file (profile --modules' timing run; core/analysis/step_mfu.py): each node's MFU
+# over its kernel time and its part of the median step's MFU over wall time. Only in the CLI's table
+# and JSON.
 MFU_COLUMNS: list[tuple[str, str, Any, bool, int]] = [
     ("MFU krn", "mfu_kernel", fmt.share, True, 7),
     ("MFU wall", "mfu_wall", fmt.share, True, 7),
@@ -56,9 +58,13 @@ _TREE_DESCRIPTIONS = {
 
 
 def sort_choices(tree: pd.DataFrame) -> tuple[list[tuple[str, str]], list[str]]:
-    """The sort picker's (column, label) for each of the tree's columns with a value, and the titles of those
-    without (as the Kernels screen's picker offers its columns)."""
-    has = [(title, column) for title, column, *_ in COLUMNS if column in tree and tree[column].notna().any()]
+    """The sort picker's (column, label) for each of the tree's columns with a value, and the titles
+    of those without (as the Kernels screen's picker offers its columns)."""
+    has = [
+        (title, column)
+        for title, column, *_ in COLUMNS
+        if column in tree and tree[column].notna().any()
+    ]
     choices = [(c, f"{t} · {_TREE_DESCRIPTIONS.get(c) or DESCRIPTIONS.get(c, c)}") for t, c in has]
     return choices, [title for title, column, *_ in COLUMNS if (title, column) not in has]
 
@@ -72,15 +78,25 @@ EXAMPLE = "python train.py"  # the program in the hint where the report does not
 
 
 def modules_hint(meta: ReportMeta) -> str:
-    """Why a report without NVTX ranges has a one-node tree, and the `flopscope profile --modules` that fills it:
-    the command and host a stored run was profiled with, word for word, else an example to put the program in."""
+    """Why a report without NVTX ranges has a one-node tree, and the `flopscope profile --modules`
+    that fills it: the command and host a stored run was profiled with, word for word, else an
+    example to put the program in."""
     command, host = meta.params.get("command"), meta.params.get("host")
     words = [str(w) for w in command] if isinstance(command, list) else []
     known = bool(words) and words == command
-    on = f"--host {shlex.quote(host)} " if isinstance(host, str) and host and host != "localhost" else ""
-    line = f"flopscope profile --modules {on if known else ''}-- {shlex.join(words) if known else EXAMPLE}"
+    on = (
+        f"--host {shlex.quote(host)} "
+        if isinstance(host, str) and host and host != "localhost"
+        else ""
+    )
+    line = (
+        f"flopscope profile --modules {on if known else ''}--"
+        f" {shlex.join(words) if known else EXAMPLE}"
+    )
     how = (
-        "(the command it was profiled with" if known else f"(your program in the place of `{EXAMPLE}`"
+        "(the command it was profiled with"
+        if known
+        else f"(your program in the place of `{EXAMPLE}`"
     ) + "; any PyTorch program, unchanged: each module call becomes a range)"
     return display_text(
         f"no NVTX ranges, so its module tree is one node; profile it with `{line}` {how}, or use "
@@ -89,8 +105,8 @@ def modules_hint(meta: ReportMeta) -> str:
 
 
 def tree_table(tree: pd.DataFrame, width: int) -> tuple[TextTable, list[str]]:
-    """One line a node, indented by depth under the root; `Own` is the time of its launches outside children;
-    the model's FLOPs and measured / model where the tree has them."""
+    """One line a node, indented by depth under the root; `Own` is the time of its launches outside
+    children; the model's FLOPs and measured / model where the tree has them."""
     columns = COLUMNS + [c for c in (*MFU_COLUMNS, *MODEL_COLUMNS) if c[1] in tree]
     specs = [Spec(title, right, priority) for title, _, _, right, priority in columns]
     rows = []
@@ -102,9 +118,10 @@ def tree_table(tree: pd.DataFrame, width: int) -> tuple[TextTable, list[str]]:
 
 
 def tree_json(tree: pd.DataFrame) -> list[dict[str, Any]]:
-    """The nodes nested: each a JSON row of its columns (`path`, `depth`, ...) with its `children`, in the order
-    printed (tree is depth first). `path_names` is a node's path as the list of its names (the canonical one: a
-    name may hold `/`); `path` the same joined with `/`, as it was before there was the list."""
+    """The nodes nested: each a JSON row of its columns (`path`, `depth`, ...) with its `children`,
+    in the order printed (tree is depth first). `path_names` is a node's path as the list of its
+    names (the canonical one: a name may hold `/`); `path` the same joined with `/`, as it was
+    before there was the list."""
     out: list[dict[str, Any]] = []
     stack: list[dict[str, Any]] = []
     for row in records(with_public_paths(tree)):

@@ -1,9 +1,10 @@
-"""Cutting names to a width so that different names still read differently (the app's table and the CLI's).
+"""Cutting names to a width so that different names still read differently (the app's table and the
+CLI's).
 
-C++ names of one library share long prefixes (`cutlass::Kernel<cutlass::gemm::kernel::B2bGemm<…>>` and
-`…::Gemm<…>>`) and differ late: cut at the end, two kernels look like one. Names whose end-cuts collide are
-cut in the middle instead, and where that still collides, around the place where they differ.
-"""
+C++ names of one library share long prefixes (`cutlass::Kernel<cutlass::gemm::kernel::B2bGemm<…>>`
+and `…::Gemm<…>>`) and differ late: cut at the end, two kernels look like one. Names whose end-cuts
+collide are cut in the middle instead, and where that still collides, around the place where they
+differ."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ ELLIPSIS = "…"
 
 
 def cut_end(text: str, width: int) -> str:
-    """`text` in at most `width` cells, its end replaced by one ellipsis if it is longer. A name already
-    ending its kept part in an ellipsis (the elided template arguments of `k<…>`) gets no second one."""
+    """`text` in at most `width` cells, its end replaced by one ellipsis if it is longer. A name
+    already ending its kept part in an ellipsis (the elided template arguments of `k<…>`) gets no
+    second one."""
     if cell_len(text) <= width:
         return text
     if width < 2:
@@ -49,19 +51,21 @@ def cut_middle(text: str, width: int) -> str:
 
 
 def cut_at_difference(text: str, width: int, differs_at: int, head_share: int = 4) -> str:
-    """`text` cut to show the characters from `differs_at` on (where it parts from names that share its start),
-    after a head of 1/`head_share` of the width: `cutlass::Ker…kernel::B2bGemm<…>>`."""
+    """`text` cut to show the characters from `differs_at` on (where it parts from names that share
+    its start), after a head of 1/`head_share` of the width: `cutlass::Ker…kernel::B2bGemm<…>>`."""
     if cell_len(text) <= width or width < 5:
         return cut_end(text, width)
     head = set_cell_size(text[:differs_at], max(1, width // head_share)).rstrip(ELLIPSIS)
     room = width - cell_len(head) - 1  # the window after the head's ellipsis
-    start = max(len(head), differs_at - max(0, min(8, (room - 2) // 2)))  # a little context before the difference
+    # a little context before the difference
+    start = max(len(head), differs_at - max(0, min(8, (room - 2) // 2)))
     if start <= len(head):
         return cut_end(text, width)
     return head + ELLIPSIS + cut_end(text[start:], room).lstrip(ELLIPSIS)
 
 
-# A word: `aten::mm`, `autograd::engine::evaluate_function`, `mlp.0`, `batch_size=1024`, `Optimizer.step#SGD`.
+# A word: `aten::mm`, `autograd::engine::evaluate_function`, `mlp.0`, `batch_size=1024`,
+# `Optimizer.step#SGD`.
 _WORD = re.compile(r"[\w.#=+-]+(?:::[\w.#=+-]+)*")
 
 
@@ -71,8 +75,8 @@ def _signature(name: str) -> bool:
 
 
 class Words:
-    """The words of a column's names, counted once (when first asked): how many names hold each, in the column
-    and in a group."""
+    """The words of a column's names, counted once (when first asked): how many names hold each, in
+    the column and in a group."""
 
     def __init__(self, every: list[str]) -> None:
         self.every = every
@@ -91,14 +95,17 @@ class Words:
         return Counter(w for n in names for w in self.of[n]), len(names)
 
 
-def cut_shared(text: str, width: int, group: tuple[Counter[str], int], words_of: Words) -> str | None:
-    """`text` in `width` cells with the words it shares with the other names of its `group` (`Words.group`:
-    `text` among them) left out, each run of them one ellipsis, so that what stays is where it differs: the NVTX
-    paths `autograd::engine::evaluate_function: ToCopyBackward0/ToCopyBackward0/aten::to/.../backward/mlp/
-    backward/mlp.0` and `.../attn` show as `…: ToCopyBackward0/…/mlp.0` and `…/attn`. A word repeated within
-    the name goes first (it says nothing new), then the words every name of the group has, the most common in
-    the column first, then the others alike; what still fits is taken back. None where only words no other
-    name of the group has would be left out, and for C++ signatures (see cut_at_difference)."""
+def cut_shared(
+    text: str, width: int, group: tuple[Counter[str], int], words_of: Words
+) -> str | None:
+    """`text` in `width` cells with the words it shares with the other names of its `group`
+    (`Words.group`: `text` among them) left out, each run of them one ellipsis, so that what stays
+    is where it differs: the NVTX paths `autograd::engine::evaluate_function:
+    ToCopyBackward0/ToCopyBackward0/aten::to/.../backward/mlp/ backward/mlp.0` and `.../attn` show
+    as `…: ToCopyBackward0/…/mlp.0` and `…/attn`. A word repeated within the name goes first (it
+    says nothing new), then the words every name of the group has, the most common in the column
+    first, then the others alike; what still fits is taken back. None where only words no other name
+    of the group has would be left out, and for C++ signatures (see cut_at_difference)."""
     if _signature(text):
         return None
     in_group, size = group
@@ -107,7 +114,13 @@ def cut_shared(text: str, width: int, group: tuple[Counter[str], int], words_of:
     shared = [in_group[w] - 1 for w in words]  # the other names of the group that hold it
     order = sorted(
         range(len(words)),
-        key=lambda i: (words[i] in words[:i], shared[i] == size - 1, shared[i], words_of.common[words[i]], i > 0),
+        key=lambda i: (
+            words[i] in words[:i],
+            shared[i] == size - 1,
+            shared[i],
+            words_of.common[words[i]],
+            i > 0,
+        ),
         reverse=True,
     )
     dropped: list[int] = []
@@ -119,7 +132,8 @@ def cut_shared(text: str, width: int, group: tuple[Counter[str], int], words_of:
             break
     else:
         return None
-    # Then take back what still fits, the words dropped last first: dropping one at a time can leave room.
+    # Then take back what still fits, the words dropped last first: dropping one at a time can leave
+    # room.
     for i in reversed(dropped[:-1]):
         fewer = set(dropped) - {i}
         if _cells(_without(text, spans, fewer)) <= width:
@@ -128,13 +142,14 @@ def cut_shared(text: str, width: int, group: tuple[Counter[str], int], words_of:
 
 
 def _cells(text: str) -> int:
-    """cell_len, without its per-character walk where every character is one cell (ASCII and `…`)."""
+    """cell_len, without its per-character walk where every character is one cell (ASCII and
+    `…`)."""
     return len(text) if text.replace(ELLIPSIS, "").isascii() else cell_len(text)
 
 
 def _without(text: str, spans: list[tuple[int, int]], dropped: set[int]) -> str:
-    """`text` with the words at `dropped` (indexes into `spans`) left out, each run of them (and what stands
-    between them) one ellipsis."""
+    """`text` with the words at `dropped` (indexes into `spans`) left out, each run of them (and
+    what stands between them) one ellipsis."""
     out, at, i = [], 0, 0
     while i < len(spans):
         if i not in dropped:
@@ -150,15 +165,16 @@ def _without(text: str, spans: list[tuple[int, int]], dropped: set[int]) -> str:
 
 
 def distinct_cuts(names: Iterable[str], width: int) -> dict[str, str]:
-    """How to show each name longer than `width` cells, so that names which differ still differ on screen
-    (as far as `width` allows): cut at the end; where those cuts collide, with the words the colliding names
-    share left out (`cut_shared`); where that cannot fit, in the middle; where those still collide, around the
-    first character the colliding names do not share."""
+    """How to show each name longer than `width` cells, so that names which differ still differ on
+    screen (as far as `width` allows): cut at the end; where those cuts collide, with the words the
+    colliding names share left out (`cut_shared`); where that cannot fit, in the middle; where those
+    still collide, around the first character the colliding names do not share."""
     every = list(dict.fromkeys(names))
     cuts = {n: cut_end(n, width) for n in every if cell_len(n) > width}
     words, ordered = Words(every), sorted(every)
     parts, near = _parts_at(ordered), {}
-    for name in cuts:  # cut just past where it parts from another (`cutlass::…::kernel::B2…`): cut there instead
+    # cut just past where it parts from another (`cutlass::…::kernel::B2…`): cut there instead
+    for name in cuts:
         if parts[name] + _PAST > width - 1:
             prefix = name[: parts[name]]
             if _signature(name):
@@ -166,18 +182,24 @@ def distinct_cuts(names: Iterable[str], width: int) -> dict[str, str]:
                 continue
             if prefix not in near:  # the names that share it: side by side in sorted order
                 at = bisect_left(ordered, prefix)
-                near[prefix] = words.group(ordered[at : bisect_left(ordered, prefix + "\U0010ffff", at)])
-            cuts[name] = cut_shared(name, width, near[prefix], words) or cut_at_difference(name, width, len(prefix), 3)
-    for group in _collisions(every, cuts):  # first, keep the words where they differ and leave out the shared
+                near[prefix] = words.group(
+                    ordered[at : bisect_left(ordered, prefix + "\U0010ffff", at)]
+                )
+            cuts[name] = cut_shared(name, width, near[prefix], words) or cut_at_difference(
+                name, width, len(prefix), 3
+            )
+    # first, keep the words where they differ and leave out the shared
+    for group in _collisions(every, cuts):
         if all(_signature(n) for n in group):
             continue
         counted = words.group(group)
         for name in group:
             if name in cuts:
                 cuts[name] = cut_shared(name, width, counted, words) or cuts[name]
-    at_difference = [lambda n, group: cut_at_difference(n, width, _shared(group))] * 3  # groups split further
-    # A longer head where two groups' windows read alike (`at::nativ…CUDAFunctor_add<…>` of an unrolled and of a
-    # vectorized kernel): `at::native::unroll…CUDAFunctor_add`.
+    # groups split further
+    at_difference = [lambda n, group: cut_at_difference(n, width, _shared(group))] * 3
+    # A longer head where two groups' windows read alike (`at::nativ…CUDAFunctor_add<…>` of an
+    # unrolled and of a vectorized kernel): `at::native::unroll…CUDAFunctor_add`.
     longer_head = [lambda n, group: cut_at_difference(n, width, _shared(group), head_share=2)] * 2
     for recut in (lambda n, _: cut_middle(n, width), *at_difference, *longer_head):
         groups = _collisions(every, cuts)
@@ -191,21 +213,23 @@ def distinct_cuts(names: Iterable[str], width: int) -> dict[str, str]:
     return cuts
 
 
-# Characters an end cut must show past the place where a name parts from the one nearest to it: `…kernel::B2…`
-# and `…kernel::Ge…` differ, but say nothing of the B2bGemm and the Gemm they are.
+# Characters an end cut must show past the place where a name parts from the one nearest to it:
+# `…kernel::B2…` and `…kernel::Ge…` differ, but say nothing of the B2bGemm and the Gemm they are.
 _PAST = 8
 
 
 def _parts_at(ordered: list[str]) -> dict[str, int]:
-    """Per name (`ordered`: sorted), how many leading characters it shares with the name nearest to it."""
+    """Per name (`ordered`: sorted), how many leading characters it shares with the name nearest to
+    it."""
     shared = [_shared([a, b]) for a, b in pairwise(ordered)]  # between neighbours
     return {n: max([*shared[max(i - 1, 0) : i + 1], 0]) for i, n in enumerate(ordered)}
 
 
 def _number(every: list[str], cuts: dict[str, str], width: int) -> None:
-    """The last resort where cuts still collide (names differing only in places `width` cannot show at once):
-    each cut name of such a group ends in its own number, `…#2`, so no two rows read the same. Numbered across
-    groups: two groups' heads can be alike once shortened to make room for the number."""
+    """The last resort where cuts still collide (names differing only in places `width` cannot show
+    at once): each cut name of such a group ends in its own number, `…#2`, so no two rows read the
+    same. Numbered across groups: two groups' heads can be alike once shortened to make room for the
+    number."""
     numbered = [n for group in _collisions(every, cuts) for n in group if n in cuts]
     for i, name in enumerate(numbered, start=1):
         mark = f"#{i}"
@@ -218,8 +242,12 @@ def _number(every: list[str], cuts: dict[str, str], width: int) -> None:
 
 def _shared(group: list[str]) -> int:
     """How many leading characters all names of `group` share."""
-    first, last = min(group), max(group)  # the sorted extremes share what every name between them shares
-    return next((i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), min(len(first), len(last)))
+    # the sorted extremes share what every name between them shares
+    first, last = min(group), max(group)
+    return next(
+        (i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b),
+        min(len(first), len(last)),
+    )
 
 
 def _collisions(names: list[str], cuts: dict[str, str]) -> list[list[str]]:

@@ -1,9 +1,10 @@
-"""Progress of a long report read, as one line of text: `12,345 / 100,000 launches  4,100/s  ETA 21 s` for an
-.ncu-rep, `120 / 350 MB  95 MB/s  ETA 3 s` for a CSV (its launches are known only once it is parsed).
+"""Progress of a long report read, as one line of text: `12,345 / 100,000 launches  4,100/s  ETA 21
+s` for an .ncu-rep, `120 / 350 MB  95 MB/s  ETA 3 s` for a CSV (its launches are known only once it
+is parsed).
 
-The engine calls a plain `progress(launches read, launches in the file)`, or `progress(bytes read, file size,
-"bytes")` for a CSV (core/readers); the CLI draws this line on stderr, the app on its loading screen. Both see
-the same words."""
+The engine calls a plain `progress(launches read, launches in the file)`, or `progress(bytes read,
+file size, "bytes")` for a CSV (core/readers); the CLI draws this line on stderr, the app on its
+loading screen. Both see the same words."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from collections.abc import Callable
 
 
 def progress_line(done: int, total: int, elapsed_s: float, unit: str = "launches") -> str:
-    """`done` of `total` launches (or bytes) after `elapsed_s` seconds, with the rate and the time left at that
-    rate."""
+    """`done` of `total` launches (or bytes) after `elapsed_s` seconds, with the rate and the time
+    left at that rate."""
     rate = done / elapsed_s if elapsed_s > 0 else 0.0
     if unit == "bytes":
         line = f"{done / 1e6:,.0f} / {total / 1e6:,.0f} MB"
@@ -38,8 +39,8 @@ AFTER_ENV = "FLOPSCOPE_PROGRESS_AFTER"
 
 
 def after_seconds() -> float:
-    """How long a read runs before its progress shows: FLOPSCOPE_PROGRESS_AFTER seconds (0: from the first
-    launch), half a second by default, so a quick read shows nothing and nothing flickers."""
+    """How long a read runs before its progress shows: FLOPSCOPE_PROGRESS_AFTER seconds (0: from the
+    first launch), half a second by default, so a quick read shows nothing and nothing flickers."""
     try:
         return max(float(os.environ.get(AFTER_ENV, "0.5")), 0.0)
     except ValueError:
@@ -47,8 +48,9 @@ def after_seconds() -> float:
 
 
 class ReadProgress:
-    """A progress callback for the readers that draws `progress_line` through `draw`, at most every `every_s`
-    seconds and only once the read has taken `after_s` (`after_seconds()` unless given)."""
+    """A progress callback for the readers that draws `progress_line` through `draw`, at most every
+    `every_s` seconds and only once the read has taken `after_s` (`after_seconds()` unless
+    given)."""
 
     def __init__(
         self,

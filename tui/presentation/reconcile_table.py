@@ -1,5 +1,6 @@
-"""The reconcile screen's module table as a TableModel's rows and columns: one row per module (the model's
-phase totals first), so that it sorts, filters and drops columns as the kernel table does."""
+"""The reconcile screen's module table as a TableModel's rows and columns: one row per module (the
+model's phase totals first), so that it sorts, filters and drops columns as the kernel table
+does."""
 
 from __future__ import annotations
 
@@ -9,17 +10,20 @@ from ...core.analysis import Reconciliation
 from . import format as fmt
 from .columns import Column
 
-TOTALS = "(model: phase totals)"  # the row of module "" (the whole model), as the CLI table names it
+# the row of module "" (the whole model), as the CLI table names it
+TOTALS = "(model: phase totals)"
 
 
 def shown_modules(result: Reconciliation, depth: int | None) -> list:
     """The modules `--depth` keeps (`layer1.0` is depth 2); the totals row always shows."""
-    return [m for m in result.modules if depth is None or not m.name or m.name.count(".") + 1 <= depth]
+    return [
+        m for m in result.modules if depth is None or not m.name or m.name.count(".") + 1 <= depth
+    ]
 
 
 def reconcile_frame(result: Reconciliation, depth: int | None = None) -> pd.DataFrame:
-    """One row per module shown: `module` as displayed, `module_name` as the report's ranges name it ("" for the
-    totals), the figures, and whether a measured figure is a lower bound (`≥`)."""
+    """One row per module shown: `module` as displayed, `module_name` as the report's ranges name it
+    ("" for the totals), the figures, and whether a measured figure is a lower bound (`≥`)."""
     rows = [
         {
             "module": m.name or TOTALS,
@@ -67,9 +71,9 @@ def reconcile_frame(result: Reconciliation, depth: int | None = None) -> pd.Data
 
 
 def reconcile_columns(train: bool) -> list[Column]:
-    """As the CLI table: FLOPs without a unit (the titles say FLOPs). On a narrow terminal the measured FLOPs
-    drop first (the ratio beside the analytic count gives them), then Type; the module, the ratios and the
-    flag stay."""
+    """As the CLI table: FLOPs without a unit (the titles say FLOPs). On a narrow terminal the
+    measured FLOPs drop first (the ratio beside the analytic count gives them), then Type; the
+    module, the ratios and the flag stay."""
 
     def phase(side: str, short: str) -> list[Column]:
         lower = f"lower_{side}"

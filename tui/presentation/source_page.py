@@ -1,6 +1,6 @@
-"""A row's source page (the Kernel screen's `v`, `report --source`): which launch's it is (a group's longest, as
-for ncu's rules: ncu samples each launch alone) and its SASS lines as table cells, hottest first or in address
-order."""
+"""A row's source page (the Kernel screen's `v`, `report --source`): which launch's it is (a group's
+longest, as for ncu's rules: ncu samples each launch alone) and its SASS lines as table cells,
+hottest first or in address order."""
 
 from __future__ import annotations
 
@@ -26,19 +26,25 @@ def page_columns(page: SourcePage) -> tuple[str, ...]:
 
 
 def row_source(report: Report, row: pd.Series, by: str = "name") -> tuple[SourcePage | None, str]:
-    """The source page of `row`'s launch (its longest, for a group) and which launch that is in words; None
-    where the row names no launch of the report."""
+    """The source page of `row`'s launch (its longest, for a group) and which launch that is in
+    words; None where the row names no launch of the report."""
     launch_id, which = longest_launch(report, row, by)
     if launch_id is None:
         return None, which
     return read_source(report.meta.source, launch_id), which
 
 
-def line_cells(line: SourceLine, total: int, files: dict[str, list[str]] | None = None) -> list[str]:
-    """One SASS line as the table shows it: text from the report made inert. `files` (`file_lines(page)`): the
-    CUDA line's text as a last cell; None: no such cell."""
+def line_cells(
+    line: SourceLine, total: int, files: dict[str, list[str]] | None = None
+) -> list[str]:
+    """One SASS line as the table shows it: text from the report made inert. `files`
+    (`file_lines(page)`): the CUDA line's text as a last cell; None: no such cell."""
     where = _where(line.file, line.line)
-    cuda = [] if files is None else [display_text((cuda_text(files, line.file, line.line) or "").strip())]
+    cuda = (
+        []
+        if files is None
+        else [display_text((cuda_text(files, line.file, line.line) or "").strip())]
+    )
     return [
         f"{line.address:#x}",
         fmt.integer(line.samples),
@@ -53,7 +59,8 @@ def line_cells(line: SourceLine, total: int, files: dict[str, list[str]] | None 
 
 
 def cuda_cells(line: CudaLine, total: int) -> list[str]:
-    """One CUDA line of the by-line view: its SASS lines' samples and instructions summed, its text inert."""
+    """One CUDA line of the by-line view: its SASS lines' samples and instructions summed, its text
+    inert."""
     return [
         _where(line.file, line.line),
         fmt.integer(line.samples),

@@ -1,5 +1,6 @@
-"""The per-step block of `report --by module` (and its --json key, and the module tree screen's header line):
-each step's wall time, kernel time, idle share, FLOPs and MFU, with where each number comes from."""
+"""The per-step block of `report --by module` (and its --json key, and the module tree screen's
+header line): each step's wall time, kernel time, idle share, FLOPs and MFU, with where each number
+comes from."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ if TYPE_CHECKING:
     from ...core.report import Report
     from .tables import TextTable
 
-# (title, how a step's cell reads, drop priority: higher drops first; 0 never)
-# A known part of an unknown total reads `≥` (`≤` for the idle share it leaves an upper bound of); MFU over kernel
-# time is `≥` or `≤` where one of its parts is short, unknown (empty) where both are.
+# (title, how a step's cell reads, drop priority: higher drops first; 0 never) A known part of an
+# unknown total reads `≥` (`≤` for the idle share it leaves an upper bound of); MFU over kernel time
+# is `≥` or `≤` where one of its parts is short, unknown (empty) where both are.
 COLUMNS: list[tuple[str, Any, int]] = [
     ("Step", lambda s: "median" if s.step is None else str(s.step), 0),
     ("Wall", lambda s: fmt.seconds(s.wall_s), 0),
@@ -41,21 +42,22 @@ def _mfu_kernel(s: StepFigures) -> str:
 
 
 KERNEL_SOURCE = (
-    "kernel time: ncu's, the profiled launches under the step's range, each measured alone (ncu serialises them)"
+    "kernel time: ncu's, the profiled launches under the step's range, each measured alone (ncu"
+    " serialises them)"
 )
 
 
 def load_steps(report: Report) -> StepMfu | None:
-    """Per-step figures where the launches ran under `step N` ranges (profile --modules), with the wall times
-    of the timing file beside the report (a file read from elsewhere, or stdin, has none); a bad timing file
-    raises its one line."""
+    """Per-step figures where the launches ran under `step N` ranges (profile --modules), with the
+    wall times of the timing file beside the report (a file read from elsewhere, or stdin, has
+    none); a bad timing file raises its one line."""
     source = Path(report.meta.source)
     return step_mfu(report, read_step_times(timing_path(source)) if source.is_file() else None)
 
 
 def timed_step(report: Report) -> tuple[float, str] | None:
-    """A step's wall time from the timing file beside the report, for `reconcile`'s utilization, and where it
-    comes from; None without one (a bad one raises its one line)."""
+    """A step's wall time from the timing file beside the report, for `reconcile`'s utilization, and
+    where it comes from; None without one (a bad one raises its one line)."""
     source = Path(report.meta.source)
     times = read_step_times(timing_path(source)) if source.is_file() else None
     median = median_wall(times) if times else None
@@ -67,8 +69,8 @@ def timed_step(report: Report) -> tuple[float, str] | None:
 
 
 def screen_line(report: Report) -> str:
-    """The module tree screen's line: the median step's figures, how to get them, or what is wrong with the
-    timing file ("" for a report without steps)."""
+    """The module tree screen's line: the median step's figures, how to get them, or what is wrong
+    with the timing file ("" for a report without steps)."""
     try:
         steps = load_steps(report)
     except FlopscopeError as err:
@@ -83,7 +85,10 @@ def steps_table(s: StepMfu, width: int) -> tuple[TextTable, list[str]]:
     from .tables import Spec, fitted_table  # rich: not for --json
 
     specs = [Spec(title, True, priority) for title, _, priority in COLUMNS]
-    rows = [[cell(step) for _, cell, _ in COLUMNS] for step in [*s.steps, *([s.median] if s.median else [])]]
+    rows = [
+        [cell(step) for _, cell, _ in COLUMNS]
+        for step in [*s.steps, *([s.median] if s.median else [])]
+    ]
     return fitted_table(specs, rows, width, flex=None)
 
 
@@ -101,7 +106,11 @@ def wall_source(s: StepMfu) -> str:
     if not s.timing_file:
         return "no timing file"
     median = f"median of {len(s.median_of)} step(s)" if s.median_of else "no step with both times"
-    warm = "; step 1 (warm-up) left out" if s.median_of and s.median_of[0] != 1 and _has_step_one(s) else ""
+    warm = (
+        "; step 1 (warm-up) left out"
+        if s.median_of and s.median_of[0] != 1 and _has_step_one(s)
+        else ""
+    )
     return f"the timing run without ncu ({s.timing_file}), {median}{warm}"
 
 
@@ -124,22 +133,23 @@ def no_timing_hint(meta: ReportMeta) -> str:
     command = meta.params.get("command")
     words = [str(w) for w in command] if isinstance(command, list) else ["python", "train.py"]
     return display_text(
-        "no timing file, so no wall time, idle share or MFU over wall time per step: "
-        f"`flopscope profile --modules -- {shlex.join(words)}` runs the program once more without ncu and "
-        "times each step (not with --no-timing)"
+        "no timing file, so no wall time, idle share or MFU over wall time per step: `flopscope"
+        f" profile --modules -- {shlex.join(words)}` runs the program once more without ncu and"
+        " times each step (not with --no-timing)"
     )
 
 
 def header_line(s: StepMfu) -> str:
-    """The module tree screen's one line: the median step (or the only one) and where its numbers come from."""
+    """The module tree screen's one line: the median step (or the only one) and where its numbers
+    come from."""
     row: StepFigures | None = s.median or (s.steps[0] if len(s.steps) == 1 else None)
     if row is None:
         return f"{len(s.steps)} step(s); {wall_source(s)}"
     label = f"median of {len(s.median_of)}" if s.median else f"step {row.step}"
     cell = {title: render(row) or "unknown" for title, render, _ in COLUMNS}
     return (
-        f"Step ({label}): wall {cell['Wall']} (timing run, no ncu) · kernel {cell['Kernel']} (ncu) · idle "
-        f"{cell['Idle']} · MFU {cell['MFU wall']} of wall, {cell['MFU kernel']} of kernel"
+        f"Step ({label}): wall {cell['Wall']} (timing run, no ncu) · kernel {cell['Kernel']} (ncu)"
+        f" · idle {cell['Idle']} · MFU {cell['MFU wall']} of wall, {cell['MFU kernel']} of kernel"
     )
 
 
@@ -149,7 +159,10 @@ def steps_json(s: StepMfu) -> dict[str, Any]:
         "steps": [figures_json(step) for step in s.steps],
         "median": figures_json(s.median) if s.median else None,
         "median_of": s.median_of,
-        "peaks": {name: {"flop_per_s": value, "source": source} for name, (value, source) in s.peaks.items()},
+        "peaks": {
+            name: {"flop_per_s": value, "source": source}
+            for name, (value, source) in s.peaks.items()
+        },
         "sources": {
             "wall": wall_source(s),
             "kernel": KERNEL_SOURCE,

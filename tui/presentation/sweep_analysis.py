@@ -1,6 +1,6 @@
-"""One sweep line's analysis as flopscope shows it: the per-point table, the linear fits and the findings of
-`core.scaling`, the fit lines and the JSON document. The Sweep screen and `flopscope sweep` both use it, so
-the app and the CLI never disagree."""
+"""One sweep line's analysis as flopscope shows it: the per-point table, the linear fits and the
+findings of `core.scaling`, the fit lines and the JSON document. The Sweep screen and `flopscope
+sweep` both use it, so the app and the CLI never disagree."""
 
 from __future__ import annotations
 
@@ -41,19 +41,23 @@ def analyse(points: list[tuple[float, Report]], param: str, tolerance: float = 0
 
 
 def fit_line(title: str, fit: Fit | None, param: str, text: Callable[[float], str]) -> str:
-    """`FLOP = 17.2 T × batch_size − 820 k  (R² 0.9971)`, or why there is no fit. Rounding noise in the slope
-    and intercept is already 0 (`linear_fit`)."""
+    """`FLOP = 17.2 T × batch_size − 820 k  (R² 0.9971)`, or why there is no fit. Rounding noise in
+    the slope and intercept is already 0 (`linear_fit`)."""
     if fit is None:
         return f"{title}: no fit (fewer than two {param} values with data)"
     sign = "−" if fit.intercept < 0 else "+"
     r2 = f"R² {fit.r2:.4f}" if fit.r2 is not None else f"R² n/a: {fit.why_no_r2(param)}"
-    return f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(fit.intercept)) or '0'}  ({r2})"
+    return (
+        f"{title} = {text(fit.slope) or '0'} × {param} {sign} {text(abs(fit.intercept)) or '0'} "
+        f" ({r2})"
+    )
 
 
 def sweep_json(name: str, lines: list[Slice], tolerance: float, judged: str | None) -> dict:
-    """What `open SWEEP --json` and `sweep --json` print: the sweep's name, the GPU --gpu judged it against, and
-    per line its points (each with its `run`), kernel groups, fits and findings. A Sweep screen export carries
-    the same as its meta, so an exported table can be traced to the stored runs and read with its fits."""
+    """What `open SWEEP --json` and `sweep --json` print: the sweep's name, the GPU --gpu judged it
+    against, and per line its points (each with its `run`), kernel groups, fits and findings. A
+    Sweep screen export carries the same as its meta, so an exported table can be traced to the
+    stored runs and read with its fits."""
     doc = []
     for line in lines:
         a = analyse(line.points, line.param, tolerance)
@@ -63,7 +67,7 @@ def sweep_json(name: str, lines: list[Slice], tolerance: float, judged: str | No
                 "fixed": line.fixed,
                 "points": records(a.table),
                 "groups": records(a.groups.drop(columns=["kernel_full"])),
-                "fits": {k: (v.__dict__ if v else None) for k, v in a.fits.items()},
+                "fits": {k: v.__dict__ if v else None for k, v in a.fits.items()},
                 "findings": a.notes,
             }
         )

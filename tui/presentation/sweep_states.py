@@ -1,8 +1,9 @@
-"""Where each point of a running sweep stands, as the live sweep screen shows it: waiting, profiling on a host,
-queued / running as a Slurm job, storing, done, failed or cancelled, with the time since a host took it.
+"""Where each point of a running sweep stands, as the live sweep screen shows it: waiting, profiling
+on a host, queued / running as a Slurm job, storing, done, failed or cancelled, with the time since
+a host took it.
 
-Fed by `core.sweep.run_sweep`'s callbacks (on_start, on_state, on_point), in the order its threads call them;
-the caller serialises the calls (the app calls these on its own thread)."""
+Fed by `core.sweep.run_sweep`'s callbacks (on_start, on_state, on_point), in the order its threads
+call them; the caller serialises the calls (the app calls these on its own thread)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,13 @@ from dataclasses import dataclass
 from ...core.common import display_text
 from . import format as fmt
 
-WAITING, PROFILING, QUEUED, RUNNING, STORING = "waiting", "profiling", "queued", "running", "storing"
+WAITING, PROFILING, QUEUED, RUNNING, STORING = (
+    "waiting",
+    "profiling",
+    "queued",
+    "running",
+    "storing",
+)
 DONE, FAILED, CANCELLED = "done", "failed", "cancelled"
 OVER = (DONE, FAILED, CANCELLED)
 
@@ -32,12 +39,17 @@ class PointState:
         return fmt.params(self.params)
 
     def text(self) -> str:
-        """`queued (job 12: Priority)`, `running on node1 (job 12)`, `done: sweep-bs=8`, `failed: <error>`."""
+        """`queued (job 12: Priority)`, `running on node1 (job 12)`, `done: sweep-bs=8`, `failed:
+        <error>`."""
         if not self.detail:
             return self.state
         if self.state in OVER:
             return f"{self.state}: {self.detail}"
-        return f"{self.state} {self.detail}" if self.state == RUNNING else f"{self.state} ({self.detail})"
+        return (
+            f"{self.state} {self.detail}"
+            if self.state == RUNNING
+            else f"{self.state} ({self.detail})"
+        )
 
     def elapsed(self, now: float) -> str:
         if self.started is None:
@@ -48,7 +60,9 @@ class PointState:
 class SweepStates:
     """One PointState per point, in the sweep's order, keyed by its parameters as typed."""
 
-    def __init__(self, points: list[dict[str, str]], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, points: list[dict[str, str]], clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.clock = clock
         self.points = {fmt.params(p): PointState(dict(p)) for p in points}
 
@@ -58,15 +72,25 @@ class SweepStates:
     def start(self, point: dict[str, str], host: str) -> PointState:
         """A host took the point (again, when its first host was lost)."""
         row = self._of(point)
-        row.state, row.host, row.detail, row.started, row.ended = PROFILING, host, "", self.clock(), None
+        row.state, row.host, row.detail, row.started, row.ended = (
+            PROFILING,
+            host,
+            "",
+            self.clock(),
+            None,
+        )
         return row
 
     def job(self, point: dict[str, str], host: str, state) -> PointState:
-        """A Slurm job's state (core.slurm.JobState): queued with its reason, running on its node, or over."""
+        """A Slurm job's state (core.slurm.JobState): queued with its reason, running on its node,
+        or over."""
         row = self._of(point)
         row.host = host
         if state.state == "PENDING":
-            row.state, row.detail = QUEUED, f"job {state.job}" + (f": {state.why}" if state.why else "")
+            row.state, row.detail = (
+                QUEUED,
+                f"job {state.job}" + (f": {state.why}" if state.why else ""),
+            )
         elif state.state == "RUNNING":
             row.state, row.detail = RUNNING, f"on {state.where or '?'} (job {state.job})"
         elif state.state == "COMPLETED":  # the report is copied back and stored next
@@ -74,16 +98,21 @@ class SweepStates:
         else:
             if state.state.startswith("CANCELLED"):
                 row.state, row.detail = CANCELLED, f"job {state.job}"
-            else:  # FAILED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY...: the point's own error follows (on_point)
+            # FAILED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY...: the point's own error follows (on_point)
+            else:
                 row.state, row.detail = FAILED, f"job {state.job} {state.state.lower()}"
         return row
 
     def result(self, result) -> PointState:
-        """The point's end (core.sweep.PointResult): stored, skipped (stored by an earlier run) or failed."""
+        """The point's end (core.sweep.PointResult): stored, skipped (stored by an earlier run) or
+        failed."""
         row = self._of(result.params)
         row.host = result.host or row.host
         if result.status == "stored":
-            row.state, row.detail = DONE, result.run + (f" ({'; '.join(result.notes)})" if result.notes else "")
+            row.state, row.detail = (
+                DONE,
+                result.run + (f" ({'; '.join(result.notes)})" if result.notes else ""),
+            )
         elif result.status == "skipped":
             row.state, row.detail = DONE, "stored by an earlier run"
         elif result.error == "stopped" or row.state == CANCELLED:
@@ -102,7 +131,8 @@ class SweepStates:
                 row.ended = self.clock() if row.started is not None else None
 
     def rows(self) -> list[tuple[str, str, str, str]]:
-        """(point, host, state, elapsed) per point, as display text (hosts and errors come from elsewhere)."""
+        """(point, host, state, elapsed) per point, as display text (hosts and errors come from
+        elsewhere)."""
         now = self.clock()
         return [
             (display_text(r.label), display_text(r.host), display_text(r.text()), r.elapsed(now))

@@ -1,9 +1,10 @@
-"""What the kernel table shows: grouped rows, an order (sort + filter) over them, and cells formatted on demand.
+"""What the kernel table shows: grouped rows, an order (sort + filter) over them, and cells
+formatted on demand.
 
-No Textual here. The frame from `Report.group()` is never copied or reformatted: sorting and filtering only
-compute `order` (frame positions, top to bottom), and a cell becomes a string when it scrolls into view.
-That keeps 1M launches as cheap as 100 (formatting every cell up front costs ~10 s per million rows).
-"""
+No Textual here. The frame from `Report.group()` is never copied or reformatted: sorting and
+filtering only compute `order` (frame positions, top to bottom), and a cell becomes a string when it
+scrolls into view. That keeps 1M launches as cheap as 100 (formatting every cell up front costs ~10
+s per million rows)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ class Query:
     descending: bool = True
     pattern: str = ""  # regex over the row's name, case-insensitive
     bound: str = "all"
-    where: str = ""  # an expression over the columns (core/table/where.py): `time > 5us and bound == dram`
+    # an expression over the columns (core/table/where.py): `time > 5us and bound == dram`
+    where: str = ""
 
     def text(self) -> str:
         """The filter as typed: `regex bound:memory`, `time > 5us bound:memory`."""
@@ -48,8 +50,8 @@ class Query:
 
 
 def sorted_by(query: Query, column: Column) -> Query:
-    """`s` on `column`: sort by it, or flip the order if it is already the sort (time is the default sort).
-    A new sort starts with numbers biggest first and names A to Z."""
+    """`s` on `column`: sort by it, or flip the order if it is already the sort (time is the default
+    sort). A new sort starts with numbers biggest first and names A to Z."""
     if query.sort == column.name or (query.sort is None and column.name == "duration_s"):
         return replace(query, sort=column.name, descending=not query.descending)
     return replace(query, sort=column.name, descending=column.numeric)
@@ -57,8 +59,9 @@ def sorted_by(query: Query, column: Column) -> Query:
 
 def parse_filter(text: str, query: Query, names: dict[str, str] | None = None) -> Query:
     """`gemm bound:memory` -> pattern 'gemm', bound 'memory'; with the table's column `names`
-    (`TableModel.names`), an expression (`time > 5us`, `looks_like_where`) -> `where`, checked as far as it can
-    be without the rows. Raises ValueError with a readable reason (WhereError: with the position)."""
+    (`TableModel.names`), an expression (`time > 5us`, `looks_like_where`) -> `where`, checked as
+    far as it can be without the rows. Raises ValueError with a readable reason (WhereError: with
+    the position)."""
     bound, words = "all", []
     for word in text.split(" "):
         if word.lower().startswith("bound:"):
@@ -79,26 +82,31 @@ def parse_filter(text: str, query: Query, names: dict[str, str] | None = None) -
 
 
 def problem_text(err: ValueError) -> str:
-    """A filter's problem in one line: an expression's with its position and the fix (`no column 'tme' at
-    character 1: did you mean time?`)."""
+    """A filter's problem in one line: an expression's with its position and the fix (`no column
+    'tme' at character 1: did you mean time?`)."""
     return f"{err}: {err.hint}" if isinstance(err, WhereError) and err.hint else str(err)
 
 
-# `name=value` typed as it is written (letters, digits, `.`, `-`), ending the filter or one of its alternatives.
+# `name=value` typed as it is written (letters, digits, `.`, `-`), ending the filter or one of its
+# alternatives.
 _TYPED_VALUE = re.compile(r"(?<=\w=)([\w.-]+)(?=$|[\s|)])")
 
 
 def whole_values(pattern: str) -> str:
-    """The filter as matched: a parameter's value typed whole matches that value whole, so `batch_size=1` finds
-    `batch_size=1` (before a space, `-`, `,` or the end) and not `batch_size=16` or `=1024`; a value written as a
-    regex (`batch_size=1\\d+`, `=(1|8)`) is left to mean what it says."""
+    """The filter as matched: a parameter's value typed whole matches that value whole, so
+    `batch_size=1` finds `batch_size=1` (before a space, `-`, `,` or the end) and not
+    `batch_size=16` or `=1024`; a value written as a regex (`batch_size=1\\d+`, `=(1|8)`) is left to
+    mean what it says."""
     return _TYPED_VALUE.sub(lambda typed: typed.group(1) + r"(?![\w.])", pattern)
 
 
-def filter_problem(text: str, query: Query, no_bound: str = "", model: TableModel | None = None) -> str | None:
-    """Why `text` cannot filter these rows (a bad regex or expression; a bound where rows have none, `no_bound`
-    saying so), or None: the filter dialogs stay open with the reason instead of dropping what was typed.
-    `model`: the rows, whose columns an expression names and whose values it is tried on."""
+def filter_problem(
+    text: str, query: Query, no_bound: str = "", model: TableModel | None = None
+) -> str | None:
+    """Why `text` cannot filter these rows (a bad regex or expression; a bound where rows have none,
+    `no_bound` saying so), or None: the filter dialogs stay open with the reason instead of dropping
+    what was typed. `model`: the rows, whose columns an expression names and whose values it is
+    tried on."""
     try:
         parsed = parse_filter(text, query, model.names if model is not None else None)
         if model is not None and parsed.where:
@@ -109,9 +117,12 @@ def filter_problem(text: str, query: Query, no_bound: str = "", model: TableMode
 
 
 class TableModel:
-    def __init__(self, rows: pd.DataFrame, columns: list[Column], query: Query | None = None) -> None:
+    def __init__(
+        self, rows: pd.DataFrame, columns: list[Column], query: Query | None = None
+    ) -> None:
         self.rows = rows  # read-only: shared with the app's cache of groupings
-        self.table_columns = columns  # the grouping's; `columns` adds the sort column when it is none of them
+        # the grouping's; `columns` adds the sort column when it is none of them
+        self.table_columns = columns
         self.columns = columns
         self.query = Query()
         self._base: np.ndarray | None = None
@@ -123,7 +134,8 @@ class TableModel:
         self._valued: dict[str, bool] = {}
         self._unprofiled: np.ndarray | None = None
         self._wheres: dict[str, Where] = {}
-        self.names = filter_names(columns, self.rows.columns)  # what an expression may call a column
+        # what an expression may call a column
+        self.names = filter_names(columns, self.rows.columns)
         self.shown_as = shown_texts([*columns, *EXTRA_COLUMNS.values()])
         if query is not None:
             self.apply(query)
@@ -151,7 +163,8 @@ class TableModel:
             self._cells.clear()  # cached rows hold one cell per column
 
     def has_values(self, name: str) -> bool:
-        """Whether any row has a value in column `name` (sorting by an empty column would change nothing)."""
+        """Whether any row has a value in column `name` (sorting by an empty column would change
+        nothing)."""
         if name not in self._valued:
             values = self.rows.get(name)
             valued = values is not None and bool(values.notna().any())
@@ -161,14 +174,23 @@ class TableModel:
         return self._valued[name]
 
     def natural_width(self, column: Column) -> int:
-        """Cells the column needs: its longest name or text as shown (rendered: `! why`, a short precision),
-        its largest whole number, else its set width; at least its title and the sort arrow (`N↓`)."""
+        """Cells the column needs: its longest name or text as shown (rendered: `! why`, a short
+        precision), its largest whole number, else its set width; at least its title and the sort
+        arrow (`N↓`)."""
         if column.name not in self._widths:
             width = column.width
             title = len(column.title) + 1
             if not column.numeric and column.name in self.rows:
                 # as shown: a control character takes the cells of its escape (`\x1b`)
-                width = max([title, *(cell_len(display_text(column.render(u))) for u in self.distinct(column.name))])
+                width = max(
+                    [
+                        title,
+                        *(
+                            cell_len(display_text(column.render(u)))
+                            for u in self.distinct(column.name)
+                        ),
+                    ]
+                )
             elif column.render is fmt.integer and column.name in self.rows and len(self.rows):
                 width = max(title, len(fmt.integer(self.rows[column.name].max())))
             if column.at_least:  # `≥ 1.70 ms` must not be cut to `≥ 1.70 …`
@@ -177,8 +199,8 @@ class TableModel:
         return self._widths[column.name]
 
     def _lower_bound_widths(self, column: Column) -> list[int]:
-        """Cells each value marked a lower bound takes with its `≥ ` (few rows: those with launches not
-        profiled), and 0."""
+        """Cells each value marked a lower bound takes with its `≥ ` (few rows: those with launches
+        not profiled), and 0."""
         marker, values = self.rows.get(column.at_least), self.rows.get(column.name)
         if marker is None or values is None:
             return [0]
@@ -212,18 +234,23 @@ class TableModel:
         if query.sort is None:
             return base
         values = self.rows[query.sort]
-        if pd.api.types.is_numeric_dtype(values) and not isinstance(values.dtype, pd.CategoricalDtype):
-            data = values.to_numpy(dtype=float, na_value=np.nan)  # real values, not their formatted text
+        if pd.api.types.is_numeric_dtype(values) and not isinstance(
+            values.dtype, pd.CategoricalDtype
+        ):
+            # real values, not their formatted text
+            data = values.to_numpy(dtype=float, na_value=np.nan)
         else:
             data = self._text_ranks(query.sort)
-        # Negating keeps ties in time order and NaN last: the engine's stable sort_values(na_position="last").
+        # Negating keeps ties in time order and NaN last: the engine's stable
+        # sort_values(na_position="last").
         data = data[base]
         return base[np.argsort(-data if query.descending else data, kind="stable")]
 
     def _time_order(self) -> np.ndarray:
-        """The engine's order (longest first, unknown last): the frame's own, or computed once here for the
-        uncopied launches table (`Report.group("launch", time_order=False)`)."""
-        if self.rows.attrs.get("time_ordered", True):  # frames the engine left in launch order say so
+        """The engine's order (longest first, unknown last): the frame's own, or computed once here
+        for the uncopied launches table (`Report.group("launch", time_order=False)`)."""
+        # frames the engine left in launch order say so
+        if self.rows.attrs.get("time_ordered", True):
             return np.arange(len(self.rows))
         if self._base is None:
             duration = self.rows["duration_s"].to_numpy(dtype=float, na_value=np.nan)
@@ -231,8 +258,9 @@ class TableModel:
         return self._base
 
     def _text_ranks(self, name: str) -> np.ndarray:
-        """Each row's place in the A-Z order of its column's distinct values (NaN if missing): text and
-        categorical columns (whose category order is not alphabetical) sort alike, ranking each name once."""
+        """Each row's place in the A-Z order of its column's distinct values (NaN if missing): text
+        and categorical columns (whose category order is not alphabetical) sort alike, ranking each
+        name once."""
         codes, uniques = self._factors(name)
         ranks = np.empty(len(uniques) + 1)
         ranks[np.argsort(np.array(uniques, dtype=object), kind="stable")] = np.arange(len(uniques))
@@ -240,13 +268,15 @@ class TableModel:
         return ranks[codes]
 
     def where(self, text: str) -> Where:
-        """`text` parsed over these rows' columns, once (typed live, the same text comes back as it grows)."""
+        """`text` parsed over these rows' columns, once (typed live, the same text comes back as it
+        grows)."""
         if text not in self._wheres:
             self._wheres[text] = parse(text, self.names)
         return self._wheres[text]
 
     def factors(self, name: str) -> tuple[np.ndarray, list[str]]:
-        """(code per row, distinct values as text) of a column, computed once: what an expression matches."""
+        """(code per row, distinct values as text) of a column, computed once: what an expression
+        matches."""
         return self._factors(name)
 
     def _mask(self, query: Query) -> np.ndarray | None:
@@ -254,7 +284,8 @@ class TableModel:
         if query.where:
             try:
                 keep = self.where(query.where).mask(self.rows, self.shown_as, self.factors)
-            except WhereError:  # an expression of another grouping's columns: no row matches it here
+            # an expression of another grouping's columns: no row matches it here
+            except WhereError:
                 keep = np.zeros(len(self.rows), dtype=bool)
         if query.pattern:
             regex = re.compile(whole_values(query.pattern), re.IGNORECASE)
@@ -274,7 +305,9 @@ class TableModel:
     def _matches(self, name: str, regex: re.Pattern) -> np.ndarray:
         # Names repeat (a kernel launched 10k times): match each distinct name once.
         codes, uniques = self._factors(name)
-        hits = np.fromiter((regex.search(u) is not None for u in uniques), dtype=bool, count=len(uniques))
+        hits = np.fromiter(
+            (regex.search(u) is not None for u in uniques), dtype=bool, count=len(uniques)
+        )
         return np.append(hits, False)[codes]  # code -1 (missing name) lands on the appended False
 
     def _factors(self, name: str) -> tuple[np.ndarray, list[str]]:
@@ -316,8 +349,8 @@ class TableModel:
         return cached
 
     def _value(self, name: str, position: int) -> object:
-        # Only numbers are fetched through whole-column arrays (zero-copy views); turning 1M names into
-        # Python strings to show 40 of them would cost more than the rest of a first paint.
+        # Only numbers are fetched through whole-column arrays (zero-copy views); turning 1M names
+        # into Python strings to show 40 of them would cost more than the rest of a first paint.
         if name not in self._arrays:
             self._arrays[name] = _column_reader(self.rows.get(name))
         return self._arrays[name](position)
@@ -327,7 +360,10 @@ def _column_reader(values: pd.Series | None):
     if values is None:
         return lambda position: None
     if isinstance(values.dtype, pd.CategoricalDtype):
-        codes, categories = values.cat.codes.to_numpy(), np.asarray(values.cat.categories, dtype=object)
+        codes, categories = (
+            values.cat.codes.to_numpy(),
+            np.asarray(values.cat.categories, dtype=object),
+        )
         return lambda position: categories[codes[position]] if codes[position] >= 0 else None
     if pd.api.types.is_numeric_dtype(values):
         array = values.to_numpy()

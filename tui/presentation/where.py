@@ -1,5 +1,6 @@
-"""`--where EXPR` of `report`, `export` and `check`: the engine's expressions (core/table/where.py) over a table,
-its columns named as the app's table names them, a bad expression one line naming the problem and where it is."""
+"""`--where EXPR` of `report`, `export` and `check`: the engine's expressions (core/table/where.py)
+over a table, its columns named as the app's table names them, a bad expression one line naming the
+problem and where it is."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from .columns import EXTRA_COLUMNS, Column, filter_names, shown_texts
 
 
 def where_mask(text: str, rows: pd.DataFrame, columns: Iterable[Column]) -> np.ndarray:
-    """The rows of `rows` (a kernels table) where `text` holds; `columns`: the table's, whose titles name them."""
+    """The rows of `rows` (a kernels table) where `text` holds; `columns`: the table's, whose titles
+    name them."""
     shown = list(columns)
     try:
         where = parse(text, filter_names(shown, rows.columns))

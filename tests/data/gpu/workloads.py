@@ -5,12 +5,12 @@
     python workloads.py elementwise --mode half2|half|float [--iters 16]
     python workloads.py train --model resnet|transformer --batch-size 8 [--amp bf16]
 
-Each runs its work once to warm up, then once more between cudaProfilerStart and cudaProfilerStop inside an
-NVTX range `measure`; capture.sh runs ncu with `--profile-from-start off`, so exactly that second run is
-profiled. (An NVTX include filter would not do: autograd launches backward kernels from its own thread, whose
-NVTX stack does not hold the main thread's `measure` range.) Each prints one `workload:` line with the
-analytic FLOP count where one exists, for the reader of the stream; tests recompute it themselves.
-"""
+Each runs its work once to warm up, then once more between cudaProfilerStart and cudaProfilerStop
+inside an NVTX range `measure`; capture.sh runs ncu with `--profile-from-start off`, so exactly that
+second run is profiled. (An NVTX include filter would not do: autograd launches backward kernels
+from its own thread, whose NVTX stack does not hold the main thread's `measure` range.) Each prints
+one `workload:` line with the analytic FLOP count where one exists, for the reader of the stream;
+tests recompute it themselves."""
 
 from __future__ import annotations
 
@@ -44,9 +44,15 @@ def measure(fn, sync=None) -> None:
 def set_tf32(on: bool) -> None:
     matmul = torch.backends.cuda.matmul
     conv = torch.backends.cudnn
-    if hasattr(matmul, "fp32_precision"):  # torch >= 2.9: reading or setting the legacy flag now raises
+    # torch >= 2.9: reading or setting the legacy flag now raises
+    if hasattr(matmul, "fp32_precision"):
         matmul.fp32_precision = conv.conv.fp32_precision = "tf32" if on else "ieee"
-        print("fp32 matmul/conv precision:", matmul.fp32_precision, conv.conv.fp32_precision, flush=True)
+        print(
+            "fp32 matmul/conv precision:",
+            matmul.fp32_precision,
+            conv.conv.fp32_precision,
+            flush=True,
+        )
     else:
         matmul.allow_tf32 = conv.allow_tf32 = on
         print("fp32 matmul/conv allow_tf32:", on, flush=True)
@@ -60,7 +66,8 @@ def gemm(args) -> None:
         if m % 16 or n % 16 or k % 16:
             raise SystemExit("fp8: torch._scaled_mm needs M, N and K divisible by 16")
         a = torch.randn(m, k, device=DEVICE).to(torch.float8_e4m3fn)
-        b = torch.randn(n, k, device=DEVICE).to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm wants
+        # column-major, as _scaled_mm wants
+        b = torch.randn(n, k, device=DEVICE).to(torch.float8_e4m3fn).t()
         one = torch.tensor(1.0, device=DEVICE)
         measure(lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))
         return
@@ -82,14 +89,16 @@ def linear(args) -> None:
 
 _ELEMENTWISE = r"""
 #include <cuda_fp16.h>
-extern "C" __global__ void fma_half2(__half2* x, const __half2* a, const __half2* b, long n, int iters) {
+extern "C" __global__ void fma_half2(__half2* x, const __half2* a, const __half2* b, long n,
+                                     int iters) {
     long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (i >= n) return;
     __half2 v = x[i], s = a[i], t = b[i];
     for (int j = 0; j < iters; ++j) v = __hfma2(v, s, t);
     x[i] = v;
 }
-extern "C" __global__ void fma_half(__half* x, const __half* a, const __half* b, long n, int iters) {
+extern "C" __global__ void fma_half(__half* x, const __half* a, const __half* b, long n,
+                                    int iters) {
     long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
     if (i >= n) return;
     __half v = x[i], s = a[i], t = b[i];
@@ -107,11 +116,11 @@ extern "C" __global__ void fma_float(float* x, const float* a, const float* b, l
 
 
 def elementwise(args) -> None:
-    """x = x*a + b repeated `iters` times over 2^24 values: HFMA2 (half2), HFMA (half) or FFMA (float).
+    """x = x*a + b repeated `iters` times over 2^24 values: HFMA2 (half2), HFMA (half) or FFMA
+    (float).
 
-    Hand-written (CuPy/NVRTC) because torch's own elementwise kernels compute halves in FP32. The values are
-    2^24 * iters FMAs, 2 FLOPs each, whatever the instruction packs.
-    """
+    Hand-written (CuPy/NVRTC) because torch's own elementwise kernels compute halves in FP32. The
+    values are 2^24 * iters FMAs, 2 FLOPs each, whatever the instruction packs."""
     import cupy as cp
 
     n, iters = 1 << 24, args.iters
@@ -166,10 +175,11 @@ def small_resnet() -> nn.Module:
 
 
 def module_ranges(model: nn.Module) -> None:
-    """An NVTX range per module, named as named_modules() spells it: `name` in forward, `backward/name` in
-    backward. Forward ranges are push/pop ranges. Backward ones are start/end ranges: the backward hooks run
-    inside emit_nvtx's push/pop range of autograd's hook node, whose pop would take the module's pushed name
-    off the thread's stack instead of its own (the FP32 training captures show `backward` with no names)."""
+    """An NVTX range per module, named as named_modules() spells it: `name` in forward,
+    `backward/name` in backward. Forward ranges are push/pop ranges. Backward ones are start/end
+    ranges: the backward hooks run inside emit_nvtx's push/pop range of autograd's hook node, whose
+    pop would take the module's pushed name off the thread's stack instead of its own (the FP32
+    training captures show `backward` with no names)."""
     nvtx = torch.cuda.nvtx
     started: dict[str, list[int]] = {}
 
@@ -243,9 +253,18 @@ def main() -> None:
     t = sub.add_parser("train")
     t.add_argument("--model", choices=["resnet", "transformer"], required=True)
     t.add_argument("--batch-size", type=int, required=True)
-    t.add_argument("--amp", choices=["off", "bf16"], default="off", help="bf16: forward under torch.autocast")
+    t.add_argument(
+        "--amp", choices=["off", "bf16"], default="off", help="bf16: forward under torch.autocast"
+    )
     args = p.parse_args()
-    print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(), flush=True)
+    print(
+        "torch",
+        torch.__version__,
+        "cuda",
+        torch.version.cuda,
+        torch.cuda.get_device_name(),
+        flush=True,
+    )
     {"gemm": gemm, "linear": linear, "elementwise": elementwise, "train": train}[args.what](args)
 
 

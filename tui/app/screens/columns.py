@@ -1,9 +1,9 @@
-"""The column chooser (`C` on the Kernels, Runs, Diff and Reconcile tables): the columns the table can show,
-with unit and meaning; `space` shows or hides the one under the cursor, `K`/`J` (or shift+up/down) move it,
-`r` puts back the table's own, `j`/`k`/`g`/`G` move the cursor as in every list, `enter` takes the choice (the
-screen saves it, column_choice.py), `escape` drops it. The list opens with the shown columns first, in their
-order, the hidden ones after them in the canonical order; showing or hiding moves nothing, and the table shows
-the ticked ones in the list's order."""
+"""The column chooser (`C` on the Kernels, Runs, Diff and Reconcile tables): the columns the table
+can show, with unit and meaning; `space` shows or hides the one under the cursor, `K`/`J` (or
+shift+up/down) move it, `r` puts back the table's own, `j`/`k`/`g`/`G` move the cursor as in every
+list, `enter` takes the choice (the screen saves it, column_choice.py), `escape` drops it. The list
+opens with the shown columns first, in their order, the hidden ones after them in the canonical
+order; showing or hiding moves nothing, and the table shows the ticked ones in the list's order."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ class ColumnsScreen(ModalScreen[list[str] | None]):
         Binding("J,shift+down", "move(1)", "Move down", id="columns.move_down"),
         Binding("r", "reset", "Table's own", id="columns.reset"),
         Binding("escape", "cancel", "Cancel", id="columns.cancel"),
-        # The keys every list here moves with (OptionList has the arrows, page keys, home and end), and `q`,
-        # which a modal would otherwise hold back from the app.
+        # The keys every list here moves with (OptionList has the arrows, page keys, home and end),
+        # and `q`, which a modal would otherwise hold back from the app.
         Binding("j", "move_cursor('cursor_down')", "Down", show=False, id="columns.down"),
         Binding("k", "move_cursor('cursor_up')", "Up", show=False, id="columns.up"),
         Binding("g", "move_cursor('first')", "First", show=False, id="columns.first"),
@@ -45,7 +45,9 @@ class ColumnsScreen(ModalScreen[list[str] | None]):
         Binding("q", "app.quit", "Quit", show=False, id="columns.quit"),
     ]
 
-    def __init__(self, choices: list[Choice], shown: list[str], default: list[str], first: str) -> None:
+    def __init__(
+        self, choices: list[Choice], shown: list[str], default: list[str], first: str
+    ) -> None:
         super().__init__()
         self.choices = {c.key: c for c in choices}
         self.default = [k for k in default if k in self.choices]
@@ -54,7 +56,10 @@ class ColumnsScreen(ModalScreen[list[str] | None]):
 
     def _arrange(self, shown: list[str]) -> None:
         self.shown = {k for k in shown if k in self.choices}
-        self.order = [*(k for k in shown if k in self.choices), *(k for k in self.choices if k not in self.shown)]
+        self.order = [
+            *(k for k in shown if k in self.choices),
+            *(k for k in self.choices if k not in self.shown),
+        ]
 
     @property
     def chosen(self) -> list[str]:
@@ -63,20 +68,26 @@ class ColumnsScreen(ModalScreen[list[str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
-            yield Label(f"Columns after {self.first} (space show/hide · K/J move · r the table's own · enter OK)")
+            yield Label(
+                f"Columns after {self.first} (space show/hide · K/J move · r the table's own ·"
+                " enter OK)"
+            )
             yield OptionList(*self._options(), id="choices")
 
     def _options(self) -> list[Option]:
         width = min(max(len(c.title) for c in self.choices.values()), 16)
-        room = min(self.app.size.width * 9 // 10, 100) - 13  # the picker less its borders, padding and scrollbar
+        # the picker less its borders, padding and scrollbar
+        room = min(self.app.size.width * 9 // 10, 100) - 13
         return [self._option(self.choices[k], width, room) for k in self.order]
 
     def _option(self, choice: Choice, width: int, room: int) -> Option:
-        # Text, not markup: descriptions hold brackets. One line each: the description is cut to fit.
+        # Text, not markup: descriptions hold brackets. One line each: the description is cut to
+        # fit.
         ticked = choice.key in self.shown
         unit = f"[{choice.unit}]" if choice.unit else ""
         line = Text(
-            f"{'✓' if ticked else ' '} {choice.title[:width]:<{width}} {unit:<9}", style="bold" if ticked else ""
+            f"{'✓' if ticked else ' '} {choice.title[:width]:<{width}} {unit:<9}",
+            style="bold" if ticked else "",
         )
         line.append(f"{choice.key} · {choice.description}", style="dim")
         line.truncate(max(room, 20), overflow="ellipsis")
@@ -102,7 +113,8 @@ class ColumnsScreen(ModalScreen[list[str] | None]):
             self._redraw(at)
 
     def action_move(self, step: int) -> None:
-        """Move the column under the cursor up or down the list (the table's order is the list's)."""
+        """Move the column under the cursor up or down the list (the table's order is the
+        list's)."""
         at = self.cursor
         if at is None or not 0 <= at + step < len(self.order):
             return

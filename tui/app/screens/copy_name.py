@@ -1,4 +1,5 @@
-"""`y`: the selected kernel's full name onto the clipboard, over SSH too (Textual writes it as OSC 52)."""
+"""`y`: the selected kernel's full name onto the clipboard, over SSH too (Textual writes it as OSC
+52)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from ....core.common import display_text
 
 
 def full_name(row: pd.Series, name_column: str = "kernel") -> str:
-    """The row's full kernel name (an NVTX range's name when the rows are ranges), as text that is safe to
-    paste: a control character from the report is escaped (`\\x1b`), never sent to a shell or terminal."""
-    grouped_by = [name_column] if name_column not in ("kernel", "kernel_full") else []  # a range's row: its name
+    """The row's full kernel name (an NVTX range's name when the rows are ranges), as text that is
+    safe to paste: a control character from the report is escaped (`\\x1b`), never sent to a shell
+    or terminal."""
+    # a range's row: its name
+    grouped_by = [name_column] if name_column not in ("kernel", "kernel_full") else []
     for column in (*grouped_by, "kernel_full", "kernel"):
         value = row.get(column)
         if isinstance(value, str) and value:
@@ -25,4 +28,8 @@ def copy_full_name(app: App, row: pd.Series | None, name_column: str = "kernel")
         app.notify("no kernel selected: nothing copied", timeout=3)
         return
     app.copy_to_clipboard(name)
-    app.notify(f"{name[:60]}{'…' if len(name) > 60 else ''} ({len(name):,} characters)", title="Copied", timeout=3)
+    app.notify(
+        f"{name[:60]}{'…' if len(name) > 60 else ''} ({len(name):,} characters)",
+        title="Copied",
+        timeout=3,
+    )

@@ -1,11 +1,11 @@
-"""`flopscope diff A B` in the app: two runs side by side, kernel group by kernel group, largest change first.
+"""`flopscope diff A B` in the app: two runs side by side, kernel group by kernel group, largest
+change first.
 
-The table is the one every other screen uses (KernelTable): numbers right-aligned, columns fitted to the
-width (at 80 columns the times, change and ratio stay beside the name; `left`/`right` bring back each column
-that was dropped), `s` sorts by the column under the cursor, `/` filters by name, `enter` shows the group of
-run A and of run B side by side (a group one run ran: that run's Kernel screen). The export writes every column
-of the rows as shown.
-"""
+The table is the one every other screen uses (KernelTable): numbers right-aligned, columns fitted to
+the width (at 80 columns the times, change and ratio stay beside the name; `left`/`right` bring back
+each column that was dropped), `s` sorts by the column under the cursor, `/` filters by name,
+`enter` shows the group of run A and of run B side by side (a group one run ran: that run's Kernel
+screen). The export writes every column of the rows as shown."""
 
 from __future__ import annotations
 
@@ -40,10 +40,13 @@ SHOWN_ONLY = ["time_ratio", "only_in"]
 
 
 def gpu_lines(
-    names: tuple[str, str], gpus: tuple[str | None, str | None], reports: tuple[Report, Report] | None = None
+    names: tuple[str, str],
+    gpus: tuple[str | None, str | None],
+    reports: tuple[Report, Report] | None = None,
 ) -> list[str]:
-    """`A = name (GPU) · B = name (GPU)`, and a warning when the two did not run on the same GPUs (each run's
-    devices from `reports`, else its GPU label) or are judged against different ceilings."""
+    """`A = name (GPU) · B = name (GPU)`, and a warning when the two did not run on the same GPUs
+    (each run's devices from `reports`, else its GPU label) or are judged against different
+    ceilings."""
     (a, b), (gpu_a, gpu_b) = names, gpus
     lines = [f"A = {a} ({gpu_a or 'GPU unknown'}) · B = {b} ({gpu_b or 'GPU unknown'})"]
     devices = [r.gpu_names for r in reports] if reports else [[g] if g else [] for g in gpus]
@@ -82,9 +85,9 @@ class DiffScreen(TableScreen):
         reports: tuple[Report, Report] | None = None,
         ids: tuple[int | None, int | None] = (None, None),
     ) -> None:
-        """`rows` from `core.diff.diff_runs`; `gpus`: the GPU each run was profiled on (None: not known);
-        `reports`: the two runs, which `enter` opens a group of (without them `enter` is off); `ids`: the runs'
-        store ids, which the export names beside their names."""
+        """`rows` from `core.diff.diff_runs`; `gpus`: the GPU each run was profiled on (None: not
+        known); `reports`: the two runs, which `enter` opens a group of (without them `enter` is
+        off); `ids`: the runs' store ids, which the export names beside their names."""
         super().__init__()
         self.rows = rows
         self.names = (name_a, name_b)
@@ -93,7 +96,8 @@ class DiffScreen(TableScreen):
         self.ids = ids
         self.by = str(rows.attrs.get("by", "name"))
         self.by_gpu = bool(rows.attrs.get("by_gpu"))
-        self.model: TableModel = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu))  # never None here
+        # never None here
+        self.model: TableModel = TableModel(table_rows(rows), diff_columns(self.by, self.by_gpu))
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="diff-title")
@@ -103,7 +107,8 @@ class DiffScreen(TableScreen):
 
     def _title(self) -> Text:
         lines = gpu_lines(self.names, self.gpus, self.reports)
-        text = Text(display_text(lines[0]))  # run names and GPU names: escaped, never terminal codes
+        # run names and GPU names: escaped, never terminal codes
+        text = Text(display_text(lines[0]))
         for warning in lines[1:]:  # bold, not colour only: legible over SSH and NO_COLOR
             text.append("\n" + display_text(warning), style="bold")
         text.append("\n" + totals_line(self.rows))
@@ -137,7 +142,8 @@ class DiffScreen(TableScreen):
         return with_public_paths(shown) if self.by == "module" else shown
 
     def _status_extra(self) -> list[str]:
-        # Only the grouping `g` switches to: at 80 columns the status line has no room to spare for the default.
+        # Only the grouping `g` switches to: at 80 columns the status line has no room to spare for
+        # the default.
         return [f"by {self.by}"] if self.by != "name" else []
 
     # -- keys: TableScreen's, and these -----------------------------------------------------------
@@ -165,18 +171,26 @@ class DiffScreen(TableScreen):
         if self.reports is None or row is None:
             return
         key = group_key(self.by)
-        sides = [0] if row["presence"] == "only in A" else [1] if row["presence"] == "only in B" else [0, 1]
+        sides = (
+            [0]
+            if row["presence"] == "only in A"
+            else [1]
+            if row["presence"] == "only in B"
+            else [0, 1]
+        )
         self._open(sides, row[key], row["gpu"] if self.by_gpu else None)
 
     @work(thread=True, exclusive=True, group="diff-open")
     def _open(self, sides: list[int], key: object, gpu: str | None = None) -> None:
-        """The group's own row of each run that ran it (grouping 100k launches takes a while: off the UI
-        thread): A and B side by side where both did, else the one run's Kernel screen. `gpu`: the group's GPU,
-        where groups were matched on name and GPU."""
+        """The group's own row of each run that ran it (grouping 100k launches takes a while: off
+        the UI thread): A and B side by side where both did, else the one run's Kernel screen.
+        `gpu`: the group's GPU, where groups were matched on name and GPU."""
         found = {side: self._group_row(side, key, gpu) for side in sides}
         missing = [side for side, row in found.items() if row is None]
         if missing:
-            self.app.call_from_thread(self.notify, f"{key} is not in run {'AB'[missing[0]]}", timeout=4, markup=False)
+            self.app.call_from_thread(
+                self.notify, f"{key} is not in run {'AB'[missing[0]]}", timeout=4, markup=False
+            )
             return
         name_column = {"nvtx": "nvtx", "module": "name"}.get(self.by, "kernel")
         screen: KernelPairScreen | KernelScreen
@@ -184,9 +198,12 @@ class DiffScreen(TableScreen):
             screen = KernelPairScreen(found[0], found[1], self.names, name_column)
         else:
             side, row = next(iter(found.items()))
-            assert self.reports is not None  # `enter` opens a group only with both runs (check_action)
+            # `enter` opens a group only with both runs (check_action)
+            assert self.reports is not None
             report = self.reports[side]
-            screen = KernelScreen(row, report.ceilings(), name_column, launches=report.kernels, report=report)
+            screen = KernelScreen(
+                row, report.ceilings(), name_column, launches=report.kernels, report=report
+            )
         self.app.call_from_thread(self.app.push_screen, screen)
 
     def _group_row(self, side: int, key: object, gpu: str | None) -> pd.Series | None:
@@ -200,6 +217,9 @@ class DiffScreen(TableScreen):
 
     async def action_export(self) -> None:
         a, b = self.names
-        # The runs, GPUs and totals the rows compare, as `flopscope diff --json` gives them (JSON, Parquet).
+        # The runs, GPUs and totals the rows compare, as `flopscope diff --json` gives them (JSON,
+        # Parquet).
         meta = diff_meta(self.rows, self.names, self.ids, self.gpus)
-        await ask_export(self.app, self.shown, Path.cwd() / f"diff-{a}-{b}.csv", "comparison", meta=meta)
+        await ask_export(
+            self.app, self.shown, Path.cwd() / f"diff-{a}-{b}.csv", "comparison", meta=meta
+        )

@@ -1,5 +1,6 @@
-"""`?`: every key of the screen underneath, read from its bindings (never a hand-written list), in words a
-person uses: the screen's own name, `table` or `scrolling pane` rather than a widget's class."""
+"""`?`: every key of the screen underneath, read from its bindings (never a hand-written list), in
+words a person uses: the screen's own name, `table` or `scrolling pane` rather than a widget's
+class."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from textual.widgets import DataTable, Input, Label, OptionList, Static
 
 from ..widgets.kernel_table import KernelTable
 
-# Textual's copy copies text selected with the mouse, which the app never captures (the terminal's own selection
-# works instead): listed, `ctrl+c Copy selected text` would be a key that does nothing.
+# Textual's copy copies text selected with the mouse, which the app never captures (the terminal's
+# own selection works instead): listed, `ctrl+c Copy selected text` would be a key that does
+# nothing.
 NEEDS_MOUSE = {"screen.copy_text"}
 
 
 def binding_rows(screen: Screen) -> list[tuple[str, str, str]]:
-    """(where, keys, what) for each active binding of `screen`: its own, its focused widget's, the app's."""
+    """(where, keys, what) for each active binding of `screen`: its own, its focused widget's, the
+    app's."""
     app = screen.app
     own = {b.action for b in type(screen).BINDINGS if isinstance(b, Binding)}
     rows: dict[tuple[str, str], str] = {}  # (where, description) -> keys; one line per action
@@ -58,8 +61,12 @@ def _where(node: object, screen: Screen, own: bool) -> str:
 
 
 def screen_title(screen: Screen) -> str:
-    """`Kernels`: a screen's HELP_TITLE, else its class name in words (`RooflineScreen` -> `Roofline`)."""
-    return getattr(screen, "HELP_TITLE", None) or _words(type(screen).__name__.removesuffix("Screen")).capitalize()
+    """`Kernels`: a screen's HELP_TITLE, else its class name in words (`RooflineScreen` ->
+    `Roofline`)."""
+    return (
+        getattr(screen, "HELP_TITLE", None)
+        or _words(type(screen).__name__.removesuffix("Screen")).capitalize()
+    )
 
 
 def _words(name: str) -> str:
@@ -67,16 +74,21 @@ def _words(name: str) -> str:
 
 
 def sentence_case(text: str) -> str:
-    """`Page Left` -> `Page left`, as the app's own keys read (`Page up`); `NVTX`, `Sort…` stay as written."""
+    """`Page Left` -> `Page left`, as the app's own keys read (`Page up`); `NVTX`, `Sort…` stay as
+    written."""
     first, *rest = text.split(" ")
-    return " ".join([first, *(w.lower() if w[:1].isupper() and w[1:].islower() else w for w in rest)])
+    return " ".join(
+        [first, *(w.lower() if w[:1].isupper() and w[1:].islower() else w for w in rest)]
+    )
 
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark", "close", "Close help", id="help.close"),
-        Binding("q", "app.quit", "Quit", id="help.quit"),  # as everywhere: a modal held the app's `q` back
-        # the keys that move on every screen move here too (issue 19.7): the list is longer than 24 rows
+        # as everywhere: a modal held the app's `q` back
+        Binding("q", "app.quit", "Quit", id="help.quit"),
+        # the keys that move on every screen move here too (issue 19.7): the list is longer than 24
+        # rows
         Binding("j,down", "scroll_by(1)", "Scroll down", show=False, id="help.scroll_down"),
         Binding("k,up", "scroll_by(-1)", "Scroll up", show=False, id="help.scroll_up"),
         Binding("pagedown,space", "page(1)", "Page down", show=False, id="help.page_down"),
@@ -110,7 +122,9 @@ class HelpScreen(ModalScreen[None]):
 
     def action_page(self, pages: int) -> None:
         body = self.query_one("#help-body")
-        body.scroll_relative(y=pages * max(1, body.scrollable_content_region.height - 1), animate=False)
+        body.scroll_relative(
+            y=pages * max(1, body.scrollable_content_region.height - 1), animate=False
+        )
 
     def action_edge(self, end: int) -> None:
         body = self.query_one("#help-body")

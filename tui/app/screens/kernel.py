@@ -1,4 +1,5 @@
-"""One row (a kernel group or a launch): every metric, in sections, and its place on a small roofline."""
+"""One row (a kernel group or a launch): every metric, in sections, and its place on a small
+roofline."""
 
 from __future__ import annotations
 
@@ -45,12 +46,14 @@ class KernelScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         BACK,
         EXPORT,
-        # The arrows, page keys, home and end scroll the focused body already; j/k/space as in the tables.
+        # The arrows, page keys, home and end scroll the focused body already; j/k/space as in the
+        # tables.
         Binding("j", "scroll('down')", "Scroll down", show=False, id="kernel.scroll_down"),
         Binding("k", "scroll('up')", "Scroll up", show=False, id="kernel.scroll_up"),
         Binding("space", "scroll('page_down')", "Page down", show=False, id="kernel.page_down"),
         COPY_NAME,
-        # tab / shift+tab walk the panels' titles, enter folds or unfolds the one focused (Textual's Collapsible).
+        # tab / shift+tab walk the panels' titles, enter folds or unfolds the one focused (Textual's
+        # Collapsible).
         Binding("z", "fold", "Fold all", id="kernel.fold_all"),
         Binding("v", "source", "Source", id="kernel.source"),
     ]
@@ -63,31 +66,36 @@ class KernelScreen(Screen):
         launches: pd.DataFrame | None = None,
         report: Report | None = None,
     ) -> None:
-        """`launches`: the launches of the report `row` comes from (default: the app's report's), which the
-        `--launch-skip` of the advice for an unprofiled launch counts; `report`: that report (default: the
-        app's), whose file ncu's rule results are read from."""
+        """`launches`: the launches of the report `row` comes from (default: the app's report's),
+        which the `--launch-skip` of the advice for an unprofiled launch counts; `report`: that
+        report (default: the app's), whose file ncu's rule results are read from."""
         super().__init__()
         self.row = row
         self.name_column = name_column
         self.launches = launches
         self.report = report
         self.rules_read = False  # set once the "ncu rules" section shows what the file holds
-        self.folded: set[str] = set()  # titles of the panels folded, kept when the panels are dealt again
+        # titles of the panels folded, kept when the panels are dealt again
+        self.folded: set[str] = set()
         self.rule_items: list[tuple[str, str]] | None = None  # ncu's rule results, once read
         self.roofline: Roofline = roofline_from(
             row.to_frame().T.infer_objects(), row_ceilings(row, ceilings), name=name_column
         )
-        self.title_text = fmt.text(row_value(row, name_column) or row_value(row, "kernel")) or "(unnamed)"
+        self.title_text = (
+            fmt.text(row_value(row, name_column) or row_value(row, "kernel")) or "(unnamed)"
+        )
 
     @property
     def crumbs(self) -> list[str]:
-        """Its part of the breadcrumb (after the Kernels screen's report and grouping): the row's name."""
+        """Its part of the breadcrumb (after the Kernels screen's report and grouping): the row's
+        name."""
         return [self.title_text]
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="kernel-title")
-        # One scroll for everything; the panels in one column on a narrow terminal (the roofline last), in two
-        # or three from PANELS_FROM columns on (the roofline at the top of the last), each foldable.
+        # One scroll for everything; the panels in one column on a narrow terminal (the roofline
+        # last), in two or three from PANELS_FROM columns on (the roofline at the top of the last),
+        # each foldable.
         with VerticalScroll(id="kernel-body"), Horizontal(id="metrics"):
             for column in self._columns():
                 with Vertical(classes="panel-column"):
@@ -95,13 +103,14 @@ class KernelScreen(Screen):
         yield KeyFooter()
 
     def _panels(self) -> list[tuple[int, Widget]]:
-        """(estimated lines, panel) for every section, ncu's rules before the launch configuration (its findings
-        on it), and the roofline."""
+        """(estimated lines, panel) for every section, ncu's rules before the launch configuration
+        (its findings on it), and the roofline."""
         out: list[tuple[int, Widget]] = []
         for title, items in sections(self.row, self._launches()):
             if title == "Launch configuration":
                 rules = Static(
-                    rules_table(self.rule_items or [("Launch", "reading the report…")], title=""), id="rules"
+                    rules_table(self.rule_items or [("Launch", "reading the report…")], title=""),
+                    id="rules",
                 )
                 out.append((12, self._panel(RULES_TITLE, rules, "panel-rules")))
             out.append((len(items) + 2, self._panel(title, Static(section_table("", items)))))
@@ -113,11 +122,13 @@ class KernelScreen(Screen):
         return out
 
     def _panel(self, title: str, body: Widget, id: str | None = None) -> Collapsible:
-        return Collapsible(body, title=title, collapsed=title in self.folded, id=id, classes="panel")
+        return Collapsible(
+            body, title=title, collapsed=title in self.folded, id=id, classes="panel"
+        )
 
     def _columns(self) -> list[list[Widget]]:
-        """The panels dealt into columns, each to the shortest so far; on two or three columns the roofline
-        goes first into the last, so the plot is in view beside the numbers."""
+        """The panels dealt into columns, each to the shortest so far; on two or three columns the
+        roofline goes first into the last, so the plot is in view beside the numbers."""
         panels = self._panels()
         count = panel_columns(self.app.size.width)
         columns: list[list[Widget]] = [[] for _ in range(count)]
@@ -134,11 +145,18 @@ class KernelScreen(Screen):
 
     def _launches(self) -> pd.DataFrame | None:
         report = getattr(self.app, "report", None)
-        return self.launches if self.launches is not None else report.kernels if report is not None else None
+        return (
+            self.launches
+            if self.launches is not None
+            else report.kernels
+            if report is not None
+            else None
+        )
 
     @work(thread=True, exclusive=True, group="kernel-rules")
     def _read_rules(self) -> None:
-        """ncu's rule results for this row, read from the report file now (never part of the kernels table)."""
+        """ncu's rule results for this row, read from the report file now (never part of the kernels
+        table)."""
         report = self.report if self.report is not None else getattr(self.app, "report", None)
         if report is None:
             items = [("Findings", "none: no report file behind this row")]
@@ -159,7 +177,8 @@ class KernelScreen(Screen):
         self.query_one("#kernel-body").focus()
 
     async def on_resize(self, event: Resize) -> None:
-        """Panels dealt again where the terminal now takes another number of columns (folds kept)."""
+        """Panels dealt again where the terminal now takes another number of columns (folds
+        kept)."""
         if len(self.query(".panel-column")) != panel_columns(event.size.width):
             self.folded = {str(c.title) for c in self.query(Collapsible) if c.collapsed}
             await self.recompose()
@@ -172,7 +191,11 @@ class KernelScreen(Screen):
             self.notify("No report file behind this row", severity="warning")
             return
         if report.meta.format != "ncu-rep":
-            self.notify("Source lines are kept only in an .ncu-rep, not in a CSV", severity="warning", timeout=8)
+            self.notify(
+                "Source lines are kept only in an .ncu-rep, not in a CSV",
+                severity="warning",
+                timeout=8,
+            )
             return
         from .source import SourceScreen
 
@@ -194,7 +217,9 @@ class KernelScreen(Screen):
 
     def action_scroll(self, how: str) -> None:
         body = self.query_one("#kernel-body", VerticalScroll)
-        {"down": body.scroll_down, "up": body.scroll_up, "page_down": body.scroll_page_down}[how](animate=False)
+        {"down": body.scroll_down, "up": body.scroll_up, "page_down": body.scroll_page_down}[how](
+            animate=False
+        )
 
     async def action_export(self) -> None:
         launch = row_value(self.row, "launch_id")
@@ -202,5 +227,9 @@ class KernelScreen(Screen):
         # `<suffix>.csv` where no report file names it (a diff's row)
         name = cast("FlopscopeApp", self.app).export_name(suffix)
         await ask_export(
-            self.app, lambda: self.row.to_frame().T, name, what="metrics of this row", kernels_of_a_run=True
+            self.app,
+            lambda: self.row.to_frame().T,
+            name,
+            what="metrics of this row",
+            kernels_of_a_run=True,
         )

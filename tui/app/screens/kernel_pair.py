@@ -1,5 +1,6 @@
-"""The diff's `enter` on a group both runs ran: the Kernel screen's sections of run A and run B side by side,
-one line per metric, the B value bold where it differs from A's, and its change B - A (with % of A) beside it."""
+"""The diff's `enter` on a group both runs ran: the Kernel screen's sections of run A and run B side
+by side, one line per metric, the B value bold where it differs from A's, and its change B - A (with
+% of A) beside it."""
 
 from __future__ import annotations
 
@@ -26,13 +27,15 @@ from .keys import BACK, EXPORT
 
 
 def paired(a: pd.Series, b: pd.Series) -> list[tuple[str, list[tuple[str, str, str]]]]:
-    """(section, [(label, A's value, B's value)]): each section's labels in A's order, then any only B has (a
-    tensor type only one run used); a label one run lacks reads blank there."""
+    """(section, [(label, A's value, B's value)]): each section's labels in A's order, then any only
+    B has (a tensor type only one run used); a label one run lacks reads blank there."""
     out = []
     for (title, items_a), (_, items_b) in zip(sections(a), sections(b), strict=True):
         values_a, values_b = dict(items_a), dict(items_b)
         labels = list(dict.fromkeys([*values_a, *values_b]))
-        out.append((title, [(label, values_a.get(label, ""), values_b.get(label, "")) for label in labels]))
+        out.append(
+            (title, [(label, values_a.get(label, ""), values_b.get(label, "")) for label in labels])
+        )
     return out
 
 
@@ -45,7 +48,9 @@ class KernelPairScreen(Screen):
         Binding("space", "scroll('page_down')", "Page down", show=False, id="kernelpair.page_down"),
     ]
 
-    def __init__(self, a: pd.Series, b: pd.Series, names: tuple[str, str], name_column: str = "kernel") -> None:
+    def __init__(
+        self, a: pd.Series, b: pd.Series, names: tuple[str, str], name_column: str = "kernel"
+    ) -> None:
         super().__init__()
         self.rows, self.names = (a, b), names
         self.title_text = fmt.text(b.get(name_column)) or fmt.text(b.get("kernel")) or "(unnamed)"
@@ -64,7 +69,9 @@ class KernelPairScreen(Screen):
         table = Table(box=None, pad_edge=False, expand=True)
         table.add_column("", no_wrap=True, style="dim")
         for side, name in zip("AB", self.names, strict=True):
-            table.add_column(Text(display_text(f"{side}: {name}"), style="bold"), overflow="fold", ratio=1)
+            table.add_column(
+                Text(display_text(f"{side}: {name}"), style="bold"), overflow="fold", ratio=1
+            )
         table.add_column(Text("Δ B - A", style="bold"), no_wrap=True)
         for title, items in paired(*self.rows):
             table.add_row(Text(title, style="bold"), "", "", "")
@@ -86,10 +93,14 @@ class KernelPairScreen(Screen):
 
     def action_scroll(self, how: str) -> None:
         body = self.query_one("#pair-body", VerticalScroll)
-        {"down": body.scroll_down, "up": body.scroll_up, "page_down": body.scroll_page_down}[how](animate=False)
+        {"down": body.scroll_down, "up": body.scroll_up, "page_down": body.scroll_page_down}[how](
+            animate=False
+        )
 
     async def action_export(self) -> None:
         # Both rows, every column at full precision, each named by its run.
         frame = pd.DataFrame([self.rows[0], self.rows[1]]).reset_index(drop=True)
         frame.insert(0, "run", list(self.names))
-        await ask_export(self.app, lambda: frame, Path.cwd() / "kernel-a-vs-b.csv", what="A and B of this group")
+        await ask_export(
+            self.app, lambda: frame, Path.cwd() / "kernel-a-vs-b.csv", what="A and B of this group"
+        )

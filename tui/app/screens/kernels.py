@@ -1,4 +1,5 @@
-"""The first screen: the run summary above the kernel table, with sort, filter, grouping and drill-down."""
+"""The first screen: the run summary above the kernel table, with sort, filter, grouping and
+drill-down."""
 
 from __future__ import annotations
 
@@ -58,8 +59,8 @@ class KernelsScreen(TableScreen):
     HELP_TITLE = "Kernels"
     CHOOSER = TABLE  # `C` offers every canonical column the rows have (action_choose_columns)
     FILTER_HINT = (
-        "a name regex, bound:memory|compute|dram|l2|l1, or an expression: time > 5us and bound == dram, "
-        "prec ~ tc (== != < > ~, and/or/not, units) · ↑↓ recent · empty: all"
+        "a name regex, bound:memory|compute|dram|l2|l1, or an expression: time > 5us and bound =="
+        " dram, prec ~ tc (== != < > ~, and/or/not, units) · ↑↓ recent · empty: all"
     )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open_row", "Open", id="kernels.open"),
@@ -83,7 +84,8 @@ class KernelsScreen(TableScreen):
 
     @property
     def flopscope(self) -> FlopscopeApp:
-        """The app, as the FlopscopeApp it is: the report's path, its groupings and export names live there."""
+        """The app, as the FlopscopeApp it is: the report's path, its groupings and export names
+        live there."""
         return cast("FlopscopeApp", self.app)
 
     @property
@@ -96,7 +98,8 @@ class KernelsScreen(TableScreen):
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="breadcrumb")
         yield Summary(id="summary")
-        with Horizontal(id="kernels-body"):  # the table, and on a wide terminal the row's details beside it
+        # the table, and on a wide terminal the row's details beside it
+        with Horizontal(id="kernels-body"):
             yield KernelTable(id="table")
             yield KernelDetails(id="details")
         yield Static(id="status")
@@ -122,10 +125,12 @@ class KernelsScreen(TableScreen):
         self._regroup(self.by)
 
     def rejudge(self, report: Report) -> None:
-        """The same launches judged against another roof (the Roofline's `c`, issue 22): the header's ceilings
-        (naming their source), the table's %Peak, %Roof and Bound anew; sort, filter and cursor stay."""
+        """The same launches judged against another roof (the Roofline's `c`, issue 22): the
+        header's ceilings (naming their source), the table's %Peak, %Roof and Bound anew; sort,
+        filter and cursor stay."""
         keep = self.query_one(KernelTable).cursor_position if self.model is not None else None
-        self.flopscope.report, self.report, self.model = report, report, None  # model None: the header is redone too
+        # model None: the header is redone too
+        self.flopscope.report, self.report, self.model = report, report, None
         self._regroup(self.by, keep)
 
     @work(thread=True, exclusive=True, group="group")
@@ -138,15 +143,22 @@ class KernelsScreen(TableScreen):
             self.ceilings = report.ceilings()
         rows = self.flopscope.grouped(by)
         model = TableModel(rows, self._columns(report, rows, by), self.query_state)
-        if not get_current_worker().is_cancelled:  # `g` pressed again meanwhile: the newer grouping wins
+        # `g` pressed again meanwhile: the newer grouping wins
+        if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, model, by, summary, keep)
 
-    def _show(self, model: TableModel, by: str, summary: list[Block] | None, keep: int | None) -> None:
-        if summary is not None:  # the first table of this report: the other groupings get ready meanwhile,
+    def _show(
+        self, model: TableModel, by: str, summary: list[Block] | None, keep: int | None
+    ) -> None:
+        # the first table of this report: the other groupings get ready meanwhile,
+        if summary is not None:
             self.query_one(Summary).show(summary)  # the one `g` shows next first
             at = GROUPS.index(by) if by in GROUPS else -1
-            # After the first paint: a grouping started now would hold the GIL while the table is drawn.
-            self.call_after_refresh(self.flopscope.warm_groupings, [*GROUPS[at + 1 :], *GROUPS[: max(at, 0)]])
+            # After the first paint: a grouping started now would hold the GIL while the table is
+            # drawn.
+            self.call_after_refresh(
+                self.flopscope.warm_groupings, [*GROUPS[at + 1 :], *GROUPS[: max(at, 0)]]
+            )
         self.by, self.model = by, model
         self.query_one(Breadcrumb).refresh()
         table = self.query_one(KernelTable)
@@ -162,7 +174,8 @@ class KernelsScreen(TableScreen):
 
     # -- the list + details split (120 columns and wider) -----------------------------------------
     def _split(self) -> None:
-        """Details beside the table from SPLIT columns on (below, `enter` opens them on a screen of their own)."""
+        """Details beside the table from SPLIT columns on (below, `enter` opens them on a screen of
+        their own)."""
         if self.query_one(KernelDetails).fit(self.app.size.width):
             self._show_details()
 
@@ -183,18 +196,21 @@ class KernelsScreen(TableScreen):
         self._show_details()
 
     def _fit_summary(self) -> None:
-        """The summary gets 5 lines at 24 rows (35% of the screen less 3 on taller ones), or all the table's rows
-        leave (a report of five kernels needs six lines, not 65% of the screen); the lines that still do not fit
-        are named by its cut marker."""
+        """The summary gets 5 lines at 24 rows (35% of the screen less 3 on taller ones), or all the
+        table's rows leave (a report of five kernels needs six lines, not 65% of the screen); the
+        lines that still do not fit are named by its cut marker."""
         if self.model is None:
             return
         height = self.size.height
-        table = 1 + len(self.model.rows)  # its header and every row of the grouping, whatever the filter
-        chrome = sum(w.outer_size.height for w in (self.query_one("#status"), self.query_one(KeyFooter)))
-        # The header, breadcrumb included: 5 lines at 24 rows (issue 19.9: 7 of 24 left the table 14 rows), a
-        # third of taller terminals.
-        # Below 24 rows the app's own report's breadcrumb gives its line to the summary (whose first line names
-        # the report too); a run opened from another screen keeps its title line.
+        # its header and every row of the grouping, whatever the filter
+        table = 1 + len(self.model.rows)
+        chrome = sum(
+            w.outer_size.height for w in (self.query_one("#status"), self.query_one(KeyFooter))
+        )
+        # The header, breadcrumb included: 5 lines at 24 rows (issue 19.9: 7 of 24 left the table 14
+        # rows), a third of taller terminals. Below 24 rows the app's own report's breadcrumb gives
+        # its line to the summary (whose first line names the report too); a run opened from another
+        # screen keeps its title line.
         crumb = self.query_one(Breadcrumb)
         crumb.display = height >= 24 or crumb.id == "point-title"
         third = height * 35 // 100
@@ -202,9 +218,12 @@ class KernelsScreen(TableScreen):
         self.query_one(Summary).styles.max_height = max(1, header - (1 if crumb.display else 0))
 
     def _status_extra(self) -> list[str]:
-        # Another roof than the default (the Roofline's `c`): said here too, as the header's ceilings may be cut.
+        # Another roof than the default (the Roofline's `c`): said here too, as the header's
+        # ceilings may be cut.
         roof = self.report.roof.kind if self.report is not None else "clock"
-        return [f"by {self.by}"] + ([f"judged against the {ROOFS[roof]} roof"] if roof != "clock" else [])
+        return [f"by {self.by}"] + (
+            [f"judged against the {ROOFS[roof]} roof"] if roof != "clock" else []
+        )
 
     # -- sort and filter: TableScreen's, and `o`, `b` ----------------------------------------------
     def action_sort_pick(self) -> None:
@@ -216,7 +235,9 @@ class KernelsScreen(TableScreen):
         def picked(name: str | None) -> None:
             if name:
                 numeric = name not in {c.name for c in model.columns if not c.numeric}
-                self._requery(dataclasses.replace(self.query_state, sort=name, descending=numeric), top=True)
+                self._requery(
+                    dataclasses.replace(self.query_state, sort=name, descending=numeric), top=True
+                )
                 self.query_one(KernelTable).focus_column(name)  # so that `s` flips this sort
 
         self.app.push_screen(SortScreen(choices, self.query_state.sort, empty), picked)
@@ -227,13 +248,16 @@ class KernelsScreen(TableScreen):
         bound = BOUNDS[(BOUNDS.index(now) + 1) % len(BOUNDS)]
         self._requery(dataclasses.replace(self.query_state, bound=bound))
 
-    # -- columns: the table's own, or as chosen (`C`, kept in config.toml) ----------------------------
+    # -- columns: the table's own, or as chosen (`C`, kept in config.toml)
+    # ----------------------------
     def _default_columns(self, report: Report, rows: pd.DataFrame, by: str) -> list[Column]:
         return table_columns(by, isinstance(report.judged_by, dict), shows_speed_of_light(rows))
 
     def _columns(self, report: Report, rows: pd.DataFrame, by: str) -> list[Column]:
         chosen = self.flopscope.columns.get(TABLE)
-        return chosen_columns(self._default_columns(report, rows, by), chosen, lambda k: is_number_column(rows, k))
+        return chosen_columns(
+            self._default_columns(report, rows, by), chosen, lambda k: is_number_column(rows, k)
+        )
 
     def action_choose_columns(self) -> None:
         if self.model is None or self.report is None:
@@ -242,7 +266,10 @@ class KernelsScreen(TableScreen):
         first = model.table_columns[0]
         default = [c.name for c in self._default_columns(report, model.rows, self.by)[1:]]
         present = [(k, u, d) for k, u, d in ALL if k in model.rows and k != first.name]
-        choices = [Choice(k, column_for(k, is_number_column(model.rows, k)).title, u, d) for k, u, d in present]
+        choices = [
+            Choice(k, column_for(k, is_number_column(model.rows, k)).title, u, d)
+            for k, u, d in present
+        ]
 
         def chosen(keys: list[str] | None) -> None:
             if keys is None or self.model is None or self.report is None:
@@ -252,7 +279,9 @@ class KernelsScreen(TableScreen):
             table = self.query_one(KernelTable)
             keep = table.cursor_position
             rows = self.model.rows
-            self.model = TableModel(rows, self._columns(self.report, rows, self.by), self.query_state)
+            self.model = TableModel(
+                rows, self._columns(self.report, rows, self.by), self.query_state
+            )
             table.set_model(self.model, keep)
             self._status()
 
@@ -261,13 +290,16 @@ class KernelsScreen(TableScreen):
 
     # -- other screens ----------------------------------------------------------------------------
     def action_cycle_group(self) -> None:
-        """name -> launch -> NVTX range -> the module tree (a screen of its own, whose `g` comes back by name)."""
+        """name -> launch -> NVTX range -> the module tree (a screen of its own, whose `g` comes
+        back by name)."""
         if self.model is None:
             return
         if self.by == GROUPS[-1] and self.report is not None:
             from .module_tree import ModuleTreeScreen
 
-            self.app.push_screen(ModuleTreeScreen(self.report, self.flopscope.export_name("modules")))
+            self.app.push_screen(
+                ModuleTreeScreen(self.report, self.flopscope.export_name("modules"))
+            )
             return
         self.regroup(GROUPS[(GROUPS.index(self.by) + 1) % len(GROUPS)])
 
@@ -282,12 +314,15 @@ class KernelsScreen(TableScreen):
             self.app.push_screen(KernelScreen(row, self.ceilings, self.model.columns[0].name))
 
     def action_copy_name(self) -> None:
-        copy_full_name(self.app, self.current_row(), self.model.columns[0].name if self.model else "kernel")
+        copy_full_name(
+            self.app, self.current_row(), self.model.columns[0].name if self.model else "kernel"
+        )
 
     def action_roofline(self) -> None:
         if self.model is None:
             return
-        table = self.query_one(KernelTable)  # the cursor's row: its point selected, on its GPU's roofline
+        # the cursor's row: its point selected, on its GPU's roofline
+        table = self.query_one(KernelTable)
         self.app.push_screen(
             RooflineScreen(
                 self.model.rows,
@@ -303,7 +338,8 @@ class KernelsScreen(TableScreen):
     async def action_export(self) -> None:
         if self.model is None:
             return
-        model = self.model  # the rows as shown now, even if the view changes while the prompt is open
+        # the rows as shown now, even if the view changes while the prompt is open
+        model = self.model
         order = model.order.copy()
         await ask_export(
             self.app,
@@ -314,12 +350,12 @@ class KernelsScreen(TableScreen):
 
 
 class PushedKernelsScreen(KernelsScreen):
-    """The Kernels screen of a report opened from another screen (a sweep point, a stored run): titled with
-    what it shows, and `escape` goes back."""
+    """The Kernels screen of a report opened from another screen (a sweep point, a stored run):
+    titled with what it shows, and `escape` goes back."""
 
-    # KernelsScreen's escape only clears the filter (it is the app's first screen); here it also goes back,
-    # after clearing a filter if one is set (TableScreen.action_back). The footer fits `esc Back` by
-    # shortening, not by hiding keys.
+    # KernelsScreen's escape only clears the filter (it is the app's first screen); here it also
+    # goes back, after clearing a filter if one is set (TableScreen.action_back). The footer fits
+    # `esc Back` by shortening, not by hiding keys.
     BINDINGS: ClassVar[list[BindingType]] = [
         BACK,
         *(b for b in KernelsScreen.BINDINGS if b is not CLEAR_FILTER),
@@ -330,11 +366,13 @@ class PushedKernelsScreen(KernelsScreen):
         self.label = label
 
     @classmethod
-    async def open(cls, app: FlopscopeApp, report: Report, label: str, stem: str) -> PushedKernelsScreen:
-        """Push the Kernels screen of `report`. KernelsScreen reads its groupings through `app.grouped()`,
-        from `app.report`, and names its exports from `app.path`'s stem (`stem`): both are aimed at this
-        report (the app keys its grouping cache on the report). The dummy suffix keeps a value like 0.5 whole
-        in the stem."""
+    async def open(
+        cls, app: FlopscopeApp, report: Report, label: str, stem: str
+    ) -> PushedKernelsScreen:
+        """Push the Kernels screen of `report`. KernelsScreen reads its groupings through
+        `app.grouped()`, from `app.report`, and names its exports from `app.path`'s stem (`stem`):
+        both are aimed at this report (the app keys its grouping cache on the report). The dummy
+        suffix keeps a value like 0.5 whole in the stem."""
         app.report = report
         app.path = Path(stem.replace("/", "_") + ".report")
         screen = cls(label)
@@ -347,45 +385,61 @@ class PushedKernelsScreen(KernelsScreen):
         return [self.label, f"by {self.by}"]
 
     def compose(self) -> ComposeResult:
-        for widget in super().compose():  # the breadcrumb, in reverse: the run or point shown is not the app's file
+        # the breadcrumb, in reverse: the run or point shown is not the app's file
+        for widget in super().compose():
             yield Breadcrumb(id="point-title") if isinstance(widget, Breadcrumb) else widget
 
 
 def summary_blocks(report: Report) -> list[Block]:
-    """The header above the table, 5 lines at 80 columns: what ran where (bold); warnings (bold: a stored one,
-    launches measured above their ceiling); the run's time and efficiencies; its FLOPs beside the FMA
-    convention they follow (dim); notes, and a one-line hint when the counters the table needs were not
-    collected; the ceilings, each source said once."""
+    """The header above the table, 5 lines at 80 columns: what ran where (bold); warnings (bold: a
+    stored one, launches measured above their ceiling); the run's time and efficiencies; its FLOPs
+    beside the FMA convention they follow (dim); notes, and a one-line hint when the counters the
+    table needs were not collected; the ceilings, each source said once."""
     h = header(report)
     # Every block says what it holds (`what`): the line marking a cut names each one it left out.
-    blocks = [Block([f"{h.gpu}{h.named(say_report=False)}", Path(h.source).name, h.launches], "bold", what="GPU")]
-    if h.warning:  # second: the summary's height is capped on a short terminal, and this one must be read
+    blocks = [
+        Block(
+            [f"{h.gpu}{h.named(say_report=False)}", Path(h.source).name, h.launches],
+            "bold",
+            what="GPU",
+        )
+    ]
+    # second: the summary's height is capped on a short terminal, and this one must be read
+    if h.warning:
         blocks.append(Block([h.warning], "bold", what="warning"))
-    # Next, for the same reason: launches above their own ceiling put every % of peak below in doubt.
+    # Next, for the same reason: launches above their own ceiling put every % of peak below in
+    # doubt.
     blocks += [_over_ceiling(w) for w in report.over_ceiling()]
     blocks += [
         Block(h.totals, what="time and efficiencies"),
         Block([h.flop], what="FLOP total"),
         Block([FMA_CONVENTION], "dim", join=True, what="FMA convention"),
     ]
-    blocks += [Block([note], what="notes") for note in (h.unused_gpu, h.no_datasheet, h.not_profiled) if note]
+    blocks += [
+        Block([note], what="notes")
+        for note in (h.unused_gpu, h.no_datasheet, h.not_profiled)
+        if note
+    ]
     hint = missing_hint(report)
     if hint:
         blocks.append(Block([hint], "bold", clip=True, what="counters to collect"))
-    # Last: on a short terminal the summary's height is capped, and these are reference. One block per GPU, so
-    # that the line marking the cut names whose ceilings it left out.
+    # Last: on a short terminal the summary's height is capped, and these are reference. One block
+    # per GPU, so that the line marking the cut names whose ceilings it left out.
     return blocks + [Block(items, sep=" ", what=_whose(items[0])) for items in _per_gpu(h.ceilings)]
 
 
 def _over_ceiling(w: OverCeiling) -> Block:
-    """Launches above their ceiling in 3 lines at 80 columns (the CLI's whole line takes 7): how far above
-    which ceiling, the worst kernel (cut), what to check first; `flopscope report` prints the rest."""
+    """Launches above their ceiling in 3 lines at 80 columns (the CLI's whole line takes 7): how far
+    above which ceiling, the worst kernel (cut), what to check first; `flopscope report` prints the
+    rest."""
     many = w.launches > 1
     unit, count = ("FLOP/s", "FLOP count") if w.kind == "FLOP" else ("B/s", "DRAM byte count")
     return Block(
         [
-            f"Warning: {fmt.integer(w.launches)} launch{'es' if many else ''} above {'their' if many else 'its'} "
-            f"{w.kind} ceiling (impossible):",
+            (
+                f"Warning: {fmt.integer(w.launches)} launch{'es' if many else ''} above"
+                f" {'their' if many else 'its'} {w.kind} ceiling (impossible):"
+            ),
             f"{'worst ' if many else ''}{cut_end(w.kernel, 40)}",
             f"at {fmt.pct(w.pct)} of {fmt.ceiling(w.precision)} {fmt.si(w.ceiling, unit)};",
             f"the ceiling or the {count} is wrong: {w.check}",
@@ -397,7 +451,8 @@ def _over_ceiling(w: OverCeiling) -> Block:
 
 
 def _per_gpu(ceilings: list[str]) -> list[list[str]]:
-    """The header's ceiling items, split where each GPU's start (`Ceilings, NVIDIA A100-PCIE-40GB:`)."""
+    """The header's ceiling items, split where each GPU's start (`Ceilings, NVIDIA
+    A100-PCIE-40GB:`)."""
     groups: list[list[str]] = []
     for item in ceilings:
         if item.startswith("Ceilings") or not groups:
@@ -407,7 +462,13 @@ def _per_gpu(ceilings: list[str]) -> list[list[str]]:
 
 
 def _whose(first: str) -> str:
-    """`Ceilings, NVIDIA A100-PCIE-40GB at SM 1.41 GHz:` -> `A100-PCIE-40GB ceilings`, as the table's GPU
-    column names it."""
-    gpu = first.removeprefix("Ceilings").removeprefix(",").removesuffix(":").split(" at SM ")[0].strip()
+    """`Ceilings, NVIDIA A100-PCIE-40GB at SM 1.41 GHz:` -> `A100-PCIE-40GB ceilings`, as the
+    table's GPU column names it."""
+    gpu = (
+        first.removeprefix("Ceilings")
+        .removeprefix(",")
+        .removesuffix(":")
+        .split(" at SM ")[0]
+        .strip()
+    )
     return f"{short_gpu(gpu)} ceilings" if gpu else "ceilings"

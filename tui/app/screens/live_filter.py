@@ -1,10 +1,11 @@
-"""`/` on a screen whose rows a TableModel filters (the tables, the sweep's points, the module tree): the
-prompt is live (the rows follow the text as it is typed; a pause in the typing applies it), a problem shows
-under it at once with its position, escape puts back the filter it opened on, `up`/`down` recall the filters
-given (the app's, kept across restarts); escape on the screen clears a filter first, then goes back.
+"""`/` on a screen whose rows a TableModel filters (the tables, the sweep's points, the module
+tree): the prompt is live (the rows follow the text as it is typed; a pause in the typing applies
+it), a problem shows under it at once with its position, escape puts back the filter it opened on,
+`up`/`down` recall the filters given (the app's, kept across restarts); escape on the screen clears
+a filter first, then goes back.
 
-One copy, so that every filtered screen reads and answers alike. A screen gives `model` (None while its rows
-load), `query_state` and `_requery(query)`, which shows the rows of a query."""
+One copy, so that every filtered screen reads and answers alike. A screen gives `model` (None while
+its rows load), `query_state` and `_requery(query)`, which shows the rows of a query."""
 
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ if TYPE_CHECKING:
 
 class LiveFilter(Screen):
     FILTER_QUESTION = "Filter rows:"
-    FILTER_HINT = "regex on the name, any case, or an expression over the columns (time > 5us) · ↑↓ recent · empty: all"
+    FILTER_HINT = (
+        "regex on the name, any case, or an expression over the columns (time > 5us) · ↑↓ recent ·"
+        " empty: all"
+    )
     NO_BOUND = ""  # why `bound:` cannot filter these rows, where they have no bound
 
     model: TableModel | None
@@ -52,20 +56,27 @@ class LiveFilter(Screen):
         def typed(text: str | None) -> None:
             self._requery(before if text is None else parse_filter(text, before, self._names()))
             if text is not None:
-                cast("FlopscopeApp", self.app).remember_filters()  # the prompt added it: kept for the next app
+                # the prompt added it: kept for the next app
+                cast("FlopscopeApp", self.app).remember_filters()
 
         prompt = PromptScreen(
-            self.FILTER_QUESTION, before.text(), self.FILTER_HINT, problem, live=live, history=self._recent_filters()
+            self.FILTER_QUESTION,
+            before.text(),
+            self.FILTER_HINT,
+            problem,
+            live=live,
+            history=self._recent_filters(),
         )
         await self.app.push_screen(prompt, typed)
 
     def _names(self) -> dict[str, str] | None:
-        """What an expression may call the columns (None while the rows load: the text is a name pattern)."""
+        """What an expression may call the columns (None while the rows load: the text is a name
+        pattern)."""
         return self.model.names if self.model is not None else None
 
     def _recent_filters(self) -> list[str]:
-        """The filters given, oldest first (`up` in the prompt recalls them), shared by the app's tables and kept
-        across restarts (filter_history.py)."""
+        """The filters given, oldest first (`up` in the prompt recalls them), shared by the app's
+        tables and kept across restarts (filter_history.py)."""
         return cast("FlopscopeApp", self.app).recent_filters
 
     def action_clear_filter(self) -> None:

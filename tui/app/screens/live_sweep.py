@@ -1,10 +1,11 @@
-"""`flopscope sweep` in the app: each point's state (waiting, queued as a Slurm job, running on a node,
-profiling, done, failed, cancelled) as the sweep goes, then the Sweep screen on what was stored.
+"""`flopscope sweep` in the app: each point's state (waiting, queued as a Slurm job, running on a
+node, profiling, done, failed, cancelled) as the sweep goes, then the Sweep screen on what was
+stored.
 
-The sweep runs in a worker thread (core.sweep.run_sweep, started by the CLI's `job`); its callbacks come from
-its own threads and reach this screen through `app.call_from_thread`. `q` or ctrl+c stops it as Ctrl-C does on
-the CLI: every ncu and Slurm job it started is stopped (scancel), and the app ends with 130.
-"""
+The sweep runs in a worker thread (core.sweep.run_sweep, started by the CLI's `job`); its callbacks
+come from its own threads and reach this screen through `app.call_from_thread`. `q` or ctrl+c stops
+it as Ctrl-C does on the CLI: every ncu and Slurm job it started is stopped (scancel), and the app
+ends with 130."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ from .sweep import SweepScreen
 if TYPE_CHECKING:
     from ..app import FlopscopeApp
 
-# job(on_start, on_state, on_point, on_host_lost) -> (the stored sweep's lines, the --gpu judging them or None):
-# runs the sweep with these callbacks, from a worker thread.
+# job(on_start, on_state, on_point, on_host_lost) -> (the stored sweep's lines, the --gpu judging
+# them or None): runs the sweep with these callbacks, from a worker thread.
 Job = Callable[..., tuple[list[Slice], str | None]]
 
 COLUMNS = (("Point", "point"), ("Host", "host"), ("State", "state"), ("Elapsed", "elapsed"))
@@ -43,13 +44,19 @@ STOPPED = 130  # as Ctrl-C on the CLI
 class LiveSweepScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "stop", "Stop & quit", id="livesweep.stop"),
-        Binding("ctrl+c", "stop", "Stop & quit", show=False, priority=True, id="livesweep.stop_ctrl_c"),
+        Binding(
+            "ctrl+c", "stop", "Stop & quit", show=False, priority=True, id="livesweep.stop_ctrl_c"
+        ),
     ]
     DEFAULT_CSS = """
-    LiveSweepScreen #live-sweep-title, LiveSweepScreen #live-sweep-status { height: auto; padding: 0 1; }
+    LiveSweepScreen #live-sweep-title, LiveSweepScreen #live-sweep-status {
+        height: auto; padding: 0 1;
+    }
     """
 
-    def __init__(self, job: Job, points: list[dict[str, str]], title: str, tolerance: float = 0.05) -> None:
+    def __init__(
+        self, job: Job, points: list[dict[str, str]], title: str, tolerance: float = 0.05
+    ) -> None:
         super().__init__()
         self.job = job
         self.title_text = title
@@ -92,7 +99,8 @@ class LiveSweepScreen(Screen):
         self._from_thread(self._end, lines, judged, "")
 
     def _from_thread(self, callback, *args) -> None:
-        """`callback(*args)` then a redraw, on the app's thread, unless the user stopped (the app may be gone)."""
+        """`callback(*args)` then a redraw, on the app's thread, unless the user stopped (the app
+        may be gone)."""
         if self.stopped:
             return
 
@@ -106,7 +114,8 @@ class LiveSweepScreen(Screen):
     def _draw(self) -> None:
         table = self.query_one(DataTable)
         for key, row in zip(self.states.points, self.states.rows(), strict=True):
-            if key not in table.rows:  # a point run_sweep names that the list did not (never expected)
+            # a point run_sweep names that the list did not (never expected)
+            if key not in table.rows:
                 table.add_row(*row, key=key)
                 continue
             for (_, column), value in zip(COLUMNS, row, strict=True):
@@ -118,22 +127,27 @@ class LiveSweepScreen(Screen):
 
     def _host_lost(self, host: str, why: str) -> None:
         self.app.notify(
-            f"dropped host {host} for the rest of the sweep ({why}); the other hosts take its points",
+            f"dropped host {host} for the rest of the sweep ({why}); the other hosts take its"
+            " points",
             severity="warning",
             timeout=10,
         )
 
     def _end(self, lines: list[Slice], judged: str | None, error: str) -> None:
-        """The sweep is over: the Sweep screen on what was stored, or this screen saying why there is none."""
+        """The sweep is over: the Sweep screen on what was stored, or this screen saying why there
+        is none."""
         if lines and lines[0].points:
-            cast("FlopscopeApp", self.app).report = lines[0].points[0][1]  # what the Sweep screen's exports describe
-            self.app.switch_screen(SweepScreen(lines, self.title_text, self.tolerance, judged=judged))
+            # what the Sweep screen's exports describe
+            cast("FlopscopeApp", self.app).report = lines[0].points[0][1]
+            self.app.switch_screen(
+                SweepScreen(lines, self.title_text, self.tolerance, judged=judged)
+            )
             return
         self.over = error or "no point was stored, nothing to analyse"
 
     def action_stop(self) -> None:
-        """Quit; a sweep still running is stopped (exit code 130, as for ^C): its ncu processes end, its Slurm
-        jobs are cancelled, and `flopscope sweep` then says how to resume it."""
+        """Quit; a sweep still running is stopped (exit code 130, as for ^C): its ncu processes end,
+        its Slurm jobs are cancelled, and `flopscope sweep` then says how to resume it."""
         if self.over:
             self.app.exit(return_code=2)
             return

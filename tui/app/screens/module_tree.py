@@ -1,9 +1,10 @@
-"""The Kernels screen's `g` after NVTX ranges: the model's module tree (Report.module_tree), one collapsible
-node per module, each with its rolled-up time, share, forward/backward split, %Roof and bound. `o` sorts each
-node's children by a column (the tree's shape stays), `s` flips that order, `r` draws the launches under the
-cursor's node on the Roofline screen, by kernel name. `/` filters the nodes as the tables do (live_filter.py):
-a module name regex or an expression over the tree's columns; the nodes that match show with the modules they
-sit in (dimmed where those do not match), all open."""
+"""The Kernels screen's `g` after NVTX ranges: the model's module tree (Report.module_tree), one
+collapsible node per module, each with its rolled-up time, share, forward/backward split, %Roof and
+bound. `o` sorts each node's children by a column (the tree's shape stays), `s` flips that order,
+`r` draws the launches under the cursor's node on the Roofline screen, by kernel name. `/` filters
+the nodes as the tables do (live_filter.py): a module name regex or an expression over the tree's
+columns; the nodes that match show with the modules they sit in (dimmed where those do not match),
+all open."""
 
 from __future__ import annotations
 
@@ -36,9 +37,11 @@ if TYPE_CHECKING:
     from ....core.report import Report
 
 
-# The tree's columns as a filter names them: `time > 50us`, `bound == dram`, `fwd > 10us`, `module ~ mlp`.
+# The tree's columns as a filter names them: `time > 50us`, `bound == dram`, `fwd > 10us`, `module ~
+# mlp`.
 TREE_COLUMNS = [
-    Column(column, title, render, priority, 10, numeric=right) for title, column, render, right, priority in COLUMNS
+    Column(column, title, render, priority, 10, numeric=right)
+    for title, column, render, right, priority in COLUMNS
 ]
 
 
@@ -50,7 +53,8 @@ class ModulesModel(TableModel):
 
 
 def with_ancestors(paths: list[str], matched: set[str]) -> set[str]:
-    """The paths of the matched nodes and of every node they sit in (`a/b/c`: `a`, `a/b`), the root's ("")."""
+    """The paths of the matched nodes and of every node they sit in (`a/b/c`: `a`, `a/b`), the
+    root's ("")."""
     keep = {""}
     for path in paths:
         if path in matched:
@@ -60,11 +64,13 @@ def with_ancestors(paths: list[str], matched: set[str]) -> set[str]:
 
 
 def label(node: dict[str, object]) -> Text:
-    """`mlp.0  64.4 us  12.2%  fwd 19.1 us · bwd 45.3 us  %Roof 24.2% compute`: a module and its roll-up."""
+    """`mlp.0  64.4 us  12.2%  fwd 19.1 us · bwd 45.3 us  %Roof 24.2% compute`: a module and its
+    roll-up."""
     text = Text(display_text(str(node["name"])), style="bold")
     parts = [fmt.seconds(node.get("duration_s")), fmt.pct(node.get("pct_time"))]
     parts.append(
-        f"fwd {fmt.seconds(node.get('forward_duration_s'))} · bwd {fmt.seconds(node.get('backward_duration_s'))}"
+        f"fwd {fmt.seconds(node.get('forward_duration_s'))} · bwd"
+        f" {fmt.seconds(node.get('backward_duration_s'))}"
     )
     roof = fmt.pct(node.get("pct_of_roof"))
     if roof:
@@ -78,7 +84,8 @@ def label(node: dict[str, object]) -> Text:
 class ModuleTreeScreen(LiveFilter):
     FILTER_QUESTION = "Filter modules:"
     FILTER_HINT = (
-        "a module name regex, or an expression: time > 50us, bound == dram, fwd > 10us · ↑↓ recent · empty: all"
+        "a module name regex, or an expression: time > 50us, bound == dram, fwd > 10us · ↑↓ recent"
+        " · empty: all"
     )
     DEFAULT_CSS = """
     ModuleTreeScreen #modules-status { height: 1; padding: 0 1; display: none; }
@@ -116,17 +123,21 @@ class ModuleTreeScreen(LiveFilter):
     def crumbs(self) -> list[str]:
         column, descending = self.sort
         order = (
-            [] if self.sort == self.DEFAULT_SORT else [f"sorted by {column_title(column)} {'↓' if descending else '↑'}"]
+            []
+            if self.sort == self.DEFAULT_SORT
+            else [f"sorted by {column_title(column)} {'↓' if descending else '↑'}"]
         )
         return ["by module", *order]
 
     def compose(self) -> ComposeResult:
         yield Breadcrumb(id="modules-title")
-        if self.steps_line:  # the median step's wall, kernel time, idle share and MFU (profile --modules)
+        # the median step's wall, kernel time, idle share and MFU (profile --modules)
+        if self.steps_line:
             yield Static(Text(self.steps_line), id="modules-steps")
         if self.no_ranges:
             hint = modules_hint(self.report.meta)
-            yield Static(Text(f"This report has {hint}."), id="modules-empty")  # Text: the command is verbatim
+            # Text: the command is verbatim
+            yield Static(Text(f"This report has {hint}."), id="modules-empty")
         yield self._tree()
         yield Static(id="modules-status")  # what `/` keeps, while it keeps less than all
         yield KeyFooter()
@@ -141,7 +152,9 @@ class ModuleTreeScreen(LiveFilter):
         return tree
 
     @staticmethod
-    def _fill(tree: Tree[dict[str, object]], rows: list[dict[str, object]]) -> dict[str, TreeNode[dict[str, object]]]:
+    def _fill(
+        tree: Tree[dict[str, object]], rows: list[dict[str, object]]
+    ) -> dict[str, TreeNode[dict[str, object]]]:
         """The nodes below the root from the rows (depth first, the root first), by path."""
         at: list[TreeNode[dict[str, object]]] = [tree.root]
         by_path = {"": tree.root}
@@ -179,7 +192,8 @@ class ModuleTreeScreen(LiveFilter):
     def action_expand_all(self) -> None:
         self.query_one(Tree).root.expand_all()
 
-    # -- sort: `o` picks the column, `s` flips the order; children are reordered, the tree keeps its shape ----
+    # -- sort: `o` picks the column, `s` flips the order; children are reordered, the tree keeps its
+    # shape ----
     def action_sort_pick(self) -> None:
         choices, empty = sort_choices(self.tree_rows)
 
@@ -193,7 +207,8 @@ class ModuleTreeScreen(LiveFilter):
         self._resort(self.sort[0], not self.sort[1])
 
     def _resort(self, column: str, descending: bool) -> None:
-        """Each node's children in the new order; the nodes open stay open and the cursor stays on its node."""
+        """Each node's children in the new order; the nodes open stay open and the cursor stays on
+        its node."""
         self.sort = (column, descending)
         self.tree_rows = sort_siblings(self.tree_rows, column, descending)
         self.model = ModulesModel(self.tree_rows, TREE_COLUMNS, self.query_state)
@@ -201,11 +216,16 @@ class ModuleTreeScreen(LiveFilter):
         self.query_one(Breadcrumb).refresh()
 
     def _open_paths(self) -> set[str]:
-        return {str(n.data["path"]) for n in _walk(self.query_one(Tree).root) if n.is_expanded and n.data is not None}
+        return {
+            str(n.data["path"])
+            for n in _walk(self.query_one(Tree).root)
+            if n.is_expanded and n.data is not None
+        }
 
     def _refill(self, opened: set[str] | None) -> None:
-        """The tree again from `tree_rows`, only the nodes the filter keeps (and those they sit in); `opened`:
-        the nodes to open (None: all); the cursor stays on its node where it is still shown."""
+        """The tree again from `tree_rows`, only the nodes the filter keeps (and those they sit in);
+        `opened`: the nodes to open (None: all); the cursor stays on its node where it is still
+        shown."""
         tree = self.query_one(Tree)
         cursor = tree.cursor_node
         at = str(cursor.data["path"]) if cursor is not None and cursor.data is not None else ""
@@ -221,11 +241,13 @@ class ModuleTreeScreen(LiveFilter):
         for path, node in nodes.items():
             if opened is None or path in opened:
                 node.expand()
-        tree.last_line  # noqa: B018 - lays out the lines, so that the node below has its line to move to
+        # lays out the lines, so that the node below has its line to move to
+        tree.last_line  # noqa: B018
         tree.move_cursor(nodes.get(at, tree.root))
 
     def _requery(self, query: Query, top: bool = False) -> None:
-        """The nodes `query` keeps, all open (escape shows the tree as it was, its nodes open as they were)."""
+        """The nodes `query` keeps, all open (escape shows the tree as it was, its nodes open as
+        they were)."""
         if not self.filtered and query.filtered:
             self._opened = self._open_paths()
         self.query_state = query
@@ -239,16 +261,20 @@ class ModuleTreeScreen(LiveFilter):
         status.update(Text(display_text(f"{line} · filter {text} · escape shows all")))
         status.set_class(query.filtered, "shown")
 
-    # -- other screens --------------------------------------------------------------------------------------
+    # -- other screens
+    # --------------------------------------------------------------------------------------
     def action_roofline(self) -> None:
-        """The launches under the cursor's node, by kernel name, on the Roofline screen (`c` judges them again)."""
+        """The launches under the cursor's node, by kernel name, on the Roofline screen (`c` judges
+        them again)."""
         node = self._cursor()
         if node is None or node.data is None:
             return
         launches = self.report.under_module(str(node.data["path"]))
         rows = launches.group("name", time_order=False)
         self.app.push_screen(
-            RooflineScreen(rows, by_time(rows), launches.ceilings(), "kernel", "name", report=launches)
+            RooflineScreen(
+                rows, by_time(rows), launches.ceilings(), "kernel", "name", report=launches
+            )
         )
 
     def action_next_group(self) -> None:

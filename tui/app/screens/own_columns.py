@@ -1,6 +1,7 @@
-"""The column chooser (`C`) of a table with columns of its own (Runs, Diff, Reconcile): its choices are the
-table's own columns, the first (what a row is) always first; the Kernels screen offers every canonical
-column instead (kernels.py). The choice is kept per table in config.toml (column_choice.py)."""
+"""The column chooser (`C`) of a table with columns of its own (Runs, Diff, Reconcile): its choices
+are the table's own columns, the first (what a row is) always first; the Kernels screen offers every
+canonical column instead (kernels.py). The choice is kept per table in config.toml
+(column_choice.py)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,12 @@ from ..column_choice import save_columns
 from .columns import Choice
 
 
-def own_chosen(default: list[Column], keys: list[str] | None, kept: Iterable[str] = ()) -> list[Column]:
-    """The table's columns as chosen (`keys`, in their order; None: `default`): the first column first, then
-    `kept` (what tells rows apart: a diff's GPU when groups were matched on it), then the keys the table has."""
+def own_chosen(
+    default: list[Column], keys: list[str] | None, kept: Iterable[str] = ()
+) -> list[Column]:
+    """The table's columns as chosen (`keys`, in their order; None: `default`): the first column
+    first, then `kept` (what tells rows apart: a diff's GPU when groups were matched on it), then
+    the keys the table has."""
     if keys is None:
         return default
     by_name = {c.name: c for c in default}
@@ -26,13 +30,14 @@ def own_chosen(default: list[Column], keys: list[str] | None, kept: Iterable[str
 
 
 def own_choices(default: list[Column]) -> list[Choice]:
-    """Every column of the table but its first, titled as the table titles it, with its meaning where the
-    canonical table has one."""
+    """Every column of the table but its first, titled as the table titles it, with its meaning
+    where the canonical table has one."""
     return [Choice(c.name, c.title, "", DESCRIPTIONS.get(c.name, c.title)) for c in default[1:]]
 
 
 def keep_choice(screen: Screen, table: str, keys: list[str]) -> None:
-    """Save `table`'s choice in config.toml and say where (or why not: the choice holds for this app)."""
+    """Save `table`'s choice in config.toml and say where (or why not: the choice holds for this
+    app)."""
     try:
         where = save_columns(table, keys)
     except (OSError, FlopscopeError) as exc:

@@ -1,9 +1,9 @@
-"""`flopscope profile` in the app: kernels appear as ncu profiles them, then the full Kernels screen.
+"""`flopscope profile` in the app: kernels appear as ncu profiles them, then the full Kernels
+screen.
 
-ncu writes its counters to the report only when the run ends, so while it runs this screen shows what ncu
-announces (each kernel profiled, its replay passes, warnings, errors and the program's output); when the
-report is back it is read like any file and the Kernels screen takes over.
-"""
+ncu writes its counters to the report only when the run ends, so while it runs this screen shows
+what ncu announces (each kernel profiled, its replay passes, warnings, errors and the program's
+output); when the report is back it is read like any file and the Kernels screen takes over."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ class ProfileScreen(Screen):
         self.process = None
         self.failed: str | None = None
         self.stopped = False  # `q` before the report came back: the job must not store what it gets
-        self.errors: list[str] = []  # ncu's errors as logged, so the failure does not log them again
+        # ncu's errors as logged, so the failure does not log them again
+        self.errors: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Static(Text(display_text(self.title_text)), id="profile-title")
@@ -69,14 +70,17 @@ class ProfileScreen(Screen):
     @work(thread=True, exclusive=True, group="profile")
     def _run(self) -> None:
         try:
-            result = self.job(lambda e: self._from_thread(self._event, e), lambda p: setattr(self, "process", p))
+            result = self.job(
+                lambda e: self._from_thread(self._event, e), lambda p: setattr(self, "process", p)
+            )
         except FlopscopeError as err:
             self._from_thread(self._fail, err)
             return
         self._from_thread(self._done, result)
 
     def _from_thread(self, callback, *args) -> None:
-        """`callback(*args)` on the app's thread, unless the user stopped (the app may be gone by then)."""
+        """`callback(*args)` on the app's thread, unless the user stopped (the app may be gone by
+        then)."""
         if self.stopped:
             return
         with contextlib.suppress(RuntimeError):  # the app closed between the check and the call
@@ -86,7 +90,8 @@ class ProfileScreen(Screen):
         if event.kind == "kernel":
             self._kernel(event)
             return
-        style = {"error": "bold", "warning": "", "output": ""}.get(event.kind, "dim")  # dim: ncu's own progress
+        # dim: ncu's own progress
+        style = {"error": "bold", "warning": "", "output": ""}.get(event.kind, "dim")
         self.query_one(RichLog).write(Text(describe(event), style=style))
         if event.kind == "error" and event.text.strip():
             self.errors.append(event.text.strip())
@@ -96,7 +101,9 @@ class ProfileScreen(Screen):
         row = self.rows.get(event.name)
         if row is None:
             self.rows[event.name] = [1, event.passes]
-            table.add_row(Text(display_text(event.name)), "1", str(event.passes or ""), key=event.name)
+            table.add_row(
+                Text(display_text(event.name)), "1", str(event.passes or ""), key=event.name
+            )
         else:
             row[0] += 1
             table.update_cell(event.name, "launches", str(row[0]))
@@ -112,14 +119,14 @@ class ProfileScreen(Screen):
         launches = sum(r[0] for r in self.rows.values())
         self.query_one("#profile-status", Static).update(
             Text(
-                f"{time.monotonic() - self.started:6.1f} s · {launches} launch(es), {len(self.rows)} kernel(s) · "
-                f"{getattr(self, '_last', '')}"
+                f"{time.monotonic() - self.started:6.1f} s · {launches} launch(es),"
+                f" {len(self.rows)} kernel(s) · {getattr(self, '_last', '')}"
             )
         )
 
     def _fail(self, err: FlopscopeError) -> None:
-        """The reason, once: in the log under what ncu said (its error there already is not repeated), the
-        status line saying where to look."""
+        """The reason, once: in the log under what ncu said (its error there already is not
+        repeated), the status line saying where to look."""
         self.failed = err.line()
         self.query_one("#profile-status", Static).update(
             Text(
@@ -131,19 +138,22 @@ class ProfileScreen(Screen):
         said = any(err.problem.strip() in e or e in err.problem for e in self.errors)
         reason = err.fix if said and err.fix else err.line()
         self.query_one(RichLog).write(
-            Text(display_text(f"{'what to do: ' if said and err.fix else ''}{reason}"), style="bold")
+            Text(
+                display_text(f"{'what to do: ' if said and err.fix else ''}{reason}"), style="bold"
+            )
         )
 
     def _done(self, result: ProfileResult) -> None:
         for note in result.notes:
             self.app.notify(note, timeout=10)
-        assert result.report is not None  # a profile that came back has its report (profile() raises otherwise)
+        # a profile that came back has its report (profile() raises otherwise)
+        assert result.report is not None
         cast("FlopscopeApp", self.app).show_report(result.report)
         self.dismiss()
 
     def action_stop(self) -> None:
-        """Quit; a profile still running is stopped (exit code 130, as for ^C): `flopscope profile` then says
-        so and removes its run folder if no report came back."""
+        """Quit; a profile still running is stopped (exit code 130, as for ^C): `flopscope profile`
+        then says so and removes its run folder if no report came back."""
         if self.failed is not None:
             self.app.exit(return_code=2)
             return

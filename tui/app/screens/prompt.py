@@ -1,10 +1,11 @@
-"""A one-line question in a small modal: the filter and the export path. Dismisses with the text or None.
+"""A one-line question in a small modal: the filter and the export path. Dismisses with the text or
+None.
 
-An answer that cannot be used (a regex that does not compile, an empty path, a folder that does not exist)
-keeps the dialog open with the reason under the input and the text as typed, to be corrected rather than
-retyped. A live prompt (the table filter) hands each pause in the typing to `live`, which applies it to the rows
-behind and answers its problem, shown at once; `up`/`down` recall the answers given before (`history`).
-"""
+An answer that cannot be used (a regex that does not compile, an empty path, a folder that does not
+exist) keeps the dialog open with the reason under the input and the text as typed, to be corrected
+rather than retyped. A live prompt (the table filter) hands each pause in the typing to `live`,
+which applies it to the rows behind and answers its problem, shown at once; `up`/`down` recall the
+answers given before (`history`)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ from ....core.common import display_text
 
 # check(text) -> None when the answer can be used, else the reason it cannot (shown in the dialog).
 Check = Callable[[str], str | None]
-# Seconds of no typing before `live` runs: a burst of keys (`time > 5us` pasted, or typed fast) filters once.
-# Well under the time a person takes between keys; the filter itself takes < 100 ms at 100k rows
-# (benchmarks/bench_filter.py).
+# Seconds of no typing before `live` runs: a burst of keys (`time > 5us` pasted, or typed fast)
+# filters once. Well under the time a person takes between keys; the filter itself takes < 100 ms at
+# 100k rows (benchmarks/bench_filter.py).
 LIVE_PAUSE_S = 0.06
 
 
@@ -55,7 +56,8 @@ class PromptScreen(ModalScreen[str | None]):
         self.hint = hint
         self.check = check
         self.live = live  # applies the text as typed, and says why it cannot (None: applied)
-        self.history = history if history is not None else []  # oldest first; the caller's list, kept
+        # oldest first; the caller's list, kept
+        self.history = history if history is not None else []
         self.recalled = len(self.history)  # the history's entry shown; len: the text being typed
         self.draft = value  # the text being typed, while older ones are recalled
         self.error = ""  # the reason shown under the input, if any
@@ -65,13 +67,15 @@ class PromptScreen(ModalScreen[str | None]):
         with Vertical(id="prompt"):
             yield Label(self.question, markup=False)
             yield Input(self.value, id="answer")
-            # Bold, not colour only: legible over SSH and with NO_COLOR. A Label wraps; a long path folds.
+            # Bold, not colour only: legible over SSH and with NO_COLOR. A Label wraps; a long path
+            # folds.
             yield Label("", id="prompt-error", markup=False)
             yield Label(self.hint or "enter: OK · escape: cancel", classes="hint", markup=False)
 
     def on_mount(self) -> None:
-        # Focus now, not when the screen is resumed: keys typed right after the one that opened the prompt
-        # (a burst over SSH: `/gemm`) arrive before that, and would find nothing focused and be lost.
+        # Focus now, not when the screen is resumed: keys typed right after the one that opened the
+        # prompt (a burst over SSH: `/gemm`) arrive before that, and would find nothing focused and
+        # be lost.
         self.query_one(Input).focus()
         if self.live is not None:  # at the bottom: the rows it filters stay in sight above it
             self.styles.align = ("center", "bottom")
@@ -104,7 +108,8 @@ class PromptScreen(ModalScreen[str | None]):
             self.show_error(self.live(text))
 
     def action_recall(self, step: int) -> None:
-        """`up`: the answer before the one shown; `down`: the next, and after the newest the text being typed."""
+        """`up`: the answer before the one shown; `down`: the next, and after the newest the text
+        being typed."""
         at = min(max(self.recalled + step, 0), len(self.history))
         if at == self.recalled:
             return

@@ -1,9 +1,10 @@
-"""`flopscope reconcile` in the app: analytic vs measured FLOPs per module, flags, and the step figures.
+"""`flopscope reconcile` in the app: analytic vs measured FLOPs per module, flags, and the step
+figures.
 
-The module table is the KernelTable every other table is: `j`/`k` and the page keys, `s` sorts, `/` filters
-by module name, columns that do not fit drop with the `hidden:` note, and `enter` drills down to the module's
-kernels (the Kernels screen of the launches its measured FLOPs come from; `escape` comes back).
-"""
+The module table is the KernelTable every other table is: `j`/`k` and the page keys, `s` sorts, `/`
+filters by module name, columns that do not fit drop with the `hidden:` note, and `enter` drills
+down to the module's kernels (the Kernels screen of the launches its measured FLOPs come from;
+`escape` comes back)."""
 
 from __future__ import annotations
 
@@ -59,18 +60,24 @@ class ReconcileScreen(TableScreen):
         report: Report | None = None,
         model: ModelFlops | None = None,
     ) -> None:
-        """`report` and `model`: what was reconciled, which `enter` drills into (without them `enter` is off)."""
+        """`report` and `model`: what was reconciled, which `enter` drills into (without them
+        `enter` is off)."""
         super().__init__()
         self.title_text, self.result, self.lines = title, result, lines
-        self.measured, self.analytic = report, model  # not `report`: exports look for a screen's run there
+        # not `report`: exports look for a screen's run there
+        self.measured, self.analytic = report, model
         self.train = train
-        self.model: TableModel = TableModel(reconcile_frame(result, depth), reconcile_columns(train))  # never None
+        # never None
+        self.model: TableModel = TableModel(
+            reconcile_frame(result, depth), reconcile_columns(train)
+        )
 
     def compose(self) -> ComposeResult:
         yield Static(Text(display_text(self.title_text), style="bold"), id="reconcile-title")
         yield KernelTable(id="table")
         yield Static(id="status")
-        with KeyScroll(id="reconcile-notes"):  # tab: focused, marked, scrolled with j/k as the table is
+        # tab: focused, marked, scrolled with j/k as the table is
+        with KeyScroll(id="reconcile-notes"):
             yield Static(Text("\n".join(display_text(line) for line in self.lines)))
         yield KeyFooter()
 
@@ -99,20 +106,27 @@ class ReconcileScreen(TableScreen):
 
     @work(thread=True, exclusive=True, group="reconcile-open")
     def _open(self, name: str, shown: str) -> None:
-        """The module's launches as a run of their own (matching every range of a big report takes a while)."""
-        assert self.measured is not None and self.analytic is not None  # checked by action_open_module
+        """The module's launches as a run of their own (matching every range of a big report takes a
+        while)."""
+        # checked by action_open_module
+        assert self.measured is not None and self.analytic is not None
         report = module_report(self.measured, self.analytic, name)
         if report.kernels.empty:
             self.app.call_from_thread(
-                self.notify, f"{shown}: no kernel of the report falls in its ranges", timeout=4, markup=False
+                self.notify,
+                f"{shown}: no kernel of the report falls in its ranges",
+                timeout=4,
+                markup=False,
             )
             return
         label = f"Module {shown} · {len(report.kernels):,} launch(es)"
         stem = f"{Path(self.result.report).stem or 'reconcile'}-{name or 'model'}"
-        # mypy solves Textual's `T | Awaitable[T]` callback as Awaitable[Never] for a coroutine function
+        # mypy solves Textual's `T | Awaitable[T]` callback as Awaitable[Never] for a coroutine
+        # function
         self.app.call_from_thread(PushedKernelsScreen.open, self.app, report, label, stem)  # type: ignore[arg-type]
 
     async def action_export(self) -> None:
-        # The modules as shown (sorted, filtered), named as the report's ranges name them ("" the totals row).
+        # The modules as shown (sorted, filtered), named as the report's ranges name them ("" the
+        # totals row).
         frame = self.model.shown().drop(columns=["module"]).rename(columns={"module_name": "name"})
         await ask_export(self.app, lambda: frame, Path.cwd() / "reconcile.csv", "module table")

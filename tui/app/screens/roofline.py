@@ -1,7 +1,8 @@
-"""The roofline of the rows shown (`r`): one point per row, selected by keyboard in order of time share. A file
-with launches on several GPUs shows one GPU at a time, its points against its own ceilings; `g` goes to the next.
-`c` switches the roof the points are judged against (issue 22): theoretical at the measured clock, the
-datasheet, or the ceilings `flopscope ceilings` measured on a node; the core judges, this screen names it."""
+"""The roofline of the rows shown (`r`): one point per row, selected by keyboard in order of time
+share. A file with launches on several GPUs shows one GPU at a time, its points against its own
+ceilings; `g` goes to the next. `c` switches the roof the points are judged against (issue 22):
+theoretical at the measured clock, the datasheet, or the ceilings `flopscope ceilings` measured on a
+node; the core judges, this screen names it."""
 
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ if TYPE_CHECKING:
 
 
 def _why_none(data: Roofline) -> str:
-    """Rows that did no FLOPs (or moved no DRAM bytes) have no place on a log-log plot; rows whose numbers are
-    unknown lack counters, which the Kernel screen names."""
+    """Rows that did no FLOPs (or moved no DRAM bytes) have no place on a log-log plot; rows whose
+    numbers are unknown lack counters, which the Kernel screen names."""
     if not data.dropped:
         return "no rows"
     parts = []
@@ -54,8 +55,8 @@ def _why_none(data: Roofline) -> str:
         parts.append(f"{data.dropped - data.unknown} row(s) did no FLOPs or moved no DRAM bytes")
     if data.unknown:
         parts.append(
-            f"{data.unknown} row(s) lack counted FLOPs or DRAM bytes (the Kernel screen, enter on a "
-            "row, names the ncu --metrics that collect them)"
+            f"{data.unknown} row(s) lack counted FLOPs or DRAM bytes (the Kernel screen, enter on a"
+            " row, names the ncu --metrics that collect them)"
         )
     return "; ".join(parts)
 
@@ -63,19 +64,23 @@ def _why_none(data: Roofline) -> str:
 def roof_title(roof: Roof, following: str) -> Text:
     """The roof the plot and every % on it are judged against, and the one `c` shows next."""
     what = roof.source if roof.kind == "measured" else ROOFS[roof.kind]
-    return Text(f"Roof: {what} · c: {ROOFS[following]}", style="bold", no_wrap=True, overflow="ellipsis")
+    return Text(
+        f"Roof: {what} · c: {ROOFS[following]}", style="bold", no_wrap=True, overflow="ellipsis"
+    )
 
 
 def describe(data: Roofline, index: int | None, launch: int | None = None) -> RenderableType:
-    """The selected row's name (verbatim, on one line: a template name would push the numbers off an 80x24
-    screen) and its numbers, or why there is nothing to select. `index`: into `data.kernels`, every row shown
-    (plotted or not). `launch`: the launch ID, which tells apart the launches of one kernel when each launch is
-    a row."""
+    """The selected row's name (verbatim, on one line: a template name would push the numbers off an
+    80x24 screen) and its numbers, or why there is nothing to select. `index`: into `data.kernels`,
+    every row shown (plotted or not). `launch`: the launch ID, which tells apart the launches of one
+    kernel when each launch is a row."""
     kernels = data.kernels
     if index is None or not kernels:
         return Text(f"No point to plot: {_why_none(data)}.")
     p: Point = kernels[index]
-    name = Text(f"{index + 1}/{len(kernels)} by time · ", style="bold", no_wrap=True, overflow="ellipsis")
+    name = Text(
+        f"{index + 1}/{len(kernels)} by time · ", style="bold", no_wrap=True, overflow="ellipsis"
+    )
     if launch is not None:
         name.append(f"launch {launch} · ", style="bold")
     name.append(p.label)  # verbatim: `[with T = float]` is a name, not markup
@@ -85,13 +90,17 @@ def describe(data: Roofline, index: int | None, launch: int | None = None) -> Re
 
 
 def _plotted(data: Roofline, p: Point) -> str:
-    """AI, FLOP/s, share; % of its peak, which names the clock it is at where that is not the run's roof drawn."""
+    """AI, FLOP/s, share; % of its peak, which names the clock it is at where that is not the run's
+    roof drawn."""
     peak = ""
     if not math.isnan(p.pct_of_peak):
         peak = f" · {fmt.pct(p.pct_of_peak)} of {fmt.ceiling(p.precision)} peak"
         own = own_roof(data, data.points.index(p))
-        if not math.isnan(own):  # not a roof drawn for the run: its own, at the clock its launches ran at
-            clock = f" at its SM {fmt.si(p.sm_clock_hz, 'Hz')}" if not math.isnan(p.sm_clock_hz) else ""
+        # not a roof drawn for the run: its own, at the clock its launches ran at
+        if not math.isnan(own):
+            clock = (
+                f" at its SM {fmt.si(p.sm_clock_hz, 'Hz')}" if not math.isnan(p.sm_clock_hz) else ""
+            )
             peak += f" {fmt.si(own, 'FLOP/s')}{clock} {OWN_ROOF}"
         elif p.source:
             peak += f" ({fmt.peak_roof(p.source)})"
@@ -99,20 +108,26 @@ def _plotted(data: Roofline, p: Point) -> str:
     if p.bound and not math.isnan(p.pct_of_roof):
         bound += f", {fmt.pct(p.pct_of_roof)} of its roof"
     levels = "".join(
-        f" · AI {lvl.upper()} {fmt.ratio(v)}" for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1)) if not math.isnan(v)
+        f" · AI {lvl.upper()} {fmt.ratio(v)}"
+        for lvl, v in (("l2", p.ai_l2), ("l1", p.ai_l1))
+        if not math.isnan(v)
     )
     more = f" · {data.beyond} smaller not shown" if data.beyond else ""
     return (
-        f"AI {fmt.ratio(p.ai)} FLOP/B · {fmt.si(p.flop_per_s, 'FLOP/s')} · {fmt.pct(p.share)} of time"
-        f"{peak}{bound}{levels}{more}"
+        f"AI {fmt.ratio(p.ai)} FLOP/B · {fmt.si(p.flop_per_s, 'FLOP/s')} · {fmt.pct(p.share)} of"
+        f" time{peak}{bound}{levels}{more}"
     )
 
 
 def _off_plot(p: Point) -> str:
-    """Why a row is not on the plot, and what judges it instead: the bandwidth of the level that bounds it."""
+    """Why a row is not on the plot, and what judges it instead: the bandwidth of the level that
+    bounds it."""
     share = f"{fmt.pct(p.share)} of time"
     if p.place == NOWHERE:
-        return f"{share} · not drawn: its FLOPs or DRAM bytes are unknown (enter: the Kernel screen names the counters)"
+        return (
+            f"{share} · not drawn: its FLOPs or DRAM bytes are unknown (enter: the Kernel screen"
+            " names the counters)"
+        )
     why = "0 FLOP" if not p.flop_per_s > 0 else "0 DRAM B"
     if p.bound in ("dram", "l2", "l1") and not math.isnan(p.level_bytes_per_s):
         judged = (
@@ -135,7 +150,8 @@ class RooflineScreen(Screen):
         Binding("end", "edge(1)", "Last", show=False, id="roofline.last"),
         Binding("enter", "open", "Open", id="roofline.open"),
         Binding("g", "next_gpu", "Next GPU", id="roofline.next_gpu"),
-        Binding("c", "next_roof", "Next roof", id="roofline.next_roof"),  # clock, datasheet, measured on this node
+        # clock, datasheet, measured on this node
+        Binding("c", "next_roof", "Next roof", id="roofline.next_roof"),
         EXPORT,
         BACK,
     ]
@@ -150,13 +166,15 @@ class RooflineScreen(Screen):
         at: int | None = None,
         report: Report | None = None,
     ) -> None:
-        """`at`: the frame position of the row under the table's cursor: its GPU is drawn and its point
-        selected (the first point where the row has none: no FLOPs, or no DRAM bytes). `report`: the report the
-        rows are `report.group(suffix, time_order=False)` of, judged again under another roof by `c`."""
+        """`at`: the frame position of the row under the table's cursor: its GPU is drawn and its
+        point selected (the first point where the row has none: no FLOPs, or no DRAM bytes).
+        `report`: the report the rows are `report.group(suffix, time_order=False)` of, judged again
+        under another roof by `c`."""
         super().__init__()
         self.report = report
         self.roof = report.roof if report is not None else CLOCK
-        self._measured: tuple[Roof | None, str] | None = None  # looked up in the run store on first use
+        # looked up in the run store on first use
+        self._measured: tuple[Roof | None, str] | None = None
         self.rows = rows
         self.ceilings = ceilings
         self.name_column = name_column
@@ -167,7 +185,8 @@ class RooflineScreen(Screen):
         if at is not None and len(self.gpus) > 1 and rows["gpu"].iat[at] in self.gpus:
             self.gpu = rows["gpu"].iat[at]
         self.data = roofline_from(rows, ceilings, order, name=name_column, gpu=self.gpu, keep=at)
-        # The row under the table's cursor, plotted or not (a copy has no FLOPs: it is on the strip).
+        # The row under the table's cursor, plotted or not (a copy has no FLOPs: it is on the
+        # strip).
         at_kernel = next((i for i, p in enumerate(self.data.kernels) if p.position == at), 0)
         self.selected: int | None = at_kernel if self.data.kernels else None
 
@@ -190,17 +209,21 @@ class RooflineScreen(Screen):
         at = self.gpus.index(self.gpu)
         following = short_gpu(self.gpus[(at + 1) % len(self.gpus)])
         return Text(
-            f"{short_gpu(self.gpu)} (GPU {at + 1} of {len(self.gpus)}): its kernels and its ceilings · g: {following}",
+            f"{short_gpu(self.gpu)} (GPU {at + 1} of {len(self.gpus)}): its kernels and its"
+            f" ceilings · g: {following}",
             style="bold",
             no_wrap=True,
             overflow="ellipsis",
         )
 
     def action_next_gpu(self) -> None:
-        """The next GPU's points and ceilings: each GPU's kernels are read against their own roof."""
+        """The next GPU's points and ceilings: each GPU's kernels are read against their own
+        roof."""
         assert self.gpu is not None  # `g` works only with two GPUs or more: one of them is drawn
         self.gpu = self.gpus[(self.gpus.index(self.gpu) + 1) % len(self.gpus)]
-        self.data = roofline_from(self.rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu)
+        self.data = roofline_from(
+            self.rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu
+        )
         plot = self.query_one(RooflinePlot)
         plot.data = self.data
         self.query_one("#roofline-gpu", Static).update(self._gpu_title())
@@ -213,7 +236,8 @@ class RooflineScreen(Screen):
         return kinds[(kinds.index(self.roof.kind) + 1) % len(kinds)]
 
     def action_next_roof(self) -> None:
-        """The next roof: clock, datasheet, measured on a node (skipped, saying why, where none is stored)."""
+        """The next roof: clock, datasheet, measured on a node (skipped, saying why, where none is
+        stored)."""
         if self.report is None:
             self.notify("No report to judge again: these rows came without one", severity="warning")
             return
@@ -230,8 +254,9 @@ class RooflineScreen(Screen):
 
     @work(thread=True, exclusive=True, group="roof")
     def _judge(self, roof: Roof) -> None:
-        """Every launch judged against `roof`, then grouped as the rows shown are: same rows, same positions,
-        other peaks. Off the UI thread: 100k launches take ~1.1 s here, mostly the grouping."""
+        """Every launch judged against `roof`, then grouped as the rows shown are: same rows, same
+        positions, other peaks. Off the UI thread: 100k launches take ~1.1 s here, mostly the
+        grouping."""
         assert self.report is not None  # action_next_roof judges only a screen that has its report
         report = self.report.against(roof)
         rows = report.group(self.suffix, time_order=False)
@@ -240,16 +265,25 @@ class RooflineScreen(Screen):
     def _show_roof(self, report: Report, rows: pd.DataFrame) -> None:
         at = self.data.kernels[self.selected].position if self.selected is not None else None
         shown = self.report
-        self.report, self.roof, self.rows, self.ceilings = report, report.roof, rows, report.ceilings()
+        self.report, self.roof, self.rows, self.ceilings = (
+            report,
+            report.roof,
+            rows,
+            report.ceilings(),
+        )
         kernels = getattr(self.app, "kernels", None)
-        # The table behind follows the roof chosen, where it shows these launches (not a module's, a run's).
+        # The table behind follows the roof chosen, where it shows these launches (not a module's, a
+        # run's).
         if kernels is not None and kernels.report is not None and kernels.report is shown:
             kernels.rejudge(report)
-        self.data = roofline_from(rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu, keep=at)
+        self.data = roofline_from(
+            rows, self.ceilings, self.order, name=self.name_column, gpu=self.gpu, keep=at
+        )
         plot = self.query_one(RooflinePlot)
         plot.data = self.data
         self.selected = next(
-            (i for i, p in enumerate(self.data.kernels) if p.position == at), 0 if self.data.kernels else None
+            (i for i, p in enumerate(self.data.kernels) if p.position == at),
+            0 if self.data.kernels else None,
         )
         plot.select(*self._plot_selection())
         self.query_one("#roof-title", Static).update(roof_title(self.roof, self._following()))
@@ -270,7 +304,8 @@ class RooflineScreen(Screen):
         self.query_one("#point-info", Static).update(self._describe())
 
     def _plot_selection(self) -> tuple[int | None, Point | None]:
-        """(index of the selected row among the plot's points, None off the plot; the row itself)."""
+        """(index of the selected row among the plot's points, None off the plot; the row
+        itself)."""
         if self.selected is None:
             return None, None
         kernel = self.data.kernels[self.selected]
@@ -278,7 +313,8 @@ class RooflineScreen(Screen):
 
     def _describe(self) -> RenderableType:
         launch = None
-        if self.suffix == "launch" and self.selected is not None:  # suffix: the grouping the rows come from
+        # suffix: the grouping the rows come from
+        if self.suffix == "launch" and self.selected is not None:
             value = self.rows.iloc[self.data.kernels[self.selected].position].get("launch_id")
             launch = None if is_missing(value) else int(value)
         return describe(self.data, self.selected, launch)
@@ -286,7 +322,8 @@ class RooflineScreen(Screen):
     def action_open(self) -> None:
         if self.selected is not None:
             row = self.rows.iloc[self.data.kernels[self.selected].position]
-            self.app.push_screen(KernelScreen(row, self.ceilings, self.name_column))  # judged by this roof
+            # judged by this roof
+            self.app.push_screen(KernelScreen(row, self.ceilings, self.name_column))
 
     async def action_export(self) -> None:
         positions = [p.position for p in self.data.kernels]

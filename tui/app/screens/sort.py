@@ -1,6 +1,6 @@
-"""Pick the sort column from a list (`o`): the table's columns first, then every other numeric column, each
-by the title the table gives it; columns with no value in the report are not offered (sorting by one changes
-nothing), and the picker says which."""
+"""Pick the sort column from a list (`o`): the table's columns first, then every other numeric
+column, each by the title the table gives it; columns with no value in the report are not offered
+(sorting by one changes nothing), and the picker says which."""
 
 from __future__ import annotations
 
@@ -19,20 +19,28 @@ from ....core.table import DESCRIPTIONS
 from ...presentation.columns import EXTRA_COLUMNS, Column
 
 
-def sort_choices(columns: list[Column], has_values: Callable[[str], bool]) -> tuple[list[tuple[str, str]], list[str]]:
-    """(column name, label) for every column with values: the table's, then the ones it shows only when
-    sorted by them; and the titles of the columns left out for having none."""
+def sort_choices(
+    columns: list[Column], has_values: Callable[[str], bool]
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """(column name, label) for every column with values: the table's, then the ones it shows only
+    when sorted by them; and the titles of the columns left out for having none."""
     names = {c.name for c in columns}
     every = [*columns, *(c for name, c in EXTRA_COLUMNS.items() if name not in names)]
-    choices = [(c.name, f"{c.title} · {DESCRIPTIONS.get(c.name, c.name)}") for c in every if has_values(c.name)]
+    choices = [
+        (c.name, f"{c.title} · {DESCRIPTIONS.get(c.name, c.name)}")
+        for c in every
+        if has_values(c.name)
+    ]
     return choices, [c.title for c in every if not has_values(c.name)]
 
 
-EMPTY_LINES = 2  # the most lines the names of columns with no values take (app.tcss: `#picker .hint`)
+# the most lines the names of columns with no values take (app.tcss: `#picker .hint`)
+EMPTY_LINES = 2
 
 
 def empty_note(titles: list[str], shown: int) -> str:
-    """`Not listed, no values in this report (11): A, B, … +5 more`, naming the first `shown` titles."""
+    """`Not listed, no values in this report (11): A, B, … +5 more`, naming the first `shown`
+    titles."""
     names = [*titles[:shown], *([f"+{len(titles) - shown} more"] if shown < len(titles) else [])]
     return f"Not listed, no values in this report ({len(titles)}): {', '.join(names)}"
 
@@ -48,7 +56,9 @@ class SortScreen(ModalScreen[str | None]):
         Binding("q", "app.quit", "Quit", show=False, id="sort.quit"),
     ]
 
-    def __init__(self, choices: list[tuple[str, str]], current: str | None, empty: list[str] | None = None) -> None:
+    def __init__(
+        self, choices: list[tuple[str, str]], current: str | None, empty: list[str] | None = None
+    ) -> None:
         super().__init__()
         self.choices = choices
         self.current = current
@@ -59,9 +69,13 @@ class SortScreen(ModalScreen[str | None]):
             # True because the table's cursor moves to the column picked: `s` there flips the order.
             yield Label("Sort by (enter picks, escape cancels; then s flips the order)")
             if self.empty:
-                yield Label(Text(empty_note(self.empty, len(self.empty))), classes="hint", id="empty")
+                yield Label(
+                    Text(empty_note(self.empty, len(self.empty))), classes="hint", id="empty"
+                )
             # Text, not markup: descriptions hold brackets and the names are verbatim.
-            yield OptionList(*(Option(Text(label), id=name) for name, label in self.choices), id="choices")
+            yield OptionList(
+                *(Option(Text(label), id=name) for name, label in self.choices), id="choices"
+            )
 
     def action_move(self, how: str) -> None:
         getattr(self.query_one("#choices", OptionList), f"action_{how}")()
@@ -71,8 +85,8 @@ class SortScreen(ModalScreen[str | None]):
             self.call_after_refresh(self._fit_empty)
 
     def _fit_empty(self) -> None:
-        """As many names as two lines hold at the label's width, then `+5 more`: the label keeps to two lines
-        (the choices keep the room), and a name it cut would be lost without a word."""
+        """As many names as two lines hold at the label's width, then `+5 more`: the label keeps to
+        two lines (the choices keep the room), and a name it cut would be lost without a word."""
         label = self.query_one("#empty", Label)
         width = label.content_region.width
         if width <= 0:

@@ -1,7 +1,7 @@
-"""One launch's SASS lines with the warp samples ncu took at each (the Kernel screen's `v`): in address order,
-the cursor on the hottest; `n` the next hottest line, `p` the one before, `o` address or hottest-first order,
-`c` the page by CUDA line (each line's SASS lines summed) and back. The CUDA text shows beside each line where the
-report embeds the files."""
+"""One launch's SASS lines with the warp samples ncu took at each (the Kernel screen's `v`): in
+address order, the cursor on the hottest; `n` the next hottest line, `p` the one before, `o` address
+or hottest-first order, `c` the page by CUDA line (each line's SASS lines summed) and back. The CUDA
+text shows beside each line where the report embeds the files."""
 
 from __future__ import annotations
 
@@ -22,7 +22,13 @@ from ....core.readers.ncu_rep_source import SourcePage
 from ....core.readers.source_cuda import NO_CUDA_LINES, by_cuda_line, file_lines, hottest_cuda
 from ....core.report import Report
 from ...presentation import format as fmt
-from ...presentation.source_page import CUDA_COLUMNS, cuda_cells, line_cells, page_columns, row_source
+from ...presentation.source_page import (
+    CUDA_COLUMNS,
+    cuda_cells,
+    line_cells,
+    page_columns,
+    row_source,
+)
 from ..widgets.footer import KeyFooter
 from ..widgets.key_data_table import KeyDataTable
 from .keys import BACK
@@ -72,8 +78,8 @@ class SourceScreen(Screen):
         if not page.lines:
             return Text(f"Launch {which}: {page.reason}")
         return Text(
-            f"Launch {which} · {fmt.integer(page.samples)} warp samples over {fmt.integer(len(page.lines))} SASS "
-            f"lines · {display_text(page.kernel)}",
+            f"Launch {which} · {fmt.integer(page.samples)} warp samples over"
+            f" {fmt.integer(len(page.lines))} SASS lines · {display_text(page.kernel)}",
             no_wrap=True,
             overflow="ellipsis",
         )
@@ -87,7 +93,8 @@ class SourceScreen(Screen):
         self._to_hot(0)
 
     def _rows(self) -> list[tuple[str, list[str]]]:
-        """(row key, cells) in the order shown: SASS lines by address or heat, or CUDA lines likewise."""
+        """(row key, cells) in the order shown: SASS lines by address or heat, or CUDA lines
+        likewise."""
         assert self.page is not None  # filled only once read
         total = self.page.samples
         if self.by_cuda:
@@ -131,7 +138,8 @@ class SourceScreen(Screen):
         self._to_hot(self.hot_rank)
 
     def action_cuda(self) -> None:
-        """SASS lines or CUDA lines; a page whose report resolves no CUDA line says what it needs."""
+        """SASS lines or CUDA lines; a page whose report resolves no CUDA line says what it
+        needs."""
         if self.page is None or not self.page.lines:
             return
         if not self.by_cuda and not by_cuda_line(self.page):

@@ -1,9 +1,9 @@
-"""The Sweep screen: findings and linear fits first, then the per-point table and one metric plotted against
-the swept parameter. `enter` opens the selected point's Kernels screen; `escape` there comes back here.
+"""The Sweep screen: findings and linear fits first, then the per-point table and one metric plotted
+against the swept parameter. `enter` opens the selected point's Kernels screen; `escape` there comes
+back here.
 
-The numbers are `core.scaling`'s (point_table, linear_fit, findings): the same analysis `flopscope sweep`
-prints, so the app and the CLI never disagree.
-"""
+The numbers are `core.scaling`'s (point_table, linear_fit, findings): the same analysis `flopscope
+sweep` prints, so the app and the CLI never disagree."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ class Metric:
 
 
 def whole_numbers(table: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """Counts and whole parameter values as integers (`8`, not `8.0`, in a CSV), where every known one is whole;
-    unknown ones stay empty."""
+    """Counts and whole parameter values as integers (`8`, not `8.0`, in a CSV), where every known
+    one is whole; unknown ones stay empty."""
     out = table.copy()
     for col in columns:
         if col in out and pd.api.types.is_numeric_dtype(out[col]):
@@ -68,35 +68,46 @@ def _si(unit: str = "") -> Callable[[float], str]:
 # What `m` cycles through, in order.
 METRICS = (
     Metric("flop", "FLOP", _si()),
-    Metric("flop_per_sample", "FLOP/{param}", _si()),  # FLOP over the swept value, whatever it counts
+    # FLOP over the swept value, whatever it counts
+    Metric("flop_per_sample", "FLOP/{param}", _si()),
     Metric("dram_bytes", "DRAM bytes", _si("B")),
     Metric("duration_s", "Time", fmt.seconds),
     Metric("flop_per_s", "FLOP/s", _si("FLOP/s")),
     Metric("flops_efficiency", "FLOP %Peak", fmt.share),
 )
-PLOT_ROWS = 11  # the plot's least: caption, 7 rows of plot area (two y labels or more), the x axis and ticks
+# the plot's least: caption, 7 rows of plot area (two y labels or more), the x axis and ticks
+PLOT_ROWS = 11
 
 
-def header(title: str, param: str, analysis: Analysis, color: bool = True, judged: str | None = None) -> Text:
-    """Name and size of the sweep (and `judged`: the --gpu whose ceilings judge the points), the findings (bold,
-    `!`: legible without colour), then the fits."""
+def header(
+    title: str, param: str, analysis: Analysis, color: bool = True, judged: str | None = None
+) -> Text:
+    """Name and size of the sweep (and `judged`: the --gpu whose ceilings judge the points), the
+    findings (bold, `!`: legible without colour), then the fits."""
     values = analysis.table[param]
     span = f", {values.min():g} … {values.max():g}" if len(values) else ""
     against = f" · judged against {judged} ceilings (--gpu)" if judged else ""
-    text = Text(display_text(f"Sweep {title} · {param} · {len(values)} point(s){span}{against}"), style="bold")
+    text = Text(
+        display_text(f"Sweep {title} · {param} · {len(values)} point(s){span}{against}"),
+        style="bold",
+    )
     warn = "bold yellow" if color else "bold"
     for note in analysis.notes:
         text.append("\n! ", style=warn)
-        text.append(display_text(note), style=warn)  # as text: a kernel name in a finding is never markup
+        # as text: a kernel name in a finding is never markup
+        text.append(display_text(note), style=warn)
     if not analysis.notes:
-        text.append("\nNo findings: nothing flagged in how FLOPs, bytes and kernels scale.", style="dim")
+        text.append(
+            "\nNo findings: nothing flagged in how FLOPs, bytes and kernels scale.", style="dim"
+        )
     for name, title_, render in FITTED:
         text.append("\n" + fit_line(title_, analysis.fits[name], param, render))
     return text
 
 
 class PointsModel(TableModel):
-    """The per-point table; `/`'s plain text matches a point's run and warning (its first column is a number)."""
+    """The per-point table; `/`'s plain text matches a point's run and warning (its first column is
+    a number)."""
 
     def _name_columns(self) -> list[str]:
         return [c for c in ("run", "warning") if c in self.rows]
@@ -112,10 +123,14 @@ class SweepScreen(LiveFilter, BackScreen):
         BACK,
     ]
     FILTER_QUESTION = "Filter points:"
-    FILTER_HINT = "an expression over the columns (time > 1ms, kernels > 40) or a run regex · ↑↓ recent · empty: all"
+    FILTER_HINT = (
+        "an expression over the columns (time > 1ms, kernels > 40) or a run regex · ↑↓ recent ·"
+        " empty: all"
+    )
     NO_BOUND = "sweep points have no bound: filter them with an expression over their columns"
-    # The plot keeps PLOT_ROWS (caption, a 7-row plot area, axes: two y labels or more); the table its points
-    # up to 30% of the screen; the findings get the rest and scroll (tab focuses them) when they need more.
+    # The plot keeps PLOT_ROWS (caption, a 7-row plot area, axes: two y labels or more); the table
+    # its points up to 30% of the screen; the findings get the rest and scroll (tab focuses them)
+    # when they need more.
     DEFAULT_CSS = """
     SweepScreen #sweep-header { height: auto; padding: 0 1; scrollbar-size-vertical: 1; }
     SweepScreen #sweep-plot { height: 1fr; }
@@ -126,18 +141,24 @@ class SweepScreen(LiveFilter, BackScreen):
     STATUS_ROWS = 2  # the cursor row's warning in full: it may wrap once at 80 columns
 
     def __init__(
-        self, lines: list[Slice], title: str, tolerance: float = 0.05, line: int = 0, judged: str | None = None
+        self,
+        lines: list[Slice],
+        title: str,
+        tolerance: float = 0.05,
+        line: int = 0,
+        judged: str | None = None,
     ) -> None:
-        """`lines`: the sweep's lines (`core.scaling.slices`), `line` the one shown; `n` shows the next.
-        `tolerance`: allowed drift of FLOP/param, as `flopscope sweep --tolerance`; `judged`: the GPU whose
-        ceilings judge the points when --gpu was given."""
+        """`lines`: the sweep's lines (`core.scaling.slices`), `line` the one shown; `n` shows the
+        next. `tolerance`: allowed drift of FLOP/param, as `flopscope sweep --tolerance`; `judged`:
+        the GPU whose ceilings judge the points when --gpu was given."""
         super().__init__()
         self.lines, self.line, self.tolerance, self.judged = lines, line, tolerance, judged
         shown = lines[line]
         self.param = shown.param
         self.base_name = title
         fixed = ", ".join(f"{k}={v}" for k, v in shown.fixed.items())
-        # Named with the values held fixed on this line: `prod (seq=1)`. Not `title`: that is Textual's own.
+        # Named with the values held fixed on this line: `prod (seq=1)`. Not `title`: that is
+        # Textual's own.
         self.sweep_name = f"{title} ({fixed})" if fixed else title
         # Stable sort, as point_table's: row i of the table is points[i].
         self.points = sorted(shown.points, key=lambda p: p[0])
@@ -150,19 +171,27 @@ class SweepScreen(LiveFilter, BackScreen):
 
     # -- layout -----------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        # Scrollable and focusable (tab): on a small terminal the findings may not all fit, and there is no mouse.
+        # Scrollable and focusable (tab): on a small terminal the findings may not all fit, and
+        # there is no mouse.
         with KeyScroll(id="sweep-header"):
             yield Static(id="sweep-findings")
         yield KernelTable(id="sweep-table")
         yield Static(id="sweep-filter")  # what `/` keeps, shown while it keeps less than all
-        if self.warned:  # the Warning column is shortened to leave the numbers their room: here it is whole
+        # the Warning column is shortened to leave the numbers their room: here it is whole
+        if self.warned:
             yield Static(id="sweep-status")
         yield LinePlot(id="sweep-plot")
         yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#sweep-findings", Static).update(
-            header(self.sweep_name, self.param, self.analysis, color=not self.app.no_color, judged=self.judged)
+            header(
+                self.sweep_name,
+                self.param,
+                self.analysis,
+                color=not self.app.no_color,
+                judged=self.judged,
+            )
         )
         table = self.query_one(KernelTable)
         assert self.model is not None  # made with the screen
@@ -176,13 +205,15 @@ class SweepScreen(LiveFilter, BackScreen):
         self._fit_heights(event.size.height)
 
     def _fit_heights(self, height: int) -> None:
-        """Table: a header line and one per point, at most 30% of the screen. Findings: what the table, the
-        plot's PLOT_ROWS, the footer and the status line of a sweep with warnings leave (at least 3 rows),
-        scrolled beyond that."""
+        """Table: a header line and one per point, at most 30% of the screen. Findings: what the
+        table, the plot's PLOT_ROWS, the footer and the status line of a sweep with warnings leave
+        (at least 3 rows), scrolled beyond that."""
         table = min(len(self.points) + 1, max(3, int(0.3 * height)))
         self.query_one(KernelTable).styles.height = table
         status = (self.STATUS_ROWS if self.warned else 0) + (1 if self.filtered else 0)
-        self.query_one("#sweep-header").styles.max_height = max(3, height - 1 - table - status - PLOT_ROWS)
+        self.query_one("#sweep-header").styles.max_height = max(
+            3, height - 1 - table - status - PLOT_ROWS
+        )
 
     @property
     def selected(self) -> int | None:
@@ -201,14 +232,18 @@ class SweepScreen(LiveFilter, BackScreen):
         )
 
     async def action_next_line(self) -> None:
-        """Several parameters swept: the next line through the sweep (another parameter, or other values
-        of the ones held fixed), in place of this one."""
+        """Several parameters swept: the next line through the sweep (another parameter, or other
+        values of the ones held fixed), in place of this one."""
         if len(self.lines) < 2:
             self.notify("this sweep has one line: one parameter varies", timeout=3)
             return
         line = (self.line + 1) % len(self.lines)
-        await self.app.switch_screen(SweepScreen(self.lines, self.base_name, self.tolerance, line, self.judged))
-        self.app.notify(f"line {line + 1} of {len(self.lines)}: {self.lines[line].label}", timeout=3)
+        await self.app.switch_screen(
+            SweepScreen(self.lines, self.base_name, self.tolerance, line, self.judged)
+        )
+        self.app.notify(
+            f"line {line + 1} of {len(self.lines)}: {self.lines[line].label}", timeout=3
+        )
 
     def _plot(self) -> None:
         self.query_one(LinePlot).show(self.series(), self.selected)
@@ -218,14 +253,20 @@ class SweepScreen(LiveFilter, BackScreen):
         self._status()
 
     def _requery(self, query: Query, top: bool = False) -> None:
-        """The points `/` keeps (`escape` shows all again); the plot marks the cursor's point among all."""
+        """The points `/` keeps (`escape` shows all again); the plot marks the cursor's point among
+        all."""
         self.query_state = query
         assert self.model is not None  # made with the screen
         self.query_one(KernelTable).requery(query, top=top)
         shown = self.query_one("#sweep-filter", Static)
         text = query.text()
         shown.update(
-            Text(display_text(f"{len(self.model)}/{self.model.total} points · filter {text} · escape shows all"))
+            Text(
+                display_text(
+                    f"{len(self.model)}/{self.model.total} points · filter {text} · escape"
+                    " shows all"
+                )
+            )
         )
         shown.set_class(bool(text), "shown")
         self._fit_heights(self.app.size.height)
@@ -233,7 +274,8 @@ class SweepScreen(LiveFilter, BackScreen):
         self._status()
 
     def _status(self) -> None:
-        """The cursor row's point, its run and, on a sweep with warnings, its own warning in full."""
+        """The cursor row's point, its run and, on a sweep with warnings, its own warning in
+        full."""
         index = self.selected
         if not self.warned or index is None:
             return
@@ -253,19 +295,26 @@ class SweepScreen(LiveFilter, BackScreen):
         if index is None:
             return
         value, report = self.points[index]
-        label = f"Sweep {self.sweep_name} · {self.param} = {value:g} (point {index + 1} of {len(self.points)})"
+        label = (
+            f"Sweep {self.sweep_name} · {self.param} = {value:g} (point {index + 1} of"
+            f" {len(self.points)})"
+        )
         app = cast("FlopscopeApp", self.app)
-        await PushedKernelsScreen.open(app, report, label, f"{self.sweep_name}-{self.param}{value:g}")
+        await PushedKernelsScreen.open(
+            app, report, label, f"{self.sweep_name}-{self.param}{value:g}"
+        )
 
     def shown(self) -> pd.DataFrame:
-        """The per-point table as shown: its columns, in its order, at full precision, then each point's stored
-        run (its report file where it was not stored), so an exported row can be traced to what it measured."""
+        """The per-point table as shown: its columns, in its order, at full precision, then each
+        point's stored run (its report file where it was not stored), so an exported row can be
+        traced to what it measured."""
         shown = self.analysis.table if self.model is None else self.model.shown()  # as filtered
         table = shown[[*(c.name for c in self.columns), "run"]].reset_index(drop=True)
         return whole_numbers(table, [self.param, "launches", "kernels", "flop", "dram_bytes"])
 
     async def action_export(self) -> None:
-        """JSON and Parquet exports carry what `open SWEEP --json` prints for this line: name, fits, findings."""
+        """JSON and Parquet exports carry what `open SWEEP --json` prints for this line: name, fits,
+        findings."""
         meta = sweep_json(self.base_name, [self.lines[self.line]], self.tolerance, self.judged)
         await ask_export(
             self.app,

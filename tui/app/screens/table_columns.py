@@ -1,5 +1,6 @@
-"""The columns of the tables whose columns are their own (Runs, Diff), apart from their screens: the column
-chooser's config (column_choice.py) checks a saved choice against them without importing a screen."""
+"""The columns of the tables whose columns are their own (Runs, Diff), apart from their screens: the
+column chooser's config (column_choice.py) checks a saved choice against them without importing a
+screen."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ MARK = "[A] "  # before run A's name in the list: text, not colour, so it shows 
 
 
 def run_columns(marked: str | None = None) -> list[Column]:
-    """The list's columns; run A's name carries MARK. Priority decides what drops first at 80 columns, as in
-    the kernel table."""
+    """The list's columns; run A's name carries MARK. Priority decides what drops first at 80
+    columns, as in the kernel table."""
     return [
         Column(
             "name",
@@ -35,17 +36,25 @@ def run_columns(marked: str | None = None) -> list[Column]:
 
 
 def diff_columns(by: str, gpus: bool = False) -> list[Column]:
-    """Priority decides what drops first (higher first), as in the kernel table: at 80 columns both times and
-    the change fit beside the name, and `Only in` too unless a GPU column takes its room. A and B of a number
-    (`pair`) drop and come back together, as in `flopscope diff --no-tui`: one side alone reads as the other
-    run's number, and a group only that run ran would show none. Only the name and the change are never
-    dropped, so that on a narrow terminal `left`/`right` still have room to show each other column beside them.
-    `gpus`: groups matched on name and GPU (a run with launches on several), whose GPU, never dropped, tells
-    two rows of a name apart."""
-    # Short (`A100-PCIE-40GB`), as in the kernel table: with the full name `Time A`/`Time B` no longer fit at 80.
+    """Priority decides what drops first (higher first), as in the kernel table: at 80 columns both
+    times and the change fit beside the name, and `Only in` too unless a GPU column takes its room.
+    A and B of a number (`pair`) drop and come back together, as in `flopscope diff --no-tui`: one
+    side alone reads as the other run's number, and a group only that run ran would show none. Only
+    the name and the change are never dropped, so that on a narrow terminal `left`/`right` still
+    have room to show each other column beside them. `gpus`: groups matched on name and GPU (a run
+    with launches on several), whose GPU, never dropped, tells two rows of a name apart."""
+    # Short (`A100-PCIE-40GB`), as in the kernel table: with the full name `Time A`/`Time B` no
+    # longer fit at 80.
     gpu = [Column("gpu", "GPU", short_gpu, 0, 16, numeric=False)] if gpus else []
     return [
-        Column("kernel", {"nvtx": "NVTX range", "module": "Module"}.get(by, "Kernel"), fmt.text, 0, 28, numeric=False),
+        Column(
+            "kernel",
+            {"nvtx": "NVTX range", "module": "Module"}.get(by, "Kernel"),
+            fmt.text,
+            0,
+            28,
+            numeric=False,
+        ),
         *gpu,
         Column("duration_s_a", "Time A", fmt.seconds, 1, 9, pair="time"),
         Column("duration_s_b", "Time B", fmt.seconds, 1, 9, pair="time"),

@@ -1,9 +1,10 @@
-"""What the Kernels, Runs and Diff screens share: a KernelTable over a TableModel, with `s` to sort by the
-column under the cursor, `/` to filter, escape to clear the filter, and a status line saying what is shown.
+"""What the Kernels, Runs and Diff screens share: a KernelTable over a TableModel, with `s` to sort
+by the column under the cursor, `/` to filter, escape to clear the filter, and a status line saying
+what is shown.
 
-One copy, so that the three screens cannot drift apart (they did: the Diff screen "sorted" by a column with
-no values and said so in its status line, where the Kernels screen refused with a notice).
-"""
+One copy, so that the three screens cannot drift apart (they did: the Diff screen "sorted" by a
+column with no values and said so in its status line, where the Kernels screen refused with a
+notice)."""
 
 from __future__ import annotations
 
@@ -27,10 +28,10 @@ if TYPE_CHECKING:
 
 
 def hidden_note(titles: list[str], room: int) -> str:
-    """`hidden: GPU, Host, ID (←/→)`: the columns a narrow terminal dropped, which `left`/`right` bring back,
-    shortened to `room` cells (the keys go before a name does, then names from the end: `hidden: GPU +2`, then
-    `3 hidden`): as the CLI's "Hidden at 80 columns", so that no column is lost without a word (the run list's
-    ID is what `open` and `diff` take)."""
+    """`hidden: GPU, Host, ID (←/→)`: the columns a narrow terminal dropped, which `left`/`right`
+    bring back, shortened to `room` cells (the keys go before a name does, then names from the end:
+    `hidden: GPU +2`, then `3 hidden`): as the CLI's "Hidden at 80 columns", so that no column is
+    lost without a word (the run list's ID is what `open` and `diff` take)."""
     keys = " (←/→)"
     for shown in range(len(titles), 0, -1):
         more = f" +{len(titles) - shown}" if shown < len(titles) else ""
@@ -43,19 +44,21 @@ def hidden_note(titles: list[str], room: int) -> str:
 
 
 class TableScreen(LiveFilter, BackScreen):
-    """A screen of one KernelTable (`#status` below it). Subclasses compose the table and status, set `model`
-    (None while loading) and say what a row is."""
+    """A screen of one KernelTable (`#status` below it). Subclasses compose the table and status,
+    set `model` (None while loading) and say what a row is."""
 
     NOUN = "rows"  # `3/10 rows` in the status line
     NO_MATCH = "no rows match"  # `no rows match gemm · escape shows all`
-    DEFAULT_ORDER = "sort Time↓"  # the status line's order when no column is sorted: the model's own order
-    CHOOSER = ""  # the table's name in config.toml's [columns], where `C` chooses among its own columns
+    # the status line's order when no column is sorted: the model's own order
+    DEFAULT_ORDER = "sort Time↓"
+    # the table's name in config.toml's [columns], where `C` chooses among its own columns
+    CHOOSER = ""
 
     def __init__(self) -> None:
         super().__init__()
         self.model: TableModel | None = None
-        # The sort and filter asked for; kept apart from the model's, which drops a sort column its rows
-        # lack, so that a grouping without it does not lose the sort for the next grouping.
+        # The sort and filter asked for; kept apart from the model's, which drops a sort column its
+        # rows lack, so that a grouping without it does not lose the sort for the next grouping.
         self.query_state = Query()
 
     # -- what is shown ----------------------------------------------------------------------------
@@ -68,7 +71,8 @@ class TableScreen(LiveFilter, BackScreen):
 
     def _status(self) -> None:
         if self.model is not None:
-            # the filter as typed and what a screen adds (a marked run's name) are shown, never run as codes
+            # the filter as typed and what a screen adds (a marked run's name) are shown, never run
+            # as codes
             self.query_one("#status", Static).update(Text(display_text(self._status_text())))
 
     def _status_text(self) -> str:
@@ -79,7 +83,9 @@ class TableScreen(LiveFilter, BackScreen):
             return f"{self.NO_MATCH} {query.text()} · escape shows all"
         parts = [f"{len(model):,}/{model.total:,} {self.NOUN}", *self._status_extra()]
         title = next((c.title for c in model.columns if c.name == query.sort), query.sort)
-        parts.append(f"sort {title}{'↓' if query.descending else '↑'}" if title else self.DEFAULT_ORDER)
+        parts.append(
+            f"sort {title}{'↓' if query.descending else '↑'}" if title else self.DEFAULT_ORDER
+        )
         if query.text():
             parts.append(f"filter {query.text()}")
         if len(model):
@@ -90,12 +96,14 @@ class TableScreen(LiveFilter, BackScreen):
             return text
         width = self._status_width()
         note = hidden_note(hidden, width - len(text) - 3)
-        if len(text) + 3 + len(note) > width:  # `3 hidden` at least: the rest gives way (cut at its end)
+        # `3 hidden` at least: the rest gives way (cut at its end)
+        if len(text) + 3 + len(note) > width:
             text = text[: max(0, width - len(note) - 4)].rstrip() + "…"
         return f"{text} · {note}"
 
     def _status_width(self) -> int:
-        """Cells the status line has (before its first layout: the screen's width less its padding)."""
+        """Cells the status line has (before its first layout: the screen's width less its
+        padding)."""
         return self.query_one("#status", Static).content_region.width or self.app.size.width - 2
 
     def _status_extra(self) -> list[str]:
@@ -107,8 +115,8 @@ class TableScreen(LiveFilter, BackScreen):
 
     # -- sort and filter (on the UI thread: ~10-100 ms on 100k rows) -------------------------------
     def _requery(self, query: Query, top: bool = False) -> None:
-        """Apply a sort or filter; `top`: show the first rows (after a sort, the rows that now come first are
-        the news)."""
+        """Apply a sort or filter; `top`: show the first rows (after a sort, the rows that now come
+        first are the news)."""
         self.query_state = query
         if self.model is None:
             return
@@ -119,7 +127,8 @@ class TableScreen(LiveFilter, BackScreen):
         column = self.query_one(KernelTable).focused_column
         if column is None or self.model is None:
             return
-        if not self.model.has_values(column.name):  # sorting would reorder nothing and look like a bug
+        # sorting would reorder nothing and look like a bug
+        if not self.model.has_values(column.name):
             self.notify(
                 f"{column.title} has no values in these rows: nothing to sort by.",
                 title="Not sorted",
@@ -129,9 +138,11 @@ class TableScreen(LiveFilter, BackScreen):
             return
         self._requery(sorted_by(self.query_state, column), top=True)
 
-    # -- columns: the table's own, or as chosen (`C`, kept in config.toml) ---------------------------
+    # -- columns: the table's own, or as chosen (`C`, kept in config.toml)
+    # ---------------------------
     def _own_columns(self) -> list[Column]:
-        """The table's columns as it shows them unchosen, the first what a row is (CHOOSER's tables)."""
+        """The table's columns as it shows them unchosen, the first what a row is (CHOOSER's
+        tables)."""
         raise NotImplementedError
 
     def _kept_columns(self) -> list[str]:

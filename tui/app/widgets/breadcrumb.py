@@ -1,5 +1,5 @@
-"""One line saying where the screen is: each screen down the stack that has a `crumbs` property adds its parts
-(`demo.ncu-rep › by name`, then the Kernel screen's `nvjet_…`), fitted to the width by
+"""One line saying where the screen is: each screen down the stack that has a `crumbs` property adds
+its parts (`demo.ncu-rep › by name`, then the Kernel screen's `nvjet_…`), fitted to the width by
 `presentation.breadcrumb.crumbs` (earlier parts cut first)."""
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from ...presentation.breadcrumb import SEP, crumbs
 
 
 def trail(screen: Screen) -> list[str]:
-    """The parts of every screen from the app's first up to `screen` (dialogs above it are not places)."""
+    """The parts of every screen from the app's first up to `screen` (dialogs above it are not
+    places)."""
     stack = screen.app.screen_stack
     below = stack[: stack.index(screen) + 1] if screen in stack else [screen]
-    return [part for s in below for part in (getattr(s, "crumbs", None) or [])]
+    return [part for s in below for part in getattr(s, "crumbs", None) or []]
 
 
 class Breadcrumb(Widget):

@@ -1,12 +1,13 @@
-"""A footer that fits its width: every key of the screen shows, and `esc Back ? Help q Quit` never fall off.
+"""A footer that fits its width: every key of the screen shows, and `esc Back ? Help q Quit` never
+fall off.
 
-Textual's Footer lays keys out in one row and cuts what does not fit, so at 60 columns the app's own keys
-(help, quit), which come last, were the first to go, and screens hid keys to make room. Here the way out
-(`escape`) and the app's keys come last and stay whole; the screen's other keys lose their descriptions
-first, rightmost first (`?` still describes them), then, only if even bare keys do not fit, the rightmost
-keys themselves. Drawn as one line of text from the public `Screen.active_bindings`, redrawn when the
-screen's bindings change (`bindings_updated_signal`) or the width does.
-"""
+Textual's Footer lays keys out in one row and cuts what does not fit, so at 60 columns the app's own
+keys (help, quit), which come last, were the first to go, and screens hid keys to make room. Here
+the way out (`escape`) and the app's keys come last and stay whole; the screen's other keys lose
+their descriptions first, rightmost first (`?` still describes them), then, only if even bare keys
+do not fit, the rightmost keys themselves. Drawn as one line of text from the public
+`Screen.active_bindings`, redrawn when the screen's bindings change (`bindings_updated_signal`) or
+the width does."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ _Key = tuple[Binding, bool, str, str]  # (binding, enabled, tooltip, description
 
 
 class KeyFooter(Widget, can_focus=False):
-    """One row of the screen's active bindings (`Screen.active_bindings`, public API), drawn as text: key in
-    bold, then its description; a click on a key presses it."""
+    """One row of the screen's active bindings (`Screen.active_bindings`, public API), drawn as
+    text: key in bold, then its description; a click on a key presses it."""
 
     ALLOW_SELECT = False
     COMPONENT_CLASSES: ClassVar[set[str]] = {"key-footer--key", "key-footer--description"}
@@ -34,7 +35,9 @@ class KeyFooter(Widget, can_focus=False):
         height: 1;
         color: $footer-foreground;
         background: $footer-background;
-        .key-footer--key { color: $footer-key-foreground; background: $footer-key-background; text-style: bold; }
+        .key-footer--key {
+            color: $footer-key-foreground; background: $footer-key-background; text-style: bold;
+        }
         .key-footer--description {
             color: $footer-description-foreground; background: $footer-description-background;
         }
@@ -70,8 +73,8 @@ class KeyFooter(Widget, can_focus=False):
             self.app.simulate_key(key)
 
     def keys(self, width: int) -> list[_Key]:
-        """(binding, enabled, tooltip, description shown) per key, `escape` and the app's keys last, within
-        `width`."""
+        """(binding, enabled, tooltip, description shown) per key, `escape` and the app's keys last,
+        within `width`."""
         own: list[_Key] = []
         back: list[_Key] = []
         app_keys: list[_Key] = []
@@ -87,7 +90,8 @@ class KeyFooter(Widget, can_focus=False):
                 break
             binding, enabled, tooltip, _ = own[index]
             own[index] = (binding, enabled, tooltip, "")
-        while own and self._width([*own, *back, *app_keys]) > width:  # then whole keys, from the right
+        # then whole keys, from the right
+        while own and self._width([*own, *back, *app_keys]) > width:
             own.pop()
         return [*own, *back, *app_keys]
 

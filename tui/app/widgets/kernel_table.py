@@ -1,10 +1,11 @@
-"""A virtualised kernel table: draws only the lines on screen, from a `TableModel`, with no mouse needed.
+"""A virtualised kernel table: draws only the lines on screen, from a `TableModel`, with no mouse
+needed.
 
-Why not a DataTable: Textual's measures every cell (~44 s for 100k rows), and textual-fastdatatable needs
-every cell as a string up front (~10 s of formatting per million rows). Here a frame of any size costs one
-`order` array; a repaint formats the ~20-50 rows in view. Columns come from `tui.columns.fit` for the
-current width and are recomputed on every resize, so nothing wraps or overlaps at 80 columns.
-"""
+Why not a DataTable: Textual's measures every cell (~44 s for 100k rows), and textual-fastdatatable
+needs every cell as a string up front (~10 s of formatting per million rows). Here a frame of any
+size costs one `order` array; a repaint formats the ~20-50 rows in view. Columns come from
+`tui.columns.fit` for the current width and are recomputed on every resize, so nothing wraps or
+overlaps at 80 columns."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def fit_cell(text: str, width: int, right: bool = False) -> str:
 
 
 class StillLoading(Static):
-    """A loading label over a widget (`widget.loading = True`), placed as Textual places its own indicator."""
+    """A loading label over a widget (`widget.loading = True`), placed as Textual places its own
+    indicator."""
 
     DEFAULT_CSS = """
     StillLoading { width: 100%; height: 100%; content-align: center middle; color: $primary; }
@@ -45,8 +47,9 @@ class StillLoading(Static):
 
 
 class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
-    """Rows of a TableModel; the screen owns sorting, filtering and what `enter` does. Only its own keys:
-    ScrollView's sideways paging would do nothing here (no horizontal scrolling) yet show in `?`."""
+    """Rows of a TableModel; the screen owns sorting, filtering and what `enter` does. Only its own
+    keys: ScrollView's sideways paging would do nothing here (no horizontal scrolling) yet show in
+    `?`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "move(-1)", "Row up", show=False, id="table.row_up"),
@@ -72,31 +75,36 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
     """
 
     class Moved(Message):
-        """The cursor moved (row or column), or the columns shown changed; the screen updates its status
-        line (which names the columns hidden)."""
+        """The cursor moved (row or column), or the columns shown changed; the screen updates its
+        status line (which names the columns hidden)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.model: TableModel | None = None
         self.cursor_row = 0
         self.cursor_col = 0
-        self.layout_columns: list[tuple[int, Column, int]] = []  # (model column, column, cells wide)
+        # (model column, column, cells wide)
+        self.layout_columns: list[tuple[int, Column, int]] = []
         self._fitted_width = -1
-        self._focus: str | None = None  # the column the cursor moved to: kept when the table is refitted
-        # Per model column of text, each value's cell at the column's width: cut so that different values stay
-        # different (kernel names; `batch_size=16` and `=1024`, which an end cut shows alike as `batch_size=1…`)
+        # the column the cursor moved to: kept when the table is refitted
+        self._focus: str | None = None
+        # Per model column of text, each value's cell at the column's width: cut so that different
+        # values stay different (kernel names; `batch_size=16` and `=1024`, which an end cut shows
+        # alike as `batch_size=1…`)
         self._cuts: dict[int, dict[str, str]] = {}
         self._cut_for: tuple | None = None
 
     def get_loading_widget(self) -> Widget:
-        """What covers the table while the report is read or grouped: a still label. Textual's animated
-        indicator redraws 16 times a second, and each frame takes the GIL from the read in the worker beside
-        it (a 100k-launch CSV read 0.3 s longer); the status line below says how far the read has got."""
+        """What covers the table while the report is read or grouped: a still label. Textual's
+        animated indicator redraws 16 times a second, and each frame takes the GIL from the read in
+        the worker beside it (a 100k-launch CSV read 0.3 s longer); the status line below says how
+        far the read has got."""
         return StillLoading("loading …")
 
     # -- data ------------------------------------------------------------------------------------
     def set_model(self, model: TableModel, keep_position: int | None = None) -> None:
-        """Show `model`; the cursor stays on the frame row `keep_position` when it is still shown."""
+        """Show `model`; the cursor stays on the frame row `keep_position` when it is still
+        shown."""
         focused_name = self.focused_column.name if self.focused_column else None
         self._focus = focused_name if focused_name in {c.name for c in model.columns} else None
         self.model = model
@@ -110,8 +118,9 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.refresh()
 
     def requery(self, query: Query, top: bool = False) -> None:
-        """Apply a new sort/filter to the model shown; the cursor stays on its row if that row is still shown,
-        or goes to the first row (`top`: after a sort, the rows that now come first are the news)."""
+        """Apply a new sort/filter to the model shown; the cursor stays on its row if that row is
+        still shown, or goes to the first row (`top`: after a sort, the rows that now come first are
+        the news)."""
         keep = None if top else self.cursor_position
         model = self.model
         assert model is not None  # a screen requeries only the table it gave a model
@@ -119,7 +128,8 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         self.set_model(model, keep)
 
     def focus_column(self, name: str) -> None:
-        """Put the cursor on the model's column `name` (brought on screen if a narrow terminal dropped it)."""
+        """Put the cursor on the model's column `name` (brought on screen if a narrow terminal
+        dropped it)."""
         if self.model is not None and name in {c.name for c in self.model.columns}:
             self._focus = name
             self._fit_columns()
@@ -134,12 +144,16 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
 
     @property
     def hidden_columns(self) -> list[str]:
-        """Titles of the model's columns that did not fit, in the model's order; a column with no value is
-        not named (it would show blanks)."""
+        """Titles of the model's columns that did not fit, in the model's order; a column with no
+        value is not named (it would show blanks)."""
         if self.model is None:
             return []
         shown = {c.name for _, c, _ in self.layout_columns}
-        return [c.title for c in self.model.columns if c.name not in shown and self.model.has_values(c.name)]
+        return [
+            c.title
+            for c in self.model.columns
+            if c.name not in shown and self.model.has_values(c.name)
+        ]
 
     @property
     def cursor_position(self) -> int | None:
@@ -163,30 +177,39 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         self._fitted_width = self._width
         model = self.model
         natural = {c.name: model.natural_width(c) for c in model.columns}
-        # Text columns ask for no more than their longest value (never more than their set width: a long
-        # parameter list must not push numbers off); what the numbers leave widens them up to their longest
-        # value, the name column (the first text one) first. Whole numbers get their width: never cut.
+        # Text columns ask for no more than their longest value (never more than their set width: a
+        # long parameter list must not push numbers off); what the numbers leave widens them up to
+        # their longest value, the name column (the first text one) first. Whole numbers get their
+        # width: never cut.
         stretch = next((c for c in model.columns if not c.numeric), None)
-        sizes = {c.name: min(c.width, natural[c.name]) if not c.numeric else natural[c.name] for c in model.columns}
+        sizes = {
+            c.name: min(c.width, natural[c.name]) if not c.numeric else natural[c.name]
+            for c in model.columns
+        }
         blank = {c.name for c in model.columns if not model.has_values(c.name)}
         keep = {name for name in (model.query.sort, self._focus) if name is not None}
         chosen = fit(model.columns, self._width, keep=keep, widths=sizes, blank=blank)
-        # Names that would be cut get the room of the columns without a value first (those say nothing).
+        # Names that would be cut get the room of the columns without a value first (those say
+        # nothing).
         wanted = (
-            sum(sizes[c.name] + 1 for c in chosen) - 1 + (natural[stretch.name] - sizes[stretch.name] if stretch else 0)
+            sum(sizes[c.name] + 1 for c in chosen)
+            - 1
+            + (natural[stretch.name] - sizes[stretch.name] if stretch else 0)
         )
         if stretch in chosen and wanted > self._width:
             chosen = [c for c in chosen if c.name not in blank or c.name in keep]
         spare = max(0, self._width - sum(sizes[c.name] + 1 for c in chosen) + 1)
         cells = {c.name: sizes[c.name] for c in chosen}
         _shrink_text(chosen, cells, self._width)
-        for c in sorted((c for c in chosen if not c.numeric), key=lambda c: c is not stretch):  # the name first
+        # the name first
+        for c in sorted((c for c in chosen if not c.numeric), key=lambda c: c is not stretch):
             grow = min(spare, max(0, natural[c.name] - cells[c.name]))
             cells[c.name] += grow
             spare -= grow
         before = [c.name for _, c, _ in self.layout_columns]
         self.layout_columns = [(model.columns.index(c), c, cells[c.name]) for c in chosen]
-        if [c.name for c in chosen] != before:  # a resize or a scrollbar: the status line's `hidden:` changes
+        # a resize or a scrollbar: the status line's `hidden:` changes
+        if [c.name for c in chosen] != before:
             self.post_message(self.Moved())
         names = [c.name for c in chosen]
         self.cursor_col = (
@@ -197,16 +220,21 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         self._cut_texts()
 
     def shown_text(self, column: str, text: str) -> str:
-        """How the cell `text` of the text column named `column` shows at its width (cut, or whole)."""
+        """How the cell `text` of the text column named `column` shows at its width (cut, or
+        whole)."""
         assert self.model is not None
         at = next((i for i, c in enumerate(self.model.columns) if c.name == column), -1)
         return self._cuts.get(at, {}).get(text) or display_text(text)
 
     def _cut_texts(self) -> None:
-        """How each text column's values show at its width: cut so that different values stay different."""
+        """How each text column's values show at its width: cut so that different values stay
+        different."""
         model = self.model
         assert model is not None  # called by _fit_columns, which has a model
-        key = (model, tuple((c.name, cells) for _, c, cells in self.layout_columns if not c.numeric))
+        key = (
+            model,
+            tuple((c.name, cells) for _, c, cells in self.layout_columns if not c.numeric),
+        )
         if key == self._cut_for:  # the model itself, not its id(): ids are reused
             return
         self._cuts = {}
@@ -266,8 +294,8 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         self._move_to(len(self.model) - 1 if end and self.model is not None else 0)
 
     def action_column(self, step: int) -> None:
-        """Move to the next column of the model, shown or not: one a narrow terminal dropped comes back in
-        place of another, so every column can be read (and sorted by) at 80 columns."""
+        """Move to the next column of the model, shown or not: one a narrow terminal dropped comes
+        back in place of another, so every column can be read (and sorted by) at 80 columns."""
         if self.model is None or self.focused_column is None:
             return
         names = [c.name for c in self.model.columns]
@@ -314,13 +342,19 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         on_cursor = index == self.cursor_row
         if on_cursor:
             base = base + self.get_component_rich_style("kernel-table--cursor")
-        cell_style = self.get_component_rich_style("kernel-table--cursor-cell") if on_cursor else None
+        cell_style = (
+            self.get_component_rich_style("kernel-table--cursor-cell") if on_cursor else None
+        )
         texts = self.model.cells(index)
-        # Text from the report (names, paths) as display_text shows it: an ESC or a newline in a name can
-        # neither drive the terminal nor break the line.
+        # Text from the report (names, paths) as display_text shows it: an ESC or a newline in a
+        # name can neither drive the terminal nor break the line.
         cells = [
             (
-                texts[at] if column.numeric else self._cuts.get(at, {}).get(texts[at]) or display_text(texts[at]),
+                (
+                    texts[at]
+                    if column.numeric
+                    else self._cuts.get(at, {}).get(texts[at]) or display_text(texts[at])
+                ),
                 size,
                 column.numeric,
                 1,
@@ -332,7 +366,9 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
         segments, col = [], 0
         for text, size, right, span in cells:
             on = cell_style is not None and col <= self.cursor_col < col + span
-            segments.append(Segment(fit_cell(text, size, right=right), plain + cell_style if on else base))
+            segments.append(
+                Segment(fit_cell(text, size, right=right), plain + cell_style if on else base)
+            )
             segments.append(Segment(" ", base))
             col += span
         return Strip(segments[:-1]).adjust_cell_length(width, base)
@@ -343,9 +379,9 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
 
 
 def _shrink_text(chosen: list[Column], cells: dict[str, int], width: int) -> None:
-    """Where the columns no drop can remove (priority 0, the sort's, the cursor's) still overflow `width`, the
-    text ones give up cells, rightmost first, down to their title's: a cut reason or name still reads, a number
-    cut at the screen's edge (`2` for `202 M`) lies."""
+    """Where the columns no drop can remove (priority 0, the sort's, the cursor's) still overflow
+    `width`, the text ones give up cells, rightmost first, down to their title's: a cut reason or
+    name still reads, a number cut at the screen's edge (`2` for `202 M`) lies."""
     over = sum(cells[c.name] + 1 for c in chosen) - 1 - width
     for c in reversed([c for c in chosen if not c.numeric]):
         give = max(0, min(over, cells[c.name] - len(c.title) - 1))
@@ -353,8 +389,11 @@ def _shrink_text(chosen: list[Column], cells: dict[str, int], width: int) -> Non
         over -= give
 
 
-def _merge_blank_tail(cells: list[tuple[str, int, bool, int]], why: str) -> list[tuple[str, int, bool, int]]:
-    """The blank cells at the end of a row (after its name and ID) as one cell that says why they are blank."""
+def _merge_blank_tail(
+    cells: list[tuple[str, int, bool, int]], why: str
+) -> list[tuple[str, int, bool, int]]:
+    """The blank cells at the end of a row (after its name and ID) as one cell that says why they
+    are blank."""
     start = len(cells)
     while start > 1 and not cells[start - 1][0].strip():
         start -= 1

@@ -1,5 +1,5 @@
-"""A scrolling pane that moves with the keys every list here moves with (j/k, g/G, space), beside the arrows,
-page keys, home and end Textual gives it, and shows when it has the focus."""
+"""A scrolling pane that moves with the keys every list here moves with (j/k, g/G, space), beside
+the arrows, page keys, home and end Textual gives it, and shows when it has the focus."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from textual.containers import VerticalScroll
 
 
 class KeyScroll(VerticalScroll):
-    # The focus mark drawn over the padding's cell: a bar at the left edge (NO_COLOR too), not over the text.
+    # The focus mark drawn over the padding's cell: a bar at the left edge (NO_COLOR too), not over
+    # the text.
     DEFAULT_CSS = """
     KeyScroll { padding: 0 1; }
     KeyScroll:focus { background: $boost; outline-left: outer $accent; }

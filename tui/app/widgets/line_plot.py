@@ -1,10 +1,10 @@
 """A line plot of one metric against a sweep parameter, drawn with plotext inside a Textual widget.
 
-Same rules as the roofline (see roofline_plot.py and DESIGN.md's traps): log10 is taken here and plotext
-draws on linear axes with our own tick labels, plotext's one global figure is cleared before and after every
-build, and its terminal-size cap is switched off. Log-log axes are used when the parameter spans two decades
-or more and every value is positive (batch sizes 1..256 read best that way); linear axes otherwise.
-"""
+Same rules as the roofline (see roofline_plot.py and DESIGN.md's traps): log10 is taken here and
+plotext draws on linear axes with our own tick labels, plotext's one global figure is cleared before
+and after every build, and its terminal-size cap is switched off. Log-log axes are used when the
+parameter spans two decades or more and every value is positive (batch sizes 1..256 read best that
+way); linear axes otherwise."""
 
 from __future__ import annotations
 
@@ -63,8 +63,9 @@ class _Scale:
 
 
 def _limits(values: list[float], log: bool) -> tuple[float, float]:
-    """The data range (already scaled) with 5% room either side, at least a tenth of a decade (log) or a
-    tenth of the values (linear) wide: float noise in a flat series (FLOP/param) must not look like a trend."""
+    """The data range (already scaled) with 5% room either side, at least a tenth of a decade (log)
+    or a tenth of the values (linear) wide: float noise in a flat series (FLOP/param) must not look
+    like a trend."""
     lo, hi = min(values), max(values)
     least = 0.1 if log else 0.1 * max(abs(lo), abs(hi)) or 1.0
     if hi - lo < least:
@@ -86,11 +87,14 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
 
 
 def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
-    """Tick positions (log10 units): decades, or 1-2-5 (then 1 to 9) per decade when that still makes at most
-    `most` ticks, the densest that does; round values when under a decade shows none of those."""
+    """Tick positions (log10 units): decades, or 1-2-5 (then 1 to 9) per decade when that still
+    makes at most `most` ticks, the densest that does; round values when under a decade shows none
+    of those."""
     sets = []
     for mantissas in ((1,), (1, 2, 5), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
-        ticks = [math.log10(m) + k for k in range(math.floor(lo), math.ceil(hi) + 1) for m in mantissas]
+        ticks = [
+            math.log10(m) + k for k in range(math.floor(lo), math.ceil(hi) + 1) for m in mantissas
+        ]
         sets.append([t for t in ticks if lo <= t <= hi])
     fitting = [ticks for ticks in sets if 2 <= len(ticks) <= most]
     if fitting:
@@ -101,7 +105,12 @@ def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
 
 
 def spaced(
-    positions: list[float], labels: list[str], lo: float, hi: float, cells: int, vertical: bool = False
+    positions: list[float],
+    labels: list[str],
+    lo: float,
+    hi: float,
+    cells: int,
+    vertical: bool = False,
 ) -> tuple[list[float], list[str]]:
     """Drop ticks whose labels would touch the previous kept one, `cells` cells spanning lo..hi."""
     kept: list[tuple[float, str]] = []
@@ -118,8 +127,11 @@ def spaced(
     return [p for p, _ in kept], [label for _, label in kept]
 
 
-def _x_ticks(series: Series, scale: _Scale, lo: float, hi: float, cells: int) -> tuple[list[float], list[str]]:
-    """The swept values themselves when they all fit (1 2 4 8 ... reads best), else decades or round values."""
+def _x_ticks(
+    series: Series, scale: _Scale, lo: float, hi: float, cells: int
+) -> tuple[list[float], list[str]]:
+    """The swept values themselves when they all fit (1 2 4 8 ... reads best), else decades or round
+    values."""
     values = sorted({x for x in series.x if math.isfinite(x)})
     own = ([scale(v) for v in values], [f"{v:g}" for v in values])
     if len(spaced(*own, lo, hi, cells)[0]) == len(values):
@@ -131,9 +143,16 @@ def _x_ticks(series: Series, scale: _Scale, lo: float, hi: float, cells: int) ->
     return spaced(ticks, [f"{v:g}" for v in ticks], lo, hi, cells)
 
 
-def _y_ticks(series: Series, scale: _Scale, lo: float, hi: float, rows: int) -> tuple[list[float], list[str]]:
-    """Round values, spaced; never fewer than two labels (one label gives no scale): else the axis's ends."""
-    ticks = log_ticks(lo, hi, max(2, rows // 3 + 1)) if scale.log else nice_ticks(lo, hi, max(3, rows // 3))
+def _y_ticks(
+    series: Series, scale: _Scale, lo: float, hi: float, rows: int
+) -> tuple[list[float], list[str]]:
+    """Round values, spaced; never fewer than two labels (one label gives no scale): else the axis's
+    ends."""
+    ticks = (
+        log_ticks(lo, hi, max(2, rows // 3 + 1))
+        if scale.log
+        else nice_ticks(lo, hi, max(3, rows // 3))
+    )
     kept = spaced(ticks, [_y_label(series, scale, t) for t in ticks], lo, hi, rows, vertical=True)
     if len(kept[0]) >= 2:
         return kept
@@ -156,8 +175,11 @@ def _marker(symbol: str, color: int | None) -> plt.marker:
     return plt.marker(symbol, color) if color is not None else plt.marker(symbol)
 
 
-def build_line_plot(series: Series, width: int, height: int, selected: int | None = None, color: bool = True) -> str:
-    """The plot as text with ANSI colours, exactly `width` x `height` cells. Pure: same input, same text."""
+def build_line_plot(
+    series: Series, width: int, height: int, selected: int | None = None, color: bool = True
+) -> str:
+    """The plot as text with ANSI colours, exactly `width` x `height` cells. Pure: same input, same
+    text."""
     scale = _Scale(is_log(series))
     known = [
         i
@@ -175,13 +197,21 @@ def build_line_plot(series: Series, width: int, height: int, selected: int | Non
 
     fig = plt.figure
     fig.clear()
-    plt.terminal.limit(False, False)  # plotext caps plots at its own idea of the terminal (80x22 with no tty)
+    # plotext caps plots at its own idea of the terminal (80x22 with no tty)
+    plt.terminal.limit(False, False)
     fig.theme("simple" if color else "colorless")
     fig.plot_size(width, height)
     if known:
         _draw(fig, xs, ys, known.index(selected) if selected in known else None, color)
     else:
-        fig.draw(fig.text((x0 + x1) / 2, (y0 + y1) / 2, f"{series.y_name}: unknown at every point", alignment="center"))
+        fig.draw(
+            fig.text(
+                (x0 + x1) / 2,
+                (y0 + y1) / 2,
+                f"{series.y_name}: unknown at every point",
+                alignment="center",
+            )
+        )
     fig.ruler("x").lim(x0, x1)
     fig.ruler("y").lim(y0, y1)
     fig.ruler("x").ticks(*x_ticks)
@@ -212,7 +242,8 @@ def caption(series: Series, selected: int | None) -> str:
 
 
 class LinePlot(CachedPlot):
-    """Renders a `Series` to fit the widget, caption first; rebuilt only when size, data or selection change."""
+    """Renders a `Series` to fit the widget, caption first; rebuilt only when size, data or
+    selection change."""
 
     DEFAULT_CSS = "LinePlot { height: 1fr; min-height: 4; }"  # the Sweep screen keeps it taller
 
@@ -231,7 +262,9 @@ class LinePlot(CachedPlot):
     def draw(self, width: int, height: int, color: bool) -> Text:
         if self.series is None:
             return Text("No data yet.")
-        head = Text(caption(self.series, self.selected), style="bold", no_wrap=True, overflow="ellipsis")
+        head = Text(
+            caption(self.series, self.selected), style="bold", no_wrap=True, overflow="ellipsis"
+        )
         head.truncate(max(width, 1), overflow="ellipsis")
         if width < MIN_WIDTH or height - 1 < MIN_HEIGHT:
             message = f"Too small for the plot ({width}x{height}): enlarge the terminal."

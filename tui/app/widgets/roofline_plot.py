@@ -1,10 +1,11 @@
-"""The roofline: log-log FLOP/s against arithmetic intensity, drawn with plotext inside a Textual widget.
+"""The roofline: log-log FLOP/s against arithmetic intensity, drawn with plotext inside a Textual
+widget.
 
 Traps (DESIGN.md): plotext's own log scale rewrote its stored data on every build in plotext 5, and
-textual-plotext pins plotext < 6. So log10 is taken here, plotext draws on linear axes labelled at decades,
-and the widget renders `figure.build()` itself. plotext keeps one global figure: every build starts with
-`figure.clear()` and happens on the UI thread, so nothing leaks between plots, repaints or resizes.
-"""
+textual-plotext pins plotext < 6. So log10 is taken here, plotext draws on linear axes labelled at
+decades, and the widget renders `figure.build()` itself. plotext keeps one global figure: every
+build starts with `figure.clear()` and happens on the UI thread, so nothing leaks between plots,
+repaints or resizes."""
 
 from __future__ import annotations
 
@@ -32,21 +33,33 @@ if TYPE_CHECKING:
 # 256-colour palette indices (legible without truecolor, e.g. over SSH with no COLORTERM).
 DRAM_COLOR = 12
 COMPUTE_COLORS = (10, 14, 13, 11, 6, 2, 4)
-# Each compute ceiling also has its own line glyph, so they stay apart with NO_COLOR ("hd": plotext half-blocks).
+# Each compute ceiling also has its own line glyph, so they stay apart with NO_COLOR ("hd": plotext
+# half-blocks).
 COMPUTE_GLYPHS = ("hd", "─", "┄", "·", "=", "~", "-")
 LEGEND_GLYPHS = {"hd": "━"}
 POINT_COLOR = 7
 SELECTED_COLOR = 9  # the selected kernel's own roof line
-# The selected marker in reverse video: no series shares it (a bright red ◆ read as the BF16 ceiling's magenta).
+# The selected marker in reverse video: no series shares it (a bright red ◆ read as the BF16
+# ceiling's magenta).
 SELECTED_STYLE = Style(color="color(0)", bgcolor="color(15)", bold=True)
 LEVEL_GLYPHS = {"l2": ("▲", 3), "l1": ("▼", 5)}  # the selected kernel at its L2 and L1 intensities
-LEVEL_TINTS = {"dram": DRAM_COLOR, "l2": 3, "l1": 5}  # a memory level's slope, and the strip's kernels it bounds
+# a memory level's slope, and the strip's kernels it bounds
+LEVEL_TINTS = {"dram": DRAM_COLOR, "l2": 3, "l1": 5}
 CACHE_LINES = {"l2": "/", "l1": ":"}  # the L2 and L1 ceilings' slopes, in their points' tints
 POINT, SELECTED = "•", "◆"
 PLOT, STRIP, NOWHERE = "plot", "strip", "nowhere"  # where a kernel is drawn (Point.place)
-# A point's glyph says its precision (with NO_COLOR too); its colour is its precision's ceiling's. The kernels
-# of the largest time shares are drawn as their rank instead, named in the legend (issue 19.8).
-PRECISION_GLYPHS = {"fp64": "○", "fp32": "•", "tf32": "◇", "bf16": "+", "fp16": "×", "fp8": "∗", "int8": "□"}
+# A point's glyph says its precision (with NO_COLOR too); its colour is its precision's ceiling's.
+# The kernels of the largest time shares are drawn as their rank instead, named in the legend (issue
+# 19.8).
+PRECISION_GLYPHS = {
+    "fp64": "○",
+    "fp32": "•",
+    "tf32": "◇",
+    "bf16": "+",
+    "fp16": "×",
+    "fp8": "∗",
+    "int8": "□",
+}
 NUMBERED = 5
 MIN_WIDTH, MIN_HEIGHT = 30, 8
 
@@ -61,29 +74,39 @@ class Point:
     share: float  # % of kernel time
     position: int  # row position in the frame it came from
     precision: str = ""
-    pct_of_peak: float = math.nan  # the row's own, against the peak of its precision under the roof chosen
-    source: str = ""  # where that peak comes from (the row's peak_source: report, datasheet, measured on node)
+    # the row's own, against the peak of its precision under the roof chosen
+    pct_of_peak: float = math.nan
+    # where that peak comes from (the row's peak_source: report, datasheet, measured on node)
+    source: str = ""
     bound: str = ""  # the ceiling that bounds it: compute, dram, l2 or l1
-    pct_of_roof: float = math.nan  # the time its limiting resource needs at that ceiling, over the time taken
+    # the time its limiting resource needs at that ceiling, over the time taken
+    pct_of_roof: float = math.nan
     ai_l2: float = math.nan
     ai_l1: float = math.nan
-    peak: float = math.nan  # its own FLOP ceiling: at its launches' SM clock, which need not be the run's
+    # its own FLOP ceiling: at its launches' SM clock, which need not be the run's
+    peak: float = math.nan
     sm_clock_hz: float = math.nan  # its launches' SM clock (time-weighted)
-    level_bytes_per_s: float = math.nan  # the bandwidth it reached at the memory level that bounds it
+    # the bandwidth it reached at the memory level that bounds it
+    level_bytes_per_s: float = math.nan
     level_peak: float = math.nan  # that level's ceiling (B/s)
-    place: str = PLOT  # PLOT, STRIP (no FLOPs or no DRAM bytes: drawn by % of roof) or NOWHERE (unknown)
+    # PLOT, STRIP (no FLOPs or no DRAM bytes: drawn by % of roof) or NOWHERE (unknown)
+    place: str = PLOT
 
 
 @dataclass(frozen=True)
 class Roofline:
-    points: tuple[Point, ...]  # on the plot, by time share, highest first: the order the plot's ranks follow
+    # on the plot, by time share, highest first: the order the plot's ranks follow
+    points: tuple[Point, ...]
     compute: tuple[Ceiling, ...]  # FLOP/s ceilings, one per precision
     dram: Ceiling | None  # B/s
-    caches: tuple[Ceiling, ...] = ()  # L2 and L1 bandwidth ceilings (B/s), where the report has their peaks
+    # L2 and L1 bandwidth ceilings (B/s), where the report has their peaks
+    caches: tuple[Ceiling, ...] = ()
     dropped: int = 0  # rows without a finite positive AI and FLOP/s
-    unknown: int = 0  # of those, rows whose AI or FLOP/s is unknown (the others did no FLOPs or moved no bytes)
+    # of those, rows whose AI or FLOP/s is unknown (the others did no FLOPs or moved no bytes)
+    unknown: int = 0
     beyond: int = 0  # rows past the limit (the smallest time shares)
-    others: tuple[Point, ...] = ()  # the rows not on the plot (place STRIP or NOWHERE), by time share
+    # the rows not on the plot (place STRIP or NOWHERE), by time share
+    others: tuple[Point, ...] = ()
 
     @property
     def key(self) -> tuple:
@@ -91,10 +114,13 @@ class Roofline:
 
     @cached_property
     def kernels(self) -> tuple[Point, ...]:
-        """Every row shown, plotted or not, by time share: the order the selection walks, as the table's."""
+        """Every row shown, plotted or not, by time share: the order the selection walks, as the
+        table's."""
         if not self.others:
             return self.points
-        return tuple(sorted((*self.points, *self.others), key=lambda p: (-_order_share(p), p.position)))
+        return tuple(
+            sorted((*self.points, *self.others), key=lambda p: (-_order_share(p), p.position))
+        )
 
     @property
     def strip(self) -> tuple[Point, ...]:
@@ -124,12 +150,13 @@ def roofline_from(
     gpu: str | None = None,
     keep: int | None = None,
 ) -> Roofline:
-    """Rows (all, or the positions in `order`), highest time share first, at most `limit` (more points only
-    pile up on a terminal-sized plot; `keep`, a row position, is kept whatever its share): those with finite
-    positive ai_dram and flop_per_s on the plot, the others beside it (`others`: by % of roof where they have
-    one). In a file with launches on several GPUs, only the rows of one GPU (`gpu`, else the first of
-    `roof_gpus`) against its own ceilings: a point read against another GPU's roof is misplaced (an A100
-    kernel compute bound on its own roof sits under an H100's ridge)."""
+    """Rows (all, or the positions in `order`), highest time share first, at most `limit` (more
+    points only pile up on a terminal-sized plot; `keep`, a row position, is kept whatever its
+    share): those with finite positive ai_dram and flop_per_s on the plot, the others beside it
+    (`others`: by % of roof where they have one). In a file with launches on several GPUs, only the
+    rows of one GPU (`gpu`, else the first of `roof_gpus`) against its own ceilings: a point read
+    against another GPU's roof is misplaced (an A100 kernel compute bound on its own roof sits under
+    an H100's ridge)."""
     candidates = np.arange(len(rows)) if order is None else np.asarray(order, dtype=np.int64)
     main = gpu or next(iter(roof_gpus(rows, ceilings, candidates)), "")
     if len({c.gpu for c in ceilings}) > 1 and "gpu" in rows:
@@ -137,15 +164,24 @@ def roofline_from(
     ai = rows["ai_dram"].to_numpy(dtype=float, na_value=np.nan)[candidates]
     rate = rows["flop_per_s"].to_numpy(dtype=float, na_value=np.nan)[candidates]
     ok = np.isfinite(ai) & np.isfinite(rate) & (ai > 0) & (rate > 0)
-    share = rows["pct_time"].to_numpy(dtype=float, na_value=np.nan) if "pct_time" in rows else np.zeros(len(rows))
+    share = (
+        rows["pct_time"].to_numpy(dtype=float, na_value=np.nan)
+        if "pct_time" in rows
+        else np.zeros(len(rows))
+    )
     label_col = name if name in rows else "kernel"
     plotted, beyond = _by_share(candidates[ok], share, limit, keep)
     others, beyond_others = _by_share(candidates[~ok], share, limit, keep)
     points = tuple(_point(rows, int(p), label_col, share) for p in plotted)
     compute = tuple(c for c in ceilings if not c.bandwidth and c.gpu == main)
     dram = next((c for c in ceilings if c.name == "dram" and c.gpu == main), None)
-    caches = tuple(c for c in ceilings if c.name in CACHE_LINES and c.gpu == main) if dram is not None else ()
-    unknown = int((np.isnan(ai) | np.isnan(rate)).sum())  # infinite AI is known: no DRAM bytes moved
+    caches = (
+        tuple(c for c in ceilings if c.name in CACHE_LINES and c.gpu == main)
+        if dram is not None
+        else ()
+    )
+    # infinite AI is known: no DRAM bytes moved
+    unknown = int((np.isnan(ai) | np.isnan(rate)).sum())
     return Roofline(
         points,
         compute,
@@ -158,8 +194,11 @@ def roofline_from(
     )
 
 
-def _by_share(positions: np.ndarray, share: np.ndarray, limit: int, keep: int | None) -> tuple[np.ndarray, int]:
-    """The positions by time share, highest first, cut at `limit` (keeping `keep`), and how many were cut."""
+def _by_share(
+    positions: np.ndarray, share: np.ndarray, limit: int, keep: int | None
+) -> tuple[np.ndarray, int]:
+    """The positions by time share, highest first, cut at `limit` (keeping `keep`), and how many
+    were cut."""
     positions = positions[np.argsort(-np.nan_to_num(share[positions], nan=-1.0), kind="stable")]
     if len(positions) <= limit:
         return positions, 0
@@ -175,15 +214,22 @@ def _beside(point: Point) -> Point:
     return dataclasses.replace(point, place=place)
 
 
-def roof_gpus(rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | None = None) -> list[str]:
-    """The GPUs the rows (those in `order`) ran on, most launches first (the order of the ceilings; one without
-    ceilings last); for a file on one GPU, its ceilings' one. Several: the Roofline screen draws one at a time."""
+def roof_gpus(
+    rows: pd.DataFrame, ceilings: list[Ceiling], order: np.ndarray | None = None
+) -> list[str]:
+    """The GPUs the rows (those in `order`) ran on, most launches first (the order of the ceilings;
+    one without ceilings last); for a file on one GPU, its ceilings' one. Several: the Roofline
+    screen draws one at a time."""
     gpus = list(dict.fromkeys(c.gpu for c in ceilings))
     if len(gpus) < 2 or "gpu" not in rows:
         return gpus[:1]
     names = rows["gpu"].astype(object).to_numpy()
-    present = list(dict.fromkeys(names if order is None else names[np.asarray(order, dtype=np.int64)]))
-    return [g for g in gpus if g in present] + sorted(str(g) for g in present if isinstance(g, str) and g not in gpus)
+    present = list(
+        dict.fromkeys(names if order is None else names[np.asarray(order, dtype=np.int64)])
+    )
+    return [g for g in gpus if g in present] + sorted(
+        str(g) for g in present if isinstance(g, str) and g not in gpus
+    )
 
 
 def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray) -> Point:
@@ -209,7 +255,8 @@ def _point(rows: pd.DataFrame, position: int, label_col: str, share: np.ndarray)
 
 
 def _level_rate(row: pd.Series) -> float:
-    """The bandwidth the row reached at the memory level that bounds it (NaN: compute-bound or unknown)."""
+    """The bandwidth the row reached at the memory level that bounds it (NaN: compute-bound or
+    unknown)."""
     level = fmt.text(row.get("roof"))
     if level not in ("dram", "l2", "l1"):
         return math.nan
@@ -245,9 +292,10 @@ class _Axes:
 
 
 def _axes(data: Roofline) -> _Axes:
-    """Decades that hold every point at its DRAM intensity and every ridge: the same whichever point is
-    selected, so the plot stands still while the selection walks (the selected point's ▲ ▼ at its L2 and L1
-    intensities are drawn where they fall inside; the text under the plot gives their values)."""
+    """Decades that hold every point at its DRAM intensity and every ridge: the same whichever point
+    is selected, so the plot stands still while the selection walks (the selected point's ▲ ▼ at its
+    L2 and L1 intensities are drawn where they fall inside; the text under the plot gives their
+    values)."""
     xs = [math.log10(p.ai) for p in data.points]
     ys = [math.log10(p.flop_per_s) for p in data.points]
     ys += [math.log10(c.value) for c in data.compute]
@@ -256,7 +304,8 @@ def _axes(data: Roofline) -> _Axes:
     xs = xs or [-1.0, 3.0]
     ys = ys or [9.0, 13.0]
     x0, x1 = math.floor(min(xs)), math.ceil(max(xs))
-    y0, y1 = math.floor(min(ys)), max(ys) + 0.3  # a third of a decade above the top line holds its label
+    # a third of a decade above the top line holds its label
+    y0, y1 = math.floor(min(ys)), max(ys) + 0.3
     return _Axes((x0, max(x1, x0 + 2)), (y0, max(y1, y0 + 2)))
 
 
@@ -288,15 +337,21 @@ def ceiling_label(ceiling: Ceiling) -> str:
 
 
 def ridge_of(data: Roofline, selected: int | None) -> Ceiling | None:
-    """The compute ceiling whose ridge gets a label: the selected kernel's precision (the first named, for a
-    mixed-precision kernel: 'fp64+fp32'), else the first."""
+    """The compute ceiling whose ridge gets a label: the selected kernel's precision (the first
+    named, for a mixed-precision kernel: 'fp64+fp32'), else the first."""
     if not data.compute or data.dram is None:
         return None
-    wanted = data.points[selected].precision.split("+")[0] if selected is not None and data.points else ""
+    wanted = (
+        data.points[selected].precision.split("+")[0]
+        if selected is not None and data.points
+        else ""
+    )
     return next((c for c in data.compute if c.name == wanted), data.compute[0])
 
 
-def build_plot(data: Roofline, width: int, height: int, selected: int | None = None, color: bool = True) -> Text:
+def build_plot(
+    data: Roofline, width: int, height: int, selected: int | None = None, color: bool = True
+) -> Text:
     """The plot, exactly `width` x `height` cells. Pure: same input, same text."""
     return draw_plot(data, width, height, selected, color)[0]
 
@@ -306,20 +361,24 @@ def draw_plot(
 ) -> tuple[Text, dict[int, list[int]]]:
     """The plot and its overlaps: point index -> the points hidden in its cell (see `stack`).
 
-    plotext draws the axes and lines; the points are written into the cells their values land in, one marker per
-    cell (the selected, else the highest-ranked: issue 19.8), then the labels (each compute ceiling's name at
-    the right end of its own line, the selected precision's ridge, DRAM along its slope), only where they cover
-    no point: a label that finds no such room is moved, then dropped."""
-    import plotext as plt  # here, not at the top: its import takes ~0.3 s, and `open` draws no plot until `r`
+    plotext draws the axes and lines; the points are written into the cells their values land in,
+    one marker per cell (the selected, else the highest-ranked: issue 19.8), then the labels (each
+    compute ceiling's name at the right end of its own line, the selected precision's ridge, DRAM
+    along its slope), only where they cover no point: a label that finds no such room is moved, then
+    dropped."""
+    # here, not at the top: its import takes ~0.3 s, and `open` draws no plot until `r`
+    import plotext as plt
 
     fig = plt.figure
     fig.clear()
-    plt.terminal.limit(False, False)  # plotext caps plots at its own idea of the terminal (80x22 with no tty)
+    # plotext caps plots at its own idea of the terminal (80x22 with no tty)
+    plt.terminal.limit(False, False)
     fig.theme("simple" if color else "colorless")
     fig.plot_size(width, height)
     axes = _axes(data)
     (x0, x1), (y0, y1) = axes.x, axes.y
-    _draw_own_roof(fig, data, axes, selected, color)  # first: a run's ceiling on the same row stays on top
+    # first: a run's ceiling on the same row stays on top
+    _draw_own_roof(fig, data, axes, selected, color)
     _draw_ceilings(fig, data, axes, color)
     fig.ruler("x").lim(x0, x1)
     fig.ruler("y").lim(y0, y1)
@@ -348,19 +407,29 @@ def _draw_ceilings(fig, data: Roofline, axes: _Axes, color: bool) -> None:
         bw = math.log10(ceiling.value)
         start = max(x0, y0 - bw)  # where the slope enters the plot
         end = (top - bw) if top is not None else x1
-        fig.draw(fig.segment([start, end], [start + bw, end + bw], marker=_line_marker(tint if color else None, glyph)))
+        fig.draw(
+            fig.segment(
+                [start, end],
+                [start + bw, end + bw],
+                marker=_line_marker(tint if color else None, glyph),
+            )
+        )
     for i, ceiling in enumerate(data.compute):
         y, left = math.log10(ceiling.value), _ceiling_start(data, ceiling, x0)
         compute_tint = COMPUTE_COLORS[i % len(COMPUTE_COLORS)] if color else None
         fig.draw(
-            fig.segment([left, x1], [y, y], marker=_line_marker(compute_tint, COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)]))
+            fig.segment(
+                [left, x1],
+                [y, y],
+                marker=_line_marker(compute_tint, COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)]),
+            )
         )
 
 
 def own_roof(data: Roofline, selected: int | None) -> float:
-    """The selected point's own FLOP ceiling where no drawn ceiling is it (within 0.5%): a kernel is judged at
-    its launches' SM clock, the run's ceilings are at the run's, and a mixed-precision kernel's peak lies between
-    its precisions'. NaN where a drawn ceiling is its own."""
+    """The selected point's own FLOP ceiling where no drawn ceiling is it (within 0.5%): a kernel is
+    judged at its launches' SM clock, the run's ceilings are at the run's, and a mixed-precision
+    kernel's peak lies between its precisions'. NaN where a drawn ceiling is its own."""
     if selected is None or not data.points:
         return math.nan
     peak = data.points[selected].peak
@@ -374,21 +443,34 @@ OWN_ROOF = "≈"  # its line's glyph: none of COMPUTE_GLYPHS, so it reads apart 
 
 
 def _draw_own_roof(fig, data: Roofline, axes: _Axes, selected: int | None, color: bool) -> None:
-    """The selected kernel's own FLOP ceiling, dotted in its marker's colour, from its ridge to the right edge."""
+    """The selected kernel's own FLOP ceiling, dotted in its marker's colour, from its ridge to the
+    right edge."""
     peak = own_roof(data, selected)
     if math.isnan(peak) or not axes.y[0] < math.log10(peak) < axes.y[1]:
         return
     y = math.log10(peak)
     left = max(axes.x[0], y - math.log10(data.dram.value)) if data.dram is not None else axes.x[0]
-    fig.draw(fig.segment([left, axes.x[1]], [y, y], marker=_line_marker(SELECTED_COLOR if color else None, OWN_ROOF)))
+    fig.draw(
+        fig.segment(
+            [left, axes.x[1]],
+            [y, y],
+            marker=_line_marker(SELECTED_COLOR if color else None, OWN_ROOF),
+        )
+    )
 
 
 def _ceiling_start(data: Roofline, ceiling: Ceiling, x0: float) -> float:
-    """Where a compute ceiling's line starts (log10 AI): at its ridge with the DRAM slope, or the plot's left."""
-    return max(x0, math.log10(ceiling.value) - math.log10(data.dram.value)) if data.dram is not None else x0
+    """Where a compute ceiling's line starts (log10 AI): at its ridge with the DRAM slope, or the
+    plot's left."""
+    return (
+        max(x0, math.log10(ceiling.value) - math.log10(data.dram.value))
+        if data.dram is not None
+        else x0
+    )
 
 
-VISIBLE_LINE = 3  # cells of a ceiling's line its own label must leave uncovered, or the line cannot be seen
+# cells of a ceiling's line its own label must leave uncovered, or the line cannot be seen
+VISIBLE_LINE = 3
 
 
 HALF_BLOCKS = "▀▄▌▐▖▗▘▝▚▞▙▛▜▟█"  # what plotext's "hd" marker draws
@@ -396,10 +478,11 @@ POINT_GLYPHS = frozenset({POINT, SELECTED, *(glyph for glyph, _ in LEVEL_GLYPHS.
 
 
 class _Grid:
-    """The drawn plot as cells: where a value lands, what a cell holds, and writing a label into cells.
+    """The drawn plot as cells: where a value lands, what a cell holds, and writing a label into
+    cells.
 
-    Where a value lands is read off the drawing itself (the rows of the y ticks, the columns of the x ticks,
-    the frame), not re-derived from plotext's internals."""
+    Where a value lands is read off the drawing itself (the rows of the y ticks, the columns of the
+    x ticks, the frame), not re-derived from plotext's internals."""
 
     def __init__(self, drawn: Text, axes: _Axes, x_ticks: list[int], y_ticks: list[int]) -> None:
         self.lines = list(drawn.split("\n", allow_blank=True))
@@ -414,7 +497,9 @@ class _Grid:
         self.rows, self.cols = (top + 1, bottom - 1), (left + 1, right - 1)
         y_rows = [r for r in range(top + 1, bottom) if self.cells[r][left] == "┤"]
         x_cols = [c for c, ch in enumerate(self.cells[bottom]) if ch == "┬"]
-        self.y_map = _linear(sorted(y_ticks, reverse=True), y_rows, (axes.y[1], axes.y[0]), self.rows)
+        self.y_map = _linear(
+            sorted(y_ticks, reverse=True), y_rows, (axes.y[1], axes.y[0]), self.rows
+        )
         self.x_map = _linear(sorted(x_ticks), x_cols, axes.x, self.cols)
 
     def row_of(self, y: float) -> int:
@@ -428,8 +513,9 @@ class _Grid:
         return self.y_map.inverse(row)
 
     def line_row(self, y: float, glyph: str) -> int:
-        """The row a horizontal line at `y` drawn with `glyph` ended up on: its glyph at the frame's right
-        edge, on the row computed or one beside it (plotext rounds half-cell pixels its own way)."""
+        """The row a horizontal line at `y` drawn with `glyph` ended up on: its glyph at the frame's
+        right edge, on the row computed or one beside it (plotext rounds half-cell pixels its own
+        way)."""
         chars = HALF_BLOCKS if glyph == "hd" else glyph
         estimate = self.row_of(y)
         for row in (estimate, estimate - 1, estimate + 1):
@@ -438,7 +524,11 @@ class _Grid:
         return estimate
 
     def inside(self, row: int, col: int, n: int) -> bool:
-        return self.rows[0] <= row <= self.rows[1] and self.cols[0] <= col and col + n - 1 <= self.cols[1]
+        return (
+            self.rows[0] <= row <= self.rows[1]
+            and self.cols[0] <= col
+            and col + n - 1 <= self.cols[1]
+        )
 
     def covers_point(self, row: int, col: int, n: int) -> bool:
         return any(ch in POINT_GLYPHS for ch in self.cells[row][col : col + n])
@@ -472,7 +562,9 @@ class _Linear:
         return self.v0 + (cell - self.c0) / self.per
 
 
-def _linear(ticks: list[int], at: list[int], span: tuple[float, float], cells: tuple[int, int]) -> _Linear:
+def _linear(
+    ticks: list[int], at: list[int], span: tuple[float, float], cells: tuple[int, int]
+) -> _Linear:
     """Fitted through the ticks drawn (two or more), else through the frame's ends."""
     v0: float
     v1: float
@@ -487,9 +579,9 @@ def _label(grid: _Grid, data: Roofline, axes: _Axes, selected: int | None, color
     def tint(index: int | None) -> Style:
         return Style(color=f"color({index})") if color and index is not None else Style()
 
-    # Each compute ceiling: its name at the right end of its own line; on the row above or below when a
-    # point (or another ceiling's name) is there, or when the name would cover all of a short line (a high
-    # ceiling whose ridge is far right); dropped when neither has room.
+    # Each compute ceiling: its name at the right end of its own line; on the row above or below
+    # when a point (or another ceiling's name) is there, or when the name would cover all of a short
+    # line (a high ceiling whose ridge is far right); dropped when neither has room.
     for i, ceiling in enumerate(data.compute):
         label = f" {_short(ceiling)}"
         col = grid.cols[1] - len(label) + 1
@@ -504,7 +596,8 @@ def _label(grid: _Grid, data: Roofline, axes: _Axes, selected: int | None, color
                 grid.put(r, col, label, tint(COMPUTE_COLORS[i % len(COMPUTE_COLORS)]))
                 break
     ridge = ridge_of(data, selected)
-    if ridge is not None and data.dram is not None:  # a ridge is only ever where there is a DRAM slope
+    # a ridge is only ever where there is a DRAM slope
+    if ridge is not None and data.dram is not None:
         x = math.log10(ridge.value / data.dram.value)
         label = f"{_short(ridge)} ridge {fmt.ratio(10**x)}"
         glyph = COMPUTE_GLYPHS[data.compute.index(ridge) % len(COMPUTE_GLYPHS)]
@@ -529,8 +622,8 @@ def _label(grid: _Grid, data: Roofline, axes: _Axes, selected: int | None, color
 
 
 def _label_slope(grid: _Grid, data: Roofline, axes: _Axes, ceiling: Ceiling, style: Style) -> None:
-    """`DRAM` (`L2`, `L1`) left of its slope, a blank cell between, about a third of the way up the slope;
-    right of it (under the roof) where another slope leaves no room on the left."""
+    """`DRAM` (`L2`, `L1`) left of its slope, a blank cell between, about a third of the way up the
+    slope; right of it (under the roof) where another slope leaves no room on the left."""
     bw = math.log10(ceiling.value)
     label = _short(ceiling)
     top = min(max((math.log10(c.value) for c in data.compute), default=axes.y[1]), axes.y[1])
@@ -561,23 +654,29 @@ def _short(ceiling: Ceiling) -> str:
 
 
 def precision_of(point: Point) -> str:
-    """The precision a point is drawn as: the first of a mixed kernel's (`fp64+fp32`: its larger FLOP share)."""
+    """The precision a point is drawn as: the first of a mixed kernel's (`fp64+fp32`: its larger
+    FLOP share)."""
     return point.precision.split("+")[0].lower()
 
 
 def point_style(data: Roofline, point: Point) -> tuple[str, int]:
-    """(glyph, 256-colour index) of a point by its precision: the colour of that precision's compute ceiling."""
+    """(glyph, 256-colour index) of a point by its precision: the colour of that precision's compute
+    ceiling."""
     precision = precision_of(point)
     tint = next(
-        (COMPUTE_COLORS[i % len(COMPUTE_COLORS)] for i, c in enumerate(data.compute) if c.name.lower() == precision),
+        (
+            COMPUTE_COLORS[i % len(COMPUTE_COLORS)]
+            for i, c in enumerate(data.compute)
+            if c.name.lower() == precision
+        ),
         POINT_COLOR,
     )
     return PRECISION_GLYPHS.get(precision.removeprefix("tensor_"), POINT), tint  # TC BF16 too: `+`
 
 
 def numbered(data: Roofline) -> dict[int, int]:
-    """Plotted points drawn as their rank (1 = the largest time share of every row shown, as the table's order):
-    point index -> rank, for the ranks up to NUMBERED that are on the plot."""
+    """Plotted points drawn as their rank (1 = the largest time share of every row shown, as the
+    table's order): point index -> rank, for the ranks up to NUMBERED that are on the plot."""
     kernels = data.kernels
     if len(kernels) < 2:
         return {}
@@ -586,8 +685,9 @@ def numbered(data: Roofline) -> dict[int, int]:
 
 
 def stack(cells: list[tuple[int, int]], selected: int | None) -> dict[int, list[int]]:
-    """Points that land in one cell: the one drawn (the selected, else the first: points are in time-share
-    order, so the highest-ranked) -> the others, hidden under it. Only cells of two or more points."""
+    """Points that land in one cell: the one drawn (the selected, else the first: points are in
+    time-share order, so the highest-ranked) -> the others, hidden under it. Only cells of two or
+    more points."""
     by_cell: dict[tuple[int, int], list[int]] = {}
     for i, cell in enumerate(cells):
         by_cell.setdefault(cell, []).append(i)
@@ -599,15 +699,19 @@ def stack(cells: list[tuple[int, int]], selected: int | None) -> dict[int, list[
     return out
 
 
-def _draw_points(grid: _Grid, data: Roofline, selected: int | None, color: bool) -> dict[int, list[int]]:
-    """Each point's marker in its cell, one per cell (`stack`): its rank for the top kernels, else its
-    precision's glyph, ◆ for the selected; the selected one's ▲ ▼ at its L2 and L1 intensities. Returns the
-    overlaps, which the legend lists."""
+def _draw_points(
+    grid: _Grid, data: Roofline, selected: int | None, color: bool
+) -> dict[int, list[int]]:
+    """Each point's marker in its cell, one per cell (`stack`): its rank for the top kernels, else
+    its precision's glyph, ◆ for the selected; the selected one's ▲ ▼ at its L2 and L1 intensities.
+    Returns the overlaps, which the legend lists."""
 
     def style(index: int | None) -> Style:
         return Style(color=f"color({index})") if color and index is not None else Style()
 
-    cells = [(grid.row_of(math.log10(p.flop_per_s)), grid.col_of(math.log10(p.ai))) for p in data.points]
+    cells = [
+        (grid.row_of(math.log10(p.flop_per_s)), grid.col_of(math.log10(p.ai))) for p in data.points
+    ]
     overlaps = stack(cells, selected)
     hidden = {i for under in overlaps.values() for i in under}
     ranks = numbered(data)
@@ -637,7 +741,8 @@ def legend(
     overlaps: dict[int, list[int]] | None = None,
     width: int = 80,
 ) -> list[tuple[str, Style]]:
-    """Legend entries (glyph + text, style): drawn under the plot so it never covers a point (`legend_parts`)."""
+    """Legend entries (glyph + text, style): drawn under the plot so it never covers a point
+    (`legend_parts`)."""
     main, chosen = legend_parts(data, selected, color, overlaps, width)
     return main + chosen
 
@@ -650,10 +755,11 @@ def legend_parts(
     width: int = 80,
     kernel: Point | None = None,
 ) -> tuple[list[tuple[str, Style]], list[tuple[str, Style]]]:
-    """(entries of the plot, entries of the selection), the second on a line of its own so that walking the
-    points never moves the plot. `overlaps` (from `draw_plot`): a ranked kernel says how many points its marker
-    hides (`+2`) or which marker hides it (`under 1`, `under ◆`); the points hidden under an unranked marker are
-    counted in one entry. `kernel`: the selected row where it is not on the plot (the strip's, or none)."""
+    """(entries of the plot, entries of the selection), the second on a line of its own so that
+    walking the points never moves the plot. `overlaps` (from `draw_plot`): a ranked kernel says how
+    many points its marker hides (`+2`) or which marker hides it (`under 1`, `under ◆`); the points
+    hidden under an unranked marker are counted in one entry. `kernel`: the selected row where it is
+    not on the plot (the strip's, or none)."""
     overlaps = overlaps or {}
 
     def tint(index: int) -> Style:
@@ -672,7 +778,12 @@ def legend_parts(
                 chosen.append((f"{glyph} its {level.upper()} AI", tint(index)))
         peak = own_roof(data, selected)
         if not math.isnan(peak):
-            chosen.append((f"{OWN_ROOF} its own roof {fmt.si(peak, 'FLOP/s')}{_at_clock(p)}", tint(SELECTED_COLOR)))
+            chosen.append(
+                (
+                    f"{OWN_ROOF} its own roof {fmt.si(peak, 'FLOP/s')}{_at_clock(p)}",
+                    tint(SELECTED_COLOR),
+                )
+            )
     elif kernel is not None:
         where = "on the strip" if kernel.place == STRIP else "not drawn: its counters are missing"
         chosen.append((f"{SELECTED} selected: {where}", SELECTED_STYLE if color else Style()))
@@ -688,7 +799,9 @@ def _ceiling_entries(data: Roofline, tint) -> list[tuple[str, Style]]:
     if data.dram is not None:
         entries.append((f"━ {ceiling_label(data.dram)}", tint(DRAM_COLOR)))
     for cache in data.caches:
-        entries.append((f"{CACHE_LINES[cache.name]} {ceiling_label(cache)}", tint(LEVEL_GLYPHS[cache.name][1])))
+        entries.append(
+            (f"{CACHE_LINES[cache.name]} {ceiling_label(cache)}", tint(LEVEL_GLYPHS[cache.name][1]))
+        )
     for i, ceiling in enumerate(data.compute):
         glyph = COMPUTE_GLYPHS[i % len(COMPUTE_GLYPHS)]
         entries.append(
@@ -703,14 +816,15 @@ def _ceiling_entries(data: Roofline, tint) -> list[tuple[str, Style]]:
 def _kernel_entries(
     data: Roofline, selected: int | None, overlaps: dict[int, list[int]], width: int, tint
 ) -> list[tuple[str, Style]]:
-    """Where the rows are (plot, strip, nowhere), the ranked kernels by name, a glyph per precision, and the
-    points hidden under unranked markers."""
+    """Where the rows are (plot, strip, nowhere), the ranked kernels by name, a glyph per precision,
+    and the points hidden under unranked markers."""
     under = {i: top for top, hidden in overlaps.items() for i in hidden}
     ranks = numbered(data)
     entries = [(_where(data), Style())] if data.others else []
     kernels = data.kernels
     top = kernels[:NUMBERED] if len(kernels) > 1 else ()
-    # Cut where they differ from every row's name (issue 41.5: `nvjet_sm90_tst_64…` three times at 160 columns).
+    # Cut where they differ from every row's name (issue 41.5: `nvjet_sm90_tst_64…` three times at
+    # 160 columns).
     cuts = distinct_cuts([k.label for k in kernels], max(18, width // 3 - 14)) if top else {}
     for rank, k in enumerate(top, start=1):
         label = cuts.get(k.label, k.label)
@@ -720,12 +834,16 @@ def _kernel_entries(
         what = fmt.precision(k.precision.split("+")[0]) or ("0 FLOP" if k.place != PLOT else "?")
         entries.append((f"{rank} {label} {what} {share}{stacked}", tint(_tint_of(data, k))))
     glyphs = dict.fromkeys(
-        (precision_of(p) or "kernel", point_style(data, p)) for i, p in enumerate(data.points) if i not in ranks
+        (precision_of(p) or "kernel", point_style(data, p))
+        for i, p in enumerate(data.points)
+        if i not in ranks
     )
     for name, (glyph, index) in glyphs:  # the other kernels: a glyph per precision
         entries.append((f"{glyph} {name}", tint(index)))
     # Under an unranked marker (a cell of unranked points only: a ranked one would be drawn on top).
-    others = sum(len(hidden) for top_, hidden in overlaps.items() if top_ not in ranks and top_ != selected)
+    others = sum(
+        len(hidden) for top_, hidden in overlaps.items() if top_ not in ranks and top_ != selected
+    )
     if others:
         entries.append((f"+{others} under other markers", Style()))
     return entries
@@ -745,7 +863,8 @@ def _where(data: Roofline) -> str:
 
 
 def _off_plot(k: Point) -> str:
-    return "" if k.place == STRIP else " not drawn"  # a ranked row on the strip is drawn there as its rank
+    # a ranked row on the strip is drawn there as its rank
+    return "" if k.place == STRIP else " not drawn"
 
 
 def _tint_of(data: Roofline, k: Point) -> int:
@@ -757,9 +876,14 @@ def _marker_of(i: int, ranks: dict[int, int], selected: int | None) -> str:
 
 
 def _stacked(
-    i: int, overlaps: dict[int, list[int]], under: dict[int, int], ranks: dict[int, int], selected: int | None
+    i: int,
+    overlaps: dict[int, list[int]],
+    under: dict[int, int],
+    ranks: dict[int, int],
+    selected: int | None,
 ) -> str:
-    """` +2` (points hidden under rank i's marker), ` under 1` / ` under ◆` (the marker that hides it)."""
+    """` +2` (points hidden under rank i's marker), ` under 1` / ` under ◆` (the marker that hides
+    it)."""
     if i in under:
         return f" under {_marker_of(under[i], ranks, selected)}"
     return f" +{len(overlaps[i])}" if overlaps.get(i) and i != selected else ""
@@ -802,13 +926,14 @@ class CachedPlot(Widget):
         return self._drawn[1]
 
 
-STRIP_LOW, STRIP_HIGH = -1, 2  # the strip's axis: 0.1% to 100% of roof (log10), lower where a kernel is lower
+# the strip's axis: 0.1% to 100% of roof (log10), lower where a kernel is lower
+STRIP_LOW, STRIP_HIGH = -1, 2
 
 
 def strip_line(data: Roofline, kernel: Point | None, width: int, color: bool = True) -> Text | None:
-    """The rows off the plot (no FLOPs, or no DRAM bytes: no place on a log-log plot) on one line, by their %
-    of roof on a log axis, the selected as ◆, the ranked by their rank, the others as • in the colour of the
-    memory level that bounds them. None where there are none."""
+    """The rows off the plot (no FLOPs, or no DRAM bytes: no place on a log-log plot) on one line,
+    by their % of roof on a log axis, the selected as ◆, the ranked by their rank, the others as •
+    in the colour of the memory level that bounds them. None where there are none."""
     strip = data.strip
     if not strip:
         return None
@@ -821,11 +946,18 @@ def strip_line(data: Roofline, kernel: Point | None, width: int, color: bool = T
     track = [("┊" if _is_decade(c, cells, low) else " ", dim) for c in range(cells)]
     ranks = {k.position: rank for rank, k in enumerate(data.kernels[:NUMBERED], start=1)}
     chosen = kernel.position if kernel is not None and kernel.place == STRIP else None
-    # Smallest share first, so that a larger one (and last the selected) is drawn over it in a shared cell.
+    # Smallest share first, so that a larger one (and last the selected) is drawn over it in a
+    # shared cell.
     for k in sorted(strip, key=lambda k: (k.position == chosen, _order_share(k))):
         at = (min(math.log10(k.pct_of_roof), STRIP_HIGH) - low) / (STRIP_HIGH - low)
         cell = min(cells - 1, max(0, round(at * (cells - 1))))
-        glyph = SELECTED if k.position == chosen else str(ranks[k.position]) if k.position in ranks else POINT
+        glyph = (
+            SELECTED
+            if k.position == chosen
+            else str(ranks[k.position])
+            if k.position in ranks
+            else POINT
+        )
         tint = Style(color=f"color({LEVEL_TINTS.get(k.bound, POINT_COLOR)})") if color else Style()
         track[cell] = (glyph, SELECTED_STYLE if glyph == SELECTED and color else tint)
     line = Text(head + left, no_wrap=True)
@@ -841,18 +973,24 @@ def _pct_tick(decade: int) -> str:
 
 def _is_decade(cell: int, cells: int, low: int) -> bool:
     """A dim tick where 1%, 10% (every decade inside the axis) fall."""
-    return any(round((k - low) / (STRIP_HIGH - low) * (cells - 1)) == cell for k in range(low + 1, STRIP_HIGH))
+    return any(
+        round((k - low) / (STRIP_HIGH - low) * (cells - 1)) == cell
+        for k in range(low + 1, STRIP_HIGH)
+    )
 
 
 class RooflinePlot(CachedPlot):
-    """Renders a `Roofline` to fit the widget: the plot, the strip of the rows off it, the legend; rebuilt only
-    when size, data or selection change. The legend's height does not depend on the selection, so the plot
-    stands still while the selection walks."""
+    """Renders a `Roofline` to fit the widget: the plot, the strip of the rows off it, the legend;
+    rebuilt only when size, data or selection change. The legend's height does not depend on the
+    selection, so the plot stands still while the selection walks."""
 
     DEFAULT_CSS = "RooflinePlot { height: 1fr; min-height: 8; }"
 
-    def __init__(self, data: Roofline | None = None, selected: int | None = 0, *, id: str | None = None) -> None:
-        """`selected`: the point drawn as selected from the start (the screen's, which need not be the first)."""
+    def __init__(
+        self, data: Roofline | None = None, selected: int | None = 0, *, id: str | None = None
+    ) -> None:
+        """`selected`: the point drawn as selected from the start (the screen's, which need not be
+        the first)."""
         super().__init__(id=id)
         self.data = data
         self.selected = selected if data is not None and data.points else None
@@ -876,7 +1014,9 @@ class RooflinePlot(CachedPlot):
         room = main_room + chosen_room + (strip is not None)
         if width < MIN_WIDTH or height - room < MIN_HEIGHT:
             message = f"Too small for a roofline ({width}x{height}): enlarge the terminal."
-            return Text("\n".join(textwrap.wrap(message, max(width, 1))[: max(height, 1)]), no_wrap=True)
+            return Text(
+                "\n".join(textwrap.wrap(message, max(width, 1))[: max(height, 1)]), no_wrap=True
+            )
         text, overlaps = draw_plot(data, width, height - room, self.selected, color)
         main, chosen = legend_parts(data, self.selected, color, overlaps, width, self.kernel)
         extra = [strip] if strip is not None else []
@@ -890,17 +1030,21 @@ class RooflinePlot(CachedPlot):
 
 
 def legend_room(data: Roofline, width: int, color: bool = True) -> tuple[int, int]:
-    """(lines for the plot's entries, lines for the selection's) under a plot of `width`: the same whichever row
-    is selected, so the plot above them never moves."""
-    return len(legend_lines(_worst_case(data, color, width), width)), 1 if data.points or data.others else 0
+    """(lines for the plot's entries, lines for the selection's) under a plot of `width`: the same
+    whichever row is selected, so the plot above them never moves."""
+    return len(legend_lines(_worst_case(data, color, width), width)), (
+        1 if data.points or data.others else 0
+    )
 
 
 def below_plot(data: Roofline, width: int, kernel: Point | None = None, color: bool = True) -> int:
     """How many lines the strip and the legend take under the plot."""
-    return sum(legend_room(data, width, color)) + (strip_line(data, kernel, width, color) is not None)
+    return sum(legend_room(data, width, color)) + (
+        strip_line(data, kernel, width, color) is not None
+    )
 
 
 def _worst_case(data: Roofline, color: bool, width: int) -> list[tuple[str, Style]]:
-    """The plot's entries as long as overlaps can make them (every ranked point `under a marker`, a count of
-    hidden points), so the lines kept for them hold whatever the selection hides."""
+    """The plot's entries as long as overlaps can make them (every ranked point `under a marker`, a
+    count of hidden points), so the lines kept for them hold whatever the selection hides."""
     return legend_parts(data, None, color, {-1: list(range(len(data.points)))}, width)[0]
