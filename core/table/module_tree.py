@@ -136,10 +136,18 @@ def launch_nodes(kernels: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, ...
     return pairs, nodes, backward
 
 
+def _blank_missing(column: pd.Series) -> np.ndarray:
+    """The column's values as objects (a copy), "" where missing: numpy, as pandas 2.x warns that
+    fillna on objects will stop downcasting."""
+    values: np.ndarray = column.to_numpy(dtype=object, copy=True)
+    values[pd.isna(values)] = ""
+    return values
+
+
 def gpu_levels(kernels: pd.DataFrame) -> tuple[np.ndarray, list[str]] | None:
     """Each launch's GPU (a number into the labels `GPU <device>: <name>`), None where all ran on
     one."""
-    parts = [kernels[c].astype(object).fillna("") for c in ("device", "gpu") if c in kernels]
+    parts = [_blank_missing(kernels[c]) for c in ("device", "gpu") if c in kernels]
     if not parts:
         return None
     pairs = pd.MultiIndex.from_arrays(parts) if len(parts) > 1 else pd.Index(parts[0])
