@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .stalls import STALL_COLUMNS, stall_metric
+from .stalls import SAMPLE_COLUMNS, STALL_COLUMNS, sample_metric, stall_metric
 
 PRECISION_LETTER = {"fp64": "d", "fp32": "f", "fp16": "h"}  # ncu's letter for a SIMT precision
 SIMT_OPS = ("add", "mul", "fma")
@@ -172,12 +172,17 @@ INSTRUCTION_MIX = {
     "inst_local_st": "smsp__sass_inst_executed_op_local_st.sum",
     "inst_branch": "smsp__inst_executed_op_branch.sum",
 }
+# Warp samples by stall reason (ncu's SourceCounters, PC sampling), each the launch's sum over its
+# SASS addresses: counts, summed per group; the stall panel's fallback where a report has no warp
+# state statistics.
+PC_SAMPLES = {column: sample_metric(r.reason) for column, r in SAMPLE_COLUMNS.items()}
 _INSIGHT_METRICS = frozenset(
     [
         *(m for names in INSIGHT.values() for m in names),
         *OCCUPANCY_LIMITS.values(),
         *MEMORY_CHART.values(),
         *INSTRUCTION_MIX.values(),
+        *PC_SAMPLES.values(),
     ]
 )
 

@@ -136,10 +136,32 @@ STALL_REASONS = (
     ),
 )
 
-BY_REASON = {r.reason: r for r in STALL_REASONS}
+# PC sampling (ncu's SourceCounters) samples warps by the same reasons, plus Hopper's warpgroup
+# arrive, which has no warp state metric (the warp state's `gmma` has no sample counter).
+WARPGROUP_ARRIVE = StallReason(
+    "warpgroup_arrive",
+    "Warpgroup arrive",
+    "waiting at a WARPGROUP.ARRIVE or WARPGROUP.WAIT for the warpgroup's MMA (Hopper)",
+    "overlap wgmma with loads (a deeper software pipeline)",
+)
+SAMPLED_REASONS = (*STALL_REASONS, WARPGROUP_ARRIVE)
+
+BY_REASON = {r.reason: r for r in SAMPLED_REASONS}
 # The canonical table's column of each reason: cycles per issued instruction, as ncu charts it.
 STALL_COLUMNS = {f"stall_{r.reason}": r for r in STALL_REASONS}
 
 
+# A report with PC sampling but no warp state statistics: the samples of each reason over the
+# launch's SASS addresses (ncu keeps their sum with the per-address values), shown as shares.
+SAMPLE_COLUMNS = {f"samples_{r.reason}": r for r in SAMPLED_REASONS}
+# Where the sample counter spells a reason otherwise than the warp state metric.
+_SAMPLED_AS = {"no_instruction": "no_instructions"}
+
+
 def stall_metric(reason: str) -> str:
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
+
+
+def sample_metric(reason: str) -> str:
+    """The PC-sampling counter of `reason`: warp samples stalled on it, all addresses summed."""
+    return f"smsp__pcsamp_warps_issue_stalled_{_SAMPLED_AS.get(reason, reason)}"

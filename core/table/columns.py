@@ -3,8 +3,8 @@ agrees."""
 
 from __future__ import annotations
 
-from ..ncu.metrics import INSTRUCTION_MIX, MEMORY_CHART
-from ..ncu.stalls import STALL_COLUMNS
+from ..ncu.metrics import INSTRUCTION_MIX, MEMORY_CHART, PC_SAMPLES
+from ..ncu.stalls import SAMPLE_COLUMNS, STALL_COLUMNS
 
 # (name, unit, description). The order is the export order.
 CANONICAL: list[tuple[str, str, str]] = [
@@ -227,6 +227,17 @@ EXTRA: list[tuple[str, str, str]] = [
     ("inst_local_ld", "", "local-memory loads (register spills, local arrays)"),
     ("inst_local_st", "", "local-memory stores"),
     ("inst_branch", "", "branch instructions"),
+    *(
+        (
+            column,
+            "",
+            (
+                f"PC samples of warps stalled on {r.title.lower()}, over the launch's SASS"
+                " addresses (ncu's SourceCounters)"
+            ),
+        )
+        for column, r in SAMPLE_COLUMNS.items()
+    ),
     ("provenance", "", "numbers derived from rates or other exact sources"),
     ("status", "", "ok, or why ncu recorded no values for the launch"),
 ]
@@ -304,6 +315,7 @@ COUNTED = (
     *TENSOR_FLOP,
     *MEMORY_CHART,
     *INSTRUCTION_MIX,
+    *PC_SAMPLES,
 )
 # Derived columns -> the counted columns they are computed from (a derived value is missing when one
 # is).

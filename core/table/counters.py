@@ -30,6 +30,7 @@ from ..ncu.metrics import (
     MODIFIER_METRIC,
     OCCUPANCY_LIMITS,
     OPCODE_METRIC,
+    PC_SAMPLES,
     PRECISION_LETTER,
     RATE_FORMS,
 )
@@ -716,7 +717,7 @@ def _insight(df: pd.DataFrame) -> pd.DataFrame:
                 values = values.fillna(_col(df, name))
             columns[column] = values
     # counts: only where the report has them
-    for column, name in {**MEMORY_CHART, **INSTRUCTION_MIX}.items():
+    for column, name in {**MEMORY_CHART, **INSTRUCTION_MIX, **PC_SAMPLES}.items():
         if name in df:
             columns[column] = _col(df, name)
     return pd.DataFrame(columns, index=df.index, dtype=float)

@@ -12,12 +12,20 @@ import subprocess
 
 import pytest
 from flopscope.core import read_report
-from flopscope.core.ncu.stalls import STALL_REASONS, stall_metric
+from flopscope.core.ncu.stalls import (
+    BY_REASON,
+    SAMPLE_COLUMNS,
+    SAMPLED_REASONS,
+    STALL_REASONS,
+    stall_metric,
+)
 from flopscope.tui.presentation.kernel_sections import sections
+from flopscope.tui.presentation.stall_samples import SAMPLED_TITLE
 
 from ..conftest import FIXTURES, fixture_path
 from ..helpers.accounting import report_actions
 from ..helpers.cli import launches_json
+from ..helpers.ncu_samples import launch_samples
 
 FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep")) if FIXTURES.is_dir() else []
 
@@ -98,3 +106,67 @@ def test_a_report_without_warp_state_shows_no_stall_section():
     report = read_report(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))
     row = report.group("name").iloc[0]
     assert "Warp stalls, cycles per issued instruction" not in dict(sections(row))
+
+
+SAMPLED = "rtx4090_torch_linear_sgemm.ncu-rep"  # SourceCounters without WarpStateStats
+
+
+def _sampled_panel(row) -> tuple[int, dict[str, int], dict[str, float]]:
+    """(all samples, {reason title: samples}, {title: % share}) as the fallback panel shows them."""
+    panel = dict(sections(row))[SAMPLED_TITLE]
+    total = int(dict(panel)["Samples"].split()[0].replace(",", ""))
+    titles = {r.title for r in SAMPLED_REASONS}
+    counts = {t: int(v.split()[0].replace(",", "")) for t, v in panel if t in titles}
+    shares = {t: float(v.split()[1].rstrip("%")) for t, v in panel if t in titles}
+    return total, counts, shares
+
+
+def _check_against_ncu(row, launch: int, path, real_ncu) -> None:
+    total, counts, shares = _sampled_panel(row)
+    all_samples, by_reason = launch_samples(real_ncu, path, launch)
+    assert total == all_samples, launch
+    printed = {BY_REASON[r].title: n for r, n in by_reason.items()}
+    assert {t: counts.get(t, 0) for t in printed} == printed, launch
+    # a reason ncu's page has no column for (Volta's branch resolving, Hopper's warpgroup arrive)
+    # is in its All column: the rest of it
+    unprinted = sum(n for t, n in counts.items() if t not in printed)
+    assert unprinted == all_samples - sum(printed.values()), launch
+    for title, n in counts.items():
+        assert shares[title] == pytest.approx(100 * n / all_samples, abs=0.0501), (launch, title)
+    order = [n for t, n in sorted(counts.items(), key=lambda tn: -tn[1])]
+    assert [counts[t] for t in counts] == order, "most samples first"
+
+
+def test_a_report_with_samples_but_no_warp_state_shows_the_sampled_shares(real_ncu):
+    """The RTX 4090 report was captured with SourceCounters and no WarpStateStats: its stall panel
+    is PC sampling's, every launch's counts and shares those of ncu's own source page."""
+    path = fixture_path(SAMPLED)
+    report = read_report(path)
+    launches = report.group("launch").set_index("launch_id", drop=False)
+    assert launches.filter(like="stall_").isna().all(axis=None)  # no warp state reasons
+    for launch in range(len(report.kernels)):
+        row = launches.loc[launch]
+        titles = [t for t, _ in sections(row)]
+        assert (
+            SAMPLED_TITLE in titles and "Warp stalls, cycles per issued instruction" not in titles
+        )
+        _check_against_ncu(row, launch, path, real_ncu)
+
+
+@pytest.mark.parametrize("name", FULL)
+def test_without_its_warp_state_columns_a_full_report_falls_back_to_samples(name, real_ncu):
+    """Every full-set report, its warp state columns dropped: each launch with samples shows them
+    as ncu's source page counts them; a launch without any shows no stall panel."""
+    path = fixture_path(name)
+    launches = read_report(path).group("launch").set_index("launch_id", drop=False)
+    launches = launches.drop(columns=[c for c in launches.columns if c.startswith("stall_")])
+    shown = 0
+    for launch, row in launches.iterrows():
+        if row["status"] not in (None, "", "ok") or not any(
+            row.get(c, 0) > 0 for c in SAMPLE_COLUMNS
+        ):
+            assert SAMPLED_TITLE not in dict(sections(row)), launch
+            continue
+        _check_against_ncu(row, int(launch), path, real_ncu)
+        shown += 1
+    assert shown >= 1

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ...core.common import FlopscopeError, display_text
-from ...core.ncu.stalls import STALL_COLUMNS
+from ...core.ncu.stalls import SAMPLE_COLUMNS, STALL_COLUMNS
 from ...core.table import ALL, INTEGER, SIMT_FLOP
 from . import format as fmt
 
@@ -98,6 +98,8 @@ _TITLES = {
     "mem_l1_to_l2_bytes": "L1→L2 B",
     # cycles per issued instruction
     **{column: f"{r.title} stall" for column, r in STALL_COLUMNS.items()},
+    # warp samples of each reason (PC sampling)
+    **{column: f"{r.title} samples" for column, r in SAMPLE_COLUMNS.items()},
 }
 _RENDER: dict[str, Callable[[object], str]] = {
     "s": fmt.seconds,

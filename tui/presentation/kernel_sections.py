@@ -20,6 +20,7 @@ from ...core.ncu.stalls import STALL_COLUMNS
 from ...core.table import COLLECTED, FLOP_PARTS, SIMT_FLOP, TENSOR_TYPES, Ceiling, collecting
 from . import format as fmt
 from .reprofile import reprofile_advice
+from .stall_samples import SAMPLED_TITLE, sampled_stalls, top_stall
 from .warnings import FLOPSCOPE_METRICS
 
 
@@ -249,6 +250,8 @@ def ncu_sections(row: pd.Series) -> list[tuple[str, list[tuple[str, str]]]]:
     stalls = warp_stalls(row)
     if stalls:
         out.append(("Warp stalls, cycles per issued instruction", per + stalls))
+    elif sampled := sampled_stalls(row):  # no warp state statistics: PC sampling's reasons
+        out.append((SAMPLED_TITLE, sampled))
     missing = not_collected(row, {title for title, _ in out})
     if missing:
         out.append(("Not collected", missing))
@@ -262,11 +265,13 @@ def not_collected(row: pd.Series, shown: set[str]) -> list[tuple[str, str]]:
     says its own."""
     if not (_measured(row) and row_value(row, "sol_sm_pct") is not None):
         return []
-    # Each panel by its title's first words (`Warp stalls`), its options beside it.
+    # Each panel by its title's first words (`Warp stalls`), its options beside it; a panel shown
+    # from another section (stalls from PC sampling) is not lacking.
+    heads = {title.split(",")[0] for title in shown}
     lacking = [
         (p.split(",")[0], section_options(p))
         for p in PANEL_SECTIONS
-        if p not in shown and p != "Source"
+        if p.split(",")[0] not in heads and p != "Source"
     ]
     return [*lacking, ("", EVERY_PANEL)] if lacking else []
 
@@ -440,10 +445,7 @@ def warp_stalls(row: pd.Series) -> list[tuple[str, str]]:
         (r.title, f"{v:6.2f} {100 * v / total:5.1f}% {fmt.bar(v / top, STALL_BAR)}")
         for r, v in values
     ]
-    worst = next((r for r, _ in values if r.reason != "selected"), None)
-    if worst is not None:
-        out.append(("Top stall", f"{worst.title}: {worst.meaning}; helps: {worst.fix}"))
-    return out
+    return out + top_stall([r for r, _ in values])
 
 
 PCT_BAR = 20  # cells of a 100% bar
