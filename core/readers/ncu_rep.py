@@ -8,6 +8,7 @@ import os
 import pickle
 import re
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -76,6 +77,7 @@ def _captured_stderr() -> Iterator[IO[bytes]]:
             sink.seek(0)
             others = b"".join(line for line in sink if not _NCU_REPORT_LOG.match(line))
             if others:
+                sys.audit("flopscope.native_stderr")  # not Python's output: none may replay it
                 os.write(2, others)
 
 

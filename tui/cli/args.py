@@ -101,8 +101,9 @@ def _no_cache_arg(p: argparse.ArgumentParser) -> None:
         "--no-cache",
         action="store_true",
         help=(
-            "read the report afresh, not from the table cache "
-            "(a report of 1 MB or more is read once, its table kept as Parquet in the data folder)"
+            "read the report afresh, from neither cache: the table cache (a report of 1 MB or more"
+            " is read once, its table kept as Parquet in the data folder) nor the output cache (a"
+            " repeated report command prints what it printed while nothing it read has changed)"
         ),
     )
 

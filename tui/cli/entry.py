@@ -14,7 +14,15 @@ from .import_guards import stop_signals_blocked
 
 
 def main() -> int:
-    """The `flopscope` command: the work runs in a watched worker process (see watcher.py)."""
+    """The `flopscope` command: the output kept from the same command, while still current
+    (output_cache.py); else the work, in a watched worker process (see watcher.py)."""
+    import sys
+
+    from .output_cache import replayed
+
+    status = replayed(sys.argv[1:])
+    if status is not None:
+        return status
     from .watcher import watched
 
     return watched(_work)

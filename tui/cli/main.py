@@ -22,6 +22,7 @@ from ...core.common import (  # light; imported before memory runs out
 from ..presentation.messages import say
 from .args import build_parser, split_command
 from .import_guards import collector_paused, stop_signals_blocked
+from .output_cache import run_recorded
 
 __all__ = ["COMMANDS", "build_parser", "bundled_example", "main", "parsed"]
 
@@ -114,8 +115,9 @@ def parsed(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        args = parsed(sys.argv[1:] if argv is None else argv)
+        args = parsed(argv)
     except FlopscopeError as err:
         return _refused(err)
     restore = _stop_on_signals()
@@ -130,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
                 # read_metrics checks it; also passed on to anything flopscope starts
                 os.environ[NO_CACHE_ENV] = "1"
-        return run(args)
+        return run_recorded(argv, _prints_only(args), lambda: run(args))
     except FlopscopeError as err:
         return _refused(err)
     except BrokenPipeError:
@@ -158,6 +160,17 @@ def main(argv: list[str] | None = None) -> int:
         raise
     finally:
         restore()
+
+
+def _prints_only(args: argparse.Namespace) -> bool:
+    """Whether the command only prints what it read: its output may be kept (output_cache.py)."""
+    if args.command == "report":
+        return args.output is None
+    if args.command in ("open", "demo"):
+        from .runs import interactive
+
+        return not interactive(args)
+    return False
 
 
 def _refused(err: FlopscopeError) -> int:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from ..presentation.read_progress import ReadProgress
+from .output_cache import unrecorded
 
 
 @contextmanager
@@ -16,7 +17,7 @@ def read_progress(wanted: bool = True) -> Iterator[ReadProgress | None]:
     """The `progress` to pass to read_report: None (nothing drawn) unless `wanted` (not under
     --json) and stderr is a terminal; a log or a pipe gets no carriage returns. The line is cleared
     however the read ends (Ctrl-C included), so the next message starts on a clean line."""
-    err = sys.stderr
+    err = unrecorded(sys.stderr)  # drawn and erased: not the command's output
     if not wanted or not err.isatty():
         yield None
         return
