@@ -157,9 +157,9 @@ def _module_tree(args):
     tree = report.module_tree()
     if getattr(args, "model", None):
         from ...core.analysis.model_flops import load_model_json
-        from ...core.analysis.module_model import steps_held, with_model_flops
+        from ..presentation.module_figures import with_model
 
-        tree = with_model_flops(tree, load_model_json(args.model), steps_held(report.kernels))
+        tree = with_model(report, tree, load_model_json(args.model))
     if args.depth is not None:
         tree = tree[tree["depth"] <= args.depth].reset_index(drop=True)
     if report.kernels["nvtx"].isna().all():
@@ -174,19 +174,13 @@ def _report_modules(args) -> int:
     from rich.text import Text
 
     from ..presentation.blocks import lines
+    from ..presentation.module_figures import with_steps
     from ..presentation.module_tree import tree_json, tree_table
-    from ..presentation.step_mfu import load_steps
     from ..presentation.tables import print_hidden
     from ..presentation.text_report import console, header_blocks
 
     report, tree = _module_tree(args)
-    steps = load_steps(report)
-    # a timing file: each node's MFU beside its time
-    if steps is not None and steps.median is not None:
-        from ...core.analysis.module_model import steps_held
-        from ...core.analysis.step_mfu import with_node_mfu
-
-        tree = with_node_mfu(tree, steps, steps_held(report.kernels))
+    tree, steps = with_steps(report, tree)  # a timing file: each node's MFU beside its time
     if args.json:
         doc = {"meta": json_ready(run_meta(report)), "rows": tree_json(tree)}
         if steps is not None:

@@ -54,24 +54,31 @@ _TREE_DESCRIPTIONS = {
     "forward_duration_s": "time of its forward launches",
     "backward_duration_s": "time of its backward launches (the module whose backward ran them)",
     "own_duration_s": "time of its launches outside its children",
+    "mfu_kernel": "its FLOPs' time at peak over its kernel time",
+    "mfu_wall": "its FLOPs' time at peak per step over the median step's wall time",
+    "model_flop": "the model's analytic FLOPs of the module it names",
+    "flop_vs_model": "measured FLOPs / the model's",
 }
 
 
 def sort_choices(tree: pd.DataFrame) -> tuple[list[tuple[str, str]], list[str]]:
     """The sort picker's (column, label) for each of the tree's columns with a value, and the titles
-    of those without (as the Kernels screen's picker offers its columns)."""
+    of those without (as the Kernels screen's picker offers its columns); the MFU and model columns
+    where the tree has them."""
+    offered = [*COLUMNS, *(c for c in (*MFU_COLUMNS, *MODEL_COLUMNS) if c[1] in tree)]
     has = [
         (title, column)
-        for title, column, *_ in COLUMNS
+        for title, column, *_ in offered
         if column in tree and tree[column].notna().any()
     ]
     choices = [(c, f"{t} · {_TREE_DESCRIPTIONS.get(c) or DESCRIPTIONS.get(c, c)}") for t, c in has]
-    return choices, [title for title, column, *_ in COLUMNS if (title, column) not in has]
+    return choices, [title for title, column, *_ in offered if (title, column) not in has]
 
 
 def column_title(column: str) -> str:
     """The title a tree column is printed under: `duration_s` -> `Time`."""
-    return next((title for title, c, *_ in COLUMNS if c == column), column)
+    every = (*COLUMNS, *MFU_COLUMNS, *MODEL_COLUMNS)
+    return next((title for title, c, *_ in every if c == column), column)
 
 
 EXAMPLE = "python train.py"  # the program in the hint where the report does not say which one ran

@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...core.analysis.step_mfu import StepFigures, StepMfu, figures_json, median_wall, step_mfu
-from ...core.common import FlopscopeError, display_text
+from ...core.common import display_text
 from ...core.report.meta import ReportMeta
 from ...core.store.step_times import read_step_times, timing_path
 from . import format as fmt
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ...core.report import Report
     from .tables import TextTable
 
@@ -68,16 +70,12 @@ def timed_step(report: Report) -> tuple[float, str] | None:
     return wall, f"the timing run without ncu ({times.path}), median of {len(chosen)} step(s){warm}"
 
 
-def screen_line(report: Report) -> str:
-    """The module tree screen's line: the median step's figures, how to get them, or what is wrong
-    with the timing file ("" for a report without steps)."""
-    try:
-        steps = load_steps(report)
-    except FlopscopeError as err:
-        return err.line()
+def screen_line(steps: StepMfu | None, meta: ReportMeta) -> str:
+    """The module tree screen's line: the median step's figures, or how to get them ("" for a
+    report without steps)."""
     if steps is None:
         return ""
-    return header_line(steps) if steps.timing_file else no_timing_hint(report.meta)
+    return header_line(steps) if steps.timing_file else no_timing_hint(meta)
 
 
 def steps_table(s: StepMfu, width: int) -> tuple[TextTable, list[str]]:
@@ -151,6 +149,19 @@ def header_line(s: StepMfu) -> str:
         f"Step ({label}): wall {cell['Wall']} (timing run, no ncu) · kernel {cell['Kernel']} (ncu)"
         f" · idle {cell['Idle']} · MFU {cell['MFU wall']} of wall, {cell['MFU kernel']} of kernel"
     )
+
+
+def steps_frame(s: StepMfu) -> pd.DataFrame:
+    """One row a step then the median step's (`step` empty), as `--json`'s `steps` has them, each
+    precision's FLOPs a column (`flop_bf16`): what the steps screen exports."""
+    import pandas as pd
+
+    rows = []
+    for step in [*s.steps, *([s.median] if s.median else [])]:
+        row = figures_json(step)
+        row.pop("flop_by_precision")
+        rows.append({"step": None, **row, **{f"flop_{p}": f for p, f in step.flop.items()}})
+    return pd.DataFrame(rows)
 
 
 def steps_json(s: StepMfu) -> dict[str, Any]:

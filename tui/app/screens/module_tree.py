@@ -4,25 +4,40 @@ bound. `o` sorts each node's children by a column (the tree's shape stays), `s` 
 `r` draws the launches under the cursor's node on the Roofline screen, by kernel name. `/` filters
 the nodes as the tables do (live_filter.py): a module name regex or an expression over the tree's
 columns; the nodes that match show with the modules they sit in (dimmed where those do not match),
-all open."""
+all open.
+
+What `report --by module` adds to the tree shows here too: with a timing file beside the report,
+each node's MFU over its kernel time and its part of the median step's MFU over wall time, and `t`
+the steps table (steps.py); `m` asks for a model JSON (`flopscope model ... --json`) and puts each
+module's analytic FLOPs and measured / analytic beside its measured ones."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+import pandas as pd
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
-from ....core.common import display_text
+from ....core.analysis.model_flops import ModelFlops, load_model_json
+from ....core.common import FlopscopeError, display_text
 from ....core.report import by_time
 from ....core.table.module_tree import NODE_SEP, path_names, sort_siblings, with_public_paths
 from ...presentation import format as fmt
 from ...presentation.columns import Column
-from ...presentation.module_tree import COLUMNS, column_title, modules_hint, sort_choices
+from ...presentation.module_figures import with_model, with_steps
+from ...presentation.module_tree import (
+    COLUMNS,
+    MFU_COLUMNS,
+    MODEL_COLUMNS,
+    column_title,
+    modules_hint,
+    sort_choices,
+)
 from ...presentation.step_mfu import screen_line
 from ...presentation.table_model import Query, TableModel
 from ..widgets.breadcrumb import Breadcrumb
@@ -30,19 +45,24 @@ from ..widgets.footer import KeyFooter
 from .export import ask_export
 from .keys import BACK, EXPORT, FILTER
 from .live_filter import LiveFilter
+from .prompt import PromptScreen
 from .roofline import RooflineScreen
 from .sort import SortScreen
+from .steps import StepsScreen
 
 if TYPE_CHECKING:
+    from ....core.analysis.step_mfu import StepMfu
     from ....core.report import Report
 
 
-# The tree's columns as a filter names them: `time > 50us`, `bound == dram`, `fwd > 10us`, `module ~
-# mlp`.
-TREE_COLUMNS = [
-    Column(column, title, render, priority, 10, numeric=right)
-    for title, column, render, right, priority in COLUMNS
-]
+def tree_columns(tree: pd.DataFrame) -> list[Column]:
+    """The tree's columns as a filter names them: `time > 50us`, `bound == dram`, `fwd > 10us`,
+    `module ~ mlp`, and `mfu krn > 20%`, `/model < 0.9` where the tree has them."""
+    extra = [c for c in (*MFU_COLUMNS, *MODEL_COLUMNS) if c[1] in tree]
+    return [
+        Column(column, title, render, priority, 10, numeric=right)
+        for title, column, render, right, priority in (*COLUMNS, *extra)
+    ]
 
 
 class ModulesModel(TableModel):
@@ -68,6 +88,7 @@ def label(node: dict[str, object]) -> Text:
     roll-up."""
     text = Text(display_text(str(node["name"])), style="bold")
     parts = [fmt.seconds(node.get("duration_s")), fmt.pct(node.get("pct_time"))]
+    parts.extend(figures(node))
     parts.append(
         f"fwd {fmt.seconds(node.get('forward_duration_s'))} · bwd"
         f" {fmt.seconds(node.get('backward_duration_s'))}"
@@ -79,6 +100,19 @@ def label(node: dict[str, object]) -> Text:
     if node.get("dimmed"):  # shown only for the filtered nodes in it
         text.stylize("dim")
     return text
+
+
+def figures(node: dict[str, object]) -> list[str]:
+    """`MFU krn 31.2% wall 4.1%` with a timing file, `model 1.23 G ×0.97` with a model: the CLI's
+    MFU krn, MFU wall, Model and /Model columns, where the node has them."""
+    out = []
+    if "mfu_kernel" in node:
+        krn, wall = fmt.share(node.get("mfu_kernel")), fmt.share(node.get("mfu_wall"))
+        out.append(f"MFU krn {krn or '-'} wall {wall or '-'}")
+    model = fmt.si(node.get("model_flop"))
+    if model:
+        out.append(f"model {model} ×{fmt.ratio(node.get('flop_vs_model')) or '-'}")
+    return out
 
 
 class ModuleTreeScreen(LiveFilter):
@@ -101,6 +135,8 @@ class ModuleTreeScreen(LiveFilter):
         Binding("o", "sort_pick", "Sort…", id="moduletree.sort_pick"),
         Binding("s", "flip_sort", "Flip sort", id="moduletree.sort"),
         Binding("r", "roofline", "Roofline", id="moduletree.roofline"),
+        Binding("t", "steps", "Steps", id="moduletree.steps"),
+        Binding("m", "model", "Model…", id="moduletree.model"),
         Binding("g", "next_group", "Group", id="moduletree.group"),
         FILTER,
         EXPORT,
@@ -110,14 +146,27 @@ class ModuleTreeScreen(LiveFilter):
     def __init__(self, report: Report, export_to: Path) -> None:
         super().__init__()
         self.report = report
-        self.tree_rows = report.module_tree()
+        self.flop_model: ModelFlops | None = None  # `m`: the model JSON's analytic FLOPs
         self.sort = self.DEFAULT_SORT
         self.export_to = export_to
         self.no_ranges = bool(report.kernels["nvtx"].isna().all())
         self.query_state = Query()
-        self.model: TableModel | None = ModulesModel(self.tree_rows, TREE_COLUMNS)
+        self.tree_rows, self.steps, self.steps_line = self._figured()
+        self.model: TableModel | None = ModulesModel(self.tree_rows, tree_columns(self.tree_rows))
         self._opened: set[str] | None = None  # the nodes open before a filter opened them all
-        self.steps_line = screen_line(report)
+
+    def _figured(self) -> tuple[pd.DataFrame, StepMfu | None, str]:
+        """The tree (its MFU and model columns where there are figures for them), in the sort
+        chosen; the steps; the line above the tree: the median step, how to get one, or what is
+        wrong with the timing file ("" for a report without steps)."""
+        tree = self.report.module_tree()
+        if self.flop_model is not None:
+            tree = with_model(self.report, tree, self.flop_model)
+        try:
+            tree, steps = with_steps(self.report, tree)
+        except FlopscopeError as err:  # the tree opens, the line says what is wrong
+            return sort_siblings(tree, *self.sort), None, err.line()
+        return sort_siblings(tree, *self.sort), steps, screen_line(steps, self.report.meta)
 
     @property
     def crumbs(self) -> list[str]:
@@ -211,7 +260,7 @@ class ModuleTreeScreen(LiveFilter):
         its node."""
         self.sort = (column, descending)
         self.tree_rows = sort_siblings(self.tree_rows, column, descending)
-        self.model = ModulesModel(self.tree_rows, TREE_COLUMNS, self.query_state)
+        self.model = ModulesModel(self.tree_rows, tree_columns(self.tree_rows), self.query_state)
         self._refill(self._open_paths())
         self.query_one(Breadcrumb).refresh()
 
@@ -275,6 +324,49 @@ class ModuleTreeScreen(LiveFilter):
             RooflineScreen(
                 rows, by_time(rows), launches.ceilings(), "kernel", "name", report=launches
             )
+        )
+
+    def action_steps(self) -> None:
+        """The steps table, as `report --by module` prints it; without steps, why not."""
+        if self.steps is None:
+            self.notify(
+                self.steps_line or "no `step N` ranges and no timing file: no steps to show",
+                title="Steps",
+            )
+            return
+        self.app.push_screen(StepsScreen(self.steps, self.export_to.with_name("steps.csv")))
+
+    def action_model(self) -> None:
+        """Ask for a model JSON (`flopscope model ... --json > model.json`) and show each module's
+        analytic FLOPs beside its measured ones; a file that is not one stays in the dialog with
+        its reason."""
+        loaded: list[ModelFlops] = []
+
+        def check(text: str) -> str | None:
+            try:
+                loaded[:] = [load_model_json(Path(text).expanduser())]
+            except FlopscopeError as err:
+                return err.line()
+            return None
+
+        def done(text: str | None) -> None:
+            if text and loaded:
+                self.flop_model = loaded[0]
+                self.tree_rows, self.steps, self.steps_line = self._figured()
+                self.model = ModulesModel(
+                    self.tree_rows, tree_columns(self.tree_rows), self.query_state
+                )
+                self.model.apply(self.query_state)
+                self._refill(self._open_paths())
+                self.notify(display_text(f"model FLOPs from {text}"), title="Model")
+
+        self.app.push_screen(
+            PromptScreen(
+                "Model JSON (flopscope model ... --json):",
+                hint="each module's analytic FLOPs beside the measured ones",
+                check=check,
+            ),
+            done,
         )
 
     def action_next_group(self) -> None:
