@@ -158,6 +158,32 @@ SAMPLE_COLUMNS = {f"samples_{r.reason}": r for r in SAMPLED_REASONS}
 _SAMPLED_AS = {"no_instruction": "no_instructions"}
 
 
+# The label of each reason's row in ncu's details page (`--page details --csv --print-details all`:
+# the Warp State Statistics section's body, "Warp State (All Cycles)"), which the details reader
+# reads as the reason's metric.
+DETAILS_LABELS = {
+    "Stall Long Scoreboard": "long_scoreboard",
+    "Stall Short Scoreboard": "short_scoreboard",
+    "Stall Wait": "wait",
+    "Stall Math Pipe Throttle": "math_pipe_throttle",
+    "Stall MIO Throttle": "mio_throttle",
+    "Stall LG Throttle": "lg_throttle",
+    "Stall Tex Throttle": "tex_throttle",
+    "Stall Barrier": "barrier",
+    "Stall Membar": "membar",
+    "Stall Branch Resolving": "branch_resolving",
+    "Stall No Instruction": "no_instruction",
+    "Stall IMC Miss": "imc_miss",
+    "Stall GMMA": "gmma",
+    "Stall Dispatch Stall": "dispatch_stall",
+    "Stall Drain": "drain",
+    "Stall Sleeping": "sleeping",
+    "Stall Misc": "misc",
+    "Stall Not Selected": "not_selected",
+    "Selected": "selected",
+}
+
+
 def stall_metric(reason: str) -> str:
     return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
 

@@ -19,7 +19,8 @@ import pyarrow.compute as pc
 from ..common.errors import FlopscopeError
 from ..common.units import UnitError, is_time_unit, metric_unit_factor, parse_number, unit_dimension
 from ..common.utf8_repair import Utf8Repaired
-from ..ncu.metrics import OCCUPANCY_LIMITS
+from ..ncu.metrics import OCCUPANCY_LIMITS, PC_SAMPLES
+from ..ncu.stalls import DETAILS_LABELS, stall_metric
 from .csv_text import IDENTITY_HEADERS, CsvText, nvtx_columns, nvtx_text, process_label
 from .progress_file import ByteProgress, counted
 from .result import MetricTable
@@ -68,6 +69,9 @@ DISPLAY = {
             ("Barriers", "barriers"),
         )
     },
+    # the Warp State Statistics section's body (`--print-details all`): cycles per issued
+    # instruction of each stall reason
+    **{label: (stall_metric(reason), None) for label, reason in DETAILS_LABELS.items()},
 }
 # Labels in % (ncu's Speed Of Light and Occupancy sections). "Memory Throughput" in % is the speed
 # of light's; in byte/s (DISPLAY) the Memory Workload Analysis' bandwidth.
@@ -192,7 +196,7 @@ def _add_metric(
         return
     else:
         return
-    value = parse_number(cell) * metric_unit_factor(target, unit)
+    value = parse_number(cell) * _factor(target, unit)
     if target in origin and origin[target][0] == name:
         _refuse_conflict(doc, row, name, origin[target][1], value)
     origin[target] = (name, value)
@@ -464,9 +468,18 @@ def _factors(rules: list[tuple[int, str | None]], units: list[str], t: pd.DataFr
     for pair in pd.unique(t["pair"]):
         kind, target = rules[pair]
         assert target is not None  # an applied row has a target column
-        factors[pair] = 1.0 if kind == _SHAPE else metric_unit_factor(target, units[pair])
+        factors[pair] = 1.0 if kind == _SHAPE else _factor(target, units[pair])
     out: np.ndarray = t["pair"].map(factors).to_numpy(dtype=float)
     return out
+
+
+# Warp sample counts, which the details page's Source Counters section labels `warp`, `inst`, or
+# (ncu 2024.1, membar) `byte`: a count whatever the label, never converted.
+_SAMPLE_COUNTS = frozenset(PC_SAMPLES.values())
+
+
+def _factor(target: str, unit: str) -> float:
+    return 1.0 if target in _SAMPLE_COUNTS else metric_unit_factor(target, unit)
 
 
 def _parse_numbers(cells: pa.Array) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 import subprocess
 
 import pytest
@@ -170,3 +171,61 @@ def test_without_its_warp_state_columns_a_full_report_falls_back_to_samples(name
         _check_against_ncu(row, int(launch), path, real_ncu)
         shown += 1
     assert shown >= 1
+
+
+# The sections whose bodies hold the stalls and the samples, with the launch's duration: the whole
+# page with every body is not read (the roofline chart's body repeats `SM Frequency` at another
+# clock, which the details reader refuses as a conflict).
+SECTIONS = [f"--section={s}" for s in ("SpeedOfLight", "WarpStateStats", "SourceCounters")]
+
+
+def _ncu_details(real_ncu, path, names: str) -> list[list[str]]:
+    page = subprocess.run(
+        [*real_ncu, "--import", str(path), "--page", "details", "--csv", "--print-details", "all",
+         "--print-metric-name", names, *SECTIONS],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert page.returncode == 0, page.stderr
+    return list(csv.reader(io.StringIO(page.stdout)))
+
+
+@pytest.mark.parametrize("name", FULL)
+def test_a_details_csv_with_its_sections_bodies_has_the_warp_state_reasons(
+    name, real_ncu, tmp_path
+):
+    """ncu's details page with the sections' bodies (`--print-details all`) lists each launch's
+    stall reasons under Warp State Statistics by label (`Stall Long Scoreboard`), and PC sampling's
+    sums under Source Counters (membar's in `byte`, in ncu 2024.1): flopscope reads both, as ncu
+    prints them. Which metric a label is comes from ncu too: the same page with metric names."""
+    path = fixture_path(name)
+    labelled = _ncu_details(real_ncu, path, "label")
+    named = _ncu_details(real_ncu, path, "name")
+    assert len(labelled) == len(named)
+    header = labelled[0]
+    at = {h: header.index(h) for h in ("ID", "Section Name", "Metric Name", "Metric Value")}
+    expected: dict[tuple[int, str], float] = {}
+    for row, same in zip(labelled[1:], named[1:], strict=True):
+        if len(row) <= at["Metric Value"] or row[at["Section Name"]] != "Warp State Statistics":
+            continue
+        metric = same[at["Metric Name"]]
+        match = re.match(
+            r"smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio$", metric
+        )
+        if match and row[at["Metric Name"]] != metric:  # a label's row
+            value = float(row[at["Metric Value"]].replace(",", ""))
+            expected[(int(row[at["ID"]]), match.group(1))] = value
+    assert expected
+    csv_path = tmp_path / f"{name}.details.csv"
+    csv_path.write_text("\n".join(",".join(f'"{c}"' for c in r) for r in labelled) + "\n")
+    rows = launches_json(csv_path)
+    raw = launches_json(path)
+    for (launch, reason), value in expected.items():
+        if math.isnan(value):  # a launch ncu could not profile
+            assert rows[launch][f"stall_{reason}"] is None, (launch, reason)
+            continue
+        assert rows[launch][f"stall_{reason}"] == pytest.approx(value, abs=1e-9), (launch, reason)
+        # and it is the report's own value, to the page's two decimals
+        assert value == pytest.approx(raw[launch][f"stall_{reason}"], abs=0.0051), (launch, reason)
+    for launch, row in enumerate(rows):
+        for column in (c for c in row if c.startswith("samples_")):
+            assert row[column] == raw[launch][column], (launch, column)
