@@ -3,6 +3,7 @@ next."""
 
 from __future__ import annotations
 
+import pytest
 from flopscope.core import read_report
 
 from ..conftest import fixture_path
@@ -97,3 +98,32 @@ async def test_c_shows_the_page_by_cuda_line_with_its_text_and_back():
         assert (
             int(str(table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value)) == hottest
         )
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_a_report_whose_sass_ncu_report_cannot_disassemble_says_so_once(size):
+    """NVIDIA's ncu_report gives `???` for every address of the V100 report (ncu's CLI prints the
+    text: its disassembler is in the ncu binary): the page says so above the table and each line's
+    SASS cell says it has none, never `???`, at 80x24 and 160x48."""
+    from flopscope.tui.app.screens.source import SourceScreen
+    from flopscope.tui.presentation.source_page import NO_SASS_CELL
+
+    from ..conftest import settle
+    from ..helpers.app import make_app, ready, screen_lines
+
+    path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
+    report = read_report(path)
+    action = report_actions(path)[0]
+    assert {action.sass_by_pc(a) for a in samples_by_address(action)} == {"???"}
+    app = make_app(report, by="launch")
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        await pilot.press("enter", "v")
+        await settle(
+            pilot, lambda: isinstance(app.screen, SourceScreen) and app.screen.page is not None
+        )
+        text = "\n".join(screen_lines(app))
+        assert "No SASS text: NVIDIA's ncu_report" in text
+        assert "???" not in text
+        if size[0] >= 160:  # the SASS column, fourth, in view
+            assert NO_SASS_CELL in text

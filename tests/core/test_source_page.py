@@ -77,3 +77,18 @@ def test_a_csv_has_no_source_page_one_line_exit_2():
 def test_a_name_that_matches_nothing_is_one_line_exit_2():
     out = run_cli("report", fixture_path(CUB), "--source", "no_such_kernel")
     assert out.returncode == 2 and "matches 'no_such_kernel'" in out.stderr
+
+
+def test_a_page_without_sass_text_says_so_and_its_json_has_none():
+    """The V100 report: NVIDIA's ncu_report gives `???` for each address (ncu's CLI prints the
+    text), so `report --source` says once that the text is not there and why, and --json's `sass`
+    is null, never `???`."""
+    path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
+    text = run_cli("report", path, "--source", "0", "--top", "3", columns=200)
+    assert text.returncode == 0, text.stderr
+    assert "No SASS text: NVIDIA's ncu_report" in text.stdout and "???" not in text.stdout
+    doc = json.loads(run_cli("report", path, "--source", "0", "--json").stdout)
+    assert doc["lines"] and all(line["sass"] is None for line in doc["lines"])
+    # a report it disassembles keeps its text
+    cub = json.loads(run_cli("report", fixture_path(CUB), "--source", "3", "--json").stdout)
+    assert all(line["sass"] for line in cub["lines"])

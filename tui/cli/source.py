@@ -18,12 +18,14 @@ from ..presentation import format as fmt
 from ..presentation.source_page import (
     CUDA,
     CUDA_COLUMNS,
+    NO_SASS_NOTE,
     cuda_cells,
     cuda_record,
     line_cells,
     line_record,
     page_columns,
     row_source,
+    sass_missing,
 )
 from ..presentation.text_report import Spec, console, fitted_table, print_hidden
 
@@ -76,6 +78,8 @@ def print_source(report: Report, which: str, top: int | None, as_json: bool) -> 
             f" lines; the {fmt.integer(len(shown))} hottest:"
         )
     )
+    if sass_missing(page):
+        out.print(Text(NO_SASS_NOTE))
     cells = [line_cells(line, page.samples, files) for line in shown]
     table, hidden = fitted_table(_specs(page_columns(page)), cells, out.width, flex=3)
     out.print(table)

@@ -20,6 +20,25 @@ CUDA = "CUDA"  # the CUDA line's text, last: only where the report embeds the fi
 CUDA_COLUMNS = ("Source", "Samples", "%", CUDA, "Top stall", "Not issued", "Executed", "SASS lines")
 
 
+# ncu_report gives `???` for an address it cannot disassemble: all of the V100 report's, whose SASS
+# ncu's own CLI prints (its disassembler is inside the ncu binary, not NVIDIA's Python module).
+UNDISASSEMBLED = "???"
+NO_SASS_CELL = "(no SASS text)"
+NO_SASS_NOTE = (
+    "No SASS text: NVIDIA's ncu_report module does not disassemble this report's code; `ncu"
+    " --import FILE --page source --print-source sass` prints it."
+)
+
+
+def sass_missing(page: SourcePage) -> bool:
+    """Whether the page has lines but ncu_report gave the text of none of them."""
+    return bool(page.lines) and all(line.sass in ("", UNDISASSEMBLED) for line in page.lines)
+
+
+def _sass(line: SourceLine) -> str | None:
+    return None if line.sass in ("", UNDISASSEMBLED) else line.sass
+
+
 def page_columns(page: SourcePage) -> tuple[str, ...]:
     """The SASS table's columns: the CUDA text beside them where the report holds the files."""
     return (*COLUMNS, CUDA) if page.files else COLUMNS
@@ -49,7 +68,7 @@ def line_cells(
         f"{line.address:#x}",
         fmt.integer(line.samples),
         fmt.pct(100 * line.samples / total) if total else "",
-        display_text(line.sass),
+        display_text(_sass(line) or NO_SASS_CELL),
         line.top_stall,
         fmt.integer(line.not_issued),
         fmt.integer(line.executed) if line.executed is not None else "",
@@ -96,7 +115,7 @@ def line_record(line: SourceLine, files: dict[str, list[str]] | None = None) -> 
     """One SASS line for `--json`, with its CUDA line's text where the report holds it."""
     return {
         "address": line.address,
-        "sass": line.sass,
+        "sass": _sass(line),  # null: ncu_report gave no text
         "samples": line.samples,
         "not_issued": line.not_issued,
         "executed": line.executed,

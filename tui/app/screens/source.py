@@ -24,10 +24,12 @@ from ....core.report import Report
 from ...presentation import format as fmt
 from ...presentation.source_page import (
     CUDA_COLUMNS,
+    NO_SASS_NOTE,
     cuda_cells,
     line_cells,
     page_columns,
     row_source,
+    sass_missing,
 )
 from ..widgets.footer import KeyFooter
 from ..widgets.key_data_table import KeyDataTable
@@ -77,12 +79,15 @@ class SourceScreen(Screen):
             return Text("No launch of this report behind the row.")
         if not page.lines:
             return Text(f"Launch {which}: {page.reason}")
-        return Text(
+        title = Text(
             f"Launch {which} · {fmt.integer(page.samples)} warp samples over"
             f" {fmt.integer(len(page.lines))} SASS lines · {display_text(page.kernel)}",
             no_wrap=True,
             overflow="ellipsis",
         )
+        if sass_missing(page):  # said once above the table, not `???` on every line
+            title.append("\n" + NO_SASS_NOTE, style="dim")
+        return title
 
     def _show(self, page: SourcePage | None, title: Text) -> None:
         self.page = page
