@@ -69,11 +69,12 @@ def _entries(home: Path) -> list[Path]:
 def test_a_repeat_prints_what_the_first_run_printed_without_reading_the_report(report, tmp_path):
     if not report.exists():
         pytest.skip(f"{report} absent (../shared/fixtures/ncu)")
-    first = flopscope("report", report, home=tmp_path)
-    again = flopscope("report", report, home=tmp_path)
-    assert first.code == 0, first.stderr
-    assert not first.replayed and again.replayed
-    assert again.same(first)
+    for args in ([], ["--json"]):
+        first = flopscope("report", report, *args, home=tmp_path)
+        again = flopscope("report", report, *args, home=tmp_path)
+        assert first.code == 0, first.stderr
+        assert not first.replayed and again.replayed, args
+        assert again.same(first), args
 
 
 @pytest.mark.parametrize(
