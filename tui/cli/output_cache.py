@@ -99,6 +99,9 @@ def _written(output: list[list[Any]], status: int) -> int:
     except BrokenPipeError:  # `| head`: as the command itself ends
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
         return 0
+    except KeyboardInterrupt:  # Ctrl-C while a long output scrolls: as the command says it
+        sys.stderr.write("\nflopscope: stopped\n")
+        return 130
     return status
 
 
