@@ -189,7 +189,7 @@ class _Recorder:
         self.read: dict[str, list[int] | None] = {}  # a file -> its stat() when first opened
         self.folders: set[str] = set()
         self.active = True
-        folders = [*_code_folders(), cache, sys.prefix, sys.base_prefix, sys.exec_prefix]
+        folders = [*_code_folders(), str(cache), sys.prefix, sys.base_prefix, sys.exec_prefix]
         # flopscope's code (the key has it), the cache's own entries, the libraries, the kernel's
         self._skip = (
             *{os.path.join(os.path.abspath(f), "") for f in folders},
@@ -281,12 +281,12 @@ class _Tee(io.TextIOBase):
         return self._stream
 
     # io.TextIOBase's own answers would hide the stream's
-    @property
-    def encoding(self) -> str:
+    @property  # read-only here: the stream's own
+    def encoding(self) -> str:  # type: ignore[override]
         return self._stream.encoding
 
     @property
-    def errors(self) -> str | None:
+    def errors(self) -> str | None:  # type: ignore[override]
         return self._stream.errors
 
     @property
@@ -341,8 +341,8 @@ def run_recorded(argv: list[str], wanted: bool, run: Callable[[], int]) -> int:
     recorder = _Recorder(entry.parent, argv)
     sys.addaudithook(recorder.audit)  # a hook cannot be removed: `active` ends it
     saved = sys.stdout, sys.stderr
-    sys.stdout = _Tee(sys.stdout, 1, recorder)  # type: ignore[assignment]
-    sys.stderr = _Tee(sys.stderr, 2, recorder)  # type: ignore[assignment]
+    sys.stdout = _Tee(sys.stdout, 1, recorder)
+    sys.stderr = _Tee(sys.stderr, 2, recorder)
     try:
         status = run()
     finally:
