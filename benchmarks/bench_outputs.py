@@ -160,6 +160,7 @@ def main() -> None:
     }
     env.pop("PYTHONUNBUFFERED", None)
     env.update(COLUMNS="160", FLOPSCOPE_NO_CACHE="1" if args.cache == "off" else "0")
+    env["FLOPSCOPE_NO_OUTPUT_CACHE"] = "1"  # the work each time: a repeat would be printed from it
     columns = f"{'s':>7} {'x read':>7} {'RSS MB':>7}"
     head = (
         f"{'launches':>9} {'variant':<12} {'MB':>6} {'command':<28} {'read s':>7} {'RSS MB':>7}  "
