@@ -262,3 +262,22 @@ def test_output_past_the_cap_or_written_by_native_code_is_not_kept(tmp_path, mon
     assert _entries(tmp_path) == []
     assert output_cache.run_recorded(["report", "c"], True, prints(10)) == 0
     assert len(_entries(tmp_path)) == 1
+
+
+def test_entries_share_the_cache_folders_size_cap(tmp_path, monkeypatch):
+    from flopscope.tui.cli import output_cache
+
+    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
+    monkeypatch.setenv("FLOPSCOPE_NO_CACHE", "0")
+
+    def prints() -> int:
+        print("x" * 100)
+        return 0
+
+    output_cache.run_recorded(["report", "old"], True, prints)
+    (old,) = _entries(tmp_path)
+    os.utime(old, (0, 0))  # least recently used
+    monkeypatch.setenv("FLOPSCOPE_CACHE_MAX_BYTES", str(old.stat().st_size * 3 // 2))
+    output_cache.run_recorded(["report", "new"], True, prints)
+    (kept,) = _entries(tmp_path)
+    assert kept != old

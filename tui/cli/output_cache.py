@@ -21,6 +21,7 @@ table cache's folder, evicted with its entries."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -81,6 +82,8 @@ def replayed(argv: list[str]) -> int | None:
             return None
     except Exception:  # absent, damaged or stale: the command runs
         return None
+    with contextlib.suppress(OSError):
+        os.utime(entry)  # most recently used, for the cache's eviction
     return _written(stored["output"], int(stored["status"]))
 
 
@@ -372,6 +375,9 @@ def _save(entry: Path, recorder: _Recorder) -> None:
         ) as tmp:
             json.dump(doc, tmp)
         os.replace(tmp.name, entry)
+        from ...core.readers.table_cache import evict  # imported by the run already
+
+        evict(entry.parent)  # the cache's size cap holds for both kinds of entry
     except Exception:  # a read-only or full disk: the output was printed, only not kept
         if "tmp" in locals():
             Path(tmp.name).unlink(missing_ok=True)
