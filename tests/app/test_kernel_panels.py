@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from flopscope.core import read_report
 from flopscope.tui.app.screens.kernel import KernelScreen
 from textual.widgets import Collapsible
 
 from ..conftest import fixture_path, settle
 from ..helpers.app import make_app, ready, screen_lines
+from ..helpers.snapshots import check
 
 CUB = "h100pcie_ee384_cub_agents_full.ncu-rep"
 
@@ -127,3 +129,27 @@ async def test_a_report_with_only_pc_samples_shows_its_stalls_as_samples():
             total = int(sum(row[c] for c in row.index if c.startswith("samples_") and row[c] > 0))
             assert f"{total} warp samples" in text, size
             assert f"{int(row[top])} {100 * row[top] / total:.1f}%" in text, size
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_memory_chart_is_drawn_as_boxes_and_arrows(size, tmp_path, snapshot_update):
+    """The H100 CUB report's top kernel: the Memory chart panel is the diagram, kernel -> L1/TEX ->
+    L2 -> DRAM, whole on screen once scrolled to (one column at 80x24, two at 160x48); snapshot
+    SVGs of both."""
+    from flopscope.tui.presentation.memory_diagram import memory_diagram
+
+    report = read_report(fixture_path(CUB))
+    diagram = memory_diagram(report.group("name").iloc[0])
+    app = make_app(report)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_kernel(pilot, app)
+        screen.query_one("#panel-memory").scroll_visible(animate=False, top=True)
+        await pilot.pause()
+        lines = screen_lines(app)
+        text = "\n".join(lines)
+        for line in diagram:  # every line of it, unbroken
+            assert line.rstrip() in text, line
+        assert "Kernel → L1/TEX" not in text  # the label/value lines are gone
+        check(
+            f"kernel-memory-{size[0]}x{size[1]}", app.export_screenshot(), snapshot_update, tmp_path
+        )

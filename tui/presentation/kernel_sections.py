@@ -14,6 +14,7 @@ from rich.text import Text
 
 from ...core import FMA_CONVENTION
 from ...core.common import display_text, find_gpu, is_missing
+from ...core.common.nvtx_stack import stack_path
 from ...core.ncu import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
 from ...core.ncu.panel_sections import EVERY_PANEL, PANEL_SECTIONS, section_options
 from ...core.ncu.stalls import STALL_COLUMNS
@@ -115,7 +116,8 @@ def sections(
         ("Stream", num("stream", fmt.integer)),
         ("Device", num("device", fmt.integer)),
         ("Process", fmt.text(row_value(row, "process"))),
-        ("NVTX", fmt.text(row_value(row, "nvtx"))),
+        # the ranges whole (a `/` in a name is no separator), else the group's label
+        ("NVTX", fmt.text(stack_path(row_value(row, "nvtx_stack")) or row_value(row, "nvtx"))),
         ("First launch ID", num("launch_id", fmt.integer)),
         ("GPU", _gpu(row)),
     ]
@@ -372,15 +374,7 @@ def memory_chart(row: pd.Series) -> list[tuple[str, str]]:
             ),
         )
     )
-    out.append(
-        (
-            "L2",
-            (
-                f"{fmt.si(v('mem_l2_sectors') or 0)} sectors,"
-                f" {_hit(v('mem_l2_hit_sectors'), v('mem_l2_sectors'))}"
-            ),
-        )
-    )
+    out.append(("L2", _l2(v)))
     out.append(
         (
             "L2 ⇄ DRAM",
@@ -392,6 +386,14 @@ def memory_chart(row: pd.Series) -> list[tuple[str, str]]:
         for title, level in (("L1/TEX", "l1"), ("L2", "l2"), ("DRAM", "dram"))
     ]
     return [(label, value) for label, value in out if value]
+
+
+def _l2(v) -> str:
+    """`6.85 M sectors, hit 99.5%`; empty where the report has no L2 sector count."""
+    sectors = v("mem_l2_sectors")
+    if sectors is None:
+        return ""
+    return f"{fmt.si(sectors)} sectors, {_hit(v('mem_l2_hit_sectors'), sectors)}"
 
 
 def _requests(v, op: str, what: str) -> str:

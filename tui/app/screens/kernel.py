@@ -21,6 +21,7 @@ from ....core.report import Report
 from ....core.table import Ceiling
 from ...presentation import format as fmt
 from ...presentation.kernel_sections import row_ceilings, row_value, section_table, sections
+from ...presentation.memory_diagram import memory_diagram
 from ...presentation.rules import row_rule_results, rule_items, rules_table
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
@@ -36,6 +37,7 @@ PANELS_FROM = 120  # from this many columns, the panels sit in two columns (thre
 PANEL_WIDTH = 60
 ROOFLINE_LINES = 20
 RULES_TITLE = "ncu rules"
+MEMORY_CHART = "Memory chart"  # the panel drawn as a diagram
 
 
 def panel_columns(width: int) -> int:
@@ -113,6 +115,11 @@ class KernelScreen(Screen):
                     id="rules",
                 )
                 out.append((12, self._panel(RULES_TITLE, rules, "panel-rules")))
+            if title == MEMORY_CHART and (diagram := memory_diagram(self.row)):
+                # boxes and arrows, not label/value lines: drawn, never folded
+                body = Static(Text("\n".join(diagram), no_wrap=True, overflow="crop"))
+                out.append((len(diagram) + 2, self._panel(title, body, "panel-memory")))
+                continue
             out.append((len(items) + 2, self._panel(title, Static(section_table("", items)))))
         plot: Widget = RooflinePlot(self.roofline, id="kernel-roofline")
         if not self.roofline.points:
