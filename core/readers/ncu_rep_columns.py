@@ -26,6 +26,7 @@ _NAME_ID = 0x08  # ProfileMetricResult.NameId, varint
 _VALUE = 0x12  # ProfileMetricResult.MetricValue, length-delimited
 _DOUBLE, _FLOAT, _UINT32, _UINT64 = 0x19, 0x15, 0x20, 0x28  # ProfileMetricValue's numeric fields
 PAD = bytes(32)
+_ODD = -2  # a metric's column not known from its first bytes: read byte by byte
 LOCKSTEP_FROM = (
     # messages  # after a batch's last message: reading a few varints past an offset stays inside
     # the buffer
@@ -64,6 +65,7 @@ def walk_fields(
     spans: tuple[int, ...],
     varints: tuple[int, ...],
     lockstep: bool | None = None,
+    skip: np.ndarray | None = None,
 ) -> Fields:
     """The top-level fields of the messages at buf[starts[i]:ends[i]], all messages a field at a
     time: the values of length-delimited field `repeated` (under 16) in order, and the last value of
@@ -73,7 +75,10 @@ def walk_fields(
     other field goes through `_step`. `buf` must hold PAD after the last message. Under
     LOCKSTEP_FROM messages (a report of a few launches with thousands of metrics each: the `--set
     full`), or with `lockstep=False`, each message is walked on its own in Python instead: a step of
-    array operations costs as much for one message as for thousands."""
+    array operations costs as much for one message as for thousands. `skip`, a filter only (the
+    caller decides on every value it gets again): a table over the three bytes a value under 128
+    bytes starts with, True where the value is surely not wanted; such values are left out in
+    lockstep, so that most metrics of a launch never reach an array of all its metrics."""
     if not (len(starts) >= LOCKSTEP_FROM if lockstep is None else lockstep):
         return _walk_each(buf, starts, ends, repeated, spans, varints)
     n = len(starts)
@@ -90,23 +95,29 @@ def walk_fields(
     quick_found = []
     live = np.flatnonzero(walk.pos < walk.ends)
     at, limit = walk.pos[live], walk.ends[live]
+    words = _words(buf, 8)
     while len(live):
-        low = buf[at + 1]
+        word = words[at]
         # most steps: a metric, under 128 bytes, in each
-        if (low < 0x80).all() and (buf[at] == run_tag).all():
-            end = at + 2 + low
+        if ((word & 0x80FF) == run_tag).all():
+            size = ((word >> 8) & 0x7F).view(np.int64)
+            end = at + 2 + size
             if (end <= limit).all():
-                quick_found.append((live, at + 2, end))
+                if skip is None:
+                    quick_found.append((live, at + 2, end))
+                else:
+                    _unskipped(quick_found, skip, word, size, live, at, end)
                 at = end
                 going = at < limit
                 if not going.all():
                     live, at, limit = live[going], at[going], limit[going]
                 continue
-        high = buf[at + 2].astype(np.int64)  # the length: one byte, or two
+        # the length: one byte, or two
+        low, high = ((word >> 8) & 0xFF).view(np.int64), ((word >> 16) & 0xFF).view(np.int64)
         long = low >= 0x80
         start = at + 2 + long
         end = start + np.where(long, (low & 0x7F) | (high << 7), low)
-        quick = (buf[at] == run_tag) & (high < 0x80 | ~long) & (end <= limit)
+        quick = ((word & 0xFF) == run_tag) & ((high < 0x80) | ~long) & (end <= limit)
         if quick.all():
             quick_found.append((live, start, end))
             at = end
@@ -129,6 +140,24 @@ def walk_fields(
         walk.varints,
         int(first_broken[0]) if len(first_broken) else None,
     )
+
+
+def _unskipped(
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    skip: np.ndarray,
+    word: np.ndarray,
+    size: np.ndarray,
+    live: np.ndarray,
+    at: np.ndarray,
+    end: np.ndarray,
+) -> None:
+    """The values of one lockstep step that `skip` keeps (a value of three bytes or more, whose
+    first three `skip` does not mark), added to `found`."""
+    keep = ~(skip[(word >> 16) & 0xFFFFFF] & (size >= 3))
+    if keep.all():
+        found.append((live, at + 2, end))
+    else:
+        found.append((live[keep], at[keep] + 2, end[keep]))
 
 
 def _walk_each(
@@ -258,6 +287,7 @@ class MetricColumns:
         self._lookup = np.full(max(columns, default=-1) + 2, -1, np.int64)
         for i, column in columns.items():
             self._lookup[i] = index[column.name]
+        self.by_bytes = _by_bytes(self._lookup)
         self._factor = np.array([c.factor for c in self._columns] + [1.0])
         self._numeric = np.array([not c.instanced for c in self._columns] + [False])
         self._name_id, self._cells = name_id, cells
@@ -278,24 +308,9 @@ class MetricColumns:
     ) -> None:
         """The metrics at buf[starts[i]:ends[i]], of launches `launch` (in order; the buffer ends in
         PAD)."""
-        ids, after = _varints(buf, starts + 1, 5)
-        plain = (buf[starts] == _NAME_ID) & (after <= ends)  # the name id first, as ncu writes it
-        after[~plain] = starts[~plain]  # an offset inside the buffer: the value is not read there
-        col = np.full(len(starts), -1, np.int64)
-        col[plain] = self._lookup[np.minimum(ids[plain], len(self._lookup) - 1)]
-        for i in np.flatnonzero(~plain):  # any other field order: parsed as a message
-            self.decoding = int(launch[i])
-            found = self._name_id(buf[starts[i] : ends[i]].tobytes())
-            col[i] = self._lookup[found] if 0 <= found < len(self._lookup) else -1
-        kept = np.flatnonzero(col >= 0)
-        col, at, end, launch, starts = (
-            col[kept],
-            after[kept],
-            ends[kept],
-            launch[kept],
-            starts[kept],
-        )
-        values, done = _numbers(buf, at, end, plain[kept] & self._numeric[col])
+        col, kept, after, plain = self._wanted(buf, launch, starts, ends)
+        col, at, end, launch, starts = col[kept], after, ends[kept], launch[kept], starts[kept]
+        values, done = _numbers(buf, at, end, plain & self._numeric[col])
         self._store(launch[done], col[done], values[done] * self._factor[col[done]])
         for i in np.flatnonzero(~done):
             self.decoding = int(launch[i])
@@ -303,6 +318,50 @@ class MetricColumns:
                 int(launch[i]), self._columns[col[i]], buf[starts[i] : end[i]].tobytes()
             )
         self.decoding = self._launches
+
+    def _wanted(
+        self, buf: np.ndarray, launch: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Each metric's column (-1: not wanted); which metrics are wanted, where their value field
+        starts, and which hold their name id first (the rest are parsed as messages). Most metrics
+        are not wanted: one gather of the two bytes after each tag, looked up in `_by_bytes`, sorts
+        them; only a metric that is not a name id of one or two bytes first, with room for it, is
+        read byte by byte."""
+        word = _words(buf, 4)[starts]
+        col = self.by_bytes[(word >> 8) & 0xFFFF]
+        odd = np.flatnonzero(((word & 0xFF) != _NAME_ID) | (ends - starts < 3) | (col == _ODD))
+        odd_after, odd_plain = self._odd(buf, launch, starts[odd], ends[odd], col, odd)
+        kept = np.flatnonzero(col >= 0)
+        # the name id's second byte follows where its first has the continuation bit
+        after = starts[kept] + 2 + ((word[kept] >> 15) & 1).astype(np.int64)
+        plain = np.ones(len(kept), bool)
+        if len(odd):
+            wanted_odd = col[odd] >= 0
+            at = np.searchsorted(kept, odd[wanted_odd])
+            after[at], plain[at] = odd_after[wanted_odd], odd_plain[wanted_odd]
+        return col, kept, after, plain
+
+    def _odd(
+        self,
+        buf: np.ndarray,
+        launch: np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        col: np.ndarray,
+        odd: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The columns of metrics `_by_bytes` cannot place (written into `col` at `odd`): where
+        their value starts, and whether their name id came first (else the metric was parsed as a
+        message, and its value is read there)."""
+        ids, after = _varints(buf, starts + 1, 5)
+        plain = (buf[starts] == _NAME_ID) & (after <= ends)  # the name id first, as ncu writes it
+        after[~plain] = starts[~plain]  # an offset inside the buffer: the value is not read there
+        col[odd[plain]] = self._lookup[np.minimum(ids[plain], len(self._lookup) - 1)]
+        for i in np.flatnonzero(~plain):  # any other field order: parsed as a message
+            self.decoding = int(launch[odd[i]])
+            found = self._name_id(buf[starts[i] : ends[i]].tobytes())
+            col[odd[i]] = self._lookup[found] if 0 <= found < len(self._lookup) else -1
+        return after, plain
 
     def order(self) -> list[str]:
         """Column names in the order rows built one launch at a time would first show them: by the
@@ -369,6 +428,32 @@ class MetricColumns:
             self._first[name] = (launch, row_name, position)
 
 
+def _by_bytes(lookup: np.ndarray) -> np.ndarray:
+    """The column of a name id from the two bytes after a metric's first tag, as one little-endian
+    16-bit number: a one-byte varint is the low byte alone (the high byte is the next field); a
+    two-byte one both; a longer one is _ODD (read byte by byte)."""
+    low, high = np.arange(1 << 16) & 0xFF, np.arange(1 << 16) >> 8
+    ids = np.where(low < 0x80, low, (low & 0x7F) | (high << 7))
+    out = lookup[np.minimum(ids, len(lookup) - 1)]
+    out[(low >= 0x80) & (high >= 0x80)] = _ODD
+    return out
+
+
+def unwanted_starts(metrics: MetricColumns) -> np.ndarray:
+    """`walk_fields`' skip table for metrics: a name id tag (0x08) and a name id of one or two bytes
+    whose metric no column wants, indexed by those three bytes as one little-endian number."""
+    skip = np.zeros(1 << 24, bool)
+    skip[_NAME_ID | (np.arange(1 << 16) << 8)] = metrics.by_bytes == -1
+    return skip
+
+
+def _words(buf: np.ndarray, width: int) -> np.ndarray:
+    """The `width` bytes at every offset of `buf` as one little-endian number, a view (no copy):
+    gathering it at some offsets reads each one's bytes at once. `buf` ends in PAD, longer than
+    `width`, so every offset a message holds has one."""
+    return np.ndarray((len(buf) - width + 1,), f"<u{width}", buffer=buf, strides=(1,))
+
+
 def _varints(buf: np.ndarray, at: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
     """The varints starting at offsets `at` (at most `most` bytes each): their values and the
     offsets after them; an offset past the end of the buffer where one is longer."""
@@ -400,9 +485,9 @@ def _numbers(
     tag = buf[inner]
     values = np.full(len(at), np.nan)
     double = ok & (tag == _DOUBLE) & (size == 9)
-    values[double] = _gather(buf, inner[double] + 1, 8).view("<f8").ravel()
+    values[double] = _words(buf, 8)[inner[double] + 1].view("<f8")
     single = ok & (tag == _FLOAT) & (size == 5)
-    values[single] = _gather(buf, inner[single] + 1, 4).view("<f4").ravel()
+    values[single] = _words(buf, 4)[inner[single] + 1].view("<f4")
     integer = np.flatnonzero(ok & ((tag == _UINT32) | (tag == _UINT64)))
     number, after = _varints(buf, inner[integer] + 1, 10)
     exact = (after == inner[integer] + size[integer]) & (
@@ -412,8 +497,3 @@ def _numbers(
     done = double | single
     done[integer[exact]] = True
     return values, done
-
-
-def _gather(buf: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
-    """`width` bytes from each offset, one row each (a contiguous copy, to view as numbers)."""
-    return np.ascontiguousarray(buf[at[:, None] + np.arange(width)])

@@ -38,7 +38,7 @@ import pandas as pd
 
 from ..common.units import base_unit_factor, is_missing
 from .csv_text import nvtx_path
-from .ncu_rep_columns import PAD, Column, MetricColumns, walk_fields
+from .ncu_rep_columns import PAD, Column, MetricColumns, unwanted_starts, walk_fields
 from .wanted import MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 if TYPE_CHECKING:
@@ -110,6 +110,7 @@ class _Launches:
         self.count = 0  # launches decoded
         self._whole = 0  # launches read whole before any damage found
         self.metrics: MetricColumns | None = None
+        self._skip: np.ndarray | None = None  # metrics the batch walk leaves out
         self.kernel_base: list[str | None] = []
         self.kernel_full: list[str | None] = []
         self.nvtx: list[str | None] = []
@@ -175,7 +176,12 @@ class _Launches:
             raw = b"".join([*results, PAD])
         self._starts, self._ends, self._pending_bytes = [], [], 0
         buf = np.frombuffer(raw, np.uint8)
-        fields = walk_fields(buf, starts, ends, _METRICS, (*_NAMES, _NVTX), (_THREAD,))
+        assert self.metrics is not None  # made by `read` before its first flush
+        if self._skip is None:
+            self._skip = unwanted_starts(self.metrics)
+        fields = walk_fields(
+            buf, starts, ends, _METRICS, (*_NAMES, _NVTX), (_THREAD,), skip=self._skip
+        )
         if fields.broken is not None:
             self._whole = self.count + fields.broken
             _refuse_result(raw[starts[fields.broken] : ends[fields.broken]])
@@ -195,7 +201,6 @@ class _Launches:
         # unless a metric of one of them is damaged (metrics.decoding)
         self._whole = self.count + len(starts)
         launch, metric_starts, metric_ends = fields.repeated
-        assert self.metrics is not None  # made by `read` before its first flush
         self.metrics.add(buf, launch + self.count, metric_starts, metric_ends)
         self.count += len(starts)
 
@@ -349,7 +354,9 @@ def _mapped(handle: BinaryIO) -> Iterator[mmap.mmap]:
 
 
 def _blocks(data: mmap.mmap, offset: int) -> Iterator[tuple[Message, int]]:
-    """Each BlockHeader and the offset of its payload."""
+    """Each BlockHeader and the offset of its payload. ncu writes a block per launch, whose headers
+    differ in little but their payload's size: one parse per distinct header."""
+    parsed: dict[bytes, Message] = {}
     while offset < len(data):
         # an empty header: no block ncu writes has none
         if data[offset : offset + 4] == b"\0\0\0\0":
@@ -357,7 +364,13 @@ def _blocks(data: mmap.mmap, offset: int) -> Iterator[tuple[Message, int]]:
                 f"zero bytes where a block should start, at byte {offset:,} of {len(data):,} (a"
                 " padded or damaged copy)"
             )
-        block, offset = _message(data, offset, "BlockHeader")
+        raw, offset = _message_bytes(data, offset)
+        block = parsed.get(raw)
+        if block is None:
+            # bounded: a report whose every header differs gains nothing
+            if len(parsed) > 4096:
+                parsed.clear()
+            block = parsed[raw] = _parse("BlockHeader", raw)
         if block.NumRangeResults or block.NumCmdlistResults or block.NumGraphResults:
             raise Unsupported("range, command-list or graph results (--replay-mode range)")
         end = offset + block.PayloadSize
@@ -397,18 +410,19 @@ def _columns(strings: list[str]) -> dict[int, Column]:
 
 def _message(data: mmap.mmap, offset: int, kind: str) -> tuple[Message, int]:
     """The length-prefixed message at `offset`, parsed as `kind`, and the offset after it."""
+    raw, end = _message_bytes(data, offset)
+    return _parse(kind, raw), end
+
+
+def _message_bytes(data: mmap.mmap, offset: int) -> tuple[bytes, int]:
+    """The length-prefixed message at `offset`, unparsed, and the offset after it."""
     start = offset + 4
     if start > len(data):
         raise Damaged("cut short inside a length prefix", truncated=True)
     (size,) = _U32.unpack_from(data, offset)
     if start + size > len(data):
         raise Damaged("cut short inside a message", truncated=True)
-    from google.protobuf.message import DecodeError
-
-    try:
-        return message_classes()[kind].FromString(data[start : start + size]), start + size
-    except DecodeError as exc:
-        raise Damaged(f"a {kind} message does not parse ({exc})") from None
+    return data[start : start + size], start + size
 
 
 def _skip(data: mmap.mmap, offset: int) -> int:
