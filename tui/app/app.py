@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import pandas as pd
 from rich.text import Text
@@ -32,9 +32,10 @@ from ...core.store import judged_by
 from ..presentation.read_progress import ReadProgress
 from .filter_history import FilterHistory
 from .read_ahead import ReadAhead, ReadStopped
-from .screens.help import HelpScreen
 from .screens.kernels import KernelsScreen
-from .screens.profile import ProfileScreen
+
+if TYPE_CHECKING:  # the other screens are imported when first shown: the first paint waits less
+    from .screens.profile import ProfileScreen
 
 
 class SafeNotify:
@@ -276,6 +277,8 @@ class FlopscopeApp(SafeNotify, App[None]):
         self.notify(f"Saved {written}", timeout=8)
 
     def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 

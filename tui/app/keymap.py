@@ -35,6 +35,8 @@ def load_keymap(path: Path | None = None) -> dict[str, str]:
 
 
 def _checked(path: Path, keymap: dict) -> dict[str, str]:
+    if not keymap:  # nothing to check: the walk below imports every screen and widget module
+        return keymap
     # ids are what a keymap names
     known = {binding.id for _, binding in app_bindings() if binding.id is not None}
     for binding_id, keys in keymap.items():

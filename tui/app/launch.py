@@ -18,11 +18,11 @@ from .filter_history import FilterHistory, history_path
 from .keymap import load_keymap
 from .read_ahead import ReadAhead
 from .screens.kernels import KernelsScreen
-from .screens.profile import ProfileScreen
 
 if TYPE_CHECKING:
     from ...core.analysis import Slice
     from .screens.live_sweep import LiveSweepScreen
+    from .screens.profile import ProfileScreen
 
 Keymap = Mapping[str, str] | None
 

@@ -312,17 +312,10 @@ def cmd_open(args) -> int:
         if not app:
             report = _read(args)
             return _print(report, report.group("name"), args.json)
-        # The read starts now, beside Textual's import and the app's start-up (read_ahead.py).
-        from ..app.read_ahead import ReadAhead
+        # The read starts now, beside Textual's import and the app's start-up (open_file.py).
+        from ..app.open_file import open_file
 
-        ahead = (
-            None
-            if args.path == "-"
-            else ReadAhead(lambda p: read_report(args.path, gpu=args.gpu, progress=p))
-        )
-        from ..app.launch import run_kernels
-
-        return run_kernels(args.path, gpu=args.gpu, roof=args.roof, read_ahead=ahead)
+        return open_file(args.path, gpu=args.gpu, roof=args.roof)
     _refuse_missing_file(args.path)
     from ...core.analysis import load_sweep
     from ...core.store import Store
@@ -403,6 +396,6 @@ def cmd_demo(args) -> int:
         return cmd_report(
             build_parser().parse_args(["report", path, *(["--json"] if args.json else [])])
         )
-    from ..app.launch import run_kernels
+    from ..app.open_file import open_file
 
-    return run_kernels(path)
+    return open_file(path)

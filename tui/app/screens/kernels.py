@@ -38,15 +38,14 @@ from ..widgets.footer import KeyFooter
 from ..widgets.kernel_details import KernelDetails
 from ..widgets.kernel_table import KernelTable
 from ..widgets.summary import Summary
-from .columns import Choice, ColumnsScreen
 from .copy_name import copy_full_name
-from .export import ask_export
-from .kernel import KernelScreen
 from .keys import BACK, CLEAR_FILTER, COPY_NAME, EXPORT, FILTER, GROUP, SORT
 from .own_columns import keep_choice
-from .roofline import RooflineScreen
-from .sort import SortScreen, sort_choices
 from .table_screen import TableScreen
+
+# The screens a key opens (Kernel, Roofline, Sort, Columns, Export) are imported when it is pressed:
+# the first paint waits for this module, and they bring Textual widgets of their own (OptionList,
+# Input, Collapsible) and the rule results' and plots' modules.
 
 if TYPE_CHECKING:
     from ..app import FlopscopeApp
@@ -229,6 +228,8 @@ class KernelsScreen(TableScreen):
     def action_sort_pick(self) -> None:
         if self.model is None:
             return
+        from .sort import SortScreen, sort_choices
+
         model = self.model
         choices, empty = sort_choices(model.table_columns, model.has_values)
 
@@ -262,6 +263,8 @@ class KernelsScreen(TableScreen):
     def action_choose_columns(self) -> None:
         if self.model is None or self.report is None:
             return
+        from .columns import Choice, ColumnsScreen
+
         model, report = self.model, self.report
         first = model.table_columns[0]
         default = [c.name for c in self._default_columns(report, model.rows, self.by)[1:]]
@@ -311,6 +314,8 @@ class KernelsScreen(TableScreen):
     def action_open_row(self) -> None:
         row = self.current_row()
         if row is not None and self.model is not None:  # a row is shown only with a model
+            from .kernel import KernelScreen
+
             self.app.push_screen(KernelScreen(row, self.ceilings, self.model.columns[0].name))
 
     def action_copy_name(self) -> None:
@@ -321,6 +326,8 @@ class KernelsScreen(TableScreen):
     def action_roofline(self) -> None:
         if self.model is None:
             return
+        from .roofline import RooflineScreen
+
         # the cursor's row: its point selected, on its GPU's roofline
         table = self.query_one(KernelTable)
         self.app.push_screen(
@@ -338,6 +345,8 @@ class KernelsScreen(TableScreen):
     async def action_export(self) -> None:
         if self.model is None:
             return
+        from .export import ask_export
+
         # the rows as shown now, even if the view changes while the prompt is open
         model = self.model
         order = model.order.copy()

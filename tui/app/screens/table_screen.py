@@ -19,7 +19,6 @@ from ...presentation.columns import Column
 from ...presentation.table_model import Query, TableModel, sorted_by
 from ..widgets.kernel_table import KernelTable
 from .back import BackScreen
-from .columns import ColumnsScreen
 from .live_filter import LiveFilter
 from .own_columns import keep_choice, own_choices, own_chosen
 
@@ -180,6 +179,8 @@ class TableScreen(LiveFilter, BackScreen):
                 cast("FlopscopeApp", self.app).columns[self.CHOOSER] = keys
                 keep_choice(self, self.CHOOSER, keys)
                 self._show_chosen_columns()
+
+        from .columns import ColumnsScreen  # when asked for: the first paint waits for this module
 
         shown = [c.name for c in self.model.table_columns[1:]]
         default = [c.name for c in own[1:]]
