@@ -186,6 +186,9 @@ _INSIGHT_METRICS = frozenset(
     ]
 )
 
+# Warp instructions executed per SASS opcode (InstructionStats), read on demand for the Instruction
+# mix panel (core/readers/opcode_mix.py), not by the table's readers.
+INST_PER_OPCODE = "sass__inst_executed_per_opcode"
 OPCODE_METRIC = "sass__thread_inst_executed_true_per_opcode"  # instanced: one value per SASS opcode
 # the same per opcode and modifiers (HFMA2.MMA)
 MODIFIER_METRIC = OPCODE_METRIC + "_with_modifier_all"

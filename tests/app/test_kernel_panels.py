@@ -143,6 +143,7 @@ async def test_the_memory_chart_is_drawn_as_boxes_and_arrows(size, tmp_path, sna
     app = make_app(report)
     async with app.run_test(size=size) as pilot:
         screen = await open_kernel(pilot, app)
+        await settle(pilot, lambda: screen.opcodes is not None)  # the panels above it, complete
         screen.query_one("#panel-memory").scroll_visible(animate=False, top=True)
         await pilot.pause()
         lines = screen_lines(app)
@@ -153,3 +154,36 @@ async def test_the_memory_chart_is_drawn_as_boxes_and_arrows(size, tmp_path, sna
         check(
             f"kernel-memory-{size[0]}x{size[1]}", app.export_screenshot(), snapshot_update, tmp_path
         )
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_the_instruction_mix_lists_the_groups_top_opcodes(size):
+    """The CUB report's top kernel: once read from the file, the Instruction mix panel ends in its
+    launches' most executed opcodes, counted here from NVIDIA's ncu_report (summed over the group's
+    launches), most first."""
+    from flopscope.core.ncu.metrics import INST_PER_OPCODE
+
+    from ..helpers.accounting import report_actions
+
+    report = read_report(fixture_path(CUB))
+    row = report.group("name").iloc[0]
+    actions = report_actions(fixture_path(CUB))
+    counts: dict[str, int] = {}
+    for launch_id in report.launches_of(row, "name")["launch_id"]:
+        metric = actions[int(launch_id)].metric_by_name(INST_PER_OPCODE)
+        ids = metric.correlation_ids()
+        for i in range(metric.num_instances()):
+            counts[ids.as_string(i)] = counts.get(ids.as_string(i), 0) + metric.as_uint64(i)
+    top = sorted(counts, key=lambda op: (-counts[op], op))[:3]
+    app = make_app(report)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_kernel(pilot, app)
+        await settle(pilot, lambda: screen.opcodes is not None)
+        await pilot.pause()
+        screen.query_one("#instruction-mix").scroll_visible(animate=False, top=True)
+        await pilot.pause()
+        lines = screen_lines(app)
+        at = next(k for k, line in enumerate(lines) if "Top opcodes" in line)
+        column = lines[at].index("Top opcodes")  # the panel's column, left or right
+        shown = [line[column:].split()[0] for line in lines[at + 1 : at + 4]]
+        assert shown == top, (shown, top)

@@ -17,11 +17,14 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 from textual.worker import get_current_worker
 
+from ....core import FlopscopeError
+from ....core.readers.opcode_mix import read_opcodes
 from ....core.report import Report
 from ....core.table import Ceiling
 from ...presentation import format as fmt
 from ...presentation.kernel_sections import row_ceilings, row_value, section_table, sections
 from ...presentation.memory_diagram import memory_diagram
+from ...presentation.opcode_mix import TOP, opcode_items
 from ...presentation.rules import row_rule_results, rule_items, rules_table
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
@@ -38,6 +41,7 @@ PANEL_WIDTH = 60
 ROOFLINE_LINES = 20
 RULES_TITLE = "ncu rules"
 MEMORY_CHART = "Memory chart"  # the panel drawn as a diagram
+MIX = "Instruction mix"
 
 
 def panel_columns(width: int) -> int:
@@ -80,6 +84,8 @@ class KernelScreen(Screen):
         # titles of the panels folded, kept when the panels are dealt again
         self.folded: set[str] = set()
         self.rule_items: list[tuple[str, str]] | None = None  # ncu's rule results, once read
+        self.mix_items: list[tuple[str, str]] = []  # the Instruction mix panel's lines, if any
+        self.opcodes: list[tuple[str, str]] | None = None  # its opcode lines, once read
         self.roofline: Roofline = roofline_from(
             row.to_frame().T.infer_objects(), row_ceilings(row, ceilings), name=name_column
         )
@@ -116,11 +122,16 @@ class KernelScreen(Screen):
                 )
                 out.append((12, self._panel(RULES_TITLE, rules, "panel-rules")))
             if title == MEMORY_CHART and (diagram := memory_diagram(self.row)):
-                # boxes and arrows, not label/value lines: drawn, never folded
+                # boxes and arrows, not label/value lines
                 body = Static(Text("\n".join(diagram), no_wrap=True, overflow="crop"))
                 out.append((len(diagram) + 2, self._panel(title, body, "panel-memory")))
                 continue
-            out.append((len(items) + 2, self._panel(title, Static(section_table("", items)))))
+            mix = title == MIX  # its opcode lines added once read from the file
+            shown = items + (self.opcodes or []) if mix else items
+            body = Static(section_table("", shown), id="instruction-mix" if mix else None)
+            out.append((len(items) + (TOP + 4 if mix else 2), self._panel(title, body)))
+            if mix:
+                self.mix_items = items
         plot: Widget = RooflinePlot(self.roofline, id="kernel-roofline")
         if not self.roofline.points:
             why = "Not on the roofline: it needs counted FLOPs and DRAM bytes (both above zero)."
@@ -179,7 +190,32 @@ class KernelScreen(Screen):
             self.query_one("#rules", Static).update(rules_table(items, title=""))
             self.rules_read = True
 
+    @work(thread=True, exclusive=True, group="kernel-opcodes")
+    def _read_opcodes(self) -> None:
+        """The row's launches' warp instructions per opcode, read from the .ncu-rep now
+        (ncu_report): the Instruction mix panel's last lines."""
+        report = self.report if self.report is not None else getattr(self.app, "report", None)
+        if report is None or report.meta.format != "ncu-rep" or not self.mix_items:
+            return
+        by = "nvtx" if self.name_column == "nvtx" else "name"
+        ids = pd.to_numeric(report.launches_of(self.row, by)["launch_id"], errors="coerce")
+        try:
+            counts = read_opcodes(report.meta.source, [int(i) for i in ids.dropna()])
+        except FlopscopeError as err:
+            items = [("Top opcodes", str(err))]
+        else:
+            items = opcode_items(counts)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_opcodes, items)
+
+    def _show_opcodes(self, items: list[tuple[str, str]]) -> None:
+        self.opcodes = items
+        if self.is_attached and items:
+            table = section_table("", self.mix_items + items)
+            self.query_one("#instruction-mix", Static).update(table)
+
     def on_mount(self) -> None:
+        self._read_opcodes()
         self._read_rules()
         self.query_one("#kernel-body").focus()
 
