@@ -18,6 +18,17 @@ from .ncu_rep_source import _action, plain_report
 def read_opcodes(path: str | Path, launch_ids: Iterable[int]) -> dict[str, int]:
     """{opcode: warp instructions executed} over the launches `launch_ids` (0-based, file order);
     empty where none of them has the metric (a report without InstructionStats)."""
+    counts: dict[str, int] = {}
+    for launch in read_opcodes_by_launch(path, launch_ids).values():
+        for opcode, count in launch.items():
+            counts[opcode] = counts.get(opcode, 0) + count
+    return counts
+
+
+def read_opcodes_by_launch(
+    path: str | Path, launch_ids: Iterable[int]
+) -> dict[int, dict[str, int]]:
+    """{launch ID: {opcode: warp instructions executed}} for each of `launch_ids` the report has."""
     import ncu_report
 
     with plain_report(Path(path)) as plain:
@@ -27,13 +38,12 @@ def read_opcodes(path: str | Path, launch_ids: Iterable[int]) -> dict[str, int]:
             raise FlopscopeError(
                 path, f"ncu_report could not load it ({str(exc)[:120]})", "pass an .ncu-rep"
             ) from None
-        counts: dict[str, int] = {}
+        out: dict[int, dict[str, int]] = {}
         for launch_id in launch_ids:
             action = _action(context, launch_id)
             if action is not None:
-                for opcode, count in _per_opcode(action).items():
-                    counts[opcode] = counts.get(opcode, 0) + count
-        return counts
+                out[launch_id] = _per_opcode(action)
+        return out
 
 
 def _per_opcode(action: Any) -> dict[str, int]:

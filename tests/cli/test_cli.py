@@ -62,8 +62,11 @@ def test_report_json_is_one_object_with_canonical_rows():
     out = run("report", path, "--json", "--by", "launch", "--sort", "flop", "--top", "3")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert set(doc) == {"meta", "rows"}
+    # by launch, a full-set report's opcode counts nest beside the rows (issue 42.5): those of the
+    # rows shown
+    assert set(doc) == {"meta", "rows", "opcodes"}
     assert len(doc["rows"]) == 3
+    assert set(doc["opcodes"]) == {str(row["launch_id"]) for row in doc["rows"]}
     assert all(set(NAMES) <= set(row) for row in doc["rows"])
     flops = [row["flop"] for row in doc["rows"]]
     assert flops == sorted(flops, reverse=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import subprocess
 
@@ -15,6 +16,7 @@ from flopscope.core.readers.opcode_mix import read_opcodes
 from flopscope.tui.presentation.opcode_mix import opcode_items
 
 from ..conftest import FIXTURES, fixture_path
+from ..helpers.cli import run_cli
 
 FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep")) if FIXTURES.is_dir() else []
 METRIC = "sass__inst_executed_per_opcode"
@@ -68,3 +70,26 @@ def test_the_panel_lines_rank_the_opcodes_with_their_shares(real_ncu):
     expected = [n for _, n in ranked[:3]] + [sum(n for _, n in ranked[3:])]
     assert shares == pytest.approx([100 * n / total for n in expected], abs=0.05)
     assert opcode_items({}) == []
+
+
+@pytest.mark.parametrize("name", FULL)
+def test_report_by_launch_json_nests_each_launchs_opcodes(name, real_ncu):
+    """`report --by launch --json`: `opcodes`, {launch ID: {opcode: count}}, beside the rows (one
+    nested field, not a column per opcode), as the real ncu prints them."""
+    path = fixture_path(name)
+    printed = ncu_opcodes(real_ncu, path)
+    out = run_cli("report", path, "--by", "launch", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    expected = {str(launch): o for launch, (_, o) in enumerate(printed) if o}
+    assert doc["opcodes"] == expected
+    assert not any(c.startswith(METRIC) for row in doc["rows"] for c in row)
+
+
+def test_a_report_without_opcode_counts_has_no_opcodes_key():
+    out = run_cli(
+        "report", fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"), "--by", "launch",
+        "--json",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "opcodes" not in json.loads(out.stdout)

@@ -285,10 +285,15 @@ def _rules(report, rows, by: str):
 
 
 def _json_doc(report, rows, by: str) -> tuple[list[str], dict, dict | None]:
-    """What `--json` takes from the report: its warnings, its meta, and a kernel's rule results
-    (`ncu_rules`)."""
+    """What `--json` takes from the report: its warnings, its meta, a kernel's rule results
+    (`ncu_rules`), and by launch each launch's opcodes (`opcodes`)."""
     rules = _rules(report, rows, by)
     extra = {"ncu_rules": {**rules[0].as_dict(), "launch": rules[1]}} if rules else None
+    if by == "launch":  # each launch's warp instructions per SASS opcode, nested, not a column each
+        from ..presentation.opcode_mix import launch_opcodes
+
+        if opcodes := launch_opcodes(report, rows):
+            extra = {**(extra or {}), "opcodes": opcodes}
     return warning_lines(report), run_meta(report), extra
 
 
