@@ -3,8 +3,9 @@
 No torch here: the analytic side is a `ModelFlops` (counted now, or read from `flopscope model
 --json`).
 
-Matching rule. A kernel's NVTX path (e.g. `train/forward/layer1.0.conv1`, domains joined by ` | `)
-is split on `/` and ` | ` into range names; a domain prefix `domain:` on a name is ignored. A module
+Matching rule. A kernel's NVTX stack (`nvtx_stack`: per domain its ranges, each name whole, so a
+`/` or `:` inside a name is part of it; `train > forward > layer1.0.conv1`) gives its range names,
+every domain's; the domains' own names are not range names. A module
 matches a kernel when one of the names equals the module's fully-qualified name (`layer1.0.conv1`,
 as `model.named_modules()` spells it) or that name prefixed by the model's class and a dot
 (`ResNet.layer1.0.conv1`, as torch's ModuleTracker spells it). Modules are inclusive: `layer1` gets
@@ -22,16 +23,19 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, cast
 
+import numpy as np
 import pandas as pd
 
 from ..common.errors import FlopscopeError
 from ..common.gpus import Gpu, require_gpu
+from ..common.nvtx_stack import decode_stack
 from ..export.cells import json_ready
 from ..report.report import Report
 from ..table.columns import FLOP_PARTS
 from ..table.counters import collecting, missing_fix
 from ..table.grouping import NO_RANGE
-from ..table.nvtx import is_emit_nvtx_op, normalize_nvtx
+from ..table.module_tree import BACKWARD_SUFFIX
+from ..table.nvtx import is_emit_nvtx_op, normalize_range, stacks_of
 from ..table.roofline import PRECISIONS, Ceiling, datasheet_peak
 from ..table.summary import counted_flop
 from .model_flops import ModelFlops
@@ -103,8 +107,15 @@ class Reconciliation:
         return cast("dict[str, Any]", json_ready(asdict(self)))  # json_ready keeps a dict a dict
 
 
+def stack_names(text: object) -> list[str]:
+    """The range names of one launch's NVTX stack (`nvtx_stack`'s text), every domain's, outermost
+    first; [] without a range."""
+    return [name for _, ranges in decode_stack(text) for name in ranges if name]
+
+
 def range_names(path: str | None) -> list[str]:
-    """The range names of one NVTX path, outermost first, with domain prefixes also stripped off."""
+    """The range names of one joined NVTX label (`nvtx`), outermost first, with domain prefixes also
+    stripped off: what a label alone says, where a `/` in a name reads as a separator."""
     if not path or path == NO_RANGE:
         return []
     names = []
@@ -234,13 +245,11 @@ def module_report(report: Report, model: ModelFlops, module: str) -> Report:
     any phase; "" (the model's totals row) is every launch of a forward or backward range."""
     ranges = _ranges(report, model)
     if module:
-        paths = ranges.loc[[module in names for names in ranges["modules"]], "nvtx"]
+        stacks = ranges.loc[[module in names for names in ranges["modules"]], "stack"]
     else:
-        paths = ranges.loc[ranges["phase"].isin(["forward", "backward"]), "nvtx"]
+        stacks = ranges.loc[ranges["phase"].isin(["forward", "backward"]), "stack"]
     k = report.kernels
-    chosen = k[k["nvtx"].astype(object).fillna(NO_RANGE).isin(set(paths)).to_numpy()].reset_index(
-        drop=True
-    )
+    chosen = k[np.isin(_stack_codes(k)[0], stacks.to_numpy(dtype=np.int64))].reset_index(drop=True)
     return Report(
         replace(report.meta, launches=len(chosen)),
         chosen,
@@ -259,23 +268,37 @@ def _ranges(report: Report, model: ModelFlops) -> pd.DataFrame:
     # unknown count too, the range's figure then a lower bound, and `_unknown_notes` says what was
     # left out and why.
     k = report.kernels
-    by = k["nvtx"].astype(object).fillna(NO_RANGE).to_numpy()
+    by, texts = _stack_codes(k)
     flop = counted_flop(k).groupby(by, sort=False).sum(min_count=1)
     partial = k["flop"].isna().groupby(by, sort=False).any()
+    stacks = flop.index.to_numpy(dtype=np.int64)
     grouped = pd.DataFrame(
         {
-            "nvtx": flop.index.to_numpy(dtype=object),
+            "stack": stacks,  # the number of its distinct stack (-1: no range)
             "flop": flop.to_numpy(),
             "partial": partial.reindex(flop.index).to_numpy(dtype=bool),
         }
     )
     known = module_names(model)
+    raw = [stack_names(texts[c]) if c >= 0 else [] for c in stacks]
     # The phase reads emit_nvtx's arguments (`seq`, `stashed seq`); modules are matched on the names
     # without them.
-    grouped["phase"] = [phase(range_names(p), known) for p in grouped["nvtx"]]
-    names = [range_names(normalize_nvtx(p)) for p in grouped["nvtx"]]
+    grouped["phase"] = [phase(names, known) for names in raw]
+    names = [[_module_part(normalize_range(n)) for n in ns] for ns in raw]
     grouped["modules"] = [{known[n] for n in ns if known.get(n)} for ns in names]
     return grouped
+
+
+def _module_part(name: str) -> str:
+    """The module a backward range names: `mlp.0 [backward]` (profile --modules' hooks),
+    `backward/mlp.0` (the project's H100 captures' own, one range); any other name as it is."""
+    return name.removesuffix(BACKWARD_SUFFIX).removeprefix("backward/")
+
+
+def _stack_codes(k: pd.DataFrame) -> tuple[np.ndarray, list[object]]:
+    """Each launch's number among the distinct NVTX stacks (-1: no range) and those stacks."""
+    codes, uniques = pd.factorize(stacks_of(k), sort=False, use_na_sentinel=True)
+    return codes.astype(np.int64), list(np.asarray(uniques, dtype=object))
 
 
 def _unknown_notes(report: Report) -> list[str]:

@@ -64,6 +64,16 @@ def stack_label(text: object) -> str | None:
     return " | ".join(parts) or None
 
 
+def stack_path(text: object) -> str | None:
+    """The stack as a path of whole range names, for a line of its own: `measure > forward > attn`
+    (a `/` inside a name stays in it), a named domain first (`domain: a > b`), domains apart by
+    ` | `; None where `text` is no stack (a group's "(mixed)")."""
+    if not isinstance(text, str) or RANGE_SEP not in text:
+        return None
+    parts = [(f"{d}: " if d else "") + " > ".join(ranges) for d, ranges in decode_stack(text)]
+    return " | ".join(parts) or None
+
+
 def default_ranges(text: object) -> tuple[str, ...]:
     """The default domain's ranges; where no range is in the default domain but one domain holds
     them all, that domain's (a program that names its one domain)."""

@@ -12,19 +12,34 @@ import pandas as pd
 
 from ..common.errors import FlopscopeError
 from ..common.gpus import Gpu, find_gpu, gpu_in_text, require_gpu, same_cc
+from ..common.nvtx_stack import stack_from_label
 from ..common.units import is_missing
 from ..readers import Progress, read_metrics, report_file
 from ..table.columns import ALL, FMA_CONVENTION, GROUPINGS
 from ..table.counters import Missing, count_kernels
 from ..table.grouping import NO_RANGE, aggregate, unprofiled
 from ..table.module_tree import launches_under, module_tree
-from ..table.nvtx import normalize_nvtx
+from ..table.nvtx import grouping_stack, stack_groups
 from ..table.roofline import CLOCK, Ceiling, Roof, derive, run_ceilings
 from ..table.summary import RunSummary, summarize
 from . import cache as report_cache
 from .judgement import GpuJudgement, judge_gpu
 from .meta import DeviceMeta, ReportMeta
 from .over_ceiling import OverCeiling, over_ceiling
+
+
+def _row_stack(row: pd.Series) -> str:
+    """The stack a `group("nvtx")` row stands for (`nvtx.grouping_stack`); a row without one read
+    from its label as best it can be ("" for the launches without a range)."""
+    stack = row.get("nvtx_stack")
+    if isinstance(stack, str):
+        return stack
+    label = row.get("nvtx")
+    return (
+        ""
+        if label == NO_RANGE or not isinstance(label, str)
+        else grouping_stack(stack_from_label(label))
+    )
 
 
 @dataclass
@@ -158,13 +173,12 @@ class Report:
         if (row.get("count") or 1) <= 1 or GROUPINGS.get(by) is None:
             return k[k["launch_id"] == row.get("launch_id")]
         key = GROUPINGS[by]
-        values = k[key].astype(object).fillna(NO_RANGE if key == "nvtx" else "")
-        if key == "nvtx":
-            codes, uniques = pd.factorize(values, sort=False)
-            wanted = normalize_nvtx(str(row.get(key)))
-            hit = np.array([normalize_nvtx(str(u)) == wanted for u in uniques] + [False])[codes]
+        if key == "nvtx":  # the launches of the row's stack, as `group` made it
+            codes, stacks = stack_groups(k)
+            wanted = _row_stack(row)
+            hit = codes == (stacks.index(wanted) if wanted in stacks else -1)
         else:
-            hit = (values == row.get(key)).to_numpy(dtype=bool)
+            hit = (k[key].astype(object).fillna("") == row.get(key)).to_numpy(dtype=bool)
         if isinstance(self.judged_by, dict):
             hit = hit & (k["gpu"].astype(object) == row.get("gpu")).to_numpy(dtype=bool)
         return k[hit]

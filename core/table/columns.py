@@ -283,6 +283,14 @@ NVTX_STACK: list[tuple[str, str, str]] = [
         "",
         "NVTX ranges open at launch, per domain, each name whole (internal: the module tree's)",
     ),
+    (
+        "nvtx_ranges",
+        "",
+        (
+            "a --by nvtx group's NVTX stack as --json writes it: per domain (null: the default"
+            " one) its ranges outermost first, each name whole, emit_nvtx's arguments left out"
+        ),
+    ),
 ]
 NOT_WRITTEN = ("nvtx_stack",)
 # every column a kernels table (launches or groups) may hold

@@ -13,9 +13,10 @@ from collections.abc import Callable, Collection
 import numpy as np
 import pandas as pd
 
+from ..common.nvtx_stack import stack_label
 from ..ncu.metrics import INSIGHT
 from .columns import COUNTED, REPORT_PEAKS
-from .nvtx import normalize_nvtx
+from .nvtx import ranges_list, stack_groups
 from .roofline import integer_mma
 
 # Ceilings, clocks and ncu's per-launch percentages (speed of light, occupancy, waves, pipes): a
@@ -52,7 +53,7 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     """One row per distinct `key` (and GPU with `by_gpu`: a kernel's launches on an A100 and on an
     H100 are not one kernel), numbered in the order groups first appear; derived columns are left to
     `derive`."""
-    codes, keys = _group_codes(k, key, by_gpu)
+    codes, keys, stacks = _group_codes(k, key, by_gpu)
     groups = len(keys)
     grouped = k.groupby(codes, sort=True)
     # a stored run from before a tensor data type had its column
@@ -86,6 +87,9 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
         out[with_values] = _time_weighted(k[with_values].astype(float), k["duration_s"], codes)
     for col in [*SHARED, *(c for c in ("occupancy_limiter", "occupancy_limit_blocks") if c in k)]:
         out[col] = _same_or_mixed(k[col], codes, groups)
+    if stacks is not None:  # by NVTX range: each group's stack, and as the list --json writes
+        out["nvtx_stack"] = [s or None for s in stacks]
+        out["nvtx_ranges"] = [ranges_list(s) for s in stacks]
     out[key] = keys
     out["peak_source"] = _sources(k["peak_source"], codes)
     for col in NOTES:
@@ -113,26 +117,32 @@ def unprofiled(k: pd.DataFrame) -> np.ndarray:
     )
 
 
-def _group_codes(k: pd.DataFrame, key: str, by_gpu: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Each launch's group number (0, 1, ... in order of first appearance) and each group's `key`
-    value."""
-    # Factorized once: hashing long C++ kernel names for every aggregate dominated grouping time.
-    codes, uniques = factorize_filled(k[key], NO_RANGE if key == "nvtx" else "")
-    # emit_nvtx's call numbers and shapes left out: one group per range, not per call
+def _group_codes(
+    k: pd.DataFrame, key: str, by_gpu: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Each launch's group number (0, 1, ... in order of first appearance), each group's `key`
+    value and, by NVTX range, each group's stack (`nvtx.grouping_stack`; None otherwise)."""
+    stacks = None
     if key == "nvtx":
-        merged, uniques = pd.factorize(
-            np.array([normalize_nvtx(str(u)) for u in uniques], dtype=object), sort=False
-        )
-        codes = merged[codes]
-    keys = np.asarray(uniques, dtype=object)
+        # The structured stack, not the joined label: a `/` in a range's name is no separator.
+        # emit_nvtx's call numbers and shapes left out: one group per range, not per call.
+        codes, distinct = stack_groups(k)
+        stacks = np.asarray(distinct, dtype=object)
+        keys = np.array([stack_label(s) or NO_RANGE for s in distinct], dtype=object)
+    else:
+        # Factorized once: hashing long C++ kernel names for every aggregate dominated grouping
+        # time.
+        codes, uniques = factorize_filled(k[key], "")
+        keys = np.asarray(uniques, dtype=object)
     if by_gpu:  # one group per (key, GPU)
         gpu_codes, _ = pd.factorize(k["gpu"].astype(object), sort=False)
         pairs, _ = pd.factorize(
             codes.astype(np.int64) * (int(gpu_codes.max()) + 2) + gpu_codes + 1, sort=False
         )
         first = np.unique(pairs, return_index=True)[1]  # each pair's first launch
-        return pairs, keys[codes[first]]
-    return codes, keys
+        chosen = codes[first]
+        return pairs, keys[chosen], None if stacks is None else stacks[chosen]
+    return codes, keys, stacks
 
 
 def factorize_filled(column: pd.Series, fill: str) -> tuple[np.ndarray, np.ndarray]:

@@ -13,11 +13,18 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..common.nvtx_stack import stack_from_label, stack_label
+from ..common.nvtx_stack import (
+    decode_stack,
+    encode_stack,
+    stack_from_label,
+    stack_label,
+)
 
 # From the first emit_nvtx argument up to the end of that range's name: argument values hold no `/`
 # or `|`, which separate ranges in a path.
 _EMIT_NVTX_ARGS = re.compile(r", (?:stashed seq|seq|op_id|sizes|input_op_ids) = [^/|]*")
+# where emit_nvtx's arguments start in one range's name
+_EMIT_NVTX_ARG = re.compile(r", (?:stashed seq|seq|op_id|sizes|input_op_ids) = ")
 # a forward op's range (a backward one has `stashed seq`)
 _EMIT_NVTX_OP = re.compile(r", seq = \d+")
 
@@ -27,6 +34,47 @@ def normalize_nvtx(path: str) -> str:
     op_id = 9` -> `measure/forward/attn/aten::linear/aten::mm`; a path without emit_nvtx arguments
     is returned as it is."""
     return _EMIT_NVTX_ARGS.sub("", path) if ", " in path else path
+
+
+def normalize_range(name: str) -> str:
+    """One range's name without emit_nvtx's arguments: `aten::linear, seq = 91, op_id = 786` ->
+    `aten::linear`; the whole rest of the name is arguments, whatever it holds (`/`)."""
+    found = _EMIT_NVTX_ARG.search(name) if ", " in name else None
+    return name[: found.start()] if found else name
+
+
+def grouping_stack(text: object) -> str:
+    """A launch's NVTX stack (`nvtx_stack`'s text) as `--by nvtx` groups it: each range's name
+    without emit_nvtx's arguments, ranges and domains kept apart; "" without a range."""
+    return (
+        encode_stack(
+            [
+                (d, [n for n in map(normalize_range, ranges) if n])
+                for d, ranges in decode_stack(text)
+            ]
+        )
+        or ""
+    )
+
+
+def stack_groups(kernels: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Each launch's number among the distinct stacks `--by nvtx` groups by (`grouping_stack`), in
+    the order they first appear, and those stacks ("" for the launches without a range). Made once
+    per distinct stack, not per launch."""
+    codes, uniques = pd.factorize(stacks_of(kernels), sort=False, use_na_sentinel=True)
+    grouped = [grouping_stack(u) for u in np.asarray(uniques, dtype=object)] + [""]
+    merged, distinct = pd.factorize(np.array(grouped, dtype=object), sort=False)
+    # numbered again over the launches: only stacks some launch has, in launch order
+    numbers, used = pd.factorize(merged[codes], sort=False)
+    return numbers, [str(distinct[u]) for u in used]
+
+
+def ranges_list(text: object) -> list[dict[str, object]] | None:
+    """A stack as `--json` writes it: per domain, `{"domain": name (None for the default one),
+    "ranges": [outermost, ..., innermost]}`, each name whole; None without a range."""
+    return [
+        {"domain": d or None, "ranges": list(ranges)} for d, ranges in decode_stack(text)
+    ] or None
 
 
 def is_emit_nvtx_op(name: str) -> bool:

@@ -314,10 +314,18 @@ class Where:
 
 def _factorize(frame: pd.DataFrame) -> Factors:
     def factors(key: str) -> tuple[np.ndarray, list[str]]:
-        codes, uniques = pd.factorize(frame[key], use_na_sentinel=True)
+        column = frame[key]
+        try:
+            codes, uniques = pd.factorize(column, use_na_sentinel=True)
+        except TypeError:  # lists (a group's `nvtx_ranges`): matched as their text
+            codes, uniques = pd.factorize(column.map(_cell_text), use_na_sentinel=True)
         return codes, [str(u) for u in uniques]
 
     return factors
+
+
+def _cell_text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def names_of(keys: Iterable[str]) -> dict[str, str]:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from flopscope.core import Report, read_report
+from flopscope.core.common.nvtx_stack import encode_stack
 from flopscope.tui.app import app as app_module
 from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.launch import kernels_app
@@ -62,6 +63,7 @@ def h100() -> Report:
     report = read_report(fixture_file(H100))
     kernels = report.kernels.copy()
     kernels["nvtx"] = np.where(np.arange(len(kernels)) < len(kernels) // 2, "setup", "solve")
+    kernels["nvtx_stack"] = [encode_stack([("", [name])]) for name in kernels["nvtx"]]
     return Report(meta=report.meta, kernels=kernels, gpu=report.gpu, missing=report.missing)
 
 

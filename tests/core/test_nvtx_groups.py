@@ -6,18 +6,30 @@ diff across batch sizes matched nothing."""
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+import pytest
 from flopscope.core import read_report
 from flopscope.core.analysis.diff import diff_runs
+from flopscope.core.common.nvtx_stack import decode_stack
 from flopscope.core.store.run_store import Store
+from flopscope.core.table.grouping import NO_RANGE
 from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.screens.diff import DiffScreen
+from flopscope.tui.app.screens.kernel import KernelScreen
+from flopscope.tui.app.widgets.kernel_table import KernelTable
 
 from ..conftest import settle
-from ..helpers.app import make_app, ready, regrouped
+from ..helpers.app import make_app, ready, regrouped, screen_lines
 from ..helpers.cli import run_cli
+from ..helpers.nvtx_cells import ncu_page, page_stacks
+from ..helpers.real_files import file_id, real_files
+from ..helpers.real_files import report_of as report_cached
+from ..helpers.renamed_range import RENAMED, renamed_page
 
 ROOT = Path(__file__).resolve().parents[2]
 H100 = ROOT / "tests" / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
@@ -89,3 +101,83 @@ async def test_g_in_the_diff_compares_by_nvtx_and_back():
         await pilot.press("g")
         await settle(pilot, lambda: screen.by == "name")
         assert len(screen.model) == kernels
+
+
+# -- issue 40: grouped by the structured stack, not the joined label ----------------------------
+# Where emit_nvtx's arguments start in a range's name: the rest of the name is arguments.
+_ARGUMENTS = re.compile(r", (?:stashed seq|seq|op_id|sizes|input_op_ids) = ")
+
+
+def _as_grouped(stack: dict[str, tuple[str, ...]]) -> tuple:
+    """A launch's ranges from the page as `--by nvtx` groups them: per domain (sorted), each name up
+    to emit_nvtx's arguments, names left empty dropped."""
+    out = []
+    for domain, names in sorted(stack.items()):
+        cut = tuple(n for n in (_ARGUMENTS.split(name, maxsplit=1)[0] for name in names) if n)
+        if cut:
+            out.append((domain, cut))
+    return tuple(out)
+
+
+def _group_key(ranges: list[dict] | None) -> tuple:
+    return tuple(sorted((d["domain"] or "", tuple(d["ranges"])) for d in ranges or []))
+
+
+@pytest.mark.parametrize("path", real_files(), ids=file_id)
+def test_by_nvtx_groups_are_the_pages_stacks_launch_for_launch(path, request, tmp_path):
+    """Every real file: one group per distinct stack read from ncu's own page with `csv` (a
+    .ncu-rep's page exported by the real ncu), with as many launches; each group's launches are
+    that many."""
+    ncu = request.getfixturevalue("real_ncu") if ".ncu-rep" in path.name else []
+    stacks = page_stacks(ncu_page(path, ncu, tmp_path))
+    expected = Counter(_as_grouped(s) for s in stacks.values())
+    report = report_cached(path)
+    rows = report.group("nvtx")
+    several_gpus = isinstance(report.judged_by, dict)
+    got = Counter()
+    for _, row in rows.iterrows():
+        got[_group_key(row["nvtx_ranges"])] += int(row["count"])
+        assert len(report.launches_of(row, "nvtx")) == row["count"]
+    assert got == expected
+    if not several_gpus:  # a stack's launches on two GPUs are two rows
+        assert len(rows) == len(expected)
+
+
+def test_a_slash_in_a_range_name_stays_in_the_name_and_json_rows_carry_the_list(tmp_path):
+    """The H100 step with `attn` renamed `attn/qkv:proj`: its own group, the name whole in the
+    `nvtx_ranges` list of `report --by nvtx --json`, as many launches as the page has under it."""
+    page = renamed_page(tmp_path)
+    under = sum(
+        RENAMED in names for stack in page_stacks(page).values() for names in stack.values()
+    )
+    done = run_cli("report", page, "--by", "nvtx", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["rows"]
+    named = [r for r in rows if any(RENAMED in d["ranges"] for d in r["nvtx_ranges"] or [])]
+    assert named and sum(r["count"] for r in named) == under
+    assert not any("qkv:proj" in d["ranges"] for r in rows for d in r["nvtx_ranges"] or [])
+    assert all(r["nvtx_ranges"] is None for r in rows if r["nvtx"] == NO_RANGE)
+    # a filter reads the list as its text
+    done = run_cli("report", page, "--by", "nvtx", "--where", "nvtx_ranges ~ qkv:proj", "--json")
+    assert done.returncode == 0, done.stderr
+    holding = [r for r in rows if "qkv:proj" in json.dumps(r["nvtx_ranges"])]  # backward's too
+    assert len(json.loads(done.stdout)["rows"]) == len(holding) > len(named)
+
+
+async def test_the_kernel_screens_nvtx_line_shows_the_ranges_whole(tmp_path):
+    """A launch under the renamed range: the Kernel screen's NVTX line lists its ranges joined by
+    ` > `, `attn/qkv:proj` one of them."""
+    report = read_report(renamed_page(tmp_path))
+    stack = next(s for s in report.kernels["nvtx_stack"] if isinstance(s, str) and RENAMED in s)
+    ranges = dict(decode_stack(stack))[""]
+    app = make_app(report, by="launch")
+    async with app.run_test(size=(160, 60)) as pilot:
+        await ready(app, pilot)
+        table = app.kernels.query_one(KernelTable)
+        row = int(np.flatnonzero(app.kernels.model.rows["nvtx_stack"].astype(object) == stack)[0])
+        table.cursor_row = list(app.kernels.model.order).index(row)
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
+        await pilot.pause()
+        text = " ".join(" ".join(line.split()) for line in screen_lines(app))
+    assert " > ".join(ranges) in text

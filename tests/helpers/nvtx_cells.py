@@ -53,3 +53,23 @@ def _cell_ranges(header: str, cell: str) -> list[tuple[str, str]]:
         name = ":".join(parts[at : len(parts) - after])
         out.append(("" if domain == "<default domain>" else domain, name))
     return out
+
+
+def ncu_page(path: Path, ncu: list[str], folder: Path) -> Path:
+    """The page to read with `csv`: the file itself where it is a CSV page, else `ncu --import F
+    --page raw --csv` of it (`ncu`: the real_ncu fixture's command)."""
+    import subprocess
+
+    from .real_files import plain_copy
+
+    if ".ncu-rep" not in path.name:
+        return path
+    page = folder / "page.csv"
+    with page.open("w") as out:
+        subprocess.run(
+            [*ncu, "--import", str(plain_copy(path, folder)), "--page", "raw", "--csv"],
+            stdout=out,
+            check=True,
+            timeout=300,
+        )
+    return page
