@@ -102,33 +102,42 @@ async def test_the_instruction_mix_panel_shows_each_kind_and_the_busiest_pipe():
     assert any(line.startswith("Busiest pipe LSU pipe") for line in lines)
 
 
-async def test_a_report_with_only_pc_samples_shows_its_stalls_as_samples():
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+async def test_a_report_with_only_pc_samples_shows_its_stalls_as_samples(
+    size, tmp_path, snapshot_update
+):
     """The RTX 4090 report has SourceCounters but no WarpStateStats: the Kernel screen's stall panel
     is titled as samples and shows the top row's reasons with their sample counts, at 80x24 (one
-    column, scrolled to it) and at 160x48 (two)."""
+    column, scrolled to it) and at 160x48 (two); snapshot SVGs of both."""
     report = read_report(fixture_path("rtx4090_torch_linear_sgemm.ncu-rep"))
     row = report.group("name").iloc[0]
     top = max(
         (c for c in row.index if c.startswith("samples_") and row[c] == row[c]),
         key=lambda c: row[c],
     )
-    for size in ((80, 24), (160, 48)):
-        app = make_app(report)
-        async with app.run_test(size=size) as pilot:
-            screen = await open_kernel(pilot, app)
-            panel = next(
-                p
-                for p in screen.query(".panel").results(Collapsible)
-                if str(p.title) == "Warp stalls, share of PC samples"
-            )
-            panel.scroll_visible(animate=False)
-            await pilot.pause()
-            text = "\n".join(" ".join(line.split()) for line in screen_lines(app))
-            assert "Warp stalls, share of PC samples" in text, size
-            assert "cycles per issued instruction" not in text, size
-            total = int(sum(row[c] for c in row.index if c.startswith("samples_") and row[c] > 0))
-            assert f"{total} warp samples" in text, size
-            assert f"{int(row[top])} {100 * row[top] / total:.1f}%" in text, size
+    app = make_app(report)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_kernel(pilot, app)
+        await settle(pilot, lambda: screen.opcodes is not None)  # the panels above it, complete
+        panel = next(
+            p
+            for p in screen.query(".panel").results(Collapsible)
+            if str(p.title) == "Warp stalls, share of PC samples"
+        )
+        panel.scroll_visible(animate=False, top=True)
+        await pilot.pause()
+        text = "\n".join(" ".join(line.split()) for line in screen_lines(app))
+        assert "Warp stalls, share of PC samples" in text
+        assert "cycles per issued instruction" not in text
+        total = int(sum(row[c] for c in row.index if c.startswith("samples_") and row[c] > 0))
+        assert f"{total} warp samples" in text
+        assert f"{int(row[top])} {100 * row[top] / total:.1f}%" in text
+        check(
+            f"kernel-samples-{size[0]}x{size[1]}",
+            app.export_screenshot(),
+            snapshot_update,
+            tmp_path,
+        )
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
