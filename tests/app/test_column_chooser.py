@@ -6,10 +6,9 @@ starts it."""
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 
 import pytest
-from flopscope.core import FlopscopeError, read_report
+from flopscope.core import FlopscopeError
 from flopscope.core.table import ALL, DESCRIPTIONS
 from flopscope.tui.app.column_choice import load_columns, save_columns
 from flopscope.tui.app.keymap import load_keymap
@@ -20,26 +19,9 @@ from flopscope.tui.app.widgets.kernel_table import KernelTable
 from textual.widgets import OptionList
 
 from ..conftest import settle
-from ..helpers.app import ready
+from ..helpers.app import opened_app, ready
 
 pytestmark = pytest.mark.slow
-DEMO = Path(__file__).parents[2] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return read_report(DEMO)
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
-    return tmp_path
-
-
-def _app(report):
-    # as run_kernels starts it
-    return kernels_app(report.meta.source, report=report, columns=load_columns())
 
 
 async def _to(pilot, chooser: ColumnsScreen, key: str) -> None:
@@ -53,7 +35,7 @@ async def test_c_lists_every_column_with_unit_and_meaning_and_the_choice_survive
 ):
     config = home / "config.toml"
     config.write_text('# mine\n[keymap]\n"kernels.roofline" = "R"\n', encoding="utf-8")
-    app = _app(demo)
+    app = opened_app(demo)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await ready(app, pilot)
         # what `?` lists
@@ -91,7 +73,7 @@ async def test_c_lists_every_column_with_unit_and_meaning_and_the_choice_survive
         "# mine\n"
     )
 
-    again = _app(demo)  # a restart: config.toml read anew
+    again = opened_app(demo)  # a restart: config.toml read anew
     async with again.run_test(size=(100, 30)) as pilot:
         screen = await ready(again, pilot)
         assert [c.name for c in screen.model.columns] == ["kernel", *expected]
@@ -108,7 +90,7 @@ async def test_c_lists_every_column_with_unit_and_meaning_and_the_choice_survive
 
 async def test_escape_keeps_the_columns_and_r_puts_back_the_tables_own(demo, home):
     save_columns("kernels", ["duration_s", "registers"])
-    app = _app(demo)
+    app = opened_app(demo)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await ready(app, pilot)
         assert [c.name for c in screen.model.columns] == ["kernel", "duration_s", "registers"]

@@ -30,12 +30,6 @@ pytestmark = pytest.mark.slow
 H100 = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
-    return tmp_path
-
-
 @pytest.fixture(scope="module")
 def pair():
     return tuple(read_report(H100 / f"train_transformer_bf16_bs{n}.ncu-rep.xz") for n in (8, 32))

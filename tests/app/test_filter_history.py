@@ -6,36 +6,16 @@ a refusal to start."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from flopscope.core import read_report
-from flopscope.tui.app.filter_history import MAX_ENTRIES, FilterHistory, history_path
-from flopscope.tui.app.launch import kernels_app
+from flopscope.tui.app.filter_history import MAX_ENTRIES
 from flopscope.tui.app.screens.prompt import PromptScreen
 from textual.widgets import Input
 
 from ..conftest import settle
-from ..helpers.app import ready
+from ..helpers.app import opened_app, ready
 
 pytestmark = pytest.mark.slow
-DEMO = Path(__file__).parents[2] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return read_report(DEMO)
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("FLOPSCOPE_HOME", str(tmp_path))
-    return tmp_path
-
-
-def _app(report):
-    # as run_kernels
-    return kernels_app(report.meta.source, report=report, history=FilterHistory(history_path()))
 
 
 async def _give(app, pilot, screen, text: str) -> None:
@@ -58,14 +38,14 @@ async def _recalled(app, pilot, presses: int) -> str:
 async def test_a_restarted_app_recalls_the_filters_given_before(demo, home):
     rows = demo.group("name")
     over_20us = int((rows["duration_s"] > 20e-6).sum())
-    app = _app(demo)
+    app = opened_app(demo)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await ready(app, pilot)
         await _give(app, pilot, screen, "nvjet")
         await _give(app, pilot, screen, "time > 20us")
     assert json.loads((home / "filter_history.json").read_text()) == ["nvjet", "time > 20us"]
 
-    again = _app(demo)  # a new process's app: nothing of the first but the file
+    again = opened_app(demo)  # a new process's app: nothing of the first but the file
     async with again.run_test(size=(100, 30)) as pilot:
         screen = await ready(again, pilot)
         assert await _recalled(again, pilot, 1) == "time > 20us"
@@ -78,7 +58,7 @@ async def test_the_file_is_untrusted_and_bounded(demo, home):
     typed = [f"time > {n}us" for n in range(MAX_ENTRIES + 20)]
     hostile = ["\x1b]52;c;cm0gLXJmIH4=\x07", "ok\x1b[2J", 7, None, "x" * 5000, "  ", "\u009b31m"]
     (home / "filter_history.json").write_text(json.dumps([*typed[:10], *hostile, *typed[10:]]))
-    app = _app(demo)
+    app = opened_app(demo)
     # strings only, no control character, the newest 50
     assert app.recent_filters == typed[-MAX_ENTRIES:]
     async with app.run_test(size=(100, 30)) as pilot:
@@ -93,7 +73,7 @@ async def test_the_file_is_untrusted_and_bounded(demo, home):
 
 async def test_a_damaged_file_is_no_history_and_the_next_filter_rewrites_it(demo, home):
     (home / "filter_history.json").write_bytes(b"\xff\xfe not json [")
-    app = _app(demo)
+    app = opened_app(demo)
     assert app.recent_filters == []
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await ready(app, pilot)

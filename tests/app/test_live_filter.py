@@ -17,12 +17,6 @@ from ..conftest import settle
 from ..helpers.app import make_app, ready
 
 pytestmark = pytest.mark.slow
-DEMO = Path(__file__).parents[2] / "tui" / "examples" / "train_transformer_bf16_bs8.ncu-rep.xz"
-
-
-@pytest.fixture(scope="module")
-def demo():
-    return read_report(DEMO)
 
 
 async def _type(pilot, text: str) -> None:

@@ -14,10 +14,11 @@ from flopscope.tui.app.screens.module_tree import ModuleTreeScreen
 from flopscope.tui.app.screens.prompt import PromptScreen
 from flopscope.tui.app.screens.sweep import SweepScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
-from textual.widgets import Input, Tree
+from textual.widgets import Input
 
 from ..conftest import settle
-from ..helpers.app import make_app, ready, regrouped
+from ..helpers.app import make_app
+from ..helpers.module_tree import open_tree, shown_nodes
 from ..helpers.real_files import DEMO, report_of
 from ..helpers.sweep_reports import shuffled
 
@@ -25,19 +26,7 @@ pytestmark = pytest.mark.slow
 
 
 def shown_paths(screen: ModuleTreeScreen) -> set[str]:
-    tree = screen.query_one(Tree)
-    nodes = (tree.get_node_at_line(line) for line in range(tree.last_line + 1))
-    return {str(node.data["path"]) for node in nodes if node is not None and node.data is not None}
-
-
-async def _open_tree(app, pilot) -> ModuleTreeScreen:
-    await ready(app, pilot)
-    for by in ("launch", "nvtx"):
-        await pilot.press("g")
-        await regrouped(app, pilot, by)
-    await pilot.press("g")
-    await settle(pilot, lambda: isinstance(app.screen, ModuleTreeScreen))
-    return app.screen
+    return {str(data["path"]) for data in shown_nodes(screen)}
 
 
 async def _type(pilot, text: str) -> None:
@@ -53,7 +42,7 @@ async def test_the_module_tree_filters_as_it_is_typed_with_the_modules_they_sit_
     assert 1 < len(expected) < len(tree)
     app = make_app(report)
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _open_tree(app, pilot)
+        screen = await open_tree(app, pilot)
         before = shown_paths(screen)  # the first level open
         await pilot.press("slash")
         await _type(pilot, "time > 50us")

@@ -4,38 +4,20 @@ and a file of two GPUs opens with a node per GPU under the root."""
 from __future__ import annotations
 
 from flopscope.core import read_report
-from flopscope.tui.app.screens.module_tree import ModuleTreeScreen
-from textual.widgets import Tree
 
-from ..conftest import settle
-from ..helpers.app import make_app, ready, regrouped
+from ..helpers.app import make_app
+from ..helpers.module_tree import open_tree, shown_names
 from ..helpers.renamed_range import RENAMED, renamed_page
 from ..helpers.two_gpu_capture import time_per_gpu, two_gpu_page
-
-
-def _shown(screen: ModuleTreeScreen) -> list[str]:
-    tree = screen.query_one(Tree)
-    nodes = (tree.get_node_at_line(line) for line in range(tree.last_line + 1))
-    return [str(node.data["name"]) for node in nodes if node is not None and node.data is not None]
-
-
-async def _open(app, pilot) -> ModuleTreeScreen:
-    await ready(app, pilot)
-    for by in ("launch", "nvtx"):
-        await pilot.press("g")
-        await regrouped(app, pilot, by)
-    await pilot.press("g")
-    await settle(pilot, lambda: isinstance(app.screen, ModuleTreeScreen))
-    return app.screen
 
 
 async def test_a_range_name_holding_a_slash_and_a_colon_is_one_node_of_the_tree(tmp_path):
     app = make_app(read_report(renamed_page(tmp_path)))
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _open(app, pilot)
+        screen = await open_tree(app, pilot)
         await pilot.press("asterisk")
         await pilot.pause()
-        names = _shown(screen)
+        names = shown_names(screen)
         assert names.count(RENAMED) == 1 and not {"attn", "qkv:proj", "proj"} & set(names)
 
 
@@ -43,8 +25,8 @@ async def test_two_gpus_open_as_a_node_each_under_the_root(tmp_path):
     page = two_gpu_page(tmp_path)
     app = make_app(read_report(page))
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _open(app, pilot)
-        names = _shown(screen)
+        screen = await open_tree(app, pilot)
+        names = shown_names(screen)
         # each GPU's tree, open
         assert names[0] == "(all launches)" and names[2::2] == ["measure", "measure"]
         assert sorted(n.split(": ", 1)[1] for n in names[1::2]) == sorted(time_per_gpu(page))

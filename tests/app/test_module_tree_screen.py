@@ -17,34 +17,18 @@ from flopscope.tui.app.screens.sort import SortScreen
 from textual.widgets import OptionList, Tree
 
 from ..conftest import settle
-from ..helpers.app import make_app, ready, regrouped, screen_lines
+from ..helpers.app import make_app, screen_lines
 from ..helpers.cli import run_cli
+from ..helpers.module_tree import open_tree, shown_names
 from ..helpers.modules import TOP_MODULES, module_launches
 from ..helpers.real_files import DEMO, H100, report_of
-
-
-def shown_names(screen: ModuleTreeScreen) -> list[str]:
-    """The names of the nodes shown, top to bottom."""
-    tree = screen.query_one(Tree)
-    nodes = (tree.get_node_at_line(line) for line in range(tree.last_line + 1))
-    return [str(node.data["name"]) for node in nodes if node is not None and node.data is not None]
-
-
-async def _open_tree(app, pilot) -> ModuleTreeScreen:
-    await ready(app, pilot)
-    for by in ("launch", "nvtx"):
-        await pilot.press("g")
-        await regrouped(app, pilot, by)
-    await pilot.press("g")
-    await settle(pilot, lambda: isinstance(app.screen, ModuleTreeScreen))
-    return app.screen
 
 
 async def test_g_opens_the_tree_and_its_keys_open_close_and_leave_it(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = make_app(report_of(DEMO))
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _open_tree(app, pilot)
+        screen = await open_tree(app, pilot)
         assert shown_names(screen) == ["(all launches)", "measure", "forward", "optimizer"]
         await pilot.press("j", "j")  # measure, forward
         assert screen.query_one(Tree).cursor_node.data["name"] == "forward"
@@ -96,7 +80,7 @@ async def test_o_sorts_each_nodes_children_by_a_column_and_s_flips_it_keeping_th
     }
     app = make_app(report)
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _open_tree(app, pilot)
+        screen = await open_tree(app, pilot)
         await pilot.press("j", "j", "l")
         assert screen.query_one(Tree).cursor_node.data["name"] == "forward"
         await _pick_sort(app, pilot, "flop")
@@ -131,7 +115,7 @@ async def test_r_draws_the_launches_under_the_node_by_name_and_c_leaves_the_tabl
     mine = report.kernels[module_launches(report.kernels, "mlp")]
     app = make_app(report)
     async with app.run_test(size=(120, 40)) as pilot:
-        screen = await _open_tree(app, pilot)
+        screen = await open_tree(app, pilot)
         await pilot.press("j", "j", "l")
         tree = screen.query_one(Tree)
         while tree.cursor_node.data["name"] != "mlp":
@@ -167,7 +151,7 @@ async def test_a_run_without_nvtx_ranges_says_why_its_tree_is_one_node_and_what_
         report = store.load("bench-run")
     app = make_app(report)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _open_tree(app, pilot)
+        await open_tree(app, pilot)
         text = " ".join(line.strip() for line in screen_lines(app))
         assert "no NVTX ranges, so its module tree is one node" in text
         assert "`flopscope profile --modules --host node2 -- python3 bench.py --n '8 16'`" in text

@@ -19,8 +19,8 @@ from flopscope.tui.presentation import format as fmt
 from flopscope.tui.presentation.kernel_sections import sections
 
 from ..conftest import FIXTURES, fixture_path
-from ..helpers.accounting import counter, report_actions
 from ..helpers.cli import launches_json
+from ..helpers.ncu_report_columns import assert_columns_are_ncu_reports
 
 FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep")) if FIXTURES.is_dir() else []
 # Every column the panels show, with the one ncu metric it is (PIPES and ISSUE name one metric
@@ -38,10 +38,6 @@ KINDS = {
 }
 
 
-def measured(value) -> bool:
-    return value is not None and not (isinstance(value, float) and math.isnan(value))
-
-
 def ncu_page(real_ncu, path, page: str) -> list[dict]:
     out = subprocess.run(
         [*real_ncu, "--import", str(path), "--page", page, "--csv"],
@@ -55,19 +51,7 @@ def ncu_page(real_ncu, path, page: str) -> list[dict]:
 
 @pytest.mark.parametrize("name", FULL)
 def test_every_launchs_instruction_mix_is_ncu_reports_own(name):
-    path = fixture_path(name)
-    rows, actions = launches_json(path), report_actions(path)
-    assert len(rows) == len(actions)
-    compared = 0
-    for row, action in zip(rows, actions, strict=True):
-        for column, metric in SHOWN.items():
-            value = counter(action, metric)
-            if measured(value):
-                assert row[column] == pytest.approx(value, rel=1e-12), column
-                compared += 1
-            else:
-                assert row.get(column) is None, column
-    assert compared >= len(rows) * 10
+    assert_columns_are_ncu_reports(fixture_path(name), SHOWN)
 
 
 @pytest.mark.parametrize("name", FULL)

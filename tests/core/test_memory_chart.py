@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 import subprocess
 
@@ -20,29 +19,14 @@ from flopscope.tui.presentation.kernel_sections import sections
 from ..conftest import FIXTURES, fixture_path
 from ..helpers.accounting import counter, report_actions
 from ..helpers.cli import launches_json
+from ..helpers.ncu_report_columns import assert_columns_are_ncu_reports, measured
 
 FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep")) if FIXTURES.is_dir() else []
 
 
-def measured(value) -> bool:
-    return value is not None and not (isinstance(value, float) and math.isnan(value))
-
-
 @pytest.mark.parametrize("name", FULL)
 def test_every_launchs_memory_counts_are_ncu_reports_own(name):
-    path = fixture_path(name)
-    rows, actions = launches_json(path), report_actions(path)
-    assert len(rows) == len(actions)
-    compared = 0
-    for row, action in zip(rows, actions, strict=True):
-        for column, metric in MEMORY_CHART.items():
-            value = counter(action, metric)
-            if measured(value):
-                assert row[column] == pytest.approx(value, rel=1e-12), column
-                compared += 1
-            else:
-                assert row.get(column) is None, column
-    assert compared >= len(rows) * 10
+    assert_columns_are_ncu_reports(fixture_path(name), MEMORY_CHART)
 
 
 @pytest.mark.parametrize("name", FULL)

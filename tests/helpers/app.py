@@ -7,6 +7,8 @@ import io
 
 from flopscope.core import Report
 from flopscope.tui.app.app import FlopscopeApp
+from flopscope.tui.app.column_choice import load_columns
+from flopscope.tui.app.filter_history import FilterHistory, history_path
 from flopscope.tui.app.launch import kernels_app
 from flopscope.tui.app.screens.kernels import KernelsScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
@@ -19,6 +21,14 @@ H100 = "h100pcie_ee384_cub_agents_full.ncu-rep"  # 18 launches, 7 names, both bo
 
 def make_app(report: Report, by: str = "name") -> FlopscopeApp:
     return kernels_app(report.meta.source, report=report, by=by)
+
+
+def opened_app(report: Report) -> FlopscopeApp:
+    """The Kernels app as `flopscope open` starts it (launch.run_kernels): the chosen columns and
+    the filters given before, read from flopscope's home. The keymap aside: tests press the default
+    keys."""
+    history = FilterHistory(history_path())
+    return kernels_app(report.meta.source, report=report, columns=load_columns(), history=history)
 
 
 async def exited(app: FlopscopeApp, pilot, tries: int = 200) -> int | None:
