@@ -101,7 +101,9 @@ async def test_c_shows_the_page_by_cuda_line_with_its_text_and_back():
 
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 48)])
-async def test_a_report_whose_sass_ncu_report_cannot_disassemble_says_so_once(size):
+async def test_a_report_whose_sass_ncu_report_cannot_disassemble_says_so_once(
+    size, tmp_path, snapshot_update
+):
     """NVIDIA's ncu_report gives `???` for every address of the V100 report (ncu's CLI prints the
     text: its disassembler is in the ncu binary): the page says so above the table and each line's
     SASS cell says it has none, never `???`, at 80x24 and 160x48."""
@@ -110,6 +112,7 @@ async def test_a_report_whose_sass_ncu_report_cannot_disassemble_says_so_once(si
 
     from ..conftest import settle
     from ..helpers.app import make_app, ready, screen_lines
+    from ..helpers.snapshots import check
 
     path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
     report = read_report(path)
@@ -127,3 +130,9 @@ async def test_a_report_whose_sass_ncu_report_cannot_disassemble_says_so_once(si
         assert "???" not in text
         if size[0] >= 160:  # the SASS column, fourth, in view
             assert NO_SASS_CELL in text
+        check(
+            f"source-no-sass-{size[0]}x{size[1]}",
+            app.export_screenshot(),
+            snapshot_update,
+            tmp_path,
+        )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import pandas as pd
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -74,7 +75,7 @@ class SourceScreen(Screen):
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, page, title)
 
-    def _title(self, page: SourcePage | None, which: str) -> Text:
+    def _title(self, page: SourcePage | None, which: str) -> RenderableType:
         if page is None:
             return Text("No launch of this report behind the row.")
         if not page.lines:
@@ -86,10 +87,10 @@ class SourceScreen(Screen):
             overflow="ellipsis",
         )
         if sass_missing(page):  # said once above the table, not `???` on every line
-            title.append("\n" + NO_SASS_NOTE, style="dim")
+            return Group(title, Text(NO_SASS_NOTE, style="dim"))
         return title
 
-    def _show(self, page: SourcePage | None, title: Text) -> None:
+    def _show(self, page: SourcePage | None, title: RenderableType) -> None:
         self.page = page
         self.files = file_lines(page) if page is not None and page.files else None
         self.query_one("#source-title", Static).update(title)
