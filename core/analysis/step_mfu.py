@@ -11,7 +11,11 @@ the kernel time and FLOPs ncu measured under that step's `step N` range (profile
   peak; over the wall time (what the program got) and over the kernel time (what its kernels got).
 
 The first step warms up (allocator, cuDNN autotuning, compilation), so the median leaves it out
-where there is another."""
+where there is another.
+
+On a file whose launches ran on several GPUs (distinct device and name, as the module tree's GPU
+level tells them apart), each GPU's steps are its own: its launches' kernel time and FLOPs, against
+its own ceilings, beside the one wall time the timing run measured for the step."""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ import pandas as pd
 
 from ..report.report import Report
 from ..store.step_times import StepTimes
-from ..table.module_tree import placements
+from ..table.module_tree import NODE_SEP, gpu_levels, placements
 from ..table.nvtx import stacks_of
 from ..table.roofline import PRECISIONS
 
@@ -40,6 +44,7 @@ class StepFigures:
     # part, a lower bound
     flop_partial: bool = False
     time_partial: bool = False
+    gpu: str = ""  # `GPU 0: NVIDIA H100 ...` on a file of several GPUs, else ""
 
     @property
     def flop_total(self) -> float:
@@ -60,27 +65,86 @@ class StepFigures:
 
 @dataclass(frozen=True)
 class StepMfu:
-    steps: list[StepFigures]
-    median: StepFigures | None  # over median_of
+    steps: list[StepFigures]  # GPU by GPU (in the module tree's order), each GPU's by step
+    median: StepFigures | None  # over median_of; None on a file of several GPUs (see medians)
     median_of: list[int]  # the steps with both times, the first left out where there are others
-    # precision -> (FLOP/s, where from)
+    # precision -> (FLOP/s, where from): the first GPU's
     peaks: dict[str, tuple[float, str]] = field(default_factory=dict)
     timing_file: str = ""
+    medians: list[StepFigures] = field(default_factory=list)  # one per GPU
+    # GPU label -> its peaks, on a file of several GPUs
+    peaks_by_gpu: dict[str, dict[str, tuple[float, str]]] = field(default_factory=dict)
+
+    @property
+    def median_wall_s(self) -> float:
+        """The median step's wall time (every GPU's: the timing run measured the program's)."""
+        return self.medians[0].wall_s if self.medians else math.nan
 
 
 def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
-    """Each step's figures (None when no launch ran under a `step N` range and there are no step
-    times)."""
+    """Each step's figures, per GPU on a file of several (None when no launch ran under a `step N`
+    range and there are no step times)."""
     kernels = report.kernels
     codes, placed = placements(stacks_of(kernels))
     step_of = np.array([np.nan if p.step is None else p.step for p in placed], dtype=float)[codes]
-    in_step = kernels[~np.isnan(step_of)]
-    keys = step_of[~np.isnan(step_of)].astype(int)
     walls = times.wall_s if times else {}
-    numbers = sorted(set(keys.tolist()) | set(walls))
+    numbers = sorted(set(step_of[~np.isnan(step_of)].astype(int).tolist()) | set(walls))
     if not numbers:
         return None
-    peaks = _peaks(report)
+    timing_file = str(times.path) if times else ""
+    parts = _gpu_parts(report)
+    if parts is None:
+        steps = _steps(kernels, step_of, numbers, walls, _peaks(report), "")
+        chosen = _median_steps(steps)
+        median = _median(steps, chosen)
+        return StepMfu(
+            steps, median, chosen, _peaks(report), timing_file, [median] if median else []
+        )
+    rows: list[StepFigures] = []
+    medians: list[StepFigures] = []
+    peaks_by_gpu: dict[str, dict[str, tuple[float, str]]] = {}
+    median_of: list[int] = []
+    for label, mask, peaks in parts:
+        steps = _steps(kernels[mask], step_of[mask], numbers, walls, peaks, label)
+        median_of = median_of or _median_steps(steps)
+        gpu_median = _median(steps, _median_steps(steps))
+        rows += steps
+        medians += [gpu_median] if gpu_median else []
+        peaks_by_gpu[label] = peaks
+    first = next(iter(peaks_by_gpu.values()), {})
+    return StepMfu(rows, None, median_of, first, timing_file, medians, peaks_by_gpu)
+
+
+def _gpu_parts(
+    report: Report,
+) -> list[tuple[str, np.ndarray, dict[str, tuple[float, str]]]] | None:
+    """(label, its launches, its ceilings) per GPU on a file of several (the module tree's levels:
+    distinct device and name); None on a file of one."""
+    levels = gpu_levels(report.kernels)
+    if levels is None:
+        return None
+    codes, labels = levels
+    names = report.kernels["gpu"].astype(object).to_numpy() if "gpu" in report.kernels else None
+    out = []
+    for n, label in enumerate(labels):
+        mask = codes == n
+        name = str(names[mask][0]) if names is not None and mask.any() else ""
+        out.append((label, mask, _peaks(report, name)))
+    return out
+
+
+def _steps(
+    kernels: pd.DataFrame,
+    step_of: np.ndarray,
+    numbers: list[int],
+    walls: dict[int, float],
+    peaks: dict[str, tuple[float, str]],
+    gpu: str,
+) -> list[StepFigures]:
+    """The figures of each step in `numbers` over these launches (`step_of`: each one's step, NaN
+    outside every step)."""
+    in_step = kernels[~np.isnan(step_of)]
+    keys = step_of[~np.isnan(step_of)].astype(int)
     kernel_s = in_step["duration_s"].groupby(keys).sum(min_count=1)
     flop_partial = in_step["flop"].isna().groupby(keys).any()
     time_partial = in_step["duration_s"].isna().groupby(keys).any()
@@ -101,12 +165,10 @@ def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
                 _at_peak(flop, peaks),
                 bool(flop_partial.get(n, False)),
                 bool(time_partial.get(n, False)),
+                gpu,
             )
         )
-    median_of = _median_steps(steps)
-    return StepMfu(
-        steps, _median(steps, median_of), median_of, peaks, str(times.path) if times else ""
-    )
+    return steps
 
 
 def median_wall(times: StepTimes) -> tuple[float, list[int]] | None:
@@ -120,27 +182,48 @@ def median_wall(times: StepTimes) -> tuple[float, list[int]] | None:
 def with_node_mfu(tree: pd.DataFrame, s: StepMfu, steps: int) -> pd.DataFrame:
     """The module tree with each node's MFU: `mfu_kernel`, its FLOPs' time at peak over its kernel
     time, and `mfu_wall`, that time per step (the report holding `steps`) over the median step's
-    wall time: the node's part of the step's MFU (children add up to at most their parent's)."""
-    at_peak = pd.Series(0.0, index=tree.index)
-    for name, col, _ in PRECISIONS:
-        if col not in tree:
-            continue
-        flop = tree[col].astype(float).fillna(0.0)
-        peak = s.peaks[name][0] if name in s.peaks else math.nan
-        at_peak = at_peak + (flop / peak).where(flop > 0, 0.0)
-    at_peak = at_peak.where(tree["flop"].notna())
+    wall time: the node's part of the step's MFU (children add up to at most their parent's). On a
+    file of several GPUs a node is judged by the peaks of the GPU it sits under, the root by the sum
+    of its GPUs'."""
+    gpus = [str(p).split(NODE_SEP, 1)[0] for p in tree["path"]]
+    at_peak = pd.Series(
+        [
+            _time_at_peak(row, s.peaks_by_gpu.get(g, s.peaks))
+            for row, g in zip(tree.to_dict(orient="records"), gpus, strict=True)
+        ],
+        index=tree.index,
+        dtype=float,
+    )
+    if s.peaks_by_gpu:  # the root spans the GPUs: its time at peak is theirs added
+        top = tree["depth"] == 1
+        at_peak = at_peak.mask(tree["depth"] == 0, at_peak[top].sum(min_count=1))
     out = tree.copy()
     out["mfu_kernel"] = at_peak / tree["duration_s"].where(tree["duration_s"] > 0)
-    wall = s.median.wall_s if s.median else math.nan
+    wall = s.median_wall_s
     out["mfu_wall"] = at_peak / steps / wall if wall and not math.isnan(wall) else math.nan
     return out
 
 
-def _peaks(report: Report) -> dict[str, tuple[float, str]]:
-    """Each precision's FLOP ceiling the run is judged against (the first GPU's, where it ran on
-    several)."""
+def _time_at_peak(node: dict[str, object], peaks: dict[str, tuple[float, str]]) -> float:
+    """Σ FLOPs_p / peak_p of one tree node; NaN where its FLOPs are unknown or a precision it ran
+    has no peak."""
+    if pd.isna(node.get("flop")):
+        return math.nan
+    total = 0.0
+    for name, col, _ in PRECISIONS:
+        flop = node.get(col)
+        if isinstance(flop, float) and flop > 0:
+            total += flop / peaks[name][0] if name in peaks else math.nan
+    return total
+
+
+def _peaks(report: Report, gpu: str | None = None) -> dict[str, tuple[float, str]]:
+    """Each precision's FLOP ceiling the run is judged against: the device `gpu`'s (None: the first
+    GPU's, where it ran on several)."""
     out: dict[str, tuple[float, str]] = {}
     for ceiling in report.ceilings():
+        if gpu is not None and ceiling.gpu and ceiling.gpu != gpu:
+            continue
         if not ceiling.bandwidth and ceiling.name not in out and ceiling.value > 0:
             out[ceiling.name] = (ceiling.value, ceiling.source)
     return out
@@ -176,6 +259,7 @@ def _median(steps: list[StepFigures], chosen: list[int]) -> StepFigures | None:
         _median_of([s.at_peak_s for s in rows]),
         any(s.flop_partial for s in rows),
         any(s.time_partial for s in rows),
+        rows[0].gpu,
     )
 
 
@@ -194,6 +278,7 @@ def figures_json(s: StepFigures) -> dict[str, object]:
         return None if isinstance(x, float) and math.isnan(x) else x
 
     return {
+        **({"gpu": s.gpu} if s.gpu else {}),
         **({"step": s.step} if s.step is not None else {}),
         "wall_s": num(s.wall_s),
         "kernel_s": num(s.kernel_s),

@@ -25,6 +25,7 @@ from ..helpers.cli import run_cli as flopscope
 from ..helpers.reconciled import WORKLOADS
 from ..helpers.snapshots import SIZE, check
 from ..helpers.steps import module_rows, page_steps, two_step_page, write_timing
+from ..helpers.two_gpu_steps import two_gpu_step_page
 
 # H100 SXM's dense TF32 tensor peak and the boost clock it is quoted at (NVIDIA H100 Tensor Core GPU
 # whitepaper, table 3): a run's datasheet ceiling is scaled to its measured clock.
@@ -194,3 +195,26 @@ async def test_m_puts_a_models_flops_beside_each_module_as_the_cli_does(
         line = _node_line(lines, module)
         shown = f"model {fmt.si(3 * analytic[module])} ×{fmt.ratio(node['flop_vs_model'])}"
         assert shown in line, line
+
+
+async def test_on_two_gpus_the_tree_and_the_steps_screen_are_per_gpu(tmp_path):
+    """The two-GPU step page: a median-step line per GPU above the tree, and `t` lists each GPU's
+    steps and median, the GPU first on each line, as the CLI's `--json` has them."""
+    page = two_gpu_step_page(tmp_path)
+    write_timing(tmp_path, WALLS)
+    doc = _cli_doc(page)["steps"]
+    report = read_report(page)
+    app = make_app(report)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await _open_tree(app, pilot, report, tmp_path)
+        above = _text(app)[1:3]
+        await pilot.press("t")
+        await settle(pilot, lambda: isinstance(app.screen, StepsScreen))
+        lines = _text(app)
+    for median, line in zip(doc["medians"], above, strict=True):
+        assert line.startswith(f"{median['gpu']}, step (median of 2): wall")
+        assert f"kernel {fmt.seconds(median['kernel_s'])} (ncu)" in line
+    for step in doc["steps"]:
+        row = f"{step['gpu']} {step['step']} {fmt.seconds(step['wall_s'])}"
+        assert any(line.startswith(row) for line in lines), row
+    assert sum(line.startswith("GPU 0: ") and " median " in line for line in lines) == 2

@@ -27,6 +27,6 @@ def with_steps(report: Report, tree: pd.DataFrame) -> tuple[pd.DataFrame, StepMf
     node's MFU where there is a median step to judge it by; a bad timing file raises its one
     line."""
     steps = load_steps(report)
-    if steps is None or steps.median is None:
+    if steps is None or not steps.medians:
         return tree, steps
     return with_node_mfu(tree, steps, steps_held(report.kernels)), steps

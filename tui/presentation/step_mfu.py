@@ -78,16 +78,31 @@ def screen_line(steps: StepMfu | None, meta: ReportMeta) -> str:
     return header_line(steps) if steps.timing_file else no_timing_hint(meta)
 
 
+def in_order(s: StepMfu) -> list[StepFigures]:
+    """The steps as printed: each GPU's steps, then its median step."""
+    by_gpu = {m.gpu: m for m in s.medians}
+    out: list[StepFigures] = []
+    for n, step in enumerate(s.steps):
+        out.append(step)
+        last = n + 1 == len(s.steps) or s.steps[n + 1].gpu != step.gpu
+        if last and step.gpu in by_gpu:
+            out.append(by_gpu[step.gpu])
+    return out
+
+
 def steps_table(s: StepMfu, width: int) -> tuple[TextTable, list[str]]:
-    """One line a step, then the median step's."""
+    """One line a step, then the median step's; on a file of several GPUs, GPU by GPU, the GPU
+    first on each line."""
     from .tables import Spec, fitted_table  # rich: not for --json
 
+    several = bool(s.peaks_by_gpu)
     specs = [Spec(title, True, priority) for title, _, priority in COLUMNS]
-    rows = [
-        [cell(step) for _, cell, _ in COLUMNS]
-        for step in [*s.steps, *([s.median] if s.median else [])]
-    ]
-    return fitted_table(specs, rows, width, flex=None)
+    rows = [[cell(step) for _, cell, _ in COLUMNS] for step in in_order(s)]
+    if not several:
+        return fitted_table(specs, rows, width, flex=None)
+    gpus = [display_text(step.gpu) for step in in_order(s)]
+    specs = [Spec("GPU", False, 0), *specs]
+    return fitted_table(specs, [[g, *r] for g, r in zip(gpus, rows, strict=True)], width, flex=0)
 
 
 def sources(s: StepMfu) -> list[str]:
@@ -117,13 +132,18 @@ def _has_step_one(s: StepMfu) -> bool:
 
 
 def peaks_line(s: StepMfu) -> str:
-    used = {name for step in s.steps for name in step.flop}
-    shown = [
-        f"{fmt.ceiling(name)} {fmt.si(value)}FLOP/s ({source})"
-        for name, (value, source) in s.peaks.items()
-        if name in used
-    ]
-    return "; ".join(shown) or "no FLOP ceiling known (pass --gpu NAME)"
+    """The peaks the steps' FLOPs are held to: each GPU's, named, on a file of several."""
+    parts = []
+    for gpu, peaks in (s.peaks_by_gpu or {"": s.peaks}).items():
+        used = {name for step in s.steps if step.gpu == gpu for name in step.flop}
+        shown = [
+            f"{fmt.ceiling(name)} {fmt.si(value)}FLOP/s ({source})"
+            for name, (value, source) in peaks.items()
+            if name in used
+        ]
+        if shown:
+            parts.append((f"{display_text(gpu)}: " if gpu else "") + "; ".join(shown))
+    return " · ".join(parts) or "no FLOP ceiling known (pass --gpu NAME)"
 
 
 def no_timing_hint(meta: ReportMeta) -> str:
@@ -138,15 +158,26 @@ def no_timing_hint(meta: ReportMeta) -> str:
 
 
 def header_line(s: StepMfu) -> str:
-    """The module tree screen's one line: the median step (or the only one) and where its numbers
-    come from."""
+    """The module tree screen's line: the median step (or the only one) and where its numbers come
+    from; a line per GPU on a file of several."""
+    if s.peaks_by_gpu:
+        return "\n".join(_gpu_line(s, m) for m in s.medians) or f"{len(s.steps)} step(s)"
     row: StepFigures | None = s.median or (s.steps[0] if len(s.steps) == 1 else None)
     if row is None:
         return f"{len(s.steps)} step(s); {wall_source(s)}"
     label = f"median of {len(s.median_of)}" if s.median else f"step {row.step}"
+    return f"Step ({label}): {_figures_words(row)}"
+
+
+def _gpu_line(s: StepMfu, median: StepFigures) -> str:
+    label = f"{display_text(median.gpu)}, step (median of {len(s.median_of)})"
+    return f"{label}: {_figures_words(median)}"
+
+
+def _figures_words(row: StepFigures) -> str:
     cell = {title: render(row) or "unknown" for title, render, _ in COLUMNS}
     return (
-        f"Step ({label}): wall {cell['Wall']} (timing run, no ncu) · kernel {cell['Kernel']} (ncu)"
+        f"wall {cell['Wall']} (timing run, no ncu) · kernel {cell['Kernel']} (ncu)"
         f" · idle {cell['Idle']} · MFU {cell['MFU wall']} of wall, {cell['MFU kernel']} of kernel"
     )
 
@@ -157,11 +188,17 @@ def steps_frame(s: StepMfu) -> pd.DataFrame:
     import pandas as pd
 
     rows = []
-    for step in [*s.steps, *([s.median] if s.median else [])]:
+    for step in in_order(s):
         row = figures_json(step)
         row.pop("flop_by_precision")
         rows.append({"step": None, **row, **{f"flop_{p}": f for p, f in step.flop.items()}})
     return pd.DataFrame(rows)
+
+
+def _peaks_json(peaks: dict[str, tuple[float, str]]) -> dict[str, dict[str, object]]:
+    return {
+        name: {"flop_per_s": value, "source": source} for name, (value, source) in peaks.items()
+    }
 
 
 def steps_json(s: StepMfu) -> dict[str, Any]:
@@ -169,11 +206,15 @@ def steps_json(s: StepMfu) -> dict[str, Any]:
     return {
         "steps": [figures_json(step) for step in s.steps],
         "median": figures_json(s.median) if s.median else None,
+        # one per GPU (with its `gpu`) on a file of several
+        "medians": [figures_json(m) for m in s.medians],
         "median_of": s.median_of,
-        "peaks": {
-            name: {"flop_per_s": value, "source": source}
-            for name, (value, source) in s.peaks.items()
-        },
+        "peaks": _peaks_json(s.peaks),
+        **(
+            {"peaks_by_gpu": {g: _peaks_json(p) for g, p in s.peaks_by_gpu.items()}}
+            if s.peaks_by_gpu
+            else {}
+        ),
         "sources": {
             "wall": wall_source(s),
             "kernel": KERNEL_SOURCE,
