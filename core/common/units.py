@@ -112,39 +112,20 @@ def _part_factor(part: str) -> float:
     return 1.0
 
 
+# fmt: off
 _SCALABLE = {
-    "byte",
-    "inst",
-    "cycle",
-    "sector",
-    "request",
-    "warp",
-    "thread",
-    "block",
-    "op",
-    "ops",
-    "flop",
+    "byte", "inst", "cycle", "sector", "request", "warp", "thread", "block", "op", "ops", "flop",
 }
+# fmt: on
 # What ncu counts, as its units rows and reports name it (every fixture's and the H100 capture's
 # units, plus the prefixed forms its auto-scaling prints). A word outside this list is refused, not
 # read as a plain count.
+# fmt: off
 _COUNT_WORDS = _SCALABLE | {
-    "1",
-    "sectors",
-    "requests",
-    "warps",
-    "threads",
-    "blocks",
-    "cycles",
-    "register",
-    "registers",
-    "branches",
-    "pass",
-    "sample",
-    "cluster",
-    "SM",
-    "instructions",
+    "1", "sectors", "requests", "warps", "threads", "blocks", "cycles", "register", "registers",
+    "branches", "pass", "sample", "cluster", "SM", "instructions",
 }
+# fmt: on
 
 
 def unit_dimension(unit: str) -> str | None:
@@ -294,8 +275,8 @@ def whole_numbers(col: pd.Series) -> pd.Series:
 
 def _whole_text(col: pd.Series) -> pd.Series | None:
     """`whole_numbers` of a text column whose every cell is an integer ("7", missing as None),
-    parsed by Arrow in one cast: a launch id column has a distinct text per launch, and pandas'
-    to_numeric took 50 ms per 100k. None for anything else (a "7.0", an "n/a", a huge id), which the
+    parsed by Arrow in one cast: a launch id column has a distinct text per launch, which pandas'
+    to_numeric parses one by one. None for anything else (a "7.0", an "n/a", a huge id), which the
     general path judges."""
     import numpy as np
     import pandas as pd

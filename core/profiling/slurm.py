@@ -34,21 +34,12 @@ from .transport import (
 
 # Where a job is not over yet; every other state (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL,
 # OUT_OF_MEMORY, PREEMPTED, ...) is final.
+# fmt: off
 ACTIVE = {
-    "PENDING",
-    "CONFIGURING",
-    "RUNNING",
-    "COMPLETING",
-    "SUSPENDED",
-    "STOPPED",
-    "RESIZING",
-    "REQUEUED",
-    "REQUEUE_HOLD",
-    "REQUEUE_FED",
-    "SIGNALING",
-    "STAGE_OUT",
-    "RESV_DEL_HOLD",
+    "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "STOPPED", "RESIZING",
+    "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD",
 }
+# fmt: on
 # jobs a sweep keeps submitted at once: the scheduler queues them, flopscope polls each
 JOBS_AT_ONCE = 16
 # scontrol failures in a row (the login node or slurmctld gone) after which the job counts as lost

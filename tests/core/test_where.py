@@ -205,36 +205,12 @@ def test_any_text_parses_or_is_one_where_error(rows):
     import random
 
     names = names_of(rows.columns) | TITLES
+    # fmt: off
     pieces = [
-        "time",
-        "%Roof",
-        "kernel",
-        " ",
-        "(",
-        ")",
-        "'",
-        '"',
-        "!",
-        "=",
-        "==",
-        "~",
-        "<",
-        ">",
-        "5us",
-        "1GB",
-        "x",
-        "and",
-        "or",
-        "not",
-        "1e",
-        ".",
-        "-",
-        "%",
-        "µs",
-        "[",
-        "\\",
-        "\t",
+        "time", "%Roof", "kernel", " ", "(", ")", "'", '"', "!", "=", "==", "~", "<", ">", "5us",
+        "1GB", "x", "and", "or", "not", "1e", ".", "-", "%", "µs", "[", "\\", "\t",
     ]
+    # fmt: on
     chance = random.Random(43)
     texts = [
         "".join(chance.choice(pieces) for _ in range(chance.randint(1, 9))) for _ in range(3000)
