@@ -20,13 +20,15 @@ CUDA = "CUDA"  # the CUDA line's text, last: only where the report embeds the fi
 CUDA_COLUMNS = ("Source", "Samples", "%", CUDA, "Top stall", "Not issued", "Executed", "SASS lines")
 
 
-# ncu_report gives `???` for an address it cannot disassemble: all of the V100 report's, whose SASS
-# ncu's own CLI prints (its disassembler is inside the ncu binary, not NVIDIA's Python module).
+# ncu_report gives `???` for an address it cannot disassemble: all of the V100 report's. The ncu
+# CLI 2024.1 prints that SASS; the installed ncu_report is a newer Nsight Compute's, whose GPU
+# support table lists Volta as unsupported (2024.1's listed it).
 UNDISASSEMBLED = "???"
 NO_SASS_CELL = "(no SASS text)"
 NO_SASS_NOTE = (
-    "No SASS text: NVIDIA's ncu_report module does not disassemble this report's code; `ncu"
-    " --import FILE --page source --print-source sass` prints it."
+    "No SASS text: the installed ncu_report does not disassemble this report's code (current Nsight"
+    " Compute no longer supports Volta); an ncu that does prints it: `ncu --import FILE --page"
+    " source --print-source sass`."
 )
 
 
