@@ -243,7 +243,12 @@ def main() -> None:
             seconds, cpu, stream = first_paint(argv, env)
             print(f"{seconds:.2f} s ({cpu:.2f} s CPU)\n{show(stream)}")
             return
+        load = os.getloadavg()[0]
         times = measure(files, versions, args.runs, folder)
+        print(
+            f"load average (1 min) at the start {load:.1f}, at the end {os.getloadavg()[0]:.1f},"
+            f" on {os.cpu_count()} CPUs: above ~1, the wall clock counts other processes' turns"
+        )
         print_table(files, versions, times, args.runs)
 
 

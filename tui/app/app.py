@@ -38,6 +38,11 @@ if TYPE_CHECKING:  # the other screens are imported when first shown: the first 
     from .screens.profile import ProfileScreen
 
 
+# A report of at most this many launches read before the app is up is grouped for its first frame on
+# the UI thread (~0.1 s at 10k launches); more are grouped in a worker under the loading cover.
+FIRST_FRAME_LAUNCHES = 10_000
+
+
 class SafeNotify:
     """Every notification of the app's, whatever screen sends it, as plain text with control
     characters escaped: messages quote run names, kernel names and paths, which are never markup and
@@ -167,9 +172,30 @@ class FlopscopeApp(SafeNotify, App[None]):
         if self.live is not None:
             await self.push_screen(self.live)
         elif self.report is None:
-            self._load()
+            if not self._show_read_ahead():
+                self._load()
         else:
             self.kernels.start(self.report)
+
+    def _show_read_ahead(self) -> bool:
+        """A small report the read ahead has already read (a cached one, read while Textual was
+        imported) is grouped here and shown in the app's first frame: no loading frame, no worker,
+        and no second frame to take the loading cover away. False where the worker must wait for
+        the read, or will say why it failed; and for a big report, whose grouping would hold the
+        screen still."""
+        ahead = self.read_ahead
+        if ahead is None or not ahead.ready():
+            return False
+        assert self.kernels is not None  # on_mount: a Kernels screen first
+        try:
+            report = judged_by(ahead.result(), self.roof)
+        except Exception:  # the worker raises it again, and says it as the CLI does
+            return False
+        if len(report.kernels) > FIRST_FRAME_LAUNCHES:
+            return False
+        self.report = report
+        self.kernels.show_now(report)
+        return True
 
     def show_report(self, report: Report) -> None:
         """A report arrived (from a live profile): the Kernels screen shows it."""

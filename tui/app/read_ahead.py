@@ -63,6 +63,10 @@ class ReadAhead:
         if latest is not None:
             progress(*latest)
 
+    def ready(self) -> bool:
+        """Whether the read has ended (`result` then returns at once)."""
+        return self._done.is_set()
+
     def result(self) -> Report:
         """The report, once read; what the read raised (a FlopscopeError: the file is bad) is raised
         here."""

@@ -80,6 +80,8 @@ class KernelsScreen(TableScreen):
         self.by = by
         self.report: Report | None = None
         self.ceilings: list[Ceiling] = []
+        # (model, row, report) whose sections the details show (_show_details)
+        self._details_of: tuple | None = None
 
     @property
     def flopscope(self) -> FlopscopeApp:
@@ -132,22 +134,32 @@ class KernelsScreen(TableScreen):
         self.flopscope.report, self.report, self.model = report, report, None
         self._regroup(self.by, keep)
 
+    def show_now(self, report: Report) -> None:
+        """`start`, on this thread: a small report's first table, drawn in the app's first
+        frame."""
+        self.report = report
+        self._show(*self._grouped(report, self.by), self.by, keep=None)
+
     @work(thread=True, exclusive=True, group="group")
     def _regroup(self, by: str, keep: int | None = None) -> None:
         report = self.report
         assert report is not None  # set by start() or rejudge() before any grouping
+        model, summary = self._grouped(report, by)
+        # `g` pressed again meanwhile: the newer grouping wins
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show, model, summary, by, keep)
+
+    def _grouped(self, report: Report, by: str) -> tuple[TableModel, list[Block] | None]:
+        """The table of `report` grouped `by`, and the header the first time (else None)."""
         summary = None
         if self.model is None:  # first time: the header is computed here too (1M launches: ~0.2 s)
             summary = summary_blocks(report)
             self.ceilings = report.ceilings()
         rows = self.flopscope.grouped(by)
-        model = TableModel(rows, self._columns(report, rows, by), self.query_state)
-        # `g` pressed again meanwhile: the newer grouping wins
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, model, by, summary, keep)
+        return TableModel(rows, self._columns(report, rows, by), self.query_state), summary
 
     def _show(
-        self, model: TableModel, by: str, summary: list[Block] | None, keep: int | None
+        self, model: TableModel, summary: list[Block] | None, by: str, keep: int | None
     ) -> None:
         # the first table of this report: the other groupings get ready meanwhile,
         if summary is not None:
@@ -182,6 +194,15 @@ class KernelsScreen(TableScreen):
         details = self.query_one(KernelDetails)
         if details.display and self.model is not None:
             assert self.report is not None  # a model is only ever made from the report
+            # The table says it moved when its columns are fitted, again when its scrollbar takes
+            # their room: the same row's sections are not laid out again (each time a full frame,
+            # and the first screen waited for two of them).
+            model, at, report = self.model, self.query_one(KernelTable).cursor_position, self.report
+            if self._details_of is not None:
+                was_model, was_at, was_report = self._details_of
+                if model is was_model and at == was_at and report is was_report:
+                    return
+            self._details_of = (model, at, report)
             row = self.current_row()
             name = self.model.columns[0].name
             details.show(row, "" if row is None else fmt.text(row.get(name)), self.report.kernels)
