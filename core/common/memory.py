@@ -1,5 +1,5 @@
 """Memory that ran out: what bounded it (`ulimit -v`, or the machine), how Python and the libraries
-say so, and the one line for the user (issue 25). Light: the `flopscope` command's watcher imports
+say so, and the one line for the user. Light: the `flopscope` command's watcher imports
 it after a crash."""
 
 from __future__ import annotations

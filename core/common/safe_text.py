@@ -44,8 +44,8 @@ def display_text(text: object, keep_newlines: bool = False) -> str:
     log)."""
     text = str(text)
     # The common case, names and paths as they should be, returned as they are. isprintable() is
-    # false for every character escaped here (categories Cc, Cf, Zl, Zp) and is 2x faster than the
-    # regex on a C++ name.
+    # false for every character escaped here (categories Cc, Cf, Zl, Zp) and is cheaper than the
+    # regex on a long C++ name.
     if text.isprintable() or not _UNSAFE.search(text):
         return text
     if keep_newlines:

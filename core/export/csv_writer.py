@@ -1,6 +1,6 @@
 """A table as CSV text, a column at a time: cells are made into text by Arrow (numbers) or once per
 distinct value (text), then joined into lines by Arrow. pandas' `to_csv` formats every cell in
-Python (9 s for a 100k-launch table; 112 s at 1M); this writes what it wrote (Python's csv quoting,
+Python, minutes at a million launches; this writes what it wrote (Python's csv quoting,
 `-2.0`, empty for unknown)."""
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def write_csv(
     must be. `safe`: every text cell and column name that a spreadsheet would run as a formula is
     `defused`; a column's distinct texts are, as they are made into text once anyway (defusing the
     table first cost as much again). `order`: the rows' positions in the order to write them, where
-    not the table's: each chunk takes its rows (a sorted copy of a million-launch table was ~250 MB
-    and a fifth of the export's time)."""
+    not the table's: each chunk takes its rows, where a sorted copy of a large table would cost its
+    size in memory and a share of the export's time."""
     text = _safe_text if safe else _text
     names = [defused(c) for c in df.columns] if safe else df.columns
     out.write((",".join(_quoted(str(c)) for c in names) + "\n").encode())
@@ -65,7 +65,7 @@ def write_csv(
 
 def _lines(columns: list[Cells], rows: Rows) -> memoryview | bytes:
     """The lines of `rows`: each column's cells joined by `,` in one Arrow join. Commas as the
-    join's separator, not as pieces of their own: half the pieces, ~2x faster."""
+    join's separator, not as pieces of their own: half the pieces to join."""
     *cells, last = merged([cells(rows) for cells in columns], ",")
     if isinstance(last, str) and not cells:  # every column the same in every row
         return ((last + "\n") * row_count(rows)).encode()

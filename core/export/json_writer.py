@@ -136,8 +136,8 @@ def column_cells(col: pd.Series, cells_of: Callable[[pd.Series], Cells], missing
     in every row, its one text (`missing` where unknown), which `merged` joins with the text pieces
     beside it. Made once for the whole column: what every chunk shares (the column's numbers viewed
     as numpy, its distinct texts) looked at again for each chunk (pandas' indexing, the type's
-    checks, factorizing) cost ~0.3 ms a column a chunk, most of a chunk's time, and held the GIL the
-    writer threads share."""
+    checks, factorizing) would be most of a chunk's time, and holds the GIL the writer threads
+    share."""
     cells = cells_of(col)
     if same_in_every_row(col):
         # `cells_of` gives Arrow arrays; only this makes one text
@@ -253,8 +253,8 @@ def integer_cells(col: pd.Series) -> Cells:
 def float_text(values: np.ndarray) -> pa.Array:
     """Floats as text that reads back to the same float, null for NaN. A whole value below 1e16
     (counts of FLOPs and bytes: most cells) is written as Python's repr writes it, digits and `.0`,
-    from its int64: Arrow writes 1.0 as "1" and 1e15 as "1e+15", and its integer format is several
-    times faster than its float one. Other values in Arrow's shortest round-trip form ("1e-7",
+    from its int64: Arrow writes 1.0 as "1" and 1e15 as "1e+15", and its integer format is much
+    faster than its float one. Other values in Arrow's shortest round-trip form ("1e-7",
     "0.000025")."""
     with np.errstate(invalid="ignore"):
         whole = np.isfinite(values) & (values == np.trunc(values))

@@ -109,8 +109,8 @@ def _write_parquet(df: pd.DataFrame, handle: BinaryIO, meta: dict[str, Any] | No
     if df.attrs:  # as pandas' own to_parquet keeps them (a diff's run totals)
         extra[b"PANDAS_ATTRS"] = json.dumps(df.attrs, default=str).encode()
     schema = schema.with_metadata({**(schema.metadata or {}), **extra})
-    # A slice of rows at a time, one row group each: the whole table in Arrow beside the frame was
-    # 1.2 GB more at the peak of a 1M-launch export.
+    # A slice of rows at a time, one row group each: the whole table in Arrow beside the frame would
+    # double the export's peak memory.
     with pq.ParquetWriter(handle, schema) as writer:
         for start in range(0, max(len(safe), 1), _PARQUET_ROWS):
             part = safe.iloc[start : start + _PARQUET_ROWS]
@@ -162,10 +162,9 @@ def _new_temp(directory: Path, name: str) -> tuple[int, str]:
 
 class _WrittenBackAsItGoes(io.FileIO):
     """A file whose pages start going to disk every 16 MB as they are written, so the fsync that
-    ends an export waits for the last few MB instead of all of them (the kernel alone would start
-    after ~30 s): 0.4 s of a 100k-launch JSON export's 230 MB on the 2-core machine.
-    posix_fadvise(DONTNEED) starts the write-back and returns; where the OS has no posix_fadvise,
-    the fsync does it all as before."""
+    ends an export waits for the last few MB instead of all of them (the kernel alone starts
+    writing back only after tens of seconds). posix_fadvise(DONTNEED) starts the write-back and
+    returns; where the OS has no posix_fadvise, the fsync writes it all."""
 
     STEP = 16 << 20
 

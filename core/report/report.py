@@ -94,8 +94,8 @@ class Report:
         return summarize(self.kernels)
 
     def ceilings(self) -> list[Ceiling]:
-        """The run's ceilings, computed once per launches table, GPUs and roof (1M launches: 0.07 s
-        each)."""
+        """The run's ceilings, computed once per launches table, GPUs and roof: every screen and
+        export asks for them, and they walk every launch."""
         basis = (self.kernels, self.gpu, self.gpus, self.roof)
         if self._ceilings is None or any(
             a is not b for a, b in zip(self._ceilings[0], basis, strict=True)

@@ -79,7 +79,7 @@ NAMED_SHARE = 0.1
 # peak_source, by code
 SOURCES = ["", "report", "datasheet", "datasheet @ measured clock", "measured on node"]
 
-# The three roofs a kernel can be judged against (issue 22): its key, and what it is, as screens
+# The three roofs a kernel can be judged against: its key, and what it is, as screens
 # name it.
 ROOFS = {
     "clock": "theoretical at the measured clock",

@@ -31,8 +31,8 @@ def stop_signals_blocked() -> Iterator[None]:
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Imports that create many objects and no garbage (pandas and pyarrow: ~120k) go inside this:
-    Python's cycle collector would otherwise walk them over and over as they pile up, 30-60 ms of
-    their ~0.3 s (summed by gc.callbacks in a 100k-launch export). What they made is then frozen out
+    Python's cycle collector would otherwise walk them over and over as they pile up, a sizeable
+    share of the import time. What they made is then frozen out
     of every later collection (it lives as long as the process)."""
     enabled = gc.isenabled()
     gc.disable()

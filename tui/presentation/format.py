@@ -128,7 +128,7 @@ def params(values: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in values.items())
 
 
-# A peak's source (a row's `peak_source`) as the roof it belongs to (issue 22), in a few words.
+# A peak's source (a row's `peak_source`) as the roof it belongs to, in a few words.
 PEAK_ROOFS = {
     "report": "at clock",
     "datasheet @ measured clock": "datasheet at clock",

@@ -45,9 +45,8 @@ _GAP = 2  # spaces between columns
 @dataclass(frozen=True)
 class TextTable:
     """A table of text cells in columns of known widths, printed as lines: titles (bold), then a
-    line a row. rich's Table measured, wrapped and padded each cell again (0.8 s for the 1,000 rows
-    `report --by launch` prints), though `fitted_table` has already given every column its width and
-    cut what does not fit."""
+    line a row. Not rich's Table: it measures, wraps and pads each cell again, though
+    `fitted_table` has already given every column its width and cut what does not fit."""
 
     titles: list[str]
     widths: list[int]

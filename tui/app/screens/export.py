@@ -4,7 +4,7 @@ confirm.
 Every column of the shown rows is written (not only those that fit the terminal), in the order
 shown, at full precision: the numbers are the engine's, not the table's rounded text.
 
-The dialog stays open while the file is written (150k launches: a 400 MB CSV, ~15 s), saying what it
+The dialog stays open while the file is written (seconds for a large report), saying what it
 writes, with the input replaced by a spinner; `escape` leaves it writing in the background and a
 message says when it is done. A path that cannot be written keeps the dialog open with the reason
 and the path as typed."""
@@ -45,7 +45,7 @@ async def ask_export(
     notify.
 
     `rows()` is called on the UI thread when the path is accepted and must return a frame of its own
-    (an `iloc` selection or a copy, ~0.05 s per 100k launches): the writer thread then reads only
+    (an `iloc` selection or a copy): the writer thread then reads only
     that, never a frame the screens keep reading. Awaited from a priority binding, so keys typed
     right after `e` land in the prompt (see PromptScreen).
 
@@ -136,7 +136,7 @@ class ExportScreen(PromptScreen):
         app.call_from_thread(self._written, app, len(frame), out.resolve(), replaced)
 
     def _written(self, app: App, rows: int, out: Path, replaced: bool) -> None:
-        """Two lines, so the message covers no row of the table (issue 19.9): what was written, then
+        """Two lines, so the message covers no row of the table: what was written, then
         where, a path longer than the line cut in its middle (its file name kept; the dialog showed
         it whole)."""
         self.writing = None

@@ -87,8 +87,7 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,question_mark", "close", "Close help", id="help.close"),
         # as everywhere: a modal held the app's `q` back
         Binding("q", "app.quit", "Quit", id="help.quit"),
-        # the keys that move on every screen move here too (issue 19.7): the list is longer than 24
-        # rows
+        # the keys that move on every screen move here too: the list is longer than 24 rows
         Binding("j,down", "scroll_by(1)", "Scroll down", show=False, id="help.scroll_down"),
         Binding("k,up", "scroll_by(-1)", "Scroll up", show=False, id="help.scroll_up"),
         Binding("pagedown,space", "page(1)", "Page down", show=False, id="help.page_down"),

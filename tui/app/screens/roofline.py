@@ -1,6 +1,6 @@
 """The roofline of the rows shown (`r`): one point per row, selected by keyboard in order of time
 share. A file with launches on several GPUs shows one GPU at a time, its points against its own
-ceilings; `g` goes to the next. `c` switches the roof the points are judged against (issue 22):
+ceilings; `g` goes to the next. `c` switches the roof the points are judged against:
 theoretical at the measured clock, the datasheet, or the ceilings `flopscope ceilings` measured on a
 node; the core judges, this screen names it."""
 
@@ -255,8 +255,7 @@ class RooflineScreen(Screen):
     @work(thread=True, exclusive=True, group="roof")
     def _judge(self, roof: Roof) -> None:
         """Every launch judged against `roof`, then grouped as the rows shown are: same rows, same
-        positions, other peaks. Off the UI thread: 100k launches take ~1.1 s here, mostly the
-        grouping."""
+        positions, other peaks. Off the UI thread: it walks every launch, and groups them again."""
         assert self.report is not None  # action_next_roof judges only a screen that has its report
         report = self.report.against(roof)
         rows = report.group(self.suffix, time_order=False)

@@ -1,11 +1,10 @@
 """A virtualised kernel table: draws only the lines on screen, from a `TableModel`, with no mouse
 needed.
 
-Why not a DataTable: Textual's measures every cell (~44 s for 100k rows), and textual-fastdatatable
-needs every cell as a string up front (~10 s of formatting per million rows). Here a frame of any
-size costs one `order` array; a repaint formats the ~20-50 rows in view. Columns come from
-`tui.columns.fit` for the current width and are recomputed on every resize, so nothing wraps or
-overlaps at 80 columns."""
+Why not a DataTable: Textual's measures every cell, and textual-fastdatatable needs every cell as a
+string up front, both in time that grows with the rows. Here a frame of any size costs one `order`
+array; a repaint formats the ~20-50 rows in view. Columns come from `tui.columns.fit` for the
+current width and are recomputed on every resize, so nothing wraps or overlaps at 80 columns."""
 
 from __future__ import annotations
 
@@ -97,7 +96,7 @@ class KernelTable(ScrollView, can_focus=True, inherit_bindings=False):
     def get_loading_widget(self) -> Widget:
         """What covers the table while the report is read or grouped: a still label. Textual's
         animated indicator redraws 16 times a second, and each frame takes the GIL from the read in
-        the worker beside it (a 100k-launch CSV read 0.3 s longer); the status line below says how
+        the worker beside it, slowing it; the status line below says how
         far the read has got."""
         return StillLoading("loading …")
 

@@ -193,7 +193,7 @@ def build_line_plot(
     y_ticks = _y_ticks(series, scale, y0, y1, max(2, height - 3)) if known else ([], [])
     label_cells = max((len(label) for label in y_ticks[1]), default=1)
     x_ticks = _x_ticks(series, scale, x0, x1, max(10, width - label_cells - 3))
-    import plotext as plt  # here, not at the top: its import takes ~0.3 s (see roofline_plot.py)
+    import plotext as plt  # here, not at the top: its import is slow (see roofline_plot.py)
 
     fig = plt.figure
     fig.clear()

@@ -362,11 +362,11 @@ def draw_plot(
     """The plot and its overlaps: point index -> the points hidden in its cell (see `stack`).
 
     plotext draws the axes and lines; the points are written into the cells their values land in,
-    one marker per cell (the selected, else the highest-ranked: issue 19.8), then the labels (each
+    one marker per cell (the selected, else the highest-ranked), then the labels (each
     compute ceiling's name at the right end of its own line, the selected precision's ridge, DRAM
     along its slope), only where they cover no point: a label that finds no such room is moved, then
     dropped."""
-    # here, not at the top: its import takes ~0.3 s, and `open` draws no plot until `r`
+    # here, not at the top: its import is slow, and `open` draws no plot until `r`
     import plotext as plt
 
     fig = plt.figure
@@ -823,8 +823,8 @@ def _kernel_entries(
     entries = [(_where(data), Style())] if data.others else []
     kernels = data.kernels
     top = kernels[:NUMBERED] if len(kernels) > 1 else ()
-    # Cut where they differ from every row's name (issue 41.5: `nvjet_sm90_tst_64…` three times at
-    # 160 columns).
+    # Cut where they differ from every row's name: a cut at a fixed width shows long names that
+    # share a prefix (`nvjet_sm90_tst_64…`) as the same.
     cuts = distinct_cuts([k.label for k in kernels], max(18, width // 3 - 14)) if top else {}
     for rank, k in enumerate(top, start=1):
         label = cuts.get(k.label, k.label)
