@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,9 @@ from ..store.step_times import StepTimes
 from ..table.module_tree import NODE_SEP, gpu_levels, placements
 from ..table.nvtx import stacks_of
 from ..table.roofline import PRECISIONS
+
+# (picking filters, cutting filters) of a profile: core/store/ncu_filters.py
+Filters = tuple[list[str], list[str]]
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,9 @@ class StepFigures:
     flop_partial: bool = False
     time_partial: bool = False
     gpu: str = ""  # `GPU 0: NVIDIA H100 ...` on a file of several GPUs, else ""
+    launches: int = 0  # profiled launches under the step's range
+    # why ncu profiled only part of the step's launches ("": all of them, as far as is known)
+    partial: str = ""
 
     @property
     def flop_total(self) -> float:
@@ -81,9 +87,13 @@ class StepMfu:
         return self.medians[0].wall_s if self.medians else math.nan
 
 
-def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
+def step_mfu(
+    report: Report, times: StepTimes | None, filters: Filters | None = None
+) -> StepMfu | None:
     """Each step's figures, per GPU on a file of several (None when no launch ran under a `step N`
-    range and there are no step times)."""
+    range and there are no step times). `filters`: ncu's picking and cutting launch filters the
+    profile ran with (core/store/ncu_filters.py), which say which steps it profiled only in
+    part."""
     kernels = report.kernels
     codes, placed = placements(stacks_of(kernels))
     step_of = np.array([np.nan if p.step is None else p.step for p in placed], dtype=float)[codes]
@@ -94,7 +104,7 @@ def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
     timing_file = str(times.path) if times else ""
     parts = _gpu_parts(report)
     if parts is None:
-        steps = _steps(kernels, step_of, numbers, walls, _peaks(report), "")
+        steps = _flag_partial(_steps(kernels, step_of, numbers, walls, _peaks(report), ""), filters)
         chosen = _median_steps(steps)
         median = _median(steps, chosen)
         return StepMfu(
@@ -106,6 +116,7 @@ def step_mfu(report: Report, times: StepTimes | None) -> StepMfu | None:
     median_of: list[int] = []
     for label, mask, peaks in parts:
         steps = _steps(kernels[mask], step_of[mask], numbers, walls, peaks, label)
+        steps = _flag_partial(steps, filters)
         median_of = median_of or _median_steps(steps)
         gpu_median = _median(steps, _median_steps(steps))
         rows += steps
@@ -146,6 +157,7 @@ def _steps(
     in_step = kernels[~np.isnan(step_of)]
     keys = step_of[~np.isnan(step_of)].astype(int)
     kernel_s = in_step["duration_s"].groupby(keys).sum(min_count=1)
+    launches = in_step["duration_s"].groupby(keys).size()
     flop_partial = in_step["flop"].isna().groupby(keys).any()
     time_partial = in_step["duration_s"].isna().groupby(keys).any()
     flops = {
@@ -166,9 +178,42 @@ def _steps(
                 bool(flop_partial.get(n, False)),
                 bool(time_partial.get(n, False)),
                 gpu,
+                int(launches.get(n, 0)),
             )
         )
     return steps
+
+
+# A step with fewer than this share of the fullest step's launches is cut, with no filter known.
+_WHOLE = 0.9
+
+
+def _flag_partial(steps: list[StepFigures], filters: Filters | None) -> list[StepFigures]:
+    """The steps ncu profiled only in part, flagged: every step where the profile picked kernels
+    (`-k`); else a step with fewer launches than the fullest one where the profile cut its launches
+    (`-c`, `--launch-skip`), or, with no such option known, under 90% of them (a step may launch a
+    kernel more or less than another: a data-dependent one) where the timing run timed it whole or
+    it is not the last. The last step without a wall time is the program's tail after its last
+    optimizer step, not a cut one.
+    Their kernel time and FLOPs are the profiled part (lower bounds), their idle share an upper
+    bound."""
+    picking, cutting = filters or ([], [])
+    most = max((s.launches for s in steps), default=0)
+    last = max((s.step for s in steps if s.launches and s.step is not None), default=None)
+    out = []
+    for s in steps:
+        reason = ""
+        if s.launches and picking:
+            reason = f"ncu profiled only the launches {', '.join(picking)} picks"
+        elif 0 < s.launches < most and (
+            cutting or (s.launches < _WHOLE * most and (s.step != last or not math.isnan(s.wall_s)))
+        ):
+            how = f" (ncu ran with {', '.join(cutting)})" if cutting else ""
+            reason = f"{s.launches} launches profiled, the fullest step has {most}{how}"
+        out.append(
+            replace(s, partial=reason, time_partial=True, flop_partial=True) if reason else s
+        )
+    return out
 
 
 def median_wall(times: StepTimes) -> tuple[float, list[int]] | None:
@@ -236,10 +281,15 @@ def _at_peak(flop: dict[str, float], peaks: dict[str, tuple[float, str]]) -> flo
 
 
 def _median_steps(steps: list[StepFigures]) -> list[int]:
+    """The steps with both times and all their launches profiled, the first (the warm-up) left
+    out where there are others."""
     both = [
         s.step
         for s in steps
-        if s.step is not None and not math.isnan(s.wall_s) and not math.isnan(s.kernel_s)
+        if s.step is not None
+        and not math.isnan(s.wall_s)
+        and not math.isnan(s.kernel_s)
+        and not s.partial
     ]
     return both[1:] if len(both) > 1 and both[0] == 1 else both
 
@@ -291,4 +341,7 @@ def figures_json(s: StepFigures) -> dict[str, object]:
         # FLOPs and MFU count only the launches whose FLOPs are known
         "flop_lower_bound": s.flop_partial,
         "kernel_time_lower_bound": s.time_partial,  # a launch without a time (not profiled)
+        "launches": s.launches,
+        # why ncu profiled only part of the step (null: all of it, as far as is known)
+        "partial_profile": s.partial or None,
     }

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.analysis.step_mfu import StepFigures, StepMfu, figures_json, median_wall, step_mfu
 from ...core.common import display_text
 from ...core.report.meta import ReportMeta
+from ...core.store.ncu_filters import profile_filters
 from ...core.store.step_times import read_step_times, timing_path
 from . import format as fmt
 
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 # unknown total reads `≥` (`≤` for the idle share it leaves an upper bound of); MFU over kernel time
 # is `≥` or `≤` where one of its parts is short, unknown (empty) where both are.
 COLUMNS: list[tuple[str, Any, int]] = [
-    ("Step", lambda s: "median" if s.step is None else str(s.step), 0),
+    # `3*`: ncu profiled only part of the step (a line below says how)
+    ("Step", lambda s: "median" if s.step is None else f"{s.step}{'*' if s.partial else ''}", 0),
     ("Wall", lambda s: fmt.seconds(s.wall_s), 0),
     ("Kernel", lambda s: fmt.at_least(fmt.seconds(s.kernel_s), s.time_partial), 0),
     ("Idle", lambda s: _at_most(fmt.share(s.idle_share), s.time_partial), 0),
@@ -54,7 +56,9 @@ def load_steps(report: Report) -> StepMfu | None:
     wall times of the timing file beside the report (a file read from elsewhere, or stdin, has
     none); a bad timing file raises its one line."""
     source = Path(report.meta.source)
-    return step_mfu(report, read_step_times(timing_path(source)) if source.is_file() else None)
+    if not source.is_file():
+        return step_mfu(report, None)
+    return step_mfu(report, read_step_times(timing_path(source)), profile_filters(source))
 
 
 def timed_step(report: Report) -> tuple[float, str] | None:
@@ -112,6 +116,20 @@ def sources(s: StepMfu) -> list[str]:
         KERNEL_SOURCE,
         "idle: (wall - kernel time) / wall: launch overhead, host work, data loading",
         f"MFU: FLOPs (ncu) / (time x peak), each precision against its peak: {peaks_line(s)}",
+        *partial_lines(s),
+    ]
+
+
+def partial_lines(s: StepMfu) -> list[str]:
+    """A line per step ncu profiled only in part: why, and what that makes of its figures."""
+    return [
+        display_text(
+            f"* {f'{step.gpu}, ' if step.gpu else ''}step {step.step}: {step.partial}: its kernel"
+            " time, FLOPs and MFU are the profiled part (≥), its idle share at most (≤), and it is"
+            " left out of the median"
+        )
+        for step in s.steps
+        if step.partial
     ]
 
 
