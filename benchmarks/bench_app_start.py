@@ -2,7 +2,8 @@
 FILE` for every real report in ../shared/fixtures/ncu, cold (no cache entry) and warm (the entry an
 earlier open wrote), this checkout beside a baseline revision.
 
-    python benchmarks/bench_app_start.py [--runs 5] [--baseline REV] [--only TEXT ...] [--show FILE]
+    python benchmarks/bench_app_start.py [--runs 5] [--baseline REV] [--frozen REV]
+        [--only TEXT ...] [--show FILE]
 
 Each run starts the real `flopscope` console script in a pseudo-terminal of 120x40
 (TERM=xterm-256color), as a terminal would: the clock starts just before the fork that execs it and
@@ -142,8 +143,12 @@ def show(stream: bytes) -> str:
             subprocess.run([*tmux, "kill-server"], capture_output=True)
 
 
-def environment(folder: Path, baseline: str | None) -> dict[str, dict[str, str]]:
-    """The environment of each version: its import path, bytecode cached in `folder`."""
+def environment(
+    folder: Path, baseline: str | None, frozen: str | None = None
+) -> dict[str, dict[str, str]]:
+    """The environment of each version: its import path, bytecode cached in `folder`. `frozen`:
+    that revision in place of the working checkout, whose edits (others' too) would otherwise change
+    the code mid-run, and with it the cache key of every warm run (table_cache.engine_code)."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -152,9 +157,13 @@ def environment(folder: Path, baseline: str | None) -> dict[str, dict[str, str]]
     }
     env |= {"TERM": "xterm-256color", "PYTHONPYCACHEPREFIX": str(folder / "pyc")}
     env.pop("COLORTERM", None)
-    versions = {"this checkout": env}
-    if baseline:
-        versions[baseline] = {**env, "PYTHONPATH": str(checkout(baseline, folder))}
+    versions = {}
+    for rev, place in ((frozen, "this"), (baseline, "baseline")):
+        if rev:
+            (folder / place).mkdir()
+            versions[rev] = {**env, "PYTHONPATH": str(checkout(rev, folder / place))}
+        elif place == "this":
+            versions["this checkout"] = env
     for version in versions.values():  # caches the bytecode of what the app imports
         subprocess.run(
             [sys.executable, "-c", "import flopscope.tui.cli.view, flopscope.tui.app.launch"],
@@ -223,6 +232,11 @@ def main() -> None:
         "--baseline", metavar="REV", help="a git revision to time beside this checkout"
     )
     parser.add_argument(
+        "--frozen",
+        metavar="REV",
+        help="time this git revision in place of the working checkout (others may be editing it)",
+    )
+    parser.add_argument(
         "--only", nargs="+", metavar="TEXT", help="only the reports whose name holds TEXT"
     )
     parser.add_argument(
@@ -236,10 +250,10 @@ def main() -> None:
         files = [(label, argv) for label, argv in files if any(t in label for t in args.only)]
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        versions = environment(folder, args.baseline)
+        versions = environment(folder, args.baseline, args.frozen)
         if args.show:
             argv = ["demo"] if args.show == "demo" else ["open", args.show]
-            env = {**versions["this checkout"], "FLOPSCOPE_HOME": str(folder / "show")}
+            env = {**next(iter(versions.values())), "FLOPSCOPE_HOME": str(folder / "show")}
             seconds, cpu, stream = first_paint(argv, env)
             print(f"{seconds:.2f} s ({cpu:.2f} s CPU)\n{show(stream)}")
             return

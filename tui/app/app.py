@@ -166,36 +166,35 @@ class FlopscopeApp(SafeNotify, App[None]):
     async def on_mount(self) -> None:
         if self.keymap:
             self.set_keymap(self.keymap)
+        read = self._read_already()
+        if read is not None:
+            assert self.kernels is not None  # _read_already: a Kernels screen first
+            # shown by the screen as it mounts (KernelsScreen.on_mount), in the app's first frame
+            self.report = self.kernels.first_report = read
         await self.push_screen(self.first)
-        if self.kernels is None:
+        if self.kernels is None or read is not None:
             return
         if self.live is not None:
             await self.push_screen(self.live)
         elif self.report is None:
-            if not self._show_read_ahead():
-                self._load()
+            self._load()
         else:
             self.kernels.start(self.report)
 
-    def _show_read_ahead(self) -> bool:
+    def _read_already(self) -> Report | None:
         """A small report the read ahead has already read (a cached one, read while Textual was
-        imported) is grouped here and shown in the app's first frame: no loading frame, no worker,
-        and no second frame to take the loading cover away. False where the worker must wait for
-        the read, or will say why it failed; and for a big report, whose grouping would hold the
-        screen still."""
+        imported), for the Kernels screen to group on the UI thread and show in the app's first
+        frame: no loading frame, no worker, no second frame to take the loading cover away. None
+        where the worker must wait for the read, or will say why it failed; and for a big report,
+        whose grouping would hold the screen still."""
         ahead = self.read_ahead
-        if ahead is None or not ahead.ready():
-            return False
-        assert self.kernels is not None  # on_mount: a Kernels screen first
+        if self.kernels is None or self.live is not None or ahead is None or not ahead.ready():
+            return None
         try:
             report = judged_by(ahead.result(), self.roof)
         except Exception:  # the worker raises it again, and says it as the CLI does
-            return False
-        if len(report.kernels) > FIRST_FRAME_LAUNCHES:
-            return False
-        self.report = report
-        self.kernels.show_now(report)
-        return True
+            return None
+        return report if len(report.kernels) <= FIRST_FRAME_LAUNCHES else None
 
     def show_report(self, report: Report) -> None:
         """A report arrived (from a live profile): the Kernels screen shows it."""

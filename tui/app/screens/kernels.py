@@ -82,6 +82,8 @@ class KernelsScreen(TableScreen):
         self.ceilings: list[Ceiling] = []
         # (model, row, report) whose sections the details show (_show_details)
         self._details_of: tuple | None = None
+        # a small report read before the app was up: shown as the screen mounts (show_now)
+        self.first_report: Report | None = None
 
     @property
     def flopscope(self) -> FlopscopeApp:
@@ -113,6 +115,8 @@ class KernelsScreen(TableScreen):
         table.focus()
         self.query_one(Summary).show([Block([f"Loading {self.flopscope.path} …"])])
         self.query_one("#status", Static).update(Text("reading the report"))
+        if self.first_report is not None:  # read before the app was up (FlopscopeApp.on_mount)
+            self.show_now(self.first_report)
 
     def show_progress(self, text: str) -> None:
         """How far the report's read has got (`progress_line`), while the table is still loading."""
