@@ -9,7 +9,7 @@ from ..common.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .catalogue import ASK_FOR_TENSOR_COUNTERS, WHICH_TENSOR_COUNTERS
-    from .command import REPLAY_MODES, ProfileOptions, ncu_argv
+    from .command import REPLAY_MODES, TIMING_LIMIT_S, ProfileOptions, ncu_argv
     from .metrics import METRIC_SETS
     from .progress import Event, describe
 
@@ -19,6 +19,7 @@ _EXPORTS = {
     "METRIC_SETS": "metrics",
     "ProfileOptions": "command",
     "REPLAY_MODES": "command",
+    "TIMING_LIMIT_S": "command",
     "ncu_argv": "command",
     "Event": "progress",
     "describe": "progress",
@@ -27,6 +28,7 @@ __all__ = [
     "ASK_FOR_TENSOR_COUNTERS",
     "METRIC_SETS",
     "REPLAY_MODES",
+    "TIMING_LIMIT_S",
     "WHICH_TENSOR_COUNTERS",
     "Event",
     "ProfileOptions",

@@ -11,6 +11,9 @@ from ..common.errors import FlopscopeError
 from .metrics import METRIC_SETS
 
 REPLAY_MODES = ("kernel", "application", "range")
+# --modules' timing run (the program once more, without ncu) is stopped after this many seconds: a
+# program that waits on input or never ends would hold the profile, whose report is already back.
+TIMING_LIMIT_S = 600.0
 
 # ncu options flopscope passes on every profile, or whose output it must see, with what to use
 # instead: given again in --ncu-args, ncu writes the report elsewhere, refuses the option twice or
@@ -63,6 +66,7 @@ class ProfileOptions:
     modules: bool = False
     # with modules: the program once more without ncu, its steps timed (timing_run.py)
     timing: bool = True
+    timing_limit_s: float = TIMING_LIMIT_S  # the timing run stopped after it
 
 
 def metric_list(opts: ProfileOptions) -> list[str] | None:

@@ -105,7 +105,7 @@ def profile(
             _save_raw_page(transport, opts, f"{stem}.ncu-rep", run_dir / "raw.csv", result)
         if have and opts.modules and opts.timing and env is not None and not result.connection_lost:
             result.notes.append(
-                _timed(transport, opts.command, workdir, run_dir, env, cwd, on_process, on_event)
+                _timed(transport, opts, workdir, run_dir, env, cwd, on_process, on_event)
             )
     finally:
         if not keep:
@@ -128,7 +128,7 @@ def profile(
 
 def _timed(
     transport: Transport,
-    command: list[str],
+    opts: ProfileOptions,
     workdir: str,
     run_dir: Path,
     env: dict[str, str],
@@ -139,7 +139,17 @@ def _timed(
     """The timing run's note: one that fails (a lost connection, a full disk) costs the profile
     nothing."""
     try:
-        return timing_run(transport, command, workdir, run_dir, env, cwd, on_process, on_event)
+        return timing_run(
+            transport,
+            opts.command,
+            workdir,
+            run_dir,
+            env,
+            cwd,
+            on_process,
+            on_event,
+            opts.timing_limit_s,
+        )
     except FlopscopeError as err:
         return f"timing run: no step times ({err.line()})"
 

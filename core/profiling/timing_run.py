@@ -12,11 +12,13 @@ from __future__ import annotations
 import contextlib
 import statistics
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from ..common.disk import write_error
 from ..common.errors import FlopscopeError
+from ..ncu.command import TIMING_LIMIT_S
 from ..ncu.progress import Event
 from ..store.step_times import TIMING_FILE, read_step_times
 from .module_ranges import TIMES_ENV
@@ -32,10 +34,12 @@ def timing_run(
     cwd: str | None,
     on_process: Callable[[RunningJob], None] = lambda p: None,
     on_event: Callable[[Event], None] = lambda e: None,
+    limit_s: float = TIMING_LIMIT_S,
 ) -> str:
     """Run `command` with the hooks' `env` (their PYTHONPATH) and the timing file's path; its output
-    goes to run_dir/timing.log. The line that says what came of it (the run is kept whatever it
-    says)."""
+    goes to run_dir/timing.log. Stopped after `limit_s` seconds (--timing-limit): the profile's
+    report is already back and is kept. The line that says what came of it (the run is kept
+    whatever it says)."""
     remote = f"{workdir}/{TIMING_FILE}"
     on_event(
         Event(
@@ -46,12 +50,22 @@ def timing_run(
     )
     job = transport.popen(command, cwd, {**env, TIMES_ENV: remote})
     on_process(job)  # a stop reaches this run as it does ncu's
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        job.terminate()
+
+    timer = threading.Timer(limit_s, expire)
+    timer.daemon = True
+    timer.start()
     log_path = run_dir / "timing.log"
     try:
         with log_path.open("w") as log:
             for line in job.stdout:
                 log.write(line)
     except BaseException as exc:
+        timer.cancel()
         job.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             job.wait(timeout=10)
@@ -61,6 +75,12 @@ def timing_run(
             ) from None
         raise
     code = job.wait()
+    timer.cancel()
+    if expired.is_set():
+        return (
+            f"timing run: stopped at its time limit, {limit_s:g} s (--timing-limit SECONDS raises"
+            " it), so no step times; the ncu profile is kept (timing.log has the program's output)"
+        )
     local = run_dir / TIMING_FILE
     if not transport.fetch(remote, local):
         return (

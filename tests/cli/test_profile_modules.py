@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -156,5 +157,51 @@ def test_no_timing_without_modules_is_one_line_and_runs_nothing(tmp_path):
     assert (
         one_error_line(out)
         == "flopscope: --no-timing: skips the timing run, which only --modules makes; leave it out"
+    )
+    assert not (tmp_path / "home" / "runs").exists()
+
+
+# The timing run never ends (a program that waits on input, a server): the profiled run does.
+HANGS = """
+import os, sys, time
+
+with open(sys.argv[1], "a") as log:
+    log.write("timed\\n" if os.environ.get("FLOPSCOPE_STEP_TIMES") else "profiled\\n")
+if os.environ.get("FLOPSCOPE_STEP_TIMES"):
+    time.sleep(300)
+"""
+
+
+def test_a_timing_run_past_its_limit_is_stopped_in_one_line_and_the_profile_kept(tmp_path):
+    script, runs = tmp_path / "serve.py", tmp_path / "runs.log"
+    script.write_text(HANGS)
+    started = time.monotonic()
+    out = flopscope(
+        "profile", "--ncu", make_ncu(tmp_path), "--modules", "--timing-limit", "2", "--no-tui",
+        "--name", "held", "--", sys.executable, str(script), str(runs),
+        home=tmp_path / "home",
+    )  # fmt: skip
+    took = time.monotonic() - started
+    assert out.returncode == 0, out.stderr
+    assert took < 60  # not the program's 300 s
+    assert runs.read_text().splitlines() == ["profiled", "timed"]
+    said = [ln for ln in out.stderr.splitlines() if "timing run" in ln and "limit" in ln]
+    assert len(said) == 1 and "stopped at its time limit, 2 s (--timing-limit" in said[0]
+    folder = tmp_path / "home" / "runs" / "held"
+    assert (folder / "report.ncu-rep").is_file() and not (folder / "timing.json").exists()
+    stored = json.loads(flopscope("runs", "--json", home=tmp_path / "home").stdout)
+    assert [r["name"] for r in stored] == ["held"]
+
+
+@pytest.mark.parametrize("flags", [[], ["--modules", "--no-timing"]])
+def test_a_timing_limit_without_a_timing_run_is_one_line_and_runs_nothing(tmp_path, flags):
+    out = flopscope(
+        "profile", "--ncu", make_ncu(tmp_path), *flags, "--timing-limit", "30", "--no-tui",
+        "--", sys.executable, "-c", "pass",
+        home=tmp_path / "home",
+    )  # fmt: skip
+    assert one_error_line(out) == (
+        "flopscope: --timing-limit 30: limits the timing run, which only --modules makes (and"
+        " --no-timing skips); leave it out"
     )
     assert not (tmp_path / "home" / "runs").exists()

@@ -10,7 +10,7 @@ from typing import NoReturn
 
 from ... import __version__
 from ...core.analysis import DEFAULT_GPUS, DTYPE_BYTES, INPUT_DTYPES
-from ...core.ncu import METRIC_SETS, REPLAY_MODES
+from ...core.ncu import METRIC_SETS, REPLAY_MODES, TIMING_LIMIT_S
 from ...core.table import GROUPINGS
 
 # Rows a printed table shows unless --top or --all says otherwise: a terminal never needs 100k
@@ -349,6 +349,15 @@ def add_profile_args(p: argparse.ArgumentParser, many_hosts: bool = False) -> No
         ),
     )
     p.add_argument(
+        "--timing-limit",
+        type=_limit_seconds,
+        metavar="SECONDS",
+        help=(
+            f"with --modules: stop the timing run after SECONDS (default {TIMING_LIMIT_S:g}); the"
+            " ncu profile is kept either way"
+        ),
+    )
+    p.add_argument(
         "--launch-skip", type=whole(0), metavar="N", help="kernel launches to skip first (N >= 0)"
     )
     p.add_argument(
@@ -676,6 +685,16 @@ def _model_args(p: argparse.ArgumentParser, spec_help: str, option: bool = False
         choices=list(DTYPE_BYTES),
         help="precision for the peak and byte sizes (default: the model parameters' dtype)",
     )
+
+
+def _limit_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 1 <= value <= 7 * 86400:
+        raise argparse.ArgumentTypeError(f"{text} s: give a time limit from 1 s to 7 days")
+    return value
 
 
 def _positive_seconds(text: str) -> float:

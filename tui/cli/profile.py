@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ...core import FlopscopeError
 from ...core.common import data_home, require_gpu
-from ...core.ncu import Event, ProfileOptions, describe, ncu_argv
+from ...core.ncu import TIMING_LIMIT_S, Event, ProfileOptions, describe, ncu_argv
 from ...core.profiling import (
     LocalTransport,
     ProfileResult,
@@ -53,6 +53,7 @@ def options_from(args) -> ProfileOptions:
         ncu=args.ncu,
         modules=args.modules,
         timing=not getattr(args, "no_timing", False),
+        timing_limit_s=getattr(args, "timing_limit", None) or TIMING_LIMIT_S,
     )
 
 
@@ -72,6 +73,13 @@ def checked_options(
     if not opts.timing and not opts.modules:
         raise FlopscopeError(
             "--no-timing", "skips the timing run, which only --modules makes", "leave it out"
+        )
+    limit = getattr(args, "timing_limit", None)
+    if limit is not None and not (opts.modules and opts.timing):
+        raise FlopscopeError(
+            f"--timing-limit {limit:g}",
+            "limits the timing run, which only --modules makes (and --no-timing skips)",
+            "leave it out",
         )
     env = parse_env(args.env)
     check_env(env)
