@@ -65,7 +65,7 @@ def walk_fields(
     spans: tuple[int, ...],
     varints: tuple[int, ...],
     lockstep: bool | None = None,
-    skip: np.ndarray | None = None,
+    wanted: np.ndarray | None = None,
 ) -> Fields:
     """The top-level fields of the messages at buf[starts[i]:ends[i]], all messages a field at a
     time: the values of length-delimited field `repeated` (under 16) in order, and the last value of
@@ -75,9 +75,9 @@ def walk_fields(
     other field goes through `_step`. `buf` must hold PAD after the last message. Under
     LOCKSTEP_FROM messages (a report of a few launches with thousands of metrics each: the `--set
     full`), or with `lockstep=False`, each message is walked on its own in Python instead: a step of
-    array operations costs as much for one message as for thousands. `skip`, a filter only (the
+    array operations costs as much for one message as for thousands. `wanted`, a filter only (the
     caller decides on every value it gets again): a table over the three bytes a value under 128
-    bytes starts with, True where the value is surely not wanted; such values are left out in
+    bytes starts with, False where the value is surely not wanted; such values are left out in
     lockstep, so that most metrics of a launch never reach an array of all its metrics."""
     if not (len(starts) >= LOCKSTEP_FROM if lockstep is None else lockstep):
         return _walk_each(buf, starts, ends, repeated, spans, varints)
@@ -100,16 +100,15 @@ def walk_fields(
         word = words[at]
         # most steps: a metric, under 128 bytes, in each
         if ((word & 0x80FF) == run_tag).all():
-            size = ((word >> 8) & 0x7F).view(np.int64)
-            end = at + 2 + size
-            if (end <= limit).all():
-                if skip is None:
-                    quick_found.append((live, at + 2, end))
-                else:
-                    _unskipped(quick_found, skip, word, size, live, at, end)
+            size = (word >> 8) & 0x7F
+            end = at + size.view(np.int64)
+            end += 2
+            going = end < limit
+            whole = going.all()
+            if whole or (end <= limit).all():
+                quick_found.append(_kept(wanted, word, size, live, at, end))
                 at = end
-                going = at < limit
-                if not going.all():
+                if not whole:
                     live, at, limit = live[going], at[going], limit[going]
                 continue
         # the length: one byte, or two
@@ -142,22 +141,23 @@ def walk_fields(
     )
 
 
-def _unskipped(
-    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-    skip: np.ndarray,
+def _kept(
+    wanted: np.ndarray | None,
     word: np.ndarray,
     size: np.ndarray,
     live: np.ndarray,
     at: np.ndarray,
     end: np.ndarray,
-) -> None:
-    """The values of one lockstep step that `skip` keeps (a value of three bytes or more, whose
-    first three `skip` does not mark), added to `found`."""
-    keep = ~(skip[(word >> 16) & 0xFFFFFF] & (size >= 3))
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(message, start, end) of the values one lockstep step found (each at `at`, its first 8 bytes
+    `word`, `size` bytes long) that `wanted` keeps: a value under 3 bytes, or whose first three
+    bytes `wanted` does not rule out."""
+    if wanted is None:
+        return live, at + 2, end
+    keep = wanted[(word >> 16) & 0xFFFFFF] | (size < 3)
     if keep.all():
-        found.append((live, at + 2, end))
-    else:
-        found.append((live[keep], at[keep] + 2, end[keep]))
+        return live, at + 2, end
+    return live[keep], at[keep] + 2, end[keep]
 
 
 def _walk_each(
@@ -439,12 +439,13 @@ def _by_bytes(lookup: np.ndarray) -> np.ndarray:
     return out
 
 
-def unwanted_starts(metrics: MetricColumns) -> np.ndarray:
-    """`walk_fields`' skip table for metrics: a name id tag (0x08) and a name id of one or two bytes
-    whose metric no column wants, indexed by those three bytes as one little-endian number."""
-    skip = np.zeros(1 << 24, bool)
-    skip[_NAME_ID | (np.arange(1 << 16) << 8)] = metrics.by_bytes == -1
-    return skip
+def wanted_starts(metrics: MetricColumns) -> np.ndarray:
+    """`walk_fields`' `wanted` table for metrics, indexed by a metric's first three bytes as one
+    little-endian number: False where they are a name id tag (0x08) and a name id of one or two
+    bytes that no column wants."""
+    wanted = np.ones(1 << 24, bool)
+    wanted[_NAME_ID | (np.arange(1 << 16) << 8)] = metrics.by_bytes != -1
+    return wanted
 
 
 def _words(buf: np.ndarray, width: int) -> np.ndarray:

@@ -38,7 +38,7 @@ import pandas as pd
 
 from ..common.units import base_unit_factor, is_missing
 from .csv_text import nvtx_path
-from .ncu_rep_columns import PAD, Column, MetricColumns, unwanted_starts, walk_fields
+from .ncu_rep_columns import PAD, Column, MetricColumns, walk_fields, wanted_starts
 from .wanted import MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ class _Launches:
         self.count = 0  # launches decoded
         self._whole = 0  # launches read whole before any damage found
         self.metrics: MetricColumns | None = None
-        self._skip: np.ndarray | None = None  # metrics the batch walk leaves out
+        self._wanted: np.ndarray | None = None  # metrics the batch walk keeps
         self.kernel_base: list[str | None] = []
         self.kernel_full: list[str | None] = []
         self.nvtx: list[str | None] = []
@@ -177,10 +177,10 @@ class _Launches:
         self._starts, self._ends, self._pending_bytes = [], [], 0
         buf = np.frombuffer(raw, np.uint8)
         assert self.metrics is not None  # made by `read` before its first flush
-        if self._skip is None:
-            self._skip = unwanted_starts(self.metrics)
+        if self._wanted is None:
+            self._wanted = wanted_starts(self.metrics)
         fields = walk_fields(
-            buf, starts, ends, _METRICS, (*_NAMES, _NVTX), (_THREAD,), skip=self._skip
+            buf, starts, ends, _METRICS, (*_NAMES, _NVTX), (_THREAD,), wanted=self._wanted
         )
         if fields.broken is not None:
             self._whole = self.count + fields.broken
