@@ -135,7 +135,8 @@ async def test_each_node_shows_its_mfu_as_the_cli_and_the_raw_page_have_it(steps
 
 
 async def test_the_tree_with_its_mfu_fits_80x24(steps_page, tmp_path, monkeypatch, snapshot_update):
-    """The median step's line above the tree and each node's MFU in its line, at 80x24."""
+    """The median step's line above the tree and each node's MFU in its line, and `t`'s steps
+    table with its sources, at 80x24."""
     shutil.copy(steps_page, tmp_path / "steps.csv")
     monkeypatch.chdir(tmp_path)
     report = read_report("steps.csv")
@@ -145,9 +146,14 @@ async def test_the_tree_with_its_mfu_fits_80x24(steps_page, tmp_path, monkeypatc
         await pilot.pause(0.1)
         lines = screen_lines(app)
         svg = app.export_screenshot()
+        await pilot.press("t")
+        await settle(pilot, lambda: isinstance(app.screen, StepsScreen))
+        await pilot.pause(0.1)
+        steps = app.export_screenshot()
     assert all(len(line) <= 80 for line in lines)
     assert any("MFU krn" in line for line in lines)
     check("module-tree-mfu", svg, snapshot_update, tmp_path)
+    check("module-tree-steps", steps, snapshot_update, tmp_path)
 
 
 @pytest.fixture(scope="module")
