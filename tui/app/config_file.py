@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,8 @@ def read_section(path: Path, section: str, example: str) -> dict[str, Any]:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise FlopscopeError(path, f"cannot read it ({exc})", "fix or remove the file") from None
+    import tomllib  # here: without a config file, the app's start does without it (~10 ms)
+
     try:
         table = tomllib.loads(text).get(section, {})
     except tomllib.TOMLDecodeError as exc:
