@@ -87,10 +87,10 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
         out[with_values] = _time_weighted(k[with_values].astype(float), k["duration_s"], codes)
     for col in [*SHARED, *(c for c in ("occupancy_limiter", "occupancy_limit_blocks") if c in k)]:
         out[col] = _same_or_mixed(k[col], codes, groups)
+    out[key] = keys
     if stacks is not None:  # by NVTX range: each group's stack, and as the list --json writes
         out["nvtx_stack"] = [s or None for s in stacks]
         out["nvtx_ranges"] = [ranges_list(s) for s in stacks]
-    out[key] = keys
     out["peak_source"] = _sources(k["peak_source"], codes)
     for col in NOTES:
         out[col] = _by_distinct(
