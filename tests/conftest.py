@@ -120,6 +120,7 @@ SLOW_MODULES = {
     "test_warp_stalls", "test_source_page", "test_ceilings", "test_columns", "test_junk_inputs",
     "test_instruction_mix", "test_source_cuda", "test_written_names", "test_instanced_pages",
     "test_nvtx_groups", "test_over_ceiling", "test_table_cache", "test_opcode_mix",
+    "test_details_clock",
 }  # fmt: skip
 
 

@@ -86,6 +86,14 @@ PERCENT_DISPLAY = {
 }
 
 
+# ncu labels two clocks "SM Frequency": the Speed Of Light header's is the GPC clock
+# (gpc__cycles_elapsed.avg.per_second in its SpeedOfLight.section), a roofline chart's body the SM
+# clock (sm__/smsp__cycles_elapsed.avg.per_second). A launch whose page has both (`--print-details
+# all`) takes the chart's, the metric its .ncu-rep holds; the header's stands in where it is alone.
+CLOCK_LABEL = "SM Frequency"
+HEADER_SECTION = "GPU Speed Of Light Throughput"
+
+
 def _dimension_ok(required: str | None, unit: str) -> bool:
     if required is None:
         return unit != "%"
@@ -122,10 +130,12 @@ def _read_rows(doc: CsvText) -> pd.DataFrame:
     origins: dict[tuple[str, str], dict[str, tuple[str, float]]] = {}
     # each launch's (section, metric) rows, in file order
     sequences: OrderedDict[tuple[str, str], list[tuple[str, str]]] = OrderedDict()
-    for cells in csv.reader(io.StringIO(doc.body_text())):
-        if len(cells) <= i_value:
-            continue
+    body = [cells for cells in csv.reader(io.StringIO(doc.body_text())) if len(cells) > i_value]
+    charted = _charted_launches(body, col)
+    for cells in body:
         key = (cells[0], cells[col["Process ID"]] if "Process ID" in col else "")
+        if key in charted and _header_clock(cells, col):
+            continue
         row = launches.get(key)
         if row is None:
             row = launches[key] = _identity(cells, header, col, nv)
@@ -137,6 +147,23 @@ def _read_rows(doc: CsvText) -> pd.DataFrame:
         _add_metric(row, name, cells[i_unit].strip(), cells[i_value], origins[key], doc)
     _refuse_cut_launch(doc, sequences)
     return pd.DataFrame(list(launches.values()))
+
+
+def _header_clock(cells: list[str], col: dict[str, int]) -> bool:
+    in_header = cells[col["Section Name"]] == HEADER_SECTION if "Section Name" in col else True
+    return in_header and cells[col["Metric Name"]].strip() == CLOCK_LABEL
+
+
+def _charted_launches(body: list[list[str]], col: dict[str, int]) -> set[tuple[str, str]]:
+    """The launches with a chart's SM Frequency (CLOCK_LABEL): their header's is left out."""
+    if "Section Name" not in col:
+        return set()
+    return {
+        (cells[0], cells[col["Process ID"]] if "Process ID" in col else "")
+        for cells in body
+        if cells[col["Metric Name"]].strip() == CLOCK_LABEL
+        and cells[col["Section Name"]] != HEADER_SECTION
+    }
 
 
 def _refuse_cut_launch(
@@ -231,6 +258,7 @@ def _read_arrow(doc: CsvText, progress: ByteProgress | None = None) -> pd.DataFr
         return None
     header = doc.header
     col = {h: k for k, h in enumerate(header)}
+    rows = _chart_clock_only(rows, col)
     name = pc.utf8_trim_whitespace(rows[str(col["Metric Name"])])
     unit = pc.utf8_trim_whitespace(rows[str(col["Metric Unit"])])
     pid = rows[str(col["Process ID"])] if "Process ID" in col else pa.repeat("", len(rows))
@@ -249,6 +277,23 @@ def _read_arrow(doc: CsvText, progress: ByteProgress | None = None) -> pd.DataFr
     # missing): the header's cell wins, as in `_read_rows`, rather than two columns of one name.
     metrics = metrics.drop(columns=[c for c in metrics.columns if c in frame.columns])
     return pd.concat([frame, metrics], axis=1) if len(metrics.columns) else frame
+
+
+def _chart_clock_only(rows: pa.Table, col: dict[str, int]) -> pa.Table:
+    """The rows less the header's SM Frequency of each launch that has a chart's (CLOCK_LABEL)."""
+    if "Section Name" not in col:
+        return rows
+    name = pc.utf8_trim_whitespace(rows[str(col["Metric Name"])])
+    in_header = pc.fill_null(pc.equal(rows[str(col["Section Name"])], HEADER_SECTION), False)
+    clock = pc.fill_null(pc.equal(name, CLOCK_LABEL), False)
+    header = pc.and_(clock, in_header).to_numpy(zero_copy_only=False)
+    chart = pc.and_(clock, pc.invert(in_header)).to_numpy(zero_copy_only=False)
+    if not chart.any():
+        return rows
+    pid = rows[str(col["Process ID"])] if "Process ID" in col else pa.repeat("", len(rows))
+    launch = _codes(rows["0"], pid)
+    drop = header & np.isin(launch, launch[chart])
+    return rows.filter(pa.array(~drop)) if drop.any() else rows
 
 
 def _flat(array: pa.Array | pa.ChunkedArray) -> pa.Array:

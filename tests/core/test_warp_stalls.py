@@ -173,9 +173,8 @@ def test_without_its_warp_state_columns_a_full_report_falls_back_to_samples(name
     assert shown >= 1
 
 
-# The sections whose bodies hold the stalls and the samples, with the launch's duration: the whole
-# page with every body is not read (the roofline chart's body repeats `SM Frequency` at another
-# clock, which the details reader refuses as a conflict).
+# The sections whose bodies hold the stalls and the samples, with the launch's duration (the whole
+# page with every body reads too: test_details_clock.py).
 SECTIONS = [f"--section={s}" for s in ("SpeedOfLight", "WarpStateStats", "SourceCounters")]
 
 
