@@ -312,11 +312,12 @@ class MetricColumns:
         col, at, end, launch, starts = col[kept], after, ends[kept], launch[kept], starts[kept]
         values, done = _numbers(buf, at, end, plain & self._numeric[col])
         self._store(launch[done], col[done], values[done] * self._factor[col[done]])
-        for i in np.flatnonzero(~done):
-            self.decoding = int(launch[i])
-            self._store_cells(
-                int(launch[i]), self._columns[col[i]], buf[starts[i] : end[i]].tobytes()
-            )
+        rest = np.flatnonzero(~done)
+        for group in _alike(buf, launch[rest], col[rest], starts[rest], end[rest]):
+            first = rest[group[0]]
+            self.decoding = int(launch[first])
+            raw = buf[starts[first] : end[first]].tobytes()
+            self._store_cells(launch[rest[group]], self._columns[col[first]], raw)
         self.decoding = self._launches
 
     def _wanted(
@@ -400,7 +401,8 @@ class MetricColumns:
             self._array(name)[launch[a:b]] = values[a:b]
             self._seen(name, int(launch[a:b].min()), name, -1)
 
-    def _store_cells(self, launch: int, column: Column, raw: bytes) -> None:
+    def _store_cells(self, launches: np.ndarray, column: Column, raw: bytes) -> None:
+        """The cells of one serialized metric, held alike by `launches` (each once)."""
         key = (raw, column.name)
         cells = self._parsed.get(key)
         if cells is None:
@@ -408,13 +410,17 @@ class MetricColumns:
             if len(self._parsed) > 4096:
                 self._parsed.clear()
             cells = self._parsed[key] = self._cells(raw, column)
+        first = int(launches.min())
         for position, (name, value) in enumerate(cells.items()):
             if isinstance(value, float):
-                self._array(name)[launch] = value
-                self._objects.get(name, {}).pop(launch, None)
+                self._array(name)[launches] = value
+                objects = self._objects.get(name)
+                if objects:
+                    for launch in launches.tolist():
+                        objects.pop(launch, None)
             else:
-                self._objects.setdefault(name, {})[launch] = value
-            self._seen(name, launch, column.name, position if column.instanced else -1)
+                self._objects.setdefault(name, {}).update(dict.fromkeys(launches.tolist(), value))
+            self._seen(name, first, column.name, position if column.instanced else -1)
 
     def _array(self, name: str) -> np.ndarray:
         values = self._values.get(name)
@@ -426,6 +432,31 @@ class MetricColumns:
         first = self._first.get(name)
         if first is None or launch < first[0]:
             self._first[name] = (launch, row_name, position)
+
+
+def _alike(
+    buf: np.ndarray, launch: np.ndarray, col: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> list[np.ndarray]:
+    """The metrics at buf[starts[i]:ends[i]] in groups of the same column and bytes (positions
+    into the arguments, in order), groups in the order of their first metric: a text metric (the
+    GPU's name) is parsed once per batch, not once per launch. Where a metric is over 63 bytes, or
+    a launch holds one column twice (the order of their cells matters), each is a group alone."""
+    n = len(col)
+    sizes = ends - starts
+    pairs = launch * (int(col.max(initial=0)) + 1) + col
+    if n < 2 or (sizes > 63).any() or len(np.unique(pairs)) < n:
+        return [np.array([i]) for i in range(n)]
+    rows = np.zeros((n, 72), np.uint8)  # the column (8 bytes), the size, the bytes zero-padded
+    rows[:, :8] = col.astype("<i8").view(np.uint8).reshape(n, 8)
+    rows[:, 8] = sizes
+    inside = np.arange(63) < sizes[:, None]
+    rows[:, 9:][inside] = buf[(starts[:, None] + np.arange(63))[inside]]
+    # each row as one opaque value: sorted by its bytes, far faster than unique rows (axis=0)
+    keys = rows.view("V72").ravel()
+    _, first, which = np.unique(keys, return_index=True, return_inverse=True)
+    members = np.argsort(which.ravel(), kind="stable")  # by group, in order within each
+    groups = np.split(members, np.flatnonzero(np.diff(which.ravel()[members])) + 1)
+    return [groups[g] for g in np.argsort(first, kind="stable")]
 
 
 def _by_bytes(lookup: np.ndarray) -> np.ndarray:
@@ -480,10 +511,11 @@ def _numbers(
     """The numeric values of the metrics whose MetricValue field starts at `at` (each metric ending
     at `end`): float64 values, and which were read. A value is read only where it is the one field
     of a length under 128."""
-    size = buf[at + 1].astype(np.int64)
+    head = _words(buf, 4)[at]  # the field's tag, its length, the value's tag
+    size = ((head >> 8) & 0xFF).astype(np.int64)
     inner = at + 2
-    ok = eligible & (buf[at] == _VALUE) & (size < 0x80) & (inner + size <= end)
-    tag = buf[inner]
+    ok = eligible & ((head & 0xFF) == _VALUE) & (size < 0x80) & (inner + size <= end)
+    tag = (head >> 16) & 0xFF
     values = np.full(len(at), np.nan)
     double = ok & (tag == _DOUBLE) & (size == 9)
     values[double] = _words(buf, 8)[inner[double] + 1].view("<f8")

@@ -255,3 +255,22 @@ def test_a_launch_with_a_damaged_metric_is_refused_and_counted(tmp_path):
     assert err.value.launches == damaged
     with pytest.raises(FlopscopeError, match=r"cannot read this \.ncu-rep"):
         read_metrics(bad)
+
+
+@pytest.mark.parametrize("report", SHARED + CAPTURED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_readers_shortcuts_change_no_cell(report, tmp_path, monkeypatch):
+    """Two shortcuts of the 100k-launch read (issue 44) are shortcuts only: the lockstep walk's
+    filter (metrics no column wants left out by their first three bytes) and the parse of a batch's
+    alike text metrics once. With neither (nothing left out, every metric parsed alone) every real
+    report, walked in lockstep whatever its size, reads to the same table cell for cell."""
+    import numpy as np
+    from flopscope.core.readers import ncu_rep_columns, ncu_rep_stream
+
+    path = plain_copy(report, tmp_path)
+    monkeypatch.setattr(ncu_rep_columns, "LOCKSTEP_FROM", 1)
+    fast = read_table(path)
+    monkeypatch.setattr(ncu_rep_stream, "wanted_starts", lambda metrics: np.ones(1 << 24, bool))
+    monkeypatch.setattr(
+        ncu_rep_columns, "_alike", lambda buf, launch, col, *_: [[i] for i in range(len(col))]
+    )
+    pd.testing.assert_frame_equal(fast, read_table(path), check_exact=True)
