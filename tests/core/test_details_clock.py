@@ -8,6 +8,7 @@ csv."""
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import subprocess
 
@@ -21,8 +22,14 @@ FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep"))
 
 
 def _page(real_ncu, report, *args: str) -> str:
+    """ncu's page of `report`, printed once per test session (both readers' tests read it)."""
+    return _printed(tuple(real_ncu), str(report), args)
+
+
+@functools.cache
+def _printed(real_ncu: tuple[str, ...], report: str, args: tuple[str, ...]) -> str:
     done = subprocess.run(
-        [*real_ncu, "--import", str(report), "--csv", *args],
+        [*real_ncu, "--import", report, "--csv", *args],
         capture_output=True,
         text=True,
         timeout=300,
