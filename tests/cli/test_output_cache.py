@@ -69,7 +69,8 @@ def _entries(home: Path) -> list[Path]:
 def test_a_repeat_prints_what_the_first_run_printed_without_reading_the_report(report, tmp_path):
     if not report.exists():
         pytest.skip(f"{report} absent (../shared/fixtures/ncu)")
-    for args in ([], ["--json"]):
+    # --json of the reports issue 44 names (.ncu-rep files); the CSV pages' tables
+    for args in ([], ["--json"]) if ".ncu-rep" in report.name else ([],):
         first = flopscope("report", report, *args, home=tmp_path)
         again = flopscope("report", report, *args, home=tmp_path)
         assert first.code == 0, first.stderr
