@@ -26,9 +26,9 @@ CUDA_COLUMNS = ("Source", "Samples", "%", CUDA, "Top stall", "Not issued", "Exec
 UNDISASSEMBLED = "???"
 NO_SASS_CELL = "(no SASS text)"
 NO_SASS_NOTE = (
-    "No SASS text: the installed ncu_report does not disassemble this report's code (current Nsight"
-    " Compute no longer supports Volta); an ncu that does prints it: `ncu --import FILE --page"
-    " source --print-source sass`."
+    "No SASS text: the installed ncu_report does not disassemble this report's code (its Nsight"
+    " Compute no longer supports some GPUs, Volta among them); an ncu that does prints it: `ncu"
+    " --import FILE --page source --print-source sass`."
 )
 
 
