@@ -393,7 +393,9 @@ def _wanted_columns(
     forgotten = 0
     try:
         for block, at in _blocks(data, offset):
-            strings.extend(_text(name) for name in block.StringTable.Strings)
+            names = block.StringTable.Strings
+            if names:  # most blocks add none
+                strings.extend(_text(name) for name in names)
             blocks.append((at, block.NumSources, block.NumResults))
             # a page read for each header adds up to the whole file
             if at - forgotten > _BATCH_BYTES:
