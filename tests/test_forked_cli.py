@@ -60,3 +60,21 @@ def test_an_interpreter_setting_in_the_environment_gets_a_fresh_interpreter():
     assert not forked_cli.can_fork({**os.environ, "PYTHONPATH": "/elsewhere"})
     assert not forked_cli.can_fork({**os.environ, "LC_ALL": "C.ISO-8859-1"})
     assert forked_cli.can_fork({k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
+
+
+def test_a_command_that_imported_torch_runs_on_a_server_with_torch_from_then_on(tmp_path):
+    """torch is not imported for commands that do not import it; `model` finds it imported, and so
+    does a command the second time once its first run has imported it."""
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path / "home")}
+    report, model = ["report", DEMO, "--top", "1"], ["model", "mlp", "--input-shape", "2,784"]
+    forked_cli._lazy_commands.discard("model")  # as a command not known to need torch
+    try:
+        found = []
+        for args in (report, model, model, report):
+            done = forked_cli.run(args, env, None, -1, 300)
+            assert done.returncode == 0, done.stderr
+            found.append(done.preloaded)
+    finally:
+        forked_cli._lazy_commands.add("model")
+    assert found == [[], [], ["torch"], []]

@@ -5,6 +5,7 @@ keys, against a table of what each must do there (WALK)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
@@ -221,7 +222,25 @@ async def _reach(app, pilot, steps) -> None:
             else (lambda a, kind=there: isinstance(a.screen, kind))
         )
         await settle(pilot, lambda t=test: t(app))
-        await pilot.pause(0.1)
+        await _still(pilot)
+
+
+async def _still(pilot) -> None:
+    """Once the app is idle and its scrolling animations have ended: where a key has moved things
+    to, and where the next key starts from."""
+    await pilot.pause()
+    await asyncio.wait_for(pilot.wait_for_scheduled_animations(), 10)
+
+
+async def _moved(effect: str, key: str, before, screen, app, pilot) -> tuple[object, object]:
+    """(where the reading is, its end) once `key` has had `effect`, or after 2 s without it."""
+    for _ in range(100):
+        await _still(pilot)
+        after, end = _where(app)
+        if _did(effect, key, before, after, end, screen, app):
+            break
+        await pilot.pause(0.02)
+    return after, end
 
 
 def _where(app) -> tuple[object, object]:
@@ -305,14 +324,15 @@ async def test_the_walk_every_screen_and_dialog_answers_the_shared_keys(
                 if key == "q" and _help_says_q(screen) != (effect == QUITS):
                     failures.append((name, "q as help lists it", _help_says_q(screen)))
                 await pilot.press(key)
-                await pilot.pause(0.1)
                 if effect == QUITS:
                     done.set()
                     await exited(app, pilot, 40)
                     if not _did(effect, key, before, None, None, screen, app):
                         failures.append((name, key, effect))
                     break
-                after, end = _where(app)
+                if effect == STAYS:  # nothing to wait for: what it could still do has 0.1 s
+                    await pilot.pause(0.1)
+                after, end = await _moved(effect, key, before, screen, app, pilot)
                 if not _did(effect, key, before, after, end, screen, app):
                     failures.append((name, key, effect, before, after, end))
                 if effect == BACK:

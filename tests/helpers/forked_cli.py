@@ -1,14 +1,17 @@
 """The `flopscope` CLI as a child forked from a warm process, for the tests: what `python -m
 flopscope.tui.cli` does, without starting an interpreter and importing pandas, numpy, pyarrow, rich
-and torch again for every command (about 0.6 s a command, 2-3 s with torch; the suite runs over a
-thousand).
+and the others again for every command (the suite runs well over a thousand).
 
 One server process per test process imports those libraries, never flopscope, and forks a child per
-command: the child takes the command's environment, folder, umask, standard streams and arguments
-and runs the `flopscope.tui.cli` module as `-m` would, so flopscope itself is imported afresh by
-every command. Only what the interpreter decides at its start cannot differ from the server's (its
-PYTHON*/LD_* variables, its locale): `cli.run_cli` starts a real interpreter for those commands, for
-commands run under another program, and for streams other than /dev/null in and captured out."""
+command. torch, which only `model`'s commands need, is another server's: torch is slow to import,
+and a command forked from a process that has it can be slower to end (its interpreter finalises
+torch's modules). `model` runs there, and so does any other command once its first run has imported
+torch (noted as it went to import it); a test process that runs none never starts it. Each child
+takes the command's environment, folder, umask, standard streams and arguments and runs the
+`flopscope.tui.cli` module as `-m` would, so flopscope itself is imported afresh by every command.
+Only what the interpreter decides at its start cannot differ from the server's (its PYTHON*/LD_*
+variables, its locale): `cli.run_cli` starts a real interpreter for those commands, for commands run
+under another program, and for streams other than /dev/null in and captured out."""
 
 from __future__ import annotations
 
@@ -27,15 +30,19 @@ from pathlib import Path
 # is coerced to UTF-8.)
 STARTUP_PREFIXES = ("PYTHON", "LD_")
 NO_EFFECT = {"PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"}
+# What flopscope's commands import besides flopscope itself (the standard library's slower modules
+# among them); a missing optional one is skipped.
+# fmt: off
 PRELOADED = (
-    "pandas",
-    "numpy",
-    "pyarrow",
-    "pyarrow.csv",
-    "pyarrow.parquet",
-    "rich.console",
-    "torch",
+    "pandas", "numpy", "pyarrow", "pyarrow.csv", "pyarrow.parquet", "pyarrow.dataset",
+    "pyarrow.json", "rich.console", "rich.table", "google.protobuf.message",
+    "google.protobuf.descriptor_pb2", "platformdirs", "sqlite3", "argparse", "difflib", "gettext",
+    "termios",
 )
+# fmt: on
+# Imported by the second server only, which runs the commands that imported them
+# (`_NoteLazyImports`).
+LAZY = ("torch",)
 
 
 def _startup_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -56,9 +63,10 @@ def can_fork(env: Mapping[str, str]) -> bool:
 
 
 class _Server:
-    def __init__(self) -> None:
+    def __init__(self, lazy: bool) -> None:
+        code = f"from tests.helpers.forked_cli import serve; serve(lazy={lazy})"
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from tests.helpers.forked_cli import serve; serve()"],
+            [sys.executable, "-c", code],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -77,26 +85,37 @@ class _Server:
         return json.loads(answer)
 
 
-_server: _Server | None = None
+# The servers, without and with the LAZY modules; the commands (first argument) that imported them.
+_servers: dict[bool, _Server] = {}
+_lazy_commands: set[str] = {"model"}  # flopscope's FLOP counter runs the model in torch
+
+
+def _server(lazy: bool) -> _Server:
+    if lazy not in _servers or _servers[lazy].process.poll() is not None:
+        _servers[lazy] = _Server(lazy)
+    return _servers[lazy]
 
 
 def run(
     argv: list[str], env: Mapping[str, str], cwd: str | None, umask: int, timeout: float
 ) -> subprocess.CompletedProcess:
     """`python -m flopscope.tui.cli ARGV` as a forked child: stdin /dev/null, stdout and stderr
-    captured."""
-    global _server
-    if _server is None or _server.process.poll() is not None:
-        _server = _Server()
+    captured. `preloaded` on the result: the LAZY modules the command found imported."""
+    command = argv[0] if argv else ""
     with tempfile.TemporaryDirectory(prefix="flopscope-cli-") as folder:
-        out, err = Path(folder, "stdout"), Path(folder, "stderr")
+        out, err, note = (Path(folder, name) for name in ("stdout", "stderr", "imported"))
         request = {"argv": argv, "env": dict(env), "cwd": cwd, "umask": umask, "timeout": timeout}
-        answer = _server.run({**request, "stdout": str(out), "stderr": str(err)})
+        streams = {"stdout": str(out), "stderr": str(err), "imported": str(note)}
+        answer = _server(command in _lazy_commands).run({**request, **streams})
         stdout, stderr = _text(out.read_bytes()), _text(err.read_bytes())
+        if note.exists():
+            _lazy_commands.add(command)
     args = [sys.executable, "-m", "flopscope.tui.cli", *argv]
     if answer["timed_out"]:
         raise subprocess.TimeoutExpired(args, timeout, stdout, stderr)
-    return subprocess.CompletedProcess(args, answer["returncode"], stdout, stderr)
+    done = subprocess.CompletedProcess(args, answer["returncode"], stdout, stderr)
+    done.preloaded = answer["had"]  # type: ignore[attr-defined]
+    return done
 
 
 def _text(data: bytes) -> str:
@@ -108,12 +127,12 @@ def _text(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def serve() -> None:
-    """The server: import the libraries, then one forked child per request line; answer its exit
-    status."""
+def serve(lazy: bool) -> None:
+    """The server: import the libraries (and the LAZY ones: `lazy`), then one forked child per
+    request line; answer its exit status."""
     import importlib
 
-    for name in PRELOADED:
+    for name in (*PRELOADED, *(LAZY if lazy else ())):
         with contextlib.suppress(ImportError):  # torch is optional
             importlib.import_module(name)
     for line in sys.stdin:
@@ -122,21 +141,30 @@ def serve() -> None:
 
 def _fork_one(request: dict) -> dict:
     import signal
-    import time
 
+    had = [name for name in LAZY if name in sys.modules]  # what the child starts with
     pid = os.fork()
     if pid == 0:
         _child(request)
-    deadline = time.monotonic() + request["timeout"]
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return {"returncode": _returncode(status), "timed_out": False}
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return {"returncode": -signal.SIGKILL, "timed_out": True}
-        time.sleep(0.005)
+    if not _ended_within(pid, request["timeout"]):
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return {"returncode": -signal.SIGKILL, "timed_out": True, "had": had}
+    _, status = os.waitpid(pid, 0)
+    return {"returncode": _returncode(status), "timed_out": False, "had": had}
+
+
+def _ended_within(pid: int, timeout: float) -> bool:
+    """Whether the child `pid` ends within `timeout` seconds: woken by its end (a pidfd), not by
+    polling its status."""
+    import select
+
+    pidfd = os.pidfd_open(pid)
+    try:
+        readable, _, _ = select.select([pidfd], [], [], timeout)
+        return bool(readable)
+    finally:
+        os.close(pidfd)
 
 
 def _returncode(status: int) -> int:
@@ -170,6 +198,7 @@ def _child(request: dict) -> None:
         errors="backslashreplace",
         line_buffering=True,
     )
+    sys.meta_path.insert(0, _NoteLazyImports(request["imported"]))
     if request["umask"] >= 0:
         os.umask(request["umask"])
     if request["cwd"]:
@@ -179,3 +208,16 @@ def _child(request: dict) -> None:
     sys.argv = ["-m", *request["argv"]]
     runpy.run_module("flopscope.tui.cli", run_name="__main__", alter_sys=True)
     raise SystemExit(0)
+
+
+class _NoteLazyImports:
+    """A meta path finder that finds nothing: it notes each LAZY module the command (or the worker
+    it forks: flopscope works in a forked child) goes to import, for `run`."""
+
+    def __init__(self, note: str) -> None:
+        self.note = note
+
+    def find_spec(self, name: str, path=None, target=None) -> None:
+        if name in LAZY:
+            with contextlib.suppress(OSError), open(self.note, "a", encoding="utf-8") as out:
+                out.write(name + "\n")
