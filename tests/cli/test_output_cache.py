@@ -8,6 +8,8 @@ pandas was imported is read from the interpreter's own import log, not from flop
 
 from __future__ import annotations
 
+import json
+import lzma
 import os
 import pty
 import shutil
@@ -282,3 +284,34 @@ def test_entries_share_the_cache_folders_size_cap(tmp_path, monkeypatch):
     output_cache.run_recorded(["report", "new"], True, prints)
     (kept,) = _entries(tmp_path)
     assert kept != old
+
+
+def test_a_report_read_from_standard_input_or_a_pipe_is_never_answered_from_the_cache(tmp_path):
+    """The cache cannot know what came through stdin or a FIFO: each such read is read afresh."""
+    env = {**os.environ, "FLOPSCOPE_HOME": str(tmp_path), "FLOPSCOPE_NO_CACHE": "0"}
+    env["COLUMNS"] = "200"
+    kernels = []
+    for report in (DEMO, FIXTURES / "t4_mlp_matadd_full.ncu-rep"):
+        if not report.exists():
+            pytest.skip(f"{report} absent (../shared/fixtures/ncu)")
+        data = (
+            lzma.decompress(report.read_bytes()) if report.suffix == ".xz" else report.read_bytes()
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "flopscope.tui.cli", "report", "-", "--json"],
+            input=data,
+            capture_output=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        kernels.append({row["kernel"] for row in json.loads(done.stdout)["rows"]})
+        fifo = tmp_path / "fifo"
+        fifo.unlink(missing_ok=True)
+        os.mkfifo(fifo)
+        writer = subprocess.Popen(["cp", str(report), str(fifo)])
+        piped = flopscope("report", fifo, "--json", home=tmp_path)
+        writer.wait(timeout=60)
+        assert piped.code == 0 and not piped.replayed, piped.stderr
+    assert kernels[0] != kernels[1]
+    assert _entries(tmp_path) == []

@@ -163,14 +163,19 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _prints_only(args: argparse.Namespace) -> bool:
-    """Whether the command only prints what it read: its output may be kept (output_cache.py)."""
+    """Whether the command only prints what it read from a regular file (not stdin, a pipe, a
+    folder or a stored run): its output may be kept (output_cache.py)."""
     if args.command == "report":
-        return args.output is None
-    if args.command in ("open", "demo"):
+        return args.output is None and _regular(args.path)
+    if args.command == "demo" or (args.command == "open" and _regular(args.path)):
         from .runs import interactive
 
         return not interactive(args)
     return False
+
+
+def _regular(path: str) -> bool:
+    return path != "-" and os.path.isfile(path)
 
 
 def _refused(err: FlopscopeError) -> int:
