@@ -39,6 +39,9 @@ def run_cli(
     FLOPSCOPE_HOME, the run store's folder. `prefix` runs it under another command
     (`permissions_bind()`)."""
     base = {} if clean_env else dict(os.environ)
+    # the suite's caches stay off (conftest.py) in a clean environment too: a command's output kept
+    # in the user's data folder would answer another test's same command without running it
+    base.update({k: os.environ[k] for k in ("FLOPSCOPE_NO_CACHE",) if k in os.environ})
     base.update({"COLUMNS": str(columns)}, **({"PATH": ""} if clean_env else {}))
     if home is not None:
         base["FLOPSCOPE_HOME"] = str(home)
