@@ -81,10 +81,18 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     # few of INSIGHT's
     weighted = [c for c in WEIGHTED if c in k and (c not in INSIGHT or k[c].notna().any())]
     with_values = [c for c in weighted if k[c].notna().any()]  # the others stay unknown
-    out[weighted] = np.nan
     # one grouping for all of them: a groupby per column was a third of the time at 100k launches
-    if with_values:
-        out[with_values] = _time_weighted(k[with_values].astype(float), k["duration_s"], codes)
+    means = (
+        _time_weighted(k[with_values].astype(float), k["duration_s"], codes)
+        if with_values
+        else None
+    )
+    unknown = np.full(groups, np.nan)
+    # added as one frame: a hundred columns inserted one by one fragment it (pandas 2.2 warns)
+    columns = {
+        c: means[c].to_numpy() if means is not None and c in means else unknown for c in weighted
+    }
+    out = pd.concat([out, pd.DataFrame(columns, index=out.index)], axis=1)
     for col in [*SHARED, *(c for c in ("occupancy_limiter", "occupancy_limit_blocks") if c in k)]:
         out[col] = _same_or_mixed(k[col], codes, groups)
     out[key] = keys
