@@ -12,6 +12,14 @@ from platformdirs import user_data_dir
 from .disk import write_error
 from .errors import FlopscopeError
 
+# Both caches in the data home (readers/table_cache.py, tui/cli/output_cache.py) are off where this
+# is set to anything but "" or "0" (the CLI's --no-cache).
+NO_CACHE_ENV = "FLOPSCOPE_NO_CACHE"
+
+
+def caches_enabled() -> bool:
+    return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
+
 
 def home_folder() -> Path:
     """`$FLOPSCOPE_HOME`, else the user's data directory; not created (`data_home` creates it)."""

@@ -30,8 +30,9 @@ from typing import Any
 import pandas as pd
 
 from ... import __version__
+from ..common.home import NO_CACHE_ENV as NO_CACHE_ENV  # the tests' name for it
+from ..common.home import caches_enabled
 
-NO_CACHE_ENV = "FLOPSCOPE_NO_CACHE"
 MAX_BYTES_ENV = "FLOPSCOPE_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 4 << 30
 MIN_REPORT_BYTES = 1 << 20  # smaller reports read faster than a Parquet file opens
@@ -39,8 +40,7 @@ _META_KEY = b"flopscope.reader_meta"
 _STALE_TMP_SECONDS = 3600
 
 
-def enabled() -> bool:
-    return os.environ.get(NO_CACHE_ENV, "") in ("", "0")
+enabled = caches_enabled
 
 
 def cache_folder() -> Path | None:

@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         with stop_signals_blocked(), collector_paused():
             run = getattr(import_module(f".{module}", __package__), name)
             if getattr(args, "no_cache", False):
-                from ...core.readers.table_cache import NO_CACHE_ENV  # imports pandas
+                from ...core.common.home import NO_CACHE_ENV
 
                 # read_metrics checks it; also passed on to anything flopscope starts
                 os.environ[NO_CACHE_ENV] = "1"

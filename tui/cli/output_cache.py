@@ -62,7 +62,9 @@ OFF_ENV = "FLOPSCOPE_NO_OUTPUT_CACHE"  # this cache only (the table cache stays)
 
 
 def enabled() -> bool:
-    return all(os.environ.get(name, "") in ("", "0") for name in ("FLOPSCOPE_NO_CACHE", OFF_ENV))
+    from ...core.common.home import caches_enabled
+
+    return caches_enabled() and os.environ.get(OFF_ENV, "") in ("", "0")
 
 
 def replayed(argv: list[str]) -> int | None:
