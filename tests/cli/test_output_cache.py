@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 import lzma
 import os
-import pty
 import shutil
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +21,7 @@ import pytest
 from ..conftest import FIXTURES
 from ..helpers.steps import TRAIN_STEP as H100_STEP
 from ..helpers.steps import two_step_page, write_timing
+from ..helpers.terminal import in_terminal
 
 DEMO = next((Path(__file__).parents[2] / "tui" / "examples").glob("*.ncu-rep*"))
 
@@ -150,35 +149,18 @@ def test_another_terminal_width_is_laid_out_afresh(tmp_path):
     assert len(_entries(tmp_path)) == 2
 
 
-def _in_terminal(args: list[str], home: Path, columns: int) -> bytes:
-    """The command's bytes as a terminal of `columns` x 30 receives them (colours included)."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        env = {**os.environ, "FLOPSCOPE_HOME": str(home), "FLOPSCOPE_NO_CACHE": "0"}
-        env.pop("COLUMNS", None)
-        env.pop("LINES", None)
-        os.execve(sys.executable, [sys.executable, "-m", "flopscope.tui.cli", *args], env)
-    import fcntl
-    import termios
-
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
-    out = b""
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.waitpid(pid, 0)
+def _in_terminal(args: list[str], home: Path, columns: int) -> str:
+    """What a terminal of `columns` x 30 receives (colours included)."""
+    env = {"FLOPSCOPE_HOME": str(home), "FLOPSCOPE_NO_CACHE": "0"}
+    code, out = in_terminal(args, size=(columns, 30), env=env)
+    assert code == 0, out
     return out
 
 
 def test_a_terminal_gets_the_same_colours_and_layout_again(tmp_path):
     args = ["report", str(DEMO), "--top", "5"]
     first = _in_terminal(args, tmp_path, 120)
-    assert b"\x1b[" in first  # a terminal gets colours
+    assert "\x1b[" in first  # a terminal gets colours
     assert _in_terminal(args, tmp_path, 120) == first
     assert len(_entries(tmp_path)) == 1
     narrow = _in_terminal(args, tmp_path, 100)
