@@ -37,6 +37,7 @@ from flopscope.tui.app.screens.sweep import SweepScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.cli.main import bundled_example
 from flopscope.tui.cli.model import _reconcile_lines
+from textual.widgets import DataTable
 
 from ..conftest import settle
 from ..helpers.h100_replay import H100, RUN
@@ -110,6 +111,14 @@ class FrozenClock:
         return self.now
 
 
+def _columns_fit(table: DataTable) -> bool:
+    """Each column is as wide as its widest cell (the screen's cells are plain text)."""
+    return all(
+        column.content_width >= max((len(str(cell)) for cell in table.get_column(key)), default=0)
+        for key, column in table.columns.items()
+    )
+
+
 async def test_the_live_sweep_and_its_findings_match_their_snapshots(
     home, tmp_path, monkeypatch, snapshot_update
 ):
@@ -143,7 +152,8 @@ async def test_the_live_sweep_and_its_findings_match_their_snapshots(
     app = live_sweep_app(screen)
     shots = {}
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, over.is_set)
+        # DataTable widens a column when it is next idle, not when its cell changes
+        await settle(pilot, lambda: over.is_set() and _columns_fit(screen.query_one(DataTable)))
         await pilot.pause(0.1)
         shots["live-sweep"] = app.export_screenshot()
         go.set()
