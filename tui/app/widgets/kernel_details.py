@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from ....core.common import display_text
 from ...presentation.kernel_sections import section_table, sections
+from .rendered_once import RenderedOnce
 
 SPLIT = 120  # from this many columns the Kernels screen shows the details beside the table
 # The cells the table keeps beside them: its key columns (Time, %Time, FLOP/s, %Roof, Bound) fit, as
@@ -62,5 +63,6 @@ class KernelDetails(VerticalScroll, can_focus=False):
         ]
         for title, items in sections(row, launches):
             parts += [section_table(title, items), Text()]
-        body.update(Group(*parts))
+        # laid out and drawn from one rendering (a dozen tables: most of a cursor step's frame)
+        body.update(RenderedOnce(Group(*parts)))
         self.scroll_home(animate=False)
