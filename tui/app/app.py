@@ -268,6 +268,12 @@ class FlopscopeApp(SafeNotify, App[None]):
                 self.group_seconds[by] = time.perf_counter() - start
             return self._groups[by]
 
+    def grouped_already(self, by: str) -> pd.DataFrame | None:
+        """The report grouped `by` if that is computed already, else None; never waits for the
+        lock, which a background grouping of another key holds for as long as it takes."""
+        report, groups = self.report, self._groups
+        return groups.get(by) if report is not None and self._grouped_for is report else None
+
     @work(thread=True, exclusive=True, group="warm")
     def warm_groupings(self, order: list[str]) -> None:
         """Group the report these ways in the background once the first table is up, so `g` then

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from ....core import FMA_CONVENTION, Report
 from ....core.report import OverCeiling
@@ -149,9 +149,23 @@ class KernelsScreen(TableScreen):
         report = self.report
         assert report is not None  # set by start() or rejudge() before any grouping
         model, summary = self._grouped(report, by)
-        # `g` pressed again meanwhile: the newer grouping wins
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, model, summary, by, keep)
+        worker = get_current_worker()
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_unless_cancelled, worker, model, summary, by, keep)
+
+    def _show_unless_cancelled(
+        self,
+        worker: Worker,
+        model: TableModel,
+        summary: list[Block] | None,
+        by: str,
+        keep: int | None,
+    ) -> None:
+        # `g` pressed again meanwhile: the newer grouping wins. Asked here, on the UI thread, where
+        # `regroup` cancels: a grouping shown at once (computed already) may come after this worker
+        # had passed its own check.
+        if not worker.is_cancelled:
+            self._show(model, summary, by, keep)
 
     def _grouped(self, report: Report, by: str) -> tuple[TableModel, list[Block] | None]:
         """The table of `report` grouped `by`, and the header the first time (else None)."""
@@ -159,8 +173,10 @@ class KernelsScreen(TableScreen):
         if self.model is None:  # first time: the header is computed here too (1M launches: ~0.2 s)
             summary = summary_blocks(report)
             self.ceilings = report.ceilings()
-        rows = self.flopscope.grouped(by)
-        return TableModel(rows, self._columns(report, rows, by), self.query_state), summary
+        return self._model(report, self.flopscope.grouped(by), by), summary
+
+    def _model(self, report: Report, rows: pd.DataFrame, by: str) -> TableModel:
+        return TableModel(rows, self._columns(report, rows, by), self.query_state)
 
     def _show(
         self, model: TableModel, summary: list[Block] | None, by: str, keep: int | None
@@ -332,6 +348,13 @@ class KernelsScreen(TableScreen):
         self.regroup(GROUPS[(GROUPS.index(self.by) + 1) % len(GROUPS)])
 
     def regroup(self, by: str) -> None:
+        report, rows = self.report, self.flopscope.grouped_already(by)
+        if rows is not None and report is not None:
+            # computed already (warm_groupings): shown in this frame, with no loading cover and no
+            # worker, whose frames and thread hop took longer than the table's model
+            self.workers.cancel_group(self, "group")
+            self._show(self._model(report, rows, by), None, by, keep=None)
+            return
         self.query_one(KernelTable).loading = True
         self.query_one("#status", Static).update(Text(f"grouping by {by} …"))
         self._regroup(by)
