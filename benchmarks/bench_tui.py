@@ -20,14 +20,18 @@ timed when Textual hands the compositor's update to the driver, encoded to termi
 terminal would get them. Textual paces frames at 60 per second, so up to ~17 ms of any number is
 waiting for the frame.
 
-    screen        app start -> first frame (the Kernels screen, loading): what a person waits to see
-    anything first paint   app start -> first frame showing rows of the per-launch view (includes
-    Report.group) engine        the engine's part of first paint: Report.group("launch") inside the
-    app app           first paint minus group: what the app itself adds sort          `s` on the
-    FLOP/s column -> frame (numeric sort on the real values) filter        regex filter applied ->
-    frame regroup       `g` from the launches to the next grouping (by NVTX range) -> frame with its
-    rows (the first time:
-                  Report.group runs, in a worker)
+    screen        app start -> first frame (the Kernels screen, loading): what a person waits
+                  to see anything
+    first paint   app start -> first frame showing rows of the per-launch view (includes
+                  Report.group)
+    engine        the engine's part of first paint: Report.group("launch") inside the app
+    app           first paint minus group: what the app itself adds
+    sort          `s` on the FLOP/s column -> frame (numeric sort on the real values)
+    filter        a regex filter applied -> frame (`filter_text`: one that keeps some of the
+                  fixture's launches, not all, so that the cursor has rows to step through)
+    regroup       `g` from the launches to the next grouping (by NVTX range) -> frame with its
+                  rows (shown at once when the background grouping is done, else Report.group
+                  runs in a worker first)
     cursor        `down` -> frame (median of 20)
 """
 
@@ -37,6 +41,7 @@ import argparse
 import asyncio
 import itertools
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -78,6 +83,21 @@ def synthetic(report: Report, launches: int) -> Report:
         gpu=report.gpu,
         missing=report.missing,
     )
+
+
+FILTERS = ("halo|semi", "gemm", "elementwise")  # the first is the default fixture's
+
+
+def filter_text(report: Report) -> str:
+    """The filter the bench types: the first of FILTERS that keeps some of the fixture's launches
+    and not all (a filter keeping none leaves the cursor no row to step to), else the most launched
+    kernel's name."""
+    names = report.kernels["kernel"].astype(object).fillna("").astype(str)
+    for text in FILTERS:
+        kept = names.str.contains(text, case=False, regex=True)
+        if 0 < kept.sum() < len(names):
+            return text
+    return re.escape(names.value_counts().index[0])
 
 
 class Frames:
@@ -136,9 +156,12 @@ async def measure(report: Report, size: int) -> dict[str, float]:
         sort = await _key(app, frames, "s", lambda: screen.model.query.sort == "flop_per_s")
 
         start = time.perf_counter()
-        screen._requery(parse_filter("halo|semi", screen.query_state))
+        screen._requery(parse_filter(filter_text(report), screen.query_state))
         filt = await frames.after(start, lambda: True)
-        assert len(screen.model) < size, "filter not applied"
+        # rows left for the cursor's steps below, and fewer than all
+        assert 0 < len(screen.model) < size, (
+            f"filter {filter_text(report)!r} left {len(screen.model)}"
+        )
 
         steps = []
         for _ in range(20):
@@ -312,7 +335,7 @@ def main() -> None:
         f"headless (App.run_test) from a report already read: {args.fixture.name}"
         f" ({len(report.kernels)} launches"
     )
-    print("repeated); times in ms, target in ()")
+    print(f"repeated; filter {filter_text(report)!r}); times in ms, target in ()")
     titles = [
         ("launches", 10),
         ("screen", 7),
