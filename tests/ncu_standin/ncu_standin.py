@@ -177,6 +177,27 @@ def kernel_names(report: str) -> list[str]:
     ]
 
 
+_HELD = (
+    "import os, sys; g = int(sys.argv[1]); os.read(g, 1); os.close(g);"
+    " os.execvp(sys.argv[2], sys.argv[2:])"
+)
+
+
+def started_after_connected(command: list[str], exe: str) -> subprocess.Popen:
+    """The program, held before its exec until `Connected` is printed: real ncu prints that line
+    from inside the process before the program's own code runs, so the program's first output never
+    comes before it."""
+    gate, release = os.pipe()
+    # waits for a byte on the gate, then becomes the program (the same pid)
+    held = [sys.executable, "-c", _HELD, str(gate), *command]
+    app = subprocess.Popen(held, pass_fds=(gate,))
+    os.close(gate)
+    print(f"==PROF== Connected to process {app.pid} ({exe})", flush=True)
+    os.write(release, b"g")
+    os.close(release)
+    return app
+
+
 def main(argv: list[str]) -> None:
     rest, standin = argv, {}
     while rest[:1] and rest[0].startswith("--standin-"):
@@ -199,8 +220,7 @@ def main(argv: list[str]) -> None:
             fail(f"Failed to find metric regex:^{base}\\.(sum|min|max|avg|pct|ratio|max_rate)$")
     delay, scenario = float(opts["delay"]), opts["scenario"]
     exe = shutil.which(command[0]) or command[0]
-    app = subprocess.Popen(command)
-    print(f"==PROF== Connected to process {app.pid} ({exe})", flush=True)
+    app = started_after_connected(command, exe)
     if scenario == "perm":
         print(
             "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU"
