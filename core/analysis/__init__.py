@@ -9,7 +9,15 @@ from ..common.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .check import EVERY_METRIC, GATED, Check, check_runs, other_gpus, other_metrics
-    from .diff import ceilings_apart, diff_runs, gpus_apart, group_key, groups_of, run_total
+    from .diff import (
+        ceilings_apart,
+        diff_runs,
+        gpus_apart,
+        group_key,
+        groups_of,
+        key_values,
+        run_total,
+    )
     from .model_flops import (
         ACTIVATIONS,
         BYTES,
@@ -48,6 +56,7 @@ _EXPORTS = {
     "gpus_apart": "diff",
     "group_key": "diff",
     "groups_of": "diff",
+    "key_values": "diff",
     "run_total": "diff",
     "ACTIVATIONS": "model_flops",
     "BYTES": "model_flops",
@@ -102,6 +111,7 @@ __all__ = [
     "group_key",
     "group_table",
     "groups_of",
+    "key_values",
     "linear_fit",
     "load_model_json",
     "load_sweep",

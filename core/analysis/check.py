@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..report.report import Report
 from ..table.module_tree import path_names
-from .diff import MODULE, diff_runs
+from .diff import MODULE, NVTX, diff_runs
 
 # (column of diff_runs, what it is, +1 where higher is better, -1 where lower is)
 GATED = [
@@ -96,6 +96,9 @@ def check_runs(
     # `kernel` joins a node's names with `/`; the list is exact where a name holds one
     if by == MODULE:
         rows["path_names"] = [path_names(p) for p in diff["path"]]
+    # by NVTX range: matched by stack; `kernel` reads it, `nvtx_ranges` is each range whole
+    if by == NVTX:
+        rows["nvtx_ranges"] = diff["nvtx_ranges"]
     if "gpu" in diff:
         rows["gpu"] = diff["gpu"]
     rows["presence"] = diff["presence"].map(

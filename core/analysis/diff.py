@@ -5,21 +5,33 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..common.nvtx_stack import stack_label
 from ..report.report import Report
+from ..table.grouping import NO_RANGE
 from ..table.module_tree import ROOT, display_path, path_names, tree_order
 from ..table.names import distinct_short_names
+from ..table.nvtx import ranges_list, readable_labels
 
 COMPARED = ["count", "duration_s", "flop", "dram_bytes", "flop_per_s", "pct_of_peak", "pct_of_roof"]
 # Totals: a kernel a run never launched spent no time and did no work there, so the side it is
 # absent from counts as 0 in the change. Rates of a kernel that never ran are not 0 but undefined.
 ADDITIVE = {"count", "duration_s", "flop", "dram_bytes"}
 MODULE = "module"  # `--by module`: the nodes of the runs' module trees, matched by path
+NVTX = "nvtx"  # `--by nvtx`: NVTX range groups, matched by their structured stack
 
 
 def group_key(by: str) -> str:
-    """The column a grouping's rows are matched on: the full kernel name, the NVTX range, a module's
-    path."""
-    return {"name": "kernel_full", MODULE: "path"}.get(by, by)
+    """The column a grouping's rows are matched on: the full kernel name, a module's path, an NVTX
+    group's stack (`nvtx_stack`: its ranges apart, so that a range named `a/b` is not a range `a`
+    holding a range `b`, as the joined `nvtx` label would have them)."""
+    return {"name": "kernel_full", MODULE: "path", NVTX: "nvtx_stack"}.get(by, by)
+
+
+def key_values(groups: pd.DataFrame, by: str) -> pd.Series:
+    """The values a grouping's rows are matched on (`group_key`'s column): by NVTX range, the group
+    of launches without a range has no stack and matches as ""."""
+    column = groups[group_key(by)]
+    return column.astype(object).fillna("") if by == NVTX else column
 
 
 def groups_of(report: Report, by: str) -> pd.DataFrame:
@@ -44,7 +56,7 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
     key = group_key(by)
     by_gpu = by != MODULE and (isinstance(a.judged_by, dict) or isinstance(b.judged_by, dict))
     keys = [key, "gpu"] if by_gpu else [key]
-    ga, gb = (_keyed(groups_of(r, by), keys) for r in (a, b))
+    ga, gb = (_keyed(groups_of(r, by), keys, by) for r in (a, b))
     out = pd.DataFrame(index=ga.index.union(gb.index, sort=False))
     fulls = out.index.get_level_values(key)
     # Each run shortened its names among its own kernels: two kernels only in A and only in B could
@@ -55,6 +67,11 @@ def diff_runs(a: Report, b: Report, by: str = "name") -> pd.DataFrame:
     elif by == MODULE:
         out["kernel"] = [display_path(f) or ROOT for f in fulls]
         out["depth"] = [len(path_names(f)) for f in fulls]
+    elif by == NVTX:  # matched by stack; named by label, by ranges where two stacks read alike
+        stacks = [str(f) for f in fulls]
+        out["kernel"] = readable_labels(stacks, NO_RANGE)
+        out["nvtx"] = [stack_label(f) or NO_RANGE for f in stacks]
+        out["nvtx_ranges"] = [ranges_list(f) for f in stacks]
     else:
         out["kernel"] = fulls
     absent_a, absent_b = ~out.index.isin(ga.index), ~out.index.isin(gb.index)
@@ -132,9 +149,11 @@ def ceilings_apart(a: Report, b: Report) -> str | None:
     )
 
 
-def _keyed(groups: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Groups indexed by `keys`; an unknown GPU is "" so that it still matches (NaN keys never
-    do)."""
+def _keyed(groups: pd.DataFrame, keys: list[str], by: str) -> pd.DataFrame:
+    """Groups indexed by `keys`; an unknown GPU (or NVTX stack) is "" so that it still matches (NaN
+    keys never do)."""
+    if by == NVTX:
+        groups = groups.assign(**{keys[0]: key_values(groups, by)})
     if "gpu" in keys:
         groups = groups.assign(gpu=groups["gpu"].astype(object).fillna(""))
     return groups.set_index(keys[0] if len(keys) == 1 else keys)

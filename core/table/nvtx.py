@@ -18,6 +18,7 @@ from ..common.nvtx_stack import (
     encode_stack,
     stack_from_label,
     stack_label,
+    stack_path,
 )
 
 # From the first emit_nvtx argument up to the end of that range's name: argument values hold no `/`
@@ -75,6 +76,21 @@ def ranges_list(text: object) -> list[dict[str, object]] | None:
     return [
         {"domain": d or None, "ranges": list(ranges)} for d, ranges in decode_stack(text)
     ] or None
+
+
+def readable_labels(stacks: list[str], no_range: str) -> list[str]:
+    """Each grouped stack (`nvtx_stack`'s text, "" for the launches without a range) as a row's
+    name: its `nvtx` label (`a/b/c`), or, where another of `stacks` has the same label (a range
+    named `a/b` beside a range `a` holding `b`), its ranges whole joined with ` > ` (`a/b > c`,
+    `a > b > c`), so two rows never read alike."""
+    labels = [stack_label(s) or no_range for s in stacks]
+    seen: dict[str, int] = {}
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+    return [
+        (stack_path(s) or label) if seen[label] > 1 else label
+        for s, label in zip(stacks, labels, strict=True)
+    ]
 
 
 def is_emit_nvtx_op(name: str) -> bool:

@@ -22,6 +22,7 @@ from ...core.store import (
     newest_first,
     recover_store,
 )
+from ...core.table.columns import NOT_WRITTEN
 from ...core.table.module_tree import with_public_paths
 from ..presentation import format as fmt
 from ..presentation.diff_text import diff_meta, table_rows, time_change, totals_line
@@ -224,7 +225,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         json.dump(
             {
                 **diff_meta(rows, (name_a, name_b), (id_a, id_b), (gpu_a, gpu_b)),
-                "rows": records(with_public_paths(rows) if args.by == "module" else rows),
+                "rows": records(_written(rows, args.by)),
             },
             sys.stdout,
             indent=1,
@@ -260,6 +261,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     )
     print_hidden(out, hidden)
     return 0
+
+
+def _written(rows, by: str):
+    """A diff's rows as `--json` writes them: a module's path as its names, an NVTX group's stack
+    as `nvtx_ranges` alone (`nvtx_stack`'s separators are control characters)."""
+    rows = with_public_paths(rows) if by == "module" else rows
+    return rows.drop(columns=[c for c in NOT_WRITTEN if c in rows])
 
 
 # The name is cut to fit, never a number: pairs of columns drop together, least telling first.

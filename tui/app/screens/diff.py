@@ -20,7 +20,14 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from ....core import Report
-from ....core.analysis import ceilings_apart, diff_runs, gpus_apart, group_key, groups_of
+from ....core.analysis import (
+    ceilings_apart,
+    diff_runs,
+    gpus_apart,
+    group_key,
+    groups_of,
+    key_values,
+)
 from ....core.common import display_text
 from ....core.table.module_tree import with_public_paths
 from ...presentation.columns import Column
@@ -178,18 +185,19 @@ class DiffScreen(TableScreen):
             if row["presence"] == "only in B"
             else [0, 1]
         )
-        self._open(sides, row[key], row["gpu"] if self.by_gpu else None)
+        self._open(sides, row[key], row["gpu"] if self.by_gpu else None, str(row["kernel"]))
 
     @work(thread=True, exclusive=True, group="diff-open")
-    def _open(self, sides: list[int], key: object, gpu: str | None = None) -> None:
+    def _open(self, sides: list[int], key: object, gpu: str | None = None, name: str = "") -> None:
         """The group's own row of each run that ran it (grouping 100k launches takes a while: off
         the UI thread): A and B side by side where both did, else the one run's Kernel screen.
-        `gpu`: the group's GPU, where groups were matched on name and GPU."""
+        `gpu`: the group's GPU, where groups were matched on name and GPU; `name`: the row's, as
+        shown (an NVTX group's key is its stack, not for reading)."""
         found = {side: self._group_row(side, key, gpu) for side in sides}
         missing = [side for side, row in found.items() if row is None]
         if missing:
             self.app.call_from_thread(
-                self.notify, f"{key} is not in run {'AB'[missing[0]]}", timeout=4, markup=False
+                self.notify, f"{name} is not in run {'AB'[missing[0]]}", timeout=4, markup=False
             )
             return
         name_column = {"nvtx": "nvtx", "module": "name"}.get(self.by, "kernel")
@@ -209,8 +217,8 @@ class DiffScreen(TableScreen):
     def _group_row(self, side: int, key: object, gpu: str | None) -> pd.Series | None:
         assert self.reports is not None  # `enter` opens a group only with both runs (check_action)
         groups = groups_of(self.reports[side], self.by)
-        column = group_key(self.by)
-        found = groups[groups[column].astype(object) == key]
+        # by NVTX range: the stack, as diff_runs matched it (a range `a/b` is not `a` holding `b`)
+        found = groups[key_values(groups, self.by).astype(object) == key]
         if gpu is not None:
             found = found[found["gpu"].astype(object).fillna("") == gpu]
         return None if found.empty else found.iloc[0]
