@@ -24,6 +24,7 @@ from flopscope.tui.app.screens.reconcile import ReconcileScreen
 from flopscope.tui.app.screens.roofline import RooflineScreen
 from flopscope.tui.app.screens.sort import SortScreen
 from flopscope.tui.app.screens.source import SourceScreen
+from flopscope.tui.app.screens.steps import StepsScreen
 from flopscope.tui.app.screens.sweep import SweepScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from textual.command import CommandPalette
@@ -92,6 +93,7 @@ WALK: list[tuple[str, str, str]] = [
     *(("source", k, e) for k, e in [("q", QUITS)]),
     *(("roofline", k, e) for k, e in [*MOVES, ("escape", BACK), ("q", QUITS)]),
     *(("module tree", k, e) for k, e in [*MOVES, ("escape", BACK), ("q", QUITS)]),
+    *(("steps", k, e) for k, e in [*MOVES_G, ("escape", BACK), ("q", QUITS)]),
     *(("runs", k, e) for k, e in [*MOVES, ("escape", STAYS), ("q", QUITS)]),
     *(("diff", k, e) for k, e in [*MOVES, ("escape", STAYS), ("q", QUITS)]),
     *(("kernel pair", k, e) for k, e in [*MOVES, ("escape", BACK)]),
@@ -143,18 +145,21 @@ def _walk_app(name: str, tmp_path: Path, reports, done: threading.Event):
         "export dialog": ("kernels", ("e", ExportScreen)),
         "palette": ("kernels", ("colon", CommandPalette)),
         "module tree": ("kernels", None),
+        "steps": ("kernels", None),
         "source": ("source", None),
     }.get(name, (name, None))
     steps: list = []
     if first[0] == "kernels":
-        app = make_app(demo)
+        app = make_app(_many_steps(tmp_path) if name == "steps" else demo)
         steps.append((None, lambda a: a.kernels.model is not None))
-        if name == "module tree":
+        if name in ("module tree", "steps"):
             steps += [
                 ("g", lambda a: a.kernels.by == "launch"),
                 ("g", lambda a: a.kernels.by == "nvtx"),
             ]
             steps.append(("g", ModuleTreeScreen))
+        if name == "steps":
+            steps.append(("t", StepsScreen))
     elif name == "source":
         app = make_app(
             report_of(fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")), by="launch"
@@ -199,6 +204,20 @@ def _walk_app(name: str, tmp_path: Path, reports, done: threading.Event):
     if first[1] is not None:
         steps.append(first[1])
     return app, steps
+
+
+def _many_steps(folder: Path):
+    """A real training step's launches played 30 times, each pass a `step N` range, with a timing
+    file beside them: more steps than the Steps screen has lines, so its keys have somewhere to
+    go."""
+    from flopscope.core import read_report
+
+    from ..helpers.steps import two_step_page, write_timing
+
+    folder.mkdir(parents=True, exist_ok=True)
+    page = two_step_page(folder / "steps.csv", steps=30)
+    write_timing(folder, {n: 0.004 + n * 1e-5 for n in range(1, 31)})
+    return read_report(page)
 
 
 def reconcile_screen():
