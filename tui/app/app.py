@@ -35,6 +35,7 @@ from .read_ahead import ReadAhead, ReadStopped
 from .screens.kernels import KernelsScreen
 
 if TYPE_CHECKING:  # the other screens are imported when first shown: the first paint waits less
+    from ...core.analysis import ModelFlops
     from .screens.profile import ProfileScreen
 
 
@@ -104,6 +105,7 @@ class FlopscopeApp(SafeNotify, App[None]):
         roof: str = "clock",
         read_ahead: ReadAhead | None = None,
         history: FilterHistory | None = None,
+        flop_model: ModelFlops | None = None,
     ) -> None:
         super().__init__()
         self.first = first
@@ -130,6 +132,10 @@ class FlopscopeApp(SafeNotify, App[None]):
         self.recent_filters: list[str] = history.entries if history is not None else []
         # each table's chosen columns (column_choice.py): `C` changes them
         self.columns = dict(columns or {})
+        # `open --model`: a model's analytic FLOPs, beside each module of every module tree opened;
+        # the first opens over the Kernels screen as soon as the report is shown
+        self.flop_model = flop_model
+        self.modules_first = flop_model is not None
 
     def remember_filters(self) -> None:
         """Keep the filters given for the next app (a filter prompt took one); a file that cannot be

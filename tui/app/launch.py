@@ -20,7 +20,7 @@ from .read_ahead import ReadAhead
 from .screens.kernels import KernelsScreen
 
 if TYPE_CHECKING:
-    from ...core.analysis import Slice
+    from ...core.analysis import ModelFlops, Slice
     from .screens.live_sweep import LiveSweepScreen
     from .screens.profile import ProfileScreen
 
@@ -39,12 +39,14 @@ def kernels_app(
     read_ahead: ReadAhead | None = None,
     columns: Mapping[str, list[str]] | None = None,
     history: FilterHistory | None = None,
+    flop_model: ModelFlops | None = None,
 ) -> FlopscopeApp:
     """The Kernels screen of a report file, grouped `by` (or of a report already read, or of a live
     profile's, shown over it until ncu is done); a file read here (or by `read_ahead`) is judged
     against `roof` (`open --roof`). `columns`: the tables' chosen columns
     (column_choice.load_columns); `history`: the filters given before (filter_history.py), where
-    they are kept."""
+    they are kept; `flop_model`: a model's analytic FLOPs, with which the module tree opens over
+    the Kernels screen once the report is shown (`open --model`)."""
     return FlopscopeApp(
         KernelsScreen(by),
         path=path,
@@ -56,6 +58,7 @@ def kernels_app(
         read_ahead=read_ahead,
         columns=columns,
         history=history,
+        flop_model=flop_model,
     )
 
 
@@ -101,10 +104,11 @@ def run_kernels(
     live: ProfileScreen | None = None,
     roof: str = "clock",
     read_ahead: ReadAhead | None = None,
+    flop_model: ModelFlops | None = None,
 ) -> int:
     """`flopscope open FILE`, `open RUN`, `demo` and `profile`; 2 when the report cannot be read or
     the profile failed. `read_ahead`: `path` already being read (see read_ahead.py), stopped if the
-    app closes first."""
+    app closes first; `flop_model`: `--model`'s, the module tree opened over the Kernels screen."""
     app = kernels_app(
         path,
         gpu=gpu,
@@ -115,6 +119,7 @@ def run_kernels(
         read_ahead=read_ahead,
         columns=load_columns(),
         history=FilterHistory(history_path()),
+        flop_model=flop_model,
     )
     try:
         return run_app(app)

@@ -7,14 +7,24 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...core import read_report
 from .read_ahead import ReadAhead
 
+if TYPE_CHECKING:
+    from ...core.analysis.model_flops import ModelFlops
 
-def open_file(path: str | Path, gpu: str | None = None, roof: str = "clock") -> int:
-    """The Kernels screen of the report `path` (`-`: stdin, read by the app itself); the process
-    exit code, 2 when the report cannot be read."""
+
+def open_file(
+    path: str | Path,
+    gpu: str | None = None,
+    roof: str = "clock",
+    flop_model: ModelFlops | None = None,
+) -> int:
+    """The Kernels screen of the report `path` (`-`: stdin, read by the app itself), and over it
+    the module tree with `flop_model`'s analytic FLOPs where one is given (`open --model`); the
+    process exit code, 2 when the report cannot be read."""
     ahead = (
         None
         if str(path) == "-"
@@ -30,4 +40,4 @@ def open_file(path: str | Path, gpu: str | None = None, roof: str = "clock") -> 
         gc.freeze()
         if enabled:
             gc.enable()
-    return run_kernels(path, gpu=gpu, roof=roof, read_ahead=ahead)
+    return run_kernels(path, gpu=gpu, roof=roof, read_ahead=ahead, flop_model=flop_model)

@@ -249,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json", action="store_true", help="with --no-tui: one JSON object, meta and rows"
     )
+    _open_model_arg(p)
 
     p = sub.add_parser(
         "open", help="open a report file or a stored run in the terminal app (piped: its table)"
@@ -269,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _roof_arg(p)
     _no_cache_arg(p)
+    _open_model_arg(p)
     _runs_commands(sub)
     _sweep_command(sub)
     _model_commands(sub)
@@ -277,6 +279,17 @@ def build_parser() -> argparse.ArgumentParser:
     _ceilings_command(sub)
     _serve_command(sub)
     return parser
+
+
+def _open_model_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--model",
+        metavar="MODEL.json",
+        help=(
+            "open on the module tree with the analytic FLOPs of `flopscope model ... --json` beside"
+            " each module's measured (as `m` there); piped: `report --by module --model`"
+        ),
+    )
 
 
 def _roof_arg(p: argparse.ArgumentParser) -> None:

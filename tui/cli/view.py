@@ -313,14 +313,17 @@ def cmd_open(args) -> int:
     from .runs import interactive
 
     app = interactive(args)
+    flop_model = _flop_model(args.model)  # before the app: a bad file is its one line, exit 2
     if args.path == "-" or _exists(args.path):
         if not app:
+            if flop_model is not None:
+                return _modules_report(args, args.path)
             report = _read(args)
             return _print(report, report.group("name"), args.json)
         # The read starts now, beside Textual's import and the app's start-up (open_file.py).
         from ..app.open_file import open_file
 
-        return open_file(args.path, gpu=args.gpu, roof=args.roof)
+        return open_file(args.path, gpu=args.gpu, roof=args.roof, flop_model=flop_model)
     _refuse_missing_file(args.path)
     from ...core.analysis import load_sweep
     from ...core.store import Store
@@ -331,6 +334,12 @@ def cmd_open(args) -> int:
         # else a stored run by name or id (one-line error if there is none)
         stored = store.load(args.path) if sweep is None else None
     if sweep is not None:
+        if flop_model is not None:
+            raise FlopscopeError(
+                f"--model {args.model}",
+                "puts a model's FLOPs beside one report's modules, not a sweep's",
+                "open one of its points by name",
+            )
         if args.roof != "clock":
             raise FlopscopeError(
                 f"--roof {args.roof}",
@@ -351,10 +360,32 @@ def cmd_open(args) -> int:
     assert stored is not None  # not a sweep: the run of that name (load raises where there is none)
     report = _judged(with_gpu(stored, args.gpu) if args.gpu else stored, args)
     if not app:
+        if flop_model is not None:
+            return _modules_report(args, args.path)
         return _print(report, report.group("name"), args.json)
     from ..app.launch import run_kernels
 
-    return run_kernels(args.path, gpu=args.gpu, report=report)
+    return run_kernels(args.path, gpu=args.gpu, report=report, flop_model=flop_model)
+
+
+def _flop_model(path: str | None):
+    """`--model MODEL.json` read (None without it); a file that is not `flopscope model --json`'s
+    raises its one line."""
+    if not path:
+        return None
+    from ...core.analysis.model_flops import load_model_json
+
+    return load_model_json(Path(path).expanduser())
+
+
+def _modules_report(args, path: str) -> int:
+    """`open` or `demo` with `--model`, piped: what `report --by module --model` prints."""
+    argv = ["report", path, "--by", "module", "--model", args.model]
+    argv += ["--roof", getattr(args, "roof", "clock")]
+    argv += ["--gpu", args.gpu] if getattr(args, "gpu", None) else []
+    argv += ["--json"] if args.json else []
+    argv += ["--no-cache"] if getattr(args, "no_cache", False) else []
+    return cmd_report(build_parser().parse_args(argv))
 
 
 def _refuse_missing_file(ref: str) -> None:
@@ -397,10 +428,13 @@ def cmd_demo(args) -> int:
     from .runs import interactive
 
     path = bundled_example()
+    flop_model = _flop_model(args.model)
     if not interactive(args):
+        if flop_model is not None:
+            return _modules_report(args, str(path))
         return cmd_report(
             build_parser().parse_args(["report", path, *(["--json"] if args.json else [])])
         )
     from ..app.open_file import open_file
 
-    return open_file(path)
+    return open_file(path, flop_model=flop_model)

@@ -190,6 +190,9 @@ class KernelsScreen(TableScreen):
             self.call_after_refresh(
                 self.flopscope.warm_groupings, [*GROUPS[at + 1 :], *GROUPS[: max(at, 0)]]
             )
+            if self.flopscope.modules_first:  # `open --model`: the model's view first, once
+                self.flopscope.modules_first = False
+                self.call_after_refresh(self.open_module_tree)
         self.by, self.model = by, model
         self.query_one(Breadcrumb).refresh()
         table = self.query_one(KernelTable)
@@ -339,13 +342,24 @@ class KernelsScreen(TableScreen):
         if self.model is None:
             return
         if self.by == GROUPS[-1] and self.report is not None:
-            from .module_tree import ModuleTreeScreen
-
-            self.app.push_screen(
-                ModuleTreeScreen(self.report, self.flopscope.export_name("modules"))
-            )
+            self.open_module_tree()
             return
         self.regroup(GROUPS[(GROUPS.index(self.by) + 1) % len(GROUPS)])
+
+    def open_module_tree(self) -> None:
+        """The report's module tree, with the app's model FLOPs (`open --model`) where it has
+        some."""
+        if self.report is None:
+            return
+        from .module_tree import ModuleTreeScreen
+
+        self.app.push_screen(
+            ModuleTreeScreen(
+                self.report,
+                self.flopscope.export_name("modules"),
+                flop_model=self.flopscope.flop_model,
+            )
+        )
 
     def regroup(self, by: str) -> None:
         report, rows = self.report, self.flopscope.grouped_already(by)

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import pandas as pd
+from rich.cells import cell_len
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -27,7 +29,6 @@ from ....core.analysis.model_flops import ModelFlops, load_model_json
 from ....core.common import FlopscopeError, display_text
 from ....core.report import by_time
 from ....core.table.module_tree import NODE_SEP, path_names, sort_siblings, with_public_paths
-from ...presentation import format as fmt
 from ...presentation.columns import Column
 from ...presentation.module_figures import with_model, with_steps
 from ...presentation.module_tree import (
@@ -40,6 +41,7 @@ from ...presentation.module_tree import (
 )
 from ...presentation.step_mfu import screen_line
 from ...presentation.table_model import Query, TableModel
+from ...presentation.tree_label import guide_cells, node_label
 from ..widgets.breadcrumb import Breadcrumb
 from ..widgets.footer import KeyFooter
 from .export import ask_export
@@ -83,36 +85,36 @@ def with_ancestors(paths: list[str], matched: set[str]) -> set[str]:
     return keep
 
 
-def label(node: dict[str, object]) -> Text:
-    """`mlp.0  64.4 us  12.2%  fwd 19.1 us · bwd 45.3 us  %Roof 24.2% compute`: a module and its
-    roll-up."""
-    text = Text(display_text(str(node["name"])), style="bold")
-    parts = [fmt.seconds(node.get("duration_s")), fmt.pct(node.get("pct_time"))]
-    parts.extend(figures(node))
-    parts.append(
-        f"fwd {fmt.seconds(node.get('forward_duration_s'))} · bwd"
-        f" {fmt.seconds(node.get('backward_duration_s'))}"
-    )
-    roof = fmt.pct(node.get("pct_of_roof"))
-    if roof:
-        parts.append(f"%Roof {roof} {fmt.roof(node.get('roof'))}")
-    text.append("  " + "  ".join(p for p in parts if p), style="")
-    if node.get("dimmed"):  # shown only for the filtered nodes in it
-        text.stylize("dim")
-    return text
+class ModuleTree(Tree[dict[str, object]]):
+    """The tree, each node's line fitted to the cells its indent leaves (tree_label.py), and its
+    indent narrowed where the deepest node's would take too much of the width."""
+
+    deepest = 0  # levels below the root of the deepest node
+
+    def on_resize(self) -> None:
+        self.guide_depth = guide_cells(self.size.width, self.deepest)
+
+    def render_label(
+        self, node: TreeNode[dict[str, object]], base_style: Style, style: Style
+    ) -> Text:
+        data = node.data
+        if data is None:
+            return super().render_label(node, base_style, style)
+        icon = ""
+        if node.allow_expand:
+            icon = self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE
+        width = self.size.width
+        room = width - int(str(data["depth"])) * self.guide_depth - cell_len(icon)
+        parent = node.parent.data if node.parent is not None else None
+        text = node_label(
+            data, room if width else None, str(parent["name"]) if parent is not None else None
+        )
+        text.stylize(style)
+        return Text.assemble((icon, base_style + _TOGGLE), text)
 
 
-def figures(node: dict[str, object]) -> list[str]:
-    """`MFU krn 31.2% wall 4.1%` with a timing file, `model 1.23 G ×0.97` with a model: the CLI's
-    MFU krn, MFU wall, Model and /Model columns, where the node has them."""
-    out = []
-    if "mfu_kernel" in node:
-        krn, wall = fmt.share(node.get("mfu_kernel")), fmt.share(node.get("mfu_wall"))
-        out.append(f"MFU krn {krn or '-'} wall {wall or '-'}")
-    model = fmt.si(node.get("model_flop"))
-    if model:
-        out.append(f"model {model} ×{fmt.ratio(node.get('flop_vs_model')) or '-'}")
-    return out
+# what Textual's own labels put on the open/close mark: a click there opens or closes the node
+_TOGGLE = Style.from_meta({"toggle": True})
 
 
 class ModuleTreeScreen(LiveFilter):
@@ -143,10 +145,14 @@ class ModuleTreeScreen(LiveFilter):
     ]
     DEFAULT_SORT = ("duration_s", True)  # Report.module_tree's order: siblings longest first
 
-    def __init__(self, report: Report, export_to: Path) -> None:
+    def __init__(
+        self, report: Report, export_to: Path, flop_model: ModelFlops | None = None
+    ) -> None:
+        """`flop_model`: analytic FLOPs to show beside each module from the start (`open
+        --model`), as `m` puts them there."""
         super().__init__()
         self.report = report
-        self.flop_model: ModelFlops | None = None  # `m`: the model JSON's analytic FLOPs
+        self.flop_model = flop_model  # `m`: the model JSON's analytic FLOPs
         self.sort = self.DEFAULT_SORT
         self.export_to = export_to
         self.no_ranges = bool(report.kernels["nvtx"].isna().all())
@@ -191,9 +197,10 @@ class ModuleTreeScreen(LiveFilter):
         yield Static(id="modules-status")  # what `/` keeps, while it keeps less than all
         yield KeyFooter()
 
-    def _tree(self) -> Tree[dict[str, object]]:
+    def _tree(self) -> ModuleTree:
         rows = self.tree_rows.to_dict(orient="records")
-        tree: Tree[dict[str, object]] = Tree(label(rows[0]), data=rows[0], id="modules")
+        tree = ModuleTree(node_label(rows[0]), data=rows[0], id="modules")
+        tree.deepest = int(self.tree_rows["depth"].max())
         self._fill(tree, rows)
         tree.root.expand()
         for child in tree.root.children:
@@ -210,7 +217,7 @@ class ModuleTreeScreen(LiveFilter):
         for row in rows[1:]:
             depth = int(str(row["depth"]))
             del at[depth:]
-            at.append(at[-1].add(label(row), data=row))
+            at.append(at[-1].add(node_label(row), data=row))
             by_path[str(row["path"])] = at[-1]
         return by_path
 
