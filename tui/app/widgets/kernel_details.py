@@ -10,7 +10,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from ....core.common import display_text
-from ...presentation.kernel_sections import section_table, sections
+from ...presentation.kernel_sections import sections
+from ...presentation.section_lines import SectionLines
 from .rendered_once import RenderedOnce
 
 SPLIT = 120  # from this many columns the Kernels screen shows the details beside the table
@@ -62,7 +63,7 @@ class KernelDetails(VerticalScroll, can_focus=False):
             Text(),
         ]
         for title, items in sections(row, launches):
-            parts += [section_table(title, items), Text()]
+            parts += [SectionLines(title, items), Text()]  # section_table's lines, drawn quicker
         # laid out and drawn from one rendering (a dozen tables: most of a cursor step's frame)
         body.update(RenderedOnce(Group(*parts)))
         self.scroll_home(animate=False)
