@@ -47,6 +47,8 @@ NOTES = ["estimated", "provenance"]
 NO_RANGE = "(no NVTX range)"
 # (group, value) cells counted in a table (32 MB); more are sorted instead
 COUNT_TABLE_MAX = 1 << 22
+# values of the time-weighted columns converted and summed at a time (8 MB of doubles)
+BLOCK_CELLS = 1 << 20
 
 
 def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
@@ -82,11 +84,7 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     weighted = [c for c in WEIGHTED if c in k and (c not in INSIGHT or k[c].notna().any())]
     with_values = [c for c in weighted if k[c].notna().any()]  # the others stay unknown
     # one grouping for all of them: a groupby per column was a third of the time at 100k launches
-    means = (
-        _time_weighted(k[with_values].astype(float), k["duration_s"], codes)
-        if with_values
-        else None
-    )
+    means = _time_weighted(k, with_values, k["duration_s"], codes) if with_values else None
     unknown = np.full(groups, np.nan)
     # added as one frame: a hundred columns inserted one by one fragment it (pandas 2.2 warns)
     columns = {
@@ -169,11 +167,35 @@ def factorize_filled(column: pd.Series, fill: str) -> tuple[np.ndarray, np.ndarr
     return codes, values[order]
 
 
-def _time_weighted(values: pd.DataFrame, duration: pd.Series, codes: np.ndarray) -> pd.DataFrame:
-    """Each group's mean of each column over the time of the launches that have it: a launch without
-    it (its metric set lacked the counter) would otherwise count as a peak of 0 and lower the
-    group's ceiling. The plain mean where the group's launches with the value took no known time."""
+def _time_weighted(
+    k: pd.DataFrame, columns: list[str], duration: pd.Series, codes: np.ndarray
+) -> pd.DataFrame:
+    """Each group's mean of each of `columns` over the time of the launches that have it: a launch
+    without it (its metric set lacked the counter) would otherwise count as a peak of 0 and lower
+    the group's ceiling. The plain mean where the group's launches with the value took no known
+    time."""
     dur = duration.fillna(0.0).to_numpy(dtype=float)
+    # A few columns at a time, each sum a column's own: a hundred columns of a million launches at
+    # once took arrays of hundreds of MB, each first touch of their pages a cost of its own.
+    step = max(1, BLOCK_CELLS // max(len(k), 1))
+    out = pd.concat(
+        [
+            _weighted_means(k[columns[at : at + step]].astype(float), dur, codes)
+            for at in range(0, len(columns), step)
+        ],
+        axis=1,
+    )
+    # rare: only those need the plain mean
+    untimed = [c for c in out.columns if out[c].isna().any()]
+    if untimed:
+        out[untimed] = out[untimed].fillna(
+            k[untimed].astype(float).groupby(codes, sort=True).mean()
+        )
+    return out
+
+
+def _weighted_means(values: pd.DataFrame, dur: np.ndarray, codes: np.ndarray) -> pd.DataFrame:
+    """`values`' time-weighted means per group, over the launches with a value and a time."""
     # As one 2-D block: the launches table holds its columns in blocks of their own, which pandas
     # would group one at a time (a third of grouping 100k launches by name).
     x = values.to_numpy(dtype=float, na_value=np.nan)
@@ -183,12 +205,7 @@ def _time_weighted(values: pd.DataFrame, duration: pd.Series, codes: np.ndarray)
     weight = (
         pd.DataFrame(both * dur[:, None], columns=values.columns).groupby(codes, sort=True).sum()
     )
-    out = num / weight.where(weight > 0)
-    # rare: only those need the plain mean
-    untimed = [c for c in out.columns if out[c].isna().any()]
-    if untimed:
-        out[untimed] = out[untimed].fillna(values[untimed].groupby(codes, sort=True).mean())
-    return out
+    return num / weight.where(weight > 0)
 
 
 def _same_or_mixed(column: pd.Series, group: np.ndarray, groups: int) -> pd.Series:
