@@ -101,8 +101,8 @@ async def test_the_dialogs_and_the_wide_roofline_match_their_snapshots(
     tmp_path, monkeypatch, snapshot_update
 ):
     """The Kernels screen's dialogs at 80x24 (help `?`, the sort picker `o`, the export prompt `e`,
-    the filter prompt `/`) and the Roofline screen at 160x48, where its legend names points
-    whole."""
+    the filter prompt `/`) and the toast of `y` (copy the full name); at 160x48, the Kernels
+    screen's split and the Roofline screen, where its legend names points whole."""
     from flopscope.tui.app.screens.export import ExportScreen
     from flopscope.tui.app.screens.help import HelpScreen
     from flopscope.tui.app.screens.prompt import PromptScreen
@@ -116,7 +116,7 @@ async def test_the_dialogs_and_the_wide_roofline_match_their_snapshots(
     monkeypatch.chdir(demo.parent)
     shots = {}
     app = kernels_app(demo.name)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         screen = app.kernels
         await settle(
             pilot,
@@ -135,6 +135,10 @@ async def test_the_dialogs_and_the_wide_roofline_match_their_snapshots(
             shots[name] = app.export_screenshot()
             await pilot.press("escape")
             await settle(pilot, lambda: app.screen is screen)
+        # `y`: the first row's full name copied, as the toast under the table says
+        await pilot.press("y")
+        await pilot.pause(0.1)
+        shots["copy-name"] = app.export_screenshot()
     app = kernels_app(demo.name)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = app.kernels
@@ -143,6 +147,8 @@ async def test_the_dialogs_and_the_wide_roofline_match_their_snapshots(
             lambda: screen.model is not None and not screen.query_one(KernelTable).loading,
             500,
         )
+        await pilot.pause(0.1)
+        shots["kernels-160x48"] = app.export_screenshot()
         await pilot.press("r")
         await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
         await pilot.pause(0.1)

@@ -37,9 +37,9 @@ from flopscope.tui.app.screens.sweep import SweepScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.cli.main import bundled_example
 from flopscope.tui.cli.model import _reconcile_lines
-from textual.widgets import DataTable
 
 from ..conftest import settle
+from ..helpers.app import screen_lines
 from ..helpers.h100_replay import H100, RUN
 from ..helpers.reconciled import demo_reconciled
 from ..helpers.snapshots import SIZE, check
@@ -111,14 +111,6 @@ class FrozenClock:
         return self.now
 
 
-def _columns_fit(table: DataTable) -> bool:
-    """Each column is as wide as its widest cell (the screen's cells are plain text)."""
-    return all(
-        column.content_width >= max((len(str(cell)) for cell in table.get_column(key)), default=0)
-        for key, column in table.columns.items()
-    )
-
-
 async def test_the_live_sweep_and_its_findings_match_their_snapshots(
     home, tmp_path, monkeypatch, snapshot_update
 ):
@@ -152,8 +144,13 @@ async def test_the_live_sweep_and_its_findings_match_their_snapshots(
     app = live_sweep_app(screen)
     shots = {}
     async with app.run_test(size=SIZE) as pilot:
-        # DataTable widens a column when it is next idle, not when its cell changes
-        await settle(pilot, lambda: over.is_set() and _columns_fit(screen.query_one(DataTable)))
+        # DataTable widens a column when it is next idle, not when its cell changes, and redraws
+        # at the new width an idle later: the shot waits until each point's state shows whole.
+        states = [f" done: {run} " for _, run, _ in points]
+        await settle(
+            pilot,
+            lambda: over.is_set() and all(s in "\n".join(screen_lines(app)) for s in states),
+        )
         await pilot.pause(0.1)
         shots["live-sweep"] = app.export_screenshot()
         go.set()
@@ -258,5 +255,57 @@ async def test_the_source_page_and_the_column_chooser_match_their_snapshots(
         await pilot.press("C")
         await pilot.pause(0.2)
         shots["column-chooser"] = app.export_screenshot()
+    for name, svg in shots.items():
+        check(name, svg, snapshot_update, tmp_path)
+
+
+async def test_a_run_its_columns_and_a_kernel_pair_match_their_snapshots(
+    home, tmp_path, snapshot_update
+):
+    """From the Runs screen: its column chooser (`C`, the table's own columns), `enter` on batch
+    8's step (the Kernels screen of a stored run), and the Diff of batch 8 with batch 32 opened on
+    its top group, which both ran (`enter`: the Kernel screen's sections of A and B side by
+    side)."""
+    from flopscope.tui.app.screens.columns import ColumnsScreen
+    from flopscope.tui.app.screens.kernel_pair import KernelPairScreen
+    from flopscope.tui.app.screens.kernels import PushedKernelsScreen
+
+    app = runs_app(Path("flopscope.db"))
+    shots = {}
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: app.screen.model is not None)
+        runs = app.screen
+        await pilot.press("C")
+        await settle(pilot, lambda: isinstance(app.screen, ColumnsScreen))
+        await pilot.pause(0.1)
+        shots["runs-columns"] = app.export_screenshot()
+        await pilot.press("escape")
+        await settle(pilot, lambda: app.screen is runs)
+        table = runs.query_one(KernelTable)
+        table.cursor_row = names(app).index("bf16-bs8")
+        await pilot.press("enter")
+        await settle(
+            pilot,
+            lambda: (
+                isinstance(app.screen, PushedKernelsScreen)
+                and app.screen.model is not None
+                and not app.screen.query_one(KernelTable).loading
+            ),
+            500,
+        )
+        await pilot.pause(0.1)
+        shots["run-kernels"] = app.export_screenshot()
+        await pilot.press("escape")
+        await settle(pilot, lambda: app.screen is runs)
+        table.cursor_row = names(app).index("bf16-bs8")
+        await pilot.press("m")
+        table.cursor_row = names(app).index("bf16-bs32")
+        await pilot.press("d")
+        await settle(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.model, 500)
+        assert app.screen.current_row()["presence"] == "both"  # the top group: A and B ran it
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, KernelPairScreen), 500)
+        await pilot.pause(0.1)
+        shots["kernel-pair"] = app.export_screenshot()
     for name, svg in shots.items():
         check(name, svg, snapshot_update, tmp_path)
