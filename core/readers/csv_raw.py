@@ -73,12 +73,12 @@ def read_raw(doc: CsvText, progress: ByteProgress | None = None) -> MetricTable:
         if _nothing_left(handle):  # a header (and units) alone: the caller says "no kernel rows"
             return MetricTable(pd.DataFrame(), {"format": "csv-raw"})
         at = handle.tell()
-        # Straight from disk by Arrow's reader (several times pandas' C parser, issue 18): the
+        # Straight from disk by Arrow's reader (several times faster than pandas' C parser): the
         # metrics whose first cell is a plain number typed as float64 by Arrow, the others
         # (instanced cells `128 (0: 128)`, flopscope's own import arguments; thousands separators)
-        # as text whose distinct cells are parsed once (issue 25.2). A later row that breaks the
-        # first row's pattern: every metric as text; rows Arrow cannot read at all (the wrong width)
-        # go to pandas below.
+        # as text whose distinct cells are parsed once. A later row that breaks the first row's
+        # pattern: every metric as text; rows Arrow cannot read at all (the wrong width) go to
+        # pandas below.
         typed = _plain_in_first_row(handle, numeric, len(header))
         frame = None
         for floats in dict.fromkeys((frozenset(typed), frozenset())):
@@ -238,17 +238,17 @@ def _parse_arrow(
     at = handle.tell()
     try:
         # One row per line, as ncu writes them: Arrow then cuts the file at line ends and parses the
-        # pieces on every core (1M launches: 1.7-2.1 s against 2.7-3.6 s). A cell holding a line
-        # break would leave two short rows, each an error (the first starts with the launch's ID,
-        # never `==`): read again, quoted line breaks allowed.
+        # pieces on every core (line breaks allowed inside values slow its threaded read). A cell
+        # holding a line break would leave two short rows, each an error (the first starts with the
+        # launch's ID, never `==`): read again, quoted line breaks allowed.
         table = read(newlines_in_values=False)
     except pa.ArrowInvalid:
         handle.seek(at)
         table = read(newlines_in_values=True)
     # Column by column, no whole-table to_pandas: it would make each text column a categorical of
     # unsorted, per-block dictionaries, only for them to be merged and sorted again. On every core:
-    # Arrow's hashing of the text columns and its joining of each column's blocks let go of the GIL
-    # (1M launches: 0.4 -> 0.2 s).
+    # Arrow's hashing of the text columns and its joining of each column's blocks let go of the
+    # GIL.
     columns = {int(name): table.column(name) for name in table.column_names}
     with ThreadPoolExecutor(max(1, min(os.cpu_count() or 1, 4))) as pool:
         converted = list(
@@ -258,8 +258,8 @@ def _parse_arrow(
         )
     frame = pd.DataFrame(dict(zip(columns, converted, strict=True)), copy=False)
     del table, columns, converted
-    # Arrow's allocator keeps the pages of the parse (the table, the blocks read) for reuse: at 1M
-    # launches ~0.9 GB of RSS that nothing uses any more while pandas copies the columns into SI
+    # Arrow's allocator keeps the pages of the parse (the table, the blocks read) for reuse: memory
+    # as large as the parse that nothing uses any more, held while pandas copies the columns into SI
     # units next.
     pa.default_memory_pool().release_unused()
     return frame

@@ -295,7 +295,7 @@ def _damaged(path: Path, log: IO[bytes], fallback: str) -> FlopscopeError:
 class _WantedNames:
     """The wanted metrics among a launch's ~380 names, decided once per distinct list of names:
     launches of a report repeat the same list, and the `wanted` regex on every name of every launch
-    was an eighth of the read."""
+    would be a sizeable share of the read."""
 
     def __init__(self) -> None:
         self._lists: dict[tuple[str, ...], list[str]] = {}

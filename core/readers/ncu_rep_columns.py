@@ -2,12 +2,12 @@
 path.
 
 A launch holds ~400 metrics (ProfileMetricResult messages, ~40 bytes each) and flopscope keeps ~50.
-Parsing them one message at a time in Python was most of a read (5.7 s of 8 for 10,000 launches);
-even protobuf's C parser spends most of its time making a Python object of each. Here the serialized
-results of a batch of launches sit in one buffer and are read in lockstep: `walk_fields` steps
-through the top-level fields of every launch at once (one numpy pass per field position, not per
-launch), and `MetricColumns` reads each metric's name id (field 1, a varint, first) and value (field
-2, a ProfileMetricValue holding exactly one double, float, uint32 or uint64) by vectorised byte
+Parsing them one message at a time in Python would be most of a read: even protobuf's C parser
+spends most of its time making a Python object of each. Here the serialized results of a batch of
+launches sit in one buffer and are read in lockstep: `walk_fields` steps through the top-level
+fields of every launch at once (one numpy pass per field position, not per launch), and
+`MetricColumns` reads each metric's name id (field 1, a varint, first) and value (field 2, a
+ProfileMetricValue holding exactly one double, float, uint32 or uint64) by vectorised byte
 arithmetic. A metric in any other shape (text, per-instance values the table keeps as columns, an
 encoding not expected here) goes to `cells`, the reader's message parser: the fast path takes only
 what it reads exactly as protobuf would."""

@@ -1,10 +1,10 @@
 """Binary `.ncu-rep` reports read directly, in batches of launches: what flopscope uses, and nothing
 else.
 
-`ncu_report` (NVIDIA's module, see ncu_rep.py) loads a whole report into memory first: 4.4 GB and 13
-s for 10,000 launches. The file is a stream of protobuf messages, described by the `.proto` files
-Nsight Compute ships in `extras/FileFormat` (not copied here: the messages below declare only the
-fields read, by the field numbers those files give):
+`ncu_report` (NVIDIA's module, see ncu_rep.py) loads a whole report into memory first, every metric
+of every launch: slow, and many times the memory of the table flopscope keeps. The file is a stream
+of protobuf messages, described by the `.proto` files Nsight Compute ships in `extras/FileFormat`
+(not copied here: the messages below declare only the fields read, by those files' field numbers):
 
     "NVR\\0", uint32 n, FileHeader (n bytes), then blocks until the end of the file:
     uint32 n, BlockHeader (n bytes), then PayloadSize bytes: NumSources x (uint32 m, SourceData),

@@ -16,7 +16,7 @@ from ..common.errors import FlopscopeError
 ABSURD = 1e30
 # What one launch can take: ncu times it in whole nanoseconds, and no profiled launch runs a day.
 # Outside these, a duration (1e21 s, or 1e-309 s, a subnormal float whose inverse is infinite) is a
-# damaged cell. Zero is left to the readers' callers (a launch ncu could not time), as it was.
+# damaged cell. Zero is left to the readers' callers (a launch ncu could not time).
 SHORTEST_LAUNCH_S = 1e-12
 LONGEST_LAUNCH_S = 86400.0
 

@@ -14,8 +14,7 @@ from ...core.ncu import METRIC_SETS, REPLAY_MODES, TIMING_LIMIT_S
 from ...core.table import GROUPINGS
 
 # Rows a printed table shows unless --top or --all says otherwise: a terminal never needs 100k
-# formatted rows (formatting them took 100 s and 1.3 GB for a 100k-launch `--by launch`); --json
-# always has every row.
+# formatted rows, and formatting them costs minutes and gigabytes; --json always has every row.
 TABLE_ROWS = 1000
 
 # `model`'s built-in models

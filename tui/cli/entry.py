@@ -2,8 +2,8 @@
 
 Python runs signal handlers only in the main thread, and only when it runs. A SIGTERM or SIGINT the
 kernel hands to another thread (any thread not blocking it may take a process's signal) is noted and
-then waits until the main thread wakes: a main thread blocked in read(2) on a quiet pipe slept
-through it, and a CI run hung so. Native threads started while the CLI's modules are imported
+then waits until the main thread wakes: a main thread blocked in read(2) on a quiet pipe would sleep
+through it, and the command would hang. Native threads started while the CLI's modules are imported
 (pyarrow's allocator, BLAS pools) inherit the signal mask of the thread that starts them: with the
 stop signals blocked during those imports, they can never take one. The main thread then unblocks
 them for itself."""

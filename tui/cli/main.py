@@ -123,8 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     restore = _stop_on_signals()
     try:
         module, name = COMMANDS[args.command]
-        # The command's imports start native threads (pyarrow, BLAS) and make ~120k objects: see
-        # entry.py.
+        # The command's imports start native threads (pyarrow, BLAS), which must not take a stop
+        # signal (entry.py), and make many objects the cycle collector need not walk
+        # (import_guards.py).
         with stop_signals_blocked(), collector_paused():
             run = getattr(import_module(f".{module}", __package__), name)
             if getattr(args, "no_cache", False):

@@ -130,7 +130,7 @@ class KernelsScreen(TableScreen):
         self._regroup(self.by)
 
     def rejudge(self, report: Report) -> None:
-        """The same launches judged against another roof (the Roofline's `c`, issue 22): the
+        """The same launches judged against another roof (the Roofline's `c`): the
         header's ceilings (naming their source), the table's %Peak, %Roof and Bound anew; sort,
         filter and cursor stay."""
         keep = self.query_one(KernelTable).cursor_position if self.model is not None else None
@@ -170,7 +170,7 @@ class KernelsScreen(TableScreen):
     def _grouped(self, report: Report, by: str) -> tuple[TableModel, list[Block] | None]:
         """The table of `report` grouped `by`, and the header the first time (else None)."""
         summary = None
-        if self.model is None:  # first time: the header is computed here too (1M launches: ~0.2 s)
+        if self.model is None:  # first time: the header too, off the UI thread like the grouping
             summary = summary_blocks(report)
             self.ceilings = report.ceilings()
         return self._model(report, self.flopscope.grouped(by), by), summary
@@ -250,8 +250,8 @@ class KernelsScreen(TableScreen):
         chrome = sum(
             w.outer_size.height for w in (self.query_one("#status"), self.query_one(KeyFooter))
         )
-        # The header, breadcrumb included: 5 lines at 24 rows (issue 19.9: 7 of 24 left the table 14
-        # rows), a third of taller terminals. Below 24 rows the app's own report's breadcrumb gives
+        # The header, breadcrumb included: 5 lines at 24 rows (more would leave the table too few),
+        # a third of taller terminals. Below 24 rows the app's own report's breadcrumb gives
         # its line to the summary (whose first line names the report too); a run opened from another
         # screen keeps its title line.
         crumb = self.query_one(Breadcrumb)
@@ -365,7 +365,7 @@ class KernelsScreen(TableScreen):
         report, rows = self.report, self.flopscope.grouped_already(by)
         if rows is not None and report is not None:
             # computed already (warm_groupings): shown in this frame, with no loading cover and no
-            # worker, whose frames and thread hop took longer than the table's model
+            # worker, whose frames and thread hop take longer than the table's model
             self.workers.cancel_group(self, "group")
             self._show(self._model(report, rows, by), None, by, keep=None)
             return
