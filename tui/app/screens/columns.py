@@ -89,7 +89,10 @@ class ColumnsScreen(ModalScreen[list[str] | None]):
             f"{'✓' if ticked else ' '} {choice.title[:width]:<{width}} {unit:<9}",
             style="bold" if ticked else "",
         )
-        line.append(f"{choice.key} · {choice.description}", style="dim")
+        line.append(
+            f"{choice.key} · {choice.description}" if choice.description else choice.key,
+            style="dim",
+        )
         line.truncate(max(room, 20), overflow="ellipsis")
         return Option(line, id=choice.key)
 

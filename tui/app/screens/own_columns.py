@@ -31,8 +31,8 @@ def own_chosen(
 
 def own_choices(default: list[Column]) -> list[Choice]:
     """Every column of the table but its first, titled as the table titles it, with its meaning
-    where the canonical table has one."""
-    return [Choice(c.name, c.title, "", DESCRIPTIONS.get(c.name, c.title)) for c in default[1:]]
+    where the canonical table has one (else none: the title said again would add nothing)."""
+    return [Choice(c.name, c.title, "", DESCRIPTIONS.get(c.name, "")) for c in default[1:]]
 
 
 def keep_choice(screen: Screen, table: str, keys: list[str]) -> None:
