@@ -3,8 +3,8 @@ details beside the table) compared with stored SVG snapshots (Textual's own expo
 `App.export_screenshot`).
 
 pytest-textual-snapshot does the same, but pins syrupy 4.8.0, which needs pytest < 9. The screens
-are those of the bundled demo (`flopscope demo`): Kernels, Kernel (enter on the first row) and
-Roofline (r). A change meant to change a screen updates the snapshots with `python -m pytest
+are those of the bundled demo (`flopscope demo`): Kernels, Kernel (enter on the first row), its help
+(?) and Roofline (r). A change meant to change a screen updates the snapshots with `python -m pytest
 tests/app/test_snapshots.py --snapshot-update` (or
 FLOPSCOPE_SNAPSHOT_UPDATE=1); review the SVGs in the diff (a browser shows them) before committing.
 """
@@ -42,6 +42,15 @@ async def test_demo_screens_match_their_snapshots(tmp_path, monkeypatch, snapsho
         # it
         await settle(pilot, lambda: isinstance(app.screen, KernelScreen) and app.screen.rules_read)
         shots["kernel"] = app.export_screenshot()
+        # `?` there: the help lists the Kernel screen's keys, its panes' words for them
+        from flopscope.tui.app.screens.help import HelpScreen
+
+        await pilot.press("question_mark")
+        await settle(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause(0.1)
+        shots["help-kernel"] = app.export_screenshot()
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, KernelScreen))
         await pilot.press("escape", "r")
         await settle(pilot, lambda: isinstance(app.screen, RooflineScreen))
         shots["roofline"] = app.export_screenshot()

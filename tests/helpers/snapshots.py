@@ -68,7 +68,7 @@ SHOWN_BY: dict[str, tuple[str, ...]] = {
     "LiveSweepScreen": ("live-sweep",),
     "ProfileScreen": ("profile",),
     "ReconcileScreen": ("reconcile",),
-    "HelpScreen": ("help",),
+    "HelpScreen": ("help", "help-kernel"),
     "SortScreen": ("sort-picker",),
     "ExportScreen": ("export-prompt",),
     "PromptScreen": ("filter-prompt",),
