@@ -1,5 +1,5 @@
-"""The details pane's sections are rendered once per frame (RenderedOnce), and what that draws is what
-rich draws from the same content at every width, in any order of widths."""
+"""The details pane's sections are rendered once per frame (RenderedOnce), and what that draws is
+what rich draws from the same content at every width, in any order of widths."""
 
 from __future__ import annotations
 
