@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from ..conftest import FIXTURES
+from ..helpers.real_files import one_of_each_kind
 from ..helpers.steps import TRAIN_STEP as H100_STEP
 from ..helpers.steps import two_step_page, write_timing
 from ..helpers.terminal import in_terminal
@@ -27,8 +28,10 @@ DEMO = next((Path(__file__).parents[2] / "tui" / "examples").glob("*.ncu-rep*"))
 
 
 def _reports() -> list[Path]:
+    """The demo (compressed), then a .ncu-rep, a raw and a details CSV of the shared fixtures; every
+    one with FLOPSCOPE_EVERY_FILE=1."""
     found = sorted(FIXTURES.glob("*.ncu-rep")) + sorted(FIXTURES.glob("*.csv"))
-    return [DEMO, *found]
+    return one_of_each_kind([DEMO, *found])
 
 
 class Run:

@@ -19,10 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from flopscope.core import read_report
 
 from ..helpers.cli import run_cli
-from ..helpers.real_files import GPU_DATA, first_launch
+from ..helpers.real_files import GPU_DATA, first_launch, report_of
 
 NO_CAPTURE = (
     "no GPU capture committed yet: run tests/data/gpu/capture.sh on a GPU"
@@ -122,7 +121,7 @@ def test_full_set_gemm_flops_are_2mnk(path):
 
 def _check_2mnk(path: Path, dtype: str, m: int, n: int, k: int) -> None:
     analytic = 2 * m * n * k
-    kernels = read_report(path).kernels
+    kernels = report_of(path).kernels
     assert len(kernels) == 1 and not kernels["flop"].isna().any(), "one launch, FLOPs known"
     row = kernels.iloc[0]
     ratio = row["flop"] / analytic
@@ -154,7 +153,7 @@ def _batch(path: Path) -> int:
 
 def _linear_runs(gpu_dir: Path) -> list[tuple[int, object]]:
     runs = sorted(gpu_dir.glob("linear_bs*.ncu-rep*"), key=_batch)
-    return [(_batch(p), read_report(p).kernels) for p in runs]
+    return [(_batch(p), report_of(p).kernels) for p in runs]
 
 
 @pytest.mark.parametrize(
@@ -238,7 +237,7 @@ def test_fma_weighting_of_half_and_float_counters(path):
     The HFMA2 thread instructions come from the SASS per-opcode counts of ncu's raw page, read
     here."""
     mode = _stem(path).removeprefix("elementwise_")
-    row = read_report(path).kernels.iloc[0]
+    row = report_of(path).kernels.iloc[0]
     modifiers = _per_opcode(
         path.with_name(f"elementwise_{mode}.csv.gz"),
         "sass__thread_inst_executed_true_per_opcode_with_modifier_all",
@@ -295,7 +294,7 @@ def test_every_metric_flopscope_asks_for_exists_on_the_device(gpu_dir):
         assert all(m in page for m in metrics if m not in counters), name
     # The table flopscope keeps per compute capability (from ncu 2024.1's offline catalogues) names
     # what the device's own ncu 2025.3 offers.
-    cc = str(read_report(gpu_dir / "gemm_bf16_4096x4096x4096.ncu-rep.xz").kernels["cc"].iloc[0])
+    cc = str(report_of(gpu_dir / "gemm_bf16_4096x4096x4096.ncu-rep.xz").kernels["cc"].iloc[0])
     assert tensor_op_metrics(catalogue) == TENSOR_COUNTERS_BY_CC[cc]
     if (failed := gpu_dir / "fail_bad_metric.stream.txt").exists():  # captured on the H100 only
         assert "(!) n/a" in failed.read_text()
@@ -306,7 +305,7 @@ def test_roofline_ceilings_come_from_the_live_peak_counters(path):
     """`--metrics roofline` collects each level's peak per cycle and its clock; the ceilings are
     their products (recomputed here from ncu's raw page), and DRAM's matches the H100 SXM datasheet,
     3.35 TB/s."""
-    row = read_report(path).kernels.iloc[0]
+    row = report_of(path).kernels.iloc[0]
     page = first_launch(path.with_name(_stem(path) + ".csv.gz"))
     for level, bytes_metric, clock in (
         ("dram", "dram__bytes", "dram__cycles_elapsed"),
@@ -334,7 +333,7 @@ def test_details_page_reads_as_the_raw_page_and_the_report(path):
     """ncu's two CSV layouts and its binary report, from one profile, give one kernels table."""
     columns = ["flop", "flop_tensor_bf16", "duration_s", "dram_bytes", "l2_bytes", "l1_bytes"]
     tables = [
-        read_report(path.with_name(name)).kernels[columns]
+        report_of(path.with_name(name)).kernels[columns]
         for name in (
             path.name,
             "gemm_bf16_4096x4096x4096.csv.gz",
@@ -361,7 +360,7 @@ def test_training_step_counts_backward_twice_forward(path):
     little elementwise work and padding, backward twice the forward (dgrad + wgrad), which a
     forward-only FLOP counter misses; every launch sits in a phase."""
     batch = int(re.search(r"bs(\d+)", path.name)[1])
-    kernels = read_report(path).kernels
+    kernels = report_of(path).kernels
     nvtx = kernels["nvtx"].fillna("")
     forward = nvtx.str.startswith("measure/forward")
     backward = nvtx.str.startswith("autograd::engine")
@@ -391,7 +390,7 @@ def test_fp32_attention_runs_as_three_tf32_products(path):
     cores: as 3xTF32, each FP32 product split into big and small TF32 halves, three MMAs per
     multiply-add. Its tensor FLOPs are exactly 3 x the attention's math: forward QK^T and AV,
     backward five such products."""
-    kernels = read_report(path).kernels
+    kernels = report_of(path).kernels
     batch, heads, seq, head_dim = 8, 8, 128, 64
     product = 2 * batch * heads * seq * seq * head_dim  # one of QK^T, AV, and their gradients
     for direction, products in (("fmha_cutlassF", 2), ("fmha_cutlassB", 5)):
@@ -462,7 +461,7 @@ def test_every_raw_page_reads_as_its_report(page):
     if ".details" in page.name or not report.exists():
         pytest.skip("no report beside this page (details layout, or a report left out for size)")
     columns = ["flop", "duration_s", "dram_bytes", "l2_bytes", "l1_bytes"]
-    from_page, from_report = read_report(page).kernels, read_report(report).kernels
+    from_page, from_report = report_of(page).kernels, report_of(report).kernels
     assert len(from_page) == len(from_report) > 0
     assert from_page[columns].to_numpy() == pytest.approx(
         from_report[columns].to_numpy(), rel=1e-6, nan_ok=True
@@ -476,7 +475,7 @@ def test_a_real_many_launch_report_counts_each_launch_of_its_loop(path):
     in launch order, and each elementwise launch counts the loop body's math exactly: the multiply
     2^16 FLOPs, the add with alpha 2^16 FMAs, 2 x 2^16 FLOPs."""
     n, steps = 1 << 16, 408
-    k = read_report(path).kernels
+    k = report_of(path).kernels
     assert k["launch_id"].tolist() == list(range(869))
     body = ["MulFunctor", "CUDAFunctor_add"]
     order = ["normal", "normal"] + [
@@ -514,7 +513,7 @@ def test_reconcile_shows_cudnn_choosing_fft_for_one_convolution(path):
         assert 1.0 <= modules[name]["measured_forward"] / flop <= 1.01
     fft = modules["3.3"]
     assert fft["analytic_forward"] == _conv_flop(8, 128, 128, 8)
-    kernels = read_report(path).kernels
+    kernels = report_of(path).kernels
     fft_kernels = kernels[kernels["kernel"].str.startswith("fft2d")]
     assert len(fft_kernels) and fft_kernels["nvtx"].str.contains("/3.3/").all()
     assert fft["ratio_forward"] > 4 and "over" in fft["flag"]

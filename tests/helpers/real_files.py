@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import os
 import sys
 from functools import cache
 from pathlib import Path
@@ -36,6 +37,20 @@ def real_files() -> list[Path]:
         *sorted(GPU_DATA.glob("*/*.csv.gz")),
         DEMO,
     ]
+
+
+def one_of_each_kind(paths: list[Path]) -> list[Path]:
+    """The first file of each kind the readers take (.ncu-rep, raw CSV, details CSV, console log,
+    compressed), or every one with FLOPSCOPE_EVERY_FILE=1: for checks that go through the same code
+    for every file of a kind, each run as a fresh interpreter."""
+    if os.environ.get("FLOPSCOPE_EVERY_FILE") == "1":
+        return list(paths)
+    kinds: dict[str, Path] = {}
+    for path in paths:
+        details = "details" if "details" in path.name else ""
+        kind = "compressed" if path.suffix in {".gz", ".xz"} else path.suffix + details
+        kinds.setdefault(kind, path)
+    return list(kinds.values())
 
 
 def file_id(path: Path) -> str:
