@@ -20,6 +20,7 @@ from ..conftest import fixture_path
 from ..helpers.app import make_app, ready, screen_lines
 from ..helpers.cli import run_cli
 from ..helpers.raw_csv import page
+from ..helpers.real_files import report_of
 
 T4 = "t4_mlp_matadd_full.ncu-rep"  # one matrix add, --set full: L2 busier than DRAM
 A100 = "a100pcie80_cutlass_gemm_full.ncu-rep"
@@ -47,7 +48,7 @@ def test_the_l2_ceiling_of_a_full_set_report_is_its_slices_peak_over_the_reports
     those counters. As DRAM's, it is the device's over the whole report: all elapsed slice-cycles
     over all the time."""
     path = fixture_path(name)
-    engine = read_report(path).kernels["report_peak_l2_bytes_per_s"]
+    engine = report_of(path).kernels["report_peak_l2_bytes_per_s"]
     cycles = seconds = 0.0
     for a in actions(path):
         # ns in these reports; NaN for H800's broken flash_fwd_kernel
@@ -72,14 +73,14 @@ def test_a_short_launch_is_bound_by_the_level_ncus_own_percentages_rank_first():
     clearly apart."""
     for name in (V100, T4, H100, H800):
         path = fixture_path(name)
-        rows = read_report(path).kernels
+        rows = report_of(path).kernels
         for i, a in enumerate(actions(path)):
             dram = value(a, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
             l2 = value(a, "lts__t_sectors.avg.pct_of_peak_sustained_elapsed")
             if rows["bound"].iloc[i] != "memory" or not 0.67 < dram / l2 < 1.5:
                 continue
             assert rows["roof"].iloc[i] == ("dram" if dram > l2 else "l2"), (name, i, dram, l2)
-    v100 = read_report(fixture_path(V100)).kernels
+    v100 = report_of(fixture_path(V100)).kernels
     assert v100.loc[v100["kernel"] == "set_halo_values_x_419_gpu", "roof"].tolist() == ["dram"]
 
 
@@ -88,7 +89,7 @@ def test_a_launch_with_no_flops_and_no_dram_bytes_is_bound_by_the_cache_it_strea
     DRAM, and do no FLOPs: no DRAM intensity (0/0), yet L2 bounds them, as it does the same fills
     with 256 DRAM bytes. Integer-MMA launches (A100 CUTLASS) stay unjudged."""
     path = fixture_path(H100)
-    rows = read_report(path).kernels
+    rows = report_of(path).kernels
     idle = [
         i
         for i, a in enumerate(actions(path))
@@ -97,7 +98,7 @@ def test_a_launch_with_no_flops_and_no_dram_bytes_is_bound_by_the_cache_it_strea
     ]
     assert len(idle) == 6
     assert rows.loc[idle, ["bound", "roof"]].to_numpy().tolist() == [["memory", "l2"]] * len(idle)
-    a100 = read_report(fixture_path(A100)).kernels
+    a100 = report_of(fixture_path(A100)).kernels
     assert (
         a100["integer_mma"].all()
         and a100["roof"].tolist() == [""] * 3
@@ -113,7 +114,7 @@ def test_a_kernel_busier_at_l2_than_at_dram_is_l2_bound_at_ncus_own_l2_percentag
     l2_pct = value(a, "lts__t_sectors.sum.pct_of_peak_sustained_elapsed")
     dram_pct = value(a, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")
     assert l2_pct > dram_pct  # the premise, from ncu
-    row = read_report(path).kernels.iloc[0]
+    row = report_of(path).kernels.iloc[0]
     assert (row["bound"], row["roof"]) == ("memory", "l2")
     assert row["pct_of_roof"] == pytest.approx(l2_pct, rel=1e-9)
     assert row["attainable_flop_per_s"] == pytest.approx(
@@ -127,7 +128,7 @@ def test_a_kernel_compute_bound_by_dram_alone_is_l2_bound_on_the_hierarchy():
     L2's, and its % of roof is ncu's own L2 percentage."""
     path = fixture_path(H100)
     names = [a.name() for a in actions(path)]
-    report = read_report(path)
+    report = report_of(path)
     for i, a in enumerate(actions(path)):
         if names[i] != "generate_encoded_signal":
             continue
@@ -287,7 +288,7 @@ def test_the_roofline_and_memory_sets_collect_the_cache_peaks():
 
 
 def test_the_plot_draws_and_names_the_l2_slope():
-    report = read_report(fixture_path(H100))
+    report = report_of(fixture_path(H100))
     data = roofline_from(report.group("name"), report.ceilings())
     assert [c.name for c in data.caches] == ["l2"]
     expected = report_l2_peak(fixture_path(H100))  # the run's L2 ceiling
@@ -367,7 +368,7 @@ def test_a_kernel_without_flops_gets_its_percent_of_roof_at_the_limiting_memory_
     there. Its % of roof is the bandwidth it reached at the level that limits it, over that level's
     peak: V100 set_halo (no FLOPs, DRAM-bound), from ncu's own byte and time counters."""
     path = fixture_path(V100)
-    rows = read_report(path).group("launch")
+    rows = report_of(path).group("launch")
     checked = 0
     for index, a in enumerate(actions(path)):  # the launch ID is the action's index in the report
         if not a.name().startswith("set_halo_values"):
@@ -395,7 +396,7 @@ def test_the_tables_bound_column_speaks_the_exports_roof_words(tmp_path):
     assert run_cli("export", path, "-o", out).returncode == 0
     with out.open() as f:
         exported = {r["kernel_full"]: r["roof"] for r in csv.DictReader(f)}
-    rows = read_report(path).group("name")
+    rows = report_of(path).group("name")
     table, _ = printed_kernel_table(rows, 200)
     shown = table.column("Bound")
     assert shown == [exported[f] for f in rows["kernel_full"]]

@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from flopscope.core import FlopscopeError, read_report
+from flopscope.core import FlopscopeError
 from flopscope.core.store.ceilings import load_all, save
 from flopscope.core.store.run_store import Store
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from ..conftest import fixture_path
 from ..helpers.ceilings import synthetic
 from ..helpers.cli import run_cli as cli
+from ..helpers.real_files import report_of
 from ..helpers.store import one_line
 
 SMALL = "t4_mlp_matadd_full.ncu-rep"
@@ -28,7 +29,7 @@ SMALL = "t4_mlp_matadd_full.ncu-rep"
 def home(tmp_path):
     """Runs `a`, `b`, `c` (ids 1-3) of one real report; tests damage `b` with raw SQL."""
     with Store(tmp_path / "flopscope.db") as store:
-        report = read_report(fixture_path(SMALL))
+        report = report_of(fixture_path(SMALL))
         for name in "abc":
             store.save(report, name)
     return tmp_path
@@ -161,7 +162,7 @@ def test_text_that_is_not_utf8_in_a_listed_column_is_shown_and_the_run_still_ope
 
 def test_parameters_that_are_not_utf8_leave_the_run_out_of_its_sweep_only(tmp_path):
     with Store(tmp_path / "flopscope.db") as store:
-        report = read_report(fixture_path(SMALL))
+        report = report_of(fixture_path(SMALL))
         for bs in ("1", "2", "4"):
             store.save(report, f"s-bs{bs}", kind="sweep", sweep="s", params={"bs": bs})
     db = sqlite3.connect(tmp_path / "flopscope.db")
@@ -258,7 +259,7 @@ def damaged_file(tmp_path):
     with Store(tmp_path / "flopscope.db") as store:
         for name, fixture in files.items():
             store.save(
-                read_report(fixture_path(fixture)),
+                report_of(fixture_path(fixture)),
                 name,
                 command=long_command if name == "c" else None,
             )
@@ -335,7 +336,7 @@ def test_recover_leaves_a_store_whose_runs_are_all_unreadable_as_it_is(
     tmp_path, monkeypatch, capsys
 ):
     with Store(tmp_path / "flopscope.db") as store:
-        store.save(read_report(fixture_path(SMALL)), "only")
+        store.save(report_of(fixture_path(SMALL)), "only")
     db = sqlite3.connect(tmp_path / "flopscope.db")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     page = db.execute("PRAGMA page_size").fetchone()[0]
@@ -370,7 +371,7 @@ def test_recover_keeps_the_ceilings_measured_on_nodes(tmp_path, monkeypatch, cap
             save(store, c)
         for name in "abc":  # a page of run c is zeroed, not the ceilings
             store.save(
-                read_report(
+                report_of(
                     fixture_path(
                         "v100_ncar_miniweather_fp64_full.ncu-rep" if name == "b" else SMALL
                     )

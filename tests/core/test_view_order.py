@@ -11,12 +11,12 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
-from flopscope.core import read_report
 from flopscope.core.export.cells import nested_as_json, whole_integers
 from flopscope.core.export.write import write_table
 from flopscope.core.report.report import GROUPINGS, in_order
 
 from ..conftest import fixture_path
+from ..helpers.real_files import report_of
 
 REPORTS = ["h800_sglang_flashattn_full.ncu-rep", "b200_nvtx_apprange_details_sanitized.csv"]
 SORTS = [
@@ -55,7 +55,7 @@ def _reference(
 @pytest.mark.parametrize("by", list(GROUPINGS))
 @pytest.mark.parametrize(("sort", "descending", "top"), SORTS)
 def test_the_order_is_the_view_row_for_row(name, by, sort, descending, top):
-    report = read_report(fixture_path(name))
+    report = report_of(fixture_path(name))
     rows, order = report.view_order(by, sort=sort, top=top, descending=descending)
     expected = _reference(report, by, sort, descending, top)
     pd.testing.assert_frame_equal(in_order(rows, order), expected, check_exact=True)
@@ -71,7 +71,7 @@ def test_a_table_written_in_an_order_is_the_sorted_table_written(ext, tmp_path):
     """Each chunk takes its rows in the order (CSV, JSON; chunks of a few rows here, so an order
     crosses them); Parquet takes them first. The file is the one written from a sorted copy, byte
     for byte."""
-    report = read_report(fixture_path(REPORTS[0]))
+    report = report_of(fixture_path(REPORTS[0]))
     rows, order = report.view_order("launch", sort="dram_bytes", descending=False)
     ordered = write_table(rows, tmp_path / f"ordered.{ext}", order=order)
     copied = write_table(in_order(rows, order), tmp_path / f"copied.{ext}")
@@ -85,7 +85,7 @@ def test_csv_and_json_chunks_take_an_order_that_crosses_them():
     from flopscope.core.export.csv_writer import write_csv
     from flopscope.core.export.json_writer import row_chunks
 
-    report = read_report(fixture_path(REPORTS[0]))
+    report = report_of(fixture_path(REPORTS[0]))
     rows, order = report.view_order("launch", sort="flop")
     table = nested_as_json(whole_integers(rows))
     sorted_table = in_order(table, order)
