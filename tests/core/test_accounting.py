@@ -17,6 +17,7 @@ from ..conftest import fixture_path
 from ..helpers.accounting import SIMT, counter, fp32_only, rate_flops, report_actions
 from ..helpers.cli import CLI, run_cli
 from ..helpers.raw_csv import one_launch
+from ..helpers.real_files import report_of
 
 
 def _details_cells(path, metric):
@@ -36,7 +37,7 @@ def _details_cells(path, metric):
 def test_t4_matrix_add_is_exactly_one_million_fp32_flops():
     """1000x1000 matrix add, full-set report: only per-cycle rates, count = rate x elapsed
     cycles."""
-    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    report = report_of(fixture_path("t4_mlp_matadd_full.ncu-rep"))
     row = report.kernels.iloc[0]
     assert row["flop_fp32"] == pytest.approx(1000 * 1000, rel=1e-9)
     assert row["flop_fp64"] == 0 and row["flop_fp16"] == 0 and row["flop_tensor"] == 0
@@ -49,7 +50,7 @@ def test_rates_without_cycle_counts_use_clock_times_duration():
     """H100 report without smsp__cycles_elapsed.avg: cycles = its per-second form x
     gpu__time_duration."""
     path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
-    report = read_report(path)
+    report = report_of(path)
     for action, (_, row) in zip(report_actions(path), report.kernels.iterrows(), strict=True):
         clock = counter(action, "smsp__cycles_elapsed.avg.per_second")
         cycles = clock * counter(action, "gpu__time_duration.sum") * 1e-9
@@ -70,7 +71,7 @@ def test_derived_x2_metrics_are_peaks_not_counts():
     """`derived__*_x2` in full-set reports is the device's per-cycle peak: A100 = 108 SMs x 64 x
     2."""
     path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
-    report = read_report(path)
+    report = report_of(path)
     action = report_actions(path)[0]
     assert (
         counter(action, "derived__sm__sass_thread_inst_executed_op_ffma_pred_on_x2") == 108 * 64 * 2
@@ -88,7 +89,7 @@ def test_derived_x2_metrics_are_peaks_not_counts():
 
 def test_per_opcode_sass_counts_give_simt_flops():
     path = fixture_path("rtx4090_torch_linear_sgemm.ncu-rep")
-    report = read_report(path)
+    report = report_of(path)
     for action, (_, row) in zip(report_actions(path), report.kernels.iterrows(), strict=True):
         metric = action.metric_by_name("sass__thread_inst_executed_true_per_opcode")
         ids = metric.correlation_ids()
@@ -101,7 +102,7 @@ def test_per_opcode_sass_counts_give_simt_flops():
 def test_volta_tensor_estimate_matches_two_mnk():
     """CUTLASS FP16 GEMM of 20480^3 on V100 (the app's own printout): tensor FLOPs = 2*M*N*K."""
     path = fixture_path("v100_cutlass_gemm_nersc_flops_details.csv")
-    report = read_report(path)
+    report = report_of(path)
     gemms = report.kernels[report.kernels["kernel"].str.startswith("cutlass::Kernel")]
     assert len(gemms) == 7
     assert (gemms["flop_tensor"] == 2 * 20480**3).all()
@@ -166,7 +167,7 @@ def test_an_sgemm_whose_tensor_pipe_ran_only_register_moves_counts_its_fp32_flop
     tensor_inst = dict(_details_cells(path, "smsp__inst_executed_pipe_tensor.sum"))
     simt = _simt_from_cells(path, 2)
     assert tensor_inst[2] > 0 and tensor_inst[2] * 32 == simt["hfma"]
-    report = read_report(path)
+    report = report_of(path)
     k = report.kernels.set_index("launch_id")
     assert k.loc[2, "flop_tensor"] == 0
     assert k.loc[2, "flop_fp16"] == simt["fp16"] - 4 * simt["hfma"]
@@ -232,7 +233,7 @@ def test_fp64_kernel_judged_against_its_precisions_peaks():
     + F32/P32): % of peak is the time its FLOPs need at peak over the time they took. FP32 takes 3%
     of that time: named fp64."""
     path = fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep")
-    report = read_report(path)
+    report = report_of(path)
     row = report.kernels.set_index("kernel").loc["compute_tendencies_x_279_gpu"]
     action = next(a for a in report_actions(path) if a.name() == "compute_tendencies_x_279_gpu")
     clock = counter(action, "sm__cycles_elapsed.avg.per_second")
@@ -262,7 +263,7 @@ def test_a_mixed_precision_kernel_is_judged_against_both_peaks():
     63% of the time at peak: named 'fp64+fp32'. Its name group (one launch) shows the same
     numbers."""
     path = fixture_path("h100pcie_ee384_cub_agents_full.ncu-rep")
-    report = read_report(path)
+    report = report_of(path)
     i, action = next(
         (i, a) for i, a in enumerate(report_actions(path)) if a.name() == "fill_vector"
     )
@@ -296,7 +297,7 @@ def test_a_mixed_precision_kernel_is_judged_against_both_peaks():
 
 
 def test_run_level_figures():
-    report = read_report(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"))
+    report = report_of(fixture_path("v100_ncar_miniweather_fp64_full.ncu-rep"))
     k, s = report.kernels, report.summary()
     assert s.total_time_s == pytest.approx(k["duration_s"].sum())
     assert s.total_flop == pytest.approx(k["flop"].sum())
@@ -312,7 +313,7 @@ def test_run_level_figures():
 
 
 def test_grouping_sums_match_launches():
-    report = read_report(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))
+    report = report_of(fixture_path("a100pcie40_cub_radixsort_154k_basic.ncu-rep"))
     by_name = report.group("name")
     assert by_name["count"].sum() == 154
     assert by_name["duration_s"].sum() == pytest.approx(report.kernels["duration_s"].sum())
@@ -396,7 +397,7 @@ def test_register_moves_are_not_fp16_flops():
     launches 2 and 3, once counted as 11,894,784 FP16 FLOPs each). They are left out: FP16 FLOPs 0,
     the kernels' FLOPs their FP32 and FP64 ones, and the run's total the sum of those."""
     path = fixture_path("h800_sglang_flashattn_full.ncu-rep")
-    report = read_report(path)
+    report = report_of(path)
     kernels = report.kernels
     expected_run = 0.0
     for i, action in enumerate(report_actions(path)[:4]):
@@ -491,7 +492,7 @@ def test_only_unfamiliar_metrics_mean_counters_missing_not_launches_failed():
     """A details CSV of throughput percentages only (robocache on an H100): every launch was
     profiled; the counters flopscope needs were not collected. Time stays unknown, not 0 s, and the
     fix is named."""
-    report = read_report(fixture_path("h100pcie_robocache_cmdline_details.csv"))
+    report = report_of(fixture_path("h100pcie_robocache_cmdline_details.csv"))
     s = report.summary()
     assert s.not_profiled == 0 and math.isnan(s.total_time_s)
     assert {m.column for m in report.missing} >= {"duration_s", "flop_fp32", "dram_bytes"}
@@ -526,7 +527,7 @@ def test_an_int8_tensor_gemm_has_zero_tensor_flops_and_says_why():
     were 0.0% and `memory`), and the run's FLOPS efficiency has no launch to judge. Compute
     efficiency counts them as working: all three do IMMA."""
     path = fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")
-    report = read_report(path)
+    report = report_of(path)
     for action, (_, row) in zip(report_actions(path), report.kernels.iterrows(), strict=True):
         assert (
             counter(
@@ -575,7 +576,7 @@ def test_dram_ceiling_uses_the_reports_steady_memory_clock_not_a_short_kernels_r
     ns = [counter(a, "gpu__time_duration.sum") for a in actions]
     steady = sum(h * t for h, t in zip(hz, ns, strict=True)) / sum(ns)
     assert min(hz) < 0.7 * steady  # the noisy reading this guards against
-    report = read_report(path)
+    report = report_of(path)
     for action, (_, row) in zip(actions, report.kernels.iterrows(), strict=True):
         assert row["peak_dram_bytes_per_s"] == pytest.approx(
             counter(action, "dram__bytes.sum.peak_sustained") * steady, rel=1e-9
@@ -1030,7 +1031,7 @@ def test_l2_bytes_of_a_full_set_report_are_its_sectors_times_32(name):
     sectors = [a.metric_by_name("lts__t_sectors.sum") for a in actions]
     expected = [32 * m.as_double() if m is not None else math.nan for m in sectors]
     assert any(not math.isnan(v) for v in expected)
-    report = read_report(path)
+    report = report_of(path)
     got = report.kernels.sort_values("launch_id")["l2_bytes"].tolist()
     assert got == pytest.approx(expected, nan_ok=True)
     assert "l2_bytes" not in {m.column for m in report.missing}
@@ -1049,7 +1050,7 @@ def test_a_run_with_an_unprofiled_launch_reads_as_a_lower_bound():
     assert math.isnan(seconds[4]) and not any(math.isnan(t) for t in seconds[:4])
     known = sum(seconds[:4]) * 1e-9
     flop = sum(rate_flops(a, "f") + rate_flops(a, "d") for a in actions[:4])
-    report = read_report(path)
+    report = report_of(path)
     s = report.summary()
     assert math.isnan(s.total_time_s) and math.isnan(s.total_flop) and math.isnan(s.flop_per_s)
     assert s.time_counted_s == pytest.approx(known, rel=1e-12) and s.flop_counted == pytest.approx(

@@ -13,6 +13,7 @@ from flopscope.core import FlopscopeError, read_report
 from flopscope.core.readers import read_metrics
 
 from ..conftest import fixture_path
+from ..helpers.real_files import report_of
 
 # Kernel (launch) counts as SOURCES.md lists them.
 KERNELS = {
@@ -41,7 +42,7 @@ FORMATS = {".ncu-rep": "ncu-rep", "_raw.csv": "csv-raw"}
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_fixture_parses_with_its_kernel_count(name):
-    report = read_report(fixture_path(name))
+    report = report_of(fixture_path(name))
     assert len(report.kernels) == KERNELS[name]
     assert report.kernels["kernel_full"].str.len().gt(0).all()
     expected = next((f for suffix, f in FORMATS.items() if name.endswith(suffix)), "csv-details")
@@ -60,7 +61,7 @@ def test_format_is_detected_by_content_not_extension(tmp_path):
 
 
 def test_broken_launch_is_kept_and_marked():
-    report = read_report(fixture_path("h800_sglang_flashattn_full.ncu-rep"))
+    report = report_of(fixture_path("h800_sglang_flashattn_full.ncu-rep"))
     flash = report.kernels[report.kernels["kernel"].str.startswith("flash_fwd_kernel")]
     assert len(flash) == 1
     assert flash["duration_s"].isna().all()
@@ -68,7 +69,7 @@ def test_broken_launch_is_kept_and_marked():
 
 
 def test_nvtx_columns_of_details_layout():
-    report = read_report(fixture_path("b200_nvtx_apprange_details_sanitized.csv"))
+    report = report_of(fixture_path("b200_nvtx_apprange_details_sanitized.csv"))
     # "0:<default domain>:compute_kernel:profile:none:none:none:none:none:none": Id and domain
     # before the name, six fields after it (the header's), a name may hold colons (`aten::mm`)
     assert report.kernels["nvtx"].iloc[0] == "compute_kernel:profile"
@@ -78,7 +79,7 @@ def test_nvtx_columns_of_details_layout():
 
 
 def test_bom_crlf_and_new_dram_metric_names():
-    report = read_report(fixture_path("rtx5070_win_bom_crlf_details.csv"))
+    report = report_of(fixture_path("rtx5070_win_bom_crlf_details.csv"))
     row = report.kernels.iloc[0]
     assert row["dram_read_bytes"] == 53_261_312
     assert row["dram_write_bytes"] == 3_377_920
@@ -89,7 +90,7 @@ def test_bom_crlf_and_new_dram_metric_names():
 
 
 def test_identity_columns_from_ncu_rep():
-    report = read_report(fixture_path("t4_mlp_matadd_full.ncu-rep"))
+    report = report_of(fixture_path("t4_mlp_matadd_full.ncu-rep"))
     row = report.kernels.iloc[0]
     assert (row["grid"], row["block"], row["registers"]) == ("(8, 63, 1)", "(16, 16, 1)", 18)
     assert row["gpu"] == "Tesla T4" and row["cc"] == "7.5"
@@ -145,7 +146,7 @@ IDS = {
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_device_stream_registers_are_integers_from_every_reader(name):
-    k = read_report(fixture_path(name)).kernels
+    k = report_of(fixture_path(name)).kernels
     for col in ("device", "stream", "registers"):
         assert str(k[col].dtype) == "Int64", col
     if name in IDS:
@@ -157,7 +158,7 @@ def test_device_stream_registers_are_integers_from_every_reader(name):
 
 
 def test_ncu_na_stream_is_missing_not_text():
-    k = read_report(fixture_path("b200_nvtx_apprange_details_sanitized.csv")).kernels
+    k = report_of(fixture_path("b200_nvtx_apprange_details_sanitized.csv")).kernels
     assert k["stream"].isna().all()  # the file prints Stream as "n/a"
 
 
@@ -210,7 +211,7 @@ def test_nvtx_ranges_read_alike_from_the_report_and_its_csv(tmp_path):
     say 'Fused-GEMM' now."""
     from ..helpers.raw_csv import launches, raw_csv
 
-    rep = read_report(fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")).kernels
+    rep = report_of(fixture_path("a100pcie80_cutlass_gemm_full.ncu-rep")).kernels
     assert list(rep["nvtx"]) == ["Non-fused-GEMM", "Non-fused-GEMM", "Fused-GEMM"]
     rows = launches(fixture_path("v100_cutlass_gemm_nersc_flops_details.csv"))[:3]
     path = tmp_path / "nvtx.csv"

@@ -12,6 +12,7 @@ from flopscope.core import read_report
 from flopscope.core.ncu.command import ProfileOptions, import_raw_argv, ncu_argv
 
 from ..conftest import fixture_path
+from ..helpers.real_files import report_of
 
 REPORTS = [
     "t4_mlp_matadd_full.ncu-rep",
@@ -96,7 +97,7 @@ def _same(from_rep, from_csv, columns, rtol):
 def test_raw_page_reads_like_the_report(real_ncu, tmp_path, name):
     report = fixture_path(name)
     from_csv = _page(real_ncu, tmp_path, import_raw_argv("ncu", str(report))[1:])
-    from_rep = read_report(report).kernels
+    from_rep = report_of(report).kernels
     _same(from_rep, from_csv, EXACT + FROM_RATES, dict.fromkeys(FROM_RATES, 1e-3))
     # NVTX labels agree
     assert list(from_csv["nvtx"].fillna("")) == list(from_rep["nvtx"].fillna(""))
@@ -124,7 +125,7 @@ def test_raw_page_in_auto_units_reads_like_the_report(real_ncu, tmp_path, name):
         ],
     )
     columns = ["duration_s", "dram_bytes", "l2_bytes", "l1_bytes", "flop_fp64", "flop_fp32"]
-    _same(read_report(report).kernels, from_csv, columns, dict.fromkeys(columns, 1e-2))
+    _same(report_of(report).kernels, from_csv, columns, dict.fromkeys(columns, 1e-2))
 
 
 @pytest.mark.parametrize("name", REPORTS)
@@ -138,7 +139,7 @@ def test_details_page_reads_like_the_report(real_ncu, tmp_path, name):
         tmp_path,
         ["--import", str(report), "--csv", "--page", "details", "--print-units", "base"],
     )
-    from_rep = read_report(report).kernels
+    from_rep = report_of(report).kernels
     assert len(from_csv) == len(from_rep)
     shown = from_csv["duration_s"].notna().to_numpy()
     assert np.allclose(
