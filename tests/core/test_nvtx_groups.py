@@ -26,7 +26,7 @@ from flopscope.tui.app.widgets.kernel_table import KernelTable
 from ..conftest import settle
 from ..helpers.app import make_app, ready, regrouped, screen_lines
 from ..helpers.cli import run_cli
-from ..helpers.nvtx_cells import ncu_page, page_stacks
+from ..helpers.nvtx_cells import ncu_stacks, page_stacks
 from ..helpers.real_files import file_id, real_files
 from ..helpers.real_files import report_of as report_cached
 from ..helpers.renamed_range import RENAMED, renamed_page
@@ -129,7 +129,7 @@ def test_by_nvtx_groups_are_the_pages_stacks_launch_for_launch(path, request, tm
     .ncu-rep's page exported by the real ncu), with as many launches; each group's launches are
     that many."""
     ncu = request.getfixturevalue("real_ncu") if ".ncu-rep" in path.name else []
-    stacks = page_stacks(ncu_page(path, ncu, tmp_path))
+    stacks = ncu_stacks(path, ncu, tmp_path)
     expected = Counter(_as_grouped(s) for s in stacks.values())
     report = report_cached(path)
     rows = report.group("nvtx")

@@ -4,40 +4,21 @@ exported by the real ncu): per domain, the ranges in order, each name whole, lau
 
 from __future__ import annotations
 
-import subprocess
-
 import pandas as pd
 import pytest
 from flopscope.core.common.nvtx_stack import decode_stack, encode_stack, stack_label
 from flopscope.core.table.module_tree import module_tree
 
-from ..helpers.nvtx_cells import page_stacks
-from ..helpers.real_files import file_id, plain_copy, real_files, report_of
+from ..helpers.nvtx_cells import ncu_stacks
+from ..helpers.real_files import file_id, real_files, report_of
 
 FILES = real_files()
 
 
-def _page_of(path, request, tmp_path):
-    """The page to read with `csv`: the file itself where it is a CSV page, else `ncu --import F
-    --page raw --csv` of it."""
-    if ".ncu-rep" not in path.name:
-        return path
-    ncu = request.getfixturevalue("real_ncu")
-    report = plain_copy(path, tmp_path)
-    page = tmp_path / "page.csv"
-    with page.open("w") as out:
-        subprocess.run(
-            [*ncu, "--import", str(report), "--page", "raw", "--csv"],
-            stdout=out,
-            check=True,
-            timeout=300,
-        )
-    return page
-
-
 @pytest.mark.parametrize("path", FILES, ids=file_id)
 def test_each_launchs_nvtx_stack_is_its_ranges_on_ncus_page_name_by_name(path, request, tmp_path):
-    expected = page_stacks(_page_of(path, request, tmp_path))
+    ncu = request.getfixturevalue("real_ncu") if ".ncu-rep" in path.name else []
+    expected = ncu_stacks(path, ncu, tmp_path)
     kernels = report_of(path).kernels
     got = {
         int(i): dict(decode_stack(s))

@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 _ENTRY = re.compile(r'"([^"]*)"')
+# A .ncu-rep's ranges as `ncu_stacks` read them, per file: each test process exports a report's
+# page once (test_nvtx_groups and test_nvtx_stack both compare against every real file's).
+_EXPORTED: dict[Path, dict[int, dict[str, tuple[str, ...]]]] = {}
 _RANGE_FIELD = ("Push/Pop_Range", "Start/Stop_Range")
 
 
@@ -73,3 +76,13 @@ def ncu_page(path: Path, ncu: list[str], folder: Path) -> Path:
             timeout=300,
         )
     return page
+
+
+def ncu_stacks(path: Path, ncu: list[str], folder: Path) -> dict[int, dict[str, tuple[str, ...]]]:
+    """`page_stacks` of `ncu_page(path, ...)`; a .ncu-rep's page is exported once per test process
+    (the tests only read the result)."""
+    if ".ncu-rep" not in path.name:
+        return page_stacks(path)
+    if path not in _EXPORTED:
+        _EXPORTED[path] = page_stacks(ncu_page(path, ncu, folder))
+    return _EXPORTED[path]
