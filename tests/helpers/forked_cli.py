@@ -3,7 +3,8 @@ flopscope.tui.cli` does, without starting an interpreter and importing pandas, n
 and the others again for every command (the suite runs well over a thousand).
 
 One server process per test process imports those libraries, never flopscope, and forks a child per
-command. torch, which only `model`'s commands need, is another server's: torch is slow to import,
+command. torch (with what its FLOP counter imports on its first count), which only `model`'s
+commands need, is another server's: torch is slow to import,
 and a command forked from a process that has it can be slower to end (its interpreter finalises
 torch's modules). `model` runs there, and so does any other command once its first run has imported
 torch (noted as it went to import it); a test process that runs none never starts it. Each child
@@ -43,6 +44,9 @@ PRELOADED = (
 # Imported by the second server only, which runs the commands that imported them
 # (`_NoteLazyImports`).
 LAZY = ("torch",)
+# What the FLOP counter's first count imports besides (sympy, torch.distributed, torch.onnx: ~1 s a
+# command); the second server imports it too, so each `model` command does not.
+WITH_LAZY = ("torch._dynamo",)
 
 
 def _startup_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -132,7 +136,7 @@ def serve(lazy: bool) -> None:
     request line; answer its exit status."""
     import importlib
 
-    for name in (*PRELOADED, *(LAZY if lazy else ())):
+    for name in (*PRELOADED, *((*LAZY, *WITH_LAZY) if lazy else ())):
         with contextlib.suppress(ImportError):  # torch is optional
             importlib.import_module(name)
     for line in sys.stdin:
