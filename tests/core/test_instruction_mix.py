@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-import subprocess
 
 import pytest
 from flopscope.core import read_report
@@ -20,6 +19,7 @@ from flopscope.tui.presentation.kernel_sections import sections
 
 from ..conftest import FIXTURES, fixture_path
 from ..helpers.cli import launches_json
+from ..helpers.ncu_pages import ncu_csv
 from ..helpers.ncu_report_columns import assert_columns_are_ncu_reports
 
 FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep")) if FIXTURES.is_dir() else []
@@ -39,14 +39,7 @@ KINDS = {
 
 
 def ncu_page(real_ncu, path, page: str) -> list[dict]:
-    out = subprocess.run(
-        [*real_ncu, "--import", str(path), "--page", page, "--csv"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert out.returncode == 0, out.stderr
-    return list(csv.DictReader(io.StringIO(out.stdout)))
+    return list(csv.DictReader(io.StringIO(ncu_csv(real_ncu, path, page))))
 
 
 @pytest.mark.parametrize("name", FULL)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import subprocess
 
 import pytest
 from flopscope.core import read_report
@@ -19,6 +18,7 @@ from flopscope.tui.presentation.kernel_sections import sections
 from ..conftest import FIXTURES, fixture_path
 from ..helpers.accounting import counter, report_actions
 from ..helpers.cli import launches_json
+from ..helpers.ncu_pages import ncu_csv
 from ..helpers.ncu_report_columns import assert_columns_are_ncu_reports, measured
 
 FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep")) if FIXTURES.is_dir() else []
@@ -32,14 +32,7 @@ def test_every_launchs_memory_counts_are_ncu_reports_own(name):
 @pytest.mark.parametrize("name", FULL)
 def test_every_launchs_memory_counts_are_what_ncu_import_prints(name, real_ncu):
     path = fixture_path(name)
-    page = subprocess.run(
-        [*real_ncu, "--import", str(path), "--page", "raw", "--csv"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert page.returncode == 0, page.stderr
-    table = list(csv.DictReader(io.StringIO(page.stdout)))
+    table = list(csv.DictReader(io.StringIO(ncu_csv(real_ncu, path))))
     units, table = table[0], table[1:]
     rows = launches_json(path)
     for printed, row in zip(table, rows, strict=True):

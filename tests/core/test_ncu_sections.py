@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import subprocess
 from decimal import Decimal
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 from flopscope.core import read_report
 
 from ..conftest import fixture_path
+from ..helpers.ncu_pages import ncu_csv
 
 # the project's own capture
 H100_CAPTURE = Path(__file__).parents[1] / "data" / "gpu" / "nvidia_h100_80gb_hbm3"
@@ -160,18 +160,10 @@ def test_a_group_shows_the_time_weighted_mean_of_its_launches():
 )
 def test_a_full_set_report_reads_as_ncus_own_raw_page(real_ncu, report):
     path = fixture_path(report)
-    out = subprocess.run(
-        [*real_ncu, "--import", str(path), "--csv", "--page", "raw"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
+    page = ncu_csv(real_ncu, path)
     kernels = read_report(path).kernels
     assert kernels["sol_sm_pct"].notna().all() and kernels["occupancy_achieved_pct"].notna().all()
-    assert check_against_raw(kernels, raw_rows(out.stdout)) >= len(kernels) * len(RAW) - len(
-        kernels
-    )
+    assert check_against_raw(kernels, raw_rows(page)) >= len(kernels) * len(RAW) - len(kernels)
 
 
 def test_a_details_page_reads_its_section_labels():

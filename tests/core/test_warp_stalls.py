@@ -26,6 +26,7 @@ from flopscope.tui.presentation.stall_samples import SAMPLED_TITLE
 from ..conftest import FIXTURES, fixture_path
 from ..helpers.accounting import report_actions
 from ..helpers.cli import launches_json
+from ..helpers.ncu_pages import ncu_csv
 from ..helpers.ncu_samples import launch_samples
 
 FULL = sorted(p.name for p in FIXTURES.glob("*_full.ncu-rep")) if FIXTURES.is_dir() else []
@@ -57,14 +58,8 @@ def test_every_launchs_stalls_are_ncu_reports_own(name):
 @pytest.mark.parametrize("name", FULL)
 def test_every_launchs_stalls_are_what_ncu_import_prints(name, real_ncu):
     path = fixture_path(name)
-    page = subprocess.run(
-        [*real_ncu, "--import", str(path), "--page", "raw", "--csv"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert page.returncode == 0, page.stderr
-    table = list(csv.DictReader(io.StringIO(page.stdout)))[1:]  # the row after the header: units
+    # the row after the header: units
+    table = list(csv.DictReader(io.StringIO(ncu_csv(real_ncu, path))))[1:]
     rows = launches_json(path)
     assert len(table) == len(rows)
     for printed, row in zip(table, rows, strict=True):
