@@ -35,8 +35,9 @@ def _fresh(args: list[str], env: dict, cwd) -> subprocess.CompletedProcess:
         ["report", "no/such/file.csv"],
         ["report", DEMO, "--no-such-option"],
         ["report", "-"],
+        ["model", "mlp", "--train", "--json"],  # the server with torch (WITH_LAZY too)
     ],
-    ids=["version", "report", "json", "missing file", "bad option", "stdin /dev/null"],
+    ids=["version", "report", "json", "missing file", "bad option", "stdin /dev/null", "model"],
 )
 def test_a_forked_command_prints_and_exits_as_a_fresh_interpreter(args, tmp_path):
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
