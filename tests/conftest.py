@@ -31,6 +31,18 @@ for _stop in (signal.SIGHUP, signal.SIGTERM):
         signal.signal(_stop, signal.SIG_DFL)
 
 
+def pytest_sessionstart(session) -> None:
+    """flopscope's modules compiled once, before the workers start: the suite's commands each import
+    flopscope afresh (forked or in a new interpreter), and where PYTHONDONTWRITEBYTECODE is set (as
+    on CI's machines) none writes the bytecode, so each compiled what it imported again."""
+    if hasattr(session.config, "workerinput"):  # a pytest-xdist worker: its controller did it
+        return
+    import compileall
+
+    for package in ("core", "tui"):
+        compileall.compile_dir(Path(__file__).resolve().parents[1] / package, quiet=1)
+
+
 def fixture_path(name: str) -> Path:
     path = FIXTURES / name
     if not path.exists():
