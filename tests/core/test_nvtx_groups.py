@@ -6,7 +6,6 @@ diff across batch sizes matched nothing."""
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -26,6 +25,7 @@ from flopscope.tui.app.widgets.kernel_table import KernelTable
 from ..conftest import settle
 from ..helpers.app import make_app, ready, regrouped, screen_lines
 from ..helpers.cli import run_cli
+from ..helpers.merged_ranges import grouped_stack
 from ..helpers.nvtx_cells import ncu_stacks, page_stacks
 from ..helpers.real_files import file_id, real_files
 from ..helpers.real_files import report_of as report_cached
@@ -104,19 +104,6 @@ async def test_g_in_the_diff_compares_by_nvtx_and_back():
 
 
 # -- issue 40: grouped by the structured stack, not the joined label ----------------------------
-# Where emit_nvtx's arguments start in a range's name: the rest of the name is arguments.
-_ARGUMENTS = re.compile(r", (?:stashed seq|seq|op_id|sizes|input_op_ids) = ")
-
-
-def _as_grouped(stack: dict[str, tuple[str, ...]]) -> tuple:
-    """A launch's ranges from the page as `--by nvtx` groups them: per domain (sorted), each name up
-    to emit_nvtx's arguments, names left empty dropped."""
-    out = []
-    for domain, names in sorted(stack.items()):
-        cut = tuple(n for n in (_ARGUMENTS.split(name, maxsplit=1)[0] for name in names) if n)
-        if cut:
-            out.append((domain, cut))
-    return tuple(out)
 
 
 def _group_key(ranges: list[dict] | None) -> tuple:
@@ -130,7 +117,7 @@ def test_by_nvtx_groups_are_the_pages_stacks_launch_for_launch(path, request, tm
     that many."""
     ncu = request.getfixturevalue("real_ncu") if ".ncu-rep" in path.name else []
     stacks = ncu_stacks(path, ncu, tmp_path)
-    expected = Counter(_as_grouped(s) for s in stacks.values())
+    expected = Counter(grouped_stack(s) for s in stacks.values())
     report = report_cached(path)
     rows = report.group("nvtx")
     several_gpus = isinstance(report.judged_by, dict)
