@@ -140,3 +140,13 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if item.path.stem in SLOW_MODULES or item.path.parent.name in SLOW_FOLDERS:
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """The tests run on one real report go to one worker (`ByReport`), unless another --dist is
+    asked for."""
+    if config.getvalue("dist") != "load":
+        return None
+    from .helpers.report_scheduling import ByReport
+
+    return ByReport(config, log)
