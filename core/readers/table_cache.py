@@ -1,12 +1,13 @@
 """A cache of the tables read from report files, so a second open of a big report costs a Parquet
 read.
 
-Two kinds of entry per report: its metric table as the readers made it (readers/__init__.py; an
-.ncu-rep's only, as a CSV parses about as fast), and the finished report, counted and derived, for
-each `--gpu` it was opened with (report_cache.py). One Parquet file per entry under `<data
-home>/cache/`, named by a hash of what identifies the report as read: its resolved path, size,
-modification time and inode, the entry's kind, flopscope's version and a digest of the code that
-made it. A report changed in place gets a new name; the old entry ages out.
+Three kinds of entry per report: its metric table as the readers made it (readers/__init__.py; an
+.ncu-rep's only, as a CSV parses about as fast), the finished report, counted and derived, for each
+`--gpu` it was opened with (report/cache.py), and that report's groupings (report/group_cache.py,
+named after the finished report's entry). One Parquet file per entry under `<data home>/cache/`,
+named by a hash of what identifies the report as read: its resolved path, size, modification time
+and inode, the entry's kind, flopscope's version and a digest of the code that made it. A report
+changed in place gets a new name; the old entry ages out.
 
 Safe without locks: an entry is written to a temporary file beside it and renamed into place (atomic
 on POSIX), so a reader sees a whole entry or none, and a killed writer leaves only a `.tmp-*` file,
@@ -17,16 +18,18 @@ evicted first."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import os
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ... import __version__
@@ -38,6 +41,7 @@ DEFAULT_MAX_BYTES = 4 << 30
 MIN_REPORT_BYTES = 1 << 20  # smaller reports read faster than a Parquet file opens
 _META_KEY = b"flopscope.reader_meta"
 _STALE_TMP_SECONDS = 3600
+_SEAL_BYTES = 32  # a sealed entry's SHA-256, after its Parquet bytes
 
 
 enabled = caches_enabled
@@ -120,20 +124,19 @@ def entry_for(path: Path, *kind: object, code: str | None = None) -> Path | None
     return folder / f"{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]}.parquet"
 
 
-def load(entry: Path) -> tuple[pd.DataFrame, dict[str, Any]] | None:
+def load(entry: Path, sealed: bool = False) -> tuple[pd.DataFrame, dict[str, Any]] | None:
     """The cached (table, the JSON object stored with it: a reader's meta, or a finished report's),
     or None when there is no usable entry. An entry carries its own name (its key's digest): a file
-    copied or moved over another entry's name is not that report's table."""
-    import pyarrow.parquet as pq
-
+    copied or moved over another entry's name is not that report's table. `sealed`: an entry saved
+    so, read only if its every byte is as written."""
     try:
-        table = pq.read_table(entry)
-        stored = json.loads(table.schema.metadata[_META_KEY])
-        if stored.get("entry") != entry.name:
-            return None
-        frame = _objects_again(
-            table.to_pandas(), stored["object_columns"], stored.get("object_categories", [])
-        )
+        with _malloc_for_arrow():
+            table, stored = _read(entry, sealed)
+            if stored.get("entry") != entry.name:
+                return None
+            frame = _objects_again(
+                table.to_pandas(), stored["object_columns"], stored.get("object_categories", [])
+            )
     # absent, or damaged by something other than this module: read the report instead
     except Exception:
         return None
@@ -141,14 +144,69 @@ def load(entry: Path) -> tuple[pd.DataFrame, dict[str, Any]] | None:
     return frame, stored["reader_meta"]
 
 
+@contextlib.contextmanager
+def _malloc_for_arrow() -> Iterator[None]:
+    """Arrow's allocations on the C library's malloc while an entry is read and converted. Arrow's
+    own allocator (mimalloc) asks the kernel for transparent huge pages, and on a machine whose
+    memory is fragmented each of their faults may wait for the kernel to compact memory: the
+    system time of reading a big entry then varied several-fold from one run to the next, where
+    malloc's pages cost the same each time. Each buffer is freed by the pool that made it."""
+    import pyarrow as pa
+
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pa.system_memory_pool())
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(before)
+
+
+def _read(entry: Path, sealed: bool) -> tuple[Any, dict[str, Any]]:
+    """(the entry's Arrow table, what save stored with it). Text columns come as dictionaries, each
+    distinct value decoded once: a 100k-launch table's names and NVTX labels hold a few hundred
+    values, and decoding each launch's copy was most of a read's time and memory."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = _unsealed(entry) if sealed else None
+    with pq.ParquetFile(entry if data is None else pa.BufferReader(data)) as file:
+        schema, metadata = file.schema_arrow, file.metadata
+    stored = json.loads(schema.metadata[_META_KEY])
+    text = [
+        name
+        for name in stored["object_columns"]
+        if pa.types.is_string(schema.field(name).type)
+        or pa.types.is_large_string(schema.field(name).type)
+    ]
+    source = entry if data is None else pa.BufferReader(data)
+    with pq.ParquetFile(source, metadata=metadata, read_dictionary=text) as file:
+        return file.read(), stored
+
+
+def _unsealed(entry: Path) -> Any:
+    """A sealed entry's Parquet bytes (a pyarrow buffer); ValueError where any byte differs from
+    what was written: a damaged number, name or type is never read."""
+    import pyarrow as pa
+
+    data = memoryview(entry.read_bytes())
+    body, seal = data[:-_SEAL_BYTES], data[-_SEAL_BYTES:]
+    if len(data) <= _SEAL_BYTES or hashlib.sha256(body).digest() != seal:
+        raise ValueError(f"{entry}: not as written")
+    return pa.py_buffer(body)
+
+
 def _objects_again(frame: pd.DataFrame, names: list[str], categorical: list[str]) -> pd.DataFrame:
     """Text columns as the readers make them (object, None where missing), and categorical names
     with object categories: Arrow hands back pandas' string dtype, with NaN for missing, which later
     steps compare and serialise differently."""
     for name in names:
-        frame[name] = pd.Series(
-            frame[name].to_numpy(dtype=object, na_value=None), index=frame.index, dtype=object
+        column = frame[name]
+        values = (
+            _objects_of(column)
+            if isinstance(column.dtype, pd.CategoricalDtype)
+            else column.to_numpy(dtype=object, na_value=None)
         )
+        frame[name] = pd.Series(values, index=frame.index, dtype=object)
     for name in categorical:
         # every value missing: Arrow kept no dictionary
         if not isinstance(frame[name].dtype, pd.CategoricalDtype):
@@ -162,6 +220,16 @@ def _objects_again(frame: pd.DataFrame, names: list[str], categorical: list[str]
     return frame
 
 
+def _objects_of(column: pd.Series) -> Any:
+    """A text column read as a dictionary, as objects: each launch's value the one str of its
+    category, None where missing (code -1: the last of the values)."""
+    categories = column.cat.categories.to_numpy(dtype=object)
+    values = np.empty(len(categories) + 1, dtype=object)
+    values[:-1] = categories
+    values[-1] = None
+    return values.take(column.cat.codes.to_numpy())
+
+
 def _object_categories(frame: pd.DataFrame) -> list[str]:
     return [
         c
@@ -171,8 +239,18 @@ def _object_categories(frame: pd.DataFrame) -> list[str]:
     ]
 
 
-def save(entry: Path, frame: pd.DataFrame, meta: Mapping[str, Any]) -> None:
-    """Store (table, its meta: a JSON object) atomically; on any failure leave no entry."""
+def text_only(column: pd.Series) -> bool:
+    """Whether an object column holds text and None alone, as an entry hands it back: Arrow keeps
+    no other missing value, and no number beside text."""
+    if pd.api.types.infer_dtype(column, skipna=True) not in ("string", "empty"):
+        return False
+    return all(v is None for v in column[column.isna()])
+
+
+def save(entry: Path, frame: pd.DataFrame, meta: Mapping[str, Any], sealed: bool = False) -> bool:
+    """Store (table, its meta: a JSON object) atomically; on any failure leave no entry (False).
+    `sealed`: the Parquet bytes followed by their SHA-256, for `load(sealed=True)` (small tables:
+    the digest is taken over the whole file at each read)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -191,14 +269,22 @@ def save(entry: Path, frame: pd.DataFrame, meta: Mapping[str, Any]) -> None:
             dir=entry.parent, prefix=".tmp-", suffix=".parquet", delete=False
         ) as tmp:
             # read whole: no filter needs min/max
-            pq.write_table(table, tmp.name, write_statistics=False)
+            if sealed:
+                sink = pa.BufferOutputStream()
+                pq.write_table(table, sink, write_statistics=False)
+                data = sink.getvalue()
+                tmp.write(memoryview(data))
+                tmp.write(hashlib.sha256(data).digest())
+            else:
+                pq.write_table(table, tmp.name, write_statistics=False)
         os.replace(tmp.name, entry)
     # a column Arrow cannot type, a full disk: the report was read, only not cached
     except Exception:
         if "tmp" in locals():
             Path(tmp.name).unlink(missing_ok=True)
-        return
+        return False
     evict(entry.parent)
+    return True
 
 
 def evict(folder: Path, max_bytes: int | None = None) -> None:

@@ -23,6 +23,7 @@ from ..table.nvtx import grouping_stack, stack_groups
 from ..table.roofline import CLOCK, Ceiling, Roof, derive, run_ceilings
 from ..table.summary import RunSummary, summarize
 from . import cache as report_cache
+from .group_cache import GroupCache
 from .judgement import GpuJudgement, judge_gpu
 from .meta import DeviceMeta, ReportMeta
 from .over_ceiling import OverCeiling, over_ceiling
@@ -56,6 +57,11 @@ class Report:
     roof: Roof = CLOCK  # the roof the launches are judged against (see `against`)
     # (what they were computed from, the ceilings): the header alone asks several times
     _ceilings: tuple[tuple[object, ...], list[Ceiling]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    # where the groupings of these launches, as read_report made them, are kept (`keep_groups`),
+    # with what they were made from
+    _kept_groups: tuple[tuple[object, ...], GroupCache] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
@@ -96,12 +102,30 @@ class Report:
     def ceilings(self) -> list[Ceiling]:
         """The run's ceilings, computed once per launches table, GPUs and roof: every screen and
         export asks for them, and they walk every launch."""
-        basis = (self.kernels, self.gpu, self.gpus, self.roof)
+        basis = self._basis()
         if self._ceilings is None or any(
             a is not b for a, b in zip(self._ceilings[0], basis, strict=True)
         ):
             self._ceilings = (basis, run_ceilings(self.kernels, self.judged_by, self.roof))
         return list(self._ceilings[1])
+
+    def keep_groups(self, groups: GroupCache | None) -> Report:
+        """Take the rows of `group` from `groups` and keep them there, for these launches, GPUs and
+        roof as they are now (read_report: the report its cache entry holds)."""
+        self._kept_groups = None if groups is None else (self._basis(), groups)
+        return self
+
+    def _basis(self) -> tuple[object, ...]:
+        """What the ceilings and groupings are computed from."""
+        return (self.kernels, self.gpu, self.gpus, self.roof)
+
+    def _group_cache(self) -> GroupCache | None:
+        """Where this report's groupings are kept: none once its launches, GPUs or roof changed."""
+        if self._kept_groups is None:
+            return None
+        basis, groups = self._kept_groups
+        same = all(a is b for a, b in zip(basis, self._basis(), strict=True))
+        return groups if same else None
 
     def against(self, roof: Roof) -> Report:
         """This report judged against another roof (datasheet, clock, measured on a node): every
@@ -185,10 +209,15 @@ class Report:
 
     def _aggregated(self, key: str) -> pd.DataFrame:
         several = isinstance(self.judged_by, dict)  # launches of one name on two GPUs are two rows
+        kept = self._group_cache()
+        if kept is not None and (rows := kept.load(key, several)) is not None:
+            return rows
         rows = ordered(
             derive(aggregate(self.kernels, key, by_gpu=several), self.judged_by, launch_peaks=True)
         )
         rows["pct_time"] = pct_time(rows["duration_s"], self.kernels["duration_s"].sum())
+        if kept is not None:
+            kept.save(key, several, rows)
         return rows
 
     def view(
@@ -289,11 +318,11 @@ def read_report(
     path = report_file(path)  # a run folder: its report.ncu-rep, which meta.source then names
     entry = report_cache.entry_for(path, gpu)
     if (cached := report_cache.load(entry)) is not None:
-        kernels, meta, missing = cached
+        kernels, meta, missing, groups = cached
         meta = replace(meta, source=str(Path(path)), params=dict(params or {}))
         return Report(
             meta=meta, kernels=kernels, gpu=find_gpu(meta.gpu_database_key), missing=missing
-        )
+        ).keep_groups(groups)
     metrics, reader_meta = read_metrics(path, progress)
     counted = count_kernels(metrics)
     k = counted.kernels
@@ -355,8 +384,7 @@ def read_report(
         params=dict(params or {}),
     )
     report = Report(meta=meta, kernels=kernels, gpu=spec, missing=counted.missing, gpus=several)
-    report_cache.save(entry, report.kernels, report.meta, report.missing)
-    return report
+    return report.keep_groups(report_cache.save(entry, report.kernels, report.meta, report.missing))
 
 
 def _datasheets(

@@ -71,7 +71,7 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     some = [c for c in summed if known[c].any()]
     out = pd.DataFrame(index=pd.RangeIndex(groups), columns=summed, dtype=float)
     if some:
-        out = grouped[some].sum(min_count=1).reindex(columns=summed)
+        out = _column_sums(grouped, some).reindex(columns=summed)
     partial = [c for c in some if (profiled & ~known[c]).any()]
     if partial:
         gaps = pd.DataFrame({c: profiled & ~known[c] for c in partial}, index=k.index)
@@ -188,17 +188,29 @@ def _time_weighted(
     # rare: only those need the plain mean
     untimed = [c for c in out.columns if out[c].isna().any()]
     if untimed:
+        means = k[untimed].astype(float).groupby(codes, sort=True)
         out[untimed] = out[untimed].fillna(
-            k[untimed].astype(float).groupby(codes, sort=True).mean()
+            pd.DataFrame({c: means[c].mean() for c in untimed}, columns=untimed)
         )
     return out
+
+
+def _column_sums(grouped: pd.api.typing.DataFrameGroupBy, columns: list[str]) -> pd.DataFrame:
+    """Each group's sum of each of `columns` (unknown where none of its launches has a value), one
+    column at a time. pandas rounds a sum over a block of several columns otherwise than one
+    column's, and the launches table's blocks are not the same in a report read afresh (a block per
+    column derive added) and one read from the cache (a block per dtype): grouped by blocks, the
+    same launches could sum a last bit apart."""
+    return pd.DataFrame({c: grouped[c].sum(min_count=1) for c in columns}, columns=columns)
 
 
 def _weighted_means(values: pd.DataFrame, dur: np.ndarray, codes: np.ndarray) -> pd.DataFrame:
     """`values`' time-weighted means per group, over the launches with a value and a time."""
     # As one 2-D block: the launches table holds its columns in blocks of their own, which pandas
     # would group one at a time (a third of grouping 100k launches by name).
-    x = values.to_numpy(dtype=float, na_value=np.nan)
+    # Column-major whatever blocks the columns came from: each column's sum then runs over the same
+    # memory layout, so it is rounded alike for a report read afresh and one read from the cache.
+    x = np.asfortranarray(values.to_numpy(dtype=float, na_value=np.nan))
     both = ~np.isnan(x) & (dur > 0)[:, None]
     weighted = np.where(both, x * dur[:, None], np.nan)
     num = pd.DataFrame(weighted, columns=values.columns).groupby(codes, sort=True).sum(min_count=1)

@@ -200,8 +200,8 @@ def test_the_cli_caches_and_no_cache_bypasses(report, tmp_path):
     assert bypassed.returncode == 0, bypassed.stderr
     assert not list((home / "cache").glob("*.parquet"))
     first = run_cli("report", report, "--json", home=home, env=env)
-    # its metric table, and the finished report
-    assert len(list((home / "cache").glob("*.parquet"))) == 2
+    # its metric table, the finished report, and its rows by kernel name
+    assert len(list((home / "cache").glob("*.parquet"))) == 3
     # not the same arguments: the output cache (tui/cli/output_cache.py) would answer a repeat
     second = run_cli("report", report, "--json", "--by", "name", home=home, env=env)
     assert first.returncode == second.returncode == 0
