@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -42,6 +43,7 @@ MIN_REPORT_BYTES = 1 << 20  # smaller reports read faster than a Parquet file op
 _META_KEY = b"flopscope.reader_meta"
 _STALE_TMP_SECONDS = 3600
 _SEAL_BYTES = 32  # a sealed entry's SHA-256, after its Parquet bytes
+_POOL_SWITCH = threading.Lock()  # held while Arrow allocates on malloc (_malloc_for_arrow)
 
 
 enabled = caches_enabled
@@ -150,15 +152,17 @@ def _malloc_for_arrow() -> Iterator[None]:
     own allocator (mimalloc) asks the kernel for transparent huge pages, and on a machine whose
     memory is fragmented each of their faults may wait for the kernel to compact memory: the
     system time of reading a big entry then varied several-fold from one run to the next, where
-    malloc's pages cost the same each time. Each buffer is freed by the pool that made it."""
+    malloc's pages cost the same each time. Each buffer is freed by the pool that made it. One read
+    at a time (the app reads in worker threads): two would restore each other's pool."""
     import pyarrow as pa
 
-    before = pa.default_memory_pool()
-    pa.set_memory_pool(pa.system_memory_pool())
-    try:
-        yield
-    finally:
-        pa.set_memory_pool(before)
+    with _POOL_SWITCH:
+        before = pa.default_memory_pool()
+        pa.set_memory_pool(pa.system_memory_pool())
+        try:
+            yield
+        finally:
+            pa.set_memory_pool(before)
 
 
 def _read(entry: Path, sealed: bool) -> tuple[Any, dict[str, Any]]:
