@@ -8,14 +8,13 @@ from __future__ import annotations
 import re
 
 from flopscope.tui.app.app import FlopscopeApp
-from flopscope.tui.app.screens.kernels import PushedKernelsScreen
 from flopscope.tui.app.screens.prompt import PromptScreen
 from flopscope.tui.app.screens.reconcile import ReconcileScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from flopscope.tui.cli.model import _reconcile_lines
 
 from ..conftest import settle
-from ..helpers.app import screen_lines
+from ..helpers.app import pushed_kernels, screen_lines
 from ..helpers.reconciled import demo_reconciled
 
 
@@ -58,14 +57,7 @@ async def test_enter_on_a_module_shows_its_kernels_and_escape_comes_back():
         await filtered(pilot, app, r"^mlp\.0$")
         assert status(app).startswith("1/8 modules")
         await pilot.press("enter")
-        await settle(
-            pilot,
-            lambda: (
-                isinstance(app.screen, PushedKernelsScreen)
-                and app.screen.model is not None
-                and not app.screen.query_one(KernelTable).loading
-            ),
-        )
+        await pushed_kernels(app, pilot)
         kernels = app.screen
         assert len(kernels.report.kernels) == expected
         assert kernels.model.rows["count"].sum() == expected

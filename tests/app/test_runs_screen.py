@@ -14,7 +14,6 @@ from flopscope.core.analysis.diff import diff_runs
 from flopscope.core.store.run_store import Store
 from flopscope.tui.app.launch import runs_app
 from flopscope.tui.app.screens.diff import DiffScreen
-from flopscope.tui.app.screens.kernels import PushedKernelsScreen
 from flopscope.tui.app.screens.prompt import PromptScreen
 from flopscope.tui.app.screens.runs import RunsScreen
 from flopscope.tui.app.screens.sweep import SweepScreen
@@ -23,7 +22,7 @@ from flopscope.tui.presentation import format as fmt
 from textual.widgets import Input
 
 from ..conftest import fixture_path, settle
-from ..helpers.app import screen_lines
+from ..helpers.app import pushed_kernels, screen_lines
 from ..helpers.cli import run_cli as cli
 from ..helpers.raw_csv import launches, raw_csv
 
@@ -95,10 +94,7 @@ async def test_enter_opens_the_runs_kernels_and_escape_returns(store_path, repor
         table = app.first.query_one(KernelTable)
         table.cursor_row = shown_names(app).index("mw")
         await pilot.press("enter")
-        await settle(
-            pilot,
-            lambda: isinstance(app.screen, PushedKernelsScreen) and app.screen.model is not None,
-        )
+        await pushed_kernels(app, pilot)
         rows = app.screen.model.rows
         # The stored run's kernels, as reading the report file gives them.
         expected = reports["mw"].kernels
@@ -346,10 +342,7 @@ async def test_exports_carry_the_meta_of_their_own_rows(store_path, reports, tmp
         table = app.first.query_one(KernelTable)
         table.cursor_row = shown_names(app).index("mw")
         await pilot.press("enter")
-        await settle(
-            pilot,
-            lambda: isinstance(app.screen, PushedKernelsScreen) and app.screen.model is not None,
-        )
+        await pushed_kernels(app, pilot)
         kernels = tmp_path / "mw.json"
         await pilot.press("e")
         app.screen.query_one(Input).value = str(kernels)

@@ -39,7 +39,7 @@ from flopscope.tui.cli.main import bundled_example
 from flopscope.tui.cli.model import _reconcile_lines
 
 from ..conftest import settle
-from ..helpers.app import screen_lines
+from ..helpers.app import pushed_kernels, screen_lines
 from ..helpers.h100_replay import H100, RUN
 from ..helpers.reconciled import demo_reconciled
 from ..helpers.snapshots import SIZE, check
@@ -268,7 +268,6 @@ async def test_a_run_its_columns_and_a_kernel_pair_match_their_snapshots(
     side)."""
     from flopscope.tui.app.screens.columns import ColumnsScreen
     from flopscope.tui.app.screens.kernel_pair import KernelPairScreen
-    from flopscope.tui.app.screens.kernels import PushedKernelsScreen
 
     app = runs_app(Path("flopscope.db"))
     shots = {}
@@ -284,15 +283,7 @@ async def test_a_run_its_columns_and_a_kernel_pair_match_their_snapshots(
         table = runs.query_one(KernelTable)
         table.cursor_row = names(app).index("bf16-bs8")
         await pilot.press("enter")
-        await settle(
-            pilot,
-            lambda: (
-                isinstance(app.screen, PushedKernelsScreen)
-                and app.screen.model is not None
-                and not app.screen.query_one(KernelTable).loading
-            ),
-            500,
-        )
+        await pushed_kernels(app, pilot, tries=500)
         await pilot.pause(0.1)
         shots["run-kernels"] = app.export_screenshot()
         await pilot.press("escape")

@@ -30,6 +30,7 @@ from rich.console import Console
 from textual.widgets import Input
 
 from ..conftest import fixture_path, settle
+from ..helpers.app import pushed_kernels
 from ..helpers.raw_csv import launches, raw_csv
 from ..helpers.sweep_reports import shuffled
 
@@ -182,25 +183,13 @@ async def test_a_growing_series_has_no_constant_finding_but_names_the_new_kernel
 
 # -- drill-down
 # --------------------------------------------------------------------------------------------------
-async def kernels_of(app, pilot) -> PushedKernelsScreen:
-    await settle(
-        pilot,
-        lambda: (
-            isinstance(app.screen, PushedKernelsScreen)
-            and app.screen.model is not None
-            and not app.screen.query_one(KernelTable).loading
-        ),
-    )
-    return app.screen
-
-
 @pytest.mark.parametrize("size", SIZES)
 async def test_enter_opens_the_selected_points_kernels_and_escape_returns(reports, size):
     app = batch_sweep(shuffled(reports), "gemm")
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         await pilot.press("enter")  # batch size 1: the GEMM alone
-        screen = await kernels_of(app, pilot)
+        screen = await pushed_kernels(app, pilot)
         assert (
             screen.model.rows["kernel_full"].tolist()
             == reports[1].group("name")["kernel_full"].tolist()
@@ -210,7 +199,7 @@ async def test_enter_opens_the_selected_points_kernels_and_escape_returns(report
         await settle(pilot, lambda: isinstance(app.screen, SweepScreen))
         # batch size 4: the GEMM x4 and the init kernel
         await pilot.press("down", "down", "up", "down", "enter")
-        screen = await kernels_of(app, pilot)
+        screen = await pushed_kernels(app, pilot)
         rows = screen.model.rows
         expected = reports[4].group("name")
         assert rows["kernel_full"].tolist() == expected["kernel_full"].tolist() and len(rows) == 2

@@ -10,7 +10,7 @@ from flopscope.tui.app.app import FlopscopeApp
 from flopscope.tui.app.column_choice import load_columns
 from flopscope.tui.app.filter_history import FilterHistory, history_path
 from flopscope.tui.app.launch import kernels_app
-from flopscope.tui.app.screens.kernels import KernelsScreen
+from flopscope.tui.app.screens.kernels import KernelsScreen, PushedKernelsScreen
 from flopscope.tui.app.widgets.kernel_table import KernelTable
 from rich.console import Console
 
@@ -50,6 +50,21 @@ async def ready(app: FlopscopeApp, pilot) -> KernelsScreen:
             return screen
         await pilot.pause(0.02)
     raise AssertionError("the kernel table never filled")
+
+
+async def pushed_kernels(app: FlopscopeApp, pilot, tries: int = 250) -> PushedKernelsScreen:
+    """Wait until a Kernels screen pushed over another (a stored run's, a sweep point's, a
+    reconciled layer's) shows its rows; return it."""
+    await settle(
+        pilot,
+        lambda: (
+            isinstance(app.screen, PushedKernelsScreen)
+            and app.screen.model is not None
+            and not app.screen.query_one(KernelTable).loading
+        ),
+        tries,
+    )
+    return app.screen
 
 
 async def regrouped(app: FlopscopeApp, pilot, by: str) -> None:
