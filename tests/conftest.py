@@ -73,6 +73,23 @@ def real_ncu(tmp_path_factory) -> list[str]:
     return ["env", f"HOME={tmp_path_factory.mktemp('ncuhome')}", ncu]
 
 
+@pytest.fixture
+def aggregated(monkeypatch) -> list:
+    """The key of each grouping Report makes afresh from the launches, in order (a grouping read
+    back from the report cache makes none)."""
+    from flopscope.core.report import report as report_module
+
+    calls = []
+    real = report_module.aggregate
+
+    def counting(kernels, key, by_gpu=False):
+        calls.append(key)
+        return real(kernels, key, by_gpu=by_gpu)
+
+    monkeypatch.setattr(report_module, "aggregate", counting)
+    return calls
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """CI names the tools it installed (FLOPSCOPE_MUST_RUN, `|`-separated words of their skip

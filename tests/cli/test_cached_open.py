@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 from flopscope.core.readers import table_cache
-from flopscope.core.report import report as report_module
 
 from ..helpers.cli import run_in_process
 from ..helpers.real_files import H100, file_id, one_of_each_kind, real_files
@@ -36,19 +35,6 @@ def caches_on(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("FLOPSCOPE_NO_OUTPUT_CACHE", "1")
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setattr(table_cache, "MIN_REPORT_BYTES", 0)  # every real file, small ones too
-
-
-@pytest.fixture
-def aggregated(monkeypatch) -> list:
-    calls = []
-    real = report_module.aggregate
-
-    def counting(kernels, key, by_gpu=False):
-        calls.append(key)
-        return real(kernels, key, by_gpu=by_gpu)
-
-    monkeypatch.setattr(report_module, "aggregate", counting)
-    return calls
 
 
 def _uncached(*args) -> tuple[int, str, str]:

@@ -72,20 +72,6 @@ def test_a_cached_report_names_the_path_it_was_opened_by(cache_on, counted, tmp_
     assert dataclasses.replace(again.meta, source=str(path), params={}) == read_report(path).meta
 
 
-@pytest.fixture
-def aggregated(monkeypatch) -> list:
-    """Each grouping made from the launches: made afresh, not read from the cache."""
-    calls = []
-    real = report_module.aggregate
-
-    def counting(kernels, key, by_gpu=False):
-        calls.append(key)
-        return real(kernels, key, by_gpu=by_gpu)
-
-    monkeypatch.setattr(report_module, "aggregate", counting)
-    return calls
-
-
 def same_rows(cached: pd.DataFrame, made: pd.DataFrame) -> None:
     """Every bit, dtype and cell type (a group's one value beside `(mixed)`, NVTX range lists)."""
     pd.testing.assert_frame_equal(cached, made, check_exact=True)
