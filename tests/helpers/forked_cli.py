@@ -9,7 +9,10 @@ and a command forked from a process that has it can be slower to end (its interp
 torch's modules). `model` runs there, and so does any other command once its first run has imported
 torch (noted as it went to import it); a test process that runs none never starts it. Each child
 takes the command's environment, folder, umask, standard streams and arguments and runs the
-`flopscope.tui.cli` module as `-m` would, so flopscope itself is imported afresh by every command.
+`flopscope.tui.cli` module as `-m` would. The server has imported the flopscope modules that reading
+and printing a report takes (FLOPSCOPE_PRELOADED: the CLI's entry, the engine's stages, the text
+report), never Textual or torch: flopscope reads its environment and home when a command runs, not
+when a module is imported, so a command forked after those imports runs as one that made them.
 Only what the interpreter decides at its start cannot differ from the server's (its PYTHON*/LD_*
 variables, its locale): `cli.run_cli` starts a real interpreter for those commands, for commands run
 under another program, and for streams other than /dev/null in and captured out."""
@@ -39,6 +42,14 @@ PRELOADED = (
     "pyarrow.json", "rich.console", "rich.table", "google.protobuf.message",
     "google.protobuf.descriptor_pb2", "platformdirs", "sqlite3", "argparse", "difflib", "gettext",
     "termios",
+)
+# flopscope's modules a report's read and print imports (in the worker `tui/cli/watcher.py` forks),
+# which most of the suite's commands do: imported once, not once a command.
+FLOPSCOPE_PRELOADED = (
+    "flopscope.tui.cli.main", "flopscope.tui.cli.view", "flopscope.tui.cli.export",
+    "flopscope.tui.cli.runs", "flopscope.core.readers", "flopscope.core.table",
+    "flopscope.core.report", "flopscope.core.export", "flopscope.core.store",
+    "flopscope.tui.presentation.text_report",
 )
 # fmt: on
 # Imported by the second server only, which runs the commands that imported them
@@ -139,6 +150,9 @@ def serve(lazy: bool) -> None:
     for name in (*PRELOADED, *((*LAZY, *WITH_LAZY) if lazy else ())):
         with contextlib.suppress(ImportError):  # torch is optional
             importlib.import_module(name)
+    for name in FLOPSCOPE_PRELOADED:
+        importlib.import_module(name)
+    assert "textual" not in sys.modules, "a command would find Textual imported"
     for line in sys.stdin:
         print(json.dumps(_fork_one(json.loads(line))), flush=True)
 
