@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -216,8 +217,14 @@ def test_a_stopped_sweep_cancels_its_jobs(cluster, tmp_path):
     rest = proc.stderr.read()
     assert proc.wait(30) != 0
     assert "stopped" in rest and "Traceback" not in rest, rest
-    assert cluster.jobs(*ACTIVE) == []  # scancel'ed, not left to sleep on
-    assert len(cluster.jobs("CANCELLED")) >= 1
+    # scancel'ed, not left to sleep on (40 s): ended well within that, as cancelled (flopscope
+    # does not wait for the job to end: it may be signalled or completing a moment longer)
+    deadline = time.monotonic() + 20
+    while (cluster.jobs(*ACTIVE, "SIGNALING") or not cluster.jobs("CANCELLED")) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.2)
+    assert cluster.jobs(*ACTIVE) == [] and cluster.jobs("CANCELLED"), cluster.jobs()
     listed = cli("runs", "--json", home=tmp_path / "store")
     # nothing half-stored
     assert listed.returncode == 0 and json.loads(listed.stdout) == [], listed.stderr
