@@ -16,6 +16,7 @@ import pandas as pd
 from ..common.nvtx_stack import stack_label
 from ..ncu.metrics import INSIGHT
 from .columns import COUNTED, REPORT_PEAKS
+from .metric_values import known_columns
 from .nvtx import ranges_list, stack_groups
 from .roofline import integer_mma
 
@@ -64,7 +65,7 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     # for the whole (FLOPs of 5 of 6 launches over the time of all 6). Launches ncu could not
     # profile add nothing.
     profiled = ~unprofiled(k)
-    known = {c: k[c].notna().to_numpy() for c in summed}
+    known = known_columns(k, summed)
     # Only columns some launch has are summed, and only those some profiled launch lacks can have a
     # gap: a groupby per column is ~8 ms at a million launches, and a report collects a few of the
     # counted columns.
@@ -80,9 +81,11 @@ def aggregate(k: pd.DataFrame, key: str, by_gpu: bool = False) -> pd.DataFrame:
     # Their time is unknown, so the group's Time is the others': a lower bound (`≥`), and its mean
     # per launch is over count - not_profiled.
     out["not_profiled"] = pd.Series(~profiled, index=k.index).groupby(codes, sort=True).sum()
-    # few of INSIGHT's
-    weighted = [c for c in WEIGHTED if c in k and (c not in INSIGHT or k[c].notna().any())]
-    with_values = [c for c in weighted if k[c].notna().any()]  # the others stay unknown
+    has = {
+        c: values.any() for c, values in known_columns(k, [c for c in WEIGHTED if c in k]).items()
+    }
+    weighted = [c for c in has if c not in INSIGHT or has[c]]  # few of INSIGHT's
+    with_values = [c for c in weighted if has[c]]  # the others stay unknown
     # one grouping for all of them: a groupby per column was a third of the time at 100k launches
     means = _time_weighted(k, with_values, k["duration_s"], codes) if with_values else None
     unknown = np.full(groups, np.nan)
@@ -186,7 +189,7 @@ def _time_weighted(
         axis=1,
     )
     # rare: only those need the plain mean
-    untimed = [c for c in out.columns if out[c].isna().any()]
+    untimed = out.columns[out.isna().any().to_numpy()].tolist()
     if untimed:
         means = k[untimed].astype(float).groupby(codes, sort=True)
         out[untimed] = out[untimed].fillna(

@@ -8,6 +8,7 @@ way."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import pandas as pd
 
 from ..common.gpus import Gpu
 from .columns import SIMT_FLOP, TENSOR_TYPES
+from .metric_values import float_blocks
 
 SIMT = tuple(c.removeprefix("flop_") for c in SIMT_FLOP)
 # Candidate precisions for the ceiling: (name, FLOP column, GPU database ceiling).
@@ -47,15 +49,27 @@ def gpu_rows(k: pd.DataFrame, gpus: Gpus) -> list[tuple[np.ndarray | None, Gpu |
 
 
 def _div(a: pd.Series, b: pd.Series) -> pd.Series:
-    a, b = a.astype(float), b.astype(float)
-    return a.div(b.where(b != 0))
+    """a / b, unknown where b is 0."""
+    return pd.Series(_ratio(_floats(a), _floats(b)), index=a.index)
+
+
+def _floats(values: pd.Series) -> np.ndarray:
+    """A column as float64 numbers (NaN where missing)."""
+    floats: np.ndarray = values.to_numpy(dtype=float, na_value=np.nan)
+    return floats
+
+
+def _ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", over="ignore"):  # inf / inf, huge / tiny: as pandas
+        ratio: np.ndarray = a / np.where(b != 0, b, np.nan)
+    return ratio
 
 
 def intensity(flop: pd.Series, nbytes: pd.Series) -> pd.Series:
     """FLOP per byte. FLOPs over zero bytes (a kernel working in cache or registers) are infinitely
     intense: compute bound, its roof the compute peak. 0 FLOP over 0 bytes says nothing (NaN)."""
-    flop, nbytes = flop.astype(float), nbytes.astype(float)
-    return _div(flop, nbytes).mask((nbytes == 0) & (flop > 0), np.inf)
+    f, b = _floats(flop), _floats(nbytes)
+    return pd.Series(np.where((b == 0) & (f > 0), np.inf, _ratio(f, b)), index=flop.index)
 
 
 def total_flop(k: pd.DataFrame) -> pd.Series:
@@ -355,11 +369,14 @@ def finite(k: pd.DataFrame) -> pd.DataFrame:
     are infinitely intense, and say so). The readers refuse non-finite and absurd counters, but
     arithmetic on sane ones can still overflow (bytes over a duration of 1e-300 s): an infinite rate
     is no measurement, and a table or JSON must not show one as if it were."""
-    for col, dtype in k.dtypes.items():
-        if dtype != np.float64 or str(col).startswith("ai_"):
-            continue
-        values = k[col].to_numpy()
-        if np.isinf(values).any():
+    floats = [
+        col
+        for col, dtype in k.dtypes.items()
+        if dtype == np.float64 and not str(col).startswith("ai_")
+    ]
+    for chunk, block in float_blocks(k, floats):
+        for col in itertools.compress(chunk, np.isinf(block).any(axis=0)):
+            values = k[col].to_numpy()
             k[col] = np.where(np.isinf(values), np.nan, values)
     return k
 
@@ -464,7 +481,11 @@ def run_clock(k: pd.DataFrame) -> float:
 
 
 def _ceilings(k: pd.DataFrame, gpu: Gpu | None, roof: Roof) -> list[Ceiling]:
-    used = [p for p, col, _ in PRECISIONS if col in k and (k[col].fillna(0) > 0).any()]
+    used = [
+        p
+        for p, col, _ in PRECISIONS
+        if col in k and (k[col].to_numpy(dtype=float, na_value=np.nan) > 0).any()
+    ]
     names = list(dict.fromkeys(["fp32", "fp64", *used]))
     clock = run_clock(k) if roof.kind != "datasheet" else math.nan
     out = []
