@@ -1,13 +1,17 @@
 """One launch's warp samples by stall reason as NVIDIA's own CLI prints them (`ncu --import FILE
---page source --csv --launch-skip N --launch-count 1`), summed over its SASS lines with the csv
-module, independently of flopscope's readers: what the stall panel's PC-sampling fallback is
-checked against."""
+--page source --csv`: the whole page once per report, or `--launch-skip N --launch-count 1`), summed
+over its SASS lines with the csv module, independently of flopscope's readers: what the stall
+panel's PC-sampling fallback is checked against."""
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import subprocess
+from pathlib import Path
+
+from .ncu_pages import ncu_csv
 
 # ncu's source-page column of each reason -> the reason as ncu's metric names spell it
 # (smsp__pcsamp_warps_issue_stalled_<reason>), no_instructions as the warp state metric spells it.
@@ -36,16 +40,10 @@ COLUMN_REASON = {
 def launch_samples(real_ncu, path, launch: int) -> tuple[int, dict[str, int]]:
     """(all samples, {reason: samples}) of launch `launch` (0-based, file order). ncu prints a
     launch's page twice (one block per view of the same function): each address counted once."""
-    out = subprocess.run(
-        [*real_ncu, "--import", str(path), "--page", "source", "--csv", "--print-source", "sass",
-         "--launch-skip", str(launch), "--launch-count", "1"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
+    pages = _every_launch(tuple(real_ncu), Path(path))
+    blocks = pages[launch] if pages else _blocks(_source_page(real_ncu, path, launch))
     rows: dict[str, dict[str, str]] = {}
-    for block in out.stdout.split('"Kernel Name",'):
-        if '"Address"' not in block:
-            continue
+    for block in blocks:
         page = {
             r["Address"]: r for r in csv.DictReader(io.StringIO(block[block.index('"Address"') :]))
         }
@@ -61,6 +59,37 @@ def launch_samples(real_ncu, path, launch: int) -> tuple[int, dict[str, int]]:
             if column in row:
                 reasons[reason] = reasons.get(reason, 0) + _count(row[column])
     return total, reasons
+
+
+def _source_page(real_ncu, path, launch: int | None = None) -> str:
+    """ncu's SASS source page of one launch (`--launch-skip N --launch-count 1`), or of them all."""
+    only = [] if launch is None else ["--launch-skip", str(launch), "--launch-count", "1"]
+    out = subprocess.run(
+        [*real_ncu, "--import", str(path), "--page", "source", "--csv", "--print-source", "sass",
+         *only],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def _blocks(page: str) -> list[str]:
+    """The page's blocks, each under its "Kernel Name" line, with SASS lines."""
+    return [b for b in page.split('"Kernel Name",') if '"Address"' in b]
+
+
+@functools.cache
+def _every_launch(real_ncu: tuple[str, ...], path: Path) -> list[list[str]] | None:
+    """Each launch's blocks, from one print of the whole page (one ncu run a report, not one a
+    launch): where ncu printed two blocks a launch, in file order (the launch count read from ncu's
+    raw page), each pair under one kernel name. Otherwise None: each launch is printed alone."""
+    raw = csv.reader(io.StringIO(ncu_csv(list(real_ncu), path)))
+    launches = sum(1 for row in raw if row and row[0].isdigit())
+    blocks = _blocks(_source_page(real_ncu, path))
+    pairs = [blocks[i : i + 2] for i in range(0, len(blocks), 2)]
+    if len(blocks) != 2 * launches or any(a.split("\n")[0] != b.split("\n")[0] for a, b in pairs):
+        return None
+    return pairs
 
 
 def _count(cell: str | None) -> int:
