@@ -4,6 +4,7 @@ independently of flopscope's reader, for the source-page tests."""
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import subprocess
 
@@ -13,12 +14,8 @@ def first_launch_page(real_ncu, path) -> dict[int, dict[str, str]]:
     of every launch, several blocks (one per function) each under its "Kernel Name" line, and
     ignores --launch-skip there: the first launch's blocks are those before an address comes round
     again."""
-    out = subprocess.run(
-        [*real_ncu, "--import", str(path), "--page", "source", "--csv", "--print-source", "sass"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    blocks = [b for b in out.stdout.split('"Kernel Name",') if '"Address"' in b]
+    printed = _sass_page(tuple(real_ncu), str(path))
+    blocks = [b for b in printed.split('"Kernel Name",') if '"Address"' in b]
     rows: dict[int, dict[str, str]] = {}
     for block in blocks:
         body = block[block.index('"Address"') :]
@@ -27,6 +24,18 @@ def first_launch_page(real_ncu, path) -> dict[int, dict[str, str]]:
             break
         rows |= page
     return rows
+
+
+@functools.cache
+def _sass_page(real_ncu: tuple[str, ...], path: str) -> str:
+    """ncu's SASS source page of every launch, printed once per test process for the tests of one
+    report (several test files read it)."""
+    out = subprocess.run(
+        [*real_ncu, "--import", path, "--page", "source", "--csv", "--print-source", "sass"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return out.stdout
 
 
 def cell(row: dict[str, str], which: str) -> str:
