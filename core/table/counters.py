@@ -236,7 +236,7 @@ def count_kernels(metrics: pd.DataFrame) -> Counted:
     out["nvtx_stack"], out["nvtx"] = stack_columns(df["nvtx"])
     for ident in ("process", "device", "stream", "grid", "block", "registers", "gpu", "cc"):
         out[ident] = df[ident]
-    # silent, as pandas' arithmetic was: a count over a duration of 0 is inf (`derive` unknowns it)
+    # silent, as pandas' arithmetic was: a count over a duration of 0 is inf (`derive` drops it)
     with np.errstate(all="ignore"):
         absent, no_factor = _count(m, prov, out)
         last = _last_columns(df, m, prov, out)
