@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from .helpers import collector
+
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ncu"
 
 # Every test reads its files afresh (the CLI in subprocesses too): a table cached by one test would
@@ -29,6 +31,14 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 for _stop in (signal.SIGHUP, signal.SIGTERM):
     if signal.getsignal(_stop) is signal.SIG_IGN:
         signal.signal(_stop, signal.SIG_DFL)
+
+
+collector.watch()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logfinish(nodeid, location) -> None:
+    collector.freeze_survivors()
 
 
 def pytest_sessionstart(session) -> None:
