@@ -63,8 +63,9 @@ def _reading_a_fifo(tmp_path: Path, address_space: int | None = None, **popen):
 
 
 def _one_line(proc: subprocess.Popen) -> str:
+    """The command's one line (an out-of-memory one starts on a new line: a blank one before it)."""
     _, err = proc.communicate(timeout=60)
-    lines = err.splitlines()
+    lines = [line for line in err.splitlines() if line]
     assert proc.returncode == 2 and len(lines) == 1, f"exit {proc.returncode}\n{err}"
     return lines[0]
 
@@ -109,6 +110,28 @@ def _watched(work: str, *argv: str) -> subprocess.CompletedProcess:
         f"from flopscope.tui.cli.watcher import watched\nsys.exit(watched(lambda: {work}))\n"
     )
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_an_out_of_memory_line_starts_on_a_line_of_its_own_after_natives_unended_one():
+    """glibc short of memory cuts its abort message off mid-line (`terminate called after throwing
+    an instance of '`, seen in CI under `prlimit --as`): flopscope's line starts one of its own."""
+    code = (
+        "import os, resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (48 << 30, 48 << 30))\n"
+        "sys.argv = ['flopscope', 'report', 'big.csv']\n"
+        "from flopscope.tui.cli.watcher import watched\n"
+        "def work():\n"
+        '    os.write(2, b"terminate called after throwing an instance of \'")\n'
+        "    os.abort()\n"
+        "sys.exit(watched(work))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    native, ours = done.stderr.splitlines()[0], done.stderr.splitlines()[-1]
+    assert native == "terminate called after throwing an instance of '"
+    assert ours.startswith(
+        "flopscope: big.csv: out of memory, most likely: a native library ended it (SIGABRT"
+    ), done.stderr
 
 
 def test_a_worker_that_exits_around_python_is_a_crash(tmp_path):

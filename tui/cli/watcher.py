@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, NoReturn
 if TYPE_CHECKING:
     from resource import struct_rusage  # what os.wait4 returns (no `resource` module on Windows)
 
+    from ...core.common import FlopscopeError
+
 termios: ModuleType | None  # None on Windows
 try:  # imported before any limit bites: a worker's crash must not leave the watcher short of it
     import termios
@@ -117,12 +119,15 @@ def _watch(
         else f"exit status {os.waitstatus_to_exitcode(status)}"
     )
     try:
+        from ...core.common import OutOfMemory
         from ..presentation.messages import say
 
-        say(
-            "flopscope:"
-            f" {_crash_line(ending, usage.ru_maxrss * 1024, _more(oom_kills, _oom_kills()))}"
-        )
+        crash = _crash_error(ending, usage.ru_maxrss * 1024, _more(oom_kills, _oom_kills()))
+        if isinstance(crash, OutOfMemory):
+            # native code short of memory may have left its own line unended (glibc's abort
+            # cut off mid-message): start a new one
+            sys.stderr.write("\n")
+        say(f"flopscope: {crash.line()}")
     except Exception:  # this process, too, short of memory for the imports the line needs: say less
         said = (
             f"flopscope: the process doing the work ended by {ending}, most likely out of memory\n"
@@ -266,8 +271,8 @@ def _oom_kills() -> int | None:
     return None
 
 
-def _crash_line(ending: str, peak_bytes: int, oom_killed: bool | None) -> str:
-    """The one line for a worker that native code ended (`ending`: the signal, or an exit status
+def _crash_error(ending: str, peak_bytes: int, oom_killed: bool | None) -> FlopscopeError:
+    """The error for a worker that native code ended (`ending`: the signal, or an exit status
     Python did not give): what it worked on, how it ended, the memory it had reached, the likely
     cause and its fix. `oom_killed`: whether the out-of-memory killer ended a process of this cgroup
     meanwhile (None: not known)."""
@@ -280,22 +285,22 @@ def _crash_line(ending: str, peak_bytes: int, oom_killed: bool | None) -> str:
         likely = "" if oom_killed else ", most likely"
         return out_of_memory(
             what, f"out of memory: the kernel's out-of-memory killer ended it{likely} ({how})"
-        ).line()
+        )
     if ending == "SIGKILL":
-        return FlopscopeError(what, f"killed from outside flopscope ({how})", "run it again").line()
+        return FlopscopeError(what, f"killed from outside flopscope ({how})", "run it again")
     if limit is not None:
         return out_of_memory(
             what,
             f"out of memory, most likely: a native library ended it ({how}) under an address-space"
             f" limit (ulimit -v) of {limit / 2**30:.2g} GiB",
-        ).line()
+        )
     return FlopscopeError(
         what,
         f"a native library crashed ({how})",
         "the file may be damaged: copy it again from the GPU host; if it is whole, this is a bug in"
         " flopscope or a library it uses: run it again under `python -X faulthandler -m"
         " flopscope.tui.cli` to see where",
-    ).line()
+    )
 
 
 def _what_it_worked_on() -> str:
