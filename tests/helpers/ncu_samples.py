@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 from .ncu_pages import ncu_csv
+from .ncu_source import sass_blocks, sass_page
 
 # ncu's source-page column of each reason -> the reason as ncu's metric names spell it
 # (smsp__pcsamp_warps_issue_stalled_<reason>), no_instructions as the warp state metric spells it.
@@ -41,7 +42,7 @@ def launch_samples(real_ncu, path, launch: int) -> tuple[int, dict[str, int]]:
     """(all samples, {reason: samples}) of launch `launch` (0-based, file order). ncu prints a
     launch's page twice (one block per view of the same function): each address counted once."""
     pages = _every_launch(tuple(real_ncu), Path(path))
-    blocks = pages[launch] if pages else _blocks(_source_page(real_ncu, path, launch))
+    blocks = pages[launch] if pages else sass_blocks(_launch_page(real_ncu, path, launch))
     rows: dict[str, dict[str, str]] = {}
     for block in blocks:
         page = {
@@ -61,21 +62,15 @@ def launch_samples(real_ncu, path, launch: int) -> tuple[int, dict[str, int]]:
     return total, reasons
 
 
-def _source_page(real_ncu, path, launch: int | None = None) -> str:
-    """ncu's SASS source page of one launch (`--launch-skip N --launch-count 1`), or of them all."""
-    only = [] if launch is None else ["--launch-skip", str(launch), "--launch-count", "1"]
+def _launch_page(real_ncu, path, launch: int) -> str:
+    """ncu's SASS source page of one launch (`--launch-skip N --launch-count 1`)."""
     out = subprocess.run(
         [*real_ncu, "--import", str(path), "--page", "source", "--csv", "--print-source", "sass",
-         *only],
+         "--launch-skip", str(launch), "--launch-count", "1"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     return out.stdout
-
-
-def _blocks(page: str) -> list[str]:
-    """The page's blocks, each under its "Kernel Name" line, with SASS lines."""
-    return [b for b in page.split('"Kernel Name",') if '"Address"' in b]
 
 
 @functools.cache
@@ -85,7 +80,7 @@ def _every_launch(real_ncu: tuple[str, ...], path: Path) -> list[list[str]] | No
     raw page), each pair under one kernel name. Otherwise None: each launch is printed alone."""
     raw = csv.reader(io.StringIO(ncu_csv(list(real_ncu), path)))
     launches = sum(1 for row in raw if row and row[0].isdigit())
-    blocks = _blocks(_source_page(real_ncu, path))
+    blocks = sass_blocks(sass_page(real_ncu, str(path)))
     pairs = [blocks[i : i + 2] for i in range(0, len(blocks), 2)]
     if len(blocks) != 2 * launches or any(a.split("\n")[0] != b.split("\n")[0] for a, b in pairs):
         return None

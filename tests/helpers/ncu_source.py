@@ -14,8 +14,7 @@ def first_launch_page(real_ncu, path) -> dict[int, dict[str, str]]:
     of every launch, several blocks (one per function) each under its "Kernel Name" line, and
     ignores --launch-skip there: the first launch's blocks are those before an address comes round
     again."""
-    printed = _sass_page(tuple(real_ncu), str(path))
-    blocks = [b for b in printed.split('"Kernel Name",') if '"Address"' in b]
+    blocks = sass_blocks(sass_page(tuple(real_ncu), str(path)))
     rows: dict[int, dict[str, str]] = {}
     for block in blocks:
         body = block[block.index('"Address"') :]
@@ -27,15 +26,20 @@ def first_launch_page(real_ncu, path) -> dict[int, dict[str, str]]:
 
 
 @functools.cache
-def _sass_page(real_ncu: tuple[str, ...], path: str) -> str:
+def sass_page(real_ncu: tuple[str, ...], path: str) -> str:
     """ncu's SASS source page of every launch, printed once per test process for the tests of one
-    report (several test files read it)."""
+    report (several test files and helpers read it)."""
     out = subprocess.run(
         [*real_ncu, "--import", path, "--page", "source", "--csv", "--print-source", "sass"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     return out.stdout
+
+
+def sass_blocks(page: str) -> list[str]:
+    """A source page's blocks, each under its "Kernel Name" line, with SASS lines."""
+    return [b for b in page.split('"Kernel Name",') if '"Address"' in b]
 
 
 def cell(row: dict[str, str], which: str) -> str:
