@@ -14,12 +14,11 @@ from importlib import import_module
 
 from ...core.common import (  # light; imported before memory runs out
     FlopscopeError,
-    OutOfMemory,
     out_of_memory,
     path_error,
     ran_out_of_memory,
 )
-from ..presentation.messages import say
+from ..presentation.messages import say, say_error
 from .args import build_parser, split_command
 from .import_guards import collector_paused, stop_signals_blocked
 from .output_cache import run_recorded
@@ -181,10 +180,7 @@ def _regular(path: str) -> bool:
 
 def _refused(err: FlopscopeError) -> int:
     """The command's one line for `err`, and its exit status."""
-    # a native library may have left its own line unended: start a new one
-    if isinstance(err, OutOfMemory):
-        sys.stderr.write("\n")
-    say(f"flopscope: {err.line()}")
+    say_error(err)
     return 2
 
 

@@ -119,15 +119,9 @@ def _watch(
         else f"exit status {os.waitstatus_to_exitcode(status)}"
     )
     try:
-        from ...core.common import OutOfMemory
-        from ..presentation.messages import say
+        from ..presentation.messages import say_error
 
-        crash = _crash_error(ending, usage.ru_maxrss * 1024, _more(oom_kills, _oom_kills()))
-        if isinstance(crash, OutOfMemory):
-            # native code short of memory may have left its own line unended (glibc's abort
-            # cut off mid-message): start a new one
-            sys.stderr.write("\n")
-        say(f"flopscope: {crash.line()}")
+        say_error(_crash_error(ending, usage.ru_maxrss * 1024, _more(oom_kills, _oom_kills())))
     except Exception:  # this process, too, short of memory for the imports the line needs: say less
         said = (
             f"flopscope: the process doing the work ended by {ending}, most likely out of memory\n"

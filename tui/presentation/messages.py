@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from ...core.common import display_text
+from ...core.common import FlopscopeError, OutOfMemory, display_text
 
 # A sweep's threads say their lines at once (a Slurm job's state, a kernel): one write per line,
 # under a lock, so no line is ever glued to another's middle.
@@ -26,3 +26,11 @@ def say(line: str) -> None:
     with _ONE_AT_A_TIME:
         sys.stderr.write(display_text(line) + "\n")
         sys.stderr.flush()
+
+
+def say_error(err: FlopscopeError) -> None:
+    """The one line for `err`. Out of memory, native code may have left its own line unended
+    (Arrow's `malloc of size N failed`, glibc's abort cut off mid-message): it starts a new one."""
+    if isinstance(err, OutOfMemory):
+        sys.stderr.write("\n")
+    say(f"flopscope: {err.line()}")
