@@ -96,7 +96,8 @@ class SourceScreen(Screen):
         self.query_one("#source-title", Static).update(title)
         self._fill()
         self.query_one(DataTable).focus()
-        self._to_hot(0)
+        # once the new title and rows are laid out: scrolled to with the table's final height
+        self.call_after_refresh(self._to_hot, 0)
 
     def _rows(self) -> list[tuple[str, list[str]]]:
         """(row key, cells) in the order shown: SASS lines by address or heat, or CUDA lines
