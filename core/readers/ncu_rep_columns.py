@@ -66,6 +66,7 @@ def walk_fields(
     varints: tuple[int, ...],
     lockstep: bool | None = None,
     wanted: np.ndarray | None = None,
+    layouts: Layouts | None = None,
 ) -> Fields:
     """The top-level fields of the messages at buf[starts[i]:ends[i]], all messages a field at a
     time: the values of length-delimited field `repeated` (under 16) in order, and the last value of
@@ -78,9 +79,13 @@ def walk_fields(
     array operations costs as much for one message as for thousands. `wanted`, a filter only (the
     caller decides on every value it gets again): a table over the three bytes a value under 128
     bytes starts with, False where the value is surely not wanted; such values are left out in
-    lockstep, so that most metrics of a launch never reach an array of all its metrics."""
+    lockstep, so that most metrics of a launch never reach an array of all its metrics. `layouts`
+    (one per read, with the same fields and `wanted` each call): messages laid out as one seen
+    before are checked against its layout instead of walked (Layouts)."""
     if not (len(starts) >= LOCKSTEP_FROM if lockstep is None else lockstep):
         return _walk_each(buf, starts, ends, repeated, spans, varints)
+    if layouts is not None:
+        return layouts.walk(buf, starts, ends, repeated, spans, varints, wanted)
     n = len(starts)
     walk = _Walk(
         pos=starts.astype(np.int64),
@@ -264,6 +269,259 @@ def _step(buf: np.ndarray, live: np.ndarray, walk: _Walk) -> None:
         hit = (wire == _VARINT) & (field == f)
         values[live[hit]] = number[hit]
     walk.pos[live] = end
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where one message's top-level fields start (offsets from its start) and what their heads
+    hold: a message of the same size whose 8 bytes at each offset match `expect` under `mask` has
+    the same fields at the same offsets (see Layouts)."""
+
+    at: np.ndarray  # int64, each field's offset
+    mask: np.ndarray  # uint64, the bits of the 8 bytes at `at` that must match
+    expect: np.ndarray
+    found: tuple[np.ndarray, np.ndarray]  # (start, end) of the repeated field's values kept
+    spans: dict[int, tuple[int, int]]  # field -> (start, end) of its last value
+    varints: dict[int, int]  # field -> where its last value starts
+
+
+class Layouts:
+    """Launches of one kernel are alike: the same metrics in the same order, each value of the same
+    encoded length, so their messages have the same size and their fields the same offsets. A
+    message of a size seen before is checked against the layouts of that size's messages, all its
+    fields at once (one gather of the 8 bytes at every offset), and a match is read off the layout;
+    the lockstep walk, one step per field, takes only the messages that match none. The check is
+    exact: each field's tag and length bytes (a varint's continuation bits), and the first three
+    bytes of each repeated value, which `wanted` decides on, are compared, so a message that
+    matches is framed as the layout says and its fields are what the walk would find. Layouts are
+    made (in Python, one message at a time) for the sizes seen again, within a budget that grows
+    with the launches read: a report whose launches never match pays little."""
+
+    _PER_SIZE = 4  # layouts of one size kept (a few kernels may share a size), the latest first
+    _MOST = 4096  # sizes with layouts kept at most
+    _BUDGET_FIRST, _BUDGET_PER = 16, 64  # layouts made: 16, and one per 64 messages walked
+
+    def __init__(self) -> None:
+        self._layouts: dict[int, list[_Layout]] = {}
+        self._seen: set[int] = set()  # sizes of messages no layout matched
+        self._budget = self._BUDGET_FIRST
+
+    def walk(
+        self,
+        buf: np.ndarray,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        repeated: int,
+        spans: tuple[int, ...],
+        varints: tuple[int, ...],
+        wanted: np.ndarray | None,
+    ) -> Fields:
+        """walk_fields' Fields of the messages at buf[starts[i]:ends[i]]."""
+        n = len(starts)
+        sizes = ends - starts
+        out = Fields(
+            (np.zeros(0, np.int64),) * 3,
+            {f: (np.full(n, -1, np.int64), np.full(n, -1, np.int64)) for f in spans},
+            {f: np.zeros(n, np.uint64) for f in varints},
+            None,
+        )
+        found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        matched = np.zeros(n, bool)
+        if self._layouts:
+            uniq, which = np.unique(sizes, return_inverse=True)
+            members = np.argsort(which, kind="stable")
+            bounds = np.searchsorted(which[members], np.arange(len(uniq) + 1))
+            for k, size in enumerate(uniq.tolist()):
+                pending = members[bounds[k] : bounds[k + 1]]
+                for layout in self._layouts.get(size, ()):
+                    match = _matches(buf, starts[pending], layout)
+                    _read_off(buf, starts, pending[match], layout, out, found)
+                    matched[pending[match]] = True
+                    pending = pending[~match]
+                    if not len(pending):
+                        break
+        self._budget += n // self._BUDGET_PER
+        rest = np.flatnonzero(~matched)
+        if len(rest):
+            walked = walk_fields(
+                buf, starts[rest], ends[rest], repeated, spans, varints, wanted=wanted
+            )
+            at, start, end = walked.repeated
+            found.append((rest[at], start, end))
+            for f, (first, last) in walked.spans.items():
+                out.spans[f][0][rest], out.spans[f][1][rest] = first, last
+            for f, values in walked.varints.items():
+                out.varints[f][rest] = values
+            if walked.broken is not None:
+                out.broken = int(rest[walked.broken])
+            else:
+                self._learn(buf, starts[rest], sizes[rest], repeated, spans, varints, wanted)
+        if found:
+            launch, start, end = (np.concatenate([f[k] for f in found]) for k in range(3))
+            out.repeated = (launch, start, end)
+        return out
+
+    def _learn(
+        self,
+        buf: np.ndarray,
+        starts: np.ndarray,
+        sizes: np.ndarray,
+        repeated: int,
+        spans: tuple[int, ...],
+        varints: tuple[int, ...],
+        wanted: np.ndarray | None,
+    ) -> None:
+        """Layouts of the last message of each size seen again (before, or twice here) that no
+        layout matched."""
+        uniq, last, counts = np.unique(sizes[::-1], return_index=True, return_counts=True)
+        again = [
+            (size, len(sizes) - 1 - i)
+            for size, i, count in zip(uniq.tolist(), last.tolist(), counts.tolist(), strict=True)
+            if count > 1 or size in self._seen
+        ]
+        self._seen.update(uniq.tolist())
+        if len(self._seen) > 16 * self._MOST:
+            self._seen.clear()
+        for size, i in again[: max(self._budget, 0)]:
+            self._budget -= 1
+            start = int(starts[i])
+            message = buf[start : start + size + len(PAD)].tobytes()
+            layout = _layout(message, size, repeated, spans, varints, wanted)
+            if layout is not None:
+                if size not in self._layouts and len(self._layouts) >= self._MOST:
+                    self._layouts.clear()
+                kept = self._layouts.setdefault(size, [])
+                kept.insert(0, layout)
+                del kept[self._PER_SIZE :]
+
+
+def _matches(buf: np.ndarray, starts: np.ndarray, layout: _Layout) -> np.ndarray:
+    """Which of the messages at `starts` (all of the layout's size) have its fields."""
+    heads = _words(buf, 8)[starts[:, None] + layout.at]
+    matched: np.ndarray = ((heads & layout.mask) == layout.expect).all(axis=1)
+    return matched
+
+
+def _read_off(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    match: np.ndarray,
+    layout: _Layout,
+    out: Fields,
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> None:
+    """The fields of messages `match` (positions into `starts`), laid out as `layout` says, into
+    `out` and `found`."""
+    if not len(match):
+        return
+    base = starts[match]
+    value_start, value_end = layout.found
+    found.append(
+        (
+            np.repeat(match, len(value_start)),
+            (base[:, None] + value_start).ravel(),
+            (base[:, None] + value_end).ravel(),
+        )
+    )
+    for f, (start, end) in layout.spans.items():
+        if f in out.spans:
+            out.spans[f][0][match], out.spans[f][1][match] = base + start, base + end
+    for f, at in layout.varints.items():
+        if f in out.varints:
+            out.varints[f][match] = _varints(buf, base + at, 10)[0]
+
+
+def _layout(
+    message: bytes,
+    size: int,
+    repeated: int,
+    spans: tuple[int, ...],
+    varints: tuple[int, ...],
+    wanted: np.ndarray | None,
+) -> _Layout | None:
+    """The layout of the message message[:size] (PAD after it), or None where a field's head is
+    over 8 bytes or the message does not follow protobuf's framing."""
+    data = memoryview(message)
+    at: list[int] = []
+    masks: list[int] = []
+    value_start: list[int] = []
+    value_end: list[int] = []
+    span_of: dict[int, tuple[int, int]] = {}
+    varint_of: dict[int, int] = {}
+    run_tag = repeated << 3 | _LENGTH
+    pos = 0
+    while pos < size:
+        if data[pos] == run_tag and data[pos + 1] < 0x80:  # most fields: a value under 128 bytes
+            field, wire, after = repeated, _LENGTH, pos + 2
+            end = after + data[pos + 1]
+            exact = checked = min(after + 3, end)  # with the bytes `wanted` decides on
+        else:
+            head = _field_head(data, pos, size, repeated)
+            if head is None:
+                return None
+            field, wire, after, end, exact, checked = head
+        if end > size:
+            return None
+        at.append(pos)
+        # the head's bytes exact; a varint value's continuation bits (its length)
+        masks.append((1 << 8 * (exact - pos)) - 1 | _CONTINUATION[exact - pos][checked - pos])
+        if wire == _LENGTH and field == repeated and _kept_value(wanted, data, after, end):
+            value_start.append(after)
+            value_end.append(end)
+        if wire == _LENGTH and field in spans:
+            span_of[field] = (after, end)
+        if wire == _VARINT and field in varints:
+            varint_of[field] = after
+        pos = end
+    offsets = np.array(at, np.int64)
+    mask = np.array(masks, np.uint64)
+    return _Layout(
+        offsets,
+        mask,
+        _words(np.frombuffer(message, np.uint8), 8)[offsets] & mask,
+        (np.array(value_start, np.int64), np.array(value_end, np.int64)),
+        span_of,
+        varint_of,
+    )
+
+
+# _CONTINUATION[a][b]: the top bit of bytes a to b-1 of an 8-byte word
+_CONTINUATION = [[sum(0x80 << 8 * j for j in range(a, b)) for b in range(9)] for a in range(9)]
+
+
+def _field_head(
+    data: memoryview, pos: int, size: int, repeated: int
+) -> tuple[int, int, int, int, int, int] | None:
+    """The field at `pos` of a message `size` bytes long: (field, wire type, where its value starts,
+    where it ends, where its head's exact bytes end, where its checked bytes end), or None where
+    they do not fit in 8 bytes or do not follow protobuf's framing. A varint field's value is
+    where it starts (`after`); its bytes up to `end` are checked for their continuation bits."""
+    tag, after_tag = _varint(data, pos, 5)
+    if after_tag > size:
+        return None
+    field, wire = tag >> 3, tag & 7
+    if wire == _VARINT:
+        _, end = _varint(data, after_tag, 10)
+        after, exact, checked = after_tag, after_tag, end
+    elif wire == _LENGTH:
+        number, after = _varint(data, after_tag, 10)
+        end = after + number
+        exact = checked = min(after + 3, end) if field == repeated else after
+    elif wire in (_FIXED64, _FIXED32):
+        after = exact = checked = after_tag
+        end = after_tag + (8 if wire == _FIXED64 else 4)
+    else:
+        return None
+    if field == 0 or checked - pos > 8 or end > size:
+        return None
+    return field, wire, after, end, exact, checked
+
+
+def _kept_value(wanted: np.ndarray | None, data: memoryview, start: int, end: int) -> bool:
+    """What `_kept` decides on a value (a value under 3 bytes is kept)."""
+    if wanted is None or end - start < 3:
+        return True
+    return bool(wanted[int.from_bytes(data[start : start + 3], "little")])
 
 
 class MetricColumns:

@@ -38,7 +38,7 @@ import pandas as pd
 
 from ..common.units import base_unit_factor, is_missing
 from .csv_text import nvtx_path
-from .ncu_rep_columns import PAD, Column, MetricColumns, walk_fields, wanted_starts
+from .ncu_rep_columns import PAD, Column, Layouts, MetricColumns, walk_fields, wanted_starts
 from .wanted import MODIFIER_METRIC, OPCODE_METRIC, wanted
 
 if TYPE_CHECKING:
@@ -111,6 +111,7 @@ class _Launches:
         self._whole = 0  # launches read whole before any damage found
         self.metrics: MetricColumns | None = None
         self._wanted: np.ndarray | None = None  # metrics the batch walk keeps
+        self._layouts = Layouts()  # launches of one kernel are laid out alike
         self.kernel_base: list[str | None] = []
         self.kernel_full: list[str | None] = []
         self.nvtx: list[str | None] = []
@@ -180,7 +181,14 @@ class _Launches:
         if self._wanted is None:
             self._wanted = wanted_starts(self.metrics)
         fields = walk_fields(
-            buf, starts, ends, _METRICS, (*_NAMES, _NVTX), (_THREAD,), wanted=self._wanted
+            buf,
+            starts,
+            ends,
+            _METRICS,
+            (*_NAMES, _NVTX),
+            (_THREAD,),
+            wanted=self._wanted,
+            layouts=self._layouts,
         )
         if fields.broken is not None:
             self._whole = self.count + fields.broken

@@ -236,6 +236,118 @@ def test_the_walk_of_all_launches_at_once_finds_what_one_at_a_time_finds(report,
     )
 
 
+def _fields(data: bytes) -> list[bytes]:
+    """A message's top-level fields, each whole (tag, length or value), in order."""
+    from flopscope.core.readers.ncu_rep_columns import _varint
+
+    view, fields, pos = memoryview(data + bytes(16)), [], 0
+    while pos < len(data):
+        tag, after = _varint(view, pos, 5)
+        number, end = _varint(view, after, 10)
+        end = {0: end, 1: after + 8, 2: end + number, 5: after + 4}[tag & 7]
+        fields.append(data[pos:end])
+        pos = end
+    return fields
+
+
+def _alike_but_other(result: bytes) -> tuple[bytes, bytes, int]:
+    """Two messages of `result`'s size laid out otherwise: two of its metrics of different lengths
+    swapped, and its first metric's one-byte name id changed (its framing kept) by 0x40; and that
+    id as it was."""
+    fields = _fields(result)
+    metrics = [i for i, f in enumerate(fields) if f[0] == 0x6A and f[2] == 0x08 and f[3] < 0x80]
+    a = metrics[0]
+    b = next(i for i in metrics if len(fields[i]) != len(fields[a]))
+    swapped = list(fields)
+    swapped[a], swapped[b] = fields[b], fields[a]
+    renamed = list(fields)
+    renamed[a] = fields[a][:3] + bytes([fields[a][3] ^ 0x40]) + fields[a][4:]
+    return b"".join(swapped), b"".join(renamed), fields[a][3]
+
+
+def _walk_batches(results, batch, layouts, wanted=None):
+    """walk_fields over `results` a batch at a time (each batch a buffer of its own, as a read
+    gives it), as lists: (launch, the value's bytes) of the repeated field in message order, the
+    spans' bytes, the varints, the first broken launch."""
+    import numpy as np
+    from flopscope.core.readers.ncu_rep_columns import PAD, walk_fields
+
+    found, spans, varints = [], {}, {}
+    for first in range(0, len(results), batch):
+        part = results[first : first + batch]
+        ends = np.cumsum([len(r) for r in part])
+        starts = ends - [len(r) for r in part]
+        raw = b"".join([*part, PAD])
+        buf = np.frombuffer(raw, np.uint8)
+        fields = walk_fields(buf, starts, ends, 13, (5, 6, 7, 21), (1, 2), True, wanted, layouts)
+        if fields.broken is not None:
+            return found, spans, varints, first + fields.broken
+        launch, start, end = (a.tolist() for a in fields.repeated)
+        found += sorted(
+            (first + m, a, raw[a:b]) for m, a, b in zip(launch, start, end, strict=True)
+        )
+        for f, (a, b) in fields.spans.items():
+            spans.setdefault(f, []).extend(
+                raw[i:j] if i >= 0 else None for i, j in zip(a, b, strict=True)
+            )
+        for f, values in fields.varints.items():
+            varints.setdefault(f, []).extend(values.tolist())
+    return [(m, value) for m, _, value in found], spans, varints, None
+
+
+def test_launches_laid_out_alike_are_read_off_their_layout(tmp_path, monkeypatch):
+    """ncu_rep_columns.Layouts: messages of a size seen before are checked against that size's
+    layouts and read off the one they match; messages of that size laid out otherwise (two metrics
+    swapped, a metric's name id changed) and a broken one are walked. The same fields, the same
+    broken launch and (with a `wanted` filter) the same wanted values as the lockstep walk."""
+    import numpy as np
+    from flopscope.core.readers import ncu_rep_columns
+    from flopscope.core.readers.ncu_rep_columns import Layouts
+
+    results = _results(plain_copy(DEMO, tmp_path))
+    swapped, renamed, name_id = _alike_but_other(results[3])
+    assert len(swapped) == len(renamed) == len(results[3]) and swapped != results[3]
+    launches = results * 6 + [swapped, renamed, results[3]] + results
+    checked, matched = [], []
+    matches = ncu_rep_columns._matches
+
+    def counted(buf, starts, layout):
+        match = matches(buf, starts, layout)
+        checked.append(len(match))
+        matched.append(int(match.sum()))
+        return match
+
+    monkeypatch.setattr(ncu_rep_columns, "_matches", counted)
+    monkeypatch.setattr(Layouts, "_BUDGET_FIRST", 1000)  # every size seen again has a layout
+    plain = _walk_batches(launches, 91, None)
+    assert _walk_batches(launches, 91, Layouts()) == plain
+    assert sum(matched) > 5 * len(results)  # most launches after the first batch
+    assert sum(checked) - sum(matched) >= 2  # the swapped and the renamed one
+    # `wanted` a filter only: every value it does not rule out (by its first three bytes) is
+    # found, and the launches read off a layout leave out those it does. The renamed metric's id
+    # is wanted, the one it had not: a layout that did not check it would leave it out.
+    wanted = np.ones(1 << 24, bool)
+    unwanted_ids = np.arange(0x40) | (name_id & 0x40)
+    wanted[0x08 | unwanted_ids << 8 | np.arange(256)[:, None] << 16] = False
+    filtered = _walk_batches(launches, 91, Layouts(), wanted)
+    unwanted = {
+        (m, v) for m, v in plain[0] if len(v) >= 3 and not wanted[int.from_bytes(v[:3], "little")]
+    }
+    assert [p for p in filtered[0] if p not in unwanted] == [
+        p for p in plain[0] if p not in unwanted
+    ]
+    assert set(filtered[0]) <= set(plain[0])
+    assert len(unwanted - set(filtered[0])) > len(unwanted) // 4
+    assert filtered[1:] == plain[1:]
+    # a message cut short, of a size with a layout: broken where the lockstep walk finds it
+    cut = len(results) * 5 + 5
+    broken, last = list(launches), len(_fields(launches[cut])[-1])
+    # its last field's head made a metric's, whose length runs past the message's end
+    broken[cut] = launches[cut][:-last] + bytes([0x6A, 0x7F]).ljust(last, b"\0")
+    assert _walk_batches(broken, 91, Layouts())[3] == cut
+    assert _walk_batches(broken, 91, None)[3] == cut
+
+
 def test_a_launch_with_a_damaged_metric_is_refused_and_counted(tmp_path):
     """A metric whose bytes do not parse (framing intact): Damaged, naming how many launches came
     before it, not a protobuf traceback."""
