@@ -26,12 +26,13 @@ same table on every real report the project has."""
 from __future__ import annotations
 
 import mmap
+import os
 import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, Protocol, cast
 
 import numpy as np
 import pandas as pd
@@ -83,10 +84,10 @@ def read_table(path: Path, progress: Progress | None = None) -> pd.DataFrame:
     order they first appear (as `pd.DataFrame(rows)` of one dict per launch orders them).
     `progress(launches read, launches in the file)` is called after each launch. Raises
     Unsupported."""
-    with path.open("rb") as handle, _mapped(handle) as data:
+    with path.open("rb") as handle, _mapped(handle) as data, _heap_kept(len(data)):
         launches = _Launches()
         try:
-            launches.read(data, progress)
+            launches.read(data, progress, _reader(handle, data))
         # bytes cut or damaged mid-message
         except (IndexError, struct.error, UnicodeDecodeError) as exc:
             damage = Damaged(f"damaged data ({type(exc).__name__})")
@@ -122,13 +123,17 @@ class _Launches:
         self._texts: dict[bytes, str] = {}
         self._nvtx_seen: dict[tuple[bytes, int], str | None] = {}  # and so do NVTX states
 
-    def read(self, data: mmap.mmap, progress: Progress | None) -> None:
+    def read(
+        self, data: mmap.mmap, progress: Progress | None, read_at: Callable[[int, int], bytes]
+    ) -> None:
+        """The launches of the file mapped as `data`; `read_at(offset, n)` reads its bytes
+        without the mapping."""
         if data[:4] != MAGIC:
             raise Unsupported("no NVR magic")
         header, first_block = _message(data, 4, "FileHeader")
         if header.Version not in VERIFIED_VERSIONS:
             raise Unsupported(f"file format version {header.Version}")
-        columns, blocks, damage = _wanted_columns(data, first_block)
+        columns, blocks, damage = _wanted_columns(read_at, len(data), first_block)
         total = sum(results for _, _, results in blocks)
         self.metrics = MetricColumns(columns, total, _name_id, _cells)
         try:
@@ -255,6 +260,43 @@ class _Launches:
         return pd.DataFrame(columns)
 
 
+_M_TOP_PAD = -2  # glibc's mallopt parameter
+_TOP_PAD_DEFAULT = 128 << 10  # its value when unset (mallopt(3))
+
+
+@contextmanager
+def _heap_kept(size: int) -> Iterator[None]:
+    """While a report of `size` bytes is read in batches, the C library keeps 64 MB of freed heap
+    for the next allocation rather than handing it back: each batch's arrays (a few MB each) were
+    otherwise handed back and asked for again, and every page asked for is zeroed by the kernel
+    again, about a third of a 100k-launch read's system time. glibc only; a small report is read in
+    one batch and changes nothing. glibc then keeps its threshold for handing big blocks to mmap
+    where it is (it no longer moves with the sizes freed): the rest of the command allocates as
+    the read left it."""
+    mallopt = _mallopt() if size > _BATCH_BYTES else None
+    if mallopt is None:
+        yield
+        return
+    mallopt(_M_TOP_PAD, 64 << 20)
+    try:
+        yield
+    finally:
+        mallopt(_M_TOP_PAD, _TOP_PAD_DEFAULT)
+
+
+def _mallopt() -> Callable[[int, int], int] | None:
+    """glibc's mallopt, or None under another C library."""
+    try:
+        if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
+            return None
+        import ctypes
+
+        mallopt: Callable[[int, int], int] = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError, ValueError):  # no confstr, no such name: not glibc
+        return None
+    return mallopt
+
+
 def _forget(data: mmap.mmap, end: int) -> None:
     """Hand the file's pages before `end` back (they are read): the mapped pages of a file read from
     end to end otherwise count in this process's memory, a 2 GB report's 2 GB. The kernel keeps them
@@ -361,35 +403,74 @@ def _mapped(handle: BinaryIO) -> Iterator[mmap.mmap]:
             data.close()
 
 
-def _blocks(data: mmap.mmap, offset: int) -> Iterator[tuple[Message, int]]:
-    """Each BlockHeader and the offset of its payload. ncu writes a block per launch, whose headers
-    differ in little but their payload's size: one parse per distinct header."""
-    parsed: dict[bytes, Message] = {}
-    while offset < len(data):
+class _Block(NamedTuple):
+    """What the reader uses of a BlockHeader."""
+
+    payload: int  # PayloadSize
+    sources: int
+    results: int
+    strings: tuple[str, ...]  # its string table's additions
+
+
+_HEAD_BYTES = 256  # read at each block: its length prefix and (most) whole header
+
+
+def _reader(handle: BinaryIO, data: mmap.mmap) -> Callable[[int, int], bytes]:
+    """`read_at(offset, n)`: the file's bytes, by pread where there is one. The block headers are
+    read so: through the mapping, each header's page fault maps 64 kB around it, the whole file
+    once for its headers and once again for its launches."""
+    if hasattr(os, "pread"):
+        fd = handle.fileno()
+        return lambda offset, n: os.pread(fd, n, offset)
+    return lambda offset, n: data[offset : offset + n]  # Windows
+
+
+def _blocks(
+    read_at: Callable[[int, int], bytes], length: int, offset: int
+) -> Iterator[tuple[_Block, int]]:
+    """Each block header of a file `length` bytes long and the offset of its payload. ncu writes a
+    block per launch, whose headers differ in little but their payload's size: one parse per
+    distinct header."""
+    parsed: dict[bytes, _Block] = {}
+    while offset < length:
+        head = read_at(offset, _HEAD_BYTES)
         # an empty header: no block ncu writes has none
-        if data[offset : offset + 4] == b"\0\0\0\0":
+        if head[:4] == b"\0\0\0\0":
             raise Damaged(
-                f"zero bytes where a block should start, at byte {offset:,} of {len(data):,} (a"
+                f"zero bytes where a block should start, at byte {offset:,} of {length:,} (a"
                 " padded or damaged copy)"
             )
-        raw, offset = _message_bytes(data, offset)
+        start = offset + 4
+        if start > length:
+            raise Damaged("cut short inside a length prefix", truncated=True)
+        (size,) = _U32.unpack_from(head)
+        if start + size > length:
+            raise Damaged("cut short inside a message", truncated=True)
+        raw = head[4 : 4 + size] if 4 + size <= len(head) else read_at(start, size)
+        offset = start + size
         block = parsed.get(raw)
         if block is None:
             # bounded: a report whose every header differs gains nothing
             if len(parsed) > 4096:
                 parsed.clear()
-            block = parsed[raw] = _parse("BlockHeader", raw)
-        if block.NumRangeResults or block.NumCmdlistResults or block.NumGraphResults:
-            raise Unsupported("range, command-list or graph results (--replay-mode range)")
-        end = offset + block.PayloadSize
-        if end > len(data):
+            block = parsed[raw] = _block(raw)
+        end = offset + block.payload
+        if end > length:
             raise Damaged("a block runs past the end of the file", truncated=True)
         yield block, offset
         offset = end
 
 
+def _block(raw: bytes) -> _Block:
+    header = _parse("BlockHeader", raw)
+    if header.NumRangeResults or header.NumCmdlistResults or header.NumGraphResults:
+        raise Unsupported("range, command-list or graph results (--replay-mode range)")
+    strings = tuple(_text(name) for name in header.StringTable.Strings)
+    return _Block(header.PayloadSize, header.NumSources, header.NumResults, strings)
+
+
 def _wanted_columns(
-    data: mmap.mmap, offset: int
+    read_at: Callable[[int, int], bytes], length: int, offset: int
 ) -> tuple[dict[int, Column], list[tuple[int, int, int]], Damaged | None]:
     """String id -> column, for the wanted metrics' names, from the whole report's string table;
     each block's (payload offset, sources, results); and the damage that ended the blocks early, if
@@ -398,16 +479,11 @@ def _wanted_columns(
     headers alone."""
     strings: list[str] = []
     blocks: list[tuple[int, int, int]] = []
-    forgotten = 0
     try:
-        for block, at in _blocks(data, offset):
-            names = block.StringTable.Strings
-            if names:  # most blocks add none
-                strings.extend(_text(name) for name in names)
-            blocks.append((at, block.NumSources, block.NumResults))
-            # a page read for each header adds up to the whole file
-            if at - forgotten > _BATCH_BYTES:
-                _forget(data, forgotten := at)
+        for block, at in _blocks(read_at, length, offset):
+            if block.strings:  # most blocks add none
+                strings.extend(block.strings)
+            blocks.append((at, block.sources, block.results))
     # raised after the launches before it are read, to say how many were whole
     except Damaged as damage:
         return _columns(strings), blocks, damage

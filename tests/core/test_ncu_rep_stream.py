@@ -386,3 +386,29 @@ def test_the_readers_shortcuts_change_no_cell(report, tmp_path, monkeypatch):
         ncu_rep_columns, "_alike", lambda buf, launch, col, *_: [[i] for i in range(len(col))]
     )
     pd.testing.assert_frame_equal(fast, read_table(path), check_exact=True)
+
+
+def test_block_headers_read_without_pread_give_the_same_table(tmp_path, monkeypatch):
+    """The block headers are read by os.pread where there is one; without it (Windows), through
+    the mapping: the same table."""
+    from flopscope.core.readers import ncu_rep_stream
+
+    path = plain_copy(DEMO, tmp_path)
+    expected = read_table(path)
+    monkeypatch.delattr(ncu_rep_stream.os, "pread")
+    pd.testing.assert_frame_equal(read_table(path), expected, check_exact=True)
+
+
+def test_the_heap_is_kept_only_while_a_report_of_several_batches_is_read(monkeypatch):
+    """glibc's top pad is raised for a read of several batches and set back after it, also when
+    the read fails; a report of one batch leaves it alone."""
+    from flopscope.core.readers import ncu_rep_stream
+
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(ncu_rep_stream, "_mallopt", lambda: lambda *args: calls.append(args))
+    with ncu_rep_stream._heap_kept(ncu_rep_stream._BATCH_BYTES):
+        assert calls == []
+    with pytest.raises(Damaged), ncu_rep_stream._heap_kept(2 * ncu_rep_stream._BATCH_BYTES):
+        assert calls == [(ncu_rep_stream._M_TOP_PAD, 64 << 20)]
+        raise Damaged("cut short")
+    assert calls[1:] == [(ncu_rep_stream._M_TOP_PAD, ncu_rep_stream._TOP_PAD_DEFAULT)]

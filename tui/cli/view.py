@@ -65,9 +65,23 @@ def _read(args) -> Report:
     `--roof`: a file, else a stored run by name or id, as `open`, `diff` and `check` take it."""
     if args.path != "-" and not _exists(args.path):
         return _judged(_stored_run(args.path, args.gpu), args)
+    _arrow_on_malloc()
     with read_progress(not getattr(args, "json", False)) as progress:
         report = read_report(args.path, gpu=args.gpu, progress=progress)
     return _judged(report, args)
+
+
+def _arrow_on_malloc() -> None:
+    """The command's Arrow buffers (a report's text columns, its cache entries' conversions) on the
+    C library's malloc from here on, not on Arrow's mimalloc: mimalloc asks the kernel for
+    transparent huge pages, each zeroed whole at its first touch (and compacted for, on a machine
+    whose memory is fragmented); a 100k-launch report's first open spent ~0.6 CPU-s and ~100 MB of
+    peak memory more on them. For the whole process: a command reads one report, and each buffer
+    is freed by the pool that made it (core's table_cache switches the same way for an entry's read,
+    and back)."""
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
 
 
 def _stored_run(ref: str, gpu: str | None) -> Report:
