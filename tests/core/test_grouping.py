@@ -81,3 +81,22 @@ def test_each_group_of_a_real_file_has_the_value_pandas_finds(path) -> None:
         names = pd.unique(k["kernel_full"].astype(object).fillna(""))
         shown = rows.set_index("kernel_full")[col].reindex(names).tolist()
         same(pd.Series(shown, dtype=object), want)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_function_of_each_groups_distinct_values_is_what_pandas_agg_gives(seed: int) -> None:
+    """`_by_distinct` looks at the first launch of each (group, value) only and types what `func`
+    gives itself: checked against pandas' own `groupby(...).agg` over every launch, dtype included
+    (a categorical stays one only where every result is one of its categories)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    group = pd.factorize(rng.integers(0, max(1, n // 6), n))[0]
+    words = np.array(["ok", "skipped", "a; b", "b", ""], dtype=object)
+    text = pd.Series(words[rng.integers(0, len(words), n)], dtype=object)
+    if seed % 2:
+        text[rng.random(n) < 0.2] = None
+    for column in (text, text.astype("category"), text.astype("string[pyarrow]")):
+        for func in (grouping.joined_notes, grouping.group_status, len):
+            got = grouping._by_distinct(column, group, func)
+            want = column.groupby(group, sort=True).agg(lambda s, f=func: f(list(s.unique())))
+            pd.testing.assert_series_equal(got, want, check_exact=True, check_index_type=False)
