@@ -412,7 +412,7 @@ class _Block(NamedTuple):
     strings: tuple[str, ...]  # its string table's additions
 
 
-_HEAD_BYTES = 256  # read at each block: its length prefix and (most) whole header
+_HEAD_BYTES = 256  # read at each message: its length prefix and (most often) the whole message
 
 
 def _reader(handle: BinaryIO, data: mmap.mmap) -> Callable[[int, int], bytes]:
@@ -422,7 +422,12 @@ def _reader(handle: BinaryIO, data: mmap.mmap) -> Callable[[int, int], bytes]:
     if hasattr(os, "pread"):
         fd = handle.fileno()
         return lambda offset, n: os.pread(fd, n, offset)
-    return lambda offset, n: data[offset : offset + n]  # Windows
+    return _mapped_reader(data)  # Windows
+
+
+def _mapped_reader(data: mmap.mmap) -> Callable[[int, int], bytes]:
+    """`read_at(offset, n)` through the mapping."""
+    return lambda offset, n: data[offset : offset + n]
 
 
 def _blocks(
@@ -433,21 +438,14 @@ def _blocks(
     distinct header."""
     parsed: dict[bytes, _Block] = {}
     while offset < length:
-        head = read_at(offset, _HEAD_BYTES)
-        # an empty header: no block ncu writes has none
-        if head[:4] == b"\0\0\0\0":
+        raw, after = _message_bytes(read_at, length, offset)
+        # an empty header (a length prefix of zero bytes): no block ncu writes has none
+        if not raw:
             raise Damaged(
                 f"zero bytes where a block should start, at byte {offset:,} of {length:,} (a"
                 " padded or damaged copy)"
             )
-        start = offset + 4
-        if start > length:
-            raise Damaged("cut short inside a length prefix", truncated=True)
-        (size,) = _U32.unpack_from(head)
-        if start + size > length:
-            raise Damaged("cut short inside a message", truncated=True)
-        raw = head[4 : 4 + size] if 4 + size <= len(head) else read_at(start, size)
-        offset = start + size
+        offset = after
         block = parsed.get(raw)
         if block is None:
             # bounded: a report whose every header differs gains nothing
@@ -496,19 +494,23 @@ def _columns(strings: list[str]) -> dict[int, Column]:
 
 def _message(data: mmap.mmap, offset: int, kind: str) -> tuple[Message, int]:
     """The length-prefixed message at `offset`, parsed as `kind`, and the offset after it."""
-    raw, end = _message_bytes(data, offset)
+    raw, end = _message_bytes(_mapped_reader(data), len(data), offset)
     return _parse(kind, raw), end
 
 
-def _message_bytes(data: mmap.mmap, offset: int) -> tuple[bytes, int]:
-    """The length-prefixed message at `offset`, unparsed, and the offset after it."""
+def _message_bytes(
+    read_at: Callable[[int, int], bytes], length: int, offset: int
+) -> tuple[bytes, int]:
+    """The length-prefixed message at `offset` of a file `length` bytes long, unparsed, and the
+    offset after it: its prefix and (most often) the whole message in one read."""
+    head = read_at(offset, _HEAD_BYTES)
     start = offset + 4
-    if start > len(data):
+    if start > length:
         raise Damaged("cut short inside a length prefix", truncated=True)
-    (size,) = _U32.unpack_from(data, offset)
-    if start + size > len(data):
+    (size,) = _U32.unpack_from(head)
+    if start + size > length:
         raise Damaged("cut short inside a message", truncated=True)
-    return data[start : start + size], start + size
+    return (head[4 : 4 + size] if 4 + size <= len(head) else read_at(start, size)), start + size
 
 
 def _skip(data: mmap.mmap, offset: int) -> int:
